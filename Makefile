@@ -1,0 +1,39 @@
+# The README's two commands: `make run` and `make test`. Each one makes the virtual
+# environment, installs what it needs, then acts. Nothing else lives here.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test
+
+run: $(VENV)/.stamp-run graphviz
+	$(BIN)/tcpn --version
+	$(BIN)/tcpn demo
+
+test: $(VENV)/.stamp-test graphviz
+	$(BIN)/ruff check tcpn tests benchmarks
+	$(BIN)/mypy tcpn
+	$(BIN)/pytest -m "not slow" -n 2
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+
+$(VENV)/.stamp-run: setup.cfg pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@ $(VENV)/.stamp-run
+
+# Graphviz's `dot` renders nets and state spaces; apt-get installs it when we are root.
+.PHONY: graphviz
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
+	      || { echo "tcpn: installing Graphviz failed; run: sudo apt-get install graphviz" >&2; exit 1; }; \
+	  else \
+	    echo "tcpn: Graphviz's 'dot' is missing; run: sudo apt-get install graphviz" >&2; exit 1; \
+	  fi; }

@@ -1,0 +1,111 @@
+"""The ``tcpn`` command line: a thin layer over the library's public functions.
+
+Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid input
+(a net, scenario or file the message names); 70 an internal error (a bug: rerun with
+``--debug`` and report the traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tcpn import __version__
+from tcpn.errors import InputError, TcpnError
+
+EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERNAL = 1, 2, 3, 70
+
+app = typer.Typer(
+    name="tcpn",
+    help=(
+        "Timed coloured Petri nets for TCP congestion control, checked against fluid "
+        "models and ns-3.\n\n"
+        "Start with `tcpn demo` to build, simulate and summarise a small timed net."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"tcpn {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True,
+                           help="Print the tcpn version and exit.")
+    ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
+    ] = False,
+) -> None:
+    """Timed coloured Petri nets for TCP congestion control."""
+    _state["debug"] = debug
+
+
+@app.command()
+def demo(
+    seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
+    customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
+) -> None:
+    """Build, simulate and summarise a small timed net: a single-server queue.
+
+    Customers arrive with exponential gaps (mean 1.0), a server serves them in
+    exponential times (mean 0.8); the table shows the measured utilisation and mean queue
+    beside the M/M/1 values, so you can see the simulator at work in one command.
+    """
+    from tcpn.petrinets.examples import single_server_queue
+    from tcpn.petrinets.monitors import FiringCount, TimeAverage
+    from tcpn.petrinets.simulator import simulate
+
+    net = single_server_queue(customers=customers, mean_gap=1.0, mean_service=0.8)
+    result = simulate(
+        net, seed=seed,
+        monitors=[TimeAverage("queue"), TimeAverage("busy"), FiringCount("depart")],
+    )
+    rho = 0.8 / 1.0
+    table = Table(title=f"M/M/1 queue as a timed coloured Petri net (seed {seed})")
+    table.add_column("measure")
+    table.add_column("simulated", justify="right")
+    table.add_column("M/M/1 theory", justify="right")
+    table.add_row("customers served", str(result.monitors["count(depart)"]), str(customers))
+    table.add_row("server utilisation", f"{result.monitors['average(busy)']['average']:.3f}",
+                  f"{rho:.3f}")
+    table.add_row("mean number waiting",
+                  f"{result.monitors['average(queue)']['average']:.3f}",
+                  f"{rho * rho / (1 - rho):.3f}")
+    table.add_row("model time", f"{result.final_time:.1f}", "")
+    console.print(table)
+    console.print(result.summary())
+
+
+def main() -> None:
+    """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line."""
+    try:
+        app()
+    except Exception as exc:  # every error ends as one clear line and an exit code
+        if _state["debug"]:
+            raise
+        if isinstance(exc, InputError):
+            err_console.print(f"tcpn: invalid input: {exc}", markup=False, highlight=False)
+            sys.exit(EXIT_INPUT)
+        if isinstance(exc, TcpnError):
+            err_console.print(f"tcpn: {exc}", markup=False, highlight=False)
+            sys.exit(EXIT_FAILURE)
+        err_console.print(
+            f"tcpn: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
+            "traceback, and please report it)", markup=False, highlight=False,
+        )
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,58 @@
+"""Timed coloured Petri nets: the language, CPN Tools timed semantics and the engines.
+
+Lives here: colour sets, places, transitions, arcs and modules; the compiled simulator;
+the state-space explorer; exchange formats (CPN Tools, PNML, DOT); SNAKES interoperability.
+
+Must not import: anything in tcpn except tcpn.errors. This layer knows nothing of TCP.
+"""
+
+from tcpn.petrinets.colours import (
+    BOOL,
+    INT,
+    REAL,
+    STRING,
+    UNIT,
+    BoolSet,
+    ColourSet,
+    EnumSet,
+    IntSet,
+    ListSet,
+    ProductSet,
+    RealSet,
+    RecordSet,
+    StringSet,
+    UnitSet,
+)
+from tcpn.petrinets.compiler import CompiledNet, compile_net
+from tcpn.petrinets.distributions import (
+    Discrete,
+    Distribution,
+    Empirical,
+    Exponential,
+    TruncatedNormal,
+    Uniform,
+)
+from tcpn.petrinets.errors import FiringError
+from tcpn.petrinets.monitors import DataCollector, EventLog, FiringCount, Monitor, TimeAverage
+from tcpn.petrinets.net import (
+    P_HIGH,
+    P_LOW,
+    P_NORMAL,
+    Arc,
+    ArcKind,
+    PetriNet,
+    Place,
+    Token,
+    Transition,
+)
+from tcpn.petrinets.result import SimulationResult
+from tcpn.petrinets.simulator import Firing, Simulator, independent_seeds, simulate
+
+__all__ = [
+    "BOOL", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc", "ArcKind",
+    "BoolSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete", "Distribution",
+    "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount", "FiringError",
+    "IntSet", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet", "RecordSet",
+    "SimulationResult", "Simulator", "StringSet", "TimeAverage", "Token", "Transition",
+    "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "independent_seeds", "simulate",
+]

@@ -1,0 +1,266 @@
+"""Colour sets: the types of tokens, as in CPN ML's ``colset`` declarations.
+
+A colour set says which Python values a place may hold and whether its tokens carry
+timestamps (``timed``). Values are plain Python objects so that inscriptions stay plain
+Python: ``int``, ``float``, ``bool``, ``str``, enumeration constants as ``str``, products
+as ``tuple``, records as instances of a generated :class:`typing.NamedTuple`, lists as
+``tuple`` (tokens must be hashable), unit as ``()``.
+
+>>> INT.contains(3), IntSet(0, 5).contains(7)
+(True, False)
+>>> Packet = RecordSet("Packet", seq=INT, size=IntSet(1, 1500))
+>>> Packet.make(seq=1, size=40)
+Packet(seq=1, size=40)
+>>> ProductSet(INT, STRING).timed().is_timed
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import namedtuple
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcpn.errors import InputError
+
+__all__ = [
+    "BOOL",
+    "INT",
+    "REAL",
+    "STRING",
+    "UNIT",
+    "BoolSet",
+    "ColourSet",
+    "EnumSet",
+    "IntSet",
+    "ListSet",
+    "ProductSet",
+    "RealSet",
+    "RecordSet",
+    "StringSet",
+    "UnitSet",
+]
+
+
+@dataclass(frozen=True)
+class ColourSet:
+    """Base of all colour sets; ``name`` is what declarations and exports call it."""
+
+    name: str = field(default="", kw_only=True)
+    is_timed: bool = field(default=False, kw_only=True)
+
+    def timed(self, name: str | None = None) -> ColourSet:
+        """The same set with timestamped tokens (CPN ML ``colset T = ... timed``)."""
+        return self._copy_with(is_timed=True, name=name if name is not None else self._timed_name())
+
+    def named(self, name: str) -> ColourSet:
+        """The same set under another declaration name."""
+        return self._copy_with(name=name)
+
+    def _copy_with(self, **changes: Any) -> ColourSet:
+        twin = copy.copy(self)
+        for key, value in changes.items():
+            object.__setattr__(twin, key, value)
+        return twin
+
+    def _timed_name(self) -> str:
+        return f"T{self.name}" if self.name else ""
+
+    def contains(self, value: Any) -> bool:
+        """Whether ``value`` is a member of this colour set."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """A short human-readable form, used in error messages."""
+        return self.name or type(self).__name__
+
+    def members(self) -> list[Any] | None:
+        """Every member when the set is small and finite (used for free variables), else None."""
+        return None
+
+
+@dataclass(frozen=True)
+class UnitSet(ColourSet):
+    """The one-value set; its value is ``()``. Black tokens of place/transition nets."""
+
+    name: str = field(default="UNIT", kw_only=True)
+
+    def contains(self, value: Any) -> bool:
+        return value == ()
+
+    def members(self) -> list[Any]:
+        return [()]
+
+
+@dataclass(frozen=True)
+class BoolSet(ColourSet):
+    """``True`` and ``False``."""
+
+    name: str = field(default="BOOL", kw_only=True)
+
+    def contains(self, value: Any) -> bool:
+        return isinstance(value, bool)
+
+    def members(self) -> list[Any]:
+        return [False, True]
+
+
+@dataclass(frozen=True)
+class IntSet(ColourSet):
+    """Integers, optionally bounded to ``low..high`` (both inclusive)."""
+
+    low: int | None = None
+    high: int | None = None
+    name: str = field(default="INT", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise InputError(f"colour set {self.name}: bounds {self.low}..{self.high} are empty")
+
+    def contains(self, value: Any) -> bool:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        if self.low is not None and value < self.low:
+            return False
+        return not (self.high is not None and value > self.high)
+
+    def describe(self) -> str:
+        if self.low is None and self.high is None:
+            return self.name
+        return f"{self.name} ({self.low}..{self.high})"
+
+    def members(self) -> list[Any] | None:
+        if self.low is None or self.high is None or self.high - self.low > 10_000:
+            return None
+        return list(range(self.low, self.high + 1))
+
+
+@dataclass(frozen=True)
+class RealSet(ColourSet):
+    """Finite real numbers (``float``; ``int`` values are accepted too)."""
+
+    name: str = field(default="REAL", kw_only=True)
+
+    def contains(self, value: Any) -> bool:
+        return (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+        )
+
+
+@dataclass(frozen=True)
+class StringSet(ColourSet):
+    """Python strings."""
+
+    name: str = field(default="STRING", kw_only=True)
+
+    def contains(self, value: Any) -> bool:
+        return isinstance(value, str)
+
+
+@dataclass(frozen=True)
+class EnumSet(ColourSet):
+    """A finite set of named constants, represented by their names as strings."""
+
+    values: tuple[str, ...] = ()
+    name: str = field(default="ENUM", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise InputError(f"colour set {self.name}: an enumeration needs at least one value")
+        if len(set(self.values)) != len(self.values):
+            raise InputError(f"colour set {self.name}: duplicate enumeration values")
+
+    def contains(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.values
+
+    def members(self) -> list[Any]:
+        return list(self.values)
+
+
+@dataclass(frozen=True)
+class ProductSet(ColourSet):
+    """Tuples whose components belong to the given sets (CPN ML ``product A * B``)."""
+
+    components: tuple[ColourSet, ...] = ()
+    name: str = field(default="", kw_only=True)
+
+    def __init__(self, *components: ColourSet, name: str = "", is_timed: bool = False):
+        object.__setattr__(self, "components", tuple(components))
+        object.__setattr__(self, "name", name or "*".join(c.describe() for c in components))
+        object.__setattr__(self, "is_timed", is_timed)
+        if len(self.components) < 2:
+            raise InputError(f"colour set {self.name}: a product needs two or more components")
+
+    def contains(self, value: Any) -> bool:
+        return (
+            isinstance(value, tuple)
+            and len(value) == len(self.components)
+            and all(c.contains(v) for c, v in zip(self.components, value, strict=True))
+        )
+
+
+@dataclass(frozen=True)
+class RecordSet(ColourSet):
+    """Records with named fields; values are instances of the generated ``record_type``."""
+
+    fields: tuple[tuple[str, ColourSet], ...] = ()
+    record_type: Any = field(default=None, compare=False, repr=False)
+
+    def __init__(self, name: str, is_timed: bool = False, **fields: ColourSet):
+        if not fields:
+            raise InputError(f"colour set {name}: a record needs at least one field")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "is_timed", is_timed)
+        object.__setattr__(self, "fields", tuple(fields.items()))
+        object.__setattr__(self, "record_type", namedtuple(name, list(fields)))  # type: ignore[misc]
+
+    def make(self, **values: Any) -> Any:
+        """Build a record value, checking every field."""
+        record = self.record_type(**values)
+        if not self.contains(record):
+            raise InputError(f"{record!r} is not a member of record colour set {self.name}")
+        return record
+
+    def contains(self, value: Any) -> bool:
+        return isinstance(value, self.record_type) and all(
+            cs.contains(getattr(value, fname)) for fname, cs in self.fields
+        )
+
+
+@dataclass(frozen=True)
+class ListSet(ColourSet):
+    """Lists of members of ``element``, as tuples; ``max_length`` bounds their length."""
+
+    element: ColourSet = field(default_factory=UnitSet)
+    max_length: int | None = None
+    name: str = field(default="", kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", f"{self.element.describe()} list")
+
+    def contains(self, value: Any) -> bool:
+        if not isinstance(value, tuple):
+            return False
+        if self.max_length is not None and len(value) > self.max_length:
+            return False
+        return all(self.element.contains(v) for v in value)
+
+
+def check_members(colour: ColourSet, values: Iterable[Any], where: str) -> None:
+    """Raise :class:`InputError` naming ``where`` for the first value outside ``colour``."""
+    for value in values:
+        if not colour.contains(value):
+            raise InputError(f"{where}: token {value!r} is not of colour set {colour.describe()}")
+
+
+UNIT = UnitSet()
+BOOL = BoolSet()
+INT = IntSet()
+REAL = RealSet()
+STRING = StringSet()

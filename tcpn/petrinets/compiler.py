@@ -1,0 +1,526 @@
+"""Compile a net once into specialised Python: one enabling and one firing function per transition.
+
+The simulator and the state-space explorer share this compiled form. A marking is a list
+with one dict per place: ``value -> count`` for untimed places, ``value -> sorted list of
+timestamps`` for timed places (the list's length is the count). Entries never hold zero
+tokens, so ``bool(place)`` says whether a place is marked.
+
+For each transition the compiler generates
+
+* ``enumerate(M) -> list[(ready_time, binding)]``: every binding whose guard holds and
+  whose input and read tokens are present, with the time at which its tokens are ready
+  (``-inf`` when no timed token is involved); inhibitor arcs are checked too;
+* ``fire(M, binding, now, draw) -> None``: consume, run the code action, produce (with
+  colour checks and delays).
+
+Variables are bound by *pattern* input arcs (a variable, a constant, or a tuple of them)
+in arc order; the guard is tested as soon as its variables are bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tcpn.petrinets.colours import ColourSet, IntSet, RealSet, UnitSet
+from tcpn.petrinets.distributions import Distribution
+from tcpn.petrinets.errors import FiringError, InputError
+from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.net import Arc, ArcKind, PetriNet
+
+__all__ = ["CompiledNet", "CompiledTransition", "Marking", "RandomDraws", "compile_net"]
+
+Marking = list[dict[Any, Any]]
+Binding = tuple[Any, ...]
+EnumerateFn = Callable[[Marking], list[tuple[float, Binding]]]
+FireFn = Callable[[Marking, Binding, float, "RandomDraws"], None]
+
+
+class RandomDraws:
+    """The random functions inscriptions may call, drawing from one NumPy generator.
+
+    CPN Tools' names and parameters: ``uniform(a, b)``, ``exponential(rate)``,
+    ``normal(mean, variance)``, ``bernoulli(p)``, ``discrete(a, b)`` (integers, inclusive).
+    """
+
+    def __init__(self, generator: np.random.Generator):
+        self.generator = generator
+
+    def uniform(self, low: float, high: float) -> float:
+        return float(self.generator.uniform(low, high))
+
+    def exponential(self, rate: float) -> float:
+        if not rate > 0:
+            raise ValueError(f"exponential(rate) needs rate > 0, got {rate!r}")
+        return float(self.generator.exponential(1.0 / rate))
+
+    def normal(self, mean: float, variance: float) -> float:
+        if variance < 0:
+            raise ValueError(f"normal(mean, variance) needs variance >= 0, got {variance!r}")
+        return float(self.generator.normal(mean, math.sqrt(variance)))
+
+    def bernoulli(self, p: float) -> bool:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"bernoulli(p) needs 0 <= p <= 1, got {p!r}")
+        return bool(self.generator.random() < p)
+
+    def discrete(self, low: int, high: int) -> int:
+        if low > high:
+            raise ValueError(f"discrete(a, b) needs a <= b, got {low}, {high}")
+        return int(self.generator.integers(low, high + 1))
+
+    def delay(self, distribution: Distribution) -> float:
+        return distribution.sample(self.generator)
+
+    def choose(self, n: int) -> int:
+        """A uniform index in ``range(n)`` (the simulator's choice among bindings)."""
+        return int(self.generator.integers(n))
+
+
+@dataclass
+class CompiledTransition:
+    """The generated functions and metadata of one transition."""
+
+    name: str
+    index: int
+    priority: int
+    variables: tuple[str, ...]
+    enumerate: EnumerateFn
+    fire: FireFn
+    reads_places: tuple[int, ...]
+    writes_places: tuple[int, ...]
+    source: str = field(repr=False)
+
+
+@dataclass
+class CompiledNet:
+    """A net compiled for the engines: place layout, transitions and dependencies."""
+
+    net: PetriNet
+    place_names: tuple[str, ...]
+    place_index: dict[str, int]
+    timed: tuple[bool, ...]
+    transitions: tuple[CompiledTransition, ...]
+    dependents: tuple[tuple[int, ...], ...]  # place index -> transitions to re-check
+
+    def initial_marking(self) -> Marking:
+        """A fresh copy of the net's initial marking in compiled form."""
+        marking: Marking = []
+        for name, timed in zip(self.place_names, self.timed, strict=True):
+            place: dict[Any, Any] = {}
+            for token in self.net.places[name].initial_tokens:
+                if timed:
+                    bisect.insort(place.setdefault(token.value, []), float(token.time))
+                else:
+                    place[token.value] = place.get(token.value, 0) + 1
+            marking.append(place)
+        return marking
+
+    def transition(self, name: str) -> CompiledTransition:
+        """The compiled transition called ``name``."""
+        for t in self.transitions:
+            if t.name == name:
+                return t
+        raise InputError(f"no transition named {name!r} in net {self.net.name}")
+
+
+def compile_net(net: PetriNet) -> CompiledNet:
+    """Check ``net`` and generate its enabling and firing code.
+
+    Raises :class:`InputError` naming the element for unknown variables, random
+    functions or ``now`` in guards and input arcs, and delays on untimed places.
+    """
+    place_names = tuple(net.places)
+    place_index = {n: i for i, n in enumerate(place_names)}
+    timed = tuple(net.places[n].colour.is_timed for n in place_names)
+    compiled = []
+    dependents: list[set[int]] = [set() for _ in place_names]
+    for index, name in enumerate(net.transitions):
+        ct = _TransitionCompiler(net, name, index, place_index, timed).compile()
+        compiled.append(ct)
+        for p in ct.reads_places:
+            dependents[p].add(index)
+    return CompiledNet(
+        net, place_names, place_index, timed, tuple(compiled),
+        tuple(tuple(sorted(d)) for d in dependents),
+    )
+
+
+class _Code:
+    """A tiny indented source builder."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _colour_test(colour: ColourSet, var: str, cs_name: str) -> str:
+    """A fast Python test that ``var`` is a member of ``colour``."""
+    if isinstance(colour, IntSet) and colour.low is None and colour.high is None:
+        return f"type({var}) is int"
+    if isinstance(colour, IntSet):
+        low = "" if colour.low is None else f"{colour.low} <= "
+        high = "" if colour.high is None else f" <= {colour.high}"
+        return f"(type({var}) is int and {low}{var}{high})"
+    if isinstance(colour, UnitSet):
+        return f"{var} == ()"
+    if isinstance(colour, RealSet):
+        return f"{cs_name}.contains({var})"
+    return f"{cs_name}.contains({var})"
+
+
+class _TransitionCompiler:
+    def __init__(self, net: PetriNet, name: str, index: int, place_index: dict[str, int],
+                 timed: tuple[bool, ...]):
+        self.net = net
+        self.t = net.transitions[name]
+        self.name = name
+        self.index = index
+        self.place_index = place_index
+        self.timed = timed
+        self.where = f"transition {name}"
+        self.scope = net.scope_of(name)
+        self.globals: dict[str, Any] = {
+            "__builtins__": __builtins__,
+            "_FiringError": FiringError,
+            "_insort": bisect.insort,
+            "_inf": math.inf,
+        }
+        self.globals.update(self.scope)
+        self.arcs = net.arcs_of(name)
+        self.declared = set(self.scope)
+
+    # -- checks ---------------------------------------------------------------------------
+    def _check_names(self, ins: Inscription, bound: set[str], where: str, *,
+                     firing: bool) -> None:
+        unknown = ins.free_variables(self.declared) - bound
+        if unknown:
+            raise InputError(
+                f"{where}: unknown variable(s) {', '.join(sorted(unknown))} in {ins.text!r}; "
+                f"bound here: {', '.join(sorted(bound)) or 'none'}"
+            )
+        if not firing:
+            random_used = (ins.names & RANDOM_FUNCTIONS) - self.declared
+            if random_used:
+                raise InputError(
+                    f"{where}: random function {sorted(random_used)[0]!r} can't be used here: "
+                    "enabling must depend on the marking only (draw in an output arc, a "
+                    "delay or a code action)"
+                )
+            if "now" in ins.names and "now" not in self.declared:
+                raise InputError(
+                    f"{where}: 'now' can't be used here: enabling must not depend on the "
+                    "clock (use a timed token)"
+                )
+
+    # -- compilation ----------------------------------------------------------------------
+    def compile(self) -> CompiledTransition:
+        bound: list[str] = []
+        enum_code = _Code()
+        enum_code.line("def _enumerate(M):")
+        enum_code.depth += 1
+        enum_code.line("_out = []")
+        guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
+        guard_done = guard is None
+        if guard is not None and not guard.free_variables(self.declared):
+            self._check_names(guard, set(), f"guard of {self.where}", firing=False)
+            self._emit_guard(enum_code, guard.text, bound)
+            guard_done = True
+        # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
+        needs: dict[int, list[tuple[str, str, Arc]]] = {}
+        binder_arcs: dict[int, Arc] = {}
+        input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
+        n_temp = 0
+        for arc in input_like:
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            p = self.place_index[arc.place]
+            new_vars = ins.pattern_variables - set(bound) - self.declared
+            value_var = f"_v{n_temp}"
+            n_temp += 1
+            if ins.is_pattern and new_vars and isinstance(arc.count, int):
+                enum_code.line(f"for {value_var}, _s{p}_{n_temp} in M[{p}].items():")
+                enum_code.depth += 1
+                self._emit_match(enum_code, ins.tree, value_var, set(bound))
+                bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
+                if p not in binder_arcs:
+                    binder_arcs[p] = arc
+            else:
+                self._check_names(ins, set(bound), arc.where, firing=False)
+                self._emit_eval(enum_code, value_var, ins.text, arc.where, bound)
+            count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
+            if isinstance(arc.count, str):
+                self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
+                                  f"count of {arc.where}", firing=False)
+            needs.setdefault(p, []).append((value_var, str(count), arc))
+            if not guard_done and guard is not None:
+                if not (guard.free_variables(self.declared) - set(bound)):
+                    self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+                    self._emit_guard(enum_code, guard.text, bound)
+                    guard_done = True
+        if guard is not None and not guard_done:
+            self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+        # availability and readiness of input/read tokens
+        enum_code.line("_ready = -_inf")
+        for p, items in needs.items():
+            self._emit_availability(enum_code, p, items)
+        for arc in self.arcs:
+            if arc.kind is ArcKind.INHIBITOR:
+                self._emit_inhibitor(enum_code, arc, bound)
+        binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
+        enum_code.line(f"_out.append((_ready, {binding_tuple}))")
+        enum_code.depth = 1
+        enum_code.line("return _out")
+
+        fire_code = self._compile_fire(bound, needs)
+        source = enum_code.text() + "\n" + fire_code
+        namespace = self.globals
+        exec(compile(source, f"<tcpn transition {self.name}>", "exec"), namespace)
+        reads = sorted({self.place_index[a.place] for a in self.arcs
+                        if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)})
+        writes = sorted({self.place_index[a.place] for a in self.arcs
+                         if a.kind in (ArcKind.INPUT, ArcKind.OUTPUT, ArcKind.RESET)})
+        return CompiledTransition(
+            self.name, self.index, self.t.priority, tuple(bound),
+            namespace["_enumerate"], namespace["_fire"], tuple(reads), tuple(writes), source,
+        )
+
+    def _binding_dict(self, bound: list[str]) -> str:
+        return "{" + ", ".join(f"{v!r}: {v}" for v in bound) + "}"
+
+    def _emit_match(self, code: _Code, tree: Any, value: str, already: set[str]) -> None:
+        """Match ``value`` against a pattern; ``continue`` the loop on mismatch."""
+        import ast
+
+        if isinstance(tree, ast.Name):
+            if tree.id in already or tree.id in self.declared:
+                code.line(f"if {value} != {tree.id}: continue")
+            else:
+                code.line(f"{tree.id} = {value}")
+                already.add(tree.id)
+        elif isinstance(tree, ast.Constant):
+            code.line(f"if {value} != {tree.value!r}: continue")
+        else:
+            n = len(tree.elts)
+            code.line(f"if not isinstance({value}, tuple) or len({value}) != {n}: continue")
+            for i, elt in enumerate(tree.elts):
+                self._emit_match(code, elt, f"{value}[{i}]", already)
+
+    def _emit_eval(self, code: _Code, var: str, expr: str, where: str, bound: list[str]) -> None:
+        code.line("try:")
+        code.line(f"    {var} = {expr}")
+        code.line("except Exception as _e:")
+        code.line(f"    raise _FiringError({where!r}, {self._binding_dict(bound)}, _e) from _e")
+
+    def _emit_guard(self, code: _Code, expr: str, bound: list[str]) -> None:
+        code.line("try:")
+        code.line(f"    _g = {expr}")
+        code.line("except Exception as _e:")
+        code.line(
+            f"    raise _FiringError({'guard of ' + self.where!r}, "
+            f"{self._binding_dict(bound)}, _e) from _e"
+        )
+        code.line("if not _g: continue")
+
+    def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]]) -> None:
+        timed = self.timed[p]
+        if len(items) == 1:
+            value, count, _arc = items[0]
+            code.line(f"_have = M[{p}].get({value})")
+            if timed:
+                code.line(f"if _have is None or len(_have) < {count}: continue")
+                if count != "0":
+                    code.line(f"if {count} > 0 and _have[{count} - 1] > _ready: "
+                              f"_ready = _have[{count} - 1]")
+            else:
+                code.line(f"if _have is None or _have < {count}: continue")
+            return
+        # several arcs on one place: add up what they need per value
+        code.line("_need = {}")
+        for value, count, _arc in items:
+            code.line(f"_need[{value}] = _need.get({value}, 0) + {count}")
+        code.line("_ok = True")
+        code.line("for _val, _k in _need.items():")
+        code.line(f"    _have = M[{p}].get(_val)")
+        if timed:
+            code.line("    if _have is None or len(_have) < _k: _ok = False; break")
+            code.line("    if _k > 0 and _have[_k - 1] > _ready: _ready = _have[_k - 1]")
+        else:
+            code.line("    if _have is None or _have < _k: _ok = False; break")
+        code.line("if not _ok: continue")
+
+    def _emit_inhibitor(self, code: _Code, arc: Arc, bound: list[str]) -> None:
+        p = self.place_index[arc.place]
+        if arc.inscription is None:
+            code.line(f"if M[{p}]: continue")
+            return
+        ins = Inscription.parse(arc.inscription, arc.where)
+        self._check_names(ins, set(bound), arc.where, firing=False)
+        self._emit_eval(code, "_inh", ins.text, arc.where, bound)
+        count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
+        if self.timed[p]:
+            code.line(f"if len(M[{p}].get(_inh, ())) >= {count}: continue")
+        else:
+            code.line(f"if M[{p}].get(_inh, 0) >= {count}: continue")
+
+    def _delay_expr(self, delay: Any, name: str, where: str, bound: set[str]) -> str | None:
+        """Python source for a delay, registering distributions in the namespace."""
+        if delay is None:
+            return None
+        if isinstance(delay, Distribution):
+            self.globals[name] = delay
+            return f"_draw.delay({name})"
+        if isinstance(delay, str):
+            self._check_names(Inscription.parse(delay, where), bound, where, firing=True)
+            return f"({delay})"
+        return repr(float(delay))
+
+    def _compile_fire(self, bound: list[str], needs: dict[int, list[tuple[str, str, Arc]]]) -> str:
+        code = _Code()
+        code.line("def _fire(M, _b, now, _draw):")
+        code.depth += 1
+        if bound:
+            code.line(", ".join(bound) + ", = _b")
+        for fn in sorted((self._names_used_at_firing() & RANDOM_FUNCTIONS) - self.declared):
+            code.line(f"{fn} = _draw.{fn}")
+        if "rng" in self.t.action_inputs:
+            code.line("rng = _draw.generator")
+        after_action = set(bound) | {"now"}
+        binding = self._binding_dict(bound)
+        # recompute consumed values (cheap) instead of passing them from enumeration
+        for p, items in needs.items():
+            for value, count, arc in items:
+                if arc.kind is not ArcKind.INPUT:
+                    continue
+                ins = arc.inscription or ""
+                code.line(f"_val = {ins}")
+                code.line(f"_k = {count}")
+                if self.timed[p]:
+                    code.line(f"_lst = M[{p}][_val]")
+                    code.line("del _lst[:_k]")
+                    code.line(f"if not _lst: del M[{p}][_val]")
+                else:
+                    code.line(f"_c = M[{p}][_val] - _k")
+                    code.line(f"if _c: M[{p}][_val] = _c")
+                    code.line(f"else: del M[{p}][_val]")
+        for arc in self.arcs:
+            if arc.kind is ArcKind.RESET:
+                code.line(f"M[{self.place_index[arc.place]}].clear()")
+        if self.t.action is not None:
+            for name in self.t.action_inputs:
+                if name not in after_action and name not in self.declared and name != "rng":
+                    raise InputError(
+                        f"code action of {self.where}: parameter {name!r} is neither a "
+                        f"variable of the transition ({', '.join(bound) or 'none'}), a "
+                        "declaration, 'now' nor 'rng'"
+                    )
+            self.globals["_action"] = self.t.action
+            args = ", ".join(f"{n}={n}" for n in self.t.action_inputs)
+            code.line("try:")
+            code.line(f"    _res = _action({args})")
+            for name in self.t.outputs:
+                code.line(f"    {name} = _res[{name!r}]")
+            code.line("except Exception as _e:")
+            code.line(
+                f"    raise _FiringError({'code action of ' + self.where!r}, {binding}, "
+                "_e) from _e"
+            )
+            after_action |= set(self.t.outputs)
+        has_delay = self.t.delay is not None
+        delay_src = self._delay_expr(self.t.delay, "_tdelay", f"delay of {self.where}",
+                                     after_action)
+        if delay_src is not None:
+            self._emit_checked(code, "_d", delay_src, f"delay of {self.where}", binding,
+                               check_delay=True)
+        for n_out, arc in enumerate(a for a in self.arcs if a.kind is ArcKind.OUTPUT):
+            p = self.place_index[arc.place]
+            colour = self.net.places[arc.place].colour
+            self.globals[f"_cs{n_out}"] = colour
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            self._check_names(ins, after_action, arc.where, firing=True)
+            indent = 0
+            if arc.when is not None:
+                cond = Inscription.parse(arc.when, f"condition of {arc.where}")
+                self._check_names(cond, after_action, f"condition of {arc.where}", firing=True)
+                self._emit_checked(code, "_w", f"({arc.when})", f"condition of {arc.where}",
+                                   binding)
+                code.line("if _w:")
+                code.depth += 1
+                indent = 1
+            self._emit_checked(code, "_val", ins.text, arc.where, binding)
+            code.line(f"if not ({_colour_test(colour, '_val', f'_cs{n_out}')}):")
+            code.line(
+                f"    raise _FiringError({arc.where!r}, {binding}, "
+                f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
+            )
+            if isinstance(arc.count, int):
+                count = str(arc.count)
+            else:
+                self._check_names(Inscription.parse(arc.count, arc.where), after_action,
+                                  f"count of {arc.where}", firing=True)
+                self._emit_checked(code, "_k", f"({arc.count})", f"count of {arc.where}",
+                                   binding, check_count=True)
+                count = "_k"
+            if self.timed[p]:
+                stamp = "now"
+                if has_delay:
+                    stamp += " + _d"
+                arc_delay = self._delay_expr(arc.delay, f"_adelay{n_out}",
+                                             f"delay of {arc.where}", after_action)
+                if arc_delay is not None:
+                    self._emit_checked(code, "_ad", arc_delay, f"delay of {arc.where}", binding,
+                                       check_delay=True)
+                    stamp += " + _ad"
+                code.line(f"_lst = M[{p}].get(_val)")
+                code.line(f"if _lst is None: _lst = M[{p}][_val] = []")
+                code.line(f"_ts = {stamp}")
+                if count == "1":
+                    code.line("_insort(_lst, _ts)")
+                else:
+                    code.line(f"for _i in range({count}): _insort(_lst, _ts)")
+                    code.line(f"if not _lst: del M[{p}][_val]")
+            else:
+                code.line(f"_c = M[{p}].get(_val, 0) + {count}")
+                code.line(f"if _c: M[{p}][_val] = _c")
+            code.depth -= indent
+        code.line("return None")
+        return code.text()
+
+    def _names_used_at_firing(self) -> set[str]:
+        texts = [a.inscription for a in self.arcs if a.kind is ArcKind.OUTPUT]
+        texts += [a.when for a in self.arcs] + [a.delay for a in self.arcs]
+        texts += [a.count for a in self.arcs] + [self.t.delay]
+        names: set[str] = set()
+        for text in texts:
+            if isinstance(text, str):
+                names |= Inscription.parse(text, self.where).names
+        return names
+
+    def _emit_checked(self, code: _Code, var: str, expr: str, where: str, binding: str, *,
+                      check_delay: bool = False, check_count: bool = False) -> None:
+        code.line("try:")
+        code.line(f"    {var} = {expr}")
+        code.line("except Exception as _e:")
+        code.line(f"    raise _FiringError({where!r}, {binding}, _e) from _e")
+        if check_delay:
+            code.line(f"if not (0.0 <= {var} < _inf):")
+            code.line(
+                f"    raise _FiringError({where!r}, {binding}, "
+                f"f'delay {{{var}!r}} is not finite and >= 0')"
+            )
+        if check_count:
+            code.line(f"if type({var}) is not int or {var} < 0:")
+            code.line(
+                f"    raise _FiringError({where!r}, {binding}, "
+                f"f'count {{{var}!r}} is not an int >= 0')"
+            )

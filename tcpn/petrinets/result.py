@@ -1,0 +1,96 @@
+"""The result of a simulation run: why it stopped, counts, final marking, monitors, provenance."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import platform
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tcpn import __version__
+from tcpn.petrinets.net import PetriNet, Token
+
+__all__ = ["SimulationResult", "net_fingerprint", "run_metadata"]
+
+
+@dataclass
+class SimulationResult:
+    """What a run produced.
+
+    ``stop_reason`` is ``"horizon"``, ``"max_firings"``, ``"predicate"`` or ``"dead"``
+    (no binding will ever be enabled again). ``monitors`` maps monitor names to their
+    results; ``metadata`` holds the seed, net fingerprint, tcpn version and wall time.
+    """
+
+    stop_reason: str
+    final_time: float
+    firings: int
+    firing_counts: dict[str, int]
+    marking: dict[str, list[Token]]
+    monitors: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dead(self) -> bool:
+        """Whether the run ended in a dead marking."""
+        return self.stop_reason == "dead"
+
+    def summary(self) -> str:
+        """A one-line description for terminals and logs."""
+        rate = self.firings / self.metadata["wall_time_s"] if self.metadata.get("wall_time_s") \
+            else float("nan")
+        return (
+            f"{self.metadata.get('net', 'net')}: {self.firings} firings, model time "
+            f"{self.final_time:g}, stopped: {self.stop_reason} ({rate:,.0f} firings/s)"
+        )
+
+
+def net_fingerprint(net: PetriNet) -> str:
+    """A SHA-256 of the net's structure, inscriptions, initial marking and declarations."""
+    h = hashlib.sha256()
+
+    def feed(*parts: Any) -> None:
+        for part in parts:
+            h.update(_stable_repr(part).encode())
+            h.update(b"\x00")
+
+    for place in net.places.values():
+        feed("place", place.name, place.colour, place.initial_tokens, place.port)
+    for t in net.transitions.values():
+        feed("transition", t.name, t.guard, t.delay, t.priority, t.action, t.outputs,
+             sorted(t.params.items()))
+    for arc in net.arcs:
+        feed("arc", arc.kind.value, arc.place, arc.transition, arc.inscription, arc.count,
+             arc.when, arc.delay)
+    feed("declarations", sorted(net.declarations.items()))
+    return h.hexdigest()
+
+
+def _stable_repr(value: Any) -> str:
+    if callable(value) and not isinstance(value, type):
+        try:
+            return inspect.getsource(value)
+        except (OSError, TypeError):
+            return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    if isinstance(value, list | tuple):
+        return "(" + ",".join(_stable_repr(v) for v in value) + ")"
+    return repr(value)
+
+
+def run_metadata(net: PetriNet, seed: Any, wall_time_s: float) -> dict[str, Any]:
+    """Provenance recorded with every result."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed_repr: Any = {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
+    else:
+        seed_repr = seed
+    return {
+        "net": net.name,
+        "net_hash": net_fingerprint(net),
+        "seed": seed_repr,
+        "tcpn_version": __version__,
+        "python": platform.python_version(),
+        "wall_time_s": wall_time_s,
+    }

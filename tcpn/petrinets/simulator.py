@@ -1,0 +1,256 @@
+"""The timed simulator: a clock, a calendar of ready bindings, ``step()`` and ``run()``.
+
+CPN Tools' timed semantics (see ``docs/semantics.md``): among the bindings enabled at
+the current model time, one of the most urgent priority is chosen uniformly at random and
+fired; when none is enabled now, the clock moves to the earliest time at which one is.
+
+The loop stays small: compilation lives in :mod:`~tcpn.petrinets.compiler`, monitors
+and event logs in :mod:`~tcpn.petrinets.monitors`, and results in
+:mod:`~tcpn.petrinets.result`.
+
+>>> from tcpn.petrinets import INT, PetriNet, Place, Transition
+>>> net = PetriNet("counter")
+>>> net.add_place(Place("count", INT, initial=[0]))
+>>> net.add_transition(Transition("increment", guard="x < 5"))
+>>> net.add_input("count", "increment", "x")
+>>> net.add_output("count", "increment", "x + 1")
+>>> result = simulate(net, seed=1)
+>>> result.firings, result.stop_reason, result.marking["count"]
+(5, 'dead', [Token(value=5, time=0.0)])
+"""
+
+from __future__ import annotations
+
+import math
+import time as wallclock
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
+from tcpn.petrinets.errors import FiringError, InputError
+from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.net import PetriNet, Token
+from tcpn.petrinets.result import SimulationResult, run_metadata
+
+__all__ = ["Firing", "Simulator", "independent_seeds", "simulate"]
+
+Seed = int | np.random.SeedSequence | None
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One occurrence: when, which transition, with which binding."""
+
+    time: float
+    transition: str
+    binding: dict[str, Any]
+
+
+def independent_seeds(seed: int, replications: int) -> list[np.random.SeedSequence]:
+    """Independent, reproducible random streams for ``replications`` runs from one seed."""
+    if replications < 1:
+        raise InputError(f"replications must be >= 1, got {replications}")
+    return np.random.SeedSequence(seed).spawn(replications)
+
+
+class Simulator:
+    """Runs a compiled net from its initial marking under CPN Tools' timed semantics."""
+
+    def __init__(self, net: PetriNet | CompiledNet, seed: Seed = 0,
+                 monitors: Iterable[Monitor] = (), start_time: float = 0.0):
+        self.compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        if not math.isfinite(start_time):
+            raise InputError(f"start_time must be finite, got {start_time!r}")
+        self.seed = seed
+        self.now = float(start_time)
+        self.firings = 0
+        self.marking = self.compiled.initial_marking()
+        self.firing_counts = [0] * len(self.compiled.transitions)
+        self._draw = RandomDraws(np.random.default_rng(seed))
+        self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
+            [] for _ in self.compiled.transitions
+        ]
+        self._live: set[int] = set()
+        self._dirty: set[int] = set(range(len(self.compiled.transitions)))
+        self.monitors = list(monitors)
+        self._after: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
+        self._before: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
+        for monitor in self.monitors:
+            monitor.start(self)
+            for t in self.compiled.transitions:
+                if monitor.watches(t.name):
+                    self._after[t.index].append(monitor)
+                    if monitor.wants_before:
+                        self._before[t.index].append(monitor)
+
+    # -- marking queries ------------------------------------------------------------------
+    def _place(self, name: str) -> int:
+        try:
+            return self.compiled.place_index[name]
+        except KeyError:
+            raise InputError(f"no place named {name!r} in net {self.compiled.net.name}") from None
+
+    def count(self, place: str) -> int:
+        """The number of tokens on ``place`` (ready or not)."""
+        p = self._place(place)
+        values = self.marking[p].values()
+        return sum(len(v) for v in values) if self.compiled.timed[p] else sum(values)
+
+    def tokens(self, place: str) -> list[Token]:
+        """The tokens on ``place``, with timestamps (0 for untimed places)."""
+        p = self._place(place)
+        if self.compiled.timed[p]:
+            return [Token(v, t) for v, times in self.marking[p].items() for t in times]
+        return [Token(v, 0.0) for v, n in self.marking[p].items() for _ in range(n)]
+
+    def marking_dict(self) -> dict[str, list[Token]]:
+        """The whole marking as ``place -> tokens``."""
+        return {name: self.tokens(name) for name in self.compiled.place_names}
+
+    # -- the core ------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """Re-enumerate the bindings of the transitions whose input places changed."""
+        for t in self._dirty:
+            try:
+                found = self.compiled.transitions[t].enumerate(self.marking)
+            except FiringError as exc:
+                exc.time = self.now
+                raise
+            self._bindings[t] = found
+            if found:
+                self._live.add(t)
+            else:
+                self._live.discard(t)
+        self._dirty.clear()
+
+    def _candidates(self) -> tuple[float, list[tuple[int, tuple[Any, ...]]]]:
+        """The earliest firing time and the most urgent bindings enabled at that time."""
+        now = self.now
+        best_time, best_priority = math.inf, math.inf
+        chosen: list[tuple[int, tuple[Any, ...]]] = []
+        transitions = self.compiled.transitions
+        for t in self._live:
+            priority = transitions[t].priority
+            for ready, binding in self._bindings[t]:
+                at = ready if ready > now else now
+                if at < best_time or (at == best_time and priority < best_priority):
+                    best_time, best_priority = at, priority
+                    chosen = [(t, binding)]
+                elif at == best_time and priority == best_priority:
+                    chosen.append((t, binding))
+        return best_time, chosen
+
+    def _choose(self, candidates: list[tuple[int, tuple[Any, ...]]]) -> tuple[int, tuple[Any, ...]]:
+        """Pick uniformly among the candidate bindings (no draw when there is one)."""
+        if len(candidates) == 1:
+            return candidates[0]
+        return candidates[self._draw.choose(len(candidates))]
+
+    def _fire(self, at: float, t: int, binding: tuple[Any, ...]) -> None:
+        self.now = at
+        transition = self.compiled.transitions[t]
+        for monitor in self._before[t]:
+            monitor.before(self, transition, binding)
+        try:
+            transition.fire(self.marking, binding, at, self._draw)
+        except FiringError as exc:
+            exc.time = at
+            raise
+        for p in transition.writes_places:
+            self._dirty.update(self.compiled.dependents[p])
+        self.firings += 1
+        self.firing_counts[t] += 1
+        for monitor in self._after[t]:
+            monitor.observe(self, transition, binding)
+
+    def peek(self) -> float:
+        """The time of the next firing (``inf`` at a dead marking)."""
+        self._refresh()
+        return self._candidates()[0]
+
+    def enabled(self) -> list[tuple[str, dict[str, Any]]]:
+        """The bindings that may fire next, as ``(transition, binding)`` pairs."""
+        self._refresh()
+        _, chosen = self._candidates()
+        return [(self.compiled.transitions[t].name, self._binding_dict(t, b)) for t, b in chosen]
+
+    def _binding_dict(self, t: int, binding: tuple[Any, ...]) -> dict[str, Any]:
+        return dict(zip(self.compiled.transitions[t].variables, binding, strict=True))
+
+    def step(self) -> Firing | None:
+        """Fire one binding and return it; ``None`` at a dead marking."""
+        self._refresh()
+        at, candidates = self._candidates()
+        if not candidates:
+            return None
+        t, binding = self._choose(candidates)
+        self._fire(at, t, binding)
+        return Firing(at, self.compiled.transitions[t].name, self._binding_dict(t, binding))
+
+    def run(self, until: float | None = None, max_firings: int | None = None,
+            stop_when: Callable[[Simulator], bool] | None = None,
+            progress: Callable[[Simulator], None] | None = None) -> SimulationResult:
+        """Fire until the horizon ``until``, ``max_firings``, ``stop_when(sim)`` or a dead marking.
+
+        Every binding enabled at a time ``<= until`` fires; the clock then stands at
+        ``until``. ``progress`` is called about every 0.2 s of wall time.
+        """
+        if until is not None and (not math.isfinite(until) or until < self.now):
+            raise InputError(f"until={until!r} must be finite and >= the clock ({self.now})")
+        if max_firings is not None and max_firings < 0:
+            raise InputError(f"max_firings must be >= 0, got {max_firings}")
+        horizon = math.inf if until is None else until
+        limit = math.inf if max_firings is None else self.firings + max_firings
+        started = wallclock.perf_counter()
+        next_progress = started + 0.2
+        reason = "dead"
+        while True:
+            if self.firings >= limit:
+                reason = "max_firings"
+                break
+            self._refresh()
+            at, candidates = self._candidates()
+            if not candidates:
+                reason = "dead"
+                break
+            if at > horizon:
+                self.now = horizon
+                reason = "horizon"
+                break
+            self._fire(at, *self._choose(candidates))
+            if stop_when is not None and stop_when(self):
+                reason = "predicate"
+                break
+            if progress is not None and (self.firings & 1023) == 0:
+                clock = wallclock.perf_counter()
+                if clock >= next_progress:
+                    progress(self)
+                    next_progress = clock + 0.2
+        if reason == "dead" and until is not None:
+            self.now = max(self.now, horizon)
+        wall_s = wallclock.perf_counter() - started
+        for monitor in self.monitors:
+            monitor.finish(self)
+        return SimulationResult(
+            stop_reason=reason,
+            final_time=self.now,
+            firings=self.firings,
+            firing_counts={t.name: n for t, n in zip(self.compiled.transitions,
+                                                      self.firing_counts, strict=True)},
+            marking=self.marking_dict(),
+            monitors={m.name: m.result() for m in self.monitors},
+            metadata=run_metadata(self.compiled.net, self.seed, wall_s),
+        )
+
+
+def simulate(net: PetriNet | CompiledNet, seed: Seed = 0, until: float | None = None,
+             max_firings: int | None = None, monitors: Iterable[Monitor] = (),
+             stop_when: Callable[[Simulator], bool] | None = None) -> SimulationResult:
+    """Run ``net`` once from its initial marking; see :meth:`Simulator.run`."""
+    return Simulator(net, seed=seed, monitors=monitors).run(
+        until=until, max_firings=max_firings, stop_when=stop_when
+    )
+
