@@ -190,6 +190,24 @@ class Simulator:
         self._fire(at, t, binding)
         return Firing(at, self.compiled.transitions[t].name, self._binding_dict(t, binding))
 
+    def fire(self, transition: str, binding: dict[str, Any]) -> Firing:
+        """Fire one given binding now, if it is among those :meth:`enabled` returns.
+
+        This replays firing sequences (for example a path found by the state-space
+        explorer); a binding that may not fire next is an :class:`InputError`.
+        """
+        self._refresh()
+        at, candidates = self._candidates()
+        for t, values in candidates:
+            ct = self.compiled.transitions[t]
+            if ct.name == transition and self._binding_dict(t, values) == binding:
+                self._fire(at, t, values)
+                return Firing(at, transition, binding)
+        raise InputError(
+            f"transition {transition} with binding {binding} may not fire next at time "
+            f"{self.now:g}; enabled: {self.enabled()}"
+        )
+
     def run(self, until: float | None = None, max_firings: int | None = None,
             stop_when: Callable[[Simulator], bool] | None = None,
             progress: Callable[[Simulator], None] | None = None) -> SimulationResult:
