@@ -217,7 +217,7 @@ class RecordSet(ColourSet):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "is_timed", is_timed)
         object.__setattr__(self, "fields", tuple(fields.items()))
-        object.__setattr__(self, "record_type", namedtuple(name, list(fields)))  # type: ignore[misc]
+        object.__setattr__(self, "record_type", namedtuple(name, list(fields)))
 
     def make(self, **values: Any) -> Any:
         """Build a record value, checking every field."""

@@ -196,6 +196,7 @@ class _TransitionCompiler:
             "_FiringError": FiringError,
             "_insort": bisect.insort,
             "_inf": math.inf,
+            "_ONE_PASS": (None,),
         }
         self.globals.update(self.scope)
         self.arcs = net.arcs_of(name)
@@ -231,6 +232,9 @@ class _TransitionCompiler:
         enum_code.line("def _enumerate(M):")
         enum_code.depth += 1
         enum_code.line("_out = []")
+        # a one-pass loop so that every failed test can `continue`, with or without binders
+        enum_code.line("for _once in _ONE_PASS:")
+        enum_code.depth += 1
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
         guard_done = guard is None
         if guard is not None and not guard.free_variables(self.declared):
@@ -239,22 +243,18 @@ class _TransitionCompiler:
             guard_done = True
         # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
         needs: dict[int, list[tuple[str, str, Arc]]] = {}
-        binder_arcs: dict[int, Arc] = {}
         input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
-        n_temp = 0
-        for arc in input_like:
+        for n_arc, arc in enumerate(input_like):
             ins = Inscription.parse(arc.inscription or "", arc.where)
             p = self.place_index[arc.place]
             new_vars = ins.pattern_variables - set(bound) - self.declared
-            value_var = f"_v{n_temp}"
-            n_temp += 1
+            value_var = f"_v{n_arc}"
             if ins.is_pattern and new_vars and isinstance(arc.count, int):
-                enum_code.line(f"for {value_var}, _s{p}_{n_temp} in M[{p}].items():")
+                # a binder: try every distinct token value of the place
+                enum_code.line(f"for {value_var} in M[{p}]:")
                 enum_code.depth += 1
                 self._emit_match(enum_code, ins.tree, value_var, set(bound))
                 bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
-                if p not in binder_arcs:
-                    binder_arcs[p] = arc
             else:
                 self._check_names(ins, set(bound), arc.where, firing=False)
                 self._emit_eval(enum_code, value_var, ins.text, arc.where, bound)
@@ -263,11 +263,11 @@ class _TransitionCompiler:
                 self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
                                   f"count of {arc.where}", firing=False)
             needs.setdefault(p, []).append((value_var, str(count), arc))
-            if not guard_done and guard is not None:
-                if not (guard.free_variables(self.declared) - set(bound)):
-                    self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
-                    self._emit_guard(enum_code, guard.text, bound)
-                    guard_done = True
+            if (not guard_done and guard is not None
+                    and not guard.free_variables(self.declared) - set(bound)):
+                self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+                self._emit_guard(enum_code, guard.text, bound)
+                guard_done = True
         if guard is not None and not guard_done:
             self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
         # availability and readiness of input/read tokens
@@ -399,11 +399,10 @@ class _TransitionCompiler:
         binding = self._binding_dict(bound)
         # recompute consumed values (cheap) instead of passing them from enumeration
         for p, items in needs.items():
-            for value, count, arc in items:
+            for _value, count, arc in items:
                 if arc.kind is not ArcKind.INPUT:
                     continue
-                ins = arc.inscription or ""
-                code.line(f"_val = {ins}")
+                code.line(f"_val = {arc.inscription}")
                 code.line(f"_k = {count}")
                 if self.timed[p]:
                     code.line(f"_lst = M[{p}][_val]")
@@ -497,7 +496,7 @@ class _TransitionCompiler:
         return code.text()
 
     def _names_used_at_firing(self) -> set[str]:
-        texts = [a.inscription for a in self.arcs if a.kind is ArcKind.OUTPUT]
+        texts: list[Any] = [a.inscription for a in self.arcs if a.kind is ArcKind.OUTPUT]
         texts += [a.when for a in self.arcs] + [a.delay for a in self.arcs]
         texts += [a.count for a in self.arcs] + [self.t.delay]
         names: set[str] = set()

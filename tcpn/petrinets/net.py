@@ -119,7 +119,7 @@ class Place:
     @property
     def initial_tokens(self) -> tuple[Token, ...]:
         """The initial marking as timestamped tokens."""
-        return tuple(self.initial)  # type: ignore[arg-type]
+        return tuple(self.initial)
 
 
 @dataclass
@@ -287,12 +287,12 @@ class PetriNet:
             raise InputError(f"{arc.where}: unknown place {arc.place!r}")
         if arc.transition not in self.transitions:
             raise InputError(f"{arc.where}: unknown transition {arc.transition!r}")
-        if arc.kind is ArcKind.OUTPUT and arc.delay is not None:
-            if not self.places[arc.place].colour.is_timed:
-                raise InputError(
-                    f"{arc.where}: has a delay but place {arc.place} is untimed "
-                    f"(colour set {self.places[arc.place].colour.describe()})"
-                )
+        colour = self.places[arc.place].colour
+        if arc.kind is ArcKind.OUTPUT and arc.delay is not None and not colour.is_timed:
+            raise InputError(
+                f"{arc.where}: has a delay but place {arc.place} is untimed "
+                f"(colour set {colour.describe()})"
+            )
         self.arcs.append(arc)
 
     def add_input(self, place: str, transition: str, inscription: str,
