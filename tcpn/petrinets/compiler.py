@@ -41,6 +41,9 @@ EnumerateFn = Callable[[Marking], list[tuple[float, Binding]]]
 FireFn = Callable[[Marking, Binding, float, "RandomDraws"], None]
 
 
+_CHOICE_BUFFER = 1024
+
+
 class RandomDraws:
     """The random functions inscriptions may call, drawing from one NumPy generator.
 
@@ -50,6 +53,8 @@ class RandomDraws:
 
     def __init__(self, generator: np.random.Generator):
         self.generator = generator
+        self._buffer: list[float] = []
+        self._next = 0
 
     def uniform(self, low: float, high: float) -> float:
         return float(self.generator.uniform(low, high))
@@ -78,8 +83,17 @@ class RandomDraws:
         return distribution.sample(self.generator)
 
     def choose(self, n: int) -> int:
-        """A uniform index in ``range(n)`` (the simulator's choice among bindings)."""
-        return int(self.generator.integers(n))
+        """A uniform index in ``range(n)`` (the simulator's choice among bindings).
+
+        Drawn from a buffer of uniform doubles refilled from the generator, because the
+        choice happens at almost every firing and a NumPy call per draw would dominate.
+        """
+        if self._next >= len(self._buffer):
+            self._buffer = self.generator.random(_CHOICE_BUFFER).tolist()
+            self._next = 0
+        u = self._buffer[self._next]
+        self._next += 1
+        return int(u * n)
 
 
 @dataclass
@@ -107,6 +121,13 @@ class CompiledNet:
     timed: tuple[bool, ...]
     transitions: tuple[CompiledTransition, ...]
     dependents: tuple[tuple[int, ...], ...]  # place index -> transitions to re-check
+    affected: tuple[tuple[int, ...], ...] = ()  # transition -> transitions to re-check after it
+
+    def __post_init__(self) -> None:
+        self.affected = tuple(
+            tuple(sorted({d for p in t.writes_places for d in self.dependents[p]}))
+            for t in self.transitions
+        )
 
     def initial_marking(self) -> Marking:
         """A fresh copy of the net's initial marking in compiled form."""
@@ -232,10 +253,15 @@ class _TransitionCompiler:
         enum_code.line("def _enumerate(M):")
         enum_code.depth += 1
         enum_code.line("_out = []")
-        # a one-pass loop so that every failed test can `continue`, with or without binders
-        enum_code.line("for _once in _ONE_PASS:")
-        enum_code.depth += 1
+        for p in sorted({self.place_index[a.place] for a in self.arcs
+                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}):
+            enum_code.line(f"_p{p} = M[{p}]")
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
+        input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
+        if not self._starts_with_binder(input_like) or (guard is not None and not guard.names):
+            # a one-pass loop so that a failed test before any binder loop can `continue`
+            enum_code.line("for _once in _ONE_PASS:")
+            enum_code.depth += 1
         guard_done = guard is None
         if guard is not None and not guard.free_variables(self.declared):
             self._check_names(guard, set(), f"guard of {self.where}", firing=False)
@@ -243,7 +269,7 @@ class _TransitionCompiler:
             guard_done = True
         # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
         needs: dict[int, list[tuple[str, str, Arc]]] = {}
-        input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
+        binders: set[str] = set()
         for n_arc, arc in enumerate(input_like):
             ins = Inscription.parse(arc.inscription or "", arc.where)
             p = self.place_index[arc.place]
@@ -251,7 +277,8 @@ class _TransitionCompiler:
             value_var = f"_v{n_arc}"
             if ins.is_pattern and new_vars and isinstance(arc.count, int):
                 # a binder: try every distinct token value of the place
-                enum_code.line(f"for {value_var} in M[{p}]:")
+                enum_code.line(f"for {value_var} in _p{p}:")
+                binders.add(value_var)
                 enum_code.depth += 1
                 self._emit_match(enum_code, ins.tree, value_var, set(bound))
                 bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
@@ -273,7 +300,7 @@ class _TransitionCompiler:
         # availability and readiness of input/read tokens
         enum_code.line("_ready = -_inf")
         for p, items in needs.items():
-            self._emit_availability(enum_code, p, items)
+            self._emit_availability(enum_code, p, items, binders)
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR:
                 self._emit_inhibitor(enum_code, arc, bound)
@@ -332,11 +359,26 @@ class _TransitionCompiler:
         )
         code.line("if not _g: continue")
 
-    def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]]) -> None:
+    def _starts_with_binder(self, input_like: list[Arc]) -> bool:
+        if not input_like:
+            return False
+        first = input_like[0]
+        ins = Inscription.parse(first.inscription or "", first.where)
+        return (ins.is_pattern and isinstance(first.count, int)
+                and bool(ins.pattern_variables - self.declared))
+
+    def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]],
+                           binders: set[str]) -> None:
         timed = self.timed[p]
+        if len(items) == 1 and items[0][0] in binders and items[0][1] == "1":
+            # the binder loop iterated over present values: one token is there
+            if timed:
+                code.line(f"_r = _p{p}[{items[0][0]}][0]")
+                code.line("if _r > _ready: _ready = _r")
+            return
         if len(items) == 1:
             value, count, _arc = items[0]
-            code.line(f"_have = M[{p}].get({value})")
+            code.line(f"_have = _p{p}.get({value})")
             if timed:
                 code.line(f"if _have is None or len(_have) < {count}: continue")
                 if count != "0":
@@ -351,7 +393,7 @@ class _TransitionCompiler:
             code.line(f"_need[{value}] = _need.get({value}, 0) + {count}")
         code.line("_ok = True")
         code.line("for _val, _k in _need.items():")
-        code.line(f"    _have = M[{p}].get(_val)")
+        code.line(f"    _have = _p{p}.get(_val)")
         if timed:
             code.line("    if _have is None or len(_have) < _k: _ok = False; break")
             code.line("    if _k > 0 and _have[_k - 1] > _ready: _ready = _have[_k - 1]")
@@ -362,16 +404,16 @@ class _TransitionCompiler:
     def _emit_inhibitor(self, code: _Code, arc: Arc, bound: list[str]) -> None:
         p = self.place_index[arc.place]
         if arc.inscription is None:
-            code.line(f"if M[{p}]: continue")
+            code.line(f"if _p{p}: continue")
             return
         ins = Inscription.parse(arc.inscription, arc.where)
         self._check_names(ins, set(bound), arc.where, firing=False)
         self._emit_eval(code, "_inh", ins.text, arc.where, bound)
         count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
         if self.timed[p]:
-            code.line(f"if len(M[{p}].get(_inh, ())) >= {count}: continue")
+            code.line(f"if len(_p{p}.get(_inh, ())) >= {count}: continue")
         else:
-            code.line(f"if M[{p}].get(_inh, 0) >= {count}: continue")
+            code.line(f"if _p{p}.get(_inh, 0) >= {count}: continue")
 
     def _delay_expr(self, delay: Any, name: str, where: str, bound: set[str]) -> str | None:
         """Python source for a delay, registering distributions in the namespace."""
@@ -391,6 +433,9 @@ class _TransitionCompiler:
         code.depth += 1
         if bound:
             code.line(", ".join(bound) + ", = _b")
+        for p in sorted({self.place_index[a.place] for a in self.arcs
+                         if a.kind in (ArcKind.INPUT, ArcKind.OUTPUT, ArcKind.RESET)}):
+            code.line(f"_p{p} = M[{p}]")
         for fn in sorted((self._names_used_at_firing() & RANDOM_FUNCTIONS) - self.declared):
             code.line(f"{fn} = _draw.{fn}")
         if "rng" in self.t.action_inputs:
@@ -403,18 +448,17 @@ class _TransitionCompiler:
                 if arc.kind is not ArcKind.INPUT:
                     continue
                 code.line(f"_val = {arc.inscription}")
-                code.line(f"_k = {count}")
                 if self.timed[p]:
-                    code.line(f"_lst = M[{p}][_val]")
-                    code.line("del _lst[:_k]")
-                    code.line(f"if not _lst: del M[{p}][_val]")
+                    code.line(f"_lst = _p{p}[_val]")
+                    code.line("del _lst[0]" if count == "1" else f"del _lst[:{count}]")
+                    code.line(f"if not _lst: del _p{p}[_val]")
                 else:
-                    code.line(f"_c = M[{p}][_val] - _k")
-                    code.line(f"if _c: M[{p}][_val] = _c")
-                    code.line(f"else: del M[{p}][_val]")
+                    code.line(f"_c = _p{p}[_val] - {count}")
+                    code.line(f"if _c: _p{p}[_val] = _c")
+                    code.line(f"else: del _p{p}[_val]")
         for arc in self.arcs:
             if arc.kind is ArcKind.RESET:
-                code.line(f"M[{self.place_index[arc.place]}].clear()")
+                code.line(f"_p{self.place_index[arc.place]}.clear()")
         if self.t.action is not None:
             for name in self.t.action_inputs:
                 if name not in after_action and name not in self.declared and name != "rng":
@@ -480,17 +524,17 @@ class _TransitionCompiler:
                     self._emit_checked(code, "_ad", arc_delay, f"delay of {arc.where}", binding,
                                        check_delay=True)
                     stamp += " + _ad"
-                code.line(f"_lst = M[{p}].get(_val)")
-                code.line(f"if _lst is None: _lst = M[{p}][_val] = []")
+                code.line(f"_lst = _p{p}.get(_val)")
+                code.line(f"if _lst is None: _lst = _p{p}[_val] = []")
                 code.line(f"_ts = {stamp}")
                 if count == "1":
                     code.line("_insort(_lst, _ts)")
                 else:
                     code.line(f"for _i in range({count}): _insort(_lst, _ts)")
-                    code.line(f"if not _lst: del M[{p}][_val]")
+                    code.line(f"if not _lst: del _p{p}[_val]")
             else:
-                code.line(f"_c = M[{p}].get(_val, 0) + {count}")
-                code.line(f"if _c: M[{p}][_val] = _c")
+                code.line(f"_c = _p{p}.get(_val, 0) + {count}")
+                code.line(f"if _c: _p{p}[_val] = _c")
             code.depth -= indent
         code.line("return None")
         return code.text()

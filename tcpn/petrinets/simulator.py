@@ -143,12 +143,6 @@ class Simulator:
                     chosen.append((t, binding))
         return best_time, chosen
 
-    def _choose(self, candidates: list[tuple[int, tuple[Any, ...]]]) -> tuple[int, tuple[Any, ...]]:
-        """Pick uniformly among the candidate bindings (no draw when there is one)."""
-        if len(candidates) == 1:
-            return candidates[0]
-        return candidates[self._draw.choose(len(candidates))]
-
     def _fire(self, at: float, t: int, binding: tuple[Any, ...]) -> None:
         self.now = at
         transition = self.compiled.transitions[t]
@@ -166,6 +160,93 @@ class Simulator:
         for monitor in self._after[t]:
             monitor.observe(self, transition, binding)
 
+    def _loop(self, horizon: float, limit: float,
+              stop_when: Callable[[Simulator], bool] | None,
+              progress: Callable[[Simulator], None] | None) -> str:
+        """The hot loop: ``_refresh``, ``_candidates`` and ``_fire`` inlined, plus the choice.
+
+        It computes exactly what those methods do (they serve the one-off queries); the
+        inlining keeps method calls and attribute look-ups out of the per-firing path.
+        """
+        transitions = self.compiled.transitions
+        enumerate_fns = [t.enumerate for t in transitions]
+        fire_fns = [t.fire for t in transitions]
+        priorities = [t.priority for t in transitions]
+        affected = self.compiled.affected
+        bindings, live, dirty = self._bindings, self._live, self._dirty
+        before, after = self._before, self._after
+        marking, draw, counts = self.marking, self._draw, self.firing_counts
+        choose = draw.choose
+        now, firings = self.now, self.firings
+        inf = math.inf
+        next_progress = wallclock.perf_counter() + 0.2
+        reason = "dead"
+        t = -1
+        binding: tuple[Any, ...] = ()
+        try:
+            while True:
+                if firings >= limit:
+                    reason = "max_firings"
+                    break
+                for t in dirty:
+                    found = enumerate_fns[t](marking)
+                    bindings[t] = found
+                    if found:
+                        live.add(t)
+                    else:
+                        live.discard(t)
+                dirty.clear()
+                best_time = best_priority = inf
+                chosen: list[tuple[int, tuple[Any, ...]]] = []
+                for t in live:
+                    priority = priorities[t]
+                    for ready, binding in bindings[t]:
+                        at = ready if ready > now else now
+                        if at < best_time or (at == best_time and priority < best_priority):
+                            best_time, best_priority = at, priority
+                            chosen = [(t, binding)]
+                        elif at == best_time and priority == best_priority:
+                            chosen.append((t, binding))
+                if not chosen:
+                    reason = "dead"
+                    break
+                if best_time > horizon:
+                    now = horizon
+                    reason = "horizon"
+                    break
+                now = self.now = best_time
+                t, binding = chosen[0] if len(chosen) == 1 else chosen[choose(len(chosen))]
+                if before[t]:
+                    for monitor in before[t]:
+                        monitor.before(self, transitions[t], binding)
+                fire_fns[t](marking, binding, now, draw)
+                dirty.update(affected[t])
+                firings += 1
+                counts[t] += 1
+                if after[t]:
+                    self.firings = firings
+                    for monitor in after[t]:
+                        monitor.observe(self, transitions[t], binding)
+                if stop_when is not None:
+                    self.firings = firings
+                    if stop_when(self):
+                        reason = "predicate"
+                        break
+                if progress is not None and (firings & 1023) == 0:
+                    clock = wallclock.perf_counter()
+                    if clock >= next_progress:
+                        self.firings = firings
+                        progress(self)
+                        next_progress = clock + 0.2
+        except FiringError as exc:
+            if exc.time is None:
+                exc.time = now
+            raise
+        finally:
+            self.now, self.firings = now, firings
+        self._last = (now, t, binding)
+        return reason
+
     def peek(self) -> float:
         """The time of the next firing (``inf`` at a dead marking)."""
         self._refresh()
@@ -182,12 +263,9 @@ class Simulator:
 
     def step(self) -> Firing | None:
         """Fire one binding and return it; ``None`` at a dead marking."""
-        self._refresh()
-        at, candidates = self._candidates()
-        if not candidates:
+        if self._loop(math.inf, self.firings + 1, None, None) != "max_firings":
             return None
-        t, binding = self._choose(candidates)
-        self._fire(at, t, binding)
+        at, t, binding = self._last
         return Firing(at, self.compiled.transitions[t].name, self._binding_dict(t, binding))
 
     def fire(self, transition: str, binding: dict[str, Any]) -> Firing:
@@ -223,30 +301,7 @@ class Simulator:
         horizon = math.inf if until is None else until
         limit = math.inf if max_firings is None else self.firings + max_firings
         started = wallclock.perf_counter()
-        next_progress = started + 0.2
-        reason = "dead"
-        while True:
-            if self.firings >= limit:
-                reason = "max_firings"
-                break
-            self._refresh()
-            at, candidates = self._candidates()
-            if not candidates:
-                reason = "dead"
-                break
-            if at > horizon:
-                self.now = horizon
-                reason = "horizon"
-                break
-            self._fire(at, *self._choose(candidates))
-            if stop_when is not None and stop_when(self):
-                reason = "predicate"
-                break
-            if progress is not None and (self.firings & 1023) == 0:
-                clock = wallclock.perf_counter()
-                if clock >= next_progress:
-                    progress(self)
-                    next_progress = clock + 0.2
+        reason = self._loop(horizon, limit, stop_when, progress)
         if reason == "dead" and until is not None:
             self.now = max(self.now, horizon)
         wall_s = wallclock.perf_counter() - started
