@@ -64,6 +64,10 @@ def test_firing_count_and_data_collector():
     data = result.monitors["tenfold"]
     assert list(data["times"]) == [1.0, 2.0, 4.0]
     assert list(data["values"]) == [10, 20, 30]
+    frame = result.frame("tenfold")
+    assert list(frame.columns) == ["time", "value"] and frame["value"].sum() == 60
+    with pytest.raises(ValueError, match="recorded no series"):
+        result.frame("count(add)")
 
 
 def test_monitor_on_unknown_transition_is_refused():

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from tcpn import __version__
+from tcpn.errors import InputError
 from tcpn.petrinets.net import PetriNet, Token
 
 __all__ = ["SimulationResult", "net_fingerprint", "run_metadata"]
@@ -37,6 +39,19 @@ class SimulationResult:
     def dead(self) -> bool:
         """Whether the run ended in a dead marking."""
         return self.stop_reason == "dead"
+
+    def frame(self, monitor: str) -> pd.DataFrame:
+        """A monitor's recorded series as a DataFrame with columns ``time`` and ``value``.
+
+        Works for :class:`~tcpn.petrinets.monitors.DataCollector` and for
+        :class:`~tcpn.petrinets.monitors.TimeAverage` built with ``record=True``.
+        """
+        if monitor not in self.monitors:
+            raise InputError(f"no monitor named {monitor!r}; monitors: {sorted(self.monitors)}")
+        data = self.monitors[monitor]
+        if not isinstance(data, dict) or "times" not in data:
+            raise InputError(f"monitor {monitor!r} recorded no series (use record=True)")
+        return pd.DataFrame({"time": data["times"], "value": data["values"]})
 
     def summary(self) -> str:
         """A one-line description for terminals and logs."""
