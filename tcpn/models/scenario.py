@@ -1,0 +1,1058 @@
+"""The scenario schema: one experiment description that every lens (net, fluid, ns-3) reads.
+
+A scenario names the nodes, the links between them (rate, propagation delay, per-direction
+queue discipline and error model), the flows (source, destination, TCP variant and its
+parameters, start/stop times, bytes to send), the TCP parameters, the horizon, the seed and
+what to trace. Defaults equal ns-3.44's where ns-3 has one, so that one YAML file means one
+experiment in every lens; ``docs/scenarios.md`` lists each default with its source.
+
+Loading keeps YAML line numbers: every validation error names the field *and* the line::
+
+    scenarios/bad.yaml:14: flows[0].params.beta: beta (2) must be >= alpha (3)
+
+Queues are named by direction, ``"R1->R2"`` (at most one link joins two nodes). Routes are
+hop-count shortest paths (what ns-3's global routing computes); an ambiguous route (two
+equal-length paths) is an error, so no lens ever picks a different path silently.
+
+Randomness of the scenario itself (start-time distributions, receiver clock offsets) is
+drawn by :meth:`Scenario.concrete_flows` from the run's seed, identically in every lens.
+
+>>> s = dumbbell(pairs=2, variant="newreno", horizon_s=10.0)
+>>> [f.id for f in s.flows], s.route("S0", "D0")
+(['f0', 'f1'], ['S0', 'R1', 'R2', 'D0'])
+>>> s.queue_ids_on(s.route("S0", "D0"))
+['S0->R1', 'R1->R2', 'R2->D0']
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import networkx as nx
+import numpy as np
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from tcpn.errors import InputError
+
+__all__ = [
+    "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "ExponentialTime",
+    "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams", "RateErrors", "Red",
+    "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
+    "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
+    "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "scenario_rng",
+    "validate_scenario",
+]
+
+VARIANTS = (
+    "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
+    "adaptive_vegas", "westwood_plus", "tcp_l",
+)
+"""Every TCP sender variant a scenario may name."""
+
+Variant = Literal[
+    "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
+    "adaptive_vegas", "westwood_plus", "tcp_l",
+]
+
+#: Spawn-key suffix of the stream that draws the scenario's own randomness.
+SCENARIO_STREAM = 0
+#: Spawn-key suffix of the stream a lens uses for its own randomness.
+LENS_STREAM = 1
+
+
+class _Strict(BaseModel):
+    """Base of every schema model: unknown keys are errors, assignment is validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class _FieldProblem(ValueError):
+    """A cross-field check failed; ``path`` locates the culprit inside the scenario."""
+
+    def __init__(self, path: Sequence[str | int], message: str):
+        super().__init__(message)
+        self.path = tuple(path)
+
+
+# --------------------------------------------------------------------------- queues
+
+
+class DropTail(_Strict):
+    """First-in first-out, drop arrivals when full (ns-3 ``DropTailQueue``, default ``100p``)."""
+
+    kind: Literal["drop_tail"] = "drop_tail"
+    limit: PositiveInt = 100
+    unit: Literal["packets", "bytes"] = "packets"
+
+
+class Red(_Strict):
+    """Random Early Detection with ns-3.44 ``RedQueueDisc`` parameters and defaults.
+
+    Thresholds are in ``unit`` like ``limit`` (ns-3 reads them in the queue's mode);
+    ``max_p`` is ns-3's ``1/LInterm``. ``ecn`` marks ECN-capable packets instead of
+    dropping them below ``max_th``; ``hard_drop`` drops (never marks) above ``max_th``.
+    """
+
+    kind: Literal["red"] = "red"
+    limit: PositiveInt = 25
+    unit: Literal["packets", "bytes"] = "packets"
+    min_th: float = Field(default=5.0, ge=0)
+    max_th: float = Field(default=15.0, gt=0)
+    max_p: float = Field(default=0.02, gt=0, le=1)
+    q_weight: float = Field(default=0.002, gt=0, le=1)
+    gentle: bool = True
+    wait: bool = True
+    mean_packet_size_bytes: PositiveInt = 500
+    idle_packet_size_bytes: int = Field(default=0, ge=0)
+    ecn: bool = False
+    hard_drop: bool = True
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> Red:
+        if self.max_th <= self.min_th:
+            raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) must exceed min_th "
+                                              f"({self.min_th:g})")
+        if self.max_th > self.limit:
+            raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) exceeds the queue "
+                                              f"limit ({self.limit} {self.unit})")
+        return self
+
+
+class ThresholdEcn(_Strict):
+    """Drop-tail queue that CE-marks an arriving packet when it already holds more than K.
+
+    Marks only ECN-capable packets; others are enqueued unmarked (drop-tail when full).
+    """
+
+    kind: Literal["threshold_ecn"] = "threshold_ecn"
+    limit: PositiveInt = 100
+    unit: Literal["packets", "bytes"] = "packets"
+    k: float = Field(ge=0, description="marking threshold in `unit`")
+
+    @model_validator(mode="after")
+    def _k_below_limit(self) -> ThresholdEcn:
+        if self.k >= self.limit:
+            raise _FieldProblem(("k",), f"k ({self.k:g}) must be below the limit ({self.limit})"
+                                        " or no packet is ever marked")
+        return self
+
+
+class Sgpq(_Strict):
+    """Small-get-priority queue: packets of at most ``threshold_bytes`` (IP size) go first.
+
+    ``buffer`` ``shared``: one limit for both classes (the arrival is dropped when the total
+    is full); ``split``: ``limit`` each.
+    """
+
+    kind: Literal["sgpq"] = "sgpq"
+    limit: PositiveInt = 100
+    unit: Literal["packets", "bytes"] = "packets"
+    threshold_bytes: PositiveInt = 64
+    buffer: Literal["shared", "split"] = "shared"
+
+
+class TokenBucket(_Strict):
+    """Token-bucket rate limiter: tokens at ``rate_bps``, bucket ``depth_bytes``.
+
+    ``policer`` drops a non-conforming packet; ``shaper`` holds it in a FIFO of ``limit``
+    packets until tokens suffice (ns-3 ``TbfQueueDisc``: defaults Burst 125000 B, Rate
+    1 Mbit/s, MaxSize 1000p). The limiter sends on into the link at the link rate.
+    """
+
+    kind: Literal["token_bucket"] = "token_bucket"
+    rate_bps: PositiveFloat = 1e6
+    depth_bytes: PositiveInt = 125_000
+    limit: PositiveInt = 1000
+    unit: Literal["packets", "bytes"] = "packets"
+    mode: Literal["policer", "shaper"] = "shaper"
+
+
+QueueDiscipline = Annotated[
+    DropTail | Red | ThresholdEcn | Sgpq | TokenBucket, Field(discriminator="kind")
+]
+
+# --------------------------------------------------------------------------- error models
+
+
+class RateErrors(_Strict):
+    """Independent losses at the receiving end of a link direction (ns-3 ``RateErrorModel``).
+
+    ``unit: packet`` loses each packet with probability ``rate``; ``unit: byte`` with
+    ``1 - (1 - rate)**size_bytes`` (size = IP packet size). ns-3's default unit is byte.
+    """
+
+    kind: Literal["rate"] = "rate"
+    unit: Literal["packet", "byte"] = "byte"
+    rate: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    def packet_error_rate(self, size_bytes: int) -> float:
+        """Loss probability of one packet of ``size_bytes``.
+
+        >>> round(RateErrors(unit="byte", rate=1e-4).packet_error_rate(1500), 4)
+        0.1393
+        """
+        if self.unit == "packet":
+            return self.rate
+        return 1.0 - (1.0 - self.rate) ** size_bytes
+
+
+class ListErrors(_Strict):
+    """Scripted losses: drop the packets with these arrival numbers at the receiving end.
+
+    Numbers count every packet (data and ACK) that crosses the direction, starting at 1
+    (ns-3 ``ReceiveListErrorModel``). Deterministic: for hand-checked scenarios.
+    """
+
+    kind: Literal["list"] = "list"
+    packets: list[PositiveInt]
+
+
+def _error_model_tag(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, Mapping) else getattr(value, "kind", None)
+    if kind is None and isinstance(value, Mapping):
+        kind = "list" if "packets" in value else "rate"
+    return {"rate": "RateErrors", "list": "ListErrors"}.get(str(kind), str(kind))
+
+
+ErrorModel = Annotated[
+    Annotated[RateErrors, Tag("RateErrors")] | Annotated[ListErrors, Tag("ListErrors")],
+    Discriminator(_error_model_tag),
+]
+
+
+# --------------------------------------------------------------------------- links
+
+
+class LinkDirection(_Strict):
+    """What one direction of a link does to packets: its queue and its error model."""
+
+    queue: QueueDiscipline = Field(default_factory=DropTail)
+    errors: ErrorModel | None = None
+
+
+class Link(_Strict):
+    """A full-duplex point-to-point link between nodes ``a`` and ``b``.
+
+    ``rate_bps`` and ``delay_s`` apply to both directions; ``ab`` / ``ba`` hold the
+    direction a->b / b->a. Shorthand: ``queue`` and ``errors`` at link level set both
+    directions. Serialisation of a packet takes ``(size + l2_header_bytes) * 8 / rate_bps``
+    (ns-3's point-to-point device adds a 2-byte PPP header).
+    """
+
+    a: str
+    b: str
+    rate_bps: PositiveFloat
+    delay_s: float = Field(ge=0.0)
+    l2_header_bytes: int = Field(default=2, ge=0)
+    ab: LinkDirection = Field(default_factory=LinkDirection)
+    ba: LinkDirection = Field(default_factory=LinkDirection)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or not ({"queue", "errors"} & set(data)):
+            return data
+        data = dict(data)
+        shared = {k: data.pop(k) for k in ("queue", "errors") if k in data}
+        for side in ("ab", "ba"):
+            direction = dict(data.get(side) or {})
+            for key, value in shared.items():
+                direction.setdefault(key, value)
+            data[side] = direction
+        return data
+
+    @model_validator(mode="after")
+    def _distinct_ends(self) -> Link:
+        if self.a == self.b:
+            raise _FieldProblem(("b",), f"a link joins two different nodes, got {self.a!r} twice")
+        return self
+
+    def directions(self) -> Iterator[tuple[str, str, LinkDirection]]:
+        """The two directions as ``(from, to, LinkDirection)``."""
+        yield self.a, self.b, self.ab
+        yield self.b, self.a, self.ba
+
+
+# --------------------------------------------------------------------------- TCP
+
+
+class TcpConfig(_Strict):
+    """TCP parameters; defaults are ns-3.44's (``docs/scenarios.md`` lists each source).
+
+    Windows are in segments of ``segment_size_bytes`` (payload); ``initial_ssthresh_segments``
+    ``None`` means unbounded (ns-3: 0xffffffff bytes). ``rcv_buf_bytes`` is the receive
+    window and ``snd_buf_bytes`` bounds unacknowledged data, as in ns-3. ``recovery``
+    ``classic`` is RFC 5681/6582 fast recovery (ns-3 ``TcpClassicRecovery``; ns-3's own
+    default PRR is available as ``prr`` to the ns-3 lens only).
+    """
+
+    segment_size_bytes: PositiveInt = 536
+    ip_header_bytes: PositiveInt = 20
+    tcp_header_bytes: PositiveInt = 20
+    initial_cwnd_segments: PositiveInt = 10
+    initial_ssthresh_segments: PositiveInt | None = None
+    delack_count: PositiveInt = 2
+    delack_timeout_s: float = Field(default=0.2, ge=0.0)
+    min_rto_s: PositiveFloat = 1.0
+    initial_rto_s: PositiveFloat = 1.0
+    clock_granularity_s: PositiveFloat = 0.001
+    rcv_buf_bytes: PositiveInt = 131_072
+    snd_buf_bytes: PositiveInt = 131_072
+    sack: bool = True
+    timestamps: bool = True
+    window_scaling: bool = True
+    ecn: bool = False
+    limited_transmit: bool = True
+    dupack_threshold: PositiveInt = 3
+    recovery: Literal["classic", "prr"] = "classic"
+
+    @property
+    def options_bytes(self) -> int:
+        """Bytes of TCP options on every segment: 12 with timestamps (10 + 2 padding)."""
+        return 12 if self.timestamps else 0
+
+    @property
+    def data_packet_bytes(self) -> int:
+        """IP size of a full data segment (1500 for MSS 1448 with timestamps).
+
+        >>> TcpConfig(segment_size_bytes=1448).data_packet_bytes
+        1500
+        """
+        return self.segment_size_bytes + self.header_bytes
+
+    @property
+    def header_bytes(self) -> int:
+        """IP + TCP header + options bytes carried by every segment."""
+        return self.ip_header_bytes + self.tcp_header_bytes + self.options_bytes
+
+    @property
+    def ack_packet_bytes(self) -> int:
+        """IP size of a pure ACK without SACK blocks (40, or 52 with timestamps)."""
+        return self.header_bytes
+
+    @model_validator(mode="after")
+    def _windows(self) -> TcpConfig:
+        if self.rcv_buf_bytes < self.segment_size_bytes:
+            raise _FieldProblem(("rcv_buf_bytes",), f"rcv_buf_bytes ({self.rcv_buf_bytes}) is "
+                                f"smaller than one segment ({self.segment_size_bytes} B)")
+        if self.snd_buf_bytes < self.segment_size_bytes:
+            raise _FieldProblem(("snd_buf_bytes",), f"snd_buf_bytes ({self.snd_buf_bytes}) is "
+                                f"smaller than one segment ({self.segment_size_bytes} B)")
+        if self.initial_rto_s < self.min_rto_s:
+            raise _FieldProblem(("initial_rto_s",), f"initial_rto_s ({self.initial_rto_s:g}) is "
+                                f"below min_rto_s ({self.min_rto_s:g})")
+        return self
+
+
+# --------------------------------------------------------------------------- variants
+
+
+class NoParams(_Strict):
+    """Loss-based variants (Tahoe, Reno, NewReno, SACK, ECN Reno/NewReno): no parameters."""
+
+    variant: Literal["tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno"]
+
+
+class VegasParams(_Strict):
+    """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
+    Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study)."""
+
+    variant: Literal["vegas", "modified_vegas"]
+    alpha: int = Field(default=2, ge=0)
+    beta: int = Field(default=4, ge=0)
+    gamma: int = Field(default=1, ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VegasParams:
+        if self.beta < self.alpha:
+            raise _FieldProblem(("beta",), f"beta ({self.beta}) must be >= alpha ({self.alpha})")
+        return self
+
+
+class AdaptiveVegasParams(VegasParams):
+    """Reno-friendly Vegas: EWMA ``weight`` of the average RTT (not stated in the study;
+    tcpn's default 0.125 is RFC 6298's SRTT gain)."""
+
+    variant: Literal["adaptive_vegas"]  # type: ignore[assignment]
+    weight: float = Field(default=0.125, gt=0.0, le=1.0)
+
+
+class WestwoodPlusParams(_Strict):
+    """Westwood+ bandwidth filter (ns-3 ``TcpWestwoodPlus::FilterType``, default Tustin)."""
+
+    variant: Literal["westwood_plus"]
+    filter: Literal["tustin", "none"] = "tustin"
+
+
+class TcpLParams(_Strict):
+    """TCP-L: the receiver reports its last hop's frame error rate every
+    ``report_interval_s`` (not stated in the study; tcpn's choice) and the sender reacts
+    like ``base`` with probability P_congestion."""
+
+    variant: Literal["tcp_l"]
+    report_interval_s: PositiveFloat = 1.0
+    base: Literal["reno", "newreno"] = "newreno"
+
+
+def _variant_tag(value: Any) -> str | None:
+    variant = value.get("variant") if isinstance(value, Mapping) else getattr(value, "variant",
+                                                                               None)
+    return {"vegas": "vegas", "modified_vegas": "vegas", "adaptive_vegas": "adaptive_vegas",
+            "westwood_plus": "westwood_plus", "tcp_l": "tcp_l"}.get(variant, "plain") \
+        if variant in VARIANTS else None
+
+
+VariantParams = Annotated[
+    Annotated[NoParams, Tag("plain")] | Annotated[VegasParams, Tag("vegas")]
+    | Annotated[AdaptiveVegasParams, Tag("adaptive_vegas")]
+    | Annotated[WestwoodPlusParams, Tag("westwood_plus")] | Annotated[TcpLParams, Tag("tcp_l")],
+    Discriminator(_variant_tag),
+]
+
+
+# --------------------------------------------------------------------------- flows
+
+
+class UniformTime(_Strict):
+    """A time drawn uniformly from ``[low_s, high_s]``."""
+
+    dist: Literal["uniform"]
+    low_s: float = Field(ge=0.0)
+    high_s: float = Field(ge=0.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UniformTime:
+        if self.high_s < self.low_s:
+            raise _FieldProblem(("high_s",), f"high_s ({self.high_s:g}) is below low_s "
+                                             f"({self.low_s:g})")
+        return self
+
+    @property
+    def min_s(self) -> float:
+        """Smallest possible value."""
+        return self.low_s
+
+    def draw(self, rng: np.random.Generator) -> float:
+        """One value."""
+        return float(rng.uniform(self.low_s, self.high_s))
+
+
+class ExponentialTime(_Strict):
+    """A time ``offset_s`` + an exponential with mean ``mean_s``."""
+
+    dist: Literal["exponential"]
+    mean_s: PositiveFloat
+    offset_s: float = Field(default=0.0, ge=0.0)
+
+    @property
+    def min_s(self) -> float:
+        """Smallest possible value."""
+        return self.offset_s
+
+    def draw(self, rng: np.random.Generator) -> float:
+        """One value."""
+        return self.offset_s + float(rng.exponential(self.mean_s))
+
+
+TimeSpec = Annotated[
+    float | Annotated[UniformTime | ExponentialTime, Field(discriminator="dist")],
+    Field(union_mode="left_to_right"),
+]
+
+
+def _min_time(spec: float | UniformTime | ExponentialTime) -> float:
+    return float(spec) if isinstance(spec, int | float) else spec.min_s
+
+
+def _draw_time(spec: float | UniformTime | ExponentialTime, rng: np.random.Generator) -> float:
+    return float(spec) if isinstance(spec, int | float) else spec.draw(rng)
+
+
+class Flow(_Strict):
+    """A group of ``count`` identical TCP connections from ``src`` to ``dst``.
+
+    The first starts at ``start_s`` (a number or a distribution), each next one ``gap_s``
+    later (a number or a distribution, e.g. exponential with mean 0.05 s); all stop at
+    ``stop_s`` (default: the horizon). ``bytes`` is the amount to send (``None``: bulk).
+    ``app_rate_bps`` paces the application (``None``: as fast as TCP allows).
+    ``params`` holds the variant's parameters; ``tcp`` overrides the scenario's TCP
+    parameters for this group. ``receiver_clock_offset_s`` offsets the receiver's
+    timestamp clock (Modified Vegas study).
+    """
+
+    id: str | None = None
+    src: str
+    dst: str
+    variant: Variant
+    params: VariantParams | None = None
+    count: PositiveInt = 1
+    start_s: TimeSpec = 0.0
+    gap_s: TimeSpec = 0.0
+    stop_s: PositiveFloat | None = None
+    bytes: PositiveInt | None = None
+    app_rate_bps: PositiveFloat | None = None
+    receiver_clock_offset_s: TimeSpec = 0.0
+    tcp: TcpConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _params_variant(cls, data: Any) -> Any:
+        """Tell ``params`` which variant it belongs to (the YAML does not repeat it)."""
+        if isinstance(data, Mapping) and "variant" in data:
+            data = dict(data)
+            params = data.get("params")
+            if data["variant"] not in VARIANTS:
+                data.pop("params", None)  # the variant's own error says it all
+            elif params is None or isinstance(params, Mapping):
+                data["params"] = {**(params or {}), "variant": data["variant"]}
+        return data
+
+    @field_validator("start_s", "gap_s", "receiver_clock_offset_s")
+    @classmethod
+    def _non_negative(cls, v: Any) -> Any:
+        if isinstance(v, int | float) and v < 0 and not math.isnan(v):
+            raise ValueError(f"must be >= 0, got {v:g}")
+        return v
+
+
+class ConcreteFlow(BaseModel):
+    """One TCP connection with every random choice drawn: what a lens simulates.
+
+    ``data_route`` / ``ack_route`` list the nodes crossed by data and by ACKs;
+    ``data_queues`` / ``ack_queues`` the queue ids (``"A->B"``) they enter in order.
+    ``tcp`` is the effective TCP configuration (scenario defaults + the flow's overrides).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    group: str
+    index: int
+    src: str
+    dst: str
+    variant: Variant
+    params: NoParams | AdaptiveVegasParams | VegasParams | WestwoodPlusParams | TcpLParams
+    tcp: TcpConfig
+    start_s: float
+    stop_s: float
+    bytes: int | None
+    app_rate_bps: float | None
+    receiver_clock_offset_s: float
+    data_route: tuple[str, ...]
+    ack_route: tuple[str, ...]
+    data_queues: tuple[str, ...]
+    ack_queues: tuple[str, ...]
+
+    @property
+    def ecn(self) -> bool:
+        """Whether the flow negotiates ECN (its TCP ``ecn`` flag or an ``ecn_*`` variant)."""
+        return self.tcp.ecn or self.variant.startswith("ecn_")
+
+
+# --------------------------------------------------------------------------- trace, measure
+
+
+class TraceSelection(_Strict):
+    """What the lenses record. ``queues``: ``"all"``, ``"none"`` or a list of queue ids."""
+
+    flow_events: bool = True
+    cwnd: bool = True
+    rtt: bool = True
+    queues: Literal["all", "none"] | list[str] = "all"
+
+
+class Measure(_Strict):
+    """How summary metrics are computed: the window starts at ``warmup_s`` and ends at the
+    horizon; time series use bins of ``bin_s``."""
+
+    warmup_s: float = Field(default=0.0, ge=0.0)
+    bin_s: PositiveFloat = 1.0
+
+
+# --------------------------------------------------------------------------- scenario
+
+
+class Scenario(_Strict):
+    """A whole experiment. Load one with :func:`load_scenario`; see the module docstring."""
+
+    name: str = "scenario"
+    description: str = ""
+    nodes: list[str] = Field(default_factory=list)
+    links: list[Link] = Field(min_length=1)
+    flows: list[Flow] = Field(min_length=1)
+    tcp: TcpConfig = Field(default_factory=lambda: TcpConfig())
+    horizon_s: PositiveFloat
+    seed: int = Field(default=1, ge=0)
+    trace: TraceSelection = Field(default_factory=TraceSelection)
+    measure: Measure = Field(default_factory=lambda: Measure())
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        self._check_nodes()
+        graph = self.graph()
+        self._check_queues()
+        self._check_flows(graph)
+        self._check_trace()
+        if self.measure.warmup_s >= self.horizon_s:
+            raise _FieldProblem(("measure", "warmup_s"), f"warmup_s ({self.measure.warmup_s:g})"
+                                f" leaves nothing of the horizon ({self.horizon_s:g} s)")
+        return self
+
+    # ---- checks (each raises _FieldProblem naming the path)
+
+    def _check_nodes(self) -> None:
+        if len(set(self.nodes)) != len(self.nodes):
+            dup = next(n for n in self.nodes if self.nodes.count(n) > 1)
+            raise _FieldProblem(("nodes", self.nodes.index(dup)), f"node {dup!r} is listed twice")
+        declared = set(self.nodes)
+        seen_pairs: dict[frozenset[str], int] = {}
+        for i, link in enumerate(self.links):
+            for end in ("a", "b"):
+                node = getattr(link, end)
+                if declared and node not in declared:
+                    raise _FieldProblem(("links", i, end), f"unknown node {node!r} (declared: "
+                                        f"{', '.join(self.nodes)})")
+            pair = frozenset((link.a, link.b))
+            if pair in seen_pairs:
+                raise _FieldProblem(("links", i), f"a second link between {link.a} and {link.b}"
+                                    f" (first: links[{seen_pairs[pair]}])")
+            seen_pairs[pair] = i
+        if not declared:
+            self.__dict__["nodes"] = sorted({n for link in self.links for n in (link.a, link.b)})
+
+    def _check_queues(self) -> None:
+        biggest = max(self.flow_tcp(f).data_packet_bytes for f in self.flows)
+        for i, link in enumerate(self.links):
+            for side, direction in (("ab", link.ab), ("ba", link.ba)):
+                q = direction.queue
+                if q.unit == "bytes" and q.limit < biggest:
+                    raise _FieldProblem(("links", i, side, "queue", "limit"),
+                                        f"a queue of {q.limit} bytes cannot hold one "
+                                        f"{biggest}-byte data packet")
+                if isinstance(q, TokenBucket) and q.depth_bytes < biggest:
+                    raise _FieldProblem(("links", i, side, "queue", "depth_bytes"),
+                                        f"a bucket of {q.depth_bytes} bytes never conforms a "
+                                        f"{biggest}-byte data packet")
+
+    def _check_flows(self, graph: nx.Graph) -> None:
+        ids: set[str] = set()
+        earliest = math.inf
+        for i, flow in enumerate(self.flows):
+            flow_id = flow.id if flow.id is not None else f"f{i}"
+            if flow_id in ids:
+                raise _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used twice")
+            ids.add(flow_id)
+            for end in ("src", "dst"):
+                if getattr(flow, end) not in graph:
+                    raise _FieldProblem(("flows", i, end), f"unknown node {getattr(flow, end)!r}")
+            if flow.src == flow.dst:
+                raise _FieldProblem(("flows", i, "dst"), f"a flow from {flow.src} to itself")
+            if not nx.has_path(graph, flow.src, flow.dst):
+                raise _FieldProblem(("flows", i, "dst"), f"no route from {flow.src} to "
+                                    f"{flow.dst}: the nodes are not connected")
+            for a, b in ((flow.src, flow.dst), (flow.dst, flow.src)):
+                paths = list(nx.all_shortest_paths(graph, a, b))
+                if len(paths) > 1:
+                    shown = " and ".join("-".join(p) for p in paths[:2])
+                    raise _FieldProblem(("flows", i, "dst"), f"ambiguous route from {a} to {b}:"
+                                        f" {shown} have equal length; remove a link")
+            first = _min_time(flow.start_s)
+            stop = flow.stop_s if flow.stop_s is not None else self.horizon_s
+            if flow.stop_s is not None and flow.stop_s <= first:
+                raise _FieldProblem(("flows", i, "stop_s"), f"stop_s ({flow.stop_s:g}) is not "
+                                    f"after the earliest start ({first:g})")
+            if first < stop:
+                earliest = min(earliest, first)
+        if earliest >= self.horizon_s:
+            starts = ", ".join(f"{_min_time(f.start_s):g}" for f in self.flows)
+            raise _FieldProblem(("horizon_s",), f"horizon_s ({self.horizon_s:g}) ends before any"
+                                f" flow can start (earliest starts: {starts} s)")
+
+    def _check_trace(self) -> None:
+        if isinstance(self.trace.queues, list):
+            known = set(self.queue_ids())
+            for j, q in enumerate(self.trace.queues):
+                if q not in known:
+                    raise _FieldProblem(("trace", "queues", j), f"unknown queue {q!r}; queues "
+                                        f"are named 'A->B', e.g. {sorted(known)[0]!r}")
+
+    # ---- topology
+
+    def graph(self) -> nx.Graph:
+        """The topology as an undirected NetworkX graph; edges carry their :class:`Link`."""
+        g = nx.Graph()
+        g.add_nodes_from(self.nodes)
+        for link in self.links:
+            g.add_edge(link.a, link.b, link=link)
+        return g
+
+    def route(self, src: str, dst: str) -> list[str]:
+        """Nodes from ``src`` to ``dst`` on the hop-count shortest path (ns-3 global routing).
+
+        >>> dumbbell(pairs=1, variant="reno", horizon_s=1.0).route("D0", "S0")
+        ['D0', 'R2', 'R1', 'S0']
+        """
+        try:
+            return list(nx.shortest_path(self.graph(), src, dst))
+        except (nx.NetworkXNoPath, nx.NodeNotFound) as exc:
+            raise InputError(f"scenario {self.name}: no route from {src} to {dst}") from exc
+
+    def link_between(self, a: str, b: str) -> Link:
+        """The link joining ``a`` and ``b`` (in either orientation)."""
+        for link in self.links:
+            if {link.a, link.b} == {a, b}:
+                return link
+        raise InputError(f"scenario {self.name}: no link between {a} and {b}")
+
+    def direction(self, queue_id: str) -> LinkDirection:
+        """The :class:`LinkDirection` of queue ``"A->B"``."""
+        a, b = _split_queue_id(queue_id)
+        link = self.link_between(a, b)
+        return link.ab if (link.a, link.b) == (a, b) else link.ba
+
+    def queue_ids(self) -> list[str]:
+        """Every queue (one per link direction) as ``"A->B"``, in link order."""
+        return [f"{a}->{b}" for link in self.links for a, b, _ in link.directions()]
+
+    @staticmethod
+    def queue_ids_on(route: Sequence[str]) -> list[str]:
+        """The queues a packet following ``route`` enters, in order."""
+        return [f"{a}->{b}" for a, b in itertools.pairwise(route)]
+
+    def traced_queues(self) -> list[str]:
+        """The queue ids selected by ``trace.queues``."""
+        if self.trace.queues == "all":
+            return self.queue_ids()
+        if self.trace.queues == "none":
+            return []
+        return list(self.trace.queues)
+
+    # ---- flows
+
+    def flow_tcp(self, flow: Flow) -> TcpConfig:
+        """Effective TCP configuration of ``flow``: the scenario's, then the flow's overrides."""
+        if flow.tcp is None:
+            return self.tcp
+        merged = self.tcp.model_dump()
+        merged.update({k: getattr(flow.tcp, k) for k in flow.tcp.model_fields_set})
+        return TcpConfig.model_validate(merged)
+
+    def concrete_flows(self, seed: np.random.SeedSequence | int | None = None) -> list[
+            ConcreteFlow]:
+        """Every connection with its random choices drawn from ``seed``'s scenario stream.
+
+        The draws use :func:`scenario_rng` (``seed`` spawn key + ``SCENARIO_STREAM``), so
+        every lens sees the same start times for the same run seed. Flow ids: the group id
+        when ``count`` is 1, else ``"<group>.<k>"``.
+
+        >>> s = dumbbell(pairs=2, variant="reno", horizon_s=5.0)
+        >>> [(f.id, f.start_s, f.data_queues[1]) for f in s.concrete_flows(1)]
+        [('f0', 0.0, 'R1->R2'), ('f1', 0.1, 'R1->R2')]
+        """
+        rng = scenario_rng(seed if seed is not None else self.seed)
+        out: list[ConcreteFlow] = []
+        for i, flow in enumerate(self.flows):
+            group = flow.id if flow.id is not None else f"f{i}"
+            tcp = self.flow_tcp(flow)
+            params = flow.params
+            assert params is not None  # filled by Flow._params_variant
+            data_route = tuple(self.route(flow.src, flow.dst))
+            ack_route = tuple(self.route(flow.dst, flow.src))
+            start = _draw_time(flow.start_s, rng)
+            for k in range(flow.count):
+                if k:
+                    start += _draw_time(flow.gap_s, rng)
+                out.append(ConcreteFlow(
+                    id=group if flow.count == 1 else f"{group}.{k}", group=group, index=k,
+                    src=flow.src, dst=flow.dst, variant=flow.variant, params=params, tcp=tcp,
+                    start_s=start, stop_s=flow.stop_s if flow.stop_s is not None
+                    else self.horizon_s, bytes=flow.bytes, app_rate_bps=flow.app_rate_bps,
+                    receiver_clock_offset_s=_draw_time(flow.receiver_clock_offset_s, rng),
+                    data_route=data_route, ack_route=ack_route,
+                    data_queues=tuple(self.queue_ids_on(data_route)),
+                    ack_queues=tuple(self.queue_ids_on(ack_route)),
+                ))
+        return out
+
+    # ---- identity, serialisation
+
+    def content_hash(self) -> str:
+        """SHA-256 of what determines the dynamics: every field with defaults filled in,
+        except ``name``, ``description``, ``seed``, ``trace`` and ``measure``.
+
+        Stable across key order, omitted defaults and YAML formatting.
+
+        >>> a = dumbbell(pairs=1, variant="reno", horizon_s=3.0)
+        >>> b = a.model_copy(update={"name": "renamed", "seed": 9})
+        >>> a.content_hash() == b.content_hash()
+        True
+        """
+        payload = self.model_dump(mode="json", exclude={"name", "description", "seed", "trace",
+                                                        "measure"})
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def to_yaml(self) -> str:
+        """The scenario as YAML with every default written out (reloads to an equal one)."""
+        return yaml.safe_dump(_strip_params_variant(self.model_dump(mode="json")),
+                              sort_keys=False)
+
+
+def _strip_params_variant(data: dict[str, Any]) -> dict[str, Any]:
+    for flow in data.get("flows", []):
+        if isinstance(flow.get("params"), dict):
+            flow["params"].pop("variant", None)
+            if not flow["params"]:
+                flow["params"] = None
+    return data
+
+
+def _split_queue_id(queue_id: str) -> tuple[str, str]:
+    a, sep, b = queue_id.partition("->")
+    if not sep or not a or not b:
+        raise InputError(f"queue id {queue_id!r} is not of the form 'A->B'")
+    return a, b
+
+
+def scenario_rng(seed: np.random.SeedSequence | int) -> np.random.Generator:
+    """The generator for the scenario's own random choices in the run seeded by ``seed``.
+
+    An int ``seed`` means replication 0 of that seed, as in :func:`tcpn.models.lenses.run_seeds`.
+
+    >>> float(scenario_rng(1).random()) == float(scenario_rng(1).random())
+    True
+    """
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(
+        seed, spawn_key=(0,))
+    child = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, SCENARIO_STREAM))
+    return np.random.default_rng(child)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class ScenarioError(InputError):
+    """A scenario is invalid; ``problems`` lists ``(location, message)`` pairs.
+
+    The location reads ``file:line: field.path`` when the scenario came from a file.
+    """
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        super().__init__("\n".join(f"{where}: {msg}" for where, msg in problems))
+
+
+def _loc_text(path: Sequence[str | int]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "scenario"
+
+
+def _yaml_marks(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                out[(*path, key.value)] = key.start_mark.line + 1
+                _yaml_marks(value, (*path, key.value), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _yaml_marks(item, (*path, i), out)
+
+
+def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> tuple[
+        int | None, tuple[Any, ...]]:
+    """Line of the deepest YAML node on ``loc`` and the path to show.
+
+    Parts of ``loc`` that are neither in the YAML nor a schema field name are pydantic's
+    union tags (``'vegas'``, ``'float'``, ``'tagged-union[...]'``) and are skipped.
+    """
+    path: tuple[Any, ...] = ()
+    shown: tuple[Any, ...] = ()
+    line = marks.get(())
+    for part in loc:
+        if (*path, part) in marks:
+            path = (*path, part)
+            shown = (*shown, part)
+            line = marks[path]
+        elif isinstance(part, int) or part in _field_names():
+            path = (*path, part)
+            shown = (*shown, part)
+    return line, shown
+
+
+@functools.cache
+def _field_names() -> frozenset[str]:
+    models: tuple[type[BaseModel], ...] = (
+        Scenario, Link, LinkDirection, DropTail, Red, ThresholdEcn, Sgpq, TokenBucket,
+        RateErrors, ListErrors, TcpConfig, Flow, NoParams, VegasParams, AdaptiveVegasParams,
+        WestwoodPlusParams, TcpLParams, UniformTime, ExponentialTime, TraceSelection, Measure)
+    return frozenset(name for model in models for name in model.model_fields)
+
+
+def _problems(exc: ValidationError, marks: Mapping[tuple[Any, ...], int] | None,
+              source: str | None) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for err in exc.errors():
+        loc: tuple[Any, ...] = tuple(err["loc"])
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, _FieldProblem):
+            loc = loc + cause.path
+            message = str(cause)
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        line, shown = _closest_line(marks or {}, loc)
+        where = _loc_text(shown)
+        if source is not None:
+            where = f"{source}:{line}: {where}" if line is not None else f"{source}: {where}"
+        problems.append((where, message))
+    # a union error repeats once per alternative: keep the distinct ones
+    return list(dict.fromkeys(problems))
+
+
+def parse_scenario(text: str, source: str | None = None) -> Scenario:
+    """A :class:`Scenario` from YAML ``text``; errors name ``source``, the line and the field.
+
+    >>> parse_scenario("links: [{a: A, b: B, rate_bps: 1.0e6, delay_s: -1}]\\n"
+    ...                "flows: [{src: A, dst: B, variant: reno}]\\nhorizon_s: 1", "x.yaml")
+    Traceback (most recent call last):
+    ...
+    tcpn.models.scenario.ScenarioError: x.yaml:1: links[0].delay_s: Input should be greater \
+than or equal to 0
+    """
+    where = source or "<scenario>"
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ScenarioError([(where, "the file is empty")])
+        data = loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ScenarioError([(f"{where}{line}", f"not valid YAML: "
+                                                f"{getattr(exc, 'problem', exc)}")]) from None
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        raise ScenarioError([(f"{where}:1", "a scenario is a mapping of fields (name, links, "
+                                            "flows, horizon_s...)")])
+    marks: dict[tuple[Any, ...], int] = {}
+    _yaml_marks(node, (), marks)
+    if "name" not in data and source is not None:
+        data["name"] = Path(source).stem
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError(_problems(exc, marks, where)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (``name`` defaults to the file's stem).
+
+    >>> load_scenario("scenarios/dumbbell_newreno.yaml").horizon_s  # doctest: +SKIP
+    60.0
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read scenario {path}: {exc.strerror}") from None
+    return parse_scenario(text, str(path))
+
+
+def validate_scenario(data: Mapping[str, Any]) -> Scenario:
+    """A :class:`Scenario` from a mapping, with errors as :class:`ScenarioError`."""
+    try:
+        return Scenario.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ScenarioError(_problems(exc, None, None)) from None
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def dumbbell(pairs: int = 2, variant: str = "newreno", horizon_s: float = 60.0, *,
+             bottleneck_rate_bps: float = 10e6, bottleneck_delay_s: float = 0.02,
+             access_rate_bps: float = 100e6, access_delay_s: float = 0.001,
+             queue: Mapping[str, Any] | None = None, reverse_pairs: int = 0,
+             start_gap_s: float = 0.1, tcp: Mapping[str, Any] | None = None,
+             name: str = "dumbbell", seed: int = 1) -> Scenario:
+    """Senders S0..S{n-1} -> R1 ==bottleneck== R2 -> receivers D0..D{n-1}.
+
+    Forward flow ``f{i}`` goes S{i}->D{i} and starts at ``i * start_gap_s``; reverse flow
+    ``r{j}`` goes D{j}->S{j} (its data shares R2->R1 with the forward ACKs). ``queue`` is
+    the bottleneck's queue in both directions (default drop-tail 100 packets).
+
+    >>> s = dumbbell(pairs=2, reverse_pairs=1, horizon_s=5.0)
+    >>> [(f.id, f.src, f.dst) for f in s.flows]
+    [('f0', 'S0', 'D0'), ('f1', 'S1', 'D1'), ('r0', 'D0', 'S0')]
+    """
+    if pairs < 1 or reverse_pairs < 0 or reverse_pairs > pairs:
+        raise InputError(f"dumbbell: need pairs >= 1 and 0 <= reverse_pairs <= pairs, got "
+                         f"pairs={pairs}, reverse_pairs={reverse_pairs}")
+    links: list[dict[str, Any]] = [{"a": "R1", "b": "R2", "rate_bps": bottleneck_rate_bps,
+                                    "delay_s": bottleneck_delay_s,
+                                    "queue": dict(queue or {"kind": "drop_tail"})}]
+    for i in range(pairs):
+        links.append({"a": f"S{i}", "b": "R1", "rate_bps": access_rate_bps,
+                      "delay_s": access_delay_s})
+        links.append({"a": "R2", "b": f"D{i}", "rate_bps": access_rate_bps,
+                      "delay_s": access_delay_s})
+    flows: list[dict[str, Any]] = [
+        {"id": f"f{i}", "src": f"S{i}", "dst": f"D{i}", "variant": variant,
+         "start_s": round(i * start_gap_s, 9)} for i in range(pairs)]
+    flows += [{"id": f"r{j}", "src": f"D{j}", "dst": f"S{j}", "variant": variant,
+               "start_s": round((j + 0.5) * start_gap_s, 9)} for j in range(reverse_pairs)]
+    return validate_scenario({"name": name, "links": links, "flows": flows,
+                              "tcp": dict(tcp or {}), "horizon_s": horizon_s, "seed": seed})
+
+
+def parking_lot(hops: int = 3, variant: str = "newreno", horizon_s: float = 60.0, *,
+                rate_bps: float = 10e6, delay_s: float = 0.01,
+                access_rate_bps: float = 100e6, access_delay_s: float = 0.001,
+                queue: Mapping[str, Any] | None = None, tcp: Mapping[str, Any] | None = None,
+                name: str = "parking_lot", seed: int = 1) -> Scenario:
+    """Routers R0..R{hops} in a chain; flow ``long`` crosses every hop (S->D), flow
+    ``x{i}`` crosses hop i only (X{i}->Y{i}, attached to R{i} and R{i+1}).
+
+    >>> s = parking_lot(hops=2, horizon_s=5.0)
+    >>> s.route("S", "D"), s.route("X1", "Y1")
+    (['S', 'R0', 'R1', 'R2', 'D'], ['X1', 'R1', 'R2', 'Y1'])
+    """
+    if hops < 1:
+        raise InputError(f"parking_lot: hops must be >= 1, got {hops}")
+    q = dict(queue or {"kind": "drop_tail"})
+    links: list[dict[str, Any]] = [
+        {"a": f"R{i}", "b": f"R{i + 1}", "rate_bps": rate_bps, "delay_s": delay_s, "queue": q}
+        for i in range(hops)]
+    access = {"rate_bps": access_rate_bps, "delay_s": access_delay_s}
+    links += [{"a": "S", "b": "R0", **access}, {"a": f"R{hops}", "b": "D", **access}]
+    flows: list[dict[str, Any]] = [{"id": "long", "src": "S", "dst": "D", "variant": variant}]
+    for i in range(hops):
+        links += [{"a": f"X{i}", "b": f"R{i}", **access}, {"a": f"R{i + 1}", "b": f"Y{i}",
+                                                           **access}]
+        flows.append({"id": f"x{i}", "src": f"X{i}", "dst": f"Y{i}", "variant": variant,
+                      "start_s": round(0.1 * (i + 1), 9)})
+    return validate_scenario({"name": name, "links": links, "flows": flows,
+                              "tcp": dict(tcp or {}), "horizon_s": horizon_s, "seed": seed})
