@@ -32,8 +32,9 @@ sent again), ``recv`` (a data segment reaches the receiver, duplicates included)
 ``deliver`` (the receiver releases in-order bytes to the application: ``seq`` = first byte,
 ``bytes`` = how many), ``ack`` (an ACK reaches the sender; ``bytes`` = newly acknowledged,
 0 for a duplicate), ``drop`` (a data segment of the flow is lost: queue overflow, AQM,
-policer or link error), ``mark`` (a data segment is CE-marked), ``timeout`` (the RTO fired).
-ACK losses are ``drop`` rows with ``seq`` = the ACK number and ``bytes`` 0.
+policer or link error), ``mark`` (a data segment is CE-marked), ``timeout`` (the RTO fired),
+``ack_drop`` (an ACK of the flow is lost; ``seq`` = its ACK number). ``deliver`` rows are
+in order and contiguous: their running sum of ``bytes`` is the flow's delivered data.
 
 ``flow_series`` (state variables): ``time_s``, ``flow``, ``var``, ``value``. Standard
 ``var`` names: ``cwnd_bytes`` and ``ssthresh_bytes`` (a row at each change, and one at the
@@ -89,7 +90,8 @@ __all__ = [
     "TraceWriter", "atomic_directory", "provenance",
 ]
 
-FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout")
+FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
+               "ack_drop")
 """The ``event`` values of ``flow_events``."""
 QUEUE_EVENTS = ("enqueue", "dequeue", "drop", "mark", "sample")
 """The ``event`` values of ``queue_events``."""

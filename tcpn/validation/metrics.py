@@ -1,0 +1,350 @@
+"""Metrics from the common trace schema: one implementation used for every lens.
+
+Every function takes a :class:`~tcpn.models.traces.Trace` (whichever lens wrote it) and a
+measurement window ``[start_s, end_s]`` that defaults to ``[trace.warmup_s,
+trace.horizon_s]``; events exactly on either edge count. Definitions:
+
+* **goodput**: bytes the receiver delivered in order to the application (``deliver``) in
+  the window, times 8, divided by the window length (the same length for every flow);
+* **throughput**: data payload bytes that reached the receiver (``recv``, duplicates
+  included), likewise;
+* **loss / mark / retransmission ratio**: ``drop`` / ``mark`` / ``retransmit`` rows'
+  ``count`` divided by the data segments transmitted (``send`` + ``retransmit``);
+* **Jain's fairness index** of x: ``(sum x)^2 / (n * sum x^2)``;
+* **queue statistics**: the length is a step function of time (0 before the first row);
+  mean and percentiles are time-weighted over the window (percentile p = the smallest
+  length held at least p % of the time), plus drops and marks counted in the window;
+* **RTT statistics**: over the ``rtt_s`` samples taken in the window (sample-weighted);
+* **time to deliver**: from the flow's start until its delivered bytes reach a target;
+* **per-segment delay**: from the first ``send`` of a segment until the in-order delivered
+  bytes cover it.
+
+>>> import pandas as pd
+>>> float(jain_index([1.0, 1.0])), float(jain_index([1.0, 0.0]))
+(1.0, 0.5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpn.errors import InputError
+from tcpn.models.traces import Trace
+
+__all__ = [
+    "event_counts", "goodput_bps", "goodput_series_bps", "jain_index", "loss_ratio",
+    "mark_ratio", "queue_stats", "retransmission_ratio", "rtt_stats", "segment_delays",
+    "summarize", "throughput_bps", "throughput_series_bps", "time_average",
+    "time_to_deliver_s",
+]
+
+
+def _window(trace: Trace, start_s: float | None, end_s: float | None) -> tuple[float, float]:
+    t0 = trace.warmup_s if start_s is None else float(start_s)
+    t1 = trace.horizon_s if end_s is None else float(end_s)
+    if not t1 > t0:
+        raise InputError(f"empty measurement window [{t0:g}, {t1:g}] s")
+    return t0, t1
+
+
+def _in_window(frame: pd.DataFrame, t0: float, t1: float) -> pd.DataFrame:
+    times = frame["time_s"].to_numpy()
+    return frame[(times >= t0) & (times <= t1)]
+
+
+def _per_flow(trace: Trace, events: Sequence[str], column: str, t0: float, t1: float,
+              ) -> pd.Series:
+    frame = _in_window(trace.events(event=events), t0, t1)
+    sums = frame.groupby(frame["flow"].astype(str), observed=True)[column].sum()
+    return sums.reindex(trace.flow_ids, fill_value=0.0).astype(float).rename_axis("flow")
+
+
+def event_counts(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+                 ) -> pd.DataFrame:
+    """Packets per flow and event kind in the window (the sum of ``count``), one column
+    per kind in :data:`~tcpn.models.traces.FLOW_EVENTS`."""
+    from tcpn.models.traces import FLOW_EVENTS
+
+    t0, t1 = _window(trace, start_s, end_s)
+    frame = _in_window(trace.flow_events, t0, t1)
+    table = frame.pivot_table(index=frame["flow"].astype(str), columns=frame["event"].astype(
+        str), values="count", aggfunc="sum", fill_value=0.0, observed=True)
+    return table.reindex(index=trace.flow_ids, columns=list(FLOW_EVENTS), fill_value=0.0
+                         ).rename_axis(index="flow", columns=None).astype(float)
+
+
+def goodput_bps(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+                ) -> pd.Series:
+    """Per-flow goodput (bit/s): ``deliver`` bytes in the window * 8 / window length."""
+    t0, t1 = _window(trace, start_s, end_s)
+    return _per_flow(trace, ("deliver",), "bytes", t0, t1) * 8.0 / (t1 - t0)
+
+
+def throughput_bps(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+                   ) -> pd.Series:
+    """Per-flow throughput (bit/s): ``recv`` payload bytes in the window * 8 / length."""
+    t0, t1 = _window(trace, start_s, end_s)
+    return _per_flow(trace, ("recv",), "bytes", t0, t1) * 8.0 / (t1 - t0)
+
+
+def _series(trace: Trace, event: str, bin_s: float | None, start_s: float | None,
+            end_s: float | None) -> pd.DataFrame:
+    t0, t1 = _window(trace, start_s, end_s)
+    width = trace.bin_s if bin_s is None else float(bin_s)
+    if width <= 0:
+        raise InputError(f"bin_s must be > 0, got {width:g}")
+    edges = t0 + width * np.arange(int(np.ceil((t1 - t0) / width - 1e-9)) + 1)
+    frame = _in_window(trace.events(event=event), t0, t1)
+    out = {}
+    for flow in trace.flow_ids:
+        rows = frame[frame["flow"] == flow]
+        # the last bin may be shorter than bin_s: divide by its real width
+        sums, _ = np.histogram(rows["time_s"], bins=edges, weights=rows["bytes"])
+        widths = np.diff(np.minimum(edges, t1))
+        out[flow] = sums * 8.0 / np.where(widths > 0, widths, np.nan)
+    return pd.DataFrame(out, index=pd.Index(edges[:-1], name="time_s"))
+
+
+def goodput_series_bps(trace: Trace, bin_s: float | None = None, start_s: float | None = None,
+                       end_s: float | None = None) -> pd.DataFrame:
+    """Goodput per time bin (bit/s): index = bin start, one column per flow.
+
+    Bins of ``bin_s`` (default ``trace.bin_s``) from the window start; the last bin ends
+    at the window end and its rate uses its real width.
+    """
+    return _series(trace, "deliver", bin_s, start_s, end_s)
+
+
+def throughput_series_bps(trace: Trace, bin_s: float | None = None,
+                          start_s: float | None = None, end_s: float | None = None,
+                          ) -> pd.DataFrame:
+    """Throughput (``recv`` bytes) per time bin, as :func:`goodput_series_bps`."""
+    return _series(trace, "recv", bin_s, start_s, end_s)
+
+
+def _ratio(trace: Trace, numerator: str, start_s: float | None, end_s: float | None,
+           ) -> pd.Series:
+    counts = event_counts(trace, start_s, end_s)
+    sent = counts["send"] + counts["retransmit"]
+    return (counts[numerator] / sent.where(sent > 0)).rename(f"{numerator}_ratio")
+
+
+def loss_ratio(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+               ) -> pd.Series:
+    """Per flow: data segments lost / data segments transmitted (NaN if none sent)."""
+    return _ratio(trace, "drop", start_s, end_s).rename("loss_ratio")
+
+
+def mark_ratio(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+               ) -> pd.Series:
+    """Per flow: data segments CE-marked / data segments transmitted."""
+    return _ratio(trace, "mark", start_s, end_s)
+
+
+def retransmission_ratio(trace: Trace, start_s: float | None = None,
+                         end_s: float | None = None) -> pd.Series:
+    """Per flow: retransmissions / data segments transmitted (new + retransmitted)."""
+    return _ratio(trace, "retransmit", start_s, end_s)
+
+
+def jain_index(values: Iterable[float]) -> float:
+    """Jain's fairness index, 1/n (one flow gets all) .. 1 (equal shares); NaN if all 0.
+
+    >>> round(jain_index([4.0, 2.0]), 4)  # 36 / (2 * 20)
+    0.9
+    """
+    x = np.asarray(list(values), dtype=float)
+    if x.size == 0:
+        raise InputError("Jain's index of no values")
+    if np.any(x < 0):
+        raise InputError("Jain's index needs non-negative values")
+    square_sum = float(np.sum(x * x))
+    return float(np.sum(x) ** 2 / (x.size * square_sum)) if square_sum > 0 else float("nan")
+
+
+def time_average(times: np.ndarray, values: np.ndarray, t0: float, t1: float,
+                 initial: float = 0.0) -> float:
+    """Time-weighted mean over ``[t0, t1]`` of the step function that takes ``values[i]``
+    at ``times[i]`` (sorted) and ``initial`` before the first time.
+
+    >>> time_average(np.array([1.0]), np.array([2.0]), 0.0, 4.0)  # 0 for 1 s, 2 for 3 s
+    1.5
+    """
+    levels, durations = _steps(times, values, t0, t1, initial)
+    return float(np.dot(levels, durations) / (t1 - t0))
+
+
+def _steps(times: np.ndarray, values: np.ndarray, t0: float, t1: float, initial: float,
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Levels of a step function on [t0, t1] and how long each is held."""
+    times = np.asarray(times, dtype=float)
+    values = np.asarray(values, dtype=float)
+    before = np.searchsorted(times, t0, side="right")
+    start_level = values[before - 1] if before > 0 else initial
+    inside = (times > t0) & (times < t1)
+    edges = np.concatenate(([t0], times[inside], [t1]))
+    levels = np.concatenate(([start_level], values[inside]))
+    return levels, np.diff(edges)
+
+
+def _weighted_percentile(levels: np.ndarray, weights: np.ndarray, q: float) -> float:
+    order = np.argsort(levels, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    total = cumulative[-1]
+    index = int(np.searchsorted(cumulative, q / 100.0 * total - 1e-12 * total, side="left"))
+    return float(levels[order][min(index, len(order) - 1)])
+
+
+def queue_stats(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+                percentiles: Sequence[float] = (50, 95, 99)) -> pd.DataFrame:
+    """Per traced queue: time-weighted mean and percentiles of the length (packets and
+    bytes), its maximum, and the drops, marks and arrivals in the window.
+
+    Arrivals are ``enqueue`` + ``drop`` rows (a marked packet is also enqueued).
+    """
+    t0, t1 = _window(trace, start_s, end_s)
+    rows = {}
+    for queue in trace.queues.loc[trace.queues["traced"], "queue"]:
+        frame = trace.queue(queue)
+        times = frame["time_s"].to_numpy()
+        row: dict[str, float] = {}
+        for unit in ("packets", "bytes"):
+            levels, durations = _steps(times, frame[f"length_{unit}"].to_numpy(), t0, t1, 0.0)
+            row[f"mean_{unit}"] = float(np.dot(levels, durations) / (t1 - t0))
+            for q in percentiles:
+                row[f"p{q:g}_{unit}"] = _weighted_percentile(levels, durations, q)
+            row[f"max_{unit}"] = float(levels.max())
+        window = _in_window(frame, t0, t1)
+        counts = window.groupby(window["event"].astype(str), observed=True)["count"].sum()
+        for event in ("drop", "mark", "enqueue"):
+            row[f"{event}s"] = float(counts.get(event, 0.0))
+        row["arrivals"] = row.pop("enqueues") + row["drops"]
+        row["drop_ratio"] = row["drops"] / row["arrivals"] if row["arrivals"] else float("nan")
+        rows[str(queue)] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("queue")
+
+
+def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+              ) -> pd.DataFrame:
+    """Per flow: number of RTT samples in the window, their mean, std, min, median, 95th
+    percentile and max (seconds; NaN without samples)."""
+    t0, t1 = _window(trace, start_s, end_s)
+    frame = _in_window(trace.series("rtt_s"), t0, t1)
+    grouped = frame.groupby(frame["flow"].astype(str), observed=True)["value"]
+    table = pd.DataFrame({
+        "samples": grouped.count(), "mean_s": grouped.mean(), "std_s": grouped.std(ddof=1),
+        "min_s": grouped.min(), "p50_s": grouped.median(),
+        "p95_s": grouped.quantile(0.95), "max_s": grouped.max(),
+    })
+    table = table.reindex(trace.flow_ids)
+    table["samples"] = table["samples"].fillna(0).astype(int)
+    return table.rename_axis("flow")
+
+
+def _delivered(trace: Trace, flow: str) -> tuple[np.ndarray, np.ndarray]:
+    rows = trace.events(flow=flow, event="deliver")
+    return rows["time_s"].to_numpy(), np.cumsum(rows["bytes"].to_numpy())
+
+
+def time_to_deliver_s(trace: Trace, flow: str, segments: int | None = None,
+                      bytes: float | None = None) -> float:
+    """Seconds from ``flow``'s start until it has delivered ``segments`` full segments (or
+    ``bytes``; default: its ``bytes`` to send); NaN if it never does within the trace."""
+    if (segments is None) == (bytes is None):
+        info = trace.flows.set_index("flow").loc[flow]
+        if segments is None and bytes is None and not pd.isna(info["bytes"]):
+            bytes = float(info["bytes"])
+        else:
+            raise InputError("time_to_deliver_s: give exactly one of segments and bytes "
+                             f"(flow {flow!r} is bulk)")
+    target = float(bytes) if bytes is not None else float(segments or 0) * \
+        trace.segment_size_bytes(flow)
+    times, delivered = _delivered(trace, flow)
+    index = int(np.searchsorted(delivered, target - 1e-9, side="left"))
+    if index >= len(times):
+        return float("nan")
+    start = float(trace.flows.set_index("flow").loc[flow, "start_s"])
+    return float(times[index]) - start
+
+
+def segment_delays(trace: Trace, flow: str) -> pd.DataFrame:
+    """One row per segment first sent by ``flow``: ``seq``, ``bytes``, ``sent_s`` (first
+    transmission), ``delivered_s`` (in-order delivery covers it; NaN if never) and
+    ``delay_s``."""
+    sends = trace.events(flow=flow, event="send").drop_duplicates("seq", keep="first")
+    times, delivered = _delivered(trace, flow)
+    ends = sends["seq"].to_numpy(dtype=float) + sends["bytes"].to_numpy()
+    index = np.searchsorted(delivered, ends - 1e-9, side="left")
+    done = np.append(times, np.nan)[index]
+    sent = sends["time_s"].to_numpy()
+    return pd.DataFrame({"seq": sends["seq"].to_numpy(), "bytes": sends["bytes"].to_numpy(),
+                         "sent_s": sent, "delivered_s": done, "delay_s": done - sent})
+
+
+def _cwnd_means(trace: Trace, t0: float, t1: float) -> pd.Series:
+    means = {}
+    for flow in trace.flow_ids:
+        rows = trace.series("cwnd_bytes", flow)
+        times = rows["time_s"].to_numpy()
+        begin = max(t0, float(times[0])) if len(times) else t1
+        # averaged from the first value on: a flow has no window before it starts
+        means[flow] = (time_average(times, rows["value"].to_numpy(), begin, t1)
+                       if begin < t1 else np.nan)
+    return pd.Series(means, dtype=float)
+
+
+def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = None,
+              ) -> dict[str, Any]:
+    """Every summary metric, JSON-ready: ``{"window": ..., "flows": {flow: {...}},
+    "queues": {queue: {...}}, "aggregate": {...}}``. :func:`tcpn.models.lenses.evaluate`
+    stores it in ``ScenarioResult.summary``."""
+    t0, t1 = _window(trace, start_s, end_s)
+    counts = event_counts(trace, t0, t1)
+    sent = counts["send"] + counts["retransmit"]
+    flows = pd.DataFrame({
+        "goodput_bps": goodput_bps(trace, t0, t1),
+        "throughput_bps": throughput_bps(trace, t0, t1),
+        "segments_sent": counts["send"], "retransmissions": counts["retransmit"],
+        "drops": counts["drop"], "marks": counts["mark"], "timeouts": counts["timeout"],
+        "loss_ratio": counts["drop"] / sent.where(sent > 0),
+        "retransmission_ratio": counts["retransmit"] / sent.where(sent > 0),
+        "mark_ratio": counts["mark"] / sent.where(sent > 0),
+        "cwnd_mean_bytes": _cwnd_means(trace, t0, t1),
+    })
+    rtt = rtt_stats(trace, t0, t1)
+    flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
+        rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+    sized = trace.flows.set_index("flow")["bytes"]
+    flows["completion_s"] = [time_to_deliver_s(trace, f) if not pd.isna(sized[f]) else np.nan
+                             for f in flows.index]
+    queues = queue_stats(trace, t0, t1)
+    total_sent = float(sent.sum())
+    aggregate = {
+        "goodput_bps": float(flows["goodput_bps"].sum()),
+        "throughput_bps": float(flows["throughput_bps"].sum()),
+        "jain_index": jain_index(flows["goodput_bps"]),
+        "loss_ratio": float(counts["drop"].sum()) / total_sent if total_sent else np.nan,
+        "retransmission_ratio": (float(counts["retransmit"].sum()) / total_sent
+                                 if total_sent else np.nan),
+        "mark_ratio": float(counts["mark"].sum()) / total_sent if total_sent else np.nan,
+    }
+    return {
+        "window": {"start_s": t0, "end_s": t1},
+        "flows": _records(flows),
+        "queues": _records(queues),
+        "aggregate": {k: _plain(v) for k, v in aggregate.items()},
+    }
+
+
+def _plain(value: Any) -> Any:
+    value = value.item() if isinstance(value, np.generic) else value
+    return None if isinstance(value, float) and not np.isfinite(value) else value
+
+
+def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    return {str(index): {col: _plain(row[col]) for col in frame.columns}
+            for index, row in frame.iterrows()}
