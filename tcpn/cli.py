@@ -8,7 +8,7 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -89,6 +89,64 @@ def demo(
     table.add_row("model time", f"{result.final_time:.1f}", "")
     console.print(table)
     console.print(result.summary())
+
+
+@app.command("run")
+def run_scenario(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    replications: Annotated[int, typer.Option(min=1, help="Independent runs (N > 1: means "
+                                              "with 95 % confidence intervals).")] = 1,
+    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>).")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes for "
+                                                "replications (default: CPU count).")] = None,
+) -> None:
+    """Run a scenario with one lens: per-flow table, traces and result file in a directory.
+
+    The directory appears only when the run is complete (it is written under a temporary
+    name first); with --replications it holds rep-000... and replications.json.
+    """
+    from rich.progress import Progress
+
+    from tcpn.models.lenses import evaluate
+    from tcpn.models.scenario import load_scenario
+    from tcpn.solvers.replications import flow_table, replicate
+
+    spec = load_scenario(scenario)
+    base_seed = spec.seed if seed is None else seed
+    out = output or f"results/{spec.name}-{lens}-seed{base_seed}" + (
+        f"-x{replications}" if replications > 1 else "")
+    with Progress(console=err_console, transient=True) as bar:
+        if replications == 1:
+            task = bar.add_task(f"{lens}: {spec.name}", total=spec.horizon_s)
+            result: Any = evaluate(spec, lens, seed=base_seed, output=out,
+                                   progress=lambda t: bar.update(task, completed=t))
+        else:
+            task = bar.add_task(f"{lens}: {spec.name} x{replications}", total=replications)
+            result = replicate(spec, lens, seed=base_seed, replications=replications,
+                               output=out, workers=workers, keep_traces=False,
+                               progress=lambda n: bar.update(task, completed=n))
+    frame = flow_table(result)
+    table = Table(title=f"{spec.name} ({lens} lens, seed {base_seed}"
+                  + (f", {replications} runs, mean ± 95 % CI)" if replications > 1 else ")"))
+    columns = [("goodput_bps", "goodput Mbit/s", 1e-6), ("throughput_bps", "throughput Mbit/s",
+               1e-6), ("loss_ratio", "loss %", 100.0), ("retransmission_ratio", "retx %", 100.0),
+               ("rtt_mean_s", "mean RTT ms", 1e3), ("jain_index", "Jain", 1.0)]
+    table.add_column("flow")
+    for _, title, _ in columns:
+        table.add_column(title, justify="right")
+    for flow, row in frame.iterrows():
+        cells = []
+        for metric, _, scale in columns:
+            mean, half = row.get(metric, float("nan")), row.get(f"{metric}_hw", float("nan"))
+            cells.append("" if mean != mean else f"{mean * scale:.3f}"
+                         + ("" if half != half else f" ± {half * scale:.3f}"))
+        table.add_row(str(flow), *cells)
+    console.print(table)
+    console.print(f"result: {out}")
 
 
 def main() -> None:

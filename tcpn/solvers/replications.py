@@ -1,0 +1,213 @@
+"""Independent replications of a scenario and 95 % confidence intervals on its metrics.
+
+Run ``i`` of seed ``s`` is seeded by ``SeedSequence(s, spawn_key=(i,))`` (the same stream
+:func:`tcpn.models.lenses.make_run` gives a single run), runs go to local worker processes
+(:mod:`concurrent.futures`), and results are gathered by run index, so the numbers do not
+depend on the number of workers or on which run finishes first. Intervals are Student-t:
+``mean ± t_{(1+c)/2, n-1} * s / sqrt(n)`` over the runs where the metric is defined.
+
+>>> mean, half = mean_ci([1.0, 2.0, 3.0])
+>>> mean, round(half, 4)  # t(0.975, 2) = 4.3027, s = 1
+(2.0, 2.4841)
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from tcpn.errors import InputError
+from tcpn.models.lenses import make_run, run_once
+from tcpn.models.scenario import Scenario
+from tcpn.models.traces import ScenarioResult
+
+__all__ = ["ReplicationResult", "flow_table", "mean_ci", "replicate", "summary_rows"]
+
+
+def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[float, float]:
+    """Mean and half-width of the Student-t confidence interval of ``values``.
+
+    ``None`` and NaN values (a metric undefined in that run) are left out; the half-width
+    is NaN with fewer than two values left, and 0 when they are all equal.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must be in (0, 1), got {confidence:g}")
+    x = np.array([v for v in values if v is not None], dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan")
+    if x.size == 1:
+        return float(x[0]), float("nan")
+    t = float(stats.t.ppf(0.5 + confidence / 2.0, x.size - 1))
+    return float(x.mean()), t * float(x.std(ddof=1)) / math.sqrt(x.size)
+
+
+def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float]]:
+    """Flatten a summary (:func:`tcpn.validation.metrics.summarize`) into
+    ``(scope, name, metric, value)`` rows; scope is ``flow``, ``queue`` or ``aggregate``."""
+    rows: list[tuple[str, str, str, float]] = []
+    for scope, key in (("flow", "flows"), ("queue", "queues")):
+        for name, metrics in summary.get(key, {}).items():
+            rows += [(scope, name, metric, _number(v)) for metric, v in metrics.items()]
+    rows += [("aggregate", "all", metric, _number(v))
+             for metric, v in summary.get("aggregate", {}).items()]
+    return rows
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+@dataclass
+class ReplicationResult:
+    """The runs of one scenario with one lens: their summaries, and means with CIs.
+
+    ``summaries[i]`` and ``seeds[i]`` belong to run ``i``; ``runs`` holds the whole
+    :class:`~tcpn.models.traces.ScenarioResult` objects when they were kept.
+    """
+
+    scenario: Scenario
+    lens: str
+    seed: int
+    summaries: list[dict[str, Any]]
+    seeds: list[dict[str, Any]]
+    wall_times_s: list[float]
+    runs: list[ScenarioResult] = field(default_factory=list)
+    confidence: float = 0.95
+
+    @property
+    def replications(self) -> int:
+        """Number of runs."""
+        return len(self.summaries)
+
+    def values(self) -> pd.DataFrame:
+        """Every metric of every run: columns ``scope``, ``name``, ``metric``,
+        ``replication``, ``value``."""
+        return pd.DataFrame([(*row[:3], i, row[3]) for i, s in enumerate(self.summaries)
+                             for row in summary_rows(s)],
+                            columns=["scope", "name", "metric", "replication", "value"])
+
+    def table(self) -> pd.DataFrame:
+        """Per (scope, name, metric): ``mean``, ``half_width``, ``low``, ``high``, ``n``
+        (runs where the metric is defined)."""
+        rows = []
+        for key, group in self.values().groupby(["scope", "name", "metric"], sort=False):
+            mean, half = mean_ci(group["value"].tolist(), self.confidence)
+            n = int(np.isfinite(group["value"].to_numpy()).sum())
+            rows.append((*key, mean, half, mean - half, mean + half, n))
+        return pd.DataFrame(rows, columns=["scope", "name", "metric", "mean", "half_width",
+                                           "low", "high", "n"]
+                            ).set_index(["scope", "name", "metric"])
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything but the traces, JSON-ready."""
+        table = self.table().reset_index()
+        return {
+            "format": "tcpn-replications/1",
+            "scenario_name": self.scenario.name, "scenario_hash": self.scenario.content_hash(),
+            "lens": self.lens, "seed": self.seed, "replications": self.replications,
+            "confidence": self.confidence, "seeds": self.seeds,
+            "wall_times_s": self.wall_times_s, "summaries": self.summaries,
+            "table": [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                       for k, v in row.items()} for row in table.to_dict(orient="records")],
+        }
+
+
+def _run(scenario: Scenario, lens: str, seed: int, index: int, output: Path | None,
+         options: dict[str, Any], keep_trace: bool) -> ScenarioResult | dict[str, Any]:
+    """One replication (in a worker process): the result, or only its summary record."""
+    result = run_once(scenario, lens, make_run(scenario, seed, index), output, options)
+    if keep_trace:
+        return result
+    return {"summary": result.summary, "seed": result.seed, "wall_time_s": result.wall_time_s}
+
+
+def replicate(scenario: Scenario, lens: str = "net", seed: int | None = None,
+              replications: int = 10, output: str | Path | None = None,
+              workers: int | None = None, progress: Callable[[float], None] | None = None,
+              options: dict[str, Any] | None = None, keep_traces: bool = True,
+              confidence: float = 0.95) -> ReplicationResult:
+    """Run ``replications`` independent runs of ``scenario`` with ``lens``.
+
+    ``workers`` processes (default: CPU count, at most ``replications``; 1 runs in this
+    process). With ``output``, run ``i`` is written to ``output/rep-{i:03d}`` and
+    ``output/replications.json`` (means and CIs) is written last, under a temporary name
+    renamed when complete. ``keep_traces=False`` returns only the summaries (the traces
+    stay on disk with ``output``), which keeps the parent's memory small. ``progress``
+    receives the number of runs completed.
+    """
+    if replications < 1:
+        raise InputError(f"replications must be >= 1, got {replications}")
+    base = scenario.seed if seed is None else seed
+    out = Path(output) if output is not None else None
+    count = min(replications, workers or os.cpu_count() or 1)
+    if count < 1:
+        raise InputError(f"workers must be >= 1, got {workers}")
+    jobs = [(scenario, lens, base, i, out / f"rep-{i:03d}" if out is not None else None,
+             dict(options or {}), keep_traces) for i in range(replications)]
+    done: list[ScenarioResult | dict[str, Any] | None] = [None] * replications
+    if count == 1:
+        for i, job in enumerate(jobs):
+            done[i] = _run(*job)
+            if progress is not None:
+                progress(i + 1)
+    else:
+        with cf.ProcessPoolExecutor(max_workers=count) as pool:
+            futures = {pool.submit(_run, *job): i for i, job in enumerate(jobs)}
+            try:
+                for finished, future in enumerate(cf.as_completed(futures), start=1):
+                    done[futures[future]] = future.result()
+                    if progress is not None:
+                        progress(finished)
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    records: list[dict[str, Any]] = [
+        r if isinstance(r, dict) else {"summary": r.summary, "seed": r.seed,
+                                       "wall_time_s": r.wall_time_s}
+        for r in done if r is not None]
+    result = ReplicationResult(
+        scenario=scenario, lens=lens, seed=base,
+        summaries=[r["summary"] for r in records], seeds=[r["seed"] for r in records],
+        wall_times_s=[float(r["wall_time_s"]) for r in records],
+        runs=[r for r in done if isinstance(r, ScenarioResult)], confidence=confidence)
+    if out is not None:
+        tmp = out / f".replications.json.partial-{os.getpid()}"
+        tmp.write_text(json.dumps(result.to_json(), indent=1, allow_nan=False))
+        os.replace(tmp, out / "replications.json")
+    return result
+
+
+def flow_table(result: ScenarioResult | ReplicationResult,
+               metrics: Sequence[str] = ("goodput_bps", "throughput_bps", "loss_ratio",
+                                         "retransmission_ratio", "rtt_mean_s"),
+               ) -> pd.DataFrame:
+    """Per-flow ``<metric>`` and ``<metric>_hw`` (CI half-width, NaN for one run) columns,
+    one row per flow plus ``all`` for the aggregate (with ``jain_index``): what ``tcpn run``
+    prints."""
+    summaries = [result.summary] if isinstance(result, ScenarioResult) else result.summaries
+    confidence = result.confidence if isinstance(result, ReplicationResult) else 0.95
+    flows = list(summaries[0].get("flows", {}))
+    rows: dict[str, dict[str, float]] = {}
+    for name in [*flows, "all"]:
+        row: dict[str, float] = {}
+        wanted = [*metrics, "jain_index"] if name == "all" else list(metrics)
+        for metric in wanted:
+            values = [(s["aggregate"] if name == "all" else s["flows"][name]).get(metric)
+                      for s in summaries]
+            if name == "all" and all(v is None for v in values):
+                continue
+            row[metric], row[f"{metric}_hw"] = mean_ci(values, confidence)
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("flow")
