@@ -20,6 +20,7 @@ in arc order; the guard is tested as soon as its variables are bound.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,6 +110,9 @@ class CompiledTransition:
     reads_places: tuple[int, ...]
     writes_places: tuple[int, ...]
     source: str = field(repr=False)
+    enumerate_due: Callable[[Marking, float, list[bool]], list[tuple[float, Binding]]] = \
+        field(default=None, repr=False)  # type: ignore[assignment]
+    fire_tracked: Callable[..., None] = field(default=None, repr=False)  # type: ignore[assignment]
 
 
 @dataclass
@@ -141,6 +145,20 @@ class CompiledNet:
                     place[token.value] = place.get(token.value, 0) + 1
             marking.append(place)
         return marking
+
+    def timestamp_order(self, marking: Marking) -> tuple[list[bool], list[float]]:
+        """For each place: are its values in timestamp order, and the latest timestamp.
+
+        The simulator keeps these up to date through ``fire_tracked``; see
+        ``enumerate_due``. Untimed places count as in order.
+        """
+        in_order, latest = [], []
+        for timed, place in zip(self.timed, marking, strict=True):
+            earliest = [times[0] for times in place.values()] if timed else []
+            in_order.append(all(a <= b for a, b in itertools.pairwise(earliest)))
+            latest.append(max((t for times in place.values() for t in times), default=-math.inf)
+                          if timed else -math.inf)
+        return in_order, latest
 
     def transition(self, name: str) -> CompiledTransition:
         """The compiled transition called ``name``."""
@@ -248,69 +266,13 @@ class _TransitionCompiler:
 
     # -- compilation ----------------------------------------------------------------------
     def compile(self) -> CompiledTransition:
-        bound: list[str] = []
-        enum_code = _Code()
-        enum_code.line("def _enumerate(M):")
-        enum_code.depth += 1
-        enum_code.line("_out = []")
-        for p in sorted({self.place_index[a.place] for a in self.arcs
-                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}):
-            enum_code.line(f"_p{p} = M[{p}]")
-        guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
-        input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
-        if not self._starts_with_binder(input_like) or (guard is not None and not guard.names):
-            # a one-pass loop so that a failed test before any binder loop can `continue`
-            enum_code.line("for _once in _ONE_PASS:")
-            enum_code.depth += 1
-        guard_done = guard is None
-        if guard is not None and not guard.free_variables(self.declared):
-            self._check_names(guard, set(), f"guard of {self.where}", firing=False)
-            self._emit_guard(enum_code, guard.text, bound)
-            guard_done = True
-        # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
-        needs: dict[int, list[tuple[str, str, Arc]]] = {}
-        binders: set[str] = set()
-        for n_arc, arc in enumerate(input_like):
-            ins = Inscription.parse(arc.inscription or "", arc.where)
-            p = self.place_index[arc.place]
-            new_vars = ins.pattern_variables - set(bound) - self.declared
-            value_var = f"_v{n_arc}"
-            if ins.is_pattern and new_vars and isinstance(arc.count, int):
-                # a binder: try every distinct token value of the place
-                enum_code.line(f"for {value_var} in _p{p}:")
-                binders.add(value_var)
-                enum_code.depth += 1
-                self._emit_match(enum_code, ins.tree, value_var, set(bound))
-                bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
-            else:
-                self._check_names(ins, set(bound), arc.where, firing=False)
-                self._emit_eval(enum_code, value_var, ins.text, arc.where, bound)
-            count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
-            if isinstance(arc.count, str):
-                self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
-                                  f"count of {arc.where}", firing=False)
-            needs.setdefault(p, []).append((value_var, str(count), arc))
-            if (not guard_done and guard is not None
-                    and not guard.free_variables(self.declared) - set(bound)):
-                self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
-                self._emit_guard(enum_code, guard.text, bound)
-                guard_done = True
-        if guard is not None and not guard_done:
-            self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
-        # availability and readiness of input/read tokens
-        enum_code.line("_ready = -_inf")
-        for p, items in needs.items():
-            self._emit_availability(enum_code, p, items, binders)
-        for arc in self.arcs:
-            if arc.kind is ArcKind.INHIBITOR:
-                self._emit_inhibitor(enum_code, arc, bound)
-        binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
-        enum_code.line(f"_out.append((_ready, {binding_tuple}))")
-        enum_code.depth = 1
-        enum_code.line("return _out")
-
-        fire_code = self._compile_fire(bound, needs)
-        source = enum_code.text() + "\n" + fire_code
+        enum_source, bound, needs = self._compile_enumerate(due=False)
+        due_source, _, _ = self._compile_enumerate(due=True)
+        source = "\n".join([
+            enum_source, due_source,
+            self._compile_fire(bound, needs, tracked=False),
+            self._compile_fire(bound, needs, tracked=True),
+        ])
         namespace = self.globals
         exec(compile(source, f"<tcpn transition {self.name}>", "exec"), namespace)
         reads = sorted({self.place_index[a.place] for a in self.arcs
@@ -320,7 +282,109 @@ class _TransitionCompiler:
         return CompiledTransition(
             self.name, self.index, self.t.priority, tuple(bound),
             namespace["_enumerate"], namespace["_fire"], tuple(reads), tuple(writes), source,
+            namespace["_enumerate_due"], namespace["_fire_tracked"],
         )
+
+    def _input_arcs_in_binding_order(self) -> list[Arc]:
+        """Input and read arcs, with the first binder on a timed place moved to the front.
+
+        Binding order does not change the set of bindings; a timed binder outermost lets
+        ``enumerate_due`` stop early on places whose tokens are in timestamp order.
+        """
+        input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
+        for i, arc in enumerate(input_like):
+            if self.timed[self.place_index[arc.place]] and self._is_binder(arc, set()):
+                return [arc, *input_like[:i], *input_like[i + 1:]]
+        return input_like
+
+    def _is_binder(self, arc: Arc, bound: set[str]) -> bool:
+        ins = Inscription.parse(arc.inscription or "", arc.where)
+        return (ins.is_pattern and isinstance(arc.count, int)
+                and bool(ins.pattern_variables - bound - self.declared))
+
+    def _compile_enumerate(
+        self, due: bool
+    ) -> tuple[str, list[str], dict[int, list[tuple[str, str, Arc]]]]:
+        """Source of ``_enumerate(M)`` or, with ``due``, of ``_enumerate_due(M, now, inord)``.
+
+        The due variant may leave out bindings that become ready after the earliest
+        future binding it found (``_rstar``): when its outermost binder place holds its
+        values in timestamp order (``inord[p]``), it stops scanning there. The simulator
+        re-enumerates a transition before the clock can pass that time, so nothing is lost.
+        """
+        bound: list[str] = []
+        code = _Code()
+        code.line("def _enumerate_due(M, now, _inord):" if due else "def _enumerate(M):")
+        code.depth += 1
+        code.line("_out = []")
+        if due:
+            code.line("_rstar = _inf")
+        for p in sorted({self.place_index[a.place] for a in self.arcs
+                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}):
+            code.line(f"_p{p} = M[{p}]")
+        guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
+        input_like = self._input_arcs_in_binding_order()
+        if not (input_like and self._is_binder(input_like[0], set())) or (
+                guard is not None and not guard.names):
+            # a one-pass loop so that a failed test before any binder loop can `continue`
+            code.line("for _once in _ONE_PASS:")
+            code.depth += 1
+        guard_done = guard is None
+        if guard is not None and not guard.free_variables(self.declared):
+            self._check_names(guard, set(), f"guard of {self.where}", firing=False)
+            self._emit_guard(code, guard.text, bound)
+            guard_done = True
+        # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
+        needs: dict[int, list[tuple[str, str, Arc]]] = {}
+        binders: set[str] = set()
+        for n_arc, arc in enumerate(input_like):
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            p = self.place_index[arc.place]
+            value_var = f"_v{n_arc}"
+            if self._is_binder(arc, set(bound)):
+                # a binder: try every distinct token value of the place
+                outermost = not binders
+                if due and outermost and self.timed[p]:
+                    code.line(f"_fifo = _inord[{p}]")
+                code.line(f"for {value_var} in _p{p}:")
+                code.depth += 1
+                if due and outermost and self.timed[p]:
+                    code.line("if _fifo:")
+                    code.line(f"    _e = _p{p}[{value_var}][0]")
+                    code.line("    if _e > now and _e > _rstar: break")
+                binders.add(value_var)
+                new_vars = ins.pattern_variables - set(bound) - self.declared
+                self._emit_match(code, ins.tree, value_var, set(bound))
+                bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
+            else:
+                self._check_names(ins, set(bound), arc.where, firing=False)
+                self._emit_eval(code, value_var, ins.text, arc.where, bound)
+            count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
+            if isinstance(arc.count, str):
+                self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
+                                  f"count of {arc.where}", firing=False)
+            needs.setdefault(p, []).append((value_var, str(count), arc))
+            if (not guard_done and guard is not None
+                    and not guard.free_variables(self.declared) - set(bound)):
+                self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+                self._emit_guard(code, guard.text, bound)
+                guard_done = True
+        if guard is not None and not guard_done:
+            self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+        # availability and readiness of input/read tokens
+        code.line("_ready = -_inf")
+        for p, items in needs.items():
+            self._emit_availability(code, p, items, binders)
+        for arc in self.arcs:
+            if arc.kind is ArcKind.INHIBITOR:
+                self._emit_inhibitor(code, arc, bound)
+        if due:
+            code.line("if now < _ready < _rstar: _rstar = _ready")
+        binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
+        code.line(f"_out.append((_ready, {binding_tuple}))")
+        code.depth = 1
+        code.line("return _out")
+        return code.text(), bound, needs
 
     def _binding_dict(self, bound: list[str]) -> str:
         return "{" + ", ".join(f"{v!r}: {v}" for v in bound) + "}"
@@ -358,14 +422,6 @@ class _TransitionCompiler:
             f"{self._binding_dict(bound)}, _e) from _e"
         )
         code.line("if not _g: continue")
-
-    def _starts_with_binder(self, input_like: list[Arc]) -> bool:
-        if not input_like:
-            return False
-        first = input_like[0]
-        ins = Inscription.parse(first.inscription or "", first.where)
-        return (ins.is_pattern and isinstance(first.count, int)
-                and bool(ins.pattern_variables - self.declared))
 
     def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]],
                            binders: set[str]) -> None:
@@ -427,9 +483,17 @@ class _TransitionCompiler:
             return f"({delay})"
         return repr(float(delay))
 
-    def _compile_fire(self, bound: list[str], needs: dict[int, list[tuple[str, str, Arc]]]) -> str:
+    def _compile_fire(self, bound: list[str], needs: dict[int, list[tuple[str, str, Arc]]],
+                      tracked: bool) -> str:
+        """Source of ``_fire(M, b, now, draw)``, or with ``tracked`` of ``_fire_tracked``.
+
+        The tracked variant also keeps, for each timed place, whether its values are in
+        timestamp order in the dict (``_inord``) and the latest timestamp added (``_last``),
+        which ``enumerate_due`` relies on.
+        """
         code = _Code()
-        code.line("def _fire(M, _b, now, _draw):")
+        code.line("def _fire_tracked(M, _b, now, _draw, _inord, _last):" if tracked
+                  else "def _fire(M, _b, now, _draw):")
         code.depth += 1
         if bound:
             code.line(", ".join(bound) + ", = _b")
@@ -451,14 +515,24 @@ class _TransitionCompiler:
                 if self.timed[p]:
                     code.line(f"_lst = _p{p}[_val]")
                     code.line("del _lst[0]" if count == "1" else f"del _lst[:{count}]")
-                    code.line(f"if not _lst: del _p{p}[_val]")
+                    if tracked:
+                        # a value whose earliest token left may now be out of order
+                        code.line("if not _lst:")
+                        code.line(f"    del _p{p}[_val]")
+                        code.line(f"    if not _p{p}: _inord[{p}] = True; _last[{p}] = -_inf")
+                        code.line(f"elif len(_p{p}) > 1: _inord[{p}] = False")
+                    else:
+                        code.line(f"if not _lst: del _p{p}[_val]")
                 else:
                     code.line(f"_c = _p{p}[_val] - {count}")
                     code.line(f"if _c: _p{p}[_val] = _c")
                     code.line(f"else: del _p{p}[_val]")
         for arc in self.arcs:
             if arc.kind is ArcKind.RESET:
-                code.line(f"_p{self.place_index[arc.place]}.clear()")
+                p = self.place_index[arc.place]
+                code.line(f"_p{p}.clear()")
+                if tracked and self.timed[p]:
+                    code.line(f"_inord[{p}] = True; _last[{p}] = -_inf")
         if self.t.action is not None:
             for name in self.t.action_inputs:
                 if name not in after_action and name not in self.declared and name != "rng":
@@ -527,6 +601,9 @@ class _TransitionCompiler:
                 code.line(f"_lst = _p{p}.get(_val)")
                 code.line(f"if _lst is None: _lst = _p{p}[_val] = []")
                 code.line(f"_ts = {stamp}")
+                if tracked:
+                    code.line(f"if _ts >= _last[{p}]: _last[{p}] = _ts")
+                    code.line(f"else: _inord[{p}] = False")
                 if count == "1":
                     code.line("_insort(_lst, _ts)")
                 else:

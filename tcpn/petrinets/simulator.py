@@ -70,6 +70,7 @@ class Simulator:
         self.marking = self.compiled.initial_marking()
         self.firing_counts = [0] * len(self.compiled.transitions)
         self._draw = RandomDraws(np.random.default_rng(seed))
+        self._in_order, self._latest = self.compiled.timestamp_order(self.marking)
         self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
             [] for _ in self.compiled.transitions
         ]
@@ -115,7 +116,8 @@ class Simulator:
         """Re-enumerate the bindings of the transitions whose input places changed."""
         for t in self._dirty:
             try:
-                found = self.compiled.transitions[t].enumerate(self.marking)
+                found = self.compiled.transitions[t].enumerate_due(self.marking, self.now,
+                                                                   self._in_order)
             except FiringError as exc:
                 exc.time = self.now
                 raise
@@ -149,7 +151,8 @@ class Simulator:
         for monitor in self._before[t]:
             monitor.before(self, transition, binding)
         try:
-            transition.fire(self.marking, binding, at, self._draw)
+            transition.fire_tracked(self.marking, binding, at, self._draw, self._in_order,
+                                    self._latest)
         except FiringError as exc:
             exc.time = at
             raise
@@ -169,8 +172,9 @@ class Simulator:
         inlining keeps method calls and attribute look-ups out of the per-firing path.
         """
         transitions = self.compiled.transitions
-        enumerate_fns = [t.enumerate for t in transitions]
-        fire_fns = [t.fire for t in transitions]
+        enumerate_fns = [t.enumerate_due for t in transitions]
+        fire_fns = [t.fire_tracked for t in transitions]
+        in_order, latest = self._in_order, self._latest
         priorities = [t.priority for t in transitions]
         affected = self.compiled.affected
         bindings, live, dirty = self._bindings, self._live, self._dirty
@@ -189,7 +193,7 @@ class Simulator:
                     reason = "max_firings"
                     break
                 for t in dirty:
-                    found = enumerate_fns[t](marking)
+                    found = enumerate_fns[t](marking, now, in_order)
                     bindings[t] = found
                     if found:
                         live.add(t)
@@ -219,7 +223,7 @@ class Simulator:
                 if before[t]:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
-                fire_fns[t](marking, binding, now, draw)
+                fire_fns[t](marking, binding, now, draw, in_order, latest)
                 dirty.update(affected[t])
                 firings += 1
                 counts[t] += 1
