@@ -401,3 +401,17 @@ def test_from_snakes_refuses_arbitrary_flush_output_and_bad_timing():
         from_snakes(snet, Timing(delays={"u": 1.0}))
     with pytest.raises(InputError, match=r"arc_delays names \('t', 'q'\)"):
         from_snakes(snet, Timing(arc_delays={("t", "q"): 1.0}, timed={"q"}))
+
+
+def test_snakes_tools_work_on_converted_nets():
+    import snakes.pnml
+
+    # SNAKES' own state graph: the counter 0..6 has seven markings
+    graph = sn.StateGraph(to_snakes(counter(6)))
+    graph.build()
+    assert len(graph) == 7
+    # through SNAKES' PNML and back, colour sets survive
+    text = snakes.pnml.dumps(to_snakes(tuple_net()))
+    back = from_snakes(snakes.pnml.loads(text))
+    assert back.places["a"].colour == ProductSet(INT, INT)
+    assert walk_both(back, to_snakes(tuple_net()), steps=30, seed=4) > 0
