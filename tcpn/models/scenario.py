@@ -621,8 +621,9 @@ class Scenario(_Strict):
 
     def _check_nodes(self) -> None:
         if len(set(self.nodes)) != len(self.nodes):
-            dup = next(n for n in self.nodes if self.nodes.count(n) > 1)
-            raise _FieldProblem(("nodes", self.nodes.index(dup)), f"node {dup!r} is listed twice")
+            second = next(i for i, n in enumerate(self.nodes) if n in self.nodes[:i])
+            raise _FieldProblem(("nodes", second), f"node {self.nodes[second]!r} is listed "
+                                "twice")
         declared = set(self.nodes)
         seen_pairs: dict[frozenset[str], int] = {}
         for i, link in enumerate(self.links):
@@ -890,11 +891,13 @@ def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> t
     path: tuple[Any, ...] = ()
     shown: tuple[Any, ...] = ()
     line = marks.get(())
-    for part in loc:
+    for i, part in enumerate(loc):
         if (*path, part) in marks:
             path = (*path, part)
             shown = (*shown, part)
             line = marks[path]
+        elif i + 1 < len(loc) and (*path, loc[i + 1]) in marks:
+            continue  # a level the schema added (link-level ``queue`` copied into ab/ba)
         elif isinstance(part, int) or part in _field_names():
             path = (*path, part)
             shown = (*shown, part)
