@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tcpn.petrinets import INT, STRING, PetriNet, Place, Transition
+from tcpn.petrinets import INT, STRING, PetriNet, Place, Simulator, Transition
 from tcpn.petrinets.drawing import GraphvizMissing, to_dot, to_svg
 from tcpn.petrinets.examples import single_server_queue
 
@@ -142,6 +142,15 @@ def test_large_net_renders_every_node():
     svg = to_svg(net)
     assert len(groups(svg, "node")) == len(net.places) + len(net.transitions) == 127  # 4+60, 3+60
     assert len(groups(svg, "edge")) == len(net.arcs)
+
+
+def test_a_run_s_marking_can_be_drawn():
+    net = single_server_queue(3, 1.0, 0.5)
+    sim = Simulator(net, seed=2)
+    sim.run()  # all three customers served: source holds 3, the server is idle again
+    nodes = groups(to_svg(net, marking=sim.marking_dict()), "node")
+    source = texts(nodes["place/source"])[2]
+    assert source.startswith("1`3@") and texts(nodes["place/queue"]) == ["queue", "TINT · timed"]
 
 
 def test_jupyter_repr_is_svg():

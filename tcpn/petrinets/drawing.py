@@ -26,13 +26,13 @@ import html
 import shutil
 import textwrap
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import graphviz
 
 from tcpn.errors import TcpnError
-from tcpn.petrinets.net import P_NORMAL, Arc, ArcKind, PetriNet, Place, Transition
+from tcpn.petrinets.net import P_NORMAL, Arc, ArcKind, PetriNet, Place, Token, Transition
 
 __all__ = ["GraphvizMissing", "to_dot", "to_svg"]
 
@@ -51,12 +51,14 @@ class GraphvizMissing(TcpnError):
     """Graphviz's ``dot`` program is not installed, so nets can't be rendered."""
 
 
-def to_dot(net: PetriNet, *, wrap: int = 36, max_lines: int = 4,
-           max_tokens: int = 6) -> graphviz.Digraph:
+def to_dot(net: PetriNet, *, marking: Mapping[str, Iterable[Token]] | None = None,
+           wrap: int = 36, max_lines: int = 4, max_tokens: int = 6) -> graphviz.Digraph:
     """The net as a Graphviz digraph (``.source`` is its DOT text).
 
-    Texts wrap at ``wrap`` characters and keep at most ``max_lines`` lines; a marking
-    lists at most ``max_tokens`` distinct tokens and counts the rest.
+    Places show ``marking`` (for example ``Simulator.marking_dict()`` during a run) or
+    else the initial marking. Texts wrap at ``wrap`` characters and keep at most
+    ``max_lines`` lines; a marking lists at most ``max_tokens`` distinct tokens and counts
+    the rest.
 
     >>> from tcpn.petrinets import INT, PetriNet, Place, Transition
     >>> net = PetriNet("n")
@@ -67,7 +69,7 @@ def to_dot(net: PetriNet, *, wrap: int = 36, max_lines: int = 4,
     >>> "2`1" in source, "odot" in source, "x &lt; 2" in source
     (True, True, True)
     """
-    drawer = _Drawer(net, wrap, max_lines, max_tokens)
+    drawer = _Drawer(net, marking or {}, wrap, max_lines, max_tokens)
     return drawer.draw()
 
 
@@ -96,8 +98,10 @@ def to_svg(net: PetriNet, **options: Any) -> str:
 
 
 class _Drawer:
-    def __init__(self, net: PetriNet, wrap: int, max_lines: int, max_tokens: int):
+    def __init__(self, net: PetriNet, marking: Mapping[str, Iterable[Token]], wrap: int,
+                 max_lines: int, max_tokens: int):
         self.net = net
+        self.marking = marking
         self.wrap = wrap
         self.max_lines = max_lines
         self.max_tokens = max_tokens
@@ -138,9 +142,9 @@ class _Drawer:
         ])
 
     def _marking(self, place: Place) -> str:
+        tokens = self.marking.get(place.name, place.initial_tokens)
         counts = Counter(
-            (tok.value, tok.time if place.colour.is_timed else None)
-            for tok in place.initial_tokens
+            (tok.value, tok.time if place.colour.is_timed else None) for tok in tokens
         )
         parts = []
         for (value, time), n in list(counts.items())[: self.max_tokens]:
