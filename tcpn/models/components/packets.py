@@ -1,0 +1,123 @@
+"""Packet colour set and the small pure functions inscriptions share (CPN ML ``fun`` declarations).
+
+Segments are numbered from 0; an ACK carries the next expected segment number (cumulative)
+and ``seq = -1``. ``size`` is the IP packet size in bytes (payload + IP/TCP headers);
+``ecn`` is the IP ECN field (0 Not-ECT, 2 ECT(0), 3 CE); ``ece``/``cwr`` are the TCP ECN
+flags; ``ts`` is the sender's clock when the packet left (the timestamp option) and
+``echo`` the timestamp an ACK echoes; ``retx`` marks a retransmitted data segment and, on
+an ACK, echoes the flag of the segment whose timestamp it echoes (Karn's rule without
+timestamps); ``sack`` lists SACK blocks ``(start, end)`` with ``end`` exclusive.
+
+>>> p = Pkt(flow=0, dst=1, seq=4, ack=0, size=1500, ts=0.5, echo=0.0, ecn=0, ece=False,
+...         cwr=False, retx=False, sack=())
+>>> PACKET.contains(p), is_ack(p)
+(True, False)
+>>> merge_sack(((3, 4),), ((7, 9),), 2)
+((3, 4), (7, 9))
+>>> sack_blocks(((3, 5), (7, 8), (9, 11)), 9)
+((9, 11), (7, 8), (3, 5))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, ProductSet, RecordSet
+
+__all__ = [
+    "CE",
+    "ECT",
+    "FUNCTIONS",
+    "NOT_ECT",
+    "PACKET",
+    "PACKET_RECORD",
+    "Pkt",
+    "add_segment",
+    "advance",
+    "covers",
+    "is_ack",
+    "merge_sack",
+    "sack_blocks",
+]
+
+NOT_ECT, ECT, CE = 0, 2, 3
+
+PACKET_RECORD = RecordSet(
+    "Pkt", flow=IntSet(0), dst=IntSet(0), seq=IntSet(-1), ack=IntSet(0), size=IntSet(1, 65535),
+    ts=REAL, echo=REAL, ecn=IntSet(0, 3), ece=BOOL, cwr=BOOL, retx=BOOL,
+    sack=ListSet(ProductSet(INT, INT), max_length=4, name="Blocks"),
+)
+#: Packets waiting in a buffer are untimed ``Pkt`` records.
+#: Packets in flight or queued are timed tokens: the timestamp says when they are there.
+PACKET = PACKET_RECORD.timed("TPkt")
+#: The record type; inscriptions build packets with ``Pkt(...)`` and update with ``_replace``.
+Pkt: Any = PACKET_RECORD.record_type
+
+
+def is_ack(p: Any) -> bool:
+    """Whether ``p`` is a pure ACK (it carries no data segment)."""
+    return bool(p.seq < 0)
+
+
+def advance(nxt: int, runs: tuple[tuple[int, int], ...]) -> int:
+    """The next expected segment once segment ``nxt - 1`` arrived, given the buffered
+    out-of-order ``runs`` (sorted ``(start, end)`` ranges, ``end`` exclusive).
+
+    >>> advance(5, ((5, 7), (9, 10)))
+    7
+    """
+    for start, end in runs:
+        if start <= nxt < end:
+            nxt = end
+    return nxt
+
+
+def add_segment(runs: tuple[tuple[int, int], ...], seq: int) -> tuple[tuple[int, int], ...]:
+    """``runs`` with segment ``seq`` added, adjacent ranges merged.
+
+    >>> add_segment(((3, 5), (6, 8)), 5), add_segment(((3, 5),), 9)
+    (((3, 8),), ((3, 5), (9, 10)))
+    """
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted((*runs, (seq, seq + 1))):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def covers(runs: tuple[tuple[int, int], ...], seq: int) -> bool:
+    """Whether segment ``seq`` lies in one of ``runs``."""
+    return any(start <= seq < end for start, end in runs)
+
+
+def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int], ...],
+               una: int) -> tuple[tuple[int, int], ...]:
+    """The sender's scoreboard after an ACK: SACKed ranges at or above ``una``, merged."""
+    runs = tuple((max(s, una), e) for s, e in sacked if e > una)
+    for start, end in blocks:
+        for seq in range(max(start, una), end):
+            runs = add_segment(runs, seq)
+    return runs
+
+
+def sack_blocks(runs: tuple[tuple[int, int], ...], latest: int,
+                limit: int = 3) -> tuple[tuple[int, int], ...]:
+    """RFC 2018 blocks for the buffered ``runs``: the block holding ``latest`` first, then
+    the others from the highest down, at most ``limit`` blocks."""
+    first = [r for r in runs if r[0] <= latest < r[1]]
+    rest = sorted((r for r in runs if r not in first), reverse=True)
+    return tuple((first + rest)[:limit])
+
+
+#: The functions component nets declare for their inscriptions.
+FUNCTIONS: dict[str, Any] = {
+    "Pkt": Pkt,
+    "add_segment": add_segment,
+    "advance": advance,
+    "covers": covers,
+    "is_ack": is_ack,
+    "merge_sack": merge_sack,
+    "sack_blocks": sack_blocks,
+}

@@ -1,0 +1,128 @@
+"""The TCP receiver as a sub-net: cumulative and delayed ACKs, reordering, SACK, echoes.
+
+State (one token on ``rcv``, a ``Rcv`` record): ``nxt`` the next segment expected,
+``ooo`` the out-of-order segments buffered (sorted ``(start, end)`` runs), ``pending``
+in-order segments not yet acknowledged, ``echo``/``echo_retx`` the timestamp (and
+retransmission flag) the next ACK echoes (RFC 7323: of the earliest unacknowledged
+segment, or of the segment that filled a gap), ``ece`` whether ACKs carry ECN-Echo
+(from a CE mark until a CWR, RFC 3168).
+The delayed-ACK timer is a timed token on ``delack``; it is marked exactly when
+``pending > 0``.
+
+Transitions: ``hold`` (in order, ACK delayed), ``ack_now`` (in order and the
+``delack_count``-th segment or filling a gap: ACK at once, RFC 5681), ``out_of_order``
+(buffer and send a duplicate ACK with SACK blocks), ``duplicate`` (already received: ACK
+at once), ``delack_timeout``. Pure ACKs are ``ack_bytes`` long (+ 8 bytes per SACK block
+and 2 for the option when SACK blocks are present).
+
+>>> net = receiver_net(ReceiverConfig(flow=0, src=0))
+>>> sorted(net.transitions)
+['ack_now', 'delack_timeout', 'duplicate', 'hold', 'out_of_order']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.packets import FUNCTIONS, PACKET, add_segment, advance, covers
+from tcpn.petrinets import (
+    BOOL,
+    INT,
+    REAL,
+    UNIT,
+    IntSet,
+    ListSet,
+    PetriNet,
+    Place,
+    ProductSet,
+    RecordSet,
+)
+from tcpn.petrinets import Transition as T
+
+__all__ = ["RCV", "ReceiverConfig", "receiver_net"]
+
+RCV = RecordSet("Rcv", nxt=IntSet(0), ooo=ListSet(ProductSet(INT, INT), name="Runs"),
+                pending=IntSet(0), echo=REAL, echo_retx=BOOL, ece=BOOL)
+Rcv: Any = RCV.record_type
+
+
+@dataclass(frozen=True)
+class ReceiverConfig:
+    """Parameters of one receiver; ``flow`` numbers the connection, ``src`` is the node
+    index of its sender (where ACKs go)."""
+
+    flow: int
+    src: int
+    ack_bytes: int = 40
+    delack_count: int = 2
+    delack_timeout_s: float = 0.2
+    sack: bool = False
+    ecn: bool = False
+    clock_offset_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.delack_count < 1:
+            raise InputError(f"receiver of flow {self.flow}: delack_count must be >= 1")
+        if self.delack_timeout_s < 0:
+            raise InputError(f"receiver of flow {self.flow}: delack_timeout_s must be >= 0")
+
+
+def _after_data(r: Any, p: Any, ECN: bool) -> dict[str, Any]:
+    """Code action of every data arrival: the receiver's new state (RFC 5681/7323/3168)."""
+    ece = ECN and (p.ecn == 3 or (r.ece and not p.cwr))
+    if p.seq == r.nxt:
+        nxt = advance(p.seq + 1, r.ooo)
+        fresh = r.pending == 0 or bool(r.ooo)
+        return {"r2": r._replace(
+            nxt=nxt, ooo=tuple(run for run in r.ooo if run[0] > nxt), pending=r.pending + 1,
+            echo=p.ts if fresh else r.echo, echo_retx=p.retx if fresh else r.echo_retx,
+            ece=ece)}
+    if p.seq > r.nxt and not covers(r.ooo, p.seq):
+        return {"r2": r._replace(ooo=add_segment(r.ooo, p.seq), ece=ece)}
+    return {"r2": r._replace(ece=ece)}
+
+
+def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
+    """The receiver module. Ports: ``data`` (in, data segments) and ``out`` (ACKs out)."""
+    net = PetriNet(name)
+    net.declare(FLOW=config.flow, SRC=config.src, ACK_BYTES=config.ack_bytes,
+                DELACK_COUNT=config.delack_count, DELACK_S=config.delack_timeout_s,
+                SACK=config.sack, ECN=config.ecn, OFFSET_S=config.clock_offset_s, Rcv=Rcv,
+                **FUNCTIONS)
+    net.add_place(Place("data", PACKET, port="in"))
+    net.add_place(Place("out", PACKET, port="out"))
+    net.add_place(Place("rcv", RCV, initial=[Rcv(0, (), 0, 0.0, False, False)]))
+    net.add_place(Place("delack", UNIT.timed()))
+    # The ACK every ACK-sending transition emits, from the new state r2 (p: the trigger).
+    blocks = "(sack_blocks(r2.ooo, p.seq) if SACK else ())"
+    ack = (f"Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r2.nxt, size=ACK_BYTES + "
+           f"(8 * len({blocks}) + 2 if {blocks} else 0), ts=now + OFFSET_S, echo=r2.echo, "
+           f"ecn=0, ece=r2.ece, cwr=False, retx=r2.echo_retx, sack={blocks})")
+    in_order = "p.seq == r.nxt"
+    guards = {
+        "hold": f"{in_order} and not r.ooo and r.pending + 1 < DELACK_COUNT",
+        "ack_now": f"{in_order} and (bool(r.ooo) or r.pending + 1 >= DELACK_COUNT)",
+        "out_of_order": "p.seq > r.nxt and not covers(r.ooo, p.seq)",
+        "duplicate": "p.seq < r.nxt or covers(r.ooo, p.seq)",
+    }
+    for tname, guard in guards.items():
+        net.add_transition(T(tname, guard=guard, action=_after_data, outputs=("r2",)))
+        net.add_input("data", tname, "p")
+        net.add_input("rcv", tname, "r")
+        if tname == "hold":
+            net.add_output("rcv", tname, "r2")
+            net.add_output("delack", tname, "()", when="r.pending == 0", delay="DELACK_S")
+        else:
+            net.add_output("rcv", tname, "r2._replace(pending=0)")
+            net.add_reset("delack", tname)
+            net.add_output("out", tname, ack)
+    net.add_transition(T("delack_timeout"))
+    net.add_input("delack", "delack_timeout", "()")
+    net.add_input("rcv", "delack_timeout", "r")
+    net.add_output("rcv", "delack_timeout", "r._replace(pending=0)")
+    net.add_output("out", "delack_timeout",
+                   "Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r.nxt, size=ACK_BYTES, ts=now + OFFSET_S,"
+                   " echo=r.echo, ecn=0, ece=r.ece, cwr=False, retx=r.echo_retx, sack=())")
+    return net

@@ -1,0 +1,311 @@
+"""TCP senders as sub-nets: Tahoe, Reno, NewReno, SACK recovery, ECN; RTO; applications.
+
+Control state lives on places: ``tcb`` holds one ``Tcb`` record (``cwnd`` and ``ssthresh``
+in segments, ``una`` oldest unacknowledged segment, ``nxt`` next to send, ``high`` one
+past the highest ever sent, ``dupacks``, ``recover`` (RFC 6582), ``inrec`` (in fast
+recovery), ``cwr_high``/``cwr_pending`` (RFC 3168), ``sacked`` (the SACK scoreboard) and
+``highrxt`` (RFC 6675 HighRxt)); ``rtt`` holds ``(srtt, rttvar, rto)``; the
+retransmission timer is a timed token on ``timer`` (marked exactly when ``una < nxt``);
+``start`` holds the application's start, a token ready at the start time.
+
+Each protocol event is a transition: ``open``, ``send``, ``new_ack``, ``dup_ack``,
+``fast_retransmit``, ``recovery_dup_ack``, ``partial_ack`` (NewReno, SACK),
+``recovery_exit``, ``ecn_reduce`` (ECN), ``sack_retransmit`` (SACK), ``stale_ack``,
+``timeout``. The variant only chooses which transitions exist and their guards.
+
+Window arithmetic, in segments, as ns-3's ``TcpNewReno`` does it in bytes: an ACK that
+acknowledges new data adds 1 segment in slow start (``cwnd < ssthresh``) whatever it
+acknowledges (no appropriate byte counting), and ``1/cwnd`` in congestion avoidance;
+when one ACK crosses ``ssthresh`` and acknowledges more than one segment, the remainder
+makes one congestion-avoidance step. On loss ``ssthresh = max(2, FlightSize / 2)`` with
+``FlightSize = high - una`` (RFC 5681 eq. 4). The RTO follows RFC 6298 (``alpha = 1/8``,
+``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
+doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
+acknowledges new data and, without timestamps, the segment it echoes was not
+retransmitted.
+
+>>> net = sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))
+>>> len(net.places), len(net.transitions)
+(6, 10)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.packets import ECT, FUNCTIONS, PACKET, covers
+from tcpn.petrinets import (
+    BOOL,
+    INT,
+    REAL,
+    UNIT,
+    IntSet,
+    ListSet,
+    PetriNet,
+    Place,
+    ProductSet,
+    RecordSet,
+    Token,
+)
+from tcpn.petrinets import Transition as T
+
+__all__ = ["LOSS_BASED", "RTT", "TCB", "SenderConfig", "grow", "rto_after", "sack_hole",
+           "sack_pipe", "sender_net"]
+
+LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
+
+TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
+                dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
+                cwr_pending=BOOL, sacked=ListSet(ProductSet(INT, INT), name="Runs"),
+                highrxt=IntSet(0))
+Tcb: Any = TCB.record_type
+RTT = RecordSet("Rtt", srtt=REAL, rttvar=REAL, rto=REAL)
+Rtt: Any = RTT.record_type
+
+
+@dataclass(frozen=True)
+class SenderConfig:
+    """One sender: its flow number, destination node index, variant and TCP parameters.
+
+    ``total_segments`` is the application: ``None`` for a bulk (FTP-like) source, else a
+    fixed-size transfer. ``window_segments`` is the receive/send buffer limit.
+    """
+
+    flow: int
+    dst: int
+    variant: str = "newreno"
+    segment_bytes: int = 536
+    header_bytes: int = 40
+    initial_cwnd: float = 10.0
+    initial_ssthresh: float = 1e9
+    window_segments: int = 1 << 20
+    min_rto_s: float = 1.0
+    initial_rto_s: float = 1.0
+    max_rto_s: float = 60.0
+    granularity_s: float = 0.001
+    dupack_threshold: int = 3
+    timestamps: bool = True
+    ecn: bool = False
+    start_s: float = 0.0
+    total_segments: int | None = None
+
+    def __post_init__(self) -> None:
+        where = f"sender of flow {self.flow}"
+        if self.variant not in LOSS_BASED:
+            raise InputError(f"{where}: variant {self.variant!r} is not one of "
+                             f"{', '.join(LOSS_BASED)}")
+        if self.initial_cwnd < 1 or self.initial_ssthresh < 2:
+            raise InputError(f"{where}: need initial_cwnd >= 1 and initial_ssthresh >= 2")
+        if self.total_segments is not None and self.total_segments < 1:
+            raise InputError(f"{where}: total_segments must be >= 1 or None (bulk)")
+        if self.start_s < 0 or self.min_rto_s <= 0 or self.initial_rto_s < self.min_rto_s:
+            raise InputError(f"{where}: need start_s >= 0 and initial_rto_s >= min_rto_s > 0")
+
+    @property
+    def uses_ecn(self) -> bool:
+        """Whether the sender is ECN-capable (an ``ecn_*`` variant or the ``ecn`` flag)."""
+        return self.ecn or self.variant.startswith("ecn_")
+
+
+def grow(cwnd: float, ssthresh: float, acked: int) -> float:
+    """The window after an ACK of ``acked`` new segments (ns-3 ``TcpNewReno::IncreaseWindow``).
+
+    >>> grow(2.0, 8.0, 1), grow(8.0, 8.0, 1), grow(7.0, 8.0, 2)
+    (3.0, 8.125, 8.125)
+    """
+    if cwnd < ssthresh:
+        cwnd += 1.0
+        acked -= 1
+    if cwnd >= ssthresh and acked > 0:
+        cwnd += 1.0 / cwnd
+    return cwnd
+
+
+def rto_after(r: Any, sample: float, min_rto: float, max_rto: float, g: float) -> Any:
+    """The ``Rtt`` record after an RTT ``sample`` (RFC 6298 (2.2)-(2.4); no sample if < 0).
+
+    >>> rto_after(Rtt(-1.0, 0.0, 1.0), 0.1, 0.2, 60.0, 0.001)
+    Rtt(srtt=0.1, rttvar=0.05, rto=0.30000000000000004)
+    """
+    if sample < 0:
+        return r
+    if r.srtt < 0:
+        srtt, rttvar = sample, sample / 2.0
+    else:
+        rttvar = 0.75 * r.rttvar + 0.25 * abs(r.srtt - sample)
+        srtt = 0.875 * r.srtt + 0.125 * sample
+    return Rtt(srtt, rttvar, min(max_rto, max(min_rto, srtt + max(g, 4.0 * rttvar))))
+
+
+def _is_lost(t: Any, s: int, dupthresh: int) -> bool:
+    """RFC 6675 ``IsLost``: at least ``dupthresh`` segments above ``s`` are SACKed."""
+    return sum(max(0, end - max(start, s + 1)) for start, end in t.sacked) >= dupthresh
+
+
+def sack_pipe(t: Any, dupthresh: int) -> int:
+    """RFC 6675 ``SetPipe``: segments presumed in the network."""
+    pipe = 0
+    for s in range(t.una, t.high):
+        if covers(t.sacked, s):
+            continue
+        if not _is_lost(t, s, dupthresh):
+            pipe += 1
+        if s < t.highrxt:
+            pipe += 1
+    return pipe
+
+
+def sack_hole(t: Any, dupthresh: int) -> int:
+    """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1."""
+    for s in range(max(t.una, t.highrxt), t.high):
+        if not covers(t.sacked, s) and _is_lost(t, s, dupthresh):
+            return s
+    return -1
+
+
+def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
+             MAX_RTO: float, G: float) -> dict[str, Any]:
+    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update."""
+    valid = TIMESTAMPS or not a.retx
+    return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
+
+
+def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
+    """The sender module. Ports: ``out`` (data segments out) and ``acks`` (ACKs in)."""
+    variant = config.variant.removeprefix("ecn_")
+    ecn, sack = config.uses_ecn, variant == "sack"
+    net = PetriNet(name)
+    net.declare(
+        FLOW=config.flow, DST=config.dst, DATA_BYTES=config.segment_bytes + config.header_bytes,
+        WINDOW=config.window_segments, TOTAL=config.total_segments or -1,
+        DUPTHRESH=config.dupack_threshold, TIMESTAMPS=config.timestamps,
+        MIN_RTO=config.min_rto_s, MAX_RTO=config.max_rto_s, G=config.granularity_s,
+        ECT_BITS=ECT if ecn else 0, INIT_CWND=float(config.initial_cwnd),
+        INIT_SSTHRESH=float(config.initial_ssthresh), INIT_RTO=config.initial_rto_s,
+        grow=grow, sack_pipe=sack_pipe, sack_hole=sack_hole, Tcb=Tcb, Rtt=Rtt,
+        **FUNCTIONS)
+    net.add_place(Place("start", UNIT.timed(), initial=[Token((), config.start_s)]))
+    net.add_place(Place("tcb", TCB))
+    net.add_place(Place("rtt", RTT))
+    net.add_place(Place("timer", UNIT.timed()))
+    net.add_place(Place("out", PACKET, port="out"))
+    net.add_place(Place("acks", PACKET, port="in"))
+
+    net.add_transition(T("open"))
+    net.add_input("start", "open", "()")
+    net.add_output("tcb", "open", "Tcb(INIT_CWND, INIT_SSTHRESH, 0, 0, 0, 0, 0, False, 0, "
+                                  "False, (), 0)")
+    net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
+
+    def packet(seq: str, fresh: str) -> str:
+        # RFC 3168 6.1.5: retransmissions are not ECN-capable
+        return (f"Pkt(flow=FLOW, dst=DST, seq={seq}, ack=0, size=DATA_BYTES, ts=now, "
+                f"echo=0.0, ecn=ECT_BITS if {fresh} else 0, ece=False, "
+                f"cwr=t.cwr_pending, retx=not ({fresh}), sack=())")
+
+    has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
+    window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
+    pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
+    send_guard = f"{has_data} and {window_open}"
+    if sack:
+        send_guard = (f"{has_data} and ((not t.inrec and {window_open}) or (t.inrec and "
+                      f"t.nxt - t.una + 1 <= WINDOW and {pipe_open} and "
+                      "sack_hole(t, DUPTHRESH) < 0))")
+    net.add_transition(T("send", guard=send_guard))
+    net.add_input("tcb", "send", "t")
+    net.add_read("rtt", "send", "r")
+    net.add_output("tcb", "send",
+                   "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), cwr_pending=False)")
+    net.add_output("out", "send", packet("t.nxt", "t.nxt >= t.high"))
+    net.add_output("timer", "send", "()", when="t.una == t.nxt", delay="r.rto")
+
+    def scoreboard(ack: str) -> str:
+        return f"merge_sack(t.sacked, a.sack, {ack})" if sack else "()"
+
+    def ack_transition(tname: str, guard: str, tcb: str, *, new_data: bool,
+                       retransmit: str | None = None) -> None:
+        """One ACK-driven transition; ``new_data`` ones sample the RTT and restart the timer."""
+        action = _new_ack if new_data else None
+        net.add_transition(T(tname, guard=guard, action=action,
+                             outputs=("r2",) if new_data else ()))
+        net.add_input("acks", tname, "a")
+        net.add_input("tcb", tname, "t")
+        net.add_output("tcb", tname, tcb)
+        if new_data:
+            net.add_input("rtt", tname, "r")
+            net.add_output("rtt", tname, "r2")
+            net.add_reset("timer", tname)
+            net.add_output("timer", tname, "()", when="a.ack < max(t.nxt, a.ack)",
+                           delay="r2.rto")
+        if retransmit is not None:
+            net.add_output("out", tname, packet(retransmit, "False"))
+
+    new = "a.ack > t.una"
+    dup = "a.ack == t.una and t.high > t.una"
+    echo = "ECN and a.ece and t.una >= t.cwr_high" if ecn else "False"
+    net.declare(ECN=ecn)
+    advance_una = (f"una=a.ack, nxt=max(t.nxt, a.ack), dupacks=0, "
+                   f"sacked={scoreboard('a.ack')}, highrxt=max(t.highrxt, a.ack)")
+    ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
+                   f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_una})",
+                   new_data=True)
+    halve = "max(2.0, (t.high - t.una) / 2.0)"
+    if ecn:
+        ack_transition("ecn_reduce", f"{new} and not t.inrec and {echo}",
+                       f"t._replace(ssthresh={halve}, cwnd={halve}, cwr_high=t.nxt, "
+                       f"cwr_pending=True, {advance_una})", new_data=True)
+    ack_transition("stale_ack", "a.ack < t.una or (a.ack == t.una and t.high == t.una)",
+                   "t", new_data=False)
+    may_recover = "t.una >= t.recover" if variant in ("newreno", "sack") else "True"
+    if variant == "tahoe":
+        ack_transition("dup_ack", f"{dup} and t.dupacks + 1 != DUPTHRESH",
+                       "t._replace(dupacks=t.dupacks + 1)", new_data=False)
+        ack_transition("fast_retransmit", f"{dup} and t.dupacks + 1 == DUPTHRESH",
+                       f"t._replace(ssthresh={halve}, cwnd=1.0, dupacks=t.dupacks + 1, "
+                       "recover=t.high)", new_data=False, retransmit="t.una")
+    else:
+        ack_transition("dup_ack", f"{dup} and not t.inrec and "
+                       f"(t.dupacks + 1 < DUPTHRESH or not ({may_recover}))",
+                       f"t._replace(dupacks=t.dupacks + 1, sacked={scoreboard('t.una')})",
+                       new_data=False)
+        entry = f"{halve}" if sack else f"{halve} + DUPTHRESH"
+        ack_transition("fast_retransmit", f"{dup} and not t.inrec and "
+                       f"t.dupacks + 1 >= DUPTHRESH and {may_recover}",
+                       f"t._replace(ssthresh={halve}, cwnd={entry}, dupacks=t.dupacks + 1, "
+                       f"inrec=True, recover=t.high, highrxt=t.una + 1, "
+                       f"sacked={scoreboard('t.una')})", new_data=False, retransmit="t.una")
+        inflate = "t.cwnd" if sack else "t.cwnd + 1.0"
+        ack_transition("recovery_dup_ack", f"{dup} and t.inrec",
+                       f"t._replace(cwnd={inflate}, dupacks=t.dupacks + 1, "
+                       f"sacked={scoreboard('t.una')})", new_data=False)
+        full = "a.ack >= t.recover" if variant in ("newreno", "sack") else "True"
+        ack_transition("recovery_exit", f"{new} and t.inrec and {full}",
+                       f"t._replace(cwnd=t.ssthresh, inrec=False, {advance_una})",
+                       new_data=True)
+        if variant == "newreno":
+            # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked
+            ack_transition("partial_ack", f"{new} and t.inrec and a.ack < t.recover",
+                           f"t._replace(cwnd=max(1.0, t.cwnd - (a.ack - t.una) + 1.0), "
+                           f"{advance_una})", new_data=True, retransmit="a.ack")
+        if variant == "sack":
+            ack_transition("partial_ack", f"{new} and t.inrec and a.ack < t.recover",
+                           f"t._replace({advance_una})", new_data=True)
+            net.add_transition(T("sack_retransmit", guard=f"t.inrec and {pipe_open} and "
+                                 "sack_hole(t, DUPTHRESH) >= 0"))
+            net.add_input("tcb", "sack_retransmit", "t")
+            net.add_output("tcb", "sack_retransmit",
+                           "t._replace(highrxt=sack_hole(t, DUPTHRESH) + 1)")
+            net.add_output("out", "sack_retransmit",
+                           packet("sack_hole(t, DUPTHRESH)", "False"))
+
+    net.add_transition(T("timeout"))
+    net.add_input("timer", "timeout", "()")
+    net.add_input("tcb", "timeout", "t")
+    net.add_input("rtt", "timeout", "r")
+    net.add_output("tcb", "timeout",
+                   f"t._replace(ssthresh={halve}, cwnd=1.0, nxt=t.una, dupacks=0, "
+                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una)")
+    net.add_output("rtt", "timeout", "r._replace(rto=min(2.0 * r.rto, MAX_RTO))")
+    return net

@@ -1,0 +1,195 @@
+"""The topology composer: one timed coloured Petri net for a whole scenario.
+
+Every link direction ``A->B`` becomes an interface module (its queue discipline feeding its
+transmitter, :func:`~tcpn.models.components.link.interface_net`) named ``A.B``; every
+connection ``i`` a sender module ``flow{i}.snd`` and a receiver module ``flow{i}.rcv``.
+Modules meet on socket places: ``A.B.in`` (packets arriving at A's interface towards B),
+``flow{i}.data`` (data segments reaching the receiver) and ``flow{i}.acks`` (ACKs
+reaching the sender). Routing is decided where a packet leaves a link: the transmitter
+of ``A->B`` has one output arc per place the packet may go to next at B, guarded by the
+packet's destination (hop-count shortest paths, as the scenario computes them). Dumbbells,
+parking lots, reverse-direction flows sharing a bottleneck and per-flow access delays are
+all just scenarios.
+
+>>> from tcpn.models.scenario import dumbbell
+>>> s = dumbbell(pairs=1, horizon_s=1.0)
+>>> composed = compose(s, s.concrete_flows(1))
+>>> composed.net
+<PetriNet 'dumbbell': 32 places, 33 transitions, 143 arcs>
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tcpn.errors import InputError
+from tcpn.models.components.link import (
+    ByteErrors,
+    ErrorModel,
+    ListErrors,
+    PacketErrors,
+    Transmitter,
+    interface_net,
+)
+from tcpn.models.components.packets import PACKET
+from tcpn.models.components.queues import (
+    DropTailQueue,
+    QueueDiscipline,
+    RedQueue,
+    ThresholdEcnQueue,
+)
+from tcpn.models.components.receiver import ReceiverConfig, receiver_net
+from tcpn.models.components.sender import LOSS_BASED, SenderConfig, sender_net
+from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario
+from tcpn.petrinets import PetriNet, Place
+
+__all__ = ["ComposedNet", "compose", "queue_discipline", "unsupported"]
+
+
+@dataclass
+class ComposedNet:
+    """The composed net and how its parts map back to the scenario.
+
+    ``interfaces`` maps queue ids (``"A->B"``) to module prefixes; ``flows`` lists the
+    concrete flows, connection ``i`` being module ``flow{i}``.
+    """
+
+    net: PetriNet
+    flows: list[ConcreteFlow]
+    interfaces: dict[str, str] = field(default_factory=dict)
+    node_index: dict[str, int] = field(default_factory=dict)
+
+
+def _ident(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return cleaned if re.match(r"[A-Za-z_]", cleaned) else f"n{cleaned}"
+
+
+def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
+    """What the net lens cannot express in ``scenario`` yet, each naming the field."""
+    problems = []
+    for i, link in enumerate(scenario.links):
+        for side, (_a, _b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
+            kind = direction.queue.kind
+            if kind not in ("drop_tail", "red", "threshold_ecn"):
+                problems.append(f"links[{i}].{side}.queue: {kind} is not supported by the net "
+                                "lens yet")
+    for flow in flows:
+        if flow.variant not in LOSS_BASED:
+            problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
+                            f"net lens yet (loss-based variants: {', '.join(LOSS_BASED)})")
+        if flow.app_rate_bps is not None:
+            problems.append(f"flow {flow.id}: app_rate_bps is not supported by the net lens yet")
+    return problems
+
+
+def queue_discipline(direction: LinkDirection, link: Link, where: str) -> QueueDiscipline:
+    """The component queue for a scenario link direction."""
+    q = direction.queue
+    if q.kind == "drop_tail":
+        return DropTailQueue(limit=q.limit, unit=q.unit)
+    if q.kind == "threshold_ecn":
+        return ThresholdEcnQueue(limit=q.limit, unit=q.unit, k=q.k)
+    if q.kind == "red":
+        return RedQueue(limit=q.limit, unit=q.unit, min_th=q.min_th, max_th=q.max_th,
+                        max_p=q.max_p, q_weight=q.q_weight, gentle=q.gentle, wait=q.wait,
+                        ecn=q.ecn, hard_drop=q.hard_drop,
+                        mean_packet_size_bytes=q.mean_packet_size_bytes,
+                        link_rate_bps=link.rate_bps)
+    raise InputError(f"{where}.queue: {q.kind} is not supported by the net lens yet")
+
+
+def _errors(direction: LinkDirection) -> ErrorModel | None:
+    e = direction.errors
+    if e is None:
+        return None
+    if e.kind == "list":
+        return ListErrors(tuple(e.packets))
+    return PacketErrors(e.rate) if e.unit == "packet" else ByteErrors(e.rate)
+
+
+def sender_config(flow: ConcreteFlow, i: int, dst: int) -> SenderConfig:
+    """The sender parameters of connection ``i`` from its concrete flow."""
+    tcp = flow.tcp
+    mss = tcp.segment_size_bytes
+    return SenderConfig(
+        flow=i, dst=dst, variant=flow.variant, segment_bytes=mss,
+        header_bytes=tcp.header_bytes, initial_cwnd=float(tcp.initial_cwnd_segments),
+        initial_ssthresh=float(tcp.initial_ssthresh_segments or 1e9),
+        window_segments=max(1, min(tcp.rcv_buf_bytes, tcp.snd_buf_bytes) // mss),
+        min_rto_s=tcp.min_rto_s, initial_rto_s=tcp.initial_rto_s,
+        granularity_s=tcp.clock_granularity_s, dupack_threshold=tcp.dupack_threshold,
+        timestamps=tcp.timestamps, ecn=flow.ecn, start_s=flow.start_s,
+        total_segments=None if flow.bytes is None else math.ceil(flow.bytes / mss))
+
+
+def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
+    """Build the net of ``scenario`` with its concrete ``flows`` (see the module docstring)."""
+    problems = unsupported(scenario, flows)
+    if problems:
+        raise InputError(f"scenario {scenario.name}: " + "; ".join(problems))
+    net = PetriNet(_ident(scenario.name))
+    graph = scenario.graph()
+    nodes = list(graph.nodes)
+    index = {n: k for k, n in enumerate(nodes)}
+    composed = ComposedNet(net, list(flows), node_index=index)
+    endpoints = sorted({f.src for f in flows} | {f.dst for f in flows}, key=index.__getitem__)
+
+    def socket(a: str, b: str) -> str:
+        return f"{_ident(a)}.{_ident(b)}.in"
+
+    for link in scenario.links:
+        for a, b, _direction in link.directions():
+            net.add_place(Place(socket(a, b), PACKET))
+    for i in range(len(flows)):
+        net.add_place(Place(f"flow{i}.data", PACKET))
+        net.add_place(Place(f"flow{i}.acks", PACKET))
+
+    for li, link in enumerate(scenario.links):
+        for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
+            where = f"links[{li}].{side}"
+            targets: list[tuple[str, str]] = []
+            for i, flow in enumerate(flows):
+                if flow.dst == b:
+                    targets.append((f"flow{i}.data", f"p.flow == {i} and p.seq >= 0"))
+                if flow.src == b:
+                    targets.append((f"flow{i}.acks", f"p.flow == {i} and p.seq < 0"))
+            via: dict[str, list[int]] = {}
+            for x in endpoints:
+                if x != b and b in scenario.route(a, x)[1:]:
+                    path = scenario.route(b, x)
+                    via.setdefault(path[1], []).append(index[x])
+            for c, dsts in via.items():
+                cond = f"p.dst == {dsts[0]}" if len(dsts) == 1 else (
+                    "p.dst in (" + ", ".join(map(str, dsts)) + ")")
+                targets.append((socket(b, c), cond))
+            if not targets:
+                targets.append((f"{_ident(a)}.{_ident(b)}.in", "False"))
+            module = interface_net(
+                queue_discipline(direction, link, where),
+                Transmitter(link.rate_bps, link.delay_s, link.l2_header_bytes, _errors(direction)),
+                [cond for _place, cond in targets], name=f"{_ident(a)}_{_ident(b)}")
+            ports = {"arrivals": socket(a, b)}
+            ports.update({f"out{k}": place for k, (place, _c) in enumerate(targets)})
+            prefix = f"{_ident(a)}.{_ident(b)}"
+            net.add_module(module, prefix, ports)
+            composed.interfaces[f"{a}->{b}"] = prefix
+
+    for i, flow in enumerate(flows):
+        first_data_hop = flow.data_route[1]
+        first_ack_hop = flow.ack_route[1]
+        snd = sender_net(sender_config(flow, i, index[flow.dst]))
+        net.add_module(snd, f"flow{i}.snd", {"out": socket(flow.src, first_data_hop),
+                                             "acks": f"flow{i}.acks"})
+        tcp = flow.tcp
+        rcv = receiver_net(ReceiverConfig(
+            flow=i, src=index[flow.src], ack_bytes=tcp.ack_packet_bytes,
+            delack_count=tcp.delack_count, delack_timeout_s=tcp.delack_timeout_s,
+            sack=flow.variant == "sack", ecn=flow.ecn,
+            clock_offset_s=flow.receiver_clock_offset_s))
+        net.add_module(rcv, f"flow{i}.rcv", {"data": f"flow{i}.data",
+                                             "out": socket(flow.dst, first_ack_hop)})
+    return composed
