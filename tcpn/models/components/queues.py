@@ -30,7 +30,6 @@ from tcpn.models.components.packets import ECT, FUNCTIONS, PACKET, PACKET_RECORD
 from tcpn.petrinets import (
     INT,
     P_HIGH,
-    P_NORMAL,
     REAL,
     EnumSet,
     PetriNet,
@@ -120,10 +119,17 @@ class QueueDiscipline:
         ),)
 
 
+#: Arrivals are taken before anything else that may happen at the same instant, so that
+#: packets a sender emits back to back (at one model time) keep their order.
+P_ARRIVAL = P_HIGH
+#: RED's second step (enqueue, mark or drop a decided packet) comes before the next arrival.
+P_DECIDED = P_HIGH // 2
+
+
 def _enqueue(net: PetriNet, name: str, source: str, pattern: str, guard: str,
-             packet: str = "p", priority: int | None = None) -> None:
+             packet: str = "p", priority: int = P_ARRIVAL) -> None:
     """A transition moving an arrival onto the tail of the buffer."""
-    net.add_transition(Transition(name, guard=guard, priority=priority or P_NORMAL))
+    net.add_transition(Transition(name, guard=guard, priority=priority))
     net.add_input(source, name, pattern)
     net.add_input("fifo", name, "(h, n, b, e)")
     net.add_output("buffer", name, f"(h + n, {packet})")
@@ -131,9 +137,9 @@ def _enqueue(net: PetriNet, name: str, source: str, pattern: str, guard: str,
 
 
 def _drop(net: PetriNet, name: str, source: str, pattern: str, guard: str,
-          priority: int | None = None) -> None:
+          priority: int = P_ARRIVAL) -> None:
     """A transition discarding an arrival; it reads the counters for its guard."""
-    net.add_transition(Transition(name, guard=guard, priority=priority or P_NORMAL))
+    net.add_transition(Transition(name, guard=guard, priority=priority))
     net.add_input(source, name, pattern)
     net.add_read("fifo", name, "(h, n, b, e)")
 
@@ -272,15 +278,15 @@ class RedQueue(QueueDiscipline):
                             initial=[(0.0, 0, 0)]))
         net.add_place(Place("decided", VERDICT))
         net.add_transition(Transition("decide", action=self.decision(),
-                                      outputs=("state", "verdict")))
+                                      outputs=("state", "verdict"), priority=P_ARRIVAL))
         net.add_input("arrivals", "decide", "p")
         net.add_read("fifo", "decide", "(h, n, b, e)")
         net.add_input("red", "decide", "(avg, count, old)")
         net.add_output("red", "decide", "state")
         net.add_output("decided", "decide", "(p, verdict)")
-        _enqueue(net, "enqueue", "decided", "(p, 'accept')", self.fits, priority=P_HIGH)
+        _enqueue(net, "enqueue", "decided", "(p, 'accept')", self.fits, priority=P_DECIDED)
         _enqueue(net, "mark", "decided", "(p, 'mark')", self.fits,
-                 packet="p._replace(ecn=3)", priority=P_HIGH)
-        _drop(net, "drop", "decided", "(p, 'drop')", "True", priority=P_HIGH)
+                 packet="p._replace(ecn=3)", priority=P_DECIDED)
+        _drop(net, "drop", "decided", "(p, 'drop')", "True", priority=P_DECIDED)
         _drop(net, "overflow", "decided", "(p, v)", f"v != 'drop' and not ({self.fits})",
-              priority=P_HIGH)
+              priority=P_DECIDED)

@@ -1,0 +1,134 @@
+"""Senders against cwnd/ssthresh sequences derived by hand from the RFCs.
+
+Two nodes A -- B (1 Gbit/s, 10 ms): serialisation is negligible next to the 20 ms RTT,
+so each round's events happen in the order of the derivations below. Every segment is
+ACKed at once (delack_count 1), timestamps and ECN off unless stated, MSS 1000 bytes,
+initial cwnd 1, initial ssthresh 64. Losses are scripted on A->B with ns-3's receive-list
+numbering (packet k = the k-th packet to cross, here data segment k-1).
+
+Derivation common to all (ACK n = "next expected n"): seq 0 -> ACK 1, cwnd 2, send 1, 2 ->
+ACK 2, cwnd 3, send 3, 4 -> ACK 3, cwnd 4, send 5, 6 -> ACK 4, cwnd 5, send 7, 8 (high 9).
+Seq 4 lost: seqs 5, 6, 7 give duplicate ACKs 4 #1-#3; the third triggers fast retransmit
+with ssthresh = max(2, (high - una) / 2) = (9 - 4) / 2 = 2.5.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpn.models.lenses import evaluate
+from tcpn.models.scenario import validate_scenario
+
+MSS = 1000
+
+
+def two_nodes(variant: str, losses: list[int], segments: int = 14, **tcp: object):
+    """A one-flow scenario over A -- B with scripted losses on A->B."""
+    link: dict = {"a": "A", "b": "B", "rate_bps": 1e9, "delay_s": 0.01}
+    if losses:
+        link["ab"] = {"errors": {"kind": "list", "packets": losses}}
+    settings = {"segment_size_bytes": MSS, "timestamps": False, "sack": variant == "sack",
+                "delack_count": 1, "initial_cwnd_segments": 1,
+                "initial_ssthresh_segments": 64, "min_rto_s": 1.0, "initial_rto_s": 1.0}
+    settings.update(tcp)
+    return validate_scenario({
+        "name": f"scripted_{variant}", "links": [link],
+        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": variant,
+                   "bytes": segments * MSS}],
+        "tcp": settings, "horizon_s": 5.0})
+
+
+def run(scenario):
+    """Run the net lens; check conservation; return the result."""
+    result = evaluate(scenario, lens="net")
+    counts = result.provenance["lens"]["census"]
+    assert counts["sent"] == counts["received"] + counts["dropped"] + counts["in_flight"]
+    return result
+
+
+def window(result, var: str) -> list[float]:
+    """The successive values of ``var`` (cwnd or ssthresh) in segments."""
+    return [round(v / MSS, 6) for v in result.trace.series(var)["value"]]
+
+
+def test_newreno_one_loss():
+    # FR: cwnd = 2.5 + 3 = 5.5; seq 8 -> dup #4, cwnd 6.5 (send 9); the retransmission
+    # fills the hole: ACK 9 >= recover 9 ends recovery, cwnd = ssthresh = 2.5 (send 10);
+    # ACK 10, 11...: congestion avoidance, cwnd += 1/cwnd.
+    result = run(two_nodes("newreno", [5]))
+    cwnd = window(result, "cwnd_bytes")
+    ca1 = 2.5 + 1 / 2.5
+    assert cwnd[:10] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 2.5, ca1, ca1 + 1 / ca1])
+    assert window(result, "ssthresh_bytes") == [64, 2.5]
+    events = result.trace.flow_events
+    assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS]
+    assert (events.event == "deliver").any()
+    assert events[events.event == "deliver"]["bytes"].sum() == 14 * MSS
+
+
+def test_newreno_two_losses_partial_ack():
+    # Seqs 4 and 6 lost (packets 5 and 7). Dups from 5, 7, 8 -> FR at 8: cwnd 5.5.
+    # Retransmitted 4 -> ACK 6 < recover 9: partial ACK (RFC 6582): retransmit 6,
+    # cwnd = 5.5 - (6 - 4) + 1 = 4.5 (send 9); retransmitted 6 -> ACK 9: exit, cwnd 2.5.
+    result = run(two_nodes("newreno", [5, 7]))
+    cwnd = window(result, "cwnd_bytes")
+    assert cwnd[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 4.5, 2.5, 2.9])
+    events = result.trace.flow_events
+    assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS, 6 * MSS]
+    assert not (events.event == "timeout").any()
+
+
+def test_reno_two_losses_needs_a_timeout():
+    # Reno leaves recovery on the first new ACK (ACK 6): cwnd = 2.5 with 3 segments
+    # outstanding, so nothing is sent and no duplicate ACK comes: the RTO (1 s) fires.
+    # Timeout: ssthresh = max(2, (9 - 6) / 2) = 2, cwnd = 1, go back to 6: ACK 9 covers
+    # three segments: slow start +1 (cwnd 2 = ssthresh) and, with segments left over,
+    # one congestion-avoidance step (ns-3's IncreaseWindow): 2 + 1/2 = 2.5.
+    result = run(two_nodes("reno", [5, 7]))
+    assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 2.5, 1, 2.5])
+    assert window(result, "ssthresh_bytes")[:3] == [64, 2.5, 2]
+    events = result.trace.flow_events
+    timeouts = events[events.event == "timeout"]["time_s"].to_list()
+    assert len(timeouts) == 1 and 1.0 < timeouts[0] < 1.2
+
+
+def test_tahoe_one_loss():
+    # Tahoe: FR sets cwnd = 1, ssthresh 2.5, and keeps nxt = 9; dup #4 changes nothing.
+    # ACK 9 -> slow start cwnd 2 (send 9, 10); ACK 10 -> 3; ACK 11 -> 3 + 1/3.
+    result = run(two_nodes("tahoe", [5]))
+    assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 1, 2, 3, 3 + 1 / 3])
+    assert window(result, "ssthresh_bytes") == [64, 2.5]
+
+
+def test_sack_one_loss():
+    # RFC 6675: at the third duplicate ACK cwnd = ssthresh = 2.5 (no inflation); pipe
+    # counts only the retransmission (5..8 are SACKed, 4 is lost), so new segment 9 goes
+    # out; ACK 9 ends recovery with cwnd = ssthresh (no change); ACK 10: 2.5 + 1/2.5.
+    result = run(two_nodes("sack", [5]))
+    assert window(result, "cwnd_bytes")[:7] == pytest.approx([1, 2, 3, 4, 5, 2.5, 2.9])
+    assert window(result, "ssthresh_bytes") == [64, 2.5]
+
+
+def test_ecn_halves_once_per_window_and_never_retransmits():
+    # A -(1 Gbit/s)- R -(1 Mbit/s, threshold ECN K = 2)- B, initial cwnd 10, ECN NewReno.
+    # The burst of 10 reaches R almost at once: seq 0 starts transmission, 1..3 find 0..2
+    # queued, seq 4.. find > 2 and are CE-marked. ACKs 1..4 (no ECE) grow cwnd to 14 and
+    # raise high to 18; ACK 5 echoes CE: ssthresh = cwnd = max(2, (18 - 4) / 2) = 7, and
+    # later ECEs of that window are ignored (RFC 3168 6.1.2).
+    scenario = validate_scenario({
+        "name": "ecn", "horizon_s": 1.0,
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.001},
+                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"queue": {"kind": "threshold_ecn", "k": 2, "limit": 100}}}],
+        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno"}],
+        "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 10,
+                "initial_ssthresh_segments": 64}})
+    result = run(scenario)
+    assert window(result, "cwnd_bytes")[:7] == pytest.approx([10, 11, 12, 13, 14, 7, 7 + 1 / 7])
+    assert window(result, "ssthresh_bytes")[:2] == [64, 7]
+    events = result.trace.flow_events
+    marks = events[events.event == "mark"]
+    assert marks["seq"].iloc[0] == 4 * MSS
+    assert not (events.event == "retransmit").any()
+    assert not (events.event == "drop").any()
