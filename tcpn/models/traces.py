@@ -263,15 +263,15 @@ class TraceWriter:
         self._known = {"flow": set(self.flows["flow"]) | {""},
                        "queue": set(self.queues["queue"]),
                        "where": set(self.queues["queue"]) | {""}}
+        # one list per column: measured cheaper than a tuple per row transposed at flush
         self._columns: dict[str, dict[str, list[Any]]] = {
             name: {col: [] for col in schema.names} for name, schema in SCHEMAS.items()}
         self._chunks: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._closed = False
-        fe, fs, qe = (self._columns[n] for n in SCHEMAS)
-        self._fe = tuple(fe[c] for c in SCHEMAS["flow_events"].names)
-        self._fs = tuple(fs[c] for c in SCHEMAS["flow_series"].names)
-        self._qe = tuple(qe[c] for c in SCHEMAS["queue_events"].names)
+        self._fe, self._fs, self._qe = (
+            tuple(self._columns[name][col] for col in schema.names)
+            for name, schema in SCHEMAS.items())
 
     def flow_event(self, time_s: float, flow: str, event: str, seq: int = -1,
                    bytes: float = 0.0, count: float = 1.0, where: str = "") -> None:
@@ -356,13 +356,22 @@ class TraceWriter:
             values.clear()
         self._store(table, data)
 
-    def _store(self, table: str, data: dict[str, list[Any]]) -> None:
+    def _store(self, table: str, data: Mapping[str, Sequence[Any]]) -> None:
         self._check(table, data)
         schema = SCHEMAS[table]
-        arrays = [pa.array(data[col], type=pa.string()).dictionary_encode()
-                  if schema.field(col).type == _DICT else pa.array(data[col],
-                                                                   type=schema.field(col).type)
-                  for col in schema.names]
+        arrays = []
+        for col in schema.names:
+            kind = schema.field(col).type
+            if kind == _DICT:
+                arrays.append(pa.array(data[col], type=pa.string()).dictionary_encode())
+            else:  # through NumPy: pa.array(list, type=float64) is ~40x slower
+                try:
+                    values = np.asarray(data[col], dtype=kind.to_pandas_dtype())
+                except (TypeError, ValueError) as exc:
+                    raise TraceError(f"{table}: column {col!r}: {exc}") from None
+                arrays.append(pa.array(values))
+        if not np.isfinite(arrays[0].to_numpy()).all():
+            raise TraceError(f"{table}: non-finite time_s")
         chunk = pa.Table.from_arrays(arrays, schema=schema)
         if self.directory is None:
             self._chunks[table].append(chunk)
@@ -373,7 +382,7 @@ class TraceWriter:
             self._writers[table] = writer
         writer.write_table(chunk)
 
-    def _check(self, table: str, data: dict[str, list[Any]]) -> None:
+    def _check(self, table: str, data: Mapping[str, Sequence[Any]]) -> None:
         if table in _EVENT_VALUES:
             col, allowed = _EVENT_VALUES[table]
             bad = set(data[col]) - set(allowed)
@@ -385,9 +394,6 @@ class TraceWriter:
                 bad = set(data[col]) - self._known[col]
                 if bad:
                     raise TraceError(f"{table}: unknown {col} {sorted(map(str, bad))[0]!r}")
-        times = np.asarray(data["time_s"], dtype=float)
-        if len(times) and not np.isfinite(times).all():
-            raise TraceError(f"{table}: non-finite time_s")
 
     def close(self) -> Trace:
         """Flush everything and return the :class:`Trace` (read back from disk if any)."""
