@@ -1,0 +1,1 @@
+"""Exchange formats: CPN Tools (.cpn) export and import, PNML, and CPN ML translation."""

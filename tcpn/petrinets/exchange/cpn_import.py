@@ -1,0 +1,1163 @@
+"""Import a CPN Tools file (.cpn, format 6) into a tcpn net, reporting what tcpn can't express.
+
+The file is read safely (:mod:`defusedxml`: no entities, no external references; a size
+limit), checked (unique ids, arc ends that exist, declared colour sets, CPN ML that parses)
+and flattened: each page instance's places and transitions get the instance path as a
+prefix (``Server.Start``), ports merge with their sockets, fusion sets become one place.
+Declarations, guards, delays, arc inscriptions and code segments are translated to Python
+for the subset :mod:`~tcpn.petrinets.exchange.cpnml` covers. What isn't expressible (say,
+SML with side effects) is left out *element by element* and listed in an
+:class:`ImportReport`; the rest is kept. :attr:`ImportedNet.complete` says whether anything
+was left out, and ``strict=True`` turns a left-out element into an error.
+
+Malformed files raise :class:`CpnFormatError` naming the file, line and element id.
+
+>>> from tcpn.petrinets.examples import counter
+>>> from tcpn.petrinets.exchange.cpn_export import to_cpn
+>>> imported = read_cpn(to_cpn(counter(3), layout="grid"))
+>>> imported.complete, sorted(imported.net.places), imported.net.declarations["LIMIT"]
+(True, ['count'], 3)
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import DefusedXMLParser
+from lark import Tree
+
+from tcpn.errors import InputError
+from tcpn.petrinets.colours import (
+    BoolSet,
+    ColourSet,
+    EnumSet,
+    IntSet,
+    ListSet,
+    ProductSet,
+    RealSet,
+    RecordSet,
+    StringSet,
+    UnitSet,
+)
+from tcpn.petrinets.compiler import compile_net
+from tcpn.petrinets.distributions import (
+    Discrete,
+    Distribution,
+    Exponential,
+    TruncatedNormal,
+    Uniform,
+)
+from tcpn.petrinets.exchange.cpnml import (
+    ML_BASIS_DECLARATIONS,
+    MLSyntaxError,
+    MLToPython,
+    UnsupportedConstruct,
+    multiset_terms,
+    parse_ml,
+    py_name,
+    split_delay,
+)
+from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.net import (
+    P_HIGH,
+    P_LOW,
+    P_NORMAL,
+    Arc,
+    ArcKind,
+    ModuleInstance,
+    PetriNet,
+    Place,
+    Token,
+    Transition,
+)
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "CpnFormatError",
+    "ImportReport",
+    "ImportedNet",
+    "IncompleteImportError",
+    "ReportItem",
+    "read_cpn",
+]
+
+_STANDARD_PRIORITIES = {"P_HIGH": P_HIGH, "P_NORMAL": P_NORMAL, "P_LOW": P_LOW}
+#: Files larger than this are refused before parsing (CPN Tools' own examples are < 1 MB).
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+
+class CpnFormatError(InputError):
+    """A file that is not a well-formed CPN Tools net: names the file, line and element id."""
+
+    def __init__(self, source: str, message: str, line: int | None = None,
+                 element_id: str | None = None):
+        self.source, self.line, self.element_id = source, line, element_id
+        where = source + (f", line {line}" if line else "") + (
+            f", element {element_id}" if element_id else "")
+        super().__init__(f"{where}: {message}")
+
+
+class IncompleteImportError(InputError):
+    """``strict=True`` and some elements could not be imported (listed in the message)."""
+
+    def __init__(self, report: ImportReport):
+        self.report = report
+        super().__init__(report.text(limit=20))
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One element left out of (or changed in) the imported net, and why."""
+
+    kind: str
+    element_id: str
+    name: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        line = f" line {self.line}" if self.line else ""
+        return f"{self.kind} {self.name!r} ({self.element_id}{line}): {self.reason}"
+
+
+@dataclass
+class ImportReport:
+    """What an import kept, left out and changed, element by element."""
+
+    source: str
+    imported: dict[str, int] = field(default_factory=dict)
+    unsupported: list[ReportItem] = field(default_factory=list)
+    notes: list[ReportItem] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing was left out."""
+        return not self.unsupported
+
+    def text(self, limit: int | None = None) -> str:
+        """A readable summary: counts, then each left-out element, then each change."""
+        kept = ", ".join(f"{n} {k}" for k, n in self.imported.items())
+        lines = [f"{self.source}: imported {kept}; "
+                 f"{len(self.unsupported)} element(s) left out, {len(self.notes)} note(s)"]
+        for title, items in (("left out", self.unsupported), ("note", self.notes)):
+            shown = items if limit is None else items[:limit]
+            lines.extend(f"  {title}: {item}" for item in shown)
+            if len(shown) < len(items):
+                lines.append(f"  ... and {len(items) - len(shown)} more {title}")
+        return "\n".join(lines)
+
+
+@dataclass
+class ImportedNet:
+    """The result of :func:`read_cpn`: the net, the report and the file's element ids."""
+
+    net: PetriNet
+    report: ImportReport
+    ids: dict[str, str]
+    real_time: bool
+
+    @property
+    def complete(self) -> bool:
+        """Whether every element of the file is in :attr:`net`."""
+        return self.report.complete
+
+
+def read_cpn(source: str | Path | bytes, *, strict: bool = False,
+             max_bytes: int = DEFAULT_MAX_BYTES) -> ImportedNet:
+    """Read a CPN Tools file: a path, or the XML itself (``str`` starting with ``<`` or bytes).
+
+    Raises :class:`CpnFormatError` for a malformed file and, with ``strict=True``,
+    :class:`IncompleteImportError` when some element could not be imported.
+    """
+    data, name = _load(source, max_bytes)
+    root, lines = parse_xml(data, name)
+    imported = _Importer(root, lines, name).run()
+    if strict and not imported.complete:
+        raise IncompleteImportError(imported.report)
+    return imported
+
+
+def _load(source: str | Path | bytes, max_bytes: int) -> tuple[bytes, str]:
+    if isinstance(source, bytes):
+        data, name = source, "<bytes>"
+    elif isinstance(source, str) and source.lstrip().startswith("<"):
+        data, name = source.encode("iso-8859-1", errors="xmlcharrefreplace"), "<string>"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise CpnFormatError(str(path), f"file is {size} bytes, over the {max_bytes}-byte "
+                                 "limit (pass max_bytes= to read it anyway)")
+        data, name = path.read_bytes(), str(path)
+    if len(data) > max_bytes:
+        raise CpnFormatError(name, f"input is {len(data)} bytes, over the {max_bytes}-byte limit")
+    return data, name
+
+
+def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, int]]:
+    """Parse XML safely, remembering the line of every element."""
+    lines: dict[ET.Element, int] = {}
+
+    class _Builder(ET.TreeBuilder):
+        def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
+            element = super().start(tag, attrs)
+            lines[element] = parser.parser.CurrentLineNumber
+            return element
+
+    parser = DefusedXMLParser(target=_Builder(), forbid_dtd=False, forbid_entities=True,
+                              forbid_external=True)
+    try:
+        parser.feed(data)
+        root = parser.close()
+    except ET.ParseError as exc:
+        line, column = exc.position
+        raise CpnFormatError(source, f"malformed XML at column {column}: {exc.msg}"
+                             if hasattr(exc, "msg") else f"malformed XML: {exc}",
+                             line) from None
+    except DefusedXmlException as exc:
+        raise CpnFormatError(source, f"refused unsafe XML: {exc}") from None
+    return root, lines
+
+
+def _text(element: ET.Element | None) -> str:
+    if element is None:
+        return ""
+    text = element.find("text")
+    return "".join(text.itertext()).strip() if text is not None else ""
+
+
+def _node_name(element: ET.Element) -> str:
+    return " ".join((element.findtext("text") or "").split())
+
+
+def _python_identifier(raw: str, fallback: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", " ".join(raw.split()).strip())
+    name = re.sub(r"_+", "_", name).strip("_")
+    if not name:
+        return fallback
+    return name if name[0].isalpha() else f"n_{name}"
+
+
+class _Unsupported(Exception):
+    """An element tcpn can't express; becomes a report item (never escapes the module)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# -- the importer ------------------------------------------------------------------------------
+@dataclass
+class _PlaceInfo:
+    name: str  # tcpn name
+    element: ET.Element
+    colour: ColourSet | None
+
+
+class _Importer:
+    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
+        self.root, self.lines, self.source = root, lines, source
+        self.report = ImportReport(source)
+        self.ids: dict[str, str] = {}
+        self.colours: dict[str, ColourSet] = {}
+        self.bad_colours: dict[str, str] = {}
+        self.variables: dict[str, str] = {}  # ML variable -> colour set name
+        self.constants: dict[str, Any] = {}  # ML name -> value
+        self.functions: dict[str, int] = {}  # ML name -> arity
+        self.inline: dict[str, tuple[tuple[str, ...], ast.expr]] = {}
+        self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
+        self.records: dict[frozenset[str], str] = {}
+        self.enum_constants: set[str] = set()
+        self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
+
+    def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
+        line = self.lines.get(element) if element is not None else None
+        element_id = element.get("id") if element is not None else None
+        return CpnFormatError(self.source, message, line, element_id)
+
+    def skip(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
+        self.report.unsupported.append(ReportItem(kind, element.get("id") or "", name,
+                                                  self.lines.get(element), reason))
+
+    def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
+        self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
+                                            self.lines.get(element), reason))
+
+    # -- structure --------------------------------------------------------------------------
+    def run(self) -> ImportedNet:
+        root = self.root
+        if root.tag != "workspaceElements":
+            raise self.fail(root, f"not a CPN Tools file: the root element is <{root.tag}>, "
+                            "not <workspaceElements>")
+        generator = root.find("generator")
+        if generator is None:
+            raise self.fail(root, "no <generator> element (CPN Tools refuses such a file)")
+        file_format = generator.get("format")
+        if file_format is None or not file_format.isdigit() or int(file_format) != 6:
+            raise self.fail(generator, f"file format {file_format!r} is not 6 (CPN Tools 2.x-4.x)")
+        cpnet = root.find("cpnet")
+        if cpnet is None:
+            raise self.fail(root, "no <cpnet> element")
+        self.cpnet: ET.Element = cpnet
+        self._check_ids()
+        self.real_time = self._real_time()
+        globbox = self.cpnet.find("globbox")
+        if globbox is not None:
+            self._declarations(globbox)
+        for monitor in self.cpnet.iter("monitor"):
+            self.skip("monitor", monitor, monitor.get("name", ""),
+                      "monitors are not imported (use tcpn's monitors on the net)")
+        pages = {p.get("id", ""): p for p in self.cpnet.findall("page")}
+        if not pages:
+            raise self.fail(self.cpnet, "the net has no page")
+        primes = self._prime_pages(pages)
+        net_name = _python_identifier(self._page_name(pages[primes[0]]), "net")
+        self.net = PetriNet(net_name)
+        self.net.declarations.update(self.declarations)
+        self.declarations = self.net.declarations
+        self.places: dict[str, _PlaceInfo] = {}  # element id + instance path -> place
+        self.pending_arcs: list[tuple[ET.Element, str, str, str]] = []
+        self.pending_transitions: list[tuple[ET.Element, str, str]] = []
+        for page_id in primes:
+            path = "" if len(primes) == 1 else self._unique_child(
+                "", _python_identifier(self._page_name(pages[page_id]), "page"))
+            self._instance(pages, page_id, path, {}, [page_id])
+        self._transitions()
+        self._validate()
+        self.report.imported = {
+            "places": len(self.net.places), "transitions": len(self.net.transitions),
+            "arcs": len(self.net.arcs), "declarations": len(self.net.declarations),
+            "modules": len(self.net.modules),
+        }
+        return ImportedNet(self.net, self.report, self.ids, self.real_time)
+
+    @staticmethod
+    def _page_name(page: ET.Element) -> str:
+        attr = page.find("pageattr")
+        return attr.get("name", "") if attr is not None else ""
+
+    def _check_ids(self) -> None:
+        seen: dict[str, ET.Element] = {}
+        for element in self.root.iter():
+            element_id = element.get("id")
+            if element_id is None:
+                continue
+            if element_id in seen:
+                first = self.lines.get(seen[element_id])
+                raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> (first "
+                                f"used on <{seen[element_id].tag}> at line {first})")
+            seen[element_id] = element
+        self.by_id = seen
+
+    def _real_time(self) -> bool:
+        for option in self.cpnet.iter("option"):
+            if option.get("name") == "realtimestamp":
+                value = option.find("value/boolean")
+                return value is not None and (value.text or "").strip() == "true"
+        return False
+
+    def _prime_pages(self, pages: dict[str, ET.Element]) -> list[str]:
+        instances = self.cpnet.find("instances")
+        if instances is not None:
+            primes = [i.get("page", "") for i in instances.findall("instance")]
+            for page_id in primes:
+                if page_id not in pages:
+                    raise self.fail(instances, f"instance of unknown page {page_id!r}")
+        else:
+            used = {s.get("subpage") for s in self.cpnet.iter("subst")}
+            primes = [pid for pid in pages if pid not in used]
+        # a top page with nothing drawn on it (a note page, say) holds nothing to import
+        drawn = [pid for pid in primes if pages[pid].find("place") is not None
+                 or pages[pid].find("trans") is not None]
+        return drawn or primes[:1] or list(pages)[:1]
+
+    # -- declarations -----------------------------------------------------------------------
+    def _declarations(self, block: ET.Element) -> None:
+        for element in block:
+            tag = element.tag
+            if tag == "block":
+                self._declarations(element)
+            elif tag == "color":
+                self._colour(element)
+            elif tag == "var":
+                self._var(element)
+            elif tag == "ml":
+                self._ml(element)
+            elif tag == "globref":
+                self._globref(element)
+            elif tag in ("use", "channel", "invariant"):
+                self.skip("declaration", element, tag, f"<{tag}> declarations are not imported")
+
+    def _colour(self, element: ET.Element) -> None:
+        name = (element.findtext("id") or "").strip()
+        if not name:
+            raise self.fail(element, "a colour set declaration without a name")
+        timed = element.find("timed") is not None
+        try:
+            colour = self._colour_body(element, name)
+        except _Unsupported as exc:
+            self.bad_colours[name] = exc.reason
+            return
+        colour = colour.named(name) if colour.name != name else colour
+        if timed:
+            colour = colour.timed(name)
+        self.colours[name] = colour
+        if isinstance(colour, RecordSet):
+            self.records[frozenset(f for f, _ in colour.fields)] = py_name(name)
+            self.declarations[py_name(name)] = colour.record_type
+        if isinstance(colour, EnumSet):
+            self.enum_constants.update(colour.values)
+
+    def _component(self, element: ET.Element, name: str | None) -> ColourSet:
+        if name is None or not name.strip():
+            raise self.fail(element, "a colour set refers to an unnamed colour set")
+        name = name.strip()
+        if name in self.colours:
+            colour = self.colours[name]
+            return colour
+        if name in self.bad_colours:
+            raise _Unsupported(f"uses colour set {name}, which tcpn can't express "
+                               f"({self.bad_colours[name]})")
+        raise self.fail(element, f"unknown colour set {name!r}")
+
+    def _colour_body(self, element: ET.Element, name: str) -> ColourSet:
+        body = next((c for c in element if c.tag not in ("id", "timed", "layout", "declare")),
+                    None)
+        if body is None:
+            raise self.fail(element, f"colour set {name} has no type")
+        kind, ranges = body.tag, body.find("with")
+        bounds = [self._ml_int(m) for m in ranges.findall("ml")] if ranges is not None else []
+        if kind == "unit" and ranges is None:
+            return UnitSet(name=name)
+        if kind == "bool" and ranges is None:
+            return BoolSet(name=name)
+        if kind in ("int", "intinf") and len(bounds) in (0, 2):
+            return IntSet(*bounds, name=name) if bounds else IntSet(name=name)
+        if kind == "real" and ranges is None:
+            return RealSet(name=name)
+        if kind == "string" and ranges is None:
+            return StringSet(name=name)
+        if kind == "enum":
+            return EnumSet(tuple((i.text or "").strip() for i in body.findall("id")), name=name)
+        if kind == "product":
+            parts = [self._component(body, i.text) for i in body.findall("id")]
+            return ProductSet(*(p.named(p.name) for p in parts), name=name)
+        if kind == "record":
+            fields = {}
+            for rf in body.findall("recordfield"):
+                ids = rf.findall("id")
+                if len(ids) != 2:
+                    raise self.fail(rf, "a record field needs a name and a colour set")
+                fields[(ids[0].text or "").strip()] = self._component(rf, ids[1].text)
+            return RecordSet(name, False, **fields)
+        if kind == "list":
+            element_colour = self._component(body, body.findtext("id"))
+            if bounds and bounds[0] != 0:
+                raise _Unsupported("a list colour set with a lower length bound")
+            return ListSet(element_colour, bounds[1] if bounds else None, name=name)
+        if kind == "alias":
+            return self._component(body, body.findtext("id")).named(name)
+        raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "
+                           "has no tcpn equivalent")
+
+    def _ml_int(self, element: ET.Element) -> int:
+        text = (element.text or "").strip()
+        try:
+            value = self._constant_of(text, "colour set bound")
+        except (_Unsupported, InputError):
+            value = None
+        if not isinstance(value, int):
+            raise _Unsupported(f"bound {text!r} is not an integer tcpn can evaluate")
+        return value
+
+    def _var(self, element: ET.Element) -> None:
+        colour = (element.findtext("type/id") or "").strip()
+        if colour not in self.colours and colour not in self.bad_colours:
+            raise self.fail(element, f"variable(s) of unknown colour set {colour!r}")
+        for ident in element.findall("id"):
+            self.variables[(ident.text or "").strip()] = colour
+
+    def _translator(self, variables: frozenset[str] = frozenset()) -> MLToPython:
+        return MLToPython(
+            variables=variables, constants=frozenset(self.constants),
+            functions=dict(self.functions), enum_constants=frozenset(self.enum_constants),
+            records=dict(self.records), inline=dict(self.inline),
+        )
+
+    def _constant_of(self, text: str, where: str) -> Any:
+        tree = parse_ml(text, where)
+        translator = self._translator()
+        try:
+            python = translator.expression(tree, where)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported(exc.construct) from None
+        return self._evaluate(python, translator, where)
+
+    def _evaluate(self, python: ast.expr, translator: MLToPython, where: str) -> Any:
+        if translator.uses_random or translator.uses_time:
+            raise _Unsupported("its value depends on random draws or the clock")
+        self._declare_basis(translator)
+        expression = ast.fix_missing_locations(ast.Expression(python))
+        try:
+            return eval(compile(expression, where, "eval"), dict(self.declarations))
+        except Exception as exc:  # the ML evaluated to something Python can't compute
+            raise _Unsupported(f"evaluating it failed: {type(exc).__name__}: {exc}") from None
+
+    def _declare_basis(self, translator: MLToPython) -> None:
+        for name in translator.used_basis:
+            self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
+
+    def _globref(self, element: ET.Element) -> None:
+        name = (element.findtext("id") or "").strip()
+        text = (element.findtext("ml") or "").strip()
+        try:
+            value = self._constant_of(text, f"globref {name}")
+        except (_Unsupported, MLSyntaxError) as exc:
+            self.skip("declaration", element, name, f"globref value {text!r}: {exc}")
+            return
+        self.constants[name] = value
+        self.declarations[py_name(name)] = value
+        self.note("declaration", element, name, "globref (a mutable reference) imported as a "
+                  "constant")
+
+    def _ml(self, element: ET.Element) -> None:
+        text = (element.text or "").strip()
+        if not text:
+            return
+        first_word = text.split(None, 1)[0]
+        if first_word not in ("val", "fun"):
+            self.skip("declaration", element, first_word,
+                      f"SML '{first_word}' declarations are not imported")
+            return
+        try:
+            decs = parse_ml(text, f"declaration {element.get('id')}", start="decs").children
+        except MLSyntaxError as exc:
+            self.skip("declaration", element, text.split("=", 1)[0].strip(),
+                      f"outside the CPN ML subset tcpn reads ({exc})")
+            return
+        for dec in decs:
+            try:
+                if dec.data == "val_dec":
+                    self._val(dec, element)
+                else:
+                    self._fun(dec, element)
+            except _Unsupported as exc:
+                self.skip("declaration", element, _dec_name(dec), exc.reason)
+
+    def _val(self, dec: Tree, element: ET.Element) -> None:
+        pattern, _, body = dec.children
+        if not (isinstance(pattern, Tree) and pattern.data == "var_pat"):
+            raise _Unsupported("'val' with a pattern other than a name")
+        name = str(pattern.children[0])
+        where = f"declaration {name}"
+        translator = self._translator()
+        try:
+            python = translator.expression(body, where)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported(exc.construct) from None
+        self.constants[name] = self._evaluate(python, translator, where)
+        if _STANDARD_PRIORITIES.get(name) == self.constants[name]:
+            return  # CPN Tools' standard priorities: tcpn priorities are plain ints
+        self.declarations[py_name(name)] = self.constants[name]
+        if py_name(name) != name:
+            self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
+
+    def _fun(self, dec: Tree, element: ET.Element) -> None:
+        clauses = dec.children
+        name = str(clauses[0].children[0])
+        if len(clauses) > 1:
+            raise _Unsupported("a function defined by several clauses (pattern matching)")
+        parts = clauses[0].children
+        body = parts[-1]
+        args = [p for p in parts[1:-2] if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
+        if len(args) != 1:
+            raise _Unsupported("a curried function (several argument groups)")
+        params, colours = _parameters(args[0])
+        where = f"function {name}"
+        self.functions[name] = len(params)
+        translator = self._translator(frozenset(params))
+        try:
+            python = translator.expression(body, where)
+        except UnsupportedConstruct as exc:
+            del self.functions[name]
+            raise _Unsupported(exc.construct) from None
+        self._declare_basis(translator)
+        py_params = tuple(py_name(p) for p in params)
+        if translator.uses_random or translator.uses_time:
+            del self.functions[name]
+            self.inline[name] = (params, python)
+            self.note("declaration", element, name, "draws random numbers or reads the clock: "
+                      "expanded at each call instead of declared")
+            return
+        self.declarations[py_name(name)] = DeclaredFunction(
+            py_name(name), py_params, ast.unparse(python), self.declarations,
+            tuple(c if c in self.colours else None for c in colours))
+
+    # -- pages ------------------------------------------------------------------------------
+    def _unique_child(self, parent: str, name: str) -> str:
+        taken = {m.name for m in self.net.modules} | {
+            p.module for p in self.net.places.values()}
+        path = f"{parent}.{name}" if parent else name
+        candidate, suffix = path, 2
+        while candidate in taken:
+            candidate, suffix = f"{path}_{suffix}", suffix + 1
+        return candidate
+
+    def _instance(self, pages: dict[str, ET.Element], page_id: str, path: str,
+                  sockets: dict[str, str], stack: list[str]) -> None:
+        page = pages[page_id]
+        self.ids.setdefault(f"page:{path}", page_id)
+        local: dict[str, str] = {}  # element id -> tcpn place name, on this instance
+        prefix = f"{path}." if path else ""
+        for element in page.findall("place"):
+            pid = element.get("id", "")
+            if pid in sockets:
+                local[pid] = sockets[pid]
+                self.ids.setdefault(f"place:{sockets[pid]}@{path}", pid)
+                continue
+            fusion = element.find("fusioninfo")
+            group = fusion.get("name") if fusion is not None else None
+            if group and f"fusion:{group}" in self.places:
+                info = self.places[f"fusion:{group}"]
+                local[pid] = info.name
+                self.ids.setdefault(f"place:{info.name}@{path}", pid)
+                continue
+            info = self._place(element, prefix, path)
+            local[pid] = info.name
+            self.places[f"{pid}@{path}"] = info
+            if group:
+                self.places[f"fusion:{group}"] = info
+                self.note("place", element, info.name, f"fusion set {group} imported as one place")
+        transitions: dict[str, str] = {}
+        for element in page.findall("trans"):
+            tid = element.get("id", "")
+            subst = element.find("subst")
+            if subst is not None:
+                self._substitution(pages, element, subst, path, local, stack)
+                continue
+            name = self._unique_node(prefix + _python_identifier(_node_name(element), tid))
+            transitions[tid] = name
+            self.pending_transitions.append((element, name, path))
+        for element in page.findall("arc"):
+            t_end, p_end = element.find("transend"), element.find("placeend")
+            tref = t_end.get("idref") if t_end is not None else None
+            pref = p_end.get("idref") if p_end is not None else None
+            if tref is None or pref is None:
+                raise self.fail(element, "an arc needs <transend idref> and <placeend idref>")
+            if pref not in local:
+                raise self.fail(element, f"arc refers to place {pref!r}, which is not on its "
+                                "page")
+            if tref not in transitions:
+                if self.by_id.get(tref) is not None and self.by_id[tref].tag == "trans" and \
+                        self.by_id[tref] in page.findall("trans"):
+                    self.ids.setdefault(f"arc:subst:{self.subst_paths.get(tref, '')}:"
+                                        f"{local[pref]}", element.get("id", ""))
+                    continue  # an arc of a substitution transition: its ports carry it
+                raise self.fail(element, f"arc refers to transition {tref!r}, which is not on "
+                                "its page")
+            self.pending_arcs.append((element, transitions[tref], local[pref], path))
+
+    def _unique_node(self, name: str) -> str:
+        taken = set(self.net.places) | {n for _, n, _ in self.pending_transitions}
+        candidate, suffix = name, 2
+        while candidate in taken:
+            candidate, suffix = f"{name}_{suffix}", suffix + 1
+        return candidate
+
+    def _place(self, element: ET.Element, prefix: str, path: str) -> _PlaceInfo:
+        pid = element.get("id", "")
+        raw = _node_name(element)
+        name = self._unique_node(prefix + _python_identifier(raw, f"P{pid}"))
+        if raw and _python_identifier(raw, "") != raw:
+            self.note("place", element, raw, f"renamed {name}")
+        type_name = _text(element.find("type")) or "UNIT"
+        if type_name not in self.colours and type_name not in self.bad_colours:
+            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}")
+        colour = self.colours.get(type_name)
+        info = _PlaceInfo(name, element, colour)
+        if colour is None:
+            self.skip("place", element, raw, f"colour set {type_name}: "
+                      f"{self.bad_colours[type_name]}")
+            return info
+        try:
+            tokens = self._initial_marking(element, colour)
+        except _Unsupported as exc:
+            self.skip("place", element, raw, f"initial marking: {exc.reason}")
+            info.colour = None
+            return info
+        try:
+            place = Place(name, colour, initial=tokens, module=path)
+        except InputError as exc:
+            self.skip("place", element, raw, str(exc))
+            info.colour = None
+            return info
+        self.net.add_place(place)
+        self.ids[f"place:{name}"] = pid
+        return info
+
+    def _initial_marking(self, element: ET.Element, colour: ColourSet) -> list[Token]:
+        text = _text(element.find("initmark"))
+        if not text or text == "INIT MARK":
+            return []
+        where = f"initial marking of place {_node_name(element)!r}"
+        value_text, op, delay_text = split_delay(text)
+        base = 0.0
+        if op is not None:
+            base = self._number(delay_text, where)
+        tree = self._parse(element.find("initmark"), value_text, where)
+        terms = multiset_terms(tree) or []
+        tokens: list[Token] = []
+        for term in terms:
+            translator = self._translator()
+            try:
+                value = self._evaluate(translator.expression(term.value, where), translator,
+                                       where)
+                count = 1 if term.count is None else self._evaluate(
+                    translator.expression(term.count, where), translator, where)
+                stamp = base if term.stamp is None else float(self._evaluate(
+                    translator.expression(term.stamp, where), translator, where))
+            except UnsupportedConstruct as exc:
+                raise _Unsupported(exc.construct) from None
+            if isinstance(colour, ListSet) and isinstance(value, tuple):
+                value = tuple(value)
+            if not isinstance(count, int) or count < 0:
+                raise _Unsupported(f"count {count!r} is not a natural number")
+            if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
+                count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
+            if stamp != 0 and not colour.is_timed:
+                raise _Unsupported("a timestamp on an untimed place")
+            tokens.extend([Token(value, stamp)] * count)
+        return tokens
+
+    def _number(self, text: str, where: str) -> float:
+        translator = self._translator()
+        try:
+            value = self._evaluate(translator.expression(parse_ml(text, where), where),
+                                   translator, where)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported(exc.construct) from None
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise _Unsupported(f"{text!r} is not a number")
+        return float(value)
+
+    def _parse(self, element: ET.Element | None, text: str, where: str,
+               start: str = "expr") -> Tree:
+        try:
+            return parse_ml(text, where, start)
+        except MLSyntaxError as exc:
+            raise self.fail(element, str(exc)) from None
+
+    def _substitution(self, pages: dict[str, ET.Element], element: ET.Element, subst: ET.Element,
+                      path: str, local: dict[str, str], stack: list[str]) -> None:
+        subpage = subst.get("subpage", "")
+        if subpage not in pages:
+            raise self.fail(element, f"substitution transition refers to unknown page "
+                            f"{subpage!r}")
+        if subpage in stack:
+            raise self.fail(element, "the page hierarchy is recursive")
+        child = self._unique_child(path, _python_identifier(_node_name(element),
+                                                             element.get("id", "")))
+        self.subst_paths[element.get("id", "")] = child
+        self.ids[f"subst:{child}"] = element.get("id", "")
+        sockets: dict[str, str] = {}
+        ports: list[tuple[str, str]] = []
+        for port_id, socket_id in re.findall(r"\(([^,()]+),([^,()]+)\)",
+                                             subst.get("portsock", "")):
+            if socket_id not in local:
+                raise self.fail(element, f"portsock names socket {socket_id!r}, which is not a "
+                                "place on this page")
+            port = self.by_id.get(port_id)
+            if port is None or port.tag != "place" or port not in pages[subpage].findall("place"):
+                raise self.fail(element, f"portsock names port {port_id!r}, which is not a "
+                                "place of the subpage")
+            sockets[port_id] = local[socket_id]
+            ports.append((_python_identifier(_node_name(port), port_id), local[socket_id]))
+        module = _python_identifier(self._page_name(pages[subpage]), subpage)
+        self.net.modules.append(ModuleInstance(child, module, tuple(ports), ()))
+        self._instance(pages, subpage, child, sockets, [*stack, subpage])
+
+    # -- transitions and arcs ---------------------------------------------------------------
+    def _transitions(self) -> None:
+        arcs_of: dict[str, list[tuple[ET.Element, str]]] = {}
+        for arc_element, transition_name, place, _path in self.pending_arcs:
+            arcs_of.setdefault(transition_name, []).append((arc_element, place))
+        self.arc_ids: list[tuple[Arc, str]] = []
+        for element, name, path in self.pending_transitions:
+            raw = _node_name(element)
+            try:
+                transition, arcs = self._transition(element, name, path, arcs_of.get(name, []))
+            except _Unsupported as exc:
+                self.skip("transition", element, raw, exc.reason)
+                continue
+            self.net.add_transition(transition)
+            self.ids[f"trans:{name}"] = element.get("id", "")
+            for arc, arc_id in arcs:
+                self.net.add_arc(arc)
+                self.arc_ids.append((arc, arc_id))
+            if raw and _python_identifier(raw, "") != raw:
+                self.note("transition", element, raw, f"renamed {name}")
+
+    def _transition(self, element: ET.Element, name: str, path: str,
+                    arcs: list[tuple[ET.Element, str]]) -> tuple[Transition, list[tuple[Arc, str]]]:
+        raw = _node_name(element)
+        where = f"transition {raw!r}"
+        variables = frozenset(self.variables)
+        for arc_element, place in arcs:
+            info = next((i for i in self.places.values() if i.name == place), None)
+            if info is None or info.colour is None:
+                raise _Unsupported(f"its arc {arc_element.get('id')} touches place {place}, "
+                                   "which was left out")
+        channel = _text(element.find("channel"))
+        if channel:
+            raise _Unsupported("synchronisation channels are not imported")
+        guard_text = _text(element.find("cond"))
+        guard = self._guard(element.find("cond"), guard_text, f"guard of {where}", variables) \
+            if guard_text else None
+        delay = self._transition_delay(element.find("time"), f"time of {where}", variables)
+        priority = self._priority(element.find("priority"), f"priority of {where}")
+        action, outputs = self._code(element.find("code"), f"code of {where}", variables)
+        built: list[tuple[Arc, str]] = []
+        for arc_element, place in arcs:
+            for arc in self._arc(arc_element, name, place, variables):
+                built.append((arc, arc_element.get("id", "")))
+        guard, built = _rewrite_list_patterns(guard, built)
+        try:
+            transition = Transition(name, guard=guard, delay=delay, priority=priority,
+                                    action=action, outputs=outputs, module=path)
+        except InputError as exc:
+            raise _Unsupported(str(exc)) from None
+        return transition, built
+
+    def _python(self, element: ET.Element | None, tree: Any, where: str,
+                variables: frozenset[str]) -> tuple[str, MLToPython]:
+        translator = self._translator(variables)
+        try:
+            python = translator.expression(tree, where)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported(exc.construct) from None
+        self._declare_basis(translator)
+        return ast.unparse(python), translator
+
+    def _guard(self, element: ET.Element | None, text: str, where: str,
+               variables: frozenset[str]) -> str:
+        tree = self._parse(element, text, where)
+        conditions = tree.children if tree.data == "list" else [tree]
+        if not conditions:
+            return "True"
+        parts = [self._python(element, c, where, variables) for c in conditions]
+        if any(t.uses_random for _, t in parts):
+            raise _Unsupported("a guard that draws random numbers")
+        texts = [p for p, _ in parts]
+        if len(texts) == 1:
+            return texts[0]
+        return " and ".join(f"({t})" for t in texts)
+
+    def _transition_delay(self, element: ET.Element | None, where: str,
+                          variables: frozenset[str]) -> Any:
+        text = _text(element)
+        if not text or text == "@+":
+            return None
+        match = re.match(r"^@\+\+?", text)
+        if match is None:
+            raise self.fail(element, f"{where}: a time inscription must start with @+ or @++, "
+                            f"got {text!r}")
+        return self._delay(element, text[match.end():].strip(), where, variables)
+
+    def _delay(self, element: ET.Element | None, text: str, where: str,
+               variables: frozenset[str]) -> Any:
+        tree = self._parse(element, text, where)
+        python, _ = self._python(element, tree, where, variables)
+        distribution = _distribution(python, self.declarations)
+        if distribution is not None:
+            return distribution
+        try:
+            value = ast.literal_eval(python)
+        except ValueError:
+            return python
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Unsupported(f"delay {text!r} is not a number")
+        return value
+
+    def _priority(self, element: ET.Element | None, where: str) -> int:
+        text = _text(element)
+        if not text or text == "P_NORMAL":
+            return P_NORMAL
+        value = self._constant_or_unsupported(element, text, where)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise _Unsupported(f"priority {text!r} is not an int")
+        return value
+
+    def _constant_or_unsupported(self, element: ET.Element | None, text: str, where: str) -> Any:
+        tree = self._parse(element, text, where)
+        python, translator = self._python(element, tree, where, frozenset())
+        return self._evaluate(ast.parse(python, mode="eval").body, translator, where)
+
+    def _code(self, element: ET.Element | None, where: str,
+              variables: frozenset[str]) -> tuple[CodeAction | None, tuple[str, ...]]:
+        text = _text(element)
+        if not text or text == "input ();output ();action ();":
+            return None, ()
+        match = re.fullmatch(
+            r"\s*(?:input\s*\(([^)]*)\)\s*;)?\s*(?:output\s*\(([^)]*)\)\s*;)?\s*action\s+(.*?);?\s*",
+            text, re.DOTALL)
+        if match is None:
+            raise _Unsupported("a code segment other than 'input (..); output (..); action e;'")
+        inputs = tuple(n.strip() for n in (match.group(1) or "").split(",") if n.strip())
+        outputs = tuple(n.strip() for n in (match.group(2) or "").split(",") if n.strip())
+        if not outputs:
+            raise _Unsupported("a code segment without outputs acts only by side effects")
+        tree = self._parse(element, match.group(3), where)
+        python, _ = self._python(element, tree, where, variables)
+        return CodeAction(tuple(py_name(n) for n in inputs), tuple(py_name(n) for n in outputs),
+                          python, self.declarations), tuple(py_name(n) for n in outputs)
+
+    def _arc(self, element: ET.Element, transition: str, place: str,
+             variables: frozenset[str]) -> list[Arc]:
+        orientation = (element.get("orientation") or "").lower()
+        text = _text(element.find("annot"))
+        where = f"arc {element.get('id')}"
+        colour = self.net.places[place].colour
+        if orientation in ("inhibitor", "reset"):
+            if text:
+                raise _Unsupported(f"{where}: an inscription on a {orientation} arc")
+            kind = ArcKind.INHIBITOR if orientation == "inhibitor" else ArcKind.RESET
+            return [Arc(kind, place, transition)]
+        if orientation not in ("ptot", "ttop", "bothdir", "nodir"):
+            raise self.fail(element, f"unknown arc orientation {element.get('orientation')!r}")
+        if not text:
+            if not isinstance(colour, UnitSet):
+                raise _Unsupported(f"{where}: no inscription on an arc of a non-UNIT place")
+            text = "()"
+        value_text, op, delay_text = split_delay(text)
+        delay = None
+        if op is not None:
+            if orientation != "ttop":
+                raise _Unsupported(f"{where}: a time delay on an input arc")
+            delay = self._delay(element, delay_text, f"delay of {where}", variables)
+        tree = self._parse(element.find("annot"), value_text, where)
+        when = None
+        if tree.data == "ifte" and _is_empty(tree.children[2]):
+            if orientation != "ttop":
+                raise _Unsupported(f"{where}: a conditional input arc")
+            when, _ = self._python(element, tree.children[0], where, variables)
+            tree = tree.children[1]
+        terms = multiset_terms(tree)
+        if terms is None:
+            raise _Unsupported(f"{where}: an arc inscription that is always empty")
+        arcs = []
+        for term in terms:
+            if term.stamp is not None:
+                raise _Unsupported(f"{where}: an explicit timestamp '@' on an arc")
+            value, _ = self._python(element, term.value, where, variables)
+            count: int | str = 1
+            if term.count is not None:
+                count_text, _ = self._python(element, term.count, where, variables)
+                try:
+                    count = int(ast.literal_eval(count_text))
+                except ValueError:
+                    count = count_text
+            if isinstance(colour, UnitSet) and term.count is None and value.isdigit():
+                count, value = int(value), "()"
+            if orientation == "ptot":
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+            elif orientation == "ttop":
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when, delay))
+            elif colour.is_timed:
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
+                self.note("arc", element, where, "a double arc on a timed place imported as an "
+                          "input and an output arc (the token gets a new timestamp)")
+            else:
+                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+        return arcs
+
+    # -- validation -------------------------------------------------------------------------
+    def _validate(self) -> None:
+        """Compile the net; a transition that doesn't compile is left out and reported."""
+        for arc, arc_id in self.arc_ids:
+            index = next(i for i, a in enumerate(self.net.arcs) if a is arc)
+            self.ids.setdefault(f"arc:{index}", arc_id)
+        while True:
+            try:
+                compile_net(self.net)
+                return
+            except InputError as exc:
+                name = next((t for t in self.net.transitions
+                             if re.search(rf"\btransition {re.escape(t)}\b", str(exc))
+                             or re.search(rf"{re.escape(t)}->|->{re.escape(t)}\b", str(exc))),
+                            None)
+                if name is None:
+                    raise self.fail(self.cpnet, f"the imported net does not compile: {exc}") \
+                        from None
+                reason = str(exc)
+                unknown = re.search(r"unknown variable\(s\) ([\w, ]+) in", reason)
+                free = [v for v in (unknown.group(1).split(", ") if unknown else [])
+                        if v in {py_name(n) for n in self.variables}]
+                if free:
+                    reason = (f"free variable(s) {', '.join(free)}: CPN Tools binds them to "
+                              "every value of their colour set, tcpn binds variables only "
+                              f"from input arcs ({reason})")
+                self._drop_transition(name, reason)
+
+    def _drop_transition(self, name: str, reason: str) -> None:
+        element = self.by_id[self.ids[f"trans:{name}"]]
+        self.skip("transition", element, _node_name(element), reason)
+        kept = [a for a in self.net.arcs if a.transition != name]
+        del self.net.transitions[name]
+        del self.ids[f"trans:{name}"]
+        self.net.arcs[:] = kept
+        for key in [k for k in self.ids if k.startswith("arc:") and k[4:].isdigit()]:
+            del self.ids[key]
+        self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
+        for arc, arc_id in self.arc_ids:
+            index = next(i for i, a in enumerate(self.net.arcs) if a is arc)
+            self.ids.setdefault(f"arc:{index}", arc_id)
+
+
+def _is_empty(tree: Any) -> bool:
+    return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _dec_name(dec: Tree) -> str:
+    for token in dec.scan_values(lambda v: True):
+        return str(token)
+    return "?"
+
+
+def _parameters(apat: Any) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """Parameter names (and colour set names when annotated) of one argument pattern."""
+
+    def one(node: Any) -> tuple[str, str | None]:
+        if isinstance(node, Tree) and node.data == "var_pat":
+            return str(node.children[0]), None
+        if isinstance(node, Tree) and node.data == "typed_pat":
+            inner, ty = node.children
+            name, _ = one(inner)
+            colour = str(ty.children[0]) if isinstance(ty, Tree) and ty.data == "ty_name" \
+                else None
+            return name, colour
+        raise _Unsupported("function parameters other than names, (names) or (name:TYPE)")
+
+    if isinstance(apat, Tree) and apat.data == "unit_pat":
+        return (), ()
+    if isinstance(apat, Tree) and apat.data == "tuple_pat":
+        pairs = [one(c) for c in apat.children]
+    else:
+        pairs = [one(apat)]
+    return tuple(p for p, _ in pairs), tuple(c for _, c in pairs)
+
+
+def _distribution(python: str, scope: dict[str, Any]) -> Distribution | None:
+    """Recognise CPN Tools' random delays with constant parameters as tcpn distributions."""
+    tree = ast.parse(python, mode="eval").body
+    if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "max" \
+            and len(tree.args) == 2 and isinstance(tree.args[0], ast.Constant) \
+            and tree.args[0].value == 0.0:
+        inner = tree.args[1]
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and \
+                inner.func.id == "normal":
+            args = _constants(inner.args, scope)
+            if args is not None and len(args) == 2 and args[1] >= 0:
+                return TruncatedNormal(float(args[0]), math.sqrt(float(args[1])))
+        return None
+    if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name)):
+        return None
+    args = _constants(tree.args, scope)
+    if args is None:
+        return None
+    try:
+        if tree.func.id == "exponential" and len(args) == 1 and args[0] > 0:
+            return Exponential(mean=1.0 / float(args[0]))
+        if tree.func.id == "uniform" and len(args) == 2:
+            return Uniform(float(args[0]), float(args[1]))
+        if tree.func.id == "discrete" and len(args) == 2 and all(isinstance(a, int)
+                                                                  for a in args):
+            return Discrete(list(range(int(args[0]), int(args[1]) + 1)))
+    except InputError:
+        return None
+    return None
+
+
+def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None:
+    values = []
+    for node in nodes:
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        if any(not isinstance(scope.get(n), int | float) for n in names):
+            return None
+        try:
+            values.append(eval(compile(ast.Expression(node), "<delay>", "eval"), dict(scope)))
+        except Exception:  # not a constant after all
+            return None
+    return values
+
+
+# -- list patterns on input arcs ---------------------------------------------------------------
+def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
+                           ) -> tuple[str | None, list[tuple[Arc, str]]]:
+    """Turn input patterns ``(h,) + t`` (CPN ML ``h::t``) into a list variable and a guard.
+
+    tcpn binds variables by matching tuples, not list heads; ``h::t`` becomes a variable
+    ``h_t`` with ``len(h_t) >= 1`` added to the guard, and ``h``/``t`` read ``h_t[0]`` and
+    ``h_t[1:]`` wherever else the transition uses them.
+    """
+    substitutions: dict[str, ast.expr] = {}
+    conditions: list[str] = []
+    rewritten: list[tuple[Arc, str]] = []
+    for arc, arc_id in arcs:
+        if arc.kind is ArcKind.INPUT and arc.inscription is not None:
+            tree = ast.parse(arc.inscription, mode="eval").body
+            if (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add)
+                    and isinstance(tree.left, ast.Tuple) and len(tree.left.elts) == 1
+                    and isinstance(tree.left.elts[0], ast.Name)
+                    and isinstance(tree.right, ast.Name)):
+                head, tail = tree.left.elts[0].id, tree.right.id
+                variable = f"{head}_{tail}"
+                substitutions[head] = ast.parse(f"{variable}[0]", mode="eval").body
+                substitutions[tail] = ast.parse(f"{variable}[1:]", mode="eval").body
+                conditions.append(f"len({variable}) >= 1")
+                arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
+        rewritten.append((arc, arc_id))
+    if not substitutions:
+        return guard, arcs
+
+    def substitute(text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        tree = ast.parse(text, mode="eval")
+        tree = _Substitute(substitutions).visit(tree)
+        return ast.unparse(tree)
+
+    out = []
+    for arc, arc_id in rewritten:
+        if arc.kind is ArcKind.INPUT and arc.inscription in {f"{k}" for k in substitutions}:
+            raise _Unsupported("a list pattern's parts also bound by another input arc")
+        if arc.kind is not ArcKind.INPUT or not _is_list_var(arc.inscription, substitutions):
+            arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
+                      substitute(arc.count), substitute(arc.when), substitute(arc.delay))
+        out.append((arc, arc_id))
+    new_guard = " and ".join(conditions + ([f"({substitute(guard)})"] if guard else []))
+    return new_guard, out
+
+
+def _is_list_var(inscription: str | None, substitutions: dict[str, ast.expr]) -> bool:
+    return inscription is not None and any(
+        isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name)
+        and v.value.id == inscription for v in substitutions.values())
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, substitutions: dict[str, ast.expr]):
+        self.substitutions = substitutions
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.substitutions.get(node.id, node)
+

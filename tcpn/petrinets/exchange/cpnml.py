@@ -1,0 +1,1476 @@
+"""CPN ML <-> Python: translate tcpn's Python inscriptions to CPN ML and back, for a subset.
+
+Both directions cover the documented subset (docs/exchange.md): arithmetic, comparisons,
+boolean logic, tuples, records, lists, ``if``-``then``-``else``, ``let`` (a Python lambda
+called on the spot), calls of declared functions, ``min``/``max``, integer division and
+modulo, and CPN Tools' random functions. Python -> CPN ML walks Python's :mod:`ast` with
+the colour sets of the variables at hand (CPN ML is typed: ``+`` on strings is ``^``, on
+lists ``^^``; a tuple is a product or a list depending on where it goes). CPN ML -> Python
+parses with a real grammar (:mod:`lark`, LALR) and builds Python :mod:`ast` nodes, so the
+text it gives back is what :func:`ast.unparse` prints.
+
+>>> to_python("if n = k andalso p <> stop then s ^ p else s", where="arc")
+'s + p if n == k and p != stop else s'
+>>> translator = PythonToML()
+>>> translator.expression("x // 2 + 1", "guard", variables={"x": INT_T})
+'x div 2 + 1'
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import keyword
+import math
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lark import Lark, Tree
+from lark import Token as LarkToken
+from lark.exceptions import UnexpectedInput
+
+from tcpn.errors import InputError
+from tcpn.petrinets.colours import (
+    BoolSet,
+    ColourSet,
+    EnumSet,
+    IntSet,
+    ListSet,
+    ProductSet,
+    RealSet,
+    RecordSet,
+    StringSet,
+    UnitSet,
+)
+
+_GRAMMAR = r"""
+// The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.
+// Precedences follow SML and CPN Tools (tms.sml): ` infix 8, @ infix 9, @+ @++ infix 7,
+// ++ +++ -- infix 6, :: ^^ infixr 5, comparisons infix 4; andalso, orelse, if, let below.
+
+start_expr: expr
+start_decs: dec+
+
+?expr: "if" expr "then" expr "else" expr        -> ifte
+     | "let" dec+ "in" expr "end"              -> let
+     | orelse
+
+?orelse: andalso
+       | orelse "orelse" andalso               -> orelse
+?andalso: typed
+        | andalso "andalso" typed              -> andalso
+?typed: cmp
+      | typed ":" ty                           -> typed
+?cmp: cons
+    | cmp EQ cons                              -> binop
+    | cmp NE cons                              -> binop
+    | cmp LT cons                              -> binop
+    | cmp GT cons                              -> binop
+    | cmp LE cons                              -> binop
+    | cmp GE cons                              -> binop
+?cons: add
+     | add CONS cons                           -> binop
+     | add CARETCARET cons                     -> binop
+?add: mul
+    | add PLUS mul                             -> binop
+    | add MINUS mul                            -> binop
+    | add CARET mul                            -> binop
+    | add PLUSPLUS mul                         -> binop
+    | add PLUSPLUSPLUS mul                     -> binop
+    | add MINUSMINUS mul                       -> binop
+?mul: bq
+    | mul STAR bq                              -> binop
+    | mul SLASH bq                             -> binop
+    | mul DIV bq                               -> binop
+    | mul MOD bq                               -> binop
+    | mul ATPLUS bq                            -> binop
+    | mul ATPLUSPLUS bq                        -> binop
+?bq: stamp
+   | bq BQ stamp                               -> binop
+?stamp: app
+      | stamp AT app                           -> binop
+?app: atom
+    | app atom                                 -> apply
+    | "~" atom                                 -> neg
+    | "!" atom                                 -> deref
+
+?atom: INT                                     -> int
+     | REAL                                    -> real
+     | STRING                                  -> string
+     | CHAR                                    -> char
+     | NAME                                    -> name
+     | LONGID                                  -> name
+     | SELECTOR                                -> selector
+     | "(" ")"                                 -> unit
+     | "(" expr ")"
+     | "(" expr ("," expr)+ ")"                -> tuple
+     | "(" expr (";" expr)+ ")"                -> sequence
+     | "[" "]"                                 -> list
+     | "[" expr ("," expr)* "]"                -> list
+     | "{" field ("," field)* "}"              -> record
+
+field: NAME EQ expr
+
+// declarations
+?dec: "val" pat EQ expr ";"?                   -> val_dec
+    | "fun" clause ("|" clause)* ";"?          -> fun_dec
+clause: NAME apat+ (":" ty)? EQ expr
+
+?pat: apat
+    | apat CONS pat                            -> cons_pat
+    | pat ":" ty                               -> typed_pat
+?apat: NAME                                    -> var_pat
+     | "_"                                     -> wild_pat
+     | INT                                     -> const_pat
+     | STRING                                  -> const_pat
+     | "(" ")"                                 -> unit_pat
+     | "(" pat ")"
+     | "(" pat ("," pat)+ ")"                  -> tuple_pat
+     | "[" "]"                                 -> nil_pat
+
+// types are read and ignored, except simple names on function parameters
+?ty: tyapp
+   | tyapp STAR ty                             -> ty_product
+   | tyapp "->" ty                             -> ty_arrow
+?tyapp: tyatom
+      | tyapp NAME                             -> ty_app
+      | tyapp LONGID                           -> ty_app
+?tyatom: NAME                                  -> ty_name
+       | LONGID                                -> ty_name
+       | TYVAR                                 -> ty_name
+       | "(" ty ")"
+
+EQ: "="
+NE: "<>"
+LT: "<"
+GT: ">"
+LE: "<="
+GE: ">="
+CONS: "::"
+CARETCARET: "^^"
+CARET: "^"
+PLUS: "+"
+PLUSPLUS: "++"
+PLUSPLUSPLUS: "+++"
+MINUS: "-"
+MINUSMINUS: "--"
+STAR: "*"
+SLASH: "/"
+DIV: "div"
+MOD: "mod"
+ATPLUS: "@+"
+ATPLUSPLUS: "@++"
+AT: "@"
+BQ: "`"
+
+REAL.2: /~?\d+\.\d+([eE]~?\d+)?/ | /~?\d+[eE]~?\d+/
+INT: /~?\d+/
+STRING: /"([^"\\\n]|\\.)*"/
+CHAR.3: /#"([^"\\]|\\.)*"/
+SELECTOR.2: /#[A-Za-z0-9_']+/
+LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/
+NAME: /[A-Za-z][A-Za-z0-9_']*/
+TYVAR: /'[A-Za-z0-9_']*/
+
+COMMENT: /\(\*(.|\n)*?\*\)/
+%import common.WS
+%ignore WS
+%ignore COMMENT
+"""
+
+__all__ = [
+    "BOOL_T",
+    "INT_T",
+    "REAL_T",
+    "STRING_T",
+    "UNIT_T",
+    "MLSyntaxError",
+    "MLToPython",
+    "MultisetTerm",
+    "PythonToML",
+    "UnsupportedConstruct",
+    "colour_type",
+    "ml_real",
+    "ml_string",
+    "multiset_terms",
+    "parse_ml",
+    "py_name",
+    "split_delay",
+    "to_python",
+]
+
+INT_T, REAL_T, BOOL_T, STRING_T, UNIT_T = "int", "real", "bool", "string", "unit"
+#: An ML type: one of the names above, ``("enum", name, values)``, ``("product", types)``,
+#: ``("record", name, ((field, type), ...))``, ``("list", type)``, or None when unknown.
+MLType = Any
+
+
+class MLSyntaxError(InputError):
+    """CPN ML text that does not parse; names the element, line and column in the text."""
+
+    def __init__(self, where: str, text: str, line: int, column: int, detail: str):
+        self.where, self.text, self.line, self.column = where, text, line, column
+        super().__init__(
+            f"{where}: CPN ML syntax error at line {line}, column {column} of {text!r}: {detail}"
+        )
+
+
+class UnsupportedConstruct(InputError):
+    """A construct one side can't express in the other; names the element and the construct."""
+
+    def __init__(self, where: str, construct: str):
+        self.where, self.construct = where, construct
+        super().__init__(f"{where}: {construct}")
+
+
+# -- names -------------------------------------------------------------------------------------
+#: SML reserved words and CPN ML names an exported identifier must not take.
+ML_RESERVED = frozenset(
+    {"abstype", "and", "andalso", "as", "case", "datatype", "do", "else", "end", "eqtype",
+     "exception", "fn", "fun", "functor", "handle", "if", "in", "include", "infix", "infixr",
+     "let", "local", "nonfix", "of", "op", "open", "orelse", "raise", "rec", "sharing", "sig",
+     "signature", "struct", "structure", "then", "type", "val", "where", "while", "with",
+     "withtype", "not", "div", "mod", "o", "before", "empty", "true", "false", "time", "size",
+     "length", "hd", "tl", "rev", "nil", "ref", "real", "floor", "ceil", "round", "trunc",
+     "print", "abs", "min", "max", "ms", "tms", "colset", "var", "globref", "use", "channel"}
+)
+#: Python names the CPN ML -> Python translation itself produces: an ML identifier spelled
+#: like one of these gets a trailing ``_``.
+_PY_GENERATED = frozenset(
+    {"len", "float", "str", "int", "min", "max", "abs", "round", "floor", "ceil", "now", "rng",
+     "tuple", "bool", "sum", "range", "sorted", "any", "all", "uniform", "exponential",
+     "normal", "discrete", "bernoulli"}
+)
+
+
+def py_name(ml: str) -> str:
+    """The Python spelling of a CPN ML identifier.
+
+    >>> py_name("x'"), py_name("lambda"), py_name("len"), py_name("Arrivals'Arrive")
+    ('x_', 'lambda_', 'len_', 'Arrivals_Arrive')
+    """
+    name = ml.replace("'", "_")
+    if keyword.iskeyword(name) or name in _PY_GENERATED or name in ("None", "True", "False"):
+        name += "_"
+    return name
+
+
+_ML_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_']*$")
+
+
+def is_ml_identifier(name: str) -> bool:
+    """Whether ``name`` can stand as an ML identifier exactly as written."""
+    return bool(_ML_ID.match(name)) and name not in ML_RESERVED
+
+
+# -- literals ----------------------------------------------------------------------------------
+def ml_string(text: str) -> str:
+    r"""An SML string literal.
+
+    >>> print(ml_string('say "hi"\n'))
+    "say \"hi\"\n"
+    """
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        elif ord(ch) < 256:
+            out.append(f"\\{ord(ch):03d}")
+        else:
+            raise UnsupportedConstruct("string literal", f"character {ch!r} has no SML spelling")
+    return '"' + "".join(out) + '"'
+
+
+def ml_int(value: int) -> str:
+    """An SML integer literal (``~`` for minus)."""
+    return f"~{-value}" if value < 0 else str(value)
+
+
+def ml_real(value: float) -> str:
+    """An SML real literal: always with a point, ``~`` for minus, ``E`` for the exponent.
+
+    >>> ml_real(2.0), ml_real(-0.25), ml_real(1e-12)
+    ('2.0', '~0.25', '1.0E~12')
+    """
+    if not math.isfinite(value):
+        raise UnsupportedConstruct("real literal", f"{value!r} has no SML literal")
+    text = repr(float(value))
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    text = mantissa + (f"E{int(exponent)}" if exponent else "")
+    return text.replace("-", "~")
+
+
+def _unescape_ml_string(token: str) -> str:
+    body = token[1:-1]
+    out, i = [], 0
+    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "r": "\r",
+              "v": "\v", "f": "\f"}
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif nxt.isdigit():
+            out.append(chr(int(body[i + 1:i + 4])))
+            i += 4
+        else:  # \^C control characters and \f...f\ gaps are rare: keep the text as it is
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _ml_number(token: str) -> int | float:
+    text = token.replace("~", "-")
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    return float(text.replace("E", "e"))
+
+
+# -- parsing -----------------------------------------------------------------------------------
+@functools.cache
+def _parser() -> Lark:
+    return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs"],
+                propagate_positions=True)
+
+
+def parse_ml(text: str, where: str, start: str = "expr") -> Tree:
+    """Parse CPN ML ``text`` (``start``: ``"expr"`` or ``"decs"``); errors name ``where``.
+
+    >>> parse_ml("x + 1", "arc").data
+    'binop'
+    >>> parse_ml("x +", "guard of t")
+    Traceback (most recent call last):
+    ...
+    tcpn.petrinets.exchange.cpnml.MLSyntaxError: guard of t: CPN ML syntax error at line 1, \
+column 4 of 'x +': unexpected end of text
+    """
+    try:
+        tree = _parser().parse(text, start="start_" + start)
+    except UnexpectedInput as exc:
+        token = getattr(exc, "token", None)
+        if token is not None and getattr(token, "type", "") == "$END":
+            detail = "unexpected end of text"
+            line, column = _end_position(text)
+        else:
+            position = exc.pos_in_stream or 0
+            shown = token if token is not None else text[position:position + 1]
+            detail = f"unexpected {str(shown)!r}"
+            line, column = exc.line, exc.column
+        raise MLSyntaxError(where, text, line, column, detail) from None
+    if start == "expr":
+        expr = tree.children[0]
+        return expr if isinstance(expr, Tree) else Tree("name", [expr])
+    return tree
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def split_delay(text: str) -> tuple[str, str | None, str]:
+    """Split an arc inscription at its first top-level ``@+``/``@++`` (as CPN Tools does).
+
+    CPN Tools' ``check_output`` rewrites ``e @+ d`` to ``(e)@+d`` where ``e`` is everything
+    before the first ``@+``: in ``if b then 1`x else empty @+ 7`` the delay covers both
+    branches.
+
+    >>> split_delay("if b then 1`x else empty @+7")
+    ('if b then 1`x else empty', '@+', '7')
+    >>> split_delay("(n,p)")
+    ('(n,p)', None, '')
+    """
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("(*", i):
+            end = text.find("*)", i + 2)
+            i = n if end < 0 else end + 1
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith("@+", i):
+            op = "@++" if text.startswith("@++", i) else "@+"
+            return text[:i].strip(), op, text[i + len(op):].strip()
+        i += 1
+    return text.strip(), None, ""
+
+
+@dataclass(frozen=True)
+class MultisetTerm:
+    """One term ``count`value@stamp`` of a multiset expression (trees, None when absent)."""
+
+    count: Tree | LarkToken | None
+    value: Tree | LarkToken
+    stamp: Tree | LarkToken | None
+
+
+def multiset_terms(tree: Tree | LarkToken) -> list[MultisetTerm] | None:
+    """The terms of ``a ++ b +++ c`` (``n`x``, ``x@t``, ``x``); None for ``empty``.
+
+    >>> [t.count is not None for t in multiset_terms(parse_ml("1`5@0 +++ 2`7", "m"))]
+    [True, True]
+    """
+    if _is_name(tree, "empty"):
+        return None
+    if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) in ("++", "+++"):
+        left = multiset_terms(tree.children[0]) or []
+        right = multiset_terms(tree.children[2]) or []
+        return left + right
+    count = None
+    if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) == "`":
+        count, tree = tree.children[0], tree.children[2]
+    stamp = None
+    if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) == "@":
+        tree, stamp = tree.children[0], tree.children[2]
+    return [MultisetTerm(count, tree, stamp)]
+
+
+def _op(tree: Tree) -> str:
+    return str(tree.children[1])
+
+
+def _is_name(tree: Any, name: str) -> bool:
+    return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == name
+
+
+def _line_of(tree: Any) -> str:
+    meta = getattr(tree, "meta", None)
+    if meta is not None and not getattr(meta, "empty", True):
+        return f" (line {meta.line}, column {meta.column})"
+    if isinstance(tree, LarkToken) and tree.line is not None:
+        return f" (line {tree.line}, column {tree.column})"
+    return ""
+
+
+# -- CPN ML -> Python --------------------------------------------------------------------------
+_ML_COMPARE = {"=": ast.Eq, "<>": ast.NotEq, "<": ast.Lt, ">": ast.Gt, "<=": ast.LtE,
+               ">=": ast.GtE}
+_ML_ARITH = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "div": ast.FloorDiv,
+             "mod": ast.Mod, "^": ast.Add, "^^": ast.Add}
+#: CPN ML basis functions of one argument and their Python spelling.
+_ML_UNARY = {
+    "Real.fromInt": "float", "real": "float", "IntInf.toInt": "int", "IntInf.fromInt": "int",
+    "Int.toString": "str", "Real.toString": "str", "ModelTime.toString": "str",
+    "IntInf.toString": "str", "size": "len", "String.size": "len", "length": "len",
+    "List.length": "len", "abs": "abs", "Int.abs": "abs", "Real.abs": "abs", "round": "round",
+    "Real.round": "round", "trunc": "int", "Real.trunc": "int", "floor": "floor",
+    "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
+}
+_ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
+_ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
+#: Python callables an imported net declares for the ML basis functions it uses.
+ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ceil": math.ceil}
+
+
+@dataclass
+class MLToPython:
+    """Translate parsed CPN ML expressions to Python :mod:`ast` expressions.
+
+    ``variables``, ``constants`` and ``functions`` are the ML names in scope (functions map
+    to their parameter count); ``enum_constants`` become Python strings; ``records`` maps a
+    record's field names to the Python constructor; ``inline`` holds functions to expand at
+    each call (those that draw random numbers or read the clock, which a Python function
+    declared on the net can't do). ``used_basis`` collects the basis functions that need a
+    declaration (``floor``, ``ceil``).
+    """
+
+    variables: frozenset[str] = frozenset()
+    constants: frozenset[str] = frozenset()
+    functions: Mapping[str, int] = field(default_factory=dict)
+    enum_constants: frozenset[str] = frozenset()
+    records: Mapping[frozenset[str], str] = field(default_factory=dict)
+    inline: Mapping[str, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
+    used_basis: set[str] = field(default_factory=set)
+    uses_time: bool = False
+    uses_random: bool = False
+
+    def expression(self, tree: Tree | LarkToken, where: str,
+                   local: frozenset[str] = frozenset()) -> ast.expr:
+        """The Python expression for ``tree``; :class:`UnsupportedConstruct` otherwise."""
+        return self._expr(tree, where, local)
+
+    def text(self, tree: Tree | LarkToken, where: str) -> str:
+        """Like :meth:`expression`, as Python source text."""
+        return ast.unparse(self.expression(tree, where))
+
+    def _unsupported(self, tree: Any, where: str, what: str) -> UnsupportedConstruct:
+        return UnsupportedConstruct(where, f"{what}{_line_of(tree)}")
+
+    def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
+        kind = tree.data if isinstance(tree, Tree) else None
+        handler = getattr(self, f"_t_{kind}", None)
+        if handler is None:
+            raise self._unsupported(tree, where, f"CPN ML construct {kind!r} is outside the "
+                                    "subset tcpn translates")
+        node: ast.expr = handler(tree, where, local)
+        return node
+
+    # literals
+    def _t_int(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return ast.Constant(_ml_number(str(tree.children[0])))
+
+    def _t_real(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return ast.Constant(float(_ml_number(str(tree.children[0]))))
+
+    def _t_string(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return ast.Constant(_unescape_ml_string(str(tree.children[0])))
+
+    def _t_unit(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return ast.Tuple([], ast.Load())
+
+    def _t_tuple(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return ast.Tuple([self._expr(c, where, local) for c in tree.children], ast.Load())
+
+    _t_list = _t_tuple
+
+    def _t_record(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        fields = [(str(f.children[0]), f.children[2]) for f in tree.children]
+        constructor = self.records.get(frozenset(name for name, _ in fields))
+        if constructor is None:
+            raise self._unsupported(tree, where, "record with fields "
+                                    f"{sorted(n for n, _ in fields)} matches no record colour set")
+        return ast.Call(ast.Name(constructor, ast.Load()), [], [
+            ast.keyword(name, self._expr(value, where, local)) for name, value in fields
+        ])
+
+    def _t_name(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        name = str(tree.children[0])
+        if name in ("true", "false"):
+            return ast.Constant(name == "true")
+        if name in local or name in self.variables or name in self.constants:
+            return ast.Name(py_name(name), ast.Load())
+        if name in self.enum_constants:
+            return ast.Constant(name)
+        if name == "empty":
+            raise self._unsupported(tree, where, "'empty' inside an expression (tcpn reads it "
+                                    "only as a whole arc inscription or an else branch)")
+        raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
+                                "constant, function or enumeration value tcpn imported)")
+
+    def _t_deref(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        target = tree.children[0]
+        if isinstance(target, Tree) and target.data == "name":
+            name = str(target.children[0])
+            if name in self.constants:
+                return ast.Name(py_name(name), ast.Load())
+        raise self._unsupported(tree, where, "'!' of something that is not a globref")
+
+    def _t_neg(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        operand = self._expr(tree.children[0], where, local)
+        if isinstance(operand, ast.Constant) and isinstance(operand.value, int | float):
+            return ast.Constant(-operand.value)
+        return ast.UnaryOp(ast.USub(), operand)
+
+    def _t_typed(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return self._expr(tree.children[0], where, local)
+
+    def _t_ifte(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        cond, then, other = (self._expr(c, where, local) for c in tree.children)
+        return ast.IfExp(cond, then, other)
+
+    def _t_andalso(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return self._boolop(ast.And(), tree, where, local)
+
+    def _t_orelse(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        return self._boolop(ast.Or(), tree, where, local)
+
+    def _boolop(self, op: ast.boolop, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        values = []
+        for child in tree.children:
+            value = self._expr(child, where, local)
+            if isinstance(value, ast.BoolOp) and type(value.op) is type(op):
+                values.extend(value.values)
+            else:
+                values.append(value)
+        return ast.BoolOp(op, values)
+
+    def _t_binop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        left_tree, op_token, right_tree = tree.children
+        op = str(op_token)
+        if op in ("`", "++", "+++", "--", "@", "@+", "@++"):
+            raise self._unsupported(tree, where, f"multiset operator {op!r} inside an "
+                                    "expression (tcpn reads multisets only at the top of an "
+                                    "arc inscription or an initial marking)")
+        left = self._expr(left_tree, where, local)
+        right = self._expr(right_tree, where, local)
+        if op in _ML_COMPARE:
+            return ast.Compare(left, [_ML_COMPARE[op]()], [right])
+        if op == "::":
+            return ast.BinOp(ast.Tuple([left], ast.Load()), ast.Add(), right)
+        return ast.BinOp(left, _ML_ARITH[op](), right)
+
+    def _t_sequence(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        raise self._unsupported(tree, where, "sequence '(e1; e2)' (side effects)")
+
+    def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        raise self._unsupported(tree, where, "character literal")
+
+    def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        raise self._unsupported(tree, where, "record selector used as a value")
+
+    def _t_let(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        *decs, body = tree.children
+        bindings: list[tuple[str, ast.expr]] = []
+        scope = set(local)
+        for dec in decs:
+            if dec.data != "val_dec" or not (isinstance(dec.children[0], Tree)
+                                             and dec.children[0].data == "var_pat"):
+                raise self._unsupported(dec, where, "'let' with a declaration other than "
+                                        "'val name = ...'")
+            name = str(dec.children[0].children[0])
+            bindings.append((name, self._expr(dec.children[2], where, frozenset(scope))))
+            scope.add(name)
+        result = self._expr(body, where, frozenset(scope))
+        for name, value in reversed(bindings):
+            result = _call_lambda((py_name(name),), result, [value])
+        return result
+
+    def _t_apply(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        head, arg = tree.children
+        args = self._args(arg, where, local)
+        if isinstance(head, Tree) and head.data == "selector":
+            label = str(head.children[0])[1:]
+            if len(args) != 1:
+                raise self._unsupported(tree, where, f"selector #{label} on a tuple of values")
+            if label.isdigit():
+                return ast.Subscript(args[0], ast.Constant(int(label) - 1), ast.Load())
+            return ast.Attribute(args[0], label, ast.Load())
+        if not (isinstance(head, Tree) and head.data == "name"):
+            raise self._unsupported(tree, where, "application of something that is not a "
+                                    "named function (curried or higher-order call)")
+        name = str(head.children[0])
+        if name in local or name in self.variables:
+            raise self._unsupported(tree, where, f"call of variable {name!r}")
+        if name in self.inline:
+            params, body = self.inline[name]
+            self._check_arity(tree, where, name, len(params), len(args))
+            return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
+                else body
+        if name in self.functions:
+            self._check_arity(tree, where, name, self.functions[name], len(args))
+            return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
+        return self._basis(tree, where, name, args)
+
+    def _check_arity(self, tree: Tree, where: str, name: str, expected: int, got: int) -> None:
+        if expected != got:
+            raise self._unsupported(tree, where, f"{name} takes {expected} argument(s), "
+                                    f"called with {got}")
+
+    def _args(self, arg: Any, where: str, local: frozenset[str]) -> list[ast.expr]:
+        if isinstance(arg, Tree) and arg.data == "unit":
+            return []
+        if isinstance(arg, Tree) and arg.data == "tuple":
+            return [self._expr(c, where, local) for c in arg.children]
+        return [self._expr(arg, where, local)]
+
+    def _basis(self, tree: Tree, where: str, name: str, args: list[ast.expr]) -> ast.expr:
+        def call(fn: str, *params: ast.expr) -> ast.expr:
+            return ast.Call(ast.Name(fn, ast.Load()), list(params), [])
+
+        if name == "time" and not args:
+            self.uses_time = True
+            return ast.Name("now", ast.Load())
+        if name in _ML_UNARY and len(args) == 1:
+            target = _ML_UNARY[name]
+            if target in ML_BASIS_DECLARATIONS:
+                self.used_basis.add(target)
+            if target == "int" and isinstance(args[0], ast.Name) and args[0].id == "now":
+                return call("int", args[0])
+            return call(target, args[0])
+        if name in _ML_BINARY and len(args) == 2:
+            return call(_ML_BINARY[name], *args)
+        if name in _ML_RANDOM and len(args) == _ML_RANDOM[name]:
+            self.uses_random = True
+            return call(name, *args)
+        if name == "not" and len(args) == 1:
+            return ast.UnaryOp(ast.Not(), args[0])
+        if name in ("hd", "List.hd") and len(args) == 1:
+            return ast.Subscript(args[0], ast.Constant(0), ast.Load())
+        if name in ("tl", "List.tl") and len(args) == 1:
+            return ast.Subscript(args[0], ast.Slice(ast.Constant(1), None, None), ast.Load())
+        if name in ("rev", "List.rev") and len(args) == 1:
+            return ast.Subscript(args[0], ast.Slice(None, None, ast.UnaryOp(
+                ast.USub(), ast.Constant(1))), ast.Load())
+        if name == "List.nth" and len(args) == 2:
+            return ast.Subscript(args[0], args[1], ast.Load())
+        raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
+                                "tcpn imported nor part of the basis subset it translates")
+
+
+def _call_lambda(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
+    arguments = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
+                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    return ast.Call(ast.Lambda(arguments, body), args, [])
+
+
+def to_python(text: str, where: str, **scope: Any) -> str:
+    """Translate CPN ML ``text`` to Python source; names not in ``scope`` count as variables.
+
+    A convenience over :class:`MLToPython` for documentation and tests: every name in the
+    text that isn't an ML keyword or basis function is taken as a variable.
+
+    >>> to_python("x::q", "arc")
+    '(x,) + q'
+    >>> to_python("#2 p + Int.min(a, b) div 2", "arc")
+    'p[1] + min(a, b) // 2'
+    """
+    tree = parse_ml(text, where)
+    names = frozenset(
+        str(tok) for tok in tree.scan_values(lambda v: isinstance(v, LarkToken)
+                                             and v.type == "NAME")
+    ) - {"true", "false", "not", "time", "empty"} - set(_ML_UNARY) - set(_ML_RANDOM)
+    translator = MLToPython(variables=names, **scope)
+    return translator.text(tree, where)
+
+
+# -- Python -> CPN ML --------------------------------------------------------------------------
+def colour_type(colour: ColourSet) -> MLType:
+    """The ML type of a colour set's values (timedness aside).
+
+    >>> colour_type(ProductSet(IntSet(), StringSet()))
+    ('product', ('int', 'string'))
+    """
+    if isinstance(colour, BoolSet):
+        return BOOL_T
+    if isinstance(colour, IntSet):
+        return INT_T
+    if isinstance(colour, RealSet):
+        return REAL_T
+    if isinstance(colour, StringSet):
+        return STRING_T
+    if isinstance(colour, UnitSet):
+        return UNIT_T
+    if isinstance(colour, EnumSet):
+        return ("enum", colour.name, colour.values)
+    if isinstance(colour, ProductSet):
+        return ("product", tuple(colour_type(c) for c in colour.components))
+    if isinstance(colour, RecordSet):
+        return ("record", colour.name, tuple((f, colour_type(c)) for f, c in colour.fields))
+    if isinstance(colour, ListSet):
+        return ("list", colour_type(colour.element))
+    raise UnsupportedConstruct(f"colour set {colour.describe()}",
+                               "this kind of colour set has no CPN ML form")
+
+
+def _kind(t: MLType) -> str | None:
+    if t is None:
+        return None
+    return t if isinstance(t, str) else str(t[0])
+
+
+def value_type(value: Any) -> MLType:
+    """The ML type of a plain Python constant, or None when it has none."""
+    if isinstance(value, bool):
+        return BOOL_T
+    if isinstance(value, int):
+        return INT_T
+    if isinstance(value, float):
+        return REAL_T
+    if isinstance(value, str):
+        return STRING_T
+    if value == ():
+        return UNIT_T
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        parts = tuple(value_type(v) for v in value)
+        return None if None in parts else ("product", parts)
+    return None
+
+
+# ML precedence levels of the text the translator writes
+_IF, _ORELSE, _ANDALSO, _CMP, _CONS, _ADD, _MUL, _APP, _ATOM = 0, 1, 2, 4, 5, 6, 7, 10, 11
+_PY_COMPARE = {ast.Eq: "=", ast.NotEq: "<>", ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=",
+               ast.GtE: ">="}
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """What the translator knows of a declared function: its ML name and types."""
+
+    ml_name: str
+    params: tuple[MLType, ...] | None = None
+    returns: MLType = None
+
+
+@dataclass
+class PythonToML:
+    """Translate tcpn's Python expressions to CPN ML, guided by the types of the names.
+
+    ``constants`` and ``functions`` describe the net's declarations, ``records`` maps a
+    record constructor's Python name to its ML type, ``enum_constants`` the enumeration
+    values (a Python string equal to one of them becomes the bare ML constant unless a
+    ``string`` is expected), ``real_time`` says whether model time is real (``time()``
+    is then a real; otherwise an IntInf converted with ``IntInf.toInt``).
+    """
+
+    constants: Mapping[str, MLType] = field(default_factory=dict)
+    constant_names: Mapping[str, str] = field(default_factory=dict)
+    functions: Mapping[str, FunctionInfo] = field(default_factory=dict)
+    records: Mapping[str, MLType] = field(default_factory=dict)
+    enum_constants: Mapping[str, MLType] = field(default_factory=dict)
+    real_time: bool = False
+
+    def expression(self, text: str, where: str, variables: Mapping[str, MLType] | None = None,
+                   expected: MLType = None, renames: Mapping[str, str] | None = None) -> str:
+        """CPN ML for the Python expression ``text``; refusals name ``where`` and the construct."""
+        out, _, _ = self.typed(text, where, variables, expected, renames)
+        return out
+
+    def typed(self, text: str, where: str, variables: Mapping[str, MLType] | None = None,
+              expected: MLType = None, renames: Mapping[str, str] | None = None
+              ) -> tuple[str, int, MLType]:
+        """Like :meth:`expression`, with the precedence level and the inferred ML type."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError as exc:
+            raise InputError(f"{where}: invalid Python expression {text!r}: {exc.msg}") from None
+        return _Emitter(self, where, dict(variables or {}), dict(renames or {})).emit(
+            tree, expected)
+
+    def infer(self, text: str, where: str, variables: Mapping[str, MLType] | None = None
+              ) -> MLType:
+        """The ML type of the Python expression ``text`` (None when unknown)."""
+        return self.typed(text, where, variables)[2]
+
+    def value(self, value: Any, colour: ColourSet | MLType, where: str) -> str:
+        """The CPN ML literal of a token ``value`` of the given colour set (or ML type).
+
+        >>> PythonToML().value((1, "a"), ProductSet(IntSet(), StringSet()), "marking")
+        '(1, "a")'
+        """
+        t = colour_type(colour) if isinstance(colour, ColourSet) else colour
+        return _literal(value, t, where)
+
+    def pattern_types(self, text: str, colour_t: MLType, where: str) -> dict[str, MLType]:
+        """The variables an input-arc pattern binds and their ML types."""
+        tree = ast.parse(text.strip(), mode="eval").body
+        found: dict[str, MLType] = {}
+        _bind_pattern(tree, colour_t, found, where)
+        return found
+
+
+def _bind_pattern(tree: ast.expr, t: MLType, found: dict[str, MLType], where: str) -> None:
+    if isinstance(tree, ast.Name):
+        found.setdefault(tree.id, t)
+    elif isinstance(tree, ast.Tuple):
+        if _kind(t) == "product" and len(t[1]) == len(tree.elts):
+            for elt, sub in zip(tree.elts, t[1], strict=True):
+                _bind_pattern(elt, sub, found, where)
+        elif _kind(t) == "unit" and not tree.elts:
+            return
+        else:
+            for elt in tree.elts:
+                _bind_pattern(elt, None, found, where)
+
+
+def _literal(value: Any, t: MLType, where: str) -> str:
+    kind = _kind(t)
+    if kind is None:
+        t = value_type(value)
+        if t is None:
+            raise UnsupportedConstruct(where, f"value {value!r} has no CPN ML literal")
+        kind = _kind(t)
+    if kind == UNIT_T:
+        return "()"
+    if kind == BOOL_T:
+        return "true" if value else "false"
+    if kind == INT_T:
+        return ml_int(int(value))
+    if kind == REAL_T:
+        return ml_real(float(value))
+    if kind == STRING_T:
+        return ml_string(value)
+    if kind == "enum":
+        return str(value)
+    if kind == "product":
+        return "(" + ", ".join(_literal(v, s, where) for v, s in zip(value, t[1], strict=True)) \
+            + ")"
+    if kind == "record":
+        return "{" + ", ".join(f"{f}={_literal(getattr(value, f), s, where)}" for f, s in t[2]) \
+            + "}"
+    if kind == "list":
+        return "[" + ", ".join(_literal(v, t[1], where) for v in value) + "]"
+    raise UnsupportedConstruct(where, f"value {value!r} has no CPN ML literal")
+
+
+def _wrap(text: str, prec: int, need: int) -> str:
+    return text if prec >= need else f"({text})"
+
+
+Emitted = tuple[str, int, MLType]
+
+
+class _Emitter:
+    """One translation: the variables in scope and the element named in refusals."""
+
+    def __init__(self, owner: PythonToML, where: str, variables: dict[str, MLType],
+                 renames: dict[str, str]):
+        self.o = owner
+        self.where = where
+        self.variables = variables
+        self.renames = renames
+
+    def refuse(self, node: ast.AST, what: str) -> UnsupportedConstruct:
+        source = ast.unparse(node) if isinstance(node, ast.expr) else type(node).__name__
+        return UnsupportedConstruct(self.where, f"CPN ML has no translation for {source!r}: "
+                                    f"{what}")
+
+    def emit(self, node: ast.expr, expected: MLType = None) -> Emitted:
+        handler = getattr(self, f"_{type(node).__name__}", None)
+        if handler is None:
+            raise self.refuse(node, f"{type(node).__name__} is outside the translated subset")
+        result: Emitted = handler(node, expected)
+        return result
+
+    def _Constant(self, node: ast.Constant, expected: MLType) -> Emitted:
+        value = node.value
+        if isinstance(value, bool):
+            return ("true" if value else "false"), _ATOM, BOOL_T
+        if isinstance(value, int):
+            if expected == REAL_T:
+                return ml_real(float(value)), _ATOM, REAL_T
+            return ml_int(value), _ATOM, INT_T
+        if isinstance(value, float):
+            try:
+                return ml_real(value), _ATOM, REAL_T
+            except UnsupportedConstruct:
+                raise self.refuse(node, "not a finite number") from None
+        if isinstance(value, str):
+            if _kind(expected) == "enum" and value in expected[2]:
+                return value, _ATOM, expected
+            if expected != STRING_T and value in self.o.enum_constants:
+                return value, _ATOM, self.o.enum_constants[value]
+            try:
+                return ml_string(value), _ATOM, STRING_T
+            except UnsupportedConstruct as exc:
+                raise self.refuse(node, exc.construct) from None
+        raise self.refuse(node, f"constant {value!r} has no CPN ML form")
+
+    def _Name(self, node: ast.Name, expected: MLType) -> Emitted:
+        name = node.id
+        if name in self.variables:
+            return self.renames.get(name, name), _ATOM, self.variables[name]
+        if name == "now":
+            if self.o.real_time:
+                return "time()", _APP, REAL_T
+            return "IntInf.toInt(time())", _APP, INT_T
+        if name in self.o.constants:
+            return self.o.constant_names.get(name, name), _ATOM, self.o.constants[name]
+        if name in self.o.functions:
+            raise self.refuse(node, "a function used as a value")
+        raise self.refuse(node, f"unknown name {name!r}")
+
+    def _Tuple(self, node: ast.Tuple, expected: MLType) -> Emitted:
+        if _kind(expected) == "list":
+            return self._List(node, expected)
+        if not node.elts:
+            return "()", _ATOM, UNIT_T
+        subs = expected[1] if _kind(expected) == "product" and len(expected[1]) == len(
+            node.elts) else [None] * len(node.elts)
+        parts = [self.emit(e, s) for e, s in zip(node.elts, subs, strict=True)]
+        return "(" + ", ".join(p[0] for p in parts) + ")", _ATOM, ("product", tuple(
+            p[2] for p in parts))
+
+    def _List(self, node: ast.Tuple | ast.List, expected: MLType) -> Emitted:
+        element = expected[1] if _kind(expected) == "list" else None
+        parts = []
+        for e in node.elts:
+            text, _, t = self.emit(e, element)
+            element = element if element is not None else t
+            parts.append(text)
+        return "[" + ", ".join(parts) + "]", _ATOM, ("list", element)
+
+    def _numeric(self, left: Emitted, right: Emitted) -> tuple[str, str, MLType]:
+        """Coerce an int side to real when the other is real."""
+        (lt, _, ltype), (rt, _, rtype) = left, right
+        if ltype == REAL_T and rtype == INT_T:
+            return lt, f"Real.fromInt({rt})", REAL_T
+        if ltype == INT_T and rtype == REAL_T:
+            return f"Real.fromInt({lt})", rt, REAL_T
+        return lt, rt, ltype if ltype is not None else rtype
+
+    def _operands(self, left_node: ast.expr, right_node: ast.expr, expected: MLType
+                  ) -> tuple[Emitted, Emitted]:
+        """Emit two numeric operands, each typed by the other when one type is known."""
+        hint = expected if expected in (INT_T, REAL_T) else None
+        left = self.emit(left_node, hint)
+        right = self.emit(right_node, left[2] if left[2] in (INT_T, REAL_T) else hint)
+        if left[2] is None and right[2] is not None:
+            left = self.emit(left_node, right[2])
+        return left, right
+
+    def _condition(self, node: ast.expr) -> Emitted:
+        """Emit a boolean; Python's truthiness of other values has no CPN ML form."""
+        result = self.emit(node, BOOL_T)
+        if result[2] not in (BOOL_T, None):
+            raise self.refuse(node, f"a {_kind(result[2])} value used as a condition "
+                              "(compare it explicitly)")
+        return result
+
+    def _BinOp(self, node: ast.BinOp, expected: MLType) -> Emitted:
+        op = node.op
+        if isinstance(op, ast.Add):
+            return self._add(node, expected)
+        if isinstance(op, ast.Sub | ast.Mult):
+            prec = _ADD if isinstance(op, ast.Sub) else _MUL
+            left, right = self._operands(node.left, node.right, expected)
+            lt, rt, t = self._numeric(left, right)
+            if _kind(t) not in (INT_T, REAL_T, None):
+                raise self.refuse(node, f"arithmetic on {_kind(t)} values")
+            lt = _wrap(lt, left[1] if lt == left[0] else _APP, prec)
+            rt = _wrap(rt, right[1] if rt == right[0] else _APP, prec + 1)
+            return f"{lt} {'-' if prec == _ADD else '*'} {rt}", prec, t
+        if isinstance(op, ast.Div):
+            left, right = self.emit(node.left, REAL_T), self.emit(node.right, REAL_T)
+            lt = left[0] if left[2] != INT_T else f"Real.fromInt({left[0]})"
+            rt = right[0] if right[2] != INT_T else f"Real.fromInt({right[0]})"
+            lp = left[1] if left[2] != INT_T else _APP
+            rp = right[1] if right[2] != INT_T else _APP
+            return f"{_wrap(lt, lp, _MUL)} / {_wrap(rt, rp, _MUL + 1)}", _MUL, REAL_T
+        if isinstance(op, ast.FloorDiv | ast.Mod):
+            left, right = self.emit(node.left, INT_T), self.emit(node.right, INT_T)
+            if REAL_T in (left[2], right[2]):
+                raise self.refuse(node, "'//' and '%' on reals (CPN ML's div and mod take ints)")
+            word = "div" if isinstance(op, ast.FloorDiv) else "mod"
+            return (f"{_wrap(left[0], left[1], _MUL)} {word} {_wrap(right[0], right[1], _MUL + 1)}",
+                    _MUL, INT_T)
+        raise self.refuse(node, f"operator {type(op).__name__}")
+
+    def _add(self, node: ast.BinOp, expected: MLType) -> Emitted:
+        left_node, right_node = node.left, node.right
+        if isinstance(left_node, ast.Tuple) and len(left_node.elts) == 1:
+            hint = expected if _kind(expected) == "list" else None
+            rest = self.emit(right_node, hint)
+            list_t = rest[2] if _kind(rest[2]) == "list" else hint
+            element = list_t[1] if list_t is not None and _kind(list_t) == "list" else None
+            head = self.emit(left_node.elts[0], element)
+            t = list_t if list_t is not None else ("list", head[2])
+            return f"{_wrap(head[0], head[1], _CONS + 1)}::{_wrap(rest[0], rest[1], _CONS)}", \
+                _CONS, t
+        hint = expected if _kind(expected) in (INT_T, REAL_T, STRING_T, "list") else None
+        left = self.emit(left_node, hint)
+        right = self.emit(right_node, left[2] if left[2] is not None else hint)
+        if left[2] is None and right[2] is not None:
+            left = self.emit(left_node, right[2])
+        kind = _kind(left[2]) or _kind(right[2])
+        if kind == STRING_T:
+            return f"{_wrap(left[0], left[1], _ADD)} ^ {_wrap(right[0], right[1], _ADD + 1)}", \
+                _ADD, STRING_T
+        if kind == "list":
+            t = left[2] if _kind(left[2]) == "list" else right[2]
+            return f"{_wrap(left[0], left[1], _CONS + 1)}^^{_wrap(right[0], right[1], _CONS)}", \
+                _CONS, t
+        if kind not in (INT_T, REAL_T, None):
+            raise self.refuse(node, f"'+' on {kind} values")
+        lt, rt, t = self._numeric(left, right)
+        lp = left[1] if lt == left[0] else _APP
+        rp = right[1] if rt == right[0] else _APP
+        return f"{_wrap(lt, lp, _ADD)} + {_wrap(rt, rp, _ADD + 1)}", _ADD, t
+
+    def _UnaryOp(self, node: ast.UnaryOp, expected: MLType) -> Emitted:
+        if isinstance(node.op, ast.Not):
+            text, _, _ = self._condition(node.operand)
+            return f"not({text})", _APP, BOOL_T
+        if isinstance(node.op, ast.UAdd):
+            return self.emit(node.operand, expected)
+        if isinstance(node.op, ast.USub):
+            operand = node.operand
+            if isinstance(operand, ast.Constant) and isinstance(operand.value, int | float) \
+                    and not isinstance(operand.value, bool):
+                return self._Constant(ast.Constant(-operand.value), expected)
+            text, _, t = self.emit(operand, expected)
+            return f"~({text})", _APP, t
+        raise self.refuse(node, "bitwise inversion")
+
+    def _BoolOp(self, node: ast.BoolOp, expected: MLType) -> Emitted:
+        word, prec = ("andalso", _ANDALSO) if isinstance(node.op, ast.And) else ("orelse",
+                                                                                   _ORELSE)
+        parts = [self._condition(v) for v in node.values]
+        return f" {word} ".join(_wrap(t, p, prec + 1) for t, p, _ in parts), prec, BOOL_T
+
+    def _Compare(self, node: ast.Compare, expected: MLType) -> Emitted:
+        pieces = []
+        left_node = node.left
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            if type(op) not in _PY_COMPARE:
+                raise self.refuse(node, f"comparison {type(op).__name__} ('in', 'is')")
+            left = self.emit(left_node)
+            right = self.emit(right_node, left[2])
+            if left[2] is None and right[2] is not None:
+                left = self.emit(left_node, right[2])
+            lt, rt, _ = self._numeric(left, right)
+            lp = left[1] if lt == left[0] else _APP
+            rp = right[1] if rt == right[0] else _APP
+            pieces.append(f"{_wrap(lt, lp, _CONS)} {_PY_COMPARE[type(op)]} {_wrap(rt, rp, _CONS)}")
+            left_node = right_node
+        if len(pieces) == 1:
+            return pieces[0], _CMP, BOOL_T
+        return " andalso ".join(f"({p})" for p in pieces), _ANDALSO, BOOL_T
+
+    def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
+        cond = self._condition(node.test)
+        then = self.emit(node.body, expected)
+        other = self.emit(node.orelse, expected if expected is not None else then[2])
+        if then[2] is None and other[2] is not None:
+            then = self.emit(node.body, other[2])
+        then_text, other_text, t = self._numeric(then, other)
+        return f"if {cond[0]} then {then_text} else {other_text}", _IF, t
+
+    def _Attribute(self, node: ast.Attribute, expected: MLType) -> Emitted:
+        text, _, t = self.emit(node.value)
+        field_t = None
+        if _kind(t) == "record":
+            fields = dict(t[2])
+            if node.attr not in fields:
+                raise self.refuse(node, f"record {t[1]} has no field {node.attr!r}")
+            field_t = fields[node.attr]
+        elif t is not None:
+            raise self.refuse(node, f"attribute of a {_kind(t)} value")
+        return f"#{node.attr}({text})", _APP, field_t
+
+    def _Subscript(self, node: ast.Subscript, expected: MLType) -> Emitted:
+        text, _, t = self.emit(node.value)
+        index = node.slice
+        if isinstance(index, ast.Slice):
+            step_back = (index.lower is None and index.upper is None and isinstance(
+                index.step, ast.UnaryOp) and isinstance(index.step.op, ast.USub)
+                and isinstance(index.step.operand, ast.Constant) and index.step.operand.value == 1)
+            if _kind(t) in ("list", None) and step_back:
+                return f"rev({text})", _APP, t
+            if (_kind(t) in ("list", None) and isinstance(index.lower, ast.Constant)
+                    and index.lower.value == 1 and index.upper is None and index.step is None):
+                return f"tl({text})", _APP, t
+            raise self.refuse(node, "slices other than [1:] (tl) and [::-1] (rev)")
+        constant = index.value if isinstance(index, ast.Constant) and isinstance(
+            index.value, int) and not isinstance(index.value, bool) else None
+        if _kind(t) == "list":
+            if constant == 0:
+                return f"hd({text})", _APP, t[1]
+            position = self.emit(index, INT_T)[0]
+            return f"List.nth({text}, {position})", _APP, t[1]
+        if constant is None or constant < 0:
+            raise self.refuse(node, "a tuple index must be a non-negative int constant")
+        if _kind(t) == "product":
+            if constant >= len(t[1]):
+                raise self.refuse(node, f"index {constant} out of a {len(t[1])}-tuple")
+            return f"#{constant + 1}({text})", _APP, t[1][constant]
+        if _kind(t) == "record":
+            name, sub = t[2][constant]
+            return f"#{name}({text})", _APP, sub
+        if t is None:
+            return f"#{constant + 1}({text})", _APP, None
+        raise self.refuse(node, f"indexing a {_kind(t)} value")
+
+    def _Call(self, node: ast.Call, expected: MLType) -> Emitted:
+        func = node.func
+        if isinstance(func, ast.Lambda):
+            return self._let(node, func, expected)
+        if not isinstance(func, ast.Name):
+            raise self.refuse(node, "only calls of named functions translate")
+        if node.keywords and func.id not in self.o.records:
+            raise self.refuse(node, "keyword arguments")
+        name = func.id
+        if name in self.o.records:
+            return self._record(node, self.o.records[name])
+        if name in self.o.functions:
+            info = self.o.functions[name]
+            params = info.params or (None,) * len(node.args)
+            if len(params) != len(node.args):
+                raise self.refuse(node, f"{name} takes {len(params)} argument(s)")
+            args = [self.emit(a, p)[0] for a, p in zip(node.args, params, strict=True)]
+            return f"{info.ml_name}({', '.join(args)})", _APP, info.returns
+        if name in self.variables or name in self.o.constants:
+            raise self.refuse(node, f"{name!r} is not a function")
+        return self._builtin(node, name, expected)
+
+    def _record(self, node: ast.Call, t: MLType) -> Emitted:
+        fields = dict(t[2])
+        given: dict[str, ast.expr] = {}
+        for (fname, _), arg in zip(t[2], node.args, strict=False):
+            given[fname] = arg
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in fields:
+                raise self.refuse(node, f"record {t[1]} has no field {kw.arg!r}")
+            given[kw.arg] = kw.value
+        missing = [f for f, _ in t[2] if f not in given]
+        if missing or len(node.args) > len(t[2]):
+            raise self.refuse(node, f"record {t[1]} needs exactly its fields "
+                              f"{[f for f, _ in t[2]]}")
+        parts = [f"{f}={self.emit(given[f], fields[f])[0]}" for f, _ in t[2]]
+        return "{" + ", ".join(parts) + "}", _ATOM, t
+
+    def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
+        params = [a.arg for a in func.args.args]
+        if (func.args.vararg or func.args.kwarg or func.args.kwonlyargs or func.args.defaults
+                or node.keywords or len(params) != len(node.args)):
+            raise self.refuse(node, "a lambda called on the spot with exactly its positional "
+                              "arguments (CPN ML 'let')")
+        vals = []
+        inner = dict(self.variables)
+        for param, arg in zip(params, node.args, strict=True):
+            text, _, t = self.emit(arg)
+            vals.append(f"val {param} = {text}")
+            inner[param] = t
+        body = _Emitter(self.o, self.where, inner, self.renames).emit(func.body, expected)
+        if not vals:
+            return body
+        return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+
+    def _builtin(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        args = node.args
+
+        def one() -> Emitted:
+            if len(args) != 1:
+                raise self.refuse(node, f"{name}() with {len(args)} arguments")
+            return self.emit(args[0])
+
+        if name in ("min", "max"):
+            if len(args) < 2:
+                raise self.refuse(node, f"{name}() of an iterable (give the values)")
+            parts = [self.emit(a, expected if expected in (INT_T, REAL_T) else None)
+                     for a in args]
+            kind = REAL_T if any(p[2] == REAL_T for p in parts) else INT_T
+            texts = [p[0] if p[2] == kind or kind == INT_T else f"Real.fromInt({p[0]})"
+                     for p in parts]
+            module = "Real" if kind == REAL_T else "Int"
+            text = texts[0]
+            for other in texts[1:]:
+                text = f"{module}.{name}({text}, {other})"
+            return text, _APP, kind
+        if name == "abs":
+            text, _, t = one()
+            return f"abs({text})", _APP, t
+        if name == "len":
+            text, _, t = one()
+            if t == STRING_T:
+                return f"size({text})", _APP, INT_T
+            if _kind(t) in ("list", None):
+                return f"length({text})", _APP, INT_T
+            raise self.refuse(node, f"len() of a {_kind(t)} value")
+        if name == "float":
+            text, _, t = one()
+            return (text, _ATOM, REAL_T) if t == REAL_T else (f"Real.fromInt({text})", _APP,
+                                                               REAL_T)
+        if name == "int":
+            text, prec, t = one()
+            if t == INT_T:
+                return text, prec, INT_T
+            if t == REAL_T:
+                return f"trunc({text})", _APP, INT_T
+            raise self.refuse(node, f"int() of a {_kind(t) or 'value of unknown type'}")
+        if name == "round":
+            text, _, t = one()
+            return (f"round({text})", _APP, INT_T) if t == REAL_T else (text, _ATOM, t)
+        if name == "str":
+            text, _, t = one()
+            if t == INT_T:
+                return f"Int.toString({text})", _APP, STRING_T
+            if t == REAL_T:
+                return f"Real.toString({text})", _APP, STRING_T
+            if t == STRING_T:
+                return text, _ATOM, STRING_T
+            raise self.refuse(node, f"str() of a {_kind(t) or 'value of unknown type'}")
+        if name in ("uniform", "normal"):
+            if len(args) != 2:
+                raise self.refuse(node, f"{name}() takes 2 arguments")
+            reals = [self._real_arg(a) for a in args]
+            return f"{name}({reals[0]}, {reals[1]})", _APP, REAL_T
+        if name == "exponential":
+            if len(args) != 1:
+                raise self.refuse(node, "exponential() takes the rate")
+            return f"exponential({self._real_arg(args[0])})", _APP, REAL_T
+        if name == "discrete":
+            if len(args) != 2:
+                raise self.refuse(node, "discrete() takes 2 arguments")
+            a, b = (self.emit(x, INT_T)[0] for x in args)
+            return f"discrete({a}, {b})", _APP, INT_T
+        if name == "bernoulli":
+            if len(args) != 1:
+                raise self.refuse(node, "bernoulli() takes the probability")
+            return f"(bernoulli({self._real_arg(args[0])}) = 1)", _ATOM, BOOL_T
+        raise self.refuse(node, f"{name!r} is neither a declared function nor a builtin with "
+                          "a CPN ML equivalent")
+
+    def _real_arg(self, node: ast.expr) -> str:
+        text, _, t = self.emit(node, REAL_T)
+        return f"Real.fromInt({text})" if t == INT_T else text
+
+
+# -- Python functions and code actions -> CPN ML -----------------------------------------------
+_ANNOTATION_TYPES = {"int": INT_T, "float": REAL_T, "str": STRING_T, "bool": BOOL_T}
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    """A Python function reduced to what CPN ML can say: parameters and one expression.
+
+    ``body`` is a Python expression; local assignments before the ``return`` are folded in
+    as lambdas called on the spot (CPN ML ``let``), and ``if``/``else`` with a ``return``
+    in each branch becomes a conditional expression.
+    """
+
+    params: tuple[str, ...]
+    annotations: tuple[MLType, ...]
+    returns: MLType
+    body: str
+
+
+def function_source(fn: Callable[..., Any], where: str) -> FunctionSource:
+    """Reduce a Python function (``def`` or ``lambda``) to a :class:`FunctionSource`.
+
+    >>> def delay(x: int) -> int:
+    ...     y = x % 3
+    ...     return y + 1
+    >>> function_source(delay, "declaration delay").body
+    '(lambda y: y + 1)(x % 3)'
+    """
+    node = _function_node(fn, where)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        raise UnsupportedConstruct(where, "only plain positional parameters translate to CPN ML")
+    params = tuple(a.arg for a in args.args)
+    annotations = tuple(_annotation(a.annotation) for a in args.args)
+    if isinstance(node, ast.Lambda):
+        return FunctionSource(params, annotations, None, ast.unparse(node.body))
+    body = _fold_statements(_strip_docstring(node.body), where)
+    return FunctionSource(params, annotations, _annotation(node.returns), ast.unparse(body))
+
+
+def _annotation(node: ast.expr | None) -> MLType:
+    if isinstance(node, ast.Name):
+        return _ANNOTATION_TYPES.get(node.id)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _ANNOTATION_TYPES.get(node.value)
+    return None
+
+
+def _function_node(fn: Callable[..., Any], where: str) -> ast.FunctionDef | ast.Lambda:
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        raise UnsupportedConstruct(where, f"the source of {fn!r} is not available, so it "
+                                   "can't be translated to CPN ML") from None
+    name = getattr(fn, "__name__", "")
+    module: ast.AST | None
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        module = None
+    if module is None:  # a lambda in the middle of a statement: parse the smallest piece
+        start = source.find("lambda")
+        for end in range(len(source), start, -1):
+            try:
+                module = ast.parse(source[start:end].strip().rstrip(","), mode="eval")
+                break
+            except SyntaxError:
+                continue
+    if module is None:
+        raise UnsupportedConstruct(where, f"could not parse the source of {name}")
+    if name != "<lambda>":
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                return node
+    arity = len(inspect.signature(fn).parameters)
+    lambdas = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+               and len(n.args.args) == arity]
+    if len(lambdas) != 1:
+        raise UnsupportedConstruct(where, f"could not find the one lambda of {arity} "
+                                   "parameter(s) in its source line")
+    return lambdas[0]
+
+
+def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def _fold_statements(body: list[ast.stmt], where: str) -> ast.expr:
+    """Fold ``x = e; ...; return r`` and ``if c: return a else: return b`` into one expression."""
+    if not body:
+        raise UnsupportedConstruct(where, "a function body must end with 'return'")
+    first, rest = body[0], body[1:]
+    if isinstance(first, ast.Return) and first.value is not None:
+        if rest:
+            raise UnsupportedConstruct(where, f"statements after 'return' (line {first.lineno})")
+        return first.value
+    if isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(
+            first.targets[0], ast.Name):
+        inner = _fold_statements(rest, where)
+        return _call_lambda((first.targets[0].id,), inner, [first.value])
+    if isinstance(first, ast.If):
+        then = _fold_statements(first.body, where)
+        other = _fold_statements(first.orelse + rest if first.orelse else rest, where)
+        if first.orelse and rest:
+            raise UnsupportedConstruct(where, f"statements after an if/else that returns "
+                                       f"(line {first.lineno})")
+        return ast.IfExp(first.test, then, other)
+    raise UnsupportedConstruct(where, f"statement {type(first).__name__} (line "
+                               f"{first.lineno}) has no CPN ML expression form: use "
+                               "assignments, if/else and return")
+
+
+def action_body(fn: Callable[..., Any], outputs: Iterable[str], where: str) -> str:
+    """The Python expression a code action computes: a tuple of its outputs, in order.
+
+    The action must return a dict literal (or ``dict(...)``) giving each output.
+
+    >>> def act(x):
+    ...     return {"y": x + 1, "z": x * 2}
+    >>> action_body(act, ("y", "z"), "code action of t")
+    '(x + 1, x * 2)'
+    """
+    source = function_source(fn, where)
+    outputs = tuple(outputs)
+    tree = ast.parse(source.body, mode="eval").body
+    tree = _map_result(tree, outputs, where)
+    return ast.unparse(tree)
+
+
+def _map_result(tree: ast.expr, outputs: tuple[str, ...], where: str) -> ast.expr:
+    if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Lambda):
+        tree.func.body = _map_result(tree.func.body, outputs, where)
+        return tree
+    if isinstance(tree, ast.IfExp):
+        tree.body = _map_result(tree.body, outputs, where)
+        tree.orelse = _map_result(tree.orelse, outputs, where)
+        return tree
+    given: dict[str, ast.expr] = {}
+    if isinstance(tree, ast.Dict) and all(isinstance(k, ast.Constant) for k in tree.keys):
+        given = {str(k.value): v for k, v in zip(tree.keys, tree.values, strict=True)
+                 if isinstance(k, ast.Constant)}
+    elif isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and \
+            tree.func.id == "dict" and not tree.args:
+        given = {kw.arg: kw.value for kw in tree.keywords if kw.arg is not None}
+    else:
+        raise UnsupportedConstruct(where, "a code action must return a dict literal of its "
+                                   f"outputs, got {ast.unparse(tree)!r}")
+    if set(given) != set(outputs):
+        raise UnsupportedConstruct(where, f"the action returns {sorted(given)} but the "
+                                   f"transition's outputs are {list(outputs)}")
+    if len(outputs) == 1:
+        return given[outputs[0]]
+    return ast.Tuple([given[o] for o in outputs], ast.Load())

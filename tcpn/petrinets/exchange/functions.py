@@ -1,0 +1,110 @@
+"""Callables built from translated CPN ML: declared functions and code actions with their source.
+
+An imported ``fun f (x:INT) = x mod 3 + 1`` becomes a :class:`DeclaredFunction` on the net's
+declarations: it calls like a Python function and keeps its parameters and its body as a
+Python expression, so the exporter writes it back as CPN ML without reading Python source.
+A code segment ``input (x); output (y); action x + 1;`` becomes a :class:`CodeAction`, the
+``action`` of a :class:`~tcpn.petrinets.net.Transition`.
+
+>>> scope = {}
+>>> delay = DeclaredFunction("delay", ("x",), "x % 3 + 1", scope=scope)
+>>> scope["delay"] = delay
+>>> delay(4)
+2
+>>> act = CodeAction(("x",), ("y",), "x + 1", scope=scope)
+>>> act(x=2)
+{'y': 3}
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tcpn.petrinets.compiler import RandomDraws
+from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+
+__all__ = ["CodeAction", "DeclaredFunction"]
+
+
+class DeclaredFunction:
+    """A function of the net's declarations whose body is one Python expression.
+
+    ``scope`` is the net's declarations (kept by reference, so the function may call
+    itself and functions declared after it). ``param_colours`` names the declared colour
+    set of each parameter when the source said it (``fun len (q:Queue)``), for export.
+    """
+
+    def __init__(self, name: str, params: tuple[str, ...], body: str,
+                 scope: Mapping[str, Any] | None = None,
+                 param_colours: tuple[str | None, ...] = ()):
+        self.name = name
+        self.params = tuple(params)
+        self.body = body
+        self.param_colours = tuple(param_colours) or (None,) * len(self.params)
+        self.scope: Mapping[str, Any] = scope if scope is not None else {}
+        Inscription.parse(body, f"body of function {name}")
+        self._code = compile(f"lambda {', '.join(self.params)}: ({body})",
+                             f"<tcpn function {name}>", "eval")
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in self.params]
+        )
+
+    def __call__(self, *args: Any) -> Any:
+        function = eval(self._code, dict(self.scope))  # the body was parsed and checked above
+        return function(*args)
+
+    def __repr__(self) -> str:
+        return f"DeclaredFunction({self.name}({', '.join(self.params)}) = {self.body})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeclaredFunction) and (
+            self.name, self.params, self.body, self.param_colours
+        ) == (other.name, other.params, other.body, other.param_colours)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.params, self.body))
+
+
+class CodeAction:
+    """A transition's code action: reads ``inputs``, returns a dict giving each of ``outputs``.
+
+    ``body`` is a Python expression over the inputs whose value is the output (one output)
+    or a tuple of the outputs in order. When it reads ``now`` or calls CPN Tools' random
+    functions, the action asks the simulator for ``now`` and ``rng`` (the transition's
+    seeded generator), so runs stay reproducible from their seed.
+    """
+
+    def __init__(self, inputs: tuple[str, ...], outputs: tuple[str, ...], body: str,
+                 scope: Mapping[str, Any] | None = None):
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.body = body
+        self.scope: Mapping[str, Any] = scope if scope is not None else {}
+        names = Inscription.parse(body, "code action").names
+        self.uses_time = "now" in names
+        self.uses_random = bool(names & RANDOM_FUNCTIONS)
+        self._code = compile(body, "<tcpn code action>", "eval")
+        extra = (["now"] if self.uses_time else []) + (["rng"] if self.uses_random else [])
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY)
+             for p in (*self.inputs, *extra)]
+        )
+
+    def __call__(self, **values: Any) -> dict[str, Any]:
+        env = dict(self.scope)
+        rng = values.pop("rng", None)
+        if isinstance(rng, np.random.Generator):
+            draws = RandomDraws(rng)
+            env.update({name: getattr(draws, name) for name in RANDOM_FUNCTIONS})
+        env.update(values)
+        result = eval(self._code, env)  # the body was parsed and checked above
+        if len(self.outputs) == 1:
+            return {self.outputs[0]: result}
+        return dict(zip(self.outputs, result, strict=True))
+
+    def __repr__(self) -> str:
+        return f"CodeAction({self.inputs} -> {self.outputs}: {self.body})"
