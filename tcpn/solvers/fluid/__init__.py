@@ -1,0 +1,6 @@
+"""Fluid (delay-differential) models of TCP, solved with a fixed-step history-buffer integrator.
+
+- :mod:`~tcpn.solvers.fluid.dde`: the solver, its convergence and failure checks;
+- :mod:`~tcpn.solvers.fluid.bottleneck`: flow classes (Reno mean-field or sawtooth,
+  Vegas, mixed) through one drop-tail/RED/threshold queue, token buckets, random loss.
+"""
