@@ -43,6 +43,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    NonNegativeInt,
     PositiveFloat,
     PositiveInt,
     Tag,
@@ -131,9 +132,6 @@ class Red(_Strict):
         if self.max_th <= self.min_th:
             raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) must exceed min_th "
                                               f"({self.min_th:g})")
-        if self.max_th > self.limit:
-            raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) exceeds the queue "
-                                              f"limit ({self.limit} {self.unit})")
         return self
 
 
@@ -197,7 +195,9 @@ class RateErrors(_Strict):
     """Independent losses at the receiving end of a link direction (ns-3 ``RateErrorModel``).
 
     ``unit: packet`` loses each packet with probability ``rate``; ``unit: byte`` with
-    ``1 - (1 - rate)**size_bytes`` (size = IP packet size). ns-3's default unit is byte.
+    ``1 - (1 - rate)**size_bytes`` where the size is the frame's: IP size + the link's
+    ``l2_header_bytes`` (ns-3 tests the frame before stripping its PPP header). ns-3's
+    default unit is byte.
     """
 
     kind: Literal["rate"] = "rate"
@@ -205,7 +205,7 @@ class RateErrors(_Strict):
     rate: float = Field(default=0.0, ge=0.0, le=1.0)
 
     def packet_error_rate(self, size_bytes: int) -> float:
-        """Loss probability of one packet of ``size_bytes``.
+        """Loss probability of one frame of ``size_bytes`` (IP size + L2 header).
 
         >>> round(RateErrors(unit="byte", rate=1e-4).packet_error_rate(1500), 4)
         0.1393
@@ -218,12 +218,13 @@ class RateErrors(_Strict):
 class ListErrors(_Strict):
     """Scripted losses: drop the packets with these arrival numbers at the receiving end.
 
-    Numbers count every packet (data and ACK) that crosses the direction, starting at 1
-    (ns-3 ``ReceiveListErrorModel``). Deterministic: for hand-checked scenarios.
+    Numbers count every packet (data and ACK) that arrives over the direction, starting at
+    0 (ns-3 ``ReceiveListErrorModel`` drops arrival ``k`` when ``k`` is listed, counting
+    from 0). Deterministic: for hand-checked scenarios.
     """
 
     kind: Literal["list"] = "list"
-    packets: list[PositiveInt]
+    packets: list[NonNegativeInt]
 
 
 def _error_model_tag(value: Any) -> str:
