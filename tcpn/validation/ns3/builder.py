@@ -1,0 +1,212 @@
+"""Builds and runs an :class:`~tcpn.validation.ns3.plan.Ns3Plan` in ns-3; returns raw arrays.
+
+Runs inside a worker process (:mod:`tcpn.validation.ns3.worker`): it imports ns-3.
+Every link is a point-to-point link whose device keeps a one-packet transmit queue under
+the plan's root queue disc (the FqCoDel that address assignment installs is replaced).
+Flows use tcpn's own C++ applications (``cpp/apps.h``), which configure each socket
+themselves, so flows leaving one node may use different variants and options. Recording
+happens in C++ (``cpp/recorders.h``); Python reads the vectors once after the run.
+
+Every random stream is assigned explicitly (error models, RED, the internet stack) and
+every global default the build relies on is set on each run, so one plan gives the same
+result in-process, in a forked child or in a spawned worker. The result of
+:func:`run_plan` is a plain dict of numpy arrays and numbers (picklable)::
+
+    {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
+                    "app_sent_bytes": n, "sink_bytes": n}},
+     "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
+     "qdisc_stats": {"A->B": {"dropped": n, "marked": n}}, "pcap": {(node, nbr): path},
+     "flow_monitor": [...], "events": n, "build_s": s, "run_s": s}
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcpn.validation.ns3.loader import load_ns3
+from tcpn.validation.ns3.plan import ErrorPlan, Ns3Plan, QueuePlan
+
+__all__ = ["run_plan"]
+
+_STREAM_STACK = 1_000
+_STREAM_QUEUES = 100_000
+_STREAM_ERRORS = 200_000
+
+
+def _array(vector: Any, dtype: type) -> np.ndarray:
+    n = int(vector.size())
+    if n == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(vector.data(), dtype=dtype, count=n).copy()
+
+
+def _series(series: Any) -> tuple[np.ndarray, np.ndarray]:
+    return _array(series.t, np.float64), _array(series.v, np.float64)
+
+
+def _packet_events(events: Any) -> dict[str, np.ndarray]:
+    return {
+        "time_s": _array(events.t, np.float64), "event": _array(events.event, np.int32),
+        "flow": _array(events.flow, np.int32), "direction": _array(events.direction, np.int32),
+        "seq": _array(events.seq, np.int64), "payload": _array(events.payload, np.float64),
+        "ip_bytes": _array(events.ip_bytes, np.float64),
+        "length_packets": _array(events.len_packets, np.float64),
+        "length_bytes": _array(events.len_bytes, np.float64),
+    }
+
+
+def _install_queue(ns: Any, tcpn: Any, device: Any, plan: QueuePlan) -> Any:
+    qdisc = tcpn.InstallRootQueueDisc(device, plan.type_id)
+    for name, value in plan.attributes:
+        qdisc.SetAttribute(name, ns.StringValue(value))
+    return qdisc
+
+
+def _error_model(ns: Any, tcpn: Any, plan: ErrorPlan, stream: int, port_base: int,
+                 n_flows: int) -> Any:
+    model = ns.CreateObject[tcpn.LinkErrorModel]()
+    model.Configure(plan.rate, plan.per_byte, port_base, n_flows)
+    for index in plan.drop_list:
+        model.AddDrop(index)
+    model.AssignStreams(stream)
+    return model
+
+
+def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
+    """Simulate ``plan``; pcap files go to ``output_dir``. Returns the raw arrays."""
+    ns = load_ns3()
+    import cppyy
+
+    tcpn = cppyy.gbl.tcpn
+    out = Path(output_dir)
+    build_start = time.perf_counter()
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(plan.rng_run)
+    ns.Config.SetDefault("ns3::PcapFileWrapper::CaptureSize", ns.UintegerValue(plan.snap_bytes))
+    ns.Config.SetDefault("ns3::RttEstimator::InitialEstimation",
+                         ns.TimeValue(ns.Seconds(plan.initial_rto_s)))
+
+    names = plan.nodes()
+    container = ns.NodeContainer()
+    container.Create(len(names))
+    node = {name: container.Get(i) for i, name in enumerate(names)}
+    stack = ns.InternetStackHelper()
+    stack.Install(container)
+
+    port_base = min((f.port for f in plan.flows), default=0)
+    n_ports = max((f.port for f in plan.flows), default=0) - port_base + 1
+    address: dict[str, Any] = {}
+    device: dict[tuple[str, str], Any] = {}
+    qdiscs: dict[str, Any] = {}
+    models: dict[str, Any] = {}
+    helper: dict[tuple[str, str], Any] = {}
+    ipv4 = ns.Ipv4AddressHelper()
+    for i, link in enumerate(plan.links):
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(link.rate_bps))))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link.delay_s)))
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
+        devices = p2p.Install(node[link.a], node[link.b])
+        ipv4.SetBase(ns.Ipv4Address(f"10.{i >> 8}.{i & 255}.0"), ns.Ipv4Mask("255.255.255.0"))
+        interfaces = ipv4.Assign(devices)
+        for k, (here, there) in enumerate(((link.a, link.b), (link.b, link.a))):
+            device[(here, there)] = devices.Get(k)
+            helper[(here, there)] = p2p
+            address.setdefault(here, interfaces.GetAddress(k))
+        for (here, there), queue, errors in ((link.a, link.b), link.queue_ab, link.errors_ab), \
+                ((link.b, link.a), link.queue_ba, link.errors_ba):
+            qid = f"{here}->{there}"
+            qdiscs[qid] = _install_queue(ns, tcpn, device[(here, there)], queue)
+            tcpn.AssignQueueStreams(qdiscs[qid], _STREAM_QUEUES + 10 * len(qdiscs))
+            if errors is not None:
+                models[qid] = _error_model(ns, tcpn, errors, _STREAM_ERRORS + 10 * len(models),
+                                           port_base, n_ports)
+                tcpn.SetReceiveErrorModel(device[(there, here)], models[qid])
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    stack.AssignStreams(container, _STREAM_STACK)
+
+    recorders: dict[str, Any] = {}
+    for qid in plan.traced_queues:
+        here, there = qid.split("->")
+        recorder = tcpn.QueueRecorder()
+        recorder.SetPorts(port_base, n_ports)
+        if not tcpn.ConnectQueue(qdiscs[qid], device[(here, there)], recorder):
+            raise RuntimeError(f"cannot trace queue {qid}")
+        recorders[qid] = recorder
+
+    sources, sinks = {}, {}
+    for flow in plan.flows:
+        sink = ns.CreateObject[tcpn.TcpSink]()
+        sink.SetLocal(ns.InetSocketAddress(ns.Ipv4Address.GetAny(), flow.port).ConvertTo())
+        for name, value in flow.sink_attributes:
+            sink.SetSocketAttribute(name, value)
+        tcpn.AddApplication(node[flow.dst], sink, 0.0, plan.horizon_s)
+        source = ns.CreateObject[tcpn.TcpSource]()
+        source.SetRemote(ns.InetSocketAddress(address[flow.dst], flow.port).ConvertTo())
+        source.SetTransfer(flow.max_bytes, flow.send_size_bytes, flow.app_rate_bps)
+        source.SetCongestion(flow.congestion)
+        for name, value in flow.congestion_attributes:
+            source.SetCongestionAttribute(name, value)
+        source.SetRecovery(flow.recovery)
+        for name, value in flow.socket_attributes:
+            source.SetSocketAttribute(name, value)
+        tcpn.AddApplication(node[flow.src], source, flow.start_s, flow.stop_s)
+        sources[flow.id], sinks[flow.id] = source, sink
+
+    pcap: dict[tuple[str, str], str] = {}
+    for here, there in plan.endpoint_devices():
+        path = out / f"{here}-{there}.pcap"
+        helper[(here, there)].EnablePcap(str(path), device[(here, there)], False, True)
+        pcap[(here, there)] = str(path)
+    monitor_helper = ns.FlowMonitorHelper() if plan.flow_monitor else None
+    monitor = monitor_helper.InstallAll() if monitor_helper is not None else None
+
+    run_start = time.perf_counter()
+    ns.Simulator.Stop(ns.Seconds(plan.horizon_s))
+    ns.Simulator.Run()
+    run_s = time.perf_counter() - run_start
+
+    result: dict[str, Any] = {
+        "flows": {fid: {"cwnd": _series(src.recorder.cwnd),
+                        "ssthresh": _series(src.recorder.ssthresh),
+                        "rtt": _series(src.recorder.rtt),
+                        "cong_state": _series(src.recorder.cong_state),
+                        "app_sent_bytes": int(src.sent),
+                        "sink_bytes": int(sinks[fid].received)}
+                  for fid, src in sources.items()},
+        "queues": {qid: _packet_events(r.events) for qid, r in recorders.items()},
+        "losses": {qid: {**_packet_events(m.losses), "arrivals": int(m.arrivals)}
+                   for qid, m in models.items()},
+        "qdisc_stats": {qid: {"dropped": int(q.GetStats().nTotalDroppedPackets),
+                              "marked": int(q.GetStats().nTotalMarkedPackets)}
+                        for qid, q in qdiscs.items()},
+        "pcap": pcap,
+        "flow_monitor": _flow_monitor(ns, monitor_helper, monitor),
+        "events": int(ns.Simulator.GetEventCount()),
+        "build_s": run_start - build_start,
+        "run_s": run_s,
+    }
+    ns.Simulator.Destroy()
+    return result
+
+
+def _flow_monitor(ns: Any, monitor_helper: Any, monitor: Any) -> list[dict[str, Any]]:
+    """FlowMonitor's per-direction counters (IP bytes and packets) after the run."""
+    if monitor is None:
+        return []
+    monitor.CheckForLostPackets()
+    classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](monitor_helper.GetClassifier())
+    rows = []
+    for kv in monitor.GetFlowStats():
+        five = classifier.FindFlow(kv.first)
+        stats = kv.second
+        rows.append({"src": str(five.sourceAddress), "dst": str(five.destinationAddress),
+                     "sport": int(five.sourcePort), "dport": int(five.destinationPort),
+                     "tx_packets": int(stats.txPackets), "rx_packets": int(stats.rxPackets),
+                     "tx_bytes": int(stats.txBytes), "rx_bytes": int(stats.rxBytes),
+                     "lost_packets": int(stats.lostPackets)})
+    return rows

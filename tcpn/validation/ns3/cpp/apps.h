@@ -1,0 +1,162 @@
+// tcpn's TCP applications for ns-3: a source that configures its own socket (congestion
+// control, recovery, every TCP option) so that flows leaving one node may differ, and a
+// sink that accepts connections and counts the bytes it reads.
+//
+// TcpSource sends `max_bytes` (0: without end) in writes of `send_size`; with
+// `app_rate_bps` > 0 the application produces data at that rate and the socket takes it
+// as its buffer allows. At the stop time it closes the socket: data already in the send
+// buffer is still delivered, as after a real application's close().
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tcpn {
+using namespace ns3;
+
+class TcpSource : public Application {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::TcpSource")
+                                .SetParent<Application>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<TcpSource>();
+        return tid;
+    }
+    Address remote;
+    uint64_t max_bytes{0};
+    uint32_t send_size{536};
+    double app_rate_bps{0.0};
+    ObjectFactory congestion, recovery;
+    std::vector<std::pair<std::string, std::string>> socket_attributes;
+    FlowRecorder recorder;
+    uint64_t sent{0};  // bytes the socket accepted
+
+    // cppyy cannot assign data members through Ptr<>: every setting goes through a method
+    void SetRemote(const Address& address) { remote = address; }
+    void SetTransfer(uint64_t bytes, uint32_t write_size, double rate_bps) {
+        max_bytes = bytes;
+        send_size = write_size;
+        app_rate_bps = rate_bps;
+    }
+    void SetCongestion(const std::string& type_id) { congestion.SetTypeId(type_id); }
+    void SetCongestionAttribute(const std::string& name, const std::string& value) {
+        congestion.Set(name, StringValue(value));
+    }
+    void SetRecovery(const std::string& type_id) { recovery.SetTypeId(type_id); }
+    void SetSocketAttribute(const std::string& name, const std::string& value) {
+        socket_attributes.emplace_back(name, value);
+    }
+
+  private:
+    Ptr<Socket> m_socket;
+    EventId m_tick;
+    bool m_connected{false};
+    uint64_t m_produced{0};
+
+    bool Bounded() const { return max_bytes > 0; }
+    void StartApplication() override {
+        Ptr<TcpSocketBase> socket =
+            DynamicCast<TcpSocketBase>(GetNode()->GetObject<TcpL4Protocol>()->CreateSocket());
+        for (const auto& kv : socket_attributes) socket->SetAttribute(kv.first, StringValue(kv.second));
+        socket->SetCongestionControlAlgorithm(congestion.Create<TcpCongestionOps>());
+        socket->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
+        NS_ABORT_MSG_UNLESS(recorder.Connect(socket), "tcpn: a socket trace source is missing");
+        m_socket = socket;
+        m_socket->Bind();
+        m_socket->Connect(remote);
+        m_socket->ShutdownRecv();
+        m_socket->SetConnectCallback(MakeCallback(&TcpSource::Connected, this),
+                                     MakeCallback(&TcpSource::Failed, this));
+        m_socket->SetSendCallback(MakeCallback(&TcpSource::Space, this));
+    }
+    void StopApplication() override {
+        Simulator::Cancel(m_tick);
+        if (m_socket) m_socket->Close();
+        m_socket = nullptr;
+    }
+    void Connected(Ptr<Socket>) {
+        m_connected = true;
+        if (app_rate_bps > 0) {
+            Produce();
+        } else {
+            m_produced = Bounded() ? max_bytes : UINT64_MAX;
+            Flush();
+        }
+    }
+    void Failed(Ptr<Socket>) {}
+    void Space(Ptr<Socket>, uint32_t) {
+        if (m_connected) Flush();
+    }
+    void Produce() {
+        uint64_t chunk = send_size;
+        if (Bounded()) chunk = std::min<uint64_t>(chunk, max_bytes - m_produced);
+        m_produced += chunk;
+        Flush();
+        if (!Bounded() || m_produced < max_bytes) {
+            m_tick = Simulator::Schedule(Seconds(chunk * 8.0 / app_rate_bps), &TcpSource::Produce,
+                                         this);
+        }
+    }
+    void Flush() {
+        while (m_socket && sent < m_produced) {
+            uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(send_size, m_produced - sent));
+            if (m_socket->GetTxAvailable() < n) return;
+            int accepted = m_socket->Send(Create<Packet>(n));
+            if (accepted <= 0) return;
+            sent += accepted;
+        }
+        if (m_socket && Bounded() && sent >= max_bytes) {
+            m_socket->Close();
+            m_socket = nullptr;
+        }
+    }
+};
+
+class TcpSink : public Application {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::TcpSink")
+                                .SetParent<Application>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<TcpSink>();
+        return tid;
+    }
+    Address local;
+    std::vector<std::pair<std::string, std::string>> socket_attributes;
+    uint64_t received{0};
+
+    void SetLocal(const Address& address) { local = address; }
+    void SetSocketAttribute(const std::string& name, const std::string& value) {
+        socket_attributes.emplace_back(name, value);
+    }
+
+  private:
+    Ptr<Socket> m_listener;
+    std::vector<Ptr<Socket>> m_accepted;
+
+    void StartApplication() override {
+        m_listener = GetNode()->GetObject<TcpL4Protocol>()->CreateSocket();
+        for (const auto& kv : socket_attributes) m_listener->SetAttribute(kv.first, StringValue(kv.second));
+        m_listener->Bind(local);
+        m_listener->Listen();
+        m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                      MakeCallback(&TcpSink::Accept, this));
+    }
+    void StopApplication() override {
+        for (auto& s : m_accepted) s->Close();
+        if (m_listener) m_listener->Close();
+    }
+    void Accept(Ptr<Socket> socket, const Address&) {
+        socket->SetRecvCallback(MakeCallback(&TcpSink::Read, this));
+        m_accepted.push_back(socket);
+    }
+    void Read(Ptr<Socket> socket) {
+        while (Ptr<Packet> p = socket->Recv()) {
+            if (p->GetSize() == 0) break;
+            received += p->GetSize();
+        }
+    }
+};
+
+}  // namespace tcpn

@@ -1,0 +1,46 @@
+// Small helpers the Python builder calls where cppyy cannot reach (template factories,
+// casts) and the registration of tcpn's TypeIds.
+#pragma once
+#include <string>
+
+namespace tcpn {
+using namespace ns3;
+
+// Replace whatever root queue disc the device has (Ipv4AddressHelper::Assign installs
+// FqCoDel) by a new one of `type_id`; set its attributes before the simulation starts.
+inline Ptr<QueueDisc> InstallRootQueueDisc(Ptr<NetDevice> device, const std::string& type_id) {
+    ObjectFactory factory;
+    factory.SetTypeId(type_id);
+    Ptr<QueueDisc> qdisc = factory.Create<QueueDisc>();
+    Ptr<TrafficControlLayer> tc = device->GetNode()->GetObject<TrafficControlLayer>();
+    if (tc->GetRootQueueDiscOnDevice(device)) tc->DeleteRootQueueDiscOnDevice(device);
+    tc->SetRootQueueDiscOnDevice(device, qdisc);
+    return qdisc;
+}
+
+// Fix the random stream of a queue disc that draws random numbers (RED); returns how many
+// streams it took.
+inline int64_t AssignQueueStreams(Ptr<QueueDisc> qdisc, int64_t stream) {
+    Ptr<RedQueueDisc> red = DynamicCast<RedQueueDisc>(qdisc);
+    return red ? red->AssignStreams(stream) : 0;
+}
+
+inline void SetReceiveErrorModel(Ptr<NetDevice> device, Ptr<LinkErrorModel> model) {
+    device->SetAttribute("ReceiveErrorModel", PointerValue(model));
+}
+
+inline void AddApplication(Ptr<Node> node, Ptr<Application> app, double start_s, double stop_s) {
+    node->AddApplication(app);
+    app->SetStartTime(Seconds(start_s));
+    app->SetStopTime(Seconds(stop_s));
+}
+
+inline void RegisterTypes() {
+    TailQueueDisc::GetTypeId();
+    LinkErrorModel::GetTypeId();
+    TcpSource::GetTypeId();
+    TcpSink::GetTypeId();
+    TahoeRecovery::GetTypeId();
+}
+
+}  // namespace tcpn
