@@ -1,0 +1,598 @@
+"""Reachable markings of a net by breadth-first search, on the simulator's compiled code.
+
+:func:`explore` builds the state space of an untimed net, or the *timed* state space of a
+net whose delays are deterministic: the successors of a state are the firings of the
+bindings the simulator could pick next there (the earliest enabling time, then the most
+urgent priority; see :meth:`~tcpn.petrinets.simulator.Simulator._candidates`). Enabling
+and firing run the code :func:`~tcpn.petrinets.compiler.compile_net` generates for the
+simulator, so the two engines cannot disagree on what a transition does.
+
+Time (``clock=``), see ``docs/statespace.md``:
+
+* ``"relative"`` (default): a state holds timestamps relative to its own clock, and a
+  token ready in the past counts as ready now (relative stamp 0). Two states that differ
+  only in absolute time are one state, so cyclic timed nets get finite state spaces.
+  This is the *time equivalence* of Christensen, Kristensen and Mailund (ICATPN 2001) and
+  CPN Tools 4's time reduction option; CPN Tools' default timed state space keeps absolute
+  time and is infinite for such nets. Inscriptions may not read ``now`` here.
+* ``"absolute"``: a state is the marking with absolute timestamps plus the global clock,
+  as CPN Tools' default timed state space.
+
+Storage is compact: place contents are interned once and a marking is one int packing
+their numbers (:mod:`~tcpn.petrinets.statespace_store`); edges keep only their target,
+their labels (transition, binding) are recomputed when asked for. Untimed nets run a
+specialised path that memoises, per transition, the successors of each combination of the
+contents of the places the transition reads or writes.
+
+>>> from tcpn.petrinets.examples import counter
+>>> space = explore(counter(3))
+>>> len(space), space.complete, space.dead_markings()
+(4, True, [3])
+>>> space.marking(3)
+{'count': [Token(value=3, time=0.0)]}
+>>> space.path_to(2)
+[('increment', {'x': 0}), ('increment', {'x': 1})]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time as wallclock
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tcpn.errors import InputError
+from tcpn.petrinets.compiler import (
+    CompiledNet,
+    CompiledTransition,
+    Marking,
+    RandomDraws,
+    compile_net,
+)
+from tcpn.petrinets.distributions import Distribution
+from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.net import PetriNet, Token
+from tcpn.petrinets.statespace_store import MarkingStore, sampled_size, untimed_content, untimed_key
+
+if TYPE_CHECKING:
+    import networkx as nx
+    from scipy.sparse import csr_array
+
+__all__ = ["CLOCK_MODES", "Edge", "StateSpace", "explore"]
+
+#: How timed state spaces treat the clock (see the module docstring).
+CLOCK_MODES = ("relative", "absolute")
+#: Relative timestamps are rounded to this many decimals so that float noise
+#: (0.1 + 0.2 - 0.3) does not split one state into several.
+TIME_DECIMALS = 9
+#: A transition's memo is checked when it reaches these sizes and dropped when most
+#: look-ups missed (every state gave a new combination, as in a chain).
+_MEMO_FIRST_CHECK = 1024
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One arc of the state space: ``source`` fires ``transition`` with ``binding``.
+
+    ``elapsed`` is the model time the firing waited (0 in untimed nets).
+    """
+
+    source: int
+    target: int
+    transition: str
+    binding: dict[str, Any]
+    elapsed: float
+
+
+Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
+
+
+def _check_explorable(net: PetriNet, clock: str) -> None:
+    """Refuse what makes successors random (or, in relative time, clock-dependent)."""
+    relative = clock == "relative" and net.is_timed
+    for name, t in net.transitions.items():
+        where = f"transition {name}"
+        declared = set(net.scope_of(name))
+        if isinstance(t.delay, Distribution):
+            raise InputError(
+                f"delay of {where}: {t.delay!r} is drawn at random; a state space needs "
+                "deterministic delays (a number or an expression of the binding)"
+            )
+        if "rng" in t.action_inputs:
+            raise InputError(
+                f"code action of {where} draws from 'rng'; a state space needs "
+                "deterministic firings"
+            )
+        if relative and "now" in t.action_inputs and "now" not in declared:
+            raise InputError(
+                f"code action of {where} reads 'now': relative timed state spaces keep no "
+                "absolute time; use explore(..., clock='absolute')"
+            )
+        texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
+        for arc in net.arcs_of(name):
+            if isinstance(arc.delay, Distribution):
+                raise InputError(
+                    f"delay of {arc.where}: {arc.delay!r} is drawn at random; a state space "
+                    "needs deterministic delays"
+                )
+            texts += [(arc.where, arc.inscription), (f"condition of {arc.where}", arc.when),
+                      (f"count of {arc.where}", arc.count), (f"delay of {arc.where}", arc.delay)]
+        for what, text in texts:
+            if not isinstance(text, str):
+                continue
+            names = Inscription.parse(text, what).names
+            drawn = sorted((names & RANDOM_FUNCTIONS) - declared)
+            if drawn:
+                raise InputError(
+                    f"{what}: {text!r} calls the random function {drawn[0]!r}; a state space "
+                    "needs deterministic firings"
+                )
+            if relative and "now" in names and "now" not in declared:
+                raise InputError(
+                    f"{what}: {text!r} reads 'now': relative timed state spaces keep no "
+                    "absolute time; use explore(..., clock='absolute')"
+                )
+
+
+class _Rule:
+    """One transition as the untimed path uses it: its field mask and its memo."""
+
+    __slots__ = ("ct", "mask", "memo", "memo_on", "next_check", "rw")
+
+    def __init__(self, ct: CompiledTransition):
+        self.ct = ct
+        self.rw = tuple(sorted(set(ct.reads_places) | set(ct.writes_places)))
+        self.mask = 0
+        self.memo: dict[int, tuple[int, ...]] = {}
+        self.memo_on = True
+        self.next_check = _MEMO_FIRST_CHECK
+
+
+class _Successors:
+    """Successor computation of one compiled net: the generic path and the untimed memo path."""
+
+    def __init__(self, compiled: CompiledNet, clock: str):
+        self.compiled = compiled
+        self.n_places = len(compiled.place_names)
+        self.timed_net = any(compiled.timed)
+        self.relative = self.timed_net and clock == "relative"
+        self.absolute = self.timed_net and clock == "absolute"
+        self.clock_field = self.n_places  # only used when absolute
+        self.store = MarkingStore(compiled.timed, extra_fields=1 if self.absolute else 0)
+        self.timed_places = tuple(p for p, t in enumerate(compiled.timed) if t)
+        # a stable sort keeps net order within one priority: every path enumerates alike
+        self.ordered = tuple(sorted(compiled.transitions, key=lambda t: t.priority))
+        self.draw = RandomDraws(np.random.default_rng(0))  # never drawn from: checked above
+        self.groups: list[list[_Rule]] = []
+        for ct in self.ordered:
+            if not self.groups or self.groups[-1][0].ct.priority != ct.priority:
+                self.groups.append([])
+            self.groups[-1].append(_Rule(ct))
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Recompute the rules' masks after the store's fields moved; forget the memos."""
+        store = self.store
+        for group in self.groups:
+            for rule in group:
+                rule.mask = sum(store.masks[p] << store.shifts[p] for p in rule.rw)
+                rule.memo.clear()
+
+    def initial_key(self) -> int:
+        marking = self.compiled.initial_marking()
+        if self.relative:
+            marking = [self._shift(place, 0.0) if timed else place
+                       for place, timed in zip(marking, self.compiled.timed, strict=True)]
+        numbers = [self.store.encode(p, place) for p, place in enumerate(marking)]
+        if self.absolute:
+            numbers.append(self.store.intern(self.clock_field, 0.0))
+        return self.store.pack(numbers)
+
+    @staticmethod
+    def _shift(place: dict[Any, list[float]], elapsed: float) -> dict[Any, list[float]]:
+        """Timestamps relative to a clock moved on by ``elapsed`` (the past counts as 0)."""
+        return {value: [max(0.0, round(stamp - elapsed, TIME_DECIMALS)) for stamp in stamps]
+                for value, stamps in place.items()}
+
+    def clock_of(self, key: int) -> float:
+        if not self.absolute:
+            return 0.0
+        store = self.store
+        return float(store.contents[self.clock_field][store.field(key, self.clock_field)])  # type: ignore[arg-type]
+
+    def successors(self, key: int) -> list[Successor]:
+        """``(transition, binding, elapsed, successor key)`` of every firing possible next."""
+        store = self.store
+        numbers = store.unpack(key)
+        now = self.clock_of(key)
+        marking = [store.decode(p, numbers[p]) for p in range(self.n_places)]
+        best_time, best_priority = math.inf, math.inf
+        chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
+        for ct in self.ordered:
+            priority = ct.priority
+            for ready, binding in ct.enumerate(marking):
+                at = ready if ready > now else now
+                if at < best_time or (at == best_time and priority < best_priority):
+                    best_time, best_priority = at, priority
+                    chosen = [(ct, binding)]
+                elif at == best_time and priority == best_priority:
+                    chosen.append((ct, binding))
+        out: list[Successor] = []
+        for ct, binding in chosen:
+            after = list(marking)
+            for p in ct.writes_places:
+                after[p] = store.decode(p, numbers[p])
+            ct.fire(after, binding, best_time, self.draw)
+            elapsed = best_time - now
+            new = list(numbers)
+            if self.relative:
+                elapsed = round(elapsed, TIME_DECIMALS)
+                changed = set(ct.writes_places)
+                if elapsed > 0:
+                    changed.update(p for p in self.timed_places if numbers[p])
+                for p in changed:
+                    place = after[p]
+                    if elapsed > 0 and self.compiled.timed[p]:
+                        place = self._shift(place, elapsed)
+                    new[p] = store.encode(p, place)
+            else:
+                for p in ct.writes_places:
+                    new[p] = store.encode(p, after[p])
+                if self.absolute:
+                    new[self.clock_field] = store.intern(self.clock_field, best_time)
+            out.append((ct, binding, elapsed, store.pack(new)))
+        return out
+
+    def deltas(self, rule: _Rule, key: int) -> tuple[int, ...]:
+        """Untimed path: how each binding of ``rule`` changes ``key`` (added to it)."""
+        store = self.store
+        shifts, masks, contents = store.shifts, store.masks, store.contents
+        numbers = {p: (key >> shifts[p]) & masks[p] for p in rule.rw}
+        marking: Marking = [{}] * self.n_places  # only rw places are read or written
+        for p, number in numbers.items():
+            marking[p] = untimed_content(contents[p][number])
+        ct = rule.ct
+        found = ct.enumerate(marking)
+        out = []
+        last = len(found) - 1
+        for k, (_ready, binding) in enumerate(found):
+            if k == last:  # enumeration is over: the last firing may change ``marking``
+                after = marking
+            else:
+                after = list(marking)
+                for p in ct.writes_places:
+                    after[p] = untimed_content(contents[p][numbers[p]])
+            ct.fire(after, binding, 0.0, self.draw)
+            delta = 0
+            for p in ct.writes_places:
+                delta += (store.intern(p, untimed_key(after[p])) - numbers[p]) << shifts[p]
+            out.append(delta)
+        return tuple(out)
+
+
+def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
+            max_depth: int | None = None, time_budget_s: float | None = None,
+            clock: str = "relative") -> StateSpace:
+    """Build the state space of ``net`` breadth-first, within the limits given.
+
+    ``max_states`` caps the number of states (a state whose successors would pass it is
+    left unexpanded), ``max_depth`` the number of firings from the initial marking,
+    ``time_budget_s`` the wall time. The result says whether it is ``complete`` and, if
+    not, which limit stopped it (``stop_reason``). ``clock`` picks relative or absolute
+    time for timed nets (ignored for untimed ones). Nets whose firings draw at random
+    (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
+    with an :class:`InputError` naming the element.
+
+    >>> from tcpn.petrinets.examples import counter
+    >>> space = explore(counter(10), max_states=5)
+    >>> len(space), space.complete, space.stop_reason
+    (5, False, 'max_states')
+    """
+    for name, limit in (("max_states", max_states), ("max_depth", max_depth)):
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < (1 if name == "max_states" else 0)):
+            raise InputError(f"{name} must be an int >= {1 if name == 'max_states' else 0} "
+                             f"or None, got {limit!r}")
+    if time_budget_s is not None and not (time_budget_s >= 0 and math.isfinite(time_budget_s)):
+        raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
+    if clock not in CLOCK_MODES:
+        raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+    _check_explorable(compiled.net, clock)
+    started = wallclock.perf_counter()
+    gen = _Successors(compiled, clock)
+    store = gen.store
+    deadline = None if time_budget_s is None else started + time_budget_s
+    state_cap = math.inf if max_states is None else max_states
+    depth_cap = math.inf if max_depth is None else max_depth
+
+    init = gen.initial_key()
+    index = {init: 0}  # packed marking -> state number
+    order = [init]  # packed markings in state (BFS) order
+    edge_dst = array("I")  # edge targets, grouped by source
+    edge_start = array("I", [0])  # state s's edges are edge_dst[edge_start[s]:edge_start[s + 1]]
+    groups = gen.groups
+    untimed = not gen.timed_net
+    i, depth, level_end = 0, 0, 1
+    reason = "complete"
+    while i < len(order):
+        if i == level_end:
+            depth += 1
+            level_end = len(order)
+        if depth >= depth_cap:
+            reason = "max_depth"
+            break
+        if deadline is not None and not i & 255 and wallclock.perf_counter() >= deadline:
+            reason = "time_budget"
+            break
+        key = order[i]
+        succ: list[int] = []
+        if untimed:
+            for group in groups:
+                for rule in group:
+                    found = rule.memo.get(key & rule.mask)
+                    if found is None:
+                        found = gen.deltas(rule, key)
+                        if rule.memo_on:
+                            memo = rule.memo
+                            memo[key & rule.mask] = found
+                            if len(memo) >= rule.next_check:
+                                if 2 * len(memo) > i + 1:  # mostly misses: not worth it
+                                    rule.memo_on = False
+                                    memo.clear()
+                                rule.next_check *= 4
+                    for delta in found:
+                        succ.append(key + delta)
+                if succ:
+                    break
+        else:
+            succ = [new for *_, new in gen.successors(key)]
+        if store.overflow:  # a place outgrew its field: re-pack everything, redo this state
+            repack = store.widen()
+            order = [repack(k) for k in order]
+            index = {k: n for n, k in enumerate(order)}
+            gen.relayout()
+            continue
+        n_before = len(order)
+        for new in succ:
+            target = index.get(new)
+            if target is None:
+                target = index[new] = len(order)
+                order.append(new)
+            edge_dst.append(target)
+        if len(order) > state_cap:
+            for new in order[n_before:]:
+                del index[new]
+            del order[n_before:]
+            del edge_dst[edge_start[-1]:]
+            reason = "max_states"
+            break
+        edge_start.append(len(edge_dst))
+        i += 1
+    explored_s = wallclock.perf_counter() - started
+    peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
+    del index
+    return StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
+                      depth=depth, explore_s=explored_s, peak_bytes=peak,
+                      clock=clock if gen.timed_net else "untimed")
+
+
+def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
+                       edge_start: array, gen: _Successors) -> int:
+    """Bytes the exploration's stores held at the end (its peak, before compaction).
+
+    The interned contents are left out (the result keeps them and counts them).
+    """
+    total = sys.getsizeof(index) + sys.getsizeof(order) + sys.getsizeof(edge_dst)
+    total += sampled_size(order, sys.getsizeof) + sys.getsizeof(edge_start)
+    total += max(0, len(order) - 257) * sys.getsizeof(len(order))  # the state numbers
+    for group in gen.groups:
+        for rule in group:
+            memo = list(rule.memo.items())
+            total += sys.getsizeof(rule.memo) + sampled_size(
+                memo, lambda item: sys.getsizeof(item[0]) + sys.getsizeof(item[1])
+                + sum(sys.getsizeof(d) for d in item[1]))
+    return total
+
+
+class StateSpace:
+    """The reachable states of a net, their edges, and the queries a model checker needs.
+
+    States are numbered ``0 .. len(space) - 1`` in breadth-first order (0 is the initial
+    marking). ``complete`` says whether every state was expanded; if not,
+    ``stop_reason`` names the limit (``"max_states"``, ``"max_depth"``,
+    ``"time_budget"``) and the states at the frontier (``is_expanded(s)`` false) have
+    unknown successors. ``bytes_per_state`` is the memory the result holds per state
+    (packed markings, edge arrays, interned contents); ``peak_bytes_per_state`` is what the
+    exploration's stores held per state just before they were compacted.
+    """
+
+    def __init__(self, gen: _Successors, order: list[int], edge_dst: array,
+                 edge_start: array, *, n_expanded: int, stop_reason: str, depth: int,
+                 explore_s: float, peak_bytes: int, clock: str):
+        store = gen.store
+        self._gen = gen
+        self.compiled = gen.compiled
+        self.net = gen.compiled.net
+        self.clock_mode = clock
+        self.n_expanded = n_expanded
+        self.stop_reason = stop_reason
+        self.complete = stop_reason == "complete"
+        self.depth = depth
+        self.keys = store.key_array(order)
+        n = len(order)
+        self.edge_dst = np.frombuffer(edge_dst, dtype=np.uint32)
+        starts = np.frombuffer(edge_start, dtype=np.uint32)
+        self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
+                                                          dtype=np.uint32)])
+        self.wall_s = explore_s
+        contents_bytes = store.nbytes()
+        self.bytes_per_state = (self.keys.nbytes + self.edge_dst.nbytes
+                                + self.edge_start.nbytes + contents_bytes) / n
+        self.peak_bytes_per_state = (peak_bytes + contents_bytes) / n
+        self._predecessors: csr_array | None = None
+        self._bfs_parent: np.ndarray | None = None
+
+    # -- sizes and summary -----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def n_states(self) -> int:
+        """The number of states found."""
+        return len(self.keys)
+
+    @property
+    def n_edges(self) -> int:
+        """The number of edges (firings) found."""
+        return len(self.edge_dst)
+
+    @property
+    def states_per_s(self) -> float:
+        """States found per second of exploration."""
+        return self.n_states / self.wall_s if self.wall_s > 0 else math.inf
+
+    def summary(self) -> str:
+        """One line: size, completeness, speed and memory.
+
+        >>> from tcpn.petrinets.examples import counter
+        >>> explore(counter(3)).summary().split(",")[0]
+        'counter: 4 states'
+        """
+        status = "complete" if self.complete else f"stopped by {self.stop_reason}"
+        return (
+            f"{self.net.name}: {self.n_states} states, {self.n_edges} edges, depth "
+            f"{self.depth}, {status}, {len(self.dead_markings())} dead, "
+            f"{self.states_per_s:,.0f} states/s, {self.bytes_per_state:.0f} bytes/state"
+        )
+
+    def __repr__(self) -> str:
+        return f"<StateSpace {self.summary()}>"
+
+    # -- states ----------------------------------------------------------------------------
+    def _check(self, state: int) -> int:
+        if isinstance(state, bool) or not isinstance(state, int | np.integer) or not (
+                0 <= state < len(self.keys)):
+            raise InputError(f"no state {state!r}: states are 0..{len(self.keys) - 1}")
+        return int(state)
+
+    def key(self, state: int) -> int:
+        """The packed marking of ``state`` (equal keys, equal states)."""
+        return self._gen.store.key_at(self.keys, self._check(state))
+
+    def marking(self, state: int) -> dict[str, list[Token]]:
+        """The marking of ``state`` as ``place -> tokens``.
+
+        Timestamps are relative to the state's clock in relative time (0 means ready),
+        absolute in absolute time, 0 in untimed places.
+        """
+        compiled = self._gen.compiled
+        places = self._gen.store.marking(self.key(state))
+        out: dict[str, list[Token]] = {}
+        for name, timed, place in zip(compiled.place_names, compiled.timed, places,
+                                      strict=True):
+            if timed:
+                out[name] = [Token(v, float(t)) for v, stamps in place.items() for t in stamps]
+            else:
+                out[name] = [Token(v, 0.0) for v, n in place.items() for _ in range(n)]
+        return out
+
+    def clock(self, state: int) -> float:
+        """The global clock of ``state`` (absolute time; 0.0 in relative and untimed spaces)."""
+        return self._gen.clock_of(self.key(state))
+
+    def is_expanded(self, state: int) -> bool:
+        """Whether the successors of ``state`` were computed (false at a limit's frontier)."""
+        return self._check(state) < self.n_expanded
+
+    def dead_markings(self) -> list[int]:
+        """Expanded states without successors, in state order."""
+        return self._dead().tolist()
+
+    def _dead(self) -> np.ndarray:
+        out_degree = np.diff(self.edge_start.astype(np.int64))
+        return np.flatnonzero(out_degree[: self.n_expanded] == 0)
+
+    # -- edges -----------------------------------------------------------------------------
+    def successors(self, state: int) -> list[int]:
+        """The states one firing away from ``state`` (one entry per edge)."""
+        s = self._check(state)
+        return self.edge_dst[self.edge_start[s]:self.edge_start[s + 1]].tolist()
+
+    def predecessors(self, state: int) -> list[int]:
+        """The states with an edge to ``state`` (one entry per edge)."""
+        s = self._check(state)
+        if self._predecessors is None:
+            self._predecessors = self.matrix().T.tocsr()
+        rows = self._predecessors
+        return rows.indices[rows.indptr[s]:rows.indptr[s + 1]].tolist()
+
+    def edges(self, state: int) -> list[Edge]:
+        """The labelled edges leaving ``state``: transition, binding, elapsed time, target.
+
+        Labels are not stored: the state's successors are recomputed (the same compiled
+        code in the same order), so this costs one expansion.
+        """
+        s = self._check(state)
+        if s >= self.n_expanded:
+            return []
+        targets = self.successors(s)
+        found = self._gen.successors(self.key(s))
+        if len(found) != len(targets):
+            raise RuntimeError(f"state {s}: recomputed {len(found)} successors, stored "
+                               f"{len(targets)} (a code action is not deterministic?)")
+        return [Edge(s, target, ct.name, dict(zip(ct.variables, binding, strict=True)), elapsed)
+                for target, (ct, binding, elapsed, _) in zip(targets, found, strict=True)]
+
+    def matrix(self) -> csr_array:
+        """The adjacency matrix (``scipy.sparse.csr_array``; entry = number of edges)."""
+        from scipy.sparse import csr_array
+
+        n = self.n_states
+        data = np.ones(len(self.edge_dst), dtype=np.int32)
+        return csr_array((data, self.edge_dst, self.edge_start), shape=(n, n))
+
+    def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
+        """A shortest firing sequence from the initial marking to ``state``.
+
+        Each step is ``(transition, binding)``; :meth:`Simulator.fire
+        <tcpn.petrinets.simulator.Simulator.fire>` replays it from the initial marking.
+        """
+        s = self._check(state)
+        if self._bfs_parent is None:
+            from scipy.sparse.csgraph import breadth_first_order
+
+            _, self._bfs_parent = breadth_first_order(self.matrix(), 0, directed=True,
+                                                      return_predecessors=True)
+        chain = [s]
+        while chain[-1] != 0:
+            chain.append(int(self._bfs_parent[chain[-1]]))
+        steps = []
+        for source, target in zip(reversed(chain[1:]), reversed(chain[:-1]), strict=True):
+            edge = next(e for e in self.edges(source) if e.target == target)
+            steps.append((edge.transition, edge.binding))
+        return steps
+
+    # -- graph views -----------------------------------------------------------------------
+    def to_networkx(self, labels: bool = False) -> nx.DiGraph:
+        """The state space as a NetworkX ``DiGraph``; see :func:`statespace_graph.to_networkx`."""
+        from tcpn.petrinets.statespace_graph import to_networkx
+
+        return to_networkx(self, labels=labels)
+
+    def scc_graph(self) -> nx.DiGraph:
+        """The graph of strongly connected components; see :mod:`statespace_graph`."""
+        from tcpn.petrinets.statespace_graph import scc_graph
+
+        return scc_graph(self)
+
+    def home_markings(self) -> list[int]:
+        """States reachable from every state; see :func:`statespace_graph.home_markings`."""
+        from tcpn.petrinets.statespace_graph import home_markings
+
+        return home_markings(self)
+
