@@ -215,6 +215,8 @@ def test_content_hash_is_semantic():
         "name: dumbbell_newreno", "name: other\nmeasure: {bin_s: 0.2}\ntrace: {rtt: false}")
     text = text.replace("{id: f0, src: S0,", "{src: S0, count: 1, id: f0, params: {},")
     assert parse_scenario(text).content_hash() == s.content_hash()
+    listed = text.replace("links:", "nodes: [S1, S0, R2, R1, D1, D0]\nlinks:")
+    assert parse_scenario(listed).content_hash() == s.content_hash()
     changed = parse_scenario(DUMBBELL.read_text().replace("delay_s: 0.020", "delay_s: 0.021"))
     assert changed.content_hash() != s.content_hash()
     assert len(s.content_hash()) == 64

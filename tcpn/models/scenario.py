@@ -801,7 +801,7 @@ class Scenario(_Strict):
         """SHA-256 of what determines the dynamics: every field with defaults filled in,
         except ``name``, ``description``, ``seed``, ``trace`` and ``measure``.
 
-        Stable across key order, omitted defaults and YAML formatting.
+        Stable across key order, omitted defaults, node order and YAML formatting.
 
         >>> a = dumbbell(pairs=1, variant="reno", horizon_s=3.0)
         >>> b = a.model_copy(update={"name": "renamed", "seed": 9})
@@ -810,6 +810,7 @@ class Scenario(_Strict):
         """
         payload = self.model_dump(mode="json", exclude={"name", "description", "seed", "trace",
                                                         "measure"})
+        payload["nodes"] = sorted(payload["nodes"])  # a set: its order means nothing
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
         return hashlib.sha256(text.encode()).hexdigest()
 
