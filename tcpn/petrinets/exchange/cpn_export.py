@@ -873,13 +873,16 @@ class _Exporter:
         self._current = (self._translator(transition), self._variables_cached(transition),
                          self.renames[transition.name])
         where = arc.where
+        # CPN Tools compiles an inhibitor or reset arc only with an inscription, and then
+        # ignores which multiset it names (the place must be empty / is emptied): 'empty'
+        # type-checks on every place
         if arc.kind is ArcKind.RESET:
-            return "Reset", ""
+            return "Reset", "empty"
         if arc.kind is ArcKind.INHIBITOR:
             if arc.inscription is not None or arc.count != 1:
                 raise InputError(f"{where}: CPN Tools' inhibitor arcs test that the place is "
                                  "empty; an inscription or count has no CPN Tools form")
-            return "Inhibitor", ""
+            return "Inhibitor", "empty"
         if arc.kind is ArcKind.READ and place.colour.is_timed:
             raise InputError(f"{where}: CPN Tools has no read arc for a timed place (a double "
                              "arc would give the token a new timestamp)")

@@ -508,7 +508,9 @@ class _Importer:
         self._declare_basis(translator)
         expression = ast.fix_missing_locations(ast.Expression(python))
         try:
-            return eval(compile(expression, where, "eval"), dict(self.declarations))
+            scope = {py_name(k): v for k, v in self.constants.items()}
+            scope.update(self.declarations)
+            return eval(compile(expression, where, "eval"), scope)
         except Exception as exc:  # the ML evaluated to something Python can't compute
             raise _Unsupported(f"evaluating it failed: {type(exc).__name__}: {exc}") from None
 
@@ -927,8 +929,8 @@ class _Importer:
         where = f"arc {element.get('id')}"
         colour = self.net.places[place].colour
         if orientation in ("inhibitor", "reset"):
-            if text:
-                raise _Unsupported(f"{where}: an inscription on a {orientation} arc")
+            # CPN Tools ignores the multiset the inscription names: the place must be empty
+            # (inhibitor) or is emptied (reset)
             kind = ArcKind.INHIBITOR if orientation == "inhibitor" else ArcKind.RESET
             return [Arc(kind, place, transition)]
         if orientation not in ("ptot", "ttop", "bothdir", "nodir"):
