@@ -7,6 +7,7 @@ exercise evaluate/replicate/the CLI without depending on the real lenses.
 
 from __future__ import annotations
 
+import doctest
 import json
 import math
 import multiprocessing
@@ -19,9 +20,11 @@ from typer.testing import CliRunner
 
 from tcpn.cli import app
 from tcpn.errors import InputError
+from tcpn.models import lenses
 from tcpn.models.lenses import LensError, Run, evaluate, get_lens, register_lens, run_seeds
 from tcpn.models.scenario import Scenario, dumbbell
 from tcpn.models.traces import ScenarioResult, TraceWriter
+from tcpn.solvers import replications
 from tcpn.solvers.replications import ReplicationResult, flow_table, mean_ci, replicate
 
 LOSS = 0.05
@@ -209,3 +212,8 @@ def test_default_output_directory(scenario, tmp_path, monkeypatch):
     done = CliRunner().invoke(app, ["run", str(path), "--lens", "paced", "--seed", "5"])
     assert done.exit_code == 0, done.output
     assert (tmp_path / "results" / "dumbbell-paced-seed5" / "result.json").exists()
+
+
+def test_doctests():
+    for module in (lenses, replications):
+        assert doctest.testmod(module).failed == 0

@@ -27,8 +27,9 @@ A lens is a class, constructed with the keyword ``options`` given to :func:`eval
 What every lens must write into the trace (see :mod:`tcpn.models.traces`):
 
 * ``flow_events`` ``send``, ``retransmit``, ``recv``, ``deliver``, ``ack`` and, when they
-  happen, ``drop``, ``mark``, ``timeout``, with sequence numbers as byte offsets (packet
-  lenses), or aggregated rows with ``seq = -1`` and fractional ``bytes``/``count`` (fluid);
+  happen, ``drop`` (data segments only), ``ack_drop``, ``mark``, ``timeout``, with sequence
+  numbers as byte offsets (packet lenses), or aggregated rows with ``seq = -1`` and
+  fractional ``bytes``/``count`` (fluid);
 * ``flow_series`` ``cwnd_bytes`` and ``ssthresh_bytes`` at every change (when
   ``trace.cwnd``), ``rtt_s`` samples (when ``trace.rtt``);
 * ``queue_events`` of the queues in ``run.scenario.traced_queues()``: ``enqueue``,
@@ -189,10 +190,10 @@ def _resolve(target: str, what: str) -> Any:
 def get_lens(name: str) -> type:
     """The lens class registered as ``name``.
 
-    >>> get_lens("telepathy")
+    >>> get_lens("telepathy")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tcpn.models.lenses.LensError: unknown lens 'telepathy'; lenses: net, fluid, ns3
+    tcpn.models.lenses.LensError: unknown lens 'telepathy'; lenses: net, fluid, ns3...
     """
     try:
         target = LENSES[name]

@@ -56,10 +56,20 @@ def _in_window(frame: pd.DataFrame, t0: float, t1: float) -> pd.DataFrame:
     return frame[(times >= t0) & (times <= t1)]
 
 
+def _groups(frame: pd.DataFrame, key: str) -> Any:
+    """Rows grouped by a categorical key column (no string conversion of every row)."""
+    return frame.groupby(frame[key], observed=True, sort=False)
+
+
+def _str_keys(result: pd.Series) -> pd.Series:
+    result.index = result.index.astype(str)
+    return result
+
+
 def _per_flow(trace: Trace, events: Sequence[str], column: str, t0: float, t1: float,
               ) -> pd.Series:
     frame = _in_window(trace.events(event=events), t0, t1)
-    sums = frame.groupby(frame["flow"].astype(str), observed=True)[column].sum()
+    sums = _str_keys(_groups(frame, "flow")[column].sum())
     return sums.reindex(trace.flow_ids, fill_value=0.0).astype(float).rename_axis("flow")
 
 
@@ -71,8 +81,10 @@ def event_counts(trace: Trace, start_s: float | None = None, end_s: float | None
 
     t0, t1 = _window(trace, start_s, end_s)
     frame = _in_window(trace.flow_events, t0, t1)
-    table = frame.pivot_table(index=frame["flow"].astype(str), columns=frame["event"].astype(
-        str), values="count", aggfunc="sum", fill_value=0.0, observed=True)
+    sums = frame.groupby([frame["flow"], frame["event"]], observed=True)["count"].sum()
+    table = sums.unstack("event", fill_value=0.0)
+    table.index = table.index.astype(str)
+    table.columns = table.columns.astype(str)
     return table.reindex(index=trace.flow_ids, columns=list(FLOW_EVENTS), fill_value=0.0
                          ).rename_axis(index="flow", columns=None).astype(float)
 
@@ -99,9 +111,10 @@ def _series(trace: Trace, event: str, bin_s: float | None, start_s: float | None
         raise InputError(f"bin_s must be > 0, got {width:g}")
     edges = t0 + width * np.arange(int(np.ceil((t1 - t0) / width - 1e-9)) + 1)
     frame = _in_window(trace.events(event=event), t0, t1)
+    by_flow = {str(k): g for k, g in _groups(frame, "flow")}
     out = {}
     for flow in trace.flow_ids:
-        rows = frame[frame["flow"] == flow]
+        rows = by_flow.get(flow, frame.iloc[:0])
         # the last bin may be shorter than bin_s: divide by its real width
         sums, _ = np.histogram(rows["time_s"], bins=edges, weights=rows["bytes"])
         widths = np.diff(np.minimum(edges, t1))
@@ -208,8 +221,10 @@ def queue_stats(trace: Trace, start_s: float | None = None, end_s: float | None 
     """
     t0, t1 = _window(trace, start_s, end_s)
     rows = {}
+    by_queue = {str(k): g for k, g in _groups(trace.queue_events, "queue")}
+    empty = trace.queue_events.iloc[:0]
     for queue in trace.queues.loc[trace.queues["traced"], "queue"]:
-        frame = trace.queue(queue)
+        frame = by_queue.get(str(queue), empty)
         times = frame["time_s"].to_numpy()
         row: dict[str, float] = {}
         for unit in ("packets", "bytes"):
@@ -219,7 +234,7 @@ def queue_stats(trace: Trace, start_s: float | None = None, end_s: float | None 
                 row[f"p{q:g}_{unit}"] = _weighted_percentile(levels, durations, q)
             row[f"max_{unit}"] = float(levels.max())
         window = _in_window(frame, t0, t1)
-        counts = window.groupby(window["event"].astype(str), observed=True)["count"].sum()
+        counts = _str_keys(_groups(window, "event")["count"].sum())
         for event in ("drop", "mark", "enqueue"):
             row[f"{event}s"] = float(counts.get(event, 0.0))
         row["arrivals"] = row.pop("enqueues") + row["drops"]
@@ -234,12 +249,13 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
     percentile and max (seconds; NaN without samples)."""
     t0, t1 = _window(trace, start_s, end_s)
     frame = _in_window(trace.series("rtt_s"), t0, t1)
-    grouped = frame.groupby(frame["flow"].astype(str), observed=True)["value"]
+    grouped = _groups(frame, "flow")["value"]
     table = pd.DataFrame({
         "samples": grouped.count(), "mean_s": grouped.mean(), "std_s": grouped.std(ddof=1),
         "min_s": grouped.min(), "p50_s": grouped.median(),
         "p95_s": grouped.quantile(0.95), "max_s": grouped.max(),
     })
+    table.index = table.index.astype(str)
     table = table.reindex(trace.flow_ids)
     table["samples"] = table["samples"].fillna(0).astype(int)
     return table.rename_axis("flow")
@@ -286,14 +302,15 @@ def segment_delays(trace: Trace, flow: str) -> pd.DataFrame:
 
 
 def _cwnd_means(trace: Trace, t0: float, t1: float) -> pd.Series:
-    means = {}
-    for flow in trace.flow_ids:
-        rows = trace.series("cwnd_bytes", flow)
-        times = rows["time_s"].to_numpy()
-        begin = max(t0, float(times[0])) if len(times) else t1
+    means = dict.fromkeys(trace.flow_ids, np.nan)
+    rows = trace.series("cwnd_bytes")
+    for key, group in _groups(rows, "flow"):
+        flow = str(key)
+        times = group["time_s"].to_numpy()
+        begin = max(t0, float(times[0]))
         # averaged from the first value on: a flow has no window before it starts
-        means[flow] = (time_average(times, rows["value"].to_numpy(), begin, t1)
-                       if begin < t1 else np.nan)
+        if begin < t1:
+            means[flow] = time_average(times, group["value"].to_numpy(), begin, t1)
     return pd.Series(means, dtype=float)
 
 
