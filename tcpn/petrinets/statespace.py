@@ -40,6 +40,7 @@ import math
 import sys
 import time as wallclock
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -141,7 +142,7 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
 class _Rule:
     """One transition as the untimed path uses it: its field mask and its memo."""
 
-    __slots__ = ("ct", "mask", "memo", "memo_on", "next_check", "rw")
+    __slots__ = ("ct", "deltas", "mask", "memo", "memo_on", "next_check", "rw")
 
     def __init__(self, ct: CompiledTransition):
         self.ct = ct
@@ -150,6 +151,7 @@ class _Rule:
         self.memo: dict[int, tuple[int, ...]] = {}
         self.memo_on = True
         self.next_check = _MEMO_FIRST_CHECK
+        self.deltas: Callable[[int], tuple[int, ...]] = lambda key: ()  # set by relayout
 
 
 class _Successors:
@@ -181,6 +183,7 @@ class _Successors:
             for rule in group:
                 rule.mask = sum(store.masks[p] << store.shifts[p] for p in rule.rw)
                 rule.memo.clear()
+                rule.deltas = self.deltas_function(rule)
 
     def initial_key(self) -> int:
         marking = self.compiled.initial_marking()
@@ -247,31 +250,87 @@ class _Successors:
             out.append((ct, binding, elapsed, store.pack(new)))
         return out
 
-    def deltas(self, rule: _Rule, key: int) -> tuple[int, ...]:
-        """Untimed path: how each binding of ``rule`` changes ``key`` (added to it)."""
+    def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
+        """Untimed path: ``deltas(key)``, how each binding of ``rule`` changes ``key``.
+
+        A closure over the current field layout (rebuilt when it changes), since it runs
+        once per state wherever the memo does not help.
+        """
         store = self.store
-        shifts, masks, contents = store.shifts, store.masks, store.contents
-        numbers = {p: (key >> shifts[p]) & masks[p] for p in rule.rw}
-        marking: Marking = [{}] * self.n_places  # only rw places are read or written
-        for p, number in numbers.items():
-            marking[p] = untimed_content(contents[p][number])
-        ct = rule.ct
-        found = ct.enumerate(marking)
-        out = []
-        last = len(found) - 1
-        for k, (_ready, binding) in enumerate(found):
-            if k == last:  # enumeration is over: the last firing may change ``marking``
-                after = marking
-            else:
-                after = list(marking)
-                for p in ct.writes_places:
-                    after[p] = untimed_content(contents[p][numbers[p]])
-            ct.fire(after, binding, 0.0, self.draw)
-            delta = 0
-            for p in ct.writes_places:
-                delta += (store.intern(p, untimed_key(after[p])) - numbers[p]) << shifts[p]
-            out.append(delta)
-        return tuple(out)
+        contents, index, intern = store.contents, store.index, store.intern
+        fields = tuple((p, store.shifts[p], store.masks[p]) for p in rule.rw)
+        # (place, shift, position in ``fields``) of every place a firing changes
+        writes = tuple((p, store.shifts[p], rule.rw.index(p)) for p in rule.ct.writes_places)
+        template: Marking = [{}] * self.n_places  # only rw places are read or written
+        enumerate_bindings, fire, draw = rule.ct.enumerate, rule.ct.fire, self.draw
+
+        def deltas(key: int) -> tuple[int, ...]:
+            marking = template.copy()
+            numbers = []
+            for p, shift, mask in fields:
+                number = (key >> shift) & mask
+                numbers.append(number)
+                content = contents[p][number]
+                # inline the commonest case of untimed_content: one token, not a tuple
+                marking[p] = {content: 1} if content is not None and type(content) is not \
+                    tuple else untimed_content(content)
+            found = enumerate_bindings(marking)
+            if not found:
+                return ()
+            out = []
+            last = len(found) - 1
+            for k, (_ready, binding) in enumerate(found):
+                if k == last:  # enumeration is over: the last firing may change ``marking``
+                    after = marking
+                else:
+                    after = marking.copy()
+                    for p, _, at in writes:
+                        after[p] = untimed_content(contents[p][numbers[at]])
+                fire(after, binding, 0.0, draw)
+                delta = 0
+                for p, shift, at in writes:
+                    place = after[p]
+                    content = untimed_key(place) if len(place) != 1 else _single_key(place)
+                    new = index[p].get(content)
+                    if new is None:
+                        new = intern(p, content)
+                        if store.overflow:
+                            raise _Outgrown
+                    delta += (new - numbers[at]) << shift
+                out.append(delta)
+            return tuple(out)
+
+        return deltas
+
+
+def _single_key(place: dict[Any, int]) -> Any:
+    """:func:`untimed_key` of a one-value place, inlined for the untimed path."""
+    ((value, count),) = place.items()
+    return value if count == 1 and type(value) is not tuple else untimed_key(place)
+
+
+class _Outgrown(Exception):
+    """A place saw more contents than its field can number: the keys must be re-packed."""
+
+
+def _remember(rule: _Rule, key: int, found: tuple[int, ...], expanded: int) -> None:
+    """Store a memo entry; drop the memo when most look-ups miss (every state is new)."""
+    memo = rule.memo
+    memo[key & rule.mask] = found
+    if len(memo) >= rule.next_check:
+        if 2 * len(memo) > expanded + 1:
+            rule.memo_on = False
+            memo.clear()
+        rule.next_check *= 4
+
+
+def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: int,
+            n_edges: int) -> None:
+    """Undo the current expansion: drop the states and edges it added."""
+    for new in order[n_states:]:
+        del index[new]
+    del order[n_states:]
+    del edge_dst[n_edges:]
 
 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
@@ -330,45 +389,43 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
             reason = "time_budget"
             break
         key = order[i]
-        succ: list[int] = []
-        if untimed:
-            for group in groups:
-                for rule in group:
-                    found = rule.memo.get(key & rule.mask)
-                    if found is None:
-                        found = gen.deltas(rule, key)
-                        if rule.memo_on:
-                            memo = rule.memo
-                            memo[key & rule.mask] = found
-                            if len(memo) >= rule.next_check:
-                                if 2 * len(memo) > i + 1:  # mostly misses: not worth it
-                                    rule.memo_on = False
-                                    memo.clear()
-                                rule.next_check *= 4
-                    for delta in found:
-                        succ.append(key + delta)
-                if succ:
-                    break
-        else:
-            succ = [new for *_, new in gen.successors(key)]
-        if store.overflow:  # a place outgrew its field: re-pack everything, redo this state
+        n_before, first_edge = len(order), len(edge_dst)
+        try:
+            if untimed:
+                for group in groups:
+                    for rule in group:
+                        found = rule.memo.get(key & rule.mask)
+                        if found is None:
+                            found = rule.deltas(key)
+                            if rule.memo_on:
+                                _remember(rule, key, found, i)
+                        for delta in found:
+                            new = key + delta
+                            target = index.get(new)
+                            if target is None:
+                                target = index[new] = len(order)
+                                order.append(new)
+                            edge_dst.append(target)
+                    if len(edge_dst) != first_edge:
+                        break
+            else:
+                for *_, new in gen.successors(key):
+                    target = index.get(new)
+                    if target is None:
+                        target = index[new] = len(order)
+                        order.append(new)
+                    edge_dst.append(target)
+                if store.overflow:
+                    raise _Outgrown
+        except _Outgrown:  # a place outgrew its field: re-pack everything, redo this state
+            _forget(index, order, edge_dst, n_before, first_edge)
             repack = store.widen()
             order = [repack(k) for k in order]
             index = {k: n for n, k in enumerate(order)}
             gen.relayout()
             continue
-        n_before = len(order)
-        for new in succ:
-            target = index.get(new)
-            if target is None:
-                target = index[new] = len(order)
-                order.append(new)
-            edge_dst.append(target)
         if len(order) > state_cap:
-            for new in order[n_before:]:
-                del index[new]
-            del order[n_before:]
-            del edge_dst[edge_start[-1]:]
+            _forget(index, order, edge_dst, n_before, first_edge)
             reason = "max_states"
             break
         edge_start.append(len(edge_dst))
