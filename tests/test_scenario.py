@@ -289,3 +289,11 @@ def test_scenario_is_importable_without_yaml_file():
 
 def test_doctests():
     assert doctest.testmod(scenario_module).failed == 0
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "scenarios").rglob("*.yaml")),
+                         ids=lambda p: str(p.relative_to(REPO / "scenarios")))
+def test_every_shipped_scenario_loads(path):
+    s = load_scenario(path)
+    assert s.concrete_flows(s.seed)
+    assert parse_scenario(s.to_yaml()).content_hash() == s.content_hash()
