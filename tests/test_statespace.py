@@ -379,8 +379,13 @@ def test_timed_float_delays_do_not_split_states():
         net.add_transition(Transition(f"t{name}", delay=delay))
         net.add_input(name, f"t{name}", "()")
         net.add_output(name, f"t{name}", "()")
+    # by hand, as for two_clocks: (0,0) (.1,0) (0,.3) (.1,.3) (.1,.2) (.1,.1), then back to
+    # (.1,0) and (0,.3); unrounded float arithmetic would find 11 states here
     space = explore(net)
-    assert space.complete and len(space) < 20
+    stamps = [(space.marking(s)["a"][0].time, space.marking(s)["b"][0].time)
+              for s in range(len(space))]
+    assert stamps == [(0, 0), (0.1, 0), (0, 0.3), (0.1, 0.3), (0.1, 0.2), (0.1, 0.1)]
+    assert space.complete and space.n_edges == 8
 
 
 # -- limits --------------------------------------------------------------------------------------
@@ -553,3 +558,12 @@ def test_memory_is_reported_per_state():
     assert space.bytes_per_state >= floor
     assert np.array_equal(space.matrix().sum(axis=1), [len(space.successors(s))
                                                         for s in range(len(space))])
+
+
+@pytest.mark.slow
+def test_a_million_states():
+    # 29 philosophers: L(29) = 1,149,851 states, markings of 87 one-bit fields
+    space = explore(philosophers(29))
+    assert space.complete and len(space) == lucas(29) == 1_149_851
+    assert space.dead_markings() == []
+    assert space.bytes_per_state < 200
