@@ -741,7 +741,8 @@ def to_python(text: str, where: str, **scope: Any) -> str:
     names = frozenset(
         str(tok) for tok in tree.scan_values(lambda v: isinstance(v, LarkToken)
                                              and v.type == "NAME")
-    ) - {"true", "false", "not", "time", "empty"} - set(_ML_UNARY) - set(_ML_RANDOM)
+    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev"} - set(_ML_UNARY) \
+        - set(_ML_RANDOM)
     translator = MLToPython(variables=names, **scope)
     return translator.text(tree, where)
 
