@@ -140,7 +140,7 @@ def nets(draw: st.DrawFn) -> PetriNet:
     for j in range(draw(st.integers(1, 3))):
         inputs = draw(st.lists(st.sampled_from(places), min_size=1, max_size=2))
         bound = [f"v{k}" for k, (_, coloured, _) in enumerate(inputs) if coloured]
-        expression = int_expressions_over(bound + ["K"])
+        expression = int_expressions_over([*bound, "K"])
         guard = draw(st.none() | st.tuples(st.sampled_from(bound), st.sampled_from(
             ["<", "!=", ">="]), expression).map(lambda t: " ".join(t))) if bound else None
         delay = draw(st.none() | st.integers(0, 3))

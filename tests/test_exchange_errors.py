@@ -27,7 +27,8 @@ def line_of(text: str, fragment: str) -> int:
 
 
 def test_malformed_xml_names_line_and_column():
-    text = '<?xml version="1.0"?>\n<workspaceElements>\n  <generator format="6">\n</workspaceElements>'
+    text = ('<?xml version="1.0"?>\n<workspaceElements>\n  <generator format="6">\n'
+            '</workspaceElements>')
     with pytest.raises(CpnFormatError, match=r"<string>, line 4: malformed XML at column \d+"):
         read_cpn(text)
 
