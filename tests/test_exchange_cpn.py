@@ -410,3 +410,80 @@ def test_cpncheck_reads_records_lists_and_functions(tmp_path):
     space = checker.state_space()
     assert (space.n_nodes, len(space.dead)) == (2, 1)
     assert verdicts == {"EF has(done, (small, 5))": True, "EF has(done, (large, 7))": False}
+
+
+# -- cpncheck's state space of the exported file == tcpn's state space of the net ------------
+def tokens(marking: dict, place: str) -> list:
+    return [t.value for t in marking.get(place, [])]
+
+
+def philosophers(n: int) -> PetriNet:
+    """Dining philosophers taking both forks at once: L(n) (Lucas) reachable markings."""
+    net = PetriNet("philosophers")
+    for i in range(n):
+        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
+        net.add_place(Place(f"eat{i}", UNIT))
+        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
+    for i in range(n):
+        forks = (f"fork{i}", f"fork{(i + 1) % n}")
+        net.add_transition(Transition(f"take{i}"))
+        net.add_transition(Transition(f"put{i}"))
+        for fork in forks:
+            net.add_input(fork, f"take{i}", "()")
+            net.add_output(fork, f"put{i}", "()")
+        net.add_input(f"think{i}", f"take{i}", "()")
+        net.add_output(f"eat{i}", f"take{i}", "()")
+        net.add_input(f"eat{i}", f"put{i}", "()")
+        net.add_output(f"think{i}", f"put{i}", "()")
+    return net
+
+
+#: net, (cpncheck property, the same property over tcpn's markings: "EF"/"AG", predicate)
+AGREEMENT = {
+    "counter": (lambda: counter(5), [
+        ("EF has(count, 5)", "EF", lambda m: 5 in tokens(m, "count"))]),
+    "philosophers": (lambda: philosophers(7), [
+        ("AG !(marked(eat0) & marked(eat1))", "AG",
+         lambda m: not (tokens(m, "eat0") and tokens(m, "eat1")))]),
+    "tcp_like": (tcp_like, [
+        ("EF has(acked, 3)", "EF", lambda m: 3 in tokens(m, "sender.acked")),
+        ("AG tokens(buffer) <= 2", "AG", lambda m: len(tokens(m, "queue.buffer")) <= 2)]),
+    "tcp_like_drops": (lambda: tcp_like(packets=4, window=3, buffer=1), [
+        ("EF marked(dropped)", "EF", lambda m: bool(tokens(m, "queue.dropped"))),
+        ("AG tokens(buffer) <= 1", "AG", lambda m: len(tokens(m, "queue.buffer")) <= 1)]),
+    "typed_queue": (typed_queue, [
+        ("EF has(done, (large, 7))", "EF", lambda m: ("large", 7) in tokens(m, "done"))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGREEMENT))
+def test_cpncheck_and_tcpn_state_spaces_agree(tmp_path, name):
+    from tcpn.petrinets.statespace import explore
+
+    make, properties = AGREEMENT[name]
+    net = make()
+    path = write_cpn(net, tmp_path / f"{name}.cpn", layout="grid")
+    checker, verdicts = check(path, *(p for p, _, _ in properties))
+    theirs = checker.state_space()
+    ours = explore(net, clock="absolute")  # CPN Tools' default timed state space
+    assert theirs.complete and ours.complete
+    assert (theirs.n_nodes, theirs.n_arcs, len(theirs.dead)) == (
+        len(ours), ours.n_edges, len(ours.dead_markings()))
+    markings = [ours.marking(i) for i in range(len(ours))]
+    for formula, quantifier, predicate in properties:
+        holds = [predicate(m) for m in markings]
+        assert verdicts[formula] == (any(holds) if quantifier == "EF" else all(holds)), formula
+
+
+def test_philosophers_count_is_the_lucas_number(tmp_path):
+    path = write_cpn(philosophers(7), tmp_path / "ph.cpn", layout="grid")
+    assert CPNModelChecker(str(path)).state_space().n_nodes == 29  # L(7) = 29
+
+
+def test_imported_skeleton_explores_like_cpncheck_reads_the_original(shared_dir):
+    from tcpn.petrinets.statespace import explore
+
+    path = shared_dir / "data" / "cpn" / "skeleton_minimal_timed.cpn"
+    theirs = CPNModelChecker(str(path)).state_space()
+    ours = explore(read_cpn(path).net, clock="absolute")
+    assert (theirs.n_nodes, len(theirs.dead)) == (len(ours), len(ours.dead_markings())) == (3, 1)
