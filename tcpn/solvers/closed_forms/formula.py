@@ -119,8 +119,12 @@ class ClosedForm:
         self.expr = expr
         self.unit = unit
         self.symbols = dict(symbols)
-        self._numeric = sp.lambdify(list(self.symbols.values()), expr, modules="numpy")
         functools.update_wrapper(self, func)
+
+    @functools.cached_property
+    def _numeric(self) -> Callable[..., Any]:
+        # Compiled on first use: lambdify of the larger forms costs a second at import.
+        return sp.lambdify(list(self.symbols.values()), self.expr, modules="numpy")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.func(*args, **kwargs)

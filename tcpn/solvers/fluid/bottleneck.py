@@ -23,6 +23,8 @@ after it. Equations (analytics.md 2.1, 3.4, 5, 6; symbols there):
   ``vegas_smoothing_pkts``; losses and marks halve as for Reno.
 - Queue: ``dq/dt = sum_i n_i a_i - C`` clamped to [0, B]; a full drop-tail queue drops the
   fraction ``1 - C/A`` of its arrivals. RED: ``dx/dt = K (q - x)``, ``K = -ln(1-w_q) C``.
+  A threshold marker marks ``min(1, max(0, q - K))`` of the arrivals (the packet above K
+  smoothed over one packet).
 - Token bucket (rate r, depth b, queue Q; Q = 0 is a policer): tokens grow at r - X while
   the class's aggregate rate X is below r; empty, it passes r and drops (policer) or queues
   (shaper) the excess.
@@ -79,8 +81,9 @@ _AQMS = {"droptail": 0, "red": 1, "threshold": 2}
  C_START, C_STOP, C_ECN, C_DEC, C_SSTH, C_GAMMA) = range(18)
 N_CLS = 18
 # Entries of the global parameter vector ``prm``.
-(P_CAP, P_BUF, P_AQM, P_MIN, P_MAX, P_MAXP, P_KF, P_GENTLE, P_THR, P_EPS, P_M) = range(11)
-N_PRM = 11
+(P_CAP, P_BUF, P_AQM, P_MIN, P_MAX, P_MAXP, P_KF, P_GENTLE, P_THR, P_EPS, P_M,
+ P_PSCALE) = range(12)
+N_PRM = 12
 # Per-class signal columns (block i*NS_CLASS), then the queue's own.
 (S_LOSS, S_MARK, S_GOOD, S_RTT, S_SEND, S_LIMDROP) = range(6)
 NS_CLASS = 6
@@ -128,7 +131,12 @@ class FlowClass:
 
 @dataclass(frozen=True)
 class Bottleneck:
-    """The shared queue: ``aqm`` is ``droptail``, ``red`` or ``threshold`` (mark/drop above K)."""
+    """The shared queue: ``aqm`` is ``droptail``, ``red`` or ``threshold`` (marks above K).
+
+    ``red_signal_scale`` multiplies RED's probability (1 in MGT; ns-3's count-based
+    spacing delivers about 2/3 of it with ``wait``, analytics.md 10). A threshold queue
+    marks ECN-capable flows and never drops below the buffer limit.
+    """
 
     capacity_pps: float
     buffer_pkts: float = math.inf
@@ -141,6 +149,8 @@ class Bottleneck:
     threshold_pkts: float = math.inf
     ecn: bool = False
     vegas_smoothing_pkts: float = 0.5
+    red_signal_scale: float = 1.0
+    initial_queue_pkts: float = 0.0
 
 
 @njit(cache=True)
@@ -191,8 +201,11 @@ def _signals(t, y, prm, cls, row):
             paqm = maxp + (1.0 - maxp) * (avg - hi) / hi
         else:
             paqm = 1.0
+        paqm = min(1.0, paqm * prm[P_PSCALE])
     elif aqm == 2:
-        paqm = 1.0 if q > prm[P_THR] else 0.0
+        # Marks arrivals that find more than K packets; over the one packet above K the
+        # fluid marks the fraction of arrivals that see it (a ramp, not a jump).
+        paqm = min(1.0, max(0.0, q - prm[P_THR]))
     pfull = 0.0
     if q >= prm[P_BUF] and inflow > cap:
         pfull = 1.0 - cap / inflow
@@ -205,7 +218,7 @@ def _signals(t, y, prm, cls, row):
         passed = row[base + S_GOOD]
         kept = 1.0 - row[base + S_LIMDROP]  # a shaper queues what it does not pass yet
         ecn = cls[i, C_ECN] > 0.0
-        ploss_q = pfull + (1.0 - pfull) * (0.0 if ecn else paqm)
+        ploss_q = pfull + (1.0 - pfull) * (0.0 if ecn or aqm == 2 else paqm)
         pmark_q = (1.0 - pfull) * paqm if ecn else 0.0
         per = cls[i, C_PER]
         qdrop += n * passed * ploss_q
@@ -478,7 +491,7 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     prm = np.zeros(N_PRM)
     prm[:] = [link.capacity_pps, link.buffer_pkts, _AQMS[link.aqm], link.min_th_pkts,
               link.max_th_pkts, link.max_p, kf, float(link.gentle), link.threshold_pkts,
-              link.vegas_smoothing_pkts, m]
+              link.vegas_smoothing_pkts, m, link.red_signal_scale]
     ny = 4 * m + 2
     y0 = np.zeros(ny)
     lower = np.zeros(ny)
@@ -493,6 +506,7 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
         y0[3 * m + 2 + i] = float(c.slow_start and c.initial_ssthresh_pkts > c.initial_cwnd_pkts)
         upper[3 * m + 2 + i] = 1.0
     upper[m] = upper[m + 1] = link.buffer_pkts
+    y0[m] = y0[m + 1] = min(link.initial_queue_pkts, link.buffer_pkts)
     aux = np.zeros((m, 4))
     aux[:, A_PENDING] = np.inf
     min_rtt = min(c.prop_rtt_s for c in classes)

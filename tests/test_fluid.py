@@ -1,0 +1,156 @@
+"""Fluid models against their closed-form fixed points and analytic limits; solver checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.solvers.closed_forms import loss_throughput as lt
+from tcpn.solvers.closed_forms import token_bucket as tb
+from tcpn.solvers.fluid import dde
+from tcpn.solvers.fluid.bottleneck import (
+    Bottleneck,
+    FlowClass,
+    TokenBucket,
+    build_system,
+    simulate_bottleneck,
+)
+from tcpn.solvers.stability import operating_point
+
+UNLIMITED = Bottleneck(capacity_pps=1e6)  # a link that never queues
+
+
+def test_mgt_red_equilibrium_is_the_hmtg_fixed_point():
+    op = operating_point(60, 3750, 0.2, 50, 550, 0.1, acks_per_packet=1)
+    run = simulate_bottleneck(
+        [FlowClass(flows=60, prop_rtt_s=0.2, acks_per_packet=1, slow_start=False)],
+        Bottleneck(capacity_pps=3750, aqm="red", min_th_pkts=50, max_th_pkts=550, max_p=0.1,
+                   queue_weight=1e-4), horizon_s=150, warmup_s=100)
+    s = run.summary
+    assert s["queue_mean_pkts"] == pytest.approx(op.queue_pkts, rel=1e-3)
+    assert s["class0_cwnd_mean_pkts"] == pytest.approx(op.window_pkts, rel=1e-3)
+    assert s["class0_rtt_mean_s"] == pytest.approx(op.rtt_s, rel=1e-4)
+    assert s["class0_loss_ratio"] == pytest.approx(op.drop_prob, rel=1e-3)
+    assert run.convergence is not None and run.convergence.converged
+
+
+@pytest.mark.parametrize("b", [1, 2])
+def test_mgt_under_random_loss_has_w2p_equal_2_over_b(b):
+    p = 0.01
+    run = simulate_bottleneck(
+        [FlowClass(prop_rtt_s=0.1, acks_per_packet=b, packet_error_rate=p, slow_start=False)],
+        UNLIMITED, horizon_s=60, warmup_s=40)
+    window = math.sqrt(2 / (b * p))  # Poisson-loss mean field: dW/dt = 1/(bR) - W^2 p/(2R)
+    assert run.summary["class0_cwnd_mean_pkts"] == pytest.approx(window, rel=1e-3)
+    assert run.summary["class0_goodput_pps"] == pytest.approx(window / 0.1 * (1 - p), rel=1e-3)
+
+
+@pytest.mark.parametrize(("p", "b"), [(1e-3, 1), (1e-2, 1), (1e-2, 2)])
+def test_sawtooth_under_periodic_loss_is_mathis(p, b):
+    # One loss every 1/p packets, halving once per loss: exactly Mathis' derivation.
+    run = simulate_bottleneck(
+        [FlowClass(prop_rtt_s=0.1, variant="reno_sawtooth", acks_per_packet=b,
+                   packet_error_rate=p, slow_start=False, initial_cwnd_pkts=10)],
+        UNLIMITED, horizon_s=300, warmup_s=100)
+    assert run.summary["class0_send_pps"] == pytest.approx(lt.mathis_pps(0.1, p, b), rel=5e-3)
+
+
+@pytest.mark.parametrize(("depth", "queue"), [(100, 0), (600, 0), (0, 50), (50, 20), (300, 10)])
+def test_token_bucket_sawtooth_against_the_derived_closed_forms(depth, queue):
+    # The closed forms halve at the overflow instant; the fluid model reacts one RTT
+    # later (the window has grown by <= 1 packet) and detects the loss after one whole
+    # packet is dropped: two packets of a W_r = 100 packet window, 2 %.
+    run = simulate_bottleneck(
+        [FlowClass(prop_rtt_s=0.1, variant="reno_sawtooth", acks_per_packet=1, slow_start=False,
+                   initial_cwnd_pkts=10, limiter=TokenBucket(1000, depth, queue))],
+        UNLIMITED, horizon_s=200, warmup_s=60)
+    expected = tb.shaper_pps(1000, depth, queue, 0.1)
+    assert run.summary["class0_goodput_pps"] == pytest.approx(expected, rel=2 / 100)
+    assert np.all(run.tokens_pkts >= 0) and np.all(run.tokens_pkts <= depth)
+    assert np.all(run.limiter_queue_pkts >= 0) and np.all(run.limiter_queue_pkts <= queue)
+
+
+def test_vegas_equilibrium_has_no_rtt_bias():
+    # alpha = beta: the queue holds sum(alpha) packets and each source gets C/N.
+    classes = [FlowClass(prop_rtt_s=d, variant="vegas", vegas_alpha_pkts=3, vegas_beta_pkts=3,
+                         name=f"d{d}") for d in (0.02, 0.1)]
+    run = simulate_bottleneck(classes, Bottleneck(capacity_pps=1000, buffer_pkts=200),
+                              horizon_s=60, warmup_s=40)
+    s = run.summary
+    assert s["queue_mean_pkts"] == pytest.approx(6, rel=1e-2)
+    assert s["d0.02_goodput_pps"] == pytest.approx(500, rel=1e-2)
+    assert s["d0.1_goodput_pps"] == pytest.approx(500, rel=1e-2)
+
+
+def test_drop_tail_clamps_and_reno_beats_vegas_in_a_big_buffer():
+    classes = [FlowClass(prop_rtt_s=0.05, flows=1, name="reno"),
+               FlowClass(prop_rtt_s=0.05, variant="vegas", vegas_alpha_pkts=1,
+                         vegas_beta_pkts=3, name="vegas")]
+    run = simulate_bottleneck(classes, Bottleneck(capacity_pps=1000, buffer_pkts=100),
+                              horizon_s=120, warmup_s=60)
+    assert run.queue_pkts.min() >= 0 and run.queue_pkts.max() <= 100
+    assert run.cwnd_pkts.min() >= 1
+    assert run.summary["vegas_goodput_pps"] < 0.25 * run.summary["reno_goodput_pps"]
+
+
+def test_threshold_marking_marks_and_never_drops_ecn_flows():
+    run = simulate_bottleneck(
+        [FlowClass(prop_rtt_s=0.05, flows=4, ecn=True)],
+        Bottleneck(capacity_pps=1000, buffer_pkts=100, aqm="threshold", threshold_pkts=30,
+                   ecn=True), horizon_s=60, warmup_s=20)
+    s = run.summary
+    assert s["queue_drop_pps"] == 0 and s["queue_mark_pps"] > 0
+    assert s["utilisation"] > 0.95 and s["queue_max_pkts"] < 100
+
+
+def test_stiff_red_average_is_refused_and_named():
+    classes = [FlowClass(prop_rtt_s=0.1, flows=10)]
+    link = Bottleneck(capacity_pps=10_000, aqm="red", min_th_pkts=5, max_th_pkts=15,
+                      max_p=0.1, queue_weight=0.9)
+    with pytest.raises(dde.StiffModelError, match="RED average"):
+        simulate_bottleneck(classes, link, horizon_s=10, step_s=0.001)
+    with pytest.raises(dde.StiffModelError, match=r"stiff model: the RED average"):
+        simulate_bottleneck(classes, link, horizon_s=1000, max_steps=1_000_000)
+
+
+def test_grid_scale_oscillation_is_detected():
+    # Explicit Euler on y' = -k y with h k = 2.5 flips sign and grows at every step: the
+    # detector must call it an instability, not return it.
+    k, h = 2.5, 1.0
+    y = np.array([(1 - h * k) ** n for n in range(200)])[:, None]
+    system = build_system([FlowClass(prop_rtt_s=0.1)], UNLIMITED)
+    traj = dde.Trajectory(np.arange(200) * h, y, np.zeros((200, 1)), h)
+    with pytest.raises(dde.IntegrationError, match="numerical instability"):
+        dde._check_finite_and_smooth(
+            dde.DdeSystem(**{**system.__dict__, "oscillation_columns": (0,)}), traj)
+    smooth = dde.Trajectory(traj.t, np.sin(traj.t / 10)[:, None], traj.s, h)
+    dde._check_finite_and_smooth(
+        dde.DdeSystem(**{**system.__dict__, "oscillation_columns": (0,)}), smooth)
+
+
+def test_halving_the_step_is_checked():
+    run = simulate_bottleneck([FlowClass(prop_rtt_s=0.1, flows=5)],
+                              Bottleneck(capacity_pps=1000, buffer_pkts=50), horizon_s=30)
+    report = run.convergence
+    assert report is not None and report.half_step_s == report.step_s / 2
+    assert set(report.changes) >= {"queue_mean_pkts", "class0_goodput_pps"}
+    assert report.worst[1] < dde.CONVERGENCE_TOLERANCE
+
+
+@pytest.mark.parametrize(("classes", "link", "message"), [
+    ([], UNLIMITED, "N = 0"),
+    ([FlowClass(prop_rtt_s=0.1, flows=0)], UNLIMITED, "flows must be >= 1"),
+    ([FlowClass(prop_rtt_s=0.0)], UNLIMITED, "prop_rtt_s must be > 0"),
+    ([FlowClass(prop_rtt_s=0.1, packet_error_rate=1.0)], UNLIMITED, "packet_error_rate"),
+    ([FlowClass(prop_rtt_s=0.1, variant="vegas", vegas_alpha_pkts=3, vegas_beta_pkts=1)],
+     UNLIMITED, "vegas_alpha_pkts <= vegas_beta_pkts"),
+    ([FlowClass(prop_rtt_s=0.1)], Bottleneck(capacity_pps=0), "capacity_pps"),
+    ([FlowClass(prop_rtt_s=0.1)], Bottleneck(capacity_pps=10, aqm="red", min_th_pkts=9,
+                                             max_th_pkts=3), "min_th_pkts < max_th_pkts"),
+])
+def test_bad_parameters_are_named(classes, link, message):
+    with pytest.raises(InputError, match=message):
+        simulate_bottleneck(classes, link, horizon_s=1)
