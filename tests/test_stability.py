@@ -81,7 +81,7 @@ def _amplitudes(weight: float, op, horizon_s: float) -> tuple[float, float]:
 
 
 def test_nonlinear_model_oscillates_exactly_where_the_linear_analysis_says(op):
-    critical = critical_queue_weight(op, high=0.002)
+    critical = critical_queue_weight(op)
     assert 1e-4 < critical < 3e-4  # analytics.md: 1e-4 settles, 0.002 oscillates
     cases = [(critical / 4, 200.0), (critical * 4, 100.0), (0.05, 150.0)]
     for weight, horizon in cases:

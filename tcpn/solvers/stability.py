@@ -200,10 +200,12 @@ def analyse_red(op: OperatingPoint, queue_weight: float) -> StabilityReport:
 
 def critical_queue_weight(op: OperatingPoint, low: float = 1e-9,
                           high: float = 0.5) -> float:
-    """The RED weight w_q at which the full linear loop loses stability (bisection).
+    """The smallest RED weight w_q in [low, high] at which the full linear loop is unstable.
 
-    Raises :class:`~tcpn.errors.InputError` if the loop is stable (or unstable) on the
-    whole bracket.
+    A log-spaced scan finds the first unstable weight, bisection (on log w_q, to 0.1 %)
+    the boundary. The region need not be an interval: with a fast enough filter the loop
+    can be stable again (``analyse_red`` tells). Raises :class:`~tcpn.errors.InputError`
+    if ``low`` is already unstable or nothing in the bracket is.
 
     >>> op = operating_point(60, 3750, 0.2, 50, 550, 0.1, acks_per_packet=1)
     >>> 1e-4 < critical_queue_weight(op) < 0.002
@@ -211,9 +213,12 @@ def critical_queue_weight(op: OperatingPoint, low: float = 1e-9,
     """
     if not analyse_red(op, low).stable:
         raise InputError(f"critical_queue_weight: unstable already at w_q = {low:g}")
-    if analyse_red(op, high).stable:
-        raise InputError(f"critical_queue_weight: stable up to w_q = {high:g}")
-    lo, hi = math.log(low), math.log(high)
+    grid = np.geomspace(low, high, 25)
+    unstable = [w for w in grid if not analyse_red(op, float(w)).stable]
+    if not unstable:
+        raise InputError(f"critical_queue_weight: stable for every w_q in [{low:g}, {high:g}]")
+    hi = math.log(unstable[0])
+    lo = math.log(grid[int(np.searchsorted(grid, unstable[0])) - 1])
     while hi - lo > 1e-3:
         mid = 0.5 * (lo + hi)
         if analyse_red(op, math.exp(mid)).stable:
