@@ -68,17 +68,21 @@ def philosophers(n: int) -> PetriNet:
     return net
 
 
-def coloured_philosophers(n: int) -> PetriNet:
-    """The same system folded: one place per role, philosophers and forks as colours."""
+def coloured_philosophers(n: int, guarded: bool = False) -> PetriNet:
+    """The same system folded: one place per role, philosophers and forks as colours.
+
+    The right fork is an expression on the input arc, or (``guarded``) a variable the
+    guard ties to the philosopher, the form SNAKES accepts.
+    """
     net = PetriNet("coloured_philosophers")
     net.declare(N=n)
     net.add_place(Place("think", INT, initial=list(range(n))))
     net.add_place(Place("eat", INT))
     net.add_place(Place("forks", INT, initial=list(range(n))))
-    net.add_transition(Transition("take"))
+    net.add_transition(Transition("take", guard="q == (p + 1) % N" if guarded else None))
     net.add_input("think", "take", "p")
     net.add_input("forks", "take", "p")
-    net.add_input("forks", "take", "(p + 1) % N")
+    net.add_input("forks", "take", "q" if guarded else "(p + 1) % N")
     net.add_output("eat", "take", "p")
     net.add_transition(Transition("put"))
     net.add_input("eat", "put", "p")
@@ -281,7 +285,8 @@ def test_dining_philosophers_lucas_numbers(n):
     # take edges: pairs (independent set T, member of T); put edges as many.
     # n=5: 5 singletons + 5 pairs -> sum |T| = 15 -> 30 edges; n=6: 6 + 9*2 + 2*3 = 30 -> 60
     edges = {5: 30, 6: 60}[n]
-    for net in (philosophers(n), coloured_philosophers(n)):
+    for net in (philosophers(n), coloured_philosophers(n),
+                coloured_philosophers(n, guarded=True)):
         space = explore(net)
         assert (len(space), space.n_edges) == (lucas(n), edges), net.name
         assert space.dead_markings() == [] and space.home_markings() == list(range(lucas(n)))
@@ -567,3 +572,17 @@ def test_a_million_states():
     assert space.complete and len(space) == lucas(29) == 1_149_851
     assert space.dead_markings() == []
     assert space.bytes_per_state < 200
+
+
+def test_same_state_counts_as_snakes():
+    # an independent tool on the same nets (SNAKES' StateGraph on to_snakes(net))
+    import snakes.nets as sn
+
+    from tcpn.petrinets.snakes_interop import to_snakes
+
+    for net in (grid(4), coloured_philosophers(6, guarded=True), philosophers(5), counter(12)):
+        graph = sn.StateGraph(to_snakes(net))
+        graph.build()
+        space = explore(net)
+        assert len(space) == len(graph), net.name
+        assert space.n_edges == sum(len(list(graph.successors(s))) for s in graph), net.name
