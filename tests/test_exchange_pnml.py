@@ -1,0 +1,149 @@
+"""PNML: P/T nets and symmetric nets both ways, tcpn timing in its tool-specific element."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.petrinets import (
+    INT,
+    P_HIGH,
+    UNIT,
+    EnumSet,
+    Exponential,
+    IntSet,
+    PetriNet,
+    Place,
+    ProductSet,
+    Token,
+    Transition,
+    simulate,
+)
+from tcpn.petrinets.exchange.cpn_import import CpnFormatError
+from tcpn.petrinets.exchange.pnml import PTNET, SYMMETRICNET, read_pnml, to_pnml
+
+NS = {"p": "http://www.pnml.org/version-2009/grammar/pnml"}
+
+
+def mutex() -> PetriNet:
+    """Two processes and one lock: a P/T net with a timed critical section."""
+    net = PetriNet("mutex")
+    net.add_place(Place("lock", UNIT, initial=[()]))
+    for i in (1, 2):
+        net.add_place(Place(f"idle{i}", UNIT, initial=[()]))
+        net.add_place(Place(f"busy{i}", UNIT.timed()))
+        net.add_transition(Transition(f"enter{i}", priority=P_HIGH if i == 1 else 1000))
+        net.add_transition(Transition(f"leave{i}", delay=3))
+        net.add_input(f"idle{i}", f"enter{i}", "()")
+        net.add_input("lock", f"enter{i}", "()")
+        net.add_output(f"busy{i}", f"enter{i}", "()", delay=1)
+        net.add_input(f"busy{i}", f"leave{i}", "()")
+        net.add_output("lock", f"leave{i}", "()")
+        net.add_output(f"idle{i}", f"leave{i}", "()")
+    return net
+
+
+def coloured() -> PetriNet:
+    """Finite colours only: a symmetric net."""
+    colour = EnumSet(("red", "green"), name="Colour")
+    pair = ProductSet(colour, IntSet(0, 3, name="Small"), name="Pair")
+    net = PetriNet("sym")
+    net.add_place(Place("a", pair.timed(), initial=[Token(("red", 1), 0),
+                                                      Token(("green", 2), 5)]))
+    net.add_place(Place("b", colour))
+    net.add_transition(Transition("t", guard="c == 'red' or x >= 2", delay=Exponential(2.0)))
+    net.add_input("a", "t", "(c, x)")
+    net.add_output("b", "t", "c", count=2)
+    net.add_read("b", "t", "'green'")
+    return net
+
+
+def test_pt_net_round_trip_keeps_timing_in_toolspecific():
+    text = to_pnml(mutex())
+    root = ET.fromstring(text.split("\n", 1)[1])
+    net = root.find("p:net", NS)
+    assert net.get("type") == PTNET
+    assert net.find("p:page/p:place[@id='lock']/p:initialMarking/p:text", NS).text == "1"
+    assert net.find("p:page/p:transition[@id='leave1']/p:toolspecific[@tool='tcpn']/p:delay",
+                    NS).get("value") == "3"
+    again = read_pnml(text).net
+    assert to_pnml(again) == text
+    assert again.places["busy1"].colour.is_timed and again.transitions["enter1"].priority == P_HIGH
+    # enter1 is more urgent whenever both may enter, so process 2 starves: enter1 at 0,
+    # busy1 stamped 0 + 1, leave1 at 1 (its delay stamps only untimed places), enter1 at 1,
+    # leave1 at 2
+    result = simulate(again, seed=0, max_firings=4)
+    assert result.firing_counts == {"enter1": 2, "leave1": 2, "enter2": 0, "leave2": 0}
+    assert result.final_time == 2.0
+
+
+def test_symmetric_net_round_trip_with_standard_terms():
+    text = to_pnml(coloured())
+    root = ET.fromstring(text.split("\n", 1)[1])
+    net = root.find("p:net", NS)
+    assert net.get("type") == SYMMETRICNET
+    sorts = {s.get("name"): s[0].tag.split("}")[1]
+             for s in net.iter("{%s}namedsort" % NS["p"])}
+    assert sorts == {"Colour": "finiteenumeration", "Small": "finiteintrange",
+                     "TPair": "productsort"}
+    guard = net.find("p:page/p:transition/p:condition/p:structure/p:or", NS)
+    assert [c[0].tag.split("}")[1] for c in guard] == ["equality", "greaterthanorequal"]
+    imported = read_pnml(text).net
+    assert to_pnml(imported) == text
+    assert imported.places["a"].initial_tokens == (Token(("red", 1), 0.0),
+                                                   Token(("green", 2), 5.0))
+    assert imported.transitions["t"].delay == Exponential(2.0)
+    assert [a.kind.value for a in imported.arcs] == ["input", "output", "read"]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda n: n.add_output("b", "t", "c", when="x > 1"), "condition or a computed count"),
+    (lambda n: n.add_place(Place("big", INT)), "colour set INT is not a finite sort"),
+    (lambda n: n.add_inhibitor("b", "t"), "no inhibitor arcs"),
+    (lambda n: n.transitions["t"].__setattr__("guard", "x + 1 > 2"),
+     r"no term for 'x \+ 1'"),
+])
+def test_what_pnml_cannot_say_is_refused_with_the_element(change, message):
+    net = coloured()
+    change(net)
+    with pytest.raises(InputError, match=message):
+        to_pnml(net)
+
+
+def test_pt_net_written_by_another_tool():
+    text = """<?xml version="1.0"?>
+<pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">
+ <net id="n1" type="http://www.pnml.org/version-2009/grammar/ptnet">
+  <page id="top">
+   <place id="p1"><name><text>ready</text></name>
+     <graphics><position x="10" y="20"/></graphics>
+     <initialMarking><text>3</text></initialMarking></place>
+   <place id="p2"/>
+   <transition id="t1"><name><text>go</text></name></transition>
+   <arc id="a1" source="p1" target="t1"><inscription><text>2</text></inscription></arc>
+   <arc id="a2" source="t1" target="p2"/>
+  </page>
+ </net>
+</pnml>"""
+    net = read_pnml(text).net
+    assert sorted(net.places) == ["p2", "ready"]  # a node without a name keeps its id
+    result = simulate(net, seed=0)
+    assert result.firing_counts == {"go": 1}  # 3 tokens, 2 per firing
+    assert len(result.marking["ready"]) == 1 and len(result.marking["p2"]) == 1
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('target="t"', 'target="nowhere"', 1),
+     "arc refers to 'nowhere', which is not a node"),
+    (lambda t: t.replace('<place id="b">', '<place id="a">'), "duplicate id 'a'"),
+    (lambda t: t.replace('<usersort declaration="sort_Colour_0"', '<usersort declaration="zz"',
+                         1), "unknown sort 'zz'"),
+])
+def test_bad_pnml_names_line_and_element(edit, message):
+    text = to_pnml(coloured())
+    bad = edit(text)
+    assert bad != text
+    with pytest.raises(CpnFormatError, match=rf"line \d+.*{message}"):
+        read_pnml(bad)
