@@ -85,7 +85,7 @@ def test_symmetric_net_round_trip_with_standard_terms():
     net = root.find("p:net", NS)
     assert net.get("type") == SYMMETRICNET
     sorts = {s.get("name"): s[0].tag.split("}")[1]
-             for s in net.iter("{%s}namedsort" % NS["p"])}
+             for s in net.iter(f"{{{NS['p']}}}namedsort")}
     assert sorts == {"Colour": "finiteenumeration", "Small": "finiteintrange",
                      "TPair": "productsort"}
     guard = net.find("p:page/p:transition/p:condition/p:structure/p:or", NS)
