@@ -413,10 +413,12 @@ class BottleneckRun:
     goodput_pps: np.ndarray        # per flow
     loss_pps: np.ndarray           # per flow, lost anywhere
     mark_pps: np.ndarray           # per flow, delivered with CE
+    limiter_drop_pps: np.ndarray   # per flow, dropped by its token bucket
     queue_pkts: np.ndarray
     red_average_pkts: np.ndarray
     queue_drop_pps: np.ndarray
     queue_mark_pps: np.ndarray
+    queue_inflow_pps: np.ndarray   # arrivals at the bottleneck, all flows
     tokens_pkts: np.ndarray        # (time, class); NaN without a limiter
     limiter_queue_pkts: np.ndarray
     summary: dict[str, float] = field(default_factory=dict)
@@ -580,8 +582,10 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
         cwnd_pkts=traj.y[:, :m], rtt_s=_series(traj, m, S_RTT),
         send_pps=_series(traj, m, S_SEND), goodput_pps=_series(traj, m, S_GOOD),
         loss_pps=_series(traj, m, S_LOSS), mark_pps=_series(traj, m, S_MARK),
+        limiter_drop_pps=_series(traj, m, S_LIMDROP),
         queue_pkts=traj.y[:, m], red_average_pkts=traj.y[:, m + 1],
         queue_drop_pps=traj.s[:, qb + SQ_DROP], queue_mark_pps=traj.s[:, qb + SQ_MARK],
+        queue_inflow_pps=traj.s[:, qb + SQ_INFLOW],
         tokens_pkts=tokens,
         limiter_queue_pkts=np.where(has_bucket, traj.y[:, 2 * m + 2:3 * m + 2], np.nan),
         convergence=report,
