@@ -21,6 +21,7 @@ result in-process, in a forked child or in a spawned worker. The result of
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from tcpn.validation.ns3.loader import load_ns3
-from tcpn.validation.ns3.plan import ErrorPlan, Ns3Plan, QueuePlan
+from tcpn.validation.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 
-__all__ = ["run_plan"]
+__all__ = ["run_plan", "warm_up"]
 
 _STREAM_STACK = 1_000
 _STREAM_QUEUES = 100_000
@@ -210,3 +211,19 @@ def _flow_monitor(ns: Any, monitor_helper: Any, monitor: Any) -> list[dict[str, 
                      "tx_bytes": int(stats.txBytes), "rx_bytes": int(stats.rxBytes),
                      "lost_packets": int(stats.lostPackets)})
     return rows
+
+
+def warm_up() -> None:
+    """Run a 0.2 s two-node simulation that uses every part of a build, so that the JIT
+    compiles it once here (forked jobs inherit the compiled code)."""
+    tail = QueuePlan("tcpn::TailQueueDisc", (("Limit", "10"),))
+    link = LinkPlan("A", "B", rate_bps=1e7, delay_s=0.001, queue_ab=tail, queue_ba=tail,
+                    errors_ab=ErrorPlan(rate=0.01), errors_ba=ErrorPlan(drop_list=(3,)))
+    options = (("SegmentSize", "1000"),)
+    flow = FlowPlan("warm", "A", "B", start_s=0.0, stop_s=0.2, port=10000,
+                    congestion="ns3::TcpVegas", congestion_attributes=(("Alpha", "2"),),
+                    socket_attributes=options, sink_attributes=options)
+    plan = Ns3Plan("warm-up", (link,), (flow,), horizon_s=0.2, traced_queues=("A->B",),
+                   flow_monitor=True)
+    with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
+        run_plan(plan, tmp)

@@ -8,8 +8,9 @@
 // tcpn's net model (packets waiting, not the one being serialised).
 //
 // LinkErrorModel drops packets at the receiving end of a link direction with probability
-// `rate` (per packet) or 1 - (1 - rate)^size (per byte, size = IP bytes, the PPP header
-// excluded), or the listed arrival numbers; it records every loss.
+// `rate` (per packet) or 1 - (1 - rate)^size (per byte, size = the frame with its PPP
+// header, as ns-3's RateErrorModel), or the listed arrival numbers (counted from 0, as
+// ReceiveListErrorModel); unlike ns-3's models it records every loss with its flow.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -174,7 +175,7 @@ class LinkErrorModel : public ErrorModel {
         if (!drop_list.empty()) {
             lose = std::binary_search(drop_list.begin(), drop_list.end(), index);
         } else {
-            double per = per_byte ? 1.0 - std::pow(1.0 - rate, size) : rate;
+            double per = per_byte ? 1.0 - std::pow(1.0 - rate, frame->GetSize()) : rate;
             lose = per > 0 && m_uniform->GetValue() < per;
         }
         if (lose) {
