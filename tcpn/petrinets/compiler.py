@@ -19,6 +19,7 @@ in arc order; the guard is tested as soon as its variables are bound.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import itertools
 import math
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.colours import ColourSet, IntSet, RealSet, UnitSet
+from tcpn.petrinets.colours import ColourSet, IntSet, ProductSet, RealSet, RecordSet, UnitSet
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
@@ -110,6 +111,7 @@ class CompiledTransition:
     reads_places: tuple[int, ...]
     writes_places: tuple[int, ...]
     source: str = field(repr=False)
+    #: like ``enumerate``, possibly without bindings after the earliest future one
     enumerate_due: Callable[[Marking, float, list[bool]], list[tuple[float, Binding]]] = \
         field(default=None, repr=False)  # type: ignore[assignment]
     fire_tracked: Callable[..., None] = field(default=None, repr=False)  # type: ignore[assignment]
@@ -166,6 +168,15 @@ class CompiledNet:
             if t.name == name:
                 return t
         raise InputError(f"no transition named {name!r} in net {self.net.name}")
+
+
+def _tuple_components(colour: ColourSet | None, n: int) -> list[ColourSet | None]:
+    """The colour sets of the ``n`` components of a product or record, when known."""
+    if isinstance(colour, ProductSet) and len(colour.components) == n:
+        return list(colour.components)
+    if isinstance(colour, RecordSet) and len(colour.fields) == n:
+        return [cs for _, cs in colour.fields]
+    return [None] * n
 
 
 def compile_net(net: PetriNet) -> CompiledNet:
@@ -354,7 +365,8 @@ class _TransitionCompiler:
                     code.line("    if _e > now and _e > _rstar: break")
                 binders.add(value_var)
                 new_vars = ins.pattern_variables - set(bound) - self.declared
-                self._emit_match(code, ins.tree, value_var, set(bound))
+                self._emit_match(code, ins.tree, value_var, set(bound),
+                                 self.net.places[arc.place].colour)
                 bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
             else:
                 self._check_names(ins, set(bound), arc.where, firing=False)
@@ -389,9 +401,19 @@ class _TransitionCompiler:
     def _binding_dict(self, bound: list[str]) -> str:
         return "{" + ", ".join(f"{v!r}: {v}" for v in bound) + "}"
 
-    def _emit_match(self, code: _Code, tree: Any, value: str, already: set[str]) -> None:
-        """Match ``value`` against a pattern; ``continue`` the loop on mismatch."""
-        import ast
+    @staticmethod
+    def _shape_guaranteed(colour: ColourSet | None, n: int) -> bool:
+        """Whether every member of ``colour`` is a tuple of length ``n``."""
+        if isinstance(colour, ProductSet):
+            return len(colour.components) == n
+        return isinstance(colour, RecordSet) and len(colour.fields) == n
+
+    def _emit_match(self, code: _Code, tree: Any, value: str, already: set[str],
+                    colour: ColourSet | None = None) -> None:
+        """Match ``value`` (a member of ``colour`` when known) against a pattern.
+
+        A failed match ``continue``s the enclosing loop.
+        """
 
         if isinstance(tree, ast.Name):
             if tree.id in already or tree.id in self.declared:
@@ -403,9 +425,17 @@ class _TransitionCompiler:
             code.line(f"if {value} != {tree.value!r}: continue")
         else:
             n = len(tree.elts)
-            code.line(f"if not isinstance({value}, tuple) or len({value}) != {n}: continue")
+            if not self._shape_guaranteed(colour, n):
+                code.line(f"if not isinstance({value}, tuple) or len({value}) != {n}: continue")
+            inner = _tuple_components(colour, n)
+            names = [e.id for e in tree.elts if isinstance(e, ast.Name)]
+            if len(names) == n and len(set(names)) == n and not (set(names) & already) \
+                    and not (set(names) & self.declared):
+                code.line(", ".join(names) + f", = {value}")
+                already.update(names)
+                return
             for i, elt in enumerate(tree.elts):
-                self._emit_match(code, elt, f"{value}[{i}]", already)
+                self._emit_match(code, elt, f"{value}[{i}]", already, inner[i])
 
     def _emit_eval(self, code: _Code, var: str, expr: str, where: str, bound: list[str]) -> None:
         code.line("try:")
