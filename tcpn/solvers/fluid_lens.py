@@ -181,7 +181,7 @@ def scenario_model(scenario: Scenario, flows: Sequence[ConcreteFlow],
     >>> s = dumbbell(pairs=2, horizon_s=10.0)
     >>> m = scenario_model(s, s.concrete_flows(1))
     >>> m.bottleneck_queue, [c.flows for c in m.classes], round(m.bottleneck.capacity_pps)
-    ('R1->R2', [1, 1], 2155)
+    ('R1->R2', [1, 1], 2119)
     """
     problems = fluid_problems(scenario, flows)
     if problems:
@@ -244,19 +244,19 @@ def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: 
     window = min(tcp.rcv_buf_bytes, tcp.snd_buf_bytes) / tcp.segment_size_bytes
     ssthresh = math.inf if tcp.initial_ssthresh_segments is None \
         else float(tcp.initial_ssthresh_segments)
-    common = {"prop_rtt_s": rtt, "acks_per_packet": float(tcp.delack_count),
-              "ecn": f.ecn, "initial_cwnd_pkts": float(tcp.initial_cwnd_segments),
-              "initial_ssthresh_pkts": ssthresh, "max_window_pkts": max(window, 1.0),
-              "limiter": bucket, "packet_error_rate": 1 - keep, "start_s": f.start_s,
-              "stop_s": f.stop_s}
+    spec = FlowClass(prop_rtt_s=rtt, acks_per_packet=float(tcp.delack_count), ecn=f.ecn,
+                     initial_cwnd_pkts=float(tcp.initial_cwnd_segments),
+                     initial_ssthresh_pkts=ssthresh, max_window_pkts=max(window, 1.0),
+                     limiter=bucket, packet_error_rate=1 - keep, start_s=f.start_s,
+                     stop_s=f.stop_s, timeouts=timeouts,
+                     variant="reno" if reno_model == "mgt" else "reno_sawtooth")
     if f.variant in VEGAS_LIKE:
         params = f.params
-        spec = FlowClass(variant="vegas", vegas_alpha_pkts=float(getattr(params, "alpha", 2)),
-                         vegas_beta_pkts=float(getattr(params, "beta", 4)),
-                         vegas_gamma_pkts=float(getattr(params, "gamma", 1)), **common)
-    else:
-        spec = FlowClass(variant="reno" if reno_model == "mgt" else "reno_sawtooth",
-                         timeouts=timeouts, **common)
+        spec = dataclasses.replace(
+            spec, variant="vegas", timeouts=False,
+            vegas_alpha_pkts=float(getattr(params, "alpha", 2)),
+            vegas_beta_pkts=float(getattr(params, "beta", 4)),
+            vegas_gamma_pkts=float(getattr(params, "gamma", 1)))
     return spec, bucket_q, error_q
 
 
