@@ -31,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-err_console = Console(stderr=True, soft_wrap=True)  # one error, one line (grep-able)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)  # one error, one line
 _state = {"debug": False}
 
 
@@ -147,6 +147,53 @@ def run_scenario(
         table.add_row(str(flow), *cells)
     console.print(table)
     console.print(f"result: {out}")
+
+
+@app.command("export")
+def export_net(
+    net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "
+                                       "returning a PetriNet, or a .cpn/.pnml file.")],
+    file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.")] = "cpn",
+    output: Annotated[str | None, typer.Option("--output", "-o",
+                                               help="File to write (default: stdout).")] = None,
+    real_time: Annotated[bool | None, typer.Option(
+        "--real-time/--integer-time", help="CPN Tools' time type (default: from the net).")
+    ] = None,
+    layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.")] = "dot",
+    net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.")] = "auto",
+) -> None:
+    """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
+
+    Example: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn
+    """
+    from tcpn.petrinets.exchange.loading import load_net, net_text, save_net
+
+    loaded = load_net(net)
+    if output is None:
+        sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
+                                  net_type=net_type))
+        return
+    path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
+                    net_type=net_type)
+    err_console.print(f"wrote {path}", markup=False, highlight=False)
+
+
+@app.command("import")
+def import_net(
+    file: Annotated[str, typer.Argument(help="A CPN Tools (.cpn) or PNML (.pnml) file.")],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write the imported net again (.cpn or .pnml).")] = None,
+    strict: Annotated[bool, typer.Option(help="Fail (exit 3) if any element is left out.")
+                      ] = False,
+) -> None:
+    """Import a net and report, element by element, what tcpn kept, left out and changed."""
+    from tcpn.petrinets.exchange.loading import load_net, save_net
+
+    loaded = load_net(file, strict=strict)
+    console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
+    if output is not None:
+        console.print(f"wrote {save_net(loaded, output)}", markup=False, highlight=False,
+                      soft_wrap=True)
 
 
 def main() -> None:

@@ -1,0 +1,133 @@
+"""Load a net named on the command line (a Python reference or a file) and save it by format.
+
+A *net reference* is either
+
+* ``package.module:name`` or ``path/to/file.py:name``, where ``name`` is a
+  :class:`~tcpn.petrinets.net.PetriNet` or a function called without arguments that
+  returns one (``tcpn.petrinets.examples:single_server_queue`` needs arguments, so wrap
+  it in a function of your own); or
+* a file ``*.cpn`` (CPN Tools) or ``*.pnml`` (PNML), read with its import report.
+
+>>> loaded = load_net("tcpn.petrinets.exchange.loading:example_net")
+>>> loaded.net.name, loaded.complete
+('mm1', True)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import ImportedNet, ImportReport, read_cpn
+from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
+from tcpn.petrinets.net import PetriNet
+
+__all__ = ["FORMATS", "example_net", "load_net", "net_text", "save_net"]
+
+#: Export formats and the file suffix each one uses.
+FORMATS = {"cpn": ".cpn", "pnml": ".pnml"}
+
+
+def example_net() -> PetriNet:
+    """An M/M/1 queue of 10 customers: a net reference for the documentation."""
+    from tcpn.petrinets.examples import single_server_queue
+
+    return single_server_queue(10, 1.0, 0.8)
+
+
+def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
+    """Load the net ``reference`` names (see the module docstring)."""
+    path = Path(reference)
+    if path.suffix.lower() in (".cpn", ".pnml") and ":" not in path.name:
+        if not path.is_file():
+            raise InputError(f"{reference}: no such file")
+        if path.suffix.lower() == ".cpn":
+            return read_cpn(path, strict=strict)
+        return read_pnml(path)
+    module_name, sep, attribute = reference.rpartition(":")
+    if not sep or not module_name or not attribute:
+        raise InputError(f"{reference!r} is neither a .cpn/.pnml file nor a Python reference "
+                         "'package.module:function' (or 'file.py:function')")
+    module = _import(module_name, reference)
+    if not hasattr(module, attribute):
+        raise InputError(f"{reference}: module {module_name} has no attribute {attribute!r}")
+    value: Any = getattr(module, attribute)
+    if callable(value) and not isinstance(value, PetriNet):
+        try:
+            value = value()
+        except TypeError as exc:
+            raise InputError(f"{reference}: calling {attribute}() failed ({exc}); name a "
+                             "function that takes no arguments") from None
+    if not isinstance(value, PetriNet):
+        raise InputError(f"{reference}: expected a PetriNet, got {type(value).__name__}")
+    return ImportedNet(value, ImportReport(reference, {"places": len(value.places),
+                                                       "transitions": len(value.transitions),
+                                                       "arcs": len(value.arcs)}),
+                       {}, real_time=False)
+
+
+def _import(module_name: str, reference: str) -> Any:
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise InputError(f"{reference}: no such file {module_name}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise InputError(f"{reference}: can't load {module_name} as Python")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module  # inspect.getsource needs to find it again
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise InputError(f"{reference}: can't import {module_name} ({exc})") from None
+
+
+def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = None, *,
+             real_time: bool | None = None, layout: str = "dot",
+             net_type: str = "auto") -> Path:
+    """Write ``loaded.net`` as ``file_format`` (default: from the suffix of ``path``).
+
+    See :func:`net_text` for the options.
+    """
+    target = Path(path)
+    if file_format is None:
+        by_suffix = {suffix: name for name, suffix in FORMATS.items()}
+        file_format = by_suffix.get(target.suffix.lower())
+        if file_format is None:
+            raise InputError(f"{target}: can't tell the format from the suffix; use one of "
+                             f"{sorted(FORMATS.values())} or give the format")
+    text = net_text(loaded, file_format, real_time=real_time, layout=layout,
+                    net_type=net_type)
+    target.write_bytes(text.encode("iso-8859-1" if file_format == "cpn" else "utf-8"))
+    return target
+
+
+def net_text(loaded: ImportedNet, file_format: str, *, real_time: bool | None = None,
+             layout: str = "dot", net_type: str = "auto") -> str:
+    """The file text of ``loaded.net`` in ``file_format`` (``"cpn"`` or ``"pnml"``).
+
+    A net read from a CPN Tools file keeps its element ids and its time type unless
+    ``real_time`` says otherwise; ``layout`` and ``net_type`` are passed to
+    :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn` and
+    :func:`~tcpn.petrinets.exchange.pnml.to_pnml`.
+
+    >>> text = net_text(load_net("tcpn.petrinets.exchange.loading:example_net"), "pnml")
+    Traceback (most recent call last):
+    ...
+    tcpn.errors.InputError: place source: colour set TINT is not a finite sort of PNML \
+symmetric nets (dot, bool, enumerations, bounded ints, products); export to CPN Tools instead
+    """
+    if file_format == "cpn":
+        if real_time is None and loaded.ids:
+            real_time = loaded.real_time
+        return to_cpn(loaded.net, real_time=real_time, ids=loaded.ids, layout=layout)
+    if file_format == "pnml":
+        return to_pnml(loaded.net, net_type)
+    raise InputError(f"unknown format {file_format!r}; use one of {sorted(FORMATS)}")

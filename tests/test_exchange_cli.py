@@ -1,0 +1,59 @@
+"""`tcpn export` and `tcpn import`: files written, reports printed, exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_export_python_reference_to_cpn_then_import_and_export_again(tmp_path):
+    first = tmp_path / "mm1.cpn"
+    done = tcpn("export", "tcpn.petrinets.exchange.loading:example_net", "-o", str(first))
+    assert done.returncode == 0, done.stderr
+    assert "<boolean>true</boolean>" in first.read_text()  # exponential delays: real time
+    imported = tcpn("import", str(first), "-o", str(tmp_path / "again.cpn"))
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 4 places, 3 transitions, 8 arcs" in imported.stdout
+    assert (tmp_path / "again.cpn").read_text() == first.read_text()
+
+
+def test_export_a_net_defined_in_a_python_file_to_pnml_on_stdout(tmp_path):
+    script = tmp_path / "mynet.py"
+    script.write_text(
+        "from tcpn.petrinets import UNIT, PetriNet, Place, Transition\n"
+        "def build():\n"
+        "    net = PetriNet('tiny')\n"
+        "    net.add_place(Place('a', UNIT, initial=[()]))\n"
+        "    net.add_transition(Transition('t'))\n"
+        "    net.add_input('a', 't', '()')\n"
+        "    return net\n")
+    done = tcpn("export", f"{script}:build", "--format", "pnml")
+    assert done.returncode == 0, done.stderr
+    assert "grammar/ptnet" in done.stdout and '<place id="a">' in done.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("export", "nosuch.module:net"), "can't import nosuch.module"),
+    (("export", "tcpn.petrinets.examples:single_server_queue"), "takes no arguments"),
+    (("export", "tcpn.petrinets.exchange.loading:example_net", "-f", "pnml"),
+     "place source: colour set TINT is not a finite sort"),
+    (("import", "missing.cpn"), "missing.cpn: no such file"),
+])
+def test_bad_input_is_one_line_and_exit_code_3(args, message):
+    done = tcpn(*args)
+    assert done.returncode == 3
+    assert message in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_strict_import_of_a_partial_net_fails(shared_dir):
+    done = tcpn("import", str(shared_dir / "data" / "cpn" / "RealTimedProtocol.cpn"),
+                "--strict")
+    assert done.returncode == 3
+    assert "transition 'Transmit Packet' (id13 line 837): free variable(s) r" in done.stderr
