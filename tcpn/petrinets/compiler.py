@@ -29,7 +29,18 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.colours import ColourSet, IntSet, ProductSet, RealSet, RecordSet, UnitSet
+from tcpn.petrinets.colours import (
+    BoolSet,
+    ColourSet,
+    EnumSet,
+    IntSet,
+    ListSet,
+    ProductSet,
+    RealSet,
+    RecordSet,
+    StringSet,
+    UnitSet,
+)
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
@@ -215,19 +226,53 @@ class _Code:
         return "\n".join(self.lines) + "\n"
 
 
-def _colour_test(colour: ColourSet, var: str, cs_name: str) -> str:
-    """A fast Python test that ``var`` is a member of ``colour``."""
-    if isinstance(colour, IntSet) and colour.low is None and colour.high is None:
-        return f"type({var}) is int"
+def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: int = 0) -> str:
+    """A Python expression that is true when ``var`` is a member of ``colour``.
+
+    Generated inline so that checking every produced token stays cheap; objects the
+    expression needs (record types, enumeration sets, unknown colour sets) are put into
+    ``namespace`` under fresh names.
+    """
+
+    def register(value: Any) -> str:
+        name = f"_colour{len(namespace)}"
+        namespace[name] = value
+        return name
+
     if isinstance(colour, IntSet):
-        low = "" if colour.low is None else f"{colour.low} <= "
-        high = "" if colour.high is None else f" <= {colour.high}"
-        return f"(type({var}) is int and {low}{var}{high})"
+        low = "" if colour.low is None else f" and {colour.low} <= {var}"
+        high = "" if colour.high is None else f" and {var} <= {colour.high}"
+        return f"(type({var}) is int{low}{high})"
     if isinstance(colour, UnitSet):
-        return f"{var} == ()"
+        return f"({var} == ())"
+    if isinstance(colour, BoolSet):
+        return f"(type({var}) is bool)"
+    if isinstance(colour, StringSet):
+        return f"(type({var}) is str)"
     if isinstance(colour, RealSet):
-        return f"{cs_name}.contains({var})"
-    return f"{cs_name}.contains({var})"
+        # v - v == 0.0 is false for inf and nan
+        return f"((type({var}) is float and {var} - {var} == 0.0) or type({var}) is int)"
+    if isinstance(colour, EnumSet):
+        return f"(type({var}) is str and {var} in {register(frozenset(colour.values))})"
+    if isinstance(colour, ProductSet):
+        parts = [f"type({var}) is tuple", f"len({var}) == {len(colour.components)}"]
+        parts += [_colour_test(c, f"{var}[{i}]", namespace, depth)
+                  for i, c in enumerate(colour.components)]
+        return "(" + " and ".join(parts) + ")"
+    if isinstance(colour, RecordSet):
+        parts = [f"type({var}) is {register(colour.record_type)}"]
+        parts += [_colour_test(c, f"{var}.{name}", namespace, depth)
+                  for name, c in colour.fields]
+        return "(" + " and ".join(parts) + ")"
+    if isinstance(colour, ListSet):
+        element = f"_e{depth}"
+        parts = [f"type({var}) is tuple"]
+        if colour.max_length is not None:
+            parts.append(f"len({var}) <= {colour.max_length}")
+        parts.append(f"all({_colour_test(colour.element, element, namespace, depth + 1)} "
+                     f"for {element} in {var})")
+        return "(" + " and ".join(parts) + ")"
+    return f"{register(colour)}.contains({var})"
 
 
 class _TransitionCompiler:
@@ -592,7 +637,6 @@ class _TransitionCompiler:
         for n_out, arc in enumerate(a for a in self.arcs if a.kind is ArcKind.OUTPUT):
             p = self.place_index[arc.place]
             colour = self.net.places[arc.place].colour
-            self.globals[f"_cs{n_out}"] = colour
             ins = Inscription.parse(arc.inscription or "", arc.where)
             self._check_names(ins, after_action, arc.where, firing=True)
             indent = 0
@@ -605,7 +649,7 @@ class _TransitionCompiler:
                 code.depth += 1
                 indent = 1
             self._emit_checked(code, "_val", ins.text, arc.where, binding)
-            code.line(f"if not ({_colour_test(colour, '_val', f'_cs{n_out}')}):")
+            code.line(f"if not {_colour_test(colour, '_val', self.globals)}:")
             code.line(
                 f"    raise _FiringError({arc.where!r}, {binding}, "
                 f"f'token {{_val!r}} is not of colour set {colour.describe()}')"

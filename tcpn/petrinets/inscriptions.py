@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from dataclasses import dataclass, field
 
 from tcpn.errors import InputError
@@ -40,7 +41,10 @@ RESERVED_NAMES = frozenset({"now", "rng"})
 
 @dataclass(frozen=True)
 class Inscription:
-    """A parsed Python expression with the names it reads."""
+    """A parsed Python expression with the names it reads.
+
+    Parses are cached by text, so ``tree`` is shared: read it, never mutate it.
+    """
 
     text: str
     tree: ast.expr = field(compare=False, repr=False)
@@ -52,18 +56,9 @@ class Inscription:
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"{where}: an inscription must be a non-empty string, got {text!r}")
         try:
-            tree = ast.parse(text.strip(), mode="eval").body
+            return _parse(text.strip())
         except SyntaxError as exc:
             raise InputError(f"{where}: invalid inscription {text!r}: {exc.msg}") from None
-        for node in ast.walk(tree):
-            if isinstance(node, ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
-                raise InputError(f"{where}: inscription {text!r} must not assign or yield")
-        names = frozenset(
-            node.id
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and not _is_bound_in_comprehension(tree, node.id)
-        )
-        return cls(text.strip(), tree, names)
 
     @property
     def is_pattern(self) -> bool:
@@ -103,13 +98,27 @@ def _is_pattern(node: ast.expr) -> bool:
     return False
 
 
-def _is_bound_in_comprehension(tree: ast.expr, name: str) -> bool:
+@functools.lru_cache(maxsize=65536)
+def _parse(text: str) -> Inscription:
+    """Parse once per distinct text (nets repeat the same inscriptions many times)."""
+    tree = ast.parse(text, mode="eval").body
+    for node in ast.walk(tree):
+        if isinstance(node, ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
+            raise SyntaxError("an inscription must not assign or yield")
+    local = _comprehension_names(tree)
+    names = frozenset(
+        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id not in local
+    )
+    return Inscription(text, tree, names)
+
+
+def _comprehension_names(tree: ast.expr) -> set[str]:
+    """Names bound inside the expression by comprehensions and lambdas."""
+    local: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
             for gen in node.generators:
-                targets = [t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name)]
-                if name in targets:
-                    return True
-        if isinstance(node, ast.Lambda) and name in {a.arg for a in node.args.args}:
-            return True
-    return False
+                local.update(t.id for t in ast.walk(gen.target) if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Lambda):
+            local.update(a.arg for a in node.args.args)
+    return local
