@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller nets, for a smoke test")
     args = parser.parse_args(argv)
     chain_states, grid_k, diners = (2_000, 40, 20) if args.quick else (10_000, 100, 29)
-    console = Console()
+    console = Console(width=120)
     speed = Table(title=f"States per second (median of {args.repeats} runs, whole call)")
     for column in ("net", "states", "tcpn", "SNAKES", "tcpn / SNAKES", f"floor {SPEED_FLOOR:.0f}x"):
         speed.add_column(column, justify="left" if column == "net" else "right")

@@ -184,6 +184,9 @@ class _Successors:
                 rule.mask = sum(store.masks[p] << store.shifts[p] for p in rule.rw)
                 rule.memo.clear()
                 rule.deltas = self.deltas_function(rule)
+        # what the untimed loop reads per transition, without attribute look-ups
+        self.plan = [[(rule.mask, rule.memo.get, rule) for rule in group]
+                     for group in self.groups]
 
     def initial_key(self) -> int:
         marking = self.compiled.initial_marking()
@@ -374,7 +377,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
     order = [init]  # packed markings in state (BFS) order
     edge_dst = array("I")  # edge targets, grouped by source
     edge_start = array("I", [0])  # state s's edges are edge_dst[edge_start[s]:edge_start[s + 1]]
-    groups = gen.groups
+    plan = gen.plan
     untimed = not gen.timed_net
     i, depth, level_end = 0, 0, 1
     reason = "complete"
@@ -392,9 +395,9 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
         n_before, first_edge = len(order), len(edge_dst)
         try:
             if untimed:
-                for group in groups:
-                    for rule in group:
-                        found = rule.memo.get(key & rule.mask)
+                for group in plan:
+                    for mask, memo_get, rule in group:
+                        found = memo_get(key & mask)
                         if found is None:
                             found = rule.deltas(key)
                             if rule.memo_on:
@@ -423,6 +426,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
             order = [repack(k) for k in order]
             index = {k: n for n, k in enumerate(order)}
             gen.relayout()
+            plan = gen.plan
             continue
         if len(order) > state_cap:
             _forget(index, order, edge_dst, n_before, first_edge)
