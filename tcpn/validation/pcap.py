@@ -85,7 +85,10 @@ def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndar
     order = "<" if dpkt.pcap.MAGIC_TO_PKT_HDR[magic] is dpkt.pcap.LEPktHdr else ">"
     nano = magic in (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
     unpack = struct.Struct(order + "IIII").unpack_from
-    offsets, caplens, seconds, fractions = [], [], [], []
+    offsets: list[int] = []
+    caplens: list[int] = []
+    seconds: list[int] = []
+    fractions: list[int] = []
     offset, end = _FILE_HEADER, len(data)
     while offset < end:
         number = len(offsets)

@@ -205,7 +205,7 @@ class Ns3Worker:
         if self._conn is not None and self._process is not None and self._process.is_alive():
             return self._conn
         self._stop_process()
-        context = multiprocessing.get_context(self.start_method)
+        context: Any = multiprocessing.get_context(self.start_method)
         parent, child = context.Pipe()
         log = Path(self._logs.name) / "startup.log"
         process = context.Process(target=_serve, args=(child, self.isolate, self.load,
