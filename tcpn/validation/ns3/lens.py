@@ -145,7 +145,8 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
     tcp = flow.tcp
     recovery = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}[
         tcp.recovery]
-    congestion, attributes = "ns3::TcpNewReno", ()
+    congestion = "ns3::TcpNewReno"
+    attributes: tuple[tuple[str, str], ...] = ()
     params = flow.params
     if flow.variant == "tahoe":
         recovery = "tcpn::TahoeRecovery"
