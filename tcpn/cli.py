@@ -149,6 +149,46 @@ def run_scenario(
     console.print(f"result: {out}")
 
 
+@app.command("optimize")
+def optimize_parameter(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+    parameter: Annotated[str, typer.Option(help="ecn_k, red_min_th, red_max_th, red_max_p, "
+                                           "red_q_weight, tb_depth_bytes, tb_limit, "
+                                           "vegas_alpha, vegas_beta, vegas_weight.")],
+    low: Annotated[float, typer.Option(help="Lower bound of the search.")],
+    high: Annotated[float, typer.Option(help="Upper bound of the search.")],
+    lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.")] = "fluid",
+    objective: Annotated[str, typer.Option(help="goodput, delay or power.")] = "goodput",
+    delay_weight: Annotated[float, typer.Option(help="w in log goodput - w log RTT.")] = 1.0,
+    loss_cap: Annotated[float | None, typer.Option(help="Largest loss ratio allowed.")] = None,
+    points: Annotated[int, typer.Option(min=3, help="Grid points.")] = 9,
+    replications: Annotated[int, typer.Option(min=1, help="Runs per point (net, ns3).")] = 5,
+    queue: Annotated[str | None, typer.Option(help="Queue 'A->B' to edit (default: all of "
+                                              "the parameter's kind).")] = None,
+) -> None:
+    """Search the parameter value that maximises an objective; print the curve and the
+    closed-form predictions beside the optimum."""
+    from tcpn.models.scenario import load_scenario
+    from tcpn.solvers.optimize import optimize
+
+    result = optimize(load_scenario(scenario), parameter, (low, high), lens=lens,
+                      objective=objective,  # type: ignore[arg-type]
+                      delay_weight=delay_weight, loss_cap=loss_cap, points=points,
+                      replications=replications, queue=queue)
+    table = Table(title=f"{parameter}: {objective} ({lens} lens)")
+    for column in ("value", "objective", "± 95 %", "runs"):
+        table.add_column(column, justify="right")
+    for p in result.points:
+        table.add_row(f"{p.value:.6g}", f"{p.objective:.6g}", f"{p.half_width:.3g}",
+                      str(p.runs), style="bold" if p is result.best else None)
+    console.print(table)
+    low_tie, high_tie = result.indistinguishable
+    console.print(f"optimum: {parameter} = {result.best.value:.6g} (indistinguishable in "
+                  f"[{low_tie:.6g}, {high_tie:.6g}])")
+    for name, value in result.predictions.items():
+        console.print(f"closed form {name}: {value:.6g}")
+
+
 @app.command("export")
 def export_net(
     net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "

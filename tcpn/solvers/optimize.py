@@ -1,0 +1,269 @@
+"""Threshold optimisation: search the value of one scenario parameter that maximises an objective.
+
+:func:`optimize` evaluates the scenario through any lens (:func:`tcpn.models.lenses.evaluate`)
+on a grid over the parameter's bounds, then refines around the best grid point: with
+bounded Brent (SciPy) for a deterministic lens (``fluid``), with a finer grid for a
+stochastic one (``net``, ``ns3``), where every point is ``replications`` independent runs
+and carries a 95 % confidence interval; the optimum is then reported with the set of
+values whose intervals overlap the best one's (what the noise cannot tell apart).
+
+Parameters (:data:`PARAMETERS`): ``ecn_k`` (threshold ECN K, packets), ``red_min_th``,
+``red_max_th``, ``red_max_p``, ``red_q_weight``, ``tb_depth_bytes``, ``tb_limit``
+(token-bucket depth and queue), ``vegas_alpha``, ``vegas_beta`` (all Vegas flows, whole
+segments), ``vegas_weight`` (adaptive Vegas EWMA weight). Objectives, from the common
+summary: ``goodput`` (aggregate, bit/s), ``delay`` (minus the flows' mean RTT), ``power``
+(``log goodput - w log RTT``; w = 1 is Kleinrock's power); ``loss_cap`` makes points whose
+aggregate loss ratio exceeds it infeasible.
+
+The closed-form predictions for the parameter (e.g. for K: one BDP for Reno, C RTT/7 for
+DCTCP, B - N, B - BDP) are computed from the scenario's fluid model and printed beside
+the searched optimum.
+
+>>> from tcpn.models.scenario import dumbbell
+>>> s = dumbbell(pairs=2, horizon_s=20.0, tcp={"ecn": True},
+...              queue={"kind": "threshold_ecn", "limit": 200, "k": 50})
+>>> r = optimize(s, "ecn_k", bounds=(5, 190), lens="fluid", points=5, refine=False)
+>>> sorted(r.predictions)
+['aimd_no_underflow_k', 'ca_overshoot_k', 'dctcp_min_k', 'slow_start_overshoot_k']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from tcpn.errors import InputError
+from tcpn.models.scenario import Scenario, validate_scenario
+
+__all__ = ["PARAMETERS", "OptimizationResult", "Point", "objective_value", "optimize",
+           "with_parameter"]
+
+Objective = Literal["goodput", "delay", "power"]
+
+#: parameter -> (queue kind or flow variants it edits, field, integer-valued)
+PARAMETERS: dict[str, tuple[str, str, bool]] = {
+    "ecn_k": ("threshold_ecn", "k", False),
+    "red_min_th": ("red", "min_th", False),
+    "red_max_th": ("red", "max_th", False),
+    "red_max_p": ("red", "max_p", False),
+    "red_q_weight": ("red", "q_weight", False),
+    "tb_depth_bytes": ("token_bucket", "depth_bytes", True),
+    "tb_limit": ("token_bucket", "limit", True),
+    "vegas_alpha": ("vegas", "alpha", True),
+    "vegas_beta": ("vegas", "beta", True),
+    "vegas_weight": ("adaptive_vegas", "weight", False),
+}
+_VEGAS = {"vegas": ("vegas", "modified_vegas", "adaptive_vegas"),
+          "adaptive_vegas": ("adaptive_vegas",)}
+STOCHASTIC_LENSES = ("net", "ns3")
+
+
+def with_parameter(scenario: Scenario, parameter: str, value: float,
+                   queue: str | None = None) -> Scenario:
+    """A copy of ``scenario`` with ``parameter`` set to ``value`` (on ``queue``, or on every
+    queue/flow it applies to).
+
+    >>> from tcpn.models.scenario import dumbbell
+    >>> s = dumbbell(pairs=1, horizon_s=5.0, queue={"kind": "threshold_ecn", "k": 20})
+    >>> with_parameter(s, "ecn_k", 35).direction("R1->R2").queue.k
+    35.0
+    """
+    if parameter not in PARAMETERS:
+        raise InputError(f"unknown parameter {parameter!r}; parameters: {', '.join(PARAMETERS)}")
+    target, name, integer = PARAMETERS[parameter]
+    number: float | int = round(value) if integer else float(value)
+    data = scenario.model_dump(mode="json")
+    hits = 0
+    if target in _VEGAS:
+        for flow in data["flows"]:
+            if flow["variant"] in _VEGAS[target]:
+                flow["params"] = {**(flow.get("params") or {}), name: number}
+                flow["params"].pop("variant", None)
+                hits += 1
+    else:
+        for link in data["links"]:
+            for side, (a, b) in (("ab", (link["a"], link["b"])), ("ba", (link["b"], link["a"]))):
+                disc = link[side]["queue"]
+                if disc["kind"] == target and queue in (None, f"{a}->{b}"):
+                    disc[name] = number
+                    hits += 1
+    if not hits:
+        where = f" on queue {queue}" if queue else ""
+        raise InputError(f"parameter {parameter}: the scenario has no {target}{where} to set")
+    for flow in data["flows"]:
+        if isinstance(flow.get("params"), dict):
+            flow["params"].pop("variant", None)
+    return validate_scenario(data)
+
+
+def objective_value(summary: dict[str, Any], objective: Objective = "goodput",
+                    delay_weight: float = 1.0, loss_cap: float | None = None) -> float:
+    """The objective (to maximise) of one run's common summary; ``-inf`` if infeasible.
+
+    >>> objective_value({"aggregate": {"goodput_bps": 8e6, "loss_ratio": 0.02},
+    ...                  "flows": {"f0": {"rtt_mean_s": 0.05}}}, "goodput", loss_cap=0.01)
+    -inf
+    """
+    aggregate = summary["aggregate"]
+    loss = aggregate.get("loss_ratio") or 0.0
+    if loss_cap is not None and loss > loss_cap:
+        return -math.inf
+    goodput = float(aggregate["goodput_bps"])
+    rtts = [f["rtt_mean_s"] for f in summary["flows"].values() if f.get("rtt_mean_s")]
+    rtt = float(np.mean(rtts)) if rtts else math.nan
+    if objective == "goodput":
+        return goodput
+    if objective == "delay":
+        return -rtt
+    if objective == "power":
+        return math.log(max(goodput, 1e-300)) - delay_weight * math.log(rtt)
+    raise InputError(f"unknown objective {objective!r}; objectives: goodput, delay, power")
+
+
+@dataclass(frozen=True)
+class Point:
+    """The objective at one parameter value: mean and 95 % half-width (0: deterministic)."""
+
+    value: float
+    objective: float
+    half_width: float
+    runs: int
+
+
+@dataclass
+class OptimizationResult:
+    """The searched optimum, the objective curve, and the closed-form predictions."""
+
+    parameter: str
+    objective: str
+    lens: str
+    points: list[Point]
+    best: Point
+    indistinguishable: tuple[float, float]
+    predictions: dict[str, float] = field(default_factory=dict)
+
+    def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Parameter values, objective means and half-widths, sorted by value."""
+        pts = sorted(self.points, key=lambda p: p.value)
+        return (np.array([p.value for p in pts]), np.array([p.objective for p in pts]),
+                np.array([p.half_width for p in pts]))
+
+
+def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
+             lens: str = "fluid", objective: Objective = "goodput", delay_weight: float = 1.0,
+             loss_cap: float | None = None, points: int = 9, replications: int = 5,
+             refine: bool = True, queue: str | None = None, log_scale: bool = False,
+             seed: int | None = None, **lens_options: Any) -> OptimizationResult:
+    """Maximise ``objective`` over ``parameter`` in ``bounds`` (see the module docstring)."""
+    lo, hi = map(float, bounds)
+    if not lo < hi or (log_scale and lo <= 0):
+        raise InputError(f"optimize: bounds must satisfy low < high (and low > 0 on a log "
+                         f"scale), got {bounds}")
+    if points < 3:
+        raise InputError(f"optimize: at least 3 grid points are needed (got {points})")
+    with_parameter(scenario, parameter, lo, queue)  # fail fast on a parameter with no target
+    from tcpn.models.lenses import evaluate
+
+    stochastic = lens in STOCHASTIC_LENSES
+    cache: dict[float, Point] = {}
+
+    def measure(value: float) -> Point:
+        value = float(round(value)) if PARAMETERS[parameter][2] else float(value)
+        if value in cache:
+            return cache[value]
+        edited = with_parameter(scenario, parameter, value, queue)
+        if stochastic:
+            result = evaluate(edited, lens=lens, seed=seed, replications=replications,
+                              **lens_options)
+            summaries = result.summaries
+        else:
+            summaries = [evaluate(edited, lens=lens, seed=seed, **lens_options).summary]
+        values = [objective_value(s, objective, delay_weight, loss_cap) for s in summaries]
+        mean, half = _mean_ci(values)
+        cache[value] = Point(value, mean, half, len(values))
+        return cache[value]
+
+    grid = np.geomspace(lo, hi, points) if log_scale else np.linspace(lo, hi, points)
+    for v in grid:
+        measure(float(v))
+    best = max(cache.values(), key=lambda p: p.objective)
+    if refine:
+        ordered = sorted(cache)
+        k = ordered.index(best.value)
+        left, right = ordered[max(k - 1, 0)], ordered[min(k + 1, len(ordered) - 1)]
+        if stochastic or PARAMETERS[parameter][2]:
+            for v in np.linspace(left, right, points):
+                measure(float(v))
+        else:
+            _brent(lambda v: -measure(v).objective, left, right)
+        best = max(cache.values(), key=lambda p: p.objective)
+    tied = [p.value for p in cache.values()
+            if p.objective + p.half_width >= best.objective - best.half_width]
+    return OptimizationResult(parameter, objective, lens, sorted(cache.values(),
+                                                                 key=lambda p: p.value),
+                              best, (min(tied), max(tied)),
+                              closed_form_predictions(scenario, parameter, queue))
+
+
+def _brent(func: Callable[[float], float], left: float, right: float) -> None:
+    if right > left:
+        minimize_scalar(func, bounds=(left, right), method="bounded",
+                        options={"xatol": 1e-3 * (right - left), "maxiter": 20})
+
+
+def _mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v)]
+    if len(finite) < len(values):
+        return -math.inf, 0.0
+    if len(values) == 1:
+        return float(values[0]), 0.0
+    from tcpn.solvers.replications import mean_ci
+    return mean_ci(list(values))
+
+
+def closed_form_predictions(scenario: Scenario, parameter: str,
+                            queue: str | None = None) -> dict[str, float]:
+    """What the closed forms say the parameter should be, from the scenario's fluid model.
+
+    Empty when the scenario is outside the fluid model (the search still runs).
+    """
+    from tcpn.solvers.closed_forms import ecn, token_bucket
+    from tcpn.solvers.fluid_lens import scenario_model
+
+    try:
+        model = scenario_model(scenario, scenario.concrete_flows())
+    except InputError:
+        return {}
+    link = model.bottleneck
+    rtt = min(c.prop_rtt_s for c in model.classes)
+    flows = sum(c.flows for c in model.classes)
+    bdp = float(ecn.bdp_buffer_pkts(link.capacity_pps, rtt))
+    out: dict[str, float] = {}
+    if parameter == "ecn_k":
+        out["aimd_no_underflow_k"] = float(ecn.aimd_no_underflow_threshold_pkts(
+            link.capacity_pps, rtt, 0.5))
+        out["dctcp_min_k"] = float(ecn.dctcp_min_threshold_pkts(link.capacity_pps, rtt))
+        out["ca_overshoot_k"] = link.buffer_pkts - flows
+        # slow start doubles per RTT: the queue grows by one BDP during the feedback delay
+        out["slow_start_overshoot_k"] = link.buffer_pkts - bdp
+    elif parameter.startswith("red_"):
+        from tcpn.solvers.stability import hmtg_red_design
+        design = hmtg_red_design(flows, rtt + link.buffer_pkts / link.capacity_pps,
+                                 link.capacity_pps)
+        out["hmtg_q_weight"] = design.queue_weight
+        out["hmtg_max_slope_per_pkt"] = design.max_slope
+    elif parameter == "tb_depth_bytes":
+        for i, c in enumerate(model.classes):
+            if c.limiter is not None:
+                depth = token_bucket.policer_min_depth_pkts(c.limiter.rate_pps, c.prop_rtt_s)
+                out[f"policer_min_depth_bytes[{model.limiter_queue[i]}]"] = float(
+                    depth * model.packet_bytes)
+    elif parameter.startswith("vegas_"):
+        out["vegas_queue_per_unit_alpha_pkts"] = float(sum(
+            c.flows for c in model.classes if c.variant == "vegas"))
+    return out
