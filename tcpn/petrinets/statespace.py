@@ -260,7 +260,7 @@ class _Successors:
         once per state wherever the memo does not help.
         """
         store = self.store
-        contents, index, intern = store.contents, store.index, store.intern
+        contents, index, widths = store.contents, store.index, store.widths
         fields = tuple((p, store.shifts[p], store.masks[p]) for p in rule.rw)
         # (place, shift, position in ``fields``) of every place a firing changes
         writes = tuple((p, store.shifts[p], rule.rw.index(p)) for p in rule.ct.writes_places)
@@ -293,23 +293,25 @@ class _Successors:
                 delta = 0
                 for p, shift, at in writes:
                     place = after[p]
-                    content = untimed_key(place) if len(place) != 1 else _single_key(place)
+                    if len(place) == 1:  # untimed_key's commonest case, inlined
+                        ((value, count),) = place.items()
+                        content = value if count == 1 and type(value) is not tuple else \
+                            untimed_key(place)
+                    else:
+                        content = untimed_key(place)
                     new = index[p].get(content)
-                    if new is None:
-                        new = intern(p, content)
-                        if store.overflow:
+                    if new is None:  # MarkingStore.intern, inlined
+                        known = contents[p]
+                        new = index[p][content] = len(known)
+                        known.append(content)
+                        if new >> widths[p]:
+                            store.overflow = True
                             raise _Outgrown
                     delta += (new - numbers[at]) << shift
                 out.append(delta)
             return tuple(out)
 
         return deltas
-
-
-def _single_key(place: dict[Any, int]) -> Any:
-    """:func:`untimed_key` of a one-value place, inlined for the untimed path."""
-    ((value, count),) = place.items()
-    return value if count == 1 and type(value) is not tuple else untimed_key(place)
 
 
 class _Outgrown(Exception):
