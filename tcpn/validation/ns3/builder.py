@@ -122,6 +122,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                 ((link.b, link.a), link.queue_ba, link.errors_ba):
             qid = f"{here}->{there}"
             qdiscs[qid] = _install_queue(ns, tcpn, device[(here, there)], queue)
+            tcpn.AttachDeviceQueue(qdiscs[qid], device[(here, there)])
             tcpn.AssignQueueStreams(qdiscs[qid], _STREAM_QUEUES + 10 * len(qdiscs))
             if errors is not None:
                 models[qid] = _error_model(ns, tcpn, errors, _STREAM_ERRORS + 10 * len(models),

@@ -18,6 +18,13 @@ inline Ptr<QueueDisc> InstallRootQueueDisc(Ptr<NetDevice> device, const std::str
     return qdisc;
 }
 
+// Let a TailQueueDisc count the packet waiting in its device's transmit queue.
+inline void AttachDeviceQueue(Ptr<QueueDisc> qdisc, Ptr<NetDevice> device) {
+    Ptr<TailQueueDisc> tail = DynamicCast<TailQueueDisc>(qdisc);
+    Ptr<PointToPointNetDevice> p2p = DynamicCast<PointToPointNetDevice>(device);
+    if (tail && p2p) tail->SetDeviceQueue(p2p->GetQueue(), 2);
+}
+
 // Fix the random stream of a queue disc that draws random numbers (RED); returns how many
 // streams it took.
 inline int64_t AssignQueueStreams(Ptr<QueueDisc> qdisc, int64_t stream) {

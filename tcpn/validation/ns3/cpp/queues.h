@@ -4,8 +4,8 @@
 // and ns-3 lacks: CE marking above a threshold K (marking, never dropping, below the
 // limit), small-packets-first with a shared or split buffer, and a token-bucket policer in
 // front of the queue. Its limit and threshold count the packet waiting in the device's
-// one-packet transmit queue too, so that "the queue holds n packets" means the same as in
-// tcpn's net model (packets waiting, not the one being serialised).
+// one-packet transmit queue too (SetDeviceQueue), so that "the queue holds n packets"
+// means the same as in tcpn's net model (packets waiting, not the one being serialised).
 //
 // LinkErrorModel drops packets at the receiving end of a link direction with probability
 // `rate` (per packet) or 1 - (1 - rate)^size (per byte, size = the frame with its PPP
@@ -54,6 +54,11 @@ class TailQueueDisc : public QueueDisc {
         return tid;
     }
     TailQueueDisc() : QueueDisc(QueueDiscSizePolicy::NO_LIMITS) {}
+    // the device queue under this queue disc, whose waiting packet counts as held
+    void SetDeviceQueue(Ptr<Queue<Packet>> queue, uint32_t l2_bytes) {
+        m_deviceQueue = queue;
+        m_l2Bytes = l2_bytes;
+    }
 
   private:
     uint32_t m_limit{100};
@@ -65,17 +70,18 @@ class TailQueueDisc : public QueueDisc {
     uint32_t m_depth{0};
     double m_tokens{0};
     Time m_lastFill{0};
-    uint32_t m_lastDequeued{0};
+    Ptr<Queue<Packet>> m_deviceQueue;
+    uint32_t m_l2Bytes{2};
     double m_held[2]{0, 0};  // per class, in Unit
 
     double Amount(Ptr<const QueueDiscItem> item) const {
         return m_bytes ? static_cast<double>(item->GetSize()) : 1.0;
     }
-    // what waits in the device's transmit queue: the last packet handed to it, if stopped
+    // what waits in the device's transmit queue (IP bytes: without the PPP headers)
     double DeviceHeld() const {
-        Ptr<NetDeviceQueueInterface> ndqi = GetNetDeviceQueueInterface();
-        if (!ndqi || !ndqi->GetTxQueue(0)->IsStopped()) return 0.0;
-        return m_bytes ? static_cast<double>(m_lastDequeued) : 1.0;
+        if (!m_deviceQueue) return 0.0;
+        double n = m_deviceQueue->GetNPackets();
+        return m_bytes ? m_deviceQueue->GetNBytes() - m_l2Bytes * n : n;
     }
     bool Conforms(Ptr<const QueueDiscItem> item) {
         if (m_policerRate.GetBitRate() == 0) return true;
@@ -113,7 +119,6 @@ class TailQueueDisc : public QueueDisc {
             Ptr<QueueDiscItem> item = GetInternalQueue(band)->Dequeue();
             if (item) {
                 m_held[band] -= Amount(item);
-                m_lastDequeued = item->GetSize();
                 return item;
             }
         }

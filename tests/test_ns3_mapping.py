@@ -1,0 +1,98 @@
+"""Scenario -> ns-3 plan mapping, checked without running ns-3."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.scenario import dumbbell, validate_scenario
+from tcpn.validation.ns3 import Ns3Lens, scenario_plan
+from tcpn.validation.ns3.lens import PORT_BASE
+from tcpn.validation.ns3.loader import Ns3NotInstalled
+
+
+def _bottleneck(plan):
+    (link,) = [link for link in plan.links if (link.a, link.b) == ("R1", "R2")]
+    return link
+
+
+def test_queue_kinds_map_to_ns3_queue_discs():
+    cases = {
+        "drop_tail": ({"kind": "drop_tail", "limit": 50},
+                      ("tcpn::TailQueueDisc", {"Limit": "50", "Bytes": "false"})),
+        "threshold": ({"kind": "threshold_ecn", "limit": 80, "k": 50},
+                      ("tcpn::TailQueueDisc", {"MarkThreshold": "50.0"})),
+        "sgpq": ({"kind": "sgpq", "threshold_bytes": 64, "buffer": "split"},
+                 ("tcpn::TailQueueDisc", {"SmallBytes": "64", "SplitBuffer": "true"})),
+        "policer": ({"kind": "token_bucket", "mode": "policer", "rate_bps": 5e5,
+                     "depth_bytes": 16000, "limit": 3},
+                    ("tcpn::TailQueueDisc", {"PolicerRate": "500000bps",
+                                             "PolicerDepth": "16000", "Limit": "3"})),
+        "shaper": ({"kind": "token_bucket", "rate_bps": 5e5, "depth_bytes": 16000,
+                    "limit": 3},
+                   ("ns3::TbfQueueDisc", {"Rate": "500000bps", "Burst": "16000",
+                                          "MaxSize": "3p", "PeakRate": "0bps"})),
+        "red": ({"kind": "red", "limit": 25, "max_p": 0.1, "ecn": True},
+                ("ns3::RedQueueDisc", {"LInterm": "10.0", "UseEcn": "true",
+                                       "MaxSize": "25p", "LinkBandwidth": "10000000bps",
+                                       "LinkDelay": "0.02s"})),
+    }
+    for name, (queue, (type_id, expected)) in cases.items():
+        tcp = {"segment_size_bytes": 500}
+        plan = scenario_plan(dumbbell(pairs=1, horizon_s=1.0, queue=queue, tcp=tcp))
+        mapped = _bottleneck(plan).queue_ab
+        assert mapped.type_id == type_id, name
+        assert expected.items() <= dict(mapped.attributes).items(), name
+
+
+def test_flows_get_their_own_port_variant_and_options():
+    s = dumbbell(pairs=2, variant="tahoe", horizon_s=2.0,
+                 tcp={"segment_size_bytes": 1448, "sack": False, "ecn": True,
+                      "initial_ssthresh_segments": 20})
+    plan = scenario_plan(s, rng_run=9)
+    assert plan.rng_run == 9
+    assert [f.port for f in plan.flows] == [PORT_BASE, PORT_BASE + 1]
+    assert [f.start_s for f in plan.flows] == [0.0, 0.1]
+    flow = plan.flows[0]
+    assert (flow.congestion, flow.recovery) == ("ns3::TcpNewReno", "tcpn::TahoeRecovery")
+    options = dict(flow.socket_attributes)
+    assert options["SegmentSize"] == "1448" and options["Sack"] == "false"
+    assert options["UseEcn"] == "On" and options["InitialSlowStartThreshold"] == "28960"
+    assert options["MinRto"] == "1.0s" and options["DelAckTimeout"] == "0.2s"
+    assert plan.endpoint_devices() == (("S0", "R1"), ("D0", "R2"), ("S1", "R1"), ("D1", "R2"))
+
+
+def test_westwood_and_errors():
+    s = validate_scenario({
+        "links": [{"a": "A", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"errors": {"unit": "packet", "rate": 0.01}},
+                   "ba": {"errors": {"packets": [5, 2]}}}],
+        "flows": [{"src": "A", "dst": "B", "variant": "westwood_plus",
+                   "params": {"filter": "none"}}],
+        "horizon_s": 1.0})
+    plan = scenario_plan(s)
+    assert plan.flows[0].congestion == "ns3::TcpWestwoodPlus"
+    assert plan.flows[0].congestion_attributes == (("FilterType", "None"),)
+    link = plan.links[0]
+    assert (link.errors_ab.rate, link.errors_ab.per_byte) == (0.01, False)
+    assert link.errors_ba.drop_list == (2, 5)
+
+
+def test_features_ns3_cannot_express_are_named():
+    s = validate_scenario({
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01, "l2_header_bytes": 14},
+                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
+        "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "modified_vegas"},
+                  {"id": "y", "src": "A", "dst": "R", "variant": "newreno",
+                   "tcp": {"ip_header_bytes": 24}}],
+        "horizon_s": 1.0})
+    with pytest.raises(InputError) as info:
+        Ns3Lens().check(s)
+    message = str(info.value)
+    for part in ("links[0].l2_header_bytes", "flows[0] (x): variant modified_vegas",
+                 "flows[1] (y): tcp header sizes", "end node R has 2 links"):
+        assert part in message
+
+
+def test_missing_extra_says_how_to_install():
+    assert str(Ns3NotInstalled()).endswith("pip install 'tcpn[ns3]'")

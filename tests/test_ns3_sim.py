@@ -1,0 +1,141 @@
+"""The ns3 lens in ns-3 itself: small scenarios of a few simulated seconds.
+
+One worker per test process (``shared_worker``) serves every test; each simulation runs
+in a child forked from it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcpn.models.lenses import make_run
+from tcpn.models.scenario import dumbbell, validate_scenario
+from tcpn.models.traces import TraceWriter
+from tcpn.validation import pcap
+from tcpn.validation.ns3 import Ns3Lens, scenario_plan
+from tcpn.validation.ns3.builder import run_plan
+from tcpn.validation.ns3.loader import installed, load_ns3
+from tcpn.validation.ns3.plan import ErrorPlan
+from tcpn.validation.ns3.worker import Ns3Crash, Ns3Timeout, Ns3Worker, shared_worker
+
+pytestmark = [pytest.mark.ns3,
+              pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")]
+
+TCP = {"segment_size_bytes": 1448, "snd_buf_bytes": 1 << 20, "rcv_buf_bytes": 1 << 20}
+
+
+def _simulate(scenario, tmp_path: Path | None = None, **options):
+    run = make_run(scenario)
+    lens = Ns3Lens(keep_pcap=tmp_path, **options)
+    writer = TraceWriter(scenario, run.flows)
+    lens.run(run, writer, lambda _t: None)
+    return lens.raw, writer.close()
+
+
+def test_pcap_reader_agrees_with_ns3_counters(tmp_path: Path):
+    scenario = dumbbell(pairs=2, horizon_s=4.0, tcp=TCP, queue={"kind": "drop_tail",
+                                                                "limit": 30})
+    raw, trace = _simulate(scenario, tmp_path, flow_monitor=True)
+    delivered = trace.events(event="deliver").groupby("flow", observed=True)["bytes"].sum()
+    monitor = {(row["sport"], row["dport"]): row for row in raw["flow_monitor"]}
+    for index, flow in enumerate(("f0", "f1")):
+        # in-order bytes seen on the receiver's wire = bytes the application read
+        assert delivered[flow] == raw["flows"][flow]["sink_bytes"] > 1e6
+        sender = pcap.read_pcap(tmp_path / f"S{index}-R1.pcap")
+        receiver = pcap.read_pcap(tmp_path / f"D{index}-R2.pcap")
+        (conn,) = pcap.connections(sender)
+        counters = monitor[(conn.sport, conn.dport)]
+        sent, arrived = conn.forward(sender), conn.forward(receiver)
+        assert (len(sent), sent["ip_bytes"].sum()) == (counters["tx_packets"],
+                                                       counters["tx_bytes"])
+        assert (len(arrived), arrived["ip_bytes"].sum()) == (counters["rx_packets"],
+                                                             counters["rx_bytes"])
+    # the C++ recorder sees every drop the queue disc counts; all are TCP of our flows
+    for queue, stats in raw["qdisc_stats"].items():
+        assert int((raw["queues"][queue]["event"] == 2).sum()) == stats["dropped"]
+    dropped = raw["qdisc_stats"]["R1->R2"]["dropped"]
+    flow_drops = trace.events(event="drop")
+    assert dropped > 0
+    assert len(flow_drops[flow_drops["where"] == "R1->R2"]) == dropped
+    queue = trace.queue("R1->R2")
+    assert queue["length_packets"].max() == 30  # the limit counts the device's slot too
+
+
+def _fingerprint(raw) -> tuple:
+    return (raw["events"], tuple(f["sink_bytes"] for f in raw["flows"].values()),
+            tuple(raw["losses"]["R1->R2"]["time_s"]))
+
+
+def test_a_seed_gives_one_result_forked_spawned_or_in_process(tmp_path: Path):
+    plan = scenario_plan(dumbbell(pairs=2, horizon_s=3.0, tcp=TCP))
+    lossy = replace(plan, links=tuple(
+        replace(link, errors_ab=ErrorPlan(rate=0.01)) if (link.a, link.b) == ("R1", "R2")
+        else link for link in plan.links))
+    run_5, run_6 = replace(lossy, rng_run=5), replace(lossy, rng_run=6)
+    forked = shared_worker()  # spawned once, one forked child per simulation
+    first = _fingerprint(forked.call(run_plan, run_5, str(tmp_path)))
+    assert len(first[2]) > 5  # the error model did drop packets
+    assert _fingerprint(forked.call(run_plan, run_5, str(tmp_path))) == first
+    with Ns3Worker(isolate=False, warm=False) as inline:  # both runs in one process
+        assert _fingerprint(inline.call(run_plan, run_5, str(tmp_path))) == first
+        assert _fingerprint(inline.call(run_plan, run_5, str(tmp_path))) == first
+    assert _fingerprint(forked.call(run_plan, run_6, str(tmp_path)))[2] != first[2]
+
+
+def _ns3_fatal() -> None:
+    load_ns3().TypeId.LookupByName("ns3::NoSuchQueueDisc")
+
+
+def _kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_crash_or_hang_is_reported_and_the_worker_goes_on():
+    worker = shared_worker()
+    with pytest.raises(Ns3Crash, match=r"scenario broken: ns-3 crashed \(killed by SIGABRT\)"
+                                       r"(.|\n)*ns3::NoSuchQueueDisc not found"):
+        worker.call(_ns3_fatal, label="scenario broken")
+    with pytest.raises(Ns3Crash, match="killed by SIGKILL"):
+        worker.call(_kill_self, label="killed")
+    with pytest.raises(Ns3Timeout, match=r"scenario slow: ns-3 ran longer than 0\.5 s"):
+        worker.call(time.sleep, 30, label="scenario slow", timeout_s=0.5)
+    assert worker.call(divmod, 7, 2) == (3, 1)
+
+
+def test_threshold_marking_marks_above_k_only():
+    queue = {"kind": "threshold_ecn", "limit": 40, "k": 10}
+    scenario = dumbbell(pairs=2, horizon_s=3.0, tcp={**TCP, "ecn": True}, queue=queue)
+    raw, trace = _simulate(scenario)
+    rows = trace.queue("R1->R2")
+    marks = rows[rows["event"] == "mark"]
+    assert len(marks) > 0
+    assert marks["length_packets"].min() > 10  # held more than K when the packet arrived
+    assert raw["qdisc_stats"]["R1->R2"]["marked"] == len(marks)
+    assert len(trace.events(event="mark")) == len(marks)
+    assert rows["length_packets"].max() <= 40
+
+
+@pytest.mark.parametrize("variant", ["tahoe", "newreno"])
+def test_one_loss_tahoe_restarts_from_one_segment(variant):
+    data = dumbbell(pairs=1, variant=variant, horizon_s=2.0,
+                    tcp={**TCP, "sack": False}).model_dump()
+    data["flows"][0].pop("params")
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60]}  # a data segment
+    _, trace = _simulate(validate_scenario(data))
+    (drop,) = trace.events(event="drop")["time_s"]
+    cwnd = trace.series("cwnd_bytes", "f0")
+    after = cwnd[cwnd["time_s"] > drop]["value"].to_numpy()
+    assert len(trace.events(event="timeout")) == 0  # fast retransmit repaired it
+    assert len(trace.events(event="retransmit")) == 1
+    if variant == "tahoe":
+        assert after.min() == 1448  # cwnd = 1 segment, then slow start again
+    else:
+        ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()
+        assert after.min() >= np.min(ssthresh) >= 2 * 1448
