@@ -24,7 +24,7 @@ $(VENV)/.stamp-run: setup.cfg pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 $(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -e ".[test,ns3]"
 	touch $@ $(VENV)/.stamp-run
 
 # Graphviz's `dot` renders nets and state spaces; apt-get installs it when we are root.
