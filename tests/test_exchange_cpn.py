@@ -312,7 +312,9 @@ def test_code_action_and_declared_function_round_trip():
     net.add_input("a", "t", "x")
     net.add_output("b", "t", "(y, bump(z))")
     text = to_cpn(net, layout="grid")
-    assert "input (x);\noutput (y, z);\naction\nlet val y = 2 * x in (y, y + 1) end;" in text
+    # the local y would shadow the output variable y: it gets a fresh ML name
+    assert "input (x);\noutput (y, z);\naction\nlet val y_2 = 2 * x in (y_2, y_2 + 1) end;" \
+        in text
     assert "fun bump (v) = v + 10;" in text
     imported = read_cpn(text)
     assert isinstance(imported.net.transitions["t"].action, CodeAction)

@@ -24,6 +24,7 @@ from tcpn.petrinets.exchange.cpnml import (
     STRING_T,
     PythonToML,
     UnsupportedConstruct,
+    function_source,
     to_python,
 )
 
@@ -190,3 +191,24 @@ def test_random_nets_round_trip(net):
         (a.kind, a.place, a.transition, normal(a.inscription), a.count, normal(a.when), a.delay)
         for a in net.arcs]
     assert to_cpn(again, ids=imported.ids, layout="grid") == first
+
+
+def window_growth(cwnd: float, ssthresh: float, acked: int) -> float:
+    """Slow start then congestion avoidance, written with statements."""
+    if cwnd < ssthresh:
+        cwnd += 1.0
+        acked -= 1
+    if cwnd >= ssthresh and acked > 0:
+        cwnd += 1.0 / cwnd
+    return cwnd
+
+
+@pytest.mark.parametrize("args", [(2.0, 8.0, 1), (8.0, 8.0, 1), (7.0, 8.0, 2), (3.0, 4.0, 0)])
+def test_function_with_statements_folds_to_a_let_that_cpncheck_evaluates_alike(args):
+    source = function_source(window_growth, "declaration window_growth")
+    variables = dict(zip(source.params, source.annotations, strict=True))
+    ml = PythonToML().expression(source.body, "declaration window_growth", variables)
+    assert ml.startswith("let val cwnd_acked_ = if cwnd < ssthresh then")
+    value = compile_expression(parse_expression(ml), LIBRARY)(dict(zip(source.params, args,
+                                                                      strict=True)))
+    assert value == window_growth(*args)

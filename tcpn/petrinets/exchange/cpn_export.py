@@ -52,6 +52,8 @@ from tcpn.petrinets.distributions import Discrete, Distribution
 from tcpn.petrinets.exchange.cpnml import (
     INT_T,
     ML_BASIS_DECLARATIONS,
+    ML_MAX_INT,
+    ML_MIN_INT,
     ML_RESERVED,
     REAL_T,
     FunctionInfo,
@@ -134,9 +136,6 @@ class _Colours:
             return self.names[colour]
         for part in _components(colour):
             self.add(part, where)
-        if isinstance(colour, IntSet) and (colour.low is None) != (colour.high is None):
-            raise InputError(f"{where}: colour set {colour.describe()} has one bound only; "
-                             "CPN ML's 'int with a..b' needs both")
         if isinstance(colour, EnumSet):
             bad = [v for v in colour.values if not is_ml_identifier(v)]
             if bad:
@@ -212,8 +211,11 @@ def _colour_xml(colour: ColourSet, colours: _Colours) -> tuple[list[ET.Element],
         body, text = ET.Element("bool"), "bool"
     elif isinstance(colour, IntSet):
         body, text = ET.Element("int"), "int"
-        if colour.low is not None and colour.high is not None:
-            low, high = ml_int(colour.low), ml_int(colour.high)
+        if colour.low is not None or colour.high is not None:
+            # CPN ML's 'with a..b' needs both bounds: a missing one is the end of CPN Tools'
+            # 31-bit int (SML/NJ), which the import reads back as no bound
+            low = ml_int(ML_MIN_INT if colour.low is None else colour.low)
+            high = ml_int(ML_MAX_INT if colour.high is None else colour.high)
             body.append(with_range(low, high))
             text = f"int with {low}..{high}"
     elif isinstance(colour, RealSet):

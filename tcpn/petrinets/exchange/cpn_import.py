@@ -56,6 +56,8 @@ from tcpn.petrinets.distributions import (
 )
 from tcpn.petrinets.exchange.cpnml import (
     ML_BASIS_DECLARATIONS,
+    ML_MAX_INT,
+    ML_MIN_INT,
     MLSyntaxError,
     MLToPython,
     UnsupportedConstruct,
@@ -441,7 +443,11 @@ class _Importer:
         if kind == "bool" and ranges is None:
             return BoolSet(name=name)
         if kind in ("int", "intinf") and len(bounds) in (0, 2):
-            return IntSet(*bounds, name=name) if bounds else IntSet(name=name)
+            if not bounds:
+                return IntSet(name=name)
+            low, high = bounds  # the ends of CPN Tools' int stand for "no bound"
+            return IntSet(None if low == ML_MIN_INT else low,
+                          None if high == ML_MAX_INT else high, name=name)
         if kind == "real" and ranges is None:
             return RealSet(name=name)
         if kind == "string" and ranges is None:

@@ -185,6 +185,8 @@ COMMENT: /\(\*(.|\n)*?\*\)/
 __all__ = [
     "BOOL_T",
     "INT_T",
+    "ML_MAX_INT",
+    "ML_MIN_INT",
     "REAL_T",
     "STRING_T",
     "UNIT_T",
@@ -204,6 +206,8 @@ __all__ = [
 ]
 
 INT_T, REAL_T, BOOL_T, STRING_T, UNIT_T = "int", "real", "bool", "string", "unit"
+#: The range of CPN Tools' int (SML/NJ's 31-bit Int.int).
+ML_MIN_INT, ML_MAX_INT = -(2**30), 2**30 - 1
 #: An ML type: one of the names above, ``("enum", name, values)``, ``("product", types)``,
 #: ``("record", name, ((field, type), ...))``, ``("list", type)``, or None when unknown.
 MLType = Any
@@ -1230,11 +1234,20 @@ class _Emitter:
                               "arguments (CPN ML 'let')")
         vals = []
         inner = dict(self.variables)
+        renames = dict(self.renames)
+        taken = set(inner) | set(renames.values()) | set(self.o.constants) | set(
+            self.o.functions)
         for param, arg in zip(params, node.args, strict=True):
             text, _, t = self.emit(arg)
-            vals.append(f"val {param} = {text}")
+            # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
+            ml_name, suffix = param, 2
+            while ml_name in taken:
+                ml_name, suffix = f"{param}_{suffix}", suffix + 1
+            taken.add(ml_name)
+            vals.append(f"val {ml_name} = {text}")
             inner[param] = t
-        body = _Emitter(self.o, self.where, inner, self.renames).emit(func.body, expected)
+            renames[param] = ml_name
+        body = _Emitter(self.o, self.where, inner, renames).emit(func.body, expected)
         if not vals:
             return body
         return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
@@ -1410,7 +1423,8 @@ def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _fold_statements(body: list[ast.stmt], where: str) -> ast.expr:
-    """Fold ``x = e; ...; return r`` and ``if c: return a else: return b`` into one expression."""
+    """Fold ``x = e; x += f; ...; return r`` and ``if c: return a else: return b`` into one
+    expression."""
     if not body:
         raise UnsupportedConstruct(where, "a function body must end with 'return'")
     first, rest = body[0], body[1:]
@@ -1422,6 +1436,12 @@ def _fold_statements(body: list[ast.stmt], where: str) -> ast.expr:
             first.targets[0], ast.Name):
         inner = _fold_statements(rest, where)
         return _call_lambda((first.targets[0].id,), inner, [first.value])
+    if isinstance(first, ast.AugAssign) and isinstance(first.target, ast.Name):
+        name = first.target.id
+        value = ast.BinOp(ast.Name(name, ast.Load()), first.op, first.value)
+        return _call_lambda((name,), _fold_statements(rest, where), [value])
+    if isinstance(first, ast.If) and not any(isinstance(n, ast.Return) for n in ast.walk(first)):
+        return _fold_branch_assignments(first, rest, where)
     if isinstance(first, ast.If):
         then = _fold_statements(first.body, where)
         other = _fold_statements(first.orelse + rest if first.orelse else rest, where)
@@ -1432,6 +1452,40 @@ def _fold_statements(body: list[ast.stmt], where: str) -> ast.expr:
     raise UnsupportedConstruct(where, f"statement {type(first).__name__} (line "
                                f"{first.lineno}) has no CPN ML expression form: use "
                                "assignments, if/else and return")
+
+
+def _fold_branch_assignments(branch: ast.If, rest: list[ast.stmt], where: str) -> ast.expr:
+    """``if c: x += 1`` (no return inside): the branch yields the new values of what it sets.
+
+    ``if c: a = e1; b = e2`` then ``rest`` becomes ``(lambda a_b_: (lambda a, b: REST)
+    (a_b_[0], a_b_[1]))((e1, e2) if c else (a, b))``: CPN ML's ``let val`` of a tuple.
+    """
+    names: list[str] = []
+    for node in ast.walk(branch):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AugAssign) else [])
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                raise UnsupportedConstruct(where, f"assignment to {ast.unparse(target)!r} "
+                                           f"(line {getattr(node, 'lineno', '?')})")
+            if target.id not in names:
+                names.append(target.id)
+    if not names:
+        raise UnsupportedConstruct(where, f"an if statement (line {branch.lineno}) that "
+                                   "neither returns nor assigns")
+    values: ast.expr = ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load()) \
+        if len(names) > 1 else ast.Name(names[0], ast.Load())
+    then = _fold_statements([*branch.body, ast.Return(values)], where)
+    other = _fold_statements([*branch.orelse, ast.Return(values)], where)
+    chosen = ast.IfExp(branch.test, then, other)
+    inner = _fold_statements(rest, where)
+    if len(names) == 1:
+        return _call_lambda((names[0],), inner, [chosen])
+    packed = "_".join(names) + "_"
+    unpacked = _call_lambda(tuple(names), inner, [
+        ast.Subscript(ast.Name(packed, ast.Load()), ast.Constant(i), ast.Load())
+        for i in range(len(names))])
+    return _call_lambda((packed,), unpacked, [chosen])
 
 
 def action_body(fn: Callable[..., Any], outputs: Iterable[str], where: str) -> str:
