@@ -236,6 +236,44 @@ def import_net(
                       soft_wrap=True)
 
 
+@app.command("validate")
+def validate_lenses(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+    lenses: Annotated[str, typer.Option(help="Reference lens, then the lens judged.")
+                      ] = "ns3,net",
+    replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
+    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Directory for comparison.csv/.json "
+        "(default: results/<name>-validate).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
+) -> None:
+    """Compare two lenses on a scenario: means with 95 % CIs, relative error, target,
+    verdict per metric (targets in tcpn.validation.harness.TOLERANCES)."""
+    from tcpn.models.scenario import load_scenario
+    from tcpn.validation.harness import compare, write_comparison
+
+    spec = load_scenario(scenario)
+    pair = [name.strip() for name in lenses.split(",")]
+    frame = compare(spec, pair, replications=replications, seed=seed, workers=workers)
+    table = Table(title=f"{spec.name}: {pair[1]} against {pair[0]} ({replications} runs each)")
+    for column in ("scope", "name", "metric", pair[0], pair[1], "error", "target", "verdict"):
+        table.add_column(column, justify="left" if column in ("scope", "name", "metric")
+                         else "right")
+    for row in frame.itertuples(index=False):
+        cells = [getattr(row, f"{lens}_mean") for lens in pair]
+        spreads = [getattr(row, f"{lens}_ci") for lens in pair]
+        shown = [f"{m:.4g}" + ("" if h != h else f" ± {h:.2g}")
+                 for m, h in zip(cells, spreads, strict=True)]
+        table.add_row(row.scope, row.name, row.metric, *shown,
+                      f"{row.relative_error * 100:+.1f} %", row.tolerance, row.verdict)
+    console.print(table)
+    out = write_comparison(frame, output or f"results/{spec.name}-validate",
+                           {"scenario": spec.name, "lenses": pair,
+                            "replications": replications, "seed": seed})
+    console.print(f"comparison: {out}")
+
+
 def main() -> None:
     """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line."""
     try:
