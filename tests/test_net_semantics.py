@@ -319,6 +319,19 @@ class TestChoice:
         assert a.final_time != c.final_time
 
 
+@pytest.mark.parametrize("limit", [0, 3])
+def test_guard_on_declarations_only(limit):
+    """A guard without transition variables disables or enables every binding at once."""
+    net = PetriNet("switch")
+    net.declare(K=limit)
+    net.add_place(Place("a", INT, initial=[1, 2]))
+    net.add_place(Place("b", INT))
+    net.add_transition(Transition("t", guard="K > 1"))
+    net.add_input("a", "t", "x")
+    net.add_output("b", "t", "x")
+    assert simulate(net).firings == (2 if limit > 1 else 0)
+
+
 def test_max_firings_and_predicate_stop_cleanly():
     from tcpn.petrinets.examples import counter
 

@@ -381,7 +381,7 @@ class _TransitionCompiler:
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
         input_like = self._input_arcs_in_binding_order()
         if not (input_like and self._is_binder(input_like[0], set())) or (
-                guard is not None and not guard.names):
+                guard is not None and not guard.free_variables(self.declared)):
             # a one-pass loop so that a failed test before any binder loop can `continue`
             code.line("for _once in _ONE_PASS:")
             code.depth += 1
