@@ -47,12 +47,14 @@ from tcpn.petrinets.net import (
 )
 from tcpn.petrinets.result import SimulationResult
 from tcpn.petrinets.simulator import Firing, Simulator, independent_seeds, simulate
+from tcpn.petrinets.statespace import StateSpace, explore
 
 __all__ = [
     "BOOL", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc", "ArcKind",
     "BoolSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete", "Distribution",
     "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount", "FiringError",
     "IntSet", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet", "RecordSet",
-    "SimulationResult", "Simulator", "StringSet", "TimeAverage", "Token", "Transition",
-    "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "independent_seeds", "simulate",
+    "SimulationResult", "Simulator", "StateSpace", "StringSet", "TimeAverage", "Token",
+    "Transition", "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "explore",
+    "independent_seeds", "simulate",
 ]
