@@ -1,0 +1,78 @@
+"""Wall time of the net lens against ns-3 on the same scenario, in the same process.
+
+For the reference dumbbell (``scenarios/dumbbell_newreno.yaml``: 2 NewReno flows,
+10 Mbit/s 20 ms bottleneck, 60 s) and its 100 Mbit/s variant, prints the median over
+``--repeats`` runs of: the net lens (simulation + trace), ns-3's ``Simulator.Run()`` alone,
+the ns3 lens end to end (build, run, pcap reading, trace), and the ratio net / ns-3.
+ns-3's import and warm-up are excluded and printed separately. Floor: net <= 3x ns-3;
+goal: faster than ns-3.
+
+    .venv/bin/python benchmarks/net_vs_ns3.py [--horizon 60] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from tcpn.models.lenses import make_run
+from tcpn.models.net_lens import NetLens
+from tcpn.models.scenario import load_scenario
+from tcpn.models.traces import TraceWriter
+from tcpn.validation.ns3 import Ns3Lens
+from tcpn.validation.ns3.worker import Ns3Worker
+
+SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"
+
+
+def _net(scenario):
+    run = make_run(scenario)
+    writer = TraceWriter(scenario, run.flows)
+    start = time.perf_counter()
+    NetLens().run(run, writer, lambda _t: None)
+    writer.close()
+    return time.perf_counter() - start
+
+
+def _ns3(scenario, worker):
+    run = make_run(scenario)
+    writer = TraceWriter(scenario, run.flows)
+    lens = Ns3Lens(worker=worker)
+    start = time.perf_counter()
+    info = lens.run(run, writer, lambda _t: None)
+    writer.close()
+    return time.perf_counter() - start, info["run_s"], info["events"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--horizon", type=float, default=60.0, help="model seconds")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    base = load_scenario(SCENARIO).model_copy(update={"horizon_s": args.horizon})
+    fast_links = [link.model_copy(update={"rate_bps": 100e6}) if (link.a, link.b) ==
+                  ("R1", "R2") else link for link in base.links]
+    cases = {"10 Mbit/s": base,
+             "100 Mbit/s": base.model_copy(update={"links": fast_links,
+                                                   "name": "dumbbell_100M"})}
+    with Ns3Worker() as worker:
+        start = time.perf_counter()
+        worker.call(divmod, 1, 1)
+        print(f"ns-3 worker start-up: {time.perf_counter() - start:.2f} s (import "
+              f"{worker.startup.get('import_s', float('nan')):.2f} s, then a warm-up run)")
+        for label, scenario in cases.items():
+            net = [_net(scenario) for _ in range(args.repeats)]
+            ns3 = [_ns3(scenario, worker) for _ in range(args.repeats)]
+            net_s = statistics.median(net)
+            lens_s = statistics.median(t for t, _, _ in ns3)
+            run_s = statistics.median(r for _, r, _ in ns3)
+            print(f"{label}, {args.horizon:g} s: net lens {net_s:.2f} s | ns-3 Run() "
+                  f"{run_s:.2f} s ({ns3[0][2]} events) | ns3 lens end to end {lens_s:.2f} s"
+                  f" | net / ns-3 Run() = {net_s / run_s:.2f}, net / ns3 lens = "
+                  f"{net_s / lens_s:.2f}")
+
+
+if __name__ == "__main__":
+    main()
