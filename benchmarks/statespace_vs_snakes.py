@@ -38,7 +38,8 @@ import snakes.typing as st
 from rich.console import Console
 from rich.table import Table
 
-from tcpn.petrinets import INT, UNIT, PetriNet, Place, Transition
+from tcpn.petrinets import INT, PetriNet, Place, Transition
+from tcpn.petrinets.examples import dining_philosophers, interleaving_grid
 from tcpn.petrinets.snakes_interop import to_snakes
 from tcpn.petrinets.statespace import explore
 
@@ -54,37 +55,6 @@ def chain_net(states: int) -> PetriNet:
     net.add_transition(Transition("increment", guard="x < LAST"))
     net.add_input("count", "increment", "x")
     net.add_output("count", "increment", "x + 1")
-    return net
-
-
-def grid_net(k: int) -> PetriNet:
-    """Two independent counters 0..k: (k + 1)^2 states."""
-    net = PetriNet("grid")
-    net.declare(K=k)
-    for i in (1, 2):
-        net.add_place(Place(f"count{i}", INT, initial=[0]))
-        net.add_transition(Transition(f"increment{i}", guard="x < K"))
-        net.add_input(f"count{i}", f"increment{i}", "x")
-        net.add_output(f"count{i}", f"increment{i}", "x + 1")
-    return net
-
-
-def philosophers_net(n: int) -> PetriNet:
-    """``n`` dining philosophers taking both forks at once: L(n) states (Lucas number)."""
-    net = PetriNet("philosophers")
-    for i in range(n):
-        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
-        net.add_place(Place(f"eat{i}", UNIT))
-        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
-    for i in range(n):
-        forks = (f"fork{i}", f"fork{(i + 1) % n}")
-        net.add_transition(Transition(f"take{i}"))
-        net.add_transition(Transition(f"put{i}"))
-        for place in (f"think{i}", *forks):
-            net.add_input(place, f"take{i}", "()")
-            net.add_output(place, f"put{i}", "()")
-        net.add_output(f"eat{i}", f"take{i}", "()")
-        net.add_input(f"eat{i}", f"put{i}", "()")
     return net
 
 
@@ -141,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                    "SNAKES / tcpn (peak)", f"floor {MEMORY_FLOOR:.0f}x"):
         memory.add_column(column, justify="left" if column == "net" else "right")
     worst_speed = worst_memory = float("inf")
-    for net in (chain_net(chain_states), grid_net(grid_k)):
+    for net in (chain_net(chain_states), interleaving_grid(grid_k)):
         snet = to_snakes(net)
         for place in snet.place():
             place.checker(st.tAll)
@@ -173,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print(speed)
     console.print(memory)
 
-    big = philosophers_net(diners)
+    big = dining_philosophers(diners)
     rss_before = peak_rss_bytes()
     seconds, space = timed(lambda: explore(big))
     rss_growth = max(0, peak_rss_bytes() - rss_before)

@@ -32,7 +32,7 @@ from tcpn.petrinets import (
     Transition,
     simulate,
 )
-from tcpn.petrinets.examples import counter, single_server_queue
+from tcpn.petrinets.examples import counter, dining_philosophers, single_server_queue
 from tcpn.petrinets.exchange.cpn_export import to_cpn, write_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
@@ -419,32 +419,11 @@ def tokens(marking: dict, place: str) -> list:
     return [t.value for t in marking.get(place, [])]
 
 
-def philosophers(n: int) -> PetriNet:
-    """Dining philosophers taking both forks at once: L(n) (Lucas) reachable markings."""
-    net = PetriNet("philosophers")
-    for i in range(n):
-        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
-        net.add_place(Place(f"eat{i}", UNIT))
-        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
-    for i in range(n):
-        forks = (f"fork{i}", f"fork{(i + 1) % n}")
-        net.add_transition(Transition(f"take{i}"))
-        net.add_transition(Transition(f"put{i}"))
-        for fork in forks:
-            net.add_input(fork, f"take{i}", "()")
-            net.add_output(fork, f"put{i}", "()")
-        net.add_input(f"think{i}", f"take{i}", "()")
-        net.add_output(f"eat{i}", f"take{i}", "()")
-        net.add_input(f"eat{i}", f"put{i}", "()")
-        net.add_output(f"think{i}", f"put{i}", "()")
-    return net
-
-
 #: net, (cpncheck property, the same property over tcpn's markings: "EF"/"AG", predicate)
 AGREEMENT = {
     "counter": (lambda: counter(5), [
         ("EF has(count, 5)", "EF", lambda m: 5 in tokens(m, "count"))]),
-    "philosophers": (lambda: philosophers(7), [
+    "philosophers": (lambda: dining_philosophers(7), [
         ("AG !(marked(eat0) & marked(eat1))", "AG",
          lambda m: not (tokens(m, "eat0") and tokens(m, "eat1")))]),
     "tcp_like": (tcp_like, [
@@ -478,7 +457,7 @@ def test_cpncheck_and_tcpn_state_spaces_agree(tmp_path, name):
 
 
 def test_philosophers_count_is_the_lucas_number(tmp_path):
-    path = write_cpn(philosophers(7), tmp_path / "ph.cpn", layout="grid")
+    path = write_cpn(dining_philosophers(7), tmp_path / "ph.cpn", layout="grid")
     assert CPNModelChecker(str(path)).state_space().n_nodes == 29  # L(7) = 29
 
 

@@ -27,7 +27,7 @@ from tcpn.petrinets import (
     statespace_graph,
     statespace_store,
 )
-from tcpn.petrinets.examples import counter
+from tcpn.petrinets.examples import counter, dining_philosophers
 from tcpn.petrinets.statespace import explore
 
 TUNIT = UNIT.timed()
@@ -42,29 +42,6 @@ def grid(k: int) -> PetriNet:
         net.add_transition(Transition(f"t{i}", guard=f"x < {k}"))
         net.add_input(f"p{i}", f"t{i}", "x")
         net.add_output(f"p{i}", f"t{i}", "x + 1")
-    return net
-
-
-def philosophers(n: int) -> PetriNet:
-    """Dining philosophers taking both forks at once, one place per state of each.
-
-    The reachable markings are the sets of eating philosophers with no two neighbours:
-    the independent sets of a cycle of n vertices, counted by the Lucas number L(n).
-    """
-    net = PetriNet("philosophers")
-    for i in range(n):
-        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
-        net.add_place(Place(f"eat{i}", UNIT))
-        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
-    for i in range(n):
-        forks = (f"fork{i}", f"fork{(i + 1) % n}")
-        net.add_transition(Transition(f"take{i}"))
-        net.add_transition(Transition(f"put{i}"))
-        for place in (f"think{i}", *forks):
-            net.add_input(place, f"take{i}", "()")
-            net.add_output(place, f"put{i}", "()")
-        net.add_output(f"eat{i}", f"take{i}", "()")
-        net.add_input(f"eat{i}", f"put{i}", "()")
     return net
 
 
@@ -285,7 +262,7 @@ def test_dining_philosophers_lucas_numbers(n):
     # take edges: pairs (independent set T, member of T); put edges as many.
     # n=5: 5 singletons + 5 pairs -> sum |T| = 15 -> 30 edges; n=6: 6 + 9*2 + 2*3 = 30 -> 60
     edges = {5: 30, 6: 60}[n]
-    for net in (philosophers(n), coloured_philosophers(n),
+    for net in (dining_philosophers(n), coloured_philosophers(n),
                 coloured_philosophers(n, guarded=True)):
         space = explore(net)
         assert (len(space), space.n_edges) == (lucas(n), edges), net.name
@@ -294,7 +271,7 @@ def test_dining_philosophers_lucas_numbers(n):
 
 def test_markings_wider_than_64_bits():
     # 66 places of one bit each: packed markings are stored as byte strings
-    space = explore(philosophers(22))
+    space = explore(dining_philosophers(22))
     assert space.keys.dtype.kind == "S"
     assert len(space) == lucas(22) == 39603
     assert len(space.marking(len(space) - 1)["eat0"]) in (0, 1)
@@ -513,7 +490,7 @@ def _replay(net, steps) -> Simulator:
 
 
 @pytest.mark.parametrize("make", [lambda: grid(6), lambda: coloured_philosophers(5),
-                                  lambda: philosophers(4)])
+                                  lambda: dining_philosophers(4)])
 def test_path_replays_in_simulator_untimed(make):
     net = make()
     space = explore(net)
@@ -568,7 +545,7 @@ def test_memory_is_reported_per_state():
 @pytest.mark.slow
 def test_a_million_states():
     # 29 philosophers: L(29) = 1,149,851 states, markings of 87 one-bit fields
-    space = explore(philosophers(29))
+    space = explore(dining_philosophers(29))
     assert space.complete and len(space) == lucas(29) == 1_149_851
     assert space.dead_markings() == []
     assert space.bytes_per_state < 200
@@ -580,7 +557,8 @@ def test_same_state_counts_as_snakes():
 
     from tcpn.petrinets.snakes_interop import to_snakes
 
-    for net in (grid(4), coloured_philosophers(6, guarded=True), philosophers(5), counter(12)):
+    for net in (grid(4), coloured_philosophers(6, guarded=True), dining_philosophers(5),
+                counter(12)):
         graph = sn.StateGraph(to_snakes(net))
         graph.build()
         space = explore(net)

@@ -6,7 +6,7 @@ from tcpn.petrinets.colours import INT, UNIT
 from tcpn.petrinets.distributions import Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
-__all__ = ["counter", "single_server_queue"]
+__all__ = ["counter", "dining_philosophers", "interleaving_grid", "single_server_queue"]
 
 
 def counter(limit: int, timed: bool = False, delay: float | None = None) -> PetriNet:
@@ -55,4 +55,48 @@ def single_server_queue(customers: int, mean_gap: float, mean_service: float) ->
     net.add_transition(Transition("depart"))
     net.add_input("busy", "depart", "c")
     net.add_output("idle", "depart", "()")
+    return net
+
+
+def interleaving_grid(k: int) -> PetriNet:
+    """Two independent counters ``0..k``: ``(k + 1)^2`` reachable markings.
+
+    >>> from tcpn.petrinets import explore
+    >>> explore(interleaving_grid(3)).n_states
+    16
+    """
+    net = PetriNet("grid")
+    net.declare(K=k)
+    for i in (1, 2):
+        net.add_place(Place(f"count{i}", INT, initial=[0]))
+        net.add_transition(Transition(f"increment{i}", guard="x < K"))
+        net.add_input(f"count{i}", f"increment{i}", "x")
+        net.add_output(f"count{i}", f"increment{i}", "x + 1")
+    return net
+
+
+def dining_philosophers(n: int) -> PetriNet:
+    """``n`` dining philosophers taking both forks at once, one place per state of each.
+
+    The reachable markings are the sets of eating philosophers with no two neighbours:
+    the independent sets of a cycle of ``n`` vertices, counted by the Lucas number L(n).
+
+    >>> from tcpn.petrinets import explore
+    >>> explore(dining_philosophers(5)).n_states  # L(5)
+    11
+    """
+    net = PetriNet("philosophers")
+    for i in range(n):
+        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
+        net.add_place(Place(f"eat{i}", UNIT))
+        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
+    for i in range(n):
+        forks = (f"fork{i}", f"fork{(i + 1) % n}")
+        net.add_transition(Transition(f"take{i}"))
+        net.add_transition(Transition(f"put{i}"))
+        for place in (f"think{i}", *forks):
+            net.add_input(place, f"take{i}", "()")
+            net.add_output(place, f"put{i}", "()")
+        net.add_output(f"eat{i}", f"take{i}", "()")
+        net.add_input(f"eat{i}", f"put{i}", "()")
     return net
