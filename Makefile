@@ -14,6 +14,7 @@ test: $(VENV)/.stamp-test graphviz
 	$(BIN)/ruff check tcpn tests benchmarks
 	$(BIN)/mypy tcpn
 	$(BIN)/pytest -m "not slow" -n 2
+	$(BIN)/pytest -m slow --slow-sample 3 -n 2 -q
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -1,5 +1,6 @@
 """Shared fixtures: where the team's shared test material lives."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -14,3 +15,21 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"../shared is missing: expected it at {SHARED}")
     return SHARED
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow-sample", type=int, default=None, metavar="N",
+        help="run only N of the selected slow tests: a fixed sample (stable hash of the ids), "
+             "so that CI exercises some long checks within its time budget",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    sample = config.getoption("--slow-sample")
+    if sample is None:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    keep = set(sorted(slow, key=lambda i: hashlib.sha1(i.nodeid.encode()).hexdigest())[:sample])
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = [item for item in items if item in keep]
