@@ -181,6 +181,8 @@ class Simulator:
         before, after = self._before, self._after
         marking, draw, counts = self.marking, self._draw, self.firing_counts
         choose = draw.choose
+        untimed = not any(self.compiled.timed)
+        mixed_priorities = len(set(priorities)) > 1
         now, firings = self.now, self.firings
         inf = math.inf
         next_progress = wallclock.perf_counter() + 0.2
@@ -200,26 +202,47 @@ class Simulator:
                     else:
                         live.discard(t)
                 dirty.clear()
-                best_time = best_priority = inf
-                chosen: list[tuple[int, tuple[Any, ...]]] = []
-                for t in live:
-                    priority = priorities[t]
-                    for ready, binding in bindings[t]:
-                        at = ready if ready > now else now
-                        if at < best_time or (at == best_time and priority < best_priority):
-                            best_time, best_priority = at, priority
-                            chosen = [(t, binding)]
-                        elif at == best_time and priority == best_priority:
-                            chosen.append((t, binding))
-                if not chosen:
-                    reason = "dead"
-                    break
-                if best_time > horizon:
-                    now = horizon
-                    reason = "horizon"
-                    break
-                now = self.now = best_time
-                t, binding = chosen[0] if len(chosen) == 1 else chosen[choose(len(chosen))]
+                if untimed:
+                    # every binding is enabled now: pick among the most urgent transitions
+                    # without building the candidate list
+                    if not live:
+                        reason = "dead"
+                        break
+                    urgent = min(priorities[t] for t in live) if mixed_priorities else 0
+                    total = 0
+                    for t in live:
+                        if not mixed_priorities or priorities[t] == urgent:
+                            total += len(bindings[t])
+                    k = choose(total) if total > 1 else 0
+                    for t in live:
+                        if mixed_priorities and priorities[t] != urgent:
+                            continue
+                        found = bindings[t]
+                        if k < len(found):
+                            binding = found[k][1]
+                            break
+                        k -= len(found)
+                else:
+                    best_time = best_priority = inf
+                    chosen: list[tuple[int, tuple[Any, ...]]] = []
+                    for t in live:
+                        priority = priorities[t]
+                        for ready, binding in bindings[t]:
+                            at = ready if ready > now else now
+                            if at < best_time or (at == best_time and priority < best_priority):
+                                best_time, best_priority = at, priority
+                                chosen = [(t, binding)]
+                            elif at == best_time and priority == best_priority:
+                                chosen.append((t, binding))
+                    if not chosen:
+                        reason = "dead"
+                        break
+                    if best_time > horizon:
+                        now = horizon
+                        reason = "horizon"
+                        break
+                    now = self.now = best_time
+                    t, binding = chosen[0] if len(chosen) == 1 else chosen[choose(len(chosen))]
                 if before[t]:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
