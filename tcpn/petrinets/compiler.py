@@ -122,6 +122,9 @@ class CompiledTransition:
     reads_places: tuple[int, ...]
     writes_places: tuple[int, ...]
     source: str = field(repr=False)
+    #: places an input or read arc takes a fixed number (>= 1) of tokens from: while one of
+    #: them is empty the transition has no binding, whatever the rest of the marking
+    required_places: tuple[int, ...] = ()
     #: like ``enumerate``, possibly without bindings after the earliest future one
     enumerate_due: Callable[[Marking, float, list[bool]], list[tuple[float, Binding]]] = \
         field(default=None, repr=False)  # type: ignore[assignment]
@@ -338,7 +341,11 @@ class _TransitionCompiler:
         return CompiledTransition(
             self.name, self.index, self.t.priority, tuple(bound),
             namespace["_enumerate"], namespace["_fire"], tuple(reads), tuple(writes), source,
-            namespace["_enumerate_due"], namespace["_fire_tracked"],
+            enumerate_due=namespace["_enumerate_due"], fire_tracked=namespace["_fire_tracked"],
+            required_places=tuple(sorted({
+                self.place_index[a.place] for a in self.arcs
+                if a.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(a.count, int)
+            })),
         )
 
     def _input_arcs_in_binding_order(self) -> list[Arc]:

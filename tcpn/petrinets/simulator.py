@@ -181,6 +181,7 @@ class Simulator:
         before, after = self._before, self._after
         marking, draw, counts = self.marking, self._draw, self.firing_counts
         choose = draw.choose
+        required = [t.required_places for t in transitions]
         untimed = not any(self.compiled.timed)
         mixed_priorities = len(set(priorities)) > 1
         now, firings = self.now, self.firings
@@ -195,7 +196,12 @@ class Simulator:
                     reason = "max_firings"
                     break
                 for t in dirty:
-                    found = enumerate_fns[t](marking, now, in_order)
+                    for p in required[t]:
+                        if not marking[p]:
+                            found = []
+                            break
+                    else:
+                        found = enumerate_fns[t](marking, now, in_order)
                     bindings[t] = found
                     if found:
                         live.add(t)
