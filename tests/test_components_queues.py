@@ -60,7 +60,8 @@ def test_threshold_ecn_marks_above_k():
 
 
 def test_list_errors_count_crossing_packets():
-    link = Transmitter(rate_bps=8e6, delay_s=0.01, errors=ListErrors((2, 4)))
+    # numbered from 0 as the scenario schema says: packets 1 and 3 are seqs 1 and 3
+    link = Transmitter(rate_bps=8e6, delay_s=0.01, errors=ListErrors((1, 3)))
     sim = run_interface(DropTailQueue(limit=10), [(k * 2e-3, packet(k)) for k in range(5)],
                         link=link)
     assert sorted(t.value.seq for t in sim.tokens("out")) == [0, 2, 4]

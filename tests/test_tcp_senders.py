@@ -3,8 +3,8 @@
 Two nodes A -- B (1 Gbit/s, 10 ms): serialisation is negligible next to the 20 ms RTT,
 so each round's events happen in the order of the derivations below. Every segment is
 ACKed at once (delack_count 1), timestamps and ECN off unless stated, MSS 1000 bytes,
-initial cwnd 1, initial ssthresh 64. Losses are scripted on A->B with ns-3's receive-list
-numbering (packet k = the k-th packet to cross, here data segment k-1).
+initial cwnd 1, initial ssthresh 64. Losses are scripted on A->B with the scenario's list
+numbering (packet k = the (k+1)-th packet to cross, from 0: here data segment k).
 
 Derivation common to all (ACK n = "next expected n"): seq 0 -> ACK 1, cwnd 2, send 1, 2 ->
 ACK 2, cwnd 3, send 3, 4 -> ACK 3, cwnd 4, send 5, 6 -> ACK 4, cwnd 5, send 7, 8 (high 9).
@@ -55,7 +55,7 @@ def test_newreno_one_loss():
     # FR: cwnd = 2.5 + 3 = 5.5; seq 8 -> dup #4, cwnd 6.5 (send 9); the retransmission
     # fills the hole: ACK 9 >= recover 9 ends recovery, cwnd = ssthresh = 2.5 (send 10);
     # ACK 10, 11...: congestion avoidance, cwnd += 1/cwnd.
-    result = run(two_nodes("newreno", [5]))
+    result = run(two_nodes("newreno", [4]))
     cwnd = window(result, "cwnd_bytes")
     ca1 = 2.5 + 1 / 2.5
     assert cwnd[:10] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 2.5, ca1, ca1 + 1 / ca1])
@@ -67,10 +67,10 @@ def test_newreno_one_loss():
 
 
 def test_newreno_two_losses_partial_ack():
-    # Seqs 4 and 6 lost (packets 5 and 7). Dups from 5, 7, 8 -> FR at 8: cwnd 5.5.
+    # Seqs 4 and 6 lost (packets 4 and 6). Dups from 5, 7, 8 -> FR at 8: cwnd 5.5.
     # Retransmitted 4 -> ACK 6 < recover 9: partial ACK (RFC 6582): retransmit 6,
     # cwnd = 5.5 - (6 - 4) + 1 = 4.5 (send 9); retransmitted 6 -> ACK 9: exit, cwnd 2.5.
-    result = run(two_nodes("newreno", [5, 7]))
+    result = run(two_nodes("newreno", [4, 6]))
     cwnd = window(result, "cwnd_bytes")
     assert cwnd[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 4.5, 2.5, 2.9])
     events = result.trace.flow_events
@@ -84,7 +84,7 @@ def test_reno_two_losses_needs_a_timeout():
     # Timeout: ssthresh = max(2, (9 - 6) / 2) = 2, cwnd = 1, go back to 6: ACK 9 covers
     # three segments: slow start +1 (cwnd 2 = ssthresh) and, with segments left over,
     # one congestion-avoidance step (ns-3's IncreaseWindow): 2 + 1/2 = 2.5.
-    result = run(two_nodes("reno", [5, 7]))
+    result = run(two_nodes("reno", [4, 6]))
     assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 2.5, 1, 2.5])
     assert window(result, "ssthresh_bytes")[:3] == [64, 2.5, 2]
     events = result.trace.flow_events
@@ -95,7 +95,7 @@ def test_reno_two_losses_needs_a_timeout():
 def test_tahoe_one_loss():
     # Tahoe: FR sets cwnd = 1, ssthresh 2.5, and keeps nxt = 9; dup #4 changes nothing.
     # ACK 9 -> slow start cwnd 2 (send 9, 10); ACK 10 -> 3; ACK 11 -> 3 + 1/3.
-    result = run(two_nodes("tahoe", [5]))
+    result = run(two_nodes("tahoe", [4]))
     assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 1, 2, 3, 3 + 1 / 3])
     assert window(result, "ssthresh_bytes") == [64, 2.5]
 
@@ -104,7 +104,7 @@ def test_sack_one_loss():
     # RFC 6675: at the third duplicate ACK cwnd = ssthresh = 2.5 (no inflation); pipe
     # counts only the retransmission (5..8 are SACKed, 4 is lost), so new segment 9 goes
     # out; ACK 9 ends recovery with cwnd = ssthresh (no change); ACK 10: 2.5 + 1/2.5.
-    result = run(two_nodes("sack", [5]))
+    result = run(two_nodes("sack", [4]))
     assert window(result, "cwnd_bytes")[:7] == pytest.approx([1, 2, 3, 4, 5, 2.5, 2.9])
     assert window(result, "ssthresh_bytes") == [64, 2.5]
 

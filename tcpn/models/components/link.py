@@ -10,8 +10,8 @@ wire is FIFO because every packet of a direction has the same propagation delay.
 Error models (decided at transmission, as ns-3 decides at reception; the lost packet still
 occupies the link): ``PacketErrors`` (each packet lost with probability ``rate``),
 ``ByteErrors`` (``PER = 1 - (1 - BER) ** size``, ``size`` the IP size), ``ListErrors``
-(the packets with these numbers, counting every packet that crosses from 1, as ns-3's
-``ReceiveListErrorModel``). With an error model the place ``frames`` counts
+(the packets with these numbers, counting every packet that crosses from 0, as the
+scenario schema and the ns-3 lens number them). With an error model the place ``frames`` counts
 ``(sent, failed)`` frames (TCP-L reads it).
 
 >>> from tcpn.models.components.queues import DropTailQueue
@@ -62,7 +62,7 @@ class ByteErrors:
 
 @dataclass(frozen=True)
 class ListErrors:
-    """The packets numbered ``packets`` (1 = the first packet to cross) are lost."""
+    """The packets numbered ``packets`` (0 = the first packet to cross) are lost."""
 
     packets: tuple[int, ...]
 
@@ -130,7 +130,7 @@ def interface_net(queue: QueueDiscipline, link: Transmitter, routes: Sequence[st
         delivered = None
         if errors is not None:
             net.add_input("frames", tname, "(sent, failed)")
-            lost = "lost" if action is not None else "sent + 1 in LOSSES"
+            lost = "lost" if action is not None else "sent in LOSSES"
             net.add_output("frames", tname, f"(sent + 1, failed + (1 if {lost} else 0))")
             delivered = f"not ({lost})"
         for i, condition in enumerate(routes):
