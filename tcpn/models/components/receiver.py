@@ -51,7 +51,8 @@ Rcv: Any = RCV.record_type
 @dataclass(frozen=True)
 class ReceiverConfig:
     """Parameters of one receiver; ``flow`` numbers the connection, ``src`` is the node
-    index of its sender (where ACKs go)."""
+    index of its sender (where ACKs go). Its timestamp clock reads ``(1 + clock_skew) *
+    now + clock_offset_s``."""
 
     flow: int
     src: int
@@ -61,8 +62,12 @@ class ReceiverConfig:
     sack: bool = False
     ecn: bool = False
     clock_offset_s: float = 0.0
+    clock_skew: float = 0.0
 
     def __post_init__(self) -> None:
+        if not self.clock_skew > -1.0:
+            raise InputError(f"receiver of flow {self.flow}: clock_skew {self.clock_skew} makes "
+                             "its clock (1 + skew) * t + offset run backwards; need > -1")
         if self.delack_count < 1:
             raise InputError(f"receiver of flow {self.flow}: delack_count must be >= 1")
         if self.delack_timeout_s < 0:
@@ -89,7 +94,8 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
     net = PetriNet(name)
     net.declare(FLOW=config.flow, SRC=config.src, ACK_BYTES=config.ack_bytes,
                 DELACK_COUNT=config.delack_count, DELACK_S=config.delack_timeout_s,
-                SACK=config.sack, ECN=config.ecn, OFFSET_S=config.clock_offset_s, Rcv=Rcv,
+                SACK=config.sack, ECN=config.ecn, OFFSET_S=config.clock_offset_s,
+                CLOCK_RATE=1.0 + config.clock_skew, Rcv=Rcv,
                 **FUNCTIONS)
     net.add_place(Place("data", PACKET, port="in"))
     net.add_place(Place("out", PACKET, port="out"))
@@ -98,7 +104,8 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
     # The ACK every ACK-sending transition emits, from the new state r2 (p: the trigger).
     blocks = "(sack_blocks(r2.ooo, p.seq) if SACK else ())"
     ack = (f"Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r2.nxt, size=ACK_BYTES + "
-           f"(8 * len({blocks}) + 2 if {blocks} else 0), ts=now + OFFSET_S, echo=r2.echo, "
+           f"(8 * len({blocks}) + 2 if {blocks} else 0), ts=now * CLOCK_RATE + OFFSET_S, "
+           f"echo=r2.echo, "
            f"ecn=0, ece=r2.ece, cwr=False, retx=r2.echo_retx, sack={blocks})")
     in_order = "p.seq == r.nxt"
     guards = {
@@ -123,6 +130,7 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
     net.add_input("rcv", "delack_timeout", "r")
     net.add_output("rcv", "delack_timeout", "r._replace(pending=0)")
     net.add_output("out", "delack_timeout",
-                   "Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r.nxt, size=ACK_BYTES, ts=now + OFFSET_S,"
+                   "Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r.nxt, size=ACK_BYTES, "
+                   "ts=now * CLOCK_RATE + OFFSET_S,"
                    " echo=r.echo, ecn=0, ece=r.ece, cwr=False, retx=r.echo_retx, sack=())")
     return net
