@@ -59,6 +59,7 @@ __all__ = [
     "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams", "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
     "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
+    "Wireless",
     "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "scenario_rng",
     "validate_scenario",
 ]
@@ -250,6 +251,28 @@ class LinkDirection(_Strict):
     errors: ErrorModel | None = None
 
 
+class Wireless(_Strict):
+    """An 802.11 hop (study S3): ``station`` is the mobile end whose energy is reported.
+
+    ``link_retransmissions`` false is "ACK-less 802.11" (one attempt per frame); true
+    retries a failed frame up to ``retry_limit`` times, each attempt costing its
+    serialisation + ``mac_ack_s``. Frame errors come from the direction's ``errors``
+    (byte model: ``PER = 1 - (1 - BER) ** (IP size + l2_header_bytes)``). Energy: joules
+    per transmitted/received frame and byte, watts idle (defaults: Feeney and Nilsson,
+    INFOCOM 2001; see ``docs/variants.md``).
+    """
+
+    station: str
+    link_retransmissions: bool = True
+    retry_limit: NonNegativeInt = 7
+    mac_ack_s: float = Field(default=314e-6, ge=0.0)
+    tx_frame_j: float = Field(default=420e-6, ge=0.0)
+    tx_byte_j: float = Field(default=1.9e-6, ge=0.0)
+    rx_frame_j: float = Field(default=330e-6, ge=0.0)
+    rx_byte_j: float = Field(default=0.42e-6, ge=0.0)
+    idle_w: float = Field(default=0.8, ge=0.0)
+
+
 class Link(_Strict):
     """A full-duplex point-to-point link between nodes ``a`` and ``b``.
 
@@ -266,6 +289,7 @@ class Link(_Strict):
     l2_header_bytes: int = Field(default=2, ge=0)
     ab: LinkDirection = Field(default_factory=LinkDirection)
     ba: LinkDirection = Field(default_factory=LinkDirection)
+    wireless: Wireless | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -285,6 +309,9 @@ class Link(_Strict):
     def _distinct_ends(self) -> Link:
         if self.a == self.b:
             raise _FieldProblem(("b",), f"a link joins two different nodes, got {self.a!r} twice")
+        if self.wireless is not None and self.wireless.station not in (self.a, self.b):
+            raise _FieldProblem(("wireless", "station"), f"station {self.wireless.station!r} "
+                                f"is not an end of the link ({self.a}, {self.b})")
         return self
 
     def directions(self) -> Iterator[tuple[str, str, LinkDirection]]:
@@ -381,11 +408,16 @@ class VegasParams(_Strict):
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
     gamma: int = Field(default=1, ge=0)
+    skew_estimation: bool = False
+    skew_min_span_s: float = Field(default=5.0, ge=0.0)
 
     @model_validator(mode="after")
     def _ordered(self) -> VegasParams:
         if self.beta < self.alpha:
             raise _FieldProblem(("beta",), f"beta ({self.beta}) must be >= alpha ({self.alpha})")
+        if self.skew_estimation and self.variant != "modified_vegas":
+            raise _FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
+                                "samples of variant modified_vegas")
         return self
 
 
@@ -497,7 +529,8 @@ class Flow(_Strict):
     ``app_rate_bps`` paces the application (``None``: as fast as TCP allows).
     ``params`` holds the variant's parameters; ``tcp`` overrides the scenario's TCP
     parameters for this group. ``receiver_clock_offset_s`` offsets the receiver's
-    timestamp clock (Modified Vegas study).
+    timestamp clock (Modified Vegas study); ``receiver_clock_skew`` makes it drift: the
+    receiver's clock reads ``(1 + skew) * t + offset`` (must be > -1, or it runs backwards).
     """
 
     id: str | None = None
@@ -512,6 +545,7 @@ class Flow(_Strict):
     bytes: PositiveInt | None = None
     app_rate_bps: PositiveFloat | None = None
     receiver_clock_offset_s: TimeSpec = 0.0
+    receiver_clock_skew: float = 0.0
     tcp: TcpConfig | None = None
 
     @model_validator(mode="before")
@@ -532,6 +566,14 @@ class Flow(_Strict):
     def _non_negative(cls, v: Any) -> Any:
         if isinstance(v, int | float) and v < 0 and not math.isnan(v):
             raise ValueError(f"must be >= 0, got {v:g}")
+        return v
+
+    @field_validator("receiver_clock_skew")
+    @classmethod
+    def _clock_runs_forward(cls, v: float) -> float:
+        if not v > -1.0:
+            raise ValueError(f"skew {v:g} makes the receiver clock (1 + skew) * t + offset "
+                             "stop or run backwards: it must be > -1")
         return v
 
 
@@ -558,6 +600,7 @@ class ConcreteFlow(BaseModel):
     bytes: int | None
     app_rate_bps: float | None
     receiver_clock_offset_s: float
+    receiver_clock_skew: float = 0.0
     data_route: tuple[str, ...]
     ack_route: tuple[str, ...]
     data_queues: tuple[str, ...]
@@ -643,9 +686,14 @@ class Scenario(_Strict):
 
     def _check_queues(self) -> None:
         biggest = max(self.flow_tcp(f).data_packet_bytes for f in self.flows)
+        ack = max(self.flow_tcp(f).ack_packet_bytes for f in self.flows)
         for i, link in enumerate(self.links):
             for side, direction in (("ab", link.ab), ("ba", link.ba)):
                 q = direction.queue
+                if isinstance(q, Sgpq) and q.threshold_bytes < ack:
+                    raise _FieldProblem(("links", i, side, "queue", "threshold_bytes"),
+                                        f"threshold_bytes ({q.threshold_bytes}) is below the "
+                                        f"{ack}-byte pure ACK: no ACK would get priority")
                 if q.unit == "bytes" and q.limit < biggest:
                     raise _FieldProblem(("links", i, side, "queue", "limit"),
                                         f"a queue of {q.limit} bytes cannot hold one "
@@ -789,6 +837,7 @@ class Scenario(_Strict):
                     start_s=start, stop_s=flow.stop_s if flow.stop_s is not None
                     else self.horizon_s, bytes=flow.bytes, app_rate_bps=flow.app_rate_bps,
                     receiver_clock_offset_s=_draw_time(flow.receiver_clock_offset_s, rng),
+                    receiver_clock_skew=flow.receiver_clock_skew,
                     data_route=data_route, ack_route=ack_route,
                     data_queues=tuple(self.queue_ids_on(data_route)),
                     ack_queues=tuple(self.queue_ids_on(ack_route)),
@@ -910,8 +959,9 @@ def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> t
 def _field_names() -> frozenset[str]:
     models: tuple[type[BaseModel], ...] = (
         Scenario, Link, LinkDirection, DropTail, Red, ThresholdEcn, Sgpq, TokenBucket,
-        RateErrors, ListErrors, TcpConfig, Flow, NoParams, VegasParams, AdaptiveVegasParams,
-        WestwoodPlusParams, TcpLParams, UniformTime, ExponentialTime, TraceSelection, Measure)
+        RateErrors, ListErrors, TcpConfig, Flow, Wireless, NoParams, VegasParams,
+        AdaptiveVegasParams, WestwoodPlusParams, TcpLParams, UniformTime, ExponentialTime,
+        TraceSelection, Measure)
     return frozenset(name for model in models for name in model.model_fields)
 
 
