@@ -132,3 +132,36 @@ def test_ecn_halves_once_per_window_and_never_retransmits():
     assert marks["seq"].iloc[0] == 4 * MSS
     assert not (events.event == "retransmit").any()
     assert not (events.event == "drop").any()
+
+
+def test_newreno_many_losses_rto_after_first_partial_ack():
+    # The dumbbell bug: a window with many holes. RFC 6582 3.2 step 5 (and ns-3's
+    # m_isFirstPartialAck): only the FIRST partial ACK restarts the retransmission timer,
+    # so a recovery needing more than an RTO ends in a timeout ("Impatient").
+    # Initial cwnd 20: seqs 0..19 leave at 0; even seqs 2..16 are lost (8 holes). ACKs 1, 2
+    # are new (send 20..23, high 24); seqs 3, 5, 7 give three duplicate ACKs 2: fast
+    # retransmit of 2. Each partial ACK then repairs one hole per RTT (20 ms): retransmit
+    # 4 (ACK 4), 6 (ACK 6), 8 (ACK 8), 10 (ACK 10), 12 (ACK 12 at t1 + 80 ms), where t1 is
+    # the first partial ACK. RTT samples are ~20 ms so srtt + 4 rttvar < 60 ms and the RTO
+    # is min_rto_s = 90 ms: the timer restarted at t1 fires at t1 + 90 ms, before the
+    # partial ACK 14 (t1 + 100 ms). Timeout: ssthresh = max(2, (high - 12) / 2), cwnd 1,
+    # and go back to 12.
+    scenario = two_nodes("newreno", [2, 4, 6, 8, 10, 12, 14, 16], segments=60,
+                         initial_cwnd_segments=20, min_rto_s=0.09, initial_rto_s=0.09)
+    result = run(scenario)
+    events = result.trace.flow_events
+    acks = events[(events.event == "ack") & (events.bytes > 0)]
+    first_partial = acks[acks.seq == 4 * MSS]["time_s"].iloc[0]
+    timeouts = events[events.event == "timeout"]["time_s"].to_list()
+    assert timeouts[:1] == [pytest.approx(first_partial + 0.09, abs=1e-9)]
+    before = events[events.time_s < timeouts[0]]
+    retx = before[before.event == "retransmit"]["seq"] // MSS
+    assert retx.to_list() == [2, 4, 6, 8, 10, 12]
+    high = int(before[before.event == "send"]["seq"].max() // MSS) + 1
+    series = result.trace.flow_series
+    at_timeout = series[series.time_s == timeouts[0]]
+    cwnd = at_timeout[at_timeout["var"] == "cwnd_bytes"]["value"].to_list()
+    ssthresh = at_timeout[at_timeout["var"] == "ssthresh_bytes"]["value"].to_list()
+    assert cwnd == [1 * MSS] and ssthresh == [max(2, (high - 12) / 2) * MSS]
+    delivered = events[events.event == "deliver"]["bytes"].sum()
+    assert delivered == 60 * MSS

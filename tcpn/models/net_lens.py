@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tcpn.errors import InputError
 from tcpn.models.components.packets import advance
-from tcpn.models.components.sender import sack_hole
+from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.petrinets import Monitor, Simulator
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NetLens", "TraceMonitor", "census"]
 
-_NEW_DATA = ("new_ack", "ecn_reduce", "partial_ack", "recovery_exit")
+_NEW_DATA = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
 _ACKS = (*_NEW_DATA, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
 _RECEIVE = ("hold", "ack_now", "out_of_order", "duplicate")
 _QUEUE = ("enqueue", "mark", "drop", "overflow", "transmit")
@@ -113,7 +113,7 @@ class TraceMonitor(Monitor):
                     w.flow_value(now, name, "rtt_s", now - a.echo)
                 if kind == "fast_retransmit":
                     sent(now, t.una, True)
-                elif kind == "partial_ack" and self.composed.flows[i].variant.endswith(
+                elif kind in PARTIAL_ACKS and self.composed.flows[i].variant.endswith(
                         "newreno"):
                     sent(now, a.ack, True)
                 self._window(i, name, mss, now)

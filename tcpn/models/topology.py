@@ -15,7 +15,7 @@ all just scenarios.
 >>> s = dumbbell(pairs=1, horizon_s=1.0)
 >>> composed = compose(s, s.concrete_flows(1))
 >>> composed.net
-<PetriNet 'dumbbell': 32 places, 33 transitions, 143 arcs>
+<PetriNet 'dumbbell': 32 places, 34 transitions, 149 arcs>
 """
 
 from __future__ import annotations
@@ -42,7 +42,14 @@ from tcpn.models.components.queues import (
     ThresholdEcnQueue,
 )
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
-from tcpn.models.components.sender import LOSS_BASED, SenderConfig, sender_net
+from tcpn.models.components.sender import LOSS_BASED, SenderConfig
+from tcpn.models.components.variants import (
+    SENDERS,
+    add_flow_modules,
+    radio_of,
+    variant_sender_net,
+)
+from tcpn.models.components.wireless import wireless_interface_net
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario
 from tcpn.petrinets import PetriNet, Place
 
@@ -78,9 +85,9 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
                 problems.append(f"links[{i}].{side}.queue: {kind} is not supported by the net "
                                 "lens yet")
     for flow in flows:
-        if flow.variant not in LOSS_BASED:
+        if flow.variant not in SENDERS:
             problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
-                            f"net lens yet (loss-based variants: {', '.join(LOSS_BASED)})")
+                            f"net lens yet (variants: {', '.join(SENDERS)})")
         if flow.app_rate_bps is not None:
             problems.append(f"flow {flow.id}: app_rate_bps is not supported by the net lens yet")
     return problems
@@ -116,7 +123,8 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int) -> SenderConfig:
     tcp = flow.tcp
     mss = tcp.segment_size_bytes
     return SenderConfig(
-        flow=i, dst=dst, variant=flow.variant, segment_bytes=mss,
+        flow=i, dst=dst, variant=flow.variant if flow.variant in LOSS_BASED else "newreno",
+        segment_bytes=mss,
         header_bytes=tcp.header_bytes, initial_cwnd=float(tcp.initial_cwnd_segments),
         initial_ssthresh=float(tcp.initial_ssthresh_segments or 1e9),
         window_segments=max(1, min(tcp.rcv_buf_bytes, tcp.snd_buf_bytes) // mss),
@@ -168,10 +176,13 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
                 targets.append((socket(b, c), cond))
             if not targets:
                 targets.append((f"{_ident(a)}.{_ident(b)}.in", "False"))
-            module = interface_net(
-                queue_discipline(direction, link, where),
-                Transmitter(link.rate_bps, link.delay_s, link.l2_header_bytes, _errors(direction)),
-                [cond for _place, cond in targets], name=f"{_ident(a)}_{_ident(b)}")
+            queue = queue_discipline(direction, link, where)
+            wire = Transmitter(link.rate_bps, link.delay_s, link.l2_header_bytes,
+                               _errors(direction))
+            routes = [cond for _place, cond in targets]
+            module = interface_net(queue, wire, routes, name=f"{_ident(a)}_{_ident(b)}") \
+                if link.wireless is None else wireless_interface_net(
+                    queue, wire, radio_of(link.wireless)[0], routes, f"{_ident(a)}_{_ident(b)}")
             ports = {"arrivals": socket(a, b)}
             ports.update({f"out{k}": place for k, (place, _c) in enumerate(targets)})
             prefix = f"{_ident(a)}.{_ident(b)}"
@@ -181,7 +192,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
     for i, flow in enumerate(flows):
         first_data_hop = flow.data_route[1]
         first_ack_hop = flow.ack_route[1]
-        snd = sender_net(sender_config(flow, i, index[flow.dst]))
+        snd = variant_sender_net(flow.variant, flow.params, sender_config(flow, i,
+                                                                           index[flow.dst]))
         net.add_module(snd, f"flow{i}.snd", {"out": socket(flow.src, first_data_hop),
                                              "acks": f"flow{i}.acks"})
         tcp = flow.tcp
@@ -189,7 +201,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
             flow=i, src=index[flow.src], ack_bytes=tcp.ack_packet_bytes,
             delack_count=tcp.delack_count, delack_timeout_s=tcp.delack_timeout_s,
             sack=flow.variant == "sack", ecn=flow.ecn,
-            clock_offset_s=flow.receiver_clock_offset_s))
+            clock_offset_s=flow.receiver_clock_offset_s, clock_skew=flow.receiver_clock_skew))
         net.add_module(rcv, f"flow{i}.rcv", {"data": f"flow{i}.data",
                                              "out": socket(flow.dst, first_ack_hop)})
+        add_flow_modules(net, i, flow, composed.interfaces)
     return composed

@@ -4,13 +4,14 @@ Control state lives on places: ``tcb`` holds one ``Tcb`` record (``cwnd`` and ``
 in segments, ``una`` oldest unacknowledged segment, ``nxt`` next to send, ``high`` one
 past the highest ever sent, ``dupacks``, ``recover`` (RFC 6582), ``inrec`` (in fast
 recovery), ``cwr_high``/``cwr_pending`` (RFC 3168), ``sacked`` (the SACK scoreboard) and
-``highrxt`` (RFC 6675 HighRxt)); ``rtt`` holds ``(srtt, rttvar, rto)``; the
+``highrxt`` (RFC 6675 HighRxt), ``partial`` (a partial ACK came in this recovery));
+``rtt`` holds ``(srtt, rttvar, rto)``; the
 retransmission timer is a timed token on ``timer`` (marked exactly when ``una < nxt``);
 ``start`` holds the application's start, a token ready at the start time.
 
 Each protocol event is a transition: ``open``, ``send``, ``new_ack``, ``dup_ack``,
-``fast_retransmit``, ``recovery_dup_ack``, ``partial_ack`` (NewReno, SACK),
-``recovery_exit``, ``ecn_reduce`` (ECN), ``sack_retransmit`` (SACK), ``stale_ack``,
+``fast_retransmit``, ``recovery_dup_ack``, ``partial_ack`` and ``later_partial_ack``
+(NewReno, SACK), ``recovery_exit``, ``ecn_reduce`` (ECN), ``sack_retransmit`` (SACK), ``stale_ack``,
 ``timeout``. The variant only chooses which transitions exist and their guards.
 
 Window arithmetic, in segments, as ns-3's ``TcpNewReno`` does it in bytes: an ACK that
@@ -22,11 +23,13 @@ makes one congestion-avoidance step. On loss ``ssthresh = max(2, FlightSize / 2)
 ``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
 doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
 acknowledges new data and, without timestamps, the segment it echoes was not
-retransmitted.
+retransmitted. Every ACK of new data restarts the timer except partial ACKs after the
+first one of a recovery (RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it),
+so a window with many holes ends in a timeout instead of one repair per RTT forever.
 
 >>> net = sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))
 >>> len(net.places), len(net.transitions)
-(6, 10)
+(6, 11)
 """
 
 from __future__ import annotations
@@ -51,16 +54,21 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets import Transition as T
 
-__all__ = ["LOSS_BASED", "RTT", "TCB", "SenderConfig", "grow", "rto_after", "sack_hole",
-           "sack_pipe", "sender_net"]
+__all__ = ["INITIAL_TCB", "LOSS_BASED", "PARTIAL_ACKS", "RTT", "TCB", "SenderConfig", "grow",
+           "rto_after", "sack_hole", "sack_pipe", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
+#: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
+#: restarts the retransmission timer, the later ones leave it running (RFC 6582).
+PARTIAL_ACKS = ("partial_ack", "later_partial_ack")
 
 TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
                 dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
                 cwr_pending=BOOL, sacked=ListSet(ProductSet(INT, INT), name="Runs"),
-                highrxt=IntSet(0))
+                highrxt=IntSet(0), partial=BOOL)
 Tcb: Any = TCB.record_type
+#: The ``tcb`` a connection opens with (an inscription over the sender's declarations).
+INITIAL_TCB = ("Tcb(INIT_CWND, INIT_SSTHRESH, 0, 0, 0, 0, 0, False, 0, False, (), 0, False)")
 RTT = RecordSet("Rtt", srtt=REAL, rttvar=REAL, rto=REAL)
 Rtt: Any = RTT.record_type
 
@@ -195,8 +203,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
 
     net.add_transition(T("open"))
     net.add_input("start", "open", "()")
-    net.add_output("tcb", "open", "Tcb(INIT_CWND, INIT_SSTHRESH, 0, 0, 0, 0, 0, False, 0, "
-                                  "False, (), 0)")
+    net.add_output("tcb", "open", INITIAL_TCB)
     net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
 
     def packet(seq: str, fresh: str) -> str:
@@ -225,8 +232,9 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         return f"merge_sack(t.sacked, a.sack, {ack})" if sack else "()"
 
     def ack_transition(tname: str, guard: str, tcb: str, *, new_data: bool,
-                       retransmit: str | None = None) -> None:
-        """One ACK-driven transition; ``new_data`` ones sample the RTT and restart the timer."""
+                       retransmit: str | None = None, restart: bool = True) -> None:
+        """One ACK-driven transition; ``new_data`` ones sample the RTT and, unless
+        ``restart`` is false, restart the timer."""
         action = _new_ack if new_data else None
         net.add_transition(T(tname, guard=guard, action=action,
                              outputs=("r2",) if new_data else ()))
@@ -236,6 +244,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         if new_data:
             net.add_input("rtt", tname, "r")
             net.add_output("rtt", tname, "r2")
+        if new_data and restart:
             net.add_reset("timer", tname)
             net.add_output("timer", tname, "()", when="a.ack < max(t.nxt, a.ack)",
                            delay="r2.rto")
@@ -274,7 +283,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         ack_transition("fast_retransmit", f"{dup} and not t.inrec and "
                        f"t.dupacks + 1 >= DUPTHRESH and {may_recover}",
                        f"t._replace(ssthresh={halve}, cwnd={entry}, dupacks=t.dupacks + 1, "
-                       f"inrec=True, recover=t.high, highrxt=t.una + 1, "
+                       f"inrec=True, recover=t.high, highrxt=t.una + 1, partial=False, "
                        f"sacked={scoreboard('t.una')})", new_data=False, retransmit="t.una")
         inflate = "t.cwnd" if sack else "t.cwnd + 1.0"
         ack_transition("recovery_dup_ack", f"{dup} and t.inrec",
@@ -284,14 +293,18 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         ack_transition("recovery_exit", f"{new} and t.inrec and {full}",
                        f"t._replace(cwnd=t.ssthresh, inrec=False, {advance_una})",
                        new_data=True)
-        if variant == "newreno":
-            # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked
-            ack_transition("partial_ack", f"{new} and t.inrec and a.ack < t.recover",
-                           f"t._replace(cwnd=max(1.0, t.cwnd - (a.ack - t.una) + 1.0), "
-                           f"{advance_una})", new_data=True, retransmit="a.ack")
-        if variant == "sack":
-            ack_transition("partial_ack", f"{new} and t.inrec and a.ack < t.recover",
-                           f"t._replace({advance_una})", new_data=True)
+        if variant in ("newreno", "sack"):
+            # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked;
+            # only the first partial ACK of a recovery restarts the timer (ns-3 does the
+            # same with SACK recovery)
+            deflate = "" if sack else "cwnd=max(1.0, t.cwnd - (a.ack - t.una) + 1.0), "
+            partial = f"{new} and t.inrec and a.ack < t.recover"
+            for tname, first in zip(PARTIAL_ACKS, (True, False), strict=True):
+                ack_transition(tname, f"{partial} and {'not ' if first else ''}t.partial",
+                               f"t._replace({deflate}partial=True, {advance_una})",
+                               new_data=True, retransmit=None if sack else "a.ack",
+                               restart=first)
+        if sack:
             net.add_transition(T("sack_retransmit", guard=f"t.inrec and {pipe_open} and "
                                  "sack_hole(t, DUPTHRESH) >= 0"))
             net.add_input("tcb", "sack_retransmit", "t")
@@ -306,6 +319,6 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_input("rtt", "timeout", "r")
     net.add_output("tcb", "timeout",
                    f"t._replace(ssthresh={halve}, cwnd=1.0, nxt=t.una, dupacks=0, "
-                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una)")
+                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una, partial=False)")
     net.add_output("rtt", "timeout", "r._replace(rto=min(2.0 * r.rto, MAX_RTO))")
     return net
