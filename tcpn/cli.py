@@ -239,39 +239,56 @@ def import_net(
 @app.command("validate")
 def validate_lenses(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
-    lenses: Annotated[str, typer.Option(help="Reference lens, then the lens judged.")
-                      ] = "ns3,net",
+    lenses: Annotated[str, typer.Option(help="Lenses to compare, e.g. net,ns3 or "
+                                        "net,ns3,fluid; lenses that refuse the scenario "
+                                        "are reported and skipped.")] = "net,ns3",
+    reference: Annotated[str | None, typer.Option(
+        help="Lens the others are judged against (default: ns3 if listed, else the "
+        "first).")] = None,
     replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Directory for comparison.csv/.json "
-        "(default: results/<name>-validate).")] = None,
+        "--output", "-o", help="Directory for comparison.csv/.json, timeseries.png and the "
+        "runs (default: results/<name>-validate).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
 ) -> None:
-    """Compare two lenses on a scenario: means with 95 % CIs, relative error, target,
-    verdict per metric (targets in tcpn.validation.harness.TOLERANCES)."""
+    """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
+    verdict per metric (targets in tcpn.validation.harness.TOLERANCES), plus figures of
+    goodput, cwnd and queue over time side by side. Exit code 1 if a target is missed."""
     from tcpn.models.scenario import load_scenario
     from tcpn.validation.harness import compare, write_comparison
 
     spec = load_scenario(scenario)
-    pair = [name.strip() for name in lenses.split(",")]
-    frame = compare(spec, pair, replications=replications, seed=seed, workers=workers)
-    table = Table(title=f"{spec.name}: {pair[1]} against {pair[0]} ({replications} runs each)")
-    for column in ("scope", "name", "metric", pair[0], pair[1], "error", "target", "verdict"):
-        table.add_column(column, justify="left" if column in ("scope", "name", "metric")
-                         else "right")
-    for row in frame.itertuples(index=False):
-        cells = [getattr(row, f"{lens}_mean") for lens in pair]
-        spreads = [getattr(row, f"{lens}_ci") for lens in pair]
-        shown = [f"{m:.4g}" + ("" if h != h else f" ± {h:.2g}")
-                 for m, h in zip(cells, spreads, strict=True)]
-        table.add_row(row.scope, row.name, row.metric, *shown,
-                      f"{row.relative_error * 100:+.1f} %", row.tolerance, row.verdict)
-    console.print(table)
-    out = write_comparison(frame, output or f"results/{spec.name}-validate",
-                           {"scenario": spec.name, "lenses": pair,
-                            "replications": replications, "seed": seed})
-    console.print(f"comparison: {out}")
+    out = output or f"results/{spec.name}-validate"
+    found = compare(spec, lenses.split(","), replications=replications, seed=seed,
+                    workers=workers, reference=reference, output=out)
+    wide = Console(width=max(console.width, 40 + 34 * len(found.lenses)))
+    for lens, why in found.refused.items():
+        wide.print(f"{lens}: refused: {why}", markup=False, highlight=False)
+    table = Table(title=f"{spec.name}: against {found.reference} ({replications} runs each, "
+                  "mean ± 95 % CI)")
+    for column in ("scope", "name", "metric"):
+        table.add_column(column)
+    for lens in found.lenses:
+        table.add_column(lens, justify="right")
+    for lens in found.judged:
+        table.add_column(f"{lens} error", justify="right")
+    table.add_column("target", justify="right")
+    for lens in found.judged:
+        table.add_column(lens if len(found.judged) > 1 else "verdict", justify="right")
+    for row in found.table.to_dict(orient="records"):
+        cells = [f"{row[f'{lens}_mean']:.4g}" + ("" if row[f"{lens}_ci"] != row[f"{lens}_ci"]
+                                               else f" ± {row[f'{lens}_ci']:.2g}")
+                 for lens in found.lenses]
+        errors = [f"{row[f'{lens}_error'] * 100:+.1f} %" for lens in found.judged]
+        verdicts = [row[f"{lens}_verdict"] for lens in found.judged]
+        table.add_row(row["scope"], row["name"], row["metric"], *cells, *errors,
+                      row["tolerance"], *verdicts)
+    wide.print(table)
+    write_comparison(found, out)
+    console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")
+    if len(found.failures()):
+        raise typer.Exit(EXIT_FAILURE)
 
 
 def main() -> None:
