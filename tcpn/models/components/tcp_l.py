@@ -1,0 +1,171 @@
+"""TCP-L as sub-nets: the NewReno sender that reduces only with probability P_congestion,
+and the receiver-side reporter of the last hop's frame counters.
+
+Sender state (place ``tcpl``, a ``TcpL`` record): segments ``sent`` and ``retx``
+(retransmitted), and the latest report adopted: ``link_sent``/``link_failed`` frames of the
+receiver's last-hop link and ``report_time`` (receiver clock). Every ``send``,
+``fast_retransmit`` and NewReno ``partial_ack`` counts what it transmits. The base is
+NewReno (the study) or Reno (``base``).
+
+Reports (study S3: "the receiver periodically reports its link's frame error rate in a TCP
+option"): the reporter module fires every ``report_interval_s``, reads the last-hop
+interface's ``frames`` counters ``(sent, failed)`` and writes ``(time, sent, failed)`` on
+the sender's ``report`` place (one token, the latest report; ``time`` on the receiver's
+clock). The sender adopts it with the first ACK that left the receiver at or after
+``time`` (``a.ts >= time``): the report rides in the option of every ACK sent after it
+was taken, so it is delayed, queued and lost with them.
+
+Reaction, on three duplicate ACKs and on a timeout (:func:`tcp_l_reacts`):
+``Loss_tcp = (retx + 1) / (sent + 1)`` (counting the retransmission this loss is about to
+cause, so that the first loss is classified too: tcpn's reading), ``Loss_link =
+failed / sent`` from the latest report (0 before any report),
+:func:`p_congestion` ``= clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1)`` (1 when
+``Loss_tcp = 0``); draw ``X ~ U[0, 1)``: ``P > X`` reacts like NewReno (``ssthresh =
+FlightSize / 2``, ``cwnd = ssthresh + 3``; timeout: ``cwnd = 1``, ``ssthresh`` halves),
+otherwise the segment is retransmitted and the window kept (fast retransmit: recovery
+with ``ssthresh = cwnd``, so recovery ends at the same window; timeout: go back to
+``una`` with ``cwnd`` and ``ssthresh`` unchanged). So ``Loss_link = 0`` always reduces
+and ``Loss_link >= Loss_tcp`` never does.
+
+>>> from tcpn.models.components.sender import SenderConfig
+>>> net = tcp_l_sender_net(SenderConfig(flow=0, dst=1))
+>>> sorted(p for p in net.places if p not in ("start", "out", "acks"))
+['report', 'rtt', 'tcb', 'tcpl', 'timer']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.petrinets import INT, REAL, UNIT, IntSet, PetriNet, Place, ProductSet, RecordSet, Token
+from tcpn.petrinets import Transition as T
+
+__all__ = ["REPORT", "TCP_L", "p_congestion", "reporter_net", "tcp_l_adopt", "tcp_l_reacts",
+           "tcp_l_sender_net"]
+
+TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
+                  link_failed=IntSet(0), report_time=REAL)
+TcpL: Any = TCP_L.record_type
+#: A last-hop report: receiver clock when taken, frames sent, frames failed.
+REPORT = ProductSet(REAL, INT, INT, name="Report")
+#: The report place's token before the first report (never adopted).
+NO_REPORT = (-1.0, 0, 0)
+#: The ACK-driven transitions of the NewReno sender: each may carry a report.
+_ACK_TRANSITIONS = ("new_ack", "stale_ack", "dup_ack", "fast_retransmit", "recovery_dup_ack",
+                    "recovery_exit", "partial_ack")
+
+
+def p_congestion(loss_tcp: float, loss_link: float) -> float:
+    """``clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1)``, 1 when ``Loss_tcp = 0``.
+
+    >>> p_congestion(0.02, 0.015), p_congestion(0.02, 0.02), p_congestion(0.02, 0.0)
+    (0.25, 0.0, 1.0)
+    >>> p_congestion(0.0, 0.01), p_congestion(0.01, 0.05)
+    (1.0, 0.0)
+    """
+    if loss_tcp <= 0.0:
+        return 1.0
+    return min(1.0, max(0.0, (loss_tcp - loss_link) / loss_tcp))
+
+
+def tcp_l_adopt(st: Any, report: tuple[float, int, int], ack_ts: float) -> Any:
+    """The state after an ACK sent at receiver time ``ack_ts``: it carries ``report`` if the
+    report is newer than the adopted one and was taken before the ACK left.
+
+    >>> st = TcpL(10, 1, 0, 0, -1.0)
+    >>> tcp_l_adopt(st, (2.0, 50, 1), 1.5) == st, tcp_l_adopt(st, (2.0, 50, 1), 2.5).link_sent
+    (True, 50)
+    """
+    time, sent, failed = report
+    if st.report_time < time <= ack_ts:
+        return st._replace(report_time=time, link_sent=sent, link_failed=failed)
+    return st
+
+
+def tcp_l_reacts(st: Any, u: float) -> bool:
+    """Whether the loss being signalled gets a congestion reaction, for the uniform draw
+    ``u`` (see the module docstring).
+
+    >>> tcp_l_reacts(TcpL(99, 0, 100, 1, 1.0), 0.999)  # Loss_link = Loss_tcp: never
+    False
+    >>> tcp_l_reacts(TcpL(99, 0, 100, 0, 1.0), 0.999)  # Loss_link = 0: always
+    True
+    """
+    loss_tcp = (st.retx + 1) / (st.sent + 1)
+    loss_link = st.link_failed / st.link_sent if st.link_sent > 0 else 0.0
+    return p_congestion(loss_tcp, loss_link) > u
+
+
+def _adopt(st: Any, rt: float, rs: int, rf: int, a: Any) -> dict[str, Any]:
+    return {"st2": tcp_l_adopt(st, (rt, rs, rf), a.ts)}
+
+
+def _adopt_and_decide(st: Any, rt: float, rs: int, rf: int, a: Any, rng: Any) -> dict[str, Any]:
+    st2 = tcp_l_adopt(st, (rt, rs, rf), a.ts)
+    return {"st2": st2, "react": tcp_l_reacts(st2, float(rng.random()))}
+
+
+def _decide(st: Any, rng: Any) -> dict[str, Any]:
+    return {"react": tcp_l_reacts(st, float(rng.random()))}
+
+
+def tcp_l_sender_net(config: SenderConfig, base: str = "newreno",
+                     name: str = "sender") -> PetriNet:
+    """The TCP-L sender module (``base``, Reno or NewReno, otherwise); ports ``out`` and
+    ``acks``. Its place ``report`` is the socket of :func:`reporter_net`'s ``report`` port."""
+    if base not in ("reno", "newreno"):
+        raise InputError(f"tcp-l of flow {config.flow}: base {base!r} is not reno or newreno")
+    net = sender_net(dataclasses.replace(config, variant=base), name)
+    net.add_place(Place("tcpl", TCP_L, initial=[TcpL(0, 0, 0, 0, -1.0)]))
+    net.add_place(Place("report", REPORT, initial=[NO_REPORT]))
+    track(net, "send", "tcpl", "st",
+          "st._replace(sent=st.sent + 1, retx=st.retx + (1 if t.nxt < t.high else 0))")
+    for tname in (t for t in _ACK_TRANSITIONS if t in net.transitions):
+        net.add_read("report", tname, "(rt, rs, rf)")
+        retransmits = tname in ("fast_retransmit", "partial_ack")
+        update = "st2._replace(sent=st2.sent + 1, retx=st2.retx + 1)" if retransmits else "st2"
+        track(net, tname, "tcpl", "st", update)
+        if tname == "fast_retransmit":
+            add_action(net, tname, _adopt_and_decide, ("st2", "react"))
+        else:
+            add_action(net, tname, _adopt, ("st2",))
+    wrap_output(net, "fast_retransmit", "tcb",
+                "({base}) if react else ({base})._replace(ssthresh=max(2.0, t.cwnd), "
+                "cwnd=max(2.0, t.cwnd) + DUPTHRESH)")
+    net.add_read("tcpl", "timeout", "st")
+    add_action(net, "timeout", _decide, ("react",))
+    wrap_output(net, "timeout", "tcb",
+                "({base}) if react else ({base})._replace(cwnd=t.cwnd, ssthresh=t.ssthresh)")
+    return net
+
+
+def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: float = 0.0,
+                 name: str = "reporter") -> PetriNet:
+    """The receiver's reporter: every ``interval_s`` (first at ``interval_s``) it copies the
+    ``frames`` counters into ``report`` with its clock ``clock_rate * now +
+    clock_offset_s``. Ports: ``frames`` (read; unfused it stays at ``(0, 0)``) and
+    ``report`` (the sender's place).
+
+    >>> sorted(reporter_net(0.5).transitions)
+    ['take_report']
+    """
+    if not interval_s > 0:
+        raise InputError(f"tcp-l reporter: report_interval_s must be > 0, got {interval_s!r}")
+    net = PetriNet(name)
+    net.declare(INTERVAL_S=float(interval_s), CLOCK_RATE=float(clock_rate),
+                OFFSET_S=float(clock_offset_s))
+    net.add_place(Place("tick", UNIT.timed(), initial=[Token((), float(interval_s))]))
+    net.add_place(Place("frames", ProductSet(INT, INT, name="Frames"), initial=[(0, 0)],
+                        port="in"))
+    net.add_place(Place("report", REPORT, initial=[NO_REPORT], port="io"))
+    net.add_transition(T("take_report"))
+    net.add_input("tick", "take_report", "()")
+    net.add_output("tick", "take_report", "()", delay="INTERVAL_S")
+    net.add_read("frames", "take_report", "(sent, failed)")
+    net.add_input("report", "take_report", "old")
+    net.add_output("report", "take_report", "(now * CLOCK_RATE + OFFSET_S, sent, failed)")
+    return net

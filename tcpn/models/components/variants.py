@@ -1,0 +1,119 @@
+"""The sender module of every TCP variant a scenario names, and the modules some variants add.
+
+One registry (:data:`SENDERS`) maps a variant name to its builder: the loss-based ones are
+:func:`~tcpn.models.components.sender.sender_net`; Vegas and its fixes, Westwood+ and
+TCP-L extend it (:mod:`~tcpn.models.components.extend`). TCP-L also needs a reporter at
+the receiver (:func:`add_flow_modules`); an 802.11 hop reports its station's energy
+(:func:`wireless_report`).
+
+>>> from tcpn.models.components.sender import SenderConfig
+>>> variant_sender_net("adaptive_vegas", None, SenderConfig(flow=0, dst=1))
+<PetriNet 'sender': 7 places, 9 transitions, 50 arcs>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.sender import LOSS_BASED, SenderConfig, sender_net
+from tcpn.models.components.tcp_l import reporter_net, tcp_l_sender_net
+from tcpn.models.components.vegas import VegasLaw, vegas_sender_net
+from tcpn.models.components.westwood import westwood_sender_net
+from tcpn.models.components.wireless import Energy, Radio, station_energy
+from tcpn.petrinets import PetriNet
+
+if TYPE_CHECKING:
+    from tcpn.models.scenario import ConcreteFlow, Scenario
+    from tcpn.models.topology import ComposedNet
+    from tcpn.petrinets import Simulator
+
+__all__ = ["SENDERS", "add_flow_modules", "radio_of", "variant_sender_net", "wireless_report"]
+
+
+def _param(params: Any, name: str, default: Any) -> Any:
+    return getattr(params, name, default) if params is not None else default
+
+
+def _vegas(kind: str) -> Callable[[SenderConfig, Any], PetriNet]:
+    def build(config: SenderConfig, params: Any) -> PetriNet:
+        law = VegasLaw(kind=kind, alpha=float(_param(params, "alpha", 2)),
+                       beta=float(_param(params, "beta", 4)),
+                       gamma=float(_param(params, "gamma", 1)),
+                       weight=float(_param(params, "weight", 0.125)),
+                       skew_estimation=bool(_param(params, "skew_estimation", False)),
+                       skew_min_span_s=float(_param(params, "skew_min_span_s", 5.0)))
+        return vegas_sender_net(config, law)
+    return build
+
+
+SENDERS: dict[str, Callable[[SenderConfig, Any], PetriNet]] = {
+    **{v: (lambda config, _params: sender_net(config)) for v in LOSS_BASED},
+    "vegas": _vegas("vegas"),
+    "modified_vegas": _vegas("modified_vegas"),
+    "adaptive_vegas": _vegas("adaptive_vegas"),
+    "westwood_plus": lambda config, params: westwood_sender_net(
+        config, _param(params, "filter", "tustin")),
+    "tcp_l": lambda config, params: tcp_l_sender_net(config, _param(params, "base", "newreno")),
+}
+"""Variant name -> ``builder(config, params)`` of its sender module."""
+
+
+def variant_sender_net(variant: str, params: Any, config: SenderConfig) -> PetriNet:
+    """The sender module of ``variant`` with its scenario ``params`` (None: defaults)."""
+    try:
+        build = SENDERS[variant]
+    except KeyError:
+        raise InputError(f"sender of flow {config.flow}: variant {variant!r} is not one of "
+                         f"{', '.join(SENDERS)}") from None
+    return build(config, params)
+
+
+def add_flow_modules(net: PetriNet, i: int, flow: ConcreteFlow,
+                     interfaces: dict[str, str]) -> None:
+    """Add the modules connection ``i``'s variant needs beside its sender and receiver
+    (TCP-L: the reporter reading the last hop's ``frames``)."""
+    if flow.variant != "tcp_l":
+        return
+    frames = f"{interfaces[flow.data_queues[-1]]}.frames"
+    ports = {"report": f"flow{i}.snd.report"}
+    if frames in net.places:
+        ports["frames"] = frames
+    net.add_module(reporter_net(float(_param(flow.params, "report_interval_s", 1.0)),
+                                1.0 + flow.receiver_clock_skew, flow.receiver_clock_offset_s),
+                   f"flow{i}.rep", ports)
+
+
+def radio_of(wireless: Any) -> tuple[Radio, Energy]:
+    """The radio and energy parameters of a scenario ``wireless`` block."""
+    return (Radio(wireless.link_retransmissions, wireless.retry_limit, wireless.mac_ack_s),
+            Energy(wireless.tx_frame_j, wireless.tx_byte_j, wireless.rx_frame_j,
+                   wireless.rx_byte_j, wireless.idle_w))
+
+
+def wireless_report(sim: Simulator, composed: ComposedNet, scenario: Scenario) -> dict[str, Any]:
+    """Per wireless link: the station's energy, the application bytes delivered to and from
+    it (receivers' in-order data) and bytes per joule, at the simulator's current time."""
+    report: dict[str, Any] = {}
+    marking, index = sim.marking, sim.compiled.place_index
+
+    def token(place: str) -> Any:
+        (value,) = list(marking[index[place]])
+        return value
+
+    for link in scenario.links:
+        if link.wireless is None:
+            continue
+        station = link.wireless.station
+        other = link.b if station == link.a else link.a
+        down = token(f"{composed.interfaces[f'{other}->{station}']}.airtime")
+        up = token(f"{composed.interfaces[f'{station}->{other}']}.airtime")
+        energy = station_energy(down, up, sim.now, radio_of(link.wireless)[1])
+        delivered = sum(token(f"flow{i}.rcv.rcv").nxt * f.tcp.segment_size_bytes
+                        for i, f in enumerate(composed.flows) if station in (f.src, f.dst))
+        report[f"{link.a}-{link.b}"] = {
+            "station": station, **energy, "delivered_bytes": delivered,
+            "bytes_per_joule": delivered / energy["energy_j"] if energy["energy_j"] else None,
+            "frames_to_station": down[0], "frames_from_station": up[0]}
+    return report

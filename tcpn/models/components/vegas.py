@@ -1,0 +1,257 @@
+"""TCP Vegas, Modified Vegas (timestamp samples, clock skew) and Reno-friendly Vegas as sub-nets.
+
+Each is the Reno sender of :mod:`~tcpn.models.components.sender` (fast retransmit and
+recovery, RTO, Karn's rule: "losses are handled as in Reno", study S1) with one more place,
+``vegas``, holding a ``Vegas`` record, and a different window law on ``new_ack``:
+
+* every ACK of new data gives an RTT sample (``now - a.echo``; with Karn's rule when
+  timestamps are off) and updates ``BaseRTT``, the smallest sample;
+* once per RTT, when the ACK acknowledges the first segment sent after the previous
+  decision (``a.ack > round_end``), :func:`vegas_decision` compares
+  ``Diff = (W / BaseRTT - W / RTT) * BaseRTT`` (segments queued, RTT the latest sample)
+  with ``alpha``/``beta`` (congestion avoidance: +1 / -1 / unchanged per RTT) or
+  ``gamma`` (slow start: leave it with ``W = min(W, W * BaseRTT / RTT + gamma)`` and
+  ``ssthresh = max(2, min(ssthresh, W - 1))``, as ns-3's ``TcpVegas``);
+* slow start grows +1 per ACK of new data only in every other RTT (the decision toggles
+  ``grow``); congestion avoidance does not grow between decisions.
+
+``recovery_exit`` and ``timeout`` restart the round (``round_end = high``) so that the
+first decision after a loss uses samples taken after it.
+
+**Modified Vegas** (study S1, fix 2) reads each ACK as ``<ts, tr, ta>``: ``ts = a.echo``
+(sender clock when the segment left), ``tr = a.ts`` (receiver clock when the ACK left),
+``ta = now``; ``Tf0 = min(tr - ts)``, ``Tb0 = min(ta - tr)``, ``BaseRTT = Tf0 + Tb0`` and
+the RTT of ``Diff`` is ``tr - ts + Tb0`` (forward queueing only). A constant receiver
+offset cancels: with times and offsets exactly representable the trajectory is the same
+bit for bit (``tests/test_tcp_delay_based.py``). With ``skew_estimation`` the sender also
+estimates a linear receiver-clock drift ``s`` (``R(t) = (1 + s) t + To``) as Moon, Skelly
+and Towsley (1999) do: the slope of the lower convex hull of the forward samples
+``(ts, tr - ts)`` at the mean ``ts`` (their linear programme's optimum), averaged with
+minus that of the backward samples ``(ts, ta - tr)``; samples are then corrected by
+``-/+ s * ts`` and the minima taken over the corrected hulls. The estimate is used once
+the samples span ``skew_min_span_s``.
+
+**Reno-friendly (adaptive) Vegas** (study S4) keeps ``aveRTT = (1 - w) aveRTT + w RTT`` on
+every sample and, in congestion avoidance, compares ``Diff`` with the adaptive target
+``N = W - W * BaseRTT / aveRTT`` (:func:`adaptive_target`) instead of ``alpha``/``beta``.
+
+>>> net = vegas_sender_net(SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas"))
+>>> sorted(p for p in net.places if p not in ("start", "out", "acks"))
+['rtt', 'tcb', 'timer', 'vegas']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.petrinets import BOOL, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
+
+__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "vegas_decision",
+           "vegas_on_ack", "vegas_sender_net", "vegas_start"]
+
+HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
+VEGAS = RecordSet(
+    "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
+    grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=REAL, sum_ts=REAL,
+    skew=REAL, fhull=HULL, bhull=HULL,
+)
+Vegas: Any = VEGAS.record_type
+
+#: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
+HULL_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class VegasLaw:
+    """Which Vegas and its parameters (segments; ``weight`` of the adaptive EWMA)."""
+
+    kind: str = "vegas"
+    alpha: float = 1.0
+    beta: float = 3.0
+    gamma: float = 1.0
+    weight: float = 0.125
+    skew_estimation: bool = False
+    skew_min_span_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("vegas", "modified_vegas", "adaptive_vegas"):
+            raise InputError(f"vegas: kind {self.kind!r} is not vegas, modified_vegas or "
+                             "adaptive_vegas")
+        if not 0 <= self.alpha <= self.beta or self.gamma < 0:
+            raise InputError(f"vegas: need 0 <= alpha <= beta and gamma >= 0, got alpha="
+                             f"{self.alpha}, beta={self.beta}, gamma={self.gamma}")
+        if not 0.0 < self.weight <= 1.0:
+            raise InputError(f"adaptive vegas: weight must be in (0, 1], got {self.weight}")
+        if self.skew_estimation and self.kind != "modified_vegas":
+            raise InputError("vegas: skew_estimation needs kind modified_vegas (the <ts, tr, ta>"
+                             " samples)")
+
+
+def vegas_start() -> Any:
+    """The ``Vegas`` record of a connection that has no sample yet."""
+    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), ())
+
+
+def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
+    """The lower convex hull of ``points`` (sorted by x, collinear points dropped).
+
+    >>> lower_hull(((0.0, 1.0), (1.0, 0.5), (2.0, 2.0), (3.0, 1.0)))
+    ((0.0, 1.0), (1.0, 0.5), (3.0, 1.0))
+    """
+    hull: list[tuple[float, float]] = []
+    for x, y in sorted(set(points)):
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (x2 - x1) * (y - y1) - (y2 - y1) * (x - x1) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append((x, y))
+    return tuple(hull)
+
+
+def mst_slope(hull: tuple[tuple[float, float], ...], mean_x: float) -> float:
+    """Slope of the hull edge over ``mean_x`` (Moon-Skelly-Towsley's LP optimum; 0 if none).
+
+    >>> mst_slope(((0.0, 0.0), (10.0, 0.001), (20.0, 0.004)), 12.0)
+    0.0003
+    """
+    for (x1, y1), (x2, y2) in itertools.pairwise(hull):
+        if x1 <= mean_x <= x2:
+            return (y2 - y1) / (x2 - x1)
+    if len(hull) >= 2:  # mean outside the hull's span: the nearest edge
+        (x1, y1), (x2, y2) = hull[:2] if mean_x < hull[0][0] else hull[-2:]
+        return (y2 - y1) / (x2 - x1)
+    return 0.0
+
+
+def _add_point(hull: tuple[tuple[float, float], ...], x: float,
+               y: float) -> tuple[tuple[float, float], ...]:
+    new = lower_hull((*hull, (x, y)))
+    return new[-HULL_LIMIT:]
+
+
+def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
+    """The ``Vegas`` record after the RTT sample of ACK ``a`` arriving at ``now``.
+
+    ``valid`` is Karn's rule (the sample may be used). For Modified Vegas ``a.echo`` is
+    ``ts``, ``a.ts`` is ``tr`` and ``now`` is ``ta``.
+
+    >>> v = vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=7.25), 1.5, True,
+    ...                  VegasLaw(kind="modified_vegas"))
+    >>> v.tf0, v.tb0, v.base_rtt, v.rtt
+    (6.25, -5.75, 0.5, 0.5)
+    """
+    if not valid:
+        return v
+    n = v.n + 1
+    if law.kind != "modified_vegas":
+        sample = now - a.echo
+        base = sample if v.n == 0 else min(v.base_rtt, sample)
+        ave = sample if v.n == 0 else (1.0 - law.weight) * v.ave_rtt + law.weight * sample
+        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave)
+    ts, tr, ta = a.echo, a.ts, now
+    fwd, bwd = tr - ts, ta - tr
+    if not law.skew_estimation:
+        tf0 = fwd if v.n == 0 else min(v.tf0, fwd)
+        tb0 = bwd if v.n == 0 else min(v.tb0, bwd)
+        return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0, rtt=fwd + tb0, fwd=fwd,
+                          samples=v.samples + 1)
+    first = ts if v.n == 0 else v.first_ts
+    fhull, bhull = _add_point(v.fhull, ts, fwd), _add_point(v.bhull, ts, bwd)
+    sum_ts = v.sum_ts + ts
+    skew = 0.0
+    if ts - first >= law.skew_min_span_s:
+        mean = sum_ts / n
+        skew = 0.5 * (mst_slope(fhull, mean) - mst_slope(bhull, mean))
+    tf0 = min(y - skew * x for x, y in fhull)
+    tb0 = min(y + skew * x for x, y in bhull)
+    return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0,
+                      rtt=fwd - skew * ts + tb0, fwd=fwd, samples=v.samples + 1,
+                      first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull)
+
+
+def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
+    """Reno-friendly Vegas's target ``N = W - W * BaseRTT / aveRTT`` (segments queued).
+
+    >>> adaptive_target(20.0, 0.1, 0.125)
+    4.0
+    """
+    return cwnd - cwnd * base_rtt / ave_rtt
+
+
+def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float,
+                   law: VegasLaw, ave_rtt: float = 0.0) -> tuple[float, float, bool]:
+    """The once-per-RTT decision: ``(cwnd, ssthresh, still_in_slow_start)``.
+
+    >>> law = VegasLaw(alpha=1, beta=3, gamma=1)
+    >>> vegas_decision(10.0, 5.0, 0.1, 0.105, law)   # Diff = 10 * (1 - 0.1/0.105) < 1: +1
+    (11.0, 5.0, False)
+    >>> vegas_decision(10.0, 5.0, 0.1, 0.15, law)    # Diff = 3.33 > 3: -1
+    (9.0, 5.0, False)
+    >>> vegas_decision(10.0, 64.0, 0.1, 0.125, law)  # slow start, Diff = 2 > gamma: leave
+    (9.0, 8.0, False)
+    """
+    diff = cwnd * (1.0 - base_rtt / rtt)
+    if cwnd < ssthresh:
+        if diff > law.gamma:
+            cwnd = min(cwnd, cwnd * base_rtt / rtt + law.gamma)
+            return cwnd, max(2.0, min(ssthresh, cwnd - 1.0)), False
+        return cwnd, ssthresh, True
+    if law.kind == "adaptive_vegas":
+        low = high = adaptive_target(cwnd, base_rtt, ave_rtt)
+    else:
+        low, high = law.alpha, law.beta
+    if diff < low:
+        return cwnd + 1.0, ssthresh, False
+    if diff > high:
+        return max(2.0, cwnd - 1.0), ssthresh, False
+    return cwnd, ssthresh, False
+
+
+def _law_action(law: VegasLaw) -> Any:
+    def vegas_law(v: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool) -> dict[str, Any]:
+        v2 = vegas_on_ack(v, a, now, TIMESTAMPS or not a.retx, law)
+        cwnd, ssthresh = t.cwnd, t.ssthresh
+        if a.ack > v2.round_end and v2.samples > 0:
+            cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt, v2.rtt, law,
+                                                  v2.ave_rtt)
+            v2 = v2._replace(samples=0, round_end=t.nxt, grow=slow and not v2.grow)
+        if cwnd < ssthresh and v2.grow:
+            cwnd += 1.0
+        return {"v2": v2, "vegas_cwnd": float(cwnd), "vegas_ssthresh": float(ssthresh)}
+    return vegas_law
+
+
+def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") -> PetriNet:
+    """The Vegas sender module (Reno recovery; ``config.variant`` is ignored).
+
+    Ports as :func:`~tcpn.models.components.sender.sender_net`: ``out`` and ``acks``.
+    """
+    net = sender_net(dataclasses.replace(config, variant="reno"), name)
+    net.declare(Vegas=Vegas)
+    net.add_place(Place("vegas", VEGAS, initial=[vegas_start()]))
+    track(net, "new_ack", "vegas", "v", "v2")
+    add_action(net, "new_ack", _law_action(law), ("v2", "vegas_cwnd", "vegas_ssthresh"))
+    wrap_output(net, "new_ack", "tcb",
+                "({base})._replace(cwnd=vegas_cwnd, ssthresh=vegas_ssthresh)")
+    for restart in ("recovery_exit", "timeout"):
+        track(net, restart, "vegas", "v", "v._replace(samples=0, round_end=t.high)")
+    return net
+
+
+@dataclass(frozen=True)
+class _Ack:
+    """An ACK with only the fields Vegas reads (doctests)."""
+
+    echo: float
+    ts: float
+    retx: bool = False
+    ack: int = 0
+

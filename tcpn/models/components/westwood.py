@@ -1,0 +1,126 @@
+"""TCP Westwood+ as a sub-net: bandwidth estimate from ACKs, once per RTT; ssthresh after loss.
+
+The filter is **ns-3's** ``TcpWestwoodPlus`` (ns-3.44), not Linux's ``tcp_westwood.c``:
+
+* every ACK that acknowledges new data adds the segments it acknowledges to ``acked``
+  (duplicate ACKs add nothing; Linux counts them as one segment each);
+* the first such ACK when no window is open opens one lasting the latest RTT sample: a
+  timed token on ``bw_window``, ready at ``now + rtt`` (ns-3 schedules ``EstimateBW``
+  after ``rtt``); ``estimate_bw`` fires then: sample ``b = acked / rtt`` (segments/s),
+  ``acked = 0``;
+* Tustin filter (``filter: tustin``, ns-3's default): ``BWE = 0.9 BWE + 0.05 (b +
+  b_prev)``, starting from 0; ``filter: none`` takes ``BWE = b``. (Linux uses
+  ``BWE = 7/8 BWE + 1/8 b`` once per RTT, with a 50 ms minimum window.)
+
+On three duplicate ACKs and on a timeout ``ssthresh = max(2, BWE * RTTmin)`` segments
+(``RTTmin`` the smallest RTT sample, ns-3's ``m_minRtt``): NewReno then sets ``cwnd =
+ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is NewReno (ns-3's Westwood+ is a
+``TcpNewReno``). A window that closes at the instant an ACK arrives closes first
+(``estimate_bw`` has priority ``P_HIGH``): that ACK counts in the next window.
+
+>>> from tcpn.models.components.sender import SenderConfig
+>>> net = westwood_sender_net(SenderConfig(flow=0, dst=1), filter_type="tustin")
+>>> sorted(t for t in net.transitions if t not in ("open", "send"))[:3]
+['dup_ack', 'estimate_bw', 'fast_retransmit']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.petrinets import BOOL, P_HIGH, REAL, IntSet, PetriNet, Place, RecordSet, Transition
+
+__all__ = ["WESTWOOD", "westwood_ack", "westwood_estimate", "westwood_sender_net",
+           "westwood_ssthresh", "westwood_start"]
+
+WESTWOOD = RecordSet("Westwood", bwe=REAL, last_sample=REAL, acked=IntSet(0), counting=BOOL,
+                     min_rtt=REAL, last_rtt=REAL)
+Westwood: Any = WESTWOOD.record_type
+
+#: Tustin filter gain of ns-3's ``TcpWestwoodPlus::EstimateBW`` (``ALPHA``).
+TUSTIN_ALPHA = 0.9
+
+
+def westwood_start() -> Any:
+    """The state of a connection with no sample: no estimate, no window open."""
+    return Westwood(0.0, 0.0, 0, False, 0.0, 0.0)
+
+
+def westwood_ack(w: Any, acked: int, sample: float) -> tuple[Any, float]:
+    """State after an ACK of ``acked`` new segments with RTT ``sample`` (< 0: none, Karn),
+    and the length of the window it opens (0: none).
+
+    >>> w, window = westwood_ack(westwood_start(), 2, 0.1)
+    >>> w.acked, w.counting, w.min_rtt, window
+    (2, True, 0.1, 0.1)
+    """
+    if sample >= 0:
+        w = w._replace(last_rtt=sample,
+                       min_rtt=sample if w.min_rtt <= 0 else min(w.min_rtt, sample))
+    if w.last_rtt <= 0:  # ns-3: no RTT measured yet, PktsAcked returns at once
+        return w, 0.0
+    w = w._replace(acked=w.acked + acked)
+    if w.counting:
+        return w, 0.0
+    return w._replace(counting=True), w.last_rtt
+
+
+def westwood_estimate(w: Any, window_s: float, filter_type: str) -> Any:
+    """State when a window of ``window_s`` closes: the sample and the filtered estimate.
+
+    >>> w = westwood_estimate(westwood_start()._replace(acked=10, counting=True), 0.1,
+    ...                       "tustin")
+    >>> round(w.bwe, 9), w.last_sample, w.acked, w.counting
+    (5.0, 100.0, 0, False)
+    """
+    sample = w.acked / window_s
+    bwe = sample if filter_type == "none" else (
+        TUSTIN_ALPHA * w.bwe + (1.0 - TUSTIN_ALPHA) * 0.5 * (sample + w.last_sample))
+    return w._replace(bwe=bwe, last_sample=sample, acked=0, counting=False)
+
+
+def westwood_ssthresh(w: Any) -> float:
+    """``max(2, BWE * RTTmin)`` segments.
+
+    >>> westwood_ssthresh(westwood_start()._replace(bwe=150.0, min_rtt=0.1))
+    15.0
+    """
+    return max(2.0, w.bwe * w.min_rtt)
+
+
+def _on_new_data(w: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool) -> dict[str, Any]:
+    sample = now - a.echo if (TIMESTAMPS or not a.retx) else -1.0
+    w2, window = westwood_ack(w, a.ack - t.una, sample)
+    return {"w2": w2, "bw_window_s": window}
+
+
+def westwood_sender_net(config: SenderConfig, filter_type: str = "tustin",
+                        name: str = "sender") -> PetriNet:
+    """The Westwood+ sender module (NewReno recovery); ports ``out`` and ``acks``."""
+    if filter_type not in ("tustin", "none"):
+        raise InputError(f"westwood+ of flow {config.flow}: filter {filter_type!r} is not "
+                         "'tustin' or 'none'")
+    net = sender_net(dataclasses.replace(config, variant="newreno"), name)
+    net.declare(FILTER=filter_type, westwood_ssthresh=westwood_ssthresh,
+                westwood_estimate=westwood_estimate)
+    net.add_place(Place("westwood", WESTWOOD, initial=[westwood_start()]))
+    net.add_place(Place("bw_window", REAL.timed("TReal")))
+    for tname in ("new_ack", "partial_ack", "recovery_exit"):
+        track(net, tname, "westwood", "w", "w2")
+        add_action(net, tname, _on_new_data, ("w2", "bw_window_s"))
+        net.add_output("bw_window", tname, "bw_window_s", when="bw_window_s > 0",
+                       delay="bw_window_s")
+    net.add_transition(Transition("estimate_bw", priority=P_HIGH))
+    net.add_input("bw_window", "estimate_bw", "d")
+    track(net, "estimate_bw", "westwood", "w", "westwood_estimate(w, d, FILTER)")
+    net.add_read("westwood", "fast_retransmit", "w")
+    wrap_output(net, "fast_retransmit", "tcb",
+                "({base})._replace(ssthresh=westwood_ssthresh(w), "
+                "cwnd=westwood_ssthresh(w) + DUPTHRESH)")
+    net.add_read("westwood", "timeout", "w")
+    wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=westwood_ssthresh(w))")
+    return net
