@@ -1,0 +1,54 @@
+"""The ``tcpn`` command: help that teaches, one-line errors, exit codes that say what failed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tcpn import __version__
+
+
+def tcpn(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_version_and_help():
+    done = tcpn("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"tcpn {__version__}"
+    done = tcpn("--help")
+    assert done.returncode == 0
+    for command in ("demo", "run", "validate", "optimize", "export", "import"):
+        assert command in done.stdout
+
+
+def test_usage_errors_exit_2():
+    assert tcpn("no-such-command").returncode == 2
+    done = tcpn("demo", "--customers", "0")
+    assert done.returncode == 2 and "--customers" in done.stderr
+
+
+def test_invalid_input_names_file_and_line_and_exits_3(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nlinks: []\nflows: []\nhorizon_s: -1\n")
+    done = tcpn("run", str(bad), "-o", str(tmp_path / "out"))
+    assert done.returncode == 3
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    # one line per problem, each naming the file and line, no traceback
+    assert lines[0].startswith("tcpn: invalid input:")
+    assert any("bad.yaml:4: horizon_s" in line for line in lines)
+    assert all("bad.yaml:" in line for line in lines) and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_file_is_invalid_input(tmp_path):
+    done = tcpn("run", str(tmp_path / "nope.yaml"))
+    assert done.returncode == 3 and "nope.yaml" in done.stderr
+
+
+def test_demo_prints_a_result():
+    done = tcpn("demo", "--customers", "500", "--seed", "3")
+    assert done.returncode == 0
+    assert "customers served" in done.stdout and "500" in done.stdout
+    assert "stopped: dead" in done.stdout
