@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tcpn.errors import InputError
 from tcpn.models.components.packets import advance
 from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
+from tcpn.models.components.variants import wireless_report
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.petrinets import Monitor, Simulator
 
@@ -245,4 +246,5 @@ class NetLens:
             "build_s": compiled_s, "simulate_s": wall, "firings": result.firings,
             "firings_per_s": result.firings / wall if wall > 0 else None,
             "stop_reason": result.stop_reason, "census": counts,
+            "wireless": wireless_report(sim, composed, scenario),
         }
