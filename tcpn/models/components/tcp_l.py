@@ -62,7 +62,7 @@ _ACK_TRANSITIONS = ("new_ack", "stale_ack", "dup_ack", "fast_retransmit", "recov
 def p_congestion(loss_tcp: float, loss_link: float) -> float:
     """``clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1)``, 1 when ``Loss_tcp = 0``.
 
-    >>> p_congestion(0.02, 0.015), p_congestion(0.02, 0.02), p_congestion(0.02, 0.0)
+    >>> p_congestion(0.5, 0.375), p_congestion(0.02, 0.02), p_congestion(0.02, 0.0)
     (0.25, 0.0, 1.0)
     >>> p_congestion(0.0, 0.01), p_congestion(0.01, 0.05)
     (1.0, 0.0)

@@ -119,7 +119,7 @@ def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, fl
 def mst_slope(hull: tuple[tuple[float, float], ...], mean_x: float) -> float:
     """Slope of the hull edge over ``mean_x`` (Moon-Skelly-Towsley's LP optimum; 0 if none).
 
-    >>> mst_slope(((0.0, 0.0), (10.0, 0.001), (20.0, 0.004)), 12.0)
+    >>> round(mst_slope(((0.0, 0.0), (10.0, 0.001), (20.0, 0.004)), 12.0), 12)
     0.0003
     """
     for (x1, y1), (x2, y2) in itertools.pairwise(hull):

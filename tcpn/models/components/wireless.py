@@ -160,7 +160,7 @@ def station_energy(to_station: tuple[int, int, int, float],
 
     >>> e = station_energy((10, 15000, 10, 0.011), (10, 600, 10, 0.001), 1.0, Energy())
     >>> round(e["energy_j"], 6), round(e["idle_s"], 3)
-    (0.822466, 0.988)
+    (0.813165, 0.988)
     """
     rx_frames, rx_bytes, acks_sent, rx_busy = to_station
     tx_frames, tx_bytes, acks_received, tx_busy = from_station
