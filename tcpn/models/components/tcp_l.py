@@ -9,11 +9,11 @@ NewReno (the study) or Reno (``base``).
 
 Reports (study S3: "the receiver periodically reports its link's frame error rate in a TCP
 option"): the reporter module fires every ``report_interval_s``, reads the last-hop
-interface's ``frames`` counters ``(sent, failed)`` and writes ``(time, sent, failed)`` on
-the sender's ``report`` place (one token, the latest report; ``time`` on the receiver's
-clock). The sender adopts it with the first ACK that left the receiver at or after
-``time`` (``a.ts >= time``): the report rides in the option of every ACK sent after it
-was taken, so it is delayed, queued and lost with them.
+interface's ``frames`` counters ``(sent, failed)`` and appends ``(time, sent, failed)``
+(``time`` on the receiver's clock) to the list on the sender's ``report`` place (the last
+:data:`REPORT_HISTORY` reports). An ACK carries the newest report taken before it left
+the receiver (``time <= a.ts``): the sender adopts it when that ACK arrives, so a report is
+delayed, queued and lost with the ACKs that carry it.
 
 Reaction, on three duplicate ACKs and on a timeout (:func:`tcp_l_reacts`):
 ``Loss_tcp = (retx + 1) / (sent + 1)`` (counting the retransmission this loss is about to
@@ -41,10 +41,22 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
-from tcpn.petrinets import INT, REAL, UNIT, IntSet, PetriNet, Place, ProductSet, RecordSet, Token
+from tcpn.petrinets import (
+    INT,
+    REAL,
+    UNIT,
+    IntSet,
+    ListSet,
+    PetriNet,
+    Place,
+    ProductSet,
+    RecordSet,
+    Token,
+)
 from tcpn.petrinets import Transition as T
 
-__all__ = ["REPORT", "TCP_L", "p_congestion", "reporter_net", "tcp_l_adopt", "tcp_l_reacts",
+__all__ = ["REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion", "reporter_net",
+           "tcp_l_adopt", "tcp_l_reacts",
            "tcp_l_sender_net"]
 
 TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
@@ -52,8 +64,10 @@ TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
 TcpL: Any = TCP_L.record_type
 #: A last-hop report: receiver clock when taken, frames sent, frames failed.
 REPORT = ProductSet(REAL, INT, INT, name="Report")
-#: The report place's token before the first report (never adopted).
-NO_REPORT = (-1.0, 0, 0)
+#: Reports kept for ACKs still in flight (enough for a reverse path 64 periods long).
+REPORT_HISTORY = 64
+#: The reports taken so far (newest last).
+REPORTS = ListSet(REPORT, max_length=REPORT_HISTORY, name="Reports")
 #: The ACK-driven transitions of the NewReno sender: each may carry a report.
 _ACK_TRANSITIONS = ("new_ack", "stale_ack", "dup_ack", "fast_retransmit", "recovery_dup_ack",
                     "recovery_exit", "partial_ack")
@@ -72,17 +86,20 @@ def p_congestion(loss_tcp: float, loss_link: float) -> float:
     return min(1.0, max(0.0, (loss_tcp - loss_link) / loss_tcp))
 
 
-def tcp_l_adopt(st: Any, report: tuple[float, int, int], ack_ts: float) -> Any:
-    """The state after an ACK sent at receiver time ``ack_ts``: it carries ``report`` if the
-    report is newer than the adopted one and was taken before the ACK left.
+def tcp_l_adopt(st: Any, reports: tuple[tuple[float, int, int], ...], ack_ts: float) -> Any:
+    """The state after an ACK sent at receiver time ``ack_ts``: it carries the newest of
+    ``reports`` taken before it left, adopted if newer than the one held.
 
     >>> st = TcpL(10, 1, 0, 0, -1.0)
-    >>> tcp_l_adopt(st, (2.0, 50, 1), 1.5) == st, tcp_l_adopt(st, (2.0, 50, 1), 2.5).link_sent
-    (True, 50)
+    >>> reports = ((1.0, 40, 0), (2.0, 50, 1))
+    >>> tcp_l_adopt(st, reports, 1.5).link_sent, tcp_l_adopt(st, reports, 2.5).link_sent
+    (40, 50)
     """
-    time, sent, failed = report
-    if st.report_time < time <= ack_ts:
-        return st._replace(report_time=time, link_sent=sent, link_failed=failed)
+    for time, sent, failed in reversed(reports):
+        if time <= ack_ts:
+            if time > st.report_time:
+                return st._replace(report_time=time, link_sent=sent, link_failed=failed)
+            break
     return st
 
 
@@ -100,12 +117,12 @@ def tcp_l_reacts(st: Any, u: float) -> bool:
     return p_congestion(loss_tcp, loss_link) > u
 
 
-def _adopt(st: Any, rt: float, rs: int, rf: int, a: Any) -> dict[str, Any]:
-    return {"st2": tcp_l_adopt(st, (rt, rs, rf), a.ts)}
+def _adopt(st: Any, reports: Any, a: Any) -> dict[str, Any]:
+    return {"st2": tcp_l_adopt(st, reports, a.ts)}
 
 
-def _adopt_and_decide(st: Any, rt: float, rs: int, rf: int, a: Any, rng: Any) -> dict[str, Any]:
-    st2 = tcp_l_adopt(st, (rt, rs, rf), a.ts)
+def _adopt_and_decide(st: Any, reports: Any, a: Any, rng: Any) -> dict[str, Any]:
+    st2 = tcp_l_adopt(st, reports, a.ts)
     return {"st2": st2, "react": tcp_l_reacts(st2, float(rng.random()))}
 
 
@@ -121,11 +138,11 @@ def tcp_l_sender_net(config: SenderConfig, base: str = "newreno",
         raise InputError(f"tcp-l of flow {config.flow}: base {base!r} is not reno or newreno")
     net = sender_net(dataclasses.replace(config, variant=base), name)
     net.add_place(Place("tcpl", TCP_L, initial=[TcpL(0, 0, 0, 0, -1.0)]))
-    net.add_place(Place("report", REPORT, initial=[NO_REPORT]))
+    net.add_place(Place("report", REPORTS, initial=[()]))
     track(net, "send", "tcpl", "st",
           "st._replace(sent=st.sent + 1, retx=st.retx + (1 if t.nxt < t.high else 0))")
     for tname in (t for t in _ACK_TRANSITIONS if t in net.transitions):
-        net.add_read("report", tname, "(rt, rs, rf)")
+        net.add_read("report", tname, "reports")
         retransmits = tname in ("fast_retransmit", "partial_ack")
         update = "st2._replace(sent=st2.sent + 1, retx=st2.retx + 1)" if retransmits else "st2"
         track(net, tname, "tcpl", "st", update)
@@ -146,7 +163,7 @@ def tcp_l_sender_net(config: SenderConfig, base: str = "newreno",
 def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: float = 0.0,
                  name: str = "reporter") -> PetriNet:
     """The receiver's reporter: every ``interval_s`` (first at ``interval_s``) it copies the
-    ``frames`` counters into ``report`` with its clock ``clock_rate * now +
+    ``frames`` counters onto the list ``report`` with its clock ``clock_rate * now +
     clock_offset_s``. Ports: ``frames`` (read; unfused it stays at ``(0, 0)``) and
     ``report`` (the sender's place).
 
@@ -161,11 +178,12 @@ def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: flo
     net.add_place(Place("tick", UNIT.timed(), initial=[Token((), float(interval_s))]))
     net.add_place(Place("frames", ProductSet(INT, INT, name="Frames"), initial=[(0, 0)],
                         port="in"))
-    net.add_place(Place("report", REPORT, initial=[NO_REPORT], port="io"))
+    net.add_place(Place("report", REPORTS, initial=[()], port="io"))
     net.add_transition(T("take_report"))
     net.add_input("tick", "take_report", "()")
     net.add_output("tick", "take_report", "()", delay="INTERVAL_S")
     net.add_read("frames", "take_report", "(sent, failed)")
     net.add_input("report", "take_report", "old")
-    net.add_output("report", "take_report", "(now * CLOCK_RATE + OFFSET_S, sent, failed)")
+    net.add_output("report", "take_report",
+                   f"(*old[-{REPORT_HISTORY - 1}:], (now * CLOCK_RATE + OFFSET_S, sent, failed))")
     return net
