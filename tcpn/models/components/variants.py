@@ -94,7 +94,7 @@ def radio_of(wireless: Any) -> tuple[Radio, Energy]:
 
 def wireless_report(sim: Simulator, composed: ComposedNet, scenario: Scenario) -> dict[str, Any]:
     """Per wireless link: the station's energy, the application bytes delivered to and from
-    it (receivers' in-order data) and bytes per joule, at the simulator's current time."""
+    it (receivers' in-order data) and bytes per joule over the horizon."""
     report: dict[str, Any] = {}
     marking, index = sim.marking, sim.compiled.place_index
 
@@ -109,7 +109,7 @@ def wireless_report(sim: Simulator, composed: ComposedNet, scenario: Scenario) -
         other = link.b if station == link.a else link.a
         down = token(f"{composed.interfaces[f'{other}->{station}']}.airtime")
         up = token(f"{composed.interfaces[f'{station}->{other}']}.airtime")
-        energy = station_energy(down, up, sim.now, radio_of(link.wireless)[1])
+        energy = station_energy(down, up, scenario.horizon_s, radio_of(link.wireless)[1])
         delivered = sum(token(f"flow{i}.rcv.rcv").nxt * f.tcp.segment_size_bytes
                         for i, f in enumerate(composed.flows) if station in (f.src, f.dst))
         report[f"{link.a}-{link.b}"] = {

@@ -1,0 +1,86 @@
+"""The 802.11 last hop: link-layer retries against their distribution, ACK-less frames, and
+the station's energy against a hand count."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tcpn.models.lenses import evaluate, make_run
+from tcpn.models.scenario import validate_scenario
+from tcpn.models.topology import compose
+from tcpn.petrinets import Simulator
+
+MSS = 1000
+RATE = 2e6
+
+
+def wireless(radio, errors=None, horizon_s=2.0, segments=None, variant="newreno"):
+    link = {"a": "A", "b": "B", "rate_bps": RATE, "delay_s": 0.001, "l2_header_bytes": 78,
+            "wireless": {"station": "B", **radio}}
+    if errors:
+        link["errors"] = errors
+    flow = {"id": "f", "src": "A", "dst": "B", "variant": variant}
+    if segments:
+        flow["bytes"] = segments * MSS
+    return validate_scenario({
+        "name": "wifi", "horizon_s": horizon_s, "links": [link], "flows": [flow],
+        "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 2}})
+
+
+def counters(scenario):
+    run = make_run(scenario)
+    composed = compose(scenario, run.flows)
+    sim = Simulator(composed.net, seed=run.lens_seed)
+    sim.run(until=scenario.horizon_s)
+
+    def token(place):
+        (value,) = list(sim.marking[sim.compiled.place_index[place]])
+        return value
+    return {d: (token(f"{d}.frames"), token(f"{d}.airtime")) for d in ("A.B", "B.A")}
+
+
+def test_energy_of_a_clean_transfer_by_hand():
+    # 10 segments, no errors, every segment ACKed: 10 data frames of 1040 + 78 bytes to the
+    # station, 10 ACK frames of 40 + 78 bytes from it, and a MAC ACK for each of the 20.
+    # Station: tx = 420 uJ * (10 ACKs + 10 MAC ACKs) + 1.9 uJ/B * (10 * 118 + 10 * 14);
+    # rx = 330 uJ * (10 + 10) + 0.42 uJ/B * (10 * 1118 + 10 * 14); idle = 0.8 W * (2 s -
+    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * 314 us.
+    result = evaluate(wireless({}, segments=10), lens="net")
+    report = result.provenance["lens"]["wireless"]["A-B"]
+    tx = 420e-6 * 20 + 1.9e-6 * (1180 + 140)
+    rx = 330e-6 * 20 + 0.42e-6 * (11180 + 140)
+    busy = 10 * (1118 + 118) * 8 / RATE + 20 * 314e-6
+    assert report["tx_j"] == pytest.approx(tx)
+    assert report["rx_j"] == pytest.approx(rx)
+    assert report["idle_s"] == pytest.approx(2.0 - busy)
+    assert report["energy_j"] == pytest.approx(tx + rx + 0.8 * (2.0 - busy))
+    assert report["delivered_bytes"] == 10 * MSS
+    assert report["bytes_per_joule"] == pytest.approx(10 * MSS / (tx + rx + 0.8 * (2 - busy)))
+
+
+def test_link_retries_follow_their_distribution():
+    # PER 0.3 per attempt, 2 retries: a packet is lost with 0.3^3 = 0.027; attempts K:
+    # P(1) = 0.7, P(2) = 0.21, P(3) = 0.09, E[K] = 1.39, Var K = 2.35 - 1.39^2 = 0.4179.
+    found = counters(wireless({"retry_limit": 2}, {"unit": "packet", "rate": 0.3},
+                              horizon_s=6.0))
+    sent = failed = tries = 0
+    for (s, f), (attempts, *_rest) in found.values():
+        sent, failed, tries = sent + s, failed + f, tries + attempts
+    assert sent > 800
+    assert abs(failed / sent - 0.027) < 4 * math.sqrt(0.027 * 0.973 / sent)
+    assert abs(tries / sent - 1.39) < 4 * math.sqrt(0.4179 / sent)
+
+
+def test_ackless_link_loses_one_frame_in_per():
+    # Link-layer retransmission off: one attempt per packet, lost with the byte model's
+    # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time.
+    found = counters(wireless({"link_retransmissions": False}, {"unit": "byte", "rate": 1e-4},
+                              horizon_s=6.0))
+    (sent, failed), (attempts, on_air, mac_acks, busy) = found["A.B"]
+    assert attempts == sent and mac_acks == 0
+    assert busy == pytest.approx(on_air * 8 / RATE)
+    per = 1 - (1 - 1e-4) ** (1040 + 78)
+    assert abs(failed / sent - per) < 4 * math.sqrt(per * (1 - per) / sent)
