@@ -59,36 +59,24 @@ def main_options(
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
     customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
+    horizon: Annotated[float, typer.Option(min=0.5, help="Model seconds of the dumbbell "
+                                           "scenario.")] = 10.0,
 ) -> None:
-    """Build, simulate and summarise a small timed net: a single-server queue.
+    """A timed net beside its theory, then one scenario through two lenses.
 
-    Customers arrive with exponential gaps (mean 1.0), a server serves them in
-    exponential times (mean 0.8); the table shows the measured utilisation and mean queue
-    beside the M/M/1 values, so you can see the simulator at work in one command.
+    First an M/M/1 queue built as a timed coloured Petri net (exponential gaps of mean 1.0,
+    service of mean 0.8): measured utilisation and mean queue beside the M/M/1 values.
+    Then the reference dumbbell (two NewReno flows, 10 Mbit/s 20 ms bottleneck) through the
+    net lens and the fluid lens: per-flow goodput, loss and RTT side by side.
     """
-    from tcpn.petrinets.examples import single_server_queue
-    from tcpn.petrinets.monitors import FiringCount, TimeAverage
-    from tcpn.petrinets.simulator import simulate
+    from tcpn.reports.demo import demo_scenario, lens_table, mm1_table
 
-    net = single_server_queue(customers=customers, mean_gap=1.0, mean_service=0.8)
-    result = simulate(
-        net, seed=seed,
-        monitors=[TimeAverage("queue"), TimeAverage("busy"), FiringCount("depart")],
-    )
-    rho = 0.8 / 1.0
-    table = Table(title=f"M/M/1 queue as a timed coloured Petri net (seed {seed})")
-    table.add_column("measure")
-    table.add_column("simulated", justify="right")
-    table.add_column("M/M/1 theory", justify="right")
-    table.add_row("customers served", str(result.monitors["count(depart)"]), str(customers))
-    table.add_row("server utilisation", f"{result.monitors['average(busy)']['average']:.3f}",
-                  f"{rho:.3f}")
-    table.add_row("mean number waiting",
-                  f"{result.monitors['average(queue)']['average']:.3f}",
-                  f"{rho * rho / (1 - rho):.3f}")
-    table.add_row("model time", f"{result.final_time:.1f}", "")
+    mm1 = mm1_table(seed=seed, customers=customers)
+    console.print(mm1.table)
+    console.print(mm1.result.summary())
+    with console.status("running the dumbbell through the net and fluid lenses"):
+        table = lens_table(demo_scenario(horizon))
     console.print(table)
-    console.print(result.summary())
 
 
 @app.command("run")

@@ -48,7 +48,10 @@ def test_missing_file_is_invalid_input(tmp_path):
 
 
 def test_demo_prints_a_result():
-    done = tcpn("demo", "--customers", "500", "--seed", "3")
+    done = tcpn("demo", "--customers", "500", "--seed", "3", "--horizon", "2")
     assert done.returncode == 0
     assert "customers served" in done.stdout and "500" in done.stdout
     assert "stopped: dead" in done.stdout
+    # the dumbbell through both lenses: a row per flow and the aggregate
+    assert "one scenario, 2 lenses" in done.stdout
+    assert all(f"│ {row} " in done.stdout for row in ("f0", "f1", "all"))
