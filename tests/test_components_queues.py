@@ -6,9 +6,16 @@ import math
 
 import pytest
 
+from tcpn.errors import InputError
 from tcpn.models.components.link import ByteErrors, ListErrors, Transmitter, interface_net
 from tcpn.models.components.packets import ECT, PACKET, Pkt
-from tcpn.models.components.queues import DropTailQueue, ThresholdEcnQueue, red_decision
+from tcpn.models.components.queues import (
+    DropTailQueue,
+    SmallFirstQueue,
+    ThresholdEcnQueue,
+    TokenBucketQueue,
+    red_decision,
+)
 from tcpn.petrinets import PetriNet, Place, Simulator, Token
 
 # 998-byte packets + 2-byte PPP header = 8000 bits: 1 ms at 8 Mbit/s; 10 ms propagation.
@@ -18,6 +25,15 @@ LINK = Transmitter(rate_bps=8e6, delay_s=0.01)
 def packet(seq: int, ecn: int = 0, size: int = 998) -> Pkt:
     return Pkt(flow=0, dst=1, seq=seq, ack=0, size=size, ts=0.0, echo=0.0, ecn=ecn, ece=False,
                cwr=False, retx=False, sack=())
+
+
+def departures(sim):
+    """``(seq, time)`` of the packets that reached the far end, in time order."""
+    return [(t.value.seq, t.time) for t in sorted(sim.tokens("out"), key=lambda t: t.time)]
+
+
+def fired(sim, transition):
+    return sim.firing_counts[sim.compiled.transition(transition).index]
 
 
 def run_interface(queue, arrivals, link=LINK, seed=0):
@@ -116,3 +132,97 @@ def test_red_forced_and_ecn():
     p_wait = p / (2 - 4 * p)  # 0.5655
     assert red_decision(20.0, 3, 1, 20, -1.0, p_wait - 1e-3, **forced)[3] == "mark"
     assert red_decision(20.0, 3, 1, 20, -1.0, p_wait + 1e-3, **forced)[3] == "accept"
+
+
+def test_cut_through_only_when_empty_and_idle():
+    # Seq 0 finds an empty queue and an idle line: it leaves at once by ``direct``; seq 1
+    # (0.1 ms) finds the line busy: enqueued, sent at 1 ms. Seq 2 comes at 5 ms, after the
+    # line and the queue emptied (2 ms): direct again.
+    sim = run_interface(DropTailQueue(limit=5), [(0.0, packet(0)), (1e-4, packet(1)),
+                                                 (5e-3, packet(2))])
+    assert fired(sim, "q.direct") == 2 and fired(sim, "q.enqueue") == 1
+    assert departures(sim) == [(0, pytest.approx(0.011)), (1, pytest.approx(0.012)),
+                               (2, pytest.approx(0.016))]
+
+
+def small(seq: int) -> Pkt:
+    return packet(seq, size=40)
+
+
+def test_small_packets_first():
+    # Big b0 (seq 0) leaves at once (line busy until 1 ms); big 1..3 and small 10, 11 wait.
+    # At 1 ms the small class goes first: 10 and 11 (42 bytes with the PPP header: 42 us
+    # each), then 1, 2, 3 (1 ms each). Far end = departure end + 10 ms.
+    arrivals = [(k * 1e-4, packet(k)) for k in range(4)] + [(4e-4, small(10)),
+                                                            (5e-4, small(11))]
+    sim = run_interface(SmallFirstQueue(limit=10, threshold_bytes=64), arrivals)
+    assert departures(sim) == [(0, pytest.approx(0.011)), (10, pytest.approx(0.011042)),
+                               (11, pytest.approx(0.011084)), (1, pytest.approx(0.012084)),
+                               (2, pytest.approx(0.013084)), (3, pytest.approx(0.014084))]
+
+
+@pytest.mark.parametrize(("buffer", "kept"), [("shared", [0, 1, 2, 3]),
+                                              ("split", [0, 1, 2, 3, 10])])
+def test_small_first_buffers(buffer, kept):
+    # Limit 3: big 1..3 fill the large class (0 is on the line). Shared: the small 10 finds
+    # 3 packets queued and is dropped; split: the small class has its own 3.
+    arrivals = [(k * 1e-4, packet(k)) for k in range(4)] + [(4e-4, small(10))]
+    sim = run_interface(SmallFirstQueue(limit=3, buffer=buffer), arrivals)
+    assert sorted(seq for seq, _ in departures(sim)) == kept
+    assert fired(sim, "q.drop") == (1 if buffer == "shared" else 0)
+
+
+# Token bucket: 800 kbit/s = 100 bytes per ms, depth 3000 bytes, full at 0; 998-byte
+# packets every 0.1 ms; line 1 ms per packet, 10 ms propagation.
+BUCKET = dict(rate_bps=8e5, depth_bytes=3000)
+
+
+def test_policer_conformance():
+    # Tokens at each arrival (+10 bytes per 0.1 ms), minus 998 when it conforms:
+    # 0: 3000 -> 2002; 1: 2012 -> 1014; 2: 1024 -> 26; 3: 36, 4: 46, 5: 56 (< 998: policed).
+    # 6 at 10 ms: 56 + 9.5 ms * 100 = 1006 >= 998: conforms. Seq 0 and 6 cut through an
+    # idle line; 1, 2 are queued behind 0.
+    arrivals = [(k * 1e-4, packet(k)) for k in range(6)] + [(0.01, packet(6))]
+    sim = run_interface(TokenBucketQueue(limit=10, mode="policer", **BUCKET), arrivals)
+    assert departures(sim) == [(0, pytest.approx(0.011)), (1, pytest.approx(0.012)),
+                               (2, pytest.approx(0.013)), (6, pytest.approx(0.021))]
+    assert fired(sim, "q.police") == 3
+    assert sim.tokens("q.bucket")[0].value == pytest.approx((1006 - 998, 0.01))
+
+
+def test_policer_overflow_spends_tokens():
+    # Limit 1: seq 0 goes to the line, 1 is queued, 2 conforms (tokens 1024 -> 26) but
+    # finds the queue full: overflow (the tokens are spent, as the ns-3 lens's policer).
+    arrivals = [(k * 1e-4, packet(k)) for k in range(3)]
+    sim = run_interface(TokenBucketQueue(limit=1, mode="policer", **BUCKET), arrivals)
+    assert sorted(seq for seq, _ in departures(sim)) == [0, 1]
+    assert fired(sim, "q.overflow") == 1
+    assert sim.tokens("q.bucket")[0].value[0] == pytest.approx(26.0)
+
+
+def test_shaper_conformance():
+    # All six are queued (limit 10). Leaving at max(line idle, bucket holds 998 bytes):
+    # 0 at 0 (3000 -> 2002), 1 at 1 ms (2012 + 90 = 2102 -> 1104), 2 at 2 ms (1204 -> 206),
+    # 3 when 206 + 100 t = 998: t = 7.92 ms -> 9.92 ms (-> 0), 4 at 9.92 + 9.98 = 19.90 ms,
+    # 5 at 29.88 ms. Far end: + 1 ms serialisation + 10 ms.
+    arrivals = [(k * 1e-4, packet(k)) for k in range(6)]
+    sim = run_interface(TokenBucketQueue(limit=10, mode="shaper", **BUCKET), arrivals)
+    expected = [0.011, 0.012, 0.013, 0.02092, 0.0309, 0.04088]
+    assert departures(sim) == [(k, pytest.approx(t)) for k, t in enumerate(expected)]
+    bucket = sim.tokens("q.bucket")[0]
+    assert bucket.value[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_shaper_queue_limit():
+    # Limit 2 packets: 0 leaves at once; 1, 2 wait; 3 finds 2 queued and is dropped.
+    arrivals = [(k * 1e-4, packet(k)) for k in range(4)]
+    sim = run_interface(TokenBucketQueue(limit=2, mode="shaper", **BUCKET), arrivals)
+    assert sorted(seq for seq, _ in departures(sim)) == [0, 1, 2]
+    assert fired(sim, "q.drop") == 1
+
+
+def test_token_bucket_bad_parameters():
+    with pytest.raises(InputError, match="mode must be 'policer' or 'shaper'"):
+        TokenBucketQueue(mode="meter")
+    with pytest.raises(InputError, match="buffer must be 'shared' or 'split'"):
+        SmallFirstQueue(buffer="both")

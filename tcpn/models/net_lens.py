@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tcpn.errors import InputError
-from tcpn.models.components.packets import advance
+from tcpn.models.components.packets import Pkt, advance
 from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
 from tcpn.models.components.variants import wireless_report
 from tcpn.models.topology import ComposedNet, compose, unsupported
@@ -40,22 +40,56 @@ __all__ = ["NetLens", "TraceMonitor", "census"]
 _NEW_DATA = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
 _ACKS = (*_NEW_DATA, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
 _RECEIVE = ("hold", "ack_now", "out_of_order", "duplicate")
-_QUEUE = ("enqueue", "mark", "drop", "overflow", "transmit")
+#: Rows buffered per table before they go to the writer in one ``extend``.
+_CHUNK_ROWS = 1 << 15
 
-Handler = Callable[[float, dict[str, Any]], None]
+Handler = Callable[[float, tuple[Any, ...]], None]
+
+
+class _Table:
+    """Rows of one trace table, column by column, handed to the writer in chunks."""
+
+    def __init__(self, writer: TraceWriter, table: str, columns: tuple[str, ...],
+                 constants: dict[str, Any]):
+        self.writer, self.table, self.constants = writer, table, constants
+        self.names = columns
+        self.columns: tuple[list[Any], ...] = tuple([] for _ in columns)
+        self.appends = tuple(column.append for column in self.columns)
+
+    def flush(self) -> None:
+        if self.columns[0]:
+            self.writer.extend(self.table, **dict(zip(self.names, self.columns, strict=True)),
+                               **self.constants)
+            for column in self.columns:
+                column.clear()
 
 
 class TraceMonitor(Monitor):
-    """Turns firings of the composed net into rows of the common trace schema."""
+    """Turns firings of the composed net into rows of the common trace schema.
 
-    def __init__(self, composed: ComposedNet, writer: TraceWriter, traced_queues: list[str]):
+    Handlers are chosen once per transition (by its name and the interface's
+    :attr:`~tcpn.models.topology.ComposedNet.events`) and read the binding tuple by
+    position; rows are buffered per table and written with ``TraceWriter.extend``.
+    ``cwnd``, ``rtt`` and ``flow_events`` follow the scenario's ``trace`` selection.
+    """
+
+    def __init__(self, composed: ComposedNet, writer: TraceWriter, traced_queues: list[str],
+                 *, cwnd: bool = True, rtt: bool = True, flow_events: bool = True):
         super().__init__("trace")
         self.composed = composed
         self.writer = writer
         self.traced = set(traced_queues)
-        self.handlers: dict[str, Handler] = {}
-        self.last_window: dict[int, tuple[float, float]] = {}
+        self.record = {"cwnd": cwnd, "rtt": rtt, "flow_events": flow_events}
+        self.handlers: dict[str, Callable[[CompiledTransition], Handler]] = {}
         self.counts = {"sent": 0, "received": 0, "dropped": 0}
+        self.flow_rows = _Table(writer, "flow_events",
+                                ("time_s", "flow", "event", "seq", "bytes", "where"),
+                                {"count": 1.0})
+        self.series_rows = _Table(writer, "flow_series", ("time_s", "flow", "var", "value"), {})
+        self.queue_rows = _Table(writer, "queue_events",
+                                 ("time_s", "queue", "event", "flow", "bytes", "length_packets",
+                                  "length_bytes"), {"count": 1.0})
+        self._dispatch: list[Handler | None] = []
 
     def start(self, sim: Simulator) -> None:
         self.sim = sim
@@ -63,80 +97,150 @@ class TraceMonitor(Monitor):
             self._flow_handlers(i, flow.id, flow.tcp.segment_size_bytes)
         for queue_id, prefix in self.composed.interfaces.items():
             self._queue_handlers(queue_id, prefix)
-        known = {t.name for t in sim.compiled.transitions}
-        self.transitions = tuple(name for name in self.handlers if name in known)
-        self.last_window = {i: (-1.0, -1.0) for i in range(len(self.composed.flows))}
+        self._dispatch = [None] * len(sim.compiled.transitions)
+        for t in sim.compiled.transitions:
+            factory = self.handlers.get(t.name)
+            if factory is not None:
+                self._dispatch[t.index] = factory(t)
+        self.transitions = tuple(t.name for t in sim.compiled.transitions
+                                 if self._dispatch[t.index] is not None)
         super().start(sim)
 
     def observe(self, sim: Simulator, transition: CompiledTransition,
                 binding: tuple[Any, ...]) -> None:
-        self.handlers[transition.name](sim.now, dict(zip(transition.variables, binding,
-                                                         strict=True)))
+        handler = self._dispatch[transition.index]
+        assert handler is not None
+        handler(sim.now, binding)
+        if len(self.queue_rows.columns[0]) >= _CHUNK_ROWS:
+            self.queue_rows.flush()
+        if len(self.flow_rows.columns[0]) >= _CHUNK_ROWS:
+            self.flow_rows.flush()
+        if len(self.series_rows.columns[0]) >= _CHUNK_ROWS:
+            self.series_rows.flush()
+
+    def finish(self, sim: Simulator) -> None:
+        for table in (self.flow_rows, self.series_rows, self.queue_rows):
+            table.flush()
 
     def result(self) -> dict[str, int]:
         return dict(self.counts)
 
-    # -- flows ----------------------------------------------------------------------------
-    def _window(self, i: int, name: str, mss: int, now: float) -> None:
-        place = self.sim.compiled.place_index[f"flow{i}.snd.tcb"]
-        (tcb,) = self.sim.marking[place]
-        cwnd, ssthresh = tcb.cwnd * mss, tcb.ssthresh * mss
-        last_cwnd, last_ssthresh = self.last_window[i]
-        if cwnd != last_cwnd:
-            self.writer.flow_value(now, name, "cwnd_bytes", cwnd)
-        if ssthresh != last_ssthresh:
-            self.writer.flow_value(now, name, "ssthresh_bytes", ssthresh)
-        self.last_window[i] = (cwnd, ssthresh)
+    # -- rows -----------------------------------------------------------------------------
+    def _flow_event(self) -> Callable[..., None]:
+        """``event(now, flow, kind, seq, bytes, where="")``: one flow_events row (or none
+        when the scenario does not trace flow events)."""
+        t, f, e, s, b, w = self.flow_rows.appends
+        if not self.record["flow_events"]:
+            return lambda *args, **kwargs: None
 
+        def event(now: float, flow: str, kind: str, seq: int, nbytes: float,
+                  where: str = "") -> None:
+            t(now)
+            f(flow)
+            e(kind)
+            s(seq)
+            b(nbytes)
+            w(where)
+        return event
+
+    # -- flows ----------------------------------------------------------------------------
     def _flow_handlers(self, i: int, name: str, mss: int) -> None:
-        w, counts = self.writer, self.counts
+        counts, marking = self.counts, self.sim.marking
+        flow = self.composed.flows[i]
         prefix = f"flow{i}"
-        timestamps = self.composed.flows[i].tcp.timestamps
+        event = self._flow_event()
+        st, sf, sv, sx = self.series_rows.appends
+        tcb_place = self.sim.compiled.place_index[f"{prefix}.snd.tcb"]
+        rtt_samples = self.record["rtt"]
+        timestamps = flow.tcp.timestamps
+        dupthresh = flow.tcp.dupack_threshold
+        last = [-1.0, -1.0]
+        record_window = self.record["cwnd"]
+
+        def window(now: float) -> None:
+            if not record_window:
+                return
+            (tcb,) = marking[tcb_place]
+            cwnd, ssthresh = tcb.cwnd * mss, tcb.ssthresh * mss
+            if cwnd != last[0]:
+                st(now)
+                sf(name)
+                sv("cwnd_bytes")
+                sx(cwnd)
+                last[0] = cwnd
+            if ssthresh != last[1]:
+                st(now)
+                sf(name)
+                sv("ssthresh_bytes")
+                sx(ssthresh)
+                last[1] = ssthresh
 
         def sent(now: float, seq: int, retransmission: bool) -> None:
             counts["sent"] += 1
-            w.flow_event(now, name, "retransmit" if retransmission else "send", seq * mss, mss)
+            event(now, name, "retransmit" if retransmission else "send", seq * mss, mss)
 
-        def on_open(now: float, b: dict[str, Any]) -> None:
-            self._window(i, name, mss, now)
+        def at(transition: CompiledTransition, *names: str) -> tuple[int, ...]:
+            return tuple(transition.variables.index(n) for n in names)
 
-        def on_send(now: float, b: dict[str, Any]) -> None:
-            t = b["t"]
-            sent(now, t.nxt, t.nxt < t.high)
-            self._window(i, name, mss, now)
+        def on_open(transition: CompiledTransition) -> Handler:
+            return lambda now, b: window(now)
 
-        def on_ack(kind: str) -> Handler:
-            def handle(now: float, b: dict[str, Any]) -> None:
-                a, t = b["a"], b["t"]
-                newly = max(0, a.ack - t.una)
-                w.flow_event(now, name, "ack", a.ack * mss, newly * mss)
-                if kind in _NEW_DATA and (timestamps or not a.retx):
-                    w.flow_value(now, name, "rtt_s", now - a.echo)
-                if kind == "fast_retransmit":
-                    sent(now, t.una, True)
-                elif kind in PARTIAL_ACKS and self.composed.flows[i].variant.endswith(
-                        "newreno"):
-                    sent(now, a.ack, True)
-                self._window(i, name, mss, now)
+        def on_send(transition: CompiledTransition) -> Handler:
+            (k,) = at(transition, "t")
+
+            def handle(now: float, b: tuple[Any, ...]) -> None:
+                t = b[k]
+                sent(now, t.nxt, t.nxt < t.high)
+                window(now)
             return handle
 
-        def on_sack_retransmit(now: float, b: dict[str, Any]) -> None:
-            t = b["t"]
-            sent(now, sack_hole(t, self.composed.flows[i].tcp.dupack_threshold), True)
+        def on_ack(kind: str) -> Callable[[CompiledTransition], Handler]:
+            new_data = kind in _NEW_DATA
+            retransmits = kind == "fast_retransmit" or (
+                kind in PARTIAL_ACKS and flow.variant.endswith("newreno"))
 
-        def on_timeout(now: float, b: dict[str, Any]) -> None:
-            w.flow_event(now, name, "timeout")
-            self._window(i, name, mss, now)
+            def factory(transition: CompiledTransition) -> Handler:
+                ka, kt = at(transition, "a", "t")
 
-        def on_receive(kind: str) -> Handler:
-            def handle(now: float, b: dict[str, Any]) -> None:
-                p, r = b["p"], b["r"]
-                counts["received"] += 1
-                w.flow_event(now, name, "recv", p.seq * mss, mss)
-                if kind in ("hold", "ack_now"):
-                    nxt = advance(p.seq + 1, r.ooo)
-                    w.flow_event(now, name, "deliver", r.nxt * mss, (nxt - r.nxt) * mss)
+                def handle(now: float, b: tuple[Any, ...]) -> None:
+                    a, t = b[ka], b[kt]
+                    event(now, name, "ack", a.ack * mss, max(0, a.ack - t.una) * mss)
+                    if new_data and rtt_samples and (timestamps or not a.retx):
+                        st(now)
+                        sf(name)
+                        sv("rtt_s")
+                        sx(now - a.echo)
+                    if retransmits:
+                        sent(now, t.una if kind == "fast_retransmit" else a.ack, True)
+                    window(now)
+                return handle
+            return factory
+
+        def on_sack_retransmit(transition: CompiledTransition) -> Handler:
+            (k,) = at(transition, "t")
+            return lambda now, b: sent(now, sack_hole(b[k], dupthresh), True)
+
+        def on_timeout(transition: CompiledTransition) -> Handler:
+            def handle(now: float, b: tuple[Any, ...]) -> None:
+                event(now, name, "timeout", -1, 0.0)
+                window(now)
             return handle
+
+        def on_receive(kind: str) -> Callable[[CompiledTransition], Handler]:
+            in_order = kind in ("hold", "ack_now")
+
+            def factory(transition: CompiledTransition) -> Handler:
+                kp, kr = at(transition, "p", "r")
+
+                def handle(now: float, b: tuple[Any, ...]) -> None:
+                    p, r = b[kp], b[kr]
+                    counts["received"] += 1
+                    event(now, name, "recv", p.seq * mss, mss)
+                    if in_order:
+                        nxt = advance(p.seq + 1, r.ooo)
+                        event(now, name, "deliver", r.nxt * mss, (nxt - r.nxt) * mss)
+                return handle
+            return factory
 
         h = self.handlers
         h[f"{prefix}.snd.open"] = on_open
@@ -150,63 +254,101 @@ class TraceMonitor(Monitor):
 
     # -- queues ---------------------------------------------------------------------------
     def _queue_handlers(self, queue_id: str, prefix: str) -> None:
-        w, counts, flows = self.writer, self.counts, self.composed.flows
+        counts, flows, marking = self.counts, self.composed.flows, self.sim.marking
         traced = queue_id in self.traced
         frames = self.sim.compiled.place_index.get(f"{prefix}.frames")
+        event = self._flow_event()
+        qt, qq, qe, qf, qb, qn, ql = self.queue_rows.appends
+        ids = [f.id for f in flows]
+        mss = [f.tcp.segment_size_bytes for f in flows]
+        length = [0, 0]  # packets, bytes queued (after each event)
 
-        def flow_drop(now: float, p: Any) -> None:
-            name = flows[p.flow].id
-            mss = flows[p.flow].tcp.segment_size_bytes
+        def row(now: float, kind: str, p: Any) -> None:
+            if traced:
+                qt(now)
+                qq(queue_id)
+                qe(kind)
+                qf(ids[p.flow])
+                qb(p.size)
+                qn(length[0])
+                ql(length[1])
+
+        def lost(now: float, p: Any) -> None:
             if p.seq >= 0:
                 counts["dropped"] += 1
-                w.flow_event(now, name, "drop", p.seq * mss, mss, where=queue_id)
+                event(now, ids[p.flow], "drop", p.seq * mss[p.flow], mss[p.flow], queue_id)
             else:
-                w.flow_event(now, name, "drop", p.ack * mss, 0.0, where=queue_id)
+                event(now, ids[p.flow], "ack_drop", p.ack * mss[p.flow], 0.0, queue_id)
 
-        def on_queue(kind: str) -> Handler:
-            def handle(now: float, b: dict[str, Any]) -> None:
-                p, n, nbytes = b["p"], b["n"], b["b"]
-                name = flows[p.flow].id
-                if kind in ("enqueue", "mark"):
-                    if kind == "mark" and p.seq >= 0:
-                        mss = flows[p.flow].tcp.segment_size_bytes
-                        w.flow_event(now, name, "mark", p.seq * mss, mss, where=queue_id)
-                    if traced:
-                        if kind == "mark":
-                            w.queue_event(now, queue_id, "mark", n, nbytes, name, p.size)
-                        w.queue_event(now, queue_id, "enqueue", n + 1, nbytes + p.size, name,
-                                      p.size)
-                elif kind == "transmit":
-                    if traced:
-                        w.queue_event(now, queue_id, "dequeue", n - 1, nbytes - p.size, name,
-                                      p.size)
+        def enqueue(now: float, p: Any) -> None:
+            length[0] += 1
+            length[1] += p.size
+            row(now, "enqueue", p)
+
+        def dequeue(now: float, p: Any) -> None:
+            length[0] -= 1
+            length[1] -= p.size
+            row(now, "dequeue", p)
+
+        def factory(kind: str) -> Callable[[CompiledTransition], Handler]:
+            def build(transition: CompiledTransition) -> Handler:
+                kp = transition.variables.index("p")
+                if kind == "enqueue":
+                    return lambda now, b: enqueue(now, b[kp])
+                if kind == "mark":
+                    def mark(now: float, b: tuple[Any, ...]) -> None:
+                        p = b[kp]
+                        if p.seq >= 0:
+                            event(now, ids[p.flow], "mark", p.seq * mss[p.flow], mss[p.flow],
+                                  queue_id)
+                        row(now, "mark", p)
+                        enqueue(now, p)
+                    return mark
+                if kind == "drop":
+                    def drop(now: float, b: tuple[Any, ...]) -> None:
+                        lost(now, b[kp])
+                        row(now, "drop", b[kp])
+                    return drop
+                direct = kind == "direct"
+                kf = transition.variables.index("failed") if frames is not None else -1
+
+                def transmit(now: float, b: tuple[Any, ...]) -> None:
+                    p = b[kp]
+                    if direct:
+                        enqueue(now, p)
+                    dequeue(now, p)
                     if frames is not None:
-                        ((_sent, failed),) = self.sim.marking[frames]
-                        if failed > b["failed"]:
-                            flow_drop(now, p)
-                else:
-                    flow_drop(now, p)
-                    if traced:
-                        w.queue_event(now, queue_id, "drop", n, nbytes, name, p.size)
-            return handle
+                        ((_sent, failed),) = marking[frames]
+                        if failed > b[kf]:
+                            lost(now, p)
+                return transmit
+            return build
 
-        for kind in _QUEUE:
-            self.handlers[f"{prefix}.{kind}"] = on_queue(kind)
+        for tname, kind in self.composed.events.get(queue_id, {}).items():
+            if kind != "meter":
+                self.handlers[f"{prefix}.{tname}"] = factory(kind)
+
+
+def _packet(value: Any) -> Any:
+    """The packet in a token value: the value itself, or the packet inside a tuple
+    (``(position, packet)`` on buffers, ``(packet, verdict)`` on RED's and the policer's
+    decided places)."""
+    if type(value) is Pkt:
+        return value
+    if isinstance(value, tuple):
+        return next((v for v in value if type(v) is Pkt), None)
+    return None
 
 
 def census(sim: Simulator, composed: ComposedNet) -> dict[str, int]:
     """Data segments in flight: on wires, waiting at interfaces, queued or decided."""
     in_flight = 0
-    for name, index in sim.compiled.place_index.items():
-        for value, tokens in sim.marking[index].items():
-            if name.endswith(".buffer"):
-                packet = value[1]  # (position, packet)
-            elif name.endswith(".decided"):
-                packet = value[0]  # (packet, verdict)
-            else:
-                packet = value
-            if getattr(packet, "seq", -1) >= 0:
-                in_flight += len(tokens) if sim.compiled.timed[index] else tokens
+    for index, place in enumerate(sim.marking):
+        timed = sim.compiled.timed[index]
+        for value, tokens in place.items():
+            packet = _packet(value)
+            if packet is not None and packet.seq >= 0:
+                in_flight += len(tokens) if timed else tokens
     return {"in_flight": in_flight}
 
 
@@ -229,7 +371,9 @@ class NetLens:
         scenario = run.scenario
         built = time.perf_counter()
         composed = compose(scenario, run.flows)
-        monitor = TraceMonitor(composed, trace, scenario.traced_queues())
+        selection = scenario.trace
+        monitor = TraceMonitor(composed, trace, scenario.traced_queues(), cwnd=selection.cwnd,
+                               rtt=selection.rtt, flow_events=selection.flow_events)
         sim = Simulator(composed.net, seed=run.lens_seed, monitors=[monitor])
         compiled_s = time.perf_counter() - built
         result = sim.run(until=scenario.horizon_s, max_firings=self.max_firings,

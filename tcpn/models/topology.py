@@ -15,7 +15,7 @@ all just scenarios.
 >>> s = dumbbell(pairs=1, horizon_s=1.0)
 >>> composed = compose(s, s.concrete_flows(1))
 >>> composed.net
-<PetriNet 'dumbbell': 32 places, 34 transitions, 149 arcs>
+<PetriNet 'dumbbell': 32 places, 40 transitions, 179 arcs>
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from tcpn.models.components.link import (
     ListErrors,
     PacketErrors,
     Transmitter,
+    interface_events,
     interface_net,
 )
 from tcpn.models.components.packets import PACKET
@@ -39,7 +40,9 @@ from tcpn.models.components.queues import (
     DropTailQueue,
     QueueDiscipline,
     RedQueue,
+    SmallFirstQueue,
     ThresholdEcnQueue,
+    TokenBucketQueue,
 )
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
 from tcpn.models.components.sender import LOSS_BASED, SenderConfig
@@ -60,14 +63,17 @@ __all__ = ["ComposedNet", "compose", "queue_discipline", "unsupported"]
 class ComposedNet:
     """The composed net and how its parts map back to the scenario.
 
-    ``interfaces`` maps queue ids (``"A->B"``) to module prefixes; ``flows`` lists the
-    concrete flows, connection ``i`` being module ``flow{i}``.
+    ``interfaces`` maps queue ids (``"A->B"``) to module prefixes; ``events`` maps queue
+    ids to what each transition of the interface means for the trace
+    (:func:`~tcpn.models.components.link.interface_events`); ``flows`` lists the concrete
+    flows, connection ``i`` being module ``flow{i}``.
     """
 
     net: PetriNet
     flows: list[ConcreteFlow]
     interfaces: dict[str, str] = field(default_factory=dict)
     node_index: dict[str, int] = field(default_factory=dict)
+    events: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def _ident(name: str) -> str:
@@ -78,18 +84,10 @@ def _ident(name: str) -> str:
 def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     """What the net lens cannot express in ``scenario`` yet, each naming the field."""
     problems = []
-    for i, link in enumerate(scenario.links):
-        for side, (_a, _b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
-            kind = direction.queue.kind
-            if kind not in ("drop_tail", "red", "threshold_ecn"):
-                problems.append(f"links[{i}].{side}.queue: {kind} is not supported by the net "
-                                "lens yet")
     for flow in flows:
         if flow.variant not in SENDERS:
             problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
                             f"net lens yet (variants: {', '.join(SENDERS)})")
-        if flow.app_rate_bps is not None:
-            problems.append(f"flow {flow.id}: app_rate_bps is not supported by the net lens yet")
     return problems
 
 
@@ -106,6 +104,12 @@ def queue_discipline(direction: LinkDirection, link: Link, where: str) -> QueueD
                         ecn=q.ecn, hard_drop=q.hard_drop,
                         mean_packet_size_bytes=q.mean_packet_size_bytes,
                         link_rate_bps=link.rate_bps)
+    if q.kind == "sgpq":
+        return SmallFirstQueue(limit=q.limit, unit=q.unit, threshold_bytes=q.threshold_bytes,
+                               buffer=q.buffer)
+    if q.kind == "token_bucket":
+        return TokenBucketQueue(limit=q.limit, unit=q.unit, rate_bps=q.rate_bps,
+                                depth_bytes=q.depth_bytes, mode=q.mode)
     raise InputError(f"{where}.queue: {q.kind} is not supported by the net lens yet")
 
 
@@ -118,8 +122,10 @@ def _errors(direction: LinkDirection) -> ErrorModel | None:
     return PacketErrors(e.rate) if e.unit == "packet" else ByteErrors(e.rate)
 
 
-def sender_config(flow: ConcreteFlow, i: int, dst: int) -> SenderConfig:
-    """The sender parameters of connection ``i`` from its concrete flow."""
+def sender_config(flow: ConcreteFlow, i: int, dst: int,
+                  horizon_s: float | None = None) -> SenderConfig:
+    """The sender parameters of connection ``i`` from its concrete flow (a ``stop_s`` at
+    or after ``horizon_s`` is no stop)."""
     tcp = flow.tcp
     mss = tcp.segment_size_bytes
     return SenderConfig(
@@ -131,7 +137,9 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int) -> SenderConfig:
         min_rto_s=tcp.min_rto_s, initial_rto_s=tcp.initial_rto_s,
         granularity_s=tcp.clock_granularity_s, dupack_threshold=tcp.dupack_threshold,
         timestamps=tcp.timestamps, ecn=flow.ecn, start_s=flow.start_s,
-        total_segments=None if flow.bytes is None else math.ceil(flow.bytes / mss))
+        total_segments=None if flow.bytes is None else math.ceil(flow.bytes / mss),
+        stop_s=None if horizon_s is None or flow.stop_s >= horizon_s else flow.stop_s,
+        app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss))
 
 
 def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
@@ -188,12 +196,13 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
             prefix = f"{_ident(a)}.{_ident(b)}"
             net.add_module(module, prefix, ports)
             composed.interfaces[f"{a}->{b}"] = prefix
+            composed.events[f"{a}->{b}"] = interface_events(queue, module)
 
     for i, flow in enumerate(flows):
         first_data_hop = flow.data_route[1]
         first_ack_hop = flow.ack_route[1]
-        snd = variant_sender_net(flow.variant, flow.params, sender_config(flow, i,
-                                                                           index[flow.dst]))
+        snd = variant_sender_net(flow.variant, flow.params, sender_config(
+            flow, i, index[flow.dst], scenario.horizon_s))
         net.add_module(snd, f"flow{i}.snd", {"out": socket(flow.src, first_data_hop),
                                              "acks": f"flow{i}.acks"})
         tcp = flow.tcp

@@ -18,7 +18,9 @@ scenario schema and the ns-3 lens number them). With an error model the place ``
 >>> net = interface_net(DropTailQueue(limit=10), Transmitter(rate_bps=8e6, delay_s=0.01),
 ...                     routes=["True"])
 >>> len(net.places), len(net.transitions)
-(5, 3)
+(5, 4)
+>>> interface_events(DropTailQueue(limit=10), net)["direct"]
+'direct'
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.packets import FUNCTIONS, PACKET
-from tcpn.models.components.queues import QueueDiscipline
-from tcpn.petrinets import INT, UNIT, PetriNet, Place, ProductSet, Transition
+from tcpn.models.components.queues import Dequeue, QueueDiscipline
+from tcpn.petrinets import INT, P_NORMAL, UNIT, PetriNet, Place, ProductSet, Transition
 
 __all__ = ["ByteErrors", "ErrorModel", "ListErrors", "PacketErrors", "Transmitter",
-           "interface_net"]
+           "interface_events", "interface_net"]
 
 
 @dataclass(frozen=True)
@@ -113,28 +115,58 @@ def interface_net(queue: QueueDiscipline, link: Transmitter, routes: Sequence[st
     if isinstance(errors, ListErrors):
         net.declare(LOSSES=frozenset(errors.packets))
     ways = queue.dequeues()
-    outputs: tuple[str, ...]
-    for k, way in enumerate(ways):
-        tname = "transmit" if len(ways) == 1 else f"transmit{k}"
-        action, outputs = None, ()
-        if isinstance(errors, PacketErrors | ByteErrors):
-            action, outputs = errors.draw_loss, ("lost",)
-        net.add_transition(Transition(tname, guard=way.guard, action=action, outputs=outputs))
-        for place, inscription in way.inputs:
-            net.add_input(place, tname, inscription)
-        net.add_input("idle", tname, "()")
-        for place, inscription in way.outputs:
-            net.add_output(place, tname, inscription)
-        serialise = "(p.size + L2_BYTES) * 8.0 / RATE_BPS"
-        net.add_output("idle", tname, "()", delay=serialise)
-        delivered = None
-        if errors is not None:
-            net.add_input("frames", tname, "(sent, failed)")
-            lost = "lost" if action is not None else "sent in LOSSES"
-            net.add_output("frames", tname, f"(sent + 1, failed + (1 if {lost} else 0))")
-            delivered = f"not ({lost})"
-        for i, condition in enumerate(routes):
-            when = condition if delivered is None else f"({condition}) and {delivered}"
-            net.add_output(f"out{i}", tname, "p", when=None if when == "True" else when,
-                           delay=f"{serialise} + DELAY_S")
+    named: list[tuple[str, Dequeue]] = [
+        ("transmit" if len(ways) == 1 else f"transmit{k}", way) for k, way in enumerate(ways)]
+    cut_through = queue.direct()
+    if cut_through is not None:
+        named.append(("direct", cut_through))
+    for tname, way in named:
+        _transmission(net, tname, way, link, routes)
     return net
+
+
+def _transmission(net: PetriNet, tname: str, way: Dequeue, link: Transmitter,
+                  routes: Sequence[str]) -> None:
+    """The transition that puts one packet (``p``, taken by ``way``) on the line."""
+    errors = link.errors
+    action: Any = None
+    outputs: tuple[str, ...] = ()
+    if isinstance(errors, PacketErrors | ByteErrors):
+        action, outputs = errors.draw_loss, ("lost",)
+    net.add_transition(Transition(tname, guard=way.guard, action=action, outputs=outputs,
+                                  priority=P_NORMAL if way.priority is None else way.priority))
+    for place, inscription in way.inputs:
+        net.add_input(place, tname, inscription)
+    for place, inscription in way.reads:
+        net.add_read(place, tname, inscription)
+    net.add_input("idle", tname, "()")
+    for place, inscription in way.outputs:
+        net.add_output(place, tname, inscription)
+    for place, inscription, delay in way.delayed:
+        net.add_output(place, tname, inscription, delay=delay)
+    serialise = "(p.size + L2_BYTES) * 8.0 / RATE_BPS"
+    net.add_output("idle", tname, "()", delay=serialise)
+    delivered = None
+    if errors is not None:
+        net.add_input("frames", tname, "(sent, failed)")
+        lost = "lost" if action is not None else "sent in LOSSES"
+        net.add_output("frames", tname, f"(sent + 1, failed + (1 if {lost} else 0))")
+        delivered = f"not ({lost})"
+    for i, condition in enumerate(routes):
+        when = condition if delivered is None else f"({condition}) and {delivered}"
+        net.add_output(f"out{i}", tname, "p", when=None if when == "True" else when,
+                       delay=f"{serialise} + DELAY_S")
+
+
+def interface_events(queue: QueueDiscipline, net: PetriNet) -> dict[str, str]:
+    """What each transition of the interface module ``net`` (built by
+    :func:`interface_net` for ``queue``) means for the trace: the queue's arrival events
+    (:meth:`QueueDiscipline.events`), ``transmit`` (leaves the queue) and ``direct``
+    (cut through an empty queue: enqueued and sent at once)."""
+    events = dict(queue.events())
+    for name in net.transitions:
+        if name.startswith("transmit"):
+            events[name] = "transmit"
+        elif name == "direct":
+            events[name] = "direct"
+    return events

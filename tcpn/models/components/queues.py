@@ -1,4 +1,5 @@
-"""Queue disciplines as sub-nets: drop-tail, RED (gentle, ECN), threshold ECN marking.
+"""Queue disciplines as sub-nets: drop-tail, RED (gentle, ECN), threshold ECN marking,
+small packets first (two classes) and the token bucket (policer or shaper).
 
 A queue holds its packets as one token each on place ``buffer``, ``(position, packet)``,
 and its counters as one token on place ``fifo``: ``(head, count, bytes, empty_since)``
@@ -9,8 +10,12 @@ on the port place ``arrivals``; each discipline adds the transitions that take t
 
 The interface with the transmitter of :mod:`tcpn.models.components.link` is
 :meth:`QueueDiscipline.dequeues`: the arcs and expressions by which one packet leaves. A
-discipline with several classes (a small-packets-first queue) returns one
-:class:`Dequeue` per class, with guards that order them.
+discipline with several classes (:class:`SmallFirstQueue`) returns one :class:`Dequeue`
+per class, with guards that order them; the token-bucket shaper returns two, whose
+output arcs time its bucket. :meth:`QueueDiscipline.direct` is the cut-through way: an
+arrival that finds the queue empty goes straight to an idle line (one firing instead of
+an ``enqueue`` and a ``transmit`` at the same instant; the trace still shows both).
+:meth:`QueueDiscipline.events` tells monitors what each transition means.
 
 >>> from tcpn.petrinets import PetriNet
 >>> net = PetriNet("q")
@@ -28,6 +33,7 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.models.components.packets import ECT, FUNCTIONS, PACKET, PACKET_RECORD
 from tcpn.petrinets import (
+    BOOL,
     INT,
     P_HIGH,
     REAL,
@@ -39,13 +45,18 @@ from tcpn.petrinets import (
 )
 
 __all__ = [
+    "BUCKET",
     "BUFFER",
     "FIFO",
     "Dequeue",
     "DropTailQueue",
     "QueueDiscipline",
     "RedQueue",
+    "SmallFirstQueue",
     "ThresholdEcnQueue",
+    "TokenBucketQueue",
+    "bucket_level",
+    "bucket_wait",
     "red_decision",
 ]
 
@@ -55,6 +66,10 @@ BUFFER = ProductSet(INT, PACKET_RECORD, name="Queued")
 FIFO = ProductSet(INT, INT, INT, REAL, name="Fifo")
 VERDICT = ProductSet(PACKET_RECORD, EnumSet(("accept", "mark", "drop"), name="Verdict"),
                      name="Decided")
+#: A token bucket: bytes of tokens and the time they were counted.
+BUCKET = ProductSet(REAL, REAL, name="Bucket")
+#: A packet the policer has metered, and whether it conforms.
+METERED = ProductSet(PACKET_RECORD, BOOL, name="Metered")
 
 
 @dataclass(frozen=True)
@@ -63,12 +78,17 @@ class Dequeue:
 
     ``inputs`` are ``(place, inscription)`` input arcs binding the packet as ``p``;
     ``outputs`` are ``(place, inscription)`` output arcs restoring the queue's state;
-    ``guard`` (or None) orders several classes.
+    ``guard`` (or None) orders several classes; ``reads`` are test arcs; ``delayed`` are
+    output arcs ``(place, inscription, delay)`` to timed places; ``priority`` (None: the
+    net's normal priority) lets a cut-through way pre-empt the enqueue it replaces.
     """
 
     inputs: tuple[tuple[str, str], ...]
     outputs: tuple[tuple[str, str], ...]
     guard: str | None = None
+    reads: tuple[tuple[str, str], ...] = ()
+    delayed: tuple[tuple[str, str, str], ...] = ()
+    priority: int | None = None
 
 
 @dataclass
@@ -117,6 +137,18 @@ class QueueDiscipline:
             inputs=(("fifo", "(h, n, b, e)"), ("buffer", "(h, p)")),
             outputs=(("fifo", "(h + 1, n - 1, b - p.size, now if n == 1 else e)"),),
         ),)
+
+    def direct(self) -> Dequeue | None:
+        """The cut-through way: an arrival finding the queue empty leaves at once (None:
+        every packet is queued first)."""
+        return Dequeue(inputs=(("arrivals", "p"),), outputs=(),
+                       reads=(("fifo", "(h, n, b, e)"),), guard="n == 0",
+                       priority=P_ARRIVAL - 1)
+
+    def events(self) -> dict[str, str]:
+        """What each arrival-side transition means for the trace: ``enqueue``, ``mark``
+        (CE-marked and queued), ``drop`` or ``meter`` (nothing visible)."""
+        return {"enqueue": "enqueue", "drop": "drop"}
 
 
 #: Arrivals are taken before anything else that may happen at the same instant, so that
@@ -172,6 +204,9 @@ class ThresholdEcnQueue(QueueDiscipline):
         _enqueue(net, "mark", "arrivals", "p", f"{self.fits} and {above}",
                  packet=f"p._replace(ecn={3})")
         _drop(net, "drop", "arrivals", "p", f"not ({self.fits})")
+
+    def events(self) -> dict[str, str]:
+        return {**super().events(), "mark": "mark"}
 
 
 def red_decision(avg: float, count: int, old: int, n_queued: float, idle_s: float,
@@ -270,8 +305,15 @@ class RedQueue(QueueDiscipline):
 
         return decide
 
-    def build(self, net: PetriNet) -> None:
-        super().build(net)
+    def direct(self) -> Dequeue | None:
+        # RED has decided (an empty queue always accepts); leaving restarts the idle time
+        return Dequeue(inputs=(("decided", "(p, v)"), ("fifo", "(h, n, b, e)")),
+                       outputs=(("fifo", "(h, n, b, now)"),), guard="v == 'accept' and n == 0",
+                       priority=P_DECIDED - 1)
+
+    def events(self) -> dict[str, str]:
+        return {"decide": "meter", "enqueue": "enqueue", "mark": "mark", "drop": "drop",
+                "overflow": "drop"}
 
     def _arrival_transitions(self, net: PetriNet) -> None:
         net.add_place(Place("red", ProductSet(REAL, INT, INT, name="RedState"),
@@ -290,3 +332,197 @@ class RedQueue(QueueDiscipline):
         _drop(net, "drop", "decided", "(p, 'drop')", "True", priority=P_DECIDED)
         _drop(net, "overflow", "decided", "(p, v)", f"v != 'drop' and not ({self.fits})",
               priority=P_DECIDED)
+
+
+@dataclass
+class SmallFirstQueue(QueueDiscipline):
+    """Two FIFO classes, small packets (IP size <= ``threshold_bytes``) served first.
+
+    Class 0 (small) and class 1 (large) each have a ``buffer{k}`` and a ``fifo{k}``
+    place. ``buffer`` ``"shared"``: an arrival is dropped when the two classes together
+    hold ``limit``; ``"split"``: when its own class does. ``transmit1`` serves the large
+    class only while the small one is empty (strict priority, no pre-emption).
+    """
+
+    threshold_bytes: int = 64
+    buffer: str = "shared"
+    kind: str = field(default="sgpq", init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.buffer not in ("shared", "split"):
+            raise InputError(f"sgpq queue: buffer must be 'shared' or 'split', got "
+                             f"{self.buffer!r}")
+        if self.threshold_bytes < 1:
+            raise InputError(f"sgpq queue: threshold_bytes must be >= 1, got "
+                             f"{self.threshold_bytes!r}")
+
+    def _fits(self, k: int) -> str:
+        """Guard: the arrival fits in class ``k`` (fifo variables ``n0``, ``b0``...)."""
+        if self.buffer == "split":
+            return f"n{k} < LIMIT" if self.unit == "packets" else f"b{k} + p.size <= LIMIT"
+        return "n0 + n1 < LIMIT" if self.unit == "packets" else "b0 + b1 + p.size <= LIMIT"
+
+    def build(self, net: PetriNet) -> None:
+        net.declare(LIMIT=self.limit, SMALL=self.threshold_bytes, **FUNCTIONS)
+        net.add_place(Place("arrivals", PACKET, port="in"))
+        for k in (0, 1):
+            net.add_place(Place(f"buffer{k}", BUFFER))
+            net.add_place(Place(f"fifo{k}", FIFO, initial=[(0, 0, 0, 0.0)]))
+        classes = ("p.size <= SMALL", "p.size > SMALL")
+        for k in (0, 1):
+            name = f"enqueue{k}"
+            net.add_transition(Transition(name, guard=f"{classes[k]} and {self._fits(k)}",
+                                          priority=P_ARRIVAL))
+            net.add_input("arrivals", name, "p")
+            net.add_input(f"fifo{k}", name, f"(h{k}, n{k}, b{k}, e{k})")
+            if self.buffer == "shared":
+                net.add_read(f"fifo{1 - k}", name, f"(h{1 - k}, n{1 - k}, b{1 - k}, e{1 - k})")
+            net.add_output(f"buffer{k}", name, f"(h{k} + n{k}, p)")
+            net.add_output(f"fifo{k}", name, f"(h{k}, n{k} + 1, b{k} + p.size, e{k})")
+        net.add_transition(Transition(
+            "drop", priority=P_ARRIVAL,
+            guard=" or ".join(f"({c} and not ({self._fits(k)}))" for k, c in enumerate(classes))))
+        net.add_input("arrivals", "drop", "p")
+        for k in (0, 1):
+            net.add_read(f"fifo{k}", "drop", f"(h{k}, n{k}, b{k}, e{k})")
+
+    def dequeues(self) -> tuple[Dequeue, ...]:
+        def way(k: int) -> Dequeue:
+            fifo = f"(h{k}, n{k}, b{k}, e{k})"
+            return Dequeue(
+                inputs=((f"fifo{k}", fifo), (f"buffer{k}", f"(h{k}, p)")),
+                outputs=((f"fifo{k}", f"(h{k} + 1, n{k} - 1, b{k} - p.size, "
+                                      f"now if n{k} == 1 else e{k})"),),
+                reads=(("fifo0", "(h0, n0, b0, e0)"),) if k else (),
+                guard="n0 == 0" if k else None)
+        return way(0), way(1)
+
+    def direct(self) -> Dequeue | None:
+        return Dequeue(inputs=(("arrivals", "p"),), outputs=(),
+                       reads=(("fifo0", "(h0, n0, b0, e0)"), ("fifo1", "(h1, n1, b1, e1)")),
+                       guard="n0 == 0 and n1 == 0", priority=P_ARRIVAL - 1)
+
+    def events(self) -> dict[str, str]:
+        return {"enqueue0": "enqueue", "enqueue1": "enqueue", "drop": "drop"}
+
+
+def bucket_level(level: float, stamp: float, now: float, rate: float, depth: float) -> float:
+    """Bytes of tokens at ``now`` in a bucket that held ``level`` at ``stamp``, filling at
+    ``rate`` bytes/s up to ``depth``.
+
+    >>> bucket_level(0.0, 1.0, 1.5, 1000.0, 300.0), bucket_level(100.0, 1.0, 1.125, 1000.0, 300.0)
+    (300.0, 225.0)
+    """
+    return min(depth, level + (now - stamp) * rate)
+
+
+def bucket_wait(level: float, size: int, rate: float) -> float:
+    """Seconds until a bucket holding ``level`` bytes has ``size`` (0 if it has them).
+
+    >>> bucket_wait(200.0, 500, 1000.0), bucket_wait(600.0, 500, 1000.0)
+    (0.3, 0.0)
+    """
+    return max(0.0, (size - level) / rate)
+
+
+def _police(p: Any, level: float, stamp: float, now: float, TB_RATE: float,
+            TB_DEPTH: float) -> dict[str, Any]:
+    """Code action of ``meter``: refill the bucket; take the packet's bytes if it has them."""
+    tokens = bucket_level(level, stamp, now, TB_RATE, TB_DEPTH)
+    conform = tokens >= p.size
+    return {"conform": conform, "tokens": tokens - p.size if conform else tokens}
+
+
+@dataclass
+class TokenBucketQueue(QueueDiscipline):
+    """A token bucket (``rate_bps``, ``depth_bytes``, full at the start) with a FIFO of
+    ``limit`` (in ``unit``).
+
+    ``policer``: ``meter`` refills the bucket (arithmetic of a code action) and takes the
+    arrival's bytes when it has them; ``police`` drops a non-conforming packet, ``enqueue``
+    queues a conforming one (``overflow`` drops it when the FIFO is full: the tokens are
+    spent, as in the ns-3 lens's policer). ``shaper`` (ns-3 ``TbfQueueDisc`` without peak
+    rate): every packet is queued (``drop`` when full) and the head leaves when the line is
+    idle *and* the bucket holds its size. The bucket is a timed token whose timestamp is
+    when it will hold the head's size: ``enqueue_head`` (into an empty queue) and the
+    transmission that leaves a next head behind time it; with an empty queue it is ready.
+    """
+
+    rate_bps: float = 1e6
+    depth_bytes: int = 125_000
+    mode: str = "shaper"
+    limit: int = 1000
+    kind: str = field(default="token_bucket", init=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mode not in ("policer", "shaper"):
+            raise InputError(f"token_bucket queue: mode must be 'policer' or 'shaper', got "
+                             f"{self.mode!r}")
+        if not self.rate_bps > 0 or not self.depth_bytes > 0:
+            raise InputError(f"token_bucket queue: need rate_bps > 0 and depth_bytes > 0, got "
+                             f"{self.rate_bps!r}, {self.depth_bytes!r}")
+
+    @property
+    def policer(self) -> bool:
+        """Whether the bucket polices (drops) rather than shapes (delays)."""
+        return self.mode == "policer"
+
+    def build(self, net: PetriNet) -> None:
+        net.declare(TB_RATE=self.rate_bps / 8.0, TB_DEPTH=float(self.depth_bytes),
+                    bucket_level=bucket_level, bucket_wait=bucket_wait)
+        super().build(net)
+
+    def _arrival_transitions(self, net: PetriNet) -> None:
+        full = (float(self.depth_bytes), 0.0)
+        if self.policer:
+            net.add_place(Place("bucket", BUCKET, initial=[full]))
+            net.add_place(Place("metered", METERED))
+            net.add_transition(Transition("meter", action=_police, priority=P_ARRIVAL,
+                                          outputs=("conform", "tokens")))
+            net.add_input("arrivals", "meter", "p")
+            net.add_input("bucket", "meter", "(level, stamp)")
+            net.add_output("bucket", "meter", "(tokens, now)")
+            net.add_output("metered", "meter", "(p, conform)")
+            _enqueue(net, "enqueue", "metered", "(p, True)", self.fits, priority=P_DECIDED)
+            _drop(net, "overflow", "metered", "(p, True)", f"not ({self.fits})",
+                  priority=P_DECIDED)
+            net.add_transition(Transition("police", priority=P_DECIDED))
+            net.add_input("metered", "police", "(p, False)")
+            return
+        net.add_place(Place("bucket", BUCKET.timed(), initial=[full]))
+        refill = "bucket_level(level, stamp, now, TB_RATE, TB_DEPTH)"
+        _enqueue(net, "enqueue_head", "arrivals", "p", f"n == 0 and {self.fits}")
+        net.add_input("bucket", "enqueue_head", "(level, stamp)")
+        net.add_output("bucket", "enqueue_head", f"({refill}, now)",
+                       delay=f"bucket_wait({refill}, p.size, TB_RATE)")
+        _enqueue(net, "enqueue", "arrivals", "p", f"n > 0 and {self.fits}")
+        _drop(net, "drop", "arrivals", "p", f"not ({self.fits})")
+
+    def dequeues(self) -> tuple[Dequeue, ...]:
+        if self.policer:
+            return super().dequeues()
+        (base,) = super().dequeues()
+        spent = "bucket_level(level, stamp, now, TB_RATE, TB_DEPTH) - p.size"
+        inputs = (*base.inputs, ("bucket", "(level, stamp)"))
+        last = Dequeue(inputs=inputs, outputs=(*base.outputs, ("bucket", f"({spent}, now)")),
+                       guard="n == 1")
+        more = Dequeue(inputs=inputs, outputs=base.outputs, reads=(("buffer", "(h2, q)"),),
+                       delayed=(("bucket", f"({spent}, now)",
+                                 f"bucket_wait({spent}, q.size, TB_RATE)"),),
+                       guard="n > 1 and h2 == h + 1")
+        return last, more
+
+    def direct(self) -> Dequeue | None:
+        if not self.policer:
+            return None
+        return Dequeue(inputs=(("metered", "(p, True)"),), outputs=(),
+                       reads=(("fifo", "(h, n, b, e)"),), guard="n == 0",
+                       priority=P_DECIDED - 1)
+
+    def events(self) -> dict[str, str]:
+        if self.policer:
+            return {"meter": "meter", "enqueue": "enqueue", "overflow": "drop",
+                    "police": "drop"}
+        return {"enqueue_head": "enqueue", "enqueue": "enqueue", "drop": "drop"}

@@ -79,6 +79,10 @@ class SenderConfig:
 
     ``total_segments`` is the application: ``None`` for a bulk (FTP-like) source, else a
     fixed-size transfer. ``window_segments`` is the receive/send buffer limit.
+    ``app_rate_bps`` paces the application (one segment every ``segment_bytes * 8 /
+    app_rate_bps`` from ``start_s``); at ``stop_s`` the application closes: TCP still
+    delivers what its send buffer (``send_buffer_segments``, default ``window_segments``)
+    holds, as after ``close()`` (and as the ns-3 lens's source does).
     """
 
     flow: int
@@ -98,6 +102,9 @@ class SenderConfig:
     ecn: bool = False
     start_s: float = 0.0
     total_segments: int | None = None
+    stop_s: float | None = None
+    app_rate_bps: float | None = None
+    send_buffer_segments: int | None = None
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -110,6 +117,18 @@ class SenderConfig:
             raise InputError(f"{where}: total_segments must be >= 1 or None (bulk)")
         if self.start_s < 0 or self.min_rto_s <= 0 or self.initial_rto_s < self.min_rto_s:
             raise InputError(f"{where}: need start_s >= 0 and initial_rto_s >= min_rto_s > 0")
+        if self.app_rate_bps is not None and not self.app_rate_bps > 0:
+            raise InputError(f"{where}: app_rate_bps must be > 0 or None, got "
+                             f"{self.app_rate_bps!r}")
+        if self.stop_s is not None and self.stop_s < self.start_s:
+            raise InputError(f"{where}: stop_s ({self.stop_s:g}) is before start_s "
+                             f"({self.start_s:g})")
+
+    @property
+    def has_application(self) -> bool:
+        """Whether the application is a net of its own (paced or stopping), rather than the
+        constant ``TOTAL``."""
+        return self.app_rate_bps is not None or self.stop_s is not None
 
     @property
     def uses_ecn(self) -> bool:
@@ -180,6 +199,34 @@ def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
+def _application(net: PetriNet, config: SenderConfig) -> None:
+    """The application as places and transitions: ``app`` holds how many segments it has
+    written (-1: without end); ``produce`` writes one more at each ``tick`` (paced source);
+    ``close`` (at ``stop_s``) keeps what the send buffer holds and ends ``produce``."""
+    paced = config.app_rate_bps is not None
+    initial = 0 if paced else (config.total_segments or -1)
+    net.declare(SNDBUF=config.send_buffer_segments or config.window_segments)
+    net.add_place(Place("app", INT, initial=[initial]))
+    if paced:
+        assert config.app_rate_bps is not None
+        net.declare(SEGMENT_S=config.segment_bytes * 8.0 / config.app_rate_bps)
+        net.add_place(Place("tick", UNIT.timed(), initial=[Token((), config.start_s)]))
+        net.add_transition(T("produce", guard="TOTAL < 0 or w < TOTAL"))
+        net.add_input("tick", "produce", "()")
+        net.add_input("app", "produce", "w")
+        net.add_output("app", "produce", "w + 1")
+        net.add_output("tick", "produce", "()", delay="SEGMENT_S")
+    if config.stop_s is not None:
+        net.add_place(Place("stop", UNIT.timed(), initial=[Token((), config.stop_s)]))
+        net.add_transition(T("close"))
+        net.add_input("stop", "close", "()")
+        net.add_input("app", "close", "w")
+        net.add_read("tcb", "close", "t")
+        net.add_output("app", "close", "t.una + SNDBUF if w < 0 else min(w, t.una + SNDBUF)")
+        if paced:
+            net.add_reset("tick", "close")
+
+
 def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     """The sender module. Ports: ``out`` (data segments out) and ``acks`` (ACKs in)."""
     variant = config.variant.removeprefix("ecn_")
@@ -200,6 +247,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_place(Place("timer", UNIT.timed()))
     net.add_place(Place("out", PACKET, port="out"))
     net.add_place(Place("acks", PACKET, port="in"))
+    if config.has_application:
+        _application(net, config)
 
     net.add_transition(T("open"))
     net.add_input("start", "open", "()")
@@ -212,7 +261,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                 f"echo=0.0, ecn=ECT_BITS if {fresh} else 0, ece=False, "
                 f"cwr=t.cwr_pending, retx=not ({fresh}), sack=())")
 
-    has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
+    has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"
     window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
     pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
     send_guard = f"{has_data} and {window_open}"
@@ -223,6 +272,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_transition(T("send", guard=send_guard))
     net.add_input("tcb", "send", "t")
     net.add_read("rtt", "send", "r")
+    if config.has_application:
+        net.add_read("app", "send", "w")
     net.add_output("tcb", "send",
                    "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), cwr_pending=False)")
     net.add_output("out", "send", packet("t.nxt", "t.nxt >= t.high"))
