@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from tcpn.models.topology import ComposedNet
     from tcpn.petrinets import Simulator
 
-__all__ = ["SENDERS", "add_flow_modules", "radio_of", "variant_sender_net", "wireless_report"]
+__all__ = ["SENDERS", "add_flow_modules", "partial_ack_retransmits", "radio_of",
+           "variant_sender_net", "wireless_report"]
 
 
 def _param(params: Any, name: str, default: Any) -> Any:
@@ -58,6 +59,17 @@ SENDERS: dict[str, Callable[[SenderConfig, Any], PetriNet]] = {
     "tcp_l": lambda config, params: tcp_l_sender_net(config, _param(params, "base", "newreno")),
 }
 """Variant name -> ``builder(config, params)`` of its sender module."""
+
+
+def partial_ack_retransmits(variant: str, params: Any) -> bool:
+    """Whether the variant's ``partial_ack`` retransmits (NewReno recovery, RFC 6582).
+
+    >>> partial_ack_retransmits("westwood_plus", None), partial_ack_retransmits("sack", None)
+    (True, False)
+    """
+    if variant == "tcp_l":
+        return _param(params, "base", "newreno") == "newreno"
+    return variant.endswith("newreno") or variant == "westwood_plus"
 
 
 def variant_sender_net(variant: str, params: Any, config: SenderConfig) -> PetriNet:
