@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from tcpn.errors import InputError
 from tcpn.models.components.packets import Pkt, advance
 from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
-from tcpn.models.components.variants import wireless_report
+from tcpn.models.components.variants import partial_ack_retransmits, wireless_report
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.petrinets import Monitor, Simulator
 
@@ -197,7 +197,7 @@ class TraceMonitor(Monitor):
         def on_ack(kind: str) -> Callable[[CompiledTransition], Handler]:
             new_data = kind in _NEW_DATA
             retransmits = kind == "fast_retransmit" or (
-                kind in PARTIAL_ACKS and flow.variant.endswith("newreno"))
+                kind in PARTIAL_ACKS and partial_ack_retransmits(flow.variant, flow.params))
 
             def factory(transition: CompiledTransition) -> Handler:
                 ka, kt = at(transition, "a", "t")
