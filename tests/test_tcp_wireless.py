@@ -1,14 +1,15 @@
 """The 802.11 last hop: link-layer retries against their distribution, ACK-less frames, and
-the station's energy against a hand count."""
+the station's energy against a hand count; the study scenarios run (short horizons)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
 from tcpn.models.lenses import evaluate, make_run
-from tcpn.models.scenario import validate_scenario
+from tcpn.models.scenario import load_scenario, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator
 
@@ -84,3 +85,30 @@ def test_ackless_link_loses_one_frame_in_per():
     assert busy == pytest.approx(on_air * 8 / RATE)
     per = 1 - (1 - 1e-4) ** (1040 + 78)
     assert abs(failed / sent - per) < 4 * math.sqrt(per * (1 - per) / sent)
+
+
+STUDIES = sorted((Path(__file__).parent.parent / "scenarios" / "studies").glob("*.yaml"))
+ONE_PER_FAMILY = ("s1_exp3_modvegas_both", "s1_exp3_sgpq_vegas", "s3_ackless_tcp_l",
+                  "s4_c3_adaptive_vegas", "s4_wl_westwood_plus_per1e-2_reno", "s5_b_limited")
+
+
+def short_run(path: Path) -> None:
+    """Run a study scenario for one second after its first start; check the packet census."""
+    scenario = load_scenario(path)
+    first = min(f.start_s for f in scenario.concrete_flows())
+    short = scenario.model_copy(update={"horizon_s": first + 1.0})
+    result = evaluate(validate_scenario(short.model_dump()), lens="net")
+    census = result.provenance["lens"]["census"]
+    assert census["sent"] > 0
+    assert census["sent"] == census["received"] + census["dropped"] + census["in_flight"]
+
+
+@pytest.mark.parametrize("name", ONE_PER_FAMILY)
+def test_study_scenarios_run(name):
+    short_run(Path(__file__).parent.parent / "scenarios" / "studies" / f"{name}.yaml")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
+def test_every_study_scenario_runs(path):
+    short_run(path)
