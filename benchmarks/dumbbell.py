@@ -1,18 +1,28 @@
 """Dumbbell benchmark of the net lens: 2 NewReno flows, 10 Mbit/s 20 ms bottleneck, 60 s.
 
-Prints the wall time of the net lens on ``scenarios/dumbbell_newreno.yaml``, its firings
-per second, and, as a baseline measured in the same run, the firings per second of the
-simulator on the M/M/1 example net (the core's speed on a trivial net): the ratio says how
-much the component nets cost per firing over the bare engine.
+Prints the wall and CPU time of the net lens on ``scenarios/dumbbell_newreno.yaml``, its
+firings per second, and, as a baseline measured in the same run, the firings per second of
+the simulator on the M/M/1 example net (the core's speed on a trivial net): the ratio says
+how much the component nets cost per firing over the bare engine. ``--against REV`` also
+runs the same measurement on git revision ``REV`` of this repository (extracted with
+``git archive`` into a temporary directory, same scenario file, same Python) and prints
+the ratio of the two CPU times: a before/after measured in the same run. CPU time is
+less disturbed than wall time by other work on the machine.
 
-    .venv/bin/python benchmarks/dumbbell.py [--horizon 60]
+    .venv/bin/python benchmarks/dumbbell.py [--horizon 60] [--against 8e28553]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tcpn.models.lenses import make_run
 from tcpn.models.net_lens import NetLens
@@ -21,34 +31,76 @@ from tcpn.models.traces import TraceWriter
 from tcpn.petrinets import Simulator
 from tcpn.petrinets.examples import single_server_queue
 
-SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "scenarios" / "dumbbell_newreno.yaml"
+
+
+def measure(horizon_s: float | None) -> dict[str, Any]:
+    """One run of the net lens on the dumbbell: times, firings, goodput."""
+    scenario = load_scenario(SCENARIO)
+    if horizon_s is not None:
+        scenario = scenario.model_copy(update={"horizon_s": horizon_s})
+    run = make_run(scenario)
+    writer = TraceWriter(scenario, run.flows)
+    cpu, start = time.process_time(), time.perf_counter()
+    info = NetLens().run(run, writer, lambda _t: None)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    trace = writer.close()
+    delivered = float(trace.events(event="deliver")["bytes"].sum())
+    return {"name": scenario.name, "horizon_s": scenario.horizon_s, "wall_s": wall,
+            "cpu_s": cpu, "build_s": info["build_s"], "simulate_s": info["simulate_s"],
+            "firings": info["firings"], "firings_per_s": info["firings_per_s"],
+            "places": info["net"]["places"], "transitions": info["net"]["transitions"],
+            "goodput_bps": delivered * 8 / scenario.horizon_s}
+
+
+def measure_revision(revision: str, horizon_s: float | None) -> dict[str, Any]:
+    """:func:`measure` on git revision ``revision`` (its ``tcpn`` package, this script)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": tmp}
+        args = [sys.executable, __file__, "--json"]
+        if horizon_s is not None:
+            args += ["--horizon", str(horizon_s)]
+        out = subprocess.run(args, env=env, cwd=tmp, check=True, capture_output=True,
+                             text=True).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def report(label: str, m: dict[str, Any]) -> None:
+    print(f"{label}: {m['places']} places, {m['transitions']} transitions")
+    print(f"  wall {m['wall_s']:.2f} s, cpu {m['cpu_s']:.2f} s (build {m['build_s']:.2f} s, "
+          f"simulate {m['simulate_s']:.2f} s)")
+    print(f"  firings: {m['firings']:,} ({m['firings_per_s']:,.0f} firings/s); goodput "
+          f"{m['goodput_bps'] / 1e6:.2f} Mbit/s total")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--horizon", type=float, default=None, help="model seconds (60)")
+    parser.add_argument("--against", default=None, metavar="REV",
+                        help="git revision to measure too (before/after in one run)")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    scenario = load_scenario(SCENARIO)
-    if args.horizon is not None:
-        scenario = scenario.model_copy(update={"horizon_s": args.horizon})
-    run = make_run(scenario)
-    writer = TraceWriter(scenario, run.flows)
-    start = time.perf_counter()
-    info = NetLens().run(run, writer, lambda _t: None)
-    wall = time.perf_counter() - start
-    trace = writer.close()
+    if args.json:
+        print(json.dumps(measure(args.horizon)))
+        return
+    now = measure(args.horizon)
+    print(f"net lens, {now['name']}, {now['horizon_s']:g} s model time")
+    report("this tree", now)
+    if args.against is not None:
+        before = measure_revision(args.against, args.horizon)
+        report(f"revision {args.against}", before)
+        print(f"  cpu time ratio this tree / {args.against}: "
+              f"{now['cpu_s'] / before['cpu_s']:.2f}; firings ratio "
+              f"{now['firings'] / before['firings']:.2f}")
     baseline = Simulator(single_server_queue(100_000, 1.0, 0.9), seed=1).run()
     base_rate = baseline.firings / baseline.metadata["wall_time_s"]
-    rate = info["firings_per_s"]
-    delivered = trace.events(event="deliver")["bytes"].sum()
-    print(f"net lens, {scenario.name}, {scenario.horizon_s:g} s model time")
-    print(f"  net: {info['net']['places']} places, {info['net']['transitions']} transitions")
-    print(f"  wall time: {wall:.2f} s (build {info['build_s']:.2f} s, simulate "
-          f"{info['simulate_s']:.2f} s)")
-    print(f"  firings: {info['firings']:,} ({rate:,.0f} firings/s)")
-    print(f"  goodput: {delivered * 8 / scenario.horizon_s / 1e6:.2f} Mbit/s total")
-    print(f"  baseline M/M/1 net: {base_rate:,.0f} firings/s; ratio dumbbell/baseline "
-          f"{rate / base_rate:.2f}")
+    print(f"baseline M/M/1 net: {base_rate:,.0f} firings/s; ratio dumbbell/baseline "
+          f"{now['firings_per_s'] / base_rate:.2f}")
 
 
 if __name__ == "__main__":

@@ -165,3 +165,32 @@ def test_newreno_many_losses_rto_after_first_partial_ack():
     assert cwnd == [1 * MSS] and ssthresh == [max(2, (high - 12) / 2) * MSS]
     delivered = events[events.event == "deliver"]["bytes"].sum()
     assert delivered == 60 * MSS
+
+
+def test_reassembly_runs_against_plain_sets():
+    # The receiver's out-of-order runs (bisection on sorted, merged runs) agree with the
+    # plain definitions over sets of segment numbers.
+    import random
+
+    from tcpn.models.components.packets import add_segment, advance, covers, runs_above
+
+    def runs_of(segments):
+        runs = []
+        for s in sorted(segments):
+            if runs and s == runs[-1][1]:
+                runs[-1] = (runs[-1][0], s + 1)
+            else:
+                runs.append((s, s + 1))
+        return tuple(runs)
+
+    rng = random.Random(1)
+    for _ in range(2000):
+        segments = set(rng.sample(range(40), rng.randint(0, 20)))
+        runs, seq = runs_of(segments), rng.randrange(42)
+        assert add_segment(runs, seq) == runs_of(segments | {seq})
+        assert covers(runs, seq) == (seq in segments)
+        expected = seq
+        while expected in segments:
+            expected += 1
+        assert advance(seq, runs) == expected
+        assert runs_above(runs, seq) == tuple(r for r in runs if r[0] > seq)

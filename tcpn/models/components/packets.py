@@ -20,6 +20,8 @@ timestamps); ``sack`` lists SACK blocks ``(start, end)`` with ``end`` exclusive.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from typing import Any
 
 from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, ProductSet, RecordSet
@@ -37,6 +39,7 @@ __all__ = [
     "covers",
     "is_ack",
     "merge_sack",
+    "runs_above",
     "sack_blocks",
 ]
 
@@ -59,37 +62,67 @@ def is_ack(p: Any) -> bool:
     return bool(p.seq < 0)
 
 
+# Runs are kept sorted, disjoint and not adjacent (``add_segment`` merges): a run holding
+# ``seq`` is then the last one starting at or before it, found by bisection.
+
+
+def _run_at(runs: tuple[tuple[int, int], ...], seq: int) -> int:
+    """Index of the last run starting at or before ``seq`` (-1 if none)."""
+    return bisect_right(runs, (seq, math.inf)) - 1
+
+
 def advance(nxt: int, runs: tuple[tuple[int, int], ...]) -> int:
     """The next expected segment once segment ``nxt - 1`` arrived, given the buffered
     out-of-order ``runs`` (sorted ``(start, end)`` ranges, ``end`` exclusive).
 
-    >>> advance(5, ((5, 7), (9, 10)))
-    7
+    >>> advance(5, ((5, 7), (9, 10))), advance(8, ((5, 7), (9, 10)))
+    (7, 8)
     """
-    for start, end in runs:
-        if start <= nxt < end:
-            nxt = end
-    return nxt
+    i = _run_at(runs, nxt)
+    return runs[i][1] if i >= 0 and nxt < runs[i][1] else nxt
 
 
 def add_segment(runs: tuple[tuple[int, int], ...], seq: int) -> tuple[tuple[int, int], ...]:
     """``runs`` with segment ``seq`` added, adjacent ranges merged.
 
-    >>> add_segment(((3, 5), (6, 8)), 5), add_segment(((3, 5),), 9)
-    (((3, 8),), ((3, 5), (9, 10)))
+    >>> add_segment(((3, 5), (6, 8)), 5), add_segment(((3, 5),), 9), add_segment(((3, 5),), 4)
+    (((3, 8),), ((3, 5), (9, 10)), ((3, 5),))
+    >>> add_segment(((3, 5), (9, 10)), 8), add_segment((), 0)
+    (((3, 5), (8, 10)), ((0, 1),))
     """
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted((*runs, (seq, seq + 1))):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
+    i = _run_at(runs, seq)
+    left = runs[i] if i >= 0 else None
+    if left is not None and seq < left[1]:
+        return runs
+    right = runs[i + 1] if i + 1 < len(runs) else None
+    joins_left = left is not None and left[1] == seq
+    joins_right = right is not None and right[0] == seq + 1
+    if joins_left and joins_right:
+        return (*runs[:i], (runs[i][0], runs[i + 1][1]), *runs[i + 2:])
+    if joins_left:
+        return (*runs[:i], (runs[i][0], seq + 1), *runs[i + 1:])
+    if joins_right:
+        return (*runs[:i + 1], (seq, runs[i + 1][1]), *runs[i + 2:])
+    return (*runs[:i + 1], (seq, seq + 1), *runs[i + 1:])
 
 
 def covers(runs: tuple[tuple[int, int], ...], seq: int) -> bool:
-    """Whether segment ``seq`` lies in one of ``runs``."""
-    return any(start <= seq < end for start, end in runs)
+    """Whether segment ``seq`` lies in one of ``runs``.
+
+    >>> covers(((3, 5), (9, 10)), 4), covers(((3, 5), (9, 10)), 5)
+    (True, False)
+    """
+    i = _run_at(runs, seq)
+    return i >= 0 and seq < runs[i][1]
+
+
+def runs_above(runs: tuple[tuple[int, int], ...], nxt: int) -> tuple[tuple[int, int], ...]:
+    """The runs starting after ``nxt`` (what stays buffered once ``nxt`` is expected).
+
+    >>> runs_above(((3, 5), (9, 10)), 7)
+    ((9, 10),)
+    """
+    return runs[_run_at(runs, nxt) + 1:]
 
 
 def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int], ...],

@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.components.packets import FUNCTIONS, PACKET, add_segment, advance, covers
+from tcpn.models.components.packets import (
+    FUNCTIONS,
+    PACKET,
+    add_segment,
+    advance,
+    covers,
+    runs_above,
+)
 from tcpn.petrinets import (
     BOOL,
     INT,
@@ -81,7 +88,7 @@ def _after_data(r: Any, p: Any, ECN: bool) -> dict[str, Any]:
         nxt = advance(p.seq + 1, r.ooo)
         fresh = r.pending == 0 or bool(r.ooo)
         return {"r2": r._replace(
-            nxt=nxt, ooo=tuple(run for run in r.ooo if run[0] > nxt), pending=r.pending + 1,
+            nxt=nxt, ooo=runs_above(r.ooo, nxt), pending=r.pending + 1,
             echo=p.ts if fresh else r.echo, echo_retx=p.retx if fresh else r.echo_retx,
             ece=ece)}
     if p.seq > r.nxt and not covers(r.ooo, p.seq):
