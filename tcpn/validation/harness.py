@@ -204,7 +204,7 @@ def comparison_table(tables: dict[str, pd.DataFrame], reference: str) -> pd.Data
     >>> ref = pd.DataFrame({"mean": [10.0], "half_width": [0.5]}, index=idx)
     >>> other = pd.DataFrame({"mean": [10.2], "half_width": [0.1]}, index=idx)
     >>> row = comparison_table({"ns3": ref, "net": other}, "ns3").iloc[0]
-    >>> round(row["net_error"], 3), row["tolerance"], row["net_verdict"]
+    >>> round(float(row["net_error"]), 3), row["tolerance"], row["net_verdict"]
     (0.02, '3 %', 'pass')
     """
     lenses = [reference, *[lens for lens in tables if lens != reference]]
@@ -319,8 +319,10 @@ def plot_timeseries(traces: dict[str, Trace], path: str | Path, title: str = "",
                 ax_rate.stairs(goodput[flow].to_numpy() / 1e6, edges, color=colours[flow],
                                lw=0.9, label=flow)
             cwnd = trace.series("cwnd_bytes", flow)
-            if len(cwnd):
-                ax_cwnd.step(cwnd["time_s"], cwnd["value"] / mss[flow], where="post",
+            if len(cwnd):  # a row at each change: the last value holds to the horizon
+                times = np.append(cwnd["time_s"].to_numpy(), trace.horizon_s)
+                values = cwnd["value"].to_numpy() / mss[flow]
+                ax_cwnd.step(times, np.append(values, values[-1]), where="post",
                              color=colours[flow], lw=0.7, label=flow)
         for i, queue in enumerate(queues):
             rows = trace.queue(queue)
