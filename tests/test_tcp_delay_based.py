@@ -281,11 +281,8 @@ def tcp_l_path(variant, lossy_hop):
 
 def test_tcp_l_always_reduces_when_the_last_hop_is_clean():
     # Losses on the wired first hop: the last hop reports no failed frame, Loss_link = 0,
-    # P_congestion = 1 > X always: TCP-L is NewReno, event for event. (No census check
-    # here: the lens misses the drop event of the second list loss on A->R, for NewReno
-    # too; reported to the lens owner.)
-    tcp_l = evaluate(tcp_l_path("tcp_l", 0), lens="net")
-    newreno = evaluate(tcp_l_path("newreno", 0), lens="net")
+    # P_congestion = 1 > X always: TCP-L is NewReno, event for event.
+    tcp_l, newreno = run(tcp_l_path("tcp_l", 0)), run(tcp_l_path("newreno", 0))
     assert window(tcp_l) == window(newreno)
     assert window(tcp_l, "ssthresh_bytes") == window(newreno, "ssthresh_bytes")
     assert len(window(newreno, "ssthresh_bytes")) == 3
