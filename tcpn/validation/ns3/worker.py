@@ -200,8 +200,14 @@ class Ns3Worker:
         self._lock = threading.Lock()
         self._process: Any = None
         self._conn: Connection | None = None
+        self._owner_pid = os.getpid()
 
     def _start(self) -> Connection:
+        if self._owner_pid != os.getpid():
+            # inherited through a fork (e.g. a replication pool): the worker process and
+            # its pipe belong to the parent, which still uses them; start our own
+            self._process, self._conn, self._owner_pid = None, None, os.getpid()
+            self._lock = threading.Lock()
         if self._conn is not None and self._process is not None and self._process.is_alive():
             return self._conn
         self._stop_process()
@@ -235,7 +241,7 @@ class Ns3Worker:
         with self._lock:
             conn = self._start()
             self._jobs += 1
-            log = Path(self._logs.name) / f"job-{self._jobs}.log"
+            log = Path(self._logs.name) / f"job-{os.getpid()}-{self._jobs}.log"
             conn.send((fn, args, str(log), limit if self.isolate else None))
             # a forked job times itself out; the worker answers shortly after
             grace = None if limit is None else limit + (5.0 if self.isolate else 0.0)
