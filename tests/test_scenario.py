@@ -297,3 +297,29 @@ def test_every_shipped_scenario_loads(path):
     s = load_scenario(path)
     assert s.concrete_flows(s.seed)
     assert parse_scenario(s.to_yaml()).content_hash() == s.content_hash()
+
+
+def test_lenses_refuse_what_only_the_net_lens_models():
+    """A wireless last hop or a drifting receiver clock: ns3 and fluid refuse, naming it."""
+    import pytest as _pytest
+
+    from tcpn.errors import InputError
+    from tcpn.models.scenario import parse_scenario
+    from tcpn.solvers.fluid_lens import FluidLens
+    from tcpn.validation.ns3.lens import Ns3Lens
+
+    spec = parse_scenario("""
+links:
+  - {a: S, b: R, rate_bps: 10.0e+6, delay_s: 0.01}
+  - {a: R, b: D, rate_bps: 2.0e+6, delay_s: 0.01, wireless: {station: D}}
+flows:
+  - {src: S, dst: D, variant: newreno, receiver_clock_skew: 1.0e-4}
+horizon_s: 5
+""", "wireless.yaml")
+    assert spec.net_only_features() == [
+        "links[1].wireless: the 802.11 last hop (link-layer retries, energy)",
+        "flows[0].receiver_clock_skew: a drifting receiver timestamp clock",
+    ]
+    for lens in (FluidLens(), Ns3Lens()):
+        with _pytest.raises(InputError, match=r"links\[1\]\.wireless.*receiver_clock_skew"):
+            lens.check(spec)

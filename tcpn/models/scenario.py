@@ -798,6 +798,18 @@ class Scenario(_Strict):
 
     # ---- flows
 
+    def net_only_features(self) -> list[str]:
+        """Features only the net lens models, each naming its field.
+
+        A lens that does not model one of them must refuse the scenario (listing these)
+        rather than run a different experiment.
+        """
+        found = [f"links[{i}].wireless: the 802.11 last hop (link-layer retries, energy)"
+                 for i, link in enumerate(self.links) if link.wireless is not None]
+        found += [f"flows[{i}].receiver_clock_skew: a drifting receiver timestamp clock"
+                  for i, flow in enumerate(self.flows) if flow.receiver_clock_skew != 0.0]
+        return found
+
     def flow_tcp(self, flow: Flow) -> TcpConfig:
         """Effective TCP configuration of ``flow``: the scenario's, then the flow's overrides."""
         if flow.tcp is None:

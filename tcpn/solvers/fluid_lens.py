@@ -96,7 +96,8 @@ def _serialisation_s(scenario: Scenario, queues: Sequence[str], size: int) -> fl
 
 def fluid_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     """Every feature of ``scenario`` the fluid lens cannot model, each naming its field."""
-    problems: list[str] = []
+    problems = [f"{feature} is not modelled by the fluid lens"
+                for feature in scenario.net_only_features()]
     sizes = {f.tcp.data_packet_bytes for f in flows}
     if len(sizes) > 1:
         problems.append(f"flows: data packets of different sizes {sorted(sizes)} B (the fluid "

@@ -167,7 +167,8 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
 
 
 def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
-    problems = []
+    problems = [f"{feature} is not modelled by the ns3 lens"
+                for feature in scenario.net_only_features()]
     for i, link in enumerate(scenario.links):
         if link.l2_header_bytes != 2:
             problems.append(f"links[{i}].l2_header_bytes: ns-3's point-to-point device adds "
