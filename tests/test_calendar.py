@@ -26,7 +26,7 @@ from tcpn.petrinets import (
 )
 
 
-def random_timed_net(seed: int) -> PetriNet:
+def random_timed_net(seed: int, deterministic: bool = False) -> PetriNet:
     """Sources feed timed 'wires' (constant or random delays) drained by sinks that may
     consume two tokens at once, read a timed gate, or match values across wires."""
     rng = np.random.default_rng(seed)
@@ -38,10 +38,13 @@ def random_timed_net(seed: int) -> PetriNet:
         net.add_place(Place(f"wire{w}", pair))
         delay = (float(rng.integers(1, 20)) if rng.random() < 0.5
                  else Exponential(mean=float(rng.uniform(1, 10))))
+        gap = rng.uniform(0.5, 3.0)
+        if deterministic:  # constant delays: a replay needs no random draws
+            delay = delay if isinstance(delay, float) else float(rng.integers(1, 20))
         net.add_transition(Transition(f"send{w}", guard=f"n < {int(rng.integers(20, 60))}"))
         net.add_input(f"src{w}", f"send{w}", "n")
         net.add_output(f"src{w}", f"send{w}", "n + 1",
-                       delay=Uniform(0.0, float(rng.uniform(0.5, 3.0))))
+                       delay=float(gap) if deterministic else Uniform(0.0, float(gap)))
         # the second component repeats values when `spread` is small: one value then holds
         # several timestamps, and partial consumption can put the place out of order
         spread = int(rng.choice([1, 2, 1000]))
@@ -90,3 +93,18 @@ def test_fifo_wire_stays_in_order_and_out_of_order_wire_is_detected():
     compiled = compile_net(net)
     in_order, latest = compiled.timestamp_order(compiled.initial_marking())
     assert in_order == [True, False] and latest == [2.0, 5.0]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_hot_loop_and_query_methods_agree(seed):
+    """Every binding ``step()`` fires is one ``enabled()`` offers in a twin replaying it
+    through ``fire()``, at the same time: the inlined loop and the query path agree.
+    Delays are constant so that the replay needs none of the runner's random draws."""
+    net = random_timed_net(seed, deterministic=True)
+    runner, replayer = Simulator(net, seed=seed), Simulator(net, seed=seed + 1)
+    for firing in iter(runner.step, None):
+        assert replayer.peek() == firing.time
+        assert (firing.transition, firing.binding) in replayer.enabled()
+        replayer.fire(firing.transition, firing.binding)
+    assert replayer.peek() == float("inf")
+    assert replayer.marking_dict() == runner.marking_dict()

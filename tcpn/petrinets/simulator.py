@@ -156,8 +156,7 @@ class Simulator:
         except FiringError as exc:
             exc.time = at
             raise
-        for p in transition.writes_places:
-            self._dirty.update(self.compiled.dependents[p])
+        self._dirty.update(self.compiled.affected[t])
         self.firings += 1
         self.firing_counts[t] += 1
         for monitor in self._after[t]:
@@ -170,6 +169,8 @@ class Simulator:
 
         It computes exactly what those methods do (they serve the one-off queries); the
         inlining keeps method calls and attribute look-ups out of the per-firing path.
+        ``tests/test_calendar.py`` replays runs through the query methods to keep the two
+        in step.
         """
         transitions = self.compiled.transitions
         enumerate_fns = [t.enumerate_due for t in transitions]
