@@ -202,6 +202,18 @@ def test_segment_delays(trace):
     assert delays["delay_s"].tolist() == pytest.approx([0.5, 3.5, 2.5, 1.5])
 
 
+def test_summary_mean_segment_delay_of_a_sized_flow():
+    # f1 of the fixture, sized: delays 0.5, 3.5, 2.5, 1.5 s; f0 is bulk (no mean)
+    w = _writer(bytes_f1=4 * MSS)
+    for k in range(4):
+        w.flow_event(1.0 + k, "f1", "send", seq=k * MSS, bytes=MSS)
+    w.flow_event(1.5, "f1", "deliver", seq=0, bytes=MSS)
+    w.flow_event(5.5, "f1", "deliver", seq=MSS, bytes=3 * MSS)
+    flows = summarize(w.close())["flows"]
+    assert flows["f1"]["segment_delay_mean_s"] == pytest.approx(2.0)
+    assert flows["f0"]["segment_delay_mean_s"] is None
+
+
 def test_goodput_series_with_a_short_last_bin(trace):
     series = goodput_series_bps(trace, bin_s=4.0)
     assert series.index.tolist() == [0.0, 4.0, 8.0]

@@ -338,6 +338,10 @@ def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = 
     sized = trace.flows.set_index("flow")["bytes"]
     flows["completion_s"] = [time_to_deliver_s(trace, f) if not pd.isna(sized[f]) else np.nan
                              for f in flows.index]
+    # every segment of a sized transfer (not only those in the window), as the studies ask
+    flows["segment_delay_mean_s"] = [
+        float(segment_delays(trace, f)["delay_s"].mean()) if not pd.isna(sized[f]) else np.nan
+        for f in flows.index]
     queues = queue_stats(trace, t0, t1)
     total_sent = float(sent.sum())
     aggregate = {
