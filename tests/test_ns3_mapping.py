@@ -82,15 +82,62 @@ def test_features_ns3_cannot_express_are_named():
     s = validate_scenario({
         "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01, "l2_header_bytes": 14},
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
-        "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "modified_vegas"},
+        "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "reno"},
                   {"id": "y", "src": "A", "dst": "R", "variant": "newreno",
                    "tcp": {"ip_header_bytes": 24}}],
         "horizon_s": 1.0})
     with pytest.raises(InputError) as info:
         Ns3Lens().check(s)
     message = str(info.value)
-    for part in ("links[0].l2_header_bytes", "flows[0] (x): variant modified_vegas",
+    for part in ("links[0].l2_header_bytes", "flows[0] (x): variant reno",
                  "flows[1] (y): tcp header sizes", "end node R has 2 links"):
+        assert part in message
+
+
+def test_tcpn_variants_map_to_their_cpp_classes():
+    s = validate_scenario({
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01},
+                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"errors": {"unit": "packet", "rate": 0.01}}}],
+        "flows": [{"id": "m", "src": "A", "dst": "B", "variant": "modified_vegas",
+                   "params": {"alpha": 1, "beta": 3}, "receiver_clock_offset_s": 12.5,
+                   "receiver_clock_skew": 1e-4},
+                  {"id": "a", "src": "A", "dst": "B", "variant": "adaptive_vegas",
+                   "params": {"weight": 0.25}},
+                  {"id": "l", "src": "A", "dst": "B", "variant": "tcp_l",
+                   "params": {"report_interval_s": 0.5}}],
+        "horizon_s": 1.0})
+    Ns3Lens().check(s)  # the receiver clock skew is modelled on the wire
+    modified, adaptive, tcp_l = scenario_plan(s).flows
+    assert (modified.congestion, dict(modified.congestion_attributes)) == (
+        "tcpn::ModifiedVegas", {"Alpha": "1", "Beta": "3", "Gamma": "1"})
+    assert (modified.receiver_clock_rate, modified.receiver_clock_offset_s) == (1.0001, 12.5)
+    assert adaptive.congestion == "tcpn::AdaptiveVegas"
+    assert dict(adaptive.congestion_attributes)["Weight"] == "0.25"
+    assert (tcp_l.congestion, tcp_l.recovery) == ("tcpn::TcpL", "ns3::TcpClassicRecovery")
+    # the receiver reports the frames of the data's last hop, R->B
+    assert (tcp_l.report_interval_s, tcp_l.report_link) == (0.5, "R->B")
+    assert modified.report_interval_s == adaptive.report_interval_s == 0.0
+
+
+def test_what_tcpn_variants_cannot_run_in_ns3_is_named():
+    s = validate_scenario({
+        "links": [{"a": "A", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
+        "flows": [{"id": "m", "src": "A", "dst": "B", "variant": "modified_vegas",
+                   "tcp": {"timestamps": False}},
+                  {"id": "k", "src": "A", "dst": "B", "variant": "modified_vegas",
+                   "params": {"skew_estimation": True}},
+                  {"id": "r", "src": "A", "dst": "B", "variant": "tcp_l",
+                   "params": {"base": "reno"}},
+                  {"id": "e", "src": "A", "dst": "B", "variant": "tcp_l",
+                   "tcp": {"ecn": True}}],
+        "horizon_s": 1.0})
+    with pytest.raises(InputError) as info:
+        Ns3Lens().check(s)
+    message = str(info.value)
+    for part in ("flows[0] (m): variant modified_vegas reads the receiver's TSval",
+                 "flows[1] (k): params.skew_estimation", "flows[2] (r): params.base reno",
+                 "flows[3] (e): tcp.ecn"):
         assert part in message
 
 

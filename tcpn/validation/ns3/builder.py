@@ -13,10 +13,13 @@ result in-process, in a forked child or in a spawned worker. The result of
 :func:`run_plan` is a plain dict of numpy arrays and numbers (picklable)::
 
     {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
-                    "app_sent_bytes": n, "sink_bytes": n}},
+                    "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
      "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
      "qdisc_stats": {"A->B": {"dropped": n, "marked": n}}, "pcap": {(node, nbr): path},
      "flow_monitor": [...], "events": n, "build_s": s, "run_s": s}
+
+A flow's ``"variant"`` holds the state of tcpn's own congestion controls after the run
+(:func:`_variant_state`; empty for ns-3's).
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ __all__ = ["run_plan", "warm_up"]
 _STREAM_STACK = 1_000
 _STREAM_QUEUES = 100_000
 _STREAM_ERRORS = 200_000
+_STREAM_VARIANTS = 300_000
+_RANDOM_CONGESTION = ("tcpn::TcpL",)
+"""Congestion controls that draw random numbers (their ``Stream`` attribute is set)."""
 
 
 def _array(vector: Any, dtype: type) -> np.ndarray:
@@ -140,12 +146,19 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
             raise RuntimeError(f"cannot trace queue {qid}")
         recorders[qid] = recorder
 
-    sources, sinks = {}, {}
+    sources: dict[str, Any] = {}
+    sinks: dict[str, Any] = {}
     for flow in plan.flows:
         sink = ns.CreateObject[tcpn.TcpSink]()
         sink.SetLocal(ns.InetSocketAddress(ns.Ipv4Address.GetAny(), flow.port).ConvertTo())
         for name, value in flow.sink_attributes:
             sink.SetSocketAttribute(name, value)
+        if (flow.receiver_clock_rate, flow.receiver_clock_offset_s) != (1.0, 0.0):
+            sink.SetClock(flow.receiver_clock_rate, flow.receiver_clock_offset_s)
+        if flow.report_interval_s > 0:
+            sink.EnableReports(flow.report_interval_s)
+            if flow.report_link in models:
+                sink.SetReportLink(models[flow.report_link])
         tcpn.AddApplication(node[flow.dst], sink, 0.0, plan.horizon_s)
         source = ns.CreateObject[tcpn.TcpSource]()
         source.SetRemote(ns.InetSocketAddress(address[flow.dst], flow.port).ConvertTo())
@@ -153,6 +166,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         source.SetCongestion(flow.congestion)
         for name, value in flow.congestion_attributes:
             source.SetCongestionAttribute(name, value)
+        if flow.congestion in _RANDOM_CONGESTION:
+            source.SetCongestionAttribute("Stream", str(_STREAM_VARIANTS + 10 * len(sources)))
         source.SetRecovery(flow.recovery)
         for name, value in flow.socket_attributes:
             source.SetSocketAttribute(name, value)
@@ -178,7 +193,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                         "rtt": _series(src.recorder.rtt),
                         "cong_state": _series(src.recorder.cong_state),
                         "app_sent_bytes": int(src.sent),
-                        "sink_bytes": int(sinks[fid].received)}
+                        "sink_bytes": int(sinks[fid].received),
+                        "variant": _variant_state(tcpn, src.congestion_ops)}
                   for fid, src in sources.items()},
         "queues": {qid: _packet_events(r.events) for qid, r in recorders.items()},
         "losses": {qid: {**_packet_events(m.losses), "arrivals": int(m.arrivals)}
@@ -194,6 +210,31 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     }
     ns.Simulator.Destroy()
     return result
+
+
+def _variant_state(tcpn: Any, congestion: Any) -> dict[str, Any]:
+    """The state of tcpn's own congestion controls after the run (empty for ns-3's):
+    counters, and one row per decision (``(t, v)`` series)."""
+    tcp_l = tcpn.AsTcpL(congestion)
+    if tcp_l:
+        return {**{name: int(getattr(tcp_l, name)) for name in (
+                    "sent", "retx", "link_sent", "link_failed", "reactions", "kept",
+                    "reports")},
+                "p_congestion": _series(tcp_l.p_congestion), "reacted": _series(tcp_l.reacted)}
+    vegas = tcpn.AsSampledVegas(congestion)
+    if not vegas:
+        return {}
+    state: dict[str, Any] = {
+        "base_rtt_s": float(vegas.base_rtt_s), "rtt_s": float(vegas.rtt_s),
+        "samples": int(vegas.samples_total), "decisions": int(vegas.decisions),
+        "diff": _series(vegas.diff), "low": _series(vegas.low), "high": _series(vegas.high)}
+    modified = tcpn.AsModifiedVegas(congestion)
+    if modified:
+        state.update(tf0_s=int(modified.tf0_ns) * 1e-9, tb0_s=int(modified.tb0_ns) * 1e-9)
+    adaptive = tcpn.AsAdaptiveVegas(congestion)
+    if adaptive:
+        state.update(ave_rtt_s=float(adaptive.ave_rtt_s))
+    return state
 
 
 def _flow_monitor(ns: Any, monitor_helper: Any, monitor: Any) -> list[dict[str, Any]]:
@@ -215,16 +256,26 @@ def _flow_monitor(ns: Any, monitor_helper: Any, monitor: Any) -> list[dict[str, 
 
 
 def warm_up() -> None:
-    """Run a 0.2 s two-node simulation that uses every part of a build, so that the JIT
-    compiles it once here (forked jobs inherit the compiled code)."""
+    """Run a 0.2 s two-node simulation that uses every part of a build (tcpn's own
+    variants, the receiver clock and TCP-L reports included), so that the JIT compiles it
+    once here (forked jobs inherit the compiled code)."""
     tail = QueuePlan("tcpn::TailQueueDisc", (("Limit", "10"),))
     link = LinkPlan("A", "B", rate_bps=1e7, delay_s=0.001, queue_ab=tail, queue_ba=tail,
                     errors_ab=ErrorPlan(rate=0.01), errors_ba=ErrorPlan(drop_list=(3,)))
     options = (("SegmentSize", "1000"),)
-    flow = FlowPlan("warm", "A", "B", start_s=0.0, stop_s=0.2, port=10000,
-                    congestion="ns3::TcpVegas", congestion_attributes=(("Alpha", "2"),),
-                    socket_attributes=options, sink_attributes=options)
-    plan = Ns3Plan("warm-up", (link,), (flow,), horizon_s=0.2, traced_queues=("A->B",),
+    vegas = (("Alpha", "2"),)
+    variants: tuple[tuple[str, tuple[tuple[str, str], ...], dict[str, Any]], ...] = (
+        ("ns3::TcpVegas", vegas, {}),
+        ("tcpn::ModifiedVegas", vegas, {"receiver_clock_rate": 1.5,
+                                        "receiver_clock_offset_s": 1.0}),
+        ("tcpn::AdaptiveVegas", vegas, {}),
+        ("tcpn::TcpL", (), {"report_interval_s": 0.05, "report_link": "A->B"}))
+    flows = tuple(
+        FlowPlan(f"warm{i}", "A", "B", start_s=0.0, stop_s=0.2, port=10000 + i,
+                 congestion=congestion, congestion_attributes=attributes,
+                 socket_attributes=options, sink_attributes=options, **extra)
+        for i, (congestion, attributes, extra) in enumerate(variants))
+    plan = Ns3Plan("warm-up", (link,), flows, horizon_s=0.2, traced_queues=("A->B",),
                    flow_monitor=True)
     with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
         run_plan(plan, tmp)

@@ -35,6 +35,7 @@ import pandas as pd
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import (
+    AdaptiveVegasParams,
     ConcreteFlow,
     DropTail,
     Link,
@@ -44,6 +45,7 @@ from tcpn.models.scenario import (
     Scenario,
     Sgpq,
     TcpConfig,
+    TcpLParams,
     ThresholdEcn,
     TokenBucket,
     VegasParams,
@@ -61,10 +63,9 @@ _UNSUPPORTED = {
     "reno": "ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use newreno",
     "ecn_reno": "ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use "
                 "ecn_newreno",
-    "modified_vegas": "not implemented in the ns3 lens yet",
-    "adaptive_vegas": "not implemented in the ns3 lens yet",
-    "tcp_l": "not implemented in the ns3 lens yet",
 }
+_OWN_VEGAS = {"modified_vegas": "tcpn::ModifiedVegas", "adaptive_vegas": "tcpn::AdaptiveVegas"}
+"""tcpn's C++ congestion controls (``cpp/variants.h``) of the variants ns-3 does not have."""
 _CA_LOSS = 4  # TcpSocketState::CA_LOSS: the retransmission timer fired
 _QUEUE_EVENTS = np.array(["enqueue", "dequeue", "drop", "mark"])
 
@@ -148,8 +149,19 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
     congestion = "ns3::TcpNewReno"
     attributes: tuple[tuple[str, str], ...] = ()
     params = flow.params
+    report_interval_s, report_link = 0.0, ""
     if flow.variant == "tahoe":
         recovery = "tcpn::TahoeRecovery"
+    elif flow.variant in _OWN_VEGAS:
+        assert isinstance(params, VegasParams)
+        congestion = _OWN_VEGAS[flow.variant]
+        attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
+                      ("Gamma", str(params.gamma)))
+        if isinstance(params, AdaptiveVegasParams):
+            attributes += (("Weight", repr(params.weight)),)
+    elif isinstance(params, TcpLParams):
+        congestion = "tcpn::TcpL"
+        report_interval_s, report_link = params.report_interval_s, flow.data_queues[-1]
     elif isinstance(params, VegasParams):
         congestion = "ns3::TcpVegas"
         attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
@@ -163,12 +175,17 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
         port=PORT_BASE + index, max_bytes=flow.bytes or 0,
         send_size_bytes=tcp.segment_size_bytes, app_rate_bps=flow.app_rate_bps or 0.0,
         congestion=congestion, congestion_attributes=attributes, recovery=recovery,
-        socket_attributes=options, sink_attributes=options)
+        socket_attributes=options, sink_attributes=options,
+        receiver_clock_rate=1.0 + flow.receiver_clock_skew,
+        receiver_clock_offset_s=flow.receiver_clock_offset_s,
+        report_interval_s=report_interval_s, report_link=report_link)
 
 
 def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
+    # the receiver's timestamp clock is modelled here (TcpSink::SetClock), skew included
     problems = [f"{feature} is not modelled by the ns3 lens"
-                for feature in scenario.net_only_features()]
+                for feature in scenario.net_only_features()
+                if ".receiver_clock_skew:" not in feature]
     for i, link in enumerate(scenario.links):
         if link.l2_header_bytes != 2:
             problems.append(f"links[{i}].l2_header_bytes: ns-3's point-to-point device adds "
@@ -185,6 +202,7 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
             problems.append(f"{where}: variant {flow.variant}: {_UNSUPPORTED[flow.variant]}")
         if flow.variant == "sack" and not tcp.sack:
             problems.append(f"{where}: variant sack needs tcp.sack: true")
+        problems += _variant_problems(where, flow, tcp)
         if (tcp.ip_header_bytes, tcp.tcp_header_bytes) != (20, 20):
             problems.append(f"{where}: tcp header sizes: ns-3 uses 20-byte IP and TCP "
                             f"headers, not {tcp.ip_header_bytes} and {tcp.tcp_header_bytes}")
@@ -193,6 +211,26 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
                 problems.append(f"{where}: end node {end} has {degree[end]} links; the ns3 "
                                 "lens captures packets at hosts with exactly one link")
     return list(dict.fromkeys(problems))
+
+
+def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
+    """What tcpn's own ns-3 variants cannot run (see ``cpp/variants.h``)."""
+    params = flow.params
+    problems = []
+    if flow.variant == "modified_vegas":
+        if not tcp.timestamps:
+            problems.append(f"{where}: variant modified_vegas reads the receiver's TSval: "
+                            "it needs tcp.timestamps: true")
+        if params is not None and params.skew_estimation:
+            problems.append(f"{where}: params.skew_estimation: the ns3 lens's Modified Vegas "
+                            "has no clock-skew estimator")
+    if flow.variant == "tcp_l":
+        if params is not None and params.base == "reno":
+            problems.append(f"{where}: params.base reno: ns-3.44 has no Reno; use newreno")
+        if tcp.ecn:
+            problems.append(f"{where}: tcp.ecn: the ns3 lens's TCP-L does not combine its "
+                            "randomised reaction with ECN")
+    return problems
 
 
 def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = None,

@@ -37,7 +37,7 @@ MODULES = ("core", "network", "traffic-control", "internet", "point-to-point",
 """ns-3 modules whose headers and libraries are loaded (dependencies first)."""
 
 CPP_DIR = Path(__file__).with_name("cpp")
-CPP_SOURCES = ("recorders.h", "queues.h", "apps.h", "variants.h", "build.h")
+CPP_SOURCES = ("recorders.h", "queues.h", "variants.h", "apps.h", "build.h")
 """tcpn's C++ sources, compiled in this order into namespace ``tcpn``."""
 
 _HARMLESS = ("[runStaticInitializersOnce]: Failed to materialize symbols",)

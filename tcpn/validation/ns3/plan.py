@@ -63,7 +63,10 @@ class FlowPlan:
 
     ``max_bytes`` 0 means bulk; ``app_rate_bps`` 0 means the application writes as fast as
     the socket takes data. ``socket_attributes`` configure the sender's socket,
-    ``sink_attributes`` the receiver's listening socket.
+    ``sink_attributes`` the receiver's listening socket. The receiver's timestamp clock
+    reads ``receiver_clock_rate * t + receiver_clock_offset_s``. ``report_interval_s`` > 0
+    makes the receiver report the frame counters of the error model on ``report_link``
+    (a queue id, TCP-L).
     """
 
     id: str
@@ -80,6 +83,10 @@ class FlowPlan:
     recovery: str = "ns3::TcpClassicRecovery"
     socket_attributes: Attributes = ()
     sink_attributes: Attributes = ()
+    receiver_clock_rate: float = 1.0
+    receiver_clock_offset_s: float = 0.0
+    report_interval_s: float = 0.0
+    report_link: str = ""
 
 
 @dataclass(frozen=True)

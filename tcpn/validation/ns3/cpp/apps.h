@@ -7,6 +7,7 @@
 // as its buffer allows. At the stop time it closes the socket: data already in the send
 // buffer is still delivered, as after a real application's close().
 #pragma once
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,7 @@ class TcpSource : public Application {
     std::vector<std::pair<std::string, std::string>> socket_attributes;
     FlowRecorder recorder;
     uint64_t sent{0};  // bytes the socket accepted
+    Ptr<TcpCongestionOps> congestion_ops;  // the socket's, once started
 
     // cppyy cannot assign data members through Ptr<>: every setting goes through a method
     void SetRemote(const Address& address) { remote = address; }
@@ -59,9 +61,11 @@ class TcpSource : public Application {
         Ptr<TcpSocketBase> socket =
             DynamicCast<TcpSocketBase>(GetNode()->GetObject<TcpL4Protocol>()->CreateSocket());
         for (const auto& kv : socket_attributes) socket->SetAttribute(kv.first, StringValue(kv.second));
-        socket->SetCongestionControlAlgorithm(congestion.Create<TcpCongestionOps>());
+        congestion_ops = congestion.Create<TcpCongestionOps>();
+        socket->SetCongestionControlAlgorithm(congestion_ops);
         socket->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
-        NS_ABORT_MSG_UNLESS(recorder.Connect(socket), "tcpn: a socket trace source is missing");
+        NS_ABORT_MSG_UNLESS(recorder.Connect(socket) && AttachVariant(socket, congestion_ops),
+                            "tcpn: a socket trace source is missing");
         m_socket = socket;
         m_socket->Bind();
         m_socket->Connect(remote);
@@ -113,6 +117,13 @@ class TcpSource : public Application {
     }
 };
 
+// The receiving end. Two optional duties, both done on every segment the accepted socket
+// sends (its Tx trace, inherited from the listening socket, so the SYN-ACK too):
+// * SetClock: the timestamp clock reads (1 + skew) t + offset, so TSval (ms ticks) is
+//   rewritten in the header before it is serialised (what Modified Vegas reads as tr);
+// * EnableReports (TCP-L): every interval the last hop's LinkErrorModel counters (frames
+//   arrived, frames lost; none without an error model) become the current report, which
+//   each segment then carries as a ReportTag.
 class TcpSink : public Application {
   public:
     static TypeId GetTypeId() {
@@ -125,8 +136,24 @@ class TcpSink : public Application {
     Address local;
     std::vector<std::pair<std::string, std::string>> socket_attributes;
     uint64_t received{0};
+    uint64_t reports_taken{0};
 
     void SetLocal(const Address& address) { local = address; }
+    void SetClock(double rate, double offset_s) {
+        m_clock = true;
+        m_clockRate = rate;
+        m_offsetNs = std::llround(offset_s * 1e9);
+    }
+    void EnableReports(double interval_s) { m_reportInterval = interval_s; }
+    void SetReportLink(Ptr<LinkErrorModel> link) { m_reportLink = link; }
+    // TSval at simulation time `now` on this receiver's clock (RFC 7323 ms ticks).
+    uint32_t TsValue(Time now) const {
+        int64_t ns = now.GetNanoSeconds();
+        int64_t ms = m_clockRate == 1.0
+                         ? (ns + m_offsetNs) / 1000000
+                         : static_cast<int64_t>(std::floor((m_clockRate * ns + m_offsetNs) / 1e6));
+        return static_cast<uint32_t>(ms & 0xFFFFFFFF);
+    }
     void SetSocketAttribute(const std::string& name, const std::string& value) {
         socket_attributes.emplace_back(name, value);
     }
@@ -134,22 +161,53 @@ class TcpSink : public Application {
   private:
     Ptr<Socket> m_listener;
     std::vector<Ptr<Socket>> m_accepted;
+    bool m_clock{false};
+    double m_clockRate{1.0};
+    int64_t m_offsetNs{0};
+    double m_reportInterval{0.0};
+    Ptr<LinkErrorModel> m_reportLink;
+    ReportTag m_report;
+    EventId m_reportEvent;
 
     void StartApplication() override {
         m_listener = GetNode()->GetObject<TcpL4Protocol>()->CreateSocket();
         for (const auto& kv : socket_attributes) m_listener->SetAttribute(kv.first, StringValue(kv.second));
+        if (m_clock || m_reportInterval > 0) {
+            NS_ABORT_MSG_UNLESS(m_listener->TraceConnectWithoutContext(
+                                    "Tx", MakeCallback(&TcpSink::Sending, this)),
+                                "tcpn: the socket has no Tx trace");
+        }
+        if (m_reportInterval > 0) {
+            m_reportEvent = Simulator::Schedule(Seconds(m_reportInterval), &TcpSink::TakeReport, this);
+        }
         m_listener->Bind(local);
         m_listener->Listen();
         m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                       MakeCallback(&TcpSink::Accept, this));
     }
     void StopApplication() override {
+        Simulator::Cancel(m_reportEvent);
         for (auto& s : m_accepted) s->Close();
         if (m_listener) m_listener->Close();
     }
     void Accept(Ptr<Socket> socket, const Address&) {
         socket->SetRecvCallback(MakeCallback(&TcpSink::Read, this));
         m_accepted.push_back(socket);
+    }
+    void Sending(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
+        if (m_clock) {
+            Ptr<const TcpOptionTS> ts = DynamicCast<const TcpOptionTS>(header.GetOption(TcpOption::TS));
+            // the header is serialised after this trace: its TSval is the receiver clock's
+            if (ts) ConstCast<TcpOptionTS>(ts)->SetTimestamp(TsValue(Simulator::Now()));
+        }
+        if (m_report.time_s >= 0) segment->AddPacketTag(m_report);
+    }
+    void TakeReport() {
+        m_report.time_s = Simulator::Now().GetSeconds();
+        m_report.sent = m_reportLink ? m_reportLink->arrivals : 0;
+        m_report.failed = m_reportLink ? m_reportLink->losses.Size() : 0;
+        ++reports_taken;
+        m_reportEvent = Simulator::Schedule(Seconds(m_reportInterval), &TcpSink::TakeReport, this);
     }
     void Read(Ptr<Socket> socket) {
         while (Ptr<Packet> p = socket->Recv()) {

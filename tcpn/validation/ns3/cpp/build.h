@@ -36,6 +36,19 @@ inline void SetReceiveErrorModel(Ptr<NetDevice> device, Ptr<LinkErrorModel> mode
     device->SetAttribute("ReceiveErrorModel", PointerValue(model));
 }
 
+// tcpn's own congestion controls behind a source's socket (null otherwise), to read
+// their state after the run.
+inline Ptr<TcpL> AsTcpL(Ptr<TcpCongestionOps> congestion) { return DynamicCast<TcpL>(congestion); }
+inline Ptr<SampledVegas> AsSampledVegas(Ptr<TcpCongestionOps> congestion) {
+    return DynamicCast<SampledVegas>(congestion);
+}
+inline Ptr<ModifiedVegas> AsModifiedVegas(Ptr<TcpCongestionOps> congestion) {
+    return DynamicCast<ModifiedVegas>(congestion);
+}
+inline Ptr<AdaptiveVegas> AsAdaptiveVegas(Ptr<TcpCongestionOps> congestion) {
+    return DynamicCast<AdaptiveVegas>(congestion);
+}
+
 inline void AddApplication(Ptr<Node> node, Ptr<Application> app, double start_s, double stop_s) {
     node->AddApplication(app);
     app->SetStartTime(Seconds(start_s));
@@ -48,6 +61,10 @@ inline void RegisterTypes() {
     TcpSource::GetTypeId();
     TcpSink::GetTypeId();
     TahoeRecovery::GetTypeId();
+    ModifiedVegas::GetTypeId();
+    AdaptiveVegas::GetTypeId();
+    TcpL::GetTypeId();
+    ReportTag::GetTypeId();
 }
 
 }  // namespace tcpn

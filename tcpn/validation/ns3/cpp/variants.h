@@ -1,6 +1,9 @@
 // tcpn's TCP variants that ns-3.44 does not have, as congestion-control and recovery
 // classes (docs/validation.md says what each differs in from tcpn's net model).
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <string>
 
 namespace tcpn {
 using namespace ns3;
@@ -33,5 +36,348 @@ class TahoeRecovery : public TcpClassicRecovery {
     void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
     Ptr<TcpRecoveryOps> Fork() override { return CopyObject<TahoeRecovery>(this); }
 };
+
+// ---------------------------------------------------------------------------------------
+// The Vegas family of tcpn's net model (tcpn/models/components/vegas.py): one RTT sample
+// per ACK of new data outside fast recovery (IncreaseWindow), BaseRTT the smallest, RTT
+// the latest; once per RTT (the ACK covers the first segment sent after the previous
+// decision) Diff = W * (1 - BaseRTT / RTT) is compared with gamma in slow start (leave
+// it with W = min(W, W * BaseRTT / RTT + gamma), ssthresh = max(2, min(ssthresh, W - 1)))
+// or with a low/high target in congestion avoidance (+1 / -1 segment per RTT, a decrease
+// also lowers ssthresh); slow start grows +1 segment per ACK in every other RTT only.
+// Leaving fast recovery or a timeout restarts the round (samples of the old one are
+// dropped). Losses are NewReno's (ns-3's socket and TcpClassicRecovery). Subclasses say
+// what a sample is and what the congestion-avoidance target is.
+class SampledVegas : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid =
+            TypeId("tcpn::SampledVegas")
+                .SetParent<TcpNewReno>()
+                .SetGroupName("Tcpn")
+                .AddAttribute("Alpha", "Lower bound of Diff in congestion avoidance (segments)",
+                              DoubleValue(2), MakeDoubleAccessor(&SampledVegas::m_alpha),
+                              MakeDoubleChecker<double>(0))
+                .AddAttribute("Beta", "Upper bound of Diff in congestion avoidance (segments)",
+                              DoubleValue(4), MakeDoubleAccessor(&SampledVegas::m_beta),
+                              MakeDoubleChecker<double>(0))
+                .AddAttribute("Gamma", "Diff above which slow start ends (segments)",
+                              DoubleValue(1), MakeDoubleAccessor(&SampledVegas::m_gamma),
+                              MakeDoubleChecker<double>(0));
+        return tid;
+    }
+    SampledVegas() = default;
+    SampledVegas(const SampledVegas& other) = default;
+
+    double base_rtt_s{0.0};  // BaseRTT of the latest sample
+    double rtt_s{0.0};       // RTT of the latest sample (the one a decision uses)
+    uint64_t samples_total{0}, decisions{0};
+    Series diff, low, high;  // each decision: Diff and the band it was compared with
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t) override {
+        if (m_skip) {  // the ACK that ends fast recovery: cwnd = ssthresh, no sample
+            m_skip = false;
+            return;
+        }
+        if (!m_started) {  // the first ACK decides (the net model's round_end = 0)
+            m_started = true;
+            m_roundEnd = SequenceNumber32(tcb->m_lastAckedSeq.GetValue() - 1);
+        }
+        if (Sample(tcb)) {
+            ++samples_total;
+            ++m_samples;
+        }
+        const double seg = tcb->m_segmentSize;
+        double cwnd = tcb->m_cWnd.Get() / seg;
+        double ssthresh = tcb->m_ssThresh.Get() / seg;
+        bool lowered = false;
+        if (tcb->m_lastAckedSeq > m_roundEnd && m_samples > 0 && rtt_s > 0) {
+            bool slow = Decide(cwnd, ssthresh, lowered);
+            ++decisions;
+            m_samples = 0;
+            m_roundEnd = tcb->m_nextTxSequence;
+            m_grow = slow && !m_grow;
+        }
+        if (cwnd < ssthresh && m_grow) cwnd += 1.0;
+        tcb->m_cWnd = static_cast<uint32_t>(std::lround(cwnd * seg));
+        if (lowered) tcb->m_ssThresh = static_cast<uint32_t>(std::lround(ssthresh * seg));
+    }
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t state) override {
+        bool leaving_recovery = state == TcpSocketState::CA_OPEN &&
+                                tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        if (state == TcpSocketState::CA_LOSS || leaving_recovery) {
+            m_samples = 0;
+            m_roundEnd = tcb->m_highTxMark;
+            m_started = true;
+        }
+        if (leaving_recovery) m_skip = true;
+    }
+
+  protected:
+    double m_alpha{2}, m_beta{4}, m_gamma{1};
+    // Take this ACK's sample into base_rtt_s / rtt_s; false when it gives none.
+    virtual bool Sample(Ptr<TcpSocketState> tcb) = 0;
+    // The congestion-avoidance band [low, high] of Diff at window `cwnd` (segments).
+    virtual void Target(double cwnd, double* low, double* high) {
+        *low = m_alpha;
+        *high = m_beta;
+    }
+
+  private:
+    uint64_t m_samples{0};
+    SequenceNumber32 m_roundEnd{0};
+    bool m_started{false}, m_grow{false}, m_skip{false};
+
+    // tcpn.models.components.vegas.vegas_decision: true while still in slow start.
+    bool Decide(double& cwnd, double& ssthresh, bool& lowered) {
+        double diff = cwnd * (1.0 - base_rtt_s / rtt_s);
+        this->diff.Add(diff);
+        if (cwnd < ssthresh) {
+            this->low.Add(m_gamma);
+            this->high.Add(m_gamma);
+            if (diff > m_gamma) {
+                cwnd = std::min(cwnd, cwnd * base_rtt_s / rtt_s + m_gamma);
+                ssthresh = std::max(2.0, std::min(ssthresh, cwnd - 1.0));
+                lowered = true;
+                return false;
+            }
+            return true;
+        }
+        double low, high;
+        Target(cwnd, &low, &high);
+        this->low.Add(low);
+        this->high.Add(high);
+        if (diff < low) {
+            cwnd += 1.0;
+        } else if (diff > high) {
+            cwnd = std::max(2.0, cwnd - 1.0);
+            ssthresh = std::max(2.0, std::min(ssthresh, cwnd - 1.0));
+            lowered = true;
+        }
+        return false;
+    }
+};
+
+// Modified Vegas (study S1, fix 2): each ACK is <ts, tr, ta> with ts the sender clock
+// echoed (TSecr), tr the receiver's own clock (TSval, ms ticks, whatever offset or drift
+// the receiver's clock has: see TcpSink::SetClock) and ta the arrival time.
+// Tf0 = min(tr - ts), Tb0 = min(ta - tr), BaseRTT = Tf0 + Tb0, RTT = tr - ts + Tb0.
+// Differences are taken in integer nanoseconds, so a constant offset of whole
+// milliseconds cancels exactly. Needs the timestamp option.
+class ModifiedVegas : public SampledVegas {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::ModifiedVegas")
+                                .SetParent<SampledVegas>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<ModifiedVegas>();
+        return tid;
+    }
+    ModifiedVegas() = default;
+    ModifiedVegas(const ModifiedVegas& other) = default;
+    std::string GetName() const override { return "ModifiedVegas"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<ModifiedVegas>(this); }
+
+    int64_t tf0_ns{0}, tb0_ns{0};  // the two running minima (receiver clock minus sender's)
+
+  protected:
+    bool Sample(Ptr<TcpSocketState> tcb) override {
+        const int64_t ms = 1000000;
+        int64_t ts = static_cast<int64_t>(tcb->m_rcvTimestampEchoReply) * ms;
+        int64_t tr = static_cast<int64_t>(tcb->m_rcvTimestampValue) * ms;
+        int64_t ta = Simulator::Now().GetNanoSeconds();
+        int64_t fwd = tr - ts, bwd = ta - tr;
+        tf0_ns = samples_total == 0 ? fwd : std::min(tf0_ns, fwd);
+        tb0_ns = samples_total == 0 ? bwd : std::min(tb0_ns, bwd);
+        base_rtt_s = static_cast<double>(tf0_ns + tb0_ns) * 1e-9;
+        rtt_s = static_cast<double>(fwd + tb0_ns) * 1e-9;
+        return true;
+    }
+};
+
+// Reno-friendly (adaptive) Vegas (study S4): samples are ns-3's RTT of the ACK (LastRTT);
+// aveRTT = (1 - w) aveRTT + w RTT on every sample, and congestion avoidance compares Diff
+// with N = W - W * BaseRTT / aveRTT instead of alpha / beta.
+class AdaptiveVegas : public SampledVegas {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::AdaptiveVegas")
+                                .SetParent<SampledVegas>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<AdaptiveVegas>()
+                                .AddAttribute("Weight", "EWMA gain w of aveRTT", DoubleValue(0.125),
+                                              MakeDoubleAccessor(&AdaptiveVegas::m_weight),
+                                              MakeDoubleChecker<double>(0, 1));
+        return tid;
+    }
+    AdaptiveVegas() = default;
+    AdaptiveVegas(const AdaptiveVegas& other) = default;
+    std::string GetName() const override { return "AdaptiveVegas"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<AdaptiveVegas>(this); }
+
+    double ave_rtt_s{0.0};
+
+  protected:
+    bool Sample(Ptr<TcpSocketState> tcb) override {
+        double sample = tcb->m_lastRtt.Get().GetSeconds();
+        if (sample <= 0) return false;
+        bool first = samples_total == 0;
+        base_rtt_s = first ? sample : std::min(base_rtt_s, sample);
+        ave_rtt_s = first ? sample : (1.0 - m_weight) * ave_rtt_s + m_weight * sample;
+        rtt_s = sample;
+        return true;
+    }
+    void Target(double cwnd, double* low, double* high) override {
+        *low = *high = cwnd - cwnd * base_rtt_s / ave_rtt_s;
+    }
+
+  private:
+    double m_weight{0.125};
+};
+
+// ---------------------------------------------------------------------------------------
+// TCP-L (study S3). The receiver's last-hop report (time taken, frames sent, frames
+// failed) rides on each ACK as a packet tag (a side channel in place of the study's TCP
+// option: it adds no bytes, as in the net model, but is delayed, queued and lost with the
+// ACK that carries it). TcpSink takes the reports (see apps.h).
+class ReportTag : public Tag {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::ReportTag")
+                                .SetParent<Tag>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<ReportTag>();
+        return tid;
+    }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 24; }
+    void Serialize(TagBuffer buffer) const override {
+        buffer.WriteDouble(time_s);
+        buffer.WriteU64(sent);
+        buffer.WriteU64(failed);
+    }
+    void Deserialize(TagBuffer buffer) override {
+        time_s = buffer.ReadDouble();
+        sent = buffer.ReadU64();
+        failed = buffer.ReadU64();
+    }
+    void Print(std::ostream& os) const override {
+        os << "report t=" << time_s << " sent=" << sent << " failed=" << failed;
+    }
+    double time_s{-1.0};
+    uint64_t sent{0}, failed{0};
+};
+
+// The TCP-L sender: NewReno whose reaction to three duplicate ACKs or a timeout happens
+// only with probability P_congestion (tcpn.models.components.tcp_l.tcp_l_reacts):
+// Loss_tcp = (retransmitted + 1) / (sent + 1) segments, counting the retransmission the
+// loss is about to cause; Loss_link = failed / sent frames of the latest report (0 before
+// any); P = clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1); react when P > U[0, 1).
+// Without a reaction, fast retransmit enters recovery with ssthresh = max(cwnd, 2 MSS)
+// (recovery ends at the same window) and a timeout keeps cwnd and ssthresh: ns-3's socket
+// sets cwnd to one segment and retransmits the head, then an event at the same instant
+// puts the window back. Counters come from the socket's Tx and Rx traces (AttachVariant).
+class TcpL : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::TcpL")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<TcpL>()
+                                .AddAttribute("Stream", "Random stream of the U[0, 1) draws",
+                                              IntegerValue(-1),
+                                              MakeIntegerAccessor(&TcpL::SetStream),
+                                              MakeIntegerChecker<int64_t>());
+        return tid;
+    }
+    TcpL() = default;
+    TcpL(const TcpL& other)
+        : TcpNewReno(other), sent(other.sent), retx(other.retx), link_sent(other.link_sent),
+          link_failed(other.link_failed), report_time_s(other.report_time_s) {
+        m_uniform->SetStream(other.m_uniform->GetStream());
+    }
+    std::string GetName() const override { return "TcpL"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpL>(this); }
+
+    uint64_t sent{0}, retx{0};                   // data segments sent, of which resent
+    uint64_t link_sent{0}, link_failed{0};       // the latest report adopted
+    double report_time_s{-1.0};
+    uint64_t reactions{0}, kept{0}, reports{0};  // decisions taken, reports adopted
+    Series p_congestion, reacted;                // each decision: P and 1 (react) or 0
+
+    void SetStream(int64_t stream) { m_uniform->SetStream(stream); }
+
+    void OnTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
+        if (segment->GetSize() == 0) return;
+        SequenceNumber32 seq = header.GetSequenceNumber();
+        SequenceNumber32 end = seq + segment->GetSize();
+        if (sent > 0 && seq < m_high) ++retx;
+        if (sent == 0 || end > m_high) m_high = end;
+        ++sent;
+    }
+    void OnRx(Ptr<const Packet> segment, const TcpHeader&, Ptr<const TcpSocketBase>) {
+        ReportTag tag;
+        if (segment->PeekPacketTag(tag) && tag.time_s > report_time_s) {
+            report_time_s = tag.time_s;
+            link_sent = tag.sent;
+            link_failed = tag.failed;
+            ++reports;
+        }
+    }
+    double PCongestion() const {
+        double loss_tcp = static_cast<double>(retx + 1) / static_cast<double>(sent + 1);
+        double loss_link = link_sent > 0 ? static_cast<double>(link_failed) / link_sent : 0.0;
+        if (loss_tcp <= 0) return 1.0;
+        return std::min(1.0, std::max(0.0, (loss_tcp - loss_link) / loss_tcp));
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        bool recovery = m_enteringRecovery;
+        m_enteringRecovery = false;
+        m_react = Decide();
+        m_decided = !recovery;  // a timeout's decision is applied at CA_EVENT_LOSS
+        if (m_react) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+        if (recovery) return std::max(tcb->m_cWnd.Get(), 2 * tcb->m_segmentSize);
+        return tcb->m_ssThresh.Get();
+    }
+    void CongestionStateSet(Ptr<TcpSocketState>,
+                            const TcpSocketState::TcpCongState_t state) override {
+        if (state == TcpSocketState::CA_RECOVERY) m_enteringRecovery = true;
+    }
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override {
+        if (event != TcpSocketState::CA_EVENT_LOSS) return;
+        // a repeated timeout of a retransmitted head skips GetSsThresh: decide here
+        bool react = m_decided ? m_react : Decide();
+        m_decided = false;
+        if (!react) Simulator::ScheduleNow(&TcpL::Restore, tcb, tcb->m_cWnd.Get());
+    }
+
+  private:
+    Ptr<UniformRandomVariable> m_uniform = CreateObject<UniformRandomVariable>();
+    SequenceNumber32 m_high{0};
+    bool m_enteringRecovery{false}, m_decided{false}, m_react{true};
+
+    bool Decide() {
+        double p = PCongestion();
+        bool react = p > m_uniform->GetValue();
+        ++(react ? reactions : kept);
+        p_congestion.Add(p);
+        reacted.Add(react ? 1.0 : 0.0);
+        return react;
+    }
+    static void Restore(Ptr<TcpSocketState> tcb, uint32_t cwnd) {
+        tcb->m_cWnd = cwnd;
+        tcb->m_cWndInfl = cwnd;
+    }
+};
+
+// Connect what a variant needs from its socket (TCP-L: the Tx and Rx traces).
+inline bool AttachVariant(Ptr<TcpSocketBase> socket, Ptr<TcpCongestionOps> congestion) {
+    Ptr<TcpL> l = DynamicCast<TcpL>(congestion);
+    if (!l) return true;
+    return socket->TraceConnectWithoutContext("Tx", MakeCallback(&TcpL::OnTx, PeekPointer(l))) &&
+           socket->TraceConnectWithoutContext("Rx", MakeCallback(&TcpL::OnRx, PeekPointer(l)));
+}
 
 }  // namespace tcpn
