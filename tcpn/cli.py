@@ -117,12 +117,15 @@ def run_scenario(
             result = replicate(spec, lens, seed=base_seed, replications=replications,
                                output=out, workers=workers, keep_traces=False,
                                progress=lambda n: bar.update(task, completed=n))
-    frame = flow_table(result)
     table = Table(title=f"{spec.name} ({lens} lens, seed {base_seed}"
                   + (f", {replications} runs, mean ± 95 % CI)" if replications > 1 else ")"))
     columns = [("goodput_bps", "goodput Mbit/s", 1e-6), ("throughput_bps", "throughput Mbit/s",
                1e-6), ("loss_ratio", "loss %", 100.0), ("retransmission_ratio", "retx %", 100.0),
                ("rtt_mean_s", "mean RTT ms", 1e3), ("jain_index", "Jain", 1.0)]
+    if any(f.bytes is not None for f in spec.flows):  # sized transfers: the studies' outputs
+        columns[-1:-1] = [("completion_s", "all delivered s", 1.0), ("segment_delay_mean_s",
+                          "segment delay ms", 1e3), ("retransmissions", "retx", 1.0)]
+    frame = flow_table(result, [m for m, _, _ in columns if m != "jain_index"])
     table.add_column("flow")
     for _, title, _ in columns:
         table.add_column(title, justify="right")
@@ -133,7 +136,7 @@ def run_scenario(
             cells.append("" if mean != mean else f"{mean * scale:.3f}"
                          + ("" if half != half else f" ± {half * scale:.3f}"))
         table.add_row(str(flow), *cells)
-    console.print(table)
+    Console(width=max(console.width, 14 + 15 * len(columns))).print(table)
     console.print(f"result: {out}")
 
 
