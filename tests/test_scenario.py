@@ -320,6 +320,9 @@ horizon_s: 5
         "links[1].wireless: the 802.11 last hop (link-layer retries, energy)",
         "flows[0].receiver_clock_skew: a drifting receiver timestamp clock",
     ]
-    for lens in (FluidLens(), Ns3Lens()):
-        with _pytest.raises(InputError, match=r"links\[1\]\.wireless.*receiver_clock_skew"):
-            lens.check(spec)
+    with _pytest.raises(InputError, match=r"links\[1\]\.wireless.*receiver_clock_skew"):
+        FluidLens().check(spec)
+    # the ns3 lens models the skewed receiver clock (TSval on the wire), not the 802.11 hop
+    with _pytest.raises(InputError, match=r"links\[1\]\.wireless") as refused:
+        Ns3Lens().check(spec)
+    assert "receiver_clock_skew" not in str(refused.value)
