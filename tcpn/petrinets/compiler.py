@@ -24,6 +24,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +130,13 @@ class CompiledTransition:
     enumerate_due: Callable[[Marking, float, list[bool]], list[tuple[float, Binding]]] = \
         field(default=None, repr=False)  # type: ignore[assignment]
     fire_tracked: Callable[..., None] = field(default=None, repr=False)  # type: ignore[assignment]
+    #: ``gate(M)``: from when the arcs on ``gate_places`` (fixed tokens: ``()`` from a lock,
+    #: an inhibitor without inscription) are satisfied, ``None`` when they are not.
+    #: ``enumerate_due`` leaves those arcs out; ``enumerate`` keeps them.
+    gate: Callable[[Marking], float | None] | None = field(default=None, repr=False)
+    gate_places: tuple[int, ...] = ()
+    #: transitions with equal keys have the same gate (tested once per change)
+    gate_key: Any = field(default=None, repr=False)
 
 
 @dataclass
@@ -143,9 +151,44 @@ class CompiledNet:
     dependents: tuple[tuple[int, ...], ...]  # place index -> transitions to re-check
     affected: tuple[tuple[int, ...], ...] = ()  # transition -> transitions to re-check after it
 
+    #: the distinct gates: ``(gate function, its places, the transitions it gates)``
+    gates: tuple[tuple[Callable[[Marking], float | None], tuple[int, ...], tuple[int, ...]],
+                 ...] = ()
+    gate_of: tuple[int, ...] = ()  # transition -> index in ``gates``, -1 without a gate
+    #: transition -> transitions whose ``enumerate_due`` places it writes (gate places aside)
+    body_affected: tuple[tuple[int, ...], ...] = ()
+    gate_affected: tuple[tuple[int, ...], ...] = ()  # transition -> gates to re-test after it
+
     def __post_init__(self) -> None:
         self.affected = tuple(
             tuple(sorted({d for p in t.writes_places for d in self.dependents[p]}))
+            for t in self.transitions
+        )
+        keys: dict[Any, int] = {}
+        gates: list[tuple[Callable[[Marking], float | None], tuple[int, ...], list[int]]] = []
+        gate_of = []
+        for t in self.transitions:
+            if t.gate is None:
+                gate_of.append(-1)
+                continue
+            g = keys.setdefault(t.gate_key, len(gates))
+            if g == len(gates):
+                gates.append((t.gate, t.gate_places, []))
+            gates[g][2].append(t.index)
+            gate_of.append(g)
+        self.gates = tuple((fn, places, tuple(members)) for fn, places, members in gates)
+        self.gate_of = tuple(gate_of)
+        body_readers: list[set[int]] = [set() for _ in self.place_names]
+        for t in self.transitions:
+            for p in set(t.reads_places) - set(t.gate_places):
+                body_readers[p].add(t.index)
+        self.body_affected = tuple(
+            tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
+            for t in self.transitions
+        )
+        self.gate_affected = tuple(
+            tuple(g for g, (_, places, _) in enumerate(self.gates)
+                  if set(places) & set(t.writes_places))
             for t in self.transitions
         )
 
@@ -325,19 +368,35 @@ class _TransitionCompiler:
 
     # -- compilation ----------------------------------------------------------------------
     def compile(self) -> CompiledTransition:
+        gate_places = self._gate_places()
         enum_source, bound, needs = self._compile_enumerate(due=False)
-        due_source, _, _ = self._compile_enumerate(due=True)
-        source = "\n".join([
+        due_source, _, _ = self._compile_enumerate(due=True, skip=gate_places)
+        sources = [
             enum_source, due_source,
             self._compile_fire(bound, needs, tracked=False),
             self._compile_fire(bound, needs, tracked=True),
-        ])
+        ]
+        gate_source = self._compile_gate(gate_places) if gate_places else None
+        if gate_source is not None:
+            sources.append(gate_source)
+        source = "\n".join(sources)
         namespace = self.globals
         exec(compile(source, f"<tcpn transition {self.name}>", "exec"), namespace)
         reads = sorted({self.place_index[a.place] for a in self.arcs
                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)})
         writes = sorted({self.place_index[a.place] for a in self.arcs
                          if a.kind in (ArcKind.INPUT, ArcKind.OUTPUT, ArcKind.RESET)})
+        gate_key: Any = None
+        if gate_source is not None:
+            # gates over constants only (``()``, ``1``) are shared by every transition
+            # that tests the same tokens; others may read module-specific declarations
+            gate_arcs = [a for a in self.arcs if self.place_index[a.place] in gate_places
+                         and a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)]
+            literal = all(a.inscription is None
+                          or Inscription.parse(a.inscription, a.where).is_constant
+                          for a in gate_arcs)
+            gate_key = (tuple((a.kind.value, a.place, a.inscription, a.count) for a in gate_arcs)
+                        if literal else ("transition", self.index))
         return CompiledTransition(
             self.name, self.index, self.t.priority, tuple(bound),
             namespace["_enumerate"], namespace["_fire"], tuple(reads), tuple(writes), source,
@@ -345,20 +404,114 @@ class _TransitionCompiler:
             required_places=tuple(sorted({
                 self.place_index[a.place] for a in self.arcs
                 if a.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(a.count, int)
+                and self.place_index[a.place] not in gate_places
             })),
+            gate=namespace.get("_gate") if gate_source is not None else None,
+            gate_places=tuple(sorted(gate_places)),
+            gate_key=gate_key,
         )
 
-    def _input_arcs_in_binding_order(self) -> list[Arc]:
-        """Input and read arcs, with the first binder on a timed place moved to the front.
+    def _gate_places(self) -> set[int]:
+        """Places all of whose input, read and inhibitor arcs name fixed tokens.
 
-        Binding order does not change the set of bindings; a timed binder outermost lets
-        ``enumerate_due`` stop early on places whose tokens are in timestamp order.
+        Such arcs (``()`` from a lock, an inhibitor without inscription, a constant
+        value) take no part in binding variables: whether they are satisfied, and from
+        when, is the same for every binding. The simulator tests them once per change
+        of those places (the *gate*) instead of re-enumerating the bindings.
+        """
+        closed: dict[int, bool] = {}
+        for arc in self.arcs:
+            if arc.kind not in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR):
+                continue
+            p = self.place_index[arc.place]
+            ok = isinstance(arc.count, int) and (
+                arc.inscription is None
+                or not Inscription.parse(arc.inscription, arc.where).free_variables(
+                    self.declared)
+            )
+            closed[p] = closed.get(p, True) and ok
+        return {p for p, ok in closed.items() if ok}
+
+    def _compile_gate(self, gate_places: set[int]) -> str:
+        """Source of ``_gate(M)``: the time from which the arcs on ``gate_places`` are
+        satisfied (``-inf`` when no timed token is involved), or ``None``."""
+        code = _Code()
+        code.line("def _gate(M):")
+        code.depth += 1
+        for p in sorted(gate_places):
+            code.line(f"_p{p} = M[{p}]")
+        code.line("for _once in _ONE_PASS:")
+        code.depth += 1
+        code.line("_ready = -_inf")
+        needs: dict[int, list[tuple[str, str, Arc]]] = {}
+        arcs = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)
+                and self.place_index[a.place] in gate_places]
+        for n_arc, arc in enumerate(arcs):
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            value_var = f"_v{n_arc}"
+            self._emit_eval(code, value_var, ins.text, arc.where, [])
+            needs.setdefault(self.place_index[arc.place], []).append(
+                (value_var, str(arc.count), arc))
+        for p, items in needs.items():
+            self._emit_availability(code, p, items, set())
+        for arc in self.arcs:
+            if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] in gate_places:
+                self._emit_inhibitor(code, arc, [])
+        code.line("return _ready")
+        code.depth -= 1
+        code.line("return None")
+        return code.text()
+
+    def _input_arcs_in_binding_order(self, skip: AbstractSet[int] = frozenset()) -> list[Arc]:
+        """Input and read arcs (but those on ``skip``) in the order the enumerator visits them.
+
+        The order does not change the set of bindings, only the work to find them:
+        binders on untimed places come first (their guards and tests prune early, like a
+        queue's counters before the packets on a wire), then binders on timed places,
+        whose loops ``enumerate_due`` can cut short; every other arc (an expression, a
+        pattern whose variables are bound) comes as soon as its variables are bound.
+        The names are checked in arc order beforehand (a timed binder first, as
+        ``docs/semantics.md`` describes), so the order never turns an error into a net.
         """
         input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
         for i, arc in enumerate(input_like):
             if self.timed[self.place_index[arc.place]] and self._is_binder(arc, set()):
-                return [arc, *input_like[:i], *input_like[i + 1:]]
-        return input_like
+                input_like = [arc, *input_like[:i], *input_like[i + 1:]]
+                break
+        bound: set[str] = set()
+        for arc in input_like:
+            if self._is_binder(arc, bound):
+                bound |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
+            else:
+                self._check_names(Inscription.parse(arc.inscription or "", arc.where), bound,
+                                  arc.where, firing=False)
+            if isinstance(arc.count, str):
+                self._check_names(Inscription.parse(arc.count, arc.where), bound,
+                                  f"count of {arc.where}", firing=False)
+        remaining = [a for a in input_like if self.place_index[a.place] not in skip]
+        order: list[Arc] = []
+        bound = set()
+        while remaining:
+            tests = [a for a in remaining if not self._is_binder(a, bound)
+                     and not self._arc_names(a) - bound]
+            if tests:
+                order += tests
+                remaining = [a for a in remaining if a not in tests]
+                continue
+            binders = [a for a in remaining if self._is_binder(a, bound)]
+            pick = next((a for a in binders if not self.timed[self.place_index[a.place]]),
+                        binders[0])
+            order.append(pick)
+            remaining.remove(pick)
+            bound |= Inscription.parse(pick.inscription or "", pick.where).pattern_variables
+        return order
+
+    def _arc_names(self, arc: Arc) -> frozenset[str]:
+        """The transition variables an arc's inscription and count read."""
+        names = Inscription.parse(arc.inscription or "", arc.where).free_variables(self.declared)
+        if isinstance(arc.count, str):
+            names |= Inscription.parse(arc.count, arc.where).free_variables(self.declared)
+        return names
 
     def _is_binder(self, arc: Arc, bound: set[str]) -> bool:
         ins = Inscription.parse(arc.inscription or "", arc.where)
@@ -366,14 +519,18 @@ class _TransitionCompiler:
                 and bool(ins.pattern_variables - bound - self.declared))
 
     def _compile_enumerate(
-        self, due: bool
+        self, due: bool, skip: AbstractSet[int] = frozenset()
     ) -> tuple[str, list[str], dict[int, list[tuple[str, str, Arc]]]]:
         """Source of ``_enumerate(M)`` or, with ``due``, of ``_enumerate_due(M, now, inord)``.
 
-        The due variant may leave out bindings that become ready after the earliest
-        future binding it found (``_rstar``): when its outermost binder place holds its
-        values in timestamp order (``inord[p]``), it stops scanning there. The simulator
-        re-enumerates a transition before the clock can pass that time, so nothing is lost.
+        The due variant leaves out the arcs on the gate places ``skip`` (the simulator
+        tests those with ``_gate``), and it may leave out bindings that become ready after
+        the earliest future binding it found (``_rstar``): in every binder loop over a
+        timed place that holds its values in timestamp order (``inord[p]``), it stops at
+        the first value later than both the clock and ``_rstar`` (every binding from the
+        values after it would be later still). The simulator re-enumerates a transition
+        before the clock can pass ``_rstar``, so nothing is lost. With ``now = inf`` it
+        enumerates completely.
         """
         bound: list[str] = []
         code = _Code()
@@ -383,10 +540,11 @@ class _TransitionCompiler:
         if due:
             code.line("_rstar = _inf")
         for p in sorted({self.place_index[a.place] for a in self.arcs
-                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}):
+                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}
+                        - skip):
             code.line(f"_p{p} = M[{p}]")
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
-        input_like = self._input_arcs_in_binding_order()
+        input_like = self._input_arcs_in_binding_order(skip)
         if not (input_like and self._is_binder(input_like[0], set())) or (
                 guard is not None and not guard.free_variables(self.declared)):
             # a one-pass loop so that a failed test before any binder loop can `continue`
@@ -406,13 +564,13 @@ class _TransitionCompiler:
             value_var = f"_v{n_arc}"
             if self._is_binder(arc, set(bound)):
                 # a binder: try every distinct token value of the place
-                outermost = not binders
-                if due and outermost and self.timed[p]:
-                    code.line(f"_fifo = _inord[{p}]")
+                fifo = due and self.timed[p]
+                if fifo:
+                    code.line(f"_fifo{n_arc} = _inord[{p}]")
                 code.line(f"for {value_var} in _p{p}:")
                 code.depth += 1
-                if due and outermost and self.timed[p]:
-                    code.line("if _fifo:")
+                if fifo:
+                    code.line(f"if _fifo{n_arc}:")
                     code.line(f"    _e = _p{p}[{value_var}][0]")
                     code.line("    if _e > now and _e > _rstar: break")
                 binders.add(value_var)
@@ -440,7 +598,7 @@ class _TransitionCompiler:
         for p, items in needs.items():
             self._emit_availability(code, p, items, binders)
         for arc in self.arcs:
-            if arc.kind is ArcKind.INHIBITOR:
+            if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] not in skip:
                 self._emit_inhibitor(code, arc, bound)
         if due:
             code.line("if now < _ready < _rstar: _rstar = _ready")

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
+from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.net import PetriNet, Token
@@ -71,11 +71,18 @@ class Simulator:
         self.firing_counts = [0] * len(self.compiled.transitions)
         self._draw = RandomDraws(np.random.default_rng(seed))
         self._in_order, self._latest = self.compiled.timestamp_order(self.marking)
+        n_transitions, n_gates = len(self.compiled.transitions), len(self.compiled.gates)
         self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
-            [] for _ in self.compiled.transitions
+            [] for _ in range(n_transitions)
         ]
+        self._enumerators = [self._enumerator(t) for t in self.compiled.transitions]
         self._live: set[int] = set()
-        self._dirty: set[int] = set(range(len(self.compiled.transitions)))
+        self._open: set[int] = set()
+        self._gate_ready: list[float | None] = [None] * n_gates
+        self._group_sum = [0] * n_gates
+        self._total = 0
+        self._dirty: set[int] = set(range(n_transitions))
+        self._dirty_gates: set[int] = set(range(n_gates))
         self.monitors = list(monitors)
         self._after: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
         self._before: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
@@ -86,6 +93,18 @@ class Simulator:
                     self._after[t.index].append(monitor)
                     if monitor.wants_before:
                         self._before[t.index].append(monitor)
+
+    def _enumerator(self, transition: CompiledTransition) -> Callable[..., Any]:
+        """``enumerate_due``, or for a transition gated by a timed place, a complete one.
+
+        A binding of a gated transition is ready when both its own tokens and the gate's
+        are; cutting its enumeration short at the earliest future binding would be exact
+        only for gates ready by then, so those transitions are enumerated completely.
+        """
+        due = transition.enumerate_due
+        if not any(self.compiled.timed[p] for p in transition.gate_places):
+            return due
+        return lambda marking, _now, in_order: due(marking, math.inf, in_order)
 
     # -- marking queries ------------------------------------------------------------------
     def _place(self, name: str) -> int:
@@ -112,21 +131,54 @@ class Simulator:
         return {name: self.tokens(name) for name in self.compiled.place_names}
 
     # -- the core ------------------------------------------------------------------------
+    #
+    # State kept between firings (see docs in the class docstring of CompiledTransition):
+    # ``_bindings[t]``: the bindings ``enumerate_due`` found for t (its gate arcs aside);
+    # ``_gate_ready[g]``: from when gate g is satisfied, ``None`` when it is not;
+    # ``_live``: transitions without a gate that have bindings; ``_open``: open gates;
+    # ``_group_sum[g]``: bindings of the transitions gate g guards; ``_total``: bindings
+    # of the live transitions and open gates (what a uniform choice draws from);
+    # ``_dirty`` / ``_dirty_gates``: what a firing changed and must be re-enumerated.
+
     def _refresh(self) -> None:
-        """Re-enumerate the bindings of the transitions whose input places changed."""
-        for t in self._dirty:
-            try:
-                found = self.compiled.transitions[t].enumerate_due(self.marking, self.now,
-                                                                   self._in_order)
-            except FiringError as exc:
-                exc.time = self.now
-                raise
-            self._bindings[t] = found
-            if found:
-                self._live.add(t)
-            else:
-                self._live.discard(t)
-        self._dirty.clear()
+        """Re-test the dirty gates and re-enumerate the dirty transitions."""
+        compiled, marking, now = self.compiled, self.marking, self.now
+        gate_ready, group_sum, gate_of = self._gate_ready, self._group_sum, compiled.gate_of
+        try:
+            for g in self._dirty_gates:
+                ready = compiled.gates[g][0](marking)
+                if ready is None:
+                    if gate_ready[g] is not None:
+                        self._open.discard(g)
+                        self._total -= group_sum[g]
+                elif gate_ready[g] is None:
+                    self._open.add(g)
+                    self._total += group_sum[g]
+                gate_ready[g] = ready
+            self._dirty_gates.clear()
+            for t in self._dirty:
+                transition = compiled.transitions[t]
+                if all(marking[p] for p in transition.required_places):
+                    found = self._enumerators[t](marking, now, self._in_order)
+                else:
+                    found = []
+                change = len(found) - len(self._bindings[t])
+                self._bindings[t] = found
+                g = gate_of[t]
+                if g < 0:
+                    self._total += change
+                    if found:
+                        self._live.add(t)
+                    else:
+                        self._live.discard(t)
+                else:
+                    group_sum[g] += change
+                    if gate_ready[g] is not None:
+                        self._total += change
+            self._dirty.clear()
+        except FiringError as exc:
+            exc.time = now
+            raise
 
     def _candidates(self) -> tuple[float, list[tuple[int, tuple[Any, ...]]]]:
         """The earliest firing time and the most urgent bindings enabled at that time."""
@@ -134,10 +186,15 @@ class Simulator:
         best_time, best_priority = math.inf, math.inf
         chosen: list[tuple[int, tuple[Any, ...]]] = []
         transitions = self.compiled.transitions
-        for t in self._live:
+        groups = [(t, now) for t in self._live]
+        for g in self._open:
+            ready = self._gate_ready[g]
+            assert ready is not None
+            groups += [(t, max(ready, now)) for t in self.compiled.gates[g][2]]
+        for t, floor in groups:
             priority = transitions[t].priority
             for ready, binding in self._bindings[t]:
-                at = ready if ready > now else now
+                at = ready if ready > floor else floor
                 if at < best_time or (at == best_time and priority < best_priority):
                     best_time, best_priority = at, priority
                     chosen = [(t, binding)]
@@ -156,7 +213,8 @@ class Simulator:
         except FiringError as exc:
             exc.time = at
             raise
-        self._dirty.update(self.compiled.affected[t])
+        self._dirty.update(self.compiled.body_affected[t])
+        self._dirty_gates.update(self.compiled.gate_affected[t])
         self.firings += 1
         self.firing_counts[t] += 1
         for monitor in self._after[t]:
@@ -169,66 +227,99 @@ class Simulator:
 
         It computes exactly what those methods do (they serve the one-off queries); the
         inlining keeps method calls and attribute look-ups out of the per-firing path.
-        ``tests/test_calendar.py`` replays runs through the query methods to keep the two
-        in step.
+        After a firing it re-tests the gates and re-enumerates the transitions that
+        firing affected, from the precomputed tuples (no dirty sets). With one priority
+        and no timed place, every binding is enabled now: the choice draws an index below
+        the running total of bindings and walks to it. ``tests/test_calendar.py`` replays
+        runs through the query methods to keep the two in step.
         """
-        transitions = self.compiled.transitions
-        enumerate_fns = [t.enumerate_due for t in transitions]
+        self._refresh()
+        compiled = self.compiled
+        transitions = compiled.transitions
+        enumerate_fns = self._enumerators
         fire_fns = [t.fire_tracked for t in transitions]
         in_order, latest = self._in_order, self._latest
         priorities = [t.priority for t in transitions]
-        affected = self.compiled.affected
-        bindings, live, dirty = self._bindings, self._live, self._dirty
+        body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
+        gate_fns = [g[0] for g in compiled.gates]
+        members = [g[2] for g in compiled.gates]
+        gate_of = compiled.gate_of
+        gate_ready: list[Any] = self._gate_ready  # floats for the open gates
+        group_sum, open_gates = self._group_sum, self._open
+        bindings, live = self._bindings, self._live
         before, after = self._before, self._after
         marking, draw, counts = self.marking, self._draw, self.firing_counts
         choose = draw.choose
         required = [t.required_places for t in transitions]
-        untimed = not any(self.compiled.timed)
-        mixed_priorities = len(set(priorities)) > 1
-        now, firings = self.now, self.firings
+        simple = not any(compiled.timed) and len(set(priorities)) <= 1
+        now, firings, total = self.now, self.firings, self._total
         inf = math.inf
         next_progress = wallclock.perf_counter() + 0.2
         reason = "dead"
-        t = -1
+        t = fired = -1
         binding: tuple[Any, ...] = ()
         try:
             while True:
+                if fired >= 0:
+                    # bring the state up to date after the previous firing
+                    for g in gate_affected[fired]:
+                        ready = gate_fns[g](marking)
+                        if ready is None:
+                            if gate_ready[g] is not None:
+                                open_gates.discard(g)
+                                total -= group_sum[g]
+                        elif gate_ready[g] is None:
+                            open_gates.add(g)
+                            total += group_sum[g]
+                        gate_ready[g] = ready
+                    for u in body_affected[fired]:
+                        for p in required[u]:
+                            if not marking[p]:
+                                found = []
+                                break
+                        else:
+                            found = enumerate_fns[u](marking, now, in_order)
+                        g = gate_of[u]
+                        if g < 0:
+                            total += len(found) - len(bindings[u])
+                            if found:
+                                live.add(u)
+                            else:
+                                live.discard(u)
+                        else:
+                            change = len(found) - len(bindings[u])
+                            group_sum[g] += change
+                            if gate_ready[g] is not None:
+                                total += change
+                        bindings[u] = found
+                    fired = -1
                 if firings >= limit:
                     reason = "max_firings"
                     break
-                for t in dirty:
-                    for p in required[t]:
-                        if not marking[p]:
-                            found = []
-                            break
-                    else:
-                        found = enumerate_fns[t](marking, now, in_order)
-                    bindings[t] = found
-                    if found:
-                        live.add(t)
-                    else:
-                        live.discard(t)
-                dirty.clear()
-                if untimed:
-                    # every binding is enabled now: pick among the most urgent transitions
-                    # without building the candidate list
-                    if not live:
+                if simple:
+                    # every binding is enabled now: draw an index below the total
+                    if not total:
                         reason = "dead"
                         break
-                    urgent = min(priorities[t] for t in live) if mixed_priorities else 0
-                    total = 0
-                    for t in live:
-                        if not mixed_priorities or priorities[t] == urgent:
-                            total += len(bindings[t])
                     k = choose(total) if total > 1 else 0
                     for t in live:
-                        if mixed_priorities and priorities[t] != urgent:
-                            continue
                         found = bindings[t]
                         if k < len(found):
                             binding = found[k][1]
                             break
                         k -= len(found)
+                    else:
+                        for g in open_gates:
+                            if k >= group_sum[g]:
+                                k -= group_sum[g]
+                                continue
+                            for t in members[g]:
+                                found = bindings[t]
+                                if k < len(found):
+                                    binding = found[k][1]
+                                    break
+                                k -= len(found)
+                            break
                 else:
                     best_time = best_priority = inf
                     chosen: list[tuple[int, tuple[Any, ...]]] = []
@@ -241,6 +332,20 @@ class Simulator:
                                 chosen = [(t, binding)]
                             elif at == best_time and priority == best_priority:
                                 chosen.append((t, binding))
+                    for g in open_gates:
+                        base = gate_ready[g]
+                        if base < now:
+                            base = now
+                        for t in members[g]:
+                            priority = priorities[t]
+                            for ready, binding in bindings[t]:
+                                at = ready if ready > base else base
+                                if at < best_time or (at == best_time
+                                                      and priority < best_priority):
+                                    best_time, best_priority = at, priority
+                                    chosen = [(t, binding)]
+                                elif at == best_time and priority == best_priority:
+                                    chosen.append((t, binding))
                     if not chosen:
                         reason = "dead"
                         break
@@ -254,7 +359,7 @@ class Simulator:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
                 fire_fns[t](marking, binding, now, draw, in_order, latest)
-                dirty.update(affected[t])
+                fired = t
                 firings += 1
                 counts[t] += 1
                 if after[t]:
@@ -277,7 +382,10 @@ class Simulator:
                 exc.time = now
             raise
         finally:
-            self.now, self.firings = now, firings
+            self.now, self.firings, self._total = now, firings, total
+            if fired >= 0:
+                self._dirty.update(body_affected[fired])
+                self._dirty_gates.update(gate_affected[fired])
         self._last = (now, t, binding)
         return reason
 
