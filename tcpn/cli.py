@@ -149,7 +149,9 @@ def optimize_parameter(
     low: Annotated[float, typer.Option(help="Lower bound of the search.")],
     high: Annotated[float, typer.Option(help="Upper bound of the search.")],
     lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.")] = "fluid",
-    objective: Annotated[str, typer.Option(help="goodput, delay or power.")] = "goodput",
+    objective: Annotated[str, typer.Option(help="goodput, delay or power; sized transfers: "
+                                           "completion, segment_delay or transfer_power.")
+                         ] = "goodput",
     delay_weight: Annotated[float, typer.Option(help="w in log goodput - w log RTT.")] = 1.0,
     loss_cap: Annotated[float | None, typer.Option(help="Largest loss ratio allowed.")] = None,
     points: Annotated[int, typer.Option(min=3, help="Grid points.")] = 9,

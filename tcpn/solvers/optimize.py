@@ -12,8 +12,12 @@ Parameters (:data:`PARAMETERS`): ``ecn_k`` (threshold ECN K, packets), ``red_min
 (token-bucket depth and queue), ``vegas_alpha``, ``vegas_beta`` (all Vegas flows, whole
 segments), ``vegas_weight`` (adaptive Vegas EWMA weight). Objectives, from the common
 summary: ``goodput`` (aggregate, bit/s), ``delay`` (minus the flows' mean RTT), ``power``
-(``log goodput - w log RTT``; w = 1 is Kleinrock's power); ``loss_cap`` makes points whose
-aggregate loss ratio exceeds it infeasible.
+(``log goodput - w log RTT``; w = 1 is Kleinrock's power); for sized transfers (study S2)
+``completion`` (minus the mean time to deliver them), ``segment_delay`` (minus the mean
+per-segment delay) and ``transfer_power`` (``-log completion - w log segment delay``: the
+power of a transfer, its rate over its delay); a transfer that does not complete makes
+the point infeasible. ``loss_cap`` makes points whose aggregate loss ratio exceeds it
+infeasible.
 
 The closed-form predictions for the parameter (e.g. for K: one BDP for Reno, C RTT/7 for
 DCTCP, B - N, B - BDP) are computed from the scenario's fluid model and printed beside
@@ -29,7 +33,9 @@ the searched optimum.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,10 +46,15 @@ from scipy.optimize import minimize_scalar
 from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, validate_scenario
 
-__all__ = ["PARAMETERS", "OptimizationResult", "Point", "objective_value", "optimize",
-           "with_parameter"]
+__all__ = ["PARAMETERS", "TRANSFER_OBJECTIVES", "OptimizationResult", "Point",
+           "closed_form_predictions", "objective_value", "optimize", "study_threshold_inputs",
+           "study_threshold_predictions", "with_parameter"]
 
-Objective = Literal["goodput", "delay", "power"]
+Objective = Literal["goodput", "delay", "power", "completion", "segment_delay",
+                    "transfer_power"]
+#: The objectives computed from the sized flows' ``completion_s`` and
+#: ``segment_delay_mean_s``.
+TRANSFER_OBJECTIVES = ("completion", "segment_delay", "transfer_power")
 
 #: parameter -> (queue kind or flow variants it edits, field, integer-valued)
 PARAMETERS: dict[str, tuple[str, str, bool]] = {
@@ -108,11 +119,18 @@ def objective_value(summary: dict[str, Any], objective: Objective = "goodput",
     >>> objective_value({"aggregate": {"goodput_bps": 8e6, "loss_ratio": 0.02},
     ...                  "flows": {"f0": {"rtt_mean_s": 0.05}}}, "goodput", loss_cap=0.01)
     -inf
+    >>> transfer = {"aggregate": {"goodput_bps": 1e3, "loss_ratio": 0.0},
+    ...             "flows": {"f0": {"completion_s": 4.0, "segment_delay_mean_s": 0.5}}}
+    >>> objective_value(transfer, "completion"), round(objective_value(transfer,
+    ...                                                                "transfer_power"), 4)
+    (-4.0, -0.6931)
     """
     aggregate = summary["aggregate"]
     loss = aggregate.get("loss_ratio") or 0.0
     if loss_cap is not None and loss > loss_cap:
         return -math.inf
+    if objective in TRANSFER_OBJECTIVES:
+        return _transfer_objective(summary, objective, delay_weight)
     goodput = float(aggregate["goodput_bps"])
     rtts = [f["rtt_mean_s"] for f in summary["flows"].values() if f.get("rtt_mean_s")]
     rtt = float(np.mean(rtts)) if rtts else math.nan
@@ -122,7 +140,22 @@ def objective_value(summary: dict[str, Any], objective: Objective = "goodput",
         return -rtt
     if objective == "power":
         return math.log(max(goodput, 1e-300)) - delay_weight * math.log(rtt)
-    raise InputError(f"unknown objective {objective!r}; objectives: goodput, delay, power")
+    raise InputError(f"unknown objective {objective!r}; objectives: goodput, delay, power, "
+                     f"{', '.join(TRANSFER_OBJECTIVES)}")
+
+
+def _transfer_objective(summary: dict[str, Any], objective: str, delay_weight: float) -> float:
+    """Transfer objectives over the sized flows (those with a mean segment delay)."""
+    sized = [f for f in summary["flows"].values() if f.get("segment_delay_mean_s") is not None]
+    if not sized or any(f.get("completion_s") is None for f in sized):
+        return -math.inf  # nothing delivered, or a transfer did not complete
+    completion = float(np.mean([f["completion_s"] for f in sized]))
+    delay = float(np.mean([f["segment_delay_mean_s"] for f in sized]))
+    if objective == "completion":
+        return -completion
+    if objective == "segment_delay":
+        return -delay
+    return -math.log(completion) - delay_weight * math.log(delay)
 
 
 @dataclass(frozen=True)
@@ -167,6 +200,9 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
     if points < 3:
         raise InputError(f"optimize: at least 3 grid points are needed (got {points})")
     with_parameter(scenario, parameter, lo, queue)  # fail fast on a parameter with no target
+    if objective in TRANSFER_OBJECTIVES and all(f.bytes is None for f in scenario.flows):
+        raise InputError(f"optimize: objective {objective} needs a sized transfer (a flow "
+                         "with bytes); every flow of the scenario is bulk")
     from tcpn.models.lenses import evaluate
 
     stochastic = lens in STOCHASTIC_LENSES
@@ -228,17 +264,20 @@ def _mean_ci(values: Sequence[float]) -> tuple[float, float]:
 
 def closed_form_predictions(scenario: Scenario, parameter: str,
                             queue: str | None = None) -> dict[str, float]:
-    """What the closed forms say the parameter should be, from the scenario's fluid model.
+    """What the closed forms say the parameter should be, from the scenario's fluid model
+    (and, for ``ecn_k`` with a paced flow, study S2's equation 1 from the scenario itself).
 
-    Empty when the scenario is outside the fluid model (the search still runs).
+    Empty when the scenario is outside the fluid model and not a paced S2-like transfer
+    (the search still runs).
     """
     from tcpn.solvers.closed_forms import ecn, token_bucket
     from tcpn.solvers.fluid_lens import scenario_model
 
+    study = study_threshold_predictions(scenario, queue) if parameter == "ecn_k" else {}
     try:
         model = scenario_model(scenario, scenario.concrete_flows())
     except InputError:
-        return {}
+        return study
     link = model.bottleneck
     rtt = min(c.prop_rtt_s for c in model.classes)
     flows = sum(c.flows for c in model.classes)
@@ -251,6 +290,7 @@ def closed_form_predictions(scenario: Scenario, parameter: str,
         out["ca_overshoot_k"] = link.buffer_pkts - flows
         # slow start doubles per RTT: the queue grows by one BDP during the feedback delay
         out["slow_start_overshoot_k"] = link.buffer_pkts - bdp
+        out.update(study)
     elif parameter.startswith("red_"):
         from tcpn.solvers.stability import hmtg_red_design
         design = hmtg_red_design(flows, rtt + link.buffer_pkts / link.capacity_pps,
@@ -266,4 +306,69 @@ def closed_form_predictions(scenario: Scenario, parameter: str,
     elif parameter.startswith("vegas_"):
         out["vegas_queue_per_unit_alpha_pkts"] = float(sum(
             c.flows for c in model.classes if c.variant == "vegas"))
+    return out
+
+
+def study_threshold_inputs(scenario: Scenario, queue: str | None = None,
+                           ) -> dict[str, float] | None:
+    """Study S2's equation-1 inputs read off the scenario: ``buffer_pkts`` (the threshold
+    queue's limit), ``rtt_s`` (the unloaded round trip of the first paced flow through it),
+    ``arrival_gap_s`` (TBA: its application's gap between segments) and
+    ``service_time_s`` (TPS: a data packet's serialisation out of that queue).
+
+    None without a packet-unit threshold-ECN queue crossed by a paced flow.
+
+    >>> from tcpn.models.scenario import validate_scenario
+    >>> s = validate_scenario({"links": [{"a": "S", "b": "D", "rate_bps": 4e5, "delay_s": 0.05,
+    ...     "l2_header_bytes": 0, "queue": {"kind": "threshold_ecn", "limit": 80, "k": 50}}],
+    ...     "tcp": {"segment_size_bytes": 460, "timestamps": False}, "horizon_s": 10,
+    ...     "flows": [{"src": "S", "dst": "D", "variant": "ecn_newreno", "bytes": 46000,
+    ...                "app_rate_bps": 736000}]})
+    >>> {k: round(v, 6) for k, v in study_threshold_inputs(s).items()}
+    {'buffer_pkts': 80.0, 'rtt_s': 0.1108, 'arrival_gap_s': 0.005, 'service_time_s': 0.01}
+    """
+    for flow in scenario.concrete_flows():
+        if flow.app_rate_bps is None:
+            continue
+        for q in flow.data_queues:
+            disc = scenario.direction(q).queue
+            if getattr(disc, "kind", "") != "threshold_ecn" or disc.unit != "packets" or \
+                    queue not in (None, q):
+                continue
+            a, b = q.split("->")
+            link = scenario.link_between(a, b)
+            rtt = 0.0
+            for queues, size in ((flow.data_queues, flow.tcp.data_packet_bytes),
+                                 (flow.ack_queues, flow.tcp.ack_packet_bytes)):
+                for hop in queues:
+                    hop_link = scenario.link_between(*hop.split("->"))
+                    rtt += hop_link.delay_s + (size + hop_link.l2_header_bytes) * 8 / \
+                        hop_link.rate_bps
+            return {"buffer_pkts": float(disc.limit), "rtt_s": rtt,
+                    "arrival_gap_s": flow.tcp.segment_size_bytes * 8 / flow.app_rate_bps,
+                    "service_time_s": (flow.tcp.data_packet_bytes + link.l2_header_bytes) * 8
+                    / link.rate_bps}
+    return None
+
+
+def study_threshold_predictions(scenario: Scenario, queue: str | None = None,
+                                ) -> dict[str, float]:
+    """Equation 1 of study S2 (``study_eq1_k``) and its self-consistent form
+    (``self_consistent_k``, RTT at the threshold) for the scenario's paced flow; empty when
+    :func:`study_threshold_inputs` finds none or the formula refuses (K < 0)."""
+    from tcpn.solvers.closed_forms import ecn
+    from tcpn.solvers.closed_forms.formula import AssumptionError
+
+    inputs = study_threshold_inputs(scenario, queue)
+    if inputs is None:
+        return {}
+    out: dict[str, float] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TBA >= TPS: reported as K >= B, the degenerate case
+        with contextlib.suppress(AssumptionError):
+            out["study_eq1_k"] = float(ecn.study_threshold_pkts(**inputs))
+        with contextlib.suppress(AssumptionError):
+            out["self_consistent_k"] = float(ecn.self_consistent_threshold_pkts(
+                inputs["buffer_pkts"], inputs["rtt_s"], inputs["arrival_gap_s"],
+                inputs["service_time_s"]))
     return out
