@@ -8,13 +8,22 @@ recovery, RTO, Karn's rule: "losses are handled as in Reno", study S1) with one 
   timestamps are off) and updates ``BaseRTT``, the smallest sample;
 * once per RTT, when the ACK acknowledges the first segment sent after the previous
   decision (``a.ack > round_end``), :func:`vegas_decision` compares
-  ``Diff = (W / BaseRTT - W / RTT) * BaseRTT`` (segments queued, RTT the latest sample)
-  with ``alpha``/``beta`` (congestion avoidance: +1 / -1 / unchanged per RTT) or
+  ``Diff = (W / BaseRTT - W / RTT) * BaseRTT`` (segments queued) with ``alpha``/``beta``
+  (congestion avoidance: +1 / -1 / unchanged per RTT) or
   ``gamma`` (slow start: leave it with ``W = min(W, W * BaseRTT / RTT + gamma)`` and
   ``ssthresh = max(2, min(ssthresh, W - 1))``, as ns-3's ``TcpVegas``, which also lowers
   ``ssthresh`` so on a decrease, keeping the connection in congestion avoidance);
 * slow start grows +1 per ACK of new data only in every other RTT (the decision toggles
-  ``grow``); congestion avoidance does not grow between decisions.
+  ``grow``); congestion avoidance does not grow between decisions;
+* the RTT of ``Diff`` is the smallest sample of the round (:func:`round_rtt`), and a round
+  with fewer than ``MIN_ROUND_SAMPLES`` samples takes no decision. The study's "latest
+  sample" is the ACK's echo of the *earliest* segment it covers (RFC 7323), so with delayed
+  ACKs the sample of a segment the receiver held (the odd last one of a flight, ACKed
+  only when the next flight arrives) carries the hold, and the ACK that ends a round is
+  often that one: Vegas then read a queue that did not exist and settled far below the
+  bandwidth-delay product (``docs/validation.md``, vegas_2flows). Brakmo and Peterson time
+  segments with the sender's own clock and measure Actual over a whole RTT; the minimum
+  of the round is the delayed-ACK filter of Linux and ns-3.
 
 ``recovery_exit`` and ``timeout`` restart the round (``round_end = high``) so that the
 first decision after a loss uses samples taken after it.
@@ -57,19 +66,23 @@ from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
 from tcpn.petrinets import BOOL, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 
-__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "vegas_decision",
-           "vegas_on_ack", "vegas_sender_net", "vegas_start"]
+__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "round_rtt",
+           "vegas_decision", "vegas_on_ack", "vegas_sender_net", "vegas_start"]
 
 HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
 VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
     grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=REAL, sum_ts=REAL,
-    skew=REAL, fhull=HULL, bhull=HULL,
+    skew=REAL, fhull=HULL, bhull=HULL, round_min=REAL,
 )
 Vegas: Any = VEGAS.record_type
 
 #: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
 HULL_LIMIT = 64
+#: Samples a round needs for a decision: with delayed ACKs one of two samples may carry
+#: the receiver's hold (ns-3's and Linux's ``cntRtt > 2``); a round with fewer keeps the
+#: window (slow start keeps its every-other-RTT growth).
+MIN_ROUND_SAMPLES = 3
 
 
 @dataclass(frozen=True)
@@ -100,7 +113,7 @@ class VegasLaw:
 
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
-    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), ())
+    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), 0.0)
 
 
 def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
@@ -142,6 +155,27 @@ def _add_point(hull: tuple[tuple[float, float], ...], x: float,
     return new[-HULL_LIMIT:]
 
 
+def _round_min(v: Any, sample: float) -> float:
+    """The smallest sample of the current round (``v.samples`` taken so far) with ``sample``."""
+    return sample if v.samples == 0 else min(v.round_min, sample)
+
+
+def round_rtt(v: Any) -> float:
+    """The RTT a decision uses: the smallest sample since the previous decision.
+
+    Plain and adaptive Vegas keep whole samples (``tb0`` stays 0); Modified Vegas keeps
+    forward samples ``tr - ts`` (skew-corrected) and adds the backward minimum ``Tb0``.
+
+    >>> law = VegasLaw()
+    >>> v = vegas_start()
+    >>> for echo, now in ((0.0, 0.125), (0.0, 0.25), (0.125, 0.375)):
+    ...     v = vegas_on_ack(v, _Ack(echo=echo, ts=0.0), now, True, law)
+    >>> v.rtt, round_rtt(v)
+    (0.25, 0.125)
+    """
+    return float(v.round_min + v.tb0)
+
+
 def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
     """The ``Vegas`` record after the RTT sample of ACK ``a`` arriving at ``now``.
 
@@ -160,14 +194,15 @@ def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
         sample = now - a.echo
         base = sample if v.n == 0 else min(v.base_rtt, sample)
         ave = sample if v.n == 0 else (1.0 - law.weight) * v.ave_rtt + law.weight * sample
-        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave)
+        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave,
+                          round_min=_round_min(v, sample))
     ts, tr, ta = a.echo, a.ts, now
     fwd, bwd = tr - ts, ta - tr
     if not law.skew_estimation:
         tf0 = fwd if v.n == 0 else min(v.tf0, fwd)
         tb0 = bwd if v.n == 0 else min(v.tb0, bwd)
         return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0, rtt=fwd + tb0, fwd=fwd,
-                          samples=v.samples + 1)
+                          samples=v.samples + 1, round_min=_round_min(v, fwd))
     first = ts if v.n == 0 else v.first_ts
     fhull, bhull = _add_point(v.fhull, ts, fwd), _add_point(v.bhull, ts, bwd)
     sum_ts = v.sum_ts + ts
@@ -179,7 +214,8 @@ def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
     tb0 = min(y + skew * x for x, y in bhull)
     return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0,
                       rtt=fwd - skew * ts + tb0, fwd=fwd, samples=v.samples + 1,
-                      first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull)
+                      first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull,
+                      round_min=_round_min(v, fwd - skew * ts))
 
 
 def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
@@ -226,8 +262,10 @@ def _law_action(law: VegasLaw) -> Any:
         v2 = vegas_on_ack(v, a, now, TIMESTAMPS or not a.retx, law)
         cwnd, ssthresh = t.cwnd, t.ssthresh
         if a.ack > v2.round_end and v2.samples > 0:
-            cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt, v2.rtt, law,
-                                                  v2.ave_rtt)
+            slow = cwnd < ssthresh
+            if v2.samples >= MIN_ROUND_SAMPLES:
+                cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt,
+                                                      round_rtt(v2), law, v2.ave_rtt)
             v2 = v2._replace(samples=0, round_end=t.nxt, grow=slow and not v2.grow)
         if cwnd < ssthresh and v2.grow:
             cwnd += 1.0
