@@ -18,6 +18,7 @@ from tcpn.errors import InputError
 from tcpn.petrinets import (
     INT,
     P_HIGH,
+    REAL,
     UNIT,
     Empirical,
     EnumSet,
@@ -226,8 +227,10 @@ class TestRefusals:
         return net
 
     def test_untranslatable_guard_names_transition_and_construct(self):
-        with pytest.raises(InputError, match=r"guard of transition t: .*'x \*\* 2'.*Pow"):
+        with pytest.raises(InputError, match=r"guard of transition t: .*'x \*\* 2'.*real base"):
             to_cpn(self.simple(guard="x ** 2 > 1"), layout="grid")
+        with pytest.raises(InputError, match=r"guard of transition t: .*'x << 2'.*LShift"):
+            to_cpn(self.simple(guard="x << 2 > 1"), layout="grid")
 
     def test_empirical_delay_refused(self):
         with pytest.raises(InputError, match="delay of transition t: Empirical"):
@@ -243,9 +246,13 @@ class TestRefusals:
         with pytest.raises(InputError, match="read arc for a timed place"):
             to_cpn(net, layout="grid")
 
-    def test_action_with_numpy_generator_refused(self):
-        net = self.simple(action=lambda x, rng: {"y": x}, outputs=("y",))
-        with pytest.raises(InputError, match="'rng' has no CPN ML form"):
+    def test_action_with_numpy_generator_only_random_translates(self):
+        net = self.simple(action=lambda x, rng: {"y": x + rng.random()}, outputs=("y",))
+        net.add_place(Place("b", REAL))
+        net.add_output("b", "t", "y")
+        assert "action\nReal.fromInt(x) + uniform(0.0, 1.0);" in to_cpn(net, layout="grid")
+        net = self.simple(action=lambda x, rng: {"y": rng.integers(x)}, outputs=("y",))
+        with pytest.raises(InputError, match=r"rng.integers\(x\).*only random\(\) translates"):
             to_cpn(net, layout="grid")
 
     def test_action_with_a_loop_refused_with_its_line(self):
@@ -315,7 +322,7 @@ def test_code_action_and_declared_function_round_trip():
     # the local y would shadow the output variable y: it gets a fresh ML name
     assert "input (x);\noutput (y, z);\naction\nlet val y_2 = 2 * x in (y_2, y_2 + 1) end;" \
         in text
-    assert "fun bump (v) = v + 10;" in text
+    assert "fun bump (v:INT) = v + 10;" in text  # the parameter's type from the call
     imported = read_cpn(text)
     assert isinstance(imported.net.transitions["t"].action, CodeAction)
     assert isinstance(imported.net.declarations["bump"], DeclaredFunction)

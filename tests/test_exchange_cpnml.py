@@ -45,15 +45,22 @@ PAIR = ("product", (INT_T, STRING_T))
     ("max(x, r)", {"x": INT_T, "r": REAL_T}, "Real.max(Real.fromInt(x), r)"),
     ("min(x, 1, 2)", {"x": INT_T}, "Int.min(Int.min(x, 1), 2)"),
     ("p[1] + 'a'", {"p": PAIR}, '#2(p) ^ "a"'),
-    ("q[0] if q else -1", {"q": LIST_INT}, None),  # truthiness of a list: refused
+    ("q[0] if q else -1", {"q": LIST_INT}, "if q <> [] then hd(q) else ~1"),
+    ("not q or bool(n)", {"q": LIST_INT, "n": INT_T}, "q = [] orelse n <> 0"),
+    ("s if s else 'x'", {"s": STRING_T}, None),  # a string's truthiness: refused
     ("not b or x == 2 and x != 3", {"b": BOOL_T, "x": INT_T},
      "not(b) orelse x = 2 andalso x <> 3"),
     ("1 < x <= 4", {"x": INT_T}, "(1 < x) andalso (x <= 4)"),
     ("(lambda y: y * y)(x + 1)", {"x": INT_T}, "let val y = x + 1 in y * y end"),
     ("q[1:][::-1]", {"q": LIST_INT}, "rev(tl(q))"),
     ("uniform(1, 2) + exponential(0.5)", {}, "uniform(1.0, 2.0) + exponential(0.5)"),
-    ("x ** 2", {"x": INT_T}, None),
-    ("x in q", {"x": INT_T, "q": LIST_INT}, None),
+    ("x ** 2", {"x": INT_T}, None),  # no integer power in CPN ML
+    ("r ** (x + 1)", {"r": REAL_T, "x": INT_T}, "Math.pow(r, Real.fromInt(x + 1))"),
+    ("x in q", {"x": INT_T, "q": LIST_INT}, None),  # membership of a variable list
+    ("x in (1, 3)", {"x": INT_T}, "(x = 1 orelse x = 3)"),
+    ("x not in ()", {"x": INT_T}, "not(false)"),
+    ("r._replace(b=x)", {"x": INT_T, "r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},
+     "{a=#a(r), b=x}"),
 ])
 def test_python_to_ml(python, variables, ml):
     translator = PythonToML()

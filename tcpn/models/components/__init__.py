@@ -4,6 +4,8 @@ Each builder returns a :class:`~tcpn.petrinets.PetriNet` module with port places
 topology composer (:mod:`tcpn.models.topology`) instantiates and fuses them.
 """
 
+# ml_forms is imported for its effect: the CPN ML forms of the helpers
+from tcpn.models.components import ml_forms  # noqa: F401
 from tcpn.models.components.link import (
     ByteErrors,
     ListErrors,

@@ -96,5 +96,8 @@ def add_action(net: PetriNet, transition: str, action: Callable[..., Mapping[str
         [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY) for p in params])
     both.__name__ = f"{getattr(first, '__name__', 'action')}_then_" \
                     f"{getattr(action, '__name__', 'action')}"
+    # the CPN Tools export runs the parts in turn, as 'both' does
+    prior = getattr(first, "action_parts", None) or ((first, t.outputs),)
+    both.action_parts = (*prior, (action, outputs))  # type: ignore[attr-defined]
     net.transitions[transition] = dataclasses.replace(t, action=both,
                                                       outputs=(*t.outputs, *outputs))

@@ -26,7 +26,6 @@ an ``enqueue`` and a ``transmit`` at the same instant; the trace still shows bot
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +57,7 @@ __all__ = [
     "bucket_level",
     "bucket_wait",
     "red_decision",
+    "red_probability",
 ]
 
 #: One queued packet: its position in the queue and the packet.
@@ -210,7 +210,7 @@ class ThresholdEcnQueue(QueueDiscipline):
 
 
 def red_decision(avg: float, count: int, old: int, n_queued: float, idle_s: float,
-                 u: float, *, min_th: float, max_th: float, max_p: float, q_weight: float,
+                 u: float, min_th: float, max_th: float, max_p: float, q_weight: float,
                  gentle: bool, wait: bool, ptc: float, ecn: bool, hard_drop: bool,
                  ect: bool) -> tuple[float, int, int, str]:
     """One arrival at a RED queue, as ns-3's ``RedQueueDisc::DoEnqueue`` computes it.
@@ -218,7 +218,8 @@ def red_decision(avg: float, count: int, old: int, n_queued: float, idle_s: floa
     ``avg``/``count``/``old`` are RED's state, ``n_queued`` the length (in the queue's
     unit) before the arrival, ``idle_s`` how long the queue has been empty (negative: not
     empty), ``u`` a uniform draw in [0, 1), ``ptc`` packets per second the link sends.
-    Returns the new state and the verdict ``"accept"``, ``"mark"`` or ``"drop"``.
+    Returns the new state and the verdict ``"accept"``, ``"mark"`` or ``"drop"``. (Written
+    as assignments, ``if`` and ``return`` only, so that it is a CPN ML function too.)
 
     >>> red_decision(0.0, 0, 0, 0, -1.0, 0.5, min_th=5, max_th=15, max_p=0.02,
     ...              q_weight=0.002, gentle=True, wait=True, ptc=1000, ecn=False,
@@ -227,34 +228,46 @@ def red_decision(avg: float, count: int, old: int, n_queued: float, idle_s: floa
     """
     m = int(ptc * idle_s) if idle_s >= 0 else 0
     avg = avg * (1.0 - q_weight) ** (m + 1) + q_weight * n_queued
-    count += 1
-    verdict = "accept"
-    if avg >= min_th and n_queued > 1:
-        if (not gentle and avg >= max_th) or (gentle and avg >= 2 * max_th):
-            forced = True
-            early = True
-        elif old == 0:
-            count, old, forced, early = 1, 1, False, False
-        else:
-            forced = False
-            if avg >= max_th:  # gentle region
-                p = max_p + (1.0 - max_p) * (avg - max_th) / max_th
-            else:
-                p = max_p * (avg - min_th) / (max_th - min_th)
-            p = min(p, 1.0)
-            if wait:
-                p = 0.0 if count * p < 1.0 else (p / (2.0 - count * p) if count * p < 2.0
-                                                 else 1.0)
-            else:
-                p = p / (1.0 - count * p) if count * p < 1.0 else 1.0
-            early = u <= min(p, 1.0)
-        if early:
-            count = 0
-            may_mark = ecn and ect and (not forced or not hard_drop)
-            verdict = "mark" if may_mark else "drop"
+    count = count + 1
+    if not (avg >= min_th and n_queued > 1):
+        return avg, count, 0, "accept"
+    forced = (not gentle and avg >= max_th) or (gentle and avg >= 2 * max_th)
+    if not forced and old == 0:
+        return avg, 1, 1, "accept"
+    early = forced or u <= min(red_probability(avg, count, min_th, max_th, max_p, wait), 1.0)
+    if not early:
+        return avg, count, old, "accept"
+    may_mark = ecn and ect and (not forced or not hard_drop)
+    return avg, 0, old, "mark" if may_mark else "drop"
+
+
+def red_probability(avg: float, count: int, min_th: float, max_th: float, max_p: float,
+                    wait: bool) -> float:
+    """RED's early-drop probability for ``avg`` between the thresholds (gentle above
+    ``max_th``), spread by ``count`` packets since the last drop (ns-3 ``ModifyP``).
+
+    >>> red_probability(10.0, 0, 5.0, 15.0, 0.02, False)
+    0.01
+    """
+    if avg >= max_th:
+        p = max_p + (1.0 - max_p) * (avg - max_th) / max_th
     else:
-        old = 0
-    return avg, count, old, verdict
+        p = max_p * (avg - min_th) / (max_th - min_th)
+    p = min(p, 1.0)
+    if wait:
+        return 0.0 if count * p < 1.0 else (p / (2.0 - count * p) if count * p < 2.0 else 1.0)
+    return p / (1.0 - count * p) if count * p < 1.0 else 1.0
+
+
+def _red_decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
+                now: float, rng: Any, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
+                RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
+                RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
+    """Code action of ``decide``: RED's arithmetic on the arrival ``p``, one uniform draw."""
+    state = red_decision(avg, count, old, b if RED_BYTES else n, now - e if n == 0 else -1.0,
+                         rng.random(), RED_MIN_TH, RED_MAX_TH, RED_MAX_P, RED_WEIGHT,
+                         RED_GENTLE, RED_WAIT, RED_PTC, RED_ECN, RED_HARD_DROP, p.ecn >= ECT)
+    return {"state": (state[0], state[1], state[2]), "verdict": state[3]}
 
 
 @dataclass
@@ -287,23 +300,14 @@ class RedQueue(QueueDiscipline):
         if not (0 < self.max_p <= 1 and 0 < self.q_weight <= 1):
             raise InputError("red queue: max_p and q_weight must be in (0, 1]")
 
-    def decision(self) -> Callable[..., dict[str, Any]]:
-        """The code action of ``decide``: RED's arithmetic, nothing else."""
-        params: dict[str, Any] = dict(min_th=self.min_th, max_th=self.max_th, max_p=self.max_p,
-                      q_weight=self.q_weight, gentle=self.gentle, wait=self.wait,
-                      ptc=self.link_rate_bps / (8.0 * self.mean_packet_size_bytes),
-                      ecn=self.ecn, hard_drop=self.hard_drop)
-        length_of_bytes = self.unit == "bytes"
-
-        def decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
-                   now: float, rng: Any) -> dict[str, Any]:
-            queued = b if length_of_bytes else n
-            idle = now - e if n == 0 else -1.0
-            avg2, count2, old2, verdict = red_decision(
-                avg, count, old, queued, idle, float(rng.random()), ect=p.ecn >= ECT, **params)
-            return {"state": (avg2, count2, old2), "verdict": verdict}
-
-        return decide
+    def build(self, net: PetriNet) -> None:
+        net.declare(RED_MIN_TH=float(self.min_th), RED_MAX_TH=float(self.max_th),
+                    RED_MAX_P=float(self.max_p), RED_WEIGHT=float(self.q_weight),
+                    RED_GENTLE=self.gentle, RED_WAIT=self.wait,
+                    RED_PTC=self.link_rate_bps / (8.0 * self.mean_packet_size_bytes),
+                    RED_ECN=self.ecn, RED_HARD_DROP=self.hard_drop,
+                    RED_BYTES=self.unit == "bytes")
+        super().build(net)
 
     def direct(self) -> Dequeue | None:
         # RED has decided (an empty queue always accepts); leaving restarts the idle time
@@ -319,7 +323,7 @@ class RedQueue(QueueDiscipline):
         net.add_place(Place("red", ProductSet(REAL, INT, INT, name="RedState"),
                             initial=[(0.0, 0, 0)]))
         net.add_place(Place("decided", VERDICT))
-        net.add_transition(Transition("decide", action=self.decision(),
+        net.add_transition(Transition("decide", action=_red_decide,
                                       outputs=("state", "verdict"), priority=P_ARRIVAL))
         net.add_input("arrivals", "decide", "p")
         net.add_read("fifo", "decide", "(h, n, b, e)")

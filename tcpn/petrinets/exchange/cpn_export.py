@@ -18,11 +18,15 @@ True
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import dataclasses
 import graphlib
 import math
 import re
 import shutil
+import sys
+import types
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -102,7 +106,29 @@ def to_cpn(net: PetriNet, *, real_time: bool | None = None,
     """
     if layout not in ("dot", "grid"):
         raise InputError(f"layout must be 'dot' or 'grid', got {layout!r}")
-    return _Exporter(net, real_time, dict(ids or {}), layout).run()
+    if real_time is None:
+        try:
+            return _export(net, None, dict(ids or {}), layout)
+        except _NeedsRealTime:
+            real_time = True
+    return _export(net, real_time, dict(ids or {}), layout)
+
+
+class _NeedsRealTime(InputError):
+    """A real-valued delay in a net exported with integer time (CPN Tools' default)."""
+
+
+def _export(net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str) -> str:
+    # Python is untyped: the types of declared functions' parameters come from their call
+    # sites and their results from their bodies, so translate until what is learnt of
+    # them no longer changes, then write the file
+    learned: dict[str, Any] = {"calls": {}, "returns": {}}
+    for _ in range(6):
+        before = repr(learned)
+        _Exporter(net, real_time, dict(ids), layout, learned, tolerant=True).run(xml=False)
+        if repr(learned) == before:
+            break
+    return _Exporter(net, real_time, ids, layout, learned).run()
 
 
 # -- colour sets ---------------------------------------------------------------------------------
@@ -330,8 +356,13 @@ class _Ids:
 
 
 class _Exporter:
-    def __init__(self, net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str):
+    def __init__(self, net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str,
+                 learned: dict[str, Any] | None = None, tolerant: bool = False):
         self.net = net
+        self.tolerant = tolerant  # a learning pass: skip what fails, the last pass reports it
+        self.auto_time = real_time is None
+        self.learned = learned if learned is not None else {"calls": {}, "returns": {}}
+        self.sources: dict[int, _Source] = {}
         self.ids = _Ids(ids)
         self.layout = layout
         self.colours = _Colours()
@@ -377,7 +408,7 @@ class _Exporter:
         return candidate
 
     # -- run ------------------------------------------------------------------------------
-    def run(self) -> str:
+    def run(self, xml: bool = True) -> str:
         net = self.net
         for place in net.places.values():
             self.colours.add(place.colour, f"place {place.name}")
@@ -386,7 +417,7 @@ class _Exporter:
         self.pages_by_path = pages
         self.page_names = {path: page.name for path, page in pages.items()}
         self._translate(pages)
-        return self._xml(pages)
+        return self._xml(pages) if xml else ""
 
     # -- declarations ---------------------------------------------------------------------
     def _scope_entries(self) -> Iterator[tuple[str, Any, str]]:
@@ -401,28 +432,79 @@ class _Exporter:
         record_types = {c.record_type: c for c in self.colours.order if isinstance(c, RecordSet)}
         self.record_constructors: dict[int, RecordSet] = {}
         self.basis: dict[int, str] = {id(fn): name for name, fn in ML_BASIS_DECLARATIONS.items()}
+        self.record_types = record_types
         for name, value, module in self._scope_entries():
-            key = (name, id(value))
-            if key in self.globals:
+            self._register(name, value, module)
+        # the Python functions declared or used as actions, and what they call in their
+        # own modules (or closures), become declarations too
+        pending = [v for v in list(self.global_values.values()) if _is_python_function(v)]
+        for transition in self.net.transitions.values():
+            pending.extend(_action_parts(transition.action))
+        while pending:
+            fn = pending.pop()
+            if id(fn) in self.sources:
                 continue
-            if isinstance(value, type) and value in record_types:
-                self.record_constructors[id(value)] = record_types[value]
+            try:
+                source = self._source(fn)
+            except InputError:  # refused later, if something uses it
                 continue
-            if isinstance(value, RecordSet):
-                self.colours.add(value, f"declaration {name}")
-                self.record_constructors[id(value.record_type)] = value
-                continue
-            if id(value) in self.basis or isinstance(value, ColourSet):
-                continue
-            same_name = [k for k in self.globals if k[0] == name]
-            clash = bool(same_name) or name in self.taken or name in self.colours.taken
-            if not clash and is_ml_identifier(name):
-                ml = name
-                self.taken.add(ml)
-            else:
-                ml = self._fresh(f"{module.replace('.', '_')}_{name}" if module else name)
-            self.globals[key] = ml
-            self.global_values[ml] = value
+            for name, value in source.scope.items():
+                if self._register(name, value, "") and _is_python_function(value):
+                    pending.append(value)
+
+    def _register(self, name: str, value: Any, module: str) -> bool:
+        """Give a declaration its ML name; False when it needs none (colour sets, records,
+        basis functions, objects whose attributes are inlined)."""
+        key = (name, id(value))
+        if key in self.globals:
+            return True
+        if isinstance(value, type) and value in self.record_types:
+            self.record_constructors[id(value)] = self.record_types[value]
+            return False
+        if isinstance(value, RecordSet):
+            self.colours.add(value, f"declaration {name}")
+            self.record_constructors[id(value.record_type)] = value
+            return False
+        if id(value) in self.basis or isinstance(value, ColourSet):
+            return False
+        if not callable(value) and value_type(value) is None and not isinstance(
+                value, frozenset | set | tuple):
+            return False
+        same_name = [k for k in self.globals if k[0] == name]
+        clash = bool(same_name) or name in self.taken or name in self.colours.taken
+        if not clash and is_ml_identifier(name):
+            ml = name
+            self.taken.add(ml)
+        else:
+            ml = self._fresh(f"{module.replace('.', '_')}_{name}" if module else name)
+        self.globals[key] = ml
+        self.global_values[ml] = value
+        return True
+
+    def _source(self, fn: Any, where: str | None = None) -> _Source:
+        """``fn`` reduced to one expression, with the names it reads from its module or
+        closure resolved (attributes of plain objects there inlined as constants)."""
+        cached = self.sources.get(id(fn))
+        if cached is not None:
+            return cached
+        where = where or f"declaration {getattr(fn, '__name__', fn)}"
+        try:
+            source = function_source(fn, where)
+        except UnsupportedConstruct as exc:
+            raise InputError(str(exc)) from None
+        tree = ast.parse(source.body, mode="eval").body
+        context = _python_context(fn)
+        bound = set(source.params) | {a.arg for node in ast.walk(tree)
+                                      if isinstance(node, ast.Lambda) for a in node.args.args}
+        tree = _inline_attributes(tree, context, bound)
+        scope: dict[str, Any] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id not in bound and node.id in context:
+                scope[node.id] = context[node.id]
+        result = _Source(source.params, source.annotations, source.returns, ast.unparse(tree),
+                         scope)
+        self.sources[id(fn)] = result
+        return result
 
     def _constant_entries(self) -> list[tuple[str, Any]]:
         return [(ml, v) for ml, v in self.global_values.items() if not callable(v)]
@@ -430,15 +512,20 @@ class _Exporter:
     def _function_entries(self) -> list[tuple[str, Any]]:
         return [(ml, v) for ml, v in self.global_values.items() if callable(v)]
 
-    def _translator(self, transition: Transition | None) -> PythonToML:
-        """A translator for the names ``transition`` sees (the net's globals when None)."""
+    def _translator(self, transition: Transition | None,
+                    own: Mapping[str, Any] | None = None) -> PythonToML:
+        """A translator for the names ``transition`` sees (the net's globals when None),
+        ``own`` (a Python function's module names) over them."""
         scope = dict(self.net.declarations)
         if transition is not None:
             scope.update(transition.params)
+        if own is not None:
+            scope.update(own)
         constants: dict[str, MLType] = {}
         constant_names: dict[str, str] = {}
         functions: dict[str, FunctionInfo] = {}
         records: dict[str, MLType] = {}
+        values: dict[str, Any] = {}
         for name, value in scope.items():
             if id(value) in self.record_constructors:
                 records[name] = colour_type(self.record_constructors[id(value)])
@@ -453,15 +540,27 @@ class _Exporter:
             if ml is None:
                 continue
             if callable(value):
-                functions[name] = self.function_info.get(ml, FunctionInfo(ml))
+                functions[name] = self._function_info(ml)
             else:
                 constants[name] = self.global_types.get(ml, value_type(value))
                 constant_names[name] = ml
+                values[name] = value
         enums = {v: colour_type(c) for c in self.colours.order if isinstance(c, EnumSet)
                  for v in c.values}
         return PythonToML(constants=constants, constant_names=constant_names,
                           functions=functions, records=records, enum_constants=enums,
-                          real_time=self.real_time)
+                          real_time=self.real_time, constant_values=values,
+                          call_types=self.learned["calls"])
+
+    def _function_info(self, ml: str) -> FunctionInfo:
+        known = self.function_info.get(ml)
+        if known is not None:
+            return known
+        calls = self.learned["calls"].get(ml)
+        expected_by_callers = self.learned["calls"].get(f"{ml}:returns")
+        return FunctionInfo(ml, tuple(calls) if calls else None,
+                            expected_by_callers[0] if expected_by_callers
+                            else self.learned["returns"].get(ml))
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
         """("val"/"fun", ML text) for every declaration, constants first, functions sorted."""
@@ -479,31 +578,78 @@ class _Exporter:
             out.append(("val", f"val {ml} = {literal};"))
         texts: dict[str, str] = {}
         deps: dict[str, set[str]] = {}
-        for ml, value in self._function_entries():
-            where = f"declaration {ml}"
+        used = self._reachable()
+        # a Python function nothing calls is left out (its parameters' types would be
+        # unknown); functions read from a CPN file are kept
+        entries = {ml: v for ml, v in self._function_entries()
+                   if ml in used or not _is_python_function(v)}
+        for ml, value in entries.items():
             try:
-                text, uses = self._function_text(ml, value, where)
-            except UnsupportedConstruct as exc:
+                deps[ml] = {u for u in self._calls(value) if u != ml and u in entries}
+            except InputError:
                 if self._is_used(ml):
-                    raise InputError(str(exc)) from None
-                continue
-            texts[ml] = text
-            deps[ml] = {u for u in uses if u != ml}
+                    raise
         try:
-            order = list(graphlib.TopologicalSorter(
-                {k: {d for d in v if d in texts} for k, v in deps.items()}).static_order())
+            order = list(graphlib.TopologicalSorter(deps).static_order())
         except graphlib.CycleError as exc:
             raise InputError(f"declarations {exc.args[1]} call each other in a cycle; CPN ML "
                              "needs 'fun ... and ...', which tcpn does not write") from None
-        out.extend(("fun", texts[ml]) for ml in order)
+        # callers first, so that each function learns its parameters' types from its callers
+        for ml in reversed(order):
+            where = f"declaration {ml}"
+            try:
+                texts[ml] = self._function_text(ml, entries[ml], where)
+            except (UnsupportedConstruct, InputError) as exc:
+                if self._is_used(ml) and not self.tolerant:
+                    raise InputError(str(exc)) from None
+                continue
+        out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
+
+    def _reachable(self) -> set[str]:
+        """The ML names of the functions the inscriptions and actions call, transitively."""
+        names: set[str] = set()
+        for text in self._all_texts():
+            names |= Inscription.parse(text, "inscription").names
+        ml_of: dict[str, set[str]] = {}
+        for (name, _), ml in self.globals.items():
+            ml_of.setdefault(name, set()).add(ml)
+        found = {ml for n in names for ml in ml_of.get(n, ())}
+        for transition in self.net.transitions.values():
+            if transition.action is not None and not isinstance(transition.action, CodeAction):
+                found |= {self.globals[(n, id(v))] for n, v in self._action_scope(
+                    transition).items() if (n, id(v)) in self.globals}
+        pending = list(found)
+        while pending:
+            value = self.global_values.get(pending.pop())
+            if not _is_python_function(value):
+                continue
+            try:
+                callees = self._calls(value)
+            except InputError:
+                continue
+            for callee in callees - found:
+                found.add(callee)
+                pending.append(callee)
+        return found
+
+    def _calls(self, value: Any) -> set[str]:
+        """The ML names of the declarations a function calls."""
+        if isinstance(value, DeclaredFunction):
+            uses = Inscription.parse(value.body, f"function {value.name}").names
+            return {self.globals[(n, id(v))] for n, v in self.net.declarations.items()
+                    if n in uses and (n, id(v)) in self.globals}
+        source = self._source(value)
+        return {self.globals[(n, id(v))] for n, v in source.scope.items()
+                if (n, id(v)) in self.globals}
 
     def _is_used(self, ml: str) -> bool:
         python_names = {k[0] for k, v in self.globals.items() if v == ml}
         for text in self._all_texts():
             if Inscription.parse(text, "inscription").names & python_names:
                 return True
-        return False
+        value = self.global_values.get(ml)
+        return any(value is v for source in self.sources.values() for v in source.scope.values())
 
     def _all_texts(self) -> Iterator[str]:
         for t in self.net.transitions.values():
@@ -521,19 +667,26 @@ class _Exporter:
             if isinstance(value, DeclaredFunction):
                 yield value.body
 
-    def _function_text(self, ml: str, value: Any, where: str) -> tuple[str, set[str]]:
+    def _function_text(self, ml: str, value: Any, where: str) -> str:
+        module_scope: Mapping[str, Any] | None = None
         if isinstance(value, DeclaredFunction):
             params, body = value.params, value.body
             annotations: tuple[MLType, ...] = tuple(
                 self._named_colour_type(c) for c in value.param_colours)
             returns: MLType = None
         else:
-            source = function_source(value, where)
+            source = self._source(value, where)
             params, body, annotations, returns = (source.params, source.body,
                                                   source.annotations, source.returns)
-        translator = self._translator(None)
+            module_scope = source.scope
+        calls = self.learned["calls"].get(ml) or ()
+        annotations = tuple(a if a is not None else (calls[i] if i < len(calls) else None)
+                            for i, a in enumerate(annotations))
+        expected_by_callers = self.learned["calls"].get(f"{ml}:returns")
+        if returns is None and expected_by_callers:
+            returns = expected_by_callers[0]
+        translator = self._translator(None, module_scope)
         variables = dict(zip(params, annotations, strict=True))
-        uses = Inscription.parse(body, where).names
         functions = dict(translator.functions)
         # a recursive call needs the function's own name in scope
         own = FunctionInfo(ml, annotations if any(annotations) else None, returns)
@@ -542,15 +695,17 @@ class _Exporter:
             if value2 is value:
                 functions[python_name] = own
         translator = dataclasses.replace(translator, functions=functions)
-        text, _, inferred = translator.typed(body, where, variables)
+        # a parameter spelled like an SML reserved word (end, val...) gets another name
+        renames = {p: self._fresh(f"{p}_") for p in params if not is_ml_identifier(p)}
+        text, _, inferred = translator.typed(body, where, variables, returns, renames)
         self.function_info[ml] = FunctionInfo(ml, annotations if any(annotations) else None,
                                               returns or inferred)
+        if returns is None and inferred is not None:
+            self.learned["returns"][ml] = inferred
         params_text = ", ".join(
-            f"{p}:{self.colours.for_type(a, where)}" if a is not None else p
-            for p, a in zip(params, annotations, strict=True))
-        called = {self.globals[(n, id(v))] for n, v in self.net.declarations.items()
-                  if n in uses and (n, id(v)) in self.globals}
-        return f"fun {ml} ({params_text}) = {text};", called
+            f"{renames.get(p, p)}:{self.colours.for_type(a, where)}" if a is not None
+            else renames.get(p, p) for p, a in zip(params, annotations, strict=True))
+        return f"fun {ml} ({params_text}) = {text};"
 
     def _named_colour_type(self, name: str | None) -> MLType:
         if name is None:
@@ -667,18 +822,28 @@ class _Exporter:
 
     # -- inscriptions ---------------------------------------------------------------------
     def _translate(self, pages: dict[str, _Page]) -> None:
-        self.declarations = self._declaration_texts()
         for page in pages.values():
             for place_out in page.places:
                 # a port shows its socket's tokens; fusion members share one marking
                 if place_out.socket is None:
                     place_out.initmark = self._initmark(place_out.place)
         for transition in self.net.transitions.values():
-            self._translate_transition(transition)
+            with self._learning():
+                self._translate_transition(transition)
         by_key = {a.key: a for p in pages.values() for a in p.arcs}
         for index, arc in enumerate(self.net.arcs):
             out = by_key[f"arc:{index}"]
-            out.orientation, out.text = self._arc(arc)
+            with self._learning():
+                out.orientation, out.text = self._arc(arc)
+        self.declarations = self._declaration_texts()
+
+    @contextlib.contextmanager
+    def _learning(self) -> Iterator[None]:
+        try:
+            yield
+        except InputError:
+            if not self.tolerant or isinstance(sys.exc_info()[1], _NeedsRealTime):
+                raise
 
     def _initmark(self, place: Place) -> str:
         where = f"initial marking of place {place.name}"
@@ -743,7 +908,10 @@ class _Exporter:
         where = f"code action of transition {transition.name}"
         body = self._action_body(transition, where)
         inputs = {n: known.get(n) for n in self._action_inputs(transition, where)}
-        result = translator.infer(body, where, inputs)
+        try:
+            result = self._code_translator(transition).infer(body, where, inputs)
+        except UnsupportedConstruct as exc:
+            raise InputError(str(exc)) from None
         if len(transition.outputs) == 1:
             return result
         if isinstance(result, tuple) and result[0] == "product":
@@ -753,21 +921,54 @@ class _Exporter:
     def _action_inputs(self, transition: Transition, where: str) -> tuple[str, ...]:
         if isinstance(transition.action, CodeAction):
             return transition.action.inputs
-        inputs = transition.action_inputs
-        if "rng" in inputs:
-            raise InputError(f"{where}: an action that takes the NumPy generator 'rng' has no "
-                             "CPN ML form (call uniform/exponential/normal/discrete instead)")
-        return tuple(n for n in inputs if n != "now")
+        declared = set(self.net.scope_of(transition.name))
+        # the generator 'rng' becomes CPN Tools' random functions; declarations are globals
+        return tuple(n for n in transition.action_inputs
+                     if n not in ("now", "rng") and n not in declared)
+
+    def _code_translator(self, transition: Transition) -> PythonToML:
+        translator = self._translator(transition, self._action_scope(transition))
+        return dataclasses.replace(translator, generators=frozenset(
+            {"rng"} if "rng" in transition.action_inputs else set()))
+
+    def _action_scope(self, transition: Transition) -> dict[str, Any]:
+        """The names the action's Python reads from its module or closure."""
+        scope: dict[str, Any] = {}
+        for part in _action_parts(transition.action):
+            scope.update(self._source(part).scope)
+        return scope
 
     def _action_body(self, transition: Transition, where: str) -> str:
+        """The action as one Python expression giving its outputs (a tuple if several).
+
+        An action made of parts (:func:`action_parts`) runs them in turn: each later part
+        sees the outputs of the earlier ones under their names.
+        """
         action = transition.action
         if isinstance(action, CodeAction):
             return action.body
         assert action is not None
+        parts = getattr(action, "action_parts", None) or ((action, transition.outputs),)
         try:
-            return action_body(action, transition.outputs, where)
+            bodies = [(action_body(fn, outputs, where, self._source(fn, where).body), outputs)
+                      for fn, outputs in parts]
         except UnsupportedConstruct as exc:
             raise InputError(str(exc)) from None
+        text, outputs = bodies[-1]
+        for body, part_outputs in reversed(bodies[:-1]):
+            if len(outputs) == 1:
+                inner = f"({', '.join(part_outputs)}, {text})"
+            else:
+                later = ", ".join(f"later_[{i}]" for i in range(len(outputs)))
+                inner = f"(lambda later_: ({', '.join(part_outputs)}, {later}))({text})"
+            if len(part_outputs) == 1:
+                text = f"(lambda {part_outputs[0]}: {inner})({body})"
+            else:
+                unpacked = ", ".join(f"first_[{i}]" for i in range(len(part_outputs)))
+                text = (f"(lambda first_: (lambda {', '.join(part_outputs)}: {inner})"
+                        f"({unpacked}))({body})")
+            outputs = (*part_outputs, *outputs)
+        return text
 
     def _var_names(self, transition: Transition, variables: dict[str, MLType]) -> dict[str, str]:
         renames = {}
@@ -847,8 +1048,8 @@ class _Exporter:
 
     def _need_real(self, where: str, what: str) -> None:
         if not self.real_time:
-            raise InputError(f"{where}: {what} needs real model time; export with "
-                             "real_time=True (CPN Tools' realtimestamp option)")
+            raise _NeedsRealTime(f"{where}: {what} needs real model time; export with "
+                                 "real_time=True (CPN Tools' realtimestamp option)")
 
     def _code(self, transition: Transition) -> str:
         where = f"code action of transition {transition.name}"
@@ -861,7 +1062,12 @@ class _Exporter:
             expected = variables.get(transition.outputs[0])
         else:
             expected = ("product", tuple(variables.get(o) for o in transition.outputs))
-        action = self._ml(body, where, expected)
+        saved = self._current
+        self._current = (self._code_translator(transition), *saved[1:])
+        try:
+            action = self._ml(body, where, expected)
+        finally:
+            self._current = saved
         lines = []
         if inputs:
             lines.append(f"input ({', '.join(renames.get(n, n) for n in inputs)});")
@@ -1163,3 +1369,65 @@ def _inscription(parent: ET.Element, tag: str, element_id: str, x: float, y: flo
     _objatts(element, x, y, inscription=True)
     ET.SubElement(element, "text", tool="CPN Tools", version="4.0.1").text = text
 
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A Python function as one expression, and the names it reads from its module."""
+
+    params: tuple[str, ...]
+    annotations: tuple[MLType, ...]
+    returns: MLType
+    body: str
+    scope: dict[str, Any]
+
+
+def _is_python_function(value: Any) -> bool:
+    return isinstance(value, types.FunctionType)
+
+
+def _action_parts(action: Any) -> list[Any]:
+    """The Python functions an action runs (several for one made by parts)."""
+    if action is None or isinstance(action, CodeAction):
+        return []
+    parts = getattr(action, "action_parts", None)
+    if parts:
+        return [fn for fn, _ in parts]
+    return [action] if callable(action) else []
+
+
+def _python_context(fn: Any) -> dict[str, Any]:
+    """The names a Python function can read besides its parameters: its closure over its
+    module's globals, as Python resolves them."""
+    target = getattr(fn, "__cpn_ml__", fn)
+    context: dict[str, Any] = dict(getattr(target, "__globals__", {}))
+    closure = getattr(target, "__closure__", None) or ()
+    for name, cell in zip(target.__code__.co_freevars, closure, strict=True):
+        try:
+            context[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    return context
+
+
+def _inline_attributes(tree: ast.expr, context: Mapping[str, Any], bound: set[str]) -> ast.expr:
+    """Replace ``obj.attr`` by its value when ``obj`` is a plain object of ``context`` (a
+    configuration such as a dataclass instance) and the value is a number, string or
+    bool: CPN ML has no objects, only the values they hold."""
+
+    class Inline(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if isinstance(node.value, ast.Name) and node.value.id not in bound:
+                owner = context.get(node.value.id, _MISSING)
+                if owner is not _MISSING and not isinstance(owner, type | types.ModuleType) \
+                        and not callable(owner) and value_type(owner) is None:
+                    value = getattr(owner, node.attr, _MISSING)
+                    if isinstance(value, bool | int | float | str):
+                        return ast.copy_location(ast.Constant(value), node)
+            return self.generic_visit(node)
+
+    result: ast.expr = Inline().visit(tree)
+    return result
+
+
+_MISSING = object()

@@ -201,6 +201,7 @@ __all__ = [
     "multiset_terms",
     "parse_ml",
     "py_name",
+    "set_ml_form",
     "split_delay",
     "to_python",
 ]
@@ -720,6 +721,12 @@ class MLToPython:
                 ast.USub(), ast.Constant(1))), ast.Load())
         if name == "List.nth" and len(args) == 2:
             return ast.Subscript(args[0], args[1], ast.Load())
+        if name == "List.drop" and len(args) == 2:
+            return ast.Subscript(args[0], ast.Slice(args[1], None, None), ast.Load())
+        if name == "List.take" and len(args) == 2:
+            return ast.Subscript(args[0], ast.Slice(None, args[1], None), ast.Load())
+        if name == "Math.pow" and len(args) == 2:
+            return ast.BinOp(args[0], ast.Pow(), args[1])
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
                                 "tcpn imported nor part of the basis subset it translates")
 
@@ -780,6 +787,17 @@ def colour_type(colour: ColourSet) -> MLType:
                                "this kind of colour set has no CPN ML form")
 
 
+def _known(t: MLType) -> bool:
+    """Whether ``t`` is a type with no unknown part."""
+    if t is None:
+        return False
+    if isinstance(t, str) or t[0] in ("enum", "record"):
+        return True
+    if t[0] == "product":
+        return all(_known(s) for s in t[1])
+    return bool(_known(t[1]))
+
+
 def _kind(t: MLType) -> str | None:
     if t is None:
         return None
@@ -801,6 +819,9 @@ def value_type(value: Any) -> MLType:
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
         parts = tuple(value_type(v) for v in value)
         return None if None in parts else ("product", parts)
+    if isinstance(value, frozenset | set) and value:
+        elements = {value_type(v) for v in value}
+        return ("list", elements.pop()) if len(elements) == 1 and None not in elements else None
     return None
 
 
@@ -828,6 +849,9 @@ class PythonToML:
     values (a Python string equal to one of them becomes the bare ML constant unless a
     ``string`` is expected), ``real_time`` says whether model time is real (``time()``
     is then a real; otherwise an IntInf converted with ``IntInf.toInt``).
+    ``constant_values`` gives the values of constants a membership test ``x in C`` spells
+    out, ``generators`` the names of NumPy generators an action draws from with
+    ``g.random()`` (CPN ML ``uniform(0.0, 1.0)``, the same draw).
     """
 
     constants: Mapping[str, MLType] = field(default_factory=dict)
@@ -836,6 +860,9 @@ class PythonToML:
     records: Mapping[str, MLType] = field(default_factory=dict)
     enum_constants: Mapping[str, MLType] = field(default_factory=dict)
     real_time: bool = False
+    constant_values: Mapping[str, Any] = field(default_factory=dict)
+    generators: frozenset[str] = frozenset()
+    call_types: dict[str, list[MLType]] = field(default_factory=dict)
 
     def expression(self, text: str, where: str, variables: Mapping[str, MLType] | None = None,
                    expected: MLType = None, renames: Mapping[str, str] | None = None) -> str:
@@ -916,7 +943,8 @@ def _literal(value: Any, t: MLType, where: str) -> str:
         return "{" + ", ".join(f"{f}={_literal(getattr(value, f), s, where)}" for f, s in t[2]) \
             + "}"
     if kind == "list":
-        return "[" + ", ".join(_literal(v, t[1], where) for v in value) + "]"
+        items = sorted(value) if isinstance(value, frozenset | set) else value
+        return "[" + ", ".join(_literal(v, t[1], where) for v in items) + "]"
     raise UnsupportedConstruct(where, f"value {value!r} has no CPN ML literal")
 
 
@@ -988,6 +1016,8 @@ class _Emitter:
         raise self.refuse(node, f"unknown name {name!r}")
 
     def _Tuple(self, node: ast.Tuple, expected: MLType) -> Emitted:
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return self._spliced(node, expected)
         if _kind(expected) == "list":
             return self._List(node, expected)
         if not node.elts:
@@ -997,6 +1027,34 @@ class _Emitter:
         parts = [self.emit(e, s) for e, s in zip(node.elts, subs, strict=True)]
         return "(" + ", ".join(p[0] for p in parts) + ")", _ATOM, ("product", tuple(
             p[2] for p in parts))
+
+    def _spliced(self, node: ast.Tuple, expected: MLType) -> Emitted:
+        """``(x, *q, y)``: a list built of elements and lists (``x::(q ^^ [y])``)."""
+        list_t = expected if _kind(expected) == "list" else None
+        for e in node.elts:
+            if isinstance(e, ast.Starred) and list_t is None:
+                t = self.emit(e.value)[2]
+                list_t = t if _kind(t) == "list" else None
+        element = list_t[1] if list_t is not None else None
+        pieces: list[tuple[str, int, bool]] = []  # (text, precedence, is a list)
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                text, prec, t = self.emit(e.value, list_t)
+                if _kind(t) not in ("list", None):
+                    raise self.refuse(node, f"'*' of a {_kind(t)} value")
+                pieces.append((text, prec, True))
+            else:
+                text, prec, t = self.emit(e, element)
+                element = element if element is not None else t
+                pieces.append((text, prec, False))
+        text, prec, is_list = pieces[-1]
+        if not is_list:
+            text, prec = f"[{text}]", _ATOM
+        for head, head_prec, head_list in reversed(pieces[:-1]):
+            op = "^^" if head_list else "::"
+            text = f"{_wrap(head, head_prec, _CONS + 1)}{op}{_wrap(text, prec, _CONS)}"
+            prec = _CONS
+        return text, prec, list_t if list_t is not None else ("list", element)
 
     def _List(self, node: ast.Tuple | ast.List, expected: MLType) -> Emitted:
         element = expected[1] if _kind(expected) == "list" else None
@@ -1027,10 +1085,16 @@ class _Emitter:
         return left, right
 
     def _condition(self, node: ast.expr) -> Emitted:
-        """Emit a boolean; Python's truthiness of other values has no CPN ML form."""
+        """Emit a boolean; a list's truthiness is ``l <> []``, an int's ``n <> 0``; other
+        values have no CPN ML truth value."""
         result = self.emit(node, BOOL_T)
+        kind = _kind(result[2])
+        if kind == "list":
+            return f"{_wrap(result[0], result[1], _CONS)} <> []", _CMP, BOOL_T
+        if kind == INT_T:
+            return f"{_wrap(result[0], result[1], _CONS)} <> 0", _CMP, BOOL_T
         if result[2] not in (BOOL_T, None):
-            raise self.refuse(node, f"a {_kind(result[2])} value used as a condition "
+            raise self.refuse(node, f"a {kind} value used as a condition "
                               "(compare it explicitly)")
         return result
 
@@ -1061,6 +1125,13 @@ class _Emitter:
             word = "div" if isinstance(op, ast.FloorDiv) else "mod"
             return (f"{_wrap(left[0], left[1], _MUL)} {word} {_wrap(right[0], right[1], _MUL + 1)}",
                     _MUL, INT_T)
+        if isinstance(op, ast.Pow):
+            left, right = self.emit(node.left, REAL_T), self.emit(node.right)
+            if left[2] != REAL_T:
+                raise self.refuse(node, "'**' translates for a real base only (Math.pow); "
+                                  "CPN ML has no integer power")
+            exponent = f"Real.fromInt({right[0]})" if right[2] == INT_T else right[0]
+            return f"Math.pow({left[0]}, {exponent})", _APP, REAL_T
         raise self.refuse(node, f"operator {type(op).__name__}")
 
     def _add(self, node: ast.BinOp, expected: MLType) -> Emitted:
@@ -1096,6 +1167,9 @@ class _Emitter:
 
     def _UnaryOp(self, node: ast.UnaryOp, expected: MLType) -> Emitted:
         if isinstance(node.op, ast.Not):
+            emitted = self.emit(node.operand, BOOL_T)
+            if _kind(emitted[2]) == "list":
+                return f"{_wrap(emitted[0], emitted[1], _CONS)} = []", _CMP, BOOL_T
             text, _, _ = self._condition(node.operand)
             return f"not({text})", _APP, BOOL_T
         if isinstance(node.op, ast.UAdd):
@@ -1119,8 +1193,13 @@ class _Emitter:
         pieces = []
         left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, ast.In | ast.NotIn):
+                pieces.append(self._membership(node, left_node, right_node,
+                                               isinstance(op, ast.NotIn)))
+                left_node = right_node
+                continue
             if type(op) not in _PY_COMPARE:
-                raise self.refuse(node, f"comparison {type(op).__name__} ('in', 'is')")
+                raise self.refuse(node, f"comparison {type(op).__name__} ('is')")
             left = self.emit(left_node)
             right = self.emit(right_node, left[2])
             if left[2] is None and right[2] is not None:
@@ -1134,12 +1213,39 @@ class _Emitter:
             return pieces[0], _CMP, BOOL_T
         return " andalso ".join(f"({p})" for p in pieces), _ANDALSO, BOOL_T
 
+    def _membership(self, node: ast.Compare, left_node: ast.expr, right_node: ast.expr,
+                    negated: bool) -> str:
+        """``x in C`` for a literal tuple or a constant collection ``C``: one equality per
+        member (``false`` for none)."""
+        if isinstance(right_node, ast.Tuple | ast.List | ast.Set):
+            members: list[ast.expr] = list(right_node.elts)
+        elif isinstance(right_node, ast.Name) and right_node.id not in self.variables and \
+                isinstance(self.o.constant_values.get(right_node.id), tuple | frozenset | set):
+            values = self.o.constant_values[right_node.id]
+            members = [ast.Constant(v) for v in (sorted(values) if isinstance(
+                values, frozenset | set) else values)]
+        else:
+            raise self.refuse(node, "'in' tests membership of a literal tuple or a constant "
+                              "collection only")
+        left = self.emit(left_node)
+        tests = []
+        for member in members:
+            right = self.emit(member, left[2])
+            lt, rt, _ = self._numeric(left, right)
+            tests.append(f"{_wrap(lt, left[1], _CONS)} = {_wrap(rt, right[1], _CONS)}")
+        text = " orelse ".join(tests) if tests else "false"
+        return f"not({text})" if negated else f"({text})"
+
     def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
         cond = self._condition(node.test)
         then = self.emit(node.body, expected)
         other = self.emit(node.orelse, expected if expected is not None else then[2])
-        if then[2] is None and other[2] is not None:
+        # a tuple literal beside a list is a list: (x,) if c else q
+        if (then[2] is None or _kind(then[2]) in (UNIT_T, "product")) and _kind(
+                other[2]) not in (None, UNIT_T, "product"):
             then = self.emit(node.body, other[2])
+        elif _kind(other[2]) in (UNIT_T, "product") and _kind(then[2]) == "list":
+            other = self.emit(node.orelse, then[2])
         then_text, other_text, t = self._numeric(then, other)
         return f"if {cond[0]} then {then_text} else {other_text}", _IF, t
 
@@ -1167,7 +1273,20 @@ class _Emitter:
             if (_kind(t) in ("list", None) and isinstance(index.lower, ast.Constant)
                     and index.lower.value == 1 and index.upper is None and index.step is None):
                 return f"tl({text})", _APP, t
-            raise self.refuse(node, "slices other than [1:] (tl) and [::-1] (rev)")
+            if _kind(t) in ("list", None) and index.step is None and index.lower is not None \
+                    and index.upper is None:
+                start, _, _ = self.emit(index.lower, INT_T)
+                if isinstance(index.lower, ast.UnaryOp) and isinstance(index.lower.op, ast.USub):
+                    # q[-n:]: the last n (all of q when it is shorter)
+                    count, _, _ = self.emit(index.lower.operand, INT_T)
+                    return (f"List.drop({text}, Int.max(0, length({text}) - {count}))", _APP, t)
+                return f"List.drop({text}, {start})", _APP, t
+            if _kind(t) in ("list", None) and index.step is None and index.lower is None \
+                    and index.upper is not None:
+                count, _, _ = self.emit(index.upper, INT_T)
+                return f"List.take({text}, {count})", _APP, t
+            raise self.refuse(node, "slices other than [1:] (tl), [::-1] (rev), [k:] and [:k] "
+                              "(List.drop, List.take)")
         constant = index.value if isinstance(index, ast.Constant) and isinstance(
             index.value, int) and not isinstance(index.value, bool) else None
         if _kind(t) == "list":
@@ -1192,6 +1311,8 @@ class _Emitter:
         func = node.func
         if isinstance(func, ast.Lambda):
             return self._let(node, func, expected)
+        if isinstance(func, ast.Attribute):
+            return self._method(node, func, expected)
         if not isinstance(func, ast.Name):
             raise self.refuse(node, "only calls of named functions translate")
         if node.keywords and func.id not in self.o.records:
@@ -1204,11 +1325,57 @@ class _Emitter:
             params = info.params or (None,) * len(node.args)
             if len(params) != len(node.args):
                 raise self.refuse(node, f"{name} takes {len(params)} argument(s)")
-            args = [self.emit(a, p)[0] for a, p in zip(node.args, params, strict=True)]
+            seen = self.o.call_types.setdefault(info.ml_name, [None] * len(params))
+            if _known(expected) and expected != BOOL_T and info.returns is None:
+                self.o.call_types.setdefault(f"{info.ml_name}:returns", [expected])
+            args = []
+            for i, (a, p) in enumerate(zip(node.args, params, strict=True)):
+                text, _, t = self.emit(a, p)
+                if p == REAL_T and t == INT_T:
+                    text, t = f"Real.fromInt({text})", REAL_T
+                if i < len(seen) and seen[i] is None and _known(t):
+                    seen[i] = t
+                args.append(text)
             return f"{info.ml_name}({', '.join(args)})", _APP, info.returns
         if name in self.variables or name in self.o.constants:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
+
+    def _method(self, node: ast.Call, func: ast.Attribute, expected: MLType) -> Emitted:
+        """``r._replace(f=e)`` on a record (a new record: the others fields copied) and
+        ``rng.random()`` on an action's generator (``uniform(0.0, 1.0)``)."""
+        owner = func.value
+        if isinstance(owner, ast.Name) and owner.id in self.o.generators \
+                and owner.id not in self.variables:
+            if func.attr == "random" and not node.args and not node.keywords:
+                return "uniform(0.0, 1.0)", _APP, REAL_T
+            raise self.refuse(node, "of a NumPy generator only random() translates (CPN ML "
+                              "uniform(0.0, 1.0)); call uniform/exponential/normal/discrete")
+        if func.attr != "_replace":
+            raise self.refuse(node, "only calls of named functions and a record's _replace "
+                              "translate")
+        if node.args:
+            raise self.refuse(node, "_replace takes keyword arguments")
+        text, prec, t = self.emit(owner, expected if _kind(expected) == "record" else None)
+        if _kind(t) != "record":
+            raise self.refuse(node, "_replace of a value that is not a record of a declared "
+                              "record colour set")
+        fields = dict(t[2])
+        given = {}
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in fields:
+                raise self.refuse(node, f"record {t[1]} has no field {kw.arg!r}")
+            given[kw.arg] = self.emit(kw.value, fields[kw.arg])[0]
+        if isinstance(owner, ast.Name) or prec >= _ATOM:
+            return "{" + ", ".join(f"{f}={given.get(f, f'#{f}({text})')}"
+                                   for f, _ in t[2]) + "}", _ATOM, t
+        taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants)
+        source, suffix = "rec_", 2
+        while source in taken:
+            source, suffix = f"rec_{suffix}", suffix + 1
+        body = "{" + ", ".join(f"{f}={given.get(f, f'#{f}({source})')}"
+                               for f, _ in t[2]) + "}"
+        return f"let val {source} = {text} in {body} end", _ATOM, t
 
     def _record(self, node: ast.Call, t: MLType) -> Emitted:
         fields = dict(t[2])
@@ -1241,7 +1408,7 @@ class _Emitter:
             text, _, t = self.emit(arg)
             # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
             ml_name, suffix = param, 2
-            while ml_name in taken:
+            while ml_name in taken or not is_ml_identifier(ml_name):
                 ml_name, suffix = f"{param}_{suffix}", suffix + 1
             taken.add(ml_name)
             vals.append(f"val {ml_name} = {text}")
@@ -1276,6 +1443,10 @@ class _Emitter:
         if name == "abs":
             text, _, t = one()
             return f"abs({text})", _APP, t
+        if name == "bool":
+            if len(args) != 1:
+                raise self.refuse(node, f"bool() with {len(args)} arguments")
+            return self._condition(args[0])
         if name == "len":
             text, _, t = one()
             if t == STRING_T:
@@ -1351,6 +1522,25 @@ class FunctionSource:
     body: str
 
 
+def set_ml_form(fn: Any, form: Any) -> None:
+    """Give ``fn`` a CPN ML form: ``form``, a function of the same parameters and values
+    written in the translated subset (recursion instead of loops), which the export
+    translates in place of ``fn``; ``fn`` stays what the simulator runs.
+
+    Use it for a helper whose Python is written for speed (bisection, loops) and check
+    that the two agree (tests/test_exchange_components.py does, on generated inputs).
+
+    >>> def total(xs):
+    ...     return sum(xs)
+    >>> def total_ml(xs):
+    ...     return 0 if len(xs) == 0 else xs[0] + total(xs[1:])
+    >>> set_ml_form(total, total_ml)
+    >>> function_source(total, "declaration total").body
+    '0 if len(xs) == 0 else xs[0] + total(xs[1:])'
+    """
+    fn.__cpn_ml__ = form
+
+
 def function_source(fn: Callable[..., Any], where: str) -> FunctionSource:
     """Reduce a Python function (``def`` or ``lambda``) to a :class:`FunctionSource`.
 
@@ -1360,7 +1550,7 @@ def function_source(fn: Callable[..., Any], where: str) -> FunctionSource:
     >>> function_source(delay, "declaration delay").body
     '(lambda y: y + 1)(x % 3)'
     """
-    node = _function_node(fn, where)
+    node = _function_node(getattr(fn, "__cpn_ml__", fn), where)
     args = node.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
         raise UnsupportedConstruct(where, "only plain positional parameters translate to CPN ML")
@@ -1436,6 +1626,18 @@ def _fold_statements(body: list[ast.stmt], where: str) -> ast.expr:
             first.targets[0], ast.Name):
         inner = _fold_statements(rest, where)
         return _call_lambda((first.targets[0].id,), inner, [first.value])
+    if isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(
+            first.targets[0], ast.Tuple) and all(isinstance(e, ast.Name)
+                                                 for e in first.targets[0].elts):
+        # a, b = x, y assigns both at once: one lambda of both names
+        names = tuple(e.id for e in first.targets[0].elts if isinstance(e, ast.Name))
+        inner = _fold_statements(rest, where)
+        if isinstance(first.value, ast.Tuple) and len(first.value.elts) == len(names):
+            return _call_lambda(names, inner, list(first.value.elts))
+        packed = "_".join(names) + "_"
+        return _call_lambda((packed,), _call_lambda(names, inner, [
+            ast.Subscript(ast.Name(packed, ast.Load()), ast.Constant(i), ast.Load())
+            for i in range(len(names))]), [first.value])
     if isinstance(first, ast.AugAssign) and isinstance(first.target, ast.Name):
         name = first.target.id
         value = ast.BinOp(ast.Name(name, ast.Load()), first.op, first.value)
@@ -1465,11 +1667,13 @@ def _fold_branch_assignments(branch: ast.If, rest: list[ast.stmt], where: str) -
         targets = node.targets if isinstance(node, ast.Assign) else (
             [node.target] if isinstance(node, ast.AugAssign) else [])
         for target in targets:
-            if not isinstance(target, ast.Name):
-                raise UnsupportedConstruct(where, f"assignment to {ast.unparse(target)!r} "
-                                           f"(line {getattr(node, 'lineno', '?')})")
-            if target.id not in names:
-                names.append(target.id)
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            for element in elements:
+                if not isinstance(element, ast.Name):
+                    raise UnsupportedConstruct(where, f"assignment to {ast.unparse(target)!r} "
+                                               f"(line {getattr(node, 'lineno', '?')})")
+                if element.id not in names:
+                    names.append(element.id)
     if not names:
         raise UnsupportedConstruct(where, f"an if statement (line {branch.lineno}) that "
                                    "neither returns nor assigns")
@@ -1488,19 +1692,22 @@ def _fold_branch_assignments(branch: ast.If, rest: list[ast.stmt], where: str) -
     return _call_lambda((packed,), unpacked, [chosen])
 
 
-def action_body(fn: Callable[..., Any], outputs: Iterable[str], where: str) -> str:
+def action_body(fn: Callable[..., Any], outputs: Iterable[str], where: str,
+                body: str | None = None) -> str:
     """The Python expression a code action computes: a tuple of its outputs, in order.
 
-    The action must return a dict literal (or ``dict(...)``) giving each output.
+    The action must return a dict literal (or ``dict(...)``) giving each output. ``body``
+    is the function already reduced to one expression (:func:`function_source`), if known.
 
     >>> def act(x):
     ...     return {"y": x + 1, "z": x * 2}
     >>> action_body(act, ("y", "z"), "code action of t")
     '(x + 1, x * 2)'
     """
-    source = function_source(fn, where)
+    if body is None:
+        body = function_source(fn, where).body
     outputs = tuple(outputs)
-    tree = ast.parse(source.body, mode="eval").body
+    tree = ast.parse(body, mode="eval").body
     tree = _map_result(tree, outputs, where)
     return ast.unparse(tree)
 

@@ -1,0 +1,173 @@
+"""CPN ML forms of the components' helper functions: the same values, recursion for loops.
+
+The simulator runs the helpers as written (bisection over sorted runs, loops over the
+window); CPN ML has no loops, so each such helper gets a twin in the subset the exporter
+translates (:func:`~tcpn.petrinets.exchange.cpnml.set_ml_form`), written with recursion
+over lists and ranges. ``tests/test_exchange_components.py`` checks every twin against its
+helper on generated inputs, and the CPN ML the exporter writes for them with cpncheck's
+evaluator.
+
+Runs (out-of-order buffers, SACK scoreboards) are sorted, disjoint, non-adjacent
+``(start, end)`` pairs, ``end`` exclusive, as :func:`~tcpn.models.components.packets.add_segment`
+keeps them.
+
+>>> covers_ml(((3, 5), (9, 10)), 4), advance_ml(5, ((5, 7), (9, 10)))
+(True, 7)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcpn.models.components import packets, sender
+from tcpn.models.components.packets import add_segment, advance, covers, runs_above
+from tcpn.petrinets.exchange.cpnml import set_ml_form
+
+__all__ = ["add_segment_ml", "advance_ml", "covers_ml", "merge_sack_ml", "runs_above_ml",
+           "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml"]
+
+Runs = Any  # a tuple of (start, end) pairs
+
+
+def covers_ml(runs: Runs, seq: int) -> bool:
+    """:func:`~tcpn.models.components.packets.covers` by recursion."""
+    return len(runs) > 0 and ((runs[0][0] <= seq and seq < runs[0][1])
+                              or covers(runs[1:], seq))
+
+
+def advance_ml(nxt: int, runs: Runs) -> int:
+    """:func:`~tcpn.models.components.packets.advance` by recursion."""
+    if len(runs) == 0:
+        return nxt
+    if runs[0][0] <= nxt and nxt < runs[0][1]:
+        return runs[0][1]
+    return advance(nxt, runs[1:])
+
+
+def runs_above_ml(runs: Runs, nxt: int) -> Runs:
+    """:func:`~tcpn.models.components.packets.runs_above` by recursion."""
+    if len(runs) == 0:
+        return runs
+    if runs[0][0] <= nxt:
+        return runs_above(runs[1:], nxt)
+    return runs
+
+
+def add_segment_ml(runs: Runs, seq: int) -> Runs:
+    """:func:`~tcpn.models.components.packets.add_segment` by recursion."""
+    if len(runs) == 0:
+        return ((seq, seq + 1),)
+    if seq + 1 < runs[0][0]:
+        return ((seq, seq + 1), *runs)
+    if seq + 1 == runs[0][0]:
+        return ((seq, runs[0][1]), *runs[1:])
+    if seq < runs[0][1]:
+        return runs
+    if seq == runs[0][1]:
+        return _join_next((runs[0][0], seq + 1), runs[1:])
+    return (runs[0], *add_segment(runs[1:], seq))
+
+
+def _join_next(run: Any, rest: Runs) -> Runs:
+    """``run`` before ``rest``, merged with the first of ``rest`` if they touch."""
+    if len(rest) > 0 and rest[0][0] == run[1]:
+        return ((run[0], rest[0][1]), *rest[1:])
+    return (run, *rest)
+
+
+def _trim(runs: Runs, una: int) -> Runs:
+    """The parts of ``runs`` at or above ``una``."""
+    if len(runs) == 0:
+        return runs
+    if runs[0][1] <= una:
+        return _trim(runs[1:], una)
+    return ((max(runs[0][0], una), runs[0][1]), *_trim(runs[1:], una))
+
+
+def _add_range(runs: Runs, start: int, end: int) -> Runs:
+    """``runs`` with segments ``start`` to ``end - 1`` added."""
+    if start >= end:
+        return runs
+    return _add_range(add_segment(runs, start), start + 1, end)
+
+
+def _add_blocks(runs: Runs, blocks: Runs, una: int) -> Runs:
+    if len(blocks) == 0:
+        return runs
+    return _add_blocks(_add_range(runs, max(blocks[0][0], una), blocks[0][1]), blocks[1:], una)
+
+
+def merge_sack_ml(sacked: Runs, blocks: Runs, una: int) -> Runs:
+    """:func:`~tcpn.models.components.packets.merge_sack` by recursion."""
+    return _add_blocks(_trim(sacked, una), blocks, una)
+
+
+def _holding(runs: Runs, latest: int) -> Runs:
+    if len(runs) == 0:
+        return runs
+    if runs[0][0] <= latest and latest < runs[0][1]:
+        return (runs[0],)
+    return _holding(runs[1:], latest)
+
+
+def _not_holding(runs: Runs, latest: int) -> Runs:
+    if len(runs) == 0:
+        return runs
+    if runs[0][0] <= latest and latest < runs[0][1]:
+        return _not_holding(runs[1:], latest)
+    return (runs[0], *_not_holding(runs[1:], latest))
+
+
+def _first(runs: Runs, n: int) -> Runs:
+    if n == 0 or len(runs) == 0:
+        return ()
+    return (runs[0], *_first(runs[1:], n - 1))
+
+
+def sack_blocks_ml(runs: Runs, latest: int) -> Runs:
+    """:func:`~tcpn.models.components.packets.sack_blocks` (3 blocks) by recursion."""
+    return _first(_holding(runs, latest) + _not_holding(runs, latest)[::-1], 3)
+
+
+def _sacked_above(runs: Runs, s: int) -> int:
+    """Segments of ``runs`` above ``s``."""
+    if len(runs) == 0:
+        return 0
+    return max(0, runs[0][1] - max(runs[0][0], s + 1)) + _sacked_above(runs[1:], s)
+
+
+def _pipe_from(t: Any, s: int, dupthresh: int) -> int:
+    if s >= t.high:
+        return 0
+    here = 0 if covers(t.sacked, s) else (
+        (0 if _sacked_above(t.sacked, s) >= dupthresh else 1) + (1 if s < t.highrxt else 0))
+    return here + _pipe_from(t, s + 1, dupthresh)
+
+
+def sack_pipe_ml(t: Any, dupthresh: int) -> int:
+    """:func:`~tcpn.models.components.sender.sack_pipe` (RFC 6675 SetPipe) by recursion."""
+    return _pipe_from(t, t.una, dupthresh)
+
+
+def _hole_from(t: Any, s: int, dupthresh: int) -> int:
+    if s >= t.high:
+        return -1
+    if not covers(t.sacked, s) and _sacked_above(t.sacked, s) >= dupthresh:
+        return s
+    return _hole_from(t, s + 1, dupthresh)
+
+
+def sack_hole_ml(t: Any, dupthresh: int) -> int:
+    """:func:`~tcpn.models.components.sender.sack_hole` (RFC 6675 NextSeg 1) by recursion."""
+    return _hole_from(t, max(t.una, t.highrxt), dupthresh)
+
+
+#: helper -> its CPN ML form
+FORMS = {
+    packets.covers: covers_ml, packets.advance: advance_ml,
+    packets.runs_above: runs_above_ml, packets.add_segment: add_segment_ml,
+    packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
+    sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
+}
+for _helper, _form in FORMS.items():
+    set_ml_form(_helper, _form)
