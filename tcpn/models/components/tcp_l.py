@@ -21,16 +21,25 @@ cause, so that the first loss is classified too: tcpn's reading), ``Loss_link =
 failed / sent`` from the latest report (0 before any report),
 :func:`p_congestion` ``= clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1)`` (1 when
 ``Loss_tcp = 0``); draw ``X ~ U[0, 1)``: ``P > X`` reacts like NewReno (``ssthresh =
-FlightSize / 2``, ``cwnd = ssthresh + 3``; timeout: ``cwnd = 1``, ``ssthresh`` halves),
-otherwise the segment is retransmitted and the window kept (fast retransmit: recovery
-with ``ssthresh = cwnd``, so recovery ends at the same window; timeout: go back to
-``una`` with ``cwnd`` and ``ssthresh`` unchanged). So ``Loss_link = 0`` always reduces
-and ``Loss_link >= Loss_tcp`` never does.
+FlightSize / 2``, ``cwnd = ssthresh + 3``; timeout: ``cwnd = 1``, ``ssthresh`` halves,
+go-back-N), otherwise the segment is retransmitted and the window kept. Fast retransmit:
+NewReno recovery with ``ssthresh = cwnd``, so recovery ends at the same window. Timeout
+("retransmit only"): the segment at ``una`` is sent again at once and nothing else (no
+go-back-N: ``nxt`` resumes where it was); the sender enters NewReno recovery with
+``ssthresh = cwnd`` (the window before any inflation), so partial ACKs repair further
+holes one per ACK and recovery ends at the same window; and until the data outstanding
+at the timeout is acknowledged and one window is out again, new segments are **paced**
+one every ``srtt / min(cwnd, window)`` (place ``pace``; the current RTO stands in for
+``srtt`` before the first sample). Without pacing, the ACK that ends the repair would
+free the whole window at once (the ACK clock is lost during the timeout) and the sender
+would burst ``cwnd`` segments into the path, the burst the study's "retransmit only"
+does not ask for. So ``Loss_link = 0`` always reduces and ``Loss_link >= Loss_tcp`` never
+does.
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = tcp_l_sender_net(SenderConfig(flow=0, dst=1))
 >>> sorted(p for p in net.places if p not in ("start", "out", "acks"))
-['report', 'rtt', 'tcb', 'tcpl', 'timer']
+['pace', 'repair', 'report', 'rtt', 'tcb', 'tcpl', 'timer']
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
 from tcpn.petrinets import (
+    BOOL,
     INT,
     REAL,
     UNIT,
@@ -55,13 +65,17 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets import Transition as T
 
-__all__ = ["REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion", "reporter_net",
-           "tcp_l_adopt", "tcp_l_reacts",
-           "tcp_l_sender_net"]
+__all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion",
+           "reporter_net", "tcp_l_adopt", "tcp_l_reacts", "tcp_l_sender_net"]
 
 TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
                   link_failed=IntSet(0), report_time=REAL)
 TcpL: Any = TCP_L.record_type
+#: The repair after a timeout judged a link loss: ``resume`` (``nxt`` to go on from once
+#: ``una`` is sent again; 0: none), ``paced`` (new segments paced) and ``pace_end`` (the
+#: data outstanding at the timeout ends at this segment).
+REPAIR = RecordSet("TcpLRepair", resume=IntSet(0), paced=BOOL, pace_end=IntSet(0))
+Repair: Any = REPAIR.record_type
 #: A last-hop report: receiver clock when taken, frames sent, frames failed.
 REPORT = ProductSet(REAL, INT, INT, name="Report")
 #: Reports kept for ACKs still in flight (enough for a reverse path 64 periods long).
@@ -155,9 +169,31 @@ def tcp_l_sender_net(config: SenderConfig, base: str = "newreno",
                 "cwnd=max(2.0, t.cwnd) + DUPTHRESH)")
     net.add_read("tcpl", "timeout", "st")
     add_action(net, "timeout", _decide, ("react",))
-    wrap_output(net, "timeout", "tcb",
-                "({base}) if react else ({base})._replace(cwnd=t.cwnd, ssthresh=t.ssthresh)")
+    _retransmit_only_timeout(net)
     return net
+
+
+def _retransmit_only_timeout(net: PetriNet) -> None:
+    """A timeout that does not react: una again, nxt resumes, recovery at the same window,
+    new segments paced until one window is out after the repair (module docstring)."""
+    net.add_place(Place("repair", REPAIR, initial=[Repair(0, False, 0)]))
+    net.add_place(Place("pace", UNIT.timed(), initial=[Token((), 0.0)]))
+    window = "(t.ssthresh if t.inrec else t.cwnd)"  # before any recovery inflation
+    wrap_output(net, "timeout", "tcb",
+                f"({{base}}) if react else ({{base}})._replace(cwnd={window}, "
+                f"ssthresh=max(2.0, {window}), inrec=True)")
+    track(net, "timeout", "repair", "rp",
+          "rp._replace(resume=0, paced=False) if react else "
+          "rp._replace(resume=t.nxt, paced=True, pace_end=t.high)")
+    # send: the first send after such a timeout is una; nxt then jumps back to resume
+    resumed = "max(t.nxt + 1, rp.resume)"
+    wrap_output(net, "send", "tcb", f"({{base}})._replace(nxt={resumed})")
+    track(net, "send", "repair", "rp",
+          f"rp._replace(resume=0, paced=rp.paced and not (t.una >= rp.pace_end and "
+          f"{resumed} - t.una >= min(t.cwnd, WINDOW)))")
+    net.add_input("pace", "send", "()")
+    net.add_output("pace", "send", "()", delay="(r.srtt if r.srtt > 0 else r.rto) / "
+                   "max(1.0, min(t.cwnd, WINDOW)) if rp.paced else 0.0")
 
 
 def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: float = 0.0,
