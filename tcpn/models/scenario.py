@@ -442,7 +442,7 @@ class TcpLParams(_Strict):
     like ``base`` with probability P_congestion."""
 
     variant: Literal["tcp_l"]
-    report_interval_s: PositiveFloat = 1.0
+    report_interval_s: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
     base: Literal["reno", "newreno"] = "newreno"
 
 
@@ -469,8 +469,8 @@ class UniformTime(_Strict):
     """A time drawn uniformly from ``[low_s, high_s]``."""
 
     dist: Literal["uniform"]
-    low_s: float = Field(ge=0.0)
-    high_s: float = Field(ge=0.0)
+    low_s: float = Field(ge=0.0, allow_inf_nan=False)
+    high_s: float = Field(ge=0.0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformTime:
@@ -493,8 +493,8 @@ class ExponentialTime(_Strict):
     """A time ``offset_s`` + an exponential with mean ``mean_s``."""
 
     dist: Literal["exponential"]
-    mean_s: PositiveFloat
-    offset_s: float = Field(default=0.0, ge=0.0)
+    mean_s: float = Field(gt=0.0, allow_inf_nan=False)
+    offset_s: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
 
     @property
     def min_s(self) -> float:
@@ -564,13 +564,15 @@ class Flow(_Strict):
     @field_validator("start_s", "gap_s", "receiver_clock_offset_s")
     @classmethod
     def _non_negative(cls, v: Any) -> Any:
-        if isinstance(v, int | float) and v < 0 and not math.isnan(v):
-            raise ValueError(f"must be >= 0, got {v:g}")
+        if isinstance(v, int | float) and not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"must be >= 0 and finite, got {v:g}")
         return v
 
     @field_validator("receiver_clock_skew")
     @classmethod
     def _clock_runs_forward(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError(f"skew must be a finite number > -1, got {v:g}")
         if not v > -1.0:
             raise ValueError(f"skew {v:g} makes the receiver clock (1 + skew) * t + offset "
                              "stop or run backwards: it must be > -1")
