@@ -45,6 +45,7 @@ does.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from tcpn.errors import InputError
@@ -206,8 +207,12 @@ def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: flo
     >>> sorted(reporter_net(0.5).transitions)
     ['take_report']
     """
-    if not interval_s > 0:
-        raise InputError(f"tcp-l reporter: report_interval_s must be > 0, got {interval_s!r}")
+    if not (math.isfinite(interval_s) and interval_s > 0):
+        raise InputError(f"tcp-l reporter: report_interval_s must be a finite number > 0, "
+                         f"got {interval_s!r}")
+    if not (math.isfinite(clock_rate) and clock_rate > 0):
+        raise InputError(f"tcp-l reporter: clock rate {clock_rate!r} (1 + skew) stops or "
+                         "reverses the receiver clock; need a finite rate > 0")
     net = PetriNet(name)
     net.declare(INTERVAL_S=float(interval_s), CLOCK_RATE=float(clock_rate),
                 OFFSET_S=float(clock_offset_s))
