@@ -110,7 +110,8 @@ def test_tcpn_variants_map_to_their_cpp_classes():
     Ns3Lens().check(s)  # the receiver clock skew is modelled on the wire
     modified, adaptive, tcp_l = scenario_plan(s).flows
     assert (modified.congestion, dict(modified.congestion_attributes)) == (
-        "tcpn::ModifiedVegas", {"Alpha": "1", "Beta": "3", "Gamma": "1"})
+        "tcpn::ModifiedVegas", {"Alpha": "1", "Beta": "3", "Gamma": "1",
+                                "MinRoundSamples": "3"})  # the net model's rounds
     assert (modified.receiver_clock_rate, modified.receiver_clock_offset_s) == (1.0001, 12.5)
     assert adaptive.congestion == "tcpn::AdaptiveVegas"
     assert dict(adaptive.congestion_attributes)["Weight"] == "0.25"

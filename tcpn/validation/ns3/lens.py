@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
+from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import (
     AdaptiveVegasParams,
     ConcreteFlow,
@@ -156,7 +157,8 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
         assert isinstance(params, VegasParams)
         congestion = _OWN_VEGAS[flow.variant]
         attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
-                      ("Gamma", str(params.gamma)))
+                      ("Gamma", str(params.gamma)),
+                      ("MinRoundSamples", str(MIN_ROUND_SAMPLES)))
         if isinstance(params, AdaptiveVegasParams):
             attributes += (("Weight", repr(params.weight)),)
     elif isinstance(params, TcpLParams):

@@ -39,15 +39,17 @@ class TahoeRecovery : public TcpClassicRecovery {
 
 // ---------------------------------------------------------------------------------------
 // The Vegas family of tcpn's net model (tcpn/models/components/vegas.py): one RTT sample
-// per ACK of new data outside fast recovery (IncreaseWindow), BaseRTT the smallest, RTT
-// the latest; once per RTT (the ACK covers the first segment sent after the previous
-// decision) Diff = W * (1 - BaseRTT / RTT) is compared with gamma in slow start (leave
-// it with W = min(W, W * BaseRTT / RTT + gamma), ssthresh = max(2, min(ssthresh, W - 1)))
-// or with a low/high target in congestion avoidance (+1 / -1 segment per RTT, a decrease
-// also lowers ssthresh); slow start grows +1 segment per ACK in every other RTT only.
-// Leaving fast recovery or a timeout restarts the round (samples of the old one are
-// dropped). Losses are NewReno's (ns-3's socket and TcpClassicRecovery). Subclasses say
-// what a sample is and what the congestion-avoidance target is.
+// per ACK of new data outside fast recovery (IncreaseWindow), BaseRTT the smallest; a
+// round ends when the ACK covers the first segment sent after the previous round ended
+// (the first ACK ends one). A round with MinRoundSamples samples or more takes a decision
+// on the smallest sample of the round: Diff = W * (1 - BaseRTT / RTT) is compared with
+// gamma in slow start (leave it with W = min(W, W * BaseRTT / RTT + gamma), ssthresh =
+// max(2, min(ssthresh, W - 1))) or with a low/high target in congestion avoidance (+1 / -1
+// segment per RTT, a decrease also lowers ssthresh); a shorter round keeps the window.
+// Slow start grows +1 segment per ACK in every other round only. Leaving fast recovery or
+// a timeout restarts the round (its samples are dropped). Losses are NewReno's (ns-3's
+// socket and TcpClassicRecovery). Subclasses say what a sample is and what the
+// congestion-avoidance target is.
 class SampledVegas : public TcpNewReno {
   public:
     static TypeId GetTypeId() {
@@ -63,14 +65,18 @@ class SampledVegas : public TcpNewReno {
                               MakeDoubleChecker<double>(0))
                 .AddAttribute("Gamma", "Diff above which slow start ends (segments)",
                               DoubleValue(1), MakeDoubleAccessor(&SampledVegas::m_gamma),
-                              MakeDoubleChecker<double>(0));
+                              MakeDoubleChecker<double>(0))
+                .AddAttribute("MinRoundSamples", "Samples a round needs to take a decision",
+                              UintegerValue(3),
+                              MakeUintegerAccessor(&SampledVegas::m_minRoundSamples),
+                              MakeUintegerChecker<uint32_t>(1));
         return tid;
     }
     SampledVegas() = default;
     SampledVegas(const SampledVegas& other) = default;
 
-    double base_rtt_s{0.0};  // BaseRTT of the latest sample
-    double rtt_s{0.0};       // RTT of the latest sample (the one a decision uses)
+    double base_rtt_s{0.0};  // BaseRTT after the latest sample
+    double rtt_s{0.0};       // the latest sample
     uint64_t samples_total{0}, decisions{0};
     Series diff, low, high;  // each decision: Diff and the band it was compared with
 
@@ -83,7 +89,7 @@ class SampledVegas : public TcpNewReno {
             m_started = true;
             m_roundEnd = SequenceNumber32(tcb->m_lastAckedSeq.GetValue() - 1);
         }
-        if (Sample(tcb)) {
+        if (Sample(tcb, m_samples == 0)) {
             ++samples_total;
             ++m_samples;
         }
@@ -91,9 +97,13 @@ class SampledVegas : public TcpNewReno {
         double cwnd = tcb->m_cWnd.Get() / seg;
         double ssthresh = tcb->m_ssThresh.Get() / seg;
         bool lowered = false;
-        if (tcb->m_lastAckedSeq > m_roundEnd && m_samples > 0 && rtt_s > 0) {
-            bool slow = Decide(cwnd, ssthresh, lowered);
-            ++decisions;
+        if (tcb->m_lastAckedSeq > m_roundEnd && m_samples > 0) {
+            bool slow = cwnd < ssthresh;
+            double rtt = RoundRtt();
+            if (m_samples >= m_minRoundSamples && rtt > 0) {
+                slow = Decide(cwnd, ssthresh, rtt, lowered);
+                ++decisions;
+            }
             m_samples = 0;
             m_roundEnd = tcb->m_nextTxSequence;
             m_grow = slow && !m_grow;
@@ -116,8 +126,12 @@ class SampledVegas : public TcpNewReno {
 
   protected:
     double m_alpha{2}, m_beta{4}, m_gamma{1};
-    // Take this ACK's sample into base_rtt_s / rtt_s; false when it gives none.
-    virtual bool Sample(Ptr<TcpSocketState> tcb) = 0;
+    uint32_t m_minRoundSamples{3};
+    // Take this ACK's sample (into base_rtt_s, rtt_s and the round's minimum, restarted
+    // when `first_in_round`); false when the ACK gives none.
+    virtual bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) = 0;
+    // The RTT a decision compares with BaseRTT: from the smallest sample of the round.
+    virtual double RoundRtt() const = 0;
     // The congestion-avoidance band [low, high] of Diff at window `cwnd` (segments).
     virtual void Target(double cwnd, double* low, double* high) {
         *low = m_alpha;
@@ -130,14 +144,14 @@ class SampledVegas : public TcpNewReno {
     bool m_started{false}, m_grow{false}, m_skip{false};
 
     // tcpn.models.components.vegas.vegas_decision: true while still in slow start.
-    bool Decide(double& cwnd, double& ssthresh, bool& lowered) {
-        double diff = cwnd * (1.0 - base_rtt_s / rtt_s);
+    bool Decide(double& cwnd, double& ssthresh, double rtt, bool& lowered) {
+        double diff = cwnd * (1.0 - base_rtt_s / rtt);
         this->diff.Add(diff);
         if (cwnd < ssthresh) {
             this->low.Add(m_gamma);
             this->high.Add(m_gamma);
             if (diff > m_gamma) {
-                cwnd = std::min(cwnd, cwnd * base_rtt_s / rtt_s + m_gamma);
+                cwnd = std::min(cwnd, cwnd * base_rtt_s / rtt + m_gamma);
                 ssthresh = std::max(2.0, std::min(ssthresh, cwnd - 1.0));
                 lowered = true;
                 return false;
@@ -162,9 +176,9 @@ class SampledVegas : public TcpNewReno {
 // Modified Vegas (study S1, fix 2): each ACK is <ts, tr, ta> with ts the sender clock
 // echoed (TSecr), tr the receiver's own clock (TSval, ms ticks, whatever offset or drift
 // the receiver's clock has: see TcpSink::SetClock) and ta the arrival time.
-// Tf0 = min(tr - ts), Tb0 = min(ta - tr), BaseRTT = Tf0 + Tb0, RTT = tr - ts + Tb0.
-// Differences are taken in integer nanoseconds, so a constant offset of whole
-// milliseconds cancels exactly. Needs the timestamp option.
+// Tf0 = min(tr - ts), Tb0 = min(ta - tr), BaseRTT = Tf0 + Tb0, and the RTT of a decision
+// is the round's smallest tr - ts plus Tb0. Differences are taken in integer nanoseconds,
+// so a constant offset of whole milliseconds cancels exactly. Needs the timestamp option.
 class ModifiedVegas : public SampledVegas {
   public:
     static TypeId GetTypeId() {
@@ -182,7 +196,7 @@ class ModifiedVegas : public SampledVegas {
     int64_t tf0_ns{0}, tb0_ns{0};  // the two running minima (receiver clock minus sender's)
 
   protected:
-    bool Sample(Ptr<TcpSocketState> tcb) override {
+    bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) override {
         const int64_t ms = 1000000;
         int64_t ts = static_cast<int64_t>(tcb->m_rcvTimestampEchoReply) * ms;
         int64_t tr = static_cast<int64_t>(tcb->m_rcvTimestampValue) * ms;
@@ -190,10 +204,15 @@ class ModifiedVegas : public SampledVegas {
         int64_t fwd = tr - ts, bwd = ta - tr;
         tf0_ns = samples_total == 0 ? fwd : std::min(tf0_ns, fwd);
         tb0_ns = samples_total == 0 ? bwd : std::min(tb0_ns, bwd);
+        m_roundFwd = first_in_round ? fwd : std::min(m_roundFwd, fwd);
         base_rtt_s = static_cast<double>(tf0_ns + tb0_ns) * 1e-9;
         rtt_s = static_cast<double>(fwd + tb0_ns) * 1e-9;
         return true;
     }
+    double RoundRtt() const override { return static_cast<double>(m_roundFwd + tb0_ns) * 1e-9; }
+
+  private:
+    int64_t m_roundFwd{0};
 };
 
 // Reno-friendly (adaptive) Vegas (study S4): samples are ns-3's RTT of the ACK (LastRTT);
@@ -219,21 +238,24 @@ class AdaptiveVegas : public SampledVegas {
     double ave_rtt_s{0.0};
 
   protected:
-    bool Sample(Ptr<TcpSocketState> tcb) override {
+    bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) override {
         double sample = tcb->m_lastRtt.Get().GetSeconds();
         if (sample <= 0) return false;
         bool first = samples_total == 0;
         base_rtt_s = first ? sample : std::min(base_rtt_s, sample);
         ave_rtt_s = first ? sample : (1.0 - m_weight) * ave_rtt_s + m_weight * sample;
         rtt_s = sample;
+        m_roundMin = first_in_round ? sample : std::min(m_roundMin, sample);
         return true;
     }
+    double RoundRtt() const override { return m_roundMin; }
     void Target(double cwnd, double* low, double* high) override {
         *low = *high = cwnd - cwnd * base_rtt_s / ave_rtt_s;
     }
 
   private:
     double m_weight{0.125};
+    double m_roundMin{0.0};
 };
 
 // ---------------------------------------------------------------------------------------
