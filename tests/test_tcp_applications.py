@@ -20,7 +20,7 @@ def scenario(flow: dict, horizon_s: float, ba: dict | None = None, **tcp: object
         link["ba"] = ba
     settings = {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
                 "delack_count": 1, "initial_cwnd_segments": 1,
-                "initial_ssthresh_segments": 64}
+                "initial_ssthresh_segments": 64, "handshake": False, "limited_transmit": False}
     settings.update(tcp)
     return validate_scenario({"name": "apps", "links": [link],
                               "flows": [{"id": "f", "src": "A", "dst": "B",

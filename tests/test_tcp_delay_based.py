@@ -37,7 +37,8 @@ from tcpn.petrinets import Simulator
 MSS = 1000
 #: An ACK with only the fields Vegas reads: echoed timestamp, receiver clock.
 Ack = namedtuple("Ack", "echo ts retx ack", defaults=(False, 0))
-TCP = {"segment_size_bytes": MSS, "delack_count": 1, "sack": False}
+TCP = {"segment_size_bytes": MSS, "delack_count": 1, "sack": False, "handshake": False,
+       "limited_transmit": False}
 
 
 def run(scenario):

@@ -3,7 +3,8 @@
 Two nodes A -- B (1 Gbit/s, 10 ms): serialisation is negligible next to the 20 ms RTT,
 so each round's events happen in the order of the derivations below. Every segment is
 ACKed at once (delack_count 1), timestamps and ECN off unless stated, MSS 1000 bytes,
-initial cwnd 1, initial ssthresh 64. Losses are scripted on A->B with the scenario's list
+initial cwnd 1, initial ssthresh 64, no handshake and no limited transmit unless stated
+(the tests at the end derive those). Losses are scripted on A->B with the scenario's list
 numbering (packet k = the (k+1)-th packet to cross, from 0: here data segment k).
 
 Derivation common to all (ACK n = "next expected n"): seq 0 -> ACK 1, cwnd 2, send 1, 2 ->
@@ -29,7 +30,8 @@ def two_nodes(variant: str, losses: list[int], segments: int = 14, **tcp: object
         link["ab"] = {"errors": {"kind": "list", "packets": losses}}
     settings = {"segment_size_bytes": MSS, "timestamps": False, "sack": variant == "sack",
                 "delack_count": 1, "initial_cwnd_segments": 1,
-                "initial_ssthresh_segments": 64, "min_rto_s": 1.0, "initial_rto_s": 1.0}
+                "initial_ssthresh_segments": 64, "min_rto_s": 1.0, "initial_rto_s": 1.0,
+                "limited_transmit": False, "handshake": False}
     settings.update(tcp)
     return validate_scenario({
         "name": f"scripted_{variant}", "links": [link],
@@ -123,7 +125,7 @@ def test_ecn_halves_once_per_window_and_never_retransmits():
         "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno"}],
         "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
                 "delack_count": 1, "initial_cwnd_segments": 10,
-                "initial_ssthresh_segments": 64}})
+                "initial_ssthresh_segments": 64, "handshake": False}})
     result = run(scenario)
     assert window(result, "cwnd_bytes")[:7] == pytest.approx([10, 11, 12, 13, 14, 7, 7 + 1 / 7])
     assert window(result, "ssthresh_bytes")[:2] == [64, 7]
@@ -194,3 +196,115 @@ def test_reassembly_runs_against_plain_sets():
             expected += 1
         assert advance(seq, runs) == expected
         assert runs_above(runs, seq) == tuple(r for r in runs if r[0] > seq)
+
+
+def test_limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks():
+    # RFC 3042 on the common derivation: at ACK 4 cwnd 5 and 7, 8 leave (high 9). Seq 5 ->
+    # dup #1: cwnd + 1 segments may be outstanding, so new segment 9 leaves at once; seq 6
+    # -> dup #2: segment 10. Seq 7 -> dup #3: fast retransmit of 4 with ssthresh =
+    # max(2, (high - una - 2 limited) / 2) = (11 - 4 - 2) / 2 = 2.5 (RFC 5681: limited
+    # transmit is not FlightSize), cwnd 5.5; dups #4..#6 (seqs 8, 9, 10) inflate to 8.5,
+    # when 11 - 4 + 1 = 8 <= 8.5 lets new segment 11 go; the retransmission then brings
+    # ACK 11 = recover: cwnd = 2.5, and ACK 12 (of 11) is congestion avoidance.
+    result = run(two_nodes("newreno", [4], limited_transmit=True))
+    cwnd = window(result, "cwnd_bytes")
+    ca1 = 2.5 + 1 / 2.5
+    assert cwnd[:11] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 7.5, 8.5, 2.5, ca1])
+    assert window(result, "ssthresh_bytes") == [64, 2.5]
+    events = result.trace.flow_events
+    dups = events[(events.event == "ack") & (events.seq == 4 * MSS) & (events.bytes == 0)]
+    sends = events[events.event == "send"].set_index("seq")["time_s"]
+    assert [sends[9 * MSS], sends[10 * MSS]] == dups["time_s"].to_list()[:2]
+    assert sends[11 * MSS] == dups["time_s"].to_list()[5]
+    assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS]
+    # without it, nothing new leaves before the fourth duplicate ACK (test_newreno_one_loss)
+    plain = run(two_nodes("newreno", [4])).trace.flow_events
+    plain_dups = plain[(plain.event == "ack") & (plain.seq == 4 * MSS) & (plain.bytes == 0)]
+    plain_sends = plain[plain.event == "send"].set_index("seq")["time_s"]
+    assert plain_sends[9 * MSS] == plain_dups["time_s"].to_list()[3]
+
+
+def test_newreno_with_sack_repairs_every_hole_within_one_round_trip():
+    # NewReno with tcp.sack on runs the RFC 6675 scoreboard (as ns-3 does). Initial cwnd
+    # 10: seqs 0..9 leave at 0; 2, 4 and 6 are lost. ACKs 1, 2 send 10..13 (cwnd 12, high
+    # 14). Seqs 3, 5, 7 -> three duplicate ACKs: retransmit 2, ssthresh = cwnd = (14 - 2)
+    # / 2 = 6. Seq 8 makes 4 lost (5, 7, 8 SACKed above it), seq 9 makes 6 lost; pipe
+    # falls to 5 at 9 and at 10, so 4 and then 6 are retransmitted at once; seqs 11, 12,
+    # 13 each free one more: new 14, 15, 16. Every hole is retransmitted exactly once, all
+    # before the first partial ACK (ACK 4, one round trip after the fast retransmit):
+    # NewReno without SACK needs one round trip per hole.
+    result = run(two_nodes("newreno", [2, 4, 6], segments=30, sack=True,
+                           initial_cwnd_segments=10))
+    events = result.trace.flow_events
+    retx = events[events.event == "retransmit"]
+    assert (retx["seq"] // MSS).to_list() == [2, 4, 6]
+    first_partial = events[(events.event == "ack") & (events.seq == 4 * MSS)]["time_s"].min()
+    assert retx["time_s"].max() < first_partial
+    assert window(result, "ssthresh_bytes") == [64, 6]
+    assert window(result, "cwnd_bytes")[:4] == [10, 11, 12, 6]
+    assert not (events.event == "timeout").any()
+    assert events[events.event == "deliver"]["bytes"].sum() == 30 * MSS
+    plain = run(two_nodes("newreno", [2, 4, 6], segments=30, initial_cwnd_segments=10))
+    plain_events = plain.trace.flow_events
+    plain_retx = plain_events[plain_events.event == "retransmit"]
+    assert (plain_retx["seq"] // MSS).to_list() == [2, 4, 6]
+    assert plain_retx["time_s"].max() > first_partial
+
+
+def test_variant_sack_without_sack_is_refused():
+    from tcpn.errors import InputError
+    with pytest.raises(InputError, match=r"variant sack needs tcp\.sack: true"):
+        evaluate(two_nodes("sack", [], sack=False), lens="net")
+
+
+# The handshake (ns-3's): SYN and SYN-ACK are 20 + 20 + 4 bytes (window scale 3 bytes of
+# options, padded to 4; no SACK permitted, no timestamps here), 46 bytes with PPP.
+SYN_S = (44 + 2) * 8 / 1e9
+
+
+def test_handshake_first_data_one_round_trip_after_the_start():
+    # SYN at 0 reaches B at 10 ms + SYN_S; the SYN-ACK is back at 20 ms + 2 SYN_S: the
+    # sender sends the handshake ACK and its first window then, and takes its first RTT
+    # sample. The receiver acknowledges the first data segment at once (ns-3's delayed-ACK
+    # counter starts full), then every second one (delack_count 2): ACK 1, ACK 3 (of 1, 2);
+    # 3 waits for 4, which the ACK 1 of the next round trip lets out: ACK 5 (of 3, 4).
+    result = run(two_nodes("newreno", [], handshake=True, delack_count=2,
+                           initial_cwnd_segments=4))
+    opened = 0.020 + 2 * SYN_S
+    events = result.trace.flow_events
+    sends = events[events.event == "send"]
+    assert sends["time_s"].iloc[0] == pytest.approx(opened, abs=1e-12)
+    assert (sends["time_s"].iloc[:4] == sends["time_s"].iloc[0]).all()
+    rtt = result.trace.series("rtt_s")
+    assert rtt["time_s"].iloc[0] == pytest.approx(opened, abs=1e-12)
+    assert rtt["value"].iloc[0] == pytest.approx(opened, abs=1e-12)
+    acked = events[(events.event == "ack") & (events.bytes > 0)]["bytes"] // MSS
+    assert acked.to_list()[:3] == [1, 2, 2]
+    assert events[events.event == "deliver"]["bytes"].sum() == 14 * MSS
+
+
+def test_lost_syns_are_sent_again_after_the_doubling_syn_timeout():
+    # Packets 0 and 1 on A->B are the first two SYNs: SYNs leave at 0, 0.5 and 0.5 + 1.0 s;
+    # the third opens the connection 20 ms + 2 SYN_S later. Without timestamps the
+    # SYN-ACK of a retransmitted SYN gives no RTT sample (Karn): the first sample is data's.
+    result = run(two_nodes("newreno", [0, 1], handshake=True, syn_timeout_s=0.5))
+    events = result.trace.flow_events
+    first_send = events[events.event == "send"]["time_s"].iloc[0]
+    assert first_send == pytest.approx(1.5 + 0.020 + 2 * SYN_S, abs=1e-12)
+    drops = events[events.event == "ack_drop"]["time_s"].to_list()
+    assert drops == pytest.approx([0.0, 0.5], abs=1e-12)  # lost as they leave A
+    rtt = result.trace.series("rtt_s")
+    assert rtt["time_s"].iloc[0] > first_send
+    assert events[events.event == "deliver"]["bytes"].sum() == 14 * MSS
+    # with timestamps (SYN 56 bytes: 13 option bytes padded to 16) the SYN-ACK echoes the
+    # third SYN's time: the first sample is its round trip
+    stamped = run(two_nodes("newreno", [0, 1], handshake=True, syn_timeout_s=0.5,
+                            timestamps=True)).trace.series("rtt_s")
+    assert stamped["time_s"].iloc[0] == pytest.approx(1.5 + 0.020 + 2 * 58 * 8 / 1e9, abs=1e-12)
+    assert stamped["value"].iloc[0] == pytest.approx(0.020 + 2 * 58 * 8 / 1e9, abs=1e-12)
+
+
+def test_a_connection_without_handshake_is_refused_by_the_other_lenses():
+    scenario = two_nodes("newreno", [])
+    assert scenario.net_only_features() == [
+        "tcp.handshake: false (connections that start established, without SYN)"]

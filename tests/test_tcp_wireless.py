@@ -28,7 +28,8 @@ def wireless(radio, errors=None, horizon_s=2.0, segments=None, variant="newreno"
     return validate_scenario({
         "name": "wifi", "horizon_s": horizon_s, "links": [link], "flows": [flow],
         "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
-                "delack_count": 1, "initial_cwnd_segments": 2}})
+                "delack_count": 1, "initial_cwnd_segments": 2, "handshake": False,
+                "limited_transmit": False}})
 
 
 def counters(scenario):

@@ -23,9 +23,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tcpn.errors import InputError
-from tcpn.models.components.packets import Pkt, advance
+from tcpn.models.components.packets import SYN_ACK_SEQ, Pkt, advance
 from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
-from tcpn.models.components.variants import partial_ack_retransmits, wireless_report
+from tcpn.models.components.variants import (
+    partial_ack_retransmits,
+    recovery_variant,
+    wireless_report,
+)
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.petrinets import Monitor, Simulator
 
@@ -183,7 +187,19 @@ class TraceMonitor(Monitor):
             return tuple(transition.variables.index(n) for n in names)
 
         def on_open(transition: CompiledTransition) -> Handler:
-            return lambda now, b: window(now)
+            if "a" not in transition.variables:
+                return lambda now, b: window(now)
+            (ka,) = at(transition, "a")
+
+            def handshake(now: float, b: tuple[Any, ...]) -> None:
+                a = b[ka]  # the SYN-ACK: the first RTT sample (Karn's rule)
+                if rtt_samples and (timestamps or not a.retx):
+                    st(now)
+                    sf(name)
+                    sv("rtt_s")
+                    sx(now - a.echo)
+                window(now)
+            return handshake
 
         def on_send(transition: CompiledTransition) -> Handler:
             (k,) = at(transition, "t")
@@ -197,13 +213,16 @@ class TraceMonitor(Monitor):
         def on_ack(kind: str) -> Callable[[CompiledTransition], Handler]:
             new_data = kind in _NEW_DATA
             retransmits = kind == "fast_retransmit" or (
-                kind in PARTIAL_ACKS and partial_ack_retransmits(flow.variant, flow.params))
+                kind in PARTIAL_ACKS and partial_ack_retransmits(
+                    recovery_variant(flow.variant, flow.tcp.sack), flow.params))
 
             def factory(transition: CompiledTransition) -> Handler:
                 ka, kt = at(transition, "a", "t")
 
                 def handle(now: float, b: tuple[Any, ...]) -> None:
                     a, t = b[ka], b[kt]
+                    if a.seq == SYN_ACK_SEQ:  # a late SYN-ACK: no ACK of data
+                        return
                     event(now, name, "ack", a.ack * mss, max(0, a.ack - t.una) * mss)
                     if new_data and rtt_samples and (timestamps or not a.retx):
                         st(now)

@@ -330,7 +330,10 @@ class TcpConfig(_Strict):
     ``None`` means unbounded (ns-3: 0xffffffff bytes). ``rcv_buf_bytes`` is the receive
     window and ``snd_buf_bytes`` bounds unacknowledged data, as in ns-3. ``recovery``
     ``classic`` is RFC 5681/6582 fast recovery (ns-3 ``TcpClassicRecovery``; ns-3's own
-    default PRR is available as ``prr`` to the ns-3 lens only).
+    default PRR is available as ``prr`` to the ns-3 lens only). ``handshake``: a connection
+    opens with SYN, SYN-ACK, ACK as in ns-3 (a lost SYN is sent again after
+    ``syn_timeout_s``, ns-3's ``ConnTimeout``, doubled at each retry); ``false`` starts it
+    established at its start time (net lens only).
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -352,6 +355,8 @@ class TcpConfig(_Strict):
     limited_transmit: bool = True
     dupack_threshold: PositiveInt = 3
     recovery: Literal["classic", "prr"] = "classic"
+    handshake: bool = True
+    syn_timeout_s: PositiveFloat = 3.0
 
     @property
     def options_bytes(self) -> int:
@@ -371,6 +376,19 @@ class TcpConfig(_Strict):
     def header_bytes(self) -> int:
         """IP + TCP header + options bytes carried by every segment."""
         return self.ip_header_bytes + self.tcp_header_bytes + self.options_bytes
+
+    @property
+    def syn_packet_bytes(self) -> int:
+        """IP size of a SYN or SYN-ACK: its options (window scale 3, SACK permitted 2,
+        timestamps 10 bytes, when on) padded to 4 bytes, as ns-3 writes them.
+
+        >>> TcpConfig().syn_packet_bytes, TcpConfig(sack=False).syn_packet_bytes
+        (56, 56)
+        >>> TcpConfig(timestamps=False, window_scaling=False).syn_packet_bytes
+        44
+        """
+        options = 3 * self.window_scaling + 2 * self.sack + 10 * self.timestamps
+        return self.ip_header_bytes + self.tcp_header_bytes + -(-options // 4) * 4
 
     @property
     def ack_packet_bytes(self) -> int:
@@ -810,6 +828,11 @@ class Scenario(_Strict):
                  for i, link in enumerate(self.links) if link.wireless is not None]
         found += [f"flows[{i}].receiver_clock_skew: a drifting receiver timestamp clock"
                   for i, flow in enumerate(self.flows) if flow.receiver_clock_skew != 0.0]
+        where = [f"flows[{i}].tcp.handshake" if flow.tcp is not None
+                 and "handshake" in flow.tcp.model_fields_set else "tcp.handshake"
+                 for i, flow in enumerate(self.flows) if not self.flow_tcp(flow).handshake]
+        found += [f"{field}: false (connections that start established, without SYN)"
+                  for field in dict.fromkeys(where)]
         return found
 
     def flow_tcp(self, flow: Flow) -> TcpConfig:

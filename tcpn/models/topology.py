@@ -15,7 +15,7 @@ all just scenarios.
 >>> s = dumbbell(pairs=1, horizon_s=1.0)
 >>> composed = compose(s, s.concrete_flows(1))
 >>> composed.net
-<PetriNet 'dumbbell': 32 places, 40 transitions, 179 arcs>
+<PetriNet 'dumbbell': 34 places, 45 transitions, 195 arcs>
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from tcpn.models.components.variants import (
     SENDERS,
     add_flow_modules,
     radio_of,
+    recovery_variant,
     variant_sender_net,
 )
 from tcpn.models.components.wireless import wireless_interface_net
@@ -88,6 +89,9 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         if flow.variant not in SENDERS:
             problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
                             f"net lens yet (variants: {', '.join(SENDERS)})")
+        if flow.variant == "sack" and not flow.tcp.sack:
+            problems.append(f"flow {flow.id}: variant sack needs tcp.sack: true (the receiver "
+                            "sends SACK blocks only when SACK is negotiated)")
     return problems
 
 
@@ -128,8 +132,9 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
     or after ``horizon_s`` is no stop)."""
     tcp = flow.tcp
     mss = tcp.segment_size_bytes
+    variant = recovery_variant(flow.variant, tcp.sack)
     return SenderConfig(
-        flow=i, dst=dst, variant=flow.variant if flow.variant in LOSS_BASED else "newreno",
+        flow=i, dst=dst, variant=variant if variant in LOSS_BASED else "newreno",
         segment_bytes=mss,
         header_bytes=tcp.header_bytes, initial_cwnd=float(tcp.initial_cwnd_segments),
         initial_ssthresh=float(tcp.initial_ssthresh_segments or 1e9),
@@ -139,7 +144,9 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         timestamps=tcp.timestamps, ecn=flow.ecn, start_s=flow.start_s,
         total_segments=None if flow.bytes is None else math.ceil(flow.bytes / mss),
         stop_s=None if horizon_s is None or flow.stop_s >= horizon_s else flow.stop_s,
-        app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss))
+        app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss),
+        limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
+        syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s)
 
 
 def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
@@ -168,11 +175,13 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
             where = f"links[{li}].{side}"
             targets: list[tuple[str, str]] = []
+            # a packet of connection i at one of its end nodes is for that end (SYN and
+            # handshake ACK go to the receiver, SYN-ACK and ACKs to the sender)
             for i, flow in enumerate(flows):
                 if flow.dst == b:
-                    targets.append((f"flow{i}.data", f"p.flow == {i} and p.seq >= 0"))
+                    targets.append((f"flow{i}.data", f"p.flow == {i} and p.dst == {index[b]}"))
                 if flow.src == b:
-                    targets.append((f"flow{i}.acks", f"p.flow == {i} and p.seq < 0"))
+                    targets.append((f"flow{i}.acks", f"p.flow == {i} and p.dst == {index[b]}"))
             via: dict[str, list[int]] = {}
             for x in endpoints:
                 if x != b and b in scenario.route(a, x)[1:]:
@@ -209,8 +218,9 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
         rcv = receiver_net(ReceiverConfig(
             flow=i, src=index[flow.src], ack_bytes=tcp.ack_packet_bytes,
             delack_count=tcp.delack_count, delack_timeout_s=tcp.delack_timeout_s,
-            sack=flow.variant == "sack", ecn=flow.ecn,
-            clock_offset_s=flow.receiver_clock_offset_s, clock_skew=flow.receiver_clock_skew))
+            sack=tcp.sack, ecn=flow.ecn, clock_offset_s=flow.receiver_clock_offset_s,
+            clock_skew=flow.receiver_clock_skew, handshake=tcp.handshake,
+            syn_bytes=tcp.syn_packet_bytes))
         net.add_module(rcv, f"flow{i}.rcv", {"data": f"flow{i}.data",
                                              "out": socket(flow.dst, first_ack_hop)})
         add_flow_modules(net, i, flow, composed.interfaces)

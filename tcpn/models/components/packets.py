@@ -1,12 +1,14 @@
 """Packet colour set and the small pure functions inscriptions share (CPN ML ``fun`` declarations).
 
 Segments are numbered from 0; an ACK carries the next expected segment number (cumulative)
-and ``seq = -1``. ``size`` is the IP packet size in bytes (payload + IP/TCP headers);
-``ecn`` is the IP ECN field (0 Not-ECT, 2 ECT(0), 3 CE); ``ece``/``cwr`` are the TCP ECN
-flags; ``ts`` is the sender's clock when the packet left (the timestamp option) and
-``echo`` the timestamp an ACK echoes; ``retx`` marks a retransmitted data segment and, on
-an ACK, echoes the flag of the segment whose timestamp it echoes (Karn's rule without
-timestamps); ``sack`` lists SACK blocks ``(start, end)`` with ``end`` exclusive.
+and ``seq = -1`` (:data:`ACK_SEQ`); the handshake's SYN and SYN-ACK carry no data and
+``seq`` :data:`SYN_SEQ` (-2) and :data:`SYN_ACK_SEQ` (-3). ``size`` is the IP packet size
+in bytes (payload + IP/TCP headers); ``ecn`` is the IP ECN field (0 Not-ECT, 2 ECT(0),
+3 CE); ``ece``/``cwr`` are the TCP ECN flags; ``ts`` is the sender's clock when the packet
+left (the timestamp option) and ``echo`` the timestamp an ACK echoes; ``retx`` marks a
+retransmitted data segment (or SYN) and, on an ACK, echoes the flag of the segment whose
+timestamp it echoes (Karn's rule without timestamps); ``sack`` lists SACK blocks
+``(start, end)`` with ``end`` exclusive.
 
 >>> p = Pkt(flow=0, dst=1, seq=4, ack=0, size=1500, ts=0.5, echo=0.0, ecn=0, ece=False,
 ...         cwr=False, retx=False, sack=())
@@ -27,12 +29,15 @@ from typing import Any
 from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, ProductSet, RecordSet
 
 __all__ = [
+    "ACK_SEQ",
     "CE",
     "ECT",
     "FUNCTIONS",
     "NOT_ECT",
     "PACKET",
     "PACKET_RECORD",
+    "SYN_ACK_SEQ",
+    "SYN_SEQ",
     "Pkt",
     "add_segment",
     "advance",
@@ -44,9 +49,12 @@ __all__ = [
 ]
 
 NOT_ECT, ECT, CE = 0, 2, 3
+#: ``seq`` of the packets that carry no data: a pure ACK, a SYN, a SYN-ACK.
+ACK_SEQ, SYN_SEQ, SYN_ACK_SEQ = -1, -2, -3
 
 PACKET_RECORD = RecordSet(
-    "Pkt", flow=IntSet(0), dst=IntSet(0), seq=IntSet(-1), ack=IntSet(0), size=IntSet(1, 65535),
+    "Pkt", flow=IntSet(0), dst=IntSet(0), seq=IntSet(SYN_ACK_SEQ), ack=IntSet(0),
+    size=IntSet(1, 65535),
     ts=REAL, echo=REAL, ecn=IntSet(0, 3), ece=BOOL, cwr=BOOL, retx=BOOL,
     sack=ListSet(ProductSet(INT, INT), max_length=4, name="Blocks"),
 )

@@ -15,6 +15,12 @@ Transitions: ``hold`` (in order, ACK delayed), ``ack_now`` (in order and the
 at once), ``delack_timeout``. Pure ACKs are ``ack_bytes`` long (+ 8 bytes per SACK block
 and 2 for the option when SACK blocks are present).
 
+With ``handshake``, ``syn`` answers every SYN (a retransmitted one too) with a SYN-ACK
+(``syn_bytes`` long, echoing the SYN's timestamp and retransmission flag),
+``established`` takes the handshake's ACK, and the first data segment is acknowledged at
+once, as ns-3 does (its delayed-ACK counter starts full when the connection is
+established).
+
 >>> net = receiver_net(ReceiverConfig(flow=0, src=0))
 >>> sorted(net.transitions)
 ['ack_now', 'delack_timeout', 'duplicate', 'hold', 'out_of_order']
@@ -27,8 +33,11 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.packets import (
+    ACK_SEQ,
     FUNCTIONS,
     PACKET,
+    SYN_ACK_SEQ,
+    SYN_SEQ,
     add_segment,
     advance,
     covers,
@@ -70,6 +79,8 @@ class ReceiverConfig:
     ecn: bool = False
     clock_offset_s: float = 0.0
     clock_skew: float = 0.0
+    handshake: bool = False
+    syn_bytes: int = 40
 
     def __post_init__(self) -> None:
         if not self.clock_skew > -1.0:
@@ -96,13 +107,25 @@ def _after_data(r: Any, p: Any, ECN: bool) -> dict[str, Any]:
     return {"r2": r._replace(ece=ece)}
 
 
+def _handshake(net: PetriNet) -> None:
+    """``syn`` and ``established`` (see the module docstring)."""
+    net.add_transition(T("syn", guard="p.seq == SYN"))
+    net.add_input("data", "syn", "p")
+    net.add_output("out", "syn", "Pkt(flow=FLOW, dst=SRC, seq=SYN_ACK, ack=0, size=SYN_BYTES, "
+                   "ts=now * CLOCK_RATE + OFFSET_S, echo=p.ts, ecn=0, ece=False, cwr=False, "
+                   "retx=p.retx, sack=())")
+    net.add_transition(T("established", guard="p.seq == ACK"))
+    net.add_input("data", "established", "p")
+
+
 def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
     """The receiver module. Ports: ``data`` (in, data segments) and ``out`` (ACKs out)."""
     net = PetriNet(name)
     net.declare(FLOW=config.flow, SRC=config.src, ACK_BYTES=config.ack_bytes,
                 DELACK_COUNT=config.delack_count, DELACK_S=config.delack_timeout_s,
                 SACK=config.sack, ECN=config.ecn, OFFSET_S=config.clock_offset_s,
-                CLOCK_RATE=1.0 + config.clock_skew, Rcv=Rcv,
+                CLOCK_RATE=1.0 + config.clock_skew, Rcv=Rcv, SYN=SYN_SEQ, SYN_ACK=SYN_ACK_SEQ,
+                ACK=ACK_SEQ, SYN_BYTES=config.syn_bytes,
                 **FUNCTIONS)
     net.add_place(Place("data", PACKET, port="in"))
     net.add_place(Place("out", PACKET, port="out"))
@@ -121,6 +144,12 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
         "out_of_order": "p.seq > r.nxt and not covers(r.ooo, p.seq)",
         "duplicate": "p.seq < r.nxt or covers(r.ooo, p.seq)",
     }
+    if config.handshake:
+        guards["hold"] += " and p.seq > 0"
+        guards["ack_now"] = f"{in_order} and (bool(r.ooo) or r.pending + 1 >= DELACK_COUNT or " \
+            "p.seq == 0)"
+        guards["duplicate"] = f"p.seq >= 0 and ({guards['duplicate']})"
+        _handshake(net)
     for tname, guard in guards.items():
         net.add_transition(T(tname, guard=guard, action=_after_data, outputs=("r2",)))
         net.add_input("data", tname, "p")

@@ -4,7 +4,8 @@ Control state lives on places: ``tcb`` holds one ``Tcb`` record (``cwnd`` and ``
 in segments, ``una`` oldest unacknowledged segment, ``nxt`` next to send, ``high`` one
 past the highest ever sent, ``dupacks``, ``recover`` (RFC 6582), ``inrec`` (in fast
 recovery), ``cwr_high``/``cwr_pending`` (RFC 3168), ``sacked`` (the SACK scoreboard) and
-``highrxt`` (RFC 6675 HighRxt), ``partial`` (a partial ACK came in this recovery));
+``highrxt`` (RFC 6675 HighRxt), ``partial`` (a partial ACK came in this recovery),
+``limited`` (segments sent by limited transmit since the last new ACK));
 ``rtt`` holds ``(srtt, rttvar, rto)``; the
 retransmission timer is a timed token on ``timer`` (marked exactly when ``una < nxt``);
 ``start`` holds the application's start, a token ready at the start time.
@@ -13,6 +14,20 @@ Each protocol event is a transition: ``open``, ``send``, ``new_ack``, ``dup_ack`
 ``fast_retransmit``, ``recovery_dup_ack``, ``partial_ack`` and ``later_partial_ack``
 (NewReno, SACK), ``recovery_exit``, ``ecn_reduce`` (ECN), ``sack_retransmit`` (SACK), ``stale_ack``,
 ``timeout``. The variant only chooses which transitions exist and their guards.
+
+With ``handshake`` the connection opens as ns-3's does: ``connect`` sends a SYN at the start
+time (``connecting`` counts the SYNs sent, ``syn_timer`` is their timer), ``syn_timeout``
+sends it again after ``syn_timeout_s * 2 ** (SYNs sent - 1)``, and ``open`` takes the
+SYN-ACK: it sends the handshake's ACK, takes the first RTT sample (Karn's rule as for data)
+and creates ``tcb``, so data flows one round trip after the start. Without it, ``open``
+fires at the start time. A SYN-ACK that comes after ``open`` (a retransmitted SYN's) is a
+``stale_ack``.
+
+Limited transmit (RFC 3042, ``limited_transmit``): on each duplicate ACK below the
+threshold ``DUPTHRESH`` one new segment may go beyond cwnd (``send`` allows ``cwnd +
+dupacks`` outstanding while ``dupacks < DUPTHRESH``; ns-3 does the same through its
+"Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves those segments
+out of FlightSize (RFC 5681 3.2 step 2).
 
 Window arithmetic, in segments, as ns-3's ``TcpNewReno`` does it in bytes: an ACK that
 acknowledges new data adds 1 segment in slow start (``cwnd < ssthresh``) whatever it
@@ -38,7 +53,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.components.packets import ECT, FUNCTIONS, PACKET, covers
+from tcpn.models.components.packets import (
+    ACK_SEQ,
+    ECT,
+    FUNCTIONS,
+    PACKET,
+    SYN_ACK_SEQ,
+    SYN_SEQ,
+    covers,
+)
 from tcpn.petrinets import (
     BOOL,
     INT,
@@ -65,10 +88,10 @@ PARTIAL_ACKS = ("partial_ack", "later_partial_ack")
 TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
                 dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
                 cwr_pending=BOOL, sacked=ListSet(ProductSet(INT, INT), name="Runs"),
-                highrxt=IntSet(0), partial=BOOL)
+                highrxt=IntSet(0), partial=BOOL, limited=IntSet(0))
 Tcb: Any = TCB.record_type
 #: The ``tcb`` a connection opens with (an inscription over the sender's declarations).
-INITIAL_TCB = ("Tcb(INIT_CWND, INIT_SSTHRESH, 0, 0, 0, 0, 0, False, 0, False, (), 0, False)")
+INITIAL_TCB = ("Tcb(INIT_CWND, INIT_SSTHRESH, 0, 0, 0, 0, 0, False, 0, False, (), 0, False, 0)")
 RTT = RecordSet("Rtt", srtt=REAL, rttvar=REAL, rto=REAL)
 Rtt: Any = RTT.record_type
 
@@ -82,7 +105,9 @@ class SenderConfig:
     ``app_rate_bps`` paces the application (one segment every ``segment_bytes * 8 /
     app_rate_bps`` from ``start_s``); at ``stop_s`` the application closes: TCP still
     delivers what its send buffer (``send_buffer_segments``, default ``window_segments``)
-    holds, as after ``close()`` (and as the ns-3 lens's source does).
+    holds, as after ``close()`` (and as the ns-3 lens's source does). ``limited_transmit``
+    is RFC 3042; ``handshake`` opens with SYN (``syn_bytes`` long), SYN-ACK and ACK, the SYN
+    sent again after ``syn_timeout_s`` (doubled at each retry), as ns-3 does.
     """
 
     flow: int
@@ -105,6 +130,10 @@ class SenderConfig:
     stop_s: float | None = None
     app_rate_bps: float | None = None
     send_buffer_segments: int | None = None
+    limited_transmit: bool = False
+    handshake: bool = False
+    syn_bytes: int = 40
+    syn_timeout_s: float = 3.0
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -120,6 +149,9 @@ class SenderConfig:
         if self.app_rate_bps is not None and not self.app_rate_bps > 0:
             raise InputError(f"{where}: app_rate_bps must be > 0 or None, got "
                              f"{self.app_rate_bps!r}")
+        if self.handshake and not (self.syn_timeout_s > 0 and self.syn_bytes >= 40):
+            raise InputError(f"{where}: need syn_timeout_s > 0 and syn_bytes >= 40, got "
+                             f"{self.syn_timeout_s!r} and {self.syn_bytes!r}")
         if self.stop_s is not None and self.stop_s < self.start_s:
             raise InputError(f"{where}: stop_s ({self.stop_s:g}) is before start_s "
                              f"({self.start_s:g})")
@@ -199,6 +231,47 @@ def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
+def _handshake_rtt(a: Any, now: float, TIMESTAMPS: bool, INIT_RTO: float, MIN_RTO: float,
+                   MAX_RTO: float, G: float) -> dict[str, Any]:
+    """Code action of ``open``: the first RTT sample, from the SYN-ACK (Karn's rule)."""
+    valid = TIMESTAMPS or not a.retx
+    return {"r2": rto_after(Rtt(-1.0, 0.0, INIT_RTO), now - a.echo if valid else -1.0,
+                            MIN_RTO, MAX_RTO, G)}
+
+
+def _handshake(net: PetriNet, config: SenderConfig) -> None:
+    """``connect``, ``syn_timeout`` and ``open`` (see the module docstring)."""
+    net.declare(SYN=SYN_SEQ, SYN_ACK=SYN_ACK_SEQ, ACK=ACK_SEQ, SYN_BYTES=config.syn_bytes,
+                SYN_RTO=config.syn_timeout_s, ACK_BYTES=config.header_bytes)
+    net.add_place(Place("connecting", INT))
+    net.add_place(Place("syn_timer", UNIT.timed()))
+
+    def syn(retx: str) -> str:
+        return (f"Pkt(flow=FLOW, dst=DST, seq=SYN, ack=0, size=SYN_BYTES, ts=now, echo=0.0, "
+                f"ecn=0, ece=False, cwr=False, retx={retx}, sack=())")
+
+    net.add_transition(T("connect"))
+    net.add_input("start", "connect", "()")
+    net.add_output("connecting", "connect", "1")
+    net.add_output("out", "connect", syn("False"))
+    net.add_output("syn_timer", "connect", "()", delay="SYN_RTO")
+    net.add_transition(T("syn_timeout"))
+    net.add_input("syn_timer", "syn_timeout", "()")
+    net.add_input("connecting", "syn_timeout", "n")
+    net.add_output("connecting", "syn_timeout", "n + 1")
+    net.add_output("out", "syn_timeout", syn("True"))
+    net.add_output("syn_timer", "syn_timeout", "()", delay="SYN_RTO * 2 ** n")
+    net.add_transition(T("open", guard="a.seq == SYN_ACK", action=_handshake_rtt,
+                         outputs=("r2",)))
+    net.add_input("connecting", "open", "n")
+    net.add_input("acks", "open", "a")
+    net.add_reset("syn_timer", "open")
+    net.add_output("tcb", "open", INITIAL_TCB)
+    net.add_output("rtt", "open", "r2")
+    net.add_output("out", "open", "Pkt(flow=FLOW, dst=DST, seq=ACK, ack=0, size=ACK_BYTES, "
+                   "ts=now, echo=a.ts, ecn=0, ece=False, cwr=False, retx=False, sack=())")
+
+
 def _application(net: PetriNet, config: SenderConfig) -> None:
     """The application as places and transitions: ``app`` holds how many segments it has
     written (-1: without end); ``produce`` writes one more at each ``tick`` (paced source);
@@ -250,10 +323,13 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     if config.has_application:
         _application(net, config)
 
-    net.add_transition(T("open"))
-    net.add_input("start", "open", "()")
-    net.add_output("tcb", "open", INITIAL_TCB)
-    net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
+    if config.handshake:
+        _handshake(net, config)
+    else:
+        net.add_transition(T("open"))
+        net.add_input("start", "open", "()")
+        net.add_output("tcb", "open", INITIAL_TCB)
+        net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
 
     def packet(seq: str, fresh: str) -> str:
         # RFC 3168 6.1.5: retransmissions are not ECN-capable
@@ -263,6 +339,9 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
 
     has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"
     window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
+    if config.limited_transmit:
+        window_open = ("t.nxt - t.una + 1 <= min(t.cwnd + (t.dupacks if t.dupacks < DUPTHRESH "
+                       "and t.nxt >= t.high else 0), WINDOW)")
     pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
     send_guard = f"{has_data} and {window_open}"
     if sack:
@@ -274,8 +353,10 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_read("rtt", "send", "r")
     if config.has_application:
         net.add_read("app", "send", "w")
-    net.add_output("tcb", "send",
-                   "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), cwr_pending=False)")
+    beyond_cwnd = ", limited=t.limited + (1 if not t.inrec and t.nxt - t.una + 1 > t.cwnd " \
+        "else 0)" if config.limited_transmit else ""
+    net.add_output("tcb", "send", "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), "
+                   f"cwr_pending=False{beyond_cwnd})")
     net.add_output("out", "send", packet("t.nxt", "t.nxt >= t.high"))
     net.add_output("timer", "send", "()", when="t.una == t.nxt", delay="r.rto")
 
@@ -304,36 +385,42 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
 
     new = "a.ack > t.una"
     dup = "a.ack == t.una and t.high > t.una"
+    stale = "a.ack < t.una or (a.ack == t.una and t.high == t.una)"
+    if config.handshake:  # a late SYN-ACK (ack 0) is no duplicate ACK
+        dup, stale = f"a.seq == ACK and {dup}", f"a.seq == SYN_ACK or {stale}"
     echo = "ECN and a.ece and t.una >= t.cwr_high" if ecn else "False"
     net.declare(ECN=ecn)
     advance_una = (f"una=a.ack, nxt=max(t.nxt, a.ack), dupacks=0, "
-                   f"sacked={scoreboard('a.ack')}, highrxt=max(t.highrxt, a.ack)")
+                   f"sacked={scoreboard('a.ack')}, highrxt=max(t.highrxt, a.ack)"
+                   f"{', limited=0' if config.limited_transmit else ''}")
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
                    f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_una})",
                    new_data=True)
     halve = "max(2.0, (t.high - t.una) / 2.0)"
+    # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize
+    halve_fr = ("max(2.0, (t.high - t.una - t.limited) / 2.0)" if config.limited_transmit
+                else halve)
     if ecn:
         ack_transition("ecn_reduce", f"{new} and not t.inrec and {echo}",
                        f"t._replace(ssthresh={halve}, cwnd={halve}, cwr_high=t.nxt, "
                        f"cwr_pending=True, {advance_una})", new_data=True)
-    ack_transition("stale_ack", "a.ack < t.una or (a.ack == t.una and t.high == t.una)",
-                   "t", new_data=False)
+    ack_transition("stale_ack", stale, "t", new_data=False)
     may_recover = "t.una >= t.recover" if variant in ("newreno", "sack") else "True"
     if variant == "tahoe":
         ack_transition("dup_ack", f"{dup} and t.dupacks + 1 != DUPTHRESH",
                        "t._replace(dupacks=t.dupacks + 1)", new_data=False)
         ack_transition("fast_retransmit", f"{dup} and t.dupacks + 1 == DUPTHRESH",
-                       f"t._replace(ssthresh={halve}, cwnd=1.0, dupacks=t.dupacks + 1, "
+                       f"t._replace(ssthresh={halve_fr}, cwnd=1.0, dupacks=t.dupacks + 1, "
                        "recover=t.high)", new_data=False, retransmit="t.una")
     else:
         ack_transition("dup_ack", f"{dup} and not t.inrec and "
                        f"(t.dupacks + 1 < DUPTHRESH or not ({may_recover}))",
                        f"t._replace(dupacks=t.dupacks + 1, sacked={scoreboard('t.una')})",
                        new_data=False)
-        entry = f"{halve}" if sack else f"{halve} + DUPTHRESH"
+        entry = f"{halve_fr}" if sack else f"{halve_fr} + DUPTHRESH"
         ack_transition("fast_retransmit", f"{dup} and not t.inrec and "
                        f"t.dupacks + 1 >= DUPTHRESH and {may_recover}",
-                       f"t._replace(ssthresh={halve}, cwnd={entry}, dupacks=t.dupacks + 1, "
+                       f"t._replace(ssthresh={halve_fr}, cwnd={entry}, dupacks=t.dupacks + 1, "
                        f"inrec=True, recover=t.high, highrxt=t.una + 1, partial=False, "
                        f"sacked={scoreboard('t.una')})", new_data=False, retransmit="t.una")
         inflate = "t.cwnd" if sack else "t.cwnd + 1.0"
@@ -370,6 +457,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_input("rtt", "timeout", "r")
     net.add_output("tcb", "timeout",
                    f"t._replace(ssthresh={halve}, cwnd=1.0, nxt=t.una, dupacks=0, "
-                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una, partial=False)")
+                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una, partial=False"
+                   f"{', limited=0' if config.limited_transmit else ''})")
     net.add_output("rtt", "timeout", "r._replace(rto=min(2.0 * r.rto, MAX_RTO))")
     return net

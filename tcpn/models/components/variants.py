@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from tcpn.petrinets import Simulator
 
 __all__ = ["SENDERS", "add_flow_modules", "partial_ack_retransmits", "radio_of",
-           "variant_sender_net", "wireless_report"]
+           "recovery_variant", "variant_sender_net", "wireless_report"]
 
 
 def _param(params: Any, name: str, default: Any) -> Any:
@@ -59,6 +59,21 @@ SENDERS: dict[str, Callable[[SenderConfig, Any], PetriNet]] = {
     "tcp_l": lambda config, params: tcp_l_sender_net(config, _param(params, "base", "newreno")),
 }
 """Variant name -> ``builder(config, params)`` of its sender module."""
+
+
+def recovery_variant(variant: str, sack: bool) -> str:
+    """The loss-based sender that runs ``variant`` when SACK is negotiated (``sack``) or not.
+
+    With SACK, ns-3 recovers with its RFC 6675 scoreboard whatever the congestion control,
+    so NewReno (and ECN NewReno) with ``tcp.sack: true`` is the ``sack`` sender: NewReno's
+    window arithmetic, RFC 6675 pipe and NextSeg. Every other variant is itself.
+
+    >>> recovery_variant("newreno", True), recovery_variant("newreno", False)
+    ('sack', 'newreno')
+    >>> recovery_variant("ecn_newreno", True), recovery_variant("tahoe", True)
+    ('sack', 'tahoe')
+    """
+    return "sack" if sack and variant in ("newreno", "ecn_newreno") else variant
 
 
 def partial_ack_retransmits(variant: str, params: Any) -> bool:
