@@ -409,12 +409,18 @@ class _Importer:
         except _Unsupported as exc:
             self.bad_colours[name] = exc.reason
             return
+        if isinstance(colour, RecordSet):
+            # CPN ML records are structural: a second record colour set with the same
+            # fields (say the timed one of packets in flight) holds the same values
+            same = next((c for c in self.colours.values() if isinstance(c, RecordSet)
+                         and c.fields == colour.fields), None)
+            colour = same.named(name) if same is not None else colour
         colour = colour.named(name) if colour.name != name else colour
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
         if isinstance(colour, RecordSet):
-            self.records[frozenset(f for f, _ in colour.fields)] = py_name(name)
+            self.records.setdefault(frozenset(f for f, _ in colour.fields), py_name(name))
             self.declarations[py_name(name)] = colour.record_type
         if isinstance(colour, EnumSet):
             self.enum_constants.update(colour.values)
