@@ -185,7 +185,8 @@ def optimize_parameter(
 @app.command("export")
 def export_net(
     net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "
-                                       "returning a PetriNet, or a .cpn/.pnml file.")],
+                                       "returning a PetriNet, a .cpn/.pnml file, or a "
+                                       "scenario .yaml (its whole net).")],
     file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.")] = "cpn",
     output: Annotated[str | None, typer.Option("--output", "-o",
                                                help="File to write (default: stdout).")] = None,
@@ -197,11 +198,17 @@ def export_net(
 ) -> None:
     """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
 
-    Example: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn
+    Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
+    tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
-    from tcpn.petrinets.exchange.loading import load_net, net_text, save_net
+    from tcpn.petrinets.exchange.loading import built_net, load_net, net_text, save_net
 
-    loaded = load_net(net)
+    if net.lower().endswith((".yaml", ".yml")):
+        from tcpn.models.topology import scenario_net
+
+        loaded = built_net(scenario_net(net), net)
+    else:
+        loaded = load_net(net)
     if output is None:
         sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
                                   net_type=net_type))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,18 @@ def test_export_python_reference_to_cpn_then_import_and_export_again(tmp_path):
     assert imported.returncode == 0, imported.stderr
     assert "imported 4 places, 3 transitions, 8 arcs" in imported.stdout
     assert (tmp_path / "again.cpn").read_text() == first.read_text()
+
+
+def test_export_a_scenario_writes_its_whole_net(tmp_path):
+    target = tmp_path / "dumbbell.cpn"
+    scenario = Path(__file__).parents[1] / "scenarios" / "dumbbell_newreno.yaml"
+    done = tcpn("export", str(scenario), "-o", str(target), "--layout", "grid")
+    assert done.returncode == 0, done.stderr
+    imported = tcpn("import", str(target), "--strict")
+    assert imported.returncode == 0, imported.stderr
+    assert "0 element(s) left out" in imported.stdout
+    missing = tcpn("export", str(tmp_path / "none.yaml"), "-o", str(target))
+    assert missing.returncode == 3 and "none.yaml" in missing.stderr
 
 
 def test_export_a_net_defined_in_a_python_file_to_pnml_on_stdout(tmp_path):

@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tcpn.errors import InputError
 from tcpn.models.components.link import (
@@ -54,10 +55,10 @@ from tcpn.models.components.variants import (
     variant_sender_net,
 )
 from tcpn.models.components.wireless import wireless_interface_net
-from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario
+from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
 from tcpn.petrinets import PetriNet, Place
 
-__all__ = ["ComposedNet", "compose", "queue_discipline", "unsupported"]
+__all__ = ["ComposedNet", "compose", "queue_discipline", "scenario_net", "unsupported"]
 
 
 @dataclass
@@ -225,3 +226,16 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
                                              "out": socket(flow.dst, first_ack_hop)})
         add_flow_modules(net, i, flow, composed.interfaces)
     return composed
+
+
+def scenario_net(scenario: Scenario | str | Path, seed: int | None = None) -> PetriNet:
+    """The whole net of a scenario (or scenario file), its flows drawn from ``seed`` (the
+    scenario's own seed when None): what ``tcpn export scenario.yaml`` writes.
+
+    >>> from tcpn.models.scenario import dumbbell
+    >>> scenario_net(dumbbell(pairs=1, horizon_s=1.0)).name
+    'dumbbell'
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    return compose(scenario, scenario.concrete_flows(seed)).net
