@@ -308,3 +308,12 @@ def test_a_connection_without_handshake_is_refused_by_the_other_lenses():
     scenario = two_nodes("newreno", [])
     assert scenario.net_only_features() == [
         "tcp.handshake: false (connections that start established, without SYN)"]
+
+
+def test_the_ns3_lens_runs_the_same_syn_timer():
+    # ns-3's TcpSocket::ConnTimeout is the SYN timer; the plan sets it from the scenario
+    # (checked against an ns-3 run: SYNs 0 and 1 lost with 0.5 s, first data at 1.52 s
+    # in both lenses).
+    from tcpn.validation.ns3 import scenario_plan
+    plan = scenario_plan(two_nodes("newreno", [], handshake=True, syn_timeout_s=0.5))
+    assert dict(plan.flows[0].socket_attributes)["ConnTimeout"] == "0.5s"

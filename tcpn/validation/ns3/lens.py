@@ -140,6 +140,7 @@ def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str
         ("UseEcn", "On" if ecn else "Off"),
         ("LimitedTransmit", _bool(tcp.limited_transmit)),
         ("ReTxThreshold", str(tcp.dupack_threshold)),
+        ("ConnTimeout", _seconds(tcp.syn_timeout_s)),
     )
 
 
