@@ -137,6 +137,8 @@ class CompiledTransition:
     gate_places: tuple[int, ...] = ()
     #: transitions with equal keys have the same gate (tested once per change)
     gate_key: Any = field(default=None, repr=False)
+    #: ``cut[0]``: whether the last ``enumerate_due`` stopped early (left bindings out)
+    cut: list[bool] = field(default_factory=lambda: [False], repr=False)
 
 
 @dataclass
@@ -158,6 +160,9 @@ class CompiledNet:
     #: transition -> transitions whose ``enumerate_due`` places it writes (gate places aside)
     body_affected: tuple[tuple[int, ...], ...] = ()
     gate_affected: tuple[tuple[int, ...], ...] = ()  # transition -> gates to re-test after it
+    #: gate -> the transitions it guards whose ``enumerate_due`` may stop early (they read
+    #: a timed place besides the gate): see ``Simulator._refresh``
+    gate_cut: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         self.affected = tuple(
@@ -185,6 +190,12 @@ class CompiledNet:
         self.body_affected = tuple(
             tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
             for t in self.transitions
+        )
+        self.gate_cut = tuple(
+            tuple(t for t in members
+                  if any(self.timed[p] for p in set(self.transitions[t].reads_places)
+                         - set(self.transitions[t].gate_places)))
+            for _, _, members in self.gates
         )
         self.gate_affected = tuple(
             tuple(g for g, (_, places, _) in enumerate(self.gates)
@@ -306,17 +317,19 @@ def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: 
                   for i, c in enumerate(colour.components)]
         return "(" + " and ".join(parts) + ")"
     if isinstance(colour, RecordSet):
+        # the record type is a named tuple: fields by position are cheaper than by name
         parts = [f"type({var}) is {register(colour.record_type)}"]
-        parts += [_colour_test(c, f"{var}.{name}", namespace, depth)
-                  for name, c in colour.fields]
+        parts += [_colour_test(c, f"{var}[{i}]", namespace, depth)
+                  for i, (_name, c) in enumerate(colour.fields)]
         return "(" + " and ".join(parts) + ")"
     if isinstance(colour, ListSet):
         element = f"_e{depth}"
         parts = [f"type({var}) is tuple"]
         if colour.max_length is not None:
             parts.append(f"len({var}) <= {colour.max_length}")
-        parts.append(f"all({_colour_test(colour.element, element, namespace, depth + 1)} "
-                     f"for {element} in {var})")
+        parts.append(f"(not {var} or all("
+                     f"{_colour_test(colour.element, element, namespace, depth + 1)} "
+                     f"for {element} in {var}))")
         return "(" + " and ".join(parts) + ")"
     return f"{register(colour)}.contains({var})"
 
@@ -338,6 +351,7 @@ class _TransitionCompiler:
             "_insort": bisect.insort,
             "_inf": math.inf,
             "_ONE_PASS": (None,),
+            "_cut": [False],
         }
         self.globals.update(self.scope)
         self.arcs = net.arcs_of(name)
@@ -409,6 +423,7 @@ class _TransitionCompiler:
             gate=namespace.get("_gate") if gate_source is not None else None,
             gate_places=tuple(sorted(gate_places)),
             gate_key=gate_key,
+            cut=namespace["_cut"],
         )
 
     def _gate_places(self) -> set[int]:
@@ -539,6 +554,7 @@ class _TransitionCompiler:
         code.line("_out = []")
         if due:
             code.line("_rstar = _inf")
+            code.line("_cut[0] = False")
         for p in sorted({self.place_index[a.place] for a in self.arcs
                          if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}
                         - skip):
@@ -572,7 +588,7 @@ class _TransitionCompiler:
                 if fifo:
                     code.line(f"if _fifo{n_arc}:")
                     code.line(f"    _e = _p{p}[{value_var}][0]")
-                    code.line("    if _e > now and _e > _rstar: break")
+                    code.line("    if _e > now and _e > _rstar: _cut[0] = True; break")
                 binders.add(value_var)
                 new_vars = ins.pattern_variables - set(bound) - self.declared
                 self._emit_match(code, ins.tree, value_var, set(bound),

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
+from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.net import PetriNet, Token
@@ -75,9 +75,7 @@ class Simulator:
         self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
             [] for _ in range(n_transitions)
         ]
-        self._enumerators = [self._enumerator(t) for t in self.compiled.transitions]
         self._live: set[int] = set()
-        self._open: set[int] = set()
         self._gate_ready: list[float | None] = [None] * n_gates
         self._group_sum = [0] * n_gates
         self._total = 0
@@ -93,18 +91,6 @@ class Simulator:
                     self._after[t.index].append(monitor)
                     if monitor.wants_before:
                         self._before[t.index].append(monitor)
-
-    def _enumerator(self, transition: CompiledTransition) -> Callable[..., Any]:
-        """``enumerate_due``, or for a transition gated by a timed place, a complete one.
-
-        A binding of a gated transition is ready when both its own tokens and the gate's
-        are; cutting its enumeration short at the earliest future binding would be exact
-        only for gates ready by then, so those transitions are enumerated completely.
-        """
-        due = transition.enumerate_due
-        if not any(self.compiled.timed[p] for p in transition.gate_places):
-            return due
-        return lambda marking, _now, in_order: due(marking, math.inf, in_order)
 
     # -- marking queries ------------------------------------------------------------------
     def _place(self, name: str) -> int:
@@ -132,49 +118,58 @@ class Simulator:
 
     # -- the core ------------------------------------------------------------------------
     #
-    # State kept between firings (see docs in the class docstring of CompiledTransition):
-    # ``_bindings[t]``: the bindings ``enumerate_due`` found for t (its gate arcs aside);
-    # ``_gate_ready[g]``: from when gate g is satisfied, ``None`` when it is not;
-    # ``_live``: transitions without a gate that have bindings; ``_open``: open gates;
-    # ``_group_sum[g]``: bindings of the transitions gate g guards; ``_total``: bindings
-    # of the live transitions and open gates (what a uniform choice draws from);
-    # ``_dirty`` / ``_dirty_gates``: what a firing changed and must be re-enumerated.
+    # State kept between firings: ``_bindings[t]``, the bindings ``enumerate_due`` found
+    # for t (its gate arcs aside); ``_gate_ready[g]``, from when gate g is satisfied
+    # (``None``: not satisfied); ``_live``, the transitions with bindings whose gate, if
+    # any, is satisfied; ``_group_sum[g]``, the bindings of the transitions gate g guards,
+    # and ``_total``, the bindings of the live transitions (both kept up to date only for
+    # nets that take the simple choice, see ``_loop``); ``_dirty`` and ``_dirty_gates``,
+    # what must be re-enumerated and re-tested before the next choice.
 
     def _refresh(self) -> None:
         """Re-test the dirty gates and re-enumerate the dirty transitions."""
         compiled, marking, now = self.compiled, self.marking, self.now
         gate_ready, group_sum, gate_of = self._gate_ready, self._group_sum, compiled.gate_of
+        bindings, live = self._bindings, self._live
         try:
             for g in self._dirty_gates:
                 ready = compiled.gates[g][0](marking)
-                if ready is None:
-                    if gate_ready[g] is not None:
-                        self._open.discard(g)
-                        self._total -= group_sum[g]
-                elif gate_ready[g] is None:
-                    self._open.add(g)
-                    self._total += group_sum[g]
+                old = gate_ready[g]
                 gate_ready[g] = ready
+                if ready is None:
+                    if old is not None:
+                        self._total -= group_sum[g]
+                        live.difference_update(compiled.gates[g][2])
+                    continue
+                if old is None:
+                    self._total += group_sum[g]
+                    live.update(t for t in compiled.gates[g][2] if bindings[t])
+                if old is None or (ready != old and ready > now):
+                    self._dirty.update(t for t in compiled.gate_cut[g]
+                                       if compiled.transitions[t].cut[0])
             self._dirty_gates.clear()
             for t in self._dirty:
                 transition = compiled.transitions[t]
+                g = gate_of[t]
+                floor = now
+                if g >= 0:
+                    ready = gate_ready[g]
+                    if ready is not None and ready > now:
+                        floor = ready
                 if all(marking[p] for p in transition.required_places):
-                    found = self._enumerators[t](marking, now, self._in_order)
+                    found = transition.enumerate_due(marking, floor, self._in_order)
                 else:
                     found = []
-                change = len(found) - len(self._bindings[t])
-                self._bindings[t] = found
-                g = gate_of[t]
-                if g < 0:
+                change = len(found) - len(bindings[t])
+                bindings[t] = found
+                if g >= 0:
+                    group_sum[g] += change
+                if g < 0 or gate_ready[g] is not None:
                     self._total += change
                     if found:
-                        self._live.add(t)
+                        live.add(t)
                     else:
-                        self._live.discard(t)
-                else:
-                    group_sum[g] += change
-                    if gate_ready[g] is not None:
-                        self._total += change
+                        live.discard(t)
             self._dirty.clear()
         except FiringError as exc:
             exc.time = now
@@ -185,14 +180,10 @@ class Simulator:
         now = self.now
         best_time, best_priority = math.inf, math.inf
         chosen: list[tuple[int, tuple[Any, ...]]] = []
-        transitions = self.compiled.transitions
-        groups = [(t, now) for t in self._live]
-        for g in self._open:
-            ready = self._gate_ready[g]
-            assert ready is not None
-            groups += [(t, max(ready, now)) for t in self.compiled.gates[g][2]]
-        for t, floor in groups:
+        transitions, gate_of = self.compiled.transitions, self.compiled.gate_of
+        for t in self._live:
             priority = transitions[t].priority
+            floor = now if gate_of[t] < 0 else max(now, self._gate_ready[gate_of[t]])  # type: ignore[type-var]
             for ready, binding in self._bindings[t]:
                 at = ready if ready > floor else floor
                 if at < best_time or (at == best_time and priority < best_priority):
@@ -228,24 +219,25 @@ class Simulator:
         It computes exactly what those methods do (they serve the one-off queries); the
         inlining keeps method calls and attribute look-ups out of the per-firing path.
         After a firing it re-tests the gates and re-enumerates the transitions that
-        firing affected, from the precomputed tuples (no dirty sets). With one priority
-        and no timed place, every binding is enabled now: the choice draws an index below
-        the running total of bindings and walks to it. ``tests/test_calendar.py`` replays
-        runs through the query methods to keep the two in step.
+        firing affected, from precomputed tuples. With one priority and no timed place,
+        every binding is enabled now: the choice draws an index below the running total
+        of bindings and walks the live transitions to it. ``tests/test_calendar.py``
+        replays runs through the query methods to keep the two in step.
         """
         self._refresh()
         compiled = self.compiled
         transitions = compiled.transitions
-        enumerate_fns = self._enumerators
+        enumerate_fns = [t.enumerate_due for t in transitions]
         fire_fns = [t.fire_tracked for t in transitions]
         in_order, latest = self._in_order, self._latest
         priorities = [t.priority for t in transitions]
         body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
         gate_fns = [g[0] for g in compiled.gates]
         members = [g[2] for g in compiled.gates]
-        gate_of = compiled.gate_of
-        gate_ready: list[Any] = self._gate_ready  # floats for the open gates
-        group_sum, open_gates = self._group_sum, self._open
+        gate_of, gate_cut = compiled.gate_of, compiled.gate_cut
+        cuts = [t.cut for t in transitions]
+        gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
+        group_sum = self._group_sum
         bindings, live = self._bindings, self._live
         before, after = self._before, self._after
         marking, draw, counts = self.marking, self._draw, self.firing_counts
@@ -262,36 +254,50 @@ class Simulator:
             while True:
                 if fired >= 0:
                     # bring the state up to date after the previous firing
+                    todo = body_affected[fired]
                     for g in gate_affected[fired]:
                         ready = gate_fns[g](marking)
-                        if ready is None:
-                            if gate_ready[g] is not None:
-                                open_gates.discard(g)
-                                total -= group_sum[g]
-                        elif gate_ready[g] is None:
-                            open_gates.add(g)
-                            total += group_sum[g]
+                        old = gate_ready[g]
                         gate_ready[g] = ready
-                    for u in body_affected[fired]:
+                        if ready is None:
+                            if old is not None:
+                                total -= group_sum[g]
+                                live.difference_update(members[g])
+                            continue
+                        if old is None:
+                            total += group_sum[g]
+                            for u in members[g]:
+                                if bindings[u]:
+                                    live.add(u)
+                        if gate_cut[g] and (old is None or (ready != old and ready > now)):
+                            # members whose last enumeration stopped early at a time the
+                            # gate's new readiness may now tie with: enumerate them again
+                            for u in gate_cut[g]:
+                                if cuts[u][0]:
+                                    todo += (u,)
+                    for u in todo:
+                        g = gate_of[u]
                         for p in required[u]:
                             if not marking[p]:
                                 found = []
                                 break
                         else:
-                            found = enumerate_fns[u](marking, now, in_order)
-                        g = gate_of[u]
-                        if g < 0:
-                            total += len(found) - len(bindings[u])
-                            if found:
-                                live.add(u)
+                            if g >= 0 and gate_ready[g] is not None and gate_ready[g] > now:
+                                found = enumerate_fns[u](marking, gate_ready[g], in_order)
                             else:
-                                live.discard(u)
-                        else:
-                            change = len(found) - len(bindings[u])
-                            group_sum[g] += change
-                            if gate_ready[g] is not None:
-                                total += change
+                                found = enumerate_fns[u](marking, now, in_order)
+                        if simple:  # the running totals serve the simple choice only
+                            if g >= 0:
+                                group_sum[g] += len(found) - len(bindings[u])
+                            if g < 0 or gate_ready[g] is not None:
+                                total += len(found) - len(bindings[u])
                         bindings[u] = found
+                        if g >= 0 and gate_ready[g] is None:
+                            continue
+                        if found:
+                            live.add(u)
+                        else:
+                            live.discard(u)
                     fired = -1
                 if firings >= limit:
                     reason = "max_firings"
@@ -308,44 +314,20 @@ class Simulator:
                             binding = found[k][1]
                             break
                         k -= len(found)
-                    else:
-                        for g in open_gates:
-                            if k >= group_sum[g]:
-                                k -= group_sum[g]
-                                continue
-                            for t in members[g]:
-                                found = bindings[t]
-                                if k < len(found):
-                                    binding = found[k][1]
-                                    break
-                                k -= len(found)
-                            break
                 else:
                     best_time = best_priority = inf
                     chosen: list[tuple[int, tuple[Any, ...]]] = []
                     for t in live:
                         priority = priorities[t]
+                        g = gate_of[t]
+                        floor = now if g < 0 or gate_ready[g] < now else gate_ready[g]
                         for ready, binding in bindings[t]:
-                            at = ready if ready > now else now
+                            at = ready if ready > floor else floor
                             if at < best_time or (at == best_time and priority < best_priority):
                                 best_time, best_priority = at, priority
                                 chosen = [(t, binding)]
                             elif at == best_time and priority == best_priority:
                                 chosen.append((t, binding))
-                    for g in open_gates:
-                        base = gate_ready[g]
-                        if base < now:
-                            base = now
-                        for t in members[g]:
-                            priority = priorities[t]
-                            for ready, binding in bindings[t]:
-                                at = ready if ready > base else base
-                                if at < best_time or (at == best_time
-                                                      and priority < best_priority):
-                                    best_time, best_priority = at, priority
-                                    chosen = [(t, binding)]
-                                elif at == best_time and priority == best_priority:
-                                    chosen.append((t, binding))
                     if not chosen:
                         reason = "dead"
                         break
