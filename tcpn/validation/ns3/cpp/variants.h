@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 namespace tcpn {
@@ -215,9 +216,13 @@ class ModifiedVegas : public SampledVegas {
     int64_t m_roundFwd{0};
 };
 
-// Reno-friendly (adaptive) Vegas (study S4): samples are ns-3's RTT of the ACK (LastRTT);
-// aveRTT = (1 - w) aveRTT + w RTT on every sample, and congestion avoidance compares Diff
-// with N = W - W * BaseRTT / aveRTT instead of alpha / beta.
+// Reno-friendly (adaptive) Vegas (study S4): aveRTT = (1 - w) aveRTT + w RTT on every
+// sample, and congestion avoidance compares Diff with N = W - W * BaseRTT / aveRTT instead
+// of alpha / beta. With timestamps a sample is exact: the ACK's arrival minus the last
+// transmission of the first segment it covers, the segment whose TSval the receiver
+// echoes (RFC 7323), timed on the socket's Tx and Rx traces (AttachVariant), where ns-3's
+// own timestamp RTT counts whole milliseconds. Without timestamps it is ns-3's LastRTT
+// (exact, Karn's rule).
 class AdaptiveVegas : public SampledVegas {
   public:
     static TypeId GetTypeId() {
@@ -237,9 +242,24 @@ class AdaptiveVegas : public SampledVegas {
 
     double ave_rtt_s{0.0};
 
+    // Socket traces: data segments sent (their last transmission) and ACKs received.
+    void OnTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
+        if (segment->GetSize() > 0) {
+            m_sent[header.GetSequenceNumber().GetValue()] = Simulator::Now().GetNanoSeconds();
+        }
+    }
+    void OnRx(Ptr<const Packet>, const TcpHeader& header, Ptr<const TcpSocketBase>) {
+        if (!(header.GetFlags() & TcpHeader::ACK)) return;
+        SequenceNumber32 ack = header.GetAckNumber();
+        m_ackBefore = m_anyAck ? m_highAck : ack;
+        if (!m_anyAck || ack > m_highAck) m_highAck = ack;
+        m_anyAck = true;
+    }
+
   protected:
     bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) override {
         double sample = tcb->m_lastRtt.Get().GetSeconds();
+        if (tcb->m_rcvTimestampEchoReply != 0) sample = EchoedSample();
         if (sample <= 0) return false;
         bool first = samples_total == 0;
         base_rtt_s = first ? sample : std::min(base_rtt_s, sample);
@@ -256,6 +276,18 @@ class AdaptiveVegas : public SampledVegas {
   private:
     double m_weight{0.125};
     double m_roundMin{0.0};
+    std::map<uint32_t, int64_t> m_sent;  // first sequence number -> last transmission (ns)
+    SequenceNumber32 m_highAck{0}, m_ackBefore{0};
+    bool m_anyAck{false};
+
+    double EchoedSample() {
+        auto it = m_sent.find(m_ackBefore.GetValue());
+        double sample = it == m_sent.end()
+                            ? -1.0
+                            : static_cast<double>(Simulator::Now().GetNanoSeconds() - it->second) * 1e-9;
+        m_sent.erase(m_sent.begin(), m_sent.lower_bound(m_highAck.GetValue()));
+        return sample;
+    }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -394,12 +426,18 @@ class TcpL : public TcpNewReno {
     }
 };
 
-// Connect what a variant needs from its socket (TCP-L: the Tx and Rx traces).
+// Connect what a variant needs from its socket (TCP-L, adaptive Vegas: Tx and Rx traces).
+template <typename Variant>
+bool ConnectTxRx(Ptr<TcpSocketBase> socket, Variant* variant) {
+    return socket->TraceConnectWithoutContext("Tx", MakeCallback(&Variant::OnTx, variant)) &&
+           socket->TraceConnectWithoutContext("Rx", MakeCallback(&Variant::OnRx, variant));
+}
 inline bool AttachVariant(Ptr<TcpSocketBase> socket, Ptr<TcpCongestionOps> congestion) {
-    Ptr<TcpL> l = DynamicCast<TcpL>(congestion);
-    if (!l) return true;
-    return socket->TraceConnectWithoutContext("Tx", MakeCallback(&TcpL::OnTx, PeekPointer(l))) &&
-           socket->TraceConnectWithoutContext("Rx", MakeCallback(&TcpL::OnRx, PeekPointer(l)));
+    if (Ptr<TcpL> l = DynamicCast<TcpL>(congestion)) return ConnectTxRx(socket, PeekPointer(l));
+    if (Ptr<AdaptiveVegas> a = DynamicCast<AdaptiveVegas>(congestion)) {
+        return ConnectTxRx(socket, PeekPointer(a));
+    }
+    return true;
 }
 
 }  // namespace tcpn
