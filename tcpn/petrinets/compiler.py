@@ -552,7 +552,10 @@ class _TransitionCompiler:
         code.line("def _enumerate_due(M, now, _inord):" if due else "def _enumerate(M):")
         code.depth += 1
         code.line("_out = []")
-        if due:
+        input_like = self._input_arcs_in_binding_order(skip)
+        # only loops over timed places can stop early
+        early = due and any(self.timed[self.place_index[a.place]] for a in input_like)
+        if early:
             code.line("_rstar = _inf")
             code.line("_cut[0] = False")
         for p in sorted({self.place_index[a.place] for a in self.arcs
@@ -560,7 +563,6 @@ class _TransitionCompiler:
                         - skip):
             code.line(f"_p{p} = M[{p}]")
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
-        input_like = self._input_arcs_in_binding_order(skip)
         if not (input_like and self._is_binder(input_like[0], set())) or (
                 guard is not None and not guard.free_variables(self.declared)):
             # a one-pass loop so that a failed test before any binder loop can `continue`
@@ -580,7 +582,7 @@ class _TransitionCompiler:
             value_var = f"_v{n_arc}"
             if self._is_binder(arc, set(bound)):
                 # a binder: try every distinct token value of the place
-                fifo = due and self.timed[p]
+                fifo = early and self.timed[p]
                 if fifo:
                     code.line(f"_fifo{n_arc} = _inord[{p}]")
                 code.line(f"for {value_var} in _p{p}:")
@@ -616,7 +618,7 @@ class _TransitionCompiler:
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] not in skip:
                 self._emit_inhibitor(code, arc, bound)
-        if due:
+        if early:
             code.line("if now < _ready < _rstar: _rstar = _ready")
         binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
         code.line(f"_out.append((_ready, {binding_tuple}))")
@@ -864,6 +866,8 @@ class _TransitionCompiler:
                 else:
                     code.line(f"for _i in range({count}): _insort(_lst, _ts)")
                     code.line(f"if not _lst: del _p{p}[_val]")
+            elif isinstance(arc.count, int) and arc.count > 0:
+                code.line(f"_p{p}[_val] = _p{p}.get(_val, 0) + {count}")
             else:
                 code.line(f"_c = _p{p}.get(_val, 0) + {count}")
                 code.line(f"if _c: _p{p}[_val] = _c")

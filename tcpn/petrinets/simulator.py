@@ -234,7 +234,7 @@ class Simulator:
         body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
         gate_fns = [g[0] for g in compiled.gates]
         members = [g[2] for g in compiled.gates]
-        gate_of, gate_cut = compiled.gate_of, compiled.gate_cut
+        gate_of, gate_cut, gated = compiled.gate_of, compiled.gate_cut, bool(compiled.gates)
         cuts = [t.cut for t in transitions]
         gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
         group_sum = self._group_sum
@@ -319,8 +319,11 @@ class Simulator:
                     chosen: list[tuple[int, tuple[Any, ...]]] = []
                     for t in live:
                         priority = priorities[t]
-                        g = gate_of[t]
-                        floor = now if g < 0 or gate_ready[g] < now else gate_ready[g]
+                        floor = now
+                        if gated:
+                            g = gate_of[t]
+                            if g >= 0 and gate_ready[g] > now:
+                                floor = gate_ready[g]
                         for ready, binding in bindings[t]:
                             at = ready if ready > floor else floor
                             if at < best_time or (at == best_time and priority < best_priority):
