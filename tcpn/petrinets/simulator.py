@@ -183,7 +183,10 @@ class Simulator:
         transitions, gate_of = self.compiled.transitions, self.compiled.gate_of
         for t in self._live:
             priority = transitions[t].priority
-            floor = now if gate_of[t] < 0 else max(now, self._gate_ready[gate_of[t]])  # type: ignore[type-var]
+            floor = now
+            gate = self._gate_ready[gate_of[t]] if gate_of[t] >= 0 else None
+            if gate is not None and gate > now:  # live: a gate it has is satisfied
+                floor = gate
             for ready, binding in self._bindings[t]:
                 at = ready if ready > floor else floor
                 if at < best_time or (at == best_time and priority < best_priority):
