@@ -317,3 +317,31 @@ def test_the_ns3_lens_runs_the_same_syn_timer():
     from tcpn.validation.ns3 import scenario_plan
     plan = scenario_plan(two_nodes("newreno", [], handshake=True, syn_timeout_s=0.5))
     assert dict(plan.flows[0].socket_attributes)["ConnTimeout"] == "0.5s"
+
+
+@pytest.mark.ns3
+def test_handshake_and_limited_transmit_agree_with_ns3():
+    # The same scripted runs in both lenses (list losses count every packet crossing A->B:
+    # packet 0 is the SYN, 1 the handshake's ACK, data segment k is packet k + 2).
+    from tcpn.validation.ns3.loader import installed
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+
+    def schedule(scenario, lens):
+        events = evaluate(scenario, lens=lens).trace.flow_events
+        sent = events[events.event.isin(["send", "retransmit"])]
+        return list(zip(sent["time_s"], sent["event"], sent["seq"] // MSS, strict=True))
+
+    # SYNs 0 and 1 lost, 0.5 s SYN timer: data starts 1.5 s + one round trip later
+    lost_syns = two_nodes("newreno", [0, 1], handshake=True, syn_timeout_s=0.5)
+    # data segment 4 lost, limited transmit: 9 and 10 leave on duplicate ACKs 1 and 2
+    one_loss = two_nodes("newreno", [6], segments=30, handshake=True, limited_transmit=True)
+    for scenario in (lost_syns, one_loss):
+        net, ns3 = schedule(scenario, "net"), schedule(scenario, "ns3")
+        assert [(e, s) for _t, e, s in net] == [(e, s) for _t, e, s in ns3]
+        # the net lens stamps a segment when the sender emits it, pcap when its
+        # serialisation starts (microseconds), after those queued before it at A: here up
+        # to three back-to-back 1042-byte frames, 8.3 us each
+        frame_s = (MSS + 40 + 2) * 8 / 1e9
+        assert max(abs(a[0] - b[0]) for a, b in zip(net, ns3, strict=True)) < 3 * frame_s + 1e-6
+    assert schedule(lost_syns, "net")[0][0] == pytest.approx(1.52 + 2 * SYN_S, abs=1e-9)
