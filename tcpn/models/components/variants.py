@@ -8,7 +8,7 @@ the receiver (:func:`add_flow_modules`); an 802.11 hop reports its station's ene
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> variant_sender_net("adaptive_vegas", None, SenderConfig(flow=0, dst=1))
-<PetriNet 'sender': 7 places, 9 transitions, 46 arcs>
+<PetriNet 'sender': 7 places, 9 transitions, 50 arcs>
 """
 
 from __future__ import annotations

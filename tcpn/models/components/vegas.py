@@ -4,8 +4,16 @@ Each is the Reno sender of :mod:`~tcpn.models.components.sender` (fast retransmi
 recovery, RTO, Karn's rule: "losses are handled as in Reno", study S1) with one more place,
 ``vegas``, holding a ``Vegas`` record, and a different window law on ``new_ack``:
 
-* every ACK of new data gives an RTT sample (``now - a.echo``; with Karn's rule when
-  timestamps are off) and updates ``BaseRTT``, the smallest sample;
+* every ACK of new data gives an RTT sample and updates ``BaseRTT``, the smallest sample.
+  As Brakmo and Peterson's Vegas (and ns-2's port of it), the sender times its own
+  segments: the sample is ``now`` minus the send time of the *newest* segment the ACK
+  covers, from the ``sent`` table of the ``Vegas`` record (first transmissions only:
+  Karn's rule). Not the timestamp echo: RFC 7323 echoes the *earliest* segment an ACK
+  covers, so with delayed ACKs a sample would carry the receiver's wait for the second
+  segment of its pair, or, for the odd last segment of a flight, the wait for the next
+  flight; the ACK that ends a round was often that one, and Vegas read a queue that did
+  not exist and settled far below the bandwidth-delay product (``docs/validation.md``,
+  vegas_2flows). With one ACK per segment both are the same;
 * once per RTT, when the ACK acknowledges the first segment sent after the previous
   decision (``a.ack > round_end``), :func:`vegas_decision` compares
   ``Diff = (W / BaseRTT - W / RTT) * BaseRTT`` (segments queued) with ``alpha``/``beta``
@@ -14,22 +22,15 @@ recovery, RTO, Karn's rule: "losses are handled as in Reno", study S1) with one 
   ``ssthresh = max(2, min(ssthresh, W - 1))``, as ns-3's ``TcpVegas``, which also lowers
   ``ssthresh`` so on a decrease, keeping the connection in congestion avoidance);
 * slow start grows +1 per ACK of new data only in every other RTT (the decision toggles
-  ``grow``); congestion avoidance does not grow between decisions;
-* the RTT of ``Diff`` is the smallest sample of the round (:func:`round_rtt`), and a round
-  with fewer than ``MIN_ROUND_SAMPLES`` samples takes no decision. The study's "latest
-  sample" is the ACK's echo of the *earliest* segment it covers (RFC 7323), so with delayed
-  ACKs the sample of a segment the receiver held (the odd last one of a flight, ACKed
-  only when the next flight arrives) carries the hold, and the ACK that ends a round is
-  often that one: Vegas then read a queue that did not exist and settled far below the
-  bandwidth-delay product (``docs/validation.md``, vegas_2flows). Brakmo and Peterson time
-  segments with the sender's own clock and measure Actual over a whole RTT; the minimum
-  of the round is the delayed-ACK filter of Linux and ns-3.
+  ``grow``); congestion avoidance does not grow between decisions.
 
 ``recovery_exit`` and ``timeout`` restart the round (``round_end = high``) so that the
 first decision after a loss uses samples taken after it.
 
-**Modified Vegas** (study S1, fix 2) reads each ACK as ``<ts, tr, ta>``: ``ts = a.echo``
-(sender clock when the segment left), ``tr = a.ts`` (receiver clock when the ACK left),
+**Modified Vegas** (study S1, fix 2) reads each ACK as ``<ts, tr, ta>``: ``ts`` the sender's
+clock when the newest segment the ACK covers left (the one whose arrival released the
+ACK; with one ACK per segment, the echoed timestamp), ``tr = a.ts`` (receiver clock when
+the ACK left),
 ``ta = now``; ``Tf0 = min(tr - ts)``, ``Tb0 = min(ta - tr)``, ``BaseRTT = Tf0 + Tb0`` and
 the RTT of ``Diff`` is ``tr - ts + Tb0`` (forward queueing only). A constant receiver
 offset cancels: with times and offsets exactly representable the trajectory is the same
@@ -64,25 +65,29 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
-from tcpn.petrinets import BOOL, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
+from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 
-__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "round_rtt",
-           "vegas_decision", "vegas_on_ack", "vegas_sender_net", "vegas_start"]
+__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "sent_time",
+           "vegas_acked", "vegas_decision", "vegas_on_ack", "vegas_sender_net", "vegas_sent",
+           "vegas_start"]
 
 HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
+#: ``(seq, time)`` of the segments in flight that were sent once (Karn: a retransmission
+#: drops its entry), in sending order.
+SENT = ListSet(ProductSet(INT, REAL), name="SendTimes")
 VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
     grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=REAL, sum_ts=REAL,
-    skew=REAL, fhull=HULL, bhull=HULL, round_min=REAL,
+    skew=REAL, fhull=HULL, bhull=HULL, sent=SENT,
 )
 Vegas: Any = VEGAS.record_type
 
 #: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
 HULL_LIMIT = 64
-#: Samples a round needs for a decision: with delayed ACKs one of two samples may carry
-#: the receiver's hold (ns-3's and Linux's ``cntRtt > 2``); a round with fewer keeps the
-#: window (slow start keeps its every-other-RTT growth).
-MIN_ROUND_SAMPLES = 3
+#: Samples a round needs for a decision. One: the samples time the newest segment an ACK
+#: covers, so delayed ACKs do not inflate them (ns-3 and Linux, which sample the echo,
+#: ask for three and take the round's minimum).
+MIN_ROUND_SAMPLES = 1
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ class VegasLaw:
 
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
-    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), 0.0)
+    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), ())
 
 
 def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
@@ -155,32 +160,43 @@ def _add_point(hull: tuple[tuple[float, float], ...], x: float,
     return new[-HULL_LIMIT:]
 
 
-def _round_min(v: Any, sample: float) -> float:
-    """The smallest sample of the current round (``v.samples`` taken so far) with ``sample``."""
-    return sample if v.samples == 0 else min(v.round_min, sample)
+def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
+    """``v`` after segment ``seq`` left at ``now``: a first transmission is recorded, a
+    retransmission forgets the segment (it gives no sample, Karn's rule).
 
-
-def round_rtt(v: Any) -> float:
-    """The RTT a decision uses: the smallest sample since the previous decision.
-
-    Plain and adaptive Vegas keep whole samples (``tb0`` stays 0); Modified Vegas keeps
-    forward samples ``tr - ts`` (skew-corrected) and adds the backward minimum ``Tb0``.
-
-    >>> law = VegasLaw()
-    >>> v = vegas_start()
-    >>> for echo, now in ((0.0, 0.125), (0.0, 0.25), (0.125, 0.375)):
-    ...     v = vegas_on_ack(v, _Ack(echo=echo, ts=0.0), now, True, law)
-    >>> v.rtt, round_rtt(v)
-    (0.25, 0.125)
+    >>> v = vegas_sent(vegas_sent(vegas_start(), 0, 0.5, True), 1, 0.75, True)
+    >>> vegas_sent(v, 0, 2.0, False).sent
+    ((1, 0.75),)
     """
-    return float(v.round_min + v.tb0)
+    if fresh:
+        return v._replace(sent=(*v.sent, (seq, now)))
+    return v._replace(sent=tuple(e for e in v.sent if e[0] != seq))
+
+
+def vegas_acked(v: Any, ack: int) -> Any:
+    """``v`` without the segments below ``ack`` (cumulatively acknowledged)."""
+    return v._replace(sent=tuple(e for e in v.sent if e[0] >= ack))
+
+
+def sent_time(v: Any, seq: int) -> float:
+    """When segment ``seq`` was sent (its only transmission), or -1 if unknown.
+
+    >>> sent_time(vegas_sent(vegas_start(), 3, 0.25, True), 3), sent_time(vegas_start(), 3)
+    (0.25, -1.0)
+    """
+    for s, time in v.sent:
+        if s == seq:
+            return float(time)
+    return -1.0
 
 
 def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
     """The ``Vegas`` record after the RTT sample of ACK ``a`` arriving at ``now``.
 
-    ``valid`` is Karn's rule (the sample may be used). For Modified Vegas ``a.echo`` is
-    ``ts``, ``a.ts`` is ``tr`` and ``now`` is ``ta``.
+    ``a.echo`` is when the sampled segment left (the net passes the newest segment the
+    ACK covers, :func:`sent_time`), ``valid`` says the sample may be used (that segment
+    was sent once). For Modified Vegas ``a.echo`` is ``ts``, ``a.ts`` is ``tr`` and
+    ``now`` is ``ta``.
 
     >>> v = vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=7.25), 1.5, True,
     ...                  VegasLaw(kind="modified_vegas"))
@@ -194,15 +210,14 @@ def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
         sample = now - a.echo
         base = sample if v.n == 0 else min(v.base_rtt, sample)
         ave = sample if v.n == 0 else (1.0 - law.weight) * v.ave_rtt + law.weight * sample
-        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave,
-                          round_min=_round_min(v, sample))
+        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave)
     ts, tr, ta = a.echo, a.ts, now
     fwd, bwd = tr - ts, ta - tr
     if not law.skew_estimation:
         tf0 = fwd if v.n == 0 else min(v.tf0, fwd)
         tb0 = bwd if v.n == 0 else min(v.tb0, bwd)
         return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0, rtt=fwd + tb0, fwd=fwd,
-                          samples=v.samples + 1, round_min=_round_min(v, fwd))
+                          samples=v.samples + 1)
     first = ts if v.n == 0 else v.first_ts
     fhull, bhull = _add_point(v.fhull, ts, fwd), _add_point(v.bhull, ts, bwd)
     sum_ts = v.sum_ts + ts
@@ -214,8 +229,7 @@ def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
     tb0 = min(y + skew * x for x, y in bhull)
     return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0,
                       rtt=fwd - skew * ts + tb0, fwd=fwd, samples=v.samples + 1,
-                      first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull,
-                      round_min=_round_min(v, fwd - skew * ts))
+                      first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull)
 
 
 def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
@@ -258,14 +272,14 @@ def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float,
 
 
 def _law_action(law: VegasLaw) -> Any:
-    def vegas_law(v: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool) -> dict[str, Any]:
-        v2 = vegas_on_ack(v, a, now, TIMESTAMPS or not a.retx, law)
+    def vegas_law(v: Any, t: Any, a: Any, now: float) -> dict[str, Any]:
+        # the sample is the newest segment the ACK covers, timed by the sender's own clock
+        sent = sent_time(v, a.ack - 1)
+        v2 = vegas_acked(vegas_on_ack(v, a._replace(echo=sent), now, sent >= 0, law), a.ack)
         cwnd, ssthresh = t.cwnd, t.ssthresh
-        if a.ack > v2.round_end and v2.samples > 0:
-            slow = cwnd < ssthresh
-            if v2.samples >= MIN_ROUND_SAMPLES:
-                cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt,
-                                                      round_rtt(v2), law, v2.ave_rtt)
+        if a.ack > v2.round_end and v2.samples >= MIN_ROUND_SAMPLES:
+            cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt, v2.rtt, law,
+                                                  v2.ave_rtt)
             v2 = v2._replace(samples=0, round_end=t.nxt, grow=slow and not v2.grow)
         if cwnd < ssthresh and v2.grow:
             cwnd += 1.0
@@ -285,8 +299,12 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     add_action(net, "new_ack", _law_action(law), ("v2", "vegas_cwnd", "vegas_ssthresh"))
     wrap_output(net, "new_ack", "tcb",
                 "({base})._replace(cwnd=vegas_cwnd, ssthresh=vegas_ssthresh)")
-    for restart in ("recovery_exit", "timeout"):
-        track(net, restart, "vegas", "v", "v._replace(samples=0, round_end=t.high)")
+    net.declare(vegas_sent=vegas_sent, vegas_acked=vegas_acked)
+    track(net, "send", "vegas", "v", "vegas_sent(v, t.nxt, now, t.nxt >= t.high)")
+    track(net, "fast_retransmit", "vegas", "v", "vegas_sent(v, t.una, now, False)")
+    track(net, "recovery_exit", "vegas", "v",
+          "vegas_acked(v, a.ack)._replace(samples=0, round_end=t.high)")
+    track(net, "timeout", "vegas", "v", "v._replace(samples=0, round_end=t.high, sent=())")
     return net
 
 
