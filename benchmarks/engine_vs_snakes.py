@@ -15,9 +15,10 @@ net), checking the colour of every token it produces. SNAKES runs what a simulat
 on it must do per step: ``t.modes()`` for every transition, a uniform choice among all the
 modes, ``t.fire(mode)``, with its places typed ``tAll`` (no type checks, its fastest
 setting; the colour-set checks ``to_snakes`` installs cost it about 10%). Each figure is the
-median of ``--repeats`` runs. The timed table runs the same nets with every place timed
-and delays on the transitions (constant and exponential), tcpn only, against the
-untimed figure measured in the same run.
+median of ``--repeats`` runs, timed in CPU time of this process (``time.process_time``)
+so that other work on the machine disturbs the figures less. The timed table runs the
+same nets with every place timed and delays on the transitions (constant and
+exponential), tcpn only, against the untimed figure measured in the same run.
 
     .venv/bin/python benchmarks/engine_vs_snakes.py            # about a minute
     .venv/bin/python benchmarks/engine_vs_snakes.py --quick    # a few seconds
@@ -120,9 +121,9 @@ NETS: dict[str, Callable[[bool], PetriNet]] = {
 def tcpn_rate(net: PetriNet, firings: int, seed: int) -> float:
     """Firings per second of ``Simulator.run`` (the net compiled beforehand)."""
     sim = Simulator(net, seed=seed)
-    started = time.perf_counter()
+    started = time.process_time()
     result = sim.run(max_firings=firings)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     if result.firings != firings:
         raise RuntimeError(f"{net.name}: tcpn stopped after {result.firings} firings")
     return firings / elapsed
@@ -133,14 +134,14 @@ def snakes_rate(snet: sn.PetriNet, firings: int, seed: int) -> float:
     initial = snet.get_marking()
     transitions = snet.transition()
     rng = random.Random(seed)
-    started = time.perf_counter()
+    started = time.process_time()
     for _ in range(firings):
         modes = [(t, m) for t in transitions for m in t.modes()]
         if not modes:
             raise RuntimeError(f"{snet.name}: SNAKES reached a dead marking")
         t, mode = modes[rng.randrange(len(modes))]
         t.fire(mode)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     snet.set_marking(initial)
     return firings / elapsed
 

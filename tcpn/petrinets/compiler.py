@@ -11,10 +11,18 @@ For each transition the compiler generates
   whose input and read tokens are present, with the time at which its tokens are ready
   (``-inf`` when no timed token is involved); inhibitor arcs are checked too;
 * ``fire(M, binding, now, draw) -> None``: consume, run the code action, produce (with
-  colour checks and delays).
+  colour checks and delays);
 
-Variables are bound by *pattern* input arcs (a variable, a constant, or a tuple of them)
-in arc order; the guard is tested as soon as its variables are bound.
+and, for the simulator, ``enumerate_due`` (the same bindings, but those on the *gate*
+places, and possibly without bindings later than the earliest future one), ``gate`` (the
+arcs that name fixed tokens, such as ``()`` from a lock or an inhibitor without
+inscription: whether, and from when, they are satisfied, the same for every binding) and
+``fire_tracked`` (``fire`` that also keeps each timed place's timestamp order).
+
+Variables are bound by *pattern* input arcs (a variable, a constant, or a tuple of them);
+names are checked in arc order, and the enumerators visit binders on untimed places
+before those on timed places (the set of bindings is the same). The guard is tested as
+soon as its variables are bound.
 """
 
 from __future__ import annotations
