@@ -32,7 +32,8 @@ from tcpn.petrinets import (
 )
 
 
-def random_gated_net(seed: int, timed: bool, priorities: bool = False) -> PetriNet:
+def random_gated_net(seed: int, timed: bool, priorities: bool = False,
+                     gates: bool = True) -> PetriNet:
     """Workers sharing locks (gated ``acquire``), a halt place inhibiting some of them,
     and, when timed, a link token gating the service of a FIFO wire and a ticker (whose
     firings move the link's readiness while the wire stays as it is)."""
@@ -53,17 +54,19 @@ def random_gated_net(seed: int, timed: bool, priorities: bool = False) -> PetriN
                                       delay=float(rng.integers(0, 3)) if timed else None))
         net.add_input(f"idle{w}", f"acquire{w}", "n")
         locks = rng.choice(n_locks, size=int(rng.integers(1, n_locks + 1)), replace=False)
-        for j in locks:
-            net.add_input(f"lock{j}", f"acquire{w}", "()")
-        if rng.random() < 0.3:
+        if gates:
+            for j in locks:
+                net.add_input(f"lock{j}", f"acquire{w}", "()")
+        if rng.random() < 0.3 and gates:
             net.add_inhibitor("halt", f"acquire{w}")
         net.add_output(f"busy{w}", f"acquire{w}", "n")
         net.add_transition(Transition(f"release{w}",
                                       delay=Exponential(1.0 + w) if timed else None))
         net.add_input(f"busy{w}", f"release{w}", "n")
         net.add_output(f"idle{w}", f"release{w}", "n + 1")
-        for j in locks:
-            net.add_output(f"lock{j}", f"release{w}", "()")
+        if gates:
+            for j in locks:
+                net.add_output(f"lock{j}", f"release{w}", "()")
         if rng.random() < 0.3:
             net.add_output("halt", f"release{w}", "n", when="n % 4 == 3")
     net.add_transition(Transition("resume"))
@@ -138,6 +141,13 @@ def check_run(net: PetriNet, seed: int, steps: int = 400) -> int:
 @pytest.mark.parametrize("seed", range(12))
 def test_untimed_gated_nets_offer_what_enumeration_finds(seed):
     assert check_run(random_gated_net(seed, timed=False), seed) > 50
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_untimed_nets_without_gates(seed):
+    net = random_gated_net(seed, timed=False, gates=False)
+    assert not compile_net(net).gates
+    assert check_run(net, seed) > 50
 
 
 @pytest.mark.parametrize("seed", range(12))

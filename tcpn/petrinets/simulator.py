@@ -255,8 +255,25 @@ class Simulator:
         binding: tuple[Any, ...] = ()
         try:
             while True:
-                if fired >= 0:
-                    # bring the state up to date after the previous firing
+                if fired >= 0 and not gated:
+                    # bring the state up to date after the previous firing (no gates)
+                    for u in body_affected[fired]:
+                        for p in required[u]:
+                            if not marking[p]:
+                                found = []
+                                break
+                        else:
+                            found = enumerate_fns[u](marking, now, in_order)
+                        if simple:
+                            total += len(found) - len(bindings[u])
+                        bindings[u] = found
+                        if found:
+                            live.add(u)
+                        else:
+                            live.discard(u)
+                    fired = -1
+                elif fired >= 0:
+                    # the same, with gates: re-test those the firing touched first
                     todo = body_affected[fired]
                     for g in gate_affected[fired]:
                         ready = gate_fns[g](marking)
