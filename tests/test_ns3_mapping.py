@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
+from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import dumbbell, validate_scenario
 from tcpn.validation.ns3 import Ns3Lens, scenario_plan
 from tcpn.validation.ns3.lens import PORT_BASE
@@ -111,7 +112,7 @@ def test_tcpn_variants_map_to_their_cpp_classes():
     modified, adaptive, tcp_l = scenario_plan(s).flows
     assert (modified.congestion, dict(modified.congestion_attributes)) == (
         "tcpn::ModifiedVegas", {"Alpha": "1", "Beta": "3", "Gamma": "1",
-                                "MinRoundSamples": "3"})  # the net model's rounds
+                                "MinRoundSamples": str(MIN_ROUND_SAMPLES)})  # the net's
     assert (modified.receiver_clock_rate, modified.receiver_clock_offset_s) == (1.0001, 12.5)
     assert adaptive.congestion == "tcpn::AdaptiveVegas"
     assert dict(adaptive.congestion_attributes)["Weight"] == "0.25"

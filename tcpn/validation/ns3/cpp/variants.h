@@ -39,18 +39,20 @@ class TahoeRecovery : public TcpClassicRecovery {
 };
 
 // ---------------------------------------------------------------------------------------
-// The Vegas family of tcpn's net model (tcpn/models/components/vegas.py): one RTT sample
-// per ACK of new data outside fast recovery (IncreaseWindow), BaseRTT the smallest; a
-// round ends when the ACK covers the first segment sent after the previous round ended
-// (the first ACK ends one). A round with MinRoundSamples samples or more takes a decision
-// on the smallest sample of the round: Diff = W * (1 - BaseRTT / RTT) is compared with
-// gamma in slow start (leave it with W = min(W, W * BaseRTT / RTT + gamma), ssthresh =
-// max(2, min(ssthresh, W - 1))) or with a low/high target in congestion avoidance (+1 / -1
-// segment per RTT, a decrease also lowers ssthresh); a shorter round keeps the window.
-// Slow start grows +1 segment per ACK in every other round only. Leaving fast recovery or
-// a timeout restarts the round (its samples are dropped). Losses are NewReno's (ns-3's
-// socket and TcpClassicRecovery). Subclasses say what a sample is and what the
-// congestion-avoidance target is.
+// The Vegas family of tcpn's net model (tcpn/models/components/vegas.py). The sender times
+// its own segments, as Brakmo and Peterson's Vegas: an ACK of new data outside fast
+// recovery (IncreaseWindow) gives a sample when the newest segment it covers (the one
+// ending at the ACK number) was sent once (Karn's rule; the socket's Tx trace records
+// first transmissions, AttachVariant); BaseRTT is the smallest sample. A round ends at the
+// first ACK covering a segment sent after the previous round ended (the first ACK ends
+// one) once it holds MinRoundSamples samples; its decision compares Diff = W * (1 -
+// BaseRTT / RTT), RTT the latest sample, with gamma in slow start (leave it with W =
+// min(W, W * BaseRTT / RTT + gamma), ssthresh = max(2, min(ssthresh, W - 1))) or with a
+// low/high target in congestion avoidance (+1 / -1 segment per RTT, a decrease also lowers
+// ssthresh). Slow start grows +1 segment per ACK in every other round only. Leaving fast
+// recovery or a timeout restarts the round; a timeout also forgets the send times. Losses
+// are NewReno's (ns-3's socket and TcpClassicRecovery). Subclasses say what a sample is
+// and what the congestion-avoidance target is.
 class SampledVegas : public TcpNewReno {
   public:
     static TypeId GetTypeId() {
@@ -68,7 +70,7 @@ class SampledVegas : public TcpNewReno {
                               DoubleValue(1), MakeDoubleAccessor(&SampledVegas::m_gamma),
                               MakeDoubleChecker<double>(0))
                 .AddAttribute("MinRoundSamples", "Samples a round needs to take a decision",
-                              UintegerValue(3),
+                              UintegerValue(1),
                               MakeUintegerAccessor(&SampledVegas::m_minRoundSamples),
                               MakeUintegerChecker<uint32_t>(1));
         return tid;
@@ -77,34 +79,48 @@ class SampledVegas : public TcpNewReno {
     SampledVegas(const SampledVegas& other) = default;
 
     double base_rtt_s{0.0};  // BaseRTT after the latest sample
-    double rtt_s{0.0};       // the latest sample
+    double rtt_s{0.0};       // the RTT of the latest sample (what a decision uses)
     uint64_t samples_total{0}, decisions{0};
     Series diff, low, high;  // each decision: Diff and the band it was compared with
+
+    // The socket's Tx trace: the send time of each segment's first transmission, by the
+    // sequence number that ends it; a retransmission makes the segment unusable.
+    void OnTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
+        if (segment->GetSize() == 0) return;
+        SequenceNumber32 seq = header.GetSequenceNumber();
+        SequenceNumber32 end = seq + segment->GetSize();
+        if (m_anySent && seq < m_highSent) {
+            m_sent.erase(end.GetValue());
+        } else {
+            m_sent[end.GetValue()] = Simulator::Now().GetNanoSeconds();
+        }
+        if (!m_anySent || end > m_highSent) m_highSent = end;
+        m_anySent = true;
+    }
 
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t) override {
         if (m_skip) {  // the ACK that ends fast recovery: cwnd = ssthresh, no sample
             m_skip = false;
             return;
         }
-        if (!m_started) {  // the first ACK decides (the net model's round_end = 0)
+        if (!m_started) {  // the first ACK may decide (the net model's round_end = 0)
             m_started = true;
             m_roundEnd = SequenceNumber32(tcb->m_lastAckedSeq.GetValue() - 1);
         }
-        if (Sample(tcb, m_samples == 0)) {
+        uint32_t ack = tcb->m_lastAckedSeq.GetValue();
+        auto it = m_sent.find(ack);
+        if (it != m_sent.end() && Sample(tcb, it->second)) {
             ++samples_total;
             ++m_samples;
         }
+        m_sent.erase(m_sent.begin(), m_sent.upper_bound(ack));
         const double seg = tcb->m_segmentSize;
         double cwnd = tcb->m_cWnd.Get() / seg;
         double ssthresh = tcb->m_ssThresh.Get() / seg;
         bool lowered = false;
-        if (tcb->m_lastAckedSeq > m_roundEnd && m_samples > 0) {
-            bool slow = cwnd < ssthresh;
-            double rtt = RoundRtt();
-            if (m_samples >= m_minRoundSamples && rtt > 0) {
-                slow = Decide(cwnd, ssthresh, rtt, lowered);
-                ++decisions;
-            }
+        if (tcb->m_lastAckedSeq > m_roundEnd && m_samples >= m_minRoundSamples && rtt_s > 0) {
+            bool slow = Decide(cwnd, ssthresh, lowered);
+            ++decisions;
             m_samples = 0;
             m_roundEnd = tcb->m_nextTxSequence;
             m_grow = slow && !m_grow;
@@ -122,17 +138,16 @@ class SampledVegas : public TcpNewReno {
             m_roundEnd = tcb->m_highTxMark;
             m_started = true;
         }
+        if (state == TcpSocketState::CA_LOSS) m_sent.clear();
         if (leaving_recovery) m_skip = true;
     }
 
   protected:
     double m_alpha{2}, m_beta{4}, m_gamma{1};
-    uint32_t m_minRoundSamples{3};
-    // Take this ACK's sample (into base_rtt_s, rtt_s and the round's minimum, restarted
-    // when `first_in_round`); false when the ACK gives none.
-    virtual bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) = 0;
-    // The RTT a decision compares with BaseRTT: from the smallest sample of the round.
-    virtual double RoundRtt() const = 0;
+    uint32_t m_minRoundSamples{1};
+    // Take the sample of this ACK, whose newest segment left at `sent_ns` (sender clock),
+    // into base_rtt_s and rtt_s; false when it gives none.
+    virtual bool Sample(Ptr<TcpSocketState> tcb, int64_t sent_ns) = 0;
     // The congestion-avoidance band [low, high] of Diff at window `cwnd` (segments).
     virtual void Target(double cwnd, double* low, double* high) {
         *low = m_alpha;
@@ -141,18 +156,19 @@ class SampledVegas : public TcpNewReno {
 
   private:
     uint64_t m_samples{0};
-    SequenceNumber32 m_roundEnd{0};
-    bool m_started{false}, m_grow{false}, m_skip{false};
+    SequenceNumber32 m_roundEnd{0}, m_highSent{0};
+    bool m_started{false}, m_grow{false}, m_skip{false}, m_anySent{false};
+    std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
 
     // tcpn.models.components.vegas.vegas_decision: true while still in slow start.
-    bool Decide(double& cwnd, double& ssthresh, double rtt, bool& lowered) {
-        double diff = cwnd * (1.0 - base_rtt_s / rtt);
+    bool Decide(double& cwnd, double& ssthresh, bool& lowered) {
+        double diff = cwnd * (1.0 - base_rtt_s / rtt_s);
         this->diff.Add(diff);
         if (cwnd < ssthresh) {
             this->low.Add(m_gamma);
             this->high.Add(m_gamma);
             if (diff > m_gamma) {
-                cwnd = std::min(cwnd, cwnd * base_rtt_s / rtt + m_gamma);
+                cwnd = std::min(cwnd, cwnd * base_rtt_s / rtt_s + m_gamma);
                 ssthresh = std::max(2.0, std::min(ssthresh, cwnd - 1.0));
                 lowered = true;
                 return false;
@@ -174,11 +190,11 @@ class SampledVegas : public TcpNewReno {
     }
 };
 
-// Modified Vegas (study S1, fix 2): each ACK is <ts, tr, ta> with ts the sender clock
-// echoed (TSecr), tr the receiver's own clock (TSval, ms ticks, whatever offset or drift
-// the receiver's clock has: see TcpSink::SetClock) and ta the arrival time.
-// Tf0 = min(tr - ts), Tb0 = min(ta - tr), BaseRTT = Tf0 + Tb0, and the RTT of a decision
-// is the round's smallest tr - ts plus Tb0. Differences are taken in integer nanoseconds,
+// Modified Vegas (study S1, fix 2): each ACK is <ts, tr, ta> with ts the sender's clock
+// when the sampled segment left, tr the receiver's own clock (its TSval in the RFC 7323
+// option, ms ticks, whatever offset or drift the receiver's clock has: see
+// TcpSink::SetClock) and ta the arrival time. Tf0 = min(tr - ts), Tb0 = min(ta - tr),
+// BaseRTT = Tf0 + Tb0, RTT = tr - ts + Tb0. Differences are taken in integer nanoseconds,
 // so a constant offset of whole milliseconds cancels exactly. Needs the timestamp option.
 class ModifiedVegas : public SampledVegas {
   public:
@@ -197,32 +213,21 @@ class ModifiedVegas : public SampledVegas {
     int64_t tf0_ns{0}, tb0_ns{0};  // the two running minima (receiver clock minus sender's)
 
   protected:
-    bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) override {
-        const int64_t ms = 1000000;
-        int64_t ts = static_cast<int64_t>(tcb->m_rcvTimestampEchoReply) * ms;
-        int64_t tr = static_cast<int64_t>(tcb->m_rcvTimestampValue) * ms;
+    bool Sample(Ptr<TcpSocketState> tcb, int64_t sent_ns) override {
+        int64_t tr = static_cast<int64_t>(tcb->m_rcvTimestampValue) * 1000000;
         int64_t ta = Simulator::Now().GetNanoSeconds();
-        int64_t fwd = tr - ts, bwd = ta - tr;
+        int64_t fwd = tr - sent_ns, bwd = ta - tr;
         tf0_ns = samples_total == 0 ? fwd : std::min(tf0_ns, fwd);
         tb0_ns = samples_total == 0 ? bwd : std::min(tb0_ns, bwd);
-        m_roundFwd = first_in_round ? fwd : std::min(m_roundFwd, fwd);
         base_rtt_s = static_cast<double>(tf0_ns + tb0_ns) * 1e-9;
         rtt_s = static_cast<double>(fwd + tb0_ns) * 1e-9;
         return true;
     }
-    double RoundRtt() const override { return static_cast<double>(m_roundFwd + tb0_ns) * 1e-9; }
-
-  private:
-    int64_t m_roundFwd{0};
 };
 
 // Reno-friendly (adaptive) Vegas (study S4): aveRTT = (1 - w) aveRTT + w RTT on every
 // sample, and congestion avoidance compares Diff with N = W - W * BaseRTT / aveRTT instead
-// of alpha / beta. With timestamps a sample is exact: the ACK's arrival minus the last
-// transmission of the first segment it covers, the segment whose TSval the receiver
-// echoes (RFC 7323), timed on the socket's Tx and Rx traces (AttachVariant), where ns-3's
-// own timestamp RTT counts whole milliseconds. Without timestamps it is ns-3's LastRTT
-// (exact, Karn's rule).
+// of alpha / beta.
 class AdaptiveVegas : public SampledVegas {
   public:
     static TypeId GetTypeId() {
@@ -242,52 +247,21 @@ class AdaptiveVegas : public SampledVegas {
 
     double ave_rtt_s{0.0};
 
-    // Socket traces: data segments sent (their last transmission) and ACKs received.
-    void OnTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
-        if (segment->GetSize() > 0) {
-            m_sent[header.GetSequenceNumber().GetValue()] = Simulator::Now().GetNanoSeconds();
-        }
-    }
-    void OnRx(Ptr<const Packet>, const TcpHeader& header, Ptr<const TcpSocketBase>) {
-        if (!(header.GetFlags() & TcpHeader::ACK)) return;
-        SequenceNumber32 ack = header.GetAckNumber();
-        m_ackBefore = m_anyAck ? m_highAck : ack;
-        if (!m_anyAck || ack > m_highAck) m_highAck = ack;
-        m_anyAck = true;
-    }
-
   protected:
-    bool Sample(Ptr<TcpSocketState> tcb, bool first_in_round) override {
-        double sample = tcb->m_lastRtt.Get().GetSeconds();
-        if (tcb->m_rcvTimestampEchoReply != 0) sample = EchoedSample();
-        if (sample <= 0) return false;
+    bool Sample(Ptr<TcpSocketState>, int64_t sent_ns) override {
+        double sample = static_cast<double>(Simulator::Now().GetNanoSeconds() - sent_ns) * 1e-9;
         bool first = samples_total == 0;
         base_rtt_s = first ? sample : std::min(base_rtt_s, sample);
         ave_rtt_s = first ? sample : (1.0 - m_weight) * ave_rtt_s + m_weight * sample;
         rtt_s = sample;
-        m_roundMin = first_in_round ? sample : std::min(m_roundMin, sample);
         return true;
     }
-    double RoundRtt() const override { return m_roundMin; }
     void Target(double cwnd, double* low, double* high) override {
         *low = *high = cwnd - cwnd * base_rtt_s / ave_rtt_s;
     }
 
   private:
     double m_weight{0.125};
-    double m_roundMin{0.0};
-    std::map<uint32_t, int64_t> m_sent;  // first sequence number -> last transmission (ns)
-    SequenceNumber32 m_highAck{0}, m_ackBefore{0};
-    bool m_anyAck{false};
-
-    double EchoedSample() {
-        auto it = m_sent.find(m_ackBefore.GetValue());
-        double sample = it == m_sent.end()
-                            ? -1.0
-                            : static_cast<double>(Simulator::Now().GetNanoSeconds() - it->second) * 1e-9;
-        m_sent.erase(m_sent.begin(), m_sent.lower_bound(m_highAck.GetValue()));
-        return sample;
-    }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -426,16 +400,16 @@ class TcpL : public TcpNewReno {
     }
 };
 
-// Connect what a variant needs from its socket (TCP-L, adaptive Vegas: Tx and Rx traces).
-template <typename Variant>
-bool ConnectTxRx(Ptr<TcpSocketBase> socket, Variant* variant) {
-    return socket->TraceConnectWithoutContext("Tx", MakeCallback(&Variant::OnTx, variant)) &&
-           socket->TraceConnectWithoutContext("Rx", MakeCallback(&Variant::OnRx, variant));
-}
+// Connect what a variant needs from its socket's traces (TCP-L: Tx and Rx; the Vegas
+// family: Tx).
 inline bool AttachVariant(Ptr<TcpSocketBase> socket, Ptr<TcpCongestionOps> congestion) {
-    if (Ptr<TcpL> l = DynamicCast<TcpL>(congestion)) return ConnectTxRx(socket, PeekPointer(l));
-    if (Ptr<AdaptiveVegas> a = DynamicCast<AdaptiveVegas>(congestion)) {
-        return ConnectTxRx(socket, PeekPointer(a));
+    if (Ptr<TcpL> l = DynamicCast<TcpL>(congestion)) {
+        return socket->TraceConnectWithoutContext("Tx", MakeCallback(&TcpL::OnTx, PeekPointer(l))) &&
+               socket->TraceConnectWithoutContext("Rx", MakeCallback(&TcpL::OnRx, PeekPointer(l)));
+    }
+    if (Ptr<SampledVegas> v = DynamicCast<SampledVegas>(congestion)) {
+        return socket->TraceConnectWithoutContext(
+            "Tx", MakeCallback(&SampledVegas::OnTx, PeekPointer(v)));
     }
     return true;
 }
