@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpn.models.components import packets, sender
+from tcpn.models.components import packets, sender, tcp_l, wireless
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
-__all__ = ["add_segment_ml", "advance_ml", "covers_ml", "merge_sack_ml", "runs_above_ml",
-           "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml"]
+__all__ = ["add_segment_ml", "advance_ml", "attempts_ml", "covers_ml", "merge_sack_ml", "runs_above_ml",
+           "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "tcp_l_adopt_ml"]
 
 Runs = Any  # a tuple of (start, end) pairs
 
@@ -162,12 +162,43 @@ def sack_hole_ml(t: Any, dupthresh: int) -> int:
     return _hole_from(t, max(t.una, t.highrxt), dupthresh)
 
 
+def _adopt_from(st: Any, reports: Any, ack_ts: float) -> Any:
+    """The first of ``reports`` (newest first) taken at or before ``ack_ts``, if newer."""
+    if len(reports) == 0:
+        return st
+    if reports[0][0] <= ack_ts:
+        if reports[0][0] > st.report_time:
+            return st._replace(report_time=reports[0][0], link_sent=reports[0][1],
+                               link_failed=reports[0][2])
+        return st
+    return _adopt_from(st, reports[1:], ack_ts)
+
+
+def tcp_l_adopt_ml(st: Any, reports: Any, ack_ts: float) -> Any:
+    """:func:`~tcpn.models.components.tcp_l.tcp_l_adopt` by recursion."""
+    return _adopt_from(st, reports[::-1], ack_ts)
+
+
+def _attempts_from(per: float, k: int, tries_allowed: int, u: Any) -> Any:
+    if k >= tries_allowed:
+        return tries_allowed, True
+    if u[k] >= per:
+        return k + 1, False
+    return _attempts_from(per, k + 1, tries_allowed, u)
+
+
+def attempts_ml(per: float, tries_allowed: int, u: Any) -> Any:
+    """:func:`~tcpn.models.components.wireless.attempts` by recursion."""
+    return _attempts_from(per, 0, tries_allowed, u)
+
+
 #: helper -> its CPN ML form
 FORMS = {
     packets.covers: covers_ml, packets.advance: advance_ml,
     packets.runs_above: runs_above_ml, packets.add_segment: add_segment_ml,
     packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
+    tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
 }
 for _helper, _form in FORMS.items():
     set_ml_form(_helper, _form)

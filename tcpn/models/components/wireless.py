@@ -132,9 +132,13 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
                                       outputs=("tries", "lost")))
         for place, inscription in way.inputs:
             net.add_input(place, tname, inscription)
+        for place, inscription in way.reads:  # the small-packets class a large one waits on
+            net.add_read(place, tname, inscription)
         net.add_input("idle", tname, "()")
         for place, inscription in way.outputs:
             net.add_output(place, tname, inscription)
+        for place, inscription, delay in way.delayed:  # the shaper's bucket
+            net.add_output(place, tname, inscription, delay=delay)
         net.add_output("idle", tname, "()", delay=f"tries * {attempt}")
         net.add_input("frames", tname, "(sent, failed)")
         net.add_output("frames", tname, "(sent + 1, failed + (1 if lost else 0))")

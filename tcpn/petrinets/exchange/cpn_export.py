@@ -700,8 +700,8 @@ class _Exporter:
         text, _, inferred = translator.typed(body, where, variables, returns, renames)
         self.function_info[ml] = FunctionInfo(ml, annotations if any(annotations) else None,
                                               returns or inferred)
-        if returns is None and inferred is not None:
-            self.learned["returns"][ml] = inferred
+        if (returns or inferred) is not None:
+            self.learned["returns"][ml] = returns or inferred
         params_text = ", ".join(
             f"{renames.get(p, p)}:{self.colours.for_type(a, where)}" if a is not None
             else renames.get(p, p) for p, a in zip(params, annotations, strict=True))

@@ -57,6 +57,7 @@ start_decs: dec+
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
      | "let" dec+ "in" expr "end"              -> let
+     | "fn" fn_var "=>" expr                   -> fn
      | orelse
 
 ?orelse: andalso
@@ -114,6 +115,7 @@ start_decs: dec+
      | "{" field ("," field)* "}"              -> record
 
 field: NAME EQ expr
+fn_var: NAME | "_"
 
 // declarations
 ?dec: "val" pat EQ expr ";"?                   -> val_dec
@@ -655,6 +657,10 @@ class MLToPython:
 
     def _t_apply(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         head, arg = tree.children
+        if _is_name(head, "List.tabulate") and isinstance(arg, Tree) and arg.data == "tuple" \
+                and len(arg.children) == 2 and isinstance(arg.children[1], Tree) \
+                and arg.children[1].data == "fn":
+            return self._tabulate(arg.children[0], arg.children[1], where, local)
         args = self._args(arg, where, local)
         if isinstance(head, Tree) and head.data == "selector":
             label = str(head.children[0])[1:]
@@ -678,6 +684,19 @@ class MLToPython:
             self._check_arity(tree, where, name, self.functions[name], len(args))
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
+
+    def _tabulate(self, count: Any, fn: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        """``List.tabulate(n, fn i => e)``: Python's ``tuple(e for i in range(n))``."""
+        var_tree, body = fn.children
+        names = [str(t) for t in var_tree.children] if isinstance(var_tree, Tree) else []
+        var = names[0] if names else "_"
+        inner = local | {var}
+        generator = ast.comprehension(
+            target=ast.Name(py_name(var) if var != "_" else "_", ast.Store()),
+            iter=ast.Call(ast.Name("range", ast.Load()), [self._expr(count, where, local)], []),
+            ifs=[], is_async=0)
+        return ast.Call(ast.Name("tuple", ast.Load()), [ast.GeneratorExp(
+            self._expr(body, where, frozenset(inner)), [generator])], [])
 
     def _check_arity(self, tree: Tree, where: str, name: str, expected: int, got: int) -> None:
         if expected != got:
@@ -1345,6 +1364,13 @@ class _Emitter:
         """``r._replace(f=e)`` on a record (a new record: the others fields copied) and
         ``rng.random()`` on an action's generator (``uniform(0.0, 1.0)``)."""
         owner = func.value
+        if func.attr == "tolist" and not node.args and isinstance(owner, ast.Call) and \
+                isinstance(owner.func, ast.Attribute) and owner.func.attr == "random" and \
+                isinstance(owner.func.value, ast.Name) and owner.func.value.id in \
+                self.o.generators and len(owner.args) == 1:
+            # n draws at once: the same stream as n draws one by one
+            count = self.emit(owner.args[0], INT_T)[0]
+            return f"List.tabulate({count}, fn _ => uniform(0.0, 1.0))", _APP, ("list", REAL_T)
         if isinstance(owner, ast.Name) and owner.id in self.o.generators \
                 and owner.id not in self.variables:
             if func.attr == "random" and not node.args and not node.keywords:
@@ -1443,6 +1469,8 @@ class _Emitter:
         if name == "abs":
             text, _, t = one()
             return f"abs({text})", _APP, t
+        if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
+            return self._tabulate(node, args[0], expected)
         if name == "bool":
             if len(args) != 1:
                 raise self.refuse(node, f"bool() with {len(args)} arguments")
@@ -1497,6 +1525,21 @@ class _Emitter:
             return f"(bernoulli({self._real_arg(args[0])}) = 1)", _ATOM, BOOL_T
         raise self.refuse(node, f"{name!r} is neither a declared function nor a builtin with "
                           "a CPN ML equivalent")
+
+    def _tabulate(self, node: ast.Call, gen: ast.GeneratorExp, expected: MLType) -> Emitted:
+        """``tuple(e for i in range(n))``: ``List.tabulate(n, fn i => e)``."""
+        (loop,) = gen.generators if len(gen.generators) == 1 else (None,)
+        if loop is None or loop.ifs or not isinstance(loop.target, ast.Name) or not (
+                isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range" and len(loop.iter.args) == 1):
+            raise self.refuse(node, "only tuple(e for i in range(n)) translates (List.tabulate)")
+        count = self.emit(loop.iter.args[0], INT_T)[0]
+        var = loop.target.id
+        inner = _Emitter(self.o, self.where, {**self.variables, var: INT_T},
+                         {**self.renames, var: var})
+        element = expected[1] if _kind(expected) == "list" else None
+        text, _, t = inner.emit(gen.elt, element)
+        return f"List.tabulate({count}, fn {var} => {text})", _APP, ("list", t)
 
     def _real_arg(self, node: ast.expr) -> str:
         text, _, t = self.emit(node, REAL_T)
