@@ -22,6 +22,7 @@ from cpncheck.net import CPNNet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcpn.errors import InputError
 from tcpn.models.components import ml_forms, packets
 from tcpn.models.components.link import (
     ByteErrors,
@@ -44,7 +45,6 @@ from tcpn.models.components.sender import LOSS_BASED, TCB, SenderConfig, grow, s
 from tcpn.models.components.tcp_l import TCP_L, reporter_net, tcp_l_adopt
 from tcpn.models.components.variants import variant_sender_net
 from tcpn.models.components.wireless import Radio, attempts, wireless_interface_net
-from tcpn.errors import InputError
 from tcpn.models.scenario import dumbbell
 from tcpn.models.topology import compose
 from tcpn.petrinets import PetriNet, Place, simulate

@@ -23,8 +23,8 @@ from tcpn.models.components import packets, sender, tcp_l, wireless
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
-__all__ = ["add_segment_ml", "advance_ml", "attempts_ml", "covers_ml", "merge_sack_ml", "runs_above_ml",
-           "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "tcp_l_adopt_ml"]
+__all__ = ["add_segment_ml", "advance_ml", "attempts_ml", "covers_ml", "merge_sack_ml",
+           "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "tcp_l_adopt_ml"]
 
 Runs = Any  # a tuple of (start, end) pairs
 
