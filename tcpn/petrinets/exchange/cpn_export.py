@@ -370,6 +370,8 @@ class _Exporter:
         self.variables: dict[str, str] = {}  # ML variable name -> colour set name
         self.renames: dict[str, dict[str, str]] = {}  # transition -> python var -> ML var
         self.globals: dict[tuple[str, int], str] = {}  # (python name, value id) -> ML name
+        self.global_names: set[str] = set()  # the python names in self.globals
+        self.translators: dict[tuple[str, Any], PythonToML] = {}  # while inscriptions
         self.global_values: dict[str, Any] = {}  # ML name -> value
         self.global_types: dict[str, MLType] = {}
         self.taken: set[str] = set(ML_RESERVED) | {"P_HIGH", "P_NORMAL", "P_LOW"}
@@ -470,14 +472,14 @@ class _Exporter:
         if not callable(value) and value_type(value) is None and not isinstance(
                 value, frozenset | set | tuple):
             return False
-        same_name = [k for k in self.globals if k[0] == name]
-        clash = bool(same_name) or name in self.taken or name in self.colours.taken
+        clash = name in self.global_names or name in self.taken or name in self.colours.taken
         if not clash and is_ml_identifier(name):
             ml = name
             self.taken.add(ml)
         else:
             ml = self._fresh(f"{module.replace('.', '_')}_{name}" if module else name)
         self.globals[key] = ml
+        self.global_names.add(name)
         self.global_values[ml] = value
         return True
 
@@ -516,6 +518,18 @@ class _Exporter:
                     own: Mapping[str, Any] | None = None) -> PythonToML:
         """A translator for the names ``transition`` sees (the net's globals when None),
         ``own`` (a Python function's module names) over them."""
+        key = (transition.name if transition is not None else "",
+               tuple(sorted((k, id(v)) for k, v in own.items())) if own else ())
+        cached = self.translators.get(key)
+        if cached is not None:
+            return cached
+        translator = self._new_translator(transition, own)
+        if not self.function_info:  # functions translated: their types may still change
+            self.translators[key] = translator
+        return translator
+
+    def _new_translator(self, transition: Transition | None,
+                        own: Mapping[str, Any] | None) -> PythonToML:
         scope = dict(self.net.declarations)
         if transition is not None:
             scope.update(transition.params)
@@ -991,7 +1005,7 @@ class _Exporter:
     def _translate_transition(self, transition: Transition) -> None:
         where = f"transition {transition.name}"
         out = self.trans_out[transition.name]
-        variables = self._variables(transition)
+        variables = self._variables_cached(transition)
         renames = self._var_names(transition, variables)
         self.renames[transition.name] = renames
         translator = self._translator(transition)
