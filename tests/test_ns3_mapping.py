@@ -85,13 +85,16 @@ def test_features_ns3_cannot_express_are_named():
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
         "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "reno"},
                   {"id": "y", "src": "A", "dst": "R", "variant": "newreno",
-                   "tcp": {"ip_header_bytes": 24}}],
+                   "tcp": {"ip_header_bytes": 24}},
+                  {"id": "z", "src": "A", "dst": "B", "variant": "newreno",
+                   "tcp": {"sack": True, "limited_transmit": False}}],
         "horizon_s": 1.0})
     with pytest.raises(InputError) as info:
         Ns3Lens().check(s)
     message = str(info.value)
     for part in ("links[0].l2_header_bytes", "flows[0] (x): variant reno",
-                 "flows[1] (y): tcp header sizes", "end node R has 2 links"):
+                 "flows[1] (y): tcp header sizes", "end node R has 2 links",
+                 "flows[2] (z): tcp.limited_transmit: false with SACK"):
         assert part in message
 
 

@@ -205,6 +205,10 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
             problems.append(f"{where}: variant {flow.variant}: {_UNSUPPORTED[flow.variant]}")
         if flow.variant == "sack" and not tcp.sack:
             problems.append(f"{where}: variant sack needs tcp.sack: true")
+        if (tcp.sack or flow.variant == "sack") and not tcp.limited_transmit:
+            problems.append(f"{where}: tcp.limited_transmit: false with SACK: ns-3 sends new "
+                            "data on the first duplicate ACKs anyway (a SACKed duplicate "
+                            "lowers its pipe), so it cannot run SACK without limited transmit")
         problems += _variant_problems(where, flow, tcp)
         if (tcp.ip_header_bytes, tcp.tcp_header_bytes) != (20, 20):
             problems.append(f"{where}: tcp header sizes: ns-3 uses 20-byte IP and TCP "
