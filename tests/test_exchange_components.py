@@ -11,6 +11,7 @@ and the state space of a small transfer is the same either way. The twins of
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -44,10 +45,22 @@ from tcpn.models.components.receiver import ReceiverConfig, receiver_net
 from tcpn.models.components.sender import LOSS_BASED, TCB, SenderConfig, grow, sender_net
 from tcpn.models.components.tcp_l import TCP_L, reporter_net, tcp_l_adopt
 from tcpn.models.components.variants import variant_sender_net
+from tcpn.models.components.vegas import (
+    VegasLaw,
+    add_hull_point,
+    drop_acked,
+    forget_segment,
+    hull_floor,
+    mst_slope,
+    sent_time,
+    vegas_decision,
+    vegas_sender_net,
+    vegas_start,
+)
 from tcpn.models.components.wireless import Radio, attempts, wireless_interface_net
-from tcpn.models.scenario import dumbbell
+from tcpn.models.scenario import dumbbell, parse_scenario
 from tcpn.models.topology import compose
-from tcpn.petrinets import PetriNet, Place, simulate
+from tcpn.petrinets import INT, ListSet, PetriNet, Place, Transition, simulate
 from tcpn.petrinets.exchange.cpn_export import to_cpn, write_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.cpnml import split_delay
@@ -55,6 +68,7 @@ from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.statespace import explore
 
 Tcb = TCB.record_type
+LIST_OF_INTS = ListSet(INT, name="Ints")
 
 
 def link(queue, errors=None) -> PetriNet:
@@ -84,6 +98,10 @@ COMPONENTS = {
     "sender_westwood_plus": lambda: variant_sender_net(
         "westwood_plus", None, SenderConfig(flow=0, dst=1)),
     "sender_tcp_l": lambda: variant_sender_net("tcp_l", None, SenderConfig(flow=0, dst=1)),
+    **{f"sender_{v}": (lambda v=v: variant_sender_net(v, None, SenderConfig(flow=0, dst=1)))
+       for v in ("vegas", "modified_vegas", "adaptive_vegas")},
+    "sender_modified_vegas_skew": lambda: vegas_sender_net(
+        SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),
     "wireless_last_hop": lambda: wireless_interface_net(
         DropTailQueue(limit=10), Transmitter(11e6, 0.001, errors=ByteErrors(1e-5)), Radio(),
@@ -206,12 +224,57 @@ def test_declared_functions_compute_in_cpncheck_what_the_helpers_compute(tmp_pat
         assert ml["grow"]((cwnd, ssthresh, acked)) == grow(cwnd, ssthresh, acked)
 
 
-def test_what_cpn_ml_cannot_say_yet_is_refused_naming_the_declaration_and_construct():
-    # Vegas passes its law (a Python object) to helpers that take default parameters and
-    # run loops over the delay hull: not translated yet
-    with pytest.raises(InputError, match=r"declaration \w+: (statement \w+ \(line \d+\)|"
-                                         r"only plain positional parameters)"):
-        to_cpn(variant_sender_net("vegas", None, SenderConfig(flow=0, dst=1)), layout="grid")
+def _tally(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total
+
+
+def _scaled(x, k=2):
+    return x * k
+
+
+@pytest.mark.parametrize(("helper", "construct"), [
+    (_tally, r"declaration _tally: statement For \(line \d+\)"),
+    (_scaled, r"declaration _scaled: only plain positional parameters"),
+])
+def test_what_cpn_ml_cannot_say_is_refused_naming_the_declaration_and_construct(helper,
+                                                                                 construct):
+    # a helper with a loop (and no CPN ML form) or with default parameters
+    net = PetriNet("refused")
+    net.add_place(Place("p", LIST_OF_INTS, initial=[(1, 2)]))
+    net.declare(helper=helper)
+    net.add_transition(Transition("t"))
+    net.add_input("p", "t", "xs")
+    net.add_output("p", "t", "(helper(xs),)" if helper is _tally else "xs")
+    if helper is _scaled:
+        net.add_transition(Transition("u"))
+        net.add_read("p", "u", "xs")
+        net.transitions["u"] = dataclasses.replace(net.transitions["u"],
+                                                   guard="helper(len(xs)) > 0")
+    with pytest.raises(InputError, match=construct):
+        to_cpn(net, layout="grid")
+
+
+def test_vegas_helpers_compute_in_cpncheck_what_python_computes(tmp_path):
+    path = write_cpn(COMPONENTS["sender_modified_vegas_skew"](), tmp_path / "v.cpn",
+                     layout="grid")
+    ml = check_with_cpncheck(path).globals
+    for args in ((10.0, 5.0, 0.1, 0.105, 1.0, 3.0, 1.0), (10.0, 9.5, 0.1, 0.15, 1.0, 3.0, 1.0),
+                 (10.0, 64.0, 0.1, 0.125, 1.0, 3.0, 1.0), (20.0, 100.0, 0.1, 0.1, 1.0, 3.0, 1.0),
+                 (20.0, 10.0, 0.1, 0.2, 10.0, 10.0, 1.0)):
+        assert tuple(ml["vegas_decision"](args)) == vegas_decision(*args)
+    hull: tuple[tuple[float, float], ...] = ()
+    ml_hull: tuple[tuple[float, float], ...] = ()
+    for k, (x, y) in enumerate(((0.5, 2.0), (1.0, 1.5), (1.5, 1.75), (2.0, 1.0), (2.5, 3.0),
+                                (3.0, 1.25))):
+        hull = add_hull_point(hull, x, y)
+        ml_hull = tuple(tuple(p) for p in ml["add_hull_point"]((ml_hull, x, y)))
+        assert ml_hull == hull, k
+        assert ml["hull_floor"]((hull, 0.125)) == hull_floor(hull, 0.125)
+        for mean in (0.0, 1.2, 2.2, 4.0):
+            assert ml["mst_slope"]((hull, mean)) == mst_slope(hull, mean)
 
 
 # -- the CPN ML forms equal the helpers ------------------------------------------------------
@@ -258,6 +321,37 @@ def test_ml_forms_of_wireless_and_tcp_l_equal_the_helpers(per, u, reports, held,
         state, reports, float(ack_ts))
 
 
+def outcome(function, *args):
+    """What ``function(*args)`` returns, or the type of what it raises."""
+    try:
+        return function(*args)
+    except ArithmeticError as exc:
+        return type(exc)
+
+
+points = st.lists(st.tuples(st.integers(0, 30), st.integers(-20, 20)), min_size=1, max_size=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(points, st.integers(-2, 32), st.integers(-4, 4))
+def test_ml_forms_of_vegas_equal_the_helpers(xy, probe, slope):
+    hull: tuple[tuple[float, float], ...] = ()
+    sent: tuple[tuple[int, float], ...] = ()
+    for x, y in xy:  # the hulls and send records the sender builds, sample by sample
+        new = add_hull_point(hull, x / 4, y / 8)
+        assert ml_forms.add_hull_point_ml(hull, x / 4, y / 8) == new
+        hull = new
+        sent = (*sent, (x, y / 8)) if not sent or x > sent[-1][0] else sent
+    assert ml_forms.hull_floor_ml(hull, slope / 16) == hull_floor(hull, slope / 16)
+    # a vertical last edge (two samples sent at the same time) divides by zero both ways
+    assert outcome(ml_forms.mst_slope_ml, hull, probe / 4) == outcome(mst_slope, hull,
+                                                                      probe / 4)
+    v = vegas_start()._replace(sent=sent)
+    assert ml_forms.sent_time_ml(v, probe) == sent_time(v, probe)
+    assert ml_forms.forget_segment_ml(sent, probe) == forget_segment(sent, probe)
+    assert ml_forms.drop_acked_ml(sent, probe) == drop_acked(sent, probe)
+
+
 # -- round trip: the imported net behaves like the original ----------------------------------
 class Firings(Monitor):
     """(time, transition) of every firing."""
@@ -283,6 +377,42 @@ def test_dumbbell_round_trip_fires_the_same_sequence_for_a_seed():
     simulate(imported.net, seed=3, until=0.2, monitors=[again])
     assert len(original.rows) > 500  # the first window of the flow, and its ACKs
     assert again.rows == original.rows
+
+
+def test_vegas_family_round_trip_fires_the_same_sequence_for_a_seed():
+    # Modified Vegas estimating a skewed receiver clock (from 0.3 s of samples, so that the
+    # hulls and the drift estimate are in play), Vegas and adaptive Vegas share a link
+    scenario = parse_scenario("""
+name: vegas_round_trip
+links:
+- {a: S, b: R, rate_bps: 2.0e6, delay_s: 0.01, queue: {kind: drop_tail, limit: 20}}
+- {a: R, b: D, rate_bps: 1.0e7, delay_s: 0.001}
+tcp: {timestamps: true, sack: false}
+flows:
+- id: m
+  src: S
+  dst: D
+  variant: modified_vegas
+  params: {skew_estimation: true, skew_min_span_s: 0.3}
+  receiver_clock_offset_s: 7.25
+  receiver_clock_skew: 0.001
+- {id: v, src: S, dst: D, variant: vegas, start_s: 0.2, params: {alpha: 1, beta: 3, gamma: 1}}
+- {id: a, src: S, dst: D, variant: adaptive_vegas, start_s: 0.3, params: {weight: 0.25}}
+horizon_s: 2.0
+""")
+    composed = compose(scenario, scenario.concrete_flows(1))
+    imported = read_cpn(to_cpn(composed.net, layout="grid"))
+    assert imported.complete, imported.report.text()
+    original, again = Firings(), Firings()
+    first = simulate(composed.net, seed=5, until=1.0, monitors=[original])
+    second = simulate(imported.net, seed=5, until=1.0, monitors=[again])
+    assert len(original.rows) > 2000
+    assert again.rows == original.rows
+    (state,) = (token.value for token in first.marking["flow0.snd.vegas"])
+    assert state.skew != 0.0 and len(state.bhull) >= 2  # the estimate was in play
+    for flow in range(3):  # the Vegas records end the same (places keep their names)
+        place = f"flow{flow}.snd.vegas"
+        assert second.marking[place] == first.marking[place]
 
 
 # -- the state space of one small transfer ---------------------------------------------------

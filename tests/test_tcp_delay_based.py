@@ -10,6 +10,7 @@ ACKed at once (delack_count 1).
 from __future__ import annotations
 
 from collections import namedtuple
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from tcpn.models.components.vegas import (
     vegas_acked,
     vegas_decision,
     vegas_on_ack,
+    vegas_round,
     vegas_sent,
     vegas_start,
 )
@@ -103,13 +105,13 @@ def test_vegas_window_on_a_fixed_rtt_path():
 
 def test_vegas_decision_table():
     # Diff = W (1 - BaseRTT / RTT), in segments.
-    law = VegasLaw(alpha=1, beta=3, gamma=1)
-    assert vegas_decision(20, 10, 0.1, 0.1, law) == (21, 10, False)        # Diff 0 < 1
-    assert vegas_decision(20, 10, 0.1, 0.1 / 0.9, law) == pytest.approx((20, 10, False))
-    assert vegas_decision(20, 10, 0.1, 0.125, law) == (19, 10, False)      # Diff 4 > 3
+    law = (1, 3, 1)  # alpha, beta, gamma
+    assert vegas_decision(20, 10, 0.1, 0.1, *law) == (21, 10, False)        # Diff 0 < 1
+    assert vegas_decision(20, 10, 0.1, 0.1 / 0.9, *law) == pytest.approx((20, 10, False))
+    assert vegas_decision(20, 10, 0.1, 0.125, *law) == (19, 10, False)      # Diff 4 > 3
     # slow start, Diff = 2 > gamma: W = 20 * 0.8 + 1 = 17, ssthresh = 16
-    assert vegas_decision(20, 100, 0.1, 0.125, law) == (17, 16, False)
-    assert vegas_decision(20, 100, 0.1, 0.1, law) == (20, 100, True)
+    assert vegas_decision(20, 100, 0.1, 0.125, *law) == (17, 16, False)
+    assert vegas_decision(20, 100, 0.1, 0.1, *law) == (20, 100, True)
 
 
 def test_vegas_keeps_between_alpha_and_beta_packets_queued():
@@ -140,7 +142,7 @@ def test_vegas_times_the_newest_segment_an_ack_covers():
     for seq, time in ((0, 0.0), (1, 0.125), (2, 0.25)):
         v = vegas_sent(v, seq, time, True)
     assert sent_time(v, 2 - 1) == 0.125
-    v = vegas_acked(vegas_on_ack(v, Ack(sent_time(v, 1), 0.0), 0.375, True, VegasLaw()), 2)
+    v = vegas_acked(vegas_on_ack(v, Ack(sent_time(v, 1), 0.0), 0.375, True, 0.125), 2)
     assert (v.rtt, v.base_rtt, v.sent) == (0.25, 0.25, ((2, 0.25),))
     assert sent_time(vegas_sent(v, 2, 1.0, False), 2) == -1.0
 
@@ -231,20 +233,28 @@ def test_adaptive_vegas_target_follows_a_scripted_rtt_rise():
     for _ in range(5):
         ack = Ack()
         ack.echo, clock = clock, clock + 0.1
-        v = vegas_on_ack(v, ack, clock, True, law)
+        v = vegas_on_ack(v, ack, clock, True, law.weight)
     assert v.ave_rtt == pytest.approx(0.1) and v.base_rtt == pytest.approx(0.1)
     for k in range(1, 9):
         ack = Ack()
         ack.echo, clock = clock, clock + 0.2
-        v = vegas_on_ack(v, ack, clock, True, law)
+        v = vegas_on_ack(v, ack, clock, True, law.weight)
         expected_ave = 0.2 - 0.1 * 0.75**k
         assert v.ave_rtt == pytest.approx(expected_ave)
         n = adaptive_target(20.0, v.base_rtt, v.ave_rtt)
         assert n == pytest.approx(20.0 * (1 - 0.1 / expected_ave))
         # latest RTT 0.2 > aveRTT: Diff = 10 > N: one segment less per RTT
-        assert vegas_decision(20.0, 10.0, v.base_rtt, v.rtt, law, v.ave_rtt)[0] == 19.0
+        assert decide(v, 20.0) == 19.0
     # once aveRTT has caught up, Diff = N: the window holds
-    assert vegas_decision(20.0, 10.0, 0.1, 0.2, law, 0.2)[0] == 20.0
+    assert decide(v._replace(base_rtt=0.1, rtt=0.2, ave_rtt=0.2), 20.0) == 20.0
+
+
+def decide(v, cwnd):
+    """The window after an ACK that ends a round (adaptive Vegas, congestion avoidance)."""
+    law = VegasLaw(kind="adaptive_vegas", alpha=1, beta=3, weight=0.25)
+    tcb = SimpleNamespace(cwnd=cwnd, ssthresh=10.0, nxt=99)
+    return vegas_round(v._replace(round_end=0), tcb, 1, law.alpha, law.beta, law.gamma,
+                       law.adaptive)[1]
 
 
 # ----------------------------------------------------------------------------- Westwood+

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpn.models.components import packets, sender, tcp_l, wireless
+from tcpn.models.components import packets, sender, tcp_l, vegas, wireless
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
+from tcpn.models.components.vegas import HULL_LIMIT, drop_acked, forget_segment, hull_floor
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
-__all__ = ["add_segment_ml", "advance_ml", "attempts_ml", "covers_ml", "merge_sack_ml",
-           "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "tcp_l_adopt_ml"]
+__all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml", "covers_ml",
+           "drop_acked_ml", "forget_segment_ml", "hull_floor_ml", "merge_sack_ml",
+           "mst_slope_ml", "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml",
+           "sent_time_ml", "tcp_l_adopt_ml"]
 
 Runs = Any  # a tuple of (start, end) pairs
 
@@ -192,6 +195,107 @@ def attempts_ml(per: float, tries_allowed: int, u: Any) -> Any:
     return _attempts_from(per, 0, tries_allowed, u)
 
 
+# -- Vegas: the send record and the delay hulls --------------------------------------------
+def _time_of(sent: Any, seq: int) -> float:
+    if len(sent) == 0:
+        return -1.0
+    if sent[0][0] == seq:
+        return sent[0][1]
+    return _time_of(sent[1:], seq)
+
+
+def sent_time_ml(v: Any, seq: int) -> float:
+    """:func:`~tcpn.models.components.vegas.sent_time` by recursion."""
+    return _time_of(v.sent, seq)
+
+
+def forget_segment_ml(sent: Any, seq: int) -> Any:
+    """:func:`~tcpn.models.components.vegas.forget_segment` by recursion."""
+    if len(sent) == 0:
+        return sent
+    if sent[0][0] == seq:
+        return forget_segment(sent[1:], seq)
+    return (sent[0], *forget_segment(sent[1:], seq))
+
+
+def drop_acked_ml(sent: Any, ack: int) -> Any:
+    """:func:`~tcpn.models.components.vegas.drop_acked` by recursion."""
+    if len(sent) == 0:
+        return sent
+    if sent[0][0] < ack:
+        return drop_acked(sent[1:], ack)
+    return (sent[0], *drop_acked(sent[1:], ack))
+
+
+def hull_floor_ml(hull: Any, slope: float) -> float:
+    """:func:`~tcpn.models.components.vegas.hull_floor` by recursion (``hull`` not empty)."""
+    here = hull[0][1] - slope * hull[0][0]
+    if len(hull) == 1:
+        return here
+    return min(here, hull_floor(hull[1:], slope))
+
+
+def _before(p: Any, q: Any) -> bool:
+    """``p < q`` in Python's order of pairs."""
+    return p[0] < q[0] or (p[0] == q[0] and p[1] < q[1])
+
+
+def _insert(points: Any, p: Any) -> Any:
+    """``p`` into the sorted distinct ``points``, keeping them sorted and distinct."""
+    if len(points) == 0:
+        return (p,)
+    if points[0] == p:
+        return points
+    if _before(p, points[0]):
+        return (p, *points)
+    return (points[0], *_insert(points[1:], p))
+
+
+def _turn(a: Any, b: Any, p: Any) -> float:
+    """Cross product of ``b - a`` and ``p - a``: > 0 when ``a, b, p`` turn left."""
+    return (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+
+
+def _push(stack: Any, p: Any) -> Any:
+    """Andrew's monotone chain step; ``stack`` holds the hull so far, newest first."""
+    if len(stack) >= 2 and _turn(stack[1], stack[0], p) <= 0:
+        return _push(stack[1:], p)
+    return (p, *stack)
+
+
+def _chain(stack: Any, points: Any) -> Any:
+    if len(points) == 0:
+        return stack[::-1]
+    return _chain(_push(stack, points[0]), points[1:])
+
+
+def add_hull_point_ml(hull: Any, x: float, y: float) -> Any:
+    """:func:`~tcpn.models.components.vegas.add_hull_point` by recursion (``hull`` sorted
+    and distinct, as that function leaves it)."""
+    points = _insert(hull, (x, y))
+    new = _chain(points[:1], points[1:])
+    return new[-HULL_LIMIT:]
+
+
+def _slope(p: Any, q: Any) -> float:
+    return (q[1] - p[1]) / (q[0] - p[0])
+
+
+def _slope_over(hull: Any, mean_x: float) -> float:
+    if len(hull) == 2 or (hull[0][0] <= mean_x and mean_x <= hull[1][0]):
+        return _slope(hull[0], hull[1])
+    return _slope_over(hull[1:], mean_x)
+
+
+def mst_slope_ml(hull: Any, mean_x: float) -> float:
+    """:func:`~tcpn.models.components.vegas.mst_slope` by recursion."""
+    if len(hull) < 2:
+        return 0.0
+    if mean_x < hull[0][0]:
+        return _slope(hull[0], hull[1])
+    return _slope_over(hull, mean_x)
+
+
 #: helper -> its CPN ML form
 FORMS = {
     packets.covers: covers_ml, packets.advance: advance_ml,
@@ -199,6 +303,9 @@ FORMS = {
     packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
+    vegas.sent_time: sent_time_ml, vegas.forget_segment: forget_segment_ml,
+    vegas.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
+    vegas.add_hull_point: add_hull_point_ml, vegas.mst_slope: mst_slope_ml,
 }
 for _helper, _form in FORMS.items():
     set_ml_form(_helper, _form)

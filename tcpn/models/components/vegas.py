@@ -67,8 +67,10 @@ from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
 from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 
-__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "lower_hull", "mst_slope", "sent_time",
-           "vegas_acked", "vegas_decision", "vegas_on_ack", "vegas_sender_net", "vegas_sent",
+__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "drop_acked",
+           "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
+           "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
+           "vegas_decision", "vegas_on_ack", "vegas_round", "vegas_sender_net", "vegas_sent",
            "vegas_start"]
 
 HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
@@ -115,6 +117,11 @@ class VegasLaw:
             raise InputError("vegas: skew_estimation needs kind modified_vegas (the <ts, tr, ta>"
                              " samples)")
 
+    @property
+    def adaptive(self) -> bool:
+        """Whether the bounds of ``Diff`` are adaptive Vegas's target."""
+        return self.kind == "adaptive_vegas"
+
 
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
@@ -154,10 +161,20 @@ def mst_slope(hull: tuple[tuple[float, float], ...], mean_x: float) -> float:
     return 0.0
 
 
-def _add_point(hull: tuple[tuple[float, float], ...], x: float,
-               y: float) -> tuple[tuple[float, float], ...]:
-    new = lower_hull((*hull, (x, y)))
-    return new[-HULL_LIMIT:]
+def add_hull_point(hull: tuple[tuple[float, float], ...], x: float,
+                   y: float) -> tuple[tuple[float, float], ...]:
+    """``hull`` with ``(x, y)`` added, its last :data:`HULL_LIMIT` vertices."""
+    return lower_hull((*hull, (x, y)))[-HULL_LIMIT:]
+
+
+def forget_segment(sent: Any, seq: int) -> Any:
+    """``sent`` without segment ``seq``."""
+    return tuple(e for e in sent if e[0] != seq)
+
+
+def drop_acked(sent: Any, ack: int) -> Any:
+    """``sent`` without the segments below ``ack``."""
+    return tuple(e for e in sent if e[0] >= ack)
 
 
 def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
@@ -170,12 +187,12 @@ def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
     """
     if fresh:
         return v._replace(sent=(*v.sent, (seq, now)))
-    return v._replace(sent=tuple(e for e in v.sent if e[0] != seq))
+    return v._replace(sent=forget_segment(v.sent, seq))
 
 
 def vegas_acked(v: Any, ack: int) -> Any:
     """``v`` without the segments below ``ack`` (cumulatively acknowledged)."""
-    return v._replace(sent=tuple(e for e in v.sent if e[0] >= ack))
+    return v._replace(sent=drop_acked(v.sent, ack))
 
 
 def sent_time(v: Any, seq: int) -> float:
@@ -190,43 +207,71 @@ def sent_time(v: Any, seq: int) -> float:
     return -1.0
 
 
-def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, law: VegasLaw) -> Any:
-    """The ``Vegas`` record after the RTT sample of ACK ``a`` arriving at ``now``.
+def hull_floor(hull: tuple[tuple[float, float], ...], slope: float) -> float:
+    """The smallest ``y - slope * x`` over the vertices of ``hull`` (the minimum of
+    samples corrected for a drift ``slope`` lies on their lower hull).
+
+    >>> hull_floor(((0.0, 1.0), (10.0, 1.5)), 0.1)
+    0.5
+    """
+    return min(y - slope * x for x, y in hull)
+
+
+def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, weight: float) -> Any:
+    """The ``Vegas`` record after the RTT sample of ACK ``a`` arriving at ``now`` (Vegas and
+    adaptive Vegas, whose ``aveRTT`` moves by ``weight``).
 
     ``a.echo`` is when the sampled segment left (the net passes the newest segment the
     ACK covers, :func:`sent_time`), ``valid`` says the sample may be used (that segment
-    was sent once). For Modified Vegas ``a.echo`` is ``ts``, ``a.ts`` is ``tr`` and
-    ``now`` is ``ta``.
+    was sent once).
 
-    >>> v = vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=7.25), 1.5, True,
-    ...                  VegasLaw(kind="modified_vegas"))
+    >>> v = vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=0.0), 1.25, True, 0.5)
+    >>> v = vegas_on_ack(v, _Ack(echo=2.0, ts=0.0), 2.5, True, 0.5)
+    >>> v.base_rtt, v.rtt, v.ave_rtt
+    (0.25, 0.5, 0.375)
+    """
+    if not valid:
+        return v
+    sample = now - a.echo
+    base = sample if v.n == 0 else min(v.base_rtt, sample)
+    ave = sample if v.n == 0 else (1.0 - weight) * v.ave_rtt + weight * sample
+    return v._replace(n=v.n + 1, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave)
+
+
+def modified_vegas_on_ack(v: Any, a: Any, now: float, valid: bool) -> Any:
+    """Modified Vegas's sample ``<ts, tr, ta>``: ``ts = a.echo``, ``tr = a.ts``, ``ta = now``.
+
+    >>> v = modified_vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=7.25), 1.5, True)
     >>> v.tf0, v.tb0, v.base_rtt, v.rtt
     (6.25, -5.75, 0.5, 0.5)
     """
     if not valid:
         return v
-    n = v.n + 1
-    if law.kind != "modified_vegas":
-        sample = now - a.echo
-        base = sample if v.n == 0 else min(v.base_rtt, sample)
-        ave = sample if v.n == 0 else (1.0 - law.weight) * v.ave_rtt + law.weight * sample
-        return v._replace(n=n, base_rtt=base, rtt=sample, samples=v.samples + 1, ave_rtt=ave)
+    fwd, bwd = a.ts - a.echo, now - a.ts
+    tf0 = fwd if v.n == 0 else min(v.tf0, fwd)
+    tb0 = bwd if v.n == 0 else min(v.tb0, bwd)
+    return v._replace(n=v.n + 1, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0, rtt=fwd + tb0, fwd=fwd,
+                      samples=v.samples + 1)
+
+
+def skew_vegas_on_ack(v: Any, a: Any, now: float, valid: bool, min_span_s: float) -> Any:
+    """Modified Vegas's sample with the receiver's clock drift estimated (module docstring)
+    once the samples span ``min_span_s``.
+
+    >>> v = skew_vegas_on_ack(vegas_start(), _Ack(echo=1.0, ts=7.25), 1.5, True, 5.0)
+    >>> v.tf0, v.tb0, v.skew, v.fhull
+    (6.25, -5.75, 0.0, ((1.0, 6.25),))
+    """
+    if not valid:
+        return v
     ts, tr, ta = a.echo, a.ts, now
     fwd, bwd = tr - ts, ta - tr
-    if not law.skew_estimation:
-        tf0 = fwd if v.n == 0 else min(v.tf0, fwd)
-        tb0 = bwd if v.n == 0 else min(v.tb0, bwd)
-        return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0, rtt=fwd + tb0, fwd=fwd,
-                          samples=v.samples + 1)
+    n = v.n + 1
     first = ts if v.n == 0 else v.first_ts
-    fhull, bhull = _add_point(v.fhull, ts, fwd), _add_point(v.bhull, ts, bwd)
+    fhull, bhull = add_hull_point(v.fhull, ts, fwd), add_hull_point(v.bhull, ts, bwd)
     sum_ts = v.sum_ts + ts
-    skew = 0.0
-    if ts - first >= law.skew_min_span_s:
-        mean = sum_ts / n
-        skew = -mst_slope(bhull, mean)
-    tf0 = min(y - skew * x for x, y in fhull)
-    tb0 = min(y + skew * x for x, y in bhull)
+    skew = -mst_slope(bhull, sum_ts / n) if ts - first >= min_span_s else 0.0
+    tf0, tb0 = hull_floor(fhull, skew), hull_floor(bhull, -skew)
     return v._replace(n=n, tf0=tf0, tb0=tb0, base_rtt=tf0 + tb0,
                       rtt=fwd - skew * ts + tb0, fwd=fwd, samples=v.samples + 1,
                       first_ts=first, sum_ts=sum_ts, skew=skew, fhull=fhull, bhull=bhull)
@@ -241,49 +286,84 @@ def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
     return cwnd - cwnd * base_rtt / ave_rtt
 
 
-def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float,
-                   law: VegasLaw, ave_rtt: float = 0.0) -> tuple[float, float, bool]:
-    """The once-per-RTT decision: ``(cwnd, ssthresh, still_in_slow_start)``.
+def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float, low: float,
+                   high: float, gamma: float) -> tuple[float, float, bool]:
+    """The once-per-RTT decision: ``(cwnd, ssthresh, still_in_slow_start)``; in congestion
+    avoidance ``Diff`` is kept between ``low`` and ``high`` (Vegas's alpha and beta, or
+    adaptive Vegas's target for both).
 
-    >>> law = VegasLaw(alpha=1, beta=3, gamma=1)
-    >>> vegas_decision(10.0, 5.0, 0.1, 0.105, law)   # Diff = 10 * (1 - 0.1/0.105) < 1: +1
+    >>> vegas_decision(10.0, 5.0, 0.1, 0.105, 1, 3, 1)   # Diff = 10 * (1 - 0.1/0.105) < 1: +1
     (11.0, 5.0, False)
-    >>> vegas_decision(10.0, 9.5, 0.1, 0.15, law)    # Diff = 3.33 > 3: -1, ssthresh <= W - 1
+    >>> vegas_decision(10.0, 9.5, 0.1, 0.15, 1, 3, 1)    # Diff = 3.33 > 3: -1, ssthresh <= W - 1
     (9.0, 8.0, False)
-    >>> vegas_decision(10.0, 64.0, 0.1, 0.125, law)  # slow start, Diff = 2 > gamma: leave
+    >>> vegas_decision(10.0, 64.0, 0.1, 0.125, 1, 3, 1)  # slow start, Diff = 2 > gamma: leave
     (9.0, 8.0, False)
     """
     diff = cwnd * (1.0 - base_rtt / rtt)
     if cwnd < ssthresh:
-        if diff > law.gamma:
-            cwnd = min(cwnd, cwnd * base_rtt / rtt + law.gamma)
-            return cwnd, max(2.0, min(ssthresh, cwnd - 1.0)), False
+        if diff > gamma:
+            left = min(cwnd, cwnd * base_rtt / rtt + gamma)
+            return left, max(2.0, min(ssthresh, left - 1.0)), False
         return cwnd, ssthresh, True
-    if law.kind == "adaptive_vegas":
-        low = high = adaptive_target(cwnd, base_rtt, ave_rtt)
-    else:
-        low, high = law.alpha, law.beta
     if diff < low:
         return cwnd + 1.0, ssthresh, False
     if diff > high:
-        cwnd = max(2.0, cwnd - 1.0)
-        return cwnd, max(2.0, min(ssthresh, cwnd - 1.0)), False
+        lower = max(2.0, cwnd - 1.0)
+        return lower, max(2.0, min(ssthresh, lower - 1.0)), False
     return cwnd, ssthresh, False
 
 
+def vegas_round(v: Any, t: Any, ack: int, alpha: float, beta: float, gamma: float,
+                adaptive: bool) -> tuple[Any, float, float]:
+    """``(v, cwnd, ssthresh)`` after an ACK of new data up to ``ack`` whose sample is in
+    ``v``: the decision when the ACK ends a round (:func:`vegas_decision`, with
+    :func:`adaptive_target` for both bounds when ``adaptive``), then slow start's growth.
+
+    >>> v = vegas_start()._replace(base_rtt=0.1, rtt=0.105, samples=1, round_end=5)
+    >>> t = _Tcb(cwnd=10.0, ssthresh=5.0, nxt=20)
+    >>> v2, cwnd, ssthresh = vegas_round(v, t, 6, 1.0, 3.0, 1.0, False)
+    >>> cwnd, ssthresh, v2.round_end, v2.samples
+    (11.0, 5.0, 20, 0)
+    """
+    if ack > v.round_end and v.samples >= MIN_ROUND_SAMPLES:
+        low = adaptive_target(t.cwnd, v.base_rtt, v.ave_rtt) if adaptive else alpha
+        high = low if adaptive else beta
+        cwnd, ssthresh, slow = vegas_decision(t.cwnd, t.ssthresh, v.base_rtt, v.rtt, low,
+                                              high, gamma)
+        return slow_start_growth(v._replace(samples=0, round_end=t.nxt,
+                                            grow=slow and not v.grow), cwnd, ssthresh)
+    return slow_start_growth(v, t.cwnd, t.ssthresh)
+
+
+def slow_start_growth(v: Any, cwnd: float, ssthresh: float) -> tuple[Any, float, float]:
+    """Vegas's slow start: +1 per ACK of new data in every other RTT (``v.grow``)."""
+    grown = cwnd + 1.0 if cwnd < ssthresh and v.grow else cwnd
+    return v, float(grown), float(ssthresh)
+
+
 def _law_action(law: VegasLaw) -> Any:
+    """The code action of ``new_ack`` for ``law``: its sample rule, then :func:`vegas_round`.
+
+    Specialised to the law so that its parameters are constants of the action (the CPN
+    Tools export writes them as such).
+    """
+    def plain_sample(v: Any, a: Any, now: float, valid: bool) -> Any:
+        return vegas_on_ack(v, a, now, valid, law.weight)
+
+    def skew_sample(v: Any, a: Any, now: float, valid: bool) -> Any:
+        return skew_vegas_on_ack(v, a, now, valid, law.skew_min_span_s)
+
+    sample = modified_vegas_on_ack if law.kind == "modified_vegas" else plain_sample
+    if law.skew_estimation:
+        sample = skew_sample
+
     def vegas_law(v: Any, t: Any, a: Any, now: float) -> dict[str, Any]:
         # the sample is the newest segment the ACK covers, timed by the sender's own clock
         sent = sent_time(v, a.ack - 1)
-        v2 = vegas_acked(vegas_on_ack(v, a._replace(echo=sent), now, sent >= 0, law), a.ack)
-        cwnd, ssthresh = t.cwnd, t.ssthresh
-        if a.ack > v2.round_end and v2.samples >= MIN_ROUND_SAMPLES:
-            cwnd, ssthresh, slow = vegas_decision(cwnd, ssthresh, v2.base_rtt, v2.rtt, law,
-                                                  v2.ave_rtt)
-            v2 = v2._replace(samples=0, round_end=t.nxt, grow=slow and not v2.grow)
-        if cwnd < ssthresh and v2.grow:
-            cwnd += 1.0
-        return {"v2": v2, "vegas_cwnd": float(cwnd), "vegas_ssthresh": float(ssthresh)}
+        sampled = vegas_acked(sample(v, a._replace(echo=sent), now, sent >= 0), a.ack)
+        v2, cwnd, ssthresh = vegas_round(sampled, t, a.ack, law.alpha, law.beta, law.gamma,
+                                         law.adaptive)
+        return {"v2": v2, "vegas_cwnd": cwnd, "vegas_ssthresh": ssthresh}
     return vegas_law
 
 
@@ -316,4 +396,13 @@ class _Ack:
     ts: float
     retx: bool = False
     ack: int = 0
+
+
+@dataclass(frozen=True)
+class _Tcb:
+    """A control block with only the fields Vegas reads (doctests)."""
+
+    cwnd: float
+    ssthresh: float
+    nxt: int
 
