@@ -236,6 +236,62 @@ def import_net(
                       soft_wrap=True)
 
 
+@app.command("table")
+def scenario_table(
+    scenarios: Annotated[list[str], typer.Argument(help="Scenario YAML files, e.g. "
+                                                   "scenarios/studies/s1_*.yaml.")],
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    seed: Annotated[int | None, typer.Option(help="Seed for every file (default: each "
+                                             "file's own).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: "
+                                                "CPU count).")] = None,
+    markdown: Annotated[str | None, typer.Option(help="Also write the table as Markdown "
+                                                 "to this file.")] = None,
+    csv: Annotated[str | None, typer.Option(help="Also write the table as CSV to this "
+                                            "file.")] = None,
+) -> None:
+    """Run many scenarios once each with one lens and print one row per scenario.
+
+    Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
+    busiest queue and the time to deliver sized transfers: the figures a study compares
+    across its experiments. A file that fails gets its error in its row; exit code 1 then.
+    """
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from tcpn.reports.scenario_table import (
+        format_cell,
+        run_scenarios,
+        scenario_frame,
+        to_markdown,
+    )
+
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(f"{lens}: {len(scenarios)} scenarios", total=len(scenarios))
+        rows = run_scenarios(scenarios, lens, seed=seed, workers=workers,
+                             progress=lambda _row: bar.advance(task))
+    frame = scenario_frame(rows)
+    table = Table(title=f"{len(rows)} scenarios, {lens} lens, one run each")
+    for column in frame.columns:
+        if column != "error" or frame["error"].any():
+            table.add_column(column, justify="left" if column in (
+                "scenario", "per flow Mbit/s", "busiest queue mean/max pkts", "error")
+                else "right", overflow="fold")
+    for record in frame.to_dict(orient="records"):
+        table.add_row(*(format_cell(v) for k, v in record.items()
+                        if k != "error" or frame["error"].any()))
+    Console(width=max(console.width, 180)).print(table)
+    if markdown:
+        Path(markdown).write_text(to_markdown(frame) + "\n")
+        console.print(f"markdown: {markdown}")
+    if csv:
+        frame.to_csv(csv, index=False)
+        console.print(f"csv: {csv}")
+    if frame["error"].any():
+        raise typer.Exit(EXIT_FAILURE)
+
+
 @app.command("validate")
 def validate_lenses(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],

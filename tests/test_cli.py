@@ -19,7 +19,7 @@ def test_version_and_help():
     assert done.returncode == 0 and done.stdout.strip() == f"tcpn {__version__}"
     done = tcpn("--help")
     assert done.returncode == 0
-    for command in ("demo", "run", "validate", "optimize", "export", "import"):
+    for command in ("demo", "run", "table", "validate", "optimize", "export", "import"):
         assert command in done.stdout
 
 

@@ -1,0 +1,186 @@
+"""Many scenarios through one lens, one row each: the table a study compares its experiments by.
+
+A study is a family of scenario files (``scenarios/studies/s1_*.yaml``); this runs each
+with one lens (one run from its seed, in worker processes) and gathers, per scenario,
+the figures people compare across experiments: aggregate and per-flow goodput, Jain's
+fairness, retransmissions and timeouts, mean RTT, the busiest queue, the time to
+deliver sized transfers, and the CPU time the run took. A scenario that fails (bad
+input, a lens that refuses it) gets a row with the error instead of its figures: no
+result is lost and the others still run.
+
+Rows depend only on the files, the lens and the seeds, not on the number of workers or
+on which run finishes first. From the command line::
+
+    tcpn table scenarios/studies/s1_*.yaml --markdown s1.md --csv s1.csv
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcpn.errors import InputError
+
+__all__ = ["COLUMNS", "ScenarioRow", "format_cell", "run_scenarios", "scenario_frame",
+           "to_markdown"]
+
+
+@dataclass(frozen=True)
+class ScenarioRow:
+    """One scenario's run: its summary (``tcpn.validation.metrics``), or why it has none."""
+
+    path: str
+    name: str
+    lens: str
+    seed: int | None
+    cpu_s: float
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def _flows(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    flows: dict[str, dict[str, Any]] = summary.get("flows", {})
+    return flows
+
+
+def _finite(values: Iterable[Any]) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
+def _per_flow_goodput(summary: dict[str, Any]) -> str:
+    return " ".join(f"{flow}={metrics['goodput_bps'] * 1e-6:.3f}"
+                    for flow, metrics in _flows(summary).items())
+
+
+def _mean_rtt_ms(summary: dict[str, Any]) -> float:
+    values = _finite(m.get("rtt_mean_s") for m in _flows(summary).values())
+    return 1e3 * sum(values) / len(values) if values else math.nan
+
+
+def _busiest_queue(summary: dict[str, Any]) -> str:
+    queues = summary.get("queues", {})
+    if not queues:
+        return ""
+    name, q = max(queues.items(), key=lambda item: (item[1].get("mean_packets", 0.0), item[0]))
+    return f"{name} {q['mean_packets']:.1f}/{q['max_packets']:.0f}"
+
+
+def _completion_s(summary: dict[str, Any]) -> float:
+    values = [m.get("completion_s") for m in _flows(summary).values()]
+    done = _finite(values)
+    if not values or len(done) < len(values):
+        return math.nan  # a flow without a sized transfer, or one that did not finish
+    return max(done)
+
+
+#: (column title, function of the summary giving the value) in table order
+COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
+    ("flows", lambda s: len(_flows(s))),
+    ("goodput Mbit/s", lambda s: s["aggregate"]["goodput_bps"] * 1e-6),
+    ("per flow Mbit/s", _per_flow_goodput),
+    ("Jain", lambda s: s["aggregate"].get("jain_index", math.nan)),
+    ("retx %", lambda s: 100.0 * s["aggregate"].get("retransmission_ratio", math.nan)),
+    ("timeouts", lambda s: int(sum(m.get("timeouts", 0.0) for m in _flows(s).values()))),
+    ("mean RTT ms", _mean_rtt_ms),
+    ("busiest queue mean/max pkts", _busiest_queue),
+    ("all delivered s", _completion_s),
+)
+
+
+def _run_one(path: str, lens: str, seed: int | None) -> ScenarioRow:
+    """Run one file (in a worker process); an error becomes the row's ``error``."""
+    from tcpn.models.lenses import evaluate
+    from tcpn.models.scenario import load_scenario
+
+    start = time.process_time()
+    name, used_seed = Path(path).stem, seed
+    try:
+        scenario = load_scenario(path)
+        name = scenario.name
+        used_seed = scenario.seed if seed is None else seed
+        result = evaluate(scenario, lens, seed=used_seed)
+    except Exception as exc:  # the row says what went wrong; the other files still run
+        return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
+                           error=f"{type(exc).__name__}: {exc}")
+    return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
+                       summary=result.summary)
+
+
+def run_scenarios(paths: Sequence[str | Path], lens: str = "net", seed: int | None = None,
+                  workers: int | None = None,
+                  progress: Callable[[ScenarioRow], None] | None = None) -> list[ScenarioRow]:
+    """Run every file of ``paths`` once with ``lens`` (``seed`` or each file's own), in
+    ``workers`` processes (default: CPU count); rows in the order of ``paths``.
+
+    ``progress`` is called with each row as it completes.
+    """
+    files = [str(p) for p in paths]
+    if not files:
+        raise InputError("no scenario files given")
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing:
+        raise InputError(f"no such scenario file: {', '.join(missing)}")
+    count = max(1, min(workers or os.cpu_count() or 1, len(files)))
+    rows: dict[int, ScenarioRow] = {}
+    if count == 1:
+        for index, path in enumerate(files):
+            rows[index] = _run_one(path, lens, seed)
+            if progress is not None:
+                progress(rows[index])
+    else:
+        with cf.ProcessPoolExecutor(max_workers=count) as pool:
+            futures = {pool.submit(_run_one, path, lens, seed): index
+                       for index, path in enumerate(files)}
+            for future in cf.as_completed(futures):
+                rows[futures[future]] = future.result()
+                if progress is not None:
+                    progress(rows[futures[future]])
+    return [rows[i] for i in range(len(files))]
+
+
+def scenario_frame(rows: Sequence[ScenarioRow]) -> pd.DataFrame:
+    """One line per row: ``scenario``, the :data:`COLUMNS`, ``CPU s`` and ``error``."""
+    records = []
+    for row in rows:
+        record: dict[str, Any] = {"scenario": row.name}
+        for title, value in COLUMNS:
+            record[title] = value(row.summary) if row.summary is not None else None
+        record["CPU s"] = row.cpu_s
+        record["error"] = row.error or ""
+        records.append(record)
+    # object columns keep counts as ints beside the blanks of failed rows
+    return pd.DataFrame(records, columns=["scenario", *(t for t, _ in COLUMNS), "CPU s",
+                                          "error"], dtype=object)
+
+
+def format_cell(value: Any) -> str:
+    """A table cell: numbers to 3 decimals (whole above 1000), blank when undefined."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def to_markdown(frame: pd.DataFrame) -> str:
+    """``frame`` as a Markdown table (numbers to 3 decimals, blanks for undefined values;
+    a multi-line error on one line).
+
+    >>> print(to_markdown(pd.DataFrame({"scenario": ["a"], "goodput Mbit/s": [1.5]})))
+    | scenario | goodput Mbit/s |
+    |---|---|
+    | a | 1.500 |
+    """
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    for record in frame.itertuples(index=False):
+        cells = (format_cell(v).replace("|", "\\|").replace("\n", "; ") for v in record)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
