@@ -137,6 +137,13 @@ def run_scenario(
                          + ("" if half != half else f" ± {half * scale:.3f}"))
         table.add_row(str(flow), *cells)
     Console(width=max(console.width, 14 + 15 * len(columns))).print(table)
+    if replications == 1:
+        for flow, metrics in result.summary["flows"].items():
+            failed = metrics.get("connect_failed_s")
+            if failed is not None and failed == failed:
+                console.print(f"flow {flow}: the connection never opened: no SYN was "
+                              f"answered, gave up at {failed:g} s (tcp.syn_retries, "
+                              "tcp.syn_timeout_s)")
     console.print(f"result: {out}")
 
 

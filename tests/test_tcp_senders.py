@@ -15,10 +15,12 @@ with ssthresh = max(2, (high - una) / 2) = (9 - 4) / 2 = 2.5.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tcpn.models.lenses import evaluate
-from tcpn.models.scenario import validate_scenario
+from tcpn.models.scenario import ScenarioError, validate_scenario
 
 MSS = 1000
 
@@ -304,6 +306,35 @@ def test_lost_syns_are_sent_again_after_the_doubling_syn_timeout():
     assert stamped["value"].iloc[0] == pytest.approx(0.020 + 2 * 58 * 8 / 1e9, abs=1e-12)
 
 
+def test_a_connection_gives_up_after_syn_retries_syns_as_ns3_does():
+    # Every SYN lost (packets 0, 1, 2 on A->B), SynRetries 3, ConnTimeout 0.5 s: ns-3's
+    # SendEmptyPacket sends SYN k (k = 0, 1, 2) with a timer of 0.5 * 2**k and, at the
+    # expiry after the third, finds no retry left and closes: SYNs at 0, 0.5, 1.5, give-up
+    # at 1.5 + 2.0 = 3.5 s, nothing sent after.
+    result = run(two_nodes("newreno", [0, 1, 2], handshake=True, syn_timeout_s=0.5,
+                           syn_retries=3))
+    events = result.trace.flow_events
+    assert events[events.event == "ack_drop"]["time_s"].to_list() == pytest.approx(
+        [0.0, 0.5, 1.5], abs=1e-12)
+    assert events[events.event == "connect_fail"]["time_s"].to_list() == [3.5]
+    assert not events.event.isin(["send", "retransmit", "deliver"]).any()
+    flow = result.summary["flows"]["f"]
+    assert flow["connect_failed_s"] == 3.5 and flow["goodput_bps"] == 0.0
+    # one more retry allowed: the fourth SYN (packet 3) gets through at 3.5 s
+    opened = run(two_nodes("newreno", [0, 1, 2], handshake=True, syn_timeout_s=0.5,
+                           syn_retries=4))
+    assert opened.summary["flows"]["f"]["connect_failed_s"] is None or math.isnan(
+        opened.summary["flows"]["f"]["connect_failed_s"])
+    first = opened.trace.flow_events
+    assert first[first.event == "send"]["time_s"].iloc[0] == pytest.approx(
+        3.5 + 0.020 + 2 * SYN_S, abs=1e-12)
+
+
+def test_syn_retries_must_be_at_least_one():
+    with pytest.raises(ScenarioError, match=r"tcp\.syn_retries"):
+        two_nodes("newreno", [], handshake=True, syn_retries=0)
+
+
 def test_a_connection_without_handshake_is_refused_by_the_other_lenses():
     scenario = two_nodes("newreno", [])
     assert scenario.net_only_features() == [
@@ -334,6 +365,14 @@ def test_handshake_and_limited_transmit_agree_with_ns3():
 
     # SYNs 0 and 1 lost, 0.5 s SYN timer: data starts 1.5 s + one round trip later
     lost_syns = two_nodes("newreno", [0, 1], handshake=True, syn_timeout_s=0.5)
+    # every SYN lost, SynRetries 3: both lenses give up at 3.5 s and send nothing
+    no_answer = two_nodes("newreno", [0, 1, 2], handshake=True, syn_timeout_s=0.5,
+                          syn_retries=3)
+    for lens in ("net", "ns3"):
+        events = evaluate(no_answer, lens=lens).trace.flow_events
+        assert events[events.event == "connect_fail"]["time_s"].to_list() == pytest.approx(
+            [3.5], abs=1e-6), lens
+        assert not events.event.isin(["send", "retransmit"]).any(), lens
     # data segment 4 lost, limited transmit: 9 and 10 leave on duplicate ACKs 1 and 2
     one_loss = two_nodes("newreno", [6], segments=30, handshake=True, limited_transmit=True)
     for scenario in (lost_syns, one_loss):

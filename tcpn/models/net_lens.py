@@ -265,6 +265,8 @@ class TraceMonitor(Monitor):
         h[f"{prefix}.snd.open"] = on_open
         h[f"{prefix}.snd.send"] = on_send
         h[f"{prefix}.snd.timeout"] = on_timeout
+        h[f"{prefix}.snd.give_up"] = lambda _t: lambda now, _b: event(now, name,
+                                                                     "connect_fail", -1, 0.0)
         h[f"{prefix}.snd.sack_retransmit"] = on_sack_retransmit
         for kind in _ACKS:
             h[f"{prefix}.snd.{kind}"] = on_ack(kind)

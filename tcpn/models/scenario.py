@@ -332,8 +332,10 @@ class TcpConfig(_Strict):
     ``classic`` is RFC 5681/6582 fast recovery (ns-3 ``TcpClassicRecovery``; ns-3's own
     default PRR is available as ``prr`` to the ns-3 lens only). ``handshake``: a connection
     opens with SYN, SYN-ACK, ACK as in ns-3 (a lost SYN is sent again after
-    ``syn_timeout_s``, ns-3's ``ConnTimeout``, doubled at each retry); ``false`` starts it
-    established at its start time (net lens only).
+    ``syn_timeout_s``, ns-3's ``ConnTimeout``, doubled at each retry; after ``syn_retries``
+    SYNs in all, ns-3's ``ConnCount`` (SynRetries), the first included, the next expiry
+    gives up and the connection never opens); ``false`` starts it established at its start
+    time (net lens only).
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -357,6 +359,7 @@ class TcpConfig(_Strict):
     recovery: Literal["classic", "prr"] = "classic"
     handshake: bool = True
     syn_timeout_s: PositiveFloat = 3.0
+    syn_retries: PositiveInt = 6
 
     @property
     def options_bytes(self) -> int:

@@ -15,7 +15,7 @@ all just scenarios.
 >>> s = dumbbell(pairs=1, horizon_s=1.0)
 >>> composed = compose(s, s.concrete_flows(1))
 >>> composed.net
-<PetriNet 'dumbbell': 34 places, 45 transitions, 195 arcs>
+<PetriNet 'dumbbell': 35 places, 46 transitions, 198 arcs>
 """
 
 from __future__ import annotations
@@ -147,7 +147,8 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         stop_s=None if horizon_s is None or flow.stop_s >= horizon_s else flow.stop_s,
         app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss),
         limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
-        syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s)
+        syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
+        syn_retries=tcp.syn_retries)
 
 
 def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:

@@ -33,7 +33,8 @@ sent again), ``recv`` (a data segment reaches the receiver, duplicates included)
 ``bytes`` = how many), ``ack`` (an ACK reaches the sender; ``bytes`` = newly acknowledged,
 0 for a duplicate), ``drop`` (a data segment of the flow is lost: queue overflow, AQM,
 policer or link error), ``mark`` (a data segment is CE-marked), ``timeout`` (the RTO fired),
-``ack_drop`` (an ACK of the flow is lost; ``seq`` = its ACK number). ``deliver`` rows are
+``ack_drop`` (an ACK of the flow is lost; ``seq`` = its ACK number), ``connect_fail``
+(the sender gave up opening the connection after its last SYN; ``seq`` -1). ``deliver`` rows are
 in order and contiguous: their running sum of ``bytes`` is the flow's delivered data.
 
 ``flow_series`` (state variables): ``time_s``, ``flow``, ``var``, ``value``. Standard
@@ -91,7 +92,7 @@ __all__ = [
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
-               "ack_drop")
+               "ack_drop", "connect_fail")
 """The ``event`` values of ``flow_events``."""
 QUEUE_EVENTS = ("enqueue", "dequeue", "drop", "mark", "sample")
 """The ``event`` values of ``queue_events``."""

@@ -97,9 +97,11 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
 """The accuracy targets of the reference set (issue 7), by (scope, metric)."""
 
 INFO_METRICS: tuple[tuple[str, str], ...] = (("aggregate", "mark_ratio"),
-                                             ("flow", "mark_ratio"))
+                                             ("flow", "mark_ratio"),
+                                             ("flow", "connect_failed_s"))
 """Rows shown beside the judged ones, without a target (verdict ``-``), when some lens
-reports a non-zero value: ECN marks, the congestion signal of RED/ECN scenarios."""
+reports a non-zero value: ECN marks, the congestion signal of RED/ECN scenarios, and the
+time a connection gave up opening."""
 
 _NO_TARGET = "-"
 

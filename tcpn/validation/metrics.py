@@ -342,6 +342,10 @@ def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = 
     flows["segment_delay_mean_s"] = [
         float(segment_delays(trace, f)["delay_s"].mean()) if not pd.isna(sized[f]) else np.nan
         for f in flows.index]
+    # when a connection gave up opening (its last SYN unanswered), whatever the window
+    fails = trace.flow_events[trace.flow_events["event"] == "connect_fail"]
+    failed_at = fails.groupby(fails["flow"].astype(str))["time_s"].min()
+    flows["connect_failed_s"] = [float(failed_at.get(f, np.nan)) for f in flows.index]
     queues = queue_stats(trace, t0, t1)
     total_sent = float(sent.sum())
     aggregate = {

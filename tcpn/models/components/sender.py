@@ -17,7 +17,10 @@ Each protocol event is a transition: ``open``, ``send``, ``new_ack``, ``dup_ack`
 
 With ``handshake`` the connection opens as ns-3's does: ``connect`` sends a SYN at the start
 time (``connecting`` counts the SYNs sent, ``syn_timer`` is their timer), ``syn_timeout``
-sends it again after ``syn_timeout_s * 2 ** (SYNs sent - 1)``, and ``open`` takes the
+sends it again after ``syn_timeout_s * 2 ** (SYNs sent - 1)`` while fewer than
+``syn_retries`` have left (ns-3's ``SynRetries`` counts the first); the expiry after the
+last one is ``give_up`` (ns-3 closes the socket then): the token on ``failed`` says the
+connection never opened and the flow sends nothing more. ``open`` takes the
 SYN-ACK: it sends the handshake's ACK, takes the first RTT sample (Karn's rule as for data)
 and creates ``tcb``, so data flows one round trip after the start. Without it, ``open``
 fires at the start time. A SYN-ACK that comes after ``open`` (a retransmitted SYN's) is a
@@ -107,7 +110,8 @@ class SenderConfig:
     delivers what its send buffer (``send_buffer_segments``, default ``window_segments``)
     holds, as after ``close()`` (and as the ns-3 lens's source does). ``limited_transmit``
     is RFC 3042; ``handshake`` opens with SYN (``syn_bytes`` long), SYN-ACK and ACK, the SYN
-    sent again after ``syn_timeout_s`` (doubled at each retry), as ns-3 does.
+    sent again after ``syn_timeout_s`` (doubled at each retry) until ``syn_retries`` SYNs
+    have left, as ns-3 does.
     """
 
     flow: int
@@ -134,6 +138,7 @@ class SenderConfig:
     handshake: bool = False
     syn_bytes: int = 40
     syn_timeout_s: float = 3.0
+    syn_retries: int = 6
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -149,9 +154,11 @@ class SenderConfig:
         if self.app_rate_bps is not None and not self.app_rate_bps > 0:
             raise InputError(f"{where}: app_rate_bps must be > 0 or None, got "
                              f"{self.app_rate_bps!r}")
-        if self.handshake and not (self.syn_timeout_s > 0 and self.syn_bytes >= 40):
-            raise InputError(f"{where}: need syn_timeout_s > 0 and syn_bytes >= 40, got "
-                             f"{self.syn_timeout_s!r} and {self.syn_bytes!r}")
+        if self.handshake and not (self.syn_timeout_s > 0 and self.syn_bytes >= 40
+                                   and self.syn_retries >= 1):
+            raise InputError(f"{where}: need syn_timeout_s > 0, syn_bytes >= 40 and "
+                             f"syn_retries >= 1, got {self.syn_timeout_s!r}, "
+                             f"{self.syn_bytes!r} and {self.syn_retries!r}")
         if self.stop_s is not None and self.stop_s < self.start_s:
             raise InputError(f"{where}: stop_s ({self.stop_s:g}) is before start_s "
                              f"({self.start_s:g})")
@@ -242,7 +249,8 @@ def _handshake_rtt(a: Any, now: float, TIMESTAMPS: bool, INIT_RTO: float, MIN_RT
 def _handshake(net: PetriNet, config: SenderConfig) -> None:
     """``connect``, ``syn_timeout`` and ``open`` (see the module docstring)."""
     net.declare(SYN=SYN_SEQ, SYN_ACK=SYN_ACK_SEQ, ACK=ACK_SEQ, SYN_BYTES=config.syn_bytes,
-                SYN_RTO=config.syn_timeout_s, ACK_BYTES=config.header_bytes)
+                SYN_RTO=config.syn_timeout_s, SYN_RETRIES=config.syn_retries,
+                ACK_BYTES=config.header_bytes)
     net.add_place(Place("connecting", INT))
     net.add_place(Place("syn_timer", UNIT.timed()))
 
@@ -255,12 +263,17 @@ def _handshake(net: PetriNet, config: SenderConfig) -> None:
     net.add_output("connecting", "connect", "1")
     net.add_output("out", "connect", syn("False"))
     net.add_output("syn_timer", "connect", "()", delay="SYN_RTO")
-    net.add_transition(T("syn_timeout"))
+    net.add_transition(T("syn_timeout", guard="n < SYN_RETRIES"))
     net.add_input("syn_timer", "syn_timeout", "()")
     net.add_input("connecting", "syn_timeout", "n")
     net.add_output("connecting", "syn_timeout", "n + 1")
     net.add_output("out", "syn_timeout", syn("True"))
     net.add_output("syn_timer", "syn_timeout", "()", delay="SYN_RTO * 2 ** n")
+    net.add_place(Place("failed", UNIT))
+    net.add_transition(T("give_up", guard="n >= SYN_RETRIES"))
+    net.add_input("syn_timer", "give_up", "()")
+    net.add_input("connecting", "give_up", "n")
+    net.add_output("failed", "give_up", "()")
     net.add_transition(T("open", guard="a.seq == SYN_ACK", action=_handshake_rtt,
                          outputs=("r2",)))
     net.add_input("connecting", "open", "n")

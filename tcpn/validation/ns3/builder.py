@@ -13,6 +13,7 @@ result in-process, in a forked child or in a spawned worker. The result of
 :func:`run_plan` is a plain dict of numpy arrays and numbers (picklable)::
 
     {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
+                    "connect_fail": ...,
                     "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
      "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
      "qdisc_stats": {"A->B": {"dropped": n, "marked": n}}, "pcap": {(node, nbr): path},
@@ -192,6 +193,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                         "ssthresh": _series(src.recorder.ssthresh),
                         "rtt": _series(src.recorder.rtt),
                         "cong_state": _series(src.recorder.cong_state),
+                        "connect_fail": _series(src.recorder.connect_fail),
                         "app_sent_bytes": int(src.sent),
                         "sink_bytes": int(sinks[fid].received),
                         "variant": _variant_state(tcpn, src.congestion_ops)}

@@ -141,6 +141,7 @@ def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str
         ("LimitedTransmit", _bool(tcp.limited_transmit)),
         ("ReTxThreshold", str(tcp.dupack_threshold)),
         ("ConnTimeout", _seconds(tcp.syn_timeout_s)),
+        ("ConnCount", str(tcp.syn_retries)),  # TcpSocket::SetSynRetries
     )
 
 
@@ -385,3 +386,6 @@ def _write_flow_series(series: dict[str, Any], flow: str, trace: Any,
                              & (np.concatenate(([-1.0], states[:-1])) != _CA_LOSS))
     if len(entered):
         trace.extend("flow_events", time_s=times[entered], flow=flow, event="timeout")
+    times, _ = series["connect_fail"]
+    if len(times):
+        trace.extend("flow_events", time_s=times, flow=flow, event="connect_fail", seq=-1)

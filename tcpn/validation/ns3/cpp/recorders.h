@@ -123,14 +123,18 @@ inline bool ConnectQueue(Ptr<QueueDisc> qdisc, Ptr<NetDevice> device, QueueRecor
 }
 
 // Per-flow sender state: cwnd and ssthresh at each change, every RTT sample, congestion
-// state changes (entering CA_LOSS = a retransmission timeout).
+// state changes (entering CA_LOSS = a retransmission timeout), and a connection that gave
+// up opening (SYN_SENT -> CLOSED: its last SYN unanswered after SynRetries SYNs).
 struct FlowRecorder {
-    Series cwnd, ssthresh, rtt, cong_state;
+    Series cwnd, ssthresh, rtt, cong_state, connect_fail;
     void OnCwnd(uint32_t, uint32_t now) { cwnd.Add(now); }
     void OnSsthresh(uint32_t, uint32_t now) { ssthresh.Add(now); }
     void OnRtt(Time, Time sample) { rtt.Add(sample.GetSeconds()); }
     void OnCongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
         cong_state.Add(static_cast<double>(now));
+    }
+    void OnState(TcpSocket::TcpStates_t before, TcpSocket::TcpStates_t now) {
+        if (before == TcpSocket::SYN_SENT && now == TcpSocket::CLOSED) connect_fail.Add(1.0);
     }
     bool Connect(Ptr<Socket> socket) {
         bool ok = socket->TraceConnectWithoutContext(
@@ -141,6 +145,8 @@ struct FlowRecorder {
                                                       MakeCallback(&FlowRecorder::OnRtt, this));
         ok = ok && socket->TraceConnectWithoutContext(
                        "CongState", MakeCallback(&FlowRecorder::OnCongState, this));
+        ok = ok && socket->TraceConnectWithoutContext("State",
+                                                      MakeCallback(&FlowRecorder::OnState, this));
         return ok;
     }
 };
