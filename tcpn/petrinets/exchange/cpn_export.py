@@ -82,6 +82,9 @@ _DOCTYPE = ('<!DOCTYPE workspaceElements PUBLIC "-//CPN//DTD CPNXML 1.0//EN" '
             '"http://cpntools.org/DTD/6/cpn.dtd">')
 _STANDARD_COLOURS = (UNIT, BOOL, INT, None, None, REAL, STRING)  # INTINF, TIME written as is
 _STANDARD_NAMES = ("UNIT", "BOOL", "INT", "INTINF", "TIME", "REAL", "STRING")
+#: the standard colour set of each simple ML type, always declared in the file
+_STANDARD_FOR_TYPE = {INT_T: "INT", REAL_T: "REAL", "bool": "BOOL", "string": "STRING",
+                      "unit": "UNIT"}
 _POINTS_PER_INCH = 72.0
 
 
@@ -145,7 +148,34 @@ def _ml_name_for(colour: ColourSet) -> str:
         base = "T" + base
     if not base or not base[0].isalpha():
         base = "C" + base
+    if base in _STANDARD_NAMES and colour != _standard_colour(base):
+        base = _unshadowed(colour, base)
     return base if base not in ML_RESERVED else base + "_cs"
+
+
+def _standard_colour(name: str) -> ColourSet | None:
+    """CPN Tools' standard colour set ``name`` as tcpn declares it (None: INTINF, TIME)."""
+    standard = dict(zip(_STANDARD_NAMES, _STANDARD_COLOURS, strict=True))[name]
+    return None if standard is None else standard.named(name)
+
+
+def _unshadowed(colour: ColourSet, base: str) -> str:
+    """A name for a colour set called like a standard one but not it (a bounded or timed
+    ``INT``): the file must not redeclare CPN Tools' ``INT``, which every other model and
+    function in the tool means by that name.
+
+    >>> _unshadowed(IntSet(0), "INT"), _unshadowed(IntSet(-3, 5), "INT")
+    ('INT0', 'INTm3_5')
+    >>> _unshadowed(INT.timed(), "INT")
+    'TINT'
+    """
+    if colour.is_timed:
+        return "T" + base
+    if isinstance(colour, IntSet):
+        def bound(value: int | None) -> str:
+            return "" if value is None else str(value).replace("-", "m")
+        return base + bound(colour.low) + ("" if colour.high is None else f"_{bound(colour.high)}")
+    return base + "_cs"
 
 
 class _Colours:
@@ -182,7 +212,10 @@ class _Colours:
         return name
 
     def for_type(self, t: MLType, where: str) -> str:
-        """The name of a declared colour set whose values have type ``t``."""
+        """The name of a declared colour set whose values have type ``t``: CPN Tools'
+        standard one for a simple type (``INT``, not a bounded set that shares its type)."""
+        if isinstance(t, str) and t in _STANDARD_FOR_TYPE:
+            return _STANDARD_FOR_TYPE[t]
         if t in self.by_type:
             return self.by_type[t]
         colour = _colour_of_type(t, self, where)
