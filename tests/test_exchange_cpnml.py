@@ -37,8 +37,8 @@ PAIR = ("product", (INT_T, STRING_T))
 
 @pytest.mark.parametrize(("python", "variables", "ml"), [
     ("x // 2 + x % 3", {"x": INT_T}, "x div 2 + x mod 3"),
-    ("(x,) + q", {"x": INT_T, "q": LIST_INT}, "x::q"),
-    ("q + (x,)", {"x": INT_T, "q": LIST_INT}, "q^^[x]"),
+    ("(x,) + q", {"x": INT_T, "q": LIST_INT}, "x :: q"),
+    ("q + (x,)", {"x": INT_T, "q": LIST_INT}, "q ^^ [x]"),
     ("len(q) + len(s)", {"q": LIST_INT, "s": STRING_T}, "length(q) + size(s)"),
     ("s + str(x)", {"s": STRING_T, "x": INT_T}, "s ^ Int.toString(x)"),
     ("x / 2", {"x": INT_T}, "Real.fromInt(x) / 2.0"),
@@ -60,10 +60,15 @@ PAIR = ("product", (INT_T, STRING_T))
     ("x in (1, 3)", {"x": INT_T}, "(x = 1 orelse x = 3)"),
     ("x not in ()", {"x": INT_T}, "not(false)"),
     ("r._replace(b=x)", {"x": INT_T, "r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},
-     "{a=#a(r), b=x}"),
-    ("(x, *q, x + 1)", {"x": INT_T, "q": LIST_INT}, "x::q^^[x + 1]"),
+     "{a = #a(r), b = x}"),
+    # SML lexes a run of symbolic characters as one token: '=#', '=~' and '::#' would be
+    # identifiers, so '=', '::' and '^^' are always spaced
+    ("r._replace(a=-1.0)", {"r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},
+     "{a = ~1.0, b = #b(r)}"),
+    ("(-x,) + q", {"x": INT_T, "q": LIST_INT}, "~(x) :: q"),
+    ("(x, *q, x + 1)", {"x": INT_T, "q": LIST_INT}, "x :: q ^^ [x + 1]"),
     ("q[-3:] + q[:2] + q[2:]", {"q": LIST_INT},
-     "(List.drop(q, Int.max(0, length(q) - 3))^^List.take(q, 2))^^List.drop(q, 2)"),
+     "(List.drop(q, Int.max(0, length(q) - 3)) ^^ List.take(q, 2)) ^^ List.drop(q, 2)"),
     ("tuple(i * x for i in range(3))", {"x": INT_T}, "List.tabulate(3, fn i => i * x)"),
 ])
 def test_python_to_ml(python, variables, ml):

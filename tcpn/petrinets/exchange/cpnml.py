@@ -959,8 +959,8 @@ def _literal(value: Any, t: MLType, where: str) -> str:
         return "(" + ", ".join(_literal(v, s, where) for v, s in zip(value, t[1], strict=True)) \
             + ")"
     if kind == "record":
-        return "{" + ", ".join(f"{f}={_literal(getattr(value, f), s, where)}" for f, s in t[2]) \
-            + "}"
+        return "{" + ", ".join(f"{f} = {_literal(getattr(value, f), s, where)}"
+                               for f, s in t[2]) + "}"
     if kind == "list":
         items = sorted(value) if isinstance(value, frozenset | set) else value
         return "[" + ", ".join(_literal(v, t[1], where) for v in items) + "]"
@@ -1071,7 +1071,7 @@ class _Emitter:
             text, prec = f"[{text}]", _ATOM
         for head, head_prec, head_list in reversed(pieces[:-1]):
             op = "^^" if head_list else "::"
-            text = f"{_wrap(head, head_prec, _CONS + 1)}{op}{_wrap(text, prec, _CONS)}"
+            text = f"{_wrap(head, head_prec, _CONS + 1)} {op} {_wrap(text, prec, _CONS)}"
             prec = _CONS
         return text, prec, list_t if list_t is not None else ("list", element)
 
@@ -1162,7 +1162,7 @@ class _Emitter:
             element = list_t[1] if list_t is not None and _kind(list_t) == "list" else None
             head = self.emit(left_node.elts[0], element)
             t = list_t if list_t is not None else ("list", head[2])
-            return f"{_wrap(head[0], head[1], _CONS + 1)}::{_wrap(rest[0], rest[1], _CONS)}", \
+            return f"{_wrap(head[0], head[1], _CONS + 1)} :: {_wrap(rest[0], rest[1], _CONS)}", \
                 _CONS, t
         hint = expected if _kind(expected) in (INT_T, REAL_T, STRING_T, "list") else None
         left = self.emit(left_node, hint)
@@ -1175,7 +1175,7 @@ class _Emitter:
                 _ADD, STRING_T
         if kind == "list":
             t = left[2] if _kind(left[2]) == "list" else right[2]
-            return f"{_wrap(left[0], left[1], _CONS + 1)}^^{_wrap(right[0], right[1], _CONS)}", \
+            return f"{_wrap(left[0], left[1], _CONS + 1)} ^^ {_wrap(right[0], right[1], _CONS)}", \
                 _CONS, t
         if kind not in (INT_T, REAL_T, None):
             raise self.refuse(node, f"'+' on {kind} values")
@@ -1393,13 +1393,13 @@ class _Emitter:
                 raise self.refuse(node, f"record {t[1]} has no field {kw.arg!r}")
             given[kw.arg] = self.emit(kw.value, fields[kw.arg])[0]
         if isinstance(owner, ast.Name) or prec >= _ATOM:
-            return "{" + ", ".join(f"{f}={given.get(f, f'#{f}({text})')}"
+            return "{" + ", ".join(f"{f} = {given.get(f, f'#{f}({text})')}"
                                    for f, _ in t[2]) + "}", _ATOM, t
         taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants)
         source, suffix = "rec_", 2
         while source in taken:
             source, suffix = f"rec_{suffix}", suffix + 1
-        body = "{" + ", ".join(f"{f}={given.get(f, f'#{f}({source})')}"
+        body = "{" + ", ".join(f"{f} = {given.get(f, f'#{f}({source})')}"
                                for f, _ in t[2]) + "}"
         return f"let val {source} = {text} in {body} end", _ATOM, t
 
@@ -1416,7 +1416,7 @@ class _Emitter:
         if missing or len(node.args) > len(t[2]):
             raise self.refuse(node, f"record {t[1]} needs exactly its fields "
                               f"{[f for f, _ in t[2]]}")
-        parts = [f"{f}={self.emit(given[f], fields[f])[0]}" for f, _ in t[2]]
+        parts = [f"{f} = {self.emit(given[f], fields[f])[0]}" for f, _ in t[2]]
         return "{" + ", ".join(parts) + "}", _ATOM, t
 
     def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
