@@ -45,6 +45,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree.ElementTree import Element
@@ -54,7 +55,8 @@ from defusedxml.ElementTree import fromstring
 from tcpn.errors import InputError, TcpnError
 from tcpn.petrinets.exchange.cpnml import split_delay
 
-__all__ = ["SmlError", "SmlNotInstalledError", "SmlReport", "check_with_sml"]
+__all__ = ["SmlError", "SmlNotInstalledError", "SmlReport", "check_many_with_sml",
+           "check_with_sml"]
 
 
 class SmlNotInstalledError(TcpnError):
@@ -86,6 +88,25 @@ class SmlReport:
     def ok(self) -> bool:
         """True when every declaration and inscription type-checks."""
         return not self.errors
+
+    def causes(self) -> list[SmlError]:
+        """The errors left when those only due to an earlier failed declaration are dropped.
+
+        An error whose every complaint is ``unbound variable or constructor: f``, with ``f``
+        a ``fun``/``val`` that failed before it, follows from that failure.
+        """
+        failed: set[str] = set()
+        kept = []
+        for error in self.errors:
+            said = [line for line in error.message.splitlines() if "Error:" in line]
+            unbound = [re.search(r"unbound variable or constructor: (\S+)$", line)
+                       for line in said]
+            if not (said and all(u and u.group(1) in failed for u in unbound)):
+                kept.append(error)
+            declared = re.match(r"declaration (?:fun|val) (\w+)", error.where)
+            if declared:
+                failed.add(declared.group(1))
+        return kept
 
     def text(self) -> str:
         """The errors, one block each, or a line saying all is well."""
@@ -190,6 +211,7 @@ class _Builder:
         for element in root.iter():
             if element.tag in ("color", "var", "ml", "globref"):
                 self._declaration(element)
+        self.declarations = len(self.items)
         for page in root.iter("page"):
             self._page(page)
 
@@ -241,7 +263,7 @@ class _Builder:
             mark = (place.findtext("initmark/text") or "").strip()
             if mark:
                 self._add(f"page {pname}, place {name}: initial marking", mark,
-                          self._token_types(colour), bound=[])
+                          self._token_types(colour, mark), bound=[])
         transitions: dict[str, str] = {}
         substituted = set()
         for trans in page.findall("trans"):
@@ -255,8 +277,11 @@ class _Builder:
             if _end(arc, "transend") not in substituted:
                 self._arc(pname, arc, places, transitions)
 
-    def _token_types(self, colour: str) -> list[str | None]:
+    def _token_types(self, colour: str, text: str) -> list[str | None]:
+        """A multiset, a single colour or a timed multiset, the likeliest tried first."""
         types: list[str | None] = [f"{colour} ms", colour]
+        if not re.search(r"`|\bempty\b|\+\+", text):
+            types.reverse()
         return [*types, f"{colour} tms"] if colour in self.timed else types
 
     def _transition(self, pname: str, name: str, trans: Element) -> None:
@@ -304,7 +329,7 @@ class _Builder:
                     ("", f"val _ = (* empty inscription, place of {colour} *) () : {colour};")]))
             return
         value, operator, delay = split_delay(text)
-        self._add(where, value, self._token_types(colour))
+        self._add(where, value, self._token_types(colour, value))
         if operator:
             self._add(f"{where}: delay", delay, ["int" if operator == "@+" else "time"])
 
@@ -333,6 +358,15 @@ def _read(cpn_text_or_path: str | Path) -> Element:
     return root
 
 
+_BATCH = 200
+_DRIVER = """
+fun tcpn_try (i, []) = ()
+  | tcpn_try (i, (f, r) :: rest) = (use f; print ("\\n@@OK " ^ i ^ " " ^ r ^ "\\n"))
+      handle _ => (print ("\\n@@FAIL " ^ i ^ " " ^ r ^ "\\n"); tcpn_try (i, rest));
+fun tcpn_batch (f, items) =
+  (use f; app (fn (i, _) => print ("\\n@@OK " ^ i ^ " 0\\n")) items)
+  handle _ => (print "\\n@@BATCH\\n"; app tcpn_try items);
+"""
 _MARK = re.compile(r"^@@(OK|FAIL) (\d+) (\d+)$")
 
 
@@ -357,58 +391,99 @@ def check_with_sml(cpn_text_or_path: str | Path, *, sml: str = "sml",
     >>> [e.where for e in bad.errors]
     ['page n, arc t -> p (TtoP)']
     """
+    return check_many_with_sml([cpn_text_or_path], sml=sml, timeout_s=timeout_s)[0]
+
+
+def check_many_with_sml(sources: Sequence[str | Path], *, sml: str = "sml",
+                        timeout_s: float = 600.0) -> list[SmlReport]:
+    """:func:`check_with_sml` for several files in one ``sml`` process (one report each).
+
+    Each file gets a fresh prelude; its declarations shadow those of the files before it.
+
+    >>> from tcpn.petrinets import INT, PetriNet, Place
+    >>> from tcpn.petrinets.exchange.cpn_export import to_cpn
+    >>> net = PetriNet("n")
+    >>> net.add_place(Place("p", INT, initial=[1]))
+    >>> text = to_cpn(net, layout="grid")
+    >>> [r.ok for r in check_many_with_sml([text, text.replace("1`1", "1`1.0")])]
+    [True, False]
+    """
     executable = shutil.which(sml)
     if executable is None:
         raise SmlNotInstalledError(
             f"SML/NJ's '{sml}' is not on the PATH: install it (Debian: apt-get install smlnj)")
-    root = _read(cpn_text_or_path)
-    real = any(o.get("name") == "realtimestamp" and o.findtext("value/boolean") == "true"
-               for o in root.iter("option"))
-    items = _Builder(root).items
+    built: list[tuple[str, list[_Item], int]] = []
+    for source in sources:
+        root = _read(source)
+        real = any(o.get("name") == "realtimestamp" and o.findtext("value/boolean") == "true"
+                   for o in root.iter("option"))
+        builder = _Builder(root)
+        built.append((_prelude("real", "0.0") if real
+                      else _prelude("IntInf.int", "IntInf.fromInt 0"), builder.items,
+                      builder.declarations))
     with tempfile.TemporaryDirectory(prefix="tcpn-sml-") as tmp:
         folder = Path(tmp)
-        prelude = folder / "prelude.sml"
-        prelude.write_text(_prelude("real", "0.0") if real
-                           else _prelude("IntInf.int", "IntInf.fromInt 0"))
-        driver = [f'use "{prelude}";',
-                  'fun tcpn_check (f, i, r) = (use f; print ("\\n@@OK " ^ i ^ " " ^ r ^ "\\n"))'
-                  ' handle _ => print ("\\n@@FAIL " ^ i ^ " " ^ r ^ "\\n");']
-        for i, item in enumerate(items):
-            for r, (_, source) in enumerate(item.readings):
-                path = folder / f"{i}_{r}.sml"
-                path.write_text(source + "\n")
-                driver.append(f'tcpn_check ("{path}", "{i}", "{r}");')
-        program = "\n".join(driver) + "\n"
-        done = subprocess.run([executable], input=program, capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
-        output = done.stdout + done.stderr
-        if " Error:" in output.split("@@", 1)[0]:
-            raise TcpnError(f"the SML prelude does not compile:\n{output[:2000]}")
-        passed: set[int] = set()
-        messages: dict[int, list[str]] = {}
-        chunk: list[str] = []
-        for line in output.splitlines():
-            match = _MARK.match(line)
-            if match is None:
-                chunk.append(line)
-                continue
-            i, r = int(match.group(2)), int(match.group(3))
-            if match.group(1) == "OK":
-                passed.add(i)
-            else:
-                label = items[i].readings[r][0]
-                said = "\n".join(_errors(chunk, str(folder)))
-                messages.setdefault(i, []).append(f"as {label}: {said}" if label else said)
+        # A batch (the declarations as top-level declarations, or up to _BATCH inscriptions
+        # in one let) is compiled first: SML/NJ compiles one declaration much faster than
+        # many. If it fails, its items are compiled one by one, trying their readings in turn.
+        driver = [_DRIVER]
+        index: list[tuple[int, _Item]] = []
+        for k, (prelude, items, declarations) in enumerate(built):
+            (folder / f"prelude{k}.sml").write_text(prelude)
+            driver.append(f'(use "{folder / f"prelude{k}.sml"}"; print "\\n@@BATCH\\n")'
+                          ' handle _ => print "\\n@@PRELUDE FAILS\\n";')
+            for start in [0, *range(declarations, len(items), _BATCH)]:
+                batch = items[start:declarations if start == 0 else start + _BATCH]
+                if not batch:
+                    continue
+                first = "\n".join(item.readings[0][1] for item in batch)
+                path = folder / f"batch{len(index)}.sml"
+                path.write_text(first if start == 0 else f"val _ = let\n{first}\nin () end;")
+                tries = []
+                for item in batch:
+                    readings = []
+                    for r, (_, text) in enumerate(item.readings):
+                        one = folder / f"{len(index)}_{r}.sml"
+                        one.write_text(text + "\n")
+                        readings.append(f'("{one}", "{r}")')
+                    tries.append(f'("{len(index)}", [{", ".join(readings)}])')
+                    index.append((k, item))
+                driver.append(f'tcpn_batch ("{path}", [{", ".join(tries)}]);')
+        done = subprocess.run([executable], input="\n".join(driver) + "\n",
+                              capture_output=True, text=True, timeout=timeout_s, check=False)
+    output = done.stdout + done.stderr
+    if "@@PRELUDE FAILS" in output:
+        raise TcpnError(f"the SML prelude does not compile:\n{output[:2000]}")
+    passed: set[int] = set()
+    messages: dict[int, list[str]] = {}
+    chunk: list[str] = []
+    for line in output.splitlines():
+        if line == "@@BATCH":  # what follows is the batch's items one by one
             chunk = []
-        full = "\n".join(s for item in items for _, s in item.readings)
-    checked = len(items)
-    unanswered = [i for i in range(checked) if i not in passed and i not in messages]
+            continue
+        match = _MARK.match(line)
+        if match is None:
+            chunk.append(line)
+            continue
+        i, r = int(match.group(2)), int(match.group(3))
+        if match.group(1) == "OK":
+            passed.add(i)
+        else:
+            label = index[i][1].readings[r][0]
+            said = "\n".join(_errors(chunk, str(folder)))
+            messages.setdefault(i, []).append(f"as {label}: {said}" if label else said)
+        chunk = []
+    unanswered = [i for i in range(len(index)) if i not in passed and i not in messages]
     if unanswered:
-        raise TcpnError(f"sml stopped before checking {items[unanswered[0]].where}:\n"
+        raise TcpnError(f"sml stopped before checking {index[unanswered[0]][1].where}:\n"
                         f"{output[-2000:]}")
-    errors = [SmlError(item.where, item.text, "\n  ".join(messages[i]))
-              for i, item in enumerate(items) if i not in passed and i in messages]
-    return SmlReport(errors, checked, full)
+    reports = []
+    for k, (prelude, items, _) in enumerate(built):
+        errors = [SmlError(item.where, item.text, "\n  ".join(messages[i]))
+                  for i, (source, item) in enumerate(index) if source == k and i not in passed]
+        program = prelude + "\n".join(text for item in items for _, text in item.readings)
+        reports.append(SmlReport(errors, len(items), program))
+    return reports
 
 
 def _errors(chunk: list[str], folder: str) -> list[str]:
