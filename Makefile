@@ -28,13 +28,16 @@ $(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e ".[test,ns3]"
 	touch $@ $(VENV)/.stamp-run
 
-# Graphviz's `dot` renders nets and state spaces; apt-get installs it when we are root.
+# Graphviz's `dot` renders nets and state spaces; SML/NJ's `sml` type-checks exported CPN
+# Tools files (tests/test_exchange_sml.py, skipped without it). apt-get installs both when
+# we are root.
 .PHONY: graphviz
 graphviz:
-	@command -v dot >/dev/null 2>&1 || { \
+	@{ command -v dot && command -v sml; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null) \
-	      || { echo "tcpn: installing Graphviz failed; run: sudo apt-get install graphviz" >&2; exit 1; }; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz smlnj >/dev/null) \
+	      || { echo "tcpn: installing Graphviz and SML/NJ failed; run: sudo apt-get install graphviz smlnj" >&2; exit 1; }; \
 	  else \
-	    echo "tcpn: Graphviz's 'dot' is missing; run: sudo apt-get install graphviz" >&2; exit 1; \
+	    command -v sml >/dev/null 2>&1 || echo "tcpn: SML/NJ's 'sml' is missing (its tests are skipped); run: sudo apt-get install smlnj" >&2; \
+	    command -v dot >/dev/null 2>&1 || { echo "tcpn: Graphviz's 'dot' is missing; run: sudo apt-get install graphviz" >&2; exit 1; }; \
 	  fi; }
