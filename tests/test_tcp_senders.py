@@ -330,7 +330,29 @@ def test_a_connection_gives_up_after_syn_retries_syns_as_ns3_does():
         3.5 + 0.020 + 2 * SYN_S, abs=1e-12)
 
 
+def never_answered(**tcp: object):
+    """``two_nodes`` with every SYN lost (the first 8 packets on A->B) and 200 s to give up."""
+    return two_nodes("newreno", list(range(8)), handshake=True, **tcp).model_copy(
+        update={"horizon_s": 200.0})
+
+
+def test_with_ns3_defaults_syns_leave_at_0_3_9_21_45_93_and_the_flow_fails_at_189():
+    # ns-3's defaults: ConnTimeout 3 s, ConnCount (SynRetries) 6. Connect sets
+    # m_synCount = 6; SendEmptyPacket(SYN) with m_synCount = c > 0 arms the timer with
+    # 3 * 2 ** (6 - c) and decrements c: SYNs at 0, 3, 3 + 6, 9 + 12, 21 + 24, 45 + 48 s;
+    # at 93 + 96 = 189 s it finds c = 0 and closes the socket (NotifyConnectionFailed).
+    result = run(never_answered())
+    events = result.trace.flow_events
+    assert events[events.event == "ack_drop"]["time_s"].to_list() == pytest.approx(
+        [0.0, 3.0, 9.0, 21.0, 45.0, 93.0], abs=1e-9)
+    assert events[events.event == "connect_fail"]["time_s"].to_list() == [189.0]
+    assert result.summary["flows"]["f"]["connect_failed_s"] == 189.0
+
+
 def test_syn_retries_must_be_at_least_one():
+    # ns-3 takes ConnCount 0 but then sends no SYN at all: SendEmptyPacket finds no retry
+    # left and notifies the failure at once, and DoConnect leaves the socket in SYN_SENT
+    # afterwards; nothing to model, so the scenario refuses it, naming the field.
     with pytest.raises(ScenarioError, match=r"tcp\.syn_retries"):
         two_nodes("newreno", [], handshake=True, syn_retries=0)
 
@@ -373,6 +395,14 @@ def test_handshake_and_limited_transmit_agree_with_ns3():
         assert events[events.event == "connect_fail"]["time_s"].to_list() == pytest.approx(
             [3.5], abs=1e-6), lens
         assert not events.event.isin(["send", "retransmit"]).any(), lens
+    # ns-3's defaults (3 s, 6 SYNs), in ns-3 itself: the SYNs enter A's queue at 0, 3, 9,
+    # 21, 45 and 93 s (the error model drops them after the link), the failure at 189 s
+    trace = evaluate(never_answered(), lens="ns3").trace
+    events, queued = trace.flow_events, trace.queue_events
+    assert events[events.event == "connect_fail"]["time_s"].to_list() == pytest.approx(
+        [189.0], abs=1e-6)
+    assert queued[(queued.queue == "A->B") & (queued.event == "enqueue")][
+        "time_s"].to_list() == pytest.approx([0.0, 3.0, 9.0, 21.0, 45.0, 93.0], abs=1e-6)
     # data segment 4 lost, limited transmit: 9 and 10 leave on duplicate ACKs 1 and 2
     one_loss = two_nodes("newreno", [6], segments=30, handshake=True, limited_transmit=True)
     for scenario in (lost_syns, one_loss):
