@@ -66,6 +66,12 @@ PAIR = ("product", (INT_T, STRING_T))
     ("r._replace(a=-1.0)", {"r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},
      "{a = ~1.0, b = #b(r)}"),
     ("(-x,) + q", {"x": INT_T, "q": LIST_INT}, "~(x) :: q"),
+    # SML's real is no equality type: '==' on reals is '<=' and '>=' (NaN as Python), and
+    # equality of tuples holding reals is refused
+    ("r == 1.5", {"r": REAL_T}, "(r <= 1.5 andalso r >= 1.5)"),
+    ("r != x", {"r": REAL_T, "x": INT_T},
+     "not(r <= Real.fromInt(x) andalso r >= Real.fromInt(x))"),
+    ("p == p", {"p": ("product", (REAL_T, REAL_T))}, None),
     ("(x, *q, x + 1)", {"x": INT_T, "q": LIST_INT}, "x :: q ^^ [x + 1]"),
     ("q[-3:] + q[:2] + q[2:]", {"q": LIST_INT},
      "(List.drop(q, Int.max(0, length(q) - 3)) ^^ List.take(q, 2)) ^^ List.drop(q, 2)"),

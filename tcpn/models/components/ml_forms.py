@@ -244,7 +244,7 @@ def _insert(points: Any, p: Any) -> Any:
     """``p`` into the sorted distinct ``points``, keeping them sorted and distinct."""
     if len(points) == 0:
         return (p,)
-    if points[0] == p:
+    if points[0][0] == p[0] and points[0][1] == p[1]:
         return points
     if _before(p, points[0]):
         return (p, *points)
@@ -258,7 +258,7 @@ def _turn(a: Any, b: Any, p: Any) -> float:
 
 def _push(stack: Any, p: Any) -> Any:
     """Andrew's monotone chain step; ``stack`` holds the hull so far, newest first."""
-    if len(stack) >= 2 and _turn(stack[1], stack[0], p) <= 0:
+    if len(stack) >= 2 and _turn(stack[1], stack[0], p) <= 0.0:
         return _push(stack[1:], p)
     return (p, *stack)
 

@@ -264,7 +264,9 @@ def _red_decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: i
                 RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
                 RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
     """Code action of ``decide``: RED's arithmetic on the arrival ``p``, one uniform draw."""
-    state = red_decision(avg, count, old, b if RED_BYTES else n, now - e if n == 0 else -1.0,
+    # the length as a real, as red_decision takes it (CPN ML has no implicit int -> real)
+    state = red_decision(avg, count, old, float(b if RED_BYTES else n),
+                         now - e if n == 0 else -1.0,
                          rng.random(), RED_MIN_TH, RED_MAX_TH, RED_MAX_P, RED_WEIGHT,
                          RED_GENTLE, RED_WAIT, RED_PTC, RED_ECN, RED_HARD_DROP, p.ecn >= ECT)
     return {"state": (state[0], state[1], state[2]), "verdict": state[3]}

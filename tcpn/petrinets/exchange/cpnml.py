@@ -750,6 +750,20 @@ class MLToPython:
                                 "tcpn imported nor part of the basis subset it translates")
 
 
+def _has_real(t: MLType) -> bool:
+    """Whether values of type ``t`` contain a real (no equality type in SML). Lists are
+    still compared (``q = []``, as CPN models write it); a product or record is refused."""
+    if t == REAL_T:
+        return True
+    if isinstance(t, tuple) and t[0] == "product":
+        return any(_has_real(s) for s in t[1])
+    if isinstance(t, tuple) and t[0] == "list":
+        return _has_real(t[1])
+    if isinstance(t, tuple) and t[0] == "record":
+        return any(_has_real(s) for _, s in t[2])
+    return False
+
+
 def _call_lambda(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
     arguments = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -1223,10 +1237,21 @@ class _Emitter:
             right = self.emit(right_node, left[2])
             if left[2] is None and right[2] is not None:
                 left = self.emit(left_node, right[2])
-            lt, rt, _ = self._numeric(left, right)
+            lt, rt, t = self._numeric(left, right)
             lp = left[1] if lt == left[0] else _APP
             rp = right[1] if rt == right[0] else _APP
-            pieces.append(f"{_wrap(lt, lp, _CONS)} {_PY_COMPARE[type(op)]} {_wrap(rt, rp, _CONS)}")
+            a, b = _wrap(lt, lp, _CONS), _wrap(rt, rp, _CONS)
+            if isinstance(op, ast.Eq | ast.NotEq) and t == REAL_T:
+                # SML's real is no equality type: '=' on reals doesn't type-check; both
+                # '<=' and '>=' is Python's '==' (NaN included)
+                same = f"{a} <= {b} andalso {a} >= {b}"
+                pieces.append(f"({same})" if isinstance(op, ast.Eq) else f"not({same})")
+            elif isinstance(op, ast.Eq | ast.NotEq) and _has_real(left[2] or right[2]) \
+                    and _kind(left[2] or right[2]) != "list":
+                raise self.refuse(node, "equality of values that hold reals (SML's real is "
+                                  "no equality type): compare the real components")
+            else:
+                pieces.append(f"{a} {_PY_COMPARE[type(op)]} {b}")
             left_node = right_node
         if len(pieces) == 1:
             return pieces[0], _CMP, BOOL_T
