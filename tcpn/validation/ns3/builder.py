@@ -16,7 +16,9 @@ result in-process, in a forked child or in a spawned worker. The result of
                     "connect_fail": ...,
                     "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
      "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
-     "qdisc_stats": {"A->B": {"dropped": n, "marked": n}}, "pcap": {(node, nbr): path},
+     "qdisc_stats": {"A->B": {"dropped": n, "marked": n}},
+     "wifi_mac": {"A->B": {"tx_data": n, "failed": n, "final_failed": n}} (802.11 hops),
+     "pcap": {(node, nbr): path},
      "flow_monitor": [...], "events": n, "build_s": s, "run_s": s}
 
 A flow's ``"variant"`` holds the state of tcpn's own congestion controls after the run
@@ -32,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpn.validation.ns3 import wireless
 from tcpn.validation.ns3.loader import load_ns3
 from tcpn.validation.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 
@@ -114,11 +117,16 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     helper: dict[tuple[str, str], Any] = {}
     ipv4 = ns.Ipv4AddressHelper()
     for i, link in enumerate(plan.links):
-        p2p = ns.PointToPointHelper()
-        p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(link.rate_bps))))
-        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link.delay_s)))
-        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
-        devices = p2p.Install(node[link.a], node[link.b])
+        p2p: Any = ns.PointToPointHelper()
+        if link.wifi is not None:
+            devices, _ = wireless.install(ns, node[link.a], node[link.b], link.wifi)
+            p2p = wireless.Ipv4Pcap(stack)
+        else:
+            p2p.SetDeviceAttribute("DataRate",
+                                   ns.DataRateValue(ns.DataRate(int(link.rate_bps))))
+            p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link.delay_s)))
+            p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
+            devices = p2p.Install(node[link.a], node[link.b])
         ipv4.SetBase(ns.Ipv4Address(f"10.{i >> 8}.{i & 255}.0"), ns.Ipv4Mask("255.255.255.0"))
         interfaces = ipv4.Assign(devices)
         for k, (here, there) in enumerate(((link.a, link.b), (link.b, link.a))):
@@ -131,7 +139,12 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
             qdiscs[qid] = _install_queue(ns, tcpn, device[(here, there)], queue)
             tcpn.AttachDeviceQueue(qdiscs[qid], device[(here, there)])
             tcpn.AssignQueueStreams(qdiscs[qid], _STREAM_QUEUES + 10 * len(qdiscs))
-            if errors is not None:
+            if errors is not None and link.wifi is not None:
+                models[qid] = wireless.error_model(
+                    ns, link.wifi, errors.rate, errors.per_byte,
+                    _STREAM_ERRORS + 10 * len(models), port_base, n_ports)
+                tcpn.SetPostReceptionErrorModel(device[(there, here)], models[qid])
+            elif errors is not None:
                 models[qid] = _error_model(ns, tcpn, errors, _STREAM_ERRORS + 10 * len(models),
                                            port_base, n_ports)
                 tcpn.SetReceiveErrorModel(device[(there, here)], models[qid])
@@ -139,14 +152,22 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     stack.AssignStreams(container, _STREAM_STACK)
 
     recorders: dict[str, Any] = {}
+    taps: dict[str, Any] = {}
     for qid in plan.traced_queues:
         here, there = qid.split("->")
         recorder = tcpn.QueueRecorder()
         recorder.SetPorts(port_base, n_ports)
-        if not tcpn.ConnectQueue(qdiscs[qid], device[(here, there)], recorder):
+        if wireless.is_wifi(device[(here, there)]):
+            taps[qid] = tcpn.WifiQueueTap()
+            connected = tcpn.ConnectWifiQueue(qdiscs[qid], device[(here, there)], recorder,
+                                              taps[qid])
+        else:
+            connected = tcpn.ConnectQueue(qdiscs[qid], device[(here, there)], recorder)
+        if not connected:
             raise RuntimeError(f"cannot trace queue {qid}")
         recorders[qid] = recorder
 
+    macs = wireless.mac_counters(tcpn, device)
     sources: dict[str, Any] = {}
     sinks: dict[str, Any] = {}
     for flow in plan.flows:
@@ -201,6 +222,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         "queues": {qid: _packet_events(r.events) for qid, r in recorders.items()},
         "losses": {qid: {**_packet_events(m.losses), "arrivals": int(m.arrivals)}
                    for qid, m in models.items()},
+        "wifi_mac": {qid: {"tx_data": int(c.tx_data), "failed": int(c.failed),
+                           "final_failed": int(c.final_failed)} for qid, c in macs.items()},
         "qdisc_stats": {qid: {"dropped": int(q.GetStats().nTotalDroppedPackets),
                               "marked": int(q.GetStats().nTotalMarkedPackets)}
                         for qid, q in qdiscs.items()},

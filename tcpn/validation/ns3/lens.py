@@ -53,6 +53,7 @@ from tcpn.models.scenario import (
     WestwoodPlusParams,
 )
 from tcpn.validation import pcap
+from tcpn.validation.ns3 import wireless
 from tcpn.validation.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 
 __all__ = ["PORT_BASE", "Ns3Lens", "scenario_plan"]
@@ -189,9 +190,12 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     # the receiver's timestamp clock is modelled here (TcpSink::SetClock), skew included
     problems = [f"{feature} is not modelled by the ns3 lens"
                 for feature in scenario.net_only_features()
-                if ".receiver_clock_skew:" not in feature]
+                if ".receiver_clock_skew:" not in feature and ".wireless:" not in feature]
+    problems += wireless.problems(scenario)
+    option_bytes = wireless.TCP_L_OPTION_BYTES if any(
+        link.wireless is not None for link in scenario.links) else 0
     for i, link in enumerate(scenario.links):
-        if link.l2_header_bytes != 2:
+        if link.l2_header_bytes != 2 and link.wireless is None:
             problems.append(f"links[{i}].l2_header_bytes: ns-3's point-to-point device adds "
                             f"a 2-byte PPP header, not {link.l2_header_bytes}")
     degree = dict(scenario.graph().degree())
@@ -211,7 +215,7 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
                             "data on the first duplicate ACKs anyway (a SACKed duplicate "
                             "lowers its pipe), so it cannot run SACK without limited transmit")
         problems += _variant_problems(where, flow, tcp)
-        if (tcp.ip_header_bytes, tcp.tcp_header_bytes) != (20, 20):
+        if (tcp.ip_header_bytes, tcp.tcp_header_bytes) not in ((20, 20), (20, 20 + option_bytes)):
             problems.append(f"{where}: tcp header sizes: ns-3 uses 20-byte IP and TCP "
                             f"headers, not {tcp.ip_header_bytes} and {tcp.tcp_header_bytes}")
         for end in (flow.src, flow.dst):
@@ -255,7 +259,8 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
     links = tuple(LinkPlan(
         a=link.a, b=link.b, rate_bps=link.rate_bps, delay_s=link.delay_s,
         queue_ab=_queue_plan(link.ab.queue, link), queue_ba=_queue_plan(link.ba.queue, link),
-        errors_ab=_error_plan(link.ab.errors), errors_ba=_error_plan(link.ba.errors))
+        errors_ab=_error_plan(link.ab.errors), errors_ba=_error_plan(link.ba.errors),
+        wifi=wireless.plan(link, scenario.tcp.tcp_header_bytes - 20))
         for link in scenario.links)
     return Ns3Plan(
         name=scenario.name, links=links,

@@ -16,6 +16,10 @@ options are named by their ns-3 TypeIds and attribute strings, exactly as ns-3 r
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tcpn.validation.ns3.wireless import WifiPlan
 
 __all__ = ["ErrorPlan", "FlowPlan", "LinkPlan", "Ns3Plan", "QueuePlan"]
 
@@ -45,7 +49,8 @@ class ErrorPlan:
 
 @dataclass(frozen=True)
 class LinkPlan:
-    """A point-to-point link; ``*_ab`` is the direction a->b (queue on a, errors at b)."""
+    """A point-to-point (or 802.11: ``wifi``) link; ``*_ab`` is the direction a->b (queue
+    on a, errors at b)."""
 
     a: str
     b: str
@@ -55,6 +60,7 @@ class LinkPlan:
     queue_ba: QueuePlan
     errors_ab: ErrorPlan | None = None
     errors_ba: ErrorPlan | None = None
+    wifi: WifiPlan | None = None  # an 802.11 hop instead of point-to-point
 
 
 @dataclass(frozen=True)

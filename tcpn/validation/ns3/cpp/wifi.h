@@ -1,0 +1,157 @@
+#pragma once
+// The 802.11 last hop of study S3 in ns-3 (tcpn/validation/ns3/wireless.py builds it).
+// Compiled after queues.h, recorders.h and apps.h, only when a plan has a wireless link.
+#include <cmath>
+
+namespace tcpn {
+using namespace ns3;
+
+// Frame errors of the scenario on a Wifi PHY (its PostReceptionErrorModel, which ns-3.44
+// hands the MSDU: LLC/SNAP + payload, no MAC header). Only frames that carry IPv4 are
+// drawn; MAC ACKs (no MSDU) and ARP always pass. The byte model
+// loses a frame with PER = 1 - (1 - BER)^(IP bytes + extra_bytes), extra_bytes being the
+// scenario's l2_header_bytes plus the TCP option bytes ns-3's segments lack, so the PER
+// is the net model's, not that of ns-3's shorter 802.11 frame. Counts every data frame
+// that reaches the PHY (arrivals: one per transmission attempt) and records the lost ones
+// as flow events, as LinkErrorModel does on point-to-point links.
+class WifiLinkErrorModel : public LinkErrorModel {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::WifiLinkErrorModel")
+                                .SetParent<LinkErrorModel>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<WifiLinkErrorModel>();
+        return tid;
+    }
+    uint32_t extra_bytes{0};
+
+    void Seed(int64_t stream) { m_draw->SetStream(stream); }
+
+  private:
+    Ptr<UniformRandomVariable> m_draw = CreateObject<UniformRandomVariable>();
+
+    bool DoCorrupt(Ptr<Packet> frame) override {
+        Ptr<Packet> p = frame->Copy();  // the MSDU (LLC/SNAP + IPv4), MAC header removed
+        LlcSnapHeader llc;
+        if (p->GetSize() < llc.GetSerializedSize() + 20) return false;
+        p->RemoveHeader(llc);
+        if (llc.GetType() != 0x0800) return false;
+        Ipv4Header ip;
+        p->RemoveHeader(ip);
+        uint32_t ip_bytes = ip.GetPayloadSize() + ip.GetSerializedSize();
+        ++arrivals;
+        double per = per_byte ? 1.0 - std::pow(1.0 - rate, ip_bytes + extra_bytes) : rate;
+        bool lose = per > 0 && m_draw->GetValue() < per;
+        if (lose) losses.Add(2, p, ip_bytes);
+        return lose;
+    }
+};
+
+// Unicast data without MAC acknowledgment ("ACK-less 802.11"): every QoS data frame is
+// sent with the No Ack policy, so the receiver sends no MAC ACK and the sender neither
+// waits for one nor retries. Other frames keep the default acknowledgment.
+class NoAckManager : public WifiDefaultAckManager {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::NoAckManager")
+                                .SetParent<WifiDefaultAckManager>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<NoAckManager>();
+        return tid;
+    }
+    std::unique_ptr<WifiAcknowledgment> TryAddMpdu(Ptr<const WifiMpdu> mpdu,
+                                                   const WifiTxParameters& params) override {
+        const WifiMacHeader& header = mpdu->GetHeader();
+        if (header.IsQosData()) {
+            auto none = std::make_unique<WifiNoAck>();
+            none->SetQosAckPolicy(header.GetAddr1(), header.GetQosTid(), WifiMacHeader::NO_ACK);
+            return none;
+        }
+        return WifiDefaultAckManager::TryAddMpdu(mpdu, params);
+    }
+};
+
+inline void UseNoAck(Ptr<NetDevice> device) {
+    Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(device)->GetMac();
+    Ptr<NoAckManager> manager = CreateObject<NoAckManager>();
+    manager->SetWifiMac(mac);
+    mac->GetFrameExchangeManager()->SetAckManager(manager);
+}
+
+// The sender's MAC view of one link direction: data transmission attempts at the PHY and
+// the station manager's failed (no MAC ACK) and finally failed (retries exhausted) frames.
+struct MacCounters {
+    uint64_t tx_data{0}, failed{0}, final_failed{0};
+    void OnPhyTx(WifiConstPsduMap psdus, WifiTxVector, double) {
+        for (auto& [id, psdu] : psdus) {
+            for (auto& mpdu : *PeekPointer(psdu)) {
+                if (mpdu->GetHeader().IsData()) ++tx_data;
+            }
+        }
+    }
+    void OnFailed(Mac48Address) { ++failed; }
+    void OnFinalFailed(Mac48Address) { ++final_failed; }
+};
+
+inline bool ConnectMacCounters(Ptr<NetDevice> device, MacCounters* c) {
+    Ptr<WifiNetDevice> wifi = DynamicCast<WifiNetDevice>(device);
+    Ptr<WifiRemoteStationManager> manager = wifi->GetRemoteStationManager();
+    return wifi->GetPhy()->TraceConnectWithoutContext(
+               "PhyTxPsduBegin", MakeCallback(&MacCounters::OnPhyTx, c)) &&
+           manager->TraceConnectWithoutContext("MacTxDataFailed",
+                                               MakeCallback(&MacCounters::OnFailed, c)) &&
+           manager->TraceConnectWithoutContext("MacTxFinalDataFailed",
+                                               MakeCallback(&MacCounters::OnFinalFailed, c));
+}
+
+// A queue disc recorder on a Wifi device: the queue disc's traces, and departures from
+// the MAC's best-effort queue (packets there hold LLC/SNAP + IPv4). Only IPv4 is
+// recorded: unlike a point-to-point link, a Wifi link also carries ARP.
+struct WifiQueueTap {
+    QueueRecorder* r;
+    static bool Ip(Ptr<const QueueDiscItem> item) { return item->GetProtocol() == 0x0800; }
+    void OnEnqueue(Ptr<const QueueDiscItem> item) { if (Ip(item)) r->OnEnqueue(item); }
+    void OnDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* why) {
+        if (Ip(item)) r->OnDropBeforeEnqueue(item, why);
+    }
+    void OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* why) {
+        if (Ip(item)) r->OnDropAfterDequeue(item, why);
+    }
+    void OnMark(Ptr<const QueueDiscItem> item, const char* why) {
+        if (Ip(item)) r->OnMark(item, why);
+    }
+    void OnDequeue(Ptr<const WifiMpdu> mpdu) {
+        if (!mpdu->GetHeader().IsData()) return;
+        Ptr<Packet> p = mpdu->GetPacket()->Copy();
+        LlcSnapHeader llc;
+        Ipv4Header ip;
+        p->RemoveHeader(llc);
+        if (llc.GetType() != 0x0800) return;
+        p->RemoveHeader(ip);
+        uint32_t size = ip.GetPayloadSize() + ip.GetSerializedSize();
+        r->events.n_packets -= 1;
+        r->events.n_bytes -= size;
+        r->events.Add(1, p, size);
+    }
+};
+
+inline bool ConnectWifiQueue(Ptr<QueueDisc> qdisc, Ptr<NetDevice> device, QueueRecorder* r,
+                             WifiQueueTap* tap) {
+    tap->r = r;
+    Ptr<WifiMac> mac = DynamicCast<WifiNetDevice>(device)->GetMac();
+    return qdisc->TraceConnectWithoutContext("Enqueue",
+                                             MakeCallback(&WifiQueueTap::OnEnqueue, tap)) &&
+           qdisc->TraceConnectWithoutContext(
+               "DropBeforeEnqueue", MakeCallback(&WifiQueueTap::OnDropBeforeEnqueue, tap)) &&
+           qdisc->TraceConnectWithoutContext(
+               "DropAfterDequeue", MakeCallback(&WifiQueueTap::OnDropAfterDequeue, tap)) &&
+           qdisc->TraceConnectWithoutContext("Mark", MakeCallback(&WifiQueueTap::OnMark, tap)) &&
+           mac->GetTxopQueue(mac->GetQosSupported() ? AC_BE : AC_BE_NQOS)->TraceConnectWithoutContext(
+               "Dequeue", MakeCallback(&WifiQueueTap::OnDequeue, tap));
+}
+
+inline void SetPostReceptionErrorModel(Ptr<NetDevice> device, Ptr<ErrorModel> model) {
+    DynamicCast<WifiNetDevice>(device)->GetPhy()->SetPostReceptionErrorModel(model);
+}
+
+}  // namespace tcpn
