@@ -150,6 +150,18 @@ def test_the_standard_int_is_int_whatever_the_bounded_sets():
     assert report.ok, report.text()
 
 
+@needs_sml
+@pytest.mark.xfail(strict=True, reason=(
+    "cpn_export writes the initial marking 1`~1: SML lexes `~ as one symbolic identifier, "
+    "so CPN Tools can't read it (1`(~1) can); scenarios s4_aa_100_300, s4_c3_vegas, "
+    "s4_c3_adaptive_vegas"))
+def test_a_negative_token_in_an_initial_marking_type_checks():
+    net = PetriNet("negative")
+    net.add_place(Place("app", INT, initial=[-1]))
+    report = check_with_sml(to_cpn(net, layout="grid"))
+    assert report.ok, report.text()
+
+
 def test_missing_sml_is_a_clear_error():
     with pytest.raises(SmlNotInstalledError, match="apt-get install smlnj"):
         check_with_sml(to_cpn(small_net(), layout="grid"), sml="no-such-sml-here")
