@@ -212,7 +212,7 @@ class TestFileStructure:
         assert "1`1@0 +++ 1`1@0 +++ 1`2@5" in text.replace("2`1@0", "1`1@0 +++ 1`1@0")
         assert "[x div 2 = 0 orelse x mod 3 = 1]" in text
         assert "@+(x + 1)" in text
-        assert "if x &gt; 0 then 2`~(x) else empty@+3" in text
+        assert "if x &gt; 0 then 2`(~(x)) else empty@+3" in text
         assert 'orientation="Inhibitor"' in text and 'orientation="Reset"' in text
         assert ">P_HIGH<" in text
 

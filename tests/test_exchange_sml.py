@@ -151,14 +151,16 @@ def test_the_standard_int_is_int_whatever_the_bounded_sets():
 
 
 @needs_sml
-@pytest.mark.xfail(strict=True, reason=(
-    "cpn_export writes the initial marking 1`~1: SML lexes `~ as one symbolic identifier, "
-    "so CPN Tools can't read it (1`(~1) can); scenarios s4_aa_100_300, s4_c3_vegas, "
-    "s4_c3_adaptive_vegas"))
-def test_a_negative_token_in_an_initial_marking_type_checks():
+def test_a_negative_token_in_an_initial_marking_or_on_an_arc_type_checks():
+    # 1`~1 lexes '`~' as one SML symbol (s4_aa_100_300, s4_c3_vegas, s4_c3_adaptive_vegas
+    # failed on it): the export writes 1`(~1)
     net = PetriNet("negative")
-    net.add_place(Place("app", INT, initial=[-1]))
-    report = check_with_sml(to_cpn(net, layout="grid"))
+    net.add_place(Place("app", INT, initial=[-1, -1]))
+    net.add_transition(Transition("t"))
+    net.add_input("app", "t", "-1", count=2)
+    text = to_cpn(net, layout="grid")
+    assert "2`(~1)" in text
+    report = check_with_sml(text)
     assert report.ok, report.text()
 
 

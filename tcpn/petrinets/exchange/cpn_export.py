@@ -908,7 +908,9 @@ class _Exporter:
         terms = []
         for value, time, count in groups:
             literal = translator.value(value, place.colour, where)
-            literal = literal if _atomic(literal) else f"({literal})"
+            # '`~' would lex as one SML symbol: a negative literal goes in parentheses
+            literal = literal if _atomic(literal) and not literal.startswith("~") \
+                else f"({literal})"
             term = f"{count}`{literal}"
             if stamped:
                 term += "@" + self._time_literal(time)
@@ -1148,7 +1150,7 @@ class _Exporter:
             count = count_text if count_prec >= 10 else f"({count_text})"
         else:
             count = str(arc.count)
-        value_atom = value if prec >= 10 else f"({value})"
+        value_atom = value if prec >= 10 and not value.startswith("~") else f"({value})"
         text = value if count == "1" and arc.when is None else f"{count}`{value_atom}"
         if arc.when is not None:
             cond = self._ml(arc.when, f"condition of {where}", "bool")
