@@ -120,7 +120,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         p2p: Any = ns.PointToPointHelper()
         if link.wifi is not None:
             devices, _ = wireless.install(ns, node[link.a], node[link.b], link.wifi)
-            p2p = wireless.Ipv4Pcap(stack)
+            p2p = wireless.Ipv4Pcap(plan.snap_bytes)
         else:
             p2p.SetDeviceAttribute("DataRate",
                                    ns.DataRateValue(ns.DataRate(int(link.rate_bps))))

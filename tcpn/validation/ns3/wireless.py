@@ -174,15 +174,19 @@ class Ipv4Pcap:
     :mod:`tcpn.validation.pcap` reads) instead of as 802.11 frames: received packets
     when IP takes them, sent ones when IP hands them down (before the queue disc)."""
 
-    def __init__(self, stack: Any):
-        self.stack = stack
+    def __init__(self, snap_bytes: int):
+        self.snap_bytes = snap_bytes
+        self.captures: list[Any] = []
 
     def EnablePcap(self, path: str, device: Any, promiscuous: bool,
                    explicit: bool) -> None:
         """Write ``device``'s IPv4 traffic to ``path``."""
-        node = device.GetNode()
-        ipv4 = node.GetObject["ns3::Ipv4"]()
-        self.stack.EnablePcapIpv4(path, ipv4, ipv4.GetInterfaceForDevice(device), explicit)
+        import cppyy
+
+        capture = cppyy.gbl.tcpn.Ipv4Capture()
+        if not cppyy.gbl.tcpn.CaptureIpv4(device, path, self.snap_bytes, capture):
+            raise RuntimeError(f"cannot capture IPv4 at {path}")
+        self.captures.append(capture)
 
 
 def is_wifi(device: Any) -> bool:

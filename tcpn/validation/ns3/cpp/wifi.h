@@ -155,3 +155,27 @@ inline void SetPostReceptionErrorModel(Ptr<NetDevice> device, Ptr<ErrorModel> mo
 }
 
 }  // namespace tcpn
+
+namespace tcpn {
+// A raw-IP pcap of one IPv4 interface (sent packets when IP hands them down, received
+// ones when IP takes them); the file is closed when the simulation is destroyed.
+struct Ipv4Capture {
+    Ptr<PcapFileWrapper> file;
+    uint32_t interface{0};
+    void OnPacket(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t i) {
+        if (i == interface) file->Write(Simulator::Now(), packet);
+    }
+    void Close() { file = nullptr; }
+};
+
+inline bool CaptureIpv4(Ptr<NetDevice> device, const std::string& path, uint32_t snap,
+                        Ipv4Capture* c) {
+    Ptr<Ipv4L3Protocol> ip = device->GetNode()->GetObject<Ipv4L3Protocol>();
+    c->interface = ip->GetInterfaceForDevice(device);
+    c->file = PcapHelper().CreateFile(path, std::ios::out,
+                                      static_cast<PcapHelper::DataLinkType>(228), snap);  // IPv4
+    Simulator::ScheduleDestroy(&Ipv4Capture::Close, c);
+    return ip->TraceConnectWithoutContext("Tx", MakeCallback(&Ipv4Capture::OnPacket, c)) &&
+           ip->TraceConnectWithoutContext("Rx", MakeCallback(&Ipv4Capture::OnPacket, c));
+}
+}  // namespace tcpn

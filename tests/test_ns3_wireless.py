@@ -1,0 +1,129 @@
+"""The ns3 lens's 802.11 hop (tcpn.validation.ns3.wireless): timing, frame errors, retries.
+
+One station pair A -> B (802.11b, 11 Mbit/s, ad hoc), one bulk NewReno flow. Expectations
+are derived from 802.11b DSSS timing and from the binomial law of frame errors.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.lenses import make_run
+from tcpn.models.scenario import load_scenario, validate_scenario
+from tcpn.models.traces import TraceWriter
+from tcpn.validation.ns3 import Ns3Lens
+from tcpn.validation.ns3.lens import scenario_plan
+from tcpn.validation.ns3.loader import installed
+
+needs_ns3 = pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+STUDIES = Path(__file__).resolve().parent.parent / "scenarios" / "studies"
+
+MSS = 1448
+IP_BYTES = MSS + 20 + 20 + 12          # TCP timestamps on (ns-3's default)
+HORIZON_S = 4.0
+
+
+def _scenario(wireless: dict, errors: dict | None = None) -> dict:
+    link = {"a": "A", "b": "B", "rate_bps": 11e6, "delay_s": 0.0, "l2_header_bytes": 0,
+            "wireless": {"station": "B", **wireless}}
+    if errors is not None:
+        link["ab"] = {"errors": errors}
+    return {"name": "wifi_pair", "links": [link],
+            "tcp": {"segment_size_bytes": MSS, "snd_buf_bytes": 1 << 20,
+                    "rcv_buf_bytes": 1 << 20},
+            "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "newreno"}],
+            "horizon_s": HORIZON_S}
+
+
+def _simulate(data: dict) -> dict:
+    scenario = validate_scenario(data)
+    run = make_run(scenario)
+    lens = Ns3Lens()
+    writer = TraceWriter(scenario, run.flows)
+    lens.run(run, writer, lambda _t: None)
+    writer.close()
+    return lens.raw
+
+
+@pytest.mark.ns3
+@needs_ns3
+def test_clean_link_delivers_within_the_80211b_timing_bounds():
+    # 802.11b DSSS, long preamble: PLCP 192 us; slot 20, SIFS 10, DIFS 50 us; CWmin 31
+    # (mean backoff 15.5 slots); MPDU = IP + 8 LLC + 24 MAC + 4 FCS at 11 Mbit/s; MAC ACK
+    # 14 bytes at a basic rate (2 Mbit/s at best, 1 Mbit/s at worst).
+    raw = _simulate(_scenario({"link_retransmissions": True}))
+    data_us = 192 + (IP_BYTES + 36) * 8 / 11
+    best_us = 50 + data_us + 10 + 192 + 14 * 8 / 2          # no backoff, no TCP ACKs
+    upper_bps = MSS * 8 / (best_us * 1e-6)
+    # expected cost of two segments: each with mean backoff and a 1 Mbit/s ACK, plus one
+    # delayed TCP ACK frame (IP 52 bytes) with its own access; minus 10 % for the delayed
+    # ACK timer and the rare collision of the two stations' backoffs
+    slow_ack_us = 10 + 192 + 14 * 8
+    two_us = 2 * (50 + 310 + data_us + slow_ack_us) + (
+        50 + 310 + 192 + (52 + 36) * 8 / 11 + slow_ack_us)
+    lower_bps = 0.9 * 2 * MSS * 8 / (two_us * 1e-6)
+    goodput_bps = raw["flows"]["f"]["sink_bytes"] * 8 / HORIZON_S
+    assert lower_bps < goodput_bps < upper_bps, (lower_bps, goodput_bps, upper_bps)
+    # no error model: the only failed attempts are collisions of the two stations'
+    # backoffs (same slot: about 1 in 32 contended accesses), and 7 retries hide them all
+    mac = raw["wifi_mac"]["A->B"]
+    assert mac["failed"] < 0.1 * mac["tx_data"]
+    assert mac["final_failed"] == 0
+
+
+@pytest.mark.ns3
+@needs_ns3
+def test_frame_loss_follows_the_byte_error_rate():
+    ber = 1e-4
+    raw = _simulate(_scenario({"link_retransmissions": False},
+                              {"unit": "byte", "rate": ber}))
+    losses = raw["losses"]["A->B"]
+    data = losses["payload"] > 0
+    per = 1 - (1 - ber) ** IP_BYTES
+    frames = int(losses["arrivals"])
+    lost = int(data.sum())
+    # every loss is a full-size data segment; a few ACK/SYN-size frames are among arrivals
+    assert frames >= 40  # ACK-less at PER 0.14 TCP times out often: few frames in 4 s
+    sigma = math.sqrt(frames * per * (1 - per))
+    assert abs(lost - frames * per) < 4 * sigma + 0.01 * frames * per, (lost, frames, per)
+    # without MAC ACKs nothing fails at the sender: each frame is sent once
+    mac = raw["wifi_mac"]["A->B"]
+    assert mac["failed"] == mac["final_failed"] == 0
+    assert mac["tx_data"] >= frames  # non-IPv4 frames (ARP) are sent but not drawn
+
+
+@pytest.mark.ns3
+@needs_ns3
+def test_retries_hide_all_but_per_to_the_attempts():
+    ber, retries = 1e-4, 1
+    raw = _simulate(_scenario({"link_retransmissions": True, "retry_limit": retries},
+                              {"unit": "byte", "rate": ber}))
+    per = 1 - (1 - ber) ** IP_BYTES
+    mac = raw["wifi_mac"]["A->B"]
+    frames = mac["tx_data"] - mac["failed"] + mac["final_failed"]
+    # attempts fail with PER; a frame is lost to TCP when all retries + 1 attempts fail
+    attempts_sigma = math.sqrt(mac["tx_data"] * per * (1 - per))
+    assert abs(mac["failed"] - mac["tx_data"] * per) < 4 * attempts_sigma + 5
+    expected = frames * per ** (retries + 1)
+    assert abs(mac["final_failed"] - expected) < 4 * math.sqrt(expected) + 2, (
+        mac, expected)
+
+
+def test_refuses_a_rate_no_80211_mode_has():
+    scenario = load_scenario(STUDIES / "s3_tcp_l_ber1e-5.yaml")
+    data = scenario.model_dump()
+    data["links"][4]["rate_bps"] = 3e6
+    with pytest.raises(InputError, match=r"links\[4\]\.rate_bps: no 802\.11b/a mode"):
+        scenario_plan(validate_scenario(data))
+
+
+def test_maps_s3_to_an_ackless_80211b_link():
+    plan = scenario_plan(load_scenario(STUDIES / "s3_ackless_tcp_l.yaml"))
+    wifi = plan.links[4].wifi
+    assert (wifi.standard, wifi.mode, wifi.ack, wifi.retry_limit) == (
+        "80211b", "DsssRate11Mbps", False, 0)
+    assert wifi.extra_bytes == 78 + 8
