@@ -300,7 +300,8 @@ def test_every_shipped_scenario_loads(path):
 
 
 def test_lenses_refuse_what_only_the_net_lens_models():
-    """A wireless last hop or a drifting receiver clock: ns3 and fluid refuse, naming it."""
+    """A wireless last hop or a drifting receiver clock: fluid refuses both, naming them;
+    ns3 runs both (802.11 Wifi, TSval on the wire) but refuses a rate no 802.11 mode has."""
     import pytest as _pytest
 
     from tcpn.errors import InputError
@@ -308,21 +309,23 @@ def test_lenses_refuse_what_only_the_net_lens_models():
     from tcpn.solvers.fluid_lens import FluidLens
     from tcpn.validation.ns3.lens import Ns3Lens
 
-    spec = parse_scenario("""
+    text = """
 links:
   - {a: S, b: R, rate_bps: 10.0e+6, delay_s: 0.01}
-  - {a: R, b: D, rate_bps: 2.0e+6, delay_s: 0.01, wireless: {station: D}}
+  - {a: R, b: D, rate_bps: RATE, delay_s: 0.01, wireless: {station: D}}
 flows:
   - {src: S, dst: D, variant: newreno, receiver_clock_skew: 1.0e-4}
 horizon_s: 5
-""", "wireless.yaml")
+"""
+    spec = parse_scenario(text.replace("RATE", "2.0e+6"), "wireless.yaml")
     assert spec.net_only_features() == [
         "links[1].wireless: the 802.11 last hop (link-layer retries, energy)",
         "flows[0].receiver_clock_skew: a drifting receiver timestamp clock",
     ]
     with _pytest.raises(InputError, match=r"links\[1\]\.wireless.*receiver_clock_skew"):
         FluidLens().check(spec)
-    # the ns3 lens models the skewed receiver clock (TSval on the wire), not the 802.11 hop
-    with _pytest.raises(InputError, match=r"links\[1\]\.wireless") as refused:
-        Ns3Lens().check(spec)
+    Ns3Lens().check(spec)  # 2 Mbit/s is an 802.11b mode: nothing to refuse
+    odd_rate = parse_scenario(text.replace("RATE", "3.0e+6"), "wireless.yaml")
+    with _pytest.raises(InputError, match=r"links\[1\]\.rate_bps: no 802.11b/a mode") as refused:
+        Ns3Lens().check(odd_rate)
     assert "receiver_clock_skew" not in str(refused.value)
