@@ -104,10 +104,11 @@ def test_tcpn_variants_map_to_their_cpp_classes():
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
                    "ab": {"errors": {"unit": "packet", "rate": 0.01}}}],
         "flows": [{"id": "m", "src": "A", "dst": "B", "variant": "modified_vegas",
-                   "params": {"alpha": 1, "beta": 3}, "receiver_clock_offset_s": 12.5,
+                   "params": {"alpha": 1, "beta": 3, "recovery": "newreno"},
+                   "receiver_clock_offset_s": 12.5,
                    "receiver_clock_skew": 1e-4},
                   {"id": "a", "src": "A", "dst": "B", "variant": "adaptive_vegas",
-                   "params": {"weight": 0.25}},
+                   "params": {"weight": 0.25, "recovery": "newreno"}},
                   {"id": "l", "src": "A", "dst": "B", "variant": "tcp_l",
                    "params": {"report_interval_s": 0.5}}],
         "horizon_s": 1.0})
@@ -131,7 +132,9 @@ def test_what_tcpn_variants_cannot_run_in_ns3_is_named():
         "flows": [{"id": "m", "src": "A", "dst": "B", "variant": "modified_vegas",
                    "tcp": {"timestamps": False}},
                   {"id": "k", "src": "A", "dst": "B", "variant": "modified_vegas",
-                   "params": {"skew_estimation": True}},
+                   "params": {"skew_estimation": True, "recovery": "newreno"}},
+                  {"id": "v", "src": "A", "dst": "B", "variant": "vegas",
+                   "params": {"recovery": "reno"}},
                   {"id": "r", "src": "A", "dst": "B", "variant": "tcp_l",
                    "params": {"base": "reno"}},
                   {"id": "e", "src": "A", "dst": "B", "variant": "tcp_l",
@@ -141,9 +144,10 @@ def test_what_tcpn_variants_cannot_run_in_ns3_is_named():
         Ns3Lens().check(s)
     message = str(info.value)
     for part in ("flows[0] (m): variant modified_vegas reads the receiver's TSval",
-                 "flows[1] (k): params.skew_estimation", "flows[2] (r): params.base reno",
-                 "flows[3] (e): tcp.ecn"):
+                 "flows[1] (k): params.skew_estimation", "flows[3] (r): params.base reno",
+                 "flows[4] (e): tcp.ecn", "flows[2] (v): params.recovery reno"):
         assert part in message
+    assert "flows[1] (k): params.recovery" not in message
 
 
 def test_missing_extra_says_how_to_install():

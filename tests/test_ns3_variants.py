@@ -43,7 +43,7 @@ def _one_flow(variant, horizon_s, tcp=None, **params):
 def test_modified_vegas_is_blind_to_a_constant_receiver_clock_offset():
     runs = {}
     for offset_s in (0.0, 37.0):  # whole milliseconds: TSval moves by exactly 37000 ticks
-        data = _one_flow("modified_vegas", 3.0, alpha=1, beta=3)
+        data = _one_flow("modified_vegas", 3.0, alpha=1, beta=3, recovery="newreno")
         data["flows"][0]["receiver_clock_offset_s"] = offset_s
         data["links"][0]["ab"]["errors"] = {"unit": "packet", "rate": 0.005}
         runs[offset_s] = _simulate(data)
@@ -74,7 +74,7 @@ def _time_average(times: np.ndarray, values: np.ndarray) -> float:
 
 def test_adaptive_vegas_target_follows_the_queueing_delay():
     data = dumbbell(pairs=2, variant="adaptive_vegas", horizon_s=6.0, tcp=TCP).model_dump()
-    data["flows"][0]["params"].update(alpha=1, beta=3, weight=0.125)
+    data["flows"][0]["params"].update(alpha=1, beta=3, weight=0.125, recovery="newreno")
     data["flows"][1].update(variant="newreno", start_s=3.0)  # fills the 100-packet buffer
     data["flows"][1].pop("params")
     raw, trace = _simulate(data)

@@ -24,12 +24,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from tcpn.errors import InputError
 from tcpn.models.components.packets import SYN_ACK_SEQ, Pkt, advance
-from tcpn.models.components.sender import PARTIAL_ACKS, sack_hole
-from tcpn.models.components.variants import (
-    partial_ack_retransmits,
-    recovery_variant,
-    wireless_report,
-)
+from tcpn.models.components.sender import ACK_TRANSITIONS, NEW_DATA_ACKS, PARTIAL_ACKS, sack_hole
+from tcpn.models.components.variants import recovery_variant, wireless_report
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.petrinets import Monitor, Simulator
 
@@ -41,8 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NetLens", "TraceMonitor", "census"]
 
-_NEW_DATA = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
-_ACKS = (*_NEW_DATA, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
 _RECEIVE = ("hold", "ack_now", "out_of_order", "duplicate")
 #: Rows buffered per table before they go to the writer in one ``extend``.
 _CHUNK_ROWS = 1 << 15
@@ -211,10 +205,9 @@ class TraceMonitor(Monitor):
             return handle
 
         def on_ack(kind: str) -> Callable[[CompiledTransition], Handler]:
-            new_data = kind in _NEW_DATA
-            retransmits = kind == "fast_retransmit" or (
-                kind in PARTIAL_ACKS and partial_ack_retransmits(
-                    recovery_variant(flow.variant, flow.tcp.sack), flow.params))
+            new_data = kind in NEW_DATA_ACKS
+            retransmits = kind == "fast_retransmit" or (kind in PARTIAL_ACKS and recovery_variant(
+                flow.variant, flow.tcp.sack, flow.params).endswith("newreno"))
 
             def factory(transition: CompiledTransition) -> Handler:
                 ka, kt = at(transition, "a", "t")
@@ -268,7 +261,7 @@ class TraceMonitor(Monitor):
         h[f"{prefix}.snd.give_up"] = lambda _t: lambda now, _b: event(now, name,
                                                                      "connect_fail", -1, 0.0)
         h[f"{prefix}.snd.sack_retransmit"] = on_sack_retransmit
-        for kind in _ACKS:
+        for kind in ACK_TRANSITIONS:
             h[f"{prefix}.snd.{kind}"] = on_ack(kind)
         for kind in _RECEIVE:
             h[f"{prefix}.rcv.{kind}"] = on_receive(kind)

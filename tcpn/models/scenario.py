@@ -423,9 +423,13 @@ class NoParams(_Strict):
 
 class VegasParams(_Strict):
     """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
-    Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study)."""
+    Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
+    loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
+    ``tcp.sack`` is on, as ns-3) or ``reno`` (study S1's "losses are handled as in Reno";
+    no SACK scoreboard; the study files write it)."""
 
     variant: Literal["vegas", "modified_vegas"]
+    recovery: Literal["reno", "newreno"] = "newreno"
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
     gamma: int = Field(default=1, ge=0)

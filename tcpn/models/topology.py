@@ -46,12 +46,13 @@ from tcpn.models.components.queues import (
     TokenBucketQueue,
 )
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
-from tcpn.models.components.sender import LOSS_BASED, SenderConfig
+from tcpn.models.components.sender import SenderConfig
 from tcpn.models.components.variants import (
     SENDERS,
     add_flow_modules,
     radio_of,
     recovery_variant,
+    sack_problem,
     variant_sender_net,
 )
 from tcpn.models.components.wireless import wireless_interface_net
@@ -90,9 +91,9 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         if flow.variant not in SENDERS:
             problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
                             f"net lens yet (variants: {', '.join(SENDERS)})")
-        if flow.variant == "sack" and not flow.tcp.sack:
-            problems.append(f"flow {flow.id}: variant sack needs tcp.sack: true (the receiver "
-                            "sends SACK blocks only when SACK is negotiated)")
+        problem = sack_problem(flow.variant, flow.tcp.sack)
+        if problem is not None:
+            problems.append(f"flow {flow.id}: {problem}")
     return problems
 
 
@@ -133,9 +134,8 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
     or after ``horizon_s`` is no stop)."""
     tcp = flow.tcp
     mss = tcp.segment_size_bytes
-    variant = recovery_variant(flow.variant, tcp.sack)
     return SenderConfig(
-        flow=i, dst=dst, variant=variant if variant in LOSS_BASED else "newreno",
+        flow=i, dst=dst, variant=recovery_variant(flow.variant, tcp.sack, flow.params),
         segment_bytes=mss,
         header_bytes=tcp.header_bytes, initial_cwnd=float(tcp.initial_cwnd_segments),
         initial_ssthresh=float(tcp.initial_ssthresh_segments or 1e9),

@@ -79,14 +79,26 @@ from tcpn.petrinets import (
     Token,
 )
 from tcpn.petrinets import Transition as T
+from tcpn.petrinets.net import ArcKind
 
-__all__ = ["INITIAL_TCB", "LOSS_BASED", "PARTIAL_ACKS", "RTT", "TCB", "SenderConfig", "grow",
+__all__ = ["ACK_TRANSITIONS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS", "PARTIAL_ACKS",
+           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "retransmissions",
            "rto_after", "sack_hole", "sack_pipe", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
 #: restarts the retransmission timer, the later ones leave it running (RFC 6582).
 PARTIAL_ACKS = ("partial_ack", "later_partial_ack")
+#: The transitions that take an ACK of new data (they sample the RTT); a sender has those of
+#: its variant.
+NEW_DATA_ACKS = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
+#: Every transition that takes an ACK off ``acks``.
+ACK_TRANSITIONS = (*NEW_DATA_ACKS, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
+#: The segment each retransmitting transition sends again (an expression over the binding).
+#: ``partial_ack`` retransmits only in RFC 6582 NewReno; SACK recovery leaves holes to
+#: ``sack_retransmit`` (:func:`retransmissions` reads which ones a built sender has).
+RETRANSMITTED = {"fast_retransmit": "t.una", "partial_ack": "a.ack",
+                 "later_partial_ack": "a.ack", "sack_retransmit": "sack_hole(t, DUPTHRESH)"}
 
 TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
                 dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
@@ -313,6 +325,20 @@ def _application(net: PetriNet, config: SenderConfig) -> None:
             net.add_reset("tick", "close")
 
 
+def retransmissions(net: PetriNet) -> dict[str, str]:
+    """The transitions of a built sender that send a segment again, each with the
+    expression of that segment (:data:`RETRANSMITTED`): what variants extending the sender
+    count (TCP-L) or must not time (Vegas, Karn's rule).
+
+    >>> sorted(retransmissions(sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))))
+    ['fast_retransmit', 'later_partial_ack', 'partial_ack']
+    >>> sorted(retransmissions(sender_net(SenderConfig(flow=0, dst=1, variant="sack"))))
+    ['fast_retransmit', 'sack_retransmit']
+    """
+    sending = {a.transition for a in net.arcs if a.place == "out" and a.kind is ArcKind.OUTPUT}
+    return {t: seq for t, seq in RETRANSMITTED.items() if t in sending}
+
+
 def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     """The sender module. Ports: ``out`` (data segments out) and ``acks`` (ACKs in)."""
     variant = config.variant.removeprefix("ecn_")
@@ -435,7 +461,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                        f"t.dupacks + 1 >= DUPTHRESH and {may_recover}",
                        f"t._replace(ssthresh={halve_fr}, cwnd={entry}, dupacks=t.dupacks + 1, "
                        f"inrec=True, recover=t.high, highrxt=t.una + 1, partial=False, "
-                       f"sacked={scoreboard('t.una')})", new_data=False, retransmit="t.una")
+                       f"sacked={scoreboard('t.una')})", new_data=False,
+                       retransmit=RETRANSMITTED["fast_retransmit"])
         inflate = "t.cwnd" if sack else "t.cwnd + 1.0"
         ack_transition("recovery_dup_ack", f"{dup} and t.inrec",
                        f"t._replace(cwnd={inflate}, dupacks=t.dupacks + 1, "
@@ -453,16 +480,16 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             for tname, first in zip(PARTIAL_ACKS, (True, False), strict=True):
                 ack_transition(tname, f"{partial} and {'not ' if first else ''}t.partial",
                                f"t._replace({deflate}partial=True, {advance_una})",
-                               new_data=True, retransmit=None if sack else "a.ack",
+                               new_data=True,
+                               retransmit=None if sack else RETRANSMITTED[tname],
                                restart=first)
         if sack:
             net.add_transition(T("sack_retransmit", guard=f"t.inrec and {pipe_open} and "
                                  "sack_hole(t, DUPTHRESH) >= 0"))
             net.add_input("tcb", "sack_retransmit", "t")
-            net.add_output("tcb", "sack_retransmit",
-                           "t._replace(highrxt=sack_hole(t, DUPTHRESH) + 1)")
-            net.add_output("out", "sack_retransmit",
-                           packet("sack_hole(t, DUPTHRESH)", "False"))
+            hole = RETRANSMITTED["sack_retransmit"]
+            net.add_output("tcb", "sack_retransmit", f"t._replace(highrxt={hole} + 1)")
+            net.add_output("out", "sack_retransmit", packet(hole, "False"))
 
     net.add_transition(T("timeout"))
     net.add_input("timer", "timeout", "()")

@@ -4,7 +4,8 @@ and the receiver-side reporter of the last hop's frame counters.
 Sender state (place ``tcpl``, a ``TcpL`` record): segments ``sent`` and ``retx``
 (retransmitted), and the latest report adopted: ``link_sent``/``link_failed`` frames of the
 receiver's last-hop link and ``report_time`` (receiver clock). Every ``send``,
-``fast_retransmit`` and NewReno ``partial_ack`` counts what it transmits. The base is
+``fast_retransmit`` and NewReno partial ACK (the first and the later ones of a recovery)
+counts what it transmits. The base is
 NewReno (the study) or Reno (``base``).
 
 Reports (study S3: "the receiver periodically reports its link's frame error rate in a TCP
@@ -44,13 +45,17 @@ does.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
-from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.models.components.sender import (
+    ACK_TRANSITIONS,
+    SenderConfig,
+    retransmissions,
+    sender_net,
+)
 from tcpn.petrinets import (
     BOOL,
     INT,
@@ -83,10 +88,6 @@ REPORT = ProductSet(REAL, INT, INT, name="Report")
 REPORT_HISTORY = 64
 #: The reports taken so far (newest last).
 REPORTS = ListSet(REPORT, max_length=REPORT_HISTORY, name="Reports")
-#: The ACK-driven transitions of the NewReno sender: each may carry a report.
-_ACK_TRANSITIONS = ("new_ack", "stale_ack", "dup_ack", "fast_retransmit", "recovery_dup_ack",
-                    "recovery_exit", "partial_ack")
-
 
 def p_congestion(loss_tcp: float, loss_link: float) -> float:
     """``clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1)``, 1 when ``Loss_tcp = 0``.
@@ -145,21 +146,23 @@ def _decide(st: Any, rng: Any) -> dict[str, Any]:
     return {"react": tcp_l_reacts(st, float(rng.random()))}
 
 
-def tcp_l_sender_net(config: SenderConfig, base: str = "newreno",
-                     name: str = "sender") -> PetriNet:
-    """The TCP-L sender module (``base``, Reno or NewReno, otherwise); ports ``out`` and
-    ``acks``. Its place ``report`` is the socket of :func:`reporter_net`'s ``report`` port."""
-    if base not in ("reno", "newreno"):
-        raise InputError(f"tcp-l of flow {config.flow}: base {base!r} is not reno or newreno")
-    net = sender_net(dataclasses.replace(config, variant=base), name)
+def tcp_l_sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
+    """The TCP-L sender module on the loss-based sender ``config.variant`` (``newreno``, the
+    study's, or ``reno``); ports ``out`` and ``acks``. Its place ``report`` is the socket
+    of :func:`reporter_net`'s ``report`` port."""
+    if config.variant not in ("reno", "newreno"):
+        raise InputError(f"tcp-l of flow {config.flow}: base {config.variant!r} is not reno "
+                         "or newreno")
+    net = sender_net(config, name)
     net.add_place(Place("tcpl", TCP_L, initial=[TcpL(0, 0, 0, 0, -1.0)]))
     net.add_place(Place("report", REPORTS, initial=[()]))
     track(net, "send", "tcpl", "st",
           "st._replace(sent=st.sent + 1, retx=st.retx + (1 if t.nxt < t.high else 0))")
-    for tname in (t for t in _ACK_TRANSITIONS if t in net.transitions):
+    resent = retransmissions(net)
+    for tname in (t for t in ACK_TRANSITIONS if t in net.transitions):
         net.add_read("report", tname, "reports")
-        retransmits = tname in ("fast_retransmit", "partial_ack")
-        update = "st2._replace(sent=st2.sent + 1, retx=st2.retx + 1)" if retransmits else "st2"
+        update = "st2._replace(sent=st2.sent + 1, retx=st2.retx + 1)" if tname in resent \
+            else "st2"
         track(net, tname, "tcpl", "st", update)
         if tname == "fast_retransmit":
             add_action(net, tname, _adopt_and_decide, ("st2", "react"))

@@ -7,7 +7,7 @@ the receiver (:func:`add_flow_modules`); an 802.11 hop reports its station's ene
 (:func:`wireless_report`).
 
 >>> from tcpn.models.components.sender import SenderConfig
->>> variant_sender_net("adaptive_vegas", None, SenderConfig(flow=0, dst=1))
+>>> variant_sender_net("adaptive_vegas", None, SenderConfig(flow=0, dst=1, variant="reno"))
 <PetriNet 'sender': 7 places, 9 transitions, 50 arcs>
 """
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from tcpn.models.topology import ComposedNet
     from tcpn.petrinets import Simulator
 
-__all__ = ["SENDERS", "add_flow_modules", "partial_ack_retransmits", "radio_of",
-           "recovery_variant", "variant_sender_net", "wireless_report"]
+__all__ = ["SENDERS", "add_flow_modules", "radio_of", "recovery_variant", "sack_problem",
+           "variant_sender_net", "wireless_report"]
 
 
 def _param(params: Any, name: str, default: Any) -> Any:
@@ -56,35 +56,54 @@ SENDERS: dict[str, Callable[[SenderConfig, Any], PetriNet]] = {
     "adaptive_vegas": _vegas("adaptive_vegas"),
     "westwood_plus": lambda config, params: westwood_sender_net(
         config, _param(params, "filter", "tustin")),
-    "tcp_l": lambda config, params: tcp_l_sender_net(config, _param(params, "base", "newreno")),
+    "tcp_l": lambda config, _params: tcp_l_sender_net(config),
 }
-"""Variant name -> ``builder(config, params)`` of its sender module."""
+"""Variant name -> ``builder(config, params)`` of its sender module; ``config.variant`` is
+the loss-based sender it runs on (:func:`recovery_variant`)."""
 
 
-def recovery_variant(variant: str, sack: bool) -> str:
-    """The loss-based sender that runs ``variant`` when SACK is negotiated (``sack``) or not.
+def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
+    """The loss-based sender that ``variant`` runs on (or is), with SACK negotiated
+    (``sack``) or not: its recovery.
 
     With SACK, ns-3 recovers with its RFC 6675 scoreboard whatever the congestion control,
-    so NewReno (and ECN NewReno) with ``tcp.sack: true`` is the ``sack`` sender: NewReno's
-    window arithmetic, RFC 6675 pipe and NextSeg. Every other variant is itself.
+    so every variant whose recovery is NewReno's runs on the ``sack`` sender when
+    ``tcp.sack`` is on (NewReno's window arithmetic, RFC 6675 pipe and NextSeg): NewReno,
+    ECN NewReno, Westwood+, and Vegas, Modified and adaptive Vegas (``params.recovery:
+    newreno``, the default, ns-3's). Reno recovery (Tahoe, Reno, the Vegas family with
+    ``params.recovery: reno`` as in study S1) has no scoreboard: it ignores the SACK
+    blocks. TCP-L runs on its
+    ``params.base`` (its retransmit-only timeout is defined on recovery without a
+    scoreboard; the net lens refuses it with SACK, :func:`sack_problem`).
 
     >>> recovery_variant("newreno", True), recovery_variant("newreno", False)
     ('sack', 'newreno')
     >>> recovery_variant("ecn_newreno", True), recovery_variant("tahoe", True)
     ('sack', 'tahoe')
+    >>> recovery_variant("westwood_plus", True), recovery_variant("vegas", True)
+    ('sack', 'sack')
     """
-    return "sack" if sack and variant in ("newreno", "ecn_newreno") else variant
+    if variant in LOSS_BASED:
+        base = variant
+    elif variant == "tcp_l":
+        return str(_param(params, "base", "newreno"))
+    elif variant == "westwood_plus":
+        base = "newreno"
+    else:
+        base = str(_param(params, "recovery", "newreno"))
+    return "sack" if sack and base in ("newreno", "ecn_newreno") else base
 
 
-def partial_ack_retransmits(variant: str, params: Any) -> bool:
-    """Whether the variant's ``partial_ack`` retransmits (NewReno recovery, RFC 6582).
-
-    >>> partial_ack_retransmits("westwood_plus", None), partial_ack_retransmits("sack", None)
-    (True, False)
-    """
-    if variant == "tcp_l":
-        return _param(params, "base", "newreno") == "newreno"
-    return variant.endswith("newreno") or variant == "westwood_plus"
+def sack_problem(variant: str, sack: bool) -> str | None:
+    """Why the net lens cannot run ``variant`` with ``tcp.sack`` as given (None: it can)."""
+    if variant == "sack" and not sack:
+        return ("variant sack needs tcp.sack: true (the receiver sends SACK blocks only "
+                "when SACK is negotiated)")
+    if variant == "tcp_l" and sack:
+        return ("variant tcp_l needs tcp.sack: false (its retransmit-only timeout resumes "
+                "NewReno recovery without a scoreboard; TCP-L on SACK recovery is not "
+                "modelled)")
+    return None
 
 
 def variant_sender_net(variant: str, params: Any, config: SenderConfig) -> PetriNet:

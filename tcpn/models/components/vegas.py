@@ -1,7 +1,9 @@
 """TCP Vegas, Modified Vegas (timestamp samples, clock skew) and Reno-friendly Vegas as sub-nets.
 
-Each is the Reno sender of :mod:`~tcpn.models.components.sender` (fast retransmit and
-recovery, RTO, Karn's rule: "losses are handled as in Reno", study S1) with one more place,
+Each is a loss-based sender of :mod:`~tcpn.models.components.sender` (fast retransmit and
+recovery, RTO, Karn's rule): NewReno's by default (ns-3's ``TcpVegas``), on the RFC 6675
+scoreboard when SACK is on, or Reno's (``params.recovery: reno``: "losses are handled as
+in Reno", study S1); with one more place,
 ``vegas``, holding a ``Vegas`` record, and a different window law on ``new_ack``:
 
 * every ACK of new data gives an RTT sample and updates ``BaseRTT``, the smallest sample.
@@ -57,17 +59,21 @@ every sample and, in congestion avoidance, compares ``Diff`` with the adaptive t
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
-from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.models.components.sender import (
+    PARTIAL_ACKS,
+    SenderConfig,
+    retransmissions,
+    sender_net,
+)
 from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 
-__all__ = ["VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "drop_acked",
+__all__ = ["RECOVERIES", "VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
            "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
            "vegas_decision", "vegas_on_ack", "vegas_round", "vegas_sender_net", "vegas_sent",
@@ -84,6 +90,8 @@ VEGAS = RecordSet(
 )
 Vegas: Any = VEGAS.record_type
 
+#: The loss-based senders the Vegas family runs on (``params.recovery`` and ``tcp.sack``).
+RECOVERIES = ("reno", "newreno", "sack")
 #: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
 HULL_LIMIT = 64
 #: Samples a round needs for a decision. One: the samples time the newest segment an ACK
@@ -368,11 +376,21 @@ def _law_action(law: VegasLaw) -> Any:
 
 
 def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") -> PetriNet:
-    """The Vegas sender module (Reno recovery; ``config.variant`` is ignored).
+    """The Vegas sender module on the loss-based sender ``config.variant`` (its recovery:
+    ``newreno``; ``sack``, NewReno with the RFC 6675 scoreboard; or ``reno``, study S1's).
 
-    Ports as :func:`~tcpn.models.components.sender.sender_net`: ``out`` and ``acks``.
+    Ports as :func:`~tcpn.models.components.sender.sender_net`: ``out`` and ``acks``. Every
+    transition that sends a segment again forgets its send time (Karn's rule); the ACKs of
+    new data during recovery drop what they acknowledge from the send record.
+
+    >>> net = vegas_sender_net(SenderConfig(flow=0, dst=1, variant="sack"), VegasLaw())
+    >>> [a.inscription for a in net.arcs_of("sack_retransmit") if a.place == "vegas"][1]
+    'vegas_sent(v, sack_hole(t, DUPTHRESH), now, False)'
     """
-    net = sender_net(dataclasses.replace(config, variant="reno"), name)
+    if config.variant not in RECOVERIES:
+        raise InputError(f"vegas sender of flow {config.flow}: recovery {config.variant!r} "
+                         f"is not one of {', '.join(RECOVERIES)}")
+    net = sender_net(config, name)
     net.declare(Vegas=Vegas)
     net.add_place(Place("vegas", VEGAS, initial=[vegas_start()]))
     track(net, "new_ack", "vegas", "v", "v2")
@@ -381,7 +399,13 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
                 "({base})._replace(cwnd=vegas_cwnd, ssthresh=vegas_ssthresh)")
     net.declare(vegas_sent=vegas_sent, vegas_acked=vegas_acked)
     track(net, "send", "vegas", "v", "vegas_sent(v, t.nxt, now, t.nxt >= t.high)")
-    track(net, "fast_retransmit", "vegas", "v", "vegas_sent(v, t.una, now, False)")
+    resent = retransmissions(net)
+    for tname in dict.fromkeys((*PARTIAL_ACKS, *resent)):
+        if tname not in net.transitions:
+            continue
+        record = "vegas_acked(v, a.ack)" if tname in PARTIAL_ACKS else "v"
+        track(net, tname, "vegas", "v", f"vegas_sent({record}, {resent[tname]}, now, False)"
+              if tname in resent else record)
     track(net, "recovery_exit", "vegas", "v",
           "vegas_acked(v, a.ack)._replace(samples=0, round_end=t.high)")
     track(net, "timeout", "vegas", "v", "v._replace(samples=0, round_end=t.high, sent=())")

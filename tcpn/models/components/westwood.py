@@ -26,12 +26,11 @@ ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is NewReno (ns-3's Westw
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
-from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
 from tcpn.petrinets import BOOL, P_HIGH, REAL, IntSet, PetriNet, Place, RecordSet, Transition
 
 __all__ = ["WESTWOOD", "westwood_ack", "westwood_estimate", "westwood_sender_net",
@@ -100,16 +99,21 @@ def _on_new_data(w: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool) -> dict[s
 
 def westwood_sender_net(config: SenderConfig, filter_type: str = "tustin",
                         name: str = "sender") -> PetriNet:
-    """The Westwood+ sender module (NewReno recovery); ports ``out`` and ``acks``."""
+    """The Westwood+ sender module on the NewReno sender ``config.variant`` (``newreno``, or
+    ``sack``: NewReno with the RFC 6675 scoreboard); ports ``out`` and ``acks``. Every ACK
+    of new data feeds the bandwidth sample, in and out of recovery."""
     if filter_type not in ("tustin", "none"):
         raise InputError(f"westwood+ of flow {config.flow}: filter {filter_type!r} is not "
                          "'tustin' or 'none'")
-    net = sender_net(dataclasses.replace(config, variant="newreno"), name)
+    if config.variant not in ("newreno", "sack"):
+        raise InputError(f"westwood+ of flow {config.flow}: recovery {config.variant!r} is "
+                         "not newreno or sack")
+    net = sender_net(config, name)
     net.declare(FILTER=filter_type, westwood_ssthresh=westwood_ssthresh,
                 westwood_estimate=westwood_estimate)
     net.add_place(Place("westwood", WESTWOOD, initial=[westwood_start()]))
     net.add_place(Place("bw_window", REAL.timed("TReal")))
-    for tname in ("new_ack", "partial_ack", "recovery_exit"):
+    for tname in (t for t in NEW_DATA_ACKS if t in net.transitions):
         track(net, tname, "westwood", "w", "w2")
         add_action(net, tname, _on_new_data, ("w2", "bw_window_s"))
         net.add_output("bw_window", tname, "bw_window_s", when="bw_window_s > 0",
@@ -118,9 +122,11 @@ def westwood_sender_net(config: SenderConfig, filter_type: str = "tustin",
     net.add_input("bw_window", "estimate_bw", "d")
     track(net, "estimate_bw", "westwood", "w", "westwood_estimate(w, d, FILTER)")
     net.add_read("westwood", "fast_retransmit", "w")
+    # SACK recovery enters at cwnd = ssthresh (RFC 6675), NewReno's inflates by DUPTHRESH
+    inflation = "" if config.variant == "sack" else " + DUPTHRESH"
     wrap_output(net, "fast_retransmit", "tcb",
                 "({base})._replace(ssthresh=westwood_ssthresh(w), "
-                "cwnd=westwood_ssthresh(w) + DUPTHRESH)")
+                f"cwnd=westwood_ssthresh(w){inflation})")
     net.add_read("westwood", "timeout", "w")
     wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=westwood_ssthresh(w))")
     return net

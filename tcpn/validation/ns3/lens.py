@@ -66,6 +66,7 @@ _UNSUPPORTED = {
     "ecn_reno": "ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use "
                 "ecn_newreno",
 }
+VEGAS_FAMILY = ("vegas", "modified_vegas", "adaptive_vegas")
 _OWN_VEGAS = {"modified_vegas": "tcpn::ModifiedVegas", "adaptive_vegas": "tcpn::AdaptiveVegas"}
 """tcpn's C++ congestion controls (``cpp/variants.h``) of the variants ns-3 does not have."""
 _CA_LOSS = 4  # TcpSocketState::CA_LOSS: the retransmission timer fired
@@ -229,6 +230,9 @@ def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
     """What tcpn's own ns-3 variants cannot run (see ``cpp/variants.h``)."""
     params = flow.params
     problems = []
+    if flow.variant in VEGAS_FAMILY and getattr(params, "recovery", "newreno") == "reno":
+        problems.append(f"{where}: params.recovery reno (study S1's): ns-3.44 has no Reno "
+                        "recovery; use newreno (what its TcpVegas runs)")
     if flow.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append(f"{where}: variant modified_vegas reads the receiver's TSval: "

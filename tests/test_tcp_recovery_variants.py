@@ -1,0 +1,176 @@
+"""Which loss recovery each variant runs on, and that the variants see all of it.
+
+Vegas and its fixes, Westwood+ and TCP-L extend a loss-based sender
+(:mod:`tcpn.models.components.extend`); these tests check, on nets and on runs, that an
+extension follows every transition of its base that retransmits or takes an ACK of new
+data (a later partial ACK of a NewReno recovery as much as the first), and that SACK
+recovery reaches every variant whose recovery is NewReno's, as in ns-3.
+
+Path: A -(1 Gbit/s, 20 ms)- R -(10 Mbit/s, 20 ms)- B, MSS 1000 bytes, one ACK per segment:
+the RTT of an empty path is about 81 ms and the path holds about 100 segments, so the
+window of about 20 segments in which four segments are lost meets no queue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, retransmissions
+from tcpn.models.components.variants import recovery_variant, variant_sender_net
+from tcpn.models.lenses import evaluate, make_run
+from tcpn.models.scenario import ScenarioError, validate_scenario
+from tcpn.models.topology import compose
+from tcpn.petrinets import Simulator
+from tcpn.petrinets.net import ArcKind
+
+MSS = 1000
+#: Four segments of one window lost on the wired first hop (so TCP-L's last hop reports no
+#: failure and it always reacts, as NewReno).
+LOST = [20, 22, 24, 26]
+
+
+def lossy_path(variant, *, sack, params=None, lost=LOST):
+    flow = {"id": "f", "src": "A", "dst": "B", "variant": variant, "bytes": 80 * MSS}
+    if params:
+        flow["params"] = params
+    return validate_scenario({
+        "name": "recovery", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.02,
+                   "ab": {"errors": {"kind": "list", "packets": lost}}},
+                  {"a": "R", "b": "B", "rate_bps": 1e7, "delay_s": 0.02}],
+        "flows": [flow],
+        "tcp": {"segment_size_bytes": MSS, "delack_count": 1, "sack": sack,
+                "handshake": False, "limited_transmit": True, "timestamps": True,
+                "initial_cwnd_segments": 4, "initial_ssthresh_segments": 64}})
+
+
+def events_of(result, kind):
+    events = result.trace.flow_events
+    return events[events.event == kind]
+
+
+def final_token(scenario, place):
+    run = make_run(scenario)
+    sim = Simulator(compose(scenario, run.flows).net, seed=run.lens_seed)
+    sim.run(until=scenario.horizon_s)
+    (token,) = list(sim.marking[sim.compiled.place_index[place]])
+    return token
+
+
+@pytest.mark.parametrize(("variant", "params", "sack", "base"), [
+    ("newreno", None, True, "sack"), ("newreno", None, False, "newreno"),
+    ("reno", None, True, "reno"),
+    ("westwood_plus", None, True, "sack"), ("westwood_plus", None, False, "newreno"),
+    ("vegas", None, True, "sack"), ("vegas", {"recovery": "reno"}, True, "reno"),
+    ("modified_vegas", None, False, "newreno"),
+    ("adaptive_vegas", {"recovery": "newreno"}, False, "newreno"),
+    ("tcp_l", None, False, "newreno"), ("tcp_l", {"base": "reno"}, False, "reno"),
+])
+def test_recovery_of_each_variant(variant, params, sack, base):
+    class Params:
+        pass
+    p = Params()
+    for key, value in (params or {}).items():
+        setattr(p, key, value)
+    assert recovery_variant(variant, sack, p if params else None) == base
+
+
+@pytest.mark.parametrize("base", ["newreno", "sack"])
+def test_westwood_feeds_every_ack_of_new_data(base):
+    net = variant_sender_net("westwood_plus", None, SenderConfig(flow=0, dst=1, variant=base))
+    takes_new_data = [t for t in NEW_DATA_ACKS if t in net.transitions]
+    assert "later_partial_ack" in takes_new_data
+    for tname in takes_new_data:
+        assert any(a.place == "westwood" and a.kind is ArcKind.INPUT
+                   for a in net.arcs_of(tname)), tname
+
+
+@pytest.mark.parametrize(("variant", "base"), [
+    ("vegas", "reno"), ("vegas", "newreno"), ("modified_vegas", "sack"),
+    ("adaptive_vegas", "sack")])
+def test_vegas_forgets_every_retransmitted_segment(variant, base):
+    # Karn's rule: a segment sent twice gives no sample, whichever transition resent it
+    net = variant_sender_net(variant, None, SenderConfig(flow=0, dst=1, variant=base))
+    resent = retransmissions(net)
+    assert "fast_retransmit" in resent
+    for tname, seq in resent.items():
+        (update,) = [a.inscription for a in net.arcs_of(tname)
+                     if a.place == "vegas" and a.kind is ArcKind.OUTPUT]
+        assert update.startswith("vegas_sent(") and update.endswith(f", {seq}, now, False)")
+
+
+def test_tcp_l_counts_every_transmission_of_a_newreno_recovery():
+    # Four holes in one window, NewReno: fast retransmit of 20, then a partial ACK for
+    # each of 22, 24, 26 (the first and two later ones), all retransmitting. Loss_tcp must
+    # count all four: the sender's own record equals what left it.
+    scenario = lossy_path("tcp_l", sack=False)
+    result = evaluate(scenario, lens="net")
+    retransmitted = events_of(result, "retransmit")
+    assert sorted(retransmitted["seq"] // MSS) == LOST
+    assert len(events_of(result, "timeout")) == 0
+    state = final_token(scenario, "flow0.snd.tcpl")
+    assert state.retx == len(retransmitted) == 4
+    assert state.sent == len(events_of(result, "send")) + len(retransmitted)
+
+
+def recovery(variant, sack, params=None):
+    """The run and its retransmissions (four holes, each resent once, no timeout)."""
+    result = evaluate(lossy_path(variant, sack=sack, params=params), lens="net")
+    resent = events_of(result, "retransmit")
+    assert sorted(resent["seq"] // MSS) == LOST, (variant, sack)
+    assert len(events_of(result, "timeout")) == 0, (variant, sack)
+    return result, resent.time_s.to_numpy()
+
+
+def test_vegas_on_newreno_repairs_a_hole_per_round_trip_on_sack_all_in_one():
+    # RFC 6582 NewReno learns of the next hole from each partial ACK: one retransmission per
+    # round trip (> the empty path's 80 ms). RFC 6675 sees every hole in the SACK blocks
+    # and (Vegas's window being well above the pipe left) resends them all before the first
+    # partial ACK, the one the first retransmission brings back.
+    _, times = recovery("vegas", False, {"recovery": "newreno"})
+    assert all(np.diff(times) > 4 * 0.02)
+    result, times = recovery("vegas", True, {"recovery": "newreno"})
+    acks = events_of(result, "ack")
+    first_partial = acks[(acks.time_s > times[0]) & (acks.seq > LOST[0] * MSS)].time_s.min()
+    assert times[-1] < first_partial
+
+
+def test_westwood_on_sack_enters_at_ssthresh_and_repairs_sooner():
+    # RFC 6675 enters recovery at cwnd = ssthresh (NewReno inflates it by the duplicate-ACK
+    # threshold). Westwood+'s ssthresh this early is small (the filter starts from zero),
+    # so the pipe lets the holes out a few at a time, still sooner than one per round trip.
+    _, newreno_times = recovery("westwood_plus", False)
+    result, times = recovery("westwood_plus", True)
+    assert times[-1] < newreno_times[-1]
+    cwnd, ssthresh = (result.trace.series(v) for v in ("cwnd_bytes", "ssthresh_bytes"))
+    assert cwnd[cwnd.time_s >= times[0]]["value"].iloc[0] == \
+        ssthresh[ssthresh.time_s >= times[0]]["value"].iloc[0]
+    newreno, _ = recovery("westwood_plus", False)
+    cwnd, ssthresh = (newreno.trace.series(v) for v in ("cwnd_bytes", "ssthresh_bytes"))
+    assert cwnd[cwnd.time_s >= newreno_times[0]]["value"].iloc[0] == \
+        ssthresh[ssthresh.time_s >= newreno_times[0]]["value"].iloc[0] + 3 * MSS
+
+
+def test_reno_recovery_of_the_vegas_study_ignores_sack():
+    # Study S1's Vegas recovers as Reno, which has no scoreboard: SACK on or off, the
+    # retransmissions (the receiver's SACK blocks only make the ACKs longer: the times move
+    # by the extra serialisation, microseconds).
+    def retransmits(sack):
+        result = evaluate(lossy_path("vegas", sack=sack, params={"recovery": "reno"}),
+                          lens="net")
+        return events_of(result, "retransmit")[["time_s", "seq"]].to_numpy()
+    with_sack, without = retransmits(True), retransmits(False)
+    assert len(with_sack) and with_sack[:, 1].tolist() == without[:, 1].tolist()
+    assert with_sack[:, 0] == pytest.approx(without[:, 0], abs=1e-4)
+
+
+def test_tcp_l_with_sack_is_refused_naming_the_field():
+    with pytest.raises(InputError, match=r"flow f: variant tcp_l needs tcp.sack: false"):
+        evaluate(lossy_path("tcp_l", sack=True), lens="net")
+
+
+def test_unknown_recovery_is_refused_naming_the_field():
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.params\.recovery"):
+        lossy_path("vegas", sack=False, params={"recovery": "tahoe"})
