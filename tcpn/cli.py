@@ -138,6 +138,12 @@ def run_scenario(
         table.add_row(str(flow), *cells)
     Console(width=max(console.width, 14 + 15 * len(columns))).print(table)
     if replications == 1:
+        wireless = result.provenance.get("lens", {}).get("wireless")
+        if wireless:
+            from tcpn.reports.energy import energy_table
+            Console(width=max(console.width, 140)).print(energy_table(
+                wireless, f"802.11 stations over {spec.horizon_s:g} s (energy model: the "
+                "scenario's wireless blocks)"))
         for flow, metrics in result.summary["flows"].items():
             failed = metrics.get("connect_failed_s")
             if failed is not None and failed == failed:

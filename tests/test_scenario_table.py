@@ -95,3 +95,34 @@ def test_cli_prints_the_table_writes_markdown_and_csv_and_exits_1_on_a_failed_fi
     done = subprocess.run([tcpn, "table", str(files[0]), str(bad), "--workers", "1"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "bad.yaml" in done.stdout
+
+
+WIRELESS = """name: w
+links:
+  - {a: S, b: R, rate_bps: 10.0e+6, delay_s: 0.005}
+  - {a: R, b: M, rate_bps: 2.0e+6, delay_s: 0.001, wireless: {station: M}}
+flows:
+  - {id: f, src: S, dst: M, variant: newreno, bytes: 30000}
+horizon_s: 2.0
+"""
+
+
+def test_wireless_scenarios_get_the_stations_bytes_per_joule(files, tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text(WIRELESS)
+    rows = run_scenarios([files[0], path], workers=1)
+    report = evaluate(path, "net").provenance["lens"]["wireless"]
+    assert rows[1].wireless == report
+    # the energy model's own arithmetic: delivered bytes over the station's joules
+    (link,) = report.values()
+    assert link["delivered_bytes"] == 30000
+    assert link["bytes_per_joule"] == pytest.approx(30000 / link["energy_j"])
+    frame = scenario_frame(rows)
+    assert frame.loc[1, "802.11 bytes/J"] == f"R-M={link['bytes_per_joule']:.0f}"
+    assert frame.loc[0, "802.11 bytes/J"] == ""
+    assert "802.11 bytes/J" not in scenario_frame(rows[:1]).columns  # wired only: no column
+    tcpn = str(Path(sys.executable).parent / "tcpn")
+    run = subprocess.run([tcpn, "run", str(path), "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, check=True)
+    assert "802.11 stations" in run.stdout
+    assert f"{link['bytes_per_joule']:.0f}" in run.stdout

@@ -4,7 +4,8 @@ A study is a family of scenario files (``scenarios/studies/s1_*.yaml``); this ru
 with one lens (one run from its seed, in worker processes) and gathers, per scenario,
 the figures people compare across experiments: aggregate and per-flow goodput, Jain's
 fairness, retransmissions and timeouts, mean RTT, the busiest queue, the time to
-deliver sized transfers, and the CPU time the run took. A scenario that fails (bad
+deliver sized transfers, the 802.11 stations' bytes per joule (study S3) when a scenario
+has a wireless hop, and the CPU time the run took. A scenario that fails (bad
 input, a lens that refuses it) gets a row with the error instead of its figures: no
 result is lost and the others still run.
 
@@ -29,8 +30,8 @@ import pandas as pd
 
 from tcpn.errors import InputError
 
-__all__ = ["COLUMNS", "ScenarioRow", "format_cell", "run_scenarios", "scenario_frame",
-           "to_markdown"]
+__all__ = ["COLUMNS", "ENERGY_COLUMN", "ScenarioRow", "format_cell", "run_scenarios",
+           "scenario_frame", "to_markdown"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class ScenarioRow:
     cpu_s: float
     summary: dict[str, Any] | None = None
     error: str | None = None
+    #: the lens's 802.11 report (:mod:`tcpn.reports.energy`), when the scenario has a hop
+    wireless: dict[str, Any] | None = None
 
 
 def _flows(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -81,6 +84,8 @@ def _completion_s(summary: dict[str, Any]) -> float:
     return max(done)
 
 
+#: The column of the 802.11 stations' bytes per joule (``link=value`` per wireless link).
+ENERGY_COLUMN = "802.11 bytes/J"
 #: (column title, function of the summary giving the value) in table order
 COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("flows", lambda s: len(_flows(s))),
@@ -111,7 +116,8 @@ def _run_one(path: str, lens: str, seed: int | None) -> ScenarioRow:
         return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
                            error=f"{type(exc).__name__}: {exc}")
     return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
-                       summary=result.summary)
+                       summary=result.summary,
+                       wireless=result.provenance.get("lens", {}).get("wireless") or None)
 
 
 def run_scenarios(paths: Sequence[str | Path], lens: str = "net", seed: int | None = None,
@@ -146,19 +152,30 @@ def run_scenarios(paths: Sequence[str | Path], lens: str = "net", seed: int | No
     return [rows[i] for i in range(len(files))]
 
 
+def _bytes_per_joule(wireless: dict[str, Any] | None) -> str:
+    if not wireless:
+        return ""
+    return " ".join(f"{link}={fields['bytes_per_joule']:.0f}" for link, fields in
+                    wireless.items() if fields.get("bytes_per_joule") is not None)
+
+
 def scenario_frame(rows: Sequence[ScenarioRow]) -> pd.DataFrame:
-    """One line per row: ``scenario``, the :data:`COLUMNS`, ``CPU s`` and ``error``."""
+    """One line per row: ``scenario``, the :data:`COLUMNS`, the 802.11 stations' bytes per
+    joule when a scenario has a wireless hop, ``CPU s`` and ``error``."""
+    energy = [ENERGY_COLUMN] if any(row.wireless for row in rows) else []
     records = []
     for row in rows:
         record: dict[str, Any] = {"scenario": row.name}
         for title, value in COLUMNS:
             record[title] = value(row.summary) if row.summary is not None else None
+        if energy:
+            record[ENERGY_COLUMN] = _bytes_per_joule(row.wireless)
         record["CPU s"] = row.cpu_s
         record["error"] = row.error or ""
         records.append(record)
     # object columns keep counts as ints beside the blanks of failed rows
-    return pd.DataFrame(records, columns=["scenario", *(t for t, _ in COLUMNS), "CPU s",
-                                          "error"], dtype=object)
+    return pd.DataFrame(records, columns=["scenario", *(t for t, _ in COLUMNS), *energy,
+                                          "CPU s", "error"], dtype=object)
 
 
 def format_cell(value: Any) -> str:

@@ -13,6 +13,7 @@ the receiver (:func:`add_flow_modules`); an 802.11 hop reports its station's ene
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -156,7 +157,9 @@ def wireless_report(sim: Simulator, composed: ComposedNet, scenario: Scenario) -
         down = token(f"{composed.interfaces[f'{other}->{station}']}.airtime")
         up = token(f"{composed.interfaces[f'{station}->{other}']}.airtime")
         energy = station_energy(down, up, scenario.horizon_s, radio_of(link.wireless)[1])
-        delivered = sum(token(f"flow{i}.rcv.rcv").nxt * f.tcp.segment_size_bytes
+        # a sized transfer's last segment is a full one in the net: count its bytes only
+        delivered = sum(min(token(f"flow{i}.rcv.rcv").nxt * f.tcp.segment_size_bytes,
+                            f.bytes if f.bytes is not None else math.inf)
                         for i, f in enumerate(composed.flows) if station in (f.src, f.dst))
         report[f"{link.a}-{link.b}"] = {
             "station": station, **energy, "delivered_bytes": delivered,
