@@ -102,7 +102,8 @@ COMPONENTS = {
        for v in ("vegas", "modified_vegas", "adaptive_vegas")},
     **{f"sender_{v}_on_{base}": (lambda v=v, base=base: variant_sender_net(
         v, None, SenderConfig(flow=0, dst=1, variant=base)))
-       for v, base in (("vegas", "sack"), ("vegas", "reno"), ("westwood_plus", "sack"))},
+       for v, base in (("vegas", "sack"), ("vegas", "reno"), ("westwood_plus", "sack"),
+                       ("tcp_l", "sack"))},
     "sender_modified_vegas_skew": lambda: vegas_sender_net(
         SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),

@@ -17,6 +17,11 @@ min RTO = 1 s later. TCP-L's timeout then sends segment 20 once, resumes at 28 w
 = ssthresh = 24 (in recovery); the ACK of 20 acknowledges 21..27 too (recovery ends,
 cwnd 24) and frees the whole window of 8: those 8 segments (28..35) leave one every
 srtt / 8, not at once.
+
+With SACK (the same run on the RFC 6675 scoreboard) the derivation is the same but for the
+window in recovery: fast retransmit enters at cwnd = ssthresh = 24, no inflation, and the
+timeout resends 20 with the scoreboard (21..27 SACKed) kept; the ACK of 20 ends recovery
+at 24 and frees the same 8 segments, paced alike.
 """
 
 from __future__ import annotations
@@ -36,16 +41,16 @@ MSS = 1000
 WATCHED = ("send", "timeout", "fast_retransmit", "recovery_exit", "partial_ack")
 
 
-def firings():
+def firings(sack, lost=(20, 28)):
     """(time, transition, binding) of the sender's watched transitions over 4 s."""
     scenario = validate_scenario({
         "name": "tcp_l_timeout", "horizon_s": 4.0,
         "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.005},
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.005,
-                   "ab": {"errors": {"kind": "list", "packets": [20, 28]}}}],
+                   "ab": {"errors": {"kind": "list", "packets": list(lost)}}}],
         "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "tcp_l", "bytes": 60 * MSS,
                    "params": {"report_interval_s": 100.0}}],
-        "tcp": {"segment_size_bytes": MSS, "delack_count": 1, "sack": False,
+        "tcp": {"segment_size_bytes": MSS, "delack_count": 1, "sack": sack,
                 "initial_cwnd_segments": 4, "initial_ssthresh_segments": 64,
                 "rcv_buf_bytes": 8 * MSS, "snd_buf_bytes": 8 * MSS, "handshake": False}})
     run = make_run(scenario)
@@ -61,8 +66,9 @@ def firings():
     return out
 
 
-def test_timeout_judged_link_loss_retransmits_once_and_paces_the_freed_window():
-    fired = firings()
+@pytest.mark.parametrize("sack", [False, True])
+def test_timeout_judged_link_loss_retransmits_once_and_paces_the_freed_window(sack):
+    fired = firings(sack)
     sends = [(t, b["t"].nxt, b) for t, k, b in fired if k == "send"]
     ((t_fr, _, b_fr),) = [(t, k, b) for t, k, b in fired if k == "fast_retransmit"]
     ((t_to, _, b_to),) = [(t, k, b) for t, k, b in fired if k == "timeout"]
@@ -70,11 +76,14 @@ def test_timeout_judged_link_loss_retransmits_once_and_paces_the_freed_window():
     # the timer was last restarted when the ACK of segment 19 arrived
     ack_of_19 = max(t for t, k, b in fired if k == "send" and b["t"].nxt == 27)
     assert t_to == pytest.approx(ack_of_19 + 1.0, abs=1e-12)
-    assert b_to["t"].ssthresh == 24.0 and b_to["t"].cwnd == 24.0 + 3 + 4
+    # NewReno inflates by 3 at fast retransmit and 1 per later duplicate (21..27: 4 more)
+    assert b_to["t"].ssthresh == 24.0 and b_to["t"].cwnd == (24.0 if sack else 24.0 + 3 + 4)
     # at the timeout: segment 20 once, then the next send is 28 (no go-back-N)
     after = [(t, seq, b) for t, seq, b in sends if t >= t_to]
     assert [seq for _t, seq, _b in after[:2]] == [20, 28]
     assert after[0][0] == t_to and after[0][2]["t"].cwnd == 24.0
+    if sack:  # the scoreboard survives the timeout; 20 counts as resent
+        assert after[0][2]["t"].sacked == ((21, 28),) and after[0][2]["t"].highrxt == 21
     assert sorted(seq for _t, seq, _b in sends) == sorted([*range(60), 20])  # no go-back-N
     # the window never shrinks: ssthresh and cwnd stay >= 24 from the loss on
     later = [b["t"] for t, _k, b in fired if t > t_fr]
@@ -87,3 +96,15 @@ def test_timeout_judged_link_loss_retransmits_once_and_paces_the_freed_window():
     for (t0, _s0, b0), (t1, _s1, _b1) in itertools.pairwise(freed):
         assert t1 - t0 == pytest.approx(b0["r"].srtt / 8, abs=1e-12)
         assert t1 - t0 > 0.005                                     # no burst
+
+
+@pytest.mark.parametrize("sack", [False, True])
+def test_timeout_after_a_lost_window_resends_una_at_once(sack):
+    # The whole window 20..27 lost on the last hop: no duplicate ACK, nothing SACKed, so
+    # the timeout finds 8 segments presumed in flight (RFC 6675 pipe 8 = the receive
+    # window): the repair of una must still leave at the timeout, not wait for the pipe.
+    fired = firings(sack, lost=range(20, 28))
+    ((t_to, _, b_to),) = [(t, k, b) for t, k, b in fired if k == "timeout"][:1]
+    assert b_to["t"].una == 20 and b_to["t"].nxt == 28
+    after = [(t, b["t"].nxt) for t, k, b in fired if k == "send" and t >= t_to]
+    assert after[0] == (t_to, 20)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tcpn.errors import InputError
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, retransmissions
 from tcpn.models.components.variants import recovery_variant, variant_sender_net
 from tcpn.models.lenses import evaluate, make_run
@@ -67,6 +66,7 @@ def final_token(scenario, place):
     ("modified_vegas", None, False, "newreno"),
     ("adaptive_vegas", {"recovery": "newreno"}, False, "newreno"),
     ("tcp_l", None, False, "newreno"), ("tcp_l", {"base": "reno"}, False, "reno"),
+    ("tcp_l", None, True, "sack"), ("tcp_l", {"base": "reno"}, True, "reno"),
 ])
 def test_recovery_of_each_variant(variant, params, sack, base):
     class Params:
@@ -101,11 +101,13 @@ def test_vegas_forgets_every_retransmitted_segment(variant, base):
         assert update.startswith("vegas_sent(") and update.endswith(f", {seq}, now, False)")
 
 
-def test_tcp_l_counts_every_transmission_of_a_newreno_recovery():
-    # Four holes in one window, NewReno: fast retransmit of 20, then a partial ACK for
-    # each of 22, 24, 26 (the first and two later ones), all retransmitting. Loss_tcp must
-    # count all four: the sender's own record equals what left it.
-    scenario = lossy_path("tcp_l", sack=False)
+@pytest.mark.parametrize("sack", [False, True])
+def test_tcp_l_counts_every_transmission_of_a_recovery(sack):
+    # Four holes in one window. NewReno: fast retransmit of 20, then a partial ACK for each
+    # of 22, 24, 26 (the first and two later ones), all retransmitting; SACK: fast
+    # retransmit, then sack_retransmit for the holes. Loss_tcp must count all four: the
+    # sender's own record equals what left it.
+    scenario = lossy_path("tcp_l", sack=sack)
     result = evaluate(scenario, lens="net")
     retransmitted = events_of(result, "retransmit")
     assert sorted(retransmitted["seq"] // MSS) == LOST
@@ -113,6 +115,17 @@ def test_tcp_l_counts_every_transmission_of_a_newreno_recovery():
     state = final_token(scenario, "flow0.snd.tcpl")
     assert state.retx == len(retransmitted) == 4
     assert state.sent == len(events_of(result, "send")) + len(retransmitted)
+
+
+def test_tcp_l_on_sack_with_a_clean_last_hop_is_newreno_on_sack():
+    # The losses are on the wired first hop: every report says Loss_link = 0, so
+    # P_congestion = 1 > X at every loss and TCP-L reacts as its base, event for event.
+    def trace(variant):
+        result = evaluate(lossy_path(variant, sack=True), lens="net")
+        events = result.trace.flow_events
+        return (events[["time_s", "event", "seq"]].to_numpy().tolist(),
+                result.trace.series("cwnd_bytes")[["time_s", "value"]].to_numpy().tolist())
+    assert trace("tcp_l") == trace("newreno")
 
 
 def recovery(variant, sack, params=None):
@@ -164,11 +177,6 @@ def test_reno_recovery_of_the_vegas_study_ignores_sack():
     with_sack, without = retransmits(True), retransmits(False)
     assert len(with_sack) and with_sack[:, 1].tolist() == without[:, 1].tolist()
     assert with_sack[:, 0] == pytest.approx(without[:, 0], abs=1e-4)
-
-
-def test_tcp_l_with_sack_is_refused_naming_the_field():
-    with pytest.raises(InputError, match=r"flow f: variant tcp_l needs tcp.sack: false"):
-        evaluate(lossy_path("tcp_l", sack=True), lens="net")
 
 
 def test_unknown_recovery_is_refused_naming_the_field():

@@ -29,7 +29,7 @@ from tcpn.errors import InputError
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.net import ArcKind
 
-__all__ = ["add_action", "and_guard", "track", "wrap_output"]
+__all__ = ["add_action", "and_guard", "or_guard", "track", "wrap_output"]
 
 
 def _transition(net: PetriNet, name: str) -> Any:
@@ -66,6 +66,14 @@ def and_guard(net: PetriNet, transition: str, condition: str) -> None:
     t = _transition(net, transition)
     guard = condition if t.guard is None else f"({t.guard}) and ({condition})"
     net.transitions[transition] = dataclasses.replace(t, guard=guard)
+
+
+def or_guard(net: PetriNet, transition: str, condition: str) -> None:
+    """Weaken the guard of ``transition``: it is also enabled when ``condition`` holds."""
+    t = _transition(net, transition)
+    if t.guard is not None:
+        net.transitions[transition] = dataclasses.replace(
+            t, guard=f"({t.guard}) or ({condition})")
 
 
 def add_action(net: PetriNet, transition: str, action: Callable[..., Mapping[str, Any]],

@@ -5,8 +5,9 @@ Sender state (place ``tcpl``, a ``TcpL`` record): segments ``sent`` and ``retx``
 (retransmitted), and the latest report adopted: ``link_sent``/``link_failed`` frames of the
 receiver's last-hop link and ``report_time`` (receiver clock). Every ``send``,
 ``fast_retransmit`` and NewReno partial ACK (the first and the later ones of a recovery)
-counts what it transmits. The base is
-NewReno (the study) or Reno (``base``).
+counts what it transmits, and so does every ``sack_retransmit`` on SACK recovery. The
+base is NewReno (the study; on the RFC 6675 scoreboard when ``tcp.sack`` is on) or Reno
+(``base``).
 
 Reports (study S3: "the receiver periodically reports its link's frame error rate in a TCP
 option"): the reporter module fires every ``report_interval_s``, reads the last-hop
@@ -49,7 +50,7 @@ import math
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.extend import add_action, or_guard, track, wrap_output
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
     SenderConfig,
@@ -148,11 +149,17 @@ def _decide(st: Any, rng: Any) -> dict[str, Any]:
 
 def tcp_l_sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     """The TCP-L sender module on the loss-based sender ``config.variant`` (``newreno``, the
-    study's, or ``reno``); ports ``out`` and ``acks``. Its place ``report`` is the socket
-    of :func:`reporter_net`'s ``report`` port."""
-    if config.variant not in ("reno", "newreno"):
-        raise InputError(f"tcp-l of flow {config.flow}: base {config.variant!r} is not reno "
-                         "or newreno")
+    study's; ``sack``, NewReno on the RFC 6675 scoreboard; or ``reno``); ports ``out`` and
+    ``acks``. Its place ``report`` is the socket of :func:`reporter_net`'s ``report`` port.
+
+    >>> net = tcp_l_sender_net(SenderConfig(flow=0, dst=1, variant="sack"))
+    >>> [a.inscription for a in net.arcs_of("sack_retransmit") if a.place == "tcpl"]
+    ['st', 'st._replace(sent=st.sent + 1, retx=st.retx + 1)']
+    """
+    if config.variant not in ("reno", "newreno", "sack"):
+        raise InputError(f"tcp-l of flow {config.flow}: base {config.variant!r} is not reno, "
+                         "newreno or sack")
+    sack = config.variant == "sack"
     net = sender_net(config, name)
     net.add_place(Place("tcpl", TCP_L, initial=[TcpL(0, 0, 0, 0, -1.0)]))
     net.add_place(Place("report", REPORTS, initial=[()]))
@@ -168,24 +175,34 @@ def tcp_l_sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             add_action(net, tname, _adopt_and_decide, ("st2", "react"))
         else:
             add_action(net, tname, _adopt, ("st2",))
+    for tname in (t for t in resent if t not in ACK_TRANSITIONS):  # SACK's hole repairs
+        track(net, tname, "tcpl", "st", "st._replace(sent=st.sent + 1, retx=st.retx + 1)")
+    # no reaction: recovery at the window it had (SACK recovery enters at cwnd = ssthresh,
+    # NewReno's inflates it by the duplicate-ACK threshold)
+    inflation = "" if sack else " + DUPTHRESH"
     wrap_output(net, "fast_retransmit", "tcb",
                 "({base}) if react else ({base})._replace(ssthresh=max(2.0, t.cwnd), "
-                "cwnd=max(2.0, t.cwnd) + DUPTHRESH)")
+                f"cwnd=max(2.0, t.cwnd){inflation})")
     net.add_read("tcpl", "timeout", "st")
     add_action(net, "timeout", _decide, ("react",))
-    _retransmit_only_timeout(net)
+    _retransmit_only_timeout(net, sack)
     return net
 
 
-def _retransmit_only_timeout(net: PetriNet) -> None:
+def _retransmit_only_timeout(net: PetriNet, sack: bool) -> None:
     """A timeout that does not react: una again, nxt resumes, recovery at the same window,
-    new segments paced until one window is out after the repair (module docstring)."""
+    new segments paced until one window is out after the repair (module docstring). On
+    SACK recovery the scoreboard is kept and una counts as retransmitted; una leaves
+    whatever the pipe says (it is the repair), what follows obeys the pipe."""
     net.add_place(Place("repair", REPAIR, initial=[Repair(0, False, 0)]))
     net.add_place(Place("pace", UNIT.timed(), initial=[Token((), 0.0)]))
     window = "(t.ssthresh if t.inrec else t.cwnd)"  # before any recovery inflation
+    scoreboard = ", sacked=t.sacked, highrxt=t.una + 1" if sack else ""
     wrap_output(net, "timeout", "tcb",
                 f"({{base}}) if react else ({{base}})._replace(cwnd={window}, "
-                f"ssthresh=max(2.0, {window}), inrec=True)")
+                f"ssthresh=max(2.0, {window}), inrec=True{scoreboard})")
+    if sack:
+        or_guard(net, "send", "rp.resume > 0")
     track(net, "timeout", "repair", "rp",
           "rp._replace(resume=0, paced=False) if react else "
           "rp._replace(resume=t.nxt, paced=True, pace_end=t.high)")

@@ -70,12 +70,11 @@ def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
     With SACK, ns-3 recovers with its RFC 6675 scoreboard whatever the congestion control,
     so every variant whose recovery is NewReno's runs on the ``sack`` sender when
     ``tcp.sack`` is on (NewReno's window arithmetic, RFC 6675 pipe and NextSeg): NewReno,
-    ECN NewReno, Westwood+, and Vegas, Modified and adaptive Vegas (``params.recovery:
-    newreno``, the default, ns-3's). Reno recovery (Tahoe, Reno, the Vegas family with
+    ECN NewReno, Westwood+, TCP-L (``params.base: newreno``, the default) and Vegas,
+    Modified and adaptive Vegas (``params.recovery: newreno``, the default, ns-3's). Reno
+    recovery (Tahoe, Reno, TCP-L with ``base: reno``, the Vegas family with
     ``params.recovery: reno`` as in study S1) has no scoreboard: it ignores the SACK
-    blocks. TCP-L runs on its
-    ``params.base`` (its retransmit-only timeout is defined on recovery without a
-    scoreboard; the net lens refuses it with SACK, :func:`sack_problem`).
+    blocks.
 
     >>> recovery_variant("newreno", True), recovery_variant("newreno", False)
     ('sack', 'newreno')
@@ -87,7 +86,7 @@ def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
     if variant in LOSS_BASED:
         base = variant
     elif variant == "tcp_l":
-        return str(_param(params, "base", "newreno"))
+        base = str(_param(params, "base", "newreno"))
     elif variant == "westwood_plus":
         base = "newreno"
     else:
@@ -100,10 +99,6 @@ def sack_problem(variant: str, sack: bool) -> str | None:
     if variant == "sack" and not sack:
         return ("variant sack needs tcp.sack: true (the receiver sends SACK blocks only "
                 "when SACK is negotiated)")
-    if variant == "tcp_l" and sack:
-        return ("variant tcp_l needs tcp.sack: false (its retransmit-only timeout resumes "
-                "NewReno recovery without a scoreboard; TCP-L on SACK recovery is not "
-                "modelled)")
     return None
 
 
