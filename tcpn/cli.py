@@ -322,8 +322,10 @@ def validate_lenses(
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
-    verdict per metric (targets in tcpn.validation.harness.TOLERANCES), plus figures of
-    goodput, cwnd and queue over time side by side. Exit code 1 if a target is missed."""
+    verdict per metric (targets in tcpn.validation.harness.TOLERANCES), Welch's t-test p
+    of the runs (a miss with a large p is not a difference the runs can tell from noise),
+    plus figures of goodput, cwnd and queue over time side by side. Exit code 1 if a
+    target is missed."""
     from tcpn.models.scenario import load_scenario
     from tcpn.validation.harness import compare, write_comparison
 
@@ -345,14 +347,18 @@ def validate_lenses(
     table.add_column("target", justify="right")
     for lens in found.judged:
         table.add_column(lens if len(found.judged) > 1 else "verdict", justify="right")
+    for lens in found.judged:
+        table.add_column(f"{lens} p" if len(found.judged) > 1 else "Welch p", justify="right")
     for row in found.table.to_dict(orient="records"):
         cells = [f"{row[f'{lens}_mean']:.4g}" + ("" if row[f"{lens}_ci"] != row[f"{lens}_ci"]
                                                else f" ± {row[f'{lens}_ci']:.2g}")
                  for lens in found.lenses]
         errors = [f"{row[f'{lens}_error'] * 100:+.1f} %" for lens in found.judged]
         verdicts = [row[f"{lens}_verdict"] for lens in found.judged]
+        p_values = ["" if row[f"{lens}_p"] != row[f"{lens}_p"] else f"{row[f'{lens}_p']:.2f}"
+                    for lens in found.judged]
         table.add_row(row["scope"], row["name"], row["metric"], *cells, *errors,
-                      row["tolerance"], *verdicts)
+                      row["tolerance"], *verdicts, *p_values)
     wide.print(table)
     write_comparison(found, out)
     console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")

@@ -11,8 +11,10 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from tcpn.cli import app
@@ -25,6 +27,7 @@ from tcpn.validation.harness import (
     Tolerance,
     compare,
     comparison_table,
+    welch_p,
     write_comparison,
 )
 from tcpn.validation.ns3.loader import installed
@@ -98,6 +101,32 @@ def test_comparison_table_judges_each_lens_against_the_reference():
     assert verdicts == [["pass", "FAIL"], ["FAIL", "pass"], ["-", "-"], ["pass", "pass"]]
     assert table.loc[("flow", "f0", "goodput_bps"), "fluid_error"] == pytest.approx(-0.075)
     assert table.loc[("queue", "A->B", "mean_packets"), "tolerance"] == "15 % or 0.5"
+
+
+def test_welch_p_tells_a_difference_from_run_to_run_noise():
+    # per-run goodputs: net differs from ns-3 by 10 % with tight runs (a difference) and
+    # fluid by 10 % with runs that spread +-50 % (noise); both miss the 5 % target
+    key = ("flow", "f0", "goodput_bps")
+
+    def lens(runs):
+        frame = pd.DataFrame([(*key, i, v) for i, v in enumerate(runs)],
+                             columns=["scope", "name", "metric", "replication", "value"])
+        return _table({key: float(np.mean(runs))}), frame
+    (ns3, ns3_runs), (net, net_runs), (fluid, fluid_runs) = (
+        lens([1.00e6, 1.01e6, 0.99e6, 1.00e6, 1.00e6]),
+        lens([1.10e6, 1.11e6, 1.09e6, 1.10e6, 1.10e6]),
+        lens([0.55e6, 1.65e6, 1.10e6, 0.60e6, 1.60e6]))
+    table = comparison_table({"ns3": ns3, "net": net, "fluid": fluid}, "ns3",
+                             {"ns3": ns3_runs, "net": net_runs, "fluid": fluid_runs})
+    row = table.iloc[0]
+    assert row["net_verdict"] == row["fluid_verdict"] == "FAIL"
+    assert row["net_p"] < 1e-6 and row["fluid_p"] > 0.5
+    # scipy's Welch test on the same numbers
+    assert row["fluid_p"] == pytest.approx(
+        stats.ttest_ind(ns3_runs["value"], fluid_runs["value"], equal_var=False).pvalue)
+    # one run per lens: no test, no column of guesses
+    assert math.isnan(welch_p([1.0], [2.0, 3.0]))
+    assert "net_p" not in comparison_table({"ns3": ns3, "net": net}, "ns3").columns
 
 
 def test_compare_records_refusals_and_writes_the_record(tmp_path: Path):

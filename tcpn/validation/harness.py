@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from tcpn.models.traces import Trace
 
 __all__ = ["INFO_METRICS", "QUEUE_FLOOR_PACKETS", "TOLERANCES", "Tolerance", "Validation",
-           "compare", "plot_timeseries", "write_comparison"]
+           "compare", "comparison_table", "plot_timeseries", "welch_p", "write_comparison"]
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,10 @@ class Validation:
 
     ``table`` has one row per metric: ``scope``, ``name``, ``metric``, then for every lens
     ``<lens>_mean`` and ``<lens>_ci`` (95 % half-width), for every judged lens
-    ``<lens>_error`` (relative to the reference) and ``<lens>_verdict`` (``pass``,
-    ``FAIL``, or ``-`` for an information row), and ``tolerance``.
+    ``<lens>_error`` (relative to the reference), ``<lens>_verdict`` (``pass``,
+    ``FAIL``, or ``-`` for an information row) and ``<lens>_p`` (Welch's two-sided
+    t-test of its runs against the reference's: a miss with a large p is a difference the
+    runs cannot tell from noise), and ``tolerance``.
     """
 
     scenario: Scenario
@@ -185,7 +187,8 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
                         output=runs_dir / lens if runs_dir is not None else None,
                         workers=workers, keep_traces=False)
         for lens in ordered}
-    table = comparison_table({lens: results[lens].table() for lens in ordered}, ref)
+    table = comparison_table({lens: results[lens].table() for lens in ordered}, ref,
+                             {lens: results[lens].values() for lens in ordered})
     meta = {"scenario": spec.name, "scenario_hash": spec.content_hash(),
             "reference": ref, "lenses": ordered, "refused": refused,
             "replications": replications,
@@ -198,9 +201,29 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
                       results=results, table=table, runs_dir=runs_dir, meta=meta)
 
 
-def comparison_table(tables: dict[str, pd.DataFrame], reference: str) -> pd.DataFrame:
+def welch_p(reference_runs: Sequence[float], runs: Sequence[float]) -> float:
+    """Welch's two-sided t-test p-value of ``runs`` against ``reference_runs`` (NaN with
+    fewer than two runs on a side, or when neither varies).
+
+    >>> welch_p([1.0, 1.1, 0.9, 1.0], [2.0, 2.1, 1.9, 2.0]) < 1e-5
+    True
+    >>> round(welch_p([1.0, 3.0, 2.0], [2.5, 1.5, 2.0]), 3)
+    1.0
+    """
+    a, b = np.asarray(reference_runs, float), np.asarray(runs, float)
+    if len(a) < 2 or len(b) < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return math.nan
+    from scipy.stats import ttest_ind
+
+    return float(ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def comparison_table(tables: dict[str, pd.DataFrame], reference: str,
+                     values: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """The comparison rows from each lens's :meth:`ReplicationResult.table` (``tables``
-    maps lens -> table, the reference among them); see :class:`Validation`.
+    maps lens -> table, the reference among them); see :class:`Validation`. With
+    ``values`` (lens -> :meth:`ReplicationResult.values`, every run) each judged lens
+    also gets ``<lens>_p`` (:func:`welch_p`).
 
     >>> idx = pd.MultiIndex.from_tuples([("aggregate", "all", "goodput_bps")])
     >>> ref = pd.DataFrame({"mean": [10.0], "half_width": [0.5]}, index=idx)
@@ -211,6 +234,8 @@ def comparison_table(tables: dict[str, pd.DataFrame], reference: str) -> pd.Data
     """
     lenses = [reference, *[lens for lens in tables if lens != reference]]
     base = tables[reference]
+    runs = {lens: {key: group["value"].to_numpy(float) for key, group in frame.groupby(
+        ["scope", "name", "metric"], sort=False)} for lens, frame in (values or {}).items()}
     rows = []
     for (scope, name, metric), ref in base.iterrows():
         tolerance = TOLERANCES.get((scope, metric))
@@ -237,6 +262,11 @@ def comparison_table(tables: dict[str, pd.DataFrame], reference: str) -> pd.Data
             row[f"{lens}_verdict"] = (_NO_TARGET if tolerance is None else
                                       "pass" if tolerance.judge(reference_mean, value)
                                       else "FAIL")
+            if values is not None:
+                key = (scope, name, metric)
+                row[f"{lens}_p"] = (welch_p(runs[reference][key], runs[lens][key])
+                                    if key in runs.get(reference, {})
+                                    and key in runs.get(lens, {}) else math.nan)
         row["tolerance"] = tolerance.describe() if tolerance is not None else _NO_TARGET
         rows.append(row)
     return pd.DataFrame(rows)
