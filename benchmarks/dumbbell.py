@@ -7,9 +7,10 @@ how much the component nets cost per firing over the bare engine. ``--against RE
 runs the same measurement on git revision ``REV`` of this repository (extracted with
 ``git archive`` into a temporary directory, same scenario file, same Python) and prints
 the ratio of the two CPU times: a before/after measured in the same run. CPU time is
-less disturbed than wall time by other work on the machine.
+less disturbed than wall time by other work on the machine. ``--repeats N`` alternates
+the two N times and reports medians.
 
-    .venv/bin/python benchmarks/dumbbell.py [--horizon 60] [--against 8e28553]
+    .venv/bin/python benchmarks/dumbbell.py [--horizon 60] [--against 8e28553] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,12 @@ def measure_revision(revision: str, horizon_s: float | None) -> dict[str, Any]:
     return result
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run of median CPU time among ``runs`` of the same work."""
+    cpu = statistics.median_low(m["cpu_s"] for m in runs)
+    return next(m for m in runs if m["cpu_s"] == cpu)
+
+
 def report(label: str, m: dict[str, Any]) -> None:
     print(f"{label}: {m['places']} places, {m['transitions']} transitions")
     print(f"  wall {m['wall_s']:.2f} s, cpu {m['cpu_s']:.2f} s (build {m['build_s']:.2f} s, "
@@ -83,20 +91,30 @@ def main() -> None:
     parser.add_argument("--horizon", type=float, default=None, help="model seconds (60)")
     parser.add_argument("--against", default=None, metavar="REV",
                         help="git revision to measure too (before/after in one run)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each (alternated with --against); medians")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json:
         print(json.dumps(measure(args.horizon)))
         return
-    now = measure(args.horizon)
-    print(f"net lens, {now['name']}, {now['horizon_s']:g} s model time")
+    runs, before_runs = [], []
+    for _ in range(args.repeats):
+        runs.append(measure(args.horizon))
+        if args.against is not None:
+            before_runs.append(measure_revision(args.against, args.horizon))
+    now = median_run(runs)
+    print(f"net lens, {now['name']}, {now['horizon_s']:g} s model time"
+          + (f", median CPU time of {args.repeats}" if args.repeats > 1 else ""))
     report("this tree", now)
-    if args.against is not None:
-        before = measure_revision(args.against, args.horizon)
+    if before_runs:
+        before = median_run(before_runs)
         report(f"revision {args.against}", before)
         print(f"  cpu time ratio this tree / {args.against}: "
-              f"{now['cpu_s'] / before['cpu_s']:.2f}; firings ratio "
-              f"{now['firings'] / before['firings']:.2f}")
+              f"{now['cpu_s'] / before['cpu_s']:.3f} (speed-up "
+              f"{before['cpu_s'] / now['cpu_s']:.3f}x); firings ratio "
+              f"{now['firings'] / before['firings']:.2f}; same goodput: "
+              f"{now['goodput_bps'] == before['goodput_bps']}")
     baseline = Simulator(single_server_queue(100_000, 1.0, 0.9), seed=1).run()
     base_rate = baseline.firings / baseline.metadata["wall_time_s"]
     print(f"baseline M/M/1 net: {base_rate:,.0f} firings/s; ratio dumbbell/baseline "

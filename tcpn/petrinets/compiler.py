@@ -17,7 +17,9 @@ and, for the simulator, ``enumerate_due`` (the same bindings, but those on the *
 places, and possibly without bindings later than the earliest future one), ``gate`` (the
 arcs that name fixed tokens, such as ``()`` from a lock or an inhibitor without
 inscription: whether, and from when, they are satisfied, the same for every binding) and
-``fire_tracked`` (``fire`` that also keeps each timed place's timestamp order).
+``fire_tracked`` (``fire`` that also keeps each timed place's timestamp order and, for a
+transition with conditional output arcs, returns which of the places only those arcs
+write it wrote: see ``CompiledNet.affected_by``).
 
 Variables are bound by *pattern* input arcs (a variable, a constant, or a tuple of them);
 names are checked in arc order, and the enumerators visit binders on untimed places
@@ -137,7 +139,11 @@ class CompiledTransition:
     #: like ``enumerate``, possibly without bindings after the earliest future one
     enumerate_due: Callable[[Marking, float, list[bool]], list[tuple[float, Binding]]] = \
         field(default=None, repr=False)  # type: ignore[assignment]
-    fire_tracked: Callable[..., None] = field(default=None, repr=False)  # type: ignore[assignment]
+    #: like ``fire``; returns ``None``, or with ``cond_places`` a mask: bit ``i`` set when
+    #: the firing wrote ``cond_places[i]``
+    fire_tracked: Callable[..., int | None] = field(default=None, repr=False)  # type: ignore[assignment]
+    #: the places among ``writes_places`` that only conditional output arcs write
+    cond_places: tuple[int, ...] = ()
     #: ``gate(M)``: from when the arcs on ``gate_places`` (fixed tokens: ``()`` from a lock,
     #: an inhibitor without inscription) are satisfied, ``None`` when they are not.
     #: ``enumerate_due`` leaves those arcs out; ``enumerate`` keeps them.
@@ -195,6 +201,8 @@ class CompiledNet:
         for t in self.transitions:
             for p in set(t.reads_places) - set(t.gate_places):
                 body_readers[p].add(t.index)
+        self._body_readers = body_readers
+        self._by_mask: list[dict[int, tuple[int, ...]]] = [{} for _ in self.transitions]
         self.body_affected = tuple(
             tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
             for t in self.transitions
@@ -210,6 +218,24 @@ class CompiledNet:
                   if set(places) & set(t.writes_places))
             for t in self.transitions
         )
+
+    def affected_by(self, t: int, mask: int | None) -> tuple[int, ...]:
+        """The transitions to enumerate again after ``t`` fired, ``fire_tracked`` gave ``mask``.
+
+        ``body_affected[t]`` without the readers of the conditional places (see
+        ``CompiledTransition.cond_places``) whose bit is clear: a place the firing left
+        untouched leaves their bindings as they were. ``mask=None``: ``body_affected[t]``.
+        """
+        if mask is None:
+            return self.body_affected[t]
+        cached = self._by_mask[t].get(mask)
+        if cached is None:
+            transition = self.transitions[t]
+            skipped = {p for i, p in enumerate(transition.cond_places) if not mask >> i & 1}
+            cached = self._by_mask[t][mask] = tuple(sorted(
+                {d for p in transition.writes_places if p not in skipped
+                 for d in self._body_readers[p]}))
+        return cached
 
     def initial_marking(self) -> Marking:
         """A fresh copy of the net's initial marking in compiled form."""
@@ -266,8 +292,12 @@ def compile_net(net: PetriNet) -> CompiledNet:
     timed = tuple(net.places[n].colour.is_timed for n in place_names)
     compiled = []
     dependents: list[set[int]] = [set() for _ in place_names]
+    arcs_of: dict[str, list[Arc]] = {name: [] for name in net.transitions}
+    for arc in net.arcs:  # net.arcs_of per transition would be quadratic in big nets
+        arcs_of.setdefault(arc.transition, []).append(arc)
     for index, name in enumerate(net.transitions):
-        ct = _TransitionCompiler(net, name, index, place_index, timed).compile()
+        ct = _TransitionCompiler(net, name, index, place_index, timed,
+                                 arcs_of[name]).compile()
         compiled.append(ct)
         for p in ct.reads_places:
             dependents[p].add(index)
@@ -344,7 +374,7 @@ def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: 
 
 class _TransitionCompiler:
     def __init__(self, net: PetriNet, name: str, index: int, place_index: dict[str, int],
-                 timed: tuple[bool, ...]):
+                 timed: tuple[bool, ...], arcs: list[Arc] | None = None):
         self.net = net
         self.t = net.transitions[name]
         self.name = name
@@ -362,7 +392,7 @@ class _TransitionCompiler:
             "_cut": [False],
         }
         self.globals.update(self.scope)
-        self.arcs = net.arcs_of(name)
+        self.arcs = net.arcs_of(name) if arcs is None else arcs
         self.declared = set(self.scope)
 
     # -- checks ---------------------------------------------------------------------------
@@ -391,12 +421,13 @@ class _TransitionCompiler:
     # -- compilation ----------------------------------------------------------------------
     def compile(self) -> CompiledTransition:
         gate_places = self._gate_places()
+        cond_places = self._cond_places()
         enum_source, bound, needs = self._compile_enumerate(due=False)
         due_source, _, _ = self._compile_enumerate(due=True, skip=gate_places)
         sources = [
             enum_source, due_source,
             self._compile_fire(bound, needs, tracked=False),
-            self._compile_fire(bound, needs, tracked=True),
+            self._compile_fire(bound, needs, tracked=True, cond_places=cond_places),
         ]
         gate_source = self._compile_gate(gate_places) if gate_places else None
         if gate_source is not None:
@@ -432,7 +463,16 @@ class _TransitionCompiler:
             gate_places=tuple(sorted(gate_places)),
             gate_key=gate_key,
             cut=namespace["_cut"],
+            cond_places=cond_places,
         )
+
+    def _cond_places(self) -> tuple[int, ...]:
+        """The places only conditional output arcs (``when``) of this transition write."""
+        always = {self.place_index[a.place] for a in self.arcs
+                  if a.kind in (ArcKind.INPUT, ArcKind.RESET)
+                  or (a.kind is ArcKind.OUTPUT and a.when is None)}
+        return tuple(sorted({self.place_index[a.place] for a in self.arcs
+                             if a.kind is ArcKind.OUTPUT and a.when is not None} - always))
 
     def _gate_places(self) -> set[int]:
         """Places all of whose input, read and inhibitor arcs name fixed tokens.
@@ -750,13 +790,15 @@ class _TransitionCompiler:
         return repr(float(delay))
 
     def _compile_fire(self, bound: list[str], needs: dict[int, list[tuple[str, str, Arc]]],
-                      tracked: bool) -> str:
+                      tracked: bool, cond_places: tuple[int, ...] = ()) -> str:
         """Source of ``_fire(M, b, now, draw)``, or with ``tracked`` of ``_fire_tracked``.
 
         The tracked variant also keeps, for each timed place, whether its values are in
         timestamp order in the dict (``_inord``) and the latest timestamp added (``_last``),
-        which ``enumerate_due`` relies on.
+        which ``enumerate_due`` relies on; with ``cond_places`` it returns the mask of those
+        it wrote (bit ``i``: ``cond_places[i]``).
         """
+        masked = tracked and bool(cond_places)
         code = _Code()
         code.line("def _fire_tracked(M, _b, now, _draw, _inord, _last):" if tracked
                   else "def _fire(M, _b, now, _draw):")
@@ -770,6 +812,8 @@ class _TransitionCompiler:
             code.line(f"{fn} = _draw.{fn}")
         if "rng" in self.t.action_inputs:
             code.line("rng = _draw.generator")
+        if masked:
+            code.line("_wm = 0")
         after_action = set(bound) | {"now"}
         binding = self._binding_dict(bound)
         # recompute consumed values (cheap) instead of passing them from enumeration
@@ -839,6 +883,8 @@ class _TransitionCompiler:
                 code.line("if _w:")
                 code.depth += 1
                 indent = 1
+                if masked and p in cond_places:
+                    code.line(f"_wm |= {1 << cond_places.index(p)}")
             self._emit_checked(code, "_val", ins.text, arc.where, binding)
             code.line(f"if not {_colour_test(colour, '_val', self.globals)}:")
             code.line(
@@ -880,7 +926,7 @@ class _TransitionCompiler:
                 code.line(f"_c = _p{p}.get(_val, 0) + {count}")
                 code.line(f"if _c: _p{p}[_val] = _c")
             code.depth -= indent
-        code.line("return None")
+        code.line("return _wm" if masked else "return None")
         return code.text()
 
     def _names_used_at_firing(self) -> set[str]:

@@ -202,12 +202,12 @@ class Simulator:
         for monitor in self._before[t]:
             monitor.before(self, transition, binding)
         try:
-            transition.fire_tracked(self.marking, binding, at, self._draw, self._in_order,
-                                    self._latest)
+            mask = transition.fire_tracked(self.marking, binding, at, self._draw,
+                                           self._in_order, self._latest)
         except FiringError as exc:
             exc.time = at
             raise
-        self._dirty.update(self.compiled.body_affected[t])
+        self._dirty.update(self.compiled.affected_by(t, mask))
         self._dirty_gates.update(self.compiled.gate_affected[t])
         self.firings += 1
         self.firing_counts[t] += 1
@@ -235,6 +235,8 @@ class Simulator:
         in_order, latest = self._in_order, self._latest
         priorities = [t.priority for t in transitions]
         body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
+        affected_by = compiled.affected_by
+        masked = [bool(t.cond_places) for t in transitions]
         gate_fns = [g[0] for g in compiled.gates]
         members = [g[2] for g in compiled.gates]
         gate_of, gate_cut, gated = compiled.gate_of, compiled.gate_cut, bool(compiled.gates)
@@ -252,12 +254,13 @@ class Simulator:
         next_progress = wallclock.perf_counter() + 0.2
         reason = "dead"
         t = fired = -1
+        todo: tuple[int, ...] = ()
         binding: tuple[Any, ...] = ()
         try:
             while True:
                 if fired >= 0 and not gated:
                     # bring the state up to date after the previous firing (no gates)
-                    for u in body_affected[fired]:
+                    for u in todo:
                         for p in required[u]:
                             if not marking[p]:
                                 found = []
@@ -274,7 +277,6 @@ class Simulator:
                     fired = -1
                 elif fired >= 0:
                     # the same, with gates: re-test those the firing touched first
-                    todo = body_affected[fired]
                     for g in gate_affected[fired]:
                         ready = gate_fns[g](marking)
                         old = gate_ready[g]
@@ -363,8 +365,10 @@ class Simulator:
                 if before[t]:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
-                fire_fns[t](marking, binding, now, draw, in_order, latest)
+                mask = fire_fns[t](marking, binding, now, draw, in_order, latest)
                 fired = t
+                # the transitions to enumerate again: those reading a place it wrote
+                todo = affected_by(t, mask) if masked[t] else body_affected[t]
                 firings += 1
                 counts[t] += 1
                 if after[t]:
@@ -389,7 +393,7 @@ class Simulator:
         finally:
             self.now, self.firings, self._total = now, firings, total
             if fired >= 0:
-                self._dirty.update(body_affected[fired])
+                self._dirty.update(todo)
                 self._dirty_gates.update(gate_affected[fired])
         self._last = (now, t, binding)
         return reason
