@@ -109,29 +109,64 @@ def to_cpn(net: PetriNet, *, real_time: bool | None = None,
     """
     if layout not in ("dot", "grid"):
         raise InputError(f"layout must be 'dot' or 'grid', got {layout!r}")
+    shared = _Shared(net)
     if real_time is None:
         try:
-            return _export(net, None, dict(ids or {}), layout)
+            return _export(net, None, dict(ids or {}), layout, shared)
         except _NeedsRealTime:
             real_time = True
-    return _export(net, real_time, dict(ids or {}), layout)
+    return _export(net, real_time, dict(ids or {}), layout, shared)
 
 
 class _NeedsRealTime(InputError):
     """A real-valued delay in a net exported with integer time (CPN Tools' default)."""
 
 
-def _export(net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str) -> str:
+class _Shared:
+    """What every translation pass of one export computes alike, computed once: the arcs
+    of each transition, functions reduced to expressions, colour sets' ML types, and the
+    translations themselves (a pass re-translates only what reads a type learnt since)."""
+
+    def __init__(self, net: PetriNet):
+        self.arcs_of: dict[str, list[Arc]] = {name: [] for name in net.transitions}
+        for arc in net.arcs:
+            self.arcs_of[arc.transition].append(arc)
+        self.sources: dict[int, tuple[Any, _Source]] = {}  # id(fn) -> (fn, source)
+        self.action_bodies: dict[tuple[int, tuple[str, ...], str], str] = {}
+        self.colour_types: dict[int, tuple[ColourSet, MLType]] = {}
+        self.translations: dict[Any, Any] = {}  # PythonToML.memo
+        self.inputs: dict[str, tuple[str, ...]] = {}  # transition -> its action's inputs
+
+    def action_inputs(self, transition: Transition) -> tuple[str, ...]:
+        known = self.inputs.get(transition.name)
+        if known is None:
+            known = self.inputs[transition.name] = tuple(transition.action_inputs)
+        return known
+
+    def colour_type(self, colour: ColourSet) -> MLType:
+        known = self.colour_types.get(id(colour))
+        if known is None:
+            known = self.colour_types[id(colour)] = (colour, colour_type(colour))
+        return known[1]
+
+
+def _export(net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str,
+            shared: _Shared) -> str:
     # Python is untyped: the types of declared functions' parameters come from their call
     # sites and their results from their bodies, so translate until what is learnt of
-    # them no longer changes, then write the file
+    # them no longer changes, then write the file. A pass that learnt nothing and skipped
+    # nothing is what the writing pass would compute again: it writes the file.
     learned: dict[str, Any] = {"calls": {}, "returns": {}}
     for _ in range(6):
         before = repr(learned)
-        _Exporter(net, real_time, dict(ids), layout, learned, tolerant=True).run(xml=False)
+        exporter = _Exporter(net, real_time, dict(ids), layout, learned, tolerant=True,
+                             shared=shared)
+        exporter.run(xml=False)
         if repr(learned) == before:
+            if not exporter.skipped:
+                return exporter.write()
             break
-    return _Exporter(net, real_time, ids, layout, learned).run()
+    return _Exporter(net, real_time, ids, layout, learned, shared=shared).run()
 
 
 # -- colour sets ---------------------------------------------------------------------------------
@@ -390,9 +425,13 @@ class _Ids:
 
 class _Exporter:
     def __init__(self, net: PetriNet, real_time: bool | None, ids: dict[str, str], layout: str,
-                 learned: dict[str, Any] | None = None, tolerant: bool = False):
+                 learned: dict[str, Any] | None = None, tolerant: bool = False,
+                 shared: _Shared | None = None):
         self.net = net
+        self.shared = shared if shared is not None else _Shared(net)
         self.tolerant = tolerant  # a learning pass: skip what fails, the last pass reports it
+        self.skipped = False  # whether this (learning) pass skipped something that failed
+        self.fresh_from: dict[str, int] = {}  # base name -> the first suffix _fresh tries
         self.auto_time = real_time is None
         self.learned = learned if learned is not None else {"calls": {}, "returns": {}}
         self.sources: dict[int, _Source] = {}
@@ -436,9 +475,13 @@ class _Exporter:
         name = re.sub(r"[^A-Za-z0-9_']", "_", base).lstrip("_'") or "v"
         if not name[0].isalpha():
             name = "v" + name
-        candidate, suffix = name, 2
+        # names are never given back: the suffixes tried before stay taken
+        suffix = self.fresh_from.get(name, 1)
+        candidate = name if suffix == 1 else f"{name}_{suffix}"
         while candidate in self.taken or candidate in self.colours.taken:
-            candidate, suffix = f"{name}_{suffix}", suffix + 1
+            suffix += 1
+            candidate = f"{name}_{suffix}"
+        self.fresh_from[name] = suffix + 1
         self.taken.add(candidate)
         return candidate
 
@@ -452,7 +495,11 @@ class _Exporter:
         self.pages_by_path = pages
         self.page_names = {path: page.name for path, page in pages.items()}
         self._translate(pages)
-        return self._xml(pages) if xml else ""
+        return self.write() if xml else ""
+
+    def write(self) -> str:
+        """The file, once :meth:`run` has translated the net."""
+        return self._xml(self.pages_by_path)
 
     # -- declarations ---------------------------------------------------------------------
     def _scope_entries(self) -> Iterator[tuple[str, Any, str]]:
@@ -522,6 +569,10 @@ class _Exporter:
         cached = self.sources.get(id(fn))
         if cached is not None:
             return cached
+        known = self.shared.sources.get(id(fn))
+        if known is not None:
+            self.sources[id(fn)] = known[1]
+            return known[1]
         where = where or f"declaration {getattr(fn, '__name__', fn)}"
         try:
             source = function_source(fn, where)
@@ -539,6 +590,7 @@ class _Exporter:
         result = _Source(source.params, source.annotations, source.returns, ast.unparse(tree),
                          scope)
         self.sources[id(fn)] = result
+        self.shared.sources[id(fn)] = (fn, result)
         return result
 
     def _constant_entries(self) -> list[tuple[str, Any]]:
@@ -575,10 +627,10 @@ class _Exporter:
         values: dict[str, Any] = {}
         for name, value in scope.items():
             if id(value) in self.record_constructors:
-                records[name] = colour_type(self.record_constructors[id(value)])
+                records[name] = self.shared.colour_type(self.record_constructors[id(value)])
                 continue
             if isinstance(value, RecordSet):
-                records[name] = colour_type(value)
+                records[name] = self.shared.colour_type(value)
                 continue
             if id(value) in self.basis:
                 functions[name] = FunctionInfo(self.basis[id(value)], (REAL_T,), INT_T)
@@ -592,12 +644,13 @@ class _Exporter:
                 constants[name] = self.global_types.get(ml, value_type(value))
                 constant_names[name] = ml
                 values[name] = value
-        enums = {v: colour_type(c) for c in self.colours.order if isinstance(c, EnumSet)
+        enums = {v: self.shared.colour_type(c) for c in self.colours.order
+                 if isinstance(c, EnumSet)
                  for v in c.values}
         return PythonToML(constants=constants, constant_names=constant_names,
                           functions=functions, records=records, enum_constants=enums,
                           real_time=self.real_time, constant_values=values,
-                          call_types=self.learned["calls"])
+                          call_types=self.learned["calls"], memo=self.shared.translations)
 
     def _function_info(self, ml: str) -> FunctionInfo:
         known = self.function_info.get(ml)
@@ -649,6 +702,7 @@ class _Exporter:
             except (UnsupportedConstruct, InputError) as exc:
                 if self._is_used(ml) and not self.tolerant:
                     raise InputError(str(exc)) from None
+                self.skipped = True
                 continue
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
@@ -891,6 +945,7 @@ class _Exporter:
         except InputError:
             if not self.tolerant or isinstance(sys.exc_info()[1], _NeedsRealTime):
                 raise
+            self.skipped = True
 
     def _initmark(self, place: Place) -> str:
         where = f"initial marking of place {place.name}"
@@ -928,14 +983,15 @@ class _Exporter:
         found: dict[str, MLType] = {}
         translator = self._translator(transition)
         declared = set(self.net.scope_of(transition.name))
-        for arc in self.net.arcs_of(transition.name):
+        for arc in self.shared.arcs_of[transition.name]:
             if arc.kind not in (ArcKind.INPUT, ArcKind.READ) or arc.inscription is None:
                 continue
             ins = Inscription.parse(arc.inscription, arc.where)
             if not ins.is_pattern:
                 continue
             colour = self.net.places[arc.place].colour
-            for name, t in translator.pattern_types(arc.inscription, colour_type(colour),
+            for name, t in translator.pattern_types(arc.inscription,
+                                                    self.shared.colour_type(colour),
                                                     arc.where).items():
                 if name in declared:
                     continue
@@ -951,9 +1007,9 @@ class _Exporter:
 
     def _output_type(self, transition: Transition, name: str, known: dict[str, MLType],
                      translator: PythonToML) -> MLType:
-        for arc in self.net.arcs_of(transition.name):
+        for arc in self.shared.arcs_of[transition.name]:
             if arc.kind is ArcKind.OUTPUT and arc.inscription == name:
-                return colour_type(self.net.places[arc.place].colour)
+                return self.shared.colour_type(self.net.places[arc.place].colour)
         where = f"code action of transition {transition.name}"
         body = self._action_body(transition, where)
         inputs = {n: known.get(n) for n in self._action_inputs(transition, where)}
@@ -972,13 +1028,13 @@ class _Exporter:
             return transition.action.inputs
         declared = set(self.net.scope_of(transition.name))
         # the generator 'rng' becomes CPN Tools' random functions; declarations are globals
-        return tuple(n for n in transition.action_inputs
+        return tuple(n for n in self.shared.action_inputs(transition)
                      if n not in ("now", "rng") and n not in declared)
 
     def _code_translator(self, transition: Transition) -> PythonToML:
         translator = self._translator(transition, self._action_scope(transition))
         return dataclasses.replace(translator, generators=frozenset(
-            {"rng"} if "rng" in transition.action_inputs else set()))
+            {"rng"} if "rng" in self.shared.action_inputs(transition) else set()))
 
     def _action_scope(self, transition: Transition) -> dict[str, Any]:
         """The names the action's Python reads from its module or closure."""
@@ -999,7 +1055,7 @@ class _Exporter:
         assert action is not None
         parts = getattr(action, "action_parts", None) or ((action, transition.outputs),)
         try:
-            bodies = [(action_body(fn, outputs, where, self._source(fn, where).body), outputs)
+            bodies = [(self._part_body(fn, tuple(outputs), where), outputs)
                       for fn, outputs in parts]
         except UnsupportedConstruct as exc:
             raise InputError(str(exc)) from None
@@ -1018,6 +1074,15 @@ class _Exporter:
                         f"({unpacked}))({body})")
             outputs = (*part_outputs, *outputs)
         return text
+
+    def _part_body(self, fn: Any, outputs: tuple[str, ...], where: str) -> str:
+        """:func:`action_body` of one Python function of an action, once per export."""
+        source = self._source(fn, where).body
+        key = (id(fn), outputs, source)
+        body = self.shared.action_bodies.get(key)
+        if body is None:
+            body = self.shared.action_bodies[key] = action_body(fn, outputs, where, source)
+        return body
 
     def _var_names(self, transition: Transition, variables: dict[str, MLType]) -> dict[str, str]:
         renames = {}
@@ -1144,7 +1209,8 @@ class _Exporter:
             raise InputError(f"{where}: CPN Tools has no read arc for a timed place (a double "
                              "arc would give the token a new timestamp)")
         assert arc.inscription is not None
-        value, prec, _ = self._ml_typed(arc.inscription, where, colour_type(place.colour))
+        value, prec, _ = self._ml_typed(arc.inscription, where,
+                                        self.shared.colour_type(place.colour))
         if isinstance(arc.count, str):
             count_text, count_prec, _ = self._ml_typed(arc.count, f"count of {where}", INT_T)
             count = count_text if count_prec >= 10 else f"({count_text})"

@@ -280,6 +280,18 @@ class _Importer:
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
+        self.trees: dict[tuple[str, str], Tree] = {}  # (text, start) -> parse, once per text
+        # (id(tree), variables) -> Python text and its translator, while the declarations
+        # can no longer change (the trees are kept in self.trees)
+        self.pythons: dict[tuple[int, frozenset[str]], tuple[str, MLToPython]] | None = None
+
+    def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
+        """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
+        file repeats its inscriptions across pages; the trees are only read)."""
+        tree = self.trees.get((text, start))
+        if tree is None:
+            tree = self.trees[(text, start)] = parse_ml(text, where, start)
+        return tree
 
     def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
         line = self.lines.get(element) if element is not None else None
@@ -329,6 +341,7 @@ class _Importer:
         self.places: dict[str, _PlaceInfo] = {}  # element id + instance path -> place
         self.pending_arcs: list[tuple[ET.Element, str, str, str]] = []
         self.pending_transitions: list[tuple[ET.Element, str, str]] = []
+        self.pending_names: set[str] = set()  # the names in pending_transitions
         for page_id in primes:
             path = "" if len(primes) == 1 else self._unique_child(
                 "", _python_identifier(self._page_name(pages[page_id]), "page"))
@@ -506,7 +519,7 @@ class _Importer:
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
-        tree = parse_ml(text, where)
+        tree = self.parse_ml(text, where)
         translator = self._translator()
         try:
             python = translator.expression(tree, where)
@@ -553,7 +566,7 @@ class _Importer:
                       f"SML '{first_word}' declarations are not imported")
             return
         try:
-            decs = parse_ml(text, f"declaration {element.get('id')}", start="decs").children
+            decs = self.parse_ml(text, f"declaration {element.get('id')}", start="decs").children
         except MLSyntaxError as exc:
             self.skip("declaration", element, text.split("=", 1)[0].strip(),
                       f"outside the CPN ML subset tcpn reads ({exc})")
@@ -661,6 +674,7 @@ class _Importer:
             name = self._unique_node(prefix + _python_identifier(_node_name(element), tid))
             transitions[tid] = name
             self.pending_transitions.append((element, name, path))
+            self.pending_names.add(name)
         for element in page.findall("arc"):
             t_end, p_end = element.find("transend"), element.find("placeend")
             tref = t_end.get("idref") if t_end is not None else None
@@ -681,9 +695,8 @@ class _Importer:
             self.pending_arcs.append((element, transitions[tref], local[pref], path))
 
     def _unique_node(self, name: str) -> str:
-        taken = set(self.net.places) | {n for _, n, _ in self.pending_transitions}
         candidate, suffix = name, 2
-        while candidate in taken:
+        while candidate in self.net.places or candidate in self.pending_names:
             candidate, suffix = f"{name}_{suffix}", suffix + 1
         return candidate
 
@@ -755,7 +768,7 @@ class _Importer:
     def _number(self, text: str, where: str) -> float:
         translator = self._translator()
         try:
-            value = self._evaluate(translator.expression(parse_ml(text, where), where),
+            value = self._evaluate(translator.expression(self.parse_ml(text, where), where),
                                    translator, where)
         except UnsupportedConstruct as exc:
             raise _Unsupported(exc.construct) from None
@@ -766,7 +779,7 @@ class _Importer:
     def _parse(self, element: ET.Element | None, text: str, where: str,
                start: str = "expr") -> Tree:
         try:
-            return parse_ml(text, where, start)
+            return self.parse_ml(text, where, start)
         except MLSyntaxError as exc:
             raise self.fail(element, str(exc)) from None
 
@@ -805,6 +818,10 @@ class _Importer:
         for arc_element, transition_name, place, _path in self.pending_arcs:
             arcs_of.setdefault(transition_name, []).append((arc_element, place))
         self.arc_ids: list[tuple[Arc, str]] = []
+        self.pythons = {}
+        self.place_named: dict[str, _PlaceInfo] = {}  # the first place info of each name
+        for info in self.places.values():
+            self.place_named.setdefault(info.name, info)
         for element, name, path in self.pending_transitions:
             raw = _node_name(element)
             try:
@@ -826,7 +843,7 @@ class _Importer:
         where = f"transition {raw!r}"
         variables = frozenset(self.variables)
         for arc_element, place in arcs:
-            info = next((i for i in self.places.values() if i.name == place), None)
+            info = self.place_named.get(place)
             if info is None or info.colour is None:
                 raise _Unsupported(f"its arc {arc_element.get('id')} touches place {place}, "
                                    "which was left out")
@@ -853,13 +870,19 @@ class _Importer:
 
     def _python(self, element: ET.Element | None, tree: Any, where: str,
                 variables: frozenset[str]) -> tuple[str, MLToPython]:
+        key = (id(tree), variables)
+        if self.pythons is not None and key in self.pythons:
+            return self.pythons[key]
         translator = self._translator(variables)
         try:
             python = translator.expression(tree, where)
         except UnsupportedConstruct as exc:
             raise _Unsupported(exc.construct) from None
         self._declare_basis(translator)
-        return ast.unparse(python), translator
+        result = ast.unparse(python), translator
+        if self.pythons is not None:
+            self.pythons[key] = result
+        return result
 
     def _guard(self, element: ET.Element | None, text: str, where: str,
                variables: frozenset[str]) -> str:
@@ -997,9 +1020,7 @@ class _Importer:
     # -- validation -------------------------------------------------------------------------
     def _validate(self) -> None:
         """Compile the net; a transition that doesn't compile is left out and reported."""
-        for arc, arc_id in self.arc_ids:
-            index = next(i for i, a in enumerate(self.net.arcs) if a is arc)
-            self.ids.setdefault(f"arc:{index}", arc_id)
+        self._arc_ids()
         while True:
             try:
                 compile_net(self.net)
@@ -1022,6 +1043,14 @@ class _Importer:
                               f"from input arcs ({reason})")
                 self._drop_transition(name, reason)
 
+    def _arc_ids(self) -> None:
+        """Key the file's arc ids by each arc's index in the net."""
+        index_of: dict[int, int] = {}
+        for i, a in enumerate(self.net.arcs):
+            index_of.setdefault(id(a), i)
+        for arc, arc_id in self.arc_ids:
+            self.ids.setdefault(f"arc:{index_of[id(arc)]}", arc_id)
+
     def _drop_transition(self, name: str, reason: str) -> None:
         element = self.by_id[self.ids[f"trans:{name}"]]
         self.skip("transition", element, _node_name(element), reason)
@@ -1032,9 +1061,7 @@ class _Importer:
         for key in [k for k in self.ids if k.startswith("arc:") and k[4:].isdigit()]:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
-        for arc, arc_id in self.arc_ids:
-            index = next(i for i, a in enumerate(self.net.arcs) if a is arc)
-            self.ids.setdefault(f"arc:{index}", arc_id)
+        self._arc_ids()
 
 
 def _is_empty(tree: Any) -> bool:

@@ -885,6 +885,11 @@ class PythonToML:
     ``constant_values`` gives the values of constants a membership test ``x in C`` spells
     out, ``generators`` the names of NumPy generators an action draws from with
     ``g.random()`` (CPN ML ``uniform(0.0, 1.0)``, the same draw).
+
+    ``memo``, when given, keeps each translation for the next translator with the same
+    names and types (an exporter translates a net several times while it learns the
+    types of functions): a repeat costs a dictionary look-up, and the types it taught
+    ``call_types`` are taught again.
     """
 
     constants: Mapping[str, MLType] = field(default_factory=dict)
@@ -896,6 +901,11 @@ class PythonToML:
     constant_values: Mapping[str, Any] = field(default_factory=dict)
     generators: frozenset[str] = frozenset()
     call_types: dict[str, list[MLType]] = field(default_factory=dict)
+    memo: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._taught: list[tuple[Any, ...]] | None = None  # while memo records a translation
+        self._key: Any = None
 
     def expression(self, text: str, where: str, variables: Mapping[str, MLType] | None = None,
                    expected: MLType = None, renames: Mapping[str, str] | None = None) -> str:
@@ -907,12 +917,75 @@ class PythonToML:
               expected: MLType = None, renames: Mapping[str, str] | None = None
               ) -> tuple[str, int, MLType]:
         """Like :meth:`expression`, with the precedence level and the inferred ML type."""
+        if self.memo is None:
+            return self._typed(text, where, variables, expected, renames)
+        names = self._names_key(text)
+        if names is None:  # not Python: the translation says why
+            return self._typed(text, where, variables, expected, renames)
+        key = (names, text, expected, tuple((variables or {}).items()),
+               tuple((renames or {}).items()))
+        known = self.memo.get(key)
+        if known is not None:
+            result, taught = known
+            for lesson in taught:
+                self._teach(*lesson)
+            return result
+        outer, self._taught = self._taught, []
+        try:
+            result = self._typed(text, where, variables, expected, renames)
+            taught = self._taught
+        finally:
+            self._taught = outer
+        if outer is not None:
+            outer.extend(taught)
+        self.memo[key] = (result, tuple(taught))
+        return result
+
+    def _typed(self, text: str, where: str, variables: Mapping[str, MLType] | None,
+               expected: MLType, renames: Mapping[str, str] | None) -> tuple[str, int, MLType]:
         try:
             tree = ast.parse(text.strip(), mode="eval").body
         except SyntaxError as exc:
             raise InputError(f"{where}: invalid Python expression {text!r}: {exc.msg}") from None
         return _Emitter(self, where, dict(variables or {}), dict(renames or {})).emit(
             tree, expected)
+
+    def _names_key(self, text: str) -> Any:
+        """What translating ``text`` reads of this translator (not ``call_types``, which it
+        only writes), hashable: which names are in scope, and what is known of those the
+        text spells. Translators that agree on these translate ``text`` alike."""
+        if self._key is None:
+            self._key = (frozenset(self.constants), frozenset(self.functions),
+                         frozenset(self.records), frozenset(self.enum_constants.items()),
+                         self.real_time, self.generators)
+        assert self.memo is not None
+        names = self.memo.get(("names", text))
+        if names is None:
+            try:
+                tree = ast.parse(text.strip(), mode="eval")
+            except SyntaxError:
+                return None
+            names = self.memo[("names", text)] = tuple(sorted(
+                {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}))
+        return self._key, tuple(
+            (self.constants.get(n), self.constant_names.get(n), self.functions.get(n),
+             self.records.get(n), id(self.constant_values.get(n))) for n in names)
+
+    def _teach(self, kind: str, ml_name: str, *detail: Any) -> None:
+        """Learn of a call of function ``ml_name`` into :attr:`call_types`: its arity
+        (``"call"``), the type its caller expects (``"returns"``), an argument's type
+        (``"arg"``: position and type, kept if that position's type is still unknown)."""
+        if self._taught is not None:
+            self._taught.append((kind, ml_name, *detail))
+        if kind == "call":
+            self.call_types.setdefault(ml_name, [None] * detail[0])
+        elif kind == "returns":
+            self.call_types.setdefault(f"{ml_name}:returns", [detail[0]])
+        else:
+            seen = self.call_types[ml_name]
+            position, t = detail
+            if position < len(seen) and seen[position] is None:
+                seen[position] = t
 
     def infer(self, text: str, where: str, variables: Mapping[str, MLType] | None = None
               ) -> MLType:
@@ -930,9 +1003,14 @@ class PythonToML:
 
     def pattern_types(self, text: str, colour_t: MLType, where: str) -> dict[str, MLType]:
         """The variables an input-arc pattern binds and their ML types."""
+        key = ("pattern", text, colour_t)
+        if self.memo is not None and key in self.memo:
+            return dict(self.memo[key])
         tree = ast.parse(text.strip(), mode="eval").body
         found: dict[str, MLType] = {}
         _bind_pattern(tree, colour_t, found, where)
+        if self.memo is not None:
+            self.memo[key] = dict(found)
         return found
 
 
@@ -1369,16 +1447,16 @@ class _Emitter:
             params = info.params or (None,) * len(node.args)
             if len(params) != len(node.args):
                 raise self.refuse(node, f"{name} takes {len(params)} argument(s)")
-            seen = self.o.call_types.setdefault(info.ml_name, [None] * len(params))
+            self.o._teach("call", info.ml_name, len(params))
             if _known(expected) and expected != BOOL_T and info.returns is None:
-                self.o.call_types.setdefault(f"{info.ml_name}:returns", [expected])
+                self.o._teach("returns", info.ml_name, expected)
             args = []
             for i, (a, p) in enumerate(zip(node.args, params, strict=True)):
                 text, _, t = self.emit(a, p)
                 if p == REAL_T and t == INT_T:
                     text, t = f"Real.fromInt({text})", REAL_T
-                if i < len(seen) and seen[i] is None and _known(t):
-                    seen[i] = t
+                if _known(t):
+                    self.o._teach("arg", info.ml_name, i, t)
                 args.append(text)
             return f"{info.ml_name}({', '.join(args)})", _APP, info.returns
         if name in self.variables or name in self.o.constants:
