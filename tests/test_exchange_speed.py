@@ -3,6 +3,10 @@ linear fresh names, the parse cache. Expectations by hand, and against the uncac
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tcpn.petrinets import INT, PetriNet, Place, Transition
@@ -87,3 +91,39 @@ def test_repeated_modules_export_each_with_its_own_constant_and_read_back():
     outputs = sorted(a.inscription for a in imported.net.arcs if a.kind.value == "output")
     assert outputs == ["x + LIMIT", "x + LIMIT_2", "x + LIMIT_3"]
 
+
+_CALLERS = """
+from tcpn.petrinets import INT, PetriNet, Place, Transition
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+
+def alpha(v): return v + 1
+def beta(v): return v + 2
+def gamma(v): return v + 3
+def delta(v): return v + 4
+def top(v): return alpha(v) + beta(v) + gamma(v) + delta(v)
+
+net = PetriNet("calls")
+net.declare(top=top)
+net.add_place(Place("p", INT, initial=[1]))
+net.add_place(Place("q", INT))
+net.add_transition(Transition("t"))
+net.add_input("p", "t", "x")
+net.add_output("q", "t", "top(x)")
+print(to_cpn(net, layout="grid"))
+"""
+
+
+def test_same_net_same_file_whatever_the_hash_seed(tmp_path):
+    """Functions that call several others are declared in one order, not in the order of a
+    set of names (which follows the process's string hash seed)."""
+    script = tmp_path / "calls.py"  # a file: the exporter reads the functions' source
+    script.write_text(_CALLERS)
+    texts = set()
+    for seed in ("1", "2", "3", "4"):
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        texts.add(out)
+        # callees before their caller, so that CPN ML knows them when it reads top
+        assert out.index("fun alpha") < out.index("fun top")
+        assert out.index("fun delta") < out.index("fun top")
+    assert len(texts) == 1

@@ -677,7 +677,7 @@ class _Exporter:
             self.global_types[ml] = t
             out.append(("val", f"val {ml} = {literal};"))
         texts: dict[str, str] = {}
-        deps: dict[str, set[str]] = {}
+        deps: dict[str, list[str]] = {}
         used = self._reachable()
         # a Python function nothing calls is left out (its parameters' types would be
         # unknown); functions read from a CPN file are kept
@@ -685,7 +685,9 @@ class _Exporter:
                    if ml in used or not _is_python_function(v)}
         for ml, value in entries.items():
             try:
-                deps[ml] = {u for u in self._calls(value) if u != ml and u in entries}
+                # sorted: a set's order changes with the process's string hash seed,
+                # and the file must not
+                deps[ml] = sorted({u for u in self._calls(value) if u != ml and u in entries})
             except InputError:
                 if self._is_used(ml):
                     raise
