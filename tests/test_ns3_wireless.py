@@ -127,3 +127,73 @@ def test_maps_s3_to_an_ackless_80211b_link():
     assert (wifi.standard, wifi.mode, wifi.ack, wifi.retry_limit) == (
         "80211b", "DsssRate11Mbps", False, 0)
     assert wifi.extra_bytes == 78 + 8
+
+
+def _short_transfer(ack: bool, tmp_path: Path) -> tuple[dict, dict, dict]:
+    """Ten full segments A -> B on a clean link; the station's PHY counters, its energy
+    report and the IPv4 packets B's device sent and received (from its pcap)."""
+    from tcpn.validation import pcap
+
+    data = _scenario({"link_retransmissions": ack})
+    data["flows"][0]["bytes"] = 10 * MSS
+    data["horizon_s"] = 1.0
+    scenario = validate_scenario(data)
+    run = make_run(scenario)
+    lens = Ns3Lens(keep_pcap=tmp_path)
+    writer = TraceWriter(scenario, run.flows)
+    provenance = lens.run(run, writer, lambda _t: None)
+    writer.close()
+    seen = pcap.read_pcap(tmp_path / "B-A.pcap")
+    ip = {"rx": seen[seen["dst"] == "10.0.0.2"]["ip_bytes"].tolist(),
+          "tx": seen[seen["src"] == "10.0.0.2"]["ip_bytes"].tolist()}
+    return lens.raw["wifi_station"]["A-B"], provenance["wireless"]["A-B"], ip
+
+
+ARP_PSDU_BYTES = 24 + 8 + 28 + 4     # MAC header, LLC/SNAP, ARP, FCS (+2: QoS control)
+
+
+@pytest.mark.ns3
+@needs_ns3
+@pytest.mark.parametrize("ack", [False, True])
+def test_station_energy_counts_every_frame_on_air(ack, tmp_path):
+    radio, report, ip = _short_transfer(ack, tmp_path)
+    arp_bytes = ARP_PSDU_BYTES + (0 if ack else 2)  # ACK-less sends QoS data frames
+    # the handshake, ten segments (the last with FIN) and B's delayed ACKs, all IPv4
+    assert sorted(ip["rx"]) == [52] + [56] + [1500] * 10
+    assert ip["tx"][0] == 56 and set(ip["tx"][1:]) == {52}
+    # each station resolves the other by ARP: B receives A's broadcast request and the reply
+    # to its own request, and sends its request and its reply
+    assert radio["rx_frames"] == len(ip["rx"]) + 2
+    assert radio["tx_frames"] == len(ip["tx"]) + 2
+    assert radio["rx_bytes"] == sum(ip["rx"]) + 2 * arp_bytes
+    assert radio["tx_bytes"] == sum(ip["tx"]) + 2 * arp_bytes
+    # acknowledged 802.11: a MAC ACK for every unicast frame (all but the broadcast ARP
+    # request), nothing lost on a clean link; ACK-less: none
+    unicast_rx, unicast_tx = radio["rx_frames"] - 1, radio["tx_frames"] - 1
+    assert (radio["tx_acks"], radio["rx_acks"]) == ((unicast_rx, unicast_tx) if ack else (0, 0))
+    # the net's formula by hand (Feeney-Nilsson defaults, 1 s horizon)
+    acks_out, acks_in = radio["tx_acks"], radio["rx_acks"]
+    tx_j = 420e-6 * (radio["tx_frames"] + acks_out) + 1.9e-6 * (radio["tx_bytes"]
+                                                                + 14 * acks_out)
+    rx_j = 330e-6 * (radio["rx_frames"] + acks_in) + 0.42e-6 * (radio["rx_bytes"]
+                                                                + 14 * acks_in)
+    idle_s = 1.0 - radio["tx_s"] - radio["rx_s"]
+    assert report["tx_j"] == pytest.approx(tx_j) and report["rx_j"] == pytest.approx(rx_j)
+    assert report["energy_j"] == pytest.approx(tx_j + rx_j + 0.8 * idle_s)
+    assert report["delivered_bytes"] == 10 * MSS
+    assert report["bytes_per_joule"] == pytest.approx(10 * MSS / report["energy_j"])
+    # on air: at least the 192 us PLCP preamble per frame, at most that + 1 Mbit/s
+    frames = radio["tx_frames"] + radio["tx_acks"]
+    assert 192e-6 * frames < radio["tx_s"] < frames * 192e-6 + (
+        radio["tx_bytes"] + 14 * radio["tx_acks"] + 40 * radio["tx_frames"]) * 8e-6
+
+
+def test_refuses_a_mac_ack_time_the_80211_phy_does_not_have():
+    scenario = load_scenario(STUDIES / "s3_ackless_tcp_l.yaml")
+    data = scenario.model_dump(exclude_unset=True)
+    data["links"][4]["wireless"]["mac_ack_s"] = 100e-6
+    with pytest.raises(InputError, match=r"links\[4\]\.wireless\.mac_ack_s: ns-3's 80211b "
+                                         r"PHY spends 314 us"):
+        Ns3Lens().check(validate_scenario(data))
+    data["links"][4]["wireless"]["mac_ack_s"] = 314e-6  # what ns-3 does: accepted
+    Ns3Lens().check(validate_scenario(data))

@@ -168,6 +168,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         recorders[qid] = recorder
 
     macs = wireless.mac_counters(tcpn, device)
+    radios = wireless.station_radios(tcpn, plan.links, device)
     sources: dict[str, Any] = {}
     sinks: dict[str, Any] = {}
     for flow in plan.flows:
@@ -224,6 +225,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                    for qid, m in models.items()},
         "wifi_mac": {qid: {"tx_data": int(c.tx_data), "failed": int(c.failed),
                            "final_failed": int(c.final_failed)} for qid, c in macs.items()},
+        "wifi_station": {key: wireless.radio_counters(r) for key, r in radios.items()},
         "qdisc_stats": {qid: {"dropped": int(q.GetStats().nTotalDroppedPackets),
                               "marked": int(q.GetStats().nTotalMarkedPackets)}
                         for qid, q in qdiscs.items()},

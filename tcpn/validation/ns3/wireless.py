@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan", "error_model",
-           "install", "is_wifi", "mac_counters", "plan", "problems", "wifi_mode"]
+__all__ = ["MAC_ACK_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan",
+           "energy_report", "error_model", "install", "is_wifi", "mac_counters", "plan",
+           "problems", "radio_counters", "station_radios", "wifi_mode"]
 
 MODES: dict[float, tuple[str, str]] = {
     1e6: ("80211b", "DsssRate1Mbps"), 2e6: ("80211b", "DsssRate2Mbps"),
@@ -35,6 +36,13 @@ MODES: dict[float, tuple[str, str]] = {
     **{r * 1e6: ("80211a", f"OfdmRate{r}Mbps") for r in (6, 9, 12, 18, 24, 36, 48, 54)},
 }
 """802.11 data rate (bit/s) -> (standard, ns-3 WifiMode name) the lens can run."""
+
+MAC_ACK_S = {"80211b": 10e-6 + 192e-6 + 14 * 8 / 1e6,
+             "80211a": 16e-6 + 20e-6 + 6 * 4e-6}
+"""SIFS + the MAC ACK at the control rate, by standard: 802.11b 314 us (1 Mbit/s after a
+192 us long PLCP preamble), 802.11a 60 us (6 Mbit/s: 20 us preamble and SIGNAL, six 4 us
+symbols for 16 + 112 + 6 bits). ns-3 derives this from its PHY; a scenario may not set
+another ``mac_ack_s``."""
 
 _STANDARDS = {"80211b": "WIFI_STANDARD_80211b", "80211a": "WIFI_STANDARD_80211a"}
 _LIBRARIES = ("stats", "antenna", "propagation", "mobility", "energy", "spectrum", "wifi")
@@ -76,6 +84,12 @@ def problems(scenario: Any) -> list[str]:
             rates = ", ".join(f"{r:g}" for r in sorted(MODES))
             found.append(f"{where}.rate_bps: no 802.11b/a mode runs at {link.rate_bps:g} "
                          f"bit/s (ns-3 has {rates})")
+        elif "mac_ack_s" in wireless.model_fields_set and abs(
+                wireless.mac_ack_s - MAC_ACK_S[wifi_mode(link.rate_bps)[0]]) > 1e-6:
+            standard = wifi_mode(link.rate_bps)[0]
+            found.append(f"{where}.wireless.mac_ack_s: ns-3's {standard} PHY spends "
+                         f"{MAC_ACK_S[standard] * 1e6:.0f} us on SIFS + MAC ACK, not "
+                         f"{wireless.mac_ack_s * 1e6:g} us")
         if wireless.station not in (link.a, link.b):
             found.append(f"{where}.wireless.station: {wireless.station} is not an end "
                          "of the link")
@@ -204,6 +218,77 @@ def mac_counters(tcpn: Any, devices: dict[tuple[str, str], Any]) -> dict[str, An
             if not tcpn.ConnectMacCounters(device, counters[f"{here}->{there}"]):
                 raise RuntimeError(f"cannot trace the Wifi MAC of {here}->{there}")
     return counters
+
+def station_radios(tcpn: Any, links: Any, devices: dict[tuple[str, str], Any]
+                   ) -> dict[str, Any]:
+    """Connect a ``tcpn::StationRadio`` to the station's PHY of every 802.11 link plan,
+    keyed ``"a-b"`` (the net lens's key)."""
+    radios = {}
+    for link in links:
+        if link.wifi is None:
+            continue
+        other = link.b if link.wifi.station == link.a else link.a
+        radio = radios[f"{link.a}-{link.b}"] = tcpn.StationRadio()
+        radio.extra_bytes = link.wifi.extra_bytes
+        if not tcpn.ConnectStationRadio(devices[(link.wifi.station, other)], radio):
+            raise RuntimeError(f"cannot trace the Wifi PHY of {link.wifi.station}")
+    return radios
+
+
+_RADIO_FIELDS = ("tx_frames", "tx_bytes", "tx_acks", "tx_psdu_bytes", "rx_frames",
+                 "rx_bytes", "rx_acks", "rx_psdu_bytes", "tx_s", "rx_s")
+
+
+def radio_counters(radio: Any) -> dict[str, float]:
+    """The counters of a ``tcpn::StationRadio`` as plain numbers."""
+    return {name: (float if name.endswith("_s") else int)(getattr(radio, name))
+            for name in _RADIO_FIELDS}
+
+
+def energy_report(scenario: Any, flows: Any, radios: dict[str, dict[str, float]],
+                  sink_bytes: dict[str, int]) -> dict[str, Any]:
+    """Per 802.11 link, the station's energy and bytes per joule from its PHY counters
+    (``radios``: :func:`radio_counters` by ``"a-b"``), with the net lens's formula
+    (:func:`~tcpn.models.components.wireless.station_energy`) and report fields
+    (:func:`~tcpn.models.components.variants.wireless_report`); ``sink_bytes`` are the
+    in-order bytes at the receivers of ``flows`` (objects with ``id``, ``src``, ``dst``).
+
+    >>> from tcpn.models.scenario import validate_scenario
+    >>> s = validate_scenario({"name": "w", "horizon_s": 1.0, "flows": [
+    ...     {"id": "f", "src": "A", "dst": "B", "variant": "newreno"}], "links": [
+    ...     {"a": "A", "b": "B", "rate_bps": 11e6, "delay_s": 0.0,
+    ...      "wireless": {"station": "B"}}]})
+    >>> r = {"tx_frames": 10, "tx_bytes": 600, "tx_acks": 10, "tx_s": 0.001,
+    ...      "rx_frames": 10, "rx_bytes": 15000, "rx_acks": 10, "rx_s": 0.011}
+    >>> e = energy_report(s, s.flows, {"A-B": r}, {"f": 14480})["A-B"]
+    >>> round(e["energy_j"], 6), e["frames_to_station"], round(e["bytes_per_joule"])
+    (0.813165, 10, 17807)
+    """
+    from tcpn.models.components.variants import radio_of
+    from tcpn.models.components.wireless import station_energy
+
+    report: dict[str, Any] = {}
+    for link in scenario.links:
+        key = f"{link.a}-{link.b}"
+        if link.wireless is None or key not in radios:
+            continue
+        r = radios[key]
+        station = link.wireless.station
+        # station_energy's airtime tuples: (frames, bytes, MAC ACKs the other side of the
+        # exchange sends, busy seconds); here the ACKs are counted where they are on air
+        down = (int(r["rx_frames"]), int(r["rx_bytes"]), int(r["tx_acks"]), r["rx_s"])
+        up = (int(r["tx_frames"]), int(r["tx_bytes"]), int(r["rx_acks"]), r["tx_s"])
+        energy = station_energy(down, up, scenario.horizon_s, radio_of(link.wireless)[1])
+        delivered = sum(int(sink_bytes[f.id]) for f in flows
+                        if station in (f.src, f.dst) and f.id in sink_bytes)
+        report[key] = {"station": station, **energy, "delivered_bytes": delivered,
+                       "bytes_per_joule": delivered / energy["energy_j"]
+                       if energy["energy_j"] else None,
+                       "frames_to_station": r["rx_frames"],
+                       "frames_from_station": r["tx_frames"],
+                       "acks_to_station": r["rx_acks"], "acks_from_station": r["tx_acks"]}
+    return report
+
 
 TCP_L_OPTION_BYTES = 8
 """The TCP-L report option S3 adds to every TCP header (``tcp_header_bytes`` 28). The ns3

@@ -104,6 +104,69 @@ inline bool ConnectMacCounters(Ptr<NetDevice> device, MacCounters* c) {
                                                MakeCallback(&MacCounters::OnFinalFailed, c));
 }
 
+// The station's radio as the net lens's energy model sees it (station_energy): every PSDU
+// its PHY starts to send (PhyTxPsduBegin: each MAC attempt and each MAC ACK) and every PSDU
+// whose payload it starts to receive (PhyRxBegin: before the PostReceptionErrorModel decides,
+// so corrupted frames count, as in the net), and the seconds its PHY spends in TX and RX
+// (the state helper's State trace). A frame carrying IPv4 counts IP bytes + extra_bytes (the
+// scenario's l2_header_bytes and the TCP option bytes ns-3's segments lack, as the error
+// model draws them); a MAC ACK its 14 bytes; anything else (ARP) its PSDU bytes.
+struct StationRadio {
+    uint32_t extra_bytes{0};
+    uint64_t tx_frames{0}, tx_bytes{0}, tx_acks{0}, tx_psdu_bytes{0};
+    uint64_t rx_frames{0}, rx_bytes{0}, rx_acks{0}, rx_psdu_bytes{0};
+    double tx_s{0}, rx_s{0};
+
+    // (is a MAC ACK, bytes as the net counts them) of one MPDU: header and MSDU
+    std::pair<bool, uint64_t> Frame(const WifiMacHeader& header, Ptr<const Packet> msdu,
+                                    uint32_t psdu_bytes) const {
+        if (header.IsAck()) return {true, psdu_bytes};
+        if (header.IsData() && msdu && msdu->GetSize() >= 28) {
+            Ptr<Packet> p = msdu->Copy();
+            LlcSnapHeader llc;
+            p->RemoveHeader(llc);
+            if (llc.GetType() == 0x0800) {
+                Ipv4Header ip;
+                p->PeekHeader(ip);
+                return {false, ip.GetPayloadSize() + ip.GetSerializedSize() + extra_bytes};
+            }
+        }
+        return {false, psdu_bytes};
+    }
+    void OnTx(WifiConstPsduMap psdus, WifiTxVector, double) {
+        for (auto& [id, psdu] : psdus) {
+            for (auto& mpdu : *PeekPointer(psdu)) {
+                auto [ack, bytes] = Frame(mpdu->GetHeader(), mpdu->GetPacket(), mpdu->GetSize());
+                (ack ? tx_acks : tx_frames) += 1;
+                tx_bytes += ack ? 0 : bytes;
+                tx_psdu_bytes += mpdu->GetSize();
+            }
+        }
+    }
+    void OnRx(Ptr<const Packet> psdu, RxPowerWattPerChannelBand) {
+        Ptr<Packet> p = psdu->Copy();
+        WifiMacHeader header;
+        p->RemoveHeader(header);  // the MSDU follows (the FCS trailer is not read)
+        auto [ack, bytes] = Frame(header, p, psdu->GetSize());
+        (ack ? rx_acks : rx_frames) += 1;
+        rx_bytes += ack ? 0 : bytes;
+        rx_psdu_bytes += psdu->GetSize();
+    }
+    void OnState(Time, Time duration, WifiPhyState state) {
+        if (state == WifiPhyState::TX) tx_s += duration.GetSeconds();
+        if (state == WifiPhyState::RX) rx_s += duration.GetSeconds();
+    }
+};
+
+inline bool ConnectStationRadio(Ptr<NetDevice> device, StationRadio* r) {
+    Ptr<WifiPhy> phy = DynamicCast<WifiNetDevice>(device)->GetPhy();
+    return phy->TraceConnectWithoutContext("PhyTxPsduBegin",
+                                           MakeCallback(&StationRadio::OnTx, r)) &&
+           phy->TraceConnectWithoutContext("PhyRxBegin", MakeCallback(&StationRadio::OnRx, r)) &&
+           phy->GetState()->TraceConnectWithoutContext("State",
+                                                       MakeCallback(&StationRadio::OnState, r));
+}
+
 // A queue disc recorder on a Wifi device: the queue disc's traces, and departures from
 // the MAC's best-effort queue (packets there hold LLC/SNAP + IPv4). Only IPv4 is
 // recorded: unlike a point-to-point link, a Wifi link also carries ARP.
