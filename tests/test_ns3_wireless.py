@@ -197,3 +197,24 @@ def test_refuses_a_mac_ack_time_the_80211_phy_does_not_have():
         Ns3Lens().check(validate_scenario(data))
     data["links"][4]["wireless"]["mac_ack_s"] = 314e-6  # what ns-3 does: accepted
     Ns3Lens().check(validate_scenario(data))
+
+
+def test_validate_compares_the_stations_energy(tmp_path):
+    """The lenses' station energy reaches ``tcpn validate``'s table as information rows
+    (the net lens, two short runs; the fluid lens refuses 802.11, the ns3 lens reports the
+    same fields)."""
+    import json
+
+    from tcpn.validation.harness import compare
+
+    data = _scenario({"link_retransmissions": False})
+    data["horizon_s"] = 0.5
+    validation = compare(validate_scenario(data), lenses=("net", "fluid"), replications=2,
+                         output=tmp_path, workers=1)
+    runs = [json.loads((tmp_path / "runs" / "net" / f"rep-{i:03d}" / "result.json")
+                       .read_text())["provenance"]["lens"]["wireless"]["A-B"]
+            for i in range(2)]
+    table = validation.table.set_index(["scope", "name", "metric"])
+    for metric in ("energy_j", "bytes_per_joule", "frames_to_station"):
+        row = table.loc[("aggregate", "all", metric)]
+        assert row["net_mean"] == pytest.approx(sum(r[metric] for r in runs) / 2)

@@ -49,7 +49,8 @@ from tcpn.solvers.replications import ReplicationResult, replicate
 if TYPE_CHECKING:
     from tcpn.models.traces import Trace
 
-__all__ = ["INFO_METRICS", "QUEUE_FLOOR_PACKETS", "TOLERANCES", "Tolerance", "Validation",
+__all__ = ["INFO_METRICS", "QUEUE_FLOOR_PACKETS", "TOLERANCES", "WIRELESS_METRICS", "Tolerance",
+           "Validation",
            "compare", "comparison_table", "plot_timeseries", "welch_p", "write_comparison"]
 
 
@@ -96,12 +97,19 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
 }
 """The accuracy targets of the reference set (issue 7), by (scope, metric)."""
 
+WIRELESS_METRICS: tuple[str, ...] = ("energy_j", "bytes_per_joule", "frames_to_station",
+                                     "frames_from_station")
+"""The 802.11 stations' figures (a lens's ``provenance["lens"]["wireless"]``, summed over
+the wireless links; bytes per joule of the sums) added to the aggregate rows by
+:func:`compare` when the runs are kept (``output``)."""
+
 INFO_METRICS: tuple[tuple[str, str], ...] = (("aggregate", "mark_ratio"),
                                              ("flow", "mark_ratio"),
-                                             ("flow", "connect_failed_s"))
+                                             ("flow", "connect_failed_s"),
+                                             *(("aggregate", m) for m in WIRELESS_METRICS))
 """Rows shown beside the judged ones, without a target (verdict ``-``), when some lens
-reports a non-zero value: ECN marks, the congestion signal of RED/ECN scenarios, and the
-time a connection gave up opening."""
+reports a non-zero value: ECN marks, the congestion signal of RED/ECN scenarios, the
+time a connection gave up opening, and study S3's energy of the 802.11 stations."""
 
 _NO_TARGET = "-"
 
@@ -187,6 +195,9 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
                         output=runs_dir / lens if runs_dir is not None else None,
                         workers=workers, keep_traces=False)
         for lens in ordered}
+    if runs_dir is not None:
+        for lens in ordered:
+            _add_wireless(results[lens], runs_dir / lens)
     table = comparison_table({lens: results[lens].table() for lens in ordered}, ref,
                              {lens: results[lens].values() for lens in ordered})
     meta = {"scenario": spec.name, "scenario_hash": spec.content_hash(),
@@ -199,6 +210,21 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
                            for (scope, metric), t in TOLERANCES.items()}}
     return Validation(scenario=spec, reference=ref, lenses=ordered, refused=refused,
                       results=results, table=table, runs_dir=runs_dir, meta=meta)
+
+
+def _add_wireless(result: ReplicationResult, runs: Path) -> None:
+    """Add :data:`WIRELESS_METRICS` of each kept run to its summary's aggregate rows."""
+    for i, summary in enumerate(result.summaries):
+        path = runs / f"rep-{i:03d}" / "result.json"
+        stations = json.loads(path.read_text()).get("provenance", {}).get(
+            "lens", {}).get("wireless") if path.exists() else None
+        if not stations:
+            continue
+        total = {m: sum(s[m] for s in stations.values()) for m in WIRELESS_METRICS
+                 if m != "bytes_per_joule"}
+        delivered = sum(s["delivered_bytes"] for s in stations.values())
+        total["bytes_per_joule"] = delivered / total["energy_j"] if total["energy_j"] else None
+        summary.setdefault("aggregate", {}).update(total)
 
 
 def welch_p(reference_runs: Sequence[float], runs: Sequence[float]) -> float:
