@@ -5,7 +5,8 @@ firings per second, and, as a baseline measured in the same run, the firings per
 the simulator on the M/M/1 example net (the core's speed on a trivial net): the ratio says
 how much the component nets cost per firing over the bare engine. ``--against REV`` also
 runs the same measurement on git revision ``REV`` of this repository (extracted with
-``git archive`` into a temporary directory, same scenario file, same Python) and prints
+``git archive`` into a temporary directory, same scenario file, same Python; each run in
+a fresh process) and prints
 the ratio of the two CPU times: a before/after measured in the same run. CPU time is
 less disturbed than wall time by other work on the machine. ``--repeats N`` alternates
 the two N times and reports medians.
@@ -56,20 +57,24 @@ def measure(horizon_s: float | None) -> dict[str, Any]:
             "goodput_bps": delivered * 8 / scenario.horizon_s}
 
 
-def measure_revision(revision: str, horizon_s: float | None) -> dict[str, Any]:
-    """:func:`measure` on git revision ``revision`` (its ``tcpn`` package, this script)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        env = {**os.environ, "PYTHONPATH": tmp}
-        args = [sys.executable, __file__, "--json"]
-        if horizon_s is not None:
-            args += ["--horizon", str(horizon_s)]
-        out = subprocess.run(args, env=env, cwd=tmp, check=True, capture_output=True,
-                             text=True).stdout
+def measure_in(tree: Path, horizon_s: float | None) -> dict[str, Any]:
+    """:func:`measure` in a fresh process on the ``tcpn`` package found in ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    args = [sys.executable, __file__, "--json"]
+    if horizon_s is not None:
+        args += ["--horizon", str(horizon_s)]
+    out = subprocess.run(args, env=env, cwd=tree, check=True, capture_output=True,
+                         text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
+
+
+def extract(revision: str, tmp: str) -> Path:
+    """Git revision ``revision``'s ``tcpn`` package extracted into directory ``tmp``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+    return Path(tmp)
 
 
 def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -99,10 +104,16 @@ def main() -> None:
         print(json.dumps(measure(args.horizon)))
         return
     runs, before_runs = [], []
-    for _ in range(args.repeats):
-        runs.append(measure(args.horizon))
-        if args.against is not None:
-            before_runs.append(measure_revision(args.against, args.horizon))
+    with tempfile.TemporaryDirectory() as tmp:
+        old = extract(args.against, tmp) if args.against is not None else None
+        for _ in range(args.repeats):  # each in a fresh process, alternated
+            runs.append(measure_in(ROOT, args.horizon))
+            if old is not None:
+                before_runs.append(measure_in(old, args.horizon))
+    if args.repeats > 1:
+        print("cpu s, this tree:", " ".join(f"{m['cpu_s']:.2f}" for m in runs))
+        if before_runs:
+            print(f"cpu s, {args.against}:", " ".join(f"{m['cpu_s']:.2f}" for m in before_runs))
     now = median_run(runs)
     print(f"net lens, {now['name']}, {now['horizon_s']:g} s model time"
           + (f", median CPU time of {args.repeats}" if args.repeats > 1 else ""))

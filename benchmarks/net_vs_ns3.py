@@ -7,7 +7,10 @@ the ns3 lens end to end (build, run, pcap reading, trace), and the ratio net / n
 ns-3's import and warm-up are excluded and printed separately. Floor: net <= 3x ns-3;
 goal: faster than ns-3.
 
-    .venv/bin/python benchmarks/net_vs_ns3.py [--horizon 60] [--repeats 3]
+    .venv/bin/python benchmarks/net_vs_ns3.py [--horizon 60] [--repeats 3] [--only-10M]
+
+To compare engines, run it twice with ``PYTHONPATH`` on the ``tcpn`` of each (e.g. a
+``git worktree`` of the older commit): ns-3 runs again each time, so compare the ratios.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=float, default=60.0, help="model seconds")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only-10M", action="store_true", help="skip the 100 Mbit/s case")
     args = parser.parse_args()
     base = load_scenario(SCENARIO).model_copy(update={"horizon_s": args.horizon})
     fast_links = [link.model_copy(update={"rate_bps": 100e6}) if (link.a, link.b) ==
@@ -57,6 +61,8 @@ def main() -> None:
     cases = {"10 Mbit/s": base,
              "100 Mbit/s": base.model_copy(update={"links": fast_links,
                                                    "name": "dumbbell_100M"})}
+    if args.only_10M:
+        del cases["100 Mbit/s"]
     with Ns3Worker() as worker:
         start = time.perf_counter()
         worker.call(divmod, 1, 1)
