@@ -182,10 +182,12 @@ def test_station_energy_counts_every_frame_on_air(ack, tmp_path):
     assert report["energy_j"] == pytest.approx(tx_j + rx_j + 0.8 * idle_s)
     assert report["delivered_bytes"] == 10 * MSS
     assert report["bytes_per_joule"] == pytest.approx(10 * MSS / report["energy_j"])
-    # on air: at least the 192 us PLCP preamble per frame, at most that + 1 Mbit/s
-    frames = radio["tx_frames"] + radio["tx_acks"]
-    assert 192e-6 * frames < radio["tx_s"] < frames * 192e-6 + (
-        radio["tx_bytes"] + 14 * radio["tx_acks"] + 40 * radio["tx_frames"]) * 8e-6
+    # on air, both ways: at least the 192 us PLCP preamble per frame, at most that + the
+    # bytes (and up to 40 bytes of MAC header per frame) at 1 Mbit/s
+    for way, acks in (("tx", "tx_acks"), ("rx", "rx_acks")):
+        frames = radio[f"{way}_frames"] + radio[acks]
+        assert 192e-6 * frames < radio[f"{way}_s"] < frames * 192e-6 + (
+            radio[f"{way}_bytes"] + 14 * radio[acks] + 40 * radio[f"{way}_frames"]) * 8e-6
 
 
 def test_refuses_a_mac_ack_time_the_80211_phy_does_not_have():

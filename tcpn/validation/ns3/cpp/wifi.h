@@ -107,10 +107,11 @@ inline bool ConnectMacCounters(Ptr<NetDevice> device, MacCounters* c) {
 // The station's radio as the net lens's energy model sees it (station_energy): every PSDU
 // its PHY starts to send (PhyTxPsduBegin: each MAC attempt and each MAC ACK) and every PSDU
 // whose payload it starts to receive (PhyRxBegin: before the PostReceptionErrorModel decides,
-// so corrupted frames count, as in the net), and the seconds its PHY spends in TX and RX
-// (the state helper's State trace). A frame carrying IPv4 counts IP bytes + extra_bytes (the
+// so corrupted frames count, as in the net), and the seconds its PHY spends sending and
+// receiving (the state helper's State trace). A frame carrying IPv4 counts IP bytes + extra_bytes (the
 // scenario's l2_header_bytes and the TCP option bytes ns-3's segments lack, as the error
-// model draws them); a MAC ACK its 14 bytes; anything else (ARP) its PSDU bytes.
+// model draws them); a MAC ACK its 14 bytes; anything else (ARP) its PSDU bytes. Receiving
+// time includes the PLCP preamble and header (CCA_BUSY), as transmitting time does (TX).
 struct StationRadio {
     uint32_t extra_bytes{0};
     uint64_t tx_frames{0}, tx_bytes{0}, tx_acks{0}, tx_psdu_bytes{0};
@@ -154,7 +155,10 @@ struct StationRadio {
     }
     void OnState(Time, Time duration, WifiPhyState state) {
         if (state == WifiPhyState::TX) tx_s += duration.GetSeconds();
-        if (state == WifiPhyState::RX) rx_s += duration.GetSeconds();
+        // a received frame's PLCP preamble and header are CCA_BUSY, its payload RX; with
+        // two stations 1 m apart nothing else makes the medium busy
+        if (state == WifiPhyState::RX || state == WifiPhyState::CCA_BUSY)
+            rx_s += duration.GetSeconds();
     }
 };
 
