@@ -111,6 +111,9 @@ def test_retries_hide_all_but_per_to_the_attempts():
     expected = frames * per ** (retries + 1)
     assert abs(mac["final_failed"] - expected) < 4 * math.sqrt(expected) + 2, (
         mac, expected)
+    # what the lens records as lost (loss_ratio, drop events) is the packets given up on,
+    # as in the net, not the failed attempts
+    assert len(raw["losses"]["A->B"]["time_s"]) == mac["final_failed"]
 
 
 def test_refuses_a_rate_no_80211_mode_has():

@@ -144,6 +144,9 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                     ns, link.wifi, errors.rate, errors.per_byte,
                     _STREAM_ERRORS + 10 * len(models), port_base, n_ports)
                 tcpn.SetPostReceptionErrorModel(device[(there, here)], models[qid])
+                if link.wifi.ack and not tcpn.ConnectFinalDrops(device[(here, there)],
+                                                                models[qid]):
+                    raise RuntimeError(f"cannot trace the Wifi MAC drops of {qid}")
             elif errors is not None:
                 models[qid] = _error_model(ns, tcpn, errors, _STREAM_ERRORS + 10 * len(models),
                                            port_base, n_ports)

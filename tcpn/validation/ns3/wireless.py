@@ -172,13 +172,16 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan) -> tuple[Any, Any]:
 
 def error_model(ns: Any, wifi: WifiPlan, rate: float, per_byte: bool, stream: int,
                 port_base: int, n_flows: int) -> Any:
-    """A ``tcpn::WifiLinkErrorModel`` drawing the scenario's frame errors."""
+    """A ``tcpn::WifiLinkErrorModel`` drawing the scenario's frame errors (with MAC ACKs
+    it records as lost only the frames the sender's MAC drops at its retry limit: connect
+    it with ``tcpn.ConnectFinalDrops``)."""
     import cppyy
 
     tcpn = cppyy.gbl.tcpn
     model = ns.CreateObject[tcpn.WifiLinkErrorModel]()
     model.Configure(rate, per_byte, port_base, n_flows)
-    model.extra_bytes = wifi.extra_bytes
+    model.SetExtraBytes(wifi.extra_bytes)  # (an attribute set on a Ptr proxy is lost)
+    model.RecordAttempts(not wifi.ack)  # acknowledged: losses are the MAC's final drops
     model.Seed(stream)
     return model
 

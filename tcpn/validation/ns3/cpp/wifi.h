@@ -25,6 +25,9 @@ class WifiLinkErrorModel : public LinkErrorModel {
     }
     uint32_t extra_bytes{0};
 
+    // set members through methods: cppyy's Ptr<> proxy keeps an assigned attribute on the
+    // Python side and never writes the C++ member
+    void SetExtraBytes(uint32_t bytes) { extra_bytes = bytes; }
     void Seed(int64_t stream) { m_draw->SetStream(stream); }
 
   private:
@@ -42,10 +45,33 @@ class WifiLinkErrorModel : public LinkErrorModel {
         ++arrivals;
         double per = per_byte ? 1.0 - std::pow(1.0 - rate, ip_bytes + extra_bytes) : rate;
         bool lose = per > 0 && m_draw->GetValue() < per;
-        if (lose) losses.Add(2, p, ip_bytes);
+        if (lose && record_attempts) losses.Add(2, p, ip_bytes);
         return lose;
     }
+
+  public:
+    // With MAC retries a failed attempt is not a lost packet: the net counts a packet lost
+    // when all its attempts failed, so record_attempts is false and the sender's MAC
+    // reports the frames it gives up on (DroppedMpdu, retry limit reached) here instead.
+    bool record_attempts{true};
+    void RecordAttempts(bool on) { record_attempts = on; }
+    void OnDropped(WifiMacDropReason reason, Ptr<const WifiMpdu> mpdu) {
+        if (reason != WIFI_MAC_DROP_REACHED_RETRY_LIMIT || !mpdu->GetHeader().IsData()) return;
+        Ptr<Packet> p = mpdu->GetPacket()->Copy();
+        LlcSnapHeader llc;
+        if (p->GetSize() < llc.GetSerializedSize() + 20) return;
+        p->RemoveHeader(llc);
+        if (llc.GetType() != 0x0800) return;
+        Ipv4Header ip;
+        p->RemoveHeader(ip);
+        losses.Add(2, p, ip.GetPayloadSize() + ip.GetSerializedSize());
+    }
 };
+
+inline bool ConnectFinalDrops(Ptr<NetDevice> sender, Ptr<WifiLinkErrorModel> model) {
+    return DynamicCast<WifiNetDevice>(sender)->GetMac()->TraceConnectWithoutContext(
+        "DroppedMpdu", MakeCallback(&WifiLinkErrorModel::OnDropped, PeekPointer(model)));
+}
 
 // Unicast data without MAC acknowledgment ("ACK-less 802.11"): every QoS data frame is
 // sent with the No Ack policy, so the receiver sends no MAC ACK and the sender neither
