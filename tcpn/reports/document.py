@@ -1,0 +1,114 @@
+"""A report as plain data: sections of paragraphs, tables, figures and verdicts.
+
+Every report tcpn writes (a study, a scenario run, a validation) is first built as a
+:class:`Report` by code that knows the experiment, then rendered by code that knows only
+this module (HTML, PDF, CSV/JSON of every table and figure). Building and rendering stay
+apart so that ``tcpn report --from DIR`` can rebuild a report from stored data without
+simulating, and so that a notebook can show any block on its own.
+
+>>> import pandas as pd
+>>> table = Table("goodput", pd.DataFrame({"flow": ["A"], "goodput_bps": [1.5e6]}),
+...               caption="Goodput per flow")
+>>> section = Section("Results", [Paragraph("One flow."), table])
+>>> report = Report("Example", [section])
+>>> [block.name for block in report.tables()]
+['goodput']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+
+VerdictStatus = Literal["reproduced", "differs (stated cause)", "differs (unexplained)",
+                        "not run"]
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """Prose (Markdown-light: ``*emphasis*``, ``code``, and blank-line paragraphs)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table whose data is written beside the report as ``<name>.csv``.
+
+    ``name`` is a file-safe identifier unique within the report; ``frame`` holds the
+    numbers exactly as the rendered table shows them (units in column names).
+    """
+
+    name: str
+    frame: pd.DataFrame
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure drawn from data; the data is written beside the report as ``<name>.csv``.
+
+    ``draw(data)`` returns a Matplotlib figure built from ``data`` only, so the figure can
+    be redrawn from stored data (``tcpn report --from``).
+    """
+
+    name: str
+    data: pd.DataFrame
+    draw: Callable[[pd.DataFrame], Any]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One published claim against tcpn's result: the status and one sentence of evidence."""
+
+    claim: str
+    status: VerdictStatus
+    evidence: str
+
+
+Block = Paragraph | Table | Figure | Verdict
+
+
+@dataclass
+class Section:
+    """A titled part of a report, possibly with subsections (one level of the TOC each)."""
+
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+    subsections: list[Section] = field(default_factory=list)
+
+    def walk(self) -> Iterator[Block]:
+        """Every block of this section and its subsections, in reading order."""
+        yield from self.blocks
+        for sub in self.subsections:
+            yield from sub.walk()
+
+
+@dataclass
+class Report:
+    """A whole report: title, sections, and provenance (versions, hashes, seeds, command)."""
+
+    title: str
+    sections: list[Section] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def blocks(self) -> Iterator[Block]:
+        """Every block of the report in reading order."""
+        for section in self.sections:
+            yield from section.walk()
+
+    def tables(self) -> list[Table]:
+        """The report's tables, in reading order."""
+        return [block for block in self.blocks() if isinstance(block, Table)]
+
+    def figures(self) -> list[Figure]:
+        """The report's figures, in reading order."""
+        return [block for block in self.blocks() if isinstance(block, Figure)]
+
+    def verdicts(self) -> list[Verdict]:
+        """The report's verdicts, in reading order."""
+        return [block for block in self.blocks() if isinstance(block, Verdict)]
