@@ -33,6 +33,8 @@ from tcpn.reports.studies import Profile, StudyData, StudyProgress
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "dumbbell_newreno.yaml"
+SCREENSHOTS = REPO / "test-output" / "report-screenshots"
+"""Kept after the run (git-ignored): one screenshot of each report's first page."""
 
 
 class MM1Study:
@@ -117,7 +119,7 @@ def study_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def scenario_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scenario = tmp_path_factory.mktemp("scenario") / "short.yaml"
-    scenario.write_text(SCENARIO.read_text().replace("flows:\n", "horizon_s: 1.5\nflows:\n")
+    scenario.write_text(SCENARIO.read_text().replace("horizon_s: 60.0", "horizon_s: 2.0")
                         .replace("start_s: 0.1}", "start_s: {dist: exponential, mean_s: 0.05, offset_s: 0.1}}"))
     out = scenario.parent / "report"
     result = CliRunner().invoke(app, ["report", str(scenario), "--replications", "2",
@@ -224,7 +226,7 @@ def test_scenario_report_tables_and_data(scenario_report: Path) -> None:
 
 def test_validate_report_shows_every_replication(tmp_path: Path) -> None:
     scenario = tmp_path / "short.yaml"
-    scenario.write_text(SCENARIO.read_text().replace("flows:\n", "horizon_s: 1.0\nflows:\n"))
+    scenario.write_text(SCENARIO.read_text().replace("horizon_s: 60.0", "horizon_s: 1.0"))
     out = tmp_path / "validate"
     result = CliRunner().invoke(app, ["validate", str(scenario), "--lenses", "net,fluid",
                                       "--replications", "2", "--workers", "1", "-o", str(out),
@@ -257,7 +259,7 @@ def _non_blank(png: bytes) -> bool:
     return bool(pixels.std() > 2.0 and (pixels < 200).mean() > 0.001)
 
 
-def _read_in_browser(report: Path, shots: Path) -> None:
+def _read_in_browser(report: Path, shots: Path, shots_name: str) -> None:
     from playwright.sync_api import sync_playwright
 
     errors: list[str] = []
@@ -270,7 +272,7 @@ def _read_in_browser(report: Path, shots: Path) -> None:
         page.goto((report / "report.html").as_uri())
         page.wait_for_load_state("load")
         shots.mkdir(parents=True, exist_ok=True)
-        shot = shots / f"{report.parent.name}-{report.name}-first-page.png"
+        shot = shots / f"{shots_name}-first-page.png"
         page.screenshot(path=str(shot))
         print(f"screenshot of the report's first page: {shot}")
         figures = page.locator("figure")
@@ -298,14 +300,12 @@ def _read_in_browser(report: Path, shots: Path) -> None:
     assert errors == []
 
 
-def test_study_report_reads_in_chromium(study_report: Path,
-                                        tmp_path_factory: pytest.TempPathFactory) -> None:
-    _read_in_browser(study_report, tmp_path_factory.getbasetemp() / "report-screenshots")
+def test_study_report_reads_in_chromium(study_report: Path) -> None:
+    _read_in_browser(study_report, SCREENSHOTS, "study-report")
 
 
-def test_scenario_report_reads_in_chromium(scenario_report: Path,
-                                           tmp_path_factory: pytest.TempPathFactory) -> None:
-    _read_in_browser(scenario_report, tmp_path_factory.getbasetemp() / "report-screenshots")
+def test_scenario_report_reads_in_chromium(scenario_report: Path) -> None:
+    _read_in_browser(scenario_report, SCREENSHOTS, "scenario-report")
 
 
 @pytest.mark.parametrize("which", ["study_report", "scenario_report"])
