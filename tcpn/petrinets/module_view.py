@@ -92,6 +92,10 @@ def _draw(net: PetriNet, expanded: set[str]) -> graphviz.Digraph:
     graph.attr(rankdir="LR", nodesep="0.3", ranksep="0.7", fontname="Helvetica")
     graph.attr("node", fontname="Helvetica", fontsize="11")
     graph.attr("edge", fontname="Helvetica", fontsize="9", arrowsize="0.7", color="gray30")
+    graph.attr(labelloc="t", fontsize="12", label=(
+        f"net {net.name} by its modules: {len(net.places)} places, {len(net.transitions)} "
+        f"transitions, {len(net.arcs)} arcs in {len(net.modules)} instances (boxes); an arc "
+        "is a place one module writes and another reads"))
     place_owner = {p.name: _owner(p.module, names) for p in net.places.values()}
     transition_owner = {t.name: _owner(t.module, names) for t in net.transitions.values()}
     place_ids = {name: f"p{i}" for i, name in enumerate(net.places)}
