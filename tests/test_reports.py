@@ -28,7 +28,7 @@ from tcpn.errors import InputError
 from tcpn.reports.browser import find_chromium
 from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
 from tcpn.reports.render import GENERATED_LABEL, format_value
-from tcpn.reports.reporting import rebuild, report_studies, write_parts
+from tcpn.reports.reporting import rebuild, report_studies
 from tcpn.reports.studies import Profile, StudyData, StudyProgress
 
 REPO = Path(__file__).resolve().parent.parent
@@ -120,7 +120,8 @@ def study_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def scenario_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scenario = tmp_path_factory.mktemp("scenario") / "short.yaml"
     scenario.write_text(SCENARIO.read_text().replace("horizon_s: 60.0", "horizon_s: 2.0")
-                        .replace("start_s: 0.1}", "start_s: {dist: exponential, mean_s: 0.05, offset_s: 0.1}}"))
+                        .replace("start_s: 0.1}", "start_s: {dist: exponential, "
+                                 "mean_s: 0.05, offset_s: 0.1}}"))
     out = scenario.parent / "report"
     result = CliRunner().invoke(app, ["report", str(scenario), "--replications", "2",
                                       "--workers", "1", "-o", str(out)])
@@ -180,7 +181,7 @@ def test_cli_rebuild_refuses_damaged_and_foreign_results(study_report: Path,
     manifest = foreign / "results" / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"tcpn_version": "',
                                                      '"tcpn_version": "0.0.0-other'))
-    with pytest.raises(InputError, match="written by tcpn 0.0.0-other"):
+    with pytest.raises(InputError, match=r"written by tcpn 0\.0\.0-other"):
         rebuild(foreign, tmp_path / "y", studies=STUDIES)
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 

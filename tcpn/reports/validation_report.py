@@ -18,7 +18,7 @@ import pandas as pd
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import parse_scenario
-from tcpn.reports.document import Figure, Paragraph, Report, Section, Table
+from tcpn.reports.document import Block, Figure, Paragraph, Report, Section, Table
 from tcpn.reports.scenario_report import _plain, net_diagram
 from tcpn.reports.studies import StudyData
 
@@ -138,7 +138,7 @@ def build_validation_report(parts: Mapping[str, StudyData], provenance: dict[str
     scenario = parse_scenario(meta["scenario_yaml"], f"stored scenario {meta['scenario']}")
     lenses, reference = list(meta["lenses"]), meta["reference"]
     refused = meta.get("refused") or {}
-    intro = [Paragraph(
+    intro: list[Block] = [Paragraph(
         f"Scenario `{scenario.name}` (hash "
         f"`{meta['scenario_hash']}`): lenses {', '.join(lenses)} against *{reference}*, "
         f"{meta['replications']} replications each from seed {meta['seed']}, metrics over "
