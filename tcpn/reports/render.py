@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import inspect
 import io
 import json
 import math
 import os
 import re
 import shutil
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,14 +76,47 @@ def format_value(value: Any) -> str:
 
 def _inline(text: str) -> str:
     escaped = html.escape(text, quote=False)
+    escaped = re.sub(r"``(.+?)``", r"<code>\1</code>", escaped)
     escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    escaped = re.sub(r"\*\*([^*\s][^*]*)\*\*", r"<strong>\1</strong>", escaped)
     return re.sub(r"\*([^*\s][^*]*)\*", r"<em>\1</em>", escaped)
 
 
+_ITEM = re.compile(r"^\s*[-*] ")
+
+
 def paragraph_html(paragraph: Paragraph) -> str:
-    """Markdown-light prose as HTML paragraphs."""
-    parts = [p.strip() for p in re.split(r"\n\s*\n", paragraph.text) if p.strip()]
-    return "\n".join(f"<p>{_inline(p)}</p>" for p in parts)
+    r"""Markdown-light prose as HTML: blank-line paragraphs, ``- `` bullet lists,
+    code in backticks (single or double), ``*emphasis*``, ``**strong**``.
+
+    >>> paragraph_html(Paragraph("Two *causes*:\n- the ``RTO``\n- delayed\n  ACKs"))
+    '<p>Two <em>causes</em>:</p>\n<ul><li>the <code>RTO</code></li><li>delayed ACKs</li></ul>'
+    >>> paragraph_html(Paragraph("The net::\n\n    A --> B\n\nEnd."))
+    '<p>The net:</p>\n<pre>A --&gt; B</pre>\n<p>End.</p>'
+    """
+    out = []
+    for part in re.split(r"\n\s*\n", inspect.cleandoc(paragraph.text)):
+        raw = [line for line in part.splitlines() if line.strip()]
+        if raw and all(line.startswith("    ") for line in raw):  # a literal block
+            out.append(f"<pre>{html.escape(textwrap.dedent(chr(10).join(raw)))}</pre>")
+            continue
+        if raw and raw[-1].rstrip().endswith("::"):  # reStructuredText's "text::"
+            raw[-1] = raw[-1].rstrip()[:-1]
+        lines = raw
+        prose: list[str] = []
+        items: list[str] = []
+        for line in lines:
+            if _ITEM.match(line):
+                items.append(_ITEM.sub("", line).strip())
+            elif items:
+                items[-1] += " " + line.strip()
+            else:
+                prose.append(line.strip())
+        if prose:
+            out.append(f"<p>{_inline(' '.join(prose))}</p>")
+        if items:
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+    return "\n".join(out)
 
 
 def table_html(table: Table) -> str:

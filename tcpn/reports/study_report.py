@@ -9,6 +9,7 @@ data alone, which is what ``tcpn report --from`` calls again.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
@@ -17,7 +18,16 @@ from typing import Any
 import pandas as pd
 
 from tcpn.errors import InputError
-from tcpn.reports.document import Paragraph, Report, Section, Table, Verdict
+from tcpn.reports.document import (
+    Block,
+    Diagram,
+    Figure,
+    Paragraph,
+    Report,
+    Section,
+    Table,
+    Verdict,
+)
 from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
 
@@ -88,6 +98,19 @@ def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Prof
     return data
 
 
+def _named_for(key: str, section: Section) -> Section:
+    """``section`` with its tables', figures' and diagrams' names starting with the study
+    key, so that two studies' files never collide in ``data/``."""
+    def rename(block: Block) -> Block:
+        if isinstance(block, Table | Figure | Diagram) and not block.name.startswith(
+                (f"{key}-", f"{key}_")):
+            return dataclasses.replace(block, name=f"{key}-{block.name}")
+        return block
+
+    return Section(section.title, [rename(b) for b in section.blocks],
+                   [_named_for(key, sub) for sub in section.subsections])
+
+
 def _verdict_rows(key: str, sections: Sequence[Section]) -> list[dict[str, str]]:
     rows = []
     for section in sections:
@@ -107,7 +130,8 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
         if key not in studies:
             raise InputError(f"stored results hold study {key}, but this tcpn has no module "
                              f"tcpn.reports.studies.{key} to build its report")
-    study_sections = {key: studies[key].sections(data[key]) for key in keys if key in data}
+    study_sections = {key: [_named_for(key, s) for s in studies[key].sections(data[key])]
+                      for key in keys if key in data}
     rows = [row for key in keys if key in study_sections
             for row in _verdict_rows(key, study_sections[key])]
     summary = Section("Summary", [Paragraph(
@@ -125,12 +149,21 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     sections = [summary]
     for key in keys:
         if key in study_sections:
-            sections.append(Section(f"{key.upper()}. {studies[key].title}", [],
+            sections.append(Section(_heading(key, studies[key].title), [],
                                     study_sections[key]))
-    title = ("tcpn: the studies reproduced" if len(keys) > 1
-             else f"tcpn: {keys[0].upper()}. " + (studies[keys[0]].title
-                                                  if keys[0] in studies else "missing study"))
+    title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
+        _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
+        f"{keys[0].upper()} (missing)"))
     return Report(title, sections, provenance)
+
+
+def _heading(key: str, title: str) -> str:
+    """``S1. title``, unless the title already starts with the key (``S1: ...``).
+
+    >>> _heading("s5", "S5: a limiter"), _heading("s1", "Vegas")
+    ('S5: a limiter', 'S1. Vegas')
+    """
+    return title if title.lower().startswith(key.lower()) else f"{key.upper()}. {title}"
 
 
 def study_summary_lines(keys: Sequence[str], report: Report,
@@ -138,8 +171,9 @@ def study_summary_lines(keys: Sequence[str], report: Report,
     """One line per study: its verdicts counted by status, or why it is missing."""
     lines = []
     for key in keys:
-        section = next((s for s in report.sections if s.title.startswith(f"{key.upper()}. ")),
-                       None)
+        section = (next((s for s in report.sections
+                         if s.title == _heading(key, studies[key].title)), None)
+                   if key in studies else None)
         if section is None:
             lines.append(f"{key.upper()}: not run: no module tcpn.reports.studies.{key} yet")
             continue
@@ -148,5 +182,5 @@ def study_summary_lines(keys: Sequence[str], report: Report,
             if isinstance(block, Verdict):
                 counts[block.status] = counts.get(block.status, 0) + 1
         tally = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no verdicts"
-        lines.append(f"{key.upper()} {studies[key].title}: {tally}")
+        lines.append(f"{_heading(key, studies[key].title)}: {tally}")
     return lines
