@@ -386,3 +386,17 @@ def test_figures_are_deterministic() -> None:
     figure = Figure("f", data, _draw_waiting)
     assert figure_svg(figure) == figure_svg(figure)
     assert not math.isnan(float(data["theory"].sum()))
+
+
+def test_replications_and_validations_render_in_jupyter() -> None:
+    from tcpn.models.scenario import dumbbell
+    from tcpn.solvers.replications import replicate
+    from tcpn.validation.harness import compare
+
+    scenario = dumbbell(pairs=1, horizon_s=0.5)
+    runs = replicate(scenario, "fluid", replications=2, workers=1)
+    page = runs._repr_html_()
+    assert "2 runs" in page and "goodput_bps_hw" in page and "<table" in page
+    found = compare(scenario, ["net", "fluid"], replications=2, workers=1)
+    page = found._repr_html_()
+    assert "against net" in page and "fluid_error" in page

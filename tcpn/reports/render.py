@@ -218,8 +218,13 @@ def _environment() -> jinja2.Environment:
 def _provenance_rows(provenance: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     for key, value in provenance.items():
-        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
-                                                               default=str)
+        if isinstance(value, str):
+            text = value
+        elif isinstance(value, dict) and all(not isinstance(v, dict | list)
+                                             for v in value.values()):
+            text = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+        else:
+            text = json.dumps(value, sort_keys=True, default=str)
         rows.append((key, text))
     return rows
 
