@@ -368,11 +368,12 @@ def validate_lenses(
     if report:
         from pathlib import Path
 
-        from tcpn.reports.reporting import command_line
+        from tcpn.reports.reporting import command_line, free_directory
         from tcpn.reports.validation_report import write_validation_report
 
         with err_console.status("writing the report"):
-            page = write_validation_report(found, Path(out) / "report", command_line())
+            page = write_validation_report(found, free_directory(str(Path(out) / "report")),
+                                           command_line())
         console.print(f"report: {page}", markup=False, highlight=False, soft_wrap=True)
     if len(found.failures()):
         raise typer.Exit(EXIT_FAILURE)
@@ -479,14 +480,18 @@ def _report_studies(names: list[str], profile: Any, output: str | None, pdf: boo
 
 def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
                      workers: int | None, output: str | None, pdf: bool) -> None:
+    from pathlib import Path
+
     from rich.progress import Progress
 
     from tcpn.models.scenario import load_scenario
     from tcpn.reports import reporting
+    from tcpn.reports.render import check_target
     from tcpn.reports.scenario_report import scenario_parts
 
     spec = load_scenario(path)
     out = output or reporting.free_directory(f"reports/{spec.name}-{lens}")
+    check_target(Path(out))  # before simulating, not after
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task(f"{lens}: {spec.name} x{replications}", total=replications)
         parts = scenario_parts(spec, lens, replications, seed, workers,

@@ -400,3 +400,22 @@ def test_replications_and_validations_render_in_jupyter() -> None:
     found = compare(scenario, ["net", "fluid"], replications=2, workers=1)
     page = found._repr_html_()
     assert "against net" in page and "fluid_error" in page
+
+
+def test_a_taken_output_is_refused_before_simulating(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("keep")
+
+    class Counting(MM1Study):
+        runs = 0
+
+        def run(self, profile: Profile, progress: StudyProgress) -> StudyData:
+            Counting.runs += 1
+            return super().run(profile, progress)
+
+    with pytest.raises(InputError, match="not empty"):
+        report_studies(["mm1"], taken, "quick", {"mm1": Counting()})
+    assert Counting.runs == 0 and (taken / "mine.txt").read_text() == "keep"
+    done = tcpn("report", str(SCENARIO), "-o", str(taken))
+    assert done.returncode == 3 and "not empty" in done.stderr

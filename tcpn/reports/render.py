@@ -49,7 +49,7 @@ from tcpn.errors import InputError
 from tcpn.reports.browser import BrowserMissing, print_pdf
 from tcpn.reports.document import Diagram, Figure, Paragraph, Report, Section, Table, Verdict
 
-__all__ = ["ReportFiles", "figure_svg", "format_value", "report_html", "table_html",
+__all__ = ["ReportFiles", "check_target", "figure_svg", "format_value", "report_html", "table_html",
            "write_report"]
 
 GENERATED_LABEL = "Generated"
@@ -256,7 +256,8 @@ class ReportFiles:
     pdf_missing: str = ""
 
 
-def _check_target(target: Path) -> None:
+def check_target(target: Path) -> None:
+    """Refuse (:class:`InputError`) a report directory that exists with files in it."""
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InputError(f"{target} exists and is not empty; tcpn never writes over a "
                          "directory: choose a new one with -o")
@@ -272,7 +273,7 @@ def write_report(report: Report, directory: str | Path, *, pdf: bool = True,
     over.
     """
     target = Path(directory)
-    _check_target(target)
+    check_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)

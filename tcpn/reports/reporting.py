@@ -19,7 +19,7 @@ from typing import Any
 from tcpn import __version__
 from tcpn.errors import InputError
 from tcpn.reports.document import Report
-from tcpn.reports.render import ReportFiles, write_report
+from tcpn.reports.render import ReportFiles, check_target, write_report
 from tcpn.reports.store import load_results, save_results
 from tcpn.reports.studies import Profile, Study, StudyData
 
@@ -107,6 +107,7 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
         study_summary_lines,
     )
 
+    check_target(Path(output))  # before simulating, not after
     keys = select_studies(names) if studies is None else select_studies(names, list(studies))
     available = dict(studies) if studies is not None else registered_studies()
     data = run_studies(keys, available, profile, progress)
