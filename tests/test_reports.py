@@ -111,7 +111,7 @@ def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def study_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("study") / "report"
-    _report, files, lines = report_studies(["all"], out, "quick", STUDIES)
+    _report, files, lines = report_studies(["mm1"], out, "quick", STUDIES)
     assert files.html.exists() and len(lines) == 1 and "mm1" in lines[0].lower()
     return out
 
@@ -419,3 +419,22 @@ def test_a_taken_output_is_refused_before_simulating(tmp_path: Path) -> None:
     assert Counting.runs == 0 and (taken / "mine.txt").read_text() == "keep"
     done = tcpn("report", str(SCENARIO), "-o", str(taken))
     assert done.returncode == 3 and "not empty" in done.stderr
+
+
+def test_make_run_path_works_with_the_studies_registered(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tcpn report study all`` (``make run``) with no study module registered: the report
+    is written, names every missing study, and the summary has one line per study."""
+    import tcpn.reports.study_report as study_report
+
+    monkeypatch.setattr(study_report, "registered_studies", dict)
+    out = tmp_path / "all"
+    result = CliRunner().invoke(app, ["report", "study", "all", "-o", str(out), "--no-pdf"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert f"report: {out / 'report.html'}" in lines
+    assert "left out of the report: s1, s2, s3, s4, s5" in result.output
+    assert [line.split(":")[0] for line in lines[-5:]] == ["S1", "S2", "S3", "S4", "S5"]
+    assert all("not run" in line for line in lines[-5:])
+    page = (out / "report.html").read_text()
+    assert "Not in this report: S1" in page and "Nothing stands in for a missing study" in page

@@ -99,8 +99,9 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
     report to ``output``; returns the report, its files and one summary line per study.
 
     ``studies`` (key -> :class:`~tcpn.reports.studies.Study`) replaces the registered
-    modules: then ``names`` are its keys."""
+    modules; keys other than s1 ... s5 are studies of their own (``all`` includes them)."""
     from tcpn.reports.study_report import (
+        STUDY_KEYS,
         registered_studies,
         run_studies,
         select_studies,
@@ -108,8 +109,8 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
     )
 
     check_target(Path(output))  # before simulating, not after
-    keys = select_studies(names) if studies is None else select_studies(names, list(studies))
     available = dict(studies) if studies is not None else registered_studies()
+    keys = select_studies(names, [*STUDY_KEYS, *(k for k in available if k not in STUDY_KEYS)])
     data = run_studies(keys, available, profile, progress)
     provenance: dict[str, Any] = {"command": command_line(), "profile": profile,
                                   "versions": versions()}
