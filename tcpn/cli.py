@@ -440,7 +440,7 @@ def _print_report_files(files: Any) -> None:
     console.print(f"report: {files.html}", markup=False, highlight=False, soft_wrap=True)
     if files.pdf is not None:
         console.print(f"pdf: {files.pdf}", markup=False, highlight=False, soft_wrap=True)
-    else:
+    elif files.pdf_missing:
         err_console.print(f"tcpn: no PDF: {files.pdf_missing}", markup=False,
                           highlight=False)
 

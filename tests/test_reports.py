@@ -365,6 +365,20 @@ def test_module_view_of_the_dumbbell_is_legible() -> None:
         view.expand("nope")
 
 
+def test_module_view_folds_many_like_instances() -> None:
+    from tcpn.models.scenario import dumbbell
+    from tcpn.models.topology import scenario_net
+    from tcpn.petrinets.module_view import module_view
+
+    net = scenario_net(dumbbell(pairs=8, horizon_s=1.0))
+    source = module_view(net).dot().source
+    assert "sender × 8" in source and "receiver × 8" in source
+    assert 'label="flow*.data"' in source and 'label="R1.R2.in"' in source
+    assert source.count("shape=box") < len(net.modules) / 3
+    unfolded = module_view(net, fold_over=100).dot().source
+    assert unfolded.count("shape=box") == len(net.modules)
+
+
 def test_reports_and_figures_render_in_jupyter(study_report: Path) -> None:
     from tcpn.reports.reporting import _build
     from tcpn.reports.store import load_results

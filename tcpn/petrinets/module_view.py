@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import html
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,7 +42,11 @@ from tcpn.errors import InputError
 from tcpn.petrinets.drawing import INSTALL_HINT, GraphvizMissing
 from tcpn.petrinets.net import ArcKind, ModuleInstance, PetriNet
 
-__all__ = ["ModuleView", "module_view"]
+__all__ = ["FOLD_OVER", "ModuleView", "module_view"]
+
+FOLD_OVER = 6
+"""More instances than this of one module whose names differ only in their numbers
+(``flow0.snd`` ... ``flow99.snd``) draw as one box, ``flow*.snd`` x 100."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class ModuleView:
 
     net: PetriNet
     expanded: tuple[str, ...] = ()
+    fold_over: int = FOLD_OVER
 
     @property
     def instances(self) -> list[ModuleInstance]:
@@ -63,11 +69,12 @@ class ModuleView:
             if name not in known:
                 raise InputError(f"net {self.net.name}: no module instance {name!r} to expand "
                                  f"(instances: {', '.join(sorted(known))})")
-        return ModuleView(self.net, tuple(dict.fromkeys((*self.expanded, *names))))
+        return ModuleView(self.net, tuple(dict.fromkeys((*self.expanded, *names))),
+                          self.fold_over)
 
     def dot(self) -> graphviz.Digraph:
         """The view as a Graphviz digraph (``.source`` is its DOT text)."""
-        return _draw(self.net, set(self.expanded))
+        return _draw(self.net, set(self.expanded), self.fold_over)
 
     def svg(self) -> str:
         """The view rendered to SVG by Graphviz's ``dot``."""
@@ -81,9 +88,11 @@ class ModuleView:
         return self.svg()
 
 
-def module_view(net: PetriNet, expand: Iterable[str] = ()) -> ModuleView:
-    """The module-collapsed view of ``net`` with the instances ``expand`` drawn open."""
-    return ModuleView(net).expand(*expand)
+def module_view(net: PetriNet, expand: Iterable[str] = (), fold_over: int = FOLD_OVER,
+                ) -> ModuleView:
+    """The module-collapsed view of ``net`` with the instances ``expand`` drawn open;
+    more than ``fold_over`` like-named instances of one module fold into one box."""
+    return ModuleView(net, fold_over=fold_over).expand(*expand)
 
 
 def _owner(path: str, instances: list[str]) -> str:
@@ -95,9 +104,29 @@ def _owner(path: str, instances: list[str]) -> str:
     return best
 
 
-def _draw(net: PetriNet, expanded: set[str]) -> graphviz.Digraph:
+def _pattern(name: str) -> str:
+    return re.sub(r"\d+", "*", name)
+
+
+def _folds(net: PetriNet, expanded: set[str], fold_over: int) -> dict[str, list[str]]:
+    """Pattern -> instance names, for the groups that draw as one box."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for instance in net.modules:
+        if instance.name not in expanded:
+            groups.setdefault((_pattern(instance.name), _pattern(instance.module)),
+                              []).append(instance.name)
+    return {pattern: members for (pattern, _module), members in groups.items()
+            if len(members) > fold_over and pattern != members[0]}
+
+
+def _draw(net: PetriNet, expanded: set[str], fold_over: int = FOLD_OVER) -> graphviz.Digraph:
     names = [m.name for m in net.modules]
     ids = {name: f"m{i}" for i, name in enumerate(names)}
+    folds = _folds(net, expanded, fold_over)
+    folded = {member: pattern for pattern, members in folds.items() for member in members}
+    for members in folds.values():
+        for member in members:
+            ids[member] = ids[members[0]]
     graph = graphviz.Digraph(f"{net.name}_modules")
     graph.attr(rankdir="LR", nodesep="0.3", ranksep="0.7", fontname="Helvetica")
     graph.attr("node", fontname="Helvetica", fontsize="11")
@@ -118,12 +147,21 @@ def _draw(net: PetriNet, expanded: set[str]) -> graphviz.Digraph:
     for instance in net.modules:
         places = sum(1 for o in place_owner.values() if o == instance.name)
         transitions = sum(1 for o in transition_owner.values() if o == instance.name)
-        title = (f"<<B>{html.escape(instance.name)}</B><BR/><I>{html.escape(instance.module)}"
+        shown, kind = instance.name, instance.module
+        if instance.name in folded:
+            members = folds[folded[instance.name]]
+            if instance.name != members[0]:
+                continue  # drawn once, as the group's box
+            shown = _merged_label(members)
+            kind = f"{_merged_label([m.module for m in net.modules if m.name in members])}" \
+                   f" × {len(members)}"
+        title = (f"<<B>{html.escape(shown)}</B><BR/><I>{html.escape(kind)}"
                  f"</I><BR/><FONT POINT-SIZE=\"9\" COLOR=\"gray35\">{places} places, "
-                 f"{transitions} transitions</FONT>>")
+                 f"{transitions} transitions{' each' if shown != instance.name else ''}"
+                 "</FONT>>")
         if instance.name not in expanded:
             graph.node(ids[instance.name], label=title, shape="box", style="rounded,filled",
-                       fillcolor="aliceblue", id=f"module/{instance.name}",
+                       fillcolor="aliceblue", id=f"module/{shown}",
                        tooltip=instance.name)
             continue
         with graph.subgraph(name=f"cluster_{ids[instance.name]}") as sub:
@@ -143,6 +181,7 @@ def _draw(net: PetriNet, expanded: set[str]) -> graphviz.Digraph:
             graph.node(transition_ids[transition.name], label=transition.name, shape="box",
                        style="rounded")
 
+    merged: dict[tuple[str, str, str], list[str]] = {}
     writers: dict[str, list[str]] = {}
     readers: dict[str, list[str]] = {}
     edges: set[tuple[str, str, str]] = set()
@@ -164,12 +203,15 @@ def _draw(net: PetriNet, expanded: set[str]) -> graphviz.Digraph:
             continue
         into, out_of = writers.get(place.name, []), readers.get(place.name, [])
         if into and out_of:
-            edges.update((w, r, place.name) for w in into for r in out_of)
+            for w in into:
+                for r in out_of:  # a group's many arcs become one, its label a pattern
+                    merged.setdefault((w, r, _pattern(place.name)), []).append(place.name)
             continue
         graph.node(place_ids[place.name], label=place.name, shape="ellipse", fontsize="9",
                    id=f"place/{place.name}")
         edges.update((w, place_ids[place.name], "") for w in into)
         edges.update((place_ids[place.name], r, "") for r in out_of)
+    edges.update((w, r, _merged_label(labels)) for (w, r, _p), labels in merged.items())
     depth = _depths(edges, _roots(net, ids, expanded, transition_owner, transition_ids))
     for tail, head, label in sorted(edges):
         if depth.get(tail, 0) <= depth.get(head, 0):
@@ -218,6 +260,18 @@ def _depths(edges: set[tuple[str, str, str]], roots: set[str]) -> dict[str, int]
                     following.append(other)
         frontier = following
     return depth
+
+
+def _merged_label(labels: list[str]) -> str:
+    """One label for arcs merged into one: the numbers that differ among them become
+    ``*`` (``flow0.data``, ``flow1.data`` -> ``flow*.data``; ``S.R1.in`` stays).
+
+    >>> _merged_label(["S.R1.in", "S.R1.in"]), _merged_label(["f0.x7", "f1.x7"])
+    ('S.R1.in', 'f*.x7')
+    """
+    split = [re.split(r"(\d+)", label) for label in labels]
+    return "".join(part if len({parts[i] for parts in split}) == 1 else "*"
+                   for i, part in enumerate(split[0]))
 
 
 def _short(name: str, prefix: str) -> str:

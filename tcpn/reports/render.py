@@ -149,7 +149,8 @@ def figure_svg(figure: Figure) -> str:
                                 "svg.fonttype": "path"}):
         drawn = figure.draw(figure.data)
         buffer = io.StringIO()
-        drawn.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        drawn.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight",
+                      dpi=150)  # the resolution of any rasterized (dense) artist
         plt.close(drawn)
     text = buffer.getvalue()
     return text[text.index("<svg"):]

@@ -23,8 +23,16 @@ from tcpn.reports.studies import StudyData
 
 __all__ = ["build_scenario_report", "net_diagram", "scenario_parts"]
 
-MAX_POINTS = 4000
-"""Samples kept per flow or queue for a time-series figure (evenly thinned beyond)."""
+MAX_POINTS = 40000
+"""Samples kept for a time-series figure, shared among its flows or queues (each evenly
+thinned to its share, at least 200)."""
+
+RASTER_ABOVE = 5000
+"""Points above which a figure's lines and markers are embedded as an image (keeps the
+HTML small and quick to open; axes and text stay vector)."""
+
+LEGEND_ENTRIES = 12
+"""Flows named in a figure's legend (a 100-flow scenario lists the first 12)."""
 
 EVENT_STYLE = {"drop": ("x", "tab:red"), "timeout": ("v", "black"),
                "mark": ("o", "tab:orange")}
@@ -32,8 +40,10 @@ EVENT_STYLE = {"drop": ("x", "tab:red"), "timeout": ("v", "black"),
 
 def _thin(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     parts = []
-    for _name, group in frame.groupby(key, sort=False):
-        step = max(1, int(np.ceil(len(group) / MAX_POINTS)))
+    groups = frame.groupby(key, sort=False)
+    share = max(200, MAX_POINTS // max(1, groups.ngroups))
+    for _name, group in groups:
+        step = max(1, int(np.ceil(len(group) / share)))
         parts.append(group.iloc[::step])
     return pd.concat(parts, ignore_index=True) if parts else frame.iloc[:0]
 
@@ -145,36 +155,44 @@ def _draw_throughput(data: pd.DataFrame) -> Any:
     ax.set_xlabel("time (s, bin start)")
     ax.set_ylabel("throughput (Mbit/s)")
     ax.grid(True, lw=0.3)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
+
+
+def _legend(ax: Any, **where: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles[:LEGEND_ENTRIES], labels[:LEGEND_ENTRIES], fontsize=8,
+                  frameon=False, **where)
 
 
 def _draw_rtt_queue(data: pd.DataFrame) -> Any:
     import matplotlib.pyplot as plt
 
     fig, (ax_rtt, ax_queue) = plt.subplots(2, 1, figsize=(8.0, 5.0), sharex=True)
+    dense = len(data) > RASTER_ABOVE  # many points: drawn as an image inside the SVG
     rtt = data[data["series"] == "rtt"]
     for i, (flow, group) in enumerate(rtt.groupby("name", sort=False)):
         ax_rtt.plot(group["time_s"], group["value"] * 1e3, lw=0.7, label=str(flow),
-                    color=plt.get_cmap("tab10")(i % 10))
+                    color=plt.get_cmap("tab10")(i % 10), rasterized=dense)
     queue = data[data["series"] == "queue"]
     for name, group in queue.groupby("name", sort=False):
         ax_queue.step(group["time_s"], group["value"], where="post", lw=0.7, color="0.25",
-                      label=f"queue {name}")
+                      label=f"queue {name}", rasterized=dense)
     top = ax_rtt.get_ylim()[1] if len(rtt) else 1.0
     for event, (marker, colour) in EVENT_STYLE.items():
         rows = data[(data["series"] == "event") & (data["name"] == event)]
         if len(rows):
             ax_rtt.plot(rows["time_s"], np.full(len(rows), top * 0.98), ls="none",
-                        marker=marker, color=colour, ms=4, label=f"{event} ({len(rows)})")
+                        marker=marker, color=colour, ms=4, label=f"{event} ({len(rows)})",
+                        rasterized=dense)
     ax_rtt.set_ylabel("RTT (ms)")
     ax_queue.set_ylabel("queue (packets)")
     ax_queue.set_xlabel("time (s)")
     for ax in (ax_rtt, ax_queue):
         ax.grid(True, lw=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        _legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
 
@@ -192,7 +210,7 @@ def _draw_throughput_delay(data: pd.DataFrame) -> Any:
     ax.set_xlabel("mean RTT (ms)")
     ax.set_ylabel("goodput (Mbit/s)")
     ax.grid(True, lw=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    _legend(ax)
     fig.tight_layout()
     return fig
 
