@@ -134,18 +134,20 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
                       for key in keys if key in data}
     rows = [row for key in keys if key in study_sections
             for row in _verdict_rows(key, study_sections[key])]
+    ran = [key.upper() for key in keys if key in data]
     summary = Section("Summary", [Paragraph(
-        f"Studies {', '.join(k.upper() for k in keys)} in the {PROFILES[profile]}. Each "
-        "study's section puts its published results beside tcpn's and gives one verdict "
-        "per claim: *reproduced*, *differs (stated cause)* or *differs (unexplained)*.")])
-    if rows:
-        summary.blocks.append(Table("verdicts", pd.DataFrame(rows),
-                                    caption="Every claim and its verdict"))
+        (f"Studies {', '.join(ran)} in the {PROFILES[profile]}. " if ran else
+         "No study ran. ") + "Each study's section puts its published results beside "
+        "tcpn's and gives one verdict per claim: *reproduced*, *differs (stated cause)* "
+        "or *differs (unexplained)*.")])
     if missing:
         summary.blocks.append(Paragraph(
             "Not in this report: " + ", ".join(
                 f"{key.upper()} (no module `tcpn.reports.studies.{key}` in this tcpn)"
                 for key in missing) + ". Nothing stands in for a missing study."))
+    if rows:
+        summary.blocks.append(Table("verdicts", pd.DataFrame(rows),
+                                    caption="Every claim and its verdict"))
     sections = [summary]
     for key in keys:
         if key in study_sections:
