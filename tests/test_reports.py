@@ -380,11 +380,11 @@ def test_module_view_folds_many_like_instances() -> None:
 
 
 def test_reports_and_figures_render_in_jupyter(study_report: Path) -> None:
-    from tcpn.reports.reporting import _build
+    from tcpn.reports.reporting import build_report
     from tcpn.reports.store import load_results
 
     stored = load_results(study_report / "results")
-    report = _build(stored.kind, stored.parts, stored.provenance, stored.extra, STUDIES)
+    report = build_report(stored.kind, stored.parts, stored.provenance, stored.extra, STUDIES)
     html = report._repr_html_()
     assert "<!DOCTYPE" not in html and "<svg" in html and "mm1-utilisation" in html
     figure = report.figures()[0]

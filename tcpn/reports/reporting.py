@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import shlex
+from importlib import metadata
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,8 +24,8 @@ from tcpn.reports.render import ReportFiles, check_target, write_report
 from tcpn.reports.store import load_results, save_results
 from tcpn.reports.studies import Profile, Study, StudyData
 
-__all__ = ["command_line", "free_directory", "rebuild", "report_studies", "versions",
-           "write_parts"]
+__all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_studies",
+           "versions", "write_parts"]
 
 
 def versions() -> dict[str, str]:
@@ -38,10 +39,8 @@ def versions() -> dict[str, str]:
              "numpy": numpy.__version__, "scipy": scipy.__version__,
              "pandas": pandas.__version__, "matplotlib": matplotlib.__version__}
     try:
-        from importlib.metadata import version
-
-        found["ns3"] = version("ns3")
-    except Exception:  # the ns3 extra is optional
+        found["ns3"] = metadata.version("ns3")
+    except metadata.PackageNotFoundError:  # the ns3 extra is optional
         found["ns3"] = "not installed"
     return found
 
@@ -60,8 +59,10 @@ def free_directory(stem: str) -> Path:
     return path
 
 
-def _build(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
-           extra: dict[str, Any], studies: Mapping[str, Study] | None) -> Report:
+def build_report(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
+                 extra: dict[str, Any], studies: Mapping[str, Study] | None = None,
+                 ) -> Report:
+    """The report of ``kind`` (study, scenario or validation) from its data alone."""
     if kind == "study":
         from tcpn.reports.study_report import build_study_report, registered_studies
 
@@ -85,7 +86,7 @@ def write_parts(kind: str, parts: Mapping[str, StudyData], provenance: dict[str,
     """Build the report of ``kind`` from ``parts`` and write it with its stored results
     into the new directory ``output``."""
     extra = dict(extra or {})
-    report = _build(kind, parts, provenance, extra, studies)
+    report = build_report(kind, parts, provenance, extra, studies)
     files = write_report(report, output, pdf=pdf, extra=lambda tmp: save_results(
         tmp / "results", kind, dict(parts), provenance, extra))
     return report, files

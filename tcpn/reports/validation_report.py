@@ -19,10 +19,10 @@ import pandas as pd
 from tcpn.errors import InputError
 from tcpn.models.scenario import parse_scenario
 from tcpn.reports.document import Block, Figure, Paragraph, Report, Section, Table
-from tcpn.reports.scenario_report import _plain, net_diagram
+from tcpn.reports.scenario_report import json_plain, net_diagram
 from tcpn.reports.studies import StudyData
 
-__all__ = ["build_validation_report", "validation_parts"]
+__all__ = ["build_validation_report", "validation_parts", "write_validation_report"]
 
 SHOWN_METRICS = ("goodput_bps", "rtt_mean_s", "loss_ratio")
 _SCALE = {"goodput_bps": (1e-6, "goodput (Mbit/s)"), "rtt_mean_s": (1e3, "mean RTT (ms)"),
@@ -52,7 +52,7 @@ def validation_parts(found: Any) -> dict[str, StudyData]:
     tables = {"comparison": found.table.reset_index(drop=True),
               "values": pd.concat(values, ignore_index=True),
               "throughput": pd.concat(series, ignore_index=True)}
-    return {"validation": StudyData(tables, _plain(metadata))}
+    return {"validation": StudyData(tables, json_plain(metadata))}
 
 
 def _draw_metrics(data: pd.DataFrame) -> Any:
