@@ -225,6 +225,15 @@ def test_scenario_report_tables_and_data(scenario_report: Path) -> None:
     assert (scenario_report / "data" / "net-modules.dot").read_text().startswith("digraph")
 
 
+def test_scenario_report_rebuilds_identically(scenario_report: Path, tmp_path: Path) -> None:
+    _report, files = rebuild(scenario_report, tmp_path / "again", pdf=False)
+    first = [line for line in (scenario_report / "report.html").read_text().splitlines()
+             if GENERATED_LABEL not in line]
+    again = [line for line in files.html.read_text().splitlines()
+             if GENERATED_LABEL not in line]
+    assert first == again
+
+
 def test_validate_report_shows_every_replication(tmp_path: Path) -> None:
     scenario = tmp_path / "short.yaml"
     scenario.write_text(SCENARIO.read_text().replace("horizon_s: 60.0", "horizon_s: 1.0"))
