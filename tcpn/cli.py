@@ -7,7 +7,12 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -33,6 +38,60 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)  # one error, one line
 _state = {"debug": False}
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a result directory tcpn wrote, or "
+                  "a file); tcpn never replaces anything else.")
+
+
+def _choice(*values: str) -> Callable[[str | None], str | None]:
+    """An option callback accepting only ``values`` (a usage error, exit 2, otherwise)."""
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in values:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(values)}")
+        return value
+    return check
+
+
+def _lens_name(value: str | None) -> str | None:
+    """A registered lens name (usage error otherwise)."""
+    from tcpn.models.lenses import LENSES
+
+    return _choice(*LENSES)(value)
+
+
+def _lens_names(value: str) -> str:
+    """A comma-separated list of registered lens names (usage error otherwise)."""
+    for name in value.split(","):
+        if name.strip():
+            _lens_name(name.strip())
+    return value
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that partial outputs are removed on the way out."""
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _interruptible(output: str | None, kept: Callable[[], str] = lambda: "") -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) in the block: say what was kept, then exit 130 (143).
+
+    ``kept()`` describes the work finished before the interruption.
+    """
+    existed = output is not None and Path(output).exists()
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        code = EXIT_SIGNAL[signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT]
+        where = "" if output is None else (
+            f"; {output} keeps its previous content" if existed else
+            f"; nothing was written to {output}")
+        err_console.print(f"tcpn: interrupted{kept()}: no partial output is left{where}",
+                          markup=False, highlight=False)
+        raise typer.Exit(code) from None
 
 
 def _version(value: bool) -> None:
@@ -82,41 +141,55 @@ def demo(
 @app.command("run")
 def run_scenario(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
-    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
+                                      callback=_lens_name)] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Independent runs (N > 1: means "
                                               "with 95 % confidence intervals).")] = 1,
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>).")
-    ] = None,
+        "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>); "
+        "a new or empty directory, or a tcpn result directory with --overwrite.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes for "
                                                 "replications (default: CPU count).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
     """Run a scenario with one lens: per-flow table, traces and result file in a directory.
 
     The directory appears only when the run is complete (it is written under a temporary
-    name first); with --replications it holds rep-000... and replications.json.
+    name first, created before the run starts, so an unwritable target fails at once);
+    with --replications it holds rep-000... and replications.json. On a terminal, stderr
+    shows model time, firings/s and the time left (runs done with --replications).
+    Ctrl-C stops the runs and their worker processes and leaves nothing partial.
     """
-    from rich.progress import Progress
-
     from tcpn.models.lenses import evaluate
     from tcpn.models.scenario import load_scenario
+    from tcpn.reports.progress import count_progress, model_time_progress
     from tcpn.solvers.replications import flow_table, replicate
 
     spec = load_scenario(scenario)
     base_seed = spec.seed if seed is None else seed
     out = output or f"results/{spec.name}-{lens}-seed{base_seed}" + (
         f"-x{replications}" if replications > 1 else "")
-    with Progress(console=err_console, transient=True) as bar:
+    finished = [0]
+
+    def kept() -> str:
+        return (f" after {finished[0]} of {replications} runs had finished"
+                if replications > 1 else "")
+
+    with _interruptible(out, kept):
         if replications == 1:
-            task = bar.add_task(f"{lens}: {spec.name}", total=spec.horizon_s)
-            result: Any = evaluate(spec, lens, seed=base_seed, output=out,
-                                   progress=lambda t: bar.update(task, completed=t))
+            with model_time_progress(err_console, f"{lens}: {spec.name}",
+                                     spec.horizon_s) as tick:
+                result: Any = evaluate(spec, lens, seed=base_seed, output=out, progress=tick,
+                                       overwrite=overwrite)
         else:
-            task = bar.add_task(f"{lens}: {spec.name} x{replications}", total=replications)
-            result = replicate(spec, lens, seed=base_seed, replications=replications,
-                               output=out, workers=workers, keep_traces=False,
-                               progress=lambda n: bar.update(task, completed=n))
+            with count_progress(err_console, f"{lens}: {spec.name}", replications) as done:
+                def count(n: float) -> None:
+                    finished[0] = int(n)
+                    done(n)
+                result = replicate(spec, lens, seed=base_seed, replications=replications,
+                                   output=out, workers=workers, keep_traces=False,
+                                   progress=count, overwrite=overwrite)
     table = Table(title=f"{spec.name} ({lens} lens, seed {base_seed}"
                   + (f", {replications} runs, mean ± 95 % CI)" if replications > 1 else ")"))
     columns = [("goodput_bps", "goodput Mbit/s", 1e-6), ("throughput_bps", "throughput Mbit/s",
@@ -366,8 +439,25 @@ def validate_lenses(
         raise typer.Exit(EXIT_FAILURE)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """tcpn's own warnings (leftovers found beside an output...) as one line each."""
+    from tcpn.outputs import OutputWarning
+
+    if issubclass(category, OutputWarning):
+        err_console.print(f"tcpn: {message}", markup=False, highlight=False)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+
+
 def main() -> None:
-    """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line."""
+    """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
+    SIGTERM ends a command as Ctrl-C does (no partial output left)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    warnings.showwarning = _show_warning
     try:
         app()
     except Exception as exc:  # every error ends as one clear line and an exit code
