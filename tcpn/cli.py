@@ -326,26 +326,28 @@ def import_net(
 def scenario_table(
     scenarios: Annotated[list[str], typer.Argument(help="Scenario YAML files, e.g. "
                                                    "scenarios/studies/s1_*.yaml.")],
-    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
+                                      callback=_lens_name)] = "net",
     seed: Annotated[int | None, typer.Option(help="Seed for every file (default: each "
                                              "file's own).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: "
                                                 "CPU count).")] = None,
     markdown: Annotated[str | None, typer.Option(help="Also write the table as Markdown "
-                                                 "to this file.")] = None,
+                                                 "to this (new) file.")] = None,
     csv: Annotated[str | None, typer.Option(help="Also write the table as CSV to this "
-                                            "file.")] = None,
+                                            "(new) file.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing "
+                                            "--markdown/--csv files.")] = False,
 ) -> None:
     """Run many scenarios once each with one lens and print one row per scenario.
 
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
-    across its experiments. A file that fails gets its error in its row; exit code 1 then.
+    across its experiments. A file that fails gets its error in its row (named by its file
+    name) and on a line of its own below the table; exit code 1 then.
     """
-    from pathlib import Path
-
-    from rich.progress import Progress
-
+    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
         format_cell,
         run_scenarios,
@@ -353,28 +355,45 @@ def scenario_table(
         to_markdown,
     )
 
-    with Progress(console=err_console, transient=True) as bar:
-        task = bar.add_task(f"{lens}: {len(scenarios)} scenarios", total=len(scenarios))
-        rows = run_scenarios(scenarios, lens, seed=seed, workers=workers,
-                             progress=lambda _row: bar.advance(task))
+    for target in (markdown, csv):
+        if target is not None:
+            check_output_file(target, overwrite)  # before the runs, not after
+    with _interruptible(None), count_progress(err_console, f"{lens}: scenarios",
+                                              len(scenarios), "scenarios") as done:
+        finished = [0]
+
+        def advance(_row: object) -> None:
+            finished[0] += 1
+            done(finished[0])
+
+        rows = run_scenarios(scenarios, lens, seed=seed, workers=workers, progress=advance)
     frame = scenario_frame(rows)
+    failed = frame["error"] != ""
     table = Table(title=f"{len(rows)} scenarios, {lens} lens, one run each")
     for column in frame.columns:
-        if column != "error" or frame["error"].any():
+        if column != "error" or failed.any():
             table.add_column(column, justify="left" if column in (
                 "scenario", "per flow Mbit/s", "busiest queue mean/max pkts", "error")
-                else "right", overflow="fold")
+                else "right", overflow="fold", no_wrap=column == "scenario",
+                min_width=max(len(str(v)) for v in frame[column]) if column == "scenario"
+                else None)
     for record in frame.to_dict(orient="records"):
         table.add_row(*(format_cell(v) for k, v in record.items()
-                        if k != "error" or frame["error"].any()))
+                        if k != "error" or failed.any()))
     Console(width=max(console.width, 180)).print(table)
+    for row in rows:
+        if row.error:  # whole, on one line: the terminal wraps it, no column cuts it
+            console.print(f"{row.path}: {row.error}", markup=False, highlight=False,
+                          soft_wrap=True)
     if markdown:
-        Path(markdown).write_text(to_markdown(frame) + "\n")
-        console.print(f"markdown: {markdown}")
+        with atomic_file(markdown, overwrite) as tmp:
+            tmp.write_text(to_markdown(frame) + "\n")
+        console.print(f"markdown: {markdown}", markup=False, highlight=False, soft_wrap=True)
     if csv:
-        frame.to_csv(csv, index=False)
-        console.print(f"csv: {csv}")
-    if frame["error"].any():
+        with atomic_file(csv, overwrite) as tmp:
+            frame.to_csv(tmp, index=False)
+        console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 
 
