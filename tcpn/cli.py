@@ -273,22 +273,31 @@ def export_net(
     net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "
                                        "returning a PetriNet, a .cpn/.pnml file, or a "
                                        "scenario .yaml (its whole net).")],
-    file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.")] = "cpn",
-    output: Annotated[str | None, typer.Option("--output", "-o",
-                                               help="File to write (default: stdout).")] = None,
+    file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.",
+                                             callback=_choice("cpn", "pnml"))] = "cpn",
+    output: Annotated[str | None, typer.Option("--output", "-o", help="File to write "
+                                               "(default: stdout).")] = None,
     real_time: Annotated[bool | None, typer.Option(
         "--real-time/--integer-time", help="CPN Tools' time type (default: from the net).")
     ] = None,
-    layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.")] = "dot",
-    net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.")] = "auto",
+    layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.",
+                                        callback=_choice("dot", "grid"))] = "dot",
+    net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.",
+                                          callback=_choice("auto", "pt", "symmetric"))
+                        ] = "auto",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "OUTPUT file.")] = False,
 ) -> None:
     """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
 
     Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
+    from tcpn.outputs import check_output_file
     from tcpn.petrinets.exchange.loading import built_net, load_net, net_text, save_net
 
+    if output is not None:
+        check_output_file(output, overwrite)
     if net.lower().endswith((".yaml", ".yml")):
         from tcpn.models.topology import scenario_net
 
@@ -300,7 +309,7 @@ def export_net(
                                   net_type=net_type))
         return
     path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type)
+                    net_type=net_type, overwrite=overwrite)
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 
@@ -311,15 +320,20 @@ def import_net(
         "--output", "-o", help="Write the imported net again (.cpn or .pnml).")] = None,
     strict: Annotated[bool, typer.Option(help="Fail (exit 3) if any element is left out.")
                       ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "OUTPUT file.")] = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
+    from tcpn.outputs import check_output_file
     from tcpn.petrinets.exchange.loading import load_net, save_net
 
+    if output is not None:
+        check_output_file(output, overwrite)
     loaded = load_net(file, strict=strict)
     console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
     if output is not None:
-        console.print(f"wrote {save_net(loaded, output)}", markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(f"wrote {save_net(loaded, output, overwrite=overwrite)}",
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("table")
@@ -402,29 +416,40 @@ def validate_lenses(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
     lenses: Annotated[str, typer.Option(help="Lenses to compare, e.g. net,ns3 or "
                                         "net,ns3,fluid; lenses that refuse the scenario "
-                                        "are reported and skipped.")] = "net,ns3",
+                                        "are reported and skipped.",
+                                        callback=_lens_names)] = "net,ns3",
     reference: Annotated[str | None, typer.Option(
         help="Lens the others are judged against (default: ns3 if listed, else the "
-        "first).")] = None,
+        "first).", callback=_lens_name)] = None,
     replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Directory for comparison.csv/.json, timeseries.png and the "
-        "runs (default: results/<name>-validate).")] = None,
+        "runs (default: results/<name>-validate); a new or empty directory, or a tcpn "
+        "output with --overwrite.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
     verdict per metric (targets in tcpn.validation.harness.TOLERANCES), Welch's t-test p
     of the runs (a miss with a large p is not a difference the runs can tell from noise),
     plus figures of goodput, cwnd and queue over time side by side. Exit code 1 if a
-    target is missed."""
+    target is missed. The directory appears whole when everything is written; on a
+    terminal, stderr shows the runs done and the time left."""
     from tcpn.models.scenario import load_scenario
+    from tcpn.outputs import atomic_directory
+    from tcpn.reports.progress import count_progress
     from tcpn.validation.harness import compare, write_comparison
 
     spec = load_scenario(scenario)
     out = output or f"results/{spec.name}-validate"
-    found = compare(spec, lenses.split(","), replications=replications, seed=seed,
-                    workers=workers, reference=reference, output=out)
+    names = [name.strip() for name in lenses.split(",") if name.strip()]
+    with _interruptible(out), atomic_directory(out, overwrite) as tmp, count_progress(
+            err_console, f"validate {spec.name}", replications * len(names)) as done:
+        found = compare(spec, names, replications=replications, seed=seed,
+                        workers=workers, reference=reference, output=tmp, progress=done)
+        write_comparison(found, tmp)
+    found.runs_dir = Path(out) / "runs"
     wide = Console(width=max(console.width, 40 + 34 * len(found.lenses)))
     for lens, why in found.refused.items():
         wide.print(f"{lens}: refused: {why}", markup=False, highlight=False)
@@ -452,7 +477,6 @@ def validate_lenses(
         table.add_row(row["scope"], row["name"], row["metric"], *cells, *errors,
                       row["tolerance"], *verdicts, *p_values)
     wide.print(table)
-    write_comparison(found, out)
     console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")
     if len(found.failures()):
         raise typer.Exit(EXIT_FAILURE)
