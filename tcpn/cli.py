@@ -67,6 +67,22 @@ def _lens_names(value: str) -> str:
     return value
 
 
+def _search_parameter(value: str) -> str:
+    """A parameter :func:`tcpn.solvers.optimize.optimize` can search (usage error otherwise)."""
+    from tcpn.solvers.optimize import PARAMETERS
+
+    return _choice(*PARAMETERS)(value) or value
+
+
+def _search_objective(value: str) -> str:
+    """An objective of :func:`tcpn.solvers.optimize.optimize` (usage error otherwise)."""
+    from typing import get_args
+
+    from tcpn.solvers.optimize import Objective
+
+    return _choice(*get_args(Objective))(value) or value
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so that partial outputs are removed on the way out."""
 
@@ -231,41 +247,66 @@ def optimize_parameter(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
     parameter: Annotated[str, typer.Option(help="ecn_k, red_min_th, red_max_th, red_max_p, "
                                            "red_q_weight, tb_depth_bytes, tb_limit, "
-                                           "vegas_alpha, vegas_beta, vegas_weight.")],
+                                           "vegas_alpha, vegas_beta, vegas_weight (whole "
+                                           "values: ecn_k, tb_*, vegas_alpha/beta).",
+                                           callback=_search_parameter)],
     low: Annotated[float, typer.Option(help="Lower bound of the search.")],
     high: Annotated[float, typer.Option(help="Upper bound of the search.")],
-    lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.")] = "fluid",
+    lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.",
+                                      callback=_lens_name)] = "fluid",
     objective: Annotated[str, typer.Option(help="goodput, delay or power; sized transfers: "
-                                           "completion, segment_delay or transfer_power.")
-                         ] = "goodput",
+                                           "completion, segment_delay or transfer_power.",
+                                           callback=_search_objective)] = "goodput",
     delay_weight: Annotated[float, typer.Option(help="w in log goodput - w log RTT.")] = 1.0,
     loss_cap: Annotated[float | None, typer.Option(help="Largest loss ratio allowed.")] = None,
     points: Annotated[int, typer.Option(min=3, help="Grid points.")] = 9,
     replications: Annotated[int, typer.Option(min=1, help="Runs per point (net, ns3).")] = 5,
     queue: Annotated[str | None, typer.Option(help="Queue 'A->B' to edit (default: all of "
                                               "the parameter's kind).")] = None,
+    tolerance: Annotated[float, typer.Option(min=0.0, max=0.99, help="Near-optimal: within "
+                                             "this fraction of the best objective.")] = 0.01,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Directory for search.csv, search.json and search.png "
+        "(default: results/<name>-optimize-<parameter>).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
-    """Search the parameter value that maximises an objective; print the curve and the
-    closed-form predictions beside the optimum."""
+    """Search the parameter value that maximises an objective; print the curve, the range
+    of near-optimal values (a flat objective is a range, not a point) and the closed-form
+    predictions beside the optimum; write the search (CSV, JSON, figure)."""
     from tcpn.models.scenario import load_scenario
+    from tcpn.outputs import atomic_directory
+    from tcpn.reports.search_record import write_search
     from tcpn.solvers.optimize import optimize
 
-    result = optimize(load_scenario(scenario), parameter, (low, high), lens=lens,
-                      objective=objective,  # type: ignore[arg-type]
-                      delay_weight=delay_weight, loss_cap=loss_cap, points=points,
-                      replications=replications, queue=queue)
+    spec = load_scenario(scenario)
+    out = output or f"results/{spec.name}-optimize-{parameter}"
+    with _interruptible(out), atomic_directory(out, overwrite) as tmp:
+        with err_console.status(f"searching {parameter} ({lens} lens)"):
+            result = optimize(spec, parameter, (low, high), lens=lens,
+                              objective=objective,  # type: ignore[arg-type]
+                              delay_weight=delay_weight, loss_cap=loss_cap, points=points,
+                              replications=replications, queue=queue, tolerance=tolerance)
+        write_search(result, tmp)
     table = Table(title=f"{parameter}: {objective} ({lens} lens)")
     for column in ("value", "objective", "± 95 %", "runs"):
         table.add_column(column, justify="right")
     for p in result.points:
-        table.add_row(f"{p.value:.6g}", f"{p.objective:.6g}", f"{p.half_width:.3g}",
-                      str(p.runs), style="bold" if p is result.best else None)
+        table.add_row(result.format_value(p.value), f"{p.objective:.6g}",
+                      f"{p.half_width:.3g}", str(p.runs),
+                      style="bold" if p is result.best else None)
     console.print(table)
+    value = result.format_value
+    low_near, high_near = result.near_optimal
     low_tie, high_tie = result.indistinguishable
-    console.print(f"optimum: {parameter} = {result.best.value:.6g} (indistinguishable in "
-                  f"[{low_tie:.6g}, {high_tie:.6g}])")
-    for name, value in result.predictions.items():
-        console.print(f"closed form {name}: {value:.6g}")
+    lines = [f"optimum: {parameter} = {value(result.best.value)}",
+             f"near-optimal (within {tolerance:.0%} of the best {objective}): "
+             f"{value(low_near)} to {value(high_near)}",
+             f"indistinguishable (95 % intervals overlap): {value(low_tie)} to "
+             f"{value(high_tie)}"]
+    lines += [f"closed form {name}: {v:.6g}" for name, v in result.predictions.items()]
+    lines.append(f"search: {out} (search.csv, search.json, search.png)")
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("export")
