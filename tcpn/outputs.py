@@ -203,7 +203,7 @@ def check_output_file(target: str | Path, overwrite: bool = False) -> Path:
     Returns the absolute path."""
     path = _absolute(target, "output file")
     _check_file(path, overwrite)
-    probe = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    probe = _partial_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         probe.touch()
@@ -213,6 +213,11 @@ def check_output_file(target: str | Path, overwrite: bool = False) -> Path:
         with contextlib.suppress(OSError):
             probe.unlink()
     return path
+
+
+def _partial_file(path: Path) -> Path:
+    """The hidden sibling a file is written to; it keeps the suffix (a figure's format)."""
+    return path.with_name(f".{path.stem}.partial-{os.getpid()}{path.suffix}")
 
 
 def _check_file(path: Path, overwrite: bool) -> None:
@@ -236,7 +241,7 @@ def atomic_file(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
     'a,b\\n'
     """
     path = check_output_file(target, overwrite)
-    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    tmp = _partial_file(path)
     try:
         yield tmp
         _check_file(path, overwrite)  # the target may have changed meanwhile
