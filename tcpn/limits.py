@@ -31,7 +31,7 @@ from pathlib import Path
 from tcpn.errors import InputError
 
 __all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_input",
-           "set_limits", "using_limits"]
+           "set_limits", "UnreadableInput", "using_limits"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,9 @@ class Limits:
     packet_hops: int = 1_000_000_000
     """Packets times hops a run may have to simulate, estimated before it starts from the
     horizon, the link rates and the routes (the reference dumbbell: about 10^6)."""
+    xml_depth: int = 200
+    """Levels of nesting of the elements of a CPN Tools or PNML file (their own files have
+    about 10; deeply nested PNML terms need more)."""
     net_file_bytes: int = 50 << 20
     """Bytes of a CPN Tools or PNML file (CPN Tools' own examples are below 1 MB)."""
     marking_tokens: int = 1_000_000
@@ -57,7 +60,7 @@ class Limits:
     """Bytes of a pcap capture."""
 
 
-_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
+_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels", "xml_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
           "marking_tokens": "tokens", "capture_bytes": "bytes"}
 _current = [Limits()]
@@ -144,31 +147,43 @@ def check_limit(name: str, amount: int | float, where: str) -> None:
         raise InputError(f"{where}: {problem}")
 
 
-def read_input(path: str | Path, limit: str, what: str) -> bytes:
+class UnreadableInput(InputError):
+    """A file :func:`read_input` refused: ``problem`` says why (missing, a FIFO, too big)."""
+
+    def __init__(self, what: str, path: str | Path, problem: str):
+        self.path, self.problem = str(path), problem
+        super().__init__(f"cannot read {what} {path}: {problem}")
+
+
+def read_input(path: str | Path, limit: str, what: str, bound: int | None = None) -> bytes:
     """The bytes of regular file ``path``, refused past limit ``limit`` (a :class:`Limits`
-    field); a FIFO, device or directory is refused without reading it (a FIFO would block,
-    ``/dev/zero`` never ends). ``what`` names the file's role in messages.
+    field, or ``bound`` bytes when given); a FIFO, device or directory is refused without
+    reading it (a FIFO would block, ``/dev/zero`` never ends). ``what`` names the file's
+    role in messages. Raises :class:`UnreadableInput`.
 
     >>> read_input("/dev/zero", "scenario_bytes", "scenario")
     Traceback (most recent call last):
     ...
-    tcpn.errors.InputError: cannot read scenario /dev/zero: not a regular file (a character \
-device)
+    tcpn.limits.UnreadableInput: cannot read scenario /dev/zero: not a regular file (a \
+character device)
     """
-    bound = getattr(limits(), limit)
+    if bound is None:
+        bound = int(getattr(limits(), limit))
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
+        raise UnreadableInput(what, path, exc.strerror.lower()) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise InputError(f"cannot read {what} {path}: not a regular file ({_kind(mode)})")
+        raise UnreadableInput(what, path, f"not a regular file ({_kind(mode)})")
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(bound + 1)
-    check_limit(limit, len(data) if len(data) <= bound else os.path.getsize(path),
-                f"{what} {path}")
+    if len(data) > bound:
+        raise UnreadableInput(what, path, f"{os.path.getsize(path):,} bytes, over the "
+                              f"{bound}-byte limit {limit} (raise it with --limit {limit}=N, "
+                              f"or tcpn.limits.set_limits({limit}=N))")
     return data
 
 
