@@ -45,7 +45,7 @@ def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
     """Load the net ``reference`` names (see the module docstring)."""
     path = Path(reference)
     if path.suffix.lower() in (".cpn", ".pnml") and ":" not in path.name:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise InputError(f"{reference}: no such file")
         if path.suffix.lower() == ".cpn":
             return read_cpn(path, strict=strict)

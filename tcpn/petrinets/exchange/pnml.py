@@ -36,6 +36,7 @@ from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.limits import limit_problem
 from tcpn.petrinets.colours import (
     BOOL,
     BoolSet,
@@ -54,7 +55,6 @@ from tcpn.petrinets.distributions import (
     Uniform,
 )
 from tcpn.petrinets.exchange.cpn_import import (
-    DEFAULT_MAX_BYTES,
     CpnFormatError,
     ImportedNet,
     ImportReport,
@@ -367,8 +367,7 @@ def _delay_element(delay: Any) -> ET.Element:
 
 
 # -- reading ---------------------------------------------------------------------------------
-def read_pnml(source: str | Path | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES
-              ) -> ImportedNet:
+def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None) -> ImportedNet:
     """Read a PNML P/T net or symmetric net (with tcpn's tool-specific timing, if any).
 
     Raises :class:`~tcpn.petrinets.exchange.cpn_import.CpnFormatError` naming the line and
@@ -559,6 +558,7 @@ class _Reader:
             if not text.strip().isdigit():
                 raise self.fail(element, f"initial marking {text!r} is not a natural number")
             values = [(int(text), ())] if int(text) else []
+        self._check_marking_size(element, name, sum(n for n, _ in values))
         if timed:
             colour = colour.timed(colour.name)
         stamps = stamps or [0.0] * len(values)
@@ -569,6 +569,12 @@ class _Reader:
             return Place(name, colour, initial=tokens)
         except InputError as exc:
             raise self.fail(element, str(exc)) from None
+
+    def _check_marking_size(self, element: ET.Element, place: str, tokens: int) -> None:
+        """Refuse an initial marking over ``limits().marking_tokens`` before building it."""
+        problem = limit_problem("marking_tokens", tokens)
+        if problem is not None:
+            raise self.fail(element, f"initial marking of place {place}: {problem}")
 
     def _transition(self, element: ET.Element) -> Transition:
         name = self._node_name(element)
