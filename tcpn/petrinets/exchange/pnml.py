@@ -405,12 +405,20 @@ class _Reader:
         self.root, self.lines, self.source = root, lines, source
         for element in root.iter():
             element.tag = _local(element.tag)
+        self.parents = {child: parent for parent in root.iter() for child in parent}
         self.terms = SymmetricTerms(self.fail)
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
-        return CpnFormatError(self.source, message, self.lines.get(element), element.get("id"))
+        """The error for ``element``: its line, and the id of it or of its nearest holder."""
+        holder: ET.Element | None = element
+        while holder is not None and holder.get("id") is None:
+            holder = self.parents.get(holder)
+        element_id = None if holder is None else holder.get("id")
+        if holder is not element and element_id is not None:
+            message = f"<{element.tag}>: {message}"
+        return CpnFormatError(self.source, message, self.lines.get(element), element_id)
 
     def run(self) -> ImportedNet:
         if self.root.tag != "pnml":
