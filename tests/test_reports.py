@@ -197,7 +197,7 @@ def test_an_existing_directory_is_never_written_over(study_report: Path,
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    with pytest.raises(InputError, match="not empty"):
+    with pytest.raises(InputError, match="not a tcpn output directory"):
         rebuild(study_report, mine, studies=STUDIES)
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert not any(p.name.startswith(".mine") for p in tmp_path.iterdir())
@@ -437,11 +437,11 @@ def test_a_taken_output_is_refused_before_simulating(tmp_path: Path) -> None:
             Counting.runs += 1
             return super().run(profile, progress)
 
-    with pytest.raises(InputError, match="not empty"):
+    with pytest.raises(InputError, match="not a tcpn output directory"):
         report_studies(["mm1"], taken, "quick", {"mm1": Counting()})
     assert Counting.runs == 0 and (taken / "mine.txt").read_text() == "keep"
     done = tcpn("report", str(SCENARIO), "-o", str(taken))
-    assert done.returncode == 3 and "not empty" in done.stderr
+    assert done.returncode == 3 and "not a tcpn output directory" in done.stderr
 
 
 def test_make_run_path_works_with_the_studies_registered(tmp_path: Path,

@@ -4,8 +4,8 @@ and the data of every table and figure as CSV.
 The HTML page (Jinja2 template ``templates/report.html.j2``) carries a table of contents,
 every figure inline as SVG (readable offline, no network), the tables, the verdicts and
 the provenance (versions, scenario hashes, seeds, command). :func:`write_report` writes
-a new directory whole or not at all (a temporary sibling renamed when complete) and
-never writes into a directory that holds files already::
+a directory whole or not at all through :func:`tcpn.outputs.atomic_directory` (a new or
+empty directory; a tcpn output only with ``overwrite``; never anything else)::
 
     DIR/report.html          the report
     DIR/report.pdf           the same, printed by headless Chromium (when installed)
@@ -33,9 +33,7 @@ import inspect
 import io
 import json
 import math
-import os
 import re
-import shutil
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,11 +44,12 @@ import jinja2
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_directory
 from tcpn.reports.browser import BrowserMissing, print_pdf
 from tcpn.reports.document import Diagram, Figure, Paragraph, Report, Section, Table, Verdict
 
-__all__ = ["ReportFiles", "check_target", "figure_svg", "format_value", "report_html", "table_html",
-           "write_report"]
+__all__ = ["ReportFiles", "figure_svg", "fill_directory", "format_value", "report_html",
+           "table_html", "write_report"]
 
 GENERATED_LABEL = "Generated"
 """The one line of the HTML that differs between two renderings of the same data."""
@@ -257,42 +256,31 @@ class ReportFiles:
     pdf_missing: str = ""
 
 
-def check_target(target: Path) -> None:
-    """Refuse (:class:`InputError`) a report directory that exists with files in it."""
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise InputError(f"{target} exists and is not empty; tcpn never writes over a "
-                         "directory: choose a new one with -o")
-
-
 def write_report(report: Report, directory: str | Path, *, pdf: bool = True,
-                 generated: str | None = None,
-                 extra: Callable[[Path], None] | None = None) -> ReportFiles:
-    """Write the report into the new directory ``directory`` (see the module docstring).
+                 generated: str | None = None, extra: Callable[[Path], None] | None = None,
+                 overwrite: bool = False) -> ReportFiles:
+    """Write the report into ``directory``, whole or not at all
+    (:func:`tcpn.outputs.atomic_directory`: a new or empty directory, or with
+    ``overwrite`` a tcpn output; anything else is refused, never written over).
 
     ``extra(tmp)`` may add files (e.g. the stored results) before the directory appears.
-    An existing non-empty ``directory`` is refused (:class:`InputError`), never written
-    over.
     """
     target = Path(directory)
-    check_target(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "data").mkdir(parents=True)
-    try:
-        stamp = generated or _now()
-        files = _write_into(report, tmp, stamp, pdf)
+    with atomic_directory(target, overwrite) as tmp:
+        files = fill_directory(report, tmp, pdf=pdf, generated=generated)
         if extra is not None:
             extra(tmp)
-        if target.exists():
-            target.rmdir()  # empty (checked above)
-        os.rename(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return ReportFiles(target, target / "report.html",
                        target / "report.pdf" if files.pdf is not None else None,
                        [target / p.relative_to(tmp) for p in files.data], files.pdf_missing)
+
+
+def fill_directory(report: Report, out: Path, *, pdf: bool = True,
+                   generated: str | None = None) -> ReportFiles:
+    """Write the report's files into the existing directory ``out`` (the caller makes it
+    appear whole: :func:`write_report` does)."""
+    (out / "data").mkdir(exist_ok=True)
+    return _write_into(report, out, generated or _now(), pdf)
 
 
 def _write_into(report: Report, out: Path, stamp: str, pdf: bool) -> ReportFiles:

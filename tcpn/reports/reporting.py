@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import platform
 import shlex
-from importlib import metadata
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.models.scenario import Scenario
+from tcpn.outputs import atomic_directory
 from tcpn.reports.document import Report
-from tcpn.reports.render import ReportFiles, check_target, write_report
+from tcpn.reports.render import ReportFiles, fill_directory, write_report
 from tcpn.reports.store import load_results, save_results
 from tcpn.reports.studies import Profile, Study, StudyData
 
-__all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_studies",
-           "versions", "write_parts"]
+__all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_scenario",
+           "report_studies", "versions", "write_parts"]
 
 
 def versions() -> dict[str, str]:
@@ -82,20 +84,34 @@ def build_report(kind: str, parts: Mapping[str, StudyData], provenance: dict[str
 def write_parts(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
                 output: str | Path, extra: dict[str, Any] | None = None,
                 studies: Mapping[str, Study] | None = None, pdf: bool = True,
-                ) -> tuple[Report, ReportFiles]:
+                overwrite: bool = False) -> tuple[Report, ReportFiles]:
     """Build the report of ``kind`` from ``parts`` and write it with its stored results
-    into the new directory ``output``."""
+    into ``output`` (whole or not at all, :func:`~tcpn.reports.render.write_report`)."""
     extra = dict(extra or {})
     report = build_report(kind, parts, provenance, extra, studies)
-    files = write_report(report, output, pdf=pdf, extra=lambda tmp: save_results(
-        tmp / "results", kind, dict(parts), provenance, extra))
+    files = write_report(report, output, pdf=pdf, overwrite=overwrite, extra=lambda tmp:
+                         save_results(tmp / "results", kind, dict(parts), provenance, extra))
     return report, files
+
+
+def _fill(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
+          tmp: Path, target: Path, extra: dict[str, Any],
+          studies: Mapping[str, Study] | None, pdf: bool) -> tuple[Report, ReportFiles]:
+    """:func:`write_parts` into ``tmp``, an atomic directory that becomes ``target``."""
+    report = build_report(kind, parts, provenance, extra, studies)
+    files = fill_directory(report, tmp, pdf=pdf)
+    save_results(tmp / "results", kind, dict(parts), provenance, extra)
+    return report, ReportFiles(target, target / "report.html",
+                               target / "report.pdf" if files.pdf is not None else None,
+                               [target / p.relative_to(tmp) for p in files.data],
+                               files.pdf_missing)
 
 
 def report_studies(names: Sequence[str], output: str | Path, profile: Profile = "quick",
                    studies: Mapping[str, Study] | None = None,
                    progress: Callable[[str, str, int, int], None] | None = None,
-                   pdf: bool = True) -> tuple[Report, ReportFiles, list[str]]:
+                   pdf: bool = True, overwrite: bool = False,
+                   ) -> tuple[Report, ReportFiles, list[str]]:
     """Run the studies ``names`` (``all`` for the five) that are registered, write their
     report to ``output``; returns the report, its files and one summary line per study.
 
@@ -109,24 +125,41 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
         study_summary_lines,
     )
 
-    check_target(Path(output))  # before simulating, not after
     available = dict(studies) if studies is not None else registered_studies()
     keys = select_studies(names, [*STUDY_KEYS, *(k for k in available if k not in STUDY_KEYS)])
-    data = run_studies(keys, available, profile, progress)
-    provenance: dict[str, Any] = {"command": command_line(), "profile": profile,
-                                  "versions": versions()}
-    for key, part in data.items():
-        for field in ("seeds", "seed", "scenario_hashes", "scenarios"):
-            if field in part.metadata:
-                provenance[f"{key} {field}"] = part.metadata[field]
-    report, files = write_parts("study", data, provenance, output,
-                                {"keys": list(keys), "profile": profile}, available, pdf)
+    with atomic_directory(output, overwrite) as tmp:  # refused before simulating, not after
+        data = run_studies(keys, available, profile, progress)
+        provenance: dict[str, Any] = {"command": command_line(), "profile": profile,
+                                      "versions": versions()}
+        for key, part in data.items():
+            for field in ("seeds", "seed", "scenario_hashes", "scenarios"):
+                if field in part.metadata:
+                    provenance[f"{key} {field}"] = part.metadata[field]
+        report, files = _fill("study", data, provenance, tmp, Path(output),
+                              {"keys": list(keys), "profile": profile}, available, pdf)
     return report, files, study_summary_lines(keys, report, available)
+
+
+def report_scenario(scenario: Scenario, output: str | Path, lens: str = "net",
+                    replications: int = 3, seed: int | None = None,
+                    workers: int | None = None,
+                    progress: Callable[[float], None] | None = None, pdf: bool = True,
+                    overwrite: bool = False) -> tuple[Report, ReportFiles]:
+    """Run ``scenario`` ``replications`` times with ``lens`` and write its report to
+    ``output`` (refused before simulating when ``output`` may not be written)."""
+    from tcpn.reports.scenario_report import scenario_parts
+
+    with atomic_directory(output, overwrite) as tmp:
+        parts = scenario_parts(scenario, lens, replications, seed, workers, progress)
+        provenance = {"command": command_line(), "versions": versions(),
+                      "scenario_hash": scenario.content_hash(),
+                      "seeds": parts["run"].metadata["seeds"]}
+        return _fill("scenario", parts, provenance, tmp, Path(output), {}, None, pdf)
 
 
 def rebuild(results: str | Path, output: str | Path,
             studies: Mapping[str, Study] | None = None, pdf: bool = True,
-            ) -> tuple[Report, ReportFiles]:
+            overwrite: bool = False) -> tuple[Report, ReportFiles]:
     """Rebuild a report from stored results (``results``: a report directory or its
     ``results`` folder) into the new directory ``output``, simulating nothing."""
     root = Path(results)
@@ -134,4 +167,4 @@ def rebuild(results: str | Path, output: str | Path,
         root = root / "results"
     stored = load_results(root)
     return write_parts(stored.kind, stored.parts, stored.provenance, output, stored.extra,
-                       studies, pdf)
+                       studies, pdf, overwrite)
