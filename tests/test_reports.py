@@ -234,14 +234,21 @@ def test_scenario_report_rebuilds_identically(scenario_report: Path, tmp_path: P
     assert first == again
 
 
-def test_validate_report_shows_every_replication(tmp_path: Path) -> None:
-    scenario = tmp_path / "short.yaml"
+@pytest.fixture(scope="module")
+def validation_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    scenario = tmp_path_factory.mktemp("validation") / "short.yaml"
     scenario.write_text(SCENARIO.read_text().replace("horizon_s: 60.0", "horizon_s: 1.0"))
-    out = tmp_path / "validate"
+    out = scenario.parent / "validate"
     result = CliRunner().invoke(app, ["validate", str(scenario), "--lenses", "net,fluid",
                                       "--replications", "2", "--workers", "1", "-o", str(out),
                                       "--report"])
-    assert result.exit_code in (0, 1), result.output
+    assert result.exit_code in (0, 1), result.output  # 1: a lens missed a target
+    assert f"report: {out / 'report' / 'report.html'}" in result.output
+    return out / "report"
+
+
+def test_validate_report_shows_every_replication(validation_report: Path) -> None:
+    out = validation_report.parent
     throughput = pd.read_csv(out / "report" / "data" / "lens-throughput.csv")
     assert {(lens, rep) for lens, rep in zip(throughput["lens"], throughput["replication"],
                                              strict=True)} == {
@@ -269,7 +276,8 @@ def _non_blank(png: bytes) -> bool:
     return bool(pixels.std() > 2.0 and (pixels < 200).mean() > 0.001)
 
 
-def _read_in_browser(report: Path, shots: Path, shots_name: str) -> None:
+def _read_in_browser(report: Path, shots: Path, shots_name: str,
+                     capsys: pytest.CaptureFixture[str]) -> None:
     from playwright.sync_api import sync_playwright
 
     errors: list[str] = []
@@ -284,7 +292,8 @@ def _read_in_browser(report: Path, shots: Path, shots_name: str) -> None:
         shots.mkdir(parents=True, exist_ok=True)
         shot = shots / f"{shots_name}-first-page.png"
         page.screenshot(path=str(shot))
-        print(f"screenshot of the report's first page: {shot}")
+        with capsys.disabled():  # shown even when pytest captures the output
+            print(f"\nscreenshot of the report's first page: {shot}")
         figures = page.locator("figure")
         assert figures.count() >= 1
         for i in range(figures.count()):
@@ -310,15 +319,22 @@ def _read_in_browser(report: Path, shots: Path, shots_name: str) -> None:
     assert errors == []
 
 
-def test_study_report_reads_in_chromium(study_report: Path) -> None:
-    _read_in_browser(study_report, SCREENSHOTS, "study-report")
+def test_study_report_reads_in_chromium(study_report: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _read_in_browser(study_report, SCREENSHOTS, "study-report", capsys)
 
 
-def test_scenario_report_reads_in_chromium(scenario_report: Path) -> None:
-    _read_in_browser(scenario_report, SCREENSHOTS, "scenario-report")
+def test_scenario_report_reads_in_chromium(scenario_report: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _read_in_browser(scenario_report, SCREENSHOTS, "scenario-report", capsys)
 
 
-@pytest.mark.parametrize("which", ["study_report", "scenario_report"])
+def test_validation_report_reads_in_chromium(validation_report: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _read_in_browser(validation_report, SCREENSHOTS, "validation-report", capsys)
+
+
+@pytest.mark.parametrize("which", ["study_report", "scenario_report", "validation_report"])
 def test_pdf_pages_are_not_blank(which: str, request: pytest.FixtureRequest,
                                  tmp_path: Path) -> None:
     report: Path = request.getfixturevalue(which)
