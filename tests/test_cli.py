@@ -55,3 +55,23 @@ def test_demo_prints_a_result():
     # the dumbbell through both lenses: a row per flow and the aggregate
     assert "one scenario, 2 lenses" in done.stdout
     assert all(f"│ {row} " in done.stdout for row in ("f0", "f1", "all"))
+
+
+def test_every_option_with_fixed_choices_is_a_usage_error_when_wrong(tmp_path):
+    # the example: `--lens foo` exited 1 (a failure) where the README promises 2
+    scenario = str(Path(__file__).parents[1] / "scenarios" / "dumbbell_newreno.yaml")
+    out = str(tmp_path / "out")
+    for args, option in ((["run", scenario, "--lens", "foo", "-o", out], "--lens"),
+                         (["table", scenario, "--lens", "foo"], "--lens"),
+                         (["validate", scenario, "--lenses", "net,foo", "-o", out], "--lenses"),
+                         (["validate", scenario, "--reference", "foo", "-o", out],
+                          "--reference"),
+                         (["optimize", scenario, "--parameter", "k", "--low", "1", "--high",
+                           "2", "-o", out], "--parameter"),
+                         (["export", scenario, "--layout", "circle"], "--layout"),
+                         (["export", scenario, "--net-type", "coloured"], "--net-type")):
+        done = tcpn(*args)
+        words = " ".join(done.stderr.replace("│", " ").split())  # the box wraps to the width
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"Invalid value for '{option}'" in words and "is not one of" in words
+    assert not (tmp_path / "out").exists()
