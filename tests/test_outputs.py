@@ -53,7 +53,7 @@ def long(tmp_path: Path) -> Path:
 
 
 def tcpn(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TCPN, *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([TCPN, *map(str, args)], capture_output=True, text=True, errors="replace",
                           timeout=300, cwd=cwd, env={**os.environ, "COLUMNS": "60"})
 
 
