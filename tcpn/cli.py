@@ -539,9 +539,14 @@ _default_showwarning = warnings.showwarning
 
 def main() -> None:
     """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
-    SIGTERM ends a command as Ctrl-C does (no partial output left)."""
+    SIGTERM ends a command as Ctrl-C does (no partial output left); characters the
+    terminal's encoding lacks print as "?"."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 locale: "?" for "±", not a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     try:
         app()
     except Exception as exc:  # every error ends as one clear line and an exit code
