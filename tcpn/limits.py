@@ -27,10 +27,11 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from tcpn.errors import InputError
 
-__all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_input",
+__all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_at_most", "read_input",
            "set_limits", "UnreadableInput", "using_limits"]
 
 
@@ -179,12 +180,30 @@ character device)
         os.close(fd)
         raise UnreadableInput(what, path, f"not a regular file ({_kind(mode)})")
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(bound + 1)
+        data = read_at_most(handle, bound + 1)
     if len(data) > bound:
         raise UnreadableInput(what, path, f"{os.path.getsize(path):,} bytes, over the "
                               f"{bound}-byte limit {limit} (raise it with --limit {limit}=N, "
                               f"or tcpn.limits.set_limits({limit}=N))")
     return data
+
+
+def read_at_most(handle: BinaryIO, size: int) -> bytes:
+    """Up to ``size`` bytes of ``handle``, in chunks: ``read(size)`` would allocate all
+    ``size`` bytes up front however short the file.
+
+    >>> import io
+    >>> read_at_most(io.BytesIO(b"abc"), 2)
+    b'ab'
+    """
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = handle.read(min(size, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def _kind(mode: int) -> str:

@@ -1220,8 +1220,8 @@ def _check_tree(node: yaml.Node, where: str) -> None:
         sizes[id(node)] = total
         problem = limit_problem("yaml_nodes", total)
         if problem is not None:
-            raise ScenarioError([(f"{where}:{line}", f"aliases expand to more than the "
-                                                     f"document may hold: {problem}")])
+            raise ScenarioError([(f"{where}:{line}", f"the document is too large once its "
+                                                     f"aliases are expanded: {problem}")])
         return total
 
     expanded(node, ())
@@ -1251,7 +1251,8 @@ than or equal to 0
         loader = _BoundedLoader(text, where)
         node = loader.get_single_node()
         if node is None:
-            raise ScenarioError([(where, "the file is empty")])
+            raise ScenarioError([(f"{where}:1", "the file is empty (a scenario is a mapping "
+                                                "of fields: name, links, flows, horizon_s...)")])
         _check_tree(node, where)
         data = loader.construct_document(node)
     except yaml.reader.ReaderError as exc:
