@@ -31,8 +31,10 @@ from typing import BinaryIO
 
 from tcpn.errors import InputError
 
-__all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_at_most", "read_input",
-           "set_limits", "UnreadableInput", "using_limits"]
+__all__ = [
+    "Limits", "UnreadableInput", "check_limit", "limit_problem", "limits", "parse_limit",
+    "read_at_most", "read_input", "set_limits", "using_limits",
+]
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class Limits:
     """Bytes of a pcap capture."""
 
 
-_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels", "xml_depth": "levels",
+_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
+          "xml_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
           "marking_tokens": "tokens", "capture_bytes": "bytes"}
 _current = [Limits()]
@@ -174,7 +177,7 @@ character device)
         # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise UnreadableInput(what, path, exc.strerror.lower()) from None
+        raise UnreadableInput(what, path, (exc.strerror or str(exc)).lower()) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)

@@ -42,7 +42,7 @@ MEMORY_BYTES = 1 << 30
 CPU_S = 30
 WALL_S = 60
 DEFAULT_MUTANTS = 5
-SLOW_MUTANTS = 100
+SLOW_MUTANTS = 60
 DRIVER = "import sys; from tcpn.cli import main; sys.argv = ['tcpn', *sys.argv[1:]]; main()"
 COMMANDS = {"scenario": "scenario", "cpn": "import", "pnml": "import", "pcap": "pcap"}
 SUFFIXES = {"scenario": ".yaml", "cpn": ".cpn", "pnml": ".pnml", "pcap": ".pcap"}
@@ -115,7 +115,8 @@ def _segments() -> list[bytes]:
 
 def _seeds() -> dict[str, list[bytes]]:
     return {
-        "scenario": [SCENARIO.encode(), (REPO / "scenarios" / "dumbbell_newreno.yaml").read_bytes()],
+        "scenario": [SCENARIO.encode(),
+                     (REPO / "scenarios" / "dumbbell_newreno.yaml").read_bytes()],
         "cpn": [to_cpn(counter(3), layout="grid").encode("iso-8859-1")],
         "pnml": [_pnml().encode()],
         "pcap": [_capture([b"\x00\x21" + p for p in _segments()]),

@@ -31,9 +31,9 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 import networkx as nx
 import numpy as np
@@ -106,7 +106,7 @@ _MAGNITUDE = 1 << 53
 
 
 @functools.cache
-def _takes_bool(annotation: Any) -> bool:
+def _takes_bool(annotation: Hashable) -> bool:
     return annotation is bool or any(_takes_bool(arg) for arg in get_args(annotation))
 
 
@@ -124,7 +124,7 @@ class _Strict(BaseModel):
             for name, value in data.items():
                 field = cls.model_fields.get(name) if isinstance(name, str) else None
                 if isinstance(value, bool) and field is not None and not _takes_bool(
-                        field.annotation):
+                        cast(Hashable, field.annotation)):
                     raise _FieldProblem((name,), f"a number is expected, got the boolean "
                                                  f"{str(value).lower()}")
         return data
@@ -894,10 +894,10 @@ class Scenario(_Strict):
         hops = self.packet_hops_estimate()
         problem = limit_problem("packet_hops", hops)
         if problem is not None:
-            raise _FieldProblem(("horizon_s",), f"a run of {self.horizon_s:g} s over links of "
-                                f"up to {max(link.rate_bps for link in self.links):g} bit/s "
-                                f"with {connections} connections would simulate an estimated "
-                                f"{problem}")
+            raise _FieldProblem(("horizon_s",), f"too long a run: an estimated {problem}; "
+                                f"estimated for {self.horizon_s:g} s over links of up to "
+                                f"{max(link.rate_bps for link in self.links):g} bit/s with "
+                                f"{connections} connection(s)")
 
     def _check_trace(self) -> None:
         if isinstance(self.trace.queues, list):
@@ -1179,7 +1179,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if problem is not None:
                 line = self.peek_event().start_mark.line + 1
                 raise ScenarioError([(f"{self.where}:{line}", f"nesting too deep: {problem}")])
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
@@ -1256,8 +1256,8 @@ than or equal to 0
         _check_tree(node, where)
         data = loader.construct_document(node)
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, max(exc.position, 0)) + 1
-        raise ScenarioError([(f"{where}:{line}", f"not valid YAML: unacceptable character "
+        at = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise ScenarioError([(f"{where}:{at}", f"not valid YAML: unacceptable character "
                                                  f"#x{exc.character:04x} (control characters "
                                                  "such as NUL are not allowed)")]) from None
     except yaml.YAMLError as exc:
