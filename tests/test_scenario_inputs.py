@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +205,28 @@ def test_nul_bytes_name_the_line(tmp_path):
     bad.write_bytes(BASE.replace("horizon_s: 10", "horizon_s: 1\x000").encode())
     with pytest.raises(InputError, match=r"nul.yaml:7: "):
         load_scenario(bad)
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def _tcpn(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()", *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "COLUMNS": "60"})
+
+
+def test_tcpn_scenario_refuses_then_a_raised_limit_admits(tmp_path):
+    path = tmp_path / "many.yaml"
+    path.write_text(BASE.replace("variant: newreno", "variant: newreno, count: 10000"))
+    refused = _tcpn("scenario", str(path), cwd=tmp_path)
+    assert refused.returncode == 3, refused.stderr
+    assert refused.stderr.startswith(f"tcpn: invalid input: {path}:6: flows[0].count: ")
+    admitted = _tcpn("--limit", "flows=20000", "scenario", str(path), cwd=tmp_path)
+    assert admitted.returncode == 0, admitted.stderr
+    assert "estimated cost" in admitted.stdout and "10000 of 20,000" in admitted.stdout
+
+
+def test_an_unknown_limit_is_a_usage_error(tmp_path):
+    done = _tcpn("--limit", "bogus=3", "scenario", "x.yaml", cwd=tmp_path)
+    assert done.returncode == 2 and "unknown limit 'bogus'" in done.stderr
