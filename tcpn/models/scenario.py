@@ -106,8 +106,10 @@ _MAGNITUDE = 1 << 53
 
 
 @functools.cache
-def _takes_bool(annotation: Hashable) -> bool:
-    return annotation is bool or any(_takes_bool(arg) for arg in get_args(annotation))
+def _takes(annotation: Hashable, kinds: tuple[type, ...]) -> bool:
+    """Whether ``annotation`` (through unions and ``Annotated``) admits one of ``kinds``."""
+    return annotation in kinds or any(_takes(arg, kinds) for arg in get_args(annotation)
+                                      if isinstance(arg, Hashable))
 
 
 class _Strict(BaseModel):
@@ -123,8 +125,9 @@ class _Strict(BaseModel):
         if isinstance(data, Mapping):
             for name, value in data.items():
                 field = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and field is not None and not _takes_bool(
-                        cast(Hashable, field.annotation)):
+                if isinstance(value, bool) and field is not None and _takes(
+                        cast(Hashable, field.annotation), (int, float)) and not _takes(
+                        cast(Hashable, field.annotation), (bool,)):
                     raise _FieldProblem((name,), f"a number is expected, got the boolean "
                                                  f"{str(value).lower()}")
         return data
