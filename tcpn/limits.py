@@ -4,8 +4,10 @@ A scenario, a net file or a capture can ask for more than the machine has: a YAM
 bomb, ten thousand flows, an initial marking of 10^12 tokens, a symlink to ``/dev/zero``.
 tcpn reads and builds such input only up to the :class:`Limits` below and otherwise
 refuses it with an :class:`~tcpn.errors.InputError` that gives the figures and the limit's
-name. Raise a limit for one process with :func:`set_limits` (or ``tcpn --limit NAME=VALUE``
-on the command line). A leaf module like :mod:`tcpn.errors`: every layer may use it.
+name. Raise a limit with :func:`set_limits` (or ``tcpn --limit NAME=VALUE`` on the command
+line, or the environment variable ``TCPN_LIMITS="NAME=VALUE,..."``); a change is written to
+``TCPN_LIMITS`` so that worker processes started afterwards apply it too. A leaf module like
+:mod:`tcpn.errors`: every layer may use it.
 
 >>> limits().marking_tokens
 1000000
@@ -63,15 +65,42 @@ class Limits:
     """Bytes of a pcap capture."""
 
 
+_current: list[Limits] = []
 _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
           "xml_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
           "marking_tokens": "tokens", "capture_bytes": "bytes"}
-_current = [Limits()]
+#: Environment variable that carries changed limits to worker processes (and lets a user
+#: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
+ENVIRONMENT = "TCPN_LIMITS"
+
+
+def _from_environment() -> Limits:
+    text = os.environ.get(ENVIRONMENT, "").strip()
+    pairs = dict(parse_limit(item) for item in text.split(",") if item.strip())
+    known = {f.name for f in dataclasses.fields(Limits)}
+    unknown = sorted(set(pairs) - known)
+    if unknown:
+        raise InputError(f"{ENVIRONMENT}: unknown limit(s) {', '.join(unknown)}; the limits "
+                         f"are {', '.join(sorted(known))}")
+    return Limits(**pairs)
+
+
+def _publish(current: Limits) -> None:
+    changed = {f.name: getattr(current, f.name) for f in dataclasses.fields(Limits)
+               if getattr(current, f.name) != f.default}
+    if changed:
+        os.environ[ENVIRONMENT] = ",".join(f"{k}={v}" for k, v in changed.items())
+    else:
+        os.environ.pop(ENVIRONMENT, None)
+
+
 
 
 def limits() -> Limits:
-    """The limits in force in this process."""
+    """The limits in force in this process (read from ``TCPN_LIMITS`` at first use)."""
+    if not _current:
+        _current.append(_from_environment())
     return _current[0]
 
 
@@ -89,8 +118,9 @@ def set_limits(**changes: int) -> Limits:
             raise InputError(f"unknown limit {name!r}; the limits are {', '.join(sorted(known))}")
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"limit {name} must be a positive integer, got {value!r}")
-    previous = _current[0]
+    previous = limits()
     _current[0] = dataclasses.replace(previous, **changes)
+    _publish(_current[0])  # worker processes started from now on inherit them
     return previous
 
 
@@ -109,6 +139,7 @@ def using_limits(**changes: int) -> Iterator[Limits]:
         yield limits()
     finally:
         _current[0] = previous
+        _publish(previous)
 
 
 def parse_limit(text: str) -> tuple[str, int]:

@@ -230,3 +230,15 @@ def test_tcpn_scenario_refuses_then_a_raised_limit_admits(tmp_path):
 def test_an_unknown_limit_is_a_usage_error(tmp_path):
     done = _tcpn("--limit", "bogus=3", "scenario", "x.yaml", cwd=tmp_path)
     assert done.returncode == 2 and "unknown limit 'bogus'" in done.stderr
+
+
+def test_a_raised_limit_reaches_worker_processes(tmp_path):
+    path = tmp_path / "many.yaml"
+    path.write_text(BASE.replace("variant: newreno", "variant: newreno, count: 2000"))
+    child = [sys.executable, "-c", "import sys; from tcpn.models.scenario import load_scenario; "
+             "print(load_scenario(sys.argv[1]).flows[0].count)", str(path)]
+    with using_limits(flows=5000):
+        inside = subprocess.run(child, capture_output=True, text=True, timeout=120)
+    after = subprocess.run(child, capture_output=True, text=True, timeout=120)
+    assert inside.stdout.strip() == "2000", inside.stderr
+    assert after.returncode == 1 and "limit flows = 1000" in after.stderr
