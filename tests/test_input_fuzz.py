@@ -54,15 +54,21 @@ _WHERE = re.compile(r":\d+: |, line \d+|, element |packet \d+ at byte offset \d+
 
 @dataclass(frozen=True)
 class Case:
-    """One input: its kind (scenario, cpn, pnml, pcap), a name and how to make the file."""
+    """One input: its kind (scenario, cpn, pnml, pcap), a name, how to make the file and
+    what must happen: ``None`` exit 0 or 3 (a mutant), ``REFUSED`` exit 3 (bad input the
+    issue found accepted or crashing), or a text the output of exit 0 must contain."""
 
     kind: str
     name: str
     make: Callable[[Path], None]
+    expect: str | None = None
 
 
-def _bytes_case(kind: str, name: str, data: bytes) -> Case:
-    return Case(kind, name, lambda path: path.write_bytes(data))
+REFUSED = "refused"
+
+
+def _bytes_case(kind: str, name: str, data: bytes, expect: str | None = None) -> Case:
+    return Case(kind, name, lambda path: path.write_bytes(data), expect)
 
 
 # -- valid seeds ---------------------------------------------------------------------------
@@ -141,9 +147,10 @@ def _special(kind: str) -> list[Case]:
     def fifo(path: Path) -> None:
         os.mkfifo(path)
 
-    return [Case(kind, "symlink to /dev/zero", zero), Case(kind, "FIFO", fifo),
-            Case(kind, "directory", lambda path: path.mkdir()),
-            _bytes_case(kind, "empty", b""), _bytes_case(kind, "NUL bytes", b"\0" * 64)]
+    return [Case(kind, "symlink to /dev/zero", zero, REFUSED), Case(kind, "FIFO", fifo, REFUSED),
+            Case(kind, "directory", lambda path: path.mkdir(), REFUSED),
+            _bytes_case(kind, "empty", b"", REFUSED),
+            _bytes_case(kind, "NUL bytes", b"\0" * 64, REFUSED)]
 
 
 def _issue_examples() -> list[Case]:
@@ -165,29 +172,35 @@ def _issue_examples() -> list[Case]:
         "1000-deep mappings": "a: " + "{b: " * 1000 + "1" + "}" * 1000 + "\n",
         "recursive alias": "a: &a [1, *a]\n",
     }
-    cases = [_bytes_case("scenario", name, text.encode()) for name, text in scenario.items()]
-    cases += [_bytes_case("scenario", "alias bomb", _alias_bomb()),
+    cases = [_bytes_case("scenario", name, text.encode(), REFUSED)
+             for name, text in scenario.items()]
+    cases += [_bytes_case("scenario", "alias bomb", _alias_bomb(), REFUSED),
               _bytes_case("scenario", "latin-1", s.replace("name: t", "name: caf\xe9")
-                          .encode("latin-1")),
-              _bytes_case("scenario", "UTF-16", s.encode("utf-16")),
-              _bytes_case("scenario", "NUL in a value", s.replace("10\n", "1\x000\n").encode())]
+                          .encode("latin-1"), REFUSED),
+              _bytes_case("scenario", "UTF-16", s.encode("utf-16"), REFUSED),
+              _bytes_case("scenario", "NUL in a value", s.replace("10\n", "1\x000\n").encode(),
+                          REFUSED)]
     cpn = to_cpn(counter(3), layout="grid")
     cases += [_bytes_case("cpn", "marking 1000000000`1", cpn.replace(">1`0</text>",
                                                                    ">1000000000`1</text>")
-                          .encode("iso-8859-1")),
-              _bytes_case("cpn", "1000-deep XML", b"<a>" * 1000 + b"</a>" * 1000),
+                          .encode("iso-8859-1"), REFUSED),
+              _bytes_case("cpn", "1000-deep XML", b"<a>" * 1000 + b"</a>" * 1000, REFUSED),
               _bytes_case("cpn", "UTF-16", cpn.encode("utf-16"))]
     cases += [_bytes_case("pnml", "marking 10^12", _pnml().replace("<text>2</text>",
                                                                   f"<text>{10**12}</text>", 1)
-                          .encode())]
+                          .encode(), REFUSED)]
     frames = [b"\x00\x21" + p for p in _segments()]
     ihl = frames[3][:2] + bytes([0x41]) + frames[3][3:]
     offset = frames[3][:2 + 32] + bytes([0x10]) + frames[3][2 + 33:]
-    cases += [_bytes_case("pcap", "corrupt IHL", _capture([*frames[:3], ihl, *frames[4:]])),
+    cases += [_bytes_case("pcap", "corrupt IHL", _capture([*frames[:3], ihl, *frames[4:]]),
+                          REFUSED),
               _bytes_case("pcap", "corrupt TCP data offset",
-                          _capture([*frames[:3], offset, *frames[4:]])),
+                          _capture([*frames[:3], offset, *frames[4:]]), REFUSED),
               _bytes_case("pcap", "VLAN-tagged Ethernet", _capture(
-                  [b"\x02" * 12 + b"\x81\x00\x00\x0a\x08\x00" + p for p in _segments()], 1))]
+                  [b"\x02" * 12 + b"\x81\x00\x00\x0a\x08\x00" + p for p in _segments()], 1),
+                  "6 TCP/IPv4 segments"),
+              _bytes_case("pcap", "raw IP, link type 101", _capture(_segments(), 101),
+                          "6 TCP/IPv4 segments")]
     for kind in ("scenario", "cpn", "pcap"):
         cases += _special(kind)
     return cases
@@ -290,6 +303,10 @@ def run_case(case: Case, directory: Path, driver: str = DRIVER) -> str | None:
         return f"no answer within {WALL_S} s"
     err = done.stderr.strip()
     if done.returncode == 0 and not err:
+        if case.expect == REFUSED:
+            return "accepted (exit 0), but it is bad input"
+        if case.expect is not None and case.expect not in done.stdout:
+            return f"exit 0 without {case.expect!r} in the output: {done.stdout[-300:]}"
         return None
     if "Traceback" in err:
         return f"exit {done.returncode} with a traceback: {err.splitlines()[-1][:200]}"
