@@ -205,7 +205,9 @@ def describe_capture(
     from tcpn.validation.pcap import connections, data_segments, read_pcap
 
     packets = read_pcap(capture)
-    table = Table(title=f"{capture}: {len(packets)} TCP/IPv4 segments")
+    console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
+                  highlight=False, soft_wrap=True)
+    table = Table(title="connections opened in the capture")
     for column in ("connection", "data segments", "retransmitted", "payload bytes"):
         table.add_column(column, justify="left" if column == "connection" else "right",
                          overflow="fold")
