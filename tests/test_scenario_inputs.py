@@ -14,10 +14,16 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tcpn.errors import InputError
 from tcpn.limits import limits, using_limits
-from tcpn.models.scenario import ScenarioError, load_scenario, parse_scenario
+from tcpn.models.scenario import (
+    ScenarioError,
+    load_scenario,
+    parse_scenario,
+    validate_scenario,
+)
 
 BASE = """\
 name: t
@@ -242,3 +248,20 @@ def test_a_raised_limit_reaches_worker_processes(tmp_path):
     after = subprocess.run(child, capture_output=True, text=True, timeout=120)
     assert inside.stdout.strip() == "2000", inside.stderr
     assert after.returncode == 1 and "limit flows = 1000" in after.stderr
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"rate_bps": 1e-9}, "links[1].rate_bps"),       # fluid lens: IndexError
+    ({"delay_s": float("inf")}, "links[1].delay_s"),  # fluid: ZeroDivisionError; net: TPkt
+])
+def test_the_lens_examples_are_refused_by_the_schema_from_python_too(change, field):
+    data = yaml.safe_load(BASE)
+    data["links"][1].update(change)
+    with pytest.raises(ScenarioError, match=rf"^{re.escape(field)}: "):
+        validate_scenario(data)
+
+
+def test_the_net_lens_segment_example_is_refused_from_python_too():
+    data = {**yaml.safe_load(BASE), "tcp": {"segment_size_bytes": 1_000_000}}
+    with pytest.raises(ScenarioError, match=r"^tcp\.segment_size_bytes: .*65535"):
+        validate_scenario(data)
