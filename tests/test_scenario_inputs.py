@@ -265,3 +265,11 @@ def test_the_net_lens_segment_example_is_refused_from_python_too():
     data = {**yaml.safe_load(BASE), "tcp": {"segment_size_bytes": 1_000_000}}
     with pytest.raises(ScenarioError, match=r"^tcp\.segment_size_bytes: .*65535"):
         validate_scenario(data)
+
+
+def test_one_flow_that_cannot_deliver_beside_one_that_can_is_accepted():
+    # a study cut short to its first seconds: the late flow has nothing to say, the other has
+    text = BASE.replace("  - {src: S, dst: D, variant: newreno}\n",
+                        "  - {src: S, dst: D, variant: newreno}\n"
+                        "  - {src: S, dst: D, variant: reno, start_s: 9.99}\n")
+    assert len(parse_scenario(text).flows) == 2
