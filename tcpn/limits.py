@@ -48,12 +48,12 @@ class Limits:
     yaml_nodes: int = 100_000
     """YAML nodes of a scenario once aliases are expanded (a shipped one has < 2,000)."""
     nesting_depth: int = 50
-    """Levels of nesting in a YAML or XML document (a scenario needs 6)."""
+    """Levels of nesting in a scenario's YAML (one needs 6)."""
     flows: int = 1_000
     """TCP connections in one scenario (each flow's ``count`` summed)."""
     packet_hops: int = 1_000_000_000
     """Packets times hops a run may have to simulate, estimated before it starts from the
-    horizon, the link rates and the routes (the reference dumbbell: about 10^6)."""
+    horizon, the link rates and the routes (the reference dumbbell: 549,538)."""
     xml_depth: int = 200
     """Levels of nesting of the elements of a CPN Tools or PNML file (their own files have
     about 10; deeply nested PNML terms need more)."""
@@ -67,9 +67,8 @@ class Limits:
 
 _current: list[Limits] = []
 _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
-          "xml_depth": "levels",
-          "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
-          "marking_tokens": "tokens", "capture_bytes": "bytes"}
+          "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
+          "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"
@@ -93,8 +92,6 @@ def _publish(current: Limits) -> None:
         os.environ[ENVIRONMENT] = ",".join(f"{k}={v}" for k, v in changed.items())
     else:
         os.environ.pop(ENVIRONMENT, None)
-
-
 
 
 def limits() -> Limits:
