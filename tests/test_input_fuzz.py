@@ -308,6 +308,8 @@ def run_case(case: Case, directory: Path, driver: str = DRIVER) -> str | None:
         if case.expect is not None and case.expect not in done.stdout:
             return f"exit 0 without {case.expect!r} in the output: {done.stdout[-300:]}"
         return None
+    if case.expect not in (None, REFUSED):
+        return f"exit {done.returncode}, but the file is valid: {err[-300:]}"
     if "Traceback" in err:
         return f"exit {done.returncode} with a traceback: {err.splitlines()[-1][:200]}"
     if done.returncode != 3:
