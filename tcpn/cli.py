@@ -125,9 +125,20 @@ def main_options(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
     ] = False,
+    limit: Annotated[list[str] | None, typer.Option(
+        "--limit", metavar="NAME=VALUE",
+        help="Raise (or lower) a bound on what tcpn reads and builds from its input, e.g. "
+             "--limit flows=20000 --limit packet_hops=1e10. Names and defaults: "
+             "docs/scenarios.md, 'Limits'.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
+    from tcpn.limits import parse_limit, set_limits
+
     _state["debug"] = debug
+    try:
+        set_limits(**dict(parse_limit(text) for text in limit or []))
+    except InputError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--limit") from None
 
 
 @app.command()
@@ -240,6 +251,62 @@ def run_scenario(
                               f"answered, gave up at {failed:g} s (tcp.syn_retries, "
                               "tcp.syn_timeout_s)")
     console.print(f"result: {out}")
+
+
+@app.command("scenario")
+def describe_scenario(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+) -> None:
+    """Check a scenario file without running it: what it describes and what a run costs.
+
+    Every field is validated as `tcpn run` would (exit 3 naming the file, line and field),
+    then the links, flows and the estimated packet-hops of a run are printed beside the
+    limits in force (raise them with `tcpn --limit NAME=VALUE`).
+    """
+    from tcpn.limits import limits
+    from tcpn.models.scenario import load_scenario
+
+    spec = load_scenario(scenario)
+    connections = sum(flow.count for flow in spec.flows)
+    table = Table(title=f"{spec.name}: {len(spec.nodes)} nodes, {len(spec.links)} links, "
+                  f"{connections} connections, {spec.horizon_s:g} s")
+    for column in ("flow", "variant", "route", "start s", "connections"):
+        table.add_column(column, overflow="fold")
+    for i, flow in enumerate(spec.flows):
+        start = flow.start_s if isinstance(flow.start_s, float) else flow.start_s.dist
+        table.add_row(flow.id or f"f{i}", flow.variant, "-".join(spec.route(flow.src, flow.dst)),
+                      str(start), str(flow.count))
+    console.print(table)
+    console.print(f"estimated cost: {spec.packet_hops_estimate():,} packet-hops (limit "
+                  f"packet_hops = {limits().packet_hops:,}; connections {connections} of "
+                  f"{limits().flows:,})", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("pcap")
+def describe_capture(
+    capture: Annotated[str, typer.Argument(help="A pcap file (PPP, Ethernet or raw IP).")],
+) -> None:
+    """Read a pcap capture: its TCP connections, segments and what was skipped and why.
+
+    Records that are not TCP/IPv4 (IPv6, ARP, UDP, fragments) are counted, not read; a
+    corrupt TCP/IPv4 header is an error naming the packet number and byte offset (exit 3).
+    """
+    from tcpn.validation.pcap import connections, data_segments, read_pcap
+
+    packets = read_pcap(capture)
+    console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
+                  highlight=False, soft_wrap=True)
+    table = Table(title="connections opened in the capture")
+    for column in ("connection", "data segments", "retransmitted", "payload bytes"):
+        table.add_column(column, justify="left" if column == "connection" else "right",
+                         overflow="fold")
+    for conn in connections(packets):
+        segments = data_segments(packets, conn)
+        table.add_row(f"{conn.src}:{conn.sport} > {conn.dst}:{conn.dport}", str(len(segments)),
+                      str(int(segments["retransmission"].sum())), str(int(segments["bytes"].sum())))
+    console.print(table)
+    for reason, count in packets.attrs["skipped"].items():
+        console.print(f"skipped {count} record(s): {reason}", markup=False, highlight=False)
 
 
 @app.command("optimize")
