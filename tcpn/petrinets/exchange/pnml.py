@@ -59,6 +59,7 @@ from tcpn.petrinets.exchange.cpn_import import (
     CpnFormatError,
     ImportedNet,
     ImportReport,
+    ReportItem,
     _load,
     parse_xml,
 )
@@ -409,6 +410,7 @@ class _Reader:
         self.terms = SymmetricTerms(self.fail)
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
+        self.renamed: list[ReportItem] = []
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
         """The error for ``element``: its line, and the id of it or of its nearest holder."""
@@ -474,7 +476,7 @@ class _Reader:
         net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
-                                            "arcs": len(net.arcs)})
+                                            "arcs": len(net.arcs)}, notes=self.renamed)
         return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
 
     # -- nodes ------------------------------------------------------------------------------
@@ -488,6 +490,9 @@ class _Reader:
         if not _NODE_NAME.match(name):
             name = re.sub(r"[^A-Za-z0-9_.'-]", "_", name)
             name = name if re.match(r"[A-Za-z_]", name) else f"n_{name}"
+            self.renamed.append(ReportItem(element.tag, element_id, name,
+                                           self.lines.get(element), f"id {element_id!r} is "
+                                           f"no tcpn name: named {name!r}"))
         if label is not None and not _invisible(element):
             self.labels[name] = label
         return name
@@ -574,7 +579,17 @@ class _Reader:
         text = (_label_text(element, "inscription") or "1").strip()
         if not text.isdigit() or int(text) < 1:
             raise self.fail(element, f"arc inscription {text!r} is not a positive number")
+        # pm4py's and ProM's extension: <arctype><text>inhibitor|reset</text></arctype>
+        arc_type = (_label_text(element, "arctype") or "normal").strip()
+        if arc_type not in ("normal", "inhibitor", "reset"):
+            raise self.fail(element, f"arc type {arc_type!r} is not normal, inhibitor or reset")
+        if arc_type != "normal" and kind is not ArcKind.INPUT:
+            raise self.fail(element, f"a {arc_type} arc must go from a place to a transition")
         try:
+            if arc_type == "reset":
+                return Arc(ArcKind.RESET, place, transition)
+            if arc_type == "inhibitor":  # disabled from `inscription` tokens on
+                return Arc(ArcKind.INHIBITOR, place, transition, "()", int(text))
             return Arc(kind, place, transition, "()", int(text),
                        delay=self._arc_delay(element, kind))
         except InputError as exc:
