@@ -227,3 +227,17 @@ def test_partitions_imply_subtraction_and_free_variables_against_hand_semantics(
     space = explore(net, max_states=5000)
     assert not frontier and len(seen) > 50  # a complete, non-trivial state space
     assert (len(space), space.n_edges, space.complete) == (len(seen), edges, True)
+
+
+def every_instance(shared: Path) -> list[str]:
+    with open(shared / "data" / "mcc" / "index.csv", newline="") as handle:
+        return [row["instance"] for row in csv.DictReader(handle)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("instance", every_instance(SHARED) if EVERY_COL else [])
+def test_every_instance_reads_with_its_ids_as_names(instance, models):
+    """P/T instances too: what the contest's formulas name must be a place or transition."""
+    imported = read_pnml(models(instance), max_bytes=10**9)
+    ids = set(imported.ids.values())
+    assert ids == {n for n in (*imported.net.places, *imported.net.transitions)}

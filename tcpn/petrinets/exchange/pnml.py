@@ -600,7 +600,8 @@ class _Reader:
                 seen[element_id] = element
         self.symmetric = net_type == SYMMETRICNET
         name = _label_text(net_element, "name") or net_element.get("id", "net")
-        net = PetriNet(re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net")
+        net_name = re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net"
+        net = PetriNet(net_name if re.match(r"[A-Za-z_]", net_name) else f"n_{net_name}")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
         self.left_out: list[ReportItem] = []
