@@ -241,3 +241,20 @@ def test_every_instance_reads_with_its_ids_as_names(instance, models):
     imported = read_pnml(models(instance), max_bytes=10**9)
     ids = set(imported.ids.values())
     assert ids == {n for n in (*imported.net.places, *imported.net.transitions)}
+
+
+def test_all_over_a_huge_product_is_refused_not_expanded():
+    huge = PARTITIONED.replace(
+        '<namedsort id="D" name="Dot"><dot/></namedsort>',
+        '<namedsort id="D" name="Dot"><dot/></namedsort><namedsort id="R" name="R">'
+        '<finiteintrange start="1" end="100000"/></namedsort><namedsort id="RR" name="RR">'
+        '<productsort><usersort declaration="R"/><usersort declaration="R"/></productsort>'
+        '</namedsort>').replace(
+        '<place id="q"><type><structure><usersort declaration="C"/></structure></type></place>',
+        '<place id="q"><type><structure><usersort declaration="C"/></structure></type></place>'
+        '<place id="big"><type><structure><usersort declaration="RR"/></structure></type>'
+        '<hlinitialMarking><structure><all><usersort declaration="RR"/></all></structure>'
+        '</hlinitialMarking></place>')
+    with pytest.raises(CpnFormatError, match=r"element big: <all>: sort RR has 10000000000 "
+                       "members, over the 100000"):
+        read_pnml(huge)
