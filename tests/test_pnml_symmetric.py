@@ -21,7 +21,7 @@ import pytest
 
 from tcpn.petrinets import explore
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError
-from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 
 SAMPLE = ["DatabaseWithMutex-COL-02", "LamportFastMutEx-COL-2", "Philosophers-COL-000005",
           "TokenRing-COL-005", "Sudoku-COL-AN02", "Sudoku-COL-BN01",
@@ -258,3 +258,15 @@ def test_all_over_a_huge_product_is_refused_not_expanded():
     with pytest.raises(CpnFormatError, match=r"element big: <all>: sort RR has 10000000000 "
                        "members, over the 100000"):
         read_pnml(huge)
+
+
+@pytest.mark.parametrize("instance", ["Philosophers-COL-000005", "TokenRing-COL-005",
+                                      "DatabaseWithMutex-COL-02"])
+def test_a_col_net_written_again_keeps_its_state_space(instance, models, index):
+    """Successor tables, fresh variables, free variables and computed counts survive
+    tcpn's PNML writer (standard terms where they exist, tcpn's form otherwise)."""
+    again = read_pnml(to_pnml(read_pnml(models(instance)).net))
+    assert again.complete
+    space = explore(again.net)
+    row = index[instance]
+    assert (len(space), space.n_edges) == (int(row["states"]), int(row["edges"]))
