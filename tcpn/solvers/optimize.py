@@ -38,6 +38,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -191,8 +192,13 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
              lens: str = "fluid", objective: Objective = "goodput", delay_weight: float = 1.0,
              loss_cap: float | None = None, points: int = 9, replications: int = 5,
              refine: bool = True, queue: str | None = None, log_scale: bool = False,
-             seed: int | None = None, **lens_options: Any) -> OptimizationResult:
-    """Maximise ``objective`` over ``parameter`` in ``bounds`` (see the module docstring)."""
+             seed: int | None = None, store: str | Path | None = None,
+             **lens_options: Any) -> OptimizationResult:
+    """Maximise ``objective`` over ``parameter`` in ``bounds`` (see the module docstring).
+
+    With ``store`` (a campaign store directory) every run is looked up there first and
+    stored when computed: a search run again, or cut short and resumed, reruns nothing.
+    """
     lo, hi = map(float, bounds)
     if not lo < hi or (log_scale and lo <= 0):
         raise InputError(f"optimize: bounds must satisfy low < high (and low > 0 on a log "
@@ -213,7 +219,11 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
         if value in cache:
             return cache[value]
         edited = with_parameter(scenario, parameter, value, queue)
-        if stochastic:
+        if store is not None:
+            from tcpn.solvers.sweep import CampaignStore, run_summaries
+            summaries = run_summaries(edited, CampaignStore(store), lens, seed,
+                                      replications if stochastic else 1, lens_options)
+        elif stochastic:
             result = evaluate(edited, lens=lens, seed=seed, replications=replications,
                               **lens_options)
             summaries = result.summaries

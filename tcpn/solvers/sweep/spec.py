@@ -196,7 +196,8 @@ def _expand_shorthand(data: dict[str, Any]) -> dict[str, Any]:
             continue
         shared = {k: link.pop(k) for k in ("queue", "errors") if k in link}
         for side in ("ab", "ba") if shared else ():
-            direction = link.get(side) if isinstance(link.get(side), dict) else {}
+            found = link.get(side)
+            direction: dict[str, Any] = found if isinstance(found, dict) else {}
             for key, value in shared.items():
                 direction.setdefault(key, copy.deepcopy(value))
             link[side] = direction
@@ -371,7 +372,8 @@ def _short(value: Any) -> str:
 
 class _Problems:
     def __init__(self, source: str, marks: Mapping[tuple[Any, ...], int]):
-        self.source, self.marks, self.found = source, marks, []  # type: list[tuple[str, str]]
+        self.source, self.marks = source, marks
+        self.found: list[tuple[str, str]] = []
 
     def add(self, key: tuple[Any, ...], message: str) -> None:
         line = None
@@ -579,7 +581,7 @@ def _scaled(u: np.ndarray, low: float, high: float, scale: str, integer: bool) -
     else:
         x = low + u * (high - low)
     if integer:
-        return [int(round(v)) for v in x]
+        return [int(np.rint(v)) for v in x]
     return [float(f"{v:.12g}") for v in x]
 
 
