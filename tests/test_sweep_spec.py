@@ -67,7 +67,7 @@ def test_log_and_linear_ranges_give_clean_numbers():
           links[1].ab.errors.rate: {low: 1.0e-4, high: 1.0e-1, points: 4, scale: log}
           links[1].queue.limit: {low: 10, high: 40, points: 4, integer: true}
     """), "x.yaml")
-    rates = [a.points for a in sweep.axes][0]
+    rates = sweep.axes[0].points
     assert [p[0] for p in rates] == [0.0001, 0.001, 0.01, 0.1]
     assert [p[0] for p in sweep.axes[1].points] == [10, 20, 30, 40]
     assert sweep.cells()[1].scenario.links[1].ab.errors.rate == 0.0001
@@ -113,7 +113,8 @@ def test_samples_are_reproducible_and_inside_their_ranges(method):
 def test_an_invalid_cell_carries_its_error_and_the_others_stay():
     cells = parse_sweep(sweep_text("""
         axes:
-          links[1].queue: [{kind: threshold_ecn, limit: 20, k: 5}, {kind: threshold_ecn, limit: 4, k: 5}]
+          links[1].queue: [{kind: threshold_ecn, limit: 20, k: 5},
+                           {kind: threshold_ecn, limit: 4, k: 5}]
     """), "x.yaml").cells()
     assert cells[0].error is None and cells[0].scenario is not None
     assert cells[1].scenario is None
@@ -172,7 +173,7 @@ def test_a_sweep_file_naming_its_base(tmp_path):
     assert [c.scenario.tcp.min_rto_s for c in sweep.cells()] == [0.2, 1.0]
     assert sweep.name == "sweep"
     (tmp_path / "bad.yaml").write_text("sweep:\n  base: missing.yaml\n")
-    with pytest.raises(Exception, match="missing.yaml"):
+    with pytest.raises(Exception, match=r"missing\.yaml"):
         load_sweep(tmp_path / "bad.yaml")
 
 

@@ -193,36 +193,40 @@ def run_campaign(sweep: Sweep, store: CampaignStore, executor: cf.Executor | Non
     pool = executor or InlineExecutor()
     queue = iter(plan.missing)
     pending: dict[cf.Future[Any], RunTask] = {}
-    done = failed = 0
-    remaining = len(plan.missing)
+    counts = [0, 0, len(plan.missing)]  # done, failed, remaining
     if progress is not None:
-        progress(done, failed, remaining)
+        progress(*counts)
+
+    def finish(future: cf.Future[Any] | None, task: RunTask) -> None:
+        if future is not None:
+            record, trace_files = _outcome(future, task)
+            if record["tcpn_version"] is not None:  # None: the worker itself failed
+                store.put(record, trace_files)
+            counts[1] += record.get("error") is not None
+        counts[0] += 1
+        counts[2] -= 1
+        if progress is not None:
+            progress(*counts)
 
     def refill() -> None:
-        nonlocal remaining, done
         while len(pending) < window:
             task = next(queue, None)
             if task is None:
                 return
             if not _needed(store, task, retry_failed):  # another campaign stored it
-                remaining -= 1
-                done += 1
+                finish(None, task)
                 continue
-            pending[pool.submit(execute, task)] = task
+            future = pool.submit(execute, task)
+            if future.done():  # run in this process: store it now, not at the end
+                finish(future, task)
+            else:
+                pending[future] = task
 
     refill()
     while pending:
         finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
         for future in finished:
-            task = pending.pop(future)
-            record, trace_files = _outcome(future, task)
-            if record["tcpn_version"] == store.version:
-                store.put(record, trace_files)
-            done += 1
-            remaining -= 1
-            failed += record.get("error") is not None
-            if progress is not None:
-                progress(done, failed, remaining)
+            finish(future, pending.pop(future))
         refill()
     return plan
 
