@@ -114,7 +114,7 @@ def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
         "format": RECORD_FORMAT, "key": task.key, "tcpn_version": __version__,
         "lens": task.lens, "options": dict(task.options), "seed": task.seed,
         "replication": task.replication, "scenario_hash": task.scenario.content_hash(),
-        "scenario": task.scenario.to_yaml(),
+        "scenario": task.scenario.model_dump(mode="json", exclude={"name", "description"}),
         "measure": {"horizon_s": task.scenario.horizon_s, "warmup_s": measure.warmup_s,
                     "bin_s": measure.bin_s},
         "summary": summary, "wireless": wireless, "error": error,

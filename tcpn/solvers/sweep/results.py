@@ -18,7 +18,9 @@ Scopes, names and metrics are those of :func:`tcpn.validation.metrics.summarize`
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +34,21 @@ from tcpn.solvers.sweep.store import CampaignStore
 
 __all__ = ["CampaignResults", "load_results"]
 
-_KEYS = ["cell", "lens", "scope", "name", "metric"]
+@functools.cache
+def _t_quantile(confidence: float, dof: int) -> float:
+    from scipy import stats
+    return float(stats.t.ppf(0.5 + confidence / 2.0, dof))
+
+
+def _mean_ci(values: list[float], confidence: float) -> tuple[float, float]:
+    """:func:`tcpn.solvers.replications.mean_ci` with the t quantile computed once per
+    number of runs (a table has thousands of groups of the same size)."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size < 2 or np.all(x == x[0]):
+        return mean_ci(values, confidence)
+    return float(x.mean()), _t_quantile(confidence, x.size - 1) * float(
+        x.std(ddof=1)) / math.sqrt(x.size)
 
 
 def _column_value(value: Any) -> Any:
@@ -93,9 +109,9 @@ class CampaignResults:
     def table(self) -> pd.DataFrame:
         """Means with confidence intervals per cell, lens and metric (module docstring)."""
         params, labels = self._params(), self._lens_labels()
-        values = self.values()
         counts: dict[tuple[int, str], list[int]] = {}
         errors: dict[tuple[int, str], list[str]] = {}
+        samples: dict[tuple[int, str, str, str, str], list[float]] = {}
         for task, record in self.records:
             key = (task.cell, labels[(task.lens, task.options)])
             tally = counts.setdefault(key, [0, 0])
@@ -104,16 +120,17 @@ class CampaignResults:
             if problem:
                 tally[1] += 1
                 errors.setdefault(key, []).append(f"run {task.replication}: {problem}")
+            elif record is not None and record.get("summary") is not None:
+                for scope, name, metric, value in summary_rows(record["summary"]):
+                    samples.setdefault((*key, scope, name, metric), []).append(value)
         rows: list[dict[str, Any]] = []
-        grouped = values.groupby(_KEYS, sort=False) if len(values) else []
-        for (cell, lens, scope, name, metric), group in grouped:
-            mean, half = mean_ci(group["value"].tolist(), self.confidence)
+        for (cell, lens, scope, name, metric), found in samples.items():
+            mean, half = _mean_ci(found, self.confidence)
             runs, failed = counts[(cell, lens)]
             rows.append({"cell": cell, **params[cell], "lens": lens, "scope": scope,
                          "name": name, "metric": metric, "mean": mean, "half_width": half,
                          "low": mean - half, "high": mean + half,
-                         "n": int(np.isfinite(group["value"].to_numpy()).sum()),
-                         "runs": runs, "failed": failed,
+                         "n": int(np.isfinite(found).sum()), "runs": runs, "failed": failed,
                          "error": "; ".join(errors.get((cell, lens), []))})
         reported = {(row["cell"], row["lens"]) for row in rows}
         for cell in self.sweep.cells():
