@@ -10,12 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("dask.distributed")
-
-from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign  # noqa: E402
-from tcpn.solvers.sweep.executors import dask_executor  # noqa: E402
+from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
+from tcpn.solvers.sweep.executors import dask_executor
 
 SWEEP = """\
 links:

@@ -124,14 +124,14 @@ class CampaignResults:
                 for scope, name, metric, value in summary_rows(record["summary"]):
                     samples.setdefault((*key, scope, name, metric), []).append(value)
         rows: list[dict[str, Any]] = []
-        for (cell, lens, scope, name, metric), found in samples.items():
+        for (index, label, scope, name, metric), found in samples.items():
             mean, half = _mean_ci(found, self.confidence)
-            runs, failed = counts[(cell, lens)]
-            rows.append({"cell": cell, **params[cell], "lens": lens, "scope": scope,
+            runs, failed = counts[(index, label)]
+            rows.append({"cell": index, **params[index], "lens": label, "scope": scope,
                          "name": name, "metric": metric, "mean": mean, "half_width": half,
                          "low": mean - half, "high": mean + half,
                          "n": int(np.isfinite(found).sum()), "runs": runs, "failed": failed,
-                         "error": "; ".join(errors.get((cell, lens), []))})
+                         "error": "; ".join(errors.get((index, label), []))})
         reported = {(row["cell"], row["lens"]) for row in rows}
         for cell in self.sweep.cells():
             for lens in self.sweep.lenses:
