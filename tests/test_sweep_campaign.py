@@ -263,3 +263,28 @@ def test_optimize_through_the_store_reruns_nothing(tmp_path):
     assert again.points == first.points and record_stats(store) == stored
     plain = optimize(scenario, "ecn_k", (2, 40), lens="fluid", points=3, refine=False)
     assert plain.points == first.points
+
+
+def queue_verdict(scenario, seed, replication, options):
+    """A registered evaluation: a yes/no per cell, as a model-checking verdict will be."""
+    limit = scenario.links[1].ab.queue.limit
+    return {"aggregate": {"holds": float(limit >= options["at_least"])}}
+
+
+def test_a_registered_evaluation_gives_a_value_per_cell(tmp_path):
+    from tcpn.solvers.sweep import EVALUATIONS, register_evaluation
+
+    register_evaluation("queue_verdict", f"{__name__}:queue_verdict")
+    try:
+        sweep = load_sweep(write_sweep(tmp_path / "s.yaml", """
+            axes:
+              links[1].queue.limit: [5, 20]
+            lenses: [{name: queue_verdict, options: {at_least: 10}}]
+        """))
+        store = CampaignStore(tmp_path / "store")
+        run_campaign(sweep, store)
+        table = load_results(sweep, store).metric("holds")
+        assert table["mean"].tolist() == [0.0, 1.0]
+        assert table["lens"].tolist() == ['queue_verdict{"at_least": 10}'] * 2
+    finally:
+        EVALUATIONS.pop("queue_verdict")
