@@ -105,7 +105,8 @@ def executor_for(workers: int = 1, dask: str | None = None, timeout_s: float = 1
 def _stop(executor: cf.Executor) -> None:
     """Cancel what is queued and end the worker processes now (after Ctrl-C or an error):
     a run cut short is simply not stored, and the next campaign runs it again."""
+    # no public handle on the processes before Python 3.14; shutdown() drops this one
+    processes = list((getattr(executor, "_processes", None) or {}).values())
     executor.shutdown(wait=False, cancel_futures=True)
-    processes = getattr(executor, "_processes", None) or {}  # no public handle before 3.14
-    for process in list(processes.values()):
+    for process in processes:
         process.terminate()
