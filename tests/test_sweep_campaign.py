@@ -288,3 +288,30 @@ def test_a_registered_evaluation_gives_a_value_per_cell(tmp_path):
         assert table["lens"].tolist() == ['queue_verdict{"at_least": 10}'] * 2
     finally:
         EVALUATIONS.pop("queue_verdict")
+
+
+def test_figures_of_a_campaign(tmp_path):
+    from tcpn.reports.campaign_figures import heatmap, metric_against_axis
+
+    sweep = load_sweep(write_sweep(tmp_path / "s.yaml", """
+        axes:
+          links[1].queue.limit: [5, 20, 50]
+          flows[0].variant: [newreno, reno]
+        lenses: [fluid, net]
+        replications: 2
+    """))
+    store = CampaignStore(tmp_path / "store")
+    run_campaign(sweep, store)
+    results = load_results(sweep, store)
+    figure = metric_against_axis(results, "goodput_bps", "links[1].queue.limit")
+    axes = figure.axes[0]
+    # one line per lens and variant, three points each; a CI band for the net lens
+    assert len(axes.lines) == 4 and all(len(line.get_xdata()) == 3 for line in axes.lines)
+    assert len(axes.collections) >= 2
+    drawn = heatmap(results, "goodput_bps", "links[1].queue.limit", "flows[0].variant",
+                    lens="net")
+    assert drawn.axes[0].images[0].get_array().shape == (2, 3)
+    with pytest.raises(Exception, match="no axis"):
+        metric_against_axis(results, "goodput_bps", "links[0].delay_s")
+    figure.savefig(tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 0

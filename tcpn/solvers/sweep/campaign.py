@@ -40,7 +40,7 @@ from tcpn.solvers.sweep.spec import Sweep
 from tcpn.solvers.sweep.store import RECORD_FORMAT, CampaignStore, run_key
 
 __all__ = ["EVALUATIONS", "CampaignPlan", "RunTask", "execute", "plan_campaign",
-           "register_evaluation", "run_campaign", "run_summaries"]
+           "register_evaluation", "run_campaign", "run_summaries", "sweep_tasks"]
 
 EVALUATIONS: dict[str, str] = {}
 """Evaluations other than lenses: name -> ``"module:function"`` (see the module docstring)."""
@@ -140,7 +140,8 @@ class CampaignPlan:
         return sum(cell.error is not None for cell in self.sweep.cells())
 
 
-def _tasks(sweep: Sweep, keep_traces: bool) -> list[RunTask]:
+def sweep_tasks(sweep: Sweep, keep_traces: bool = False) -> list[RunTask]:
+    """Every run of ``sweep`` (cells in order, then lenses, then replications)."""
     tasks = []
     for cell in sweep.cells():
         if cell.scenario is None:
@@ -173,7 +174,7 @@ def plan_campaign(sweep: Sweep, store: CampaignStore, keep_traces: bool = False,
     """The runs of ``sweep`` and those ``store`` lacks (a failed run counts as stored
     unless ``retry_failed``; a run stored without its trace is missing when traces are
     kept)."""
-    tasks = _tasks(sweep, keep_traces)
+    tasks = sweep_tasks(sweep, keep_traces)
     return CampaignPlan(sweep, tasks, [t for t in tasks if _needed(store, t, retry_failed)])
 
 

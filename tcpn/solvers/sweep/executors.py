@@ -76,6 +76,9 @@ def dask_executor(address: str, workers: int | None = None, timeout_s: float = 1
             raise TcpnError(f"cannot reach the Dask scheduler at {address} within "
                             f"{timeout_s:g} s ({type(exc).__name__}); is it running, and "
                             "is the address right?") from None
+        except Exception as exc:  # something answered, but not as a Dask scheduler does
+            raise TcpnError(f"{address} does not answer as a Dask scheduler "
+                            f"({type(exc).__name__}: {str(exc)[:120]})") from None
     try:
         yield client.get_executor(pure=False)
     finally:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tcpn.solvers.replications import mean_ci, summary_rows
-from tcpn.solvers.sweep.campaign import RunTask, plan_campaign
+from tcpn.solvers.sweep.campaign import RunTask, sweep_tasks
 from tcpn.solvers.sweep.spec import Sweep
 from tcpn.solvers.sweep.store import CampaignStore
 
@@ -178,6 +178,5 @@ class CampaignResults:
 def load_results(sweep: Sweep, store: CampaignStore, confidence: float = 0.95,
                  ) -> CampaignResults:
     """What ``store`` holds for ``sweep`` (missing runs are ``None``; nothing runs)."""
-    plan = plan_campaign(sweep, store)
-    return CampaignResults(sweep, [(task, store.get(task.key)) for task in plan.tasks],
+    return CampaignResults(sweep, [(task, store.get(task.key)) for task in sweep_tasks(sweep)],
                            confidence)

@@ -466,6 +466,10 @@ def load_sweep(path: str | Path) -> Sweep:
 
 def _check(path: str, key: tuple[Any, ...], base: Mapping[str, Any],
            problems: _Problems) -> bool:
+    if path in ("name", "description"):
+        problems.add(key, f"axis {path}: a scenario's {path} changes no run; cells are "
+                          "named <sweep name>[<cell>]")
+        return False
     try:
         check_path(parse_path(path), base)
     except ValueError as exc:
