@@ -255,7 +255,8 @@ def run_summaries(scenario: Scenario, store: CampaignStore, lens: str = "net",
     """The summaries of runs ``0..replications-1`` of ``scenario``, computed only when the
     store lacks them: how a search (``tcpn optimize --store``) caches its evaluations.
 
-    A failed run raises :class:`~tcpn.errors.TcpnError` with its error.
+    Without ``executor`` the missing runs go to local processes (one per run, at most the
+    CPU count). A failed run raises :class:`~tcpn.errors.TcpnError` with its error.
     """
     from tcpn.errors import InputError, TcpnError
     from tcpn.solvers.sweep.spec import LensSpec
@@ -269,7 +270,16 @@ def run_summaries(scenario: Scenario, store: CampaignStore, lens: str = "net",
     problem = sweep.cells()[0].error
     if problem is not None:
         raise InputError(problem)
-    plan = run_campaign(sweep, store, executor, retry_failed=True)
+    if executor is None:
+        import os
+
+        from tcpn.solvers.sweep.executors import executor_for
+
+        missing = len(plan_campaign(sweep, store, retry_failed=True).missing)
+        with executor_for(max(1, min(missing, os.cpu_count() or 1))) as pool:
+            plan = run_campaign(sweep, store, pool, retry_failed=True)
+    else:
+        plan = run_campaign(sweep, store, executor, retry_failed=True)
     out = []
     for task in plan.tasks:
         record = store.get(task.key)
