@@ -163,7 +163,8 @@ def test_a_base_scenario_error_names_its_line():
 def test_a_grid_too_large_is_refused_before_expanding():
     values = list(range(1000))
     text = sweep_text(f"axes:\n  horizon_s: {values}\n  seed: {values}\n")
-    assert f"more than {MAX_CELLS}: split it" in problems(text)
+    assert f"more than {MAX_CELLS} cells" in problems(text)
+    assert "20000000000 runs" in problems(sweep_text("replications: 20000000000\n"))
 
 
 def test_a_sweep_file_naming_its_base(tmp_path):

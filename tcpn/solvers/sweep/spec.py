@@ -68,11 +68,13 @@ from tcpn.models.scenario import (
     validate_scenario,
 )
 
-__all__ = ["MAX_CELLS", "Axis", "Cell", "LensSpec", "Sweep", "SweepError", "load_sweep",
+__all__ = ["MAX_CELLS", "MAX_RUNS", "Axis", "Cell", "LensSpec", "Sweep", "SweepError", "load_sweep",
            "parse_path", "parse_sweep"]
 
 #: Largest number of cells a sweep may expand to (a guard against a typo's 10**9 grid).
 MAX_CELLS = 100_000
+#: Largest number of runs (cells x lenses x replications) of one sweep.
+MAX_RUNS = 1_000_000
 _SECTION_KEYS = ("name", "description", "base", "axes", "zip", "sample", "lenses",
                  "replications", "seed")
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
@@ -100,8 +102,7 @@ indices in [ ]), e.g. links[1].ab.queue.limit
     if _PATH.fullmatch(text) is None:
         raise ValueError(f"{text!r} is not a field path (names joined by '.', list indices "
                          "in [ ]), e.g. links[1].ab.queue.limit")
-    parts = tuple(int(index) if index else name for name, index in _PART.findall(text))
-    return parts
+    return tuple(int(index) if index else name for name, index in _PART.findall(text))
 
 
 def path_text(path: Sequence[PathPart]) -> str:
@@ -165,7 +166,7 @@ def check_path(path: Sequence[PathPart], base: Mapping[str, Any]) -> None:
         data = data.get(part) if isinstance(data, Mapping) else None
 
 
-def _targets(path: tuple[PathPart, ...], data: Mapping[str, Any]) -> list[tuple[PathPart, ...]]:
+def _targets(path: tuple[PathPart, ...]) -> list[tuple[PathPart, ...]]:
     """The concrete paths ``path`` sets: a link-level ``queue``/``errors`` is both
     directions' (the base's shorthand is expanded before any axis applies)."""
     if len(path) >= 3 and path[0] == "links" and path[2] in ("queue", "errors"):
@@ -331,7 +332,7 @@ class Sweep:
                 for path, value in zip(axis.paths, point, strict=True):
                     params[path] = value
                     parsed = parse_path(path)
-                    for target in _targets(parsed, data):
+                    for target in _targets(parsed):
                         _set(data, target, value)
             data["name"] = f"{self.name}[{index}]"
             try:
@@ -359,7 +360,7 @@ def _covers(axis_path: str, where: str) -> bool:
     except ValueError:
         return False
     return any(problem[:len(t)] == t or t[:len(problem)] == problem
-               for t in _targets(axis, {}))
+               for t in _targets(axis))
 
 
 def _short(value: Any) -> str:
@@ -436,9 +437,11 @@ def parse_sweep(text: str, source: str = "<sweep>", directory: Path | None = Non
     sweep = Sweep(name=name, source=source, base=base, axes=axes, lenses=lenses,
                   replications=int(replications), description=str(section.get(
                       "description", "")), _lines=lines)
-    if sweep.size > MAX_CELLS:
+    runs = sweep.size * len(lenses) * sweep.replications
+    if sweep.size > MAX_CELLS or runs > MAX_RUNS:
         raise SweepError([(f"{source}:{marks.get(('sweep',), 1)}", f"the sweep has "
-                           f"{sweep.size} cells, more than {MAX_CELLS}: split it")])
+                           f"{sweep.size} cells and {runs} runs, more than {MAX_CELLS} "
+                           f"cells or {MAX_RUNS} runs: split it")])
     return sweep
 
 
