@@ -315,3 +315,8 @@ def test_figures_of_a_campaign(tmp_path):
         metric_against_axis(results, "goodput_bps", "links[0].delay_s")
     figure.savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
+    dataset = results.to_xarray()  # the axes of the grid are its dimensions
+    goodput = dataset["mean"].sel(lens="net", scope="aggregate", name="all",
+                                  metric="goodput_bps")
+    assert goodput.dims == ("links[1].queue.limit", "flows[0].variant")
+    assert goodput.shape == (3, 2) and bool((goodput > 0).all())
