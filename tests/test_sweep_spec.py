@@ -154,6 +154,15 @@ def test_bad_sweeps_name_the_file_line_and_axis(section, expected):
     assert expected in problems(sweep_text(section))
 
 
+def test_yaml_alias_bombs_are_refused_at_once():
+    bomb = "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(9))
+    text = sweep_text("axes:\n  horizon_s: [1]\n") + "x:\n" + textwrap.indent(bomb, "  ")
+    assert "YAML aliases of mappings and lists (*name) are not allowed" in problems(text)
+
+
 def test_a_base_scenario_error_names_its_line():
     text = sweep_text("axes:\n  horizon_s: [1]\n").replace("delay_s: 0.01", "delay_s: -1")
     assert "x.yaml:6: links[1].delay_s: Input should be greater than or equal to 0" in \

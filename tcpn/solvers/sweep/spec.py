@@ -224,13 +224,19 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]
     finally:
         loader.dispose()
     marks: dict[tuple[Any, ...], int] = {}
-    _marks(node, (), marks, source)
+    _marks(node, (), marks, source, set())
     return data, marks
 
 
 def _marks(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int],
-           source: str) -> None:
+           source: str, visited: set[int]) -> None:
     out.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.CollectionNode):
+        if id(node) in visited:  # an alias: a few lines could stand for billions of nodes
+            raise SweepError([(f"{source}:{node.start_mark.line + 1}", "YAML aliases of "
+                               "mappings and lists (*name) are not allowed in sweep files; "
+                               "write the values out")])
+        visited.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[Any] = set()
         for key, value in node.value:
@@ -241,10 +247,10 @@ def _marks(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], in
                                    f"key {key.value!r} appears twice in the same mapping")])
             seen.add(key.value)
             out[(*path, key.value)] = key.start_mark.line + 1
-            _marks(value, (*path, key.value), out, source)
+            _marks(value, (*path, key.value), out, source, visited)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _marks(item, (*path, i), out, source)
+            _marks(item, (*path, i), out, source, visited)
 
 
 # --------------------------------------------------------------------------- the sweep

@@ -75,7 +75,9 @@ class CampaignStore:
         marker = self.root / "store.json"
         if self.root.exists() and not self.root.is_dir():
             raise InputError(f"store {self.root}: is a file, not a directory")
-        if self.root.is_dir() and not marker.exists() and any(self.root.iterdir()):
+        # a marker that another campaign is writing right now is no user's file
+        if self.root.is_dir() and not marker.exists() and any(
+                not p.name.startswith(".store.json.") for p in self.root.iterdir()):
             raise InputError(f"store {self.root}: the directory is not empty and is not a "
                              "tcpn campaign store (no store.json): choose another --store")
         if marker.exists():
