@@ -146,6 +146,8 @@ def test_an_invalid_cell_carries_its_error_and_the_others_stay():
      "method is random, sobol or latin"),
     ("axes:\n  horizon_s: [1]\ngrid: {}\n", "x.yaml:14: sweep.grid: unknown key"),
     ("lenses: [net, net]\n", "lens net is listed twice"),
+    ("lenses: [net, telepathy]\n", "x.yaml:12: sweep.lenses[1]: unknown lens 'telepathy'; "
+                                   "lenses: net, fluid, ns3"),
     ("axes:\n  name: [a, b]\n", "axis name: a scenario's name changes no run"),
     ("replications: 0\n", "replications is an integer >= 1"),
     ("axes:\n  horizon_s: [1]\n  horizon_s: [2]\n", "x.yaml:14: key 'horizon_s' appears twice"),

@@ -680,6 +680,13 @@ def _lenses(spec: Any, problems: _Problems) -> list[LensSpec]:
                                                                          {}).items()))))
         else:
             problems.add((*key, i), "a lens is a name or {name: , options: {...}}")
+    from tcpn.models.lenses import LENSES
+    from tcpn.solvers.sweep.campaign import EVALUATIONS
+
+    known = [*LENSES, *EVALUATIONS]
+    for i, lens in enumerate(found):
+        if lens.name not in known:
+            problems.add((*key, i), f"unknown lens {lens.name!r}; lenses: {', '.join(known)}")
     labels = [lens.label for lens in found]
     for i, label in enumerate(labels):
         if label in labels[:i]:
