@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from tcpn import __version__
-from tcpn.models.lenses import make_run, run_once
+from tcpn.models.lenses import get_lens, make_run, run_once
 from tcpn.models.scenario import Scenario
 from tcpn.solvers.sweep.spec import Sweep
 from tcpn.solvers.sweep.store import RECORD_FORMAT, CampaignStore, run_key
@@ -149,7 +149,6 @@ def sweep_tasks(sweep: Sweep, keep_traces: bool = False) -> list[RunTask]:
         for lens in sweep.lenses:
             evaluation = EVALUATIONS.get(lens.name)
             if evaluation is None:
-                from tcpn.models.lenses import get_lens
                 get_lens(lens.name)  # an unknown or unavailable lens fails before any run
             for replication in range(sweep.replications):
                 seed = cell.scenario.seed
