@@ -9,7 +9,9 @@ limits 10, 11, ...; ``--horizon`` model seconds each) is run:
   this process (key hashing, the store's existence checks, JSON records written
   atomically, the results table loaded at the end);
 
-alternating, ``--repeats`` times, then once each:
+alternating, ``--repeats`` times; then the machinery alone: the same campaign whose runs
+replay one stored summary (a registered evaluation, so nothing but the campaign's own work
+is timed); then once each:
 
 * **2 local workers** (``local_executor(2)``: forkserver processes, their start included);
 * **Dask LocalCluster, 2 workers** (cluster start reported apart, not included).
@@ -33,12 +35,20 @@ import time
 from pathlib import Path
 
 from tcpn.models.lenses import make_run, run_once
-from tcpn.solvers.sweep import CampaignStore, load_results, run_campaign
+from tcpn.solvers.sweep import CampaignStore, load_results, register_evaluation, run_campaign
 from tcpn.solvers.sweep.executors import dask_executor, local_executor
 from tcpn.solvers.sweep.spec import Sweep, parse_sweep
 
+#: the summary the "replay" evaluation returns (one real run's)
+REPLAYED: dict = {}
 
-def sweep_text(runs: int, horizon_s: float) -> str:
+
+def replay(scenario, seed, replication, options) -> dict:
+    """A registered evaluation that costs nothing: the machinery's cost alone."""
+    return REPLAYED
+
+
+def sweep_text(runs: int, horizon_s: float, lens: str = "net") -> str:
     limits = list(range(10, 10 + runs))
     return f"""
 links:
@@ -54,7 +64,7 @@ horizon_s: {horizon_s}
 sweep:
   axes:
     links[2].queue.limit: {limits}
-  lenses: [net]
+  lenses: [{lens}]
 """
 
 
@@ -95,6 +105,10 @@ def main() -> None:
     sweep = parse_sweep(sweep_text(args.runs, args.horizon), "benchmark")
     load_before = os.getloadavg()
     plain_loop(sweep)  # warm-up: imports, first compilations
+    cell = sweep.cells()[0]
+    REPLAYED.update(run_once(cell.scenario, "net", make_run(cell.scenario, 1, 0)).summary)
+    register_evaluation("replay", "__main__:replay")
+    replayed = parse_sweep(sweep_text(args.runs, args.horizon, "replay"), "benchmark")
     plain_w, plain_c, camp_w, camp_c = [], [], [], []
     one_runs_cpu = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +120,7 @@ def main() -> None:
             camp_w.append(w)
             camp_c.append(c)
             one_runs_cpu.append(r)
+        machinery = [campaign(replayed, Path(tmp) / f"replay-{k}")[1] for k in range(5)]
         executor = local_executor(2)
         try:
             two_w, _, two_cpu = campaign(sweep, Path(tmp) / "two", executor)
@@ -131,6 +146,9 @@ def main() -> None:
     print(f"campaign, 1 worker:   {cw / runs:.3f} s wall per run, {cc / runs:.3f} s CPU per run")
     print(f"overhead per run:     {100 * (cw - pw) / pw:+.1f} % wall, "
           f"{100 * (cc - pc) / pc:+.1f} % CPU ({1e3 * (cc - pc) / runs:+.1f} ms CPU per run)")
+    print(f"machinery alone:      {1e3 * statistics.median(machinery) / runs:.1f} ms CPU per "
+          f"run (runs replaced by a replayed summary; median of 5), "
+          f"{100 * statistics.median(machinery) / pc:.1f} % of a plain run")
     print(f"2 local workers:      {two_w:.2f} s wall, speed-up {cw / two_w:.2f}x against "
           f"1 worker; runs' CPU {two_cpu:.2f} s (1 worker: "
           f"{statistics.median(one_runs_cpu):.2f} s)")
