@@ -7,11 +7,10 @@ import json
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
-from tcpn.solvers.sweep.executors import dask_executor
+from tcpn.solvers.sweep.executors import executor_for
 
 SWEEP = """\
 links:
@@ -41,7 +40,7 @@ def test_a_local_cluster_runs_the_campaign_with_the_same_results(tmp_path):
     local = CampaignStore(tmp_path / "local")
     run_campaign(sweep, local)
     on_dask = CampaignStore(tmp_path / "dask")
-    with dask_executor("local", workers=2) as executor:
+    with executor_for(2, dask="local") as executor:  # what tcpn sweep --dask local uses
         plan = run_campaign(sweep, on_dask, executor)
     assert len(plan.missing) == 4
     first, second = load_results(sweep, local), load_results(sweep, on_dask)
@@ -71,14 +70,3 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
                            "--dask", "scheduler:8786"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 3 and "tcp://scheduler:8786" in done.stderr
-
-
-def test_the_command_line_on_a_local_cluster(tmp_path):
-    path = tmp_path / "s.yaml"
-    path.write_text(textwrap.dedent(SWEEP).replace("lenses: [net]", "lenses: [fluid]"))
-    tcpn = str(Path(sys.executable).parent / "tcpn")
-    done = subprocess.run([tcpn, "sweep", str(path), "--store", str(tmp_path / "store"),
-                           "--dask", "local", "--workers", "2"], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "0 stored, 4 to run" in done.stderr and "fluid" in done.stdout
