@@ -7,7 +7,12 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -33,6 +38,76 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)  # one error, one line
 _state = {"debug": False}
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a result directory tcpn wrote, or "
+                  "a file); tcpn never replaces anything else.")
+
+
+def _choice(*values: str) -> Callable[[str | None], str | None]:
+    """An option callback accepting only ``values`` (a usage error, exit 2, otherwise)."""
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in values:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(values)}")
+        return value
+    return check
+
+
+def _lens_name(value: str | None) -> str | None:
+    """A registered lens name (usage error otherwise)."""
+    from tcpn.models.lenses import LENSES
+
+    return _choice(*LENSES)(value)
+
+
+def _lens_names(value: str) -> str:
+    """A comma-separated list of registered lens names (usage error otherwise)."""
+    for name in value.split(","):
+        if name.strip():
+            _lens_name(name.strip())
+    return value
+
+
+def _search_parameter(value: str) -> str:
+    """A parameter :func:`tcpn.solvers.optimize.optimize` can search (usage error otherwise)."""
+    from tcpn.solvers.optimize import PARAMETERS
+
+    return _choice(*PARAMETERS)(value) or value
+
+
+def _search_objective(value: str) -> str:
+    """An objective of :func:`tcpn.solvers.optimize.optimize` (usage error otherwise)."""
+    from typing import get_args
+
+    from tcpn.solvers.optimize import Objective
+
+    return _choice(*get_args(Objective))(value) or value
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that partial outputs are removed on the way out."""
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise _Terminated()
+
+
+@contextlib.contextmanager
+def _interruptible(output: str | None, kept: Callable[[], str] = lambda: "") -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) in the block: say what was kept, then exit 130 (143).
+
+    ``kept()`` describes the work finished before the interruption.
+    """
+    existed = output is not None and Path(output).exists()
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        code = EXIT_SIGNAL[signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT]
+        where = "" if output is None else (
+            f"; {output} keeps its previous content" if existed else
+            f"; nothing was written to {output}")
+        err_console.print(f"tcpn: interrupted{kept()}: no partial output is left{where}",
+                          markup=False, highlight=False)
+        raise typer.Exit(code) from None
 
 
 def _version(value: bool) -> None:
@@ -82,41 +157,55 @@ def demo(
 @app.command("run")
 def run_scenario(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
-    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
+                                      callback=_lens_name)] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Independent runs (N > 1: means "
                                               "with 95 % confidence intervals).")] = 1,
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>).")
-    ] = None,
+        "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>); "
+        "a new or empty directory, or a tcpn result directory with --overwrite.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes for "
                                                 "replications (default: CPU count).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
     """Run a scenario with one lens: per-flow table, traces and result file in a directory.
 
     The directory appears only when the run is complete (it is written under a temporary
-    name first); with --replications it holds rep-000... and replications.json.
+    name first, created before the run starts, so an unwritable target fails at once);
+    with --replications it holds rep-000... and replications.json. On a terminal, stderr
+    shows model time, firings/s and the time left (runs done with --replications).
+    Ctrl-C stops the runs and their worker processes and leaves nothing partial.
     """
-    from rich.progress import Progress
-
     from tcpn.models.lenses import evaluate
     from tcpn.models.scenario import load_scenario
+    from tcpn.reports.progress import count_progress, model_time_progress
     from tcpn.solvers.replications import flow_table, replicate
 
     spec = load_scenario(scenario)
     base_seed = spec.seed if seed is None else seed
     out = output or f"results/{spec.name}-{lens}-seed{base_seed}" + (
         f"-x{replications}" if replications > 1 else "")
-    with Progress(console=err_console, transient=True) as bar:
+    finished = [0]
+
+    def kept() -> str:
+        return (f" after {finished[0]} of {replications} runs had finished"
+                if replications > 1 else "")
+
+    with _interruptible(out, kept):
         if replications == 1:
-            task = bar.add_task(f"{lens}: {spec.name}", total=spec.horizon_s)
-            result: Any = evaluate(spec, lens, seed=base_seed, output=out,
-                                   progress=lambda t: bar.update(task, completed=t))
+            with model_time_progress(err_console, f"{lens}: {spec.name}",
+                                     spec.horizon_s) as tick:
+                result: Any = evaluate(spec, lens, seed=base_seed, output=out, progress=tick,
+                                       overwrite=overwrite)
         else:
-            task = bar.add_task(f"{lens}: {spec.name} x{replications}", total=replications)
-            result = replicate(spec, lens, seed=base_seed, replications=replications,
-                               output=out, workers=workers, keep_traces=False,
-                               progress=lambda n: bar.update(task, completed=n))
+            with count_progress(err_console, f"{lens}: {spec.name}", replications) as done:
+                def count(n: float) -> None:
+                    finished[0] = int(n)
+                    done(n)
+                result = replicate(spec, lens, seed=base_seed, replications=replications,
+                                   output=out, workers=workers, keep_traces=False,
+                                   progress=count, overwrite=overwrite)
     table = Table(title=f"{spec.name} ({lens} lens, seed {base_seed}"
                   + (f", {replications} runs, mean ± 95 % CI)" if replications > 1 else ")"))
     columns = [("goodput_bps", "goodput Mbit/s", 1e-6), ("throughput_bps", "throughput Mbit/s",
@@ -158,44 +247,70 @@ def optimize_parameter(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
     parameter: Annotated[str, typer.Option(help="ecn_k, red_min_th, red_max_th, red_max_p, "
                                            "red_q_weight, tb_depth_bytes, tb_limit, "
-                                           "vegas_alpha, vegas_beta, vegas_weight.")],
+                                           "vegas_alpha, vegas_beta, vegas_weight (whole "
+                                           "values: ecn_k, tb_*, vegas_alpha/beta).",
+                                           callback=_search_parameter)],
     low: Annotated[float, typer.Option(help="Lower bound of the search.")],
     high: Annotated[float, typer.Option(help="Upper bound of the search.")],
-    lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.")] = "fluid",
+    lens: Annotated[str, typer.Option(help="Lens: fluid, net or ns3.",
+                                      callback=_lens_name)] = "fluid",
     objective: Annotated[str, typer.Option(help="goodput, delay or power; sized transfers: "
-                                           "completion, segment_delay or transfer_power.")
-                         ] = "goodput",
+                                           "completion, segment_delay or transfer_power.",
+                                           callback=_search_objective)] = "goodput",
     delay_weight: Annotated[float, typer.Option(help="w in log goodput - w log RTT.")] = 1.0,
     loss_cap: Annotated[float | None, typer.Option(help="Largest loss ratio allowed.")] = None,
     points: Annotated[int, typer.Option(min=3, help="Grid points.")] = 9,
     replications: Annotated[int, typer.Option(min=1, help="Runs per point (net, ns3).")] = 5,
     queue: Annotated[str | None, typer.Option(help="Queue 'A->B' to edit (default: all of "
                                               "the parameter's kind).")] = None,
+    tolerance: Annotated[float, typer.Option(min=0.0, max=0.99, help="Near-optimal: within "
+                                             "this fraction of the best objective.")] = 0.01,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Directory for search.csv, search.json and search.png "
+        "(default: results/<name>-optimize-<parameter>).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
     store: Annotated[str | None, typer.Option(help="Campaign store (as tcpn sweep): every "
                                               "run is cached there, a search resumes.")
                      ] = None,
 ) -> None:
-    """Search the parameter value that maximises an objective; print the curve and the
-    closed-form predictions beside the optimum."""
+    """Search the parameter value that maximises an objective; print the curve, the range
+    of near-optimal values (a flat objective is a range, not a point) and the closed-form
+    predictions beside the optimum; write the search (CSV, JSON, figure)."""
     from tcpn.models.scenario import load_scenario
+    from tcpn.outputs import atomic_directory
+    from tcpn.reports.search_record import write_search
     from tcpn.solvers.optimize import optimize
 
-    result = optimize(load_scenario(scenario), parameter, (low, high), lens=lens,
-                      objective=objective,  # type: ignore[arg-type]
-                      delay_weight=delay_weight, loss_cap=loss_cap, points=points,
-                      replications=replications, queue=queue, store=store)
+    spec = load_scenario(scenario)
+    out = output or f"results/{spec.name}-optimize-{parameter}"
+    with _interruptible(out), atomic_directory(out, overwrite) as tmp:
+        with err_console.status(f"searching {parameter} ({lens} lens)"):
+            result = optimize(spec, parameter, (low, high), lens=lens,
+                              objective=objective,  # type: ignore[arg-type]
+                              delay_weight=delay_weight, loss_cap=loss_cap, points=points,
+                              replications=replications, queue=queue, tolerance=tolerance,
+                              store=store)
+        write_search(result, tmp)
     table = Table(title=f"{parameter}: {objective} ({lens} lens)")
     for column in ("value", "objective", "± 95 %", "runs"):
         table.add_column(column, justify="right")
     for p in result.points:
-        table.add_row(f"{p.value:.6g}", f"{p.objective:.6g}", f"{p.half_width:.3g}",
-                      str(p.runs), style="bold" if p is result.best else None)
+        table.add_row(result.format_value(p.value), f"{p.objective:.6g}",
+                      f"{p.half_width:.3g}", str(p.runs),
+                      style="bold" if p is result.best else None)
     console.print(table)
+    value = result.format_value
+    low_near, high_near = result.near_optimal
     low_tie, high_tie = result.indistinguishable
-    console.print(f"optimum: {parameter} = {result.best.value:.6g} (indistinguishable in "
-                  f"[{low_tie:.6g}, {high_tie:.6g}])")
-    for name, value in result.predictions.items():
-        console.print(f"closed form {name}: {value:.6g}")
+    lines = [f"optimum: {parameter} = {value(result.best.value)}",
+             f"near-optimal (within {tolerance:.0%} of the best {objective}): "
+             f"{value(low_near)} to {value(high_near)}",
+             f"indistinguishable (95 % intervals overlap): {value(low_tie)} to "
+             f"{value(high_tie)}"]
+    lines += [f"closed form {name}: {v:.6g}" for name, v in result.predictions.items()]
+    lines.append(f"search: {out} (search.csv, search.json, search.png)")
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("export")
@@ -203,22 +318,31 @@ def export_net(
     net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "
                                        "returning a PetriNet, a .cpn/.pnml file, or a "
                                        "scenario .yaml (its whole net).")],
-    file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.")] = "cpn",
-    output: Annotated[str | None, typer.Option("--output", "-o",
-                                               help="File to write (default: stdout).")] = None,
+    file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.",
+                                             callback=_choice("cpn", "pnml"))] = "cpn",
+    output: Annotated[str | None, typer.Option("--output", "-o", help="File to write "
+                                               "(default: stdout).")] = None,
     real_time: Annotated[bool | None, typer.Option(
         "--real-time/--integer-time", help="CPN Tools' time type (default: from the net).")
     ] = None,
-    layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.")] = "dot",
-    net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.")] = "auto",
+    layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.",
+                                        callback=_choice("dot", "grid"))] = "dot",
+    net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.",
+                                          callback=_choice("auto", "pt", "symmetric"))
+                        ] = "auto",
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "OUTPUT file.")] = False,
 ) -> None:
     """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
 
     Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
+    from tcpn.outputs import check_output_file
     from tcpn.petrinets.exchange.loading import built_net, load_net, net_text, save_net
 
+    if output is not None:
+        check_output_file(output, overwrite)
     if net.lower().endswith((".yaml", ".yml")):
         from tcpn.models.topology import scenario_net
 
@@ -230,7 +354,7 @@ def export_net(
                                   net_type=net_type))
         return
     path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type)
+                    net_type=net_type, overwrite=overwrite)
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 
@@ -241,41 +365,48 @@ def import_net(
         "--output", "-o", help="Write the imported net again (.cpn or .pnml).")] = None,
     strict: Annotated[bool, typer.Option(help="Fail (exit 3) if any element is left out.")
                       ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "OUTPUT file.")] = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
+    from tcpn.outputs import check_output_file
     from tcpn.petrinets.exchange.loading import load_net, save_net
 
+    if output is not None:
+        check_output_file(output, overwrite)
     loaded = load_net(file, strict=strict)
     console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
     if output is not None:
-        console.print(f"wrote {save_net(loaded, output)}", markup=False, highlight=False,
-                      soft_wrap=True)
+        console.print(f"wrote {save_net(loaded, output, overwrite=overwrite)}",
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("table")
 def scenario_table(
     scenarios: Annotated[list[str], typer.Argument(help="Scenario YAML files, e.g. "
                                                    "scenarios/studies/s1_*.yaml.")],
-    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.")] = "net",
+    lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
+                                      callback=_lens_name)] = "net",
     seed: Annotated[int | None, typer.Option(help="Seed for every file (default: each "
                                              "file's own).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: "
                                                 "CPU count).")] = None,
     markdown: Annotated[str | None, typer.Option(help="Also write the table as Markdown "
-                                                 "to this file.")] = None,
+                                                 "to this (new) file.")] = None,
     csv: Annotated[str | None, typer.Option(help="Also write the table as CSV to this "
-                                            "file.")] = None,
+                                            "(new) file.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace existing "
+                                            "--markdown/--csv files.")] = False,
 ) -> None:
     """Run many scenarios once each with one lens and print one row per scenario.
 
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
-    across its experiments. A file that fails gets its error in its row; exit code 1 then.
+    across its experiments. A file that fails gets its error in its row (named by its file
+    name) and on a line of its own below the table; exit code 1 then.
     """
-    from pathlib import Path
-
-    from rich.progress import Progress
-
+    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
         format_cell,
         run_scenarios,
@@ -283,28 +414,45 @@ def scenario_table(
         to_markdown,
     )
 
-    with Progress(console=err_console, transient=True) as bar:
-        task = bar.add_task(f"{lens}: {len(scenarios)} scenarios", total=len(scenarios))
-        rows = run_scenarios(scenarios, lens, seed=seed, workers=workers,
-                             progress=lambda _row: bar.advance(task))
+    for target in (markdown, csv):
+        if target is not None:
+            check_output_file(target, overwrite)  # before the runs, not after
+    with _interruptible(None), count_progress(err_console, f"{lens}: scenarios",
+                                              len(scenarios), "scenarios") as done:
+        finished = [0]
+
+        def advance(_row: object) -> None:
+            finished[0] += 1
+            done(finished[0])
+
+        rows = run_scenarios(scenarios, lens, seed=seed, workers=workers, progress=advance)
     frame = scenario_frame(rows)
+    failed = frame["error"] != ""
     table = Table(title=f"{len(rows)} scenarios, {lens} lens, one run each")
     for column in frame.columns:
-        if column != "error" or frame["error"].any():
+        if column != "error" or failed.any():
             table.add_column(column, justify="left" if column in (
                 "scenario", "per flow Mbit/s", "busiest queue mean/max pkts", "error")
-                else "right", overflow="fold")
+                else "right", overflow="fold", no_wrap=column == "scenario",
+                min_width=max(len(str(v)) for v in frame[column]) if column == "scenario"
+                else None)
     for record in frame.to_dict(orient="records"):
         table.add_row(*(format_cell(v) for k, v in record.items()
-                        if k != "error" or frame["error"].any()))
+                        if k != "error" or failed.any()))
     Console(width=max(console.width, 180)).print(table)
+    for row in rows:
+        if row.error:  # whole, on one line: the terminal wraps it, no column cuts it
+            console.print(f"{row.path}: {row.error}", markup=False, highlight=False,
+                          soft_wrap=True)
     if markdown:
-        Path(markdown).write_text(to_markdown(frame) + "\n")
-        console.print(f"markdown: {markdown}")
+        with atomic_file(markdown, overwrite) as tmp:
+            tmp.write_text(to_markdown(frame) + "\n")
+        console.print(f"markdown: {markdown}", markup=False, highlight=False, soft_wrap=True)
     if csv:
-        frame.to_csv(csv, index=False)
-        console.print(f"csv: {csv}")
-    if frame["error"].any():
+        with atomic_file(csv, overwrite) as tmp:
+            frame.to_csv(tmp, index=False)
+        console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 
 
@@ -430,29 +578,40 @@ def validate_lenses(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
     lenses: Annotated[str, typer.Option(help="Lenses to compare, e.g. net,ns3 or "
                                         "net,ns3,fluid; lenses that refuse the scenario "
-                                        "are reported and skipped.")] = "net,ns3",
+                                        "are reported and skipped.",
+                                        callback=_lens_names)] = "net,ns3",
     reference: Annotated[str | None, typer.Option(
         help="Lens the others are judged against (default: ns3 if listed, else the "
-        "first).")] = None,
+        "first).", callback=_lens_name)] = None,
     replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
     seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Directory for comparison.csv/.json, timeseries.png and the "
-        "runs (default: results/<name>-validate).")] = None,
+        "runs (default: results/<name>-validate); a new or empty directory, or a tcpn "
+        "output with --overwrite.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
     verdict per metric (targets in tcpn.validation.harness.TOLERANCES), Welch's t-test p
     of the runs (a miss with a large p is not a difference the runs can tell from noise),
     plus figures of goodput, cwnd and queue over time side by side. Exit code 1 if a
-    target is missed."""
+    target is missed. The directory appears whole when everything is written; on a
+    terminal, stderr shows the runs done and the time left."""
     from tcpn.models.scenario import load_scenario
+    from tcpn.outputs import atomic_directory
+    from tcpn.reports.progress import count_progress
     from tcpn.validation.harness import compare, write_comparison
 
     spec = load_scenario(scenario)
     out = output or f"results/{spec.name}-validate"
-    found = compare(spec, lenses.split(","), replications=replications, seed=seed,
-                    workers=workers, reference=reference, output=out)
+    names = [name.strip() for name in lenses.split(",") if name.strip()]
+    with _interruptible(out), atomic_directory(out, overwrite) as tmp, count_progress(
+            err_console, f"validate {spec.name}", replications * len(names)) as done:
+        found = compare(spec, names, replications=replications, seed=seed,
+                        workers=workers, reference=reference, output=tmp, progress=done)
+        write_comparison(found, tmp)
+    found.runs_dir = Path(out) / "runs"
     wide = Console(width=max(console.width, 40 + 34 * len(found.lenses)))
     for lens, why in found.refused.items():
         wide.print(f"{lens}: refused: {why}", markup=False, highlight=False)
@@ -480,14 +639,30 @@ def validate_lenses(
         table.add_row(row["scope"], row["name"], row["metric"], *cells, *errors,
                       row["tolerance"], *verdicts, *p_values)
     wide.print(table)
-    write_comparison(found, out)
     console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")
     if len(found.failures()):
         raise typer.Exit(EXIT_FAILURE)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """tcpn's own warnings (leftovers found beside an output...) as one line each."""
+    from tcpn.outputs import OutputWarning
+
+    if issubclass(category, OutputWarning):
+        err_console.print(f"tcpn: {message}", markup=False, highlight=False)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+
+
 def main() -> None:
-    """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line."""
+    """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
+    SIGTERM ends a command as Ctrl-C does (no partial output left)."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    warnings.showwarning = _show_warning
     try:
         app()
     except Exception as exc:  # every error ends as one clear line and an exit code

@@ -33,8 +33,17 @@ def test_export_a_scenario_writes_its_whole_net(tmp_path):
     imported = tcpn("import", str(target), "--strict")
     assert imported.returncode == 0, imported.stderr
     assert "0 element(s) left out" in imported.stdout
-    missing = tcpn("export", str(tmp_path / "none.yaml"), "-o", str(target))
+    missing = tcpn("export", str(tmp_path / "none.yaml"), "-o", str(target), "--overwrite")
     assert missing.returncode == 3 and "none.yaml" in missing.stderr
+    written = target.read_bytes()
+    again = tcpn("export", str(scenario), "-o", str(target))
+    assert again.returncode == 3 and "dumbbell.cpn exists: pass overwrite" in again.stderr
+    again = tcpn("import", str(target), "-o", str(target))
+    assert again.returncode == 3 and "dumbbell.cpn exists: pass overwrite" in again.stderr
+    assert target.read_bytes() == written
+    usage = tcpn("export", str(scenario), "--format", "svg")
+    words = " ".join(usage.stderr.replace("│", " ").split())  # the box wraps to the width
+    assert usage.returncode == 2 and "'svg' is not one of cpn, pnml" in words
 
 
 def test_export_a_net_defined_in_a_python_file_to_pnml_on_stdout(tmp_path):

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tcpn.errors import InputError
@@ -11,6 +18,12 @@ from tcpn.models.scenario import dumbbell
 from tcpn.solvers.closed_forms import ecn
 from tcpn.solvers.fluid_lens import scenario_model
 from tcpn.solvers.optimize import objective_value, optimize, with_parameter
+
+
+def tcpn(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *map(str, args)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "60"})
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +68,58 @@ def test_bad_requests_are_named(ecn_dumbbell):
     assert objective_value(summary, "power") == pytest.approx(math.log(1e6) + math.log(10))
     with pytest.raises(InputError, match="unknown objective"):
         objective_value(summary, "fun")  # type: ignore[arg-type]
+
+
+def test_integer_parameters_are_searched_on_whole_values_and_a_plateau_is_a_range(
+        ecn_dumbbell):
+    # the example: "ecn_k = 8.13737" (K counts packets); goodput is flat above one
+    # BDP, so the answer is the plateau, not one arbitrary point of it
+    result = optimize(ecn_dumbbell, "ecn_k", bounds=(2.5, 190), lens="fluid", points=7)
+    values, objective, _ = result.curve()
+    assert result.integer and all(v == round(v) for v in values) and values.min() == 3
+    assert result.format_value(result.best.value) == f"{result.best.value:.0f}"
+    low, high = result.near_optimal
+    inside = (values >= low) & (values <= high)
+    assert (objective[inside] >= 0.99 * result.best.objective).all()
+    assert high == 190 and low < result.best.value  # the plateau reaches the top bound
+    below = values[values < low]
+    assert objective[values == below.max()][0] < 0.99 * result.best.objective
+    model = scenario_model(ecn_dumbbell, ecn_dumbbell.concrete_flows())
+    bdp = ecn.bdp_buffer_pkts(model.bottleneck.capacity_pps, model.classes[0].prop_rtt_s)
+    assert low <= 2 * bdp  # the plateau starts near one BDP, not at the best point
+    tight = optimize(ecn_dumbbell, "ecn_k", bounds=(2.5, 190), lens="fluid", points=7,
+                     tolerance=0.0)
+    assert tight.near_optimal == (tight.best.value, tight.best.value)
+    with pytest.raises(InputError, match="whole values"):
+        optimize(ecn_dumbbell, "ecn_k", bounds=(2.2, 2.8))
+
+
+def test_cli_writes_the_search_and_prints_whole_values(ecn_dumbbell, tmp_path):
+    path = tmp_path / "ecn.yaml"
+    path.write_text(dumbbell(pairs=2, horizon_s=5.0, tcp={"ecn": True}, queue={
+        "kind": "threshold_ecn", "limit": 200, "k": 50}).to_yaml())
+    out = tmp_path / "search"
+    done = tcpn("optimize", path, "--parameter", "ecn_k", "--low", "2", "--high", "190",
+                "--points", "3", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"^optimum: ecn_k = \d+$", done.stdout, re.M), done.stdout
+    assert re.search(r"^near-optimal \(within 1% of the best goodput\): \d+ to \d+$",
+                     done.stdout, re.M)
+    frame = pd.read_csv(out / "search.csv")
+    record = json.loads((out / "search.json").read_text())
+    assert frame["value"].tolist() == [p["value"] for p in record["points"]]
+    assert {2.0, 96.0, 190.0} <= set(frame["value"])  # the grid, then the refinement
+    assert (frame["value"] == frame["value"].round()).all()
+    assert record["best"] in frame["value"].tolist() and record["integer"] is True
+    assert (out / "search.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    again = tcpn("optimize", path, "--parameter", "ecn_k", "--low", "2", "--high", "190",
+                 "--points", "3", "-o", out)
+    assert again.returncode == 3 and "pass overwrite" in again.stderr
+    for option, value in (("--parameter", "magic"), ("--objective", "fun"),
+                          ("--lens", "foo")):
+        args = {"--parameter": "ecn_k", "--objective": "goodput", "--lens": "fluid",
+                option: value}
+        usage = tcpn("optimize", path, "--low", "2", "--high", "9", "-o", tmp_path / "u",
+                     *[x for pair in args.items() for x in pair])
+        assert usage.returncode == 2, (option, usage.stderr)
+        assert f"'{value}' is not one of" in " ".join(usage.stderr.replace("│", " ").split())

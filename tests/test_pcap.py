@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import struct
+import sys
 from pathlib import Path
 
 import dpkt
@@ -37,9 +39,13 @@ def _ppp(ip: bytes) -> bytes:
 def _capture(packets: list[tuple[float, bytes]], linktype: int = dpkt.pcap.DLT_PPP,
              snaplen: int = 65535) -> bytes:
     out = io.BytesIO()
-    writer = dpkt.pcap.Writer(out, snaplen=snaplen, linktype=linktype)
+    dpkt.pcap.Writer(out, snaplen=snaplen, linktype=linktype)  # the file header
+    order = "<" if sys.byteorder == "little" else ">"  # as dpkt's Writer writes it
     for t, frame in packets:
-        writer.writepkt(frame[:snaplen], ts=t)
+        # a record keeps the frame's length on the wire beside what the snap length kept
+        usec = round(t * 1e6)
+        out.write(struct.pack(order + "IIII", usec // 10**6, usec % 10**6,
+                              len(frame[:snaplen]), len(frame)) + frame[:snaplen])
     return out.getvalue()
 
 

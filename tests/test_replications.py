@@ -150,7 +150,8 @@ def test_replication_table_is_the_t_interval_of_the_runs(scenario):
 def test_evaluate_with_replications_and_output(scenario, tmp_path):
     out = tmp_path / "reps"
     reps = evaluate(scenario, lens="paced", seed=3, replications=2, output=out, workers=1)
-    assert sorted(p.name for p in out.iterdir()) == ["rep-000", "rep-001", "replications.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".tcpn-output", "rep-000", "rep-001",
+                                                     "replications.json"]
     record = json.loads((out / "replications.json").read_text())
     assert record["replications"] == 2 and record["scenario_hash"] == scenario.content_hash()
     back = ScenarioResult.load(out / "rep-001")
@@ -163,9 +164,8 @@ def test_a_failed_run_leaves_no_complete_result(scenario, tmp_path):
     with pytest.raises(RuntimeError, match="replication 1 crashed"):
         replicate(scenario, lens="paced", replications=3, output=out, workers=1,
                   options={"fail_replication": 1})
-    assert not (out / "replications.json").exists()
-    assert not (out / "rep-001").exists()
-    assert not any(p.name.startswith(".") for p in out.iterdir())
+    assert not out.exists()  # not even rep-000, which had finished: whole or not at all
+    assert list(tmp_path.iterdir()) == []
     with pytest.raises(RuntimeError):
         evaluate(scenario, lens="paced", output=tmp_path / "one", fail_replication=0)
     assert not (tmp_path / "one").exists()

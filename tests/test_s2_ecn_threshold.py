@@ -8,6 +8,9 @@ segment every 5 tu, 300 segments.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,7 +78,7 @@ def test_transfer_objectives_need_a_sized_transfer():
 def test_optimize_reports_equation_1_beside_the_search():
     found = optimize(s2_scenario("k50", 0.0), "ecn_k", (20, 79), lens="net",
                      objective="segment_delay", points=3, refine=False, replications=1)
-    assert [p.value for p in found.points] == [20.0, 49.5, 79.0]
+    assert [p.value for p in found.points] == [20.0, 50.0, 79.0]  # K is a whole number
     assert found.predictions == pytest.approx({"study_eq1_k": 68.0, "self_consistent_k": 34.0})
     # K = 79 never marks (queue <= 58): the drop-tail delay; K = 20 marks early
     by_k = {p.value: -p.objective for p in found.points}
@@ -88,3 +91,24 @@ def test_tcpn_run_prints_the_studys_outputs(tmp_path):
     assert out.exit_code == 0, out.output
     for column in ("all delivered s", "segment delay ms", "retx"):
         assert column in out.output
+
+
+def test_the_study_runs_from_any_directory_and_fails_in_one_line(tmp_path):
+    # the example: outside the repository root the relative default
+    # scenarios/studies was not found and a traceback ended the run
+    def study(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tcpn.reports.ecn_threshold", "study",
+                               *args], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=600, env={**os.environ, "COLUMNS": "60"})
+
+    done = study("--figure", "delay.png")
+    assert done.returncode == 0, done.stderr
+    assert f"experiments: {STUDIES}" in done.stderr
+    assert (tmp_path / "delay.png").read_bytes()[:4] == b"\x89PNG"
+    again = study("--figure", "delay.png")
+    assert again.returncode == 3 and "delay.png exists: pass overwrite" in again.stderr
+    nowhere = study("--directory", "nowhere", "--figure", "other.png")
+    assert nowhere.returncode == 3 and "Traceback" not in nowhere.stderr
+    assert f"{tmp_path / 'nowhere'}: no S2 scenario files s2_drop_tail_loss0.yaml" in \
+        nowhere.stderr
+    assert len(nowhere.stderr.splitlines()) == 1 and not (tmp_path / "other.png").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tcpn.limits import using_limits
 from tcpn.models import scenario as scenario_module
 from tcpn.models.scenario import (
     RateErrors,
@@ -250,7 +251,8 @@ def test_exponential_gaps_have_the_stated_mean():
     text = BASE.replace("variant: newreno}", "variant: reno, count: 2001, gap_s: "
                         "{dist: exponential, mean_s: 0.05}}").replace("horizon_s: 10",
                                                                       "horizon_s: 1000")
-    starts = np.array([f.start_s for f in parse_scenario(text).concrete_flows(5)])
+    with using_limits(flows=2001):  # over the default limit of 1000 connections
+        starts = np.array([f.start_s for f in parse_scenario(text).concrete_flows(5)])
     gaps = np.diff(starts)
     # mean of 2000 exponentials: standard error 0.05 / sqrt(2000) = 0.0011
     assert abs(gaps.mean() - 0.05) < 4 * 0.05 / np.sqrt(2000)

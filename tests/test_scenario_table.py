@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tcpn.errors import InputError
 from tcpn.models.lenses import evaluate
-from tcpn.reports.scenario_table import run_scenarios, scenario_frame, to_markdown
+from tcpn.reports.scenario_table import ScenarioRow, run_scenarios, scenario_frame, to_markdown
 
 SHORT = """name: {name}
 links:
@@ -81,20 +83,48 @@ def test_missing_files_and_empty_lists_are_refused_by_name(tmp_path):
 
 def test_cli_prints_the_table_writes_markdown_and_csv_and_exits_1_on_a_failed_file(
         files, tmp_path):
+    # a narrow terminal and a long path: the row still names the failing file
+    deep = tmp_path.joinpath(*["a_rather_long_directory_name"] * 6)
+    deep.mkdir(parents=True)
     tcpn = str(Path(sys.executable).parent / "tcpn")
-    md, csv = tmp_path / "t.md", tmp_path / "t.csv"
+    env = {**os.environ, "COLUMNS": "60"}
+    md, csv = deep / "t.md", deep / "t.csv"
     done = subprocess.run([tcpn, "table", *map(str, files[:2]), "--workers", "1",
                            "--markdown", str(md), "--csv", str(csv)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert "a_newreno" in done.stdout and "b_vegas" in done.stdout
     assert md.read_text().startswith("| scenario | flows | goodput Mbit/s |")
-    assert csv.read_text().count("\n") == 3
-    bad = tmp_path / "bad.yaml"
+    frame = pd.read_csv(csv)
+    assert frame["scenario"].tolist() == ["a_newreno", "b_vegas"]
+    bad = deep / "bad.yaml"
     bad.write_text("name: bad\n")
-    done = subprocess.run([tcpn, "table", str(files[0]), str(bad), "--workers", "1"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and "bad.yaml" in done.stdout
+    done = subprocess.run([tcpn, "table", str(files[0]), str(bad), "--workers", "1",
+                           "--csv", str(csv)], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert done.returncode == 3 and f"{csv} exists: pass overwrite" in " ".join(
+        done.stderr.split())  # refused before any run
+    done = subprocess.run([tcpn, "table", str(files[0]), str(bad), "--workers", "1",
+                           "--csv", str(csv), "--overwrite"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 1
+    rows = [line for line in done.stdout.splitlines() if line.startswith("│ ")]
+    assert any(line.startswith("│ bad.yaml ") for line in rows)
+    assert f"{bad}: ScenarioError: " in done.stdout  # the whole error on a line of its own
+    frame = pd.read_csv(csv, keep_default_na=False)
+    assert frame["scenario"].tolist() == ["a_newreno", "bad.yaml"]
+    assert str(bad) in frame.loc[1, "error"] and frame.loc[0, "error"] == ""
+
+
+def test_the_busiest_queue_never_prints_a_maximum_below_its_mean():
+    # the issue's example: "6.2/6" for a mean of 6.2 packets and a maximum of 6.4
+    summary = {"queues": {"R1->R2": {"mean_packets": 6.2, "max_packets": 6.4},
+                          "R2->R1": {"mean_packets": 0.5, "max_packets": 1.0}},
+               "aggregate": {"goodput_bps": 1e6}, "flows": {}}
+    row = ScenarioRow("x.yaml", "x", "fluid", 1, 0.0, summary=summary)
+    assert scenario_frame([row]).loc[0, "busiest queue mean/max pkts"] == "R1->R2 6.2/6.4"
+    summary["queues"]["R1->R2"] = {"mean_packets": 6.96, "max_packets": 7.0}
+    assert scenario_frame([row]).loc[0, "busiest queue mean/max pkts"] == "R1->R2 7.0/7"
 
 
 WIRELESS = """name: w

@@ -58,6 +58,7 @@ are or on which worker ran it.
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,8 +84,10 @@ __all__ = [
     "register_lens", "run_once", "run_seeds",
 ]
 
-Progress = Callable[[float], None]
-"""Called by a lens with the model time reached (seconds)."""
+Progress = Callable[..., None]
+"""Called by a lens with the model time reached (seconds) and, when the lens counts them,
+``firings=`` the events simulated so far (the net lens: transition firings). A callback
+given to :func:`evaluate` may take the model time alone: :func:`run_once` adapts it."""
 
 LENSES: dict[str, str | type] = {
     "net": "tcpn.models.net_lens:NetLens",
@@ -211,27 +214,41 @@ def _as_scenario(scenario: Scenario | str | Path) -> Scenario:
 
 def run_once(scenario: Scenario, lens: str, run: Run, output: Path | None = None,
              options: dict[str, Any] | None = None, progress: Progress | None = None,
-             ) -> ScenarioResult:
+             overwrite: bool = False) -> ScenarioResult:
     """Run one lens on one :class:`Run`; summarise; write to ``output`` if given.
 
     With ``output`` the trace streams to Parquet in a temporary directory renamed to
-    ``output`` only when the result is complete.
+    ``output`` only when the result is complete (an existing tcpn output is replaced only
+    with ``overwrite``: :func:`tcpn.outputs.atomic_directory`).
     """
     engine = get_lens(lens)(**(options or {}))
     engine.check(scenario)
-    tick = progress or (lambda _t: None)
+    tick = _progress_hook(progress)
     summarize = _resolve(_METRICS, "the metrics module")
     start = time.perf_counter()
     if output is None:
         writer = TraceWriter(scenario, run.flows)
         lens_provenance = _run_lens(engine, run, writer, tick)
         return _finish(scenario, lens, run, writer, lens_provenance, start, summarize)
-    with atomic_directory(Path(output)) as tmp:
+    with atomic_directory(Path(output), overwrite) as tmp:
         writer = TraceWriter(scenario, run.flows, directory=tmp)
         lens_provenance = _run_lens(engine, run, writer, tick)
         result = _finish(scenario, lens, run, writer, lens_provenance, start, summarize)
         result.write_json(tmp)
     return result
+
+
+def _progress_hook(progress: Progress | None) -> Progress:
+    """``progress`` as a lens calls it (``firings=`` dropped for a callback without it)."""
+    if progress is None:
+        return lambda _t, firings=None: None
+    try:
+        takes_firings = "firings" in inspect.signature(progress).parameters
+    except (TypeError, ValueError):
+        takes_firings = False
+    if takes_firings:
+        return progress
+    return lambda now_s, firings=None: progress(now_s)
 
 
 def _run_lens(engine: Any, run: Run, writer: TraceWriter, tick: Progress) -> dict[str, Any]:
@@ -257,20 +274,20 @@ def _finish(scenario: Scenario, lens: str, run: Run, writer: TraceWriter,
 def evaluate(scenario: Scenario | str | Path, lens: str = ..., seed: int | None = ...,
              replications: None = ..., output: str | Path | None = ...,
              workers: int | None = ..., progress: Progress | None = ...,
-             **options: Any) -> ScenarioResult: ...
+             overwrite: bool = ..., **options: Any) -> ScenarioResult: ...
 
 
 @overload
 def evaluate(scenario: Scenario | str | Path, lens: str = ..., seed: int | None = ...,
              replications: int = ..., output: str | Path | None = ...,
              workers: int | None = ..., progress: Progress | None = ...,
-             **options: Any) -> ReplicationResult: ...
+             overwrite: bool = ..., **options: Any) -> ReplicationResult: ...
 
 
 def evaluate(scenario: Scenario | str | Path, lens: str = "net", seed: int | None = None,
              replications: int | None = None, output: str | Path | None = None,
              workers: int | None = None, progress: Progress | None = None,
-             **options: Any) -> ScenarioResult | ReplicationResult:
+             overwrite: bool = False, **options: Any) -> ScenarioResult | ReplicationResult:
     """Evaluate ``scenario`` (a :class:`Scenario` or a YAML path) with ``lens``.
 
     ``seed`` defaults to the scenario's. Without ``replications`` one run (run 0) gives a
@@ -278,7 +295,9 @@ def evaluate(scenario: Scenario | str | Path, lens: str = "net", seed: int | Non
     to local worker processes (``workers``, default: CPU count) and a
     :class:`~tcpn.solvers.replications.ReplicationResult` gives means with 95 % confidence
     intervals. ``output`` is a directory for the result (``rep-000``... per run when
-    replicated). ``progress`` receives model time (single run) or runs completed.
+    replicated; written whole or not at all, replacing an existing tcpn output only with
+    ``overwrite``). ``progress`` receives model time (single run; and ``firings=`` if it
+    takes that keyword) or runs completed.
     Other keyword arguments are the lens's options.
 
     >>> evaluate("scenarios/dumbbell_newreno.yaml", lens="net")  # doctest: +SKIP
@@ -288,9 +307,9 @@ def evaluate(scenario: Scenario | str | Path, lens: str = "net", seed: int | Non
     if replications is None:
         run = make_run(scenario, seed)
         return run_once(scenario, lens, run, Path(output) if output is not None else None,
-                        options, progress)
+                        options, progress, overwrite)
     replicate = _resolve(_REPLICATE, "replications")
     result: ReplicationResult = replicate(
         scenario, lens=lens, seed=seed, replications=replications, output=output,
-        workers=workers, progress=progress, options=options)
+        workers=workers, progress=progress, options=options, overwrite=overwrite)
     return result

@@ -391,8 +391,8 @@ class NetLens:
         sim = Simulator(composed.net, seed=run.lens_seed, monitors=[monitor])
         compiled_s = time.perf_counter() - built
         result = sim.run(until=scenario.horizon_s, max_firings=self.max_firings,
-                         progress=lambda s: progress(s.now))
-        progress(sim.now)
+                         progress=lambda s: progress(s.now, firings=s.firings))
+        progress(sim.now, firings=sim.firings)
         counts = monitor.result()
         counts.update(census(sim, composed))
         wall = result.metadata["wall_time_s"]

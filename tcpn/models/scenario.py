@@ -33,7 +33,7 @@ import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import networkx as nx
 import numpy as np
@@ -53,6 +53,7 @@ from pydantic import (
 )
 
 from tcpn.errors import InputError
+from tcpn.limits import limit_problem, read_input
 
 __all__ = [
     "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "ExponentialTime",
@@ -75,16 +76,12 @@ Variant = Literal[
     "adaptive_vegas", "westwood_plus", "tcp_l",
 ]
 
+#: The largest IPv4 packet (the total length field has 16 bits).
+IPV4_MAX_PACKET_BYTES = 65_535
 #: Spawn-key suffix of the stream that draws the scenario's own randomness.
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
 LENS_STREAM = 1
-
-
-class _Strict(BaseModel):
-    """Base of every schema model: unknown keys are errors, assignment is validated."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class _FieldProblem(ValueError):
@@ -93,6 +90,57 @@ class _FieldProblem(ValueError):
     def __init__(self, path: Sequence[str | int], message: str):
         super().__init__(message)
         self.path = tuple(path)
+
+
+#: Physical range of a number whose field name ends with a unit (``delay_s``, ``rate_bps``):
+#: (unit suffix, lowest, highest, unit shown). A field's own bounds may be narrower.
+_UNIT_RANGES = (
+    ("_s", 0.0, 1e6, "s"),            # up to 11.6 days of model time
+    ("_bps", 1.0, 1e13, "bit/s"),     # 1 bit/s to 10 Tbit/s
+    ("_bytes", 0, 1 << 40, "bytes"),  # 1 TiB
+    ("_j", 0.0, 1e3, "J"),
+    ("_w", 0.0, 1e4, "W"),
+)
+#: Bound on the magnitude of every other number (integers stay exact in a float64).
+_MAGNITUDE = 1 << 53
+
+
+@functools.cache
+def _takes_bool(annotation: Any) -> bool:
+    return annotation is bool or any(_takes_bool(arg) for arg in get_args(annotation))
+
+
+class _Strict(BaseModel):
+    """Base of every schema model: unknown keys are errors, assignment is validated, and
+    every number is finite, not a boolean and within the physical range of its unit
+    (:data:`_UNIT_RANGES`, by the field name's suffix) or else of :data:`_MAGNITUDE`."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for name, value in data.items():
+                field = cls.model_fields.get(name) if isinstance(name, str) else None
+                if isinstance(value, bool) and field is not None and not _takes_bool(
+                        field.annotation):
+                    raise _FieldProblem((name,), f"a number is expected, got the boolean "
+                                                 f"{str(value).lower()}")
+        return data
+
+    @model_validator(mode="after")
+    def _numbers_in_range(self) -> Any:
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
+                                    if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
+            if not low <= value <= high:
+                raise _FieldProblem((name,), f"{name} {value:g}{' ' + unit if unit else ''} is "
+                                    f"outside the physical range [{low:g}, {high:g}]")
+        return self
 
 
 # --------------------------------------------------------------------------- queues
@@ -400,6 +448,10 @@ class TcpConfig(_Strict):
 
     @model_validator(mode="after")
     def _windows(self) -> TcpConfig:
+        if self.data_packet_bytes > IPV4_MAX_PACKET_BYTES:
+            raise _FieldProblem(("segment_size_bytes",), f"a segment of "
+                                f"{self.segment_size_bytes} bytes makes {self.data_packet_bytes}"
+                                f"-byte IP packets; IPv4 carries at most {IPV4_MAX_PACKET_BYTES}")
         if self.rcv_buf_bytes < self.segment_size_bytes:
             raise _FieldProblem(("rcv_buf_bytes",), f"rcv_buf_bytes ({self.rcv_buf_bytes}) is "
                                 f"smaller than one segment ({self.segment_size_bytes} B)")
@@ -686,6 +738,8 @@ class Scenario(_Strict):
         if self.measure.warmup_s >= self.horizon_s:
             raise _FieldProblem(("measure", "warmup_s"), f"warmup_s ({self.measure.warmup_s:g})"
                                 f" leaves nothing of the horizon ({self.horizon_s:g} s)")
+        self._check_delivery()
+        self._check_cost()
         return self
 
     # ---- checks (each raises _FieldProblem naming the path)
@@ -763,6 +817,87 @@ class Scenario(_Strict):
             starts = ", ".join(f"{_min_time(f.start_s):g}" for f in self.flows)
             raise _FieldProblem(("horizon_s",), f"horizon_s ({self.horizon_s:g}) ends before any"
                                 f" flow can start (earliest starts: {starts} s)")
+
+    def _check_delivery(self) -> None:
+        """Refuse a flow whose first data packet cannot arrive before the horizon, even
+        with empty queues: the run could not tell anything about it."""
+        for i, flow in enumerate(self.flows):
+            tcp = self.flow_tcp(flow)
+            data_route, ack_route = self.route(flow.src, flow.dst), self.route(flow.dst, flow.src)
+            start = _min_time(flow.start_s)
+            setup = (self._transit_s(data_route, tcp.syn_packet_bytes)
+                     + self._transit_s(ack_route, tcp.syn_packet_bytes)) if tcp.handshake else 0.0
+            first = self._transit_s(data_route, tcp.data_packet_bytes)
+            arrival = start + setup + first
+            if arrival > self.horizon_s:
+                raise _FieldProblem(("flows", i), f"no packet of this flow can arrive before "
+                                    f"horizon_s ({self.horizon_s:g} s): its first data packet "
+                                    f"arrives at {arrival:.3g} s at the earliest (start "
+                                    f"{start:g} s + connection set-up {setup:.3g} s + "
+                                    f"{first:.3g} s to carry {tcp.data_packet_bytes} bytes over "
+                                    f"{len(data_route) - 1} hops at "
+                                    f"{min(self._rates(data_route)):g} bit/s at the slowest)")
+
+    def _rates(self, route: Sequence[str]) -> list[float]:
+        return [self.link_between(a, b).rate_bps for a, b in itertools.pairwise(route)]
+
+    def _transit_s(self, route: Sequence[str], size_bytes: int) -> float:
+        """Time for one packet of ``size_bytes`` (IP) to cross ``route`` with empty queues."""
+        total = 0.0
+        for a, b in itertools.pairwise(route):
+            link = self.link_between(a, b)
+            total += (size_bytes + link.l2_header_bytes) * 8 / link.rate_bps + link.delay_s
+        return total
+
+    def packet_hops_estimate(self) -> int:
+        """An upper bound on the packets times hops a run must simulate, before it starts.
+
+        Each connection sends at most its slowest link's rate (or its application rate)
+        from its start to its stop; each link direction carries at most its rate over the
+        horizon; ACKs are counted like data. The reference dumbbell: about 5 * 10^5.
+
+        >>> dumbbell(pairs=1, variant="reno", horizon_s=10.0).packet_hops_estimate()
+        127490
+        """
+        carried: dict[str, float] = {}
+        smallest: dict[str, int] = {}
+        for flow in self.flows:
+            tcp = self.flow_tcp(flow)
+            data_route = self.route(flow.src, flow.dst)
+            rate = min([*self._rates(data_route), flow.app_rate_bps or math.inf])
+            stop = flow.stop_s if flow.stop_s is not None else self.horizon_s
+            span = max(stop - _min_time(flow.start_s), 0.0)
+            packets = flow.count * (rate * span / (8 * tcp.data_packet_bytes) + 2)
+            for route, size in ((data_route, tcp.data_packet_bytes),
+                                (self.route(flow.dst, flow.src), tcp.ack_packet_bytes)):
+                for queue in self.queue_ids_on(route):
+                    carried[queue] = carried.get(queue, 0.0) + packets
+                    smallest[queue] = min(smallest.get(queue, size), size)
+        total = 0.0
+        for queue, packets in carried.items():
+            a, b = _split_queue_id(queue)
+            link = self.link_between(a, b)
+            capacity = link.rate_bps * self.horizon_s / (8 * (smallest[queue]
+                                                              + link.l2_header_bytes)) + 1
+            total += min(packets, capacity)
+        return math.ceil(total)
+
+    def _check_cost(self) -> None:
+        """Refuse more connections than ``limits().flows`` and a run estimated at more
+        than ``limits().packet_hops`` (:meth:`packet_hops_estimate`), with the figures."""
+        connections = sum(flow.count for flow in self.flows)
+        problem = limit_problem("flows", connections)
+        if problem is not None:
+            biggest = max(range(len(self.flows)), key=lambda i: self.flows[i].count)
+            raise _FieldProblem(("flows", biggest, "count"), f"the scenario opens "
+                                f"{connections:,} connections: {problem}")
+        hops = self.packet_hops_estimate()
+        problem = limit_problem("packet_hops", hops)
+        if problem is not None:
+            raise _FieldProblem(("horizon_s",), f"a run of {self.horizon_s:g} s over links of "
+                                f"up to {max(link.rate_bps for link in self.links):g} bit/s "
+                                f"with {connections} connections would simulate an estimated "
+                                f"{problem}")
 
     def _check_trace(self) -> None:
         if isinstance(self.trace.queues, list):
@@ -1029,8 +1164,79 @@ def _problems(exc: ValidationError, marks: Mapping[tuple[Any, ...], int] | None,
     return list(dict.fromkeys(problems))
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses nesting deeper than ``limits().nesting_depth``
+    while composing (the composer recurses: a 1000-deep document would exhaust the stack)."""
+
+    def __init__(self, text: str, where: str):
+        super().__init__(text)
+        self.where, self.depth = where, 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            problem = limit_problem("nesting_depth", self.depth)
+            if problem is not None:
+                line = self.peek_event().start_mark.line + 1
+                raise ScenarioError([(f"{self.where}:{line}", f"nesting too deep: {problem}")])
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self.depth -= 1
+
+
+def _check_tree(node: yaml.Node, where: str) -> None:
+    """Refuse keys given twice (naming both lines), recursive aliases and a document of
+    more than ``limits().yaml_nodes`` nodes once aliases are expanded (an alias bomb),
+    all on the composed graph, before anything is built from it."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def expanded(node: yaml.Node, path: tuple[Any, ...]) -> int:
+        line = node.start_mark.line + 1
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in open_nodes:
+            raise ScenarioError([(f"{where}:{line}", "a recursive alias: the node contains "
+                                                     "itself")])
+        open_nodes.add(id(node))
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, yaml.Node] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in first and key.tag != "tag:yaml.org,2002:merge":
+                        raise ScenarioError([(f"{where}:{key.start_mark.line + 1}",
+                                              f"{_loc_text((*path, key.value))}: given twice, "
+                                              f"on {_place(first[key.value])} and on "
+                                              f"{_place(key)}; remove one (YAML would keep "
+                                              "the last silently)")])
+                    first[key.value] = key
+                total += expanded(key, path) + expanded(value, (*path, key.value)
+                                                        if isinstance(key, yaml.ScalarNode)
+                                                        else path)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(expanded(item, (*path, i)) for i, item in enumerate(node.value))
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        problem = limit_problem("yaml_nodes", total)
+        if problem is not None:
+            raise ScenarioError([(f"{where}:{line}", f"aliases expand to more than the "
+                                                     f"document may hold: {problem}")])
+        return total
+
+    expanded(node, ())
+
+
+def _place(node: yaml.Node) -> str:
+    return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
+
+
 def parse_scenario(text: str, source: str | None = None) -> Scenario:
     """A :class:`Scenario` from YAML ``text``; errors name ``source``, the line and the field.
+
+    Keys given twice, recursive aliases, nesting deeper than ``limits().nesting_depth`` and
+    documents larger than ``limits().yaml_nodes`` nodes (aliases expanded) are refused
+    before anything is built (:mod:`tcpn.limits`).
 
     >>> parse_scenario("links: [{a: A, b: B, rate_bps: 1.0e6, delay_s: -1}]\\n"
     ...                "flows: [{src: A, dst: B, variant: reno}]\\nhorizon_s: 1", "x.yaml")
@@ -1040,19 +1246,27 @@ def parse_scenario(text: str, source: str | None = None) -> Scenario:
 than or equal to 0
     """
     where = source or "<scenario>"
-    loader = yaml.SafeLoader(text)
+    loader: _BoundedLoader | None = None
     try:
+        loader = _BoundedLoader(text, where)
         node = loader.get_single_node()
         if node is None:
             raise ScenarioError([(where, "the file is empty")])
+        _check_tree(node, where)
         data = loader.construct_document(node)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise ScenarioError([(f"{where}:{line}", f"not valid YAML: unacceptable character "
+                                                 f"#x{exc.character:04x} (control characters "
+                                                 "such as NUL are not allowed)")]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise ScenarioError([(f"{where}{line}", f"not valid YAML: "
                                                 f"{getattr(exc, 'problem', exc)}")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if not isinstance(data, dict):
         raise ScenarioError([(f"{where}:1", "a scenario is a mapping of fields (name, links, "
                                             "flows, horizon_s...)")])
@@ -1069,14 +1283,21 @@ than or equal to 0
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file (``name`` defaults to the file's stem).
 
+    The file must be a regular file of UTF-8 text of at most ``limits().scenario_bytes``
+    (:mod:`tcpn.limits`); a FIFO or a device is refused without reading it.
+
     >>> load_scenario("scenarios/dumbbell_newreno.yaml").horizon_s  # doctest: +SKIP
     60.0
     """
     path = Path(path)
+    data = read_input(path, "scenario_bytes", "scenario")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read scenario {path}: {exc.strerror}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ScenarioError([(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x}"
+                                                f" at offset {exc.start}): save the scenario "
+                                                "as UTF-8")]) from None
     return parse_scenario(text, str(path))
 
 

@@ -66,13 +66,10 @@ complete, so a directory that has a ``result.json`` is always a whole result.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import platform
-import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +82,7 @@ import pyarrow.parquet as pq
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import ConcreteFlow, Scenario, parse_scenario
+from tcpn.outputs import atomic_directory
 
 __all__ = [
     "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace", "TraceError",
@@ -482,14 +480,15 @@ class ScenarioResult:
             "scenario": self.scenario.to_yaml(),
         })
 
-    def save(self, directory: str | Path) -> Path:
+    def save(self, directory: str | Path, overwrite: bool = False) -> Path:
         """Write ``result.json`` and the tables into ``directory`` atomically.
 
         The files go to a temporary sibling first, which is renamed when complete; an
-        existing result in ``directory`` is replaced.
+        existing tcpn output in ``directory`` is replaced only with ``overwrite``
+        (:func:`tcpn.outputs.atomic_directory`).
         """
         directory = Path(directory)
-        with atomic_directory(directory) as tmp:
+        with atomic_directory(directory, overwrite) as tmp:
             self.trace.save(tmp)
             self.write_json(tmp)
         return directory
@@ -528,35 +527,6 @@ def _json_ready(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-@contextlib.contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """A temporary sibling of ``target`` that becomes ``target`` when the block succeeds and
-    is removed when it fails (an existing ``target`` is replaced only on success).
-
-    >>> import tempfile
-    >>> root = Path(tempfile.mkdtemp())
-    >>> with atomic_directory(root / "out") as tmp:
-    ...     _ = (tmp / "x.txt").write_text("done")
-    >>> sorted(p.name for p in root.iterdir()), (root / "out" / "x.txt").read_text()
-    (['out'], 'done')
-    """
-    target = Path(target)
-    tmp = target.with_name(f".{target.name}.partial-{os.getpid()}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(tmp, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def provenance(**extra: Any) -> dict[str, Any]:

@@ -37,13 +37,14 @@ from typing import Any, Literal
 import pandas as pd
 import yaml
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import Scenario, ThresholdEcn, validate_scenario
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.solvers.closed_forms.ecn import study_threshold_pkts
 
 __all__ = ["CASES", "STUDY_FILES", "TU_S", "UNSTATED", "best_threshold_table", "delay_figure",
-           "main", "s2_mapping", "s2_scenario", "s2_yaml", "study_table", "unloaded_rtt_tu",
-           "write_study_files"]
+           "main", "s2_mapping", "s2_scenario", "s2_yaml", "shipped_study_directory",
+           "study_table", "unloaded_rtt_tu", "write_study_files"]
 
 #: One study time unit in seconds.
 TU_S = 1e-3
@@ -206,14 +207,35 @@ def s2_yaml(stem: str) -> str:
     return "\n".join(lines) + "\n" + body
 
 
-def write_study_files(directory: str | Path = "scenarios/studies") -> list[Path]:
-    """Write every S2 experiment's file into ``directory``; returns the paths."""
-    out = []
-    for stem in STUDY_FILES:
-        path = Path(directory) / f"{stem}.yaml"
-        path.write_text(s2_yaml(stem), encoding="utf-8")
-        out.append(path)
-    return out
+def write_study_files(directory: str | Path = "scenarios/studies",
+                      overwrite: bool = False) -> list[Path]:
+    """Write every S2 experiment's file into ``directory`` (existing files are replaced
+    only with ``overwrite``); returns the paths."""
+    paths = [Path(directory) / f"{stem}.yaml" for stem in STUDY_FILES]
+    for path in paths:
+        check_output_file(path, overwrite)  # all or none
+    for stem, path in zip(STUDY_FILES, paths, strict=True):
+        with atomic_file(path, overwrite) as tmp:
+            tmp.write_text(s2_yaml(stem), encoding="utf-8")
+    return paths
+
+
+def shipped_study_directory() -> Path | None:
+    """``scenarios/studies`` of the source tree this tcpn runs from, when there is one
+    (an installed copy without the scenario files: None)."""
+    directory = Path(__file__).resolve().parents[2] / "scenarios" / "studies"
+    return directory if directory.is_dir() else None
+
+
+def _study_files(directory: str | Path) -> Path:
+    """``directory`` if it holds every S2 file, else an :class:`InputError` naming it."""
+    path = Path(directory)
+    missing = [f"{stem}.yaml" for stem in STUDY_FILES if not (path / f"{stem}.yaml").is_file()]
+    if missing:
+        raise InputError(f"{path.resolve()}: no S2 scenario file{'s' * (len(missing) > 1)} "
+                         f"{', '.join(missing)} (give --directory where the s2_*.yaml files "
+                         "are, or omit it: the shipped files, else the built experiments)")
+    return path
 
 
 def study_table(lens: str = "net", replications: int = 1, seed: int | None = None,
@@ -358,13 +380,18 @@ def best_threshold_table(cases: Sequence[dict[str, float]] = CASES,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m tcpn.reports.ecn_threshold [study|best-k|write]``: see ``--help``."""
+    """``python -m tcpn.reports.ecn_threshold [study|best-k|write]``: see ``--help``.
+
+    Errors are one line on stderr (exit 3 for bad input or a refused output, 1 for a
+    failure), never a traceback; an output that exists is replaced only with --overwrite.
+    """
     parser = argparse.ArgumentParser(prog="python -m tcpn.reports.ecn_threshold",
                                      description="Study S2 (ECN marking threshold).")
     sub = parser.add_subparsers(dest="command", required=True)
     study = sub.add_parser("study", help="the six experiments: table and delay figure")
-    study.add_argument("--directory", default="scenarios/studies",
-                       help="where the s2_*.yaml files are")
+    study.add_argument("--directory", default=None,
+                       help="where the s2_*.yaml files are (default: the shipped files, "
+                       "else the experiments built by s2_scenario)")
     study.add_argument("--replications", type=int, default=1)
     study.add_argument("--figure", default="results/s2/segment_delay.png")
     best = sub.add_parser("best-k", help="best K by search against equation 1")
@@ -374,20 +401,40 @@ def main(argv: Sequence[str] | None = None) -> None:
     best.add_argument("--csv", default="results/s2/best_k.csv")
     write = sub.add_parser("write", help="write the s2_*.yaml files")
     write.add_argument("--directory", default="scenarios/studies")
+    for command in (study, best, write):
+        command.add_argument("--overwrite", action="store_true",
+                             help="replace existing output files")
     args = parser.parse_args(argv)
+    try:
+        _run(args)
+    except TcpnError as exc:
+        print(f"{parser.prog}: {'invalid input: ' * isinstance(exc, InputError)}{exc}",
+              file=sys.stderr)
+        sys.exit(3 if isinstance(exc, InputError) else 1)
+
+
+def _run(args: argparse.Namespace) -> None:
     pd.set_option("display.width", 200)
     if args.command == "write":
-        for path in write_study_files(args.directory):
+        for path in write_study_files(args.directory, args.overwrite):
             print(path)
     elif args.command == "study":
-        table, delays = study_table(replications=args.replications, directory=args.directory)
+        check_output_file(args.figure, args.overwrite)  # before the runs, not after
+        directory = (_study_files(args.directory) if args.directory is not None
+                     else shipped_study_directory())
+        print(f"experiments: {directory or 'built by s2_scenario (no shipped files here)'}",
+              file=sys.stderr)
+        table, delays = study_table(replications=args.replications, directory=directory)
         print(table.round(1).to_string())
-        print(f"figure: {delay_figure(delays, args.figure)}")
+        with atomic_file(args.figure, args.overwrite) as tmp:
+            delay_figure(delays, tmp)
+        print(f"figure: {args.figure}")
     else:
+        check_output_file(args.csv, args.overwrite)
         found = best_threshold_table(lenses=args.lenses.split(","), points=args.points,
                                      replications=args.replications)
-        Path(args.csv).parent.mkdir(parents=True, exist_ok=True)
-        found.to_csv(args.csv, index=False)
+        with atomic_file(args.csv, args.overwrite) as tmp:
+            found.to_csv(tmp, index=False)
         print(found.round(2).to_string(index=False))
         print(f"table: {args.csv}")
 

@@ -73,7 +73,17 @@ def _busiest_queue(summary: dict[str, Any]) -> str:
     if not queues:
         return ""
     name, q = max(queues.items(), key=lambda item: (item[1].get("mean_packets", 0.0), item[0]))
-    return f"{name} {q['mean_packets']:.1f}/{q['max_packets']:.0f}"
+    return f"{name} {_packets(q['mean_packets'])}/{_packets(q['max_packets'])}"
+
+
+def _packets(value: float) -> str:
+    """A queue length to one decimal, whole numbers without one: both ends of "mean/max"
+    rounded alike, so a maximum never prints below its mean (not "6.2/6").
+
+    >>> f"{_packets(6.2)}/{_packets(6.24)}", f"{_packets(6.2)}/{_packets(7.0)}"
+    ('6.2/6.2', '6.2/7')
+    """
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
 def _completion_s(summary: dict[str, Any]) -> float:
@@ -160,12 +170,14 @@ def _bytes_per_joule(wireless: dict[str, Any] | None) -> str:
 
 
 def scenario_frame(rows: Sequence[ScenarioRow]) -> pd.DataFrame:
-    """One line per row: ``scenario``, the :data:`COLUMNS`, the 802.11 stations' bytes per
-    joule when a scenario has a wireless hop, ``CPU s`` and ``error``."""
+    """One line per row: ``scenario`` (the file name for a failed row), the
+    :data:`COLUMNS`, the 802.11 stations' bytes per joule when a scenario has a wireless
+    hop, ``CPU s`` and ``error``."""
     energy = [ENERGY_COLUMN] if any(row.wireless for row in rows) else []
     records = []
     for row in rows:
-        record: dict[str, Any] = {"scenario": row.name}
+        # a failed row names its file: the scenario's name may be what is wrong
+        record: dict[str, Any] = {"scenario": Path(row.path).name if row.error else row.name}
         for title, value in COLUMNS:
             record[title] = value(row.summary) if row.summary is not None else None
         if energy:

@@ -5,12 +5,16 @@ on a grid over the parameter's bounds, then refines around the best grid point: 
 bounded Brent (SciPy) for a deterministic lens (``fluid``), with a finer grid for a
 stochastic one (``net``, ``ns3``), where every point is ``replications`` independent runs
 and carries a 95 % confidence interval; the optimum is then reported with the set of
-values whose intervals overlap the best one's (what the noise cannot tell apart).
+values whose intervals overlap the best one's (what the noise cannot tell apart) and the
+range of near-optimal values (within a relative tolerance of the best: on a flat
+objective, the plateau rather than one arbitrary point of it).
 
 Parameters (:data:`PARAMETERS`): ``ecn_k`` (threshold ECN K, packets), ``red_min_th``,
 ``red_max_th``, ``red_max_p``, ``red_q_weight``, ``tb_depth_bytes``, ``tb_limit``
 (token-bucket depth and queue), ``vegas_alpha``, ``vegas_beta`` (all Vegas flows, whole
-segments), ``vegas_weight`` (adaptive Vegas EWMA weight). Objectives, from the common
+segments), ``vegas_weight`` (adaptive Vegas EWMA weight); those counted in whole packets,
+bytes or segments (``ecn_k``, ``tb_depth_bytes``, ``tb_limit``, ``vegas_alpha``,
+``vegas_beta``) are searched on whole values only. Objectives, from the common
 summary: ``goodput`` (aggregate, bit/s), ``delay`` (minus the flows' mean RTT), ``power``
 (``log goodput - w log RTT``; w = 1 is Kleinrock's power); for sized transfers (study S2)
 ``completion`` (minus the mean time to deliver them), ``segment_delay`` (minus the mean
@@ -48,8 +52,8 @@ from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, validate_scenario
 
 __all__ = ["PARAMETERS", "TRANSFER_OBJECTIVES", "OptimizationResult", "Point",
-           "closed_form_predictions", "objective_value", "optimize", "study_threshold_inputs",
-           "study_threshold_predictions", "with_parameter"]
+           "closed_form_predictions", "evaluate_point", "objective_value", "optimize",
+           "study_threshold_inputs", "study_threshold_predictions", "with_parameter"]
 
 Objective = Literal["goodput", "delay", "power", "completion", "segment_delay",
                     "transfer_power"]
@@ -59,7 +63,7 @@ TRANSFER_OBJECTIVES = ("completion", "segment_delay", "transfer_power")
 
 #: parameter -> (queue kind or flow variants it edits, field, integer-valued)
 PARAMETERS: dict[str, tuple[str, str, bool]] = {
-    "ecn_k": ("threshold_ecn", "k", False),
+    "ecn_k": ("threshold_ecn", "k", True),
     "red_min_th": ("red", "min_th", False),
     "red_max_th": ("red", "max_th", False),
     "red_max_p": ("red", "max_p", False),
@@ -171,7 +175,14 @@ class Point:
 
 @dataclass
 class OptimizationResult:
-    """The searched optimum, the objective curve, and the closed-form predictions."""
+    """The searched optimum, the objective curve, and the closed-form predictions.
+
+    ``indistinguishable`` is the range of searched values whose 95 % interval overlaps the
+    best one's (what the runs cannot tell apart); ``near_optimal`` the contiguous range of
+    searched values around the best whose objective is within ``tolerance`` (relative)
+    of the best or indistinguishable from it: on a flat objective, the whole plateau.
+    ``integer`` says the parameter takes whole values only.
+    """
 
     parameter: str
     objective: str
@@ -180,6 +191,9 @@ class OptimizationResult:
     best: Point
     indistinguishable: tuple[float, float]
     predictions: dict[str, float] = field(default_factory=dict)
+    near_optimal: tuple[float, float] = (math.nan, math.nan)
+    tolerance: float = 0.01
+    integer: bool = False
 
     def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Parameter values, objective means and half-widths, sorted by value."""
@@ -187,17 +201,68 @@ class OptimizationResult:
         return (np.array([p.value for p in pts]), np.array([p.objective for p in pts]),
                 np.array([p.half_width for p in pts]))
 
+    def format_value(self, value: float) -> str:
+        """A parameter value as the parameter is: whole numbers for an integer one.
+
+        >>> OptimizationResult("ecn_k", "goodput", "fluid", [], Point(8.0, 1.0, 0.0, 1),
+        ...                    (8.0, 8.0), integer=True).format_value(8.0)
+        '8'
+        """
+        return f"{value:.0f}" if self.integer else f"{value:.6g}"
+
+
+def evaluate_point(scenario: Scenario, parameter: str, value: float, lens: str = "fluid",
+                   objective: Objective = "goodput", delay_weight: float = 1.0,
+                   loss_cap: float | None = None, replications: int = 5,
+                   queue: str | None = None, seed: int | None = None,
+                   lens_options: dict[str, Any] | None = None,
+                   store: str | Path | None = None) -> Point:
+    """The objective at ``parameter = value`` (rounded for an integer parameter): one run on
+    a deterministic lens, ``replications`` runs with a 95 % interval on a stochastic one.
+    Every evaluation of :func:`optimize` goes through here; with ``store`` the runs come
+    from (and go to) that campaign store."""
+    from tcpn.models.lenses import evaluate
+
+    edited = with_parameter(scenario, parameter, value, queue)
+    value = float(round(value)) if PARAMETERS[parameter][2] else float(value)
+    if store is not None:
+        from tcpn.solvers.sweep import CampaignStore, run_summaries
+        summaries = run_summaries(edited, CampaignStore(store), lens, seed, replications
+                                  if lens in STOCHASTIC_LENSES else 1, lens_options)
+    elif lens in STOCHASTIC_LENSES:
+        summaries = evaluate(edited, lens=lens, seed=seed, replications=replications,
+                             **(lens_options or {})).summaries
+    else:
+        summaries = [evaluate(edited, lens=lens, seed=seed, **(lens_options or {})).summary]
+    values = [objective_value(s, objective, delay_weight, loss_cap) for s in summaries]
+    mean, half = _mean_ci(values)
+    return Point(value, mean, half, len(values))
+
+
+def _integer_grid(low: float, high: float, points: int) -> list[float]:
+    """At most ``points`` whole values spread over [low, high], both ends included.
+
+    >>> _integer_grid(2, 10, 5), _integer_grid(0.5, 3.5, 9)
+    ([2.0, 4.0, 6.0, 8.0, 10.0], [1.0, 2.0, 3.0])
+    """
+    first, last = math.ceil(low), math.floor(high)
+    return sorted({float(v) for v in np.round(np.linspace(first, last, points))
+                   if first <= v <= last})
+
 
 def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
              lens: str = "fluid", objective: Objective = "goodput", delay_weight: float = 1.0,
              loss_cap: float | None = None, points: int = 9, replications: int = 5,
              refine: bool = True, queue: str | None = None, log_scale: bool = False,
-             seed: int | None = None, store: str | Path | None = None,
-             **lens_options: Any) -> OptimizationResult:
+             seed: int | None = None, tolerance: float = 0.01,
+             store: str | Path | None = None, **lens_options: Any) -> OptimizationResult:
     """Maximise ``objective`` over ``parameter`` in ``bounds`` (see the module docstring).
 
-    With ``store`` (a campaign store directory) every run is looked up there first and
-    stored when computed: a search run again, or cut short and resumed, reruns nothing.
+    An integer parameter (:data:`PARAMETERS`: ``ecn_k``, ``tb_limit``...) is searched on
+    whole values only. ``tolerance`` (relative) defines :attr:`OptimizationResult.near_optimal`.
+    With ``store`` (a campaign store directory, as ``tcpn sweep``'s) every run is looked up
+    there first and stored when computed: a search run again, or cut short and resumed,
+    computes nothing that was stored.
     """
     lo, hi = map(float, bounds)
     if not lo < hi or (log_scale and lo <= 0):
@@ -205,36 +270,30 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
                          f"scale), got {bounds}")
     if points < 3:
         raise InputError(f"optimize: at least 3 grid points are needed (got {points})")
+    if not 0.0 <= tolerance < 1.0:
+        raise InputError(f"optimize: tolerance must be in [0, 1), got {tolerance!r}")
     with_parameter(scenario, parameter, lo, queue)  # fail fast on a parameter with no target
+    integer = PARAMETERS[parameter][2]
+    if integer and math.floor(hi) < math.ceil(lo):
+        raise InputError(f"optimize: {parameter} takes whole values and [{lo:g}, {hi:g}] "
+                         "holds none")
     if objective in TRANSFER_OBJECTIVES and all(f.bytes is None for f in scenario.flows):
         raise InputError(f"optimize: objective {objective} needs a sized transfer (a flow "
                          "with bytes); every flow of the scenario is bulk")
-    from tcpn.models.lenses import evaluate
-
-    stochastic = lens in STOCHASTIC_LENSES
     cache: dict[float, Point] = {}
 
     def measure(value: float) -> Point:
-        value = float(round(value)) if PARAMETERS[parameter][2] else float(value)
-        if value in cache:
-            return cache[value]
-        edited = with_parameter(scenario, parameter, value, queue)
-        if store is not None:
-            from tcpn.solvers.sweep import CampaignStore, run_summaries
-            summaries = run_summaries(edited, CampaignStore(store), lens, seed,
-                                      replications if stochastic else 1, lens_options)
-        elif stochastic:
-            result = evaluate(edited, lens=lens, seed=seed, replications=replications,
-                              **lens_options)
-            summaries = result.summaries
-        else:
-            summaries = [evaluate(edited, lens=lens, seed=seed, **lens_options).summary]
-        values = [objective_value(s, objective, delay_weight, loss_cap) for s in summaries]
-        mean, half = _mean_ci(values)
-        cache[value] = Point(value, mean, half, len(values))
+        value = float(round(value)) if integer else float(value)
+        if value not in cache:
+            cache[value] = evaluate_point(scenario, parameter, value, lens, objective,
+                                          delay_weight, loss_cap, replications, queue, seed,
+                                          lens_options, store)
         return cache[value]
 
-    grid = np.geomspace(lo, hi, points) if log_scale else np.linspace(lo, hi, points)
+    if integer:
+        grid = _integer_grid(lo, hi, points)
+    else:
+        grid = list(np.geomspace(lo, hi, points) if log_scale else np.linspace(lo, hi, points))
     for v in grid:
         measure(float(v))
     best = max(cache.values(), key=lambda p: p.objective)
@@ -242,18 +301,48 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
         ordered = sorted(cache)
         k = ordered.index(best.value)
         left, right = ordered[max(k - 1, 0)], ordered[min(k + 1, len(ordered) - 1)]
-        if stochastic or PARAMETERS[parameter][2]:
+        if integer:
+            for v in _integer_grid(left, right, points):
+                measure(v)
+        elif lens in STOCHASTIC_LENSES:
             for v in np.linspace(left, right, points):
                 measure(float(v))
         else:
             _brent(lambda v: -measure(v).objective, left, right)
         best = max(cache.values(), key=lambda p: p.objective)
-    tied = [p.value for p in cache.values()
+    ordered_points = sorted(cache.values(), key=lambda p: p.value)
+    tied = [p.value for p in ordered_points
             if p.objective + p.half_width >= best.objective - best.half_width]
-    return OptimizationResult(parameter, objective, lens, sorted(cache.values(),
-                                                                 key=lambda p: p.value),
-                              best, (min(tied), max(tied)),
-                              closed_form_predictions(scenario, parameter, queue))
+    return OptimizationResult(parameter, objective, lens, ordered_points, best,
+                              (min(tied), max(tied)),
+                              closed_form_predictions(scenario, parameter, queue),
+                              near_optimal=_near_optimal(ordered_points, best, tolerance),
+                              tolerance=tolerance, integer=integer)
+
+
+def _near_optimal(ordered: list[Point], best: Point, tolerance: float) -> tuple[float, float]:
+    """The contiguous range of values around ``best`` that are within ``tolerance`` of it
+    (or whose interval overlaps its own).
+
+    >>> pts = [Point(v, o, 0.0, 1) for v, o in ((1, 5.0), (2, 9.95), (3, 10.0), (4, 9.0))]
+    >>> _near_optimal(pts, pts[2], 0.01)
+    (2, 3)
+    """
+    if not math.isfinite(best.objective):
+        return (best.value, best.value)
+    floor = best.objective - tolerance * abs(best.objective)
+
+    def near(p: Point) -> bool:
+        return p.objective >= floor or p.objective + p.half_width >= (
+            best.objective - best.half_width)
+
+    k = ordered.index(best)
+    low = high = k
+    while low > 0 and near(ordered[low - 1]):
+        low -= 1
+    while high < len(ordered) - 1 and near(ordered[high + 1]):
+        high += 1
+    return (ordered[low].value, ordered[high].value)
 
 
 def _brent(func: Callable[[float], float], left: float, right: float) -> None:

@@ -14,9 +14,13 @@ depend on the number of workers or on which run finishes first. Intervals are St
 from __future__ import annotations
 
 import concurrent.futures as cf
+import ctypes
 import json
 import math
+import multiprocessing as mp
 import os
+import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,7 @@ from tcpn.errors import InputError
 from tcpn.models.lenses import make_run, run_once
 from tcpn.models.scenario import Scenario
 from tcpn.models.traces import ScenarioResult
+from tcpn.outputs import atomic_directory
 
 __all__ = ["ReplicationResult", "flow_table", "mean_ci", "replicate", "summary_rows"]
 
@@ -136,23 +141,37 @@ def replicate(scenario: Scenario, lens: str = "net", seed: int | None = None,
               replications: int = 10, output: str | Path | None = None,
               workers: int | None = None, progress: Callable[[float], None] | None = None,
               options: dict[str, Any] | None = None, keep_traces: bool = True,
-              confidence: float = 0.95) -> ReplicationResult:
+              confidence: float = 0.95, overwrite: bool = False) -> ReplicationResult:
     """Run ``replications`` independent runs of ``scenario`` with ``lens``.
 
     ``workers`` processes (default: CPU count, at most ``replications``; 1 runs in this
     process). With ``output``, run ``i`` is written to ``output/rep-{i:03d}`` and
-    ``output/replications.json`` (means and CIs) is written last, under a temporary name
-    renamed when complete. ``keep_traces=False`` returns only the summaries (the traces
+    ``output/replications.json`` (means and CIs) last; the whole directory is written
+    under a temporary name and appears only when every run is in it
+    (:func:`tcpn.outputs.atomic_directory`: an existing tcpn output is replaced
+    only with ``overwrite``). ``keep_traces=False`` returns only the summaries (the traces
     stay on disk with ``output``), which keeps the parent's memory small. ``progress``
-    receives the number of runs completed.
+    receives the number of runs completed. An interruption (Ctrl-C) terminates the
+    worker processes at once and leaves nothing behind.
     """
     if replications < 1:
         raise InputError(f"replications must be >= 1, got {replications}")
     base = scenario.seed if seed is None else seed
-    out = Path(output) if output is not None else None
     count = min(replications, workers or os.cpu_count() or 1)
     if count < 1:
         raise InputError(f"workers must be >= 1, got {workers}")
+    if output is None:
+        return _replicate(scenario, lens, base, replications, None, count, progress,
+                          options, keep_traces, confidence)
+    with atomic_directory(Path(output), overwrite) as tmp:
+        return _replicate(scenario, lens, base, replications, tmp, count, progress,
+                          options, keep_traces, confidence)
+
+
+def _replicate(scenario: Scenario, lens: str, base: int, replications: int, out: Path | None,
+               count: int, progress: Callable[[float], None] | None,
+               options: dict[str, Any] | None, keep_traces: bool,
+               confidence: float) -> ReplicationResult:
     jobs = [(scenario, lens, base, i, out / f"rep-{i:03d}" if out is not None else None,
              dict(options or {}), keep_traces) for i in range(replications)]
     done: list[ScenarioResult | dict[str, Any] | None] = [None] * replications
@@ -162,17 +181,7 @@ def replicate(scenario: Scenario, lens: str = "net", seed: int | None = None,
             if progress is not None:
                 progress(i + 1)
     else:
-        with cf.ProcessPoolExecutor(max_workers=count) as pool:
-            futures = {pool.submit(_run, *job): i for i, job in enumerate(jobs)}
-            try:
-                for finished, future in enumerate(cf.as_completed(futures), start=1):
-                    done[futures[future]] = future.result()
-                    if progress is not None:
-                        progress(finished)
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        _run_in_workers(jobs, done, count, progress)
     records: list[dict[str, Any]] = [
         r if isinstance(r, dict) else {"summary": r.summary, "seed": r.seed,
                                        "wall_time_s": r.wall_time_s}
@@ -183,10 +192,48 @@ def replicate(scenario: Scenario, lens: str = "net", seed: int | None = None,
         wall_times_s=[float(r["wall_time_s"]) for r in records],
         runs=[r for r in done if isinstance(r, ScenarioResult)], confidence=confidence)
     if out is not None:
-        tmp = out / f".replications.json.partial-{os.getpid()}"
-        tmp.write_text(json.dumps(result.to_json(), indent=1, allow_nan=False))
-        os.replace(tmp, out / "replications.json")
+        (out / "replications.json").write_text(json.dumps(result.to_json(), indent=1,
+                                                          allow_nan=False))
     return result
+
+
+def _worker_signals(parent_pid: int) -> None:
+    """In a worker: Ctrl-C and SIGTERM are the parent's to handle (it terminates us), and
+    on Linux the worker ends with its parent, even a parent killed by SIGKILL."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform == "linux":
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+
+def _run_in_workers(jobs: list[tuple[Any, ...]],
+                    done: list[ScenarioResult | dict[str, Any] | None], count: int,
+                    progress: Callable[[float], None] | None) -> None:
+    """Run ``jobs`` in ``count`` worker processes; on any exception or interruption the
+    workers are terminated at once (a pool's shutdown would wait for their runs)."""
+    before = set(mp.active_children())
+    pool = cf.ProcessPoolExecutor(max_workers=count, initializer=_worker_signals,
+                                  initargs=(os.getpid(),))
+    try:
+        futures = {pool.submit(_run, *job): i for i, job in enumerate(jobs)}
+        for finished, future in enumerate(cf.as_completed(futures), start=1):
+            done[futures[future]] = future.result()
+            if progress is not None:
+                progress(finished)
+    except BaseException:
+        workers = [p for p in mp.active_children() if p not in before]
+        for process in workers:
+            process.terminate()
+        for process in workers:
+            process.join(timeout=5.0)
+            if process.is_alive():
+                process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def flow_table(result: ScenarioResult | ReplicationResult,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,7 +160,8 @@ def _pick_reference(lenses: Sequence[str], reference: str | None) -> str:
 
 def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "net"),
             replications: int = 3, seed: int | None = None, workers: int | None = None,
-            reference: str | None = None, output: str | Path | None = None) -> Validation:
+            reference: str | None = None, output: str | Path | None = None,
+            progress: Callable[[int], None] | None = None) -> Validation:
     """Run every lens of ``lenses`` that accepts ``scenario`` and judge them against the
     reference (``reference``; default ns-3 if listed, else the first lens).
 
@@ -168,7 +169,8 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     included: :func:`write_comparison` draws the figures from replication 0). A lens that
     refuses the scenario is recorded in ``Validation.refused``; if only one lens
     accepts it, the table holds its values alone (nothing is judged); if none does,
-    :class:`InputError` says which refused why.
+    :class:`InputError` says which refused why. ``progress`` receives the number of runs
+    completed, all lenses together.
     """
     spec = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
     names = list(dict.fromkeys(name.strip() for name in lenses if name.strip()))
@@ -190,11 +192,14 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     ref = _pick_reference(accepted, reference if reference not in refused else None)
     ordered = [ref, *[name for name in accepted if name != ref]]
     runs_dir = Path(output) / "runs" if output is not None else None
-    results = {
-        lens: replicate(spec, lens=lens, seed=seed, replications=replications,
-                        output=runs_dir / lens if runs_dir is not None else None,
-                        workers=workers, keep_traces=False)
-        for lens in ordered}
+    results = {}
+    for done_before, lens in enumerate(ordered):
+        def tick(runs: float, before: int = done_before * replications) -> None:
+            if progress is not None:
+                progress(before + int(runs))
+        results[lens] = replicate(spec, lens=lens, seed=seed, replications=replications,
+                                  output=runs_dir / lens if runs_dir is not None else None,
+                                  workers=workers, keep_traces=False, progress=tick)
     if runs_dir is not None:
         for lens in ordered:
             _add_wireless(results[lens], runs_dir / lens)

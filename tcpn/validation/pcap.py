@@ -32,13 +32,14 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import dpkt
 import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
+from tcpn.limits import UnreadableInput, check_limit, limits, read_input
 
 __all__ = ["Connection", "PcapError", "connections", "data_segments", "flow_events",
            "goodput_bps", "read_pcap"]
@@ -48,13 +49,16 @@ _RECORD_HEADER = 16
 _TCP_MIN = 20
 _FIN, _SYN, _ACK = 0x01, 0x02, 0x10
 
-# link type -> (bytes before the IP header, (offset, expected value) of the IPv4 tag)
-_LINKS: dict[int, tuple[int, tuple[int, bytes] | None]] = {
-    dpkt.pcap.DLT_PPP: (2, (0, b"\x00\x21")),      # ns-3 point-to-point: protocol only
-    dpkt.pcap.DLT_EN10MB: (14, (12, b"\x08\x00")),
-    dpkt.pcap.DLT_RAW: (0, None),
+# link type -> (bytes before the IP header, (offset, value) of the type field saying IPv4)
+_LINKS: dict[int, tuple[int, tuple[int, int] | None]] = {
+    dpkt.pcap.DLT_PPP: (2, (0, 0x0021)),           # ns-3 point-to-point: protocol only
+    dpkt.pcap.DLT_EN10MB: (14, (12, 0x0800)),
+    dpkt.pcap.DLT_RAW: (0, None),                   # BSD's DLT_RAW (12)
+    101: (0, None),                                 # LINKTYPE_RAW, what libpcap writes
     228: (0, None),                                 # LINKTYPE_IPV4
 }
+_VLAN_TAGS = (0x8100, 0x88A8, 0x9100)  # 802.1Q, 802.1ad (QinQ) and its old tag: 4 bytes each
+_IPV4_MIN = 20
 
 COLUMNS = ("packet", "offset", "time_s", "src", "dst", "sport", "dport", "seq", "ack",
            "flags", "ip_bytes", "payload_bytes", "ecn")
@@ -63,16 +67,18 @@ byte offset of its record header, ``ecn`` the IP ECN codepoint: 0 not ECT, 3 CE)
 
 
 class PcapError(InputError):
-    """A capture file is not a readable pcap of IPv4 packets; the message says where."""
+    """A capture file is not a readable pcap of IPv4 packets, or one of its TCP/IPv4
+    records is corrupt; the message names the packet and its byte offset."""
 
 
 def _fail(name: str, what: str) -> PcapError:
     return PcapError(f"{name}: {what}")
 
 
-def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
+                                            np.ndarray]:
     """Parse the file header with dpkt and frame the records; return the link type and
-    the records' offsets, captured lengths and timestamps."""
+    the records' offsets, captured lengths, lengths on the wire and timestamps."""
     if len(data) < _FILE_HEADER:
         raise _fail(name, f"byte offset 0: {len(data)} bytes cannot hold a pcap file header "
                           f"({_FILE_HEADER} bytes)")
@@ -87,6 +93,7 @@ def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndar
     unpack = struct.Struct(order + "IIII").unpack_from
     offsets: list[int] = []
     caplens: list[int] = []
+    wirelens: list[int] = []
     seconds: list[int] = []
     fractions: list[int] = []
     offset, end = _FILE_HEADER, len(data)
@@ -95,19 +102,20 @@ def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndar
         if end - offset < _RECORD_HEADER:
             raise _fail(name, f"packet {number} at byte offset {offset}: record header cut "
                               f"off ({end - offset} of {_RECORD_HEADER} bytes)")
-        sec, frac, caplen, _wire = unpack(data, offset)
+        sec, frac, caplen, wirelen = unpack(data, offset)
         if caplen > end - offset - _RECORD_HEADER:
             raise _fail(name, f"packet {number} at byte offset {offset}: record truncated "
                               f"({end - offset - _RECORD_HEADER} of {caplen} bytes present)")
         offsets.append(offset)
         caplens.append(caplen)
+        wirelens.append(wirelen)
         seconds.append(sec)
         fractions.append(frac)
         offset += _RECORD_HEADER + caplen
     times = np.asarray(seconds, dtype=np.float64) + np.asarray(fractions, dtype=np.float64) / (
         1e9 if nano else 1e6)
     return (header.linktype, np.asarray(offsets, dtype=np.int64),
-            np.asarray(caplens, dtype=np.int64), times)
+            np.asarray(caplens, dtype=np.int64), np.asarray(wirelens, dtype=np.int64), times)
 
 
 def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
@@ -118,8 +126,15 @@ def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
 
 
 def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
-    """One row per TCP/IPv4 segment of a pcap file (see :data:`COLUMNS`); other packets
-    are skipped. Raises :class:`PcapError` naming the packet and byte offset at fault.
+    """One row per TCP/IPv4 segment of a pcap file (see :data:`COLUMNS`).
+
+    Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags) and raw IP
+    (link types 12, 101 and 228). Other records (IPv6, ARP, UDP, ICMP, IP fragments, records
+    too short for a header) are skipped and counted in ``table.attrs["skipped"]`` (reason ->
+    records). A TCP/IPv4 record whose header lengths or IPv4 header checksum (when one was
+    computed: ns-3 writes 0 unless told otherwise) are wrong is refused with a
+    :class:`PcapError` naming the packet number and byte offset: it would change the
+    figures. The file is read within ``tcpn.limits.limits().capture_bytes``.
 
     Works on truncated captures (a snap length of 96 keeps every header): sizes come from
     the IP header, not from the captured bytes.
@@ -127,37 +142,23 @@ def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
     if isinstance(source, str | Path):
         name = str(source)
         try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            raise PcapError(f"cannot read capture {name}: {exc.strerror}") from None
+            data = read_input(source, "capture_bytes", "capture")
+        except UnreadableInput as exc:
+            raise PcapError(str(exc)) from None
     else:
         name = getattr(source, "name", "<pcap>")
-        data = source.read()
-    linktype, offsets, caplens, times = _frame(data, name)
+        data = source.read(limits().capture_bytes + 1)
+        check_limit("capture_bytes", len(data), f"capture {name}")
+    linktype, offsets, caplens, wirelens, times = _frame(data, name)
     if linktype not in _LINKS:
         raise _fail(name, f"byte offset 20: link type {linktype} is not supported "
-                          f"(PPP, Ethernet or raw IPv4)")
-    link_bytes, tag = _LINKS[linktype]
+                          f"(PPP, Ethernet or raw IPv4: 9, 1, 12, 101 or 228)")
     raw = np.frombuffer(data, dtype=np.uint8)
     start = offsets + _RECORD_HEADER
-    keep = caplens >= link_bytes + 20
-    if tag is not None:
-        at, value = tag
-        keep &= _field(raw, np.where(keep, start + at, 0), 2) == int.from_bytes(value, "big")
-    ip = start + link_bytes
-    safe_ip = np.where(keep, ip, 0)
-    keep &= (raw[safe_ip] >> 4) == 4
-    keep &= raw[safe_ip + 9] == 6  # TCP
-    ihl = (raw[safe_ip] & 0x0F).astype(np.int64) * 4
-    need = link_bytes + ihl + _TCP_MIN
-    short = keep & (caplens < need)
-    if short.any():
-        k = int(np.flatnonzero(short)[0])
-        raise _fail(name, f"packet {k} at byte offset {int(offsets[k])}: {int(caplens[k])} "
-                          f"bytes captured, the IP and TCP headers need {int(need[k])} (snap "
-                          "length too small)")
-    rows = np.flatnonzero(keep)
-    ip, ihl = ip[rows], ihl[rows]
+    records = _Records(raw, start, caplens, linktype)
+    rows = np.flatnonzero(records.tcp)
+    _check_headers(raw, records, rows, offsets, caplens, wirelens, name)
+    ip, ihl = records.ip[rows], records.ihl[rows]
     tcp = ip + ihl
     total = _field(raw, ip + 2, 2).astype(np.int64)
     data_offset = (raw[tcp + 12] >> 4).astype(np.int64) * 4
@@ -176,13 +177,97 @@ def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
         "ip_bytes": total, "payload_bytes": total - ihl - data_offset,
         "ecn": (raw[ip + 1] & 0x03).astype(np.int64),
     }, columns=list(COLUMNS))
-    bad = table["payload_bytes"] < 0
-    if bad.any():
-        k = int(table.index[bad][0])
-        raise _fail(name, f"packet {int(table.at[k, 'packet'])} at byte offset "
-                          f"{int(table.at[k, 'offset'])}: IP total length "
-                          f"{int(table.at[k, 'ip_bytes'])} is shorter than its headers")
+    table.attrs["skipped"] = records.skipped
     return table
+
+
+class _Records:
+    """Where each record's IPv4 header starts and which records are TCP/IPv4; the others
+    are counted by reason in ``skipped``."""
+
+    def __init__(self, raw: np.ndarray, start: np.ndarray, caplens: np.ndarray,
+                 linktype: int):
+        link_bytes, tag = _LINKS[linktype]
+        link = np.full(len(start), link_bytes, dtype=np.int64)
+        alive = caplens >= link + _IPV4_MIN
+        short = ~alive
+        ipv4 = alive.copy()
+        if tag is not None:
+            at, value = tag
+            kind = _field(raw, np.where(alive, start + at, 0), 2)
+            if linktype == dpkt.pcap.DLT_EN10MB:
+                for _ in range(2):  # 802.1Q, or 802.1ad then 802.1Q
+                    tagged = alive & np.isin(kind, _VLAN_TAGS)
+                    link = np.where(tagged, link + 4, link)
+                    fits = caplens >= link + _IPV4_MIN
+                    short |= tagged & ~fits
+                    alive &= fits
+                    kind = np.where(tagged & alive, _field(
+                        raw, np.where(tagged & alive, start + link - 2, 0), 2), kind)
+            ipv4 = alive & (kind == value)
+        self.ip = start + link
+        safe = np.where(ipv4, self.ip, 0)
+        ipv4 &= (raw[safe] >> 4) == 4
+        fragment = ipv4 & ((_field(raw, safe + 6, 2) & 0x3FFF) != 0)  # MF or an offset
+        self.tcp = ipv4 & ~fragment & (raw[safe + 9] == 6)
+        self.ihl = (raw[safe] & 0x0F).astype(np.int64) * 4
+        counts = {"shorter than a link and IPv4 header": int(short.sum()),
+                  "not IPv4": int((alive & ~ipv4).sum()), "IP fragment": int(fragment.sum()),
+                  "not TCP": int((ipv4 & ~fragment & ~self.tcp).sum())}
+        self.skipped = {reason: n for reason, n in counts.items() if n}
+
+
+def _check_headers(raw: np.ndarray, records: _Records, rows: np.ndarray, offsets: np.ndarray,
+                   caplens: np.ndarray, wirelens: np.ndarray, name: str) -> None:
+    """Refuse the first TCP/IPv4 record whose header lengths or IPv4 checksum are wrong."""
+    ip, ihl = records.ip[rows], records.ihl[rows]
+    link = ip - offsets[rows] - _RECORD_HEADER
+    total = _field(raw, ip + 2, 2).astype(np.int64)
+    problems: list[tuple[np.ndarray, Any]] = [
+        (ihl < _IPV4_MIN, lambda k: f"IP header length {ihl[k]} bytes is below the "
+                                    f"{_IPV4_MIN}-byte minimum"),
+        (total > wirelens[rows] - link, lambda k: f"IP total length {total[k]} is more than "
+                                                  f"the {wirelens[rows][k] - link[k]} bytes "
+                                                  "the frame carried"),
+        (total < ihl + _TCP_MIN, lambda k: f"IP total length {total[k]} cannot hold the "
+                                           f"{ihl[k]}-byte IP header and a TCP header"),
+    ]
+    for bad, say in problems:
+        _refuse_first(bad, say, rows, offsets, name)
+    need = link + ihl + _TCP_MIN
+    short = caplens[rows] < need
+    if short.any():
+        k = int(np.flatnonzero(short)[0])
+        raise _fail(name, f"packet {rows[k]} at byte offset {int(offsets[rows[k]])}: "
+                          f"{int(caplens[rows[k]])} bytes captured, the IP and TCP headers "
+                          f"need {int(need[k])} (snap length too small)")
+    _refuse_first(~_checksum_ok(raw, ip, ihl), lambda k: "IP header checksum does not match "
+                  "the header (a corrupt header)", rows, offsets, name)
+    data_offset = (raw[ip + ihl + 12] >> 4).astype(np.int64) * 4
+    _refuse_first(data_offset < _TCP_MIN, lambda k: f"TCP data offset {data_offset[k]} bytes "
+                  f"is below the {_TCP_MIN}-byte minimum", rows, offsets, name)
+    _refuse_first(ihl + data_offset > total, lambda k: f"TCP data offset {data_offset[k]} "
+                  f"bytes runs past the IP total length {total[k]}", rows, offsets, name)
+
+
+def _refuse_first(bad: np.ndarray, say: Any, rows: np.ndarray, offsets: np.ndarray,
+                  name: str) -> None:
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        more = int(bad.sum()) - 1
+        raise _fail(name, f"packet {rows[k]} at byte offset {int(offsets[rows[k]])}: {say(k)}"
+                    + (f" ({more} more record(s) like it)" if more else ""))
+
+
+def _checksum_ok(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.ndarray:
+    """IPv4 header checksums that add up, or were not computed (0, as ns-3 writes them)."""
+    total = np.zeros(len(ip), dtype=np.int64)
+    for word in range(30):  # up to 60 header bytes
+        inside = 2 * word < ihl
+        total += np.where(inside, _field(raw, np.where(inside, ip + 2 * word, 0), 2), 0
+                          ).astype(np.int64)
+    stored = _field(raw, ip + 10, 2)
+    return (stored == 0) | (total % 0xFFFF == 0)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from defusedxml.ElementTree import DefusedXMLParser
 from lark import Tree
 
 from tcpn.errors import InputError
+from tcpn.limits import Limits, UnreadableInput, limit_problem, limits, read_input
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -91,8 +92,8 @@ __all__ = [
 ]
 
 _STANDARD_PRIORITIES = {"P_HIGH": P_HIGH, "P_NORMAL": P_NORMAL, "P_LOW": P_LOW}
-#: Files larger than this are refused before parsing (CPN Tools' own examples are < 1 MB).
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+#: Files larger than this are refused before parsing (``tcpn.limits.Limits.net_file_bytes``).
+DEFAULT_MAX_BYTES = Limits().net_file_bytes
 
 
 class CpnFormatError(InputError):
@@ -164,6 +165,9 @@ class ImportedNet:
     report: ImportReport
     ids: dict[str, str]
     real_time: bool
+    #: place or transition name -> the file's label for it, where it differs in kind
+    #: (PNML: names are ids, labels are the ``<name>`` texts)
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -172,11 +176,13 @@ class ImportedNet:
 
 
 def read_cpn(source: str | Path | bytes, *, strict: bool = False,
-             max_bytes: int = DEFAULT_MAX_BYTES) -> ImportedNet:
+             max_bytes: int | None = None) -> ImportedNet:
     """Read a CPN Tools file: a path, or the XML itself (``str`` starting with ``<`` or bytes).
 
     Raises :class:`CpnFormatError` for a malformed file and, with ``strict=True``,
-    :class:`IncompleteImportError` when some element could not be imported.
+    :class:`IncompleteImportError` when some element could not be imported. The file's
+    size (``max_bytes``, default ``limits().net_file_bytes``), nesting and initial markings
+    are bounded by :mod:`tcpn.limits`.
     """
     data, name = _load(source, max_bytes)
     root, lines = parse_xml(data, name)
@@ -186,34 +192,45 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     return imported
 
 
-def _load(source: str | Path | bytes, max_bytes: int) -> tuple[bytes, str]:
+def _load(source: str | Path | bytes, max_bytes: int | None) -> tuple[bytes, str]:
+    """The file's bytes and its name for messages, read within ``max_bytes`` (default
+    ``limits().net_file_bytes``): a FIFO or a device is refused without reading it."""
+    bound = limits().net_file_bytes if max_bytes is None else max_bytes
     if isinstance(source, bytes):
         data, name = source, "<bytes>"
     elif isinstance(source, str) and source.lstrip().startswith("<"):
         data, name = source.encode("iso-8859-1", errors="xmlcharrefreplace"), "<string>"
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise CpnFormatError(str(path), f"file is {size} bytes, over the {max_bytes}-byte "
-                                 "limit (pass max_bytes= to read it anyway)")
-        data, name = path.read_bytes(), str(path)
-    if len(data) > max_bytes:
-        raise CpnFormatError(name, f"input is {len(data)} bytes, over the {max_bytes}-byte limit")
+        try:
+            data, name = read_input(source, "net_file_bytes", "net file", bound), str(source)
+        except UnreadableInput as exc:
+            raise CpnFormatError(exc.path, exc.problem) from None
+    if len(data) > bound:
+        raise CpnFormatError(name, f"input is {len(data):,} bytes, over the {bound}-byte limit "
+                                   "net_file_bytes (raise it with --limit net_file_bytes=N)")
     return data, name
 
 
 def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, int]]:
-    """Parse XML safely, remembering the line of every element."""
+    """Parse XML safely, remembering the line of every element; nesting deeper than
+    ``limits().xml_depth`` is refused (the readers recurse over terms)."""
     lines: dict[ET.Element, int] = {}
+    depth = [0]
 
     class _Builder(ET.TreeBuilder):
         def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
             element = super().start(tag, attrs)
-            lines[element] = parser.parser.CurrentLineNumber
+            line = parser.parser.CurrentLineNumber
+            lines[element] = line
+            depth[0] += 1
+            problem = limit_problem("xml_depth", depth[0])
+            if problem is not None:
+                raise CpnFormatError(source, f"elements nested too deep: {problem}", line)
             return element
+
+        def end(self, tag: str) -> ET.Element:
+            depth[0] -= 1
+            return super().end(tag)
 
     parser = DefusedXMLParser(target=_Builder(), forbid_dtd=False, forbid_entities=True,
                               forbid_external=True)
@@ -743,6 +760,7 @@ class _Importer:
         tree = self._parse(element.find("initmark"), value_text, where)
         terms = multiset_terms(tree) or []
         tokens: list[Token] = []
+        total = 0
         for term in terms:
             translator = self._translator()
             try:
@@ -762,6 +780,10 @@ class _Importer:
                 count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
             if stamp != 0 and not colour.is_timed:
                 raise _Unsupported("a timestamp on an untimed place")
+            total += count
+            problem = limit_problem("marking_tokens", total)
+            if problem is not None:
+                raise self.fail(element, f"{where}: {problem}")
             tokens.extend([Token(value, stamp)] * count)
         return tokens
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import ImportedNet, ImportReport, read_cpn
 from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
@@ -44,7 +45,7 @@ def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
     """Load the net ``reference`` names (see the module docstring)."""
     path = Path(reference)
     if path.suffix.lower() in (".cpn", ".pnml") and ":" not in path.name:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise InputError(f"{reference}: no such file")
         if path.suffix.lower() == ".cpn":
             return read_cpn(path, strict=strict)
@@ -100,12 +101,14 @@ def _import(module_name: str, reference: str) -> Any:
 
 def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = None, *,
              real_time: bool | None = None, layout: str = "dot",
-             net_type: str = "auto") -> Path:
+             net_type: str = "auto", overwrite: bool = False) -> Path:
     """Write ``loaded.net`` as ``file_format`` (default: from the suffix of ``path``).
 
-    See :func:`net_text` for the options.
+    See :func:`net_text` for the options. The file is written whole or not at all; an
+    existing file is replaced only with ``overwrite`` (:func:`tcpn.outputs.atomic_file`).
     """
     target = Path(path)
+    check_output_file(target, overwrite)
     if file_format is None:
         by_suffix = {suffix: name for name, suffix in FORMATS.items()}
         file_format = by_suffix.get(target.suffix.lower())
@@ -114,7 +117,8 @@ def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = No
                              f"{sorted(FORMATS.values())} or give the format")
     text = net_text(loaded, file_format, real_time=real_time, layout=layout,
                     net_type=net_type)
-    target.write_bytes(text.encode("iso-8859-1" if file_format == "cpn" else "utf-8"))
+    with atomic_file(target, overwrite) as tmp:
+        tmp.write_bytes(text.encode("iso-8859-1" if file_format == "cpn" else "utf-8"))
     return target
 
 

@@ -1,0 +1,196 @@
+"""Bounds on what tcpn reads and builds from a user's input, and the bounded file reader.
+
+A scenario, a net file or a capture can ask for more than the machine has: a YAML alias
+bomb, ten thousand flows, an initial marking of 10^12 tokens, a symlink to ``/dev/zero``.
+tcpn reads and builds such input only up to the :class:`Limits` below and otherwise
+refuses it with an :class:`~tcpn.errors.InputError` that gives the figures and the limit's
+name. Raise a limit for one process with :func:`set_limits` (or ``tcpn --limit NAME=VALUE``
+on the command line). A leaf module like :mod:`tcpn.errors`: every layer may use it.
+
+>>> limits().marking_tokens
+1000000
+>>> previous = set_limits(marking_tokens=5)
+>>> check_limit("marking_tokens", 6, "place p")
+Traceback (most recent call last):
+...
+tcpn.errors.InputError: place p: 6 tokens is over the limit marking_tokens = 5 (raise it \
+with --limit marking_tokens=N, or tcpn.limits.set_limits(marking_tokens=N))
+>>> _ = set_limits(**vars(previous))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcpn.errors import InputError
+
+__all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_input",
+           "set_limits", "UnreadableInput", "using_limits"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What tcpn reads and builds from one input (``docs/scenarios.md``, "Limits")."""
+
+    scenario_bytes: int = 1 << 20
+    """Bytes of a scenario YAML file (the shipped ones are below 10 kB)."""
+    yaml_nodes: int = 100_000
+    """YAML nodes of a scenario once aliases are expanded (a shipped one has < 2,000)."""
+    nesting_depth: int = 50
+    """Levels of nesting in a YAML or XML document (a scenario needs 6)."""
+    flows: int = 1_000
+    """TCP connections in one scenario (each flow's ``count`` summed)."""
+    packet_hops: int = 1_000_000_000
+    """Packets times hops a run may have to simulate, estimated before it starts from the
+    horizon, the link rates and the routes (the reference dumbbell: about 10^6)."""
+    xml_depth: int = 200
+    """Levels of nesting of the elements of a CPN Tools or PNML file (their own files have
+    about 10; deeply nested PNML terms need more)."""
+    net_file_bytes: int = 50 << 20
+    """Bytes of a CPN Tools or PNML file (CPN Tools' own examples are below 1 MB)."""
+    marking_tokens: int = 1_000_000
+    """Tokens in the initial marking of one place of an imported net."""
+    capture_bytes: int = 4 << 30
+    """Bytes of a pcap capture."""
+
+
+_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels", "xml_depth": "levels",
+          "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
+          "marking_tokens": "tokens", "capture_bytes": "bytes"}
+_current = [Limits()]
+
+
+def limits() -> Limits:
+    """The limits in force in this process."""
+    return _current[0]
+
+
+def set_limits(**changes: int) -> Limits:
+    """Change some limits for this process; returns the previous ones (to restore them).
+
+    >>> old = set_limits(flows=20_000)
+    >>> limits().flows
+    20000
+    >>> _ = set_limits(**vars(old))
+    """
+    known = {f.name for f in dataclasses.fields(Limits)}
+    for name, value in changes.items():
+        if name not in known:
+            raise InputError(f"unknown limit {name!r}; the limits are {', '.join(sorted(known))}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"limit {name} must be a positive integer, got {value!r}")
+    previous = _current[0]
+    _current[0] = dataclasses.replace(previous, **changes)
+    return previous
+
+
+@contextlib.contextmanager
+def using_limits(**changes: int) -> Iterator[Limits]:
+    """Change some limits inside a ``with`` block only.
+
+    >>> with using_limits(flows=5000):
+    ...     limits().flows
+    5000
+    >>> limits().flows
+    1000
+    """
+    previous = set_limits(**changes)
+    try:
+        yield limits()
+    finally:
+        _current[0] = previous
+
+
+def parse_limit(text: str) -> tuple[str, int]:
+    """``"NAME=VALUE"`` (VALUE a whole number, ``1e9`` allowed) as a pair.
+
+    >>> parse_limit("flows=20000"), parse_limit("packet_hops=1e10")
+    (('flows', 20000), ('packet_hops', 10000000000))
+    """
+    name, sep, value = text.partition("=")
+    try:
+        number = float(value) if sep else float("nan")
+    except ValueError:
+        number = float("nan")
+    if not number.is_integer():
+        raise InputError(f"--limit {text!r}: expected NAME=VALUE with a whole number, e.g. "
+                         "flows=20000")
+    return name.strip(), int(number)
+
+
+def limit_problem(name: str, amount: int | float) -> str | None:
+    """Why ``amount`` is over limit ``name`` (with the way to raise it), or None if it is not.
+
+    >>> limit_problem("flows", 10)
+    >>> limit_problem("flows", 10_000)
+    '10,000 connections is over the limit flows = 1000 (raise it with --limit flows=N, or \
+tcpn.limits.set_limits(flows=N))'
+    """
+    bound = getattr(limits(), name)
+    if amount <= bound:
+        return None
+    shown = f"{amount:,}" if isinstance(amount, int) else f"{amount:.3g}"
+    return (f"{shown} {_UNITS[name]} is over the limit {name} = {bound} (raise it with "
+            f"--limit {name}=N, or tcpn.limits.set_limits({name}=N))")
+
+
+def check_limit(name: str, amount: int | float, where: str) -> None:
+    """Refuse ``amount`` of limit ``name`` at ``where`` when it is over the limit."""
+    problem = limit_problem(name, amount)
+    if problem is not None:
+        raise InputError(f"{where}: {problem}")
+
+
+class UnreadableInput(InputError):
+    """A file :func:`read_input` refused: ``problem`` says why (missing, a FIFO, too big)."""
+
+    def __init__(self, what: str, path: str | Path, problem: str):
+        self.path, self.problem = str(path), problem
+        super().__init__(f"cannot read {what} {path}: {problem}")
+
+
+def read_input(path: str | Path, limit: str, what: str, bound: int | None = None) -> bytes:
+    """The bytes of regular file ``path``, refused past limit ``limit`` (a :class:`Limits`
+    field, or ``bound`` bytes when given); a FIFO, device or directory is refused without
+    reading it (a FIFO would block, ``/dev/zero`` never ends). ``what`` names the file's
+    role in messages. Raises :class:`UnreadableInput`.
+
+    >>> read_input("/dev/zero", "scenario_bytes", "scenario")
+    Traceback (most recent call last):
+    ...
+    tcpn.limits.UnreadableInput: cannot read scenario /dev/zero: not a regular file (a \
+character device)
+    """
+    if bound is None:
+        bound = int(getattr(limits(), limit))
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UnreadableInput(what, path, exc.strerror.lower()) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnreadableInput(what, path, f"not a regular file ({_kind(mode)})")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(bound + 1)
+    if len(data) > bound:
+        raise UnreadableInput(what, path, f"{os.path.getsize(path):,} bytes, over the "
+                              f"{bound}-byte limit {limit} (raise it with --limit {limit}=N, "
+                              f"or tcpn.limits.set_limits({limit}=N))")
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"

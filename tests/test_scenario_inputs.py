@@ -1,0 +1,205 @@
+"""Scenario input that must be refused up front, naming the file, line and field (issue 13).
+
+Duplicate keys, non-finite numbers, booleans where numbers belong, numbers outside a
+physical range, experiments that cannot deliver one packet, resource bombs (aliases, deep
+nesting, huge flow counts and horizons, unbounded files) and bad encodings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.limits import limits, using_limits
+from tcpn.models.scenario import ScenarioError, load_scenario, parse_scenario
+
+BASE = """\
+name: t
+links:
+  - {a: S, b: R, rate_bps: 1.0e+7, delay_s: 0.001}
+  - {a: R, b: D, rate_bps: 1.0e+6, delay_s: 0.02}
+flows:
+  - {src: S, dst: D, variant: newreno}
+horizon_s: 10
+"""
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, "bad.yaml")
+    return str(info.value)
+
+
+# -- duplicate keys ------------------------------------------------------------------------
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines():
+    message = _error(BASE + "horizon_s: 999\n")
+    assert message.startswith("bad.yaml:8: horizon_s: ")
+    assert "line 7" in message and "line 8" in message
+
+
+def test_a_duplicate_key_inside_a_flow_is_refused():
+    text = BASE.replace("variant: newreno}", "variant: newreno, variant: tahoe}")
+    message = _error(text)
+    assert message.startswith("bad.yaml:6: flows[0].variant: ")
+    assert "twice" in message
+
+
+# -- numbers -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("rate_bps: 1.0e+6", "rate_bps: .inf", "links[1].rate_bps"),
+    ("delay_s: 0.02", "delay_s: .inf", "links[1].delay_s"),
+    ("delay_s: 0.02", "delay_s: .nan", "links[1].delay_s"),
+    ("horizon_s: 10", "horizon_s: 1.0e+308", "horizon_s"),
+    ("delay_s: 0.02", "delay_s: 1.0e+308", "links[1].delay_s"),
+    ("rate_bps: 1.0e+6", "rate_bps: 1.0e-9", "links[1].rate_bps"),
+    ("horizon_s: 10", "horizon_s: 10\nmeasure: {bin_s: .inf}", "measure.bin_s"),
+    ("rate_bps: 1.0e+6", "rate_bps: 1.0e+6, queue: {kind: red, max_th: .inf}",
+     "links[1].queue.max_th"),
+    ("horizon_s: 10", "horizon_s: 10\ntcp: {segment_size_bytes: 1000000}",
+     "tcp.segment_size_bytes"),
+    ("variant: newreno", "variant: newreno, count: 1.0e+300", "flows[0].count"),
+])
+def test_numbers_outside_a_physical_range_name_the_field(old, new, field):
+    message = _error(BASE.replace(old, new))
+    assert re.match(rf"bad\.yaml:\d+: {re.escape(field)}: ", message), message
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("horizon_s: 10", "horizon_s: true", "horizon_s"),
+    ("rate_bps: 1.0e+6", "rate_bps: false", "links[1].rate_bps"),
+    ("variant: newreno", "variant: newreno, count: true", "flows[0].count"),
+    ("horizon_s: 10", "horizon_s: 10\nseed: true", "seed"),
+])
+def test_booleans_are_not_numbers(old, new, field):
+    message = _error(BASE.replace(old, new))
+    assert re.match(rf"bad\.yaml:\d+: {re.escape(field)}: .*boolean", message), message
+
+
+def test_booleans_stay_booleans():
+    text = BASE.replace("horizon_s: 10", "horizon_s: 10\ntcp: {sack: false, ecn: true}")
+    assert parse_scenario(text).tcp.ecn is True
+
+
+def test_a_flow_that_cannot_deliver_one_packet_before_the_horizon_is_refused():
+    # 1 bit/s: one 588-byte packet (+2 bytes PPP) takes 4720 s to serialise; horizon 10 s
+    message = _error(BASE.replace("rate_bps: 1.0e+6", "rate_bps: 1"))
+    assert message.startswith("bad.yaml:6: flows[0]: ")
+    assert "4.72e+03 s to carry 588 bytes over 2 hops at 1 bit/s" in message
+
+
+def test_a_delay_longer_than_the_horizon_is_refused_with_the_reason():
+    message = _error(BASE.replace("delay_s: 0.02", "delay_s: 50"))
+    assert "flows[0]" in message and "horizon" in message
+
+
+# -- resource bombs ------------------------------------------------------------------------
+
+ALIAS_BOMB = """\
+a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]
+i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h, *h]
+"""
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_is_built():
+    message = _error(ALIAS_BOMB)
+    assert "yaml_nodes" in message and "bad.yaml" in message
+
+
+def test_a_recursive_alias_is_refused():
+    assert "bad.yaml:1" in _error("a: &a [1, *a]\n")
+
+
+def test_deep_nesting_is_refused_with_the_line():
+    message = _error("a: " + "[" * 1000 + "]" * 1000 + "\n")
+    assert message.startswith("bad.yaml:1:") and "nesting_depth" in message
+
+
+def test_deep_nesting_of_mappings_is_refused():
+    text = "".join(" " * k + f"k{k}:\n" for k in range(200)) + " " * 200 + "v: 1\n"
+    assert "nesting_depth" in _error(text)
+
+
+def test_ten_thousand_flows_are_refused_with_the_figures():
+    message = _error(BASE.replace("variant: newreno", "variant: newreno, count: 10000"))
+    assert message.startswith("bad.yaml:6: flows[0].count: ")
+    assert "10,000" in message and "limit flows = 1000" in message
+
+
+def test_a_raised_limit_admits_them():
+    text = BASE.replace("variant: newreno", "variant: newreno, count: 10000")
+    with using_limits(flows=20_000):
+        assert parse_scenario(text).flows[0].count == 10_000
+
+
+def test_an_absurd_run_is_refused_with_its_cost_estimate():
+    text = BASE.replace("horizon_s: 10", "horizon_s: 1.0e+6").replace(
+        "rate_bps: 1.0e+7", "rate_bps: 1.0e+10").replace("rate_bps: 1.0e+6",
+                                                         "rate_bps: 1.0e+10")
+    message = _error(text)
+    assert message.startswith("bad.yaml:7: horizon_s: ")
+    assert "packet_hops" in message and "estimated" in message
+
+
+def test_the_shipped_scenarios_are_within_the_limits():
+    for path in sorted(Path("scenarios").rglob("*.yaml")):
+        load_scenario(path)
+
+
+def test_a_symlink_to_dev_zero_is_refused_without_reading(tmp_path):
+    link = tmp_path / "zero.yaml"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(InputError, match="zero.yaml: not a regular file"):
+        load_scenario(link)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="pipe.yaml: not a regular file .a FIFO"):
+        load_scenario(fifo)
+
+
+def test_a_file_over_the_size_limit_is_refused(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_text(BASE + "description: '" + "x" * limits().scenario_bytes + "'\n")
+    with pytest.raises(InputError, match="big.yaml: .* bytes, over the .*limit scenario_bytes"):
+        load_scenario(big)
+
+
+# -- encodings and bytes -------------------------------------------------------------------
+
+
+def test_latin1_bytes_name_the_file_and_line(tmp_path):
+    bad = tmp_path / "latin.yaml"
+    bad.write_bytes(BASE.replace("name: t", "name: caf\xe9").encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin.yaml:1: .*UTF-8"):
+        load_scenario(bad)
+
+
+def test_utf16_is_refused_naming_the_file(tmp_path):
+    bad = tmp_path / "wide.yaml"
+    bad.write_bytes(BASE.encode("utf-16"))
+    with pytest.raises(InputError, match=r"wide.yaml:1: .*UTF-8"):
+        load_scenario(bad)
+
+
+def test_nul_bytes_name_the_line(tmp_path):
+    bad = tmp_path / "nul.yaml"
+    bad.write_bytes(BASE.replace("horizon_s: 10", "horizon_s: 1\x000").encode())
+    with pytest.raises(InputError, match=r"nul.yaml:7: "):
+        load_scenario(bad)
