@@ -488,6 +488,7 @@ def sweep_campaign(
     x: Annotated[str | None, typer.Option(help="Axis path on the figure's x axis (default: "
                                           "the first axis).")] = None,
     y: Annotated[str | None, typer.Option(help="Second axis path: draw a heatmap.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
 ) -> None:
     """Run a sweep: every cell x lens x replication the store lacks, then the results.
 
@@ -498,10 +499,10 @@ def sweep_campaign(
     go on (exit code 1 then). Results do not depend on --workers or --dask.
     """
     import os
-    from pathlib import Path
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from tcpn.outputs import atomic_file, check_output_file
     from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
     from tcpn.solvers.sweep.campaign import plan_campaign
     from tcpn.solvers.sweep.executors import executor_for
@@ -520,9 +521,9 @@ def sweep_campaign(
                           "apart, not used", markup=False, highlight=False)
     if dry_run:
         return
-    for option, path in (("--csv", csv), ("--figure", figure)):
-        if path is not None and Path(path).exists():
-            raise InputError(f"{option} {path}: the file exists; tcpn never overwrites it")
+    for path in (csv, figure):
+        if path is not None:
+            check_output_file(path, overwrite)  # before the runs, not after them
     stored_before = len(plan.tasks) - len(plan.missing)
     done = [0]
     try:
@@ -560,14 +561,16 @@ def sweep_campaign(
                       value, f"{row['runs'] - row['failed']}/{row['runs']}", row["error"])
     Console(width=max(console.width, 60 + 16 * len(spec.parameters))).print(table)
     if csv:
-        frame.to_csv(csv, index=False)
+        with atomic_file(csv, overwrite) as tmp:
+            frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}")
     if figure is not None:
         from tcpn.reports.campaign_figures import heatmap, metric_against_axis
 
         drawn = (heatmap(results, metric, x or spec.parameters[0], y) if y is not None
                  else metric_against_axis(results, metric, x))
-        drawn.savefig(figure, dpi=120)
+        with atomic_file(figure, overwrite) as tmp:
+            drawn.savefig(tmp, dpi=120)
         console.print(f"figure: {figure}")
     if (frame["error"] != "").any():
         raise typer.Exit(EXIT_FAILURE)

@@ -237,7 +237,7 @@ def test_the_command_line(tmp_path):
     assert (tmp_path / "r.csv").read_text().startswith("cell,links[1].queue.limit,")
     again = tcpn("sweep", str(path), "--store", store, "--csv", str(tmp_path / "r.csv"))
     _, err = again.communicate(timeout=300)
-    assert again.returncode == 3 and "the file exists" in err
+    assert again.returncode == 3 and "r.csv exists: pass overwrite (--overwrite)" in err
     bad = tmp_path / "bad.yaml"
     bad.write_text(BASE + "sweep:\n  axes:\n    links[1].ab.queue.limit_packets: [3]\n")
     run = tcpn("sweep", str(bad), "--store", store)

@@ -58,13 +58,14 @@ import numpy as np
 import yaml
 from pydantic import BaseModel
 
-from tcpn.errors import InputError
+from tcpn.limits import read_input
 from tcpn.models.scenario import (
     Link,
     LinkDirection,
     Scenario,
     ScenarioError,
     load_scenario,
+    read_yaml,
     validate_scenario,
 )
 
@@ -209,48 +210,28 @@ def _expand_shorthand(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """Data and the line of every key (``(key, key...)`` -> line); duplicate keys are errors."""
-    loader = yaml.SafeLoader(text)
+    """Data and the line of every key (``(key, key...)`` -> line), with every check a
+    scenario file's YAML gets (:func:`tcpn.models.scenario.read_yaml`: keys given twice,
+    alias bombs, nesting, control characters)."""
     try:
-        node = loader.get_single_node()
-        if node is None:
-            raise SweepError([(source, "the file is empty")])
-        data = loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise SweepError([(f"{source}{line}", f"not valid YAML: "
-                                              f"{getattr(exc, 'problem', exc)}")]) from None
-    finally:
-        loader.dispose()
+        data, node = read_yaml(text, source)
+    except ScenarioError as exc:
+        raise SweepError(exc.problems) from None
     marks: dict[tuple[Any, ...], int] = {}
-    _marks(node, (), marks, source, set())
+    _marks(node, (), marks)
     return data, marks
 
 
-def _marks(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int],
-           source: str, visited: set[int]) -> None:
+def _marks(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
     out.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.CollectionNode):
-        if id(node) in visited:  # an alias: a few lines could stand for billions of nodes
-            raise SweepError([(f"{source}:{node.start_mark.line + 1}", "YAML aliases of "
-                               "mappings and lists (*name) are not allowed in sweep files; "
-                               "write the values out")])
-        visited.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        seen: set[Any] = set()
         for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                continue
-            if key.value in seen:
-                raise SweepError([(f"{source}:{key.start_mark.line + 1}",
-                                   f"key {key.value!r} appears twice in the same mapping")])
-            seen.add(key.value)
-            out[(*path, key.value)] = key.start_mark.line + 1
-            _marks(value, (*path, key.value), out, source, visited)
+            if isinstance(key, yaml.ScalarNode):
+                out[(*path, key.value)] = key.start_mark.line + 1
+                _marks(value, (*path, key.value), out)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _marks(item, (*path, i), out, source, visited)
+            _marks(item, (*path, i), out)
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -416,8 +397,9 @@ def parse_sweep(text: str, source: str = "<sweep>", directory: Path | None = Non
                          f" of its own (found {', '.join(map(str, base_data))})")
         base_path = (directory or Path()) / str(section["base"])
         scenario = load_scenario(base_path)  # its errors name the base file and its lines
-        base_data, base_source = _read_yaml(base_path.read_text(encoding="utf-8"),
-                                            str(base_path))[0], str(base_path)
+        base_source = str(base_path)
+        base_data = _read_yaml(read_input(base_path, "scenario_bytes", "scenario").decode(
+            "utf-8"), base_source)[0]
         if not isinstance(base_data, dict):
             raise SweepError([(base_source, "a scenario is a mapping of fields")])
     else:
@@ -466,10 +448,13 @@ def _line_of(source: str, marks: Mapping[tuple[Any, ...], int], where: str) -> s
 def load_sweep(path: str | Path) -> Sweep:
     """Read a sweep file (see the module docstring)."""
     path = Path(path)
+    data = read_input(path, "scenario_bytes", "sweep file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read sweep file {path}: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SweepError([(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                                             "): save the sweep file as UTF-8")]) from None
     return parse_sweep(text, str(path), path.parent)
 
 
