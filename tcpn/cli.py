@@ -336,6 +336,9 @@ def optimize_parameter(
         "--output", "-o", help="Directory for search.csv, search.json and search.png "
         "(default: results/<name>-optimize-<parameter>).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+    store: Annotated[str | None, typer.Option(help="Campaign store (as tcpn sweep): every "
+                                              "run is cached there, a search resumes.")
+                     ] = None,
 ) -> None:
     """Search the parameter value that maximises an objective; print the curve, the range
     of near-optimal values (a flat objective is a range, not a point) and the closed-form
@@ -352,7 +355,8 @@ def optimize_parameter(
             result = optimize(spec, parameter, (low, high), lens=lens,
                               objective=objective,  # type: ignore[arg-type]
                               delay_weight=delay_weight, loss_cap=loss_cap, points=points,
-                              replications=replications, queue=queue, tolerance=tolerance)
+                              replications=replications, queue=queue, tolerance=tolerance,
+                              store=store)
         write_search(result, tmp)
     table = Table(title=f"{parameter}: {objective} ({lens} lens)")
     for column in ("value", "objective", "± 95 %", "runs"):
@@ -523,6 +527,126 @@ def scenario_table(
             frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
     if failed.any():
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command("sweep")
+def sweep_campaign(
+    sweep_file: Annotated[str, typer.Argument(help="Sweep file (or a scenario file with a "
+                                              "sweep: section), e.g. scenarios/sweeps/*.yaml.")],
+    store: Annotated[str, typer.Option(help="Campaign store: every run is kept there once, "
+                                       "keyed by its content; shared by any number of "
+                                       "sweeps.")] = "results/store",
+    workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes, or "
+                                                "Dask workers with --dask local (default: "
+                                                "CPU count).")] = None,
+    dask: Annotated[str | None, typer.Option(help="Run on Dask: 'local' (a LocalCluster) or "
+                                             "a scheduler address, tcp://host:8786.")] = None,
+    dask_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to reach the Dask "
+                                                "scheduler.")] = 10.0,
+    traces: Annotated[bool, typer.Option(help="Keep every run's trace tables in the store "
+                                         "(summaries are always kept).")] = False,
+    retry_failed: Annotated[bool, typer.Option(help="Run again the runs whose record holds "
+                                               "an error.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Only say how many runs are stored and how "
+                                          "many would run.")] = False,
+    metric: Annotated[str, typer.Option(help="Aggregate metric shown and plotted (a key of "
+                                        "the summary's aggregate, e.g. goodput_bps).")
+                      ] = "goodput_bps",
+    csv: Annotated[str | None, typer.Option(help="Write the tidy results table (every "
+                                            "metric, mean and 95 % CI) to this CSV file.")
+                   ] = None,
+    figure: Annotated[str | None, typer.Option(help="Write a figure (.png, .pdf, .svg): the "
+                                               "metric against --x with CI bands per lens, "
+                                               "or a heatmap over --x and --y.")] = None,
+    x: Annotated[str | None, typer.Option(help="Axis path on the figure's x axis (default: "
+                                          "the first axis).")] = None,
+    y: Annotated[str | None, typer.Option(help="Second axis path: draw a heatmap.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+) -> None:
+    """Run a sweep: every cell x lens x replication the store lacks, then the results.
+
+    Each run is stored once, keyed by its concrete scenario, lens, seed and tcpn version,
+    so Ctrl-C (or a crash) loses only the runs in flight: run the command again to resume,
+    and a grid extended by new values runs only the new cells. A cell whose values make
+    an invalid scenario, or a run that fails, keeps its error in its row and the others
+    go on (exit code 1 then). Results do not depend on --workers or --dask.
+    """
+    import os
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
+    from tcpn.solvers.sweep.campaign import plan_campaign
+    from tcpn.solvers.sweep.executors import executor_for
+
+    spec = load_sweep(sweep_file)
+    campaign_store = CampaignStore(store)
+    plan = plan_campaign(spec, campaign_store, traces, retry_failed)
+    err_console.print(f"{spec.name}: {spec.size} cells x {len(spec.lenses)} lenses x "
+                      f"{spec.replications} runs = {len(plan.tasks)} runs "
+                      f"({plan.invalid_cells} invalid cells); {len(plan.tasks) - len(plan.missing)}"
+                      f" stored, {len(plan.missing)} to run; store {store}",
+                      markup=False, highlight=False)
+    others = campaign_store.other_versions()
+    if others:
+        err_console.print(f"the store also holds runs of tcpn {', '.join(others)}: kept "
+                          "apart, not used", markup=False, highlight=False)
+    if dry_run:
+        return
+    for path in (csv, figure):
+        if path is not None:
+            check_output_file(path, overwrite)  # before the runs, not after them
+    stored_before = len(plan.tasks) - len(plan.missing)
+    done = [0]
+    try:
+        with executor_for(workers or os.cpu_count() or 1, dask, dask_timeout) as executor, \
+                Progress(TextColumn("{task.description}"), BarColumn(),
+                         TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
+                         console=err_console, transient=True) as bar:
+            task = bar.add_task(spec.name, total=len(plan.missing) or 1, counts="")
+
+            def tick(finished: int, failed: int, remaining: int) -> None:
+                done[0] = finished
+                bar.update(task, completed=finished, counts=f"{finished} done, {failed} "
+                           f"failed, {remaining} remaining")
+
+            run_campaign(spec, campaign_store, executor, traces, retry_failed, tick)
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted: {stored_before + done[0]} of {len(plan.tasks)} runs "
+                          f"are in {store}; run the same command to resume",
+                          markup=False, highlight=False)
+        raise typer.Exit(130) from None
+    results = load_results(spec, campaign_store)
+    frame = results.table()
+    shown = frame[(frame["metric"] == metric) & (frame["scope"] == "aggregate")
+                  | (frame["metric"] == "")]
+    table = Table(title=f"{spec.name}: {metric} (aggregate, mean ± 95 % CI over "
+                  f"{spec.replications} runs)")
+    for column in ["cell", *spec.parameters, "lens", metric, "runs ok", "error"]:
+        table.add_column(column, overflow="fold",
+                         justify="right" if column in ("cell", metric, "runs ok") else "left")
+    for row in shown.to_dict(orient="records"):
+        mean, half = row["mean"], row["half_width"]
+        value = "" if mean != mean else f"{mean:.4g}" + ("" if half != half else
+                                                         f" ± {half:.2g}")
+        table.add_row(str(row["cell"]), *(str(row[p]) for p in spec.parameters), row["lens"],
+                      value, f"{row['runs'] - row['failed']}/{row['runs']}", row["error"])
+    Console(width=max(console.width, 60 + 16 * len(spec.parameters))).print(table)
+    if csv:
+        with atomic_file(csv, overwrite) as tmp:
+            frame.to_csv(tmp, index=False)
+        console.print(f"csv: {csv}")
+    if figure is not None:
+        from tcpn.reports.campaign_figures import heatmap, metric_against_axis
+
+        drawn = (heatmap(results, metric, x or spec.parameters[0], y) if y is not None
+                 else metric_against_axis(results, metric, x))
+        with atomic_file(figure, overwrite) as tmp:
+            drawn.savefig(tmp, dpi=120)
+        console.print(f"figure: {figure}")
+    if (frame["error"] != "").any():
         raise typer.Exit(EXIT_FAILURE)
 
 

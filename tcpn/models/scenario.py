@@ -61,7 +61,7 @@ __all__ = [
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
     "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
     "Wireless",
-    "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "scenario_rng",
+    "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "read_yaml", "scenario_rng",
     "validate_scenario",
 ]
 
@@ -1239,21 +1239,18 @@ def _place(node: yaml.Node) -> str:
     return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
 
 
-def parse_scenario(text: str, source: str | None = None) -> Scenario:
-    """A :class:`Scenario` from YAML ``text``; errors name ``source``, the line and the field.
+def read_yaml(text: str, where: str) -> tuple[Any, yaml.Node]:
+    """The data of one YAML document and its composed node tree (for line numbers), with
+    every check of a scenario file's YAML: keys given twice, recursive aliases, nesting
+    deeper than ``limits().nesting_depth``, more than ``limits().yaml_nodes`` nodes once
+    aliases are expanded, control characters. Errors are :class:`ScenarioError` naming
+    ``where`` and the line. Scenario and sweep files are read through here.
 
-    Keys given twice, recursive aliases, nesting deeper than ``limits().nesting_depth`` and
-    documents larger than ``limits().yaml_nodes`` nodes (aliases expanded) are refused
-    before anything is built (:mod:`tcpn.limits`).
-
-    >>> parse_scenario("links: [{a: A, b: B, rate_bps: 1.0e6, delay_s: -1}]\\n"
-    ...                "flows: [{src: A, dst: B, variant: reno}]\\nhorizon_s: 1", "x.yaml")
+    >>> read_yaml("a: 1\\na: 2\\n", "x.yaml")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tcpn.models.scenario.ScenarioError: x.yaml:1: links[0].delay_s: Input should be greater \
-than or equal to 0
+    tcpn.models.scenario.ScenarioError: x.yaml:2: a: given twice, on line 1, column 1 and ...
     """
-    where = source or "<scenario>"
     loader: _BoundedLoader | None = None
     try:
         loader = _BoundedLoader(text, where)
@@ -1276,9 +1273,29 @@ than or equal to 0
     finally:
         if loader is not None:
             loader.dispose()
+    return data, node
+
+
+def parse_scenario(text: str, source: str | None = None) -> Scenario:
+    """A :class:`Scenario` from YAML ``text``; errors name ``source``, the line and the field.
+
+    Keys given twice, recursive aliases, nesting deeper than ``limits().nesting_depth`` and
+    documents larger than ``limits().yaml_nodes`` nodes (aliases expanded) are refused
+    before anything is built (:mod:`tcpn.limits`).
+
+    >>> parse_scenario("links: [{a: A, b: B, rate_bps: 1.0e6, delay_s: -1}]\\n"
+    ...                "flows: [{src: A, dst: B, variant: reno}]\\nhorizon_s: 1", "x.yaml")
+    Traceback (most recent call last):
+    ...
+    tcpn.models.scenario.ScenarioError: x.yaml:1: links[0].delay_s: Input should be greater \
+than or equal to 0
+    """
+    where = source or "<scenario>"
+    data, node = read_yaml(text, where)
     if not isinstance(data, dict):
         raise ScenarioError([(f"{where}:1", "a scenario is a mapping of fields (name, links, "
                                             "flows, horizon_s...)")])
+    data.pop("sweep", None)  # a sweep section is tcpn sweep's; the rest is the scenario
     marks: dict[tuple[Any, ...], int] = {}
     _yaml_marks(node, (), marks)
     if "name" not in data and source is not None:
