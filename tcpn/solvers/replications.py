@@ -110,6 +110,14 @@ class ReplicationResult:
                                            "low", "high", "n"]
                             ).set_index(["scope", "name", "metric"])
 
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(f"{self.scenario.name} ({self.lens} lens): {self.replications} "
+                           "runs, per-flow means and 95 % CI half-widths (_hw)")
+        table = flow_table(self).to_html(float_format=lambda v: f"{v:.4g}")
+        return f"<p><strong>{head}</strong></p>{table}"
+
     def to_json(self) -> dict[str, Any]:
         """Everything but the traces, JSON-ready."""
         table = self.table().reset_index()
