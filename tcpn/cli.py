@@ -125,9 +125,20 @@ def main_options(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
     ] = False,
+    limit: Annotated[list[str] | None, typer.Option(
+        "--limit", metavar="NAME=VALUE",
+        help="Raise (or lower) a bound on what tcpn reads and builds from its input, e.g. "
+             "--limit flows=20000 --limit packet_hops=1e10. Names and defaults: "
+             "docs/scenarios.md, 'Limits'.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
+    from tcpn.limits import parse_limit, set_limits
+
     _state["debug"] = debug
+    try:
+        set_limits(**dict(parse_limit(text) for text in limit or []))
+    except InputError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--limit") from None
 
 
 @app.command()
@@ -242,6 +253,62 @@ def run_scenario(
     console.print(f"result: {out}")
 
 
+@app.command("scenario")
+def describe_scenario(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+) -> None:
+    """Check a scenario file without running it: what it describes and what a run costs.
+
+    Every field is validated as `tcpn run` would (exit 3 naming the file, line and field),
+    then the links, flows and the estimated packet-hops of a run are printed beside the
+    limits in force (raise them with `tcpn --limit NAME=VALUE`).
+    """
+    from tcpn.limits import limits
+    from tcpn.models.scenario import load_scenario
+
+    spec = load_scenario(scenario)
+    connections = sum(flow.count for flow in spec.flows)
+    table = Table(title=f"{spec.name}: {len(spec.nodes)} nodes, {len(spec.links)} links, "
+                  f"{connections} connections, {spec.horizon_s:g} s")
+    for column in ("flow", "variant", "route", "start s", "connections"):
+        table.add_column(column, overflow="fold")
+    for i, flow in enumerate(spec.flows):
+        start = flow.start_s if isinstance(flow.start_s, float) else flow.start_s.dist
+        table.add_row(flow.id or f"f{i}", flow.variant, "-".join(spec.route(flow.src, flow.dst)),
+                      str(start), str(flow.count))
+    console.print(table)
+    console.print(f"estimated cost: {spec.packet_hops_estimate():,} packet-hops (limit "
+                  f"packet_hops = {limits().packet_hops:,}; connections {connections} of "
+                  f"{limits().flows:,})", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("pcap")
+def describe_capture(
+    capture: Annotated[str, typer.Argument(help="A pcap file (PPP, Ethernet or raw IP).")],
+) -> None:
+    """Read a pcap capture: its TCP connections, segments and what was skipped and why.
+
+    Records that are not TCP/IPv4 (IPv6, ARP, UDP, fragments) are counted, not read; a
+    corrupt TCP/IPv4 header is an error naming the packet number and byte offset (exit 3).
+    """
+    from tcpn.validation.pcap import connections, data_segments, read_pcap
+
+    packets = read_pcap(capture)
+    console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
+                  highlight=False, soft_wrap=True)
+    table = Table(title="connections opened in the capture")
+    for column in ("connection", "data segments", "retransmitted", "payload bytes"):
+        table.add_column(column, justify="left" if column == "connection" else "right",
+                         overflow="fold")
+    for conn in connections(packets):
+        segments = data_segments(packets, conn)
+        table.add_row(f"{conn.src}:{conn.sport} > {conn.dst}:{conn.dport}", str(len(segments)),
+                      str(int(segments["retransmission"].sum())), str(int(segments["bytes"].sum())))
+    console.print(table)
+    for reason, count in packets.attrs["skipped"].items():
+        console.print(f"skipped {count} record(s): {reason}", markup=False, highlight=False)
+
+
 @app.command("optimize")
 def optimize_parameter(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
@@ -269,6 +336,9 @@ def optimize_parameter(
         "--output", "-o", help="Directory for search.csv, search.json and search.png "
         "(default: results/<name>-optimize-<parameter>).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+    store: Annotated[str | None, typer.Option(help="Campaign store (as tcpn sweep): every "
+                                              "run is cached there, a search resumes.")
+                     ] = None,
 ) -> None:
     """Search the parameter value that maximises an objective; print the curve, the range
     of near-optimal values (a flat objective is a range, not a point) and the closed-form
@@ -285,7 +355,8 @@ def optimize_parameter(
             result = optimize(spec, parameter, (low, high), lens=lens,
                               objective=objective,  # type: ignore[arg-type]
                               delay_weight=delay_weight, loss_cap=loss_cap, points=points,
-                              replications=replications, queue=queue, tolerance=tolerance)
+                              replications=replications, queue=queue, tolerance=tolerance,
+                              store=store)
         write_search(result, tmp)
     table = Table(title=f"{parameter}: {objective} ({lens} lens)")
     for column in ("value", "objective", "± 95 %", "runs"):
@@ -326,10 +397,17 @@ def export_net(
     net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.",
                                           callback=_choice("auto", "pt", "symmetric"))
                         ] = "auto",
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="PNML: refuse (exit 3) what the standard P/T and symmetric-net "
+        "grammars can't say, instead of writing it in tcpn's toolspecific form.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
 ) -> None:
-    """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
+    """Export a net to CPN Tools (.cpn) or PNML.
+
+    PNML holds the structure; time, integers, arithmetic and the like go in tcpn's
+    toolspecific elements (docs/exchange.md: what other readers lose). CPN Tools: what
+    the format can't say is an error.
 
     Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
@@ -347,10 +425,10 @@ def export_net(
         loaded = load_net(net)
     if output is None:
         sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
-                                  net_type=net_type))
+                                  net_type=net_type, strict=strict))
         return
     path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type, overwrite=overwrite)
+                    net_type=net_type, strict=strict, overwrite=overwrite)
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 
@@ -452,6 +530,126 @@ def scenario_table(
         raise typer.Exit(EXIT_FAILURE)
 
 
+@app.command("sweep")
+def sweep_campaign(
+    sweep_file: Annotated[str, typer.Argument(help="Sweep file (or a scenario file with a "
+                                              "sweep: section), e.g. scenarios/sweeps/*.yaml.")],
+    store: Annotated[str, typer.Option(help="Campaign store: every run is kept there once, "
+                                       "keyed by its content; shared by any number of "
+                                       "sweeps.")] = "results/store",
+    workers: Annotated[int | None, typer.Option(min=1, help="Local worker processes, or "
+                                                "Dask workers with --dask local (default: "
+                                                "CPU count).")] = None,
+    dask: Annotated[str | None, typer.Option(help="Run on Dask: 'local' (a LocalCluster) or "
+                                             "a scheduler address, tcp://host:8786.")] = None,
+    dask_timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to reach the Dask "
+                                                "scheduler.")] = 10.0,
+    traces: Annotated[bool, typer.Option(help="Keep every run's trace tables in the store "
+                                         "(summaries are always kept).")] = False,
+    retry_failed: Annotated[bool, typer.Option(help="Run again the runs whose record holds "
+                                               "an error.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Only say how many runs are stored and how "
+                                          "many would run.")] = False,
+    metric: Annotated[str, typer.Option(help="Aggregate metric shown and plotted (a key of "
+                                        "the summary's aggregate, e.g. goodput_bps).")
+                      ] = "goodput_bps",
+    csv: Annotated[str | None, typer.Option(help="Write the tidy results table (every "
+                                            "metric, mean and 95 % CI) to this CSV file.")
+                   ] = None,
+    figure: Annotated[str | None, typer.Option(help="Write a figure (.png, .pdf, .svg): the "
+                                               "metric against --x with CI bands per lens, "
+                                               "or a heatmap over --x and --y.")] = None,
+    x: Annotated[str | None, typer.Option(help="Axis path on the figure's x axis (default: "
+                                          "the first axis).")] = None,
+    y: Annotated[str | None, typer.Option(help="Second axis path: draw a heatmap.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+) -> None:
+    """Run a sweep: every cell x lens x replication the store lacks, then the results.
+
+    Each run is stored once, keyed by its concrete scenario, lens, seed and tcpn version,
+    so Ctrl-C (or a crash) loses only the runs in flight: run the command again to resume,
+    and a grid extended by new values runs only the new cells. A cell whose values make
+    an invalid scenario, or a run that fails, keeps its error in its row and the others
+    go on (exit code 1 then). Results do not depend on --workers or --dask.
+    """
+    import os
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
+    from tcpn.solvers.sweep.campaign import plan_campaign
+    from tcpn.solvers.sweep.executors import executor_for
+
+    spec = load_sweep(sweep_file)
+    campaign_store = CampaignStore(store)
+    plan = plan_campaign(spec, campaign_store, traces, retry_failed)
+    err_console.print(f"{spec.name}: {spec.size} cells x {len(spec.lenses)} lenses x "
+                      f"{spec.replications} runs = {len(plan.tasks)} runs "
+                      f"({plan.invalid_cells} invalid cells); {len(plan.tasks) - len(plan.missing)}"
+                      f" stored, {len(plan.missing)} to run; store {store}",
+                      markup=False, highlight=False)
+    others = campaign_store.other_versions()
+    if others:
+        err_console.print(f"the store also holds runs of tcpn {', '.join(others)}: kept "
+                          "apart, not used", markup=False, highlight=False)
+    if dry_run:
+        return
+    for path in (csv, figure):
+        if path is not None:
+            check_output_file(path, overwrite)  # before the runs, not after them
+    stored_before = len(plan.tasks) - len(plan.missing)
+    done = [0]
+    try:
+        with executor_for(workers or os.cpu_count() or 1, dask, dask_timeout) as executor, \
+                Progress(TextColumn("{task.description}"), BarColumn(),
+                         TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
+                         console=err_console, transient=True) as bar:
+            task = bar.add_task(spec.name, total=len(plan.missing) or 1, counts="")
+
+            def tick(finished: int, failed: int, remaining: int) -> None:
+                done[0] = finished
+                bar.update(task, completed=finished, counts=f"{finished} done, {failed} "
+                           f"failed, {remaining} remaining")
+
+            run_campaign(spec, campaign_store, executor, traces, retry_failed, tick)
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted: {stored_before + done[0]} of {len(plan.tasks)} runs "
+                          f"are in {store}; run the same command to resume",
+                          markup=False, highlight=False)
+        raise typer.Exit(130) from None
+    results = load_results(spec, campaign_store)
+    frame = results.table()
+    shown = frame[(frame["metric"] == metric) & (frame["scope"] == "aggregate")
+                  | (frame["metric"] == "")]
+    table = Table(title=f"{spec.name}: {metric} (aggregate, mean ± 95 % CI over "
+                  f"{spec.replications} runs)")
+    for column in ["cell", *spec.parameters, "lens", metric, "runs ok", "error"]:
+        table.add_column(column, overflow="fold",
+                         justify="right" if column in ("cell", metric, "runs ok") else "left")
+    for row in shown.to_dict(orient="records"):
+        mean, half = row["mean"], row["half_width"]
+        value = "" if mean != mean else f"{mean:.4g}" + ("" if half != half else
+                                                         f" ± {half:.2g}")
+        table.add_row(str(row["cell"]), *(str(row[p]) for p in spec.parameters), row["lens"],
+                      value, f"{row['runs'] - row['failed']}/{row['runs']}", row["error"])
+    Console(width=max(console.width, 60 + 16 * len(spec.parameters))).print(table)
+    if csv:
+        with atomic_file(csv, overwrite) as tmp:
+            frame.to_csv(tmp, index=False)
+        console.print(f"csv: {csv}")
+    if figure is not None:
+        from tcpn.reports.campaign_figures import heatmap, metric_against_axis
+
+        drawn = (heatmap(results, metric, x or spec.parameters[0], y) if y is not None
+                 else metric_against_axis(results, metric, x))
+        with atomic_file(figure, overwrite) as tmp:
+            drawn.savefig(tmp, dpi=120)
+        console.print(f"figure: {figure}")
+    if (frame["error"] != "").any():
+        raise typer.Exit(EXIT_FAILURE)
+
+
 @app.command("validate")
 def validate_lenses(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
@@ -532,6 +730,20 @@ def validate_lenses(
                       highlight=False, soft_wrap=True)
     if len(found.failures()):
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """tcpn's own warnings (leftovers found beside an output...) as one line each."""
+    from tcpn.outputs import OutputWarning
+
+    if issubclass(category, OutputWarning):
+        err_console.print(f"tcpn: {message}", markup=False, highlight=False)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
 
 
 @app.command("report")
@@ -654,25 +866,16 @@ def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
     _print_report_files(files)
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str,
-                  lineno: int, file: Any = None, line: str | None = None) -> None:
-    """tcpn's own warnings (leftovers found beside an output...) as one line each."""
-    from tcpn.outputs import OutputWarning
-
-    if issubclass(category, OutputWarning):
-        err_console.print(f"tcpn: {message}", markup=False, highlight=False)
-    else:
-        _default_showwarning(message, category, filename, lineno, file, line)
-
-
-_default_showwarning = warnings.showwarning
-
-
 def main() -> None:
     """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
-    SIGTERM ends a command as Ctrl-C does (no partial output left)."""
+    SIGTERM ends a command as Ctrl-C does (no partial output left); characters the
+    terminal's encoding lacks print as "?"."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 locale: "?" for "±", not a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     try:
         app()
     except Exception as exc:  # every error ends as one clear line and an exit code

@@ -42,6 +42,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -214,15 +215,21 @@ def evaluate_point(scenario: Scenario, parameter: str, value: float, lens: str =
                    objective: Objective = "goodput", delay_weight: float = 1.0,
                    loss_cap: float | None = None, replications: int = 5,
                    queue: str | None = None, seed: int | None = None,
-                   lens_options: dict[str, Any] | None = None) -> Point:
+                   lens_options: dict[str, Any] | None = None,
+                   store: str | Path | None = None) -> Point:
     """The objective at ``parameter = value`` (rounded for an integer parameter): one run on
     a deterministic lens, ``replications`` runs with a 95 % interval on a stochastic one.
-    Every evaluation of :func:`optimize` goes through here."""
+    Every evaluation of :func:`optimize` goes through here; with ``store`` the runs come
+    from (and go to) that campaign store."""
     from tcpn.models.lenses import evaluate
 
     edited = with_parameter(scenario, parameter, value, queue)
     value = float(round(value)) if PARAMETERS[parameter][2] else float(value)
-    if lens in STOCHASTIC_LENSES:
+    if store is not None:
+        from tcpn.solvers.sweep import CampaignStore, run_summaries
+        summaries = run_summaries(edited, CampaignStore(store), lens, seed, replications
+                                  if lens in STOCHASTIC_LENSES else 1, lens_options)
+    elif lens in STOCHASTIC_LENSES:
         summaries = evaluate(edited, lens=lens, seed=seed, replications=replications,
                              **(lens_options or {})).summaries
     else:
@@ -248,11 +255,14 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
              loss_cap: float | None = None, points: int = 9, replications: int = 5,
              refine: bool = True, queue: str | None = None, log_scale: bool = False,
              seed: int | None = None, tolerance: float = 0.01,
-             **lens_options: Any) -> OptimizationResult:
+             store: str | Path | None = None, **lens_options: Any) -> OptimizationResult:
     """Maximise ``objective`` over ``parameter`` in ``bounds`` (see the module docstring).
 
     An integer parameter (:data:`PARAMETERS`: ``ecn_k``, ``tb_limit``...) is searched on
     whole values only. ``tolerance`` (relative) defines :attr:`OptimizationResult.near_optimal`.
+    With ``store`` (a campaign store directory, as ``tcpn sweep``'s) every run is looked up
+    there first and stored when computed: a search run again, or cut short and resumed,
+    computes nothing that was stored.
     """
     lo, hi = map(float, bounds)
     if not lo < hi or (log_scale and lo <= 0):
@@ -277,7 +287,7 @@ def optimize(scenario: Scenario, parameter: str, bounds: tuple[float, float],
         if value not in cache:
             cache[value] = evaluate_point(scenario, parameter, value, lens, objective,
                                           delay_weight, loss_cap, replications, queue, seed,
-                                          lens_options)
+                                          lens_options, store)
         return cache[value]
 
     if integer:

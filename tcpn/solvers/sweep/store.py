@@ -1,0 +1,169 @@
+"""The campaign store: every run stored once, keyed by what determines its result.
+
+A run's key is the SHA-256 of its concrete scenario (:meth:`Scenario.content_hash` plus
+its ``measure`` and ``trace`` sections, which change the summary), the lens and its
+options, the seed, the replication index and the tcpn version. Layout::
+
+    STORE/store.json                          format marker (a directory without it is
+                                              never written into)
+    STORE/tcpn-<version>/runs/ab/<key>.json   one record per run: summary or error
+    STORE/tcpn-<version>/traces/ab/<key>/     its trace tables (Parquet), when kept
+
+Runs of another tcpn version live under their own ``tcpn-<version>`` and are never read
+for this one. Every file appears whole or not at all (written under a temporary name,
+then renamed), so two campaigns writing one store at once only ever race to write the same
+bytes; a reader never sees half a record.
+
+>>> import tempfile
+>>> store = CampaignStore(tempfile.mkdtemp())
+>>> store.get("0" * 64) is None, store.keys()
+(True, [])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tcpn import __version__
+from tcpn.errors import InputError
+from tcpn.models.scenario import Scenario
+from tcpn.models.traces import Trace
+
+__all__ = ["RECORD_FORMAT", "STORE_FORMAT", "CampaignStore", "run_key"]
+
+STORE_FORMAT = "tcpn-campaign-store/1"
+RECORD_FORMAT = "tcpn-run/1"
+
+
+def run_key(scenario: Scenario, lens: str, options: Mapping[str, Any], seed: int,
+            replication: int, version: str = __version__) -> str:
+    """The store key of one run (hex SHA-256).
+
+    >>> from tcpn.models.scenario import dumbbell
+    >>> s = dumbbell(pairs=1, horizon_s=1.0)
+    >>> run_key(s, "net", {}, 1, 0) == run_key(s.model_copy(update={"name": "x"}), "net",
+    ...                                        {}, 1, 0)
+    True
+    >>> run_key(s, "net", {}, 1, 0) == run_key(s, "net", {}, 1, 1)
+    False
+    """
+    identity = {
+        "scenario": scenario.content_hash(),
+        "measure": scenario.measure.model_dump(mode="json"),
+        "trace": scenario.trace.model_dump(mode="json"),
+        "lens": lens, "options": dict(options), "seed": seed, "replication": replication,
+        "tcpn": version,
+    }
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class CampaignStore:
+    """A directory of run records for one tcpn version (see the module docstring)."""
+
+    def __init__(self, root: str | Path, version: str = __version__):
+        self.root = Path(root)
+        self.version = version
+        marker = self.root / "store.json"
+        if self.root.exists() and not self.root.is_dir():
+            raise InputError(f"store {self.root}: is a file, not a directory")
+        # a marker that another campaign is writing right now is no user's file
+        if self.root.is_dir() and not marker.exists() and any(
+                not p.name.startswith(".store.json.") for p in self.root.iterdir()):
+            raise InputError(f"store {self.root}: the directory is not empty and is not a "
+                             "tcpn campaign store (no store.json): choose another --store")
+        if marker.exists():
+            try:
+                found = json.loads(marker.read_text()).get("format")
+            except (OSError, ValueError, AttributeError):
+                found = None
+            if found != STORE_FORMAT:
+                raise InputError(f"store {self.root}: store.json is not a {STORE_FORMAT} "
+                                 f"marker (found {found!r})")
+        else:
+            self.root.mkdir(parents=True, exist_ok=True)
+            _write_atomic(marker, json.dumps({"format": STORE_FORMAT}) + "\n")
+        self.home = self.root / f"tcpn-{version}"
+        self.runs_dir = self.home / "runs"
+        self.traces_dir = self.home / "traces"
+
+    def other_versions(self) -> list[str]:
+        """tcpn versions whose runs are also in this store (kept apart, never read)."""
+        return sorted(p.name.removeprefix("tcpn-") for p in self.root.glob("tcpn-*")
+                      if p.is_dir() and p != self.home)
+
+    def _record_path(self, key: str) -> Path:
+        return self.runs_dir / key[:2] / f"{key}.json"
+
+    def trace_path(self, key: str) -> Path:
+        """Directory of the run's trace tables (exists only when the trace was kept)."""
+        return self.traces_dir / key[:2] / key
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The record stored under ``key``, or None."""
+        try:
+            record: dict[str, Any] = json.loads(self._record_path(key).read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise InputError(f"store {self.root}: record {key} is unreadable: {exc}") from None
+        return record
+
+    def keys(self) -> list[str]:
+        """Every stored key (sorted)."""
+        return sorted(p.stem for p in self.runs_dir.glob("*/*.json"))
+
+    def put(self, record: Mapping[str, Any], trace_files: Mapping[str, bytes] | None = None,
+            ) -> None:
+        """Store ``record`` (and its trace tables, written first) under ``record["key"]``."""
+        key = str(record["key"])
+        if record.get("tcpn_version") != self.version:
+            raise InputError(f"store {self.root}: a run of tcpn {record.get('tcpn_version')} "
+                             f"cannot join the tcpn {self.version} runs")
+        if trace_files:
+            target = self.trace_path(key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{key}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+            tmp.mkdir()
+            for name, data in trace_files.items():
+                (tmp / Path(name).name).write_bytes(data)
+            if target.exists():
+                shutil.rmtree(tmp)  # another campaign stored the same run first
+            else:
+                try:
+                    os.rename(tmp, target)
+                except OSError:  # ... or did so just now
+                    shutil.rmtree(tmp, ignore_errors=True)
+        path = self._record_path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, json.dumps(record, indent=1, sort_keys=True, allow_nan=False)
+                      + "\n")
+
+    def load_trace(self, key: str) -> Trace:
+        """The trace of a stored run whose trace was kept."""
+        record = self.get(key)
+        directory = self.trace_path(key)
+        if record is None or not directory.is_dir():
+            raise InputError(f"store {self.root}: run {key} has no stored trace (run the "
+                             "sweep with --traces)")
+        measure = record["measure"]
+        return Trace.load(directory, measure["horizon_s"], measure["warmup_s"],
+                          measure["bin_s"])
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
