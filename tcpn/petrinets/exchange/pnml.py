@@ -141,7 +141,9 @@ class _Writer:
         self.exact = exact
         self.exact_transitions: set[str] = set()
         self.sorts: dict[ColourSet, str] = {}  # untimed colour set -> namedsort id
-        self.constants: dict[str, str] = {}  # enum value -> feconstant id
+        #: feconstant ids: by (untimed enumeration, value), and by value alone while only
+        #: one enumeration has it (``None`` once two do)
+        self.constants: dict[Any, str | None] = {}
         self.variables: dict[tuple[str, str], str] = {}  # (transition, var) -> variabledecl id
         self.variable_sorts: dict[str, ColourSet] = {}
         self.decls: ET.Element | None = None
@@ -195,12 +197,19 @@ class _Writer:
             return ET.Element("finiteintrange", start=str(colour.low), end=str(colour.high))
         if isinstance(colour, EnumSet):
             body = ET.Element("finiteenumeration")
+            taken = set(self.constants.values())
             for value in colour.values:
-                if value in self.constants:
-                    raise InputError(f"{where}: enumeration value {value!r} appears in two "
-                                     "colour sets")
-                self.constants[value] = _check_ncname(f"c_{value}")
-                ET.SubElement(body, "feconstant", id=self.constants[value], name=value)
+                constant_id = _check_ncname(f"c_{value}")
+                if value in self.constants or constant_id in taken:  # in two enumerations
+                    self.constants[value] = None
+                    constant_id = _check_ncname(f"c_{colour.name}_{value}")
+                    while constant_id in taken:
+                        constant_id += "_"
+                else:
+                    self.constants[value] = constant_id
+                taken.add(constant_id)
+                self.constants[(colour, value)] = constant_id
+                ET.SubElement(body, "feconstant", id=constant_id, name=value)
             return body
         if isinstance(colour, ProductSet):
             body = ET.Element("productsort")
@@ -227,9 +236,13 @@ class _Writer:
             return element
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return ET.Element("booleanconstant", value=str(node.value).lower())
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                node.value in self.constants:
-            return ET.Element("useroperator", declaration=self.constants[node.value])
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            untimed = colour._copy_with(is_timed=False) if colour is not None and \
+                colour.is_timed else colour
+            constant_id = self.constants.get((untimed, node.value)) or self.constants.get(
+                node.value)
+            if constant_id is not None:
+                return ET.Element("useroperator", declaration=constant_id)
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and isinstance(
                 colour, IntSet) and colour.low is not None and colour.high is not None:
             element = ET.Element("finiteintrangeconstant", value=str(node.value))
@@ -414,8 +427,8 @@ class _Writer:
             return False
         return True
 
-    def _forget(self, saved: tuple[int, dict[Any, str], dict[str, str], dict[Any, str]]
-                ) -> None:
+    def _forget(self, saved: tuple[int, dict[Any, str], dict[Any, str | None],
+                                   dict[Any, str]]) -> None:
         """Drop the declarations a failed attempt made (sorts, constants, variables)."""
         n_decls, self.sorts, self.constants, self.variables = saved
         if self.decls is not None:
