@@ -582,6 +582,8 @@ class _Reader:
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
         self.renamed: list[ReportItem] = []
+        self.left_out: list[ReportItem] = []
+        self.missing_functions: set[str] = set()  # reported once each
         self.records: dict[str, RecordSet] = {}  # record colour sets, shared by places
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
@@ -618,8 +620,6 @@ class _Reader:
         net = PetriNet(net_name if re.match(r"[A-Za-z_]", net_name) else f"n_{net_name}")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
-        self.left_out: list[ReportItem] = []
-        self.missing_functions: set[str] = set()
         nodes: dict[str, str] = {}
         elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:
@@ -628,7 +628,7 @@ class _Reader:
                                 "tcpn reads")
             if element.tag == "place":
                 place = self._place(element)
-                net.add_place(place)
+                self._add(element, net.add_place, place)
                 nodes[element.get("id", "")] = place.name
                 self.ids[f"place:{place.name}"] = element.get("id", "")
         net_tool = _tool(net_element)  # after the places: their record types are known
@@ -638,10 +638,7 @@ class _Reader:
         for element in elements:
             if element.tag == "transition":
                 transition = self._transition(element)
-                try:
-                    net.add_transition(transition)
-                except InputError as exc:
-                    raise self.fail(element, str(exc)) from None
+                self._add(element, net.add_transition, transition)
                 nodes[element.get("id", "")] = transition.name
                 guards[transition.name] = element
                 self.ids[f"trans:{transition.name}"] = element.get("id", "")
@@ -650,20 +647,27 @@ class _Reader:
             tool = _tool(element)
             exact = tool.find("arc") if tool is not None else None
             if exact is not None:
-                net.add_arc(self._exact_arc(element, exact, nodes, net))
+                self._add(element, net.add_arc, self._exact_arc(element, exact, nodes, net))
             else:
                 arcs.append(element)
         if self.symmetric:
             self._symmetric_arcs(net, arcs, nodes, guards)
         else:
             for element in arcs:
-                net.add_arc(self._pt_arc(element, nodes, net))
+                self._add(element, net.add_arc, self._pt_arc(element, nodes, net))
         net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
                                             "arcs": len(net.arcs)}, notes=self.renamed,
                               unsupported=self.left_out)
         return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
+
+    def _add(self, element: ET.Element, add: Any, item: Any) -> None:
+        """``add(item)``, its :class:`InputError` naming ``element``'s line and id."""
+        try:
+            add(item)
+        except InputError as exc:
+            raise self.fail(element, str(exc)) from None
 
     # -- nodes ------------------------------------------------------------------------------
     def _node_name(self, element: ET.Element) -> str:
