@@ -140,6 +140,9 @@ class _Writer:
         #: write what the standard cannot say in toolspecific instead of refusing it
         self.exact = exact
         self.exact_transitions: set[str] = set()
+        #: declared dicts that are successor, predecessor or order tables of an enumeration
+        #: (as the symmetric-net reader declares them): written as standard terms
+        self.tables, self.cyclic = _enumeration_tables(net)
         self.sorts: dict[ColourSet, str] = {}  # untimed colour set -> namedsort id
         #: feconstant ids: by (untimed enumeration, value), and by value alone while only
         #: one enumeration has it (``None`` once two do)
@@ -196,7 +199,8 @@ class _Writer:
         if isinstance(colour, IntSet) and colour.low is not None and colour.high is not None:
             return ET.Element("finiteintrange", start=str(colour.low), end=str(colour.high))
         if isinstance(colour, EnumSet):
-            body = ET.Element("finiteenumeration")
+            body = ET.Element("cyclicenumeration" if colour in self.cyclic
+                              else "finiteenumeration")
             taken = set(self.constants.values())
             for value in colour.values:
                 constant_id = _check_ncname(f"c_{value}")
@@ -259,9 +263,21 @@ class _Writer:
             ET.SubElement(element, "subterm").append(
                 self._term(node.operand, BOOL, scope, transition, where))
             return element
+        table = self._table(node)
+        if table is not None and table[0] != "order":
+            assert isinstance(node, ast.Subscript)
+            element = ET.Element(table[0])
+            ET.SubElement(element, "subterm").append(
+                self._term(node.slice, table[1], scope, transition, where))
+            return element
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(
                 node.ops[0]) in _COMPARISONS:
             left, right = node.left, node.comparators[0]
+            left_table, right_table = self._table(left), self._table(right)
+            if left_table and right_table and left_table == right_table and \
+                    left_table[0] == "order":  # _ord_S[a] < _ord_S[b]: a < b in S's order
+                assert isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript)
+                left, right = left.slice, right.slice
             side = self._colour_of(left, scope) or self._colour_of(right, scope)
             element = ET.Element(_COMPARISONS[type(node.ops[0])])
             for operand in (left, right):
@@ -271,6 +287,12 @@ class _Writer:
         raise InputError(f"{where}: PNML symmetric nets have no term for "
                          f"{ast.unparse(node)!r} (variables, constants, tuples, comparisons "
                          "and boolean logic only); export to CPN Tools instead")
+
+    def _table(self, node: ast.expr) -> tuple[str, ColourSet] | None:
+        """``(kind, enumeration)`` when ``node`` looks up one of :attr:`tables`."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return self.tables.get(node.value.id)
+        return None
 
     @staticmethod
     def _colour_of(node: ast.expr, scope: dict[str, ColourSet]) -> ColourSet | None:
@@ -492,6 +514,45 @@ class _Writer:
         if arc.delay is not None:
             tool.append(_delay_element(arc.delay))
         return element
+
+
+def _enumeration_tables(net: PetriNet) -> tuple[dict[str, tuple[str, ColourSet]],
+                                                 set[ColourSet]]:
+    """Declared dicts that are the successor, predecessor or order of an enumeration, and
+    the enumerations that have a successor or predecessor (cyclic ones).
+
+    Enumerations with the same values share tables: the one the table's name ends with
+    is its sort (``_succ_Philo``), and every one of them is cyclic.
+    """
+    enumerations: list[EnumSet] = []
+
+    def collect(colour: ColourSet) -> None:
+        if isinstance(colour, EnumSet):
+            untimed = colour._copy_with(is_timed=False) if colour.is_timed else colour
+            if untimed not in enumerations:
+                enumerations.append(untimed)  # type: ignore[arg-type]
+        elif isinstance(colour, ProductSet):
+            for component in colour.components:
+                collect(component)
+
+    for place in net.places.values():
+        collect(place.colour)
+    tables: dict[str, tuple[str, ColourSet]] = {}
+    cyclic: set[ColourSet] = set()
+    for name, value in net.declarations.items():
+        if not isinstance(value, dict):
+            continue
+        for colour in sorted(enumerations, key=lambda c: not name.endswith(f"_{c.name}")):
+            values, n = colour.values, len(colour.values)
+            shapes = {"successor": {v: values[(i + 1) % n] for i, v in enumerate(values)},
+                      "predecessor": {v: values[(i - 1) % n] for i, v in enumerate(values)},
+                      "order": {v: i for i, v in enumerate(values)}}
+            kind = next((k for k, table in shapes.items() if value == table), None)
+            if kind is not None:
+                tables.setdefault(name, (kind, colour))
+                if kind != "order":
+                    cyclic.add(colour)
+    return tables, cyclic
 
 
 def _tcpn_function(reference: str) -> Any:
