@@ -140,8 +140,13 @@ class _Writer:
         #: write what the standard cannot say in toolspecific instead of refusing it
         self.exact = exact
         self.exact_transitions: set[str] = set()
+        #: declared dicts that are successor, predecessor or order tables of an enumeration
+        #: (as the symmetric-net reader declares them): written as standard terms
+        self.tables, self.cyclic = _enumeration_tables(net)
         self.sorts: dict[ColourSet, str] = {}  # untimed colour set -> namedsort id
-        self.constants: dict[str, str] = {}  # enum value -> feconstant id
+        #: feconstant ids: by (untimed enumeration, value), and by value alone while only
+        #: one enumeration has it (``None`` once two do)
+        self.constants: dict[Any, str | None] = {}
         self.variables: dict[tuple[str, str], str] = {}  # (transition, var) -> variabledecl id
         self.variable_sorts: dict[str, ColourSet] = {}
         self.decls: ET.Element | None = None
@@ -194,13 +199,21 @@ class _Writer:
         if isinstance(colour, IntSet) and colour.low is not None and colour.high is not None:
             return ET.Element("finiteintrange", start=str(colour.low), end=str(colour.high))
         if isinstance(colour, EnumSet):
-            body = ET.Element("finiteenumeration")
+            body = ET.Element("cyclicenumeration" if colour in self.cyclic
+                              else "finiteenumeration")
+            taken = set(self.constants.values())
             for value in colour.values:
-                if value in self.constants:
-                    raise InputError(f"{where}: enumeration value {value!r} appears in two "
-                                     "colour sets")
-                self.constants[value] = _check_ncname(f"c_{value}")
-                ET.SubElement(body, "feconstant", id=self.constants[value], name=value)
+                constant_id = _check_ncname(f"c_{value}")
+                if value in self.constants or constant_id in taken:  # in two enumerations
+                    self.constants[value] = None
+                    constant_id = _check_ncname(f"c_{colour.name}_{value}")
+                    while constant_id in taken:
+                        constant_id += "_"
+                else:
+                    self.constants[value] = constant_id
+                taken.add(constant_id)
+                self.constants[(colour, value)] = constant_id
+                ET.SubElement(body, "feconstant", id=constant_id, name=value)
             return body
         if isinstance(colour, ProductSet):
             body = ET.Element("productsort")
@@ -227,9 +240,13 @@ class _Writer:
             return element
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return ET.Element("booleanconstant", value=str(node.value).lower())
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                node.value in self.constants:
-            return ET.Element("useroperator", declaration=self.constants[node.value])
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            untimed = colour._copy_with(is_timed=False) if colour is not None and \
+                colour.is_timed else colour
+            constant_id = self.constants.get((untimed, node.value)) or self.constants.get(
+                node.value)
+            if constant_id is not None:
+                return ET.Element("useroperator", declaration=constant_id)
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and isinstance(
                 colour, IntSet) and colour.low is not None and colour.high is not None:
             element = ET.Element("finiteintrangeconstant", value=str(node.value))
@@ -246,9 +263,21 @@ class _Writer:
             ET.SubElement(element, "subterm").append(
                 self._term(node.operand, BOOL, scope, transition, where))
             return element
+        table = self._table(node)
+        if table is not None and table[0] != "order":
+            assert isinstance(node, ast.Subscript)
+            element = ET.Element(table[0])
+            ET.SubElement(element, "subterm").append(
+                self._term(node.slice, table[1], scope, transition, where))
+            return element
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(
                 node.ops[0]) in _COMPARISONS:
             left, right = node.left, node.comparators[0]
+            left_table, right_table = self._table(left), self._table(right)
+            if left_table and right_table and left_table == right_table and \
+                    left_table[0] == "order":  # _ord_S[a] < _ord_S[b]: a < b in S's order
+                assert isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript)
+                left, right = left.slice, right.slice
             side = self._colour_of(left, scope) or self._colour_of(right, scope)
             element = ET.Element(_COMPARISONS[type(node.ops[0])])
             for operand in (left, right):
@@ -258,6 +287,12 @@ class _Writer:
         raise InputError(f"{where}: PNML symmetric nets have no term for "
                          f"{ast.unparse(node)!r} (variables, constants, tuples, comparisons "
                          "and boolean logic only); export to CPN Tools instead")
+
+    def _table(self, node: ast.expr) -> tuple[str, ColourSet] | None:
+        """``(kind, enumeration)`` when ``node`` looks up one of :attr:`tables`."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return self.tables.get(node.value.id)
+        return None
 
     @staticmethod
     def _colour_of(node: ast.expr, scope: dict[str, ColourSet]) -> ColourSet | None:
@@ -414,8 +449,8 @@ class _Writer:
             return False
         return True
 
-    def _forget(self, saved: tuple[int, dict[Any, str], dict[str, str], dict[Any, str]]
-                ) -> None:
+    def _forget(self, saved: tuple[int, dict[Any, str], dict[Any, str | None],
+                                   dict[Any, str]]) -> None:
         """Drop the declarations a failed attempt made (sorts, constants, variables)."""
         n_decls, self.sorts, self.constants, self.variables = saved
         if self.decls is not None:
@@ -479,6 +514,45 @@ class _Writer:
         if arc.delay is not None:
             tool.append(_delay_element(arc.delay))
         return element
+
+
+def _enumeration_tables(net: PetriNet) -> tuple[dict[str, tuple[str, ColourSet]],
+                                                 set[ColourSet]]:
+    """Declared dicts that are the successor, predecessor or order of an enumeration, and
+    the enumerations that have a successor or predecessor (cyclic ones).
+
+    Enumerations with the same values share tables: the one the table's name ends with
+    is its sort (``_succ_Philo``), and every one of them is cyclic.
+    """
+    enumerations: list[EnumSet] = []
+
+    def collect(colour: ColourSet) -> None:
+        if isinstance(colour, EnumSet):
+            untimed = colour._copy_with(is_timed=False) if colour.is_timed else colour
+            if untimed not in enumerations:
+                enumerations.append(untimed)  # type: ignore[arg-type]
+        elif isinstance(colour, ProductSet):
+            for component in colour.components:
+                collect(component)
+
+    for place in net.places.values():
+        collect(place.colour)
+    tables: dict[str, tuple[str, ColourSet]] = {}
+    cyclic: set[ColourSet] = set()
+    for name, value in net.declarations.items():
+        if not isinstance(value, dict):
+            continue
+        for colour in sorted(enumerations, key=lambda c: not name.endswith(f"_{c.name}")):
+            values, n = colour.values, len(colour.values)
+            shapes = {"successor": {v: values[(i + 1) % n] for i, v in enumerate(values)},
+                      "predecessor": {v: values[(i - 1) % n] for i, v in enumerate(values)},
+                      "order": {v: i for i, v in enumerate(values)}}
+            kind = next((k for k, table in shapes.items() if value == table), None)
+            if kind is not None:
+                tables.setdefault(name, (kind, colour))
+                if kind != "order":
+                    cyclic.add(colour)
+    return tables, cyclic
 
 
 def _tcpn_function(reference: str) -> Any:
@@ -568,6 +642,8 @@ class _Reader:
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
         self.renamed: list[ReportItem] = []
+        self.left_out: list[ReportItem] = []
+        self.missing_functions: set[str] = set()  # reported once each
         self.records: dict[str, RecordSet] = {}  # record colour sets, shared by places
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
@@ -604,8 +680,6 @@ class _Reader:
         net = PetriNet(net_name if re.match(r"[A-Za-z_]", net_name) else f"n_{net_name}")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
-        self.left_out: list[ReportItem] = []
-        self.missing_functions: set[str] = set()
         nodes: dict[str, str] = {}
         elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:
@@ -614,7 +688,7 @@ class _Reader:
                                 "tcpn reads")
             if element.tag == "place":
                 place = self._place(element)
-                net.add_place(place)
+                self._add(element, net.add_place, place)
                 nodes[element.get("id", "")] = place.name
                 self.ids[f"place:{place.name}"] = element.get("id", "")
         net_tool = _tool(net_element)  # after the places: their record types are known
@@ -624,10 +698,7 @@ class _Reader:
         for element in elements:
             if element.tag == "transition":
                 transition = self._transition(element)
-                try:
-                    net.add_transition(transition)
-                except InputError as exc:
-                    raise self.fail(element, str(exc)) from None
+                self._add(element, net.add_transition, transition)
                 nodes[element.get("id", "")] = transition.name
                 guards[transition.name] = element
                 self.ids[f"trans:{transition.name}"] = element.get("id", "")
@@ -636,20 +707,27 @@ class _Reader:
             tool = _tool(element)
             exact = tool.find("arc") if tool is not None else None
             if exact is not None:
-                net.add_arc(self._exact_arc(element, exact, nodes, net))
+                self._add(element, net.add_arc, self._exact_arc(element, exact, nodes, net))
             else:
                 arcs.append(element)
         if self.symmetric:
             self._symmetric_arcs(net, arcs, nodes, guards)
         else:
             for element in arcs:
-                net.add_arc(self._pt_arc(element, nodes, net))
+                self._add(element, net.add_arc, self._pt_arc(element, nodes, net))
         net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
                                             "arcs": len(net.arcs)}, notes=self.renamed,
                               unsupported=self.left_out)
         return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
+
+    def _add(self, element: ET.Element, add: Any, item: Any) -> None:
+        """``add(item)``, its :class:`InputError` naming ``element``'s line and id."""
+        try:
+            add(item)
+        except InputError as exc:
+            raise self.fail(element, str(exc)) from None
 
     # -- nodes ------------------------------------------------------------------------------
     def _node_name(self, element: ET.Element) -> str:
