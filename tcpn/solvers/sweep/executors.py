@@ -13,6 +13,7 @@ import logging
 import multiprocessing
 import os
 import re
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -44,10 +45,17 @@ def local_executor(workers: int) -> cf.Executor:
     if workers == 1:
         return InlineExecutor()
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = cf.ProcessPoolExecutor(max_workers=workers,
+    pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals,
                                   mp_context=multiprocessing.get_context(method))
     pool.submit(int).result()  # starts the workers now
     return pool
+
+
+def _worker_signals() -> None:
+    """A worker leaves Ctrl-C to the campaign (which ends it) and dies of SIGTERM: a
+    handler forked from the command (SIGTERM as Ctrl-C) would keep it running."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
