@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 
 run: $(VENV)/.stamp-run graphviz
 	$(BIN)/tcpn --version
-	$(BIN)/tcpn demo
+	$(BIN)/tcpn report study all
 
 test: $(VENV)/.stamp-test graphviz
 	$(BIN)/ruff check tcpn tests benchmarks
@@ -29,15 +29,18 @@ $(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python
 	touch $@ $(VENV)/.stamp-run
 
 # Graphviz's `dot` renders nets and state spaces; SML/NJ's `sml` type-checks exported CPN
-# Tools files (tests/test_exchange_sml.py, skipped without it). apt-get installs both when
-# we are root.
+# Tools files (tests/test_exchange_sml.py, skipped without it); Chromium prints reports to
+# PDF and reads them in the tests, poppler-utils' `pdftoppm` renders the PDF's pages.
+# apt-get installs them all when we are root.
 .PHONY: graphviz
 graphviz:
-	@{ command -v dot && command -v sml; } >/dev/null 2>&1 || { \
+	@{ command -v dot && command -v sml && command -v chromium && command -v pdftoppm; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz smlnj >/dev/null) \
-	      || { echo "tcpn: installing Graphviz and SML/NJ failed; run: sudo apt-get install graphviz smlnj" >&2; exit 1; }; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz smlnj chromium poppler-utils >/dev/null) \
+	      || { echo "tcpn: installing Graphviz, SML/NJ, Chromium and poppler-utils failed; run: sudo apt-get install graphviz smlnj chromium poppler-utils" >&2; exit 1; }; \
 	  else \
 	    command -v sml >/dev/null 2>&1 || echo "tcpn: SML/NJ's 'sml' is missing (its tests are skipped); run: sudo apt-get install smlnj" >&2; \
+	    command -v chromium >/dev/null 2>&1 || echo "tcpn: Chromium is missing (reports get no PDF, the browser tests are skipped); run: sudo apt-get install chromium" >&2; \
+	    command -v pdftoppm >/dev/null 2>&1 || echo "tcpn: poppler-utils' 'pdftoppm' is missing (the PDF page tests are skipped); run: sudo apt-get install poppler-utils" >&2; \
 	    command -v dot >/dev/null 2>&1 || { echo "tcpn: Graphviz's 'dot' is missing; run: sudo apt-get install graphviz" >&2; exit 1; }; \
 	  fi; }

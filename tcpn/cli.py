@@ -125,9 +125,20 @@ def main_options(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
     ] = False,
+    limit: Annotated[list[str] | None, typer.Option(
+        "--limit", metavar="NAME=VALUE",
+        help="Raise (or lower) a bound on what tcpn reads and builds from its input, e.g. "
+             "--limit flows=20000 --limit packet_hops=1e10. Names and defaults: "
+             "docs/scenarios.md, 'Limits'.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
+    from tcpn.limits import parse_limit, set_limits
+
     _state["debug"] = debug
+    try:
+        set_limits(**dict(parse_limit(text) for text in limit or []))
+    except InputError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--limit") from None
 
 
 @app.command()
@@ -242,6 +253,62 @@ def run_scenario(
     console.print(f"result: {out}")
 
 
+@app.command("scenario")
+def describe_scenario(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
+) -> None:
+    """Check a scenario file without running it: what it describes and what a run costs.
+
+    Every field is validated as `tcpn run` would (exit 3 naming the file, line and field),
+    then the links, flows and the estimated packet-hops of a run are printed beside the
+    limits in force (raise them with `tcpn --limit NAME=VALUE`).
+    """
+    from tcpn.limits import limits
+    from tcpn.models.scenario import load_scenario
+
+    spec = load_scenario(scenario)
+    connections = sum(flow.count for flow in spec.flows)
+    table = Table(title=f"{spec.name}: {len(spec.nodes)} nodes, {len(spec.links)} links, "
+                  f"{connections} connections, {spec.horizon_s:g} s")
+    for column in ("flow", "variant", "route", "start s", "connections"):
+        table.add_column(column, overflow="fold")
+    for i, flow in enumerate(spec.flows):
+        start = flow.start_s if isinstance(flow.start_s, float) else flow.start_s.dist
+        table.add_row(flow.id or f"f{i}", flow.variant, "-".join(spec.route(flow.src, flow.dst)),
+                      str(start), str(flow.count))
+    console.print(table)
+    console.print(f"estimated cost: {spec.packet_hops_estimate():,} packet-hops (limit "
+                  f"packet_hops = {limits().packet_hops:,}; connections {connections} of "
+                  f"{limits().flows:,})", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("pcap")
+def describe_capture(
+    capture: Annotated[str, typer.Argument(help="A pcap file (PPP, Ethernet or raw IP).")],
+) -> None:
+    """Read a pcap capture: its TCP connections, segments and what was skipped and why.
+
+    Records that are not TCP/IPv4 (IPv6, ARP, UDP, fragments) are counted, not read; a
+    corrupt TCP/IPv4 header is an error naming the packet number and byte offset (exit 3).
+    """
+    from tcpn.validation.pcap import connections, data_segments, read_pcap
+
+    packets = read_pcap(capture)
+    console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
+                  highlight=False, soft_wrap=True)
+    table = Table(title="connections opened in the capture")
+    for column in ("connection", "data segments", "retransmitted", "payload bytes"):
+        table.add_column(column, justify="left" if column == "connection" else "right",
+                         overflow="fold")
+    for conn in connections(packets):
+        segments = data_segments(packets, conn)
+        table.add_row(f"{conn.src}:{conn.sport} > {conn.dst}:{conn.dport}", str(len(segments)),
+                      str(int(segments["retransmission"].sum())), str(int(segments["bytes"].sum())))
+    console.print(table)
+    for reason, count in packets.attrs["skipped"].items():
+        console.print(f"skipped {count} record(s): {reason}", markup=False, highlight=False)
+
+
 @app.command("optimize")
 def optimize_parameter(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file.")],
@@ -330,10 +397,17 @@ def export_net(
     net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.",
                                           callback=_choice("auto", "pt", "symmetric"))
                         ] = "auto",
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="PNML: refuse (exit 3) what the standard P/T and symmetric-net "
+        "grammars can't say, instead of writing it in tcpn's toolspecific form.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
 ) -> None:
-    """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
+    """Export a net to CPN Tools (.cpn) or PNML.
+
+    PNML holds the structure; time, integers, arithmetic and the like go in tcpn's
+    toolspecific elements (docs/exchange.md: what other readers lose). CPN Tools: what
+    the format can't say is an error.
 
     Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
@@ -351,10 +425,10 @@ def export_net(
         loaded = load_net(net)
     if output is None:
         sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
-                                  net_type=net_type))
+                                  net_type=net_type, strict=strict))
         return
     path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type, overwrite=overwrite)
+                    net_type=net_type, strict=strict, overwrite=overwrite)
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 
@@ -594,6 +668,9 @@ def validate_lenses(
         "output with --overwrite.")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes.")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+    report: Annotated[bool, typer.Option(
+        "--report", help="Also write an HTML/PDF report (OUTPUT/report): the lenses side "
+        "by side with CI bands over every replication.")] = False,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
     verdict per metric (targets in tcpn.validation.harness.TOLERANCES), Welch's t-test p
@@ -643,6 +720,14 @@ def validate_lenses(
                       row["tolerance"], *verdicts, *p_values)
     wide.print(table)
     console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")
+    if report:
+        from tcpn.reports.reporting import command_line, free_directory
+        from tcpn.reports.validation_report import write_validation_report
+
+        with err_console.status("writing the report"):
+            page = write_validation_report(found, free_directory(str(Path(out) / "report")),
+                                           command_line())
+        console.print(f"report: {page}", markup=False, highlight=False, soft_wrap=True)
     if len(found.failures()):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -661,11 +746,138 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
 _default_showwarning = warnings.showwarning
 
 
+@app.command("report")
+def report(
+    target: Annotated[list[str] | None, typer.Argument(
+        help="`study s1|s2|s3|s4|s5|all` (one or more names), or a scenario YAML file.",
+        show_default=False)] = None,
+    from_dir: Annotated[str | None, typer.Option(
+        "--from", help="Rebuild the report from the stored results of an earlier report "
+        "directory, simulating nothing.")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Studies: the publication profile (default: the quick profile).")
+    ] = False,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="New directory for the report (default: reports/<what>, "
+        "numbered if it exists). An existing non-empty directory is refused.")] = None,
+    lens: Annotated[str, typer.Option(help="Scenario: the lens (net, fluid or ns3).")
+                    ] = "net",
+    replications: Annotated[int, typer.Option(min=1, help="Scenario: independent runs.")
+                            ] = 3,
+    seed: Annotated[int | None, typer.Option(help="Scenario: seed (default: the "
+                                             "scenario's).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Scenario: worker processes.")
+                       ] = None,
+    pdf: Annotated[bool, typer.Option("--pdf/--no-pdf", help="Also print the report to PDF "
+                                      "with headless Chromium.")] = True,
+) -> None:
+    """Write an analysis report: one self-contained HTML file (table of contents, figures
+    inline, provenance), the same as PDF, and every table's and figure's data as CSV.
+
+    The five studies in the quick profile: tcpn report study all
+
+    One study in the publication profile: tcpn report study s2 --full
+
+    Any scenario: tcpn report scenarios/dumbbell_newreno.yaml --replications 5
+
+    Rebuild from stored results: tcpn report --from reports/study-all-quick -o rebuilt
+    """
+    from tcpn.reports import reporting
+
+    targets = list(target or [])
+    if from_dir is not None:
+        if targets:
+            raise typer.BadParameter("give either --from DIR or what to report, not both")
+        _, files = reporting.rebuild(from_dir, output or reporting.free_directory(
+            f"{from_dir.rstrip('/')}-rebuilt"), pdf=pdf)
+        _print_report_files(files)
+        return
+    if not targets:
+        raise typer.BadParameter("say what to report: `study s1|...|all`, a scenario file, "
+                                 "or --from DIR")
+    if targets[0] == "study":
+        _report_studies(targets[1:], "full" if full else "quick", output, pdf)
+        return
+    if len(targets) > 1:
+        raise typer.BadParameter(f"one scenario file at a time, got {len(targets)}")
+    _report_scenario(targets[0], lens, replications, seed, workers, output, pdf)
+
+
+def _print_report_files(files: Any) -> None:
+    console.print(f"report: {files.html}", markup=False, highlight=False, soft_wrap=True)
+    if files.pdf is not None:
+        console.print(f"pdf: {files.pdf}", markup=False, highlight=False, soft_wrap=True)
+    elif files.pdf_missing:
+        err_console.print(f"tcpn: no PDF: {files.pdf_missing}", markup=False,
+                          highlight=False)
+
+
+def _report_studies(names: list[str], profile: Any, output: str | None, pdf: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from tcpn.reports import reporting
+    from tcpn.reports.study_report import registered_studies, select_studies
+
+    try:
+        keys = select_studies(names)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    studies = registered_studies()
+    missing = [key for key in keys if key not in studies]
+    if missing:
+        err_console.print(f"tcpn: not registered yet, left out of the report: "
+                          f"{', '.join(missing)}", markup=False, highlight=False)
+    out = output or reporting.free_directory(
+        f"reports/study-{'all' if len(keys) == 5 else '-'.join(keys)}-{profile}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=err_console, transient=True) as bar:
+        tasks = {key: bar.add_task(f"{key}: waiting", total=None)
+                 for key in keys if key in studies}
+
+        def step(key: str, what: str, done: int, total: int) -> None:
+            bar.update(tasks[key], description=f"{key}: {what}", completed=done,
+                       total=total or None)
+
+        _report, files, lines = reporting.report_studies(keys, out, profile, studies, step,
+                                                         pdf)
+    _print_report_files(files)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
+                     workers: int | None, output: str | None, pdf: bool) -> None:
+    from rich.progress import Progress
+
+    from tcpn.models.scenario import load_scenario
+    from tcpn.reports import reporting
+    from tcpn.reports.render import check_target
+    from tcpn.reports.scenario_report import scenario_parts
+
+    spec = load_scenario(path)
+    out = output or reporting.free_directory(f"reports/{spec.name}-{lens}")
+    check_target(Path(out))  # before simulating, not after
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(f"{lens}: {spec.name} x{replications}", total=replications)
+        parts = scenario_parts(spec, lens, replications, seed, workers,
+                               progress=lambda n: bar.update(task, completed=n))
+    provenance = {"command": reporting.command_line(), "versions": reporting.versions(),
+                  "scenario_hash": spec.content_hash(),
+                  "seeds": parts["run"].metadata["seeds"]}
+    _, files = reporting.write_parts("scenario", parts, provenance, out, pdf=pdf)
+    _print_report_files(files)
+
+
 def main() -> None:
     """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
-    SIGTERM ends a command as Ctrl-C does (no partial output left)."""
+    SIGTERM ends a command as Ctrl-C does (no partial output left); characters the
+    terminal's encoding lacks print as "?"."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     warnings.showwarning = _show_warning
+    for stream in (sys.stdout, sys.stderr):  # a non-UTF-8 locale: "?" for "±", not a crash
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     try:
         app()
     except Exception as exc:  # every error ends as one clear line and an exit code

@@ -4,8 +4,10 @@ A scenario, a net file or a capture can ask for more than the machine has: a YAM
 bomb, ten thousand flows, an initial marking of 10^12 tokens, a symlink to ``/dev/zero``.
 tcpn reads and builds such input only up to the :class:`Limits` below and otherwise
 refuses it with an :class:`~tcpn.errors.InputError` that gives the figures and the limit's
-name. Raise a limit for one process with :func:`set_limits` (or ``tcpn --limit NAME=VALUE``
-on the command line). A leaf module like :mod:`tcpn.errors`: every layer may use it.
+name. Raise a limit with :func:`set_limits` (or ``tcpn --limit NAME=VALUE`` on the command
+line, or the environment variable ``TCPN_LIMITS="NAME=VALUE,..."``); a change is written to
+``TCPN_LIMITS`` so that worker processes started afterwards apply it too. A leaf module like
+:mod:`tcpn.errors`: every layer may use it.
 
 >>> limits().marking_tokens
 1000000
@@ -27,11 +29,14 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from tcpn.errors import InputError
 
-__all__ = ["Limits", "check_limit", "limit_problem", "limits", "parse_limit", "read_input",
-           "set_limits", "UnreadableInput", "using_limits"]
+__all__ = [
+    "Limits", "UnreadableInput", "check_limit", "limit_problem", "limits", "parse_limit",
+    "read_at_most", "read_input", "set_limits", "using_limits",
+]
 
 
 @dataclass(frozen=True)
@@ -43,12 +48,12 @@ class Limits:
     yaml_nodes: int = 100_000
     """YAML nodes of a scenario once aliases are expanded (a shipped one has < 2,000)."""
     nesting_depth: int = 50
-    """Levels of nesting in a YAML or XML document (a scenario needs 6)."""
+    """Levels of nesting in a scenario's YAML (one needs 6)."""
     flows: int = 1_000
     """TCP connections in one scenario (each flow's ``count`` summed)."""
     packet_hops: int = 1_000_000_000
     """Packets times hops a run may have to simulate, estimated before it starts from the
-    horizon, the link rates and the routes (the reference dumbbell: about 10^6)."""
+    horizon, the link rates and the routes (the reference dumbbell: 549,538)."""
     xml_depth: int = 200
     """Levels of nesting of the elements of a CPN Tools or PNML file (their own files have
     about 10; deeply nested PNML terms need more)."""
@@ -60,14 +65,39 @@ class Limits:
     """Bytes of a pcap capture."""
 
 
-_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels", "xml_depth": "levels",
-          "flows": "connections", "packet_hops": "packet-hops", "net_file_bytes": "bytes",
-          "marking_tokens": "tokens", "capture_bytes": "bytes"}
-_current = [Limits()]
+_current: list[Limits] = []
+_UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
+          "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
+          "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes"}
+#: Environment variable that carries changed limits to worker processes (and lets a user
+#: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
+ENVIRONMENT = "TCPN_LIMITS"
+
+
+def _from_environment() -> Limits:
+    text = os.environ.get(ENVIRONMENT, "").strip()
+    pairs = dict(parse_limit(item) for item in text.split(",") if item.strip())
+    known = {f.name for f in dataclasses.fields(Limits)}
+    unknown = sorted(set(pairs) - known)
+    if unknown:
+        raise InputError(f"{ENVIRONMENT}: unknown limit(s) {', '.join(unknown)}; the limits "
+                         f"are {', '.join(sorted(known))}")
+    return Limits(**pairs)
+
+
+def _publish(current: Limits) -> None:
+    changed = {f.name: getattr(current, f.name) for f in dataclasses.fields(Limits)
+               if getattr(current, f.name) != f.default}
+    if changed:
+        os.environ[ENVIRONMENT] = ",".join(f"{k}={v}" for k, v in changed.items())
+    else:
+        os.environ.pop(ENVIRONMENT, None)
 
 
 def limits() -> Limits:
-    """The limits in force in this process."""
+    """The limits in force in this process (read from ``TCPN_LIMITS`` at first use)."""
+    if not _current:
+        _current.append(_from_environment())
     return _current[0]
 
 
@@ -85,8 +115,9 @@ def set_limits(**changes: int) -> Limits:
             raise InputError(f"unknown limit {name!r}; the limits are {', '.join(sorted(known))}")
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError(f"limit {name} must be a positive integer, got {value!r}")
-    previous = _current[0]
+    previous = limits()
     _current[0] = dataclasses.replace(previous, **changes)
+    _publish(_current[0])  # worker processes started from now on inherit them
     return previous
 
 
@@ -105,6 +136,7 @@ def using_limits(**changes: int) -> Iterator[Limits]:
         yield limits()
     finally:
         _current[0] = previous
+        _publish(previous)
 
 
 def parse_limit(text: str) -> tuple[str, int]:
@@ -173,18 +205,36 @@ character device)
         # O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise UnreadableInput(what, path, exc.strerror.lower()) from None
+        raise UnreadableInput(what, path, (exc.strerror or str(exc)).lower()) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise UnreadableInput(what, path, f"not a regular file ({_kind(mode)})")
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(bound + 1)
+        data = read_at_most(handle, bound + 1)
     if len(data) > bound:
         raise UnreadableInput(what, path, f"{os.path.getsize(path):,} bytes, over the "
                               f"{bound}-byte limit {limit} (raise it with --limit {limit}=N, "
                               f"or tcpn.limits.set_limits({limit}=N))")
     return data
+
+
+def read_at_most(handle: BinaryIO, size: int) -> bytes:
+    """Up to ``size`` bytes of ``handle``, in chunks: ``read(size)`` would allocate all
+    ``size`` bytes up front however short the file.
+
+    >>> import io
+    >>> read_at_most(io.BytesIO(b"abc"), 2)
+    b'ab'
+    """
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = handle.read(min(size, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def _kind(mode: int) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,12 @@ from tcpn import __version__
 def tcpn(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
                           capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def words(text: str) -> str:
+    """``text`` without box drawing (Unicode or, in a non-UTF-8 locale, ASCII) and with
+    single spaces: what a message says, however the terminal width wrapped its box."""
+    return " ".join(re.sub(r"(?<=\s)[│|]|[│|](?=\s|$)", " ", text).split())
 
 
 def test_version_and_help():
@@ -54,4 +62,36 @@ def test_demo_prints_a_result():
     assert "stopped: dead" in done.stdout
     # the dumbbell through both lenses: a row per flow and the aggregate
     assert "one scenario, 2 lenses" in done.stdout
-    assert all(f"│ {row} " in done.stdout for row in ("f0", "f1", "all"))
+    # a row per name, whatever box Rich draws (ASCII in a non-UTF-8 locale)
+    assert all(re.search(rf"^\W+{row}\s", done.stdout, re.M) for row in ("f0", "f1", "all"))
+
+
+def test_every_option_with_fixed_choices_is_a_usage_error_when_wrong(tmp_path):
+    # the issue's example: `--lens foo` exited 1 (a failure) where the README promises 2
+    scenario = str(Path(__file__).parents[1] / "scenarios" / "dumbbell_newreno.yaml")
+    out = str(tmp_path / "out")
+    for args, option in ((["run", scenario, "--lens", "foo", "-o", out], "--lens"),
+                         (["table", scenario, "--lens", "foo"], "--lens"),
+                         (["validate", scenario, "--lenses", "net,foo", "-o", out], "--lenses"),
+                         (["validate", scenario, "--reference", "foo", "-o", out],
+                          "--reference"),
+                         (["optimize", scenario, "--parameter", "k", "--low", "1", "--high",
+                           "2", "-o", out], "--parameter"),
+                         (["export", scenario, "--layout", "circle"], "--layout"),
+                         (["export", scenario, "--net-type", "coloured"], "--net-type")):
+        done = tcpn(*args)
+        said = words(done.stderr)  # the box wraps to the width
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"Invalid value for '{option}'" in said and "is not one of" in said
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_terminal_without_utf8_gets_the_output_not_an_internal_error():
+    for encoding in ("latin-1", "ascii"):
+        done = subprocess.run([str(Path(sys.executable).parent / "tcpn"), "demo",
+                               "--customers", "200", "--horizon", "1"],
+                              capture_output=True, timeout=300,
+                              env={**os.environ, "PYTHONIOENCODING": encoding,
+                                   "COLUMNS": "60"})  # narrow: Rich cuts cells with "…"
+        assert done.returncode == 0, done.stderr
+        assert b"customers served" in done.stdout

@@ -53,7 +53,7 @@ def long(tmp_path: Path) -> Path:
 
 
 def tcpn(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([TCPN, *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([TCPN, *map(str, args)], capture_output=True, text=True, errors="replace",
                           timeout=300, cwd=cwd, env={**os.environ, "COLUMNS": "60"})
 
 
@@ -249,3 +249,21 @@ def test_files_are_written_whole_and_replaced_only_with_overwrite(tmp_path):
     with atomic_file(path, overwrite=True) as tmp:
         tmp.write_text("c\n")
     assert path.read_text() == "c\n" and siblings(path) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads process groups from /proc")
+def test_ctrl_c_stops_tcpn_tables_workers_and_writes_no_table(long, tmp_path):
+    other = tmp_path / "long2.yaml"
+    other.write_text(long.read_text().replace("name: long", "name: long2"))
+    csv = tmp_path / "t.csv"
+    proc = start(["table", long, other, "--workers", "2", "--csv", csv])
+    deadline = time.monotonic() + 240
+    while len(group_members(proc.pid)) < 3 and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)  # the command and its two workers
+    time.sleep(1.0)  # let the workers start their runs
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in stderr, stderr
+    assert wait_for_group_to_end(proc.pid) == []
+    assert not csv.exists() and siblings(csv) == []

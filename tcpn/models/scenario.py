@@ -31,9 +31,9 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 import networkx as nx
 import numpy as np
@@ -106,8 +106,10 @@ _MAGNITUDE = 1 << 53
 
 
 @functools.cache
-def _takes_bool(annotation: Any) -> bool:
-    return annotation is bool or any(_takes_bool(arg) for arg in get_args(annotation))
+def _takes(annotation: Hashable, kinds: tuple[type, ...]) -> bool:
+    """Whether ``annotation`` (through unions and ``Annotated``) admits one of ``kinds``."""
+    return annotation in kinds or any(_takes(arg, kinds) for arg in get_args(annotation)
+                                      if isinstance(arg, Hashable))
 
 
 class _Strict(BaseModel):
@@ -123,8 +125,9 @@ class _Strict(BaseModel):
         if isinstance(data, Mapping):
             for name, value in data.items():
                 field = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and field is not None and not _takes_bool(
-                        field.annotation):
+                if isinstance(value, bool) and field is not None and _takes(
+                        cast(Hashable, field.annotation), (int, float)) and not _takes(
+                        cast(Hashable, field.annotation), (bool,)):
                     raise _FieldProblem((name,), f"a number is expected, got the boolean "
                                                  f"{str(value).lower()}")
         return data
@@ -819,8 +822,10 @@ class Scenario(_Strict):
                                 f" flow can start (earliest starts: {starts} s)")
 
     def _check_delivery(self) -> None:
-        """Refuse a flow whose first data packet cannot arrive before the horizon, even
-        with empty queues: the run could not tell anything about it."""
+        """Refuse an experiment in which no flow's first data packet can arrive before the
+        horizon, even through empty queues: it could not tell anything. (One late flow is
+        fine: a study cut short to its first seconds has them.)"""
+        best: tuple[float, int, str] | None = None
         for i, flow in enumerate(self.flows):
             tcp = self.flow_tcp(flow)
             data_route, ack_route = self.route(flow.src, flow.dst), self.route(flow.dst, flow.src)
@@ -829,14 +834,17 @@ class Scenario(_Strict):
                      + self._transit_s(ack_route, tcp.syn_packet_bytes)) if tcp.handshake else 0.0
             first = self._transit_s(data_route, tcp.data_packet_bytes)
             arrival = start + setup + first
-            if arrival > self.horizon_s:
-                raise _FieldProblem(("flows", i), f"no packet of this flow can arrive before "
-                                    f"horizon_s ({self.horizon_s:g} s): its first data packet "
-                                    f"arrives at {arrival:.3g} s at the earliest (start "
-                                    f"{start:g} s + connection set-up {setup:.3g} s + "
+            if best is None or arrival < best[0]:
+                best = (arrival, i, f"start {start:g} s + connection set-up {setup:.3g} s + "
                                     f"{first:.3g} s to carry {tcp.data_packet_bytes} bytes over "
                                     f"{len(data_route) - 1} hops at "
-                                    f"{min(self._rates(data_route)):g} bit/s at the slowest)")
+                                    f"{min(self._rates(data_route)):g} bit/s at the slowest")
+        if best is not None and best[0] > self.horizon_s:
+            arrival, i, why = best
+            raise _FieldProblem(("flows", i), f"no packet can arrive before horizon_s "
+                                f"({self.horizon_s:g} s): the first data packet of the "
+                                f"earliest flow arrives at {arrival:.3g} s at the earliest "
+                                f"({why})")
 
     def _rates(self, route: Sequence[str]) -> list[float]:
         return [self.link_between(a, b).rate_bps for a, b in itertools.pairwise(route)]
@@ -894,10 +902,10 @@ class Scenario(_Strict):
         hops = self.packet_hops_estimate()
         problem = limit_problem("packet_hops", hops)
         if problem is not None:
-            raise _FieldProblem(("horizon_s",), f"a run of {self.horizon_s:g} s over links of "
-                                f"up to {max(link.rate_bps for link in self.links):g} bit/s "
-                                f"with {connections} connections would simulate an estimated "
-                                f"{problem}")
+            raise _FieldProblem(("horizon_s",), f"too long a run: an estimated {problem}; "
+                                f"estimated for {self.horizon_s:g} s over links of up to "
+                                f"{max(link.rate_bps for link in self.links):g} bit/s with "
+                                f"{connections} connection(s)")
 
     def _check_trace(self) -> None:
         if isinstance(self.trace.queues, list):
@@ -1179,7 +1187,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if problem is not None:
                 line = self.peek_event().start_mark.line + 1
                 raise ScenarioError([(f"{self.where}:{line}", f"nesting too deep: {problem}")])
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
@@ -1220,8 +1228,8 @@ def _check_tree(node: yaml.Node, where: str) -> None:
         sizes[id(node)] = total
         problem = limit_problem("yaml_nodes", total)
         if problem is not None:
-            raise ScenarioError([(f"{where}:{line}", f"aliases expand to more than the "
-                                                     f"document may hold: {problem}")])
+            raise ScenarioError([(f"{where}:{line}", f"the document is too large once its "
+                                                     f"aliases are expanded: {problem}")])
         return total
 
     expanded(node, ())
@@ -1248,12 +1256,13 @@ def read_yaml(text: str, where: str) -> tuple[Any, yaml.Node]:
         loader = _BoundedLoader(text, where)
         node = loader.get_single_node()
         if node is None:
-            raise ScenarioError([(where, "the file is empty")])
+            raise ScenarioError([(f"{where}:1", "the file is empty (a scenario is a mapping "
+                                                "of fields: name, links, flows, horizon_s...)")])
         _check_tree(node, where)
         data = loader.construct_document(node)
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, max(exc.position, 0)) + 1
-        raise ScenarioError([(f"{where}:{line}", f"not valid YAML: unacceptable character "
+        at = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise ScenarioError([(f"{where}:{at}", f"not valid YAML: unacceptable character "
                                                  f"#x{exc.character:04x} (control characters "
                                                  "such as NUL are not allowed)")]) from None
     except yaml.YAMLError as exc:

@@ -468,6 +468,15 @@ class ScenarioResult:
         """Per-queue summary metrics, one row per traced queue."""
         return pd.DataFrame.from_dict(self.summary.get("queues", {}), orient="index")
 
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(f"{self.scenario_name} ({self.lens} lens, replication "
+                           f"{self.seed.get('replication', 0)}): {self.trace.horizon_s:g} s "
+                           f"model time in {self.wall_time_s:.2f} s")
+        flows = self.flow_summary().to_html(float_format=lambda v: f"{v:.4g}")
+        return f"<p><strong>{head}</strong></p>{flows}"
+
     def to_json(self) -> dict[str, Any]:
         """Everything but the event tables, as JSON-ready data."""
         return _json_ready({

@@ -416,6 +416,12 @@ class PetriNet:
         return {**self.declarations, **self.transitions[transition].params}
 
     def _repr_svg_(self) -> str:
+        # a composed net draws by its modules (legible); module_view(net).expand(...) opens
+        # a box, drawing.to_svg(net) draws every place
+        if self.modules:
+            from tcpn.petrinets.module_view import module_view
+
+            return module_view(self).svg()
         from tcpn.petrinets.drawing import to_svg
 
         return to_svg(self)

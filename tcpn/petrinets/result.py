@@ -63,6 +63,22 @@ class SimulationResult:
         )
 
 
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{html.escape(name)}</td><td>{html.escape(_short_value(v))}"
+                       "</td></tr>" for name, v in self.monitors.items())
+        table = f"<table><tr><th>monitor</th><th>value</th></tr>{rows}</table>" if rows else ""
+        return f"<p>{html.escape(self.summary())}</p>{table}"
+
+
+def _short_value(value: Any) -> str:
+    if isinstance(value, dict) and "times" in value:
+        summary = {k: v for k, v in value.items() if k not in ("times", "values")}
+        return f"{summary} (+ {len(value['times'])} samples: .frame(name))"
+    return str(value)
+
+
 def net_fingerprint(net: PetriNet) -> str:
     """A SHA-256 of the net's structure, inscriptions, initial marking and declarations."""
     h = hashlib.sha256()

@@ -46,6 +46,11 @@ class Table:
     frame: pd.DataFrame
     caption: str = ""
 
+    def _repr_html_(self) -> str:
+        from tcpn.reports.render import table_html
+
+        return table_html(self)
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -60,6 +65,26 @@ class Figure:
     draw: Callable[[pd.DataFrame], Any]
     caption: str = ""
 
+    def _repr_svg_(self) -> str:
+        from tcpn.reports.render import figure_svg
+
+        return figure_svg(self)
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """A drawing that is not a plot of numbers (a net drawn by its modules): ``svg`` is
+    the drawing, ``source`` the text it was drawn from (Graphviz DOT), written beside the
+    report as ``<name>.dot``."""
+
+    name: str
+    svg: str
+    source: str
+    caption: str = ""
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -70,7 +95,7 @@ class Verdict:
     evidence: str
 
 
-Block = Paragraph | Table | Figure | Verdict
+Block = Paragraph | Table | Figure | Diagram | Verdict
 
 
 @dataclass
@@ -112,3 +137,12 @@ class Report:
     def verdicts(self) -> list[Verdict]:
         """The report's verdicts, in reading order."""
         return [block for block in self.blocks() if isinstance(block, Verdict)]
+
+    def diagrams(self) -> list[Diagram]:
+        """The report's diagrams, in reading order."""
+        return [block for block in self.blocks() if isinstance(block, Diagram)]
+
+    def _repr_html_(self) -> str:
+        from tcpn.reports.render import report_html
+
+        return report_html(self, standalone=False)

@@ -17,7 +17,6 @@ on which run finishes first. From the command line::
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import math
 import os
 import time
@@ -29,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from tcpn.errors import InputError
+from tcpn.workers import run_in_workers
 
 __all__ = ["COLUMNS", "ENERGY_COLUMN", "ScenarioRow", "format_cell", "run_scenarios",
            "scenario_frame", "to_markdown"]
@@ -152,13 +152,12 @@ def run_scenarios(paths: Sequence[str | Path], lens: str = "net", seed: int | No
             if progress is not None:
                 progress(rows[index])
     else:
-        with cf.ProcessPoolExecutor(max_workers=count) as pool:
-            futures = {pool.submit(_run_one, path, lens, seed): index
-                       for index, path in enumerate(files)}
-            for future in cf.as_completed(futures):
-                rows[futures[future]] = future.result()
-                if progress is not None:
-                    progress(rows[futures[future]])
+        def collect(index: int, row: ScenarioRow) -> None:
+            rows[index] = row
+            if progress is not None:
+                progress(row)
+
+        run_in_workers(_run_one, [(path, lens, seed) for path in files], count, collect)
     return [rows[i] for i in range(len(files))]
 
 

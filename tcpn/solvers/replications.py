@@ -13,14 +13,9 @@ depend on the number of workers or on which run finishes first. Intervals are St
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import ctypes
 import json
 import math
-import multiprocessing as mp
 import os
-import signal
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +30,7 @@ from tcpn.models.lenses import make_run, run_once
 from tcpn.models.scenario import Scenario
 from tcpn.models.traces import ScenarioResult
 from tcpn.outputs import atomic_directory
+from tcpn.workers import run_in_workers
 
 __all__ = ["ReplicationResult", "flow_table", "mean_ci", "replicate", "summary_rows"]
 
@@ -114,6 +110,14 @@ class ReplicationResult:
                                            "low", "high", "n"]
                             ).set_index(["scope", "name", "metric"])
 
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(f"{self.scenario.name} ({self.lens} lens): {self.replications} "
+                           "runs, per-flow means and 95 % CI half-widths (_hw)")
+        table = flow_table(self).to_html(float_format=lambda v: f"{v:.4g}")
+        return f"<p><strong>{head}</strong></p>{table}"
+
     def to_json(self) -> dict[str, Any]:
         """Everything but the traces, JSON-ready."""
         table = self.table().reset_index()
@@ -181,7 +185,15 @@ def _replicate(scenario: Scenario, lens: str, base: int, replications: int, out:
             if progress is not None:
                 progress(i + 1)
     else:
-        _run_in_workers(jobs, done, count, progress)
+        finished = [0]
+
+        def collect(index: int, result: ScenarioResult | dict[str, Any]) -> None:
+            done[index] = result
+            finished[0] += 1
+            if progress is not None:
+                progress(finished[0])
+
+        run_in_workers(_run, jobs, count, collect)
     records: list[dict[str, Any]] = [
         r if isinstance(r, dict) else {"summary": r.summary, "seed": r.seed,
                                        "wall_time_s": r.wall_time_s}
@@ -195,45 +207,6 @@ def _replicate(scenario: Scenario, lens: str, base: int, replications: int, out:
         (out / "replications.json").write_text(json.dumps(result.to_json(), indent=1,
                                                           allow_nan=False))
     return result
-
-
-def _worker_signals(parent_pid: int) -> None:
-    """In a worker: Ctrl-C and SIGTERM are the parent's to handle (it terminates us), and
-    on Linux the worker ends with its parent, even a parent killed by SIGKILL."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform == "linux":
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
-
-
-def _run_in_workers(jobs: list[tuple[Any, ...]],
-                    done: list[ScenarioResult | dict[str, Any] | None], count: int,
-                    progress: Callable[[float], None] | None) -> None:
-    """Run ``jobs`` in ``count`` worker processes; on any exception or interruption the
-    workers are terminated at once (a pool's shutdown would wait for their runs)."""
-    before = set(mp.active_children())
-    pool = cf.ProcessPoolExecutor(max_workers=count, initializer=_worker_signals,
-                                  initargs=(os.getpid(),))
-    try:
-        futures = {pool.submit(_run, *job): i for i, job in enumerate(jobs)}
-        for finished, future in enumerate(cf.as_completed(futures), start=1):
-            done[futures[future]] = future.result()
-            if progress is not None:
-                progress(finished)
-    except BaseException:
-        workers = [p for p in mp.active_children() if p not in before]
-        for process in workers:
-            process.terminate()
-        for process in workers:
-            process.join(timeout=5.0)
-            if process.is_alive():
-                process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
 
 
 def flow_table(result: ScenarioResult | ReplicationResult,

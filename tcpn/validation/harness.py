@@ -141,6 +141,15 @@ class Validation:
         """The lenses judged against the reference."""
         return [lens for lens in self.lenses if lens != self.reference]
 
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(f"{self.scenario.name}: {', '.join(self.lenses)} against "
+                           f"{self.reference}, {self.meta.get('replications')} runs each; "
+                           f"{len(self.failures())} target(s) missed")
+        return f"<p><strong>{head}</strong></p>" + self.table.to_html(
+            index=False, float_format=lambda v: f"{v:.4g}")
+
     def failures(self) -> pd.DataFrame:
         """Rows where some judged lens misses its target."""
         columns = [f"{lens}_verdict" for lens in self.judged]

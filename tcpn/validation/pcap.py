@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
-from tcpn.limits import UnreadableInput, check_limit, limits, read_input
+from tcpn.limits import UnreadableInput, check_limit, limits, read_at_most, read_input
 
 __all__ = ["Connection", "PcapError", "connections", "data_segments", "flow_events",
            "goodput_bps", "read_pcap"]
@@ -147,7 +147,7 @@ def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
             raise PcapError(str(exc)) from None
     else:
         name = getattr(source, "name", "<pcap>")
-        data = source.read(limits().capture_bytes + 1)
+        data = read_at_most(source, limits().capture_bytes + 1)
         check_limit("capture_bytes", len(data), f"capture {name}")
     linktype, offsets, caplens, wirelens, times = _frame(data, name)
     if linktype not in _LINKS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,12 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.exchange.cpn_export import to_cpn
-from tcpn.petrinets.exchange.cpn_import import ImportedNet, ImportReport, read_cpn
+from tcpn.petrinets.exchange.cpn_import import (
+    ImportedNet,
+    ImportReport,
+    IncompleteImportError,
+    read_cpn,
+)
 from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 from tcpn.petrinets.net import PetriNet
 
@@ -49,7 +55,10 @@ def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
             raise InputError(f"{reference}: no such file")
         if path.suffix.lower() == ".cpn":
             return read_cpn(path, strict=strict)
-        return read_pnml(path)
+        imported = read_pnml(path)
+        if strict and not imported.complete:
+            raise IncompleteImportError(imported.report)
+        return imported
     module_name, sep, attribute = reference.rpartition(":")
     if not sep or not module_name or not attribute:
         raise InputError(f"{reference!r} is neither a .cpn/.pnml file nor a Python reference "
@@ -101,7 +110,7 @@ def _import(module_name: str, reference: str) -> Any:
 
 def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = None, *,
              real_time: bool | None = None, layout: str = "dot",
-             net_type: str = "auto", overwrite: bool = False) -> Path:
+             net_type: str = "auto", strict: bool = False, overwrite: bool = False) -> Path:
     """Write ``loaded.net`` as ``file_format`` (default: from the suffix of ``path``).
 
     See :func:`net_text` for the options. The file is written whole or not at all; an
@@ -116,31 +125,36 @@ def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = No
             raise InputError(f"{target}: can't tell the format from the suffix; use one of "
                              f"{sorted(FORMATS.values())} or give the format")
     text = net_text(loaded, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type)
+                    net_type=net_type, strict=strict)
     with atomic_file(target, overwrite) as tmp:
         tmp.write_bytes(text.encode("iso-8859-1" if file_format == "cpn" else "utf-8"))
     return target
 
 
 def net_text(loaded: ImportedNet, file_format: str, *, real_time: bool | None = None,
-             layout: str = "dot", net_type: str = "auto") -> str:
+             layout: str = "dot", net_type: str = "auto", strict: bool = False) -> str:
     """The file text of ``loaded.net`` in ``file_format`` (``"cpn"`` or ``"pnml"``).
 
     A net read from a CPN Tools file keeps its element ids and its time type unless
-    ``real_time`` says otherwise; ``layout`` and ``net_type`` are passed to
-    :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn` and
+    ``real_time`` says otherwise; ``layout`` is passed to
+    :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn`, ``net_type`` and ``strict`` to
     :func:`~tcpn.petrinets.exchange.pnml.to_pnml`.
 
-    >>> text = net_text(load_net("tcpn.petrinets.exchange.loading:example_net"), "pnml")
+    >>> mm1 = load_net("tcpn.petrinets.exchange.loading:example_net")
+    >>> '<colour>{"name":"TINT"' in net_text(mm1, "pnml")  # tcpn's form in toolspecific
+    True
+    >>> net_text(mm1, "pnml", strict=True)
     Traceback (most recent call last):
     ...
     tcpn.errors.InputError: place source: colour set TINT is not a finite sort of PNML \
 symmetric nets (dot, bool, enumerations, bounded ints, products); export to CPN Tools instead
     """
     if file_format == "cpn":
-        if real_time is None and loaded.ids:
+        # only CPN Tools' own ids (ID123) are reused; a PNML file's ids are names instead
+        ids = {k: v for k, v in loaded.ids.items() if re.fullmatch(r"(ID|id)\d+", v)}
+        if real_time is None and ids:
             real_time = loaded.real_time
-        return to_cpn(loaded.net, real_time=real_time, ids=loaded.ids, layout=layout)
+        return to_cpn(loaded.net, real_time=real_time, ids=ids, layout=layout)
     if file_format == "pnml":
-        return to_pnml(loaded.net, net_type)
+        return to_pnml(loaded.net, net_type, strict=strict)
     raise InputError(f"unknown format {file_format!r}; use one of {sorted(FORMATS)}")

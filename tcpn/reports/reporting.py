@@ -1,0 +1,137 @@
+"""The report front door: simulate, store the data, build the report, write it; or rebuild.
+
+Every report kind (``study``, ``scenario``, ``validation``) is made the same way: parts
+of data (:class:`~tcpn.reports.studies.StudyData`) are produced by simulation, stored in
+``REPORT/results``, and turned into a :class:`~tcpn.reports.document.Report` by a builder
+that reads the data alone. :func:`rebuild` runs the same builder on stored data, so a
+rebuilt report is byte-identical to the first apart from its ``Generated`` timestamp.
+"""
+
+from __future__ import annotations
+
+import platform
+import shlex
+from importlib import metadata
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tcpn import __version__
+from tcpn.errors import InputError
+from tcpn.reports.document import Report
+from tcpn.reports.render import ReportFiles, check_target, write_report
+from tcpn.reports.store import load_results, save_results
+from tcpn.reports.studies import Profile, Study, StudyData
+
+__all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_studies",
+           "versions", "write_parts"]
+
+
+def versions() -> dict[str, str]:
+    """The versions a report's numbers depend on."""
+    import matplotlib
+    import numpy
+    import pandas
+    import scipy
+
+    found = {"tcpn": __version__, "python": platform.python_version(),
+             "numpy": numpy.__version__, "scipy": scipy.__version__,
+             "pandas": pandas.__version__, "matplotlib": matplotlib.__version__}
+    try:
+        found["ns3"] = metadata.version("ns3")
+    except metadata.PackageNotFoundError:  # the ns3 extra is optional
+        found["ns3"] = "not installed"
+    return found
+
+
+def command_line() -> str:
+    """The command that is running, as a shell would take it back."""
+    name = Path(sys.argv[0]).name or "python"
+    return " ".join(shlex.quote(part) for part in [name, *sys.argv[1:]])
+
+
+def free_directory(stem: str) -> Path:
+    """``stem``, or ``stem-2``, ``stem-3``... : the first that does not exist yet."""
+    path, n = Path(stem), 2
+    while path.exists():
+        path, n = Path(f"{stem}-{n}"), n + 1
+    return path
+
+
+def build_report(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
+                 extra: dict[str, Any], studies: Mapping[str, Study] | None = None,
+                 ) -> Report:
+    """The report of ``kind`` (study, scenario or validation) from its data alone."""
+    if kind == "study":
+        from tcpn.reports.study_report import build_study_report, registered_studies
+
+        return build_study_report(extra["keys"], studies or registered_studies(), parts,
+                                  extra["profile"], provenance)
+    if kind == "scenario":
+        from tcpn.reports.scenario_report import build_scenario_report
+
+        return build_scenario_report(parts, provenance)
+    if kind == "validation":
+        from tcpn.reports.validation_report import build_validation_report
+
+        return build_validation_report(parts, provenance)
+    raise InputError(f"stored results of an unknown report kind {kind!r}")
+
+
+def write_parts(kind: str, parts: Mapping[str, StudyData], provenance: dict[str, Any],
+                output: str | Path, extra: dict[str, Any] | None = None,
+                studies: Mapping[str, Study] | None = None, pdf: bool = True,
+                ) -> tuple[Report, ReportFiles]:
+    """Build the report of ``kind`` from ``parts`` and write it with its stored results
+    into the new directory ``output``."""
+    extra = dict(extra or {})
+    report = build_report(kind, parts, provenance, extra, studies)
+    files = write_report(report, output, pdf=pdf, extra=lambda tmp: save_results(
+        tmp / "results", kind, dict(parts), provenance, extra))
+    return report, files
+
+
+def report_studies(names: Sequence[str], output: str | Path, profile: Profile = "quick",
+                   studies: Mapping[str, Study] | None = None,
+                   progress: Callable[[str, str, int, int], None] | None = None,
+                   pdf: bool = True) -> tuple[Report, ReportFiles, list[str]]:
+    """Run the studies ``names`` (``all`` for the five) that are registered, write their
+    report to ``output``; returns the report, its files and one summary line per study.
+
+    ``studies`` (key -> :class:`~tcpn.reports.studies.Study`) replaces the registered
+    modules; keys other than s1 ... s5 are studies of their own (``all`` includes them)."""
+    from tcpn.reports.study_report import (
+        STUDY_KEYS,
+        registered_studies,
+        run_studies,
+        select_studies,
+        study_summary_lines,
+    )
+
+    check_target(Path(output))  # before simulating, not after
+    available = dict(studies) if studies is not None else registered_studies()
+    keys = select_studies(names, [*STUDY_KEYS, *(k for k in available if k not in STUDY_KEYS)])
+    data = run_studies(keys, available, profile, progress)
+    provenance: dict[str, Any] = {"command": command_line(), "profile": profile,
+                                  "versions": versions()}
+    for key, part in data.items():
+        for field in ("seeds", "seed", "scenario_hashes", "scenarios"):
+            if field in part.metadata:
+                provenance[f"{key} {field}"] = part.metadata[field]
+    report, files = write_parts("study", data, provenance, output,
+                                {"keys": list(keys), "profile": profile}, available, pdf)
+    return report, files, study_summary_lines(keys, report, available)
+
+
+def rebuild(results: str | Path, output: str | Path,
+            studies: Mapping[str, Study] | None = None, pdf: bool = True,
+            ) -> tuple[Report, ReportFiles]:
+    """Rebuild a report from stored results (``results``: a report directory or its
+    ``results`` folder) into the new directory ``output``, simulating nothing."""
+    root = Path(results)
+    if not (root / "manifest.json").exists() and (root / "results").is_dir():
+        root = root / "results"
+    stored = load_results(root)
+    return write_parts(stored.kind, stored.parts, stored.provenance, output, stored.extra,
+                       studies, pdf)

@@ -1,0 +1,188 @@
+"""The studies' report: run the registered study modules, store their data, build one report.
+
+:func:`registered_studies` finds the modules ``tcpn.reports.studies.s1`` ... ``s5`` that
+exist (each exposes ``STUDY``); a study without a module is named as missing in the
+report and in the summary, never replaced by anything. :func:`run_studies` simulates;
+:func:`build_study_report` builds the :class:`~tcpn.reports.document.Report` from the
+data alone, which is what ``tcpn report --from`` calls again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from tcpn.errors import InputError
+from tcpn.reports.document import (
+    Block,
+    Diagram,
+    Figure,
+    Paragraph,
+    Report,
+    Section,
+    Table,
+    Verdict,
+)
+from tcpn.reports.store import round_trip
+from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
+
+__all__ = ["STUDY_KEYS", "build_study_report", "registered_studies", "run_studies",
+           "study_summary_lines"]
+
+STUDY_KEYS: tuple[str, ...] = ("s1", "s2", "s3", "s4", "s5")
+"""The five studies, in the order the report shows them."""
+
+PROFILES: dict[str, str] = {
+    "quick": "quick profile (`make run`): fewer replications and shorter horizons than the "
+             "publication profile; each study states its own counts below",
+    "full": "full profile (`tcpn report study ... --full`): the publication profile",
+}
+
+
+def registered_studies() -> dict[str, Study]:
+    """The study modules present, by key (``"s1"`` ...), each module's ``STUDY``."""
+    found: dict[str, Study] = {}
+    for key in STUDY_KEYS:
+        name = f"tcpn.reports.studies.{key}"
+        if importlib.util.find_spec(name) is None:
+            continue
+        found[key] = importlib.import_module(name).STUDY
+    return found
+
+
+def select_studies(names: Sequence[str], known: Sequence[str] = STUDY_KEYS) -> list[str]:
+    """The study keys ``names`` asks for (``all`` = every one of ``known``), in the order
+    of ``known``; an unknown name raises :class:`ValueError` listing the names.
+
+    >>> select_studies(["s3", "s1"]), select_studies(["all"])[-1]
+    (['s1', 's3'], 's5')
+    """
+    wanted: set[str] = set()
+    for name in names:
+        key = name.strip().lower()
+        if key == "all":
+            wanted.update(known)
+        elif key in known:
+            wanted.add(key)
+        else:
+            raise ValueError(f"unknown study {name!r}; the studies are "
+                             f"{', '.join(known)} and all")
+    if not wanted:
+        raise ValueError(f"name a study: {', '.join(known)} or all")
+    return [key for key in known if key in wanted]
+
+
+def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Profile,
+                progress: Callable[[str, str, int, int], None] | None = None,
+                ) -> dict[str, StudyData]:
+    """Run the studies of ``keys`` present in ``studies``; ``progress(key, what, done,
+    total)`` follows each. Each study's data comes back as storing and loading it gives
+    it (:func:`~tcpn.reports.store.round_trip`)."""
+    data: dict[str, StudyData] = {}
+    for key in keys:
+        if key not in studies:
+            continue
+        study = studies[key]
+
+        def report(what: str, done: int, total: int, key: str = key) -> None:
+            if progress is not None:
+                progress(key, what, done, total)
+
+        step: StudyProgress = report
+        data[key] = round_trip(study.run(profile, step), f"study {key}")
+    return data
+
+
+def _named_for(key: str, section: Section) -> Section:
+    """``section`` with its tables', figures' and diagrams' names starting with the study
+    key, so that two studies' files never collide in ``data/``."""
+    def rename(block: Block) -> Block:
+        if isinstance(block, Table | Figure | Diagram) and not block.name.startswith(
+                (f"{key}-", f"{key}_")):
+            return dataclasses.replace(block, name=f"{key}-{block.name}")
+        return block
+
+    return Section(section.title, [rename(b) for b in section.blocks],
+                   [_named_for(key, sub) for sub in section.subsections])
+
+
+def _verdict_rows(key: str, sections: Sequence[Section]) -> list[dict[str, str]]:
+    rows = []
+    for section in sections:
+        for block in section.walk():
+            if isinstance(block, Verdict):
+                rows.append({"study": key.upper(), "claim": block.claim,
+                             "verdict": block.status, "evidence": block.evidence})
+    return rows
+
+
+def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
+                       data: Mapping[str, StudyData], profile: Profile,
+                       provenance: dict[str, Any]) -> Report:
+    """The report of the studies ``keys`` from their ``data`` alone (no simulation)."""
+    missing = [key for key in keys if key not in data]
+    for key in data:
+        if key not in studies:
+            raise InputError(f"stored results hold study {key}, but this tcpn has no module "
+                             f"tcpn.reports.studies.{key} to build its report")
+    study_sections = {key: [_named_for(key, s) for s in studies[key].sections(data[key])]
+                      for key in keys if key in data}
+    rows = [row for key in keys if key in study_sections
+            for row in _verdict_rows(key, study_sections[key])]
+    ran = [key.upper() for key in keys if key in data]
+    summary = Section("Summary", [Paragraph(
+        (f"Studies {', '.join(ran)} in the {PROFILES[profile]}. " if ran else
+         "No study ran. ") + "Each study's section puts its published results beside "
+        "tcpn's and gives one verdict per claim: *reproduced*, *differs (stated cause)* "
+        "or *differs (unexplained)*.")])
+    if missing:
+        summary.blocks.append(Paragraph(
+            "Not in this report: " + ", ".join(
+                f"{key.upper()} (no module `tcpn.reports.studies.{key}` in this tcpn)"
+                for key in missing) + ". Nothing stands in for a missing study."))
+    if rows:
+        summary.blocks.append(Table("verdicts", pd.DataFrame(rows),
+                                    caption="Every claim and its verdict"))
+    sections = [summary]
+    for key in keys:
+        if key in study_sections:
+            sections.append(Section(_heading(key, studies[key].title), [],
+                                    study_sections[key]))
+    title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
+        _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
+        f"{keys[0].upper()} (missing)"))
+    return Report(title, sections, provenance)
+
+
+def _heading(key: str, title: str) -> str:
+    """``S1. title``, unless the title already starts with the key (``S1: ...``).
+
+    >>> _heading("s5", "S5: a limiter"), _heading("s1", "Vegas")
+    ('S5: a limiter', 'S1. Vegas')
+    """
+    return title if title.lower().startswith(key.lower()) else f"{key.upper()}. {title}"
+
+
+def study_summary_lines(keys: Sequence[str], report: Report,
+                        studies: Mapping[str, Study]) -> list[str]:
+    """One line per study: its verdicts counted by status, or why it is missing."""
+    lines = []
+    for key in keys:
+        section = (next((s for s in report.sections
+                         if s.title == _heading(key, studies[key].title)), None)
+                   if key in studies else None)
+        if section is None:
+            lines.append(f"{key.upper()}: not run: no module tcpn.reports.studies.{key} yet")
+            continue
+        counts: dict[str, int] = {}
+        for block in section.walk():
+            if isinstance(block, Verdict):
+                counts[block.status] = counts.get(block.status, 0) + 1
+        tally = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no verdicts"
+        lines.append(f"{_heading(key, studies[key].title)}: {tally}")
+    return lines
