@@ -600,24 +600,24 @@ def sweep_campaign(
             check_output_file(path, overwrite)  # before the runs, not after them
     stored_before = len(plan.tasks) - len(plan.missing)
     done = [0]
-    try:
-        with executor_for(workers or os.cpu_count() or 1, dask, dask_timeout) as executor, \
-                Progress(TextColumn("{task.description}"), BarColumn(),
-                         TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
-                         console=err_console, transient=True) as bar:
-            task = bar.add_task(spec.name, total=len(plan.missing) or 1, counts="")
 
-            def tick(finished: int, failed: int, remaining: int) -> None:
-                done[0] = finished
-                bar.update(task, completed=finished, counts=f"{finished} done, {failed} "
-                           f"failed, {remaining} remaining")
+    def kept() -> str:
+        return (f" ({stored_before + done[0]} of {len(plan.tasks)} runs are in {store}; the "
+                "same command resumes)")
 
-            run_campaign(spec, campaign_store, executor, traces, retry_failed, tick)
-    except KeyboardInterrupt:
-        err_console.print(f"interrupted: {stored_before + done[0]} of {len(plan.tasks)} runs "
-                          f"are in {store}; run the same command to resume",
-                          markup=False, highlight=False)
-        raise typer.Exit(130) from None
+    with _interruptible(None, kept), \
+            executor_for(workers or os.cpu_count() or 1, dask, dask_timeout) as executor, \
+            Progress(TextColumn("{task.description}"), BarColumn(),
+                     TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
+                     console=err_console, transient=True) as bar:
+        task = bar.add_task(spec.name, total=len(plan.missing) or 1, counts="")
+
+        def tick(finished: int, failed: int, remaining: int) -> None:
+            done[0] = finished
+            bar.update(task, completed=finished, counts=f"{finished} done, {failed} "
+                       f"failed, {remaining} remaining")
+
+        run_campaign(spec, campaign_store, executor, traces, retry_failed, tick)
     results = load_results(spec, campaign_store)
     frame = results.table()
     shown = frame[(frame["metric"] == metric) & (frame["scope"] == "aggregate")

@@ -320,3 +320,30 @@ def test_figures_of_a_campaign(tmp_path):
                                   metric="goodput_bps")
     assert goodput.dims == ("links[1].queue.limit", "flows[0].variant")
     assert goodput.shape == (3, 2) and bool((goodput > 0).all())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_ends_the_workers_and_keeps_what_is_stored(tmp_path, sig):
+    import psutil
+
+    path = write_sweep(tmp_path / "s.yaml", """
+        axes:
+          links[1].queue.limit: [5, 10, 20, 40, 80, 160]
+        lenses: [net]
+    """)
+    store = tmp_path / "store"
+    run = tcpn("sweep", str(path), "--store", str(store), "--workers", "2",
+               start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not record_stats(store) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = psutil.Process(run.pid).children()
+    os.killpg(run.pid, sig)  # the whole group, as a terminal's Ctrl-C does
+    _, err = run.communicate(timeout=300)
+    assert run.returncode == (130 if sig == signal.SIGINT else 143), err
+    assert "runs are in" in err and "the same command resumes" in err
+    assert "Traceback" not in err
+    for worker in workers:
+        assert not psutil.pid_exists(worker.pid) or worker.status() == psutil.STATUS_ZOMBIE
+    stored = record_stats(store)
+    assert 1 <= len(stored) < 6

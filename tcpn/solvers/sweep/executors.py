@@ -17,8 +17,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tcpn.errors import InputError, TcpnError
+from tcpn.workers import _worker_signals as worker_signals
 
 __all__ = ["InlineExecutor", "dask_executor", "executor_for", "local_executor"]
+
 
 class InlineExecutor(cf.Executor):
     """Runs each task in this process when it is submitted (one worker, no pickling)."""
@@ -35,6 +37,9 @@ class InlineExecutor(cf.Executor):
 def local_executor(workers: int) -> cf.Executor:
     """``workers`` local processes; one worker runs in this process.
 
+    The workers leave Ctrl-C and SIGTERM to the campaign, which ends them, and end with
+    it (:mod:`tcpn.workers`: the same rule as every local pool of tcpn).
+
     Where the platform can fork, the workers are forked at once, here, so that they start
     with tcpn already imported (milliseconds, not seconds per worker) and before a
     progress bar starts its thread; elsewhere they are spawned.
@@ -44,7 +49,8 @@ def local_executor(workers: int) -> cf.Executor:
     if workers == 1:
         return InlineExecutor()
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = cf.ProcessPoolExecutor(max_workers=workers,
+    pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=worker_signals,
+                                  initargs=(os.getpid(),),
                                   mp_context=multiprocessing.get_context(method))
     pool.submit(int).result()  # starts the workers now
     return pool
