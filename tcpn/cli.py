@@ -280,8 +280,9 @@ def check_net(
     else:
         loaded = load_net(net).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
-                           report=report, max_states=max_states, time_limit_s=time_limit, weak_fair=weak,
-                           strong_fair=strong, reduction=reduction, json_file=json_file)
+                           report=report, max_states=max_states, time_limit_s=time_limit,
+                           weak_fair=weak, strong_fair=strong, reduction=reduction,
+                           json_file=json_file)
     if not run_check(request, console, err_console):
         raise typer.Exit(EXIT_FAILURE)
 
