@@ -53,7 +53,21 @@ from tcpn.petrinets.ctl import (
 )
 from tcpn.petrinets.fairness import Fairness
 from tcpn.petrinets.formula_text import parse, to_text
-from tcpn.petrinets.formulas import A, Clock, Compare, E, F, Formula, G, Not, is_ctl, is_ltl, walk
+from tcpn.petrinets.formulas import (
+    QUANTIFIERS,
+    TEMPORAL,
+    A,
+    Clock,
+    Compare,
+    E,
+    F,
+    Formula,
+    G,
+    Not,
+    is_ctl,
+    is_ltl,
+    walk,
+)
 from tcpn.petrinets.net import PetriNet
 from tcpn.petrinets.statespace import DEFAULT_MAX_STATES, StateSpace, explore
 from tcpn.petrinets.verdicts import Evidence, Verdict
@@ -176,12 +190,17 @@ def _reachability(formula: Formula) -> tuple[Formula, bool] | None:
     while isinstance(formula, Not):
         formula, negated = formula.operand, not negated
     if isinstance(formula, E) and isinstance(formula.path, F) \
-            and not is_quantified(formula.path.operand):
+            and _propositional(formula.path.operand):
         return formula.path.operand, not negated
     if isinstance(formula, A) and isinstance(formula.path, G) \
-            and not is_quantified(formula.path.operand):
+            and _propositional(formula.path.operand):
         return Not(formula.path.operand), negated
     return None
+
+
+def _propositional(formula: Formula) -> bool:
+    """No temporal operator and no quantifier: :func:`truth` evaluates it."""
+    return not any(isinstance(node, TEMPORAL + QUANTIFIERS) for node in walk(formula))
 
 
 def _on_the_fly(formula: Formula, goal: tuple[Formula, bool],

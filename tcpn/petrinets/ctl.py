@@ -229,7 +229,11 @@ class _Checker:
         if isinstance(f, E):
             return self._exists(f.path)
         if isinstance(f, A):
-            return ~self._exists(_negate_path(f.path))
+            refuted = self._exists(_negate_path(f.path))
+            if isinstance(f.path, X) and not self.stutter:
+                # not (X p) is "no next state, or X not p": a dead marking refutes AX p
+                refuted = refuted | g.dead
+            return ~refuted
         if isinstance(f, TEMPORAL):
             raise InputError(f"{type(f).__name__}(...) needs a path quantifier (A or E) "
                              "directly above it in CTL")
@@ -342,6 +346,8 @@ def _evidence(c: _Checker, f: Formula, state: int,
     if isinstance(f, E) and value:
         return _witness(c, f.path, state)
     if isinstance(f, A) and not value:
+        if isinstance(f.path, X) and not c.stutter and c.g.dead[state]:
+            return [], []  # a dead marking has no next state: the one-state path refutes AX
         return _witness(c, _negate_path(f.path), state)
     return None
 
