@@ -36,6 +36,7 @@ class CheckRequest:
     source: str
     ctl: tuple[str, ...] = ()
     ltl: tuple[str, ...] = ()
+    askctl: tuple[str, ...] = ()
     report: bool = False
     max_states: int | None = 5_000_000
     time_limit_s: float | None = None
@@ -64,12 +65,15 @@ def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness
 
 
 def formulas_of(request: CheckRequest) -> list[Formula]:
-    """The formulas to check: every ``--ctl``, and every ``--ltl`` under ``A`` unless it
-    starts with a quantifier."""
+    """The formulas to check: every ``--ctl``, every ``--ltl`` under ``A`` unless it
+    starts with a quantifier, every ``--askctl``."""
+    from tcpn.petrinets.askctl import read_askctl
+
     found = [parse(text, request.net) for text in request.ctl]
     for text in request.ltl:
         formula = parse(text, request.net)
         found.append(formula if isinstance(formula, QUANTIFIERS) else A(formula))
+    found += [read_askctl(text, request.net) for text in request.askctl]
     return found
 
 
@@ -78,8 +82,8 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if request.json_file is not None and Path(request.json_file).exists():
         raise InputError(f"--json {request.json_file}: the file exists; tcpn does not "
                          "overwrite it (choose a new name)")
-    if not request.ctl and not request.ltl and not request.report:
-        raise InputError("nothing to check: give --ctl, --ltl or --report")
+    if not (request.ctl or request.ltl or request.askctl or request.report):
+        raise InputError("nothing to check: give --ctl, --ltl, --askctl or --report")
     formulas = formulas_of(request)
     fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
     progress = sys.stderr.isatty() or None
