@@ -237,8 +237,10 @@ class BruteForce:
     def __init__(self, space):
         self.space = space
         self.n = space.n_states
-        self.succ = [space.successors(s) for s in range(self.n)]
-        self.fires = [{e.transition for e in space.edges(s)} for s in range(self.n)]
+        graph = space.to_networkx(labels=True)  # paths over NetworkX, not the CSR arrays
+        self.succ = [sorted(graph.successors(s)) for s in range(self.n)]
+        self.fires = [{name for _, _, data in graph.out_edges(s, data=True)
+                       for name, _ in data["labels"]} for s in range(self.n)]
 
     def lassos(self, s):
         out = []
@@ -247,7 +249,7 @@ class BruteForce:
             v = path[-1]
             if not self.succ[v]:
                 out.append((list(path), None))
-            for w in set(self.succ[v]):
+            for w in self.succ[v]:
                 if w in path:
                     out.append((list(path), path.index(w)))
                 else:
