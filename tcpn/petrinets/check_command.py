@@ -18,11 +18,12 @@ from typing import Any
 from rich.console import Console
 
 from tcpn.errors import InputError
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking import _reachability, check, uses_clock
 from tcpn.petrinets.fairness import Fairness
 from tcpn.petrinets.formula_text import parse
 from tcpn.petrinets.formulas import QUANTIFIERS, A, Formula
 from tcpn.petrinets.net import PetriNet
+from tcpn.petrinets.statespace import StateSpace, explore
 from tcpn.petrinets.verdicts import Evidence, Verdict
 
 __all__ = ["CheckRequest", "run_check"]
@@ -87,10 +88,22 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     formulas = formulas_of(request)
     fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
     progress = sys.stderr.isatty() or None
-    verdicts = [check(request.net, formula, max_states=request.max_states,
-                      time_limit_s=request.time_limit_s, fairness=fairness,
-                      reduction=request.reduction, progress=progress)
-                for formula in formulas]
+    shared: list[StateSpace] = []  # one full exploration serves every global formula
+
+    def whole_space() -> StateSpace:
+        if not shared:
+            shared.append(explore(request.net, max_states=request.max_states,
+                                  time_budget_s=request.time_limit_s, progress=progress))
+        return shared[0]
+
+    verdicts = []
+    for formula in formulas:
+        global_check = request.reduction is None and (
+            fairness is not None or _reachability(formula) is None) and not uses_clock(formula)
+        verdicts.append(check(whole_space() if global_check else request.net, formula,
+                              max_states=request.max_states,
+                              time_limit_s=request.time_limit_s, fairness=fairness,
+                              reduction=request.reduction, progress=progress))
     for number, verdict in enumerate(verdicts, 1):
         console.print(verdict_line(number, verdict), markup=False, highlight=False,
                       soft_wrap=True)
@@ -102,11 +115,9 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if fairness is not None:
         document["fairness"] = {"weak": list(fairness.weak), "strong": list(fairness.strong)}
     if request.report:
-        from tcpn.petrinets.statespace import explore
         from tcpn.petrinets.statespace_report import standard_report
 
-        space = explore(request.net, max_states=request.max_states,
-                        time_budget_s=request.time_limit_s, progress=progress)
+        space = whole_space()
         if not space.complete:
             raise InputError(f"--report needs the whole state space: exploration stopped at "
                              f"the limit {space.limit} after {space.n_states} states "
