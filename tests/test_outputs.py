@@ -267,3 +267,21 @@ def test_ctrl_c_stops_tcpn_tables_workers_and_writes_no_table(long, tmp_path):
     assert proc.returncode == 130 and "interrupted" in stderr, stderr
     assert wait_for_group_to_end(proc.pid) == []
     assert not csv.exists() and siblings(csv) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads process groups from /proc")
+def test_an_interrupted_single_run_leaves_the_previous_result(long, short, tmp_path):
+    out = tmp_path / "out"
+    assert tcpn("run", short, "-o", out).returncode == 0
+    before = (out / "result.json").read_text()
+    proc = start(["run", long, "-o", out, "--overwrite"])
+    partial = out.with_name(f".out.partial-{proc.pid}")
+    deadline = time.monotonic() + 240
+    while not partial.is_dir() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)  # the partial directory exists from before the run starts
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert f"no partial output is left; {out} keeps its previous content" in one_line(stderr)
+    assert (out / "result.json").read_text() == before and siblings(out) == []
