@@ -94,3 +94,20 @@ def test_thousand_deep_xml_is_refused_with_the_line(reader):
     text = "<a>\n" + "<b>" * 1000 + "</b>" * 1000 + "</a>"
     with pytest.raises(CpnFormatError, match=r"<bytes>, line 2: elements nested too deep"):
         reader(text.encode())
+
+
+@pytest.mark.parametrize("reader", [read_cpn, read_pnml])
+def test_an_unknown_xml_encoding_is_an_input_error(reader):
+    # found by tests/test_input_fuzz.py: expat raised LookupError (exit 70)
+    text = PNML.replace("MARKING", "1").replace('encoding="UTF-8"', 'encoding="UTF-8000000"')
+    with pytest.raises(CpnFormatError, match=r"<bytes>, line 1: .*unknown encoding"):
+        reader(text.encode())
+
+
+def test_a_pnml_delay_that_is_not_a_number_names_the_element():
+    # found by tests/test_input_fuzz.py: ast.literal_eval raised SyntaxError (exit 70)
+    text = PNML.replace("MARKING", "1").replace(
+        '</place>', '</place><transition id="t"><toolspecific tool="tcpn" version="0.1.0">'
+        '<delay value="-.inf"/></toolspecific></transition>')
+    with pytest.raises(CpnFormatError, match=r"<string>, line 9: delay '-\.inf' is not a number"):
+        read_pnml(text)

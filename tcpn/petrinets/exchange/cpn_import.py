@@ -244,6 +244,8 @@ def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, in
                              line) from None
     except DefusedXmlException as exc:
         raise CpnFormatError(source, f"refused unsafe XML: {exc}") from None
+    except LookupError as exc:  # expat: an encoding Python does not know
+        raise CpnFormatError(source, f"the XML declaration names an {exc}", 1) from None
     return root, lines
 
 

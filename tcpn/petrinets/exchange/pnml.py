@@ -877,7 +877,11 @@ class _Reader:
         if element.get("expression") is not None:
             return element.get("expression")
         if element.get("value") is not None:
-            return ast.literal_eval(element.get("value", "0"))
+            try:
+                return ast.literal_eval(element.get("value", "0"))
+            except (ValueError, SyntaxError):
+                raise self.fail(element, f"delay {element.get('value')!r} is not a number"
+                                ) from None
         return _distribution(element.get("distribution", ""), lambda m: self.fail(element, m))
 
     def _ends(self, element: ET.Element, nodes: dict[str, str], net: PetriNet
