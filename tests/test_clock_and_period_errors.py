@@ -31,16 +31,13 @@ def error(link: str, flow: str, timestamps: bool = True) -> str:
     ("receiver_clock_skew: -1.0", "flows[0].receiver_clock_skew: skew -1 makes the receiver "
      "clock (1 + skew) * t + offset stop or run backwards: it must be > -1"),
     ("receiver_clock_skew: -2.5", "flows[0].receiver_clock_skew: skew -2.5 makes"),
-    ("receiver_clock_skew: .nan", "flows[0].receiver_clock_skew: skew must be a finite number "
-     "> -1, got nan"),
-    ("receiver_clock_skew: .inf", "flows[0].receiver_clock_skew: skew must be a finite number "
-     "> -1, got inf"),
-    ("receiver_clock_offset_s: -3", "flows[0].receiver_clock_offset_s: must be >= 0 and "
-     "finite, got -3"),
-    ("receiver_clock_offset_s: .nan", "flows[0].receiver_clock_offset_s: must be >= 0 and "
-     "finite, got nan"),
-    ("receiver_clock_offset_s: .inf", "flows[0].receiver_clock_offset_s: must be >= 0 and "
-     "finite, got inf"),
+    ("receiver_clock_skew: .nan", "flows[0].receiver_clock_skew: Input should be a finite number"),
+    ("receiver_clock_skew: .inf", "flows[0].receiver_clock_skew: Input should be a finite number"),
+    ("receiver_clock_offset_s: -3", "flows[0].receiver_clock_offset_s: must be >= 0, got -3"),
+    ("receiver_clock_offset_s: .nan",
+     "flows[0].receiver_clock_offset_s: Input should be a finite number"),
+    ("receiver_clock_offset_s: .inf",
+     "flows[0].receiver_clock_offset_s: Input should be a finite number"),
     ("receiver_clock_offset_s: {dist: uniform, low_s: -1, high_s: 2}",
      "flows[0].receiver_clock_offset_s.low_s: Input should be greater than or equal to 0"),
     ("receiver_clock_offset_s: {dist: uniform, low_s: 2, high_s: 1}",
