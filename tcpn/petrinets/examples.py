@@ -6,7 +6,8 @@ from tcpn.petrinets.colours import INT, UNIT
 from tcpn.petrinets.distributions import Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
-__all__ = ["counter", "dining_philosophers", "interleaving_grid", "single_server_queue"]
+__all__ = ["counter", "dining_philosophers", "interleaving_grid", "retransmission",
+           "single_server_queue"]
 
 
 def counter(limit: int, timed: bool = False, delay: float | None = None) -> PetriNet:
@@ -99,4 +100,36 @@ def dining_philosophers(n: int) -> PetriNet:
             net.add_output(place, f"put{i}", "()")
         net.add_output(f"eat{i}", f"take{i}", "()")
         net.add_input(f"eat{i}", f"put{i}", "()")
+    return net
+
+
+def retransmission(lost_place: bool = False) -> PetriNet:
+    """One segment over a lossy channel, resent until it is delivered (a model-checking
+    example: "eventually delivered" fails on the loss cycle unless fairness is assumed).
+
+    Places ``channel`` (the segment in flight) and ``delivered``. ``deliver`` moves it from
+    the channel; ``lose`` loses it and the sender resends at once (the channel holds a copy
+    again). With ``lost_place=True`` the loss and the resend are two steps (``lose`` to a
+    place ``lost``, then ``resend``), so ``deliver`` is not enabled all along the cycle.
+
+    >>> from tcpn.petrinets import explore
+    >>> explore(retransmission()).n_states, explore(retransmission(lost_place=True)).n_states
+    (2, 3)
+    """
+    net = PetriNet("retransmission")
+    net.add_place(Place("channel", UNIT, initial=[()]))
+    net.add_place(Place("delivered", UNIT))
+    net.add_transition(Transition("deliver"))
+    net.add_input("channel", "deliver", "()")
+    net.add_output("delivered", "deliver", "()")
+    net.add_transition(Transition("lose"))
+    net.add_input("channel", "lose", "()")
+    if lost_place:
+        net.add_place(Place("lost", UNIT))
+        net.add_output("lost", "lose", "()")
+        net.add_transition(Transition("resend"))
+        net.add_input("lost", "resend", "()")
+        net.add_output("channel", "resend", "()")
+    else:
+        net.add_output("channel", "lose", "()")
     return net

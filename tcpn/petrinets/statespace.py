@@ -63,8 +63,13 @@ if TYPE_CHECKING:
     import networkx as nx
     from scipy.sparse import csr_array
 
-__all__ = ["CLOCK_MODES", "Edge", "StateSpace", "explore"]
+__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "Edge", "StateSpace", "explore"]
 
+#: explore()'s state budget when none is given (about 0.5 GB at 100 bytes per state):
+#: an unbounded net stops here, ``stop_reason == "max_states"``, instead of running on.
+DEFAULT_MAX_STATES = 5_000_000
+#: Seconds between two progress reports.
+PROGRESS_EVERY_S = 0.5
 #: How timed state spaces treat the clock (see the module docstring).
 CLOCK_MODES = ("relative", "absolute")
 #: Relative timestamps are rounded to this many decimals so that float noise
@@ -338,15 +343,20 @@ def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: 
     del edge_dst[n_edges:]
 
 
-def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
+def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
             max_depth: int | None = None, time_budget_s: float | None = None,
-            clock: str = "relative") -> StateSpace:
+            clock: str = "relative",
+            progress: Callable[[int, int, float], None] | bool | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
-    left unexpanded), ``max_depth`` the number of firings from the initial marking,
-    ``time_budget_s`` the wall time. The result says whether it is ``complete`` and, if
-    not, which limit stopped it (``stop_reason``). ``clock`` picks relative or absolute
+    left unexpanded; :data:`DEFAULT_MAX_STATES` unless given, ``None`` for no cap),
+    ``max_depth`` the number of firings from the initial marking, ``time_budget_s`` the
+    wall time. The result says whether it is ``complete`` and, if not, which limit stopped
+    it (``stop_reason``, and ``limit``, e.g. ``"max_states=5000000"``). ``progress`` is
+    called as ``progress(states, expanded, seconds)`` about every 0.5 s; ``True`` prints a
+    progress line on stderr when it is a terminal (``None``, the default, prints
+    nothing). ``clock`` picks relative or absolute
     time for timed nets (ignored for untimed ones). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
     with an :class:`InputError` naming the element.
@@ -374,6 +384,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
     state_cap = math.inf if max_states is None else max_states
     depth_cap = math.inf if max_depth is None else max_depth
 
+    report = _progress_line if progress is True else progress or None
+    if report is _progress_line and not sys.stderr.isatty():
+        report = None
+    next_report = started + PROGRESS_EVERY_S
+
     init = gen.initial_key()
     index = {init: 0}  # packed marking -> state number
     order = [init]  # packed markings in state (BFS) order
@@ -390,9 +405,14 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
         if depth >= depth_cap:
             reason = "max_depth"
             break
-        if deadline is not None and not i & 255 and wallclock.perf_counter() >= deadline:
-            reason = "time_budget"
-            break
+        if not i & 255 and (deadline is not None or report is not None):
+            now_s = wallclock.perf_counter()
+            if deadline is not None and now_s >= deadline:
+                reason = "time_budget"
+                break
+            if report is not None and now_s >= next_report:
+                report(len(order), i, now_s - started)
+                next_report = now_s + PROGRESS_EVERY_S
         key = order[i]
         n_before, first_edge = len(order), len(edge_dst)
         try:
@@ -437,11 +457,23 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = None,
         edge_start.append(len(edge_dst))
         i += 1
     explored_s = wallclock.perf_counter() - started
+    if report is _progress_line and explored_s > PROGRESS_EVERY_S:
+        sys.stderr.write("\r\033[K")
+    stopped_by = {"max_states": f"max_states={max_states}",
+                  "max_depth": f"max_depth={max_depth}",
+                  "time_budget": f"time_budget_s={time_budget_s}"}.get(reason, "")
     peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
     return StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
                       depth=depth, explore_s=explored_s, peak_bytes=peak,
-                      clock=clock if gen.timed_net else "untimed")
+                      clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+
+
+def _progress_line(states: int, expanded: int, seconds: float) -> None:
+    """One overwritten stderr line: states found, expanded, rate."""
+    sys.stderr.write(f"\rexplore: {states:,} states, {expanded:,} expanded, "
+                     f"{states / max(seconds, 1e-9):,.0f} states/s, {seconds:.0f} s\033[K")
+    sys.stderr.flush()
 
 
 def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
@@ -476,7 +508,7 @@ class StateSpace:
 
     def __init__(self, gen: _Successors, order: list[int], edge_dst: array,
                  edge_start: array, *, n_expanded: int, stop_reason: str, depth: int,
-                 explore_s: float, peak_bytes: int, clock: str):
+                 explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
         store = gen.store
         self._gen = gen
         self.compiled = gen.compiled
@@ -485,6 +517,8 @@ class StateSpace:
         self.n_expanded = n_expanded
         self.stop_reason = stop_reason
         self.complete = stop_reason == "complete"
+        #: the limit that stopped the exploration, as given (``"max_states=5000000"``)
+        self.limit = limit
         self.depth = depth
         self.keys = store.key_array(order)
         n = len(order)
@@ -526,7 +560,7 @@ class StateSpace:
         >>> explore(counter(3)).summary().split(",")[0]
         'counter: 4 states'
         """
-        status = "complete" if self.complete else f"stopped by {self.stop_reason}"
+        status = "complete" if self.complete else f"stopped at the limit {self.limit}"
         return (
             f"{self.net.name}: {self.n_states} states, {self.n_edges} edges, depth "
             f"{self.depth}, {status}, {len(self.dead_markings())} dead, "

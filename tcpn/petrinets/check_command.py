@@ -1,0 +1,164 @@
+"""What ``tcpn check`` does once its options are read: check formulas, print, write JSON.
+
+:class:`CheckRequest` holds every option of the command (one place: a new option is one
+field here and one parameter in ``tcpn/cli.py``); :func:`run_check` runs it and prints a
+table of verdicts, each false (or true) answer's path, and the standard report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tcpn.errors import InputError
+from tcpn.petrinets.checking import check
+from tcpn.petrinets.fairness import Fairness
+from tcpn.petrinets.formula_text import parse
+from tcpn.petrinets.formulas import QUANTIFIERS, A, Formula
+from tcpn.petrinets.net import PetriNet
+from tcpn.petrinets.verdicts import Evidence, Verdict
+
+__all__ = ["CheckRequest", "run_check"]
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """The options of ``tcpn check`` (see ``tcpn check --help``)."""
+
+    net: PetriNet
+    source: str
+    ctl: tuple[str, ...] = ()
+    ltl: tuple[str, ...] = ()
+    report: bool = False
+    max_states: int | None = 5_000_000
+    time_limit_s: float | None = None
+    weak_fair: str | None = None
+    strong_fair: str | None = None
+    reduction: str | None = None
+    json_file: str | None = None
+
+
+def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness | None:
+    """The fairness assumption named by ``--weak-fair``/``--strong-fair`` (``all``: every
+    transition); unknown transitions are an :class:`InputError`."""
+    def names(option: str, text: str | None) -> tuple[str, ...]:
+        if not text:
+            return ()
+        if text.strip() == "all":
+            return tuple(net.transitions)
+        found = tuple(n.strip() for n in text.split(",") if n.strip())
+        for name in found:
+            if name not in net.transitions:
+                raise InputError(f"{option}: no transition named {name!r} in net {net.name}")
+        return found
+
+    weak_names, strong_names = names("--weak-fair", weak), names("--strong-fair", strong)
+    return Fairness(weak_names, strong_names) if weak_names or strong_names else None
+
+
+def formulas_of(request: CheckRequest) -> list[Formula]:
+    """The formulas to check: every ``--ctl``, and every ``--ltl`` under ``A`` unless it
+    starts with a quantifier."""
+    found = [parse(text, request.net) for text in request.ctl]
+    for text in request.ltl:
+        formula = parse(text, request.net)
+        found.append(formula if isinstance(formula, QUANTIFIERS) else A(formula))
+    return found
+
+
+def run_check(request: CheckRequest, console: Console, err_console: Console) -> bool:
+    """Check, print and write; ``True`` when every formula holds."""
+    if request.json_file is not None and Path(request.json_file).exists():
+        raise InputError(f"--json {request.json_file}: the file exists; tcpn does not "
+                         "overwrite it (choose a new name)")
+    if not request.ctl and not request.ltl and not request.report:
+        raise InputError("nothing to check: give --ctl, --ltl or --report")
+    formulas = formulas_of(request)
+    fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
+    progress = sys.stderr.isatty() or None
+    verdicts = [check(request.net, formula, max_states=request.max_states,
+                      time_limit_s=request.time_limit_s, fairness=fairness,
+                      reduction=request.reduction, progress=progress)
+                for formula in formulas]
+    if verdicts:
+        console.print(verdict_table(request.net.name, verdicts))
+        for number, verdict in enumerate(verdicts, 1):
+            if verdict.evidence is not None:
+                console.print(evidence_text(number, verdict), markup=False,
+                              highlight=False, soft_wrap=True)
+    document: dict[str, Any] = {"net": request.source,
+                                "verdicts": [v.to_json() for v in verdicts]}
+    if fairness is not None:
+        document["fairness"] = {"weak": list(fairness.weak), "strong": list(fairness.strong)}
+    if request.report:
+        from tcpn.petrinets.statespace import explore
+        from tcpn.petrinets.statespace_report import standard_report
+
+        space = explore(request.net, max_states=request.max_states,
+                        time_budget_s=request.time_limit_s, progress=progress)
+        if not space.complete:
+            raise InputError(f"--report needs the whole state space: exploration stopped at "
+                             f"the limit {space.limit} after {space.n_states} states "
+                             "(raise --max-states or --time-limit)")
+        report = standard_report(space)
+        console.print(report.table())
+        document["report"] = report.to_json()
+    if request.json_file is not None:
+        _write_new(Path(request.json_file), json.dumps(document, indent=2) + "\n")
+        err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
+    return all(v.answer == "true" for v in verdicts)
+
+
+def verdict_table(net: str, verdicts: list[Verdict]) -> Table:
+    """One row per formula: answer, states, seconds, how (or why unknown)."""
+    table = Table(title=f"{net}: model checking")
+    for title, justify in (("#", "right"), ("formula", "left"), ("answer", "left"),
+                           ("states", "right"), ("s", "right"), ("how / why", "left")):
+        table.add_column(title, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for number, v in enumerate(verdicts, 1):
+        table.add_row(str(number), v.formula, v.answer.upper(), f"{v.states:,}",
+                      f"{v.seconds:.2f}", v.reason or " ".join(v.technique))
+    return table
+
+
+def evidence_text(number: int, verdict: Verdict) -> str:
+    """The path of a verdict: one firing a line, the cycle marked."""
+    evidence: Evidence = verdict.evidence  # type: ignore[assignment]
+    kind = ("witness" if verdict.answer == "true" else "counterexample")
+    lines = [f"formula {number} {kind}: {len(evidence.stem)} firings"
+             + (f", then a cycle of {len(evidence.cycle)} repeated forever" if evidence.cycle
+                else "")]
+    for label, steps in (("", evidence.stem), ("cycle ", evidence.cycle)):
+        for k, step in enumerate(steps, 1):
+            binding = ", ".join(f"{n}={v!r}" for n, v in step.binding.items())
+            clock = f" at {step.clock:g}" if step.clock is not None else ""
+            lines.append(f"  {label}{k}. {step.transition}"
+                         + (f" <{binding}>" if binding else "") + clock)
+    if not evidence.stem and not evidence.cycle:
+        lines.append("  (the initial marking itself)")
+    return "\n".join(lines)
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write a new file whole or not at all (a temporary file renamed into place)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.link(temporary, path)  # fails if the file appeared meanwhile: never overwrite
+    except FileExistsError:
+        raise InputError(f"--json {path}: the file exists; tcpn does not overwrite it") from None
+    finally:
+        os.unlink(temporary)
+
+
+

@@ -1,0 +1,89 @@
+"""Atoms over explored state spaces, against the state space's own edges and markings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.petrinets import INT, P_HIGH, PetriNet, Place, Transition, explore
+from tcpn.petrinets.atoms import edge_transitions, truth
+from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
+from tcpn.petrinets.formulas import Deadlock, Predicate, clock, fireable, tokens
+
+
+def _by_edges(space):
+    """Per state, the transitions of its stored edges (expanded states only)."""
+    return [sorted({e.transition for e in space.edges(s)}) for s in range(space.n_states)]
+
+
+@pytest.mark.parametrize("net", [dining_philosophers(5), interleaving_grid(3), counter(4),
+                                 dining_philosophers(22)], ids=["phil5", "grid", "counter",
+                                                                "phil22-wide-keys"])
+def test_fireability_and_labels_match_the_edges(net):
+    space = explore(net)
+    names = [ct.name for ct in space.compiled.transitions]
+    edges = _by_edges(space) if space.n_states < 500 else None
+    labels = edge_transitions(space)
+    step = max(1, space.n_states // 300)
+    for s in range(0, space.n_states, step):
+        found = sorted({e.transition for e in space.edges(s)}) if edges is None else edges[s]
+        assert [names[t] for t in labels[space.edge_start[s]:space.edge_start[s + 1]]] == \
+            [e.transition for e in space.edges(s)]
+        for name in names:
+            assert truth(space, fireable(name))[s] == (name in found)
+    assert np.flatnonzero(truth(space, Deadlock())).tolist() == space.dead_markings()
+
+
+def test_token_counts_by_hand():
+    space = explore(dining_philosophers(5))
+    eating = truth(space, tokens(*(f"eat{i}" for i in range(5))) >= 2)
+    assert eating.sum() == 5  # two non-neighbours of five: 5 ways
+    forks = truth(space, tokens(*(f"fork{i}" for i in range(5))).equals(1))
+    assert forks.sum() == 5  # the same markings: four forks taken
+
+
+def test_colour_filter_and_predicate():
+    net = PetriNet("colours")
+    net.add_place(Place("p", INT, initial=[1, 1, 2]))
+    net.add_place(Place("q", INT))
+    net.add_transition(Transition("move"))
+    net.add_input("p", "move", "x")
+    net.add_output("q", "move", "x")
+    space = explore(net)
+    ones = truth(space, tokens("q", value=1).equals(2))
+    pred = truth(space, Predicate("two ones", lambda m, _: sum(t.value == 1 for t in m["q"]) == 2))
+    assert ones.tolist() == pred.tolist()
+    assert ones.sum() == 2  # q = {1,1} and q = {1,1,2}
+
+
+def test_priorities_hide_lower_transitions():
+    net = PetriNet("prio")
+    net.add_place(Place("p", INT, initial=[0]))
+    net.add_transition(Transition("urgent", guard="x < 2", priority=P_HIGH))
+    net.add_transition(Transition("lazy"))
+    for t in ("urgent", "lazy"):
+        net.add_input("p", t, "x")
+        net.add_output("p", t, "x + 1")
+    space = explore(net, max_states=10)
+    urgent, lazy = truth(space, fireable("urgent")), truth(space, fireable("lazy"))
+    assert not (urgent & lazy).any()
+    assert lazy[np.flatnonzero(~urgent)].all()
+
+
+def test_clock_needs_absolute_time_and_a_timed_net():
+    with pytest.raises(InputError, match="untimed"):
+        truth(explore(counter(2)), clock() <= 1.0)
+    with pytest.raises(InputError, match="absolute"):
+        truth(explore(counter(2, timed=True, delay=1.0)), clock() <= 1.0)
+    space = explore(counter(3, timed=True, delay=1.5), clock="absolute")
+    assert truth(space, clock() <= 3.0).tolist() == [space.clock(s) <= 3.0
+                                                     for s in range(space.n_states)]
+
+
+def test_unknown_names_are_named():
+    space = explore(counter(2))
+    with pytest.raises(InputError, match="no place named 'cnt'"):
+        truth(space, tokens("cnt") <= 1)
+    with pytest.raises(InputError, match="no transition named 'inc'"):
+        truth(space, fireable("inc"))
