@@ -127,11 +127,13 @@ def test_pt_net_written_by_another_tool():
   </page>
  </net>
 </pnml>"""
-    net = read_pnml(text).net
-    assert sorted(net.places) == ["p2", "ready"]  # a node without a name keeps its id
+    imported = read_pnml(text)
+    net = imported.net
+    assert sorted(net.places) == ["p1", "p2"]  # names are ids, as other tools refer to them
+    assert imported.labels == {"p1": "ready", "t1": "go"}
     result = simulate(net, seed=0)
-    assert result.firing_counts == {"go": 1}  # 3 tokens, 2 per firing
-    assert len(result.marking["ready"]) == 1 and len(result.marking["p2"]) == 1
+    assert result.firing_counts == {"t1": 1}  # 3 tokens, 2 per firing
+    assert len(result.marking["p1"]) == 1 and len(result.marking["p2"]) == 1
 
 
 @pytest.mark.parametrize(("edit", "message"), [

@@ -394,6 +394,13 @@ class _TransitionCompiler:
         self.globals.update(self.scope)
         self.arcs = net.arcs_of(name) if arcs is None else arcs
         self.declared = set(self.scope)
+        # free variables: those of ``Transition.free_variables`` no input pattern binds
+        patterns: set[str] = set()
+        for arc in self.arcs:
+            if arc.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(arc.count, int):
+                patterns |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
+        self.free = {v: c for v, c in self.t.free_variables.items()
+                     if v not in patterns and v not in self.declared}
 
     # -- checks ---------------------------------------------------------------------------
     def _check_names(self, ins: Inscription, bound: set[str], where: str, *,
@@ -541,7 +548,7 @@ class _TransitionCompiler:
             if self.timed[self.place_index[arc.place]] and self._is_binder(arc, set()):
                 input_like = [arc, *input_like[:i], *input_like[i + 1:]]
                 break
-        bound: set[str] = set()
+        bound: set[str] = set(self.free)
         for arc in input_like:
             if self._is_binder(arc, bound):
                 bound |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
@@ -553,7 +560,7 @@ class _TransitionCompiler:
                                   f"count of {arc.where}", firing=False)
         remaining = [a for a in input_like if self.place_index[a.place] not in skip]
         order: list[Arc] = []
-        bound = set()
+        bound = set(self.free)
         while remaining:
             tests = [a for a in remaining if not self._is_binder(a, bound)
                      and not self._arc_names(a) - bound]
@@ -610,6 +617,11 @@ class _TransitionCompiler:
                          if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}
                         - skip):
             code.line(f"_p{p} = M[{p}]")
+        for variable, colour in self.free.items():  # every member, outermost
+            self.globals[f"_members_{variable}"] = tuple(colour.members() or ())
+            code.line(f"for {variable} in _members_{variable}:")
+            code.depth += 1
+            bound.append(variable)
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
         if not (input_like and self._is_binder(input_like[0], set())) or (
                 guard is not None and not guard.free_variables(self.declared)):
@@ -738,18 +750,21 @@ class _TransitionCompiler:
                 code.line(f"_r = _p{p}[{items[0][0]}][0]")
                 code.line("if _r > _ready: _ready = _r")
             return
+        # a computed count may be 0 (no token needed, as a PNML multiset difference)
         if len(items) == 1:
             value, count, _arc = items[0]
+            some = "" if count.isdigit() else f"{count} > 0 and "
             code.line(f"_have = _p{p}.get({value})")
             if timed:
-                code.line(f"if _have is None or len(_have) < {count}: continue")
+                code.line(f"if {some}(_have is None or len(_have) < {count}): continue")
                 if count != "0":
                     code.line(f"if {count} > 0 and _have[{count} - 1] > _ready: "
                               f"_ready = _have[{count} - 1]")
             else:
-                code.line(f"if _have is None or _have < {count}: continue")
+                code.line(f"if {some}(_have is None or _have < {count}): continue")
             return
         # several arcs on one place: add up what they need per value
+        some = "" if all(count.isdigit() for _, count, _ in items) else "_k > 0 and "
         code.line("_need = {}")
         for value, count, _arc in items:
             code.line(f"_need[{value}] = _need.get({value}, 0) + {count}")
@@ -757,10 +772,10 @@ class _TransitionCompiler:
         code.line("for _val, _k in _need.items():")
         code.line(f"    _have = _p{p}.get(_val)")
         if timed:
-            code.line("    if _have is None or len(_have) < _k: _ok = False; break")
+            code.line(f"    if {some}(_have is None or len(_have) < _k): _ok = False; break")
             code.line("    if _k > 0 and _have[_k - 1] > _ready: _ready = _have[_k - 1]")
         else:
-            code.line("    if _have is None or _have < _k: _ok = False; break")
+            code.line(f"    if {some}(_have is None or _have < _k): _ok = False; break")
         code.line("if not _ok: continue")
 
     def _emit_inhibitor(self, code: _Code, arc: Arc, bound: list[str]) -> None:
@@ -822,6 +837,10 @@ class _TransitionCompiler:
                 if arc.kind is not ArcKind.INPUT:
                     continue
                 code.line(f"_val = {arc.inscription}")
+                computed = not count.isdigit()
+                if computed:  # a computed count of 0 takes nothing
+                    code.line(f"if {count} > 0:")
+                    code.depth += 1
                 if self.timed[p]:
                     code.line(f"_lst = _p{p}[_val]")
                     code.line("del _lst[0]" if count == "1" else f"del _lst[:{count}]")
@@ -837,6 +856,8 @@ class _TransitionCompiler:
                     code.line(f"_c = _p{p}[_val] - {count}")
                     code.line(f"if _c: _p{p}[_val] = _c")
                     code.line(f"else: del _p{p}[_val]")
+                if computed:
+                    code.depth -= 1
         for arc in self.arcs:
             if arc.kind is ArcKind.RESET:
                 p = self.place_index[arc.place]

@@ -47,6 +47,8 @@ __all__ = [
 P_HIGH, P_NORMAL, P_LOW = 100, 1000, 10000
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.']*$")
+#: places and transitions may also use '-', as PNML ids do (``P-start_1``)
+_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.'-]*$")
 
 Delay = float | int | str | Distribution | None
 
@@ -58,10 +60,11 @@ class Token(NamedTuple):
     time: float = 0.0
 
 
-def _check_name(kind: str, name: str) -> None:
-    if not isinstance(name, str) or not _NAME.match(name):
+def _check_name(kind: str, name: str, pattern: re.Pattern[str] = _NAME) -> None:
+    if not isinstance(name, str) or not pattern.match(name):
+        extra = ", '-'" if pattern is _NODE_NAME else ""
         raise InputError(
-            f"{kind} name {name!r} is not valid: use letters, digits, '_' and '.', "
+            f"{kind} name {name!r} is not valid: use letters, digits, '_'{extra} and '.', "
             "starting with a letter or '_'"
         )
 
@@ -93,7 +96,7 @@ class Place:
     module: str = ""
 
     def __post_init__(self) -> None:
-        _check_name("place", self.name)
+        _check_name("place", self.name, _NODE_NAME)
         if not isinstance(self.colour, ColourSet):
             raise InputError(f"place {self.name}: colour must be a ColourSet, got {self.colour!r}")
         if self.port not in (None, "in", "out", "io"):
@@ -133,6 +136,10 @@ class Transition:
     ``action`` is a Python function called at firing with the variables it names as keyword
     arguments (plus ``now`` and ``rng`` if it asks for them); it returns a mapping giving a
     value to each name in ``outputs``, which output arcs may then use.
+    ``free_variables`` gives the colour sets of variables that no input arc binds (CPN
+    Tools' free variables, PNML symmetric nets' variables used only on output arcs): the
+    transition has one binding per member of each, so the colour set must be small and
+    finite.
     """
 
     name: str
@@ -143,10 +150,16 @@ class Transition:
     outputs: tuple[str, ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     module: str = ""
+    free_variables: dict[str, ColourSet] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_name("transition", self.name)
+        _check_name("transition", self.name, _NODE_NAME)
         where = f"transition {self.name}"
+        for variable, colour in self.free_variables.items():
+            if not variable.isidentifier() or not isinstance(colour, ColourSet) or \
+                    colour.members() is None:
+                raise InputError(f"{where}: free variable {variable!r} needs a small finite "
+                                 f"colour set, got {colour!r}")
         if self.guard is not None:
             Inscription.parse(self.guard, f"guard of {where}")
         _check_delay(self.delay, f"delay of {where}")

@@ -164,6 +164,9 @@ class ImportedNet:
     report: ImportReport
     ids: dict[str, str]
     real_time: bool
+    #: place or transition name -> the file's label for it, where it differs in kind
+    #: (PNML: names are ids, labels are the ``<name>`` texts)
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:

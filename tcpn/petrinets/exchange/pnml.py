@@ -31,6 +31,7 @@ import ast
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,23 @@ from tcpn.petrinets.exchange.cpn_import import (
     parse_xml,
 )
 from tcpn.petrinets.inscriptions import Inscription
-from tcpn.petrinets.net import P_NORMAL, Arc, ArcKind, PetriNet, Place, Token, Transition
+from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.net import (
+    _NODE_NAME,
+    P_NORMAL,
+    Arc,
+    ArcKind,
+    PetriNet,
+    Place,
+    Token,
+    Transition,
+)
 
-__all__ = ["PTNET", "SYMMETRICNET", "read_pnml", "to_pnml", "write_pnml"]
+__all__ = ["PNMLCORE", "PTNET", "SYMMETRICNET", "read_pnml", "to_pnml", "write_pnml"]
 
 PNML_NS = "http://www.pnml.org/version-2009/grammar/pnml"
 PTNET = "http://www.pnml.org/version-2009/grammar/ptnet"
+PNMLCORE = "http://www.pnml.org/version-2009/grammar/pnmlcoremodel"
 SYMMETRICNET = "http://www.pnml.org/version-2009/grammar/symmetricnet"
 _TOOL = "tcpn"
 _DISTRIBUTIONS = {"Exponential": Exponential, "Uniform": Uniform, "Discrete": Discrete,
@@ -369,9 +381,13 @@ def _delay_element(delay: Any) -> ET.Element:
 # -- reading ---------------------------------------------------------------------------------
 def read_pnml(source: str | Path | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES
               ) -> ImportedNet:
-    """Read a PNML P/T net or symmetric net (with tcpn's tool-specific timing, if any).
+    """Read a PNML P/T net, core-model net or symmetric net (with tcpn's timing, if any).
 
-    Raises :class:`~tcpn.petrinets.exchange.cpn_import.CpnFormatError` naming the line and
+    Places and transitions are named by their PNML ids (the names other tools and the
+    Model Checking Contest's formulas use); the ``<name>`` labels are kept in
+    :attr:`ImportedNet.labels` (ProM repeats labels such as ``tau``). Symmetric nets stay
+    coloured (see :mod:`~tcpn.petrinets.exchange.pnml_symmetric`). Raises
+    :class:`~tcpn.petrinets.exchange.cpn_import.CpnFormatError` naming the line and
     element for malformed files, dangling arcs, duplicate ids, unknown sorts and terms
     outside the symmetric-net grammar.
     """
@@ -389,14 +405,20 @@ class _Reader:
         self.root, self.lines, self.source = root, lines, source
         for element in root.iter():
             element.tag = _local(element.tag)
-        self.sorts: dict[str, ColourSet] = {}
-        self.sort_elements: dict[str, ET.Element] = {}
-        self.constants: dict[str, str] = {}
-        self.variables: dict[str, str] = {}
+        self.parents = {child: parent for parent in root.iter() for child in parent}
+        self.terms = SymmetricTerms(self.fail)
         self.ids: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
-        return CpnFormatError(self.source, message, self.lines.get(element), element.get("id"))
+        """The error for ``element``: its line, and the id of it or of its nearest holder."""
+        holder: ET.Element | None = element
+        while holder is not None and holder.get("id") is None:
+            holder = self.parents.get(holder)
+        element_id = None if holder is None else holder.get("id")
+        if holder is not element and element_id is not None:
+            message = f"<{element.tag}>: {message}"
+        return CpnFormatError(self.source, message, self.lines.get(element), element_id)
 
     def run(self) -> ImportedNet:
         if self.root.tag != "pnml":
@@ -406,9 +428,9 @@ class _Reader:
             raise self.fail(self.root, f"expected one <net>, found {len(nets)}")
         net_element = nets[0]
         net_type = net_element.get("type")
-        if net_type not in (PTNET, SYMMETRICNET):
-            raise self.fail(net_element, f"net type {net_type!r} is neither a P/T net nor a "
-                            "symmetric net")
+        if net_type not in (PTNET, PNMLCORE, SYMMETRICNET):
+            raise self.fail(net_element, f"net type {net_type!r} is neither a P/T net, a "
+                            "core-model net nor a symmetric net")
         seen: dict[str, ET.Element] = {}
         for element in net_element.iter():
             element_id = element.get("id")
@@ -420,123 +442,55 @@ class _Reader:
         name = _label_text(net_element, "name") or net_element.get("id", "net")
         net = PetriNet(re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net")
         for decls in net_element.iter("declarations"):
-            self.sort_elements.update({e.get("id", ""): e for e in decls
-                                       if e.tag == "namedsort"})
-        for decls in net_element.iter("declarations"):
-            self._declarations(decls)
+            self.terms.declare(decls)
         nodes: dict[str, str] = {}
-        pages = net_element.iter("page")
-        elements = [e for page in pages for e in page]
+        elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:
+            if element.tag in ("referencePlace", "referenceTransition"):
+                raise self.fail(element, f"<{element.tag}> (modular PNML) is outside what "
+                                "tcpn reads")
             if element.tag == "place":
                 place = self._place(element)
                 net.add_place(place)
                 nodes[element.get("id", "")] = place.name
                 self.ids[f"place:{place.name}"] = element.get("id", "")
-            elif element.tag == "transition":
-                transition = self._transition(element)
-                net.add_transition(transition)
-                nodes[element.get("id", "")] = transition.name
-                self.ids[f"trans:{transition.name}"] = element.get("id", "")
+        guards: dict[str, ET.Element] = {}
         for element in elements:
-            if element.tag == "arc":
-                net.add_arc(self._arc(element, nodes, net))
+            if element.tag == "transition":
+                transition = self._transition(element)
+                try:
+                    net.add_transition(transition)
+                except InputError as exc:
+                    raise self.fail(element, str(exc)) from None
+                nodes[element.get("id", "")] = transition.name
+                guards[transition.name] = element
+                self.ids[f"trans:{transition.name}"] = element.get("id", "")
+        arcs = [e for e in elements if e.tag == "arc"]
+        if self.symmetric:
+            self._symmetric_arcs(net, arcs, nodes, guards)
+        else:
+            for element in arcs:
+                net.add_arc(self._pt_arc(element, nodes, net))
+        net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
                                             "arcs": len(net.arcs)})
-        return ImportedNet(net, report, self.ids, real_time=False)
-
-    # -- declarations -----------------------------------------------------------------------
-    def _declarations(self, decls: ET.Element) -> None:
-        for element in decls:
-            if element.tag == "namedsort":
-                self._named_sort(element.get("id", ""), element)
-            elif element.tag == "variabledecl":
-                sort = element.find("usersort")
-                if sort is None:
-                    raise self.fail(element, "a variable without a sort")
-                self._usersort(sort)
-                self.variables[element.get("id", "")] = element.get("name") or element.get(
-                    "id") or "v"
-
-    def _named_sort(self, sort_id: str, element: ET.Element) -> ColourSet:
-        if sort_id not in self.sorts:
-            body = next(iter(element), None)
-            if body is None:
-                raise self.fail(element, "a named sort without a sort")
-            self.sorts[sort_id] = self._sort_body(body, element.get("name") or sort_id)
-        return self.sorts[sort_id]
-
-    def _sort_body(self, body: ET.Element, name: str) -> ColourSet:
-        if body.tag == "dot":
-            return UnitSet(name=name)
-        if body.tag == "bool":
-            return BoolSet(name=name)
-        if body.tag == "finiteintrange":
-            return IntSet(int(body.get("start", "0")), int(body.get("end", "0")), name=name)
-        if body.tag in ("finiteenumeration", "cyclicenumeration"):
-            values = []
-            for constant in body.findall("feconstant"):
-                value = constant.get("name") or constant.get("id") or ""
-                self.constants[constant.get("id") or ""] = value
-                values.append(value)
-            return EnumSet(tuple(values), name=name)
-        if body.tag == "productsort":
-            return ProductSet(*(self._usersort(s) for s in body), name=name)
-        if body.tag == "usersort":
-            return self._usersort(body).named(name)
-        raise self.fail(body, f"sort <{body.tag}> is not a symmetric-net sort tcpn reads")
-
-    def _usersort(self, element: ET.Element) -> ColourSet:
-        declaration = element.get("declaration") or ""
-        if element.tag != "usersort" or declaration not in self.sort_elements:
-            raise self.fail(element, f"unknown sort {declaration!r}")
-        return self._named_sort(declaration, self.sort_elements[declaration])
-
-    # -- terms ------------------------------------------------------------------------------
-    def _term(self, element: ET.Element) -> ast.expr:
-        tag = element.tag
-        subterms = [self._term(_only_child(s, self)) for s in element.findall("subterm")]
-        if tag == "variable":
-            ref = element.get("refvariable", "")
-            if ref not in self.variables:
-                raise self.fail(element, f"unknown variable {ref!r}")
-            return ast.Name(self.variables[ref], ast.Load())
-        if tag == "dotconstant":
-            return ast.Tuple([], ast.Load())
-        if tag == "booleanconstant":
-            return ast.Constant(element.get("value") == "true")
-        if tag == "useroperator":
-            ref = element.get("declaration", "")
-            if ref not in self.constants:
-                raise self.fail(element, f"unknown constant {ref!r}")
-            return ast.Constant(self.constants[ref])
-        if tag in ("finiteintrangeconstant", "numberconstant"):
-            return ast.Constant(int(element.get("value", "0")))
-        if tag == "tuple":
-            return ast.Tuple(subterms, ast.Load())
-        if tag in ("and", "or"):
-            return ast.BoolOp(ast.And() if tag == "and" else ast.Or(), subterms)
-        if tag == "not" and len(subterms) == 1:
-            return ast.UnaryOp(ast.Not(), subterms[0])
-        comparisons = {v: k for k, v in _COMPARISONS.items()}
-        if tag in comparisons and len(subterms) == 2:
-            return ast.Compare(subterms[0], [comparisons[tag]()], [subterms[1]])
-        raise self.fail(element, f"term <{tag}> is outside the symmetric-net subset tcpn reads")
-
-    def _multiset(self, element: ET.Element) -> list[tuple[int, ast.expr]]:
-        if element.tag == "add":
-            return [pair for s in element.findall("subterm")
-                    for pair in self._multiset(_only_child(s, self))]
-        if element.tag == "numberof":
-            count, term = (_only_child(s, self) for s in element.findall("subterm"))
-            return [(int(count.get("value", "1")), self._term(term))]
-        return [(1, self._term(element))]
+        return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
 
     # -- nodes ------------------------------------------------------------------------------
     def _node_name(self, element: ET.Element) -> str:
-        raw = _label_text(element, "name") or element.get("id", "")
-        return re.sub(r"[^A-Za-z0-9_.']", "_", raw) if raw else f"n_{element.get('id')}"
+        """The PNML id (tcpn's own files may carry the original name in ``toolspecific``)."""
+        label = _label_text(element, "name")
+        element_id = element.get("id", "")
+        tool = _tool(element)
+        own = tool.findtext("name") if tool is not None else None
+        name = own or element_id
+        if not _NODE_NAME.match(name):
+            name = re.sub(r"[^A-Za-z0-9_.'-]", "_", name)
+            name = name if re.match(r"[A-Za-z_]", name) else f"n_{name}"
+        if label is not None and not _invisible(element):
+            self.labels[name] = label
+        return name
 
     def _place(self, element: ET.Element) -> Place:
         name = self._node_name(element)
@@ -544,19 +498,19 @@ class _Reader:
         timed = tool is not None and tool.find("timed") is not None
         stamps = [float(s) for s in (tool.findtext("timestamps") or "").split()] \
             if tool is not None else []
+        values: list[tuple[int, Any]]
         if self.symmetric:
-            sort = element.find("type/structure/usersort")
-            if sort is None:
+            sort = element.find("type/structure")
+            if sort is None or len(sort) != 1:
                 raise self.fail(element, f"place {name} has no sort")
-            colour = self._usersort(sort)
+            colour = self.terms.sort(sort[0])
             structure = element.find("hlinitialMarking/structure")
-            groups = self._multiset(_only_child(structure, self)) if structure is not None \
-                else []
-            values = [(n, ast.literal_eval(ast.unparse(t))) for n, t in groups]
+            values = [(n, v) for v, n in self.terms.values(_only_child(structure, self))] \
+                if structure is not None else []
         else:
             colour = UnitSet()
-            text = _label_text(element, "initialMarking") or "0"
-            if not text.strip().isdigit():
+            text = (_label_text(element, "initialMarking") or "0").strip()
+            if not text.isdigit():
                 raise self.fail(element, f"initial marking {text!r} is not a natural number")
             values = [(int(text), ())] if int(text) else []
         if timed:
@@ -572,10 +526,6 @@ class _Reader:
 
     def _transition(self, element: ET.Element) -> Transition:
         name = self._node_name(element)
-        guard = None
-        condition = element.find("condition/structure")
-        if condition is not None:
-            guard = ast.unparse(self._term(_only_child(condition, self)))
         tool = _tool(element)
         delay, priority = None, P_NORMAL
         if tool is not None:
@@ -584,7 +534,7 @@ class _Reader:
             if tool.findtext("priority"):
                 priority = int(tool.findtext("priority") or P_NORMAL)
         try:
-            return Transition(name, guard=guard, delay=delay, priority=priority)
+            return Transition(name, delay=delay, priority=priority)
         except InputError as exc:
             raise self.fail(element, str(exc)) from None
 
@@ -596,44 +546,262 @@ class _Reader:
             return ast.literal_eval(element.get("value", "0"))
         return _distribution(element.get("distribution", ""), lambda m: self.fail(element, m))
 
-    def _arc(self, element: ET.Element, nodes: dict[str, str], net: PetriNet) -> Arc:
+    def _ends(self, element: ET.Element, nodes: dict[str, str], net: PetriNet
+              ) -> tuple[str, str, ArcKind]:
         source, target = element.get("source", ""), element.get("target", "")
         for end in (source, target):
             if end not in nodes:
                 raise self.fail(element, f"arc refers to {end!r}, which is not a node")
-        if source in nodes and nodes[source] in net.places:
+        if nodes[source] in net.places:
             place, transition, kind = nodes[source], nodes[target], ArcKind.INPUT
         else:
             place, transition, kind = nodes[target], nodes[source], ArcKind.OUTPUT
         if place not in net.places or transition not in net.transitions:
             raise self.fail(element, "an arc must join a place and a transition")
         tool = _tool(element)
-        delay = None
-        if tool is not None:
-            if tool.find("read") is not None:
-                kind = ArcKind.READ
-            if tool.find("delay") is not None:
-                delay = self._delay(tool.find("delay"))
-        if self.symmetric:
+        if tool is not None and tool.find("read") is not None:
+            kind = ArcKind.READ
+        return place, transition, kind
+
+    def _arc_delay(self, element: ET.Element, kind: ArcKind) -> Any:
+        tool = _tool(element)
+        if tool is None or tool.find("delay") is None or kind is not ArcKind.OUTPUT:
+            return None
+        return self._delay(tool.find("delay"))
+
+    def _pt_arc(self, element: ET.Element, nodes: dict[str, str], net: PetriNet) -> Arc:
+        place, transition, kind = self._ends(element, nodes, net)
+        text = (_label_text(element, "inscription") or "1").strip()
+        if not text.isdigit() or int(text) < 1:
+            raise self.fail(element, f"arc inscription {text!r} is not a positive number")
+        try:
+            return Arc(kind, place, transition, "()", int(text),
+                       delay=self._arc_delay(element, kind))
+        except InputError as exc:
+            raise self.fail(element, str(exc)) from None
+
+    # -- symmetric nets ---------------------------------------------------------------------
+    def _symmetric_arcs(self, net: PetriNet, arcs: list[ET.Element], nodes: dict[str, str],
+                        transitions: dict[str, ET.Element]) -> None:
+        """Build each transition's guard and arcs together (see :class:`_Binding`)."""
+        by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Terms]]] = {
+            name: [] for name in transitions}
+        for element in arcs:
+            place, transition, kind = self._ends(element, nodes, net)
             structure = element.find("hlinscription/structure")
             if structure is None:
                 raise self.fail(element, "a symmetric-net arc needs an inscription")
-            terms = self._multiset(_only_child(structure, self))
-            if len(terms) != 1:
-                raise self.fail(element, "tcpn reads one term per arc inscription")
-            count, term = terms[0]
-            inscription = ast.unparse(term)
+            terms = self.terms.multiset(_only_child(structure, self))
+            by_transition[transition].append((element, place, kind, terms))
+        for name, element in transitions.items():
+            condition = element.find("condition/structure")
+            guard = self.terms.term(_only_child(condition, self))[0] \
+                if condition is not None else None
+            binding = _Binding(self.terms, guard)
+            for arc_element, place, kind, terms in by_transition[name]:
+                binding.add(arc_element, place, kind, terms)
+            try:
+                built = binding.arcs(name, self.fail, element)
+                if binding.guard is not None or binding.free:
+                    net.transitions[name] = replace(net.transitions[name], guard=binding.guard,
+                                                    free_variables=binding.free)
+                for arc_element, arc in built:
+                    arc.delay = self._arc_delay(arc_element, arc.kind)
+                    net.add_arc(arc)
+            except CpnFormatError:
+                raise
+            except InputError as exc:
+                raise self.fail(element, str(exc)) from None
+
+
+class _Binding:
+    """The arcs and guard of one symmetric-net transition in tcpn's net language.
+
+    tcpn binds variables by matching *patterns* (a variable, a constant, a tuple of them)
+    on input arcs. A PNML input term such as ``(i--1, y)`` is not a pattern; when it must
+    bind ``y``, its expression part becomes a fresh variable checked by the guard
+    (``(pred_i, y)`` and ``pred_i == _pred_P[i]``): the same bindings, so the same state
+    space. Terms subtracted from an arc (``all - x``) become computed counts, 0 when the
+    term is taken away. Variables no input arc binds are the transition's free variables
+    (one binding per member of their sort).
+    """
+
+    def __init__(self, terms: SymmetricTerms, guard: ast.expr | None):
+        self.terms = terms
+        self.conjuncts: list[ast.expr] = [] if guard is None else [guard]
+        self.arcs_in: list[tuple[ET.Element, str, ArcKind, Terms]] = []
+        self.guard: str | None = None  # set by arcs(), which may add conjuncts
+        self.free: dict[str, ColourSet] = {}  # set by arcs(): variables no input arc binds
+
+    def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Terms) -> None:
+        self.arcs_in.append((element, place, kind, _merged(terms)))
+
+    def arcs(self, transition: str, fail: Any, element: ET.Element
+             ) -> list[tuple[ET.Element, Arc]]:
+        pending: list[list[Any]] = []  # [element, place, kind, term, count]
+        for arc_element, place, kind, terms in self.arcs_in:
+            for term, count in _counted(terms):
+                pending.append([arc_element, place, kind, term, count])
+        candidates = [i for i in pending if i[2] is not ArcKind.OUTPUT and isinstance(i[4], int)]
+        bound: set[str] = set()
+        binders: list[list[Any]] = []
+        while True:
+            # patterns bind first; an expression inside a tuple becomes a fresh variable
+            # only when nothing else binds the tuple's variables
+            fresh = [i for i in candidates if i not in binders and _is_pattern(i[3])
+                     and _names(i[3]) - bound]
+            if not fresh:
+                fresh = [i for i in candidates if i not in binders
+                         and isinstance(i[3], ast.Tuple) and _pattern_names(i[3]) - bound][:1]
+                for item in fresh:
+                    item[3] = self._patternize(item[3])
+            if not fresh:
+                break
+            item = fresh[0]
+            binders.append(item)
+            bound |= _names(item[3])
+        guard = ast.BoolOp(ast.And(), self.conjuncts) if len(self.conjuncts) > 1 else (
+            self.conjuncts[0] if self.conjuncts else None)
+        used = set().union(*(_names(i[3]) for i in pending)) | (_names(guard) if guard else
+                                                                set())
+        for item in pending:
+            if isinstance(item[4], ast.expr):
+                used |= _names(item[4])
+        sorts = {name: sort for name, sort in self.terms.variables.values()}
+        for name in sorted(used - bound - set(self.terms.declarations)):
+            if name not in sorts:
+                raise fail(element, f"transition {transition}: {name!r} is no variable")
+            self.free[name] = sorts[name]
+        self.guard = None if guard is None else ast.unparse(guard)
+        ordered = binders + [i for i in pending if i not in binders]
+        out = []
+        for arc_element, place, kind, term, count in ordered:
+            count_value = count if isinstance(count, int) else ast.unparse(count)
+            out.append((arc_element, Arc(kind, place, transition, ast.unparse(term),
+                                         count_value)))
+        return out
+
+    def _patternize(self, tree: ast.expr) -> ast.expr:
+        """``tree`` with every non-pattern part replaced by a fresh variable the guard checks."""
+        if _is_pattern(tree):
+            return tree
+        if isinstance(tree, ast.Tuple):
+            return ast.Tuple([self._patternize(e) for e in tree.elts], ast.Load())
+        hint = "_".join(n.id.lstrip("_") for n in ast.walk(tree) if isinstance(n, ast.Name))
+        fresh = self.terms.fresh_variable(hint)
+        self.conjuncts.append(ast.Compare(ast.Name(fresh, ast.Load()), [ast.Eq()], [tree]))
+        return ast.Name(fresh, ast.Load())
+
+
+def _merged(terms: Terms) -> Terms:
+    """Equal terms added up (a term and its subtraction cancel); zero coefficients dropped."""
+    total: dict[str, list[Any]] = {}
+    for n, tree in terms:
+        key = ast.dump(tree)
+        if key in total:
+            total[key][0] += n
         else:
-            text = _label_text(element, "inscription") or "1"
-            if not text.strip().isdigit():
-                raise self.fail(element, f"arc inscription {text!r} is not a natural number")
-            count, inscription = int(text), "()"
-        Inscription.parse(inscription, f"arc {element.get('id')}")
-        try:
-            return Arc(kind, place, transition, inscription, count,
-                       delay=delay if kind is ArcKind.OUTPUT else None)
-        except InputError as exc:
-            raise self.fail(element, str(exc)) from None
+            total[key] = [n, tree]
+    return [(n, tree) for n, tree in total.values() if n]
+
+
+def _counted(terms: Terms) -> list[tuple[ast.expr, int | ast.expr]]:
+    """``(term, count)`` for each positive term: an int, or with subtracted terms an expression.
+
+    A multiset difference keeps, for a value ``v``, ``max(0, added(v) - subtracted(v))``.
+    Term ``i`` is given what is left of it once earlier equal terms took their share of
+    the subtraction: ``max(0, c_i - max(0, D_i - A_i))``, with ``D_i`` the subtracted
+    coefficients of the terms equal to it and ``A_i`` those of the earlier equal added
+    terms. Equalities that hold or fail whatever the binding are decided here.
+    """
+    added = [(n, t) for n, t in terms if n > 0]
+    taken = [(-n, t) for n, t in terms if n < 0]
+    out: list[tuple[ast.expr, int | ast.expr]] = []
+    for i, (count, term) in enumerate(added):
+        subtracted = _weighted([(d, _equal(u, term)) for d, u in taken])
+        if subtracted is None:
+            out.append((term, count))
+            continue
+        before = _weighted([(c, _equal(t, term)) for c, t in added[:i]])
+        if isinstance(subtracted, int) and not isinstance(before, ast.expr):
+            left_over = count - max(0, subtracted - (before or 0))
+            if left_over > 0:
+                out.append((term, left_over))
+            continue
+        subtracted_expr = _as_expr(subtracted)
+        if before is not None:
+            subtracted_expr = ast.BinOp(subtracted_expr, ast.Sub(), _as_expr(before))
+        left = ast.Call(ast.Name("max", ast.Load()), [ast.Constant(0), subtracted_expr], [])
+        out.append((term, ast.Call(ast.Name("max", ast.Load()), [
+            ast.Constant(0), ast.BinOp(ast.Constant(count), ast.Sub(), left)], [])))
+    return out
+
+
+def _as_expr(value: int | ast.expr) -> ast.expr:
+    return ast.Constant(value) if isinstance(value, int) else value
+
+
+def _weighted(items: list[tuple[int, bool | ast.expr]]) -> int | ast.expr | None:
+    """``sum(n if condition)``: None when every condition is false, an int when all hold."""
+    constant, parts = 0, []
+    for n, condition in items:
+        if condition is True:
+            constant += n
+        elif condition is not False:
+            parts.append(ast.IfExp(condition, ast.Constant(n), ast.Constant(0)))
+    if not parts:
+        return constant if constant or any(c is True for _, c in items) else None
+    total: ast.expr = parts[0]
+    for part in parts[1:] + ([ast.Constant(constant)] if constant else []):
+        total = ast.BinOp(total, ast.Add(), part)
+    return total
+
+
+def _equal(a: ast.expr, b: ast.expr) -> bool | ast.expr:
+    """Whether two terms are equal: True, False, or the test when it depends on the binding."""
+    if ast.dump(a) == ast.dump(b):
+        return True
+    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+        return bool(a.value == b.value)
+    if isinstance(a, ast.Tuple) and isinstance(b, ast.Tuple):
+        if len(a.elts) != len(b.elts):
+            return False
+        tests = []
+        for x, y in zip(a.elts, b.elts, strict=True):
+            same = _equal(x, y)
+            if same is False:
+                return False
+            if same is not True:
+                tests.append(same)
+        return True if not tests else (tests[0] if len(tests) == 1 else
+                                       ast.BoolOp(ast.And(), tests))
+    if isinstance(a, ast.Tuple | ast.Constant) and isinstance(b, ast.Tuple | ast.Constant):
+        return False
+    return ast.Compare(a, [ast.Eq()], [b])
+
+
+def _is_pattern(tree: ast.expr) -> bool:
+    if isinstance(tree, ast.Name | ast.Constant):
+        return True
+    return isinstance(tree, ast.Tuple) and all(_is_pattern(e) for e in tree.elts)
+
+
+def _names(tree: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"max"}
+
+
+def _pattern_names(tree: ast.expr) -> set[str]:
+    """The variables in pattern positions of a tuple (not inside expressions)."""
+    if isinstance(tree, ast.Name):
+        return {tree.id}
+    if isinstance(tree, ast.Tuple):
+        return set().union(*(_pattern_names(e) for e in tree.elts))
+    return set()
+
+
+def _invisible(element: ET.Element) -> bool:
+    """A ProM/pm4py silent transition (``activity="$invisible$"``)."""
+    return any(t.get("activity") == "$invisible$" for t in element.findall("toolspecific"))
 
 
 def _only_child(element: ET.Element, reader: _Reader) -> ET.Element:

@@ -1,0 +1,386 @@
+"""PNML symmetric nets to tcpn: sorts as colour sets, terms as Python inscriptions.
+
+The Model Checking Contest's coloured instances are symmetric nets (ISO/IEC 15909-2). They
+stay coloured here, nothing is unfolded: a sort becomes a colour set (``dot`` -> ``UNIT``,
+``bool``, a finite or cyclic enumeration -> :class:`EnumSet` of the constants' names, a
+finite int range -> bounded :class:`IntSet`, a product -> :class:`ProductSet`, a partition
+-> an enumeration of its elements), a term becomes a Python expression, and the helpers
+the expressions need are net declarations, plain dicts built once:
+
+* ``_succ_S`` / ``_pred_S``: successor and predecessor in the cyclic sort ``S``
+  (``x++`` is ``_succ_S[x]``);
+* ``_ord_S``: the position of each member of an ordered sort, for ``lessthan`` and the
+  like between enumeration constants;
+* ``_part_P``: the partition element of each member, for ``partitionelementof``.
+
+A multiset (an arc inscription or an initial marking) becomes a list of
+``(coefficient, term)`` pairs: ``add`` concatenates, ``numberof`` multiplies,
+``subtract`` negates, and ``all`` (alone or inside a tuple) stands for every member of its
+sort, one term per member (the arc, not the net, is expanded). How the pairs become arcs
+is the reader's business (:mod:`tcpn.petrinets.exchange.pnml`).
+
+>>> import xml.etree.ElementTree as ET
+>>> terms = SymmetricTerms(lambda element, message: ValueError(message))
+>>> terms.declare(ET.fromstring(
+...     '<declarations><namedsort id="P" name="Philo"><cyclicenumeration>'
+...     '<feconstant id="p1" name="1"/><feconstant id="p2" name="2"/></cyclicenumeration>'
+...     '</namedsort><variabledecl id="vx" name="x"><usersort declaration="P"/>'
+...     '</variabledecl></declarations>'))
+>>> pairs = terms.multiset(ET.fromstring(
+...     '<add><subterm><variable refvariable="vx"/></subterm><subterm><predecessor>'
+...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>'))
+>>> [(n, ast.unparse(t)) for n, t in pairs]
+[(1, 'x'), (1, '_pred_Philo[x]')]
+>>> terms.declarations["_pred_Philo"]
+{'1': '2', '2': '1'}
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import keyword
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from typing import Any
+
+from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
+from tcpn.petrinets.inscriptions import BUILTIN_NAMES, RANDOM_FUNCTIONS, RESERVED_NAMES
+
+__all__ = ["SymmetricTerms", "Terms"]
+
+#: a multiset as ``(coefficient, term)`` pairs; a negative coefficient is subtracted
+Terms = list[tuple[int, ast.expr]]
+Fail = Callable[[ET.Element, str], Exception]
+
+_COMPARE = {"equality": ast.Eq, "inequality": ast.NotEq, "lessthan": ast.Lt,
+            "lessthanorequal": ast.LtE, "greaterthan": ast.Gt, "greaterthanorequal": ast.GtE,
+            "ltp": ast.Lt, "gtp": ast.Gt}
+_ORDERED = ("lessthan", "lessthanorequal", "greaterthan", "greaterthanorequal", "ltp", "gtp")
+
+
+class SymmetricTerms:
+    """The sorts, constants and variables of one symmetric net, and its term translator.
+
+    ``fail(element, message)`` builds the exception raised for an element tcpn does not
+    read (the reader's, which names the file, line and id).
+    """
+
+    def __init__(self, fail: Fail):
+        self.fail = fail
+        self.sort_elements: dict[str, ET.Element] = {}
+        self.sorts: dict[str, ColourSet] = {}
+        self.members: dict[ColourSet, list[Any]] = {}
+        self.cyclic: set[ColourSet] = set()
+        self.constants: dict[str, tuple[Any, ColourSet]] = {}  # feconstant id -> value, sort
+        self.variables: dict[str, tuple[str, ColourSet]] = {}  # variabledecl id -> name, sort
+        self.partitions: dict[str, tuple[ColourSet, dict[Any, Any]]] = {}
+        #: helper dicts the inscriptions use, to declare on the net
+        self.declarations: dict[str, Any] = {}
+        self._helper_names: dict[tuple[str, ColourSet | str], str] = {}
+        self._taken: set[str] = set()
+
+    # -- declarations -----------------------------------------------------------------------
+    def declare(self, declarations: ET.Element) -> None:
+        """Read one ``<declarations>`` element (sorts first, so any order works)."""
+        for element in declarations:
+            if element.tag in ("namedsort", "partition"):
+                self.sort_elements[element.get("id", "")] = element
+        for element in declarations:
+            if element.tag in ("namedsort", "partition"):
+                self._named(element.get("id", ""))
+            elif element.tag == "variabledecl":
+                self._variable(element)
+            else:
+                raise self.fail(element, f"declaration <{element.tag}> is outside the "
+                                "symmetric-net subset tcpn reads (sorts, partitions, variables)")
+
+    def _variable(self, element: ET.Element) -> None:
+        body = next(iter(element), None)
+        if body is None:
+            raise self.fail(element, "a variable without a sort")
+        sort = self.sort(body)
+        raw = element.get("name") or element.get("id") or "v"
+        name = re.sub(r"\W", "_", raw)
+        if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_") or \
+                name in BUILTIN_NAMES | RANDOM_FUNCTIONS | RESERVED_NAMES:
+            name = f"v_{name.lstrip('_')}"
+        self.variables[element.get("id", "")] = (self._fresh(name), sort)
+
+    def _fresh(self, name: str) -> str:
+        unique, n = name, 1
+        while unique in self._taken:
+            n += 1
+            unique = f"{name}_{n}"
+        self._taken.add(unique)
+        return unique
+
+    def fresh_variable(self, hint: str) -> str:
+        """A variable name no declared variable uses (for the reader's rewritten arcs)."""
+        return self._fresh(re.sub(r"\W", "_", hint).strip("_") or "v")
+
+    def _named(self, sort_id: str) -> ColourSet:
+        if sort_id not in self.sorts:
+            element = self.sort_elements[sort_id]
+            name = element.get("name") or sort_id
+            if element.tag == "partition":
+                self.sorts[sort_id] = self._partition(element, name)
+            else:
+                body = next(iter(element), None)
+                if body is None:
+                    raise self.fail(element, "a named sort without a sort")
+                self.sorts[sort_id] = self._sort_body(body, name)
+        return self.sorts[sort_id]
+
+    def sort(self, element: ET.Element, name: str = "") -> ColourSet:
+        """The colour set of a sort element (``usersort`` or an inline sort)."""
+        if element.tag == "usersort":
+            declaration = element.get("declaration") or ""
+            if declaration not in self.sort_elements:
+                raise self.fail(element, f"unknown sort {declaration!r}")
+            return self._named(declaration)
+        return self._sort_body(element, name or element.tag)
+
+    def _sort_body(self, body: ET.Element, name: str) -> ColourSet:
+        colour: ColourSet
+        if body.tag == "dot":
+            colour = UnitSet(name=name)
+            self.members[colour] = [()]
+        elif body.tag == "bool":
+            colour = BoolSet(name=name)
+            self.members[colour] = [False, True]
+        elif body.tag == "finiteintrange":
+            try:
+                low, high = int(body.get("start", "")), int(body.get("end", ""))
+            except ValueError:
+                raise self.fail(body, "a finite int range needs integer start and end") \
+                    from None
+            if high < low:
+                raise self.fail(body, f"finite int range {low}..{high} is empty")
+            colour = IntSet(low, high, name=name)
+            self.members[colour] = list(range(low, high + 1))
+        elif body.tag in ("finiteenumeration", "cyclicenumeration"):
+            constants = body.findall("feconstant")
+            if not constants:
+                raise self.fail(body, "an enumeration without constants")
+            names = [c.get("name") or c.get("id") or "" for c in constants]
+            if len(set(names)) != len(names):  # names may repeat; ids may not
+                names = [c.get("id") or "" for c in constants]
+            colour = EnumSet(tuple(names), name=name)
+            self.members[colour] = names
+            for constant, value in zip(constants, names, strict=True):
+                self.constants[constant.get("id") or ""] = (value, colour)
+            if body.tag == "cyclicenumeration":
+                self.cyclic.add(colour)
+        elif body.tag == "productsort":
+            components = [self.sort(s) for s in body]
+            if len(components) == 1:
+                return components[0]
+            if not components:
+                raise self.fail(body, "a product sort without components")
+            colour = ProductSet(*components, name=name)
+            self.members[colour] = [tuple(v) for v in itertools.product(
+                *(self._members_of(c, body) for c in components))]
+        elif body.tag == "usersort":
+            return self.sort(body)
+        else:
+            raise self.fail(body, f"sort <{body.tag}> is not a finite sort of symmetric nets "
+                            "(dot, bool, enumerations, finite int ranges, products, "
+                            "partitions)")
+        return colour
+
+    def _partition(self, element: ET.Element, name: str) -> ColourSet:
+        parts = element.findall("partitionelement")
+        base_element = element.find("usersort")
+        if base_element is None or not parts:
+            raise self.fail(element, "a partition needs a sort and partition elements")
+        base = self.sort(base_element)
+        names = [p.get("name") or p.get("id") or "" for p in parts]
+        colour = EnumSet(tuple(names), name=name)
+        self.members[colour] = names
+        of: dict[Any, Any] = {}
+        for part, part_name in zip(parts, names, strict=True):
+            self.constants[part.get("id") or ""] = (part_name, colour)
+            for operator in part.findall("useroperator"):
+                value, sort = self._constant(operator)
+                if sort != base:
+                    raise self.fail(operator, f"partition element {part_name} lists a "
+                                    f"constant of sort {sort.describe()}, not {base.describe()}")
+                of[value] = part_name
+        missing = [v for v in self._members_of(base, element) if v not in of]
+        if missing:
+            raise self.fail(element, f"partition {name} leaves out {missing[0]!r}")
+        self.partitions[element.get("id", "")] = (colour, of)
+        return colour
+
+    def _members_of(self, colour: ColourSet, where: ET.Element) -> list[Any]:
+        if colour not in self.members:
+            raise self.fail(where, f"sort {colour.describe()} is not finite")
+        return self.members[colour]
+
+    def _constant(self, element: ET.Element) -> tuple[Any, ColourSet]:
+        ref = element.get("declaration", "")
+        if ref not in self.constants:
+            raise self.fail(element, f"unknown constant {ref!r} (user-defined operators are "
+                            "outside the symmetric-net subset tcpn reads)")
+        return self.constants[ref]
+
+    def _helper(self, kind: str, key: ColourSet | str, build: Callable[[], dict[Any, Any]],
+                label: str) -> str:
+        """The name of the helper dict ``kind`` for ``key``, declared on first use."""
+        if (kind, key) not in self._helper_names:
+            name = self._fresh(f"_{kind}_" + (re.sub(r"\W", "_", label) or "S"))
+            self._helper_names[(kind, key)] = name
+            self.declarations[name] = build()
+        return self._helper_names[(kind, key)]
+
+    # -- terms ------------------------------------------------------------------------------
+    def term(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
+        """A term as a Python expression and its sort (``None`` when not known)."""
+        tag = element.tag
+        if tag == "variable":
+            ref = element.get("refvariable", "")
+            if ref not in self.variables:
+                raise self.fail(element, f"unknown variable {ref!r}")
+            name, sort = self.variables[ref]
+            return ast.Name(name, ast.Load()), sort
+        if tag == "useroperator":
+            value, sort = self._constant(element)
+            return ast.Constant(value), sort
+        if tag == "dotconstant":
+            return ast.Tuple([], ast.Load()), None
+        if tag == "booleanconstant":
+            return ast.Constant(element.get("value") == "true"), None
+        if tag == "finiteintrangeconstant":
+            sort_element = element.find("finiteintrange")
+            sort = self._sort_body(sort_element, "range") if sort_element is not None \
+                else None
+            return ast.Constant(self._int(element)), sort
+        if tag == "tuple":
+            parts = [self.term(s) for s in self._subterms(element)]
+            return ast.Tuple([p for p, _ in parts], ast.Load()), None
+        if tag in ("successor", "predecessor"):
+            (operand, sort), = self._terms(element, 1)
+            return self._shift(element, operand, sort, tag), sort
+        if tag == "partitionelementof":
+            (operand, _sort), = self._terms(element, 1)
+            ref = element.get("refpartition", "")
+            if ref not in self.partitions:
+                raise self.fail(element, f"unknown partition {ref!r}")
+            colour, of = self.partitions[ref]
+            helper = self._helper("part", colour, lambda: dict(of), colour.name)
+            return self._lookup(helper, operand), colour
+        if tag in ("and", "or"):
+            values = [t for t, _ in self._terms(element)]
+            return ast.BoolOp(ast.And() if tag == "and" else ast.Or(), values), None
+        if tag == "not":
+            (operand, _sort), = self._terms(element, 1)
+            return ast.UnaryOp(ast.Not(), operand), None
+        if tag == "imply":
+            (left, _), (right, _) = self._terms(element, 2)
+            return ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), left), right]), None
+        if tag in _COMPARE:
+            (left, left_sort), (right, right_sort) = self._terms(element, 2)
+            sort = left_sort or right_sort
+            if tag in _ORDERED and isinstance(sort, EnumSet):
+                helper = self._helper("ord", sort, lambda: {
+                    v: i for i, v in enumerate(self.members[sort])}, sort.name)
+                left, right = self._lookup(helper, left), self._lookup(helper, right)
+            return ast.Compare(left, [_COMPARE[tag]()], [right]), None
+        raise self.fail(element, f"term <{tag}> is outside the symmetric-net subset tcpn reads")
+
+    def _shift(self, element: ET.Element, operand: ast.expr, sort: ColourSet | None,
+               tag: str) -> ast.expr:
+        if sort not in self.cyclic:
+            raise self.fail(element, f"<{tag}> of a term whose sort is not a cyclic "
+                            "enumeration")
+        assert sort is not None
+        values = self.members[sort]
+        step = 1 if tag == "successor" else -1
+        helper = self._helper("succ" if step == 1 else "pred", sort, lambda: {
+            v: values[(i + step) % len(values)] for i, v in enumerate(values)}, sort.name)
+        return self._lookup(helper, operand)
+
+    def _lookup(self, helper: str, operand: ast.expr) -> ast.expr:
+        table = self.declarations[helper]
+        if isinstance(operand, ast.Constant) and operand.value in table:
+            return ast.Constant(table[operand.value])  # a constant folds
+        return ast.Subscript(ast.Name(helper, ast.Load()), operand, ast.Load())
+
+    def _subterms(self, element: ET.Element) -> list[ET.Element]:
+        out = []
+        for sub in element.findall("subterm"):
+            children = list(sub)
+            if len(children) != 1:
+                raise self.fail(sub, "<subterm> must hold exactly one term")
+            out.append(children[0])
+        return out
+
+    def _terms(self, element: ET.Element, n: int | None = None
+               ) -> list[tuple[ast.expr, ColourSet | None]]:
+        subterms = self._subterms(element)
+        if n is not None and len(subterms) != n:
+            raise self.fail(element, f"<{element.tag}> takes {n} subterm(s), not "
+                            f"{len(subterms)}")
+        return [self.term(s) for s in subterms]
+
+    def _int(self, element: ET.Element) -> int:
+        try:
+            return int(element.get("value", ""))
+        except ValueError:
+            raise self.fail(element, f"<{element.tag}> needs an integer value") from None
+
+    # -- multisets --------------------------------------------------------------------------
+    def multiset(self, element: ET.Element) -> Terms:
+        """A multiset term as ``(coefficient, term)`` pairs, ``all`` expanded."""
+        tag = element.tag
+        if tag == "add":
+            return [pair for s in self._subterms(element) for pair in self.multiset(s)]
+        if tag == "subtract":
+            subterms = self._subterms(element)
+            if len(subterms) != 2:
+                raise self.fail(element, "<subtract> takes two subterms")
+            return self.multiset(subterms[0]) + [(-n, t) for n, t in self.multiset(
+                subterms[1])]
+        if tag == "numberof":
+            subterms = self._subterms(element)
+            if len(subterms) != 2 or subterms[0].tag != "numberconstant":
+                raise self.fail(element, "<numberof> takes a number constant and a term")
+            count = self._int(subterms[0])
+            return [(count * n, t) for n, t in self.multiset(subterms[1])]
+        return [(1, t) for t in self._expanded(element)]
+
+    def _expanded(self, element: ET.Element) -> list[ast.expr]:
+        """The terms ``element`` stands for: one, or one per member where ``all`` appears."""
+        if element.tag == "all":
+            sorts = list(element)
+            if len(sorts) != 1:
+                raise self.fail(element, "<all> takes one sort")
+            return [_literal(v) for v in self._members_of(self.sort(sorts[0]), element)]
+        if element.tag == "tuple" and element.find(".//all") is not None:
+            choices = [self._expanded(s) for s in self._subterms(element)]
+            return [ast.Tuple(list(parts), ast.Load()) for parts in itertools.product(*choices)]
+        if element.find(".//all") is not None:
+            raise self.fail(element, f"<all> inside <{element.tag}>: only a multiset or a "
+                            "tuple may hold it")
+        return [self.term(element)[0]]
+
+    def values(self, element: ET.Element) -> list[tuple[Any, int]]:
+        """A closed multiset (an initial marking) as ``(value, count)``, counts > 0."""
+        counts: dict[Any, int] = {}
+        for n, tree in self.multiset(element):
+            try:
+                value = eval(compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>",
+                                     "eval"),  # noqa: S307
+                             {"__builtins__": {}}, dict(self.declarations))
+            except NameError as exc:
+                raise self.fail(element, f"an initial marking must be closed: {exc}") from None
+            counts[value] = counts.get(value, 0) + n
+        return [(v, n) for v, n in counts.items() if n > 0]
+
+
+def _literal(value: Any) -> ast.expr:
+    if isinstance(value, tuple):
+        return ast.Tuple([_literal(v) for v in value], ast.Load())
+    return ast.Constant(value)
