@@ -42,7 +42,7 @@ from tcpn.petrinets.formulas import (
     transitions_of,
 )
 from tcpn.petrinets.ltl import check_ltl
-from tcpn.petrinets.ptcheck import ctl_mask, state_mask
+from tcpn.petrinets.ptcheck import ctl_mask, edge_arrays, numeric_values, state_mask
 from tcpn.petrinets.ptspace import PTStateSpace, explore_pt, pt_net
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
@@ -87,6 +87,16 @@ def load_model(model_path: str | Path) -> Model:
     return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
 
 
+def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
+                  time_limit_s: float | None = None) -> tuple[Model, Any]:
+    """The model and its state space (a P/T net on the vector explorer)."""
+    model = load_model(model_path)
+    if model.is_pt:
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s)
+    from tcpn.petrinets.statespace import explore
+    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s)
+
+
 def check_examination(model_path: str | Path, examination: str,
                       max_states: int = DEFAULT_MAX_STATES,
                       time_limit_s: float | None = None,
@@ -104,8 +114,10 @@ def check_examination(model_path: str | Path, examination: str,
 def check_examinations(model_path: str | Path, examinations: list[str],
                        max_states: int = DEFAULT_MAX_STATES,
                        time_limit_s: float | None = None,
-                       on_line: Callable[[str], None] | None = None) -> dict[str, list[str]]:
-    """:func:`check_examination` for several examinations on one exploration."""
+                       on_line: Callable[[str], None] | None = None,
+                       explored: tuple[Model, Any] | None = None) -> dict[str, list[str]]:
+    """:func:`check_examination` for several examinations on one exploration (or on
+    ``explored``, what :func:`explore_model` returned for this model)."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -117,13 +129,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
-    model = load_model(model_path)
+    model, space = explored or explore_model(model_path, max_states, time_limit_s)
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
-    if model.is_pt:
-        space: Any = explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s)
-    else:
-        from tcpn.petrinets.statespace import explore
-        space = explore(model.net, max_states=max_states, time_budget_s=time_limit_s)
     answers: dict[str, list[str]] = {}
 
     def remaining() -> float | None:
@@ -186,7 +193,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
     if prop.bound is not None:
         if not _complete(space):
             return _cannot(prop.id)
-        values = state_mask_values(prop.bound, space)
+        values = numeric_values(prop.bound, space)
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
@@ -220,12 +227,6 @@ def _nodes(formula: Formula) -> list[Formula]:
     return list(walk(formula))
 
 
-def state_mask_values(bound: Tokens, space: Any) -> np.ndarray:
-    """The summed token counts of ``bound`` in every state."""
-    from tcpn.petrinets.ptcheck import numeric_values
-    return numeric_values(bound, space)
-
-
 def _global(examination: str, space: Any) -> list[str]:
     """The lines of a global examination."""
     if not _complete(space):
@@ -235,61 +236,58 @@ def _global(examination: str, space: Any) -> list[str]:
         return [_cannot(examination)]
     if isinstance(space, PTStateSpace):
         counts = space.markings
-        labels, n_transitions = space.labels, len(space.net.transitions)
     else:
-        counts = np.array([[len(space.marking(s)[p]) for p in space.net.places]
-                           for s in range(len(space))], dtype=np.int64)
-        names = list(space.net.transitions)
-        labels = np.array([names.index(e.transition) for s in range(len(space))
-                           for e in space.edges(s)], dtype=np.int64)
-        n_transitions = len(names)
+        counts = np.column_stack([numeric_values(Tokens((p,)), space)
+                                  for p in space.net.places]) if space.net.places else \
+            np.zeros((len(space), 0), dtype=np.int64)
+    indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
-        per_place = int(counts.max()) if counts.size else 0
+        # In a coloured net "a place" is one colour of it (a place of the P/T twin).
+        per_place = (int(counts.max()) if counts.size else 0) if isinstance(
+            space, PTStateSpace) else _most_of_one_colour(space)
         per_marking = int(counts.astype(np.int64).sum(axis=1).max()) if counts.size else 0
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
-                f"STATE_SPACE TRANSITIONS {_n_edges(space)} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_PER_MARKING {per_marking} TECHNIQUES {TECHNIQUES}"]
     if examination == "ReachabilityDeadlock":
-        from tcpn.petrinets.formulas import Deadlock
-        holds = bool(state_mask(Deadlock(), space).any())
+        holds = bool((np.diff(indptr) == 0).any())
     elif examination == "QuasiLiveness":
-        holds = len(np.unique(labels)) == n_transitions
+        holds = len(np.unique(labels)) == len(names)
     elif examination == "OneSafe":
         holds = bool(counts.size == 0 or counts.max() <= 1)
     elif examination == "StableMarking":
         holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
     else:
-        holds = _live(space, labels, n_transitions)
+        holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 
 
-def _n_edges(space: Any) -> int:
-    return int(space.n_edges)
+def _most_of_one_colour(space: Any) -> int:
+    """The most tokens of one colour on one place over the states of a coloured space."""
+    most = 0
+    for state in range(len(space)):
+        for tokens in space.marking(state).values():
+            if len(tokens) > most:
+                values: dict[Any, int] = {}
+                for token in tokens:
+                    values[token.value] = values.get(token.value, 0) + 1
+                most = max(most, *values.values())
+    return most
 
 
-def _live(space: Any, labels: np.ndarray, n_transitions: int) -> bool:
+def _live(indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray,
+          n_transitions: int) -> bool:
     """Every transition can fire again from every reachable marking: every terminal
     strongly connected component has an edge of every transition inside it."""
+    from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
-    matrix = space.matrix()
+    n = len(indptr) - 1
+    matrix = csr_array((np.ones(len(targets), dtype=np.int8), targets, indptr), shape=(n, n))
     _, component = connected_components(matrix, directed=True, connection="strong")
-    coo = matrix.tocoo() if not isinstance(space, PTStateSpace) else None
-    if isinstance(space, PTStateSpace):
-        src = np.repeat(np.arange(len(space)), np.diff(space.indptr))
-        dst = space.targets
-    else:
-        assert coo is not None
-        src, dst = coo.row, coo.col
-        labels = np.array([0] * len(src))  # relabelled below
-        names = list(space.net.transitions)
-        edges = [(s, names.index(e.transition), e.target) for s in range(len(space))
-                 for e in space.edges(s)]
-        src = np.array([e[0] for e in edges], dtype=np.int64)
-        labels = np.array([e[1] for e in edges], dtype=np.int64)
-        dst = np.array([e[2] for e in edges], dtype=np.int64)
+    src = np.repeat(np.arange(n), np.diff(indptr))
     leaving = np.zeros(component.max() + 1, dtype=bool)
-    crossing = component[src] != component[dst]
+    crossing = component[src] != component[targets]
     leaving[component[src[crossing]]] = True
     terminal = np.flatnonzero(~leaving)
     inside = ~crossing

@@ -18,13 +18,14 @@ deadlock, ``F p`` may be met in it. This is the convention of the Model Checking
 (whose oracle answers agree with it on all LTL formulas of the test set,
 ``benchmarks/mcc.py``).
 
-**Fairness.** ``fairness="weak"`` (justice) discards an infinite path on which a transition
-is enabled from some point on but never fires; ``"strong"`` (compassion) one on which it is
-enabled infinitely often but fires finitely often. On a component: weakly fair when every
+**Fairness.** A transition assumed weakly fair (justice, ``weak_fair=``) discards an
+infinite path on which it is enabled from some point on but never fires; strongly fair
+(compassion, ``strong_fair=``) one on which it is enabled infinitely often but fires
+finitely often. On a component: weakly fair when every
 transition is either taken inside it or disabled somewhere in it; strongly fair when every
 transition enabled somewhere in it is taken inside it; otherwise its states that enable an
 untaken transition are removed and what remains is decomposed again (Emerson and Lei).
-``fair=`` restricts the assumption to some transitions. The deadlock's stutter takes no
+The deadlock's stutter takes no
 transition and none is enabled there, so a path into a deadlock is always fair.
 
 >>> from tcpn.petrinets.examples import counter
@@ -44,7 +45,7 @@ import sys
 import time as wallclock
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from tcpn.errors import InputError
 from tcpn.petrinets.formulas import (
@@ -66,9 +67,14 @@ from tcpn.petrinets.formulas import (
 )
 from tcpn.petrinets.verdicts import Evidence, Step, Verdict
 
-__all__ = ["BuchiAutomaton", "check_ltl", "translate"]
+if TYPE_CHECKING:
+    from tcpn.petrinets.fairness import Fairness
 
-Fairness = Literal["none", "weak", "strong"]
+__all__ = ["BuchiAutomaton", "check", "check_ltl", "translate"]
+
+#: The transitions assumed weakly fair and those assumed strongly fair.
+FairSets = tuple[frozenset[Hashable], frozenset[Hashable]]
+NO_FAIRNESS: FairSets = (frozenset(), frozenset())
 #: The silent self-loop of a dead marking (no transition fires on it).
 STUTTER = None
 
@@ -193,7 +199,7 @@ def translate(path_formula: Formula) -> BuchiAutomaton:
         elif isinstance(eta, Or):
             node.old.add(eta)
             for operand in eta.operands:
-                work.append(_Node(set(node.incoming), node.new + [operand], set(node.old),
+                work.append(_Node(set(node.incoming), [*node.new, operand], set(node.old),
                                   set(node.next)))
         elif isinstance(eta, X):
             node.old.add(eta)
@@ -235,8 +241,7 @@ class _Budget(Exception):
 
 
 def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successors: Successors,
-                         holds: Holds, fairness: Fairness = "none",
-                         fair: Iterable[Hashable] | None = None,
+                         holds: Holds, fair: FairSets = NO_FAIRNESS,
                          max_product_states: int | None = None,
                          deadline: float | None = None
                          ) -> tuple[list[tuple[int, Hashable]], list[tuple[int, Hashable]],
@@ -250,7 +255,6 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     n_q = len(automaton)
     readable: list[Sequence[bool]] = [holds(And(lits)) if len(lits) > 1 else holds(
         lits[0]) if lits else holds(Bool(True)) for lits in automaton.literals]
-    fair_set = None if fair is None else set(fair)
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
@@ -319,7 +323,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
             if not all(any(n % n_q in acc for n in component) for acc in automaton.accepting):
                 continue
             cycle = _fair_accepting_cycle(set(component), product_successors, automaton,
-                                          n_q, fairness, fair_set, successors)
+                                          n_q, fair, successors)
             if cycle is not None:
                 start = cycle[0][0] if cycle else node
                 stem: list[tuple[int, Hashable]] = []
@@ -335,7 +339,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
 
 def _fair_accepting_cycle(component: set[int], product_successors: Callable[
         [int], list[tuple[int, Hashable]]], automaton: BuchiAutomaton, n_q: int,
-        fairness: Fairness, fair: set[Hashable] | None, successors: Successors
+        fair: FairSets, successors: Successors
         ) -> list[tuple[int, Hashable]] | None:
     """A cycle in ``component`` meeting every acceptance set and the fairness assumption,
     as ``[(start, None), (next, label), ..., (start, label)]``, or None."""
@@ -344,16 +348,15 @@ def _fair_accepting_cycle(component: set[int], product_successors: Callable[
     if not any(inner[n] for n in component):
         return None
     for part in _subcomponents(inner):
-        found = _check_part(part, inner, automaton, n_q, fairness, fair, successors)
+        found = _check_part(part, inner, automaton, n_q, fair, successors)
         if found is not None:
             return found
     return None
 
 
 def _check_part(part: set[int], inner: dict[int, list[tuple[int, Hashable]]],
-                automaton: BuchiAutomaton, n_q: int, fairness: Fairness,
-                fair: set[Hashable] | None, successors: Successors
-                ) -> list[tuple[int, Hashable]] | None:
+                automaton: BuchiAutomaton, n_q: int, fair: FairSets,
+                successors: Successors) -> list[tuple[int, Hashable]] | None:
     """A fair accepting cycle in one component (the transitions enabled in a state are the
     labels of its edges in the state graph)."""
     edges = {n: [(t, lab) for t, lab in inner[n] if t in part] for n in part}
@@ -362,27 +365,24 @@ def _check_part(part: set[int], inner: dict[int, list[tuple[int, Hashable]]],
     for accepting in automaton.accepting:
         if not any(n % n_q in accepting for n in part):
             return None
-    taken = {lab for n in part for _, lab in edges[n]} - {STUTTER}
-    if fairness != "none":
-        enabled_at = {n: {lab for _, lab in successors(n // n_q)} - {STUTTER} for n in part}
-        concerned = (lambda t: True) if fair is None else (lambda t: t in fair)
-        if fairness == "weak":
-            for t in {t for n in part for t in enabled_at[n]} - taken:
-                if concerned(t) and all(t in enabled_at[n] for n in part):
-                    return None
-        else:
-            bad = {n for n in part if any(concerned(t) and t not in taken
-                                          for t in enabled_at[n])}
-            if bad:
-                rest = part - bad
-                sub = {n: [(t, lab) for t, lab in edges[n] if t in rest] for n in rest}
-                for smaller in _subcomponents(sub):
-                    found = _check_part(smaller, inner, automaton, n_q, fairness, fair,
-                                            successors)
-                    if found is not None:
-                        return found
+    taken = {lab[0] for n in part for _, lab in edges[n] if lab is not STUTTER}
+    weak, strong = fair
+    if weak or strong:
+        enabled_at = {n: {lab[0] for _, lab in successors(n // n_q) if lab is not STUTTER}
+                      for n in part}
+        for t in (weak - taken):
+            if all(t in enabled_at[n] for n in part):
                 return None
-    return _cycle_through(part, edges, automaton, n_q, taken if fairness != "none" else set())
+        bad = {n for n in part if (enabled_at[n] & strong) - taken}
+        if bad:
+            rest = part - bad
+            sub = {n: [(t, lab) for t, lab in edges[n] if t in rest] for n in rest}
+            for smaller in _subcomponents(sub):
+                found = _check_part(smaller, inner, automaton, n_q, fair, successors)
+                if found is not None:
+                    return found
+            return None
+    return _cycle_through(part, edges, automaton, n_q, taken if weak or strong else set())
 
 
 def _subcomponents(edges: dict[int, list[tuple[int, Hashable]]]) -> list[set[int]]:
@@ -445,7 +445,8 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Hashable]]],
     for accepting in automaton.accepting:
         goals.append(lambda _u, _lab, v, acc=accepting: v % n_q in acc)  # type: ignore[misc]
     for label in sorted(labels, key=repr):
-        goals.append(lambda _u, lab, _v, want=label: lab == want)  # type: ignore[misc]
+        goals.append(lambda _u, lab, _v, want=label:  # type: ignore[misc]
+                     lab is not STUTTER and lab[0] == want)
     goals.append(lambda _u, _lab, v: v == start)
     for goal in goals:
         # Breadth-first search for the first edge (u, lab, v) meeting the goal.
@@ -478,10 +479,18 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Hashable]]],
 
 
 # -- the front door --------------------------------------------------------------------------
-def check_ltl(formula: Formula, space: Any, fairness: Fairness = "none",
-              fair: Iterable[str] | None = None, max_product_states: int | None = None,
+def check(space: Any, formula: Formula, fairness: Fairness | None = None) -> Verdict:
+    """The checker's front door (:func:`tcpn.petrinets.checking.check` calls it for LTL):
+    :func:`check_ltl` under a :class:`~tcpn.petrinets.fairness.Fairness` assumption."""
+    return check_ltl(formula, space, weak_fair=fairness.weak if fairness else (),
+                     strong_fair=fairness.strong if fairness else ())
+
+
+def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
+              strong_fair: Iterable[str] = (), max_product_states: int | None = None,
               time_limit_s: float | None = None) -> Verdict:
-    """Check an LTL formula (``A(φ)`` or ``E(φ)``, φ quantifier-free) on a state space.
+    """Check an LTL formula (``A(φ)`` or ``E(φ)``, φ quantifier-free) on a state space,
+    over the paths fair to the transitions named weakly and strongly fair.
 
     ``space`` is a :class:`~tcpn.petrinets.statespace.StateSpace` or a
     :class:`~tcpn.petrinets.ptspace.PTStateSpace` (complete: a budget-limited space gives
@@ -505,20 +514,19 @@ def check_ltl(formula: Formula, space: Any, fairness: Fairness = "none",
     graph = _graph(space)
     deadline = None if time_limit_s is None else started + time_limit_s
     try:
-        found = find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fairness,
-                                     fair, max_product_states, deadline)
+        fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
+        found = find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
+                                     max_product_states, deadline)
     except _Budget as budget:
         return Verdict("unknown", text, states=len(space), reason=str(budget),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
     seconds = wallclock.perf_counter() - started
-    technique = ("EXPLICIT", "LTL_NFA") if fairness == "none" else (
-        "EXPLICIT", "LTL_NFA", f"{fairness.upper()}_FAIRNESS")
+    technique = ("EXPLICIT", "LTL_NFA") + (("FAIRNESS",) if any(fair) else ())
     if found is None:
         return Verdict("true" if universal else "false", text, states=len(space),
                        seconds=seconds, technique=technique)
     stem, cycle, _ = found
-    evidence = Evidence([graph.step(s, lab) for s, lab in stem if lab is not STUTTER],
-                        [graph.step(s, lab) for s, lab in cycle if lab is not STUTTER])
+    evidence = Evidence(graph.steps(stem), graph.steps(cycle))
     return Verdict("false" if universal else "true", text, evidence=evidence,
                    states=len(space), seconds=seconds, technique=technique)
 
@@ -529,19 +537,16 @@ class _Graph:
     def __init__(self, space: Any):
         self.space = space
         self.masks: dict[Formula, Any] = {}
+        from tcpn.petrinets.ptcheck import edge_arrays
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
-        if self.pt:
-            targets, labels, indptr = (space.targets.tolist(), space.labels.tolist(),
-                                       space.indptr.tolist())
-            names = space.net.transitions
+        indptr, targets, labels, names = (x.tolist() if hasattr(x, "tolist") else x
+                                          for x in edge_arrays(space))
+        self.edges = (indptr, targets, labels, names)
 
-            def successors(state: int) -> Sequence[tuple[int, Hashable]]:
-                lo, hi = indptr[state], indptr[state + 1]
-                return [(targets[k], names[labels[k]]) for k in range(lo, hi)]
-        else:
-            def successors(state: int) -> Sequence[tuple[int, Hashable]]:
-                return [(e.target, e.transition) for e in space.edges(state)]
+        def successors(state: int) -> Sequence[tuple[int, Hashable]]:
+            lo, hi = indptr[state], indptr[state + 1]
+            return [(targets[k], (names[labels[k]], k)) for k in range(lo, hi)]
         self.successors = successors
 
     def holds(self, formula: Formula) -> Sequence[bool]:
@@ -550,11 +555,14 @@ class _Graph:
             self.masks[formula] = state_mask(formula, self.space).tolist()
         return self.masks[formula]  # type: ignore[no-any-return]
 
-    def step(self, state: int, label: Hashable) -> Step:
+    def steps(self, path: list[tuple[int, Hashable]]) -> list[Step]:
+        """The steps of a product path (the dead marking's stutter is no step)."""
+        fired = [(state, label) for state, label in path if label is not STUTTER]
         if self.pt:
-            return Step(str(label), {}, self.space.counts(state))
-        return Step(str(label), {}, {p: [t.value for t in tokens] for p, tokens in
-                                     self.space.marking(state).items()})
+            return [Step(str(label[0]), {}, self.space.counts(state))  # type: ignore[index]
+                    for state, label in fired]
+        from tcpn.petrinets.ctl import path_steps
+        return path_steps(self.space, [label[1] for _, label in fired])  # type: ignore[index]
 
 
 def _graph(space: Any) -> _Graph:

@@ -4,10 +4,14 @@ On an explored state space (:class:`~tcpn.petrinets.ptspace.PTStateSpace`), an a
 vector operation over the marking matrix (:func:`state_mask`), and every CTL operator a
 fixpoint over arrays (:func:`ctl_mask`): ``EX`` gathers successors, ``EU`` grows the
 satisfying set backwards breadth-first from the goal, ``EG`` removes states whose
-successors all left the set (counting them), the ``A`` forms are their duals. Dead markings
-repeat forever (a silent self-loop: every maximal path is infinite), the convention that
-:mod:`tcpn.petrinets.ltl` follows as well; so ``EX p`` holds at a dead marking where ``p``
-does, and ``EG p`` where ``p`` does.
+successors all left the set (counting them), the ``A`` forms are their duals.
+
+Dead markings (the Model Checking Contest's convention for CTL, which its oracle answers
+confirm): paths are *maximal*, so a path may end in a dead marking. ``EX p`` needs a
+firing and is false at a dead marking (``AX p`` true there); ``EG p`` holds at a dead
+marking where ``p`` does (the path that stops there satisfies ``G p``), and ``U``, ``F``
+read the finite path as it is. (LTL, :mod:`tcpn.petrinets.ltl`, reads a dead marking as
+repeating forever, so there ``X p`` means ``p``: the contest's LTL answers follow that.)
 
 Other state spaces (:class:`~tcpn.petrinets.statespace.StateSpace`) get the same answers,
 their atoms evaluated state by state.
@@ -42,7 +46,6 @@ from tcpn.petrinets.formulas import (
     Not,
     Numeric,
     Or,
-    Predicate,
     R,
     Sum,
     Tokens,
@@ -52,7 +55,7 @@ from tcpn.petrinets.formulas import (
 )
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["ctl_mask", "numeric_values", "state_mask"]
+__all__ = ["ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -64,24 +67,23 @@ def numeric_values(expression: Numeric, space: Any) -> np.ndarray:
         return np.full(len(space), expression.value)
     if isinstance(expression, Sum):
         return np.sum([numeric_values(t, space) for t in expression.terms], axis=0)
-    if isinstance(expression, Tokens):
-        if isinstance(space, PTStateSpace):
-            if expression.value not in (None, ()):
-                raise InputError(f"{expression!r}: a P/T net's tokens have no colour")
-            return space.tokens(expression.places)
-        return np.array([_count(space.marking(s), expression) for s in range(len(space))],
-                        dtype=np.int64)
-    raise InputError(f"{type(expression).__name__} cannot be evaluated on this state space")
+    if isinstance(expression, Tokens) and isinstance(space, PTStateSpace):
+        if expression.value not in (None, ()):
+            raise InputError(f"{expression!r}: a P/T net's tokens have no colour")
+        return space.tokens(expression.places)
+    from tcpn.petrinets.atoms import numeric
+    return numeric(space, expression)
 
 
-def _count(marking: dict[str, list[Any]], expression: Tokens) -> int:
-    total = 0
-    for place in expression.places:
-        if place not in marking:
-            raise InputError(f"unknown place {place!r}")
-        total += sum(1 for token in marking[place]
-                     if expression.value is None or token.value == expression.value)
-    return total
+def edge_arrays(space: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The edges of a state space as arrays: ``(indptr, targets, labels, names)``, state
+    ``s``'s edges being ``indptr[s]:indptr[s + 1]``, ``labels`` indexing ``names``."""
+    if isinstance(space, PTStateSpace):
+        return space.indptr, space.targets, space.labels, space.net.transitions
+    from tcpn.petrinets.atoms import edge_transitions
+    names = tuple(t.name for t in space.compiled.transitions)
+    return (np.asarray(space.edge_start, dtype=np.int64),
+            np.asarray(space.edge_dst, dtype=np.int64), edge_transitions(space), names)
 
 
 def state_mask(formula: Formula, space: Any) -> np.ndarray:
@@ -95,32 +97,19 @@ def state_mask(formula: Formula, space: Any) -> np.ndarray:
         return np.logical_and.reduce([state_mask(o, space) for o in formula.operands])
     if isinstance(formula, Or):
         return np.logical_or.reduce([state_mask(o, space) for o in formula.operands])
+    if isinstance(formula, A | E):
+        return ctl_mask(formula, space)
+    if not isinstance(space, PTStateSpace):
+        from tcpn.petrinets.atoms import truth
+        return truth(space, formula)
     if isinstance(formula, Compare):
         return np.asarray(_COMPARE[formula.op](numeric_values(formula.left, space),
                                                numeric_values(formula.right, space)))
     if isinstance(formula, Fireable):
-        if isinstance(space, PTStateSpace):
-            return space.enabled(formula.transitions)
-        wanted = set(formula.transitions)
-        unknown = wanted - set(space.net.transitions)
-        if unknown:
-            raise InputError(f"unknown transition {sorted(unknown)[0]!r}")
-        return np.array([any(e.transition in wanted for e in space.edges(s))
-                         for s in range(n)], dtype=bool)
+        return space.enabled(formula.transitions)
     if isinstance(formula, Deadlock):
-        return _out_degree(space) == 0
-    if isinstance(formula, Predicate):
-        return np.array([bool(formula.function(space.marking(s), space.clock(s)))
-                         for s in range(n)], dtype=bool)
-    if isinstance(formula, A | E):
-        return ctl_mask(formula, space)
+        return space.out_degree() == 0
     raise InputError(f"{type(formula).__name__} is not a state formula")
-
-
-def _out_degree(space: Any) -> np.ndarray:
-    if isinstance(space, PTStateSpace):
-        return space.out_degree()
-    return np.array([len(space.successors(s)) for s in range(len(space))])
 
 
 class _Edges:
@@ -128,14 +117,10 @@ class _Edges:
 
     def __init__(self, space: Any):
         n = len(space)
-        if isinstance(space, PTStateSpace):
-            indptr, targets = space.indptr, space.targets.astype(np.int64)
-        else:
-            lists = [space.successors(s) for s in range(n)]
-            indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum([len(x) for x in lists], out=indptr[1:])
-            targets = np.array([t for x in lists for t in x], dtype=np.int64)
+        indptr, targets, _, _ = edge_arrays(space)
+        targets = targets.astype(np.int64)
         sources = np.repeat(np.arange(n), np.diff(indptr))
+        self.firing_src, self.firing_dst = sources, targets
         dead = np.flatnonzero(np.diff(indptr) == 0)
         self.src = np.concatenate([sources, dead])
         self.dst = np.concatenate([targets, dead])
@@ -156,8 +141,9 @@ class _Edges:
         return self.rev_src[np.arange(total) + offsets]  # type: ignore[no-any-return]
 
     def ex(self, target: np.ndarray) -> np.ndarray:
+        """Some firing leads into ``target`` (never at a dead marking)."""
         found = np.zeros(self.n, dtype=bool)
-        found[self.src[target[self.dst]]] = True
+        found[self.firing_src[target[self.firing_dst]]] = True
         return found
 
     def eu(self, hold: np.ndarray, goal: np.ndarray) -> np.ndarray:
