@@ -51,7 +51,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-states", type=int, default=400_000)
     args = parser.parse_args()
-    rows = {r["instance"]: r for r in csv.DictReader(open(MCC / "index.csv"))}
+    with open(MCC / "index.csv", newline="") as handle:
+        rows = {r["instance"]: r for r in csv.DictReader(handle)}
     names = args.names or sorted(n for n, r in rows.items() if r["type"] == "COL")
     print("| instance | states | edges | COL s | PT s | COL states/s | PT states/s | COL/PT time |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -208,8 +208,15 @@ def export_net(
     ] = None,
     layout: Annotated[str, typer.Option(help="dot (Graphviz) or grid.")] = "dot",
     net_type: Annotated[str, typer.Option(help="PNML: auto, pt or symmetric.")] = "auto",
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="PNML: refuse (exit 3) what the standard P/T and symmetric-net "
+        "grammars can't say, instead of writing it in tcpn's toolspecific form.")] = False,
 ) -> None:
-    """Export a net to CPN Tools (.cpn) or PNML; what the format can't say is an error.
+    """Export a net to CPN Tools (.cpn) or PNML.
+
+    PNML holds the structure; time, integers, arithmetic and the like go in tcpn's
+    toolspecific elements (docs/exchange.md: what other readers lose). CPN Tools: what
+    the format can't say is an error.
 
     Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
@@ -224,10 +231,10 @@ def export_net(
         loaded = load_net(net)
     if output is None:
         sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
-                                  net_type=net_type))
+                                  net_type=net_type, strict=strict))
         return
     path = save_net(loaded, output, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type)
+                    net_type=net_type, strict=strict)
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 

@@ -55,7 +55,7 @@ def test_export_a_net_defined_in_a_python_file_to_pnml_on_stdout(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (("export", "nosuch.module:net"), "can't import nosuch.module"),
     (("export", "tcpn.petrinets.examples:single_server_queue"), "takes no arguments"),
-    (("export", "tcpn.petrinets.exchange.loading:example_net", "-f", "pnml"),
+    (("export", "tcpn.petrinets.exchange.loading:example_net", "-f", "pnml", "--strict"),
      "place source: colour set TINT is not a finite sort"),
     (("import", "missing.cpn"), "missing.cpn: no such file"),
 ])

@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections import namedtuple
 from collections.abc import Iterable
@@ -217,7 +218,7 @@ class RecordSet(ColourSet):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "is_timed", is_timed)
         object.__setattr__(self, "fields", tuple(fields.items()))
-        object.__setattr__(self, "record_type", namedtuple(name, list(fields)))
+        object.__setattr__(self, "record_type", _record_type(name, tuple(fields)))
 
     def make(self, **values: Any) -> Any:
         """Build a record value, checking every field."""
@@ -230,6 +231,13 @@ class RecordSet(ColourSet):
         return isinstance(value, self.record_type) and all(
             cs.contains(getattr(value, fname)) for fname, cs in self.fields
         )
+
+
+@functools.cache
+def _record_type(name: str, field_names: tuple[str, ...]) -> Any:
+    """One named-tuple class per record name and fields: a record set rebuilt from a file
+    (PNML, CPN Tools) holds the same values as the one the model's code builds."""
+    return namedtuple(name, list(field_names))
 
 
 @dataclass(frozen=True)

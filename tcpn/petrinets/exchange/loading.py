@@ -23,7 +23,12 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.petrinets.exchange.cpn_export import to_cpn
-from tcpn.petrinets.exchange.cpn_import import ImportedNet, ImportReport, read_cpn
+from tcpn.petrinets.exchange.cpn_import import (
+    ImportedNet,
+    ImportReport,
+    IncompleteImportError,
+    read_cpn,
+)
 from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 from tcpn.petrinets.net import PetriNet
 
@@ -48,7 +53,10 @@ def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
             raise InputError(f"{reference}: no such file")
         if path.suffix.lower() == ".cpn":
             return read_cpn(path, strict=strict)
-        return read_pnml(path)
+        imported = read_pnml(path)
+        if strict and not imported.complete:
+            raise IncompleteImportError(imported.report)
+        return imported
     module_name, sep, attribute = reference.rpartition(":")
     if not sep or not module_name or not attribute:
         raise InputError(f"{reference!r} is neither a .cpn/.pnml file nor a Python reference "
@@ -100,7 +108,7 @@ def _import(module_name: str, reference: str) -> Any:
 
 def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = None, *,
              real_time: bool | None = None, layout: str = "dot",
-             net_type: str = "auto") -> Path:
+             net_type: str = "auto", strict: bool = False) -> Path:
     """Write ``loaded.net`` as ``file_format`` (default: from the suffix of ``path``).
 
     See :func:`net_text` for the options.
@@ -113,21 +121,24 @@ def save_net(loaded: ImportedNet, path: str | Path, file_format: str | None = No
             raise InputError(f"{target}: can't tell the format from the suffix; use one of "
                              f"{sorted(FORMATS.values())} or give the format")
     text = net_text(loaded, file_format, real_time=real_time, layout=layout,
-                    net_type=net_type)
+                    net_type=net_type, strict=strict)
     target.write_bytes(text.encode("iso-8859-1" if file_format == "cpn" else "utf-8"))
     return target
 
 
 def net_text(loaded: ImportedNet, file_format: str, *, real_time: bool | None = None,
-             layout: str = "dot", net_type: str = "auto") -> str:
+             layout: str = "dot", net_type: str = "auto", strict: bool = False) -> str:
     """The file text of ``loaded.net`` in ``file_format`` (``"cpn"`` or ``"pnml"``).
 
     A net read from a CPN Tools file keeps its element ids and its time type unless
-    ``real_time`` says otherwise; ``layout`` and ``net_type`` are passed to
-    :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn` and
+    ``real_time`` says otherwise; ``layout`` is passed to
+    :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn`, ``net_type`` and ``strict`` to
     :func:`~tcpn.petrinets.exchange.pnml.to_pnml`.
 
-    >>> text = net_text(load_net("tcpn.petrinets.exchange.loading:example_net"), "pnml")
+    >>> mm1 = load_net("tcpn.petrinets.exchange.loading:example_net")
+    >>> '<colour>{"name":"TINT"' in net_text(mm1, "pnml")  # tcpn's form in toolspecific
+    True
+    >>> net_text(mm1, "pnml", strict=True)
     Traceback (most recent call last):
     ...
     tcpn.errors.InputError: place source: colour set TINT is not a finite sort of PNML \
@@ -138,5 +149,5 @@ symmetric nets (dot, bool, enumerations, bounded ints, products); export to CPN 
             real_time = loaded.real_time
         return to_cpn(loaded.net, real_time=real_time, ids=loaded.ids, layout=layout)
     if file_format == "pnml":
-        return to_pnml(loaded.net, net_type)
+        return to_pnml(loaded.net, net_type, strict=strict)
     raise InputError(f"unknown format {file_format!r}; use one of {sorted(FORMATS)}")

@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -44,6 +45,7 @@ from tcpn.petrinets.colours import (
     EnumSet,
     IntSet,
     ProductSet,
+    RecordSet,
     UnitSet,
 )
 from tcpn.petrinets.distributions import (
@@ -59,11 +61,19 @@ from tcpn.petrinets.exchange.cpn_import import (
     CpnFormatError,
     ImportedNet,
     ImportReport,
+    ReportItem,
     _load,
     parse_xml,
 )
-from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.exchange.pnml_tcpn import (
+    colour_from_spec,
+    colour_spec,
+    constant_from_json,
+    constant_json,
+    tokens_from_json,
+    tokens_json,
+)
 from tcpn.petrinets.net import (
     _NODE_NAME,
     P_NORMAL,
@@ -88,15 +98,24 @@ _COMPARISONS = {ast.Eq: "equality", ast.NotEq: "inequality", ast.Lt: "lessthan",
                 ast.LtE: "lessthanorequal", ast.Gt: "greaterthan", ast.GtE: "greaterthanorequal"}
 
 
-def write_pnml(net: PetriNet, path: str | Path, net_type: str = "auto") -> Path:
+def write_pnml(net: PetriNet, path: str | Path, net_type: str = "auto", *,
+               strict: bool = False) -> Path:
     """Write ``net`` to ``path`` as PNML; see :func:`to_pnml`."""
     target = Path(path)
-    target.write_text(to_pnml(net, net_type), encoding="utf-8")
+    target.write_text(to_pnml(net, net_type, strict=strict), encoding="utf-8")
     return target
 
 
-def to_pnml(net: PetriNet, net_type: str = "auto") -> str:
-    """The PNML of ``net``: ``net_type`` is ``"pt"``, ``"symmetric"`` or ``"auto"``."""
+def to_pnml(net: PetriNet, net_type: str = "auto", *, strict: bool = False) -> str:
+    """The PNML of ``net``: ``net_type`` is ``"pt"``, ``"symmetric"`` or ``"auto"``.
+
+    With ``strict=True`` anything outside the standard P/T and symmetric-net grammars (and
+    tcpn's timing) is an :class:`InputError` naming the element. Otherwise such parts are
+    written with their readable ``<text>`` and tcpn's exact form in ``toolspecific``
+    (``docs/exchange.md`` lists what another reader loses); :func:`read_pnml` restores
+    them, but for Python functions (code actions, function declarations), which it reports
+    as left out.
+    """
     if net_type not in ("auto", "pt", "symmetric"):
         raise InputError(f"net_type must be 'auto', 'pt' or 'symmetric', got {net_type!r}")
     uncoloured = all(isinstance(p.colour, UnitSet) for p in net.places.values())
@@ -105,7 +124,7 @@ def to_pnml(net: PetriNet, net_type: str = "auto") -> str:
         raise InputError(f"place {coloured.name}: colour set {coloured.colour.describe()} in "
                          "a P/T net (use net_type='symmetric')")
     symmetric = net_type == "symmetric" or (net_type == "auto" and not uncoloured)
-    return _Writer(net, symmetric).run()
+    return _Writer(net, symmetric, exact=not strict).run()
 
 
 def _check_ncname(name: str) -> str:
@@ -114,9 +133,12 @@ def _check_ncname(name: str) -> str:
 
 
 class _Writer:
-    def __init__(self, net: PetriNet, symmetric: bool):
+    def __init__(self, net: PetriNet, symmetric: bool, exact: bool = False):
         self.net = net
         self.symmetric = symmetric
+        #: write what the standard cannot say in toolspecific instead of refusing it
+        self.exact = exact
+        self.exact_transitions: set[str] = set()
         self.sorts: dict[ColourSet, str] = {}  # untimed colour set -> namedsort id
         self.constants: dict[str, str] = {}  # enum value -> feconstant id
         self.variables: dict[tuple[str, str], str] = {}  # (transition, var) -> variabledecl id
@@ -131,6 +153,10 @@ class _Writer:
         if self.symmetric:
             declaration = ET.SubElement(net_element, "declaration")
             self.decls = ET.SubElement(ET.SubElement(declaration, "structure"), "declarations")
+        if self.exact:
+            self._declarations(net_element)
+            self.exact_transitions = {t for t in self.net.transitions
+                                      if not self._standard(self.net.transitions[t])}
         page = ET.SubElement(net_element, "page", id="page0")
         ids: dict[str, str] = {}
         for place in self.net.places.values():
@@ -177,7 +203,7 @@ class _Writer:
             return body
         if isinstance(colour, ProductSet):
             body = ET.Element("productsort")
-            body.extend(self._sort(c, where) for c in colour.components)
+            body.extend([self._sort(c, where) for c in colour.components])
             return body
         raise InputError(f"{where}: colour set {colour.describe()} is not a finite sort of "
                          "PNML symmetric nets (dot, bool, enumerations, bounded ints, products)"
@@ -252,6 +278,8 @@ class _Writer:
             if arc.kind in (ArcKind.INPUT, ArcKind.READ) and arc.inscription is not None:
                 tree = ast.parse(arc.inscription, mode="eval").body
                 _bind(tree, self.net.places[arc.place].colour, scope)
+        for name, colour in transition.free_variables.items():
+            scope.setdefault(name, colour)
         return scope
 
     def _multiset(self, count: int, term: ET.Element) -> ET.Element:
@@ -273,7 +301,17 @@ class _Writer:
             else:
                 groups.append([token.value, token.time, 1])
         where = f"place {place.name}"
-        if self.symmetric:
+        if self.symmetric and self.exact and not self._standard_place(place, groups, where):
+            label = ET.SubElement(element, "type")
+            ET.SubElement(label, "text").text = place.colour.describe()
+            if groups:
+                ET.SubElement(ET.SubElement(element, "hlinitialMarking"), "text").text = \
+                    " ++ ".join(f"{n}'{v!r}" for v, _, n in groups)
+            tool = _toolspecific(element)
+            ET.SubElement(tool, "colour").text = colour_spec(place.colour)
+            ET.SubElement(tool, "tokens").text = tokens_json(
+                place.colour, [(t.value, t.time) for t in place.initial_tokens])
+        elif self.symmetric:
             label = ET.SubElement(element, "type")
             ET.SubElement(label, "text").text = place.colour.name
             ET.SubElement(label, "structure").append(self._sort(place.colour, where))
@@ -290,7 +328,7 @@ class _Writer:
             ET.SubElement(ET.SubElement(element, "initialMarking"), "text").text = str(
                 len(place.initial_tokens))
         if place.colour.is_timed:
-            tool = _toolspecific(element)
+            tool = _tool(element) or _toolspecific(element)
             ET.SubElement(tool, "timed")
             if any(t.time for t in place.initial_tokens):
                 ET.SubElement(tool, "timestamps").text = " ".join(
@@ -301,9 +339,9 @@ class _Writer:
         element = ET.Element("transition", id=element_id)
         _name(element, transition.name)
         where = f"transition {transition.name}"
-        if transition.action is not None:
-            raise InputError(f"{where}: a code action has no PNML form; export to CPN Tools")
-        if transition.guard is not None:
+        if transition.name in self.exact_transitions:
+            self._exact_transition(transition, element)
+        elif transition.guard is not None:
             if not self.symmetric:
                 raise InputError(f"guard of {where}: a P/T net has no guards")
             condition = ET.SubElement(element, "condition")
@@ -312,7 +350,7 @@ class _Writer:
                 ast.parse(transition.guard, mode="eval").body, BOOL, self._scope(transition),
                 transition.name, f"guard of {where}"))
         if transition.delay is not None or transition.priority != P_NORMAL:
-            tool = _toolspecific(element)
+            tool = _tool(element) or _toolspecific(element)
             if transition.delay is not None:
                 tool.append(_delay_element(transition.delay))
             if transition.priority != P_NORMAL:
@@ -321,6 +359,8 @@ class _Writer:
 
     def _arc(self, arc: Arc, element_id: str, ids: Mapping[str, str]) -> ET.Element:
         where = arc.where
+        if arc.transition in self.exact_transitions:
+            return self._exact_arc(arc, element_id, ids)
         if arc.kind in (ArcKind.INHIBITOR, ArcKind.RESET):
             raise InputError(f"{where}: PNML P/T and symmetric nets have no {arc.kind.value} "
                              "arcs; export to CPN Tools")
@@ -348,6 +388,124 @@ class _Writer:
             if arc.delay is not None:
                 tool.append(_delay_element(arc.delay))
         return element
+
+
+    # -- tcpn's exact forms (not strict) ----------------------------------------------------
+    def _standard(self, transition: Transition) -> bool:
+        """Whether the standard grammar says all of ``transition``: guard, arcs, no action.
+
+        Trying may declare variables that end up unused; they are harmless.
+        """
+        if transition.action is not None or transition.params:
+            return False
+        saved = (len(self.decls) if self.decls is not None else 0, dict(self.sorts),
+                 dict(self.constants), dict(self.variables))
+        try:
+            if transition.guard is not None:
+                if not self.symmetric:
+                    return False
+                self._term(ast.parse(transition.guard, mode="eval").body, BOOL,
+                           self._scope(transition), transition.name, transition.name)
+            for arc in self.net.arcs_of(transition.name):
+                self._arc(arc, "probe", {n: n for n in (arc.place, arc.transition)})
+        except InputError:
+            self._forget(saved)
+            return False
+        return True
+
+    def _forget(self, saved: tuple[int, dict[Any, str], dict[str, str], dict[Any, str]]
+                ) -> None:
+        """Drop the declarations a failed attempt made (sorts, constants, variables)."""
+        n_decls, self.sorts, self.constants, self.variables = saved
+        if self.decls is not None:
+            del self.decls[n_decls:]
+
+    def _standard_place(self, place: Place, groups: list[list[Any]], where: str) -> bool:
+        saved = (len(self.decls) if self.decls is not None else 0, dict(self.sorts),
+                 dict(self.constants), dict(self.variables))
+        try:
+            self._sort(place.colour, where)
+            for value, _, _ in groups:
+                self._term(ast.parse(repr(value), mode="eval").body, place.colour, {}, "",
+                           where)
+        except (InputError, SyntaxError):
+            self._forget(saved)
+            return False
+        return True
+
+    def _declarations(self, net_element: ET.Element) -> None:
+        if not self.net.declarations:
+            return
+        tool = _toolspecific(net_element)
+        for name, value in self.net.declarations.items():
+            _declaration(tool, name, value)
+
+    def _exact_transition(self, transition: Transition, element: ET.Element) -> None:
+        if transition.guard is not None:
+            ET.SubElement(ET.SubElement(element, "condition"), "text").text = transition.guard
+        tool = _toolspecific(element)
+        ET.SubElement(tool, "exact")
+        if transition.guard is not None:
+            ET.SubElement(tool, "guard").text = transition.guard
+        if transition.action is not None:
+            ET.SubElement(tool, "action", ref=_reference(transition.action),
+                          outputs=" ".join(transition.outputs))
+        for name, value in transition.params.items():
+            _declaration(tool, name, value, tag="param")
+        for name, colour in transition.free_variables.items():
+            ET.SubElement(tool, "free", name=name).text = colour_spec(colour)
+
+    def _exact_arc(self, arc: Arc, element_id: str, ids: Mapping[str, str]) -> ET.Element:
+        place, transition = ids[arc.place], ids[arc.transition]
+        source, target = (transition, place) if arc.kind is ArcKind.OUTPUT else (place,
+                                                                                  transition)
+        element = ET.Element("arc", id=element_id, source=source, target=target)
+        text = f"{arc.count}'({arc.inscription})" if arc.inscription is not None else ""
+        if arc.when is not None:
+            text = f"if {arc.when} then {text} else empty"
+        if self.symmetric and text:
+            ET.SubElement(ET.SubElement(element, "hlinscription"), "text").text = text
+        elif isinstance(arc.count, int) and arc.count != 1:
+            ET.SubElement(ET.SubElement(element, "inscription"), "text").text = str(arc.count)
+        if arc.kind in (ArcKind.INHIBITOR, ArcKind.RESET):  # pm4py's and ProM's convention
+            ET.SubElement(ET.SubElement(element, "arctype"), "text").text = arc.kind.value
+        tool = _toolspecific(element)
+        exact = ET.SubElement(tool, "arc", kind=arc.kind.value, count=str(arc.count))
+        if arc.inscription is not None:
+            exact.set("inscription", arc.inscription)
+        if arc.when is not None:
+            exact.set("when", arc.when)
+        if arc.delay is not None:
+            tool.append(_delay_element(arc.delay))
+        return element
+
+
+def _tcpn_function(reference: str) -> Any:
+    """The function ``module:qualname`` names when it is tcpn's own (imported, never run
+    from the file), else None: a PNML file must not make tcpn import other code."""
+    module_name, _, qualname = reference.partition(":")
+    if module_name != "tcpn" and not module_name.startswith("tcpn."):
+        return None
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError):
+        return None
+    return value if callable(value) else None
+
+
+def _reference(function: Any) -> str:
+    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', '?')}"
+
+
+def _declaration(tool: ET.Element, name: str, value: Any, tag: str = "declaration") -> None:
+    data = constant_json(value)
+    if data is not None:
+        ET.SubElement(tool, tag, name=name).text = data
+    else:
+        ET.SubElement(tool, "function" if tag == "declaration" else f"{tag}function",
+                      name=name, ref=_reference(value))
 
 
 def _bind(tree: ast.expr, colour: ColourSet, scope: dict[str, ColourSet]) -> None:
@@ -409,6 +567,8 @@ class _Reader:
         self.terms = SymmetricTerms(self.fail)
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
+        self.renamed: list[ReportItem] = []
+        self.records: dict[str, RecordSet] = {}  # record colour sets, shared by places
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
         """The error for ``element``: its line, and the id of it or of its nearest holder."""
@@ -443,6 +603,8 @@ class _Reader:
         net = PetriNet(re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
+        self.left_out: list[ReportItem] = []
+        self.missing_functions: set[str] = set()
         nodes: dict[str, str] = {}
         elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:
@@ -454,6 +616,9 @@ class _Reader:
                 net.add_place(place)
                 nodes[element.get("id", "")] = place.name
                 self.ids[f"place:{place.name}"] = element.get("id", "")
+        net_tool = _tool(net_element)  # after the places: their record types are known
+        if net_tool is not None:
+            net.declare(**self._exact_declarations(net_tool, net_element))
         guards: dict[str, ET.Element] = {}
         for element in elements:
             if element.tag == "transition":
@@ -465,7 +630,14 @@ class _Reader:
                 nodes[element.get("id", "")] = transition.name
                 guards[transition.name] = element
                 self.ids[f"trans:{transition.name}"] = element.get("id", "")
-        arcs = [e for e in elements if e.tag == "arc"]
+        arcs = []
+        for element in (e for e in elements if e.tag == "arc"):
+            tool = _tool(element)
+            exact = tool.find("arc") if tool is not None else None
+            if exact is not None:
+                net.add_arc(self._exact_arc(element, exact, nodes, net))
+            else:
+                arcs.append(element)
         if self.symmetric:
             self._symmetric_arcs(net, arcs, nodes, guards)
         else:
@@ -474,7 +646,8 @@ class _Reader:
         net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
-                                            "arcs": len(net.arcs)})
+                                            "arcs": len(net.arcs)}, notes=self.renamed,
+                              unsupported=self.left_out)
         return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
 
     # -- nodes ------------------------------------------------------------------------------
@@ -488,6 +661,9 @@ class _Reader:
         if not _NODE_NAME.match(name):
             name = re.sub(r"[^A-Za-z0-9_.'-]", "_", name)
             name = name if re.match(r"[A-Za-z_]", name) else f"n_{name}"
+            self.renamed.append(ReportItem(element.tag, element_id, name,
+                                           self.lines.get(element), f"id {element_id!r} is "
+                                           f"no tcpn name: named {name!r}"))
         if label is not None and not _invisible(element):
             self.labels[name] = label
         return name
@@ -499,6 +675,15 @@ class _Reader:
         stamps = [float(s) for s in (tool.findtext("timestamps") or "").split()] \
             if tool is not None else []
         values: list[tuple[int, Any]]
+        exact = tool.find("colour") if tool is not None else None
+        if exact is not None:  # tcpn's own form (see pnml_tcpn)
+            assert tool is not None
+            try:
+                colour = colour_from_spec(exact.text or "", self.records)
+                tokens = tokens_from_json(colour, tool.findtext("tokens") or "[]")
+                return Place(name, colour, initial=tokens)
+            except InputError as exc:
+                raise self.fail(exact, str(exc)) from None
         if self.symmetric:
             sort = element.find("type/structure")
             if sort is None or len(sort) != 1:
@@ -527,16 +712,79 @@ class _Reader:
     def _transition(self, element: ET.Element) -> Transition:
         name = self._node_name(element)
         tool = _tool(element)
-        delay, priority = None, P_NORMAL
+        delay, priority, guard = None, P_NORMAL, None
+        params: dict[str, Any] = {}
+        free: dict[str, ColourSet] = {}
+        actions: dict[str, Any] = {}
         if tool is not None:
             if tool.find("delay") is not None:
                 delay = self._delay(tool.find("delay"))
             if tool.findtext("priority"):
                 priority = int(tool.findtext("priority") or P_NORMAL)
+            guard = tool.findtext("guard")
+            params = self._exact_declarations(tool, element, "param")
+            for variable in tool.findall("free"):
+                try:
+                    free[variable.get("name", "")] = colour_from_spec(variable.text or "",
+                                                                      self.records)
+                except InputError as exc:
+                    raise self.fail(variable, str(exc)) from None
+            for action in tool.findall("action"):
+                code = _tcpn_function(action.get("ref", ""))
+                if code is None:
+                    self.left_out.append(ReportItem(
+                        "code action", element.get("id", ""), action.get("ref", ""),
+                        self.lines.get(action), "a Python function: not restored from PNML "
+                        "(only tcpn's own are); the transition is left without it"))
+                else:
+                    actions = {"action": code,
+                               "outputs": tuple((action.get("outputs") or "").split())}
         try:
-            return Transition(name, delay=delay, priority=priority)
+            return Transition(name, guard=guard, delay=delay, priority=priority,
+                              params=params, free_variables=free, **actions)
         except InputError as exc:
             raise self.fail(element, str(exc)) from None
+
+    def _exact_declarations(self, tool: ET.Element, owner: ET.Element, tag: str = "declaration"
+                            ) -> dict[str, Any]:
+        """Constants tcpn wrote in ``tool``; functions are reported as left out."""
+        values = {}
+        function_tag = f"{tag}function" if tag != "declaration" else "function"
+        for item in tool:  # in file order, as the net declared them
+            if item.tag == tag:
+                try:
+                    values[item.get("name", "")] = constant_from_json(item.text or "")
+                except InputError as exc:
+                    raise self.fail(item, str(exc)) from None
+                continue
+            if item.tag != function_tag:
+                continue
+            ref = item.get("ref", "")
+            record = self.records.get(ref.partition(":")[2])
+            found = record.record_type if record is not None and ref.startswith(
+                "tcpn.petrinets.colours:") else _tcpn_function(ref)
+            if found is not None:
+                values[item.get("name", "")] = found
+            elif ref not in self.missing_functions:
+                self.missing_functions.add(ref)
+                self.left_out.append(ReportItem(
+                    "function", owner.get("id", ""), item.get("name", ""),
+                    self.lines.get(item), f"Python function {ref}: not restored from "
+                    "PNML (only tcpn's own functions are); declare it on the net again"))
+        return values
+
+    def _exact_arc(self, element: ET.Element, exact: ET.Element, nodes: dict[str, str],
+                   net: PetriNet) -> Arc:
+        """An arc in tcpn's own form (kind, inscription, count, condition, delay)."""
+        place, transition, _kind = self._ends(element, nodes, net)
+        count_text = exact.get("count", "1")
+        count: int | str = int(count_text) if count_text.isdigit() else count_text
+        try:
+            kind = ArcKind(exact.get("kind", ""))
+            return Arc(kind, place, transition, exact.get("inscription"), count,
+                       exact.get("when"), self._arc_delay(element, kind))
+        except (InputError, ValueError) as exc:
+            raise self.fail(exact, str(exc)) from None
 
     def _delay(self, element: ET.Element | None) -> Any:
         assert element is not None
@@ -574,7 +822,17 @@ class _Reader:
         text = (_label_text(element, "inscription") or "1").strip()
         if not text.isdigit() or int(text) < 1:
             raise self.fail(element, f"arc inscription {text!r} is not a positive number")
+        # pm4py's and ProM's extension: <arctype><text>inhibitor|reset</text></arctype>
+        arc_type = (_label_text(element, "arctype") or "normal").strip()
+        if arc_type not in ("normal", "inhibitor", "reset"):
+            raise self.fail(element, f"arc type {arc_type!r} is not normal, inhibitor or reset")
+        if arc_type != "normal" and kind is not ArcKind.INPUT:
+            raise self.fail(element, f"a {arc_type} arc must go from a place to a transition")
         try:
+            if arc_type == "reset":
+                return Arc(ArcKind.RESET, place, transition)
+            if arc_type == "inhibitor":  # disabled from `inscription` tokens on
+                return Arc(ArcKind.INHIBITOR, place, transition, "()", int(text))
             return Arc(kind, place, transition, "()", int(text),
                        delay=self._arc_delay(element, kind))
         except InputError as exc:
@@ -594,6 +852,9 @@ class _Reader:
             terms = self.terms.multiset(_only_child(structure, self))
             by_transition[transition].append((element, place, kind, terms))
         for name, element in transitions.items():
+            tool = _tool(element)
+            if tool is not None and tool.find("exact") is not None:
+                continue  # guard and arcs in tcpn's own form, read already
             condition = element.find("condition/structure")
             guard = self.terms.term(_only_child(condition, self))[0] \
                 if condition is not None else None

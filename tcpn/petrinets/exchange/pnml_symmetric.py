@@ -239,6 +239,7 @@ class SymmetricTerms:
     def term(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
         """A term as a Python expression and its sort (``None`` when not known)."""
         tag = element.tag
+        sort: ColourSet | None
         if tag == "variable":
             ref = element.get("refvariable", "")
             if ref not in self.variables:
@@ -371,11 +372,13 @@ class SymmetricTerms:
         counts: dict[Any, int] = {}
         for n, tree in self.multiset(element):
             try:
-                value = eval(compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>",
-                                     "eval"),  # noqa: S307
-                             {"__builtins__": {}}, dict(self.declarations))
+                code = compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>", "eval")
+                value = eval(code, {"__builtins__": {}}, dict(self.declarations))
             except NameError as exc:
                 raise self.fail(element, f"an initial marking must be closed: {exc}") from None
+            except (KeyError, TypeError) as exc:
+                raise self.fail(element, f"an initial marking term has no value: {exc!r}") \
+                    from None
             counts[value] = counts.get(value, 0) + n
         return [(v, n) for v, n in counts.items() if n > 0]
 
