@@ -2,7 +2,7 @@
 
 :class:`CheckRequest` holds every option of the command (one place: a new option is one
 field here and one parameter in ``tcpn/cli.py``); :func:`run_check` runs it and prints a
-table of verdicts, each false (or true) answer's path, and the standard report.
+line per verdict, each answer's path when one shows it, and the standard report.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking import check
@@ -88,12 +87,12 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
                       time_limit_s=request.time_limit_s, fairness=fairness,
                       reduction=request.reduction, progress=progress)
                 for formula in formulas]
-    if verdicts:
-        console.print(verdict_table(request.net.name, verdicts))
-        for number, verdict in enumerate(verdicts, 1):
-            if verdict.evidence is not None:
-                console.print(evidence_text(number, verdict), markup=False,
-                              highlight=False, soft_wrap=True)
+    for number, verdict in enumerate(verdicts, 1):
+        console.print(verdict_line(number, verdict), markup=False, highlight=False,
+                      soft_wrap=True)
+        if verdict.evidence is not None:
+            console.print(evidence_text(number, verdict), markup=False, highlight=False,
+                          soft_wrap=True)
     document: dict[str, Any] = {"net": request.source,
                                 "verdicts": [v.to_json() for v in verdicts]}
     if fairness is not None:
@@ -117,16 +116,16 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     return all(v.answer == "true" for v in verdicts)
 
 
-def verdict_table(net: str, verdicts: list[Verdict]) -> Table:
-    """One row per formula: answer, states, seconds, how (or why unknown)."""
-    table = Table(title=f"{net}: model checking")
-    for title, justify in (("#", "right"), ("formula", "left"), ("answer", "left"),
-                           ("states", "right"), ("s", "right"), ("how / why", "left")):
-        table.add_column(title, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for number, v in enumerate(verdicts, 1):
-        table.add_row(str(number), v.formula, v.answer.upper(), f"{v.states:,}",
-                      f"{v.seconds:.2f}", v.reason or " ".join(v.technique))
-    return table
+def verdict_line(number: int, verdict: Verdict) -> str:
+    """One line per formula (never wrapped inside a word): answer, formula, cost, how.
+
+    >>> print(verdict_line(1, Verdict("unknown", "EF deadlock", states=100, reason="state "
+    ...                                "budget reached (max_states=100)")))
+    formula 1: UNKNOWN  EF deadlock  (100 states, 0.00 s; state budget reached (max_states=100))
+    """
+    how = verdict.reason or " ".join(verdict.technique)
+    return (f"formula {number}: {verdict.answer.upper()}  {verdict.formula}  "
+            f"({verdict.states:,} states, {verdict.seconds:.2f} s; {how})")
 
 
 def evidence_text(number: int, verdict: Verdict) -> str:

@@ -86,7 +86,7 @@ class UnsupportedFormula(TcpnError):
 
 def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *,
           max_states: int | None = DEFAULT_MAX_STATES, time_limit_s: float | None = None,
-          fairness: Fairness | None = None, next_at_deadlock: NextAtDeadlock = "false",
+          fairness: Fairness | None = None, next_at_deadlock: NextAtDeadlock = "successors",
           clock: str | None = None, reduction: str | None = None,
           predicates: Mapping[str, Callable[..., bool]] | None = None,
           progress: Callable[[int, int, float], None] | bool | None = None) -> Verdict:

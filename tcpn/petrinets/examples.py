@@ -6,8 +6,8 @@ from tcpn.petrinets.colours import INT, UNIT
 from tcpn.petrinets.distributions import Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
-__all__ = ["counter", "dining_philosophers", "interleaving_grid", "retransmission",
-           "single_server_queue"]
+__all__ = ["counter", "dining_philosophers", "interleaving_grid", "left_first_philosophers",
+           "retransmission", "single_server_queue"]
 
 
 def counter(limit: int, timed: bool = False, delay: float | None = None) -> PetriNet:
@@ -132,4 +132,38 @@ def retransmission(lost_place: bool = False) -> PetriNet:
         net.add_output("channel", "resend", "()")
     else:
         net.add_output("channel", "lose", "()")
+    return net
+
+
+def left_first_philosophers(n: int) -> PetriNet:
+    """``n`` philosophers who take the left fork, then the right one: the classic deadlock
+    (every philosopher holds a left fork). Places ``think{i}``, ``fork{i}``, ``left{i}``
+    (holding the left fork), ``eat{i}``; transitions ``takeleft{i}``, ``takeright{i}``,
+    ``put{i}``.
+
+    >>> from tcpn.petrinets import explore
+    >>> space = explore(left_first_philosophers(3))
+    >>> space.n_states, space.dead_markings()
+    (14, [12])
+    """
+    net = PetriNet("left_first_philosophers")
+    for i in range(n):
+        net.add_place(Place(f"think{i}", UNIT, initial=[()]))
+        net.add_place(Place(f"fork{i}", UNIT, initial=[()]))
+        net.add_place(Place(f"left{i}", UNIT))
+        net.add_place(Place(f"eat{i}", UNIT))
+    for i in range(n):
+        left, right = f"fork{i}", f"fork{(i + 1) % n}"
+        net.add_transition(Transition(f"takeleft{i}"))
+        net.add_input(f"think{i}", f"takeleft{i}", "()")
+        net.add_input(left, f"takeleft{i}", "()")
+        net.add_output(f"left{i}", f"takeleft{i}", "()")
+        net.add_transition(Transition(f"takeright{i}"))
+        net.add_input(f"left{i}", f"takeright{i}", "()")
+        net.add_input(right, f"takeright{i}", "()")
+        net.add_output(f"eat{i}", f"takeright{i}", "()")
+        net.add_transition(Transition(f"put{i}"))
+        net.add_input(f"eat{i}", f"put{i}", "()")
+        for place in (f"think{i}", left, right):
+            net.add_output(place, f"put{i}", "()")
     return net

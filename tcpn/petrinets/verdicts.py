@@ -71,7 +71,7 @@ class Verdict:
     seconds: float = 0.0
     technique: tuple[str, ...] = ()
     reason: str = ""
-    value: int | None = None
+    value: int | float | None = None  # an integer answer, or a model time
 
     @property
     def holds(self) -> bool | None:
