@@ -600,7 +600,9 @@ class _Reader:
                 seen[element_id] = element
         self.symmetric = net_type == SYMMETRICNET
         name = _label_text(net_element, "name") or net_element.get("id", "net")
-        net = PetriNet(re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net")
+        # A net name may start with a digit in PNML ("2PhLockVParam"), not in tcpn.
+        net = PetriNet(re.sub(r"^(?=[0-9.])", "_",
+                              re.sub(r"[^A-Za-z0-9_.]", "_", name or "net")) or "net")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
         self.left_out: list[ReportItem] = []
