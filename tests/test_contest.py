@@ -124,7 +124,7 @@ def test_missing_property_file_and_unknown_names_are_input_errors(shared_dir, mc
                                                                   tmp_path):
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
     (tmp_path / "model.pnml").write_bytes((folder / "model.pnml").read_bytes())
-    with pytest.raises(InputError, match="CTLFireability.xml"):
+    with pytest.raises(InputError, match=r"CTLFireability\.xml"):
         check_examination(tmp_path / "model.pnml", "CTLFireability")
     text = (folder / "UpperBounds.xml").read_text()
     first = re.search(r"<place>([^<]+)</place>", text)
@@ -136,7 +136,7 @@ def test_missing_property_file_and_unknown_names_are_input_errors(shared_dir, mc
     (tmp_path / "LTLCardinality.xml").write_text("<property-set><property><id>x</id>"
                                                  "<formula><globally/></formula></property>"
                                                  "</property-set>")
-    with pytest.raises(InputError, match="line 1.*globally"):
+    with pytest.raises(InputError, match=r"line 1.*globally"):
         check_examination(tmp_path / "model.pnml", "LTLCardinality")
 
 

@@ -41,9 +41,8 @@ transition and none is enabled there, so a path into a deadlock is always fair.
 
 from __future__ import annotations
 
-import sys
 import time as wallclock
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +72,13 @@ if TYPE_CHECKING:
 __all__ = ["BuchiAutomaton", "check", "check_ltl", "translate"]
 
 #: The transitions assumed weakly fair and those assumed strongly fair.
-FairSets = tuple[frozenset[Hashable], frozenset[Hashable]]
+FairSets = tuple[frozenset[str], frozenset[str]]
 NO_FAIRNESS: FairSets = (frozenset(), frozenset())
+#: An edge of the product: the transition and the state space's edge index, or STUTTER.
+Label = tuple[str, int] | None
 #: The silent self-loop of a dead marking (no transition fires on it).
 STUTTER = None
+
 
 
 # -- negation normal form --------------------------------------------------------------------
@@ -226,12 +228,45 @@ def translate(path_formula: Formula) -> BuchiAutomaton:
     literals = [tuple(sorted({f for f in n.old if not _temporal(f)
                               and not isinstance(f, And | Or | Bool)}, key=repr))
                 for n in done]
-    return BuchiAutomaton(literals, successors,
-                          [i for i, n in enumerate(done) if _INIT in n.incoming], accepting)
+    return _merge_bisimilar(BuchiAutomaton(
+        literals, successors, [i for i, n in enumerate(done) if _INIT in n.incoming],
+        accepting))
+
+
+def _merge_bisimilar(automaton: BuchiAutomaton) -> BuchiAutomaton:
+    """The automaton with bisimilar states merged (same label, same acceptance sets,
+    successors in the same classes): they accept the same runs, so the language is kept.
+    The tableau makes many (its states differ in formulas already discharged)."""
+    n = len(automaton)
+    signature = [(automaton.literals[q], tuple(q in acc for acc in automaton.accepting))
+                 for q in range(n)]
+    classes = _numbered(signature)
+    while True:
+        refined = _numbered([(classes[q], frozenset(classes[r] for r in
+                                                    automaton.successors[q]))
+                             for q in range(n)])
+        if max(refined, default=-1) == max(classes, default=-1):
+            break
+        classes = refined
+    count = max(classes, default=-1) + 1
+    literals: list[tuple[Formula, ...]] = [()] * count
+    successors: list[set[int]] = [set() for _ in range(count)]
+    for q in range(n):
+        literals[classes[q]] = automaton.literals[q]
+        successors[classes[q]].update(classes[r] for r in automaton.successors[q])
+    return BuchiAutomaton(literals, [sorted(x) for x in successors],
+                          sorted({classes[q] for q in automaton.initial}),
+                          [frozenset(classes[q] for q in acc) for acc in automaton.accepting])
+
+
+def _numbered(keys: list[Any]) -> list[int]:
+    """Each key's number in order of first appearance."""
+    numbers: dict[Any, int] = {}
+    return [numbers.setdefault(key, len(numbers)) for key in keys]
 
 
 # -- the product and its emptiness -----------------------------------------------------------
-Successors = Callable[[int], Sequence[tuple[int, Hashable]]]
+Successors = Callable[[int], Sequence[tuple[int, Label]]]
 #: Where a state formula holds: one boolean per state, indexed by state number.
 Holds = Callable[[Formula], Sequence[bool]]
 
@@ -244,7 +279,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
                          holds: Holds, fair: FairSets = NO_FAIRNESS,
                          max_product_states: int | None = None,
                          deadline: float | None = None
-                         ) -> tuple[list[tuple[int, Hashable]], list[tuple[int, Hashable]],
+                         ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]],
                                     int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
@@ -259,10 +294,10 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     low: dict[int, int] = {}
     on_stack: set[int] = set()
     stack: list[int] = []
-    parent: dict[int, tuple[int, Hashable]] = {}
+    parent: dict[int, tuple[int, Label]] = {}
     counter = 0
 
-    def product_successors(node: int) -> list[tuple[int, Hashable]]:
+    def product_successors(node: int) -> list[tuple[int, Label]]:
         state, q = divmod(node, n_q)
         out = successors(state) or [(state, STUTTER)]
         found = []
@@ -281,7 +316,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
         counter += 1
         stack.append(root)
         on_stack.add(root)
-        call: list[tuple[int, list[tuple[int, Hashable]], int]] = [
+        call: list[tuple[int, list[tuple[int, Label]], int]] = [
             (root, product_successors(root), 0)]
         while call:
             node, succ, i = call[-1]
@@ -326,7 +361,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
                                           n_q, fair, successors)
             if cycle is not None:
                 start = cycle[0][0] if cycle else node
-                stem: list[tuple[int, Hashable]] = []
+                stem: list[tuple[int, Label]] = []
                 walker = start
                 while walker in parent:
                     up_node, label = parent[walker]
@@ -338,9 +373,9 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
 
 
 def _fair_accepting_cycle(component: set[int], product_successors: Callable[
-        [int], list[tuple[int, Hashable]]], automaton: BuchiAutomaton, n_q: int,
+        [int], list[tuple[int, Label]]], automaton: BuchiAutomaton, n_q: int,
         fair: FairSets, successors: Successors
-        ) -> list[tuple[int, Hashable]] | None:
+        ) -> list[tuple[int, Label]] | None:
     """A cycle in ``component`` meeting every acceptance set and the fairness assumption,
     as ``[(start, None), (next, label), ..., (start, label)]``, or None."""
     inner = {n: [(t, lab) for t, lab in product_successors(n) if t in component]
@@ -354,9 +389,9 @@ def _fair_accepting_cycle(component: set[int], product_successors: Callable[
     return None
 
 
-def _check_part(part: set[int], inner: dict[int, list[tuple[int, Hashable]]],
+def _check_part(part: set[int], inner: dict[int, list[tuple[int, Label]]],
                 automaton: BuchiAutomaton, n_q: int, fair: FairSets,
-                successors: Successors) -> list[tuple[int, Hashable]] | None:
+                successors: Successors) -> list[tuple[int, Label]] | None:
     """A fair accepting cycle in one component (the transitions enabled in a state are the
     labels of its edges in the state graph)."""
     edges = {n: [(t, lab) for t, lab in inner[n] if t in part] for n in part}
@@ -385,7 +420,7 @@ def _check_part(part: set[int], inner: dict[int, list[tuple[int, Hashable]]],
     return _cycle_through(part, edges, automaton, n_q, taken if weak or strong else set())
 
 
-def _subcomponents(edges: dict[int, list[tuple[int, Hashable]]]) -> list[set[int]]:
+def _subcomponents(edges: dict[int, list[tuple[int, Label]]]) -> list[set[int]]:
     """Strongly connected components of a small explicit graph (iterative Tarjan)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
@@ -433,15 +468,15 @@ def _subcomponents(edges: dict[int, list[tuple[int, Hashable]]]) -> list[set[int
     return found
 
 
-def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Hashable]]],
-                   automaton: BuchiAutomaton, n_q: int, labels: set[Hashable]
-                   ) -> list[tuple[int, Hashable]]:
+def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
+                   automaton: BuchiAutomaton, n_q: int, labels: set[str]
+                   ) -> list[tuple[int, Label]]:
     """A cycle from a node of ``part`` through a node of every acceptance set and an edge
     of every label in ``labels``, back to its start."""
     start = min(part)
-    path: list[tuple[int, Hashable]] = [(start, STUTTER)]
+    path: list[tuple[int, Label]] = [(start, STUTTER)]
     here = start
-    goals: list[Callable[[int, Hashable, int], bool]] = []
+    goals: list[Callable[[int, Label, int], bool]] = []
     for accepting in automaton.accepting:
         goals.append(lambda _u, _lab, v, acc=accepting: v % n_q in acc)  # type: ignore[misc]
     for label in sorted(labels, key=repr):
@@ -450,7 +485,7 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Hashable]]],
     goals.append(lambda _u, _lab, v: v == start)
     for goal in goals:
         # Breadth-first search for the first edge (u, lab, v) meeting the goal.
-        came: dict[int, tuple[int, Hashable]] = {}
+        came: dict[int, tuple[int, Label]] = {}
         frontier, seen, hit = [here], {here}, None
         while frontier and hit is None:
             following = []
@@ -537,34 +572,35 @@ class _Graph:
     def __init__(self, space: Any):
         self.space = space
         self.masks: dict[Formula, Any] = {}
-        from tcpn.petrinets.ptcheck import edge_arrays
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
-        indptr, targets, labels, names = (x.tolist() if hasattr(x, "tolist") else x
-                                          for x in edge_arrays(space))
-        self.edges = (indptr, targets, labels, names)
+        self._edges: tuple[list[int], list[int], list[int], Sequence[str]] | None = None
 
-        def successors(state: int) -> Sequence[tuple[int, Hashable]]:
-            lo, hi = indptr[state], indptr[state + 1]
-            return [(targets[k], (names[labels[k]], k)) for k in range(lo, hi)]
-        self.successors = successors
+    def successors(self, state: int) -> Sequence[tuple[int, Label]]:
+        """The labelled edges leaving ``state`` (lists built on first use)."""
+        if self._edges is None:
+            from tcpn.petrinets.ptcheck import edge_arrays
+            indptr, targets, labels, names = edge_arrays(self.space)
+            self._edges = (indptr.tolist(), targets.tolist(), labels.tolist(), names)
+        indptr_l, targets_l, labels_l, names_l = self._edges
+        return [(targets_l[k], (names_l[labels_l[k]], k))
+                for k in range(indptr_l[state], indptr_l[state + 1])]
 
     def holds(self, formula: Formula) -> Sequence[bool]:
         if formula not in self.masks:
             from tcpn.petrinets.ptcheck import state_mask
             self.masks[formula] = state_mask(formula, self.space).tolist()
-        return self.masks[formula]  # type: ignore[no-any-return]
+        return self.masks[formula]
 
-    def steps(self, path: list[tuple[int, Hashable]]) -> list[Step]:
+    def steps(self, path: list[tuple[int, Label]]) -> list[Step]:
         """The steps of a product path (the dead marking's stutter is no step)."""
         fired = [(state, label) for state, label in path if label is not STUTTER]
         if self.pt:
-            return [Step(str(label[0]), {}, self.space.counts(state))  # type: ignore[index]
-                    for state, label in fired]
+            return [Step(label[0], {}, self.space.counts(state))
+                    for state, label in fired if label is not None]
         from tcpn.petrinets.ctl import path_steps
-        return path_steps(self.space, [label[1] for _, label in fired])  # type: ignore[index]
+        return path_steps(self.space, [label[1] for _, label in fired if label is not None])
 
 
 def _graph(space: Any) -> _Graph:
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     return _Graph(space)

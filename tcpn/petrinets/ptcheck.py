@@ -138,7 +138,7 @@ class _Edges:
         if total == 0:
             return np.zeros(0, dtype=np.int64)
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-        return self.rev_src[np.arange(total) + offsets]  # type: ignore[no-any-return]
+        return self.rev_src[np.arange(total) + offsets]
 
     def ex(self, target: np.ndarray) -> np.ndarray:
         """Some firing leads into ``target`` (never at a dead marking)."""

@@ -68,7 +68,7 @@ class PTNet:
     def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """Per transition: the places enabling reads, their least counts, the inhibitor
         places and their thresholds (enabled only below them)."""
-        return self._rules  # type: ignore[attr-defined,no-any-return]
+        return self._rules  # type: ignore[attr-defined]
 
     def enabled(self, markings: np.ndarray, t: int) -> np.ndarray:
         """Which rows of ``markings`` (states x places) enable transition ``t``."""
@@ -133,7 +133,7 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
             matrices[arc.kind][t, p] = min(current, arc.count) if current else arc.count
         else:
             matrices[arc.kind][t, p] += arc.count
-    initial = np.array([len(net.places[p].initial) for p in places], dtype=np.int64)
+    initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
     return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
                  matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
                  matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial)
@@ -290,9 +290,9 @@ def explore_pt(net: PTNet, max_states: int | None = None,
             store = store.astype(dtype)
             index = {store[i].tobytes(): i for i in range(len(index))}
         successors = np.ascontiguousarray(successors.astype(dtype))
-        keys = successors.view(np.dtype((np.void, successors.shape[1] * successors.itemsize))
-                               ).ravel().tolist() if successors.shape[1] else \
-            [b""] * len(successors)
+        width = successors.shape[1] * successors.itemsize
+        keys: list[Any] = successors.view(np.dtype((np.void, width))).ravel().tolist() \
+            if width else [b""] * len(successors)
         before = len(index)
         setdefault = index.setdefault
         targets = np.array([setdefault(k, len(index)) for k in keys], dtype=np.int64)

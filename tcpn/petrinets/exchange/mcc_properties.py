@@ -134,7 +134,7 @@ class _Reader:
             return quantifier(self.formula(self.only(element)))
         if tag in ("globally", "finally", "next", "negation"):
             operator = {"globally": G, "finally": F, "next": X, "negation": Not}[tag]
-            return operator(self.formula(self.only(element)))  # type: ignore[abstract]
+            return operator(self.formula(self.only(element)))
         if tag == "until":
             parts = {_local(c.tag): c for c in self.children(element)}
             if set(parts) != {"before", "reach"} or len(self.children(element)) != 2:
