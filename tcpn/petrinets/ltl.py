@@ -297,14 +297,23 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     parent: dict[int, tuple[int, Label]] = {}
     counter = 0
 
+    # Which automaton states may read a marking, as one set per state (made on first use):
+    # a product edge is then a set intersection instead of a test per automaton successor.
+    readers: dict[int, frozenset[int]] = {}
+    following = [frozenset(s) for s in automaton.successors]
+
     def product_successors(node: int) -> list[tuple[int, Label]]:
         state, q = divmod(node, n_q)
         out = successors(state) or [(state, STUTTER)]
         found = []
+        nexts = following[q]
         for target, label in out:
-            for q2 in automaton.successors[q]:
-                if readable[q2][target]:
-                    found.append((target * n_q + q2, label))
+            can = readers.get(target)
+            if can is None:
+                can = readers[target] = frozenset(
+                    q2 for q2 in range(n_q) if readable[q2][target])
+            for q2 in nexts & can:
+                found.append((target * n_q + q2, label))
         return found
 
     roots = [initial_state * n_q + q for q in automaton.initial if readable[q][initial_state]]
@@ -382,6 +391,8 @@ def _fair_accepting_cycle(component: set[int], product_successors: Callable[
              for n in component}
     if not any(inner[n] for n in component):
         return None
+    if not any(fair):  # the component is strongly connected: no refinement needed
+        return _check_part(component, inner, automaton, n_q, fair, successors)
     for part in _subcomponents(inner):
         found = _check_part(part, inner, automaton, n_q, fair, successors)
         if found is not None:
@@ -572,6 +583,7 @@ class _Graph:
     def __init__(self, space: Any):
         self.space = space
         self.masks: dict[Formula, Any] = {}
+        self.lists: dict[Formula, list[bool]] = {}
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
         self._edges: tuple[list[int], list[int], list[int], Sequence[str]] | None = None
@@ -587,9 +599,20 @@ class _Graph:
                 for k in range(indptr_l[state], indptr_l[state + 1])]
 
     def holds(self, formula: Formula) -> Sequence[bool]:
+        """Where a conjunction of literals holds (each literal evaluated once)."""
+        if formula not in self.lists:
+            self.lists[formula] = self._mask(formula).tolist()
+        return self.lists[formula]
+
+    def _mask(self, formula: Formula) -> Any:
         if formula not in self.masks:
-            from tcpn.petrinets.ptcheck import state_mask
-            self.masks[formula] = state_mask(formula, self.space).tolist()
+            if isinstance(formula, And):
+                import numpy as np
+                self.masks[formula] = np.logical_and.reduce(
+                    [self._mask(o) for o in formula.operands])
+            else:
+                from tcpn.petrinets.ptcheck import state_mask
+                self.masks[formula] = state_mask(formula, self.space)
         return self.masks[formula]
 
     def steps(self, path: list[tuple[int, Label]]) -> list[Step]:
