@@ -248,6 +248,9 @@ def check_net(
     ltl: Annotated[list[str] | None, typer.Option(
         "--ltl", help="An LTL formula over all paths, e.g. \"G F fireable(deliver)\" "
         "(repeatable; A is implied).")] = None,
+    askctl: Annotated[list[str] | None, typer.Option(
+        "--askctl", help="A CPN Tools ASK-CTL query, e.g. 'INV(NOT(NF(\"d\", fn n => "
+        "(OutArcs n) = [])))' (repeatable; standard operators).")] = None,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -299,7 +302,8 @@ def check_net(
     else:
         loaded = load_net(net).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
-                           report=report, max_states=max_states or 5_000_000,
+                           askctl=tuple(askctl or ()), report=report,
+                           max_states=max_states or 5_000_000,
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
                            json_file=json_file)

@@ -87,3 +87,16 @@ def test_unknown_names_are_named():
         truth(space, tokens("cnt") <= 1)
     with pytest.raises(InputError, match="no transition named 'inc'"):
         truth(space, fireable("inc"))
+
+
+def test_explore_stops_at_a_default_limit_and_reports_progress(monkeypatch):
+    import tcpn.petrinets.statespace as statespace
+
+    monkeypatch.setattr(statespace, "PROGRESS_EVERY_S", 0.0)
+    calls = []
+    space = explore(counter(10**9), max_states=3000,
+                    progress=lambda states, expanded, seconds: calls.append((states, expanded)))
+    assert not space.complete and space.limit == "max_states=3000"
+    assert "stopped at the limit max_states=3000" in space.summary()
+    assert calls and all(s >= e for s, e in calls)
+    assert explore.__defaults__[0] == statespace.DEFAULT_MAX_STATES

@@ -7,8 +7,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tcpn.cli import app
@@ -26,6 +29,9 @@ from tcpn.petrinets.global_properties import (
     upper_bounds,
 )
 from tcpn.petrinets.statespace_report import standard_report
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_ctl import small_nets, state_formulas
 
 DELIVERED = "AF tokens(delivered) >= 1"
 
@@ -180,3 +186,67 @@ def test_cli_report_budget_and_missing_file(tmp_path):
     assert report.returncode == 3 and "max_states=100" in report.stderr
     missing = _tcpn("check", str(tmp_path / "absent.pnml"), "--report")
     assert missing.returncode == 3 and "absent.pnml" in missing.stderr
+
+
+# -- fair lassos on random nets ---------------------------------------------------------------
+
+def _fair_lasso_checks(net, fairness, p):
+    """Every fair EG witness is a path through p that is fair; fairness only shrinks EG."""
+    import numpy as np
+
+    from tcpn.petrinets.atoms import edge_transitions, truth
+    from tcpn.petrinets.ctl import _Checker, _witness, satisfying
+    from tcpn.petrinets.formulas import AF, EG, G, Not
+
+    space = explore(net, max_states=60)
+    if not space.complete:
+        return
+    fair_eg = satisfying(space, EG(p), fairness=fairness)
+    assert not (fair_eg & ~satisfying(space, EG(p))).any()
+    assert not (satisfying(space, AF(Not(p))) & ~satisfying(space, AF(Not(p)),
+                                                             fairness=fairness)).any()
+    if not fair_eg[0]:
+        return
+    checker = _Checker(space, fairness, "successors")
+    stem, cycle = _witness(checker, G(p), 0)
+    g = checker.g
+    holds = truth(space, p)
+    states = [0] + [int(g.dst[e]) for e in stem + cycle]
+    assert holds[states].all()
+    if not cycle:
+        assert g.dead[states[-1]]
+        return
+    assert int(g.dst[cycle[-1]]) == (int(g.dst[stem[-1]]) if stem else 0)
+    loop_states = [int(g.src[e]) for e in cycle]
+    labels = edge_transitions(space)[cycle]
+    names = {ct.name: ct.index for ct in space.compiled.transitions}
+    for name in fairness.weak:
+        enabled = truth(space, fireable_atom(name))[loop_states]
+        assert names[name] in labels or not enabled.all(), name
+    for name in fairness.strong:
+        enabled = truth(space, fireable_atom(name))[loop_states]
+        assert names[name] in labels or not np.any(enabled), name
+
+
+def fireable_atom(name):
+    from tcpn.petrinets.formulas import fireable
+
+    return fireable(name)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fair_witnesses_are_fair(data):
+    net = data.draw(small_nets())
+    names = sorted(net.transitions)
+    weak = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+    strong = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+    p = data.draw(state_formulas(sorted(net.places), names).filter(
+        lambda f: not any(type(n).__name__ in "AE" for n in _nodes(f))))
+    _fair_lasso_checks(net, Fairness(tuple(weak), tuple(strong)), p)
+
+
+def _nodes(f):
+    yield f
+    for c in f.children():
+        yield from _nodes(c)

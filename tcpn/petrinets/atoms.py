@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -100,6 +100,9 @@ def edge_transitions(space: StateSpace) -> np.ndarray:
     return columns(space).edge_transitions()
 
 
+#: How many token-count and fireability columns one space keeps (each 1-8 bytes a state).
+CACHED_COLUMNS = 64
+
 _CACHE: weakref.WeakKeyDictionary[Any, StateColumns] = weakref.WeakKeyDictionary()
 
 
@@ -120,10 +123,10 @@ class StateColumns:
         self.store = self.gen.store
         self.compiled = space.compiled
         self.n = space.n_states
-        self._fields: dict[int, np.ndarray] = {}
-        self._counts: dict[tuple[int, Any], np.ndarray] = {}
-        self._enabled: dict[int, np.ndarray] = {}  # transition index -> bindings per state
-        self._fireable: dict[int, np.ndarray] = {}
+        # columns are recomputed rather than all kept: a space of millions of states and
+        # hundreds of places would not fit; these caches keep the last few
+        self._counts: _Recent[tuple[int, Any]] = _Recent(CACHED_COLUMNS)
+        self._fireable: _Recent[int] = _Recent(CACHED_COLUMNS)
         self._timed_fire: list[np.ndarray] | None = None
         self._deadlock: np.ndarray | None = None
         self._labels: np.ndarray | None = None
@@ -132,9 +135,6 @@ class StateColumns:
     # -- raw fields -------------------------------------------------------------------------
     def field(self, p: int) -> np.ndarray:
         """The content number of field ``p`` (a place, or the clock) in every state."""
-        found = self._fields.get(p)
-        if found is not None:
-            return found
         store, keys = self.store, self.space.keys
         shift, width = store.shifts[p], store.widths[p]
         if keys.dtype == np.uint64:
@@ -148,7 +148,6 @@ class StateColumns:
                 out = (out << np.uint64(8)) | raw[:, b].astype(np.uint64)
             out = ((out >> np.uint64(shift - 8 * first)) & np.uint64((1 << width) - 1))
             out = out.astype(np.int64)
-        self._fields[p] = out
         return out
 
     def _place(self, name: str) -> int:
@@ -187,7 +186,7 @@ class StateColumns:
                 table[number] = (sum(counts.values()) if value is None
                                  else counts.get(value, 0))
         out = table[self.field(p)]
-        self._counts[(p, value)] = out
+        self._counts.put((p, value), out)
         return out
 
     def clock(self) -> np.ndarray:
@@ -207,35 +206,31 @@ class StateColumns:
         return self._clock
 
     # -- fireability ------------------------------------------------------------------------
-    def _untimed_enabled(self, rule: Any) -> np.ndarray:
-        """Bindings of ``rule``'s transition per state (priorities aside), untimed nets."""
-        t = rule.ct.index
-        found = self._enabled.get(t)
-        if found is not None:
-            return found
+    def _untimed_enabled(self, rule: Any, states: np.ndarray | None = None) -> np.ndarray:
+        """Bindings of ``rule``'s transition per state (or per state of ``states``),
+        priorities aside, untimed nets."""
         store = self.store
+        fields = [self.field(p) if states is None else self.field(p)[states] for p in rule.rw]
+        size = self.n if states is None else len(states)
         if not rule.rw:
-            codes = np.zeros(self.n, dtype=np.int64)
+            codes = np.zeros(size, dtype=np.int64)
         elif sum(store.widths[p] for p in rule.rw) <= 62:
-            codes = np.zeros(self.n, dtype=np.int64)
-            for p in rule.rw:
-                codes = (codes << np.int64(store.widths[p])) | self.field(p)
+            codes = np.zeros(size, dtype=np.int64)
+            for p, column in zip(rule.rw, fields, strict=True):
+                codes = (codes << np.int64(store.widths[p])) | column
         else:
-            stacked = np.stack([self.field(p) for p in rule.rw], axis=1)
+            stacked = np.stack(fields, axis=1)
             _, codes = np.unique(stacked, axis=0, return_inverse=True)
             codes = codes.reshape(-1)
         unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
         template: list[dict[Any, Any]] = [{} for _ in self.compiled.place_names]
         counts = np.zeros(len(unique), dtype=np.int32)
-        fields = [self.field(p) for p in rule.rw]
         for u, state in enumerate(first.tolist()):
             marking = list(template)
             for p, column in zip(rule.rw, fields, strict=True):
                 marking[p] = untimed_content(store.contents[p][int(column[state])])
             counts[u] = len(rule.ct.enumerate(marking))
-        out = counts[inverse.reshape(-1)]
-        self._enabled[t] = out
-        return out
+        return counts[inverse.reshape(-1)]
 
     def _untimed_counts(self) -> list[tuple[int, np.ndarray]]:
         """``(transition, edges per state)`` in the explorer's order, priorities applied."""
@@ -273,7 +268,7 @@ class StateColumns:
             out = self._untimed_enabled(rule) > 0
         else:
             out = next(c for u, c in self._untimed_counts() if u == t) > 0
-        self._fireable[t] = out
+        self._fireable.put(t, out)
         return out
 
     def deadlock(self) -> np.ndarray:
@@ -283,11 +278,17 @@ class StateColumns:
                 self._deadlock = np.array([len(x) == 0 for x in self._timed_fireable()],
                                           dtype=bool)
             else:
-                live = np.zeros(self.n, dtype=bool)
-                for group in self.gen.groups:
-                    for rule in group:
-                        live |= self._untimed_enabled(rule) > 0
-                self._deadlock = ~live
+                # expanded states: no edge; the frontier's are computed from the markings
+                out_degree = np.diff(self.space.edge_start.astype(np.int64))
+                dead = out_degree == 0
+                frontier = np.arange(self.space.n_expanded, self.n)
+                if len(frontier):
+                    live = np.zeros(len(frontier), dtype=bool)
+                    for group in self.gen.groups:
+                        for rule in group:
+                            live |= self._untimed_enabled(rule, frontier) > 0
+                    dead[frontier] = ~live
+                self._deadlock = dead
         return self._deadlock
 
     def edge_transitions(self) -> np.ndarray:
@@ -376,6 +377,25 @@ class StateColumns:
                              "(...) needs a model checker (tcpn.petrinets.checking.check)")
         raise InputError(f"{type(formula).__name__} is a temporal operator: it needs a path "
                          "quantifier (A or E) above it")
+
+
+K = TypeVar("K")
+
+
+class _Recent(Generic[K]):
+    """A dict keeping only the ``size`` most recently stored columns."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.items: dict[K, np.ndarray] = {}
+
+    def get(self, key: K) -> np.ndarray | None:
+        return self.items.get(key)
+
+    def put(self, key: K, value: np.ndarray) -> None:
+        self.items[key] = value
+        while len(self.items) > self.size:
+            del self.items[next(iter(self.items))]
 
 
 def _some(names: Any) -> str:

@@ -18,11 +18,12 @@ from typing import Any
 from rich.console import Console
 
 from tcpn.errors import InputError
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking import _reachability, check, uses_clock
 from tcpn.petrinets.fairness import Fairness
 from tcpn.petrinets.formula_text import parse
 from tcpn.petrinets.formulas import QUANTIFIERS, A, Formula
 from tcpn.petrinets.net import PetriNet
+from tcpn.petrinets.statespace import StateSpace, explore
 from tcpn.petrinets.verdicts import Evidence, Verdict
 
 __all__ = ["CheckRequest", "run_check"]
@@ -36,6 +37,7 @@ class CheckRequest:
     source: str
     ctl: tuple[str, ...] = ()
     ltl: tuple[str, ...] = ()
+    askctl: tuple[str, ...] = ()
     report: bool = False
     max_states: int | None = 5_000_000
     time_limit_s: float | None = None
@@ -64,12 +66,15 @@ def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness
 
 
 def formulas_of(request: CheckRequest) -> list[Formula]:
-    """The formulas to check: every ``--ctl``, and every ``--ltl`` under ``A`` unless it
-    starts with a quantifier."""
+    """The formulas to check: every ``--ctl``, every ``--ltl`` under ``A`` unless it
+    starts with a quantifier, every ``--askctl``."""
+    from tcpn.petrinets.askctl import read_askctl
+
     found = [parse(text, request.net) for text in request.ctl]
     for text in request.ltl:
         formula = parse(text, request.net)
         found.append(formula if isinstance(formula, QUANTIFIERS) else A(formula))
+    found += [read_askctl(text, request.net) for text in request.askctl]
     return found
 
 
@@ -78,15 +83,27 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if request.json_file is not None and Path(request.json_file).exists():
         raise InputError(f"--json {request.json_file}: the file exists; tcpn does not "
                          "overwrite it (choose a new name)")
-    if not request.ctl and not request.ltl and not request.report:
-        raise InputError("nothing to check: give --ctl, --ltl or --report")
+    if not (request.ctl or request.ltl or request.askctl or request.report):
+        raise InputError("nothing to check: give --ctl, --ltl, --askctl or --report")
     formulas = formulas_of(request)
     fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
     progress = sys.stderr.isatty() or None
-    verdicts = [check(request.net, formula, max_states=request.max_states,
-                      time_limit_s=request.time_limit_s, fairness=fairness,
-                      reduction=request.reduction, progress=progress)
-                for formula in formulas]
+    shared: list[StateSpace] = []  # one full exploration serves every global formula
+
+    def whole_space() -> StateSpace:
+        if not shared:
+            shared.append(explore(request.net, max_states=request.max_states,
+                                  time_budget_s=request.time_limit_s, progress=progress))
+        return shared[0]
+
+    verdicts = []
+    for formula in formulas:
+        global_check = request.reduction is None and (
+            fairness is not None or _reachability(formula) is None) and not uses_clock(formula)
+        verdicts.append(check(whole_space() if global_check else request.net, formula,
+                              max_states=request.max_states,
+                              time_limit_s=request.time_limit_s, fairness=fairness,
+                              reduction=request.reduction, progress=progress))
     for number, verdict in enumerate(verdicts, 1):
         console.print(verdict_line(number, verdict), markup=False, highlight=False,
                       soft_wrap=True)
@@ -98,11 +115,9 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if fairness is not None:
         document["fairness"] = {"weak": list(fairness.weak), "strong": list(fairness.strong)}
     if request.report:
-        from tcpn.petrinets.statespace import explore
         from tcpn.petrinets.statespace_report import standard_report
 
-        space = explore(request.net, max_states=request.max_states,
-                        time_budget_s=request.time_limit_s, progress=progress)
+        space = whole_space()
         if not space.complete:
             raise InputError(f"--report needs the whole state space: exploration stopped at "
                              f"the limit {space.limit} after {space.n_states} states "

@@ -106,11 +106,10 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
     text = _describe(formula)
     if reduction not in (None, "stubborn"):
         raise InputError(f"reduction must be None or 'stubborn', got {reduction!r}")
-    uses_clock = any(isinstance(side, Clock) for node in walk(formula)
-                     if isinstance(node, Compare) for side in (node.left, node.right))
+    reads_clock = uses_clock(formula)
     if clock is None:
-        clock = "absolute" if uses_clock else "relative"
-    if uses_clock and not net.is_timed:
+        clock = "absolute" if reads_clock else "relative"
+    if reads_clock and not net.is_timed:
         raise InputError(f"formula {text}: clock() reads model time, but net {net.name} is "
                          "untimed")
 
@@ -162,6 +161,12 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         return verdict
     raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
                              "not supported")
+
+
+def uses_clock(formula: Formula) -> bool:
+    """Whether the formula reads ``clock()`` (it then needs an absolute-time space)."""
+    return any(isinstance(side, Clock) for node in walk(formula)
+               if isinstance(node, Compare) for side in (node.left, node.right))
 
 
 def _check_names(net: PetriNet, formula: Formula, fairness: Fairness | None) -> None:

@@ -81,9 +81,10 @@ class StateGraph:
         self.space = space
         self.n = space.n_states
         self.start = space.edge_start.astype(np.int64)
-        self.dst = space.edge_dst.astype(np.int64)
+        # int32 state numbers: edges are the big arrays (a state space keeps < 2**32 states)
+        self.dst = space.edge_dst.astype(np.int32)
         out_degree = np.diff(self.start)
-        self.src = np.repeat(np.arange(self.n), out_degree)
+        self.src = np.repeat(np.arange(self.n, dtype=np.int32), out_degree)
         self.dead = out_degree == 0
         self.matrix = csr_array((np.ones(len(self.dst), dtype=np.int32), self.dst, self.start),
                                 shape=(self.n, self.n))
