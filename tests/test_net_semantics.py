@@ -358,3 +358,29 @@ def test_counter_reaches_its_limit(limit):
 
     result = simulate(counter(limit))
     assert result.firings == limit and result.marking["count"] == [Token(limit, 0.0)]
+
+
+def test_free_variables_bind_every_member_and_a_computed_zero_count_takes_nothing():
+    """A transition with a declared free variable has one binding per member; an input
+    arc whose computed count is 0 needs no token (a PNML multiset difference)."""
+    from tcpn.errors import InputError
+    from tcpn.petrinets import EnumSet, explore
+
+    site = EnumSet(("a", "b", "c"), name="Site")
+    net = PetriNet("free")
+    net.add_place(Place("idle", site, initial=["a"]))
+    net.add_place(Place("acks", site, initial=["b", "c"]))  # no ack from "a" itself
+    net.add_place(Place("sent", site))
+    net.add_transition(Transition("send", free_variables={"to": site}))
+    net.add_input("idle", "send", "s")
+    net.add_output("sent", "send", "to")
+    net.add_transition(Transition("collect"))
+    net.add_input("sent", "collect", "s")
+    for other in site.values:  # every ack but the sender's own: all - s
+        net.add_input("acks", "collect", repr(other), count=f"1 if s != {other!r} else 0")
+    space = explore(net)
+    # send: 3 bindings (to = a, b, c); collect fires only for s = "a" (acks b and c held)
+    assert space.n_edges == 4 and len(space) == 5
+    assert sorted(e.binding["to"] for e in space.edges(0)) == ["a", "b", "c"]
+    with pytest.raises(InputError, match="free variable 'to' needs a small finite"):
+        Transition("send", free_variables={"to": INT})

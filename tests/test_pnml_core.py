@@ -124,13 +124,24 @@ def test_reset_and_inhibitor_arcs_as_pm4py_writes_them(tmp_path):
     assert len(ours[0]) == 8  # 4 before the flush, 4 after it
 
 
-def test_uuid_ids_are_renamed_and_reported(tmp_path):
-    imported = read_pnml(discovered(tmp_path))
-    renamed = [n for n in imported.report.notes if "no tcpn name" in n.reason]
-    assert renamed  # pm4py names visible transitions by uuid, some start with a digit
-    for note in renamed:
-        assert note.name == f"n_{note.element_id}"
-        assert imported.ids[f"trans:{note.name}"] == note.element_id
+def test_ids_that_are_no_tcpn_names_are_renamed_and_reported(tmp_path):
+    """pm4py names discovered transitions by uuid, which may start with a digit."""
+    net = PetriNet("uuids")
+    start, end = PetriNet.Place("start"), PetriNet.Place("end")
+    net.places.update({start, end})
+    step = PetriNet.Transition("7c9e6679-7425-40de-944b-e07fc1f90ae7", "register")
+    net.transitions.add(step)
+    petri_utils.add_arc_from_to(start, step, net)
+    petri_utils.add_arc_from_to(step, end, net)
+    path = tmp_path / "uuid.pnml"
+    pm4py.write_pnml(net, Marking({start: 1}), Marking({end: 1}), str(path))
+    imported = read_pnml(path)
+    name = "n_7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    assert list(imported.net.transitions) == [name]
+    assert imported.ids[f"trans:{name}"] == step.name and imported.labels[name] == "register"
+    (note,) = imported.report.notes
+    assert note.element_id == step.name and "no tcpn name" in note.reason
+    assert tcpn_graph(path) == pm4py_graph(path)
 
 
 @pytest.mark.parametrize(("edit", "message"), [

@@ -21,7 +21,7 @@ import pytest
 
 from tcpn.petrinets import explore
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError
-from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 
 SAMPLE = ["DatabaseWithMutex-COL-02", "LamportFastMutEx-COL-2", "Philosophers-COL-000005",
           "TokenRing-COL-005", "Sudoku-COL-AN02", "Sudoku-COL-BN01",
@@ -125,3 +125,153 @@ def test_an_unsupported_sort_names_its_declaration(models, tmp_path):
     with pytest.raises(CpnFormatError, match=r"line \d+, element N: <string>: sort <string> "
                        "is not a finite sort"):
         read_pnml(bad)
+
+
+PARTITIONED = """<?xml version="1.0"?>
+<pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">
+ <net id="part" type="http://www.pnml.org/version-2009/grammar/symmetricnet">
+  <declaration><structure><declarations>
+   <namedsort id="C" name="C"><cyclicenumeration>
+     <feconstant id="a" name="a"/><feconstant id="b" name="b"/><feconstant id="c" name="c"/>
+   </cyclicenumeration></namedsort>
+   <partition id="P" name="Level"><usersort declaration="C"/>
+     <partitionelement id="lo" name="lo"><useroperator declaration="a"/>
+       <useroperator declaration="b"/></partitionelement>
+     <partitionelement id="hi" name="hi"><useroperator declaration="c"/></partitionelement>
+   </partition>
+   <namedsort id="D" name="Dot"><dot/></namedsort>
+   <variabledecl id="vx" name="x"><usersort declaration="C"/></variabledecl>
+   <variabledecl id="vy" name="y"><usersort declaration="C"/></variabledecl>
+  </declarations></structure></declaration>
+  <page id="pg">
+   <place id="p"><type><structure><usersort declaration="C"/></structure></type>
+     <hlinitialMarking><structure><all><usersort declaration="C"/></all></structure>
+     </hlinitialMarking></place>
+   <place id="q"><type><structure><usersort declaration="C"/></structure></type></place>
+   <place id="budget"><type><structure><usersort declaration="D"/></structure></type>
+     <hlinitialMarking><structure><numberof><subterm><numberconstant value="3"><positive/>
+     </numberconstant></subterm><subterm><dotconstant/></subterm></numberof></structure>
+     </hlinitialMarking></place>
+   <transition id="t"><condition><structure><imply>
+     <subterm><equality><subterm><partitionelementof refpartition="P">
+       <subterm><variable refvariable="vx"/></subterm></partitionelementof></subterm>
+       <subterm><useroperator declaration="hi"/></subterm></equality></subterm>
+     <subterm><booleanconstant value="false"/></subterm></imply></structure></condition>
+   </transition>
+   <transition id="u"/>
+   <arc id="a0" source="budget" target="t"><hlinscription><structure><dotconstant/>
+     </structure></hlinscription></arc>
+   <arc id="a1" source="p" target="t"><hlinscription><structure>
+     <variable refvariable="vx"/></structure></hlinscription></arc>
+   <arc id="a2" source="t" target="q"><hlinscription><structure><subtract>
+     <subterm><add><subterm><all><usersort declaration="C"/></all></subterm>
+       <subterm><variable refvariable="vy"/></subterm></add></subterm>
+     <subterm><numberof><subterm><numberconstant value="2"><positive/></numberconstant>
+       </subterm><subterm><successor><subterm><variable refvariable="vx"/></subterm>
+       </successor></subterm></numberof></subterm>
+   </subtract></structure></hlinscription></arc>
+   <arc id="a3" source="q" target="u"><hlinscription><structure><numberof>
+     <subterm><numberconstant value="2"><positive/></numberconstant></subterm>
+     <subterm><variable refvariable="vx"/></subterm></numberof></structure></hlinscription></arc>
+   <arc id="a4" source="u" target="p"><hlinscription><structure>
+     <predecessor><subterm><variable refvariable="vx"/></subterm></predecessor>
+     </structure></hlinscription></arc>
+  </page>
+ </net>
+</pnml>"""
+
+
+def test_partitions_imply_subtraction_and_free_variables_against_hand_semantics():
+    """t: x from p when x is not 'hi', a dot from a budget of 3; puts (all + y) - 2'succ(x)
+    on q, y free. u: two equal tokens x from q, pred(x) back to p. Explored by hand below."""
+    net = read_pnml(PARTITIONED).net
+    assert net.transitions["t"].free_variables == {"y": net.places["p"].colour}
+    colours = ["a", "b", "c"]
+
+    def succ(c, step=1):
+        return colours[(colours.index(c) + step) % 3]
+
+    def successors(state):
+        p, q, budget = dict(state[0]), dict(state[1]), state[2]
+        for x in p:  # t: one firing per (x, y)
+            if x == "c" or not budget:
+                continue
+            for y in colours:
+                out = {c: 1 for c in colours}
+                out[y] += 1
+                out[succ(x)] = max(0, out[succ(x)] - 2)
+                p2, q2 = dict(p), dict(q)
+                p2[x] -= 1
+                for c, n in out.items():
+                    q2[c] = q2.get(c, 0) + n
+                yield freeze(p2), freeze(q2), budget - 1
+        for x in q:  # u
+            if q[x] >= 2:
+                p2, q2 = dict(p), dict(q)
+                q2[x] -= 2
+                p2[succ(x, -1)] = p2.get(succ(x, -1), 0) + 1
+                yield freeze(p2), freeze(q2), budget
+
+    def freeze(place):
+        return frozenset((c, n) for c, n in place.items() if n)
+
+    start = (freeze({c: 1 for c in colours}), freeze({}), 3)
+    seen, frontier, edges = {start}, [start], 0
+    while frontier and len(seen) < 5000:
+        state = frontier.pop()
+        for after in successors(state):
+            edges += 1
+            if after not in seen:
+                seen.add(after)
+                frontier.append(after)
+    space = explore(net, max_states=5000)
+    assert not frontier and len(seen) > 50  # a complete, non-trivial state space
+    assert (len(space), space.n_edges, space.complete) == (len(seen), edges, True)
+
+
+def every_instance(shared: Path) -> list[str]:
+    with open(shared / "data" / "mcc" / "index.csv", newline="") as handle:
+        return [row["instance"] for row in csv.DictReader(handle)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("instance", every_instance(SHARED) if EVERY_COL else [])
+def test_every_instance_reads_with_its_ids_as_names(instance, models):
+    """P/T instances too: what the contest's formulas name must be a place or transition."""
+    imported = read_pnml(models(instance), max_bytes=10**9)
+    ids = set(imported.ids.values())
+    assert ids == {n for n in (*imported.net.places, *imported.net.transitions)}
+
+
+def test_all_over_a_huge_product_is_refused_not_expanded():
+    huge = PARTITIONED.replace(
+        '<namedsort id="D" name="Dot"><dot/></namedsort>',
+        '<namedsort id="D" name="Dot"><dot/></namedsort><namedsort id="R" name="R">'
+        '<finiteintrange start="1" end="100000"/></namedsort><namedsort id="RR" name="RR">'
+        '<productsort><usersort declaration="R"/><usersort declaration="R"/></productsort>'
+        '</namedsort>').replace(
+        '<place id="q"><type><structure><usersort declaration="C"/></structure></type></place>',
+        '<place id="q"><type><structure><usersort declaration="C"/></structure></type></place>'
+        '<place id="big"><type><structure><usersort declaration="RR"/></structure></type>'
+        '<hlinitialMarking><structure><all><usersort declaration="RR"/></all></structure>'
+        '</hlinitialMarking></place>')
+    with pytest.raises(CpnFormatError, match=r"element big: <all>: sort RR has 10000000000 "
+                       "members, over the 100000"):
+        read_pnml(huge)
+
+
+@pytest.mark.parametrize(("instance", "standard"), [
+    ("Philosophers-COL-000005", True), ("SafeBus-COL-03", True),
+    ("LamportFastMutEx-COL-2", True), ("TokenRing-COL-005", False),
+    ("DatabaseWithMutex-COL-02", False), ("BridgeAndVehicles-COL-V04P05N02", False)])
+def test_a_col_net_written_again_keeps_its_state_space(instance, standard, models, index):
+    """Successor, predecessor and order tables come back as standard terms (and their
+    enumerations as cyclic ones); fresh variables, computed counts and guards with them
+    in tcpn's form; the state space is the same either way."""
+    text = to_pnml(read_pnml(models(instance)).net)
+    assert ("<exact" not in text) == standard
+    again = read_pnml(text)
+    assert again.complete
+    space = explore(again.net)
+    row = index[instance]
+    assert (len(space), space.n_edges) == (int(row["states"]), int(row["edges"]))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 from collections import namedtuple
 from collections.abc import Iterable
@@ -203,6 +204,12 @@ class ProductSet(ColourSet):
             and len(value) == len(self.components)
             and all(c.contains(v) for c, v in zip(self.components, value, strict=True))
         )
+
+    def members(self) -> list[Any] | None:
+        parts = [c.members() for c in self.components]
+        if any(p is None for p in parts) or math.prod(len(p or ()) for p in parts) > 10_000:
+            return None
+        return [tuple(v) for v in itertools.product(*(p or () for p in parts))]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,9 +146,11 @@ def net_text(loaded: ImportedNet, file_format: str, *, real_time: bool | None = 
 symmetric nets (dot, bool, enumerations, bounded ints, products); export to CPN Tools instead
     """
     if file_format == "cpn":
-        if real_time is None and loaded.ids:
+        # only CPN Tools' own ids (ID123) are reused; a PNML file's ids are names instead
+        ids = {k: v for k, v in loaded.ids.items() if re.fullmatch(r"(ID|id)\d+", v)}
+        if real_time is None and ids:
             real_time = loaded.real_time
-        return to_cpn(loaded.net, real_time=real_time, ids=loaded.ids, layout=layout)
+        return to_cpn(loaded.net, real_time=real_time, ids=ids, layout=layout)
     if file_format == "pnml":
         return to_pnml(loaded.net, net_type, strict=strict)
     raise InputError(f"unknown format {file_format!r}; use one of {sorted(FORMATS)}")

@@ -65,6 +65,7 @@ from tcpn.petrinets.exchange.cpn_import import (
     _load,
     parse_xml,
 )
+from tcpn.petrinets.exchange.pnml_binding import TransitionArcs
 from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
 from tcpn.petrinets.exchange.pnml_tcpn import (
     colour_from_spec,
@@ -139,8 +140,13 @@ class _Writer:
         #: write what the standard cannot say in toolspecific instead of refusing it
         self.exact = exact
         self.exact_transitions: set[str] = set()
+        #: declared dicts that are successor, predecessor or order tables of an enumeration
+        #: (as the symmetric-net reader declares them): written as standard terms
+        self.tables, self.cyclic = _enumeration_tables(net)
         self.sorts: dict[ColourSet, str] = {}  # untimed colour set -> namedsort id
-        self.constants: dict[str, str] = {}  # enum value -> feconstant id
+        #: feconstant ids: by (untimed enumeration, value), and by value alone while only
+        #: one enumeration has it (``None`` once two do)
+        self.constants: dict[Any, str | None] = {}
         self.variables: dict[tuple[str, str], str] = {}  # (transition, var) -> variabledecl id
         self.variable_sorts: dict[str, ColourSet] = {}
         self.decls: ET.Element | None = None
@@ -193,13 +199,21 @@ class _Writer:
         if isinstance(colour, IntSet) and colour.low is not None and colour.high is not None:
             return ET.Element("finiteintrange", start=str(colour.low), end=str(colour.high))
         if isinstance(colour, EnumSet):
-            body = ET.Element("finiteenumeration")
+            body = ET.Element("cyclicenumeration" if colour in self.cyclic
+                              else "finiteenumeration")
+            taken = set(self.constants.values())
             for value in colour.values:
-                if value in self.constants:
-                    raise InputError(f"{where}: enumeration value {value!r} appears in two "
-                                     "colour sets")
-                self.constants[value] = _check_ncname(f"c_{value}")
-                ET.SubElement(body, "feconstant", id=self.constants[value], name=value)
+                constant_id = _check_ncname(f"c_{value}")
+                if value in self.constants or constant_id in taken:  # in two enumerations
+                    self.constants[value] = None
+                    constant_id = _check_ncname(f"c_{colour.name}_{value}")
+                    while constant_id in taken:
+                        constant_id += "_"
+                else:
+                    self.constants[value] = constant_id
+                taken.add(constant_id)
+                self.constants[(colour, value)] = constant_id
+                ET.SubElement(body, "feconstant", id=constant_id, name=value)
             return body
         if isinstance(colour, ProductSet):
             body = ET.Element("productsort")
@@ -226,9 +240,13 @@ class _Writer:
             return element
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return ET.Element("booleanconstant", value=str(node.value).lower())
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                node.value in self.constants:
-            return ET.Element("useroperator", declaration=self.constants[node.value])
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            untimed = colour._copy_with(is_timed=False) if colour is not None and \
+                colour.is_timed else colour
+            constant_id = self.constants.get((untimed, node.value)) or self.constants.get(
+                node.value)
+            if constant_id is not None:
+                return ET.Element("useroperator", declaration=constant_id)
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and isinstance(
                 colour, IntSet) and colour.low is not None and colour.high is not None:
             element = ET.Element("finiteintrangeconstant", value=str(node.value))
@@ -245,9 +263,21 @@ class _Writer:
             ET.SubElement(element, "subterm").append(
                 self._term(node.operand, BOOL, scope, transition, where))
             return element
+        table = self._table(node)
+        if table is not None and table[0] != "order":
+            assert isinstance(node, ast.Subscript)
+            element = ET.Element(table[0])
+            ET.SubElement(element, "subterm").append(
+                self._term(node.slice, table[1], scope, transition, where))
+            return element
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(
                 node.ops[0]) in _COMPARISONS:
             left, right = node.left, node.comparators[0]
+            left_table, right_table = self._table(left), self._table(right)
+            if left_table and right_table and left_table == right_table and \
+                    left_table[0] == "order":  # _ord_S[a] < _ord_S[b]: a < b in S's order
+                assert isinstance(left, ast.Subscript) and isinstance(right, ast.Subscript)
+                left, right = left.slice, right.slice
             side = self._colour_of(left, scope) or self._colour_of(right, scope)
             element = ET.Element(_COMPARISONS[type(node.ops[0])])
             for operand in (left, right):
@@ -257,6 +287,12 @@ class _Writer:
         raise InputError(f"{where}: PNML symmetric nets have no term for "
                          f"{ast.unparse(node)!r} (variables, constants, tuples, comparisons "
                          "and boolean logic only); export to CPN Tools instead")
+
+    def _table(self, node: ast.expr) -> tuple[str, ColourSet] | None:
+        """``(kind, enumeration)`` when ``node`` looks up one of :attr:`tables`."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            return self.tables.get(node.value.id)
+        return None
 
     @staticmethod
     def _colour_of(node: ast.expr, scope: dict[str, ColourSet]) -> ColourSet | None:
@@ -413,8 +449,8 @@ class _Writer:
             return False
         return True
 
-    def _forget(self, saved: tuple[int, dict[Any, str], dict[str, str], dict[Any, str]]
-                ) -> None:
+    def _forget(self, saved: tuple[int, dict[Any, str], dict[Any, str | None],
+                                   dict[Any, str]]) -> None:
         """Drop the declarations a failed attempt made (sorts, constants, variables)."""
         n_decls, self.sorts, self.constants, self.variables = saved
         if self.decls is not None:
@@ -478,6 +514,45 @@ class _Writer:
         if arc.delay is not None:
             tool.append(_delay_element(arc.delay))
         return element
+
+
+def _enumeration_tables(net: PetriNet) -> tuple[dict[str, tuple[str, ColourSet]],
+                                                 set[ColourSet]]:
+    """Declared dicts that are the successor, predecessor or order of an enumeration, and
+    the enumerations that have a successor or predecessor (cyclic ones).
+
+    Enumerations with the same values share tables: the one the table's name ends with
+    is its sort (``_succ_Philo``), and every one of them is cyclic.
+    """
+    enumerations: list[EnumSet] = []
+
+    def collect(colour: ColourSet) -> None:
+        if isinstance(colour, EnumSet):
+            untimed = colour._copy_with(is_timed=False) if colour.is_timed else colour
+            if untimed not in enumerations:
+                enumerations.append(untimed)  # type: ignore[arg-type]
+        elif isinstance(colour, ProductSet):
+            for component in colour.components:
+                collect(component)
+
+    for place in net.places.values():
+        collect(place.colour)
+    tables: dict[str, tuple[str, ColourSet]] = {}
+    cyclic: set[ColourSet] = set()
+    for name, value in net.declarations.items():
+        if not isinstance(value, dict):
+            continue
+        for colour in sorted(enumerations, key=lambda c: not name.endswith(f"_{c.name}")):
+            values, n = colour.values, len(colour.values)
+            shapes = {"successor": {v: values[(i + 1) % n] for i, v in enumerate(values)},
+                      "predecessor": {v: values[(i - 1) % n] for i, v in enumerate(values)},
+                      "order": {v: i for i, v in enumerate(values)}}
+            kind = next((k for k, table in shapes.items() if value == table), None)
+            if kind is not None:
+                tables.setdefault(name, (kind, colour))
+                if kind != "order":
+                    cyclic.add(colour)
+    return tables, cyclic
 
 
 def _tcpn_function(reference: str) -> Any:
@@ -568,6 +643,8 @@ class _Reader:
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
         self.renamed: list[ReportItem] = []
+        self.left_out: list[ReportItem] = []
+        self.missing_functions: set[str] = set()  # reported once each
         self.records: dict[str, RecordSet] = {}  # record colour sets, shared by places
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
@@ -600,13 +677,10 @@ class _Reader:
                 seen[element_id] = element
         self.symmetric = net_type == SYMMETRICNET
         name = _label_text(net_element, "name") or net_element.get("id", "net")
-        # A net name may start with a digit in PNML ("2PhLockVParam"), not in tcpn.
-        net = PetriNet(re.sub(r"^(?=[0-9.])", "_",
-                              re.sub(r"[^A-Za-z0-9_.]", "_", name or "net")) or "net")
+        net_name = re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net"
+        net = PetriNet(net_name if re.match(r"[A-Za-z_]", net_name) else f"n_{net_name}")
         for decls in net_element.iter("declarations"):
             self.terms.declare(decls)
-        self.left_out: list[ReportItem] = []
-        self.missing_functions: set[str] = set()
         nodes: dict[str, str] = {}
         elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:
@@ -615,7 +689,7 @@ class _Reader:
                                 "tcpn reads")
             if element.tag == "place":
                 place = self._place(element)
-                net.add_place(place)
+                self._add(element, net.add_place, place)
                 nodes[element.get("id", "")] = place.name
                 self.ids[f"place:{place.name}"] = element.get("id", "")
         net_tool = _tool(net_element)  # after the places: their record types are known
@@ -625,10 +699,7 @@ class _Reader:
         for element in elements:
             if element.tag == "transition":
                 transition = self._transition(element)
-                try:
-                    net.add_transition(transition)
-                except InputError as exc:
-                    raise self.fail(element, str(exc)) from None
+                self._add(element, net.add_transition, transition)
                 nodes[element.get("id", "")] = transition.name
                 guards[transition.name] = element
                 self.ids[f"trans:{transition.name}"] = element.get("id", "")
@@ -637,20 +708,27 @@ class _Reader:
             tool = _tool(element)
             exact = tool.find("arc") if tool is not None else None
             if exact is not None:
-                net.add_arc(self._exact_arc(element, exact, nodes, net))
+                self._add(element, net.add_arc, self._exact_arc(element, exact, nodes, net))
             else:
                 arcs.append(element)
         if self.symmetric:
             self._symmetric_arcs(net, arcs, nodes, guards)
         else:
             for element in arcs:
-                net.add_arc(self._pt_arc(element, nodes, net))
+                self._add(element, net.add_arc, self._pt_arc(element, nodes, net))
         net.declare(**self.terms.declarations)
         report = ImportReport(self.source, {"places": len(net.places),
                                             "transitions": len(net.transitions),
                                             "arcs": len(net.arcs)}, notes=self.renamed,
                               unsupported=self.left_out)
         return ImportedNet(net, report, self.ids, real_time=False, labels=self.labels)
+
+    def _add(self, element: ET.Element, add: Any, item: Any) -> None:
+        """``add(item)``, its :class:`InputError` naming ``element``'s line and id."""
+        try:
+            add(item)
+        except InputError as exc:
+            raise self.fail(element, str(exc)) from None
 
     # -- nodes ------------------------------------------------------------------------------
     def _node_name(self, element: ET.Element) -> str:
@@ -843,7 +921,7 @@ class _Reader:
     # -- symmetric nets ---------------------------------------------------------------------
     def _symmetric_arcs(self, net: PetriNet, arcs: list[ET.Element], nodes: dict[str, str],
                         transitions: dict[str, ET.Element]) -> None:
-        """Build each transition's guard and arcs together (see :class:`_Binding`)."""
+        """Build each transition's guard and arcs together (see :class:`TransitionArcs`)."""
         by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Terms]]] = {
             name: [] for name in transitions}
         for element in arcs:
@@ -860,7 +938,7 @@ class _Reader:
             condition = element.find("condition/structure")
             guard = self.terms.term(_only_child(condition, self))[0] \
                 if condition is not None else None
-            binding = _Binding(self.terms, guard)
+            binding = TransitionArcs(self.terms, guard)
             for arc_element, place, kind, terms in by_transition[name]:
                 binding.add(arc_element, place, kind, terms)
             try:
@@ -875,191 +953,6 @@ class _Reader:
                 raise
             except InputError as exc:
                 raise self.fail(element, str(exc)) from None
-
-
-class _Binding:
-    """The arcs and guard of one symmetric-net transition in tcpn's net language.
-
-    tcpn binds variables by matching *patterns* (a variable, a constant, a tuple of them)
-    on input arcs. A PNML input term such as ``(i--1, y)`` is not a pattern; when it must
-    bind ``y``, its expression part becomes a fresh variable checked by the guard
-    (``(pred_i, y)`` and ``pred_i == _pred_P[i]``): the same bindings, so the same state
-    space. Terms subtracted from an arc (``all - x``) become computed counts, 0 when the
-    term is taken away. Variables no input arc binds are the transition's free variables
-    (one binding per member of their sort).
-    """
-
-    def __init__(self, terms: SymmetricTerms, guard: ast.expr | None):
-        self.terms = terms
-        self.conjuncts: list[ast.expr] = [] if guard is None else [guard]
-        self.arcs_in: list[tuple[ET.Element, str, ArcKind, Terms]] = []
-        self.guard: str | None = None  # set by arcs(), which may add conjuncts
-        self.free: dict[str, ColourSet] = {}  # set by arcs(): variables no input arc binds
-
-    def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Terms) -> None:
-        self.arcs_in.append((element, place, kind, _merged(terms)))
-
-    def arcs(self, transition: str, fail: Any, element: ET.Element
-             ) -> list[tuple[ET.Element, Arc]]:
-        pending: list[list[Any]] = []  # [element, place, kind, term, count]
-        for arc_element, place, kind, terms in self.arcs_in:
-            for term, count in _counted(terms):
-                pending.append([arc_element, place, kind, term, count])
-        candidates = [i for i in pending if i[2] is not ArcKind.OUTPUT and isinstance(i[4], int)]
-        bound: set[str] = set()
-        binders: list[list[Any]] = []
-        while True:
-            # patterns bind first; an expression inside a tuple becomes a fresh variable
-            # only when nothing else binds the tuple's variables
-            fresh = [i for i in candidates if i not in binders and _is_pattern(i[3])
-                     and _names(i[3]) - bound]
-            if not fresh:
-                fresh = [i for i in candidates if i not in binders
-                         and isinstance(i[3], ast.Tuple) and _pattern_names(i[3]) - bound][:1]
-                for item in fresh:
-                    item[3] = self._patternize(item[3])
-            if not fresh:
-                break
-            item = fresh[0]
-            binders.append(item)
-            bound |= _names(item[3])
-        guard = ast.BoolOp(ast.And(), self.conjuncts) if len(self.conjuncts) > 1 else (
-            self.conjuncts[0] if self.conjuncts else None)
-        used = set().union(*(_names(i[3]) for i in pending)) | (_names(guard) if guard else
-                                                                set())
-        for item in pending:
-            if isinstance(item[4], ast.expr):
-                used |= _names(item[4])
-        sorts = {name: sort for name, sort in self.terms.variables.values()}
-        for name in sorted(used - bound - set(self.terms.declarations)):
-            if name not in sorts:
-                raise fail(element, f"transition {transition}: {name!r} is no variable")
-            self.free[name] = sorts[name]
-        self.guard = None if guard is None else ast.unparse(guard)
-        ordered = binders + [i for i in pending if i not in binders]
-        out = []
-        for arc_element, place, kind, term, count in ordered:
-            count_value = count if isinstance(count, int) else ast.unparse(count)
-            out.append((arc_element, Arc(kind, place, transition, ast.unparse(term),
-                                         count_value)))
-        return out
-
-    def _patternize(self, tree: ast.expr) -> ast.expr:
-        """``tree`` with every non-pattern part replaced by a fresh variable the guard checks."""
-        if _is_pattern(tree):
-            return tree
-        if isinstance(tree, ast.Tuple):
-            return ast.Tuple([self._patternize(e) for e in tree.elts], ast.Load())
-        hint = "_".join(n.id.lstrip("_") for n in ast.walk(tree) if isinstance(n, ast.Name))
-        fresh = self.terms.fresh_variable(hint)
-        self.conjuncts.append(ast.Compare(ast.Name(fresh, ast.Load()), [ast.Eq()], [tree]))
-        return ast.Name(fresh, ast.Load())
-
-
-def _merged(terms: Terms) -> Terms:
-    """Equal terms added up (a term and its subtraction cancel); zero coefficients dropped."""
-    total: dict[str, list[Any]] = {}
-    for n, tree in terms:
-        key = ast.dump(tree)
-        if key in total:
-            total[key][0] += n
-        else:
-            total[key] = [n, tree]
-    return [(n, tree) for n, tree in total.values() if n]
-
-
-def _counted(terms: Terms) -> list[tuple[ast.expr, int | ast.expr]]:
-    """``(term, count)`` for each positive term: an int, or with subtracted terms an expression.
-
-    A multiset difference keeps, for a value ``v``, ``max(0, added(v) - subtracted(v))``.
-    Term ``i`` is given what is left of it once earlier equal terms took their share of
-    the subtraction: ``max(0, c_i - max(0, D_i - A_i))``, with ``D_i`` the subtracted
-    coefficients of the terms equal to it and ``A_i`` those of the earlier equal added
-    terms. Equalities that hold or fail whatever the binding are decided here.
-    """
-    added = [(n, t) for n, t in terms if n > 0]
-    taken = [(-n, t) for n, t in terms if n < 0]
-    out: list[tuple[ast.expr, int | ast.expr]] = []
-    for i, (count, term) in enumerate(added):
-        subtracted = _weighted([(d, _equal(u, term)) for d, u in taken])
-        if subtracted is None:
-            out.append((term, count))
-            continue
-        before = _weighted([(c, _equal(t, term)) for c, t in added[:i]])
-        if isinstance(subtracted, int) and not isinstance(before, ast.expr):
-            left_over = count - max(0, subtracted - (before or 0))
-            if left_over > 0:
-                out.append((term, left_over))
-            continue
-        subtracted_expr = _as_expr(subtracted)
-        if before is not None:
-            subtracted_expr = ast.BinOp(subtracted_expr, ast.Sub(), _as_expr(before))
-        left = ast.Call(ast.Name("max", ast.Load()), [ast.Constant(0), subtracted_expr], [])
-        out.append((term, ast.Call(ast.Name("max", ast.Load()), [
-            ast.Constant(0), ast.BinOp(ast.Constant(count), ast.Sub(), left)], [])))
-    return out
-
-
-def _as_expr(value: int | ast.expr) -> ast.expr:
-    return ast.Constant(value) if isinstance(value, int) else value
-
-
-def _weighted(items: list[tuple[int, bool | ast.expr]]) -> int | ast.expr | None:
-    """``sum(n if condition)``: None when every condition is false, an int when all hold."""
-    constant, parts = 0, []
-    for n, condition in items:
-        if condition is True:
-            constant += n
-        elif condition is not False:
-            parts.append(ast.IfExp(condition, ast.Constant(n), ast.Constant(0)))
-    if not parts:
-        return constant if constant or any(c is True for _, c in items) else None
-    total: ast.expr = parts[0]
-    for part in parts[1:] + ([ast.Constant(constant)] if constant else []):
-        total = ast.BinOp(total, ast.Add(), part)
-    return total
-
-
-def _equal(a: ast.expr, b: ast.expr) -> bool | ast.expr:
-    """Whether two terms are equal: True, False, or the test when it depends on the binding."""
-    if ast.dump(a) == ast.dump(b):
-        return True
-    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
-        return bool(a.value == b.value)
-    if isinstance(a, ast.Tuple) and isinstance(b, ast.Tuple):
-        if len(a.elts) != len(b.elts):
-            return False
-        tests = []
-        for x, y in zip(a.elts, b.elts, strict=True):
-            same = _equal(x, y)
-            if same is False:
-                return False
-            if same is not True:
-                tests.append(same)
-        return True if not tests else (tests[0] if len(tests) == 1 else
-                                       ast.BoolOp(ast.And(), tests))
-    if isinstance(a, ast.Tuple | ast.Constant) and isinstance(b, ast.Tuple | ast.Constant):
-        return False
-    return ast.Compare(a, [ast.Eq()], [b])
-
-
-def _is_pattern(tree: ast.expr) -> bool:
-    if isinstance(tree, ast.Name | ast.Constant):
-        return True
-    return isinstance(tree, ast.Tuple) and all(_is_pattern(e) for e in tree.elts)
-
-
-def _names(tree: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"max"}
-
-
-def _pattern_names(tree: ast.expr) -> set[str]:
-    """The variables in pattern positions of a tuple (not inside expressions)."""
-    if isinstance(tree, ast.Name):
-        return {tree.id}
-    if isinstance(tree, ast.Tuple):
-        return set().union(*(_pattern_names(e) for e in tree.elts))
-    return set()
 
 
 def _invisible(element: ET.Element) -> bool:

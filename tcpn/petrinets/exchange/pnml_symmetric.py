@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import itertools
 import keyword
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -48,10 +49,12 @@ from typing import Any
 from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
 from tcpn.petrinets.inscriptions import BUILTIN_NAMES, RANDOM_FUNCTIONS, RESERVED_NAMES
 
-__all__ = ["SymmetricTerms", "Terms"]
+__all__ = ["MAX_MEMBERS", "SymmetricTerms", "Terms"]
 
 #: a multiset as ``(coefficient, term)`` pairs; a negative coefficient is subtracted
 Terms = list[tuple[int, ast.expr]]
+#: the most members tcpn lists for one sort (``all``, partitions, free variables)
+MAX_MEMBERS = 100_000
 Fail = Callable[[ET.Element, str], Exception]
 
 _COMPARE = {"equality": ast.Eq, "inequality": ast.NotEq, "lessthan": ast.Lt,
@@ -72,6 +75,7 @@ class SymmetricTerms:
         self.sort_elements: dict[str, ET.Element] = {}
         self.sorts: dict[str, ColourSet] = {}
         self.members: dict[ColourSet, list[Any]] = {}
+        self.sizes: dict[ColourSet, int] = {}  # of int ranges and products, listed lazily
         self.cyclic: set[ColourSet] = set()
         self.constants: dict[str, tuple[Any, ColourSet]] = {}  # feconstant id -> value, sort
         self.variables: dict[str, tuple[str, ColourSet]] = {}  # variabledecl id -> name, sort
@@ -159,7 +163,7 @@ class SymmetricTerms:
             if high < low:
                 raise self.fail(body, f"finite int range {low}..{high} is empty")
             colour = IntSet(low, high, name=name)
-            self.members[colour] = list(range(low, high + 1))
+            self.sizes[colour] = high - low + 1  # members listed only when needed
         elif body.tag in ("finiteenumeration", "cyclicenumeration"):
             constants = body.findall("feconstant")
             if not constants:
@@ -180,8 +184,7 @@ class SymmetricTerms:
             if not components:
                 raise self.fail(body, "a product sort without components")
             colour = ProductSet(*components, name=name)
-            self.members[colour] = [tuple(v) for v in itertools.product(
-                *(self._members_of(c, body) for c in components))]
+            self.sizes[colour] = math.prod(self._size(c, body) for c in components)
         elif body.tag == "usersort":
             return self.sort(body)
         else:
@@ -214,9 +217,29 @@ class SymmetricTerms:
         self.partitions[element.get("id", "")] = (colour, of)
         return colour
 
-    def _members_of(self, colour: ColourSet, where: ET.Element) -> list[Any]:
-        if colour not in self.members:
+    def _size(self, colour: ColourSet, where: ET.Element) -> int:
+        if colour in self.members:
+            return len(self.members[colour])
+        if colour not in self.sizes:
             raise self.fail(where, f"sort {colour.describe()} is not finite")
+        return self.sizes[colour]
+
+    def _members_of(self, colour: ColourSet, where: ET.Element) -> list[Any]:
+        """Every member of a finite sort, refused beyond :data:`MAX_MEMBERS` (``all`` on
+        a product of large ranges would otherwise expand without bound)."""
+        size = self._size(colour, where)
+        if size > MAX_MEMBERS:
+            raise self.fail(where, f"sort {colour.describe()} has {size} members, over the "
+                            f"{MAX_MEMBERS} tcpn lists for <all>, a partition or a free "
+                            "variable")
+        if colour not in self.members:
+            if isinstance(colour, IntSet):
+                assert colour.low is not None and colour.high is not None
+                self.members[colour] = list(range(colour.low, colour.high + 1))
+            else:
+                assert isinstance(colour, ProductSet)
+                self.members[colour] = [tuple(v) for v in itertools.product(
+                    *(self._members_of(c, where) for c in colour.components))]
         return self.members[colour]
 
     def _constant(self, element: ET.Element) -> tuple[Any, ColourSet]:

@@ -153,8 +153,8 @@ def tokens_from_json(colour: ColourSet, text: str) -> list[Token]:
 
 
 def constant_json(value: Any) -> str | None:
-    """A declaration's value as JSON when it is plain data (numbers, strings, tuples of
-    them), else None (functions and other objects have no PNML form)."""
+    """A declaration's value as JSON when it is plain data (numbers, strings, tuples and
+    dicts of them), else None (functions and other objects have no PNML form)."""
     data = _constant_data(value)
     return None if data is _NO_DATA else json.dumps(data)
 
@@ -168,12 +168,17 @@ def _constant_data(value: Any) -> Any:
     if isinstance(value, tuple):
         items = [_constant_data(v) for v in value]
         return _NO_DATA if any(i is _NO_DATA for i in items) else {"tuple": items}
+    if isinstance(value, dict):  # e.g. a symmetric net's successor table
+        pairs = [[_constant_data(k), _constant_data(v)] for k, v in value.items()]
+        return _NO_DATA if any(x is _NO_DATA for p in pairs for x in p) else {"dict": pairs}
     return _NO_DATA
 
 
 def constant_from_json(text: str) -> Any:
     """The value :func:`constant_json` wrote."""
     def rebuild(data: Any) -> Any:
+        if isinstance(data, dict) and "dict" in data:
+            return {rebuild(k): rebuild(v) for k, v in data["dict"]}
         if isinstance(data, dict):
             return tuple(rebuild(d) for d in data["tuple"])
         return data
