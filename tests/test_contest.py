@@ -6,10 +6,10 @@ with and without dead markings); ``-m slow`` runs every instance of ``../shared/
 pytest's cache directory, never into the project.
 
 The oracle's CTL answers of many instances are numbered four places off the formulas of
-their property files (the oracle's ``-NN`` is the file's ``-2025-(NN-4)``; tcpn's CTL
-checker and the mc engineer's, two implementations, agree with each other there and with the
-rotated answers, 12 of 12 and 4 of 4, on every such instance tried): those CTL answers are
-compared under ``-m slow`` as expected failures (not strict), not corrected.
+their property files: the oracle's ``-NN`` is the answer to the file's ``-2025-(NN-4 mod
+16)`` (1,064 of 1,064 disagreements over 106 instances, benchmarks/README.md; tcpn's CTL
+checker and the mc engineer's agree with each other there). Those CTL answers are compared
+under ``-m slow`` as expected failures (not strict), never corrected.
 """
 
 from __future__ import annotations
