@@ -448,9 +448,9 @@ def check_net(
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
-    max_states: Annotated[int, typer.Option(
-        "--max-states", min=1, help="State budget; reaching it answers 'unknown'.")
-    ] = 5_000_000,
+    max_states: Annotated[int | None, typer.Option(
+        "--max-states", min=1, help="State budget; reaching it answers 'unknown' "
+        "(default 5,000,000; 2,000,000 with --examination).")] = None,
     time_limit: Annotated[float | None, typer.Option(
         "--time-limit", min=0.0, help="Seconds of exploration per formula; reaching it "
         "answers 'unknown'.")] = None,
@@ -466,6 +466,11 @@ def check_net(
     json_file: Annotated[str | None, typer.Option(
         "--json", help="Write the verdicts and their evidence (paths) to this new JSON file.")
     ] = None,
+    examination: Annotated[str | None, typer.Option(
+        "--examination", help="A Model Checking Contest examination (CTLFireability, "
+        "LTLCardinality, UpperBounds, ReachabilityDeadlock, StateSpace...): NET is "
+        "DIR/model.pnml, the formulas are read from DIR/<examination>.xml, and one line "
+        "per formula is printed as the contest's tools print it.")] = None,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
@@ -477,6 +482,13 @@ def check_net(
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
 
+    if examination is not None:
+        from tcpn.petrinets.contest import DEFAULT_MAX_STATES, check_examination
+
+        check_examination(net, examination, max_states or DEFAULT_MAX_STATES, time_limit,
+                          on_line=lambda line: console.print(line, markup=False,
+                                                             highlight=False, soft_wrap=True))
+        return
     if net.lower().endswith((".yaml", ".yml")):
         from tcpn.models.topology import scenario_net
 
@@ -484,7 +496,8 @@ def check_net(
     else:
         loaded = load_net(net).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
-                           askctl=tuple(askctl or ()), report=report, max_states=max_states,
+                           askctl=tuple(askctl or ()), report=report,
+                           max_states=max_states or 5_000_000,
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
                            json_file=json_file)

@@ -1,0 +1,297 @@
+"""The Model Checking Contest's examinations on a PNML model, answered as the contest's
+tools answer them.
+
+:func:`check_examination` reads ``DIR/model.pnml`` and the examination's property file
+beside it (``DIR/CTLFireability.xml`` ...; the global properties need none), explores the
+state space (a P/T net on :func:`~tcpn.petrinets.ptspace.explore_pt`, a coloured one on
+:func:`~tcpn.petrinets.statespace.explore`), and returns one line per formula:
+``FORMULA <id> TRUE|FALSE|<integer> TECHNIQUES <words>``, ``FORMULA <id> CANNOT_COMPUTE``
+when a budget is reached, ``STATE_SPACE STATES <n> TECHNIQUES ...`` (and TRANSITIONS,
+MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING) for StateSpace.
+
+CTL and reachability formulas are checked by :mod:`tcpn.petrinets.ptcheck`, LTL formulas by
+:mod:`tcpn.petrinets.ltl`; both read a dead marking as repeating forever. On an incomplete
+state space (budget reached) a reachability formula is still decided when a reached state
+proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE.
+"""
+
+from __future__ import annotations
+
+import time as wallclock
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.mcc_properties import ContestProperty, read_properties
+from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.formulas import (
+    A,
+    E,
+    F,
+    Fireable,
+    Formula,
+    G,
+    Tokens,
+    is_ctl,
+    is_ltl,
+    places_of,
+    transitions_of,
+)
+from tcpn.petrinets.ltl import check_ltl
+from tcpn.petrinets.ptcheck import ctl_mask, edge_arrays, numeric_values, state_mask
+from tcpn.petrinets.ptspace import PTStateSpace, explore_pt, pt_net
+
+__all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
+           "load_model"]
+
+#: Examinations whose formulas are in ``<name>.xml``.
+FORMULA_EXAMINATIONS = ("ReachabilityCardinality", "ReachabilityFireability",
+                        "CTLCardinality", "CTLFireability", "LTLCardinality",
+                        "LTLFireability", "UpperBounds")
+#: Examinations about the whole net (``GenericPropertiesDefinition.xml``).
+GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "Liveness",
+                       "OneSafe", "StableMarking")
+EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
+DEFAULT_MAX_STATES = 2_000_000
+TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
+#: Models larger than this are refused (the contest's largest are about 60 MB).
+MAX_MODEL_BYTES = 500_000_000
+
+
+@dataclass
+class Model:
+    """A contest model ready to explore: the net and how formula names map onto it."""
+
+    net: Any
+    is_pt: bool
+    place_names: dict[str, str]
+    transition_names: dict[str, str]
+
+
+def load_model(model_path: str | Path) -> Model:
+    """Read ``model.pnml``: a P/T net as matrices (places and transitions named by their
+    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`."""
+    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
+    net = imported.net
+    places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
+    transitions = {imported.ids.get(f"trans:{t}", t): t for t in net.transitions}
+    try:
+        matrices = pt_net(net, [imported.ids.get(f"place:{p}", p) for p in net.places],
+                          [imported.ids.get(f"trans:{t}", t) for t in net.transitions])
+    except InputError:
+        return Model(net, False, places, transitions)
+    return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
+
+
+def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
+                  time_limit_s: float | None = None) -> tuple[Model, Any]:
+    """The model and its state space (a P/T net on the vector explorer)."""
+    model = load_model(model_path)
+    if model.is_pt:
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s)
+    from tcpn.petrinets.statespace import explore
+    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s)
+
+
+def check_examination(model_path: str | Path, examination: str,
+                      max_states: int = DEFAULT_MAX_STATES,
+                      time_limit_s: float | None = None,
+                      on_line: Callable[[str], None] | None = None) -> list[str]:
+    """The contest's answer lines for one examination of ``model_path`` (see the module
+    docstring); ``on_line`` receives each line as soon as it is known.
+
+    Raises :class:`~tcpn.errors.InputError` naming the file for a missing or malformed
+    model or property file, and the formula for an unknown place or transition.
+    """
+    return check_examinations(model_path, [examination], max_states, time_limit_s,
+                              on_line)[examination]
+
+
+def check_examinations(model_path: str | Path, examinations: list[str],
+                       max_states: int = DEFAULT_MAX_STATES,
+                       time_limit_s: float | None = None,
+                       on_line: Callable[[str], None] | None = None,
+                       explored: tuple[Model, Any] | None = None) -> dict[str, list[str]]:
+    """:func:`check_examination` for several examinations on one exploration (or on
+    ``explored``, what :func:`explore_model` returned for this model)."""
+    started = wallclock.perf_counter()
+    for examination in examinations:
+        if examination not in EXAMINATIONS:
+            raise InputError(f"unknown examination {examination!r}; one of "
+                             f"{', '.join(EXAMINATIONS)}")
+    model_path = Path(model_path)
+    if not model_path.is_file():
+        raise InputError(f"{model_path}: no such model file")
+    properties: dict[str, list[ContestProperty]] = {
+        e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
+        if e in FORMULA_EXAMINATIONS}
+    model, space = explored or explore_model(model_path, max_states, time_limit_s)
+    properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
+    answers: dict[str, list[str]] = {}
+
+    def remaining() -> float | None:
+        return None if time_limit_s is None else max(
+            0.0, time_limit_s - (wallclock.perf_counter() - started))
+
+    for examination in examinations:
+        lines = answers.setdefault(examination, [])
+        found = _global(examination, space) if examination in GLOBAL_EXAMINATIONS else (
+            _answer(examination, prop, space, remaining()) for prop in properties[examination])
+        for line in found:
+            lines.append(line)
+            if on_line is not None:
+                on_line(line)
+    return answers
+
+
+def _renamed(prop: ContestProperty, model: Model) -> ContestProperty:
+    """The property with its PNML ids replaced by the net's names (checking they exist)."""
+    for place in (places_of(prop.formula) if prop.formula is not None else set()) | set(
+            prop.bound.places if prop.bound is not None else ()):
+        if place not in model.place_names:
+            raise InputError(f"formula {prop.id}: unknown place {place!r}")
+    if prop.formula is not None:
+        for transition in transitions_of(prop.formula):
+            if transition not in model.transition_names:
+                raise InputError(f"formula {prop.id}: unknown transition {transition!r}")
+    if model.is_pt:
+        return prop
+    return replace(prop, formula=_rename(prop.formula, model) if prop.formula else None,
+                   bound=Tokens(tuple(model.place_names[p] for p in prop.bound.places))
+                   if prop.bound else None)
+
+
+def _rename(formula: Formula, model: Model) -> Formula:
+    if isinstance(formula, Fireable):
+        return Fireable(tuple(model.transition_names[t] for t in formula.transitions))
+    changes: dict[str, Any] = {}
+    for name, value in vars(formula).items():
+        if isinstance(value, Formula):
+            changes[name] = _rename(value, model)
+        elif isinstance(value, Tokens):
+            changes[name] = Tokens(tuple(model.place_names[p] for p in value.places))
+        elif isinstance(value, tuple) and value and isinstance(value[0], Formula):
+            changes[name] = tuple(_rename(v, model) for v in value)
+    return replace(formula, **changes)  # type: ignore[type-var]
+
+
+def _complete(space: Any) -> bool:
+    return bool(space.complete)
+
+
+def _cannot(ident: str) -> str:
+    return f"FORMULA {ident} CANNOT_COMPUTE"
+
+
+def _answer(examination: str, prop: ContestProperty, space: Any,
+            seconds_left: float | None) -> str:
+    """One formula's line."""
+    if prop.bound is not None:
+        if not _complete(space):
+            return _cannot(prop.id)
+        values = numeric_values(prop.bound, space)
+        return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
+    formula = prop.formula
+    assert formula is not None
+    if not _complete(space):
+        return _partial(prop.id, formula, space)
+    if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
+        verdict = check_ltl(formula, space, time_limit_s=seconds_left)
+        if verdict.answer == "unknown":
+            return _cannot(prop.id)
+        words = " ".join(verdict.technique)
+        return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
+    holds = bool(ctl_mask(formula, space)[0])
+    return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+
+
+def _partial(ident: str, formula: Formula, space: Any) -> str:
+    """A reachability formula on the states found so far: decided only by a witness."""
+    for quantifier, operator, witness in ((E, F, True), (A, G, False)):
+        if isinstance(formula, quantifier) and isinstance(formula.path, operator):
+            inner = formula.path.operand
+            if is_ctl(inner) and not any(isinstance(n, A | E) for n in _nodes(inner)):
+                mask = state_mask(inner, space)
+                if (mask.any() if witness else not mask.all()):
+                    answer = "TRUE" if witness else "FALSE"
+                    return f"FORMULA {ident} {answer} TECHNIQUES {TECHNIQUES}"
+    return _cannot(ident)
+
+
+def _nodes(formula: Formula) -> list[Formula]:
+    from tcpn.petrinets.formulas import walk
+    return list(walk(formula))
+
+
+def _global(examination: str, space: Any) -> list[str]:
+    """The lines of a global examination."""
+    if not _complete(space):
+        if examination == "StateSpace":
+            return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
+                    ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
+        return [_cannot(examination)]
+    if isinstance(space, PTStateSpace):
+        counts = space.markings
+    else:
+        counts = np.column_stack([numeric_values(Tokens((p,)), space)
+                                  for p in space.net.places]) if space.net.places else \
+            np.zeros((len(space), 0), dtype=np.int64)
+    indptr, targets, labels, names = edge_arrays(space)
+    if examination == "StateSpace":
+        # In a coloured net "a place" is one colour of it (a place of the P/T twin).
+        per_place = (int(counts.max()) if counts.size else 0) if isinstance(
+            space, PTStateSpace) else _most_of_one_colour(space)
+        per_marking = int(counts.astype(np.int64).sum(axis=1).max()) if counts.size else 0
+        return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE MAX_TOKEN_PER_MARKING {per_marking} TECHNIQUES {TECHNIQUES}"]
+    if examination == "ReachabilityDeadlock":
+        holds = bool((np.diff(indptr) == 0).any())
+    elif examination == "QuasiLiveness":
+        holds = len(np.unique(labels)) == len(names)
+    elif examination == "OneSafe":
+        holds = bool(counts.size == 0 or counts.max() <= 1)
+    elif examination == "StableMarking":
+        holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
+    else:
+        holds = _live(indptr, targets, labels, len(names))
+    return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
+
+
+def _most_of_one_colour(space: Any) -> int:
+    """The most tokens of one colour on one place over the states of a coloured space."""
+    most = 0
+    for state in range(len(space)):
+        for tokens in space.marking(state).values():
+            if len(tokens) > most:
+                values: dict[Any, int] = {}
+                for token in tokens:
+                    values[token.value] = values.get(token.value, 0) + 1
+                most = max(most, *values.values())
+    return most
+
+
+def _live(indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray,
+          n_transitions: int) -> bool:
+    """Every transition can fire again from every reachable marking: every terminal
+    strongly connected component has an edge of every transition inside it."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+    n = len(indptr) - 1
+    matrix = csr_array((np.ones(len(targets), dtype=np.int8), targets, indptr), shape=(n, n))
+    _, component = connected_components(matrix, directed=True, connection="strong")
+    src = np.repeat(np.arange(n), np.diff(indptr))
+    leaving = np.zeros(component.max() + 1, dtype=bool)
+    crossing = component[src] != component[targets]
+    leaving[component[src[crossing]]] = True
+    terminal = np.flatnonzero(~leaving)
+    inside = ~crossing
+    pairs = np.unique(component[src[inside]].astype(np.int64) * n_transitions
+                      + labels[inside])
+    per_component = np.bincount(pairs // n_transitions, minlength=component.max() + 1)
+    return bool(np.all(per_component[terminal] == n_transitions))

@@ -1,0 +1,172 @@
+"""Read the Model Checking Contest's property files into :mod:`tcpn.petrinets.formulas`.
+
+A contest property file (``CTLCardinality.xml``, ``LTLFireability.xml``, ``UpperBounds.xml``
+...) is a ``<property-set>`` in the ``http://mcc.lip6.fr/`` namespace; each ``<property>``
+has an ``<id>`` and a ``<formula>``. The formula language: ``all-paths``/``exists-path``
+(:class:`~tcpn.petrinets.formulas.A`/:class:`~tcpn.petrinets.formulas.E`), ``globally``,
+``finally``, ``next``, ``until`` (children ``before`` and ``reach``), ``negation``,
+``conjunction``, ``disjunction``, ``true``/``false``, the atoms ``is-fireable`` (any of the
+listed transitions is enabled) and ``integer-le`` over ``tokens-count`` (the summed tokens
+of the listed places) or ``integer-constant``; an UpperBounds property is a
+``place-bound`` (the largest summed count of its places over the reachable markings), read
+as a :class:`~tcpn.petrinets.formulas.Tokens` expression. Names are the PNML ``id`` s.
+
+>>> text = b'''<property-set xmlns="http://mcc.lip6.fr/"><property><id>f-00</id>
+... <formula><exists-path><finally><is-fireable><transition>t1</transition>
+... </is-fireable></finally></exists-path></formula></property></property-set>'''
+>>> read_properties(text)[0]
+ContestProperty(id='f-00', formula=E(path=F(operand=Fireable(transitions=('t1',)))), bound=None)
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.cpn_import import parse_xml
+from tcpn.petrinets.formulas import (
+    A,
+    And,
+    Bool,
+    Compare,
+    Const,
+    E,
+    F,
+    Fireable,
+    Formula,
+    G,
+    Not,
+    Numeric,
+    Or,
+    Tokens,
+    U,
+    X,
+)
+
+__all__ = ["ContestProperty", "read_properties"]
+
+#: The largest contest property files are tens of MB (thousands of fireability atoms).
+MAX_PROPERTY_BYTES = 500_000_000
+
+
+@dataclass(frozen=True)
+class ContestProperty:
+    """One property of a contest file: a formula, or for UpperBounds the places whose
+    summed tokens are bounded (``bound``)."""
+
+    id: str
+    formula: Formula | None
+    bound: Tokens | None = None
+
+
+def read_properties(source: str | Path | bytes) -> list[ContestProperty]:
+    """The properties of a contest property file, in file order.
+
+    Raises :class:`~tcpn.errors.InputError` naming the file, the line and the element for
+    anything outside the contest's formula language.
+    """
+    if isinstance(source, bytes):
+        data, name = source, "<property file>"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{path}: no such property file")
+        if path.stat().st_size > MAX_PROPERTY_BYTES:
+            raise InputError(f"{path}: larger than {MAX_PROPERTY_BYTES} bytes")
+        data, name = path.read_bytes(), str(path)
+    root, lines = parse_xml(data, name)
+    return _Reader(name, lines).read(root)
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+class _Reader:
+    def __init__(self, source: str, lines: dict[ET.Element, int]):
+        self.source, self.lines = source, lines
+
+    def fail(self, element: ET.Element, message: str) -> InputError:
+        line = self.lines.get(element)
+        where = f"{self.source}, line {line}" if line else self.source
+        return InputError(f"{where}: <{_local(element.tag)}>: {message}")
+
+    def children(self, element: ET.Element) -> list[ET.Element]:
+        return [c for c in element if _local(c.tag) not in ("description", "explanation")]
+
+    def only(self, element: ET.Element) -> ET.Element:
+        kids = self.children(element)
+        if len(kids) != 1:
+            raise self.fail(element, f"expected one child element, found {len(kids)}")
+        return kids[0]
+
+    def read(self, root: ET.Element) -> list[ContestProperty]:
+        if _local(root.tag) != "property-set":
+            raise self.fail(root, "not a contest property file (expected <property-set>)")
+        found = []
+        for prop in root:
+            if _local(prop.tag) != "property":
+                raise self.fail(prop, "expected <property>")
+            ids = [c for c in prop if _local(c.tag) == "id"]
+            formulas = [c for c in prop if _local(c.tag) == "formula"]
+            if len(ids) != 1 or len(formulas) != 1 or not (ids[0].text or "").strip():
+                raise self.fail(prop, "a property needs one <id> and one <formula>")
+            body = self.only(formulas[0])
+            ident = (ids[0].text or "").strip()
+            if _local(body.tag) == "place-bound":
+                found.append(ContestProperty(ident, None, Tokens(self.names(body, "place"))))
+            else:
+                found.append(ContestProperty(ident, self.formula(body)))
+        return found
+
+    def names(self, element: ET.Element, tag: str) -> tuple[str, ...]:
+        kids = self.children(element)
+        if not kids or any(_local(k.tag) != tag or not (k.text or "").strip() for k in kids):
+            raise self.fail(element, f"expected one or more <{tag}> names")
+        return tuple((k.text or "").strip() for k in kids)
+
+    def formula(self, element: ET.Element) -> Formula:
+        tag = _local(element.tag)
+        if tag in ("all-paths", "exists-path"):
+            quantifier = A if tag == "all-paths" else E
+            return quantifier(self.formula(self.only(element)))
+        if tag in ("globally", "finally", "next", "negation"):
+            operator = {"globally": G, "finally": F, "next": X, "negation": Not}[tag]
+            return operator(self.formula(self.only(element)))
+        if tag == "until":
+            parts = {_local(c.tag): c for c in self.children(element)}
+            if set(parts) != {"before", "reach"} or len(self.children(element)) != 2:
+                raise self.fail(element, "until needs one <before> and one <reach>")
+            return U(self.formula(self.only(parts["before"])),
+                     self.formula(self.only(parts["reach"])))
+        if tag in ("conjunction", "disjunction"):
+            kids = self.children(element)
+            if not kids:
+                raise self.fail(element, "needs at least one operand")
+            operands = tuple(self.formula(k) for k in kids)
+            if len(operands) == 1:
+                return operands[0]
+            return And(operands) if tag == "conjunction" else Or(operands)
+        if tag in ("true", "false"):
+            return Bool(tag == "true")
+        if tag == "is-fireable":
+            return Fireable(self.names(element, "transition"))
+        if tag == "integer-le":
+            kids = self.children(element)
+            if len(kids) != 2:
+                raise self.fail(element, f"expected two operands, found {len(kids)}")
+            return Compare("<=", self.numeric(kids[0]), self.numeric(kids[1]))
+        raise self.fail(element, "is not in the contest's formula language")
+
+    def numeric(self, element: ET.Element) -> Numeric:
+        tag = _local(element.tag)
+        if tag == "tokens-count":
+            return Tokens(self.names(element, "place"))
+        if tag == "integer-constant":
+            text = (element.text or "").strip()
+            if not text.lstrip("-").isdigit():
+                raise self.fail(element, f"{text!r} is not an integer")
+            return Const(int(text))
+        raise self.fail(element, "expected <tokens-count> or <integer-constant>")

@@ -1,0 +1,328 @@
+"""Reachable markings of a place/transition net, explored with integer vectors and NumPy.
+
+A P/T net (every place holds plain black tokens, every arc carries a constant weight, no
+guard, no time; read, inhibitor and reset arcs allowed) needs none of the coloured engine's
+bindings: a marking is a vector of token counts, a transition ``t`` is enabled where
+``m >= pre[t]`` (and below its inhibitor thresholds), and firing adds ``post[t] - pre[t]``.
+:func:`explore_pt` runs a breadth-first search that expands a batch of states at once,
+testing each transition on the whole batch with one vector comparison, and recognises
+markings already seen by their bytes in a dictionary (the vectors shrink to one byte per
+place while every count stays below 256, and widen when one does not).
+
+The result, :class:`PTStateSpace`, answers what :class:`~tcpn.petrinets.statespace.StateSpace`
+answers (``len``, ``successors``, ``dead_markings``, ``path_to``, ``marking``...) and adds
+the vectorised views model checkers want: the marking matrix (one row per state),
+:meth:`PTStateSpace.tokens` and :meth:`PTStateSpace.enabled` over every state at once.
+
+>>> from tcpn.petrinets.examples import dining_philosophers
+>>> space = explore_pt(pt_net(dining_philosophers(3)))
+>>> len(space), space.n_edges, space.complete
+(4, 6, True)
+"""
+
+from __future__ import annotations
+
+import time as wallclock
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tcpn.errors import InputError
+from tcpn.petrinets.colours import UnitSet
+from tcpn.petrinets.net import ArcKind, PetriNet, Token
+
+__all__ = ["PTNet", "PTStateSpace", "explore_pt", "is_pt_net", "pt_net"]
+
+#: How many states one batch of the search expands at most.
+BATCH_STATES = 4096
+_DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
+
+
+@dataclass(frozen=True)
+class PTNet:
+    """A P/T net as matrices: ``pre``/``post``/``test`` weights and inhibitor thresholds
+    (0 for none), one row per transition and one column per place."""
+
+    places: tuple[str, ...]
+    transitions: tuple[str, ...]
+    pre: np.ndarray
+    post: np.ndarray
+    test: np.ndarray
+    inhibit: np.ndarray
+    reset: np.ndarray
+    initial: np.ndarray
+
+    def __post_init__(self) -> None:
+        # What enabling needs per transition: (places, least counts) and inhibitors.
+        need = np.maximum(self.pre, self.test)
+        rules = []
+        for t in range(len(self.transitions)):
+            cols = np.flatnonzero(need[t])
+            inh = np.flatnonzero(self.inhibit[t])
+            rules.append((cols, need[t, cols], inh, self.inhibit[t, inh]))
+        object.__setattr__(self, "_rules", rules)
+
+    @property
+    def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per transition: the places enabling reads, their least counts, the inhibitor
+        places and their thresholds (enabled only below them)."""
+        return self._rules  # type: ignore[attr-defined]
+
+    def enabled(self, markings: np.ndarray, t: int) -> np.ndarray:
+        """Which rows of ``markings`` (states x places) enable transition ``t``."""
+        cols, least, inh, below = self.rules[t]
+        ok = np.all(markings[:, cols] >= least, axis=1) if len(cols) else \
+            np.ones(len(markings), dtype=bool)
+        if len(inh):
+            ok &= np.all(markings[:, inh] < below, axis=1)
+        return ok
+
+    def fire(self, markings: np.ndarray, t: int) -> np.ndarray:
+        """The markings after firing ``t`` in each row (int64; enabledness not checked)."""
+        after = markings.astype(np.int64) - self.pre[t] + self.post[t]
+        if self.reset[t].any():
+            after[:, self.reset[t]] = self.post[t, self.reset[t]]
+        return after
+
+
+def is_pt_net(net: PetriNet) -> bool:
+    """Whether :func:`pt_net` can read ``net`` (black tokens, constant weights, untimed,
+    no guard, one priority)."""
+    try:
+        pt_net(net)
+    except InputError:
+        return False
+    return True
+
+
+def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
+           transition_names: Sequence[str] | None = None) -> PTNet:
+    """The matrices of a P/T net; ``place_names``/``transition_names`` rename the net's
+    places and transitions in order (the contest names them by their PNML ids).
+
+    Raises :class:`~tcpn.errors.InputError` naming the element that makes ``net`` more
+    than a P/T net.
+    """
+    places = list(net.places)
+    transitions = list(net.transitions)
+    for name, place in net.places.items():
+        if not isinstance(place.colour, UnitSet) or place.colour.is_timed:
+            raise InputError(f"place {name}: colour {place.colour.name} is not plain black "
+                             "tokens; a P/T exploration needs untimed unit places")
+    priorities = {t.priority for t in net.transitions.values()}
+    for name, transition in net.transitions.items():
+        if transition.guard is not None or transition.delay not in (None, 0) or \
+                transition.action is not None or len(priorities) > 1:
+            raise InputError(f"transition {name}: a guard, delay, code action or priority "
+                             "is beyond a P/T net")
+    n_t, n_p = len(transitions), len(places)
+    p_index = {p: i for i, p in enumerate(places)}
+    t_index = {t: i for i, t in enumerate(transitions)}
+    matrices = {kind: np.zeros((n_t, n_p), dtype=np.int64) for kind in ArcKind}
+    for arc in net.arcs:
+        if not isinstance(arc.count, int) or arc.when is not None or arc.delay is not None \
+                or arc.inscription not in (None, "()"):
+            raise InputError(f"{arc.where}: a P/T arc has a constant weight and no condition")
+        t, p = t_index[arc.transition], p_index[arc.place]
+        if arc.kind is ArcKind.RESET:
+            matrices[arc.kind][t, p] = 1
+        elif arc.kind is ArcKind.INHIBITOR:
+            current = matrices[arc.kind][t, p]
+            matrices[arc.kind][t, p] = min(current, arc.count) if current else arc.count
+        else:
+            matrices[arc.kind][t, p] += arc.count
+    initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
+    return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
+                 matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial)
+
+
+def _dtype_for(bound: int) -> Any:
+    for dtype in _DTYPES:
+        if bound <= np.iinfo(dtype).max:
+            return dtype
+    raise InputError(f"a place holds {bound} tokens, more than 64-bit counts hold")
+
+
+class PTStateSpace:
+    """The reachability graph of a P/T net: markings as rows of :attr:`markings`, edges in
+    compressed rows (:attr:`indptr`, :attr:`targets`, :attr:`labels` = transition index)."""
+
+    def __init__(self, net: PTNet, markings: np.ndarray, indptr: np.ndarray,
+                 targets: np.ndarray, labels: np.ndarray, parents: np.ndarray,
+                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str):
+        self.net = net
+        self.markings = markings
+        self.indptr, self.targets, self.labels = indptr, targets, labels
+        self.parents, self.parent_labels = parents, parent_labels
+        self.complete, self.seconds, self.reason = complete, seconds, reason
+        self._place_index = {p: i for i, p in enumerate(net.places)}
+        self._transition_index = {t: i for i, t in enumerate(net.transitions)}
+
+    def __len__(self) -> int:
+        return len(self.markings)
+
+    def __repr__(self) -> str:
+        return (f"<PTStateSpace {len(self)} states, {self.n_edges} edges"
+                f"{'' if self.complete else ', incomplete'}>")
+
+    @property
+    def n_states(self) -> int:
+        """Number of states (reachable markings) found."""
+        return len(self.markings)
+
+    @property
+    def n_edges(self) -> int:
+        """Number of arcs (firings) between them."""
+        return len(self.targets)
+
+    @property
+    def states_per_s(self) -> float:
+        """Exploration speed."""
+        return len(self) / self.seconds if self.seconds > 0 else float("inf")
+
+    def place_index(self, place: str) -> int:
+        """The column of a place; :class:`~tcpn.errors.InputError` if there is none."""
+        if place not in self._place_index:
+            raise InputError(f"unknown place {place!r}")
+        return self._place_index[place]
+
+    def transition_index(self, transition: str) -> int:
+        """The number of a transition; :class:`~tcpn.errors.InputError` if there is none."""
+        if transition not in self._transition_index:
+            raise InputError(f"unknown transition {transition!r}")
+        return self._transition_index[transition]
+
+    def tokens(self, places: Sequence[str]) -> np.ndarray:
+        """The summed token counts of ``places`` in every state (int64)."""
+        cols = [self.place_index(p) for p in places]
+        return self.markings[:, cols].astype(np.int64).sum(axis=1)
+
+    def enabled(self, transitions: Sequence[str]) -> np.ndarray:
+        """Whether any of ``transitions`` is enabled, in every state."""
+        found = np.zeros(len(self), dtype=bool)
+        for name in transitions:
+            found |= self.net.enabled(self.markings, self.transition_index(name))
+        return found
+
+    def successors(self, state: int) -> list[int]:
+        """The targets of the state's arcs (with repeats for parallel arcs)."""
+        return self.targets[self.indptr[state]:self.indptr[state + 1]].tolist()
+
+    def out_degree(self) -> np.ndarray:
+        """Number of arcs leaving each state."""
+        return np.diff(self.indptr)
+
+    def dead_markings(self) -> list[int]:
+        """States without successors (of an expanded, i.e. complete, space)."""
+        return np.flatnonzero(self.out_degree() == 0).tolist()
+
+    def marking(self, state: int) -> dict[str, list[Token]]:
+        """The marking of a state as :meth:`StateSpace.marking` gives it."""
+        row = self.markings[state]
+        return {p: [Token((), 0.0)] * int(row[i]) for i, p in enumerate(self.net.places)}
+
+    def counts(self, state: int) -> dict[str, int]:
+        """The non-zero token counts of a state."""
+        row = self.markings[state]
+        return {self.net.places[i]: int(row[i]) for i in np.flatnonzero(row)}
+
+    def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
+        """A shortest firing sequence from the initial marking, as ``(transition, {})``."""
+        steps: list[tuple[str, dict[str, Any]]] = []
+        while state > 0:
+            steps.append((self.net.transitions[int(self.parent_labels[state])], {}))
+            state = int(self.parents[state])
+        return steps[::-1]
+
+    def matrix(self) -> Any:
+        """The adjacency matrix as a SciPy CSR array (entry = number of arcs)."""
+        from scipy.sparse import csr_array
+        n = len(self)
+        return csr_array((np.ones(len(self.targets), dtype=np.int32), self.targets,
+                          self.indptr), shape=(n, n))
+
+
+def explore_pt(net: PTNet, max_states: int | None = None,
+               time_limit_s: float | None = None) -> PTStateSpace:
+    """Breadth-first reachability graph of ``net`` (see the module docstring).
+
+    With ``max_states`` or ``time_limit_s`` the search stops when either is reached and
+    returns what it found with ``complete`` False and ``reason`` naming the budget.
+    """
+    start = wallclock.perf_counter()
+    n_t = len(net.transitions)
+    dtype = _dtype_for(int(net.initial.max(initial=0)))
+    capacity = 1024
+    store = np.zeros((capacity, len(net.places)), dtype=dtype)
+    store[0] = net.initial
+    index: dict[bytes, int] = {store[0].tobytes(): 0}
+    parents, parent_labels = [0], [0]
+    edge_src: list[np.ndarray] = []
+    edge_dst: list[np.ndarray] = []
+    edge_t: list[np.ndarray] = []
+    expanded, reason = 0, ""
+    while expanded < len(index):
+        if max_states is not None and len(index) > max_states:
+            reason = f"state budget reached: more than {max_states} states"
+            break
+        if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
+            reason = f"time budget reached: {time_limit_s:g} s"
+            break
+        stop = min(len(index), expanded + BATCH_STATES)
+        batch = store[expanded:stop]
+        sources, labels, rows = [], [], []
+        for t in range(n_t):
+            ok = np.flatnonzero(net.enabled(batch, t))
+            if len(ok):
+                sources.append(ok + expanded)
+                labels.append(np.full(len(ok), t, dtype=np.int32))
+                rows.append(net.fire(batch[ok], t))
+        expanded = stop
+        if not rows:
+            continue
+        successors = np.concatenate(rows)
+        top = int(successors.max())
+        if top > np.iinfo(dtype).max:
+            dtype = _dtype_for(top)
+            store = store.astype(dtype)
+            index = {store[i].tobytes(): i for i in range(len(index))}
+        successors = np.ascontiguousarray(successors.astype(dtype))
+        width = successors.shape[1] * successors.itemsize
+        keys: list[Any] = successors.view(np.dtype((np.void, width))).ravel().tolist() \
+            if width else [b""] * len(successors)
+        before = len(index)
+        setdefault = index.setdefault
+        targets = np.array([setdefault(k, len(index)) for k in keys], dtype=np.int64)
+        src = np.concatenate(sources)
+        lab = np.concatenate(labels)
+        fresh = np.flatnonzero(targets >= before)
+        if len(fresh):
+            new_ids, first = np.unique(targets[fresh], return_index=True)
+            first = fresh[first]
+            while len(index) > capacity:
+                capacity *= 2
+                grown = np.zeros((capacity, store.shape[1]), dtype=dtype)
+                grown[:before] = store[:before]
+                store = grown
+            store[new_ids] = successors[first]
+            parents.extend(src[first].tolist())
+            parent_labels.extend(lab[first].tolist())
+        edge_src.append(src)
+        edge_dst.append(targets)
+        edge_t.append(lab)
+    n = len(index)
+    complete = not reason
+    src_all = np.concatenate(edge_src) if edge_src else np.zeros(0, dtype=np.int64)
+    dst_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=np.int64)
+    lab_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
+    order = np.argsort(src_all, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src_all, minlength=n), out=indptr[1:])
+    targets_sorted = dst_all[order].astype(np.int32 if n < 2**31 else np.int64)
+    return PTStateSpace(net, store[:n].copy(), indptr, targets_sorted,
+                        lab_all[order].astype(np.int32), np.array(parents, dtype=np.int64),
+                        np.array(parent_labels, dtype=np.int32), complete,
+                        wallclock.perf_counter() - start, reason)

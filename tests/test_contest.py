@@ -1,0 +1,163 @@
+"""The Model Checking Contest's instances against the contest's oracle answers.
+
+The default run checks every examination of a fixed sample (P/T and coloured instances,
+with and without dead markings); ``-m slow`` runs every instance of ``../shared/data/mcc``
+(parametrised per instance, so ``--slow-sample`` picks some). Archives are extracted into
+pytest's cache directory, never into the project.
+
+The oracle's CTL answers of many instances are numbered four places off the formulas of
+their property files: the oracle's ``-NN`` is the answer to the file's ``-2025-(NN-4 mod
+16)`` (1,064 of 1,064 disagreements over 106 instances, benchmarks/README.md; tcpn's CTL
+checker and the mc engineer's agree with each other there). Those CTL answers are compared
+under ``-m slow`` as expected failures (not strict), never corrected.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.petrinets.contest import EXAMINATIONS, check_examination, check_examinations
+
+SUFFIX = {"StateSpace": "SS", "ReachabilityDeadlock": "RD", "QuasiLiveness": "QL",
+          "Liveness": "L", "OneSafe": "OS", "StableMarking": "SM", "UpperBounds": "UB",
+          "ReachabilityCardinality": "RC", "ReachabilityFireability": "RF",
+          "CTLCardinality": "CTLC", "CTLFireability": "CTLF", "LTLCardinality": "LTLC",
+          "LTLFireability": "LTLF"}
+#: Every examination on each: P/T and coloured twins, a net with dead markings
+#: (Philosophers-PT-000005 has 2, QuasiCertifProtocol 47), one with none (LamportFastMutEx).
+SAMPLE = ("Philosophers-PT-000005", "Philosophers-COL-000005", "LamportFastMutEx-PT-2",
+          "QuasiCertifProtocol-PT-02", "DatabaseWithMutex-COL-02")
+SLOW_TIME_LIMIT_S = 300.0
+
+
+def _data(shared_dir: Path) -> Path:
+    return shared_dir / "data" / "mcc"
+
+
+@pytest.fixture(scope="module")
+def mcc_cache(request) -> Path:
+    return Path(request.config.cache.mkdir("mcc"))
+
+
+def extracted(shared_dir: Path, cache: Path, instance: str) -> Path:
+    """The instance's folder, extracted once into the cache (atomically)."""
+    folder = cache / instance
+    if not (folder / "model.pnml").is_file():
+        staging = Path(tempfile.mkdtemp(dir=cache))
+        with tarfile.open(_data(shared_dir) / "instances" / f"{instance}.tgz") as archive:
+            archive.extractall(staging, filter="data")
+        os.replace(staging / instance, folder)
+        staging.rmdir()
+    return folder
+
+
+def _key(line: str) -> tuple[str, str]:
+    words = line.split()
+    if words[0] == "STATE_SPACE":
+        return f"STATE_SPACE {words[1]}", words[2]
+    return re.sub(r"-20\d\d-(\d+)$", r"-\1", words[1]), words[2]
+
+
+def oracle(folder: Path, examination: str) -> dict[str, str]:
+    """The known answers ('?' dropped)."""
+    path = folder / f"{folder.name}-{SUFFIX[examination]}.out"
+    pairs = [_key(line) for line in path.read_text().splitlines()
+             if line.startswith(("FORMULA", "STATE_SPACE"))]
+    return {k: v for k, v in pairs if v != "?"}
+
+
+def disagreements(folder: Path, answers: dict[str, list[str]]) -> list[str]:
+    wrong = []
+    for examination, lines in answers.items():
+        ours = dict(_key(line) for line in lines)
+        for key, expected in oracle(folder, examination).items():
+            if ours.get(key) != expected:
+                wrong.append(f"{examination} {key}: tcpn {ours.get(key)}, oracle {expected}")
+    return wrong
+
+
+@pytest.mark.parametrize("instance", SAMPLE)
+def test_sample_instance_answers_every_examination_like_the_oracle(shared_dir, mcc_cache,
+                                                                  instance):
+    folder = extracted(shared_dir, mcc_cache, instance)
+    answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS))
+    assert all("CANNOT_COMPUTE" not in line for lines in answers.values() for line in lines)
+    assert disagreements(folder, answers) == []
+    assert sum(len(lines) for lines in answers.values()) == 7 * 16 + 5 + 4
+
+
+def test_lines_are_the_contest_format(shared_dir, mcc_cache):
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    lines = check_examination(folder / "model.pnml", "UpperBounds")
+    assert len(lines) == 16
+    assert all(re.fullmatch(r"FORMULA Philosophers-PT-000005-UpperBounds-\S+ \d+ "
+                            r"TECHNIQUES [A-Z_ ]+", line) for line in lines)
+    space = check_examination(folder / "model.pnml", "StateSpace")
+    assert space[0].startswith("STATE_SPACE STATES 243 TECHNIQUES ")
+
+
+def test_a_budget_gives_cannot_compute_not_a_guess(shared_dir, mcc_cache):
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    for examination in ("Liveness", "UpperBounds", "StateSpace"):
+        lines = check_examination(folder / "model.pnml", examination, max_states=20)
+        assert all(line.split()[2] == "CANNOT_COMPUTE" for line in lines), examination
+    # a formula is still answered when the states found prove it (EF p seen, AG p broken)
+    answered = 0
+    for examination in ("ReachabilityFireability", "CTLCardinality", "LTLFireability"):
+        known = oracle(folder, examination)
+        for line in check_examination(folder / "model.pnml", examination, max_states=20):
+            key, answer = _key(line)
+            assert answer in ("CANNOT_COMPUTE", known[key]), line
+            answered += answer != "CANNOT_COMPUTE"
+    assert 0 < answered < 48
+
+
+def test_missing_property_file_and_unknown_names_are_input_errors(shared_dir, mcc_cache,
+                                                                  tmp_path):
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    (tmp_path / "model.pnml").write_bytes((folder / "model.pnml").read_bytes())
+    with pytest.raises(InputError, match=r"CTLFireability\.xml"):
+        check_examination(tmp_path / "model.pnml", "CTLFireability")
+    text = (folder / "UpperBounds.xml").read_text()
+    first = re.search(r"<place>([^<]+)</place>", text)
+    assert first is not None
+    (tmp_path / "UpperBounds.xml").write_text(text.replace(first.group(0),
+                                                           "<place>nowhere</place>", 1))
+    with pytest.raises(InputError, match="unknown place 'nowhere'"):
+        check_examination(tmp_path / "model.pnml", "UpperBounds")
+    (tmp_path / "LTLCardinality.xml").write_text("<property-set><property><id>x</id>"
+                                                 "<formula><globally/></formula></property>"
+                                                 "</property-set>")
+    with pytest.raises(InputError, match=r"line 1.*globally"):
+        check_examination(tmp_path / "model.pnml", "LTLCardinality")
+
+
+def _all_instances() -> list:
+    index = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mcc" / \
+        "index.csv"
+    if not index.is_file():
+        return []
+    rows = sorted(csv.DictReader(index.open()), key=lambda r: int(r["states"]))
+    return [pytest.param(r["instance"], id=r["instance"]) for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("instance", _all_instances())
+def test_every_instance_like_the_oracle(shared_dir, mcc_cache, instance):
+    folder = extracted(shared_dir, mcc_cache, instance)
+    answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS),
+                                 time_limit_s=SLOW_TIME_LIMIT_S)
+    wrong = disagreements(folder, answers)
+    not_ctl = [w for w in wrong if not w.startswith("CTL")]
+    assert not_ctl == []
+    if wrong:
+        pytest.xfail(f"{len(wrong)} CTL answers differ from the oracle's numbering "
+                     "(see the module docstring): " + "; ".join(wrong[:3]))
