@@ -22,7 +22,6 @@ import csv
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tarfile
@@ -30,13 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from tcpn.petrinets.exchange.mcc_answers import SUFFIX, answer_key, read_answers
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "mcc"
-SUFFIX = {"StateSpace": "SS", "ReachabilityDeadlock": "RD", "QuasiLiveness": "QL",
-          "Liveness": "L", "OneSafe": "OS", "StableMarking": "SM", "UpperBounds": "UB",
-          "ReachabilityCardinality": "RC", "ReachabilityFireability": "RF",
-          "CTLCardinality": "CTLC", "CTLFireability": "CTLF", "LTLCardinality": "LTLC",
-          "LTLFireability": "LTLF"}
 
 
 def extract(data: Path, instance: str, cache: Path) -> Path:
@@ -49,39 +45,6 @@ def extract(data: Path, instance: str, cache: Path) -> Path:
         os.replace(staging / instance, folder)
         staging.rmdir()
     return folder
-
-
-def answer_key(line: str) -> tuple[str, str] | None:
-    """(key, answer) of an answer line; the key drops the year in ``...-2025-07`` ids (the
-    property files carry it, the oracle's answer files do not)."""
-    words = line.split()
-    if len(words) >= 3 and words[0] == "FORMULA":
-        return re.sub(r"-20\d\d-(\d+)$", r"-\1", words[1]), words[2]
-    if len(words) >= 3 and words[0] == "STATE_SPACE":
-        return f"STATE_SPACE {words[1]}", words[2]
-    return None
-
-
-def oracle(folder: Path, instance: str, examination: str) -> dict[str, str]:
-    """The known answers of one examination ('?' for unknown)."""
-    found = {}
-    path = folder / f"{instance}-{SUFFIX[examination]}.out"
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            pair = answer_key(line)
-            if pair:
-                found[pair[0]] = pair[1]
-    return found
-
-
-def _rotated(answers: dict[str, str], key: str) -> str | None:
-    """tcpn's answer to the formula numbered four less (mod 16) than ``key``: the oracle's
-    CTL answers of many instances are numbered so (a diagnosis, never a correction)."""
-    number = re.search(r"-(\d+)$", key)
-    if number is None:
-        return None
-    shifted = (int(number.group(1)) - 4) % 16
-    return answers.get(f"{key[:number.start()]}-{shifted:02d}")
 
 
 def worker(folder: str, max_states: int, time_limit_s: float) -> None:
@@ -178,7 +141,6 @@ def main() -> None:
     board: dict[str, dict[str, float]] = {e: {"right": 0, "wrong": 0, "cannot": 0,
                                               "unknown": 0, "seconds": 0.0} for e in SUFFIX}
     speeds, wrong_lines, everything = [], [], {}
-    rotated = 0
     for row in chosen:
         instance = row["instance"]
         folder = extract(args.data, instance, args.cache)
@@ -195,7 +157,7 @@ def main() -> None:
                     answered.setdefault(record["examination"], {})[pair[0]] = pair[1]
         mine = {"right": 0, "wrong": 0, "cannot": 0}
         for examination in SUFFIX:
-            known = oracle(folder, instance, examination)
+            known = read_answers(folder, examination, keep_unknown=True)
             got = answered.get(examination, {})
             for key, expected in known.items():
                 value = got.get(key, "CANNOT_COMPUTE")
@@ -210,8 +172,6 @@ def main() -> None:
                 else:
                     board[examination]["wrong"] += 1
                     mine["wrong"] += 1
-                    if examination.startswith("CTL") and _rotated(got, key) == expected:
-                        rotated += 1
                     wrong_lines.append(f"{instance} {examination} {key}: {value}, "
                                        f"oracle {expected}")
         board["StateSpace"]["seconds"] += seconds  # instance wall time, all examinations
@@ -232,8 +192,6 @@ def main() -> None:
     print(f"{'total':26} {total['right']:6} {total['wrong']:6} {total['cannot']:7} "
           f"{total['unknown']:8}   answered right: {100 * total['right'] / max(known, 1):.2f} %"
           f" of {known} known answers; wall time {board['StateSpace']['seconds']:.0f} s")
-    print(f"of the wrong answers, {rotated} are CTL answers where the oracle's answer to "
-          "formula NN is tcpn's answer to formula NN-4 (mod 16) of the property file")
     for line in wrong_lines:
         print("WRONG", line)
     if speeds:

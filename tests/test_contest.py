@@ -5,11 +5,9 @@ with and without dead markings); ``-m slow`` runs every instance of ``../shared/
 (parametrised per instance, so ``--slow-sample`` picks some). Archives are extracted into
 pytest's cache directory, never into the project.
 
-The oracle's CTL answers of many instances are numbered four places off the formulas of
-their property files: the oracle's ``-NN`` is the answer to the file's ``-2025-(NN-4 mod
-16)`` (1,064 of 1,064 disagreements over 106 instances, benchmarks/README.md; tcpn's CTL
-checker and the mc engineer's agree with each other there). Those CTL answers are compared
-under ``-m slow`` as expected failures (not strict), never corrected.
+The answer files number formulas by their rank among the property file's ids in sorted
+order (:mod:`tcpn.petrinets.exchange.mcc_answers`); every answer is compared, none is
+excused.
 """
 
 from __future__ import annotations
@@ -25,12 +23,8 @@ import pytest
 
 from tcpn.errors import InputError
 from tcpn.petrinets.contest import EXAMINATIONS, check_examination, check_examinations
+from tcpn.petrinets.exchange.mcc_answers import answer_key, read_answers
 
-SUFFIX = {"StateSpace": "SS", "ReachabilityDeadlock": "RD", "QuasiLiveness": "QL",
-          "Liveness": "L", "OneSafe": "OS", "StableMarking": "SM", "UpperBounds": "UB",
-          "ReachabilityCardinality": "RC", "ReachabilityFireability": "RF",
-          "CTLCardinality": "CTLC", "CTLFireability": "CTLF", "LTLCardinality": "LTLC",
-          "LTLFireability": "LTLF"}
 #: Every examination on each: P/T and coloured twins, a net with dead markings
 #: (Philosophers-PT-000005 has 2, QuasiCertifProtocol 47), one with none (LamportFastMutEx).
 SAMPLE = ("Philosophers-PT-000005", "Philosophers-COL-000005", "LamportFastMutEx-PT-2",
@@ -59,26 +53,11 @@ def extracted(shared_dir: Path, cache: Path, instance: str) -> Path:
     return folder
 
 
-def _key(line: str) -> tuple[str, str]:
-    words = line.split()
-    if words[0] == "STATE_SPACE":
-        return f"STATE_SPACE {words[1]}", words[2]
-    return re.sub(r"-20\d\d-(\d+)$", r"-\1", words[1]), words[2]
-
-
-def oracle(folder: Path, examination: str) -> dict[str, str]:
-    """The known answers ('?' dropped)."""
-    path = folder / f"{folder.name}-{SUFFIX[examination]}.out"
-    pairs = [_key(line) for line in path.read_text().splitlines()
-             if line.startswith(("FORMULA", "STATE_SPACE"))]
-    return {k: v for k, v in pairs if v != "?"}
-
-
 def disagreements(folder: Path, answers: dict[str, list[str]]) -> list[str]:
     wrong = []
     for examination, lines in answers.items():
-        ours = dict(_key(line) for line in lines)
-        for key, expected in oracle(folder, examination).items():
+        ours = dict(pair for line in lines if (pair := answer_key(line)) is not None)
+        for key, expected in read_answers(folder, examination).items():
             if ours.get(key) != expected:
                 wrong.append(f"{examination} {key}: tcpn {ours.get(key)}, oracle {expected}")
     return wrong
@@ -112,9 +91,9 @@ def test_a_budget_gives_cannot_compute_not_a_guess(shared_dir, mcc_cache):
     # a formula is still answered when the states found prove it (EF p seen, AG p broken)
     answered = 0
     for examination in ("ReachabilityFireability", "CTLCardinality", "LTLFireability"):
-        known = oracle(folder, examination)
+        known = read_answers(folder, examination)
         for line in check_examination(folder / "model.pnml", examination, max_states=20):
-            key, answer = _key(line)
+            key, answer = line.split()[1:3]
             assert answer in ("CANNOT_COMPUTE", known[key]), line
             answered += answer != "CANNOT_COMPUTE"
     assert 0 < answered < 48
@@ -155,9 +134,4 @@ def test_every_instance_like_the_oracle(shared_dir, mcc_cache, instance):
     folder = extracted(shared_dir, mcc_cache, instance)
     answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS),
                                  time_limit_s=SLOW_TIME_LIMIT_S)
-    wrong = disagreements(folder, answers)
-    not_ctl = [w for w in wrong if not w.startswith("CTL")]
-    assert not_ctl == []
-    if wrong:
-        pytest.xfail(f"{len(wrong)} CTL answers differ from the oracle's numbering "
-                     "(see the module docstring): " + "; ".join(wrong[:3]))
+    assert disagreements(folder, answers) == []
