@@ -1,0 +1,130 @@
+"""The five study modules: each report's blocks from a tiny run, the measurements checked
+by hand on small traces, the axes as data, the verdict logic."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.scenario import validate_scenario
+from tcpn.models.traces import TraceWriter
+from tcpn.reports.document import Figure, Section, Table, Verdict
+from tcpn.reports.studies import StudyData
+from tcpn.reports.studies.experiments import (
+    Axis,
+    Settings,
+    judge,
+    summarise,
+    with_fields,
+)
+
+TINY = Settings(replications=2, axis_replications=1, horizon_scale=0.05, other_lenses=False,
+                workers=1)
+
+
+def quiet(_what: str, _done: int, _total: int) -> None:
+    """A progress callback that shows nothing."""
+
+
+def hand_result(mapping: dict[str, Any], events: list[tuple[float, str, str, float, float]],
+                ) -> Any:
+    """A result whose trace holds exactly ``events`` (time, flow, event, bytes, count)."""
+    scenario = validate_scenario(mapping)
+    writer = TraceWriter(scenario, scenario.concrete_flows(1))
+    for time_s, flow, event, size, count in events:
+        writer.flow_event(time_s, flow, event, bytes=size, count=count)
+    return SimpleNamespace(trace=writer.close(), scenario=scenario, summary={})
+
+
+def blocks_of(sections: list[Section]) -> list[Any]:
+    return [block for section in sections for block in section.walk()]
+
+
+def check_report(sections: list[Section], claims: int) -> None:
+    """Every study report: published numbers beside tcpn's, axes table and figure, one
+    verdict per claim, every figure drawable from its data alone."""
+    blocks = blocks_of(sections)
+    names = [b.name for b in blocks if isinstance(b, Table | Figure)]
+    assert len(names) == len(set(names))
+    assert any(name.endswith("_published") for name in names)
+    assert any(name.endswith("_axes") for name in names)
+    verdicts = [b for b in blocks if isinstance(b, Verdict)]
+    assert len(verdicts) == claims
+    assert all(v.status in ("reproduced", "differs (stated cause)", "differs (unexplained)",
+                            "not run") and v.evidence for v in verdicts)
+    for figure in (b for b in blocks if isinstance(b, Figure)):
+        drawn = figure.draw(figure.data)
+        assert drawn.axes, figure.name
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def test_with_fields_sets_deletes_and_names_a_missing_field() -> None:
+    base = {"links": [{"a": "S", "ab": {"queue": {"kind": "drop_tail", "limit": 5}}}],
+            "tcp": {"sack": True}}
+    out = with_fields(base, {"links.0.ab.queue.limit": 3, "tcp.sack": None})
+    assert out["links"][0]["ab"]["queue"]["limit"] == 3 and "sack" not in out["tcp"]
+    assert base["links"][0]["ab"]["queue"]["limit"] == 5
+    with pytest.raises(InputError, match=r"links\.3"):
+        with_fields(base, {"links.3.ab.queue.limit": 1})
+
+
+def test_axis_over_keeps_values_as_data() -> None:
+    axis = Axis.over("min RTO", "e", "tcp.min_rto_s", [0.2, 1.0], 0.2, "ns-2")
+    assert axis.default == "0.2"
+    assert [dict(p.changes) for p in axis.points] == [{"tcp.min_rto_s": 0.2},
+                                                      {"tcp.min_rto_s": 1.0}]
+
+
+def test_summarise_gives_student_t_half_widths() -> None:
+    runs = pd.DataFrame({"experiment": ["a", "a", "b"], "axis": "", "value": "",
+                         "lens": "net", "x": [1.0, 3.0, 5.0]})
+    table = summarise(runs, ["x"]).set_index("experiment")
+    assert table.loc["a", "x"] == 2.0
+    assert table.loc["a", "x_hw"] == pytest.approx(12.706, rel=1e-3)  # t(0.975, 1)
+    assert pd.isna(table.loc["b", "x_hw"]) and table.loc["b", "runs"] == 1
+
+
+def test_verdict_logic() -> None:
+    assert judge("c", True, "e.").status == "reproduced"
+    assert judge("c", False, "e.", "a cause").status == "differs (stated cause)"
+    assert judge("c", False, "e.", "").status == "differs (unexplained)"
+    assert judge("c", False, "e.", None).status == "differs (unexplained)"
+    assert judge("c", None, "e.").status == "not run"
+
+
+# --------------------------------------------------------------------------- S5
+
+
+def test_s5_ip_kbps_by_hand() -> None:
+    from tcpn.reports.studies import s5
+
+    mapping = s5.scenario_mapping("a", limited=True, horizon_s=2.0, warmup_s=1.0)
+    # 0.5 s: before the window; 1.0 and 2.0 s: on its edges (counted); 1.5 s: 2 packets
+    result = hand_result(mapping, [(0.5, "f1", "recv", 552, 1), (1.0, "f1", "recv", 552, 1),
+                                   (1.5, "f1", "recv", 1104, 2), (2.0, "f1", "recv", 552, 1),
+                                   (1.2, "f1", "send", 552, 1)])
+    measured = s5.ip_kbps(result, 0)
+    assert measured["f1_kbps"] == pytest.approx(4 * 592 * 8 / 1.0 / 1e3)
+    bins = {row["time_s"]: row["kbps"] for row in measured["series"]}
+    assert bins[0.0] == pytest.approx(592 * 8 / 1e3)
+    assert bins[1.0] == pytest.approx(3 * 592 * 8 / 1e3)
+    assert "series" not in s5.ip_kbps(result, 1)
+
+
+def test_s5_report_from_a_tiny_run() -> None:
+    from tcpn.reports.studies import s5
+
+    data = s5.run("quick", quiet, settings=TINY)
+    assert set(data.tables) >= {"runs", "series", "refusals"}
+    assert data.metadata["cost"]["runs"] > 0
+    sections = s5.STUDY.sections(StudyData(data.tables, data.metadata))
+    check_report(sections, claims=4)
+    published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
+                     "s5_published")
+    assert published.frame["published_kbps"].tolist() == [697.0, 405.0, 247.0]
