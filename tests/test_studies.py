@@ -30,13 +30,14 @@ def quiet(_what: str, _done: int, _total: int) -> None:
     """A progress callback that shows nothing."""
 
 
-def hand_result(mapping: dict[str, Any], events: list[tuple[float, str, str, float, float]],
-                ) -> Any:
-    """A result whose trace holds exactly ``events`` (time, flow, event, bytes, count)."""
+def hand_result(mapping: dict[str, Any], events: list[tuple[Any, ...]]) -> Any:
+    """A result whose trace holds exactly ``events`` (time, flow, event, bytes, count[,
+    seq])."""
     scenario = validate_scenario(mapping)
     writer = TraceWriter(scenario, scenario.concrete_flows(1))
-    for time_s, flow, event, size, count in events:
-        writer.flow_event(time_s, flow, event, bytes=size, count=count)
+    for time_s, flow, event, size, count, *seq in events:
+        writer.flow_event(time_s, flow, event, bytes=size, count=count,
+                          seq=seq[0] if seq else -1)
     return SimpleNamespace(trace=writer.close(), scenario=scenario, summary={})
 
 
@@ -128,3 +129,49 @@ def test_s5_report_from_a_tiny_run() -> None:
     published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
                      "s5_published")
     assert published.frame["published_kbps"].tolist() == [697.0, 405.0, 247.0]
+
+
+# --------------------------------------------------------------------------- S2
+
+
+def test_s2_delays_from_offer_and_time_to_the_last_ack_by_hand() -> None:
+    from tcpn.reports.studies import s2
+
+    mapping = s2.scenario_mapping("th50", 0.0)
+    # segments of 460 bytes offered at 0, 5 and 10 tu (1 tu = 1 ms); delivered at 100 tu
+    # (segment 1) and 200 tu (segments 2 and 3 together); the last ACK (seq 1380) at 250 tu
+    result = hand_result(mapping, [(0.1, "tcp", "deliver", 460, 1, 0),
+                                   (0.2, "tcp", "deliver", 920, 2, 460),
+                                   (0.21, "tcp", "ack", 460, 1, 920),
+                                   (0.25, "tcp", "ack", 460, 1, 1380)])
+    delays = s2.offered_delays_tu(result.trace, "tcp", 3, 5.0, 460)
+    assert delays.tolist() == pytest.approx([100.0, 195.0, 190.0])
+    assert s2.offered_delays_tu(result.trace, "tcp", 4, 5.0, 460)[3] != \
+        s2.offered_delays_tu(result.trace, "tcp", 4, 5.0, 460)[3]  # never delivered: NaN
+    assert s2._all_acked_tu(result.trace, "tcp", 1380) == pytest.approx(250.0)
+    assert s2._all_acked_tu(result.trace, "tcp", 1840) != s2._all_acked_tu(
+        result.trace, "tcp", 1840)
+
+
+def test_s2_experiments_use_the_studys_reaction_and_k() -> None:
+    from tcpn.reports.studies import s2
+
+    found = {e.name: e for e in s2.experiments(TINY)}
+    th67 = validate_scenario(dict(found["th67_loss0"].scenario))
+    assert th67.direction("R->D").queue.k == 67.0
+    assert th67.flows[0].params.reaction == "slow_start"
+    rfc = validate_scenario(dict(found["th67_loss0_rfc3168"].scenario))
+    assert rfc.flows[0].params.reaction == "halve"
+    assert "noecn_loss0_rfc3168" not in found
+
+
+def test_s2_report_from_a_tiny_run() -> None:
+    from tcpn.reports.studies import s2
+
+    data = s2.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    other_lenses=False, workers=1))
+    sections = s2.STUDY.sections(data)
+    check_report(sections, claims=5)
+    published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
+                     "s2_published")
+    assert published.frame["published_all_tu"].tolist()[:3] == [10163.0, 9768.0, 8052.0]
