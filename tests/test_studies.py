@@ -175,3 +175,82 @@ def test_s2_report_from_a_tiny_run() -> None:
     published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
                      "s2_published")
     assert published.frame["published_all_tu"].tolist()[:3] == [10163.0, 9768.0, 8052.0]
+
+
+# --------------------------------------------------------------------------- S1
+
+
+def test_s1_observed_flows_by_hand() -> None:
+    from tcpn.reports.studies import s1
+
+    mapping = s1.scenario_mapping(1, "vegas", horizon_s=6.0)  # window [5, 6] s
+    result = hand_result(mapping, [(4.0, "a1", "deliver", 500, 1),
+                                   (5.0, "a0", "deliver", 500, 1),
+                                   (5.1, "a0", "deliver", 500, 1),
+                                   (5.5, "a0", "deliver", 1000, 2),
+                                   (5.9, "a1", "deliver", 500, 1)])
+    measured = s1.a_flow_rates(result, 0)
+    assert measured["a0_kbps"] == pytest.approx(2000 * 8 / 1.0 / 1e3)
+    assert measured["a1_kbps"] == pytest.approx(500 * 8 / 1.0 / 1e3)
+    assert measured["a_kbps"] == pytest.approx(10.0)
+    series = pd.DataFrame(measured["series"]).set_index(["flow", "time_s"])
+    assert len(series) == 2 * 5  # five 0.2 s bins per observed flow
+    assert series.loc[("a0", 5.0), "kbps"] == pytest.approx(1000 * 8 / 0.2 / 1e3)
+    assert series.loc[("a0", 5.2), "kbps"] == 0.0
+    assert series.loc[("a1", 5.0), "cumulative_kbytes"] == pytest.approx(0.5)  # before 5 s
+    assert series.loc[("a0", 5.4), "cumulative_kbytes"] == pytest.approx(2.0)
+    # the A flows' mean rate per bin: 20, 0, 20, 0, 10 kbit/s
+    mean = [20.0, 0.0, 20.0, 0.0, 10.0]
+    assert measured["a_cv"] == pytest.approx(float(pd.Series(mean).std(ddof=0) / 10.0))
+
+
+def test_s1_experiments_follow_the_study() -> None:
+    from tcpn.reports.studies import s1
+
+    short = Settings(replications=1, axis_replications=1, horizon_scale=0.3)
+    found = {e.name: validate_scenario(dict(e.scenario)) for e in s1.experiments(short)}
+    assert len(found) == 11
+    assert [f.id for f in found["exp3_vegas"].concrete_flows(1)][-1] == "z.7"
+    assert found["exp3_sgpq_vegas"].direction("R2->R1").queue.kind == "sgpq"
+    both = found["exp3_modvegas_both"].flows
+    assert [f.variant for f in both[:2]] == ["modified_vegas"] * 2
+    assert found["exp3_modvegas_first"].flows[1].variant == "vegas"
+
+
+def test_s1_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s1
+
+    monkeypatch.setattr(s1, "AXES", s1.AXES[:1])  # one axis keeps the run short
+    data = s1.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.3, other_lenses=False,
+                                                    workers=1))
+    check_report(s1.STUDY.sections(data), claims=5)
+
+
+# --------------------------------------------------------------------------- S3
+
+
+def test_s3_frames_and_energy_by_hand() -> None:
+    from tcpn.reports.studies import s3
+
+    assert s3.segment_bytes(1578) + 78 + 20 + 28 == 1578
+    result = SimpleNamespace(
+        summary={"flows": {"tcp1": {"goodput_bps": 800_000.0, "retransmission_ratio": 0.1},
+                           "tcp2": {"goodput_bps": 1_600_000.0}}},
+        provenance={"lens": {"wireless": {"R2-M": {
+            "energy_j": 100.0, "idle_j": 80.0, "delivered_bytes": 2_000_000}}}})
+    measured = s3.s3_measure(result, 0)
+    assert measured["tcp1_kBps"] == 100.0 and measured["fairness"] == 0.5
+    assert measured["kB_per_j"] == pytest.approx(20.0)
+    assert measured["kB_per_active_j"] == pytest.approx(100.0)
+    assert measured["idle_share"] == pytest.approx(0.8)
+
+
+def test_s3_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s3
+
+    monkeypatch.setattr(s3, "AXES", s3.AXES[:1])
+    data = s3.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.03, other_lenses=False,
+                                                    workers=1))
+    check_report(s3.STUDY.sections(data), claims=7)
