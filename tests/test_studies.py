@@ -254,3 +254,40 @@ def test_s3_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
                                                     horizon_scale=0.03, other_lenses=False,
                                                     workers=1))
     check_report(s3.STUDY.sections(data), claims=7)
+
+
+# --------------------------------------------------------------------------- S4
+
+
+def test_s4_windows_and_ratio_by_hand() -> None:
+    from tcpn.reports.studies import s4
+
+    # f1 from 0 s, f2 from 20 s to 40 s, horizon 60 s: windows alone [10, 20], both
+    # [30, 40], after [50, 60]
+    mapping = s4.scenario_mapping("adaptive_vegas", "reno", second_start_s=20.0,
+                                  second_stop_s=40.0, horizon_s=60.0)
+    result = hand_result(mapping, [(15.0, "f1", "deliver", 10_000, 10),
+                                   (35.0, "f1", "deliver", 5_000, 5),
+                                   (35.0, "f2", "deliver", 10_000, 10),
+                                   (55.0, "f1", "deliver", 10_000, 10)])
+    rates = s4.window_rates(result.trace, 10.0, 20.0)
+    assert rates == {"f1": pytest.approx(8.0), "f2": 0.0}
+    measured = s4.s4_measure(result, 1)
+    assert measured["f1_alone_kbps"] == pytest.approx(8.0)
+    assert measured["f1_both_kbps"] == pytest.approx(4.0)
+    assert measured["f2_both_kbps"] == pytest.approx(8.0)
+    assert measured["ratio_both"] == pytest.approx(0.5)
+    assert measured["f1_after_kbps"] == pytest.approx(8.0)
+    assert measured["f1_rtt_range_ms"] != measured["f1_rtt_range_ms"]  # no samples: NaN
+
+
+def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s4
+
+    monkeypatch.setattr(s4, "AXES", s4.AXES[:1])
+    monkeypatch.setattr(s4, "PERS", (1e-2,))
+    monkeypatch.setattr(s4, "WIRELESS_VARIANTS", ("adaptive_vegas", "reno"))
+    data = s4.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.2, other_lenses=False,
+                                                    workers=1, extra={"time_scale": 0.15}))
+    check_report(s4.STUDY.sections(data), claims=7)

@@ -429,3 +429,29 @@ def with_ci(mean: float, half: float, digits: int = 3) -> str:
     if not math.isfinite(half):
         return f"{mean:.{digits}g}"
     return f"{mean:.{digits}g} ± {half:.{digits}g}"
+
+
+def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, metric: str,
+                holds: Callable[[float], bool]) -> str | None:
+    """The axes on ``experiment`` with a point where the claim's test ``holds`` for the
+    net lens's mean ``metric`` (so the difference lies within what the study left open),
+    as one sentence; None when no axis reaches it.
+
+    >>> s = pd.DataFrame({"axis": ["w", "w"], "value": ["1", "2"], "lens": ["net", "net"],
+    ...                   "x": [0.1, 0.9]})
+    >>> axis_causes(s, [Axis.over("w", "e", "p", [1, 2], 1, "")], "e", "x", lambda v: v > 0.5)
+    'w = 2 gives 0.9 (default 1: 0.1)'
+    """
+    found = []
+    for axis in axes:
+        if axis.experiment != experiment:
+            continue
+        rows = summary[(summary["axis"] == axis.name) & (summary["lens"] == "net")]
+        values = {str(v): float(x) for v, x in zip(rows["value"], rows[metric], strict=True)}
+        hits = [label for label, x in values.items() if math.isfinite(x) and holds(x)
+                and label != axis.default]
+        if hits:
+            default = values.get(axis.default, math.nan)
+            found.append(f"{axis.name} = {hits[0]} gives {values[hits[0]]:.3g} (default "
+                         f"{axis.default}: {default:.3g})")
+    return "; ".join(found) or None

@@ -35,8 +35,8 @@ from tcpn.reports.studies.experiments import (
     Point,
     Settings,
     axes_blocks,
+    axis_causes,
     axis_points,
-    axis_span,
     cost_paragraph,
     judge,
     refusal_blocks,
@@ -263,17 +263,11 @@ def _value(summary: pd.DataFrame, experiment: str, metric: str = "f1_kbps",
 
 
 def _cause(summary: pd.DataFrame, experiment: str, published: float) -> str | None:
-    """The unstated parameters whose range (on this experiment) includes the published
-    value: the difference is then within what the study left open."""
-    spans = []
-    for axis in AXES:
-        if axis.experiment != experiment:
-            continue
-        low, high, at_low, at_high = axis_span(summary, "f1_kbps", axis.name)
-        if math.isfinite(low) and low <= published <= high:
-            spans.append(f"{axis.name} moves it from {low:.0f} ({at_low}) to {high:.0f} "
-                         f"({at_high})")
-    return "; ".join(spans) or None
+    """The unstated parameters whose range (on this experiment) reaches the published
+    value within :data:`SAME_NUMBER`: the difference is then within what the study left
+    open."""
+    return axis_causes(summary, AXES, experiment, "f1_kbps",
+                       lambda x: abs(relative_difference(x, published)) <= SAME_NUMBER)
 
 
 def verdicts(summary: pd.DataFrame) -> list[Verdict]:
@@ -291,7 +285,7 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
         None if math.isnan(alone) else alone + alone_hw < 0.9 * 500.0,
         f"tcpn (net): {with_ci(alone, alone_hw)} kbit/s against the 500 kbit/s limit "
         "(test: the CI's upper end below 450).",
-        _cause(summary, "a_limited", 450.0)))
+        axis_causes(summary, AXES, "a_limited", "f1_kbps", lambda x: x < 450.0)))
     out.append(judge(
         "(a) the limited flow gets 405 kbit/s",
         None if math.isnan(alone) else abs(relative_difference(alone, 405.0)) <= SAME_NUMBER,
