@@ -112,13 +112,15 @@ class Point:
 
 @dataclass(frozen=True)
 class Settings:
-    """How much a profile runs: replications of the experiments and of the axes' points,
-    a horizon scale (study-specific meaning), the lenses besides net, worker processes."""
+    """How much a profile runs: replications of the experiments and of the axes' points
+    (at most ``other_lens_replications`` of them with a lens other than net, when set), a
+    horizon scale (study-specific meaning), the lenses besides net, worker processes."""
 
     replications: int
     axis_replications: int
     horizon_scale: float = 1.0
     other_lenses: bool = True
+    other_lens_replications: int | None = None
     workers: int | None = None
     seed: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -211,7 +213,9 @@ def run_points(points: Sequence[Point], measure: Measurement, replications: int,
             if reason is not None:
                 refusals.append(key | {"reason": reason})
                 continue
-            for i in range(replications):
+            count = replications if lens == "net" or settings.other_lens_replications is None \
+                else min(replications, settings.other_lens_replications)
+            for i in range(count):
                 jobs.append((mapping, lens, settings.seed, i, measure))
                 keys.append(key | {"replication": i})
     results: list[dict[str, Any] | None] = [None] * len(jobs)

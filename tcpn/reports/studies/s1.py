@@ -167,7 +167,8 @@ AXES: tuple[Axis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=3, axis_replications=2, horizon_scale=0.75),
+    "quick": Settings(replications=3, axis_replications=2, other_lens_replications=2,
+                      horizon_scale=0.625),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=1.5),
 }
 
