@@ -253,10 +253,15 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
         return [judge("Tables 1 and 2", None, "The experiments did not run.")]
     q_drop, _ = _get(main, "noecn_loss0", "queue_max_pkts")
     drops0, _ = _get(main, "noecn_loss0", "drops")
+    tps = summary[(summary["axis"] == "router service time TPS (tu), noecn")
+                  & (summary["lens"] == "net")]
+    tps_drops = (f"; across router service times of {len(tps)} points from "
+                 f"{tps['value'].iloc[0]} to {tps['value'].iloc[-1]} tu it drops at most "
+                 f"{tps['drops'].max():.0f}" if not tps.empty and "drops" in tps else "")
     no_overflow = (f"without loss drop-tail never overflows (the queue peaks at {q_drop:.0f} "
                    f"< K = 67 < B = 80, {drops0:.0f} drops): the window is capped near "
-                   "ssthresh 64, so noecn and th67 are one run; the router service time "
-                   "axis shows where that changes") if drops0 == 0 else None
+                   f"ssthresh 64, so noecn and th67 are one run{tps_drops}"
+                   ) if drops0 == 0 else None
     for metric, table, claim in (
             ("all_acked_tu", PUBLISHED.iloc[:3], "Table 1: with no errors K = 67 delivers "
              "all 300 soonest, then K = 50, then no ECN (8052 < 9768 < 10163)"),
@@ -277,7 +282,8 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
                                            "minimum RTO (tu), noecn, loss 20 %")
     if unmarked and math.isfinite(low):
         unmarked += (f"; the times are set by timeouts: the unstated minimum RTO moves "
-                     f"noecn's from {low:.0f} ({at_low} tu) to {high:.0f} tu ({at_high})")
+                     f"noecn's from {low:.0f} tu (RTO {at_low} tu) to {high:.0f} tu (RTO "
+                     f"{at_high} tu)")
     order = _order(main, loss20, "all_acked_tu")
     values = ", ".join(f"{n.split('_')[0]} {with_ci(*_get(main, n, 'all_acked_tu'), digits=4)}"
                        for n in loss20)
