@@ -152,6 +152,12 @@ AXES: tuple[Axis, ...] = (
               [20 * PAYLOAD_BYTES, 64 * PAYLOAD_BYTES], 20 * PAYLOAD_BYTES,
               "ns-2's window_ 20 packets; 64 is an uncapped window here.",
               labels=["20", "64"]),
+    Axis("bucket x queue (bytes / packets), beyond the study", "a_limited", tuple(
+        AxisPoint(f"{depth}/{limit}", {f"{_LIMITER}.depth_bytes": depth,
+                                       f"{_LIMITER}.limit": limit})
+        for depth in (4000, 16000, 64000) for limit in (1, 3, 30)), "16000/3",
+         "Which (bucket, queue) lets TCP reach the contracted rate: the study's point is "
+         "16 kbyte and 3 packets."),
     Axis.over("limiter: policer or shaper, three flows", "b_limited", f"{_LIMITER}.mode",
               ["shaper", "policer"], "shaper", "As on (a)."),
 )
