@@ -291,3 +291,23 @@ def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
                                                     horizon_scale=0.2, other_lenses=False,
                                                     workers=1, extra={"time_scale": 0.15}))
     check_report(s4.STUDY.sections(data), claims=7)
+
+
+@pytest.mark.parametrize("key", ["s1", "s2", "s3", "s4", "s5"])
+def test_every_study_has_the_shape_and_refuses_an_unknown_profile(key: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"tcpn.reports.studies.{key}")
+    assert module.STUDY.key == key and module.STUDY.title.startswith(key.upper())
+    assert set(module.SETTINGS) == {"quick", "full"}
+    with pytest.raises(InputError, match="unknown profile 'slow'"):
+        module.STUDY.run("slow", quiet)
+    # every axis's points change fields that exist in its base experiment
+    from tcpn.reports.studies.experiments import axis_points
+
+    points = axis_points(module.experiments(module.SETTINGS["quick"]), module.AXES)
+    assert {p.axis for p in points} == {a.name for a in module.AXES}
+    for point in points:  # every axis point is a valid scenario
+        validate_scenario(dict(point.scenario))
+    for axis in module.AXES:
+        assert axis.default in [p.label for p in axis.points], axis.name

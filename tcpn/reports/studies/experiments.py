@@ -459,3 +459,18 @@ def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, me
             found.append(f"{axis.name} = {hits[0]} gives {values[hits[0]]:.3g} (default "
                          f"{axis.default}: {default:.3g})")
     return "; ".join(found) or None
+
+
+def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings:
+    """The settings of ``profile``, or InputError naming the profiles there are.
+
+    >>> profile_settings({"quick": Settings(1, 1)}, "slow")
+    Traceback (most recent call last):
+    ...
+    tcpn.errors.InputError: unknown profile 'slow'; profiles: quick
+    """
+    try:
+        return settings[profile]
+    except KeyError:
+        raise InputError(f"unknown profile {profile!r}; profiles: "
+                         f"{', '.join(settings)}") from None

@@ -42,6 +42,7 @@ from tcpn.reports.studies.experiments import (
     axis_points,
     cost_paragraph,
     judge,
+    profile_settings,
     refusal_blocks,
     run_points,
     summarise,
@@ -218,7 +219,7 @@ METRICS = ["a0_kbps", "a1_kbps", "a_kbps", "a_cv", "b_kbps", "z_kbps"]
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
-    chosen = settings or SETTINGS[profile]
+    chosen = settings or profile_settings(SETTINGS, profile)
     found = experiments(chosen)
     runs, series, refusals, cost = run_points([Point.of(e) for e in found], a_flow_rates,
                                               chosen.replications, chosen, progress,

@@ -41,6 +41,7 @@ from tcpn.reports.studies.experiments import (
     axis_span,
     cost_paragraph,
     judge,
+    profile_settings,
     refusal_blocks,
     run_points,
     summarise,
@@ -188,7 +189,7 @@ METRICS = ["all_acked_tu", "all_delivered_tu", "segment_delay_tu", "delay_from_s
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
-    chosen = settings or SETTINGS[profile]
+    chosen = settings or profile_settings(SETTINGS, profile)
     found = experiments(chosen)
     runs, series, refusals, cost = run_points([Point.of(e) for e in found], s2_measure,
                                               chosen.replications, chosen, progress,

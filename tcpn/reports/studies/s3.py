@@ -47,6 +47,7 @@ from tcpn.reports.studies.experiments import (
     axis_points,
     cost_paragraph,
     judge,
+    profile_settings,
     refusal_blocks,
     run_points,
     summarise,
@@ -201,7 +202,7 @@ METRICS = ["tcp1_kBps", "tcp2_kBps", "fairness", "tcp1_retx_ratio", "kB_per_j",
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
-    chosen = settings or SETTINGS[profile]
+    chosen = settings or profile_settings(SETTINGS, profile)
     found = experiments(chosen)
     runs, _, refusals, cost = run_points([Point.of(e) for e in found], s3_measure,
                                          chosen.replications, chosen, progress,

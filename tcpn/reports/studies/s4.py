@@ -41,6 +41,7 @@ from tcpn.reports.studies.experiments import (
     axis_points,
     cost_paragraph,
     judge,
+    profile_settings,
     refusal_blocks,
     run_points,
     summarise,
@@ -243,7 +244,7 @@ METRICS = ["f1_kbps", "f1_alone_kbps", "f2_alone_kbps", "f1_both_kbps", "f2_both
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
-    chosen = settings or SETTINGS[profile]
+    chosen = settings or profile_settings(SETTINGS, profile)
     found = experiments(chosen)
     runs, series, refusals, cost = run_points([Point.of(e) for e in found], s4_measure,
                                               chosen.replications, chosen, progress,

@@ -39,6 +39,7 @@ from tcpn.reports.studies.experiments import (
     axis_points,
     cost_paragraph,
     judge,
+    profile_settings,
     refusal_blocks,
     relative_difference,
     run_points,
@@ -200,7 +201,7 @@ def ip_kbps(result: Any, replication: int) -> dict[str, Any]:
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the study's experiments and axes with ``profile``'s settings (or ``settings``)."""
-    chosen = settings or SETTINGS[profile]
+    chosen = settings or profile_settings(SETTINGS, profile)
     found = experiments(chosen)
     points = [Point.of(e) for e in found]
     runs, series, refusals, cost = run_points(points, ip_kbps, chosen.replications, chosen,
