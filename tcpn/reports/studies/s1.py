@@ -323,23 +323,30 @@ def draw_series(data: pd.DataFrame) -> Any:
     from matplotlib.figure import Figure as MplFigure
 
     names = list(dict.fromkeys(data["experiment"]))
-    fig = MplFigure(figsize=(3.2 * len(names), 5.0), layout="constrained")
-    panels = fig.subplots(2, len(names), squeeze=False, sharey="row")
-    for col, name in enumerate(names):
+    columns = min(4, max(1, len(names)))
+    rows = math.ceil(len(names) / columns)
+    fig = MplFigure(figsize=(3.3 * columns, 4.2 * rows), layout="constrained")
+    panels = fig.subplots(2 * rows, columns, squeeze=False)
+    for k, name in enumerate(names):
         part = data[data["experiment"] == name]
-        top, bottom = panels[0][col], panels[1][col]
-        for marker, (fid, rows) in zip("*+", part.groupby("flow", sort=True), strict=False):
-            top.plot(rows["time_s"], rows["kbps"], marker=marker, linestyle="none",
+        top, bottom = panels[2 * (k // columns)][k % columns], \
+            panels[2 * (k // columns) + 1][k % columns]
+        for marker, (fid, flow_rows) in zip("*+", part.groupby("flow", sort=True),
+                                            strict=False):
+            top.plot(flow_rows["time_s"], flow_rows["kbps"], marker=marker, linestyle="none",
                      markersize=3, label=str(fid))
-            bottom.plot(rows["time_s"], rows["cumulative_kbytes"], label=str(fid))
+            bottom.plot(flow_rows["time_s"], flow_rows["cumulative_kbytes"], label=str(fid))
         mean = part.groupby("time_s")["kbps"].mean()
         top.plot(mean.index, mean.to_numpy(), "o", markersize=2, color="k", label="mean")
         top.set_title(name, fontsize=8)
-        bottom.set_xlabel("time (s)")
+        top.set_ylabel("kbit/s per 0.2 s", fontsize=7)
+        bottom.set_ylabel("cumulative kbytes", fontsize=7)
+        bottom.set_xlabel("time (s)", fontsize=7)
         top.grid(alpha=0.3)
         bottom.grid(alpha=0.3)
-    panels[0][0].set_ylabel("kbit/s per 0.2 s")
-    panels[1][0].set_ylabel("cumulative kbytes")
+    for k in range(len(names), rows * columns):
+        panels[2 * (k // columns)][k % columns].set_visible(False)
+        panels[2 * (k // columns) + 1][k % columns].set_visible(False)
     panels[0][0].legend(fontsize=6)
     return fig
 

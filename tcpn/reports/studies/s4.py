@@ -401,8 +401,9 @@ def sections(data: StudyData) -> list[Section]:
                               data.tables["series"])
     summary = summarise(runs, [m for m in METRICS if m in runs])
     main = summary[(summary["axis"] == "") & ~summary["experiment"].str.startswith("wl_")]
-    if not series.empty:
-        series = series[(series["axis"] == "") & (series["lens"] == "net")]
+    if not series.empty:  # the two-flow experiments (Figs 2-9)
+        series = series[(series["axis"] == "") & (series["lens"] == "net")
+                        & ~series["experiment"].str.startswith("wl_")]
     published = PUBLISHED.copy()
     net = _net(summary)
     published["tcpn f1/f2 while both run (net)"] = [
