@@ -19,6 +19,7 @@ import math
 
 import pytest
 
+from tcpn.errors import InputError
 from tcpn.models.lenses import evaluate
 from tcpn.models.scenario import ScenarioError, validate_scenario
 
@@ -136,6 +137,44 @@ def test_ecn_halves_once_per_window_and_never_retransmits():
     assert marks["seq"].iloc[0] == 4 * MSS
     assert not (events.event == "retransmit").any()
     assert not (events.event == "drop").any()
+
+
+def test_ecn_slow_start_reaction_restarts_slow_start_without_retransmitting():
+    # The scenario of the test above with params.reaction slow_start (study S2's sender):
+    # ACK 5 echoes CE with high = 18, so ssthresh = max(2, (18 - 4) / 2) = 7 as before but
+    # cwnd = 1; the later ECEs of that window are ignored (cwr_high), so the next ACKs grow
+    # cwnd in slow start: 2, 3, ...
+    scenario = validate_scenario({
+        "name": "ecn", "horizon_s": 1.0,
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.001},
+                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"queue": {"kind": "threshold_ecn", "k": 2, "limit": 100}}}],
+        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno",
+                   "params": {"reaction": "slow_start"}}],
+        "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 10,
+                "initial_ssthresh_segments": 64, "handshake": False}})
+    result = run(scenario)
+    assert window(result, "cwnd_bytes")[:8] == pytest.approx([10, 11, 12, 13, 14, 1, 2, 3])
+    assert window(result, "ssthresh_bytes")[:2] == [64, 7]
+    events = result.trace.flow_events
+    assert not (events.event == "retransmit").any()
+    assert not (events.event == "drop").any()
+
+
+def test_ecn_slow_start_reaction_is_refused_where_not_modelled():
+    from tcpn.solvers.fluid_lens import FluidLens
+    from tcpn.validation.ns3 import Ns3Lens
+
+    scenario = validate_scenario({
+        "name": "ecn", "horizon_s": 1.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"queue": {"kind": "threshold_ecn", "k": 2, "limit": 100}}}],
+        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno",
+                   "params": {"reaction": "slow_start"}}]})
+    for lens in (FluidLens(), Ns3Lens()):
+        with pytest.raises(InputError, match="reaction slow_start"):
+            lens.check(scenario)
 
 
 def test_newreno_many_losses_rto_after_first_partial_ack():

@@ -56,8 +56,9 @@ from tcpn.errors import InputError
 from tcpn.limits import limit_problem, read_input
 
 __all__ = [
-    "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "ExponentialTime",
-    "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams", "RateErrors", "Red",
+    "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
+    "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
+    "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
     "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
     "Wireless",
@@ -471,9 +472,19 @@ class TcpConfig(_Strict):
 
 
 class NoParams(_Strict):
-    """Loss-based variants (Tahoe, Reno, NewReno, SACK, ECN Reno/NewReno): no parameters."""
+    """Loss-based variants (Tahoe, Reno, NewReno, SACK): no parameters."""
 
-    variant: Literal["tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno"]
+    variant: Literal["tahoe", "reno", "newreno", "sack"]
+
+
+class EcnParams(_Strict):
+    """ECN Reno/NewReno: the ``reaction`` to an ECN echo (at most once per window, no
+    retransmission either way): ``halve`` (RFC 3168: ssthresh = cwnd = half the flight)
+    or ``slow_start`` (study S2's sender "starts slow start without retransmitting":
+    ssthresh = half the flight, cwnd = 1 segment). Net lens only for ``slow_start``."""
+
+    variant: Literal["ecn_reno", "ecn_newreno"]
+    reaction: Literal["halve", "slow_start"] = "halve"
 
 
 class VegasParams(_Strict):
@@ -530,12 +541,14 @@ def _variant_tag(value: Any) -> str | None:
     variant = value.get("variant") if isinstance(value, Mapping) else getattr(value, "variant",
                                                                                None)
     return {"vegas": "vegas", "modified_vegas": "vegas", "adaptive_vegas": "adaptive_vegas",
-            "westwood_plus": "westwood_plus", "tcp_l": "tcp_l"}.get(variant, "plain") \
+            "westwood_plus": "westwood_plus", "tcp_l": "tcp_l", "ecn_reno": "ecn",
+            "ecn_newreno": "ecn"}.get(variant, "plain") \
         if variant in VARIANTS else None
 
 
 VariantParams = Annotated[
-    Annotated[NoParams, Tag("plain")] | Annotated[VegasParams, Tag("vegas")]
+    Annotated[NoParams, Tag("plain")] | Annotated[EcnParams, Tag("ecn")]
+    | Annotated[VegasParams, Tag("vegas")]
     | Annotated[AdaptiveVegasParams, Tag("adaptive_vegas")]
     | Annotated[WestwoodPlusParams, Tag("westwood_plus")] | Annotated[TcpLParams, Tag("tcp_l")],
     Discriminator(_variant_tag),
@@ -673,7 +686,8 @@ class ConcreteFlow(BaseModel):
     src: str
     dst: str
     variant: Variant
-    params: NoParams | AdaptiveVegasParams | VegasParams | WestwoodPlusParams | TcpLParams
+    params: (NoParams | EcnParams | AdaptiveVegasParams | VegasParams | WestwoodPlusParams
+             | TcpLParams)
     tcp: TcpConfig
     start_s: float
     stop_s: float
@@ -1144,7 +1158,7 @@ def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> t
 def _field_names() -> frozenset[str]:
     models: tuple[type[BaseModel], ...] = (
         Scenario, Link, LinkDirection, DropTail, Red, ThresholdEcn, Sgpq, TokenBucket,
-        RateErrors, ListErrors, TcpConfig, Flow, Wireless, NoParams, VegasParams,
+        RateErrors, ListErrors, TcpConfig, Flow, Wireless, NoParams, EcnParams, VegasParams,
         AdaptiveVegasParams, WestwoodPlusParams, TcpLParams, UniformTime, ExponentialTime,
         TraceSelection, Measure)
     return frozenset(name for model in models for name in model.model_fields)

@@ -148,7 +148,8 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss),
         limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
         syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
-        syn_retries=tcp.syn_retries)
+        syn_retries=tcp.syn_retries,
+        ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 
 
 def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:

@@ -112,6 +112,9 @@ def fluid_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[st
                             "lens (bulk flows only)")
         if f.app_rate_bps is not None:
             problems.append(f"{where}: app_rate_bps: paced applications are not modelled")
+        if getattr(f.params, "reaction", "halve") == "slow_start":
+            problems.append(f"{where}: params.reaction slow_start: the fluid ECN model "
+                            "halves the window on a mark")
         for q in f.data_queues + f.ack_queues:
             direction = scenario.direction(q)
             if direction.queue.kind == "sgpq":

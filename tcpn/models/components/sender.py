@@ -123,7 +123,8 @@ class SenderConfig:
     holds, as after ``close()`` (and as the ns-3 lens's source does). ``limited_transmit``
     is RFC 3042; ``handshake`` opens with SYN (``syn_bytes`` long), SYN-ACK and ACK, the SYN
     sent again after ``syn_timeout_s`` (doubled at each retry) until ``syn_retries`` SYNs
-    have left, as ns-3 does.
+    have left, as ns-3 does. ``ecn_reaction`` is what an ECN echo does to the window:
+    ``halve`` (RFC 3168) or ``slow_start`` (cwnd 1, ssthresh half the flight: study S2).
     """
 
     flow: int
@@ -151,6 +152,7 @@ class SenderConfig:
     syn_bytes: int = 40
     syn_timeout_s: float = 3.0
     syn_retries: int = 6
+    ecn_reaction: str = "halve"
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -171,6 +173,9 @@ class SenderConfig:
             raise InputError(f"{where}: need syn_timeout_s > 0, syn_bytes >= 40 and "
                              f"syn_retries >= 1, got {self.syn_timeout_s!r}, "
                              f"{self.syn_bytes!r} and {self.syn_retries!r}")
+        if self.ecn_reaction not in ("halve", "slow_start"):
+            raise InputError(f"{where}: ecn_reaction must be halve or slow_start, got "
+                             f"{self.ecn_reaction!r}")
         if self.stop_s is not None and self.stop_s < self.start_s:
             raise InputError(f"{where}: stop_s ({self.stop_s:g}) is before start_s "
                              f"({self.start_s:g})")
@@ -440,8 +445,10 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     halve_fr = ("max(2.0, (t.high - t.una - t.limited) / 2.0)" if config.limited_transmit
                 else halve)
     if ecn:
+        # RFC 3168 halves; study S2's sender restarts slow start (neither retransmits)
+        reduced = "1.0" if config.ecn_reaction == "slow_start" else halve
         ack_transition("ecn_reduce", f"{new} and not t.inrec and {echo}",
-                       f"t._replace(ssthresh={halve}, cwnd={halve}, cwr_high=t.nxt, "
+                       f"t._replace(ssthresh={halve}, cwnd={reduced}, cwr_high=t.nxt, "
                        f"cwr_pending=True, {advance_una})", new_data=True)
     ack_transition("stale_ack", stale, "t", new_data=False)
     may_recover = "t.una >= t.recover" if variant in ("newreno", "sack") else "True"

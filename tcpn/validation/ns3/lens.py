@@ -233,6 +233,9 @@ def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
     if flow.variant in VEGAS_FAMILY and getattr(params, "recovery", "newreno") == "reno":
         problems.append(f"{where}: params.recovery reno (study S1's): ns-3.44 has no Reno "
                         "recovery; use newreno (what its TcpVegas runs)")
+    if getattr(params, "reaction", "halve") == "slow_start":
+        problems.append(f"{where}: params.reaction slow_start (study S2's): ns-3's ECN "
+                        "reaction halves the window (RFC 3168)")
     if flow.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append(f"{where}: variant modified_vegas reads the receiver's TSval: "

@@ -1,0 +1,476 @@
+"""What the five study modules share: experiments, axes, the run loop, CIs, verdicts.
+
+A study is a set of :class:`Experiment` (a name and a scenario mapping, as a YAML file
+would hold it) and a set of :class:`Axis` (a base experiment, the scenario fields a
+parameter the study left unstated lives in, and the values to try). :func:`run_points`
+runs every (point, lens, replication) job, each measured by the study's own measurement
+function on the run's trace, in worker processes gathered by job index (so the numbers do
+not depend on the worker count). A lens that cannot express a point is recorded with the
+reason its ``check`` gave, not run. :func:`summarise` turns the per-run rows into means
+with 95 % Student-t half-widths; :func:`judge` turns a claim's test into a
+:class:`~tcpn.reports.document.Verdict`.
+
+Axes are data (base + field changes), so a sweep engine can take them over; here they are
+run by the same loop as the experiments.
+
+>>> m = {"links": [{"a": "S", "b": "R", "ab": {"queue": {"kind": "drop_tail"}}}]}
+>>> with_fields(m, {"links.0.ab.queue.kind": "sgpq"})["links"][0]["ab"]["queue"]["kind"]
+'sgpq'
+>>> m["links"][0]["ab"]["queue"]["kind"]  # the base is not changed
+'drop_tail'
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import copy
+import math
+import os
+import resource
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from tcpn.errors import InputError, TcpnError
+from tcpn.reports.document import Verdict
+from tcpn.reports.studies import StudyProgress
+
+__all__ = ["Axis", "AxisPoint", "Experiment", "Point", "Settings", "axis_points", "judge",
+           "lens_refusal", "relative_difference", "run_points", "summarise", "with_fields"]
+
+Measurement = Callable[[Any, int], dict[str, Any]]
+"""Measures one run: ``measure(result: ScenarioResult, replication) -> {metric: value}``,
+plus optionally ``"series": [row, ...]`` (time series rows, kept for the figures). It must
+be a module-level function (jobs go to worker processes)."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of a study: its name, a one-line label, its scenario mapping, the
+    lenses to run, and per lens the field changes that lens needs (e.g. the handshake a
+    lens always models; the report states them)."""
+
+    name: str
+    label: str
+    scenario: Mapping[str, Any]
+    lenses: tuple[str, ...] = ("net",)
+    lens_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AxisPoint:
+    """One value of an axis: its label and the scenario fields it sets (dotted paths)."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A parameter the study left open: the experiment it varies, its points, the point
+    the study's reproduction uses (``default``, a label) and why that one."""
+
+    name: str
+    experiment: str
+    points: tuple[AxisPoint, ...]
+    default: str
+    why: str
+
+    @classmethod
+    def over(cls, name: str, experiment: str, path: str | Sequence[str],
+             values: Sequence[Any], default: Any, why: str,
+             labels: Sequence[str] | None = None) -> Axis:
+        """An axis on one field (or several set to the same value), one point per value."""
+        paths = [path] if isinstance(path, str) else list(path)
+        names = list(labels) if labels is not None else [f"{v:g}" if isinstance(v, float)
+                                                         else str(v) for v in values]
+        points = tuple(AxisPoint(label, {p: value for p in paths})
+                       for label, value in zip(names, values, strict=True))
+        return cls(name, experiment, points, names[list(values).index(default)], why)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A scenario to run: its key (experiment, or axis and value), mapping and lenses."""
+
+    experiment: str
+    axis: str
+    value: str
+    scenario: Mapping[str, Any]
+    lenses: tuple[str, ...]
+    lens_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, experiment: Experiment) -> Point:
+        """The point that runs ``experiment`` itself."""
+        return cls(experiment.name, "", "", experiment.scenario, experiment.lenses,
+                   experiment.lens_changes)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much a profile runs: replications of the experiments and of the axes' points
+    (at most ``other_lens_replications`` of them with a lens other than net, when set), a
+    horizon scale (study-specific meaning), the lenses besides net, worker processes."""
+
+    replications: int
+    axis_replications: int
+    horizon_scale: float = 1.0
+    other_lenses: bool = True
+    other_lens_replications: int | None = None
+    workers: int | None = None
+    seed: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def with_fields(mapping: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``mapping`` with each dotted ``path: value`` set (integers index
+    lists; a value ``None`` deletes the key)."""
+    out = copy.deepcopy(dict(mapping))
+    for path, value in changes.items():
+        parts = path.split(".")
+        node: Any = out
+        for i, part in enumerate(parts[:-1]):
+            key: Any = int(part) if isinstance(node, list) else part
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                raise InputError(f"field {'.'.join(parts[:i + 1])!r} of {path!r} does not "
+                                 "exist in the base scenario") from None
+        last: Any = int(parts[-1]) if isinstance(node, list) else parts[-1]
+        if value is None and isinstance(node, dict):
+            node.pop(last, None)
+        else:
+            node[last] = copy.deepcopy(value)
+    return out
+
+
+def axis_points(experiments: Sequence[Experiment], axes: Sequence[Axis],
+                lenses: tuple[str, ...] = ("net",)) -> list[Point]:
+    """The points of every axis (each on its base experiment), net lens unless given."""
+    by_name = {e.name: e for e in experiments}
+    points = []
+    for axis in axes:
+        base = by_name[axis.experiment].scenario
+        for p in axis.points:
+            points.append(Point(axis.experiment, axis.name, p.label,
+                                with_fields(base, p.changes), lenses))
+    return points
+
+
+def lens_refusal(scenario: Any, lens: str) -> str | None:
+    """Why ``lens`` cannot express ``scenario`` (its ``check``'s message), or None."""
+    from tcpn.models.lenses import get_lens
+
+    try:
+        get_lens(lens)().check(scenario)
+    except (InputError, TcpnError) as exc:
+        return str(exc)
+    return None
+
+
+def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
+         measure: Measurement) -> dict[str, Any]:
+    from tcpn.models.lenses import make_run, run_once
+    from tcpn.models.scenario import validate_scenario
+
+    scenario = validate_scenario(dict(mapping))
+    return measure(run_once(scenario, lens, make_run(scenario, seed, replication)),
+                   replication)
+
+
+def _cpu_s() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def run_points(points: Sequence[Point], measure: Measurement, replications: int,
+               settings: Settings, progress: StudyProgress, what: str,
+               ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """Run every point with each of its lenses ``replications`` times.
+
+    Returns the per-run rows (``experiment``, ``axis``, ``value``, ``lens``,
+    ``replication`` and the measured metrics), the time-series rows the measurement
+    returned (same keys), the refusals (``experiment``, ``axis``, ``value``, ``lens``,
+    ``reason``) and the cost (``wall_s``, ``cpu_s``: this process and its workers, and
+    ``runs``).
+    """
+    from tcpn.models.scenario import validate_scenario
+
+    start_wall, start_cpu = time.perf_counter(), _cpu_s()
+    jobs: list[tuple[Any, ...]] = []
+    keys: list[dict[str, Any]] = []
+    refusals: list[dict[str, Any]] = []
+    for point in points:
+        for lens in point.lenses:
+            mapping = with_fields(point.scenario, point.lens_changes.get(lens, {}))
+            reason = lens_refusal(validate_scenario(mapping), lens)
+            key = {"experiment": point.experiment, "axis": point.axis, "value": point.value,
+                   "lens": lens}
+            if reason is not None:
+                refusals.append(key | {"reason": reason})
+                continue
+            count = replications if lens == "net" or settings.other_lens_replications is None \
+                else min(replications, settings.other_lens_replications)
+            for i in range(count):
+                jobs.append((mapping, lens, settings.seed, i, measure))
+                keys.append(key | {"replication": i})
+    results: list[dict[str, Any] | None] = [None] * len(jobs)
+    workers = min(len(jobs), settings.workers or os.cpu_count() or 1)
+    progress(what, 0, len(jobs))
+    if workers <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = _job(*job)
+            progress(what, i + 1, len(jobs))
+    else:
+        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_job, *job): i for i, job in enumerate(jobs)}
+            try:
+                for done, future in enumerate(cf.as_completed(futures), start=1):
+                    results[futures[future]] = future.result()
+                    progress(what, done, len(jobs))
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    rows: list[dict[str, Any]] = []
+    series: list[dict[str, Any]] = []
+    for key, result in zip(keys, results, strict=True):
+        measured = dict(result or {})
+        series += [key | row for row in measured.pop("series", [])]
+        rows.append(key | measured)
+    cost = {"wall_s": time.perf_counter() - start_wall, "cpu_s": _cpu_s() - start_cpu,
+            "runs": float(len(jobs))}
+    refusal_frame = pd.DataFrame(refusals, columns=["experiment", "axis", "value", "lens",
+                                                    "reason"])
+    return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
+
+
+def summarise(runs: pd.DataFrame, metrics: Sequence[str],
+              by: Sequence[str] = ("experiment", "axis", "value", "lens")) -> pd.DataFrame:
+    """Mean and 95 % half-width (``<metric>_hw``) of each metric per group, and ``runs``.
+
+    >>> runs = pd.DataFrame({"experiment": ["a"] * 3, "lens": ["net"] * 3,
+    ...                      "x": [1.0, 2.0, 3.0]})
+    >>> row = summarise(runs, ["x"], by=["experiment", "lens"]).iloc[0]
+    >>> float(row["x"]), round(float(row["x_hw"]), 4), int(row["runs"])
+    (2.0, 2.4841, 3)
+    """
+    from tcpn.solvers.replications import mean_ci
+
+    rows = []
+    if runs.empty:
+        return pd.DataFrame(columns=[*by, *metrics,
+                                     *(f"{m}_hw" for m in metrics), "runs"])
+    for key, group in runs.groupby(list(by), sort=False, dropna=False):
+        row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        for metric in metrics:
+            values = group[metric].tolist() if metric in group else []
+            mean, half = mean_ci(values) if values else (math.nan, math.nan)
+            row[metric], row[f"{metric}_hw"] = mean, half
+        row["runs"] = len(group)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def relative_difference(value: float, published: float) -> float:
+    """``(value - published) / published``.
+
+    >>> round(relative_difference(450.0, 500.0), 3)
+    -0.1
+    """
+    return (value - published) / published
+
+
+def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = None,
+          ) -> Verdict:
+    """The verdict on one published claim.
+
+    ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
+    when it fails, ``cause`` (an explanation the report supports, e.g. an axis that moves
+    the result across the published value) makes it *differs (stated cause)*; without a
+    cause it is *differs (unexplained)*.
+
+    >>> judge("K = 67 is best", True, "67 beats 50.").status
+    'reproduced'
+    >>> v = judge("K = 67 is best", False, "50 beats 67.", cause="the ECN reaction")
+    >>> v.status, v.evidence
+    ('differs (stated cause)', '50 beats 67. Cause: the ECN reaction.')
+    >>> judge("K = 67 is best", False, "50 beats 67.").status
+    'differs (unexplained)'
+    >>> judge("K = 67 is best", None, "no run.").status
+    'not run'
+    """
+    if holds is None:
+        return Verdict(claim, "not run", evidence)
+    if holds:
+        return Verdict(claim, "reproduced", evidence)
+    if cause:
+        return Verdict(claim, "differs (stated cause)",
+                       f"{evidence} Cause: {cause.rstrip('.')}.")
+    return Verdict(claim, "differs (unexplained)", evidence)
+
+
+def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, float, str, str]:
+    """The smallest and largest mean of ``metric`` along ``axis`` (net lens) and the
+    labels of the points where they occur."""
+    rows = summary[(summary["axis"] == axis) & (summary["lens"] == "net")]
+    if rows.empty or rows[metric].isna().all():
+        return math.nan, math.nan, "", ""
+    low, high = rows.loc[rows[metric].idxmin()], rows.loc[rows[metric].idxmax()]
+    return float(low[metric]), float(high[metric]), str(low["value"]), str(high["value"])
+
+
+# --------------------------------------------------------------------------- report blocks
+
+
+def axes_frame(axes: Sequence[Axis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Long table of one metric along every axis: ``axis``, ``value``, ``default``,
+    ``mean``, ``half_width``, ``runs`` (net lens), in the axes' point order."""
+    rows = []
+    for axis in axes:
+        for p in axis.points:
+            hit = summary[(summary["axis"] == axis.name) & (summary["value"] == p.label)
+                          & (summary["lens"] == "net")]
+            mean = float(hit[metric].iloc[0]) if not hit.empty else math.nan
+            half = float(hit[f"{metric}_hw"].iloc[0]) if not hit.empty else math.nan
+            runs = int(hit["runs"].iloc[0]) if not hit.empty else 0
+            rows.append({"axis": axis.name, "value": p.label, "default": p.label == axis.default,
+                         "mean": mean, "half_width": half, "runs": runs})
+    return pd.DataFrame(rows, columns=["axis", "value", "default", "mean", "half_width",
+                                       "runs"])
+
+
+def draw_axes(data: pd.DataFrame, ylabel: str = "") -> Any:
+    """One small panel per axis: the metric's mean and 95 % CI at each point; the
+    study's default point filled, the others open."""
+    from matplotlib.figure import Figure
+
+    names = list(dict.fromkeys(data["axis"]))
+    columns = min(3, max(1, len(names)))
+    rows = math.ceil(len(names) / columns)
+    fig = Figure(figsize=(4.2 * columns, 3.0 * rows), layout="constrained")
+    panels = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax, name in zip(panels, names, strict=False):
+        part = data[data["axis"] == name].reset_index(drop=True)
+        x = range(len(part))
+        ax.errorbar(x, part["mean"], yerr=part["half_width"].fillna(0.0), fmt="-",
+                    color="tab:blue", capsize=3, linewidth=1)
+        for i, row in part.iterrows():
+            ax.plot([i], [row["mean"]], "o", color="tab:blue",
+                    markerfacecolor="tab:blue" if row["default"] else "white")
+        ax.set_xticks(list(x), [str(v) for v in part["value"]], rotation=20, fontsize=8)
+        ax.set_title(name, fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in panels[len(names):]:
+        ax.set_visible(False)
+    return fig
+
+
+def axes_blocks(key: str, axes: Sequence[Axis], summary: pd.DataFrame, metric: str,
+                ylabel: str) -> list[Any]:
+    """The blocks of an axes section: why each default, the table, the figure."""
+    from functools import partial
+
+    from tcpn.reports.document import Figure, Paragraph, Table
+
+    frame = axes_frame(axes, summary, metric)
+    blocks: list[Any] = [Paragraph(
+        "Each parameter the study left open, varied alone around the reproduction "
+        f"(the filled point is the default used everywhere else): {ylabel}, net lens, "
+        "means with 95 % CI.")]
+    for axis in axes:
+        part = frame[frame["axis"] == axis.name]
+        span = (f"{part['mean'].min():.4g} to {part['mean'].max():.4g}"
+                if part["mean"].notna().any() else "not run")
+        blocks.append(Paragraph(f"*{axis.name}* (on `{axis.experiment}`): default "
+                                f"{axis.default}. {axis.why} Across the range: {span}."))
+    blocks.append(Table(f"{key}_axes", frame.round(4),
+                        caption=f"{ylabel} along each unstated parameter"))
+    blocks.append(Figure(f"{key}_axes_figure", frame, partial(draw_axes, ylabel=ylabel),
+                         caption=f"{ylabel} along each unstated parameter (95 % CI)"))
+    return blocks
+
+
+def refusal_blocks(key: str, refusals: pd.DataFrame) -> list[Any]:
+    """What each lens could not express, with the reason its check gave."""
+    from tcpn.reports.document import Paragraph, Table
+
+    if refusals.empty:
+        return [Paragraph("Every lens ran every experiment it was given.")]
+    frame = refusals[refusals["axis"] == ""][["experiment", "lens", "reason"]]
+    return [Paragraph("Lenses that cannot express an experiment refuse it before running "
+                      "(`evaluate` raises InputError naming the feature); the reasons:"),
+            Table(f"{key}_refusals", frame.reset_index(drop=True),
+                  caption="Experiments a lens refused, and why")]
+
+
+def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
+    """The profile and what the runs cost (wall and CPU seconds, runs)."""
+    from tcpn.reports.document import Paragraph
+
+    cost = metadata.get("cost", {})
+    return Paragraph(
+        f"Profile *{metadata.get('profile', '?')}*: {metadata.get('replications', '?')} "
+        f"replications per experiment, {metadata.get('axis_replications', '?')} per axis "
+        f"point, seed {metadata.get('seed', '?')}; {int(cost.get('runs', 0))} runs took "
+        f"{cost.get('wall_s', math.nan):.1f} s wall, {cost.get('cpu_s', math.nan):.1f} s "
+        "CPU (this process and its workers).")
+
+
+def with_ci(mean: float, half: float, digits: int = 3) -> str:
+    """``mean ± half`` with ``digits`` significant digits (no ± when undefined).
+
+    >>> with_ci(404.6, 12.31), with_ci(1.0, float("nan"))
+    ('405 ± 12.3', '1')
+    """
+    if not math.isfinite(mean):
+        return "-"
+    if not math.isfinite(half):
+        return f"{mean:.{digits}g}"
+    return f"{mean:.{digits}g} ± {half:.{digits}g}"
+
+
+def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, metric: str,
+                holds: Callable[[float], bool]) -> str | None:
+    """The axes on ``experiment`` with a point where the claim's test ``holds`` for the
+    net lens's mean ``metric`` (so the difference lies within what the study left open),
+    as one sentence; None when no axis reaches it.
+
+    >>> s = pd.DataFrame({"axis": ["w", "w"], "value": ["1", "2"], "lens": ["net", "net"],
+    ...                   "x": [0.1, 0.9]})
+    >>> axis_causes(s, [Axis.over("w", "e", "p", [1, 2], 1, "")], "e", "x", lambda v: v > 0.5)
+    'w = 2 gives 0.9 (default 1: 0.1)'
+    """
+    found = []
+    for axis in axes:
+        if axis.experiment != experiment:
+            continue
+        rows = summary[(summary["axis"] == axis.name) & (summary["lens"] == "net")]
+        values = {str(v): float(x) for v, x in zip(rows["value"], rows[metric], strict=True)}
+        hits = [label for label, x in values.items() if math.isfinite(x) and holds(x)
+                and label != axis.default]
+        if hits:
+            default = values.get(axis.default, math.nan)
+            found.append(f"{axis.name} = {hits[0]} gives {values[hits[0]]:.3g} (default "
+                         f"{axis.default}: {default:.3g})")
+    return "; ".join(found) or None
+
+
+def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings:
+    """The settings of ``profile``, or InputError naming the profiles there are.
+
+    >>> profile_settings({"quick": Settings(1, 1)}, "slow")
+    Traceback (most recent call last):
+    ...
+    tcpn.errors.InputError: unknown profile 'slow'; profiles: quick
+    """
+    try:
+        return settings[profile]
+    except KeyError:
+        raise InputError(f"unknown profile {profile!r}; profiles: "
+                         f"{', '.join(settings)}") from None

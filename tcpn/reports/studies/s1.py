@@ -1,0 +1,399 @@
+"""Study S1 (TCP Vegas's RTT ambiguity under reverse-path congestion): per-flow throughput
+of the observed flows, Tahoe against Vegas, and the two fixes.
+
+The study (Kim & Kim, ns): observed flows A -> X (two), competing forward flows B -> X,
+reverse flows Z -> C whose data queues where the A flows' ACKs travel; MSS 500 bytes,
+40-byte pure ACKs, drop-tail. Exp 1: nA = 2; Exp 2: nA = 2 at 1 s, nB = 1 at 3 s; Exp 3:
+nA = 2 at 1 s, nZ = 8 at 3 s; starts within a group 50 ms apart on average
+(exponential). Fixes: Small-Get-Priority Queue (SGPQ) in the routers, and Modified
+Vegas (timestamps, forward-path-only Actual) on the first, the second or both A flows.
+It publishes no number: every claim is a reading of Figs 3-13 (study-results.md S1).
+
+tcpn's scenario::
+
+    A (a0, a1 -> X) --\\                                  /-- X
+    B (b -> X) -------- R1 ==1.5 Mbit/s, 20 ms== R2 ------
+    C <- (z.0..z.7) --/                                  \\-- Z (z.* data Z -> C)
+
+Measurement as the study's figures: each observed flow's throughput in 0.2 s bins
+(bytes delivered to the application in the bin) and its cumulative bytes, read from 5 s
+(after the reverse flows of Exp 3 have started at 3 s and left slow start) to the end;
+the A flows' mean rate over that window is the headline. Reading aggregate goodput over
+0-10 s (the shipped files' window) hides the effect: the reverse flows start at 3 s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.experiments import (
+    Axis,
+    AxisPoint,
+    Experiment,
+    Point,
+    Settings,
+    axes_blocks,
+    axis_points,
+    cost_paragraph,
+    judge,
+    profile_settings,
+    refusal_blocks,
+    run_points,
+    summarise,
+    with_ci,
+)
+
+__all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "a_flow_rates", "experiments", "run",
+           "scenario_mapping", "sections", "verdicts"]
+
+BIN_S = 0.2
+WINDOW_START_S = 5.0
+VEGAS_PARAMS = {"alpha": 1, "beta": 3, "gamma": 1, "recovery": "reno"}
+OBSERVED = ("a0", "a1")
+
+#: What the study says, figure by figure (it prints no number: study-results.md S1.3).
+PUBLISHED = pd.DataFrame([
+    ("Exp 1", "Vegas slightly better than Tahoe, and stable", "S1 §II, Figs 3-4"),
+    ("Exp 2", "Vegas better and more stable than Tahoe under forward congestion",
+     "S1 §II, Figs 5-6"),
+    ("Exp 3", "Tahoe: an 'appropriate' drop from Exp 1; Vegas: a sharp drop",
+     "S1 §II, Figs 7-8"),
+    ("Exp 3 + SGPQ", "both Tahoe and Vegas improve over plain Exp 3", "S1 §III.1, Figs 9-10"),
+    ("Exp 3 + Modified Vegas", "solves the RTT ambiguity (first, second or both flows)",
+     "S1 §III.2, Figs 11-13"),
+], columns=["experiment", "published (qualitative)", "source"])
+
+
+def scenario_mapping(exp: int, variant: str, *, sgpq: bool = False,
+                     modified: tuple[int, ...] = (), horizon_s: float = 20.0,
+                     ) -> dict[str, Any]:
+    """One experiment (``exp`` 1, 2 or 3; ``variant`` tahoe or vegas; SGPQ on the
+    bottleneck's two router queues; Modified Vegas on the A flows in ``modified``).
+
+    Unstated, chosen (study-results.md S1.4; seed-algorithms.md): bottleneck 1.5 Mbit/s,
+    20 ms, access links 10 Mbit/s, 1 ms; drop-tail 25 packets; no delayed ACK (one 40-byte
+    pure ACK per segment, ns-2's TCPSink); timestamps off except on Modified Vegas flows
+    (52-byte ACKs, still under SGPQ's 64-byte threshold); initial window 2; minimum RTO
+    1 s; Vegas alpha/beta/gamma 1/3/1 (Brakmo and Peterson) with Reno recovery (the
+    study's "as Reno"); receive window 64 KiB; Modified Vegas's receiver clock offset
+    uniform in [0, 100] s per flow.
+    """
+    queue: dict[str, Any] = ({"kind": "sgpq", "limit": 25, "threshold_bytes": 64} if sgpq
+                             else {"kind": "drop_tail", "limit": 25})
+    access = {"rate_bps": 10e6, "delay_s": 0.001, "queue": {"kind": "drop_tail", "limit": 25}}
+    links = [{"a": "R1", "b": "R2", "rate_bps": 1.5e6, "delay_s": 0.02, "queue": queue},
+             *({"a": node, "b": "R1"} | access for node in ("A", "B", "C")),
+             *({"a": "R2", "b": node} | access for node in ("X", "Z"))]
+
+    def flow(fid: str, src: str, dst: str, start: Any, i: int | None = None,
+             ) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": fid, "src": src, "dst": dst, "variant": variant,
+                               "start_s": start}
+        if variant == "vegas":
+            out["params"] = dict(VEGAS_PARAMS)
+        if i is not None and i in modified:
+            out |= {"variant": "modified_vegas", "tcp": {"timestamps": True},
+                    "receiver_clock_offset_s": {"dist": "uniform", "low_s": 0.0,
+                                                "high_s": 100.0}}
+        return out
+
+    flows = [flow("a0", "A", "X", 1.0, 0),
+             flow("a1", "A", "X", {"dist": "exponential", "mean_s": 0.05, "offset_s": 1.0}, 1)]
+    if exp == 2:
+        flows.append(flow("b", "B", "X", 3.0))
+    if exp == 3:
+        flows.append(flow("z", "Z", "C", 3.0) | {"count": 8,
+                                                 "gap_s": {"dist": "exponential",
+                                                           "mean_s": 0.05}})
+    fixes = ("_sgpq" if sgpq else "") + (f"_mod{''.join(map(str, modified))}"
+                                         if modified else "")
+    return {
+        "name": f"s1_exp{exp}_{variant}{fixes}",
+        "description": f"S1 Exp {exp}, {variant}{fixes}",
+        "links": links,
+        "tcp": {"segment_size_bytes": 500, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 2, "min_rto_s": 1.0,
+                "initial_rto_s": 1.0, "rcv_buf_bytes": 65536, "snd_buf_bytes": 65536},
+        "flows": flows,
+        "horizon_s": horizon_s,
+        "measure": {"warmup_s": WINDOW_START_S, "bin_s": BIN_S},
+        "seed": 1,
+    }
+
+
+def experiments(settings: Settings) -> list[Experiment]:
+    """Exp 1-3 with Tahoe and Vegas, Exp 3 with SGPQ, Exp 3 with Modified Vegas on the
+    first, the second and both A flows."""
+    horizon = 20.0 * settings.horizon_scale
+    others = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
+    out = [Experiment(f"exp{exp}_{v}", f"Exp {exp}, {v}",
+                      scenario_mapping(exp, v, horizon_s=horizon), others)
+           for exp in (1, 2, 3) for v in ("tahoe", "vegas")]
+    out += [Experiment(f"exp3_sgpq_{v}", f"Exp 3 + SGPQ, {v}",
+                       scenario_mapping(3, v, sgpq=True, horizon_s=horizon), ("net",))
+            for v in ("tahoe", "vegas")]
+    out += [Experiment(f"exp3_modvegas_{name}", f"Exp 3, Modified Vegas on {name}",
+                       scenario_mapping(3, "vegas", modified=which, horizon_s=horizon),
+                       ("net",))
+            for name, which in (("first", (0,)), ("second", (1,)), ("both", (0, 1)))]
+    return out
+
+
+def _all_vegas(path: str) -> list[str]:
+    return [f"flows.{i}.params.{path}" for i in range(3)]
+
+
+AXES: tuple[Axis, ...] = (
+    *(Axis.over(f"bottleneck rate (Mbit/s), {e}", e, "links.0.rate_bps", [0.8e6, 1.5e6, 3e6],
+                1.5e6, "Not stated; 1.5 Mbit/s (a T1) is the design's suggestion.",
+                labels=["0.8", "1.5", "3"]) for e in ("exp1_vegas", "exp3_vegas")),
+    Axis.over("bottleneck buffer (packets), exp3_vegas", "exp3_vegas", "links.0.queue.limit",
+              [10, 25, 50], 25, "Not stated; 25 packets is about two bandwidth-delay "
+              "products of the chosen bottleneck."),
+    Axis.over("delayed ACK (segments per ACK), exp3_vegas", "exp3_vegas",
+              "tcp.delack_count", [1, 2], 1,
+              "The study's ACKs are 'TCP header size only' and ns's sink ACKs every "
+              "segment; delayed ACKs halve the reverse-path load of ACKs."),
+    Axis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
+        AxisPoint("1/3", {}),
+        AxisPoint("2/4", {**dict.fromkeys(_all_vegas("alpha"), 2),
+                          **dict.fromkeys(_all_vegas("beta"), 4)})),
+         "1/3", "Not stated; 1/3 is Brakmo and Peterson's, 2/4 ns-3's."),
+)
+
+SETTINGS: dict[str, Settings] = {
+    "quick": Settings(replications=3, axis_replications=2, other_lens_replications=2,
+                      horizon_scale=0.625),
+    "full": Settings(replications=10, axis_replications=5, horizon_scale=1.5),
+}
+
+
+def a_flow_rates(result: Any, replication: int) -> dict[str, Any]:
+    """Each observed flow's delivered kbit/s over ``[WINDOW_START_S, horizon]``, the mean
+    of the two, the coefficient of variation of their 0.2 s rates, the other groups'
+    kbit/s; for run 0 the 0.2 s rates and cumulative bytes of the observed flows."""
+    trace = result.trace
+    t0, t1 = trace.warmup_s, trace.horizon_s
+    rows = trace.events(event="deliver")
+    times, sizes = rows["time_s"].to_numpy(), rows["bytes"].to_numpy()
+    flows = rows["flow"].astype(str).to_numpy()
+    edges = t0 + BIN_S * np.arange(round((t1 - t0) / BIN_S) + 1)
+    out: dict[str, Any] = {}
+    rates = {}
+    for fid in OBSERVED:
+        mine = flows == fid
+        inside = mine & (times >= t0) & (times <= t1)
+        out[f"{fid}_kbps"] = float(sizes[inside].sum()) * 8 / (t1 - t0) / 1e3
+        binned, _ = np.histogram(times[mine], bins=edges, weights=sizes[mine])
+        rates[fid] = binned * 8 / BIN_S / 1e3
+    out["a_kbps"] = (out["a0_kbps"] + out["a1_kbps"]) / 2
+    mean_rate = (rates["a0"] + rates["a1"]) / 2
+    out["a_cv"] = float(np.std(mean_rate) / np.mean(mean_rate)) if mean_rate.mean() > 0 \
+        else math.nan
+    window = (times >= t0) & (times <= t1)
+    out["b_kbps"] = float(sizes[window & (flows == "b")].sum()) * 8 / (t1 - t0) / 1e3
+    reverse = window & np.char.startswith(flows.astype(str), "z.")
+    out["z_kbps"] = float(sizes[reverse].sum()) * 8 / (t1 - t0) / 1e3
+    if replication == 0:
+        series = []
+        for fid in OBSERVED:
+            mine = flows == fid
+            cumulative = np.cumsum(np.histogram(times[mine], bins=np.append(0.0, edges),
+                                                weights=sizes[mine])[0])[1:]
+            series += [{"flow": fid, "time_s": float(edges[i]), "kbps": float(rates[fid][i]),
+                        "cumulative_kbytes": float(cumulative[i]) / 1e3}
+                       for i in range(len(edges) - 1)]
+        out["series"] = series
+    return out
+
+
+METRICS = ["a0_kbps", "a1_kbps", "a_kbps", "a_cv", "b_kbps", "z_kbps"]
+
+
+def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
+        ) -> StudyData:
+    """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
+    chosen = settings or profile_settings(SETTINGS, profile)
+    found = experiments(chosen)
+    runs, series, refusals, cost = run_points([Point.of(e) for e in found], a_flow_rates,
+                                              chosen.replications, chosen, progress,
+                                              "S1 experiments")
+    axis_runs, _, axis_refusals, axis_cost = run_points(
+        axis_points(found, AXES), a_flow_rates, chosen.axis_replications, chosen, progress,
+        "S1 unstated parameters")
+    return StudyData(
+        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
+                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
+        metadata={"profile": profile, "replications": chosen.replications,
+                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
+                  "horizon_s": 20.0 * chosen.horizon_scale,
+                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+
+
+def _net(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
+
+
+def _get(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> tuple[float, float]:
+    if name not in main.index:
+        return math.nan, math.nan
+    return float(main.loc[name, metric]), float(main.loc[name, f"{metric}_hw"])
+
+
+def _text(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> str:
+    return f"{name} {with_ci(*_get(main, name, metric))}"
+
+
+def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+    """One verdict per claim (the study's readings of its figures)."""
+    main = _net(summary)
+    if "exp3_vegas" not in main.index:
+        return [judge("S1's figures", None, "The experiments did not run.")]
+    g = {name: _get(main, name)[0] for name in main.index}
+    cv = {name: _get(main, name, "a_cv")[0] for name in main.index}
+    out = [judge(
+        "Exp 1: Vegas does slightly better than Tahoe, with a stable rate",
+        g["exp1_vegas"] >= g["exp1_tahoe"] and cv["exp1_vegas"] <= cv["exp1_tahoe"],
+        f"A flows' mean kbit/s: {_text(main, 'exp1_vegas')} vs {_text(main, 'exp1_tahoe')}; "
+        f"CV of the 0.2 s rate {cv['exp1_vegas']:.2f} vs {cv['exp1_tahoe']:.2f}.",
+        "a 1.5 Mbit/s bottleneck shared by two flows is filled by both variants; what "
+        "'slightly better' was measured on is not stated"),
+        judge(
+        "Exp 2: under forward congestion Vegas does better and more stably than Tahoe",
+        g["exp2_vegas"] >= g["exp2_tahoe"] and cv["exp2_vegas"] <= cv["exp2_tahoe"],
+        f"{_text(main, 'exp2_vegas')} vs {_text(main, 'exp2_tahoe')} kbit/s; CV "
+        f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f}.",
+        "Vegas yields to the Tahoe B flow on a shared drop-tail queue, which the study's "
+        "unstated link rates and buffers may not have shown")]
+    drop = {v: 1 - g[f"exp3_{v}"] / g[f"exp1_{v}"] for v in ("tahoe", "vegas")}
+    out.append(judge(
+        "Exp 3: reverse traffic costs Vegas's observed flows far more than Tahoe's",
+        drop["vegas"] > drop["tahoe"] + 0.1,
+        f"Exp 1 -> Exp 3: Vegas {drop['vegas']:.0%}, Tahoe {drop['tahoe']:.0%} "
+        f"(test: Vegas's drop at least 10 points larger).", None))
+    sgpq = {v: g[f"exp3_sgpq_{v}"] > g[f"exp3_{v}"] for v in ("tahoe", "vegas")}
+    out.append(judge(
+        "SGPQ: both Tahoe and Vegas improve over plain Exp 3",
+        sgpq["tahoe"] and sgpq["vegas"],
+        f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
+        f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None))
+    restored = {name: g[f"exp3_modvegas_{name}"] for name in ("first", "second", "both")}
+    first = _get(main, "exp3_modvegas_first", "a0_kbps")[0]
+    second = _get(main, "exp3_modvegas_second", "a1_kbps")[0]
+    plain = (_get(main, "exp3_vegas", "a0_kbps")[0], _get(main, "exp3_vegas", "a1_kbps")[0])
+    out.append(judge(
+        "Modified Vegas solves the RTT ambiguity on whichever A flow runs it",
+        first > plain[0] and second > plain[1]
+        and restored["both"] >= 0.8 * g["exp1_vegas"],
+        f"modified flow alone: a0 {first:.0f} (plain {plain[0]:.0f}), a1 {second:.0f} "
+        f"(plain {plain[1]:.0f}) kbit/s; both modified: {restored['both']:.0f} against Exp "
+        f"1's {g['exp1_vegas']:.0f} (test: at least 80 %).", None))
+    return out
+
+
+def _table(summary: pd.DataFrame) -> pd.DataFrame:
+    main = summary[summary["axis"] == ""]
+    cols = ["experiment", "lens", *(c for m in METRICS for c in (m, f"{m}_hw")), "runs"]
+    return main[[c for c in cols if c in main]].round(3).reset_index(drop=True)
+
+
+def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
+    main = _net(summary)
+    pairs = {"Exp 1": ("exp1_tahoe", "exp1_vegas"), "Exp 2": ("exp2_tahoe", "exp2_vegas"),
+             "Exp 3": ("exp3_tahoe", "exp3_vegas"),
+             "Exp 3 + SGPQ": ("exp3_sgpq_tahoe", "exp3_sgpq_vegas"),
+             "Exp 3 + Modified Vegas": ("exp3_modvegas_first", "exp3_modvegas_both")}
+    rows = []
+    for _, pub in PUBLISHED.iterrows():
+        a, b = pairs[pub["experiment"]]
+        rows.append({**pub.to_dict(),
+                     "tcpn A flows kbit/s (net)": f"{_text(main, a)}; {_text(main, b)}"})
+    return pd.DataFrame(rows)
+
+
+def draw_series(data: pd.DataFrame) -> Any:
+    """Per experiment: the observed flows' 0.2 s rates and their mean (top), cumulative
+    kbytes (bottom); net lens, run 0."""
+    from matplotlib.figure import Figure as MplFigure
+
+    names = list(dict.fromkeys(data["experiment"]))
+    columns = min(4, max(1, len(names)))
+    rows = math.ceil(len(names) / columns)
+    fig = MplFigure(figsize=(3.3 * columns, 4.2 * rows), layout="constrained")
+    panels = fig.subplots(2 * rows, columns, squeeze=False)
+    for k, name in enumerate(names):
+        part = data[data["experiment"] == name]
+        top, bottom = panels[2 * (k // columns)][k % columns], \
+            panels[2 * (k // columns) + 1][k % columns]
+        for marker, (fid, flow_rows) in zip("*+", part.groupby("flow", sort=True),
+                                            strict=False):
+            top.plot(flow_rows["time_s"], flow_rows["kbps"], marker=marker, linestyle="none",
+                     markersize=3, label=str(fid))
+            bottom.plot(flow_rows["time_s"], flow_rows["cumulative_kbytes"], label=str(fid))
+        mean = part.groupby("time_s")["kbps"].mean()
+        top.plot(mean.index, mean.to_numpy(), "o", markersize=2, color="k", label="mean")
+        top.set_title(name, fontsize=8)
+        top.set_ylabel("kbit/s per 0.2 s", fontsize=7)
+        bottom.set_ylabel("cumulative kbytes", fontsize=7)
+        bottom.set_xlabel("time (s)", fontsize=7)
+        top.grid(alpha=0.3)
+        bottom.grid(alpha=0.3)
+    for k in range(len(names), rows * columns):
+        panels[2 * (k // columns)][k % columns].set_visible(False)
+        panels[2 * (k // columns) + 1][k % columns].set_visible(False)
+    panels[0][0].legend(fontsize=6)
+    return fig
+
+
+def sections(data: StudyData) -> list[Section]:
+    """The report's sections, from ``data`` alone."""
+    runs, refusals, series = (data.tables["runs"], data.tables["refusals"],
+                              data.tables["series"])
+    summary = summarise(runs, [m for m in METRICS if m in runs])
+    if not series.empty:
+        series = series[(series["axis"] == "") & (series["lens"] == "net")]
+    return [
+        Section("S1: the study and tcpn's experiments", [
+            Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or ""),
+            cost_paragraph(data.metadata)]),
+        Section("S1: the study's figures beside tcpn", [
+            Table("s1_published", _published_table(summary),
+                  caption="What the study reads off its figures (study-results.md S1.3) "
+                          "and tcpn's observed-flow kbit/s (mean ± 95 % CI)"),
+            Table("s1_experiments", _table(summary),
+                  caption="Every experiment and lens: each observed flow's kbit/s from "
+                          f"{WINDOW_START_S:g} s, their mean, the CV of the 0.2 s rate, "
+                          "the competing and reverse groups' kbit/s"),
+            Figure("s1_series", series, draw_series,
+                   caption="Observed flows' throughput per 0.2 s (markers * +, mean o) and "
+                           "cumulative bytes (net lens, run 0), as the study's Figs 3-13"),
+            Paragraph("The ns3 lens refuses the Vegas experiments: the study's Vegas "
+                      "recovers from losses as Reno does, and ns-3.44 has no Reno recovery "
+                      "(its TcpVegas runs NewReno's); the fluid lens models one shared "
+                      "bottleneck queue and no Tahoe, while S1's reverse flows load the "
+                      "other direction's queue."),
+            *refusal_blocks("s1", refusals)]),
+        Section("S1: the parameters the study left open",
+                axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s")),
+        Section("S1: verdicts", list(verdicts(summary))),
+    ]
+
+
+class _S1:
+    key = "s1"
+    title = "S1: TCP Vegas's RTT ambiguity under reverse-path congestion"
+
+    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
+        return run(profile, progress)
+
+    def sections(self, data: StudyData) -> list[Section]:
+        return sections(data)
+
+
+STUDY = _S1()

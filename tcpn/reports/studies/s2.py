@@ -1,0 +1,378 @@
+"""Study S2 (ECN marking threshold): Tables 1 and 2 against tcpn, with the sender's ECN
+reaction and the router's service time as axes.
+
+The study (Yim, Lee, Jang, Yoon; a Petri-net TCP model): one sender offering one segment
+every 5 time units (tu), 300 segments, initial ssthresh 64, a router buffer of 80, an
+unloaded round trip of 120 tu; no ECN (drop-tail) against marking at K = 50 and at its
+equation 1's K = 67; segment loss 0 % (Table 1) and 20 % (Table 2). On an ECN echo its
+sender "starts slow start without retransmitting" (study-results.md S2.5), which tcpn
+models as ``params.reaction: slow_start``; RFC 3168's halving runs beside it. The
+scenario is :func:`tcpn.reports.ecn_threshold.s2_mapping` (1 tu = 1 ms) with the study's
+K = 67 and the router service time TPS = 120/11 tu, the value for which equation 1 gives
+the study's 67 (``K = 80 - (120/5 - 120/TPS)``).
+
+Measurements as the study defines them (its S2.5 ambiguities resolved so): *time to
+deliver all 300* runs from the first segment's offer to the ACK of the last (its
+stop-and-wait baseline, 300 x 120, counts whole round trips); the *per-segment delay*
+runs from the moment the application offered the segment (every 5 tu) to its in-order
+delivery, so waiting at the sender counts. tcpn's own metrics (delivery of the last
+segment; delay from the first transmission) are kept beside them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
+from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.experiments import (
+    Axis,
+    AxisPoint,
+    Experiment,
+    Point,
+    Settings,
+    axes_blocks,
+    axis_points,
+    axis_span,
+    cost_paragraph,
+    judge,
+    profile_settings,
+    refusal_blocks,
+    run_points,
+    summarise,
+    with_ci,
+)
+
+__all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "offered_delays_tu",
+           "run", "s2_measure", "scenario_mapping", "sections", "verdicts"]
+
+SEGMENTS = 300
+GAP_TU = 5.0
+STUDY_TPS_TU = 120.0 / 11.0  # equation 1 gives the study's K = 67 at this service time
+MARKINGS: dict[str, Marking | float] = {"noecn": "drop_tail", "th50": 50.0, "th67": 67.0}
+
+#: Tables 1 and 2 (study-results.md S2.2), model time units.
+PUBLISHED = pd.DataFrame([
+    ("noecn", 0.0, 10163.0, 3583.24, "S2 §4.1, Table 1"),
+    ("th50", 0.0, 9768.0, 3290.2, "S2 §4.1, Table 1"),
+    ("th67", 0.0, 8052.0, 2754.9, "S2 §4.1, Table 1"),
+    ("noecn", 0.2, 25900.0, 11921.26, "S2 §4.2, Table 2"),
+    ("th50", 0.2, 20270.0, 6865.78, "S2 §4.2, Table 2"),
+    ("th67", 0.2, 21148.0, 7459.69, "S2 §4.2, Table 2"),
+], columns=["marking", "loss", "all_acked_tu", "segment_delay_tu", "source"])
+
+
+def scenario_mapping(marking: str, loss: float, reaction: str = "slow_start",
+                     service_tu: float = STUDY_TPS_TU) -> dict[str, Any]:
+    """The experiment's scenario: ``marking`` noecn, th50 or th67; ``reaction`` of the
+    ECN sender (``slow_start``, the study's, or ``halve``, RFC 3168)."""
+    mapping = s2_mapping(MARKINGS[marking], loss, service_tu=service_tu,
+                         name=f"s2_{marking}_loss{round(loss * 100)}")
+    if marking != "noecn":
+        mapping["flows"][0]["params"] = {"reaction": reaction}
+    return mapping
+
+
+def experiments(settings: Settings) -> list[Experiment]:
+    """The six experiments with the study's reaction, and the four ECN ones with RFC
+    3168's (named ``..._rfc3168``)."""
+    lenses = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
+    out = []
+    for loss in (0.0, 0.2):
+        for marking in MARKINGS:
+            name = f"{marking}_loss{round(loss * 100)}"
+            out.append(Experiment(name, f"{marking}, loss {loss:.0%}",
+                                  scenario_mapping(marking, loss), lenses))
+            if marking != "noecn":
+                out.append(Experiment(f"{name}_rfc3168", f"{marking}, loss {loss:.0%}, RFC 3168",
+                                      scenario_mapping(marking, loss, "halve"), ("net",)))
+    return out
+
+
+def _service_points(marking: str) -> tuple[AxisPoint, ...]:
+    base = scenario_mapping(marking, 0.0)
+    points = []
+    for tps in (6.0, 8.0, STUDY_TPS_TU, 14.0, 18.0):
+        moved = scenario_mapping(marking, 0.0, service_tu=tps)
+        changes = {f"links.{i}.{key}": moved["links"][i][key] for i in range(2)
+                   for key in ("rate_bps", "delay_s")
+                   if moved["links"][i][key] != base["links"][i][key]}
+        points.append(AxisPoint(f"{tps:.3g}", changes))
+    return tuple(points)
+
+
+def _rto_points() -> tuple[AxisPoint, ...]:
+    return tuple(AxisPoint(f"{tu:g}", {"tcp.min_rto_s": tu * TU_S, "tcp.initial_rto_s": tu * TU_S})
+                 for tu in (240.0, 500.0, 1000.0, 3000.0))
+
+
+_WHY_TPS = ("Not stated; 120/11 tu makes equation 1 give the study's K = 67 (RTT 120, TBA "
+            "5); it must exceed TBA = 5 for a queue to build and stay below 20 (the "
+            "processing share of the 120-tu round trip).")
+_WHY_RTO = ("The study's Petri-net RTO is not stated; 1000 tu is RFC 6298's 1 s at 1 tu = "
+            "1 ms (initial RTO equal).")
+AXES: tuple[Axis, ...] = (
+    *(Axis(f"router service time TPS (tu), {m}", f"{m}_loss0", _service_points(m),
+           f"{STUDY_TPS_TU:.3g}", _WHY_TPS) for m in MARKINGS),
+    Axis.over("ECN reaction, th50", "th50_loss0", "flows.0.params.reaction",
+              ["slow_start", "halve"], "slow_start",
+              "The study's sender starts slow start on an echo; RFC 3168 halves."),
+    *(Axis(f"minimum RTO (tu), {m}, loss 20 %", f"{m}_loss20", _rto_points(), "1000", _WHY_RTO)
+      for m in ("noecn", "th50")),
+    Axis.over("loss on ACKs too, noecn, loss 20 %", "noecn_loss20", "links.1.ba",
+              [{}, {"errors": {"kind": "rate", "unit": "packet", "rate": 0.2}}], {},
+              "The study does not say where its errors apply; data only is the default.",
+              labels=["data only", "data and ACKs"]),
+)
+
+SETTINGS: dict[str, Settings] = {
+    "quick": Settings(replications=5, axis_replications=3),
+    "full": Settings(replications=20, axis_replications=10),
+}
+
+
+def offered_delays_tu(trace: Any, flow: str, segments: int, gap_tu: float,
+                      segment_bytes: int) -> np.ndarray:
+    """Per segment ``i`` (0-based): in-order delivery time of its last byte minus the time
+    the application offered it (flow start + ``i * gap_tu``), in tu; NaN if never
+    delivered."""
+    rows = trace.events(flow=flow, event="deliver")
+    times, delivered = rows["time_s"].to_numpy(), np.cumsum(rows["bytes"].to_numpy())
+    ends = (np.arange(segments) + 1.0) * segment_bytes
+    index = np.searchsorted(delivered, ends - 1e-9, side="left")
+    done = np.append(times, np.nan)[index]
+    start = float(trace.flows.set_index("flow").loc[flow, "start_s"])
+    offered = start + np.arange(segments) * gap_tu * TU_S
+    return (done - offered) / TU_S
+
+
+def _all_acked_tu(trace: Any, flow: str, total_bytes: int) -> float:
+    acks = trace.events(flow=flow, event="ack")
+    hit = acks[acks["seq"] >= total_bytes]
+    start = float(trace.flows.set_index("flow").loc[flow, "start_s"])
+    return (float(hit["time_s"].iloc[0]) - start) / TU_S if not hit.empty else math.nan
+
+
+def s2_measure(result: Any, replication: int) -> dict[str, Any]:
+    """The study's two measures and tcpn's beside them (see the module docstring), the
+    counts behind them, and for run 0 every segment's delay."""
+    from tcpn.validation.metrics import segment_delays
+
+    trace = result.trace
+    delays = offered_delays_tu(trace, "tcp", SEGMENTS, GAP_TU, PAYLOAD_BYTES)
+    flow = result.summary["flows"]["tcp"]
+    queue = result.summary["queues"].get("R->D", {})
+    sent = segment_delays(trace, "tcp")["delay_s"].to_numpy() / TU_S
+    out: dict[str, Any] = {
+        "all_acked_tu": _all_acked_tu(trace, "tcp", SEGMENTS * PAYLOAD_BYTES),
+        "all_delivered_tu": (flow.get("completion_s") or math.nan) / TU_S,
+        "segment_delay_tu": float(np.mean(delays)) if np.isfinite(delays).all() else math.nan,
+        "delay_from_send_tu": float(np.nanmean(sent)) if len(sent) else math.nan,
+        "retransmissions": float(flow.get("retransmissions") or 0.0),
+        "timeouts": float(flow.get("timeouts") or 0.0),
+        "marks": float(flow.get("marks") or 0.0), "drops": float(flow.get("drops") or 0.0),
+        "queue_max_pkts": float(queue.get("max_packets") or 0.0)}
+    if replication == 0:
+        out["series"] = [{"segment": i + 1, "delay_tu": float(d)} for i, d in enumerate(delays)]
+    return out
+
+
+METRICS = ["all_acked_tu", "all_delivered_tu", "segment_delay_tu", "delay_from_send_tu",
+           "retransmissions", "timeouts", "marks", "drops", "queue_max_pkts"]
+
+
+def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
+        ) -> StudyData:
+    """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
+    chosen = settings or profile_settings(SETTINGS, profile)
+    found = experiments(chosen)
+    runs, series, refusals, cost = run_points([Point.of(e) for e in found], s2_measure,
+                                              chosen.replications, chosen, progress,
+                                              "S2 experiments")
+    axis_runs, _, axis_refusals, axis_cost = run_points(
+        axis_points(found, AXES), s2_measure, chosen.axis_replications, chosen, progress,
+        "S2 unstated parameters")
+    return StudyData(
+        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
+                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
+        metadata={"profile": profile, "replications": chosen.replications,
+                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
+                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+
+
+def _main(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
+
+
+def _get(main: pd.DataFrame, name: str, metric: str) -> tuple[float, float]:
+    if name not in main.index:
+        return math.nan, math.nan
+    return float(main.loc[name, metric]), float(main.loc[name, f"{metric}_hw"])
+
+
+def _published_table(main: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for _, pub in PUBLISHED.iterrows():
+        name = f"{pub['marking']}_loss{round(pub['loss'] * 100)}"
+        rfc = f"{name}_rfc3168"
+        rows.append({
+            "marking": pub["marking"], "loss": pub["loss"],
+            "published_all_tu": pub["all_acked_tu"],
+            "tcpn_all_tu": with_ci(*_get(main, name, "all_acked_tu"), digits=4),
+            "tcpn_rfc3168_all_tu": with_ci(*_get(main, rfc, "all_acked_tu"), digits=4)
+            if rfc in main.index else "as study (no ECN)",
+            "published_delay_tu": pub["segment_delay_tu"],
+            "tcpn_delay_tu": with_ci(*_get(main, name, "segment_delay_tu"), digits=4),
+            "tcpn_rfc3168_delay_tu": with_ci(*_get(main, rfc, "segment_delay_tu"), digits=4)
+            if rfc in main.index else "as study (no ECN)",
+            "source": pub["source"]})
+    return pd.DataFrame(rows)
+
+
+def _order(main: pd.DataFrame, names: list[str], metric: str) -> list[str]:
+    values = {n: _get(main, n, metric)[0] for n in names}
+    return sorted(values, key=lambda n: values[n])
+
+
+def _same(main: pd.DataFrame, a: str, b: str, metric: str) -> bool:
+    va, vb = _get(main, a, metric), _get(main, b, metric)
+    return bool(np.isfinite(va[0]) and abs(va[0] - vb[0]) <= 1e-9 * max(1.0, abs(va[0])))
+
+
+def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+    """One verdict per claim of Tables 1 and 2 and Fig 3."""
+    main = _main(summary)
+    out = []
+    loss0 = [f"{m}_loss0" for m in MARKINGS]
+    loss20 = [f"{m}_loss20" for m in MARKINGS]
+    if not set(loss0 + loss20) <= set(main.index):
+        return [judge("Tables 1 and 2", None, "The experiments did not run.")]
+    q_drop, _ = _get(main, "noecn_loss0", "queue_max_pkts")
+    drops0, _ = _get(main, "noecn_loss0", "drops")
+    tps = summary[(summary["axis"] == "router service time TPS (tu), noecn")
+                  & (summary["lens"] == "net")]
+    tps_drops = (f"; across router service times of {len(tps)} points from "
+                 f"{tps['value'].iloc[0]} to {tps['value'].iloc[-1]} tu it drops at most "
+                 f"{tps['drops'].max():.0f}" if not tps.empty and "drops" in tps else "")
+    no_overflow = (f"without loss drop-tail never overflows (the queue peaks at {q_drop:.0f} "
+                   f"< K = 67 < B = 80, {drops0:.0f} drops): the window is capped near "
+                   f"ssthresh 64, so noecn and th67 are one run{tps_drops}"
+                   ) if drops0 == 0 else None
+    for metric, table, claim in (
+            ("all_acked_tu", PUBLISHED.iloc[:3], "Table 1: with no errors K = 67 delivers "
+             "all 300 soonest, then K = 50, then no ECN (8052 < 9768 < 10163)"),
+            ("segment_delay_tu", PUBLISHED.iloc[:3], "Table 1: with no errors K = 67 has the "
+             "lowest mean delay, then K = 50, then no ECN (2755 < 3290 < 3583)")):
+        order = _order(main, loss0, metric)
+        expected = [f"{m}_loss0" for m in table.sort_values(metric)["marking"]]
+        values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric)[0]:.0f}" for n in loss0)
+        out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
+                                                                   metric),
+                         f"tcpn ({metric}, tu): {values}.", no_overflow))
+    marks20 = max(_get(main, n, "marks")[0] for n in loss20[1:])
+    q20 = max(_get(main, n, "queue_max_pkts")[0] for n in loss20)
+    unmarked = (f"at 20 % loss nothing is marked ({marks20:.0f} marks; the queue peaks at "
+                f"{q20:.0f} < 50): timeouts keep the window small, so the three markings are "
+                "the same runs") if marks20 == 0 else None
+    low, high, at_low, at_high = axis_span(summary, "all_acked_tu",
+                                           "minimum RTO (tu), noecn, loss 20 %")
+    if unmarked and math.isfinite(low):
+        unmarked += (f"; the times are set by timeouts: the unstated minimum RTO moves "
+                     f"noecn's from {low:.0f} tu (RTO {at_low} tu) to {high:.0f} tu (RTO "
+                     f"{at_high} tu)")
+    order = _order(main, loss20, "all_acked_tu")
+    values = ", ".join(f"{n.split('_')[0]} {with_ci(*_get(main, n, 'all_acked_tu'), digits=4)}"
+                       for n in loss20)
+    out.append(judge("Table 2: at 20 % errors K = 50 delivers all 300 soonest, then K = 67, "
+                     "then no ECN (20270 < 21148 < 25900)",
+                     order == ["th50_loss20", "th67_loss20", "noecn_loss20"]
+                     and not _same(main, loss20[0], loss20[1], "all_acked_tu"),
+                     f"tcpn (tu): {values}.", unmarked))
+    base, _ = _get(main, "noecn_loss20", "all_acked_tu")
+    th50, _ = _get(main, "th50_loss20", "all_acked_tu")
+    dbase, _ = _get(main, "noecn_loss20", "segment_delay_tu")
+    dth50, _ = _get(main, "th50_loss20", "segment_delay_tu")
+    gain, dgain = 1 - th50 / base, 1 - dth50 / dbase
+    out.append(judge("Table 2: K = 50 cuts the completion time by 22 % and the mean delay by "
+                     "42 % against no ECN",
+                     abs(gain - 0.22) <= 0.05 and abs(dgain - 0.42) <= 0.05,
+                     f"tcpn: {gain:.0%} and {dgain:.0%} (same: within 5 points).", unmarked))
+    retx_ecn = max(_get(main, n, "retransmissions")[0] for n in loss0[1:])
+    retx_drop, _ = _get(main, "noecn_loss0", "retransmissions")
+    out.append(judge("Fig 3: without errors no ECN retransmits and ECN does not",
+                     retx_drop > 0 and retx_ecn == 0,
+                     f"tcpn: {retx_drop:.0f} retransmissions without ECN, at most "
+                     f"{retx_ecn:.0f} with it.", no_overflow))
+    return out
+
+
+def draw_delays(data: pd.DataFrame) -> Any:
+    """Delay of every segment (offered to delivered, tu), one panel per loss, log axis
+    at 20 % (backed-off timeouts)."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(11, 3.6), layout="constrained")
+    panels = fig.subplots(1, 2, squeeze=False)[0]
+    for ax, loss in zip(panels, ("loss0", "loss20"), strict=True):
+        part = data[data["experiment"].str.contains(f"_{loss}")]
+        for name, rows in part.groupby("experiment", sort=True):
+            ax.plot(rows["segment"], rows["delay_tu"], linewidth=1,
+                    linestyle="--" if str(name).endswith("rfc3168") else "-",
+                    label=str(name).replace(f"_{loss}", ""))
+        ax.set_xlabel("segment")
+        ax.set_ylabel("delay (tu)")
+        if loss == "loss20":
+            ax.set_yscale("log")
+        ax.set_title(f"segment loss {'20' if loss == 'loss20' else '0'} %", fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    return fig
+
+
+def sections(data: StudyData) -> list[Section]:
+    """The report's sections, from ``data`` alone."""
+    runs, refusals = data.tables["runs"], data.tables["refusals"]
+    summary = summarise(runs, [m for m in METRICS if m in runs])
+    main = _main(summary)
+    table = summary[summary["axis"] == ""].drop(columns=["axis", "value"]).round(1)
+    series = data.tables["series"]
+    if not series.empty:
+        series = series[(series["axis"] == "") & (series["lens"] == "net")]
+    return [
+        Section("S2: the study and tcpn's experiments", [
+            Paragraph((__doc__ or "").strip()), cost_paragraph(data.metadata)]),
+        Section("S2: Tables 1 and 2 beside tcpn", [
+            Table("s2_published", _published_table(main),
+                  caption="Time to deliver all 300 (to the last ACK) and mean per-segment "
+                          "delay (offered to delivered), tu: the study (study-results.md "
+                          "S2.2) and tcpn's net lens with the study's reaction and RFC "
+                          "3168's (mean ± 95 % CI)"),
+            Table("s2_experiments", table.reset_index(drop=True),
+                  caption="Every experiment: both definitions of each measure, the counts "
+                          "behind them, the router queue's peak"),
+            Figure("s2_delays", series, draw_delays,
+                   caption="Delay of every segment (net lens, run 0); dashed: RFC 3168"),
+            *refusal_blocks("s2", refusals)]),
+        Section("S2: the parameters the study left open",
+                axes_blocks("s2", AXES, summary, "all_acked_tu", "all 300 ACKed (tu)")),
+        Section("S2: verdicts", list(verdicts(summary))),
+    ]
+
+
+class _S2:
+    key = "s2"
+    title = "S2: ECN marking threshold"
+
+    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
+        return run(profile, progress)
+
+    def sections(self, data: StudyData) -> list[Section]:
+        return sections(data)
+
+
+STUDY = _S2()

@@ -1,0 +1,450 @@
+"""Study S4 (Reno-friendly adaptive Vegas): throughput against Reno, between two adaptive
+flows, RTT jitter, and throughput over a lossy last hop.
+
+The study (Yamaguchi & Katto, ns-2): a dumbbell S1,S2 - R1 - R2 - D1,D2, drop-tail; Vegas
+(alpha 1, beta 3) or the adaptive variant (target N = cwnd - cwnd BaseRTT/aveRTT with an
+EWMA aveRTT of weight w, not stated) against Reno. Condition 1: the Vegas flow first,
+Reno 50 s later; condition 2: Reno first, Vegas 50 s later; condition 3: Vegas from 0,
+Reno from 100 to 300 s; two adaptive flows (second from 50 s; second from 100 to 300 s);
+the RTT variation of the adaptive flow; and throughput against the packet error rate of
+the R2 -> D1 link for five TCPs with and without a congesting Reno flow (Figs 12-13).
+It prints no number besides its parameters, 150 ms and "tens of ms" (study-results.md S4).
+tcpn's scenario::
+
+    S1 --\\                              /-- D1
+          R1 ==2 Mbit/s, 20 ms== R2 ----
+    S2 --/     drop-tail 50              \\-- D2
+
+Measurement: each flow's delivered kbit/s in windows that skip 10 s after a start (the
+first flow alone, both together, and after the second stops), their ratio (studied flow
+/ other), and the RTT samples' range (max - min) and standard deviation of the studied
+flow while both run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.experiments import (
+    Axis,
+    Experiment,
+    Point,
+    Settings,
+    axes_blocks,
+    axis_causes,
+    axis_points,
+    cost_paragraph,
+    judge,
+    profile_settings,
+    refusal_blocks,
+    run_points,
+    summarise,
+)
+
+__all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "run", "s4_measure",
+           "scenario_mapping", "sections", "verdicts", "window_rates"]
+
+SETTLE_S = 10.0
+PERS = (1e-4, 1e-3, 1e-2)
+WIRELESS_VARIANTS = ("adaptive_vegas", "vegas", "reno", "sack", "westwood_plus")
+
+#: What the study states (study-results.md S4.1, S4.3).
+PUBLISHED = pd.DataFrame([
+    ("c1_vegas", "Vegas drops sharply when Reno starts", "S4 §4.2.1, Fig 2"),
+    ("c1_adaptive_vegas", "oscillates, Reno-friendly on average", "S4 §4.2.1, Fig 3"),
+    ("c2_vegas", "far below Reno, but above condition 1", "S4 §4.2.2, Fig 4"),
+    ("c2_adaptive_vegas", "Reno-friendly on average", "S4 §4.2.2, Fig 5"),
+    ("c3_vegas", "drops while Reno runs, recovers after", "S4 §4.2.3, Fig 6"),
+    ("c3_adaptive_vegas", "Reno-friendly; recovers after Reno stops", "S4 §4.2.3, Fig 7"),
+    ("aa_start50", "friendly sharing", "S4 §4.3.1, Fig 8"),
+    ("aa_100_300", "friendly; the first recovers after the second stops", "S4 §4.3.2, Fig 9"),
+    ("c1_adaptive_vegas", "RTT variation > 150 ms against Reno", "S4 §5.1, Fig 10"),
+    ("aa_start50", "RTT variation of a few tens of ms against adaptive", "S4 §5.1, Fig 11"),
+    ("wireless", "adaptive highest at every PER, with and without Reno; throughput falls "
+     "above PER 1e-3", "S4 §5.2, Figs 12-13"),
+], columns=["experiment", "published (qualitative)", "source"])
+
+
+def scenario_mapping(first: str, second: str, *, first_start_s: float = 0.0,
+                     second_start_s: float = 50.0, second_stop_s: float | None = None,
+                     horizon_s: float = 150.0, per: float = 0.0) -> dict[str, Any]:
+    """Two flows over the dumbbell: ``f1`` (``first``, S1 -> D1) and ``f2`` (``second``,
+    S2 -> D2); ``per`` packet error rate on R2 -> D1 (data only).
+
+    Unstated, chosen from the study and ns-2: bottleneck 2 Mbit/s, 20 ms, drop-tail 50
+    packets; access links 10 Mbit/s, 1 ms; packets of 1000 payload bytes; no timestamps,
+    no SACK (except the SACK flows), no delayed ACK (ns-2's TCPSink); initial window 1
+    (ns-2 windowInit_); the window uncapped (256 KiB: the study's Reno overflows the
+    buffer, which ns-2's default window_ of 20 packets would not); minimum RTO 0.2 s
+    (ns-2 minrto_); Vegas 1/3/1 with Reno recovery; adaptive weight w = 0.125.
+    """
+    def flow(fid: str, variant: str, src: str, dst: str, start: float,
+             stop: float | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": fid, "src": src, "dst": dst, "variant": variant,
+                               "start_s": start}
+        if variant in ("vegas", "adaptive_vegas"):
+            out["params"] = {"alpha": 1, "beta": 3, "gamma": 1, "recovery": "reno"} | (
+                {"weight": 0.125} if variant == "adaptive_vegas" else {})
+        if variant == "sack":
+            out["tcp"] = {"sack": True}
+        if stop is not None:
+            out["stop_s"] = stop
+        return out
+
+    last: dict[str, Any] = {"a": "R2", "b": "D1", "rate_bps": 10e6, "delay_s": 0.001}
+    if per > 0:
+        last["ab"] = {"errors": {"unit": "packet", "rate": per}}
+    return {
+        "name": f"s4_{first}_{second}",
+        "description": f"S4: {first} from {first_start_s:g} s, {second} from "
+                       f"{second_start_s:g} s",
+        "links": [{"a": "R1", "b": "R2", "rate_bps": 2e6, "delay_s": 0.02,
+                   "queue": {"kind": "drop_tail", "limit": 50}},
+                  {"a": "S1", "b": "R1", "rate_bps": 10e6, "delay_s": 0.001},
+                  {"a": "S2", "b": "R1", "rate_bps": 10e6, "delay_s": 0.001}, last,
+                  {"a": "R2", "b": "D2", "rate_bps": 10e6, "delay_s": 0.001}],
+        "tcp": {"segment_size_bytes": 1000, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 1, "min_rto_s": 0.2,
+                "initial_rto_s": 3.0, "rcv_buf_bytes": 262144, "snd_buf_bytes": 262144},
+        "flows": [flow("f1", first, "S1", "D1", first_start_s),
+                  flow("f2", second, "S2", "D2", second_start_s, second_stop_s)],
+        "horizon_s": horizon_s,
+        "measure": {"warmup_s": 0.0, "bin_s": 1.0},
+        "seed": 1,
+    }
+
+
+def experiments(settings: Settings) -> list[Experiment]:
+    """Conditions 1-3 for Vegas and adaptive Vegas, the two adaptive pairs, and the
+    lossy last hop (five TCPs x PER, without and with a congesting Reno flow)."""
+    scale = settings.horizon_scale
+    t = float(settings.extra.get("time_scale", 1.0))  # the study's timeline (tests shrink it)
+    others = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
+    out = []
+    for v in ("vegas", "adaptive_vegas"):
+        out += [
+            Experiment(f"c1_{v}", f"condition 1, {v} then Reno",
+                       scenario_mapping(v, "reno", second_start_s=50.0 * t,
+                                        horizon_s=150.0 * t), others),
+            Experiment(f"c2_{v}", f"condition 2, Reno then {v}",
+                       scenario_mapping("reno", v, second_start_s=50.0 * t,
+                                        horizon_s=150.0 * t), others),
+            Experiment(f"c3_{v}", f"condition 3, {v}; Reno 100-300 s",
+                       scenario_mapping(v, "reno", second_start_s=100.0 * t,
+                                        second_stop_s=300.0 * t, horizon_s=400.0 * t),
+                       ("net",))]
+    out += [Experiment("aa_start50", "adaptive, adaptive from 50 s",
+                       scenario_mapping("adaptive_vegas", "adaptive_vegas",
+                                        second_start_s=50.0 * t, horizon_s=150.0 * t),
+                       others),
+            Experiment("aa_100_300", "adaptive, adaptive 100-300 s",
+                       scenario_mapping("adaptive_vegas", "adaptive_vegas",
+                                        second_start_s=100.0 * t, second_stop_s=300.0 * t,
+                                        horizon_s=400.0 * t), ("net",))]
+    horizon = 100.0 * scale
+    for v in WIRELESS_VARIANTS:
+        for per in PERS:
+            for congested in (False, True):
+                name = f"wl_{v}_per{per:g}" + ("_reno" if congested else "")
+                mapping = scenario_mapping(v, "reno", second_start_s=0.0, horizon_s=horizon,
+                                           per=per)
+                if not congested:
+                    mapping["flows"] = mapping["flows"][:1]
+                out.append(Experiment(name, f"lossy hop, {v}, PER {per:g}"
+                                      + (", with Reno" if congested else ""),
+                                      mapping, ("net",)))
+    return out
+
+
+AXES: tuple[Axis, ...] = (
+    Axis.over("EWMA weight w, c1_adaptive_vegas", "c1_adaptive_vegas", "flows.0.params.weight",
+              [0.01, 0.125, 0.5, 1.0], 0.125,
+              "Not stated; 0.125 is the SRTT gain of RFC 6298 (and of ns-2's RTT filter)."),
+    Axis.over("bottleneck buffer (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
+              "links.0.queue.limit", [25, 50, 100], 50, "Not stated; ns-2's default 50."),
+    Axis.over("window cap (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
+              "tcp.rcv_buf_bytes", [20000, 262144], 262144,
+              "ns-2's window_ 20 packets would keep Reno from overflowing the buffer, "
+              "which the study reports.", labels=["20", "262"]),
+    Axis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
+              "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
+)
+
+SETTINGS: dict[str, Settings] = {
+    "quick": Settings(replications=2, axis_replications=2, other_lens_replications=2,
+                      horizon_scale=0.3),
+    "full": Settings(replications=10, axis_replications=5, horizon_scale=1.0),
+}
+
+
+def window_rates(trace: Any, start_s: float, end_s: float) -> dict[str, float]:
+    """Delivered kbit/s of each flow over ``[start_s, end_s]`` (NaN if empty).
+
+    Counted as the metrics module counts goodput: ``deliver`` bytes with times in the
+    closed window, * 8 / its length.
+    """
+    if not end_s > start_s:
+        return {f: math.nan for f in trace.flow_ids}
+    rows = trace.events(event="deliver")
+    times = rows["time_s"].to_numpy()
+    inside = rows[(times >= start_s) & (times <= end_s)]
+    sums = inside["bytes"].groupby(inside["flow"].astype(str)).sum()
+    return {f: float(sums.get(f, 0.0)) * 8 / (end_s - start_s) / 1e3 for f in trace.flow_ids}
+
+
+def s4_measure(result: Any, replication: int) -> dict[str, Any]:
+    """Per-window kbit/s of f1 and f2, f1/f2 while both run, f1's RTT range and std
+    while both run (ms); run 0: both flows' 1 s series."""
+    trace = result.trace
+    flows = trace.flows.set_index("flow")
+    horizon = trace.horizon_s
+    out: dict[str, Any] = {}
+    if len(flows) == 1:
+        out["f1_kbps"] = window_rates(trace, SETTLE_S, horizon)["f1"]
+        return out
+    first, second = float(flows.loc["f1", "start_s"]), float(flows.loc["f2", "start_s"])
+    stop = min(float(flows.loc["f2", "stop_s"]), horizon)
+    late = max(first, second)
+    windows = {"alone": (min(first, second) + SETTLE_S, late),
+               "both": (late + SETTLE_S, stop), "after": (stop + SETTLE_S, horizon)}
+    for name, (a, b) in windows.items():
+        rates = window_rates(trace, a, b)
+        out[f"f1_{name}_kbps"], out[f"f2_{name}_kbps"] = rates["f1"], rates["f2"]
+    out["f1_kbps"] = out["f1_both_kbps"]
+    out["ratio_both"] = (out["f1_both_kbps"] / out["f2_both_kbps"]
+                         if out["f2_both_kbps"] else math.nan)
+    rtt = trace.series("rtt_s", flow="f1")
+    a, b = windows["both"]
+    samples = rtt[(rtt["time_s"] >= a) & (rtt["time_s"] <= b)]["value"].to_numpy()
+    out["f1_rtt_range_ms"] = float(np.ptp(samples)) * 1e3 if samples.size else math.nan
+    out["f1_rtt_std_ms"] = float(np.std(samples)) * 1e3 if samples.size else math.nan
+    if replication == 0:
+        edges = np.arange(0.0, math.floor(horizon) + 1.0)
+        rows = trace.events(event="deliver")
+        series = []
+        for fid in ("f1", "f2"):
+            mine = rows[rows["flow"].astype(str) == fid]
+            binned, _ = np.histogram(mine["time_s"], bins=edges, weights=mine["bytes"])
+            series += [{"flow": fid, "time_s": float(t), "kbps": float(v) * 8 / 1e3}
+                       for t, v in zip(edges[:-1], binned, strict=True)]
+        out["series"] = series
+    return out
+
+
+METRICS = ["f1_kbps", "f1_alone_kbps", "f2_alone_kbps", "f1_both_kbps", "f2_both_kbps",
+           "f1_after_kbps", "f2_after_kbps", "ratio_both", "f1_rtt_range_ms", "f1_rtt_std_ms"]
+
+
+def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
+        ) -> StudyData:
+    """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
+    chosen = settings or profile_settings(SETTINGS, profile)
+    found = experiments(chosen)
+    runs, series, refusals, cost = run_points([Point.of(e) for e in found], s4_measure,
+                                              chosen.replications, chosen, progress,
+                                              "S4 experiments")
+    axis_runs, _, axis_refusals, axis_cost = run_points(
+        axis_points(found, AXES), s4_measure, chosen.axis_replications, chosen, progress,
+        "S4 unstated parameters")
+    return StudyData(
+        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
+                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
+        metadata={"profile": profile, "replications": chosen.replications,
+                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
+                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+
+
+def _net(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
+
+
+def _v(main: pd.DataFrame, name: str, metric: str) -> float:
+    if name not in main.index or metric not in main:
+        return math.nan
+    return float(main.loc[name, metric])
+
+
+def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+    """One verdict per claim (see :data:`PUBLISHED`)."""
+    main = _net(summary)
+    if "c1_vegas" not in main.index:
+        return [judge("S4's claims", None, "The experiments did not run.")]
+    r = {n: _v(main, n, "ratio_both") for n in main.index}
+    out = [judge("Condition 1: Vegas collapses when Reno shares the drop-tail buffer",
+                 r["c1_vegas"] < 0.5,
+                 f"Vegas/Reno kbit/s while both run: {r['c1_vegas']:.2f} (collapse: < 0.5).",
+                 None)]
+    friendly = [n for n in ("c1_adaptive_vegas", "c2_adaptive_vegas", "c3_adaptive_vegas")]
+    # condition 2's studied flow is f2 (Reno first): its ratio is Reno / studied
+    ratios = {"c1_adaptive_vegas": r["c1_adaptive_vegas"],
+              "c2_adaptive_vegas": 1 / r["c2_adaptive_vegas"] if r["c2_adaptive_vegas"]
+              else math.nan, "c3_adaptive_vegas": r["c3_adaptive_vegas"]}
+    out.append(judge(
+        "The adaptive variant is Reno-friendly on average in conditions 1-3",
+        all(0.5 <= ratios[n] <= 2.0 for n in friendly),
+        "adaptive/Reno kbit/s while both run: " + ", ".join(
+            f"{n.split('_')[0]} {ratios[n]:.2f}" for n in friendly) + " (friendly: 0.5-2).",
+        axis_causes(summary, AXES, "c1_adaptive_vegas", "ratio_both",
+                    lambda x: 0.5 <= x <= 2.0)))
+    c2 = 1 / r["c2_vegas"] if r["c2_vegas"] else math.nan
+    out.append(judge(
+        "Condition 2: Vegas far below Reno, but above its condition-1 share",
+        c2 < 0.5 and c2 > r["c1_vegas"],
+        f"Vegas/Reno: condition 2 {c2:.2f}, condition 1 {r['c1_vegas']:.2f}.", None))
+    rec = {n: _v(main, n, "f1_after_kbps") / _v(main, n, "f1_alone_kbps")
+           for n in ("c3_vegas", "c3_adaptive_vegas", "aa_100_300")}
+    out.append(judge(
+        "After the competing flow stops, the first flow recovers its initial throughput "
+        "(condition 3, Vegas and adaptive; adaptive pair 100-300 s)",
+        all(v >= 0.9 for v in rec.values()),
+        "after / before kbit/s: " + ", ".join(f"{n} {v:.2f}" for n, v in rec.items())
+        + " (recovered: >= 0.9).", None))
+    aa = r["aa_start50"]
+    out.append(judge("Two adaptive flows share fairly", 0.8 <= aa <= 1.25,
+                     f"first/second kbit/s while both run: {aa:.2f} (fair: 0.8-1.25).", None))
+    jitter_reno, jitter_aa = (_v(main, "c1_adaptive_vegas", "f1_rtt_range_ms"),
+                              _v(main, "aa_start50", "f1_rtt_range_ms"))
+    out.append(judge(
+        "RTT variation of the adaptive flow: > 150 ms against Reno, tens of ms against "
+        "another adaptive flow",
+        jitter_reno > 150 and 10 <= jitter_aa < 100,
+        f"range of the RTT samples while both run: {jitter_reno:.0f} ms against Reno, "
+        f"{jitter_aa:.0f} ms against adaptive (std "
+        f"{_v(main, 'c1_adaptive_vegas', 'f1_rtt_std_ms'):.0f} and "
+        f"{_v(main, 'aa_start50', 'f1_rtt_std_ms'):.0f} ms).",
+        "the RTT range is bounded by the bottleneck buffer (50 packets of 1000 bytes at "
+        "2 Mbit/s: 200 ms of queue), an unstated parameter (the buffer axis)"
+        if jitter_reno <= 150 else None))
+    best = []
+    for congested in ("", "_reno"):
+        for per in PERS:
+            values = {v: _v(main, f"wl_{v}_per{per:g}{congested}", "f1_kbps")
+                      for v in WIRELESS_VARIANTS}
+            best.append(max(values, key=lambda k: values[k]) == "adaptive_vegas")
+    table = ", ".join(f"PER {per:g}: " + "/".join(
+        f"{_v(main, f'wl_{v}_per{per:g}_reno', 'f1_kbps'):.0f}" for v in WIRELESS_VARIANTS)
+        for per in PERS)
+    out.append(judge(
+        "Lossy last hop: the adaptive variant has the highest throughput of the five "
+        "TCPs at every PER, with and without a congesting Reno flow",
+        all(best), f"highest at {sum(best)} of {len(best)} points; with Reno, kbit/s "
+        f"adaptive/Vegas/Reno/SACK/Westwood+: {table}.", None))
+    return out
+
+
+def draw_series(data: pd.DataFrame) -> Any:
+    """Both flows' kbit/s per 1 s, one panel per two-flow experiment (net lens, run 0)."""
+    from matplotlib.figure import Figure as MplFigure
+
+    names = list(dict.fromkeys(data["experiment"]))
+    rows = math.ceil(len(names) / 2)
+    fig = MplFigure(figsize=(11, 2.4 * rows), layout="constrained")
+    panels = fig.subplots(rows, 2, squeeze=False).ravel()
+    for ax, name in zip(panels, names, strict=False):
+        part = data[data["experiment"] == name]
+        for fid, flow_rows in part.groupby("flow", sort=True):
+            ax.plot(flow_rows["time_s"], flow_rows["kbps"], linewidth=0.8, label=str(fid))
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("kbit/s")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    for ax in panels[len(names):]:
+        ax.set_visible(False)
+    return fig
+
+
+def wireless_frame(summary: pd.DataFrame) -> pd.DataFrame:
+    """Throughput of the studied flow against PER, one row per (variant, PER, Reno)."""
+    main = _net(summary)
+    rows = []
+    for v in WIRELESS_VARIANTS:
+        for per in PERS:
+            for congested in (False, True):
+                name = f"wl_{v}_per{per:g}" + ("_reno" if congested else "")
+                rows.append({"variant": v, "per": per, "with_reno": congested,
+                             "kbps": _v(main, name, "f1_kbps"),
+                             "kbps_hw": _v(main, name, "f1_kbps_hw")})
+    return pd.DataFrame(rows)
+
+
+def draw_wireless(data: pd.DataFrame) -> Any:
+    """Figs 12-13: throughput against PER (log axis), without and with Reno."""
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(10, 3.4), layout="constrained")
+    panels = fig.subplots(1, 2, sharey=True)
+    for ax, congested in zip(panels, (False, True), strict=True):
+        part = data[data["with_reno"] == congested]
+        for v, rows in part.groupby("variant", sort=False):
+            ax.errorbar(rows["per"], rows["kbps"], yerr=rows["kbps_hw"].fillna(0.0),
+                        marker="o", markersize=3, capsize=2, label=str(v))
+        ax.set_xscale("log")
+        ax.set_xlabel("packet error rate")
+        ax.set_title("with a congesting Reno flow" if congested else "no congestion",
+                     fontsize=9)
+        ax.grid(alpha=0.3)
+    panels[0].set_ylabel("kbit/s")
+    panels[0].legend(fontsize=7)
+    return fig
+
+
+def sections(data: StudyData) -> list[Section]:
+    """The report's sections, from ``data`` alone."""
+    runs, refusals, series = (data.tables["runs"], data.tables["refusals"],
+                              data.tables["series"])
+    summary = summarise(runs, [m for m in METRICS if m in runs])
+    main = summary[(summary["axis"] == "") & ~summary["experiment"].str.startswith("wl_")]
+    if not series.empty:  # the two-flow experiments (Figs 2-9)
+        series = series[(series["axis"] == "") & (series["lens"] == "net")
+                        & ~series["experiment"].str.startswith("wl_")]
+    published = PUBLISHED.copy()
+    net = _net(summary)
+    published["tcpn f1/f2 while both run (net)"] = [
+        f"{_v(net, e, 'ratio_both'):.2f}" if e in net.index else "see Figs 12-13"
+        for e in published["experiment"]]
+    wireless = wireless_frame(summary)
+    return [
+        Section("S4: the study and tcpn's experiments", [
+            Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or ""),
+            cost_paragraph(data.metadata)]),
+        Section("S4: the study's claims beside tcpn", [
+            Table("s4_published", published,
+                  caption="What the study states (study-results.md S4) and tcpn's ratio "
+                          "of the two flows' kbit/s while both run (condition 2: Reno is "
+                          "f1)"),
+            Table("s4_experiments", main.drop(columns=["axis", "value"]).round(3)
+                  .reset_index(drop=True),
+                  caption="Two-flow experiments: kbit/s per window, ratio, RTT variation"),
+            Figure("s4_series", series, draw_series,
+                   caption="Both flows' kbit/s per 1 s (net lens, run 0), as Figs 2-9"),
+            Table("s4_wireless", wireless.round({"kbps": 1, "kbps_hw": 1}),
+                  caption="Lossy last hop: studied flow's kbit/s against PER"),
+            Figure("s4_wireless_figure", wireless, draw_wireless,
+                   caption="Figs 12-13 as tcpn computes them (net lens, 95 % CI)"),
+            *refusal_blocks("s4", refusals)]),
+        Section("S4: the parameters the study left open",
+                axes_blocks("s4", AXES, summary, "ratio_both",
+                            "adaptive/Reno kbit/s, condition 1")),
+        Section("S4: verdicts", list(verdicts(summary))),
+    ]
+
+
+class _S4:
+    key = "s4"
+    title = "S4: Reno-friendly adaptive Vegas"
+
+    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
+        return run(profile, progress)
+
+    def sections(self, data: StudyData) -> list[Section]:
+        return sections(data)
+
+
+STUDY = _S4()

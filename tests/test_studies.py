@@ -1,0 +1,313 @@
+"""The five study modules: each report's blocks from a tiny run, the measurements checked
+by hand on small traces, the axes as data, the verdict logic."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.scenario import validate_scenario
+from tcpn.models.traces import TraceWriter
+from tcpn.reports.document import Figure, Section, Table, Verdict
+from tcpn.reports.studies import StudyData
+from tcpn.reports.studies.experiments import (
+    Axis,
+    Settings,
+    judge,
+    summarise,
+    with_fields,
+)
+
+TINY = Settings(replications=2, axis_replications=1, horizon_scale=0.05, other_lenses=False,
+                workers=1)
+
+
+def quiet(_what: str, _done: int, _total: int) -> None:
+    """A progress callback that shows nothing."""
+
+
+def hand_result(mapping: dict[str, Any], events: list[tuple[Any, ...]]) -> Any:
+    """A result whose trace holds exactly ``events`` (time, flow, event, bytes, count[,
+    seq])."""
+    scenario = validate_scenario(mapping)
+    writer = TraceWriter(scenario, scenario.concrete_flows(1))
+    for time_s, flow, event, size, count, *seq in events:
+        writer.flow_event(time_s, flow, event, bytes=size, count=count,
+                          seq=seq[0] if seq else -1)
+    return SimpleNamespace(trace=writer.close(), scenario=scenario, summary={})
+
+
+def blocks_of(sections: list[Section]) -> list[Any]:
+    return [block for section in sections for block in section.walk()]
+
+
+def check_report(sections: list[Section], claims: int) -> None:
+    """Every study report: published numbers beside tcpn's, axes table and figure, one
+    verdict per claim, every figure drawable from its data alone."""
+    blocks = blocks_of(sections)
+    names = [b.name for b in blocks if isinstance(b, Table | Figure)]
+    assert len(names) == len(set(names))
+    assert any(name.endswith("_published") for name in names)
+    assert any(name.endswith("_axes") for name in names)
+    verdicts = [b for b in blocks if isinstance(b, Verdict)]
+    assert len(verdicts) == claims
+    assert all(v.status in ("reproduced", "differs (stated cause)", "differs (unexplained)",
+                            "not run") and v.evidence for v in verdicts)
+    for figure in (b for b in blocks if isinstance(b, Figure)):
+        drawn = figure.draw(figure.data)
+        assert drawn.axes, figure.name
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def test_with_fields_sets_deletes_and_names_a_missing_field() -> None:
+    base = {"links": [{"a": "S", "ab": {"queue": {"kind": "drop_tail", "limit": 5}}}],
+            "tcp": {"sack": True}}
+    out = with_fields(base, {"links.0.ab.queue.limit": 3, "tcp.sack": None})
+    assert out["links"][0]["ab"]["queue"]["limit"] == 3 and "sack" not in out["tcp"]
+    assert base["links"][0]["ab"]["queue"]["limit"] == 5
+    with pytest.raises(InputError, match=r"links\.3"):
+        with_fields(base, {"links.3.ab.queue.limit": 1})
+
+
+def test_axis_over_keeps_values_as_data() -> None:
+    axis = Axis.over("min RTO", "e", "tcp.min_rto_s", [0.2, 1.0], 0.2, "ns-2")
+    assert axis.default == "0.2"
+    assert [dict(p.changes) for p in axis.points] == [{"tcp.min_rto_s": 0.2},
+                                                      {"tcp.min_rto_s": 1.0}]
+
+
+def test_summarise_gives_student_t_half_widths() -> None:
+    runs = pd.DataFrame({"experiment": ["a", "a", "b"], "axis": "", "value": "",
+                         "lens": "net", "x": [1.0, 3.0, 5.0]})
+    table = summarise(runs, ["x"]).set_index("experiment")
+    assert table.loc["a", "x"] == 2.0
+    assert table.loc["a", "x_hw"] == pytest.approx(12.706, rel=1e-3)  # t(0.975, 1)
+    assert pd.isna(table.loc["b", "x_hw"]) and table.loc["b", "runs"] == 1
+
+
+def test_verdict_logic() -> None:
+    assert judge("c", True, "e.").status == "reproduced"
+    assert judge("c", False, "e.", "a cause").status == "differs (stated cause)"
+    assert judge("c", False, "e.", "").status == "differs (unexplained)"
+    assert judge("c", False, "e.", None).status == "differs (unexplained)"
+    assert judge("c", None, "e.").status == "not run"
+
+
+# --------------------------------------------------------------------------- S5
+
+
+def test_s5_ip_kbps_by_hand() -> None:
+    from tcpn.reports.studies import s5
+
+    mapping = s5.scenario_mapping("a", limited=True, horizon_s=2.0, warmup_s=1.0)
+    # 0.5 s: before the window; 1.0 and 2.0 s: on its edges (counted); 1.5 s: 2 packets
+    result = hand_result(mapping, [(0.5, "f1", "recv", 552, 1), (1.0, "f1", "recv", 552, 1),
+                                   (1.5, "f1", "recv", 1104, 2), (2.0, "f1", "recv", 552, 1),
+                                   (1.2, "f1", "send", 552, 1)])
+    measured = s5.ip_kbps(result, 0)
+    assert measured["f1_kbps"] == pytest.approx(4 * 592 * 8 / 1.0 / 1e3)
+    bins = {row["time_s"]: row["kbps"] for row in measured["series"]}
+    assert bins[0.0] == pytest.approx(592 * 8 / 1e3)
+    assert bins[1.0] == pytest.approx(3 * 592 * 8 / 1e3)
+    assert "series" not in s5.ip_kbps(result, 1)
+
+
+def test_s5_report_from_a_tiny_run() -> None:
+    from tcpn.reports.studies import s5
+
+    data = s5.run("quick", quiet, settings=TINY)
+    assert set(data.tables) >= {"runs", "series", "refusals"}
+    assert data.metadata["cost"]["runs"] > 0
+    sections = s5.STUDY.sections(StudyData(data.tables, data.metadata))
+    check_report(sections, claims=4)
+    published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
+                     "s5_published")
+    assert published.frame["published_kbps"].tolist() == [697.0, 405.0, 247.0]
+
+
+# --------------------------------------------------------------------------- S2
+
+
+def test_s2_delays_from_offer_and_time_to_the_last_ack_by_hand() -> None:
+    from tcpn.reports.studies import s2
+
+    mapping = s2.scenario_mapping("th50", 0.0)
+    # segments of 460 bytes offered at 0, 5 and 10 tu (1 tu = 1 ms); delivered at 100 tu
+    # (segment 1) and 200 tu (segments 2 and 3 together); the last ACK (seq 1380) at 250 tu
+    result = hand_result(mapping, [(0.1, "tcp", "deliver", 460, 1, 0),
+                                   (0.2, "tcp", "deliver", 920, 2, 460),
+                                   (0.21, "tcp", "ack", 460, 1, 920),
+                                   (0.25, "tcp", "ack", 460, 1, 1380)])
+    delays = s2.offered_delays_tu(result.trace, "tcp", 3, 5.0, 460)
+    assert delays.tolist() == pytest.approx([100.0, 195.0, 190.0])
+    assert s2.offered_delays_tu(result.trace, "tcp", 4, 5.0, 460)[3] != \
+        s2.offered_delays_tu(result.trace, "tcp", 4, 5.0, 460)[3]  # never delivered: NaN
+    assert s2._all_acked_tu(result.trace, "tcp", 1380) == pytest.approx(250.0)
+    assert s2._all_acked_tu(result.trace, "tcp", 1840) != s2._all_acked_tu(
+        result.trace, "tcp", 1840)
+
+
+def test_s2_experiments_use_the_studys_reaction_and_k() -> None:
+    from tcpn.reports.studies import s2
+
+    found = {e.name: e for e in s2.experiments(TINY)}
+    th67 = validate_scenario(dict(found["th67_loss0"].scenario))
+    assert th67.direction("R->D").queue.k == 67.0
+    assert th67.flows[0].params.reaction == "slow_start"
+    rfc = validate_scenario(dict(found["th67_loss0_rfc3168"].scenario))
+    assert rfc.flows[0].params.reaction == "halve"
+    assert "noecn_loss0_rfc3168" not in found
+
+
+def test_s2_report_from_a_tiny_run() -> None:
+    from tcpn.reports.studies import s2
+
+    data = s2.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    other_lenses=False, workers=1))
+    sections = s2.STUDY.sections(data)
+    check_report(sections, claims=5)
+    published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
+                     "s2_published")
+    assert published.frame["published_all_tu"].tolist()[:3] == [10163.0, 9768.0, 8052.0]
+
+
+# --------------------------------------------------------------------------- S1
+
+
+def test_s1_observed_flows_by_hand() -> None:
+    from tcpn.reports.studies import s1
+
+    mapping = s1.scenario_mapping(1, "vegas", horizon_s=6.0)  # window [5, 6] s
+    result = hand_result(mapping, [(4.0, "a1", "deliver", 500, 1),
+                                   (5.0, "a0", "deliver", 500, 1),
+                                   (5.1, "a0", "deliver", 500, 1),
+                                   (5.5, "a0", "deliver", 1000, 2),
+                                   (5.9, "a1", "deliver", 500, 1)])
+    measured = s1.a_flow_rates(result, 0)
+    assert measured["a0_kbps"] == pytest.approx(2000 * 8 / 1.0 / 1e3)
+    assert measured["a1_kbps"] == pytest.approx(500 * 8 / 1.0 / 1e3)
+    assert measured["a_kbps"] == pytest.approx(10.0)
+    series = pd.DataFrame(measured["series"]).set_index(["flow", "time_s"])
+    assert len(series) == 2 * 5  # five 0.2 s bins per observed flow
+    assert series.loc[("a0", 5.0), "kbps"] == pytest.approx(1000 * 8 / 0.2 / 1e3)
+    assert series.loc[("a0", 5.2), "kbps"] == 0.0
+    assert series.loc[("a1", 5.0), "cumulative_kbytes"] == pytest.approx(0.5)  # before 5 s
+    assert series.loc[("a0", 5.4), "cumulative_kbytes"] == pytest.approx(2.0)
+    # the A flows' mean rate per bin: 20, 0, 20, 0, 10 kbit/s
+    mean = [20.0, 0.0, 20.0, 0.0, 10.0]
+    assert measured["a_cv"] == pytest.approx(float(pd.Series(mean).std(ddof=0) / 10.0))
+
+
+def test_s1_experiments_follow_the_study() -> None:
+    from tcpn.reports.studies import s1
+
+    short = Settings(replications=1, axis_replications=1, horizon_scale=0.3)
+    found = {e.name: validate_scenario(dict(e.scenario)) for e in s1.experiments(short)}
+    assert len(found) == 11
+    assert [f.id for f in found["exp3_vegas"].concrete_flows(1)][-1] == "z.7"
+    assert found["exp3_sgpq_vegas"].direction("R2->R1").queue.kind == "sgpq"
+    both = found["exp3_modvegas_both"].flows
+    assert [f.variant for f in both[:2]] == ["modified_vegas"] * 2
+    assert found["exp3_modvegas_first"].flows[1].variant == "vegas"
+
+
+def test_s1_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s1
+
+    monkeypatch.setattr(s1, "AXES", s1.AXES[:1])  # one axis keeps the run short
+    data = s1.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.3, other_lenses=False,
+                                                    workers=1))
+    check_report(s1.STUDY.sections(data), claims=5)
+
+
+# --------------------------------------------------------------------------- S3
+
+
+def test_s3_frames_and_energy_by_hand() -> None:
+    from tcpn.reports.studies import s3
+
+    assert s3.segment_bytes(1578) + 78 + 20 + 28 == 1578
+    result = SimpleNamespace(
+        summary={"flows": {"tcp1": {"goodput_bps": 800_000.0, "retransmission_ratio": 0.1},
+                           "tcp2": {"goodput_bps": 1_600_000.0}}},
+        provenance={"lens": {"wireless": {"R2-M": {
+            "energy_j": 100.0, "idle_j": 80.0, "delivered_bytes": 2_000_000}}}})
+    measured = s3.s3_measure(result, 0)
+    assert measured["tcp1_kBps"] == 100.0 and measured["fairness"] == 0.5
+    assert measured["kB_per_j"] == pytest.approx(20.0)
+    assert measured["kB_per_active_j"] == pytest.approx(100.0)
+    assert measured["idle_share"] == pytest.approx(0.8)
+
+
+def test_s3_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s3
+
+    monkeypatch.setattr(s3, "AXES", s3.AXES[:1])
+    data = s3.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.03, other_lenses=False,
+                                                    workers=1))
+    check_report(s3.STUDY.sections(data), claims=7)
+
+
+# --------------------------------------------------------------------------- S4
+
+
+def test_s4_windows_and_ratio_by_hand() -> None:
+    from tcpn.reports.studies import s4
+
+    # f1 from 0 s, f2 from 20 s to 40 s, horizon 60 s: windows alone [10, 20], both
+    # [30, 40], after [50, 60]
+    mapping = s4.scenario_mapping("adaptive_vegas", "reno", second_start_s=20.0,
+                                  second_stop_s=40.0, horizon_s=60.0)
+    result = hand_result(mapping, [(15.0, "f1", "deliver", 10_000, 10),
+                                   (35.0, "f1", "deliver", 5_000, 5),
+                                   (35.0, "f2", "deliver", 10_000, 10),
+                                   (55.0, "f1", "deliver", 10_000, 10)])
+    rates = s4.window_rates(result.trace, 10.0, 20.0)
+    assert rates == {"f1": pytest.approx(8.0), "f2": 0.0}
+    measured = s4.s4_measure(result, 1)
+    assert measured["f1_alone_kbps"] == pytest.approx(8.0)
+    assert measured["f1_both_kbps"] == pytest.approx(4.0)
+    assert measured["f2_both_kbps"] == pytest.approx(8.0)
+    assert measured["ratio_both"] == pytest.approx(0.5)
+    assert measured["f1_after_kbps"] == pytest.approx(8.0)
+    assert measured["f1_rtt_range_ms"] != measured["f1_rtt_range_ms"]  # no samples: NaN
+
+
+def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s4
+
+    monkeypatch.setattr(s4, "AXES", s4.AXES[:1])
+    monkeypatch.setattr(s4, "PERS", (1e-2,))
+    monkeypatch.setattr(s4, "WIRELESS_VARIANTS", ("adaptive_vegas", "reno"))
+    data = s4.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    horizon_scale=0.2, other_lenses=False,
+                                                    workers=1, extra={"time_scale": 0.15}))
+    check_report(s4.STUDY.sections(data), claims=7)
+
+
+@pytest.mark.parametrize("key", ["s1", "s2", "s3", "s4", "s5"])
+def test_every_study_has_the_shape_and_refuses_an_unknown_profile(key: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"tcpn.reports.studies.{key}")
+    assert module.STUDY.key == key and module.STUDY.title.startswith(key.upper())
+    assert set(module.SETTINGS) == {"quick", "full"}
+    with pytest.raises(InputError, match="unknown profile 'slow'"):
+        module.STUDY.run("slow", quiet)
+    # every axis's points change fields that exist in its base experiment
+    from tcpn.reports.studies.experiments import axis_points
+
+    points = axis_points(module.experiments(module.SETTINGS["quick"]), module.AXES)
+    assert {p.axis for p in points} == {a.name for a in module.AXES}
+    for point in points:  # every axis point is a valid scenario
+        validate_scenario(dict(point.scenario))
+    for axis in module.AXES:
+        assert axis.default in [p.label for p in axis.points], axis.name
