@@ -109,5 +109,6 @@ def test_a_pnml_delay_that_is_not_a_number_names_the_element():
     text = PNML.replace("MARKING", "1").replace(
         '</place>', '</place><transition id="t"><toolspecific tool="tcpn" version="0.1.0">'
         '<delay value="-.inf"/></toolspecific></transition>')
-    with pytest.raises(CpnFormatError, match=r"<string>, line 9, element t: .*delay '-\.inf' is not a number"):
+    with pytest.raises(CpnFormatError,
+                       match=r"<string>, line 9, element t: .*delay '-\.inf' is not a number"):
         read_pnml(text)

@@ -216,7 +216,10 @@ REPLACED = {
 
 
 @pytest.mark.parametrize("sweep_file", sorted(REPLACED))
-def test_each_sweep_cell_is_exactly_a_study_file_it_replaces(sweep_file):
+def test_each_study_file_a_sweep_replaces_is_one_of_its_cells(sweep_file):
+    """A sweep has one cell per file it replaces; the files still shipped (tests and docs
+    name some) are cells of it. The S4 files were removed once the sweeps replaced them
+    (all 40 equal to the cells when removed)."""
     from pathlib import Path
 
     from tcpn.models.scenario import load_scenario
@@ -224,8 +227,8 @@ def test_each_sweep_cell_is_exactly_a_study_file_it_replaces(sweep_file):
     root = Path(__file__).resolve().parent.parent / "scenarios"
     sweep = load_sweep(root / "sweeps" / sweep_file)
     cells = {c.scenario.content_hash(): c for c in sweep.cells()}
-    files = {load_scenario(root / "studies" / name).content_hash(): name
-             for name in REPLACED[sweep_file]}
-    assert len(cells) == len(files) == sweep.size
-    assert set(cells) == set(files)
+    assert len(cells) == sweep.size == len(REPLACED[sweep_file])
+    present = [name for name in REPLACED[sweep_file] if (root / "studies" / name).is_file()]
+    files = {load_scenario(root / "studies" / name).content_hash(): name for name in present}
+    assert set(files) <= set(cells)
     assert all(c.scenario.seed == 1 for c in cells.values())
