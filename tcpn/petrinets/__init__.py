@@ -1,9 +1,12 @@
 """Timed coloured Petri nets: the language, CPN Tools timed semantics and the engines.
 
 Lives here: colour sets, places, transitions, arcs and modules; the compiled simulator;
-the state-space explorer; exchange formats (CPN Tools, PNML, DOT); SNAKES interoperability.
+the state-space explorer; the model checker (formulas, CTL, LTL, fairness, the state-space
+report, the Model Checking Contest's examinations); exchange formats (CPN Tools, PNML,
+DOT); SNAKES interoperability.
 
-Must not import: anything in tcpn except tcpn.errors. This layer knows nothing of TCP.
+Must not import: anything in tcpn except tcpn.errors, tcpn.limits (bounds on what is read)
+and tcpn.outputs (files written whole). This layer knows nothing of TCP.
 """
 
 from tcpn.petrinets.colours import (
