@@ -6,11 +6,11 @@ BIN := $(VENV)/bin
 
 .PHONY: run test
 
-run: $(VENV)/.stamp-run graphviz
+run: $(VENV)/.stamp-run system-packages
 	$(BIN)/tcpn --version
 	$(BIN)/tcpn report study all
 
-test: $(VENV)/.stamp-test graphviz
+test: $(VENV)/.stamp-test system-packages
 	$(BIN)/ruff check tcpn tests benchmarks
 	$(BIN)/mypy tcpn
 	$(BIN)/pytest -m "not slow" -n 2
@@ -32,8 +32,8 @@ $(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python
 # Tools files (tests/test_exchange_sml.py, skipped without it); Chromium prints reports to
 # PDF and reads them in the tests, poppler-utils' `pdftoppm` renders the PDF's pages.
 # apt-get installs them all when we are root.
-.PHONY: graphviz
-graphviz:
+.PHONY: system-packages
+system-packages:
 	@{ command -v dot && command -v sml && command -v chromium && command -v pdftoppm; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz smlnj chromium poppler-utils >/dev/null) \
