@@ -35,8 +35,8 @@ from typing import Any
 import pandas as pd
 
 from tcpn.errors import InputError, TcpnError
-from tcpn.reports.document import Verdict
-from tcpn.reports.studies import StudyProgress
+from tcpn.reports.document import Section, Verdict
+from tcpn.reports.studies import StudyData, StudyProgress
 
 __all__ = ["Axis", "AxisPoint", "Experiment", "Point", "Settings", "axis_points", "judge",
            "lens_refusal", "relative_difference", "run_points", "summarise", "with_fields"]
@@ -474,3 +474,22 @@ def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings
     except KeyError:
         raise InputError(f"unknown profile {profile!r}; profiles: "
                          f"{', '.join(settings)}") from None
+
+
+@dataclass(frozen=True)
+class ModuleStudy:
+    """A study whose ``run`` and ``sections`` are its module's functions (the
+    :class:`~tcpn.reports.studies.Study` protocol, one class for all five modules)."""
+
+    key: str
+    title: str
+    run_study: Callable[[Any, StudyProgress], StudyData]
+    build_sections: Callable[[StudyData], list[Section]]
+
+    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
+        """Simulate the study's experiments (its module's ``run``)."""
+        return self.run_study(profile, progress)
+
+    def sections(self, data: StudyData) -> list[Section]:
+        """The report's sections from ``data`` alone (its module's ``sections``)."""
+        return self.build_sections(data)

@@ -36,6 +36,7 @@ from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
     Experiment,
+    ModuleStudy,
     Point,
     Settings,
     axes_blocks,
@@ -385,15 +386,5 @@ def sections(data: StudyData) -> list[Section]:
     ]
 
 
-class _S1:
-    key = "s1"
-    title = "S1: TCP Vegas's RTT ambiguity under reverse-path congestion"
-
-    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
-        return run(profile, progress)
-
-    def sections(self, data: StudyData) -> list[Section]:
-        return sections(data)
-
-
-STUDY = _S1()
+STUDY = ModuleStudy("s1", "S1: TCP Vegas's RTT ambiguity under reverse-path congestion",
+                    run, sections)

@@ -34,6 +34,7 @@ from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
     Experiment,
+    ModuleStudy,
     Point,
     Settings,
     axes_blocks,
@@ -364,15 +365,4 @@ def sections(data: StudyData) -> list[Section]:
     ]
 
 
-class _S2:
-    key = "s2"
-    title = "S2: ECN marking threshold"
-
-    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
-        return run(profile, progress)
-
-    def sections(self, data: StudyData) -> list[Section]:
-        return sections(data)
-
-
-STUDY = _S2()
+STUDY = ModuleStudy("s2", "S2: ECN marking threshold", run, sections)

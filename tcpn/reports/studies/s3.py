@@ -41,6 +41,7 @@ from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
     Experiment,
+    ModuleStudy,
     Point,
     Settings,
     axes_blocks,
@@ -375,15 +376,4 @@ def sections(data: StudyData) -> list[Section]:
     ]
 
 
-class _S3:
-    key = "s3"
-    title = "S3: TCP-L, link-error-aware congestion control"
-
-    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
-        return run(profile, progress)
-
-    def sections(self, data: StudyData) -> list[Section]:
-        return sections(data)
-
-
-STUDY = _S3()
+STUDY = ModuleStudy("s3", "S3: TCP-L, link-error-aware congestion control", run, sections)

@@ -34,6 +34,7 @@ from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
     Axis,
     Experiment,
+    ModuleStudy,
     Point,
     Settings,
     axes_blocks,
@@ -436,15 +437,4 @@ def sections(data: StudyData) -> list[Section]:
     ]
 
 
-class _S4:
-    key = "s4"
-    title = "S4: Reno-friendly adaptive Vegas"
-
-    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
-        return run(profile, progress)
-
-    def sections(self, data: StudyData) -> list[Section]:
-        return sections(data)
-
-
-STUDY = _S4()
+STUDY = ModuleStudy("s4", "S4: Reno-friendly adaptive Vegas", run, sections)

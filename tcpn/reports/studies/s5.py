@@ -32,6 +32,7 @@ from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
     Experiment,
+    ModuleStudy,
     Point,
     Settings,
     axes_blocks,
@@ -345,16 +346,5 @@ def sections(data: StudyData) -> list[Section]:
     ]
 
 
-class _S5:
-    key = "s5"
-    title = "S5: token-bucket rate limiter vs TCP"
-
-    def run(self, profile: Any, progress: StudyProgress) -> StudyData:
-        return run(profile, progress)
-
-    def sections(self, data: StudyData) -> list[Section]:
-        return sections(data)
-
-
-STUDY = _S5()
+STUDY = ModuleStudy("s5", "S5: token-bucket rate limiter vs TCP", run, sections)
 __all__ += ["draw_series", "run", "sections", "verdicts"]
