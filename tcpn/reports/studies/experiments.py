@@ -476,6 +476,32 @@ def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings
                          f"{', '.join(settings)}") from None
 
 
+
+def run_study(key: str, found: Sequence[Experiment], axes: Sequence[Axis],
+              measure: Measurement, settings: Settings, profile: str,
+              progress: StudyProgress, keep_series: bool = True,
+              **metadata: Any) -> StudyData:
+    """A study's runs: its experiments with ``settings.replications``, then its axes'
+    points with ``settings.axis_replications``; the runs, the refusals (and the series,
+    unless ``keep_series`` is false) as tables, the profile, seeds and summed cost (and
+    ``metadata``) as metadata."""
+    label = key.upper()
+    runs, series, refusals, cost = run_points([Point.of(e) for e in found], measure,
+                                              settings.replications, settings, progress,
+                                              f"{label} experiments")
+    axis_runs, _, axis_refusals, axis_cost = run_points(
+        axis_points(found, axes), measure, settings.axis_replications, settings, progress,
+        f"{label} unstated parameters")
+    tables = {"runs": pd.concat([runs, axis_runs], ignore_index=True)}
+    if keep_series:
+        tables["series"] = series
+    tables["refusals"] = pd.concat([refusals, axis_refusals], ignore_index=True)
+    return StudyData(
+        tables=tables,
+        metadata={"profile": profile, "replications": settings.replications,
+                  "axis_replications": settings.axis_replications, "seed": settings.seed,
+                  **metadata, "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+
 @dataclass(frozen=True)
 class ModuleStudy:
     """A study whose ``run`` and ``sections`` are its module's functions (the

@@ -37,15 +37,13 @@ from tcpn.reports.studies.experiments import (
     AxisPoint,
     Experiment,
     ModuleStudy,
-    Point,
     Settings,
     axes_blocks,
-    axis_points,
     cost_paragraph,
     judge,
     profile_settings,
     refusal_blocks,
-    run_points,
+    run_study,
     summarise,
     with_ci,
 )
@@ -221,20 +219,8 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
     chosen = settings or profile_settings(SETTINGS, profile)
-    found = experiments(chosen)
-    runs, series, refusals, cost = run_points([Point.of(e) for e in found], a_flow_rates,
-                                              chosen.replications, chosen, progress,
-                                              "S1 experiments")
-    axis_runs, _, axis_refusals, axis_cost = run_points(
-        axis_points(found, AXES), a_flow_rates, chosen.axis_replications, chosen, progress,
-        "S1 unstated parameters")
-    return StudyData(
-        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
-                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
-        metadata={"profile": profile, "replications": chosen.replications,
-                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
-                  "horizon_s": 20.0 * chosen.horizon_scale,
-                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+    return run_study("s1", experiments(chosen), AXES, a_flow_rates, chosen, profile, progress,
+                     horizon_s=20.0 * chosen.horizon_scale)
 
 
 def _net(summary: pd.DataFrame) -> pd.DataFrame:

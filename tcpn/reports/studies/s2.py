@@ -35,16 +35,14 @@ from tcpn.reports.studies.experiments import (
     AxisPoint,
     Experiment,
     ModuleStudy,
-    Point,
     Settings,
     axes_blocks,
-    axis_points,
     axis_span,
     cost_paragraph,
     judge,
     profile_settings,
     refusal_blocks,
-    run_points,
+    run_study,
     summarise,
     with_ci,
 )
@@ -191,19 +189,7 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
     chosen = settings or profile_settings(SETTINGS, profile)
-    found = experiments(chosen)
-    runs, series, refusals, cost = run_points([Point.of(e) for e in found], s2_measure,
-                                              chosen.replications, chosen, progress,
-                                              "S2 experiments")
-    axis_runs, _, axis_refusals, axis_cost = run_points(
-        axis_points(found, AXES), s2_measure, chosen.axis_replications, chosen, progress,
-        "S2 unstated parameters")
-    return StudyData(
-        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
-                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
-        metadata={"profile": profile, "replications": chosen.replications,
-                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
-                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+    return run_study("s2", experiments(chosen), AXES, s2_measure, chosen, profile, progress)
 
 
 def _main(summary: pd.DataFrame) -> pd.DataFrame:

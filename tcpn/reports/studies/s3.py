@@ -42,15 +42,13 @@ from tcpn.reports.studies.experiments import (
     AxisPoint,
     Experiment,
     ModuleStudy,
-    Point,
     Settings,
     axes_blocks,
-    axis_points,
     cost_paragraph,
     judge,
     profile_settings,
     refusal_blocks,
-    run_points,
+    run_study,
     summarise,
     with_ci,
 )
@@ -204,20 +202,8 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
     chosen = settings or profile_settings(SETTINGS, profile)
-    found = experiments(chosen)
-    runs, _, refusals, cost = run_points([Point.of(e) for e in found], s3_measure,
-                                         chosen.replications, chosen, progress,
-                                         "S3 experiments")
-    axis_runs, _, axis_refusals, axis_cost = run_points(
-        axis_points(found, AXES), s3_measure, chosen.axis_replications, chosen, progress,
-        "S3 unstated parameters")
-    return StudyData(
-        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True),
-                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
-        metadata={"profile": profile, "replications": chosen.replications,
-                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
-                  "horizon_s": 100.0 * chosen.horizon_scale,
-                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+    return run_study("s3", experiments(chosen), AXES, s3_measure, chosen, profile, progress,
+                     keep_series=False, horizon_s=100.0 * chosen.horizon_scale)
 
 
 def _net(summary: pd.DataFrame) -> pd.DataFrame:

@@ -35,16 +35,14 @@ from tcpn.reports.studies.experiments import (
     Axis,
     Experiment,
     ModuleStudy,
-    Point,
     Settings,
     axes_blocks,
     axis_causes,
-    axis_points,
     cost_paragraph,
     judge,
     profile_settings,
     refusal_blocks,
-    run_points,
+    run_study,
     summarise,
 )
 
@@ -246,19 +244,7 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the experiments and the axes with ``profile``'s settings (or ``settings``)."""
     chosen = settings or profile_settings(SETTINGS, profile)
-    found = experiments(chosen)
-    runs, series, refusals, cost = run_points([Point.of(e) for e in found], s4_measure,
-                                              chosen.replications, chosen, progress,
-                                              "S4 experiments")
-    axis_runs, _, axis_refusals, axis_cost = run_points(
-        axis_points(found, AXES), s4_measure, chosen.axis_replications, chosen, progress,
-        "S4 unstated parameters")
-    return StudyData(
-        tables={"runs": pd.concat([runs, axis_runs], ignore_index=True), "series": series,
-                "refusals": pd.concat([refusals, axis_refusals], ignore_index=True)},
-        metadata={"profile": profile, "replications": chosen.replications,
-                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
-                  "cost": {k: cost[k] + axis_cost[k] for k in cost}})
+    return run_study("s4", experiments(chosen), AXES, s4_measure, chosen, profile, progress)
 
 
 def _net(summary: pd.DataFrame) -> pd.DataFrame:

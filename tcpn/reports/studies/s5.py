@@ -33,17 +33,15 @@ from tcpn.reports.studies.experiments import (
     AxisPoint,
     Experiment,
     ModuleStudy,
-    Point,
     Settings,
     axes_blocks,
     axis_causes,
-    axis_points,
     cost_paragraph,
     judge,
     profile_settings,
     refusal_blocks,
     relative_difference,
-    run_points,
+    run_study,
     summarise,
     with_ci,
 )
@@ -203,21 +201,8 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
         ) -> StudyData:
     """Run the study's experiments and axes with ``profile``'s settings (or ``settings``)."""
     chosen = settings or profile_settings(SETTINGS, profile)
-    found = experiments(chosen)
-    points = [Point.of(e) for e in found]
-    runs, series, refusals, cost = run_points(points, ip_kbps, chosen.replications, chosen,
-                                              progress, "S5 experiments")
-    axis_runs, _, axis_refusals, axis_cost = run_points(
-        axis_points(found, AXES), ip_kbps, chosen.axis_replications, chosen, progress,
-        "S5 unstated parameters")
-    runs = pd.concat([runs, axis_runs], ignore_index=True)
-    refusals = pd.concat([refusals, axis_refusals], ignore_index=True)
-    total = {k: cost[k] + axis_cost[k] for k in cost}
-    return StudyData(
-        tables={"runs": runs, "series": series, "refusals": refusals},
-        metadata={"profile": profile, "replications": chosen.replications,
-                  "axis_replications": chosen.axis_replications, "seed": chosen.seed,
-                  "horizon_s": 100.0 * chosen.horizon_scale, "cost": total})
+    return run_study("s5", experiments(chosen), AXES, ip_kbps, chosen, profile, progress,
+                     horizon_s=100.0 * chosen.horizon_scale)
 
 
 def _kbps_columns(runs: pd.DataFrame) -> list[str]:
