@@ -1246,11 +1246,17 @@ class _Exporter:
         cpnet.append(self._globbox())
         positions = {path: self._layout(page) for path, page in pages.items()}
         page_ids = {path: self.ids.take(f"page:{path}") for path in pages}
+        # transition ids increase in the net's order, which the importer restores from
+        # them: the simulator breaks ties by that order (pages can't hold it: they group
+        # the transitions by module)
+        for name in self.net.transitions:
+            self.trans_ids[f"trans:{name}"] = self.ids.take(f"trans:{name}")
         for page in pages.values():
             for place_out in page.places:
                 self.place_ids[place_out.key] = self.ids.take(place_out.key)
             for trans_out in page.transitions:
-                self.trans_ids[trans_out.key] = self.ids.take(trans_out.key)
+                if trans_out.key not in self.trans_ids:  # a substitution transition
+                    self.trans_ids[trans_out.key] = self.ids.take(trans_out.key)
             for arc_out in page.arcs:
                 self.arc_ids[arc_out.key] = self.ids.take(arc_out.key)
         for path, page in pages.items():

@@ -268,6 +268,14 @@ def _python_identifier(raw: str, fallback: str) -> str:
     return name if name[0].isalpha() else f"n_{name}"
 
 
+def _node_identifier(raw: str, fallback: str) -> str:
+    """A place's or transition's name: identifiers joined by dots stay as they are (tcpn
+    writes a top-level place ``S1.R0.in`` so), anything else as :func:`_python_identifier`."""
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*", raw):
+        return raw
+    return _python_identifier(raw, fallback)
+
+
 class _Unsupported(Exception):
     """An element tcpn can't express; becomes a report item (never escapes the module)."""
 
@@ -690,7 +698,7 @@ class _Importer:
             if subst is not None:
                 self._substitution(pages, element, subst, path, local, stack)
                 continue
-            name = self._unique_node(prefix + _python_identifier(_node_name(element), tid))
+            name = self._unique_node(prefix + _node_identifier(_node_name(element), tid))
             transitions[tid] = name
             self.pending_transitions.append((element, name, path))
             self.pending_names.add(name)
@@ -722,8 +730,8 @@ class _Importer:
     def _place(self, element: ET.Element, prefix: str, path: str) -> _PlaceInfo:
         pid = element.get("id", "")
         raw = _node_name(element)
-        name = self._unique_node(prefix + _python_identifier(raw, f"P{pid}"))
-        if raw and _python_identifier(raw, "") != raw:
+        name = self._unique_node(prefix + _node_identifier(raw, f"P{pid}"))
+        if raw and _node_identifier(raw, "") != raw:
             self.note("place", element, raw, f"renamed {name}")
         type_name = _text(element.find("type")) or "UNIT"
         if type_name not in self.colours and type_name not in self.bad_colours:
@@ -858,8 +866,28 @@ class _Importer:
             for arc, arc_id in arcs:
                 self.net.add_arc(arc)
                 self.arc_ids.append((arc, arc_id))
-            if raw and _python_identifier(raw, "") != raw:
+            if raw and _node_identifier(raw, "") != raw:
                 self.note("transition", element, raw, f"renamed {name}")
+        self._in_id_order()
+
+    def _in_id_order(self) -> None:
+        """Transitions (and their arcs) in the order of their ids, when all are ``ID`` + digits.
+
+        The simulator breaks ties between bindings enabled at the same time by the order
+        of the transitions; tcpn writes transition ids increasing in the net's order (and
+        CPN Tools numbers elements as they are made), while pages group transitions by
+        module. Two instances of one page share ids and keep their order.
+        """
+        numbers: dict[str, int] = {}
+        for name in self.net.transitions:
+            number = re.fullmatch(r"(?:ID|id)(\d+)", self.ids[f"trans:{name}"])
+            if number is None:
+                return
+            numbers[name] = int(number.group(1))
+        order = sorted(self.net.transitions, key=numbers.__getitem__)
+        self.net.transitions = {name: self.net.transitions[name] for name in order}
+        rank = {name: index for index, name in enumerate(order)}
+        self.net.arcs.sort(key=lambda arc: rank[arc.transition])
 
     def _transition(self, element: ET.Element, name: str, path: str,
                     arcs: list[tuple[ET.Element, str]]) -> tuple[Transition, list[tuple[Arc, str]]]:
