@@ -1251,9 +1251,12 @@ class _Exporter:
         # the transitions by module)
         for name in self.net.transitions:
             self.trans_ids[f"trans:{name}"] = self.ids.take(f"trans:{name}")
+        for name in self.net.places:  # likewise the places (their first drawing)
+            self.place_ids[f"place:{name}"] = self.ids.take(f"place:{name}")
         for page in pages.values():
             for place_out in page.places:
-                self.place_ids[place_out.key] = self.ids.take(place_out.key)
+                if place_out.key not in self.place_ids:  # a port or a fusion member
+                    self.place_ids[place_out.key] = self.ids.take(place_out.key)
             for trans_out in page.transitions:
                 if trans_out.key not in self.trans_ids:  # a substitution transition
                     self.trans_ids[trans_out.key] = self.ids.take(trans_out.key)

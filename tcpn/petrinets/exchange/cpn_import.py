@@ -25,6 +25,7 @@ import ast
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -454,7 +455,7 @@ class _Importer:
             # fields (say the timed one of packets in flight) holds the same values
             same = next((c for c in self.colours.values() if isinstance(c, RecordSet)
                          and c.fields == colour.fields), None)
-            colour = same.named(name) if same is not None else colour
+            colour = same.untimed(name) if same is not None else colour
         colour = colour.named(name) if colour.name != name else colour
         if timed:
             colour = colour.timed(name)
@@ -839,7 +840,7 @@ class _Importer:
                 raise self.fail(element, f"portsock names port {port_id!r}, which is not a "
                                 "place of the subpage")
             sockets[port_id] = local[socket_id]
-            ports.append((_python_identifier(_node_name(port), port_id), local[socket_id]))
+            ports.append((_node_identifier(_node_name(port), port_id), local[socket_id]))
         module = _python_identifier(self._page_name(pages[subpage]), subpage)
         self.net.modules.append(ModuleInstance(child, module, tuple(ports), ()))
         self._instance(pages, subpage, child, sockets, [*stack, subpage])
@@ -871,23 +872,33 @@ class _Importer:
         self._in_id_order()
 
     def _in_id_order(self) -> None:
-        """Transitions (and their arcs) in the order of their ids, when all are ``ID`` + digits.
+        """Transitions (and their arcs), and places, in the order of their ids when all are
+        ``ID`` + digits.
 
         The simulator breaks ties between bindings enabled at the same time by the order
         of the transitions; tcpn writes transition ids increasing in the net's order (and
         CPN Tools numbers elements as they are made), while pages group transitions by
         module. Two instances of one page share ids and keep their order.
         """
-        numbers: dict[str, int] = {}
-        for name in self.net.transitions:
-            number = re.fullmatch(r"(?:ID|id)(\d+)", self.ids[f"trans:{name}"])
-            if number is None:
-                return
-            numbers[name] = int(number.group(1))
-        order = sorted(self.net.transitions, key=numbers.__getitem__)
-        self.net.transitions = {name: self.net.transitions[name] for name in order}
-        rank = {name: index for index, name in enumerate(order)}
-        self.net.arcs.sort(key=lambda arc: rank[arc.transition])
+        def numbers(kind: str, names: Iterable[str]) -> dict[str, int] | None:
+            found = {}
+            for name in names:
+                number = re.fullmatch(r"(?:ID|id)(\d+)", self.ids[f"{kind}:{name}"])
+                if number is None:
+                    return None
+                found[name] = int(number.group(1))
+            return found
+
+        transitions = numbers("trans", self.net.transitions)
+        if transitions is not None:
+            order = sorted(self.net.transitions, key=transitions.__getitem__)
+            self.net.transitions = {name: self.net.transitions[name] for name in order}
+            rank = {name: index for index, name in enumerate(order)}
+            self.net.arcs.sort(key=lambda arc: rank[arc.transition])
+        places = numbers("place", self.net.places)
+        if places is not None:  # the places too, so that a net written again is the same
+            self.net.places = {name: self.net.places[name]
+                               for name in sorted(self.net.places, key=places.__getitem__)}
 
     def _transition(self, element: ET.Element, name: str, path: str,
                     arcs: list[tuple[ET.Element, str]]) -> tuple[Transition, list[tuple[Arc, str]]]:

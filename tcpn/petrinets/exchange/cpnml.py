@@ -1523,6 +1523,17 @@ class _Emitter:
         return "{" + ", ".join(parts) + "}", _ATOM, t
 
     def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
+        vals, body = self._let_parts(node, func, expected)
+        if not vals:
+            return body
+        return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+
+    def _let_parts(self, node: ast.Call, func: ast.Lambda,
+                   expected: MLType) -> tuple[list[str], Emitted]:
+        """The ``val`` declarations of a let and its body; a let right inside a let joins it
+        (``let val a = x val b = y in e end``: CPN ML's vals are sequential, as nested
+        lambdas are), the form the importer reads as nested lambdas, so that a function
+        written, read and written again is the same text."""
         params = [a.arg for a in func.args.args]
         if (func.args.vararg or func.args.kwarg or func.args.kwonlyargs or func.args.defaults
                 or node.keywords or len(params) != len(node.args)):
@@ -1543,10 +1554,11 @@ class _Emitter:
             vals.append(f"val {ml_name} = {text}")
             inner[param] = t
             renames[param] = ml_name
-        body = _Emitter(self.o, self.where, inner, renames).emit(func.body, expected)
-        if not vals:
-            return body
-        return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+        emitter = _Emitter(self.o, self.where, inner, renames)
+        if isinstance(func.body, ast.Call) and isinstance(func.body.func, ast.Lambda):
+            more, body = emitter._let_parts(func.body, func.body.func, expected)
+            return vals + more, body
+        return vals, emitter.emit(func.body, expected)
 
     def _builtin(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
         args = node.args
