@@ -800,6 +800,10 @@ class _Exporter:
         translator = dataclasses.replace(translator, functions=functions)
         # a parameter spelled like an SML reserved word (end, val...) gets another name
         renames = {p: self._fresh(f"{p}_") for p in params if not is_ml_identifier(p)}
+        if isinstance(value, DeclaredFunction):  # an imported function keeps its ML names
+            renames.update({p: spelled for p, spelled in zip(params, value.ml_params,
+                                                             strict=True)
+                            if spelled != p and is_ml_identifier(spelled)})
         text, _, inferred = translator.typed(body, where, variables, returns, renames)
         self.function_info[ml] = FunctionInfo(ml, annotations if any(annotations) else None,
                                               returns or inferred)

@@ -655,7 +655,7 @@ class _Importer:
             return
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
-            tuple(c if c in self.colours else None for c in colours))
+            tuple(c if c in self.colours else None for c in colours), tuple(params))
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:

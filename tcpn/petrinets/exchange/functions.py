@@ -36,7 +36,8 @@ class DeclaredFunction:
 
     ``scope`` is the net's declarations (kept by reference, so the function may call
     itself and functions declared after it). ``param_colours`` names the declared colour
-    set of each parameter when the source said it (``fun len (q:Queue)``), for export.
+    set of each parameter when the source said it (``fun len (q:Queue)``), and
+    ``ml_params`` its CPN ML spelling (``now`` for the Python ``now_``), for export.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
     does not exhaust Python's stack; other recursion stays recursion.
@@ -44,11 +45,13 @@ class DeclaredFunction:
 
     def __init__(self, name: str, params: tuple[str, ...], body: str,
                  scope: Mapping[str, Any] | None = None,
-                 param_colours: tuple[str | None, ...] = ()):
+                 param_colours: tuple[str | None, ...] = (),
+                 ml_params: tuple[str, ...] = ()):
         self.name = name
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
+        self.ml_params = tuple(ml_params) or self.params
         self.scope: Mapping[str, Any] = scope if scope is not None else {}
         Inscription.parse(body, f"body of function {name}")
         loop = loop_source(name, self.params, body)
