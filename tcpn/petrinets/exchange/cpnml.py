@@ -1297,11 +1297,20 @@ class _Emitter:
     def _BoolOp(self, node: ast.BoolOp, expected: MLType) -> Emitted:
         word, prec = ("andalso", _ANDALSO) if isinstance(node.op, ast.And) else ("orelse",
                                                                                    _ORELSE)
-        parts = [self._condition(v) for v in node.values]
+        # (a and b) and c is written a andalso b andalso c, as the importer reads it back
+        values: list[ast.expr] = []
+        pending = list(node.values)
+        while pending:
+            value = pending.pop(0)
+            if isinstance(value, ast.BoolOp) and type(value.op) is type(node.op):
+                pending[:0] = value.values
+            else:
+                values.append(value)
+        parts = [self._condition(v) for v in values]
         return f" {word} ".join(_wrap(t, p, prec + 1) for t, p, _ in parts), prec, BOOL_T
 
     def _Compare(self, node: ast.Compare, expected: MLType) -> Emitted:
-        pieces = []
+        pieces: list[tuple[str, int]] = []  # each comparison and its precedence
         left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
@@ -1323,20 +1332,23 @@ class _Emitter:
                 # SML's real is no equality type: '=' on reals doesn't type-check; both
                 # '<=' and '>=' is Python's '==' (NaN included)
                 same = f"{a} <= {b} andalso {a} >= {b}"
-                pieces.append(f"({same})" if isinstance(op, ast.Eq) else f"not({same})")
+                pieces.append((same, _ANDALSO) if isinstance(op, ast.Eq) else
+                              (f"not({same})", _APP))
             elif isinstance(op, ast.Eq | ast.NotEq) and _has_real(left[2] or right[2]) \
                     and _kind(left[2] or right[2]) != "list":
                 raise self.refuse(node, "equality of values that hold reals (SML's real is "
                                   "no equality type): compare the real components")
             else:
-                pieces.append(f"{a} {_PY_COMPARE[type(op)]} {b}")
+                pieces.append((f"{a} {_PY_COMPARE[type(op)]} {b}", _CMP))
             left_node = right_node
         if len(pieces) == 1:
-            return pieces[0], _CMP, BOOL_T
-        return " andalso ".join(f"({p})" for p in pieces), _ANDALSO, BOOL_T
+            return pieces[0][0], pieces[0][1], BOOL_T
+        # no parentheses that the importer would not keep: 1 < x andalso x <= 4
+        return " andalso ".join(_wrap(p, prec, _ANDALSO) for p, prec in pieces), _ANDALSO, \
+            BOOL_T
 
     def _membership(self, node: ast.Compare, left_node: ast.expr, right_node: ast.expr,
-                    negated: bool) -> str:
+                    negated: bool) -> tuple[str, int]:
         """``x in C`` for a literal tuple or a constant collection ``C``: one equality per
         member (``false`` for none)."""
         if isinstance(right_node, ast.Tuple | ast.List | ast.Set):
@@ -1356,7 +1368,9 @@ class _Emitter:
             lt, rt, _ = self._numeric(left, right)
             tests.append(f"{_wrap(lt, left[1], _CONS)} = {_wrap(rt, right[1], _CONS)}")
         text = " orelse ".join(tests) if tests else "false"
-        return f"not({text})" if negated else f"({text})"
+        if negated:
+            return f"not({text})", _APP
+        return text, _ORELSE if len(tests) > 1 else _CMP if tests else _ATOM
 
     def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
         cond = self._condition(node.test)
