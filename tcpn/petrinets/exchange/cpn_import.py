@@ -872,30 +872,34 @@ class _Importer:
         self._in_id_order()
 
     def _in_id_order(self) -> None:
-        """Transitions (and their arcs), and places, in the order of their ids when all are
-        ``ID`` + digits.
+        """Transitions, arcs and places in the order of their ids when all are ``ID`` + digits.
 
         The simulator breaks ties between bindings enabled at the same time by the order
         of the transitions; tcpn writes transition ids increasing in the net's order (and
         CPN Tools numbers elements as they are made), while pages group transitions by
         module. Two instances of one page share ids and keep their order.
         """
-        def numbers(kind: str, names: Iterable[str]) -> dict[str, int] | None:
+        def numbers(ids: Iterable[tuple[Any, str]]) -> dict[Any, int] | None:
             found = {}
-            for name in names:
-                number = re.fullmatch(r"(?:ID|id)(\d+)", self.ids[f"{kind}:{name}"])
+            for key, element_id in ids:
+                number = re.fullmatch(r"(?:ID|id)(\d+)", element_id)
                 if number is None:
                     return None
-                found[name] = int(number.group(1))
+                found[key] = int(number.group(1))
             return found
 
-        transitions = numbers("trans", self.net.transitions)
+        transitions = numbers((n, self.ids[f"trans:{n}"]) for n in self.net.transitions)
         if transitions is not None:
             order = sorted(self.net.transitions, key=transitions.__getitem__)
             self.net.transitions = {name: self.net.transitions[name] for name in order}
-            rank = {name: index for index, name in enumerate(order)}
-            self.net.arcs.sort(key=lambda arc: rank[arc.transition])
-        places = numbers("place", self.net.places)
+            arcs = numbers((id(arc), arc_id) for arc, arc_id in self.arc_ids)
+            if arcs is not None and all(id(arc) in arcs for arc in self.net.arcs):
+                # the arcs in the order of theirs (a double arc's two share one id)
+                self.net.arcs.sort(key=lambda arc: arcs[id(arc)])
+            else:
+                rank = {name: index for index, name in enumerate(order)}
+                self.net.arcs.sort(key=lambda arc: rank[arc.transition])
+        places = numbers((n, self.ids[f"place:{n}"]) for n in self.net.places)
         if places is not None:  # the places too, so that a net written again is the same
             self.net.places = {name: self.net.places[name]
                                for name in sorted(self.net.places, key=places.__getitem__)}

@@ -1556,8 +1556,13 @@ class _Emitter:
         vals = []
         inner = dict(self.variables)
         renames = dict(self.renames)
-        taken = set(inner) | set(renames.values()) | set(self.o.constants) | set(
-            self.o.functions)
+        # a declaration the let's scope never mentions can't be shadowed: its name stays
+        # free (a function read back from a file that declares 'sample' keeps its
+        # 'val sample', as written from Python)
+        mentioned = {n.id for n in ast.walk(func.body) if isinstance(n, ast.Name)} - set(params)
+        taken = set(inner) | set(renames.values()) | {
+            n for n in (*self.o.constants, *self.o.functions) if n in mentioned} | {
+            info.ml_name for n, info in self.o.functions.items() if n in mentioned}
         for param, arg in zip(params, node.args, strict=True):
             text, _, t = self.emit(arg)
             # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
