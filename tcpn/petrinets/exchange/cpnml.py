@@ -1307,7 +1307,8 @@ class _Emitter:
             else:
                 values.append(value)
         parts = [self._condition(v) for v in values]
-        return f" {word} ".join(_wrap(t, p, prec + 1) for t, p, _ in parts), prec, BOOL_T
+        # andalso in andalso (a real's equality) needs no parentheses: the same value
+        return f" {word} ".join(_wrap(t, p, prec) for t, p, _ in parts), prec, BOOL_T
 
     def _Compare(self, node: ast.Compare, expected: MLType) -> Emitted:
         pieces: list[tuple[str, int]] = []  # each comparison and its precedence
