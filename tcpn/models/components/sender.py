@@ -52,6 +52,7 @@ so a window with many holes ends in a timeout instead of one repair per RTT fore
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,6 @@ from tcpn.models.components.packets import (
     PACKET,
     SYN_ACK_SEQ,
     SYN_SEQ,
-    covers,
 )
 from tcpn.petrinets import (
     BOOL,
@@ -222,29 +222,48 @@ def rto_after(r: Any, sample: float, min_rto: float, max_rto: float, g: float) -
     return Rtt(srtt, rttvar, min(max_rto, max(min_rto, srtt + max(g, 4.0 * rttvar))))
 
 
-def _is_lost(t: Any, s: int, dupthresh: int) -> bool:
-    """RFC 6675 ``IsLost``: at least ``dupthresh`` segments above ``s`` are SACKed."""
-    return sum(max(0, end - max(start, s + 1)) for start, end in t.sacked) >= dupthresh
+def _gaps(t: Any) -> Iterator[tuple[int, int, int]]:
+    """The unSACKed ranges ``[low, high)`` of the sequence space, each with the segments
+    SACKed above it, from the lowest up (the last range is unbounded, nothing above it).
+
+    The scoreboard's runs are sorted and disjoint, so every segment of a gap sees the
+    same SACKed segments above it: RFC 6675's per-segment ``IsLost`` is one sum per gap.
+    """
+    above = sum(end - start for start, end in t.sacked)
+    low = -1
+    for start, end in t.sacked:
+        yield low, start, above
+        above -= end - start
+        low = end
+    yield low, max(low, t.high), 0
 
 
 def sack_pipe(t: Any, dupthresh: int) -> int:
-    """RFC 6675 ``SetPipe``: segments presumed in the network."""
+    """RFC 6675 ``SetPipe``: segments presumed in the network.
+
+    Every segment of ``[una, high)`` the scoreboard does not hold counts once unless
+    ``IsLost`` (``dupthresh`` or more segments above it are SACKed), and once more if it
+    was retransmitted (below ``highrxt``); summed over the gaps between the SACKed runs,
+    so the cost is the number of runs, not the window.
+    """
     pipe = 0
-    for s in range(t.una, t.high):
-        if covers(t.sacked, s):
-            continue
-        if not _is_lost(t, s, dupthresh):
-            pipe += 1
-        if s < t.highrxt:
-            pipe += 1
+    for low, high, above in _gaps(t):
+        low = max(low, t.una)
+        if above < dupthresh:
+            pipe += max(0, min(high, t.high) - low)
+        pipe += max(0, min(high, t.high, t.highrxt) - low)
     return pipe
 
 
 def sack_hole(t: Any, dupthresh: int) -> int:
     """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1."""
-    for s in range(max(t.una, t.highrxt), t.high):
-        if not covers(t.sacked, s) and _is_lost(t, s, dupthresh):
-            return s
+    first = max(t.una, t.highrxt)
+    for low, high, above in _gaps(t):
+        if above < dupthresh:
+            break
+        low = max(low, first)
+        if low < min(high, t.high):
+            return low
     return -1
 
 
