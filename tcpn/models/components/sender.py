@@ -52,7 +52,8 @@ so a window with many holes ends in a timeout instead of one repair per RTT fore
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,49 +223,68 @@ def rto_after(r: Any, sample: float, min_rto: float, max_rto: float, g: float) -
     return Rtt(srtt, rttvar, min(max_rto, max(min_rto, srtt + max(g, 4.0 * rttvar))))
 
 
-def _gaps(t: Any) -> Iterator[tuple[int, int, int]]:
-    """The unSACKed ranges ``[low, high)`` of the sequence space, each with the segments
-    SACKed above it, from the lowest up (the last range is unbounded, nothing above it).
+def _not_lost_from(runs: tuple[tuple[int, int], ...], dupthresh: int) -> float:
+    """The segment from which no unSACKed segment is lost (RFC 6675 ``IsLost``).
 
-    The scoreboard's runs are sorted and disjoint, so every segment of a gap sees the
-    same SACKed segments above it: RFC 6675's per-segment ``IsLost`` is one sum per gap.
+    ``IsLost(s)``: at least ``dupthresh`` SACKed segments above ``s``. Every hole below
+    the end of the highest run with ``dupthresh`` SACKed segments from it up has that
+    many above it; no hole from there does. Found from the top, so the cost is the
+    fewer than ``dupthresh`` runs above it, not the window.
     """
-    above = sum(end - start for start, end in t.sacked)
-    low = -1
-    for start, end in t.sacked:
-        yield low, start, above
-        above -= end - start
-        low = end
-    yield low, max(low, t.high), 0
+    if dupthresh <= 0:
+        return math.inf
+    above = 0
+    for start, end in reversed(runs):
+        above += end - start
+        if above >= dupthresh:
+            return end
+    return -math.inf
+
+
+def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
+    """The SACKed segments in ``[low, high)`` (runs sorted and disjoint)."""
+    count = 0
+    for i in range(max(0, bisect_right(runs, (low, math.inf)) - 1), len(runs)):
+        start, end = runs[i]
+        if start >= high:
+            break
+        count += max(0, min(end, high) - max(start, low))
+    return count
 
 
 def sack_pipe(t: Any, dupthresh: int) -> int:
     """RFC 6675 ``SetPipe``: segments presumed in the network.
 
     Every segment of ``[una, high)`` the scoreboard does not hold counts once unless
-    ``IsLost`` (``dupthresh`` or more segments above it are SACKed), and once more if it
-    was retransmitted (below ``highrxt``); summed over the gaps between the SACKed runs,
-    so the cost is the number of runs, not the window.
+    ``IsLost``, and once more if it was retransmitted (below ``highrxt``): the unSACKed
+    segments from :func:`_not_lost_from` to ``high`` plus those from ``una`` to
+    ``highrxt``, counted by range, not segment by segment.
     """
+    runs, una, high = t.sacked, t.una, t.high
     pipe = 0
-    for low, high, above in _gaps(t):
-        low = max(low, t.una)
-        if above < dupthresh:
-            pipe += max(0, min(high, t.high) - low)
-        pipe += max(0, min(high, t.high, t.highrxt) - low)
+    not_lost = max(una, _not_lost_from(runs, dupthresh))  # una, a run's end, or inf
+    if not_lost < high:
+        low = int(not_lost)
+        pipe += high - low - _sacked_in(runs, low, high)
+    top = min(high, t.highrxt)
+    if una < top:
+        pipe += top - una - _sacked_in(runs, una, top)
     return pipe
 
 
 def sack_hole(t: Any, dupthresh: int) -> int:
-    """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1."""
-    first = max(t.una, t.highrxt)
-    for low, high, above in _gaps(t):
-        if above < dupthresh:
-            break
-        low = max(low, first)
-        if low < min(high, t.high):
-            return low
-    return -1
+    """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1.
+
+    The first unSACKed segment from ``max(una, highrxt)`` (found by bisection), if it is
+    lost: below :func:`_not_lost_from`.
+    """
+    runs = t.sacked
+    seq = max(t.una, t.highrxt)
+    i = bisect_right(runs, (seq, math.inf)) - 1
+    while 0 <= i < len(runs) and runs[i][0] <= seq < runs[i][1]:  # SACKed: after its run
+        seq = runs[i][1]
+        i += 1
+    return seq if seq < min(t.high, _not_lost_from(runs, dupthresh)) else -1
 
 
 def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
