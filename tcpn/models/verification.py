@@ -179,14 +179,17 @@ class VerificationNet:
         every direction that may lose has a scripted list."""
         return _scripted(self.scenario, self.segments, self.losses, losses or {})
 
+    def simulation_net(self, losses: Mapping[str, Sequence[int]] | None = None) -> PetriNet:
+        """The simulator's net of :meth:`simulation_scenario` (``losses`` scripted)."""
+        scenario = self.simulation_scenario(losses)
+        return compose(scenario, _finite_flows(scenario, self.flows, self.segments)).net
+
     def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
         """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
         simulator's own net of :meth:`simulation_scenario` with the path's losses scripted:
         each choice fires as the transmission it stands beside. Raises
         :class:`InputError` at the first step the simulator would not take."""
-        scenario = self.simulation_scenario(self.scripted_losses(path))
-        composed = compose(scenario, _finite_flows(scenario, self.flows, self.segments))
-        sim = Simulator(composed.net, seed=0)
+        sim = Simulator(self.simulation_net(self.scripted_losses(path)), seed=0)
         firings = []
         for step, (transition, binding) in enumerate(path):
             values = {k: v for k, v in binding.items() if k not in _BUDGET_VARS}
