@@ -29,7 +29,7 @@ def names(path: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 
 def maximal_paths(space: StateSpace) -> list[list[str]]:
-    """Every path from the initial state to a dead marking (the spaces here are trees)."""
+    """Every path from the initial state to a dead marking (the spaces here are acyclic)."""
     paths: list[list[str]] = []
     stack: list[tuple[int, list[str]]] = [(0, [])]
     while stack:
@@ -208,8 +208,9 @@ def _with(**changes: Any) -> Scenario:
 
 
 @pytest.mark.parametrize(("scenario", "message"), [
-    (lambda: _with(queue={"kind": "red", "limit": 20, "min_th": 5, "max_th": 15,
-                          "max_p": 0.1}), r"links\[0\].ab.queue: red decides at random"),
+    (lambda: _with(queue={"kind": "token_bucket", "limit": 20, "rate_bps": 1e6,
+                          "depth_bytes": 3000}),
+     r"links\[0\].ab.queue: token_bucket decides by rates not turned into choices"),
     (lambda: _with(errors={"kind": "rate", "unit": "packet", "rate": 0.01}),
      r"links\[0\].ab.errors: random losses \(rate 0.01\) on A->B"),
     (lambda: _with(start_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
@@ -227,3 +228,44 @@ def test_random_error_model_becomes_a_choice_where_the_budget_allows():
     v = verification_net(s, segments=2, losses=LossBudget(data_losses=1))
     assert "A.B.transmit_lost" in v.choices
     assert v.explore().complete
+
+
+def red(ecn: bool) -> Scenario:
+    """Six segments in one window into a RED queue whose average is the instantaneous
+    length (weight 1): arrivals 5 and 6 meet an early-drop probability strictly between 0
+    and 1 (no ``wait``; arrival 4 is the first above ``min_th``, accepted as RED's first),
+    so each may be accepted or dropped (marked, with ECN)."""
+    return validate_scenario({
+        "name": "red", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01,
+                   "queue": {"kind": "red", "limit": 20, "min_th": 0, "max_th": 10,
+                             "max_p": 0.1, "q_weight": 1.0, "wait": False, "ecn": ecn}}],
+        "flows": [{"src": "A", "dst": "B", "variant": "ecn_newreno" if ecn else "newreno"}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 6}})
+
+
+def early_decisions(space: StateSpace) -> list[int]:
+    """The number of early RED verdicts on each path to a dead marking."""
+    return sorted(sum(t == "A.B.decide_early" for t in path) for path in maximal_paths(space))
+
+
+def test_red_early_drops_are_choices_within_the_loss_budget():
+    v = verification_net(red(False), segments=6, losses=LossBudget(links=()))
+    space = v.explore()
+    assert early_decisions(space) == [0]  # no budget: RED may not drop early
+    v = verification_net(red(False), segments=6, losses=LossBudget(data_losses=1, links=()))
+    space = v.explore()
+    assert early_decisions(space) == [0, 1, 1]  # arrival 5 or 6 dropped early
+    for end in space.dead_markings():
+        assert space.marking(end)["flow0.rcv.rcv"][0].value.nxt == 6
+        v.replay(space.path_to(end))
+
+
+def test_red_marks_are_choices_outside_the_budget_and_replay():
+    v = verification_net(red(True), segments=6, losses=LossBudget(links=()))
+    space = v.explore()
+    # arrival 5, 6 or both marked; one reduction per window whichever, so paths merge
+    assert early_decisions(space) == [0, 1, 1, 2]
+    for end in space.dead_markings():
+        firings = v.replay(space.path_to(end))
+        assert firings[-1].time == pytest.approx(space.clock(end))

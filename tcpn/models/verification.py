@@ -39,13 +39,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.queues import _red_decide
 from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario
 from tcpn.models.topology import ComposedNet, compose
 from tcpn.petrinets import INT, Firing, PetriNet, Place, ProductSet, Simulator, explore
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace import StateSpace
 
-__all__ = ["BUDGET_PLACE", "LOSS_SUFFIX", "LossBudget", "Role", "VerificationNet",
+__all__ = ["BUDGET_PLACE", "EARLY_SUFFIX", "LOSS_SUFFIX", "LossBudget", "Role", "VerificationNet",
            "verification_net"]
 
 #: The place holding the losses left, ``(data, ack)``.
@@ -55,6 +56,12 @@ LOSS_SUFFIX = "_lost"
 #: What a data loss is: a packet carrying a data segment (``seq >= 0``); every other packet
 #: (pure ACKs, and with the handshake SYN, SYN-ACK and its ACK) is an ACK loss.
 _IS_DATA = "p.seq >= 0"
+#: A RED arrival's early verdict (drop or mark) is a choice named after ``decide``.
+EARLY_SUFFIX = "_early"
+#: The uniform draws RED's choices stand for: the smallest and the largest that NumPy's
+#: ``random()`` returns. Early is possible when the smallest gives it (probability > 0),
+#: not early when the largest does not (probability < 1).
+U_EARLY, U_CALM = 2.0 ** -53, 1.0 - 2.0 ** -53
 #: Variables the choice adds to its twin's binding (the budget's two counters).
 _BUDGET_VARS = ("data_left", "acks_left")
 #: The senders' and receivers' places and transitions a role lists (module-relative).
@@ -167,7 +174,7 @@ class VerificationNet:
                     for key, role in self.roles.items() if role.kind == "link"}
         lost: dict[str, list[int]] = {}
         for transition, binding in path:
-            if transition in self.twins:
+            if transition in self.twins and transition.endswith(LOSS_SUFFIX):
                 direction = prefixes[transition.rsplit(".", 1)[0]]
                 lost.setdefault(direction, []).append(int(binding["sent"]))
         return {direction: tuple(sorted(numbers)) for direction, numbers in lost.items()}
@@ -190,6 +197,10 @@ class VerificationNet:
         each choice fires as the transmission it stands beside. Raises
         :class:`InputError` at the first step the simulator would not take."""
         sim = Simulator(self.simulation_net(self.scripted_losses(path)), seed=0)
+        # RED's draws forced: the largest for ``decide``, the smallest for its early twin
+        draws = iter([U_EARLY if t.endswith(EARLY_SUFFIX) else U_CALM
+                      for t, _b in path if self.simulator_transition(t).endswith(".decide")])
+        sim._draw.generator = _Script(draws)  # type: ignore[assignment]
         firings = []
         for step, (transition, binding) in enumerate(path):
             values = {k: v for k, v in binding.items() if k not in _BUDGET_VARS}
@@ -247,10 +258,10 @@ def _refuse(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int,
                              "turned into choices yet; verification needs point-to-point links")
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
             kind = direction.queue.kind
-            if kind not in ("drop_tail", "threshold_ecn"):
-                raise InputError(f"links[{li}].{side}.queue: {kind} decides at random or by "
-                                 "rates not turned into choices yet; verification takes "
-                                 "drop_tail and threshold_ecn queues")
+            if kind not in ("drop_tail", "threshold_ecn", "red"):
+                raise InputError(f"links[{li}].{side}.queue: {kind} decides by rates not "
+                                 "turned into choices yet; verification takes drop_tail, "
+                                 "threshold_ecn and red queues")
             if isinstance(direction.errors, RateErrors) and not _chosen(budget, f"{a}->{b}") \
                     and direction.errors.rate > 0:
                 raise InputError(f"links[{li}].{side}.errors: random losses (rate "
@@ -282,6 +293,10 @@ def _add_choices(composed: ComposedNet, budget: LossBudget) -> dict[str, str]:
                         initial=[(budget.data_losses, budget.ack_losses)]))
     twins: dict[str, str] = {}
     for qid, prefix in composed.interfaces.items():
+        decide = f"{prefix}.decide"
+        if composed.events[qid].get("decide") == "meter" and decide in net.transitions:
+            _red_choice(net, decide)
+            twins[decide + EARLY_SUFFIX] = decide
         if not _chosen(budget, qid):
             continue
         inside = f"{prefix}."
@@ -293,6 +308,74 @@ def _add_choices(composed: ComposedNet, budget: LossBudget) -> dict[str, str]:
             _lose_twin(net, original, twin, inside)
             twins[twin] = original
     return twins
+
+
+class _Script:
+    """A stand-in for the simulator's generator: the draws a path's RED choices forced."""
+
+    def __init__(self, draws: Iterable[float]):
+        self.draws = iter(draws)
+
+    def random(self) -> float:
+        return next(self.draws)
+
+
+class _Draw:
+    """A stand-in for the generator RED's code action draws from: one fixed value."""
+
+    def __init__(self, u: float):
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+def _red_forced(u: float) -> Any:
+    """RED's code action with the uniform draw fixed at ``u`` (no ``rng``)."""
+    def decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
+               now: float, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
+               RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
+               RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
+        return _red_decide(p, n, b, e, avg, count, old, now, _Draw(u), RED_MIN_TH,
+                           RED_MAX_TH, RED_MAX_P, RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC,
+                           RED_ECN, RED_HARD_DROP, RED_BYTES)
+    return decide
+
+
+def red_early_verdict(*args: Any) -> str:
+    """The verdict of an early RED decision (``"drop"`` or ``"mark"``) when the arrival
+    may get one and may also be accepted, else ``""`` (arguments: those of RED's code
+    action without ``rng``)."""
+    early = _red_forced(U_EARLY)(*args)["verdict"]
+    calm = _red_forced(U_CALM)(*args)["verdict"]
+    return str(early) if early != calm else ""
+
+
+_RED_ARGS = ("p, n, b, e, avg, count, old, now, RED_MIN_TH, RED_MAX_TH, RED_MAX_P, "
+             "RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC, RED_ECN, RED_HARD_DROP, RED_BYTES")
+
+
+def _red_choice(net: PetriNet, decide: str) -> None:
+    """RED's draw as a choice: ``decide`` takes the verdict of the largest draw (early only
+    when certain), ``decide_early`` the early verdict when it is possible but not certain;
+    an early drop takes a loss of the packet's kind from the budget."""
+    source = net.transitions[decide]
+    twin = decide + EARLY_SUFFIX
+    # a guard may not read the clock; RED reads it only for the idle time of an empty
+    # queue, where every arrival is accepted whatever the draw (``n_queued > 1`` fails):
+    # ``e`` in place of ``now`` changes no verdict that differs between the two draws
+    verdict = f"red_early_verdict({_RED_ARGS.replace('now', 'e')})"
+    data = f"{_IS_DATA} and data_left > 0 or not {_IS_DATA} and acks_left > 0"
+    net.transitions[decide] = replace(source, action=_red_forced(U_CALM))
+    net.add_transition(replace(
+        source, name=twin, action=_red_forced(U_EARLY),
+        guard=f"{verdict} == 'mark' or {verdict} == 'drop' and ({data})",
+        params={**source.params, "red_early_verdict": red_early_verdict}))
+    for arc in net.arcs_of(decide):
+        net.add_arc(replace(arc, transition=twin))
+    net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+    net.add_output(BUDGET_PLACE, twin, "(data_left, acks_left) if verdict != 'drop' else "
+                   f"(data_left - 1, acks_left) if {_IS_DATA} else (data_left, acks_left - 1)")
 
 
 def _lose_twin(net: PetriNet, original: str, twin: str, inside: str) -> None:
