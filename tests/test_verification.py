@@ -129,9 +129,19 @@ def test_roles_name_places_of_the_net():
     for role in v.roles.values():
         assert set(role.places.values()) <= set(v.net.places)
         assert set(role.transitions) <= set(v.net.transitions)
-    assert set(v.net.transitions) - set(v.choices) == set(v.twins.values()) | (
-        set(v.net.transitions) - set(v.choices))
     assert all(v.simulator_transition(c) in v.net.transitions for c in v.choices)
+
+
+@pytest.mark.parametrize("scenario", [lambda: p2p("sack", handshake=True),
+                                      lambda: red(True), lambda: shared_bottleneck()])
+def test_transitions_are_the_simulators_plus_the_choices(scenario):
+    v = verification_net(scenario(), segments=2, losses=LossBudget(1, 1), start_points=2)
+    simulator = v.simulation_net()
+    assert set(v.net.transitions) - set(v.choices) == set(simulator.transitions)
+    assert set(v.choices) == set(v.twins) | set(v.start_choices)
+    for name, transition in simulator.transitions.items():  # same guards and priorities
+        assert (v.net.transitions[name].guard, v.net.transitions[name].priority) == (
+            transition.guard, transition.priority)
 
 
 VARIANTS = ["tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",
@@ -214,7 +224,11 @@ def _with(**changes: Any) -> Scenario:
     (lambda: _with(errors={"kind": "rate", "unit": "packet", "rate": 0.01}),
      r"links\[0\].ab.errors: random losses \(rate 0.01\) on A->B"),
     (lambda: _with(start_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
-     r"flows\[0\].start_s: drawn at random"),
+     r"flows\[0\].start_s: drawn at random; give verification_net\(..., start_points=m\)"),
+    (lambda: _with(start_s={"dist": "exponential", "mean_s": 1.0}),
+     r"flows\[0\].start_s: an unbounded random start \(exponential\) cannot be"),
+    (lambda: _with(count=2, gap_s={"dist": "exponential", "mean_s": 1.0}),
+     r"flows\[0\].gap_s: drawn at random"),
     (lambda: _with(variant="tcp_l"), "tcp_l draws its reaction to a loss at random"),
     (lambda: _with(app_rate_bps=1e6), r"flows\[0\].app_rate_bps: a paced application"),
 ])
@@ -269,3 +283,38 @@ def test_red_marks_are_choices_outside_the_budget_and_replay():
     for end in space.dead_markings():
         firings = v.replay(space.path_to(end))
         assert firings[-1].time == pytest.approx(space.clock(end))
+
+
+def shared_bottleneck() -> Scenario:
+    """Two 4-segment transfers into a 2 Mb/s bottleneck holding 3 packets; the second
+    starts at a time drawn uniformly from [0, 4 ms]."""
+    return validate_scenario({
+        "name": "two", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "R", "rate_bps": 8e6, "delay_s": 0.001},
+                  {"a": "C", "b": "R", "rate_bps": 8e6, "delay_s": 0.001},
+                  {"a": "R", "b": "B", "rate_bps": 2e6, "delay_s": 0.01,
+                   "queue": {"kind": "drop_tail", "limit": 3}}],
+        "flows": [{"src": "A", "dst": "B", "variant": "newreno"},
+                  {"src": "C", "dst": "B", "variant": "newreno",
+                   "start_s": {"dist": "uniform", "low_s": 0.0, "high_s": 0.004}}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 4}})
+
+
+def test_a_random_start_becomes_a_choice_among_discrete_times():
+    v = verification_net(shared_bottleneck(), segments=4, start_points=3)
+    assert v.start_choices == {"group1.start0": (1, 0.0), "group1.start1": (1, 0.002),
+                               "group1.start2": (1, 0.004)}
+    assert "not at the times between" in " ".join(v.abstractions)
+    space = v.explore()
+    starts = set()
+    for end in space.dead_markings():
+        path = space.path_to(end)
+        starts.add(v.chosen_starts(path)[1])
+        firings = v.replay(path)  # the simulator with flows[1].start_s fixed at the choice
+        assert firings[-1].time == pytest.approx(space.clock(end))
+        marking = space.marking(end)
+        assert [marking[f"flow{i}.rcv.rcv"][0].value.nxt for i in (0, 1)] == [4, 4]
+    assert starts == {0.0, 0.002, 0.004}
+    # both starting at 0: the order of simultaneous arrivals decides which segments the
+    # full queue drops, and the explorer keeps both outcomes
+    assert len(space.dead_markings()) == 4

@@ -40,9 +40,19 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.queues import _red_decide
-from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario
+from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario, UniformTime
 from tcpn.models.topology import ComposedNet, compose
-from tcpn.petrinets import INT, Firing, PetriNet, Place, ProductSet, Simulator, explore
+from tcpn.petrinets import (
+    INT,
+    UNIT,
+    Firing,
+    PetriNet,
+    Place,
+    ProductSet,
+    Simulator,
+    Transition,
+    explore,
+)
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace import StateSpace
 
@@ -142,8 +152,10 @@ class VerificationNet:
       transmissions and their loss choices;
     * ``losses``: ``budget``, the place holding ``(data losses left, ACK losses left)``.
 
-    ``choices`` are the loss transitions added to the simulator's; ``twins`` maps each to
-    the simulator transition it stands beside (delivering instead of losing).
+    ``choices`` are the transitions added to the simulator's; ``twins`` maps each loss (or
+    RED early verdict) to the simulator transition it stands beside; ``start_choices``
+    maps each start-time choice (``group{g}.start{j}``) to ``(g, start_s)``: flow group
+    ``g`` (the scenario's ``flows[g]``) starts at ``start_s``.
     """
 
     net: PetriNet
@@ -156,6 +168,7 @@ class VerificationNet:
     flows: tuple[ConcreteFlow, ...] = ()
     twins: Mapping[str, str] = field(default_factory=dict)
     clock: str = "absolute"
+    start_choices: Mapping[str, tuple[int, float]] = field(default_factory=dict)
 
     def explore(self, **limits: Any) -> StateSpace:
         """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
@@ -179,30 +192,42 @@ class VerificationNet:
                 lost.setdefault(direction, []).append(int(binding["sent"]))
         return {direction: tuple(sorted(numbers)) for direction, numbers in lost.items()}
 
-    def simulation_scenario(self, losses: Mapping[str, Sequence[int]] | None = None
-                            ) -> Scenario:
-        """The scenario the simulator runs for this net with the given scripted ``losses``
-        (per direction, added to the scenario's own lists): the transfer is finite and
-        every direction that may lose has a scripted list."""
-        return _scripted(self.scenario, self.segments, self.losses, losses or {})
+    def chosen_starts(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[int, float]:
+        """The start time a path chose for each flow group with a random start."""
+        return dict(self.start_choices[t] for t, _b in path if t in self.start_choices)
 
-    def simulation_net(self, losses: Mapping[str, Sequence[int]] | None = None) -> PetriNet:
-        """The simulator's net of :meth:`simulation_scenario` (``losses`` scripted)."""
-        scenario = self.simulation_scenario(losses)
-        return compose(scenario, _finite_flows(scenario, self.flows, self.segments)).net
+    def simulation_scenario(self, losses: Mapping[str, Sequence[int]] | None = None,
+                            starts: Mapping[int, float] | None = None) -> Scenario:
+        """The scenario the simulator runs for this net with the given scripted ``losses``
+        (per direction, added to the scenario's own lists) and ``starts`` (flow group ->
+        start time, for the groups whose start is drawn at random): the transfer is finite
+        and every direction that may lose has a scripted list."""
+        return _scripted(self.scenario, self.segments, self.losses, losses or {},
+                         starts or {})
+
+    def simulation_net(self, losses: Mapping[str, Sequence[int]] | None = None,
+                       starts: Mapping[int, float] | None = None) -> PetriNet:
+        """The simulator's net of :meth:`simulation_scenario`."""
+        scenario = self.simulation_scenario(losses, starts)
+        flows = scenario.concrete_flows() if starts else self.flows
+        return compose(scenario, _finite_flows(scenario, flows, self.segments)).net
 
     def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
         """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
-        simulator's own net of :meth:`simulation_scenario` with the path's losses scripted:
-        each choice fires as the transmission it stands beside. Raises
+        simulator's own net of :meth:`simulation_scenario` with the path's losses scripted
+        and start times chosen: each loss fires as the transmission it stands beside, RED's
+        draws are forced, start choices are not fired. Raises
         :class:`InputError` at the first step the simulator would not take."""
-        sim = Simulator(self.simulation_net(self.scripted_losses(path)), seed=0)
+        sim = Simulator(self.simulation_net(self.scripted_losses(path),
+                                            self.chosen_starts(path)), seed=0)
         # RED's draws forced: the largest for ``decide``, the smallest for its early twin
         draws = iter([U_EARLY if t.endswith(EARLY_SUFFIX) else U_CALM
                       for t, _b in path if self.simulator_transition(t).endswith(".decide")])
         sim._draw.generator = _Script(draws)  # type: ignore[assignment]
         firings = []
         for step, (transition, binding) in enumerate(path):
+            if transition in self.start_choices:  # the scenario's start time says it
+                continue
             values = {k: v for k, v in binding.items() if k not in _BUDGET_VARS}
             try:
                 firings.append(sim.fire(self.simulator_transition(transition), values))
@@ -221,7 +246,7 @@ def _chosen(budget: LossBudget, direction: str) -> bool:
 
 
 def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
-              extra: Mapping[str, Sequence[int]]) -> Scenario:
+              extra: Mapping[str, Sequence[int]], starts: Mapping[int, float]) -> Scenario:
     """``scenario`` with scripted lists on the directions that may lose (see
     :meth:`VerificationNet.simulation_scenario`)."""
     links = []
@@ -236,8 +261,9 @@ def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
             packets = sorted(set(own) | set(extra.get(qid, ())))
             update[side] = direction.model_copy(update={"errors": ListErrors(packets=packets)})
         links.append(link.model_copy(update=update) if update else link)
-    flows = [f.model_copy(update={"bytes": segments * scenario.flow_tcp(f).segment_size_bytes})
-             for f in scenario.flows]
+    flows = [f.model_copy(update={"bytes": segments * scenario.flow_tcp(f).segment_size_bytes,
+                                  **({"start_s": starts[g]} if g in starts else {})})
+             for g, f in enumerate(scenario.flows)]
     return scenario.model_copy(update={"links": links, "flows": flows})
 
 
@@ -269,7 +295,7 @@ def _refuse(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int,
                                  "where the loss budget allows losses; give a budget > 0 that "
                                  "covers this direction, or remove the error model")
     for i, group in enumerate(scenario.flows):
-        for name in ("start_s", "gap_s", "receiver_clock_offset_s"):
+        for name in ("gap_s", "receiver_clock_offset_s"):
             if not isinstance(getattr(group, name), int | float):
                 raise InputError(f"flows[{i}].{name}: drawn at random; verification needs a "
                                  "fixed time (a number)")
@@ -278,8 +304,9 @@ def _refuse(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int,
                              "in verification mode (the transfer is the `segments` given)")
     for flow in flows:
         if flow.variant == "tcp_l":
-            raise InputError(f"flow {flow.id}: tcp_l draws its reaction to a loss at random; "
-                             "that draw is not turned into a choice yet")
+            raise InputError(f"flow {flow.id}: tcp_l draws its reaction to a loss at random "
+                             "(not turned into a choice yet) and its link reporter ticks for "
+                             "ever, so its space would not close")
         if flow.receiver_clock_skew != 0.0:
             raise InputError(f"flow {flow.id}: receiver_clock_skew makes timestamps drift with "
                              "absolute time; verification needs 0")
@@ -440,42 +467,109 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
     return roles
 
 
-def _abstractions(scenario: Scenario, segments: int, budget: LossBudget) -> tuple[str, ...]:
+def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
+                  points: Mapping[int, tuple[float, ...]]) -> tuple[str, ...]:
     where = "every link direction" if budget.links is None else ", ".join(budget.links)
     return (
         f"Each connection sends a finite transfer of {segments} segments; the scenario's "
-        f"horizon ({scenario.horizon_s:g} s), stop times and byte counts are not used.",
+        f"horizon ({scenario.horizon_s:g} s) and byte counts are not used (a stop time "
+        "before the horizon still closes the application).",
         f"Losses are choices: at most {budget.data_losses} data segment(s) and "
         f"{budget.ack_losses} ACK(s) (SYN, SYN-ACK count as ACKs) per run, on {where}; "
         "a scripted loss list still loses exactly its packets; error rates are not "
         "probabilities here, only whether a loss can happen.",
-        "Every delay is the simulator's deterministic one (serialisation, propagation, "
+        *(["RED's early drop or mark is a choice wherever its probability is strictly "
+           "between 0 and 1 (early drops within the data/ACK budget, marks unbounded); "
+           "the probability's value is not kept."]
+          if any(d.queue.kind == "red" for link in scenario.links
+                 for _a, _b, d in link.directions()) else []),
+        *(f"Flow group {scenario.flows[g].id or f'f{g}'} starts at one of "
+          f"{', '.join(f'{t:g}' for t in times)} s (its random start discretised), not "
+          "at the times between." for g, times in points.items()),
+        "Every other delay is the simulator's deterministic one (serialisation, propagation, "
         "timers); simultaneous events are explored in every order.",
         "Time is absolute (CPN Tools' timed state space): the space is finite because the "
         "transfer ends and the losses are bounded.",
     )
 
 
+def _start_points(scenario: Scenario, start_points: int | None) -> dict[int, tuple[float, ...]]:
+    """Flow group -> the start times a random ``start_s`` is discretised to: ``start_points``
+    equally spaced times from ``low_s`` to ``high_s`` of a uniform start."""
+    points: dict[int, tuple[float, ...]] = {}
+    for g, group in enumerate(scenario.flows):
+        spec = group.start_s
+        if isinstance(spec, int | float):
+            continue
+        where = f"flows[{g}].start_s"
+        if not isinstance(spec, UniformTime):
+            raise InputError(f"{where}: an unbounded random start ({spec.dist}) cannot be "
+                             "discretised; give a number or a uniform interval")
+        if start_points is None:
+            raise InputError(f"{where}: drawn at random; give verification_net(..., "
+                             "start_points=m) to choose among m times in its interval, or a "
+                             "number")
+        if isinstance(start_points, bool) or not isinstance(start_points, int) or \
+                start_points < 1:
+            raise InputError(f"start_points must be a whole number >= 1, got {start_points!r}")
+        step = (spec.high_s - spec.low_s) / max(1, start_points - 1)
+        points[g] = tuple(sorted({round(spec.low_s + j * step, 9)
+                                  for j in range(start_points)}))
+    return points
+
+
+def _add_start_choices(composed: ComposedNet, scenario: Scenario,
+                       points: Mapping[int, tuple[float, ...]]) -> dict[str, tuple[int, float]]:
+    """One choice per start time of each group with a random start: it puts the start token
+    of every connection of the group (``gap_s`` apart) at that time."""
+    net = composed.net
+    ids = {(flow.id if flow.id is not None else f"f{g}"): g
+           for g, flow in enumerate(scenario.flows)}
+    choices: dict[str, tuple[int, float]] = {}
+    for g, times in points.items():
+        members = [(i, f) for i, f in enumerate(composed.flows) if ids[f.group] == g]
+        gap = float(scenario.flows[g].gap_s)  # type: ignore[arg-type]
+        unstarted = f"group{g}.unstarted"
+        net.add_place(Place(unstarted, UNIT, initial=[()]))
+        for i, _flow in members:
+            start = f"flow{i}.snd.start"
+            net.places[start] = replace(net.places[start], initial=[])
+        for j, start_s in enumerate(times):
+            name = f"group{g}.start{j}"
+            net.add_transition(Transition(name))
+            net.add_input(unstarted, name, "()")
+            for i, flow in members:
+                net.add_output(f"flow{i}.snd.start", name, "()",
+                               delay=round(start_s + flow.index * gap, 9))
+            choices[name] = (g, start_s)
+    return choices
+
+
 def verification_net(scenario: Scenario, *, segments: int,
-                     losses: LossBudget | None = None,
+                     losses: LossBudget | None = None, start_points: int | None = None,
                      seed: int | None = None) -> VerificationNet:
     """The verification net of ``scenario``: every connection sends ``segments`` segments,
     the network may lose what ``losses`` allows (see the module docstring).
 
-    ``seed`` draws the scenario's own random choices (none are allowed yet, so it only
-    matters for flow ids).
+    A flow group whose ``start_s`` is drawn uniformly from an interval starts at one of
+    ``start_points`` equally spaced times in it, a choice made at time 0 (the explorer
+    covers each, and every order of the events they make simultaneous). ``seed`` draws
+    the scenario's other random choices (none are allowed yet).
     """
     budget = losses if losses is not None else LossBudget()
     if not isinstance(budget, LossBudget):
         raise InputError(f"losses must be a LossBudget, got {budget!r}")
+    points = _start_points(scenario, start_points)
     flows = scenario.concrete_flows(seed)
     _refuse(scenario, flows, segments, budget)
-    prepared = _scripted(scenario, segments, budget, {})
-    finite = _finite_flows(prepared, flows, segments)
+    prepared = _scripted(scenario, segments, budget, {},
+                         {g: times[0] for g, times in points.items()})
+    finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
     twins = _add_choices(composed, budget)
+    starts = _add_start_choices(composed, scenario, points)
     return VerificationNet(
         net=composed.net, scenario=scenario, segments=segments, losses=budget,
-        roles=_roles(composed, twins), choices=tuple(twins),
-        abstractions=_abstractions(scenario, segments, budget), flows=tuple(finite),
-        twins=twins)
+        roles=_roles(composed, twins), choices=(*twins, *starts),
+        abstractions=_abstractions(scenario, segments, budget, points), flows=tuple(finite),
+        twins=twins, start_choices=starts)
