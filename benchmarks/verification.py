@@ -14,6 +14,8 @@ events of each run).
     .venv/bin/python benchmarks/verification.py                       # minutes
     .venv/bin/python benchmarks/verification.py --quick               # n <= 4, k <= 1
     .venv/bin/python benchmarks/verification.py --variants reno --segments 3-8 --losses 0-3
+    .venv/bin/python benchmarks/verification.py --variants newreno --segments 12,16,24,32 \\
+        --losses 3-6 --max-states 3000000 --cpu-budget 200      # how far it scales
 """
 
 from __future__ import annotations
@@ -40,15 +42,19 @@ def scenario(variant: str) -> Scenario:
         "flows": [{"src": "A", "dst": "B", "variant": variant}]})
 
 
-def span(text: str) -> range:
-    low, _, high = text.partition("-")
-    return range(int(low), int(high or low) + 1)
+def span(text: str) -> list[int]:
+    """``"3-8"`` or ``"12,16,24"`` (or both: ``"3-5,8"``) as a list of numbers."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        numbers.extend(range(int(low), int(high or low) + 1))
+    return numbers
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--segments", default="3-8", help="n range, e.g. 3-8")
+    parser.add_argument("--segments", default="3-8", help="n values, e.g. 3-8 or 12,16,24")
     parser.add_argument("--losses", default="0-3", help="k (data losses) range")
     parser.add_argument("--ack-losses", default="0", help="j (ACK losses) range")
     parser.add_argument("--max-states", type=int, default=2_000_000)
@@ -58,7 +64,7 @@ def main() -> None:
     args = parser.parse_args()
     segments, losses = span(args.segments), span(args.losses)
     if args.quick:
-        segments, losses = range(3, 5), range(0, 2)
+        segments, losses = [3, 4], [0, 1]
     console = Console()
     table = Table(title=f"verification nets (load average {os.getloadavg()[0]:.1f} at start)")
     for column in ("sender", "n", "k", "j", "states", "edges", "dead", "delivered all",
