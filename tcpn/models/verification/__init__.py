@@ -9,8 +9,15 @@ puts the packet nowhere; it may fire only while the budget place ``losses`` has 
 the packet's kind left. The net's transitions are the simulator's plus these choices; the
 explorer (:func:`tcpn.petrinets.explore`) then covers every loss pattern within the budget
 and every order of simultaneous events. Scripted loss lists (``errors: {kind: list}``) stay
-scripted; random error models (``kind: rate``) become choices; what cannot be turned into a
-choice yet is refused with an :class:`~tcpn.errors.InputError` naming it.
+scripted; random error models (``kind: rate``) become choices; so do RED's early verdict
+(``decide_early``), TCP-L's reaction to a loss (``..._react``) and a uniformly random start
+time (one of ``start_points`` times); what cannot be turned into a choice yet is refused
+with an :class:`~tcpn.errors.InputError` naming it. :meth:`VerificationNet.replay` fires a
+path of the space in the simulator's own net with its choices forced.
+
+Modules: :mod:`~tcpn.models.verification.budget` (the loss budget),
+:mod:`~tcpn.models.verification.choices` (the transitions added to the simulator's),
+:mod:`~tcpn.models.verification.net` (the net, its roles, replay).
 
 Time: every delay of a drop-tail scenario is deterministic and stays exact. The senders
 keep absolute times (timestamps on packets, the RTT estimator's samples ``now - echo``),
