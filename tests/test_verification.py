@@ -101,6 +101,20 @@ def test_one_ack_loss_and_two_data_losses():
     assert budgets == {(2, 0), (1, 0), (0, 0)}
 
 
+def test_a_budget_per_window_counts_losses_by_segment_window():
+    """One loss per window of one segment: each original may be lost, not a segment
+    twice (its retransmission is in its window); per run, two losses also take a
+    retransmission (the six of the test above)."""
+    v = verification_net(p2p(), segments=2, losses=LossBudget(data_losses=1, per_window=1))
+    space = v.explore()
+    lost = sorted(v.scripted_losses(space.path_to(e)).get("A->B", ())
+                  for e in space.dead_markings())
+    assert lost == [(), (0,), (0, 1), (1,)]
+    assert space.marking(0)["losses"][0].value == ((1, 1), 0)
+    v = verification_net(p2p(), segments=2, losses=LossBudget(data_losses=1, per_window=2))
+    assert len(v.explore().dead_markings()) == 3  # one window: as per run
+
+
 def test_losses_only_on_the_directions_named():
     v = verification_net(p2p(), segments=2, losses=LossBudget(ack_losses=1, data_losses=1,
                                                               links=("A->B",)))
@@ -193,6 +207,7 @@ def test_simulator_runs_are_paths_of_the_space():
     (lambda: LossBudget(data_losses=-1), "data_losses must be a whole number >= 0"),
     (lambda: LossBudget(ack_losses=math.inf), "unbounded budget makes the state space infinite"),
     (lambda: LossBudget(data_losses=True), "data_losses must be a whole number"),
+    (lambda: LossBudget(data_losses=1, per_window=0), "per_window must be a whole number"),
     (lambda: verification_net(p2p(), segments=0), "segments must be a whole number >= 1"),
     (lambda: verification_net(p2p(), segments=None), "bulk transfer's space never closes"),
     (lambda: verification_net(p2p(), segments=2, losses=LossBudget(1, links=("B->C",))),

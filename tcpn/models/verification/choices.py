@@ -18,7 +18,7 @@ from tcpn.models.components.queues import _red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
-from tcpn.petrinets import INT, UNIT, PetriNet, Place, ProductSet, Transition
+from tcpn.petrinets import UNIT, PetriNet, Place, Transition
 from tcpn.petrinets.net import ArcKind
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
@@ -52,18 +52,18 @@ U_EARLY, U_CALM = 2.0 ** -53, 1.0 - 2.0 ** -53
 ADDED_VARS = ("data_left", "acks_left", "t_sender")
 
 
-def add_loss_choices(composed: ComposedNet, budget: LossBudget) -> dict[str, str]:
+def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
+                     ) -> dict[str, str]:
     """Add the budget place, one loss choice beside each transmission of the directions
     that may lose and RED's early-verdict choice beside each ``decide``; return choice ->
     the simulator transition it stands beside."""
     net = composed.net
-    net.add_place(Place(BUDGET_PLACE, ProductSet(INT, INT, name="Budget"),
-                        initial=[(budget.data_losses, budget.ack_losses)]))
+    net.add_place(Place(BUDGET_PLACE, budget.colour(), initial=[budget.initial(segments)]))
     twins: dict[str, str] = {}
     for qid, prefix in composed.interfaces.items():
         decide = f"{prefix}.decide"
         if composed.events[qid].get("decide") == "meter" and decide in net.transitions:
-            _red_choice(net, decide)
+            _red_choice(net, decide, budget)
             twins[decide + EARLY_SUFFIX] = decide
         if not budget.covers(qid):
             continue
@@ -73,7 +73,7 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget) -> dict[str, str
                 continue
             original = f"{prefix}.{tname}"
             twin = f"{original}{LOSS_SUFFIX}"
-            _lose_twin(net, original, twin, inside)
+            _lose_twin(net, original, twin, inside, budget)
             twins[twin] = original
     return twins
 
@@ -124,7 +124,7 @@ _RED_ARGS = ("p, n, b, e, avg, count, old, now, RED_MIN_TH, RED_MAX_TH, RED_MAX_
              "RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC, RED_ECN, RED_HARD_DROP, RED_BYTES")
 
 
-def _red_choice(net: PetriNet, decide: str) -> None:
+def _red_choice(net: PetriNet, decide: str, budget: LossBudget) -> None:
     """RED's draw as a choice: ``decide`` takes the verdict of the largest draw (early only
     when certain), ``decide_early`` the early verdict when it is possible but not certain;
     an early drop takes a loss of the packet's kind from the budget."""
@@ -134,20 +134,21 @@ def _red_choice(net: PetriNet, decide: str) -> None:
     # queue, where every arrival is accepted whatever the draw (``n_queued > 1`` fails):
     # ``e`` in place of ``now`` changes no verdict that differs between the two draws
     verdict = f"red_early_verdict({_RED_ARGS.replace('now', 'e')})"
-    data = f"{_IS_DATA} and data_left > 0 or not {_IS_DATA} and acks_left > 0"
+    may_lose, after = budget.inscriptions(_IS_DATA)
     net.transitions[decide] = replace(source, action=_red_forced(U_CALM))
     net.add_transition(replace(
         source, name=twin, action=_red_forced(U_EARLY),
-        guard=f"{verdict} == 'mark' or {verdict} == 'drop' and ({data})",
+        guard=f"{verdict} == 'mark' or {verdict} == 'drop' and {may_lose}",
         params={**source.params, "red_early_verdict": red_early_verdict}))
     for arc in net.arcs_of(decide):
         net.add_arc(replace(arc, transition=twin))
     net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
-    net.add_output(BUDGET_PLACE, twin, "(data_left, acks_left) if verdict != 'drop' else "
-                   f"(data_left - 1, acks_left) if {_IS_DATA} else (data_left, acks_left - 1)")
+    net.add_output(BUDGET_PLACE, twin, f"(data_left, acks_left) if verdict != 'drop' else "
+                   f"{after}")
 
 
-def _lose_twin(net: PetriNet, original: str, twin: str, inside: str) -> None:
+def _lose_twin(net: PetriNet, original: str, twin: str, inside: str,
+               budget: LossBudget) -> None:
     """``twin``: ``original`` with its routed outputs dropped, the frame counted as failed
     and one loss of the packet's kind taken from the budget."""
     source = net.transitions[original]
@@ -155,8 +156,8 @@ def _lose_twin(net: PetriNet, original: str, twin: str, inside: str) -> None:
         raise InputError(f"transition {original}: decides losses in a code action; cannot "
                          "add a loss choice beside it")
     scripted = "not (sent in LOSSES)"
-    guard = f"({_IS_DATA} and data_left > 0 or not {_IS_DATA} and acks_left > 0) " \
-        f"and {scripted}"
+    may_lose, after = budget.inscriptions(_IS_DATA)
+    guard = f"{may_lose} and {scripted}"
     if source.guard:
         guard = f"({source.guard}) and {guard}"
     net.add_transition(replace(source, name=twin, guard=guard))
@@ -170,8 +171,7 @@ def _lose_twin(net: PetriNet, original: str, twin: str, inside: str) -> None:
             continue
         net.add_arc(replace(arc, transition=twin))
     net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
-    net.add_output(BUDGET_PLACE, twin, f"(data_left - 1, acks_left) if {_IS_DATA} else "
-                   "(data_left, acks_left - 1)")
+    net.add_output(BUDGET_PLACE, twin, after)
 
 
 def _forced(action: Any, u: float) -> Any:

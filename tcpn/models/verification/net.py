@@ -301,7 +301,7 @@ def verification_net(scenario: Scenario, *, segments: int,
                          {g: times[0] for g, times in points.items()})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
-    twins = add_loss_choices(composed, budget)
+    twins = add_loss_choices(composed, budget, segments)
     draws = {name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM)
              for twin, original in twins.items() if original.endswith(".decide")
              for name in (twin, original)}
