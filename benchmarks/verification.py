@@ -4,8 +4,8 @@ For each sender, a point-to-point scenario (A -> B, 8 Mb/s, 10 ms, drop-tail, th
 defaults: handshake, initial window 10 (``--initial-window``), delayed ACKs; SACK
 negotiated only for ``sack``, so that NewReno and the Vegas family recover as RFC 6582
 says rather than on the scoreboard) becomes ``verification_net(scenario, segments=n,
-losses=LossBudget(data_losses=k, ack_losses=j))`` and is explored to the end (or to ``--max-states``). Each row gives
-states, edges, dead markings, how many of those have every segment delivered in order to
+losses=LossBudget(data_losses=k, ack_losses=j))`` and is explored to the end (or to
+``--max-states``). Each row gives states, edges, dead markings, how many of those have every segment delivered in order to
 the application (``rcv.nxt == n``), the explorer's CPU seconds (``time.process_time``,
 compilation included), and whether the space closed. A cell is skipped once a smaller
 cell of the same sender and ``j`` ran out of ``--cpu-budget``: the growth per cell says
