@@ -1,16 +1,17 @@
 """How far verification nets scale: states, edges and CPU seconds per sender, n and k.
 
-For each sender, a point-to-point scenario (A -> B, 8 Mb/s, 10 ms, drop-tail, the scenario
-defaults: handshake, initial window 10 (``--initial-window``), delayed ACKs; SACK
+For each sender, a point-to-point scenario (A -> B, 8 Mb/s, 10 ms, drop-tail, the
+scenario defaults: handshake, initial window 10 (``--initial-window``), delayed ACKs; SACK
 negotiated only for ``sack``, so that NewReno and the Vegas family recover as RFC 6582
 says rather than on the scoreboard) becomes ``verification_net(scenario, segments=n,
 losses=LossBudget(data_losses=k, ack_losses=j))`` and is explored to the end (or to
-``--max-states``). Each row gives states, edges, dead markings, how many of those have every segment delivered in order to
-the application (``rcv.nxt == n``), the explorer's CPU seconds (``time.process_time``,
-compilation included), and whether the space closed. A cell is skipped once a smaller
-cell of the same sender and ``j`` ran out of ``--cpu-budget``: the growth per cell says
-where the state count comes from (the loss patterns, ``C(packets, k)``, times the
-events of each run).
+``--max-states``). Each row gives states, edges, dead markings, how many of those have
+every segment delivered in order to the application (``rcv.nxt == n``), the explorer's CPU
+seconds (``time.process_time``, compilation included), and whether the space closed. A
+cell is skipped once a smaller cell of the same sender and ``j`` ran out of
+``--cpu-budget``: the growth per cell says where the state count comes from (the loss
+patterns, ``C(packets, k)``, times the events of each run). Rows also go to stderr as they
+come.
 
     .venv/bin/python benchmarks/verification.py                       # minutes
     .venv/bin/python benchmarks/verification.py --quick               # n <= 4, k <= 1
