@@ -1,0 +1,103 @@
+"""``tcpn check scenario.yaml --property NAME``: verdicts, costs and counterexample charts.
+
+:func:`run_property_check` checks the property library (:mod:`tcpn.models.properties`)
+on a scenario within a loss budget (:func:`tcpn.models.verify.verify_all`), prints one
+line per property and, below a ``false``, the lost packets and the counterexample as a
+message-sequence chart (:mod:`tcpn.reports.msc`); it writes the verdicts as JSON and the
+first counterexample's chart as SVG through :mod:`tcpn.outputs` (new files only).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from tcpn.models.verify import PropertyResult, VerificationNet, verification_scenario_net, \
+    verify_all
+from tcpn.outputs import atomic_file, check_output_file
+from tcpn.reports.msc import msc_events, msc_svg, msc_text
+
+__all__ = ["PropertyRequest", "result_line", "run_property_check"]
+
+
+@dataclass(frozen=True)
+class PropertyRequest:
+    """The options of ``tcpn check SCENARIO --property ...``."""
+
+    scenario: str
+    property: str
+    segments: int = 4
+    losses: int = 0
+    ack_losses: int = 0
+    max_states: int | None = 1_000_000
+    json_file: str | None = None
+    msc_file: str | None = None
+
+
+def result_line(result: PropertyResult) -> str:
+    """One line per property: answer, name, cost (and why, for n/a and unknown)."""
+    line = (f"{result.property.name}: {result.answer.upper()}  ({result.runs:,} runs, "
+            f"{result.states:,} states, {result.edges:,} edges, {result.seconds:.2f} s)")
+    if result.reason:
+        line += f"  {result.reason}"
+    return line
+
+
+def counterexample_text(verification: VerificationNet, result: PropertyResult) -> str:
+    """The lost packets and the chart of a ``false`` result."""
+    assert result.verdict is not None and result.verdict.evidence is not None
+    lost = (f"lost data-link packets {list(result.data_losses)}, ACK-link packets "
+            f"{list(result.ack_losses)} (0 = the first to cross)")
+    evidence = result.verdict.evidence
+    cycle = (f", then a cycle of {len(evidence.cycle)} repeated forever"
+             if evidence.cycle else "")
+    return (f"  counterexample: {lost}; {len(evidence.stem)} firings{cycle}\n"
+            + msc_text(msc_events(verification, evidence)))
+
+
+def run_property_check(request: PropertyRequest, console: Console,
+                       err_console: Console) -> bool:
+    """Check, print and write; ``True`` when no property is false or unknown."""
+    for target in (request.json_file, request.msc_file):
+        if target is not None:
+            check_output_file(target)
+    verification = verification_scenario_net(request.scenario, request.segments)
+    results = verify_all(request.scenario, request.property, segments=request.segments,
+                         losses=request.losses, ack_losses=request.ack_losses,
+                         max_states=request.max_states, prepared=verification)
+    console.print(f"{request.scenario}: {request.segments} segments, at most "
+                  f"{request.losses} data and {request.ack_losses} ACK losses on the link "
+                  f"{verification.data_link.interface}", markup=False, highlight=False,
+                  soft_wrap=True)
+    for result in results:
+        console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
+        if result.answer == "false":
+            console.print(counterexample_text(verification, result), markup=False,
+                          highlight=False, soft_wrap=True)
+    failed = [r for r in results if r.answer == "false"]
+    if request.msc_file is not None:
+        if failed:
+            first = failed[0]
+            assert first.verdict is not None and first.verdict.evidence is not None
+            svg = msc_svg(msc_events(verification, first.verdict.evidence),
+                          f"{first.property.name} fails: {request.scenario}")
+            _write(request.msc_file, svg)
+            err_console.print(f"wrote {request.msc_file}", markup=False, highlight=False)
+        else:
+            err_console.print(f"--msc {request.msc_file}: no counterexample, nothing "
+                              "written", markup=False, highlight=False)
+    if request.json_file is not None:
+        document = {"scenario": request.scenario, "segments": request.segments,
+                    "losses": request.losses, "ack_losses": request.ack_losses,
+                    "results": [r.to_json() for r in results]}
+        _write(request.json_file, json.dumps(document, indent=2) + "\n")
+        err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
+    return all(r.answer in ("true", "n/a") for r in results)
+
+
+def _write(target: str, text: str) -> None:
+    with atomic_file(target) as partial:
+        Path(partial).write_text(text, encoding="utf-8")
