@@ -192,8 +192,11 @@ def _output_expression(net: PetriNet, transition: str, place: str) -> str | None
 
 
 def _count(net: PetriNet, place: str, transition: str, increment: str) -> None:
-    net.add_input(place, transition, "_obs")
-    net.add_output(place, transition, f"_obs + ({increment})")
+    """Add ``increment`` to the counter on ``place`` at each firing of ``transition`` (a
+    variable of its own per counter: two counters on one transition must not unify)."""
+    variable = "_" + place.replace(".", "_")
+    net.add_input(place, transition, variable)
+    net.add_output(place, transition, f"{variable} + ({increment})")
 
 
 def _add_observers(composed: ComposedNet, scenario: Scenario, segments: int) -> FlowRoles:
