@@ -226,12 +226,11 @@ def _ssthresh(flow: FlowRoles) -> Formula:
 
 
 @register_property("vegas_window_rules", "Vegas: in congestion avoidance each round's "
-                   "decision moves cwnd by at most one segment, and cwnd stays >= 2",
+                   "decision moves cwnd by at most one segment",
                    places=("snd.vegas", "rules"))
 def _vegas(flow: FlowRoles) -> Formula:
     return AG(flow.holds("no decision outside the rules",
-                         lambda m: flow.value(m, "rules") == 0
-                         and ((t := flow.tcb(m)) is None or t.cwnd >= 2)))
+                         lambda m: flow.value(m, "rules") == 0))
 
 
 @register_property("tcp_l_keeps_window_on_link_loss",
