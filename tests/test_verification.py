@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from tcpn.errors import InputError
 from tcpn.models.properties import PROPERTIES, register_property
 from tcpn.models.scenario import load_scenario, validate_scenario
@@ -128,7 +129,7 @@ def test_a_users_property_fails_where_it_must():
 
 
 def test_a_property_naming_a_missing_place_is_an_input_error():
-    with pytest.raises(InputError, match="flow0.snd.vegas"):
+    with pytest.raises(InputError, match=r"flow0\.snd\.vegas"):
         verify(SCENARIO, "vegas_window_rules", segments=3)
     with pytest.raises(InputError, match="no such property"):
         verify(SCENARIO, "delivered_twice", segments=3)
@@ -137,7 +138,7 @@ def test_a_property_naming_a_missing_place_is_an_input_error():
 
 
 def test_a_random_element_is_refused_with_its_name():
-    with pytest.raises(InputError, match="flow0.snd.fast_retransmit"):
+    with pytest.raises(InputError, match=r"flow0\.snd\.fast_retransmit"):
         verify(variant("tcp_l"), "completes", segments=3, losses=1)
 
 

@@ -132,8 +132,8 @@ def msc_text(events: Sequence[MscEvent], lane_width: int = 12) -> str:
     >>> print(msc_text([MscEvent(0.0, "segment", "sender", "queue", "seg 0", 1, 64),
     ...                 MscEvent(0.1, "loss", "link", "link", "seg 0 lost", 1, 64)]))
       time s  sender      queue       link        receiver
-       0.000  |---------->|           |           |          seg 0  (cwnd 1, ssthresh 64)
-       0.100  |           |           X           |          seg 0 lost
+       0.000  |---------->|           |           |           seg 0  (cwnd 1, ssthresh 64)
+       0.100  |           |           X           |           seg 0 lost
     """
     header = "".join(lane.ljust(lane_width) for lane in LANES)
     lines = [f"  time s  {header}".rstrip()]
@@ -157,50 +157,56 @@ def msc_text(events: Sequence[MscEvent], lane_width: int = 12) -> str:
     return "\n".join(lines)
 
 
+def _add(parent: ET.Element, tag: str, attributes: dict[str, str],
+         text: str | None = None) -> ET.Element:
+    element = ET.SubElement(parent, tag, attributes)
+    element.text = text
+    return element
+
+
 def msc_svg(events: Sequence[MscEvent], title: str = "") -> str:
     """The chart as an SVG document: a vertical line per lane, an arrow per packet hop,
     a cross per loss, a star per timer expiry, ``cwnd``/``ssthresh`` on the right."""
     lane_x = {lane: 90 + 150 * k for k, lane in enumerate(LANES)}
     row, top = 24, 70
     width, height = 90 + 150 * (len(LANES) - 1) + 260, top + row * (len(events) + 1)
-    svg = ET.Element("svg", xmlns="http://www.w3.org/2000/svg", width=str(width),
-                     height=str(height), viewBox=f"0 0 {width} {height}",
-                     **{"font-family": "sans-serif", "font-size": "11"})
-    defs = ET.SubElement(svg, "defs")
-    marker = ET.SubElement(defs, "marker", id="head", markerWidth="8", markerHeight="8",
-                           refX="8", refY="4", orient="auto")
-    ET.SubElement(marker, "path", d="M0,0 L8,4 L0,8 z", fill="context-stroke")
-    ET.SubElement(svg, "title").text = title or "message-sequence chart"
-    ET.SubElement(svg, "text", x="10", y="20", **{"font-size": "13"}).text = title
+    svg = ET.Element("svg", {"xmlns": "http://www.w3.org/2000/svg", "width": str(width),
+                             "height": str(height), "viewBox": f"0 0 {width} {height}",
+                             "font-family": "sans-serif", "font-size": "11"})
+    marker = _add(_add(svg, "defs", {}), "marker", {
+        "id": "head", "markerWidth": "8", "markerHeight": "8", "refX": "8", "refY": "4",
+        "orient": "auto"})
+    _add(marker, "path", {"d": "M0,0 L8,4 L0,8 z", "fill": "context-stroke"})
+    _add(svg, "title", {}, title or "message-sequence chart")
+    _add(svg, "text", {"x": "10", "y": "20", "font-size": "13"}, title)
     for lane, x in lane_x.items():
-        ET.SubElement(svg, "text", x=str(x), y="50", **{"text-anchor": "middle",
-                                                         "class": "lane"}).text = lane
-        ET.SubElement(svg, "line", x1=str(x), y1="56", x2=str(x), y2=str(height - 10),
-                      stroke="#999", **{"class": "lane"})
+        _add(svg, "text", {"x": str(x), "y": "50", "text-anchor": "middle", "class": "lane"},
+             lane)
+        _add(svg, "line", {"x1": str(x), "y1": "56", "x2": str(x), "y2": str(height - 10),
+                           "stroke": "#999", "class": "lane"})
     colours = {"segment": "#1f4e9c", "ack": "#2a7a2a", "loss": "#c0392b", "timer": "#b07000"}
     for k, event in enumerate(events):
         y = top + row * k
         x1, x2 = lane_x[event.source], lane_x[event.target]
         colour = colours[event.kind]
-        ET.SubElement(svg, "text", x="10", y=str(y + 4), fill="#555").text = \
-            f"{event.time_s:.3f} s"
+        _add(svg, "text", {"x": "10", "y": str(y + 4), "fill": "#555"},
+             f"{event.time_s:.3f} s")
         attributes = {"class": event.kind, "data-label": event.label,
                       "data-source": event.source, "data-target": event.target,
                       "data-time": f"{event.time_s:g}"}
         if x1 != x2:
-            ET.SubElement(svg, "line", x1=str(x1), y1=str(y), x2=str(x2), y2=str(y),
-                          stroke=colour, **{"marker-end": "url(#head)"}, **attributes)
-            ET.SubElement(svg, "text", x=str((x1 + x2) / 2), y=str(y - 3), fill=colour,
-                          **{"text-anchor": "middle"}).text = event.label
+            _add(svg, "line", {"x1": str(x1), "y1": str(y), "x2": str(x2), "y2": str(y),
+                               "stroke": colour, "marker-end": "url(#head)", **attributes})
+            _add(svg, "text", {"x": str((x1 + x2) / 2), "y": str(y - 3), "fill": colour,
+                               "text-anchor": "middle"}, event.label)
         else:
             symbol = "\u2715" if event.kind == "loss" else "\u2605"
-            mark = ET.SubElement(svg, "text", x=str(x1), y=str(y + 4), fill=colour,
-                                 **{"text-anchor": "middle"}, **attributes)
-            mark.text = symbol
-            ET.SubElement(svg, "text", x=str(x1 + 10), y=str(y + 4),
-                          fill=colour).text = event.label
+            _add(svg, "text", {"x": str(x1), "y": str(y + 4), "fill": colour,
+                               "text-anchor": "middle", **attributes}, symbol)
+            _add(svg, "text", {"x": str(x1 + 10), "y": str(y + 4), "fill": colour},
+                 event.label)
         if event.cwnd is not None and "sender" in (event.source, event.target):
-            ET.SubElement(svg, "text", x=str(lane_x["receiver"] + 110), y=str(y + 4),
-                          fill="#333", **{"class": "window"}).text = \
-                f"cwnd {event.cwnd:g}  ssthresh {event.ssthresh:g}"
-    return ET.tostring(svg, encoding="unicode", xml_declaration=False) + "\n"
+            _add(svg, "text", {"x": str(lane_x["receiver"] + 110), "y": str(y + 4),
+                               "fill": "#333", "class": "window"},
+                 f"cwnd {event.cwnd:g}  ssthresh {event.ssthresh:g}")
+    return ET.tostring(svg, encoding="unicode") + "\n"
