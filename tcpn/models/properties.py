@@ -16,12 +16,13 @@ may be lost). :data:`PROPERTIES` holds the library; :func:`register_property` ad
 True
 >>> del PROPERTIES["cwnd_at_most_64"]
 
-Three observer places, which :func:`tcpn.models.verify.verification_scenario_net` adds
-beside the components (the components themselves are unchanged), make the history
-visible to state formulas: ``flowI.app`` (the segments passed to the application, in the
-order the receiver released them: the arriving segment, then those it had buffered),
-``flowI.retx`` (segments sent again) and ``flowI.reductions`` (firings that lowered
-``cwnd``); and ``flowI.rules`` counts Vegas decisions outside the rules.
+Observer places, which :func:`tcpn.models.verify.verification_scenario_net` adds beside
+the components (the components themselves are unchanged: their arcs only gain a counter),
+make the history visible to state formulas: ``flowI.app`` (the segments passed to the
+application, in the order the receiver released them: the arriving segment, then those it
+had buffered), ``flowI.retx`` (segments sent again), ``flowI.reductions`` (firings that
+lowered ``cwnd``), ``flowI.syns`` (SYNs sent), ``flowI.rules`` (Vegas decisions outside
+the rules) and ``verify.drops`` (queue drops).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.sender import sack_pipe
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.fairness import Fairness
 from tcpn.petrinets.formulas import AF, AG, Deadlock, Formula, Predicate
@@ -198,13 +200,20 @@ def _no_spurious(flow: FlowRoles) -> Formula:
                          lambda m: flow.value(m, "retx") == 0 or flow.lost(m) > 0))
 
 
-@register_property("flight_within_windows", "the flight size (nxt - una) never exceeds "
-                   "min(cwnd, rwnd)", places=("snd.tcb",))
+@register_property("flight_within_windows", "the flight size never exceeds min(cwnd, rwnd): "
+                   "nxt - una, or RFC 6675's pipe on the SACK scoreboard", places=("snd.tcb",))
 def _flight(flow: FlowRoles) -> Formula:
+    send = flow.place("snd.send")
+    dupthresh = int(flow.net.scope_of(send).get("DUPTHRESH", 3))
+    scoreboard = f"{flow.prefix}.snd.sack_retransmit" in flow.net.transitions
+
     def within(marking: Marking) -> bool:
         t = flow.tcb(marking)
-        return t is None or t.nxt - t.una <= min(t.cwnd, flow.window_segments)
-    return AG(flow.holds("nxt - una <= min(cwnd, rwnd)", within))
+        if t is None:
+            return True
+        flight = sack_pipe(t, dupthresh) if scoreboard else t.nxt - t.una
+        return flight <= min(t.cwnd, flow.window_segments)
+    return AG(flow.holds("flight <= min(cwnd, rwnd)", within))
 
 
 @register_property("queue_within_limit", "no queue ever holds more than its limit")
@@ -244,11 +253,18 @@ def _tcp_l(flow: FlowRoles) -> Formula:
 
 
 @register_property("handshake_settles",
-                   "the handshake establishes the connection or gives up after the "
-                   "configured SYN retries", places=("snd.tcb", "snd.failed"),
+                   "the handshake establishes the connection, or gives up after exactly the "
+                   "configured SYN retries", places=("snd.tcb", "snd.failed", "syns"),
                    fairness=_retransmitting,
                    assumes="weak fairness of the SYN timer")
 def _handshake(flow: FlowRoles) -> Formula:
-    return AF(flow.holds("established or given up",
-                         lambda m: flow.tcb(m) is not None
-                         or bool(m[flow.place("snd.failed")])))
+    connect = f"{flow.prefix}.snd.connect"
+    if connect not in flow.net.transitions:
+        raise InputError(f"property handshake_settles: net {flow.net.name} has no transition "
+                         f"{connect!r} (its sender models no handshake)")
+    retries = int(flow.net.scope_of(connect)["SYN_RETRIES"])
+    failed = flow.place("snd.failed")
+    settled = AF(flow.holds("established or given up",
+                            lambda m: flow.tcb(m) is not None or bool(m[failed])))
+    return settled & AG(flow.holds(f"given up only after {retries} SYNs",
+                                   lambda m: not m[failed] or flow.value(m, "syns") == retries))

@@ -208,12 +208,13 @@ def _count(net: PetriNet, place: str, transition: str, increment: str) -> None:
 
 
 def _add_observers(composed: ComposedNet, scenario: Scenario, segments: int) -> FlowRoles:
-    """Add ``flow0.app``, ``flow0.retx``, ``flow0.reductions``, ``flow0.rules`` (Vegas)
-    and ``verify.drops``; return the flow's roles."""
+    """Add ``flow0.app``, ``flow0.retx``, ``flow0.reductions``, ``flow0.syns``,
+    ``flow0.rules`` (Vegas) and ``verify.drops``; return the flow's roles."""
     net, prefix = composed.net, "flow0"
     net.add_place(Place(f"{prefix}.app", ListSet(INT, name="Delivered"), initial=[()]))
     net.add_place(Place(f"{prefix}.retx", INT, initial=[0]))
     net.add_place(Place(f"{prefix}.reductions", INT, initial=[0]))
+    net.add_place(Place(f"{prefix}.syns", INT, initial=[0]))
     net.add_place(Place("verify.drops", INT, initial=[0]))
     rcv, tcb = f"{prefix}.rcv.rcv", f"{prefix}.snd.tcb"
     for name in list(net.transitions):
@@ -229,6 +230,8 @@ def _add_observers(composed: ComposedNet, scenario: Scenario, segments: int) -> 
             local = name.removeprefix(f"{prefix}.snd.")
             sends = any(a.kind is ArcKind.OUTPUT and not a.place.startswith(f"{prefix}.snd.")
                         for a in net.arcs_of(name))
+            if local in ("connect", "syn_timeout"):
+                _count(net, f"{prefix}.syns", name, "1")
             if local == "timeout" or (local in RETRANSMITTED and sends):
                 _count(net, f"{prefix}.retx", name, "1")
             old, new = _input_variable(net, name, tcb), _output_expression(net, name, tcb)
@@ -377,9 +380,15 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
 
     if formulas:
         for data, ack in loss_patterns(run, losses, ack_losses):
-            run(data, ack)
             if remaining is not None and remaining <= 1:
+                for name in formulas:
+                    if results[name].answer == "true":
+                        results[name].answer = "unknown"
+                        results[name].reason = (f"state budget reached (max_states="
+                                                f"{max_states}) before every loss pattern "
+                                                "was explored")
                 break
+            run(data, ack)
     seconds = time.process_time() - started
     for name in formulas:
         results[name].seconds = seconds
