@@ -203,8 +203,9 @@ def _no_spurious(flow: FlowRoles) -> Formula:
 @register_property("flight_within_windows", "the flight size never exceeds min(cwnd, rwnd): "
                    "nxt - una, or RFC 6675's pipe on the SACK scoreboard", places=("snd.tcb",))
 def _flight(flow: FlowRoles) -> Formula:
-    send = flow.place("snd.send")
-    dupthresh = int(flow.net.scope_of(send).get("DUPTHRESH", 3))
+    send = f"{flow.prefix}.snd.send"
+    dupthresh = (int(flow.net.scope_of(send).get("DUPTHRESH", 3))
+                 if send in flow.net.transitions else 3)
     scoreboard = f"{flow.prefix}.snd.sack_retransmit" in flow.net.transitions
 
     def within(marking: Marking) -> bool:

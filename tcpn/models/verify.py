@@ -39,10 +39,11 @@ from tcpn.models.components.sender import RETRANSMITTED
 from tcpn.models.properties import FlowRoles, Property, select_properties
 from tcpn.models.scenario import Scenario, load_scenario, validate_scenario
 from tcpn.models.topology import ComposedNet, compose
-from tcpn.petrinets import INT, ListSet, PetriNet, Place
+from tcpn.petrinets import INT, ListSet, PetriNet, Place, Token
 from tcpn.petrinets.checking import check
+from tcpn.petrinets.compiler import CompiledNet, compile_net
 from tcpn.petrinets.net import ArcKind
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.statespace import StateSpace, explore
 from tcpn.petrinets.verdicts import Verdict
 
 __all__ = [
@@ -63,17 +64,24 @@ MAX_LOSSES = 8
 @dataclass(frozen=True)
 class LossyLink:
     """The link direction that loses packets: its interface prefix (``R.D``), the
-    transitions that put a packet on it, and its ``frames`` counter place."""
+    transitions that put a packet on it, its ``frames`` counter place, and the place
+    holding the ordinals of the packets it loses (``verify.R.D.losses``)."""
 
     interface: str
     transmitters: tuple[str, ...]
     frames: str
+    losses: str
 
 
 @dataclass
 class VerificationNet:
     """A scenario's net prepared for :func:`verify`: the observers added, the lossy link
-    directions named, the flow's roles."""
+    directions named, the flow's roles.
+
+    The lossy transmitters read the packets to lose from a place (``LossyLink.losses``)
+    instead of a declaration, so that every loss pattern runs on one compiled net whose
+    initial marking alone changes.
+    """
 
     net: PetriNet
     composed: ComposedNet
@@ -81,18 +89,33 @@ class VerificationNet:
     data_link: LossyLink
     ack_link: LossyLink
     segments: int
+    _runner: tuple[PetriNet, CompiledNet] | None = field(default=None, repr=False)
 
     def with_losses(self, data: tuple[int, ...], ack: tuple[int, ...]) -> PetriNet:
         """A copy of the net whose lossy links lose the packets numbered ``data`` (forward)
         and ``ack`` (backward); 0 is the first packet to cross."""
         net = copy.copy(self.net)
-        net.transitions = dict(net.transitions)
-        for link, lost in ((self.data_link, data), (self.ack_link, ack)):
-            for name in link.transmitters:
-                twin = copy.copy(net.transitions[name])
-                twin.params = {**twin.params, "LOSSES": frozenset(lost)}
-                net.transitions[name] = twin
+        net.places = dict(net.places)
+        self._set_losses(net, data, ack)
         return net
+
+    def _set_losses(self, net: PetriNet, data: tuple[int, ...], ack: tuple[int, ...]) -> None:
+        for link, lost in ((self.data_link, data), (self.ack_link, ack)):
+            twin = copy.copy(net.places[link.losses])
+            twin.initial = (Token(tuple(sorted(lost)), 0.0),)
+            net.places[link.losses] = twin
+
+    def explore(self, data: tuple[int, ...], ack: tuple[int, ...],
+                max_states: int | None) -> StateSpace:
+        """The state space of one loss pattern (one path: the run is deterministic), on the
+        net compiled once."""
+        if self._runner is None:
+            private = copy.copy(self.net)
+            private.places = dict(private.places)
+            self._runner = (private, compile_net(private))
+        private, compiled = self._runner
+        self._set_losses(private, data, ack)
+        return explore(compiled, clock="absolute", max_states=max_states)
 
 
 @dataclass
@@ -179,9 +202,19 @@ def _ident(node: str) -> str:
 
 
 def _lossy(net: PetriNet, interface: str) -> LossyLink:
-    transmitters = tuple(name for name, t in net.transitions.items()
-                         if name.startswith(interface + ".") and "LOSSES" in t.params)
-    return LossyLink(interface, transmitters, f"{interface}.frames")
+    """Name the lossy direction ``interface``; its transmitters read ``LOSSES`` from a new
+    place (initially empty: nothing lost) instead of their declaration."""
+    losses = f"verify.{interface}.losses"
+    net.add_place(Place(losses, ListSet(INT, name="Losses"), initial=[()]))
+    transmitters = []
+    for name, transition in list(net.transitions.items()):
+        if name.startswith(interface + ".") and "LOSSES" in transition.params:
+            twin = copy.copy(transition)
+            twin.params = {k: v for k, v in transition.params.items() if k != "LOSSES"}
+            net.transitions[name] = twin
+            net.add_read(losses, name, "LOSSES")
+            transmitters.append(name)
+    return LossyLink(interface, tuple(transmitters), f"{interface}.frames", losses)
 
 
 def _input_variable(net: PetriNet, transition: str, place: str) -> str | None:
@@ -348,8 +381,7 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         nonlocal remaining
         if (data, ack) in cache:
             return cache[(data, ack)]
-        net = target.with_losses(data, ack)
-        space = explore(net, clock="absolute", max_states=remaining)
+        space = target.explore(data, ack, remaining)
         if remaining is not None:
             remaining = max(1, remaining - space.n_states)
         for name, formula in formulas.items():
@@ -361,7 +393,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                 continue
             verdict = check(space, formula, fairness=result.property.fairness(flow))
             if verdict.answer == "false":
-                result.answer, result.verdict, result.net = "false", verdict, net
+                result.answer, result.verdict = "false", verdict
+                result.net = target.with_losses(data, ack)
                 result.data_losses, result.ack_losses = data, ack
             elif verdict.answer == "unknown" and result.answer == "true":
                 result.answer, result.reason = "unknown", verdict.reason or (
