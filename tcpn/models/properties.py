@@ -200,8 +200,9 @@ def _no_spurious(flow: FlowRoles) -> Formula:
                          lambda m: flow.value(m, "retx") == 0 or flow.lost(m) > 0))
 
 
-@register_property("flight_within_windows", "the flight size never exceeds min(cwnd, rwnd): "
-                   "nxt - una, or RFC 6675's pipe on the SACK scoreboard", places=("snd.tcb",))
+@register_property("flight_within_windows", "the flight size never exceeds min(cwnd, rwnd) "
+                   "(nxt - una; RFC 6675's pipe in SACK recovery, as the sender counts it)",
+                   places=("snd.tcb",))
 def _flight(flow: FlowRoles) -> Formula:
     send = f"{flow.prefix}.snd.send"
     dupthresh = (int(flow.net.scope_of(send).get("DUPTHRESH", 3))
@@ -212,7 +213,7 @@ def _flight(flow: FlowRoles) -> Formula:
         t = flow.tcb(marking)
         if t is None:
             return True
-        flight = sack_pipe(t, dupthresh) if scoreboard else t.nxt - t.una
+        flight = sack_pipe(t, dupthresh) if scoreboard and t.inrec else t.nxt - t.una
         return flight <= min(t.cwnd, flow.window_segments)
     return AG(flow.holds("flight <= min(cwnd, rwnd)", within))
 
