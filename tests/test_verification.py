@@ -186,22 +186,31 @@ def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_property_check_prints_writes_and_never_overwrites(tmp_path):
+    scenario = tmp_path / "two_syns.yaml"   # two lost SYNs end the connection
+    scenario.write_text(SCENARIO.read_text().replace("segment_size_bytes: 1000",
+                                                     "segment_size_bytes: 1000\n  syn_retries: 2"))
     out, svg = tmp_path / "v.json", tmp_path / "c.svg"
-    result = tcpn("check", str(SCENARIO), "--property", "all", "--segments", "4",
-                  "--losses", "1", "--json", str(out))
-    assert result.returncode == 1, result.stderr   # flight_within_windows is false
-    assert "delivered_once_in_order: TRUE  (" in result.stdout
-    assert "flight_within_windows: FALSE" in result.stdout
-    assert "counterexample: lost data-link packets" in result.stdout
+    result = tcpn("check", str(scenario), "--property", "all", "--segments", "2",
+                  "--losses", "2", "--json", str(out))
+    assert result.returncode == 1, result.stderr
+    assert "delivered_once_in_order: FALSE  (14 runs" in result.stdout
+    assert "handshake_settles: TRUE" in result.stdout
+    assert "counterexample: lost data-link packets [0, 1]" in result.stdout
+    assert "gives up" in result.stdout
     document = json.loads(out.read_text())
     answers = {r["property"]: r["answer"] for r in document["results"]}
-    assert answers["completes"] == "true" and answers["vegas_window_rules"] == "n/a"
-    again = tcpn("check", str(SCENARIO), "--property", "flight_within_windows", "--segments",
-                 "4", "--losses", "1", "--msc", str(svg), "--json", str(out))
+    assert answers["handshake_settles"] == "true" and answers["vegas_window_rules"] == "n/a"
+    again = tcpn("check", str(scenario), "--property", "delivered_once_in_order", "--segments",
+                 "2", "--losses", "2", "--msc", str(svg), "--json", str(out))
     assert again.returncode == 3 and "v.json" in again.stderr and not svg.exists()
-    ok = tcpn("check", str(SCENARIO), "--property", "flight_within_windows", "--segments",
-              "4", "--losses", "1", "--msc", str(svg))
+    ok = tcpn("check", str(scenario), "--property", "delivered_once_in_order", "--segments",
+              "2", "--losses", "2", "--msc", str(svg))
     assert ok.returncode == 1
-    assert ET.parse(svg).getroot().tag == f"{SVG}svg"
+    labels = [e.get("data-label") for e in ET.parse(svg).getroot().iter()
+              if e.get("class") == "loss"]
+    assert labels == ["SYN lost", "SYN lost"]
+    holds = tcpn("check", str(SCENARIO), "--property", "completes", "--segments", "3",
+                 "--losses", "1")
+    assert holds.returncode == 0 and "completes: TRUE  (6 runs" in holds.stdout
     bad = tcpn("check", str(SCENARIO), "--property", "nope")
     assert bad.returncode == 3 and "no such property" in bad.stderr
