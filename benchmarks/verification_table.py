@@ -2,11 +2,13 @@
 
 For each variant (Tahoe, Reno, NewReno, SACK, ECN NewReno, Vegas, Modified Vegas, adaptive
 Vegas, Westwood+, TCP-L) on ``scenarios/verification/one_flow.yaml``, each transfer length
-``n`` and each budget of ``k`` data and ``j`` ACK losses, :func:`tcpn.models.verify.verify_all`
-checks every property over every loss pattern; one row per cell: runs, states, edges, CPU
-seconds and one letter per property (``T`` true, ``F`` false, ``?`` unknown: the state
-budget, ``-`` not applicable). The first counterexample of each (variant, property) is
-drawn as a message-sequence chart in ``--figures DIR`` (a new directory). Run::
+``n`` and each budget of ``k`` data and ``j`` other (ACK, SYN) losses per run,
+:func:`tcpn.models.verify.verify_all` explores the verification net once and checks every
+property; one row per cell: states, edges, dead markings (runs' ends), CPU seconds
+(exploration and every check) and one letter per property (``T`` true, ``F`` false,
+``?`` unknown: the state budget, ``-`` not applicable). The first counterexample of each
+(variant, property) is drawn as a message-sequence chart in ``--figures DIR`` (a new
+directory). Run::
 
     .venv/bin/python benchmarks/verification_table.py --markdown table.md --figures msc/
         [--segments 3-8] [--losses 0-2] [--ack-losses 0-1] [--max-states 300000]
@@ -29,7 +31,7 @@ from pathlib import Path
 from tcpn.errors import TcpnError
 from tcpn.models.properties import PROPERTIES
 from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.verify import verification_scenario_net, verify_all
+from tcpn.models.verify import property_net, verify_all
 from tcpn.outputs import atomic_directory, atomic_file
 from tcpn.reports.msc import msc_events, msc_svg
 
@@ -62,7 +64,7 @@ def main() -> None:
     parser.add_argument("--figures", required=True)
     args = parser.parse_args()
     names = list(PROPERTIES)
-    header = ("| variant | n | k | j | runs | states | edges | CPU s | "
+    header = ("| variant | n | k | j | states | edges | dead | CPU s | "
               + " | ".join(f"P{i + 1}" for i in range(len(names))) + " |")
     rows = [header, "|" + "---|" * (8 + len(names))]
     findings: dict[tuple[str, str], str] = {}
@@ -90,8 +92,8 @@ def visit(cells, args, names, rows, findings, charts) -> None:
             continue
         try:
             scenario = scenario_for(variant)
-            prepared = verification_scenario_net(scenario, n)
             cpu = time.process_time()
+            prepared = property_net(scenario, segments=n, losses=k, ack_losses=j)
             results = verify_all(scenario, "all", segments=n, losses=k,
                                  ack_losses=j, max_states=args.max_states, prepared=prepared)
             cpu = time.process_time() - cpu
@@ -102,11 +104,11 @@ def visit(cells, args, names, rows, findings, charts) -> None:
             print(rows[-1], flush=True)
             refused.add(variant)   # the net, not the budget: every cell would say the same
             continue
-        checked = [r for r in results if r.runs]
-        runs = max((r.runs for r in checked), default=0)
+        checked = [r for r in results if r.states]
         states = max((r.states for r in checked), default=0)
         edges = max((r.edges for r in checked), default=0)
-        rows.append(f"| {variant} | {n} | {k} | {j} | {runs:,} | {states:,} | {edges:,} | "
+        dead = max((r.dead for r in checked), default=0)
+        rows.append(f"| {variant} | {n} | {k} | {j} | {states:,} | {edges:,} | {dead:,} | "
                     f"{cpu:.1f} | " + " | ".join(LETTER[r.answer] for r in results) + " |")
         print(rows[-1], flush=True)
         if any(r.answer == "unknown" for r in results):
@@ -118,10 +120,12 @@ def visit(cells, args, names, rows, findings, charts) -> None:
                 name = f"{variant}_{result.property.name}.svg"
                 charts[name] = msc_svg(msc_events(prepared, result.verdict.evidence),
                                        f"{result.property.name} fails: {variant}, n={n}, "
-                                       f"data losses {list(result.data_losses)}, ACK losses "
-                                       f"{list(result.ack_losses)}")
-                findings[key] = (f"n={n}, lost data packets {list(result.data_losses)}, "
-                                 f"ACK packets {list(result.ack_losses)}: {name}")
+                                       f"k={k}, j={j}, lost {lost(result)}")
+                findings[key] = f"n={n}, k={k}, j={j}, lost {lost(result)}: {name}"
+
+
+def lost(result) -> str:
+    return ", ".join(f"{d} {list(p)}" for d, p in sorted(result.lost.items())) or "nothing"
 
 
 def write(args, names, rows, findings, charts, started) -> None:

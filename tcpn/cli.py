@@ -473,14 +473,15 @@ def check_net(
         "per formula is printed as the contest's tools print it.")] = None,
     tcp_property: Annotated[str | None, typer.Option(
         "--property", help="A TCP property of the library (NET is a one-flow scenario "
-        ".yaml), e.g. delivered_once_in_order, or 'all'; checked over every loss pattern "
-        "within --losses/--ack-losses (docs/verification.md).")] = None,
+        ".yaml), e.g. delivered_once_in_order, or 'all'; checked on the scenario's "
+        "verification net, every loss within --losses/--ack-losses a choice "
+        "(docs/verification.md).")] = None,
     losses: Annotated[int, typer.Option(
-        min=0, help="With --property: at most this many data-direction packets lost on the "
-        "link into the receiver.")] = 0,
+        min=0, help="With --property: at most this many data segments lost per run, on "
+        "any link.")] = 0,
     ack_losses: Annotated[int, typer.Option(
-        "--ack-losses", min=0, help="With --property: at most this many ACK-direction "
-        "packets lost on that link.")] = 0,
+        "--ack-losses", min=0, help="With --property: at most this many other packets "
+        "(ACKs, SYN, SYN-ACK) lost per run.")] = 0,
     segments: Annotated[int, typer.Option(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(

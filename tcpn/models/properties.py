@@ -16,7 +16,7 @@ may be lost). :data:`PROPERTIES` holds the library; :func:`register_property` ad
 True
 >>> del PROPERTIES["cwnd_at_most_64"]
 
-Observer places, which :func:`tcpn.models.verify.verification_scenario_net` adds beside
+Observer places, which :func:`tcpn.models.verify.observe` adds beside
 the components (the components themselves are unchanged: their arcs only gain a counter),
 make the history visible to state formulas: ``flowI.app`` (the segments passed to the
 application, in the order the receiver released them: the arriving segment, then those it
@@ -91,7 +91,8 @@ class FlowRoles:
 
     def complete(self, marking: Marking) -> bool:
         """Every segment delivered and acknowledged, or the connection given up."""
-        if marking[self.place("snd.failed")]:
+        failed = f"{self.prefix}.snd.failed"
+        if marking.get(failed):
             return True
         t = self.tcb(marking)
         return (t is not None and t.una >= self.segments
@@ -178,14 +179,14 @@ def _delivered_once_in_order(flow: FlowRoles) -> Formula:
 @register_property("no_deadlock_but_completion",
                    "no dead marking other than completion (all delivered and acknowledged, "
                    "or the handshake given up)",
-                   places=("app", "snd.tcb", "snd.failed"))
+                   places=("app", "snd.tcb"))
 def _no_deadlock(flow: FlowRoles) -> Formula:
     return AG(Deadlock().implies(flow.holds("complete", flow.complete)))
 
 
 @register_property("completes",
                    "the transfer completes (or the handshake gives up) on every fair path",
-                   places=("app", "snd.tcb", "snd.failed"), fairness=_retransmitting,
+                   places=("app", "snd.tcb"), fairness=_retransmitting,
                    assumes="weak fairness of the sender's timers and retransmissions")
 def _completes(flow: FlowRoles) -> Formula:
     return AF(flow.holds("complete", flow.complete))

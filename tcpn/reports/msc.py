@@ -1,6 +1,6 @@
 """Message-sequence charts of a verification run: segments, ACKs, losses, timer expiries.
 
-:func:`msc_events` reads a path of a :class:`~tcpn.models.verify.VerificationNet` (the
+:func:`msc_events` reads a path of a :class:`~tcpn.models.verify.PropertyNet` (the
 checker's :class:`~tcpn.petrinets.verdicts.Evidence`, whose steps carry each firing's
 binding, marking and clock) and returns one :class:`MscEvent` per thing a reader follows,
 on four lanes: ``sender``, ``queue`` (the forward path's queues), ``link`` (the lossy last
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.models.components.packets import ACK_SEQ, SYN_ACK_SEQ, SYN_SEQ
-from tcpn.models.verify import VerificationNet
+from tcpn.models.verification import LOSS_SUFFIX
+from tcpn.models.verify import PropertyNet
 from tcpn.petrinets.verdicts import Evidence, Step
 
 __all__ = ["LANES", "MscEvent", "msc_events", "msc_svg", "msc_text"]
@@ -58,22 +59,30 @@ def _label(packet: Any, backward: bool) -> str:
     return f"seg {packet.seq}" + (" retx" if packet.retx else "")
 
 
-def _first_interface(verification: VerificationNet) -> str:
-    """The interface a packet from the sender enters first."""
-    flow = verification.composed.flows[0]
-    for queue, interface in verification.composed.interfaces.items():
-        if queue.split("->")[0] == flow.src:
-            return interface
-    return verification.data_link.interface
+def _interfaces(prepared: PropertyNet) -> tuple[str, str, str]:
+    """The module prefixes of the first interface (at the sender), the last link's (into the
+    receiver) and the first on the way back (out of the receiver)."""
+    flow = prepared.verification.flows[0]
+
+    def prefix(a: str, b: str) -> str:
+        role = prepared.verification.roles.get(f"{a}->{b}.link")
+        return role.places["idle"].rsplit(".", 1)[0] if role is not None else ""
+
+    directions = [key.removesuffix(".link").split("->") for key, role in
+                  prepared.verification.roles.items() if role.kind == "link"]
+    first = next((prefix(a, b) for a, b in directions if a == flow.src), "")
+    last = next((prefix(a, b) for a, b in directions if b == flow.dst), "")
+    back = next((prefix(a, b) for a, b in directions if a == flow.dst), "")
+    return first, last, back
 
 
-def msc_events(verification: VerificationNet, evidence: Evidence) -> list[MscEvent]:
+def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
     """The events of the path ``evidence`` (its stem, then its cycle once)."""
-    prefix = verification.flow.prefix
-    first = _first_interface(verification)
-    data_link, ack_link = verification.data_link, verification.ack_link
+    prefix = prepared.flow.prefix
+    first, last, back = _interfaces(prepared)
+    receiver_node = list(prepared.verification.scenario.graph().nodes).index(
+        prepared.verification.flows[0].dst)
     events: list[MscEvent] = []
-    failed = {data_link.frames: 0, ack_link.frames: 0}
     steps: Sequence[Step] = [*evidence.stem, *evidence.cycle]
     for step in steps:
         name, binding = step.transition, step.binding
@@ -96,33 +105,30 @@ def msc_events(verification: VerificationNet, evidence: Evidence) -> list[MscEve
             continue
         if packet is None:
             continue
-        lost = False
-        for link in (data_link, ack_link):
-            if name in link.transmitters:
-                frames = step.marking[link.frames][0]
-                now_failed = getattr(frames, "value", frames)[1]
-                lost, failed[link.frames] = now_failed > failed[link.frames], now_failed
-        backward = interface == ack_link.interface
+        backward = packet.dst != receiver_node
         label = _label(packet, backward)
         if name.startswith(f"{prefix}.rcv."):
             add("segment", "link", "receiver",
                 label + (" (duplicate)" if local == "duplicate" else ""))
             continue
-        arrives = local in ARRIVALS
-        if interface == first and arrives:
+        if local.endswith(LOSS_SUFFIX):
+            if local == "direct" + LOSS_SUFFIX and not backward and interface in (first, last):
+                # a cut-through packet is lost as it arrives: show it arriving
+                add("segment", *(("sender", "queue") if interface == first
+                                 else ("queue", "link")), label)
+            add("loss", "link", "link", f"{label} lost ({interface.replace('.', '->')})")
+            continue
+        if local == "drop":
+            add("loss", "receiver" if interface == back else "queue",
+                "receiver" if interface == back else "queue", f"{label} dropped")
+        if local not in ARRIVALS:
+            continue
+        if interface == first and not backward:
             add("segment", "sender", "queue", label)
-            if local == "drop":
-                add("loss", "queue", "queue", f"{label} dropped")
-        if interface == data_link.interface:
-            if arrives:
-                add("segment", "queue", "link", label)
-            if name in data_link.transmitters and lost:
-                add("loss", "link", "link", f"{label} lost")
-        if backward:
-            if arrives:
-                add("ack", "receiver", "link", label)
-            if name in ack_link.transmitters and lost:
-                add("loss", "link", "link", f"{label} lost")
+        elif interface == last and not backward:
+            add("segment", "queue", "link", label)
+        elif interface == back:
+            add("ack", "receiver", "link", label)
     return events
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tcpn.models.verify import PropertyResult, VerificationNet, verification_scenario_net, \
-    verify_all
+from tcpn.models.verify import PropertyNet, PropertyResult, property_net, verify_all
 from tcpn.outputs import atomic_file, check_output_file
 from tcpn.reports.msc import msc_events, msc_svg, msc_text
 
@@ -39,23 +38,24 @@ class PropertyRequest:
 
 def result_line(result: PropertyResult) -> str:
     """One line per property: answer, name, cost (and why, for n/a and unknown)."""
-    line = (f"{result.property.name}: {result.answer.upper()}  ({result.runs:,} runs, "
-            f"{result.states:,} states, {result.edges:,} edges, {result.seconds:.2f} s)")
+    line = (f"{result.property.name}: {result.answer.upper()}  ({result.states:,} states, "
+            f"{result.edges:,} edges, {result.dead:,} dead, {result.seconds:.2f} s)")
     if result.reason:
         line += f"  {result.reason}"
     return line
 
 
-def counterexample_text(verification: VerificationNet, result: PropertyResult) -> str:
+def counterexample_text(prepared: PropertyNet, result: PropertyResult) -> str:
     """The lost packets and the chart of a ``false`` result."""
     assert result.verdict is not None and result.verdict.evidence is not None
-    lost = (f"lost data-link packets {list(result.data_losses)}, ACK-link packets "
-            f"{list(result.ack_losses)} (0 = the first to cross)")
+    lost = ("lost packets " + (", ".join(f"{direction} {list(numbers)}" for direction, numbers
+                                         in sorted(result.lost.items())) or "none")
+            + " (numbered from 0 per link direction)")
     evidence = result.verdict.evidence
     cycle = (f", then a cycle of {len(evidence.cycle)} repeated forever"
              if evidence.cycle else "")
     return (f"  counterexample: {lost}; {len(evidence.stem)} firings{cycle}\n"
-            + msc_text(msc_events(verification, evidence)))
+            + msc_text(msc_events(prepared, evidence)))
 
 
 def run_property_check(request: PropertyRequest, console: Console,
@@ -64,25 +64,25 @@ def run_property_check(request: PropertyRequest, console: Console,
     for target in (request.json_file, request.msc_file):
         if target is not None:
             check_output_file(target)
-    verification = verification_scenario_net(request.scenario, request.segments)
+    prepared = property_net(request.scenario, segments=request.segments,
+                            losses=request.losses, ack_losses=request.ack_losses)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
-                         max_states=request.max_states, prepared=verification)
+                         max_states=request.max_states, prepared=prepared)
     console.print(f"{request.scenario}: {request.segments} segments, at most "
-                  f"{request.losses} data and {request.ack_losses} ACK losses on the link "
-                  f"{verification.data_link.interface}", markup=False, highlight=False,
-                  soft_wrap=True)
+                  f"{request.losses} data segments and {request.ack_losses} other packets "
+                  "lost per run, on any link", markup=False, highlight=False, soft_wrap=True)
     for result in results:
         console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
         if result.answer == "false":
-            console.print(counterexample_text(verification, result), markup=False,
+            console.print(counterexample_text(prepared, result), markup=False,
                           highlight=False, soft_wrap=True)
     failed = [r for r in results if r.answer == "false"]
     if request.msc_file is not None:
         if failed:
             first = failed[0]
             assert first.verdict is not None and first.verdict.evidence is not None
-            svg = msc_svg(msc_events(verification, first.verdict.evidence),
+            svg = msc_svg(msc_events(prepared, first.verdict.evidence),
                           f"{first.property.name} fails: {request.scenario}")
             _write(request.msc_file, svg)
             err_console.print(f"wrote {request.msc_file}", markup=False, highlight=False)
