@@ -120,6 +120,22 @@ def test_vegas_rules_hold_and_tahoe_flight_exceeds_its_window():
     assert last.cwnd == 1.0 and last.nxt - last.una > 1   # fast retransmit: cwnd 1, flight kept
 
 
+def test_vegas_rules_need_rounds_in_congestion_avoidance_and_catch_a_bad_decision():
+    # 24 segments and one loss: rounds end in congestion avoidance after the reduction
+    # (with 8 segments none does, and the property holds vacuously)
+    assert verify(variant("vegas"), "vegas_window_rules", segments=24,
+                  losses=1).answer == "true"
+    verification = verification_net(variant("vegas"), segments=24,
+                                    losses=LossBudget(data_losses=1))
+    arc = next(a for a in verification.net.arcs_of("flow0.snd.new_ack")
+               if a.place == "flow0.snd.tcb" and a.kind.name == "OUTPUT")
+    arc.inscription = arc.inscription.replace(
+        "cwnd=vegas_cwnd", "cwnd=vegas_cwnd + (3 if v2.round_end != v.round_end else 0)")
+    prepared = PropertyNet(verification, observe(verification))
+    assert verify_all(SCENARIO, "vegas_window_rules", segments=24, losses=1,
+                      prepared=prepared)[0].answer == "false"
+
+
 def test_a_spurious_retransmission_is_found_when_the_rto_is_shorter_than_the_rtt():
     # 1000-byte segments at 50 kbit/s take 160 ms each; the handshake's RTT sample does not
     # see that, and with a 200 ms minimum RTO the timer expires before the ACKs come back
