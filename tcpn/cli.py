@@ -499,6 +499,8 @@ def check_net(
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
 
+    if tcp_property is None and (msc is not None or losses or ack_losses):
+        raise InputError("--losses, --ack-losses and --msc go with --property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
