@@ -145,7 +145,7 @@ def test_transitions_are_the_simulators_plus_the_choices(scenario):
 
 
 VARIANTS = ["tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",
-            "adaptive_vegas", "westwood_plus"]
+            "adaptive_vegas", "westwood_plus", "tcp_l"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -229,7 +229,6 @@ def _with(**changes: Any) -> Scenario:
      r"flows\[0\].start_s: an unbounded random start \(exponential\) cannot be"),
     (lambda: _with(count=2, gap_s={"dist": "exponential", "mean_s": 1.0}),
      r"flows\[0\].gap_s: drawn at random"),
-    (lambda: _with(variant="tcp_l"), "tcp_l draws its reaction to a loss at random"),
     (lambda: _with(app_rate_bps=1e6), r"flows\[0\].app_rate_bps: a paced application"),
 ])
 def test_random_elements_that_are_not_choices_yet_are_named(scenario, message):
@@ -318,3 +317,29 @@ def test_a_random_start_becomes_a_choice_among_discrete_times():
     # both starting at 0: the order of simultaneous arrivals decides which segments the
     # full queue drops, and the explorer keeps both outcomes
     assert len(space.dead_markings()) == 4
+
+
+def test_tcp_l_reaction_is_a_choice_only_where_its_probability_is_open():
+    """TCP-L reacts to a loss with probability P_congestion: the draw becomes a choice
+    (``_react``) only where 0 < P < 1; before any link report P = 1 (always react), so a
+    single loss is never a choice, and the reporter stops once all is acknowledged, so the
+    space closes."""
+    scenario = p2p("tcp_l", handshake=True)
+    v = verification_net(scenario, segments=4, losses=LossBudget(data_losses=1, ack_losses=1))
+    assert {"flow0.snd.fast_retransmit_react", "flow0.snd.timeout_react",
+            "flow0.rep.take_report_unopened"} <= set(v.choices)
+    space = v.explore()
+    assert space.complete
+    for end in space.dead_markings():
+        path = space.path_to(end)
+        assert not any(t.endswith("_react") for t in names(path))
+        v.replay(path)
+    v = verification_net(scenario, segments=4, losses=LossBudget(data_losses=2, ack_losses=1))
+    space = v.explore()
+    reacting = [space.path_to(e) for e in space.dead_markings()
+                if any(t.endswith("_react") for t in names(space.path_to(e)))]
+    assert reacting  # two losses after a report: P strictly between 0 and 1
+    for path in reacting:
+        # the simulator's draw forced to 0: it reacts, and every later binding (which
+        # holds the sender's tcb) must be the one the explorer found
+        assert len(v.replay(path)) == len(path)

@@ -33,6 +33,7 @@ reduction (``docs/statespace.md``, "Verification nets", says what a verdict cove
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,8 +57,8 @@ from tcpn.petrinets import (
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace import StateSpace
 
-__all__ = ["BUDGET_PLACE", "EARLY_SUFFIX", "LOSS_SUFFIX", "LossBudget", "Role", "VerificationNet",
-           "verification_net"]
+__all__ = ["BUDGET_PLACE", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
+           "LossBudget", "Role", "VerificationNet", "verification_net"]
 
 #: The place holding the losses left, ``(data, ack)``.
 BUDGET_PLACE = "losses"
@@ -68,12 +69,17 @@ LOSS_SUFFIX = "_lost"
 _IS_DATA = "p.seq >= 0"
 #: A RED arrival's early verdict (drop or mark) is a choice named after ``decide``.
 EARLY_SUFFIX = "_early"
+#: TCP-L's draw (react to a loss as congestion or not) as a choice: the reaction twin.
+REACT_SUFFIX = "_react"
+#: The twin of TCP-L's reporter tick for a connection not (or never) open.
+UNOPENED_SUFFIX = "_unopened"
 #: The uniform draws RED's choices stand for: the smallest and the largest that NumPy's
 #: ``random()`` returns. Early is possible when the smallest gives it (probability > 0),
 #: not early when the largest does not (probability < 1).
 U_EARLY, U_CALM = 2.0 ** -53, 1.0 - 2.0 ** -53
-#: Variables the choice adds to its twin's binding (the budget's two counters).
-_BUDGET_VARS = ("data_left", "acks_left")
+#: Variables the choices add to a binding (the budget's counters, the reporter's read of
+#: the sender) that the simulator's transitions do not have.
+_ADDED_VARS = ("data_left", "acks_left", "t_sender")
 #: The senders' and receivers' places and transitions a role lists (module-relative).
 _SENDER_PLACES = ("tcb", "rtt", "timer", "start", "app", "connecting", "failed")
 _RECEIVER_PLACES = ("rcv", "delack")
@@ -153,7 +159,9 @@ class VerificationNet:
     * ``losses``: ``budget``, the place holding ``(data losses left, ACK losses left)``.
 
     ``choices`` are the transitions added to the simulator's; ``twins`` maps each loss (or
-    RED early verdict) to the simulator transition it stands beside; ``start_choices``
+    RED early verdict, TCP-L reaction, reporter tick of an unopened connection) to the
+    simulator transition it stands beside; ``draws`` gives the uniform draw each
+    transition whose simulator twin draws one stands for; ``start_choices``
     maps each start-time choice (``group{g}.start{j}``) to ``(g, start_s)``: flow group
     ``g`` (the scenario's ``flows[g]``) starts at ``start_s``.
     """
@@ -169,6 +177,7 @@ class VerificationNet:
     twins: Mapping[str, str] = field(default_factory=dict)
     clock: str = "absolute"
     start_choices: Mapping[str, tuple[int, float]] = field(default_factory=dict)
+    draws: Mapping[str, float] = field(default_factory=dict)
 
     def explore(self, **limits: Any) -> StateSpace:
         """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
@@ -220,15 +229,14 @@ class VerificationNet:
         :class:`InputError` at the first step the simulator would not take."""
         sim = Simulator(self.simulation_net(self.scripted_losses(path),
                                             self.chosen_starts(path)), seed=0)
-        # RED's draws forced: the largest for ``decide``, the smallest for its early twin
-        draws = iter([U_EARLY if t.endswith(EARLY_SUFFIX) else U_CALM
-                      for t, _b in path if self.simulator_transition(t).endswith(".decide")])
+        # the simulator's uniform draws forced to those the path's choices stand for
+        draws = [self.draws[t] for t, _b in path if t in self.draws]
         sim._draw.generator = _Script(draws)  # type: ignore[assignment]
         firings = []
         for step, (transition, binding) in enumerate(path):
             if transition in self.start_choices:  # the scenario's start time says it
                 continue
-            values = {k: v for k, v in binding.items() if k not in _BUDGET_VARS}
+            values = {k: v for k, v in binding.items() if k not in _ADDED_VARS}
             try:
                 firings.append(sim.fire(self.simulator_transition(transition), values))
             except InputError as exc:
@@ -303,10 +311,6 @@ def _refuse(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int,
             raise InputError(f"flows[{i}].app_rate_bps: a paced application is not supported "
                              "in verification mode (the transfer is the `segments` given)")
     for flow in flows:
-        if flow.variant == "tcp_l":
-            raise InputError(f"flow {flow.id}: tcp_l draws its reaction to a loss at random "
-                             "(not turned into a choice yet) and its link reporter ticks for "
-                             "ever, so its space would not close")
         if flow.receiver_clock_skew != 0.0:
             raise InputError(f"flow {flow.id}: receiver_clock_skew makes timestamps drift with "
                              "absolute time; verification needs 0")
@@ -430,6 +434,60 @@ def _lose_twin(net: PetriNet, original: str, twin: str, inside: str) -> None:
     net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
     net.add_output(BUDGET_PLACE, twin, f"(data_left - 1, acks_left) if {_IS_DATA} else "
                    "(data_left, acks_left - 1)")
+
+
+def _forced(action: Any, u: float) -> Any:
+    """``action`` with its generator replaced by one whose ``random()`` is ``u``: the same
+    parameters without ``rng`` (the compiler calls actions by keyword)."""
+    signature = inspect.signature(action)
+
+    def forced(**values: Any) -> Any:
+        return action(**values, rng=_Draw(u))
+    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
+    return forced
+
+
+def _tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                                 dict[str, float]]:
+    """TCP-L of connection ``i``: its reaction draw at a fast retransmit or a timeout as a
+    choice (the original reacts only when certain, ``_react`` whenever possible), and its
+    reporter stopped once the sender has every segment acknowledged (nothing after that
+    reads a report) or has given up. Returns the twins and the draws they stand for."""
+    twins: dict[str, str] = {}
+    draws: dict[str, float] = {}
+    for name in (f"flow{i}.snd.fast_retransmit", f"flow{i}.snd.timeout"):
+        source = net.transitions[name]
+        inputs = [n for n in source.action_inputs if n != "rng"]
+        calm, react = _forced(source.action, U_CALM), _forced(source.action, 0.0)
+
+        def reaction_open(calm: Any = calm, react: Any = react, **values: Any) -> bool:
+            return bool(calm(**values)["react"] != react(**values)["react"])
+        twin = name + REACT_SUFFIX
+        call = ", ".join(f"{n}={n}" for n in inputs)
+        guard = f"reaction_open({call})"
+        net.transitions[name] = replace(source, action=calm)
+        net.add_transition(replace(
+            source, name=twin, action=react,
+            guard=guard if source.guard is None else f"({source.guard}) and {guard}",
+            params={**source.params, "reaction_open": reaction_open}))
+        for arc in net.arcs_of(name):
+            net.add_arc(replace(arc, transition=twin))
+        twins[twin] = name
+        draws.update({name: U_CALM, twin: 0.0})
+    tick = f"flow{i}.rep.take_report"
+    source = net.transitions[tick]
+    unopened = tick + UNOPENED_SUFFIX
+    net.add_transition(replace(source, name=unopened))
+    for arc in net.arcs_of(tick):
+        net.add_arc(replace(arc, transition=unopened))
+    net.add_inhibitor(f"flow{i}.snd.tcb", unopened)
+    if f"flow{i}.snd.failed" in net.places:
+        net.add_inhibitor(f"flow{i}.snd.failed", unopened)
+    net.add_read(f"flow{i}.snd.tcb", tick, "t_sender")
+    net.transitions[tick] = replace(source, guard=f"t_sender.una < {segments}")
+    twins[unopened] = tick
+    return twins, draws
 
 
 def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
@@ -567,9 +625,17 @@ def verification_net(scenario: Scenario, *, segments: int,
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
     twins = _add_choices(composed, budget)
+    draws = {name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM)
+             for twin, original in twins.items() if original.endswith(".decide")
+             for name in (twin, original)}
+    for i, flow in enumerate(finite):
+        if flow.variant == "tcp_l":
+            tcp_l_twins, tcp_l_draws = _tcp_l_choices(composed.net, i, segments)
+            twins.update(tcp_l_twins)
+            draws.update(tcp_l_draws)
     starts = _add_start_choices(composed, scenario, points)
     return VerificationNet(
         net=composed.net, scenario=scenario, segments=segments, losses=budget,
         roles=_roles(composed, twins), choices=(*twins, *starts),
         abstractions=_abstractions(scenario, segments, budget, points), flows=tuple(finite),
-        twins=twins, start_choices=starts)
+        twins=twins, start_choices=starts, draws=draws)
