@@ -482,6 +482,9 @@ def check_net(
     ack_losses: Annotated[int, typer.Option(
         "--ack-losses", min=0, help="With --property: at most this many other packets "
         "(ACKs, SYN, SYN-ACK) lost per run.")] = 0,
+    loss_links: Annotated[str | None, typer.Option(
+        "--loss-links", help="With --property: comma-separated link directions that may "
+        "lose, e.g. 'R->D,D->R' (default: every direction).")] = None,
     segments: Annotated[int, typer.Option(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(
@@ -499,16 +502,19 @@ def check_net(
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
 
-    if tcp_property is None and (msc is not None or losses or ack_losses):
-        raise InputError("--losses, --ack-losses and --msc go with --property NAME")
+    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links):
+        raise InputError("--losses, --ack-losses, --loss-links and --msc go with "
+                         "--property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
         if not net.lower().endswith((".yaml", ".yml")):
             raise InputError(f"--property checks a scenario .yaml, not {net}")
+        links = tuple(d.strip() for d in loss_links.split(",") if d.strip()) \
+            if loss_links else None
         if not run_property_check(PropertyRequest(
-                net, tcp_property, segments, losses, ack_losses, max_states or 1_000_000,
-                json_file, msc), console, err_console):
+                net, tcp_property, segments, losses, ack_losses, links,
+                max_states or 1_000_000, json_file, msc), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 

@@ -136,6 +136,16 @@ def test_vegas_rules_need_rounds_in_congestion_avoidance_and_catch_a_bad_decisio
                       prepared=prepared)[0].answer == "false"
 
 
+def test_tcp_l_reduces_on_a_link_loss_before_any_report_as_specified():
+    # Loss_link is 0 until a report arrives, so P_congestion = 1 (docs/variants.md, TCP-L)
+    result = verify(variant("tcp_l"), "tcp_l_keeps_window_on_link_loss", segments=8,
+                    losses=1, links=("R->D",))
+    assert result.answer == "false" and list(result.lost) == ["R->D"]
+    last = result.verdict.evidence.stem[-1].marking
+    assert last["flow0.snd.tcpl"][0].report_time == -1.0
+    assert last["flow0.reductions"] == [1]
+
+
 def test_a_spurious_retransmission_is_found_when_the_rto_is_shorter_than_the_rtt():
     # 1000-byte segments at 50 kbit/s take 160 ms each; the handshake's RTT sample does not
     # see that, and with a 200 ms minimum RTO the timer expires before the ACKs come back
@@ -167,8 +177,10 @@ def test_a_users_property_and_missing_places():
         verify(SCENARIO, "delivered_twice", segments=3)
     with pytest.raises(InputError, match="--losses 0"):
         verify(SCENARIO, "no_spurious_retransmission", segments=3, losses=1)
-    with pytest.raises(InputError, match="tcp_l draws its reaction"):
-        verify(variant("tcp_l"), "completes", segments=3, losses=1)
+    data = load_scenario(SCENARIO).model_dump(exclude_unset=True)
+    data["links"][1]["errors"] = {"kind": "rate", "rate": 0.01}
+    with pytest.raises(InputError, match=re.escape("links[1].ab.errors")):
+        verify(validate_scenario(data), "completes", segments=3)
 
 
 def one_loss_chart():

@@ -95,15 +95,16 @@ class PropertyResult:
 
 
 def property_net(scenario: Scenario | str | Path, *, segments: int, losses: int = 0,
-                 ack_losses: int = 0) -> PropertyNet:
-    """The verification net of a one-flow ``scenario`` with the property observers."""
+                 ack_losses: int = 0, links: tuple[str, ...] | None = None) -> PropertyNet:
+    """The verification net of a one-flow ``scenario`` with the property observers;
+    ``links`` (link directions ``"A->B"``) confines the losses to those directions."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     if len(scenario.flows) != 1 or scenario.flows[0].count != 1:
         raise InputError(f"scenario {scenario.name}: the property library checks exactly one "
                          f"flow (count 1); it has {sum(f.count for f in scenario.flows)}")
     verification = verification_net(scenario, segments=segments,
-                                    losses=LossBudget(losses, ack_losses))
+                                    losses=LossBudget(losses, ack_losses, links))
     return PropertyNet(verification, observe(verification))
 
 
@@ -204,14 +205,15 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
 
 
 def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int,
-               losses: int = 0, ack_losses: int = 0, max_states: int | None = 1_000_000,
+               losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
+               max_states: int | None = 1_000_000,
                prepared: PropertyNet | None = None) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, or that speaks about another
     budget, answers ``n/a``."""
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
-                                      ack_losses=ack_losses)
+                                      ack_losses=ack_losses, links=links)
     flow = target.flow
     results: list[PropertyResult] = []
     formulas = {}
@@ -253,8 +255,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
 
 
 def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int,
-           losses: int = 0, ack_losses: int = 0,
+           losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
            max_states: int | None = 1_000_000) -> PropertyResult:
     """One property within the loss budget (see the module docstring)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
-                      ack_losses=ack_losses, max_states=max_states)[0]
+                      ack_losses=ack_losses, links=links, max_states=max_states)[0]

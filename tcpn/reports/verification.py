@@ -31,6 +31,7 @@ class PropertyRequest:
     segments: int = 4
     losses: int = 0
     ack_losses: int = 0
+    links: tuple[str, ...] | None = None
     max_states: int | None = 1_000_000
     json_file: str | None = None
     msc_file: str | None = None
@@ -65,13 +66,15 @@ def run_property_check(request: PropertyRequest, console: Console,
         if target is not None:
             check_output_file(target)
     prepared = property_net(request.scenario, segments=request.segments,
-                            losses=request.losses, ack_losses=request.ack_losses)
+                            losses=request.losses, ack_losses=request.ack_losses,
+                            links=request.links)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
     console.print(f"{request.scenario}: {request.segments} segments, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
-                  "lost per run, on any link", markup=False, highlight=False, soft_wrap=True)
+                  "lost per run, on " + (", ".join(request.links) if request.links
+                                         else "any link"), markup=False, highlight=False, soft_wrap=True)
     for result in results:
         console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
         if result.answer == "false":
