@@ -30,6 +30,10 @@ TIMERS = {"snd.timeout": ("sender", "RTO expires"),
           "snd.give_up": ("sender", "gives up"),
           "rcv.delack_timeout": ("receiver", "delayed-ACK timer")}
 ARRIVALS = ("enqueue", "direct", "drop", "mark", "meter")
+#: The sender's reactions to an ACK that the chart names beside it.
+REACTIONS = {"fast_retransmit": "fast retransmit", "partial_ack": "partial ACK",
+             "later_partial_ack": "partial ACK", "recovery_exit": "recovery ends",
+             "ecn_reduce": "ECN reduction"}
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,9 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
             if name == f"{prefix}.{local_name}":
                 add("timer", lane, lane, text)
         if name.startswith(f"{prefix}.snd.") and "a" in binding:
-            add("ack", "link", "sender", _label(binding["a"], True))
+            local = name.removeprefix(f"{prefix}.snd.")
+            reaction = f": {REACTIONS[local]}" if local in REACTIONS else ""
+            add("ack", "link", "sender", _label(binding["a"], True) + reaction)
             continue
         if packet is None:
             continue
