@@ -110,6 +110,40 @@ def test_a_sender_without_a_retransmission_timer_deadlocks_after_a_loss():
     assert last["flow0.snd.tcb"][0].una < 3 and last["flow0.snd.timer"]
 
 
+def breaking(verification, transition, guard=None, tcb=None):
+    """Change ``transition``'s guard, or the ``old -> new`` text of its tcb output."""
+    net = verification.net
+    if guard is not None:
+        net.transitions[transition] = replace(net.transitions[transition], guard=guard)
+    if tcb is not None:
+        arc = next(a for a in net.arcs_of(transition)
+                   if a.place == "flow0.snd.tcb" and a.kind.name == "OUTPUT")
+        arc.inscription = arc.inscription.replace(*tcb)
+
+
+@pytest.mark.parametrize("name, segments, budget, break_net", [
+    # a drop-tail queue that takes three packets beyond its limit (10 segments sent at once)
+    ("queue_within_limit", 10, {}, lambda v: breaking(v, "S.R.enqueue", guard="n < LIMIT + 3")),
+    # a timeout that quarters the flight without the floor of 2
+    ("ssthresh_at_least_2", 3, {"data_losses": 1}, lambda v: breaking(
+        v, "flow0.snd.timeout", tcb=("max(2.0, (t.high - t.una) / 2.0)",
+                                     "(t.high - t.una) / 4.0"))),
+    # a sender that gives up after its first SYN is lost, whatever syn_retries says
+    ("handshake_settles", 2, {"ack_losses": 1}, lambda v: breaking(
+        v, "flow0.snd.give_up", guard="n >= 1")),
+])
+def test_each_property_holds_and_fails_on_a_broken_net(name, segments, budget, break_net):
+    budgets = {"losses": budget.get("data_losses", 0),
+               "ack_losses": budget.get("ack_losses", 0)}
+    assert verify(SCENARIO, name, segments=segments, **budgets).answer == "true"
+    verification = verification_net(load_scenario(SCENARIO), segments=segments,
+                                    losses=LossBudget(**budget))
+    break_net(verification)
+    prepared = PropertyNet(verification, observe(verification))
+    assert verify_all(SCENARIO, name, segments=segments, prepared=prepared,
+                      **budgets)[0].answer == "false"
+
+
 def test_vegas_rules_hold_and_tahoe_flight_exceeds_its_window():
     vegas = {r.property.name: r.answer for r in verify_all(variant("vegas"), "all",
                                                             segments=4, losses=1)}
@@ -144,6 +178,8 @@ def test_tcp_l_reduces_on_a_link_loss_before_any_report_as_specified():
     last = result.verdict.evidence.stem[-1].marking
     assert last["flow0.snd.tcpl"][0].report_time == -1.0
     assert last["flow0.reductions"] == [1]
+    assert verify(variant("tcp_l"), "tcp_l_keeps_window_on_link_loss",
+                  segments=8).answer == "true"        # nothing lost: nothing to react to
 
 
 def test_a_spurious_retransmission_is_found_when_the_rto_is_shorter_than_the_rtt():
