@@ -20,6 +20,7 @@ the packets it loses, per link direction, numbered as a scripted loss list numbe
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -235,6 +236,9 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         return results
     started = time.process_time()
     space = explore(target.net, clock=target.verification.clock, max_states=max_states)
+    # every Predicate atom reads whole markings, one per state: decode each state once for
+    # all the properties (the checker only reads them)
+    space.marking = functools.lru_cache(maxsize=None)(space.marking)  # type: ignore[method-assign]
     explored = time.process_time() - started
     dead = len(space.dead_markings())
     for result in results:
