@@ -71,10 +71,10 @@ def run_property_check(request: PropertyRequest, console: Console,
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
+    where = ", ".join(request.links) if request.links else "any link"
     console.print(f"{request.scenario}: {request.segments} segments, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
-                  "lost per run, on " + (", ".join(request.links) if request.links
-                                         else "any link"), markup=False, highlight=False, soft_wrap=True)
+                  f"lost per run, on {where}", markup=False, highlight=False, soft_wrap=True)
     for result in results:
         console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
         if result.answer == "false":
