@@ -471,16 +471,52 @@ def check_net(
         "LTLCardinality, UpperBounds, ReachabilityDeadlock, StateSpace...): NET is "
         "DIR/model.pnml, the formulas are read from DIR/<examination>.xml, and one line "
         "per formula is printed as the contest's tools print it.")] = None,
+    tcp_property: Annotated[str | None, typer.Option(
+        "--property", help="A TCP property of the library (NET is a one-flow scenario "
+        ".yaml), e.g. delivered_once_in_order, or 'all'; checked on the scenario's "
+        "verification net, every loss within --losses/--ack-losses a choice "
+        "(docs/verification.md).")] = None,
+    losses: Annotated[int, typer.Option(
+        min=0, help="With --property: at most this many data segments lost per run, on "
+        "any link.")] = 0,
+    ack_losses: Annotated[int, typer.Option(
+        "--ack-losses", min=0, help="With --property: at most this many other packets "
+        "(ACKs, SYN, SYN-ACK) lost per run.")] = 0,
+    loss_links: Annotated[str | None, typer.Option(
+        "--loss-links", help="With --property: comma-separated link directions that may "
+        "lose, e.g. 'R->D,D->R' (default: every direction).")] = None,
+    segments: Annotated[int, typer.Option(
+        min=1, help="With --property: the transfer's length in segments.")] = 4,
+    msc: Annotated[str | None, typer.Option(
+        "--msc", help="With --property: write the first counterexample as a "
+        "message-sequence chart to this new SVG file.")] = None,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
     Each formula gets true, false or unknown (a budget was reached, and which); a witness
     or counterexample path is printed when one exists. Exit 0 when every formula holds,
     1 when one is false or unknown, 3 on bad input (a malformed formula, an unknown place).
-    Example: tcpn check tcpn.petrinets.exchange.loading:example_net --report
+    Example: tcpn check tcpn.petrinets.exchange.loading:example_net --report.
+    A TCP property: tcpn check scenario.yaml --property all --segments 4 --losses 1
     """
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
+
+    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links):
+        raise InputError("--losses, --ack-losses, --loss-links and --msc go with "
+                         "--property NAME")
+    if tcp_property is not None:
+        from tcpn.reports.verification import PropertyRequest, run_property_check
+
+        if not net.lower().endswith((".yaml", ".yml")):
+            raise InputError(f"--property checks a scenario .yaml, not {net}")
+        links = tuple(d.strip() for d in loss_links.split(",") if d.strip()) \
+            if loss_links else None
+        if not run_property_check(PropertyRequest(
+                net, tcp_property, segments, losses, ack_losses, links,
+                max_states or 1_000_000, json_file, msc), console, err_console):
+            raise typer.Exit(EXIT_FAILURE)
+        return
 
     if examination is not None:
         from tcpn.petrinets.contest import DEFAULT_MAX_STATES, check_examination
