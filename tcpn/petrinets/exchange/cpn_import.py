@@ -249,6 +249,12 @@ def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, in
     return root, lines
 
 
+#: Elements whose ids other elements refer to (arcs, port/socket pairs, instances, fusion
+#: sets); a duplicate id elsewhere (a bend point, an inscription) is tolerated and reported.
+_REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "instances",
+                              "fusion"})
+
+
 def _text(element: ET.Element | None) -> str:
     if element is None:
         return ""
@@ -335,8 +341,17 @@ class _Importer:
         if generator is None:
             raise self.fail(root, "no <generator> element (CPN Tools refuses such a file)")
         file_format = generator.get("format")
-        if file_format is None or not file_format.isdigit() or int(file_format) != 6:
-            raise self.fail(generator, f"file format {file_format!r} is not 6 (CPN Tools 2.x-4.x)")
+        if file_format is None and generator.get("tool") == "CPN Tools":
+            file_format = "2"  # what CPN Tools' loader assumes for its own files
+        if file_format is None or not file_format.isdigit() or not 1 <= int(file_format) <= 6:
+            raise self.fail(generator, f"file format {file_format!r} is not one CPN Tools "
+                            "reads (1 to 6; CPN Tools 4 writes 6)")
+        if int(file_format) < 6:
+            # formats 2-5 (CPN Tools 1.x-2.x) hold the same elements; the loader only
+            # rescales their coordinates, which carry no meaning for the net
+            self.note("file", generator, f"format {file_format}",
+                      f"written by {generator.get('tool', '?')} {generator.get('version', '')}"
+                      .rstrip() + ", read as format 6 (older formats differ in coordinates)")
         cpnet = root.find("cpnet")
         if cpnet is None:
             raise self.fail(root, "no <cpnet> element")
@@ -380,16 +395,26 @@ class _Importer:
         return attr.get("name", "") if attr is not None else ""
 
     def _check_ids(self) -> None:
+        """Map ids to elements; a duplicate is an error only between elements that carry
+        meaning (a bend point or an inscription's id is never referred to)."""
         seen: dict[str, ET.Element] = {}
         for element in self.root.iter():
             element_id = element.get("id")
             if element_id is None:
                 continue
-            if element_id in seen:
-                first = self.lines.get(seen[element_id])
-                raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> (first "
-                                f"used on <{seen[element_id].tag}> at line {first})")
-            seen[element_id] = element
+            first = seen.get(element_id)
+            if first is None:
+                seen[element_id] = element
+                continue
+            where = f"<{first.tag}> at line {self.lines.get(first)}"
+            if element.tag in _REFERENCED_TAGS and first.tag in _REFERENCED_TAGS:
+                raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> "
+                                f"(first used on {where})")
+            if element.tag in _REFERENCED_TAGS:
+                seen[element_id] = element
+            self.note("id", element, element_id, f"duplicate id on <{element.tag}> (also on "
+                      f"{where}) ignored: ids of graphics and inscriptions are never "
+                      "referred to")
         self.by_id = seen
 
     def _real_time(self) -> bool:
@@ -401,12 +426,27 @@ class _Importer:
 
     def _prime_pages(self, pages: dict[str, ET.Element]) -> list[str]:
         instances = self.cpnet.find("instances")
+        primes: list[str] = []
         if instances is not None:
-            primes = [i.get("page", "") for i in instances.findall("instance")]
-            for page_id in primes:
-                if page_id not in pages:
-                    raise self.fail(instances, f"instance of unknown page {page_id!r}")
-        else:
+            # CPN Tools writes <instance page=..> per top page; some editors put the top
+            # page on <instances page=..> itself, its subpages' <instance trans=..> inside
+            records = [instances] if instances.get("page") else []
+            records += [i for i in instances.findall("instance") if i.get("page")
+                        or not i.get("trans")]
+            for record in records:
+                page_id = record.get("page", "")
+                if page_id in pages:
+                    primes.append(page_id)
+                    continue
+                if page_id and page_id in self.by_id:
+                    raise self.fail(record, f"<{record.tag}> names {page_id!r} as its page, "
+                                    f"but that id is a <{self.by_id[page_id].tag}>")
+                self.note("instance", record, page_id, "an instance record of a page the "
+                          "file does not have (no page id " + repr(page_id) + "): ignored")
+            if instances.get("page"):
+                self.note("instance", instances, instances.get("page", ""), "the top page "
+                          "named on <instances> (CPN Tools names it on an <instance> inside)")
+        if not primes:  # no instance records (older nets): every page no subst uses
             used = {s.get("subpage") for s in self.cpnet.iter("subst")}
             primes = [pid for pid in pages if pid not in used]
         # a top page with nothing drawn on it (a note page, say) holds nothing to import
