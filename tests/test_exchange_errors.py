@@ -41,7 +41,7 @@ def test_not_a_cpn_file():
 def test_missing_generator_and_future_format_refused(good):
     with pytest.raises(CpnFormatError, match="no <generator>"):
         read_cpn(re.sub(r"<generator[^>]*/>", "", good))
-    with pytest.raises(CpnFormatError, match="file format '7' is not 6"):
+    with pytest.raises(CpnFormatError, match="file format '7' is not one CPN Tools reads"):
         read_cpn(good.replace('format="6"', 'format="7"'))
 
 

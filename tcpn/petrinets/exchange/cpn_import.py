@@ -301,6 +301,11 @@ class _Importer:
         self.constants: dict[str, Any] = {}  # ML name -> value
         self.functions: dict[str, int] = {}  # ML name -> arity
         self.inline: dict[str, tuple[tuple[str, ...], ast.expr]] = {}
+        #: functions whose value is written as a multiset: expanded on arcs (one arc a term)
+        self.multiset_functions: dict[str, Tree] = {}
+        self.index_constructors: set[str] = set()
+        self.colour_members: dict[str, tuple[Any, ...]] = {}
+        self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
@@ -491,6 +496,9 @@ class _Importer:
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
+        members = self.subset_members.get(name, colour.members())
+        if members is not None:
+            self.colour_members[name] = tuple(members)
         if isinstance(colour, RecordSet):
             self.records.setdefault(frozenset(f for f, _ in colour.fields), py_name(name))
             self.declarations[py_name(name)] = colour.record_type
@@ -550,8 +558,42 @@ class _Importer:
             return ListSet(element_colour, bounds[1] if bounds else None, name=name)
         if kind == "alias":
             return self._component(body, body.findtext("id")).named(name)
+        if kind == "index":
+            # index ph with 1..n: ph(i) is kept as the integer i (a colour set's values are
+            # never compared with another's, so nothing tells the two apart)
+            low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
+            constructor = (body.findtext("id") or "").strip()
+            self.index_constructors.add(constructor)
+            self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
+                      f"imported as the integers {low}..{high} ({constructor}(i) is i)")
+            return IntSet(low, high, name=name)
+        if kind == "subset":
+            return self._subset(element, body, name)
         raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "
                            "has no tcpn equivalent")
+
+    def _subset(self, element: ET.Element, body: ET.Element, name: str) -> ColourSet:
+        """``subset A by f`` / ``with [..]``: the values of A (CPN Tools checks membership
+        when a token is made; tcpn does not), with the members listed for ``S.all()``."""
+        parent = self._component(body, body.findtext("id"))
+        members = parent.members()
+        by, listed = body.findtext("by/ml"), body.findtext("with/ml")
+        if listed is not None:
+            values = self._constant_of(listed.strip(), f"colour set {name}")
+            members = list(values) if isinstance(values, tuple) else None
+        elif by is not None and members is not None:
+            test = self.declarations.get(py_name(by.strip()))
+            if not callable(test):
+                raise _Unsupported(f"subset predicate {by.strip()!r} is not a function tcpn "
+                                   "imported")
+            members = [m for m in members if (test(*m) if isinstance(m, tuple) and
+                                              len(getattr(test, "params", ())) == len(m)
+                                              else test(m))]
+        if members is not None:
+            self.subset_members[name] = tuple(members)
+        self.note("colour set", element, name, f"subset of {parent.describe()} imported as "
+                  f"{parent.describe()} (tcpn does not check that tokens are in the subset)")
+        return parent.named(name)
 
     def _ml_int(self, element: ET.Element) -> int:
         text = (element.text or "").strip()
@@ -575,6 +617,8 @@ class _Importer:
             variables=variables, constants=frozenset(self.constants),
             functions=dict(self.functions), enum_constants=frozenset(self.enum_constants),
             records=dict(self.records), inline=dict(self.inline),
+            index_constructors=frozenset(self.index_constructors),
+            colour_members=dict(self.colour_members),
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
@@ -660,30 +704,45 @@ class _Importer:
     def _fun(self, dec: Tree, element: ET.Element) -> None:
         clauses = dec.children
         name = str(clauses[0].children[0])
-        if len(clauses) > 1:
-            raise _Unsupported("a function defined by several clauses (pattern matching)")
-        parts = clauses[0].children
-        body = parts[-1]
-        args = [p for p in parts[1:-2] if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
-        if len(args) != 1:
-            raise _Unsupported("a curried function (several argument groups)")
-        params, colours = _parameters(args[0])
         where = f"function {name}"
-        self.functions[name] = len(params)
-        translator = self._translator(frozenset(params))
+        parts = clauses[0].children
+        args = [p for p in parts[1:-2] if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
         try:
-            python = translator.expression(body, where)
-        except UnsupportedConstruct as exc:
-            del self.functions[name]
-            raise _Unsupported(exc.construct) from None
+            if len(clauses) > 1 or len(args) != 1:
+                raise _Unsupported("clauses")
+            params, colours = _parameters(args[0])
+        except _Unsupported:
+            # patterns or several clauses: the clauses are tried in order (cpnml_forms)
+            translator = self._translator()
+            try:
+                _, py_params, python = translator.clauses(dec, where, frozenset())
+            except UnsupportedConstruct as exc:
+                raise _Unsupported(exc.construct) from None
+            params, colours = py_params, (None,) * len(py_params)
+        else:
+            self.functions[name] = len(params)
+            translator = self._translator(frozenset(params))
+            try:
+                python = translator.expression(parts[-1], where)
+            except UnsupportedConstruct as exc:
+                del self.functions[name]
+                raise _Unsupported(exc.construct) from None
+            py_params = tuple(py_name(p) for p in params)
         self._declare_basis(translator)
-        py_params = tuple(py_name(p) for p in params)
+        recursive = any(isinstance(n, ast.Name) and n.id == py_name(name)
+                        for n in ast.walk(python))
         if translator.uses_random or translator.uses_time:
-            del self.functions[name]
-            self.inline[name] = (params, python)
+            self.functions.pop(name, None)
+            if recursive:
+                raise _Unsupported("a recursive function that draws random numbers or reads "
+                                   "the clock (tcpn expands such functions at each call)")
+            self.inline[name] = (tuple(params), python)
             self.note("declaration", element, name, "draws random numbers or reads the clock: "
                       "expanded at each call instead of declared")
             return
+        self.functions[name] = len(py_params)
+        if _is_multiset_body(dec):
+            self.multiset_functions[name] = dec
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours))
@@ -814,10 +873,19 @@ class _Importer:
                     translator.expression(term.stamp, where), translator, where))
             except UnsupportedConstruct as exc:
                 raise _Unsupported(exc.construct) from None
-            if isinstance(colour, ListSet) and isinstance(value, tuple):
-                value = tuple(value)
             if not isinstance(count, int) or count < 0:
                 raise _Unsupported(f"count {count!r} is not a natural number")
+            values = [value]
+            if isinstance(value, tuple) and not colour.contains(value) and all(
+                    colour.contains(v) for v in value):
+                values = list(value)  # a list (CPN ML's multisets are lists): its elements
+            if len(values) != 1:
+                total += count * len(values)
+                problem = limit_problem("marking_tokens", total)
+                if problem is not None:
+                    raise self.fail(element, f"{where}: {problem}")
+                tokens.extend(Token(v, stamp) for v in values for _ in range(count))
+                continue
             if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
                 count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
             if stamp != 0 and not colour.is_timed:
@@ -1126,6 +1194,22 @@ class _Importer:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
         self._arc_ids()
+
+
+def _is_multiset_body(dec: Tree) -> bool:
+    """Whether a function's value is written as a multiset (``1`x ++ 1`y``, ``empty``, or
+    ``if``/``case`` branches that are): on an arc, its call stands for several tokens."""
+
+    def multiset(tree: Any) -> bool:
+        if _is_empty(tree):
+            return True
+        if isinstance(tree, Tree) and tree.data == "binop":
+            return str(tree.children[1]) in ("`", "++", "+++")
+        if isinstance(tree, Tree) and tree.data == "ifte":
+            return multiset(tree.children[1]) or multiset(tree.children[2])
+        return False
+
+    return all(multiset(clause.children[-1]) for clause in dec.children)
 
 
 def _is_empty(tree: Any) -> bool:
