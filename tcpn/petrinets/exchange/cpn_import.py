@@ -61,6 +61,7 @@ from tcpn.petrinets.exchange.cpnml import (
     ML_MIN_INT,
     MLSyntaxError,
     MLToPython,
+    MultisetTerm,
     UnsupportedConstruct,
     multiset_terms,
     parse_ml,
@@ -68,6 +69,7 @@ from tcpn.petrinets.exchange.cpnml import (
     split_delay,
 )
 from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import (
     P_HIGH,
     P_LOW,
@@ -660,7 +662,8 @@ class _Importer:
                   "constant")
 
     def _ml(self, element: ET.Element) -> None:
-        text = (element.text or "").strip()
+        # the declaration's text, around a <layout> child wherever the editor put it
+        text = ((element.text or "") + "".join(c.tail or "" for c in element)).strip()
         if not text:
             return
         first_word = text.split(None, 1)[0]
@@ -1114,20 +1117,29 @@ class _Importer:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = self._parse(element.find("annot"), value_text, where)
         when = None
-        if tree.data == "ifte" and _is_empty(tree.children[2]):
-            if orientation != "ttop":
-                raise _Unsupported(f"{where}: a conditional input arc")
+        if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
             tree = tree.children[1]
-        terms = multiset_terms(tree)
-        if terms is None:
+        terms = self._expand_terms(tree, where)
+        if not terms:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         arcs = []
         for term in terms:
             if term.stamp is not None:
                 raise _Unsupported(f"{where}: an explicit timestamp '@' on an arc")
-            value, _ = self._python(element, term.value, where, variables)
             count: int | str = 1
+            if _branches(term.value):
+                # if/case choosing among multisets of one value each: that value (chosen
+                # the same way) and as many tokens as the chosen multiset has
+                if term.count is not None:
+                    raise _Unsupported(f"{where}: a count on a conditional multiset")
+                value, _ = self._python(element, _branch_values(term.value, where,
+                                                                       self.enum_constants), where,
+                                        variables)
+                whole, _ = self._python(element, term.value, where, variables)
+                count = f"len({whole})"
+            else:
+                value, _ = self._python(element, term.value, where, variables)
             if term.count is not None:
                 count_text, _ = self._python(element, term.count, where, variables)
                 try:
@@ -1149,6 +1161,42 @@ class _Importer:
                 arcs.append(Arc(ArcKind.READ, place, transition, value, count))
         return arcs
 
+    def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
+        """The terms of a multiset inscription, with calls of functions whose value is
+        written as a multiset (``fun Chopsticks (ph i) = 1`cs(i) ++ 1`cs(i+1)``) replaced by
+        their bodies, the arguments in place of the parameters."""
+        terms = []
+        for term in multiset_terms(tree) or []:
+            body = self._multiset_call(term.value, where)
+            if body is None:
+                terms.append(term)
+                continue
+            if term.count is not None or term.stamp is not None or depth > 16:
+                raise _Unsupported(f"{where}: a count, a timestamp or recursion on a call of a "
+                                   "function whose value is a multiset")
+            terms.extend(self._expand_terms(body, where, depth + 1))
+        return terms
+
+    def _multiset_call(self, tree: Any, where: str) -> Tree | None:
+        if not (isinstance(tree, Tree) and tree.data == "apply" and isinstance(
+                tree.children[0], Tree) and tree.children[0].data == "name"):
+            return None
+        dec = self.multiset_functions.get(str(tree.children[0].children[0]))
+        if dec is None:
+            return None
+        if len(dec.children) != 1:
+            raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]}, whose "
+                               "multiset value is defined by several clauses")
+        clause = dec.children[0]
+        params = [p for p in clause.children[1:-2]
+                  if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
+        substitution: dict[str, Any] = {}
+        if len(params) != 1 or not _bind_argument(params[0], tree.children[1], substitution,
+                                                  self.index_constructors):
+            raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]} whose "
+                               "argument does not fit its parameter pattern")
+        return _substitute(clause.children[-1], substitution)
+
     # -- validation -------------------------------------------------------------------------
     def _validate(self) -> None:
         """Compile the net; a transition that doesn't compile is left out and reported."""
@@ -1167,13 +1215,58 @@ class _Importer:
                         from None
                 reason = str(exc)
                 unknown = re.search(r"unknown variable\(s\) ([\w, ]+) in", reason)
+                declared = {py_name(n): n for n in self.variables}
                 free = [v for v in (unknown.group(1).split(", ") if unknown else [])
-                        if v in {py_name(n) for n in self.variables}]
+                        if v in declared]
+                if unknown and self._binders_first(name):
+                    continue
+                if free and self._bind_free(name, {v: declared[v] for v in free}):
+                    continue
                 if free:
                     reason = (f"free variable(s) {', '.join(free)}: CPN Tools binds them to "
                               "every value of their colour set, tcpn binds variables only "
                               f"from input arcs ({reason})")
                 self._drop_transition(name, reason)
+
+    def _binders_first(self, transition: str) -> bool:
+        """Put the transition's input arcs that bind variables by a pattern before its other
+        input arcs (CPN Tools binds in any order; tcpn's compiler takes the arcs in turn).
+        False when they already are."""
+        slots = [i for i, a in enumerate(self.net.arcs) if a.transition == transition]
+        arcs = [self.net.arcs[i] for i in slots]
+
+        def rank(arc: Arc) -> int:
+            if arc.kind not in (ArcKind.INPUT, ArcKind.READ):
+                return 2
+            pattern = isinstance(arc.count, int) and arc.inscription is not None and \
+                Inscription.parse(arc.inscription, arc.where).is_pattern
+            return 0 if pattern else 1
+
+        ordered = sorted(arcs, key=rank)
+        if ordered == arcs:
+            return False
+        for slot, arc in zip(slots, ordered, strict=True):
+            self.net.arcs[slot] = arc
+        for key in [k for k in self.ids if k.startswith("arc:") and k[4:].isdigit()]:
+            del self.ids[key]
+        self._arc_ids()
+        return True
+
+    def _bind_free(self, transition: str, free: dict[str, str]) -> bool:
+        """Bind variables no input arc binds to every member of their colour set, as CPN
+        Tools does; False when a colour set is not small and finite (or a subset, whose
+        members tcpn does not check)."""
+        target = self.net.transitions[transition]
+        colours = {v: self.colours.get(self.variables[ml]) for v, ml in free.items()}
+        if any(v in target.free_variables for v in free) or any(
+                c is None or c.members() is None or c.name in self.subset_members
+                for c in colours.values()):
+            return False
+        target.free_variables.update({v: c for v, c in colours.items() if c is not None})
+        element = self.by_id[self.ids[f"trans:{transition}"]]
+        self.note("transition", element, _node_name(element), "free variable(s) "
+                  f"{', '.join(free.values())} bound to every member of their colour set")
+        return True
 
     def _arc_ids(self) -> None:
         """Key the file's arc ids by each arc's index in the net."""
@@ -1194,6 +1287,103 @@ class _Importer:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
         self._arc_ids()
+
+
+def _bind_argument(pattern: Any, argument: Any, substitution: dict[str, Any],
+                   index_constructors: set[str]) -> bool:
+    """Bind a parameter pattern's names to parts of the argument's tree (False when the
+    argument can't be split that way)."""
+    while isinstance(pattern, Tree) and pattern.data == "typed_pat":
+        pattern = pattern.children[0]
+    while isinstance(argument, Tree) and argument.data == "typed":
+        argument = argument.children[0]
+    kind = pattern.data if isinstance(pattern, Tree) else None
+    if kind == "var_pat":
+        substitution[str(pattern.children[0])] = argument
+        return True
+    if kind == "wild_pat":
+        return True
+    if kind == "con_pat" and str(pattern.children[0]) in index_constructors:
+        return _bind_argument(pattern.children[1], argument, substitution, index_constructors)
+    if kind == "tuple_pat" and isinstance(argument, Tree) and argument.data == "tuple" \
+            and len(argument.children) == len(pattern.children):
+        return all(_bind_argument(p, a, substitution, index_constructors)
+                   for p, a in zip(pattern.children, argument.children, strict=True))
+    return False
+
+
+def _substitute(tree: Any, substitution: dict[str, Any]) -> Any:
+    """``tree`` with each free ``name`` replaced (names bound inside are left alone: a
+    pattern that rebinds one stops the replacement below it)."""
+    if not isinstance(tree, Tree):
+        return tree
+    if tree.data == "name" and str(tree.children[0]) in substitution:
+        return substitution[str(tree.children[0])]
+    if tree.data == "rule":
+        bound = {str(n.children[0]) for n in tree.children[0].iter_subtrees()
+                 if n.data == "var_pat"} if isinstance(tree.children[0], Tree) else set()
+        inner = {k: v for k, v in substitution.items() if k not in bound}
+        return Tree("rule", [tree.children[0], _substitute(tree.children[1], inner)],
+                    tree.meta)
+    return Tree(tree.data, [_substitute(c, substitution) for c in tree.children], tree.meta)
+
+
+def _branches(tree: Any) -> bool:
+    """Whether ``tree`` is an if/case whose branches are multisets (``2`e``, ``empty``)."""
+    if not (isinstance(tree, Tree) and tree.data in ("ifte", "case")):
+        return False
+    return any(_is_multiset_leaf(leaf) for leaf in _leaves(tree))
+
+
+def _leaves(tree: Any) -> list[Any]:
+    if isinstance(tree, Tree) and tree.data == "ifte":
+        return _leaves(tree.children[1]) + _leaves(tree.children[2])
+    if isinstance(tree, Tree) and tree.data == "case":
+        return [leaf for rule in tree.children[1].children for leaf in _leaves(rule.children[1])]
+    return [tree]
+
+
+def _is_multiset_leaf(tree: Any) -> bool:
+    return _is_empty(tree) or (isinstance(tree, Tree) and tree.data == "binop"
+                               and str(tree.children[1]) in ("`", "++", "+++"))
+
+
+def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
+    """The if/case with each branch's multiset replaced by its one value (an empty branch
+    by any other branch's value: it gives no token)."""
+    values = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        if terms is not None and (len(terms) != 1 or terms[0].stamp is not None):
+            raise _Unsupported(f"{where}: a branch giving tokens of several values or with "
+                               "a timestamp")
+        values.append(terms[0].value if terms else None)
+    known = [v for v in values if v is not None]
+    if not known:
+        raise _Unsupported(f"{where}: an arc inscription that is always empty")
+    if all(v == known[0] for v in known) and not _binds_names(tree, constants):
+        return known[0]
+    filler = iter([v if v is not None else known[0] for v in values])
+
+    def rebuild(node: Any) -> Any:
+        if isinstance(node, Tree) and node.data == "ifte":
+            return Tree("ifte", [node.children[0], rebuild(node.children[1]),
+                                 rebuild(node.children[2])], node.meta)
+        if isinstance(node, Tree) and node.data == "case":
+            match = node.children[1]
+            rules = [Tree("rule", [r.children[0], rebuild(r.children[1])], r.meta)
+                     for r in match.children]
+            return Tree("case", [node.children[0], Tree("match", rules, match.meta)],
+                        node.meta)
+        return next(filler)
+
+    return rebuild(tree)
+
+
+def _binds_names(tree: Any, constants: set[str]) -> bool:
+    """Whether a case in ``tree`` binds names (then a branch's value may read them)."""
+    return any(node.data == "var_pat" and str(node.children[0]) not in constants
+               for node in tree.iter_subtrees()) if isinstance(tree, Tree) else False
 
 
 def _is_multiset_body(dec: Tree) -> bool:
@@ -1292,27 +1482,29 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 # -- list patterns on input arcs ---------------------------------------------------------------
 def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                            ) -> tuple[str | None, list[tuple[Arc, str]]]:
-    """Turn input patterns ``(h,) + t`` (CPN ML ``h::t``) into a list variable and a guard.
+    """Turn input patterns with list heads (CPN ML ``h::t``, Python ``(h,) + t``, at any
+    depth: ``((oid, its),) + ords``) into a variable and a guard.
 
-    tcpn binds variables by matching tuples, not list heads; ``h::t`` becomes a variable
-    ``h_t`` with ``len(h_t) >= 1`` added to the guard, and ``h``/``t`` read ``h_t[0]`` and
-    ``h_t[1:]`` wherever else the transition uses them.
+    tcpn binds variables by matching tuples, not list heads; the token is bound to a new
+    variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
+    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them.
     """
     substitutions: dict[str, ast.expr] = {}
     conditions: list[str] = []
     rewritten: list[tuple[Arc, str]] = []
+    rewritten_vars: set[str] = set()
     for arc, arc_id in arcs:
         if arc.kind is ArcKind.INPUT and arc.inscription is not None:
             tree = ast.parse(arc.inscription, mode="eval").body
-            if (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add)
-                    and isinstance(tree.left, ast.Tuple) and len(tree.left.elts) == 1
-                    and isinstance(tree.left.elts[0], ast.Name)
-                    and isinstance(tree.right, ast.Name)):
-                head, tail = tree.left.elts[0].id, tree.right.id
-                variable = f"{head}_{tail}"
-                substitutions[head] = ast.parse(f"{variable}[0]", mode="eval").body
-                substitutions[tail] = ast.parse(f"{variable}[1:]", mode="eval").body
-                conditions.append(f"len({variable}) >= 1")
+            if _has_cons(tree) and _is_cons_pattern(tree):
+                names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+                variable = "_".join(names) or "token"
+                while variable in substitutions or variable in rewritten_vars:
+                    variable += "_"
+                rewritten_vars.add(variable)
+                tests: list[str] = []
+                _cons_match(tree, variable, tests, substitutions)
+                conditions.extend(tests)
                 arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
         rewritten.append((arc, arc_id))
     if not substitutions:
@@ -1327,9 +1519,12 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
 
     out = []
     for arc, arc_id in rewritten:
-        if arc.kind is ArcKind.INPUT and arc.inscription in {f"{k}" for k in substitutions}:
+        if arc.kind is ArcKind.INPUT and arc.inscription is not None and \
+                arc.inscription not in rewritten_vars and \
+                Inscription.parse(arc.inscription, arc.where).pattern_variables & \
+                set(substitutions):
             raise _Unsupported("a list pattern's parts also bound by another input arc")
-        if arc.kind is not ArcKind.INPUT or not _is_list_var(arc.inscription, substitutions):
+        if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
                       substitute(arc.count), substitute(arc.when), substitute(arc.delay))
         out.append((arc, arc_id))
@@ -1337,10 +1532,43 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
     return new_guard, out
 
 
-def _is_list_var(inscription: str | None, substitutions: dict[str, ast.expr]) -> bool:
-    return inscription is not None and any(
-        isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name)
-        and v.value.id == inscription for v in substitutions.values())
+def _is_cons(tree: ast.expr) -> bool:
+    return isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add) and \
+        isinstance(tree.left, ast.Tuple) and len(tree.left.elts) == 1
+
+
+def _has_cons(tree: ast.expr) -> bool:
+    return any(_is_cons(node) for node in ast.walk(tree) if isinstance(node, ast.expr))
+
+
+def _is_cons_pattern(tree: ast.expr) -> bool:
+    """Names, constants, tuples and ``(head,) + tail`` of those."""
+    if isinstance(tree, ast.Name | ast.Constant):
+        return True
+    if isinstance(tree, ast.Tuple):
+        return all(_is_cons_pattern(e) for e in tree.elts)
+    if _is_cons(tree):
+        assert isinstance(tree, ast.BinOp) and isinstance(tree.left, ast.Tuple)
+        return _is_cons_pattern(tree.left.elts[0]) and _is_cons_pattern(tree.right)
+    return False
+
+
+def _cons_match(tree: ast.expr, subject: str, tests: list[str],
+                substitutions: dict[str, ast.expr]) -> None:
+    """The tests for ``tree`` to match the value ``subject`` and what its names read."""
+    if isinstance(tree, ast.Name):
+        substitutions[tree.id] = ast.parse(subject, mode="eval").body
+    elif isinstance(tree, ast.Constant):
+        tests.append(f"{subject} == {tree.value!r}")
+    elif isinstance(tree, ast.Tuple):
+        tests.append(f"len({subject}) == {len(tree.elts)}")
+        for i, element in enumerate(tree.elts):
+            _cons_match(element, f"{subject}[{i}]", tests, substitutions)
+    else:
+        assert isinstance(tree, ast.BinOp) and isinstance(tree.left, ast.Tuple)
+        tests.append(f"len({subject}) >= 1")
+        _cons_match(tree.left.elts[0], f"{subject}[0]", tests, substitutions)
+        _cons_match(tree.right, f"{subject}[1:]", tests, substitutions)
 
 
 class _Substitute(ast.NodeTransformer):

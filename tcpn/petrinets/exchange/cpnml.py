@@ -661,7 +661,14 @@ class MLToPython(MatchForms):
         raise self._unsupported(tree, where, "character literal")
 
     def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        raise self._unsupported(tree, where, "record selector used as a value")
+        # #2 or #field as a function value (map #1 l)
+        label = str(tree.children[0])[1:]
+        part: ast.expr = ast.Subscript(ast.Name("_r", ast.Load()), ast.Constant(
+            int(label) - 1), ast.Load()) if label.isdigit() else ast.Attribute(
+            ast.Name("_r", ast.Load()), label, ast.Load())
+        return ast.Lambda(ast.arguments(posonlyargs=[], args=[ast.arg("_r")], vararg=None,
+                                        kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                        defaults=[]), part)
 
     def _t_apply(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         head, arg = tree.children
@@ -757,6 +764,9 @@ class MLToPython(MatchForms):
         if name in _ML_RANDOM and len(args) == _ML_RANDOM[name]:
             self.uses_random = True
             return call(name, *args)
+        if name in _ML_RANDOM and len(args) == 1 and _ML_RANDOM[name] > 1:
+            self.uses_random = True  # uniform(bounds), bounds a pair
+            return call(name, ast.Starred(args[0], ast.Load()))
         if name == "not" and len(args) == 1:
             return ast.UnaryOp(ast.Not(), args[0])
         if name in ("hd", "List.hd") and len(args) == 1:

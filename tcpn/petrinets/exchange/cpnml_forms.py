@@ -59,7 +59,8 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
-                 "List.exists": "any", "exists": "any", "List.all": "all"}
+                 "filter": "filter", "List.exists": "any", "exists": "any",
+                 "List.all": "all"}
 
 
 def _src(node: ast.expr) -> str:
@@ -108,6 +109,7 @@ class MatchForms:
     colour_members: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
     fresh: Iterator[int]
+    uses_random: bool
 
     # provided by MLToPython
     def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
@@ -349,10 +351,16 @@ class MatchForms:
         name = str(head.children[0])
         if name in self.local_functions or name in local:
             return None
-        if name.endswith((".all", ".size")) and name.split(".")[0] in self.colour_members \
-                and len(spine) == 1 and isinstance(spine[0], Tree) and spine[0].data == "unit":
+        if name.endswith((".all", ".size", ".ran")) and \
+                name.split(".")[0] in self.colour_members and len(spine) == 1 and \
+                isinstance(spine[0], Tree) and spine[0].data == "unit":
             members = self.colour_members[name.split(".")[0]]
-            return ast.Constant(members if name.endswith(".all") else len(members))
+            if name.endswith(".all"):
+                return ast.Constant(members)
+            if name.endswith(".size"):
+                return ast.Constant(len(members))
+            self.uses_random = True  # a member drawn uniformly
+            return ast.parse(f"{members!r}[discrete(0, {len(members) - 1})]", mode="eval").body
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body
