@@ -102,12 +102,12 @@ def test_missing_file_is_an_input_error(tmp_path):
 
 
 def test_strict_import_refuses_a_partial_net(shared_dir):
-    path = shared_dir / "data" / "cpn" / "RealTimedProtocol.cpn"
+    path = shared_dir / "data" / "cpn" / "QueueSystem_inttime.cpn"
     imported = read_cpn(path)
-    assert not imported.complete and len(imported.net.transitions) == 3
-    with pytest.raises(IncompleteImportError, match="2 element\\(s\\) left out") as info:
+    assert not imported.complete and len(imported.net.transitions) == 4
+    with pytest.raises(IncompleteImportError, match="25 element\\(s\\) left out") as info:
         read_cpn(path, strict=True)
-    assert "transition 'Transmit Packet' (id13 line 837)" in str(info.value)
+    assert "declaration 'getfid' (ID8536240 line 128)" in str(info.value)
 
 
 def test_ml_syntax_error_position():

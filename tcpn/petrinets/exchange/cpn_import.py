@@ -1014,10 +1014,18 @@ class _Importer:
         except UnsupportedConstruct as exc:
             raise _Unsupported(exc.construct) from None
         self._declare_basis(translator)
+        if not (translator.uses_random or translator.uses_time):
+            python = _FoldConstants(self._constant_scope()).visit(python)
         result = ast.unparse(python), translator
         if self.pythons is not None:
             self.pythons[key] = result
         return result
+
+    def _constant_scope(self) -> dict[str, Any]:
+        """The net's constants (``val``, globrefs), for folding what is computed from
+        them alone."""
+        scope = {py_name(k): v for k, v in self.constants.items()}
+        return {k: v for k, v in scope.items() if _literal(v)}
 
     def _guard(self, element: ET.Element | None, text: str, where: str,
                variables: frozenset[str]) -> str:
@@ -1569,6 +1577,41 @@ def _cons_match(tree: ast.expr, subject: str, tests: list[str],
         tests.append(f"len({subject}) >= 1")
         _cons_match(tree.left.elts[0], f"{subject}[0]", tests, substitutions)
         _cons_match(tree.right, f"{subject}[1:]", tests, substitutions)
+
+
+def _literal(value: Any) -> bool:
+    """Whether ``value`` prints as a Python literal that reads back equal."""
+    if isinstance(value, bool | int | float | str) or value is None:
+        return not isinstance(value, float) or math.isfinite(value)
+    if type(value) is tuple:
+        return all(_literal(v) for v in value)
+    return False
+
+
+class _FoldConstants(ast.NodeTransformer):
+    """Replace a comprehension or a lambda call that reads constants only by its value
+    (``tuple(_e[0] for _e in vCookBook)`` -> ``('Burger', ...)``): the value, not the
+    computation, is what CPN ML export can write back."""
+
+    def __init__(self, scope: dict[str, Any]):
+        self.scope = scope
+
+    def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.expr) and any(
+                isinstance(n, ast.GeneratorExp | ast.Lambda) for n in ast.walk(node)):
+            text = ast.unparse(node)
+            names = Inscription.parse(text, "constant").names
+            if names <= set(self.scope) | {"tuple", "any", "all", "len", "sum", "dict",
+                                            "ValueError"}:
+                try:
+                    value = eval(compile(ast.Expression(ast.fix_missing_locations(node)),
+                                         "<constant>", "eval"), dict(self.scope))
+                except Exception:  # evaluated at firing instead, where it fails the same
+                    value = None
+                else:
+                    if _literal(value):
+                        return ast.Constant(value)
+        return self.generic_visit(node)
 
 
 class _Substitute(ast.NodeTransformer):

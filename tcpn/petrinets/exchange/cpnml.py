@@ -703,6 +703,10 @@ class MLToPython(MatchForms):
             raise self._unsupported(tree, where, f"call of variable {name!r}")
         if name in self.inline:
             params, body = self.inline[name]
+            called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+            self.uses_time = self.uses_time or "now" in called
+            self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
+                "now" not in called
             self._check_arity(tree, where, name, len(params), len(args))
             return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
                 else body

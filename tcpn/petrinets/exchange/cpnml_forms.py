@@ -360,7 +360,11 @@ class MatchForms:
             if name.endswith(".size"):
                 return ast.Constant(len(members))
             self.uses_random = True  # a member drawn uniformly
-            return ast.parse(f"{members!r}[discrete(0, {len(members) - 1})]", mode="eval").body
+            if all(isinstance(m, int) and not isinstance(m, bool) for m in members) and \
+                    list(members) == list(range(members[0], members[0] + len(members))):
+                return ast.parse(f"discrete({members[0]}, {members[-1]})", mode="eval").body
+            return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
+                             mode="eval").body
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body
