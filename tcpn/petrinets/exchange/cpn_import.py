@@ -916,7 +916,12 @@ class _Importer:
         try:
             return self.parse_ml(text, where, start)
         except MLSyntaxError as exc:
-            raise self.fail(element, str(exc)) from None
+            # CPN Tools loads such a file and marks the element: so does tcpn, leaving out
+            # the place or transition the inscription belongs to
+            line = self.lines.get(element) if element is not None else None
+            at = f" (<{element.tag}> {element.get('id')}, line {line})" \
+                if element is not None else ""
+            raise _Unsupported(f"{exc}{at}") from None
 
     def _substitution(self, pages: dict[str, ET.Element], element: ET.Element, subst: ET.Element,
                       path: str, local: dict[str, str], stack: list[str]) -> None:
@@ -990,7 +995,7 @@ class _Importer:
             if guard_text else None
         delay = self._transition_delay(element.find("time"), f"time of {where}", variables)
         priority = self._priority(element.find("priority"), f"priority of {where}")
-        action, outputs = self._code(element.find("code"), f"code of {where}", variables)
+        action, outputs = self._code(element.find("code"), f"code of {where}", variables, raw)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
             for arc in self._arc(arc_element, name, place, variables):
@@ -1081,11 +1086,15 @@ class _Importer:
         python, translator = self._python(element, tree, where, frozenset())
         return self._evaluate(ast.parse(python, mode="eval").body, translator, where)
 
-    def _code(self, element: ET.Element | None, where: str,
-              variables: frozenset[str]) -> tuple[CodeAction | None, tuple[str, ...]]:
+    def _code(self, element: ET.Element | None, where: str, variables: frozenset[str],
+              name: str) -> tuple[CodeAction | None, tuple[str, ...]]:
+        """The code segment as an action computing its outputs. What acts only by side
+        effects (no outputs; MSC charts, files, prints before the result) is left out and
+        reported; the transition is kept."""
         text = _text(element)
         if not text or text == "input ();output ();action ();":
             return None, ()
+        assert element is not None
         match = re.fullmatch(
             r"\s*(?:input\s*\(([^)]*)\)\s*;)?\s*(?:output\s*\(([^)]*)\)\s*;)?\s*action\s+(.*?);?\s*",
             text, re.DOTALL)
@@ -1094,8 +1103,14 @@ class _Importer:
         inputs = tuple(n.strip() for n in (match.group(1) or "").split(",") if n.strip())
         outputs = tuple(n.strip() for n in (match.group(2) or "").split(",") if n.strip())
         if not outputs:
-            raise _Unsupported("a code segment without outputs acts only by side effects")
-        tree = self._parse(element, match.group(3), where)
+            self.skip("code segment", element, name, "a code segment without outputs acts "
+                      "only by side effects (left out; the transition is kept)")
+            return None, ()
+        tree = self._parse(element, f"({match.group(3)})", where)
+        if tree.data == "sequence":  # e1; e2; result: e1 and e2 act by side effects only
+            *effects, tree = tree.children
+            self.skip("code segment", element, name, f"{len(effects)} expression(s) before "
+                      "the result act only by side effects (left out)")
         python, _ = self._python(element, tree, where, variables)
         return CodeAction(tuple(py_name(n) for n in inputs), tuple(py_name(n) for n in outputs),
                           python, self.declarations), tuple(py_name(n) for n in outputs)
