@@ -126,10 +126,14 @@ class ReportItem:
     name: str
     line: int | None
     reason: str
+    #: the page the element is drawn on (empty for declarations and file-level items)
+    page: str = ""
 
     def __str__(self) -> str:
-        line = f" line {self.line}" if self.line else ""
-        return f"{self.kind} {self.name!r} ({self.element_id}{line}): {self.reason}"
+        where = " ".join(p for p in (self.element_id, f"line {self.line}" if self.line
+                                     else "") if p)
+        page = f", page {self.page}" if self.page else ""
+        return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
 
 @dataclass
@@ -140,6 +144,9 @@ class ImportReport:
     imported: dict[str, int] = field(default_factory=dict)
     unsupported: list[ReportItem] = field(default_factory=list)
     notes: list[ReportItem] = field(default_factory=list)
+    #: page -> what came in from it and what was left out: ``{"places": kept,
+    #: "transitions": kept, "left out": items}``
+    pages: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -151,6 +158,9 @@ class ImportReport:
         kept = ", ".join(f"{n} {k}" for k, n in self.imported.items())
         lines = [f"{self.source}: imported {kept}; "
                  f"{len(self.unsupported)} element(s) left out, {len(self.notes)} note(s)"]
+        lines.extend(f"  page {page}: {tally['places']} place(s) and {tally['transitions']} "
+                     f"transition(s) imported, {tally['left out']} element(s) left out"
+                     for page, tally in self.pages.items())
         for title, items in (("left out", self.unsupported), ("note", self.notes)):
             shown = items if limit is None else items[:limit]
             lines.extend(f"  {title}: {item}" for item in shown)
@@ -296,6 +306,7 @@ class _Importer:
     def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
         self.root, self.lines, self.source = root, lines, source
         self.report = ImportReport(source)
+        self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
         self.colours: dict[str, ColourSet] = {}
         self.bad_colours: dict[str, str] = {}
@@ -316,6 +327,7 @@ class _Importer:
         # (id(tree), variables) -> Python text and its translator, while the declarations
         # can no longer change (the trees are kept in self.trees)
         self.pythons: dict[tuple[int, frozenset[str]], tuple[str, MLToPython]] | None = None
+        self.cached_trees: list[Any] = []  # every tree keyed in self.pythons, kept alive
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -332,11 +344,13 @@ class _Importer:
 
     def skip(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.unsupported.append(ReportItem(kind, element.get("id") or "", name,
-                                                  self.lines.get(element), reason))
+                                                  self.lines.get(element), reason,
+                                                  self.page_of.get(element, "")))
 
     def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
-                                            self.lines.get(element), reason))
+                                            self.lines.get(element), reason,
+                                            self.page_of.get(element, "")))
 
     # -- structure --------------------------------------------------------------------------
     def run(self) -> ImportedNet:
@@ -363,6 +377,7 @@ class _Importer:
         if cpnet is None:
             raise self.fail(root, "no <cpnet> element")
         self.cpnet: ET.Element = cpnet
+        self._label_pages()
         self._check_ids()
         self.real_time = self._real_time()
         globbox = self.cpnet.find("globbox")
@@ -389,12 +404,38 @@ class _Importer:
             self._instance(pages, page_id, path, {}, [page_id])
         self._transitions()
         self._validate()
+        self._page_tallies()
         self.report.imported = {
             "places": len(self.net.places), "transitions": len(self.net.transitions),
             "arcs": len(self.net.arcs), "declarations": len(self.net.declarations),
             "modules": len(self.net.modules),
         }
         return ImportedNet(self.net, self.report, self.ids, self.real_time)
+
+    def _label_pages(self) -> None:
+        """Name each page for the report (its name, with its id when two share it)."""
+        pages = self.cpnet.findall("page")
+        names = [self._page_name(p) or p.get("id", "") for p in pages]
+        for page, name in zip(pages, names, strict=True):
+            label = name if names.count(name) == 1 else f"{name} ({page.get('id')})"
+            for element in page.iter():
+                self.page_of[element] = label
+
+    def _page_tallies(self) -> None:
+        """What came in from each page and what was left out of it."""
+        tallies = {label: {"places": 0, "transitions": 0, "left out": 0}
+                   for label in dict.fromkeys(self.page_of.values())}
+        for key, element_id in self.ids.items():
+            kind = key.split(":", 1)[0]
+            element = self.by_id.get(element_id)
+            if kind in ("place", "trans") and "@" not in key and element is not None \
+                    and element in self.page_of:
+                tallies[self.page_of[element]]["places" if kind == "place"
+                                               else "transitions"] += 1
+        for item in self.report.unsupported:
+            if item.page in tallies:
+                tallies[item.page]["left out"] += 1
+        self.report.pages = tallies
 
     @staticmethod
     def _page_name(page: ET.Element) -> str:
@@ -413,15 +454,17 @@ class _Importer:
             if first is None:
                 seen[element_id] = element
                 continue
-            where = f"<{first.tag}> at line {self.lines.get(first)}"
             if element.tag in _REFERENCED_TAGS and first.tag in _REFERENCED_TAGS:
                 raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> "
-                                f"(first used on {where})")
-            if element.tag in _REFERENCED_TAGS:
-                seen[element_id] = element
-            self.note("id", element, element_id, f"duplicate id on <{element.tag}> (also on "
-                      f"{where}) ignored: ids of graphics and inscriptions are never "
-                      "referred to")
+                                f"(first used on <{first.tag}> at line "
+                                f"{self.lines.get(first)})")
+            ignored, kept = (first, element) if element.tag in _REFERENCED_TAGS else (
+                element, first)
+            seen[element_id] = kept
+            self.note("id", ignored, element_id, f"the id of this <{ignored.tag}> is also "
+                      f"the id of <{kept.tag}> at line {self.lines.get(kept)}: ignored on "
+                      f"the <{ignored.tag}> (the ids of graphics and inscriptions are never "
+                      "referred to)")
         self.by_id = seen
 
     def _real_time(self) -> bool:
@@ -1024,6 +1067,9 @@ class _Importer:
         result = ast.unparse(python), translator
         if self.pythons is not None:
             self.pythons[key] = result
+            # the key is the tree's id: keep the tree (one built here, by inlining a
+            # function or merging branches, would otherwise free its id for another)
+            self.cached_trees.append(tree)
         return result
 
     def _constant_scope(self) -> dict[str, Any]:
