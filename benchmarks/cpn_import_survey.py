@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                 "refused")}
     total = sum(r.transitions for r in results)
     kept = sum(r.imported for r in results)
-    print(f"| file | import | transitions | tcpn nodes/arcs/dead | cpncheck nodes/arcs/dead"
+    print("| file | import | transitions | tcpn nodes/arcs/dead | cpncheck nodes/arcs/dead"
           " | same |")
     print("|---|---|---|---|---|---|")
     for r in results:

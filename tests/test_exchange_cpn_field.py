@@ -244,3 +244,21 @@ def test_clausal_function_recurses(tmp_path):
     imported = read_cpn(text)
     assert imported.complete
     assert imported.net.declarations["fact"](5) == 120
+
+
+def test_a_chart_call_as_result_gives_the_outputs_a_neutral_value():
+    declarations = (colset("D1", "INT", "<int/>") + colset("D2", "STRING", "<string/>")
+                    + colset("D3", "INTxSTRING", "<product><id>INT</id><id>STRING</id>"
+                                                 "</product>")
+                    + var("D4", "INT", "n") + var("D5", "STRING", "evt"))
+    code = ("input (n);\noutput evt;\naction\n"
+            "MSC.startEvent(msc, &quot;Sender&quot;, Int.toString n)")
+    text = cpn_file(declarations, [("P1", "a", "INT", "1`4"), ("P2", "b", "INTxSTRING", "")],
+                    [("T1", "send", "", code)],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P2", "(n, evt)")])
+    imported = read_cpn(text)
+    assert list(imported.net.transitions) == ["send"]
+    assert imported.net.transitions["send"].action(n=4) == {"evt": ""}
+    (item,) = imported.report.unsupported
+    assert "MSC.startEvent draws a message sequence chart (GUI only)" in item.reason
+    assert "output(s) evt set to ''" in item.reason

@@ -731,6 +731,8 @@ class _Importer:
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = dec.children
+        if isinstance(pattern, Tree) and pattern.data == "wild_pat":
+            raise _Unsupported("'val _ = ...' is evaluated for its side effects only")
         if not (isinstance(pattern, Tree) and pattern.data == "var_pat"):
             raise _Unsupported("'val' with a pattern other than a name")
         name = str(pattern.children[0])
@@ -1141,25 +1143,48 @@ class _Importer:
         if not text or text == "input ();output ();action ();":
             return None, ()
         assert element is not None
-        match = re.fullmatch(
-            r"\s*(?:input\s*\(([^)]*)\)\s*;)?\s*(?:output\s*\(([^)]*)\)\s*;)?\s*action\s+(.*?);?\s*",
-            text, re.DOTALL)
+        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;"
+        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\s+(.*?);?\s*",
+                             text, re.DOTALL)
         if match is None:
             raise _Unsupported("a code segment other than 'input (..); output (..); action e;'")
-        inputs = tuple(n.strip() for n in (match.group(1) or "").split(",") if n.strip())
-        outputs = tuple(n.strip() for n in (match.group(2) or "").split(",") if n.strip())
+        inputs = tuple(n.strip() for n in (match.group(1) or match.group(2) or "").split(",")
+                       if n.strip())
+        outputs = tuple(n.strip() for n in (match.group(3) or match.group(4) or "").split(",")
+                        if n.strip())
         if not outputs:
             self.skip("code segment", element, name, "a code segment without outputs acts "
                       "only by side effects (left out; the transition is kept)")
             return None, ()
-        tree = self._parse(element, f"({match.group(3)})", where)
+        tree = self._parse(element, f"({match.group(5)})", where)
         if tree.data == "sequence":  # e1; e2; result: e1 and e2 act by side effects only
             *effects, tree = tree.children
             self.skip("code segment", element, name, f"{len(effects)} expression(s) before "
                       "the result act only by side effects (left out)")
-        python, _ = self._python(element, tree, where, variables)
+        if _is_gui_call(tree):
+            # the result of a chart call (an event's id) only labels the chart: the outputs
+            # get a neutral value of their colour set
+            neutral = tuple(self._neutral(n) for n in outputs)
+            self.skip("code segment", element, name, f"{_call_name(tree)} draws a message "
+                      "sequence chart (GUI only): left out, output(s) "
+                      f"{', '.join(outputs)} set to {', '.join(map(repr, neutral))}")
+            python = repr(neutral[0] if len(neutral) == 1 else neutral)
+        else:
+            python, _ = self._python(element, tree, where, variables)
         return CodeAction(tuple(py_name(n) for n in inputs), tuple(py_name(n) for n in outputs),
                           python, self.declarations), tuple(py_name(n) for n in outputs)
+
+    def _neutral(self, variable: str) -> Any:
+        """A neutral value of a variable's colour set (its first member, 0, "", 0.0)."""
+        colour = self.colours.get(self.variables.get(variable, ""))
+        members = colour.members() if colour is not None else None
+        if members:
+            return members[0]
+        neutral = {IntSet: 0, RealSet: 0.0, StringSet: "", ListSet: ()}
+        for kind, value in neutral.items():
+            if isinstance(colour, kind):
+                return value
+        raise _Unsupported(f"output {variable} of a chart call has no neutral value")
 
     def _arc(self, element: ET.Element, transition: str, place: str,
              variables: frozenset[str]) -> list[Arc]:
@@ -1356,6 +1381,19 @@ class _Importer:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
         self._arc_ids()
+
+
+#: Structures of CPN Tools' library that only draw or write (charts, files, the console).
+_GUI_STRUCTURES = ("MSC.",)
+
+
+def _call_name(tree: Any) -> str:
+    head = tree.children[0] if isinstance(tree, Tree) and tree.data == "apply" else None
+    return str(head.children[0]) if isinstance(head, Tree) and head.data == "name" else ""
+
+
+def _is_gui_call(tree: Any) -> bool:
+    return _call_name(tree).startswith(_GUI_STRUCTURES)
 
 
 def _bind_argument(pattern: Any, argument: Any, substitution: dict[str, Any],

@@ -35,7 +35,6 @@ from lark import Token as LarkToken
 from lark.exceptions import UnexpectedInput
 
 from tcpn.errors import InputError
-from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -48,6 +47,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
+from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 
 _GRAMMAR = r"""
 // The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.

@@ -356,7 +356,10 @@ class MatchForms:
                 isinstance(spine[0], Tree) and spine[0].data == "unit":
             members = self.colour_members[name.split(".")[0]]
             if name.endswith(".all"):
-                return ast.Constant(members)
+                try:  # a tuple of literals reads back from its repr
+                    return ast.parse(repr(tuple(members)), mode="eval").body
+                except SyntaxError:
+                    raise self._unsupported(tree, where, f"{name}() of records") from None
             if name.endswith(".size"):
                 return ast.Constant(len(members))
             self.uses_random = True  # a member drawn uniformly
