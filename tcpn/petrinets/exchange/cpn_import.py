@@ -1600,6 +1600,11 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
     conditions: list[str] = []
     rewritten: list[tuple[Arc, str]] = []
     rewritten_vars: set[str] = set()
+    # names a plain pattern of another input arc binds: a list pattern compares with them
+    bound_elsewhere = set().union(*(
+        Inscription.parse(a.inscription, a.where).pattern_variables for a, _ in arcs
+        if a.kind in (ArcKind.INPUT, ArcKind.READ) and a.inscription is not None
+        and isinstance(a.count, int)))
     for arc, arc_id in arcs:
         if arc.kind is ArcKind.INPUT and arc.inscription is not None:
             tree = ast.parse(arc.inscription, mode="eval").body
@@ -1610,7 +1615,7 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                     variable += "_"
                 rewritten_vars.add(variable)
                 tests: list[str] = []
-                _cons_match(tree, variable, tests, substitutions)
+                _cons_match(tree, variable, tests, substitutions, bound_elsewhere)
                 conditions.extend(tests)
                 arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
         rewritten.append((arc, arc_id))
@@ -1626,11 +1631,6 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
 
     out = []
     for arc, arc_id in rewritten:
-        if arc.kind is ArcKind.INPUT and arc.inscription is not None and \
-                arc.inscription not in rewritten_vars and \
-                Inscription.parse(arc.inscription, arc.where).pattern_variables & \
-                set(substitutions):
-            raise _Unsupported("a list pattern's parts also bound by another input arc")
         if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
                       substitute(arc.count), substitute(arc.when), substitute(arc.delay))
@@ -1661,21 +1661,24 @@ def _is_cons_pattern(tree: ast.expr) -> bool:
 
 
 def _cons_match(tree: ast.expr, subject: str, tests: list[str],
-                substitutions: dict[str, ast.expr]) -> None:
-    """The tests for ``tree`` to match the value ``subject`` and what its names read."""
-    if isinstance(tree, ast.Name):
+                substitutions: dict[str, ast.expr], bound: set[str]) -> None:
+    """The tests for ``tree`` to match the value ``subject`` and what its names read
+    (a name in ``bound``, or met before, is compared instead)."""
+    if isinstance(tree, ast.Name) and (tree.id in bound or tree.id in substitutions):
+        tests.append(f"{subject} == {ast.unparse(substitutions.get(tree.id, tree))}")
+    elif isinstance(tree, ast.Name):
         substitutions[tree.id] = ast.parse(subject, mode="eval").body
     elif isinstance(tree, ast.Constant):
         tests.append(f"{subject} == {tree.value!r}")
     elif isinstance(tree, ast.Tuple):
         tests.append(f"len({subject}) == {len(tree.elts)}")
         for i, element in enumerate(tree.elts):
-            _cons_match(element, f"{subject}[{i}]", tests, substitutions)
+            _cons_match(element, f"{subject}[{i}]", tests, substitutions, bound)
     else:
         assert isinstance(tree, ast.BinOp) and isinstance(tree.left, ast.Tuple)
         tests.append(f"len({subject}) >= 1")
-        _cons_match(tree.left.elts[0], f"{subject}[0]", tests, substitutions)
-        _cons_match(tree.right, f"{subject}[1:]", tests, substitutions)
+        _cons_match(tree.left.elts[0], f"{subject}[0]", tests, substitutions, bound)
+        _cons_match(tree.right, f"{subject}[1:]", tests, substitutions, bound)
 
 
 def _literal(value: Any) -> bool:
