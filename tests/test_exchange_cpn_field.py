@@ -262,3 +262,19 @@ def test_a_chart_call_as_result_gives_the_outputs_a_neutral_value():
     (item,) = imported.report.unsupported
     assert "MSC.startEvent draws a message sequence chart (GUI only)" in item.reason
     assert "output(s) evt set to ''" in item.reason
+
+
+def test_a_list_pattern_whose_parts_another_arc_binds_compares_with_them(tmp_path):
+    declarations = (colset("D1", "INT", "<int/>") + colset("D2", "Q", "<list><id>INT</id></list>")
+                    + var("D3", "INT", "k") + var("D4", "Q", "rest"))
+    text = cpn_file(
+        declarations,
+        [("P1", "queue", "Q", "1`[2,1,2]"), ("P2", "ready", "INT", "1`1 ++ 1`2"),
+         ("P3", "done", "INT", "")],
+        [("T1", "serve", "", "")],
+        [("A1", "PtoT", "T1", "P1", "k::rest"), ("A2", "PtoT", "T1", "P2", "k"),
+         ("A3", "TtoP", "T1", "P1", "rest"), ("A4", "TtoP", "T1", "P3", "k")])
+    imported = read_cpn(text)
+    assert imported.net.transitions["serve"].guard == "len(k_rest) >= 1 and k_rest[0] == k"
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (3, 2, 1)  # serves 2, then 1; the last 2 finds no ready 2
