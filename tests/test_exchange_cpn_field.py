@@ -156,12 +156,13 @@ def test_a_list_initial_marking_is_a_multiset(tmp_path):
                     + var("D3", "INT", "i"))
     text = cpn_file(
         declarations,
-        [("P1", "A", "INT", "[5,6,7]"), ("P2", "B", "INT", "start")],
+        [("P1", "A", "INT", "[5,6,7]"), ("P2", "B", "INT", "start"), ("P3", "C", "INT", "[4]")],
         [("T1", "move", "[i &lt; 7]", "")],
         [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "i")])
     imported = read_cpn(text)
     assert sorted(t.value for t in imported.net.places["A"].initial) == [5, 6, 7]
     assert sorted(t.value for t in imported.net.places["B"].initial) == [1, 2, 2]
+    assert [t.value for t in imported.net.places["C"].initial] == [4]
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs == (4, 4, 1)  # 5 and 6 move in either order; 7 stays
 

@@ -934,6 +934,7 @@ class _Importer:
                     raise self.fail(element, f"{where}: {problem}")
                 tokens.extend(Token(v, stamp) for v in values for _ in range(count))
                 continue
+            value = values[0]
             if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
                 count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
             if stamp != 0 and not colour.is_timed:
