@@ -279,3 +279,12 @@ def test_a_list_pattern_whose_parts_another_arc_binds_compares_with_them(tmp_pat
     assert imported.net.transitions["serve"].guard == "len(k_rest) >= 1 and k_rest[0] == k"
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs == (3, 2, 1)  # serves 2, then 1; the last 2 finds no ready 2
+
+
+def test_the_empty_code_placeholder_is_no_code_however_spaced():
+    declarations = colset("D1", "UNIT", "<unit/>")
+    text = cpn_file(declarations, [("P1", "go", "UNIT", "1`()")],
+                    [("T1", "fire", "[]", "input();\noutput();\n  action();  ")],
+                    [("A1", "PtoT", "T1", "P1", "()")])
+    imported = read_cpn(text)
+    assert imported.complete and imported.net.transitions["fire"].action is None

@@ -1141,8 +1141,8 @@ class _Importer:
         effects (no outputs; MSC charts, files, prints before the result) is left out and
         reported; the transition is kept."""
         text = _text(element)
-        if not text or text == "input ();output ();action ();":
-            return None, ()
+        if not text or re.sub(r"\s+", "", text).rstrip(";") == "input();output();action()":
+            return None, ()  # CPN Tools' placeholder, however it is spaced
         assert element is not None
         names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;"
         match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\s+(.*?);?\s*",
