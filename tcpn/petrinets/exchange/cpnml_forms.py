@@ -13,11 +13,11 @@ last: tcpn has no side effects to keep). Curried list functions of CPN Tools' li
 expressions are tuples, as CPN ML's ``'a ms`` is a list.
 
 >>> from tcpn.petrinets.exchange.cpnml import to_python
->>> to_python("case q of [] => 0 | h::t => h", "arc")
-'(lambda _m0: 0 if len(_m0) == 0 else (lambda h, t: h)(_m0[0], _m0[1:]) if len(_m0) >= 1 \
-else (_ for _ in ()).throw(ValueError(\\'arc: no rule matches\\')))(q)'
+>>> to_python("case q of [] => 0 | h::t => h", "arc")  # doctest: +NORMALIZE_WHITESPACE
+"0 if len(q) == 0 else (lambda h, t: h)(q[0], q[1:]) if len(q) >= 1 else \
+(_ for _ in ()).throw(ValueError('arc: no rule matches'))"
 >>> to_python("List.filter (fn (a, b) => a > k) l", "arc")
-'tuple((a, b) for a, b in l if a > k)'
+'tuple(((a, b) for a, b in l if a > k))'
 """
 
 from __future__ import annotations
