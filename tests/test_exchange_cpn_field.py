@@ -288,3 +288,20 @@ def test_the_empty_code_placeholder_is_no_code_however_spaced():
                     [("A1", "PtoT", "T1", "P1", "()")])
     imported = read_cpn(text)
     assert imported.complete and imported.net.transitions["fire"].action is None
+
+
+def test_a_recursive_function_drawing_at_random_is_expanded_at_each_call():
+    declarations = (colset("D1", "INT", "<int/>")
+                    + colset("D2", "L", "<list><id>INT</id></list>") + var("D3", "INT", "n")
+                    + ml("D4", "fun draws 0 = []\n"
+                               "  | draws k = discrete(1, 6) :: draws (k - 1);"))
+    text = cpn_file(declarations, [("P1", "a", "INT", "1`3"), ("P2", "b", "L", "")],
+                    [("T1", "roll", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P2", "draws n")])
+    imported = read_cpn(text)
+    assert imported.complete
+    assert "expanded at each call" in str(imported.report.notes[-1])
+    from tcpn.petrinets import simulate
+    result = simulate(imported.net, seed=5, until=1)
+    (token,) = result.marking["b"]
+    assert len(token.value) == 3 and all(1 <= v <= 6 for v in token.value)

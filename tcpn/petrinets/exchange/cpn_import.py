@@ -781,9 +781,9 @@ class _Importer:
                         for n in ast.walk(python))
         if translator.uses_random or translator.uses_time:
             self.functions.pop(name, None)
-            if recursive:
-                raise _Unsupported("a recursive function that draws random numbers or reads "
-                                   "the clock (tcpn expands such functions at each call)")
+            if recursive:  # expanded at each call as a lambda that is passed itself
+                python = _self_applied(py_name(name), tuple(py_name(p) for p in params),
+                                       python)
             self.inline[name] = (tuple(params), python)
             self.note("declaration", element, name, "draws random numbers or reads the clock: "
                       "expanded at each call instead of declared")
@@ -1382,6 +1382,29 @@ class _Importer:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
         self._arc_ids()
+
+
+def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.expr:
+    """A recursive function's body as an expression over its parameters: the function
+    is a lambda given itself as ``_self`` (``f(x - 1)`` in the body is
+    ``_self(_self, x - 1)``), applied on the spot."""
+
+    class _Recurse(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == name:
+                return ast.Call(ast.Name("_self", ast.Load()),
+                                [ast.Name("_self", ast.Load()), *node.args], [])
+            return node
+
+    def arguments(names: tuple[str, ...]) -> ast.arguments:
+        return ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+    function = ast.Lambda(arguments(("_self", *params)), _Recurse().visit(body))
+    call = ast.Call(ast.Name("_f", ast.Load()), [ast.Name("_f", ast.Load()), *(
+        ast.Name(p, ast.Load()) for p in params)], [])
+    return ast.Call(ast.Lambda(arguments(("_f",)), call), [function], [])
 
 
 #: Structures of CPN Tools' library that only draw or write (charts, files, the console).

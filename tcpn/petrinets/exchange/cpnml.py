@@ -1578,9 +1578,10 @@ class _Emitter:
         for param, arg in zip(params, node.args, strict=True):
             text, _, t = self.emit(arg)
             # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
-            ml_name, suffix = param, 2
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"  # _m0 -> m0: ML names a letter first
+            ml_name, suffix = base, 2
             while ml_name in taken or not is_ml_identifier(ml_name):
-                ml_name, suffix = f"{param}_{suffix}", suffix + 1
+                ml_name, suffix = f"{base}_{suffix}", suffix + 1
             taken.add(ml_name)
             vals.append(f"val {ml_name} = {text}")
             inner[param] = t
