@@ -77,7 +77,16 @@ def test_bad_input_is_one_line_and_exit_code_3(args, message):
 
 
 def test_strict_import_of_a_partial_net_fails(shared_dir):
-    done = tcpn("import", str(shared_dir / "data" / "cpn" / "RealTimedProtocol.cpn"),
+    done = tcpn("import", str(shared_dir / "data" / "cpn" / "QueueSystem_inttime.cpn"),
                 "--strict")
     assert done.returncode == 3
-    assert "transition 'Transmit Packet' (id13 line 837): free variable(s) r" in done.stderr
+    assert "declaration 'getfid' (ID8536240 line 128): '!' of something" in done.stderr
+
+
+def test_import_reports_each_page_and_each_element_with_its_page(shared_dir):
+    done = tcpn("import", str(shared_dir / "data" / "cpn" / "RealTimedProtocol.cpn"))
+    assert done.returncode == 0
+    assert "page Top: 11 place(s) and 5 transition(s) imported, 0 element(s) left out" \
+        in done.stdout
+    assert ("note: transition 'Transmit Packet' (id13 line 837, page Top): free variable(s) "
+            "r bound to every member of their colour set") in done.stdout

@@ -41,7 +41,7 @@ def test_not_a_cpn_file():
 def test_missing_generator_and_future_format_refused(good):
     with pytest.raises(CpnFormatError, match="no <generator>"):
         read_cpn(re.sub(r"<generator[^>]*/>", "", good))
-    with pytest.raises(CpnFormatError, match="file format '7' is not 6"):
+    with pytest.raises(CpnFormatError, match="file format '7' is not one CPN Tools reads"):
         read_cpn(good.replace('format="6"', 'format="7"'))
 
 
@@ -73,13 +73,16 @@ def test_unknown_colour_set_names_the_place(good):
         read_cpn(bad)
 
 
-def test_cpn_ml_syntax_error_names_element_line_and_column(good):
+def test_cpn_ml_syntax_error_leaves_out_its_transition_naming_element_line_and_column(good):
     bad = good.replace('version="4.0.1">x + 1</text>', 'version="4.0.1">x +* 1</text>')
-    with pytest.raises(CpnFormatError) as info:
-        read_cpn(bad)
-    message = str(info.value)
-    assert f"line {line_of(bad, 'x +* 1') - 5}" in message  # the <annot> element's line
-    assert "CPN ML syntax error at line 1, column 4 of 'x +* 1': unexpected '*'" in message
+    imported = read_cpn(bad)  # CPN Tools loads such a file too, and marks the element
+    assert not imported.complete and not imported.net.transitions
+    (item,) = imported.report.unsupported
+    assert (item.kind, item.name) == ("transition", "increment")
+    assert f"line {line_of(bad, 'x +* 1') - 5})" in item.reason  # the <annot> element's line
+    assert "CPN ML syntax error at line 1, column 4 of 'x +* 1': unexpected '*'" in item.reason
+    with pytest.raises(IncompleteImportError, match="unexpected '\\*'"):
+        read_cpn(bad, strict=True)
 
 
 def test_huge_input_refused_before_parsing(good, tmp_path):
@@ -102,12 +105,12 @@ def test_missing_file_is_an_input_error(tmp_path):
 
 
 def test_strict_import_refuses_a_partial_net(shared_dir):
-    path = shared_dir / "data" / "cpn" / "RealTimedProtocol.cpn"
+    path = shared_dir / "data" / "cpn" / "QueueSystem_inttime.cpn"
     imported = read_cpn(path)
-    assert not imported.complete and len(imported.net.transitions) == 3
-    with pytest.raises(IncompleteImportError, match="2 element\\(s\\) left out") as info:
+    assert not imported.complete and len(imported.net.transitions) == 4
+    with pytest.raises(IncompleteImportError, match="25 element\\(s\\) left out") as info:
         read_cpn(path, strict=True)
-    assert "transition 'Transmit Packet' (id13 line 837)" in str(info.value)
+    assert "declaration 'getfid' (ID8536240 line 128)" in str(info.value)
 
 
 def test_ml_syntax_error_position():

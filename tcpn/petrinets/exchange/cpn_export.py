@@ -1013,6 +1013,8 @@ class _Exporter:
                 if name in declared:
                     continue
                 found.setdefault(name, t)
+        for name, colour in transition.free_variables.items():  # bound to every member
+            found.setdefault(name, self.shared.colour_type(colour))
         if transition.action is not None:
             for name in transition.outputs:
                 found[name] = self._output_type(transition, name, found, translator)

@@ -62,6 +62,7 @@ from tcpn.petrinets.exchange.cpnml import (
     ML_MIN_INT,
     MLSyntaxError,
     MLToPython,
+    MultisetTerm,
     UnsupportedConstruct,
     multiset_terms,
     parse_ml,
@@ -69,6 +70,7 @@ from tcpn.petrinets.exchange.cpnml import (
     split_delay,
 )
 from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import (
     P_HIGH,
     P_LOW,
@@ -125,10 +127,14 @@ class ReportItem:
     name: str
     line: int | None
     reason: str
+    #: the page the element is drawn on (empty for declarations and file-level items)
+    page: str = ""
 
     def __str__(self) -> str:
-        line = f" line {self.line}" if self.line else ""
-        return f"{self.kind} {self.name!r} ({self.element_id}{line}): {self.reason}"
+        where = " ".join(p for p in (self.element_id, f"line {self.line}" if self.line
+                                     else "") if p)
+        page = f", page {self.page}" if self.page else ""
+        return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
 
 @dataclass
@@ -139,6 +145,9 @@ class ImportReport:
     imported: dict[str, int] = field(default_factory=dict)
     unsupported: list[ReportItem] = field(default_factory=list)
     notes: list[ReportItem] = field(default_factory=list)
+    #: page -> what came in from it and what was left out: ``{"places": kept,
+    #: "transitions": kept, "left out": items}``
+    pages: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -150,6 +159,9 @@ class ImportReport:
         kept = ", ".join(f"{n} {k}" for k, n in self.imported.items())
         lines = [f"{self.source}: imported {kept}; "
                  f"{len(self.unsupported)} element(s) left out, {len(self.notes)} note(s)"]
+        lines.extend(f"  page {page}: {tally['places']} place(s) and {tally['transitions']} "
+                     f"transition(s) imported, {tally['left out']} element(s) left out"
+                     for page, tally in self.pages.items())
         for title, items in (("left out", self.unsupported), ("note", self.notes)):
             shown = items if limit is None else items[:limit]
             lines.extend(f"  {title}: {item}" for item in shown)
@@ -250,6 +262,12 @@ def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, in
     return root, lines
 
 
+#: Elements whose ids other elements refer to (arcs, port/socket pairs, instances, fusion
+#: sets); a duplicate id elsewhere (a bend point, an inscription) is tolerated and reported.
+_REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "instances",
+                              "fusion"})
+
+
 def _text(element: ET.Element | None) -> str:
     if element is None:
         return ""
@@ -297,6 +315,7 @@ class _Importer:
     def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
         self.root, self.lines, self.source = root, lines, source
         self.report = ImportReport(source)
+        self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
         self.colours: dict[str, ColourSet] = {}
         self.bad_colours: dict[str, str] = {}
@@ -304,6 +323,11 @@ class _Importer:
         self.constants: dict[str, Any] = {}  # ML name -> value
         self.functions: dict[str, int] = {}  # ML name -> arity
         self.inline: dict[str, tuple[tuple[str, ...], ast.expr]] = {}
+        #: functions whose value is written as a multiset: expanded on arcs (one arc a term)
+        self.multiset_functions: dict[str, Tree] = {}
+        self.index_constructors: set[str] = set()
+        self.colour_members: dict[str, tuple[Any, ...]] = {}
+        self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
@@ -312,6 +336,7 @@ class _Importer:
         # (id(tree), variables) -> Python text and its translator, while the declarations
         # can no longer change (the trees are kept in self.trees)
         self.pythons: dict[tuple[int, frozenset[str]], tuple[str, MLToPython]] | None = None
+        self.cached_trees: list[Any] = []  # every tree keyed in self.pythons, kept alive
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -328,11 +353,13 @@ class _Importer:
 
     def skip(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.unsupported.append(ReportItem(kind, element.get("id") or "", name,
-                                                  self.lines.get(element), reason))
+                                                  self.lines.get(element), reason,
+                                                  self.page_of.get(element, "")))
 
     def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
-                                            self.lines.get(element), reason))
+                                            self.lines.get(element), reason,
+                                            self.page_of.get(element, "")))
 
     # -- structure --------------------------------------------------------------------------
     def run(self) -> ImportedNet:
@@ -344,12 +371,22 @@ class _Importer:
         if generator is None:
             raise self.fail(root, "no <generator> element (CPN Tools refuses such a file)")
         file_format = generator.get("format")
-        if file_format is None or not file_format.isdigit() or int(file_format) != 6:
-            raise self.fail(generator, f"file format {file_format!r} is not 6 (CPN Tools 2.x-4.x)")
+        if file_format is None and generator.get("tool") == "CPN Tools":
+            file_format = "2"  # what CPN Tools' loader assumes for its own files
+        if file_format is None or not file_format.isdigit() or not 1 <= int(file_format) <= 6:
+            raise self.fail(generator, f"file format {file_format!r} is not one CPN Tools "
+                            "reads (1 to 6; CPN Tools 4 writes 6)")
+        if int(file_format) < 6:
+            # formats 2-5 (CPN Tools 1.x-2.x) hold the same elements; the loader only
+            # rescales their coordinates, which carry no meaning for the net
+            self.note("file", generator, f"format {file_format}",
+                      f"written by {generator.get('tool', '?')} {generator.get('version', '')}"
+                      .rstrip() + ", read as format 6 (older formats differ in coordinates)")
         cpnet = root.find("cpnet")
         if cpnet is None:
             raise self.fail(root, "no <cpnet> element")
         self.cpnet: ET.Element = cpnet
+        self._label_pages()
         self._check_ids()
         self.real_time = self._real_time()
         globbox = self.cpnet.find("globbox")
@@ -376,6 +413,7 @@ class _Importer:
             self._instance(pages, page_id, path, {}, [page_id])
         self._transitions()
         self._validate()
+        self._page_tallies()
         self.report.imported = {
             "places": len(self.net.places), "transitions": len(self.net.transitions),
             "arcs": len(self.net.arcs), "declarations": len(self.net.declarations),
@@ -383,22 +421,59 @@ class _Importer:
         }
         return ImportedNet(self.net, self.report, self.ids, self.real_time)
 
+    def _label_pages(self) -> None:
+        """Name each page for the report (its name, with its id when two share it)."""
+        pages = self.cpnet.findall("page")
+        names = [self._page_name(p) or p.get("id", "") for p in pages]
+        for page, name in zip(pages, names, strict=True):
+            label = name if names.count(name) == 1 else f"{name} ({page.get('id')})"
+            for element in page.iter():
+                self.page_of[element] = label
+
+    def _page_tallies(self) -> None:
+        """What came in from each page and what was left out of it."""
+        tallies = {label: {"places": 0, "transitions": 0, "left out": 0}
+                   for label in dict.fromkeys(self.page_of.values())}
+        for key, element_id in self.ids.items():
+            kind = key.split(":", 1)[0]
+            element = self.by_id.get(element_id)
+            if kind in ("place", "trans") and "@" not in key and element is not None \
+                    and element in self.page_of:
+                tallies[self.page_of[element]]["places" if kind == "place"
+                                               else "transitions"] += 1
+        for item in self.report.unsupported:
+            if item.page in tallies:
+                tallies[item.page]["left out"] += 1
+        self.report.pages = tallies
+
     @staticmethod
     def _page_name(page: ET.Element) -> str:
         attr = page.find("pageattr")
         return attr.get("name", "") if attr is not None else ""
 
     def _check_ids(self) -> None:
+        """Map ids to elements; a duplicate is an error only between elements that carry
+        meaning (a bend point or an inscription's id is never referred to)."""
         seen: dict[str, ET.Element] = {}
         for element in self.root.iter():
             element_id = element.get("id")
             if element_id is None:
                 continue
-            if element_id in seen:
-                first = self.lines.get(seen[element_id])
-                raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> (first "
-                                f"used on <{seen[element_id].tag}> at line {first})")
-            seen[element_id] = element
+            first = seen.get(element_id)
+            if first is None:
+                seen[element_id] = element
+                continue
+            if element.tag in _REFERENCED_TAGS and first.tag in _REFERENCED_TAGS:
+                raise self.fail(element, f"duplicate id {element_id!r} on <{element.tag}> "
+                                f"(first used on <{first.tag}> at line "
+                                f"{self.lines.get(first)})")
+            ignored, kept = (first, element) if element.tag in _REFERENCED_TAGS else (
+                element, first)
+            seen[element_id] = kept
+            self.note("id", ignored, element_id, f"the id of this <{ignored.tag}> is also "
+                      f"the id of <{kept.tag}> at line {self.lines.get(kept)}: ignored on "
+                      f"the <{ignored.tag}> (the ids of graphics and inscriptions are never "
+                      "referred to)")
         self.by_id = seen
 
     def _real_time(self) -> bool:
@@ -410,12 +485,27 @@ class _Importer:
 
     def _prime_pages(self, pages: dict[str, ET.Element]) -> list[str]:
         instances = self.cpnet.find("instances")
+        primes: list[str] = []
         if instances is not None:
-            primes = [i.get("page", "") for i in instances.findall("instance")]
-            for page_id in primes:
-                if page_id not in pages:
-                    raise self.fail(instances, f"instance of unknown page {page_id!r}")
-        else:
+            # CPN Tools writes <instance page=..> per top page; some editors put the top
+            # page on <instances page=..> itself, its subpages' <instance trans=..> inside
+            records = [instances] if instances.get("page") else []
+            records += [i for i in instances.findall("instance") if i.get("page")
+                        or not i.get("trans")]
+            for record in records:
+                page_id = record.get("page", "")
+                if page_id in pages:
+                    primes.append(page_id)
+                    continue
+                if page_id and page_id in self.by_id:
+                    raise self.fail(record, f"<{record.tag}> names {page_id!r} as its page, "
+                                    f"but that id is a <{self.by_id[page_id].tag}>")
+                self.note("instance", record, page_id, "an instance record of a page the "
+                          "file does not have (no page id " + repr(page_id) + "): ignored")
+            if instances.get("page"):
+                self.note("instance", instances, instances.get("page", ""), "the top page "
+                          "named on <instances> (CPN Tools names it on an <instance> inside)")
+        if not primes:  # no instance records (older nets): every page no subst uses
             used = {s.get("subpage") for s in self.cpnet.iter("subst")}
             primes = [pid for pid in pages if pid not in used]
         # a top page with nothing drawn on it (a note page, say) holds nothing to import
@@ -460,6 +550,9 @@ class _Importer:
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
+        members = self.subset_members.get(name, colour.members())
+        if members is not None:
+            self.colour_members[name] = tuple(members)
         if isinstance(colour, RecordSet):
             self.records.setdefault(frozenset(f for f, _ in colour.fields), py_name(name))
             self.declarations[py_name(name)] = colour.record_type
@@ -519,8 +612,42 @@ class _Importer:
             return ListSet(element_colour, bounds[1] if bounds else None, name=name)
         if kind == "alias":
             return self._component(body, body.findtext("id")).named(name)
+        if kind == "index":
+            # index ph with 1..n: ph(i) is kept as the integer i (a colour set's values are
+            # never compared with another's, so nothing tells the two apart)
+            low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
+            constructor = (body.findtext("id") or "").strip()
+            self.index_constructors.add(constructor)
+            self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
+                      f"imported as the integers {low}..{high} ({constructor}(i) is i)")
+            return IntSet(low, high, name=name)
+        if kind == "subset":
+            return self._subset(element, body, name)
         raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "
                            "has no tcpn equivalent")
+
+    def _subset(self, element: ET.Element, body: ET.Element, name: str) -> ColourSet:
+        """``subset A by f`` / ``with [..]``: the values of A (CPN Tools checks membership
+        when a token is made; tcpn does not), with the members listed for ``S.all()``."""
+        parent = self._component(body, body.findtext("id"))
+        members = parent.members()
+        by, listed = body.findtext("by/ml"), body.findtext("with/ml")
+        if listed is not None:
+            values = self._constant_of(listed.strip(), f"colour set {name}")
+            members = list(values) if isinstance(values, tuple) else None
+        elif by is not None and members is not None:
+            test = self.declarations.get(py_name(by.strip()))
+            if not callable(test):
+                raise _Unsupported(f"subset predicate {by.strip()!r} is not a function tcpn "
+                                   "imported")
+            members = [m for m in members if (test(*m) if isinstance(m, tuple) and
+                                              len(getattr(test, "params", ())) == len(m)
+                                              else test(m))]
+        if members is not None:
+            self.subset_members[name] = tuple(members)
+        self.note("colour set", element, name, f"subset of {parent.describe()} imported as "
+                  f"{parent.describe()} (tcpn does not check that tokens are in the subset)")
+        return parent.named(name)
 
     def _ml_int(self, element: ET.Element) -> int:
         text = (element.text or "").strip()
@@ -544,6 +671,8 @@ class _Importer:
             variables=variables, constants=frozenset(self.constants),
             functions=dict(self.functions), enum_constants=frozenset(self.enum_constants),
             records=dict(self.records), inline=dict(self.inline),
+            index_constructors=frozenset(self.index_constructors),
+            colour_members=dict(self.colour_members),
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
@@ -585,7 +714,8 @@ class _Importer:
                   "constant")
 
     def _ml(self, element: ET.Element) -> None:
-        text = (element.text or "").strip()
+        # the declaration's text, around a <layout> child wherever the editor put it
+        text = ((element.text or "") + "".join(c.tail or "" for c in element)).strip()
         if not text:
             return
         first_word = text.split(None, 1)[0]
@@ -610,6 +740,8 @@ class _Importer:
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = dec.children
+        if isinstance(pattern, Tree) and pattern.data == "wild_pat":
+            raise _Unsupported("'val _ = ...' is evaluated for its side effects only")
         if not (isinstance(pattern, Tree) and pattern.data == "var_pat"):
             raise _Unsupported("'val' with a pattern other than a name")
         name = str(pattern.children[0])
@@ -629,30 +761,45 @@ class _Importer:
     def _fun(self, dec: Tree, element: ET.Element) -> None:
         clauses = dec.children
         name = str(clauses[0].children[0])
-        if len(clauses) > 1:
-            raise _Unsupported("a function defined by several clauses (pattern matching)")
-        parts = clauses[0].children
-        body = parts[-1]
-        args = [p for p in parts[1:-2] if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
-        if len(args) != 1:
-            raise _Unsupported("a curried function (several argument groups)")
-        params, colours = _parameters(args[0])
         where = f"function {name}"
-        self.functions[name] = len(params)
-        translator = self._translator(frozenset(params))
+        parts = clauses[0].children
+        args = [p for p in parts[1:-2] if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
         try:
-            python = translator.expression(body, where)
-        except UnsupportedConstruct as exc:
-            del self.functions[name]
-            raise _Unsupported(exc.construct) from None
+            if len(clauses) > 1 or len(args) != 1:
+                raise _Unsupported("clauses")
+            params, colours = _parameters(args[0])
+        except _Unsupported:
+            # patterns or several clauses: the clauses are tried in order (cpnml_forms)
+            translator = self._translator()
+            try:
+                _, py_params, python = translator.clauses(dec, where, frozenset())
+            except UnsupportedConstruct as exc:
+                raise _Unsupported(exc.construct) from None
+            params, colours = py_params, (None,) * len(py_params)
+        else:
+            self.functions[name] = len(params)
+            translator = self._translator(frozenset(params))
+            try:
+                python = translator.expression(parts[-1], where)
+            except UnsupportedConstruct as exc:
+                del self.functions[name]
+                raise _Unsupported(exc.construct) from None
+            py_params = tuple(py_name(p) for p in params)
         self._declare_basis(translator)
-        py_params = tuple(py_name(p) for p in params)
+        recursive = any(isinstance(n, ast.Name) and n.id == py_name(name)
+                        for n in ast.walk(python))
         if translator.uses_random or translator.uses_time:
-            del self.functions[name]
-            self.inline[name] = (params, python)
+            self.functions.pop(name, None)
+            if recursive:  # expanded at each call as a lambda that is passed itself
+                python = _self_applied(py_name(name), tuple(py_name(p) for p in params),
+                                       python)
+            self.inline[name] = (tuple(params), python)
             self.note("declaration", element, name, "draws random numbers or reads the clock: "
                       "expanded at each call instead of declared")
             return
+        self.functions[name] = len(py_params)
+        if _is_multiset_body(dec):
+            self.multiset_functions[name] = dec
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params))
@@ -783,10 +930,20 @@ class _Importer:
                     translator.expression(term.stamp, where), translator, where))
             except UnsupportedConstruct as exc:
                 raise _Unsupported(exc.construct) from None
-            if isinstance(colour, ListSet) and isinstance(value, tuple):
-                value = tuple(value)
             if not isinstance(count, int) or count < 0:
                 raise _Unsupported(f"count {count!r} is not a natural number")
+            values = [value]
+            if isinstance(value, tuple) and not colour.contains(value) and all(
+                    colour.contains(v) for v in value):
+                values = list(value)  # a list (CPN ML's multisets are lists): its elements
+            if len(values) != 1:
+                total += count * len(values)
+                problem = limit_problem("marking_tokens", total)
+                if problem is not None:
+                    raise self.fail(element, f"{where}: {problem}")
+                tokens.extend(Token(v, stamp) for v in values for _ in range(count))
+                continue
+            value = values[0]
             if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
                 count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
             if stamp != 0 and not colour.is_timed:
@@ -814,7 +971,12 @@ class _Importer:
         try:
             return self.parse_ml(text, where, start)
         except MLSyntaxError as exc:
-            raise self.fail(element, str(exc)) from None
+            # CPN Tools loads such a file and marks the element: so does tcpn, leaving out
+            # the place or transition the inscription belongs to
+            line = self.lines.get(element) if element is not None else None
+            at = f" (<{element.tag}> {element.get('id')}, line {line})" \
+                if element is not None else ""
+            raise _Unsupported(f"{exc}{at}") from None
 
     def _substitution(self, pages: dict[str, ET.Element], element: ET.Element, subst: ET.Element,
                       path: str, local: dict[str, str], stack: list[str]) -> None:
@@ -922,7 +1084,7 @@ class _Importer:
             if guard_text else None
         delay = self._transition_delay(element.find("time"), f"time of {where}", variables)
         priority = self._priority(element.find("priority"), f"priority of {where}")
-        action, outputs = self._code(element.find("code"), f"code of {where}", variables)
+        action, outputs = self._code(element.find("code"), f"code of {where}", variables, raw)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
             for arc in self._arc(arc_element, name, place, variables):
@@ -946,10 +1108,21 @@ class _Importer:
         except UnsupportedConstruct as exc:
             raise _Unsupported(exc.construct) from None
         self._declare_basis(translator)
+        if not (translator.uses_random or translator.uses_time):
+            python = _FoldConstants(self._constant_scope()).visit(python)
         result = ast.unparse(python), translator
         if self.pythons is not None:
             self.pythons[key] = result
+            # the key is the tree's id: keep the tree (one built here, by inlining a
+            # function or merging branches, would otherwise free its id for another)
+            self.cached_trees.append(tree)
         return result
+
+    def _constant_scope(self) -> dict[str, Any]:
+        """The net's constants (``val``, globrefs), for folding what is computed from
+        them alone."""
+        scope = {py_name(k): v for k, v in self.constants.items()}
+        return {k: v for k, v in scope.items() if _literal(v)}
 
     def _guard(self, element: ET.Element | None, text: str, where: str,
                variables: frozenset[str]) -> str:
@@ -1005,24 +1178,57 @@ class _Importer:
         python, translator = self._python(element, tree, where, frozenset())
         return self._evaluate(ast.parse(python, mode="eval").body, translator, where)
 
-    def _code(self, element: ET.Element | None, where: str,
-              variables: frozenset[str]) -> tuple[CodeAction | None, tuple[str, ...]]:
+    def _code(self, element: ET.Element | None, where: str, variables: frozenset[str],
+              name: str) -> tuple[CodeAction | None, tuple[str, ...]]:
+        """The code segment as an action computing its outputs. What acts only by side
+        effects (no outputs; MSC charts, files, prints before the result) is left out and
+        reported; the transition is kept."""
         text = _text(element)
-        if not text or text == "input ();output ();action ();":
-            return None, ()
-        match = re.fullmatch(
-            r"\s*(?:input\s*\(([^)]*)\)\s*;)?\s*(?:output\s*\(([^)]*)\)\s*;)?\s*action\s+(.*?);?\s*",
-            text, re.DOTALL)
+        if not text or re.sub(r"\s+", "", text).rstrip(";") == "input();output();action()":
+            return None, ()  # CPN Tools' placeholder, however it is spaced
+        assert element is not None
+        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;"
+        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\s+(.*?);?\s*",
+                             text, re.DOTALL)
         if match is None:
             raise _Unsupported("a code segment other than 'input (..); output (..); action e;'")
-        inputs = tuple(n.strip() for n in (match.group(1) or "").split(",") if n.strip())
-        outputs = tuple(n.strip() for n in (match.group(2) or "").split(",") if n.strip())
+        inputs = tuple(n.strip() for n in (match.group(1) or match.group(2) or "").split(",")
+                       if n.strip())
+        outputs = tuple(n.strip() for n in (match.group(3) or match.group(4) or "").split(",")
+                        if n.strip())
         if not outputs:
-            raise _Unsupported("a code segment without outputs acts only by side effects")
-        tree = self._parse(element, match.group(3), where)
-        python, _ = self._python(element, tree, where, variables)
+            self.skip("code segment", element, name, "a code segment without outputs acts "
+                      "only by side effects (left out; the transition is kept)")
+            return None, ()
+        tree = self._parse(element, f"({match.group(5)})", where)
+        if tree.data == "sequence":  # e1; e2; result: e1 and e2 act by side effects only
+            *effects, tree = tree.children
+            self.skip("code segment", element, name, f"{len(effects)} expression(s) before "
+                      "the result act only by side effects (left out)")
+        if _is_gui_call(tree):
+            # the result of a chart call (an event's id) only labels the chart: the outputs
+            # get a neutral value of their colour set
+            neutral = tuple(self._neutral(n) for n in outputs)
+            self.skip("code segment", element, name, f"{_call_name(tree)} draws a message "
+                      "sequence chart (GUI only): left out, output(s) "
+                      f"{', '.join(outputs)} set to {', '.join(map(repr, neutral))}")
+            python = repr(neutral[0] if len(neutral) == 1 else neutral)
+        else:
+            python, _ = self._python(element, tree, where, variables)
         return CodeAction(tuple(py_name(n) for n in inputs), tuple(py_name(n) for n in outputs),
                           python, self.declarations), tuple(py_name(n) for n in outputs)
+
+    def _neutral(self, variable: str) -> Any:
+        """A neutral value of a variable's colour set (its first member, 0, "", 0.0)."""
+        colour = self.colours.get(self.variables.get(variable, ""))
+        members = colour.members() if colour is not None else None
+        if members:
+            return members[0]
+        neutral = {IntSet: 0, RealSet: 0.0, StringSet: "", ListSet: ()}
+        for kind, value in neutral.items():
+            if isinstance(colour, kind):
+                return value
+        raise _Unsupported(f"output {variable} of a chart call has no neutral value")
 
     def _arc(self, element: ET.Element, transition: str, place: str,
              variables: frozenset[str]) -> list[Arc]:
@@ -1049,20 +1255,29 @@ class _Importer:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = self._parse(element.find("annot"), value_text, where)
         when = None
-        if tree.data == "ifte" and _is_empty(tree.children[2]):
-            if orientation != "ttop":
-                raise _Unsupported(f"{where}: a conditional input arc")
+        if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
             tree = tree.children[1]
-        terms = multiset_terms(tree)
-        if terms is None:
+        terms = self._expand_terms(tree, where)
+        if not terms:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         arcs = []
         for term in terms:
             if term.stamp is not None:
                 raise _Unsupported(f"{where}: an explicit timestamp '@' on an arc")
-            value, _ = self._python(element, term.value, where, variables)
             count: int | str = 1
+            if _branches(term.value):
+                # if/case choosing among multisets of one value each: that value (chosen
+                # the same way) and as many tokens as the chosen multiset has
+                if term.count is not None:
+                    raise _Unsupported(f"{where}: a count on a conditional multiset")
+                value, _ = self._python(element, _branch_values(term.value, where,
+                                                                       self.enum_constants), where,
+                                        variables)
+                whole, _ = self._python(element, term.value, where, variables)
+                count = f"len({whole})"
+            else:
+                value, _ = self._python(element, term.value, where, variables)
             if term.count is not None:
                 count_text, _ = self._python(element, term.count, where, variables)
                 try:
@@ -1084,6 +1299,42 @@ class _Importer:
                 arcs.append(Arc(ArcKind.READ, place, transition, value, count))
         return arcs
 
+    def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
+        """The terms of a multiset inscription, with calls of functions whose value is
+        written as a multiset (``fun Chopsticks (ph i) = 1`cs(i) ++ 1`cs(i+1)``) replaced by
+        their bodies, the arguments in place of the parameters."""
+        terms = []
+        for term in multiset_terms(tree) or []:
+            body = self._multiset_call(term.value, where)
+            if body is None:
+                terms.append(term)
+                continue
+            if term.count is not None or term.stamp is not None or depth > 16:
+                raise _Unsupported(f"{where}: a count, a timestamp or recursion on a call of a "
+                                   "function whose value is a multiset")
+            terms.extend(self._expand_terms(body, where, depth + 1))
+        return terms
+
+    def _multiset_call(self, tree: Any, where: str) -> Tree | None:
+        if not (isinstance(tree, Tree) and tree.data == "apply" and isinstance(
+                tree.children[0], Tree) and tree.children[0].data == "name"):
+            return None
+        dec = self.multiset_functions.get(str(tree.children[0].children[0]))
+        if dec is None:
+            return None
+        if len(dec.children) != 1:
+            raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]}, whose "
+                               "multiset value is defined by several clauses")
+        clause = dec.children[0]
+        params = [p for p in clause.children[1:-2]
+                  if not (isinstance(p, Tree) and p.data.startswith("ty_"))]
+        substitution: dict[str, Any] = {}
+        if len(params) != 1 or not _bind_argument(params[0], tree.children[1], substitution,
+                                                  self.index_constructors):
+            raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]} whose "
+                               "argument does not fit its parameter pattern")
+        return _substitute(clause.children[-1], substitution)
+
     # -- validation -------------------------------------------------------------------------
     def _validate(self) -> None:
         """Compile the net; a transition that doesn't compile is left out and reported."""
@@ -1102,13 +1353,58 @@ class _Importer:
                         from None
                 reason = str(exc)
                 unknown = re.search(r"unknown variable\(s\) ([\w, ]+) in", reason)
+                declared = {py_name(n): n for n in self.variables}
                 free = [v for v in (unknown.group(1).split(", ") if unknown else [])
-                        if v in {py_name(n) for n in self.variables}]
+                        if v in declared]
+                if unknown and self._binders_first(name):
+                    continue
+                if free and self._bind_free(name, {v: declared[v] for v in free}):
+                    continue
                 if free:
                     reason = (f"free variable(s) {', '.join(free)}: CPN Tools binds them to "
                               "every value of their colour set, tcpn binds variables only "
                               f"from input arcs ({reason})")
                 self._drop_transition(name, reason)
+
+    def _binders_first(self, transition: str) -> bool:
+        """Put the transition's input arcs that bind variables by a pattern before its other
+        input arcs (CPN Tools binds in any order; tcpn's compiler takes the arcs in turn).
+        False when they already are."""
+        slots = [i for i, a in enumerate(self.net.arcs) if a.transition == transition]
+        arcs = [self.net.arcs[i] for i in slots]
+
+        def rank(arc: Arc) -> int:
+            if arc.kind not in (ArcKind.INPUT, ArcKind.READ):
+                return 2
+            pattern = isinstance(arc.count, int) and arc.inscription is not None and \
+                Inscription.parse(arc.inscription, arc.where).is_pattern
+            return 0 if pattern else 1
+
+        ordered = sorted(arcs, key=rank)
+        if ordered == arcs:
+            return False
+        for slot, arc in zip(slots, ordered, strict=True):
+            self.net.arcs[slot] = arc
+        for key in [k for k in self.ids if k.startswith("arc:") and k[4:].isdigit()]:
+            del self.ids[key]
+        self._arc_ids()
+        return True
+
+    def _bind_free(self, transition: str, free: dict[str, str]) -> bool:
+        """Bind variables no input arc binds to every member of their colour set, as CPN
+        Tools does; False when a colour set is not small and finite (or a subset, whose
+        members tcpn does not check)."""
+        target = self.net.transitions[transition]
+        colours = {v: self.colours.get(self.variables[ml]) for v, ml in free.items()}
+        if any(v in target.free_variables for v in free) or any(
+                c is None or c.members() is None or c.name in self.subset_members
+                for c in colours.values()):
+            return False
+        target.free_variables.update({v: c for v, c in colours.items() if c is not None})
+        element = self.by_id[self.ids[f"trans:{transition}"]]
+        self.note("transition", element, _node_name(element), "free variable(s) "
+                  f"{', '.join(free.values())} bound to every member of their colour set")
+        return True
 
     def _arc_ids(self) -> None:
         """Key the file's arc ids by each arc's index in the net."""
@@ -1129,6 +1425,155 @@ class _Importer:
             del self.ids[key]
         self.arc_ids = [(a, i) for a, i in self.arc_ids if a.transition != name]
         self._arc_ids()
+
+
+def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.expr:
+    """A recursive function's body as an expression over its parameters: the function
+    is a lambda given itself as ``_self`` (``f(x - 1)`` in the body is
+    ``_self(_self, x - 1)``), applied on the spot."""
+
+    class _Recurse(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == name:
+                return ast.Call(ast.Name("_self", ast.Load()),
+                                [ast.Name("_self", ast.Load()), *node.args], [])
+            return node
+
+    def arguments(names: tuple[str, ...]) -> ast.arguments:
+        return ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], vararg=None,
+                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+    function = ast.Lambda(arguments(("_self", *params)), _Recurse().visit(body))
+    call = ast.Call(ast.Name("_f", ast.Load()), [ast.Name("_f", ast.Load()), *(
+        ast.Name(p, ast.Load()) for p in params)], [])
+    return ast.Call(ast.Lambda(arguments(("_f",)), call), [function], [])
+
+
+#: Structures of CPN Tools' library that only draw or write (charts, files, the console).
+_GUI_STRUCTURES = ("MSC.",)
+
+
+def _call_name(tree: Any) -> str:
+    head = tree.children[0] if isinstance(tree, Tree) and tree.data == "apply" else None
+    return str(head.children[0]) if isinstance(head, Tree) and head.data == "name" else ""
+
+
+def _is_gui_call(tree: Any) -> bool:
+    return _call_name(tree).startswith(_GUI_STRUCTURES)
+
+
+def _bind_argument(pattern: Any, argument: Any, substitution: dict[str, Any],
+                   index_constructors: set[str]) -> bool:
+    """Bind a parameter pattern's names to parts of the argument's tree (False when the
+    argument can't be split that way)."""
+    while isinstance(pattern, Tree) and pattern.data == "typed_pat":
+        pattern = pattern.children[0]
+    while isinstance(argument, Tree) and argument.data == "typed":
+        argument = argument.children[0]
+    kind = pattern.data if isinstance(pattern, Tree) else None
+    if kind == "var_pat":
+        substitution[str(pattern.children[0])] = argument
+        return True
+    if kind == "wild_pat":
+        return True
+    if kind == "con_pat" and str(pattern.children[0]) in index_constructors:
+        return _bind_argument(pattern.children[1], argument, substitution, index_constructors)
+    if kind == "tuple_pat" and isinstance(argument, Tree) and argument.data == "tuple" \
+            and len(argument.children) == len(pattern.children):
+        return all(_bind_argument(p, a, substitution, index_constructors)
+                   for p, a in zip(pattern.children, argument.children, strict=True))
+    return False
+
+
+def _substitute(tree: Any, substitution: dict[str, Any]) -> Any:
+    """``tree`` with each free ``name`` replaced (names bound inside are left alone: a
+    pattern that rebinds one stops the replacement below it)."""
+    if not isinstance(tree, Tree):
+        return tree
+    if tree.data == "name" and str(tree.children[0]) in substitution:
+        return substitution[str(tree.children[0])]
+    if tree.data == "rule":
+        bound = {str(n.children[0]) for n in tree.children[0].iter_subtrees()
+                 if n.data == "var_pat"} if isinstance(tree.children[0], Tree) else set()
+        inner = {k: v for k, v in substitution.items() if k not in bound}
+        return Tree("rule", [tree.children[0], _substitute(tree.children[1], inner)],
+                    tree.meta)
+    return Tree(tree.data, [_substitute(c, substitution) for c in tree.children], tree.meta)
+
+
+def _branches(tree: Any) -> bool:
+    """Whether ``tree`` is an if/case whose branches are multisets (``2`e``, ``empty``)."""
+    if not (isinstance(tree, Tree) and tree.data in ("ifte", "case")):
+        return False
+    return any(_is_multiset_leaf(leaf) for leaf in _leaves(tree))
+
+
+def _leaves(tree: Any) -> list[Any]:
+    if isinstance(tree, Tree) and tree.data == "ifte":
+        return _leaves(tree.children[1]) + _leaves(tree.children[2])
+    if isinstance(tree, Tree) and tree.data == "case":
+        return [leaf for rule in tree.children[1].children for leaf in _leaves(rule.children[1])]
+    return [tree]
+
+
+def _is_multiset_leaf(tree: Any) -> bool:
+    return _is_empty(tree) or (isinstance(tree, Tree) and tree.data == "binop"
+                               and str(tree.children[1]) in ("`", "++", "+++"))
+
+
+def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
+    """The if/case with each branch's multiset replaced by its one value (an empty branch
+    by any other branch's value: it gives no token)."""
+    values = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        if terms is not None and (len(terms) != 1 or terms[0].stamp is not None):
+            raise _Unsupported(f"{where}: a branch giving tokens of several values or with "
+                               "a timestamp")
+        values.append(terms[0].value if terms else None)
+    known = [v for v in values if v is not None]
+    if not known:
+        raise _Unsupported(f"{where}: an arc inscription that is always empty")
+    if all(v == known[0] for v in known) and not _binds_names(tree, constants):
+        return known[0]
+    filler = iter([v if v is not None else known[0] for v in values])
+
+    def rebuild(node: Any) -> Any:
+        if isinstance(node, Tree) and node.data == "ifte":
+            return Tree("ifte", [node.children[0], rebuild(node.children[1]),
+                                 rebuild(node.children[2])], node.meta)
+        if isinstance(node, Tree) and node.data == "case":
+            match = node.children[1]
+            rules = [Tree("rule", [r.children[0], rebuild(r.children[1])], r.meta)
+                     for r in match.children]
+            return Tree("case", [node.children[0], Tree("match", rules, match.meta)],
+                        node.meta)
+        return next(filler)
+
+    return rebuild(tree)
+
+
+def _binds_names(tree: Any, constants: set[str]) -> bool:
+    """Whether a case in ``tree`` binds names (then a branch's value may read them)."""
+    return any(node.data == "var_pat" and str(node.children[0]) not in constants
+               for node in tree.iter_subtrees()) if isinstance(tree, Tree) else False
+
+
+def _is_multiset_body(dec: Tree) -> bool:
+    """Whether a function's value is written as a multiset (``1`x ++ 1`y``, ``empty``, or
+    ``if``/``case`` branches that are): on an arc, its call stands for several tokens."""
+
+    def multiset(tree: Any) -> bool:
+        if _is_empty(tree):
+            return True
+        if isinstance(tree, Tree) and tree.data == "binop":
+            return str(tree.children[1]) in ("`", "++", "+++")
+        if isinstance(tree, Tree) and tree.data == "ifte":
+            return multiset(tree.children[1]) or multiset(tree.children[2])
+        return False
+
+    return all(multiset(clause.children[-1]) for clause in dec.children)
 
 
 def _is_empty(tree: Any) -> bool:
@@ -1211,27 +1656,34 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 # -- list patterns on input arcs ---------------------------------------------------------------
 def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                            ) -> tuple[str | None, list[tuple[Arc, str]]]:
-    """Turn input patterns ``(h,) + t`` (CPN ML ``h::t``) into a list variable and a guard.
+    """Turn input patterns with list heads (CPN ML ``h::t``, Python ``(h,) + t``, at any
+    depth: ``((oid, its),) + ords``) into a variable and a guard.
 
-    tcpn binds variables by matching tuples, not list heads; ``h::t`` becomes a variable
-    ``h_t`` with ``len(h_t) >= 1`` added to the guard, and ``h``/``t`` read ``h_t[0]`` and
-    ``h_t[1:]`` wherever else the transition uses them.
+    tcpn binds variables by matching tuples, not list heads; the token is bound to a new
+    variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
+    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them.
     """
     substitutions: dict[str, ast.expr] = {}
     conditions: list[str] = []
     rewritten: list[tuple[Arc, str]] = []
+    rewritten_vars: set[str] = set()
+    # names a plain pattern of another input arc binds: a list pattern compares with them
+    bound_elsewhere = set().union(*(
+        Inscription.parse(a.inscription, a.where).pattern_variables for a, _ in arcs
+        if a.kind in (ArcKind.INPUT, ArcKind.READ) and a.inscription is not None
+        and isinstance(a.count, int)))
     for arc, arc_id in arcs:
         if arc.kind is ArcKind.INPUT and arc.inscription is not None:
             tree = ast.parse(arc.inscription, mode="eval").body
-            if (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add)
-                    and isinstance(tree.left, ast.Tuple) and len(tree.left.elts) == 1
-                    and isinstance(tree.left.elts[0], ast.Name)
-                    and isinstance(tree.right, ast.Name)):
-                head, tail = tree.left.elts[0].id, tree.right.id
-                variable = f"{head}_{tail}"
-                substitutions[head] = ast.parse(f"{variable}[0]", mode="eval").body
-                substitutions[tail] = ast.parse(f"{variable}[1:]", mode="eval").body
-                conditions.append(f"len({variable}) >= 1")
+            if _has_cons(tree) and _is_cons_pattern(tree):
+                names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+                variable = "_".join(names) or "token"
+                while variable in substitutions or variable in rewritten_vars:
+                    variable += "_"
+                rewritten_vars.add(variable)
+                tests: list[str] = []
+                _cons_match(tree, variable, tests, substitutions, bound_elsewhere)
+                conditions.extend(tests)
                 arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
         rewritten.append((arc, arc_id))
     if not substitutions:
@@ -1246,9 +1698,7 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
 
     out = []
     for arc, arc_id in rewritten:
-        if arc.kind is ArcKind.INPUT and arc.inscription in {f"{k}" for k in substitutions}:
-            raise _Unsupported("a list pattern's parts also bound by another input arc")
-        if arc.kind is not ArcKind.INPUT or not _is_list_var(arc.inscription, substitutions):
+        if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
                       substitute(arc.count), substitute(arc.when), substitute(arc.delay))
         out.append((arc, arc_id))
@@ -1256,10 +1706,81 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
     return new_guard, out
 
 
-def _is_list_var(inscription: str | None, substitutions: dict[str, ast.expr]) -> bool:
-    return inscription is not None and any(
-        isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name)
-        and v.value.id == inscription for v in substitutions.values())
+def _is_cons(tree: ast.expr) -> bool:
+    return isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add) and \
+        isinstance(tree.left, ast.Tuple) and len(tree.left.elts) == 1
+
+
+def _has_cons(tree: ast.expr) -> bool:
+    return any(_is_cons(node) for node in ast.walk(tree) if isinstance(node, ast.expr))
+
+
+def _is_cons_pattern(tree: ast.expr) -> bool:
+    """Names, constants, tuples and ``(head,) + tail`` of those."""
+    if isinstance(tree, ast.Name | ast.Constant):
+        return True
+    if isinstance(tree, ast.Tuple):
+        return all(_is_cons_pattern(e) for e in tree.elts)
+    if _is_cons(tree):
+        assert isinstance(tree, ast.BinOp) and isinstance(tree.left, ast.Tuple)
+        return _is_cons_pattern(tree.left.elts[0]) and _is_cons_pattern(tree.right)
+    return False
+
+
+def _cons_match(tree: ast.expr, subject: str, tests: list[str],
+                substitutions: dict[str, ast.expr], bound: set[str]) -> None:
+    """The tests for ``tree`` to match the value ``subject`` and what its names read
+    (a name in ``bound``, or met before, is compared instead)."""
+    if isinstance(tree, ast.Name) and (tree.id in bound or tree.id in substitutions):
+        tests.append(f"{subject} == {ast.unparse(substitutions.get(tree.id, tree))}")
+    elif isinstance(tree, ast.Name):
+        substitutions[tree.id] = ast.parse(subject, mode="eval").body
+    elif isinstance(tree, ast.Constant):
+        tests.append(f"{subject} == {tree.value!r}")
+    elif isinstance(tree, ast.Tuple):
+        tests.append(f"len({subject}) == {len(tree.elts)}")
+        for i, element in enumerate(tree.elts):
+            _cons_match(element, f"{subject}[{i}]", tests, substitutions, bound)
+    else:
+        assert isinstance(tree, ast.BinOp) and isinstance(tree.left, ast.Tuple)
+        tests.append(f"len({subject}) >= 1")
+        _cons_match(tree.left.elts[0], f"{subject}[0]", tests, substitutions, bound)
+        _cons_match(tree.right, f"{subject}[1:]", tests, substitutions, bound)
+
+
+def _literal(value: Any) -> bool:
+    """Whether ``value`` prints as a Python literal that reads back equal."""
+    if isinstance(value, bool | int | float | str) or value is None:
+        return not isinstance(value, float) or math.isfinite(value)
+    if type(value) is tuple:
+        return all(_literal(v) for v in value)
+    return False
+
+
+class _FoldConstants(ast.NodeTransformer):
+    """Replace a comprehension or a lambda call that reads constants only by its value
+    (``tuple(_e[0] for _e in vCookBook)`` -> ``('Burger', ...)``): the value, not the
+    computation, is what CPN ML export can write back."""
+
+    def __init__(self, scope: dict[str, Any]):
+        self.scope = scope
+
+    def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.expr) and any(
+                isinstance(n, ast.GeneratorExp | ast.Lambda) for n in ast.walk(node)):
+            text = ast.unparse(node)
+            names = Inscription.parse(text, "constant").names
+            if names <= set(self.scope) | {"tuple", "any", "all", "len", "sum", "dict",
+                                            "ValueError"}:
+                try:
+                    value = eval(compile(ast.Expression(ast.fix_missing_locations(node)),
+                                         "<constant>", "eval"), dict(self.scope))
+                except Exception:  # evaluated at firing instead, where it fails the same
+                    value = None
+                else:
+                    if _literal(value):
+                        return ast.Constant(value)
+        return self.generic_visit(node)
 
 
 class _Substitute(ast.NodeTransformer):

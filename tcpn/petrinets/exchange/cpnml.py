@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import keyword
 import math
 import re
@@ -46,6 +47,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
+from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 
 _GRAMMAR = r"""
 // The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.
@@ -56,9 +58,15 @@ start_expr: expr
 start_decs: dec+
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
-     | "let" dec+ "in" expr "end"              -> let
-     | "fn" fn_var "=>" expr                   -> fn
+     | "let" dec+ "in" let_body "end"          -> let
+     | "fn" match                              -> fn
+     | "case" expr "of" match                  -> case
      | orelse
+
+?let_body: expr
+         | expr (";" expr)+                    -> sequence
+match: rule ("|" rule)*
+rule: pat "=>" expr
 
 ?orelse: andalso
        | orelse "orelse" andalso               -> orelse
@@ -115,7 +123,6 @@ start_decs: dec+
      | "{" field ("," field)* "}"              -> record
 
 field: NAME EQ expr
-fn_var: NAME | "_"
 
 // declarations
 ?dec: "val" pat EQ expr ";"?                   -> val_dec
@@ -125,6 +132,8 @@ clause: NAME apat+ (":" ty)? EQ expr
 ?pat: apat
     | apat CONS pat                            -> cons_pat
     | pat ":" ty                               -> typed_pat
+    | NAME apat                                -> con_pat
+    | LONGID apat                              -> con_pat
 ?apat: NAME                                    -> var_pat
      | "_"                                     -> wild_pat
      | INT                                     -> const_pat
@@ -133,6 +142,9 @@ clause: NAME apat+ (":" ty)? EQ expr
      | "(" pat ")"
      | "(" pat ("," pat)+ ")"                  -> tuple_pat
      | "[" "]"                                 -> nil_pat
+     | "[" pat ("," pat)* "]"                  -> list_pat
+     | "{" field_pat ("," field_pat)* ("," ELLIPSIS)? "}" -> record_pat
+field_pat: NAME (EQ pat)?
 
 // types are read and ignored, except simple names on function parameters
 ?ty: tyapp
@@ -146,6 +158,7 @@ clause: NAME apat+ (":" ty)? EQ expr
        | TYVAR                                 -> ty_name
        | "(" ty ")"
 
+ELLIPSIS: "..."
 EQ: "="
 NE: "<>"
 LT: "<"
@@ -493,7 +506,7 @@ ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ce
 
 
 @dataclass
-class MLToPython:
+class MLToPython(MatchForms):
     """Translate parsed CPN ML expressions to Python :mod:`ast` expressions.
 
     ``variables``, ``constants`` and ``functions`` are the ML names in scope (functions map
@@ -501,7 +514,10 @@ class MLToPython:
     record's field names to the Python constructor; ``inline`` holds functions to expand at
     each call (those that draw random numbers or read the clock, which a Python function
     declared on the net can't do). ``used_basis`` collects the basis functions that need a
-    declaration (``floor``, ``ceil``).
+    declaration (``floor``, ``ceil``). ``index_constructors`` are the constructors of
+    index colour sets (``ph`` of ``index ph with 1..n``, whose values tcpn keeps as the
+    integers: ``ph(i)`` is ``i``); ``colour_members`` gives ``CS.all()`` for finite sets.
+    Patterns, ``case``, ``fn``, clausal functions and list functions: :class:`MatchForms`.
     """
 
     variables: frozenset[str] = frozenset()
@@ -513,6 +529,13 @@ class MLToPython:
     used_basis: set[str] = field(default_factory=set)
     uses_time: bool = False
     uses_random: bool = False
+    index_constructors: frozenset[str] = frozenset()
+    colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    local_functions: dict[str, int] = field(default_factory=dict)
+    fresh: Any = field(default_factory=itertools.count, repr=False)
+
+    def _py(self, name: str) -> str:
+        return py_name(name)
 
     def expression(self, tree: Tree | LarkToken, where: str,
                    local: frozenset[str] = frozenset()) -> ast.expr:
@@ -571,9 +594,10 @@ class MLToPython:
             return ast.Name(py_name(name), ast.Load())
         if name in self.enum_constants:
             return ast.Constant(name)
-        if name == "empty":
-            raise self._unsupported(tree, where, "'empty' inside an expression (tcpn reads it "
-                                    "only as a whole arc inscription or an else branch)")
+        if name in ("empty", "nil"):
+            return ast.Tuple([], ast.Load())  # inside an expression, a multiset is a list
+        if name in self.functions:
+            return ast.Name(py_name(name), ast.Load())  # a function passed as a value
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)")
 
@@ -617,51 +641,53 @@ class MLToPython:
     def _t_binop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         left_tree, op_token, right_tree = tree.children
         op = str(op_token)
-        if op in ("`", "++", "+++", "--", "@", "@+", "@++"):
+        if op in ("--", "@", "@+", "@++"):
             raise self._unsupported(tree, where, f"multiset operator {op!r} inside an "
-                                    "expression (tcpn reads multisets only at the top of an "
-                                    "arc inscription or an initial marking)")
+                                    "expression (tcpn reads it only at the top of an arc "
+                                    "inscription or an initial marking)")
         left = self._expr(left_tree, where, local)
         right = self._expr(right_tree, where, local)
+        if op == "`":  # CPN ML's multisets are lists: n`v is n copies of v
+            return ast.BinOp(ast.Tuple([right], ast.Load()), ast.Mult(), left)
+        if op in ("++", "+++"):
+            return ast.BinOp(left, ast.Add(), right)
         if op in _ML_COMPARE:
             return ast.Compare(left, [_ML_COMPARE[op]()], [right])
         if op == "::":
             return ast.BinOp(ast.Tuple([left], ast.Load()), ast.Add(), right)
         return ast.BinOp(left, _ML_ARITH[op](), right)
 
-    def _t_sequence(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        raise self._unsupported(tree, where, "sequence '(e1; e2)' (side effects)")
-
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         raise self._unsupported(tree, where, "character literal")
 
     def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        raise self._unsupported(tree, where, "record selector used as a value")
-
-    def _t_let(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        *decs, body = tree.children
-        bindings: list[tuple[str, ast.expr]] = []
-        scope = set(local)
-        for dec in decs:
-            if dec.data != "val_dec" or not (isinstance(dec.children[0], Tree)
-                                             and dec.children[0].data == "var_pat"):
-                raise self._unsupported(dec, where, "'let' with a declaration other than "
-                                        "'val name = ...'")
-            name = str(dec.children[0].children[0])
-            bindings.append((name, self._expr(dec.children[2], where, frozenset(scope))))
-            scope.add(name)
-        result = self._expr(body, where, frozenset(scope))
-        for name, value in reversed(bindings):
-            result = _call_lambda((py_name(name),), result, [value])
-        return result
+        # #2 or #field as a function value (map #1 l)
+        label = str(tree.children[0])[1:]
+        part: ast.expr = ast.Subscript(ast.Name("_r", ast.Load()), ast.Constant(
+            int(label) - 1), ast.Load()) if label.isdigit() else ast.Attribute(
+            ast.Name("_r", ast.Load()), label, ast.Load())
+        return ast.Lambda(ast.arguments(posonlyargs=[], args=[ast.arg("_r")], vararg=None,
+                                        kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                        defaults=[]), part)
 
     def _t_apply(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         head, arg = tree.children
         if _is_name(head, "List.tabulate") and isinstance(arg, Tree) and arg.data == "tuple" \
                 and len(arg.children) == 2 and isinstance(arg.children[1], Tree) \
-                and arg.children[1].data == "fn":
+                and arg.children[1].data == "fn" and self._tabulate_var(arg.children[1]):
             return self._tabulate(arg.children[0], arg.children[1], where, local)
+        library = self.library_call(tree, where, local)
+        if library is not None:
+            return library
+        if isinstance(head, Tree) and head.data == "name" and \
+                str(head.children[0]) in self.index_constructors:
+            return self._expr(arg, where, local)  # ph(i): index values are their integers
         args = self._args(arg, where, local)
+        if isinstance(head, Tree) and head.data == "name" and \
+                str(head.children[0]) in self.local_functions:
+            name = str(head.children[0])
+            self._check_arity(tree, where, name, self.local_functions[name], len(args))
+            return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         if isinstance(head, Tree) and head.data == "selector":
             label = str(head.children[0])[1:]
             if len(args) != 1:
@@ -677,6 +703,10 @@ class MLToPython:
             raise self._unsupported(tree, where, f"call of variable {name!r}")
         if name in self.inline:
             params, body = self.inline[name]
+            called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+            self.uses_time = self.uses_time or "now" in called
+            self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
+                "now" not in called
             self._check_arity(tree, where, name, len(params), len(args))
             return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
                 else body
@@ -685,11 +715,20 @@ class MLToPython:
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
 
+    @staticmethod
+    def _tabulate_var(fn: Tree) -> str | None:
+        """The one variable (or ``_``) of ``fn i => e``, else None."""
+        rules = fn.children[0].children
+        if len(rules) != 1 or not isinstance(rules[0].children[0], Tree):
+            return None
+        pat = rules[0].children[0]
+        return str(pat.children[0]) if pat.data == "var_pat" else (
+            "_" if pat.data == "wild_pat" else None)
+
     def _tabulate(self, count: Any, fn: Tree, where: str, local: frozenset[str]) -> ast.expr:
         """``List.tabulate(n, fn i => e)``: Python's ``tuple(e for i in range(n))``."""
-        var_tree, body = fn.children
-        names = [str(t) for t in var_tree.children] if isinstance(var_tree, Tree) else []
-        var = names[0] if names else "_"
+        var = self._tabulate_var(fn) or "_"
+        body = fn.children[0].children[0].children[1]
         inner = local | {var}
         generator = ast.comprehension(
             target=ast.Name(py_name(var) if var != "_" else "_", ast.Store()),
@@ -729,6 +768,9 @@ class MLToPython:
         if name in _ML_RANDOM and len(args) == _ML_RANDOM[name]:
             self.uses_random = True
             return call(name, *args)
+        if name in _ML_RANDOM and len(args) == 1 and _ML_RANDOM[name] > 1:
+            self.uses_random = True  # uniform(bounds), bounds a pair
+            return call(name, ast.Starred(args[0], ast.Load()))
         if name == "not" and len(args) == 1:
             return ast.UnaryOp(ast.Not(), args[0])
         if name in ("hd", "List.hd") and len(args) == 1:
@@ -1567,9 +1609,10 @@ class _Emitter:
         for param, arg in zip(params, node.args, strict=True):
             text, _, t = self.emit(arg)
             # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
-            ml_name, suffix = param, 2
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"  # _m0 -> m0: ML names a letter first
+            ml_name, suffix = base, 2
             while ml_name in taken or not is_ml_identifier(ml_name):
-                ml_name, suffix = f"{param}_{suffix}", suffix + 1
+                ml_name, suffix = f"{base}_{suffix}", suffix + 1
             taken.add(ml_name)
             vals.append(f"val {ml_name} = {text}")
             inner[param] = t

@@ -1,0 +1,145 @@
+"""Survey: import every CPN Tools file under a directory and compare state spaces with cpncheck.
+
+For each ``*.cpn`` file (recursively): whether ``read_cpn`` imports it complete, partially
+(with the element-by-element report) or refuses it, how many of its transitions come in
+(counted per page instance: a page used twice counts twice; a refused file counts the
+``<trans>`` elements that are not substitution transitions), and, for a file imported
+complete with integer time, the state space tcpn builds (absolute clock, as CPN Tools)
+beside the one cpncheck builds from the same file: nodes, arcs, dead markings.
+
+    python benchmarks/cpn_import_survey.py DIR [--max-states N] [--no-state-spaces] [--details]
+
+``--details`` prints each partial file's left-out elements. Nothing is timed: the figures
+are counts, the same on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.cpn_import import ImportedNet, read_cpn
+from tcpn.petrinets.statespace import explore
+
+
+@dataclass
+class FileResult:
+    """One file's import outcome and state-space figures."""
+
+    name: str
+    outcome: str  # complete, partial, refused
+    transitions: int
+    imported: int
+    detail: str
+    ours: tuple[int, int, int] | None = None
+    theirs: tuple[int, int, int] | None = None
+    space_note: str = ""
+
+
+def file_transitions(path: Path) -> int:
+    """The ``<trans>`` elements of a file that are not substitution transitions."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        return 0
+    return sum(1 for t in root.iter("trans") if t.find("subst") is None)
+
+
+def state_spaces(path: Path, imported: ImportedNet, max_states: int) -> tuple[
+        tuple[int, int, int] | None, tuple[int, int, int] | None, str]:
+    """(nodes, arcs, dead) from tcpn and from cpncheck, and why one is missing."""
+    from cpncheck.coloured import ColouredNet
+    from cpncheck.net import CPNNet
+    from cpncheck.statespace import build_state_space
+
+    ours = theirs = None
+    notes = []
+    try:
+        space = explore(imported.net, max_states=max_states, clock="absolute")
+        if space.complete:
+            ours = (len(space), space.n_edges, len(space.dead_markings()))
+        else:
+            notes.append(f"tcpn: over {max_states} states")
+    except InputError as exc:
+        notes.append(f"tcpn: {str(exc)[:90]}")
+    try:
+        checked = build_state_space(ColouredNet(CPNNet(str(path))), max_states)
+        if checked.complete:
+            theirs = (checked.n_nodes, checked.n_arcs, len(checked.dead))
+        else:
+            notes.append(f"cpncheck: over {max_states} states")
+    except Exception as exc:  # cpncheck refuses what it can't read, in its own ways
+        notes.append(f"cpncheck: {type(exc).__name__}: {str(exc)[:90]}")
+    return ours, theirs, "; ".join(notes)
+
+
+def survey(directory: Path, max_states: int | None) -> list[FileResult]:
+    """Import every ``*.cpn`` under ``directory``; state spaces where the import is complete
+    (none when ``max_states`` is None)."""
+    results = []
+    for path in sorted(directory.rglob("*.cpn")):
+        name = str(path.relative_to(directory))
+        try:
+            imported = read_cpn(path)
+        except InputError as exc:
+            results.append(FileResult(name, "refused", file_transitions(path), 0, str(exc)))
+            continue
+        report = imported.report
+        left_out = sum(1 for item in report.unsupported if item.kind == "transition")
+        kept = len(imported.net.transitions)
+        result = FileResult(name, "complete" if imported.complete else "partial",
+                            kept + left_out, kept, report.text())
+        if max_states is None:
+            pass
+        elif imported.complete and not imported.real_time:
+            print(f"state spaces of {name} ...", file=sys.stderr, flush=True)
+            result.ours, result.theirs, result.space_note = state_spaces(
+                path, imported, max_states)
+        elif imported.complete:
+            result.space_note = "real time (cpncheck reads integer time only)"
+        results.append(result)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--max-states", type=int, default=5_000)
+    parser.add_argument("--no-state-spaces", action="store_true",
+                        help="only import (the state spaces take minutes: cpncheck is slow)")
+    parser.add_argument("--details", action="store_true",
+                        help="print each partial or refused file's report")
+    args = parser.parse_args(argv)
+    results = survey(args.directory, None if args.no_state_spaces else args.max_states)
+    counts = {o: sum(r.outcome == o for r in results) for o in ("complete", "partial",
+                                                                "refused")}
+    total = sum(r.transitions for r in results)
+    kept = sum(r.imported for r in results)
+    print("| file | import | transitions | tcpn nodes/arcs/dead | cpncheck nodes/arcs/dead"
+          " | same |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        ours = "/".join(map(str, r.ours)) if r.ours else ""
+        theirs = "/".join(map(str, r.theirs)) if r.theirs else ""
+        same = ("yes" if r.ours == r.theirs else "**no**") if r.ours and r.theirs else \
+            r.space_note
+        print(f"| {r.name} | {r.outcome} | {r.imported}/{r.transitions} | {ours} | {theirs}"
+              f" | {same} |")
+    compared = [r for r in results if r.ours and r.theirs]
+    print(f"\n{len(results)} files: {counts['complete']} complete, {counts['partial']} "
+          f"partial, {counts['refused']} refused; {kept} of {total} transitions imported "
+          f"({100 * kept / max(total, 1):.1f} %); state spaces compared on {len(compared)} "
+          f"files, {sum(r.ours == r.theirs for r in compared)} the same")
+    if args.details:
+        for r in results:
+            if r.outcome != "complete":
+                print(f"\n## {r.name} ({r.outcome})\n{r.detail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

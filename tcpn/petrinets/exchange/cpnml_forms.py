@@ -1,0 +1,430 @@
+"""CPN ML forms beyond plain expressions, as Python: patterns, ``case``, ``fn``, clausal ``fun``.
+
+:class:`~tcpn.petrinets.exchange.cpnml.MLToPython` inherits :class:`MatchForms`. A pattern
+becomes a list of conditions on the value it matches and the names it binds (``h::t`` on
+``s``: ``len(s) >= 1``, ``h = s[0]``, ``t = s[1:]``); rules tried in order become a chain
+of conditional expressions, the bindings lambda parameters, and a value no rule matches
+raises (SML's ``Match``). The same compilation serves ``case e of p => a | q => b``,
+``fn p => e``, functions defined by several clauses (``fun f 0 = 1 | f n = n * f (n-1)``),
+``let`` with a pattern or a local ``fun``, and sequences ``(e1; e2)`` (the value of the
+last: tcpn has no side effects to keep). Curried list functions of CPN Tools' library
+(``mem l x``, ``rm x l``, ``List.filter p l``, ``List.map f l``, ``List.exists``,
+``List.all``, ``ms_to_col``, ...) are Python comprehensions and slices; multisets inside
+expressions are tuples, as CPN ML's ``'a ms`` is a list.
+
+>>> from tcpn.petrinets.exchange.cpnml import to_python
+>>> to_python("case q of [] => 0 | h::t => h", "arc")  # doctest: +NORMALIZE_WHITESPACE
+"0 if len(q) == 0 else (lambda h, t: h)(q[0], q[1:]) if len(q) >= 1 else \
+(_ for _ in ()).throw(ValueError('arc: no rule matches'))"
+>>> to_python("List.filter (fn (a, b) => a > k) l", "arc")
+'tuple(((a, b) for a, b in l if a > k))'
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from lark import Token as LarkToken
+from lark import Tree
+
+__all__ = ["MatchForms", "match_failure"]
+
+#: CPN Tools' list functions of two curried arguments, as Python over tuples
+#: (``a``: the first argument, ``b``: the second).
+_CURRIED_LISTS: dict[str, Callable[[ast.expr, ast.expr], str]] = {
+    "mem": lambda a, b: f"({_src(b)}) in ({_src(a)})",
+    "List.mem": lambda a, b: f"({_src(b)}) in ({_src(a)})",
+    "contains": lambda a, b: f"all(_x in ({_src(a)}) for _x in ({_src(b)}))",
+    "ins": lambda a, b: f"({_src(a)}) + (({_src(b)}),)",
+    "ins_new": lambda a, b: f"(lambda _l, _x: _l if _x in _l else _l + (_x,))"
+                            f"({_src(a)}, {_src(b)})",
+    "rm": lambda a, b: f"(lambda _x, _l: _l[:_l.index(_x)] + _l[_l.index(_x) + 1:] "
+                       f"if _x in _l else _l)({_src(a)}, {_src(b)})",
+    "rmall": lambda a, b: f"tuple(_y for _y in ({_src(b)}) if _y != ({_src(a)}))",
+    "intersect": lambda a, b: f"tuple(_x for _x in ({_src(a)}) if _x in ({_src(b)}))",
+    "union": lambda a, b: f"({_src(a)}) + ({_src(b)})",
+}
+#: One-argument list functions.
+_LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
+    "null": lambda a: f"len({_src(a)}) == 0",
+    "List.null": lambda a: f"len({_src(a)}) == 0",
+    "ms_to_col": lambda a: f"({_src(a)})[0]",
+    "remdupl": lambda a: f"tuple(dict.fromkeys({_src(a)}))",
+    "List.last": lambda a: f"({_src(a)})[-1]",
+    "List.concat": lambda a: f"sum(({_src(a)}), ())",
+    "size_ms": lambda a: f"len({_src(a)})",
+}
+#: Higher-order list functions: name -> (Python form, whether the function's result is kept).
+_HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
+                 "filter": "filter", "List.exists": "any", "exists": "any",
+                 "List.all": "all"}
+
+
+def _src(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+def match_failure(where: str) -> ast.expr:
+    """An expression that raises ``ValueError`` (SML's ``Match``): no rule matched."""
+    return ast.parse(f"(_ for _ in ()).throw(ValueError({f'{where}: no rule matches'!r}))",
+                     mode="eval").body
+
+
+def _call(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
+    arguments = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
+                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    return ast.Call(ast.Lambda(arguments, body), args, [])
+
+
+def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
+                                    vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                    defaults=[]), body)
+
+
+def _strip_typed(pat: Any) -> Any:
+    while isinstance(pat, Tree) and pat.data == "typed_pat":
+        pat = pat.children[0]
+    return pat
+
+
+def _names_in(tree: Any) -> Iterator[str]:
+    if isinstance(tree, Tree):
+        if tree.data == "name":
+            yield str(tree.children[0])
+        for child in tree.children:
+            yield from _names_in(child)
+
+
+class MatchForms:
+    """Pattern matching and the forms built on it, for :class:`MLToPython`."""
+
+    enum_constants: frozenset[str]
+    #: index colour sets' constructors (``ph`` of ``index ph with 1..n``): ``ph(i)`` is i
+    index_constructors: frozenset[str]
+    #: finite colour sets' members, for ``CS.all()``
+    colour_members: Mapping[str, tuple[Any, ...]]
+    local_functions: dict[str, int]
+    fresh: Iterator[int]
+    uses_random: bool
+
+    # provided by MLToPython
+    def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
+        raise NotImplementedError
+
+    def _unsupported(self, tree: Any, where: str, what: str) -> Exception:
+        raise NotImplementedError
+
+    def _py(self, name: str) -> str:
+        raise NotImplementedError
+
+    def _args(self, arg: Any, where: str, local: frozenset[str]) -> list[ast.expr]:
+        raise NotImplementedError
+
+    # -- patterns ---------------------------------------------------------------------------
+    def pattern(self, pat: Any, subject: ast.expr, where: str, conditions: list[ast.expr],
+                bindings: list[tuple[str, ast.expr]]) -> None:
+        """Add the conditions for ``pat`` to match ``subject`` and the names it binds."""
+        pat = _strip_typed(pat)
+        kind = pat.data if isinstance(pat, Tree) else None
+
+        def equal(value: Any) -> None:
+            conditions.append(ast.Compare(subject, [ast.Eq()], [ast.Constant(value)]))
+
+        def length(op: ast.cmpop, n: int) -> None:
+            conditions.append(ast.Compare(ast.Call(ast.Name("len", ast.Load()), [subject], []),
+                                          [op], [ast.Constant(n)]))
+
+        def item(index: int | ast.expr) -> ast.expr:
+            key = ast.Constant(index) if isinstance(index, int) else index
+            return ast.Subscript(subject, key, ast.Load())
+
+        if kind == "var_pat":
+            name = str(pat.children[0])
+            if name in ("true", "false"):
+                equal(name == "true")
+            elif name in self.enum_constants:
+                equal(name)
+            elif name == "nil":
+                length(ast.Eq(), 0)
+            else:
+                bindings.append((name, subject))
+        elif kind in ("wild_pat", "unit_pat"):
+            pass
+        elif kind == "const_pat":
+            token = str(pat.children[0])
+            equal(int(token.replace("~", "-")) if token[0] in "~0123456789"
+                  else ast.literal_eval(token))
+        elif kind in ("tuple_pat", "list_pat"):
+            if kind == "list_pat":
+                length(ast.Eq(), len(pat.children))
+            for i, child in enumerate(pat.children):
+                self.pattern(child, item(i), where, conditions, bindings)
+        elif kind == "nil_pat":
+            length(ast.Eq(), 0)
+        elif kind == "cons_pat":
+            head, _, tail = pat.children
+            length(ast.GtE(), 1)
+            self.pattern(head, item(0), where, conditions, bindings)
+            self.pattern(tail, item(ast.Slice(ast.Constant(1), None, None)), where,
+                         conditions, bindings)
+        elif kind == "con_pat":
+            constructor, inner = pat.children
+            if str(constructor) not in self.index_constructors:
+                raise self._unsupported(pat, where, f"constructor pattern {constructor} ... "
+                                        "(a union or datatype tcpn does not import)")
+            self.pattern(inner, subject, where, conditions, bindings)
+        elif kind == "record_pat":
+            for field_pat in pat.children:
+                if not isinstance(field_pat, Tree):
+                    continue  # the '...' of a flexible record pattern
+                label = str(field_pat.children[0])
+                value = ast.Attribute(subject, label, ast.Load())
+                if len(field_pat.children) == 1:
+                    bindings.append((label, value))
+                else:
+                    self.pattern(field_pat.children[2], value, where, conditions, bindings)
+        else:
+            raise self._unsupported(pat, where, f"pattern {kind!r} is outside the subset tcpn "
+                                    "translates")
+
+    def _pattern_on(self, pat: Any, subjects: list[ast.expr], where: str,
+                    conditions: list[ast.expr], bindings: list[tuple[str, ast.expr]]) -> None:
+        """Match ``pat`` against a function's parameters (a tuple pattern, one per one)."""
+        if len(subjects) == 1:
+            self.pattern(pat, subjects[0], where, conditions, bindings)
+            return
+        bare = _strip_typed(pat)
+        kind = bare.data if isinstance(bare, Tree) else None
+        if kind == "tuple_pat" and len(bare.children) == len(subjects):
+            for child, subject in zip(bare.children, subjects, strict=True):
+                self.pattern(child, subject, where, conditions, bindings)
+        elif kind in ("unit_pat", "wild_pat") or not subjects:
+            pass
+        else:
+            self.pattern(pat, ast.Tuple(list(subjects), ast.Load()), where, conditions,
+                         bindings)
+
+    def rules(self, rules: list[tuple[Any, Any]], subjects: list[ast.expr], where: str,
+              local: frozenset[str]) -> ast.expr:
+        """Rules ``pat => body`` tried in order on ``subjects`` (names or simple values)."""
+        result = match_failure(where)
+        branches = []
+        for pat, body in rules:
+            conditions: list[ast.expr] = []
+            bindings: list[tuple[str, ast.expr]] = []
+            self._pattern_on(pat, subjects, where, conditions, bindings)
+            names = [n for n, _ in bindings]
+            value = self._expr(body, where, local | frozenset(names))
+            if bindings:
+                value = _call(tuple(self._py(n) for n in names), value,
+                              [v for _, v in bindings])
+            branches.append((conditions, value))
+        for conditions, value in reversed(branches):
+            if not conditions:
+                result = value
+            else:
+                test = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(),
+                                                                              conditions)
+                result = ast.IfExp(test, value, result)
+        return result
+
+    def _on_value(self, value: ast.expr, build: Callable[[ast.expr], ast.expr]) -> ast.expr:
+        """``build(subject)`` where ``subject`` names ``value`` once (evaluated once)."""
+        if isinstance(value, ast.Name):
+            return build(value)
+        temp = f"_m{next(self.fresh)}"
+        return _call((temp,), build(ast.Name(temp, ast.Load())), [value])
+
+    def _t_case(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        subject_tree, match = tree.children
+        subject = self._expr(subject_tree, where, local)
+        pairs = [(r.children[0], r.children[1]) for r in match.children]
+        return self._on_value(subject, lambda s: self.rules(pairs, [s], where, local))
+
+    def _t_fn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        temp = f"_m{next(self.fresh)}"
+        return _lambda((temp,), self.rules(self._fn_rules(tree), [ast.Name(temp, ast.Load())],
+                                           where, local))
+
+    @staticmethod
+    def _fn_rules(tree: Tree) -> list[tuple[Any, Any]]:
+        return [(r.children[0], r.children[1]) for r in tree.children[0].children]
+
+    def _t_sequence(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # (e1; e2; e3): the value of e3; e1 and e2 only act by side effects, and the parts
+        # of CPN ML tcpn translates have none
+        values = [self._expr(c, where, local) for c in tree.children]
+        return ast.Subscript(ast.Tuple(values, ast.Load()), ast.Constant(-1), ast.Load())
+
+    # -- let, clausal functions -------------------------------------------------------------
+    def _t_let(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        *decs, body = tree.children
+        scope = set(local)
+        wrappers: list[tuple[tuple[str, ...], list[ast.expr]]] = []
+        saved = dict(self.local_functions)
+        try:
+            for dec in decs:
+                if dec.data == "val_dec":
+                    pat, _, value_tree = dec.children
+                    value = self._expr(value_tree, where, frozenset(scope))
+                    conditions: list[ast.expr] = []
+                    bindings: list[tuple[str, ast.expr]] = []
+                    temp = f"_m{next(self.fresh)}"
+                    self.pattern(pat, ast.Name(temp, ast.Load()), where, conditions, bindings)
+                    names = tuple(n for n, _ in bindings)
+                    if len(bindings) == 1 and isinstance(bindings[0][1], ast.Name) \
+                            and bindings[0][1].id == temp:
+                        wrappers.append(((self._py(names[0]),), [value]))
+                    else:
+                        wrappers.append(((temp,), [value]))
+                        wrappers.append((tuple(self._py(n) for n in names),
+                                         [v for _, v in bindings]))
+                    scope.update(names)
+                elif dec.data == "fun_dec":
+                    name, function, arity = self.local_function(dec, where, frozenset(scope))
+                    wrappers.append(((self._py(name),), [function]))
+                    self.local_functions[name] = arity
+                    scope.add(name)
+                else:
+                    raise self._unsupported(dec, where, f"'let' with a {dec.data}")
+            result = self._expr(body, where, frozenset(scope))
+        finally:
+            self.local_functions.clear()
+            self.local_functions.update(saved)
+        for params, values in reversed(wrappers):
+            result = _call(params, result, values) if params else result
+        return result
+
+    def clauses(self, dec: Tree, where: str, local: frozenset[str]
+                ) -> tuple[str, tuple[str, ...], ast.expr]:
+        """A ``fun`` declaration's name, Python parameters and body (its clauses matched
+        in order). One argument group per clause (no currying)."""
+        name = str(dec.children[0].children[0])
+        rules = []
+        for clause in dec.children:
+            parts = clause.children
+            args = [p for p in parts[1:-2] if not (isinstance(p, Tree)
+                                                   and p.data.startswith("ty_"))]
+            if len(args) != 1:
+                raise self._unsupported(clause, where, "a curried function (several argument "
+                                        "groups)")
+            rules.append((args[0], parts[-1]))
+        first = _strip_typed(rules[0][0])
+        kind = first.data if isinstance(first, Tree) else None
+        arity = len(first.children) if kind == "tuple_pat" else 0 if kind == "unit_pat" else 1
+        self.local_functions[name] = arity
+        parts = list(first.children) if kind == "tuple_pat" else [first]
+        if len(rules) == 1 and kind != "unit_pat" and all(
+                self._is_simple_target(c) and _strip_typed(c).data == "var_pat"
+                for c in parts):
+            params = tuple(self._py(str(_strip_typed(c).children[0])) for c in parts)
+            names = frozenset(str(_strip_typed(c).children[0]) for c in parts)
+            return name, params, self._expr(rules[0][1], where, local | names)
+        params = tuple(f"_a{i}" for i in range(arity))
+        subjects: list[ast.expr] = [ast.Name(p, ast.Load()) for p in params]
+        return name, params, self.rules(rules, subjects, where, local)
+
+    def local_function(self, dec: Tree, where: str, local: frozenset[str]
+                       ) -> tuple[str, ast.expr, int]:
+        """A ``fun`` inside ``let``: a lambda (recursion is refused: a lambda can't name
+        itself)."""
+        name = str(dec.children[0].children[0])
+        if any(n == name for clause in dec.children for n in _names_in(clause.children[-1])):
+            raise self._unsupported(dec, where, f"recursive local function {name!r}")
+        name, params, body = self.clauses(dec, where, local)
+        return name, _lambda(params, body), len(params)
+
+    # -- library functions ------------------------------------------------------------------
+    def library_call(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr | None:
+        """A call of a curried list function or a higher-order one, else None."""
+        spine: list[Any] = []
+        head: Any = tree
+        while isinstance(head, Tree) and head.data == "apply":
+            spine.insert(0, head.children[1])
+            head = head.children[0]
+        if not (isinstance(head, Tree) and head.data == "name"):
+            return None
+        name = str(head.children[0])
+        if name in self.local_functions or name in local:
+            return None
+        if name.endswith((".all", ".size", ".ran")) and \
+                name.split(".")[0] in self.colour_members and len(spine) == 1 and \
+                isinstance(spine[0], Tree) and spine[0].data == "unit":
+            members = self.colour_members[name.split(".")[0]]
+            if name.endswith(".all"):
+                try:  # a tuple of literals reads back from its repr
+                    return ast.parse(repr(tuple(members)), mode="eval").body
+                except SyntaxError:
+                    raise self._unsupported(tree, where, f"{name}() of records") from None
+            if name.endswith(".size"):
+                return ast.Constant(len(members))
+            self.uses_random = True  # a member drawn uniformly
+            if all(isinstance(m, int) and not isinstance(m, bool) for m in members) and \
+                    list(members) == list(range(members[0], members[0] + len(members))):
+                return ast.parse(f"discrete({members[0]}, {members[-1]})", mode="eval").body
+            return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
+                             mode="eval").body
+        if name in _CURRIED_LISTS and len(spine) == 2:
+            a, b = (self._expr(s, where, local) for s in spine)
+            return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body
+        if name in _LIST_UNARY and len(spine) == 1:
+            return ast.parse(_LIST_UNARY[name](self._expr(spine[0], where, local)),
+                             mode="eval").body
+        if name in _HIGHER_ORDER and len(spine) == 2:
+            return self._higher_order(_HIGHER_ORDER[name], spine[0], spine[1], where, local)
+        return None
+
+    def _higher_order(self, form: str, function: Any, items_tree: Any, where: str,
+                      local: frozenset[str]) -> ast.expr:
+        items = self._expr(items_tree, where, local)
+        simple = None
+        if isinstance(function, Tree) and function.data == "fn":
+            rules = self._fn_rules(function)
+            pat = _strip_typed(rules[0][0])
+            if len(rules) == 1 and self._is_simple_target(pat):
+                simple = (pat, rules[0][1])
+        if simple is not None:
+            pat, body = simple
+            names = [str(t) for t in _pattern_names(pat)]
+            target = self._target(pat)
+            value = self._expr(body, where, local | frozenset(names))
+            element = ast.unparse(target)
+        else:
+            call = self._expr(function, where, local)
+            element = "_e"
+            target = ast.Name("_e", ast.Store())
+            value = ast.Call(call, [ast.Name("_e", ast.Load())], [])
+        text = {
+            "map": f"tuple({_src(value)} for {element} in {_src(items)})",
+            "filter": f"tuple({element} for {element} in {_src(items)} if {_src(value)})",
+            "any": f"any({_src(value)} for {element} in {_src(items)})",
+            "all": f"all({_src(value)} for {element} in {_src(items)})",
+        }[form]
+        return ast.parse(text, mode="eval").body
+
+    def _is_simple_target(self, pat: Any) -> bool:
+        """A pattern Python's ``for`` can bind: names, and tuples of them."""
+        pat = _strip_typed(pat)
+        if isinstance(pat, Tree) and pat.data == "var_pat":
+            name = str(pat.children[0])
+            return name not in self.enum_constants and name not in ("true", "false", "nil")
+        if isinstance(pat, Tree) and pat.data == "tuple_pat":
+            return all(self._is_simple_target(c) for c in pat.children)
+        return False
+
+    def _target(self, pat: Any) -> ast.expr:
+        pat = _strip_typed(pat)
+        if pat.data == "var_pat":
+            return ast.Name(self._py(str(pat.children[0])), ast.Store())
+        return ast.Tuple([self._target(c) for c in pat.children], ast.Store())
+
+
+def _pattern_names(pat: Any) -> list[LarkToken]:
+    pat = _strip_typed(pat)
+    if pat.data == "var_pat":
+        return [pat.children[0]]
+    return list(itertools.chain.from_iterable(_pattern_names(c) for c in pat.children))
