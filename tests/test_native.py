@@ -10,6 +10,7 @@ whose code Cython rejects stays in Python, named with the inscription at fault.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -244,3 +245,22 @@ def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> Non
     assert third.stdout.split() == ["native", "8"]
     assert [p.stat().st_mtime_ns for p in built] == stamps
     assert sorted((tmp_path / "native").glob("*.so")) == built
+
+
+def test_the_cli_option_sets_the_engine_for_the_run(tmp_path: Path) -> None:
+    """``tcpn --engine python run``: the run's provenance names the engine that ran."""
+    scenario = tmp_path / "short.yaml"
+    text = (ROOT / "scenarios" / "dumbbell_newreno.yaml").read_text()
+    scenario.write_text(text.replace("horizon_s: 60.0", "horizon_s: 0.5"))
+    tcpn = str(Path(sys.executable).parent / "tcpn")
+    env = {**os.environ, "COLUMNS": "60"}
+    done = subprocess.run([tcpn, "--engine", "python", "run", str(scenario), "--lens", "net",
+                           "-o", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert '"simulator_engine": "python"' in "".join(
+        p.read_text() for p in (tmp_path / "out").rglob("*.json"))
+    bad = subprocess.run([tcpn, "--engine", "C", "run", str(scenario)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2
+    assert "choose one of python, native, auto" in " ".join(bad.stderr.replace("│", " ").split())
