@@ -40,7 +40,7 @@ import tempfile
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -188,25 +188,33 @@ _SIMULATOR_FUNCTIONS = ("_enumerate_due", "_fire_tracked", "_gate")
 def _transition_shape(transition: CompiledTransition) -> tuple[str, dict[str, Any]]:
     """The transition's code as a factory body, and the values the factory reads.
 
-    The body, once named ``def _s<n>(_ns):``, returns the transition's simulator
+    The body, once named ``def make(_ns):``, returns the transition's simulator
     functions; their globals become the factory's locals (closure variables for them),
     read from ``_ns``, so each built net gets its own objects while transitions of the
     same shape share the factory.
     """
     namespace = transition.enumerate.__globals__
-    tree = ast.parse(transition.source)
+    body, used, constants = _shape_of(transition.source, frozenset(namespace))
+    return body, {n: constants[n] if n in constants else namespace[n] for n in used}
+
+
+@lru_cache(maxsize=4096)
+def _shape_of(source: str, names: frozenset[str]
+              ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """:func:`_transition_shape` for a source and its globals' names (nets are rebuilt
+    per run: the same sources come back)."""
+    tree = ast.parse(source)
     tree.body = [f for f in tree.body
                  if isinstance(f, ast.FunctionDef) and f.name in _SIMULATOR_FUNCTIONS]
     canonical = _Canonical()
     tree = canonical.visit(tree)
-    values = {**namespace, **canonical.values}
-    used = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-                  & (values.keys() - {"__builtins__", *_FUNCTIONS}))
+    used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                        & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
     defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
     head = [f"    {name} = _ns[{name!r}]" for name in used]
     body = textwrap.indent(ast.unparse(tree), "    ")
     tail = "    return {" + ", ".join(f"{n!r}: {n}" for n in defined) + "}"
-    return "\n".join([*head, body, tail]), {n: values[n] for n in used}
+    return "\n".join([*head, body, tail]), used, canonical.values
 
 
 def _loop_source() -> tuple[str, dict[str, Any]]:
@@ -226,6 +234,7 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 _HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
 
 
+@cache
 def _loop_module() -> tuple[str, dict[str, Any]]:
     """The loop's module source (its globals as placeholders) and those globals."""
     loop, loop_globals = _loop_source()
@@ -255,7 +264,7 @@ _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 def _library(source: str, kind: str, compiler: list[str]) -> Path:
     """Where the shared library built from ``source`` lives in the cache."""
-    return cache_dir() / f"_tcpn_{kind}_{_key(source, compiler)}{_SUFFIX}"
+    return cache_dir() / f"_tcpn_{kind}_{_key(source, tuple(compiler))}{_SUFFIX}"
 
 
 def _cythonize(pyx: Path) -> Path:
@@ -326,7 +335,8 @@ def _load(library: Path) -> ModuleType:
     return module
 
 
-def _key(source: str, compiler: list[str]) -> str:
+@lru_cache(maxsize=4096)
+def _key(source: str, compiler: tuple[str, ...]) -> str:
     import Cython
 
     digest = hashlib.sha256()
@@ -337,8 +347,9 @@ def _key(source: str, compiler: list[str]) -> str:
 
 
 def _why_unavailable() -> str | None:
-    if importlib.util.find_spec("Cython") is None:
-        return "Cython is not installed (pip install 'tcpn[native]')"
+    for package in ("Cython", "platformdirs"):
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install 'tcpn[native]')"
     if _compiler() is None:
         return ("no C compiler found ($CC or Python's, e.g. gcc: "
                 "sudo apt-get install gcc python3-dev)")
