@@ -3,7 +3,8 @@
 For the reference dumbbell (``scenarios/dumbbell_newreno.yaml``: 2 NewReno flows,
 10 Mbit/s 20 ms bottleneck, 60 s) and its 100 Mbit/s variant, prints the median over
 ``--repeats`` runs of: the net lens (simulation + trace), ns-3's ``Simulator.Run()`` alone,
-the ns3 lens end to end (build, run, pcap reading, trace), and the ratio net / ns-3.
+the ns3 lens end to end (build, run, pcap reading, trace), and the ratio net / ns-3
+(wall times; the net lens's CPU time too, which load disturbs less).
 ns-3's import and warm-up are excluded and printed separately. Floor: net <= 3x ns-3;
 goal: faster than ns-3.
 
@@ -40,10 +41,10 @@ def _net(scenario, engine):
     os.environ["TCPN_ENGINE"] = engine
     run = make_run(scenario)
     writer = TraceWriter(scenario, run.flows)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     NetLens().run(run, writer, lambda _t: None)
     writer.close()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def _ns3(scenario, worker):
@@ -89,8 +90,10 @@ def main() -> None:
             lens_s = statistics.median(t for t, _, _ in ns3)
             run_s = statistics.median(r for _, r, _ in ns3)
             for engine, times in net.items():
-                net_s = statistics.median(times)
-                print(f"{label}, {args.horizon:g} s, engine {engine}: net lens {net_s:.2f} s | "
+                net_s = statistics.median(wall for wall, _ in times)
+                cpu_s = statistics.median(cpu for _, cpu in times)
+                print(f"{label}, {args.horizon:g} s, engine {engine}: net lens {net_s:.2f} s "
+                      f"(CPU {cpu_s:.2f} s) | "
                       f"ns-3 Run() {run_s:.2f} s ({ns3[0][2]} events) | ns3 lens end to end "
                       f"{lens_s:.2f} s | net / ns-3 Run() = {net_s / run_s:.2f}, net / ns3 "
                       f"lens = {net_s / lens_s:.2f}")
