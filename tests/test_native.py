@@ -23,9 +23,8 @@ from tcpn.models.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import INT, Exponential, PetriNet, Place, ProductSet, Simulator, Transition
-from tcpn.petrinets.compiler import compile_net
 from tcpn.petrinets.monitors import Monitor
-from tcpn.petrinets.native import NativeUnavailable, build_native, cache_dir
+from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))
@@ -45,8 +44,9 @@ class FiringRecord(Monitor):
         return len(self.firings)
 
 
-def native_or_skip(net: PetriNet) -> None:
-    reason = build_native(compile_net(net)).reason
+def native_or_skip() -> None:
+    """Skips where no native engine can be built at all (no Cython, no C compiler)."""
+    reason = why_unavailable()
     if reason is not None:
         pytest.skip(f"the native engine cannot be built here: {reason}")
 
@@ -84,7 +84,7 @@ def scenario_net(path: Path) -> PetriNet:
 @pytest.mark.parametrize("path", REFERENCE, ids=[p.stem for p in REFERENCE])
 def test_reference_scenarios_fire_the_same_sequence(path: Path) -> None:
     net = scenario_net(path)
-    native_or_skip(net)
+    native_or_skip()
     sims = sequences(net, seed=load_scenario(path).seed, max_firings=20_000)
     assert len(sims["python"].monitors[0].firings) > 1_000
     assert_same_firings(sims)
@@ -93,7 +93,7 @@ def test_reference_scenarios_fire_the_same_sequence(path: Path) -> None:
 def test_the_dumbbell_fires_the_same_sequence() -> None:
     """The reference dumbbell (the net lens's benchmark) over its first 5,000 firings."""
     net = scenario_net(ROOT / "scenarios" / "reference" / "newreno_2flows.yaml")
-    native_or_skip(net)
+    native_or_skip()
     assert_same_firings(sequences(net, seed=1, max_firings=5_000))
 
 
@@ -110,7 +110,7 @@ def benchmark_nets() -> list[PetriNet]:
 @pytest.mark.parametrize("index", range(6))
 def test_benchmark_nets_fire_the_same_sequence(index: int) -> None:
     net = benchmark_nets()[index]
-    native_or_skip(net)
+    native_or_skip()
     for seed in (0, 1):
         assert_same_firings(sequences(net, seed=seed, max_firings=3_000))
 
@@ -141,7 +141,7 @@ def gated_net() -> PetriNet:
 
 def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
     net = gated_net()
-    native_or_skip(net)
+    native_or_skip()
     for seed in range(3):
         sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
         assert_same_firings(sims)
@@ -149,7 +149,7 @@ def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
 
 def test_step_and_enabled_agree_after_native_runs() -> None:
     net = gated_net()
-    native_or_skip(net)
+    native_or_skip()
     sims = {e: Simulator(net, seed=4, engine=e) for e in ("python", "native")}
     for _ in range(200):
         assert sims["python"].enabled() == sims["native"].enabled()
@@ -173,7 +173,7 @@ def test_a_transition_cython_rejects_stays_in_python_named_with_its_inscription(
         caplog: pytest.LogCaptureFixture) -> None:
     """``cdef`` is a Python name but a Cython keyword: that transition runs in Python."""
     net = counter_net("cdef")
-    native_or_skip(counter_net())
+    native_or_skip()
     with caplog.at_level(logging.WARNING, logger="tcpn.native"):
         sim = Simulator(net, seed=0, engine="native")
     assert sim.native.engine == "native"
@@ -221,7 +221,7 @@ def test_the_default_cache_is_the_users_not_the_source_tree(
 
 def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> None:
     """Two processes build the same net into an empty cache at once; a third reuses it."""
-    native_or_skip(counter_net())
+    native_or_skip()
     script = ("import sys; sys.path.insert(0, sys.argv[1]); "
               "from tests.test_native import counter_net; "
               "from tcpn.petrinets import Simulator; "

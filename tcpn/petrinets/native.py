@@ -38,6 +38,7 @@ import sys
 import sysconfig
 import tempfile
 import textwrap
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
@@ -49,12 +50,13 @@ from tcpn.petrinets.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
 __all__ = ["ENGINES", "NativeNet", "NativeUnavailable", "build_native", "resolve_engine",
-           "select_engine"]
+           "select_engine", "why_unavailable"]
 
 ENGINES = ("python", "native", "auto")
 ENGINE_VARIABLE = "TCPN_ENGINE"
 _FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
 _log = logging.getLogger("tcpn.native")
+_BUILDING = threading.Lock()
 
 
 class NativeUnavailable(RuntimeError):
@@ -226,9 +228,30 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
     definition = tree.body[0]
     assert isinstance(definition, ast.FunctionDef)
     definition.name, definition.decorator_list = "_loop", []
+    if isinstance(definition.body[0], ast.Expr):  # the docstring
+        definition.body.pop(0)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     globals_ = {n: v for n, v in function.__globals__.items() if n in used}
-    return ast.unparse(tree), globals_
+    head, body = ast.unparse(tree).split("\n", 1)
+    stored = {n.id for n in ast.walk(definition)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    declarations = [f"    cdef {kind} {', '.join(sorted(names & stored))}"
+                    for kind, names in _LOOP_TYPES.items() if names & stored]
+    return "\n".join([head, *declarations, body]), globals_
+
+
+#: C types for the loop's locals that always hold them: indices and counts as C
+#: integers, the containers as exact list, set and tuple (Cython then indexes them
+#: directly); a value of another type would raise, not go wrong, and the equality tests
+#: run the loop on every kind of net
+_LOOP_TYPES = {
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings"},
+    "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns", "required",
+             "priorities", "masked", "gate_fns", "members", "cuts", "gate_ready",
+             "group_sum", "before", "after", "found", "chosen"},
+    "set": {"live"},
+    "tuple": {"todo", "binding", "gate_of", "body_affected", "gate_affected", "gate_cut"},
+}
 
 
 _HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
@@ -346,7 +369,8 @@ def _key(source: str, compiler: tuple[str, ...]) -> str:
     return digest.hexdigest()[:24]
 
 
-def _why_unavailable() -> str | None:
+def why_unavailable() -> str | None:
+    """Why no native module can be built on this machine (``None``: it can)."""
     for package in ("Cython", "platformdirs"):
         if importlib.util.find_spec(package) is None:
             return f"{package} is not installed (pip install 'tcpn[native]')"
@@ -365,7 +389,7 @@ def build_native(compiled: CompiledNet) -> NativeNet:
     built, else a copy whose transitions run the compiled functions (those Cython
     rejected keep theirs, see ``fallbacks``).
     """
-    reason = _why_unavailable()
+    reason = why_unavailable()
     if reason is not None:
         return NativeNet(compiled, reason=reason)
     compiler = _compiler()
@@ -377,7 +401,8 @@ def build_native(compiled: CompiledNet) -> NativeNet:
                  for t, (body, _values) in shapes.items()}
     sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
     try:
-        rejected = _build({loop_library: loop_source, **sources}, compiler)
+        with _BUILDING:  # Cython's compiler keeps global state: one build at a time
+            rejected = _build({loop_library: loop_source, **sources}, compiler)
     except NativeUnavailable as exc:
         return NativeNet(compiled, reason=str(exc))
     if loop_library in rejected:
