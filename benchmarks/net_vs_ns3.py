@@ -42,7 +42,7 @@ def _net(scenario, engine):
     run = make_run(scenario)
     writer = TraceWriter(scenario, run.flows)
     start, cpu = time.perf_counter(), time.process_time()
-    NetLens().run(run, writer, lambda _t: None)
+    NetLens().run(run, writer, lambda *_args, **_kwargs: None)
     writer.close()
     return time.perf_counter() - start, time.process_time() - cpu
 
@@ -52,7 +52,7 @@ def _ns3(scenario, worker):
     writer = TraceWriter(scenario, run.flows)
     lens = Ns3Lens(worker=worker)
     start = time.perf_counter()
-    info = lens.run(run, writer, lambda _t: None)
+    info = lens.run(run, writer, lambda *_args, **_kwargs: None)
     writer.close()
     return time.perf_counter() - start, info["run_s"], info["events"]
 
