@@ -213,18 +213,15 @@ def _shape_of(source: str, names: frozenset[str]
     used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
                         & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
     functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
-    # place indices as C integers, the marking and its order lists as exact lists and
-    # each place's dict as a dict: Cython then indexes and iterates them directly
+    # place indices as C integers, the marking and its order lists as exact lists: Cython
+    # then indexes them directly (a place is a dict or, keyed, a dict subclass: untyped)
     head = [f"    cdef Py_ssize_t {name} = _ns[{name!r}]" if name.startswith("_P")
             else f"    {name} = _ns[{name!r}]" for name in used]
     body = []
     for function in functions:
         definition, rest = ast.unparse(function).split("\n", 1)
         definition = re.sub(r"\b(M|_inord|_last)\b", r"list \1", definition)
-        places = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)
-                         and isinstance(n.ctx, ast.Store) and n.id.startswith("_q")})
-        declared = [f"    cdef dict {', '.join(places)}"] if places else []
-        body.append(textwrap.indent("\n".join([definition, *declared, rest]), "    "))
+        body.append(textwrap.indent("\n".join([definition, rest]), "    "))
     tail = "    return {" + ", ".join(f"{f.name!r}: {f.name}" for f in functions) + "}"
     return "\n".join([*head, *body, tail]), used, canonical.values
 
