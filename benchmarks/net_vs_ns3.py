@@ -17,6 +17,10 @@ wall time measures the other jobs too.
 extracted with ``git archive``, each run in a fresh process, alternated with this tree's)
 against the same ns-3 runs: the before/after table in one run. Both trees must fire the
 same sequence, so their firings are printed side by side.
+
+``--engines python,native`` runs this tree's net lens with each simulator engine
+(``$TCPN_ENGINE``; ``native``: the Cython-built engine of ``tcpn.petrinets.native``, built
+into its cache before timing), alternated like the trees.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from typing import Any
 from tcpn.models.lenses import make_run
 from tcpn.models.net_lens import NetLens
 from tcpn.models.scenario import Scenario, load_scenario
+from tcpn.models.topology import compose
 from tcpn.models.traces import TraceWriter
+from tcpn.petrinets import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "dumbbell_newreno.yaml"
@@ -62,9 +68,10 @@ def net_lens(horizon_s: float, rate_bps: float) -> dict[str, Any]:
             "firings": info["firings"]}
 
 
-def net_lens_in(tree: Path, horizon_s: float, rate_bps: float) -> dict[str, Any]:
+def net_lens_in(tree: Path, horizon_s: float, rate_bps: float,
+                engine: str = "python") -> dict[str, Any]:
     """:func:`net_lens` in a fresh process on the ``tcpn`` package found in ``tree``."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "TCPN_ENGINE": engine}
     out = subprocess.run([sys.executable, __file__, "--json", str(horizon_s), str(rate_bps)],
                          env=env, cwd=tree, check=True, capture_output=True, text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
@@ -103,6 +110,8 @@ def main() -> None:
     parser.add_argument("--only-10M", action="store_true", help="skip the 100 Mbit/s case")
     parser.add_argument("--against", default=None, metavar="REV",
                         help="git revision whose net lens runs too (before/after in one run)")
+    parser.add_argument("--engines", default="python",
+                        help="simulator engines of this tree's net lens, comma-separated")
     parser.add_argument("--json", nargs=2, type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json is not None:
@@ -113,9 +122,13 @@ def main() -> None:
     rates = {k: v for k, v in RATES_BPS.items() if not (args.only_10M and v > 10e6)}
     ratios: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp, Ns3Worker() as worker:
-        trees = {"this tree": ROOT}
+        trees = {f"this tree, {engine}": (ROOT, engine)
+                 for engine in args.engines.split(",") if engine}
         if args.against is not None:
-            trees[args.against] = extract(args.against, tmp)
+            trees[args.against] = (extract(args.against, tmp), "python")
+        for _tree, engine in trees.values():  # native builds (cached) before timing
+            scenario = case(args.horizon, 10e6)
+            Simulator(compose(scenario, make_run(scenario).flows).net, engine=engine)
         start = time.perf_counter()
         worker.call(divmod, 1, 1)
         print(f"ns-3 worker start-up: {time.perf_counter() - start:.2f} s (import "
@@ -126,8 +139,8 @@ def main() -> None:
             net: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
             ns3 = []
             for _ in range(args.repeats):  # alternated, so a change of load hits all
-                for name, tree in trees.items():
-                    net[name].append(net_lens_in(tree, args.horizon, rate_bps))
+                for name, (tree, engine) in trees.items():
+                    net[name].append(net_lens_in(tree, args.horizon, rate_bps, engine))
                 ns3.append(ns3_run(scenario, worker))
             run_cpu_s = median(ns3, "run_cpu_s")
             print(f"{label}, {args.horizon:g} s: ns-3 Run() {run_cpu_s:.2f} s CPU "

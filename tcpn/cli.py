@@ -8,6 +8,7 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import warnings
@@ -130,11 +131,23 @@ def main_options(
         help="Raise (or lower) a bound on what tcpn reads and builds from its input, e.g. "
              "--limit flows=20000 --limit packet_hops=1e10. Names and defaults: "
              "docs/scenarios.md, 'Limits'.")] = None,
+    engine: Annotated[str | None, typer.Option(
+        "--engine", metavar="python|native|auto",
+        help="The net simulator's engine: python (the reference, the default), native (the "
+             "generated code built with Cython and the C compiler, cached; an error where "
+             "it cannot be built) or auto (native where it can be built, else python). "
+             "Same as $TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
     from tcpn.limits import parse_limit, set_limits
+    from tcpn.petrinets.native import ENGINE_VARIABLE, resolve_engine
 
     _state["debug"] = debug
+    if engine is not None:
+        try:
+            os.environ[ENGINE_VARIABLE] = resolve_engine(engine)  # worker processes inherit it
+        except InputError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--engine") from None
     try:
         set_limits(**dict(parse_limit(text) for text in limit or []))
     except InputError as exc:

@@ -398,6 +398,7 @@ class NetLens:
         wall = result.metadata["wall_time_s"]
         return {
             "engine": "tcpn.petrinets.Simulator",
+            "simulator_engine": sim.native.engine, "python_fallbacks": sim.native.fallbacks,
             "net": {"places": len(composed.net.places),
                     "transitions": len(composed.net.transitions),
                     "arcs": len(composed.net.arcs), "hash": result.metadata["net_hash"]},

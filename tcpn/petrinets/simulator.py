@@ -25,6 +25,7 @@ import math
 import time as wallclock
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.result import SimulationResult, run_metadata
 
@@ -60,8 +62,15 @@ class Simulator:
     """Runs a compiled net from its initial marking under CPN Tools' timed semantics."""
 
     def __init__(self, net: PetriNet | CompiledNet, seed: Seed = 0,
-                 monitors: Iterable[Monitor] = (), start_time: float = 0.0):
-        self.compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+                 monitors: Iterable[Monitor] = (), start_time: float = 0.0,
+                 engine: str | None = None):
+        compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
+        #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``
+        self.native = select_engine(compiled, engine)
+        self.compiled = self.native.compiled
+        if self.native.loop is not None:
+            self._loop = MethodType(self.native.loop, self)  # type: ignore[method-assign]
         if not math.isfinite(start_time):
             raise InputError(f"start_time must be finite, got {start_time!r}")
         self.seed = seed

@@ -1,0 +1,455 @@
+"""The native engine: a compiled net's generated code built into a C extension with Cython.
+
+:mod:`~tcpn.petrinets.compiler` generates Python source per transition (``enumerate``,
+``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module gathers the sources
+of one net, with the simulator's hot loop (``Simulator._loop``), into one Cython module,
+builds it with the machine's C compiler and swaps its functions in. The code is the same
+code, compiled: the Python engine stays the reference, and the same seed gives the same
+firing sequence (``tests/test_native.py`` compares them firing by firing).
+
+Each transition's globals (declarations, colour sets, distributions, code actions) keep
+their Python objects: its global names are prefixed ``_t<index>__`` in the module, whose
+dictionary receives the objects after import. A transition whose code Cython rejects
+stays in Python (``NativeNet.fallbacks`` names it and the line of its code that Cython
+refused, which holds the inscription); without Cython or a C compiler the whole net does
+(``NativeNet.reason``), and ``engine="auto"`` says so in a log line.
+
+Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
+e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
+Cython and the compiler; a build happens in a private temporary directory and is renamed
+into place, so concurrent builds of the same net are safe.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import inspect
+import io
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import cache, lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tcpn.petrinets.compiler import CompiledNet, CompiledTransition
+from tcpn.petrinets.errors import InputError
+
+__all__ = ["ENGINES", "NativeNet", "NativeUnavailable", "build_native", "resolve_engine",
+           "select_engine", "why_unavailable"]
+
+ENGINES = ("python", "native", "auto")
+ENGINE_VARIABLE = "TCPN_ENGINE"
+_FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
+_log = logging.getLogger("tcpn.native")
+_BUILDING = threading.Lock()
+
+
+class NativeUnavailable(RuntimeError):
+    """``engine="native"`` was asked for where it cannot be built (no Cython, no compiler)."""
+
+
+@dataclass
+class NativeNet:
+    """The outcome of a native build: the net to run and what stayed in Python."""
+
+    compiled: CompiledNet
+    #: the simulator's hot loop compiled (``None``: the whole net stays in Python)
+    loop: Any = None
+    #: why the whole net stays in Python (``None`` when it was built)
+    reason: str | None = None
+    #: transition name -> why it stays in Python
+    fallbacks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def engine(self) -> str:
+        """``"native"`` when the compiled module runs, else ``"python"``."""
+        return "python" if self.loop is None else "native"
+
+
+def resolve_engine(engine: str | None) -> str:
+    """``engine``, else ``$TCPN_ENGINE``, else ``"python"``; checked against :data:`ENGINES`.
+
+    >>> resolve_engine("auto")
+    'auto'
+    """
+    chosen = engine if engine is not None else os.environ.get(ENGINE_VARIABLE) or "python"
+    if chosen not in ENGINES:
+        origin = "engine" if engine is not None else f"${ENGINE_VARIABLE}"
+        raise InputError(f"{origin}={chosen!r}: choose one of {', '.join(ENGINES)}")
+    return chosen
+
+
+def cache_dir() -> Path:
+    """Where built modules live: ``$TCPN_CACHE_DIR/native`` or the user cache directory."""
+    root = os.environ.get("TCPN_CACHE_DIR")
+    if root:
+        return Path(root) / "native"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("tcpn")) / "native"
+
+
+def _compiler() -> list[str] | None:
+    """The C compiler command (``$CC`` or Python's build configuration), if installed."""
+    command = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if not command or shutil.which(command[0]) is None:
+        return None
+    return command
+
+
+@cache
+def _compiler_version(program: str) -> str:
+    done = subprocess.run([program, "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.splitlines()[0] if done.stdout else program
+
+
+# -- source -------------------------------------------------------------------------------
+def _strip_annotations(tree: ast.Module) -> ast.Module:
+    """Drops annotations, so that Cython types nothing the Python engine does not."""
+
+    class Plain(ast.NodeTransformer):
+        def visit_arg(self, node: ast.arg) -> ast.AST:
+            node.annotation = None
+            return node
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+            node.returns = None
+            self.generic_visit(node)
+            return node
+
+        def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+            if node.value is None:
+                return ast.copy_location(ast.Pass(), node)
+            return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
+
+    return ast.fix_missing_locations(Plain().visit(tree))
+
+
+class _Canonical(ast.NodeTransformer):
+    """Takes a transition's own constants out of its code, so equal shapes share it.
+
+    Place indices (``_p17`` locals, ``M[17]``, ``_inord[17]``, ``_last[17]``) become
+    ``_q<k>`` and ``_P<k>`` (``k``: order of first use) and the places named in error
+    messages ``_W<j>``; ``values`` maps the new global names to the transition's values.
+    """
+
+    _INDEXED = frozenset({"M", "_inord", "_last"})
+
+    def __init__(self) -> None:
+        self.places: dict[int, int] = {}
+        self.values: dict[str, Any] = {}
+
+    def _place(self, index: int) -> int:
+        k = self.places.setdefault(index, len(self.places))
+        self.values[f"_P{k}"] = index
+        return k
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        match = re.fullmatch(r"_p(\d+)", node.id)
+        if match:
+            node.id = f"_q{self._place(int(match.group(1)))}"
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if (isinstance(node.value, ast.Name) and node.value.id in self._INDEXED
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
+            node.slice = ast.Name(f"_P{self._place(node.slice.value)}", ast.Load())
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "_FiringError" and node.args
+                and isinstance(node.args[0], ast.Constant)):
+            name = f"_W{sum(n.startswith('_W') for n in self.values)}"
+            self.values[name] = node.args[0].value
+            node.args[0] = ast.Name(name, ast.Load())
+        return node
+
+
+#: the generated functions the simulator calls (``enumerate`` and ``fire`` serve the
+#: state-space explorer and stay in Python)
+_SIMULATOR_FUNCTIONS = ("_enumerate_due", "_fire_tracked", "_gate")
+
+
+def _transition_shape(transition: CompiledTransition) -> tuple[str, dict[str, Any]]:
+    """The transition's code as a factory body, and the values the factory reads.
+
+    The body, once named ``def make(_ns):``, returns the transition's simulator
+    functions; their globals become the factory's locals (closure variables for them),
+    read from ``_ns``, so each built net gets its own objects while transitions of the
+    same shape share the factory.
+    """
+    namespace = transition.enumerate.__globals__
+    body, used, constants = _shape_of(transition.source, frozenset(namespace))
+    return body, {n: constants[n] if n in constants else namespace[n] for n in used}
+
+
+@lru_cache(maxsize=4096)
+def _shape_of(source: str, names: frozenset[str]
+              ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """:func:`_transition_shape` for a source and its globals' names (nets are rebuilt
+    per run: the same sources come back)."""
+    tree = ast.parse(source)
+    tree.body = [f for f in tree.body
+                 if isinstance(f, ast.FunctionDef) and f.name in _SIMULATOR_FUNCTIONS]
+    canonical = _Canonical()
+    tree = canonical.visit(tree)
+    used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                        & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
+    # place indices as C integers, the marking and its order lists as exact lists: Cython
+    # then indexes them directly (a place is a dict or, keyed, a dict subclass: untyped)
+    head = [f"    cdef Py_ssize_t {name} = _ns[{name!r}]" if name.startswith("_P")
+            else f"    {name} = _ns[{name!r}]" for name in used]
+    body = []
+    for function in functions:
+        definition, rest = ast.unparse(function).split("\n", 1)
+        definition = re.sub(r"\b(M|_inord|_last)\b", r"list \1", definition)
+        body.append(textwrap.indent("\n".join([definition, rest]), "    "))
+    tail = "    return {" + ", ".join(f"{f.name!r}: {f.name}" for f in functions) + "}"
+    return "\n".join([*head, *body, tail]), used, canonical.values
+
+
+def _loop_source() -> tuple[str, dict[str, Any]]:
+    """``Simulator._loop`` as a module-level function, and the globals it reads."""
+    from tcpn.petrinets.simulator import Simulator
+
+    function = Simulator._loop
+    tree = _strip_annotations(ast.parse(textwrap.dedent(inspect.getsource(function))))
+    definition = tree.body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    definition.name, definition.decorator_list = "_loop", []
+    if isinstance(definition.body[0], ast.Expr):  # the docstring
+        definition.body.pop(0)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    globals_ = {n: v for n, v in function.__globals__.items() if n in used}
+    head, body = ast.unparse(tree).split("\n", 1)
+    stored = {n.id for n in ast.walk(definition)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    declarations = [f"    cdef {kind} {', '.join(sorted(names & stored))}"
+                    for kind, names in _LOOP_TYPES.items() if names & stored]
+    return "\n".join([head, *declarations, body]), globals_
+
+
+#: C types for the loop's locals that always hold them: indices and counts as C
+#: integers, the containers as exact list, set and tuple (Cython then indexes them
+#: directly); a value of another type would raise, not go wrong, and the equality tests
+#: run the loop on every kind of net
+_LOOP_TYPES = {
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings"},
+    "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns", "required",
+             "priorities", "masked", "gate_fns", "members", "cuts", "gate_ready",
+             "group_sum", "before", "after", "found", "chosen"},
+    "set": {"live"},
+    "tuple": {"todo", "binding", "gate_of", "body_affected", "gate_affected", "gate_cut"},
+}
+
+
+_HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
+
+
+@cache
+def _loop_module() -> tuple[str, dict[str, Any]]:
+    """The loop's module source (its globals as placeholders) and those globals."""
+    loop, loop_globals = _loop_source()
+    # module-level names for the loop's globals, set after import
+    placeholders = "".join(f"{name} = None\n" for name in sorted(loop_globals))
+    return _HEADER + placeholders + loop + "\n", loop_globals
+
+
+def _shape_module(body: str) -> str:
+    """The module source of one transition shape: a factory ``make(_ns)``."""
+    return f"{_HEADER}def make(_ns):\n{body}\n"
+
+
+# -- building -----------------------------------------------------------------------------
+class _CythonRejected(Exception):
+    def __init__(self, line: int, message: str):
+        super().__init__(line, message)
+        self.line, self.message = line, message
+
+
+#: measured (benchmarks/README.md): -O0 builds 8x faster than -O2 but runs 2x slower than
+#: the Python engine; -O2 is 10-25 % faster than Python
+_CFLAGS = ("-shared", "-fPIC", "-O2", "-w")
+_ERROR_LINE = re.compile(r"^[^\n:]*\.pyx:(\d+):\d+: (.*)$", re.MULTILINE)
+_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def _library(source: str, kind: str, compiler: list[str]) -> Path:
+    """Where the shared library built from ``source`` lives in the cache."""
+    return cache_dir() / f"_tcpn_{kind}_{_key(source, tuple(compiler))}{_SUFFIX}"
+
+
+def _cythonize(pyx: Path) -> Path:
+    """``pyx`` translated to C (in this process: Cython's start-up would cost more)."""
+    from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
+
+    output = io.StringIO()
+    c_file = pyx.with_suffix(".c")
+    options = CompilationOptions(default_options, language_level=3, output_file=str(c_file))
+    with contextlib.redirect_stderr(output), contextlib.redirect_stdout(output):
+        result = compile_single(str(pyx), options, pyx.stem)
+    if result.num_errors:
+        found = _ERROR_LINE.findall(output.getvalue())
+        if not found:
+            raise NativeUnavailable(f"Cython failed: {output.getvalue().strip()[-400:]}")
+        raise _CythonRejected(int(found[0][0]), found[0][1])
+    return c_file
+
+
+def _compile_c(c_file: Path, library: Path, compiler: list[str]) -> None:
+    include = sysconfig.get_paths()["include"]
+    built = c_file.with_name(library.name)
+    gcc = subprocess.run([*compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o", str(built)],
+                         capture_output=True, text=True, check=False)
+    if gcc.returncode != 0:
+        raise NativeUnavailable(f"the C compiler failed: {gcc.stderr.strip()[-400:]}")
+    os.replace(built, library)  # atomic: a concurrent build of the same key is equal
+
+
+def _build(sources: dict[Path, str], compiler: list[str]) -> dict[Path, _CythonRejected]:
+    """Builds the libraries of ``sources`` (library -> source) missing from the cache.
+
+    Cython runs here one module after the other, the C compiler in parallel; returns
+    the modules Cython rejected.
+    """
+    missing = {library: source for library, source in sources.items() if not library.exists()}
+    if not missing:
+        return {}
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    rejected: dict[Path, _CythonRejected] = {}
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work:
+        c_files = {}
+        for library, source in missing.items():
+            pyx = Path(work) / (library.name.split(".")[0] + ".pyx")
+            pyx.write_text(source)
+            try:
+                c_files[library] = _cythonize(pyx)
+            except _CythonRejected as exc:
+                rejected[library] = exc
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for done in [pool.submit(_compile_c, c_file, library, compiler)
+                         for library, c_file in c_files.items()]:
+                done.result()
+    return rejected
+
+
+def _load(library: Path) -> ModuleType:
+    name = library.name.split(".")[0]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, library)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+@lru_cache(maxsize=4096)
+def _key(source: str, compiler: tuple[str, ...]) -> str:
+    import Cython
+
+    digest = hashlib.sha256()
+    for part in (source, sys.version, Cython.__version__, sysconfig.get_platform(),
+                 " ".join(compiler), _compiler_version(compiler[0]), " ".join(_CFLAGS)):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def why_unavailable() -> str | None:
+    """Why no native module can be built on this machine (``None``: it can)."""
+    for package in ("Cython", "platformdirs"):
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install 'tcpn[native]')"
+    if _compiler() is None:
+        return ("no C compiler found ($CC or Python's, e.g. gcc: "
+                "sudo apt-get install gcc python3-dev)")
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "Python's headers (Python.h) are missing (sudo apt-get install python3-dev)"
+    return None
+
+
+def build_native(compiled: CompiledNet) -> NativeNet:
+    """Build (or fetch from the cache) the native module of ``compiled``.
+
+    Returns the net to run: ``compiled`` itself with ``reason`` set when nothing could be
+    built, else a copy whose transitions run the compiled functions (those Cython
+    rejected keep theirs, see ``fallbacks``).
+    """
+    reason = why_unavailable()
+    if reason is not None:
+        return NativeNet(compiled, reason=reason)
+    compiler = _compiler()
+    assert compiler is not None
+    loop_source, loop_globals = _loop_module()
+    loop_library = _library(loop_source, "loop", compiler)
+    shapes = {t.name: _transition_shape(t) for t in compiled.transitions}
+    libraries = {t: _library(_shape_module(body), "shape", compiler)
+                 for t, (body, _values) in shapes.items()}
+    sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
+    try:
+        with _BUILDING:  # Cython's compiler keeps global state: one build at a time
+            rejected = _build({loop_library: loop_source, **sources}, compiler)
+    except NativeUnavailable as exc:
+        return NativeNet(compiled, reason=str(exc))
+    if loop_library in rejected:
+        return NativeNet(compiled, reason=f"Cython rejected the loop: "
+                                          f"{rejected[loop_library].message}")
+    loop = _load(loop_library)
+    vars(loop).update(loop_globals)
+    transitions = []
+    fallbacks: dict[str, str] = {}
+    for transition in compiled.transitions:
+        library = libraries[transition.name]
+        if library in rejected:
+            why = rejected[library]
+            line = sources[library].splitlines()[why.line - 1].strip()
+            fallbacks[transition.name] = f"Cython rejects {line!r}: {why.message}"
+            _log.warning("native engine: transition %s stays in Python: %s",
+                         transition.name, fallbacks[transition.name])
+            transitions.append(transition)
+            continue
+        made = _load(library).make(shapes[transition.name][1])
+        transitions.append(replace(
+            transition, enumerate_due=made["_enumerate_due"],
+            fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
+    native = replace(compiled, transitions=tuple(transitions))
+    return NativeNet(native, loop=loop._loop, fallbacks=fallbacks)
+
+def select_engine(compiled: CompiledNet, engine: str | None) -> NativeNet:
+    """The net to run for ``engine`` (see :func:`resolve_engine`).
+
+    ``"python"``: ``compiled`` as it is; ``"native"``: the built module, or
+    :class:`NativeUnavailable` saying why it cannot be built; ``"auto"``: the built module
+    when it can be built, else ``compiled``, with a log line saying why.
+    """
+    chosen = resolve_engine(engine)
+    if chosen == "python":
+        return NativeNet(compiled, reason="engine='python'")
+    native = build_native(compiled)
+    if native.reason is not None:
+        if chosen == "native":
+            raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
+                                    f"built: {native.reason}")
+        _log.info("net %s runs in Python: %s", compiled.net.name, native.reason)
+    return native

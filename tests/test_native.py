@@ -1,0 +1,266 @@
+"""The native engine (Cython-built generated code) fires exactly what the Python engine fires.
+
+The Python engine is the reference: with the same seed, both must give the same firing
+sequence, firing by firing (time, transition, binding), on every reference scenario's
+net and on the benchmark nets; the first divergence is reported. Without a C compiler
+the engine says so and runs in Python (tested by hiding the compiler), and a transition
+whose code Cython rejects stays in Python, named with the inscription at fault.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.models.lenses import make_run
+from tcpn.models.scenario import load_scenario
+from tcpn.models.topology import compose
+from tcpn.petrinets import INT, Exponential, PetriNet, Place, ProductSet, Simulator, Transition
+from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))
+
+
+class FiringRecord(Monitor):
+    """Every firing as ``(time, transition, binding)``."""
+
+    def __init__(self) -> None:
+        super().__init__("firings")
+        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
+
+    def observe(self, sim: Simulator, transition: Any, binding: tuple[Any, ...]) -> None:
+        self.firings.append((sim.now, transition.name, binding))
+
+    def result(self) -> int:
+        return len(self.firings)
+
+
+def native_or_skip() -> None:
+    """Skips where no native engine can be built at all (no Cython, no C compiler)."""
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(f"the native engine cannot be built here: {reason}")
+
+
+def sequences(net: PetriNet, seed: int, max_firings: int,
+              until: float | None = None) -> dict[str, Simulator]:
+    """Both engines run ``net`` with ``seed``; their simulators, by engine."""
+    sims = {}
+    for engine in ("python", "native"):
+        record = FiringRecord()
+        sim = Simulator(net, seed=seed, monitors=[record], engine=engine)
+        sim.run(until=until, max_firings=max_firings)
+        sims[engine] = sim
+    assert sims["python"].native.engine == "python"
+    assert sims["native"].native.engine == "native", sims["native"].native.reason
+    return sims
+
+
+def assert_same_firings(sims: dict[str, Simulator]) -> None:
+    """Firing by firing; the message names the first divergence."""
+    python, native = (sims[e].monitors[0].firings for e in ("python", "native"))
+    for index, (a, b) in enumerate(zip(python, native, strict=False)):
+        assert a == b, f"firing {index}: python fired {a}, native fired {b}"
+    assert len(python) == len(native), f"python fired {len(python)}, native {len(native)}"
+    assert sims["python"].marking_dict() == sims["native"].marking_dict()
+    assert sims["python"].now == sims["native"].now
+
+
+def scenario_net(path: Path) -> PetriNet:
+    scenario = load_scenario(path)
+    return compose(scenario, make_run(scenario).flows).net
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", REFERENCE, ids=[p.stem for p in REFERENCE])
+def test_reference_scenarios_fire_the_same_sequence(path: Path) -> None:
+    net = scenario_net(path)
+    native_or_skip()
+    sims = sequences(net, seed=load_scenario(path).seed, max_firings=20_000)
+    assert len(sims["python"].monitors[0].firings) > 1_000
+    assert_same_firings(sims)
+
+
+def test_the_dumbbell_fires_the_same_sequence() -> None:
+    """The reference dumbbell (the net lens's benchmark) over its first 5,000 firings."""
+    net = scenario_net(ROOT / "scenarios" / "reference" / "newreno_2flows.yaml")
+    native_or_skip()
+    assert_same_firings(sequences(net, seed=1, max_firings=5_000))
+
+
+def benchmark_nets() -> list[PetriNet]:
+    """The three nets of benchmarks/engine_vs_snakes.py, untimed and timed."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from engine_vs_snakes import NETS  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    return [build(timed) for build in NETS.values() for timed in (False, True)]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_benchmark_nets_fire_the_same_sequence(index: int) -> None:
+    net = benchmark_nets()[index]
+    native_or_skip()
+    for seed in (0, 1):
+        assert_same_firings(sequences(net, seed=seed, max_firings=3_000))
+
+
+def gated_net() -> PetriNet:
+    """Gates (a lock, an inhibitor), priorities, conditional arcs, random delays."""
+    net = PetriNet("gated")
+    pair = ProductSet(INT, INT).timed()
+    net.add_place(Place("src", INT.timed(), initial=[0, 0, 1]))
+    net.add_place(Place("lock", INT.timed(), initial=[1]))
+    net.add_place(Place("wire", pair))
+    net.add_place(Place("odd", INT.timed()))
+    net.add_place(Place("stop", INT))
+    net.add_transition(Transition("send", guard="n < 400", priority=2))
+    net.add_input("src", "send", "n")
+    net.add_input("lock", "send", "1")
+    net.add_inhibitor("stop", "send")
+    net.add_output("lock", "send", "1", delay=Exponential(mean=0.5))
+    net.add_output("src", "send", "n + 1", delay=Exponential(mean=1.0))
+    net.add_output("wire", "send", "(n % 3, n)", delay=2.0)
+    net.add_output("odd", "send", "n", when="n % 2 == 1")
+    net.add_transition(Transition("recv"))
+    net.add_input("wire", "recv", "(k, n)")
+    net.add_transition(Transition("drain", priority=1))
+    net.add_input("odd", "drain", "n")
+    return net
+
+
+def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
+    net = gated_net()
+    native_or_skip()
+    for seed in range(3):
+        sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
+        assert_same_firings(sims)
+
+
+def test_step_and_enabled_agree_after_native_runs() -> None:
+    net = gated_net()
+    native_or_skip()
+    sims = {e: Simulator(net, seed=4, engine=e) for e in ("python", "native")}
+    for _ in range(200):
+        assert sims["python"].enabled() == sims["native"].enabled()
+        assert sims["python"].step() == sims["native"].step()
+
+
+def counter_net(variable: str = "x") -> PetriNet:
+    net = PetriNet("counter")
+    net.add_place(Place("count", INT, initial=[0]))
+    net.add_place(Place("other", INT, initial=[0]))
+    net.add_transition(Transition("increment", guard=f"{variable} < 5"))
+    net.add_input("count", "increment", variable)
+    net.add_output("count", "increment", f"{variable} + 1")
+    net.add_transition(Transition("tick", guard="y < 3"))
+    net.add_input("other", "tick", "y")
+    net.add_output("other", "tick", "y + 1")
+    return net
+
+
+def test_a_transition_cython_rejects_stays_in_python_named_with_its_inscription(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``cdef`` is a Python name but a Cython keyword: that transition runs in Python."""
+    net = counter_net("cdef")
+    native_or_skip()
+    with caplog.at_level(logging.WARNING, logger="tcpn.native"):
+        sim = Simulator(net, seed=0, engine="native")
+    assert sim.native.engine == "native"
+    assert set(sim.native.fallbacks) == {"increment"}
+    assert "cdef" in sim.native.fallbacks["increment"]
+    assert "transition increment stays in Python" in caplog.text
+    result = sim.run()
+    assert result.firing_counts == {"increment": 5, "tick": 3}
+    assert result.marking["count"][0].value == 5
+
+
+def test_without_a_compiler_auto_says_so_and_runs_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no gcc, no cc
+    monkeypatch.delenv("CC", raising=False)
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path / "cache"))
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        sim = Simulator(counter_net(), seed=0, engine="auto")
+    assert sim.native.engine == "python"
+    assert "no C compiler" in (sim.native.reason or "")
+    assert "runs in Python: no C compiler" in caplog.text
+    assert sim.run().firing_counts == {"increment": 5, "tick": 3}
+    with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
+        Simulator(counter_net(), engine="native")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_engine_comes_from_the_argument_or_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TCPN_ENGINE", "python")
+    assert Simulator(counter_net()).native.engine == "python"
+    monkeypatch.setenv("TCPN_ENGINE", "fast")
+    with pytest.raises(InputError, match=r"\$TCPN_ENGINE='fast': choose one of python"):
+        Simulator(counter_net())
+    with pytest.raises(InputError, match="engine='C': choose one of python, native, auto"):
+        Simulator(counter_net(), engine="C")
+
+
+def test_the_default_cache_is_the_users_not_the_source_tree(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TCPN_CACHE_DIR", raising=False)
+    assert ROOT not in cache_dir().parents
+
+
+def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> None:
+    """Two processes build the same net into an empty cache at once; a third reuses it."""
+    native_or_skip()
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); "
+              "from tests.test_native import counter_net; "
+              "from tcpn.petrinets import Simulator; "
+              "s = Simulator(counter_net('z'), engine='native'); "
+              "print(s.native.engine, s.run().firings)")
+    env = {"TCPN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.Popen([sys.executable, "-c", script, str(ROOT)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        assert out.split() == ["native", "8"]
+    built = sorted((tmp_path / "native").glob("*.so"))
+    assert len(built) == 3  # the loop and the two transitions' shapes
+    assert not [p for p in (tmp_path / "native").iterdir() if p.name.startswith(".build-")]
+    stamps = [p.stat().st_mtime_ns for p in built]
+    third = subprocess.run([sys.executable, "-c", script, str(ROOT)], env=env,
+                           capture_output=True, text=True, timeout=600, check=True)
+    assert third.stdout.split() == ["native", "8"]
+    assert [p.stat().st_mtime_ns for p in built] == stamps
+    assert sorted((tmp_path / "native").glob("*.so")) == built
+
+
+def test_the_cli_option_sets_the_engine_for_the_run(tmp_path: Path) -> None:
+    """``tcpn --engine python run``: the run's provenance names the engine that ran."""
+    scenario = tmp_path / "short.yaml"
+    text = (ROOT / "scenarios" / "dumbbell_newreno.yaml").read_text()
+    scenario.write_text(text.replace("horizon_s: 60.0", "horizon_s: 0.5"))
+    tcpn = str(Path(sys.executable).parent / "tcpn")
+    env = {**os.environ, "COLUMNS": "60"}
+    done = subprocess.run([tcpn, "--engine", "python", "run", str(scenario), "--lens", "net",
+                           "-o", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert '"simulator_engine": "python"' in "".join(
+        p.read_text() for p in (tmp_path / "out").rglob("*.json"))
+    bad = subprocess.run([tcpn, "--engine", "C", "run", str(scenario)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2
+    assert "choose one of python, native, auto" in " ".join(bad.stderr.replace("│", " ").split())
