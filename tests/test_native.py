@@ -90,8 +90,10 @@ def test_reference_scenarios_fire_the_same_sequence(path: Path) -> None:
     assert_same_firings(sims)
 
 
+@pytest.mark.slow
 def test_the_dumbbell_fires_the_same_sequence() -> None:
-    """The reference dumbbell (the net lens's benchmark) over its first 5,000 firings."""
+    """The reference dumbbell (the net lens's benchmark) over its first 5,000 firings
+    (slow: a cold build compiles 45 modules, 1-2 min of CPU on a quiet 2-core machine)."""
     net = scenario_net(ROOT / "scenarios" / "reference" / "newreno_2flows.yaml")
     native_or_skip()
     assert_same_firings(sequences(net, seed=1, max_firings=5_000))
