@@ -64,6 +64,7 @@ from tcpn.petrinets.formulas import (
     X,
     is_ltl,
 )
+from tcpn.petrinets.ltl_rewrite import simplify
 from tcpn.petrinets.verdicts import Evidence, Step, Verdict
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def translate(path_formula: Formula) -> BuchiAutomaton:
     >>> len(automaton), len(automaton.accepting)
     (3, 1)
     """
-    root = _nnf(path_formula)
+    root = simplify(_nnf(path_formula))
     done: list[_Node] = []
     index: dict[tuple[frozenset[Formula], frozenset[Formula]], int] = {}
     work = [_Node({_INIT}, [root])]
@@ -556,13 +557,12 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
     universal = isinstance(formula, A)
     assert isinstance(formula, A | E)
     searched = Not(formula.path) if universal else formula.path
-    automaton = translate(searched)
     graph = _graph(space)
+    automaton = translate(_fold_invariants(searched, graph))
     deadline = None if time_limit_s is None else started + time_limit_s
+    fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
     try:
-        fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
-        found = find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                     max_product_states, deadline)
+        found = _search(automaton, graph, fair, max_product_states, deadline)
     except _Budget as budget:
         return Verdict("unknown", text, states=len(space), reason=str(budget),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
@@ -577,6 +577,60 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
                    states=len(space), seconds=seconds, technique=technique)
 
 
+def _fold_invariants(path_formula: Formula, graph: _Graph) -> Formula:
+    """The path formula with each proposition (maximal temporal-free sub-formula) that
+    holds in every reachable marking, or in none, replaced by ``true`` or ``false``: every
+    product state's marking is reachable, so the paths accepted are the same, and the
+    rewriting rules (:mod:`tcpn.petrinets.ltl_rewrite`) then shrink the automaton."""
+    if isinstance(path_formula, Bool):
+        return path_formula
+    if not _temporal(path_formula):
+        mask = graph.mask(path_formula)
+        return Bool(True) if mask.all() else Bool(False) if not mask.any() else path_formula
+    changes = {}
+    for name, value in vars(path_formula).items():
+        if isinstance(value, Formula):
+            changes[name] = _fold_invariants(value, graph)
+        elif isinstance(value, tuple):
+            changes[name] = tuple(_fold_invariants(v, graph) for v in value)
+    return type(path_formula)(**changes)
+
+
+#: Product states the on-the-fly search may visit before the array search takes over: a
+#: counterexample near the initial state is found at once, a large product costs a few
+#: array operations per layer instead of a Python loop turn per product state.
+ON_THE_FLY_STATES = 20_000
+
+
+def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
+            max_product_states: int | None, deadline: float | None
+            ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]], int] | None:
+    """The on-the-fly search up to :data:`ON_THE_FLY_STATES` product states, then the
+    whole product in arrays (:mod:`tcpn.petrinets.ltl_product`); the on-the-fly search
+    again, with the caller's budgets, where the arrays would not fit."""
+    small = ON_THE_FLY_STATES if max_product_states is None else min(
+        ON_THE_FLY_STATES, max_product_states)
+    try:
+        return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
+                                    small, deadline)
+    except _Budget as budget:
+        if small == max_product_states or str(budget).startswith("time"):
+            raise
+    from tcpn.petrinets.ltl_product import ProductTooLarge, product_lasso
+    try:
+        found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
+                              max_product_states, deadline)
+    except ProductTooLarge as budget:
+        if "array entries" not in str(budget):
+            raise _Budget(str(budget)) from None
+        return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
+                                    max_product_states, deadline)
+    if found is None:
+        return None
+    stem, cycle, size = found
+    return graph.labelled(stem), graph.labelled(cycle), size
+
+
 class _Graph:
     """What the product needs of a state space: labelled successors, atoms, steps."""
 
@@ -587,6 +641,22 @@ class _Graph:
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
         self._edges: tuple[list[int], list[int], list[int], Sequence[str]] | None = None
+
+    def arrays(self) -> tuple[Any, Any, Any, Sequence[str]]:
+        """``(indptr, targets, labels, names)`` of the state space's edges."""
+        from tcpn.petrinets.ptcheck import edge_arrays
+        return edge_arrays(self.space)
+
+    def mask(self, formula: Formula) -> Any:
+        """Where a state formula holds, as a NumPy boolean vector."""
+        return self._mask(formula)
+
+    def labelled(self, path: list[tuple[int, int]]) -> list[tuple[int, Label]]:
+        """``(state, edge index)`` steps as ``(state, label)`` (edge -1: a dead marking's
+        repetition)."""
+        _, _, labels, names = self.arrays()
+        return [(state, STUTTER if edge < 0 else (names[int(labels[edge])], edge))
+                for state, edge in path]
 
     def successors(self, state: int) -> Sequence[tuple[int, Label]]:
         """The labelled edges leaving ``state`` (lists built on first use)."""
