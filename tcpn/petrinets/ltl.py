@@ -587,7 +587,7 @@ def _fold_invariants(path_formula: Formula, graph: _Graph) -> Formula:
     if not _temporal(path_formula):
         mask = graph.mask(path_formula)
         return Bool(True) if mask.all() else Bool(False) if not mask.any() else path_formula
-    changes = {}
+    changes: dict[str, Any] = {}
     for name, value in vars(path_formula).items():
         if isinstance(value, Formula):
             changes[name] = _fold_invariants(value, graph)

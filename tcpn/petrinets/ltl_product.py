@@ -131,7 +131,7 @@ class _Product:
         a_indptr = np.zeros(n_q + 1, dtype=np.int64)
         np.cumsum([len(s) for s in automaton.successors], out=a_indptr[1:])
         a_targets = np.array([t for s in automaton.successors for t in s], dtype=np.int64)
-        index = np.full(n * n_q, -1, dtype=np.int64 if n * n_q >= 2**31 else np.int32)
+        index = np.full(n * n_q, -1, dtype=np.int32)  # MAX_DENSE_PRODUCT < 2**31
         roots = np.array([q for q in automaton.initial if readable[q, klass[0]]],
                          dtype=np.int64)
         index[roots] = np.arange(len(roots))
@@ -159,11 +159,16 @@ class _Product:
                 keep = readable[target_q, klass[target_state]]
                 pair, e = pair[keep], e[keep]
                 target = target_state[keep] * n_q + target_q[keep]
-                fresh = target[index[target] < 0]
-                if len(fresh):
-                    new, where = np.unique(fresh, return_index=True)
-                    # the first edge into each new node is its breadth-first parent
-                    into = np.flatnonzero(index[target] < 0)[where]
+                into = np.flatnonzero(index[target] < 0)
+                if len(into):
+                    # the first edge into each new node is its breadth-first parent: mark
+                    # each node with its first position (-2 - position; the last write of
+                    # the reversed order wins), then keep the positions that are first
+                    fresh = target[into]
+                    position = np.arange(len(fresh))
+                    index[fresh[::-1]] = -2 - position[::-1]
+                    first_time = -2 - index[fresh] == position
+                    new, into = fresh[first_time], into[first_time]
                     index[new] = np.arange(count, count + len(new))
                     count += len(new)
                     if max_states is not None and count > max_states:
@@ -183,28 +188,49 @@ class _Product:
         self.q = self.nodes % n_q
         self.parent = np.concatenate(parents)
         self.parent_edge = np.concatenate(parent_edges)
+        # sources come in discovery order: the edges are already compressed rows
         self.src = np.concatenate(src_parts) if src_parts else np.zeros(0, np.int32)
         self.dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, np.int32)
-        state_edge = np.concatenate(edge_parts) if edge_parts else np.zeros(0, np.int32)
-        self.graph_edge = graph.edge[state_edge]
-        self.label = graph.labels[state_edge]
+        self.state_edge = np.concatenate(edge_parts) if edge_parts else np.zeros(0, np.int32)
+        self.graph = graph
         self.size = count
 
-    def components(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(component of each product state in ``mask``, -1 outside; whether each
-        component has a cycle) of the sub-graph ``mask`` induces."""
-        inside = mask[self.src] & mask[self.dst]
-        src, dst = self.src[inside], self.dst[inside]
-        matrix = csr_array((np.ones(len(src), dtype=bool), (src, dst)),
+    @property
+    def label(self) -> np.ndarray:
+        """The transition of each product edge (-1: a dead marking's repetition)."""
+        return self.graph.labels[self.state_edge]
+
+    def subgraph(self, mask: np.ndarray) -> tuple[csr_array, np.ndarray]:
+        """The sub-graph ``mask`` induces, as a CSR matrix over all product states, and
+        which product edges it keeps (its entries, in order)."""
+        if mask.all():
+            kept = np.arange(len(self.src))
+            src, dst = self.src, self.dst
+        else:
+            kept = np.flatnonzero(mask[self.src] & mask[self.dst])
+            src, dst = self.src[kept], self.dst[kept]
+        index = np.int32 if len(src) < 2**31 else np.int64
+        row = np.zeros(self.size + 1, dtype=index)
+        np.cumsum(np.bincount(src, minlength=self.size), out=row[1:])
+        # float64 weights: what scipy.sparse.csgraph works on (no conversion copy)
+        matrix = csr_array((np.ones(len(src)), dst.astype(index, copy=False), row),
                            shape=(self.size, self.size))
+        return matrix, kept
+
+    def components(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, csr_array,
+                                                    np.ndarray]:
+        """(component of each product state in ``mask``, -1 outside; whether each
+        component has a cycle; the sub-graph and its edges as :meth:`subgraph`)."""
+        matrix, kept = self.subgraph(mask)
         _, labels = connected_components(matrix, directed=True, connection="strong")
         labels = np.where(mask, labels, -1)
         k = int(labels.max()) + 1 if len(labels) else 0
         sizes = np.bincount(labels[mask], minlength=k)
         cyclic = sizes > 1
-        loops = src[src == dst]
+        loops = self.src[self.src == self.dst]
+        loops = loops[mask[loops]]
         cyclic[labels[loops]] = True
-        return labels, cyclic
+        return labels, cyclic, matrix, kept
 
 
 def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.ndarray,
@@ -228,18 +254,23 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
     found = _fair_accepting_component(product, automaton, graph, names, fair)
     if found is None:
         return None
-    component, waypoints = found
-    return (*_lasso(product, component, automaton, waypoints), product.size)
+    return (*_lasso(product, *found, automaton), product.size)
+
+
+#: A component found: its product states, its cycle's waypoints, the sub-graph in which it
+#: is strongly connected and the product edges that sub-graph keeps.
+_Found = tuple[np.ndarray, list[int | np.ndarray], csr_array, np.ndarray]
 
 
 def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
                               graph: StateGraph, names: Sequence[str],
                               fair: tuple[frozenset[str], frozenset[str]]
-                              ) -> tuple[np.ndarray, list[int | np.ndarray]] | None:
-    """The product states of an accepting fair component nearest the root, and what its
-    cycle must pass: a transition number (an edge of it), or a mask of product states
-    (one of them: where a weakly fair transition the component never takes is
-    disabled)."""
+                              ) -> _Found | None:
+    """The product states of an accepting fair component nearest the root, what its
+    cycle must pass (a transition number: an edge of it; a mask of product states: one of
+    them, where a weakly fair transition the component never takes is disabled), and the
+    sub-graph in which it is a strongly connected component (and which product edges
+    that sub-graph keeps)."""
     number = {name: i for i, name in enumerate(names)}
     weak, strong = fair
     checks = [(t, False) for t in sorted(weak)] + [(t, True) for t in sorted(strong)]
@@ -252,11 +283,12 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
         enabled[name] = at_state[product.state]
     number = {name: number.get(name, -2) for name, _ in checks}  # -2: no edge's label
     accepting_q = [np.isin(product.q, sorted(acc)) for acc in automaton.accepting]
+    label = product.label if checks else product.src
     work = [np.ones(product.size, dtype=bool)]
-    best: tuple[int, np.ndarray, list[int | np.ndarray]] | None = None
+    best: tuple[int, _Found] | None = None
     while work:
         mask = work.pop()
-        labels, cyclic = product.components(mask)
+        labels, cyclic, matrix, kept = product.components(mask)
         k = len(cyclic)
         safe = np.maximum(labels, 0)
         good = cyclic.copy()
@@ -270,8 +302,7 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
             refine = np.zeros(k, dtype=bool)
             remove = np.zeros(product.size, dtype=bool)
             for name, is_strong in checks:
-                fires = np.bincount(labels[product.src[inside & (product.label ==
-                                                                 number[name])]],
+                fires = np.bincount(labels[product.src[inside & (label == number[name])]],
                                     minlength=k) > 0
                 on = enabled[name] & mask
                 enabled_count = np.bincount(safe[on], minlength=k)
@@ -289,108 +320,94 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
             continue
         # the component reached first (its least discovery index) gives the shortest stem
         first_node = np.full(k, product.size, dtype=np.int64)
-        members = np.flatnonzero(mask)
-        np.minimum.at(first_node, labels[members], members)
+        members = np.flatnonzero(mask)[::-1]
+        first_node[labels[members]] = members  # the last write, the least index, stays
         chosen = int(candidates[np.argmin(first_node[candidates])])
         if best is not None and first_node[chosen] >= best[0]:
             continue
         component = labels == chosen
-        inside_chosen = component[product.src] & component[product.dst]
         waypoints: list[int | np.ndarray] = []
+        if checks:
+            inside_chosen = component[product.src] & component[product.dst]
         for name, is_strong in checks:
-            if (inside_chosen & (product.label == number[name])).any():
+            if (inside_chosen & (label == number[name])).any():
                 waypoints.append(number[name])
             elif not is_strong:
                 waypoints.append(~enabled[name])
-        best = (int(first_node[chosen]), component, waypoints)
-    if best is None:
-        return None
-    return best[1], best[2]
+        best = (int(first_node[chosen]), (component, waypoints, matrix, kept))
+    return None if best is None else best[1]
 
 
-def _lasso(product: _Product, component: np.ndarray, automaton: BuchiAutomaton,
-           waypoints: list[int | np.ndarray]
+def _lasso(product: _Product, component: np.ndarray, waypoints: list[int | np.ndarray],
+           matrix: csr_array, kept: np.ndarray, automaton: BuchiAutomaton
            ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """A stem from the root to the component and a cycle inside it through every
-    acceptance set and waypoint."""
-    members = np.flatnonzero(component)
-    start = int(members[0])  # least discovery index: the breadth-first tree's nearest
+    acceptance set and waypoint. The cycle's legs are shortest paths in ``matrix`` (the
+    sub-graph of which the component is a strongly connected component; its entries are
+    the product edges ``kept``) between nodes of the component: such a path never leaves
+    the component."""
+    start = int(np.flatnonzero(component)[0])  # least discovery index: nearest the root
     stem: list[tuple[int, int]] = []
     walker = start
     while product.parent[walker] >= 0:
         stem.append((int(product.state[walker]), int(product.parent_edge[walker])))
         walker = int(product.parent[walker])
     stem.reverse()
-    local = np.full(product.size, -1, dtype=np.int64)
-    local[members] = np.arange(len(members))
-    inside = component[product.src] & component[product.dst]
-    src, dst = local[product.src[inside]], local[product.dst[inside]]
-    edge, label = product.graph_edge[inside], product.label[inside]
-    order = np.argsort(src, kind="stable")
-    src, dst, edge, label = src[order], dst[order], edge[order], label[order]
-    row = np.zeros(len(members) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=len(members)), out=row[1:])
-    matrix = csr_array((np.ones(len(src), dtype=np.int8), dst, row),
-                       shape=(len(members), len(members)))
-    goals: list[np.ndarray] = []  # per goal: which local nodes end it (after an edge)
-    edge_goals: list[int | None] = []
+    legs = _Legs(product, matrix, kept, start)
     for accepting in automaton.accepting:
-        goals.append(np.isin(product.q[members], sorted(accepting)))
-        edge_goals.append(None)
+        legs.reach(component & np.isin(product.q, sorted(accepting)))
     for waypoint in waypoints:
         if isinstance(waypoint, np.ndarray):
-            goals.append(waypoint[members])
-            edge_goals.append(None)
+            legs.reach(component & waypoint)
         else:
-            goals.append(np.zeros(len(members), dtype=bool))
-            edge_goals.append(waypoint)
-    goals.append(np.arange(len(members)) == 0)
-    edge_goals.append(None)
-    cycle: list[tuple[int, int]] = []
-    here = 0
-    for number, (goal, transition) in enumerate(zip(goals, edge_goals, strict=True)):
-        last = number == len(goals) - 1
+            legs.take(component, waypoint)
+    if not legs.steps:  # a cycle has at least one edge: leave the start, then return
+        legs.take(component, None)
+    legs.reach(np.arange(product.size) == start)
+    return stem, legs.steps
+
+
+class _Legs:
+    """A walk inside a component, leg by leg, as ``(state, edge)`` steps."""
+
+    def __init__(self, product: _Product, matrix: csr_array, entries: np.ndarray,
+                 start: int):
+        self.product, self.matrix, self.entries = product, matrix, entries
+        self.row, self.dst = matrix.indptr, matrix.indices
+        self.here = start
+        self.steps: list[tuple[int, int]] = []
+
+    def _step(self, k: int) -> None:
+        state_edge = self.product.state_edge[self.entries[k]]
+        self.here = int(self.dst[k])
+        self.steps.append((int(self.product.state[self.here]),
+                           int(self.product.graph.edge[state_edge])))
+
+    def reach(self, goal: np.ndarray) -> None:
+        """Walk a shortest path to a node of ``goal``."""
+        if goal[self.here]:
+            return
+        order, predecessors = breadth_first_order(self.matrix, self.here, directed=True,
+                                                  return_predecessors=True)
+        hits = order[goal[order]]
+        assert len(hits), "a strongly connected component reaches all its nodes"
+        path = [int(hits[0])]
+        while path[-1] != self.here:
+            path.append(int(predecessors[path[-1]]))
+        for u, v in zip(path[::-1], path[-2::-1], strict=False):
+            lo, hi = self.row[u], self.row[u + 1]
+            self._step(int(lo + np.flatnonzero(self.dst[lo:hi] == v)[0]))
+
+    def take(self, component: np.ndarray, transition: int | None) -> None:
+        """Walk to an edge of ``transition`` inside the component (any edge: None) and
+        take it."""
+        inside = component[self.dst] & component[
+            np.repeat(np.arange(len(self.row) - 1), np.diff(self.row))]
         if transition is not None:
-            sources = np.zeros(len(members), dtype=bool)
-            sources[src[label == transition]] = True
-            leg = _path(matrix, here, sources)
-            cycle += _steps(leg, product, members, row, dst, edge)
-            here = leg[-1]
-            k = int(np.flatnonzero((src == here) & (label == transition))[0])
-            cycle.append((int(product.state[members[dst[k]]]), int(edge[k])))
-            here = int(dst[k])
-            continue
-        if last and not cycle:  # the cycle needs at least one edge: leave, then return
-            k = int(row[here])
-            cycle.append((int(product.state[members[dst[k]]]), int(edge[k])))
-            here = int(dst[k])
-        leg = _path(matrix, here, goal)
-        cycle += _steps(leg, product, members, row, dst, edge)
-        here = leg[-1]
-    return stem, cycle
-
-
-def _path(matrix: csr_array, here: int, goal: np.ndarray) -> list[int]:
-    """The local nodes of a shortest path from ``here`` to a node of ``goal``."""
-    if goal[here]:
-        return [here]
-    order, predecessors = breadth_first_order(matrix, here, directed=True,
-                                              return_predecessors=True)
-    hits = order[goal[order]]
-    assert len(hits), "a strongly connected component reaches all its nodes"
-    node = int(hits[0])
-    path = [node]
-    while node != here:
-        node = int(predecessors[node])
-        path.append(node)
-    return path[::-1]
-
-
-def _steps(path: list[int], product: _Product, members: np.ndarray, row: np.ndarray,
-           dst: np.ndarray, edge: np.ndarray) -> list[tuple[int, int]]:
-    """The ``(state, edge)`` steps along a path of local nodes."""
-    steps = []
-    for u, v in zip(path, path[1:], strict=False):
-        k = row[u] + int(np.flatnonzero(dst[row[u]:row[u + 1]] == v)[0])
-        steps.append((int(product.state[members[v]]), int(edge[k])))
-    return steps
+            inside &= self.product.label[self.entries] == transition
+        sources = np.zeros(len(component), dtype=bool)
+        first = np.flatnonzero(inside)
+        sources[np.searchsorted(self.row, first, side="right") - 1] = True
+        self.reach(sources)
+        lo, hi = self.row[self.here], self.row[self.here + 1]
+        self._step(int(lo + np.flatnonzero(inside[lo:hi])[0]))
