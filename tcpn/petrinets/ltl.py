@@ -163,15 +163,16 @@ class _Node:
 _INIT = -1
 
 
-def translate(path_formula: Formula) -> BuchiAutomaton:
-    """The automaton of the paths satisfying a quantifier-free path formula.
+def translate(path_formula: Formula, rewrite: bool = True) -> BuchiAutomaton:
+    """The automaton of the paths satisfying a quantifier-free path formula (rewritten
+    first by :func:`~tcpn.petrinets.ltl_rewrite.simplify` unless ``rewrite`` is false).
 
     >>> from tcpn.petrinets.formulas import F, tokens
     >>> automaton = translate(F(tokens("p") >= 1))
     >>> len(automaton), len(automaton.accepting)
     (3, 1)
     """
-    root = simplify(_nnf(path_formula))
+    root = simplify(_nnf(path_formula)) if rewrite else _nnf(path_formula)
     done: list[_Node] = []
     index: dict[tuple[frozenset[Formula], frozenset[Formula]], int] = {}
     work = [_Node({_INIT}, [root])]
