@@ -230,9 +230,97 @@ def translate(path_formula: Formula, rewrite: bool = True) -> BuchiAutomaton:
     literals = [tuple(sorted({f for f in n.old if not _temporal(f)
                               and not isinstance(f, And | Or | Bool)}, key=repr))
                 for n in done]
-    return _merge_bisimilar(BuchiAutomaton(
+    automaton = _prune(_merge_bisimilar(BuchiAutomaton(
         literals, successors, [i for i, n in enumerate(done) if _INIT in n.incoming],
-        accepting))
+        accepting)))
+    if len(automaton) <= MAX_SIMULATION_STATES:
+        automaton = _merge_bisimilar(_prune(_drop_little_brothers(automaton)))
+    return automaton
+
+
+#: Automata larger than this skip the simulation reduction (its cost grows as n^2 x edges).
+MAX_SIMULATION_STATES = 400
+
+
+def _direct_simulation(automaton: BuchiAutomaton) -> list[set[int]]:
+    """``simulated_by[q]``: the states ``r`` that directly simulate ``q`` (``r`` reads
+    every marking ``q`` reads, is in every acceptance set ``q`` is in, and each successor
+    of ``q`` is simulated by a successor of ``r``): the greatest such relation."""
+    n = len(automaton)
+    member = [frozenset(i for i, acc in enumerate(automaton.accepting) if q in acc)
+              for q in range(n)]
+    labels = [frozenset(lits) for lits in automaton.literals]
+    relation = [{r for r in range(n) if labels[r] <= labels[q] and member[q] <= member[r]}
+                for q in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for q in range(n):
+            for r in list(relation[q]):
+                if not all(relation[t] & set(automaton.successors[r])
+                           for t in automaton.successors[q]):
+                    relation[q].discard(r)
+                    changed = True
+    return relation
+
+
+def _drop_little_brothers(automaton: BuchiAutomaton) -> BuchiAutomaton:
+    """The automaton without the edges (and initial states) to a state that a sibling
+    directly simulates (Etessami and Holzmann): a run through the dropped edge has a
+    twin through the sibling that reads the same markings and is accepted whenever it
+    is. Of two states that simulate each other the one with the larger number goes."""
+    simulated_by = _direct_simulation(automaton)
+
+    def dominated(q: int, siblings: list[int]) -> bool:
+        return any(r != q and r in simulated_by[q] and (q not in simulated_by[r] or r < q)
+                   for r in siblings)
+
+    return BuchiAutomaton(
+        automaton.literals,
+        [[r for r in succ if not dominated(r, succ)] for succ in automaton.successors],
+        [q for q in automaton.initial if not dominated(q, automaton.initial)],
+        automaton.accepting)
+
+
+def _prune(automaton: BuchiAutomaton) -> BuchiAutomaton:
+    """The automaton without the states from which no accepted run goes on (an accepted
+    run ends in a strongly connected set of states that has a cycle and meets every
+    acceptance set), and without acceptance sets that hold every remaining state."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+    n = len(automaton)
+    if n == 0:
+        return automaton
+    src = [q for q in range(n) for _ in automaton.successors[q]]
+    dst = [r for q in range(n) for r in automaton.successors[q]]
+    matrix = csr_array(([1.0] * len(src), (src, dst)), shape=(n, n))
+    _, component = connected_components(matrix, directed=True, connection="strong")
+    good = set()
+    for c in set(component.tolist()):
+        members = {q for q in range(n) if component[q] == c}
+        cyclic = len(members) > 1 or any(q in automaton.successors[q] for q in members)
+        if cyclic and all(members & acc for acc in automaton.accepting):
+            good |= members
+    # the states that reach a good component (search backwards from it) and are reached
+    live = set(good)
+    if good:
+        backwards = csr_array(([1.0] * len(src), (dst, src)), shape=(n, n))
+        for q in good:
+            live.update(breadth_first_order(backwards, q, directed=True,
+                                            return_predecessors=False).tolist())
+    reached: set[int] = set()
+    for q in automaton.initial:
+        reached.update(breadth_first_order(matrix, q, directed=True,
+                                           return_predecessors=False).tolist())
+    kept = sorted(live & reached)
+    number = {q: i for i, q in enumerate(kept)}
+    accepting = [frozenset(number[q] for q in acc if q in number)
+                 for acc in automaton.accepting]
+    return BuchiAutomaton(
+        [automaton.literals[q] for q in kept],
+        [[number[r] for r in automaton.successors[q] if r in number] for q in kept],
+        [number[q] for q in automaton.initial if q in number],
+        [acc for acc in accepting if len(acc) < len(kept)])
 
 
 def _merge_bisimilar(automaton: BuchiAutomaton) -> BuchiAutomaton:
