@@ -263,7 +263,7 @@ def small_kripke():
     def build(n: int):
         return st.tuples(
             st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=n, max_size=n),
-            st.lists(st.lists(st.integers(0, n - 1), max_size=2, unique=True), min_size=n,
+            st.lists(st.lists(st.integers(0, n - 1), max_size=3), min_size=n,
                      max_size=n))
     return st.integers(1, 4).flatmap(build)
 

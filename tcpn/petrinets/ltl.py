@@ -688,7 +688,7 @@ def _fold_invariants(path_formula: Formula, graph: _Graph) -> Formula:
 #: Product states the on-the-fly search may visit before the array search takes over: a
 #: counterexample near the initial state is found at once, a large product costs a few
 #: array operations per layer instead of a Python loop turn per product state.
-ON_THE_FLY_STATES = 20_000
+ON_THE_FLY_STATES = 300
 
 
 def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["ProductTooLarge", "product_lasso"]
 
 #: Product states (markings x automaton states) beyond which the dense index is refused.
-MAX_DENSE_PRODUCT = 150_000_000
+MAX_DENSE_PRODUCT = 100_000_000
 #: Product states expanded per slice of a breadth-first layer (bounds the memory).
 SLICE_STATES = 1 << 16
 
@@ -200,28 +200,31 @@ class _Product:
         """The transition of each product edge (-1: a dead marking's repetition)."""
         return self.graph.labels[self.state_edge]
 
-    def subgraph(self, mask: np.ndarray) -> tuple[csr_array, np.ndarray]:
-        """The sub-graph ``mask`` induces, as a CSR matrix over all product states, and
-        which product edges it keeps (its entries, in order)."""
-        if mask.all():
-            kept = np.arange(len(self.src))
-            src, dst = self.src, self.dst
-        else:
-            kept = np.flatnonzero(mask[self.src] & mask[self.dst])
-            src, dst = self.src[kept], self.dst[kept]
+    def subgraph(self, mask: np.ndarray) -> csr_array:
+        """The sub-graph ``mask`` induces, as a CSR matrix over all product states
+        (parallel edges merged: scipy's strongly connected components need that)."""
+        src, dst = self.src, self.dst
+        if not mask.all():
+            kept = mask[src] & mask[dst]
+            src, dst = src[kept], dst[kept]
         index = np.int32 if len(src) < 2**31 else np.int64
         row = np.zeros(self.size + 1, dtype=index)
         np.cumsum(np.bincount(src, minlength=self.size), out=row[1:])
         # float64 weights: what scipy.sparse.csgraph works on (no conversion copy)
-        matrix = csr_array((np.ones(len(src)), dst.astype(index, copy=False), row),
+        matrix = csr_array((np.ones(len(src)), dst.astype(index), row),  # sorted: a copy
                            shape=(self.size, self.size))
-        return matrix, kept
+        matrix.sum_duplicates()
+        return matrix
 
-    def components(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, csr_array,
-                                                    np.ndarray]:
+    def edge(self, u: int, v: int) -> int:
+        """The number of a product edge from ``u`` to ``v``."""
+        lo, hi = np.searchsorted(self.src, [u, u + 1])
+        return int(lo + np.flatnonzero(self.dst[lo:hi] == v)[0])
+
+    def components(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, csr_array]:
         """(component of each product state in ``mask``, -1 outside; whether each
-        component has a cycle; the sub-graph and its edges as :meth:`subgraph`)."""
-        matrix, kept = self.subgraph(mask)
+        component has a cycle; the sub-graph, as :meth:`subgraph`)."""
+        matrix = self.subgraph(mask)
         _, labels = connected_components(matrix, directed=True, connection="strong")
         labels = np.where(mask, labels, -1)
         k = int(labels.max()) + 1 if len(labels) else 0
@@ -230,7 +233,7 @@ class _Product:
         loops = self.src[self.src == self.dst]
         loops = loops[mask[loops]]
         cyclic[labels[loops]] = True
-        return labels, cyclic, matrix, kept
+        return labels, cyclic, matrix
 
 
 def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.ndarray,
@@ -258,8 +261,8 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
 
 
 #: A component found: its product states, its cycle's waypoints, the sub-graph in which it
-#: is strongly connected and the product edges that sub-graph keeps.
-_Found = tuple[np.ndarray, list[int | np.ndarray], csr_array, np.ndarray]
+#: is strongly connected.
+_Found = tuple[np.ndarray, list[int | np.ndarray], csr_array]
 
 
 def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
@@ -269,8 +272,7 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
     """The product states of an accepting fair component nearest the root, what its
     cycle must pass (a transition number: an edge of it; a mask of product states: one of
     them, where a weakly fair transition the component never takes is disabled), and the
-    sub-graph in which it is a strongly connected component (and which product edges
-    that sub-graph keeps)."""
+    sub-graph in which it is a strongly connected component."""
     number = {name: i for i, name in enumerate(names)}
     weak, strong = fair
     checks = [(t, False) for t in sorted(weak)] + [(t, True) for t in sorted(strong)]
@@ -288,7 +290,7 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
     best: tuple[int, _Found] | None = None
     while work:
         mask = work.pop()
-        labels, cyclic, matrix, kept = product.components(mask)
+        labels, cyclic, matrix = product.components(mask)
         k = len(cyclic)
         safe = np.maximum(labels, 0)
         good = cyclic.copy()
@@ -334,18 +336,17 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
                 waypoints.append(number[name])
             elif not is_strong:
                 waypoints.append(~enabled[name])
-        best = (int(first_node[chosen]), (component, waypoints, matrix, kept))
+        best = (int(first_node[chosen]), (component, waypoints, matrix))
     return None if best is None else best[1]
 
 
 def _lasso(product: _Product, component: np.ndarray, waypoints: list[int | np.ndarray],
-           matrix: csr_array, kept: np.ndarray, automaton: BuchiAutomaton
+           matrix: csr_array, automaton: BuchiAutomaton
            ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """A stem from the root to the component and a cycle inside it through every
     acceptance set and waypoint. The cycle's legs are shortest paths in ``matrix`` (the
-    sub-graph of which the component is a strongly connected component; its entries are
-    the product edges ``kept``) between nodes of the component: such a path never leaves
-    the component."""
+    sub-graph of which the component is a strongly connected component) between nodes of
+    the component: such a path never leaves the component."""
     start = int(np.flatnonzero(component)[0])  # least discovery index: nearest the root
     stem: list[tuple[int, int]] = []
     walker = start
@@ -353,16 +354,16 @@ def _lasso(product: _Product, component: np.ndarray, waypoints: list[int | np.nd
         stem.append((int(product.state[walker]), int(product.parent_edge[walker])))
         walker = int(product.parent[walker])
     stem.reverse()
-    legs = _Legs(product, matrix, kept, start)
+    legs = _Legs(product, matrix, component, start)
     for accepting in automaton.accepting:
         legs.reach(component & np.isin(product.q, sorted(accepting)))
     for waypoint in waypoints:
         if isinstance(waypoint, np.ndarray):
             legs.reach(component & waypoint)
         else:
-            legs.take(component, waypoint)
+            legs.take(waypoint)
     if not legs.steps:  # a cycle has at least one edge: leave the start, then return
-        legs.take(component, None)
+        legs.take(None)
     legs.reach(np.arange(product.size) == start)
     return stem, legs.steps
 
@@ -370,18 +371,18 @@ def _lasso(product: _Product, component: np.ndarray, waypoints: list[int | np.nd
 class _Legs:
     """A walk inside a component, leg by leg, as ``(state, edge)`` steps."""
 
-    def __init__(self, product: _Product, matrix: csr_array, entries: np.ndarray,
+    def __init__(self, product: _Product, matrix: csr_array, component: np.ndarray,
                  start: int):
-        self.product, self.matrix, self.entries = product, matrix, entries
-        self.row, self.dst = matrix.indptr, matrix.indices
+        self.product, self.matrix, self.component = product, matrix, component
         self.here = start
         self.steps: list[tuple[int, int]] = []
 
     def _step(self, k: int) -> None:
-        state_edge = self.product.state_edge[self.entries[k]]
-        self.here = int(self.dst[k])
-        self.steps.append((int(self.product.state[self.here]),
-                           int(self.product.graph.edge[state_edge])))
+        """Take product edge ``k``."""
+        product = self.product
+        self.here = int(product.dst[k])
+        self.steps.append((int(product.state[self.here]),
+                           int(product.graph.edge[product.state_edge[k]])))
 
     def reach(self, goal: np.ndarray) -> None:
         """Walk a shortest path to a node of ``goal``."""
@@ -395,19 +396,17 @@ class _Legs:
         while path[-1] != self.here:
             path.append(int(predecessors[path[-1]]))
         for u, v in zip(path[::-1], path[-2::-1], strict=False):
-            lo, hi = self.row[u], self.row[u + 1]
-            self._step(int(lo + np.flatnonzero(self.dst[lo:hi] == v)[0]))
+            self._step(self.product.edge(u, v))
 
-    def take(self, component: np.ndarray, transition: int | None) -> None:
+    def take(self, transition: int | None) -> None:
         """Walk to an edge of ``transition`` inside the component (any edge: None) and
         take it."""
-        inside = component[self.dst] & component[
-            np.repeat(np.arange(len(self.row) - 1), np.diff(self.row))]
+        product, component = self.product, self.component
+        inside = component[product.src] & component[product.dst]
         if transition is not None:
-            inside &= self.product.label[self.entries] == transition
-        sources = np.zeros(len(component), dtype=bool)
-        first = np.flatnonzero(inside)
-        sources[np.searchsorted(self.row, first, side="right") - 1] = True
+            inside &= product.label == transition
+        sources = np.zeros(product.size, dtype=bool)
+        sources[product.src[inside]] = True
         self.reach(sources)
-        lo, hi = self.row[self.here], self.row[self.here + 1]
+        lo, hi = np.searchsorted(product.src, [self.here, self.here + 1])
         self._step(int(lo + np.flatnonzero(inside[lo:hi])[0]))
