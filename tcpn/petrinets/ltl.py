@@ -1,15 +1,20 @@
-"""LTL model checking: Büchi automaton of the negated formula, product with the state graph
-built on the fly, emptiness by strongly connected components, lasso counterexamples.
+"""LTL model checking: Büchi automaton of the negated formula, product with the state graph,
+emptiness by strongly connected components, lasso counterexamples.
 
-``A φ`` holds when no path satisfies ``¬φ``. :func:`check_ltl` translates ``¬φ`` (in
-negation normal form, its maximal temporal-free sub-formulas read as propositions) to a
-generalised Büchi automaton with the tableau construction of Gerth, Peled, Vardi and Wolper
-("Simple on-the-fly automatic verification of linear temporal logic", PSTV 1995), explores
-the product of that automaton with the state graph depth-first from the initial state, and
-runs Tarjan's algorithm on it: the first strongly connected component that is non-trivial,
-meets every acceptance set (one per ``U``) and satisfies the fairness assumptions stops the
-search, and a path to it plus a cycle through it is the counterexample. ``E φ`` is
-``¬A ¬φ``: its witness is the same lasso.
+``A φ`` holds when no path satisfies ``¬φ``. :func:`check_ltl` rewrites ``¬φ`` (in
+negation normal form, its maximal temporal-free sub-formulas read as propositions, those
+invariant over the reachable markings folded to constants) with the rules of
+:mod:`tcpn.petrinets.ltl_rewrite`, translates it to a generalised Büchi automaton with the
+tableau construction of Gerth, Peled, Vardi and Wolper ("Simple on-the-fly automatic
+verification of linear temporal logic", PSTV 1995), and reduces the automaton (useless
+states removed, edges to directly simulated siblings dropped, bisimilar states merged).
+The product with the state graph is first explored depth-first on the fly for
+:data:`ON_THE_FLY_STATES` product states with Tarjan's algorithm: the first strongly
+connected component that is non-trivial, meets every acceptance set (one per ``U``) and
+satisfies the fairness assumptions stops the search, and a path to it plus a cycle
+through it is the counterexample. Beyond that the whole product is built and searched in
+arrays (:mod:`tcpn.petrinets.ltl_product`), with the same answers. ``E φ`` is ``¬A ¬φ``:
+its witness is the same lasso.
 
 **Dead markings.** A path that reaches a dead marking stays there forever (the marking
 repeats, as if it had a silent self-loop): every maximal path is infinite. So ``X p`` at a
