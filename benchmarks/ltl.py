@@ -35,7 +35,7 @@ def before(formula, space, limit_s: float) -> tuple[str, float, int]:
     tableau automaton as translated (the checker before the array product)."""
     from tcpn.petrinets import ltl
     started, cpu = time.perf_counter(), time.process_time()
-    automaton = ltl.translate(Not(formula.path), rewrite=False)
+    automaton = ltl.translate(Not(formula.path), reduce=False)
     graph = ltl._Graph(space)
     try:
         found = ltl.find_accepting_lasso(automaton, 0, graph.successors, graph.holds,

@@ -168,16 +168,19 @@ class _Node:
 _INIT = -1
 
 
-def translate(path_formula: Formula, rewrite: bool = True) -> BuchiAutomaton:
-    """The automaton of the paths satisfying a quantifier-free path formula (rewritten
-    first by :func:`~tcpn.petrinets.ltl_rewrite.simplify` unless ``rewrite`` is false).
+def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
+    """The automaton of the paths satisfying a quantifier-free path formula: the formula
+    rewritten by :func:`~tcpn.petrinets.ltl_rewrite.simplify`, the tableau's automaton
+    with useless states removed, edges to directly simulated siblings dropped and
+    bisimilar states merged; with ``reduce`` false, the tableau's automaton with only
+    bisimilar states merged (for comparisons).
 
     >>> from tcpn.petrinets.formulas import F, tokens
     >>> automaton = translate(F(tokens("p") >= 1))
     >>> len(automaton), len(automaton.accepting)
     (3, 1)
     """
-    root = simplify(_nnf(path_formula)) if rewrite else _nnf(path_formula)
+    root = simplify(_nnf(path_formula)) if reduce else _nnf(path_formula)
     done: list[_Node] = []
     index: dict[tuple[frozenset[Formula], frozenset[Formula]], int] = {}
     work = [_Node({_INIT}, [root])]
@@ -235,9 +238,12 @@ def translate(path_formula: Formula, rewrite: bool = True) -> BuchiAutomaton:
     literals = [tuple(sorted({f for f in n.old if not _temporal(f)
                               and not isinstance(f, And | Or | Bool)}, key=repr))
                 for n in done]
-    automaton = _prune(_merge_bisimilar(BuchiAutomaton(
+    automaton = _merge_bisimilar(BuchiAutomaton(
         literals, successors, [i for i, n in enumerate(done) if _INIT in n.incoming],
-        accepting)))
+        accepting))
+    if not reduce:
+        return automaton
+    automaton = _prune(automaton)
     if len(automaton) <= MAX_SIMULATION_STATES:
         automaton = _merge_bisimilar(_prune(_drop_little_brothers(automaton)))
     return automaton
