@@ -194,6 +194,8 @@ class _Product:
         self.state_edge = np.concatenate(edge_parts) if edge_parts else np.zeros(0, np.int32)
         self.graph = graph
         self.size = count
+        self.row = np.zeros(count + 1, dtype=np.int64)  # product edges of u: row[u]:row[u+1]
+        np.cumsum(np.bincount(self.src, minlength=count), out=self.row[1:])
 
     @property
     def label(self) -> np.ndarray:
@@ -218,7 +220,7 @@ class _Product:
 
     def edge(self, u: int, v: int) -> int:
         """The number of a product edge from ``u`` to ``v``."""
-        lo, hi = np.searchsorted(self.src, [u, u + 1])
+        lo, hi = self.row[u], self.row[u + 1]
         return int(lo + np.flatnonzero(self.dst[lo:hi] == v)[0])
 
     def components(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, csr_array]:
@@ -408,5 +410,5 @@ class _Legs:
         sources = np.zeros(product.size, dtype=bool)
         sources[product.src[inside]] = True
         self.reach(sources)
-        lo, hi = np.searchsorted(product.src, [self.here, self.here + 1])
+        lo, hi = product.row[self.here], product.row[self.here + 1]
         self._step(int(lo + np.flatnonzero(inside[lo:hi])[0]))
