@@ -46,7 +46,7 @@ def measure(horizon_s: float | None) -> dict[str, Any]:
     run = make_run(scenario)
     writer = TraceWriter(scenario, run.flows)
     cpu, start = time.process_time(), time.perf_counter()
-    info = NetLens().run(run, writer, lambda _t: None)
+    info = NetLens().run(run, writer, lambda *_a, **_k: None)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     trace = writer.close()
     delivered = float(trace.events(event="deliver")["bytes"].sum())

@@ -50,14 +50,14 @@ PAIR = ("product", (INT_T, STRING_T))
     ("s if s else 'x'", {"s": STRING_T}, None),  # a string's truthiness: refused
     ("not b or x == 2 and x != 3", {"b": BOOL_T, "x": INT_T},
      "not(b) orelse x = 2 andalso x <> 3"),
-    ("1 < x <= 4", {"x": INT_T}, "(1 < x) andalso (x <= 4)"),
+    ("1 < x <= 4", {"x": INT_T}, "1 < x andalso x <= 4"),
     ("(lambda y: y * y)(x + 1)", {"x": INT_T}, "let val y = x + 1 in y * y end"),
     ("q[1:][::-1]", {"q": LIST_INT}, "rev(tl(q))"),
     ("uniform(1, 2) + exponential(0.5)", {}, "uniform(1.0, 2.0) + exponential(0.5)"),
     ("x ** 2", {"x": INT_T}, None),  # no integer power in CPN ML
     ("r ** (x + 1)", {"r": REAL_T, "x": INT_T}, "Math.pow(r, Real.fromInt(x + 1))"),
     ("x in q", {"x": INT_T, "q": LIST_INT}, None),  # membership of a variable list
-    ("x in (1, 3)", {"x": INT_T}, "(x = 1 orelse x = 3)"),
+    ("x in (1, 3)", {"x": INT_T}, "x = 1 orelse x = 3"),
     ("x not in ()", {"x": INT_T}, "not(false)"),
     ("r._replace(b=x)", {"x": INT_T, "r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},
      "{a = #a(r), b = x}"),
@@ -68,7 +68,7 @@ PAIR = ("product", (INT_T, STRING_T))
     ("(-x,) + q", {"x": INT_T, "q": LIST_INT}, "~(x) :: q"),
     # SML's real is no equality type: '==' on reals is '<=' and '>=' (NaN as Python), and
     # equality of tuples holding reals is refused
-    ("r == 1.5", {"r": REAL_T}, "(r <= 1.5 andalso r >= 1.5)"),
+    ("r == 1.5", {"r": REAL_T}, "r <= 1.5 andalso r >= 1.5"),
     ("r != x", {"r": REAL_T, "x": INT_T},
      "not(r <= Real.fromInt(x) andalso r >= Real.fromInt(x))"),
     ("p == p", {"p": ("product", (REAL_T, REAL_T))}, None),

@@ -62,6 +62,10 @@ class ColourSet:
         """The same set under another declaration name."""
         return self._copy_with(name=name)
 
+    def untimed(self, name: str) -> ColourSet:
+        """The same set with plain tokens, under the declaration name ``name``."""
+        return self._copy_with(is_timed=False, name=name)
+
     def _copy_with(self, **changes: Any) -> ColourSet:
         twin = copy.copy(self)
         for key, value in changes.items():

@@ -57,7 +57,8 @@ from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import Arc, ArcKind, PetriNet
 
-__all__ = ["CompiledNet", "CompiledTransition", "Marking", "RandomDraws", "compile_net"]
+__all__ = ["CompiledNet", "CompiledTransition", "KeyedTokens", "Marking", "RandomDraws",
+           "compile_net"]
 
 Marking = list[dict[Any, Any]]
 Binding = tuple[Any, ...]
@@ -120,6 +121,30 @@ class RandomDraws:
         return int(u * n)
 
 
+class KeyedTokens(dict[Any, Any]):
+    """An untimed place's tokens (``value -> count``) indexed by the values' first component.
+
+    ``by_key[k]`` holds the values whose first component is ``k``, in the order they
+    appeared on the place (an ordered set: a dict to ``None``). A binder such as ``(h, p)``
+    on a queue's buffer, with ``h`` already bound by the queue's counters, then visits the
+    one packet at position ``h`` instead of every queued packet, in the order a scan of the
+    whole place would have found them. The simulator keeps the index up to date through
+    ``fire_tracked``; ``CompiledNet.keyed_places`` says which places have one.
+
+    >>> place = KeyedTokens({(0, "a"): 1, (1, "b"): 2})
+    >>> place.by_key[1]
+    {(1, 'b'): None}
+    """
+
+    __slots__ = ("by_key",)
+
+    def __init__(self, tokens: dict[Any, Any] | None = None):
+        super().__init__(tokens or {})
+        self.by_key: dict[Any, dict[Any, None]] = {}
+        for value in self:
+            self.by_key.setdefault(value[0], {})[value] = None
+
+
 @dataclass
 class CompiledTransition:
     """The generated functions and metadata of one transition."""
@@ -177,6 +202,9 @@ class CompiledNet:
     #: gate -> the transitions it guards whose ``enumerate_due`` may stop early (they read
     #: a timed place besides the gate): see ``Simulator._refresh``
     gate_cut: tuple[tuple[int, ...], ...] = ()
+    #: untimed places whose tokens the simulator keeps as :class:`KeyedTokens`: a binder
+    #: of some ``enumerate_due`` names their first component already bound
+    keyed_places: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self.affected = tuple(
@@ -237,8 +265,10 @@ class CompiledNet:
                  for d in self._body_readers[p]}))
         return cached
 
-    def initial_marking(self) -> Marking:
-        """A fresh copy of the net's initial marking in compiled form."""
+    def initial_marking(self, keyed: bool = False) -> Marking:
+        """A fresh copy of the net's initial marking in compiled form; with ``keyed``, the
+        places of ``keyed_places`` as :class:`KeyedTokens` (what ``enumerate_due`` and
+        ``fire_tracked`` expect)."""
         marking: Marking = []
         for name, timed in zip(self.place_names, self.timed, strict=True):
             place: dict[Any, Any] = {}
@@ -248,6 +278,9 @@ class CompiledNet:
                 else:
                     place[token.value] = place.get(token.value, 0) + 1
             marking.append(place)
+        if keyed:
+            for p in self.keyed_places:
+                marking[p] = KeyedTokens(marking[p])
         return marking
 
     def timestamp_order(self, marking: Marking) -> tuple[list[bool], list[float]]:
@@ -281,8 +314,11 @@ def _tuple_components(colour: ColourSet | None, n: int) -> list[ColourSet | None
     return [None] * n
 
 
-def compile_net(net: PetriNet) -> CompiledNet:
+def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     """Check ``net`` and generate its enabling and firing code.
+
+    ``keyed=False`` leaves out the :class:`KeyedTokens` indexes (every binder scans its
+    place): the same firings, the reference the tests compare the indexed code with.
 
     Raises :class:`InputError` naming the element for unknown variables, random
     functions or ``now`` in guards and input arcs, and delays on untimed places.
@@ -295,15 +331,27 @@ def compile_net(net: PetriNet) -> CompiledNet:
     arcs_of: dict[str, list[Arc]] = {name: [] for name in net.transitions}
     for arc in net.arcs:  # net.arcs_of per transition would be quadratic in big nets
         arcs_of.setdefault(arc.transition, []).append(arc)
+    compilers: list[_TransitionCompiler | None] = []
     for index, name in enumerate(net.transitions):
-        ct = _TransitionCompiler(net, name, index, place_index, timed,
-                                 arcs_of[name]).compile()
+        try:
+            compilers.append(_TransitionCompiler(net, name, index, place_index, timed,
+                                                 arcs_of[name]))
+        except InputError:  # raised again below, in transition order
+            compilers.append(None)
+    keyed_places = {p for c in compilers if c is not None for p in c.keyed_binders()} \
+        if keyed else set()
+    for index, name in enumerate(net.transitions):
+        compiler = compilers[index] or _TransitionCompiler(net, name, index, place_index,
+                                                           timed, arcs_of[name])
+        compiler.keyed = keyed_places
+        ct = compiler.compile()
         compiled.append(ct)
         for p in ct.reads_places:
             dependents[p].add(index)
     return CompiledNet(
         net, place_names, place_index, timed, tuple(compiled),
         tuple(tuple(sorted(d)) for d in dependents),
+        keyed_places=tuple(sorted(keyed_places)),
     )
 
 
@@ -401,6 +449,8 @@ class _TransitionCompiler:
                 patterns |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
         self.free = {v: c for v, c in self.t.free_variables.items()
                      if v not in patterns and v not in self.declared}
+        #: the net's places kept as ``KeyedTokens`` by the simulator (see ``keyed_binders``)
+        self.keyed: AbstractSet[int] = frozenset()
 
     # -- checks ---------------------------------------------------------------------------
     def _check_names(self, ins: Inscription, bound: set[str], where: str, *,
@@ -472,6 +522,42 @@ class _TransitionCompiler:
             cut=namespace["_cut"],
             cond_places=cond_places,
         )
+
+    def keyed_binders(self) -> set[int]:
+        """The untimed places on which ``enumerate_due`` binds a tuple pattern whose first
+        component is already known (a bound variable, a declaration or a constant): a
+        queue's ``(h, p)`` after its counters bound ``h``. An index by that component
+        (:class:`KeyedTokens`) finds the matching tokens without a scan of the place.
+
+        A net with errors has none here; :meth:`compile` reports the errors.
+        """
+        try:
+            order = self._input_arcs_in_binding_order(self._gate_places())
+        except InputError:
+            return set()
+        bound = set(self.free)
+        found = set()
+        for arc in order:
+            p = self.place_index[arc.place]
+            if not self._is_binder(arc, bound):
+                continue
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            tree = ins.tree
+            if (not self.timed[p] and isinstance(tree, ast.Tuple) and tree.elts
+                    and self._shape_guaranteed(self.net.places[arc.place].colour,
+                                               len(tree.elts))
+                    and self._key_source(tree.elts[0], bound) is not None):
+                found.add(p)
+            bound |= ins.pattern_variables
+        return found
+
+    def _key_source(self, element: Any, bound: AbstractSet[str]) -> str | None:
+        """Python source of a pattern element already known before its binder, or None."""
+        if isinstance(element, ast.Name) and (element.id in bound or element.id in self.declared):
+            return element.id
+        if isinstance(element, ast.Constant):
+            return repr(element.value)
+        return None
 
     def _cond_places(self) -> tuple[int, ...]:
         """The places only conditional output arcs (``when``) of this transition write."""
@@ -645,7 +731,13 @@ class _TransitionCompiler:
                 fifo = early and self.timed[p]
                 if fifo:
                     code.line(f"_fifo{n_arc} = _inord[{p}]")
-                code.line(f"for {value_var} in _p{p}:")
+                key = (self._key_source(ins.tree.elts[0], set(bound))
+                       if due and p in self.keyed and isinstance(ins.tree, ast.Tuple)
+                       else None)
+                if key is not None:  # KeyedTokens: the tokens with that first component
+                    code.line(f"for {value_var} in _p{p}.by_key.get({key}, ()):")
+                else:
+                    code.line(f"for {value_var} in _p{p}:")
                 code.depth += 1
                 if fifo:
                     code.line(f"if _fifo{n_arc}:")
@@ -855,13 +947,22 @@ class _TransitionCompiler:
                 else:
                     code.line(f"_c = _p{p}[_val] - {count}")
                     code.line(f"if _c: _p{p}[_val] = _c")
-                    code.line(f"else: del _p{p}[_val]")
+                    if tracked and p in self.keyed:
+                        code.line("else:")
+                        code.line(f"    del _p{p}[_val]")
+                        code.depth += 1
+                        self._emit_unindex(code, p)
+                        code.depth -= 1
+                    else:
+                        code.line(f"else: del _p{p}[_val]")
                 if computed:
                     code.depth -= 1
         for arc in self.arcs:
             if arc.kind is ArcKind.RESET:
                 p = self.place_index[arc.place]
                 code.line(f"_p{p}.clear()")
+                if tracked and p in self.keyed:
+                    code.line(f"_p{p}.by_key.clear()")
                 if tracked and self.timed[p]:
                     code.line(f"_inord[{p}] = True; _last[{p}] = -_inf")
         if self.t.action is not None:
@@ -941,6 +1042,13 @@ class _TransitionCompiler:
                 else:
                     code.line(f"for _i in range({count}): _insort(_lst, _ts)")
                     code.line(f"if not _lst: del _p{p}[_val]")
+            elif tracked and p in self.keyed:
+                code.line(f"_c0 = _p{p}.get(_val, 0)")
+                code.line(f"_c = _c0 + {count}")
+                code.line("if _c:")
+                code.line(f"    _p{p}[_val] = _c")
+                code.line("    if not _c0: "
+                          f"_p{p}.by_key.setdefault(_val[0], {{}})[_val] = None")
             elif isinstance(arc.count, int) and arc.count > 0:
                 code.line(f"_p{p}[_val] = _p{p}.get(_val, 0) + {count}")
             else:
@@ -949,6 +1057,13 @@ class _TransitionCompiler:
             code.depth -= indent
         code.line("return _wm" if masked else "return None")
         return code.text()
+
+    @staticmethod
+    def _emit_unindex(code: _Code, p: int) -> None:
+        """Drop value ``_val``, just gone from keyed place ``p``, from its index."""
+        code.line(f"_kv = _p{p}.by_key[_val[0]]")
+        code.line("del _kv[_val]")
+        code.line(f"if not _kv: del _p{p}.by_key[_val[0]]")
 
     def _names_used_at_firing(self) -> set[str]:
         texts: list[Any] = [a.inscription for a in self.arcs if a.kind is ArcKind.OUTPUT]

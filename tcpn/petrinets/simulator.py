@@ -67,7 +67,7 @@ class Simulator:
         self.seed = seed
         self.now = float(start_time)
         self.firings = 0
-        self.marking = self.compiled.initial_marking()
+        self.marking = self.compiled.initial_marking(keyed=True)
         self.firing_counts = [0] * len(self.compiled.transitions)
         self._draw = RandomDraws(np.random.default_rng(seed))
         self._in_order, self._latest = self.compiled.timestamp_order(self.marking)

@@ -135,12 +135,26 @@ def runs_above(runs: tuple[tuple[int, int], ...], nxt: int) -> tuple[tuple[int, 
 
 def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int], ...],
                una: int) -> tuple[tuple[int, int], ...]:
-    """The sender's scoreboard after an ACK: SACKed ranges at or above ``una``, merged."""
+    """The sender's scoreboard after an ACK: SACKed ranges at or above ``una``, merged.
+
+    The same runs as adding every segment of ``blocks`` to ``sacked`` with
+    :func:`add_segment` (the CPN ML form does that), merged a range at a time.
+
+    >>> merge_sack(((3, 5), (9, 10)), ((5, 7), (12, 14)), 4)
+    ((4, 7), (9, 10), (12, 14))
+    """
     runs = tuple((max(s, una), e) for s, e in sacked if e > una)
-    for start, end in blocks:
-        for seq in range(max(start, una), end):
-            runs = add_segment(runs, seq)
-    return runs
+    added = [(max(s, una), e) for s, e in blocks if e > max(s, una)]
+    if not added:
+        return runs
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted((*runs, *added)):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return tuple(merged)
 
 
 def sack_blocks(runs: tuple[tuple[int, int], ...], latest: int,

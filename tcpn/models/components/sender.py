@@ -52,6 +52,8 @@ so a window with many holes ends in a timeout instead of one repair per RTT fore
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +65,6 @@ from tcpn.models.components.packets import (
     PACKET,
     SYN_ACK_SEQ,
     SYN_SEQ,
-    covers,
 )
 from tcpn.petrinets import (
     BOOL,
@@ -222,30 +223,68 @@ def rto_after(r: Any, sample: float, min_rto: float, max_rto: float, g: float) -
     return Rtt(srtt, rttvar, min(max_rto, max(min_rto, srtt + max(g, 4.0 * rttvar))))
 
 
-def _is_lost(t: Any, s: int, dupthresh: int) -> bool:
-    """RFC 6675 ``IsLost``: at least ``dupthresh`` segments above ``s`` are SACKed."""
-    return sum(max(0, end - max(start, s + 1)) for start, end in t.sacked) >= dupthresh
+def _not_lost_from(runs: tuple[tuple[int, int], ...], dupthresh: int) -> float:
+    """The segment from which no unSACKed segment is lost (RFC 6675 ``IsLost``).
+
+    ``IsLost(s)``: at least ``dupthresh`` SACKed segments above ``s``. Every hole below
+    the end of the highest run with ``dupthresh`` SACKed segments from it up has that
+    many above it; no hole from there does. Found from the top, so the cost is the
+    fewer than ``dupthresh`` runs above it, not the window.
+    """
+    if dupthresh <= 0:
+        return math.inf
+    above = 0
+    for start, end in reversed(runs):
+        above += end - start
+        if above >= dupthresh:
+            return end
+    return -math.inf
+
+
+def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
+    """The SACKed segments in ``[low, high)`` (runs sorted and disjoint)."""
+    count = 0
+    for i in range(max(0, bisect_right(runs, (low, math.inf)) - 1), len(runs)):
+        start, end = runs[i]
+        if start >= high:
+            break
+        count += max(0, min(end, high) - max(start, low))
+    return count
 
 
 def sack_pipe(t: Any, dupthresh: int) -> int:
-    """RFC 6675 ``SetPipe``: segments presumed in the network."""
+    """RFC 6675 ``SetPipe``: segments presumed in the network.
+
+    Every segment of ``[una, high)`` the scoreboard does not hold counts once unless
+    ``IsLost``, and once more if it was retransmitted (below ``highrxt``): the unSACKed
+    segments from :func:`_not_lost_from` to ``high`` plus those from ``una`` to
+    ``highrxt``, counted by range, not segment by segment.
+    """
+    runs, una, high = t.sacked, t.una, t.high
     pipe = 0
-    for s in range(t.una, t.high):
-        if covers(t.sacked, s):
-            continue
-        if not _is_lost(t, s, dupthresh):
-            pipe += 1
-        if s < t.highrxt:
-            pipe += 1
+    not_lost = max(una, _not_lost_from(runs, dupthresh))  # una, a run's end, or inf
+    if not_lost < high:
+        low = int(not_lost)
+        pipe += high - low - _sacked_in(runs, low, high)
+    top = min(high, t.highrxt)
+    if una < top:
+        pipe += top - una - _sacked_in(runs, una, top)
     return pipe
 
 
 def sack_hole(t: Any, dupthresh: int) -> int:
-    """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1."""
-    for s in range(max(t.una, t.highrxt), t.high):
-        if not covers(t.sacked, s) and _is_lost(t, s, dupthresh):
-            return s
-    return -1
+    """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1.
+
+    The first unSACKed segment from ``max(una, highrxt)`` (found by bisection), if it is
+    lost: below :func:`_not_lost_from`.
+    """
+    runs = t.sacked
+    seq = max(t.una, t.highrxt)
+    i = bisect_right(runs, (seq, math.inf)) - 1
+    while 0 <= i < len(runs) and runs[i][0] <= seq < runs[i][1]:  # SACKed: after its run
+        seq = runs[i][1]
+        i += 1
+    return seq if seq < min(t.high, _not_lost_from(runs, dupthresh)) else -1
 
 
 def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,

@@ -691,11 +691,20 @@ class _Exporter:
             except InputError:
                 if self._is_used(ml):
                     raise
+        sorter = graphlib.TopologicalSorter(deps)
         try:
-            order = list(graphlib.TopologicalSorter(deps).static_order())
+            sorter.prepare()
         except graphlib.CycleError as exc:
             raise InputError(f"declarations {exc.args[1]} call each other in a cycle; CPN ML "
                              "needs 'fun ... and ...', which tcpn does not write") from None
+        # callees first, by name among those ready together: the order depends on the calls
+        # only, not on the order of the net's declarations (a file read back lists them in
+        # its own order), so a net written, read and written again gives the same text
+        order: list[str] = []
+        while sorter.is_active():
+            ready = sorted(sorter.get_ready())
+            order.extend(ready)
+            sorter.done(*ready)
         # callers first, so that each function learns its parameters' types from its callers
         for ml in reversed(order):
             where = f"declaration {ml}"
@@ -739,7 +748,9 @@ class _Exporter:
     def _calls(self, value: Any) -> set[str]:
         """The ML names of the declarations a function calls."""
         if isinstance(value, DeclaredFunction):
-            uses = Inscription.parse(value.body, f"function {value.name}").names
+            # a parameter named like a declaration (rto_after's sample) is no call of it
+            uses = Inscription.parse(value.body, f"function {value.name}").names - set(
+                value.params)
             return {self.globals[(n, id(v))] for n, v in self.net.declarations.items()
                     if n in uses and (n, id(v)) in self.globals}
         source = self._source(value)
@@ -800,6 +811,10 @@ class _Exporter:
         translator = dataclasses.replace(translator, functions=functions)
         # a parameter spelled like an SML reserved word (end, val...) gets another name
         renames = {p: self._fresh(f"{p}_") for p in params if not is_ml_identifier(p)}
+        if isinstance(value, DeclaredFunction):  # an imported function keeps its ML names
+            renames.update({p: spelled for p, spelled in zip(params, value.ml_params,
+                                                             strict=True)
+                            if spelled != p and is_ml_identifier(spelled)})
         text, _, inferred = translator.typed(body, where, variables, returns, renames)
         self.function_info[ml] = FunctionInfo(ml, annotations if any(annotations) else None,
                                               returns or inferred)
@@ -1246,13 +1261,25 @@ class _Exporter:
         cpnet.append(self._globbox())
         positions = {path: self._layout(page) for path, page in pages.items()}
         page_ids = {path: self.ids.take(f"page:{path}") for path in pages}
+        # transition ids increase in the net's order, which the importer restores from
+        # them: the simulator breaks ties by that order (pages can't hold it: they group
+        # the transitions by module)
+        for name in self.net.transitions:
+            self.trans_ids[f"trans:{name}"] = self.ids.take(f"trans:{name}")
+        for name in self.net.places:  # likewise the places (their first drawing) and arcs
+            self.place_ids[f"place:{name}"] = self.ids.take(f"place:{name}")
+        for index in range(len(self.net.arcs)):
+            self.arc_ids[f"arc:{index}"] = self.ids.take(f"arc:{index}")
         for page in pages.values():
             for place_out in page.places:
-                self.place_ids[place_out.key] = self.ids.take(place_out.key)
+                if place_out.key not in self.place_ids:  # a port or a fusion member
+                    self.place_ids[place_out.key] = self.ids.take(place_out.key)
             for trans_out in page.transitions:
-                self.trans_ids[trans_out.key] = self.ids.take(trans_out.key)
+                if trans_out.key not in self.trans_ids:  # a substitution transition
+                    self.trans_ids[trans_out.key] = self.ids.take(trans_out.key)
             for arc_out in page.arcs:
-                self.arc_ids[arc_out.key] = self.ids.take(arc_out.key)
+                if arc_out.key not in self.arc_ids:  # an arc of a substitution transition
+                    self.arc_ids[arc_out.key] = self.ids.take(arc_out.key)
         for path, page in pages.items():
             cpnet.append(self._page_xml(page, page_ids, positions[path]))
         fusions: dict[str, list[str]] = {}

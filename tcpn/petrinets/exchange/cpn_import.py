@@ -25,6 +25,7 @@ import ast
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,14 @@ def _python_identifier(raw: str, fallback: str) -> str:
     return name if name[0].isalpha() else f"n_{name}"
 
 
+def _node_identifier(raw: str, fallback: str) -> str:
+    """A place's or transition's name: identifiers joined by dots stay as they are (tcpn
+    writes a top-level place ``S1.R0.in`` so), anything else as :func:`_python_identifier`."""
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*", raw):
+        return raw
+    return _python_identifier(raw, fallback)
+
+
 class _Unsupported(Exception):
     """An element tcpn can't express; becomes a report item (never escapes the module)."""
 
@@ -446,7 +455,7 @@ class _Importer:
             # fields (say the timed one of packets in flight) holds the same values
             same = next((c for c in self.colours.values() if isinstance(c, RecordSet)
                          and c.fields == colour.fields), None)
-            colour = same.named(name) if same is not None else colour
+            colour = same.untimed(name) if same is not None else colour
         colour = colour.named(name) if colour.name != name else colour
         if timed:
             colour = colour.timed(name)
@@ -646,7 +655,7 @@ class _Importer:
             return
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
-            tuple(c if c in self.colours else None for c in colours))
+            tuple(c if c in self.colours else None for c in colours), tuple(params))
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:
@@ -690,7 +699,7 @@ class _Importer:
             if subst is not None:
                 self._substitution(pages, element, subst, path, local, stack)
                 continue
-            name = self._unique_node(prefix + _python_identifier(_node_name(element), tid))
+            name = self._unique_node(prefix + _node_identifier(_node_name(element), tid))
             transitions[tid] = name
             self.pending_transitions.append((element, name, path))
             self.pending_names.add(name)
@@ -722,8 +731,8 @@ class _Importer:
     def _place(self, element: ET.Element, prefix: str, path: str) -> _PlaceInfo:
         pid = element.get("id", "")
         raw = _node_name(element)
-        name = self._unique_node(prefix + _python_identifier(raw, f"P{pid}"))
-        if raw and _python_identifier(raw, "") != raw:
+        name = self._unique_node(prefix + _node_identifier(raw, f"P{pid}"))
+        if raw and _node_identifier(raw, "") != raw:
             self.note("place", element, raw, f"renamed {name}")
         type_name = _text(element.find("type")) or "UNIT"
         if type_name not in self.colours and type_name not in self.bad_colours:
@@ -831,7 +840,7 @@ class _Importer:
                 raise self.fail(element, f"portsock names port {port_id!r}, which is not a "
                                 "place of the subpage")
             sockets[port_id] = local[socket_id]
-            ports.append((_python_identifier(_node_name(port), port_id), local[socket_id]))
+            ports.append((_node_identifier(_node_name(port), port_id), local[socket_id]))
         module = _python_identifier(self._page_name(pages[subpage]), subpage)
         self.net.modules.append(ModuleInstance(child, module, tuple(ports), ()))
         self._instance(pages, subpage, child, sockets, [*stack, subpage])
@@ -858,8 +867,42 @@ class _Importer:
             for arc, arc_id in arcs:
                 self.net.add_arc(arc)
                 self.arc_ids.append((arc, arc_id))
-            if raw and _python_identifier(raw, "") != raw:
+            if raw and _node_identifier(raw, "") != raw:
                 self.note("transition", element, raw, f"renamed {name}")
+        self._in_id_order()
+
+    def _in_id_order(self) -> None:
+        """Transitions, arcs and places in the order of their ids when all are ``ID`` + digits.
+
+        The simulator breaks ties between bindings enabled at the same time by the order
+        of the transitions; tcpn writes transition ids increasing in the net's order (and
+        CPN Tools numbers elements as they are made), while pages group transitions by
+        module. Two instances of one page share ids and keep their order.
+        """
+        def numbers(ids: Iterable[tuple[Any, str]]) -> dict[Any, int] | None:
+            found = {}
+            for key, element_id in ids:
+                number = re.fullmatch(r"(?:ID|id)(\d+)", element_id)
+                if number is None:
+                    return None
+                found[key] = int(number.group(1))
+            return found
+
+        transitions = numbers((n, self.ids[f"trans:{n}"]) for n in self.net.transitions)
+        if transitions is not None:
+            order = sorted(self.net.transitions, key=transitions.__getitem__)
+            self.net.transitions = {name: self.net.transitions[name] for name in order}
+            arcs = numbers((id(arc), arc_id) for arc, arc_id in self.arc_ids)
+            if arcs is not None and all(id(arc) in arcs for arc in self.net.arcs):
+                # the arcs in the order of theirs (a double arc's two share one id)
+                self.net.arcs.sort(key=lambda arc: arcs[id(arc)])
+            else:
+                rank = {name: index for index, name in enumerate(order)}
+                self.net.arcs.sort(key=lambda arc: rank[arc.transition])
+        places = numbers((n, self.ids[f"place:{n}"]) for n in self.net.places)
+        if places is not None:  # the places too, so that a net written again is the same
+            self.net.places = {name: self.net.places[name]
+                               for name in sorted(self.net.places, key=places.__getitem__)}
 
     def _transition(self, element: ET.Element, name: str, path: str,
                     arcs: list[tuple[ET.Element, str]]) -> tuple[Transition, list[tuple[Arc, str]]]:

@@ -1297,11 +1297,21 @@ class _Emitter:
     def _BoolOp(self, node: ast.BoolOp, expected: MLType) -> Emitted:
         word, prec = ("andalso", _ANDALSO) if isinstance(node.op, ast.And) else ("orelse",
                                                                                    _ORELSE)
-        parts = [self._condition(v) for v in node.values]
-        return f" {word} ".join(_wrap(t, p, prec + 1) for t, p, _ in parts), prec, BOOL_T
+        # (a and b) and c is written a andalso b andalso c, as the importer reads it back
+        values: list[ast.expr] = []
+        pending = list(node.values)
+        while pending:
+            value = pending.pop(0)
+            if isinstance(value, ast.BoolOp) and type(value.op) is type(node.op):
+                pending[:0] = value.values
+            else:
+                values.append(value)
+        parts = [self._condition(v) for v in values]
+        # andalso in andalso (a real's equality) needs no parentheses: the same value
+        return f" {word} ".join(_wrap(t, p, prec) for t, p, _ in parts), prec, BOOL_T
 
     def _Compare(self, node: ast.Compare, expected: MLType) -> Emitted:
-        pieces = []
+        pieces: list[tuple[str, int]] = []  # each comparison and its precedence
         left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, ast.In | ast.NotIn):
@@ -1323,20 +1333,23 @@ class _Emitter:
                 # SML's real is no equality type: '=' on reals doesn't type-check; both
                 # '<=' and '>=' is Python's '==' (NaN included)
                 same = f"{a} <= {b} andalso {a} >= {b}"
-                pieces.append(f"({same})" if isinstance(op, ast.Eq) else f"not({same})")
+                pieces.append((same, _ANDALSO) if isinstance(op, ast.Eq) else
+                              (f"not({same})", _APP))
             elif isinstance(op, ast.Eq | ast.NotEq) and _has_real(left[2] or right[2]) \
                     and _kind(left[2] or right[2]) != "list":
                 raise self.refuse(node, "equality of values that hold reals (SML's real is "
                                   "no equality type): compare the real components")
             else:
-                pieces.append(f"{a} {_PY_COMPARE[type(op)]} {b}")
+                pieces.append((f"{a} {_PY_COMPARE[type(op)]} {b}", _CMP))
             left_node = right_node
         if len(pieces) == 1:
-            return pieces[0], _CMP, BOOL_T
-        return " andalso ".join(f"({p})" for p in pieces), _ANDALSO, BOOL_T
+            return pieces[0][0], pieces[0][1], BOOL_T
+        # no parentheses that the importer would not keep: 1 < x andalso x <= 4
+        return " andalso ".join(_wrap(p, prec, _ANDALSO) for p, prec in pieces), _ANDALSO, \
+            BOOL_T
 
     def _membership(self, node: ast.Compare, left_node: ast.expr, right_node: ast.expr,
-                    negated: bool) -> str:
+                    negated: bool) -> tuple[str, int]:
         """``x in C`` for a literal tuple or a constant collection ``C``: one equality per
         member (``false`` for none)."""
         if isinstance(right_node, ast.Tuple | ast.List | ast.Set):
@@ -1356,7 +1369,9 @@ class _Emitter:
             lt, rt, _ = self._numeric(left, right)
             tests.append(f"{_wrap(lt, left[1], _CONS)} = {_wrap(rt, right[1], _CONS)}")
         text = " orelse ".join(tests) if tests else "false"
-        return f"not({text})" if negated else f"({text})"
+        if negated:
+            return f"not({text})", _APP
+        return text, _ORELSE if len(tests) > 1 else _CMP if tests else _ATOM
 
     def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
         cond = self._condition(node.test)
@@ -1523,6 +1538,17 @@ class _Emitter:
         return "{" + ", ".join(parts) + "}", _ATOM, t
 
     def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
+        vals, body = self._let_parts(node, func, expected)
+        if not vals:
+            return body
+        return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+
+    def _let_parts(self, node: ast.Call, func: ast.Lambda,
+                   expected: MLType) -> tuple[list[str], Emitted]:
+        """The ``val`` declarations of a let and its body; a let right inside a let joins it
+        (``let val a = x val b = y in e end``: CPN ML's vals are sequential, as nested
+        lambdas are), the form the importer reads as nested lambdas, so that a function
+        written, read and written again is the same text."""
         params = [a.arg for a in func.args.args]
         if (func.args.vararg or func.args.kwarg or func.args.kwonlyargs or func.args.defaults
                 or node.keywords or len(params) != len(node.args)):
@@ -1531,8 +1557,13 @@ class _Emitter:
         vals = []
         inner = dict(self.variables)
         renames = dict(self.renames)
-        taken = set(inner) | set(renames.values()) | set(self.o.constants) | set(
-            self.o.functions)
+        # a declaration the let's scope never mentions can't be shadowed: its name stays
+        # free (a function read back from a file that declares 'sample' keeps its
+        # 'val sample', as written from Python)
+        mentioned = {n.id for n in ast.walk(func.body) if isinstance(n, ast.Name)} - set(params)
+        taken = set(inner) | set(renames.values()) | {
+            n for n in (*self.o.constants, *self.o.functions) if n in mentioned} | {
+            info.ml_name for n, info in self.o.functions.items() if n in mentioned}
         for param, arg in zip(params, node.args, strict=True):
             text, _, t = self.emit(arg)
             # a fresh ML name rather than shadowing one in scope (readers differ on shadowing)
@@ -1543,10 +1574,11 @@ class _Emitter:
             vals.append(f"val {ml_name} = {text}")
             inner[param] = t
             renames[param] = ml_name
-        body = _Emitter(self.o, self.where, inner, renames).emit(func.body, expected)
-        if not vals:
-            return body
-        return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+        emitter = _Emitter(self.o, self.where, inner, renames)
+        if isinstance(func.body, ast.Call) and isinstance(func.body.func, ast.Lambda):
+            more, body = emitter._let_parts(func.body, func.body.func, expected)
+            return vals + more, body
+        return vals, emitter.emit(func.body, expected)
 
     def _builtin(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
         args = node.args

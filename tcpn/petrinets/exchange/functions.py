@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.petrinets.compiler import RandomDraws
+from tcpn.petrinets.exchange.loops import loop_source
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 
 __all__ = ["CodeAction", "DeclaredFunction"]
@@ -35,26 +36,39 @@ class DeclaredFunction:
 
     ``scope`` is the net's declarations (kept by reference, so the function may call
     itself and functions declared after it). ``param_colours`` names the declared colour
-    set of each parameter when the source said it (``fun len (q:Queue)``), for export.
+    set of each parameter when the source said it (``fun len (q:Queue)``), and
+    ``ml_params`` its CPN ML spelling (``now`` for the Python ``now_``), for export.
+    A body that calls the function itself as a loop does (tail calls, list walks) runs
+    as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
+    does not exhaust Python's stack; other recursion stays recursion.
     """
 
     def __init__(self, name: str, params: tuple[str, ...], body: str,
                  scope: Mapping[str, Any] | None = None,
-                 param_colours: tuple[str | None, ...] = ()):
+                 param_colours: tuple[str | None, ...] = (),
+                 ml_params: tuple[str, ...] = ()):
         self.name = name
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
+        self.ml_params = tuple(ml_params) or self.params
         self.scope: Mapping[str, Any] = scope if scope is not None else {}
         Inscription.parse(body, f"body of function {name}")
-        self._code = compile(f"lambda {', '.join(self.params)}: ({body})",
-                             f"<tcpn function {name}>", "eval")
+        loop = loop_source(name, self.params, body)
+        self.is_loop = loop is not None  # whether it runs as a loop (tests read it)
+        self._code = compile(f"lambda {', '.join(self.params)}: ({body})" if loop is None
+                             else loop, f"<tcpn function {name}>",
+                             "eval" if loop is None else "exec")
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in self.params]
         )
 
     def __call__(self, *args: Any) -> Any:
-        function = eval(self._code, dict(self.scope))  # the body was parsed and checked above
+        namespace = dict(self.scope)
+        if self.is_loop:  # the def was generated from the parsed and checked body
+            exec(self._code, namespace)
+            return namespace[self.name](*args)
+        function = eval(self._code, namespace)  # the body was parsed and checked above
         return function(*args)
 
     def __repr__(self) -> str:

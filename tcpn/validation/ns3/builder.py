@@ -19,7 +19,8 @@ result in-process, in a forked child or in a spawned worker. The result of
      "qdisc_stats": {"A->B": {"dropped": n, "marked": n}},
      "wifi_mac": {"A->B": {"tx_data": n, "failed": n, "final_failed": n}} (802.11 hops),
      "pcap": {(node, nbr): path},
-     "flow_monitor": [...], "events": n, "build_s": s, "run_s": s}
+     "flow_monitor": [...], "events": n, "build_s": s, "run_s": s,
+     "run_cpu_s": s}
 
 A flow's ``"variant"`` holds the state of tcpn's own congestion controls after the run
 (:func:`_variant_state`; empty for ns-3's).
@@ -208,10 +209,10 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     monitor_helper = ns.FlowMonitorHelper() if plan.flow_monitor else None
     monitor = monitor_helper.InstallAll() if monitor_helper is not None else None
 
-    run_start = time.perf_counter()
+    run_start, run_cpu = time.perf_counter(), time.process_time()
     ns.Simulator.Stop(ns.Seconds(plan.horizon_s))
     ns.Simulator.Run()
-    run_s = time.perf_counter() - run_start
+    run_s, run_cpu_s = time.perf_counter() - run_start, time.process_time() - run_cpu
 
     result: dict[str, Any] = {
         "flows": {fid: {"cwnd": _series(src.recorder.cwnd),
@@ -237,6 +238,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         "events": int(ns.Simulator.GetEventCount()),
         "build_s": run_start - build_start,
         "run_s": run_s,
+        "run_cpu_s": run_cpu_s,
     }
     ns.Simulator.Destroy()
     return result

@@ -327,7 +327,8 @@ class Ns3Lens:
         progress(scenario.horizon_s)
         return {"ns3_version": ns3_version(), "rng_run": plan.rng_run,
                 "events": raw["events"], "build_s": raw["build_s"], "run_s": raw["run_s"],
-                "worker": dict(worker.startup), "flow_monitor": raw["flow_monitor"],
+                "run_cpu_s": raw["run_cpu_s"], "worker": dict(worker.startup),
+                "flow_monitor": raw["flow_monitor"],
                 "wireless": wireless.energy_report(
                     scenario, run.flows, raw["wifi_station"],
                     {fid: f["sink_bytes"] for fid, f in raw["flows"].items()})}

@@ -1,0 +1,281 @@
+"""The choices a verification net adds to the simulator's net: losses within the budget,
+RED's and TCP-L's uniform draws, random start times discretised.
+
+Each choice is a twin of a simulator transition (same inputs, guard, priority and delays)
+or, for start times, a transition at time 0 that places a connection's start token; see
+:mod:`tcpn.models.verification` and ``docs/statespace.md``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.components.queues import _red_decide
+from tcpn.models.scenario import Scenario, UniformTime
+from tcpn.models.topology import ComposedNet
+from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
+from tcpn.petrinets import UNIT, PetriNet, Place, Transition
+from tcpn.petrinets.net import ArcKind
+
+__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
+           "U_CALM", "U_EARLY", "ScriptedDraws", "add_loss_choices", "add_start_choices",
+           "discrete_starts", "red_early_verdict", "tcp_l_choices"]
+
+#: A loss choice is named after the transmission it stands beside, with this suffix.
+LOSS_SUFFIX = "_lost"
+
+#: What a data loss is: a packet carrying a data segment (``seq >= 0``); every other packet
+#: (pure ACKs, and with the handshake SYN, SYN-ACK and its ACK) is an ACK loss.
+_IS_DATA = "p.seq >= 0"
+
+#: A RED arrival's early verdict (drop or mark) is a choice named after ``decide``.
+EARLY_SUFFIX = "_early"
+
+#: TCP-L's draw (react to a loss as congestion or not) as a choice: the reaction twin.
+REACT_SUFFIX = "_react"
+
+#: The twin of TCP-L's reporter tick for a connection not (or never) open.
+UNOPENED_SUFFIX = "_unopened"
+
+#: The uniform draws RED's choices stand for: the smallest positive and the largest that
+#: NumPy's ``random()`` returns. Early is possible when the smallest gives it (probability
+#: > 0), not early when the largest does not (probability < 1). (TCP-L reacts when its
+#: probability exceeds the draw: 0.0 stands for "react whenever possible".)
+U_EARLY, U_CALM = 2.0 ** -53, 1.0 - 2.0 ** -53
+
+#: Variables the choices add to a binding (the budget's counters, the reporter's read of
+#: the sender) that the simulator's transitions do not have.
+ADDED_VARS = ("data_left", "acks_left", "t_sender")
+
+
+def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
+                     ) -> dict[str, str]:
+    """Add the budget place, one loss choice beside each transmission of the directions
+    that may lose and RED's early-verdict choice beside each ``decide``; return choice ->
+    the simulator transition it stands beside."""
+    net = composed.net
+    net.add_place(Place(BUDGET_PLACE, budget.colour(), initial=[budget.initial(segments)]))
+    twins: dict[str, str] = {}
+    for qid, prefix in composed.interfaces.items():
+        decide = f"{prefix}.decide"
+        if composed.events[qid].get("decide") == "meter" and decide in net.transitions:
+            _red_choice(net, decide, budget)
+            twins[decide + EARLY_SUFFIX] = decide
+        if not budget.covers(qid):
+            continue
+        inside = f"{prefix}."
+        for tname, kind in composed.events[qid].items():
+            if kind not in ("transmit", "direct"):
+                continue
+            original = f"{prefix}.{tname}"
+            twin = f"{original}{LOSS_SUFFIX}"
+            _lose_twin(net, original, twin, inside, budget)
+            twins[twin] = original
+    return twins
+
+
+class ScriptedDraws:
+    """A stand-in for the simulator's generator: ``random()`` returns the draws a path's
+    choices stand for, in order."""
+
+    def __init__(self, draws: Iterable[float]):
+        self.draws = iter(draws)
+
+    def random(self) -> float:
+        return next(self.draws)
+
+
+class _Draw:
+    """A stand-in for the generator RED's code action draws from: one fixed value."""
+
+    def __init__(self, u: float):
+        self.u = u
+
+    def random(self) -> float:
+        return self.u
+
+
+def _red_forced(u: float) -> Any:
+    """RED's code action with the uniform draw fixed at ``u`` (no ``rng``)."""
+    def decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
+               now: float, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
+               RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
+               RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
+        return _red_decide(p, n, b, e, avg, count, old, now, _Draw(u), RED_MIN_TH,
+                           RED_MAX_TH, RED_MAX_P, RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC,
+                           RED_ECN, RED_HARD_DROP, RED_BYTES)
+    return decide
+
+
+def red_early_verdict(*args: Any) -> str:
+    """The verdict of an early RED decision (``"drop"`` or ``"mark"``) when the arrival
+    may get one and may also be accepted, else ``""`` (arguments: those of RED's code
+    action without ``rng``)."""
+    early = _red_forced(U_EARLY)(*args)["verdict"]
+    calm = _red_forced(U_CALM)(*args)["verdict"]
+    return str(early) if early != calm else ""
+
+
+_RED_ARGS = ("p, n, b, e, avg, count, old, now, RED_MIN_TH, RED_MAX_TH, RED_MAX_P, "
+             "RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC, RED_ECN, RED_HARD_DROP, RED_BYTES")
+
+
+def _red_choice(net: PetriNet, decide: str, budget: LossBudget) -> None:
+    """RED's draw as a choice: ``decide`` takes the verdict of the largest draw (early only
+    when certain), ``decide_early`` the early verdict when it is possible but not certain;
+    an early drop takes a loss of the packet's kind from the budget."""
+    source = net.transitions[decide]
+    twin = decide + EARLY_SUFFIX
+    # a guard may not read the clock; RED reads it only for the idle time of an empty
+    # queue, where every arrival is accepted whatever the draw (``n_queued > 1`` fails):
+    # ``e`` in place of ``now`` changes no verdict that differs between the two draws
+    verdict = f"red_early_verdict({_RED_ARGS.replace('now', 'e')})"
+    may_lose, after = budget.inscriptions(_IS_DATA)
+    net.transitions[decide] = replace(source, action=_red_forced(U_CALM))
+    net.add_transition(replace(
+        source, name=twin, action=_red_forced(U_EARLY),
+        guard=f"{verdict} == 'mark' or {verdict} == 'drop' and {may_lose}",
+        params={**source.params, "red_early_verdict": red_early_verdict}))
+    for arc in net.arcs_of(decide):
+        net.add_arc(replace(arc, transition=twin))
+    net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+    net.add_output(BUDGET_PLACE, twin, f"(data_left, acks_left) if verdict != 'drop' else "
+                   f"{after}")
+
+
+def _lose_twin(net: PetriNet, original: str, twin: str, inside: str,
+               budget: LossBudget) -> None:
+    """``twin``: ``original`` with its routed outputs dropped, the frame counted as failed
+    and one loss of the packet's kind taken from the budget."""
+    source = net.transitions[original]
+    if source.action is not None:  # only scripted (action-free) transmissions get here
+        raise InputError(f"transition {original}: decides losses in a code action; cannot "
+                         "add a loss choice beside it")
+    scripted = "not (sent in LOSSES)"
+    may_lose, after = budget.inscriptions(_IS_DATA)
+    guard = f"{may_lose} and {scripted}"
+    if source.guard:
+        guard = f"({source.guard}) and {guard}"
+    net.add_transition(replace(source, name=twin, guard=guard))
+    for arc in net.arcs_of(original):
+        routed = arc.kind is ArcKind.OUTPUT and (not arc.place.startswith(inside)
+                                                  or arc.place == f"{inside}in")
+        if routed:
+            continue
+        if arc.place.endswith(".frames") and arc.kind is ArcKind.OUTPUT:
+            net.add_output(arc.place, twin, "(sent + 1, failed + 1)")
+            continue
+        net.add_arc(replace(arc, transition=twin))
+    net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+    net.add_output(BUDGET_PLACE, twin, after)
+
+
+def _forced(action: Any, u: float) -> Any:
+    """``action`` with its generator replaced by one whose ``random()`` is ``u``: the same
+    parameters without ``rng`` (the compiler calls actions by keyword)."""
+    signature = inspect.signature(action)
+
+    def forced(**values: Any) -> Any:
+        return action(**values, rng=_Draw(u))
+    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
+    return forced
+
+
+def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                                 dict[str, float]]:
+    """TCP-L of connection ``i``: its reaction draw at a fast retransmit or a timeout as a
+    choice (the original reacts only when certain, ``_react`` whenever possible), and its
+    reporter stopped once the sender has every segment acknowledged (nothing after that
+    reads a report) or has given up. Returns the twins and the draws they stand for."""
+    twins: dict[str, str] = {}
+    draws: dict[str, float] = {}
+    for name in (f"flow{i}.snd.fast_retransmit", f"flow{i}.snd.timeout"):
+        source = net.transitions[name]
+        inputs = [n for n in source.action_inputs if n != "rng"]
+        calm, react = _forced(source.action, U_CALM), _forced(source.action, 0.0)
+
+        def reaction_open(calm: Any = calm, react: Any = react, **values: Any) -> bool:
+            return bool(calm(**values)["react"] != react(**values)["react"])
+        twin = name + REACT_SUFFIX
+        call = ", ".join(f"{n}={n}" for n in inputs)
+        guard = f"reaction_open({call})"
+        net.transitions[name] = replace(source, action=calm)
+        net.add_transition(replace(
+            source, name=twin, action=react,
+            guard=guard if source.guard is None else f"({source.guard}) and {guard}",
+            params={**source.params, "reaction_open": reaction_open}))
+        for arc in net.arcs_of(name):
+            net.add_arc(replace(arc, transition=twin))
+        twins[twin] = name
+        draws.update({name: U_CALM, twin: 0.0})
+    tick = f"flow{i}.rep.take_report"
+    source = net.transitions[tick]
+    unopened = tick + UNOPENED_SUFFIX
+    net.add_transition(replace(source, name=unopened))
+    for arc in net.arcs_of(tick):
+        net.add_arc(replace(arc, transition=unopened))
+    net.add_inhibitor(f"flow{i}.snd.tcb", unopened)
+    if f"flow{i}.snd.failed" in net.places:
+        net.add_inhibitor(f"flow{i}.snd.failed", unopened)
+    net.add_read(f"flow{i}.snd.tcb", tick, "t_sender")
+    net.transitions[tick] = replace(source, guard=f"t_sender.una < {segments}")
+    twins[unopened] = tick
+    return twins, draws
+
+
+def discrete_starts(scenario: Scenario, start_points: int | None) -> dict[int, tuple[float, ...]]:
+    """Flow group -> the start times a random ``start_s`` is discretised to: ``start_points``
+    equally spaced times from ``low_s`` to ``high_s`` of a uniform start."""
+    points: dict[int, tuple[float, ...]] = {}
+    for g, group in enumerate(scenario.flows):
+        spec = group.start_s
+        if isinstance(spec, int | float):
+            continue
+        where = f"flows[{g}].start_s"
+        if not isinstance(spec, UniformTime):
+            raise InputError(f"{where}: an unbounded random start ({spec.dist}) cannot be "
+                             "discretised; give a number or a uniform interval")
+        if start_points is None:
+            raise InputError(f"{where}: drawn at random; give verification_net(..., "
+                             "start_points=m) to choose among m times in its interval, or a "
+                             "number")
+        if isinstance(start_points, bool) or not isinstance(start_points, int) or \
+                start_points < 1:
+            raise InputError(f"start_points must be a whole number >= 1, got {start_points!r}")
+        step = (spec.high_s - spec.low_s) / max(1, start_points - 1)
+        points[g] = tuple(sorted({round(spec.low_s + j * step, 9)
+                                  for j in range(start_points)}))
+    return points
+
+
+def add_start_choices(composed: ComposedNet, scenario: Scenario,
+                       points: Mapping[int, tuple[float, ...]]) -> dict[str, tuple[int, float]]:
+    """One choice per start time of each group with a random start: it puts the start token
+    of every connection of the group (``gap_s`` apart) at that time."""
+    net = composed.net
+    ids = {(flow.id if flow.id is not None else f"f{g}"): g
+           for g, flow in enumerate(scenario.flows)}
+    choices: dict[str, tuple[int, float]] = {}
+    for g, times in points.items():
+        members = [(i, f) for i, f in enumerate(composed.flows) if ids[f.group] == g]
+        gap = float(scenario.flows[g].gap_s)  # type: ignore[arg-type]
+        unstarted = f"group{g}.unstarted"
+        net.add_place(Place(unstarted, UNIT, initial=[()]))
+        for i, _flow in members:
+            start = f"flow{i}.snd.start"
+            net.places[start] = replace(net.places[start], initial=[])
+        for j, start_s in enumerate(times):
+            name = f"group{g}.start{j}"
+            net.add_transition(Transition(name))
+            net.add_input(unstarted, name, "()")
+            for i, flow in members:
+                net.add_output(f"flow{i}.snd.start", name, "()",
+                               delay=round(start_s + flow.index * gap, 9))
+            choices[name] = (g, start_s)
+    return choices
+

@@ -1,0 +1,319 @@
+"""The verification net of a scenario and what it is built of: roles, choices, replay.
+
+See :mod:`tcpn.models.verification` for the whole story and an example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcpn.errors import InputError
+from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario
+from tcpn.models.topology import ComposedNet, compose
+from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
+from tcpn.models.verification.choices import (
+    ADDED_VARS,
+    EARLY_SUFFIX,
+    LOSS_SUFFIX,
+    U_CALM,
+    U_EARLY,
+    ScriptedDraws,
+    add_loss_choices,
+    add_start_choices,
+    discrete_starts,
+    tcp_l_choices,
+)
+from tcpn.petrinets import Firing, PetriNet, Simulator, explore
+from tcpn.petrinets.statespace import StateSpace
+
+__all__ = ["Role", "VerificationNet", "verification_net"]
+
+#: The senders' and receivers' places and transitions a role lists (module-relative).
+_SENDER_PLACES = ("tcb", "rtt", "timer", "start", "app", "connecting", "failed")
+
+_RECEIVER_PLACES = ("rcv", "delack")
+
+
+@dataclass(frozen=True)
+class Role:
+    """One part of the scenario in the verification net: what properties and lanes read.
+
+    ``kind`` is ``"sender"``, ``"receiver"``, ``"queue"``, ``"link"`` or ``"budget"``;
+    ``places`` maps a role name (``"tcb"``, ``"rcv"``, ``"budget"``...) to the net's place;
+    ``transitions`` lists the net's transitions of that part (choices included).
+    """
+
+    kind: str
+    places: Mapping[str, str]
+    transitions: tuple[str, ...]
+    flow: str | None = None
+
+
+@dataclass(frozen=True)
+class VerificationNet:
+    """A scenario's net built for exploration (see the module docstring).
+
+    ``roles`` names the parts (keys below, ``i`` the connection number, ``A->B`` a link
+    direction):
+
+    * ``flow{i}.sender``: places ``tcb`` (a ``Tcb``: ``cwnd``, ``ssthresh`` in segments,
+      ``una``, ``nxt``, ``high``, ``dupacks``, ``inrec``...; the flight is ``high - una``),
+      ``rtt`` (``srtt``, ``rttvar``, ``rto``), ``timer`` (marked while data is
+      unacknowledged), ``start``, ``out`` (segments leaving), ``acks`` (ACKs arriving);
+      with the handshake ``connecting``, ``failed``; ``flow`` is the flow id;
+    * ``flow{i}.receiver``: ``rcv`` (a ``Rcv``: ``nxt`` is the number of segments
+      delivered in order to the application, ``ooo`` the buffered runs), ``delack``,
+      ``data`` (segments arriving), ``out`` (ACKs leaving);
+    * ``A->B.queue``: the queue's places (``in`` the arrivals) and its transitions;
+    * ``A->B.link``: ``idle`` (the transmitter), ``frames`` (``(sent, failed)``), the
+      transmissions and their loss choices;
+    * ``losses``: ``budget``, the place holding ``(data losses left, ACK losses left)``.
+
+    ``choices`` are the transitions added to the simulator's; ``twins`` maps each loss (or
+    RED early verdict, TCP-L reaction, reporter tick of an unopened connection) to the
+    simulator transition it stands beside; ``draws`` gives the uniform draw each
+    transition whose simulator twin draws one stands for; ``start_choices``
+    maps each start-time choice (``group{g}.start{j}``) to ``(g, start_s)``: flow group
+    ``g`` (the scenario's ``flows[g]``) starts at ``start_s``.
+    """
+
+    net: PetriNet
+    scenario: Scenario
+    segments: int
+    losses: LossBudget
+    roles: Mapping[str, Role]
+    choices: tuple[str, ...]
+    abstractions: tuple[str, ...]
+    flows: tuple[ConcreteFlow, ...] = ()
+    twins: Mapping[str, str] = field(default_factory=dict)
+    clock: str = "absolute"
+    start_choices: Mapping[str, tuple[int, float]] = field(default_factory=dict)
+    draws: Mapping[str, float] = field(default_factory=dict)
+
+    def explore(self, **limits: Any) -> StateSpace:
+        """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
+        return explore(self.net, clock=self.clock, **limits)
+
+    def simulator_transition(self, transition: str) -> str:
+        """The simulator's transition a verification-net transition fires as (a choice fires
+        as the transmission it stands beside; every other transition as itself)."""
+        return self.twins.get(transition, transition)
+
+    def scripted_losses(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[
+            str, tuple[int, ...]]:
+        """The packets a path loses, per link direction, as a scripted list numbers them
+        (arrival numbers from 0 over that direction: the ``sent`` count the choice read)."""
+        prefixes = {role.places["idle"].rsplit(".", 1)[0]: key.removesuffix(".link")
+                    for key, role in self.roles.items() if role.kind == "link"}
+        lost: dict[str, list[int]] = {}
+        for transition, binding in path:
+            if transition in self.twins and transition.endswith(LOSS_SUFFIX):
+                direction = prefixes[transition.rsplit(".", 1)[0]]
+                lost.setdefault(direction, []).append(int(binding["sent"]))
+        return {direction: tuple(sorted(numbers)) for direction, numbers in lost.items()}
+
+    def chosen_starts(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[int, float]:
+        """The start time a path chose for each flow group with a random start."""
+        return dict(self.start_choices[t] for t, _b in path if t in self.start_choices)
+
+    def simulation_scenario(self, losses: Mapping[str, Sequence[int]] | None = None,
+                            starts: Mapping[int, float] | None = None) -> Scenario:
+        """The scenario the simulator runs for this net with the given scripted ``losses``
+        (per direction, added to the scenario's own lists) and ``starts`` (flow group ->
+        start time, for the groups whose start is drawn at random): the transfer is finite
+        and every direction that may lose has a scripted list."""
+        return _scripted(self.scenario, self.segments, self.losses, losses or {},
+                         starts or {})
+
+    def simulation_net(self, losses: Mapping[str, Sequence[int]] | None = None,
+                       starts: Mapping[int, float] | None = None) -> PetriNet:
+        """The simulator's net of :meth:`simulation_scenario`."""
+        scenario = self.simulation_scenario(losses, starts)
+        flows = scenario.concrete_flows() if starts else self.flows
+        return compose(scenario, _finite_flows(scenario, flows, self.segments)).net
+
+    def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
+        """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
+        simulator's own net of :meth:`simulation_scenario` with the path's losses scripted
+        and start times chosen: each loss fires as the transmission it stands beside, RED's
+        draws are forced, start choices are not fired. Raises
+        :class:`InputError` at the first step the simulator would not take."""
+        sim = Simulator(self.simulation_net(self.scripted_losses(path),
+                                            self.chosen_starts(path)), seed=0)
+        # the simulator's uniform draws forced to those the path's choices stand for
+        draws = [self.draws[t] for t, _b in path if t in self.draws]
+        sim._draw.generator = ScriptedDraws(draws)  # type: ignore[assignment]
+        firings = []
+        for step, (transition, binding) in enumerate(path):
+            if transition in self.start_choices:  # the scenario's start time says it
+                continue
+            values = {k: v for k, v in binding.items() if k not in ADDED_VARS}
+            try:
+                firings.append(sim.fire(self.simulator_transition(transition), values))
+            except InputError as exc:
+                raise InputError(f"replay step {step} ({transition}): {exc}") from None
+        return firings
+
+
+def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int
+                  ) -> list[ConcreteFlow]:
+    return [f.model_copy(update={"bytes": segments * f.tcp.segment_size_bytes}) for f in flows]
+
+
+def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
+              extra: Mapping[str, Sequence[int]], starts: Mapping[int, float]) -> Scenario:
+    """``scenario`` with scripted lists on the directions that may lose (see
+    :meth:`VerificationNet.simulation_scenario`)."""
+    links = []
+    for link in scenario.links:
+        update = {}
+        for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
+            qid = f"{a}->{b}"
+            errors = direction.errors
+            if not budget.covers(qid) and qid not in extra:
+                continue
+            own = list(errors.packets) if isinstance(errors, ListErrors) else []
+            packets = sorted(set(own) | set(extra.get(qid, ())))
+            update[side] = direction.model_copy(update={"errors": ListErrors(packets=packets)})
+        links.append(link.model_copy(update=update) if update else link)
+    flows = [f.model_copy(update={"bytes": segments * scenario.flow_tcp(f).segment_size_bytes,
+                                  **({"start_s": starts[g]} if g in starts else {})})
+             for g, f in enumerate(scenario.flows)]
+    return scenario.model_copy(update={"links": links, "flows": flows})
+
+
+def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
+    """Raise :class:`InputError` naming what verification mode cannot handle."""
+    if isinstance(segments, bool) or not isinstance(segments, int) or segments < 1:
+        raise InputError(f"segments must be a whole number >= 1 (a finite transfer), got "
+                         f"{segments!r}; a bulk transfer's space never closes")
+    directions = {f"{a}->{b}" for link in scenario.links for a, b, _d in link.directions()}
+    for qid in budget.links or ():
+        if qid not in directions:
+            raise InputError(f"loss budget: link direction {qid!r} is not in scenario "
+                             f"{scenario.name} (directions: {', '.join(sorted(directions))})")
+    for li, link in enumerate(scenario.links):
+        if link.wireless is not None:
+            raise InputError(f"links[{li}].wireless: an 802.11 hop (MAC retries) cannot be "
+                             "turned into choices yet; verification needs point-to-point links")
+        for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
+            kind = direction.queue.kind
+            if kind not in ("drop_tail", "threshold_ecn", "red"):
+                raise InputError(f"links[{li}].{side}.queue: {kind} decides by rates not "
+                                 "turned into choices yet; verification takes drop_tail, "
+                                 "threshold_ecn and red queues")
+            if isinstance(direction.errors, RateErrors) and not budget.covers(f"{a}->{b}") \
+                    and direction.errors.rate > 0:
+                raise InputError(f"links[{li}].{side}.errors: random losses (rate "
+                                 f"{direction.errors.rate:g}) on {a}->{b} become choices only "
+                                 "where the loss budget allows losses; give a budget > 0 that "
+                                 "covers this direction, or remove the error model")
+    for i, group in enumerate(scenario.flows):
+        for name in ("gap_s", "receiver_clock_offset_s"):
+            if not isinstance(getattr(group, name), int | float):
+                raise InputError(f"flows[{i}].{name}: drawn at random; verification needs a "
+                                 "fixed time (a number)")
+        if group.app_rate_bps is not None:
+            raise InputError(f"flows[{i}].app_rate_bps: a paced application is not supported "
+                             "in verification mode (the transfer is the `segments` given)")
+
+
+def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
+    net = composed.net
+    roles: dict[str, Role] = {}
+
+    def under(prefix: str) -> tuple[str, ...]:
+        return tuple(t for t in net.transitions if t.startswith(prefix))
+
+    for i, flow in enumerate(composed.flows):
+        snd = f"flow{i}.snd."
+        places = {name: snd + name for name in _SENDER_PLACES if snd + name in net.places}
+        places.update(out=f"{composed.interfaces[flow.data_queues[0]]}.in",
+                      acks=f"flow{i}.acks")
+        roles[f"flow{i}.sender"] = Role("sender", places, under(snd), flow.id)
+        rcv = f"flow{i}.rcv."
+        places = {name: rcv + name for name in _RECEIVER_PLACES}
+        places.update(data=f"flow{i}.data",
+                      out=f"{composed.interfaces[flow.ack_queues[0]]}.in")
+        roles[f"flow{i}.receiver"] = Role("receiver", places, under(rcv), flow.id)
+    for qid, prefix in composed.interfaces.items():
+        kinds = composed.events[qid]
+        sends = tuple(f"{prefix}.{t}" for t, k in kinds.items() if k in ("transmit", "direct"))
+        lost = tuple(t for t, original in twins.items() if original in sends)
+        queue_places = {p.removeprefix(prefix + "."): p for p in net.places
+                        if p.startswith(prefix + ".") and p not in
+                        (f"{prefix}.idle", f"{prefix}.frames")}
+        roles[f"{qid}.queue"] = Role("queue", queue_places, tuple(
+            f"{prefix}.{t}" for t, k in kinds.items() if k not in ("transmit",)))
+        link_places = {"idle": f"{prefix}.idle"}
+        if f"{prefix}.frames" in net.places:
+            link_places["frames"] = f"{prefix}.frames"
+        roles[f"{qid}.link"] = Role("link", link_places, sends + lost)
+    roles["losses"] = Role("budget", {"budget": BUDGET_PLACE}, tuple(twins))
+    return roles
+
+
+def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
+                  points: Mapping[int, tuple[float, ...]]) -> tuple[str, ...]:
+    where = "every link direction" if budget.links is None else ", ".join(budget.links)
+    return (
+        f"Each connection sends a finite transfer of {segments} segments; the scenario's "
+        f"horizon ({scenario.horizon_s:g} s) and byte counts are not used (a stop time "
+        "before the horizon still closes the application).",
+        f"Losses are choices: at most {budget.data_losses} data segment(s) and "
+        f"{budget.ack_losses} ACK(s) (SYN, SYN-ACK count as ACKs) per run, on {where}; "
+        "a scripted loss list still loses exactly its packets; error rates are not "
+        "probabilities here, only whether a loss can happen.",
+        *(["RED's early drop or mark is a choice wherever its probability is strictly "
+           "between 0 and 1 (early drops within the data/ACK budget, marks unbounded); "
+           "the probability's value is not kept."]
+          if any(d.queue.kind == "red" for link in scenario.links
+                 for _a, _b, d in link.directions()) else []),
+        *(f"Flow group {scenario.flows[g].id or f'f{g}'} starts at one of "
+          f"{', '.join(f'{t:g}' for t in times)} s (its random start discretised), not "
+          "at the times between." for g, times in points.items()),
+        "Every other delay is the simulator's deterministic one (serialisation, propagation, "
+        "timers); simultaneous events are explored in every order.",
+        "Time is absolute (CPN Tools' timed state space): the space is finite because the "
+        "transfer ends and the losses are bounded.",
+    )
+
+
+def verification_net(scenario: Scenario, *, segments: int,
+                     losses: LossBudget | None = None, start_points: int | None = None,
+                     seed: int | None = None) -> VerificationNet:
+    """The verification net of ``scenario``: every connection sends ``segments`` segments,
+    the network may lose what ``losses`` allows (see the module docstring).
+
+    A flow group whose ``start_s`` is drawn uniformly from an interval starts at one of
+    ``start_points`` equally spaced times in it, a choice made at time 0 (the explorer
+    covers each, and every order of the events they make simultaneous). ``seed`` draws
+    the scenario's other random choices (none are allowed yet).
+    """
+    budget = losses if losses is not None else LossBudget()
+    if not isinstance(budget, LossBudget):
+        raise InputError(f"losses must be a LossBudget, got {budget!r}")
+    points = discrete_starts(scenario, start_points)
+    _refuse(scenario, segments, budget)
+    prepared = _scripted(scenario, segments, budget, {},
+                         {g: times[0] for g, times in points.items()})
+    finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
+    composed = compose(prepared, finite)
+    twins = add_loss_choices(composed, budget, segments)
+    draws = {name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM)
+             for twin, original in twins.items() if original.endswith(".decide")
+             for name in (twin, original)}
+    for i, flow in enumerate(finite):
+        if flow.variant == "tcp_l":
+            tcp_l_twins, tcp_l_draws = tcp_l_choices(composed.net, i, segments)
+            twins.update(tcp_l_twins)
+            draws.update(tcp_l_draws)
+    starts = add_start_choices(composed, scenario, points)
+    return VerificationNet(
+        net=composed.net, scenario=scenario, segments=segments, losses=budget,
+        roles=_roles(composed, twins), choices=(*twins, *starts),
+        abstractions=_abstractions(scenario, segments, budget, points), flows=tuple(finite),
+        twins=twins, start_choices=starts, draws=draws)
+
