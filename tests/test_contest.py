@@ -141,3 +141,18 @@ def test_every_instance_like_the_oracle(shared_dir, mcc_cache, instance):
     answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS),
                                  time_limit_s=SLOW_TIME_LIMIT_S)
     assert disagreements(folder, answers, cannot_compute_is_wrong=False) == []
+
+
+@pytest.mark.parametrize("on_the_fly_states", [0, 10**9], ids=["arrays", "on-the-fly"])
+@pytest.mark.parametrize("instance", ["RwMutex-PT-r0010w0020", "QuasiCertifProtocol-PT-02",
+                                      "DatabaseWithMutex-COL-02"])
+def test_ltl_answers_like_the_oracle_with_either_search(shared_dir, mcc_cache, monkeypatch,
+                                                        instance, on_the_fly_states):
+    """The LTL product searched in arrays only, or on the fly only: every answer the
+    oracle's (P/T and coloured spaces; QuasiCertifProtocol has dead markings)."""
+    from tcpn.petrinets import ltl
+    monkeypatch.setattr(ltl, "ON_THE_FLY_STATES", on_the_fly_states)
+    folder = extracted(shared_dir, mcc_cache, instance)
+    answers = check_examinations(folder / "model.pnml", ["LTLCardinality", "LTLFireability"])
+    assert all("CANNOT_COMPUTE" not in line for lines in answers.values() for line in lines)
+    assert disagreements(folder, answers) == []

@@ -4,11 +4,15 @@ P/T explorer against the coloured one."""
 
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcpn.petrinets import explore
+from tcpn.petrinets import ltl as ltl_module
 from tcpn.petrinets.colours import UNIT
 from tcpn.petrinets.ctl import satisfying
 from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
@@ -17,6 +21,7 @@ from tcpn.petrinets.formulas import (
     And,
     Bool,
     Compare,
+    Const,
     E,
     F,
     Fireable,
@@ -31,10 +36,11 @@ from tcpn.petrinets.formulas import (
     fireable,
     tokens,
 )
-from tcpn.petrinets.ltl import check_ltl, translate
+from tcpn.petrinets.ltl import _nnf, check_ltl, translate
+from tcpn.petrinets.ltl_rewrite import simplify
 from tcpn.petrinets.net import PetriNet, Place, Transition
 from tcpn.petrinets.ptcheck import ctl_mask, state_mask
-from tcpn.petrinets.ptspace import explore_pt, pt_net
+from tcpn.petrinets.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
 
 NETS = {"philosophers4": dining_philosophers(4), "grid2": interleaving_grid(2),
         "counter3": counter(3)}
@@ -221,3 +227,127 @@ def test_pt_explorer_finds_the_coloured_explorers_states_edges_and_answers(make)
     assert check_ltl(formula, ours).answer == check_ltl(formula, theirs).answer
     ctl = A(G(E(F(Compare("<=", tokens(sorted(net.places)[0]), tokens(sorted(net.places)[1]))))))
     assert bool(ctl_mask(ctl, ours)[0]) == bool(satisfying(theirs, ctl)[0])
+
+
+# -- the translation against the semantics, on random small Kripke structures ----------------
+ENGINES = {"on the fly": 10**9, "arrays": 0}  # product states searched on the fly first
+
+
+@contextlib.contextmanager
+def engine(name: str):
+    """Run check_ltl with the on-the-fly search only, or the array product only."""
+    saved = ltl_module.ON_THE_FLY_STATES
+    ltl_module.ON_THE_FLY_STATES = ENGINES[name]
+    try:
+        yield
+    finally:
+        ltl_module.ON_THE_FLY_STATES = saved
+
+
+def kripke(valuations: list[tuple[int, int]], successors: list[list[int]]) -> PTStateSpace:
+    """A state space whose state ``s`` marks places ``p``, ``q`` with ``valuations[s]``
+    and leads to ``successors[s]`` (each edge a firing of transition ``step``)."""
+    n = len(valuations)
+    zeros = np.zeros((1, 2), dtype=np.int64)
+    net = PTNet(("p", "q"), ("step",), zeros, zeros, zeros, zeros, zeros.astype(bool),
+                np.array(valuations[0]))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in successors], out=indptr[1:])
+    targets = np.array([t for s in successors for t in s], dtype=np.int32)
+    return PTStateSpace(net, np.array(valuations, dtype=np.uint8), indptr, targets,
+                        np.zeros(len(targets), dtype=np.int32), np.zeros(n, dtype=np.int64),
+                        np.zeros(n, dtype=np.int32), True, 0.0, "")
+
+
+def small_kripke():
+    def build(n: int):
+        return st.tuples(
+            st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=n, max_size=n),
+            st.lists(st.lists(st.integers(0, n - 1), max_size=3), min_size=n,
+                     max_size=n))
+    return st.integers(1, 4).flatmap(build)
+
+
+KRIPKE_ATOMS = [tokens("p") >= 1, tokens("q") >= 1]
+
+
+def valuation_atom(f: Formula, valuation: tuple[int, int]) -> bool:
+    if isinstance(f, Bool):
+        return f.value
+    return bool(valuation[0 if f == KRIPKE_ATOMS[0] else 1])
+
+
+def lassos(successors: list[list[int]], longest: int):
+    """Every lasso from state 0 with at most ``longest`` states (a dead state repeats)."""
+    def step(s: int) -> list[int]:
+        return successors[s] or [s]
+
+    def extend(path: list[int]):
+        for t in step(path[-1]):
+            if t in path:
+                yield path, path.index(t)
+        if len(path) < longest:
+            for t in step(path[-1]):
+                yield from extend([*path, t])
+    yield from extend([0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(structure=small_kripke(), phi=path_formulas(KRIPKE_ATOMS))
+def test_translation_agrees_with_the_semantics_on_small_kripke_structures(structure, phi):
+    valuations, successors = structure
+    space = kripke(valuations, successors)
+    answers = set()
+    for name in ENGINES:
+        with engine(name):
+            verdict = check_ltl(A(phi), space)
+        answers.add(verdict.answer)
+        if verdict.answer == "false":  # its lasso, read as a word of valuations, refutes phi
+            word = [valuations[0]] + [(s.marking.get("p", 0), s.marking.get("q", 0))
+                                      for s in verdict.evidence.stem + verdict.evidence.cycle]
+            if verdict.evidence.cycle:
+                word, loop = word[:-1], len(verdict.evidence.stem)
+            else:
+                loop = len(word) - 1
+            assert not holds_on_lasso(phi, word, loop, valuation_atom), name
+    assert len(answers) == 1, "the two engines disagree"
+    refuted = any(not holds_on_lasso(phi, [valuations[s] for s in path], loop,
+                                     valuation_atom)
+                  for path, loop in lassos(successors, 6))
+    if refuted:
+        assert answers == {"false"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(phi=path_formulas(KRIPKE_ATOMS),
+       word=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1,
+                     max_size=5), data=st.data())
+def test_rewriting_keeps_the_meaning(phi, word, data):
+    loop = data.draw(st.integers(0, len(word) - 1))
+    rewritten = simplify(_nnf(phi))
+    assert holds_on_lasso(rewritten, word, loop, valuation_atom) == \
+        holds_on_lasso(phi, word, loop, valuation_atom), rewritten
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_both_engines_take_fairness_into_account(name):
+    space = explore(retransmission())
+    delivered = A(F(tokens("delivered") >= 1))
+    with engine(name):
+        unfair = check_ltl(delivered, space)
+        assert unfair.answer == "false"
+        assert sorted(s.transition for s in unfair.evidence.cycle) == ["lose", "send"]
+        assert check_ltl(delivered, space, weak_fair=["deliver"]).answer == "false"
+        assert check_ltl(delivered, space, strong_fair=["deliver"]).answer == "true"
+        fair_lose = check_ltl(delivered, space, strong_fair=["lose"])
+        assert fair_lose.answer == "false"
+        # the lasso repeats a cycle that takes the strongly fair transition
+        assert "lose" in [s.transition for s in fair_lose.evidence.cycle]
+
+
+def test_invariant_propositions_fold_to_constants():
+    space = explore_pt(pt_net(dining_philosophers(3)))
+    always = Compare("<=", tokens(sorted(space.net.places)[0]), Const(1))  # 1-safe net
+    automaton = translate(ltl_module._fold_invariants(
+        Not(U(always, X(Not(always)))), ltl_module._Graph(space)))
+    assert len(automaton) == 1 and check_ltl(A(G(always)), space).answer == "true"

@@ -1,15 +1,20 @@
-"""LTL model checking: Büchi automaton of the negated formula, product with the state graph
-built on the fly, emptiness by strongly connected components, lasso counterexamples.
+"""LTL model checking: Büchi automaton of the negated formula, product with the state graph,
+emptiness by strongly connected components, lasso counterexamples.
 
-``A φ`` holds when no path satisfies ``¬φ``. :func:`check_ltl` translates ``¬φ`` (in
-negation normal form, its maximal temporal-free sub-formulas read as propositions) to a
-generalised Büchi automaton with the tableau construction of Gerth, Peled, Vardi and Wolper
-("Simple on-the-fly automatic verification of linear temporal logic", PSTV 1995), explores
-the product of that automaton with the state graph depth-first from the initial state, and
-runs Tarjan's algorithm on it: the first strongly connected component that is non-trivial,
-meets every acceptance set (one per ``U``) and satisfies the fairness assumptions stops the
-search, and a path to it plus a cycle through it is the counterexample. ``E φ`` is
-``¬A ¬φ``: its witness is the same lasso.
+``A φ`` holds when no path satisfies ``¬φ``. :func:`check_ltl` rewrites ``¬φ`` (in
+negation normal form, its maximal temporal-free sub-formulas read as propositions, those
+invariant over the reachable markings folded to constants) with the rules of
+:mod:`tcpn.petrinets.ltl_rewrite`, translates it to a generalised Büchi automaton with the
+tableau construction of Gerth, Peled, Vardi and Wolper ("Simple on-the-fly automatic
+verification of linear temporal logic", PSTV 1995), and reduces the automaton (useless
+states removed, edges to directly simulated siblings dropped, bisimilar states merged).
+The product with the state graph is first explored depth-first on the fly for
+:data:`ON_THE_FLY_STATES` product states with Tarjan's algorithm: the first strongly
+connected component that is non-trivial, meets every acceptance set (one per ``U``) and
+satisfies the fairness assumptions stops the search, and a path to it plus a cycle
+through it is the counterexample. Beyond that the whole product is built and searched in
+arrays (:mod:`tcpn.petrinets.ltl_product`), with the same answers. ``E φ`` is ``¬A ¬φ``:
+its witness is the same lasso.
 
 **Dead markings.** A path that reaches a dead marking stays there forever (the marking
 repeats, as if it had a silent self-loop): every maximal path is infinite. So ``X p`` at a
@@ -64,6 +69,7 @@ from tcpn.petrinets.formulas import (
     X,
     is_ltl,
 )
+from tcpn.petrinets.ltl_rewrite import simplify
 from tcpn.petrinets.verdicts import Evidence, Step, Verdict
 
 if TYPE_CHECKING:
@@ -162,15 +168,19 @@ class _Node:
 _INIT = -1
 
 
-def translate(path_formula: Formula) -> BuchiAutomaton:
-    """The automaton of the paths satisfying a quantifier-free path formula.
+def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
+    """The automaton of the paths satisfying a quantifier-free path formula: the formula
+    rewritten by :func:`~tcpn.petrinets.ltl_rewrite.simplify`, the tableau's automaton
+    with useless states removed, edges to directly simulated siblings dropped and
+    bisimilar states merged; with ``reduce`` false, the tableau's automaton with only
+    bisimilar states merged (for comparisons).
 
     >>> from tcpn.petrinets.formulas import F, tokens
     >>> automaton = translate(F(tokens("p") >= 1))
     >>> len(automaton), len(automaton.accepting)
     (3, 1)
     """
-    root = _nnf(path_formula)
+    root = simplify(_nnf(path_formula)) if reduce else _nnf(path_formula)
     done: list[_Node] = []
     index: dict[tuple[frozenset[Formula], frozenset[Formula]], int] = {}
     work = [_Node({_INIT}, [root])]
@@ -228,9 +238,100 @@ def translate(path_formula: Formula) -> BuchiAutomaton:
     literals = [tuple(sorted({f for f in n.old if not _temporal(f)
                               and not isinstance(f, And | Or | Bool)}, key=repr))
                 for n in done]
-    return _merge_bisimilar(BuchiAutomaton(
+    automaton = _merge_bisimilar(BuchiAutomaton(
         literals, successors, [i for i, n in enumerate(done) if _INIT in n.incoming],
         accepting))
+    if not reduce:
+        return automaton
+    automaton = _prune(automaton)
+    if len(automaton) <= MAX_SIMULATION_STATES:
+        automaton = _merge_bisimilar(_prune(_drop_little_brothers(automaton)))
+    return automaton
+
+
+#: Automata larger than this skip the simulation reduction (its cost grows as n^2 x edges).
+MAX_SIMULATION_STATES = 400
+
+
+def _direct_simulation(automaton: BuchiAutomaton) -> list[set[int]]:
+    """``simulated_by[q]``: the states ``r`` that directly simulate ``q`` (``r`` reads
+    every marking ``q`` reads, is in every acceptance set ``q`` is in, and each successor
+    of ``q`` is simulated by a successor of ``r``): the greatest such relation."""
+    n = len(automaton)
+    member = [frozenset(i for i, acc in enumerate(automaton.accepting) if q in acc)
+              for q in range(n)]
+    labels = [frozenset(lits) for lits in automaton.literals]
+    relation = [{r for r in range(n) if labels[r] <= labels[q] and member[q] <= member[r]}
+                for q in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for q in range(n):
+            for r in list(relation[q]):
+                if not all(relation[t] & set(automaton.successors[r])
+                           for t in automaton.successors[q]):
+                    relation[q].discard(r)
+                    changed = True
+    return relation
+
+
+def _drop_little_brothers(automaton: BuchiAutomaton) -> BuchiAutomaton:
+    """The automaton without the edges (and initial states) to a state that a sibling
+    directly simulates (Etessami and Holzmann): a run through the dropped edge has a
+    twin through the sibling that reads the same markings and is accepted whenever it
+    is. Of two states that simulate each other the one with the larger number goes."""
+    simulated_by = _direct_simulation(automaton)
+
+    def dominated(q: int, siblings: list[int]) -> bool:
+        return any(r != q and r in simulated_by[q] and (q not in simulated_by[r] or r < q)
+                   for r in siblings)
+
+    return BuchiAutomaton(
+        automaton.literals,
+        [[r for r in succ if not dominated(r, succ)] for succ in automaton.successors],
+        [q for q in automaton.initial if not dominated(q, automaton.initial)],
+        automaton.accepting)
+
+
+def _prune(automaton: BuchiAutomaton) -> BuchiAutomaton:
+    """The automaton without the states from which no accepted run goes on (an accepted
+    run ends in a strongly connected set of states that has a cycle and meets every
+    acceptance set), and without acceptance sets that hold every remaining state."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+    n = len(automaton)
+    if n == 0:
+        return automaton
+    src = [q for q in range(n) for _ in automaton.successors[q]]
+    dst = [r for q in range(n) for r in automaton.successors[q]]
+    matrix = csr_array(([1.0] * len(src), (src, dst)), shape=(n, n))
+    _, component = connected_components(matrix, directed=True, connection="strong")
+    good = set()
+    for c in set(component.tolist()):
+        members = {q for q in range(n) if component[q] == c}
+        cyclic = len(members) > 1 or any(q in automaton.successors[q] for q in members)
+        if cyclic and all(members & acc for acc in automaton.accepting):
+            good |= members
+    # the states that reach a good component (search backwards from it) and are reached
+    live = set(good)
+    if good:
+        backwards = csr_array(([1.0] * len(src), (dst, src)), shape=(n, n))
+        for q in good:
+            live.update(breadth_first_order(backwards, q, directed=True,
+                                            return_predecessors=False).tolist())
+    reached: set[int] = set()
+    for q in automaton.initial:
+        reached.update(breadth_first_order(matrix, q, directed=True,
+                                           return_predecessors=False).tolist())
+    kept = sorted(live & reached)
+    number = {q: i for i, q in enumerate(kept)}
+    accepting = [frozenset(number[q] for q in acc if q in number)
+                 for acc in automaton.accepting]
+    return BuchiAutomaton(
+        [automaton.literals[q] for q in kept],
+        [[number[r] for r in automaton.successors[q] if r in number] for q in kept],
+        [number[q] for q in automaton.initial if q in number],
+        [acc for acc in accepting if len(acc) < len(kept)])
 
 
 def _merge_bisimilar(automaton: BuchiAutomaton) -> BuchiAutomaton:
@@ -556,13 +657,12 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
     universal = isinstance(formula, A)
     assert isinstance(formula, A | E)
     searched = Not(formula.path) if universal else formula.path
-    automaton = translate(searched)
     graph = _graph(space)
+    automaton = translate(_fold_invariants(searched, graph))
     deadline = None if time_limit_s is None else started + time_limit_s
+    fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
     try:
-        fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
-        found = find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                     max_product_states, deadline)
+        found = _search(automaton, graph, fair, max_product_states, deadline)
     except _Budget as budget:
         return Verdict("unknown", text, states=len(space), reason=str(budget),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
@@ -577,6 +677,60 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
                    states=len(space), seconds=seconds, technique=technique)
 
 
+def _fold_invariants(path_formula: Formula, graph: _Graph) -> Formula:
+    """The path formula with each proposition (maximal temporal-free sub-formula) that
+    holds in every reachable marking, or in none, replaced by ``true`` or ``false``: every
+    product state's marking is reachable, so the paths accepted are the same, and the
+    rewriting rules (:mod:`tcpn.petrinets.ltl_rewrite`) then shrink the automaton."""
+    if isinstance(path_formula, Bool):
+        return path_formula
+    if not _temporal(path_formula):
+        mask = graph.mask(path_formula)
+        return Bool(True) if mask.all() else Bool(False) if not mask.any() else path_formula
+    changes: dict[str, Any] = {}
+    for name, value in vars(path_formula).items():
+        if isinstance(value, Formula):
+            changes[name] = _fold_invariants(value, graph)
+        elif isinstance(value, tuple):
+            changes[name] = tuple(_fold_invariants(v, graph) for v in value)
+    return type(path_formula)(**changes)
+
+
+#: Product states the on-the-fly search may visit before the array search takes over: a
+#: counterexample near the initial state is found at once, a large product costs a few
+#: array operations per layer instead of a Python loop turn per product state.
+ON_THE_FLY_STATES = 300
+
+
+def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
+            max_product_states: int | None, deadline: float | None
+            ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]], int] | None:
+    """The on-the-fly search up to :data:`ON_THE_FLY_STATES` product states, then the
+    whole product in arrays (:mod:`tcpn.petrinets.ltl_product`); the on-the-fly search
+    again, with the caller's budgets, where the arrays would not fit."""
+    small = ON_THE_FLY_STATES if max_product_states is None else min(
+        ON_THE_FLY_STATES, max_product_states)
+    try:
+        return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
+                                    small, deadline)
+    except _Budget as budget:
+        if small == max_product_states or str(budget).startswith("time"):
+            raise
+    from tcpn.petrinets.ltl_product import ProductTooLarge, product_lasso
+    try:
+        found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
+                              max_product_states, deadline)
+    except ProductTooLarge as budget:
+        if "array entries" not in str(budget):
+            raise _Budget(str(budget)) from None
+        return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
+                                    max_product_states, deadline)
+    if found is None:
+        return None
+    stem, cycle, size = found
+    return graph.labelled(stem), graph.labelled(cycle), size
+
+
 class _Graph:
     """What the product needs of a state space: labelled successors, atoms, steps."""
 
@@ -587,6 +741,22 @@ class _Graph:
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
         self._edges: tuple[list[int], list[int], list[int], Sequence[str]] | None = None
+
+    def arrays(self) -> tuple[Any, Any, Any, Sequence[str]]:
+        """``(indptr, targets, labels, names)`` of the state space's edges."""
+        from tcpn.petrinets.ptcheck import edge_arrays
+        return edge_arrays(self.space)
+
+    def mask(self, formula: Formula) -> Any:
+        """Where a state formula holds, as a NumPy boolean vector."""
+        return self._mask(formula)
+
+    def labelled(self, path: list[tuple[int, int]]) -> list[tuple[int, Label]]:
+        """``(state, edge index)`` steps as ``(state, label)`` (edge -1: a dead marking's
+        repetition)."""
+        _, _, labels, names = self.arrays()
+        return [(state, STUTTER if edge < 0 else (names[int(labels[edge])], edge))
+                for state, edge in path]
 
     def successors(self, state: int) -> Sequence[tuple[int, Label]]:
         """The labelled edges leaving ``state`` (lists built on first use)."""
