@@ -32,6 +32,7 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UnitSet
 from tcpn.petrinets.net import ArcKind, PetriNet, Token
+from tcpn.petrinets.verdicts import Step
 
 __all__ = ["PTNet", "PTStateSpace", "explore_pt", "is_pt_net", "pt_net"]
 
@@ -43,7 +44,13 @@ _DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
 @dataclass(frozen=True)
 class PTNet:
     """A P/T net as matrices: ``pre``/``post``/``test`` weights and inhibitor thresholds
-    (0 for none), one row per transition and one column per place."""
+    (0 for none), one row per transition and one column per place.
+
+    ``places``/``transitions`` are the names formulas use (the contest's PNML ids);
+    ``net_places``/``net_transitions`` the names of the :class:`PetriNet` the matrices
+    were read from, which evidence steps carry so that ``Simulator.fire`` replays them
+    (empty: the same names).
+    """
 
     places: tuple[str, ...]
     transitions: tuple[str, ...]
@@ -53,6 +60,8 @@ class PTNet:
     inhibit: np.ndarray
     reset: np.ndarray
     initial: np.ndarray
+    net_places: tuple[str, ...] = ()
+    net_transitions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # What enabling needs per transition: (places, least counts) and inhibitors.
@@ -136,7 +145,8 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
     initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
     return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
                  matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
-                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial)
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial,
+                 tuple(places), tuple(transitions))
 
 
 def _dtype_for(bound: int) -> Any:
@@ -198,7 +208,9 @@ class PTStateSpace:
     def tokens(self, places: Sequence[str]) -> np.ndarray:
         """The summed token counts of ``places`` in every state (int64)."""
         cols = [self.place_index(p) for p in places]
-        return self.markings[:, cols].astype(np.int64).sum(axis=1)
+        if len(cols) == 1:
+            return self.markings[:, cols[0]].astype(np.int64)
+        return self.markings[:, cols].sum(axis=1, dtype=np.int64)
 
     def enabled(self, transitions: Sequence[str]) -> np.ndarray:
         """Whether any of ``transitions`` is enabled, in every state."""
@@ -230,12 +242,35 @@ class PTStateSpace:
         return {self.net.places[i]: int(row[i]) for i in np.flatnonzero(row)}
 
     def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
-        """A shortest firing sequence from the initial marking, as ``(transition, {})``."""
+        """A shortest firing sequence from the initial marking, as ``(transition, {})``
+        with the net's transition names (:meth:`Simulator.fire
+        <tcpn.petrinets.simulator.Simulator.fire>` replays it)."""
         steps: list[tuple[str, dict[str, Any]]] = []
+        names = self.net.net_transitions or self.net.transitions
         while state > 0:
-            steps.append((self.net.transitions[int(self.parent_labels[state])], {}))
+            steps.append((names[int(self.parent_labels[state])], {}))
             state = int(self.parents[state])
         return steps[::-1]
+
+    def path_steps(self, edges: Sequence[int]) -> list[Step]:
+        """The steps of a path given by edge indices (positions in :attr:`targets`): the
+        net's transition name, the empty binding of a P/T transition and the marking
+        after, its non-empty places holding black tokens ``()``, in the net's names, as
+        :meth:`Simulator.fire <tcpn.petrinets.simulator.Simulator.fire>` replays them.
+
+        >>> from tcpn.petrinets.examples import dining_philosophers
+        >>> space = explore_pt(pt_net(dining_philosophers(3)))
+        >>> space.path_steps([0])[0].transition, space.path_steps([0])[0].marking["eat0"]
+        ('take0', [()])
+        """
+        transitions = self.net.net_transitions or self.net.transitions
+        places = self.net.net_places or self.net.places
+        steps = []
+        for edge in edges:
+            row = self.markings[int(self.targets[edge])]
+            steps.append(Step(transitions[int(self.labels[edge])], {},
+                              {places[i]: [()] * int(row[i]) for i in np.flatnonzero(row)}))
+        return steps
 
     def matrix(self) -> Any:
         """The adjacency matrix as a SciPy CSR array (entry = number of arcs)."""
