@@ -114,8 +114,17 @@ def run_instance(folder: Path, max_states: int, time_limit_s: float) -> list[dic
     elif process.returncode:
         records.append({"error": f"worker ended with code {process.returncode}"})
     records.append({"wall_s": time.perf_counter() - started,
-                    "load": os.getloadavg()[0]})
+                    "load": os.getloadavg()[0], "commit": commit()})
     return records
+
+
+def commit() -> str:
+    """The commit of the code the workers run (``+`` when the tree has changes)."""
+    def git(*words: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *words], capture_output=True,
+                              text=True).stdout.strip()
+    return git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain",
+                                                                "tcpn") else "")
 
 
 def write_whole(path: Path, text: str) -> None:
@@ -188,10 +197,13 @@ def scoreboard(results: Path, data: Path, cache: Path) -> int:
             if "peak_mb" in record:
                 peaks.append((record["peak_mb"], instance))
     loads = [r["load"] for records in done.values() for r in records if "load" in r]
+    commits = sorted({r["commit"] for records in done.values() for r in records
+                      if "commit" in r})
     print(f"{len(done)} of {len(settings['instances'])} instances in {results}, "
           f"--max-states {settings['max_states']}, --time-limit {settings['time_limit_s']:g} s "
           f"per instance, --jobs {settings['jobs']}, {settings['cpus']} cpus, load average "
-          f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the instances' ends")
+          f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the instances' ends, "
+          f"code {', '.join(commits)}")
     print(f"{'examination':26} {'right':>6} {'wrong':>6} {'cannot':>7} {'unknown':>8} "
           f"{'CPU s':>8}")
     total = {"right": 0, "wrong": 0, "cannot": 0, "unknown": 0, "cpu_s": 0.0}
