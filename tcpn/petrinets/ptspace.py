@@ -22,6 +22,7 @@ the vectorised views model checkers want: the marking matrix (one row per state)
 
 from __future__ import annotations
 
+import sys
 import time as wallclock
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -168,6 +169,9 @@ class PTStateSpace:
         self.indptr, self.targets, self.labels = indptr, targets, labels
         self.parents, self.parent_labels = parents, parent_labels
         self.complete, self.seconds, self.reason = complete, seconds, reason
+        #: what the exploration's stores held per state at their largest (the marking
+        #: store with its spare capacity, the dictionary of markings, the edges)
+        self.peak_bytes_per_state = 0.0
         self._place_index = {p: i for i, p in enumerate(net.places)}
         self._transition_index = {t: i for i, t in enumerate(net.transitions)}
 
@@ -187,6 +191,13 @@ class PTStateSpace:
     def n_edges(self) -> int:
         """Number of arcs (firings) between them."""
         return len(self.targets)
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Bytes the result holds per state: markings, edges, the breadth-first tree."""
+        arrays = (self.markings, self.indptr, self.targets, self.labels, self.parents,
+                  self.parent_labels)
+        return sum(a.nbytes for a in arrays) / max(len(self), 1)
 
     @property
     def states_per_s(self) -> float:
@@ -290,12 +301,16 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     start = wallclock.perf_counter()
     n_t = len(net.transitions)
     dtype = _dtype_for(int(net.initial.max(initial=0)))
+    # state numbers in 4 bytes when the budget keeps them there
+    number = np.int32 if max_states is not None and max_states < 2**31 - 2**24 else np.int64
     capacity = 1024
     store = np.zeros((capacity, len(net.places)), dtype=dtype)
     store[0] = net.initial
     index: dict[bytes, int] = {store[0].tobytes(): 0}
-    parents, parent_labels = [0], [0]
-    edge_src: list[np.ndarray] = []
+    parents = [np.zeros(1, dtype=number)]
+    parent_labels = [np.zeros(1, dtype=np.int32)]
+    # per batch, sorted by source: out-degrees, targets, transitions
+    degrees: list[np.ndarray] = []
     edge_dst: list[np.ndarray] = []
     edge_t: list[np.ndarray] = []
     expanded, reason = 0, ""
@@ -312,11 +327,12 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         for t in range(n_t):
             ok = np.flatnonzero(net.enabled(batch, t))
             if len(ok):
-                sources.append(ok + expanded)
+                sources.append(ok)
                 labels.append(np.full(len(ok), t, dtype=np.int32))
                 rows.append(net.fire(batch[ok], t))
-        expanded = stop
+        first_state, expanded = expanded, stop
         if not rows:
+            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
             continue
         successors = np.concatenate(rows)
         top = int(successors.max())
@@ -330,7 +346,8 @@ def explore_pt(net: PTNet, max_states: int | None = None,
             if width else [b""] * len(successors)
         before = len(index)
         setdefault = index.setdefault
-        targets = np.array([setdefault(k, len(index)) for k in keys], dtype=np.int64)
+        targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
+                                       dtype=number)
         src = np.concatenate(sources)
         lab = np.concatenate(labels)
         fresh = np.flatnonzero(targets >= before)
@@ -343,21 +360,25 @@ def explore_pt(net: PTNet, max_states: int | None = None,
                 grown[:before] = store[:before]
                 store = grown
             store[new_ids] = successors[first]
-            parents.extend(src[first].tolist())
-            parent_labels.extend(lab[first].tolist())
-        edge_src.append(src)
-        edge_dst.append(targets)
-        edge_t.append(lab)
+            parents.append((src[first] + first_state).astype(number))
+            parent_labels.append(lab[first])
+        order = np.argsort(src, kind="stable")
+        degrees.append(np.bincount(src, minlength=stop - first_state))
+        edge_dst.append(targets[order])
+        edge_t.append(lab[order])
     n = len(index)
-    complete = not reason
-    src_all = np.concatenate(edge_src) if edge_src else np.zeros(0, dtype=np.int64)
-    dst_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=np.int64)
-    lab_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
-    order = np.argsort(src_all, kind="stable")
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src_all, minlength=n), out=indptr[1:])
-    targets_sorted = dst_all[order].astype(np.int32 if n < 2**31 else np.int64)
-    return PTStateSpace(net, store[:n].copy(), indptr, targets_sorted,
-                        lab_all[order].astype(np.int32), np.array(parents, dtype=np.int64),
-                        np.array(parent_labels, dtype=np.int32), complete,
-                        wallclock.perf_counter() - start, reason)
+    if degrees:
+        np.cumsum(np.concatenate(degrees), out=indptr[1:expanded + 1])
+        indptr[expanded + 1:] = indptr[expanded]
+    targets_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=number)
+    labels_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
+    peak = store.nbytes + sys.getsizeof(index) + len(index) * (
+        sys.getsizeof(next(iter(index))) + sys.getsizeof(n)) + 2 * (
+        targets_all.nbytes + labels_all.nbytes)
+    del index
+    space = PTStateSpace(net, store[:n].copy(), indptr, targets_all, labels_all,
+                         np.concatenate(parents), np.concatenate(parent_labels), not reason,
+                         wallclock.perf_counter() - start, reason)
+    space.peak_bytes_per_state = peak / n
+    return space
