@@ -203,7 +203,8 @@ def scoreboard(results: Path, data: Path, cache: Path) -> int:
                       if "commit" in r})
     print(f"{len(done)} of {len(settings['instances'])} instances in {results}, "
           f"--max-states {settings['max_states']}, --time-limit {settings['time_limit_s']:g} s "
-          f"per instance, --jobs {settings['jobs']}, {settings['cpus']} cpus, load average "
+          f"per instance, --jobs {'/'.join(str(r['jobs']) for r in settings['runs'])}, "
+          f"{settings['cpus']} cpus, load average "
           f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the instances' ends, "
           f"code {', '.join(commits)}")
     print(f"{'examination':26} {'right':>6} {'wrong':>6} {'cannot':>7} {'unknown':>8} "
@@ -236,18 +237,21 @@ def scoreboard(results: Path, data: Path, cache: Path) -> int:
 def start(results: Path, resume: bool, args: argparse.Namespace,
           instances: list[str]) -> dict[str, Any]:
     """The run's settings: a new results directory's, or those it was started with."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if resume:
         if not (results / SETTINGS).is_file():
             sys.exit(f"--resume {results}: no {SETTINGS} there (not a results directory)")
-        return json.loads((results / SETTINGS).read_text())
+        settings = json.loads((results / SETTINGS).read_text())
+        settings["runs"].append({"started": now, "jobs": args.jobs})
+        write_whole(results / SETTINGS, json.dumps(settings, indent=1) + "\n")
+        return settings
     if results.exists() and any(results.iterdir()):
         sys.exit(f"--results {results}: the directory is not empty; continue it with "
                  f"--resume {results} or choose a new one")
     results.mkdir(parents=True, exist_ok=True)
     settings = {"max_states": args.max_states, "time_limit_s": args.time_limit,
-                "jobs": args.jobs, "cpus": os.cpu_count(), "instances": instances,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "load": os.getloadavg()[0]}
+                "cpus": os.cpu_count(), "instances": instances,
+                "runs": [{"started": now, "jobs": args.jobs}]}
     write_whole(results / SETTINGS, json.dumps(settings, indent=1) + "\n")
     return settings
 
