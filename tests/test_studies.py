@@ -131,6 +131,26 @@ def test_s5_report_from_a_tiny_run() -> None:
     assert published.frame["published_kbps"].tolist() == [697.0, 405.0, 247.0]
 
 
+def test_study_report_draws_the_net_of_the_first_experiment() -> None:
+    from tcpn.reports.document import Diagram
+    from tcpn.reports.studies import s5
+    from tcpn.reports.study_report import build_study_report, registered_studies
+
+    data = s5.run("quick", quiet, settings=TINY)
+    first = next(iter(data.metadata["experiment_scenarios"]))
+    report = build_study_report(["s5"], registered_studies(), {"s5": data}, "quick", {})
+    study = report.sections[1]
+    assert [sub.title for sub in study.subsections][1] == "S5: the model"
+    diagrams = [b for b in study.walk() if isinstance(b, Diagram)]
+    assert [d.name for d in diagrams] == ["s5-net"] and "<svg" in diagrams[0].svg
+    assert "module instances" in diagrams[0].caption and first in str(
+        study.subsections[1].blocks[0].text)
+    older = StudyData(data.tables, {k: v for k, v in data.metadata.items()
+                                    if k != "experiment_scenarios"})
+    report = build_study_report(["s5"], registered_studies(), {"s5": older}, "quick", {})
+    assert not [b for b in report.sections[1].walk() if isinstance(b, Diagram)]
+
+
 # --------------------------------------------------------------------------- S2
 
 

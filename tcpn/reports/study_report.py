@@ -151,12 +151,38 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     sections = [summary]
     for key in keys:
         if key in study_sections:
-            sections.append(Section(_heading(key, studies[key].title), [],
-                                    study_sections[key]))
+            parts = list(study_sections[key])
+            model = _model_section(key, data[key])
+            if model is not None:  # after the study's introduction
+                parts.insert(min(1, len(parts)), model)
+            sections.append(Section(_heading(key, studies[key].title), [], parts))
     title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
         _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
         f"{keys[0].upper()} (missing)"))
     return Report(title, sections, provenance)
+
+
+def _model_section(key: str, data: StudyData) -> Section | None:
+    """The net of the study's first experiment, drawn by its modules, from the scenario
+    mapping its data keeps (None for data stored without one)."""
+    from tcpn.models.scenario import validate_scenario
+    from tcpn.reports.scenario_report import net_diagram
+
+    scenarios = data.metadata.get("experiment_scenarios")
+    if not isinstance(scenarios, Mapping) or not scenarios:
+        return None
+    name, mapping = next(iter(scenarios.items()))
+    intro = Paragraph(
+        f"The timed coloured Petri net tcpn simulates for experiment `{name}`, the first of "
+        f"the study's {len(scenarios)}; the others change its parameters (and some its "
+        "senders), and each one's scenario mapping is in the stored data "
+        f"(`results/{key}/metadata.json`, `experiment_scenarios`).")
+    try:
+        scenario = validate_scenario(dict(mapping))
+    except InputError as exc:
+        return Section(f"{key.upper()}: the model", [
+            intro, Paragraph(f"The net is not drawn: the stored scenario does not load ({exc}).")])
+    return Section(f"{key.upper()}: the model", [intro, net_diagram(scenario, f"{key}-net")])
 
 
 def _heading(key: str, title: str) -> str:

@@ -24,7 +24,9 @@ RTT estimates coincide.
 
 The trace holds aggregated rows (``seq = -1``, fractional counts) every ``sample_s``:
 ``send`` (new data, = delivered), ``retransmit`` (= lost, every loss is sent again),
-``recv``/``deliver``/``ack``, ``drop`` and ``mark`` with their place; ``cwnd_bytes`` and
+``recv``/``deliver`` when the data reaches the receiver (after the data path's delay and
+the queueing delay at the sending time) and ``ack`` one RTT after the sending time,
+``drop`` and ``mark`` with their place; ``cwnd_bytes`` and
 ``rtt_s`` samples; ``sample``, ``enqueue``, ``drop`` and ``mark`` rows for the bottleneck.
 
 >>> from tcpn.models.lenses import evaluate
@@ -77,6 +79,8 @@ class FluidModel:
     packet_bytes: int                   # IP size of a data packet
     limiter_queue: dict[int, str]       # class index -> token-bucket queue id
     error_queue: dict[int, str]         # class index -> link direction losing packets
+    data_path_delay_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    # flow id -> propagation and serialisation of a data packet from sender to receiver
 
 
 def _capacity_pps(scenario: Scenario, queue_id: str, packet_bytes: int) -> float:
@@ -220,7 +224,9 @@ def scenario_model(scenario: Scenario, flows: Sequence[ConcreteFlow],
             limiter_queue[index] = bucket_q
         if error_q is not None:
             error_queue[index] = error_q
-    return FluidModel(tuple(classes), link, queue, flow_class, size, limiter_queue, error_queue)
+    data_path_delay_s = {f.id: _serialisation_s(scenario, f.data_queues, size) for f in flows}
+    return FluidModel(tuple(classes), link, queue, flow_class, size, limiter_queue, error_queue,
+                      data_path_delay_s)
 
 
 def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: bool,
@@ -333,6 +339,14 @@ def _cumulative(t: np.ndarray, rate: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros((1, *rate.shape[1:])), np.cumsum(steps, axis=0)])
 
 
+def _counts_on_arrival(cumulative: np.ndarray, arrival_s: np.ndarray,
+                       samples: np.ndarray) -> np.ndarray:
+    """Packets arriving in each sample interval, from the running count sent by each grid
+    time and the (FIFO, so non-decreasing) time at which what was sent then arrives."""
+    arrived = np.interp(samples, np.maximum.accumulate(arrival_s), cumulative, left=0.0)
+    return np.diff(arrived)
+
+
 def _write_trace(scenario: Scenario, flows: Sequence[ConcreteFlow], model: FluidModel,
                  fluid: BottleneckRun, trace: TraceWriter, sample_s: float) -> None:
     t = fluid.t
@@ -348,6 +362,8 @@ def _write_trace(scenario: Scenario, flows: Sequence[ConcreteFlow], model: Fluid
     def counts(rate: np.ndarray) -> np.ndarray:
         return np.diff(_cumulative(t, rate)[index], axis=0)
 
+    good_sent = _cumulative(t, fluid.goodput_pps)
+
     delta = {"good": counts(fluid.goodput_pps), "loss": counts(fluid.loss_pps),
              "mark": counts(fluid.mark_pps), "random": counts(random),
              "limiter": counts(fluid.limiter_drop_pps), "queue": counts(queue_loss)}
@@ -356,20 +372,31 @@ def _write_trace(scenario: Scenario, flows: Sequence[ConcreteFlow], model: Fluid
         i = model.flow_class[f.id]
         mss = f.tcp.segment_size_bytes
         active = (times > f.start_s) & (times - step < f.stop_s)
-        tt = times[active]
+        # A packet sent at t reaches the receiver after the data path's delay and the
+        # queueing delay it found (the RTT's part above the propagation RTT); its ACK is
+        # back at t + RTT(t). Counting deliveries at send time would let the goodput of a
+        # short window exceed the bottleneck while slow start fills the queue.
+        queueing_s = fluid.rtt_s[:, i] - model.classes[i].prop_rtt_s
+        at_receiver = t + model.data_path_delay_s[f.id] + queueing_s
+        flow_delta = {source: rows_[:, i] for source, rows_ in delta.items()}
+        flow_delta["received"] = _counts_on_arrival(good_sent[:, i], at_receiver, samples)
+        flow_delta["acked"] = _counts_on_arrival(good_sent[:, i], t + fluid.rtt_s[:, i],
+                                                 samples)
         rows: list[tuple[str, str, str]] = [
-            ("send", "good", ""), ("retransmit", "loss", ""), ("recv", "good", ""),
-            ("deliver", "good", ""), ("ack", "good", ""),
+            ("send", "good", ""), ("retransmit", "loss", ""), ("recv", "received", ""),
+            ("deliver", "received", ""), ("ack", "acked", ""),
             ("drop", "queue", model.bottleneck_queue), ("mark", "mark", model.bottleneck_queue)]
         if i in model.limiter_queue:
             rows.append(("drop", "limiter", model.limiter_queue[i]))
         if i in model.error_queue:
             rows.append(("drop", "random", model.error_queue[i]))
+        arrived = times > f.start_s  # what is in flight at the stop still arrives
         for event, source, where in rows:
-            count = delta[source][active, i]
+            when = arrived if source in ("received", "acked") else active
+            count = flow_delta[source][when]
             keep = count > 0
             if keep.any():
-                trace.extend("flow_events", time_s=tt[keep], flow=f.id, event=event,
+                trace.extend("flow_events", time_s=times[when][keep], flow=f.id, event=event,
                              bytes=count[keep] * mss, count=count[keep], where=where)
         on = (samples >= f.start_s) & (samples <= f.stop_s)
         if scenario.trace.cwnd:

@@ -32,14 +32,20 @@ from tcpn.models.traces import ScenarioResult
 from tcpn.outputs import atomic_directory
 from tcpn.workers import run_in_workers
 
-__all__ = ["ReplicationResult", "flow_table", "mean_ci", "replicate", "summary_rows"]
+__all__ = ["ReplicationResult", "equal_but_for_rounding", "flow_table", "mean_ci", "replicate",
+           "summary_rows"]
 
 
 def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[float, float]:
     """Mean and half-width of the Student-t confidence interval of ``values``.
 
     ``None`` and NaN values (a metric undefined in that run) are left out; the half-width
-    is NaN with fewer than two values left, and 0 when they are all equal.
+    is NaN with fewer than two values left, and 0 when they are all equal, or differ only
+    by floating-point rounding (a few ulps of the largest, as sums taken in another order
+    give): an interval of ``2.8e-13`` around 0.75 would be noise presented as a result.
+
+    >>> mean_ci([0.75, 0.75 + 2e-16, 0.75])[1], round(mean_ci([1.0, 2.0, 3.0])[1], 4)
+    (0.0, 2.4841)
     """
     if not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be in (0, 1), got {confidence:g}")
@@ -49,8 +55,16 @@ def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[f
         return float("nan"), float("nan")
     if x.size == 1:
         return float(x[0]), float("nan")
+    if equal_but_for_rounding(x):
+        return float(x.mean()), 0.0
     t = float(stats.t.ppf(0.5 + confidence / 2.0, x.size - 1))
     return float(x.mean()), t * float(x.std(ddof=1)) / math.sqrt(x.size)
+
+
+def equal_but_for_rounding(values: np.ndarray) -> bool:
+    """Whether ``values`` differ by at most 16 units in the last place of the largest."""
+    scale = float(np.abs(values).max())
+    return bool(float(np.ptp(values)) <= 16 * float(np.finfo(float).eps) * scale)
 
 
 def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float]]:

@@ -483,8 +483,9 @@ def run_study(key: str, found: Sequence[Experiment], axes: Sequence[Axis],
               **metadata: Any) -> StudyData:
     """A study's runs: its experiments with ``settings.replications``, then its axes'
     points with ``settings.axis_replications``; the runs, the refusals (and the series,
-    unless ``keep_series`` is false) as tables, the profile, seeds and summed cost (and
-    ``metadata``) as metadata."""
+    unless ``keep_series`` is false) as tables, the profile, seeds, the experiments'
+    scenario mappings (so that the report can draw the nets from the data alone) and summed
+    cost (and ``metadata``) as metadata."""
     label = key.upper()
     runs, series, refusals, cost = run_points([Point.of(e) for e in found], measure,
                                               settings.replications, settings, progress,
@@ -500,6 +501,7 @@ def run_study(key: str, found: Sequence[Experiment], axes: Sequence[Axis],
         tables=tables,
         metadata={"profile": profile, "replications": settings.replications,
                   "axis_replications": settings.axis_replications, "seed": settings.seed,
+                  "experiment_scenarios": {e.name: dict(e.scenario) for e in found},
                   **metadata, "cost": {k: cost[k] + axis_cost[k] for k in cost}})
 
 @dataclass(frozen=True)

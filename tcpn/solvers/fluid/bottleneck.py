@@ -529,14 +529,16 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
 
 
 def _series(traj: Trajectory, m: int, column: int) -> np.ndarray:
-    return traj.s[:, [i * NS_CLASS + column for i in range(m)]]
+    """Signal ``column`` of every class, (time, class): a strided view, not a copy."""
+    return traj.s[:, column:m * NS_CLASS:NS_CLASS]
 
 
 def _time_mean(t: np.ndarray, values: np.ndarray, warmup_s: float) -> np.ndarray:
-    keep = t >= warmup_s
-    tt = t[keep]
+    """Time average of ``values`` (rows are the times ``t``) after ``warmup_s``, per column."""
+    first = int(np.searchsorted(t, warmup_s))
+    tt = t[first:]
+    vals = values[first:]
     span = tt[-1] - tt[0]
-    vals = values[keep]
     if span <= 0:
         return np.asarray(vals[-1], dtype=float)
     return np.trapezoid(vals, tt, axis=0) / span
@@ -604,20 +606,21 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
         "queue_drop_pps": float(_time_mean(t, run.queue_drop_pps, warmup_s)),
         "queue_mark_pps": float(_time_mean(t, run.queue_mark_pps, warmup_s)),
     }
+    # One time average per series over every class at once (100 classes: 7 calls, not 700).
+    good, sent, lost, marked, rtt, cwnd = (
+        _time_mean(t, series, warmup_s) for series in (
+            run.goodput_pps, run.send_pps, run.loss_pps, run.mark_pps, run.rtt_s,
+            run.cwnd_pkts))
     total_good = 0.0
     for i, c in enumerate(run.classes):
         label = c.name or f"class{i}"
-        good = float(_time_mean(t, run.goodput_pps[:, i], warmup_s))
-        sent = float(_time_mean(t, run.send_pps[:, i], warmup_s))
-        out[f"{label}_goodput_pps"] = good
-        out[f"{label}_send_pps"] = sent
-        out[f"{label}_loss_ratio"] = float(_time_mean(t, run.loss_pps[:, i], warmup_s)) / sent \
-            if sent > 0 else 0.0
-        out[f"{label}_mark_ratio"] = float(_time_mean(t, run.mark_pps[:, i], warmup_s)) / sent \
-            if sent > 0 else 0.0
-        out[f"{label}_rtt_mean_s"] = float(_time_mean(t, run.rtt_s[:, i], warmup_s))
-        out[f"{label}_cwnd_mean_pkts"] = float(_time_mean(t, run.cwnd_pkts[:, i], warmup_s))
-        total_good += good * c.flows
+        out[f"{label}_goodput_pps"] = float(good[i])
+        out[f"{label}_send_pps"] = float(sent[i])
+        out[f"{label}_loss_ratio"] = float(lost[i] / sent[i]) if sent[i] > 0 else 0.0
+        out[f"{label}_mark_ratio"] = float(marked[i] / sent[i]) if sent[i] > 0 else 0.0
+        out[f"{label}_rtt_mean_s"] = float(rtt[i])
+        out[f"{label}_cwnd_mean_pkts"] = float(cwnd[i])
+        total_good += float(good[i]) * c.flows
     out["goodput_total_pps"] = total_good
     out["utilisation"] = total_good / cap
     return out

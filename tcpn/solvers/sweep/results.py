@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpn.solvers.replications import mean_ci, summary_rows
+from tcpn.solvers.replications import equal_but_for_rounding, mean_ci, summary_rows
 from tcpn.solvers.sweep.campaign import RunTask, sweep_tasks
 from tcpn.solvers.sweep.spec import Sweep
 from tcpn.solvers.sweep.store import CampaignStore
@@ -45,7 +45,7 @@ def _mean_ci(values: list[float], confidence: float) -> tuple[float, float]:
     number of runs (a table has thousands of groups of the same size)."""
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
-    if x.size < 2 or np.all(x == x[0]):
+    if x.size < 2 or equal_but_for_rounding(x):
         return mean_ci(values, confidence)
     return float(x.mean()), _t_quantile(confidence, x.size - 1) * float(
         x.std(ddof=1)) / math.sqrt(x.size)
