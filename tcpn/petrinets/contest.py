@@ -274,15 +274,20 @@ def _global(examination: str, space: Any) -> list[str]:
 
 
 def _most_of_one_colour(space: Any) -> int:
-    """The most tokens of one colour on one place over the states of a coloured space."""
+    """The most tokens of one colour on one place over the states of a coloured space:
+    per place a table over its interned contents, read at the contents the states hold."""
+    from tcpn.petrinets.atoms import columns
+    from tcpn.petrinets.statespace_store import timed_content, untimed_content
+    store, cols = space._gen.store, columns(space)
     most = 0
-    for state in range(len(space)):
-        for tokens in space.marking(state).values():
-            if len(tokens) > most:
-                values: dict[Any, int] = {}
-                for token in tokens:
-                    values[token.value] = values.get(token.value, 0) + 1
-                most = max(most, *values.values())
+    for p in range(len(space.compiled.place_names)):
+        table = np.zeros(len(store.contents[p]), dtype=np.int64)
+        for number, key in enumerate(store.contents[p]):
+            if key is not None:
+                table[number] = max(len(v) for v in timed_content(key).values()) if \
+                    store.timed[p] else max(untimed_content(key).values())
+        if len(space):
+            most = max(most, int(table[cols.field(p)].max()))
     return most
 
 
