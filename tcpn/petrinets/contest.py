@@ -12,7 +12,9 @@ MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING) for StateSpace.
 CTL and reachability formulas are checked by :mod:`tcpn.petrinets.ptcheck`, LTL formulas by
 :mod:`tcpn.petrinets.ltl`; both read a dead marking as repeating forever. On an incomplete
 state space (budget reached) a reachability formula is still decided when a reached state
-proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE.
+proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE. On a
+complete space ``EF p`` and ``AG p`` are read off the states (every one is reachable), the
+other CTL formulas share one set of edge arrays per space.
 """
 
 from __future__ import annotations
@@ -197,8 +199,11 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
+    decided = _reachability(formula, space)
+    if decided is not None:
+        return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
-        return _partial(prop.id, formula, space)
+        return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
         verdict = check_ltl(formula, space, time_limit_s=seconds_left)
         if verdict.answer == "unknown":
@@ -209,17 +214,22 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
 
-def _partial(ident: str, formula: Formula, space: Any) -> str:
-    """A reachability formula on the states found so far: decided only by a witness."""
+def _reachability(formula: Formula, space: Any) -> bool | None:
+    """``EF p`` or ``AG p`` (``p`` without path quantifiers) on the states found, every one
+    reachable: decided by one state where ``p`` holds (fails), or on a complete space by
+    there being none; ``None`` for any other formula or when the states found do not
+    decide it (no fixpoint over the edges is needed).
+    """
     for quantifier, operator, witness in ((E, F, True), (A, G, False)):
         if isinstance(formula, quantifier) and isinstance(formula.path, operator):
             inner = formula.path.operand
             if is_ctl(inner) and not any(isinstance(n, A | E) for n in _nodes(inner)):
-                mask = state_mask(inner, space)
-                if (mask.any() if witness else not mask.all()):
-                    answer = "TRUE" if witness else "FALSE"
-                    return f"FORMULA {ident} {answer} TECHNIQUES {TECHNIQUES}"
-    return _cannot(ident)
+                seen = bool(state_mask(inner, space).any() if witness else
+                            not state_mask(inner, space).all())
+                if seen:
+                    return witness
+                return None if not _complete(space) else not witness
+    return None
 
 
 def _nodes(formula: Formula) -> list[Formula]:
@@ -245,7 +255,7 @@ def _global(examination: str, space: Any) -> list[str]:
         # In a coloured net "a place" is one colour of it (a place of the P/T twin).
         per_place = (int(counts.max()) if counts.size else 0) if isinstance(
             space, PTStateSpace) else _most_of_one_colour(space)
-        per_marking = int(counts.astype(np.int64).sum(axis=1).max()) if counts.size else 0
+        per_marking = int(counts.sum(axis=1, dtype=np.int64).max()) if counts.size else 0
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
@@ -264,15 +274,20 @@ def _global(examination: str, space: Any) -> list[str]:
 
 
 def _most_of_one_colour(space: Any) -> int:
-    """The most tokens of one colour on one place over the states of a coloured space."""
+    """The most tokens of one colour on one place over the states of a coloured space:
+    per place a table over its interned contents, read at the contents the states hold."""
+    from tcpn.petrinets.atoms import columns
+    from tcpn.petrinets.statespace_store import timed_content, untimed_content
+    store, cols = space._gen.store, columns(space)
     most = 0
-    for state in range(len(space)):
-        for tokens in space.marking(state).values():
-            if len(tokens) > most:
-                values: dict[Any, int] = {}
-                for token in tokens:
-                    values[token.value] = values.get(token.value, 0) + 1
-                most = max(most, *values.values())
+    for p in range(len(space.compiled.place_names)):
+        table = np.zeros(len(store.contents[p]), dtype=np.int64)
+        for number, key in enumerate(store.contents[p]):
+            if key is not None:
+                table[number] = max(len(v) for v in timed_content(key).values()) if \
+                    store.timed[p] else max(untimed_content(key).values())
+        if len(space):
+            most = max(most, int(table[cols.field(p)].max()))
     return most
 
 

@@ -789,8 +789,7 @@ class _Graph:
         """The steps of a product path (the dead marking's stutter is no step)."""
         fired = [(state, label) for state, label in path if label is not STUTTER]
         if self.pt:
-            return [Step(label[0], {}, self.space.counts(state))
-                    for state, label in fired if label is not None]
+            return self.space.path_steps([label[1] for _, label in fired if label is not None])
         from tcpn.petrinets.ctl import path_steps
         return path_steps(self.space, [label[1] for _, label in fired if label is not None])
 

@@ -26,6 +26,7 @@ their atoms evaluated state by state.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -113,22 +114,25 @@ def state_mask(formula: Formula, space: Any) -> np.ndarray:
 
 
 class _Edges:
-    """The state graph as edge arrays, a dead marking's self-loop included."""
+    """The state graph as edge arrays, a dead marking's self-loop included (state numbers
+    as int32 below 2**31 states: 8 bytes an edge forwards, 8 backwards)."""
 
     def __init__(self, space: Any):
         n = len(space)
+        index = np.int32 if n < 2**31 else np.int64
         indptr, targets, _, _ = edge_arrays(space)
-        targets = targets.astype(np.int64)
-        sources = np.repeat(np.arange(n), np.diff(indptr))
+        degree = np.diff(indptr)
+        targets = targets.astype(index, copy=False)
+        sources = np.repeat(np.arange(n, dtype=index), degree)
         self.firing_src, self.firing_dst = sources, targets
-        dead = np.flatnonzero(np.diff(indptr) == 0)
+        dead = np.flatnonzero(degree == 0).astype(index)
         self.src = np.concatenate([sources, dead])
         self.dst = np.concatenate([targets, dead])
-        order = np.argsort(self.dst, kind="stable")
-        self.rev_src = self.src[order]
+        self.rev_src = self.src[np.argsort(self.dst, kind="stable")]
         self.rev_indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.dst, minlength=n), out=self.rev_indptr[1:])
         self.n = n
+        self._stamp = np.zeros(n, dtype=np.int64)  # scratch of :meth:`_distinct`
 
     def predecessors(self, states: np.ndarray) -> np.ndarray:
         """The sources of every edge into ``states`` (with repeats)."""
@@ -136,9 +140,17 @@ class _Edges:
         lengths = self.rev_indptr[states + 1] - starts
         total = int(lengths.sum())
         if total == 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=self.rev_src.dtype)
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
         return self.rev_src[np.arange(total) + offsets]
+
+    def _distinct(self, states: np.ndarray) -> np.ndarray:
+        """``states`` without repeats, in linear time (no sort: a scratch array records
+        the last position of each state, NumPy keeping the last of repeated assignments,
+        and a state is kept at that position)."""
+        positions = np.arange(len(states))
+        self._stamp[states] = positions
+        return states[self._stamp[states] == positions]
 
     def ex(self, target: np.ndarray) -> np.ndarray:
         """Some firing leads into ``target`` (never at a dead marking)."""
@@ -150,8 +162,8 @@ class _Edges:
         found = goal.copy()
         frontier = np.flatnonzero(found)
         while len(frontier):
-            preds = np.unique(self.predecessors(frontier))
-            preds = preds[hold[preds] & ~found[preds]]
+            preds = self.predecessors(frontier)
+            preds = self._distinct(preds[hold[preds] & ~found[preds]])
             found[preds] = True
             frontier = preds
         return found
@@ -165,8 +177,19 @@ class _Edges:
             preds = self.predecessors(leaving)
             preds = preds[found[preds]]
             np.subtract.at(inside, preds, 1)
-            leaving = np.unique(preds[inside[preds] == 0])
+            leaving = self._distinct(preds[inside[preds] == 0])
         return found
+
+
+#: The edge arrays of the spaces checked lately (building them sorts every edge once).
+_EDGES: weakref.WeakKeyDictionary[Any, _Edges] = weakref.WeakKeyDictionary()
+
+
+def _edges_of(space: Any) -> _Edges:
+    found = _EDGES.get(space)
+    if found is None:
+        found = _EDGES[space] = _Edges(space)
+    return found
 
 
 def ctl_mask(formula: Formula, space: Any) -> np.ndarray:
@@ -184,7 +207,7 @@ def ctl_mask(formula: Formula, space: Any) -> np.ndarray:
 class _Checker:
     def __init__(self, space: Any):
         self.space = space
-        self.edges = _Edges(space)
+        self.edges = _edges_of(space)
         self.cache: dict[Formula, np.ndarray] = {}
 
     def mask(self, formula: Formula) -> np.ndarray:

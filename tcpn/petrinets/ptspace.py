@@ -22,6 +22,7 @@ the vectorised views model checkers want: the marking matrix (one row per state)
 
 from __future__ import annotations
 
+import sys
 import time as wallclock
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UnitSet
 from tcpn.petrinets.net import ArcKind, PetriNet, Token
+from tcpn.petrinets.verdicts import Step
 
 __all__ = ["PTNet", "PTStateSpace", "explore_pt", "is_pt_net", "pt_net"]
 
@@ -43,7 +45,13 @@ _DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
 @dataclass(frozen=True)
 class PTNet:
     """A P/T net as matrices: ``pre``/``post``/``test`` weights and inhibitor thresholds
-    (0 for none), one row per transition and one column per place."""
+    (0 for none), one row per transition and one column per place.
+
+    ``places``/``transitions`` are the names formulas use (the contest's PNML ids);
+    ``net_places``/``net_transitions`` the names of the :class:`PetriNet` the matrices
+    were read from, which evidence steps carry so that ``Simulator.fire`` replays them
+    (empty: the same names).
+    """
 
     places: tuple[str, ...]
     transitions: tuple[str, ...]
@@ -53,6 +61,8 @@ class PTNet:
     inhibit: np.ndarray
     reset: np.ndarray
     initial: np.ndarray
+    net_places: tuple[str, ...] = ()
+    net_transitions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # What enabling needs per transition: (places, least counts) and inhibitors.
@@ -136,7 +146,8 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
     initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
     return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
                  matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
-                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial)
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial,
+                 tuple(places), tuple(transitions))
 
 
 def _dtype_for(bound: int) -> Any:
@@ -158,6 +169,9 @@ class PTStateSpace:
         self.indptr, self.targets, self.labels = indptr, targets, labels
         self.parents, self.parent_labels = parents, parent_labels
         self.complete, self.seconds, self.reason = complete, seconds, reason
+        #: what the exploration's stores held per state at their largest (the marking
+        #: store with its spare capacity, the dictionary of markings, the edges)
+        self.peak_bytes_per_state = 0.0
         self._place_index = {p: i for i, p in enumerate(net.places)}
         self._transition_index = {t: i for i, t in enumerate(net.transitions)}
 
@@ -179,6 +193,13 @@ class PTStateSpace:
         return len(self.targets)
 
     @property
+    def bytes_per_state(self) -> float:
+        """Bytes the result holds per state: markings, edges, the breadth-first tree."""
+        arrays = (self.markings, self.indptr, self.targets, self.labels, self.parents,
+                  self.parent_labels)
+        return sum(a.nbytes for a in arrays) / max(len(self), 1)
+
+    @property
     def states_per_s(self) -> float:
         """Exploration speed."""
         return len(self) / self.seconds if self.seconds > 0 else float("inf")
@@ -198,7 +219,9 @@ class PTStateSpace:
     def tokens(self, places: Sequence[str]) -> np.ndarray:
         """The summed token counts of ``places`` in every state (int64)."""
         cols = [self.place_index(p) for p in places]
-        return self.markings[:, cols].astype(np.int64).sum(axis=1)
+        if len(cols) == 1:
+            return self.markings[:, cols[0]].astype(np.int64)
+        return self.markings[:, cols].sum(axis=1, dtype=np.int64)
 
     def enabled(self, transitions: Sequence[str]) -> np.ndarray:
         """Whether any of ``transitions`` is enabled, in every state."""
@@ -230,12 +253,35 @@ class PTStateSpace:
         return {self.net.places[i]: int(row[i]) for i in np.flatnonzero(row)}
 
     def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
-        """A shortest firing sequence from the initial marking, as ``(transition, {})``."""
+        """A shortest firing sequence from the initial marking, as ``(transition, {})``
+        with the net's transition names (:meth:`Simulator.fire
+        <tcpn.petrinets.simulator.Simulator.fire>` replays it)."""
         steps: list[tuple[str, dict[str, Any]]] = []
+        names = self.net.net_transitions or self.net.transitions
         while state > 0:
-            steps.append((self.net.transitions[int(self.parent_labels[state])], {}))
+            steps.append((names[int(self.parent_labels[state])], {}))
             state = int(self.parents[state])
         return steps[::-1]
+
+    def path_steps(self, edges: Sequence[int]) -> list[Step]:
+        """The steps of a path given by edge indices (positions in :attr:`targets`): the
+        net's transition name, the empty binding of a P/T transition and the marking
+        after, its non-empty places holding black tokens ``()``, in the net's names, as
+        :meth:`Simulator.fire <tcpn.petrinets.simulator.Simulator.fire>` replays them.
+
+        >>> from tcpn.petrinets.examples import dining_philosophers
+        >>> space = explore_pt(pt_net(dining_philosophers(3)))
+        >>> space.path_steps([0])[0].transition, space.path_steps([0])[0].marking["eat0"]
+        ('take0', [()])
+        """
+        transitions = self.net.net_transitions or self.net.transitions
+        places = self.net.net_places or self.net.places
+        steps = []
+        for edge in edges:
+            row = self.markings[int(self.targets[edge])]
+            steps.append(Step(transitions[int(self.labels[edge])], {},
+                              {places[i]: [()] * int(row[i]) for i in np.flatnonzero(row)}))
+        return steps
 
     def matrix(self) -> Any:
         """The adjacency matrix as a SciPy CSR array (entry = number of arcs)."""
@@ -255,12 +301,16 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     start = wallclock.perf_counter()
     n_t = len(net.transitions)
     dtype = _dtype_for(int(net.initial.max(initial=0)))
+    # state numbers in 4 bytes when the budget keeps them there
+    number = np.int32 if max_states is not None and max_states < 2**31 - 2**24 else np.int64
     capacity = 1024
     store = np.zeros((capacity, len(net.places)), dtype=dtype)
     store[0] = net.initial
     index: dict[bytes, int] = {store[0].tobytes(): 0}
-    parents, parent_labels = [0], [0]
-    edge_src: list[np.ndarray] = []
+    parents = [np.zeros(1, dtype=number)]
+    parent_labels = [np.zeros(1, dtype=np.int32)]
+    # per batch, sorted by source: out-degrees, targets, transitions
+    degrees: list[np.ndarray] = []
     edge_dst: list[np.ndarray] = []
     edge_t: list[np.ndarray] = []
     expanded, reason = 0, ""
@@ -277,11 +327,12 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         for t in range(n_t):
             ok = np.flatnonzero(net.enabled(batch, t))
             if len(ok):
-                sources.append(ok + expanded)
+                sources.append(ok)
                 labels.append(np.full(len(ok), t, dtype=np.int32))
                 rows.append(net.fire(batch[ok], t))
-        expanded = stop
+        first_state, expanded = expanded, stop
         if not rows:
+            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
             continue
         successors = np.concatenate(rows)
         top = int(successors.max())
@@ -295,7 +346,8 @@ def explore_pt(net: PTNet, max_states: int | None = None,
             if width else [b""] * len(successors)
         before = len(index)
         setdefault = index.setdefault
-        targets = np.array([setdefault(k, len(index)) for k in keys], dtype=np.int64)
+        targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
+                                       dtype=number)
         src = np.concatenate(sources)
         lab = np.concatenate(labels)
         fresh = np.flatnonzero(targets >= before)
@@ -308,21 +360,25 @@ def explore_pt(net: PTNet, max_states: int | None = None,
                 grown[:before] = store[:before]
                 store = grown
             store[new_ids] = successors[first]
-            parents.extend(src[first].tolist())
-            parent_labels.extend(lab[first].tolist())
-        edge_src.append(src)
-        edge_dst.append(targets)
-        edge_t.append(lab)
+            parents.append((src[first] + first_state).astype(number))
+            parent_labels.append(lab[first])
+        order = np.argsort(src, kind="stable")
+        degrees.append(np.bincount(src, minlength=stop - first_state))
+        edge_dst.append(targets[order])
+        edge_t.append(lab[order])
     n = len(index)
-    complete = not reason
-    src_all = np.concatenate(edge_src) if edge_src else np.zeros(0, dtype=np.int64)
-    dst_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=np.int64)
-    lab_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
-    order = np.argsort(src_all, kind="stable")
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src_all, minlength=n), out=indptr[1:])
-    targets_sorted = dst_all[order].astype(np.int32 if n < 2**31 else np.int64)
-    return PTStateSpace(net, store[:n].copy(), indptr, targets_sorted,
-                        lab_all[order].astype(np.int32), np.array(parents, dtype=np.int64),
-                        np.array(parent_labels, dtype=np.int32), complete,
-                        wallclock.perf_counter() - start, reason)
+    if degrees:
+        np.cumsum(np.concatenate(degrees), out=indptr[1:expanded + 1])
+        indptr[expanded + 1:] = indptr[expanded]
+    targets_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=number)
+    labels_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
+    peak = store.nbytes + sys.getsizeof(index) + len(index) * (
+        sys.getsizeof(next(iter(index))) + sys.getsizeof(n)) + 2 * (
+        targets_all.nbytes + labels_all.nbytes)
+    del index
+    space = PTStateSpace(net, store[:n].copy(), indptr, targets_all, labels_all,
+                         np.concatenate(parents), np.concatenate(parent_labels), not reason,
+                         wallclock.perf_counter() - start, reason)
+    space.peak_bytes_per_state = peak / n
+    return space

@@ -57,7 +57,7 @@ from tcpn.petrinets.compiler import (
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import PetriNet, Token
-from tcpn.petrinets.statespace_store import MarkingStore, sampled_size, untimed_content, untimed_key
+from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -265,7 +265,8 @@ class _Successors:
         once per state wherever the memo does not help.
         """
         store = self.store
-        contents, index, widths = store.contents, store.index, store.widths
+        contents, index, multisets = store.contents, store.index, store.multisets
+        widths, add = store.widths, store.add_untimed
         fields = tuple((p, store.shifts[p], store.masks[p]) for p in rule.rw)
         # (place, shift, position in ``fields``) of every place a firing changes
         writes = tuple((p, store.shifts[p], rule.rw.index(p)) for p in rule.ct.writes_places)
@@ -279,9 +280,9 @@ class _Successors:
                 number = (key >> shift) & mask
                 numbers.append(number)
                 content = contents[p][number]
-                # inline the commonest case of untimed_content: one token, not a tuple
+                # untimed_content inlined: one token of a value, empty, or a kept multiset
                 marking[p] = {content: 1} if content is not None and type(content) is not \
-                    tuple else untimed_content(content)
+                    tuple else {} if content is None else multisets[p][number].copy()
             found = enumerate_bindings(marking)
             if not found:
                 return ()
@@ -293,24 +294,25 @@ class _Successors:
                 else:
                     after = marking.copy()
                     for p, _, at in writes:
-                        after[p] = untimed_content(contents[p][numbers[at]])
+                        number = numbers[at]
+                        content = contents[p][number]
+                        after[p] = {content: 1} if content is not None and type(content) \
+                            is not tuple else {} if content is None else \
+                            multisets[p][number].copy()
                 fire(after, binding, 0.0, draw)
                 delta = 0
                 for p, shift, at in writes:
                     place = after[p]
-                    if len(place) == 1:  # untimed_key's commonest case, inlined
+                    if len(place) == 1:  # untimed_lookup inlined
                         ((value, count),) = place.items()
-                        content = value if count == 1 and type(value) is not tuple else \
-                            untimed_key(place)
+                        lookup = value if count == 1 and type(value) is not tuple and \
+                            type(value) is not frozenset else frozenset(place.items())
                     else:
-                        content = untimed_key(place)
-                    new = index[p].get(content)
-                    if new is None:  # MarkingStore.intern, inlined
-                        known = contents[p]
-                        new = index[p][content] = len(known)
-                        known.append(content)
+                        lookup = frozenset(place.items()) if place else None
+                    new = index[p].get(lookup)
+                    if new is None:
+                        new = add(p, lookup, place)
                         if new >> widths[p]:
-                            store.overflow = True
                             raise _Outgrown
                     delta += (new - numbers[at]) << shift
                 out.append(delta)

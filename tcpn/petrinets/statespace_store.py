@@ -3,16 +3,19 @@
 Each place's content (a compiled-marking dict) gets a canonical hashable *content key*;
 the store interns every distinct key once per place and numbers it (0 is the empty
 place). A marking is then one Python ``int``: the content numbers of the places packed
-side by side in bit fields. Field widths grow when a place sees more contents than its
-field can number; :meth:`MarkingStore.widen` then says how to re-pack the keys already
-stored. Keys of nets whose fields fit 64 bits become NumPy ``uint64`` arrays once the
-exploration ends, others fixed-width byte strings.
+side by side in bit fields. An untimed content is *found* by a key that needs no sorting
+(:func:`untimed_lookup`: the value itself for one token, else the frozenset of the
+``(value, count)`` items), so a multiset already seen costs one hash; only a new one is
+sorted into its canonical key, and its dict is kept to be copied for the next firing.
+Field widths grow when a place sees more contents than its field can number;
+:meth:`MarkingStore.widen` then says how to re-pack the keys already stored. Keys of nets
+whose fields fit 64 bits become NumPy ``uint64`` arrays once the exploration ends, others
+fixed-width byte strings.
 
 >>> store = MarkingStore(timed=(False, True))
->>> key = store.pack([store.intern(0, untimed_key({"a": 2})),
-...                   store.intern(1, timed_key({7: [0.0, 1.5]}))])
->>> store.marking(key)
-[{'a': 2}, {7: [0.0, 1.5]}]
+>>> key = store.pack([store.encode(0, {"b": 1, "a": 2}), store.encode(1, {7: [0.0, 1.5]})])
+>>> store.marking(key), store.encode(0, {"a": 2, "b": 1}) == store.field(key, 0)
+([{'a': 2, 'b': 1}, {7: [0.0, 1.5]}], True)
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 __all__ = [
     "MarkingStore", "sampled_size", "timed_content", "timed_key", "untimed_content", "untimed_key",
+    "untimed_lookup",
 ]
 
 
@@ -75,6 +79,23 @@ def untimed_key(place: dict[Any, int]) -> Hashable:
     return (_MULTI, *chain.from_iterable(_sorted_items(place)))
 
 
+def untimed_lookup(place: dict[Any, int]) -> Hashable:
+    """The key :class:`MarkingStore` finds an untimed content by, whatever the order of
+    its items: ``None`` when empty, the value for one token of a value that is neither a
+    tuple nor a frozenset, else the frozenset of its ``(value, count)`` items.
+
+    >>> untimed_lookup({"b": 1, "a": 2}) == untimed_lookup({"a": 2, "b": 1})
+    True
+    """
+    if not place:
+        return None
+    if len(place) == 1:
+        ((value, count),) = place.items()
+        if count == 1 and type(value) is not tuple and type(value) is not frozenset:
+            return value
+    return frozenset(place.items())
+
+
 def untimed_content(key: Hashable) -> dict[Any, int]:
     """A fresh compiled-marking dict for an untimed content key (inverse of :func:`untimed_key`).
 
@@ -121,8 +142,13 @@ class MarkingStore:
     def __init__(self, timed: Sequence[bool], extra_fields: int = 0) -> None:
         self.timed = tuple(timed)
         n = len(self.timed) + extra_fields
+        # an untimed place's index is keyed by untimed_lookup(), a timed one's (and an
+        # extra field's) by the content key itself
         self.index: list[dict[Hashable, int]] = [{None: 0} for _ in range(n)]
         self.contents: list[list[Hashable]] = [[None] for _ in range(n)]
+        #: per untimed place, the dict of each content whose key is a tuple (several
+        #: tokens or a tuple value), by content number: copied, not rebuilt, to fire
+        self.multisets: list[dict[int, dict[Any, int]]] = [{} for _ in range(n)]
         self.widths = [1] * n
         self.shifts: list[int] = []
         self.masks: list[int] = []
@@ -139,7 +165,8 @@ class MarkingStore:
         self.total_bits = shift
 
     def intern(self, p: int, key: Hashable) -> int:
-        """The number of content ``key`` in field ``p`` (numbering new keys as they come)."""
+        """The number of content ``key`` in field ``p`` (numbering new keys as they come):
+        a timed place or an extra field (untimed places go through :meth:`encode`)."""
         index = self.index[p]
         number = index.get(key)
         if number is None:
@@ -172,7 +199,24 @@ class MarkingStore:
 
     def encode(self, p: int, place: dict[Any, Any]) -> int:
         """Intern the content of compiled-marking dict ``place`` of place ``p``."""
-        return self.intern(p, timed_key(place) if self.timed[p] else untimed_key(place))
+        if self.timed[p]:
+            return self.intern(p, timed_key(place))
+        lookup = untimed_lookup(place)
+        number = self.index[p].get(lookup)
+        return self.add_untimed(p, lookup, place) if number is None else number
+
+    def add_untimed(self, p: int, lookup: Hashable, place: dict[Any, int]) -> int:
+        """Number a new content of untimed place ``p`` (``lookup`` its
+        :func:`untimed_lookup`); sets :attr:`overflow` when its field is outgrown."""
+        contents = self.contents[p]
+        number = self.index[p][lookup] = len(contents)
+        key = untimed_key(place)
+        contents.append(key)
+        if type(key) is tuple:
+            self.multisets[p][number] = untimed_content(key)
+        if number >> self.widths[p]:
+            self.overflow = True
+        return number
 
     def marking(self, key: int) -> list[dict[Any, Any]]:
         """The compiled marking (one fresh dict per place) a key stands for."""
@@ -222,10 +266,14 @@ class MarkingStore:
         Large tables are measured on an evenly spaced sample of 1024 keys.
         """
         total = 0
-        for index, contents in zip(self.index, self.contents, strict=True):
+        for index, contents, multisets in zip(self.index, self.contents, self.multisets,
+                                              strict=True):
             total += sys.getsizeof(index) + sys.getsizeof(contents)
             total += max(0, len(contents) - 257) * sys.getsizeof(len(contents))  # numbers
             total += sampled_size(contents, _deep_size)
+            # the lookup keys of multisets (frozensets) and their dicts
+            total += 2 * sampled_size(list(multisets.values()), sys.getsizeof) + \
+                sys.getsizeof(multisets)
         return total
 
 
