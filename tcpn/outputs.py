@@ -176,15 +176,17 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
     _check_directory(path, overwrite)
     _clean_leftovers(path)
     tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    # One protected region from the sibling's creation on: a Ctrl-C that lands between
+    # mkdir and the block (a user who interrupts as soon as the directory appears) must
+    # remove it too.
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        (tmp / MARKER).write_text(json.dumps({"format": "tcpn-output/1"}) + "\n")
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise _cannot_write(path, exc) from None
-    try:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            (tmp / MARKER).write_text(json.dumps({"format": "tcpn-output/1"}) + "\n")
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
         yield tmp
         _check_directory(path, overwrite)  # the target may have changed meanwhile
     except BaseException:

@@ -285,3 +285,20 @@ def test_an_interrupted_single_run_leaves_the_previous_result(long, short, tmp_p
     assert proc.returncode == 130, stderr
     assert f"no partial output is left; {out} keeps its previous content" in one_line(stderr)
     assert (out / "result.json").read_text() == before and siblings(out) == []
+
+
+def test_an_interrupt_while_the_sibling_is_being_set_up_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C between the partial directory's mkdir and the block (found by a CI run under
+    load: the signal landed while the marker was being written) removes it too."""
+    write_text = Path.write_text
+
+    def interrupted(self: Path, *args: object, **kwargs: object) -> int:
+        if self.name == MARKER:
+            raise KeyboardInterrupt
+        return write_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", interrupted)
+    with pytest.raises(KeyboardInterrupt), atomic_directory(tmp_path / "out"):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
