@@ -351,3 +351,16 @@ def test_invariant_propositions_fold_to_constants():
     automaton = translate(ltl_module._fold_invariants(
         Not(U(always, X(Not(always)))), ltl_module._Graph(space)))
     assert len(automaton) == 1 and check_ltl(A(G(always)), space).answer == "true"
+
+
+def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
+    from tcpn.petrinets.examples import dining_philosophers
+    from tcpn.petrinets.formulas import A, F, G, tokens
+    from tcpn.petrinets.ltl import check_ltl
+    from tcpn.petrinets.statespace import explore
+
+    space = explore(dining_philosophers(16))  # 2,207 markings
+    formula = A(G(F(tokens("eat0") >= 1)))
+    assert check_ltl(formula, space).answer == "false"
+    verdict = check_ltl(formula, space, time_limit_s=0.0)
+    assert (verdict.answer, verdict.reason) == ("unknown", "time budget reached")

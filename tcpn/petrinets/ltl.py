@@ -397,6 +397,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     stack: list[int] = []
     parent: dict[int, tuple[int, Label]] = {}
     counter = 0
+    steps = 0
 
     # Which automaton states may read a marking, as one set per state (made on first use):
     # a product edge is then a set intersection instead of a test per automaton successor.
@@ -429,6 +430,13 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
         call: list[tuple[int, list[tuple[int, Label]], int]] = [
             (root, product_successors(root), 0)]
         while call:
+            # The clock is read every 4,096 steps of the search (edges followed or nodes
+            # closed), not only when a product state is new: a dense product can follow
+            # millions of edges between two new states.
+            steps += 1
+            if deadline is not None and steps & 4095 == 0 and \
+                    wallclock.perf_counter() > deadline:
+                raise _Budget("time budget reached")
             node, succ, i = call[-1]
             if i < len(succ):
                 call[-1] = (node, succ, i + 1)
@@ -438,9 +446,6 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
                 if target not in index:
                     if max_product_states is not None and counter >= max_product_states:
                         raise _Budget(f"product budget reached: {max_product_states} states")
-                    if deadline is not None and counter % 4096 == 0 and \
-                            wallclock.perf_counter() > deadline:
-                        raise _Budget("time budget reached")
                     index[target] = low[target] = counter
                     counter += 1
                     parent[target] = (node, label)
