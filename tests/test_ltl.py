@@ -364,3 +364,20 @@ def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
     assert check_ltl(formula, space).answer == "false"
     verdict = check_ltl(formula, space, time_limit_s=0.0)
     assert (verdict.answer, verdict.reason) == ("unknown", "time budget reached")
+
+
+def test_a_product_beyond_its_edge_budget_gives_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.petrinets import ltl_product
+    from tcpn.petrinets.examples import dining_philosophers
+    from tcpn.petrinets.formulas import A, G, X, tokens
+    from tcpn.petrinets.ltl import check_ltl
+    from tcpn.petrinets.statespace import explore
+
+    space = explore(dining_philosophers(16))
+    # true, and not foldable: while 0 eats (holding fork 1), 1 is not eating one step later
+    formula = A(G((tokens("eat0") >= 1).implies(X(tokens("eat1") <= 0))))
+    assert check_ltl(formula, space).answer == "true"
+    monkeypatch.setattr(ltl_product, "MAX_PRODUCT_EDGES", 1_000)
+    verdict = check_ltl(formula, space)
+    assert verdict.answer == "unknown"
+    assert verdict.reason == "product budget reached: more than 1000 product edges"

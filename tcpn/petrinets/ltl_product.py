@@ -39,6 +39,10 @@ __all__ = ["ProductTooLarge", "product_lasso"]
 
 #: Product states (markings x automaton states) beyond which the dense index is refused.
 MAX_DENSE_PRODUCT = 100_000_000
+#: Product edges kept at most (12 bytes each, about as much again while the components are
+#: found): beyond it the check answers ``unknown`` naming this budget instead of letting
+#: memory grow without bound (Dekker-PT-015's LTL products reached 15.6 GB).
+MAX_PRODUCT_EDGES = 150_000_000
 #: Product states expanded per slice of a breadth-first layer (bounds the memory).
 SLICE_STATES = 1 << 16
 
@@ -142,6 +146,7 @@ class _Product:
         dst_parts: list[np.ndarray] = []
         edge_parts: list[np.ndarray] = []
         count = len(roots)
+        edges = 0
         frontier, first = roots, 0
         while len(frontier):
             if deadline is not None and wallclock.perf_counter() > deadline:
@@ -177,6 +182,10 @@ class _Product:
                     parents.append(first + lo + pair[into])
                     parent_edges.append(graph.edge[e[into]])
                     following.append(new)
+                edges += len(pair)
+                if edges > MAX_PRODUCT_EDGES:
+                    raise ProductTooLarge(f"product budget reached: more than "
+                                          f"{MAX_PRODUCT_EDGES} product edges")
                 src_parts.append((first + lo + pair).astype(np.int32))
                 dst_parts.append(index[target].astype(np.int32))
                 edge_parts.append(e.astype(np.int32))
