@@ -28,7 +28,7 @@ point), or none of these. Each category implies the next; the report names the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -94,30 +94,51 @@ def _fair_labels(space: StateSpace, p: np.ndarray, fairness: Fairness) -> np.nda
         labels, cyclic = g.components(mask)
         k = len(cyclic)
         safe = np.maximum(labels, 0)
-        sizes = np.bincount(safe[mask], minlength=k)
-        inside = (labels[g.src] >= 0) & (labels[g.src] == labels[g.dst])
-        bad = ~cyclic.copy()
-        refine = np.zeros(k, dtype=bool)
-        remove = np.zeros(g.n, dtype=bool)
-        for name, strong in checks:
-            fires = np.bincount(labels[g.src[inside & (edge_t == names[name])]],
-                                minlength=k) > 0
-            on = enabled[name] & mask
-            enabled_count = np.bincount(safe[on], minlength=k)
-            if strong:
-                offending = ~fires & (enabled_count > 0)
-                refine |= offending
-                remove |= on & offending[safe]
-            else:
-                bad |= ~fires & (enabled_count == sizes)
-        good = ~bad & ~refine
+        weak_ok, refine, remove = component_fairness(labels, mask, k, g.src, g.dst, edge_t,
+                                                     names, enabled, checks)
+        good = cyclic & weak_ok & ~refine
         chosen = mask & good[safe]
         labels_out[chosen] = labels[chosen] + next_label
         next_label += k
-        again = mask & (refine & ~bad)[safe] & ~remove
+        again = mask & (refine & cyclic & weak_ok)[safe] & ~remove
         if again.any():
             work.append(again)
     return labels_out
+
+
+def component_fairness(labels: np.ndarray, mask: np.ndarray, k: int, src: np.ndarray,
+                       dst: np.ndarray, edge_transition: np.ndarray,
+                       number: Mapping[str, int], enabled: Mapping[str, np.ndarray],
+                       checks: Sequence[tuple[str, bool]]
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fairness of each of the ``k`` strongly connected components of a sub-graph
+    (``labels``: a node's component, -1 outside; ``mask``: the sub-graph's nodes; edges
+    ``src -> dst`` firing ``edge_transition``; ``checks``: (transition, strong?)).
+
+    Returns, per component, whether every weakly fair transition fires inside it or is
+    disabled somewhere in it; per component, whether a strongly fair transition is enabled
+    in it but never fires inside (the component must be refined); and, per node, where
+    such a transition is enabled (the nodes the refinement removes). Shared by the fair
+    CTL fixpoints here and the LTL product (:mod:`tcpn.petrinets.ltl_product`).
+    """
+    safe = np.maximum(labels, 0)
+    sizes = np.bincount(safe[mask], minlength=k)
+    inside = (labels[src] >= 0) & (labels[src] == labels[dst])
+    weak_ok = np.ones(k, dtype=bool)
+    refine = np.zeros(k, dtype=bool)
+    remove = np.zeros(len(mask), dtype=bool)
+    for name, strong in checks:
+        fires = np.bincount(labels[src[inside & (edge_transition == number[name])]],
+                            minlength=k) > 0
+        on = enabled[name] & mask
+        enabled_count = np.bincount(safe[on], minlength=k)
+        if strong:
+            offending = ~fires & (enabled_count > 0)
+            refine |= offending
+            remove |= on & offending[safe]
+        else:
+            weak_ok &= fires | (enabled_count < sizes)
+    return weak_ok, refine, remove
 
 
 def fair_states(space: StateSpace, p: np.ndarray, fairness: Fairness) -> np.ndarray:

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.sparse import csr_array
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from tcpn.petrinets.fairness import component_fairness
 from tcpn.petrinets.formulas import Formula, Not
 
 if TYPE_CHECKING:
@@ -310,21 +311,10 @@ def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
         if not checks:
             candidates = np.flatnonzero(good)
         else:
-            inside = (labels[product.src] >= 0) & (labels[product.src] == labels[product.dst])
-            sizes = np.bincount(safe[mask], minlength=k)
-            refine = np.zeros(k, dtype=bool)
-            remove = np.zeros(product.size, dtype=bool)
-            for name, is_strong in checks:
-                fires = np.bincount(labels[product.src[inside & (label == number[name])]],
-                                    minlength=k) > 0
-                on = enabled[name] & mask
-                enabled_count = np.bincount(safe[on], minlength=k)
-                if is_strong:
-                    offending = ~fires & (enabled_count > 0)
-                    refine |= offending
-                    remove |= on & offending[safe]
-                else:
-                    good &= fires | (enabled_count < sizes)
+            weak_ok, refine, remove = component_fairness(labels, mask, k, product.src,
+                                                         product.dst, label, number,
+                                                         enabled, checks)
+            good &= weak_ok
             again = mask & (good & refine)[safe] & ~remove
             if again.any():
                 work.append(again)
