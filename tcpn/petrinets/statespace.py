@@ -58,18 +58,28 @@ from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
+from tcpn.petrinets.timevalues import (
+    CHECK_OFFSET_S,
+    ClockValues,
+    clock_reads,
+    translation_mismatch,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
     from scipy.sparse import csr_array
 
-__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "Edge", "StateSpace", "explore"]
+__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "DEFAULT_SHIFT_CHECKS", "Edge", "StateSpace",
+           "explore"]
 
 #: explore()'s state budget when none is given (about 0.5 GB at 100 bytes per state):
 #: an unbounded net stops here, ``stop_reason == "max_states"``, instead of running on.
 DEFAULT_MAX_STATES = 5_000_000
 #: Seconds between two progress reports.
 PROGRESS_EVERY_S = 0.5
+#: States whose firings explore() checks to be translation invariant when the net has
+#: CLOCK values (relative time; see :mod:`~tcpn.petrinets.timevalues`).
+DEFAULT_SHIFT_CHECKS = 1000
 #: How timed state spaces treat the clock (see the module docstring).
 CLOCK_MODES = ("relative", "absolute")
 #: Relative timestamps are rounded to this many decimals so that float noise
@@ -97,7 +107,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str) -> None:
+def _check_explorable(net: PetriNet, clock: str, clock_values: bool) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -112,11 +122,6 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
             raise InputError(
                 f"code action of {where} draws from 'rng'; a state space needs "
                 "deterministic firings"
-            )
-        if relative and "now" in t.action_inputs and "now" not in declared:
-            raise InputError(
-                f"code action of {where} reads 'now': relative timed state spaces keep no "
-                "absolute time; use explore(..., clock='absolute')"
             )
         texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
         for arc in net.arcs_of(name):
@@ -137,11 +142,13 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
                     f"{what}: {text!r} calls the random function {drawn[0]!r}; a state space "
                     "needs deterministic firings"
                 )
-            if relative and "now" in names and "now" not in declared:
-                raise InputError(
-                    f"{what}: {text!r} reads 'now': relative timed state spaces keep no "
-                    "absolute time; use explore(..., clock='absolute')"
-                )
+    if relative:
+        for what, why in clock_reads(net, clock_values):
+            raise InputError(
+                f"{what} reads 'now' ({why}): relative timed state spaces keep no absolute "
+                "time; 'now' may only flow into CLOCK values (docs/statespace.md); use "
+                "explore(..., clock='absolute')"
+            )
 
 
 class _Rule:
@@ -174,6 +181,9 @@ class _Successors:
         # a stable sort keeps net order within one priority: every path enumerates alike
         self.ordered = tuple(sorted(compiled.transitions, key=lambda t: t.priority))
         self.draw = RandomDraws(np.random.default_rng(0))  # never drawn from: checked above
+        #: the places whose values hold CLOCK parts (moved with the clock in relative time)
+        self.clock_values = ClockValues(compiled.net, compiled.place_names, TIME_DECIMALS) \
+            if self.relative else ClockValues(compiled.net, (), TIME_DECIMALS)
         self.groups: list[list[_Rule]] = []
         for ct in self.ordered:
             if not self.groups or self.groups[-1][0].ct.priority != ct.priority:
@@ -215,12 +225,45 @@ class _Successors:
         store = self.store
         return float(store.contents[self.clock_field][store.field(key, self.clock_field)])  # type: ignore[arg-type]
 
-    def successors(self, key: int) -> list[Successor]:
-        """``(transition, binding, elapsed, successor key)`` of every firing possible next."""
+    def successors(self, key: int, check_shift: bool = False) -> list[Successor]:
+        """``(transition, binding, elapsed, successor key)`` of every firing possible next.
+
+        ``check_shift``: first check that the firings are translation invariant
+        (:mod:`~tcpn.petrinets.timevalues`), raising :class:`InputError` if not.
+        """
         store = self.store
         numbers = store.unpack(key)
         now = self.clock_of(key)
         marking = [store.decode(p, numbers[p]) for p in range(self.n_places)]
+        fired = self._fire_next(marking, now, lambda p: store.decode(p, numbers[p]))
+        if check_shift:
+            self._check_shift(marking, fired)
+        out: list[Successor] = []
+        for ct, binding, best_time, after in fired:
+            elapsed = best_time - now
+            new = list(numbers)
+            if self.relative:
+                elapsed = round(elapsed, TIME_DECIMALS)
+                changed = set(ct.writes_places)
+                if elapsed > 0:
+                    changed.update(p for p in self.timed_places if numbers[p])
+                    changed.update(p for p in self.clock_values.places if numbers[p])
+                for p in changed:
+                    new[p] = store.encode(p, self._relative(p, after[p], elapsed)
+                                          if elapsed > 0 else after[p])
+            else:
+                for p in ct.writes_places:
+                    new[p] = store.encode(p, after[p])
+                if self.absolute:
+                    new[self.clock_field] = store.intern(self.clock_field, best_time)
+            out.append((ct, binding, elapsed, store.pack(new)))
+        return out
+
+    def _fire_next(self, marking: Marking, now: float, fresh: Callable[[int], dict[Any, Any]]
+                   ) -> list[tuple[CompiledTransition, tuple[Any, ...], float, Marking]]:
+        """Fire every binding the simulator could pick next at ``marking`` (clock ``now``):
+        ``(transition, binding, firing time, marking after)``; ``fresh(p)`` is a new copy
+        of place ``p``'s content (firing changes the places it writes)."""
         best_time, best_priority = math.inf, math.inf
         chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
         for ct in self.ordered:
@@ -232,31 +275,63 @@ class _Successors:
                     chosen = [(ct, binding)]
                 elif at == best_time and priority == best_priority:
                     chosen.append((ct, binding))
-        out: list[Successor] = []
+        fired = []
         for ct, binding in chosen:
             after = list(marking)
             for p in ct.writes_places:
-                after[p] = store.decode(p, numbers[p])
+                after[p] = fresh(p)
             ct.fire(after, binding, best_time, self.draw)
-            elapsed = best_time - now
-            new = list(numbers)
-            if self.relative:
-                elapsed = round(elapsed, TIME_DECIMALS)
-                changed = set(ct.writes_places)
-                if elapsed > 0:
-                    changed.update(p for p in self.timed_places if numbers[p])
-                for p in changed:
-                    place = after[p]
-                    if elapsed > 0 and self.compiled.timed[p]:
-                        place = self._shift(place, elapsed)
-                    new[p] = store.encode(p, place)
-            else:
-                for p in ct.writes_places:
-                    new[p] = store.encode(p, after[p])
-                if self.absolute:
-                    new[self.clock_field] = store.intern(self.clock_field, best_time)
-            out.append((ct, binding, elapsed, store.pack(new)))
-        return out
+            fired.append((ct, binding, best_time, after))
+        return fired
+
+    def _relative(self, p: int, place: dict[Any, Any], elapsed: float) -> dict[Any, Any]:
+        """Place ``p``'s content relative to a clock moved on by ``elapsed``: timestamps
+        (the past counts as 0) and ``CLOCK`` values (:mod:`~tcpn.petrinets.timevalues`)."""
+        if self.compiled.timed[p]:
+            place = self._shift(place, elapsed)
+        if p in self.clock_values.places:
+            place = self.clock_values.move(p, place, -elapsed, self.compiled.timed[p])
+        return place
+
+    def _check_shift(self, marking: Marking, fired: list[tuple[CompiledTransition, tuple[
+            Any, ...], float, Marking]]) -> None:
+        """Raise :class:`InputError` unless the firings of ``marking`` moved in time by
+        :data:`~tcpn.petrinets.timevalues.CHECK_OFFSET_S` are those of ``marking`` moved."""
+        offset = CHECK_OFFSET_S
+        timed = self.compiled.timed
+
+        def moved(p: int, place: dict[Any, Any], by: float) -> dict[Any, Any]:
+            if timed[p]:
+                place = {v: [stamp + by for stamp in stamps] for v, stamps in place.items()}
+            if p in self.clock_values.places:
+                place = self.clock_values.move(p, place, by, timed[p])
+            return place
+
+        def fresh_copy(place: dict[Any, Any], p: int) -> dict[Any, Any]:
+            return {v: list(s) for v, s in place.items()} if timed[p] else dict(place)
+
+        shifted = [moved(p, place, offset) for p, place in enumerate(marking)]
+        again = self._fire_next(shifted, offset, lambda p: fresh_copy(shifted[p], p))
+        n = self.n_places
+
+        def relative(items: list[tuple[CompiledTransition, tuple[Any, ...], float, Marking]],
+                     base: float) -> list[tuple[str, list[dict[Any, Any]]]]:
+            out = []
+            for ct, _binding, at, after in items:
+                back = [moved(p, after[p], base - at) for p in range(n)]
+                for p in self.timed_places:  # the past counts as ready now
+                    back[p] = {v: [max(0.0, s) for s in stamps]
+                               for v, stamps in back[p].items()}
+                out.append((ct.name, back))
+            return out
+
+        problem = translation_mismatch(relative(fired, 0.0), relative(again, 0.0),
+                                       self.compiled.place_names)
+        if problem is not None:
+            raise InputError(f"{problem}: its inscriptions or code action read absolute time "
+                             "(now, or a CLOCK value) other than through differences, so a "
+                             "relative state space would be wrong; use "
+                             "explore(..., clock='absolute')")
 
     def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
         """Untimed path: ``deltas(key)``, how each binding of ``rule`` changes ``key``.
@@ -348,7 +423,8 @@ def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
-            progress: Callable[[int, int, float], None] | bool | None = None) -> StateSpace:
+            progress: Callable[[int, int, float], None] | bool | None = None,
+            shift_checks: int | None = DEFAULT_SHIFT_CHECKS) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -359,7 +435,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     called as ``progress(states, expanded, seconds)`` about every 0.5 s; ``True`` prints a
     progress line on stderr when it is a terminal (``None``, the default, prints
     nothing). ``clock`` picks relative or absolute
-    time for timed nets (ignored for untimed ones). Nets whose firings draw at random
+    time for timed nets (ignored for untimed ones). In relative time, a net whose token
+    values hold absolute times (colour set ``CLOCK``) has them kept relative too, and the
+    successors of its first ``shift_checks`` states (``None``: all) are checked to be
+    translation invariant (:mod:`~tcpn.petrinets.timevalues`). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
     with an :class:`InputError` naming the element.
 
@@ -377,10 +456,16 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    if shift_checks is not None and (isinstance(shift_checks, bool) or not isinstance(
+            shift_checks, int) or shift_checks < 0):
+        raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    _check_explorable(compiled.net, clock)
-    started = wallclock.perf_counter()
     gen = _Successors(compiled, clock)
+    _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    started = wallclock.perf_counter()
+    checks_left = math.inf if shift_checks is None else shift_checks
+    if not gen.clock_values:
+        checks_left = 0
     store = gen.store
     deadline = None if time_budget_s is None else started + time_budget_s
     state_cap = math.inf if max_states is None else max_states
@@ -436,7 +521,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                     if len(edge_dst) != first_edge:
                         break
             else:
-                for *_, new in gen.successors(key):
+                for *_, new in gen.successors(key, check_shift=i < checks_left):
                     target = index.get(new)
                     if target is None:
                         target = index[new] = len(order)

@@ -26,7 +26,8 @@ from tcpn.models.verification.choices import (
     tcp_l_choices,
 )
 from tcpn.petrinets import Firing, PetriNet, Simulator, explore
-from tcpn.petrinets.statespace import StateSpace
+from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
+from tcpn.petrinets.timevalues import binding_shifts, fingerprint, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
 
@@ -76,7 +77,10 @@ class VerificationNet:
     simulator transition it stands beside; ``draws`` gives the uniform draw each
     transition whose simulator twin draws one stands for; ``start_choices``
     maps each start-time choice (``group{g}.start{j}``) to ``(g, start_s)``: flow group
-    ``g`` (the scenario's ``flows[g]``) starts at ``start_s``.
+    ``g`` (the scenario's ``flows[g]``) starts at ``start_s``. ``clock`` is how
+    :meth:`explore` treats time: ``"absolute"`` (CPN Tools' timed state space) or
+    ``"relative"`` (timestamps and the packets' and receivers' ``CLOCK`` fields kept
+    relative to each state's clock; ``docs/statespace.md``, "Clock values").
     """
 
     net: PetriNet
@@ -149,12 +153,29 @@ class VerificationNet:
         for step, (transition, binding) in enumerate(path):
             if transition in self.start_choices:  # the scenario's start time says it
                 continue
+            name = self.simulator_transition(transition)
             values = {k: v for k, v in binding.items() if k not in ADDED_VARS}
+            if self.clock == "relative":
+                values = _absolute_binding(sim, name, values)
             try:
-                firings.append(sim.fire(self.simulator_transition(transition), values))
+                firings.append(sim.fire(name, values))
             except InputError as exc:
                 raise InputError(f"replay step {step} ({transition}): {exc}") from None
         return firings
+
+
+def _absolute_binding(sim: Simulator, transition: str, binding: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """The simulator's binding of ``transition`` that a relative space's ``binding`` stands
+    for: its ``CLOCK`` values are relative to the state's clock, which is the simulator's
+    clock on a replayed path (rounded to ``TIME_DECIMALS``, so matched up to rounding);
+    ``binding`` unchanged when the simulator has none such (``fire`` then says why)."""
+    shifts = binding_shifts(sim.compiled.net, transition, TIME_DECIMALS)
+    wanted = fingerprint(shifted_binding(binding, shifts, sim.now))
+    for name, candidate in sim.enabled():
+        if name == transition and fingerprint(candidate) == wanted:
+            return candidate
+    return dict(binding)
 
 
 def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int
@@ -220,6 +241,22 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
                              "in verification mode (the transfer is the `segments` given)")
 
 
+def _refuse_clock(scenario: Scenario, clock: str) -> None:
+    """Raise :class:`InputError` for a clock mode the scenario's components cannot take."""
+    if clock not in CLOCK_MODES:
+        raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    if clock == "absolute":
+        return
+    for i, group in enumerate(scenario.flows):
+        if group.receiver_clock_skew != 0.0:
+            raise InputError(f"flows[{i}].receiver_clock_skew: a drifting receiver clock "
+                             "stamps (1 + skew) * now, which no relative state space can "
+                             "shift; use clock='absolute'")
+        if getattr(group.params, "skew_estimation", False):
+            raise InputError(f"flows[{i}].params.skew_estimation: the skew estimate fits a "
+                             "line to absolute send times; use clock='absolute'")
+
+
 def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
     net = composed.net
     roles: dict[str, Role] = {}
@@ -256,7 +293,7 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
 
 
 def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
-                  points: Mapping[int, tuple[float, ...]]) -> tuple[str, ...]:
+                  points: Mapping[int, tuple[float, ...]], clock: str) -> tuple[str, ...]:
     where = "every link direction" if budget.links is None else ", ".join(budget.links)
     return (
         f"Each connection sends a finite transfer of {segments} segments; the scenario's "
@@ -277,26 +314,34 @@ def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
         "Every other delay is the simulator's deterministic one (serialisation, propagation, "
         "timers); simultaneous events are explored in every order.",
         "Time is absolute (CPN Tools' timed state space): the space is finite because the "
-        "transfer ends and the losses are bounded.",
+        "transfer ends and the losses are bounded." if clock == "absolute" else
+        "Time is relative: a state keeps its timestamps and the packets', receivers' and "
+        "queues' CLOCK values (send times, echoes, idle-since times) relative to its own "
+        "clock, so runs that reach one marking at different times are one state; when a "
+        "state is reached is not kept (a path's times are the sums of its waits).",
     )
 
 
 def verification_net(scenario: Scenario, *, segments: int,
                      losses: LossBudget | None = None, start_points: int | None = None,
-                     seed: int | None = None) -> VerificationNet:
+                     seed: int | None = None, clock: str = "absolute") -> VerificationNet:
     """The verification net of ``scenario``: every connection sends ``segments`` segments,
     the network may lose what ``losses`` allows (see the module docstring).
 
     A flow group whose ``start_s`` is drawn uniformly from an interval starts at one of
     ``start_points`` equally spaced times in it, a choice made at time 0 (the explorer
     covers each, and every order of the events they make simultaneous). ``seed`` draws
-    the scenario's other random choices (none are allowed yet).
+    the scenario's other random choices (none are allowed yet). ``clock`` is how
+    :meth:`VerificationNet.explore` treats time (``"absolute"`` or ``"relative"``;
+    relative time refuses a receiver clock that drifts and Modified Vegas's skew
+    estimation, which read absolute times).
     """
     budget = losses if losses is not None else LossBudget()
     if not isinstance(budget, LossBudget):
         raise InputError(f"losses must be a LossBudget, got {budget!r}")
     points = discrete_starts(scenario, start_points)
     _refuse(scenario, segments, budget)
+    _refuse_clock(scenario, clock)
     prepared = _scripted(scenario, segments, budget, {},
                          {g: times[0] for g, times in points.items()})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
@@ -314,6 +359,7 @@ def verification_net(scenario: Scenario, *, segments: int,
     return VerificationNet(
         net=composed.net, scenario=scenario, segments=segments, losses=budget,
         roles=_roles(composed, twins), choices=(*twins, *starts),
-        abstractions=_abstractions(scenario, segments, budget, points), flows=tuple(finite),
-        twins=twins, start_choices=starts, draws=draws)
+        abstractions=_abstractions(scenario, segments, budget, points, clock),
+        flows=tuple(finite),
+        twins=twins, start_choices=starts, draws=draws, clock=clock)
 
