@@ -96,16 +96,18 @@ class PropertyResult:
 
 
 def property_net(scenario: Scenario | str | Path, *, segments: int, losses: int = 0,
-                 ack_losses: int = 0, links: tuple[str, ...] | None = None) -> PropertyNet:
+                 ack_losses: int = 0, links: tuple[str, ...] | None = None,
+                 clock: str = "absolute") -> PropertyNet:
     """The verification net of a one-flow ``scenario`` with the property observers;
-    ``links`` (link directions ``"A->B"``) confines the losses to those directions."""
+    ``links`` (link directions ``"A->B"``) confines the losses to those directions;
+    ``clock`` is the exploration's time (``"absolute"`` or ``"relative"``)."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     if len(scenario.flows) != 1 or scenario.flows[0].count != 1:
         raise InputError(f"scenario {scenario.name}: the property library checks exactly one "
                          f"flow (count 1); it has {sum(f.count for f in scenario.flows)}")
     verification = verification_net(scenario, segments=segments,
-                                    losses=LossBudget(losses, ack_losses, links))
+                                    losses=LossBudget(losses, ack_losses, links), clock=clock)
     return PropertyNet(verification, observe(verification))
 
 
@@ -208,13 +210,14 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
 def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int,
                losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
                max_states: int | None = 1_000_000,
-               prepared: PropertyNet | None = None) -> list[PropertyResult]:
+               prepared: PropertyNet | None = None,
+               clock: str = "absolute") -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, or that speaks about another
     budget, answers ``n/a``."""
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
-                                      ack_losses=ack_losses, links=links)
+                                      ack_losses=ack_losses, links=links, clock=clock)
     flow = target.flow
     results: list[PropertyResult] = []
     formulas = {}
@@ -260,7 +263,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
 
 def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int,
            losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
-           max_states: int | None = 1_000_000) -> PropertyResult:
+           max_states: int | None = 1_000_000, clock: str = "absolute") -> PropertyResult:
     """One property within the loss budget (see the module docstring)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
-                      ack_losses=ack_losses, links=links, max_states=max_states)[0]
+                      ack_losses=ack_losses, links=links, max_states=max_states,
+                      clock=clock)[0]

@@ -49,15 +49,17 @@ from tcpn.petrinets.colours import ClockSet, ColourSet, ListSet, ProductSet, Rec
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import ArcKind, PetriNet
 
-__all__ = ["CHECK_OFFSET_S", "ClockValues", "Shift", "binding_shifts", "clock_reads",
-           "clock_shift", "fingerprint", "shifted_binding", "translation_mismatch"]
+__all__ = ["CHECK_OFFSET_S", "TOLERANCE", "ClockValues", "Shift", "alike", "binding_shifts",
+           "clock_reads", "clock_shift", "close", "shifted_binding", "split_floats",
+           "translation_mismatch"]
 
 #: How far the translation check moves the clock: far from every time a model uses, so
 #: that a guard or code action comparing ``now`` with a constant decides differently.
 CHECK_OFFSET_S = 1000.0
-#: Decimals of the values the translation check compares (floats computed at two offsets
-#: differ in their last bits).
-_CHECK_DECIMALS = 6
+#: How far apart two floats computed along different routes may be and still count as
+#: equal (absolute below 1, relative above): moved clocks change the last bits, and
+#: relative times are rounded to ``TIME_DECIMALS``.
+TOLERANCE = 1e-7
 
 #: ``shift(value, delta)``: ``value`` with every ``CLOCK`` part moved by ``delta``.
 Shift = Callable[[Any, float], Any]
@@ -129,36 +131,67 @@ def clock_reads(net: PetriNet, has_clock_values: bool) -> list[tuple[str, str]]:
             continue
         if "now" in t.action_inputs and not has_clock_values:
             found.append((f"code action of transition {name}", "no place holds CLOCK values"))
+        # (element, text, whether it may read ``now``: only what writes tokens may)
         texts: list[tuple[str, Any, bool]] = [(f"guard of transition {name}", t.guard, False),
                                               (f"delay of transition {name}", t.delay, False)]
         for arc in net.arcs_of(name):
-            output = arc.kind is ArcKind.OUTPUT
-            texts += [(arc.where, arc.inscription, output and has_clock_values),
+            texts += [(arc.where, arc.inscription, arc.kind is ArcKind.OUTPUT),
                       (f"condition of {arc.where}", arc.when, False),
                       (f"count of {arc.where}", arc.count, False),
                       (f"delay of {arc.where}", arc.delay, False)]
-        for where, text, allowed in texts:
-            if isinstance(text, str) and not allowed and "now" in Inscription.parse(
-                    text, where).names:
-                why = ("it decides by absolute time" if not where.startswith("arc")
-                       or has_clock_values else "no place holds CLOCK values")
+        for where, text, writes in texts:
+            if isinstance(text, str) and not (writes and has_clock_values) and \
+                    "now" in Inscription.parse(text, where).names:
+                why = "no place holds CLOCK values" if writes else "it decides by absolute time"
                 found.append((f"{where}: {text!r}", why))
     return found
 
 
-def fingerprint(value: Any) -> Any:
-    """``value`` with floats rounded for comparison (records and tuples kept as tuples,
-    dicts as sorted item tuples)."""
-    if isinstance(value, float):
-        return round(value, _CHECK_DECIMALS) + 0.0  # -0.0 and 0.0 alike
-    if isinstance(value, tuple):
-        return tuple(fingerprint(v) for v in value)
-    if isinstance(value, list):
-        return tuple(fingerprint(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted(((fingerprint(k), fingerprint(v)) for k, v in value.items()),
-                            key=repr))
-    return value
+class _Float:
+    """Where a float stood in a value split by :func:`split_floats`."""
+
+    def __repr__(self) -> str:
+        return "<float>"
+
+
+_FLOAT = _Float()
+
+
+def split_floats(value: Any) -> tuple[str, tuple[float, ...]]:
+    """``value`` as its form without floats (a string) and its floats in order: two values
+    computed along different routes (absolute or relative times, moved clocks) are alike
+    when their forms are equal and their floats :func:`close`.
+
+    >>> split_floats((3, 0.25, {"a": 1.5}))
+    ("(3, <float>, (('a', <float>),))", (0.25, 1.5))
+    """
+    floats: list[float] = []
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, float):
+            floats.append(v)
+            return _FLOAT
+        if isinstance(v, tuple | list):
+            return tuple(walk(x) for x in v)
+        if isinstance(v, dict):
+            return tuple(sorted(((walk(k), walk(x)) for k, x in v.items()), key=repr))
+        return v
+
+    form = repr(walk(value))
+    return form, tuple(floats)
+
+
+def close(one: tuple[float, ...], other: tuple[float, ...]) -> bool:
+    """Whether two float vectors agree within :data:`TOLERANCE` (absolute and relative)."""
+    return len(one) == len(other) and all(
+        abs(x - y) <= TOLERANCE * max(1.0, abs(x), abs(y)) for x, y in zip(one, other,
+                                                                            strict=True))
+
+
+def alike(one: Any, other: Any) -> bool:
+    """Whether two values are equal up to float noise (:func:`split_floats`)."""
+    (form_a, floats_a), (form_b, floats_b) = split_floats(one), split_floats(other)
+    return form_a == form_b and close(floats_a, floats_b)
 
 
 def translation_mismatch(base: Sequence[tuple[str, list[dict[Any, Any]]]],
@@ -167,11 +200,12 @@ def translation_mismatch(base: Sequence[tuple[str, list[dict[Any, Any]]]],
     """Compare the successors of a state (``(transition, marking relative to the firing
     time)``) with those of the same state moved in time; ``None`` when they agree, else a
     sentence naming the transition and the place that differ."""
-    def keyed(items: Sequence[tuple[str, list[dict[Any, Any]]]]) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
+    def keyed(items: Sequence[tuple[str, list[dict[Any, Any]]]]
+              ) -> dict[str, list[list[tuple[str, tuple[float, ...]]]]]:
+        out: dict[str, list[list[tuple[str, tuple[float, ...]]]]] = {}
         for name, marking in items:
-            out.setdefault(name, []).append(tuple(fingerprint(place) for place in marking))
-        return {name: sorted(markings, key=repr) for name, markings in out.items()}
+            out.setdefault(name, []).append([split_floats(place) for place in marking])
+        return {name: sorted(markings) for name, markings in out.items()}
 
     at_base, at_moved = keyed(base), keyed(moved)
     for name in sorted(set(at_base) | set(at_moved)):
@@ -180,10 +214,12 @@ def translation_mismatch(base: Sequence[tuple[str, list[dict[Any, Any]]]],
             return (f"transition {name} has {len(one)} firing(s) next at this state and "
                     f"{len(other)} when the clock reads {CHECK_OFFSET_S:g} s more")
         for a, b in zip(one, other, strict=True):
-            for place, x, y in zip(place_names, a, b, strict=True):
-                if x != y:
-                    return (f"transition {name} puts {x!r} on place {place} at this state and "
-                            f"{y!r} (moved back) when the clock reads {CHECK_OFFSET_S:g} s more")
+            for place, (form_a, floats_a), (form_b, floats_b) in zip(place_names, a, b,
+                                                                     strict=True):
+                if form_a != form_b or not close(floats_a, floats_b):
+                    return (f"transition {name} puts {form_a} {floats_a} on place {place} at "
+                            f"this state and {form_b} {floats_b} (moved back) when the clock "
+                            f"reads {CHECK_OFFSET_S:g} s more")
     return None
 
 

@@ -27,7 +27,7 @@ from tcpn.models.verification.choices import (
 )
 from tcpn.petrinets import Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
-from tcpn.petrinets.timevalues import binding_shifts, fingerprint, shifted_binding
+from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
 
@@ -171,9 +171,9 @@ def _absolute_binding(sim: Simulator, transition: str, binding: Mapping[str, Any
     clock on a replayed path (rounded to ``TIME_DECIMALS``, so matched up to rounding);
     ``binding`` unchanged when the simulator has none such (``fire`` then says why)."""
     shifts = binding_shifts(sim.compiled.net, transition, TIME_DECIMALS)
-    wanted = fingerprint(shifted_binding(binding, shifts, sim.now))
+    wanted = shifted_binding(binding, shifts, sim.now)
     for name, candidate in sim.enabled():
-        if name == transition and fingerprint(candidate) == wanted:
+        if name == transition and alike(candidate, wanted):
             return candidate
     return dict(binding)
 
