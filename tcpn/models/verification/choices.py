@@ -9,7 +9,7 @@ or, for start times, a transition at time 0 that places a connection's start tok
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +22,7 @@ from tcpn.petrinets import UNIT, PetriNet, Place, Transition
 from tcpn.petrinets.net import ArcKind
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
-           "U_CALM", "U_EARLY", "ScriptedDraws", "add_loss_choices", "add_start_choices",
+           "U_CALM", "U_EARLY", "add_loss_choices", "add_start_choices",
            "discrete_starts", "red_early_verdict", "tcp_l_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
@@ -76,17 +76,6 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
             _lose_twin(net, original, twin, inside, budget)
             twins[twin] = original
     return twins
-
-
-class ScriptedDraws:
-    """A stand-in for the simulator's generator: ``random()`` returns the draws a path's
-    choices stand for, in order."""
-
-    def __init__(self, draws: Iterable[float]):
-        self.draws = iter(draws)
-
-    def random(self) -> float:
-        return next(self.draws)
 
 
 class _Draw:

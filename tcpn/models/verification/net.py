@@ -19,7 +19,6 @@ from tcpn.models.verification.choices import (
     LOSS_SUFFIX,
     U_CALM,
     U_EARLY,
-    ScriptedDraws,
     add_loss_choices,
     add_start_choices,
     discrete_starts,
@@ -134,17 +133,21 @@ class VerificationNet:
         flows = scenario.concrete_flows() if starts else self.flows
         return compose(scenario, _finite_flows(scenario, flows, self.segments)).net
 
+    def forced_draws(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> list[float]:
+        """The uniform draws the simulator makes along ``path``, in order: those the path's
+        choices stand for (``Simulator(..., forced_draws=...)`` replays them)."""
+        return [self.draws[t] for t, _b in path if t in self.draws]
+
     def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
         """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
         simulator's own net of :meth:`simulation_scenario` with the path's losses scripted
         and start times chosen: each loss fires as the transmission it stands beside, RED's
         draws are forced, start choices are not fired. Raises
         :class:`InputError` at the first step the simulator would not take."""
-        sim = Simulator(self.simulation_net(self.scripted_losses(path),
-                                            self.chosen_starts(path)), seed=0)
         # the simulator's uniform draws forced to those the path's choices stand for
-        draws = [self.draws[t] for t, _b in path if t in self.draws]
-        sim._draw.generator = ScriptedDraws(draws)  # type: ignore[assignment]
+        sim = Simulator(self.simulation_net(self.scripted_losses(path),
+                                            self.chosen_starts(path)), seed=0,
+                        forced_draws=self.forced_draws(path))
         firings = []
         for step, (transition, binding) in enumerate(path):
             if transition in self.start_choices:  # the scenario's start time says it
