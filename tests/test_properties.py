@@ -55,7 +55,7 @@ def test_observers_leave_the_space_and_the_firings_unchanged():
         firings = watched.replay(path)
         assert [f.transition for f in firings] == [
             watched.verification.simulator_transition(t) for t, _b in path
-            if t not in watched.verification.start_choices]
+            if t not in watched.verification.delay_choices]
 
 
 def test_the_library_holds_on_newreno_with_losses():

@@ -149,10 +149,10 @@ def test_roles_name_places_of_the_net():
 @pytest.mark.parametrize("scenario", [lambda: p2p("sack", handshake=True),
                                       lambda: red(True), lambda: shared_bottleneck()])
 def test_transitions_are_the_simulators_plus_the_choices(scenario):
-    v = verification_net(scenario(), segments=2, losses=LossBudget(1, 1), start_points=2)
+    v = verification_net(scenario(), segments=2, losses=LossBudget(1, 1), delay_points=2)
     simulator = v.simulation_net()
     assert set(v.net.transitions) - set(v.choices) == set(simulator.transitions)
-    assert set(v.choices) == set(v.twins) | set(v.start_choices)
+    assert set(v.choices) == set(v.twins) | set(v.delay_choices)
     for name, transition in simulator.transitions.items():  # same guards and priorities
         assert (v.net.transitions[name].guard, v.net.transitions[name].priority) == (
             transition.guard, transition.priority)
@@ -239,11 +239,11 @@ def _with(**changes: Any) -> Scenario:
     (lambda: _with(errors={"kind": "rate", "unit": "packet", "rate": 0.01}),
      r"links\[0\].ab.errors: random losses \(rate 0.01\) on A->B"),
     (lambda: _with(start_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
-     r"flows\[0\].start_s: drawn at random; give verification_net\(..., start_points=m\)"),
+     r"flows\[0\].start_s: drawn at random; give verification_net\(..., delay_points=m\)"),
     (lambda: _with(start_s={"dist": "exponential", "mean_s": 1.0}),
-     r"flows\[0\].start_s: an unbounded random start \(exponential\) cannot be"),
+     r"flows\[0\].start_s: an unbounded random time \(exponential\) cannot be"),
     (lambda: _with(count=2, gap_s={"dist": "exponential", "mean_s": 1.0}),
-     r"flows\[0\].gap_s: drawn at random"),
+     r"flows\[0\].gap_s: an unbounded random time \(exponential\)"),
     (lambda: _with(app_rate_bps=1e6), r"flows\[0\].app_rate_bps: a paced application"),
 ])
 def test_random_elements_that_are_not_choices_yet_are_named(scenario, message):
@@ -315,16 +315,17 @@ def shared_bottleneck() -> Scenario:
 
 
 def test_a_random_start_becomes_a_choice_among_discrete_times():
-    v = verification_net(shared_bottleneck(), segments=4, start_points=3)
-    assert v.start_choices == {"group1.start0": (1, 0.0), "group1.start1": (1, 0.002),
-                               "group1.start2": (1, 0.004)}
-    assert "not at the times between" in " ".join(v.abstractions)
+    v = verification_net(shared_bottleneck(), segments=4, delay_points=3)
+    assert v.start_chain == {"group1.start": (1, 0)}
+    assert {t: c.delays for t, c in v.delay_choices.items()} == {
+        "group1.start'0": (0.0,), "group1.start'1": (0.002,), "group1.start'2": (0.004,)}
+    assert "starts after one of 0, 0.002, 0.004 s" in " ".join(v.abstractions)
     space = v.explore()
     starts = set()
     for end in space.dead_markings():
         path = space.path_to(end)
-        starts.add(v.chosen_starts(path)[1])
-        firings = v.replay(path)  # the simulator with flows[1].start_s fixed at the choice
+        starts.add(v.chosen_starts(path)[1])  # connection 1 is flows[1]'s
+        firings = v.replay(path)  # the simulator with connection 1's start fixed at the choice
         assert firings[-1].time == pytest.approx(space.clock(end))
         marking = space.marking(end)
         assert [marking[f"flow{i}.rcv.rcv"][0].value.nxt for i in (0, 1)] == [4, 4]
@@ -332,6 +333,27 @@ def test_a_random_start_becomes_a_choice_among_discrete_times():
     # both starting at 0: the order of simultaneous arrivals decides which segments the
     # full queue drops, and the explorer keeps both outcomes
     assert len(space.dead_markings()) == 4
+
+
+def test_a_random_gap_chains_the_connections_start_times():
+    """Two connections of one group, the first at 0, the second a uniform [0, 0.004] gap
+    later: with 2 points the second starts at 0 or 0.004, and each replays."""
+    s = validate_scenario({
+        "name": "gap", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01}],
+        "flows": [{"src": "A", "dst": "B", "variant": "newreno", "count": 2,
+                   "gap_s": {"dist": "uniform", "low_s": 0.0, "high_s": 0.004}}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 2}})
+    v = verification_net(s, segments=1, delay_points=2)
+    assert v.start_chain == {"group0.start": (0, 0), "group0.gap1": (0, 1)}
+    space = v.explore()
+    seen = set()
+    for end in space.dead_markings():
+        path = space.path_to(end)
+        starts = v.chosen_starts(path)
+        seen.add((starts[0], starts[1]))
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+    assert seen == {(0.0, 0.0), (0.0, 0.004)}
 
 
 def test_tcp_l_reaction_is_a_choice_only_where_its_probability_is_open():

@@ -1,8 +1,9 @@
 """The choices a verification net adds to the simulator's net: losses within the budget,
-RED's and TCP-L's uniform draws, random start times discretised.
+RED's and TCP-L's uniform draws, random start times as delays to discretise.
 
 Each choice is a twin of a simulator transition (same inputs, guard, priority and delays)
-or, for start times, a transition at time 0 that places a connection's start token; see
+or, for start times, a chain of transitions whose random delays place the connections'
+start tokens (discretised by :func:`tcpn.petrinets.intervals.discretise_delays`); see
 :mod:`tcpn.models.verification` and ``docs/statespace.md``.
 """
 
@@ -18,12 +19,12 @@ from tcpn.models.components.queues import _red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
-from tcpn.petrinets import UNIT, PetriNet, Place, Transition
+from tcpn.petrinets import UNIT, Distribution, PetriNet, Place, Transition, Uniform
 from tcpn.petrinets.net import ArcKind
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
-           "U_CALM", "U_EARLY", "add_loss_choices", "add_start_choices",
-           "discrete_starts", "red_early_verdict", "tcp_l_choices"]
+           "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
+           "random_times", "red_early_verdict", "tcp_l_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
@@ -217,54 +218,61 @@ def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
     return twins, draws
 
 
-def discrete_starts(scenario: Scenario, start_points: int | None) -> dict[int, tuple[float, ...]]:
-    """Flow group -> the start times a random ``start_s`` is discretised to: ``start_points``
-    equally spaced times from ``low_s`` to ``high_s`` of a uniform start."""
-    points: dict[int, tuple[float, ...]] = {}
+def random_times(scenario: Scenario, delay_points: int | None) -> dict[int, tuple[
+        Distribution | float, Distribution | float]]:
+    """Flow group -> ``(start, gap)`` for the groups whose ``start_s`` or ``gap_s`` is drawn
+    at random: a uniform time as a :class:`~tcpn.petrinets.Uniform` delay (explored at
+    ``delay_points`` points), a fixed one as its number. An unbounded time, or a random one
+    without ``delay_points``, is an :class:`InputError` naming the field."""
+    times: dict[int, tuple[Distribution | float, Distribution | float]] = {}
     for g, group in enumerate(scenario.flows):
-        spec = group.start_s
-        if isinstance(spec, int | float):
+        specs = {"start_s": group.start_s, "gap_s": group.gap_s if group.count > 1 else 0.0}
+        if all(isinstance(spec, int | float) for spec in specs.values()):
             continue
-        where = f"flows[{g}].start_s"
-        if not isinstance(spec, UniformTime):
-            raise InputError(f"{where}: an unbounded random start ({spec.dist}) cannot be "
-                             "discretised; give a number or a uniform interval")
-        if start_points is None:
-            raise InputError(f"{where}: drawn at random; give verification_net(..., "
-                             "start_points=m) to choose among m times in its interval, or a "
-                             "number")
-        if isinstance(start_points, bool) or not isinstance(start_points, int) or \
-                start_points < 1:
-            raise InputError(f"start_points must be a whole number >= 1, got {start_points!r}")
-        step = (spec.high_s - spec.low_s) / max(1, start_points - 1)
-        points[g] = tuple(sorted({round(spec.low_s + j * step, 9)
-                                  for j in range(start_points)}))
-    return points
+        delays: list[Distribution | float] = []
+        for name, spec in specs.items():
+            where = f"flows[{g}].{name}"
+            if isinstance(spec, int | float):
+                delays.append(float(spec))
+                continue
+            if not isinstance(spec, UniformTime):
+                raise InputError(f"{where}: an unbounded random time ({spec.dist}) cannot be "
+                                 "discretised; give a number or a uniform interval")
+            if delay_points is None:
+                raise InputError(f"{where}: drawn at random; give verification_net(..., "
+                                 "delay_points=m) to choose among m times in its interval, "
+                                 "or a number")
+            delays.append(Uniform(spec.low_s, spec.high_s))
+        times[g] = (delays[0], delays[1])
+    return times
 
 
-def add_start_choices(composed: ComposedNet, scenario: Scenario,
-                       points: Mapping[int, tuple[float, ...]]) -> dict[str, tuple[int, float]]:
-    """One choice per start time of each group with a random start: it puts the start token
-    of every connection of the group (``gap_s`` apart) at that time."""
+def add_start_delays(composed: ComposedNet, scenario: Scenario,
+                     times: Mapping[int, tuple[Distribution | float, Distribution | float]]
+                     ) -> dict[str, tuple[int, int]]:
+    """The start times of the groups in ``times`` as a chain of delays: at time 0
+    ``group{g}.start`` (delay: the group's start) puts the start token of its first
+    connection, and for each next connection ``group{g}.gap{j}`` (delay: the gap) puts
+    that connection's, a gap after the previous one. Returns each chain transition ->
+    ``(g, position of the connection it starts in the group)``."""
     net = composed.net
     ids = {(flow.id if flow.id is not None else f"f{g}"): g
            for g, flow in enumerate(scenario.flows)}
-    choices: dict[str, tuple[int, float]] = {}
-    for g, times in points.items():
-        members = [(i, f) for i, f in enumerate(composed.flows) if ids[f.group] == g]
-        gap = float(scenario.flows[g].gap_s)  # type: ignore[arg-type]
-        unstarted = f"group{g}.unstarted"
-        net.add_place(Place(unstarted, UNIT, initial=[()]))
-        for i, _flow in members:
-            start = f"flow{i}.snd.start"
-            net.places[start] = replace(net.places[start], initial=[])
-        for j, start_s in enumerate(times):
-            name = f"group{g}.start{j}"
-            net.add_transition(Transition(name))
-            net.add_input(unstarted, name, "()")
-            for i, flow in members:
-                net.add_output(f"flow{i}.snd.start", name, "()",
-                               delay=round(start_s + flow.index * gap, 9))
-            choices[name] = (g, start_s)
-    return choices
-
+    chain: dict[str, tuple[int, int]] = {}
+    for g, (start, gap) in times.items():
+        members = sorted((f.index, i) for i, f in enumerate(composed.flows) if ids[f.group] == g)
+        previous = f"group{g}.unstarted"
+        net.add_place(Place(previous, UNIT.timed(), initial=[()]))
+        for j, i in members:
+            place = f"flow{i}.snd.start"
+            net.places[place] = replace(net.places[place], initial=[])
+            name = f"group{g}.start" if j == 0 else f"group{g}.gap{j}"
+            net.add_transition(Transition(name, delay=start if j == 0 else gap))
+            net.add_input(previous, name, "()")
+            net.add_output(place, name, "()")
+            if j < len(members) - 1:
+                previous = f"group{g}.started{j}"
+                net.add_place(Place(previous, UNIT.timed()))
+                net.add_output(previous, name, "()")
+            chain[name] = (g, j)
+    return chain
