@@ -233,9 +233,6 @@ def _with(**changes: Any) -> Scenario:
 
 
 @pytest.mark.parametrize(("scenario", "message"), [
-    (lambda: _with(queue={"kind": "token_bucket", "limit": 20, "rate_bps": 1e6,
-                          "depth_bytes": 3000}),
-     r"links\[0\].ab.queue: token_bucket decides by rates not turned into choices"),
     (lambda: _with(errors={"kind": "rate", "unit": "packet", "rate": 0.01}),
      r"links\[0\].ab.errors: random losses \(rate 0.01\) on A->B"),
     (lambda: _with(start_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
@@ -378,3 +375,40 @@ def test_tcp_l_reaction_is_a_choice_only_where_its_probability_is_open():
         # the simulator's draw forced to 0: it reacts, and every later binding (which
         # holds the sender's tcb) must be the one the explorer found
         assert len(v.replay(path)) == len(path)
+
+
+def _queued(queue: dict[str, Any]) -> Scenario:
+    return _with(queue=queue, variant="reno")
+
+
+@pytest.mark.parametrize("queue", [
+    {"kind": "sgpq", "limit": 3},
+    {"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 600},
+    {"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 3000,
+     "mode": "policer"},
+])
+def test_small_first_and_token_bucket_queues_are_explored_and_replay(queue):
+    """Their decisions are deterministic (sizes, the bucket's level at ``now``), so with
+    one data loss the ends are the three hand-counted ones: nothing lost, segment 0 lost,
+    segment 1 lost; every path replays in the simulator and delivers both segments."""
+    s = _queued(queue)
+    s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})
+    v = verification_net(s, segments=2, losses=LossBudget(data_losses=1))
+    space = v.explore()
+    ends = space.dead_markings()
+    assert sorted(v.scripted_losses(space.path_to(e)).get("A->B", ()) for e in ends) == [
+        (), (0,), (1,)]
+    for end in ends:
+        path = space.path_to(end)
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+        assert space.marking(end)["flow0.rcv.rcv"][0].value.nxt == 2
+
+
+def test_a_policer_drop_counts_as_a_loss_for_the_properties():
+    """A 600-byte bucket polices the second segment of the initial window (a deterministic
+    drop, outside the budget): its retransmission is not spurious."""
+    from tcpn.models.verify import verify
+    s = _queued({"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 600,
+                 "mode": "policer"})
+    s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})
+    assert verify(s, "no_spurious_retransmission", segments=2).answer == "true"

@@ -171,8 +171,8 @@ def observe(verification: VerificationNet) -> FlowRoles:
     frames = []
     for key, role in verification.roles.items():
         if role.kind == "queue":
-            for name in role.transitions:
-                if name.endswith(".drop"):
+            for name in role.transitions:  # drop-tail and RED overflows, policing...
+                if role.events.get(name) == "drop":
                     _count(net, "verify.drops", name, "1")
             if "fifo" in role.places:
                 limit = net.scope_of(role.transitions[0]).get("LIMIT")

@@ -50,6 +50,9 @@ class Role:
     places: Mapping[str, str]
     transitions: tuple[str, ...]
     flow: str | None = None
+    #: for a queue: what each of its arrival-side transitions means (``enqueue``, ``drop``,
+    #: ``mark``, ``meter``), as the trace has it
+    events: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -226,11 +229,6 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
             raise InputError(f"links[{li}].wireless: an 802.11 hop (MAC retries) cannot be "
                              "turned into choices yet; verification needs point-to-point links")
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
-            kind = direction.queue.kind
-            if kind not in ("drop_tail", "threshold_ecn", "red"):
-                raise InputError(f"links[{li}].{side}.queue: {kind} decides by rates not "
-                                 "turned into choices yet; verification takes drop_tail, "
-                                 "threshold_ecn and red queues")
             if isinstance(direction.errors, RateErrors) and not budget.covers(f"{a}->{b}") \
                     and direction.errors.rate > 0:
                 raise InputError(f"links[{li}].{side}.errors: random losses (rate "
@@ -273,7 +271,9 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
                         if p.startswith(prefix + ".") and p not in
                         (f"{prefix}.idle", f"{prefix}.frames")}
         roles[f"{qid}.queue"] = Role("queue", queue_places, tuple(
-            f"{prefix}.{t}" for t, k in kinds.items() if k not in ("transmit",)))
+            f"{prefix}.{t}" for t, k in kinds.items() if k not in ("transmit",)),
+            events={f"{prefix}.{t}": k for t, k in kinds.items()
+                    if k not in ("transmit", "direct")})
         link_places = {"idle": f"{prefix}.idle"}
         if f"{prefix}.frames" in net.places:
             link_places["frames"] = f"{prefix}.frames"
