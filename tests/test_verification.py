@@ -412,3 +412,43 @@ def test_a_policer_drop_counts_as_a_loss_for_the_properties():
                  "mode": "policer"})
     s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})
     assert verify(s, "no_spurious_retransmission", segments=2).answer == "true"
+
+
+def _wifi() -> Scenario:
+    """A -> B over an 802.11 hop, 3 attempts per frame (retry limit 2), 10 % frame errors
+    on the data direction, none on the ACKs'."""
+    return validate_scenario({
+        "name": "wifi", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01,
+                   "wireless": {"station": "B", "retry_limit": 2},
+                   "ab": {"errors": {"kind": "rate", "unit": "packet", "rate": 0.1}}}],
+        "flows": [{"src": "A", "dst": "B", "variant": "reno"}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 2, "sack": False}})
+
+
+def test_802_11_attempts_are_choices_with_hand_counted_ends():
+    """One segment, one data loss: the frame gets through at attempt 1, 2 or 3, or fails
+    all 3 (a loss) and its retransmission gets through at attempt 1, 2 or 3: 6 ends. Each
+    extra attempt costs 590 bytes at 8 Mbit/s + the 314 us MAC ACK timeout = 0.904 ms; the
+    ACK direction has no errors, so its attempts are no choice."""
+    v = verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",)),
+                         delay_points=3)
+    assert {c for c in v.choices if v.twins.get(c) == "A.B.transmit"} == {
+        "A.B.transmit_tries2", "A.B.transmit_tries3", "A.B.transmit_lost"}
+    space = v.explore()
+    ends = sorted(space.dead_markings(), key=space.clock)
+    first = space.clock(ends[0])
+    assert [round(space.clock(e) - first, 6) for e in ends] == [
+        0.0, 0.000904, 0.001808, 1.0, 1.000904, 1.001808]
+    assert not any(t.startswith("B.A.transmit_") for e in ends for t in names(space.path_to(e)))
+    for end in ends:  # the simulator, its attempts' draws forced, takes the same steps
+        path = space.path_to(end)
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+    # the default points are the interval's ends: 1 or 3 attempts
+    assert len(verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",))
+                                ).explore().dead_markings()) == 4
+
+
+def test_802_11_losses_need_a_budget_on_their_direction():
+    with pytest.raises(InputError, match=r"links\[0\].ab.errors: random losses \(rate 0.1\)"):
+        verification_net(_wifi(), segments=1)

@@ -14,17 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from tcpn.errors import InputError
 from tcpn.models.components.queues import _red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
-from tcpn.petrinets import UNIT, Distribution, PetriNet, Place, Transition, Uniform
+from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transition, Uniform
+from tcpn.petrinets.intervals import delay_points
 from tcpn.petrinets.net import ArcKind
 
-__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
-           "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
-           "random_times", "red_early_verdict", "tcp_l_choices"]
+__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
+           "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
+           "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
@@ -66,8 +69,8 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
         if composed.events[qid].get("decide") == "meter" and decide in net.transitions:
             _red_choice(net, decide, budget)
             twins[decide + EARLY_SUFFIX] = decide
-        if not budget.covers(qid):
-            continue
+        if not budget.covers(qid) or f"{prefix}.airtime" in net.places:
+            continue  # an 802.11 hop's losses are among its attempts (wireless_choices)
         inside = f"{prefix}."
         for tname, kind in composed.events[qid].items():
             if kind not in ("transmit", "direct"):
@@ -276,3 +279,96 @@ def add_start_delays(composed: ComposedNet, scenario: Scenario,
                 net.add_output(previous, name, "()")
             chain[name] = (g, j)
     return chain
+
+
+#: An 802.11 transmission's attempts as a choice: the twin delivering after ``k`` attempts
+#: is named after ``transmit`` with this suffix and ``k``.
+TRIES_SUFFIX = "_tries"
+
+
+def _attempt_draws(tries: int, lost: bool, allowed: int) -> tuple[float, ...]:
+    """The uniform draws (one per allowed attempt) with which ``attempts`` fails the first
+    ``tries - 1`` attempts and succeeds at attempt ``tries`` (or, ``lost``, fails them all):
+    0 fails whenever the frame error rate is above 0, the largest draw succeeds unless the
+    rate is 1."""
+    failed = allowed if lost else tries - 1
+    return (0.0,) * failed + (U_CALM,) * (allowed - failed)
+
+
+def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | None
+                     ) -> tuple[dict[str, str], dict[str, tuple[float, ...]]]:
+    """The attempts of every 802.11 transmission as a choice: the simulator's ``transmit``
+    takes the draws that deliver at the first attempt, a twin ``transmit_tries{k}`` those
+    that deliver at attempt ``k`` (``k`` among the points of ``[1, attempts allowed]``,
+    :func:`tcpn.petrinets.intervals.delay_points`: both ends, ``points`` in all), and, on
+    a direction the budget covers, ``transmit_lost`` those that fail every attempt (a loss
+    of the packet's kind). Each twin is enabled only where its outcome differs from the
+    first-attempt one (a frame error rate above 0). Returns twin -> transmission and
+    transition -> the draws it stands for."""
+    net = composed.net
+    twins: dict[str, str] = {}
+    draws: dict[str, tuple[float, ...]] = {}
+    for qid, prefix in composed.interfaces.items():
+        if f"{prefix}.airtime" not in net.places:
+            continue
+        for tname, kind in composed.events[qid].items():
+            if kind != "transmit":
+                continue
+            original = f"{prefix}.{tname}"
+            source = net.transitions[original]
+            allowed = int(net.scope_of(original)["TRIES"])
+            tries = [int(k) for k in delay_points(Interval(1, allowed), points or 2,
+                                                  f"attempts of {original}")]
+            outcomes = [(f"{original}{TRIES_SUFFIX}{k}", k, False) for k in tries if k > 1]
+            if budget.covers(qid):
+                outcomes.append((f"{original}{LOSS_SUFFIX}", allowed, True))
+            calm = _attempt_draws(1, False, allowed)
+            net.transitions[original] = replace(source, action=_forced_draws(source.action,
+                                                                             calm))
+            draws[original] = calm
+            inputs = [n for n in source.action_inputs if n != "rng"]
+            call = ", ".join(f"{n}={n}" for n in inputs)
+            for twin, k, lost in outcomes:
+                forced = _forced_draws(source.action, _attempt_draws(k, lost, allowed))
+                calm_action = net.transitions[original].action
+
+                def differs(forced: Any = forced, calm_action: Any = calm_action,
+                            **values: Any) -> bool:
+                    return bool(forced(**values) != calm_action(**values))
+                guard = f"attempts_differ({call})"
+                if lost:
+                    may_lose, after = budget.inscriptions(_IS_DATA)
+                    guard = f"{guard} and {may_lose}"
+                net.add_transition(replace(
+                    source, name=twin, action=forced,
+                    guard=guard if source.guard is None else f"({source.guard}) and {guard}",
+                    params={**source.params, "attempts_differ": differs}))
+                for arc in net.arcs_of(original):
+                    net.add_arc(replace(arc, transition=twin))
+                if lost:
+                    net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+                    net.add_output(BUDGET_PLACE, twin, after)
+                twins[twin] = original
+                draws[twin] = _attempt_draws(k, lost, allowed)
+    return twins, draws
+
+
+class _Draws:
+    """A stand-in for the generator 802.11's code action draws from: fixed values."""
+
+    def __init__(self, values: tuple[float, ...]):
+        self.values = values
+
+    def random(self, size: int) -> Any:
+        return np.array(self.values[:size])
+
+
+def _forced_draws(action: Any, values: tuple[float, ...]) -> Any:
+    """``action`` with its generator's ``random(n)`` returning ``values`` (no ``rng``)."""
+    signature = inspect.signature(action)
+
+    def forced(**kwargs: Any) -> Any:
+        return action(**kwargs, rng=_Draws(values))
+    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
+    return forced

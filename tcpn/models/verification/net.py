@@ -23,6 +23,7 @@ from tcpn.models.verification.choices import (
     add_start_delays,
     random_times,
     tcp_l_choices,
+    wireless_choices,
 )
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
@@ -96,7 +97,7 @@ class VerificationNet:
     flows: tuple[ConcreteFlow, ...] = ()
     twins: Mapping[str, str] = field(default_factory=dict)
     clock: str = "absolute"
-    draws: Mapping[str, float] = field(default_factory=dict)
+    draws: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     delay_choices: Mapping[str, DelayChoice] = field(default_factory=dict)
     start_chain: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -159,7 +160,7 @@ class VerificationNet:
     def forced_draws(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> list[float]:
         """The uniform draws the simulator makes along ``path``, in order: those the path's
         choices stand for (``Simulator(..., forced_draws=...)`` replays them)."""
-        return [self.draws[t] for t, _b in path if t in self.draws]
+        return [u for t, _b in path for u in self.draws.get(t, ())]
 
     def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
         """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
@@ -195,6 +196,9 @@ def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
     :meth:`VerificationNet.simulation_scenario`)."""
     links = []
     for link in scenario.links:
+        if link.wireless is not None:  # its losses are forced draws of its attempts
+            links.append(link)
+            continue
         update = {}
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
             qid = f"{a}->{b}"
@@ -225,9 +229,6 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
             raise InputError(f"loss budget: link direction {qid!r} is not in scenario "
                              f"{scenario.name} (directions: {', '.join(sorted(directions))})")
     for li, link in enumerate(scenario.links):
-        if link.wireless is not None:
-            raise InputError(f"links[{li}].wireless: an 802.11 hop (MAC retries) cannot be "
-                             "turned into choices yet; verification needs point-to-point links")
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
             if isinstance(direction.errors, RateErrors) and not budget.covers(f"{a}->{b}") \
                     and direction.errors.rate > 0:
@@ -341,14 +342,18 @@ def verification_net(scenario: Scenario, *, segments: int,
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
     twins = add_loss_choices(composed, budget, segments)
-    draws = {name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM)
-             for twin, original in twins.items() if original.endswith(".decide")
-             for name in (twin, original)}
+    draws: dict[str, tuple[float, ...]] = {
+        name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM,)
+        for twin, original in twins.items() if original.endswith(".decide")
+        for name in (twin, original)}
+    radio_twins, radio_draws = wireless_choices(composed, budget, delay_points)
+    twins.update(radio_twins)
+    draws.update(radio_draws)
     for i, flow in enumerate(finite):
         if flow.variant == "tcp_l":
             tcp_l_twins, tcp_l_draws = tcp_l_choices(composed.net, i, segments)
             twins.update(tcp_l_twins)
-            draws.update(tcp_l_draws)
+            draws.update({name: (u,) for name, u in tcp_l_draws.items()})
     chain = add_start_delays(composed, scenario, times)
     roles = _roles(composed, twins)
     net, delay_choices = discretise_delays(composed.net, delay_points or 2)
