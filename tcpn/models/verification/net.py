@@ -241,9 +241,6 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
             raise InputError(f"flows[{i}].receiver_clock_offset_s: drawn at random; it offsets "
                              "the receiver's timestamps (a value, not a delay), and "
                              "verification needs a fixed one (a number)")
-        if group.app_rate_bps is not None:
-            raise InputError(f"flows[{i}].app_rate_bps: a paced application is not supported "
-                             "in verification mode (the transfer is the `segments` given)")
 
 
 def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
