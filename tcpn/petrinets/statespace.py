@@ -56,6 +56,7 @@ from tcpn.petrinets.compiler import (
 )
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
 
@@ -106,7 +107,8 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
         if isinstance(t.delay, Distribution):
             raise InputError(
                 f"delay of {where}: {t.delay!r} is drawn at random; a state space needs "
-                "deterministic delays (a number or an expression of the binding)"
+                "deterministic delays (a number or an expression of the binding), or "
+                "explore(..., delay_points=m) to choose among the points of a bounded one"
             )
         if "rng" in t.action_inputs:
             raise InputError(
@@ -123,7 +125,8 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
             if isinstance(arc.delay, Distribution):
                 raise InputError(
                     f"delay of {arc.where}: {arc.delay!r} is drawn at random; a state space "
-                    "needs deterministic delays"
+                    "needs deterministic delays, or explore(..., delay_points=m) to choose "
+                    "among the points of a bounded one"
                 )
             texts += [(arc.where, arc.inscription), (f"condition of {arc.where}", arc.when),
                       (f"count of {arc.where}", arc.count), (f"delay of {arc.where}", arc.delay)]
@@ -348,7 +351,8 @@ def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
-            progress: Callable[[int, int, float], None] | bool | None = None) -> StateSpace:
+            progress: Callable[[int, int, float], None] | bool | None = None,
+            delay_points: int | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -361,7 +365,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     nothing). ``clock`` picks relative or absolute
     time for timed nets (ignored for untimed ones). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
-    with an :class:`InputError` naming the element.
+    with an :class:`InputError` naming the element, except random *delays* when
+    ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
+    ``Empirical``) becomes a choice among its points, ``delay_points`` of an interval with
+    both ends (:mod:`tcpn.petrinets.intervals`; the space's transitions are then the copies
+    ``t'k``, ``space.delay_choices`` says what each fixes).
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
@@ -377,6 +385,12 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    delay_choices: dict[str, DelayChoice] = {}
+    if delay_points is not None:
+        source = net.net if isinstance(net, CompiledNet) else net
+        discretised, delay_choices = discretise_delays(source, delay_points)
+        if delay_choices:
+            net = discretised
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
     _check_explorable(compiled.net, clock)
     started = wallclock.perf_counter()
@@ -466,9 +480,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                   "time_budget": f"time_budget_s={time_budget_s}"}.get(reason, "")
     peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
-    return StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
-                      depth=depth, explore_s=explored_s, peak_bytes=peak,
-                      clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space = StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
+                       depth=depth, explore_s=explored_s, peak_bytes=peak,
+                       clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space.delay_choices = delay_choices
+    return space
 
 
 def _progress_line(states: int, expanded: int, seconds: float) -> None:
@@ -521,6 +537,9 @@ class StateSpace:
         self.complete = stop_reason == "complete"
         #: the limit that stopped the exploration, as given (``"max_states=5000000"``)
         self.limit = limit
+        #: with ``explore(..., delay_points=m)``: each copy ``t'k`` of a transition with
+        #: random delays and what it fixes (:class:`~tcpn.petrinets.intervals.DelayChoice`)
+        self.delay_choices: dict[str, DelayChoice] = {}
         self.depth = depth
         self.keys = store.key_array(order)
         n = len(order)
