@@ -66,7 +66,7 @@ CONVERGENCE_TOLERANCE = 0.005
 #: Heun is accurate (not just stable) while h times the fastest rate stays below this.
 STEP_RATE_BOUND = 0.1
 #: Compiled kernels: cached on disk, no reference counting (they allocate nothing).
-KERNEL = {"cache": True, "_nrt": False}
+KERNEL: dict[str, Any] = {"cache": True, "_nrt": False}
 
 
 class IntegrationError(TcpnError):
