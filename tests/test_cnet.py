@@ -264,3 +264,12 @@ def test_without_a_compiler_the_python_engine_runs_the_same_firings(
     result = sim.run(max_firings=2_000)
     assert result.marking == reference.marking
     assert result.firing_counts == reference.firing_counts
+
+
+def test_forced_draws_run_the_python_loop_with_the_same_firings() -> None:
+    net = benchmark_nets()[3]  # tuple ring, timed: exponential delays
+    draws = [0.1 * (i % 9) + 0.05 for i in range(400)]
+    results = [Simulator(net, seed=5, engine=engine, forced_draws=draws).run(max_firings=300)
+               for engine in ("python", "native")]
+    assert results[0].marking == results[1].marking
+    assert results[0].firing_counts == results[1].firing_counts
