@@ -18,6 +18,7 @@ from tcpn.petrinets import (
     explore,
 )
 from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.intervals import delay_points
 
 
@@ -104,5 +105,9 @@ def test_a_path_replays_in_the_simulator_with_forced_draws() -> None:
         assert sim.now == space.clock(s)
 
 
-def test_an_integer_interval_exports_as_cpn_tools_4_writes_it() -> None:
-    assert "@+[1,3]" in to_cpn(_one_delay(Interval(1, 3)))
+def test_an_integer_interval_exports_as_cpn_tools_4_writes_it_and_reads_back() -> None:
+    text = to_cpn(_one_delay(Interval(1, 3)))
+    assert "@+[1,3]" in text
+    back = read_cpn(text.encode())
+    assert [t.delay for t in back.net.transitions.values()] == [Interval(1, 3)]
+    assert _arrival_times(back.net, 3) == [1.0, 2.0, 3.0]
