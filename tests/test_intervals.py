@@ -90,8 +90,10 @@ def test_an_interval_explores_the_orderings_it_makes_possible() -> None:
     assert _orders(_race(Uniform(1.5, 2.0)), 5) == {("a", "b")}
 
 
-def test_a_path_replays_in_the_simulator_with_forced_draws() -> None:
-    net = _race(Uniform(0.0, 2.0))
+@pytest.mark.parametrize("delay", [Uniform(0.0, 2.0), Discrete([0.0, 1.0, 2.0], [1, 2, 1]),
+                                   Interval(0, 2)])
+def test_a_path_replays_in_the_simulator_with_forced_draws(delay: object) -> None:
+    net = _race(delay)
     space = explore(net, clock="absolute", delay_points=3)
     for s in space.dead_markings():
         path = space.path_to(s)
