@@ -477,7 +477,8 @@ def check_net(
         help="'stubborn': stubborn-set reduction (reachability and safety formulas only).")
     ] = None,
     json_file: Annotated[str | None, typer.Option(
-        "--json", help="Write the verdicts and their evidence (paths) to this new JSON file.")
+        "--json", help="Write the verdicts and their evidence (paths) to this JSON file "
+        "(a new file, or --overwrite).")
     ] = None,
     examination: Annotated[str | None, typer.Option(
         "--examination", help="A Model Checking Contest examination (CTLFireability, "
@@ -510,6 +511,8 @@ def check_net(
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
         "message-sequence chart to this new SVG file.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "--json/--msc file.")] = False,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
@@ -535,8 +538,8 @@ def check_net(
             if loss_links else None
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
-                max_states or 1_000_000, json_file, msc, flow, delay_points), console,
-                err_console):
+                max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
+                delay_points=delay_points), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 
@@ -558,7 +561,7 @@ def check_net(
                            max_states=max_states or 5_000_000,
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
-                           json_file=json_file)
+                           json_file=json_file, overwrite=overwrite)
     if not run_check(request, console, err_console):
         raise typer.Exit(EXIT_FAILURE)
 

@@ -79,6 +79,13 @@ TIME_DECIMALS = 9
 #: A transition's memo is checked when it reaches these sizes and dropped when most
 #: look-ups missed (every state gave a new combination, as in a chain).
 _MEMO_FIRST_CHECK = 1024
+#: A memo reaching this many entries is emptied (and refilled): its memory stays bounded
+#: whatever the number of states.
+_MEMO_MAX_ENTRIES = 1 << 19
+#: At most this many (place, content, elapsed time) -> shifted content entries are kept.
+_SHIFT_MEMO_SIZE = 1 << 16
+#: The firing memo of timed paths is emptied when it reaches this many entries.
+_FIRED_MEMO_SIZE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,35 @@ class _Rule:
         self.deltas: Callable[[int], tuple[int, ...]] = lambda key: ()  # set by relayout
 
 
+class _Bindings:
+    """Transitions that read the same places, their bindings memoised by those places'
+    contents (the timed path; the untimed one memoises whole firings in :class:`_Rule`)."""
+
+    __slots__ = ("mask", "memo", "memo_on", "next_check", "reads", "transitions")
+
+    def __init__(self, reads: tuple[int, ...]):
+        self.reads = reads
+        #: ``(position in the exploration order, transition)``
+        self.transitions: list[tuple[int, CompiledTransition]] = []
+        self.mask = 0
+        #: reads' contents -> ``(position, transition, ready, binding, firing id, mask of
+        #: the places the firing reads or writes)`` of every binding
+        self.memo: dict[int, tuple[_Found, ...]] = {}
+        self.memo_on = True
+        self.next_check = _MEMO_FIRST_CHECK
+
+    def enumerate(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
+        """Every binding of the group's transitions in ``marking``, in exploration order."""
+        out: list[_Found] = []
+        for position, ct in self.transitions:
+            for j, (ready, binding) in enumerate(ct.enumerate(marking)):
+                out.append((position, ct, ready, binding, (position, j), masks[position]))
+        return tuple(out)
+
+
+_Found = tuple[int, CompiledTransition, float, tuple[Any, ...], tuple[int, int], int]
+
+
 class _Successors:
     """Successor computation of one compiled net: the generic path and the untimed memo path."""
 
@@ -182,6 +218,16 @@ class _Successors:
             if not self.groups or self.groups[-1][0].ct.priority != ct.priority:
                 self.groups.append([])
             self.groups[-1].append(_Rule(ct))
+        by_reads: dict[tuple[int, ...], _Bindings] = {}
+        for position, ct in enumerate(self.ordered):
+            reads = tuple(sorted(ct.reads_places))
+            by_reads.setdefault(reads, _Bindings(reads)).transitions.append((position, ct))
+        self.rules = list(by_reads.values())
+        #: (firing id, contents of the places it reads or writes, time) -> key delta
+        self.fired: dict[tuple[tuple[int, int], int, float], int] = {}
+        #: (place, content, elapsed) -> the content moved back by elapsed (relative time)
+        self.shifted: dict[tuple[int, int, float], int] = {}
+        self.expanded = 0  # calls of successors(): what the memos' hit rates are judged by
         self.relayout()
 
     def relayout(self) -> None:
@@ -192,6 +238,14 @@ class _Successors:
                 rule.mask = sum(store.masks[p] << store.shifts[p] for p in rule.rw)
                 rule.memo.clear()
                 rule.deltas = self.deltas_function(rule)
+        for bindings in self.rules:
+            bindings.mask = sum(store.masks[p] << store.shifts[p] for p in bindings.reads)
+            bindings.memo.clear()
+        self.fire_masks = {
+            position: sum(store.masks[p] << store.shifts[p]
+                          for p in set(ct.reads_places) | set(ct.writes_places))
+            for position, ct in enumerate(self.ordered)}
+        self.fired.clear()
         # what the untimed loop reads per transition, without attribute look-ups
         self.plan = [[(rule.mask, rule.memo.get, rule) for rule in group]
                      for group in self.groups]
@@ -219,47 +273,102 @@ class _Successors:
         return float(store.contents[self.clock_field][store.field(key, self.clock_field)])  # type: ignore[arg-type]
 
     def successors(self, key: int) -> list[Successor]:
-        """``(transition, binding, elapsed, successor key)`` of every firing possible next."""
+        """``(transition, binding, elapsed, successor key)`` of every firing possible next.
+
+        Transitions that read the same places are enumerated together, and only when
+        those places' contents form a combination not met before: otherwise the bindings
+        come from the group's memo (most firings change two or three places, so most
+        groups see the same inputs as in the state before). A firing's effect on the key
+        is memoised too, by the contents of the places it reads or writes and the time.
+        Only the places an enumeration or a firing reads are decoded.
+        """
         store = self.store
-        numbers = store.unpack(key)
+        shifts, masks, decode = store.shifts, store.masks, store.decode
         now = self.clock_of(key)
-        marking = [store.decode(p, numbers[p]) for p in range(self.n_places)]
+        self.expanded += 1
+        marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
         best_time, best_priority = math.inf, math.inf
-        chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
-        for ct in self.ordered:
-            priority = ct.priority
-            for ready, binding in ct.enumerate(marking):
+        chosen: list[_Found] = []
+        for group in self.rules:
+            found = group.memo.get(key & group.mask)
+            if found is None:
+                for p in group.reads:
+                    if marking[p] is None:
+                        marking[p] = decode(p, (key >> shifts[p]) & masks[p])
+                found = group.enumerate(marking, self.fire_masks)
+                if group.memo_on:
+                    _remember(group, key, found, self.expanded)
+            for entry in found:
+                ready, priority = entry[2], entry[1].priority
                 at = ready if ready > now else now
                 if at < best_time or (at == best_time and priority < best_priority):
                     best_time, best_priority = at, priority
-                    chosen = [(ct, binding)]
+                    chosen = [entry]
                 elif at == best_time and priority == best_priority:
-                    chosen.append((ct, binding))
+                    chosen.append(entry)
+        if len(chosen) > 1:
+            chosen.sort(key=_position)  # stable: a transition's bindings stay in order
+        elapsed = best_time - now
+        if self.relative:
+            elapsed = round(elapsed, TIME_DECIMALS)
+        fired = self.fired
         out: list[Successor] = []
-        for ct, binding in chosen:
-            after = list(marking)
-            for p in ct.writes_places:
-                after[p] = store.decode(p, numbers[p])
-            ct.fire(after, binding, best_time, self.draw)
-            elapsed = best_time - now
-            new = list(numbers)
+        for _, ct, _, binding, firing, rw_mask in chosen:
+            memo_key = (firing, key & rw_mask, best_time)
+            delta = fired.get(memo_key)
+            if delta is None:
+                delta = self._fire(key, ct, binding, best_time, elapsed)
+                if not store.overflow:
+                    if len(fired) >= _FIRED_MEMO_SIZE:
+                        fired.clear()
+                    fired[memo_key] = delta
+            new = key + delta
             if self.relative:
-                elapsed = round(elapsed, TIME_DECIMALS)
-                changed = set(ct.writes_places)
                 if elapsed > 0:
-                    changed.update(p for p in self.timed_places if numbers[p])
-                for p in changed:
-                    place = after[p]
-                    if elapsed > 0 and self.compiled.timed[p]:
-                        place = self._shift(place, elapsed)
-                    new[p] = store.encode(p, place)
-            else:
-                for p in ct.writes_places:
-                    new[p] = store.encode(p, after[p])
-                if self.absolute:
-                    new[self.clock_field] = store.intern(self.clock_field, best_time)
-            out.append((ct, binding, elapsed, store.pack(new)))
+                    new = self._shift_unwritten(new, ct.writes_places, elapsed)
+            elif self.absolute:
+                shift = shifts[self.clock_field]
+                new += (store.intern(self.clock_field, best_time)
+                        - ((key >> shift) & masks[self.clock_field])) << shift
+            out.append((ct, binding, elapsed, new))
         return out
+
+    def _fire(self, key: int, ct: CompiledTransition, binding: tuple[Any, ...], at: float,
+              elapsed: float) -> int:
+        """How firing ``ct`` with ``binding`` at time ``at`` changes the places it writes."""
+        store = self.store
+        shifts, masks, decode = store.shifts, store.masks, store.decode
+        after: Marking = [None] * self.n_places  # type: ignore[list-item]  # fire writes only
+        for p in ct.writes_places:
+            after[p] = decode(p, (key >> shifts[p]) & masks[p])
+        ct.fire(after, binding, at, self.draw)
+        delta = 0
+        for p in ct.writes_places:
+            place = after[p]
+            if self.relative and elapsed > 0 and self.compiled.timed[p]:
+                place = self._shift(place, elapsed)
+            shift = shifts[p]
+            delta += (store.encode(p, place) - ((key >> shift) & masks[p])) << shift
+        return delta
+
+    def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
+        """``key`` with the timed places a firing did not write moved ``elapsed`` back."""
+        store = self.store
+        shifts, masks, memo = store.shifts, store.masks, self.shifted
+        for p in self.timed_places:
+            if p in written:
+                continue
+            shift = shifts[p]
+            number = (key >> shift) & masks[p]
+            if not number:
+                continue
+            moved = memo.get((p, number, elapsed))
+            if moved is None:
+                moved = store.encode(p, self._shift(store.decode(p, number), elapsed))
+                if len(memo) < _SHIFT_MEMO_SIZE:
+                    memo[(p, number, elapsed)] = moved
+            key += (moved - number) << shift
+        return key
 
     def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
         """Untimed path: ``deltas(key)``, how each binding of ``rule`` changes ``key``.
@@ -328,15 +437,22 @@ class _Outgrown(Exception):
     """A place saw more contents than its field can number: the keys must be re-packed."""
 
 
-def _remember(rule: _Rule, key: int, found: tuple[int, ...], expanded: int) -> None:
-    """Store a memo entry; drop the memo when most look-ups miss (every state is new)."""
+def _position(found: _Found) -> int:
+    return found[0]
+
+
+def _remember(rule: _Rule | _Bindings, key: int, found: Any, expanded: int) -> None:
+    """Store a memo entry; drop the memo when most look-ups miss (every state is new),
+    empty it when it reaches :data:`_MEMO_MAX_ENTRIES`."""
     memo = rule.memo
     memo[key & rule.mask] = found
     if len(memo) >= rule.next_check:
         if 2 * len(memo) > expanded + 1:
             rule.memo_on = False
             memo.clear()
-        rule.next_check *= 4
+        elif len(memo) >= _MEMO_MAX_ENTRIES:
+            memo.clear()
+        rule.next_check = min(4 * rule.next_check, _MEMO_MAX_ENTRIES)
 
 
 def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: int,
@@ -503,12 +619,16 @@ def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
     total = sys.getsizeof(index) + sys.getsizeof(order) + sys.getsizeof(edge_dst)
     total += sampled_size(order, sys.getsizeof) + sys.getsizeof(edge_start)
     total += max(0, len(order) - 257) * sys.getsizeof(len(order))  # the state numbers
-    for group in gen.groups:
-        for rule in group:
-            memo = list(rule.memo.items())
-            total += sys.getsizeof(rule.memo) + sampled_size(
-                memo, lambda item: sys.getsizeof(item[0]) + sys.getsizeof(item[1])
-                + sum(sys.getsizeof(d) for d in item[1]))
+    rules: list[_Rule | _Bindings] = [r for group in gen.groups for r in group]
+    for rule in [*rules, *gen.rules]:
+        memo = list(rule.memo.items())
+        total += sys.getsizeof(rule.memo) + sampled_size(
+            memo, lambda item: sys.getsizeof(item[0]) + sys.getsizeof(item[1])
+            + sum(sys.getsizeof(d) for d in item[1]))
+    total += sys.getsizeof(gen.fired) + sampled_size(
+        list(gen.fired), lambda item: sys.getsizeof(item) + sys.getsizeof(item[1]))
+    total += sys.getsizeof(gen.shifted) + sampled_size(
+        list(gen.shifted), lambda item: sys.getsizeof(item) + sys.getsizeof(item[1]))
     return total
 
 

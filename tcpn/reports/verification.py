@@ -35,6 +35,7 @@ class PropertyRequest:
     max_states: int | None = 1_000_000
     json_file: str | None = None
     msc_file: str | None = None
+    overwrite: bool = False
     flow: str | None = None
     delay_points: int | None = None
 
@@ -66,7 +67,7 @@ def run_property_check(request: PropertyRequest, console: Console,
     """Check, print and write; ``True`` when no property is false or unknown."""
     for target in (request.json_file, request.msc_file):
         if target is not None:
-            check_output_file(target)
+            check_output_file(target, request.overwrite)
     prepared = property_net(request.scenario, segments=request.segments,
                             losses=request.losses, ack_losses=request.ack_losses,
                             links=request.links, flow=request.flow,
@@ -91,7 +92,7 @@ def run_property_check(request: PropertyRequest, console: Console,
             assert first.verdict is not None and first.verdict.evidence is not None
             svg = msc_svg(msc_events(prepared, first.verdict.evidence),
                           f"{first.property.name} fails: {request.scenario}")
-            _write(request.msc_file, svg)
+            _write(request.msc_file, svg, request.overwrite)
             err_console.print(f"wrote {request.msc_file}", markup=False, highlight=False)
         else:
             err_console.print(f"--msc {request.msc_file}: no counterexample, nothing "
@@ -101,11 +102,11 @@ def run_property_check(request: PropertyRequest, console: Console,
                     "segments": request.segments,
                     "losses": request.losses, "ack_losses": request.ack_losses,
                     "results": [r.to_json() for r in results]}
-        _write(request.json_file, json.dumps(document, indent=2) + "\n")
+        _write(request.json_file, json.dumps(document, indent=2) + "\n", request.overwrite)
         err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
     return all(r.answer in ("true", "n/a") for r in results)
 
 
-def _write(target: str, text: str) -> None:
-    with atomic_file(target) as partial:
+def _write(target: str, text: str, overwrite: bool) -> None:
+    with atomic_file(target, overwrite) as partial:
         Path(partial).write_text(text, encoding="utf-8")

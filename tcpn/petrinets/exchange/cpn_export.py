@@ -35,6 +35,7 @@ from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.colours import (
     BOOL,
     INT,
@@ -89,12 +90,16 @@ _POINTS_PER_INCH = 72.0
 
 
 def write_cpn(net: PetriNet, path: str | Path, *, real_time: bool | None = None,
-              ids: Mapping[str, str] | None = None, layout: str = "dot") -> Path:
-    """Write ``net`` to ``path`` as a CPN Tools file; see :func:`to_cpn` for the options."""
-    target = Path(path)
-    target.write_bytes(to_cpn(net, real_time=real_time, ids=ids, layout=layout)
-                       .encode("iso-8859-1"))
-    return target
+              ids: Mapping[str, str] | None = None, layout: str = "dot",
+              overwrite: bool = False) -> Path:
+    """Write ``net`` to ``path`` as a CPN Tools file (see :func:`to_cpn` for the options):
+    whole or not at all, an existing file replaced only with ``overwrite``
+    (:func:`tcpn.outputs.atomic_file`)."""
+    check_output_file(path, overwrite)
+    data = to_cpn(net, real_time=real_time, ids=ids, layout=layout).encode("iso-8859-1")
+    with atomic_file(path, overwrite) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
 
 
 def to_cpn(net: PetriNet, *, real_time: bool | None = None,
