@@ -34,6 +34,7 @@ from tcpn.petrinets.distributions import (
     Distribution,
     Empirical,
     Exponential,
+    Interval,
     TruncatedNormal,
     Uniform,
 )
@@ -55,11 +56,11 @@ from tcpn.petrinets.simulator import Firing, Simulator, independent_seeds, simul
 from tcpn.petrinets.statespace import StateSpace, explore
 
 __all__ = [
-    "BOOL", "CLOCK", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc", "ArcKind",
-    "BoolSet", "ClockSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete", "Distribution",
-    "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount", "FiringError",
-    "IntSet", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet", "RecordSet",
-    "SimulationResult", "Simulator", "StateSpace", "StringSet", "TimeAverage", "Token",
-    "Transition", "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "explore",
-    "independent_seeds", "simulate",
+    "BOOL", "CLOCK", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc",
+    "ArcKind", "BoolSet", "ClockSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete",
+    "Distribution", "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount",
+    "FiringError", "IntSet", "Interval", "ListSet", "Monitor", "PetriNet", "Place",
+    "ProductSet", "RealSet", "RecordSet", "SimulationResult", "Simulator", "StateSpace",
+    "StringSet", "TimeAverage", "Token", "Transition", "TruncatedNormal", "Uniform", "UnitSet",
+    "compile_net", "explore", "independent_seeds", "simulate",
 ]
