@@ -116,7 +116,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str, clock_values: bool) -> None:
+def _check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -366,7 +366,9 @@ class _Successors:
                     fired[memo_key] = delta
             new = key + delta
             if self.relative:
-                if elapsed > 0:
+                # (after an overflow ``new``'s fields run into each other: the expansion
+                # is redone once the store has widened)
+                if elapsed > 0 and not store.overflow:
                     new = self._shift_unwritten(new, ct.writes_places, elapsed)
             elif self.absolute:
                 shift = shifts[self.clock_field]
@@ -469,6 +471,8 @@ class _Successors:
                 if len(memo) < _SHIFT_MEMO_SIZE:
                     memo[(p, number, elapsed)] = moved
             key += (moved - number) << shift
+            if store.overflow:  # the fields above may be corrupt: the expansion is redone
+                break
         return key
 
     def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
