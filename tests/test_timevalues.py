@@ -3,6 +3,8 @@ verification nets explored in relative and absolute time giving the same answers
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tcpn.errors import InputError
@@ -13,6 +15,7 @@ from tcpn.petrinets import CLOCK, INT, REAL, UNIT, PetriNet, Place, RecordSet, T
 from tcpn.petrinets.statespace import TIME_DECIMALS, StateSpace, explore
 from tcpn.petrinets.timevalues import clock_shift, close, split_floats
 
+ONE_FLOW = Path(__file__).resolve().parent.parent / "scenarios/verification/one_flow.yaml"
 SENDERS = ("tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",
            "adaptive_vegas", "westwood_plus", "tcp_l")
 
@@ -127,7 +130,7 @@ def test_clock_shift_of_nested_colours() -> None:
 
 @pytest.fixture(scope="module")
 def one_flow() -> Scenario:
-    return load_scenario("scenarios/verification/one_flow.yaml")
+    return load_scenario(ONE_FLOW)
 
 
 def with_variant(scenario: Scenario, variant: str) -> Scenario:
@@ -247,3 +250,29 @@ def test_relative_time_refuses_a_drifting_receiver_clock(one_flow: Scenario) -> 
         verification_net(skewed, segments=2, clock="relative")
     with pytest.raises(InputError, match="clock must be one of"):
         verification_net(one_flow, segments=2, clock="wall")
+
+
+def test_cli_clock_option() -> None:
+    import os
+    import subprocess
+    import sys
+
+    def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
+                              capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "60"})
+
+    scenario = str(ONE_FLOW)
+    lines = {}
+    for clock in ("absolute", "relative"):
+        result = tcpn("check", scenario, "--property", "completes", "--segments", "3",
+                      "--losses", "1", "--ack-losses", "1", "--clock", clock)
+        assert result.returncode == 0, result.stderr
+        lines[clock] = next(line for line in result.stdout.splitlines()
+                            if line.startswith("completes:"))
+    assert lines["absolute"].startswith("completes: TRUE  (1,562 states")
+    assert lines["relative"].startswith("completes: TRUE  (1,550 states")
+    wrong = tcpn("check", scenario, "--property", "completes", "--clock", "wall")
+    assert wrong.returncode == 3 and "clock must be one of" in wrong.stderr
+    alone = tcpn("check", scenario, "--ctl", "AG true", "--clock", "relative")
+    assert alone.returncode == 3 and "--clock" in alone.stderr
