@@ -40,7 +40,7 @@ import math
 import sys
 import time as wallclock
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,7 @@ from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.net import PetriNet, Token
+from tcpn.petrinets.offsets import OFFSET_CHECK, OffsetGroup, Offsets
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
 from tcpn.petrinets.timevalues import (
     CHECK_OFFSET_S,
@@ -214,8 +215,11 @@ _Found = tuple[int, CompiledTransition, float, tuple[Any, ...], tuple[int, int],
 class _Successors:
     """Successor computation of one compiled net: the generic path and the untimed memo path."""
 
-    def __init__(self, compiled: CompiledNet, clock: str):
+    def __init__(self, compiled: CompiledNet, clock: str,
+                 offsets: Sequence[OffsetGroup] = ()):
         self.compiled = compiled
+        #: the offset groups whose numbers every state keeps canonical (:mod:`.offsets`)
+        self.offsets = Offsets(compiled.net, compiled.place_names, offsets)
         self.n_places = len(compiled.place_names)
         self.timed_net = any(compiled.timed)
         self.relative = self.timed_net and clock == "relative"
@@ -282,6 +286,8 @@ class _Successors:
         if self.relative:
             marking = [self._shift(place, 0.0) if timed else place
                        for place, timed in zip(marking, self.compiled.timed, strict=True)]
+        if self.offsets:
+            marking = self.offsets.canonical(marking)
         numbers = [self.store.encode(p, place) for p, place in enumerate(marking)]
         if self.absolute:
             numbers.append(self.store.intern(self.clock_field, 0.0))
@@ -324,8 +330,11 @@ class _Successors:
         store = self.store
         shifts, masks, decode = store.shifts, store.masks, store.decode
         if check_shift:
-            self._check_shift([decode(p, (key >> shifts[p]) & masks[p])
-                               for p in range(self.n_places)])
+            whole = [decode(p, (key >> shifts[p]) & masks[p]) for p in range(self.n_places)]
+            if self.clock_values:
+                self._check_shift(whole)
+            if self.offsets:
+                self._check_offsets(whole)
         now = self.clock_of(key)
         self.expanded += 1
         marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
@@ -374,6 +383,8 @@ class _Successors:
                 shift = shifts[self.clock_field]
                 new += (store.intern(self.clock_field, best_time)
                         - ((key >> shift) & masks[self.clock_field])) << shift
+            if self.offsets and not store.overflow:
+                new = self._canonical(new)
             out.append((ct, binding, elapsed, new))
         return out
 
@@ -453,6 +464,37 @@ class _Successors:
                              "(now, or a CLOCK value) other than through differences, so a "
                              "relative state space would be wrong; use "
                              "explore(..., clock='absolute')")
+
+    def _canonical(self, key: int) -> int:
+        """``key`` with its offset groups made canonical (:mod:`.offsets`)."""
+        store = self.store
+        shifts, masks = store.shifts, store.masks
+        marking: Marking = [{}] * self.n_places
+        for p in self.offsets.places:
+            marking[p] = store.decode(p, (key >> shifts[p]) & masks[p])
+        made = self.offsets.canonical(marking)
+        for p in self.offsets.places:
+            if made[p] is not marking[p]:
+                number = (key >> shifts[p]) & masks[p]
+                key += (store.encode(p, made[p]) - number) << shifts[p]
+        return key
+
+    def _check_offsets(self, marking: Marking) -> None:
+        """Raise :class:`InputError` unless the firings of ``marking`` with every number of
+        its offset groups moved by :data:`~tcpn.petrinets.offsets.OFFSET_CHECK` are those
+        of ``marking`` once both are made canonical."""
+        def after(fired: list[tuple[str, float, Marking]]) -> list[tuple[str, Marking]]:
+            return [(name, m) for name, _at, m in fired]
+
+        problem = self.offsets.mismatch(
+            after(self._fire_next(marking, 0.0)),
+            after(self._fire_next(self.offsets.moved(marking, OFFSET_CHECK), 0.0)),
+            self.compiled.place_names)
+        if problem is not None:
+            raise InputError(f"{problem}: its inscriptions or code action read these numbers "
+                             "other than through differences, so the offset reduction would be "
+                             "wrong; explore without offsets (a finite counter needs its "
+                             "absolute values)")
 
     def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
         """``key`` with the places a firing did not write moved ``elapsed`` back."""
@@ -595,7 +637,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             clock: str = "relative",
             progress: Callable[[int, int, float], None] | bool | None = None,
             delay_points: int | None = None,
-            shift_checks: int | None = DEFAULT_SHIFT_CHECKS) -> StateSpace:
+            shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
+            offsets: Sequence[OffsetGroup] = ()) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -609,7 +652,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     time for timed nets (ignored for untimed ones). In relative time, a net whose token
     values hold absolute times (colour set ``CLOCK``) has them kept relative too, and the
     successors of its first ``shift_checks`` states (``None``: all) are checked to be
-    translation invariant (:mod:`~tcpn.petrinets.timevalues`). Nets whose firings draw at random
+    translation invariant (:mod:`~tcpn.petrinets.timevalues`). ``offsets`` (a list of
+    :class:`~tcpn.petrinets.offsets.OffsetGroup`) keeps unbounded counters such as sequence
+    numbers relative to their group's smallest one, checked the same way on the first
+    ``shift_checks`` states (:mod:`~tcpn.petrinets.offsets`). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
     with an :class:`InputError` naming the element, except random *delays* when
     ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
@@ -641,11 +687,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    gen = _Successors(compiled, clock)
+    gen = _Successors(compiled, clock, offsets)
     _check_explorable(compiled.net, clock, bool(gen.clock_values))
     started = wallclock.perf_counter()
-    checks_left = (math.inf if shift_checks is None else shift_checks) if gen.clock_values \
-        else 0
+    checks_left = (math.inf if shift_checks is None else shift_checks) \
+        if gen.clock_values or gen.offsets else 0
     store = gen.store
     deadline = None if time_budget_s is None else started + time_budget_s
     state_cap = math.inf if max_states is None else max_states
@@ -662,7 +708,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     edge_dst = array("I")  # edge targets, grouped by source
     edge_start = array("I", [0])  # state s's edges are edge_dst[edge_start[s]:edge_start[s + 1]]
     plan = gen.plan
-    untimed = not gen.timed_net
+    untimed = not gen.timed_net and not gen.offsets  # offsets: the generic path makes canonical
     i, depth, level_end = 0, 0, 1
     reason = "complete"
     while i < len(order):
