@@ -75,10 +75,13 @@ class OffsetField:
 @dataclass(frozen=True)
 class OffsetGroup:
     """Named numbers that move together: ``fields`` maps a place name to its
-    :class:`OffsetField`."""
+    :class:`OffsetField`; ``anchor`` (optional) names the place that starts them."""
 
     name: str
     fields: Mapping[str, OffsetField]
+    #: a place whose marking starts the group (e.g. a connection's control block, created
+    #: with absolute initial numbers): while it is empty the numbers are left absolute
+    anchor: str | None = None
 
 
 class Offsets:
@@ -89,17 +92,21 @@ class Offsets:
                  groups: Iterable[OffsetGroup]):
         number = {name: p for p, name in enumerate(place_names)}
         self.groups: list[tuple[str, tuple[tuple[int, OffsetField], ...]]] = []
+        #: the anchor place of each group (by group position), if any
+        self.anchors: list[int | None] = []
         for group in groups:
             if not isinstance(group, OffsetGroup):
                 raise InputError(f"offsets: expected OffsetGroup values, got {group!r}")
-            for name in group.fields:
+            for name in [*group.fields, *([group.anchor] if group.anchor else [])]:
                 if name not in net.places:
                     raise InputError(f"offset group {group.name}: net {net.name} has no "
                                      f"place {name!r}")
             self.groups.append((group.name, tuple((number[n], f) for n, f in
                                                   group.fields.items())))
+            self.anchors.append(None if group.anchor is None else number[group.anchor])
         #: the places some group touches (their contents may change when made canonical)
-        self.places = tuple(sorted({p for _n, fields in self.groups for p, _f in fields}))
+        self.places = tuple(sorted({p for _n, fields in self.groups for p, _f in fields}
+                                   | {a for a in self.anchors if a is not None}))
 
     def __bool__(self) -> bool:
         return bool(self.groups)
@@ -121,8 +128,10 @@ class Offsets:
         """``marking`` (only the group places need be decoded) with each group's smallest
         number made 0 and its normalisations applied; the places not touched are kept."""
         out = list(marking)
-        for _name, fields in self.groups:
-            numbers = [n for p, f in fields for value in marking[p] for n in f.numbers(value)]
+        for (_name, fields), anchor in zip(self.groups, self.anchors, strict=True):
+            if anchor is not None and not marking[anchor]:
+                continue
+            numbers = [n for p, f in fields for value in out[p] for n in f.numbers(value)]
             base = min(numbers) if numbers else 0
             for p, f in fields:
                 if base or f.shift is not _same or f.normal is not None:
@@ -137,7 +146,9 @@ class Offsets:
     def moved(self, marking: Marking, delta: int) -> Marking:
         """``marking`` with every number of every group moved by ``delta``."""
         out = list(marking)
-        for _name, fields in self.groups:
+        for (_name, fields), anchor in zip(self.groups, self.anchors, strict=True):
+            if anchor is not None and not marking[anchor]:
+                continue
             for p, f in fields:
                 out[p] = self._move(out[p], lambda v, s=f.shift: s(v, delta))
         return out

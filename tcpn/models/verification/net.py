@@ -6,13 +6,20 @@ See :mod:`tcpn.models.verification` for the whole story and an example.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario, UniformTime
 from tcpn.models.topology import ComposedNet, compose
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
+from tcpn.models.verification.bulk import (
+    BULK_ABSTRACTIONS,
+    BULK_VARIANTS,
+    DEFAULT_RTT_GRAIN_S,
+    MAX_BULK_WINDOW,
+    bulk_offsets,
+)
 from tcpn.models.verification.choices import (
     ADDED_VARS,
     EARLY_SUFFIX,
@@ -29,6 +36,7 @@ from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.intervals import delay_points as points_of
 from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
+from tcpn.petrinets.offsets import OffsetGroup
 from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
@@ -93,7 +101,7 @@ class VerificationNet:
 
     net: PetriNet
     scenario: Scenario
-    segments: int
+    segments: int | None
     losses: LossBudget
     roles: Mapping[str, Role]
     choices: tuple[str, ...]
@@ -104,10 +112,12 @@ class VerificationNet:
     draws: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     delay_choices: Mapping[str, DelayChoice] = field(default_factory=dict)
     start_chain: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: a bulk sender's reductions (:mod:`tcpn.models.verification.bulk`), else empty
+    offsets: tuple[OffsetGroup, ...] = ()
 
     def explore(self, **limits: Any) -> StateSpace:
         """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
-        return explore(self.net, clock=self.clock, **limits)
+        return explore(self.net, clock=self.clock, offsets=self.offsets, **limits)
 
     def simulator_transition(self, transition: str) -> str:
         """The simulator's transition a verification-net transition fires as (a choice fires
@@ -206,12 +216,13 @@ def _absolute_binding(sim: Simulator, transition: str, binding: Mapping[str, Any
     return dict(binding)
 
 
-def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int
+def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int | None
                   ) -> list[ConcreteFlow]:
-    return [f.model_copy(update={"bytes": segments * f.tcp.segment_size_bytes}) for f in flows]
+    return [f.model_copy(update={"bytes": None if segments is None else
+                                 segments * f.tcp.segment_size_bytes}) for f in flows]
 
 
-def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
+def _scripted(scenario: Scenario, segments: int | None, budget: LossBudget,
               extra: Mapping[str, Sequence[int]]) -> Scenario:
     """``scenario`` with scripted lists on the directions that may lose (see
     :meth:`VerificationNet.simulation_scenario`)."""
@@ -232,7 +243,8 @@ def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
         links.append(link.model_copy(update=update) if update else link)
     # a random start or gap is fixed at its lower end: the start chain times the
     # verification net's connections, chosen_starts the simulator's
-    flows = [f.model_copy(update={"bytes": segments * scenario.flow_tcp(f).segment_size_bytes,
+    flows = [f.model_copy(update={"bytes": None if segments is None else
+                                  segments * scenario.flow_tcp(f).segment_size_bytes,
                                   **{name: spec.low_s for name in ("start_s", "gap_s")
                                      if isinstance(spec := getattr(f, name), UniformTime)}})
              for f in scenario.flows]
@@ -317,12 +329,14 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
     return roles
 
 
-def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
+def _abstractions(scenario: Scenario, segments: int | None, budget: LossBudget,
                   times: Mapping[int, tuple[Distribution | float, Distribution | float]],
                   delay_points: int | None, clock: str) -> tuple[str, ...]:
     where = "every link direction" if budget.links is None else ", ".join(budget.links)
     return (
-        f"Each connection sends a finite transfer of {segments} segments; the scenario's "
+        ("Each connection is a bulk sender (it never runs out of data)"
+         if segments is None else
+         f"Each connection sends a finite transfer of {segments} segments") + "; the scenario's "
         f"horizon ({scenario.horizon_s:g} s) and byte counts are not used (a stop time "
         "before the horizon still closes the application).",
         f"Losses are choices: at most {budget.data_losses} data segment(s) and "
@@ -359,9 +373,10 @@ def _points_text(delay: Distribution | float, points: int | None, what: str) -> 
     return f"{what} after {delay:g} s"
 
 
-def verification_net(scenario: Scenario, *, segments: int,
+def verification_net(scenario: Scenario, *, segments: int | None,
                      losses: LossBudget | None = None, delay_points: int | None = None,
-                     seed: int | None = None, clock: str = "absolute") -> VerificationNet:
+                     seed: int | None = None, clock: str = "absolute",
+                     rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> VerificationNet:
     """The verification net of ``scenario``: every connection sends ``segments`` segments,
     the network may lose what ``losses`` allows (see the module docstring).
 
@@ -373,13 +388,26 @@ def verification_net(scenario: Scenario, *, segments: int,
     :meth:`VerificationNet.explore` treats time (``"absolute"`` or ``"relative"``; relative
     time refuses a receiver clock that drifts and Modified Vegas's skew estimation, which
     read absolute times).
+
+    ``segments=None`` is a **bulk** sender (no end of data): its space closes only with
+    ``clock="relative"`` and the reductions of :mod:`tcpn.models.verification.bulk`
+    (sequence numbers and queue positions relative, cwnd capped at the receive window, the
+    RTT estimator rounded to ``rtt_grain_s``).
     """
     budget = losses if losses is not None else LossBudget()
     if not isinstance(budget, LossBudget):
         raise InputError(f"losses must be a LossBudget, got {budget!r}")
+    if segments is None:
+        return _bulk(scenario, budget, delay_points, seed, clock, rtt_grain_s)
     times = random_times(scenario, delay_points)
     _refuse(scenario, segments, budget)
     _refuse_clock(scenario, clock)
+    return _build(scenario, segments, budget, times, delay_points, seed, clock)
+
+
+def _build(scenario: Scenario, segments: int | None, budget: LossBudget,
+           times: Mapping[int, tuple[Distribution | float, Distribution | float]],
+           delay_points: int | None, seed: int | None, clock: str) -> VerificationNet:
     prepared = _scripted(scenario, segments, budget, {})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
@@ -407,3 +435,56 @@ def verification_net(scenario: Scenario, *, segments: int,
         flows=tuple(finite), twins=twins, draws=draws, delay_choices=delay_choices,
         start_chain=chain, clock=clock)
 
+
+
+def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
+          seed: int | None, clock: str, rtt_grain_s: float) -> VerificationNet:
+    """The bulk verification net (``segments=None``), refusing what it cannot close."""
+    _refuse_clock(scenario, clock)
+    if clock != "relative":
+        raise InputError("segments=None (a bulk sender): its space closes only in relative "
+                         "time (clock='relative'), which keeps its send times and timers "
+                         "relative to the clock; got clock='absolute'")
+    if budget.per_window is not None:
+        raise InputError("segments=None (a bulk sender): a per-window loss budget counts "
+                         "windows of a finite transfer; give a per-run budget")
+    if not rtt_grain_s > 0:
+        raise InputError(f"rtt_grain_s must be > 0 for a bulk sender, got {rtt_grain_s!r}")
+    times = random_times(scenario, delay_points)
+    _refuse(scenario, 1, budget)
+    for li, link in enumerate(scenario.links):
+        for side, (_a, _b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
+            if isinstance(direction.errors, ListErrors) and direction.errors.packets:
+                raise InputError(f"links[{li}].{side}.errors: a scripted loss list numbers "
+                                 "packets from the start, which a bulk sender's space keeps "
+                                 "relative; use a loss budget")
+    for i, group in enumerate(scenario.flows):
+        tcp = scenario.flow_tcp(group)
+        window = max(1, min(tcp.rcv_buf_bytes, tcp.snd_buf_bytes) // tcp.segment_size_bytes)
+        if group.variant not in BULK_VARIANTS:
+            raise InputError(f"flows[{i}].variant: {group.variant} as a bulk sender is not "
+                             f"supported (the reductions are argued for "
+                             f"{', '.join(BULK_VARIANTS)})")
+        if window > MAX_BULK_WINDOW:
+            raise InputError(f"flows[{i}]: the receive window is {window} segments "
+                             f"(tcp.rcv_buf_bytes / segment_size_bytes); a bulk sender's "
+                             f"space grows with it, give at most {MAX_BULK_WINDOW} segments")
+        if tcp.handshake:
+            raise InputError(f"flows[{i}]: tcp.handshake is on; after it the receiver "
+                             "acknowledges segment 0 at once (a test of an absolute sequence "
+                             "number, which the relative numbers cannot keep); set "
+                             "tcp.handshake: false for a bulk sender")
+        if group.stop_s is not None or group.app_rate_bps is not None:
+            raise InputError(f"flows[{i}]: a bulk sender has no stop time and no paced "
+                             "application (both count segments from the start)")
+    built = _build(scenario, None, budget, times, delay_points, seed, clock)
+    windows = {int(built.net.scope_of(t)["WINDOW"]) for t in built.net.transitions
+               if t.endswith(".snd.send")}
+    nodes = {i: int(built.net.scope_of(f"flow{i}.rcv.delack_timeout")["SRC"])
+             for i in range(len(built.flows))}
+    drop_tail = {f"{a}.{b}" for link in scenario.links for a, b, d in link.directions()
+                 if d.queue.kind == "drop_tail"}
+    offsets = bulk_offsets(built.net, len(built.flows), nodes, max(windows), rtt_grain_s,
+                           drop_tail)
+    return replace(built, offsets=tuple(offsets), abstractions=(
+        *built.abstractions, *BULK_ABSTRACTIONS(rtt_grain_s)))
