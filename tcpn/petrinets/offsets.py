@@ -72,6 +72,16 @@ class OffsetField:
     normal: Callable[[Any], Any] | None = None
 
 
+def _mover(f: OffsetField, delta: int, normal: bool) -> Callable[[Any], Any]:
+    """A value's move by ``delta`` (then ``f.normal`` when ``normal``)."""
+    shift, then = f.shift, f.normal if normal else None
+
+    def move(value: Any) -> Any:
+        moved = shift(value, delta)
+        return moved if then is None else then(moved)
+    return move
+
+
 @dataclass(frozen=True)
 class OffsetGroup:
     """Named numbers that move together: ``fields`` maps a place name to its
@@ -135,12 +145,7 @@ class Offsets:
             base = min(numbers) if numbers else 0
             for p, f in fields:
                 if base or f.shift is not _same or f.normal is not None:
-                    shift, normal, by = f.shift, f.normal, -base
-                    if normal is None:
-                        out[p] = self._move(out[p], lambda v, s=shift, d=by: s(v, d))
-                    else:
-                        out[p] = self._move(out[p],
-                                            lambda v, s=shift, m=normal, d=by: m(s(v, d)))
+                    out[p] = self._move(out[p], _mover(f, -base, normal=True))
         return out
 
     def moved(self, marking: Marking, delta: int) -> Marking:
@@ -150,7 +155,7 @@ class Offsets:
             if anchor is not None and not marking[anchor]:
                 continue
             for p, f in fields:
-                out[p] = self._move(out[p], lambda v, s=f.shift: s(v, delta))
+                out[p] = self._move(out[p], _mover(f, delta, normal=False))
         return out
 
     def mismatch(self, base: Sequence[tuple[str, Marking]], moved: Sequence[tuple[str, Marking]],

@@ -48,7 +48,8 @@ from tcpn.petrinets import PetriNet
 from tcpn.petrinets.colours import ProductSet, RecordSet
 from tcpn.petrinets.offsets import OffsetField, OffsetGroup
 
-__all__ = ["BULK_ABSTRACTIONS", "BULK_VARIANTS", "DEFAULT_RTT_GRAIN_S", "MAX_BULK_WINDOW", "bulk_offsets",
+__all__ = ["BULK_ABSTRACTIONS", "BULK_VARIANTS", "DEFAULT_RTT_GRAIN_S", "MAX_BULK_WINDOW",
+           "bulk_offsets",
            "cwnd_cap"]
 
 #: The senders whose reads of ``cwnd``, ``recover`` and ``cwr_high`` the module docstring
@@ -61,7 +62,7 @@ DEFAULT_RTT_GRAIN_S = 1e-3
 MAX_BULK_WINDOW = 64
 
 
-def BULK_ABSTRACTIONS(rtt_grain_s: float) -> tuple[str, ...]:  # noqa: N802 (reads as text)
+def BULK_ABSTRACTIONS(rtt_grain_s: float) -> tuple[str, ...]:
     """What a bulk verification net's reductions abstract, for ``v.abstractions``."""
     return (
         "Sequence numbers are kept relative per connection (the smallest live one is 0: "
@@ -153,6 +154,16 @@ def _packet_field(flow: int, sender_node: int) -> tuple[Any, Any]:
     return numbers, shift
 
 
+def _inside(i: int, numbers: Any, shift: Any) -> OffsetField:
+    """The field of a product whose component ``i`` is a packet."""
+    def numbers_at(v: Any) -> list[int]:
+        return list(numbers(v[i]))
+
+    def shift_at(v: Any, d: int) -> Any:
+        return (*v[:i], shift(v[i], d), *v[i + 1:])
+    return OffsetField(numbers=numbers_at, shift=shift_at)
+
+
 def _is_packet(colour: Any) -> bool:
     return isinstance(colour, RecordSet) and colour.name in ("Pkt", "TPkt") and \
         colour.fields == PACKET_RECORD.fields
@@ -170,10 +181,7 @@ def _packet_places(net: PetriNet, flow: int, sender_node: int) -> dict[str, Offs
         elif isinstance(colour, ProductSet):
             at = [i for i, c in enumerate(colour.components) if _is_packet(c)]
             if len(at) == 1:
-                i = at[0]
-                out[name] = OffsetField(
-                    numbers=lambda v, i=i: numbers(v[i]),
-                    shift=lambda v, d, i=i: (*v[:i], shift(v[i], d), *v[i + 1:]))
+                out[name] = _inside(at[0], numbers, shift)
     return out
 
 

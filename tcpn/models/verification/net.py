@@ -35,8 +35,8 @@ from tcpn.models.verification.choices import (
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.intervals import delay_points as points_of
-from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
 from tcpn.petrinets.offsets import OffsetGroup
+from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
 from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
@@ -411,7 +411,8 @@ def _build(scenario: Scenario, segments: int | None, budget: LossBudget,
     prepared = _scripted(scenario, segments, budget, {})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
-    twins = add_loss_choices(composed, budget, segments)
+    # (a bulk net's budget is per run: the segment count is not read)
+    twins = add_loss_choices(composed, budget, segments or 1)
     draws: dict[str, tuple[float, ...]] = {
         name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM,)
         for twin, original in twins.items() if original.endswith(".decide")
@@ -421,6 +422,7 @@ def _build(scenario: Scenario, segments: int | None, budget: LossBudget,
     draws.update(radio_draws)
     for i, flow in enumerate(finite):
         if flow.variant == "tcp_l":
+            assert segments is not None  # a bulk TCP-L sender is refused
             tcp_l_twins, tcp_l_draws = tcp_l_choices(composed.net, i, segments)
             twins.update(tcp_l_twins)
             draws.update({name: (u,) for name, u in tcp_l_draws.items()})
