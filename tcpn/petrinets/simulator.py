@@ -258,6 +258,10 @@ class Simulator:
         choose = draw.choose
         required = [t.required_places for t in transitions]
         simple = not any(compiled.timed) and len(set(priorities)) <= 1
+        # the earliest readiness of each live transition's bindings (the choice's first
+        # pass reads one number per transition)
+        earliest = [min([r for r, _b in found]) if found and not simple else math.inf
+                    for found in bindings]
         now, firings, total = self.now, self.firings, self._total
         inf = math.inf
         next_progress = wallclock.perf_counter() + 0.2
@@ -281,6 +285,9 @@ class Simulator:
                         bindings[u] = found
                         if found:
                             live.add(u)
+                            if not simple:
+                                earliest[u] = (found[0][0] if len(found) == 1
+                                               else min([r for r, _b in found]))
                         else:
                             live.discard(u)
                     fired = -1
@@ -323,6 +330,9 @@ class Simulator:
                             if g < 0 or gate_ready[g] is not None:
                                 total += len(found) - len(bindings[u])
                         bindings[u] = found
+                        if found and not simple:
+                            earliest[u] = (found[0][0] if len(found) == 1
+                                           else min([r for r, _b in found]))
                         if g >= 0 and gate_ready[g] is None:
                             continue
                         if found:
@@ -346,23 +356,27 @@ class Simulator:
                             break
                         k -= len(found)
                 else:
+                    # the earliest time and most urgent priority, per transition from its
+                    # earliest binding (a binding's time is its readiness or its gate's,
+                    # whichever is later); then the bindings at that time and priority, in
+                    # the order of ``live`` and of the transitions' bindings
                     best_time = best_priority = inf
-                    chosen: list[tuple[int, tuple[Any, ...]]] = []
+                    best = -1
+                    tied = False
                     for t in live:
-                        priority = priorities[t]
-                        floor = now
+                        at = earliest[t]
+                        if at < now:
+                            at = now
                         if gated:
                             g = gate_of[t]
-                            if g >= 0 and gate_ready[g] > now:
-                                floor = gate_ready[g]
-                        for ready, binding in bindings[t]:
-                            at = ready if ready > floor else floor
-                            if at < best_time or (at == best_time and priority < best_priority):
-                                best_time, best_priority = at, priority
-                                chosen = [(t, binding)]
-                            elif at == best_time and priority == best_priority:
-                                chosen.append((t, binding))
-                    if not chosen:
+                            if g >= 0 and gate_ready[g] > at:
+                                at = gate_ready[g]
+                        priority = priorities[t]
+                        if at < best_time or (at == best_time and priority < best_priority):
+                            best_time, best_priority, best, tied = at, priority, t, False
+                        elif at == best_time and priority == best_priority:
+                            tied = True
+                    if best < 0:
                         reason = "dead"
                         break
                     if best_time > horizon:
@@ -370,7 +384,22 @@ class Simulator:
                         reason = "horizon"
                         break
                     now = self.now = best_time
-                    t, binding = chosen[0] if len(chosen) == 1 else chosen[choose(len(chosen))]
+                    if not tied and len(bindings[best]) == 1:
+                        t, binding = best, bindings[best][0][1]
+                    else:
+                        chosen: list[tuple[int, tuple[Any, ...]]] = []
+                        for t in live if tied else (best,):
+                            if priorities[t] != best_priority:
+                                continue
+                            if gated:
+                                g = gate_of[t]
+                                if g >= 0 and gate_ready[g] > best_time:
+                                    continue
+                            for ready, binding in bindings[t]:
+                                if ready <= best_time:
+                                    chosen.append((t, binding))
+                        t, binding = (chosen[0] if len(chosen) == 1
+                                      else chosen[choose(len(chosen))])
                 if before[t]:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
