@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
+from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.native import select_engine
@@ -91,13 +91,15 @@ class Simulator:
         self._dirty: set[int] = set(range(n_transitions))
         self._dirty_gates: set[int] = set(range(n_gates))
         self.monitors = list(monitors)
-        self._after: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
+        #: per transition, the functions called with ``(self, binding)`` after it fires
+        self._after: list[list[Callable[[Simulator, tuple[Any, ...]], None]]] = [
+            [] for _ in self.compiled.transitions]
         self._before: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
         for monitor in self.monitors:
             monitor.start(self)
             for t in self.compiled.transitions:
                 if monitor.watches(t.name):
-                    self._after[t.index].append(monitor)
+                    self._after[t.index].append(monitor.observer(t) or _observe(monitor, t))
                     if monitor.wants_before:
                         self._before[t.index].append(monitor)
 
@@ -220,8 +222,8 @@ class Simulator:
         self._dirty_gates.update(self.compiled.gate_affected[t])
         self.firings += 1
         self.firing_counts[t] += 1
-        for monitor in self._after[t]:
-            monitor.observe(self, transition, binding)
+        for observe in self._after[t]:
+            observe(self, binding)
 
     def _loop(self, horizon: float, limit: float,
               stop_when: Callable[[Simulator], bool] | None,
@@ -411,8 +413,8 @@ class Simulator:
                 counts[t] += 1
                 if after[t]:
                     self.firings = firings
-                    for monitor in after[t]:
-                        monitor.observe(self, transitions[t], binding)
+                    for observe in after[t]:
+                        observe(self, binding)
                 if stop_when is not None:
                     self.firings = firings
                     if stop_when(self):
@@ -506,6 +508,13 @@ class Simulator:
             monitors={m.name: m.result() for m in self.monitors},
             metadata=run_metadata(self.compiled.net, self.seed, wall_s),
         )
+
+
+def _observe(monitor: Monitor, transition: CompiledTransition
+             ) -> Callable[[Simulator, tuple[Any, ...]], None]:
+    """``monitor.observe`` for firings of ``transition``, as the loop calls observers."""
+    observe = monitor.observe
+    return lambda sim, binding: observe(sim, transition, binding)
 
 
 def simulate(net: PetriNet | CompiledNet, seed: Seed = 0, until: float | None = None,
