@@ -273,3 +273,31 @@ def test_forced_draws_run_the_python_loop_with_the_same_firings() -> None:
                for engine in ("python", "native")]
     assert results[0].marking == results[1].marking
     assert results[0].firing_counts == results[1].firing_counts
+
+
+def test_the_live_set_iterates_in_cpythons_order() -> None:
+    """The C copy of CPython's set against ``set`` itself (add, discard,
+    difference_update; small ints as transition indices), on this interpreter."""
+    import random
+
+    module = c_simulator(benchmark_nets()[0], 0).native.loop.__self__.module
+    for trial in range(300):
+        rnd = random.Random(trial)
+        n = rnd.choice([3, 8, 20, 40, 200])
+        real: set[int] = set()
+        ops: list[int] = []
+        for _ in range(rnd.choice([10, 100, 400])):
+            r = rnd.random()
+            if r < 0.1:
+                keys = rnd.sample(range(n), rnd.randrange(1, min(n, 30)))
+                real.difference_update(tuple(keys))
+                ops += [-(2**63), len(keys), *keys]
+            elif r < 0.6:
+                k = rnd.randrange(n)
+                real.add(k)
+                ops.append(k)
+            else:
+                k = rnd.randrange(n)
+                real.discard(k)
+                ops.append(-k - 1)
+        assert module.set_order(ops) == list(real), f"trial {trial}"

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # The Python face of one net's C engine (the C source is spliced in below).
 from libc.stdint cimport int64_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
 cdef extern from *:
@@ -34,7 +35,26 @@ cdef extern from *:
     int net_nvars(int t)
     int64_t net_live(NetState *s, int64_t i)
     int64_t net_total(NetState *s)
+    int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out)
     int NET_PLACES, NET_TRANSITIONS, NET_WIDTH, NET_VARS
+
+
+def set_order(list ops):
+    """The iteration order after ``ops`` on the C engine's copy of CPython's set (ops as
+    ``net_set_order`` in runtime.c reads them): what tests compare with ``set``."""
+    cdef Py_ssize_t n = len(ops), i
+    cdef int64_t *buffer = <int64_t *> PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t *out = <int64_t *> PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if buffer is NULL or out is NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            buffer[i] = ops[i]
+        k = net_set_order(buffer, n, out)
+        return [out[i] for i in range(k)]
+    finally:
+        PyMem_Free(buffer)
+        PyMem_Free(out)
 
 
 cdef class State:

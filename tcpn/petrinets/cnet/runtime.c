@@ -503,3 +503,28 @@ static int net_width(int p) { return PLACE_WIDTH[p]; }
 static int net_nvars(int t) { return NVARS[t]; }
 static int64_t net_live(NetState *s, int64_t i) { return i <= s->live.mask ? s->live.table[i] : -3; }
 static int64_t net_total(NetState *s) { return s->total; }
+
+/* the live set alone, for the test that holds it to CPython's set: ops k >= 0 add k, k < 0
+   discard -k - 1; a run of SET_DIFF_MARK then n keys is difference_update; the order out */
+#define SET_DIFF_MARK INT64_MIN
+static int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out) {
+    PySetEmu s;
+    set_init(&s);
+    int keys[256];
+    for (int64_t i = 0; i < n; i++) {
+        if (ops[i] == SET_DIFF_MARK) {
+            int64_t m = ops[++i];
+            for (int64_t j = 0; j < m && j < 256; j++) keys[j] = (int)ops[i + 1 + j];
+            set_difference_update(&s, keys, (int)(m < 256 ? m : 256));
+            i += m;
+        } else if (ops[i] >= 0) {
+            set_add(&s, ops[i]);
+        } else {
+            set_discard(&s, -ops[i] - 1);
+        }
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i <= s.mask; i++) if (s.table[i] >= 0) out[k++] = s.table[i];
+    free(s.table);
+    return k;
+}
