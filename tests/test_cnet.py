@@ -301,3 +301,24 @@ def test_the_live_set_iterates_in_cpythons_order() -> None:
                 real.discard(k)
                 ops.append(-k - 1)
         assert module.set_order(ops) == list(real), f"trial {trial}"
+
+
+def test_a_place_with_many_values_keeps_the_python_order() -> None:
+    """Hundreds of distinct values on a place (the C engine's hash index, dead entries
+    and their compaction) against the Python engine's dicts, untimed and timed."""
+    for timed in (False, True):
+        net = PetriNet("many")
+        pair = ProductSet(INT, INT)
+        net.add_place(Place("pool", pair.timed() if timed else pair,
+                            initial=[(i, i * 7 % 13) for i in range(300)]))
+        net.add_place(Place("kept", INT.timed() if timed else INT))
+        net.add_transition(Transition("move", guard="k % 3 != 1",
+                                      delay=Exponential(2.0) if timed else None))
+        net.add_input("pool", "move", "(i, k)")
+        net.add_output("pool", "move", "((i * 5 + k) % 400, (k + 1) % 13)")
+        net.add_output("kept", "move", "i % 50")
+        net.add_transition(Transition("back"))
+        net.add_input("kept", "back", "j")
+        net.add_output("pool", "back", "(j + 400, j % 13)")
+        assert assert_same_sequence(net, 1, max_firings=1_500) == 1_500
+        assert_same_run(net, 2, max_firings=5_000)

@@ -157,6 +157,7 @@ class _TransitionPlan:
                 code(f"for (int64_t i{n} = 0; i{n} < s->places[{p}].n; i{n}++) {{")
                 code.depth += 1
                 closing += 1
+                code(f"if (pl_have(&s->places[{p}], i{n}) == 0) continue;")
                 code(f"const int64_t *v{n} = s->places[{p}].vals + i{n} * {width};")
                 tree = ast.parse(arc.inscription or "", mode="eval").body
                 self._emit_match(code, tree, f"v{n}", p, bound, declared, arc)

@@ -90,9 +90,11 @@ cdef class State:
         cdef const int64_t *v
         out = []
         for i in range(net_entries(self.s, p)):
+            n = net_have(self.s, p, i)
+            if n == 0:  # a value gone from the place
+                continue
             v = net_value(self.s, p, i)
             row = tuple([v[k] for k in range(w)])
-            n = net_have(self.s, p, i)
             if timed:
                 out.append((row, [net_time(self.s, p, i, j) for j in range(n)]))
             else:

@@ -13,10 +13,13 @@ typedef struct { double *t; int64_t n, cap; } Times;
 
 typedef struct {
     int width, timed;
-    int64_t n, cap, vcap;  /* distinct values, in the order they appeared; capacities */
+    int64_t n, cap, vcap;  /* entries (live and dead), in the order values appeared */
+    int64_t live;          /* entries holding tokens; a dead entry holds none */
     int64_t *vals;         /* n * width slots */
     int64_t *count;        /* untimed: tokens per value */
     Times *times;          /* timed: sorted timestamps per value */
+    int64_t *index;        /* value hash -> entry (open addressing), once a place is big */
+    int64_t imask, ifill;
 } Place;
 
 typedef struct { int64_t n, cap, vcap; double *ready; int64_t *vals; } Bindings;
@@ -73,18 +76,91 @@ static void *grow(void *p, int64_t *cap, int64_t need, size_t size) {
 }
 
 /* -- places ------------------------------------------------------------------------- */
+/* A place is a Python dict's layout: entries in insertion order, a removed value leaves a
+   dead entry (compacted away when they outnumber the live ones), and past SMALL_PLACE
+   entries a hash index finds a value without a scan. */
+#define SMALL_PLACE 8
+#define INDEX_EMPTY (-1)
+#define INDEX_DUMMY (-2)
+
+static inline int64_t pl_have(const Place *p, int64_t i) {
+    return p->timed ? p->times[i].n : p->count[i];
+}
+
+static inline uint64_t pl_hash(const int64_t *v, int w) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int k = 0; k < w; k++) {
+        h ^= (uint64_t)v[k];
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+static void pl_reindex(Place *p) {
+    int64_t size = 16;
+    while (size < 4 * (p->live + 1)) size <<= 1;
+    free(p->index);
+    p->index = malloc((size_t)size * sizeof(int64_t));
+    if (p->index == NULL) abort();
+    for (int64_t i = 0; i < size; i++) p->index[i] = INDEX_EMPTY;
+    p->imask = size - 1;
+    p->ifill = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (pl_have(p, i) == 0) continue;
+        uint64_t j = pl_hash(p->vals + i * p->width, p->width) & (uint64_t)p->imask;
+        while (p->index[j] != INDEX_EMPTY) j = (j + 1) & (uint64_t)p->imask;
+        p->index[j] = i;
+        p->ifill++;
+    }
+}
+
+/* the index slot of entry i's value, or of the empty slot ending its probe sequence */
+static int64_t pl_slot(const Place *p, const int64_t *v) {
+    const int w = p->width;
+    uint64_t j = pl_hash(v, w) & (uint64_t)p->imask;
+    for (;;) {
+        int64_t e = p->index[j];
+        if (e == INDEX_EMPTY) return (int64_t)j;
+        if (e >= 0 && memcmp(p->vals + e * w, v, (size_t)w * sizeof(int64_t)) == 0) return (int64_t)j;
+        j = (j + 1) & (uint64_t)p->imask;
+    }
+}
+
 static int64_t pl_find(const Place *p, const int64_t *v) {
     const int w = p->width;
+    if (p->index != NULL) {
+        int64_t e = p->index[pl_slot(p, v)];
+        return e >= 0 ? e : -1;
+    }
     if (w == 1) {
-        for (int64_t i = 0; i < p->n; i++) if (p->vals[i] == v[0]) return i;
+        for (int64_t i = 0; i < p->n; i++) if (p->vals[i] == v[0] && pl_have(p, i)) return i;
         return -1;
     }
     for (int64_t i = 0; i < p->n; i++)
-        if (memcmp(p->vals + i * w, v, (size_t)w * sizeof(int64_t)) == 0) return i;
+        if (memcmp(p->vals + i * w, v, (size_t)w * sizeof(int64_t)) == 0 && pl_have(p, i))
+            return i;
     return -1;
 }
 
+/* drops the dead entries, keeping the order of the others */
+static void pl_compact(Place *p) {
+    const int w = p->width;
+    int64_t k = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (pl_have(p, i) == 0) continue;
+        if (k != i) {
+            memmove(p->vals + k * w, p->vals + i * w, (size_t)w * sizeof(int64_t));
+            if (p->timed) p->times[k] = p->times[i]; else p->count[k] = p->count[i];
+        }
+        k++;
+    }
+    p->n = k;
+    if (p->index != NULL) pl_reindex(p);
+}
+
 static int64_t pl_append(Place *p, const int64_t *v) {
+    if (p->n - p->live > p->live && p->n >= SMALL_PLACE) pl_compact(p);
     p->vals = grow(p->vals, &p->vcap, (p->n + 1) * p->width, sizeof(int64_t));
     if (p->n + 1 > p->cap) {
         int64_t cap = p->cap;
@@ -95,24 +171,38 @@ static int64_t pl_append(Place *p, const int64_t *v) {
     memcpy(p->vals + p->n * p->width, v, (size_t)p->width * sizeof(int64_t));
     if (p->timed) { p->times[p->n].t = NULL; p->times[p->n].n = p->times[p->n].cap = 0; }
     else p->count[p->n] = 0;
-    return p->n++;
+    int64_t i = p->n++;
+    p->live++;
+    /* (a rebuild skips entry i: it holds no token yet, the caller adds them next) */
+    if ((p->index == NULL && p->n > SMALL_PLACE)
+            || (p->index != NULL && 2 * (p->ifill + 1) > p->imask + 1))
+        pl_reindex(p);
+    if (p->index != NULL) {
+        int64_t j = pl_slot(p, v);
+        if (p->index[j] == INDEX_EMPTY) p->ifill++;
+        p->index[j] = i;
+    }
+    return i;
 }
 
+/* entry i lost its last token: dead (its value is no longer found) */
 static void pl_remove_entry(Place *p, int64_t i) {
-    const int w = p->width;
-    memmove(p->vals + i * w, p->vals + (i + 1) * w, (size_t)((p->n - i - 1) * w) * sizeof(int64_t));
-    if (p->timed) {
-        free(p->times[i].t);
-        memmove(p->times + i, p->times + i + 1, (size_t)(p->n - i - 1) * sizeof(Times));
-    } else {
-        memmove(p->count + i, p->count + i + 1, (size_t)(p->n - i - 1) * sizeof(int64_t));
+    if (p->index != NULL) {
+        uint64_t j = pl_hash(p->vals + i * p->width, p->width) & (uint64_t)p->imask;
+        while (p->index[j] != i) j = (j + 1) & (uint64_t)p->imask;
+        p->index[j] = INDEX_DUMMY;
     }
-    p->n--;
+    if (p->timed) { free(p->times[i].t); p->times[i].t = NULL; p->times[i].n = p->times[i].cap = 0; }
+    else p->count[i] = 0;
+    p->live--;
+    if (p->live == 0) { p->n = 0; if (p->index != NULL) pl_reindex(p); }
 }
 
 static void pl_clear(Place *p) {
     if (p->timed) for (int64_t i = 0; i < p->n; i++) free(p->times[i].t);
-    p->n = 0;
+    p->n = p->live = 0;
+    free(p->index);
+    p->index = NULL;
 }
 
 /* untimed: k more tokens of value v (a new value goes last, as in a dict) */
@@ -151,10 +241,6 @@ static void pl_take_time(Place *p, const int64_t *v, int64_t k) {
     if (t->n == 0) pl_remove_entry(p, i);
 }
 
-/* tokens of the value at entry i (timed: how many) */
-static inline int64_t pl_have(const Place *p, int64_t i) {
-    return p->timed ? p->times[i].n : p->count[i];
-}
 
 /* -- binding lists ------------------------------------------------------------------- */
 static inline void bl_push(Bindings *b, double ready, const int64_t *vals, int nv) {
@@ -311,6 +397,7 @@ static void net_free(NetState *s) {
     for (int p = 0; p < NET_PLACES; p++) {
         pl_clear(&s->places[p]);
         free(s->places[p].vals); free(s->places[p].count); free(s->places[p].times);
+        free(s->places[p].index);
     }
     for (int t = 0; t < NET_TRANSITIONS; t++) { free(s->bindings[t].ready); free(s->bindings[t].vals); }
     free(s->live.table);
@@ -330,7 +417,7 @@ static int set_order(const int *items, int n, int *out) {
 
 static inline int required_marked(const NetState *s, int u) {
     for (int i = REQ_START[u]; i < REQ_START[u + 1]; i++)
-        if (s->places[REQ_LIST[i]].n == 0) return 0;
+        if (s->places[REQ_LIST[i]].live == 0) return 0;
     return 1;
 }
 
