@@ -76,9 +76,10 @@ static void *grow(void *p, int64_t *cap, int64_t need, size_t size) {
 }
 
 /* -- places ------------------------------------------------------------------------- */
-/* A place is a Python dict's layout: entries in insertion order, a removed value leaves a
-   dead entry (compacted away when they outnumber the live ones), and past SMALL_PLACE
-   entries a hash index finds a value without a scan. */
+/* A place keeps its values in insertion order, as a Python dict does. Past SMALL_PLACE
+   values a hash index finds a value without a scan, and a removed value leaves a dead
+   entry (compacted away when they outnumber the live ones); a small place is scanned and
+   closes the gap of a removed value. */
 #define SMALL_PLACE 8
 #define INDEX_EMPTY (-1)
 #define INDEX_DUMMY (-2)
@@ -156,7 +157,9 @@ static void pl_compact(Place *p) {
         k++;
     }
     p->n = k;
-    if (p->index != NULL) pl_reindex(p);
+    free(p->index);  /* a place back to a few values scans faster than it hashes */
+    p->index = NULL;
+    if (p->live > SMALL_PLACE) pl_reindex(p);
 }
 
 static int64_t pl_append(Place *p, const int64_t *v) {
@@ -174,7 +177,7 @@ static int64_t pl_append(Place *p, const int64_t *v) {
     int64_t i = p->n++;
     p->live++;
     /* (a rebuild skips entry i: it holds no token yet, the caller adds them next) */
-    if ((p->index == NULL && p->n > SMALL_PLACE)
+    if ((p->index == NULL && p->live > SMALL_PLACE)
             || (p->index != NULL && 2 * (p->ifill + 1) > p->imask + 1))
         pl_reindex(p);
     if (p->index != NULL) {
@@ -185,17 +188,24 @@ static int64_t pl_append(Place *p, const int64_t *v) {
     return i;
 }
 
-/* entry i lost its last token: dead (its value is no longer found) */
+/* entry i lost its last token: a small place closes the gap (its order kept), an indexed
+   one leaves a dead entry (its value no longer found) */
 static void pl_remove_entry(Place *p, int64_t i) {
-    if (p->index != NULL) {
-        uint64_t j = pl_hash(p->vals + i * p->width, p->width) & (uint64_t)p->imask;
-        while (p->index[j] != i) j = (j + 1) & (uint64_t)p->imask;
-        p->index[j] = INDEX_DUMMY;
-    }
+    const int w = p->width;
     if (p->timed) { free(p->times[i].t); p->times[i].t = NULL; p->times[i].n = p->times[i].cap = 0; }
     else p->count[i] = 0;
     p->live--;
-    if (p->live == 0) { p->n = 0; if (p->index != NULL) pl_reindex(p); }
+    if (p->index == NULL) {
+        memmove(p->vals + i * w, p->vals + (i + 1) * w, (size_t)((p->n - i - 1) * w) * sizeof(int64_t));
+        if (p->timed) memmove(p->times + i, p->times + i + 1, (size_t)(p->n - i - 1) * sizeof(Times));
+        else memmove(p->count + i, p->count + i + 1, (size_t)(p->n - i - 1) * sizeof(int64_t));
+        p->n--;
+        return;
+    }
+    uint64_t j = pl_hash(p->vals + i * w, w) & (uint64_t)p->imask;
+    while (p->index[j] != i) j = (j + 1) & (uint64_t)p->imask;
+    p->index[j] = INDEX_DUMMY;
+    if (p->live == 0) pl_compact(p);
 }
 
 static void pl_clear(Place *p) {
