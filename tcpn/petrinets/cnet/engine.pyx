@@ -33,8 +33,6 @@ cdef extern from *:
     double net_time(NetState *s, int p, int64_t i, int64_t j)
     int net_width(int p)
     int net_nvars(int t)
-    int64_t net_live(NetState *s, int64_t i)
-    int64_t net_total(NetState *s)
     int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out)
     int NET_PLACES, NET_TRANSITIONS, NET_WIDTH, NET_VARS
 
@@ -159,15 +157,3 @@ cdef class State:
         return (self.s.err, self.s.err_where, t,
                 tuple([self.s.err_b[i] for i in range(self.s.err_nb)]),
                 tuple([self.s.err_tok[i] for i in range(NET_WIDTH)]))
-
-    def live(self):
-        """The live transitions in the order the loop visits them, and the binding total."""
-        out = []
-        cdef int64_t i = 0
-        while True:
-            u = net_live(self.s, i)
-            if u == -3:
-                return out, net_total(self.s)
-            if u >= 0:
-                out.append(u)
-            i += 1

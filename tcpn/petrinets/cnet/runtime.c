@@ -46,7 +46,6 @@ typedef struct {
     int fired;                       /* a firing whose after-effects are pending, or -1 */
     int pending_t;                   /* a chosen binding not fired yet, or -1 */
     int64_t pending_b[NET_VARS + 1];
-    double pending_at;
     int last_t;
     int64_t last_b[NET_VARS + 1];
     double last_at;
@@ -62,8 +61,7 @@ typedef struct {
     int64_t err_tok[NET_WIDTH + 1];  /* a token outside its colour set */
 } NetState;
 
-enum { ERR_NONE = 0, ERR_OVERFLOW = 1, ERR_ZERO_DIVISION = 2, ERR_COLOUR = 3, ERR_DELAY = 4,
-       ERR_MEMORY = 5 };
+enum { ERR_NONE = 0, ERR_OVERFLOW = 1, ERR_ZERO_DIVISION = 2, ERR_COLOUR = 3 };
 
 static void *grow(void *p, int64_t *cap, int64_t need, size_t size) {
     if (need <= *cap) return p;
@@ -354,7 +352,6 @@ static inline double draw_uniform(NetState *s, double low, double high) {
 }
 
 /* -- integer arithmetic with Python's meaning (or an error, outside 64 bits) ---------- */
-#define ARITH_FAIL(code) do { s->err = (code); return 0; } while (0)
 static inline int64_t py_floordiv(NetState *s, int64_t a, int64_t b) {
     if (b == 0) { s->err = ERR_ZERO_DIVISION; return 0; }
     if (a == INT64_MIN && b == -1) { s->err = ERR_OVERFLOW; return 0; }
@@ -598,8 +595,6 @@ static int64_t net_have(NetState *s, int p, int64_t i) { return pl_have(&s->plac
 static double net_time(NetState *s, int p, int64_t i, int64_t j) { return s->places[p].times[i].t[j]; }
 static int net_width(int p) { return PLACE_WIDTH[p]; }
 static int net_nvars(int t) { return NVARS[t]; }
-static int64_t net_live(NetState *s, int64_t i) { return i <= s->live.mask ? s->live.table[i] : -3; }
-static int64_t net_total(NetState *s) { return s->total; }
 
 /* the live set alone, for the test that holds it to CPython's set: ops k >= 0 add k, k < 0
    discard -k - 1; a run of SET_DIFF_MARK then n keys is difference_update; the order out */
