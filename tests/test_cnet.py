@@ -322,3 +322,25 @@ def test_a_place_with_many_values_keeps_the_python_order() -> None:
         net.add_output("pool", "back", "(j + 400, j % 13)")
         assert assert_same_sequence(net, 1, max_firings=1_500) == 1_500
         assert_same_run(net, 2, max_firings=5_000)
+
+
+def test_firings_replayed_with_fire_between_runs_keep_the_same_sequence() -> None:
+    """``Simulator.fire`` (replay) between runs, then more runs: the C engine takes the
+    replayed firings in and goes on as the Python engine does."""
+    for index in (4, 5):  # contention, untimed and timed (gates, ties)
+        net = benchmark_nets()[index]
+        records = {}
+        for engine in ("python", "native"):
+            record = FiringRecord()
+            sim = Simulator(net, seed=7, monitors=[record], engine=engine)
+            for _ in range(4):
+                sim.run(max_firings=300, stop_when=lambda s: s.firings % 97 == 0)
+                for _ in range(2):
+                    name, binding = min(sim.enabled(), key=repr)
+                    sim.fire(name, binding)
+                sim.run(max_firings=200)
+            records[engine] = (record.firings, sim.marking_dict(), sim.now)
+        python, native = records["python"][0], records["native"][0]
+        for n, (a, b) in enumerate(zip(python, native, strict=False)):
+            assert a == b, f"firing {n}: python fired {a}, C fired {b}"
+        assert records["python"] == records["native"]

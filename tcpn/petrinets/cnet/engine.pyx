@@ -33,6 +33,10 @@ cdef extern from *:
     double net_time(NetState *s, int p, int64_t i, int64_t j)
     int net_width(int p)
     int net_nvars(int t)
+    void net_settle(NetState *s)
+    void net_outside(NetState *s, int t)
+    void net_clear_place(NetState *s, int p)
+    void net_set_count(NetState *s, int t, int64_t n)
     int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out)
     int NET_PLACES, NET_TRANSITIONS, NET_WIDTH, NET_VARS
 
@@ -107,6 +111,20 @@ cdef class State:
         self.s.now = now
         self.s.firings = firings
         net_refresh_all(self.s)
+
+    def replay(self, int t, list places, list timed, list counts, int64_t firings):
+        """Take a firing of ``t`` made outside (``Simulator.fire``): the pending
+        after-effects first, then the marking after it (rows per place, as ``load``)
+        and its own after-effects, as the Python engine's next refresh does them."""
+        cdef int p
+        net_settle(self.s)
+        for p in range(len(places)):
+            net_clear_place(self.s, p)
+            self.load(p, places[p], timed[p])
+        net_outside(self.s, t)
+        for p in range(len(counts)):
+            net_set_count(self.s, p, counts[p])
+        self.s.firings = firings
 
     def set_buffer(self, list values, Py_ssize_t next_index):
         cdef Py_ssize_t i

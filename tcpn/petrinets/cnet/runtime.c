@@ -620,3 +620,12 @@ static int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out) {
     free(s.table);
     return k;
 }
+
+/* a firing made outside the C loop (Simulator.fire): the marking after it is loaded, then
+   its after-effects run in the order the Python engine's next _refresh gives them */
+static void net_settle(NetState *s) {
+    if (s->fired >= 0) { int fired = s->fired; s->fired = -1; net_after(s, fired, 1); }
+}
+static void net_outside(NetState *s, int t) { net_after(s, t, 1); }
+static void net_clear_place(NetState *s, int p) { pl_clear(&s->places[p]); }
+static void net_set_count(NetState *s, int t, int64_t n) { s->counts[t] = n; }
