@@ -222,6 +222,9 @@ def build_cnet(compiled: CompiledNet, build: Callable[[str, tuple[str, ...], tup
         plan = plan_net(compiled)
     except Unsupported as exc:
         return str(exc)
+    except Exception as exc:  # a translator defect must not take the Cython route away
+        _log.warning("net %s: the C engine's translator failed: %r", compiled.net.name, exc)
+        return f"the C engine's translator failed on this net: {exc!r}"
     try:
         for p, name in enumerate(compiled.place_names):
             for token in compiled.net.places[name].initial_tokens:
