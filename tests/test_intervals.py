@@ -18,6 +18,7 @@ from tcpn.petrinets import (
     explore,
 )
 from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.intervals import delay_points
 
 
@@ -89,8 +90,10 @@ def test_an_interval_explores_the_orderings_it_makes_possible() -> None:
     assert _orders(_race(Uniform(1.5, 2.0)), 5) == {("a", "b")}
 
 
-def test_a_path_replays_in_the_simulator_with_forced_draws() -> None:
-    net = _race(Uniform(0.0, 2.0))
+@pytest.mark.parametrize("delay", [Uniform(0.0, 2.0), Discrete([0.0, 1.0, 2.0], [1, 2, 1]),
+                                   Interval(0, 2)])
+def test_a_path_replays_in_the_simulator_with_forced_draws(delay: object) -> None:
+    net = _race(delay)
     space = explore(net, clock="absolute", delay_points=3)
     for s in space.dead_markings():
         path = space.path_to(s)
@@ -104,5 +107,9 @@ def test_a_path_replays_in_the_simulator_with_forced_draws() -> None:
         assert sim.now == space.clock(s)
 
 
-def test_an_integer_interval_exports_as_cpn_tools_4_writes_it() -> None:
-    assert "@+[1,3]" in to_cpn(_one_delay(Interval(1, 3)))
+def test_an_integer_interval_exports_as_cpn_tools_4_writes_it_and_reads_back() -> None:
+    text = to_cpn(_one_delay(Interval(1, 3)))
+    assert "@+[1,3]" in text
+    back = read_cpn(text.encode())
+    assert [t.delay for t in back.net.transitions.values()] == [Interval(1, 3)]
+    assert _arrival_times(back.net, 3) == [1.0, 2.0, 3.0]

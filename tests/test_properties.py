@@ -345,3 +345,20 @@ def test_cli_flow_option():
     assert bad.returncode == 3 and "no such flow" in bad.stderr
     unnamed = tcpn("check", str(TWO_FLOWS), "--property", "completes")
     assert unnamed.returncode == 3 and "--flow NAME" in unnamed.stderr
+
+
+def test_cli_random_element_that_cannot_be_a_choice_is_exit_3(tmp_path):
+    scenario = tmp_path / "exp_start.yaml"
+    scenario.write_text(SCENARIO.read_text().replace(
+        "start_s: 0.0", "start_s: {dist: exponential, mean_s: 1.0}"))
+    result = tcpn("check", str(scenario), "--property", "completes", "--segments", "2")
+    assert result.returncode == 3
+    assert "flows[0].start_s: an unbounded random time (exponential)" in result.stderr
+    uniform = tmp_path / "uniform_start.yaml"
+    uniform.write_text(SCENARIO.read_text().replace(
+        "start_s: 0.0", "start_s: {dist: uniform, low_s: 0.0, high_s: 0.01}"))
+    refused = tcpn("check", str(uniform), "--property", "completes", "--segments", "2")
+    assert refused.returncode == 3 and "delay_points=m" in refused.stderr
+    ok = tcpn("check", str(uniform), "--property", "completes", "--segments", "2",
+              "--delay-points", "3")
+    assert ok.returncode == 0 and "completes: TRUE" in ok.stdout

@@ -243,8 +243,8 @@ def random_times(scenario: Scenario, delay_points: int | None) -> dict[int, tupl
                                  "discretised; give a number or a uniform interval")
             if delay_points is None:
                 raise InputError(f"{where}: drawn at random; give verification_net(..., "
-                                 "delay_points=m) to choose among m times in its interval, "
-                                 "or a number")
+                                 "delay_points=m) (tcpn check --delay-points m) to choose "
+                                 "among m times in its interval, or a number")
             delays.append(Uniform(spec.low_s, spec.high_s))
         times[g] = (delays[0], delays[1])
     return times
