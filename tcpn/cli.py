@@ -497,6 +497,10 @@ def check_net(
     delay_points: Annotated[int | None, typer.Option(
         "--delay-points", min=2, help="With --property: explore a random start time or "
         "gap (uniform) at this many points of its interval, both ends included.")] = None,
+    clock: Annotated[str | None, typer.Option(
+        "--clock", help="With --property: 'absolute' (default; CPN Tools' timed state space) "
+        "or 'relative' (timestamps and the packets' times relative to each state's clock; "
+        "the same verdicts: docs/statespace.md).")] = None,
     losses: Annotated[int, typer.Option(
         min=0, help="With --property: at most this many data segments lost per run, on "
         "any link.")] = 0,
@@ -526,9 +530,10 @@ def check_net(
     from tcpn.petrinets.exchange.loading import load_net
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
-                                 or flow is not None or delay_points is not None):
-        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points and "
-                         "--msc go with --property NAME")
+                                 or flow is not None or delay_points is not None
+                                 or clock is not None):
+        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
+                         "--clock and --msc go with --property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
@@ -539,7 +544,7 @@ def check_net(
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
                 max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
-                delay_points=delay_points), console, err_console):
+                delay_points=delay_points, clock=clock or "absolute"), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 

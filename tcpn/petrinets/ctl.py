@@ -329,7 +329,8 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     if found is None:
         return None
     stem, cycle = found
-    return Evidence(path_steps(space, stem), path_steps(space, cycle))
+    steps = path_steps(space, stem)
+    return Evidence(steps, path_steps(space, cycle, steps[-1].clock if steps else None))
 
 
 def _evidence(c: _Checker, f: Formula, state: int,
@@ -454,18 +455,23 @@ def _only(n: int, state: int) -> np.ndarray:
     return out
 
 
-def path_steps(space: StateSpace, edges: list[int]) -> list[Step]:
+def path_steps(space: StateSpace, edges: list[int], start_clock: float | None = None
+               ) -> list[Step]:
     """The steps of a path given by edge indices: transition, binding, the marking after
-    (non-empty places; token values, or tokens with timestamps on timed places) and, in
-    absolute time, the clock after."""
+    (non-empty places; token values, or tokens with timestamps on timed places) and the
+    clock after: the state's in absolute time; in relative time the waits summed from
+    ``start_clock`` (default 0: the path starts at the initial marking)."""
     g = graph(space)
     steps = []
+    clock = start_clock or 0.0
     for e in edges:
         source = int(g.src[e])
         edge = space.edges(source)[e - int(g.start[source])]
         marking = _marking(space, edge.target)
-        steps.append(Step(edge.transition, edge.binding, marking,
-                          space.clock(edge.target) if space.clock_mode == "absolute" else None))
+        clock += edge.elapsed
+        at = space.clock(edge.target) if space.clock_mode == "absolute" else \
+            clock if space.clock_mode == "relative" else None
+        steps.append(Step(edge.transition, edge.binding, marking, at))
     return steps
 
 
