@@ -468,12 +468,22 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_liv
     f1 = work[0]
     f2 = work[1]
     pred = work[2]
+    m = int(prm[P_M])
+    provisional = True
     for k in range(k_from, k_to):
         t = k * h
         _rhs(t, Y[k], Y, S, k, h, prm, cls, f1, live, n_live)
         heun_predict(Y[k], f1, h, lower, upper, pred, cols, n_cols)
-        # provisional signals, for delays shorter than h
-        _signals(t + h, pred, prm, cls, S[k + 1], live, n_live)
+        if provisional:
+            # Signals at the predicted state: only slow start's and the sawtooth's jumps
+            # read them (the derivative reads rows up to k, and lagged() never past k).
+            provisional = False
+            for ii in range(n_live):
+                i = live[ii]
+                if Y[k, 3 * m + 2 + i] > 0.5 or cls[i, C_VAR] == 1.0:
+                    provisional = True
+            if provisional:
+                _signals(t + h, pred, prm, cls, S[k + 1], live, n_live)
         _rhs(t + h, pred, Y, S, k, h, prm, cls, f2, live, n_live)
         heun_correct(Y[k], f1, f2, h, lower, upper, Y[k + 1], cols, n_cols)
         _jump(t + h, Y[k + 1], Y, S, k + 1, h, prm, cls, aux, live, n_live)
