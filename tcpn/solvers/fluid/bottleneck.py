@@ -97,6 +97,9 @@ N_MEANS = 1 + NS_CLASS
 #: (relative) over the last round trip; checked every few round trips.
 MERGE_TOLERANCE = 1e-6
 MERGE_CHECK_RTTS = 4
+#: A Heun step spans several grid rows while its embedded error estimate (relative to
+#: the state, floor one packet) stays below this; 0: one row per step.
+STRIDE_TOLERANCE = 1e-5
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
 (A_COUNT, A_BURST, A_PENDING, A_BLOCKED) = range(4)
@@ -461,19 +464,54 @@ def _merge(Y, S, k, h, cls, kind, live, n_live, merged, tol, m):
 
 
 @njit(**KERNEL)
+def _stride_error(y0, y1, f1, f2, H, cols, n_cols):
+    """Heun's embedded error estimate (its difference from Euler's step) over a stride,
+    relative to the state (floor: one packet); the largest over the integrated columns."""
+    worst = 0.0
+    for jj in range(n_cols):
+        j = cols[jj]
+        scale = max(abs(y0[j]), abs(y1[j]), 1.0)
+        worst = max(worst, 0.5 * H * abs(f2[j] - f1[j]) / scale)
+    return worst
+
+
+@njit(**KERNEL)
+def _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m):
+    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals)."""
+    for r in range(1, stride):
+        w = r / stride
+        for jj in range(n_cols):
+            j = cols[jj]
+            Y[k + r, j] = (1.0 - w) * Y[k, j] + w * Y[k + stride, j]
+        for ii in range(n_live):
+            base = live[ii] * NS_CLASS
+            for j in range(base, base + NS_CLASS):
+                S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+        for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
+            S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+
+
+@njit(**KERNEL)
 def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_live, cols,
-           n_cols):
+           n_cols, max_stride, stride_tol):
     """Heun steps from row ``k_from`` to row ``k_to`` for the live classes; the first row
-    with a non-finite state, or -1."""
+    with a non-finite state, or -1.
+
+    Where the solution is smooth, one Heun step spans up to ``max_stride`` grid rows (its
+    embedded error estimate below ``stride_tol``; the rows between are interpolated, so
+    the history stays on the grid); a stride of 1 is the plain fixed-step method, used
+    while a class is in slow start or a sawtooth (their jumps are timed to the row).
+    """
     f1 = work[0]
     f2 = work[1]
     pred = work[2]
     m = int(prm[P_M])
     provisional = True
-    for k in range(k_from, k_to):
+    stride = 1
+    k = k_from
+    while k < k_to:
         t = k * h
         _rhs(t, Y[k], Y, S, k, h, prm, cls, f1, live, n_live)
-        heun_predict(Y[k], f1, h, lower, upper, pred, cols, n_cols)
         if provisional:
             # Signals at the predicted state: only slow start's and the sawtooth's jumps
             # read them (the derivative reads rows up to k, and lagged() never past k).
@@ -482,12 +520,25 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_liv
                 i = live[ii]
                 if Y[k, 3 * m + 2 + i] > 0.5 or cls[i, C_VAR] == 1.0:
                     provisional = True
+        stride = 1 if provisional else min(stride, k_to - k)
+        while True:
+            H = stride * h
+            heun_predict(Y[k], f1, H, lower, upper, pred, cols, n_cols)
             if provisional:
-                _signals(t + h, pred, prm, cls, S[k + 1], live, n_live)
-        _rhs(t + h, pred, Y, S, k, h, prm, cls, f2, live, n_live)
-        heun_correct(Y[k], f1, f2, h, lower, upper, Y[k + 1], cols, n_cols)
-        _jump(t + h, Y[k + 1], Y, S, k + 1, h, prm, cls, aux, live, n_live)
-        _signals(t + h, Y[k + 1], prm, cls, S[k + 1], live, n_live)
+                _signals(t + H, pred, prm, cls, S[k + stride], live, n_live)
+            _rhs(t + H, pred, Y, S, k, h, prm, cls, f2, live, n_live)
+            heun_correct(Y[k], f1, f2, H, lower, upper, Y[k + stride], cols, n_cols)
+            if stride == 1:
+                break
+            if _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols) <= stride_tol:
+                break
+            stride //= 2
+        _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
+        _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
+        if stride > 1:
+            _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m)
+        k += stride
+        stride = min(2 * stride, max_stride)
     # Column by column (contiguous): the first non-finite row of the integrated columns.
     bad = -1
     for jj in range(n_cols):
@@ -502,7 +553,7 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_liv
 
 @njit(**KERNEL)
 def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, live, cols,
-               kind, merged, merge_tol, check_rows):
+               kind, merged, merge_tol, check_rows, max_stride, stride_tol):
     """Heun steps over rows 0..n_steps for the classes started so far; the first row with
     a non-finite state, or -1. Classes join in ``order`` (of start time) one step before
     their start; with ``merge_tol`` > 0 converged classes merge every ``check_rows``."""
@@ -535,7 +586,7 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
         if joined < m:
             k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
         bad = _steps(Y, S, work, lower, upper, h, k, k_to, prm, cls, aux, live, n_live, cols,
-                     n_cols)
+                     n_cols, max_stride, stride_tol)
         if bad >= 0:
             return bad
         k = k_to
@@ -639,6 +690,8 @@ class _Integrator:
     kind: np.ndarray
     merge_tolerance: float
     check_every_s: float
+    max_stride_s: float
+    stride_tolerance: float
 
     def __call__(self, step_s: float, n_steps: int) -> Trajectory:
         m = self.cls.shape[0]
@@ -653,7 +706,8 @@ class _Integrator:
                          n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
                          self.kind, merged, self.merge_tolerance,
-                         max(1, round(self.check_every_s / step_s)))
+                         max(1, round(self.check_every_s / step_s)),
+                         max(1, int(self.max_stride_s / step_s)), self.stride_tolerance)
         return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
                           layout=_Merges(merged))
 
@@ -857,7 +911,8 @@ def _kinds(classes: Sequence[FlowClass], cls: np.ndarray) -> np.ndarray:
 
 
 def build_system(classes: Sequence[FlowClass], link: Bottleneck,
-                 warmup_s: float = 0.0, merge_tolerance: float = MERGE_TOLERANCE) -> DdeSystem:
+                 warmup_s: float = 0.0, merge_tolerance: float = MERGE_TOLERANCE,
+                 stride_tolerance: float = STRIDE_TOLERANCE) -> DdeSystem:
     """The compiled DDE system for these classes and this bottleneck (see :func:`solve`).
 
     Classes of the same parameters that differ only in their start times merge once
@@ -907,7 +962,8 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     frozen = tuple(classes)
     return DdeSystem(
         integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
-                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt),
+                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, min_rtt / 2,
+                              stride_tolerance),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
@@ -955,7 +1011,8 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
                         check_convergence: bool = True, warmup_s: float = 0.0,
                         max_steps: int = 20_000_000,
                         check_step: CheckStep = "double",
-                        merge_tolerance: float = MERGE_TOLERANCE) -> BottleneckRun:
+                        merge_tolerance: float = MERGE_TOLERANCE,
+                        stride_tolerance: float = STRIDE_TOLERANCE) -> BottleneckRun:
     """Integrate the model to ``horizon_s`` and summarise it (means after ``warmup_s``).
 
     The step defaults to the largest the model's time scales allow (see
@@ -969,7 +1026,7 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
         raise InputError(f"fluid bottleneck: needs 0 <= warmup_s < horizon_s "
                          f"(got {warmup_s}, {horizon_s})")
     started = time.perf_counter()
-    system = build_system(classes, bottleneck, warmup_s, merge_tolerance)
+    system = build_system(classes, bottleneck, warmup_s, merge_tolerance, stride_tolerance)
     traj, report = solve(system, horizon_s, step_s, check_convergence, max_steps,
                          check_step=check_step)
     run = BottleneckRun(classes=tuple(classes), bottleneck=bottleneck, trajectory=traj,
