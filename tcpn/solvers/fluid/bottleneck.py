@@ -95,7 +95,7 @@ NS_QUEUE = 5
 N_MEANS = 1 + NS_CLASS
 #: Two classes of the same parameters merge once their windows agree within this
 #: (relative) over the last round trip; checked every few round trips.
-MERGE_TOLERANCE = 1e-6
+MERGE_TOLERANCE = 1e-3
 MERGE_CHECK_RTTS = 4
 #: A Heun step spans several grid rows while its embedded error estimate (relative to
 #: the state, floor one packet) stays below this; 0: one row per step.
@@ -717,7 +717,7 @@ class _Merges:
 
     def __init__(self, merged: np.ndarray):
         self.merged = merged
-        ends = np.where(merged[:, 0] >= 0, merged[:, 1], np.iinfo(np.int64).max)
+        ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
         self.by_end = np.argsort(-ends, kind="stable")
         self.complete = not (merged[:, 0] >= 0).any()
 
@@ -901,12 +901,11 @@ def _kinds(classes: Sequence[FlowClass], cls: np.ndarray) -> np.ndarray:
     """Per class, an id shared by the classes that may merge (same parameters but the
     number of flows and the start time); -1 for those that never do (a token bucket is
     one class's own, a sawtooth's loss counters are its own)."""
-    ids: dict[tuple[float, ...], int] = {}
-    kind = np.full(len(classes), -1, dtype=np.int64)
-    for i, c in enumerate(classes):
-        if c.limiter is None and c.variant != "reno_sawtooth":
-            key = tuple(np.delete(cls[i], [C_N, C_START]).tolist())
-            kind[i] = ids.setdefault(key, len(ids))
+    key = cls.copy()
+    key[:, [C_N, C_START]] = 0.0
+    kind = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    never = [c.limiter is not None or c.variant == "reno_sawtooth" for c in classes]
+    kind[np.array(never)] = -1
     return kind
 
 
