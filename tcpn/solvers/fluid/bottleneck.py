@@ -98,7 +98,8 @@ N_MEANS = 1 + NS_CLASS
 MERGE_TOLERANCE = 1e-3
 MERGE_CHECK_RTTS = 4
 #: A Heun step spans several grid rows while its embedded error estimate (relative to
-#: the state, floor one packet) stays below this; 0: one row per step.
+#: the state, floor one packet) stays below this; 0: one row per step (also the rule
+#: behind a threshold marker, whose sliding mode the estimate does not see).
 STRIDE_TOLERANCE = 1e-5
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
@@ -707,7 +708,8 @@ class _Integrator:
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
                          self.kind, merged, self.merge_tolerance,
                          max(1, round(self.check_every_s / step_s)),
-                         max(1, int(self.max_stride_s / step_s)), self.stride_tolerance)
+                         max(1, int(self.max_stride_s / step_s))
+                         if self.stride_tolerance > 0 else 1, self.stride_tolerance)
         return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
                           layout=_Merges(merged))
 
@@ -960,9 +962,11 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
             link.vegas_smoothing_pkts * min_rtt)
     frozen = tuple(classes)
     return DdeSystem(
+        # A threshold marker's one-packet ramp makes the queue slide along K: the
+        # embedded estimate does not see its delayed kinks, so no strides there.
         integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
                               merge_tolerance, MERGE_CHECK_RTTS * min_rtt, min_rtt / 2,
-                              stride_tolerance),
+                              0.0 if link.aqm == "threshold" else stride_tolerance),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
