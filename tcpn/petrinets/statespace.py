@@ -42,6 +42,7 @@ import time as wallclock
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -691,14 +692,27 @@ class StateSpace:
         self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
                                                           dtype=np.uint32)])
         self.wall_s = explore_s
-        contents_bytes = store.nbytes()
-        self.bytes_per_state = (self.keys.nbytes + self.edge_dst.nbytes
-                                + self.edge_start.nbytes + contents_bytes) / n
-        self.peak_bytes_per_state = (peak_bytes + contents_bytes) / n
+        self._peak_bytes = peak_bytes
         self._predecessors: csr_array | None = None
         self._bfs_parent: np.ndarray | None = None
 
     # -- sizes and summary -----------------------------------------------------------------
+    @cached_property
+    def _contents_bytes(self) -> int:
+        """Bytes of the interned contents (measured when first asked: it walks them)."""
+        return self._gen.store.nbytes()
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Memory the result holds per state: packed markings, edge arrays, contents."""
+        return (self.keys.nbytes + self.edge_dst.nbytes + self.edge_start.nbytes
+                + self._contents_bytes) / len(self.keys)
+
+    @property
+    def peak_bytes_per_state(self) -> float:
+        """What the exploration's stores held per state just before they were compacted."""
+        return (self._peak_bytes + self._contents_bytes) / len(self.keys)
+
     def __len__(self) -> int:
         return len(self.keys)
 
