@@ -14,7 +14,7 @@ point-to-point scenario with N segments and K data losses (absolute clock, as
 ``ex:philosophers`` are ``benchmarks/statespace_vs_snakes.py``'s nets (10,000 states in a
 line, the 100 x 100 interleaving grid, 29 dining philosophers: 1,149,851 states).
 
-    .venv/bin/python benchmarks/explorer_speed.py --against main~3 --repeats 3
+    .venv/bin/python benchmarks/explorer_speed.py --against 11b830e --new HEAD --repeats 3
     .venv/bin/python benchmarks/explorer_speed.py ver:newreno:12:6 col:TokenRing-COL-010
 """
 
@@ -102,6 +102,7 @@ def measure_in(tree: Path, case: str, scratch: Path) -> dict[str, Any]:
 
 def extract(revision: str, into: Path) -> Path:
     """Git revision ``revision``'s ``tcpn`` package extracted into ``into``."""
+    into.mkdir(exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
@@ -112,6 +113,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("cases", nargs="*", default=list(DEFAULT_CASES))
     parser.add_argument("--against", metavar="REV", help="a git revision to compare with")
+    parser.add_argument("--new", metavar="REV",
+                        help="the revision to measure (default: this working tree)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
@@ -124,12 +127,14 @@ def main() -> int:
         scratch = Path(tmp) / "mcc"
         scratch.mkdir()
         trees = {"new": ROOT}
+        if args.new:
+            trees["new"] = extract(args.new, Path(tmp) / "new")
         if args.against:
             old = Path(tmp) / "old"
-            old.mkdir()
-            trees = {"old": extract(args.against, old), "new": ROOT}
+            trees = {"old": extract(args.against, old), "new": trees["new"]}
         print(f"explore() CPU s, median of {args.repeats}, trees alternated; load average "
-              f"{load:.1f} at start" + (f"; old = {args.against}" if args.against else ""))
+              f"{load:.1f} at start" + (f"; old = {args.against}" if args.against else "")
+              + (f"; new = {args.new}" if args.new else ""))
         head = "| case | states | edges | dead |" + "".join(
             f" {t} s | {t} states/s | {t} B/state |" for t in trees)
         print(head + (" speed-up | same space |" if args.against else ""))
