@@ -22,7 +22,9 @@ Storage is compact: place contents are interned once and a marking is one int pa
 their numbers (:mod:`~tcpn.petrinets.statespace_store`); edges keep only their target,
 their labels (transition, binding) are recomputed when asked for. Untimed nets run a
 specialised path that memoises, per transition, the successors of each combination of the
-contents of the places the transition reads or writes.
+contents of the places the transition reads or writes. Timed nets memoise bindings by the
+contents of the places read and firings by those contents and the time, and decode only
+the places read (``docs/statespace.md``, "Speed"); every memo is bounded.
 
 >>> from tcpn.petrinets.examples import counter
 >>> space = explore(counter(3))
@@ -58,6 +60,7 @@ from tcpn.petrinets.compiler import (
 )
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
 
@@ -190,7 +193,7 @@ class _Bindings:
         self.memo_on = True
         self.next_check = _MEMO_FIRST_CHECK
 
-    def enumerate(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
+    def bindings(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
         """Every binding of the group's transitions in ``marking``, in exploration order."""
         out: list[_Found] = []
         for position, ct in self.transitions:
@@ -314,7 +317,7 @@ class _Successors:
                 for p in group.reads:
                     if marking[p] is None:
                         marking[p] = decode(p, (key >> shifts[p]) & masks[p])
-                found = group.enumerate(marking, self.fire_masks)
+                found = group.bindings(marking, self.fire_masks)
                 if group.memo_on:
                     _remember(group, key, found, self.expanded)
             for entry in found:
@@ -507,7 +510,8 @@ def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
-            progress: Callable[[int, int, float], None] | bool | None = None) -> StateSpace:
+            progress: Callable[[int, int, float], None] | bool | None = None,
+            engine: str | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -520,7 +524,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     nothing). ``clock`` picks relative or absolute
     time for timed nets (ignored for untimed ones). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
-    with an :class:`InputError` naming the element.
+    with an :class:`InputError` naming the element. ``engine`` runs the transitions'
+    generated code in Python (``"python"``) or built into a C extension (``"native"``,
+    ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
+    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
@@ -537,6 +544,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+    compiled = select_engine(compiled, engine).compiled
     _check_explorable(compiled.net, clock)
     started = wallclock.perf_counter()
     gen = _Successors(compiled, clock)
