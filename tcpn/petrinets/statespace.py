@@ -60,6 +60,7 @@ from tcpn.petrinets.compiler import (
 )
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
@@ -118,7 +119,8 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
         if isinstance(t.delay, Distribution):
             raise InputError(
                 f"delay of {where}: {t.delay!r} is drawn at random; a state space needs "
-                "deterministic delays (a number or an expression of the binding)"
+                "deterministic delays (a number or an expression of the binding), or "
+                "explore(..., delay_points=m) to choose among the points of a bounded one"
             )
         if "rng" in t.action_inputs:
             raise InputError(
@@ -135,7 +137,8 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
             if isinstance(arc.delay, Distribution):
                 raise InputError(
                     f"delay of {arc.where}: {arc.delay!r} is drawn at random; a state space "
-                    "needs deterministic delays"
+                    "needs deterministic delays, or explore(..., delay_points=m) to choose "
+                    "among the points of a bounded one"
                 )
             texts += [(arc.where, arc.inscription), (f"condition of {arc.where}", arc.when),
                       (f"count of {arc.where}", arc.count), (f"delay of {arc.where}", arc.delay)]
@@ -511,7 +514,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
             progress: Callable[[int, int, float], None] | bool | None = None,
-            engine: str | None = None) -> StateSpace:
+            delay_points: int | None = None, engine: str | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -524,7 +527,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     nothing). ``clock`` picks relative or absolute
     time for timed nets (ignored for untimed ones). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
-    with an :class:`InputError` naming the element. ``engine`` runs the transitions'
+    with an :class:`InputError` naming the element, except random *delays* when
+    ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
+    ``Empirical``) becomes a choice among its points, ``delay_points`` of an interval with
+    both ends (:mod:`tcpn.petrinets.intervals`; the space's transitions are then the copies
+    ``t'k``, ``space.delay_choices`` says what each fixes). ``engine`` runs the transitions'
     generated code in Python (``"python"``) or built into a C extension (``"native"``,
     ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
     :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
@@ -543,6 +550,12 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    delay_choices: dict[str, DelayChoice] = {}
+    if delay_points is not None:
+        source = net.net if isinstance(net, CompiledNet) else net
+        discretised, delay_choices = discretise_delays(source, delay_points)
+        if delay_choices:
+            net = discretised
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
     compiled = select_engine(compiled, engine).compiled
     _check_explorable(compiled.net, clock)
@@ -633,9 +646,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                   "time_budget": f"time_budget_s={time_budget_s}"}.get(reason, "")
     peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
-    return StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
-                      depth=depth, explore_s=explored_s, peak_bytes=peak,
-                      clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space = StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
+                       depth=depth, explore_s=explored_s, peak_bytes=peak,
+                       clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space.delay_choices = delay_choices
+    return space
 
 
 def _progress_line(states: int, expanded: int, seconds: float) -> None:
@@ -692,6 +707,9 @@ class StateSpace:
         self.complete = stop_reason == "complete"
         #: the limit that stopped the exploration, as given (``"max_states=5000000"``)
         self.limit = limit
+        #: with ``explore(..., delay_points=m)``: each copy ``t'k`` of a transition with
+        #: random delays and what it fixes (:class:`~tcpn.petrinets.intervals.DelayChoice`)
+        self.delay_choices: dict[str, DelayChoice] = {}
         self.depth = depth
         self.keys = store.key_array(order)
         n = len(order)
