@@ -195,3 +195,20 @@ def test_a_memory_budget_stops_exploration_and_ltl_with_unknown(shared_dir, mcc_
         reasons.append(verdict.reason)
     assert any(r.startswith("memory budget reached: resident memory above ")
                for r in reasons)
+
+
+def test_a_ctl_fixpoint_past_its_time_limit_says_cannot_compute(shared_dir, mcc_cache):
+    """The CTL fixpoints read the clock at every step: with no time left a formula that
+    needs one says CANNOT_COMPUTE (the worker is never killed at its limit), the others
+    keep the oracle's answers."""
+    from tcpn.petrinets.contest import explore_model
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
+    explored = explore_model(folder / "model.pnml")
+    lines = check_examinations(folder / "model.pnml", ["CTLFireability"], time_limit_s=0.0,
+                               explored=explored)["CTLFireability"]
+    known = read_answers(folder, "CTLFireability")
+    answers = dict(pair for line in lines if (pair := answer_key(line)) is not None)
+    assert set(answers) == set(known)
+    assert all(answers[key] in ("CANNOT_COMPUTE", known[key]) for key in known)
+    assert "CANNOT_COMPUTE" in answers.values()

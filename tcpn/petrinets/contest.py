@@ -44,7 +44,13 @@ from tcpn.petrinets.formulas import (
     transitions_of,
 )
 from tcpn.petrinets.ltl import check_ltl
-from tcpn.petrinets.ptcheck import ctl_mask, edge_arrays, numeric_values, state_mask
+from tcpn.petrinets.ptcheck import (
+    TimeBudgetReached,
+    ctl_mask,
+    edge_arrays,
+    numeric_values,
+    state_mask,
+)
 from tcpn.petrinets.ptspace import PTStateSpace, explore_pt, pt_net
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
@@ -219,7 +225,11 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
             return _cannot(prop.id)
         words = " ".join(verdict.technique)
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
-    holds = bool(ctl_mask(formula, space)[0])
+    deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
+    try:
+        holds = bool(ctl_mask(formula, space, deadline)[0])
+    except TimeBudgetReached:
+        return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
 

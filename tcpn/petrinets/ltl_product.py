@@ -143,6 +143,9 @@ class _Product:
         if n * n_q > MAX_DENSE_PRODUCT:
             raise ProductTooLarge(f"product of {n} markings and {n_q} automaton states "
                                   f"exceeds {MAX_DENSE_PRODUCT} array entries")
+        if budget.exceeded(5 * n * n_q):  # the dense index (4 bytes) and reads (1 byte)
+            raise ProductTooLarge(budget.reason() + f" (the index of {n} markings x {n_q} "
+                                  "automaton states would not fit)")
         self.n_q, self.graph = n_q, graph
         self.max_states, self.deadline, self.budget = max_states, deadline, budget
         self.successors = [np.array(s, dtype=np.int64) for s in automaton.successors]

@@ -26,6 +26,7 @@ their atoms evaluated state by state.
 
 from __future__ import annotations
 
+import time as wallclock
 import weakref
 from typing import Any
 
@@ -56,7 +57,16 @@ from tcpn.petrinets.formulas import (
 )
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["TimeBudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+
+
+class TimeBudgetReached(Exception):
+    """A CTL fixpoint passed its deadline (the answer is unknown)."""
+
+
+def _on_time(deadline: float | None) -> None:
+    if deadline is not None and wallclock.perf_counter() > deadline:
+        raise TimeBudgetReached("time budget reached")
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -158,21 +168,24 @@ class _Edges:
         found[self.firing_src[target[self.firing_dst]]] = True
         return found
 
-    def eu(self, hold: np.ndarray, goal: np.ndarray) -> np.ndarray:
+    def eu(self, hold: np.ndarray, goal: np.ndarray, deadline: float | None = None
+           ) -> np.ndarray:
         found = goal.copy()
         frontier = np.flatnonzero(found)
         while len(frontier):
+            _on_time(deadline)
             preds = self.predecessors(frontier)
             preds = self._distinct(preds[hold[preds] & ~found[preds]])
             found[preds] = True
             frontier = preds
         return found
 
-    def eg(self, hold: np.ndarray) -> np.ndarray:
+    def eg(self, hold: np.ndarray, deadline: float | None = None) -> np.ndarray:
         found = hold.copy()
         inside = np.bincount(self.src[found[self.dst]], minlength=self.n)
         leaving = np.flatnonzero(found & (inside == 0))
         while len(leaving):
+            _on_time(deadline)
             found[leaving] = False
             preds = self.predecessors(leaving)
             preds = preds[found[preds]]
@@ -192,23 +205,26 @@ def _edges_of(space: Any) -> _Edges:
     return found
 
 
-def ctl_mask(formula: Formula, space: Any) -> np.ndarray:
+def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
-    anything but one temporal operator over state formulas).
+    anything but one temporal operator over state formulas), and
+    :class:`TimeBudgetReached` when a fixpoint's step starts after ``deadline`` (a
+    :func:`time.perf_counter` reading).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
                          (getattr(space, "reason", "") or "budget reached"))
-    return _Checker(space).mask(formula)
+    return _Checker(space, deadline).mask(formula)
 
 
 class _Checker:
-    def __init__(self, space: Any):
+    def __init__(self, space: Any, deadline: float | None = None):
         self.space = space
         self.edges = _edges_of(space)
         self.cache: dict[Formula, np.ndarray] = {}
+        self.deadline = deadline
 
     def mask(self, formula: Formula) -> np.ndarray:
         if formula in self.cache:
@@ -240,19 +256,20 @@ class _Checker:
             return self.exists(_negate_path(path.operand))
         if isinstance(path, X):
             return edges.ex(self.mask(path.operand))
+        deadline = self.deadline
         if isinstance(path, F):
-            return edges.eu(np.ones(edges.n, dtype=bool), self.mask(path.operand))
+            return edges.eu(np.ones(edges.n, dtype=bool), self.mask(path.operand), deadline)
         if isinstance(path, G):
-            return edges.eg(self.mask(path.operand))
+            return edges.eg(self.mask(path.operand), deadline)
         if isinstance(path, U):
-            return edges.eu(self.mask(path.left), self.mask(path.right))
+            return edges.eu(self.mask(path.left), self.mask(path.right), deadline)
         if isinstance(path, W):
             left, right = self.mask(path.left), self.mask(path.right)
-            return edges.eu(left, right) | edges.eg(left)
+            return edges.eu(left, right, deadline) | edges.eg(left, deadline)
         if isinstance(path, R):
             # E(a R b) == E(b U (a & b)) | EG b
             left, right = self.mask(path.left), self.mask(path.right)
-            return edges.eu(right, left & right) | edges.eg(right)
+            return edges.eu(right, left & right, deadline) | edges.eg(right, deadline)
         raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
 
 

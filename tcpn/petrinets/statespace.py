@@ -42,6 +42,7 @@ import time as wallclock
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -157,7 +158,8 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
 class _Rule:
     """One transition as the untimed path uses it: its field mask and its memo."""
 
-    __slots__ = ("ct", "deltas", "mask", "memo", "memo_on", "next_check", "rw")
+    __slots__ = ("ct", "deltas", "mask", "memo", "memo_on", "missed", "next_check", "placed",
+                 "placed_on", "rw")
 
     def __init__(self, ct: CompiledTransition):
         self.ct = ct
@@ -166,6 +168,10 @@ class _Rule:
         self.memo: dict[int, tuple[int, ...]] = {}
         self.memo_on = True
         self.next_check = _MEMO_FIRST_CHECK
+        self.placed: dict[tuple[int, int, tuple[Any, ...]], int] = {}
+        self.placed_on = True
+        #: firings that missed ``placed``, firings looked up, when to judge the hit rate
+        self.missed = [0, 0, _MEMO_FIRST_CHECK]
         self.deltas: Callable[[int], tuple[int, ...]] = lambda key: ()  # set by relayout
 
 
@@ -210,6 +216,8 @@ class _Successors:
         self.clock_field = self.n_places  # only used when absolute
         self.store = MarkingStore(compiled.timed, extra_fields=1 if self.absolute else 0)
         self.timed_places = tuple(p for p, t in enumerate(compiled.timed) if t)
+        #: relative time: the places whose contents change when the clock moves on
+        self.moving = self.timed_places if self.relative else ()
         # a stable sort keeps net order within one priority: every path enumerates alike
         self.ordered = tuple(sorted(compiled.transitions, key=lambda t: t.priority))
         self.draw = RandomDraws(np.random.default_rng(0))  # never drawn from: checked above
@@ -218,11 +226,19 @@ class _Successors:
             if not self.groups or self.groups[-1][0].ct.priority != ct.priority:
                 self.groups.append([])
             self.groups[-1].append(_Rule(ct))
-        by_reads: dict[tuple[int, ...], _Bindings] = {}
-        for position, ct in enumerate(self.ordered):
-            reads = tuple(sorted(ct.reads_places))
-            by_reads.setdefault(reads, _Bindings(reads)).transitions.append((position, ct))
-        self.rules = list(by_reads.values())
+        # a transition joins the group of the first transition (largest input sets first)
+        # that reads all its places: one memo look-up per group and state
+        self.rules: list[_Bindings] = []
+        for position, ct in sorted(enumerate(self.ordered),
+                                   key=lambda item: -len(set(item[1].reads_places))):
+            reads = set(ct.reads_places)
+            group = next((g for g in self.rules if reads <= set(g.reads)), None)
+            if group is None:
+                group = _Bindings(tuple(sorted(reads)))
+                self.rules.append(group)
+            group.transitions.append((position, ct))
+        for group in self.rules:
+            group.transitions.sort(key=itemgetter(0))
         #: (firing id, contents of the places it reads or writes, time) -> key delta
         self.fired: dict[tuple[tuple[int, int], int, float], int] = {}
         #: (place, content, elapsed) -> the content moved back by elapsed (relative time)
@@ -266,6 +282,11 @@ class _Successors:
         return {value: [max(0.0, round(stamp - elapsed, TIME_DECIMALS)) for stamp in stamps]
                 for value, stamps in place.items()}
 
+    def _relative(self, p: int, place: dict[Any, Any], elapsed: float) -> dict[Any, Any]:
+        """Place ``p``'s content relative to a clock moved on by ``elapsed`` (one of
+        :attr:`moving`): its timestamps, the past counting as 0."""
+        return self._shift(place, elapsed)
+
     def clock_of(self, key: int) -> float:
         if not self.absolute:
             return 0.0
@@ -307,7 +328,7 @@ class _Successors:
                 elif at == best_time and priority == best_priority:
                     chosen.append(entry)
         if len(chosen) > 1:
-            chosen.sort(key=_position)  # stable: a transition's bindings stay in order
+            chosen.sort(key=itemgetter(0))  # stable: a transition's bindings stay in order
         elapsed = best_time - now
         if self.relative:
             elapsed = round(elapsed, TIME_DECIMALS)
@@ -345,17 +366,17 @@ class _Successors:
         delta = 0
         for p in ct.writes_places:
             place = after[p]
-            if self.relative and elapsed > 0 and self.compiled.timed[p]:
-                place = self._shift(place, elapsed)
+            if elapsed > 0 and p in self.moving:
+                place = self._relative(p, place, elapsed)
             shift = shifts[p]
             delta += (store.encode(p, place) - ((key >> shift) & masks[p])) << shift
         return delta
 
     def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
-        """``key`` with the timed places a firing did not write moved ``elapsed`` back."""
+        """``key`` with the places a firing did not write moved ``elapsed`` back."""
         store = self.store
         shifts, masks, memo = store.shifts, store.masks, self.shifted
-        for p in self.timed_places:
+        for p in self.moving:
             if p in written:
                 continue
             shift = shifts[p]
@@ -364,7 +385,7 @@ class _Successors:
                 continue
             moved = memo.get((p, number, elapsed))
             if moved is None:
-                moved = store.encode(p, self._shift(store.decode(p, number), elapsed))
+                moved = store.encode(p, self._relative(p, store.decode(p, number), elapsed))
                 if len(memo) < _SHIFT_MEMO_SIZE:
                     memo[(p, number, elapsed)] = moved
             key += (moved - number) << shift
@@ -384,6 +405,11 @@ class _Successors:
         writes = tuple((p, store.shifts[p], rule.rw.index(p)) for p in rule.ct.writes_places)
         template: Marking = [{}] * self.n_places  # only rw places are read or written
         enumerate_bindings, fire, draw = rule.ct.enumerate, rule.ct.fire, self.draw
+        # (position in ``fields``, content, binding) -> the content after the firing: a
+        # firing's effect on a place depends on nothing else, so a content seen before
+        # with the same binding needs neither a firing nor a content key
+        placed, missed = rule.placed, rule.missed
+        placed_get = placed.get
 
         def deltas(key: int) -> tuple[int, ...]:
             marking = template.copy()
@@ -393,24 +419,33 @@ class _Successors:
                 numbers.append(number)
                 content = contents[p][number]
                 # untimed_content inlined: one token of a value, empty, or a kept multiset
+                # (not copied: enumeration only reads, firings get copies)
                 marking[p] = {content: 1} if content is not None and type(content) is not \
-                    tuple else {} if content is None else multisets[p][number].copy()
+                    tuple else {} if content is None else multisets[p][number]
             found = enumerate_bindings(marking)
             if not found:
                 return ()
             out = []
-            last = len(found) - 1
-            for k, (_ready, binding) in enumerate(found):
-                if k == last:  # enumeration is over: the last firing may change ``marking``
-                    after = marking
-                else:
-                    after = marking.copy()
-                    for p, _, at in writes:
-                        number = numbers[at]
-                        content = contents[p][number]
-                        after[p] = {content: 1} if content is not None and type(content) \
-                            is not tuple else {} if content is None else \
-                            multisets[p][number].copy()
+            use_placed = rule.placed_on
+            for _ready, binding in found:
+                if use_placed:
+                    delta = 0
+                    for _, shift, at in writes:
+                        new = placed_get((at, numbers[at], binding))
+                        if new is None:
+                            break
+                        delta += (new - numbers[at]) << shift
+                    else:  # every place it writes was seen with this content and binding
+                        out.append(delta)
+                        continue
+                    missed[0] += 1
+                after = marking.copy()
+                for p, _, at in writes:
+                    number = numbers[at]
+                    content = contents[p][number]
+                    after[p] = {content: 1} if content is not None and type(content) \
+                        is not tuple else {} if content is None else \
+                        multisets[p][number].copy()
                 fire(after, binding, 0.0, draw)
                 delta = 0
                 for p, shift, at in writes:
@@ -426,8 +461,19 @@ class _Successors:
                         new = add(p, lookup, place)
                         if new >> widths[p]:
                             raise _Outgrown
+                    if use_placed:
+                        placed[(at, numbers[at], binding)] = new
                     delta += (new - numbers[at]) << shift
                 out.append(delta)
+            if use_placed:
+                missed[1] += len(found)
+                if missed[1] >= missed[2]:  # two firings in three missed: stop looking
+                    if 3 * missed[0] > 2 * missed[1]:
+                        rule.placed_on = False
+                        placed.clear()
+                    missed[2] *= 4
+                if len(placed) >= _MEMO_MAX_ENTRIES:
+                    placed.clear()
             return tuple(out)
 
         return deltas
@@ -435,10 +481,6 @@ class _Successors:
 
 class _Outgrown(Exception):
     """A place saw more contents than its field can number: the keys must be re-packed."""
-
-
-def _position(found: _Found) -> int:
-    return found[0]
 
 
 def _remember(rule: _Rule | _Bindings, key: int, found: Any, expanded: int) -> None:

@@ -101,7 +101,7 @@ class CEngine:
         if state is None or state.firings != sim.firings:
             state = self.module.State()
             self._load(state, sim.marking)
-            state.start(sim.now, sim.firings, sim._draw.generator)
+            state.start(sim.now, sim.firings, sim._draw.choices)
             sim._cnet_state = state
             sim._cnet_via_set = False
         return state
@@ -109,7 +109,13 @@ class CEngine:
     def loop(self, sim: Any, horizon: float, limit: float,
              stop_when: Callable[[Any], bool] | None,
              progress: Callable[[Any], None] | None) -> str:
-        """``Simulator._loop`` in C: the same firings, then the state handed back."""
+        """``Simulator._loop`` in C: the same firings, then the state handed back.
+
+        With forced draws (``Simulator(forced_draws=...)``) the net's draws do not come
+        from the generator the C code reads: the Python loop runs instead.
+        """
+        if sim._draw.generator is not sim._draw.choices:
+            return str(type(sim)._loop(sim, horizon, limit, stop_when, progress))
         state = self._state(sim)
         state.now = sim.now
         draw = sim._draw
