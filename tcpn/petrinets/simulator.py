@@ -62,11 +62,12 @@ def independent_seeds(seed: int, replications: int) -> list[np.random.SeedSequen
 class Simulator:
     """Runs a compiled net from its initial marking under CPN Tools' timed semantics.
 
-    ``seed`` seeds every random draw; ``forced_draws`` (uniform numbers in ``[0, 1)``)
+    ``seed`` seeds every random draw; ``forced_draws`` (uniform numbers in ``[0, 1]``)
     replaces the net's own draws (random functions, distributions, code actions' ``rng``)
     by these, in order, to replay a run whose draws are known
     (:class:`~tcpn.petrinets.forced.ForcedDraws`); the choice among enabled bindings still
-    follows ``seed``.
+    follows ``seed``. Forced draws run on the ``python`` engine (whatever
+    ``$TCPN_ENGINE`` says; another ``engine`` is an :class:`InputError`).
 
     >>> from tcpn.petrinets import REAL, PetriNet, Place, Transition
     >>> net = PetriNet("draw")
@@ -83,6 +84,11 @@ class Simulator:
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
                  engine: str | None = None, forced_draws: Iterable[float] | None = None):
         compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        if forced_draws is not None:
+            # the compiled engines draw from NumPy's generator itself, not from a stand-in
+            if engine not in (None, "python"):
+                raise InputError(f"forced_draws runs on the python engine, not {engine!r}")
+            engine = "python"
         #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
         #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``
         self.native = select_engine(compiled, engine)
