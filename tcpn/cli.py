@@ -602,7 +602,8 @@ def scenario_table(
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
     across its experiments. A file that fails gets its error in its row (named by its file
-    name) and on a line of its own below the table; exit code 1 then.
+    name) and on a line of its own below the table; exit code 3 then if a file is invalid
+    input, else 1.
     """
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
@@ -651,6 +652,8 @@ def scenario_table(
         with atomic_file(csv, overwrite) as tmp:
             frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if any(row.invalid_input for row in rows):
+        raise typer.Exit(EXIT_INPUT)
     if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 

@@ -454,7 +454,8 @@ def load_sweep(path: str | Path) -> Sweep:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SweepError([(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
-                                             "): save the sweep file as UTF-8")]) from None
+                                             f"at offset {exc.start}): save the sweep file "
+                                             "as UTF-8")]) from None
     return parse_sweep(text, str(path), path.parent)
 
 
