@@ -157,9 +157,10 @@ def main_options(
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
-    customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
-    horizon: Annotated[float, typer.Option(min=0.5, help="Model seconds of the dumbbell "
-                                           "scenario.")] = 10.0,
+    customers: Annotated[int, typer.Option(min=1, max=10_000_000,
+                                           help="Customers that arrive.")] = 20000,
+    horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
+                                           "dumbbell scenario.")] = 10.0,
 ) -> None:
     """A timed net beside its theory, then one scenario through two lenses.
 

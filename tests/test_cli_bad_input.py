@@ -93,6 +93,8 @@ CASES: list[tuple[str, list[str], str, str]] = [
      LINE + "horizon_s"),
     ("run-huge-buffer", ["run", "@huge_buffer.yaml", "-o", "out"], "@huge_buffer.yaml",
      LINE + r"flows\[0\]\.rcv_buf_bytes"),
+    ("run-huge-replications", ["run", "@good.yaml", "--replications", "1000000000000", "-o",
+                               "out"], "replications", "1 to 1,000,000"),
     ("run-directory", ["run", "@a_directory.yaml"], "@a_directory.yaml", "not a regular file"),
     ("run-missing", ["run", "@missing.yaml"], "@missing.yaml", "no such file"),
     ("scenario-invalid-yaml", ["scenario", "@invalid.yaml"], "@invalid.yaml",

@@ -68,14 +68,13 @@ from tcpn.models.scenario import (
     read_yaml,
     validate_scenario,
 )
+from tcpn.solvers.replications import MAX_RUNS
 
 __all__ = ["MAX_CELLS", "MAX_RUNS", "Axis", "Cell", "LensSpec", "Sweep", "SweepError", "load_sweep",
            "parse_path", "parse_sweep"]
 
 #: Largest number of cells a sweep may expand to (a guard against a typo's 10**9 grid).
 MAX_CELLS = 100_000
-#: Largest number of runs (cells x lenses x replications) of one sweep.
-MAX_RUNS = 1_000_000
 _SECTION_KEYS = ("name", "description", "base", "axes", "zip", "sample", "lenses",
                  "replications", "seed")
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
