@@ -504,7 +504,7 @@ def check_net(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
-        "message-sequence chart to this new SVG file.")] = None,
+        "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
 ) -> None:
