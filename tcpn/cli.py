@@ -487,10 +487,17 @@ def check_net(
         "DIR/model.pnml, the formulas are read from DIR/<examination>.xml, and one line "
         "per formula is printed as the contest's tools print it.")] = None,
     tcp_property: Annotated[str | None, typer.Option(
-        "--property", help="A TCP property of the library (NET is a one-flow scenario "
-        ".yaml), e.g. delivered_once_in_order, or 'all'; checked on the scenario's "
+        "--property", help="A TCP property of the library (NET is a scenario .yaml), e.g. "
+        "delivered_once_in_order, all_flows_complete, or 'all'; checked on the scenario's "
         "verification net, every loss within --losses/--ack-losses a choice "
         "(docs/verification.md).")] = None,
+    flow: Annotated[str | None, typer.Option(
+        "--flow", help="With --property: the flow (its id) the per-flow properties speak "
+        "of; needed when the scenario has several (cross-flow properties read all).")
+    ] = None,
+    delay_points: Annotated[int | None, typer.Option(
+        "--delay-points", min=2, help="With --property: explore a random start time or "
+        "gap (uniform) at this many points of its interval, both ends included.")] = None,
     losses: Annotated[int, typer.Option(
         min=0, help="With --property: at most this many data segments lost per run, on "
         "any link.")] = 0,
@@ -519,9 +526,10 @@ def check_net(
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
 
-    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links):
-        raise InputError("--losses, --ack-losses, --loss-links and --msc go with "
-                         "--property NAME")
+    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
+                                 or flow is not None or delay_points is not None):
+        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points and "
+                         "--msc go with --property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
@@ -531,7 +539,8 @@ def check_net(
             if loss_links else None
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
-                max_states or 1_000_000, json_file, msc, overwrite), console, err_console):
+                max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
+                delay_points=delay_points), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 

@@ -12,6 +12,7 @@ from tcpn.petrinets import (
     REAL,
     STRING,
     UNIT,
+    ColourSet,
     EnumSet,
     FiringError,
     IntSet,
@@ -21,6 +22,7 @@ from tcpn.petrinets import (
     ProductSet,
     RecordSet,
     Transition,
+    compile_net,
     simulate,
 )
 from tcpn.petrinets.compiler import _colour_test
@@ -58,4 +60,53 @@ def test_record_token_of_wrong_field_is_refused_at_run_time():
     net.add_input("go", "send", "()")
     net.add_output("out", "send", "Packet(seq=1, size=9000, kind='data')")
     with pytest.raises(FiringError, match="is not of colour set Packet"):
+        simulate(net)
+
+
+def forwarding_net(target: ColourSet) -> PetriNet:
+    """``forward`` moves a packet ``p`` from ``wire`` (a timed Packet place) to ``out``
+    (colour ``target``) and its ``(n, p)`` pair to ``queued``."""
+    net = PetriNet("forwarding")
+    net.add_place(Place("wire", Packet.timed(), initial=[Packet.make(seq=1, size=40,
+                                                                      kind="ack")]))
+    net.add_place(Place("count", INT, initial=[0]))
+    net.add_place(Place("out", target))
+    net.add_place(Place("queued", ProductSet(INT, Packet)))
+    net.add_transition(Transition("forward"))
+    net.add_input("wire", "forward", "p")
+    net.add_input("count", "forward", "n")
+    net.add_output("count", "forward", "n + 1")
+    net.add_output("out", "forward", "p")
+    net.add_output("queued", "forward", "(n * 2, p)")
+    return net
+
+
+def test_a_token_moved_to_a_place_of_the_same_colour_set_is_not_tested_again():
+    """Its input place's test already held; the pair's packet neither, its int is."""
+    fire = compile_net(forwarding_net(Packet)).transition("forward").source
+    fire = fire[fire.index("def _fire_tracked"):]
+    assert "is not of colour set Packet" not in fire
+    assert "_val[0]) is int" in fire and "_val[1]" not in fire
+    assert simulate(forwarding_net(Packet)).marking["out"][0].value.seq == 1
+
+
+def test_a_token_moved_to_a_place_of_another_colour_set_is_still_tested():
+    small = RecordSet("Packet", seq=INT, size=IntSet(40, 100), kind=EnumSet(("data", "ack")))
+    assert small.record_type is Packet.record_type  # same class, narrower test
+    simulate(forwarding_net(small))  # size 40 fits
+    net = forwarding_net(small)
+    net.places["wire"] = Place("wire", Packet.timed(),
+                               initial=[Packet.make(seq=1, size=999, kind="ack")])
+    with pytest.raises(FiringError, match="is not of colour set Packet"):
+        simulate(net)
+
+
+def test_a_variable_a_code_action_assigns_is_tested():
+    net = PetriNet("action")
+    net.add_place(Place("inp", IntSet(0, 5), initial=[1]))
+    net.add_place(Place("out", IntSet(0, 5)))
+    net.add_transition(Transition("bump", action=lambda x: {"x": x + 10}, outputs=("x",)))
+    net.add_input("inp", "bump", "x")
+    net.add_output("out", "bump", "x")
+    with pytest.raises(FiringError, match="is not of colour set"):
         simulate(net)

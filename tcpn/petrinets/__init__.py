@@ -32,6 +32,7 @@ from tcpn.petrinets.distributions import (
     Distribution,
     Empirical,
     Exponential,
+    Interval,
     TruncatedNormal,
     Uniform,
 )
@@ -56,7 +57,8 @@ __all__ = [
     "BOOL", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc", "ArcKind",
     "BoolSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete", "Distribution",
     "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount", "FiringError",
-    "IntSet", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet", "RecordSet",
+    "IntSet", "Interval", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet",
+    "RecordSet",
     "SimulationResult", "Simulator", "StateSpace", "StringSet", "TimeAverage", "Token",
     "Transition", "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "explore",
     "independent_seeds", "simulate",

@@ -76,8 +76,11 @@ class RandomDraws:
     ``normal(mean, variance)``, ``bernoulli(p)``, ``discrete(a, b)`` (integers, inclusive).
     """
 
-    def __init__(self, generator: np.random.Generator):
+    def __init__(self, generator: np.random.Generator, choices: np.random.Generator | None = None):
         self.generator = generator
+        #: the stream of the simulator's choice among bindings (``generator`` unless given:
+        #: forced draws replace ``generator`` and leave the choice its own stream)
+        self.choices = generator if choices is None else choices
         self._buffer: list[float] = []
         self._next = 0
 
@@ -114,7 +117,7 @@ class RandomDraws:
         choice happens at almost every firing and a NumPy call per draw would dominate.
         """
         if self._next >= len(self._buffer):
-            self._buffer = self.generator.random(_CHOICE_BUFFER).tolist()
+            self._buffer = self.choices.random(_CHOICE_BUFFER).tolist()
             self._next = 0
         u = self._buffer[self._next]
         self._next += 1
@@ -418,6 +421,17 @@ def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: 
                      f"for {element} in {var}))")
         return "(" + " and ".join(parts) + ")"
     return f"{register(colour)}.contains({var})"
+
+
+def _same_test(a: ColourSet, b: ColourSet) -> bool:
+    """Whether members of ``a`` pass ``b``'s membership test (the same test: names and
+    timedness aside, the tests are equal)."""
+    if a == b:
+        return True
+    mine: dict[str, Any] = {}
+    theirs: dict[str, Any] = {}
+    return (_colour_test(a, "_x", mine) == _colour_test(b, "_x", theirs)
+            and list(mine.values()) == list(theirs.values()))
 
 
 class _TransitionCompiler:
@@ -985,6 +999,7 @@ class _TransitionCompiler:
                 "_e) from _e"
             )
             after_action |= set(self.t.outputs)
+        known = self.known_colours()
         has_delay = self.t.delay is not None
         delay_src = self._delay_expr(self.t.delay, "_tdelay", f"delay of {self.where}",
                                      after_action)
@@ -1008,11 +1023,13 @@ class _TransitionCompiler:
                 if masked and p in cond_places:
                     code.line(f"_wm |= {1 << cond_places.index(p)}")
             self._emit_checked(code, "_val", ins.text, arc.where, binding)
-            code.line(f"if not {_colour_test(colour, '_val', self.globals)}:")
-            code.line(
-                f"    raise _FiringError({arc.where!r}, {binding}, "
-                f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
-            )
+            test = self._output_test(colour, ins.tree, known)
+            if test is not None:
+                code.line(f"if not {test}:")
+                code.line(
+                    f"    raise _FiringError({arc.where!r}, {binding}, "
+                    f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
+                )
             if isinstance(arc.count, int):
                 count = str(arc.count)
             else:
@@ -1057,6 +1074,58 @@ class _TransitionCompiler:
             code.depth -= indent
         code.line("return _wm" if masked else "return None")
         return code.text()
+
+    def known_colours(self) -> dict[str, ColourSet]:
+        """The variables whose values are members of a known colour set when it fires.
+
+        A variable an input or read arc's pattern binds holds (a component of) a token
+        of that place, which was checked against the place's colour set when it was put
+        there (an initial token or an output arc's test); a variable of a free colour set
+        runs over its members. A variable a code action assigns is left out.
+        """
+        known: dict[str, ColourSet] = dict(self.free)
+        for arc in self._input_arcs_in_binding_order():
+            ins = Inscription.parse(arc.inscription or "", arc.where)
+            if not self._is_binder(arc, set(known)):
+                continue
+            self._pattern_colours(ins.tree, self.net.places[arc.place].colour, known)
+        for name in self.t.outputs:
+            known.pop(name, None)
+        return known
+
+    def _pattern_colours(self, tree: Any, colour: ColourSet | None,
+                         known: dict[str, ColourSet]) -> None:
+        """Adds to ``known`` the colour sets of the names pattern ``tree`` binds first."""
+        if isinstance(tree, ast.Name):
+            if colour is not None and tree.id not in known and tree.id not in self.declared:
+                known[tree.id] = colour
+        elif isinstance(tree, ast.Tuple):
+            for element, component in zip(tree.elts,
+                                           _tuple_components(colour, len(tree.elts)),
+                                           strict=True):
+                self._pattern_colours(element, component, known)
+
+    def _output_test(self, colour: ColourSet, tree: Any,
+                     known: dict[str, ColourSet]) -> str | None:
+        """The membership test of an output arc's value ``_val`` (``None``: none needed).
+
+        Parts the expression guarantees are left out: a variable of ``known`` whose
+        colour set has the same test as the place's, and a tuple display's type and
+        length (``(h + n, p)`` into a product: only ``h + n`` is tested).
+        """
+        if isinstance(tree, ast.Name) and tree.id in known \
+                and _same_test(known[tree.id], colour):
+            return None
+        if isinstance(tree, ast.Tuple) and not any(isinstance(e, ast.Starred)
+                                                   for e in tree.elts) \
+                and isinstance(colour, ProductSet) \
+                and len(colour.components) == len(tree.elts):
+            parts = [_colour_test(c, f"_val[{i}]", self.globals)
+                     for i, (c, e) in enumerate(zip(colour.components, tree.elts, strict=True))
+                     if not (isinstance(e, ast.Name) and e.id in known
+                             and _same_test(known[e.id], c))]
+            return "(" + " and ".join(parts) + ")" if parts else None
+        return _colour_test(colour, "_val", self.globals)
 
     @staticmethod
     def _emit_unindex(code: _Code, p: int) -> None:

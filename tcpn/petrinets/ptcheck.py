@@ -27,6 +27,7 @@ their atoms evaluated state by state.
 
 from __future__ import annotations
 
+import time as wallclock
 import weakref
 from typing import Any
 
@@ -58,7 +59,16 @@ from tcpn.petrinets.formulas import (
 )
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["TimeBudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+
+
+class TimeBudgetReached(Exception):
+    """A CTL fixpoint passed its deadline (the answer is unknown)."""
+
+
+def _on_time(deadline: float | None) -> None:
+    if deadline is not None and wallclock.perf_counter() > deadline:
+        raise TimeBudgetReached("time budget reached")
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -129,23 +139,26 @@ def _graph_of(space: Any) -> StateGraph:
 _GRAPHS: weakref.WeakKeyDictionary[Any, StateGraph] = weakref.WeakKeyDictionary()
 
 
-def ctl_mask(formula: Formula, space: Any) -> np.ndarray:
+def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
-    anything but one temporal operator over state formulas).
+    anything but one temporal operator over state formulas), and
+    :class:`TimeBudgetReached` when a fixpoint (one pass over the edges) starts after
+    ``deadline`` (a :func:`time.perf_counter` reading).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
                          (getattr(space, "reason", "") or "budget reached"))
-    return _Checker(space).mask(formula)
+    return _Checker(space, deadline).mask(formula)
 
 
 class _Checker:
-    def __init__(self, space: Any):
+    def __init__(self, space: Any, deadline: float | None = None):
         self.space = space
         self.graph = _graph_of(space)
         self.cache: dict[Formula, np.ndarray] = {}
+        self.deadline = deadline
 
     def mask(self, formula: Formula) -> np.ndarray:
         if formula in self.cache:
@@ -177,17 +190,23 @@ class _Checker:
             return self.exists(negate_path(path.operand))
         if isinstance(path, X):
             return g.pre_exists(self.mask(path.operand))
+        # each fixpoint below is one pass over the edges (a breadth-first search, the
+        # strongly connected components): the deadline is read before each
         if isinstance(path, F):
-            return g.backward(self.mask(path.operand), np.ones(g.n, dtype=bool))
+            operand = self.mask(path.operand)
+            _on_time(self.deadline)
+            return g.backward(operand, np.ones(g.n, dtype=bool))
         if isinstance(path, G):
-            return g.globally(self.mask(path.operand))
+            operand = self.mask(path.operand)
+            _on_time(self.deadline)
+            return g.globally(operand)
+        if not isinstance(path, U | W | R):
+            raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
+        left, right = self.mask(path.left), self.mask(path.right)
+        _on_time(self.deadline)
         if isinstance(path, U):
-            return g.backward(self.mask(path.right), self.mask(path.left))
+            return g.backward(right, left)
         if isinstance(path, W):
-            left, right = self.mask(path.left), self.mask(path.right)
             return g.backward(right, left) | g.globally(left)
-        if isinstance(path, R):
-            # E(a R b) == E(b U (a & b)) | EG b
-            left, right = self.mask(path.left), self.mask(path.right)
-            return g.backward(left & right, right) | g.globally(right)
-        raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
+        # E(a R b) == E(b U (a & b)) | EG b
+        return g.backward(left & right, right) | g.globally(right)

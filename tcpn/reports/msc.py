@@ -63,10 +63,15 @@ def _label(packet: Any, backward: bool) -> str:
     return f"seg {packet.seq}" + (" retx" if packet.retx else "")
 
 
+def _index(prepared: PropertyNet) -> int:
+    """The connection number of the flow the chart follows (``flow{i}``)."""
+    return int(prepared.flow.prefix.removeprefix("flow"))
+
+
 def _interfaces(prepared: PropertyNet) -> tuple[str, str, str]:
     """The module prefixes of the first interface (at the sender), the last link's (into the
     receiver) and the first on the way back (out of the receiver)."""
-    flow = prepared.verification.flows[0]
+    flow = prepared.verification.flows[_index(prepared)]
 
     def prefix(a: str, b: str) -> str:
         role = prepared.verification.roles.get(f"{a}->{b}.link")
@@ -85,7 +90,7 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
     prefix = prepared.flow.prefix
     first, last, back = _interfaces(prepared)
     receiver_node = list(prepared.verification.scenario.graph().nodes).index(
-        prepared.verification.flows[0].dst)
+        prepared.verification.flows[_index(prepared)].dst)
     events: list[MscEvent] = []
     steps: Sequence[Step] = [*evidence.stem, *evidence.cycle]
     for step in steps:

@@ -36,6 +36,8 @@ class PropertyRequest:
     json_file: str | None = None
     msc_file: str | None = None
     overwrite: bool = False
+    flow: str | None = None
+    delay_points: int | None = None
 
 
 def result_line(result: PropertyResult) -> str:
@@ -68,12 +70,14 @@ def run_property_check(request: PropertyRequest, console: Console,
             check_output_file(target, request.overwrite)
     prepared = property_net(request.scenario, segments=request.segments,
                             losses=request.losses, ack_losses=request.ack_losses,
-                            links=request.links)
+                            links=request.links, flow=request.flow,
+                            delay_points=request.delay_points)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
     where = ", ".join(request.links) if request.links else "any link"
-    console.print(f"{request.scenario}: {request.segments} segments, at most "
+    named = f" (flow {request.flow})" if request.flow else ""
+    console.print(f"{request.scenario}{named}: {request.segments} segments, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
                   f"lost per run, on {where}", markup=False, highlight=False, soft_wrap=True)
     for result in results:
@@ -94,7 +98,8 @@ def run_property_check(request: PropertyRequest, console: Console,
             err_console.print(f"--msc {request.msc_file}: no counterexample, nothing "
                               "written", markup=False, highlight=False)
     if request.json_file is not None:
-        document = {"scenario": request.scenario, "segments": request.segments,
+        document = {"scenario": request.scenario, "flow": request.flow,
+                    "segments": request.segments,
                     "losses": request.losses, "ack_losses": request.ack_losses,
                     "results": [r.to_json() for r in results]}
         _write(request.json_file, json.dumps(document, indent=2) + "\n", request.overwrite)

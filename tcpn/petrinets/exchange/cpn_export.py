@@ -53,7 +53,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
-from tcpn.petrinets.distributions import Discrete, Distribution
+from tcpn.petrinets.distributions import Discrete, Distribution, Interval
 from tcpn.petrinets.exchange.cpnml import (
     INT_T,
     ML_BASIS_DECLARATIONS,
@@ -462,6 +462,8 @@ class _Exporter:
         def real(delay: Any) -> bool:
             if delay is None or isinstance(delay, Discrete):
                 return False
+            if isinstance(delay, Interval):
+                return not delay.integer
             if isinstance(delay, Distribution):
                 return True
             if isinstance(delay, int | float):
@@ -1161,7 +1163,7 @@ class _Exporter:
     def _delay(self, delay: Any, where: str) -> str:
         if delay is None:
             return ""
-        if isinstance(delay, Discrete):
+        if isinstance(delay, Discrete | Interval):  # CPN Tools 4 writes @+[a,b]
             return "@+" + self._distribution(delay, where)
         if isinstance(delay, Distribution):
             self._need_real(where, "a random delay other than discrete()")

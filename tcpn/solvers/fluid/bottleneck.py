@@ -54,6 +54,8 @@ from numba import njit
 
 from tcpn.errors import InputError
 from tcpn.solvers.fluid.dde import (
+    KERNEL,
+    CheckStep,
     ConvergenceReport,
     DdeSystem,
     Trajectory,
@@ -61,6 +63,7 @@ from tcpn.solvers.fluid.dde import (
     heun_predict,
     lagged,
     solve,
+    time_means,
 )
 
 __all__ = [
@@ -153,7 +156,7 @@ class Bottleneck:
     initial_queue_pkts: float = 0.0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _signals(t, y, prm, cls, row):
     m = int(prm[P_M])
     cap = prm[P_CAP]
@@ -238,7 +241,7 @@ def _signals(t, y, prm, cls, row):
     row[qb + SQ_MARK] = qmark
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rhs(t, y, Y, S, k, h, prm, cls, dy):
     m = int(prm[P_M])
     cap = prm[P_CAP]
@@ -329,7 +332,7 @@ def _rhs(t, y, Y, S, k, h, prm, cls, dy):
     dy[m + 1] = prm[P_KF] * (q - avg)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _jump(t, y, Y, S, k, h, prm, cls, aux):
     m = int(prm[P_M])
     for i in range(m):
@@ -378,16 +381,12 @@ def _jump(t, y, Y, S, k, h, prm, cls, aux):
             aux[i, A_BLOCKED] = t + rtt
 
 
-@njit(cache=True)
-def _integrate(y0, lower, upper, h, n_steps, prm, cls, aux, n_signals):
-    ny = y0.shape[0]
-    Y = np.empty((n_steps + 1, ny))
-    S = np.zeros((n_steps + 1, n_signals))
-    Y[0] = y0
-    _signals(0.0, y0, prm, cls, S[0])
-    f1 = np.empty(ny)
-    f2 = np.empty(ny)
-    pred = np.empty(ny)
+@njit(**KERNEL)
+def _integrate(Y, S, work, lower, upper, h, n_steps, prm, cls, aux):
+    _signals(0.0, Y[0], prm, cls, S[0])
+    f1 = work[0]
+    f2 = work[1]
+    pred = work[2]
     for k in range(n_steps):
         t = k * h
         _rhs(t, Y[k], Y, S, k, h, prm, cls, f1)
@@ -397,7 +396,6 @@ def _integrate(y0, lower, upper, h, n_steps, prm, cls, aux, n_signals):
         heun_correct(Y[k], f1, f2, h, lower, upper, Y[k + 1])
         _jump(t + h, Y[k + 1], Y, S, k + 1, h, prm, cls, aux)
         _signals(t + h, Y[k + 1], prm, cls, S[k + 1])
-    return Y, S
 
 
 @dataclass
@@ -533,24 +531,13 @@ def _series(traj: Trajectory, m: int, column: int) -> np.ndarray:
     return traj.s[:, column:m * NS_CLASS:NS_CLASS]
 
 
-def _time_mean(t: np.ndarray, values: np.ndarray, warmup_s: float) -> np.ndarray:
-    """Time average of ``values`` (rows are the times ``t``) after ``warmup_s``, per column."""
-    first = int(np.searchsorted(t, warmup_s))
-    tt = t[first:]
-    vals = values[first:]
-    span = tt[-1] - tt[0]
-    if span <= 0:
-        return np.asarray(vals[-1], dtype=float)
-    return np.trapezoid(vals, tt, axis=0) / span
-
-
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
     m = len(classes)
-    good = _time_mean(traj.t, _series(traj, m, S_GOOD), warmup_s)
-    loss = _time_mean(traj.t, _series(traj, m, S_LOSS) + _series(traj, m, S_MARK), warmup_s)
-    queue = float(_time_mean(traj.t, traj.y[:, m], warmup_s))
-    out = {"queue_mean_pkts": (queue, 1.0)}
+    y_mean, s_mean = time_means(traj, warmup_s)
+    good = s_mean[S_GOOD:m * NS_CLASS:NS_CLASS]
+    loss = s_mean[S_LOSS:m * NS_CLASS:NS_CLASS] + s_mean[S_MARK:m * NS_CLASS:NS_CLASS]
+    out = {"queue_mean_pkts": (float(y_mean[m]), 1.0)}
     for i, c in enumerate(classes):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
@@ -562,19 +549,22 @@ def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: B
 def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
                         horizon_s: float, step_s: float | None = None,
                         check_convergence: bool = True, warmup_s: float = 0.0,
-                        max_steps: int = 20_000_000) -> BottleneckRun:
+                        max_steps: int = 20_000_000,
+                        check_step: CheckStep = "double") -> BottleneckRun:
     """Integrate the model to ``horizon_s`` and summarise it (means after ``warmup_s``).
 
     The step defaults to the largest the model's time scales allow (see
-    :func:`tcpn.solvers.fluid.dde.solve`); the run is repeated at half the step and
-    rejected unless every summary metric moved by < 0.5 %.
+    :func:`tcpn.solvers.fluid.dde.solve`); the run is checked against one at twice the
+    step (``check_step="half"``: at half the step, the slower reference) and rejected
+    unless every summary metric moved by < 0.5 %.
     """
     if not 0 <= warmup_s < horizon_s:
         raise InputError(f"fluid bottleneck: needs 0 <= warmup_s < horizon_s "
                          f"(got {warmup_s}, {horizon_s})")
     started = time.perf_counter()
     system = build_system(classes, bottleneck, warmup_s)
-    traj, report = solve(system, horizon_s, step_s, check_convergence, max_steps)
+    traj, report = solve(system, horizon_s, step_s, check_convergence, max_steps,
+                         check_step=check_step)
     m = len(classes)
     qb = m * NS_CLASS
     has_bucket = np.array([c.limiter is not None for c in classes])
@@ -592,25 +582,26 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
         limiter_queue_pkts=np.where(has_bucket, traj.y[:, 2 * m + 2:3 * m + 2], np.nan),
         convergence=report,
     )
-    run.summary = _summary(run, warmup_s)
+    run.summary = _summary(run, traj, warmup_s)
     run.wall_time_s = time.perf_counter() - started
     return run
 
 
-def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
+def _summary(run: BottleneckRun, traj: Trajectory, warmup_s: float) -> dict[str, float]:
     t = run.t
     cap = run.bottleneck.capacity_pps
+    m = len(run.classes)
+    qb = m * NS_CLASS
+    y_mean, s_mean = time_means(traj, warmup_s)
     out: dict[str, float] = {
-        "queue_mean_pkts": float(_time_mean(t, run.queue_pkts, warmup_s)),
+        "queue_mean_pkts": float(y_mean[m]),
         "queue_max_pkts": float(run.queue_pkts[t >= warmup_s].max()),
-        "queue_drop_pps": float(_time_mean(t, run.queue_drop_pps, warmup_s)),
-        "queue_mark_pps": float(_time_mean(t, run.queue_mark_pps, warmup_s)),
+        "queue_drop_pps": float(s_mean[qb + SQ_DROP]),
+        "queue_mark_pps": float(s_mean[qb + SQ_MARK]),
     }
-    # One time average per series over every class at once (100 classes: 7 calls, not 700).
-    good, sent, lost, marked, rtt, cwnd = (
-        _time_mean(t, series, warmup_s) for series in (
-            run.goodput_pps, run.send_pps, run.loss_pps, run.mark_pps, run.rtt_s,
-            run.cwnd_pkts))
+    good, sent, lost, marked, rtt = (s_mean[column:qb:NS_CLASS] for column in (
+        S_GOOD, S_SEND, S_LOSS, S_MARK, S_RTT))
+    cwnd = y_mean[:m]
     total_good = 0.0
     for i, c in enumerate(run.classes):
         label = c.name or f"class{i}"
