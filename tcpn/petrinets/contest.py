@@ -45,7 +45,7 @@ from tcpn.petrinets.formulas import (
 )
 from tcpn.petrinets.ltl import check_ltl
 from tcpn.petrinets.ptcheck import (
-    TimeBudgetReached,
+    BudgetReached,
     ctl_mask,
     edge_arrays,
     numeric_values,
@@ -228,7 +228,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
         holds = bool(ctl_mask(formula, space, deadline)[0])
-    except TimeBudgetReached:
+    except BudgetReached:
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 

@@ -55,18 +55,24 @@ from tcpn.petrinets.formulas import (
     W,
     X,
 )
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["TimeBudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+
+#: Bytes per edge the CTL edge arrays hold (source, target, reversed source: int32) with
+#: the sort that orders them (int64), checked against the memory budget before building.
+EDGE_ARRAY_BYTES = 24
 
 
-class TimeBudgetReached(Exception):
-    """A CTL fixpoint passed its deadline (the answer is unknown)."""
+class BudgetReached(Exception):
+    """A CTL fixpoint passed its deadline, or its edge arrays would pass the memory
+    budget (the answer is unknown; the message names the budget)."""
 
 
 def _on_time(deadline: float | None) -> None:
     if deadline is not None and wallclock.perf_counter() > deadline:
-        raise TimeBudgetReached("time budget reached")
+        raise BudgetReached("time budget reached")
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -131,6 +137,10 @@ class _Edges:
         n = len(space)
         index = np.int32 if n < 2**31 else np.int64
         indptr, targets, _, _ = edge_arrays(space)
+        budget = MemoryBudget.default()
+        if budget.exceeded(EDGE_ARRAY_BYTES * len(targets)):
+            raise BudgetReached(budget.reason() + f" (the edge arrays of {len(targets)} "
+                                "edges would not fit)")
         degree = np.diff(indptr)
         targets = targets.astype(index, copy=False)
         sources = np.repeat(np.arange(n, dtype=index), degree)
@@ -210,8 +220,9 @@ def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
     anything but one temporal operator over state formulas), and
-    :class:`TimeBudgetReached` when a fixpoint's step starts after ``deadline`` (a
-    :func:`time.perf_counter` reading).
+    :class:`BudgetReached` when a fixpoint's step starts after ``deadline`` (a
+    :func:`time.perf_counter` reading) or the edge arrays would not fit in the memory
+    available (:meth:`~tcpn.petrinets.memory.MemoryBudget.default`).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
