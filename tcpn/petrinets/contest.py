@@ -129,9 +129,10 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        explored: tuple[Model, Any] | None = None,
                        max_memory_bytes: int | None = None) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
-    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer
-    and the LTL checks stop at ``max_memory_bytes`` of resident memory (None: a share of
-    the available memory) and say CANNOT_COMPUTE."""
+    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
+    the CTL edge arrays and the LTL checks stop at ``max_memory_bytes`` of resident
+    memory (None: a share of the available memory) and say CANNOT_COMPUTE (the global
+    properties and the coloured explorer have no memory budget)."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -227,7 +228,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
-        holds = bool(ctl_mask(formula, space, deadline)[0])
+        holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
     except BudgetReached:
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"

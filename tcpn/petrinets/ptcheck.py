@@ -133,11 +133,10 @@ class _Edges:
     """The state graph as edge arrays, a dead marking's self-loop included (state numbers
     as int32 below 2**31 states: 8 bytes an edge forwards, 8 backwards)."""
 
-    def __init__(self, space: Any):
+    def __init__(self, space: Any, budget: MemoryBudget):
         n = len(space)
         index = np.int32 if n < 2**31 else np.int64
         indptr, targets, _, _ = edge_arrays(space)
-        budget = MemoryBudget.default()
         if budget.exceeded(EDGE_ARRAY_BYTES * len(targets)):
             raise BudgetReached(budget.reason() + f" (the edge arrays of {len(targets)} "
                                 "edges would not fit)")
@@ -208,32 +207,33 @@ class _Edges:
 _EDGES: weakref.WeakKeyDictionary[Any, _Edges] = weakref.WeakKeyDictionary()
 
 
-def _edges_of(space: Any) -> _Edges:
+def _edges_of(space: Any, budget: MemoryBudget) -> _Edges:
     found = _EDGES.get(space)
     if found is None:
-        found = _EDGES[space] = _Edges(space)
+        found = _EDGES[space] = _Edges(space, budget)
     return found
 
 
-def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.ndarray:
+def ctl_mask(formula: Formula, space: Any, deadline: float | None = None,
+             max_memory_bytes: int | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
     anything but one temporal operator over state formulas), and
     :class:`BudgetReached` when a fixpoint's step starts after ``deadline`` (a
-    :func:`time.perf_counter` reading) or the edge arrays would not fit in the memory
-    available (:meth:`~tcpn.petrinets.memory.MemoryBudget.default`).
+    :func:`time.perf_counter` reading) or the edge arrays would pass ``max_memory_bytes``
+    of resident memory (None: :meth:`~tcpn.petrinets.memory.MemoryBudget.default`).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
                          (getattr(space, "reason", "") or "budget reached"))
-    return _Checker(space, deadline).mask(formula)
+    return _Checker(space, deadline, MemoryBudget.of(max_memory_bytes)).mask(formula)
 
 
 class _Checker:
-    def __init__(self, space: Any, deadline: float | None = None):
+    def __init__(self, space: Any, deadline: float | None, budget: MemoryBudget):
         self.space = space
-        self.edges = _edges_of(space)
+        self.edges = _edges_of(space, budget)
         self.cache: dict[Formula, np.ndarray] = {}
         self.deadline = deadline
 
