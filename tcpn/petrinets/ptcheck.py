@@ -57,18 +57,24 @@ from tcpn.petrinets.formulas import (
     W,
     X,
 )
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["TimeBudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+
+#: Bytes per edge the CTL edge arrays hold (source, target, reversed source: int32) with
+#: the sort that orders them (int64), checked against the memory budget before building.
+EDGE_ARRAY_BYTES = 24
 
 
-class TimeBudgetReached(Exception):
-    """A CTL fixpoint passed its deadline (the answer is unknown)."""
+class BudgetReached(Exception):
+    """A CTL fixpoint passed its deadline, or its edge arrays would pass the memory
+    budget (the answer is unknown; the message names the budget)."""
 
 
 def _on_time(deadline: float | None) -> None:
     if deadline is not None and wallclock.perf_counter() > deadline:
-        raise TimeBudgetReached("time budget reached")
+        raise BudgetReached("time budget reached")
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -125,12 +131,16 @@ def state_mask(formula: Formula, space: Any) -> np.ndarray:
     raise InputError(f"{type(formula).__name__} is not a state formula")
 
 
-def _graph_of(space: Any) -> StateGraph:
-    """The (cached) :class:`~tcpn.petrinets.ctl.StateGraph` of any state space."""
+def _graph_of(space: Any, budget: MemoryBudget) -> StateGraph:
+    """The (cached) :class:`~tcpn.petrinets.ctl.StateGraph` of any state space; for a P/T
+    space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
     if not isinstance(space, PTStateSpace):
         return graph(space)
     found = _GRAPHS.get(space)
     if found is None:
+        if budget.exceeded(EDGE_ARRAY_BYTES * len(space.targets)):
+            raise BudgetReached(budget.reason() + f" (the edge arrays of {len(space.targets)} "
+                                "edges would not fit)")
         found = _GRAPHS[space] = StateGraph(space, space.indptr, space.targets)
     return found
 
@@ -139,24 +149,26 @@ def _graph_of(space: Any) -> StateGraph:
 _GRAPHS: weakref.WeakKeyDictionary[Any, StateGraph] = weakref.WeakKeyDictionary()
 
 
-def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.ndarray:
+def ctl_mask(formula: Formula, space: Any, deadline: float | None = None,
+             max_memory_bytes: int | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
     anything but one temporal operator over state formulas), and
-    :class:`TimeBudgetReached` when a fixpoint (one pass over the edges) starts after
-    ``deadline`` (a :func:`time.perf_counter` reading).
+    :class:`BudgetReached` when a fixpoint's step starts after ``deadline`` (a
+    :func:`time.perf_counter` reading) or the edge arrays would pass ``max_memory_bytes``
+    of resident memory (None: :meth:`~tcpn.petrinets.memory.MemoryBudget.default`).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
                          (getattr(space, "reason", "") or "budget reached"))
-    return _Checker(space, deadline).mask(formula)
+    return _Checker(space, deadline, MemoryBudget.of(max_memory_bytes)).mask(formula)
 
 
 class _Checker:
-    def __init__(self, space: Any, deadline: float | None = None):
+    def __init__(self, space: Any, deadline: float | None, budget: MemoryBudget):
         self.space = space
-        self.graph = _graph_of(space)
+        self.graph = _graph_of(space, budget)
         self.cache: dict[Formula, np.ndarray] = {}
         self.deadline = deadline
 
