@@ -18,15 +18,19 @@ setting; the colour-set checks ``to_snakes`` installs cost it about 10%). Each f
 median of ``--repeats`` runs, timed in CPU time of this process (``time.process_time``)
 so that other work on the machine disturbs the figures less. The timed table runs the
 same nets with every place timed and delays on the transitions (constant and
-exponential), tcpn only, against the untimed figure measured in the same run.
+exponential), tcpn only, against the untimed figure measured in the same run and against
+SNAKES' untimed rate (SNAKES has no time).
 
     .venv/bin/python benchmarks/engine_vs_snakes.py            # about a minute
     .venv/bin/python benchmarks/engine_vs_snakes.py --quick    # a few seconds
     .venv/bin/python benchmarks/engine_vs_snakes.py --engines python,native
 
-``--engines`` lists tcpn's engines to time (``python``, the reference, and ``native``, the
-Cython-built one of ``tcpn.petrinets.native``; its build, cached, happens before timing);
-each gets its own columns, the engines alternating within each repeat.
+``--engines`` lists tcpn's engines to time (``python``, the reference, and ``native``: the
+C engine of ``tcpn.petrinets.cnet`` for these nets, all three in its typed subset, else the
+Cython-built code of ``tcpn.petrinets.native``; the line under the table says which ran;
+its build, cached, happens before timing); each gets its own columns, the engines
+alternating within each repeat. Engines other than ``python`` fire ``--native-firings``
+(the C engine is fast enough that 200,000 firings take a few milliseconds).
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.snakes_interop import snakes_binding, to_snakes
 
-FLOOR, AIM = 30.0, 100.0
+FLOOR = 100.0  # issue 19: the engine at 100x SNAKES on every net
 BIG = 10**12  # guard limits no run reaches
 
 
@@ -166,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     parser.add_argument("--tcpn-firings", type=int, default=200_000)
+    parser.add_argument("--native-firings", type=int, default=2_000_000,
+                        help="firings per run of the engines other than python")
     parser.add_argument("--snakes-firings", type=int, default=3_000)
     parser.add_argument("--quick", action="store_true", help="small runs, for a smoke test")
     parser.add_argument("--engines", default="python,native",
@@ -173,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats, args.tcpn_firings, args.snakes_firings = 3, 20_000, 300
+        args.native_firings = 200_000
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     console = Console()
     speed = Table(title=f"Untimed firings per second (median of {args.repeats} runs)")
@@ -184,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         speed.add_column(column, justify="left" if column == "net" else "right")
     timed = Table(title="Timed overhead (tcpn): same nets, timed places and delays")
     for column in ("net", *(f"{kind} {e}" for e in engines for kind in ("untimed", "timed")),
-                   *(f"timed / untimed {e}" for e in engines)):
+                   *(f"timed / untimed {e}" for e in engines),
+                   *(f"timed {e} / SNAKES (untimed)" for e in engines)):
         timed.add_column(column, justify="left" if column == "net" else "right")
     worst = float("inf")
     for name, build in NETS.items():
@@ -193,15 +201,17 @@ def main(argv: list[str] | None = None) -> int:
         bindings = check_same_bindings(net, snet)
         for place in snet.place():  # SNAKES' fastest setting: no type checks (tcpn checks)
             place.checker(st.tAll)
+        backends = set()
         for engine in engines:  # build (or load) the native modules before timing
             for built in (net, timed_net):
-                Simulator(built, engine=engine)
+                backends.add((engine, Simulator(built, engine=engine).native.backend))
         runs: list[tuple[float, ...]] = []
         for seed in range(args.repeats):  # interleaved, so load changes hit all of them
             row: list[float] = [snakes_rate(snet, args.snakes_firings, seed)]
             for engine in engines:
-                row += [tcpn_rate(net, args.tcpn_firings, seed, engine),
-                        tcpn_rate(timed_net, args.tcpn_firings, seed, engine)]
+                firings = args.tcpn_firings if engine == "python" else args.native_firings
+                row += [tcpn_rate(net, firings, seed, engine),
+                        tcpn_rate(timed_net, firings, seed, engine)]
             runs.append(tuple(row))
         medians = [statistics.median(column) for column in zip(*runs, strict=True)]
         theirs, ours = medians[0], medians[1::2]
@@ -213,13 +223,18 @@ def main(argv: list[str] | None = None) -> int:
         for rate in ours:
             cells += [f"{rate:,.0f}", f"{rate / theirs:,.1f}x"]
         speed.add_row(*cells, f"{theirs:,.0f}", verdict)
+        runs_by = ", ".join(f"{e}: {b}" for e, b in sorted(backends) if e != "python")
+        if runs_by:
+            speed.caption = ((speed.caption + "; ") if speed.caption else "") + \
+                f"{name}: {runs_by}"
         timed.add_row(name, *(f"{x:,.0f}" for pair in zip(ours, with_time, strict=True)
                               for x in pair),
-                      *(f"{t / u:.2f}" for u, t in zip(ours, with_time, strict=True)))
+                      *(f"{t / u:.2f}" for u, t in zip(ours, with_time, strict=True)),
+                      *(f"{t / theirs:,.1f}x" for t in with_time))
     console.print(speed)
     console.print(timed)
     console.print(f"worst tcpn/SNAKES ratio (fastest engine per net): {worst:,.1f}x "
-                  f"(floor {FLOOR:.0f}x, aim {AIM:.0f}x)")
+                  f"(floor {FLOOR:.0f}x)")
     return 0 if worst >= FLOOR else 1
 
 

@@ -2,11 +2,13 @@
 
 Runs every examination of every instance in ``../shared/data/mcc`` (or ``--sample N`` of
 them, or ``--instances A B``), each instance in a fresh process with a wall-clock limit
-(``--time-limit``, seconds per instance for all 13 examinations), ``--jobs N`` instances at
-a time. Each instance's records (its answer lines, the exploration's size and speed, CPU
-seconds and peak memory per examination) are written as JSON lines to
-``RESULTS/<instance>.jsonl`` the moment the instance finishes (whole or not at all), so a
-run that stops is continued with ``--resume RESULTS`` (the instances already there are
+(``--time-limit``, seconds per instance for all 13 examinations) and a budget of resident
+memory (``--max-memory-mb`` per worker; by default 70 % of the machine's memory shared among
+the jobs: the explorer and the LTL checks stop there with CANNOT_COMPUTE instead of being
+killed), ``--jobs N`` instances at a time. Each instance's records (its answer lines, the
+exploration's size and speed, CPU seconds and peak memory per examination) are written as
+JSON lines to ``RESULTS/<instance>.jsonl`` the moment the instance finishes (whole or not at
+all), so a run that stops is continued with ``--resume RESULTS`` (the instances already there are
 kept, the others run with the limits the directory was started with). The scoreboard is
 printed from the directory: per examination right, wrong, cannot compute (budget or time
 limit), unknown in the oracle and CPU seconds; then the exploration speed (states/s).
@@ -63,7 +65,8 @@ def extract(data: Path, instance: str, cache: Path) -> Path:
     return folder
 
 
-def worker(folder: str, max_states: int, time_limit_s: float) -> None:
+def worker(folder: str, max_states: int, time_limit_s: float,
+           max_memory_mb: float) -> None:
     """Answer every examination of one instance: one JSON line per answer line, per
     examination its CPU seconds, first the exploration's size and cost."""
     import resource
@@ -78,7 +81,9 @@ def worker(folder: str, max_states: int, time_limit_s: float) -> None:
 
     started = time.perf_counter()
     cpu = time.process_time()
-    model, space = explore_model(Path(folder) / "model.pnml", max_states, time_limit_s)
+    memory = int(max_memory_mb * 2**20)
+    model, space = explore_model(Path(folder) / "model.pnml", max_states, time_limit_s,
+                                 memory)
     emit({"states": len(space), "edges": int(space.n_edges),
           "explore_s": getattr(space, "seconds", None) or getattr(space, "wall_s", None),
           "explore_cpu_s": time.process_time() - cpu, "complete": bool(space.complete),
@@ -92,15 +97,17 @@ def worker(folder: str, max_states: int, time_limit_s: float) -> None:
         check_examinations(Path(folder) / "model.pnml", [examination], max_states, left,
                            on_line=lambda line, e=examination: emit(
                                {"examination": e, "line": line}),
-                           explored=(model, space))
+                           explored=(model, space), max_memory_bytes=memory)
         emit({"examination": examination, "cpu_s": time.process_time() - cpu,
               "peak_mb": peak_mb()})
 
 
-def run_instance(folder: Path, max_states: int, time_limit_s: float) -> list[dict]:
+def run_instance(folder: Path, max_states: int, time_limit_s: float,
+                 max_memory_mb: float) -> list[dict]:
     """The worker's records for one instance, cut at the time limit, and its wall time."""
     command = [sys.executable, __file__, "--worker", str(folder), "--max-states",
-               str(max_states), "--time-limit", str(time_limit_s)]
+               str(max_states), "--time-limit", str(time_limit_s), "--max-memory-mb",
+               str(max_memory_mb)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -118,6 +125,12 @@ def run_instance(folder: Path, max_states: int, time_limit_s: float) -> list[dic
     records.append({"wall_s": time.perf_counter() - started,
                     "load": os.getloadavg()[0], "commit": commit()})
     return records
+
+
+def default_memory_mb(jobs: int) -> float:
+    """A worker's share of 70 % of the machine's memory when ``jobs`` run at once."""
+    import psutil
+    return 0.7 * psutil.virtual_memory().total / 2**20 / jobs
 
 
 def commit() -> str:
@@ -174,8 +187,9 @@ def score(folder: Path, records: list[dict]) -> tuple[dict[str, dict[str, float]
     return board, wrong
 
 
-def scoreboard(results: Path, data: Path, cache: Path) -> int:
-    """Print the scoreboard of a results directory; the number of wrong answers."""
+def scoreboard(results: Path, data: Path, cache: Path, per_instance: bool = False) -> int:
+    """Print the scoreboard of a results directory (and, with ``per_instance``, each
+    instance's answers, CPU seconds and peak memory); the number of wrong answers."""
     settings = json.loads((results / SETTINGS).read_text())
     done = results_of(results)
     board = {e: {"right": 0, "wrong": 0, "cannot": 0, "unknown": 0, "cpu_s": 0.0}
@@ -204,6 +218,8 @@ def scoreboard(results: Path, data: Path, cache: Path) -> int:
     print(f"{len(done)} of {len(settings['instances'])} instances in {results}, "
           f"--max-states {settings['max_states']}, --time-limit {settings['time_limit_s']:g} s "
           f"per instance, --jobs {'/'.join(str(r['jobs']) for r in settings['runs'])}, "
+          + (f"{settings['max_memory_mb']:,.0f} MB per worker, " if settings.get(
+              "max_memory_mb") else "no memory budget, ") +
           f"{settings['cpus']} cpus, load average "
           f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the instances' ends, "
           f"code {', '.join(commits)}")
@@ -231,6 +247,17 @@ def scoreboard(results: Path, data: Path, cache: Path) -> int:
     if peaks:
         peak, where = max(peaks)
         print(f"largest peak memory of a worker: {peak:,.0f} MB ({where})")
+    if per_instance:
+        print(f"\n{'instance':36} {'right':>6} {'wrong':>6} {'cannot':>7} {'CPU s':>8} "
+              f"{'peak MB':>8}")
+        for instance, records in done.items():
+            mine, wrong = score(extract(data, instance, cache), records)
+            cpu = sum(r.get("explore_cpu_s") or 0.0 for r in records) + sum(
+                c["cpu_s"] for c in mine.values())
+            peak_mb = max((r["peak_mb"] for r in records if "peak_mb" in r), default=0.0)
+            print(f"{instance:36} {sum(c['right'] for c in mine.values()):6.0f} "
+                  f"{len(wrong):6} {sum(c['cannot'] for c in mine.values()):7.0f} "
+                  f"{cpu:8.1f} {peak_mb:8,.0f}")
     return len(wrong_lines)
 
 
@@ -250,6 +277,7 @@ def start(results: Path, resume: bool, args: argparse.Namespace,
                  f"--resume {results} or choose a new one")
     results.mkdir(parents=True, exist_ok=True)
     settings = {"max_states": args.max_states, "time_limit_s": args.time_limit,
+                "max_memory_mb": args.max_memory_mb or default_memory_mb(args.jobs),
                 "cpus": os.cpu_count(), "instances": instances,
                 "runs": [{"started": now, "jobs": args.jobs}]}
     write_whole(results / SETTINGS, json.dumps(settings, indent=1) + "\n")
@@ -267,7 +295,8 @@ def run(results: Path, settings: dict[str, Any], jobs: int, data: Path, cache: P
 
     def one(instance: str) -> None:
         folder = extract(data, instance, cache)
-        records = run_instance(folder, settings["max_states"], settings["time_limit_s"])
+        records = run_instance(folder, settings["max_states"], settings["time_limit_s"],
+                               settings.get("max_memory_mb") or default_memory_mb(jobs))
         write_whole(results / f"{instance}.jsonl",
                     "".join(json.dumps(r) + "\n" for r in records))
         mine, wrong = score(folder, records)
@@ -345,6 +374,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=300.0,
                         help="seconds per instance, all examinations")
     parser.add_argument("--jobs", type=int, default=1, help="instances run at once")
+    parser.add_argument("--max-memory-mb", type=float,
+                        help="resident memory per worker, then CANNOT_COMPUTE (default: "
+                             "70 %% of the machine's memory shared among the jobs)")
     parser.add_argument("--results", type=Path,
                         help="a new (or empty) directory for the per-instance results "
                              "(default: a new temporary directory)")
@@ -354,16 +386,21 @@ def main() -> None:
                         help="only print the scoreboard of this results directory")
     parser.add_argument("--cpncheck", type=int, default=0, metavar="N",
                         help="also time cpncheck over the first N states of P/T instances")
+    parser.add_argument("--per-instance", action="store_true",
+                        help="also print each instance's answers, CPU seconds and peak "
+                             "memory")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.max_states, args.time_limit)
+        worker(args.worker, args.max_states, args.time_limit,
+               args.max_memory_mb or default_memory_mb(1))
         return
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     args.cache.mkdir(parents=True, exist_ok=True)
     if args.scoreboard:
-        sys.exit(1 if scoreboard(args.scoreboard, args.data, args.cache) else 0)
+        sys.exit(1 if scoreboard(args.scoreboard, args.data, args.cache,
+                                 args.per_instance) else 0)
     index = list(csv.DictReader((args.data / "index.csv").open()))
     chosen = [r for r in index if not args.instances or r["instance"] in args.instances]
     if args.sample:
@@ -374,7 +411,7 @@ def main() -> None:
     settings = start(results, args.resume is not None, args, [r["instance"] for r in chosen])
     run(results, settings, args.jobs, args.data, args.cache)
     print()
-    wrong = scoreboard(results, args.data, args.cache)
+    wrong = scoreboard(results, args.data, args.cache, args.per_instance)
     if args.cpncheck:
         cpncheck_table(chosen, args.data, args.cache, args.cpncheck)
     sys.exit(1 if wrong else 0)

@@ -2,8 +2,9 @@
 
 For the three nets of ``engine_vs_snakes.py`` and the reference dumbbell's net lens net,
 a fresh process builds the native modules into an empty cache directory (cold), then a
-second fresh process finds them there (cached). Printed: the modules (one per distinct
-transition shape, plus the simulator loop), wall time and CPU time of the process and its
+second fresh process finds them there (cached). Printed: the backend (``c``: one module,
+the C engine of ``tcpn.petrinets.cnet``; ``cython``: one module per distinct transition
+shape, plus the simulator loop), the modules, wall time and CPU time of the process and its
 compiler children (``resource.getrusage``), which load disturbs less than wall time.
 
     .venv/bin/python benchmarks/native_build.py
@@ -42,7 +43,8 @@ def cpu():
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 wall, used = time.perf_counter(), cpu()
 native = build_native(compiled)
-print(json.dumps({"engine": native.engine, "reason": native.reason,
+print(json.dumps({"engine": native.engine, "backend": native.backend,
+                  "reason": native.reason,
                   "transitions": len(compiled.transitions),
                   "wall_s": time.perf_counter() - wall, "cpu_s": cpu() - used}))
 """
@@ -56,7 +58,8 @@ def build(name: str, cache: str) -> dict[str, object]:
 
 
 def main() -> None:
-    print("net | transitions | modules | cold wall s | cold CPU s | cached wall s | cached CPU s")
+    print("net | transitions | backend | modules | cold wall s | cold CPU s | cached wall s | "
+          "cached CPU s")
     for name in ("counter", "tuple ring", "contention", "dumbbell"):
         with tempfile.TemporaryDirectory() as cache:
             cold, cached = build(name, cache), build(name, cache)
@@ -64,7 +67,8 @@ def main() -> None:
                 print(f"{name}: not built: {cold['reason']}")
                 continue
             modules = len(list((Path(cache) / "native").glob("*.so")))
-            print(f"{name} | {cold['transitions']} | {modules} | {cold['wall_s']:.1f} | "
+            print(f"{name} | {cold['transitions']} | {cold['backend']} | {modules} | "
+                  f"{cold['wall_s']:.1f} | "
                   f"{cold['cpu_s']:.1f} | {cached['wall_s']:.2f} | {cached['cpu_s']:.2f}")
 
 

@@ -157,9 +157,10 @@ def main_options(
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
-    customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
-    horizon: Annotated[float, typer.Option(min=0.5, help="Model seconds of the dumbbell "
-                                           "scenario.")] = 10.0,
+    customers: Annotated[int, typer.Option(min=1, max=10_000_000,
+                                           help="Customers that arrive.")] = 20000,
+    horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
+                                           "dumbbell scenario.")] = 10.0,
 ) -> None:
     """A timed net beside its theory, then one scenario through two lenses.
 
@@ -477,7 +478,8 @@ def check_net(
         help="'stubborn': stubborn-set reduction (reachability and safety formulas only).")
     ] = None,
     json_file: Annotated[str | None, typer.Option(
-        "--json", help="Write the verdicts and their evidence (paths) to this new JSON file.")
+        "--json", help="Write the verdicts and their evidence (paths) to this JSON file "
+        "(a new file, or --overwrite).")
     ] = None,
     examination: Annotated[str | None, typer.Option(
         "--examination", help="A Model Checking Contest examination (CTLFireability, "
@@ -485,10 +487,21 @@ def check_net(
         "DIR/model.pnml, the formulas are read from DIR/<examination>.xml, and one line "
         "per formula is printed as the contest's tools print it.")] = None,
     tcp_property: Annotated[str | None, typer.Option(
-        "--property", help="A TCP property of the library (NET is a one-flow scenario "
-        ".yaml), e.g. delivered_once_in_order, or 'all'; checked on the scenario's "
+        "--property", help="A TCP property of the library (NET is a scenario .yaml), e.g. "
+        "delivered_once_in_order, all_flows_complete, or 'all'; checked on the scenario's "
         "verification net, every loss within --losses/--ack-losses a choice "
         "(docs/verification.md).")] = None,
+    flow: Annotated[str | None, typer.Option(
+        "--flow", help="With --property: the flow (its id) the per-flow properties speak "
+        "of; needed when the scenario has several (cross-flow properties read all).")
+    ] = None,
+    delay_points: Annotated[int | None, typer.Option(
+        "--delay-points", min=2, help="With --property: explore a random start time or "
+        "gap (uniform) at this many points of its interval, both ends included.")] = None,
+    clock: Annotated[str | None, typer.Option(
+        "--clock", help="With --property: 'absolute' (default; CPN Tools' timed state space) "
+        "or 'relative' (timestamps and the packets' times relative to each state's clock; "
+        "the same verdicts: docs/statespace.md).")] = None,
     losses: Annotated[int, typer.Option(
         min=0, help="With --property: at most this many data segments lost per run, on "
         "any link.")] = 0,
@@ -502,7 +515,9 @@ def check_net(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
-        "message-sequence chart to this new SVG file.")] = None,
+        "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "--json/--msc file.")] = False,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
@@ -515,9 +530,11 @@ def check_net(
     from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
 
-    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links):
-        raise InputError("--losses, --ack-losses, --loss-links and --msc go with "
-                         "--property NAME")
+    if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
+                                 or flow is not None or delay_points is not None
+                                 or clock is not None):
+        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
+                         "--clock and --msc go with --property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
@@ -527,7 +544,8 @@ def check_net(
             if loss_links else None
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
-                max_states or 1_000_000, json_file, msc), console, err_console):
+                max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
+                delay_points=delay_points, clock=clock or "absolute"), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 
@@ -549,7 +567,7 @@ def check_net(
                            max_states=max_states or 5_000_000,
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
-                           json_file=json_file)
+                           json_file=json_file, overwrite=overwrite)
     if not run_check(request, console, err_console):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -599,7 +617,8 @@ def scenario_table(
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
     across its experiments. A file that fails gets its error in its row (named by its file
-    name) and on a line of its own below the table; exit code 1 then.
+    name) and on a line of its own below the table; exit code 3 then if a file is invalid
+    input, else 1.
     """
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
@@ -648,6 +667,8 @@ def scenario_table(
         with atomic_file(csv, overwrite) as tmp:
             frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if any(row.invalid_input for row in rows):
+        raise typer.Exit(EXIT_INPUT)
     if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 

@@ -43,13 +43,13 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tcpn.errors import InputError
 
 __all__ = ["MARKER", "OutputError", "OutputWarning", "atomic_directory", "atomic_file",
-           "check_output_file", "is_tcpn_output", "leftovers"]
+           "atomic_files", "check_output_file", "is_tcpn_output", "leftovers"]
 
 #: The file tcpn writes into every output directory: what makes it recognisably tcpn's.
 MARKER = ".tcpn-output"
@@ -251,3 +251,24 @@ def atomic_file(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def atomic_files(targets: Sequence[str | Path], overwrite: bool = False) -> Iterator[list[Path]]:
+    """:func:`atomic_file` for several files that belong together (a record and its
+    figure): every target is checked before the block, all of them appear when it
+    succeeds and none when it fails.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> with atomic_files([root / "a.csv", root / "b.json"]) as (csv, record):
+    ...     _ = csv.write_text("a\\n")
+    ...     raise ValueError("the record failed")
+    Traceback (most recent call last):
+    ...
+    ValueError: the record failed
+    >>> sorted(p.name for p in root.iterdir())
+    []
+    """
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(atomic_file(target, overwrite)) for target in targets]

@@ -143,16 +143,107 @@ def test_every_instance_like_the_oracle(shared_dir, mcc_cache, instance):
     assert disagreements(folder, answers, cannot_compute_is_wrong=False) == []
 
 
-@pytest.mark.parametrize("on_the_fly_states", [0, 10**9], ids=["arrays", "on-the-fly"])
+#: (product states searched on the fly, product edges before the array product's first
+#: search of a part of itself, growth between searches)
+SEARCHES = {"arrays": (0, 10**18, 4), "on-the-fly": (10**9, 10**18, 4),
+            "arrays-searched-while-growing": (0, 1, 1)}
+
+
+@pytest.mark.parametrize("search", sorted(SEARCHES))
 @pytest.mark.parametrize("instance", ["RwMutex-PT-r0010w0020", "QuasiCertifProtocol-PT-02",
                                       "DatabaseWithMutex-COL-02"])
-def test_ltl_answers_like_the_oracle_with_either_search(shared_dir, mcc_cache, monkeypatch,
-                                                        instance, on_the_fly_states):
-    """The LTL product searched in arrays only, or on the fly only: every answer the
-    oracle's (P/T and coloured spaces; QuasiCertifProtocol has dead markings)."""
-    from tcpn.petrinets import ltl
+def test_ltl_answers_like_the_oracle_with_every_search(shared_dir, mcc_cache, monkeypatch,
+                                                       instance, search):
+    """The LTL product searched in arrays only when whole, after every breadth-first
+    layer, or on the fly only: every answer the oracle's (P/T and coloured spaces;
+    QuasiCertifProtocol has dead markings)."""
+    from tcpn.petrinets import ltl, ltl_product
+    on_the_fly_states, first_check_edges, growth = SEARCHES[search]
     monkeypatch.setattr(ltl, "ON_THE_FLY_STATES", on_the_fly_states)
+    monkeypatch.setattr(ltl_product, "FIRST_CHECK_EDGES", first_check_edges)
+    monkeypatch.setattr(ltl_product, "CHECK_GROWTH", growth)
     folder = extracted(shared_dir, mcc_cache, instance)
     answers = check_examinations(folder / "model.pnml", ["LTLCardinality", "LTLFireability"])
     assert all("CANNOT_COMPUTE" not in line for lines in answers.values() for line in lines)
     assert disagreements(folder, answers) == []
+
+
+def test_a_memory_budget_stops_exploration_and_ltl_with_unknown(shared_dir, mcc_cache):
+    """A budget on the process's resident memory: the exploration of a mid-size instance
+    (59,049 states) stops with its reason and every formula says CANNOT_COMPUTE; on the
+    whole space an LTL check over the budget says unknown naming it, never a guess."""
+    from tcpn.petrinets.contest import explore_model, read_properties
+    from tcpn.petrinets.ltl import check_ltl
+    from tcpn.petrinets.memory import resident_bytes
+    from tcpn.petrinets.ptspace import explore_pt
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
+    model, space = explore_model(folder / "model.pnml")
+    assert space.complete and len(space) == 59049
+    small = explore_pt(model.net, max_memory_bytes=resident_bytes() + (1 << 20))
+    assert not small.complete and len(small) < len(space)
+    assert small.reason.startswith("memory budget reached: resident memory above ")
+    lines = check_examinations(folder / "model.pnml", ["LTLFireability"],
+                               explored=(model, small))["LTLFireability"]
+    assert lines and all(line.endswith("CANNOT_COMPUTE") for line in lines)
+    known = read_answers(folder, "LTLFireability")
+    reasons = []
+    for prop in read_properties(folder / "LTLFireability.xml"):
+        assert prop.formula is not None
+        verdict = check_ltl(prop.formula, space, max_memory_bytes=resident_bytes() // 2)
+        assert verdict.answer in ("unknown", known[prop.id].lower()), prop.id
+        reasons.append(verdict.reason)
+    assert any(r.startswith("memory budget reached: resident memory above ")
+               for r in reasons)
+
+
+def test_a_ctl_fixpoint_past_its_time_limit_says_cannot_compute(shared_dir, mcc_cache):
+    """The CTL fixpoints read the clock at every step: with no time left a formula that
+    needs one says CANNOT_COMPUTE (the worker is never killed at its limit), the others
+    keep the oracle's answers."""
+    from tcpn.petrinets.contest import explore_model
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
+    explored = explore_model(folder / "model.pnml")
+    lines = check_examinations(folder / "model.pnml", ["CTLFireability"], time_limit_s=0.0,
+                               explored=explored)["CTLFireability"]
+    known = read_answers(folder, "CTLFireability")
+    answers = dict(pair for line in lines if (pair := answer_key(line)) is not None)
+    assert set(answers) == set(known)
+    assert all(answers[key] in ("CANNOT_COMPUTE", known[key]) for key in known)
+    assert "CANNOT_COMPUTE" in answers.values()
+
+
+def test_ctl_edge_arrays_beyond_the_memory_available_say_cannot_compute(shared_dir,
+                                                                         mcc_cache,
+                                                                         monkeypatch):
+    """Edge arrays that would not fit in the memory available (here: a petabyte an edge)
+    are not built: the formulas that need them say CANNOT_COMPUTE, never a guess."""
+    from tcpn.petrinets import ptcheck
+    from tcpn.petrinets.contest import explore_model
+
+    monkeypatch.setattr(ptcheck, "EDGE_ARRAY_BYTES", 10**15)
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    lines = check_examinations(folder / "model.pnml", ["CTLCardinality"],
+                               explored=explore_model(folder / "model.pnml"))
+    known = read_answers(folder, "CTLCardinality")
+    answers = dict(pair for line in lines["CTLCardinality"]
+                   if (pair := answer_key(line)) is not None)
+    assert set(answers) == set(known)
+    assert all(answers[key] in ("CANNOT_COMPUTE", known[key]) for key in known)
+    assert "CANNOT_COMPUTE" in answers.values()
+
+
+def test_liveness_beyond_the_memory_budget_says_cannot_compute(shared_dir, mcc_cache):
+    """Liveness's arrays are not built past the budget: CANNOT_COMPUTE; within it, the
+    oracle's answer."""
+    from tcpn.petrinets.contest import explore_model
+    from tcpn.petrinets.memory import resident_bytes
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    explored = explore_model(folder / "model.pnml")
+    tight = check_examinations(folder / "model.pnml", ["Liveness"], explored=explored,
+                               max_memory_bytes=resident_bytes() // 2)
+    assert tight["Liveness"] == ["FORMULA Liveness CANNOT_COMPUTE"]
+    roomy = check_examinations(folder / "model.pnml", ["Liveness"], explored=explored)
+    assert disagreements(folder, roomy) == []

@@ -230,18 +230,27 @@ def test_pt_explorer_finds_the_coloured_explorers_states_edges_and_answers(make)
 
 
 # -- the translation against the semantics, on random small Kripke structures ----------------
-ENGINES = {"on the fly": 10**9, "arrays": 0}  # product states searched on the fly first
+#: How each engine sets the searches: product states searched on the fly first; product
+#: edges before the array product's first search of a part of itself, and its growth
+#: factor between searches (1: after every breadth-first layer; 10**18: only when whole).
+ENGINES = {"on the fly": (10**9, 10**18, 4), "arrays": (0, 10**18, 4),
+           "arrays, searched while growing": (0, 1, 1)}
 
 
 @contextlib.contextmanager
 def engine(name: str):
-    """Run check_ltl with the on-the-fly search only, or the array product only."""
-    saved = ltl_module.ON_THE_FLY_STATES
-    ltl_module.ON_THE_FLY_STATES = ENGINES[name]
+    """Run check_ltl with the on-the-fly search only, the whole array product only, or
+    the array product searched after every layer."""
+    from tcpn.petrinets import ltl_product
+    saved = (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
+             ltl_product.CHECK_GROWTH)
+    (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
+     ltl_product.CHECK_GROWTH) = ENGINES[name]
     try:
         yield
     finally:
-        ltl_module.ON_THE_FLY_STATES = saved
+        (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
+         ltl_product.CHECK_GROWTH) = saved
 
 
 def kripke(valuations: list[tuple[int, int]], successors: list[list[int]]) -> PTStateSpace:
@@ -310,7 +319,7 @@ def test_translation_agrees_with_the_semantics_on_small_kripke_structures(struct
             else:
                 loop = len(word) - 1
             assert not holds_on_lasso(phi, word, loop, valuation_atom), name
-    assert len(answers) == 1, "the two engines disagree"
+    assert len(answers) == 1, "the engines disagree"
     refuted = any(not holds_on_lasso(phi, [valuations[s] for s in path], loop,
                                      valuation_atom)
                   for path, loop in lassos(successors, 6))
@@ -366,18 +375,33 @@ def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
     assert (verdict.answer, verdict.reason) == ("unknown", "time budget reached")
 
 
-def test_a_product_beyond_its_edge_budget_gives_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tcpn.petrinets import ltl_product
+def test_a_memory_budget_gives_unknown_naming_it() -> None:
     from tcpn.petrinets.examples import dining_philosophers
     from tcpn.petrinets.formulas import A, G, X, tokens
     from tcpn.petrinets.ltl import check_ltl
+    from tcpn.petrinets.memory import resident_bytes
     from tcpn.petrinets.statespace import explore
 
     space = explore(dining_philosophers(16))
     # true, and not foldable: while 0 eats (holding fork 1), 1 is not eating one step later
     formula = A(G((tokens("eat0") >= 1).implies(X(tokens("eat1") <= 0))))
     assert check_ltl(formula, space).answer == "true"
-    monkeypatch.setattr(ltl_product, "MAX_PRODUCT_EDGES", 1_000)
-    verdict = check_ltl(formula, space)
+    below = resident_bytes() // 2  # less than the process already holds
+    verdict = check_ltl(formula, space, max_memory_bytes=below)
     assert verdict.answer == "unknown"
-    assert verdict.reason == "product budget reached: more than 1000 product edges"
+    assert verdict.reason.startswith("memory budget reached: resident memory above ")
+
+
+def test_a_product_searched_while_growing_never_concludes_from_a_part() -> None:
+    """A chain of 40 markings whose only cycle (the last marking's loop, the only one
+    with a token in p) is in the product's last layer: the searches of the parts find no
+    lasso, and "no lasso" is concluded from the whole product only. The counterexample of
+    ``A G p <= 0`` walks the whole chain; ``A F p >= 1`` holds."""
+    k = 40
+    space = kripke([(0, 0)] * k + [(1, 0)], [[s + 1] for s in range(k)] + [[k]])
+    for name in ENGINES:
+        with engine(name):
+            never = check_ltl(A(G(tokens("p") <= 0)), space)
+            assert never.answer == "false", name
+            assert len(never.evidence.stem) >= k, name  # the counterexample walks the chain
+            assert check_ltl(A(F(tokens("p") >= 1)), space).answer == "true", name

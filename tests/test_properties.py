@@ -39,7 +39,7 @@ def broken(transition: str, rcv_output: str, segments: int = 3, **budget: int) -
             if a.place == "flow0.rcv.rcv" and a.kind.name == "OUTPUT"]
     assert len(arcs) == 1
     arcs[0].inscription = rcv_output
-    return PropertyNet(verification, observe(verification))
+    return PropertyNet(verification, observe(verification)[0])
 
 
 def test_observers_leave_the_space_and_the_firings_unchanged():
@@ -55,7 +55,7 @@ def test_observers_leave_the_space_and_the_firings_unchanged():
         firings = watched.replay(path)
         assert [f.transition for f in firings] == [
             watched.verification.simulator_transition(t) for t, _b in path
-            if t not in watched.verification.start_choices]
+            if t not in watched.verification.delay_choices]
 
 
 def test_the_library_holds_on_newreno_with_losses():
@@ -98,7 +98,7 @@ def test_a_sender_without_a_retransmission_timer_deadlocks_after_a_loss():
                                     losses=LossBudget(data_losses=1))
     timeout = verification.net.transitions["flow0.snd.timeout"]
     verification.net.transitions["flow0.snd.timeout"] = replace(timeout, guard="False")
-    prepared = PropertyNet(verification, observe(verification))
+    prepared = PropertyNet(verification, observe(verification)[0])
     results = {r.property.name: r for r in verify_all(SCENARIO, "all", segments=3, losses=1,
                                                        prepared=prepared)}
     assert results["no_deadlock_but_completion"].answer == "false"
@@ -139,7 +139,7 @@ def test_each_property_holds_and_fails_on_a_broken_net(name, segments, budget, b
     verification = verification_net(load_scenario(SCENARIO), segments=segments,
                                     losses=LossBudget(**budget))
     break_net(verification)
-    prepared = PropertyNet(verification, observe(verification))
+    prepared = PropertyNet(verification, observe(verification)[0])
     assert verify_all(SCENARIO, name, segments=segments, prepared=prepared,
                       **budgets)[0].answer == "false"
 
@@ -165,7 +165,7 @@ def test_vegas_rules_need_rounds_in_congestion_avoidance_and_catch_a_bad_decisio
                if a.place == "flow0.snd.tcb" and a.kind.name == "OUTPUT")
     arc.inscription = arc.inscription.replace(
         "cwnd=vegas_cwnd", "cwnd=vegas_cwnd + (3 if v2.round_end != v.round_end else 0)")
-    prepared = PropertyNet(verification, observe(verification))
+    prepared = PropertyNet(verification, observe(verification)[0])
     assert verify_all(SCENARIO, "vegas_window_rules", segments=24, losses=1,
                       prepared=prepared)[0].answer == "false"
 
@@ -292,3 +292,93 @@ def test_cli_property_check_prints_writes_and_never_overwrites(tmp_path):
     assert holds.returncode == 0 and "completes: TRUE  (" in holds.stdout
     bad = tcpn("check", str(SCENARIO), "--property", "nope")
     assert bad.returncode == 3 and "no such property" in bad.stderr
+
+
+TWO_FLOWS = SCENARIO.parent / "two_flows.yaml"
+
+
+def test_a_flow_is_named_in_a_two_flow_scenario():
+    with pytest.raises(InputError, match=r"several flows \(f0, f1\): name the one"):
+        verify(TWO_FLOWS, "delivered_once_in_order", segments=2)
+    with pytest.raises(InputError, match=r"--flow 'f9': scenario two_flows has no such flow "
+                                         r"\(flows: f0, f1\)"):
+        verify(TWO_FLOWS, "delivered_once_in_order", segments=2, flow="f9")
+    # the named flow's observers and roles: flow1.* is f1's
+    prepared = property_net(TWO_FLOWS, segments=2, flow="f1")
+    assert prepared.flow.prefix == "flow1" and prepared.flow.name == "f1"
+    assert [f.name for f in prepared.flow.flows] == ["f0", "f1"]
+    for i in (0, 1):
+        assert {f"flow{i}.app", f"flow{i}.retx"} <= set(prepared.net.places)
+    result = verify(TWO_FLOWS, "delivered_once_in_order", segments=2, losses=1, flow="f1")
+    assert result.answer == "true" and result.states > 100
+
+
+def test_cross_flow_properties_hold_on_two_flows_and_need_no_flow():
+    for name in ("all_flows_complete", "no_flow_starves"):
+        assert verify(TWO_FLOWS, name, segments=2, losses=1).answer == "true", name
+    # on a one-flow scenario 'all' leaves them out
+    results = {r.property.name: r for r in verify_all(SCENARIO, "all", segments=2)}
+    assert results["all_flows_complete"].answer == "n/a"
+
+
+def test_cross_flow_properties_fail_when_one_flow_cannot_finish():
+    """f1's paced application (one segment per 80 ms) closes at 0.1 s, after writing 2 of
+    the 3 segments: f1 never completes, f0 does, so the run ends in a dead marking where
+    only one flow is complete."""
+    data = load_scenario(TWO_FLOWS).model_dump(exclude_unset=True)
+    data["flows"][1].update(app_rate_bps=100_000.0, stop_s=0.1)
+    scenario = validate_scenario(data)
+    for name in ("all_flows_complete", "no_flow_starves"):
+        result = verify(scenario, name, segments=3)
+        assert result.answer == "false", name
+    assert verify(scenario, "completes", segments=3, flow="f0").answer == "true"
+    assert verify(scenario, "completes", segments=3, flow="f1").answer == "false"
+
+
+def test_cli_flow_option():
+    ok = tcpn("check", str(TWO_FLOWS), "--property", "no_flow_starves", "--segments", "2")
+    assert ok.returncode == 0 and "no_flow_starves: TRUE" in ok.stdout, ok.stderr
+    named = tcpn("check", str(TWO_FLOWS), "--property", "completes", "--segments", "2",
+                 "--flow", "f1")
+    assert named.returncode == 0 and "(flow f1)" in named.stdout
+    bad = tcpn("check", str(TWO_FLOWS), "--property", "completes", "--flow", "f7")
+    assert bad.returncode == 3 and "no such flow" in bad.stderr
+    unnamed = tcpn("check", str(TWO_FLOWS), "--property", "completes")
+    assert unnamed.returncode == 3 and "--flow NAME" in unnamed.stderr
+
+
+def test_cli_random_element_that_cannot_be_a_choice_is_exit_3(tmp_path):
+    scenario = tmp_path / "exp_start.yaml"
+    scenario.write_text(SCENARIO.read_text().replace(
+        "start_s: 0.0", "start_s: {dist: exponential, mean_s: 1.0}"))
+    result = tcpn("check", str(scenario), "--property", "completes", "--segments", "2")
+    assert result.returncode == 3
+    assert "flows[0].start_s: an unbounded random time (exponential)" in result.stderr
+    uniform = tmp_path / "uniform_start.yaml"
+    uniform.write_text(SCENARIO.read_text().replace(
+        "start_s: 0.0", "start_s: {dist: uniform, low_s: 0.0, high_s: 0.01}"))
+    refused = tcpn("check", str(uniform), "--property", "completes", "--segments", "2")
+    assert refused.returncode == 3 and "delay_points=m" in refused.stderr
+    ok = tcpn("check", str(uniform), "--property", "completes", "--segments", "2",
+              "--delay-points", "3")
+    assert ok.returncode == 0 and "completes: TRUE" in ok.stdout
+
+
+def test_charts_show_arrivals_at_small_first_queues():
+    """A small-first queue's arrivals are ``enqueue0``/``enqueue1``: the chart draws each
+    packet entering the bottleneck's queue (SYN, handshake ACK, segments), whatever the
+    transition is called."""
+    data = load_scenario(SCENARIO).model_dump(exclude_unset=True)
+    data["links"][1]["queue"] = {"kind": "sgpq", "limit": 8}
+    data["flows"][0] = dict(data["flows"][0], variant="tahoe")
+    scenario = validate_scenario(data)
+    result = verify(scenario, "flight_within_windows", segments=4, losses=1)
+    assert result.answer == "false"
+    prepared = property_net(scenario, segments=4, losses=1)
+    entering = [s for s in result.verdict.evidence.stem if s.transition.startswith("R.D.")
+                and s.transition.rpartition(".")[2] in ("enqueue0", "enqueue1", "direct",
+                                                         "direct_lost")]
+    assert any(s.transition.endswith("enqueue1") for s in entering)
+    drawn = [e for e in msc_events(prepared, result.verdict.evidence)
+             if (e.source, e.target, e.kind) == ("queue", "link", "segment")]
+    assert len(drawn) == len(entering)

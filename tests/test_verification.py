@@ -149,10 +149,10 @@ def test_roles_name_places_of_the_net():
 @pytest.mark.parametrize("scenario", [lambda: p2p("sack", handshake=True),
                                       lambda: red(True), lambda: shared_bottleneck()])
 def test_transitions_are_the_simulators_plus_the_choices(scenario):
-    v = verification_net(scenario(), segments=2, losses=LossBudget(1, 1), start_points=2)
+    v = verification_net(scenario(), segments=2, losses=LossBudget(1, 1), delay_points=2)
     simulator = v.simulation_net()
     assert set(v.net.transitions) - set(v.choices) == set(simulator.transitions)
-    assert set(v.choices) == set(v.twins) | set(v.start_choices)
+    assert set(v.choices) == set(v.twins) | set(v.delay_choices)
     for name, transition in simulator.transitions.items():  # same guards and priorities
         assert (v.net.transitions[name].guard, v.net.transitions[name].priority) == (
             transition.guard, transition.priority)
@@ -233,18 +233,16 @@ def _with(**changes: Any) -> Scenario:
 
 
 @pytest.mark.parametrize(("scenario", "message"), [
-    (lambda: _with(queue={"kind": "token_bucket", "limit": 20, "rate_bps": 1e6,
-                          "depth_bytes": 3000}),
-     r"links\[0\].ab.queue: token_bucket decides by rates not turned into choices"),
     (lambda: _with(errors={"kind": "rate", "unit": "packet", "rate": 0.01}),
      r"links\[0\].ab.errors: random losses \(rate 0.01\) on A->B"),
     (lambda: _with(start_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
-     r"flows\[0\].start_s: drawn at random; give verification_net\(..., start_points=m\)"),
+     r"flows\[0\].start_s: drawn at random; give verification_net\(..., delay_points=m\)"),
     (lambda: _with(start_s={"dist": "exponential", "mean_s": 1.0}),
-     r"flows\[0\].start_s: an unbounded random start \(exponential\) cannot be"),
+     r"flows\[0\].start_s: an unbounded random time \(exponential\) cannot be"),
     (lambda: _with(count=2, gap_s={"dist": "exponential", "mean_s": 1.0}),
-     r"flows\[0\].gap_s: drawn at random"),
-    (lambda: _with(app_rate_bps=1e6), r"flows\[0\].app_rate_bps: a paced application"),
+     r"flows\[0\].gap_s: an unbounded random time \(exponential\)"),
+    (lambda: _with(receiver_clock_offset_s={"dist": "uniform", "low_s": 0.0, "high_s": 1.0}),
+     r"flows\[0\].receiver_clock_offset_s: drawn at random; it offsets"),
 ])
 def test_random_elements_that_are_not_choices_yet_are_named(scenario, message):
     with pytest.raises(InputError, match=message):
@@ -315,16 +313,17 @@ def shared_bottleneck() -> Scenario:
 
 
 def test_a_random_start_becomes_a_choice_among_discrete_times():
-    v = verification_net(shared_bottleneck(), segments=4, start_points=3)
-    assert v.start_choices == {"group1.start0": (1, 0.0), "group1.start1": (1, 0.002),
-                               "group1.start2": (1, 0.004)}
-    assert "not at the times between" in " ".join(v.abstractions)
+    v = verification_net(shared_bottleneck(), segments=4, delay_points=3)
+    assert v.start_chain == {"group1.start": (1, 0)}
+    assert {t: c.delays for t, c in v.delay_choices.items()} == {
+        "group1.start'0": (0.0,), "group1.start'1": (0.002,), "group1.start'2": (0.004,)}
+    assert "starts after one of 0, 0.002, 0.004 s" in " ".join(v.abstractions)
     space = v.explore()
     starts = set()
     for end in space.dead_markings():
         path = space.path_to(end)
-        starts.add(v.chosen_starts(path)[1])
-        firings = v.replay(path)  # the simulator with flows[1].start_s fixed at the choice
+        starts.add(v.chosen_starts(path)[1])  # connection 1 is flows[1]'s
+        firings = v.replay(path)  # the simulator with connection 1's start fixed at the choice
         assert firings[-1].time == pytest.approx(space.clock(end))
         marking = space.marking(end)
         assert [marking[f"flow{i}.rcv.rcv"][0].value.nxt for i in (0, 1)] == [4, 4]
@@ -332,6 +331,27 @@ def test_a_random_start_becomes_a_choice_among_discrete_times():
     # both starting at 0: the order of simultaneous arrivals decides which segments the
     # full queue drops, and the explorer keeps both outcomes
     assert len(space.dead_markings()) == 4
+
+
+def test_a_random_gap_chains_the_connections_start_times():
+    """Two connections of one group, the first at 0, the second a uniform [0, 0.004] gap
+    later: with 2 points the second starts at 0 or 0.004, and each replays."""
+    s = validate_scenario({
+        "name": "gap", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01}],
+        "flows": [{"src": "A", "dst": "B", "variant": "newreno", "count": 2,
+                   "gap_s": {"dist": "uniform", "low_s": 0.0, "high_s": 0.004}}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 2}})
+    v = verification_net(s, segments=1, delay_points=2)
+    assert v.start_chain == {"group0.start": (0, 0), "group0.gap1": (0, 1)}
+    space = v.explore()
+    seen = set()
+    for end in space.dead_markings():
+        path = space.path_to(end)
+        starts = v.chosen_starts(path)
+        seen.add((starts[0], starts[1]))
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+    assert seen == {(0.0, 0.0), (0.0, 0.004)}
 
 
 def test_tcp_l_reaction_is_a_choice_only_where_its_probability_is_open():
@@ -356,3 +376,99 @@ def test_tcp_l_reaction_is_a_choice_only_where_its_probability_is_open():
         # the simulator's draw forced to 0: it reacts, and every later binding (which
         # holds the sender's tcb) must be the one the explorer found
         assert len(v.replay(path)) == len(path)
+
+
+def _queued(queue: dict[str, Any]) -> Scenario:
+    return _with(queue=queue, variant="reno")
+
+
+@pytest.mark.parametrize("queue", [
+    {"kind": "sgpq", "limit": 3},
+    {"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 600},
+    {"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 3000,
+     "mode": "policer"},
+])
+def test_small_first_and_token_bucket_queues_are_explored_and_replay(queue):
+    """Their decisions are deterministic (sizes, the bucket's level at ``now``), so with
+    one data loss the ends are the three hand-counted ones: nothing lost, segment 0 lost,
+    segment 1 lost; every path replays in the simulator and delivers both segments."""
+    s = _queued(queue)
+    s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})
+    v = verification_net(s, segments=2, losses=LossBudget(data_losses=1))
+    space = v.explore()
+    ends = space.dead_markings()
+    assert sorted(v.scripted_losses(space.path_to(e)).get("A->B", ()) for e in ends) == [
+        (), (0,), (1,)]
+    for end in ends:
+        path = space.path_to(end)
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+        assert space.marking(end)["flow0.rcv.rcv"][0].value.nxt == 2
+
+
+def test_a_policer_drop_counts_as_a_loss_for_the_properties():
+    """A 600-byte bucket polices the second segment of the initial window (a deterministic
+    drop, outside the budget): its retransmission is not spurious."""
+    from tcpn.models.verify import verify
+    s = _queued({"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 600,
+                 "mode": "policer"})
+    s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})
+    assert verify(s, "no_spurious_retransmission", segments=2).answer == "true"
+
+
+def _wifi() -> Scenario:
+    """A -> B over an 802.11 hop, 3 attempts per frame (retry limit 2), 10 % frame errors
+    on the data direction, none on the ACKs'."""
+    return validate_scenario({
+        "name": "wifi", "horizon_s": 10.0,
+        "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01,
+                   "wireless": {"station": "B", "retry_limit": 2},
+                   "ab": {"errors": {"kind": "rate", "unit": "packet", "rate": 0.1}}}],
+        "flows": [{"src": "A", "dst": "B", "variant": "reno"}],
+        "tcp": {"handshake": False, "initial_cwnd_segments": 2, "sack": False}})
+
+
+def test_802_11_attempts_are_choices_with_hand_counted_ends():
+    """One segment, one data loss: the frame gets through at attempt 1, 2 or 3, or fails
+    all 3 (a loss) and its retransmission gets through at attempt 1, 2 or 3: 6 ends. Each
+    extra attempt costs 590 bytes at 8 Mbit/s + the 314 us MAC ACK timeout = 0.904 ms; the
+    ACK direction has no errors, so its attempts are no choice."""
+    v = verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",)),
+                         delay_points=3)
+    assert {c for c in v.choices if v.twins.get(c) == "A.B.transmit"} == {
+        "A.B.transmit_tries2", "A.B.transmit_tries3", "A.B.transmit_lost"}
+    space = v.explore()
+    ends = sorted(space.dead_markings(), key=space.clock)
+    first = space.clock(ends[0])
+    assert [round(space.clock(e) - first, 6) for e in ends] == [
+        0.0, 0.000904, 0.001808, 1.0, 1.000904, 1.001808]
+    assert not any(t.startswith("B.A.transmit_") for e in ends for t in names(space.path_to(e)))
+    for end in ends:  # the simulator, its attempts' draws forced, takes the same steps
+        path = space.path_to(end)
+        assert v.replay(path)[-1].time == pytest.approx(space.clock(end))
+    # the default points are the interval's ends: 1 or 3 attempts
+    assert len(verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",))
+                                ).explore().dead_markings()) == 4
+
+
+def test_802_11_losses_need_a_budget_on_their_direction():
+    with pytest.raises(InputError, match=r"links\[0\].ab.errors: random losses \(rate 0.1\)"):
+        verification_net(_wifi(), segments=1)
+
+
+def test_a_paced_application_is_verifiable_with_hand_computed_times():
+    """236 kbit/s pacing writes a 536-byte segment every 536 * 8 / 236000 s: without loss
+    the transfer of 2 ends when the second segment (sent at that time, 0.59 ms on the
+    wire, 10 ms away) is acknowledged at once (delayed ACK count 2) and the 54-byte ACK is
+    back 10.054 ms later; one data loss gives the two other ends."""
+    v = verification_net(_with(app_rate_bps=236000.0, variant="reno").model_copy(
+        update={"tcp": _with().tcp.model_copy(update={"initial_cwnd_segments": 2})}),
+        segments=2, losses=LossBudget(data_losses=1))
+    space = v.explore()
+    ends = space.dead_markings()
+    assert sorted(v.scripted_losses(space.path_to(e)).get("A->B", ()) for e in ends) == [
+        (), (0,), (1,)]
+    clean = next(e for e in ends if not v.scripted_losses(space.path_to(e)))
+    assert space.clock(clean) == pytest.approx(536 * 8 / 236000 + 0.00059 + 0.01 + 0.000054
+                                               + 0.01)
+    for end in ends:
+        assert v.replay(space.path_to(end))[-1].time == pytest.approx(space.clock(end))

@@ -35,7 +35,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.sender import sack_pipe
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.fairness import Fairness
-from tcpn.petrinets.formulas import AF, AG, Deadlock, Formula, Predicate
+from tcpn.petrinets.formulas import AF, AG, EF, Deadlock, Formula, Predicate
 
 __all__ = ["PROPERTIES", "FlowRoles", "Property", "register_property", "select_properties"]
 
@@ -49,7 +49,9 @@ class FlowRoles:
     ``prefix`` is the flow's module prefix (``flow0``); ``segments`` the transfer's
     length; ``window_segments`` the receive window (``WINDOW``); ``queues`` maps each
     interface's ``fifo`` place to ``(limit, unit)``; ``loss_places`` the ``frames`` places
-    of the lossy links; ``drops`` the observer counting queue drops.
+    of the lossy links; ``drops`` the observer counting queue drops; ``name`` the flow's id;
+    ``flows`` every flow of the scenario (itself included), which cross-flow properties
+    read.
     """
 
     net: PetriNet
@@ -59,6 +61,8 @@ class FlowRoles:
     queues: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     loss_places: tuple[str, ...] = ()
     drops: str = "verify.drops"
+    name: str = ""
+    flows: tuple[FlowRoles, ...] = field(default=(), repr=False, compare=False)
 
     def place(self, role: str) -> str:
         """The net's place for ``role`` (``snd.tcb`` -> ``flow0.snd.tcb``); an
@@ -115,16 +119,21 @@ class Property:
     #: whether the property speaks about a run with this many data and ACK losses
     budgets: Callable[[int, int], bool] = lambda _data, _ack: True
     assumes: str = ""
+    #: a cross-flow property reads every flow (``flow.flows``), not only the one named
+    cross: bool = False
 
     def formula(self, flow: FlowRoles) -> Formula:
         """The formula for ``flow``; an :class:`InputError` names a missing place."""
-        for role in self.places:
-            flow.place(role)
+        for each in (flow.flows or (flow,)) if self.cross else (flow,):
+            for role in self.places:
+                each.place(role)
         return self.build(flow)
 
     def applies_to(self, flow: FlowRoles) -> bool:
         """Whether the flow's net has every place the property reads."""
-        return all(f"{flow.prefix}.{role}" in flow.net.places for role in self.places)
+        every = (flow.flows or (flow,)) if self.cross else (flow,)
+        return all(f"{each.prefix}.{role}" in flow.net.places
+                   for each in every for role in self.places)
 
 
 PROPERTIES: dict[str, Property] = {}
@@ -133,13 +142,15 @@ PROPERTIES: dict[str, Property] = {}
 def register_property(name: str, description: str, places: Sequence[str] = (), *,
                       fairness: Callable[[FlowRoles], Fairness | None] | None = None,
                       budgets: Callable[[int, int], bool] | None = None,
-                      assumes: str = "") -> Callable[[Callable[[FlowRoles], Formula]],
-                                                     Callable[[FlowRoles], Formula]]:
-    """Decorator: register the formula builder it decorates as property ``name``."""
+                      assumes: str = "", cross: bool = False
+                      ) -> Callable[[Callable[[FlowRoles], Formula]],
+                                    Callable[[FlowRoles], Formula]]:
+    """Decorator: register the formula builder it decorates as property ``name``
+    (``cross``: it reads every flow, ``flow.flows``, and needs none named)."""
     def register(build: Callable[[FlowRoles], Formula]) -> Callable[[FlowRoles], Formula]:
         PROPERTIES[name] = Property(name, description, tuple(places), build,
                                     fairness or (lambda _flow: None),
-                                    budgets or (lambda _data, _ack: True), assumes)
+                                    budgets or (lambda _data, _ack: True), assumes, cross)
         return build
     return register
 
@@ -271,3 +282,37 @@ def _handshake(flow: FlowRoles) -> Formula:
                             lambda m: flow.tcb(m) is not None or bool(m[failed])))
     return settled & AG(flow.holds(f"given up only after {retries} SYNs",
                                    lambda m: not m[failed] or flow.value(m, "syns") == retries))
+
+
+def _every(flow: FlowRoles) -> tuple[FlowRoles, ...]:
+    return flow.flows or (flow,)
+
+
+def _all_retransmitting(flow: FlowRoles) -> Fairness:
+    """Weak fairness of every flow's timers and retransmissions."""
+    return Fairness(weak=tuple(t for each in _every(flow)
+                               for t in _retransmitting(each).weak))
+
+
+@register_property("all_flows_complete",
+                   "every flow's transfer completes (or its handshake gives up) on every fair "
+                   "path", places=("app", "snd.tcb"), fairness=_all_retransmitting,
+                   assumes="weak fairness of every sender's timers and retransmissions",
+                   cross=True)
+def _all_complete(flow: FlowRoles) -> Formula:
+    every = _every(flow)
+    return AF(Predicate("every flow complete",
+                        lambda m, _clock: all(each.complete(m) for each in every)))
+
+
+@register_property("no_flow_starves",
+                   "from every reachable state, each flow that has not completed can still "
+                   "complete, whatever the others do", places=("app", "snd.tcb"), cross=True)
+def _no_starvation(flow: FlowRoles) -> Formula:
+    formula: Formula | None = None
+    for each in _every(flow):
+        done = each.holds("complete", each.complete)
+        term = AG((~done).implies(EF(done)))
+        formula = term if formula is None else formula & term
+    assert formula is not None
+    return formula

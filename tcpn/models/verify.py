@@ -23,13 +23,13 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.sender import RETRANSMITTED
-from tcpn.models.properties import FlowRoles, Property, select_properties
+from tcpn.models.properties import PROPERTIES, FlowRoles, Property, select_properties
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, VerificationNet, verification_net
 from tcpn.petrinets import INT, Firing, ListSet, PetriNet, Place
@@ -51,6 +51,8 @@ class PropertyNet:
 
     verification: VerificationNet
     flow: FlowRoles
+    #: whether ``flow`` was named (or is the only one): per-flow properties need it
+    named: bool = True
 
     @property
     def net(self) -> PetriNet:
@@ -96,17 +98,28 @@ class PropertyResult:
 
 
 def property_net(scenario: Scenario | str | Path, *, segments: int, losses: int = 0,
-                 ack_losses: int = 0, links: tuple[str, ...] | None = None) -> PropertyNet:
-    """The verification net of a one-flow ``scenario`` with the property observers;
-    ``links`` (link directions ``"A->B"``) confines the losses to those directions."""
+                 ack_losses: int = 0, links: tuple[str, ...] | None = None,
+                 flow: str | None = None, delay_points: int | None = None,
+                 clock: str = "absolute") -> PropertyNet:
+    """The verification net of ``scenario`` with the property observers of every flow;
+    ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
+    (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
+    speak of (needed when the scenario has several; an unknown one is an
+    :class:`InputError` listing them); ``delay_points`` discretises random start times
+    (:func:`~tcpn.models.verification.verification_net`); ``clock`` is the exploration's
+    time (``"absolute"`` or ``"relative"``)."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
-    if len(scenario.flows) != 1 or scenario.flows[0].count != 1:
-        raise InputError(f"scenario {scenario.name}: the property library checks exactly one "
-                         f"flow (count 1); it has {sum(f.count for f in scenario.flows)}")
     verification = verification_net(scenario, segments=segments,
-                                    losses=LossBudget(losses, ack_losses, links))
-    return PropertyNet(verification, observe(verification))
+                                    losses=LossBudget(losses, ack_losses, links),
+                                    delay_points=delay_points, clock=clock)
+    ids = [f.id for f in verification.flows]
+    if flow is not None and flow not in ids:
+        raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
+                         f"(flows: {', '.join(ids)})")
+    roles = observe(verification)
+    chosen = roles[ids.index(flow)] if flow is not None else roles[0]
+    return PropertyNet(verification, chosen, named=flow is not None or len(ids) == 1)
 
 
 def _input_variable(net: PetriNet, transition: str, place: str) -> str | None:
@@ -132,16 +145,28 @@ def _count(net: PetriNet, place: str, transition: str, increment: str) -> None:
     net.add_output(place, transition, f"{variable} + ({increment})")
 
 
-def observe(verification: VerificationNet) -> FlowRoles:
+def observe(verification: VerificationNet) -> list[FlowRoles]:
     """Add the observer places of :mod:`tcpn.models.properties` to the verification net
-    (``flow0.app``, ``flow0.retx``, ``flow0.reductions``, ``flow0.syns``, ``flow0.rules``
-    for Vegas, ``verify.drops``) and return the flow's roles. Each observer adds a counter
-    arc pair to transitions that fire anyway: it enables and disables nothing."""
-    net, prefix = verification.net, "flow0"
+    (per connection ``i``: ``flow{i}.app``, ``flow{i}.retx``, ``flow{i}.reductions``,
+    ``flow{i}.syns``, ``flow{i}.rules`` for Vegas; ``verify.drops``) and return each
+    connection's roles (each knowing all: ``FlowRoles.flows``). Each observer adds a
+    counter arc pair to transitions that fire anyway: it enables and disables nothing."""
+    net = verification.net
+    net.add_place(Place("verify.drops", INT, initial=[0]))
+    queues, frames = _queue_observers(verification)
+    roles = [_observe_flow(verification, f"flow{i}", flow.id, queues, frames)
+             for i, flow in enumerate(verification.flows)]
+    everyone = tuple(roles)
+    return [replace(r, flows=everyone) for r in roles]
+
+
+def _observe_flow(verification: VerificationNet, prefix: str, flow_id: str,
+                  queues: dict[str, tuple[int, str]], frames: tuple[str, ...]) -> FlowRoles:
+    """The observers of one connection (``prefix``: ``flow{i}``) and its roles."""
+    net = verification.net
     net.add_place(Place(f"{prefix}.app", ListSet(INT, name="Delivered"), initial=[()]))
     for counter in ("retx", "reductions", "syns"):
         net.add_place(Place(f"{prefix}.{counter}", INT, initial=[0]))
-    net.add_place(Place("verify.drops", INT, initial=[0]))
     rcv, tcb = f"{prefix}.rcv.rcv", f"{prefix}.snd.tcb"
     for name in list(net.transitions):
         if name.startswith(f"{prefix}.rcv."):
@@ -165,14 +190,26 @@ def observe(verification: VerificationNet) -> FlowRoles:
             if old and new:
                 _count(net, f"{prefix}.reductions", name,
                        f"1 if ({new}).cwnd < {old}.cwnd else 0")
+    _vegas_rules(net, prefix)
+    send = f"{prefix}.snd.send"
+    window = int(net.scope_of(send)["WINDOW"]) if send in net.transitions else 1 << 20
+    return FlowRoles(net, prefix, verification.segments, window, queues, frames,
+                     name=flow_id)
+
+
+def _queue_observers(verification: VerificationNet) -> tuple[dict[str, tuple[int, str]],
+                                                              tuple[str, ...]]:
+    """Count the queues' drops on ``verify.drops``; return each queue's ``fifo`` place with
+    its limit and unit, and the links' ``frames`` places."""
+    net = verification.net
     queues: dict[str, tuple[int, str]] = {}
     units = {f"{a}->{b}": str(getattr(direction.queue, "unit", "packets"))
              for link in verification.scenario.links for a, b, direction in link.directions()}
     frames = []
     for key, role in verification.roles.items():
         if role.kind == "queue":
-            for name in role.transitions:
-                if name.endswith(".drop"):
+            for name in role.transitions:  # drop-tail and RED overflows, policing...
+                if role.events.get(name) == "drop":
                     _count(net, "verify.drops", name, "1")
             if "fifo" in role.places:
                 limit = net.scope_of(role.transitions[0]).get("LIMIT")
@@ -181,10 +218,7 @@ def observe(verification: VerificationNet) -> FlowRoles:
                         key.removesuffix(".queue"), "packets"))
         if role.kind == "link" and "frames" in role.places:
             frames.append(role.places["frames"])
-    _vegas_rules(net, prefix)
-    send = f"{prefix}.snd.send"
-    window = int(net.scope_of(send)["WINDOW"]) if send in net.transitions else 1 << 20
-    return FlowRoles(net, prefix, verification.segments, window, queues, tuple(frames))
+    return queues, tuple(frames)
 
 
 def _vegas_rules(net: PetriNet, prefix: str) -> None:
@@ -208,22 +242,44 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
 def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int,
                losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
                max_states: int | None = 1_000_000,
-               prepared: PropertyNet | None = None) -> list[PropertyResult]:
+               prepared: PropertyNet | None = None, flow: str | None = None,
+               delay_points: int | None = None, clock: str = "absolute"
+               ) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
-    with ``all``, a property whose places the scenario lacks, or that speaks about another
-    budget, answers ``n/a``."""
+    with ``all``, a property whose places the scenario lacks, that speaks about another
+    budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
+    property of a scenario with several flows needs ``flow`` named. A transfer of more
+    segments than ``max_states`` is refused (:class:`InputError`): every segment sent is a
+    state of its own, so its exploration could only answer unknown."""
+    if max_states is not None and isinstance(segments, int) and segments > max_states:
+        raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
+                         f"states than max_states = {max_states:,} (every segment sent is a "
+                         "state of its own), so the answer could only be unknown: check "
+                         "fewer segments or raise --max-states")
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
-                                      ack_losses=ack_losses, links=links)
-    flow = target.flow
+                                      ack_losses=ack_losses, links=links, flow=flow,
+                                      delay_points=delay_points, clock=clock)
+    roles = target.flow
+    several = len(roles.flows) > 1
+    if not target.named and any(not prop.cross for prop in chosen):
+        ids = ", ".join(each.name for each in roles.flows)
+        raise InputError(f"scenario {target.verification.scenario.name} has several flows "
+                         f"({ids}): name the one the per-flow properties speak of with "
+                         "--flow NAME (cross-flow properties: "
+                         f"{', '.join(p.name for p in PROPERTIES.values() if p.cross)})")
     results: list[PropertyResult] = []
     formulas = {}
     for prop in chosen:
-        if properties == "all" and not prop.applies_to(flow):
+        if properties == "all" and prop.cross and not several:
+            results.append(PropertyResult(prop, "n/a", reason="a cross-flow property; the "
+                                          "scenario has one flow"))
+            continue
+        if properties == "all" and not prop.applies_to(roles):
             results.append(PropertyResult(prop, "n/a", reason="the scenario's components "
                                           "do not have its places"))
             continue
-        formula = prop.formula(flow)
+        formula = prop.formula(roles)
         if not prop.budgets(losses, ack_losses):
             if properties != "all":
                 raise InputError(f"--property {prop.name}: {prop.assumes}; run it with "
@@ -246,7 +302,7 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
             continue
         started = time.process_time()
         verdict = check(space, formulas[result.property.name],
-                        fairness=result.property.fairness(flow))
+                        fairness=result.property.fairness(roles))
         result.answer, result.verdict = verdict.answer, verdict
         result.states, result.edges, result.dead = space.n_states, space.n_edges, dead
         result.seconds = explored + time.process_time() - started
@@ -260,7 +316,10 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
 
 def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int,
            losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
-           max_states: int | None = 1_000_000) -> PropertyResult:
-    """One property within the loss budget (see the module docstring)."""
+           max_states: int | None = 1_000_000, flow: str | None = None,
+           delay_points: int | None = None, clock: str = "absolute") -> PropertyResult:
+    """One property within the loss budget (see the module docstring); ``flow`` names the
+    flow of a scenario with several."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
-                      ack_losses=ack_losses, links=links, max_states=max_states)[0]
+                      ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
+                      delay_points=delay_points, clock=clock)[0]

@@ -8,16 +8,14 @@ line per verdict, each answer's path when one shows it, and the standard report.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.checking import _reachability, check, uses_clock
 from tcpn.petrinets.fairness import Fairness
 from tcpn.petrinets.formula_text import parse
@@ -45,6 +43,7 @@ class CheckRequest:
     strong_fair: str | None = None
     reduction: str | None = None
     json_file: str | None = None
+    overwrite: bool = False
 
 
 def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness | None:
@@ -70,19 +69,25 @@ def formulas_of(request: CheckRequest) -> list[Formula]:
     starts with a quantifier, every ``--askctl``."""
     from tcpn.petrinets.askctl import read_askctl
 
-    found = [parse(text, request.net) for text in request.ctl]
+    def read(option: str, text: str, reader: Any) -> Formula:
+        try:
+            formula: Formula = reader(text, request.net)
+        except InputError as exc:  # which of the options, when there are several
+            raise InputError(f"{option} {text!r}: {exc}") from None
+        return formula
+
+    found = [read("--ctl", text, parse) for text in request.ctl]
     for text in request.ltl:
-        formula = parse(text, request.net)
+        formula = read("--ltl", text, parse)
         found.append(formula if isinstance(formula, QUANTIFIERS) else A(formula))
-    found += [read_askctl(text, request.net) for text in request.askctl]
+    found += [read("--askctl", text, read_askctl) for text in request.askctl]
     return found
 
 
 def run_check(request: CheckRequest, console: Console, err_console: Console) -> bool:
     """Check, print and write; ``True`` when every formula holds."""
-    if request.json_file is not None and Path(request.json_file).exists():
-        raise InputError(f"--json {request.json_file}: the file exists; tcpn does not "
-                         "overwrite it (choose a new name)")
+    if request.json_file is not None:
+        check_output_file(request.json_file, request.overwrite)  # before the work
     if not (request.ctl or request.ltl or request.askctl or request.report):
         raise InputError("nothing to check: give --ctl, --ltl, --askctl or --report")
     formulas = formulas_of(request)
@@ -126,7 +131,8 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
         console.print(report.table())
         document["report"] = report.to_json()
     if request.json_file is not None:
-        _write_new(Path(request.json_file), json.dumps(document, indent=2) + "\n")
+        with atomic_file(request.json_file, request.overwrite) as tmp:
+            tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
     return all(v.answer == "true" for v in verdicts)
 
@@ -159,20 +165,3 @@ def evidence_text(number: int, verdict: Verdict) -> str:
     if not evidence.stem and not evidence.cycle:
         lines.append("  (the initial marking itself)")
     return "\n".join(lines)
-
-
-def _write_new(path: Path, text: str) -> None:
-    """Write a new file whole or not at all (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.link(temporary, path)  # fails if the file appeared meanwhile: never overwrite
-    except FileExistsError:
-        raise InputError(f"--json {path}: the file exists; tcpn does not overwrite it") from None
-    finally:
-        os.unlink(temporary)
-
-
-

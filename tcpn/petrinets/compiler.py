@@ -76,8 +76,11 @@ class RandomDraws:
     ``normal(mean, variance)``, ``bernoulli(p)``, ``discrete(a, b)`` (integers, inclusive).
     """
 
-    def __init__(self, generator: np.random.Generator):
+    def __init__(self, generator: np.random.Generator, choices: np.random.Generator | None = None):
         self.generator = generator
+        #: the stream of the simulator's choice among bindings (``generator`` unless given:
+        #: forced draws replace ``generator`` and leave the choice its own stream)
+        self.choices = generator if choices is None else choices
         self._buffer: list[float] = []
         self._next = 0
 
@@ -114,7 +117,7 @@ class RandomDraws:
         choice happens at almost every firing and a NumPy call per draw would dominate.
         """
         if self._next >= len(self._buffer):
-            self._buffer = self.generator.random(_CHOICE_BUFFER).tolist()
+            self._buffer = self.choices.random(_CHOICE_BUFFER).tolist()
             self._next = 0
         u = self._buffer[self._next]
         self._next += 1

@@ -44,7 +44,14 @@ from tcpn.petrinets.formulas import (
     transitions_of,
 )
 from tcpn.petrinets.ltl import check_ltl
-from tcpn.petrinets.ptcheck import ctl_mask, edge_arrays, numeric_values, state_mask
+from tcpn.petrinets.memory import MemoryBudget
+from tcpn.petrinets.ptcheck import (
+    BudgetReached,
+    ctl_mask,
+    edge_arrays,
+    numeric_values,
+    state_mask,
+)
 from tcpn.petrinets.ptspace import PTStateSpace, explore_pt, pt_net
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
@@ -90,11 +97,14 @@ def load_model(model_path: str | Path) -> Model:
 
 
 def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
-                  time_limit_s: float | None = None) -> tuple[Model, Any]:
-    """The model and its state space (a P/T net on the vector explorer)."""
+                  time_limit_s: float | None = None,
+                  max_memory_bytes: int | None = None) -> tuple[Model, Any]:
+    """The model and its state space (a P/T net on the vector explorer, which stops at
+    ``max_memory_bytes`` of resident memory, :func:`~tcpn.petrinets.ptspace.explore_pt`)."""
     model = load_model(model_path)
     if model.is_pt:
-        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s)
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s,
+                                 max_memory_bytes=max_memory_bytes)
     from tcpn.petrinets.statespace import explore
     return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s)
 
@@ -117,9 +127,13 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        max_states: int = DEFAULT_MAX_STATES,
                        time_limit_s: float | None = None,
                        on_line: Callable[[str], None] | None = None,
-                       explored: tuple[Model, Any] | None = None) -> dict[str, list[str]]:
+                       explored: tuple[Model, Any] | None = None,
+                       max_memory_bytes: int | None = None) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
-    ``explored``, what :func:`explore_model` returned for this model)."""
+    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
+    the CTL edge arrays, Liveness and the LTL checks stop at ``max_memory_bytes`` of
+    resident memory (None: a share of the available memory) and say CANNOT_COMPUTE (the
+    coloured explorer has no memory budget)."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -131,7 +145,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
-    model, space = explored or explore_model(model_path, max_states, time_limit_s)
+    model, space = explored or explore_model(model_path, max_states, time_limit_s,
+                                             max_memory_bytes)
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
 
@@ -141,8 +156,10 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _global(examination, space) if examination in GLOBAL_EXAMINATIONS else (
-            _answer(examination, prop, space, remaining()) for prop in properties[examination])
+        found = _global(examination, space, max_memory_bytes) \
+            if examination in GLOBAL_EXAMINATIONS else (
+            _answer(examination, prop, space, remaining(), max_memory_bytes)
+            for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
@@ -190,7 +207,7 @@ def _cannot(ident: str) -> str:
 
 
 def _answer(examination: str, prop: ContestProperty, space: Any,
-            seconds_left: float | None) -> str:
+            seconds_left: float | None, max_memory_bytes: int | None = None) -> str:
     """One formula's line."""
     if prop.bound is not None:
         if not _complete(space):
@@ -205,12 +222,17 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
     if not _complete(space):
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
-        verdict = check_ltl(formula, space, time_limit_s=seconds_left)
+        verdict = check_ltl(formula, space, time_limit_s=seconds_left,
+                            max_memory_bytes=max_memory_bytes)
         if verdict.answer == "unknown":
             return _cannot(prop.id)
         words = " ".join(verdict.technique)
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
-    holds = bool(ctl_mask(formula, space)[0])
+    deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
+    try:
+        holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
+    except BudgetReached:
+        return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
 
@@ -237,8 +259,14 @@ def _nodes(formula: Formula) -> list[Formula]:
     return list(walk(formula))
 
 
-def _global(examination: str, space: Any) -> list[str]:
-    """The lines of a global examination."""
+#: Bytes per edge Liveness holds at once (SciPy's float64 CSR copy, the edges' sources,
+#: the component pairs and their sort), checked against the memory budget first.
+LIVENESS_EDGE_BYTES = 40
+
+
+def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -> list[str]:
+    """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
+    pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
     if not _complete(space):
         if examination == "StateSpace":
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
@@ -269,6 +297,8 @@ def _global(examination: str, space: Any) -> list[str]:
     elif examination == "StableMarking":
         holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
     else:
+        if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+            return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 

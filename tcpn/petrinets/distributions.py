@@ -26,7 +26,8 @@ import numpy as np
 
 from tcpn.errors import InputError
 
-__all__ = ["Discrete", "Distribution", "Empirical", "Exponential", "TruncatedNormal", "Uniform"]
+__all__ = ["Discrete", "Distribution", "Empirical", "Exponential", "Interval", "TruncatedNormal",
+           "Uniform"]
 
 
 def _finite(owner: str, **values: float) -> None:
@@ -98,6 +99,33 @@ class Uniform(Distribution):
 
     def cpn_ml(self) -> str:
         return f"uniform({float(self.low)!r}, {float(self.high)!r})"
+
+
+@dataclass(frozen=True)
+class Interval(Uniform):
+    """CPN Tools 4's time interval ``@+[low,high]``: a delay anywhere in ``[low, high]``.
+
+    The simulator draws it uniformly (as CPN Tools does); the explorer takes it as a
+    nondeterministic choice among its points (``explore(net, delay_points=m)``,
+    :mod:`tcpn.petrinets.intervals`). Integer bounds (``integer``) are CPN Tools' integer
+    interval, exported as ``@+[low,high]``, its points integers; other bounds export as
+    ``@++uniform(low, high)``.
+
+    >>> Interval(2, 5).cpn_ml(), Interval(2, 5).integer, Interval(0.5, 1.0).integer
+    ('[2,5]', True, False)
+    """
+
+    @property
+    def integer(self) -> bool:
+        """Whether both bounds are whole numbers (CPN Tools' integer time interval)."""
+        return float(self.low).is_integer() and float(self.high).is_integer()
+
+    def cpn_ml(self) -> str:
+        # CPN Tools' intervals are integer; a real one is exported as the uniform draw
+        # CPN Tools simulates alike (its state-space tool then refuses it)
+        if not self.integer:
+            return super().cpn_ml()
+        return f"[{int(self.low)},{int(self.high)}]"
 
 
 @dataclass(frozen=True)

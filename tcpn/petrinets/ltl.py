@@ -47,6 +47,7 @@ transition and none is enabled there, so a path into a deadlock is always fair.
 from __future__ import annotations
 
 import time as wallclock
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ from tcpn.petrinets.formulas import (
     is_ltl,
 )
 from tcpn.petrinets.ltl_rewrite import simplify
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.verdicts import Evidence, Step, Verdict
 
 if TYPE_CHECKING:
@@ -379,14 +381,16 @@ class _Budget(Exception):
 def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successors: Successors,
                          holds: Holds, fair: FairSets = NO_FAIRNESS,
                          max_product_states: int | None = None,
-                         deadline: float | None = None
+                         deadline: float | None = None,
+                         memory: MemoryBudget | None = None
                          ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]],
                                     int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
     Returns ``(stem, cycle, product_states)`` where stem and cycle are lists of
     ``(state, label)``: the label is the transition that leads *into* that state. Raises
-    :class:`_Budget` when a budget is reached.
+    :class:`_Budget` when a budget is reached (the clock and ``memory``, the process's
+    resident memory, are read every 4,096 steps).
     """
     n_q = len(automaton)
     readable: list[Sequence[bool]] = [holds(And(lits)) if len(lits) > 1 else holds(
@@ -434,9 +438,11 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
             # closed), not only when a product state is new: a dense product can follow
             # millions of edges between two new states.
             steps += 1
-            if deadline is not None and steps & 4095 == 0 and \
-                    wallclock.perf_counter() > deadline:
-                raise _Budget("time budget reached")
+            if steps & 4095 == 0:
+                if deadline is not None and wallclock.perf_counter() > deadline:
+                    raise _Budget("time budget reached")
+                if memory is not None and memory.exceeded():
+                    raise _Budget(memory.reason())
             node, succ, i = call[-1]
             if i < len(succ):
                 call[-1] = (node, succ, i + 1)
@@ -640,9 +646,15 @@ def check(space: Any, formula: Formula, fairness: Fairness | None = None) -> Ver
 
 def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
               strong_fair: Iterable[str] = (), max_product_states: int | None = None,
-              time_limit_s: float | None = None) -> Verdict:
+              time_limit_s: float | None = None,
+              max_memory_bytes: int | None = None) -> Verdict:
     """Check an LTL formula (``A(φ)`` or ``E(φ)``, φ quantifier-free) on a state space,
     over the paths fair to the transitions named weakly and strongly fair.
+
+    Budgets (each reached gives ``unknown`` naming it): ``max_product_states``,
+    ``time_limit_s``, and ``max_memory_bytes`` of resident memory for the whole process
+    (:class:`~tcpn.petrinets.memory.MemoryBudget`; None: what the process holds plus a
+    share of the memory available when the check starts).
 
     ``space`` is a :class:`~tcpn.petrinets.statespace.StateSpace` or a
     :class:`~tcpn.petrinets.ptspace.PTStateSpace` (complete: a budget-limited space gives
@@ -666,11 +678,14 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
     automaton = translate(_fold_invariants(searched, graph))
     deadline = None if time_limit_s is None else started + time_limit_s
     fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
+    memory = MemoryBudget.of(max_memory_bytes)
     try:
-        found = _search(automaton, graph, fair, max_product_states, deadline)
+        found = _search(automaton, graph, fair, max_product_states, deadline, memory)
     except _Budget as budget:
         return Verdict("unknown", text, states=len(space), reason=str(budget),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
+    finally:
+        graph.forget_lists()
     seconds = wallclock.perf_counter() - started
     technique = ("EXPLICIT", "LTL_NFA") + (("FAIRNESS",) if any(fair) else ())
     if found is None:
@@ -708,7 +723,7 @@ ON_THE_FLY_STATES = 300
 
 
 def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
-            max_product_states: int | None, deadline: float | None
+            max_product_states: int | None, deadline: float | None, memory: MemoryBudget
             ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]], int] | None:
     """The on-the-fly search up to :data:`ON_THE_FLY_STATES` product states, then the
     whole product in arrays (:mod:`tcpn.petrinets.ltl_product`); the on-the-fly search
@@ -717,19 +732,20 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
         ON_THE_FLY_STATES, max_product_states)
     try:
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    small, deadline)
+                                    small, deadline, memory)
     except _Budget as budget:
         if small == max_product_states or str(budget).startswith("time"):
             raise
     from tcpn.petrinets.ltl_product import ProductTooLarge, product_lasso
     try:
         found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
-                              max_product_states, deadline)
+                              max_product_states, deadline, graph.state_graph(memory),
+                              memory)
     except ProductTooLarge as budget:
         if "array entries" not in str(budget):
             raise _Budget(str(budget)) from None
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    max_product_states, deadline)
+                                    max_product_states, deadline, memory)
     if found is None:
         return None
     stem, cycle, size = found
@@ -737,20 +753,33 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
 
 
 class _Graph:
-    """What the product needs of a state space: labelled successors, atoms, steps."""
+    """What the product needs of a state space: labelled successors, atoms, steps; one per
+    state space (:func:`_graph`), shared by the formulas checked on it."""
 
     def __init__(self, space: Any):
+        from tcpn.petrinets.ptcheck import edge_arrays
         self.space = space
         self.masks: dict[Formula, Any] = {}
         self.lists: dict[Formula, list[bool]] = {}
         from tcpn.petrinets.ptspace import PTStateSpace
         self.pt = isinstance(space, PTStateSpace)
-        self._edges: tuple[list[int], list[int], list[int], Sequence[str]] | None = None
+        self.edge_arrays = edge_arrays(space)
+        self._state_graph: Any = None
 
     def arrays(self) -> tuple[Any, Any, Any, Sequence[str]]:
         """``(indptr, targets, labels, names)`` of the state space's edges."""
-        from tcpn.petrinets.ptcheck import edge_arrays
-        return edge_arrays(self.space)
+        return self.edge_arrays
+
+    def state_graph(self, memory: MemoryBudget) -> Any:
+        """The edges with each dead marking's repetition
+        (:class:`~tcpn.petrinets.ltl_product.StateGraph`), made once if they fit in
+        ``memory`` (else :class:`_Budget`)."""
+        if self._state_graph is None:
+            from tcpn.petrinets.ltl_product import STATE_GRAPH_EDGE_BYTES, StateGraph
+            if memory.exceeded(STATE_GRAPH_EDGE_BYTES * len(self.edge_arrays[1])):
+                raise _Budget(memory.reason())
+            self._state_graph = StateGraph.of(*self.edge_arrays[:3])
+        return self._state_graph
 
     def mask(self, formula: Formula) -> Any:
         """Where a state formula holds, as a NumPy boolean vector."""
@@ -764,20 +793,24 @@ class _Graph:
                 for state, edge in path]
 
     def successors(self, state: int) -> Sequence[tuple[int, Label]]:
-        """The labelled edges leaving ``state`` (lists built on first use)."""
-        if self._edges is None:
-            from tcpn.petrinets.ptcheck import edge_arrays
-            indptr, targets, labels, names = edge_arrays(self.space)
-            self._edges = (indptr.tolist(), targets.tolist(), labels.tolist(), names)
-        indptr_l, targets_l, labels_l, names_l = self._edges
-        return [(targets_l[k], (names_l[labels_l[k]], k))
-                for k in range(indptr_l[state], indptr_l[state + 1])]
+        """The labelled edges leaving ``state`` (read from the arrays: the on-the-fly
+        search visits few states, so no list of every edge is made)."""
+        indptr, targets, labels, names = self.edge_arrays
+        lo, hi = int(indptr[state]), int(indptr[state + 1])
+        return [(target, (names[label], k)) for k, target, label in
+                zip(range(lo, hi), targets[lo:hi].tolist(), labels[lo:hi].tolist(),
+                    strict=True)]
 
     def holds(self, formula: Formula) -> Sequence[bool]:
         """Where a conjunction of literals holds (each literal evaluated once)."""
         if formula not in self.lists:
             self.lists[formula] = self._mask(formula).tolist()
         return self.lists[formula]
+
+    def forget_lists(self) -> None:
+        """Drop the Python lists :meth:`holds` made (8 bytes a state each; the NumPy
+        masks, one byte a state, stay for the next formula)."""
+        self.lists.clear()
 
     def _mask(self, formula: Formula) -> Any:
         if formula not in self.masks:
@@ -799,5 +832,13 @@ class _Graph:
         return path_steps(self.space, [label[1] for _, label in fired if label is not None])
 
 
+#: The graphs of the state spaces checked lately (their edge arrays with the dead
+#: markings' repetitions and their atoms' masks serve every formula of a space).
+_GRAPHS: weakref.WeakKeyDictionary[Any, _Graph] = weakref.WeakKeyDictionary()
+
+
 def _graph(space: Any) -> _Graph:
-    return _Graph(space)
+    found = _GRAPHS.get(space)
+    if found is None:
+        found = _GRAPHS[space] = _Graph(space)
+    return found

@@ -13,6 +13,11 @@ removing the states that enable a strongly fair transition the component never t
 Only then is a lasso built: the breadth-first tree gives a shortest stem, and a cycle
 through the component's acceptance states (and its fair transitions) comes from
 breadth-first searches inside it (:func:`scipy.sparse.csgraph.breadth_first_order`).
+The components are searched already while the product grows (each time it has grown
+:data:`CHECK_GROWTH` times in edges): a lasso in a part of the product is one in the whole,
+so a counterexample stops the construction early; only "no lasso" needs the whole product.
+The construction stops with :class:`ProductTooLarge` naming the budget when the process's
+resident memory passes its :class:`~tcpn.petrinets.memory.MemoryBudget`.
 
 The answers are those of the on-the-fly search in :mod:`tcpn.petrinets.ltl` (tested);
 what differs is the cost: a product state costs a few array operations instead of a
@@ -32,6 +37,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from tcpn.petrinets.fairness import component_fairness
 from tcpn.petrinets.formulas import Formula, Not
+from tcpn.petrinets.memory import MemoryBudget
 
 if TYPE_CHECKING:
     from tcpn.petrinets.ltl import BuchiAutomaton
@@ -40,10 +46,14 @@ __all__ = ["ProductTooLarge", "product_lasso"]
 
 #: Product states (markings x automaton states) beyond which the dense index is refused.
 MAX_DENSE_PRODUCT = 100_000_000
-#: Product edges kept at most (12 bytes each, about as much again while the components are
-#: found): beyond it the check answers ``unknown`` naming this budget instead of letting
-#: memory grow without bound (Dekker-PT-015's LTL products reached 15.6 GB).
-MAX_PRODUCT_EDGES = 150_000_000
+#: Product edges at the first search of a part of the product for a lasso...
+FIRST_CHECK_EDGES = 1 << 20
+#: ...and how many times the product grows in edges before the next one (the searches of
+#: parts cost at most 1 / (CHECK_GROWTH - 1) of the last search's).
+CHECK_GROWTH = 4
+#: Bytes per edge :meth:`StateGraph.of` may hold at once (with dead markings: sources,
+#: targets, edge numbers, labels and the sort's order), checked against the memory budget.
+STATE_GRAPH_EDGE_BYTES = 32
 #: Product states expanded per slice of a breadth-first layer (bounds the memory).
 SLICE_STATES = 1 << 16
 
@@ -65,20 +75,28 @@ class StateGraph:
 
     @classmethod
     def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray) -> StateGraph:
-        """The graph with each dead marking's repetition added."""
+        """The graph with each dead marking's repetition added (edge arrays in 4-byte
+        integers below 2**31 edges and states; no copy of a space's own int32 arrays
+        when no marking is dead)."""
         n = len(indptr) - 1
+        index = np.int32 if len(targets) + n < 2**31 else np.int64
         degree = np.diff(indptr)
         dead = np.flatnonzero(degree == 0)
         if not len(dead):
-            return cls(indptr.astype(np.int64), targets.astype(np.int64),
-                       np.arange(len(targets), dtype=np.int64), labels.astype(np.int64))
-        src = np.concatenate([np.repeat(np.arange(n), degree), dead])
-        dst = np.concatenate([targets.astype(np.int64), dead])
-        edge = np.concatenate([np.arange(len(targets)), np.full(len(dead), -1)])
+            return cls(indptr.astype(np.int64, copy=False),
+                       targets.astype(index, copy=False),
+                       np.arange(len(targets), dtype=index),
+                       labels.astype(np.int32, copy=False))
+        src = np.concatenate([np.repeat(np.arange(n, dtype=index), degree),
+                              dead.astype(index)])
+        dst = np.concatenate([targets.astype(index, copy=False), dead.astype(index)])
+        edge = np.concatenate([np.arange(len(targets), dtype=index),
+                               np.full(len(dead), -1, dtype=index)])
         order = np.argsort(src, kind="stable")
         ext = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=ext[1:])
-        lab = np.concatenate([labels.astype(np.int64), np.full(len(dead), -1)])
+        lab = np.concatenate([labels.astype(np.int32, copy=False),
+                              np.full(len(dead), -1, dtype=np.int32)])
         return cls(ext, dst[order], edge[order], lab[order])
 
 
@@ -124,88 +142,124 @@ def _expand(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 class _Product:
-    """The reachable product, as arrays in discovery (breadth-first) order."""
+    """The reachable product, as arrays in discovery (breadth-first) order, built one
+    breadth-first layer per :meth:`grow`; between layers it is a sub-graph of the whole
+    product (the frontier's edges missing) that :meth:`freeze` makes searchable."""
 
     def __init__(self, automaton: BuchiAutomaton, graph: StateGraph, klass: np.ndarray,
-                 readable: np.ndarray, max_states: int | None, deadline: float | None):
+                 readable: np.ndarray, max_states: int | None, deadline: float | None,
+                 budget: MemoryBudget):
         n_q = len(automaton)
         n = len(graph.indptr) - 1
         if n * n_q > MAX_DENSE_PRODUCT:
             raise ProductTooLarge(f"product of {n} markings and {n_q} automaton states "
                                   f"exceeds {MAX_DENSE_PRODUCT} array entries")
-        a_indptr = np.zeros(n_q + 1, dtype=np.int64)
-        np.cumsum([len(s) for s in automaton.successors], out=a_indptr[1:])
-        a_targets = np.array([t for s in automaton.successors for t in s], dtype=np.int64)
-        index = np.full(n * n_q, -1, dtype=np.int32)  # MAX_DENSE_PRODUCT < 2**31
+        if budget.exceeded(5 * n * n_q):  # the dense index (4 bytes) and reads (1 byte)
+            raise ProductTooLarge(budget.reason() + f" (the index of {n} markings x {n_q} "
+                                  "automaton states would not fit)")
+        self.n_q, self.graph = n_q, graph
+        self.max_states, self.deadline, self.budget = max_states, deadline, budget
+        self.successors = [np.array(s, dtype=np.int64) for s in automaton.successors]
+        # reads[q2][s]: automaton state q2 may read marking s
+        self.reads = readable[:, klass]
+        self.index = np.full(n * n_q, -1, dtype=np.int32)  # MAX_DENSE_PRODUCT < 2**31
         roots = np.array([q for q in automaton.initial if readable[q, klass[0]]],
                          dtype=np.int64)
-        index[roots] = np.arange(len(roots))
-        nodes = [roots]
-        parents = [np.full(len(roots), -1, dtype=np.int64)]
-        parent_edges = [np.full(len(roots), -1, dtype=np.int64)]
-        src_parts: list[np.ndarray] = []
-        dst_parts: list[np.ndarray] = []
-        edge_parts: list[np.ndarray] = []
-        count = len(roots)
-        edges = 0
-        frontier, first = roots, 0
-        while len(frontier):
-            if deadline is not None and wallclock.perf_counter() > deadline:
-                raise ProductTooLarge("time budget reached")
-            following = []
-            for lo in range(0, len(frontier), SLICE_STATES):
-                ids = frontier[lo:lo + SLICE_STATES]
-                state, q = np.divmod(ids, n_q)
-                which, e = _expand(graph.indptr, state)
-                which2, a = _expand(a_indptr, q[which])
-                pair = which[which2]
-                e = e[which2]
-                target_state = graph.targets[e]
-                target_q = a_targets[a]
-                keep = readable[target_q, klass[target_state]]
-                pair, e = pair[keep], e[keep]
-                target = target_state[keep] * n_q + target_q[keep]
-                into = np.flatnonzero(index[target] < 0)
-                if len(into):
-                    # the first edge into each new node is its breadth-first parent: mark
-                    # each node with its first position (-2 - position; the last write of
-                    # the reversed order wins), then keep the positions that are first
-                    fresh = target[into]
-                    position = np.arange(len(fresh))
-                    index[fresh[::-1]] = -2 - position[::-1]
-                    first_time = -2 - index[fresh] == position
-                    new, into = fresh[first_time], into[first_time]
-                    index[new] = np.arange(count, count + len(new))
-                    count += len(new)
-                    if max_states is not None and count > max_states:
-                        raise ProductTooLarge(f"product budget reached: {max_states} states")
-                    nodes.append(new)
-                    parents.append(first + lo + pair[into])
-                    parent_edges.append(graph.edge[e[into]])
-                    following.append(new)
-                edges += len(pair)
-                if edges > MAX_PRODUCT_EDGES:
-                    raise ProductTooLarge(f"product budget reached: more than "
-                                          f"{MAX_PRODUCT_EDGES} product edges")
-                src_parts.append((first + lo + pair).astype(np.int32))
-                dst_parts.append(index[target].astype(np.int32))
-                edge_parts.append(e.astype(np.int32))
-            first += len(frontier)
-            frontier = np.concatenate(following) if following else np.zeros(0, np.int64)
-        self.n_q = n_q
-        self.nodes = np.concatenate(nodes)
+        self.index[roots] = np.arange(len(roots))
+        self.nodes_parts = [roots]
+        self.parent_parts = [np.full(len(roots), -1, dtype=np.int64)]
+        self.parent_edge_parts = [np.full(len(roots), -1, dtype=np.int64)]
+        self.src_parts: list[np.ndarray] = []
+        self.dst_parts: list[np.ndarray] = []
+        self.edge_parts: list[np.ndarray] = []
+        self.size = len(roots)
+        self.edges = 0
+        self.frontier, self.first = roots, 0
+
+    def _stop_if_over_budget(self) -> None:
+        if self.deadline is not None and wallclock.perf_counter() > self.deadline:
+            raise ProductTooLarge("time budget reached")
+        if self.budget.exceeded():
+            raise ProductTooLarge(self.budget.reason())
+
+    def _slice_edges(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The product edges leaving product states ``ids``: (position in ``ids``, state
+        space edge, target product node), sorted by position. The state graph's edges are
+        gathered once per automaton state, then kept per automaton successor."""
+        n_q, graph = self.n_q, self.graph
+        state, q = np.divmod(ids, n_q)
+        pairs, edges, targets = [], [], []
+        for qa in np.unique(q).tolist():
+            chosen = np.flatnonzero(q == qa)
+            which, e = _expand(graph.indptr, state[chosen])
+            target_state = graph.targets[e]
+            for q2 in self.successors[qa].tolist():
+                keep = np.flatnonzero(self.reads[q2][target_state])
+                pairs.append(chosen[which[keep]])
+                edges.append(e[keep])
+                targets.append(target_state[keep].astype(np.int64) * n_q + q2)
+        if not pairs:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        pair = np.concatenate(pairs)
+        order = np.argsort(pair, kind="stable")
+        return pair[order], np.concatenate(edges)[order], np.concatenate(targets)[order]
+
+    def grow(self) -> bool:
+        """Expand the frontier (one breadth-first layer); False when nothing is left."""
+        frontier, index = self.frontier, self.index
+        if not len(frontier):
+            return False
+        following = []
+        for lo in range(0, len(frontier), SLICE_STATES):
+            self._stop_if_over_budget()
+            pair, e, target = self._slice_edges(frontier[lo:lo + SLICE_STATES])
+            into = np.flatnonzero(index[target] < 0)
+            if len(into):
+                # the first edge into each new node is its breadth-first parent: mark
+                # each node with its first position (-2 - position; the last write of
+                # the reversed order wins), then keep the positions that are first
+                fresh = target[into]
+                position = np.arange(len(fresh))
+                index[fresh[::-1]] = -2 - position[::-1]
+                first_time = -2 - index[fresh] == position
+                new, into = fresh[first_time], into[first_time]
+                index[new] = np.arange(self.size, self.size + len(new))
+                self.size += len(new)
+                if self.max_states is not None and self.size > self.max_states:
+                    raise ProductTooLarge(f"product budget reached: {self.max_states} "
+                                          "states")
+                self.nodes_parts.append(new)
+                self.parent_parts.append(self.first + lo + pair[into])
+                self.parent_edge_parts.append(self.graph.edge[e[into]])
+                following.append(new)
+            self.edges += len(pair)
+            self.src_parts.append((self.first + lo + pair).astype(np.int32))
+            self.dst_parts.append(index[target].astype(np.int32))
+            self.edge_parts.append(e.astype(np.int32))
+        self.first += len(frontier)
+        self.frontier = np.concatenate(following) if following else np.zeros(0, np.int64)
+        return True
+
+    def freeze(self) -> None:
+        """Make the arrays of what is built so far (each set of parts joined into one)."""
+        def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+            whole = np.concatenate(parts) if parts else np.zeros(0, dtype)
+            parts[:] = [whole]
+            return whole
+
+        n_q = self.n_q
+        self.nodes = joined(self.nodes_parts, np.int64)
         self.state = self.nodes // n_q
         self.q = self.nodes % n_q
-        self.parent = np.concatenate(parents)
-        self.parent_edge = np.concatenate(parent_edges)
+        self.parent = joined(self.parent_parts, np.int64)
+        self.parent_edge = joined(self.parent_edge_parts, np.int64)
         # sources come in discovery order: the edges are already compressed rows
-        self.src = np.concatenate(src_parts) if src_parts else np.zeros(0, np.int32)
-        self.dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, np.int32)
-        self.state_edge = np.concatenate(edge_parts) if edge_parts else np.zeros(0, np.int32)
-        self.graph = graph
-        self.size = count
-        self.row = np.zeros(count + 1, dtype=np.int64)  # product edges of u: row[u]:row[u+1]
-        np.cumsum(np.bincount(self.src, minlength=count), out=self.row[1:])
+        self.src = joined(self.src_parts, np.int32)
+        self.dst = joined(self.dst_parts, np.int32)
+        self.state_edge = joined(self.edge_parts, np.int32)
+        self.row = np.zeros(self.size + 1, dtype=np.int64)  # edges of u: row[u]:row[u+1]
+        np.cumsum(np.bincount(self.src, minlength=self.size), out=self.row[1:])
 
     @property
     def label(self) -> np.ndarray:
@@ -252,18 +306,48 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
                   labels: np.ndarray, names: Sequence[str],
                   mask: Callable[[Formula], np.ndarray],
                   fair: tuple[frozenset[str], frozenset[str]],
-                  max_product_states: int | None = None, deadline: float | None = None
+                  max_product_states: int | None = None, deadline: float | None = None,
+                  graph: StateGraph | None = None, budget: MemoryBudget | None = None
                   ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
     Returns ``(stem, cycle, product_states)``; stem and cycle are lists of ``(state,
     edge)``, ``edge`` the state space's edge index leading into ``state`` (-1: the
-    repetition of a dead marking). Raises :class:`ProductTooLarge` naming a budget.
+    repetition of a dead marking). ``graph`` is :meth:`StateGraph.of` the edges when the
+    caller keeps it for several formulas. Raises :class:`ProductTooLarge` naming a budget
+    (``budget``: the process's resident memory, :meth:`MemoryBudget.default` if None).
+
+    The components are searched each time the product has grown :data:`CHECK_GROWTH`
+    times in edges since the last search (from :data:`FIRST_CHECK_EDGES` on), and once
+    it is whole: a component of a part of the product is strongly connected in the whole
+    product, so a lasso found early is a lasso (only "none" needs the whole product).
     """
-    graph = StateGraph.of(indptr, targets, labels)
+    graph = graph if graph is not None else StateGraph.of(indptr, targets, labels)
+    budget = budget if budget is not None else MemoryBudget.default()
     n = len(indptr) - 1
     klass, readable = _classes(automaton, n, mask)
-    product = _Product(automaton, graph, klass, readable, max_product_states, deadline)
+    product = _Product(automaton, graph, klass, readable, max_product_states, deadline,
+                       budget)
+    check_at = FIRST_CHECK_EDGES
+    while product.grow():
+        if product.edges >= check_at and len(product.frontier):
+            check_at = product.edges * CHECK_GROWTH
+            found = _search_product(product, automaton, graph, names, fair)
+            if found is not None:
+                return found
+    return _search_product(product, automaton, graph, names, fair)
+
+
+def _search_product(product: _Product, automaton: BuchiAutomaton, graph: StateGraph,
+                    names: Sequence[str], fair: tuple[frozenset[str], frozenset[str]]
+                    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
+    """A lasso in the product built so far, or None."""
+    # joining the parts, then scipy's CSR copy (float64 weights, indices, a sorted copy)
+    # and its component labels: about 40 bytes a product edge at once
+    if product.budget.exceeded(40 * product.edges):
+        raise ProductTooLarge(product.budget.reason() + f" (the strongly connected "
+                              f"components of {product.edges} product edges would not fit)")
+    product.freeze()
     if product.size == 0:
         return None
     found = _fair_accepting_component(product, automaton, graph, names, fair)

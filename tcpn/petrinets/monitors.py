@@ -15,8 +15,10 @@ firing). ``result()`` returns NumPy arrays or plain values for the
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -24,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_file
 
 if TYPE_CHECKING:
     from tcpn.petrinets.compiler import CompiledTransition
@@ -187,15 +190,21 @@ class EventLog(Monitor):
 
     Columns: ``time``, ``transition``, ``binding``, ``consumed``, ``produced`` (the last
     three JSON-encoded with ``repr`` for values JSON can't hold). Rows are buffered in
-    batches of ``batch_size`` so that memory stays flat over long runs.
+    batches of ``batch_size`` so that memory stays flat over long runs. The log is written
+    under a hidden name and appears at ``path`` when the run finishes (a run that fails
+    leaves none); an existing file is replaced only with ``overwrite``
+    (:func:`tcpn.outputs.atomic_file`).
     """
 
     wants_before = True
     COLUMNS = ("time", "transition", "binding", "consumed", "produced")
 
-    def __init__(self, path: str | Path, batch_size: int = 10_000, name: str = "event_log"):
+    def __init__(self, path: str | Path, batch_size: int = 10_000, name: str = "event_log",
+                 overwrite: bool = False):
         super().__init__(name)
         self.path = Path(path)
+        self.overwrite = overwrite
+        self._output = contextlib.ExitStack()
         suffix = self.path.suffix.lower()
         if suffix not in (".csv", ".jsonl", ".parquet"):
             raise InputError(f"event log {self.path}: use a .csv, .jsonl or .parquet file")
@@ -208,7 +217,9 @@ class EventLog(Monitor):
         self.rows_written = 0
 
     def start(self, sim: Simulator) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = self._output.enter_context(atomic_file(self.path, self.overwrite))
+        # a simulation that raises never calls finish: its partial log goes with the monitor
+        weakref.finalize(self, self._output.__exit__, RuntimeError, None, None)
         if self.format == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -216,9 +227,9 @@ class EventLog(Monitor):
             self._schema = pa.schema(
                 [("time", pa.float64())] + [(c, pa.string()) for c in self.COLUMNS[1:]]
             )
-            self._writer = pq.ParquetWriter(self.path, self._schema)
+            self._writer = pq.ParquetWriter(target, self._schema)
         else:
-            self._file = self.path.open("w", newline="")
+            self._file = target.open("w", newline="")
             if self.format == "csv":
                 self._writer = csv.writer(self._file)
                 self._writer.writerow(self.COLUMNS)
@@ -276,6 +287,7 @@ class EventLog(Monitor):
             self._writer.close()
         elif self._file is not None:
             self._file.close()
+        self._output.close()  # the log appears at its path
 
     def result(self) -> dict[str, Any]:
         return {"path": str(self.path), "rows": self.rows_written}

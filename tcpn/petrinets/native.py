@@ -75,6 +75,11 @@ class NativeNet:
     reason: str | None = None
     #: transition name -> why it stays in Python
     fallbacks: dict[str, str] = field(default_factory=dict)
+    #: ``"c"``: the C engine of ``tcpn.petrinets.cnet`` runs the net; ``"cython"``: the
+    #: generated Python code compiled
+    backend: str = "cython"
+    #: why the C engine does not run the net (the element outside its subset)
+    c_reason: str | None = None
 
     @property
     def engine(self) -> str:
@@ -353,17 +358,20 @@ def _cythonize(pyx: Path) -> Path:
     return c_file
 
 
-def _compile_c(c_file: Path, library: Path, compiler: list[str]) -> None:
+def _compile_c(c_file: Path, library: Path, compiler: list[str],
+               libraries: tuple[str, ...] = ()) -> None:
     include = sysconfig.get_paths()["include"]
     built = c_file.with_name(library.name)
-    gcc = subprocess.run([*compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o", str(built)],
+    gcc = subprocess.run([*compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o", str(built),
+                          *libraries],
                          capture_output=True, text=True, check=False)
     if gcc.returncode != 0:
         raise NativeUnavailable(f"the C compiler failed: {gcc.stderr.strip()[-400:]}")
     os.replace(built, library)  # atomic: a concurrent build of the same key is equal
 
 
-def _build(sources: dict[Path, str], compiler: list[str]) -> dict[Path, _CythonRejected]:
+def _build(sources: dict[Path, str], compiler: list[str],
+           libraries: tuple[str, ...] = ()) -> dict[Path, _CythonRejected]:
     """Builds the libraries of ``sources`` (library -> source) missing from the cache.
 
     Cython runs here one module after the other, the C compiler in parallel; returns
@@ -385,7 +393,7 @@ def _build(sources: dict[Path, str], compiler: list[str]) -> dict[Path, _CythonR
             except _CythonRejected as exc:
                 rejected[library] = exc
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            for done in [pool.submit(_compile_c, c_file, library, compiler)
+            for done in [pool.submit(_compile_c, c_file, library, compiler, libraries)
                          for library, c_file in c_files.items()]:
                 done.result()
     return rejected
@@ -428,16 +436,43 @@ def why_unavailable() -> str | None:
     return None
 
 
+def _build_module(source: str, flags: tuple[str, ...],
+                  libraries: tuple[str, ...]) -> ModuleType | str:
+    """Build (or fetch from the cache) the module of Cython ``source`` compiled with
+    ``flags`` and linked with ``libraries``; a string says why it could not be built."""
+    compiler = _compiler()
+    assert compiler is not None
+    compiler = [*compiler, *flags]
+    library = _library(source, "cnet", compiler)
+    try:
+        with _BUILDING:
+            rejected = _build({library: source}, compiler, libraries)
+    except NativeUnavailable as exc:
+        return str(exc)
+    if library in rejected:
+        return f"Cython rejected the C engine's module: {rejected[library].message}"
+    return _load(library)
+
+
 def build_native(compiled: CompiledNet) -> NativeNet:
     """Build (or fetch from the cache) the native module of ``compiled``.
 
-    Returns the net to run: ``compiled`` itself with ``reason`` set when nothing could be
+    Returns the net to run: the C engine (``backend="c"``) when the whole net is in its
+    typed subset; else ``compiled`` itself with ``reason`` set when nothing could be
     built, else a copy whose transitions run the compiled functions (those Cython
-    rejected keep theirs, see ``fallbacks``).
+    rejected keep theirs, see ``fallbacks``), with ``c_reason`` naming what kept the net
+    from the C engine.
     """
     reason = why_unavailable()
     if reason is not None:
         return NativeNet(compiled, reason=reason)
+    from tcpn.petrinets.cnet import build_cnet
+
+    engine = build_cnet(compiled, _build_module)
+    if not isinstance(engine, str):
+        return NativeNet(compiled, loop=engine.loop, backend="c")
+    _log.info("net %s: not in the C engine's subset, the compiled Python runs it: %s",
+              compiled.net.name, engine)
     compiler = _compiler()
     assert compiler is not None
     loop_source, loop_globals = _loop_module()
@@ -450,10 +485,10 @@ def build_native(compiled: CompiledNet) -> NativeNet:
         with _BUILDING:  # Cython's compiler keeps global state: one build at a time
             rejected = _build({loop_library: loop_source, **sources}, compiler)
     except NativeUnavailable as exc:
-        return NativeNet(compiled, reason=str(exc))
+        return NativeNet(compiled, reason=str(exc), c_reason=engine)
     if loop_library in rejected:
         return NativeNet(compiled, reason=f"Cython rejected the loop: "
-                                          f"{rejected[loop_library].message}")
+                                          f"{rejected[loop_library].message}", c_reason=engine)
     loop = _load(loop_library)
     vars(loop).update(loop_globals)
     transitions = []
@@ -473,7 +508,7 @@ def build_native(compiled: CompiledNet) -> NativeNet:
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
     native = replace(compiled, transitions=tuple(transitions))
-    return NativeNet(native, loop=loop._loop, fallbacks=fallbacks)
+    return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
 def select_engine(compiled: CompiledNet, engine: str | None) -> NativeNet:
     """The net to run for ``engine`` (see :func:`resolve_engine`).

@@ -32,6 +32,7 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UnitSet
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.net import ArcKind, PetriNet, Token
 from tcpn.petrinets.verdicts import Step
 
@@ -292,13 +293,18 @@ class PTStateSpace:
 
 
 def explore_pt(net: PTNet, max_states: int | None = None,
-               time_limit_s: float | None = None) -> PTStateSpace:
+               time_limit_s: float | None = None,
+               max_memory_bytes: int | None = None) -> PTStateSpace:
     """Breadth-first reachability graph of ``net`` (see the module docstring).
 
     With ``max_states`` or ``time_limit_s`` the search stops when either is reached and
-    returns what it found with ``complete`` False and ``reason`` naming the budget.
+    returns what it found with ``complete`` False and ``reason`` naming the budget; so it
+    does when the process's resident memory passes ``max_memory_bytes`` (None: what the
+    process holds plus a share of the available memory,
+    :meth:`~tcpn.petrinets.memory.MemoryBudget.default`), read between batches.
     """
     start = wallclock.perf_counter()
+    memory = MemoryBudget.of(max_memory_bytes)
     n_t = len(net.transitions)
     dtype = _dtype_for(int(net.initial.max(initial=0)))
     # state numbers in 4 bytes when the budget keeps them there
@@ -320,6 +326,9 @@ def explore_pt(net: PTNet, max_states: int | None = None,
             break
         if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
             reason = f"time budget reached: {time_limit_s:g} s"
+            break
+        if memory.exceeded():
+            reason = memory.reason()
             break
         stop = min(len(index), expanded + BATCH_STATES)
         batch = store[expanded:stop]

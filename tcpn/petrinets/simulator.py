@@ -32,6 +32,7 @@ import numpy as np
 
 from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
+from tcpn.petrinets.forced import ForcedDraws
 from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
@@ -59,12 +60,35 @@ def independent_seeds(seed: int, replications: int) -> list[np.random.SeedSequen
 
 
 class Simulator:
-    """Runs a compiled net from its initial marking under CPN Tools' timed semantics."""
+    """Runs a compiled net from its initial marking under CPN Tools' timed semantics.
+
+    ``seed`` seeds every random draw; ``forced_draws`` (uniform numbers in ``[0, 1]``)
+    replaces the net's own draws (random functions, distributions, code actions' ``rng``)
+    by these, in order, to replay a run whose draws are known
+    (:class:`~tcpn.petrinets.forced.ForcedDraws`); the choice among enabled bindings still
+    follows ``seed``. Forced draws run on the ``python`` engine (whatever
+    ``$TCPN_ENGINE`` says; another ``engine`` is an :class:`InputError`).
+
+    >>> from tcpn.petrinets import REAL, PetriNet, Place, Transition
+    >>> net = PetriNet("draw")
+    >>> net.add_place(Place("x", REAL, initial=[0.0]))
+    >>> net.add_transition(Transition("roll", guard="v == 0.0"))
+    >>> net.add_input("x", "roll", "v")
+    >>> net.add_output("x", "roll", "uniform(1.0, 3.0)")
+    >>> sim = Simulator(net, forced_draws=[0.25])
+    >>> sim.step().transition, sim.tokens("x")
+    ('roll', [Token(value=1.5, time=0.0)])
+    """
 
     def __init__(self, net: PetriNet | CompiledNet, seed: Seed = 0,
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
-                 engine: str | None = None):
+                 engine: str | None = None, forced_draws: Iterable[float] | None = None):
         compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        if forced_draws is not None:
+            # the compiled engines draw from NumPy's generator itself, not from a stand-in
+            if engine not in (None, "python"):
+                raise InputError(f"forced_draws runs on the python engine, not {engine!r}")
+            engine = "python"
         #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
         #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``
         self.native = select_engine(compiled, engine)
@@ -78,7 +102,10 @@ class Simulator:
         self.firings = 0
         self.marking = self.compiled.initial_marking(keyed=True)
         self.firing_counts = [0] * len(self.compiled.transitions)
-        self._draw = RandomDraws(np.random.default_rng(seed))
+        generator = np.random.default_rng(seed)
+        self._draw = RandomDraws(generator if forced_draws is None
+                                 else ForcedDraws(forced_draws),  # type: ignore[arg-type]
+                                 choices=generator)
         self._in_order, self._latest = self.compiled.timestamp_order(self.marking)
         n_transitions, n_gates = len(self.compiled.transitions), len(self.compiled.gates)
         self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [

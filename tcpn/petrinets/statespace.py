@@ -22,7 +22,9 @@ Storage is compact: place contents are interned once and a marking is one int pa
 their numbers (:mod:`~tcpn.petrinets.statespace_store`); edges keep only their target,
 their labels (transition, binding) are recomputed when asked for. Untimed nets run a
 specialised path that memoises, per transition, the successors of each combination of the
-contents of the places the transition reads or writes.
+contents of the places the transition reads or writes. Timed nets memoise bindings by the
+contents of the places read and firings by those contents and the time, and decode only
+the places read (``docs/statespace.md``, "Speed"); every memo is bounded.
 
 >>> from tcpn.petrinets.examples import counter
 >>> space = explore(counter(3))
@@ -42,6 +44,8 @@ import time as wallclock
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,20 +60,32 @@ from tcpn.petrinets.compiler import (
 )
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.intervals import DelayChoice, discretise_delays
+from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
+from tcpn.petrinets.timevalues import (
+    CHECK_OFFSET_S,
+    ClockValues,
+    clock_reads,
+    translation_mismatch,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
     from scipy.sparse import csr_array
 
-__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "Edge", "StateSpace", "explore"]
+__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "DEFAULT_SHIFT_CHECKS", "Edge", "StateSpace",
+           "explore"]
 
 #: explore()'s state budget when none is given (about 0.5 GB at 100 bytes per state):
 #: an unbounded net stops here, ``stop_reason == "max_states"``, instead of running on.
 DEFAULT_MAX_STATES = 5_000_000
 #: Seconds between two progress reports.
 PROGRESS_EVERY_S = 0.5
+#: States whose firings explore() checks to be translation invariant when the net has
+#: CLOCK values (relative time; see :mod:`~tcpn.petrinets.timevalues`).
+DEFAULT_SHIFT_CHECKS = 1000
 #: How timed state spaces treat the clock (see the module docstring).
 CLOCK_MODES = ("relative", "absolute")
 #: Relative timestamps are rounded to this many decimals so that float noise
@@ -78,6 +94,13 @@ TIME_DECIMALS = 9
 #: A transition's memo is checked when it reaches these sizes and dropped when most
 #: look-ups missed (every state gave a new combination, as in a chain).
 _MEMO_FIRST_CHECK = 1024
+#: A memo reaching this many entries is emptied (and refilled): its memory stays bounded
+#: whatever the number of states.
+_MEMO_MAX_ENTRIES = 1 << 19
+#: At most this many (place, content, elapsed time) -> shifted content entries are kept.
+_SHIFT_MEMO_SIZE = 1 << 16
+#: The firing memo of timed paths is emptied when it reaches this many entries.
+_FIRED_MEMO_SIZE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -97,7 +120,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str) -> None:
+def _check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -106,24 +129,21 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
         if isinstance(t.delay, Distribution):
             raise InputError(
                 f"delay of {where}: {t.delay!r} is drawn at random; a state space needs "
-                "deterministic delays (a number or an expression of the binding)"
+                "deterministic delays (a number or an expression of the binding), or "
+                "explore(..., delay_points=m) to choose among the points of a bounded one"
             )
         if "rng" in t.action_inputs:
             raise InputError(
                 f"code action of {where} draws from 'rng'; a state space needs "
                 "deterministic firings"
             )
-        if relative and "now" in t.action_inputs and "now" not in declared:
-            raise InputError(
-                f"code action of {where} reads 'now': relative timed state spaces keep no "
-                "absolute time; use explore(..., clock='absolute')"
-            )
         texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
         for arc in net.arcs_of(name):
             if isinstance(arc.delay, Distribution):
                 raise InputError(
                     f"delay of {arc.where}: {arc.delay!r} is drawn at random; a state space "
-                    "needs deterministic delays"
+                    "needs deterministic delays, or explore(..., delay_points=m) to choose "
+                    "among the points of a bounded one"
                 )
             texts += [(arc.where, arc.inscription), (f"condition of {arc.where}", arc.when),
                       (f"count of {arc.where}", arc.count), (f"delay of {arc.where}", arc.delay)]
@@ -137,17 +157,20 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
                     f"{what}: {text!r} calls the random function {drawn[0]!r}; a state space "
                     "needs deterministic firings"
                 )
-            if relative and "now" in names and "now" not in declared:
-                raise InputError(
-                    f"{what}: {text!r} reads 'now': relative timed state spaces keep no "
-                    "absolute time; use explore(..., clock='absolute')"
-                )
+    if relative:
+        for what, why in clock_reads(net, clock_values):
+            raise InputError(
+                f"{what} reads 'now' ({why}): relative timed state spaces keep no absolute "
+                "time; 'now' may only flow into CLOCK values (docs/statespace.md); use "
+                "explore(..., clock='absolute')"
+            )
 
 
 class _Rule:
     """One transition as the untimed path uses it: its field mask and its memo."""
 
-    __slots__ = ("ct", "deltas", "mask", "memo", "memo_on", "next_check", "rw")
+    __slots__ = ("ct", "deltas", "mask", "memo", "memo_on", "missed", "next_check", "placed",
+                 "placed_on", "rw")
 
     def __init__(self, ct: CompiledTransition):
         self.ct = ct
@@ -156,7 +179,40 @@ class _Rule:
         self.memo: dict[int, tuple[int, ...]] = {}
         self.memo_on = True
         self.next_check = _MEMO_FIRST_CHECK
+        self.placed: dict[tuple[int, int, tuple[Any, ...]], int] = {}
+        self.placed_on = True
+        #: firings that missed ``placed``, firings looked up, when to judge the hit rate
+        self.missed = [0, 0, _MEMO_FIRST_CHECK]
         self.deltas: Callable[[int], tuple[int, ...]] = lambda key: ()  # set by relayout
+
+
+class _Bindings:
+    """Transitions that read the same places, their bindings memoised by those places'
+    contents (the timed path; the untimed one memoises whole firings in :class:`_Rule`)."""
+
+    __slots__ = ("mask", "memo", "memo_on", "next_check", "reads", "transitions")
+
+    def __init__(self, reads: tuple[int, ...]):
+        self.reads = reads
+        #: ``(position in the exploration order, transition)``
+        self.transitions: list[tuple[int, CompiledTransition]] = []
+        self.mask = 0
+        #: reads' contents -> ``(position, transition, ready, binding, firing id, mask of
+        #: the places the firing reads or writes)`` of every binding
+        self.memo: dict[int, tuple[_Found, ...]] = {}
+        self.memo_on = True
+        self.next_check = _MEMO_FIRST_CHECK
+
+    def bindings(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
+        """Every binding of the group's transitions in ``marking``, in exploration order."""
+        out: list[_Found] = []
+        for position, ct in self.transitions:
+            for j, (ready, binding) in enumerate(ct.enumerate(marking)):
+                out.append((position, ct, ready, binding, (position, j), masks[position]))
+        return tuple(out)
+
+
+_Found = tuple[int, CompiledTransition, float, tuple[Any, ...], tuple[int, int], int]
 
 
 class _Successors:
@@ -171,6 +227,12 @@ class _Successors:
         self.clock_field = self.n_places  # only used when absolute
         self.store = MarkingStore(compiled.timed, extra_fields=1 if self.absolute else 0)
         self.timed_places = tuple(p for p, t in enumerate(compiled.timed) if t)
+        #: the places whose values hold CLOCK parts (moved with the clock in relative time)
+        self.clock_values = ClockValues(compiled.net, compiled.place_names, TIME_DECIMALS) \
+            if self.relative else ClockValues(compiled.net, (), TIME_DECIMALS)
+        #: relative time: the places whose contents change when the clock moves on
+        self.moving = tuple(sorted(set(self.timed_places) | set(self.clock_values.places))) \
+            if self.relative else ()
         # a stable sort keeps net order within one priority: every path enumerates alike
         self.ordered = tuple(sorted(compiled.transitions, key=lambda t: t.priority))
         self.draw = RandomDraws(np.random.default_rng(0))  # never drawn from: checked above
@@ -179,6 +241,24 @@ class _Successors:
             if not self.groups or self.groups[-1][0].ct.priority != ct.priority:
                 self.groups.append([])
             self.groups[-1].append(_Rule(ct))
+        # a transition joins the group of the first transition (largest input sets first)
+        # that reads all its places: one memo look-up per group and state
+        self.rules: list[_Bindings] = []
+        for position, ct in sorted(enumerate(self.ordered),
+                                   key=lambda item: -len(set(item[1].reads_places))):
+            reads = set(ct.reads_places)
+            group = next((g for g in self.rules if reads <= set(g.reads)), None)
+            if group is None:
+                group = _Bindings(tuple(sorted(reads)))
+                self.rules.append(group)
+            group.transitions.append((position, ct))
+        for group in self.rules:
+            group.transitions.sort(key=itemgetter(0))
+        #: (firing id, contents of the places it reads or writes, time) -> key delta
+        self.fired: dict[tuple[tuple[int, int], int, float], int] = {}
+        #: (place, content, elapsed) -> the content moved back by elapsed (relative time)
+        self.shifted: dict[tuple[int, int, float], int] = {}
+        self.expanded = 0  # calls of successors(): what the memos' hit rates are judged by
         self.relayout()
 
     def relayout(self) -> None:
@@ -189,6 +269,14 @@ class _Successors:
                 rule.mask = sum(store.masks[p] << store.shifts[p] for p in rule.rw)
                 rule.memo.clear()
                 rule.deltas = self.deltas_function(rule)
+        for bindings in self.rules:
+            bindings.mask = sum(store.masks[p] << store.shifts[p] for p in bindings.reads)
+            bindings.memo.clear()
+        self.fire_masks = {
+            position: sum(store.masks[p] << store.shifts[p]
+                          for p in set(ct.reads_places) | set(ct.writes_places))
+            for position, ct in enumerate(self.ordered)}
+        self.fired.clear()
         # what the untimed loop reads per transition, without attribute look-ups
         self.plan = [[(rule.mask, rule.memo.get, rule) for rule in group]
                      for group in self.groups]
@@ -209,18 +297,111 @@ class _Successors:
         return {value: [max(0.0, round(stamp - elapsed, TIME_DECIMALS)) for stamp in stamps]
                 for value, stamps in place.items()}
 
+    def _relative(self, p: int, place: dict[Any, Any], elapsed: float) -> dict[Any, Any]:
+        """Place ``p``'s content relative to a clock moved on by ``elapsed`` (one of
+        :attr:`moving`): its timestamps, the past counting as 0, and its ``CLOCK`` values
+        (:mod:`~tcpn.petrinets.timevalues`), the past kept as it is."""
+        if self.compiled.timed[p]:
+            place = self._shift(place, elapsed)
+        if p in self.clock_values.places:
+            place = self.clock_values.move(p, place, -elapsed, self.compiled.timed[p])
+        return place
+
     def clock_of(self, key: int) -> float:
         if not self.absolute:
             return 0.0
         store = self.store
         return float(store.contents[self.clock_field][store.field(key, self.clock_field)])  # type: ignore[arg-type]
 
-    def successors(self, key: int) -> list[Successor]:
-        """``(transition, binding, elapsed, successor key)`` of every firing possible next."""
+    def successors(self, key: int, check_shift: bool = False) -> list[Successor]:
+        """``(transition, binding, elapsed, successor key)`` of every firing possible next;
+        with ``check_shift``, first check that they are translation invariant
+        (:meth:`_check_shift`).
+
+        Transitions that read the same places are enumerated together, and only when
+        those places' contents form a combination not met before: otherwise the bindings
+        come from the group's memo (most firings change two or three places, so most
+        groups see the same inputs as in the state before). A firing's effect on the key
+        is memoised too, by the contents of the places it reads or writes and the time.
+        Only the places an enumeration or a firing reads are decoded.
+        """
         store = self.store
-        numbers = store.unpack(key)
+        shifts, masks, decode = store.shifts, store.masks, store.decode
+        if check_shift:
+            self._check_shift([decode(p, (key >> shifts[p]) & masks[p])
+                               for p in range(self.n_places)])
         now = self.clock_of(key)
-        marking = [store.decode(p, numbers[p]) for p in range(self.n_places)]
+        self.expanded += 1
+        marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
+        best_time, best_priority = math.inf, math.inf
+        chosen: list[_Found] = []
+        for group in self.rules:
+            found = group.memo.get(key & group.mask)
+            if found is None:
+                for p in group.reads:
+                    if marking[p] is None:
+                        marking[p] = decode(p, (key >> shifts[p]) & masks[p])
+                found = group.bindings(marking, self.fire_masks)
+                if group.memo_on:
+                    _remember(group, key, found, self.expanded)
+            for entry in found:
+                ready, priority = entry[2], entry[1].priority
+                at = ready if ready > now else now
+                if at < best_time or (at == best_time and priority < best_priority):
+                    best_time, best_priority = at, priority
+                    chosen = [entry]
+                elif at == best_time and priority == best_priority:
+                    chosen.append(entry)
+        if len(chosen) > 1:
+            chosen.sort(key=itemgetter(0))  # stable: a transition's bindings stay in order
+        elapsed = best_time - now
+        if self.relative:
+            elapsed = round(elapsed, TIME_DECIMALS)
+        fired = self.fired
+        out: list[Successor] = []
+        for _, ct, _, binding, firing, rw_mask in chosen:
+            memo_key = (firing, key & rw_mask, best_time)
+            delta = fired.get(memo_key)
+            if delta is None:
+                delta = self._fire(key, ct, binding, best_time, elapsed)
+                if not store.overflow:
+                    if len(fired) >= _FIRED_MEMO_SIZE:
+                        fired.clear()
+                    fired[memo_key] = delta
+            new = key + delta
+            if self.relative:
+                # (after an overflow ``new``'s fields run into each other: the expansion
+                # is redone once the store has widened)
+                if elapsed > 0 and not store.overflow:
+                    new = self._shift_unwritten(new, ct.writes_places, elapsed)
+            elif self.absolute:
+                shift = shifts[self.clock_field]
+                new += (store.intern(self.clock_field, best_time)
+                        - ((key >> shift) & masks[self.clock_field])) << shift
+            out.append((ct, binding, elapsed, new))
+        return out
+
+    def _fire(self, key: int, ct: CompiledTransition, binding: tuple[Any, ...], at: float,
+              elapsed: float) -> int:
+        """How firing ``ct`` with ``binding`` at time ``at`` changes the places it writes."""
+        store = self.store
+        shifts, masks, decode = store.shifts, store.masks, store.decode
+        after: Marking = [None] * self.n_places  # type: ignore[list-item]  # fire writes only
+        for p in ct.writes_places:
+            after[p] = decode(p, (key >> shifts[p]) & masks[p])
+        ct.fire(after, binding, at, self.draw)
+        delta = 0
+        for p in ct.writes_places:
+            place = after[p]
+            if elapsed > 0 and p in self.moving:
+                place = self._relative(p, place, elapsed)
+            shift = shifts[p]
+            delta += (store.encode(p, place) - ((key >> shift) & masks[p])) << shift
+        return delta
+
+    def _fire_next(self, marking: Marking, now: float) -> list[tuple[str, float, Marking]]:
+        """The reference path: every binding the simulator could pick next at the whole
+        ``marking`` (clock ``now``), fired: ``(transition, firing time, marking after)``."""
         best_time, best_priority = math.inf, math.inf
         chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
         for ct in self.ordered:
@@ -232,31 +413,71 @@ class _Successors:
                     chosen = [(ct, binding)]
                 elif at == best_time and priority == best_priority:
                     chosen.append((ct, binding))
-        out: list[Successor] = []
+        timed = self.compiled.timed
+        fired = []
         for ct, binding in chosen:
             after = list(marking)
-            for p in ct.writes_places:
-                after[p] = store.decode(p, numbers[p])
+            for p in ct.writes_places:  # firing changes the places it writes: copies
+                after[p] = {v: list(s) for v, s in marking[p].items()} if timed[p] \
+                    else dict(marking[p])
             ct.fire(after, binding, best_time, self.draw)
-            elapsed = best_time - now
-            new = list(numbers)
-            if self.relative:
-                elapsed = round(elapsed, TIME_DECIMALS)
-                changed = set(ct.writes_places)
-                if elapsed > 0:
-                    changed.update(p for p in self.timed_places if numbers[p])
-                for p in changed:
-                    place = after[p]
-                    if elapsed > 0 and self.compiled.timed[p]:
-                        place = self._shift(place, elapsed)
-                    new[p] = store.encode(p, place)
-            else:
-                for p in ct.writes_places:
-                    new[p] = store.encode(p, after[p])
-                if self.absolute:
-                    new[self.clock_field] = store.intern(self.clock_field, best_time)
-            out.append((ct, binding, elapsed, store.pack(new)))
-        return out
+            fired.append((ct.name, best_time, after))
+        return fired
+
+    def _check_shift(self, marking: Marking) -> None:
+        """Raise :class:`InputError` unless the firings of ``marking`` with the clock, every
+        timestamp and every ``CLOCK`` value moved by
+        :data:`~tcpn.petrinets.timevalues.CHECK_OFFSET_S` are those of ``marking``, moved."""
+        timed = self.compiled.timed
+
+        def moved(p: int, place: dict[Any, Any], by: float) -> dict[Any, Any]:
+            if timed[p]:
+                place = {v: [stamp + by for stamp in stamps] for v, stamps in place.items()}
+            if p in self.clock_values.places:
+                place = self.clock_values.move(p, place, by, timed[p])
+            return place
+
+        def relative(fired: list[tuple[str, float, Marking]]) -> list[tuple[str, Marking]]:
+            """Each firing's marking after, relative to its firing time (past stamps 0)."""
+            out = []
+            for name, at, after in fired:
+                back = [moved(p, place, -at) for p, place in enumerate(after)]
+                for p in self.timed_places:
+                    back[p] = {v: [max(0.0, s) for s in stamps] for v, stamps in back[p].items()}
+                out.append((name, back))
+            return out
+
+        offset = CHECK_OFFSET_S
+        shifted = [moved(p, place, offset) for p, place in enumerate(marking)]
+        problem = translation_mismatch(relative(self._fire_next(marking, 0.0)),
+                                       relative(self._fire_next(shifted, offset)),
+                                       self.compiled.place_names)
+        if problem is not None:
+            raise InputError(f"{problem}: its inscriptions or code action read absolute time "
+                             "(now, or a CLOCK value) other than through differences, so a "
+                             "relative state space would be wrong; use "
+                             "explore(..., clock='absolute')")
+
+    def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
+        """``key`` with the places a firing did not write moved ``elapsed`` back."""
+        store = self.store
+        shifts, masks, memo = store.shifts, store.masks, self.shifted
+        for p in self.moving:
+            if p in written:
+                continue
+            shift = shifts[p]
+            number = (key >> shift) & masks[p]
+            if not number:
+                continue
+            moved = memo.get((p, number, elapsed))
+            if moved is None:
+                moved = store.encode(p, self._relative(p, store.decode(p, number), elapsed))
+                if len(memo) < _SHIFT_MEMO_SIZE:
+                    memo[(p, number, elapsed)] = moved
+            key += (moved - number) << shift
+            if store.overflow:  # the fields above may be corrupt: the expansion is redone
+                break
+        return key
 
     def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
         """Untimed path: ``deltas(key)``, how each binding of ``rule`` changes ``key``.
@@ -272,6 +493,11 @@ class _Successors:
         writes = tuple((p, store.shifts[p], rule.rw.index(p)) for p in rule.ct.writes_places)
         template: Marking = [{}] * self.n_places  # only rw places are read or written
         enumerate_bindings, fire, draw = rule.ct.enumerate, rule.ct.fire, self.draw
+        # (position in ``fields``, content, binding) -> the content after the firing: a
+        # firing's effect on a place depends on nothing else, so a content seen before
+        # with the same binding needs neither a firing nor a content key
+        placed, missed = rule.placed, rule.missed
+        placed_get = placed.get
 
         def deltas(key: int) -> tuple[int, ...]:
             marking = template.copy()
@@ -281,24 +507,33 @@ class _Successors:
                 numbers.append(number)
                 content = contents[p][number]
                 # untimed_content inlined: one token of a value, empty, or a kept multiset
+                # (not copied: enumeration only reads, firings get copies)
                 marking[p] = {content: 1} if content is not None and type(content) is not \
-                    tuple else {} if content is None else multisets[p][number].copy()
+                    tuple else {} if content is None else multisets[p][number]
             found = enumerate_bindings(marking)
             if not found:
                 return ()
             out = []
-            last = len(found) - 1
-            for k, (_ready, binding) in enumerate(found):
-                if k == last:  # enumeration is over: the last firing may change ``marking``
-                    after = marking
-                else:
-                    after = marking.copy()
-                    for p, _, at in writes:
-                        number = numbers[at]
-                        content = contents[p][number]
-                        after[p] = {content: 1} if content is not None and type(content) \
-                            is not tuple else {} if content is None else \
-                            multisets[p][number].copy()
+            use_placed = rule.placed_on
+            for _ready, binding in found:
+                if use_placed:
+                    delta = 0
+                    for _, shift, at in writes:
+                        new = placed_get((at, numbers[at], binding))
+                        if new is None:
+                            break
+                        delta += (new - numbers[at]) << shift
+                    else:  # every place it writes was seen with this content and binding
+                        out.append(delta)
+                        continue
+                    missed[0] += 1
+                after = marking.copy()
+                for p, _, at in writes:
+                    number = numbers[at]
+                    content = contents[p][number]
+                    after[p] = {content: 1} if content is not None and type(content) \
+                        is not tuple else {} if content is None else \
+                        multisets[p][number].copy()
                 fire(after, binding, 0.0, draw)
                 delta = 0
                 for p, shift, at in writes:
@@ -314,8 +549,19 @@ class _Successors:
                         new = add(p, lookup, place)
                         if new >> widths[p]:
                             raise _Outgrown
+                    if use_placed:
+                        placed[(at, numbers[at], binding)] = new
                     delta += (new - numbers[at]) << shift
                 out.append(delta)
+            if use_placed:
+                missed[1] += len(found)
+                if missed[1] >= missed[2]:  # two firings in three missed: stop looking
+                    if 3 * missed[0] > 2 * missed[1]:
+                        rule.placed_on = False
+                        placed.clear()
+                    missed[2] *= 4
+                if len(placed) >= _MEMO_MAX_ENTRIES:
+                    placed.clear()
             return tuple(out)
 
         return deltas
@@ -325,15 +571,18 @@ class _Outgrown(Exception):
     """A place saw more contents than its field can number: the keys must be re-packed."""
 
 
-def _remember(rule: _Rule, key: int, found: tuple[int, ...], expanded: int) -> None:
-    """Store a memo entry; drop the memo when most look-ups miss (every state is new)."""
+def _remember(rule: _Rule | _Bindings, key: int, found: Any, expanded: int) -> None:
+    """Store a memo entry; drop the memo when most look-ups miss (every state is new),
+    empty it when it reaches :data:`_MEMO_MAX_ENTRIES`."""
     memo = rule.memo
     memo[key & rule.mask] = found
     if len(memo) >= rule.next_check:
         if 2 * len(memo) > expanded + 1:
             rule.memo_on = False
             memo.clear()
-        rule.next_check *= 4
+        elif len(memo) >= _MEMO_MAX_ENTRIES:
+            memo.clear()
+        rule.next_check = min(4 * rule.next_check, _MEMO_MAX_ENTRIES)
 
 
 def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: int,
@@ -348,7 +597,10 @@ def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
-            progress: Callable[[int, int, float], None] | bool | None = None) -> StateSpace:
+            progress: Callable[[int, int, float], None] | bool | None = None,
+            delay_points: int | None = None,
+            shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
+            engine: str | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -359,9 +611,19 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     called as ``progress(states, expanded, seconds)`` about every 0.5 s; ``True`` prints a
     progress line on stderr when it is a terminal (``None``, the default, prints
     nothing). ``clock`` picks relative or absolute
-    time for timed nets (ignored for untimed ones). Nets whose firings draw at random
+    time for timed nets (ignored for untimed ones). In relative time, a net whose token
+    values hold absolute times (colour set ``CLOCK``) has them kept relative too, and the
+    successors of its first ``shift_checks`` states (``None``: all) are checked to be
+    translation invariant (:mod:`~tcpn.petrinets.timevalues`). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
-    with an :class:`InputError` naming the element.
+    with an :class:`InputError` naming the element, except random *delays* when
+    ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
+    ``Empirical``) becomes a choice among its points, ``delay_points`` of an interval with
+    both ends (:mod:`tcpn.petrinets.intervals`; the space's transitions are then the copies
+    ``t'k``, ``space.delay_choices`` says what each fixes). ``engine`` runs the transitions'
+    generated code in Python (``"python"``) or built into a C extension (``"native"``,
+    ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
+    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
@@ -377,10 +639,22 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    delay_choices: dict[str, DelayChoice] = {}
+    if delay_points is not None:
+        source = net.net if isinstance(net, CompiledNet) else net
+        discretised, delay_choices = discretise_delays(source, delay_points)
+        if delay_choices:
+            net = discretised
+    if shift_checks is not None and (isinstance(shift_checks, bool) or not isinstance(
+            shift_checks, int) or shift_checks < 0):
+        raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    _check_explorable(compiled.net, clock)
-    started = wallclock.perf_counter()
+    compiled = select_engine(compiled, engine).compiled
     gen = _Successors(compiled, clock)
+    _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    started = wallclock.perf_counter()
+    checks_left = (math.inf if shift_checks is None else shift_checks) if gen.clock_values \
+        else 0
     store = gen.store
     deadline = None if time_budget_s is None else started + time_budget_s
     state_cap = math.inf if max_states is None else max_states
@@ -436,7 +710,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                     if len(edge_dst) != first_edge:
                         break
             else:
-                for *_, new in gen.successors(key):
+                for *_, new in gen.successors(key, check_shift=i < checks_left):
                     target = index.get(new)
                     if target is None:
                         target = index[new] = len(order)
@@ -466,9 +740,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                   "time_budget": f"time_budget_s={time_budget_s}"}.get(reason, "")
     peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
-    return StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
-                      depth=depth, explore_s=explored_s, peak_bytes=peak,
-                      clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space = StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
+                       depth=depth, explore_s=explored_s, peak_bytes=peak,
+                       clock=clock if gen.timed_net else "untimed", limit=stopped_by)
+    space.delay_choices = delay_choices
+    return space
 
 
 def _progress_line(states: int, expanded: int, seconds: float) -> None:
@@ -487,12 +763,16 @@ def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
     total = sys.getsizeof(index) + sys.getsizeof(order) + sys.getsizeof(edge_dst)
     total += sampled_size(order, sys.getsizeof) + sys.getsizeof(edge_start)
     total += max(0, len(order) - 257) * sys.getsizeof(len(order))  # the state numbers
-    for group in gen.groups:
-        for rule in group:
-            memo = list(rule.memo.items())
-            total += sys.getsizeof(rule.memo) + sampled_size(
-                memo, lambda item: sys.getsizeof(item[0]) + sys.getsizeof(item[1])
-                + sum(sys.getsizeof(d) for d in item[1]))
+    rules: list[_Rule | _Bindings] = [r for group in gen.groups for r in group]
+    for rule in [*rules, *gen.rules]:
+        memo = list(rule.memo.items())
+        total += sys.getsizeof(rule.memo) + sampled_size(
+            memo, lambda item: sys.getsizeof(item[0]) + sys.getsizeof(item[1])
+            + sum(sys.getsizeof(d) for d in item[1]))
+    total += sys.getsizeof(gen.fired) + sampled_size(
+        list(gen.fired), lambda item: sys.getsizeof(item) + sys.getsizeof(item[1]))
+    total += sys.getsizeof(gen.shifted) + sampled_size(
+        list(gen.shifted), lambda item: sys.getsizeof(item) + sys.getsizeof(item[1]))
     return total
 
 
@@ -521,6 +801,9 @@ class StateSpace:
         self.complete = stop_reason == "complete"
         #: the limit that stopped the exploration, as given (``"max_states=5000000"``)
         self.limit = limit
+        #: with ``explore(..., delay_points=m)``: each copy ``t'k`` of a transition with
+        #: random delays and what it fixes (:class:`~tcpn.petrinets.intervals.DelayChoice`)
+        self.delay_choices: dict[str, DelayChoice] = {}
         self.depth = depth
         self.keys = store.key_array(order)
         n = len(order)
@@ -529,14 +812,27 @@ class StateSpace:
         self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
                                                           dtype=np.uint32)])
         self.wall_s = explore_s
-        contents_bytes = store.nbytes()
-        self.bytes_per_state = (self.keys.nbytes + self.edge_dst.nbytes
-                                + self.edge_start.nbytes + contents_bytes) / n
-        self.peak_bytes_per_state = (peak_bytes + contents_bytes) / n
+        self._peak_bytes = peak_bytes
         self._predecessors: csr_array | None = None
         self._bfs_parent: np.ndarray | None = None
 
     # -- sizes and summary -----------------------------------------------------------------
+    @cached_property
+    def _contents_bytes(self) -> int:
+        """Bytes of the interned contents (measured when first asked: it walks them)."""
+        return self._gen.store.nbytes()
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Memory the result holds per state: packed markings, edge arrays, contents."""
+        return (self.keys.nbytes + self.edge_dst.nbytes + self.edge_start.nbytes
+                + self._contents_bytes) / len(self.keys)
+
+    @property
+    def peak_bytes_per_state(self) -> float:
+        """What the exploration's stores held per state just before they were compacted."""
+        return (self._peak_bytes + self._contents_bytes) / len(self.keys)
+
     def __len__(self) -> int:
         return len(self.keys)
 

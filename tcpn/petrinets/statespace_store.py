@@ -120,6 +120,9 @@ def timed_key(place: dict[Any, list[float]]) -> Hashable:
     """
     if not place:
         return None
+    if len(place) == 1:  # one value: nothing to sort
+        ((value, stamps),) = place.items()
+        return (_TIMED, value, tuple(stamps))
     return (_TIMED, *chain.from_iterable((v, tuple(ts)) for v, ts in _sorted_items(place)))
 
 
@@ -227,12 +230,16 @@ class MarkingStore:
         """Widen the fields that overflowed; return the function re-packing an old key.
 
         A field grows to at least twice its width, so a place is widened a handful of
-        times at most; re-packing moves the fields above it with two shifts.
+        times at most; re-packing moves the fields above it with two shifts. Fields more
+        than half full grow in the same pass, as they would soon on their own: every
+        re-pack costs a pass over all the keys stored so far.
         """
         moves = []  # (end of the old field, extra bits), highest field first
         for p in range(len(self.widths) - 1, -1, -1):
             need = max(1, (len(self.contents[p]) - 1).bit_length())
-            if need > self.widths[p]:
+            if need > self.widths[p] or (self.overflow and len(self.contents[p]) > 2 and
+                                         (2 * len(self.contents[p]) - 1).bit_length()
+                                         > self.widths[p]):
                 new_width = max(need, 2 * self.widths[p])
                 moves.append((self.shifts[p] + self.widths[p], new_width - self.widths[p]))
                 self.widths[p] = new_width

@@ -284,8 +284,10 @@ def study_table(lens: str = "net", replications: int = 1, seed: int | None = Non
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("experiment"), delays
 
 
-def delay_figure(delays: dict[str, pd.DataFrame], path: str | Path) -> Path:
-    """Delay of every segment (tu) against its number, one panel per segment loss."""
+def delay_figure(delays: dict[str, pd.DataFrame], path: str | Path,
+                 overwrite: bool = False) -> Path:
+    """Delay of every segment (tu) against its number, one panel per segment loss, written
+    to ``path`` whole or not at all (an existing file only with ``overwrite``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -309,11 +311,12 @@ def delay_figure(delays: dict[str, pd.DataFrame], path: str | Path) -> Path:
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    try:
+        with atomic_file(path, overwrite) as tmp:
+            fig.savefig(tmp, dpi=120)
+    finally:
+        plt.close(fig)
+    return Path(path)
 
 
 #: The one-factor-at-a-time cases of :func:`best_threshold_table` around the study's point.
@@ -426,8 +429,7 @@ def _run(args: argparse.Namespace) -> None:
               file=sys.stderr)
         table, delays = study_table(replications=args.replications, directory=directory)
         print(table.round(1).to_string())
-        with atomic_file(args.figure, args.overwrite) as tmp:
-            delay_figure(delays, tmp)
+        delay_figure(delays, args.figure, args.overwrite)
         print(f"figure: {args.figure}")
     else:
         check_output_file(args.csv, args.overwrite)

@@ -63,10 +63,15 @@ def _label(packet: Any, backward: bool) -> str:
     return f"seg {packet.seq}" + (" retx" if packet.retx else "")
 
 
+def _index(prepared: PropertyNet) -> int:
+    """The connection number of the flow the chart follows (``flow{i}``)."""
+    return int(prepared.flow.prefix.removeprefix("flow"))
+
+
 def _interfaces(prepared: PropertyNet) -> tuple[str, str, str]:
     """The module prefixes of the first interface (at the sender), the last link's (into the
     receiver) and the first on the way back (out of the receiver)."""
-    flow = prepared.verification.flows[0]
+    flow = prepared.verification.flows[_index(prepared)]
 
     def prefix(a: str, b: str) -> str:
         role = prepared.verification.roles.get(f"{a}->{b}.link")
@@ -85,7 +90,11 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
     prefix = prepared.flow.prefix
     first, last, back = _interfaces(prepared)
     receiver_node = list(prepared.verification.scenario.graph().nodes).index(
-        prepared.verification.flows[0].dst)
+        prepared.verification.flows[_index(prepared)].dst)
+    # what each queue transition means (enqueue, drop, mark, meter), whatever its name
+    # (enqueue0/enqueue1 in a small-first queue, police in a policer)
+    kinds = {t: k for role in prepared.verification.roles.values() if role.kind == "queue"
+             for t, k in role.events.items()}
     events: list[MscEvent] = []
     steps: Sequence[Step] = [*evidence.stem, *evidence.cycle]
     for step in steps:
@@ -124,10 +133,11 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
                                  else ("queue", "link")), label)
             add("loss", "link", "link", f"{label} lost ({interface.replace('.', '->')})")
             continue
-        if local == "drop":
+        kind = kinds.get(name, "direct" if local == "direct" else "")
+        if kind == "drop":
             add("loss", "receiver" if interface == back else "queue",
                 "receiver" if interface == back else "queue", f"{label} dropped")
-        if local not in ARRIVALS:
+        if kind not in ARRIVALS:
             continue
         if interface == first and not backward:
             add("segment", "sender", "queue", label)

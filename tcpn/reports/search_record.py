@@ -1,7 +1,7 @@
 """The written record of a parameter search: ``search.csv``, ``search.json``, ``search.png``.
 
 :func:`write_search` puts what :func:`tcpn.solvers.optimize.optimize` found into a
-directory (the caller makes it appear whole: :func:`tcpn.outputs.atomic_directory`):
+directory, the three files together or not at all (:func:`tcpn.outputs.atomic_files`):
 every evaluated point (value, objective mean, 95 % half-width, runs, whether it is
 near-optimal) as CSV, the same with the optimum, the ranges and the closed-form
 predictions as JSON, and a figure of the objective against the parameter with the
@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from tcpn.outputs import atomic_file, atomic_files
 from tcpn.solvers.optimize import OptimizationResult
 
 __all__ = ["search_figure", "search_frame", "search_json", "write_search"]
@@ -61,9 +62,11 @@ def search_json(found: OptimizationResult) -> dict[str, Any]:
     }
 
 
-def search_figure(found: OptimizationResult, path: str | Path) -> Path:
+def search_figure(found: OptimizationResult, path: str | Path, overwrite: bool = False,
+                  ) -> Path:
     """The objective against the parameter (95 % bars), near-optimal range shaded, the
-    optimum and the closed-form predictions marked."""
+    optimum and the closed-form predictions marked; written to ``path`` whole or not at
+    all (an existing file only with ``overwrite``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,17 +92,22 @@ def search_figure(found: OptimizationResult, path: str | Path) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    try:
+        with atomic_file(path, overwrite) as tmp:
+            fig.savefig(tmp, dpi=110)
+    finally:
+        plt.close(fig)
+    return Path(path)
 
 
-def write_search(found: OptimizationResult, directory: str | Path) -> Path:
-    """Write ``search.csv``, ``search.json`` and ``search.png`` into ``directory``."""
+def write_search(found: OptimizationResult, directory: str | Path,
+                 overwrite: bool = False) -> Path:
+    """Write ``search.csv``, ``search.json`` and ``search.png`` into ``directory``: together
+    or not at all, an existing one replaced only with ``overwrite``."""
     out = Path(directory)
-    search_frame(found).to_csv(out / "search.csv", index=False)
-    (out / "search.json").write_text(json.dumps(search_json(found), indent=1,
-                                                allow_nan=False) + "\n")
-    search_figure(found, out / "search.png")
+    names = ("search.csv", "search.json", "search.png")
+    with atomic_files([out / name for name in names], overwrite) as (csv, record, figure):
+        search_frame(found).to_csv(csv, index=False)
+        record.write_text(json.dumps(search_json(found), indent=1, allow_nan=False) + "\n")
+        search_figure(found, figure)
     return out

@@ -35,6 +35,10 @@ class PropertyRequest:
     max_states: int | None = 1_000_000
     json_file: str | None = None
     msc_file: str | None = None
+    overwrite: bool = False
+    flow: str | None = None
+    delay_points: int | None = None
+    clock: str = "absolute"
 
 
 def result_line(result: PropertyResult) -> str:
@@ -64,15 +68,17 @@ def run_property_check(request: PropertyRequest, console: Console,
     """Check, print and write; ``True`` when no property is false or unknown."""
     for target in (request.json_file, request.msc_file):
         if target is not None:
-            check_output_file(target)
+            check_output_file(target, request.overwrite)
     prepared = property_net(request.scenario, segments=request.segments,
                             losses=request.losses, ack_losses=request.ack_losses,
-                            links=request.links)
+                            links=request.links, flow=request.flow,
+                            delay_points=request.delay_points, clock=request.clock)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
     where = ", ".join(request.links) if request.links else "any link"
-    console.print(f"{request.scenario}: {request.segments} segments, at most "
+    named = f" (flow {request.flow})" if request.flow else ""
+    console.print(f"{request.scenario}{named}: {request.segments} segments, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
                   f"lost per run, on {where}", markup=False, highlight=False, soft_wrap=True)
     for result in results:
@@ -87,20 +93,21 @@ def run_property_check(request: PropertyRequest, console: Console,
             assert first.verdict is not None and first.verdict.evidence is not None
             svg = msc_svg(msc_events(prepared, first.verdict.evidence),
                           f"{first.property.name} fails: {request.scenario}")
-            _write(request.msc_file, svg)
+            _write(request.msc_file, svg, request.overwrite)
             err_console.print(f"wrote {request.msc_file}", markup=False, highlight=False)
         else:
             err_console.print(f"--msc {request.msc_file}: no counterexample, nothing "
                               "written", markup=False, highlight=False)
     if request.json_file is not None:
-        document = {"scenario": request.scenario, "segments": request.segments,
+        document = {"scenario": request.scenario, "flow": request.flow,
+                    "segments": request.segments,
                     "losses": request.losses, "ack_losses": request.ack_losses,
                     "results": [r.to_json() for r in results]}
-        _write(request.json_file, json.dumps(document, indent=2) + "\n")
+        _write(request.json_file, json.dumps(document, indent=2) + "\n", request.overwrite)
         err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
     return all(r.answer in ("true", "n/a") for r in results)
 
 
-def _write(target: str, text: str) -> None:
-    with atomic_file(target) as partial:
+def _write(target: str, text: str, overwrite: bool) -> None:
+    with atomic_file(target, overwrite) as partial:
         Path(partial).write_text(text, encoding="utf-8")

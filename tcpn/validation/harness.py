@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ import pandas as pd
 from tcpn.errors import InputError
 from tcpn.models.lenses import get_lens
 from tcpn.models.scenario import Scenario, load_scenario
+from tcpn.outputs import atomic_file, atomic_files
 from tcpn.solvers.replications import ReplicationResult, replicate
 
 if TYPE_CHECKING:
@@ -313,24 +313,26 @@ def comparison_table(tables: dict[str, pd.DataFrame], reference: str,
 
 
 def write_comparison(validation: Validation, directory: str | Path,
-                     figures: bool = True) -> Path:
+                     figures: bool = True, overwrite: bool = False) -> Path:
     """Write ``comparison.csv``, ``comparison.json`` (rows + metadata + refusals) and,
-    when the runs are on disk and ``figures``, ``timeseries.png`` to ``directory``."""
+    when the runs are on disk and ``figures``, ``timeseries.png`` to ``directory`` (made
+    if missing). The files appear together or not at all, and an existing one is replaced
+    only with ``overwrite`` (:func:`tcpn.outputs.atomic_files`)."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    validation.table.to_csv(out / "comparison.csv", index=False)
-    rows = json.loads(validation.table.to_json(orient="records"))
-    record = {**validation.meta, "rows": rows}
-    tmp = out / f".comparison.json.partial-{os.getpid()}"
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, out / "comparison.json")
-    if figures and validation.runs_dir is not None:
-        from tcpn.models.traces import ScenarioResult
+    draw = figures and validation.runs_dir is not None
+    names = ["comparison.csv", "comparison.json"] + (["timeseries.png"] if draw else [])
+    with atomic_files([out / name for name in names], overwrite) as paths:
+        validation.table.to_csv(paths[0], index=False)
+        rows = json.loads(validation.table.to_json(orient="records"))
+        paths[1].write_text(json.dumps({**validation.meta, "rows": rows}, indent=1))
+        if draw:
+            from tcpn.models.traces import ScenarioResult
 
-        traces = {lens: ScenarioResult.load(validation.runs_dir / lens / "rep-000").trace
-                  for lens in validation.lenses}
-        plot_timeseries(traces, out / "timeseries.png",
-                        title=f"{validation.scenario.name} (replication 0)")
+            assert validation.runs_dir is not None
+            traces = {lens: ScenarioResult.load(validation.runs_dir / lens / "rep-000").trace
+                      for lens in validation.lenses}
+            plot_timeseries(traces, paths[2],
+                            title=f"{validation.scenario.name} (replication 0)")
     return out
 
 
@@ -350,11 +352,12 @@ def _busy_queues(traces: dict[str, Trace], floor: float) -> list[str]:
 
 
 def plot_timeseries(traces: dict[str, Trace], path: str | Path, title: str = "",
-                    bin_s: float | None = None) -> Path:
+                    bin_s: float | None = None, overwrite: bool = False) -> Path:
     """Draw per-flow goodput over time (bins of ``bin_s``, default the trace's), cwnd (in
     segments) and queue lengths (every queue with a mean of at least
     :data:`QUEUE_FLOOR_PACKETS` in some lens), one column per lens (``traces``: lens ->
-    trace), rows sharing their y axis; the warm-up is shaded. Writes a PNG to ``path``.
+    trace), rows sharing their y axis; the warm-up is shaded. Writes a PNG to ``path``
+    (whole or not at all; an existing file only with ``overwrite``).
 
     >>> import tempfile
     >>> from tcpn.models.lenses import evaluate
@@ -422,8 +425,9 @@ def plot_timeseries(traces: dict[str, Trace], path: str | Path, title: str = "",
     if title:
         fig.suptitle(title + ("; warm-up shaded" if first.warmup_s > 0 else ""))
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    try:
+        with atomic_file(path, overwrite) as tmp:
+            fig.savefig(tmp, dpi=90)
+    finally:
+        plt.close(fig)
+    return Path(path)

@@ -1,29 +1,33 @@
 """The choices a verification net adds to the simulator's net: losses within the budget,
-RED's and TCP-L's uniform draws, random start times discretised.
+RED's and TCP-L's uniform draws, random start times as delays to discretise.
 
 Each choice is a twin of a simulator transition (same inputs, guard, priority and delays)
-or, for start times, a transition at time 0 that places a connection's start token; see
+or, for start times, a chain of transitions whose random delays place the connections'
+start tokens (discretised by :func:`tcpn.petrinets.intervals.discretise_delays`); see
 :mod:`tcpn.models.verification` and ``docs/statespace.md``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.models.components.queues import _red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
-from tcpn.petrinets import UNIT, PetriNet, Place, Transition
+from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transition, Uniform
+from tcpn.petrinets.intervals import delay_points
 from tcpn.petrinets.net import ArcKind
 
-__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "UNOPENED_SUFFIX",
-           "U_CALM", "U_EARLY", "ScriptedDraws", "add_loss_choices", "add_start_choices",
-           "discrete_starts", "red_early_verdict", "tcp_l_choices"]
+__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
+           "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
+           "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
@@ -65,8 +69,8 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
         if composed.events[qid].get("decide") == "meter" and decide in net.transitions:
             _red_choice(net, decide, budget)
             twins[decide + EARLY_SUFFIX] = decide
-        if not budget.covers(qid):
-            continue
+        if not budget.covers(qid) or f"{prefix}.airtime" in net.places:
+            continue  # an 802.11 hop's losses are among its attempts (wireless_choices)
         inside = f"{prefix}."
         for tname, kind in composed.events[qid].items():
             if kind not in ("transmit", "direct"):
@@ -76,17 +80,6 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
             _lose_twin(net, original, twin, inside, budget)
             twins[twin] = original
     return twins
-
-
-class ScriptedDraws:
-    """A stand-in for the simulator's generator: ``random()`` returns the draws a path's
-    choices stand for, in order."""
-
-    def __init__(self, draws: Iterable[float]):
-        self.draws = iter(draws)
-
-    def random(self) -> float:
-        return next(self.draws)
 
 
 class _Draw:
@@ -228,54 +221,154 @@ def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
     return twins, draws
 
 
-def discrete_starts(scenario: Scenario, start_points: int | None) -> dict[int, tuple[float, ...]]:
-    """Flow group -> the start times a random ``start_s`` is discretised to: ``start_points``
-    equally spaced times from ``low_s`` to ``high_s`` of a uniform start."""
-    points: dict[int, tuple[float, ...]] = {}
+def random_times(scenario: Scenario, delay_points: int | None) -> dict[int, tuple[
+        Distribution | float, Distribution | float]]:
+    """Flow group -> ``(start, gap)`` for the groups whose ``start_s`` or ``gap_s`` is drawn
+    at random: a uniform time as a :class:`~tcpn.petrinets.Uniform` delay (explored at
+    ``delay_points`` points), a fixed one as its number. An unbounded time, or a random one
+    without ``delay_points``, is an :class:`InputError` naming the field."""
+    times: dict[int, tuple[Distribution | float, Distribution | float]] = {}
     for g, group in enumerate(scenario.flows):
-        spec = group.start_s
-        if isinstance(spec, int | float):
+        specs = {"start_s": group.start_s, "gap_s": group.gap_s if group.count > 1 else 0.0}
+        if all(isinstance(spec, int | float) for spec in specs.values()):
             continue
-        where = f"flows[{g}].start_s"
-        if not isinstance(spec, UniformTime):
-            raise InputError(f"{where}: an unbounded random start ({spec.dist}) cannot be "
-                             "discretised; give a number or a uniform interval")
-        if start_points is None:
-            raise InputError(f"{where}: drawn at random; give verification_net(..., "
-                             "start_points=m) to choose among m times in its interval, or a "
-                             "number")
-        if isinstance(start_points, bool) or not isinstance(start_points, int) or \
-                start_points < 1:
-            raise InputError(f"start_points must be a whole number >= 1, got {start_points!r}")
-        step = (spec.high_s - spec.low_s) / max(1, start_points - 1)
-        points[g] = tuple(sorted({round(spec.low_s + j * step, 9)
-                                  for j in range(start_points)}))
-    return points
+        delays: list[Distribution | float] = []
+        for name, spec in specs.items():
+            where = f"flows[{g}].{name}"
+            if isinstance(spec, int | float):
+                delays.append(float(spec))
+                continue
+            if not isinstance(spec, UniformTime):
+                raise InputError(f"{where}: an unbounded random time ({spec.dist}) cannot be "
+                                 "discretised; give a number or a uniform interval")
+            if delay_points is None:
+                raise InputError(f"{where}: drawn at random; give verification_net(..., "
+                                 "delay_points=m) (tcpn check --delay-points m) to choose "
+                                 "among m times in its interval, or a number")
+            delays.append(Uniform(spec.low_s, spec.high_s))
+        times[g] = (delays[0], delays[1])
+    return times
 
 
-def add_start_choices(composed: ComposedNet, scenario: Scenario,
-                       points: Mapping[int, tuple[float, ...]]) -> dict[str, tuple[int, float]]:
-    """One choice per start time of each group with a random start: it puts the start token
-    of every connection of the group (``gap_s`` apart) at that time."""
+def add_start_delays(composed: ComposedNet, scenario: Scenario,
+                     times: Mapping[int, tuple[Distribution | float, Distribution | float]]
+                     ) -> dict[str, tuple[int, int]]:
+    """The start times of the groups in ``times`` as a chain of delays: at time 0
+    ``group{g}.start`` (delay: the group's start) puts the start token of its first
+    connection, and for each next connection ``group{g}.gap{j}`` (delay: the gap) puts
+    that connection's, a gap after the previous one. Returns each chain transition ->
+    ``(g, position of the connection it starts in the group)``."""
     net = composed.net
     ids = {(flow.id if flow.id is not None else f"f{g}"): g
            for g, flow in enumerate(scenario.flows)}
-    choices: dict[str, tuple[int, float]] = {}
-    for g, times in points.items():
-        members = [(i, f) for i, f in enumerate(composed.flows) if ids[f.group] == g]
-        gap = float(scenario.flows[g].gap_s)  # type: ignore[arg-type]
-        unstarted = f"group{g}.unstarted"
-        net.add_place(Place(unstarted, UNIT, initial=[()]))
-        for i, _flow in members:
-            start = f"flow{i}.snd.start"
-            net.places[start] = replace(net.places[start], initial=[])
-        for j, start_s in enumerate(times):
-            name = f"group{g}.start{j}"
-            net.add_transition(Transition(name))
-            net.add_input(unstarted, name, "()")
-            for i, flow in members:
-                net.add_output(f"flow{i}.snd.start", name, "()",
-                               delay=round(start_s + flow.index * gap, 9))
-            choices[name] = (g, start_s)
-    return choices
+    chain: dict[str, tuple[int, int]] = {}
+    for g, (start, gap) in times.items():
+        members = sorted((f.index, i) for i, f in enumerate(composed.flows) if ids[f.group] == g)
+        previous = f"group{g}.unstarted"
+        net.add_place(Place(previous, UNIT.timed(), initial=[()]))
+        for j, i in members:
+            place = f"flow{i}.snd.start"
+            net.places[place] = replace(net.places[place], initial=[])
+            name = f"group{g}.start" if j == 0 else f"group{g}.gap{j}"
+            net.add_transition(Transition(name, delay=start if j == 0 else gap))
+            net.add_input(previous, name, "()")
+            net.add_output(place, name, "()")
+            if j < len(members) - 1:
+                previous = f"group{g}.started{j}"
+                net.add_place(Place(previous, UNIT.timed()))
+                net.add_output(previous, name, "()")
+            chain[name] = (g, j)
+    return chain
 
+
+#: An 802.11 transmission's attempts as a choice: the twin delivering after ``k`` attempts
+#: is named after ``transmit`` with this suffix and ``k``.
+TRIES_SUFFIX = "_tries"
+
+
+def _attempt_draws(tries: int, lost: bool, allowed: int) -> tuple[float, ...]:
+    """The uniform draws (one per allowed attempt) with which ``attempts`` fails the first
+    ``tries - 1`` attempts and succeeds at attempt ``tries`` (or, ``lost``, fails them all):
+    0 fails whenever the frame error rate is above 0, the largest draw succeeds unless the
+    rate is 1."""
+    failed = allowed if lost else tries - 1
+    return (0.0,) * failed + (U_CALM,) * (allowed - failed)
+
+
+def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | None
+                     ) -> tuple[dict[str, str], dict[str, tuple[float, ...]]]:
+    """The attempts of every 802.11 transmission as a choice: the simulator's ``transmit``
+    takes the draws that deliver at the first attempt, a twin ``transmit_tries{k}`` those
+    that deliver at attempt ``k`` (``k`` among the points of ``[1, attempts allowed]``,
+    :func:`tcpn.petrinets.intervals.delay_points`: both ends, ``points`` in all), and, on
+    a direction the budget covers, ``transmit_lost`` those that fail every attempt (a loss
+    of the packet's kind). Each twin is enabled only where its outcome differs from the
+    first-attempt one (a frame error rate above 0). Returns twin -> transmission and
+    transition -> the draws it stands for."""
+    net = composed.net
+    twins: dict[str, str] = {}
+    draws: dict[str, tuple[float, ...]] = {}
+    for qid, prefix in composed.interfaces.items():
+        if f"{prefix}.airtime" not in net.places:
+            continue
+        for tname, kind in composed.events[qid].items():
+            if kind != "transmit":
+                continue
+            original = f"{prefix}.{tname}"
+            source = net.transitions[original]
+            allowed = int(net.scope_of(original)["TRIES"])
+            tries = [int(k) for k in delay_points(Interval(1, allowed), points or 2,
+                                                  f"attempts of {original}")]
+            outcomes = [(f"{original}{TRIES_SUFFIX}{k}", k, False) for k in tries if k > 1]
+            if budget.covers(qid):
+                outcomes.append((f"{original}{LOSS_SUFFIX}", allowed, True))
+            calm = _attempt_draws(1, False, allowed)
+            net.transitions[original] = replace(source, action=_forced_draws(source.action,
+                                                                             calm))
+            draws[original] = calm
+            inputs = [n for n in source.action_inputs if n != "rng"]
+            call = ", ".join(f"{n}={n}" for n in inputs)
+            for twin, k, lost in outcomes:
+                forced = _forced_draws(source.action, _attempt_draws(k, lost, allowed))
+                calm_action = net.transitions[original].action
+
+                def differs(forced: Any = forced, calm_action: Any = calm_action,
+                            **values: Any) -> bool:
+                    return bool(forced(**values) != calm_action(**values))
+                guard = f"attempts_differ({call})"
+                if lost:
+                    may_lose, after = budget.inscriptions(_IS_DATA)
+                    guard = f"{guard} and {may_lose}"
+                net.add_transition(replace(
+                    source, name=twin, action=forced,
+                    guard=guard if source.guard is None else f"({source.guard}) and {guard}",
+                    params={**source.params, "attempts_differ": differs}))
+                for arc in net.arcs_of(original):
+                    net.add_arc(replace(arc, transition=twin))
+                if lost:
+                    net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+                    net.add_output(BUDGET_PLACE, twin, after)
+                twins[twin] = original
+                draws[twin] = _attempt_draws(k, lost, allowed)
+    return twins, draws
+
+
+class _Draws:
+    """A stand-in for the generator 802.11's code action draws from: fixed values."""
+
+    def __init__(self, values: tuple[float, ...]):
+        self.values = values
+
+    def random(self, size: int) -> Any:
+        return np.array(self.values[:size])
+
+
+def _forced_draws(action: Any, values: tuple[float, ...]) -> Any:
+    """``action`` with its generator's ``random(n)`` returning ``values`` (no ``rng``)."""
+    signature = inspect.signature(action)
+
+    def forced(**kwargs: Any) -> Any:
+        return action(**kwargs, rng=_Draws(values))
+    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
+    return forced

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario
+from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario, UniformTime
 from tcpn.models.topology import ComposedNet, compose
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
 from tcpn.models.verification.choices import (
@@ -19,14 +19,17 @@ from tcpn.models.verification.choices import (
     LOSS_SUFFIX,
     U_CALM,
     U_EARLY,
-    ScriptedDraws,
     add_loss_choices,
-    add_start_choices,
-    discrete_starts,
+    add_start_delays,
+    random_times,
     tcp_l_choices,
+    wireless_choices,
 )
-from tcpn.petrinets import Firing, PetriNet, Simulator, explore
-from tcpn.petrinets.statespace import StateSpace
+from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
+from tcpn.petrinets.intervals import DelayChoice, discretise_delays
+from tcpn.petrinets.intervals import delay_points as points_of
+from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
+from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
 
@@ -49,6 +52,9 @@ class Role:
     places: Mapping[str, str]
     transitions: tuple[str, ...]
     flow: str | None = None
+    #: for a queue: what each of its arrival-side transitions means (``enqueue``, ``drop``,
+    #: ``mark``, ``meter``), as the trace has it
+    events: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,9 +80,15 @@ class VerificationNet:
     ``choices`` are the transitions added to the simulator's; ``twins`` maps each loss (or
     RED early verdict, TCP-L reaction, reporter tick of an unopened connection) to the
     simulator transition it stands beside; ``draws`` gives the uniform draw each
-    transition whose simulator twin draws one stands for; ``start_choices``
-    maps each start-time choice (``group{g}.start{j}``) to ``(g, start_s)``: flow group
-    ``g`` (the scenario's ``flows[g]``) starts at ``start_s``.
+    transition whose simulator twin draws one stands for; ``delay_choices`` maps each
+    transition copy that fixes a random delay (``t'k``, see
+    :mod:`tcpn.petrinets.intervals`) to its :class:`~tcpn.petrinets.intervals.DelayChoice`;
+    ``start_chain`` maps each transition of a random start's chain (``group{g}.start``,
+    ``group{g}.gap{j}``) to ``(g, j)``: it starts connection ``j`` of flow group ``g``
+    (the scenario's ``flows[g]``). ``clock`` is how :meth:`explore` treats time:
+    ``"absolute"`` (CPN Tools' timed state space) or ``"relative"`` (timestamps and the
+    components' ``CLOCK`` values kept relative to each state's clock;
+    ``docs/statespace.md``, "Clock values").
     """
 
     net: PetriNet
@@ -89,8 +101,9 @@ class VerificationNet:
     flows: tuple[ConcreteFlow, ...] = ()
     twins: Mapping[str, str] = field(default_factory=dict)
     clock: str = "absolute"
-    start_choices: Mapping[str, tuple[int, float]] = field(default_factory=dict)
-    draws: Mapping[str, float] = field(default_factory=dict)
+    draws: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    delay_choices: Mapping[str, DelayChoice] = field(default_factory=dict)
+    start_chain: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def explore(self, **limits: Any) -> StateSpace:
         """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
@@ -115,24 +128,43 @@ class VerificationNet:
         return {direction: tuple(sorted(numbers)) for direction, numbers in lost.items()}
 
     def chosen_starts(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[int, float]:
-        """The start time a path chose for each flow group with a random start."""
-        return dict(self.start_choices[t] for t, _b in path if t in self.start_choices)
+        """The start time a path chose for each connection (by its number) of a flow group
+        with a random start or gap."""
+        position = {(self.scenario.flows[g].id or f"f{g}", f.index): i
+                    for i, f in enumerate(self.flows) for g in range(len(self.scenario.flows))
+                    if (self.scenario.flows[g].id or f"f{g}") == f.group}
+        ends: dict[tuple[int, int], float] = {}
+        for transition, _b in path:
+            choice = self.delay_choices.get(transition)
+            original = transition if choice is None else choice.original
+            if original not in self.start_chain:
+                continue
+            g, j = self.start_chain[original]  # the copy's delay is fixed: the chosen one
+            delay = float(self.net.transitions[transition].delay)  # type: ignore[arg-type]
+            ends[g, j] = round(ends.get((g, j - 1), 0.0) + delay, 9)
+        return {position[self.scenario.flows[g].id or f"f{g}", j]: start_s
+                for (g, j), start_s in ends.items()}
 
-    def simulation_scenario(self, losses: Mapping[str, Sequence[int]] | None = None,
-                            starts: Mapping[int, float] | None = None) -> Scenario:
+    def simulation_scenario(self, losses: Mapping[str, Sequence[int]] | None = None
+                            ) -> Scenario:
         """The scenario the simulator runs for this net with the given scripted ``losses``
-        (per direction, added to the scenario's own lists) and ``starts`` (flow group ->
-        start time, for the groups whose start is drawn at random): the transfer is finite
-        and every direction that may lose has a scripted list."""
-        return _scripted(self.scenario, self.segments, self.losses, losses or {},
-                         starts or {})
+        (per direction, added to the scenario's own lists): the transfer is finite and
+        every direction that may lose has a scripted list."""
+        return _scripted(self.scenario, self.segments, self.losses, losses or {})
 
     def simulation_net(self, losses: Mapping[str, Sequence[int]] | None = None,
                        starts: Mapping[int, float] | None = None) -> PetriNet:
-        """The simulator's net of :meth:`simulation_scenario`."""
-        scenario = self.simulation_scenario(losses, starts)
-        flows = scenario.concrete_flows() if starts else self.flows
+        """The simulator's net of :meth:`simulation_scenario`, connection ``i`` starting at
+        ``starts[i]`` where given (:meth:`chosen_starts`)."""
+        scenario = self.simulation_scenario(losses)
+        flows = [f.model_copy(update={"start_s": starts[i]}) if starts and i in starts else f
+                 for i, f in enumerate(self.flows)]
         return compose(scenario, _finite_flows(scenario, flows, self.segments)).net
+
+    def forced_draws(self, path: Iterable[tuple[str, Mapping[str, Any]]]) -> list[float]:
+        """The uniform draws the simulator makes along ``path``, in order: those the path's
+        choices stand for (``Simulator(..., forced_draws=...)`` replays them)."""
+        return [u for t, _b in path for u in self.draws.get(t, ())]
 
     def replay(self, path: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Firing]:
         """Fire ``path`` (a firing sequence of this net, e.g. ``space.path_to(s)``) in the
@@ -140,21 +172,38 @@ class VerificationNet:
         and start times chosen: each loss fires as the transmission it stands beside, RED's
         draws are forced, start choices are not fired. Raises
         :class:`InputError` at the first step the simulator would not take."""
-        sim = Simulator(self.simulation_net(self.scripted_losses(path),
-                                            self.chosen_starts(path)), seed=0)
         # the simulator's uniform draws forced to those the path's choices stand for
-        draws = [self.draws[t] for t, _b in path if t in self.draws]
-        sim._draw.generator = ScriptedDraws(draws)  # type: ignore[assignment]
+        sim = Simulator(self.simulation_net(self.scripted_losses(path),
+                                            self.chosen_starts(path)), seed=0,
+                        forced_draws=self.forced_draws(path))
         firings = []
         for step, (transition, binding) in enumerate(path):
-            if transition in self.start_choices:  # the scenario's start time says it
-                continue
+            choice = self.delay_choices.get(transition)
+            if (transition if choice is None else choice.original) in self.start_chain:
+                continue  # the connection's start time in the simulator's net says it
+            name = self.simulator_transition(transition)
             values = {k: v for k, v in binding.items() if k not in ADDED_VARS}
+            if self.clock == "relative":
+                values = _absolute_binding(sim, name, values)
             try:
-                firings.append(sim.fire(self.simulator_transition(transition), values))
+                firings.append(sim.fire(name, values))
             except InputError as exc:
                 raise InputError(f"replay step {step} ({transition}): {exc}") from None
         return firings
+
+
+def _absolute_binding(sim: Simulator, transition: str, binding: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """The simulator's binding of ``transition`` that a relative space's ``binding`` stands
+    for: its ``CLOCK`` values are relative to the state's clock, which is the simulator's
+    clock on a replayed path (rounded to ``TIME_DECIMALS``, so matched up to float noise);
+    ``binding`` unchanged when the simulator has none such (``fire`` then says why)."""
+    shifts = binding_shifts(sim.compiled.net, transition, TIME_DECIMALS)
+    wanted = shifted_binding(binding, shifts, sim.now)
+    for name, candidate in sim.enabled():
+        if name == transition and alike(candidate, wanted):
+            return candidate
+    return dict(binding)
 
 
 def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int
@@ -163,11 +212,14 @@ def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: i
 
 
 def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
-              extra: Mapping[str, Sequence[int]], starts: Mapping[int, float]) -> Scenario:
+              extra: Mapping[str, Sequence[int]]) -> Scenario:
     """``scenario`` with scripted lists on the directions that may lose (see
     :meth:`VerificationNet.simulation_scenario`)."""
     links = []
     for link in scenario.links:
+        if link.wireless is not None:  # its losses are forced draws of its attempts
+            links.append(link)
+            continue
         update = {}
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
             qid = f"{a}->{b}"
@@ -178,9 +230,12 @@ def _scripted(scenario: Scenario, segments: int, budget: LossBudget,
             packets = sorted(set(own) | set(extra.get(qid, ())))
             update[side] = direction.model_copy(update={"errors": ListErrors(packets=packets)})
         links.append(link.model_copy(update=update) if update else link)
+    # a random start or gap is fixed at its lower end: the start chain times the
+    # verification net's connections, chosen_starts the simulator's
     flows = [f.model_copy(update={"bytes": segments * scenario.flow_tcp(f).segment_size_bytes,
-                                  **({"start_s": starts[g]} if g in starts else {})})
-             for g, f in enumerate(scenario.flows)]
+                                  **{name: spec.low_s for name in ("start_s", "gap_s")
+                                     if isinstance(spec := getattr(f, name), UniformTime)}})
+             for f in scenario.flows]
     return scenario.model_copy(update={"links": links, "flows": flows})
 
 
@@ -195,15 +250,7 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
             raise InputError(f"loss budget: link direction {qid!r} is not in scenario "
                              f"{scenario.name} (directions: {', '.join(sorted(directions))})")
     for li, link in enumerate(scenario.links):
-        if link.wireless is not None:
-            raise InputError(f"links[{li}].wireless: an 802.11 hop (MAC retries) cannot be "
-                             "turned into choices yet; verification needs point-to-point links")
         for side, (a, b, direction) in zip(("ab", "ba"), link.directions(), strict=True):
-            kind = direction.queue.kind
-            if kind not in ("drop_tail", "threshold_ecn", "red"):
-                raise InputError(f"links[{li}].{side}.queue: {kind} decides by rates not "
-                                 "turned into choices yet; verification takes drop_tail, "
-                                 "threshold_ecn and red queues")
             if isinstance(direction.errors, RateErrors) and not budget.covers(f"{a}->{b}") \
                     and direction.errors.rate > 0:
                 raise InputError(f"links[{li}].{side}.errors: random losses (rate "
@@ -211,13 +258,26 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
                                  "where the loss budget allows losses; give a budget > 0 that "
                                  "covers this direction, or remove the error model")
     for i, group in enumerate(scenario.flows):
-        for name in ("gap_s", "receiver_clock_offset_s"):
-            if not isinstance(getattr(group, name), int | float):
-                raise InputError(f"flows[{i}].{name}: drawn at random; verification needs a "
-                                 "fixed time (a number)")
-        if group.app_rate_bps is not None:
-            raise InputError(f"flows[{i}].app_rate_bps: a paced application is not supported "
-                             "in verification mode (the transfer is the `segments` given)")
+        if not isinstance(group.receiver_clock_offset_s, int | float):
+            raise InputError(f"flows[{i}].receiver_clock_offset_s: drawn at random; it offsets "
+                             "the receiver's timestamps (a value, not a delay), and "
+                             "verification needs a fixed one (a number)")
+
+
+def _refuse_clock(scenario: Scenario, clock: str) -> None:
+    """Raise :class:`InputError` for a clock mode the scenario's components cannot take."""
+    if clock not in CLOCK_MODES:
+        raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    if clock == "absolute":
+        return
+    for i, group in enumerate(scenario.flows):
+        if group.receiver_clock_skew != 0.0:
+            raise InputError(f"flows[{i}].receiver_clock_skew: a drifting receiver clock "
+                             "stamps (1 + skew) * now, which no relative state space can "
+                             "shift; use clock='absolute'")
+        if getattr(group.params, "skew_estimation", False):
+            raise InputError(f"flows[{i}].params.skew_estimation: the skew estimate fits a "
+                             "line to absolute send times; use clock='absolute'")
 
 
 def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
@@ -246,7 +306,9 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
                         if p.startswith(prefix + ".") and p not in
                         (f"{prefix}.idle", f"{prefix}.frames")}
         roles[f"{qid}.queue"] = Role("queue", queue_places, tuple(
-            f"{prefix}.{t}" for t, k in kinds.items() if k not in ("transmit",)))
+            f"{prefix}.{t}" for t, k in kinds.items() if k not in ("transmit",)),
+            events={f"{prefix}.{t}": k for t, k in kinds.items()
+                    if k not in ("transmit", "direct")})
         link_places = {"idle": f"{prefix}.idle"}
         if f"{prefix}.frames" in net.places:
             link_places["frames"] = f"{prefix}.frames"
@@ -256,7 +318,8 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
 
 
 def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
-                  points: Mapping[int, tuple[float, ...]]) -> tuple[str, ...]:
+                  times: Mapping[int, tuple[Distribution | float, Distribution | float]],
+                  delay_points: int | None, clock: str) -> tuple[str, ...]:
     where = "every link direction" if budget.links is None else ", ".join(budget.links)
     return (
         f"Each connection sends a finite transfer of {segments} segments; the scenario's "
@@ -271,49 +334,76 @@ def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
            "the probability's value is not kept."]
           if any(d.queue.kind == "red" for link in scenario.links
                  for _a, _b, d in link.directions()) else []),
-        *(f"Flow group {scenario.flows[g].id or f'f{g}'} starts at one of "
-          f"{', '.join(f'{t:g}' for t in times)} s (its random start discretised), not "
-          "at the times between." for g, times in points.items()),
+        *(f"Flow group {scenario.flows[g].id or f'f{g}'} "
+          + "; ".join([_points_text(start, delay_points, "starts")]
+                      + [_points_text(gap, delay_points, "each next connection starts")
+                         ] * (scenario.flows[g].count > 1))
+          + " (random times discretised to these points, not the times between)."
+          for g, (start, gap) in times.items()),
         "Every other delay is the simulator's deterministic one (serialisation, propagation, "
         "timers); simultaneous events are explored in every order.",
         "Time is absolute (CPN Tools' timed state space): the space is finite because the "
-        "transfer ends and the losses are bounded.",
+        "transfer ends and the losses are bounded." if clock == "absolute" else
+        "Time is relative: a state keeps its timestamps and the components' CLOCK values "
+        "(send times, echoes, idle-since times) relative to its own clock, so runs that "
+        "reach one marking at different times are one state; when a state is reached is "
+        "not kept (a path's times are the sums of its waits).",
     )
 
 
+def _points_text(delay: Distribution | float, points: int | None, what: str) -> str:
+    """``what`` happens after ``delay``: its points when random."""
+    if isinstance(delay, Distribution):
+        times = points_of(delay, points or 2, what)
+        return f"{what} after one of {', '.join(f'{t:g}' for t in times)} s"
+    return f"{what} after {delay:g} s"
+
+
 def verification_net(scenario: Scenario, *, segments: int,
-                     losses: LossBudget | None = None, start_points: int | None = None,
-                     seed: int | None = None) -> VerificationNet:
+                     losses: LossBudget | None = None, delay_points: int | None = None,
+                     seed: int | None = None, clock: str = "absolute") -> VerificationNet:
     """The verification net of ``scenario``: every connection sends ``segments`` segments,
     the network may lose what ``losses`` allows (see the module docstring).
 
-    A flow group whose ``start_s`` is drawn uniformly from an interval starts at one of
-    ``start_points`` equally spaced times in it, a choice made at time 0 (the explorer
-    covers each, and every order of the events they make simultaneous). ``seed`` draws
-    the scenario's other random choices (none are allowed yet).
+    A flow group whose ``start_s`` (or ``gap_s`` between its connections) is drawn
+    uniformly from an interval starts at one of ``delay_points`` equally spaced times in
+    it, both ends included (:mod:`tcpn.petrinets.intervals`; the explorer covers each, and
+    every order of the events they make simultaneous). ``seed`` draws the scenario's other
+    random choices (none are allowed yet). ``clock`` is how
+    :meth:`VerificationNet.explore` treats time (``"absolute"`` or ``"relative"``; relative
+    time refuses a receiver clock that drifts and Modified Vegas's skew estimation, which
+    read absolute times).
     """
     budget = losses if losses is not None else LossBudget()
     if not isinstance(budget, LossBudget):
         raise InputError(f"losses must be a LossBudget, got {budget!r}")
-    points = discrete_starts(scenario, start_points)
+    times = random_times(scenario, delay_points)
     _refuse(scenario, segments, budget)
-    prepared = _scripted(scenario, segments, budget, {},
-                         {g: times[0] for g, times in points.items()})
+    _refuse_clock(scenario, clock)
+    prepared = _scripted(scenario, segments, budget, {})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
     twins = add_loss_choices(composed, budget, segments)
-    draws = {name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM)
-             for twin, original in twins.items() if original.endswith(".decide")
-             for name in (twin, original)}
+    draws: dict[str, tuple[float, ...]] = {
+        name: (U_EARLY if name.endswith(EARLY_SUFFIX) else U_CALM,)
+        for twin, original in twins.items() if original.endswith(".decide")
+        for name in (twin, original)}
+    radio_twins, radio_draws = wireless_choices(composed, budget, delay_points)
+    twins.update(radio_twins)
+    draws.update(radio_draws)
     for i, flow in enumerate(finite):
         if flow.variant == "tcp_l":
             tcp_l_twins, tcp_l_draws = tcp_l_choices(composed.net, i, segments)
             twins.update(tcp_l_twins)
-            draws.update(tcp_l_draws)
-    starts = add_start_choices(composed, scenario, points)
+            draws.update({name: (u,) for name, u in tcp_l_draws.items()})
+    chain = add_start_delays(composed, scenario, times)
+    roles = _roles(composed, twins)
+    net, delay_choices = discretise_delays(composed.net, delay_points or 2)
     return VerificationNet(
-        net=composed.net, scenario=scenario, segments=segments, losses=budget,
-        roles=_roles(composed, twins), choices=(*twins, *starts),
-        abstractions=_abstractions(scenario, segments, budget, points), flows=tuple(finite),
-        twins=twins, start_choices=starts, draws=draws)
+        net=net, scenario=scenario, segments=segments, losses=budget,
+        roles=roles, choices=(*twins, *delay_choices,
+                              *(t for t in chain if t in net.transitions)),
+        abstractions=_abstractions(scenario, segments, budget, times, delay_points, clock),
+        flows=tuple(finite), twins=twins, draws=draws, delay_choices=delay_choices,
+        start_chain=chain, clock=clock)
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.colours import (
     BOOL,
     INT,
@@ -52,7 +53,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
-from tcpn.petrinets.distributions import Discrete, Distribution
+from tcpn.petrinets.distributions import Discrete, Distribution, Interval
 from tcpn.petrinets.exchange.cpnml import (
     INT_T,
     ML_BASIS_DECLARATIONS,
@@ -89,12 +90,16 @@ _POINTS_PER_INCH = 72.0
 
 
 def write_cpn(net: PetriNet, path: str | Path, *, real_time: bool | None = None,
-              ids: Mapping[str, str] | None = None, layout: str = "dot") -> Path:
-    """Write ``net`` to ``path`` as a CPN Tools file; see :func:`to_cpn` for the options."""
-    target = Path(path)
-    target.write_bytes(to_cpn(net, real_time=real_time, ids=ids, layout=layout)
-                       .encode("iso-8859-1"))
-    return target
+              ids: Mapping[str, str] | None = None, layout: str = "dot",
+              overwrite: bool = False) -> Path:
+    """Write ``net`` to ``path`` as a CPN Tools file (see :func:`to_cpn` for the options):
+    whole or not at all, an existing file replaced only with ``overwrite``
+    (:func:`tcpn.outputs.atomic_file`)."""
+    check_output_file(path, overwrite)
+    data = to_cpn(net, real_time=real_time, ids=ids, layout=layout).encode("iso-8859-1")
+    with atomic_file(path, overwrite) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
 
 
 def to_cpn(net: PetriNet, *, real_time: bool | None = None,
@@ -457,6 +462,8 @@ class _Exporter:
         def real(delay: Any) -> bool:
             if delay is None or isinstance(delay, Discrete):
                 return False
+            if isinstance(delay, Interval):
+                return not delay.integer
             if isinstance(delay, Distribution):
                 return True
             if isinstance(delay, int | float):
@@ -1156,7 +1163,7 @@ class _Exporter:
     def _delay(self, delay: Any, where: str) -> str:
         if delay is None:
             return ""
-        if isinstance(delay, Discrete):
+        if isinstance(delay, Discrete | Interval):  # CPN Tools 4 writes @+[a,b]
             return "@+" + self._distribution(delay, where)
         if isinstance(delay, Distribution):
             self._need_real(where, "a random delay other than discrete()")

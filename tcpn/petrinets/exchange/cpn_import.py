@@ -53,6 +53,7 @@ from tcpn.petrinets.distributions import (
     Discrete,
     Distribution,
     Exponential,
+    Interval,
     TruncatedNormal,
     Uniform,
 )
@@ -95,6 +96,8 @@ __all__ = [
 ]
 
 _STANDARD_PRIORITIES = {"P_HIGH": P_HIGH, "P_NORMAL": P_NORMAL, "P_LOW": P_LOW}
+#: CPN Tools 4's time interval (integer bounds), the delay of ``@+[a,b]``.
+_INTERVAL = re.compile(r"^\[\s*(\d+)\s*,\s*(\d+)\s*\]$")
 #: Files larger than this are refused before parsing (``tcpn.limits.Limits.net_file_bytes``).
 DEFAULT_MAX_BYTES = Limits().net_file_bytes
 
@@ -1151,6 +1154,9 @@ class _Importer:
 
     def _delay(self, element: ET.Element | None, text: str, where: str,
                variables: frozenset[str]) -> Any:
+        interval = _INTERVAL.match(text)
+        if interval is not None:  # CPN Tools 4's time interval @+[a,b]
+            return Interval(int(interval[1]), int(interval[2]))
         tree = self._parse(element, text, where)
         python, _ = self._python(element, tree, where, variables)
         distribution = _distribution(python, self.declarations)

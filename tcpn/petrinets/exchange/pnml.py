@@ -39,6 +39,7 @@ from typing import Any
 from tcpn import __version__
 from tcpn.errors import InputError
 from tcpn.limits import limit_problem
+from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.colours import (
     BOOL,
     BoolSet,
@@ -100,11 +101,14 @@ _COMPARISONS = {ast.Eq: "equality", ast.NotEq: "inequality", ast.Lt: "lessthan",
 
 
 def write_pnml(net: PetriNet, path: str | Path, net_type: str = "auto", *,
-               strict: bool = False) -> Path:
-    """Write ``net`` to ``path`` as PNML; see :func:`to_pnml`."""
-    target = Path(path)
-    target.write_text(to_pnml(net, net_type, strict=strict), encoding="utf-8")
-    return target
+               strict: bool = False, overwrite: bool = False) -> Path:
+    """Write ``net`` to ``path`` as PNML (see :func:`to_pnml`): whole or not at all, an
+    existing file replaced only with ``overwrite`` (:func:`tcpn.outputs.atomic_file`)."""
+    check_output_file(path, overwrite)
+    text = to_pnml(net, net_type, strict=strict)
+    with atomic_file(path, overwrite) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
 
 
 def to_pnml(net: PetriNet, net_type: str = "auto", *, strict: bool = False) -> str:

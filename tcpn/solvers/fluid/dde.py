@@ -14,16 +14,23 @@ is three compiled (Numba) functions,
 - ``jump(t, y, Y, S, k, h, prm, cls, aux)``: discrete events after an accepted step (a
   window halving of a synchronised sawtooth, leaving slow start), editing ``y`` in place;
 
-and one compiled loop ``integrate(y0, lower, upper, h, n_steps, prm, cls, aux, n_signals)
--> (Y, S)`` that calls them around :func:`heun_predict` and :func:`heun_correct` (the loop
+and one compiled loop ``integrate(Y, S, work, lower, upper, h, n_steps, prm, cls, aux)``
+that fills the preallocated histories (``Y[0]`` holds the initial state; ``work`` is three
+scratch rows) by calling them around :func:`heun_predict` and :func:`heun_correct` (the loop
 lives in the model's module so that Numba can cache it). Every stage is projected onto
 the state box ``[lower, upper]`` (queue in [0, B], window >= 1): that is how clamping at a
 boundary stays exact.
 
+The kernels are compiled without Numba's reference counting (``_nrt=False``: they
+allocate nothing, the caller does): with it, every array passed to a helper or sliced
+out of the history cost an atomic increment and decrement, 80 % of a step's time.
+
 :func:`solve` refuses a step the model's fastest rate makes unstable (:class:`StiffModelError`,
 naming the component), rejects non-finite or grid-scale oscillating results
-(:class:`IntegrationError`), and by default repeats the run at half the step and
-raises :class:`ConvergenceError` unless every summary metric moved by less than 0.5 %.
+(:class:`IntegrationError`), and by default checks the run against one at twice the step
+(Richardson's comparison on the coarser grid, half the cost of a run at half the step)
+and, if a summary metric moved by 0.5 % or more, halves the step until it moves by less,
+raising :class:`ConvergenceError` if it never does.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numba import njit
@@ -51,10 +58,14 @@ __all__ = [
     "solve",
 ]
 
+CheckStep = Literal["double", "half"]
+
 #: Relative change allowed between a run and the run at half the step.
 CONVERGENCE_TOLERANCE = 0.005
 #: Heun is accurate (not just stable) while h times the fastest rate stays below this.
 STEP_RATE_BOUND = 0.1
+#: Compiled kernels: cached on disk, no reference counting (they allocate nothing).
+KERNEL: dict[str, Any] = {"cache": True, "_nrt": False}
 
 
 class IntegrationError(TcpnError):
@@ -86,39 +97,40 @@ def lagged(hist: np.ndarray, k: int, h: float, t: float, tau: float, j: int) -> 
     return hist[i, j] * (1.0 - f) + hist[i + 1, j] * f
 
 
-@njit(cache=True)
+@njit(**KERNEL, inline="always")
 def heun_predict(y: np.ndarray, f1: np.ndarray, h: float, lower: np.ndarray,
-                 upper: np.ndarray, pred: np.ndarray) -> None:
-    """Heun's predictor (an Euler step) projected onto the state box, into ``pred``."""
-    for j in range(y.shape[0]):
+                 upper: np.ndarray, pred: np.ndarray, cols: np.ndarray, n_cols: int) -> None:
+    """Heun's predictor (an Euler step) projected onto the state box, into ``pred``;
+    only the columns ``cols[:n_cols]`` (the others are not being integrated)."""
+    for jj in range(n_cols):
+        j = cols[jj]
         pred[j] = min(max(y[j] + h * f1[j], lower[j]), upper[j])
 
 
-@njit(cache=True)
+@njit(**KERNEL, inline="always")
 def heun_correct(y: np.ndarray, f1: np.ndarray, f2: np.ndarray, h: float,
-                 lower: np.ndarray, upper: np.ndarray, nxt: np.ndarray) -> None:
-    """Heun's corrector (the trapezoid of both slopes) projected onto the box, into ``nxt``."""
-    for j in range(y.shape[0]):
+                 lower: np.ndarray, upper: np.ndarray, nxt: np.ndarray, cols: np.ndarray,
+                 n_cols: int) -> None:
+    """Heun's corrector (the trapezoid of both slopes) projected onto the box, into
+    ``nxt``; only the columns ``cols[:n_cols]``."""
+    for jj in range(n_cols):
+        j = cols[jj]
         nxt[j] = min(max(y[j] + 0.5 * h * (f1[j] + f2[j]), lower[j]), upper[j])
 
 
 @dataclass(frozen=True)
 class DdeSystem:
-    """A compiled DDE model ready for :func:`solve`: its ``integrate`` loop and parameters.
+    """A compiled DDE model ready for :func:`solve`.
 
-    ``stiff_rates`` names each fast linear rate of the model (1/s) so that a refused step
-    says which component forces it; ``summary`` turns a :class:`Trajectory` into the
-    metrics the convergence check compares (name -> (value, absolute floor)).
+    ``integrate(step_s, n_steps)`` runs the model's compiled loop on the grid and returns
+    its :class:`Trajectory`; ``stiff_rates`` names each fast linear rate of the model
+    (1/s) so that a refused step says which component forces it; ``summary`` turns a
+    :class:`Trajectory` into the metrics the convergence check compares (name -> (value,
+    absolute floor)); ``oscillation_columns`` are the state columns checked for grid-scale
+    oscillation.
     """
 
-    integrate: Any
-    y0: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    prm: np.ndarray
-    cls: np.ndarray
-    aux: np.ndarray
-    n_signals: int
+    integrate: Callable[[float, int], Trajectory]
     min_delay_s: float
     stiff_rates: Mapping[str, float]
     summary: Callable[[Trajectory], Mapping[str, tuple[float, float]]]
@@ -127,12 +139,20 @@ class DdeSystem:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """States ``y`` and signals ``s`` on the grid ``t`` (rows are times)."""
+    """States ``y`` and signals ``s`` on the grid ``t`` (rows are times).
+
+    A model that skips columns (classes not started yet, classes merged into another)
+    says so in ``layout`` and reports the first row with a non-finite state it computed
+    in ``nonfinite_row`` (-1: none); with ``nonfinite_row`` None every entry of ``y`` is
+    checked.
+    """
 
     t: np.ndarray
     y: np.ndarray
     s: np.ndarray
     step_s: float
+    nonfinite_row: int | None = None
+    layout: Any = None
 
 
 @dataclass
@@ -159,33 +179,47 @@ class ConvergenceReport:
 
 
 def _integrate(system: DdeSystem, step_s: float, horizon_s: float) -> Trajectory:
-    n_steps = math.ceil(horizon_s / step_s - 1e-9)
-    Y, S = system.integrate(system.y0.copy(), system.lower, system.upper, step_s, n_steps,
-                            system.prm, system.cls, system.aux.copy(), system.n_signals)
-    traj = Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s)
+    traj = system.integrate(step_s, math.ceil(horizon_s / step_s - 1e-9))
     _check_finite_and_smooth(system, traj)
     return traj
 
 
+@njit(**KERNEL)
+def _direction_flips(values: np.ndarray) -> tuple[int, int]:
+    """Steps of ``values`` that reverse the previous step's direction, and steps that
+    could (both moving by more than rounding noise of the column's range)."""
+    low = high = values[0]
+    top = 0.0
+    for v in values:
+        low = min(low, v)
+        high = max(high, v)
+        top = max(top, abs(v))
+    noise = 1e-9 * max(high - low, 1e-6 * top, 1e-12)
+    flips = both = 0
+    for i in range(2, values.shape[0]):
+        d0 = values[i - 1] - values[i - 2]
+        d1 = values[i] - values[i - 1]
+        if abs(d0) > noise and abs(d1) > noise:
+            both += 1
+            if d0 * d1 < 0:
+                flips += 1
+    return flips, both
+
+
 def _check_finite_and_smooth(system: DdeSystem, traj: Trajectory) -> None:
-    bad = ~np.isfinite(traj.y).all(axis=1)
-    if bad.any():
-        first = int(np.argmax(bad))
+    first = traj.nonfinite_row
+    if first is None and not np.isfinite(traj.y).all():
+        first = int(np.argmax(~np.isfinite(traj.y).all(axis=1)))
+    if first is not None and first >= 0:
         raise IntegrationError(
             f"the integration diverged: non-finite state at t = {traj.t[first]:.6g} s "
             f"(step {traj.step_s:.3g} s); the model or its parameters are unstable")
     for col in system.oscillation_columns:
-        values = traj.y[:, col]
-        d = np.diff(values)
-        # Steps that move by more than rounding noise of the column's range...
-        scale = max(float(np.ptp(values)), 1e-6 * float(np.abs(values).max()), 1e-12)
-        moving = np.abs(d) > 1e-9 * scale
-        both = moving[:-1] & moving[1:]
-        flips = (d[:-1] * d[1:] < 0) & both
-        # ...change direction only at the extrema of a smooth solution, a handful of grid
+        # A smooth solution changes direction only at its extrema, a handful of grid
         # points; an explicit method past its stability limit flips at almost every step.
-        share = flips.sum() / max(int(both.sum()), 1)
-        if share > 0.25 and flips.sum() > 10:
+        flips, both = _direction_flips(np.ascontiguousarray(traj.y[:, col]))
+        share = flips / max(both, 1)
+        if share > 0.25 and flips > 10:
             raise IntegrationError(
                 f"numerical instability: state column {col} alternates direction at "
                 f"{share:.0%} of the steps of size {traj.step_s:.3g} s")
@@ -225,20 +259,36 @@ def compare(system: DdeSystem, coarse: Trajectory, fine: Trajectory) -> Converge
 
 def solve(system: DdeSystem, horizon_s: float, step_s: float | None = None,
           check_convergence: bool = True, max_steps: int = 20_000_000,
-          refinements: int = 3) -> tuple[Trajectory, ConvergenceReport | None]:
-    """Integrate ``system`` to ``horizon_s``; with ``check_convergence`` also at half the step.
+          refinements: int = 3, check_step: CheckStep = "double"
+          ) -> tuple[Trajectory, ConvergenceReport | None]:
+    """Integrate ``system`` to ``horizon_s``; with ``check_convergence`` check the step.
 
-    If halving the step moves a summary metric by 0.5 % or more, the step is halved
-    again, up to ``refinements`` times (sliding modes at a full queue or a marking
-    threshold converge only at first order); then :class:`ConvergenceError` names the
-    metric. Returns the finest trajectory and the last comparison.
+    ``check_step="double"`` (the default) compares the run with one at twice the step:
+    Richardson's comparison on the coarser grid, half the cost of a second run at half
+    the step, and the returned run is the finer of the two. ``"half"`` compares it with a
+    run at half the step and returns that one (twice the cost; the reference the default
+    is tested against). Either way, if a summary metric moved by 0.5 % or more (or the
+    coarser run is not a solution), the step is halved until none does, up to
+    ``refinements`` times (sliding modes at a full queue or a marking threshold converge
+    only at first order); then :class:`ConvergenceError` names the metric. Returns the
+    finest trajectory and the last comparison.
     """
     if not horizon_s > 0:
         raise StiffModelError(f"the horizon must be > 0 s (got {horizon_s})")
+    if check_step not in ("double", "half"):
+        raise ValueError(f"check_step must be 'double' or 'half' (got {check_step!r})")
     step = choose_step(system, step_s, horizon_s, max_steps)
     coarse = _integrate(system, step, horizon_s)
     if not check_convergence:
         return coarse, None
+    if check_step == "double":
+        try:
+            report = compare(system, _integrate(system, 2 * step, horizon_s), coarse)
+        except IntegrationError:
+            pass  # twice the step is past the method's stability: check at half the step
+        else:
+            if report.converged:
+                return coarse, report
     for _ in range(refinements + 1):
         if horizon_s / (coarse.step_s / 2) > max_steps:
             break

@@ -1,0 +1,67 @@
+"""The fluid solver's fast path against its reference path on every shipped scenario it models.
+
+The reference is the solver as it was before it was made fast: one class per start time
+all the way, and the run at half the largest allowed step, checked against the run at
+that step. The default path merges classes that have converged to each other and checks
+the run at the largest step against one at twice the step instead. Both must agree within
+the solver's stated tolerance (``CONVERGENCE_TOLERANCE``, 0.5 %) on every summary metric
+of every scenario under ``scenarios/`` that the fluid lens accepts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcpn.models.scenario import load_scenario
+from tcpn.solvers.fluid.bottleneck import simulate_bottleneck
+from tcpn.solvers.fluid.dde import CONVERGENCE_TOLERANCE
+from tcpn.solvers.fluid_lens import FluidLens, fluid_problems
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def _fluid_scenarios() -> list[Path]:
+    paths = []
+    for path in sorted(SCENARIOS.rglob("*.yaml")):
+        scenario = load_scenario(path)
+        if not fluid_problems(scenario, scenario.concrete_flows()):
+            paths.append(path)
+    return paths
+
+
+FLUID_SCENARIOS = _fluid_scenarios()
+
+
+def _floor(name: str, capacity_pps: float) -> float:
+    """The scale below which a metric's difference counts as absolute, not relative."""
+    if name.endswith("_pps"):
+        return 1e-3 * capacity_pps
+    if name.endswith("_pkts"):
+        return 1.0
+    if name.endswith("_s"):
+        return 1e-3
+    return 1e-3  # ratios and the utilisation
+
+
+def test_the_shipped_fluid_scenarios_include_the_benchmark_cases():
+    names = {p.name for p in FLUID_SCENARIOS}
+    assert {"newreno_2flows.yaml", "red_100flows.yaml", "tbf_shared.yaml"} <= names
+    assert len(FLUID_SCENARIOS) >= 10
+
+
+@pytest.mark.parametrize("path", FLUID_SCENARIOS, ids=lambda p: str(p.relative_to(SCENARIOS)))
+def test_fast_path_stays_within_the_tolerance_of_the_reference(path):
+    scenario = load_scenario(path)
+    model = FluidLens().model(scenario, scenario.concrete_flows())
+    args = (model.classes, model.bottleneck, scenario.horizon_s, None, True,
+            scenario.measure.warmup_s)
+    reference = simulate_bottleneck(*args, check_step="half", merge_tolerance=0).summary
+    fast = simulate_bottleneck(*args).summary
+    assert fast.keys() == reference.keys()
+    capacity = model.bottleneck.capacity_pps
+    for name, value in reference.items():
+        scale = max(abs(value), _floor(name, capacity))
+        assert abs(fast[name] - value) <= CONVERGENCE_TOLERANCE * scale, (
+            name, fast[name], value)
