@@ -167,8 +167,8 @@ class CEngine:
                     t, _at, row = state.last()
                     if after[t]:
                         self._hand_back(sim, state)
-                        for monitor in after[t]:
-                            monitor.observe(sim, transitions[t], self.binding(t, row))
+                        for observe in after[t]:  # Monitor.observer functions
+                            observe(sim, self.binding(t, row))
                     if stop_when is not None:
                         self._hand_back(sim, state)
                         if stop_when(sim):
