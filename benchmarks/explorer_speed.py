@@ -10,9 +10,11 @@ and the exit status is 1.
 Cases: ``ver:SENDER:N:K`` is ``verification_net`` of ``benchmarks/verification.py``'s
 point-to-point scenario with N segments and K data losses (absolute clock, as
 ``VerificationNet.explore``); ``col:INSTANCE`` is a Model Checking Contest coloured net of
-``../shared/data/mcc`` read with ``read_pnml``.
+``../shared/data/mcc`` read with ``read_pnml``; ``ex:chain``, ``ex:grid`` and
+``ex:philosophers`` are ``benchmarks/statespace_vs_snakes.py``'s nets (10,000 states in a
+line, the 100 x 100 interleaving grid, 29 dining philosophers: 1,149,851 states).
 
-    .venv/bin/python benchmarks/explorer_speed.py --against main~3 --repeats 3
+    .venv/bin/python benchmarks/explorer_speed.py --against 11b830e --new HEAD --repeats 3
     .venv/bin/python benchmarks/explorer_speed.py ver:newreno:12:6 col:TokenRing-COL-010
 """
 
@@ -36,7 +38,8 @@ DEFAULT_CASES = ("ver:newreno:8:3", "ver:newreno:12:4", "ver:reno:10:3", "ver:sa
                  "ver:vegas:10:3", "col:Philosophers-COL-000010", "col:TokenRing-COL-010",
                  "col:Sudoku-COL-AN03", "col:GlobalResAllocation-COL-03",
                  "col:PGCD-COL-D02N006", "col:AirplaneLD-COL-0020",
-                 "col:BridgeAndVehicles-COL-V10P10N10")
+                 "col:BridgeAndVehicles-COL-V10P10N10", "ex:chain", "ex:grid",
+                 "ex:philosophers")
 
 
 def build(case: str, scratch: Path) -> tuple[Any, str]:
@@ -61,7 +64,18 @@ def build(case: str, scratch: Path) -> tuple[Any, str]:
                 member = archive.getmember(f"{rest}/model.pnml")
                 archive.extractall(scratch, members=[member], filter="data")
         return read_pnml(target).net, "relative"
-    raise SystemExit(f"unknown case {case!r}: ver:SENDER:N:K or col:INSTANCE")
+    if kind == "ex":
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from statespace_vs_snakes import chain_net  # type: ignore[import-not-found]
+
+        from tcpn.petrinets.examples import dining_philosophers, interleaving_grid
+
+        nets = {"chain": lambda: chain_net(10_000), "grid": lambda: interleaving_grid(100),
+                "philosophers": lambda: dining_philosophers(29)}
+        if rest in nets:
+            return nets[rest](), "relative"
+    raise SystemExit(f"unknown case {case!r}: ver:SENDER:N:K, col:INSTANCE or "
+                     "ex:chain|grid|philosophers")
 
 
 def measure(case: str, scratch: Path) -> dict[str, Any]:
@@ -88,6 +102,7 @@ def measure_in(tree: Path, case: str, scratch: Path) -> dict[str, Any]:
 
 def extract(revision: str, into: Path) -> Path:
     """Git revision ``revision``'s ``tcpn`` package extracted into ``into``."""
+    into.mkdir(exist_ok=True)
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
@@ -98,6 +113,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("cases", nargs="*", default=list(DEFAULT_CASES))
     parser.add_argument("--against", metavar="REV", help="a git revision to compare with")
+    parser.add_argument("--new", metavar="REV",
+                        help="the revision to measure (default: this working tree)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
@@ -110,12 +127,14 @@ def main() -> int:
         scratch = Path(tmp) / "mcc"
         scratch.mkdir()
         trees = {"new": ROOT}
+        if args.new:
+            trees["new"] = extract(args.new, Path(tmp) / "new")
         if args.against:
             old = Path(tmp) / "old"
-            old.mkdir()
-            trees = {"old": extract(args.against, old), "new": ROOT}
+            trees = {"old": extract(args.against, old), "new": trees["new"]}
         print(f"explore() CPU s, median of {args.repeats}, trees alternated; load average "
-              f"{load:.1f} at start" + (f"; old = {args.against}" if args.against else ""))
+              f"{load:.1f} at start" + (f"; old = {args.against}" if args.against else "")
+              + (f"; new = {args.new}" if args.new else ""))
         head = "| case | states | edges | dead |" + "".join(
             f" {t} s | {t} states/s | {t} B/state |" for t in trees)
         print(head + (" speed-up | same space |" if args.against else ""))

@@ -157,9 +157,10 @@ def main_options(
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
-    customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
-    horizon: Annotated[float, typer.Option(min=0.5, help="Model seconds of the dumbbell "
-                                           "scenario.")] = 10.0,
+    customers: Annotated[int, typer.Option(min=1, max=10_000_000,
+                                           help="Customers that arrive.")] = 20000,
+    horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
+                                           "dumbbell scenario.")] = 10.0,
 ) -> None:
     """A timed net beside its theory, then one scenario through two lenses.
 
@@ -514,7 +515,7 @@ def check_net(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
-        "message-sequence chart to this new SVG file.")] = None,
+        "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
 ) -> None:
@@ -616,7 +617,8 @@ def scenario_table(
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
     across its experiments. A file that fails gets its error in its row (named by its file
-    name) and on a line of its own below the table; exit code 1 then.
+    name) and on a line of its own below the table; exit code 3 then if a file is invalid
+    input, else 1.
     """
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
@@ -665,6 +667,8 @@ def scenario_table(
         with atomic_file(csv, overwrite) as tmp:
             frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if any(row.invalid_input for row in rows):
+        raise typer.Exit(EXIT_INPUT)
     if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 

@@ -121,3 +121,15 @@ def test_memos_change_nothing_on_contest_nets(instance, shared_dir, tmp_path, mo
     usual = explore(net)
     _without_memos(monkeypatch)
     _same(usual, explore(net))
+
+
+def test_native_engine_explores_the_same_space():
+    """``engine="native"`` runs the built code: the same states and edges, in order."""
+    from tcpn.petrinets.native import why_unavailable
+
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(f"the native engine cannot be built here: {reason}")
+    for net, clock in (_clocks(), (dining_philosophers(5), "relative")):
+        _same(explore(net, clock=clock, engine="python"),
+              explore(net, clock=clock, engine="native"))

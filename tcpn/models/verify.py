@@ -248,7 +248,14 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
-    property of a scenario with several flows needs ``flow`` named."""
+    property of a scenario with several flows needs ``flow`` named. A transfer of more
+    segments than ``max_states`` is refused (:class:`InputError`): every segment sent is a
+    state of its own, so its exploration could only answer unknown."""
+    if max_states is not None and isinstance(segments, int) and segments > max_states:
+        raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
+                         f"states than max_states = {max_states:,} (every segment sent is a "
+                         "state of its own), so the answer could only be unknown: check "
+                         "fewer segments or raise --max-states")
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
                                       ack_losses=ack_losses, links=links, flow=flow,

@@ -22,7 +22,9 @@ Storage is compact: place contents are interned once and a marking is one int pa
 their numbers (:mod:`~tcpn.petrinets.statespace_store`); edges keep only their target,
 their labels (transition, binding) are recomputed when asked for. Untimed nets run a
 specialised path that memoises, per transition, the successors of each combination of the
-contents of the places the transition reads or writes.
+contents of the places the transition reads or writes. Timed nets memoise bindings by the
+contents of the places read and firings by those contents and the time, and decode only
+the places read (``docs/statespace.md``, "Speed"); every memo is bounded.
 
 >>> from tcpn.petrinets.examples import counter
 >>> space = explore(counter(3))
@@ -42,6 +44,7 @@ import time as wallclock
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +61,7 @@ from tcpn.petrinets.compiler import (
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
+from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.offsets import OFFSET_CHECK, OffsetGroup, Offsets
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
@@ -200,7 +204,7 @@ class _Bindings:
         self.memo_on = True
         self.next_check = _MEMO_FIRST_CHECK
 
-    def enumerate(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
+    def bindings(self, marking: Marking, masks: dict[int, int]) -> tuple[_Found, ...]:
         """Every binding of the group's transitions in ``marking``, in exploration order."""
         out: list[_Found] = []
         for position, ct in self.transitions:
@@ -346,7 +350,7 @@ class _Successors:
                 for p in group.reads:
                     if marking[p] is None:
                         marking[p] = decode(p, (key >> shifts[p]) & masks[p])
-                found = group.enumerate(marking, self.fire_masks)
+                found = group.bindings(marking, self.fire_masks)
                 if group.memo_on:
                     _remember(group, key, found, self.expanded)
             for entry in found:
@@ -638,6 +642,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             progress: Callable[[int, int, float], None] | bool | None = None,
             delay_points: int | None = None,
             shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
+            engine: str | None = None,
             offsets: Sequence[OffsetGroup] = ()) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
@@ -661,7 +666,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
     ``Empirical``) becomes a choice among its points, ``delay_points`` of an interval with
     both ends (:mod:`tcpn.petrinets.intervals`; the space's transitions are then the copies
-    ``t'k``, ``space.delay_choices`` says what each fixes).
+    ``t'k``, ``space.delay_choices`` says what each fixes). ``engine`` runs the transitions'
+    generated code in Python (``"python"``) or built into a C extension (``"native"``,
+    ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
+    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
@@ -687,6 +695,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+    compiled = select_engine(compiled, engine).compiled
     gen = _Successors(compiled, clock, offsets)
     _check_explorable(compiled.net, clock, bool(gen.clock_values))
     started = wallclock.perf_counter()
@@ -849,14 +858,27 @@ class StateSpace:
         self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
                                                           dtype=np.uint32)])
         self.wall_s = explore_s
-        contents_bytes = store.nbytes()
-        self.bytes_per_state = (self.keys.nbytes + self.edge_dst.nbytes
-                                + self.edge_start.nbytes + contents_bytes) / n
-        self.peak_bytes_per_state = (peak_bytes + contents_bytes) / n
+        self._peak_bytes = peak_bytes
         self._predecessors: csr_array | None = None
         self._bfs_parent: np.ndarray | None = None
 
     # -- sizes and summary -----------------------------------------------------------------
+    @cached_property
+    def _contents_bytes(self) -> int:
+        """Bytes of the interned contents (measured when first asked: it walks them)."""
+        return self._gen.store.nbytes()
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Memory the result holds per state: packed markings, edge arrays, contents."""
+        return (self.keys.nbytes + self.edge_dst.nbytes + self.edge_start.nbytes
+                + self._contents_bytes) / len(self.keys)
+
+    @property
+    def peak_bytes_per_state(self) -> float:
+        """What the exploration's stores held per state just before they were compacted."""
+        return (self._peak_bytes + self._contents_bytes) / len(self.keys)
+
     def __len__(self) -> int:
         return len(self.keys)
 

@@ -120,6 +120,9 @@ def timed_key(place: dict[Any, list[float]]) -> Hashable:
     """
     if not place:
         return None
+    if len(place) == 1:  # one value: nothing to sort
+        ((value, stamps),) = place.items()
+        return (_TIMED, value, tuple(stamps))
     return (_TIMED, *chain.from_iterable((v, tuple(ts)) for v, ts in _sorted_items(place)))
 
 
