@@ -91,3 +91,10 @@ def test_a_finite_transfer_with_the_offsets_is_refused_by_the_check() -> None:
     finite = verification_net(bulk(), segments=3, clock="relative")
     with pytest.raises(InputError, match=r"offset groups .*transition flow0.snd.send"):
         explore(finite.net, clock="relative", offsets=v_bulk.offsets)
+
+
+def test_the_property_library_refuses_a_bulk_space_instead_of_running_on() -> None:
+    from tcpn.models.verify import verify_all
+    with pytest.raises(InputError, match="bulk sender"):
+        verify_all(bulk(), "ssthresh_at_least_2", segments=None,  # type: ignore[arg-type]
+                   clock="relative")

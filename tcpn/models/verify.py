@@ -151,16 +151,22 @@ def observe(verification: VerificationNet) -> list[FlowRoles]:
     ``flow{i}.syns``, ``flow{i}.rules`` for Vegas; ``verify.drops``) and return each
     connection's roles (each knowing all: ``FlowRoles.flows``). Each observer adds a
     counter arc pair to transitions that fire anyway: it enables and disables nothing."""
+    if verification.segments is None:
+        raise InputError("the property observers count delivered segments and "
+                         "retransmissions from the start, which a bulk sender's space "
+                         "(segments=None) keeps relative; check a bulk space with "
+                         "explore() and your own predicates for now")
+    segments = verification.segments
     net = verification.net
     net.add_place(Place("verify.drops", INT, initial=[0]))
     queues, frames = _queue_observers(verification)
-    roles = [_observe_flow(verification, f"flow{i}", flow.id, queues, frames)
+    roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames)
              for i, flow in enumerate(verification.flows)]
     everyone = tuple(roles)
     return [replace(r, flows=everyone) for r in roles]
 
 
-def _observe_flow(verification: VerificationNet, prefix: str, flow_id: str,
+def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flow_id: str,
                   queues: dict[str, tuple[int, str]], frames: tuple[str, ...]) -> FlowRoles:
     """The observers of one connection (``prefix``: ``flow{i}``) and its roles."""
     net = verification.net
@@ -193,7 +199,7 @@ def _observe_flow(verification: VerificationNet, prefix: str, flow_id: str,
     _vegas_rules(net, prefix)
     send = f"{prefix}.snd.send"
     window = int(net.scope_of(send)["WINDOW"]) if send in net.transitions else 1 << 20
-    return FlowRoles(net, prefix, verification.segments, window, queues, frames,
+    return FlowRoles(net, prefix, segments, window, queues, frames,
                      name=flow_id)
 
 
