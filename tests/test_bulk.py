@@ -71,7 +71,7 @@ def test_the_cwnd_cap_changes_nothing_on_a_finite_transfer() -> None:
 
 
 def test_bulk_needs_relative_time() -> None:
-    with pytest.raises(InputError, match="closes only in relative time"):
+    with pytest.raises(InputError, match="never closes in absolute time"):
         verification_net(bulk(), segments=None, clock="absolute")
 
 

@@ -444,9 +444,9 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
     """The bulk verification net (``segments=None``), refusing what it cannot close."""
     _refuse_clock(scenario, clock)
     if clock != "relative":
-        raise InputError("segments=None (a bulk sender): its space closes only in relative "
-                         "time (clock='relative'), which keeps its send times and timers "
-                         "relative to the clock; got clock='absolute'")
+        raise InputError("segments=None (a bulk sender): a bulk transfer's space never "
+                         "closes in absolute time; use clock='relative' (send times and "
+                         "timers relative to the clock, sequence numbers to the window)")
     if budget.per_window is not None:
         raise InputError("segments=None (a bulk sender): a per-window loss budget counts "
                          "windows of a finite transfer; give a per-run budget")
