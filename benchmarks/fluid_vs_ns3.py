@@ -1,109 +1,187 @@
-"""Wall time and accuracy of the fluid lens against ns-3 on the same scenario, in one process.
+"""CPU time and accuracy of the fluid lens against ns-3 on the same scenario, in one run.
 
 Two scenarios of ``scenarios/reference``: the dumbbell (``newreno_2flows.yaml``: 2 NewReno
 flows, 10 Mbit/s 20 ms drop-tail, 30 s) and ``red_100flows.yaml`` (100 NewReno flows,
-100 Mbit/s RED, 20 s). For each, the median over ``--repeats`` runs of: the fluid solver
-alone (the DDE integration with its convergence check, i.e. a second integration at half
-the step, and without it), the fluid lens end to end (model, solve, trace), ns-3's
-``Simulator.Run()`` alone and the ns3 lens end to end (build, run, pcap reading, trace);
-the ratios ns-3 / fluid (goal >= 1000x); and the fluid lens's
-errors against ns-3 (run 0 of the scenario's seed in both) on the aggregate goodput, the
-mean per-flow goodput and the bottleneck's mean queue (goal within 10 % where the model's
-assumptions hold). ns-3's import and warm-up, and the fluid kernels' first (compiling)
-call, are excluded and printed separately.
+100 Mbit/s RED, 20 s). For each, the median over ``--repeats`` rounds of: the fluid solver
+(``simulate_bottleneck`` on the lens's model with the lens's defaults, i.e. with its
+accuracy check; and once more without the check), CPU time in a fresh process per tree
+and round, each process's median of ``--inner`` solves; ns-3's ``Simulator.Run()`` (CPU
+time of the ns-3 worker); the ratio ns-3 ``Run()`` / fluid solve (goal >= 1000x); and the
+fluid lens's errors against ns-3 (run 0 of the scenario's seed in both) on the aggregate
+goodput, the mean per-flow goodput and the bottleneck's mean queue. ns-3's import and
+warm-up, and the fluid kernels' first (compiling or cache-loading) call, are excluded.
+CPU time, because on a shared machine wall time measures the other jobs too.
 
     .venv/bin/python benchmarks/fluid_vs_ns3.py [--repeats 3] [--horizon S]
+    .venv/bin/python benchmarks/fluid_vs_ns3.py --against 11b830e
+
+``--against REV`` also runs the fluid lens of git revision ``REV`` (its ``tcpn`` package
+extracted with ``git archive``, each round in a fresh process, alternated with this
+tree's) against the same ns-3 runs: the before/after table in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from tcpn.models.lenses import make_run
-from tcpn.models.scenario import load_scenario
-from tcpn.models.traces import TraceWriter
-from tcpn.solvers.fluid_lens import FluidLens
-from tcpn.validation.metrics import summarize
-from tcpn.validation.ns3 import Ns3Lens
-from tcpn.validation.ns3.worker import Ns3Worker
-
-REFERENCE = Path(__file__).resolve().parent.parent / "scenarios" / "reference"
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "scenarios" / "reference"
 CASES = {"dumbbell (2 flows, 10 Mbit/s)": "newreno_2flows.yaml",
          "RED, 100 flows, 100 Mbit/s": "red_100flows.yaml"}
 
 
-def _fluid(scenario, check_convergence: bool = True):
+def _scenario(file: str, horizon_s: float | None) -> Any:
+    from tcpn.models.scenario import load_scenario
+
+    scenario = load_scenario(REFERENCE / file)
+    if horizon_s is not None:
+        scenario = scenario.model_copy(update={"horizon_s": horizon_s})
+    return scenario
+
+
+def _metrics(trace: Any, queue: str) -> dict[str, float]:
+    """The compared metrics of a trace: aggregate and mean per-flow goodput, mean queue."""
+    from tcpn.validation.metrics import summarize
+
+    summary = summarize(trace)
+    flows = [f["goodput_bps"] for f in summary["flows"].values()]
+    return {"goodput_bps": summary["aggregate"]["goodput_bps"],
+            "flow_goodput_bps": statistics.fmean(flows),
+            "queue_pkts": summary["queues"][queue]["mean_packets"]}
+
+
+def fluid_case(file: str, horizon_s: float | None, inner: int) -> dict[str, Any]:
+    """In this process: the fluid solve's CPU and wall medians over ``inner`` solves (with
+    and without the accuracy check) and the lens's trace metrics."""
+    from tcpn.models.lenses import make_run
+    from tcpn.models.traces import TraceWriter
+    from tcpn.solvers.fluid.bottleneck import simulate_bottleneck
+    from tcpn.solvers.fluid_lens import FluidLens
+
+    scenario = _scenario(file, horizon_s)
     run = make_run(scenario)
+    lens = FluidLens()
+    model = lens.model(scenario, run.flows)
+
+    def solve(check: bool) -> tuple[float, float]:
+        cpu, wall = time.process_time(), time.perf_counter()
+        simulate_bottleneck(model.classes, model.bottleneck, scenario.horizon_s, None, check,
+                            scenario.measure.warmup_s)
+        return time.process_time() - cpu, time.perf_counter() - wall
+
+    solve(True)  # compiles or loads the kernels
+    checked = [solve(True) for _ in range(inner)]
+    single = [solve(False) for _ in range(inner)]
     writer = TraceWriter(scenario, run.flows)
     start = time.perf_counter()
-    info = FluidLens(check_convergence=check_convergence).run(run, writer, lambda _t: None)
+    lens.run(run, writer, lambda _t: None)
     trace = writer.close()
-    return time.perf_counter() - start, info["solve_s"], trace
+    lens_s = time.perf_counter() - start
+    return {"cpu_s": statistics.median(c for c, _ in checked),
+            "wall_s": statistics.median(w for _, w in checked),
+            "single_cpu_s": statistics.median(c for c, _ in single),
+            "lens_s": lens_s, "metrics": _metrics(trace, model.bottleneck_queue)}
 
 
-def _ns3(scenario, worker):
+def fluid_in(tree: Path, file: str, horizon_s: float | None, inner: int) -> dict[str, Any]:
+    """:func:`fluid_case` in a fresh process on the ``tcpn`` package found in ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, __file__, "--json", file, str(horizon_s), str(inner)]
+    out = subprocess.run(command, env=env, cwd=tree, check=True, capture_output=True,
+                         text=True).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return result
+
+
+def ns3_case(file: str, horizon_s: float | None, worker: Any) -> dict[str, Any]:
+    """One ns3 lens run: ``Run()`` CPU and wall seconds and the trace's metrics."""
+    from tcpn.models.lenses import make_run
+    from tcpn.models.traces import TraceWriter
+    from tcpn.validation.ns3 import Ns3Lens
+
+    scenario = _scenario(file, horizon_s)
     run = make_run(scenario)
     writer = TraceWriter(scenario, run.flows)
-    start = time.perf_counter()
     info = Ns3Lens(worker=worker).run(run, writer, lambda _t: None)
-    trace = writer.close()
-    return time.perf_counter() - start, info["run_s"], trace
+    queue = scenario.concrete_flows()[0].data_queues[1]  # the bottleneck
+    return {"run_s": info["run_s"], "run_cpu_s": info["run_cpu_s"],
+            "metrics": _metrics(writer.close(), queue)}
 
 
-def _errors(fluid, ns3, queue: str) -> str:
-    a, b = summarize(fluid), summarize(ns3)
-    agg = a["aggregate"]["goodput_bps"] / b["aggregate"]["goodput_bps"] - 1
-    per_flow_fluid = [f["goodput_bps"] for f in a["flows"].values()]
-    per_flow_ns3 = [f["goodput_bps"] for f in b["flows"].values()]
-    mean_flow = statistics.fmean(per_flow_fluid) / statistics.fmean(per_flow_ns3) - 1
-    q_fluid, q_ns3 = a["queues"][queue]["mean_packets"], b["queues"][queue]["mean_packets"]
-    return (f"aggregate goodput {a['aggregate']['goodput_bps'] / 1e6:.2f} vs "
-            f"{b['aggregate']['goodput_bps'] / 1e6:.2f} Mbit/s ({agg * 100:+.1f} %), mean "
-            f"flow goodput {mean_flow * 100:+.1f} %, mean queue {queue} {q_fluid:.1f} vs "
-            f"{q_ns3:.1f} packets ({(q_fluid / q_ns3 - 1) * 100:+.1f} %)")
+def extract(revision: str, tmp: str) -> Path:
+    """Git revision ``revision``'s ``tcpn`` package extracted into directory ``tmp``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "tcpn"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+    return Path(tmp)
+
+
+def _errors(fluid: dict[str, float], ns3: dict[str, float]) -> str:
+    def rel(key: str) -> str:
+        return f"{(fluid[key] / ns3[key] - 1) * 100:+.1f} %"
+    return (f"aggregate goodput {fluid['goodput_bps'] / 1e6:.2f} vs "
+            f"{ns3['goodput_bps'] / 1e6:.2f} Mbit/s ({rel('goodput_bps')}), mean flow goodput "
+            f"{rel('flow_goodput_bps')}, mean queue {fluid['queue_pkts']:.1f} vs "
+            f"{ns3['queue_pkts']:.1f} packets ({rel('queue_pkts')})")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="rounds (ns-3 runs per case)")
+    parser.add_argument("--inner", type=int, default=5, help="fluid solves per round")
     parser.add_argument("--horizon", type=float, default=None,
                         help="model seconds (default: each scenario's)")
+    parser.add_argument("--against", default=None, metavar="REV",
+                        help="git revision whose fluid lens runs too (before/after in one run)")
+    parser.add_argument("--json", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    scenarios = {}
-    for label, file in CASES.items():
-        scenario = load_scenario(REFERENCE / file)
-        if args.horizon is not None:
-            scenario = scenario.model_copy(update={"horizon_s": args.horizon})
-        scenarios[label] = scenario
-    first = next(iter(scenarios.values()))
-    start = time.perf_counter()
-    _fluid(first.model_copy(update={"horizon_s": 1.0 + first.measure.warmup_s}))
-    print(f"fluid kernels' first call (compilation or cache load): "
-          f"{time.perf_counter() - start:.2f} s")
-    with Ns3Worker() as worker:
+    if args.json is not None:
+        file, horizon, inner = args.json
+        print(json.dumps(fluid_case(file, None if horizon == "None" else float(horizon),
+                                    int(inner))))
+        return
+    from tcpn.validation.ns3.worker import Ns3Worker
+
+    with tempfile.TemporaryDirectory() as tmp, Ns3Worker() as worker:
+        trees = {"this tree": ROOT}
+        if args.against is not None:
+            trees[args.against] = extract(args.against, tmp)
         start = time.perf_counter()
         worker.call(divmod, 1, 1)
         print(f"ns-3 worker start-up: {time.perf_counter() - start:.2f} s (import "
-              f"{worker.startup.get('import_s', float('nan')):.2f} s, then a warm-up run)")
-        for label, scenario in scenarios.items():
-            fluid = [_fluid(scenario) for _ in range(args.repeats)]
-            single = statistics.median(_fluid(scenario, False)[1] for _ in range(args.repeats))
-            ns3 = [_ns3(scenario, worker) for _ in range(args.repeats)]
-            lens_f = statistics.median(t for t, _, _ in fluid)
-            solve_f = statistics.median(s for _, s, _ in fluid)
-            lens_n = statistics.median(t for t, _, _ in ns3)
-            run_n = statistics.median(r for _, r, _ in ns3)
-            queue = scenario.concrete_flows()[0].data_queues[1]  # the bottleneck
-            print(f"{label}, {scenario.horizon_s:g} s: fluid solve {solve_f * 1e3:.1f} ms | "
-                  f"fluid lens {lens_f:.2f} s | ns-3 Run() {run_n:.2f} s | ns3 lens "
-                  f"{lens_n:.2f} s | ns-3 Run() / fluid solve = {run_n / solve_f:.0f}x, "
-                  f"ns3 lens / fluid lens = {lens_n / lens_f:.1f}x")
-            print(f"    one fluid integration (no step-halving check) {single * 1e3:.1f} ms: "
-                  f"ns-3 Run() / that = {run_n / single:.0f}x")
-            print(f"    fluid vs ns-3: {_errors(fluid[0][2], ns3[0][2], queue)}")
+              f"{worker.startup.get('import_s', float('nan')):.2f} s, then a warm-up run); "
+              f"load average {os.getloadavg()[0]:.1f}")
+        for label, file in CASES.items():
+            fluid: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+            ns3 = []
+            for _ in range(args.repeats):  # alternated, so a change of load hits all
+                for name, tree in trees.items():
+                    fluid[name].append(fluid_in(tree, file, args.horizon, args.inner))
+                ns3.append(ns3_case(file, args.horizon, worker))
+            run_cpu_s = statistics.median(r["run_cpu_s"] for r in ns3)
+            horizon = args.horizon or _scenario(file, None).horizon_s
+            print(f"{label}, {horizon:g} s: ns-3 Run() {run_cpu_s:.2f} s CPU "
+                  f"({statistics.median(r['run_s'] for r in ns3):.2f} s wall); "
+                  f"load average {os.getloadavg()[0]:.1f}")
+            for name, runs in fluid.items():
+                cpu_s = statistics.median(r["cpu_s"] for r in runs)
+                single_s = statistics.median(r["single_cpu_s"] for r in runs)
+                each = " ".join(f"{r['cpu_s'] * 1e3:.2f}" for r in runs)
+                print(f"  fluid ({name}): solve {cpu_s * 1e3:.2f} ms CPU (rounds {each}; "
+                      f"{statistics.median(r['wall_s'] for r in runs) * 1e3:.2f} ms wall) | "
+                      f"ns-3 Run() / fluid solve = {run_cpu_s / cpu_s:.0f}x; without the "
+                      f"accuracy check {single_s * 1e3:.2f} ms ({run_cpu_s / single_s:.0f}x); "
+                      f"lens end to end {statistics.median(r['lens_s'] for r in runs):.2f} s")
+                print(f"    vs ns-3: {_errors(runs[0]['metrics'], ns3[0]['metrics'])}")
 
 
 if __name__ == "__main__":

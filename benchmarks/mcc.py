@@ -218,7 +218,8 @@ def scoreboard(results: Path, data: Path, cache: Path, per_instance: bool = Fals
     print(f"{len(done)} of {len(settings['instances'])} instances in {results}, "
           f"--max-states {settings['max_states']}, --time-limit {settings['time_limit_s']:g} s "
           f"per instance, --jobs {'/'.join(str(r['jobs']) for r in settings['runs'])}, "
-          f"{settings.get('max_memory_mb', 0):,.0f} MB per worker, "
+          + (f"{settings['max_memory_mb']:,.0f} MB per worker, " if settings.get(
+              "max_memory_mb") else "no memory budget, ") +
           f"{settings['cpus']} cpus, load average "
           f"{min(loads, default=0):.1f}-{max(loads, default=0):.1f} at the instances' ends, "
           f"code {', '.join(commits)}")

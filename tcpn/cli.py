@@ -157,9 +157,10 @@ def main_options(
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
-    customers: Annotated[int, typer.Option(min=1, help="Customers that arrive.")] = 20000,
-    horizon: Annotated[float, typer.Option(min=0.5, help="Model seconds of the dumbbell "
-                                           "scenario.")] = 10.0,
+    customers: Annotated[int, typer.Option(min=1, max=10_000_000,
+                                           help="Customers that arrive.")] = 20000,
+    horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
+                                           "dumbbell scenario.")] = 10.0,
 ) -> None:
     """A timed net beside its theory, then one scenario through two lenses.
 
@@ -497,6 +498,10 @@ def check_net(
     delay_points: Annotated[int | None, typer.Option(
         "--delay-points", min=2, help="With --property: explore a random start time or "
         "gap (uniform) at this many points of its interval, both ends included.")] = None,
+    clock: Annotated[str | None, typer.Option(
+        "--clock", help="With --property: 'absolute' (default; CPN Tools' timed state space) "
+        "or 'relative' (timestamps and the packets' times relative to each state's clock; "
+        "the same verdicts: docs/statespace.md).")] = None,
     losses: Annotated[int, typer.Option(
         min=0, help="With --property: at most this many data segments lost per run, on "
         "any link.")] = 0,
@@ -510,7 +515,7 @@ def check_net(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
-        "message-sequence chart to this new SVG file.")] = None,
+        "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
 ) -> None:
@@ -526,9 +531,10 @@ def check_net(
     from tcpn.petrinets.exchange.loading import load_net
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
-                                 or flow is not None or delay_points is not None):
-        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points and "
-                         "--msc go with --property NAME")
+                                 or flow is not None or delay_points is not None
+                                 or clock is not None):
+        raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
+                         "--clock and --msc go with --property NAME")
     if tcp_property is not None:
         from tcpn.reports.verification import PropertyRequest, run_property_check
 
@@ -539,7 +545,7 @@ def check_net(
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
                 max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
-                delay_points=delay_points), console, err_console):
+                delay_points=delay_points, clock=clock or "absolute"), console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 
@@ -611,7 +617,8 @@ def scenario_table(
     Aggregate and per-flow goodput, Jain's index, retransmissions, timeouts, mean RTT, the
     busiest queue and the time to deliver sized transfers: the figures a study compares
     across its experiments. A file that fails gets its error in its row (named by its file
-    name) and on a line of its own below the table; exit code 1 then.
+    name) and on a line of its own below the table; exit code 3 then if a file is invalid
+    input, else 1.
     """
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
@@ -660,6 +667,8 @@ def scenario_table(
         with atomic_file(csv, overwrite) as tmp:
             frame.to_csv(tmp, index=False)
         console.print(f"csv: {csv}", markup=False, highlight=False, soft_wrap=True)
+    if any(row.invalid_input for row in rows):
+        raise typer.Exit(EXIT_INPUT)
     if failed.any():
         raise typer.Exit(EXIT_FAILURE)
 

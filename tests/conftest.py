@@ -26,6 +26,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests run only when asked for: ``-m slow`` (or any ``-m``), or a test id
+    named with ``::``; ``--slow-sample N`` keeps a fixed sample of them."""
+    if not config.option.markexpr and not any("::" in arg for arg in config.args):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
     sample = config.getoption("--slow-sample")
     if sample is None:
         return

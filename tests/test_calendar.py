@@ -8,6 +8,7 @@ places in order (FIFO wires) and nets that do not (random delays, partial consum
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -110,3 +111,57 @@ def test_hot_loop_and_query_methods_agree(seed):
         replayer.fire(firing.transition, firing.binding)
     assert replayer.peek() == float("inf")
     assert replayer.marking_dict() == runner.marking_dict()
+
+
+def ties_in_step_with_the_full_scan(net: PetriNet, seed: int) -> int:
+    """Runs ``net`` to the end checking, at every firing, that the hot loop fires the
+    binding the full scan of ``_candidates`` (every binding of every live transition, in
+    their order) and the next random index pick; returns how many choices had ties."""
+    sim = Simulator(net, seed=seed)
+    ties = 0
+    while True:
+        sim._refresh()
+        at, chosen = sim._candidates()
+        if not chosen:
+            break
+        ties += len(chosen) > 1
+        t, binding = (chosen[0] if len(chosen) == 1
+                      else chosen[copy.deepcopy(sim._draw).choose(len(chosen))])
+        firing = sim.step()
+        assert firing is not None
+        assert (firing.time, firing.transition) == (at, sim.compiled.transitions[t].name)
+        assert firing.binding == sim._binding_dict(t, binding)
+    assert sim.step() is None and sim.firings > 10
+    return ties
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_loops_choice_is_the_full_scans_choice(seed):
+    """The loop's first pass over each transition's earliest binding, and its second
+    pass over the tied ones only, change the work, not the choice. Half the seeds give
+    the transitions random priorities."""
+    net = random_timed_net(seed, deterministic=True)
+    if seed % 2:
+        rng = np.random.default_rng(seed)
+        for transition in net.transitions.values():
+            transition.priority = int(rng.integers(0, 3))
+    ties_in_step_with_the_full_scan(net, seed)
+
+
+def test_the_loops_choice_breaks_ties_as_the_full_scan():
+    """Tokens ready at the same times on two wires, drained by two transitions of one
+    priority and a third of a lower one, one of them behind a gate: most choices tie."""
+    net = PetriNet("ties")
+    for w in range(2):
+        net.add_place(Place(f"wire{w}", INT.timed(),
+                            initial=[Token(k % 4, float(k // 3)) for k in range(30)]))
+        net.add_place(Place(f"out{w}", INT))
+        net.add_transition(Transition(f"take{w}", priority=w))
+        net.add_input(f"wire{w}", f"take{w}", "k")
+        net.add_output(f"out{w}", f"take{w}", "k")
+    net.add_place(Place("gate", UNIT.timed(), initial=[Token((), 4.0)]))
+    net.add_transition(Transition("late"))
+    net.add_read("gate", "late", "()")
+    net.add_input("wire1", "late", "k")
+    net.add_output("out0", "late", "k")
+    assert ties_in_step_with_the_full_scan(net, seed=3) > 20

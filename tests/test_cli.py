@@ -35,6 +35,9 @@ def test_usage_errors_exit_2():
     assert tcpn("no-such-command").returncode == 2
     done = tcpn("demo", "--customers", "0")
     assert done.returncode == 2 and "--customers" in done.stderr
+    for option, value in (("--customers", "1000000000000"), ("--horizon", "1e30")):
+        done = tcpn("demo", option, value)  # bounded: refused, not run for ever
+        assert done.returncode == 2 and option in done.stderr
 
 
 def test_invalid_input_names_file_and_line_and_exits_3(tmp_path):

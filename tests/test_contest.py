@@ -212,3 +212,38 @@ def test_a_ctl_fixpoint_past_its_time_limit_says_cannot_compute(shared_dir, mcc_
     assert set(answers) == set(known)
     assert all(answers[key] in ("CANNOT_COMPUTE", known[key]) for key in known)
     assert "CANNOT_COMPUTE" in answers.values()
+
+
+def test_ctl_edge_arrays_beyond_the_memory_available_say_cannot_compute(shared_dir,
+                                                                         mcc_cache,
+                                                                         monkeypatch):
+    """Edge arrays that would not fit in the memory available (here: a petabyte an edge)
+    are not built: the formulas that need them say CANNOT_COMPUTE, never a guess."""
+    from tcpn.petrinets import ptcheck
+    from tcpn.petrinets.contest import explore_model
+
+    monkeypatch.setattr(ptcheck, "EDGE_ARRAY_BYTES", 10**15)
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    lines = check_examinations(folder / "model.pnml", ["CTLCardinality"],
+                               explored=explore_model(folder / "model.pnml"))
+    known = read_answers(folder, "CTLCardinality")
+    answers = dict(pair for line in lines["CTLCardinality"]
+                   if (pair := answer_key(line)) is not None)
+    assert set(answers) == set(known)
+    assert all(answers[key] in ("CANNOT_COMPUTE", known[key]) for key in known)
+    assert "CANNOT_COMPUTE" in answers.values()
+
+
+def test_liveness_beyond_the_memory_budget_says_cannot_compute(shared_dir, mcc_cache):
+    """Liveness's arrays are not built past the budget: CANNOT_COMPUTE; within it, the
+    oracle's answer."""
+    from tcpn.petrinets.contest import explore_model
+    from tcpn.petrinets.memory import resident_bytes
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    explored = explore_model(folder / "model.pnml")
+    tight = check_examinations(folder / "model.pnml", ["Liveness"], explored=explored,
+                               max_memory_bytes=resident_bytes() // 2)
+    assert tight["Liveness"] == ["FORMULA Liveness CANNOT_COMPUTE"]
+    roomy = check_examinations(folder / "model.pnml", ["Liveness"], explored=explored)
+    assert disagreements(folder, roomy) == []

@@ -154,3 +154,28 @@ def test_halving_the_step_is_checked():
 def test_bad_parameters_are_named(classes, link, message):
     with pytest.raises(InputError, match=message):
         simulate_bottleneck(classes, link, horizon_s=1)
+
+
+def test_classes_that_converge_merge_and_their_means_match_their_filled_series():
+    # 20 identical flows starting 50 ms apart converge to one trajectory: they merge, and
+    # the summary (computed without writing the merged rows) equals the time means of
+    # the series written afterwards.
+    classes = [FlowClass(prop_rtt_s=0.05, flows=1 + i % 3, start_s=0.05 * i, name=f"c{i}")
+               for i in range(20)]
+    link = Bottleneck(capacity_pps=2000, buffer_pkts=300, aqm="red", min_th_pkts=20,
+                      max_th_pkts=80, max_p=0.1, queue_weight=0.002, gentle=True)
+    run = simulate_bottleneck(classes, link, horizon_s=20, warmup_s=5)
+    merges = run.trajectory.layout.merged
+    assert (merges[:, 0] >= 0).sum() >= 15
+    first = int(np.searchsorted(run.t, 5.0))
+    weights = np.full(run.t[first:].shape, 1.0)
+    weights[[0, -1]] = 0.5
+    for i, c in enumerate(classes):
+        series = run.goodput_pps[first:, i]
+        assert run.summary[f"{c.name}_goodput_pps"] == pytest.approx(
+            (series * weights).sum() / weights.sum(), rel=1e-9)
+        assert run.summary[f"{c.name}_cwnd_mean_pkts"] == pytest.approx(
+            (run.cwnd_pkts[first:, i] * weights).sum() / weights.sum(), rel=1e-9)
+    apart = simulate_bottleneck(classes, link, horizon_s=20, warmup_s=5, merge_tolerance=0)
+    for name, value in apart.summary.items():
+        assert run.summary[name] == pytest.approx(value, rel=1e-4, abs=1e-9), name

@@ -390,3 +390,18 @@ def test_a_memory_budget_gives_unknown_naming_it() -> None:
     verdict = check_ltl(formula, space, max_memory_bytes=below)
     assert verdict.answer == "unknown"
     assert verdict.reason.startswith("memory budget reached: resident memory above ")
+
+
+def test_a_product_searched_while_growing_never_concludes_from_a_part() -> None:
+    """A chain of 40 markings whose only cycle (the last marking's loop, the only one
+    with a token in p) is in the product's last layer: the searches of the parts find no
+    lasso, and "no lasso" is concluded from the whole product only. The counterexample of
+    ``A G p <= 0`` walks the whole chain; ``A F p >= 1`` holds."""
+    k = 40
+    space = kripke([(0, 0)] * k + [(1, 0)], [[s + 1] for s in range(k)] + [[k]])
+    for name in ENGINES:
+        with engine(name):
+            never = check_ltl(A(G(tokens("p") <= 0)), space)
+            assert never.answer == "false", name
+            assert len(never.evidence.stem) >= k, name  # the counterexample walks the chain
+            assert check_ltl(A(F(tokens("p") >= 1)), space).answer == "true", name

@@ -9,6 +9,7 @@ whose code Cython rejects stays in Python, named with the inscription at fault.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -22,7 +23,17 @@ from tcpn.errors import InputError
 from tcpn.models.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
-from tcpn.petrinets import INT, Exponential, PetriNet, Place, ProductSet, Simulator, Transition
+from tcpn.petrinets import (
+    INT,
+    Exponential,
+    PetriNet,
+    Place,
+    ProductSet,
+    Simulator,
+    Transition,
+    compile_net,
+    native,
+)
 from tcpn.petrinets.colours import StringSet
 from tcpn.petrinets.monitors import Monitor
 from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
@@ -252,6 +263,29 @@ def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> Non
     assert third.stdout.split() == ["native", "8"]
     assert [p.stat().st_mtime_ns for p in built] == stamps
     assert sorted((tmp_path / "native").glob("*.so")) == built
+
+
+def test_transition_shapes_are_cached_and_a_damaged_entry_is_computed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rewritten code of each transition (its shape) is stored beside the modules;
+    a build in a fresh process reads it, and an entry that cannot be read is rewritten."""
+    native_or_skip()
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
+    net = counter_net("shapes")
+    transition = compile_net(net).transitions[0]
+    namespace = frozenset(transition.enumerate.__globals__)
+    computed = native._shape_of(transition.source, namespace)
+    native._stored_shape_of.cache_clear()
+    assert native._stored_shape_of(transition.source, namespace) == computed
+    (entry,) = (tmp_path / "native" / "shapes").glob("*.json")
+    native._stored_shape_of.cache_clear()
+    assert native._stored_shape_of(transition.source, namespace) == computed
+    entry.write_text('{"body": "truncated')
+    native._stored_shape_of.cache_clear()
+    assert native._stored_shape_of(transition.source, namespace) == computed
+    assert json.loads(entry.read_text())["body"] == computed[0]
+    assert [p.name for p in entry.parent.iterdir()] == [entry.name]
+    assert Simulator(net, engine="native").run().firings == 8
 
 
 def test_the_cli_option_sets_the_engine_for_the_run(tmp_path: Path) -> None:

@@ -362,3 +362,23 @@ def test_cli_random_element_that_cannot_be_a_choice_is_exit_3(tmp_path):
     ok = tcpn("check", str(uniform), "--property", "completes", "--segments", "2",
               "--delay-points", "3")
     assert ok.returncode == 0 and "completes: TRUE" in ok.stdout
+
+
+def test_charts_show_arrivals_at_small_first_queues():
+    """A small-first queue's arrivals are ``enqueue0``/``enqueue1``: the chart draws each
+    packet entering the bottleneck's queue (SYN, handshake ACK, segments), whatever the
+    transition is called."""
+    data = load_scenario(SCENARIO).model_dump(exclude_unset=True)
+    data["links"][1]["queue"] = {"kind": "sgpq", "limit": 8}
+    data["flows"][0] = dict(data["flows"][0], variant="tahoe")
+    scenario = validate_scenario(data)
+    result = verify(scenario, "flight_within_windows", segments=4, losses=1)
+    assert result.answer == "false"
+    prepared = property_net(scenario, segments=4, losses=1)
+    entering = [s for s in result.verdict.evidence.stem if s.transition.startswith("R.D.")
+                and s.transition.rpartition(".")[2] in ("enqueue0", "enqueue1", "direct",
+                                                         "direct_lost")]
+    assert any(s.transition.endswith("enqueue1") for s in entering)
+    drawn = [e for e in msc_events(prepared, result.verdict.evidence)
+             if (e.source, e.target, e.kind) == ("queue", "link", "segment")]
+    assert len(drawn) == len(entering)

@@ -76,7 +76,7 @@ def test_a_bad_file_gets_its_error_in_its_row_and_the_others_still_run(files, tm
 
 
 def test_missing_files_and_empty_lists_are_refused_by_name(tmp_path):
-    with pytest.raises(InputError, match=r"no such scenario file: .*nowhere\.yaml"):
+    with pytest.raises(InputError, match=r"cannot read scenario .*nowhere\.yaml: no such file"):
         run_scenarios([tmp_path / "nowhere.yaml"])
     with pytest.raises(InputError, match="no scenario files"):
         run_scenarios([])
@@ -108,7 +108,7 @@ def test_cli_prints_the_table_writes_markdown_and_csv_and_exits_1_on_a_failed_fi
     done = subprocess.run([tcpn, "table", str(files[0]), str(bad), "--workers", "1",
                            "--csv", str(csv), "--overwrite"],
                           capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 1
+    assert done.returncode == 3  # invalid input: the file's fault, not the run's
     # a row starts with its name, whatever box Rich draws (ASCII in a non-UTF-8 locale)
     assert re.search(r"^\W+ bad\.yaml\s", done.stdout, re.M), done.stdout
     assert f"{bad}: ScenarioError: " in done.stdout  # the whole error on a line of its own

@@ -35,3 +35,10 @@ def test_forced_draws_run_out_with_a_clear_error() -> None:
 def test_forced_draws_must_be_uniform_numbers() -> None:
     with pytest.raises(InputError, match=r"draw 1 is 1.5"):
         Simulator(_roller(), forced_draws=[0.5, 1.5])
+
+
+def test_forced_draws_run_on_the_python_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TCPN_ENGINE", "native")
+    assert Simulator(_roller(), forced_draws=[0.5]).native.engine == "python"
+    with pytest.raises(InputError, match=r"forced_draws runs on the python engine"):
+        Simulator(_roller(), forced_draws=[0.5], engine="native")

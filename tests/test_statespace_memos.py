@@ -86,12 +86,12 @@ def _stamps() -> tuple[PetriNet, str]:
     return net, "absolute"
 
 
-def _verification() -> tuple[Any, str]:
+def _verification(clock: str = "absolute") -> tuple[Any, str]:
     scenario = validate_scenario({
         "name": "p2p", "horizon_s": 10.0,
         "links": [{"a": "A", "b": "B", "rate_bps": 8e6, "delay_s": 0.01}],
         "flows": [{"src": "A", "dst": "B", "variant": "newreno"}]})
-    v = verification_net(scenario, segments=3, losses=LossBudget(data_losses=2))
+    v = verification_net(scenario, segments=3, losses=LossBudget(data_losses=2), clock=clock)
     return v.net, v.clock
 
 
@@ -100,7 +100,9 @@ def _verification() -> tuple[Any, str]:
     _stamps,
     lambda: (dining_philosophers(5), "relative"),
     _verification,
-], ids=["clocks-relative", "stamps-absolute", "philosophers", "verification-newreno-absolute"])
+    lambda: _verification("relative"),  # CLOCK values moved back through the memos too
+], ids=["clocks-relative", "stamps-absolute", "philosophers", "verification-newreno-absolute",
+        "verification-newreno-relative"])
 def test_memos_change_nothing(build, monkeypatch):
     net, clock = build()
     usual = explore(net, clock=clock, max_states=5000)

@@ -41,7 +41,8 @@ _RECEIVE = ("hold", "ack_now", "out_of_order", "duplicate")
 #: Rows buffered per table before they go to the writer in one ``extend``.
 _CHUNK_ROWS = 1 << 15
 
-Handler = Callable[[float, tuple[Any, ...]], None]
+#: what runs after a firing: ``handler(sim, binding)``
+Handler = Callable[["Simulator", tuple[Any, ...]], None]
 
 
 class _Table:
@@ -104,17 +105,16 @@ class TraceMonitor(Monitor):
                                  if self._dispatch[t.index] is not None)
         super().start(sim)
 
+    def observer(self, transition: CompiledTransition) -> Handler | None:
+        """The transition's handler itself: the simulator calls it after each firing
+        (the tables flush themselves when full)."""
+        return self._dispatch[transition.index]
+
     def observe(self, sim: Simulator, transition: CompiledTransition,
                 binding: tuple[Any, ...]) -> None:
         handler = self._dispatch[transition.index]
         assert handler is not None
-        handler(sim.now, binding)
-        if len(self.queue_rows.columns[0]) >= _CHUNK_ROWS:
-            self.queue_rows.flush()
-        if len(self.flow_rows.columns[0]) >= _CHUNK_ROWS:
-            self.flow_rows.flush()
-        if len(self.series_rows.columns[0]) >= _CHUNK_ROWS:
-            self.series_rows.flush()
+        handler(sim, binding)
 
     def finish(self, sim: Simulator) -> None:
         for table in (self.flow_rows, self.series_rows, self.queue_rows):
@@ -130,6 +130,7 @@ class TraceMonitor(Monitor):
         t, f, e, s, b, w = self.flow_rows.appends
         if not self.record["flow_events"]:
             return lambda *args, **kwargs: None
+        rows, flush = self.flow_rows.columns[0], self.flow_rows.flush
 
         def event(now: float, flow: str, kind: str, seq: int, nbytes: float,
                   where: str = "") -> None:
@@ -139,6 +140,8 @@ class TraceMonitor(Monitor):
             s(seq)
             b(nbytes)
             w(where)
+            if len(rows) >= _CHUNK_ROWS:
+                flush()
         return event
 
     # -- flows ----------------------------------------------------------------------------
@@ -148,6 +151,7 @@ class TraceMonitor(Monitor):
         prefix = f"flow{i}"
         event = self._flow_event()
         st, sf, sv, sx = self.series_rows.appends
+        series, flush_series = self.series_rows.columns[0], self.series_rows.flush
         tcb_place = self.sim.compiled.place_index[f"{prefix}.snd.tcb"]
         rtt_samples = self.record["rtt"]
         timestamps = flow.tcp.timestamps
@@ -156,6 +160,9 @@ class TraceMonitor(Monitor):
         record_window = self.record["cwnd"]
 
         def window(now: float) -> None:
+            """cwnd and ssthresh rows when they changed (after any RTT row)."""
+            if len(series) >= _CHUNK_ROWS:
+                flush_series()
             if not record_window:
                 return
             (tcb,) = marking[tcb_place]
@@ -182,10 +189,11 @@ class TraceMonitor(Monitor):
 
         def on_open(transition: CompiledTransition) -> Handler:
             if "a" not in transition.variables:
-                return lambda now, b: window(now)
+                return lambda sim, b: window(sim.now)
             (ka,) = at(transition, "a")
 
-            def handshake(now: float, b: tuple[Any, ...]) -> None:
+            def handshake(sim: Simulator, b: tuple[Any, ...]) -> None:
+                now = sim.now
                 a = b[ka]  # the SYN-ACK: the first RTT sample (Karn's rule)
                 if rtt_samples and (timestamps or not a.retx):
                     st(now)
@@ -198,8 +206,8 @@ class TraceMonitor(Monitor):
         def on_send(transition: CompiledTransition) -> Handler:
             (k,) = at(transition, "t")
 
-            def handle(now: float, b: tuple[Any, ...]) -> None:
-                t = b[k]
+            def handle(sim: Simulator, b: tuple[Any, ...]) -> None:
+                now, t = sim.now, b[k]
                 sent(now, t.nxt, t.nxt < t.high)
                 window(now)
             return handle
@@ -212,8 +220,8 @@ class TraceMonitor(Monitor):
             def factory(transition: CompiledTransition) -> Handler:
                 ka, kt = at(transition, "a", "t")
 
-                def handle(now: float, b: tuple[Any, ...]) -> None:
-                    a, t = b[ka], b[kt]
+                def handle(sim: Simulator, b: tuple[Any, ...]) -> None:
+                    now, a, t = sim.now, b[ka], b[kt]
                     if a.seq == SYN_ACK_SEQ:  # a late SYN-ACK: no ACK of data
                         return
                     event(now, name, "ack", a.ack * mss, max(0, a.ack - t.una) * mss)
@@ -230,12 +238,12 @@ class TraceMonitor(Monitor):
 
         def on_sack_retransmit(transition: CompiledTransition) -> Handler:
             (k,) = at(transition, "t")
-            return lambda now, b: sent(now, sack_hole(b[k], dupthresh), True)
+            return lambda sim, b: sent(sim.now, sack_hole(b[k], dupthresh), True)
 
         def on_timeout(transition: CompiledTransition) -> Handler:
-            def handle(now: float, b: tuple[Any, ...]) -> None:
-                event(now, name, "timeout", -1, 0.0)
-                window(now)
+            def handle(sim: Simulator, b: tuple[Any, ...]) -> None:
+                event(sim.now, name, "timeout", -1, 0.0)
+                window(sim.now)
             return handle
 
         def on_receive(kind: str) -> Callable[[CompiledTransition], Handler]:
@@ -244,8 +252,8 @@ class TraceMonitor(Monitor):
             def factory(transition: CompiledTransition) -> Handler:
                 kp, kr = at(transition, "p", "r")
 
-                def handle(now: float, b: tuple[Any, ...]) -> None:
-                    p, r = b[kp], b[kr]
+                def handle(sim: Simulator, b: tuple[Any, ...]) -> None:
+                    now, p, r = sim.now, b[kp], b[kr]
                     counts["received"] += 1
                     event(now, name, "recv", p.seq * mss, mss)
                     if in_order:
@@ -258,7 +266,7 @@ class TraceMonitor(Monitor):
         h[f"{prefix}.snd.open"] = on_open
         h[f"{prefix}.snd.send"] = on_send
         h[f"{prefix}.snd.timeout"] = on_timeout
-        h[f"{prefix}.snd.give_up"] = lambda _t: lambda now, _b: event(now, name,
+        h[f"{prefix}.snd.give_up"] = lambda _t: lambda sim, _b: event(sim.now, name,
                                                                      "connect_fail", -1, 0.0)
         h[f"{prefix}.snd.sack_retransmit"] = on_sack_retransmit
         for kind in ACK_TRANSITIONS:
@@ -276,9 +284,12 @@ class TraceMonitor(Monitor):
         ids = [f.id for f in flows]
         mss = [f.tcp.segment_size_bytes for f in flows]
         length = [0, 0]  # packets, bytes queued (after each event)
+        rows, flush = self.queue_rows.columns[0], self.queue_rows.flush
 
         def row(now: float, kind: str, p: Any) -> None:
             if traced:
+                if len(rows) >= _CHUNK_ROWS:
+                    flush()
                 qt(now)
                 qq(queue_id)
                 qe(kind)
@@ -308,10 +319,10 @@ class TraceMonitor(Monitor):
             def build(transition: CompiledTransition) -> Handler:
                 kp = transition.variables.index("p")
                 if kind == "enqueue":
-                    return lambda now, b: enqueue(now, b[kp])
+                    return lambda sim, b: enqueue(sim.now, b[kp])
                 if kind == "mark":
-                    def mark(now: float, b: tuple[Any, ...]) -> None:
-                        p = b[kp]
+                    def mark(sim: Simulator, b: tuple[Any, ...]) -> None:
+                        now, p = sim.now, b[kp]
                         if p.seq >= 0:
                             event(now, ids[p.flow], "mark", p.seq * mss[p.flow], mss[p.flow],
                                   queue_id)
@@ -319,15 +330,15 @@ class TraceMonitor(Monitor):
                         enqueue(now, p)
                     return mark
                 if kind == "drop":
-                    def drop(now: float, b: tuple[Any, ...]) -> None:
-                        lost(now, b[kp])
-                        row(now, "drop", b[kp])
+                    def drop(sim: Simulator, b: tuple[Any, ...]) -> None:
+                        lost(sim.now, b[kp])
+                        row(sim.now, "drop", b[kp])
                     return drop
                 direct = kind == "direct"
                 kf = transition.variables.index("failed") if frames is not None else -1
 
-                def transmit(now: float, b: tuple[Any, ...]) -> None:
-                    p = b[kp]
+                def transmit(sim: Simulator, b: tuple[Any, ...]) -> None:
+                    now, p = sim.now, b[kp]
                     if direct:
                         enqueue(now, p)
                     dequeue(now, p)

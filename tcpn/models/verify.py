@@ -99,18 +99,20 @@ class PropertyResult:
 
 def property_net(scenario: Scenario | str | Path, *, segments: int, losses: int = 0,
                  ack_losses: int = 0, links: tuple[str, ...] | None = None,
-                 flow: str | None = None, delay_points: int | None = None) -> PropertyNet:
+                 flow: str | None = None, delay_points: int | None = None,
+                 clock: str = "absolute") -> PropertyNet:
     """The verification net of ``scenario`` with the property observers of every flow;
     ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
     (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
     speak of (needed when the scenario has several; an unknown one is an
     :class:`InputError` listing them); ``delay_points`` discretises random start times
-    (:func:`~tcpn.models.verification.verification_net`)."""
+    (:func:`~tcpn.models.verification.verification_net`); ``clock`` is the exploration's
+    time (``"absolute"`` or ``"relative"``)."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     verification = verification_net(scenario, segments=segments,
                                     losses=LossBudget(losses, ack_losses, links),
-                                    delay_points=delay_points)
+                                    delay_points=delay_points, clock=clock)
     ids = [f.id for f in verification.flows]
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
@@ -241,15 +243,23 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
                max_states: int | None = 1_000_000,
                prepared: PropertyNet | None = None, flow: str | None = None,
-               delay_points: int | None = None) -> list[PropertyResult]:
+               delay_points: int | None = None, clock: str = "absolute"
+               ) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
-    property of a scenario with several flows needs ``flow`` named."""
+    property of a scenario with several flows needs ``flow`` named. A transfer of more
+    segments than ``max_states`` is refused (:class:`InputError`): every segment sent is a
+    state of its own, so its exploration could only answer unknown."""
+    if max_states is not None and isinstance(segments, int) and segments > max_states:
+        raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
+                         f"states than max_states = {max_states:,} (every segment sent is a "
+                         "state of its own), so the answer could only be unknown: check "
+                         "fewer segments or raise --max-states")
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
                                       ack_losses=ack_losses, links=links, flow=flow,
-                                      delay_points=delay_points)
+                                      delay_points=delay_points, clock=clock)
     roles = target.flow
     several = len(roles.flows) > 1
     if not target.named and any(not prop.cross for prop in chosen):
@@ -307,9 +317,9 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
 def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int,
            losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
            max_states: int | None = 1_000_000, flow: str | None = None,
-           delay_points: int | None = None) -> PropertyResult:
+           delay_points: int | None = None, clock: str = "absolute") -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
     flow of a scenario with several."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
-                      delay_points=delay_points)[0]
+                      delay_points=delay_points, clock=clock)[0]

@@ -11,11 +11,13 @@ and tcpn.outputs (files written whole). This layer knows nothing of TCP.
 
 from tcpn.petrinets.colours import (
     BOOL,
+    CLOCK,
     INT,
     REAL,
     STRING,
     UNIT,
     BoolSet,
+    ClockSet,
     ColourSet,
     EnumSet,
     IntSet,
@@ -54,12 +56,11 @@ from tcpn.petrinets.simulator import Firing, Simulator, independent_seeds, simul
 from tcpn.petrinets.statespace import StateSpace, explore
 
 __all__ = [
-    "BOOL", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc", "ArcKind",
-    "BoolSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete", "Distribution",
-    "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount", "FiringError",
-    "IntSet", "Interval", "ListSet", "Monitor", "PetriNet", "Place", "ProductSet", "RealSet",
-    "RecordSet",
-    "SimulationResult", "Simulator", "StateSpace", "StringSet", "TimeAverage", "Token",
-    "Transition", "TruncatedNormal", "Uniform", "UnitSet", "compile_net", "explore",
-    "independent_seeds", "simulate",
+    "BOOL", "CLOCK", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc",
+    "ArcKind", "BoolSet", "ClockSet", "ColourSet", "CompiledNet", "DataCollector", "Discrete",
+    "Distribution", "Empirical", "EnumSet", "EventLog", "Exponential", "Firing", "FiringCount",
+    "FiringError", "IntSet", "Interval", "ListSet", "Monitor", "PetriNet", "Place",
+    "ProductSet", "RealSet", "RecordSet", "SimulationResult", "Simulator", "StateSpace",
+    "StringSet", "TimeAverage", "Token", "Transition", "TruncatedNormal", "Uniform", "UnitSet",
+    "compile_net", "explore", "independent_seeds", "simulate",
 ]

@@ -69,11 +69,18 @@ def formulas_of(request: CheckRequest) -> list[Formula]:
     starts with a quantifier, every ``--askctl``."""
     from tcpn.petrinets.askctl import read_askctl
 
-    found = [parse(text, request.net) for text in request.ctl]
+    def read(option: str, text: str, reader: Any) -> Formula:
+        try:
+            formula: Formula = reader(text, request.net)
+        except InputError as exc:  # which of the options, when there are several
+            raise InputError(f"{option} {text!r}: {exc}") from None
+        return formula
+
+    found = [read("--ctl", text, parse) for text in request.ctl]
     for text in request.ltl:
-        formula = parse(text, request.net)
+        formula = read("--ltl", text, parse)
         found.append(formula if isinstance(formula, QUANTIFIERS) else A(formula))
-    found += [read_askctl(text, request.net) for text in request.askctl]
+    found += [read("--askctl", text, read_askctl) for text in request.askctl]
     return found
 
 

@@ -30,11 +30,13 @@ from tcpn.errors import InputError
 
 __all__ = [
     "BOOL",
+    "CLOCK",
     "INT",
     "REAL",
     "STRING",
     "UNIT",
     "BoolSet",
+    "ClockSet",
     "ColourSet",
     "EnumSet",
     "IntSet",
@@ -156,6 +158,16 @@ class RealSet(ColourSet):
             and not isinstance(value, bool)
             and math.isfinite(value)
         )
+
+
+@dataclass(frozen=True)
+class ClockSet(RealSet):
+    """Reals that are readings of the global clock (absolute times), such as a packet's
+    send time: a :class:`RealSet` to the simulator and to exchange formats, but relative
+    state spaces keep such values relative to the state's clock, as they keep timestamps
+    (:mod:`tcpn.petrinets.timevalues`). Durations (an RTT, a timeout) are plain ``REAL``."""
+
+    name: str = field(default="CLOCK", kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -282,4 +294,5 @@ UNIT = UnitSet()
 BOOL = BoolSet()
 INT = IntSet()
 REAL = RealSet()
+CLOCK = ClockSet()
 STRING = StringSet()

@@ -44,8 +44,9 @@ from tcpn.petrinets.formulas import (
     transitions_of,
 )
 from tcpn.petrinets.ltl import check_ltl
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.ptcheck import (
-    TimeBudgetReached,
+    BudgetReached,
     ctl_mask,
     edge_arrays,
     numeric_values,
@@ -129,9 +130,10 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        explored: tuple[Model, Any] | None = None,
                        max_memory_bytes: int | None = None) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
-    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer
-    and the LTL checks stop at ``max_memory_bytes`` of resident memory (None: a share of
-    the available memory) and say CANNOT_COMPUTE."""
+    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
+    the CTL edge arrays, Liveness and the LTL checks stop at ``max_memory_bytes`` of
+    resident memory (None: a share of the available memory) and say CANNOT_COMPUTE (the
+    coloured explorer has no memory budget)."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -154,7 +156,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _global(examination, space) if examination in GLOBAL_EXAMINATIONS else (
+        found = _global(examination, space, max_memory_bytes) \
+            if examination in GLOBAL_EXAMINATIONS else (
             _answer(examination, prop, space, remaining(), max_memory_bytes)
             for prop in properties[examination])
         for line in found:
@@ -227,8 +230,8 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
-        holds = bool(ctl_mask(formula, space, deadline)[0])
-    except TimeBudgetReached:
+        holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
+    except BudgetReached:
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
@@ -256,8 +259,14 @@ def _nodes(formula: Formula) -> list[Formula]:
     return list(walk(formula))
 
 
-def _global(examination: str, space: Any) -> list[str]:
-    """The lines of a global examination."""
+#: Bytes per edge Liveness holds at once (SciPy's float64 CSR copy, the edges' sources,
+#: the component pairs and their sort), checked against the memory budget first.
+LIVENESS_EDGE_BYTES = 40
+
+
+def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -> list[str]:
+    """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
+    pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
     if not _complete(space):
         if examination == "StateSpace":
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
@@ -288,6 +297,8 @@ def _global(examination: str, space: Any) -> list[str]:
     elif examination == "StableMarking":
         holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
     else:
+        if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+            return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 

@@ -65,7 +65,8 @@ if TYPE_CHECKING:
     from tcpn.petrinets.fairness import Fairness
     from tcpn.petrinets.statespace import StateSpace
 
-__all__ = ["NextAtDeadlock", "StateGraph", "evidence", "path_steps", "satisfying"]
+__all__ = ["NextAtDeadlock", "StateGraph", "evidence", "negate_path", "path_steps",
+           "satisfying"]
 
 #: ``"successors"``: EX is false and AX true at a dead marking (the contest's reading);
 #: ``"stutter"``: a dead marking loops on itself.
@@ -73,25 +74,27 @@ NextAtDeadlock = Literal["successors", "stutter"]
 
 
 class StateGraph:
-    """The arrays the fixpoint algorithms share for one state space (built once, cached)."""
+    """The arrays the fixpoint algorithms share for one state space (built once, cached):
+    the one implementation of ``EX``, ``EU`` and ``EG`` for every checker (this module's
+    and :mod:`tcpn.petrinets.ptcheck`'s)."""
 
-    def __init__(self, space: StateSpace):
-        from scipy.sparse import csr_array
-
+    def __init__(self, space: Any, indptr: np.ndarray | None = None,
+                 targets: np.ndarray | None = None):
         self.space = space
-        self.n = space.n_states
-        self.start = space.edge_start.astype(np.int64)
-        # int32 state numbers: edges are the big arrays (a state space keeps < 2**32 states)
-        self.dst = space.edge_dst.astype(np.int32)
+        self.start = np.asarray(space.edge_start if indptr is None else indptr,
+                                dtype=np.int64)
+        self.n = len(self.start) - 1
+        # int32 state numbers: edges are the big arrays (a state space keeps < 2**31 states)
+        self.dst = np.asarray(space.edge_dst if targets is None else targets, dtype=np.int32)
         out_degree = np.diff(self.start)
         self.src = np.repeat(np.arange(self.n, dtype=np.int32), out_degree)
         self.dead = out_degree == 0
-        self.matrix = csr_array((np.ones(len(self.dst), dtype=np.int32), self.dst, self.start),
-                                shape=(self.n, self.n))
 
     def pre_exists(self, target: np.ndarray) -> np.ndarray:
         """States with at least one successor in ``target``."""
-        return np.asarray(self.matrix @ target.astype(np.int32)) > 0
+        found = np.zeros(self.n, dtype=bool)
+        found[self.src[target[self.dst]]] = True
+        return found
 
     def backward(self, target: np.ndarray, allowed: np.ndarray) -> np.ndarray:
         """States from which a path through ``allowed`` states reaches ``target`` (``E[allowed U
@@ -101,15 +104,24 @@ class StateGraph:
 
         n = self.n
         keep = allowed[self.src] & ~target[self.src]
-        seeds = np.flatnonzero(target)
-        rows = np.concatenate([self.dst[keep], np.full(len(seeds), n)])
+        seeds = np.flatnonzero(target).astype(np.int32)
+        rows = np.concatenate([self.dst[keep], np.full(len(seeds), n, dtype=np.int32)])
         cols = np.concatenate([self.src[keep], seeds])
+        del keep
         reverse = csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)),
                             shape=(n + 1, n + 1))
+        del rows, cols
         reached = breadth_first_order(reverse, n, directed=True, return_predecessors=False)
         out = np.zeros(n + 1, dtype=bool)
         out[reached] = True
         return out[:n]
+
+    def globally(self, hold: np.ndarray) -> np.ndarray:
+        """``EG hold`` without fairness: a maximal path through ``hold`` states, ending in a
+        dead marking or in a cycle (a strongly connected component of ``hold``)."""
+        labels, cyclic = self.components(hold)
+        return self.backward(hold & (self.dead | (labels >= 0) & cyclic[np.maximum(labels, 0)]),
+                             hold)
 
     def components(self, mask: np.ndarray,
                    edges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -210,13 +222,10 @@ class _Checker:
         """``EG p``: a (fair) maximal path on which ``p`` holds throughout."""
         g = self.g
         if self.fairness is None:
-            labels, cyclic = g.components(p)
-            target = p & (g.dead | (labels >= 0) & cyclic[np.maximum(labels, 0)])
-        else:
-            from tcpn.petrinets.fairness import fair_states
+            return g.globally(p)
+        from tcpn.petrinets.fairness import fair_states
 
-            target = p & (g.dead | fair_states(self.space, p, self.fairness))
-        return g.backward(target, p)
+        return g.backward(p & (g.dead | fair_states(self.space, p, self.fairness)), p)
 
     def _sat(self, f: Formula) -> np.ndarray:
         g = self.g
@@ -235,7 +244,7 @@ class _Checker:
         if isinstance(f, E):
             return self._exists(f.path)
         if isinstance(f, A):
-            return ~self._exists(_negate_path(f.path))
+            return ~self._exists(negate_path(f.path))
         if isinstance(f, TEMPORAL):
             raise InputError(f"{type(f).__name__}(...) needs a path quantifier (A or E) "
                              "directly above it in CTL")
@@ -267,12 +276,12 @@ class _Checker:
             pq = p & q
             return g.backward(pq if fair is None else pq & fair, q) | self.eg(q)
         if isinstance(path, Not) and isinstance(path.operand, TEMPORAL):
-            return self._exists(_negate_path(path.operand))
+            return self._exists(negate_path(path.operand))
         raise InputError(f"not a CTL path formula: {path!r} (nested temporal operators are "
                          "LTL or CTL*)")
 
 
-def _negate_path(path: Formula) -> Formula:
+def negate_path(path: Formula) -> Formula:
     """A path formula equivalent to ``not path`` (one temporal operator at the top)."""
     if isinstance(path, X):
         return X(Not(path.operand))
@@ -329,7 +338,8 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     if found is None:
         return None
     stem, cycle = found
-    return Evidence(path_steps(space, stem), path_steps(space, cycle))
+    steps = path_steps(space, stem)
+    return Evidence(steps, path_steps(space, cycle, steps[-1].clock if steps else None))
 
 
 def _evidence(c: _Checker, f: Formula, state: int,
@@ -348,7 +358,7 @@ def _evidence(c: _Checker, f: Formula, state: int,
     if isinstance(f, E) and value:
         return _witness(c, f.path, state)
     if isinstance(f, A) and not value:
-        return _witness(c, _negate_path(f.path), state)
+        return _witness(c, negate_path(f.path), state)
     return None
 
 
@@ -358,7 +368,7 @@ def _witness(c: _Checker, path: Formula, state: int) -> tuple[list[int], list[in
     ones = np.ones(g.n, dtype=bool)
     fair = c.fair() if c.fairness is not None else ones
     if isinstance(path, Not):
-        path = _negate_path(path.operand)
+        path = negate_path(path.operand)
     if isinstance(path, X):
         p = c.sat(path.operand) & fair
         if g.dead[state] and c.stutter and p[state]:
@@ -454,18 +464,23 @@ def _only(n: int, state: int) -> np.ndarray:
     return out
 
 
-def path_steps(space: StateSpace, edges: list[int]) -> list[Step]:
+def path_steps(space: StateSpace, edges: list[int], start_clock: float | None = None
+               ) -> list[Step]:
     """The steps of a path given by edge indices: transition, binding, the marking after
-    (non-empty places; token values, or tokens with timestamps on timed places) and, in
-    absolute time, the clock after."""
+    (non-empty places; token values, or tokens with timestamps on timed places) and the
+    clock after: the state's in absolute time; in relative time the waits summed from
+    ``start_clock`` (default 0: the path starts at the initial marking)."""
     g = graph(space)
     steps = []
+    clock = start_clock or 0.0
     for e in edges:
         source = int(g.src[e])
         edge = space.edges(source)[e - int(g.start[source])]
         marking = _marking(space, edge.target)
-        steps.append(Step(edge.transition, edge.binding, marking,
-                          space.clock(edge.target) if space.clock_mode == "absolute" else None))
+        clock += edge.elapsed
+        at = space.clock(edge.target) if space.clock_mode == "absolute" else \
+            clock if space.clock_mode == "relative" else None
+        steps.append(Step(edge.transition, edge.binding, marking, at))
     return steps
 
 

@@ -60,12 +60,12 @@ class Inscription:
         except SyntaxError as exc:
             raise InputError(f"{where}: invalid inscription {text!r}: {exc.msg}") from None
 
-    @property
+    @functools.cached_property
     def is_pattern(self) -> bool:
         """True for a variable, a constant, or a (nested) tuple of those."""
         return _is_pattern(self.tree)
 
-    @property
+    @functools.cached_property
     def pattern_variables(self) -> frozenset[str]:
         """The variables a pattern binds (empty when it is not a pattern)."""
         if not self.is_pattern:

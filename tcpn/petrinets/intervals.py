@@ -129,6 +129,8 @@ def discretise_delays(net: PetriNet, points: int) -> tuple[PetriNet, dict[str, D
     if not random_delays:
         return net, {}
     out = copy.copy(net)
+    out.places, out.declarations = dict(net.places), dict(net.declarations)
+    out.modules = list(net.modules)
     out.transitions = {}
     out.arcs = [arc for arc in net.arcs if arc.transition not in random_delays]
     choices: dict[str, DelayChoice] = {}

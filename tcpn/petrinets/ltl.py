@@ -739,7 +739,8 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
     from tcpn.petrinets.ltl_product import ProductTooLarge, product_lasso
     try:
         found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
-                              max_product_states, deadline, graph.state_graph(), memory)
+                              max_product_states, deadline, graph.state_graph(memory),
+                              memory)
     except ProductTooLarge as budget:
         if "array entries" not in str(budget):
             raise _Budget(str(budget)) from None
@@ -769,11 +770,14 @@ class _Graph:
         """``(indptr, targets, labels, names)`` of the state space's edges."""
         return self.edge_arrays
 
-    def state_graph(self) -> Any:
+    def state_graph(self, memory: MemoryBudget) -> Any:
         """The edges with each dead marking's repetition
-        (:class:`~tcpn.petrinets.ltl_product.StateGraph`), made once."""
+        (:class:`~tcpn.petrinets.ltl_product.StateGraph`), made once if they fit in
+        ``memory`` (else :class:`_Budget`)."""
         if self._state_graph is None:
-            from tcpn.petrinets.ltl_product import StateGraph
+            from tcpn.petrinets.ltl_product import STATE_GRAPH_EDGE_BYTES, StateGraph
+            if memory.exceeded(STATE_GRAPH_EDGE_BYTES * len(self.edge_arrays[1])):
+                raise _Budget(memory.reason())
             self._state_graph = StateGraph.of(*self.edge_arrays[:3])
         return self._state_graph
 

@@ -51,6 +51,9 @@ FIRST_CHECK_EDGES = 1 << 20
 #: ...and how many times the product grows in edges before the next one (the searches of
 #: parts cost at most 1 / (CHECK_GROWTH - 1) of the last search's).
 CHECK_GROWTH = 4
+#: Bytes per edge :meth:`StateGraph.of` may hold at once (with dead markings: sources,
+#: targets, edge numbers, labels and the sort's order), checked against the memory budget.
+STATE_GRAPH_EDGE_BYTES = 32
 #: Product states expanded per slice of a breadth-first layer (bounds the memory).
 SLICE_STATES = 1 << 16
 
@@ -72,20 +75,28 @@ class StateGraph:
 
     @classmethod
     def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray) -> StateGraph:
-        """The graph with each dead marking's repetition added."""
+        """The graph with each dead marking's repetition added (edge arrays in 4-byte
+        integers below 2**31 edges and states; no copy of a space's own int32 arrays
+        when no marking is dead)."""
         n = len(indptr) - 1
+        index = np.int32 if len(targets) + n < 2**31 else np.int64
         degree = np.diff(indptr)
         dead = np.flatnonzero(degree == 0)
         if not len(dead):
-            return cls(indptr.astype(np.int64), targets.astype(np.int64),
-                       np.arange(len(targets), dtype=np.int64), labels.astype(np.int64))
-        src = np.concatenate([np.repeat(np.arange(n), degree), dead])
-        dst = np.concatenate([targets.astype(np.int64), dead])
-        edge = np.concatenate([np.arange(len(targets)), np.full(len(dead), -1)])
+            return cls(indptr.astype(np.int64, copy=False),
+                       targets.astype(index, copy=False),
+                       np.arange(len(targets), dtype=index),
+                       labels.astype(np.int32, copy=False))
+        src = np.concatenate([np.repeat(np.arange(n, dtype=index), degree),
+                              dead.astype(index)])
+        dst = np.concatenate([targets.astype(index, copy=False), dead.astype(index)])
+        edge = np.concatenate([np.arange(len(targets), dtype=index),
+                               np.full(len(dead), -1, dtype=index)])
         order = np.argsort(src, kind="stable")
         ext = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=ext[1:])
-        lab = np.concatenate([labels.astype(np.int64), np.full(len(dead), -1)])
+        lab = np.concatenate([labels.astype(np.int32, copy=False),
+                              np.full(len(dead), -1, dtype=np.int32)])
         return cls(ext, dst[order], edge[order], lab[order])
 
 
@@ -186,7 +197,7 @@ class _Product:
                 keep = np.flatnonzero(self.reads[q2][target_state])
                 pairs.append(chosen[which[keep]])
                 edges.append(e[keep])
-                targets.append(target_state[keep] * n_q + q2)
+                targets.append(target_state[keep].astype(np.int64) * n_q + q2)
         if not pairs:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty

@@ -64,6 +64,16 @@ class Monitor:
                 binding: tuple[Any, ...]) -> None:
         """Called after a watched firing."""
 
+    def observer(self, transition: CompiledTransition
+                 ) -> Callable[[Simulator, tuple[Any, ...]], None] | None:
+        """A function to call with ``(sim, binding)`` after each watched firing of
+        ``transition`` in place of :meth:`observe` (``None``, the default: ``observe``).
+
+        Called once per watched transition after :meth:`start`; a monitor that does
+        different work per transition hands the simulator that work directly.
+        """
+        return None
+
     def finish(self, sim: Simulator) -> None:
         """Called once when the run stops."""
 

@@ -28,6 +28,7 @@ import hashlib
 import importlib.util
 import inspect
 import io
+import json
 import logging
 import os
 import re
@@ -187,6 +188,9 @@ class _Canonical(ast.NodeTransformer):
         return node
 
 
+#: this module's code: a cached shape (:func:`_stored_shape_of`) is valid for it only
+_MODULE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
 #: the generated functions the simulator calls (``enumerate`` and ``fire`` serve the
 #: state-space explorer and stay in Python)
 _SIMULATOR_FUNCTIONS = ("_enumerate_due", "_fire_tracked", "_gate")
@@ -201,11 +205,44 @@ def _transition_shape(transition: CompiledTransition) -> tuple[str, dict[str, An
     same shape share the factory.
     """
     namespace = transition.enumerate.__globals__
-    body, used, constants = _shape_of(transition.source, frozenset(namespace))
+    body, used, constants = _stored_shape_of(transition.source, frozenset(namespace))
     return body, {n: constants[n] if n in constants else namespace[n] for n in used}
 
 
 @lru_cache(maxsize=4096)
+def _stored_shape_of(source: str, names: frozenset[str]
+                     ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """:func:`_shape_of`, kept in the cache directory beside the built modules.
+
+    Parsing and rewriting a transition's code costs more than loading its built module
+    (0.4 s of CPU for the reference dumbbell's 84 transitions, measured), and a fresh
+    process finds the same sources again. The key covers the source, the globals' names
+    and this module's own code; the entry is a JSON file written whole (renamed into
+    place), and one that cannot be read is computed again.
+    """
+    digest = hashlib.sha256(_MODULE_DIGEST.encode())
+    for text in (source, *sorted(names)):
+        digest.update(text.encode() + b"\0")
+    path = cache_dir() / "shapes" / f"{digest.hexdigest()[:32]}.json"
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        stored = json.loads(path.read_text())
+        return stored["body"], tuple(stored["used"]), stored["constants"]
+    body, used, constants = _shape_of(source, names)
+    with contextlib.suppress(OSError, TypeError):
+        stored_text = json.dumps({"body": body, "used": used, "constants": constants})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".part",
+                                         delete=False) as part:
+            try:
+                part.write(stored_text)
+                part.close()
+                os.replace(part.name, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(part.name)
+    return body, used, constants
+
+
 def _shape_of(source: str, names: frozenset[str]
               ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
     """:func:`_transition_shape` for a source and its globals' names (nets are rebuilt
@@ -257,8 +294,10 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 #: directly); a value of another type would raise, not go wrong, and the equality tests
 #: run the loop on every kind of net
 _LOOP_TYPES = {
-    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings"},
-    "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns", "required",
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best"},
+    "bint": {"tied", "simple", "gated"},
+    "list": {"bindings", "earliest", "marking", "counts", "enumerate_fns", "fire_fns",
+             "required",
              "priorities", "masked", "gate_fns", "members", "cuts", "gate_ready",
              "group_sum", "before", "after", "found", "chosen"},
     "set": {"live"},

@@ -2,9 +2,10 @@
 
 On an explored state space (:class:`~tcpn.petrinets.ptspace.PTStateSpace`), an atom is one
 vector operation over the marking matrix (:func:`state_mask`), and every CTL operator a
-fixpoint over arrays (:func:`ctl_mask`): ``EX`` gathers successors, ``EU`` grows the
-satisfying set backwards breadth-first from the goal, ``EG`` removes states whose
-successors all left the set (counting them), the ``A`` forms are their duals.
+fixpoint over arrays (:func:`ctl_mask`), the same ones :mod:`tcpn.petrinets.ctl` uses
+(:class:`~tcpn.petrinets.ctl.StateGraph`): ``EX`` gathers successors, ``EU`` is one
+backward breadth-first search from the goal, ``EG`` the strongly connected components of
+the states where its operand holds; the ``A`` forms are their duals.
 
 Dead markings (the Model Checking Contest's convention for CTL, which its oracle answers
 confirm): paths are *maximal*, so a path may end in a dead marking. ``EX p`` needs a
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.petrinets.ctl import StateGraph, graph, negate_path
 from tcpn.petrinets.formulas import (
     A,
     And,
@@ -55,18 +57,24 @@ from tcpn.petrinets.formulas import (
     W,
     X,
 )
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.ptspace import PTStateSpace
 
-__all__ = ["TimeBudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+
+#: Bytes per edge the CTL edge arrays hold (source, target, reversed source: int32) with
+#: the sort that orders them (int64), checked against the memory budget before building.
+EDGE_ARRAY_BYTES = 24
 
 
-class TimeBudgetReached(Exception):
-    """A CTL fixpoint passed its deadline (the answer is unknown)."""
+class BudgetReached(Exception):
+    """A CTL fixpoint passed its deadline, or its edge arrays would pass the memory
+    budget (the answer is unknown; the message names the budget)."""
 
 
 def _on_time(deadline: float | None) -> None:
     if deadline is not None and wallclock.perf_counter() > deadline:
-        raise TimeBudgetReached("time budget reached")
+        raise BudgetReached("time budget reached")
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -123,106 +131,44 @@ def state_mask(formula: Formula, space: Any) -> np.ndarray:
     raise InputError(f"{type(formula).__name__} is not a state formula")
 
 
-class _Edges:
-    """The state graph as edge arrays, a dead marking's self-loop included (state numbers
-    as int32 below 2**31 states: 8 bytes an edge forwards, 8 backwards)."""
-
-    def __init__(self, space: Any):
-        n = len(space)
-        index = np.int32 if n < 2**31 else np.int64
-        indptr, targets, _, _ = edge_arrays(space)
-        degree = np.diff(indptr)
-        targets = targets.astype(index, copy=False)
-        sources = np.repeat(np.arange(n, dtype=index), degree)
-        self.firing_src, self.firing_dst = sources, targets
-        dead = np.flatnonzero(degree == 0).astype(index)
-        self.src = np.concatenate([sources, dead])
-        self.dst = np.concatenate([targets, dead])
-        self.rev_src = self.src[np.argsort(self.dst, kind="stable")]
-        self.rev_indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.dst, minlength=n), out=self.rev_indptr[1:])
-        self.n = n
-        self._stamp = np.zeros(n, dtype=np.int64)  # scratch of :meth:`_distinct`
-
-    def predecessors(self, states: np.ndarray) -> np.ndarray:
-        """The sources of every edge into ``states`` (with repeats)."""
-        starts = self.rev_indptr[states]
-        lengths = self.rev_indptr[states + 1] - starts
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(0, dtype=self.rev_src.dtype)
-        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-        return self.rev_src[np.arange(total) + offsets]
-
-    def _distinct(self, states: np.ndarray) -> np.ndarray:
-        """``states`` without repeats, in linear time (no sort: a scratch array records
-        the last position of each state, NumPy keeping the last of repeated assignments,
-        and a state is kept at that position)."""
-        positions = np.arange(len(states))
-        self._stamp[states] = positions
-        return states[self._stamp[states] == positions]
-
-    def ex(self, target: np.ndarray) -> np.ndarray:
-        """Some firing leads into ``target`` (never at a dead marking)."""
-        found = np.zeros(self.n, dtype=bool)
-        found[self.firing_src[target[self.firing_dst]]] = True
-        return found
-
-    def eu(self, hold: np.ndarray, goal: np.ndarray, deadline: float | None = None
-           ) -> np.ndarray:
-        found = goal.copy()
-        frontier = np.flatnonzero(found)
-        while len(frontier):
-            _on_time(deadline)
-            preds = self.predecessors(frontier)
-            preds = self._distinct(preds[hold[preds] & ~found[preds]])
-            found[preds] = True
-            frontier = preds
-        return found
-
-    def eg(self, hold: np.ndarray, deadline: float | None = None) -> np.ndarray:
-        found = hold.copy()
-        inside = np.bincount(self.src[found[self.dst]], minlength=self.n)
-        leaving = np.flatnonzero(found & (inside == 0))
-        while len(leaving):
-            _on_time(deadline)
-            found[leaving] = False
-            preds = self.predecessors(leaving)
-            preds = preds[found[preds]]
-            np.subtract.at(inside, preds, 1)
-            leaving = self._distinct(preds[inside[preds] == 0])
-        return found
-
-
-#: The edge arrays of the spaces checked lately (building them sorts every edge once).
-_EDGES: weakref.WeakKeyDictionary[Any, _Edges] = weakref.WeakKeyDictionary()
-
-
-def _edges_of(space: Any) -> _Edges:
-    found = _EDGES.get(space)
+def _graph_of(space: Any, budget: MemoryBudget) -> StateGraph:
+    """The (cached) :class:`~tcpn.petrinets.ctl.StateGraph` of any state space; for a P/T
+    space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
+    if not isinstance(space, PTStateSpace):
+        return graph(space)
+    found = _GRAPHS.get(space)
     if found is None:
-        found = _EDGES[space] = _Edges(space)
+        if budget.exceeded(EDGE_ARRAY_BYTES * len(space.targets)):
+            raise BudgetReached(budget.reason() + f" (the edge arrays of {len(space.targets)} "
+                                "edges would not fit)")
+        found = _GRAPHS[space] = StateGraph(space, space.indptr, space.targets)
     return found
 
 
-def ctl_mask(formula: Formula, space: Any, deadline: float | None = None) -> np.ndarray:
+#: The graphs of the P/T spaces checked lately.
+_GRAPHS: weakref.WeakKeyDictionary[Any, StateGraph] = weakref.WeakKeyDictionary()
+
+
+def ctl_mask(formula: Formula, space: Any, deadline: float | None = None,
+             max_memory_bytes: int | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
     Raises :class:`~tcpn.errors.InputError` for a formula outside CTL (a quantifier over
     anything but one temporal operator over state formulas), and
-    :class:`TimeBudgetReached` when a fixpoint's step starts after ``deadline`` (a
-    :func:`time.perf_counter` reading).
+    :class:`BudgetReached` when a fixpoint's step starts after ``deadline`` (a
+    :func:`time.perf_counter` reading) or the edge arrays would pass ``max_memory_bytes``
+    of resident memory (None: :meth:`~tcpn.petrinets.memory.MemoryBudget.default`).
     """
     if not getattr(space, "complete", True):
         raise InputError("CTL needs the complete state space: " +
                          (getattr(space, "reason", "") or "budget reached"))
-    return _Checker(space, deadline).mask(formula)
+    return _Checker(space, deadline, MemoryBudget.of(max_memory_bytes)).mask(formula)
 
 
 class _Checker:
-    def __init__(self, space: Any, deadline: float | None = None):
+    def __init__(self, space: Any, deadline: float | None, budget: MemoryBudget):
         self.space = space
-        self.edges = _edges_of(space)
+        self.graph = _graph_of(space, budget)
         self.cache: dict[Formula, np.ndarray] = {}
         self.deadline = deadline
 
@@ -245,49 +191,34 @@ class _Checker:
     def quantified(self, formula: A | E) -> np.ndarray:
         path = formula.path
         if isinstance(formula, A):
-            return ~self.exists(_negate_path(path))
+            return ~self.exists(negate_path(path))
         return self.exists(path)
 
     def exists(self, path: Formula) -> np.ndarray:
         """Where some path satisfies ``path`` (one temporal operator over state formulas,
         or a negated one)."""
-        edges = self.edges
+        g = self.graph
         if isinstance(path, Not):
-            return self.exists(_negate_path(path.operand))
+            return self.exists(negate_path(path.operand))
         if isinstance(path, X):
-            return edges.ex(self.mask(path.operand))
-        deadline = self.deadline
+            return g.pre_exists(self.mask(path.operand))
+        # each fixpoint below is one pass over the edges (a breadth-first search, the
+        # strongly connected components): the deadline is read before each
         if isinstance(path, F):
-            return edges.eu(np.ones(edges.n, dtype=bool), self.mask(path.operand), deadline)
+            operand = self.mask(path.operand)
+            _on_time(self.deadline)
+            return g.backward(operand, np.ones(g.n, dtype=bool))
         if isinstance(path, G):
-            return edges.eg(self.mask(path.operand), deadline)
+            operand = self.mask(path.operand)
+            _on_time(self.deadline)
+            return g.globally(operand)
+        if not isinstance(path, U | W | R):
+            raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
+        left, right = self.mask(path.left), self.mask(path.right)
+        _on_time(self.deadline)
         if isinstance(path, U):
-            return edges.eu(self.mask(path.left), self.mask(path.right), deadline)
+            return g.backward(right, left)
         if isinstance(path, W):
-            left, right = self.mask(path.left), self.mask(path.right)
-            return edges.eu(left, right, deadline) | edges.eg(left, deadline)
-        if isinstance(path, R):
-            # E(a R b) == E(b U (a & b)) | EG b
-            left, right = self.mask(path.left), self.mask(path.right)
-            return edges.eu(right, left & right, deadline) | edges.eg(right, deadline)
-        raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
-
-
-def _negate_path(path: Formula) -> Formula:
-    """The path formula ``not path`` with the negation below one temporal operator."""
-    if isinstance(path, Not):
-        return path.operand
-    if isinstance(path, X):
-        return X(Not(path.operand))
-    if isinstance(path, F):
-        return G(Not(path.operand))
-    if isinstance(path, G):
-        return F(Not(path.operand))
-    if isinstance(path, U):
-        return R(Not(path.left), Not(path.right))
-    if isinstance(path, R):
-        return U(Not(path.left), Not(path.right))
-    if isinstance(path, W):
-        # not(a W b) == (not b) U (not a and not b)
-        return U(Not(path.right), And((Not(path.left), Not(path.right))))
-    raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
+            return g.backward(right, left) | g.globally(left)
+        # E(a R b) == E(b U (a & b)) | EG b
+        return g.backward(left & right, right) | g.globally(right)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.compiler import CompiledNet, RandomDraws, compile_net
+from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.forced import ForcedDraws
 from tcpn.petrinets.monitors import Monitor
@@ -62,11 +62,12 @@ def independent_seeds(seed: int, replications: int) -> list[np.random.SeedSequen
 class Simulator:
     """Runs a compiled net from its initial marking under CPN Tools' timed semantics.
 
-    ``seed`` seeds every random draw; ``forced_draws`` (uniform numbers in ``[0, 1)``)
+    ``seed`` seeds every random draw; ``forced_draws`` (uniform numbers in ``[0, 1]``)
     replaces the net's own draws (random functions, distributions, code actions' ``rng``)
     by these, in order, to replay a run whose draws are known
     (:class:`~tcpn.petrinets.forced.ForcedDraws`); the choice among enabled bindings still
-    follows ``seed``.
+    follows ``seed``. Forced draws run on the ``python`` engine (whatever
+    ``$TCPN_ENGINE`` says; another ``engine`` is an :class:`InputError`).
 
     >>> from tcpn.petrinets import REAL, PetriNet, Place, Transition
     >>> net = PetriNet("draw")
@@ -83,6 +84,11 @@ class Simulator:
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
                  engine: str | None = None, forced_draws: Iterable[float] | None = None):
         compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        if forced_draws is not None:
+            # the compiled engines draw from NumPy's generator itself, not from a stand-in
+            if engine not in (None, "python"):
+                raise InputError(f"forced_draws runs on the python engine, not {engine!r}")
+            engine = "python"
         #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
         #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``
         self.native = select_engine(compiled, engine)
@@ -112,13 +118,15 @@ class Simulator:
         self._dirty: set[int] = set(range(n_transitions))
         self._dirty_gates: set[int] = set(range(n_gates))
         self.monitors = list(monitors)
-        self._after: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
+        #: per transition, the functions called with ``(self, binding)`` after it fires
+        self._after: list[list[Callable[[Simulator, tuple[Any, ...]], None]]] = [
+            [] for _ in self.compiled.transitions]
         self._before: list[list[Monitor]] = [[] for _ in self.compiled.transitions]
         for monitor in self.monitors:
             monitor.start(self)
             for t in self.compiled.transitions:
                 if monitor.watches(t.name):
-                    self._after[t.index].append(monitor)
+                    self._after[t.index].append(monitor.observer(t) or _observe(monitor, t))
                     if monitor.wants_before:
                         self._before[t.index].append(monitor)
 
@@ -241,8 +249,8 @@ class Simulator:
         self._dirty_gates.update(self.compiled.gate_affected[t])
         self.firings += 1
         self.firing_counts[t] += 1
-        for monitor in self._after[t]:
-            monitor.observe(self, transition, binding)
+        for observe in self._after[t]:
+            observe(self, binding)
 
     def _loop(self, horizon: float, limit: float,
               stop_when: Callable[[Simulator], bool] | None,
@@ -279,6 +287,10 @@ class Simulator:
         choose = draw.choose
         required = [t.required_places for t in transitions]
         simple = not any(compiled.timed) and len(set(priorities)) <= 1
+        # the earliest readiness of each live transition's bindings (the choice's first
+        # pass reads one number per transition)
+        earliest = [min([r for r, _b in found]) if found and not simple else math.inf
+                    for found in bindings]
         now, firings, total = self.now, self.firings, self._total
         inf = math.inf
         next_progress = wallclock.perf_counter() + 0.2
@@ -302,6 +314,9 @@ class Simulator:
                         bindings[u] = found
                         if found:
                             live.add(u)
+                            if not simple:
+                                earliest[u] = (found[0][0] if len(found) == 1
+                                               else min([r for r, _b in found]))
                         else:
                             live.discard(u)
                     fired = -1
@@ -344,6 +359,9 @@ class Simulator:
                             if g < 0 or gate_ready[g] is not None:
                                 total += len(found) - len(bindings[u])
                         bindings[u] = found
+                        if found and not simple:
+                            earliest[u] = (found[0][0] if len(found) == 1
+                                           else min([r for r, _b in found]))
                         if g >= 0 and gate_ready[g] is None:
                             continue
                         if found:
@@ -367,23 +385,27 @@ class Simulator:
                             break
                         k -= len(found)
                 else:
+                    # the earliest time and most urgent priority, per transition from its
+                    # earliest binding (a binding's time is its readiness or its gate's,
+                    # whichever is later); then the bindings at that time and priority, in
+                    # the order of ``live`` and of the transitions' bindings
                     best_time = best_priority = inf
-                    chosen: list[tuple[int, tuple[Any, ...]]] = []
+                    best = -1
+                    tied = False
                     for t in live:
-                        priority = priorities[t]
-                        floor = now
+                        at = earliest[t]
+                        if at < now:
+                            at = now
                         if gated:
                             g = gate_of[t]
-                            if g >= 0 and gate_ready[g] > now:
-                                floor = gate_ready[g]
-                        for ready, binding in bindings[t]:
-                            at = ready if ready > floor else floor
-                            if at < best_time or (at == best_time and priority < best_priority):
-                                best_time, best_priority = at, priority
-                                chosen = [(t, binding)]
-                            elif at == best_time and priority == best_priority:
-                                chosen.append((t, binding))
-                    if not chosen:
+                            if g >= 0 and gate_ready[g] > at:
+                                at = gate_ready[g]
+                        priority = priorities[t]
+                        if at < best_time or (at == best_time and priority < best_priority):
+                            best_time, best_priority, best, tied = at, priority, t, False
+                        elif at == best_time and priority == best_priority:
+                            tied = True
+                    if best < 0:
                         reason = "dead"
                         break
                     if best_time > horizon:
@@ -391,7 +413,22 @@ class Simulator:
                         reason = "horizon"
                         break
                     now = self.now = best_time
-                    t, binding = chosen[0] if len(chosen) == 1 else chosen[choose(len(chosen))]
+                    if not tied and len(bindings[best]) == 1:
+                        t, binding = best, bindings[best][0][1]
+                    else:
+                        chosen: list[tuple[int, tuple[Any, ...]]] = []
+                        for t in live if tied else (best,):
+                            if priorities[t] != best_priority:
+                                continue
+                            if gated:
+                                g = gate_of[t]
+                                if g >= 0 and gate_ready[g] > best_time:
+                                    continue
+                            for ready, binding in bindings[t]:
+                                if ready <= best_time:
+                                    chosen.append((t, binding))
+                        t, binding = (chosen[0] if len(chosen) == 1
+                                      else chosen[choose(len(chosen))])
                 if before[t]:
                     for monitor in before[t]:
                         monitor.before(self, transitions[t], binding)
@@ -403,8 +440,8 @@ class Simulator:
                 counts[t] += 1
                 if after[t]:
                     self.firings = firings
-                    for monitor in after[t]:
-                        monitor.observe(self, transitions[t], binding)
+                    for observe in after[t]:
+                        observe(self, binding)
                 if stop_when is not None:
                     self.firings = firings
                     if stop_when(self):
@@ -498,6 +535,13 @@ class Simulator:
             monitors={m.name: m.result() for m in self.monitors},
             metadata=run_metadata(self.compiled.net, self.seed, wall_s),
         )
+
+
+def _observe(monitor: Monitor, transition: CompiledTransition
+             ) -> Callable[[Simulator, tuple[Any, ...]], None]:
+    """``monitor.observe`` for firings of ``transition``, as the loop calls observers."""
+    observe = monitor.observe
+    return lambda sim, binding: observe(sim, transition, binding)
 
 
 def simulate(net: PetriNet | CompiledNet, seed: Seed = 0, until: float | None = None,

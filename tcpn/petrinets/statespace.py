@@ -64,18 +64,28 @@ from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.native import select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
+from tcpn.petrinets.timevalues import (
+    CHECK_OFFSET_S,
+    ClockValues,
+    clock_reads,
+    translation_mismatch,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
     from scipy.sparse import csr_array
 
-__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "Edge", "StateSpace", "explore"]
+__all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "DEFAULT_SHIFT_CHECKS", "Edge", "StateSpace",
+           "explore"]
 
 #: explore()'s state budget when none is given (about 0.5 GB at 100 bytes per state):
 #: an unbounded net stops here, ``stop_reason == "max_states"``, instead of running on.
 DEFAULT_MAX_STATES = 5_000_000
 #: Seconds between two progress reports.
 PROGRESS_EVERY_S = 0.5
+#: States whose firings explore() checks to be translation invariant when the net has
+#: CLOCK values (relative time; see :mod:`~tcpn.petrinets.timevalues`).
+DEFAULT_SHIFT_CHECKS = 1000
 #: How timed state spaces treat the clock (see the module docstring).
 CLOCK_MODES = ("relative", "absolute")
 #: Relative timestamps are rounded to this many decimals so that float noise
@@ -110,7 +120,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str) -> None:
+def _check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -126,11 +136,6 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
             raise InputError(
                 f"code action of {where} draws from 'rng'; a state space needs "
                 "deterministic firings"
-            )
-        if relative and "now" in t.action_inputs and "now" not in declared:
-            raise InputError(
-                f"code action of {where} reads 'now': relative timed state spaces keep no "
-                "absolute time; use explore(..., clock='absolute')"
             )
         texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
         for arc in net.arcs_of(name):
@@ -152,11 +157,13 @@ def _check_explorable(net: PetriNet, clock: str) -> None:
                     f"{what}: {text!r} calls the random function {drawn[0]!r}; a state space "
                     "needs deterministic firings"
                 )
-            if relative and "now" in names and "now" not in declared:
-                raise InputError(
-                    f"{what}: {text!r} reads 'now': relative timed state spaces keep no "
-                    "absolute time; use explore(..., clock='absolute')"
-                )
+    if relative:
+        for what, why in clock_reads(net, clock_values):
+            raise InputError(
+                f"{what} reads 'now' ({why}): relative timed state spaces keep no absolute "
+                "time; 'now' may only flow into CLOCK values (docs/statespace.md); use "
+                "explore(..., clock='absolute')"
+            )
 
 
 class _Rule:
@@ -220,8 +227,12 @@ class _Successors:
         self.clock_field = self.n_places  # only used when absolute
         self.store = MarkingStore(compiled.timed, extra_fields=1 if self.absolute else 0)
         self.timed_places = tuple(p for p, t in enumerate(compiled.timed) if t)
+        #: the places whose values hold CLOCK parts (moved with the clock in relative time)
+        self.clock_values = ClockValues(compiled.net, compiled.place_names, TIME_DECIMALS) \
+            if self.relative else ClockValues(compiled.net, (), TIME_DECIMALS)
         #: relative time: the places whose contents change when the clock moves on
-        self.moving = self.timed_places if self.relative else ()
+        self.moving = tuple(sorted(set(self.timed_places) | set(self.clock_values.places))) \
+            if self.relative else ()
         # a stable sort keeps net order within one priority: every path enumerates alike
         self.ordered = tuple(sorted(compiled.transitions, key=lambda t: t.priority))
         self.draw = RandomDraws(np.random.default_rng(0))  # never drawn from: checked above
@@ -288,8 +299,13 @@ class _Successors:
 
     def _relative(self, p: int, place: dict[Any, Any], elapsed: float) -> dict[Any, Any]:
         """Place ``p``'s content relative to a clock moved on by ``elapsed`` (one of
-        :attr:`moving`): its timestamps, the past counting as 0."""
-        return self._shift(place, elapsed)
+        :attr:`moving`): its timestamps, the past counting as 0, and its ``CLOCK`` values
+        (:mod:`~tcpn.petrinets.timevalues`), the past kept as it is."""
+        if self.compiled.timed[p]:
+            place = self._shift(place, elapsed)
+        if p in self.clock_values.places:
+            place = self.clock_values.move(p, place, -elapsed, self.compiled.timed[p])
+        return place
 
     def clock_of(self, key: int) -> float:
         if not self.absolute:
@@ -297,8 +313,10 @@ class _Successors:
         store = self.store
         return float(store.contents[self.clock_field][store.field(key, self.clock_field)])  # type: ignore[arg-type]
 
-    def successors(self, key: int) -> list[Successor]:
-        """``(transition, binding, elapsed, successor key)`` of every firing possible next.
+    def successors(self, key: int, check_shift: bool = False) -> list[Successor]:
+        """``(transition, binding, elapsed, successor key)`` of every firing possible next;
+        with ``check_shift``, first check that they are translation invariant
+        (:meth:`_check_shift`).
 
         Transitions that read the same places are enumerated together, and only when
         those places' contents form a combination not met before: otherwise the bindings
@@ -309,6 +327,9 @@ class _Successors:
         """
         store = self.store
         shifts, masks, decode = store.shifts, store.masks, store.decode
+        if check_shift:
+            self._check_shift([decode(p, (key >> shifts[p]) & masks[p])
+                               for p in range(self.n_places)])
         now = self.clock_of(key)
         self.expanded += 1
         marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
@@ -349,7 +370,9 @@ class _Successors:
                     fired[memo_key] = delta
             new = key + delta
             if self.relative:
-                if elapsed > 0:
+                # (after an overflow ``new``'s fields run into each other: the expansion
+                # is redone once the store has widened)
+                if elapsed > 0 and not store.overflow:
                     new = self._shift_unwritten(new, ct.writes_places, elapsed)
             elif self.absolute:
                 shift = shifts[self.clock_field]
@@ -376,6 +399,65 @@ class _Successors:
             delta += (store.encode(p, place) - ((key >> shift) & masks[p])) << shift
         return delta
 
+    def _fire_next(self, marking: Marking, now: float) -> list[tuple[str, float, Marking]]:
+        """The reference path: every binding the simulator could pick next at the whole
+        ``marking`` (clock ``now``), fired: ``(transition, firing time, marking after)``."""
+        best_time, best_priority = math.inf, math.inf
+        chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
+        for ct in self.ordered:
+            priority = ct.priority
+            for ready, binding in ct.enumerate(marking):
+                at = ready if ready > now else now
+                if at < best_time or (at == best_time and priority < best_priority):
+                    best_time, best_priority = at, priority
+                    chosen = [(ct, binding)]
+                elif at == best_time and priority == best_priority:
+                    chosen.append((ct, binding))
+        timed = self.compiled.timed
+        fired = []
+        for ct, binding in chosen:
+            after = list(marking)
+            for p in ct.writes_places:  # firing changes the places it writes: copies
+                after[p] = {v: list(s) for v, s in marking[p].items()} if timed[p] \
+                    else dict(marking[p])
+            ct.fire(after, binding, best_time, self.draw)
+            fired.append((ct.name, best_time, after))
+        return fired
+
+    def _check_shift(self, marking: Marking) -> None:
+        """Raise :class:`InputError` unless the firings of ``marking`` with the clock, every
+        timestamp and every ``CLOCK`` value moved by
+        :data:`~tcpn.petrinets.timevalues.CHECK_OFFSET_S` are those of ``marking``, moved."""
+        timed = self.compiled.timed
+
+        def moved(p: int, place: dict[Any, Any], by: float) -> dict[Any, Any]:
+            if timed[p]:
+                place = {v: [stamp + by for stamp in stamps] for v, stamps in place.items()}
+            if p in self.clock_values.places:
+                place = self.clock_values.move(p, place, by, timed[p])
+            return place
+
+        def relative(fired: list[tuple[str, float, Marking]]) -> list[tuple[str, Marking]]:
+            """Each firing's marking after, relative to its firing time (past stamps 0)."""
+            out = []
+            for name, at, after in fired:
+                back = [moved(p, place, -at) for p, place in enumerate(after)]
+                for p in self.timed_places:
+                    back[p] = {v: [max(0.0, s) for s in stamps] for v, stamps in back[p].items()}
+                out.append((name, back))
+            return out
+
+        offset = CHECK_OFFSET_S
+        shifted = [moved(p, place, offset) for p, place in enumerate(marking)]
+        problem = translation_mismatch(relative(self._fire_next(marking, 0.0)),
+                                       relative(self._fire_next(shifted, offset)),
+                                       self.compiled.place_names)
+        if problem is not None:
+            raise InputError(f"{problem}: its inscriptions or code action read absolute time "
+                             "(now, or a CLOCK value) other than through differences, so a "
+                             "relative state space would be wrong; use "
+                             "explore(..., clock='absolute')")
+
     def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
         """``key`` with the places a firing did not write moved ``elapsed`` back."""
         store = self.store
@@ -393,6 +475,8 @@ class _Successors:
                 if len(memo) < _SHIFT_MEMO_SIZE:
                     memo[(p, number, elapsed)] = moved
             key += (moved - number) << shift
+            if store.overflow:  # the fields above may be corrupt: the expansion is redone
+                break
         return key
 
     def deltas_function(self, rule: _Rule) -> Callable[[int], tuple[int, ...]]:
@@ -514,7 +598,9 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             max_depth: int | None = None, time_budget_s: float | None = None,
             clock: str = "relative",
             progress: Callable[[int, int, float], None] | bool | None = None,
-            delay_points: int | None = None, engine: str | None = None) -> StateSpace:
+            delay_points: int | None = None,
+            shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
+            engine: str | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -525,7 +611,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     called as ``progress(states, expanded, seconds)`` about every 0.5 s; ``True`` prints a
     progress line on stderr when it is a terminal (``None``, the default, prints
     nothing). ``clock`` picks relative or absolute
-    time for timed nets (ignored for untimed ones). Nets whose firings draw at random
+    time for timed nets (ignored for untimed ones). In relative time, a net whose token
+    values hold absolute times (colour set ``CLOCK``) has them kept relative too, and the
+    successors of its first ``shift_checks`` states (``None``: all) are checked to be
+    translation invariant (:mod:`~tcpn.petrinets.timevalues`). Nets whose firings draw at random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
     with an :class:`InputError` naming the element, except random *delays* when
     ``delay_points`` is given: each bounded one (``Uniform``, ``Interval``, ``Discrete``,
@@ -556,11 +645,16 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         discretised, delay_choices = discretise_delays(source, delay_points)
         if delay_choices:
             net = discretised
+    if shift_checks is not None and (isinstance(shift_checks, bool) or not isinstance(
+            shift_checks, int) or shift_checks < 0):
+        raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
     compiled = select_engine(compiled, engine).compiled
-    _check_explorable(compiled.net, clock)
-    started = wallclock.perf_counter()
     gen = _Successors(compiled, clock)
+    _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    started = wallclock.perf_counter()
+    checks_left = (math.inf if shift_checks is None else shift_checks) if gen.clock_values \
+        else 0
     store = gen.store
     deadline = None if time_budget_s is None else started + time_budget_s
     state_cap = math.inf if max_states is None else max_states
@@ -616,7 +710,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                     if len(edge_dst) != first_edge:
                         break
             else:
-                for *_, new in gen.successors(key):
+                for *_, new in gen.successors(key, check_shift=i < checks_left):
                     target = index.get(new)
                     if target is None:
                         target = index[new] = len(order)

@@ -91,6 +91,10 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
     first, last, back = _interfaces(prepared)
     receiver_node = list(prepared.verification.scenario.graph().nodes).index(
         prepared.verification.flows[_index(prepared)].dst)
+    # what each queue transition means (enqueue, drop, mark, meter), whatever its name
+    # (enqueue0/enqueue1 in a small-first queue, police in a policer)
+    kinds = {t: k for role in prepared.verification.roles.values() if role.kind == "queue"
+             for t, k in role.events.items()}
     events: list[MscEvent] = []
     steps: Sequence[Step] = [*evidence.stem, *evidence.cycle]
     for step in steps:
@@ -129,10 +133,11 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
                                  else ("queue", "link")), label)
             add("loss", "link", "link", f"{label} lost ({interface.replace('.', '->')})")
             continue
-        if local == "drop":
+        kind = kinds.get(name, "direct" if local == "direct" else "")
+        if kind == "drop":
             add("loss", "receiver" if interface == back else "queue",
                 "receiver" if interface == back else "queue", f"{label} dropped")
-        if local not in ARRIVALS:
+        if kind not in ARRIVALS:
             continue
         if interface == first and not backward:
             add("segment", "sender", "queue", label)

@@ -45,6 +45,8 @@ class ScenarioRow:
     cpu_s: float
     summary: dict[str, Any] | None = None
     error: str | None = None
+    #: whether ``error`` is the file's fault (invalid input), not the run's
+    invalid_input: bool = False
     #: the lens's 802.11 report (:mod:`tcpn.reports.energy`), when the scenario has a hop
     wireless: dict[str, Any] | None = None
 
@@ -124,7 +126,8 @@ def _run_one(path: str, lens: str, seed: int | None) -> ScenarioRow:
         result = evaluate(scenario, lens, seed=used_seed)
     except Exception as exc:  # the row says what went wrong; the other files still run
         return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
-                           error=f"{type(exc).__name__}: {exc}")
+                           error=f"{type(exc).__name__}: {exc}",
+                           invalid_input=isinstance(exc, InputError))
     return ScenarioRow(path, name, lens, used_seed, time.process_time() - start,
                        summary=result.summary,
                        wireless=result.provenance.get("lens", {}).get("wireless") or None)
@@ -141,9 +144,11 @@ def run_scenarios(paths: Sequence[str | Path], lens: str = "net", seed: int | No
     files = [str(p) for p in paths]
     if not files:
         raise InputError("no scenario files given")
-    missing = [f for f in files if not Path(f).is_file()]
-    if missing:
-        raise InputError(f"no such scenario file: {', '.join(missing)}")
+    for name in files:
+        if not Path(name).is_file():
+            raise InputError(f"cannot read scenario {name}: " + (
+                "not a regular file (a directory)" if Path(name).is_dir()
+                else "no such file or directory"))
     count = max(1, min(workers or os.cpu_count() or 1, len(files)))
     rows: dict[int, ScenarioRow] = {}
     if count == 1:

@@ -38,6 +38,7 @@ class PropertyRequest:
     overwrite: bool = False
     flow: str | None = None
     delay_points: int | None = None
+    clock: str = "absolute"
 
 
 def result_line(result: PropertyResult) -> str:
@@ -71,7 +72,7 @@ def run_property_check(request: PropertyRequest, console: Console,
     prepared = property_net(request.scenario, segments=request.segments,
                             losses=request.losses, ack_losses=request.ack_losses,
                             links=request.links, flow=request.flow,
-                            delay_points=request.delay_points)
+                            delay_points=request.delay_points, clock=request.clock)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)

@@ -32,6 +32,10 @@ from tcpn.models.traces import ScenarioResult
 from tcpn.outputs import atomic_directory
 from tcpn.workers import run_in_workers
 
+#: Largest number of runs one command may ask for (replications here, cells x lenses x
+#: replications in a sweep): a guard against a typo's 10**12.
+MAX_RUNS = 1_000_000
+
 __all__ = ["ReplicationResult", "equal_but_for_rounding", "flow_table", "mean_ci", "replicate",
            "summary_rows"]
 
@@ -172,8 +176,8 @@ def replicate(scenario: Scenario, lens: str = "net", seed: int | None = None,
     receives the number of runs completed. An interruption (Ctrl-C) terminates the
     worker processes at once and leaves nothing behind.
     """
-    if replications < 1:
-        raise InputError(f"replications must be >= 1, got {replications}")
+    if not 1 <= replications <= MAX_RUNS:
+        raise InputError(f"replications must be 1 to {MAX_RUNS:,}, got {replications:,}")
     base = scenario.seed if seed is None else seed
     count = min(replications, workers or os.cpu_count() or 1)
     if count < 1:

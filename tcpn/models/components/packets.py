@@ -5,7 +5,9 @@ and ``seq = -1`` (:data:`ACK_SEQ`); the handshake's SYN and SYN-ACK carry no dat
 ``seq`` :data:`SYN_SEQ` (-2) and :data:`SYN_ACK_SEQ` (-3). ``size`` is the IP packet size
 in bytes (payload + IP/TCP headers); ``ecn`` is the IP ECN field (0 Not-ECT, 2 ECT(0),
 3 CE); ``ece``/``cwr`` are the TCP ECN flags; ``ts`` is the sender's clock when the packet
-left (the timestamp option) and ``echo`` the timestamp an ACK echoes; ``retx`` marks a
+left (the timestamp option) and ``echo`` the timestamp an ACK echoes (a data segment or
+SYN, which echoes nothing here, carries its own ``ts``: both are ``CLOCK`` values, which
+relative state spaces keep relative to the clock); ``retx`` marks a
 retransmitted data segment (or SYN) and, on an ACK, echoes the flag of the segment whose
 timestamp it echoes (Karn's rule without timestamps); ``sack`` lists SACK blocks
 ``(start, end)`` with ``end`` exclusive.
@@ -26,7 +28,7 @@ import math
 from bisect import bisect_right
 from typing import Any
 
-from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, ProductSet, RecordSet
+from tcpn.petrinets import BOOL, CLOCK, INT, IntSet, ListSet, ProductSet, RecordSet
 
 __all__ = [
     "ACK_SEQ",
@@ -55,7 +57,7 @@ ACK_SEQ, SYN_SEQ, SYN_ACK_SEQ = -1, -2, -3
 PACKET_RECORD = RecordSet(
     "Pkt", flow=IntSet(0), dst=IntSet(0), seq=IntSet(SYN_ACK_SEQ), ack=IntSet(0),
     size=IntSet(1, 65535),
-    ts=REAL, echo=REAL, ecn=IntSet(0, 3), ece=BOOL, cwr=BOOL, retx=BOOL,
+    ts=CLOCK, echo=CLOCK, ecn=IntSet(0, 3), ece=BOOL, cwr=BOOL, retx=BOOL,
     sack=ListSet(ProductSet(INT, INT), max_length=4, name="Blocks"),
 )
 #: Packets waiting in a buffer are untimed ``Pkt`` records.

@@ -33,6 +33,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.packets import ECT, FUNCTIONS, PACKET, PACKET_RECORD
 from tcpn.petrinets import (
     BOOL,
+    CLOCK,
     INT,
     P_HIGH,
     REAL,
@@ -63,11 +64,11 @@ __all__ = [
 #: One queued packet: its position in the queue and the packet.
 BUFFER = ProductSet(INT, PACKET_RECORD, name="Queued")
 #: The queue's counters: next position to leave, packets, bytes, time it became empty.
-FIFO = ProductSet(INT, INT, INT, REAL, name="Fifo")
+FIFO = ProductSet(INT, INT, INT, CLOCK, name="Fifo")
 VERDICT = ProductSet(PACKET_RECORD, EnumSet(("accept", "mark", "drop"), name="Verdict"),
                      name="Decided")
 #: A token bucket: bytes of tokens and the time they were counted.
-BUCKET = ProductSet(REAL, REAL, name="Bucket")
+BUCKET = ProductSet(REAL, CLOCK, name="Bucket")
 #: A packet the policer has metered, and whether it conforms.
 METERED = ProductSet(PACKET_RECORD, BOOL, name="Metered")
 

@@ -45,8 +45,8 @@ from tcpn.models.components.packets import (
 )
 from tcpn.petrinets import (
     BOOL,
+    CLOCK,
     INT,
-    REAL,
     UNIT,
     IntSet,
     ListSet,
@@ -60,7 +60,7 @@ from tcpn.petrinets import Transition as T
 __all__ = ["RCV", "ReceiverConfig", "receiver_net"]
 
 RCV = RecordSet("Rcv", nxt=IntSet(0), ooo=ListSet(ProductSet(INT, INT), name="Runs"),
-                pending=IntSet(0), echo=REAL, echo_retx=BOOL, ece=BOOL)
+                pending=IntSet(0), echo=CLOCK, echo_retx=BOOL, ece=BOOL)
 Rcv: Any = RCV.record_type
 
 

@@ -311,7 +311,7 @@ def _handshake(net: PetriNet, config: SenderConfig) -> None:
     net.add_place(Place("syn_timer", UNIT.timed()))
 
     def syn(retx: str) -> str:
-        return (f"Pkt(flow=FLOW, dst=DST, seq=SYN, ack=0, size=SYN_BYTES, ts=now, echo=0.0, "
+        return (f"Pkt(flow=FLOW, dst=DST, seq=SYN, ack=0, size=SYN_BYTES, ts=now, echo=now, "
                 f"ecn=0, ece=False, cwr=False, retx={retx}, sack=())")
 
     net.add_transition(T("connect"))
@@ -417,7 +417,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     def packet(seq: str, fresh: str) -> str:
         # RFC 3168 6.1.5: retransmissions are not ECN-capable
         return (f"Pkt(flow=FLOW, dst=DST, seq={seq}, ack=0, size=DATA_BYTES, ts=now, "
-                f"echo=0.0, ecn=ECT_BITS if {fresh} else 0, ece=False, "
+                f"echo=now, ecn=ECT_BITS if {fresh} else 0, ece=False, "
                 f"cwr=t.cwr_pending, retx=not ({fresh}), sack=())")
 
     has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"

@@ -59,8 +59,8 @@ from tcpn.models.components.sender import (
 )
 from tcpn.petrinets import (
     BOOL,
+    CLOCK,
     INT,
-    REAL,
     UNIT,
     IntSet,
     ListSet,
@@ -76,7 +76,7 @@ __all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congesti
            "reporter_net", "tcp_l_adopt", "tcp_l_reacts", "tcp_l_sender_net"]
 
 TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
-                  link_failed=IntSet(0), report_time=REAL)
+                  link_failed=IntSet(0), report_time=CLOCK)
 TcpL: Any = TCP_L.record_type
 #: The repair after a timeout judged a link loss: ``resume`` (``nxt`` to go on from once
 #: ``una`` is sent again; 0: none), ``paced`` (new segments paced) and ``pace_end`` (the
@@ -84,7 +84,7 @@ TcpL: Any = TCP_L.record_type
 REPAIR = RecordSet("TcpLRepair", resume=IntSet(0), paced=BOOL, pace_end=IntSet(0))
 Repair: Any = REPAIR.record_type
 #: A last-hop report: receiver clock when taken, frames sent, frames failed.
-REPORT = ProductSet(REAL, INT, INT, name="Report")
+REPORT = ProductSet(CLOCK, INT, INT, name="Report")
 #: Reports kept for ACKs still in flight (enough for a reverse path 64 periods long).
 REPORT_HISTORY = 64
 #: The reports taken so far (newest last).

@@ -71,7 +71,18 @@ from tcpn.models.components.sender import (
     retransmissions,
     sender_net,
 )
-from tcpn.petrinets import BOOL, INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
+from tcpn.petrinets import (
+    BOOL,
+    CLOCK,
+    INT,
+    REAL,
+    IntSet,
+    ListSet,
+    PetriNet,
+    Place,
+    ProductSet,
+    RecordSet,
+)
 
 __all__ = ["RECOVERIES", "VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
@@ -82,10 +93,10 @@ __all__ = ["RECOVERIES", "VEGAS", "VegasLaw", "adaptive_target", "add_hull_point
 HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
 #: ``(seq, time)`` of the segments in flight that were sent once (Karn: a retransmission
 #: drops its entry), in sending order.
-SENT = ListSet(ProductSet(INT, REAL), name="SendTimes")
+SENT = ListSet(ProductSet(INT, CLOCK), name="SendTimes")
 VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
-    grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=REAL, sum_ts=REAL,
+    grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=CLOCK, sum_ts=REAL,
     skew=REAL, fhull=HULL, bhull=HULL, sent=SENT,
 )
 Vegas: Any = VEGAS.record_type
@@ -367,8 +378,11 @@ def _law_action(law: VegasLaw) -> Any:
 
     def vegas_law(v: Any, t: Any, a: Any, now: float) -> dict[str, Any]:
         # the sample is the newest segment the ACK covers, timed by the sender's own clock
+        # (whether it is on record, not whether its time is >= 0: a send time is a CLOCK
+        # value, kept relative to the clock in relative state spaces, so it may be < 0)
         sent = sent_time(v, a.ack - 1)
-        sampled = vegas_acked(sample(v, a._replace(echo=sent), now, sent >= 0), a.ack)
+        known = len(forget_segment(v.sent, a.ack - 1)) < len(v.sent)
+        sampled = vegas_acked(sample(v, a._replace(echo=sent), now, known), a.ack)
         v2, cwnd, ssthresh = vegas_round(sampled, t, a.ack, law.alpha, law.beta, law.gamma,
                                          law.adaptive)
         return {"v2": v2, "vegas_cwnd": cwnd, "vegas_ssthresh": ssthresh}

@@ -21,9 +21,11 @@ Modules: :mod:`~tcpn.models.verification.budget` (the loss budget),
 
 Time: every delay of a drop-tail scenario is deterministic and stays exact. The senders
 keep absolute times (timestamps on packets, the RTT estimator's samples ``now - echo``),
-so the net is explored with ``clock="absolute"`` (CPN Tools' default timed state space):
-the space closes because the transfer is finite and the budget bounded, not by a time
-reduction (``docs/statespace.md``, "Verification nets", says what a verdict covers).
+declared as ``CLOCK`` values, so the net is explored with ``clock="absolute"`` (the
+default, CPN Tools' timed state space) or ``clock="relative"`` (those times kept relative
+to each state's clock; the same verdicts): either way the space closes because the
+transfer is finite and the budget bounded (``docs/statespace.md``, "Verification nets",
+says what a verdict covers).
 
 >>> from tcpn.models.scenario import validate_scenario
 >>> s = validate_scenario({"name": "p2p", "horizon_s": 10.0,

@@ -28,7 +28,8 @@ from tcpn.models.verification.choices import (
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.intervals import delay_points as points_of
-from tcpn.petrinets.statespace import StateSpace
+from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
+from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
 
@@ -84,7 +85,10 @@ class VerificationNet:
     :mod:`tcpn.petrinets.intervals`) to its :class:`~tcpn.petrinets.intervals.DelayChoice`;
     ``start_chain`` maps each transition of a random start's chain (``group{g}.start``,
     ``group{g}.gap{j}``) to ``(g, j)``: it starts connection ``j`` of flow group ``g``
-    (the scenario's ``flows[g]``).
+    (the scenario's ``flows[g]``). ``clock`` is how :meth:`explore` treats time:
+    ``"absolute"`` (CPN Tools' timed state space) or ``"relative"`` (timestamps and the
+    components' ``CLOCK`` values kept relative to each state's clock;
+    ``docs/statespace.md``, "Clock values").
     """
 
     net: PetriNet
@@ -177,12 +181,29 @@ class VerificationNet:
             choice = self.delay_choices.get(transition)
             if (transition if choice is None else choice.original) in self.start_chain:
                 continue  # the connection's start time in the simulator's net says it
+            name = self.simulator_transition(transition)
             values = {k: v for k, v in binding.items() if k not in ADDED_VARS}
+            if self.clock == "relative":
+                values = _absolute_binding(sim, name, values)
             try:
-                firings.append(sim.fire(self.simulator_transition(transition), values))
+                firings.append(sim.fire(name, values))
             except InputError as exc:
                 raise InputError(f"replay step {step} ({transition}): {exc}") from None
         return firings
+
+
+def _absolute_binding(sim: Simulator, transition: str, binding: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+    """The simulator's binding of ``transition`` that a relative space's ``binding`` stands
+    for: its ``CLOCK`` values are relative to the state's clock, which is the simulator's
+    clock on a replayed path (rounded to ``TIME_DECIMALS``, so matched up to float noise);
+    ``binding`` unchanged when the simulator has none such (``fire`` then says why)."""
+    shifts = binding_shifts(sim.compiled.net, transition, TIME_DECIMALS)
+    wanted = shifted_binding(binding, shifts, sim.now)
+    for name, candidate in sim.enabled():
+        if name == transition and alike(candidate, wanted):
+            return candidate
+    return dict(binding)
 
 
 def _finite_flows(scenario: Scenario, flows: Sequence[ConcreteFlow], segments: int
@@ -243,6 +264,22 @@ def _refuse(scenario: Scenario, segments: int, budget: LossBudget) -> None:
                              "verification needs a fixed one (a number)")
 
 
+def _refuse_clock(scenario: Scenario, clock: str) -> None:
+    """Raise :class:`InputError` for a clock mode the scenario's components cannot take."""
+    if clock not in CLOCK_MODES:
+        raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
+    if clock == "absolute":
+        return
+    for i, group in enumerate(scenario.flows):
+        if group.receiver_clock_skew != 0.0:
+            raise InputError(f"flows[{i}].receiver_clock_skew: a drifting receiver clock "
+                             "stamps (1 + skew) * now, which no relative state space can "
+                             "shift; use clock='absolute'")
+        if getattr(group.params, "skew_estimation", False):
+            raise InputError(f"flows[{i}].params.skew_estimation: the skew estimate fits a "
+                             "line to absolute send times; use clock='absolute'")
+
+
 def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
     net = composed.net
     roles: dict[str, Role] = {}
@@ -282,7 +319,7 @@ def _roles(composed: ComposedNet, twins: Mapping[str, str]) -> dict[str, Role]:
 
 def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
                   times: Mapping[int, tuple[Distribution | float, Distribution | float]],
-                  delay_points: int | None) -> tuple[str, ...]:
+                  delay_points: int | None, clock: str) -> tuple[str, ...]:
     where = "every link direction" if budget.links is None else ", ".join(budget.links)
     return (
         f"Each connection sends a finite transfer of {segments} segments; the scenario's "
@@ -306,7 +343,11 @@ def _abstractions(scenario: Scenario, segments: int, budget: LossBudget,
         "Every other delay is the simulator's deterministic one (serialisation, propagation, "
         "timers); simultaneous events are explored in every order.",
         "Time is absolute (CPN Tools' timed state space): the space is finite because the "
-        "transfer ends and the losses are bounded.",
+        "transfer ends and the losses are bounded." if clock == "absolute" else
+        "Time is relative: a state keeps its timestamps and the components' CLOCK values "
+        "(send times, echoes, idle-since times) relative to its own clock, so runs that "
+        "reach one marking at different times are one state; when a state is reached is "
+        "not kept (a path's times are the sums of its waits).",
     )
 
 
@@ -320,7 +361,7 @@ def _points_text(delay: Distribution | float, points: int | None, what: str) -> 
 
 def verification_net(scenario: Scenario, *, segments: int,
                      losses: LossBudget | None = None, delay_points: int | None = None,
-                     seed: int | None = None) -> VerificationNet:
+                     seed: int | None = None, clock: str = "absolute") -> VerificationNet:
     """The verification net of ``scenario``: every connection sends ``segments`` segments,
     the network may lose what ``losses`` allows (see the module docstring).
 
@@ -328,13 +369,17 @@ def verification_net(scenario: Scenario, *, segments: int,
     uniformly from an interval starts at one of ``delay_points`` equally spaced times in
     it, both ends included (:mod:`tcpn.petrinets.intervals`; the explorer covers each, and
     every order of the events they make simultaneous). ``seed`` draws the scenario's other
-    random choices (none are allowed yet).
+    random choices (none are allowed yet). ``clock`` is how
+    :meth:`VerificationNet.explore` treats time (``"absolute"`` or ``"relative"``; relative
+    time refuses a receiver clock that drifts and Modified Vegas's skew estimation, which
+    read absolute times).
     """
     budget = losses if losses is not None else LossBudget()
     if not isinstance(budget, LossBudget):
         raise InputError(f"losses must be a LossBudget, got {budget!r}")
     times = random_times(scenario, delay_points)
     _refuse(scenario, segments, budget)
+    _refuse_clock(scenario, clock)
     prepared = _scripted(scenario, segments, budget, {})
     finite = _finite_flows(prepared, prepared.concrete_flows(seed), segments)
     composed = compose(prepared, finite)
@@ -358,7 +403,7 @@ def verification_net(scenario: Scenario, *, segments: int,
         net=net, scenario=scenario, segments=segments, losses=budget,
         roles=roles, choices=(*twins, *delay_choices,
                               *(t for t in chain if t in net.transitions)),
-        abstractions=_abstractions(scenario, segments, budget, times, delay_points),
+        abstractions=_abstractions(scenario, segments, budget, times, delay_points, clock),
         flows=tuple(finite), twins=twins, draws=draws, delay_choices=delay_choices,
-        start_chain=chain)
+        start_chain=chain, clock=clock)
 

@@ -20,6 +20,7 @@ import logging
 import time as wallclock
 from collections.abc import Callable
 from pathlib import Path
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -62,12 +63,6 @@ class CEngine:
         self.module = module
 
     # -- conversions ----------------------------------------------------------------------
-    def _load(self, state: Any, marking: list[dict[Any, Any]]) -> None:
-        for p, place in enumerate(marking):
-            slots, product = self.plan.slots[p], self.plan.product[p]
-            rows = [(encode(slots, product, value), amount) for value, amount in place.items()]
-            state.load(p, rows, self.compiled.timed[p])
-
     def _dump(self, state: Any, marking: list[dict[Any, Any]]) -> None:
         keyed = set(self.compiled.keyed_places)
         for p in range(len(marking)):
@@ -95,16 +90,39 @@ class CEngine:
         return FiringError(where, binding, _MESSAGES.get(code, f"error {code}"), now)
 
     # -- the loop -------------------------------------------------------------------------
+    def _rows(self, marking: list[dict[Any, Any]]) -> list[list[tuple[tuple[int, ...], Any]]]:
+        return [[(encode(self.plan.slots[p], self.plan.product[p], value), amount)
+                 for value, amount in place.items()] for p, place in enumerate(marking)]
+
+    def _load(self, state: Any, marking: list[dict[Any, Any]]) -> None:
+        for p, rows in enumerate(self._rows(marking)):
+            state.load(p, rows, self.compiled.timed[p])
+
     def _state(self, sim: Any) -> Any:
-        """The simulator's C state, (re)built when Python moved the marking since."""
+        """The simulator's C state: firings ``Simulator.fire`` made since the last run are
+        taken in, in order; built afresh the first time (or when the firing counts do not
+        add up)."""
         state = sim.__dict__.get("_cnet_state")
-        if state is None or state.firings != sim.firings:
+        outside = sim.__dict__.get("_cnet_outside", [])
+        if state is not None and outside and state.firings + len(outside) == sim.firings:
+            timed = list(self.compiled.timed)
+            for t, rows, counts in outside:
+                state.replay(t, rows, timed, counts, state.firings + 1)
+        elif state is None or state.firings != sim.firings:
             state = self.module.State()
             self._load(state, sim.marking)
             state.start(sim.now, sim.firings, sim._draw.choices)
             sim._cnet_state = state
             sim._cnet_via_set = False
+            sim._fire = MethodType(self._fire_outside, sim)
+        sim._cnet_outside = []
         return state
+
+    def _fire_outside(self, sim: Any, at: float, t: int, binding: tuple[Any, ...]) -> None:
+        """``Simulator._fire`` (the path of ``Simulator.fire``), noting the marking after
+        it so that the C state can take the firing in (see :meth:`_state`)."""
+        type(sim)._fire(sim, at, t, binding)
+        sim._cnet_outside.append((t, self._rows(sim.marking), list(sim.firing_counts)))
 
     def loop(self, sim: Any, horizon: float, limit: float,
              stop_when: Callable[[Any], bool] | None,
@@ -204,6 +222,9 @@ def build_cnet(compiled: CompiledNet, build: Callable[[str, tuple[str, ...], tup
         plan = plan_net(compiled)
     except Unsupported as exc:
         return str(exc)
+    except Exception as exc:  # a translator defect must not take the Cython route away
+        _log.warning("net %s: the C engine's translator failed: %r", compiled.net.name, exc)
+        return f"the C engine's translator failed on this net: {exc!r}"
     try:
         for p, name in enumerate(compiled.place_names):
             for token in compiled.net.places[name].initial_tokens:

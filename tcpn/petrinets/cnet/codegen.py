@@ -121,7 +121,7 @@ class _TransitionPlan:
             variables[name] = (f"b[{self.variables.index(name)}]", kind)
         return Translator(variables, self.scope)
 
-    def _fail(self, code: _Lines, site: int, bound: int) -> str:
+    def _fail(self, site: int, bound: int) -> str:
         return (f"{{ s->err_where = {site}; s->err_nb = {bound}; "
                 f"memcpy(s->err_b, b, sizeof(int64_t) * {len(self.variables) or 1}); return; }}")
 
@@ -157,6 +157,7 @@ class _TransitionPlan:
                 code(f"for (int64_t i{n} = 0; i{n} < s->places[{p}].n; i{n}++) {{")
                 code.depth += 1
                 closing += 1
+                code(f"if (pl_have(&s->places[{p}], i{n}) == 0) continue;")
                 code(f"const int64_t *v{n} = s->places[{p}].vals + i{n} * {width};")
                 tree = ast.parse(arc.inscription or "", mode="eval").body
                 self._emit_match(code, tree, f"v{n}", p, bound, declared, arc)
@@ -164,7 +165,7 @@ class _TransitionPlan:
             else:
                 parts = self._translator(bound).value(arc.inscription or "", slots, arc.where)
                 code(f"int64_t v{n}[{width}] = {{{', '.join(x.code for x in parts)}}};")
-                code(f"if (s->err) {self._fail(code, self._site(arc.where), len(bound))}")
+                code(f"if (s->err) {self._fail(self._site(arc.where), len(bound))}")
                 needs.setdefault(p, []).append((f"v{n}", int(arc.count), False))
             if not guard_done and not guard_names - bound:
                 self._emit_guard(code, bound)
@@ -186,7 +187,7 @@ class _TransitionPlan:
         where = f"guard of {self.where}"
         guard = self._translator(bound).expression(self.guard or "", where)
         code(f"{{ int64_t g_ = (int64_t)({guard.code});")
-        code(f"  if (s->err) {self._fail(code, self._site(where), len(bound))}")
+        code(f"  if (s->err) {self._fail(self._site(where), len(bound))}")
         code("  if (!g_) continue; }")
 
     def _emit_match(self, code: _Lines, tree: ast.AST, row: str, p: int, bound: set[str],
@@ -251,7 +252,7 @@ class _TransitionPlan:
             p = self._p(arc)
             parts = translator.value(arc.inscription or "", self.plan.slots[p], arc.where)
             code(f"{{ int64_t v[{len(parts)}] = {{{', '.join(x.code for x in parts)}}};")
-            code(f"  if (s->err) {self._fail(code, self._site(arc.where), nv)}")
+            code(f"  if (s->err) {self._fail(self._site(arc.where), nv)}")
             take = "pl_take_time" if self.compiled.timed[p] else "pl_take"
             code(f"  {take}(&s->places[{p}], v, {arc.count}); }}")
         if self.delay is not None:
@@ -263,7 +264,7 @@ class _TransitionPlan:
             slots = self.plan.slots[p]
             parts = translator.value(arc.inscription or "", slots, arc.where)
             code(f"{{ int64_t v[{len(parts)}] = {{{', '.join(x.code for x in parts)}}};")
-            code(f"  if (s->err) {self._fail(code, self._site(arc.where), nv)}")
+            code(f"  if (s->err) {self._fail(self._site(arc.where), nv)}")
             tests = []
             for i, colour in enumerate(slots):
                 if isinstance(colour, IntSet) and colour.low is not None:
@@ -273,7 +274,7 @@ class _TransitionPlan:
             if tests:
                 site = self._site(arc.where, p)
                 code(f"  if ({' || '.join(tests)}) {{ s->err = ERR_COLOUR; "
-                     f"memcpy(s->err_tok, v, sizeof(v)); {self._fail(code, site, nv)} }}")
+                     f"memcpy(s->err_tok, v, sizeof(v)); {self._fail(site, nv)} }}")
             if self.compiled.timed[p]:
                 stamp = "now" + (" + d" if self.delay is not None else "")
                 arc_delay = _delay_code(arc.delay, f"delay of {arc.where}")

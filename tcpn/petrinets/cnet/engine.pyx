@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # The Python face of one net's C engine (the C source is spliced in below).
 from libc.stdint cimport int64_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
 cdef extern from *:
@@ -32,9 +33,30 @@ cdef extern from *:
     double net_time(NetState *s, int p, int64_t i, int64_t j)
     int net_width(int p)
     int net_nvars(int t)
-    int64_t net_live(NetState *s, int64_t i)
-    int64_t net_total(NetState *s)
+    void net_settle(NetState *s)
+    void net_outside(NetState *s, int t)
+    void net_clear_place(NetState *s, int p)
+    void net_set_count(NetState *s, int t, int64_t n)
+    int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out)
     int NET_PLACES, NET_TRANSITIONS, NET_WIDTH, NET_VARS
+
+
+def set_order(list ops):
+    """The iteration order after ``ops`` on the C engine's copy of CPython's set (ops as
+    ``net_set_order`` in runtime.c reads them): what tests compare with ``set``."""
+    cdef Py_ssize_t n = len(ops), i
+    cdef int64_t *buffer = <int64_t *> PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t *out = <int64_t *> PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if buffer is NULL or out is NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            buffer[i] = ops[i]
+        k = net_set_order(buffer, n, out)
+        return [out[i] for i in range(k)]
+    finally:
+        PyMem_Free(buffer)
+        PyMem_Free(out)
 
 
 cdef class State:
@@ -70,9 +92,11 @@ cdef class State:
         cdef const int64_t *v
         out = []
         for i in range(net_entries(self.s, p)):
+            n = net_have(self.s, p, i)
+            if n == 0:  # a value gone from the place
+                continue
             v = net_value(self.s, p, i)
             row = tuple([v[k] for k in range(w)])
-            n = net_have(self.s, p, i)
             if timed:
                 out.append((row, [net_time(self.s, p, i, j) for j in range(n)]))
             else:
@@ -87,6 +111,20 @@ cdef class State:
         self.s.now = now
         self.s.firings = firings
         net_refresh_all(self.s)
+
+    def replay(self, int t, list places, list timed, list counts, int64_t firings):
+        """Take a firing of ``t`` made outside (``Simulator.fire``): the pending
+        after-effects first, then the marking after it (rows per place, as ``load``)
+        and its own after-effects, as the Python engine's next refresh does them."""
+        cdef int p
+        net_settle(self.s)
+        for p in range(len(places)):
+            net_clear_place(self.s, p)
+            self.load(p, places[p], timed[p])
+        net_outside(self.s, t)
+        for p in range(len(counts)):
+            net_set_count(self.s, p, counts[p])
+        self.s.firings = firings
 
     def set_buffer(self, list values, Py_ssize_t next_index):
         cdef Py_ssize_t i
@@ -137,15 +175,3 @@ cdef class State:
         return (self.s.err, self.s.err_where, t,
                 tuple([self.s.err_b[i] for i in range(self.s.err_nb)]),
                 tuple([self.s.err_tok[i] for i in range(NET_WIDTH)]))
-
-    def live(self):
-        """The live transitions in the order the loop visits them, and the binding total."""
-        out = []
-        cdef int64_t i = 0
-        while True:
-            u = net_live(self.s, i)
-            if u == -3:
-                return out, net_total(self.s)
-            if u >= 0:
-                out.append(u)
-            i += 1

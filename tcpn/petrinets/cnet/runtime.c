@@ -13,10 +13,13 @@ typedef struct { double *t; int64_t n, cap; } Times;
 
 typedef struct {
     int width, timed;
-    int64_t n, cap, vcap;  /* distinct values, in the order they appeared; capacities */
+    int64_t n, cap, vcap;  /* entries (live and dead), in the order values appeared */
+    int64_t live;          /* entries holding tokens; a dead entry holds none */
     int64_t *vals;         /* n * width slots */
     int64_t *count;        /* untimed: tokens per value */
     Times *times;          /* timed: sorted timestamps per value */
+    int64_t *index;        /* value hash -> entry (open addressing), once a place is big */
+    int64_t imask, ifill;
 } Place;
 
 typedef struct { int64_t n, cap, vcap; double *ready; int64_t *vals; } Bindings;
@@ -43,7 +46,6 @@ typedef struct {
     int fired;                       /* a firing whose after-effects are pending, or -1 */
     int pending_t;                   /* a chosen binding not fired yet, or -1 */
     int64_t pending_b[NET_VARS + 1];
-    double pending_at;
     int last_t;
     int64_t last_b[NET_VARS + 1];
     double last_at;
@@ -59,8 +61,7 @@ typedef struct {
     int64_t err_tok[NET_WIDTH + 1];  /* a token outside its colour set */
 } NetState;
 
-enum { ERR_NONE = 0, ERR_OVERFLOW = 1, ERR_ZERO_DIVISION = 2, ERR_COLOUR = 3, ERR_DELAY = 4,
-       ERR_MEMORY = 5 };
+enum { ERR_NONE = 0, ERR_OVERFLOW = 1, ERR_ZERO_DIVISION = 2, ERR_COLOUR = 3 };
 
 static void *grow(void *p, int64_t *cap, int64_t need, size_t size) {
     if (need <= *cap) return p;
@@ -73,18 +74,94 @@ static void *grow(void *p, int64_t *cap, int64_t need, size_t size) {
 }
 
 /* -- places ------------------------------------------------------------------------- */
+/* A place keeps its values in insertion order, as a Python dict does. Past SMALL_PLACE
+   values a hash index finds a value without a scan, and a removed value leaves a dead
+   entry (compacted away when they outnumber the live ones); a small place is scanned and
+   closes the gap of a removed value. */
+#define SMALL_PLACE 8
+#define INDEX_EMPTY (-1)
+#define INDEX_DUMMY (-2)
+
+static inline int64_t pl_have(const Place *p, int64_t i) {
+    return p->timed ? p->times[i].n : p->count[i];
+}
+
+static inline uint64_t pl_hash(const int64_t *v, int w) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int k = 0; k < w; k++) {
+        h ^= (uint64_t)v[k];
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+static void pl_reindex(Place *p) {
+    int64_t size = 16;
+    while (size < 4 * (p->live + 1)) size <<= 1;
+    free(p->index);
+    p->index = malloc((size_t)size * sizeof(int64_t));
+    if (p->index == NULL) abort();
+    for (int64_t i = 0; i < size; i++) p->index[i] = INDEX_EMPTY;
+    p->imask = size - 1;
+    p->ifill = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (pl_have(p, i) == 0) continue;
+        uint64_t j = pl_hash(p->vals + i * p->width, p->width) & (uint64_t)p->imask;
+        while (p->index[j] != INDEX_EMPTY) j = (j + 1) & (uint64_t)p->imask;
+        p->index[j] = i;
+        p->ifill++;
+    }
+}
+
+/* the index slot of entry i's value, or of the empty slot ending its probe sequence */
+static int64_t pl_slot(const Place *p, const int64_t *v) {
+    const int w = p->width;
+    uint64_t j = pl_hash(v, w) & (uint64_t)p->imask;
+    for (;;) {
+        int64_t e = p->index[j];
+        if (e == INDEX_EMPTY) return (int64_t)j;
+        if (e >= 0 && memcmp(p->vals + e * w, v, (size_t)w * sizeof(int64_t)) == 0) return (int64_t)j;
+        j = (j + 1) & (uint64_t)p->imask;
+    }
+}
+
 static int64_t pl_find(const Place *p, const int64_t *v) {
     const int w = p->width;
+    if (p->index != NULL) {
+        int64_t e = p->index[pl_slot(p, v)];
+        return e >= 0 ? e : -1;
+    }
     if (w == 1) {
-        for (int64_t i = 0; i < p->n; i++) if (p->vals[i] == v[0]) return i;
+        for (int64_t i = 0; i < p->n; i++) if (p->vals[i] == v[0] && pl_have(p, i)) return i;
         return -1;
     }
     for (int64_t i = 0; i < p->n; i++)
-        if (memcmp(p->vals + i * w, v, (size_t)w * sizeof(int64_t)) == 0) return i;
+        if (memcmp(p->vals + i * w, v, (size_t)w * sizeof(int64_t)) == 0 && pl_have(p, i))
+            return i;
     return -1;
 }
 
+/* drops the dead entries, keeping the order of the others */
+static void pl_compact(Place *p) {
+    const int w = p->width;
+    int64_t k = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        if (pl_have(p, i) == 0) continue;
+        if (k != i) {
+            memmove(p->vals + k * w, p->vals + i * w, (size_t)w * sizeof(int64_t));
+            if (p->timed) p->times[k] = p->times[i]; else p->count[k] = p->count[i];
+        }
+        k++;
+    }
+    p->n = k;
+    free(p->index);  /* a place back to a few values scans faster than it hashes */
+    p->index = NULL;
+    if (p->live > SMALL_PLACE) pl_reindex(p);
+}
+
 static int64_t pl_append(Place *p, const int64_t *v) {
+    if (p->n - p->live > p->live && p->n >= SMALL_PLACE) pl_compact(p);
     p->vals = grow(p->vals, &p->vcap, (p->n + 1) * p->width, sizeof(int64_t));
     if (p->n + 1 > p->cap) {
         int64_t cap = p->cap;
@@ -95,24 +172,45 @@ static int64_t pl_append(Place *p, const int64_t *v) {
     memcpy(p->vals + p->n * p->width, v, (size_t)p->width * sizeof(int64_t));
     if (p->timed) { p->times[p->n].t = NULL; p->times[p->n].n = p->times[p->n].cap = 0; }
     else p->count[p->n] = 0;
-    return p->n++;
+    int64_t i = p->n++;
+    p->live++;
+    /* (a rebuild skips entry i: it holds no token yet, the caller adds them next) */
+    if ((p->index == NULL && p->live > SMALL_PLACE)
+            || (p->index != NULL && 2 * (p->ifill + 1) > p->imask + 1))
+        pl_reindex(p);
+    if (p->index != NULL) {
+        int64_t j = pl_slot(p, v);
+        if (p->index[j] == INDEX_EMPTY) p->ifill++;
+        p->index[j] = i;
+    }
+    return i;
 }
 
+/* entry i lost its last token: a small place closes the gap (its order kept), an indexed
+   one leaves a dead entry (its value no longer found) */
 static void pl_remove_entry(Place *p, int64_t i) {
     const int w = p->width;
-    memmove(p->vals + i * w, p->vals + (i + 1) * w, (size_t)((p->n - i - 1) * w) * sizeof(int64_t));
-    if (p->timed) {
-        free(p->times[i].t);
-        memmove(p->times + i, p->times + i + 1, (size_t)(p->n - i - 1) * sizeof(Times));
-    } else {
-        memmove(p->count + i, p->count + i + 1, (size_t)(p->n - i - 1) * sizeof(int64_t));
+    if (p->timed) { free(p->times[i].t); p->times[i].t = NULL; p->times[i].n = p->times[i].cap = 0; }
+    else p->count[i] = 0;
+    p->live--;
+    if (p->index == NULL) {
+        memmove(p->vals + i * w, p->vals + (i + 1) * w, (size_t)((p->n - i - 1) * w) * sizeof(int64_t));
+        if (p->timed) memmove(p->times + i, p->times + i + 1, (size_t)(p->n - i - 1) * sizeof(Times));
+        else memmove(p->count + i, p->count + i + 1, (size_t)(p->n - i - 1) * sizeof(int64_t));
+        p->n--;
+        return;
     }
-    p->n--;
+    uint64_t j = pl_hash(p->vals + i * w, w) & (uint64_t)p->imask;
+    while (p->index[j] != i) j = (j + 1) & (uint64_t)p->imask;
+    p->index[j] = INDEX_DUMMY;
+    if (p->live == 0) pl_compact(p);
 }
 
 static void pl_clear(Place *p) {
     if (p->timed) for (int64_t i = 0; i < p->n; i++) free(p->times[i].t);
-    p->n = 0;
+    p->n = p->live = 0;
+    free(p->index);
+    p->index = NULL;
 }
 
 /* untimed: k more tokens of value v (a new value goes last, as in a dict) */
@@ -151,10 +249,6 @@ static void pl_take_time(Place *p, const int64_t *v, int64_t k) {
     if (t->n == 0) pl_remove_entry(p, i);
 }
 
-/* tokens of the value at entry i (timed: how many) */
-static inline int64_t pl_have(const Place *p, int64_t i) {
-    return p->timed ? p->times[i].n : p->count[i];
-}
 
 /* -- binding lists ------------------------------------------------------------------- */
 static inline void bl_push(Bindings *b, double ready, const int64_t *vals, int nv) {
@@ -258,7 +352,6 @@ static inline double draw_uniform(NetState *s, double low, double high) {
 }
 
 /* -- integer arithmetic with Python's meaning (or an error, outside 64 bits) ---------- */
-#define ARITH_FAIL(code) do { s->err = (code); return 0; } while (0)
 static inline int64_t py_floordiv(NetState *s, int64_t a, int64_t b) {
     if (b == 0) { s->err = ERR_ZERO_DIVISION; return 0; }
     if (a == INT64_MIN && b == -1) { s->err = ERR_OVERFLOW; return 0; }
@@ -311,6 +404,7 @@ static void net_free(NetState *s) {
     for (int p = 0; p < NET_PLACES; p++) {
         pl_clear(&s->places[p]);
         free(s->places[p].vals); free(s->places[p].count); free(s->places[p].times);
+        free(s->places[p].index);
     }
     for (int t = 0; t < NET_TRANSITIONS; t++) { free(s->bindings[t].ready); free(s->bindings[t].vals); }
     free(s->live.table);
@@ -330,7 +424,7 @@ static int set_order(const int *items, int n, int *out) {
 
 static inline int required_marked(const NetState *s, int u) {
     for (int i = REQ_START[u]; i < REQ_START[u + 1]; i++)
-        if (s->places[REQ_LIST[i]].n == 0) return 0;
+        if (s->places[REQ_LIST[i]].live == 0) return 0;
     return 1;
 }
 
@@ -501,5 +595,37 @@ static int64_t net_have(NetState *s, int p, int64_t i) { return pl_have(&s->plac
 static double net_time(NetState *s, int p, int64_t i, int64_t j) { return s->places[p].times[i].t[j]; }
 static int net_width(int p) { return PLACE_WIDTH[p]; }
 static int net_nvars(int t) { return NVARS[t]; }
-static int64_t net_live(NetState *s, int64_t i) { return i <= s->live.mask ? s->live.table[i] : -3; }
-static int64_t net_total(NetState *s) { return s->total; }
+
+/* the live set alone, for the test that holds it to CPython's set: ops k >= 0 add k, k < 0
+   discard -k - 1; a run of SET_DIFF_MARK then n keys is difference_update; the order out */
+#define SET_DIFF_MARK INT64_MIN
+static int64_t net_set_order(const int64_t *ops, int64_t n, int64_t *out) {
+    PySetEmu s;
+    set_init(&s);
+    int keys[256];
+    for (int64_t i = 0; i < n; i++) {
+        if (ops[i] == SET_DIFF_MARK) {
+            int64_t m = ops[++i];
+            for (int64_t j = 0; j < m && j < 256; j++) keys[j] = (int)ops[i + 1 + j];
+            set_difference_update(&s, keys, (int)(m < 256 ? m : 256));
+            i += m;
+        } else if (ops[i] >= 0) {
+            set_add(&s, ops[i]);
+        } else {
+            set_discard(&s, -ops[i] - 1);
+        }
+    }
+    int64_t k = 0;
+    for (int64_t i = 0; i <= s.mask; i++) if (s.table[i] >= 0) out[k++] = s.table[i];
+    free(s.table);
+    return k;
+}
+
+/* a firing made outside the C loop (Simulator.fire): the marking after it is loaded, then
+   its after-effects run in the order the Python engine's next _refresh gives them */
+static void net_settle(NetState *s) {
+    if (s->fired >= 0) { int fired = s->fired; s->fired = -1; net_after(s, fired, 1); }
+}
+static void net_outside(NetState *s, int t) { net_after(s, t, 1); }
+static void net_clear_place(NetState *s, int p) { pl_clear(&s->places[p]); }
+static void net_set_count(NetState *s, int t, int64_t n) { s->counts[t] = n; }

@@ -28,7 +28,7 @@ import math
 import os
 import resource
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -420,6 +420,32 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
         f"point, seed {metadata.get('seed', '?')}; {int(cost.get('runs', 0))} runs took "
         f"{cost.get('wall_s', math.nan):.1f} s wall, {cost.get('cpu_s', math.nan):.1f} s "
         "CPU (this process and its workers).")
+
+
+def study_sections(key: str, data: StudyData, intro: Sequence[Any], results_title: str,
+                   results: Sequence[Any], open_parameters: Sequence[Any],
+                   verdicts: Iterable[Any]) -> list[Section]:
+    """The four sections of every study's report, in order: the study and tcpn's
+    experiments (``intro``, then the profile and what the runs cost), ``results_title``
+    (``results``, then what each lens refused), the parameters the study left open
+    (``open_parameters``), and the ``verdicts``."""
+    name = key.upper()
+    return [
+        Section(f"{name}: the study and tcpn's experiments",
+                [*intro, cost_paragraph(data.metadata)]),
+        Section(f"{name}: {results_title}",
+                [*results, *refusal_blocks(key, data.tables["refusals"])]),
+        Section(f"{name}: the parameters the study left open", list(open_parameters)),
+        Section(f"{name}: verdicts", list(verdicts)),
+    ]
+
+
+def net_series(series: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``series`` (run 0's time series) of the net lens on the study's own
+    experiments, not on the axes' points."""
+    if series.empty:
+        return series
+    return series[(series["axis"] == "") & (series["lens"] == "net")]
 
 
 def with_ci(mean: float, half: float, digits: int = 3) -> str:

@@ -39,11 +39,11 @@ from tcpn.reports.studies.experiments import (
     ModuleStudy,
     Settings,
     axes_blocks,
-    cost_paragraph,
     judge,
+    net_series,
     profile_settings,
-    refusal_blocks,
     run_study,
+    study_sections,
     summarise,
     with_ci,
 )
@@ -340,16 +340,11 @@ def draw_series(data: pd.DataFrame) -> Any:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs, refusals, series = (data.tables["runs"], data.tables["refusals"],
-                              data.tables["series"])
+    runs = data.tables["runs"]
     summary = summarise(runs, [m for m in METRICS if m in runs])
-    if not series.empty:
-        series = series[(series["axis"] == "") & (series["lens"] == "net")]
-    return [
-        Section("S1: the study and tcpn's experiments", [
-            Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or ""),
-            cost_paragraph(data.metadata)]),
-        Section("S1: the study's figures beside tcpn", [
+    return study_sections(
+        "s1", data, [Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or "")],
+        "the study's figures beside tcpn", [
             Table("s1_published", _published_table(summary),
                   caption="What the study reads off its figures (study-results.md S1.3) "
                           "and tcpn's observed-flow kbit/s (mean ± 95 % CI)"),
@@ -357,19 +352,15 @@ def sections(data: StudyData) -> list[Section]:
                   caption="Every experiment and lens: each observed flow's kbit/s from "
                           f"{WINDOW_START_S:g} s, their mean, the CV of the 0.2 s rate, "
                           "the competing and reverse groups' kbit/s"),
-            Figure("s1_series", series, draw_series,
+            Figure("s1_series", net_series(data.tables["series"]), draw_series,
                    caption="Observed flows' throughput per 0.2 s (markers * +, mean o) and "
                            "cumulative bytes (net lens, run 0), as the study's Figs 3-13"),
             Paragraph("The ns3 lens refuses the Vegas experiments: the study's Vegas "
                       "recovers from losses as Reno does, and ns-3.44 has no Reno recovery "
                       "(its TcpVegas runs NewReno's); the fluid lens models one shared "
                       "bottleneck queue and no Tahoe, while S1's reverse flows load the "
-                      "other direction's queue."),
-            *refusal_blocks("s1", refusals)]),
-        Section("S1: the parameters the study left open",
-                axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s")),
-        Section("S1: verdicts", list(verdicts(summary))),
-    ]
+                      "other direction's queue.")],
+        axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s"), verdicts(summary))
 
 
 STUDY = ModuleStudy("s1", "S1: TCP Vegas's RTT ambiguity under reverse-path congestion",

@@ -38,11 +38,11 @@ from tcpn.reports.studies.experiments import (
     Settings,
     axes_blocks,
     axis_span,
-    cost_paragraph,
     judge,
+    net_series,
     profile_settings,
-    refusal_blocks,
     run_study,
+    study_sections,
     summarise,
     with_ci,
 )
@@ -323,18 +323,12 @@ def draw_delays(data: pd.DataFrame) -> Any:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs, refusals = data.tables["runs"], data.tables["refusals"]
+    runs = data.tables["runs"]
     summary = summarise(runs, [m for m in METRICS if m in runs])
-    main = _main(summary)
     table = summary[summary["axis"] == ""].drop(columns=["axis", "value"]).round(1)
-    series = data.tables["series"]
-    if not series.empty:
-        series = series[(series["axis"] == "") & (series["lens"] == "net")]
-    return [
-        Section("S2: the study and tcpn's experiments", [
-            Paragraph((__doc__ or "").strip()), cost_paragraph(data.metadata)]),
-        Section("S2: Tables 1 and 2 beside tcpn", [
-            Table("s2_published", _published_table(main),
+    return study_sections(
+        "s2", data, [Paragraph((__doc__ or "").strip())], "Tables 1 and 2 beside tcpn", [
+            Table("s2_published", _published_table(_main(summary)),
                   caption="Time to deliver all 300 (to the last ACK) and mean per-segment "
                           "delay (offered to delivered), tu: the study (study-results.md "
                           "S2.2) and tcpn's net lens with the study's reaction and RFC "
@@ -342,13 +336,10 @@ def sections(data: StudyData) -> list[Section]:
             Table("s2_experiments", table.reset_index(drop=True),
                   caption="Every experiment: both definitions of each measure, the counts "
                           "behind them, the router queue's peak"),
-            Figure("s2_delays", series, draw_delays,
-                   caption="Delay of every segment (net lens, run 0); dashed: RFC 3168"),
-            *refusal_blocks("s2", refusals)]),
-        Section("S2: the parameters the study left open",
-                axes_blocks("s2", AXES, summary, "all_acked_tu", "all 300 ACKed (tu)")),
-        Section("S2: verdicts", list(verdicts(summary))),
-    ]
+            Figure("s2_delays", net_series(data.tables["series"]), draw_delays,
+                   caption="Delay of every segment (net lens, run 0); dashed: RFC 3168")],
+        axes_blocks("s2", AXES, summary, "all_acked_tu", "all 300 ACKed (tu)"),
+        verdicts(summary))
 
 
 STUDY = ModuleStudy("s2", "S2: ECN marking threshold", run, sections)

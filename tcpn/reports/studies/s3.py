@@ -44,11 +44,10 @@ from tcpn.reports.studies.experiments import (
     ModuleStudy,
     Settings,
     axes_blocks,
-    cost_paragraph,
     judge,
     profile_settings,
-    refusal_blocks,
     run_study,
+    study_sections,
     summarise,
     with_ci,
 )
@@ -333,15 +332,13 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs, refusals = data.tables["runs"], data.tables["refusals"]
+    runs = data.tables["runs"]
     summary = summarise(runs, [m for m in METRICS if m in runs])
     table = summary[summary["axis"] == ""].drop(columns=["axis", "value"]).round(4)
     sweep = sweep_frame(summary)
-    return [
-        Section("S3: the study and tcpn's experiments", [
-            Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or ""),
-            cost_paragraph(data.metadata)]),
-        Section("S3: Table 2 and Figs 3-5 beside tcpn", [
+    return study_sections(
+        "s3", data, [Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or "")],
+        "Table 2 and Figs 3-5 beside tcpn", [
             Table("s3_published", _published_table(summary),
                   caption="Table 2 (study-results.md S3.2) and tcpn's net lens (mean ± "
                           "95 % CI); KB/J with idle power, and of the radio's active energy"),
@@ -353,13 +350,10 @@ def sections(data: StudyData) -> list[Section]:
             Table("s3_experiments", table.reset_index(drop=True),
                   caption="Every experiment and lens"),
             Paragraph("The fluid lens has no 802.11 hop and no TCP-L, so it runs none of "
-                      "S3; the ns3 lens is offered Table 2's four experiments."),
-            *refusal_blocks("s3", refusals)]),
-        Section("S3: the parameters the study left open",
-                axes_blocks("s3", AXES, summary, "kB_per_j", "station KB/J (with idle)")
-                + axes_blocks("s3_goodput", AXES, summary, "tcp1_kBps", "TCP1 KB/s")[-2:]),
-        Section("S3: verdicts", list(verdicts(summary))),
-    ]
+                      "S3; the ns3 lens is offered Table 2's four experiments.")],
+        axes_blocks("s3", AXES, summary, "kB_per_j", "station KB/J (with idle)")
+        + axes_blocks("s3_goodput", AXES, summary, "tcp1_kBps", "TCP1 KB/s")[-2:],
+        verdicts(summary))
 
 
 STUDY = ModuleStudy("s3", "S3: TCP-L, link-error-aware congestion control", run, sections)

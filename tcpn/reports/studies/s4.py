@@ -38,11 +38,11 @@ from tcpn.reports.studies.experiments import (
     Settings,
     axes_blocks,
     axis_causes,
-    cost_paragraph,
     judge,
+    net_series,
     profile_settings,
-    refusal_blocks,
     run_study,
+    study_sections,
     summarise,
 )
 
@@ -384,24 +384,21 @@ def draw_wireless(data: pd.DataFrame) -> Any:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs, refusals, series = (data.tables["runs"], data.tables["refusals"],
-                              data.tables["series"])
+    runs = data.tables["runs"]
     summary = summarise(runs, [m for m in METRICS if m in runs])
     main = summary[(summary["axis"] == "") & ~summary["experiment"].str.startswith("wl_")]
+    series = net_series(data.tables["series"])
     if not series.empty:  # the two-flow experiments (Figs 2-9)
-        series = series[(series["axis"] == "") & (series["lens"] == "net")
-                        & ~series["experiment"].str.startswith("wl_")]
+        series = series[~series["experiment"].str.startswith("wl_")]
     published = PUBLISHED.copy()
     net = _net(summary)
     published["tcpn f1/f2 while both run (net)"] = [
         f"{_v(net, e, 'ratio_both'):.2f}" if e in net.index else "see Figs 12-13"
         for e in published["experiment"]]
     wireless = wireless_frame(summary)
-    return [
-        Section("S4: the study and tcpn's experiments", [
-            Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or ""),
-            cost_paragraph(data.metadata)]),
-        Section("S4: the study's claims beside tcpn", [
+    return study_sections(
+        "s4", data, [Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or "")],
+        "the study's claims beside tcpn", [
             Table("s4_published", published,
                   caption="What the study states (study-results.md S4) and tcpn's ratio "
                           "of the two flows' kbit/s while both run (condition 2: Reno is "
@@ -414,13 +411,9 @@ def sections(data: StudyData) -> list[Section]:
             Table("s4_wireless", wireless.round({"kbps": 1, "kbps_hw": 1}),
                   caption="Lossy last hop: studied flow's kbit/s against PER"),
             Figure("s4_wireless_figure", wireless, draw_wireless,
-                   caption="Figs 12-13 as tcpn computes them (net lens, 95 % CI)"),
-            *refusal_blocks("s4", refusals)]),
-        Section("S4: the parameters the study left open",
-                axes_blocks("s4", AXES, summary, "ratio_both",
-                            "adaptive/Reno kbit/s, condition 1")),
-        Section("S4: verdicts", list(verdicts(summary))),
-    ]
+                   caption="Figs 12-13 as tcpn computes them (net lens, 95 % CI)")],
+        axes_blocks("s4", AXES, summary, "ratio_both", "adaptive/Reno kbit/s, condition 1"),
+        verdicts(summary))
 
 
 STUDY = ModuleStudy("s4", "S4: Reno-friendly adaptive Vegas", run, sections)

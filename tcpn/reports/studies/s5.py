@@ -36,12 +36,12 @@ from tcpn.reports.studies.experiments import (
     Settings,
     axes_blocks,
     axis_causes,
-    cost_paragraph,
     judge,
+    net_series,
     profile_settings,
-    refusal_blocks,
     relative_difference,
     run_study,
+    study_sections,
     summarise,
     with_ci,
 )
@@ -302,33 +302,27 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs, refusals = data.tables["runs"], data.tables["refusals"]
+    runs = data.tables["runs"]
     metrics = _kbps_columns(runs)
     summary = summarise(runs, metrics)
     main = summary[summary["axis"] == ""].drop(columns=["axis", "value"])
     shown = main[["experiment", "lens", *(c for m in metrics for c in (m, f"{m}_hw")),
                   "runs"]].round(1)
-    return [
-        Section("S5: the study and tcpn's scenarios", [
-            Paragraph(__doc__.split("\n\n>>>")[0] if __doc__ else ""),
-            Paragraph(scenario_mapping.__doc__ or ""),
-            cost_paragraph(data.metadata)]),
-        Section("S5: results beside the published numbers", [
+    return study_sections(
+        "s5", data, [Paragraph(__doc__.split("\n\n>>>")[0] if __doc__ else ""),
+                     Paragraph(scenario_mapping.__doc__ or "")],
+        "results beside the published numbers", [
             Table("s5_published", _published_table(summary),
                   caption="Limited flow S1-D1, IP-level kbit/s: the study "
                           "(study-results.md S5.2) and each lens (mean ± 95 % CI)"),
             Table("s5_flows", shown.reset_index(drop=True),
                   caption="Every flow's IP-level kbit/s per experiment and lens "
                           "(means, 95 % half-widths)"),
-            Figure("s5_series", data.tables["series"].query("axis == '' and lens == 'net'")
-                   if not data.tables["series"].empty else data.tables["series"],
-                   draw_series, caption="IP-level kbit/s per flow in 1 s bins "
-                   "(net lens, run 0); dotted: the 500 kbit/s limit"),
-            *refusal_blocks("s5", refusals)]),
-        Section("S5: the parameters the study left open",
-                axes_blocks("s5", AXES, summary, "f1_kbps", "limited flow, IP kbit/s")),
-        Section("S5: verdicts", list(verdicts(summary))),
-    ]
+            Figure("s5_series", net_series(data.tables["series"]), draw_series,
+                   caption="IP-level kbit/s per flow in 1 s bins (net lens, run 0); "
+                           "dotted: the 500 kbit/s limit")],
+        axes_blocks("s5", AXES, summary, "f1_kbps", "limited flow, IP kbit/s"),
+        verdicts(summary))
 
 
 STUDY = ModuleStudy("s5", "S5: token-bucket rate limiter vs TCP", run, sections)

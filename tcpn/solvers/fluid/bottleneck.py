@@ -63,7 +63,6 @@ from tcpn.solvers.fluid.dde import (
     heun_predict,
     lagged,
     solve,
-    time_means,
 )
 
 __all__ = [
@@ -92,6 +91,16 @@ N_PRM = 12
 NS_CLASS = 6
 (SQ_PAQM, SQ_PFULL, SQ_INFLOW, SQ_DROP, SQ_MARK) = range(5)
 NS_QUEUE = 5
+# Time means per class: the window, then the NS_CLASS signals.
+N_MEANS = 1 + NS_CLASS
+#: Two classes of the same parameters merge once their windows agree within this
+#: (relative) over the last round trip; checked every few round trips.
+MERGE_TOLERANCE = 1e-3
+MERGE_CHECK_RTTS = 4
+#: A Heun step spans several grid rows while its embedded error estimate (relative to
+#: the state, floor one packet) stays below this; 0: one row per step (also the rule
+#: behind a threshold marker, whose sliding mode the estimate does not see).
+STRIDE_TOLERANCE = 1e-5
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
 (A_COUNT, A_BURST, A_PENDING, A_BLOCKED) = range(4)
@@ -156,14 +165,15 @@ class Bottleneck:
     initial_queue_pkts: float = 0.0
 
 
-@njit(**KERNEL)
-def _signals(t, y, prm, cls, row):
+@njit(**KERNEL, inline="always")
+def _signals(t, y, prm, cls, row, live, n_live):
     m = int(prm[P_M])
     cap = prm[P_CAP]
     q = y[m]
     avg = y[m + 1]
     inflow = 0.0
-    for i in range(m):
+    for ii in range(n_live):
+        i = live[ii]
         base = i * NS_CLASS
         d = cls[i, C_D]
         rate = cls[i, C_RATE]
@@ -214,7 +224,8 @@ def _signals(t, y, prm, cls, row):
         pfull = 1.0 - cap / inflow
     qdrop = 0.0
     qmark = 0.0
-    for i in range(m):
+    for ii in range(n_live):
+        i = live[ii]
         base = i * NS_CLASS
         x = row[base + S_SEND]
         n = cls[i, C_N]
@@ -241,14 +252,15 @@ def _signals(t, y, prm, cls, row):
     row[qb + SQ_MARK] = qmark
 
 
-@njit(**KERNEL)
-def _rhs(t, y, Y, S, k, h, prm, cls, dy):
+@njit(**KERNEL, inline="always")
+def _rhs(t, y, Y, S, k, h, prm, cls, dy, live, n_live):
     m = int(prm[P_M])
     cap = prm[P_CAP]
     q = y[m]
     avg = y[m + 1]
     inflow = 0.0
-    for i in range(m):
+    for ii in range(n_live):
+        i = live[ii]
         base = i * NS_CLASS
         n = cls[i, C_N]
         d = cls[i, C_D]
@@ -332,10 +344,11 @@ def _rhs(t, y, Y, S, k, h, prm, cls, dy):
     dy[m + 1] = prm[P_KF] * (q - avg)
 
 
-@njit(**KERNEL)
-def _jump(t, y, Y, S, k, h, prm, cls, aux):
+@njit(**KERNEL, inline="always")
+def _jump(t, y, Y, S, k, h, prm, cls, aux, live, n_live):
     m = int(prm[P_M])
-    for i in range(m):
+    for ii in range(n_live):
+        i = live[ii]
         if not (cls[i, C_START] <= t < cls[i, C_STOP]):
             continue
         base = i * NS_CLASS
@@ -382,46 +395,460 @@ def _jump(t, y, Y, S, k, h, prm, cls, aux):
 
 
 @njit(**KERNEL)
-def _integrate(Y, S, work, lower, upper, h, n_steps, prm, cls, aux):
-    _signals(0.0, Y[0], prm, cls, S[0])
+def _join(Y, S, y0, k, c, prm, cls):
+    """Class ``c`` joins the integration at row ``k``: its rows 0..k are those of a flow
+    not yet started (its initial state; no traffic, the RTT of an empty path plus the
+    queue)."""
+    m = int(prm[P_M])
+    for j in (c, m + 2 + c, 2 * m + 2 + c, 3 * m + 2 + c):
+        for r in range(k + 1):
+            Y[r, j] = y0[j]
+    base = c * NS_CLASS
+    for r in range(k + 1):
+        for j in range(NS_CLASS):
+            S[r, base + j] = 0.0
+        S[r, base + S_RTT] = cls[c, C_D] + Y[r, m] / prm[P_CAP]
+
+
+@njit(**KERNEL)
+def _live_columns(live, n_live, m, cols):
+    """The state columns of the live classes and the queue's, into ``cols``; their count."""
+    n = 0
+    for ii in range(n_live):
+        i = live[ii]
+        for j in (i, m + 2 + i, 2 * m + 2 + i, 3 * m + 2 + i):
+            cols[n] = j
+            n += 1
+    cols[n] = m
+    cols[n + 1] = m + 1
+    return n + 2
+
+
+@njit(**KERNEL)
+def _merge(Y, S, k, h, cls, kind, live, n_live, merged, tol, m):
+    """Merge every live class into an earlier live one of the same kind whose window
+    agreed with it within ``tol`` (relative) over the last round trip; the live count.
+
+    Identical classes of a delay-differential system stay identical, so once two
+    classes' states and the history their delayed terms read agree, one class of
+    their summed flows carries both on.
+    """
+    t = k * h
+    kept = 0
+    for a in range(n_live):
+        i = live[a]
+        target = -1
+        rows = int(S[k, i * NS_CLASS + S_RTT] / h) + 2
+        if kind[i] >= 0 and rows <= k and Y[k, 3 * m + 2 + i] < 0.5 \
+                and cls[i, C_START] <= t - rows * h:
+            for b in range(kept):
+                j = live[b]
+                if kind[j] != kind[i] or Y[k, 3 * m + 2 + j] > 0.5 \
+                        or cls[j, C_START] > t - rows * h:
+                    continue
+                agree = True
+                for r in range(k - rows, k + 1):
+                    if abs(Y[r, i] - Y[r, j]) > tol * Y[r, j]:
+                        agree = False
+                        break
+                if agree:
+                    target = j
+                    break
+        if target >= 0:
+            cls[target, C_N] += cls[i, C_N]
+            merged[i, 0] = target
+            merged[i, 1] = k
+        else:
+            live[kept] = i
+            kept += 1
+    return kept
+
+
+@njit(**KERNEL)
+def _stride_error(y0, y1, f1, f2, H, cols, n_cols):
+    """Heun's embedded error estimate (its difference from Euler's step) over a stride,
+    relative to the state (floor: one packet); the largest over the integrated columns."""
+    worst = 0.0
+    for jj in range(n_cols):
+        j = cols[jj]
+        scale = max(abs(y0[j]), abs(y1[j]), 1.0)
+        worst = max(worst, 0.5 * H * abs(f2[j] - f1[j]) / scale)
+    return worst
+
+
+@njit(**KERNEL)
+def _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m):
+    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals)."""
+    for r in range(1, stride):
+        w = r / stride
+        for jj in range(n_cols):
+            j = cols[jj]
+            Y[k + r, j] = (1.0 - w) * Y[k, j] + w * Y[k + stride, j]
+        for ii in range(n_live):
+            base = live[ii] * NS_CLASS
+            for j in range(base, base + NS_CLASS):
+                S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+        for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
+            S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+
+
+@njit(**KERNEL)
+def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_live, cols,
+           n_cols, max_stride, stride_tol):
+    """Heun steps from row ``k_from`` to row ``k_to`` for the live classes; the first row
+    with a non-finite state, or -1.
+
+    Where the solution is smooth, one Heun step spans up to ``max_stride`` grid rows (its
+    embedded error estimate below ``stride_tol``; the rows between are interpolated, so
+    the history stays on the grid); a stride of 1 is the plain fixed-step method, used
+    while a class is in slow start or a sawtooth (their jumps are timed to the row).
+    """
     f1 = work[0]
     f2 = work[1]
     pred = work[2]
-    for k in range(n_steps):
+    m = int(prm[P_M])
+    provisional = True
+    stride = 1
+    k = k_from
+    while k < k_to:
         t = k * h
-        _rhs(t, Y[k], Y, S, k, h, prm, cls, f1)
-        heun_predict(Y[k], f1, h, lower, upper, pred)
-        _signals(t + h, pred, prm, cls, S[k + 1])  # provisional, for delays shorter than h
-        _rhs(t + h, pred, Y, S, k, h, prm, cls, f2)
-        heun_correct(Y[k], f1, f2, h, lower, upper, Y[k + 1])
-        _jump(t + h, Y[k + 1], Y, S, k + 1, h, prm, cls, aux)
-        _signals(t + h, Y[k + 1], prm, cls, S[k + 1])
+        _rhs(t, Y[k], Y, S, k, h, prm, cls, f1, live, n_live)
+        if provisional:
+            # Signals at the predicted state: only slow start's and the sawtooth's jumps
+            # read them (the derivative reads rows up to k, and lagged() never past k).
+            provisional = False
+            for ii in range(n_live):
+                i = live[ii]
+                if Y[k, 3 * m + 2 + i] > 0.5 or cls[i, C_VAR] == 1.0:
+                    provisional = True
+        stride = 1 if provisional else min(stride, k_to - k)
+        while True:
+            H = stride * h
+            heun_predict(Y[k], f1, H, lower, upper, pred, cols, n_cols)
+            if provisional:
+                _signals(t + H, pred, prm, cls, S[k + stride], live, n_live)
+            _rhs(t + H, pred, Y, S, k, h, prm, cls, f2, live, n_live)
+            heun_correct(Y[k], f1, f2, H, lower, upper, Y[k + stride], cols, n_cols)
+            if stride == 1:
+                break
+            if _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols) <= stride_tol:
+                break
+            stride //= 2
+        _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
+        _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
+        if stride > 1:
+            _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m)
+        k += stride
+        stride = min(2 * stride, max_stride)
+    # Column by column (contiguous): the first non-finite row of the integrated columns.
+    bad = -1
+    for jj in range(n_cols):
+        j = cols[jj]
+        for k in range(k_from + 1, k_to + 1):
+            if not abs(Y[k, j]) < np.inf:
+                if bad < 0 or k < bad:
+                    bad = k
+                break
+    return bad
+
+
+@njit(**KERNEL)
+def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, live, cols,
+               kind, merged, merge_tol, check_rows, max_stride, stride_tol):
+    """Heun steps over rows 0..n_steps for the classes started so far; the first row with
+    a non-finite state, or -1. Classes join in ``order`` (of start time) one step before
+    their start; with ``merge_tol`` > 0 converged classes merge every ``check_rows``."""
+    m = int(prm[P_M])
+    Y[0, m] = y0[m]
+    Y[0, m + 1] = y0[m + 1]
+    n_live = 0
+    joined = 0
+    k = 0
+    next_check = check_rows if merge_tol > 0.0 else n_steps
+    while True:
+        if joined < m and cls[order[joined], C_START] <= (k + 1) * h:
+            while joined < m and cls[order[joined], C_START] <= (k + 1) * h:
+                c = order[joined]
+                _join(Y, S, y0, k, c, prm, cls)
+                live[n_live] = c
+                n_live += 1
+                joined += 1
+        n_cols = _live_columns(live, n_live, m, cols)
+        if k == 0:
+            _signals(0.0, Y[0], prm, cls, S[0], live, n_live)
+        if k >= next_check:
+            n_live = _merge(Y, S, k, h, cls, kind, live, n_live, merged, merge_tol, m)
+            n_cols = _live_columns(live, n_live, m, cols)
+            next_check = k + check_rows
+        if k == n_steps:
+            return -1
+        # Run to the next join or merge check.
+        k_to = min(n_steps, next_check)
+        if joined < m:
+            k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
+        bad = _steps(Y, S, work, lower, upper, h, k, k_to, prm, cls, aux, live, n_live, cols,
+                     n_cols, max_stride, stride_tol)
+        if bad >= 0:
+            return bad
+        k = k_to
+
+
+@njit(**KERNEL)
+def _class_value(Y, S, c, q, r):
+    """Column ``q`` of class ``c`` at row ``r`` (q = 0: the window, 1 + j: signal j)."""
+    return Y[r, c] if q == 0 else S[r, c * NS_CLASS + q - 1]
+
+
+@njit(**KERNEL)
+def _owner(merged, c, r):
+    """The class whose own columns hold class ``c``'s row ``r``."""
+    while merged[c, 0] >= 0 and merged[c, 1] < r:
+        c = merged[c, 0]
+    return c
+
+
+@njit(**KERNEL)
+def _advance(Y, S, c, target, first, pos, acc, at_first):
+    while pos[c] > target:
+        pos[c] -= 1
+        for q in range(N_MEANS):
+            acc[c, q] += _class_value(Y, S, c, q, pos[c])
+        if pos[c] == first:
+            for q in range(N_MEANS):
+                at_first[c, q] = acc[c, q]
+
+
+@njit(**KERNEL)
+def _class_means(Y, S, first, merged, by_end, pos, acc, at_first, means):
+    """Time means over rows first..end of every class's window and signals, following
+    merged classes into the class that carried them on; each row is read once."""
+    n = Y.shape[0] - 1
+    m = merged.shape[0]
+    for idx in range(m):
+        c = by_end[idx]  # the classes in decreasing order of the row they end at
+        if merged[c, 0] >= 0:
+            end = merged[c, 1]
+            target = merged[c, 0]
+            _advance(Y, S, target, end + 1, first, pos, acc, at_first)
+            for q in range(N_MEANS):
+                acc[c, q] = acc[target, q]
+        else:
+            end = n
+            for q in range(N_MEANS):
+                acc[c, q] = 0.0
+        pos[c] = end + 1
+    for idx in range(m):
+        c = by_end[idx]
+        end = merged[c, 1] if merged[c, 0] >= 0 else n
+        if end < first:
+            for q in range(N_MEANS):
+                at_first[c, q] = at_first[merged[c, 0], q]
+        else:
+            _advance(Y, S, c, first, first, pos, acc, at_first)
+    for c in range(m):
+        head = _owner(merged, c, first)
+        tail = _owner(merged, c, n)
+        for q in range(N_MEANS):
+            if first >= n:
+                means[c, q] = _class_value(Y, S, tail, q, n)
+            else:
+                total = at_first[c, q] - 0.5 * (_class_value(Y, S, head, q, first)
+                                                + _class_value(Y, S, tail, q, n))
+                means[c, q] = total / (n - first)
+
+
+@njit(**KERNEL)
+def _complete(Y, S, merged, by_end):
+    """Fill the rows of every merged class after its merge from the class that carried it
+    on (latest merges first, so that chains resolve)."""
+    n = Y.shape[0] - 1
+    m = merged.shape[0]
+    for idx in range(m):
+        c = by_end[idx]
+        if merged[c, 0] < 0:
+            continue
+        target = merged[c, 0]
+        for a, b in ((c, target), (m + 2 + c, m + 2 + target),
+                     (2 * m + 2 + c, 2 * m + 2 + target), (3 * m + 2 + c, 3 * m + 2 + target)):
+            for r in range(merged[c, 1] + 1, n + 1):
+                Y[r, a] = Y[r, b]
+        for j in range(NS_CLASS):
+            for r in range(merged[c, 1] + 1, n + 1):
+                S[r, c * NS_CLASS + j] = S[r, target * NS_CLASS + j]
+
+
+@dataclass(frozen=True)
+class _Integrator:
+    """The bottleneck model's arrays and its compiled loop, called by the solver with a
+    step and a number of steps (a fresh copy of everything a run changes)."""
+
+    y0: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    prm: np.ndarray
+    cls: np.ndarray
+    aux: np.ndarray
+    kind: np.ndarray
+    merge_tolerance: float
+    check_every_s: float
+    max_stride_s: float
+    stride_tolerance: float
+
+    def __call__(self, step_s: float, n_steps: int) -> Trajectory:
+        m = self.cls.shape[0]
+        ny = self.y0.shape[0]
+        # Column-major: the columns of classes not integrated (merged ones after their
+        # merge) are never touched, so they cost no memory until they are filled.
+        Y = np.empty((n_steps + 1, ny), order="F")
+        S = np.empty((n_steps + 1, m * NS_CLASS + NS_QUEUE), order="F")
+        merged = np.full((m, 2), -1, dtype=np.int64)
+        order = np.argsort(self.cls[:, C_START], kind="stable")
+        bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
+                         n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
+                         np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
+                         self.kind, merged, self.merge_tolerance,
+                         max(1, round(self.check_every_s / step_s)),
+                         max(1, int(self.max_stride_s / step_s))
+                         if self.stride_tolerance > 0 else 1, self.stride_tolerance)
+        return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
+                          layout=_Merges(merged))
+
+
+class _Merges:
+    """Which class carried which on from which row (``merged[c] = (target, row)``)."""
+
+    def __init__(self, merged: np.ndarray):
+        self.merged = merged
+        ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
+        self.by_end = np.argsort(-ends, kind="stable")
+        self.complete = not (merged[:, 0] >= 0).any()
+
+    def class_means(self, traj: Trajectory, first: int) -> np.ndarray:
+        """(class, N_MEANS) time means from row ``first``: window, then the signals."""
+        m = self.merged.shape[0]
+        means = np.empty((m, N_MEANS))
+        _class_means(traj.y, traj.s, first, self.merged, self.by_end,
+                     np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
+                     np.empty((m, N_MEANS)), means)
+        return means
+
+    def fill(self, traj: Trajectory) -> None:
+        """Write the merged classes' rows (once) so that every column is a series."""
+        if not self.complete:
+            _complete(traj.y, traj.s, self.merged, self.by_end)
+            self.complete = True
 
 
 @dataclass
 class BottleneckRun:
-    """A fluid run: grid, per-class and queue time series, summary, convergence report."""
+    """A fluid run: grid, per-class and queue time series, summary, convergence report.
+
+    The per-class series are (time, class) arrays, per flow; merged classes' rows are
+    written on first access.
+    """
 
     classes: tuple[FlowClass, ...]
     bottleneck: Bottleneck
-    t: np.ndarray
-    cwnd_pkts: np.ndarray          # (time, class), per flow
-    rtt_s: np.ndarray
-    send_pps: np.ndarray           # per flow
-    goodput_pps: np.ndarray        # per flow
-    loss_pps: np.ndarray           # per flow, lost anywhere
-    mark_pps: np.ndarray           # per flow, delivered with CE
-    limiter_drop_pps: np.ndarray   # per flow, dropped by its token bucket
-    queue_pkts: np.ndarray
-    red_average_pkts: np.ndarray
-    queue_drop_pps: np.ndarray
-    queue_mark_pps: np.ndarray
-    queue_inflow_pps: np.ndarray   # arrivals at the bottleneck, all flows
-    tokens_pkts: np.ndarray        # (time, class); NaN without a limiter
-    limiter_queue_pkts: np.ndarray
+    trajectory: Trajectory
     summary: dict[str, float] = field(default_factory=dict)
     convergence: ConvergenceReport | None = None
     wall_time_s: float = 0.0
+
+    @property
+    def t(self) -> np.ndarray:
+        """Grid times (s)."""
+        return self.trajectory.t
+
+    def _filled(self) -> Trajectory:
+        layout = self.trajectory.layout
+        if isinstance(layout, _Merges):
+            layout.fill(self.trajectory)
+        return self.trajectory
+
+    def _signal(self, column: int) -> np.ndarray:
+        m = len(self.classes)
+        return self._filled().s[:, column:m * NS_CLASS:NS_CLASS]
+
+    def _state(self, first: int) -> np.ndarray:
+        m = len(self.classes)
+        return self._filled().y[:, first:first + m]
+
+    def _bucket(self, first: int) -> np.ndarray:
+        has_bucket = np.array([c.limiter is not None for c in self.classes])
+        return np.where(has_bucket, self._state(first), np.nan)
+
+    @property
+    def cwnd_pkts(self) -> np.ndarray:
+        """Window per flow (packets), (time, class)."""
+        return self._state(0)
+
+    @property
+    def rtt_s(self) -> np.ndarray:
+        """Round-trip time (s), (time, class)."""
+        return self._signal(S_RTT)
+
+    @property
+    def send_pps(self) -> np.ndarray:
+        """Sending rate per flow (packets/s)."""
+        return self._signal(S_SEND)
+
+    @property
+    def goodput_pps(self) -> np.ndarray:
+        """Delivered rate per flow (packets/s)."""
+        return self._signal(S_GOOD)
+
+    @property
+    def loss_pps(self) -> np.ndarray:
+        """Rate per flow of packets lost anywhere (packets/s)."""
+        return self._signal(S_LOSS)
+
+    @property
+    def mark_pps(self) -> np.ndarray:
+        """Rate per flow of packets delivered with CE (packets/s)."""
+        return self._signal(S_MARK)
+
+    @property
+    def limiter_drop_pps(self) -> np.ndarray:
+        """Rate per flow of packets dropped by its token bucket (packets/s)."""
+        return self._signal(S_LIMDROP)
+
+    @property
+    def tokens_pkts(self) -> np.ndarray:
+        """Tokens of each class's bucket (packets); NaN without a limiter."""
+        return self._bucket(len(self.classes) + 2)
+
+    @property
+    def limiter_queue_pkts(self) -> np.ndarray:
+        """Packets queued in each class's shaper; NaN without a limiter."""
+        return self._bucket(2 * len(self.classes) + 2)
+
+    @property
+    def queue_pkts(self) -> np.ndarray:
+        """Bottleneck queue (packets)."""
+        return self.trajectory.y[:, len(self.classes)]
+
+    @property
+    def red_average_pkts(self) -> np.ndarray:
+        """RED's average queue (packets)."""
+        return self.trajectory.y[:, len(self.classes) + 1]
+
+    def _queue_signal(self, column: int) -> np.ndarray:
+        return self.trajectory.s[:, len(self.classes) * NS_CLASS + column]
+
+    @property
+    def queue_drop_pps(self) -> np.ndarray:
+        """Drops at the bottleneck (packets/s)."""
+        return self._queue_signal(SQ_DROP)
+
+    @property
+    def queue_mark_pps(self) -> np.ndarray:
+        """Marks at the bottleneck (packets/s)."""
+        return self._queue_signal(SQ_MARK)
+
+    @property
+    def queue_inflow_pps(self) -> np.ndarray:
+        """Arrivals at the bottleneck, all flows (packets/s)."""
+        return self._queue_signal(SQ_INFLOW)
 
 
 def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
@@ -472,9 +899,26 @@ def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
                              f"(got {c.start_s}, {c.stop_s})")
 
 
+def _kinds(classes: Sequence[FlowClass], cls: np.ndarray) -> np.ndarray:
+    """Per class, an id shared by the classes that may merge (same parameters but the
+    number of flows and the start time); -1 for those that never do (a token bucket is
+    one class's own, a sawtooth's loss counters are its own)."""
+    key = cls.copy()
+    key[:, [C_N, C_START]] = 0.0
+    kind = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    never = [c.limiter is not None or c.variant == "reno_sawtooth" for c in classes]
+    kind[np.array(never)] = -1
+    return kind
+
+
 def build_system(classes: Sequence[FlowClass], link: Bottleneck,
-                 warmup_s: float = 0.0) -> DdeSystem:
-    """The compiled DDE system for these classes and this bottleneck (see :func:`solve`)."""
+                 warmup_s: float = 0.0, merge_tolerance: float = MERGE_TOLERANCE,
+                 stride_tolerance: float = STRIDE_TOLERANCE) -> DdeSystem:
+    """The compiled DDE system for these classes and this bottleneck (see :func:`solve`).
+
+    Classes of the same parameters that differ only in their start times merge once
+    their windows agree within ``merge_tolerance`` (0: never).
+    """
     _validate(classes, link)
     m = len(classes)
     cls = np.zeros((m, N_CLS))
@@ -518,26 +962,45 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
             link.vegas_smoothing_pkts * min_rtt)
     frozen = tuple(classes)
     return DdeSystem(
-        integrate=_integrate, y0=y0, lower=lower, upper=upper, prm=prm,
-        cls=cls, aux=aux, n_signals=m * NS_CLASS + NS_QUEUE, min_delay_s=min_rtt / 2,
-        stiff_rates=rates,
+        # A threshold marker's one-packet ramp makes the queue slide along K: the
+        # embedded estimate does not see its delayed kinks, so no strides there.
+        integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
+                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, min_rtt / 2,
+                              0.0 if link.aqm == "threshold" else stride_tolerance),
+        min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
     )
 
 
-def _series(traj: Trajectory, m: int, column: int) -> np.ndarray:
-    """Signal ``column`` of every class, (time, class): a strided view, not a copy."""
-    return traj.s[:, column:m * NS_CLASS:NS_CLASS]
+def _first_row(traj: Trajectory, warmup_s: float) -> int:
+    return min(int(np.searchsorted(traj.t, warmup_s)), traj.t.shape[0] - 1)
+
+
+def _column_mean(values: np.ndarray, first: int) -> float:
+    """Trapezoid time mean of a series over rows ``first``..end of the uniform grid."""
+    last = values.shape[0] - 1
+    if first >= last:
+        return float(values[-1])
+    total = values[first:].sum() - 0.5 * (values[first] + values[last])
+    return float(total / (last - first))
+
+
+def _means_per_class(traj: Trajectory, m: int, first: int) -> np.ndarray:
+    layout = traj.layout
+    if not isinstance(layout, _Merges):
+        layout = _Merges(np.full((m, 2), -1, dtype=np.int64))
+    return layout.class_means(traj, first)
 
 
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
     m = len(classes)
-    y_mean, s_mean = time_means(traj, warmup_s)
-    good = s_mean[S_GOOD:m * NS_CLASS:NS_CLASS]
-    loss = s_mean[S_LOSS:m * NS_CLASS:NS_CLASS] + s_mean[S_MARK:m * NS_CLASS:NS_CLASS]
-    out = {"queue_mean_pkts": (float(y_mean[m]), 1.0)}
+    first = _first_row(traj, warmup_s)
+    means = _means_per_class(traj, m, first)
+    good = means[:, 1 + S_GOOD]
+    loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
+    out = {"queue_mean_pkts": (_column_mean(traj.y[:, m], first), 1.0)}
     for i, c in enumerate(classes):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
@@ -550,58 +1013,47 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
                         horizon_s: float, step_s: float | None = None,
                         check_convergence: bool = True, warmup_s: float = 0.0,
                         max_steps: int = 20_000_000,
-                        check_step: CheckStep = "double") -> BottleneckRun:
+                        check_step: CheckStep = "double",
+                        merge_tolerance: float = MERGE_TOLERANCE,
+                        stride_tolerance: float = STRIDE_TOLERANCE) -> BottleneckRun:
     """Integrate the model to ``horizon_s`` and summarise it (means after ``warmup_s``).
 
     The step defaults to the largest the model's time scales allow (see
     :func:`tcpn.solvers.fluid.dde.solve`); the run is checked against one at twice the
     step (``check_step="half"``: at half the step, the slower reference) and rejected
-    unless every summary metric moved by < 0.5 %.
+    unless every summary metric moved by < 0.5 %. Classes that differ only in their start
+    times merge once they agree within ``merge_tolerance`` (see :func:`build_system`;
+    0 keeps them apart).
     """
     if not 0 <= warmup_s < horizon_s:
         raise InputError(f"fluid bottleneck: needs 0 <= warmup_s < horizon_s "
                          f"(got {warmup_s}, {horizon_s})")
     started = time.perf_counter()
-    system = build_system(classes, bottleneck, warmup_s)
+    system = build_system(classes, bottleneck, warmup_s, merge_tolerance, stride_tolerance)
     traj, report = solve(system, horizon_s, step_s, check_convergence, max_steps,
                          check_step=check_step)
-    m = len(classes)
-    qb = m * NS_CLASS
-    has_bucket = np.array([c.limiter is not None for c in classes])
-    tokens = np.where(has_bucket, traj.y[:, m + 2:2 * m + 2], np.nan)
-    run = BottleneckRun(
-        classes=tuple(classes), bottleneck=bottleneck, t=traj.t,
-        cwnd_pkts=traj.y[:, :m], rtt_s=_series(traj, m, S_RTT),
-        send_pps=_series(traj, m, S_SEND), goodput_pps=_series(traj, m, S_GOOD),
-        loss_pps=_series(traj, m, S_LOSS), mark_pps=_series(traj, m, S_MARK),
-        limiter_drop_pps=_series(traj, m, S_LIMDROP),
-        queue_pkts=traj.y[:, m], red_average_pkts=traj.y[:, m + 1],
-        queue_drop_pps=traj.s[:, qb + SQ_DROP], queue_mark_pps=traj.s[:, qb + SQ_MARK],
-        queue_inflow_pps=traj.s[:, qb + SQ_INFLOW],
-        tokens_pkts=tokens,
-        limiter_queue_pkts=np.where(has_bucket, traj.y[:, 2 * m + 2:3 * m + 2], np.nan),
-        convergence=report,
-    )
-    run.summary = _summary(run, traj, warmup_s)
+    run = BottleneckRun(classes=tuple(classes), bottleneck=bottleneck, trajectory=traj,
+                        convergence=report)
+    run.summary = _summary(run, warmup_s)
     run.wall_time_s = time.perf_counter() - started
     return run
 
 
-def _summary(run: BottleneckRun, traj: Trajectory, warmup_s: float) -> dict[str, float]:
-    t = run.t
+def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
+    traj = run.trajectory
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)
-    qb = m * NS_CLASS
-    y_mean, s_mean = time_means(traj, warmup_s)
+    first = _first_row(traj, warmup_s)
     out: dict[str, float] = {
-        "queue_mean_pkts": float(y_mean[m]),
-        "queue_max_pkts": float(run.queue_pkts[t >= warmup_s].max()),
-        "queue_drop_pps": float(s_mean[qb + SQ_DROP]),
-        "queue_mark_pps": float(s_mean[qb + SQ_MARK]),
+        "queue_mean_pkts": _column_mean(run.queue_pkts, first),
+        "queue_max_pkts": float(run.queue_pkts[first:].max()),
+        "queue_drop_pps": _column_mean(run.queue_drop_pps, first),
+        "queue_mark_pps": _column_mean(run.queue_mark_pps, first),
     }
-    good, sent, lost, marked, rtt = (s_mean[column:qb:NS_CLASS] for column in (
+    means = _means_per_class(traj, m, first)
+    cwnd = means[:, 0]
+    good, sent, lost, marked, rtt = (means[:, 1 + column] for column in (
         S_GOOD, S_SEND, S_LOSS, S_MARK, S_RTT))
-    cwnd = y_mean[:m]
     total_good = 0.0
     for i, c in enumerate(run.classes):
         label = c.name or f"class{i}"

@@ -56,7 +56,6 @@ __all__ = [
     "heun_predict",
     "lagged",
     "solve",
-    "time_means",
 ]
 
 CheckStep = Literal["double", "half"]
@@ -98,39 +97,40 @@ def lagged(hist: np.ndarray, k: int, h: float, t: float, tau: float, j: int) -> 
     return hist[i, j] * (1.0 - f) + hist[i + 1, j] * f
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def heun_predict(y: np.ndarray, f1: np.ndarray, h: float, lower: np.ndarray,
-                 upper: np.ndarray, pred: np.ndarray) -> None:
-    """Heun's predictor (an Euler step) projected onto the state box, into ``pred``."""
-    for j in range(y.shape[0]):
+                 upper: np.ndarray, pred: np.ndarray, cols: np.ndarray, n_cols: int) -> None:
+    """Heun's predictor (an Euler step) projected onto the state box, into ``pred``;
+    only the columns ``cols[:n_cols]`` (the others are not being integrated)."""
+    for jj in range(n_cols):
+        j = cols[jj]
         pred[j] = min(max(y[j] + h * f1[j], lower[j]), upper[j])
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def heun_correct(y: np.ndarray, f1: np.ndarray, f2: np.ndarray, h: float,
-                 lower: np.ndarray, upper: np.ndarray, nxt: np.ndarray) -> None:
-    """Heun's corrector (the trapezoid of both slopes) projected onto the box, into ``nxt``."""
-    for j in range(y.shape[0]):
+                 lower: np.ndarray, upper: np.ndarray, nxt: np.ndarray, cols: np.ndarray,
+                 n_cols: int) -> None:
+    """Heun's corrector (the trapezoid of both slopes) projected onto the box, into
+    ``nxt``; only the columns ``cols[:n_cols]``."""
+    for jj in range(n_cols):
+        j = cols[jj]
         nxt[j] = min(max(y[j] + 0.5 * h * (f1[j] + f2[j]), lower[j]), upper[j])
 
 
 @dataclass(frozen=True)
 class DdeSystem:
-    """A compiled DDE model ready for :func:`solve`: its ``integrate`` loop and parameters.
+    """A compiled DDE model ready for :func:`solve`.
 
-    ``stiff_rates`` names each fast linear rate of the model (1/s) so that a refused step
-    says which component forces it; ``summary`` turns a :class:`Trajectory` into the
-    metrics the convergence check compares (name -> (value, absolute floor)).
+    ``integrate(step_s, n_steps)`` runs the model's compiled loop on the grid and returns
+    its :class:`Trajectory`; ``stiff_rates`` names each fast linear rate of the model
+    (1/s) so that a refused step says which component forces it; ``summary`` turns a
+    :class:`Trajectory` into the metrics the convergence check compares (name -> (value,
+    absolute floor)); ``oscillation_columns`` are the state columns checked for grid-scale
+    oscillation.
     """
 
-    integrate: Any
-    y0: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    prm: np.ndarray
-    cls: np.ndarray
-    aux: np.ndarray
-    n_signals: int
+    integrate: Callable[[float, int], Trajectory]
     min_delay_s: float
     stiff_rates: Mapping[str, float]
     summary: Callable[[Trajectory], Mapping[str, tuple[float, float]]]
@@ -139,12 +139,20 @@ class DdeSystem:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """States ``y`` and signals ``s`` on the grid ``t`` (rows are times)."""
+    """States ``y`` and signals ``s`` on the grid ``t`` (rows are times).
+
+    A model that skips columns (classes not started yet, classes merged into another)
+    says so in ``layout`` and reports the first row with a non-finite state it computed
+    in ``nonfinite_row`` (-1: none); with ``nonfinite_row`` None every entry of ``y`` is
+    checked.
+    """
 
     t: np.ndarray
     y: np.ndarray
     s: np.ndarray
     step_s: float
+    nonfinite_row: int | None = None
+    layout: Any = None
 
 
 @dataclass
@@ -171,13 +179,7 @@ class ConvergenceReport:
 
 
 def _integrate(system: DdeSystem, step_s: float, horizon_s: float) -> Trajectory:
-    n_steps = math.ceil(horizon_s / step_s - 1e-9)
-    Y = np.empty((n_steps + 1, system.y0.shape[0]))
-    S = np.empty((n_steps + 1, system.n_signals))
-    Y[0] = system.y0
-    system.integrate(Y, S, np.empty((3, Y.shape[1])), system.lower, system.upper, step_s,
-                     n_steps, system.prm, system.cls, system.aux.copy())
-    traj = Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s)
+    traj = system.integrate(step_s, math.ceil(horizon_s / step_s - 1e-9))
     _check_finite_and_smooth(system, traj)
     return traj
 
@@ -205,8 +207,10 @@ def _direction_flips(values: np.ndarray) -> tuple[int, int]:
 
 
 def _check_finite_and_smooth(system: DdeSystem, traj: Trajectory) -> None:
-    if not np.isfinite(traj.y).all():
+    first = traj.nonfinite_row
+    if first is None and not np.isfinite(traj.y).all():
         first = int(np.argmax(~np.isfinite(traj.y).all(axis=1)))
+    if first is not None and first >= 0:
         raise IntegrationError(
             f"the integration diverged: non-finite state at t = {traj.t[first]:.6g} s "
             f"(step {traj.step_s:.3g} s); the model or its parameters are unstable")
@@ -219,33 +223,6 @@ def _check_finite_and_smooth(system: DdeSystem, traj: Trajectory) -> None:
             raise IntegrationError(
                 f"numerical instability: state column {col} alternates direction at "
                 f"{share:.0%} of the steps of size {traj.step_s:.3g} s")
-
-
-@njit(**KERNEL)
-def _column_integrals(values: np.ndarray, first: int, out: np.ndarray) -> None:
-    """Trapezoid sums (in steps) of every column of ``values`` over rows ``first``..end."""
-    last = values.shape[0] - 1
-    for j in range(values.shape[1]):
-        out[j] = 0.5 * (values[first, j] + values[last, j])
-    for i in range(first + 1, last):
-        for j in range(values.shape[1]):
-            out[j] += values[i, j]
-
-
-def time_means(traj: Trajectory, warmup_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """Time averages after ``warmup_s`` of every state and every signal column (trapezoid
-    rule on the grid from its first point at or after ``warmup_s``; the last row if that
-    leaves no interval)."""
-    first = int(np.searchsorted(traj.t, warmup_s))
-    last = traj.t.shape[0] - 1
-    if first >= last:
-        return traj.y[-1].copy(), traj.s[-1].copy()
-    means = []
-    for values in (traj.y, traj.s):
-        out = np.empty(values.shape[1])
-        _column_integrals(values, first, out)
-        means.append(out / (last - first))
-    return means[0], means[1]
 
 
 def choose_step(system: DdeSystem, step_s: float | None, horizon_s: float,

@@ -68,14 +68,13 @@ from tcpn.models.scenario import (
     read_yaml,
     validate_scenario,
 )
+from tcpn.solvers.replications import MAX_RUNS
 
 __all__ = ["MAX_CELLS", "MAX_RUNS", "Axis", "Cell", "LensSpec", "Sweep", "SweepError", "load_sweep",
            "parse_path", "parse_sweep"]
 
 #: Largest number of cells a sweep may expand to (a guard against a typo's 10**9 grid).
 MAX_CELLS = 100_000
-#: Largest number of runs (cells x lenses x replications) of one sweep.
-MAX_RUNS = 1_000_000
 _SECTION_KEYS = ("name", "description", "base", "axes", "zip", "sample", "lenses",
                  "replications", "seed")
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
@@ -454,7 +453,8 @@ def load_sweep(path: str | Path) -> Sweep:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SweepError([(f"{path}:{line}", f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
-                                             "): save the sweep file as UTF-8")]) from None
+                                             f"at offset {exc.start}): save the sweep file "
+                                             "as UTF-8")]) from None
     return parse_sweep(text, str(path), path.parent)
 
 
