@@ -40,5 +40,4 @@ def test_forced_draws_must_be_uniform_numbers() -> None:
 def test_forced_draws_run_on_the_python_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TCPN_ENGINE", "native")
     assert Simulator(_roller(), forced_draws=[0.5]).native.engine == "python"
-    with pytest.raises(InputError, match=r"forced_draws runs on the python engine"):
-        Simulator(_roller(), forced_draws=[0.5], engine="native")
+    assert Simulator(_roller(), forced_draws=[0.5], engine="native").native.engine == "python"

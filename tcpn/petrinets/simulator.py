@@ -85,9 +85,8 @@ class Simulator:
                  engine: str | None = None, forced_draws: Iterable[float] | None = None):
         compiled = net if isinstance(net, CompiledNet) else compile_net(net)
         if forced_draws is not None:
-            # the compiled engines draw from NumPy's generator itself, not from a stand-in
-            if engine not in (None, "python"):
-                raise InputError(f"forced_draws runs on the python engine, not {engine!r}")
+            # the compiled engines draw from NumPy's generator itself, not from a stand-in:
+            # forced draws run the Python loop, the reference, which fires the same sequence
             engine = "python"
         #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
         #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``

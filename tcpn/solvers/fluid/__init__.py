@@ -1,4 +1,4 @@
-"""Fluid (delay-differential) models of TCP, solved with a fixed-step history-buffer integrator.
+"""Fluid (delay-differential) models of TCP, solved on a uniform grid with a history buffer.
 
 - :mod:`~tcpn.solvers.fluid.dde`: the solver, its convergence and failure checks;
 - :mod:`~tcpn.solvers.fluid.bottleneck`: flow classes (Reno mean-field or sawtooth,

@@ -1,4 +1,4 @@
-"""A fixed-step delay-differential solver: history buffer, step-halving convergence, failure checks.
+"""A delay-differential solver on a uniform grid: history buffer, step check, failure checks.
 
 The state ``y`` lives on a uniform grid ``t_k = k h``; the whole history is kept in an
 array, so a delayed value ``y(t - tau)`` (``tau`` may depend on the state, as an RTT
@@ -6,20 +6,19 @@ does) is a linear interpolation between two grid points, and before ``t = 0`` th
 state is the history. Each step is Heun's method (explicit trapezoid, second order). A model
 is three compiled (Numba) functions,
 
-- ``signals(t, y, prm, cls, row)``: algebraic outputs at a state (rates, marking and loss
-  fluxes...), stored in a second history array ``S`` so that delayed feedback terms are
-  interpolated, not recomputed;
-- ``rhs(t, y, Y, S, k, h, prm, cls, dy)``: the derivative, with boundary-aware terms (a
-  queue at 0 does not drain further, a full one does not grow);
-- ``jump(t, y, Y, S, k, h, prm, cls, aux)``: discrete events after an accepted step (a
-  window halving of a synchronised sawtooth, leaving slow start), editing ``y`` in place;
+- ``signals``: algebraic outputs at a state (rates, marking and loss fluxes...), stored
+  in a second history array ``S`` so that delayed feedback terms are interpolated, not
+  recomputed;
+- ``rhs``: the derivative, with boundary-aware terms (a queue at 0 does not drain
+  further, a full one does not grow);
+- ``jump``: discrete events after an accepted step (a window halving of a synchronised
+  sawtooth, leaving slow start), editing the state in place;
 
-and one compiled loop ``integrate(Y, S, work, lower, upper, h, n_steps, prm, cls, aux)``
-that fills the preallocated histories (``Y[0]`` holds the initial state; ``work`` is three
-scratch rows) by calling them around :func:`heun_predict` and :func:`heun_correct` (the loop
-lives in the model's module so that Numba can cache it). Every stage is projected onto
-the state box ``[lower, upper]`` (queue in [0, B], window >= 1): that is how clamping at a
-boundary stays exact.
+and a compiled loop that fills preallocated histories by calling them around
+:func:`heun_predict` and :func:`heun_correct` (the loop lives in the model's module so
+that Numba can cache it), behind a Python callable ``integrate(step_s, n_steps) ->
+Trajectory`` (:class:`DdeSystem`). Every stage is projected onto the state box ``[lower,
+upper]`` (queue in [0, B], window >= 1): that is how clamping at a boundary stays exact.
 
 The kernels are compiled without Numba's reference counting (``_nrt=False``: they
 allocate nothing, the caller does): with it, every array passed to a helper or sliced
