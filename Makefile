@@ -21,7 +21,7 @@ $(VENV)/bin/python:
 	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
 
 $(VENV)/.stamp-run: setup.cfg pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e ".[native]"
+	$(BIN)/pip install --quiet -e ".[ns3,native]"
 	touch $@
 
 $(VENV)/.stamp-test: setup.cfg pyproject.toml | $(VENV)/bin/python

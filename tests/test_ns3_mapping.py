@@ -152,3 +152,18 @@ def test_what_tcpn_variants_cannot_run_in_ns3_is_named():
 
 def test_missing_extra_says_how_to_install():
     assert str(Ns3NotInstalled()).endswith("pip install 'tcpn[ns3]'")
+
+
+def test_missing_bindings_are_a_refusal_that_crosses_a_process_pool(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ns-3's bindings the lens refuses at check time (a study records the
+    refusal), and the error survives pickling (a worker's error reaches its parent)."""
+    import pickle
+
+    from tcpn.validation.ns3 import loader
+
+    monkeypatch.setattr(loader, "installed", lambda: False)
+    with pytest.raises(Ns3NotInstalled, match=r"pip install 'tcpn\[ns3\]'"):
+        Ns3Lens().check(dumbbell(pairs=1, horizon_s=1.0))
+    error = pickle.loads(pickle.dumps(Ns3NotInstalled()))
+    assert "tcpn[ns3]" in str(error)

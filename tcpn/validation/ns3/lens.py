@@ -299,7 +299,12 @@ class Ns3Lens:
         self.raw: dict[str, Any] = {}
 
     def check(self, scenario: Scenario) -> None:
-        """Raise :class:`~tcpn.errors.InputError` naming what ns-3 cannot express."""
+        """Raise :class:`~tcpn.errors.InputError` naming what ns-3 cannot express, or
+        :class:`~tcpn.validation.ns3.loader.Ns3NotInstalled` without ns-3's bindings."""
+        from tcpn.validation.ns3.loader import Ns3NotInstalled, installed
+
+        if not installed():
+            raise Ns3NotInstalled()
         problems = _problems(scenario, scenario.concrete_flows())
         if problems:
             raise InputError(f"the ns3 lens cannot run scenario {scenario.name}: "

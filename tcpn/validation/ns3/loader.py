@@ -49,8 +49,11 @@ IMPORT_SECONDS: dict[str, float] = {}
 class Ns3NotInstalled(TcpnError):
     """The ``ns3`` extra is missing."""
 
-    def __init__(self) -> None:
-        super().__init__("the ns3 lens needs ns-3's Python bindings: pip install 'tcpn[ns3]'")
+    def __init__(self, message: str = "the ns3 lens needs ns-3's Python bindings: "
+                 "pip install 'tcpn[ns3]'") -> None:
+        # the message is an argument so that the error crosses a process pool (pickling
+        # re-creates it with its args)
+        super().__init__(message)
 
 
 def installed() -> bool:
