@@ -31,24 +31,10 @@ from tcpn.petrinets import (
 from tcpn.petrinets.colours import EnumSet, IntSet, StringSet
 from tcpn.petrinets.distributions import Uniform
 from tcpn.petrinets.errors import FiringError
-from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.monitors import FiringRecord
 from tcpn.petrinets.native import why_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class FiringRecord(Monitor):
-    """Every firing as ``(time, transition, binding)``."""
-
-    def __init__(self) -> None:
-        super().__init__("firings")
-        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
-
-    def observe(self, sim: Simulator, transition: Any, binding: tuple[Any, ...]) -> None:
-        self.firings.append((sim.now, transition.name, binding))
-
-    def result(self) -> int:
-        return len(self.firings)
 
 
 @pytest.fixture(autouse=True)

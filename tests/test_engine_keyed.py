@@ -20,8 +20,9 @@ import pytest
 from tcpn.models.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
-from tcpn.petrinets import INT, Monitor, PetriNet, Place, ProductSet, Simulator, Transition
+from tcpn.petrinets import INT, PetriNet, Place, ProductSet, Simulator, Transition
 from tcpn.petrinets.compiler import KeyedTokens, compile_net
+from tcpn.petrinets.monitors import FiringRecord
 
 PAIR = ProductSet(INT, INT, name="Pair")
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"
@@ -70,23 +71,16 @@ def random_keyed_net(seed: int, timed_counter: bool) -> PetriNet:
     return net
 
 
-class FiringLog(Monitor):
+class FiringLog(FiringRecord):
     """Every firing, and a check of every keyed place's index after it."""
 
-    def __init__(self) -> None:
-        super().__init__("firings")
-        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
-
     def observe(self, sim: Simulator, transition: Any, binding: tuple[Any, ...]) -> None:
-        self.firings.append((sim.now, transition.name, binding))
+        super().observe(sim, transition, binding)
         for p in sim.compiled.keyed_places:
             place = sim.marking[p]
             rebuilt = KeyedTokens(dict(place))
             assert {k: list(v) for k, v in place.by_key.items()} == \
                 {k: list(v) for k, v in rebuilt.by_key.items()}, sim.compiled.place_names[p]
-
-    def result(self) -> int:
-        return len(self.firings)
 
 
 def run(net: PetriNet, keyed: bool, seed: int, **until: Any) -> list[Any]:

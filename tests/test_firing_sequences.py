@@ -19,7 +19,8 @@ from tcpn.models.components import packets, sender
 from tcpn.models.lenses import make_run
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.topology import compose
-from tcpn.petrinets import Monitor, Simulator
+from tcpn.petrinets import Simulator
+from tcpn.petrinets.monitors import FiringRecord
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"
 
@@ -58,20 +59,6 @@ def merge_by_segment(sacked: Any, blocks: Any, una: int) -> Any:
     return runs
 
 
-class FiringLog(Monitor):
-    """Every firing as ``(time, transition, binding)``."""
-
-    def __init__(self) -> None:
-        super().__init__("firings")
-        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
-
-    def observe(self, sim: Simulator, transition: Any, binding: tuple[Any, ...]) -> None:
-        self.firings.append((sim.now, transition.name, binding))
-
-    def result(self) -> int:
-        return len(self.firings)
-
-
 def dumbbell(rate_bps: float, horizon_s: float) -> Scenario:
     base = load_scenario(SCENARIO)
     links = [link.model_copy(update={"rate_bps": rate_bps}) if (link.a, link.b) ==
@@ -81,7 +68,7 @@ def dumbbell(rate_bps: float, horizon_s: float) -> Scenario:
 
 def firings(scenario: Scenario) -> list[tuple[float, str, tuple[Any, ...]]]:
     run = make_run(scenario)
-    log = FiringLog()
+    log = FiringRecord()
     Simulator(compose(scenario, run.flows).net, seed=run.lens_seed,
               monitors=[log]).run(until=scenario.horizon_s)
     return log.firings

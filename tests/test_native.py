@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -35,25 +34,11 @@ from tcpn.petrinets import (
     native,
 )
 from tcpn.petrinets.colours import StringSet
-from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.monitors import FiringRecord
 from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))
-
-
-class FiringRecord(Monitor):
-    """Every firing as ``(time, transition, binding)``."""
-
-    def __init__(self) -> None:
-        super().__init__("firings")
-        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
-
-    def observe(self, sim: Simulator, transition: Any, binding: tuple[Any, ...]) -> None:
-        self.firings.append((sim.now, transition.name, binding))
-
-    def result(self) -> int:
-        return len(self.firings)
 
 
 def native_or_skip() -> None:

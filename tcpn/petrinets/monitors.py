@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from tcpn.petrinets.compiler import CompiledTransition
     from tcpn.petrinets.simulator import Simulator
 
-__all__ = ["DataCollector", "EventLog", "FiringCount", "Monitor", "TimeAverage"]
+__all__ = ["DataCollector", "EventLog", "FiringCount", "FiringRecord", "Monitor",
+           "TimeAverage"]
 
 
 class Monitor:
@@ -95,6 +96,22 @@ class FiringCount(Monitor):
 
     def result(self) -> int:
         return self.count
+
+
+class FiringRecord(Monitor):
+    """Every firing as ``(time, transition name, binding)``, in order: what two engines or
+    two versions of a net are compared on, firing by firing."""
+
+    def __init__(self, name: str = "firings"):
+        super().__init__(name)
+        self.firings: list[tuple[float, str, tuple[Any, ...]]] = []
+
+    def observe(self, sim: Simulator, transition: CompiledTransition,
+                binding: tuple[Any, ...]) -> None:
+        self.firings.append((sim.now, transition.name, binding))
+
+    def result(self) -> int:
+        return len(self.firings)
 
 
 class TimeAverage(Monitor):
