@@ -167,13 +167,14 @@ def _lose_twin(net: PetriNet, original: str, twin: str, inside: str,
     net.add_output(BUDGET_PLACE, twin, after)
 
 
-def _forced(action: Any, u: float) -> Any:
-    """``action`` with its generator replaced by one whose ``random()`` is ``u``: the same
-    parameters without ``rng`` (the compiler calls actions by keyword)."""
+def _forced(action: Any, generator: _Draw | _Draws) -> Any:
+    """``action`` with its generator replaced by ``generator``, a stand-in that returns
+    fixed draws: the same parameters without ``rng`` (the compiler calls actions by
+    keyword)."""
     signature = inspect.signature(action)
 
     def forced(**values: Any) -> Any:
-        return action(**values, rng=_Draw(u))
+        return action(**values, rng=generator)
     forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for p in signature.parameters.values() if p.name != "rng"])
     return forced
@@ -190,7 +191,8 @@ def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
     for name in (f"flow{i}.snd.fast_retransmit", f"flow{i}.snd.timeout"):
         source = net.transitions[name]
         inputs = [n for n in source.action_inputs if n != "rng"]
-        calm, react = _forced(source.action, U_CALM), _forced(source.action, 0.0)
+        calm = _forced(source.action, _Draw(U_CALM))
+        react = _forced(source.action, _Draw(0.0))
 
         def reaction_open(calm: Any = calm, react: Any = react, **values: Any) -> bool:
             return bool(calm(**values)["react"] != react(**values)["react"])
@@ -323,13 +325,13 @@ def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | No
             if budget.covers(qid):
                 outcomes.append((f"{original}{LOSS_SUFFIX}", allowed, True))
             calm = _attempt_draws(1, False, allowed)
-            net.transitions[original] = replace(source, action=_forced_draws(source.action,
-                                                                             calm))
+            net.transitions[original] = replace(source, action=_forced(source.action,
+                                                                       _Draws(calm)))
             draws[original] = calm
             inputs = [n for n in source.action_inputs if n != "rng"]
             call = ", ".join(f"{n}={n}" for n in inputs)
             for twin, k, lost in outcomes:
-                forced = _forced_draws(source.action, _attempt_draws(k, lost, allowed))
+                forced = _forced(source.action, _Draws(_attempt_draws(k, lost, allowed)))
                 calm_action = net.transitions[original].action
 
                 def differs(forced: Any = forced, calm_action: Any = calm_action,
@@ -361,14 +363,3 @@ class _Draws:
 
     def random(self, size: int) -> Any:
         return np.array(self.values[:size])
-
-
-def _forced_draws(action: Any, values: tuple[float, ...]) -> Any:
-    """``action`` with its generator's ``random(n)`` returning ``values`` (no ``rng``)."""
-    signature = inspect.signature(action)
-
-    def forced(**kwargs: Any) -> Any:
-        return action(**kwargs, rng=_Draws(values))
-    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
-    return forced
