@@ -1,7 +1,10 @@
 """Shared fixtures: where the team's shared test material lives."""
 
 import hashlib
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,3 +43,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep = set(sorted(slow, key=lambda i: hashlib.sha1(i.nodeid.encode()).hexdigest())[:sample])
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = [item for item in items if item in keep]
+
+
+@pytest.fixture
+def benchmark_nets() -> Callable[[], list[Any]]:
+    """Builds the three nets of benchmarks/engine_vs_snakes.py, untimed and timed (fresh
+    nets on every call: tests may change them)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        from engine_vs_snakes import NETS
+    finally:
+        sys.path.pop(0)
+    return lambda: [build(timed) for build in NETS.values() for timed in (False, True)]

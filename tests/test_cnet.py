@@ -11,7 +11,7 @@ names the element that kept it out; without a compiler the Python engine runs.
 from __future__ import annotations
 
 import logging
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +33,6 @@ from tcpn.petrinets.distributions import Uniform
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.monitors import FiringRecord
 from tcpn.petrinets.native import why_unavailable
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -85,18 +83,10 @@ def assert_same_run(net: PetriNet, seed: int, max_firings: int,
     assert draws[0]._next == draws[1]._next
 
 
-def benchmark_nets() -> list[PetriNet]:
-    """The three nets of benchmarks/engine_vs_snakes.py, untimed and timed."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from engine_vs_snakes import NETS  # type: ignore[import-not-found]
-    finally:
-        sys.path.pop(0)
-    return [build(timed) for build in NETS.values() for timed in (False, True)]
-
 
 @pytest.mark.parametrize("index", range(6))
-def test_benchmark_nets_fire_the_same_sequence(index: int) -> None:
+def test_benchmark_nets_fire_the_same_sequence(
+        index: int, benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     net = benchmark_nets()[index]
     for seed in (0, 1, 2):
         assert assert_same_sequence(net, seed, max_firings=2_000) == 2_000
@@ -168,7 +158,8 @@ def test_every_construct_of_the_subset_fires_the_same_sequence(timed: bool) -> N
         assert all(n > 0 for n in counts.values()), counts  # every construct ran
 
 
-def test_stop_when_step_and_enabled_agree_with_the_python_engine() -> None:
+def test_stop_when_step_and_enabled_agree_with_the_python_engine(
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     net = benchmark_nets()[5]  # contention, timed: gates, ties, random delays
     sims = {"python": Simulator(net, seed=3, engine="python"), "native": c_simulator(net, 3)}
     for _ in range(3):
@@ -212,7 +203,8 @@ def test_64_bit_overflow_is_an_error_naming_the_arc_not_a_wrong_answer() -> None
 
 
 def test_a_net_outside_the_subset_runs_compiled_python_naming_the_element(
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture,
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     def net_with(extra: str) -> PetriNet:
         net = benchmark_nets()[0]
         if extra == "string":
@@ -239,7 +231,8 @@ def test_a_net_outside_the_subset_runs_compiled_python_naming_the_element(
 
 
 def test_without_a_compiler_the_python_engine_runs_the_same_firings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     net = benchmark_nets()[4]
     reference = Simulator(net, seed=2, engine="python").run(max_firings=2_000)
     monkeypatch.setenv("PATH", str(tmp_path))  # no gcc, no cc
@@ -253,7 +246,8 @@ def test_without_a_compiler_the_python_engine_runs_the_same_firings(
     assert result.firing_counts == reference.firing_counts
 
 
-def test_forced_draws_run_the_python_loop_with_the_same_firings() -> None:
+def test_forced_draws_run_the_python_loop_with_the_same_firings(
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     net = benchmark_nets()[3]  # tuple ring, timed: exponential delays
     draws = [0.1 * (i % 9) + 0.05 for i in range(400)]
     results = [Simulator(net, seed=5, engine=engine, forced_draws=draws).run(max_firings=300)
@@ -262,7 +256,8 @@ def test_forced_draws_run_the_python_loop_with_the_same_firings() -> None:
     assert results[0].firing_counts == results[1].firing_counts
 
 
-def test_the_live_set_iterates_in_cpythons_order() -> None:
+def test_the_live_set_iterates_in_cpythons_order(
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     """The C copy of CPython's set against ``set`` itself (add, discard,
     difference_update; small ints as transition indices), on this interpreter."""
     import random
@@ -311,7 +306,8 @@ def test_a_place_with_many_values_keeps_the_python_order() -> None:
         assert_same_run(net, 2, max_firings=5_000)
 
 
-def test_firings_replayed_with_fire_between_runs_keep_the_same_sequence() -> None:
+def test_firings_replayed_with_fire_between_runs_keep_the_same_sequence(
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     """``Simulator.fire`` (replay) between runs, then more runs: the C engine takes the
     replayed firings in and goes on as the Python engine does."""
     for index in (4, 5):  # contention, untimed and timed (gates, ties)

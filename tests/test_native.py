@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,18 +97,10 @@ def test_the_dumbbell_fires_the_same_sequence() -> None:
     assert_same_firings(sequences(net, seed=1, max_firings=5_000))
 
 
-def benchmark_nets() -> list[PetriNet]:
-    """The three nets of benchmarks/engine_vs_snakes.py, untimed and timed."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        from engine_vs_snakes import NETS  # type: ignore[import-not-found]
-    finally:
-        sys.path.pop(0)
-    return [build(timed) for build in NETS.values() for timed in (False, True)]
-
 
 @pytest.mark.parametrize("index", range(6))
-def test_benchmark_nets_fire_the_same_sequence(index: int) -> None:
+def test_benchmark_nets_fire_the_same_sequence(
+        index: int, benchmark_nets: Callable[[], list[PetriNet]]) -> None:
     net = benchmark_nets()[index]
     native_or_skip()
     for seed in (0, 1):
