@@ -195,7 +195,7 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     assert sim.run().firing_counts == {"increment": 5, "tick": 3}
     with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
         Simulator(counter_net(), engine="native")
-    assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "cache" / "native").exists()
 
 
 def test_the_engine_comes_from_the_argument_or_the_environment(

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpn.petrinets.codecache import compile_cached
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -505,7 +506,7 @@ class _TransitionCompiler:
             sources.append(gate_source)
         source = "\n".join(sources)
         namespace = self.globals
-        exec(compile(source, f"<tcpn transition {self.name}>", "exec"), namespace)
+        exec(compile_cached(source, f"<tcpn transition {self.name}>"), namespace)
         reads = sorted({self.place_index[a.place] for a in self.arcs
                         if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)})
         writes = sorted({self.place_index[a.place] for a in self.arcs

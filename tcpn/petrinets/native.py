@@ -47,6 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tcpn.petrinets.codecache import cache_root
 from tcpn.petrinets.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
@@ -102,12 +103,10 @@ def resolve_engine(engine: str | None) -> str:
 
 def cache_dir() -> Path:
     """Where built modules live: ``$TCPN_CACHE_DIR/native`` or the user cache directory."""
-    root = os.environ.get("TCPN_CACHE_DIR")
-    if root:
-        return Path(root) / "native"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("tcpn")) / "native"
+    root = cache_root()
+    if root is None:  # build_native asks why_unavailable first, which names platformdirs
+        raise NativeUnavailable("platformdirs is not installed (pip install 'tcpn[native]')")
+    return root / "native"
 
 
 def _compiler() -> list[str] | None:
