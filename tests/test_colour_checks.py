@@ -110,3 +110,52 @@ def test_a_variable_a_code_action_assigns_is_tested():
     net.add_output("out", "bump", "x")
     with pytest.raises(FiringError, match="is not of colour set"):
         simulate(net)
+
+
+def replacing_net(expression: str, place_colour: RecordSet = Packet,
+                  size: int = 40) -> PetriNet:
+    """``grow`` takes a packet from ``wire`` (colour ``place_colour``) and puts
+    ``expression`` (over the packet ``p``) on ``out`` (colour Packet)."""
+    net = PetriNet("replacing")
+    net.add_place(Place("wire", place_colour.timed(),
+                        initial=[Packet.record_type(seq=1, size=size, kind="ack")]))
+    net.add_place(Place("out", Packet))
+    net.add_transition(Transition("grow"))
+    net.add_input("wire", "grow", "p")
+    net.add_output("out", "grow", expression)
+    return net
+
+
+def fire_source(net: PetriNet) -> str:
+    source = compile_net(net).transition("grow").source
+    return source[source.index("def _fire_tracked"):]
+
+
+def test_a_record_replace_tests_the_type_and_the_replaced_fields_only():
+    """``p._replace(size=...)`` of a ``p`` known to be a Packet: the fields it keeps
+    passed the place's test; the type and ``size`` (field 1) are tested."""
+    fire = fire_source(replacing_net("p._replace(size=p.size + 10)"))
+    assert "_val[1]" in fire and "_val[0]" not in fire and "_val[2]" not in fire
+    assert "type(_val) is" in fire
+    assert simulate(replacing_net("p._replace(size=p.size + 10)")).marking["out"][0] \
+        .value.size == 50
+    with pytest.raises(FiringError, match="is not of colour set Packet"):
+        simulate(replacing_net("p._replace(size=p.size + 9000)"))
+    with pytest.raises(FiringError, match="is not of colour set Packet"):
+        simulate(replacing_net("p._replace(kind='nak')"))
+
+
+def test_a_replace_the_compiler_cannot_vouch_for_is_tested_whole():
+    """Another input colour set, ``**fields`` or an unknown field: the whole test."""
+    wide = RecordSet("Packet", seq=INT, size=INT, kind=EnumSet(("data", "ack")))
+    assert wide.record_type is Packet.record_type
+    whole = ("_val[0]", "_val[1]", "_val[2]")
+    for net in (replacing_net("p._replace(seq=2)", place_colour=wide, size=9000),
+                replacing_net("p._replace(**{'seq': 2})")):
+        fire = fire_source(net)
+        assert all(part in fire for part in whole)
+    # from a wider place, the size the replace keeps is still tested
+    with pytest.raises(FiringError, match="is not of colour set Packet"):
+        simulate(replacing_net("p._replace(seq=2)", place_colour=wide, size=9000))
+    with pytest.raises(FiringError, match="output arc grow->out"):
+        simulate(replacing_net("p._replace(colour=1)"))

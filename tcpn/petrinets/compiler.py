@@ -234,7 +234,9 @@ class CompiledNet:
             for p in set(t.reads_places) - set(t.gate_places):
                 body_readers[p].add(t.index)
         self._body_readers = body_readers
-        self._by_mask: list[dict[int, tuple[int, ...]]] = [{} for _ in self.transitions]
+        #: transition -> mask -> :meth:`affected_by`'s answer, filled as masks occur (the
+        #: simulator's loop reads it directly and calls ``affected_by`` on a miss)
+        self.by_mask: list[dict[int, tuple[int, ...]]] = [{} for _ in self.transitions]
         self.body_affected = tuple(
             tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
             for t in self.transitions
@@ -260,11 +262,11 @@ class CompiledNet:
         """
         if mask is None:
             return self.body_affected[t]
-        cached = self._by_mask[t].get(mask)
+        cached = self.by_mask[t].get(mask)
         if cached is None:
             transition = self.transitions[t]
             skipped = {p for i, p in enumerate(transition.cond_places) if not mask >> i & 1}
-            cached = self._by_mask[t][mask] = tuple(sorted(
+            cached = self.by_mask[t][mask] = tuple(sorted(
                 {d for p in transition.writes_places if p not in skipped
                  for d in self._body_readers[p]}))
         return cached
@@ -624,7 +626,7 @@ class _TransitionCompiler:
             needs.setdefault(self.place_index[arc.place], []).append(
                 (value_var, str(arc.count), arc))
         for p, items in needs.items():
-            self._emit_availability(code, p, items, set())
+            self._emit_availability(code, p, items, {})
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] in gate_places:
                 self._emit_inhibitor(code, arc, [])
@@ -736,7 +738,9 @@ class _TransitionCompiler:
             guard_done = True
         # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
         needs: dict[int, list[tuple[str, str, Arc]]] = {}
-        binders: set[str] = set()
+        #: binder value variable -> the variable holding its timestamps (a timed place's
+        #: loop takes them with the value: one hash of the value less per token and use)
+        binders: dict[str, str | None] = {}
         for n_arc, arc in enumerate(input_like):
             ins = Inscription.parse(arc.inscription or "", arc.where)
             p = self.place_index[arc.place]
@@ -749,16 +753,19 @@ class _TransitionCompiler:
                 key = (self._key_source(ins.tree.elts[0], set(bound))
                        if due and p in self.keyed and isinstance(ins.tree, ast.Tuple)
                        else None)
+                times = f"_tv{n_arc}" if self.timed[p] and key is None else None
                 if key is not None:  # KeyedTokens: the tokens with that first component
                     code.line(f"for {value_var} in _p{p}.by_key.get({key}, ()):")
+                elif times is not None:
+                    code.line(f"for {value_var}, {times} in _p{p}.items():")
                 else:
                     code.line(f"for {value_var} in _p{p}:")
                 code.depth += 1
                 if fifo:
                     code.line(f"if _fifo{n_arc}:")
-                    code.line(f"    _e = _p{p}[{value_var}][0]")
-                    code.line("    if _e > now and _e > _rstar: _cut[0] = True; break")
-                binders.add(value_var)
+                    code.line(f"    _et = {times or f'_p{p}[{value_var}]'}[0]")
+                    code.line("    if _et > now and _et > _rstar: _cut[0] = True; break")
+                binders[value_var] = times
                 new_vars = ins.pattern_variables - set(bound) - self.declared
                 self._emit_match(code, ins.tree, value_var, set(bound),
                                  self.net.places[arc.place].colour)
@@ -849,12 +856,12 @@ class _TransitionCompiler:
         code.line("if not _g: continue")
 
     def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]],
-                           binders: set[str]) -> None:
+                           binders: dict[str, str | None]) -> None:
         timed = self.timed[p]
         if len(items) == 1 and items[0][0] in binders and items[0][1] == "1":
             # the binder loop iterated over present values: one token is there
             if timed:
-                code.line(f"_r = _p{p}[{items[0][0]}][0]")
+                code.line(f"_r = {binders[items[0][0]] or f'_p{p}[{items[0][0]}]'}[0]")
                 code.line("if _r > _ready: _ready = _r")
             return
         # a computed count may be 0 (no token needed, as a PNML multiset difference)
@@ -1049,8 +1056,9 @@ class _TransitionCompiler:
                     self._emit_checked(code, "_ad", arc_delay, f"delay of {arc.where}", binding,
                                        check_delay=True)
                     stamp += " + _ad"
-                code.line(f"_lst = _p{p}.get(_val)")
-                code.line(f"if _lst is None: _lst = _p{p}[_val] = []")
+                # one hash of the value (a record hashes all its fields) where get-then-set
+                # took two for a new value; the same insertion order
+                code.line(f"_lst = _p{p}.setdefault(_val, [])")
                 code.line(f"_ts = {stamp}")
                 if tracked:
                     code.line(f"if _ts >= _last[{p}]: _last[{p}] = _ts")
@@ -1111,12 +1119,28 @@ class _TransitionCompiler:
         """The membership test of an output arc's value ``_val`` (``None``: none needed).
 
         Parts the expression guarantees are left out: a variable of ``known`` whose
-        colour set has the same test as the place's, and a tuple display's type and
-        length (``(h + n, p)`` into a product: only ``h + n`` is tested).
+        colour set has the same test as the place's, a tuple display's type and
+        length (``(h + n, p)`` into a product: only ``h + n`` is tested), and the fields a
+        record's ``_replace`` keeps (``t._replace(nxt=t.nxt + 1)`` of a ``t`` known to be a
+        member of the place's record colour set: the type and ``nxt`` are tested).
         """
         if isinstance(tree, ast.Name) and tree.id in known \
                 and _same_test(known[tree.id], colour):
             return None
+        if isinstance(colour, RecordSet) and isinstance(tree, ast.Call) \
+                and isinstance(tree.func, ast.Attribute) and tree.func.attr == "_replace" \
+                and isinstance(tree.func.value, ast.Name) and tree.func.value.id in known \
+                and not tree.args and _same_test(known[tree.func.value.id], colour):
+            index = {name: i for i, (name, _c) in enumerate(colour.fields)}
+            replaced = [k.arg for k in tree.keywords if k.arg is not None]  # not **fields
+            if len(replaced) == len(tree.keywords) and all(name in index for name in replaced):
+                record = f"_colour{len(self.globals)}"
+                self.globals[record] = colour.record_type
+                parts = [f"type(_val) is {record}"]
+                parts += [_colour_test(colour.fields[index[name]][1],
+                                       f"_val[{index[name]}]", self.globals)
+                          for name in sorted(replaced, key=index.__getitem__)]
+                return "(" + " and ".join(parts) + ")"
         if isinstance(tree, ast.Tuple) and not any(isinstance(e, ast.Starred)
                                                    for e in tree.elts) \
                 and isinstance(colour, ProductSet) \

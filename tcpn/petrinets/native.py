@@ -262,9 +262,23 @@ def _shape_of(source: str, names: frozenset[str]
     for function in functions:
         definition, rest = ast.unparse(function).split("\n", 1)
         definition = re.sub(r"\b(M|_inord|_last)\b", r"list \1", definition)
+        if function.name == "_enumerate_due":
+            # the clock and the readiness times as C doubles: the timed binder loops
+            # compare them per token (see _ENUMERATE_DOUBLES)
+            definition = definition.replace(", now,", ", double now,")
+            stored = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+                             and isinstance(n.ctx, ast.Store)} & _ENUMERATE_DOUBLES)
+            if stored:
+                rest = f"    cdef double {', '.join(stored)}\n{rest}"
         body.append(textwrap.indent("\n".join([definition, rest]), "    "))
     tail = "    return {" + ", ".join(f"{f.name!r}: {f.name}" for f in functions) + "}"
     return "\n".join([*head, *body, tail]), used, canonical.values
+
+
+#: the locals of the generated ``enumerate_due`` that only ever hold times (floats: the
+#: clock, timestamps, ``-inf`` and ``inf``), typed ``double`` with its ``now``; a C
+#: comparison of doubles is what Python's comparison of floats computes
+_ENUMERATE_DOUBLES = frozenset({"_rstar", "_ready", "_r", "_et"})
 
 
 def _loop_source() -> tuple[str, dict[str, Any]]:
@@ -293,12 +307,13 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 #: directly); a value of another type would raise, not go wrong, and the equality tests
 #: run the loop on every kind of net
 _LOOP_TYPES = {
-    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best"},
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g"},
+    "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority"},
     "bint": {"tied", "simple", "gated"},
     "list": {"bindings", "earliest", "marking", "counts", "enumerate_fns", "fire_fns",
              "required",
              "priorities", "masked", "gate_fns", "members", "cuts", "gate_ready",
-             "group_sum", "before", "after", "found", "chosen"},
+             "group_sum", "before", "after", "found", "chosen", "by_mask"},
     "set": {"live"},
     "tuple": {"todo", "binding", "gate_of", "body_affected", "gate_affected", "gate_cut"},
 }

@@ -267,24 +267,24 @@ class Simulator:
         self._refresh()
         compiled = self.compiled
         transitions = compiled.transitions
-        enumerate_fns = [t.enumerate_due for t in transitions]
-        fire_fns = [t.fire_tracked for t in transitions]
+        enumerate_fns = [tr.enumerate_due for tr in transitions]
+        fire_fns = [tr.fire_tracked for tr in transitions]
         in_order, latest = self._in_order, self._latest
-        priorities = [t.priority for t in transitions]
+        priorities = [tr.priority for tr in transitions]
         body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
-        affected_by = compiled.affected_by
-        masked = [bool(t.cond_places) for t in transitions]
-        gate_fns = [g[0] for g in compiled.gates]
-        members = [g[2] for g in compiled.gates]
+        affected_by, by_mask = compiled.affected_by, compiled.by_mask
+        masked = [bool(tr.cond_places) for tr in transitions]
+        gate_fns = [gate[0] for gate in compiled.gates]
+        members = [gate[2] for gate in compiled.gates]
         gate_of, gate_cut, gated = compiled.gate_of, compiled.gate_cut, bool(compiled.gates)
-        cuts = [t.cut for t in transitions]
+        cuts = [tr.cut for tr in transitions]
         gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
         group_sum = self._group_sum
         bindings, live = self._bindings, self._live
         before, after = self._before, self._after
         marking, draw, counts = self.marking, self._draw, self.firing_counts
         choose = draw.choose
-        required = [t.required_places for t in transitions]
+        required = [tr.required_places for tr in transitions]
         simple = not any(compiled.timed) and len(set(priorities)) <= 1
         # the earliest readiness of each live transition's bindings (the choice's first
         # pass reads one number per transition)
@@ -397,8 +397,10 @@ class Simulator:
                             at = now
                         if gated:
                             g = gate_of[t]
-                            if g >= 0 and gate_ready[g] > at:
-                                at = gate_ready[g]
+                            if g >= 0:
+                                opens = gate_ready[g]
+                                if opens > at:
+                                    at = opens
                         priority = priorities[t]
                         if at < best_time or (at == best_time and priority < best_priority):
                             best_time, best_priority, best, tied = at, priority, t, False
@@ -421,10 +423,12 @@ class Simulator:
                                 continue
                             if gated:
                                 g = gate_of[t]
-                                if g >= 0 and gate_ready[g] > best_time:
-                                    continue
-                            for ready, binding in bindings[t]:
-                                if ready <= best_time:
+                                if g >= 0:
+                                    opens = gate_ready[g]
+                                    if opens > best_time:
+                                        continue
+                            for at, binding in bindings[t]:
+                                if at <= best_time:
                                     chosen.append((t, binding))
                         t, binding = (chosen[0] if len(chosen) == 1
                                       else chosen[choose(len(chosen))])
@@ -434,7 +438,11 @@ class Simulator:
                 mask = fire_fns[t](marking, binding, now, draw, in_order, latest)
                 fired = t
                 # the transitions to enumerate again: those reading a place it wrote
-                todo = affected_by(t, mask) if masked[t] else body_affected[t]
+                if masked[t]:  # its fire_tracked returns an int mask
+                    hit = by_mask[t].get(mask)  # type: ignore[arg-type]
+                    todo = hit if hit is not None else affected_by(t, mask)
+                else:
+                    todo = body_affected[t]
                 firings += 1
                 counts[t] += 1
                 if after[t]:
