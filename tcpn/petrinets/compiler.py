@@ -323,6 +323,9 @@ def _tuple_components(colour: ColourSet | None, n: int) -> list[ColourSet | None
 def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     """Check ``net`` and generate its enabling and firing code.
 
+    Each transition's generated source is compiled once per machine: its code object
+    comes from :mod:`~tcpn.petrinets.codecache` when a process compiled that source before.
+
     ``keyed=False`` leaves out the :class:`KeyedTokens` indexes (every binder scans its
     place): the same firings, the reference the tests compare the indexed code with.
 
