@@ -1,0 +1,315 @@
+/* The state-space explorer in C, for untimed nets of the C engine's subset: a port of the
+   untimed path of tcpn.petrinets.statespace.explore (breadth-first, successors by
+   priority group, transitions in the explorer's order, bindings in the order the
+   compiled Python enumerates them).
+
+   A state is one content number per place. A place's content is interned per place as
+   its rows (slots then count) sorted as the Python store sorts values
+   (statespace_store._sorted_items: by value, enumeration members by their Python
+   value through RANKS), so that the marking a state loads into the places lists its
+   values in the order the Python explorer's dicts do, and the bindings come out in the
+   same order. Contents are numbered as they are first met, firing after firing, as the
+   Python store numbers them; SEQ records the place of each new content in that order so
+   the Python side can rebuild the store and its field widths exactly.
+
+   The generated part (tc_enumerate, tc_fire, tc_gate, NET_* and the tables
+   X_ORDER, X_GROUP_START, X_WRITES_*, X_SLOT_RANK, X_RANKS) comes before this file. */
+
+typedef struct {
+    int64_t n, cap;          /* contents 0..n-1 (0: the empty place) */
+    int64_t *start;          /* content c's rows are rows[start[c] .. start[c + 1]) */
+    int64_t *rows;
+    int64_t rn, rcap;
+    uint64_t *hashes;
+    int64_t hcap;
+    int64_t *table;          /* open addressing: content number, or -1 */
+    int64_t tmask;
+} Contents;
+
+typedef struct {
+    NetState *s;
+    Contents contents[NET_PLACES];
+    uint32_t *states;        /* NET_PLACES content numbers per state, in BFS order */
+    int64_t n_states, states_cap;
+    int64_t *table;          /* open addressing: state number, or -1 */
+    int64_t tmask;
+    uint32_t *edge_dst;
+    int64_t n_edges, edge_cap;
+    uint32_t *edge_start;    /* expanded + 1 entries */
+    int64_t start_cap;
+    int32_t *seq;            /* the place of every content numbered, in order */
+    int64_t n_seq, seq_cap;
+    int64_t expanded, depth, level_end;
+    uint32_t loaded[NET_PLACES];  /* the content each place of s holds */
+    int64_t *scratch;        /* a place's rows being made canonical */
+    int64_t scap;
+    int err_t;
+} Explorer;
+
+enum { XS_COMPLETE = 0, XS_PAUSED = 1, XS_MAX_STATES = 2, XS_MAX_DEPTH = 3, XS_ERROR = -1 };
+
+/* -- canonical contents ------------------------------------------------------------------ */
+static int cmp_width;
+static const int *cmp_rank;   /* per slot: offset of its rank table in X_RANKS, or -1 */
+
+static inline int64_t slot_order(int k, int64_t v) {
+    return cmp_rank[k] >= 0 ? X_RANKS[cmp_rank[k] + v] : v;
+}
+
+static int row_cmp(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    for (int k = 0; k < cmp_width; k++) {
+        int64_t u = slot_order(k, x[k]), v = slot_order(k, y[k]);
+        if (u != v) return u < v ? -1 : 1;
+    }
+    return 0;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return h ^ (h >> 31);
+}
+
+static void ct_init(Contents *c) {
+    c->start = malloc(2 * sizeof(int64_t));
+    c->hashes = malloc(sizeof(uint64_t));
+    c->table = malloc(16 * sizeof(int64_t));
+    if (c->start == NULL || c->hashes == NULL || c->table == NULL) abort();
+    c->cap = 2; c->hcap = 1;
+    c->n = 1;                 /* content 0: the empty place, no rows */
+    c->start[0] = c->start[1] = 0;
+    c->hashes[0] = mix(0x9E3779B97F4A7C15ULL, 0);
+    for (int i = 0; i < 16; i++) c->table[i] = -1;
+    c->tmask = 15;
+    c->table[c->hashes[0] & 15] = 0;
+}
+
+static void ct_rehash(Contents *c) {
+    int64_t size = 2 * (c->tmask + 1);
+    int64_t *table = malloc((size_t)size * sizeof(int64_t));
+    if (table == NULL) abort();
+    for (int64_t i = 0; i < size; i++) table[i] = -1;
+    for (int64_t k = 0; k < c->n; k++) {
+        uint64_t j = c->hashes[k] & (uint64_t)(size - 1);
+        while (table[j] >= 0) j = (j + 1) & (uint64_t)(size - 1);
+        table[j] = k;
+    }
+    free(c->table);
+    c->table = table; c->tmask = size - 1;
+}
+
+/* the number of place p's content (its canonical rows, `len` int64s): found, or new */
+static int64_t ct_intern(Explorer *x, int p, const int64_t *rows, int64_t len) {
+    Contents *c = &x->contents[p];
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int64_t i = 0; i < len; i++) h = mix(h, (uint64_t)rows[i]);
+    h = mix(h, (uint64_t)len);
+    uint64_t j = h & (uint64_t)c->tmask;
+    for (;;) {
+        int64_t k = c->table[j];
+        if (k < 0) break;
+        if (c->hashes[k] == h && c->start[k + 1] - c->start[k] == len
+                && memcmp(c->rows + c->start[k], rows, (size_t)len * sizeof(int64_t)) == 0)
+            return k;
+        j = (j + 1) & (uint64_t)c->tmask;
+    }
+    int64_t k = c->n;
+    c->rows = grow(c->rows, &c->rcap, c->rn + len, sizeof(int64_t));
+    if (len) memcpy(c->rows + c->rn, rows, (size_t)len * sizeof(int64_t));
+    c->rn += len;
+    int64_t cap = c->cap;
+    c->start = grow(c->start, &cap, k + 2, sizeof(int64_t));
+    c->cap = cap;
+    c->hashes = grow(c->hashes, &c->hcap, k + 1, sizeof(uint64_t));
+    c->start[k + 1] = c->rn;
+    c->hashes[k] = h;
+    c->n++;
+    c->table[j] = k;
+    if (2 * c->n > c->tmask + 1) ct_rehash(c);
+    x->seq = grow(x->seq, &x->seq_cap, x->n_seq + 1, sizeof(int32_t));
+    x->seq[x->n_seq++] = p;
+    return k;
+}
+
+/* the number of the content place p holds in the net state */
+static int64_t place_number(Explorer *x, int p) {
+    const Place *pl = &x->s->places[p];
+    const int w = pl->width, rw = w + 1;
+    x->scratch = grow(x->scratch, &x->scap, (pl->live + 1) * rw, sizeof(int64_t));
+    int64_t m = 0;
+    for (int64_t i = 0; i < pl->n; i++) {
+        if (pl->count[i] == 0) continue;
+        memcpy(x->scratch + m * rw, pl->vals + i * w, (size_t)w * sizeof(int64_t));
+        x->scratch[m * rw + w] = pl->count[i];
+        m++;
+    }
+    if (m > 1) {
+        cmp_width = w;
+        cmp_rank = X_SLOT_RANK + p * NET_WIDTH;
+        qsort(x->scratch, (size_t)m, (size_t)rw * sizeof(int64_t), row_cmp);
+    }
+    return ct_intern(x, p, x->scratch, m * rw);
+}
+
+/* put content `number` into place p of the net state, its values in canonical order */
+static void place_load(Explorer *x, int p, uint32_t number) {
+    Place *pl = &x->s->places[p];
+    const Contents *c = &x->contents[p];
+    const int rw = pl->width + 1;
+    pl_clear(pl);
+    for (int64_t i = c->start[number]; i < c->start[number + 1]; i += rw)
+        pl_add(pl, c->rows + i, c->rows[i + rw - 1]);
+    x->loaded[p] = number;
+}
+
+/* -- states ------------------------------------------------------------------------------ */
+static inline uint64_t state_hash(const uint32_t *v) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int p = 0; p < NET_PLACES; p++) h = mix(h, v[p]);
+    return h;
+}
+
+static void st_rehash(Explorer *x) {
+    int64_t size = 2 * (x->tmask + 1);
+    int64_t *table = malloc((size_t)size * sizeof(int64_t));
+    if (table == NULL) abort();
+    for (int64_t i = 0; i < size; i++) table[i] = -1;
+    for (int64_t k = 0; k < x->n_states; k++) {
+        uint64_t j = state_hash(x->states + k * NET_PLACES) & (uint64_t)(size - 1);
+        while (table[j] >= 0) j = (j + 1) & (uint64_t)(size - 1);
+        table[j] = k;
+    }
+    free(x->table);
+    x->table = table; x->tmask = size - 1;
+}
+
+/* the number of state v: found, or appended (a new state of the breadth-first order) */
+static int64_t st_intern(Explorer *x, const uint32_t *v) {
+    uint64_t j = state_hash(v) & (uint64_t)x->tmask;
+    for (;;) {
+        int64_t k = x->table[j];
+        if (k < 0) break;
+        if (memcmp(x->states + k * NET_PLACES, v, NET_PLACES * sizeof(uint32_t)) == 0) return k;
+        j = (j + 1) & (uint64_t)x->tmask;
+    }
+    int64_t k = x->n_states;
+    x->states = grow(x->states, &x->states_cap, (k + 1) * NET_PLACES, sizeof(uint32_t));
+    memcpy(x->states + k * NET_PLACES, v, NET_PLACES * sizeof(uint32_t));
+    x->n_states++;
+    x->table[j] = k;
+    if (2 * x->n_states > x->tmask + 1) st_rehash(x);
+    return k;
+}
+
+static Explorer *xs_new(void) {
+    Explorer *x = calloc(1, sizeof(Explorer));
+    if (x == NULL) abort();
+    x->s = net_new();
+    for (int p = 0; p < NET_PLACES; p++) ct_init(&x->contents[p]);
+    x->table = malloc(1024 * sizeof(int64_t));
+    if (x->table == NULL) abort();
+    for (int i = 0; i < 1024; i++) x->table[i] = -1;
+    x->tmask = 1023;
+    x->err_t = -1;
+    return x;
+}
+
+static void xs_free(Explorer *x) {
+    for (int p = 0; p < NET_PLACES; p++) {
+        Contents *c = &x->contents[p];
+        free(c->start); free(c->rows); free(c->hashes); free(c->table);
+    }
+    free(x->states); free(x->table); free(x->edge_dst); free(x->edge_start);
+    free(x->seq); free(x->scratch);
+    net_free(x->s);
+    free(x);
+}
+
+/* the initial marking, loaded into the net state's places beforehand, becomes state 0 */
+static void xs_start(Explorer *x) {
+    uint32_t v[NET_PLACES];
+    for (int p = 0; p < NET_PLACES; p++) v[p] = (uint32_t)place_number(x, p);
+    for (int p = 0; p < NET_PLACES; p++) place_load(x, p, v[p]);
+    st_intern(x, v);
+    x->edge_start = grow(x->edge_start, &x->start_cap, 1, sizeof(uint32_t));
+    x->edge_start[0] = 0;
+    x->level_end = 1;
+}
+
+/* the successors of state i, appended to the edges; -1 on an error of the generated code */
+static int xs_expand(Explorer *x, int64_t i) {
+    NetState *s = x->s;
+    uint32_t cur[NET_PLACES], next[NET_PLACES];
+    memcpy(cur, x->states + i * NET_PLACES, sizeof(cur));
+    for (int p = 0; p < NET_PLACES; p++)
+        if (x->loaded[p] != cur[p]) place_load(x, p, cur[p]);
+    int64_t first_edge = x->n_edges;
+    for (int g = 0; g < X_GROUPS; g++) {
+        for (int o = X_GROUP_START[g]; o < X_GROUP_START[g + 1]; o++) {
+            int t = X_ORDER[o];
+            double ready;
+            if (GATE_OF[t] >= 0) {
+                int ok = tc_gate(s, GATE_OF[t], &ready);
+                if (s->err) { x->err_t = t; return -1; }
+                if (!ok) continue;
+            }
+            tc_enumerate(s, t);
+            if (s->err) { x->err_t = t; return -1; }
+            const Bindings *b = &s->bindings[t];
+            const int nv = NVARS[t];
+            for (int64_t k = 0; k < b->n; k++) {
+                tc_fire(s, t, b->vals + k * nv, 0.0);
+                if (s->err) { x->err_t = t; return -1; }
+                memcpy(next, cur, sizeof(cur));
+                for (int w = X_WRITES_START[t]; w < X_WRITES_START[t + 1]; w++) {
+                    int p = X_WRITES_LIST[w];
+                    next[p] = (uint32_t)place_number(x, p);
+                }
+                for (int w = X_WRITES_START[t]; w < X_WRITES_START[t + 1]; w++) {
+                    int p = X_WRITES_LIST[w];
+                    place_load(x, p, cur[p]);
+                }
+                int64_t target = st_intern(x, next);
+                x->edge_dst = grow(x->edge_dst, &x->edge_cap, x->n_edges + 1, sizeof(uint32_t));
+                x->edge_dst[x->n_edges++] = (uint32_t)target;
+            }
+        }
+        if (x->n_edges != first_edge) break;
+    }
+    return 0;
+}
+
+/* explores on from where the last call stopped: at most `budget` states expanded (< 0: no
+   limit); stops past `state_cap` states (the last expansion undone) or at `depth_cap` */
+static int xs_run(Explorer *x, int64_t budget, int64_t state_cap, int64_t depth_cap) {
+    while (x->expanded < x->n_states) {
+        int64_t i = x->expanded;
+        if (i == x->level_end) { x->depth++; x->level_end = x->n_states; }
+        if (x->depth >= depth_cap) return XS_MAX_DEPTH;
+        if (budget-- == 0) return XS_PAUSED;
+        int64_t n_before = x->n_states, e_before = x->n_edges;
+        if (xs_expand(x, i) < 0) return XS_ERROR;
+        if (x->n_states > state_cap) {
+            x->n_states = n_before;   /* the table still holds them: no further expansion */
+            x->n_edges = e_before;
+            return XS_MAX_STATES;
+        }
+        x->edge_start = grow(x->edge_start, &x->start_cap, i + 2, sizeof(uint32_t));
+        x->edge_start[i + 1] = (uint32_t)x->n_edges;
+        x->expanded++;
+    }
+    return XS_COMPLETE;
+}
+
+/* bytes held by the exploration's stores (capacities: what was allocated) */
+static int64_t xs_bytes(const Explorer *x) {
+    int64_t total = (int64_t)sizeof(Explorer);
+    total += x->states_cap * 4 + (x->tmask + 1) * 8 + x->edge_cap * 4 + x->start_cap * 4;
+    total += x->seq_cap * 4;
+    for (int p = 0; p < NET_PLACES; p++) {
+        const Contents *c = &x->contents[p];
+        total += c->cap * 8 + c->rcap * 8 + c->hcap * 8 + (c->tmask + 1) * 8;
+    }
+    return total;
+}
