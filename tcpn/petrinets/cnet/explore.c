@@ -26,8 +26,23 @@ typedef struct {
     int64_t tmask;
 } Contents;
 
+/* per transition: the content numbers of the places it reads or writes -> the numbers
+   its firings leave in the places it writes, binding by binding (a firing depends on
+   nothing else), so that a state whose combination was met before needs no firing */
+#define MEMO_MAX_ENTRIES (1 << 20)
+typedef struct {
+    int64_t n, kcap, ocap;
+    uint32_t *keys;          /* X_RW of the transition: n entries of that many numbers */
+    int64_t *offset;         /* entry -> its results in res: count, then the numbers */
+    uint32_t *res;
+    int64_t rn, rcap;
+    int64_t *table;
+    int64_t tmask;
+} Memo;
+
 typedef struct {
     NetState *s;
+    Memo memos[NET_TRANSITIONS];
     Contents contents[NET_PLACES];
     uint32_t *states;        /* NET_PLACES content numbers per state, in BFS order */
     int64_t n_states, states_cap;
@@ -43,6 +58,8 @@ typedef struct {
     uint32_t loaded[NET_PLACES];  /* the content each place of s holds */
     int64_t *scratch;        /* a place's rows being made canonical */
     int64_t scap;
+    uint32_t *results;       /* one transition's firings, as its memo keeps them */
+    int64_t res_cap;
     int err_t;
 } Explorer;
 
@@ -202,11 +219,74 @@ static int64_t st_intern(Explorer *x, const uint32_t *v) {
     return k;
 }
 
+static void memo_reset(Memo *m, int64_t size) {
+    free(m->table);
+    m->table = malloc((size_t)size * sizeof(int64_t));
+    if (m->table == NULL) abort();
+    for (int64_t i = 0; i < size; i++) m->table[i] = -1;
+    m->tmask = size - 1;
+    m->n = m->rn = 0;
+}
+
+static inline uint64_t memo_hash(const uint32_t *key, int n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int k = 0; k < n; k++) h = mix(h, key[k]);
+    return h;
+}
+
+/* the results of transition t's combination `key` (nk numbers), or NULL; *slot: where a
+   new entry goes */
+static const uint32_t *memo_find(const Memo *m, const uint32_t *key, int nk, uint64_t *slot) {
+    uint64_t j = memo_hash(key, nk) & (uint64_t)m->tmask;
+    for (;;) {
+        int64_t e = m->table[j];
+        if (e < 0) { *slot = j; return NULL; }
+        if (memcmp(m->keys + e * nk, key, (size_t)nk * sizeof(uint32_t)) == 0)
+            return m->res + m->offset[e];
+        j = (j + 1) & (uint64_t)m->tmask;
+    }
+}
+
+static void memo_grow(Memo *m, int nk) {
+    int64_t size = 2 * (m->tmask + 1);
+    int64_t *table = malloc((size_t)size * sizeof(int64_t));
+    if (table == NULL) abort();
+    for (int64_t i = 0; i < size; i++) table[i] = -1;
+    for (int64_t e = 0; e < m->n; e++) {
+        uint64_t j = memo_hash(m->keys + e * nk, nk) & (uint64_t)(size - 1);
+        while (table[j] >= 0) j = (j + 1) & (uint64_t)(size - 1);
+        table[j] = e;
+    }
+    free(m->table);
+    m->table = table; m->tmask = size - 1;
+}
+
+/* remember `results` (count, then the numbers) for `key` at `slot` (from memo_find) */
+static void memo_add(Memo *m, const uint32_t *key, int nk, uint64_t slot,
+                     const uint32_t *results, int64_t len) {
+    if (m->n >= MEMO_MAX_ENTRIES) {  /* bounded: emptied, refilled from here on */
+        memo_reset(m, m->tmask + 1);
+        slot = memo_hash(key, nk) & (uint64_t)m->tmask;
+    }
+    int64_t e = m->n;
+    m->keys = grow(m->keys, &m->kcap, (e + 1) * nk, sizeof(uint32_t));
+    m->offset = grow(m->offset, &m->ocap, e + 1, sizeof(int64_t));
+    m->res = grow(m->res, &m->rcap, m->rn + len, sizeof(uint32_t));
+    memcpy(m->keys + e * nk, key, (size_t)nk * sizeof(uint32_t));
+    memcpy(m->res + m->rn, results, (size_t)len * sizeof(uint32_t));
+    m->offset[e] = m->rn;
+    m->rn += len;
+    m->table[slot] = e;
+    m->n++;
+    if (2 * m->n > m->tmask + 1) memo_grow(m, nk);
+}
+
 static Explorer *xs_new(void) {
     Explorer *x = calloc(1, sizeof(Explorer));
     if (x == NULL) abort();
     x->s = net_new();
     for (int p = 0; p < NET_PLACES; p++) ct_init(&x->contents[p]);
+    for (int t = 0; t < NET_TRANSITIONS; t++) memo_reset(&x->memos[t], 64);
     x->table = malloc(1024 * sizeof(int64_t));
     if (x->table == NULL) abort();
     for (int i = 0; i < 1024; i++) x->table[i] = -1;
@@ -221,7 +301,11 @@ static void xs_free(Explorer *x) {
         free(c->start); free(c->rows); free(c->hashes); free(c->table);
     }
     free(x->states); free(x->table); free(x->edge_dst); free(x->edge_start);
-    free(x->seq); free(x->scratch);
+    free(x->seq); free(x->scratch); free(x->results);
+    for (int t = 0; t < NET_TRANSITIONS; t++) {
+        Memo *m = &x->memos[t];
+        free(m->keys); free(m->offset); free(m->res); free(m->table);
+    }
     net_free(x->s);
     free(x);
 }
@@ -237,39 +321,68 @@ static void xs_start(Explorer *x) {
     x->level_end = 1;
 }
 
+/* the numbers transition t's firings leave in the places it writes, in state `cur`
+   (count, then X_WRITES numbers per binding), into x->results; -1 on an error */
+static int64_t xs_fire_all(Explorer *x, int t, const uint32_t *cur) {
+    NetState *s = x->s;
+    for (int r = X_RW_START[t]; r < X_RW_START[t + 1]; r++) {
+        int p = X_RW_LIST[r];
+        if (x->loaded[p] != cur[p]) place_load(x, p, cur[p]);
+    }
+    const int nw = X_WRITES_START[t + 1] - X_WRITES_START[t];
+    x->results = grow(x->results, &x->res_cap, 1, sizeof(uint32_t));
+    x->results[0] = 0;
+    if (GATE_OF[t] >= 0) {
+        double ready;
+        int ok = tc_gate(s, GATE_OF[t], &ready);
+        if (s->err) { x->err_t = t; return -1; }
+        if (!ok) return 1;
+    }
+    tc_enumerate(s, t);
+    if (s->err) { x->err_t = t; return -1; }
+    const Bindings *b = &s->bindings[t];
+    const int nv = NVARS[t];
+    int64_t len = 1 + b->n * nw;
+    x->results = grow(x->results, &x->res_cap, len, sizeof(uint32_t));
+    x->results[0] = (uint32_t)b->n;
+    for (int64_t k = 0; k < b->n; k++) {
+        tc_fire(s, t, b->vals + k * nv, 0.0);
+        if (s->err) { x->err_t = t; return -1; }
+        uint32_t *out = x->results + 1 + k * nw;
+        for (int w = 0; w < nw; w++) out[w] = (uint32_t)place_number(x, X_WRITES_LIST[X_WRITES_START[t] + w]);
+        for (int w = 0; w < nw; w++) {
+            int p = X_WRITES_LIST[X_WRITES_START[t] + w];
+            place_load(x, p, cur[p]);
+        }
+    }
+    return len;
+}
+
 /* the successors of state i, appended to the edges; -1 on an error of the generated code */
 static int xs_expand(Explorer *x, int64_t i) {
-    NetState *s = x->s;
-    uint32_t cur[NET_PLACES], next[NET_PLACES];
+    uint32_t cur[NET_PLACES], next[NET_PLACES], key[NET_PLACES];
     memcpy(cur, x->states + i * NET_PLACES, sizeof(cur));
-    for (int p = 0; p < NET_PLACES; p++)
-        if (x->loaded[p] != cur[p]) place_load(x, p, cur[p]);
     int64_t first_edge = x->n_edges;
     for (int g = 0; g < X_GROUPS; g++) {
         for (int o = X_GROUP_START[g]; o < X_GROUP_START[g + 1]; o++) {
             int t = X_ORDER[o];
-            double ready;
-            if (GATE_OF[t] >= 0) {
-                int ok = tc_gate(s, GATE_OF[t], &ready);
-                if (s->err) { x->err_t = t; return -1; }
-                if (!ok) continue;
+            const int nk = X_RW_START[t + 1] - X_RW_START[t];
+            const int nw = X_WRITES_START[t + 1] - X_WRITES_START[t];
+            for (int r = 0; r < nk; r++) key[r] = cur[X_RW_LIST[X_RW_START[t] + r]];
+            Memo *m = &x->memos[t];
+            uint64_t slot;
+            const uint32_t *found = memo_find(m, key, nk, &slot);
+            if (found == NULL) {
+                int64_t len = xs_fire_all(x, t, cur);
+                if (len < 0) return -1;
+                memo_add(m, key, nk, slot, x->results, len);
+                found = x->results;
             }
-            tc_enumerate(s, t);
-            if (s->err) { x->err_t = t; return -1; }
-            const Bindings *b = &s->bindings[t];
-            const int nv = NVARS[t];
-            for (int64_t k = 0; k < b->n; k++) {
-                tc_fire(s, t, b->vals + k * nv, 0.0);
-                if (s->err) { x->err_t = t; return -1; }
+            const int64_t nb = found[0];
+            for (int64_t k = 0; k < nb; k++) {
                 memcpy(next, cur, sizeof(cur));
-                for (int w = X_WRITES_START[t]; w < X_WRITES_START[t + 1]; w++) {
-                    int p = X_WRITES_LIST[w];
-                    next[p] = (uint32_t)place_number(x, p);
-                }
-                for (int w = X_WRITES_START[t]; w < X_WRITES_START[t + 1]; w++) {
-                    int p = X_WRITES_LIST[w];
-                    place_load(x, p, cur[p]);
-                }
+                for (int w = 0; w < nw; w++)
+                    next[X_WRITES_LIST[X_WRITES_START[t] + w]] = found[1 + k * nw + w];
                 int64_t target = st_intern(x, next);
                 x->edge_dst = grow(x->edge_dst, &x->edge_cap, x->n_edges + 1, sizeof(uint32_t));
                 x->edge_dst[x->n_edges++] = (uint32_t)target;
@@ -311,5 +424,41 @@ static int64_t xs_bytes(const Explorer *x) {
         const Contents *c = &x->contents[p];
         total += c->cap * 8 + c->rcap * 8 + c->hcap * 8 + (c->tmask + 1) * 8;
     }
+    for (int t = 0; t < NET_TRANSITIONS; t++) {
+        const Memo *m = &x->memos[t];
+        total += m->kcap * 4 + m->ocap * 8 + m->rcap * 4 + (m->tmask + 1) * 8;
+    }
     return total;
+}
+
+/* the values in place p's contents numbered in order of appearance: ids[r] is row r's,
+   values (width slots each) the distinct ones; returns how many there are */
+static int64_t xs_value_ids(const Explorer *x, int p, int32_t *ids, int64_t *values) {
+    const Contents *c = &x->contents[p];
+    const int w = PLACE_WIDTH[p], rw = w + 1;
+    const int64_t rows = c->rn / rw;
+    int64_t size = 16;
+    while (size < 2 * (rows + 1)) size <<= 1;
+    int64_t *table = malloc((size_t)size * sizeof(int64_t));
+    if (table == NULL) abort();
+    for (int64_t i = 0; i < size; i++) table[i] = -1;
+    int64_t n = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t *v = c->rows + r * rw;
+        uint64_t j = pl_hash(v, w) & (uint64_t)(size - 1);
+        for (;;) {
+            int64_t k = table[j];
+            if (k < 0) {
+                memcpy(values + n * w, v, (size_t)w * sizeof(int64_t));
+                table[j] = k = n++;
+            } else if (memcmp(values + k * w, v, (size_t)w * sizeof(int64_t)) != 0) {
+                j = (j + 1) & (uint64_t)(size - 1);
+                continue;
+            }
+            ids[r] = (int32_t)k;
+            break;
+        }
+    }
+    free(table);
+    return n;
 }

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # The Python face of one net's C explorer (the C source is spliced in below).
 from libc.stdint cimport int64_t, uint32_t, int32_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 
 cdef extern from *:
     """
@@ -27,6 +28,8 @@ cdef extern from *:
     void xs_start(Explorer *x)
     int xs_run(Explorer *x, int64_t budget, int64_t state_cap, int64_t depth_cap)
     int64_t xs_bytes(const Explorer *x)
+    int64_t xs_value_ids(const Explorer *x, int p, int32_t *ids, int64_t *values)
+    int PLACE_WIDTH[1]
     void net_load(NetState *s, int p, const int64_t *v, int64_t count)
     int NET_PLACES
 
@@ -99,7 +102,28 @@ cdef class Exploration:
         return _raw(self.x.seq, self.x.n_seq * 4)
 
     def contents(self, int p):
-        """Place p's contents: the start of each one's rows (int64, one more than the
-        contents) and the rows (slots then count, int64), as bytes."""
+        """Place p's contents: the start of each one's rows (int64, in rows, one more than
+        the contents), each row's value number (int32) and count (int64), and the
+        distinct values' slots (int64, in value number order), as bytes."""
         cdef Contents *c = &self.x.contents[p]
-        return _raw(c.start, (c.n + 1) * 8), _raw(c.rows, c.rn * 8)
+        cdef int w = PLACE_WIDTH[p]
+        cdef int64_t rows = c.rn // (w + 1), n, r
+        cdef int32_t *ids = <int32_t *> PyMem_Malloc((rows + 1) * sizeof(int32_t))
+        cdef int64_t *values = <int64_t *> PyMem_Malloc((rows * w + 1) * sizeof(int64_t))
+        cdef int64_t *counts = <int64_t *> PyMem_Malloc((rows + 1) * sizeof(int64_t))
+        cdef int64_t *starts = <int64_t *> PyMem_Malloc((c.n + 1) * sizeof(int64_t))
+        if ids is NULL or values is NULL or counts is NULL or starts is NULL:
+            raise MemoryError()
+        try:
+            n = xs_value_ids(self.x, p, ids, values)
+            for r in range(rows):
+                counts[r] = c.rows[r * (w + 1) + w]
+            for r in range(c.n + 1):
+                starts[r] = c.start[r] // (w + 1)
+            return (_raw(starts, (c.n + 1) * 8), _raw(ids, rows * 4), _raw(counts, rows * 8),
+                    _raw(values, n * w * 8))
+        finally:
+            PyMem_Free(ids)
+            PyMem_Free(values)
+            PyMem_Free(counts)
+            PyMem_Free(starts)

@@ -29,7 +29,7 @@ from tcpn.petrinets.cnet.codegen import _flat, _table, plan_net
 from tcpn.petrinets.cnet.translate import Unsupported, decode, encode
 from tcpn.petrinets.colours import EnumSet
 from tcpn.petrinets.compiler import CompiledNet
-from tcpn.petrinets.statespace_store import MarkingStore, untimed_lookup
+from tcpn.petrinets.statespace_store import MarkingStore
 
 __all__ = ["CExplorer", "CExplored", "CExplorerError", "build_cexplorer"]
 
@@ -96,6 +96,8 @@ def _tables(compiled: CompiledNet, slots: list[list[Any]]) -> str:
         _table("X_ORDER", order),
         _table("X_GROUP_START", starts),
         _flat("X_WRITES", [t.writes_places for t in compiled.transitions]),
+        _flat("X_RW", [tuple(sorted(set(t.reads_places) | set(t.writes_places)))
+                       for t in compiled.transitions]),
         _table("X_SLOT_RANK", slot_rank),
         "static const int64_t X_RANKS[] = {" + ", ".join(map(str, ranks or [0])) + "};",
     ])
@@ -151,32 +153,31 @@ class CExplorer:
     def _fill(self, store: MarkingStore, x: Any) -> None:
         """Number the C contents in ``store`` in the order C numbered them, widening the
         fields as the Python explorer does when a place outgrows its field."""
-        rows: list[list[list[int]]] = []
-        starts: list[list[int]] = []
+        starts, ids, counts, values = [], [], [], []
         for p, slots in enumerate(self.slots):
-            start, flat = x.contents(p)
-            width = len(slots) + 1
-            rows.append(np.frombuffer(flat, dtype=np.int64).reshape(-1, width).tolist())
-            starts.append([s // width for s in np.frombuffer(start, dtype=np.int64).tolist()])
-        decoded: list[dict[tuple[int, ...], Any]] = [{} for _ in self.slots]
+            start, row_ids, row_counts, distinct = x.contents(p)
+            starts.append(np.frombuffer(start, dtype=np.int64).tolist())
+            ids.append(np.frombuffer(row_ids, dtype=np.int32).tolist())
+            counts.append(np.frombuffer(row_counts, dtype=np.int64).tolist())
+            rows = np.frombuffer(distinct, dtype=np.int64).reshape(-1, len(slots)).tolist()
+            values.append([decode(slots, self.product[p], tuple(row)) for row in rows])
         following = [1] * len(self.slots)
         for p in np.frombuffer(x.sequence(), dtype=np.int32).tolist():
             number = following[p]
             following[p] += 1
-            place: dict[Any, int] = {}
-            values = decoded[p]
-            for row in rows[p][starts[p][number]:starts[p][number + 1]]:
-                slots = tuple(row[:-1])
-                value = values.get(slots)
-                if value is None:
-                    value = values[slots] = decode(self.slots[p], self.product[p], slots)
-                place[value] = row[-1]
-            lookup = untimed_lookup(place)
-            if lookup in store.index[p] or store.add_untimed(p, lookup, place) != number:
+            first, last = starts[p][number], starts[p][number + 1]
+            named = values[p]
+            place = {named[i]: n for i, n in zip(ids[p][first:last], counts[p][first:last],
+                                                 strict=True)}
+            if store.add_sorted(p, place) != number:
                 raise CExplorerError(f"place {self.compiled.place_names[p]}: content "
                                      f"{number} of the C explorer is not the store's")
             if store.overflow:
                 store.widen()
+        for p, index in enumerate(store.index):  # two C contents the store finds equal
+            if len(index) != len(store.contents[p]):
+                raise CExplorerError(f"place {self.compiled.place_names[p]}: the C explorer "
+                                     "numbered one content twice")
 
 
 def _pack(store: MarkingStore, numbers: np.ndarray) -> np.ndarray:
