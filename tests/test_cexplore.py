@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tcpn.petrinets import Place, PetriNet, Transition, explore
+from tcpn.petrinets import PetriNet, Place, Transition, explore
 from tcpn.petrinets.colours import EnumSet, IntSet, ProductSet
 from tcpn.petrinets.native import NativeUnavailable, why_unavailable
 from tcpn.petrinets.statespace import StateSpace

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.petrinets.cnet.explorer import CExplorerError
 from tcpn.petrinets.compiler import (
     CompiledNet,
     CompiledTransition,
@@ -62,7 +63,6 @@ from tcpn.petrinets.compiler import (
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
-from tcpn.petrinets.cnet.explorer import CExplorerError
 from tcpn.petrinets.native import resolve_engine, select_engine, why_unavailable
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.offsets import OFFSET_CHECK, OffsetGroup, Offsets
@@ -912,7 +912,8 @@ class StateSpace:
     """
 
     def __init__(self, gen: _Successors, order: list[int] | np.ndarray,
-                 edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int, stop_reason: str, depth: int,
+                 edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int,
+                 stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
         store = gen.store
         self._gen = gen

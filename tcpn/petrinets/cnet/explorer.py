@@ -31,7 +31,7 @@ from tcpn.petrinets.colours import EnumSet
 from tcpn.petrinets.compiler import CompiledNet
 from tcpn.petrinets.statespace_store import MarkingStore
 
-__all__ = ["CExplorer", "CExplored", "CExplorerError", "build_cexplorer"]
+__all__ = ["CExplored", "CExplorer", "CExplorerError", "build_cexplorer"]
 
 _log = logging.getLogger("tcpn.native")
 _TEMPLATE = Path(__file__).with_name("explore.pyx")
