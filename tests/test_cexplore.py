@@ -74,6 +74,14 @@ def test_the_limits_cut_where_the_python_explorer_cuts(
     assert space.stop_reason == "time_budget" and space.explorer_reason is None
 
 
+def test_keys_past_64_bits() -> None:
+    """75 places: the keys are byte strings, packed from the C states as the store does."""
+    from tcpn.petrinets.examples import dining_philosophers
+
+    space = assert_same_space(dining_philosophers(25), max_states=5_000)
+    assert space._gen.store.total_bits > 64 and space.keys.dtype.kind == "S"
+
+
 def random_net(seed: int) -> PetriNet:
     """A random untimed net of the subset: bounded ints, pairs, an enumeration with a
     successor table, guards, read arcs, arc counts, shared places and priorities."""

@@ -44,9 +44,15 @@ typedef struct {
     NetState *s;
     Memo memos[NET_TRANSITIONS];
     Contents contents[NET_PLACES];
-    uint32_t *states;        /* NET_PLACES content numbers per state, in BFS order */
+    /* a state is its content numbers packed in `words` 64-bit words, place p's in bits
+       shift[p] .. shift[p] + width[p] of word word[p] (fields widen as contents come) */
+    int word[NET_PLACES], shift[NET_PLACES], width[NET_PLACES];
+    int words;
+    uint64_t *states;        /* `words` words per state, in BFS order */
     int64_t n_states, states_cap;
-    int64_t *table;          /* open addressing: state number, or -1 */
+    uint64_t *hashes;        /* per state: the sum of its places' number hashes */
+    int64_t hashes_cap;
+    uint32_t *table;         /* open addressing: state number, or EMPTY */
     int64_t tmask;
     uint32_t *edge_dst;
     int64_t n_edges, edge_cap;
@@ -181,40 +187,93 @@ static void place_load(Explorer *x, int p, uint32_t number) {
 }
 
 /* -- states ------------------------------------------------------------------------------ */
-static inline uint64_t state_hash(const uint32_t *v) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (int p = 0; p < NET_PLACES; p++) h = mix(h, v[p]);
-    return h;
+#define EMPTY UINT32_MAX
+
+/* place p holding content n, as a term of a state's hash (a sum: a successor's hash
+   follows from its state's by the places a firing writes) */
+static inline uint64_t number_hash(int p, uint32_t n) {
+    return mix(mix(0x9E3779B97F4A7C15ULL + (uint64_t)p, n), (uint64_t)p + 1);
+}
+
+static inline uint32_t get_field(const Explorer *x, const uint64_t *v, int p) {
+    return (uint32_t)((v[x->word[p]] >> x->shift[p]) & ((UINT64_C(1) << x->width[p]) - 1));
+}
+
+static inline void set_field(const Explorer *x, uint64_t *v, int p, uint32_t n) {
+    uint64_t mask = ((UINT64_C(1) << x->width[p]) - 1) << x->shift[p];
+    v[x->word[p]] = (v[x->word[p]] & ~mask) | ((uint64_t)n << x->shift[p]);
+}
+
+static void layout(Explorer *x) {
+    int w = 0, shift = 0;
+    for (int p = 0; p < NET_PLACES; p++) {
+        if (shift + x->width[p] > 64) { w++; shift = 0; }
+        x->word[p] = w; x->shift[p] = shift;
+        shift += x->width[p];
+    }
+    x->words = w + 1;
+}
+
+/* place p's numbers reach `number`: its field widens (to twice its width at least), and
+   every state is re-packed (a place widens a handful of times at most) */
+static void widen(Explorer *x, int p, uint32_t number) {
+    uint32_t numbers[NET_PLACES];
+    int old_word[NET_PLACES], old_shift[NET_PLACES], old_width[NET_PLACES], old_words = x->words;
+    memcpy(old_word, x->word, sizeof(old_word));
+    memcpy(old_shift, x->shift, sizeof(old_shift));
+    memcpy(old_width, x->width, sizeof(old_width));
+    int need = 1;
+    while (need < 32 && ((uint64_t)number >> need)) need++;
+    x->width[p] = need > 2 * x->width[p] ? need : 2 * x->width[p];
+    if (x->width[p] > 32) x->width[p] = 32;
+    layout(x);
+    uint64_t *states = calloc((size_t)(x->n_states + 1) * (size_t)x->words, sizeof(uint64_t));
+    if (states == NULL) abort();
+    for (int64_t k = 0; k < x->n_states; k++) {
+        const uint64_t *v = x->states + k * old_words;
+        for (int q = 0; q < NET_PLACES; q++)
+            numbers[q] = (uint32_t)((v[old_word[q]] >> old_shift[q]) & ((UINT64_C(1) << old_width[q]) - 1));
+        for (int q = 0; q < NET_PLACES; q++) set_field(x, states + k * x->words, q, numbers[q]);
+    }
+    free(x->states);
+    x->states = states;
+    x->states_cap = (x->n_states + 1) * x->words;
 }
 
 static void st_rehash(Explorer *x) {
     int64_t size = 2 * (x->tmask + 1);
-    int64_t *table = malloc((size_t)size * sizeof(int64_t));
+    uint32_t *table = malloc((size_t)size * sizeof(uint32_t));
     if (table == NULL) abort();
-    for (int64_t i = 0; i < size; i++) table[i] = -1;
+    for (int64_t i = 0; i < size; i++) table[i] = EMPTY;
     for (int64_t k = 0; k < x->n_states; k++) {
-        uint64_t j = state_hash(x->states + k * NET_PLACES) & (uint64_t)(size - 1);
-        while (table[j] >= 0) j = (j + 1) & (uint64_t)(size - 1);
-        table[j] = k;
+        uint64_t j = mix(x->hashes[k], 0) & (uint64_t)(size - 1);
+        while (table[j] != EMPTY) j = (j + 1) & (uint64_t)(size - 1);
+        table[j] = (uint32_t)k;
     }
     free(x->table);
     x->table = table; x->tmask = size - 1;
 }
 
-/* the number of state v: found, or appended (a new state of the breadth-first order) */
-static int64_t st_intern(Explorer *x, const uint32_t *v) {
-    uint64_t j = state_hash(v) & (uint64_t)x->tmask;
+/* the number of the state packed in v (hash h): found, or appended (a new state of the
+   breadth-first order) */
+static int64_t st_intern(Explorer *x, const uint64_t *v, uint64_t h) {
+    const int words = x->words;
+    uint64_t j = mix(h, 0) & (uint64_t)x->tmask;
     for (;;) {
-        int64_t k = x->table[j];
-        if (k < 0) break;
-        if (memcmp(x->states + k * NET_PLACES, v, NET_PLACES * sizeof(uint32_t)) == 0) return k;
+        uint32_t k = x->table[j];
+        if (k == EMPTY) break;
+        if (x->hashes[k] == h && memcmp(x->states + (int64_t)k * words, v,
+                                        (size_t)words * sizeof(uint64_t)) == 0)
+            return k;
         j = (j + 1) & (uint64_t)x->tmask;
     }
     int64_t k = x->n_states;
-    x->states = grow(x->states, &x->states_cap, (k + 1) * NET_PLACES, sizeof(uint32_t));
-    memcpy(x->states + k * NET_PLACES, v, NET_PLACES * sizeof(uint32_t));
+    x->states = grow(x->states, &x->states_cap, (k + 1) * words, sizeof(uint64_t));
+    x->hashes = grow(x->hashes, &x->hashes_cap, k + 1, sizeof(uint64_t));
+    memcpy(x->states + k * words, v, (size_t)words * sizeof(uint64_t));
+    x->hashes[k] = h;
     x->n_states++;
-    x->table[j] = k;
+    x->table[j] = (uint32_t)k;
     if (2 * x->n_states > x->tmask + 1) st_rehash(x);
     return k;
 }
@@ -287,10 +346,12 @@ static Explorer *xs_new(void) {
     x->s = net_new();
     for (int p = 0; p < NET_PLACES; p++) ct_init(&x->contents[p]);
     for (int t = 0; t < NET_TRANSITIONS; t++) memo_reset(&x->memos[t], 64);
-    x->table = malloc(1024 * sizeof(int64_t));
+    x->table = malloc(1024 * sizeof(uint32_t));
     if (x->table == NULL) abort();
-    for (int i = 0; i < 1024; i++) x->table[i] = -1;
+    for (int i = 0; i < 1024; i++) x->table[i] = EMPTY;
     x->tmask = 1023;
+    for (int p = 0; p < NET_PLACES; p++) x->width[p] = 1;
+    layout(x);
     x->err_t = -1;
     return x;
 }
@@ -300,7 +361,7 @@ static void xs_free(Explorer *x) {
         Contents *c = &x->contents[p];
         free(c->start); free(c->rows); free(c->hashes); free(c->table);
     }
-    free(x->states); free(x->table); free(x->edge_dst); free(x->edge_start);
+    free(x->states); free(x->hashes); free(x->table); free(x->edge_dst); free(x->edge_start);
     free(x->seq); free(x->scratch); free(x->results);
     for (int t = 0; t < NET_TRANSITIONS; t++) {
         Memo *m = &x->memos[t];
@@ -310,12 +371,23 @@ static void xs_free(Explorer *x) {
     free(x);
 }
 
+/* content `number` of place p is in a state about to be stored: its field fits it */
+static inline void fit(Explorer *x, int p, uint32_t number) {
+    if ((uint64_t)number >> x->width[p]) widen(x, p, number);
+}
+
 /* the initial marking, loaded into the net state's places beforehand, becomes state 0 */
 static void xs_start(Explorer *x) {
     uint32_t v[NET_PLACES];
+    uint64_t packed[NET_PLACES + 1] = {0}, h = 0;
     for (int p = 0; p < NET_PLACES; p++) v[p] = (uint32_t)place_number(x, p);
-    for (int p = 0; p < NET_PLACES; p++) place_load(x, p, v[p]);
-    st_intern(x, v);
+    for (int p = 0; p < NET_PLACES; p++) {
+        place_load(x, p, v[p]);
+        fit(x, p, v[p]);
+        h += number_hash(p, v[p]);
+    }
+    for (int p = 0; p < NET_PLACES; p++) set_field(x, packed, p, v[p]);
+    st_intern(x, packed, h);
     x->edge_start = grow(x->edge_start, &x->start_cap, 1, sizeof(uint32_t));
     x->edge_start[0] = 0;
     x->level_end = 1;
@@ -360,13 +432,18 @@ static int64_t xs_fire_all(Explorer *x, int t, const uint32_t *cur) {
 
 /* the successors of state i, appended to the edges; -1 on an error of the generated code */
 static int xs_expand(Explorer *x, int64_t i) {
-    uint32_t cur[NET_PLACES], next[NET_PLACES], key[NET_PLACES];
-    memcpy(cur, x->states + i * NET_PLACES, sizeof(cur));
+    uint32_t cur[NET_PLACES], key[NET_PLACES];
+    uint64_t packed[NET_PLACES + 1], next[NET_PLACES + 1];
+    const uint64_t h = x->hashes[i];
+    int words = x->words;
+    memcpy(packed, x->states + i * words, (size_t)words * sizeof(uint64_t));
+    for (int p = 0; p < NET_PLACES; p++) cur[p] = get_field(x, packed, p);
     int64_t first_edge = x->n_edges;
     for (int g = 0; g < X_GROUPS; g++) {
         for (int o = X_GROUP_START[g]; o < X_GROUP_START[g + 1]; o++) {
             int t = X_ORDER[o];
             const int nk = X_RW_START[t + 1] - X_RW_START[t];
+            const int *writes = X_WRITES_LIST + X_WRITES_START[t];
             const int nw = X_WRITES_START[t + 1] - X_WRITES_START[t];
             for (int r = 0; r < nk; r++) key[r] = cur[X_RW_LIST[X_RW_START[t] + r]];
             Memo *m = &x->memos[t];
@@ -380,10 +457,21 @@ static int xs_expand(Explorer *x, int64_t i) {
             }
             const int64_t nb = found[0];
             for (int64_t k = 0; k < nb; k++) {
-                memcpy(next, cur, sizeof(cur));
-                for (int w = 0; w < nw; w++)
-                    next[X_WRITES_LIST[X_WRITES_START[t] + w]] = found[1 + k * nw + w];
-                int64_t target = st_intern(x, next);
+                const uint32_t *after = found + 1 + k * nw;
+                uint64_t hn = h;
+                for (int w = 0; w < nw; w++) {
+                    int p = writes[w];
+                    if ((uint64_t)after[w] >> x->width[p]) {  /* re-packed: this state too */
+                        widen(x, p, after[w]);
+                        words = x->words;
+                        memset(packed, 0, sizeof(packed));
+                        for (int q = 0; q < NET_PLACES; q++) set_field(x, packed, q, cur[q]);
+                    }
+                    hn += number_hash(p, after[w]) - number_hash(p, cur[p]);
+                }
+                memcpy(next, packed, (size_t)words * sizeof(uint64_t));
+                for (int w = 0; w < nw; w++) set_field(x, next, writes[w], after[w]);
+                int64_t target = st_intern(x, next, hn);
                 x->edge_dst = grow(x->edge_dst, &x->edge_cap, x->n_edges + 1, sizeof(uint32_t));
                 x->edge_dst[x->n_edges++] = (uint32_t)target;
             }
@@ -391,6 +479,13 @@ static int xs_expand(Explorer *x, int64_t i) {
         if (x->n_edges != first_edge) break;
     }
     return 0;
+}
+
+/* the content numbers of states first .. first + count - 1 (NET_PLACES each) into out */
+static void xs_numbers(const Explorer *x, int64_t first, int64_t count, uint32_t *out) {
+    for (int64_t k = 0; k < count; k++)
+        for (int p = 0; p < NET_PLACES; p++)
+            out[k * NET_PLACES + p] = get_field(x, x->states + (first + k) * x->words, p);
 }
 
 /* explores on from where the last call stopped: at most `budget` states expanded (< 0: no
@@ -418,7 +513,8 @@ static int xs_run(Explorer *x, int64_t budget, int64_t state_cap, int64_t depth_
 /* bytes held by the exploration's stores (capacities: what was allocated) */
 static int64_t xs_bytes(const Explorer *x) {
     int64_t total = (int64_t)sizeof(Explorer);
-    total += x->states_cap * 4 + (x->tmask + 1) * 8 + x->edge_cap * 4 + x->start_cap * 4;
+    total += x->states_cap * 8 + x->hashes_cap * 8 + (x->tmask + 1) * 4 + x->edge_cap * 4
+        + x->start_cap * 4;
     total += x->seq_cap * 4;
     for (int p = 0; p < NET_PLACES; p++) {
         const Contents *c = &x->contents[p];

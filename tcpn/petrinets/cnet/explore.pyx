@@ -17,7 +17,6 @@ cdef extern from *:
     ctypedef struct Explorer:
         NetState *s
         Contents contents[1]
-        uint32_t *states
         int64_t n_states, n_edges, n_seq, expanded, depth
         uint32_t *edge_dst
         uint32_t *edge_start
@@ -28,6 +27,7 @@ cdef extern from *:
     void xs_start(Explorer *x)
     int xs_run(Explorer *x, int64_t budget, int64_t state_cap, int64_t depth_cap)
     int64_t xs_bytes(const Explorer *x)
+    void xs_numbers(const Explorer *x, int64_t first, int64_t count, uint32_t *out)
     int64_t xs_value_ids(const Explorer *x, int p, int32_t *ids, int64_t *values)
     int PLACE_WIDTH[1]
     void net_load(NetState *s, int p, const int64_t *v, int64_t count)
@@ -88,9 +88,17 @@ cdef class Exploration:
         """(code, site, transition) of the error that stopped the exploration."""
         return self.x.s.err, self.x.s.err_where, self.x.err_t
 
-    def states(self):
-        """The content numbers of every state (uint32, NET_PLACES per state), as bytes."""
-        return _raw(self.x.states, self.x.n_states * NET_PLACES * 4)
+    def numbers(self, int64_t first, int64_t count):
+        """The content numbers of ``count`` states from ``first`` (uint32, NET_PLACES per
+        state), as bytes."""
+        cdef uint32_t *out = <uint32_t *> PyMem_Malloc((count * NET_PLACES + 1) * 4)
+        if out is NULL:
+            raise MemoryError()
+        try:
+            xs_numbers(self.x, first, count, out)
+            return _raw(out, count * NET_PLACES * 4)
+        finally:
+            PyMem_Free(out)
 
     def edges(self):
         """Edge targets and the start of each expanded state's edges (uint32), as bytes."""

@@ -38,6 +38,8 @@ _TEMPLATE = Path(__file__).with_name("explore.pyx")
 _SEARCH = Path(__file__).with_name("explore.c")
 _COMPLETE, _PAUSED, _MAX_STATES, _MAX_DEPTH, _ERROR = 0, 1, 2, 3, -1
 _NO_LIMIT = 2**62
+#: states whose numbers are packed into keys at a time (bounds the transient memory)
+_CHUNK = 1 << 16
 
 
 class CExplorerError(RuntimeError):
@@ -144,11 +146,14 @@ class CExplorer:
                       _MAX_DEPTH: "max_depth"}[code]
             break
         self._fill(store, x)
-        n_places = len(self.slots)
-        numbers = np.frombuffer(x.states(), dtype=np.uint32).reshape(x.n_states, n_places)
+        n_places, n = len(self.slots), x.n_states
+        keys = _keys(store, n)
+        for first in range(0, n, _CHUNK):
+            count = min(_CHUNK, n - first)
+            numbers = np.frombuffer(x.numbers(first, count), dtype=np.uint32)
+            _pack(store, numbers.reshape(count, n_places), keys[first:first + count])
         edge_dst, edge_start = x.edges()
-        return CExplored(_pack(store, numbers), edge_dst, edge_start, x.expanded, reason,
-                         x.depth, x.bytes)
+        return CExplored(keys, edge_dst, edge_start, x.expanded, reason, x.depth, x.bytes)
 
     def _fill(self, store: MarkingStore, x: Any) -> None:
         """Number the C contents in ``store`` in the order C numbered them, widening the
@@ -180,27 +185,27 @@ class CExplorer:
                                      "numbered one content twice")
 
 
-def _pack(store: MarkingStore, numbers: np.ndarray) -> np.ndarray:
-    """The states' content numbers packed as :meth:`MarkingStore.key_array` holds keys."""
-    n = len(numbers)
+def _keys(store: MarkingStore, n: int) -> np.ndarray:
+    """An array for ``n`` keys as :meth:`MarkingStore.key_array` holds them."""
     if store.total_bits <= 64:
-        keys = np.zeros(n, dtype=np.uint64)
+        return np.zeros(n, dtype=np.uint64)
+    return np.zeros(n, dtype=f"S{(store.total_bits + 7) // 8}")
+
+
+def _pack(store: MarkingStore, numbers: np.ndarray, out: np.ndarray) -> None:
+    """States' content numbers (a row per state) packed into ``out`` (from :func:`_keys`)
+    with the store's field layout."""
+    if store.total_bits <= 64:
         for p, shift in enumerate(store.shifts):
-            keys |= numbers[:, p].astype(np.uint64) << np.uint64(shift)
-        return keys
+            out |= numbers[:, p].astype(np.uint64) << np.uint64(shift)
+        return
     size = (store.total_bits + 7) // 8
-    out = np.empty(n, dtype=f"S{size}")
-    chunk = 1 << 16
-    for first in range(0, n, chunk):
-        part = numbers[first:first + chunk]
-        bits = np.zeros((len(part), size * 8), dtype=np.uint8)
-        for p, (shift, width) in enumerate(zip(store.shifts, store.widths, strict=True)):
-            column = part[:, p]
-            for b in range(width):
-                bits[:, shift + b] = (column >> b) & 1
-        packed = np.packbits(bits, axis=1, bitorder="little")
-        out[first:first + len(part)] = packed.view(f"S{size}").reshape(-1)
-    return out
+    bits = np.zeros((len(numbers), size * 8), dtype=np.uint8)
+    for p, (shift, width) in enumerate(zip(store.shifts, store.widths, strict=True)):
+        column = numbers[:, p]
+        for b in range(width):
+            bits[:, shift + b] = (column >> b) & 1
+    out[:] = np.packbits(bits, axis=1, bitorder="little").view(f"S{size}").reshape(-1)
 
 
 def build_cexplorer(compiled: CompiledNet, build: Callable[[str, tuple[str, ...],
