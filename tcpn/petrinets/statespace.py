@@ -673,7 +673,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     ``t'k``, ``space.delay_choices`` says what each fixes). ``engine`` runs the transitions'
     generated code in Python (``"python"``) or built into a C extension (``"native"``,
     ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
-    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
+    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way. With
+    ``"native"`` or ``"auto"``, an untimed net of the C engine's subset is explored by the
+    search in C (:mod:`tcpn.petrinets.cnet.explorer`), the same states in the same order;
+    ``space.explorer_reason`` says why another net took the Python path (``None``: C).
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
