@@ -70,8 +70,12 @@ def test_the_limits_cut_where_the_python_explorer_cuts(
         assert assert_same_space(net, max_states=cap).stop_reason == "max_states"
     for depth in (0, 1, 4):
         assert assert_same_space(net, max_depth=depth).stop_reason == "max_depth"
+    assert_same_space(net, time_budget_s=0.0)  # stopped before expanding state 0
     space = explore(net, engine="native", time_budget_s=0.0)
-    assert space.stop_reason == "time_budget" and space.explorer_reason is None
+    assert space.stop_reason == "time_budget" and space.n_expanded == 0
+    # a budget not reached: the C search runs in slices of 256 states, the same space
+    assert assert_same_space(net, max_states=20_000, time_budget_s=600.0).stop_reason \
+        == "max_states"
 
 
 def test_keys_past_64_bits() -> None:

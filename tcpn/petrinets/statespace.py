@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tcpn.errors import InputError
-from tcpn.petrinets.cnet.explorer import CExplorerError
+from tcpn.petrinets.cnet.explorer import CExplorer, CExplorerError
 from tcpn.petrinets.compiler import (
     CompiledNet,
     CompiledTransition,
@@ -704,12 +704,12 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
     gen = _Successors(compiled, clock, offsets)
     _check_explorable(compiled.net, clock, bool(gen.clock_values))
-    searcher: Any = None
+    searcher: CExplorer | str | None = None
     if resolve_engine(engine) != "python":
         searcher = _c_explorer(gen)
         if isinstance(searcher, str):
             _log.info("net %s: explored in Python, not in C: %s", compiled.net.name, searcher)
-    if searcher is None or isinstance(searcher, str):
+    if not isinstance(searcher, CExplorer):
         compiled = select_engine(compiled, engine).compiled
         gen = _Successors(compiled, clock, offsets)
     started = wallclock.perf_counter()
@@ -725,7 +725,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         report = None
     next_report = started + PROGRESS_EVERY_S
 
-    if searcher is not None and not isinstance(searcher, str):
+    if isinstance(searcher, CExplorer):
         try:
             return _explore_in_c(searcher, gen, state_cap, depth_cap, deadline, report,
                                  started, (max_states, max_depth, time_budget_s),
@@ -820,7 +820,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     return space
 
 
-def _c_explorer(gen: _Successors) -> Any:
+def _c_explorer(gen: _Successors) -> CExplorer | str:
     """The C explorer for ``gen``'s net (:mod:`tcpn.petrinets.cnet.explorer`), or why the
     Python path explores it."""
     if gen.timed_net:
@@ -836,7 +836,7 @@ def _c_explorer(gen: _Successors) -> Any:
     return build_cexplorer(gen.compiled, _build_module)
 
 
-def _explore_in_c(searcher: Any, gen: _Successors, state_cap: float, depth_cap: float,
+def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
                   deadline: float | None, report: Callable[[int, int, float], None] | None,
                   started: float, limits: tuple[int | None, int | None, float | None],
                   delay_choices: dict[str, DelayChoice]) -> StateSpace:

@@ -30,7 +30,10 @@ typedef struct {
    its firings leave in the places it writes, binding by binding (a firing depends on
    nothing else), so that a state whose combination was met before needs no firing */
 #define MEMO_MAX_ENTRIES (1 << 20)
+#define MEMO_FIRST_CHECK 1024
 typedef struct {
+    int off;                 /* dropped: most look-ups missed (every state was new) */
+    int64_t lookups, next_check;
     int64_t n, kcap, ocap;
     uint32_t *keys;          /* X_RW of the transition: n entries of that many numbers */
     int64_t *offset;         /* entry -> its results in res: count, then the numbers */
@@ -323,6 +326,17 @@ static void memo_grow(Memo *m, int nk) {
 /* remember `results` (count, then the numbers) for `key` at `slot` (from memo_find) */
 static void memo_add(Memo *m, const uint32_t *key, int nk, uint64_t slot,
                      const uint32_t *results, int64_t len) {
+    if (m->n >= m->next_check) {  /* as the Python explorer's memos: judged as they grow */
+        m->next_check *= 4;
+        if (2 * m->n > m->lookups) {
+            m->off = 1;
+            free(m->keys); free(m->offset); free(m->res);
+            m->keys = NULL; m->offset = NULL; m->res = NULL;
+            m->kcap = m->ocap = m->rcap = 0;
+            memo_reset(m, 1);
+            return;
+        }
+    }
     if (m->n >= MEMO_MAX_ENTRIES) {  /* bounded: emptied, refilled from here on */
         memo_reset(m, m->tmask + 1);
         slot = memo_hash(key, nk) & (uint64_t)m->tmask;
@@ -345,7 +359,10 @@ static Explorer *xs_new(void) {
     if (x == NULL) abort();
     x->s = net_new();
     for (int p = 0; p < NET_PLACES; p++) ct_init(&x->contents[p]);
-    for (int t = 0; t < NET_TRANSITIONS; t++) memo_reset(&x->memos[t], 64);
+    for (int t = 0; t < NET_TRANSITIONS; t++) {
+        memo_reset(&x->memos[t], 64);
+        x->memos[t].next_check = MEMO_FIRST_CHECK;
+    }
     x->table = malloc(1024 * sizeof(uint32_t));
     if (x->table == NULL) abort();
     for (int i = 0; i < 1024; i++) x->table[i] = EMPTY;
@@ -447,12 +464,16 @@ static int xs_expand(Explorer *x, int64_t i) {
             const int nw = X_WRITES_START[t + 1] - X_WRITES_START[t];
             for (int r = 0; r < nk; r++) key[r] = cur[X_RW_LIST[X_RW_START[t] + r]];
             Memo *m = &x->memos[t];
-            uint64_t slot;
-            const uint32_t *found = memo_find(m, key, nk, &slot);
+            uint64_t slot = 0;
+            const uint32_t *found = NULL;
+            if (!m->off) {
+                m->lookups++;
+                found = memo_find(m, key, nk, &slot);
+            }
             if (found == NULL) {
                 int64_t len = xs_fire_all(x, t, cur);
                 if (len < 0) return -1;
-                memo_add(m, key, nk, slot, x->results, len);
+                if (!m->off) memo_add(m, key, nk, slot, x->results, len);
                 found = x->results;
             }
             const int64_t nb = found[0];

@@ -15,6 +15,7 @@ enumeration whose members Python cannot sort (the canonical order of a multiset 
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,7 +130,8 @@ class CExplorer:
         x.start()
         cap = _NO_LIMIT if state_cap is None else state_cap
         depth = _NO_LIMIT if depth_cap is None else depth_cap
-        budget = -1 if pause is None else 256
+        # with ``pause``: asked first at state 0, then every 256 states, as explore() does
+        budget = -1 if pause is None else 0
         while True:
             code = x.run(budget, cap, depth)
             if code == _PAUSED:
@@ -137,6 +139,7 @@ class CExplorer:
                 if pause(x.n_states, x.expanded):
                     reason = "time_budget"
                     break
+                budget = 256
                 continue
             if code == _ERROR:
                 err, site, t = x.error()
@@ -145,7 +148,13 @@ class CExplorer:
             reason = {_COMPLETE: "complete", _MAX_STATES: "max_states",
                       _MAX_DEPTH: "max_depth"}[code]
             break
-        self._fill(store, x)
+        collecting = gc.isenabled()
+        gc.disable()  # a dict, a tuple and a frozenset per content, no cycle: the
+        try:          # collector's passes over the growing store cost more than the fill
+            self._fill(store, x)
+        finally:
+            if collecting:
+                gc.enable()
         n_places, n = len(self.slots), x.n_states
         keys = _keys(store, n)
         for first in range(0, n, _CHUNK):
