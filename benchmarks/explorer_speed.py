@@ -16,6 +16,11 @@ line, the 100 x 100 interleaving grid, 29 dining philosophers: 1,149,851 states)
 
     .venv/bin/python benchmarks/explorer_speed.py --against 11b830e --new HEAD --repeats 3
     .venv/bin/python benchmarks/explorer_speed.py ver:newreno:12:6 col:TokenRing-COL-010
+    .venv/bin/python benchmarks/explorer_speed.py --against 8031cab --engine auto col:...
+
+``--engine native|auto`` explores the new tree's cases with ``explore(engine=...)`` (the C
+explorer for untimed nets of the C engine's subset); its module is built (and cached) by
+a first run that is not counted.
 """
 
 from __future__ import annotations
@@ -91,9 +96,13 @@ def measure(case: str, scratch: Path) -> dict[str, Any]:
             "peak": space.peak_bytes_per_state}
 
 
-def measure_in(tree: Path, case: str, scratch: Path) -> dict[str, Any]:
-    """:func:`measure` in a fresh process on the ``tcpn`` package found in ``tree``."""
+def measure_in(tree: Path, case: str, scratch: Path, engine: str | None = None
+               ) -> dict[str, Any]:
+    """:func:`measure` in a fresh process on the ``tcpn`` package found in ``tree``
+    (``engine``: ``$TCPN_ENGINE`` there, which ``explore`` reads)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    if engine is not None:
+        env["TCPN_ENGINE"] = engine
     out = subprocess.run([sys.executable, __file__, "--json", case, "--scratch", str(scratch)],
                          env=env, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
@@ -116,6 +125,9 @@ def main() -> int:
     parser.add_argument("--new", metavar="REV",
                         help="the revision to measure (default: this working tree)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--engine", choices=("python", "native", "auto"),
+                        help="explore(engine=...) of the new tree (the old one runs its "
+                             "default); a first run, not counted, builds its module")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scratch", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -134,7 +146,8 @@ def main() -> int:
             trees = {"old": extract(args.against, old), "new": trees["new"]}
         print(f"explore() CPU s, median of {args.repeats}, trees alternated; load average "
               f"{load:.1f} at start" + (f"; old = {args.against}" if args.against else "")
-              + (f"; new = {args.new}" if args.new else ""))
+              + (f"; new = {args.new}" if args.new else "")
+              + (f"; new tree's engine = {args.engine}" if args.engine else ""))
         head = "| case | states | edges | dead |" + "".join(
             f" {t} s | {t} states/s | {t} B/state |" for t in trees)
         print(head + (" speed-up | same space |" if args.against else ""))
@@ -142,9 +155,12 @@ def main() -> int:
         differ = False
         for case in args.cases:
             runs: dict[str, list[dict[str, Any]]] = {t: [] for t in trees}
+            engines = {"new": args.engine}
+            if args.engine not in (None, "python"):
+                measure_in(trees["new"], case, scratch, args.engine)  # the build, cached
             for _ in range(args.repeats):
                 for name, tree in trees.items():
-                    runs[name].append(measure_in(tree, case, scratch))
+                    runs[name].append(measure_in(tree, case, scratch, engines.get(name)))
             first = runs["new"][0]
             same = all((r["states"], r["edges"], r["dead"]) ==
                        (first["states"], first["edges"], first["dead"])

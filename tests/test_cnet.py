@@ -327,3 +327,30 @@ def test_firings_replayed_with_fire_between_runs_keep_the_same_sequence(
         for n, (a, b) in enumerate(zip(python, native, strict=False)):
             assert a == b, f"firing {n}: python fired {a}, C fired {b}"
         assert records["python"] == records["native"]
+
+
+def test_lookups_in_declared_enumeration_tables_fire_the_same_sequence() -> None:
+    """The contest's ``_succ_X[x]``, ``_pred_X[x]`` and ``_ord_X[x]`` (dicts over every
+    member of an enumeration) run in C; a table missing a member keeps the net out."""
+    ring = EnumSet(("1", "10", "2", "3"), name="Ring")
+    succ = dict(zip(ring.values, ring.values[1:] + ring.values[:1], strict=True))
+    net = PetriNet("tables")
+    net.declare(_succ_Ring=succ, _pred_Ring={v: k for k, v in succ.items()},
+                _ord_Ring={v: i for i, v in enumerate(ring.values)},
+                _odd_Ring={v: i % 2 == 1 for i, v in enumerate(ring.values)})
+    net.add_place(Place("at", ring, initial=["1", "2", "2"]))
+    net.add_place(Place("pairs", ProductSet(ring, INT), initial=[("3", 0)]))
+    net.add_transition(Transition("step", guard="_ord_Ring[x] < 3 or _odd_Ring[x]"))
+    net.add_input("at", "step", "x")
+    net.add_output("at", "step", "_succ_Ring[x]")
+    net.add_transition(Transition("back"))
+    net.add_input("pairs", "back", "(r, n)")
+    net.add_input("at", "back", "_pred_Ring[r]")
+    net.add_output("pairs", "back", "(_pred_Ring[r], (n + _ord_Ring[r]) % 7)")
+    net.add_output("at", "back", "r")
+    assert assert_same_sequence(net, 3, max_firings=400) == 400
+    assert_same_run(net, 4, max_firings=2_000)
+    net.declare(_succ_Ring={"1": "10"})
+    sim = Simulator(net, seed=0, engine="native")
+    assert sim.native.backend != "c"
+    assert "_succ_Ring[x]" in (sim.native.c_reason or "")

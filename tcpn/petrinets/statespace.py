@@ -38,6 +38,7 @@ the places read (``docs/statespace.md``, "Speed"); every memo is bounded.
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time as wallclock
@@ -51,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.petrinets.cnet.explorer import CExplorer, CExplorerError
 from tcpn.petrinets.compiler import (
     CompiledNet,
     CompiledTransition,
@@ -61,7 +63,7 @@ from tcpn.petrinets.compiler import (
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
-from tcpn.petrinets.native import select_engine
+from tcpn.petrinets.native import resolve_engine, select_engine, why_unavailable
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.offsets import OFFSET_CHECK, OffsetGroup, Offsets
 from tcpn.petrinets.statespace_store import MarkingStore, sampled_size
@@ -75,6 +77,8 @@ from tcpn.petrinets.timevalues import (
 if TYPE_CHECKING:
     import networkx as nx
     from scipy.sparse import csr_array
+
+_log = logging.getLogger("tcpn.native")
 
 __all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "DEFAULT_SHIFT_CHECKS", "Edge", "StateSpace",
            "explore"]
@@ -669,7 +673,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     ``t'k``, ``space.delay_choices`` says what each fixes). ``engine`` runs the transitions'
     generated code in Python (``"python"``) or built into a C extension (``"native"``,
     ``"auto"``; ``None`` reads ``$TCPN_ENGINE``), as for the
-    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way.
+    :class:`~tcpn.petrinets.simulator.Simulator`: the same space either way. With
+    ``"native"`` or ``"auto"``, an untimed net of the C engine's subset is explored by the
+    search in C (:mod:`tcpn.petrinets.cnet.explorer`), the same states in the same order;
+    ``space.explorer_reason`` says why another net took the Python path (``None``: C).
 
     >>> from tcpn.petrinets.examples import counter
     >>> space = explore(counter(10), max_states=5)
@@ -695,9 +702,16 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    compiled = select_engine(compiled, engine).compiled
     gen = _Successors(compiled, clock, offsets)
     _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    searcher: CExplorer | str | None = None
+    if resolve_engine(engine) != "python":
+        searcher = _c_explorer(gen)
+        if isinstance(searcher, str):
+            _log.info("net %s: explored in Python, not in C: %s", compiled.net.name, searcher)
+    if not isinstance(searcher, CExplorer):
+        compiled = select_engine(compiled, engine).compiled
+        gen = _Successors(compiled, clock, offsets)
     started = wallclock.perf_counter()
     checks_left = (math.inf if shift_checks is None else shift_checks) \
         if gen.clock_values or gen.offsets else 0
@@ -711,6 +725,18 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         report = None
     next_report = started + PROGRESS_EVERY_S
 
+    if isinstance(searcher, CExplorer):
+        try:
+            return _explore_in_c(searcher, gen, state_cap, depth_cap, deadline, report,
+                                 started, (max_states, max_depth, time_budget_s),
+                                 delay_choices)
+        except CExplorerError as exc:  # the Python path runs (and reports an error itself)
+            _log.warning("net %s: the C explorer stopped, explored in Python: %s",
+                         compiled.net.name, exc)
+            searcher = str(exc)
+            gen = _Successors(compiled, clock, offsets)
+            store = gen.store
+            started = wallclock.perf_counter()
     init = gen.initial_key()
     index = {init: 0}  # packed marking -> state number
     order = [init]  # packed markings in state (BFS) order
@@ -790,6 +816,60 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                        depth=depth, explore_s=explored_s, peak_bytes=peak,
                        clock=clock if gen.timed_net else "untimed", limit=stopped_by)
     space.delay_choices = delay_choices
+    space.explorer_reason = searcher if isinstance(searcher, str) else "engine='python'"
+    return space
+
+
+def _c_explorer(gen: _Successors) -> CExplorer | str:
+    """The C explorer for ``gen``'s net (:mod:`tcpn.petrinets.cnet.explorer`), or why the
+    Python path explores it."""
+    if gen.timed_net:
+        return "the net is timed: the C explorer explores untimed nets"
+    if gen.offsets:
+        return "offset groups: the Python path keeps their numbers canonical"
+    reason = why_unavailable()
+    if reason is not None:
+        return reason
+    from tcpn.petrinets.cnet.explorer import build_cexplorer
+    from tcpn.petrinets.native import _build_module
+
+    return build_cexplorer(gen.compiled, _build_module)
+
+
+def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
+                  deadline: float | None, report: Callable[[int, int, float], None] | None,
+                  started: float, limits: tuple[int | None, int | None, float | None],
+                  delay_choices: dict[str, DelayChoice]) -> StateSpace:
+    """:func:`explore`'s breadth-first search run by the C explorer: the same states in
+    the same order, the same edges, the same store."""
+    next_report = [started + PROGRESS_EVERY_S]
+
+    def pause(states: int, expanded: int) -> bool:
+        now_s = wallclock.perf_counter()
+        if deadline is not None and now_s >= deadline:
+            return True
+        if report is not None and now_s >= next_report[0]:
+            report(states, expanded, now_s - started)
+            next_report[0] = now_s + PROGRESS_EVERY_S
+        return False
+
+    found = searcher.run(gen.store, None if state_cap == math.inf else int(state_cap),
+                         None if depth_cap == math.inf else int(depth_cap),
+                         pause if deadline is not None or report is not None else None)
+    gen.relayout()
+    explored_s = wallclock.perf_counter() - started
+    if report is _progress_line and explored_s > PROGRESS_EVERY_S:
+        sys.stderr.write("\r\033[K")
+    max_states, max_depth, time_budget_s = limits
+    stopped_by = {"max_states": f"max_states={max_states}",
+                  "max_depth": f"max_depth={max_depth}",
+                  "time_budget": f"time_budget_s={time_budget_s}"}.get(found.stop_reason, "")
+    space = StateSpace(gen, found.keys, found.edge_dst, found.edge_start,
+                       n_expanded=found.n_expanded, stop_reason=found.stop_reason,
+                       depth=found.depth, explore_s=explored_s, peak_bytes=found.peak_bytes,
+                       clock="untimed", limit=stopped_by)
+    space.delay_choices = delay_choices
+    space.explorer_reason = None
     return space
 
 
@@ -834,8 +914,9 @@ class StateSpace:
     exploration's stores held per state just before they were compacted.
     """
 
-    def __init__(self, gen: _Successors, order: list[int], edge_dst: array,
-                 edge_start: array, *, n_expanded: int, stop_reason: str, depth: int,
+    def __init__(self, gen: _Successors, order: list[int] | np.ndarray,
+                 edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int,
+                 stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
         store = gen.store
         self._gen = gen
@@ -851,7 +932,9 @@ class StateSpace:
         #: random delays and what it fixes (:class:`~tcpn.petrinets.intervals.DelayChoice`)
         self.delay_choices: dict[str, DelayChoice] = {}
         self.depth = depth
-        self.keys = store.key_array(order)
+        #: ``None`` when the C explorer built the space, else why the Python path did
+        self.explorer_reason: str | None = "engine='python'"
+        self.keys = order if isinstance(order, np.ndarray) else store.key_array(order)
         n = len(order)
         self.edge_dst = np.frombuffer(edge_dst, dtype=np.uint32)
         starts = np.frombuffer(edge_start, dtype=np.uint32)

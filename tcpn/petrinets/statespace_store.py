@@ -221,6 +221,30 @@ class MarkingStore:
             self.overflow = True
         return number
 
+    def add_sorted(self, p: int, place: dict[Any, int]) -> int:
+        """:meth:`add_untimed` for a new content whose items are in canonical order already
+        (the C explorer's, :mod:`tcpn.petrinets.cnet.explorer`): the same number, key and
+        kept dict (``place`` itself, which the store owns from now on), without sorting."""
+        contents = self.contents[p]
+        number = len(contents)
+        if len(place) == 1:
+            ((value, count),) = place.items()
+            if count == 1 and type(value) is not tuple and type(value) is not frozenset:
+                self.index[p][value] = number
+                contents.append(value)
+            else:
+                self.index[p][frozenset(place.items())] = number
+                contents.append((_ONE, value, count))
+                self.multisets[p][number] = place
+        else:
+            self.index[p][frozenset(place.items()) if place else None] = number
+            contents.append((_MULTI, *chain.from_iterable(place.items())) if place else None)
+            if place:
+                self.multisets[p][number] = place
+        if number >> self.widths[p]:
+            self.overflow = True
+        return number
+
     def marking(self, key: int) -> list[dict[Any, Any]]:
         """The compiled marking (one fresh dict per place) a key stands for."""
         numbers = self.unpack(key)

@@ -174,6 +174,9 @@ class Translator:
                 return self._constant(self.scope[node.id], where, text, expect)
             raise Unsupported(f"{where}: the name {node.id!r} in {text!r} is not a variable "
                               "or a declared int, bool or enumeration member")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in self.scope and node.value.id not in self.variables:
+            return self._lookup(node, self.scope[node.value.id], where, text, expect)
         if isinstance(node, ast.BinOp):
             left = self._expr(node.left, where, text)
             right = self._expr(node.right, where, text)
@@ -227,6 +230,34 @@ class Translator:
                 return Typed(f"({b} {sign} {a} ? {b} : {a})", "int")
             raise self._outside(node, where, text)
         raise self._outside(node, where, text)
+
+    def _lookup(self, node: ast.Subscript, table: Any, where: str, text: str,
+                expect: Any) -> Typed:
+        """``table[index]``: a declared dict from every member of an enumeration to ints,
+        bools or members of one enumeration (the contest's ``_succ_X``, ``_pred_X`` and
+        ``_ord_X``), as a constant C array indexed by the member's slot."""
+        index = self._expr(node.slice, where, text)
+        if not isinstance(table, dict) or not isinstance(index.type, EnumSet) \
+                or set(table) != set(index.type.values):
+            raise Unsupported(f"{where}: {ast.unparse(node)!r} in {text!r}: a lookup is in the "
+                              "C engine's subset when it maps every member of the index's "
+                              "enumeration")
+        values = [table[member] for member in index.type.values]
+        kind: Any = None
+        if all(type(v) is bool for v in values):
+            kind, codes = "bool", ["1" if v else "0" for v in values]
+        elif all(type(v) is int and INT64_MIN < v <= INT64_MAX for v in values):
+            kind, codes = "int", [f"INT64_C({v})" for v in values]
+        else:
+            for enum in (expect, index.type):
+                if isinstance(enum, EnumSet) and all(
+                        isinstance(v, str) and v in enum.values for v in values):
+                    kind, codes = enum, [str(enum.values.index(v)) for v in values]
+                    break
+        if kind is None:
+            raise Unsupported(f"{where}: {ast.unparse(node)!r} in {text!r}: the table's values "
+                              "are not all ints, bools or members of one enumeration")
+        return Typed(f"((const int64_t[]){{{', '.join(codes)}}})[{index.code}]", kind)
 
     def _compare(self, node: ast.Compare, where: str, text: str) -> Typed:
         operands = [node.left, *node.comparators]
