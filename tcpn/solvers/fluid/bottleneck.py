@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from tcpn.errors import InputError
+from tcpn.solvers.fluid.buffers import HISTORIES
 from tcpn.solvers.fluid.dde import (
     KERNEL,
     CheckStep,
@@ -698,9 +699,10 @@ class _Integrator:
         m = self.cls.shape[0]
         ny = self.y0.shape[0]
         # Column-major: the columns of classes not integrated (merged ones after their
-        # merge) are never touched, so they cost no memory until they are filled.
-        Y = np.empty((n_steps + 1, ny), order="F")
-        S = np.empty((n_steps + 1, m * NS_CLASS + NS_QUEUE), order="F")
+        # merge) are never touched, so they cost no memory until they are filled; the
+        # memory of histories nobody holds any more is reused (no page to zero).
+        Y = HISTORIES.take(n_steps + 1, ny)
+        S = HISTORIES.take(n_steps + 1, m * NS_CLASS + NS_QUEUE)
         merged = np.full((m, 2), -1, dtype=np.int64)
         order = np.argsort(self.cls[:, C_START], kind="stable")
         bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
@@ -905,9 +907,11 @@ def _kinds(classes: Sequence[FlowClass], cls: np.ndarray) -> np.ndarray:
     one class's own, a sawtooth's loss counters are its own)."""
     key = cls.copy()
     key[:, [C_N, C_START]] = 0.0
-    kind = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    never = [c.limiter is not None or c.variant == "reno_sawtooth" for c in classes]
-    kind[np.array(never)] = -1
+    ids: dict[tuple[float, ...], int] = {}
+    kind = np.empty(len(classes), dtype=np.int64)
+    for i, c in enumerate(classes):
+        never = c.limiter is not None or c.variant == "reno_sawtooth"
+        kind[i] = -1 if never else ids.setdefault(tuple(key[i].tolist()), len(ids))
     return kind
 
 
