@@ -254,6 +254,22 @@ def _signals(t, y, prm, cls, row, live, n_live):
 
 
 @njit(**KERNEL, inline="always")
+def _rtts(y, prm, cls, row, live, n_live):
+    """The live classes' RTTs at state ``y`` into ``row`` (what :func:`_signals` writes
+    there, the same arithmetic): all that slow start's jump reads of a new row."""
+    m = int(prm[P_M])
+    q = y[m]
+    for ii in range(n_live):
+        i = live[ii]
+        rate = cls[i, C_RATE]
+        shq = y[2 * m + 2 + i]
+        rtt = cls[i, C_D] + q / prm[P_CAP]
+        if rate < np.inf and shq > 0.0:
+            rtt += shq / rate
+        row[i * NS_CLASS + S_RTT] = rtt
+
+
+@njit(**KERNEL, inline="always")
 def _rhs(t, y, Y, S, k, h, prm, cls, dy, live, n_live):
     m = int(prm[P_M])
     cap = prm[P_CAP]
@@ -305,7 +321,8 @@ def _rhs(t, y, Y, S, k, h, prm, cls, dy, live, n_live):
         b = cls[i, C_B]
         variant = int(cls[i, C_VAR])
         lam_l = lagged(S, k, h, t, rtt, base + S_LOSS)
-        lam_m = lagged(S, k, h, t, rtt, base + S_MARK)
+        # Only ECN-capable classes are marked (S_MARK is 0 for the others).
+        lam_m = lagged(S, k, h, t, rtt, base + S_MARK) if cls[i, C_ECN] > 0.0 else 0.0
         tot = lam_l + lam_m
         if tot * rtt > 1.0:  # at most one reaction per RTT
             lam_l /= tot * rtt
@@ -412,14 +429,22 @@ def _join(Y, S, y0, k, c, prm, cls):
 
 
 @njit(**KERNEL)
-def _live_columns(live, n_live, m, cols):
-    """The state columns of the live classes and the queue's, into ``cols``; their count."""
+def _live_columns(live, n_live, m, cls, cols):
+    """The state columns of the live classes and the queue's, into ``cols``; their count.
+
+    A class's token and shaper-queue columns are integrated only if it has a token
+    bucket: without one they hold no state (their derivative is 0, nothing reads them,
+    and the series say NaN), so after its join they are not written."""
     n = 0
     for ii in range(n_live):
         i = live[ii]
-        for j in (i, m + 2 + i, 2 * m + 2 + i, 3 * m + 2 + i):
-            cols[n] = j
-            n += 1
+        cols[n] = i
+        cols[n + 1] = 3 * m + 2 + i
+        n += 2
+        if cls[i, C_RATE] < np.inf:
+            cols[n] = m + 2 + i
+            cols[n + 1] = 2 * m + 2 + i
+            n += 2
     cols[n] = m
     cols[n + 1] = m + 1
     return n + 2
@@ -477,80 +502,138 @@ def _stride_error(y0, y1, f1, f2, H, cols, n_cols):
     return worst
 
 
+@njit(**KERNEL, inline="always")
+def _next_stride(stride, error, tol):
+    """The stride whose error estimate would be about 0.8 of ``tol`` (the estimate grows
+    as the square of the step), from this stride's ``error``."""
+    if error <= 0.0:
+        return 1 << 30
+    return int(stride * 0.9 * math.sqrt(tol / error))
+
+
 @njit(**KERNEL)
 def _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m):
-    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals)."""
+    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals),
+    column by column (each column is contiguous)."""
+    for jj in range(n_cols):
+        _fill_column(Y, cols[jj], k, stride)
+    for ii in range(n_live):
+        base = live[ii] * NS_CLASS
+        for j in range(base, base + NS_CLASS):
+            _fill_column(S, j, k, stride)
+    for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
+        _fill_column(S, j, k, stride)
+
+
+@njit(**KERNEL, inline="always")
+def _fill_column(A, j, k, stride):
+    a = A[k, j]
+    slope = (A[k + stride, j] - a) / stride
     for r in range(1, stride):
-        w = r / stride
-        for jj in range(n_cols):
-            j = cols[jj]
-            Y[k + r, j] = (1.0 - w) * Y[k, j] + w * Y[k + stride, j]
-        for ii in range(n_live):
-            base = live[ii] * NS_CLASS
-            for j in range(base, base + NS_CLASS):
-                S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
-        for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
-            S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+        A[k + r, j] = a + slope * r
 
 
 @njit(**KERNEL)
-def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_live, cols,
-           n_cols, max_stride, stride_tol):
-    """Heun steps from row ``k_from`` to row ``k_to`` for the live classes; the first row
-    with a non-finite state, or -1.
+def _leaves_slow_start(S, Y, k, stride, h, prm, cls, live, n_live):
+    """Whether a class in slow start would leave it at one of rows k+1..k+stride: its
+    congestion signal (history read one RTT back, the RTT interpolated between the rows'
+    ends) turns positive at one of them, or its window reaches ssthresh at the end."""
+    m = int(prm[P_M])
+    t = k * h
+    for ii in range(n_live):
+        i = live[ii]
+        if Y[k, 3 * m + 2 + i] < 0.5 or not (cls[i, C_START] <= t < cls[i, C_STOP]):
+            continue
+        if Y[k + stride, i] >= cls[i, C_SSTH]:
+            return True
+        base = i * NS_CLASS
+        rtt0 = S[k, base + S_RTT]
+        rtt1 = S[k + stride, base + S_RTT]
+        for r in range(1, stride + 1):
+            tr = t + r * h
+            rtt = rtt0 + (rtt1 - rtt0) * r / stride
+            if lagged(S, k, h, tr, rtt, base + S_LOSS) \
+                    + lagged(S, k, h, tr, rtt, base + S_MARK) > 0.0:
+                return True
+    return False
 
-    Where the solution is smooth, one Heun step spans up to ``max_stride`` grid rows (its
-    embedded error estimate below ``stride_tol``; the rows between are interpolated, so
-    the history stays on the grid); a stride of 1 is the plain fixed-step method, used
-    while a class is in slow start or a sawtooth (their jumps are timed to the row).
+
+@njit(**KERNEL)
+def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls, aux, live,
+           n_live, cols, n_cols, max_stride, stride_tol):
+    """Heun steps from row ``k_from`` to row ``k_to`` (or the first row past ``k_check``)
+    for the live classes, the first at most ``stride`` rows long; the first row with a
+    non-finite state (or -1), the row reached and the next stride.
+
+    The step size is error-controlled on the grid: one Heun step spans up to
+    ``max_stride`` grid rows while its embedded error estimate stays below
+    ``stride_tol`` (the rows between are interpolated, so the history stays on the
+    grid); a step that fails halves, one that passes doubles the next. A Reno class in
+    slow start strides too, but a stride inside which it would leave slow start halves
+    until the jump falls on the row where the fixed grid puts it; a sawtooth, or Vegas
+    in slow start, steps row by row (their discrete events are timed to the row).
     """
     f1 = work[0]
     f2 = work[1]
     pred = work[2]
     m = int(prm[P_M])
     provisional = True
-    stride = 1
+    row_by_row = True
+    sawtooth = True
     k = k_from
-    while k < k_to:
+    error = 0.0
+    while k < k_to and (k == k_from or k < k_check):
         t = k * h
         _rhs(t, Y[k], Y, S, k, h, prm, cls, f1, live, n_live)
         if provisional:
-            # Signals at the predicted state: only slow start's and the sawtooth's jumps
-            # read them (the derivative reads rows up to k, and lagged() never past k).
+            # Signals at the predicted state: only slow start's jump (its RTT) and the
+            # sawtooth's (all of them) read them (the derivative reads rows up to k, and
+            # lagged() never past k).
             provisional = False
+            row_by_row = False
+            sawtooth = False
             for ii in range(n_live):
                 i = live[ii]
-                if Y[k, 3 * m + 2 + i] > 0.5 or cls[i, C_VAR] == 1.0:
+                in_ss = Y[k, 3 * m + 2 + i] > 0.5
+                if in_ss or cls[i, C_VAR] == 1.0:
                     provisional = True
-        stride = 1 if provisional else min(stride, k_to - k)
+                if cls[i, C_VAR] == 1.0:
+                    sawtooth = True
+                if cls[i, C_VAR] == 1.0 or (in_ss and cls[i, C_VAR] == 2.0):
+                    row_by_row = True
+        stride = 1 if row_by_row else min(stride, k_to - k)
         while True:
             H = stride * h
             heun_predict(Y[k], f1, H, lower, upper, pred, cols, n_cols)
-            if provisional:
+            if sawtooth:
                 _signals(t + H, pred, prm, cls, S[k + stride], live, n_live)
+            elif provisional:
+                _rtts(pred, prm, cls, S[k + stride], live, n_live)
             _rhs(t + H, pred, Y, S, k, h, prm, cls, f2, live, n_live)
             heun_correct(Y[k], f1, f2, H, lower, upper, Y[k + stride], cols, n_cols)
+            error = _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols)
             if stride == 1:
                 break
-            if _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols) <= stride_tol:
+            if error <= stride_tol and not (provisional and _leaves_slow_start(
+                    S, Y, k, stride, h, prm, cls, live, n_live)):
                 break
-            stride //= 2
+            stride = max(1, min(stride // 2, _next_stride(stride, error, stride_tol)))
         _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
         _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
         if stride > 1:
             _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m)
         k += stride
-        stride = min(2 * stride, max_stride)
+        stride = max(1, min(2 * stride, max_stride, _next_stride(stride, error, stride_tol)))
     # Column by column (contiguous): the first non-finite row of the integrated columns.
     bad = -1
     for jj in range(n_cols):
         j = cols[jj]
-        for k in range(k_from + 1, k_to + 1):
-            if not abs(Y[k, j]) < np.inf:
-                if bad < 0 or k < bad:
-                    bad = k
+        for r in range(k_from + 1, k + 1):
+            if not abs(Y[r, j]) < np.inf:
+                if bad < 0 or r < bad:
+                    bad = r
                 break
-    return bad
+    return bad, k, stride
 
 
 @njit(**KERNEL)
@@ -565,33 +648,37 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
     n_live = 0
     joined = 0
     k = 0
+    stride = 1
     next_check = check_rows if merge_tol > 0.0 else n_steps
     while True:
-        if joined < m and cls[order[joined], C_START] <= (k + 1) * h:
-            while joined < m and cls[order[joined], C_START] <= (k + 1) * h:
+        if joined < m and (cls[order[joined], C_START] <= (k + 1) * h or k == n_steps):
+            # (At the end, classes that never started join with their initial state.)
+            stride = 1
+            while joined < m and (cls[order[joined], C_START] <= (k + 1) * h
+                                  or k == n_steps):
                 c = order[joined]
                 _join(Y, S, y0, k, c, prm, cls)
                 live[n_live] = c
                 n_live += 1
                 joined += 1
-        n_cols = _live_columns(live, n_live, m, cols)
+        n_cols = _live_columns(live, n_live, m, cls, cols)
         if k == 0:
             _signals(0.0, Y[0], prm, cls, S[0], live, n_live)
         if k >= next_check:
             n_live = _merge(Y, S, k, h, cls, kind, live, n_live, merged, merge_tol, m)
-            n_cols = _live_columns(live, n_live, m, cols)
+            n_cols = _live_columns(live, n_live, m, cls, cols)
             next_check = k + check_rows
         if k == n_steps:
             return -1
-        # Run to the next join or merge check.
-        k_to = min(n_steps, next_check)
+        # Run to the next join, or past the next merge check (without cutting a step).
+        k_to = n_steps
         if joined < m:
             k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
-        bad = _steps(Y, S, work, lower, upper, h, k, k_to, prm, cls, aux, live, n_live, cols,
-                     n_cols, max_stride, stride_tol)
+        bad, k, stride = _steps(Y, S, work, lower, upper, h, k, k_to, next_check, stride,
+                                prm, cls, aux, live, n_live, cols, n_cols, max_stride,
+                                stride_tol)
         if bad >= 0:
             return bad
-        k = k_to
 
 
 @njit(**KERNEL)
@@ -969,12 +1056,19 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
         # A threshold marker's one-packet ramp makes the queue slide along K: the
         # embedded estimate does not see its delayed kinks, so no strides there.
         integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
-                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, min_rtt / 2,
+                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, _shortest_lag_s(classes),
                               0.0 if link.aqm == "threshold" else stride_tolerance),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
     )
+
+
+def _shortest_lag_s(classes: Sequence[FlowClass]) -> float:
+    """The shortest delay the derivative reads history at: a round trip (at least the
+    propagation RTT), half of it for Vegas's observed RTT. A step no longer than this
+    reads only accepted history (an explicit step cannot read past its start)."""
+    return min(c.prop_rtt_s / 2 if c.variant == "vegas" else c.prop_rtt_s for c in classes)
 
 
 def _first_row(traj: Trajectory, warmup_s: float) -> int:
