@@ -512,17 +512,29 @@ def _next_stride(stride, error, tol):
 
 
 @njit(**KERNEL)
-def _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m):
-    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals),
-    column by column (each column is contiguous)."""
-    for jj in range(n_cols):
-        _fill_column(Y, cols[jj], k, stride)
+def _fill_stride(Y, S, k, stride, live, n_live, m):
+    """Rows k+1..k+stride-1 of a stride, linear between its ends, of the columns read at
+    rows that are not step ends: the history the derivative reads (loss, mark and RTT
+    signals), the windows the merge check compares and the queue a joining class's RTT
+    reads. The other columns are written on demand (:func:`_fill_lazy`)."""
+    _fill_column(Y, m, k, stride)
     for ii in range(n_live):
-        base = live[ii] * NS_CLASS
-        for j in range(base, base + NS_CLASS):
-            _fill_column(S, j, k, stride)
-    for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
-        _fill_column(S, j, k, stride)
+        i = live[ii]
+        _fill_column(Y, i, k, stride)
+        base = i * NS_CLASS
+        _fill_column(S, base + S_LOSS, k, stride)
+        _fill_column(S, base + S_MARK, k, stride)
+        _fill_column(S, base + S_RTT, k, stride)
+
+
+@njit(**KERNEL)
+def _fill_lazy(A, columns, strides, n_strides):
+    """The rows inside each stride (``strides[s]`` = its first and last rows) of
+    ``columns`` of ``A``, linear between the stride's ends."""
+    for jj in range(columns.shape[0]):
+        j = columns[jj]
+        for s in range(n_strides):
+            _fill_column(A, j, strides[s, 0], strides[s, 1] - strides[s, 0])
 
 
 @njit(**KERNEL, inline="always")
@@ -560,10 +572,11 @@ def _leaves_slow_start(S, Y, k, stride, h, prm, cls, live, n_live):
 
 @njit(**KERNEL)
 def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls, aux, live,
-           n_live, cols, n_cols, max_stride, stride_tol):
+           n_live, cols, n_cols, max_stride, stride_tol, strides, n_strides):
     """Heun steps from row ``k_from`` to row ``k_to`` (or the first row past ``k_check``)
     for the live classes, the first at most ``stride`` rows long; the first row with a
-    non-finite state (or -1), the row reached and the next stride.
+    non-finite state (or -1), the row reached and the next stride. Each step longer than
+    a row is recorded in ``strides[n_strides[0]]`` (first and last row).
 
     The step size is error-controlled on the grid: one Heun step spans up to
     ``max_stride`` grid rows while its embedded error estimate stays below
@@ -621,24 +634,24 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls,
         _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
         _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
         if stride > 1:
-            _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m)
+            _fill_stride(Y, S, k, stride, live, n_live, m)
+            strides[n_strides[0], 0] = k
+            strides[n_strides[0], 1] = k + stride
+            n_strides[0] += 1
         k += stride
         stride = max(1, min(2 * stride, max_stride, _next_stride(stride, error, stride_tol)))
-    # Column by column (contiguous): the first non-finite row of the integrated columns.
-    bad = -1
-    for jj in range(n_cols):
-        j = cols[jj]
-        for r in range(k_from + 1, k + 1):
-            if not abs(Y[r, j]) < np.inf:
-                if bad < 0 or r < bad:
-                    bad = r
-                break
-    return bad, k, stride
+        for jj in range(n_cols):
+            # A non-finite state ends the run (rows inside a stride are interpolations
+            # of its ends, and the lazy columns there are not written yet).
+            if not abs(Y[k, cols[jj]]) < np.inf:
+                return k, k, stride
+    return -1, k, stride
 
 
 @njit(**KERNEL)
 def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, live, cols,
-               kind, merged, merge_tol, check_rows, max_stride, stride_tol):
+               kind, merged, merge_tol, check_rows, max_stride, stride_tol, strides,
+               n_strides):
     """Heun steps over rows 0..n_steps for the classes started so far; the first row with
     a non-finite state, or -1. Classes join in ``order`` (of start time) one step before
     their start; with ``merge_tol`` > 0 converged classes merge every ``check_rows``."""
@@ -676,7 +689,7 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
             k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
         bad, k, stride = _steps(Y, S, work, lower, upper, h, k, k_to, next_check, stride,
                                 prm, cls, aux, live, n_live, cols, n_cols, max_stride,
-                                stride_tol)
+                                stride_tol, strides, n_strides)
         if bad >= 0:
             return bad
 
@@ -792,40 +805,149 @@ class _Integrator:
         S = HISTORIES.take(n_steps + 1, m * NS_CLASS + NS_QUEUE)
         merged = np.full((m, 2), -1, dtype=np.int64)
         order = np.argsort(self.cls[:, C_START], kind="stable")
+        strides = np.empty((n_steps // 2 + 1, 2), dtype=np.int64)
+        n_strides = np.zeros(1, dtype=np.int64)
         bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
                          n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
                          self.kind, merged, self.merge_tolerance,
                          max(1, round(self.check_every_s / step_s)),
                          max(1, int(self.max_stride_s / step_s))
-                         if self.stride_tolerance > 0 else 1, self.stride_tolerance)
+                         if self.stride_tolerance > 0 else 1, self.stride_tolerance,
+                         strides, n_strides)
         return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
-                          layout=_Merges(merged))
+                          layout=_Layout(merged, strides[:n_strides[0]]))
 
 
-class _Merges:
-    """Which class carried which on from which row (``merged[c] = (target, row)``)."""
+class _Layout:
+    """How a run's history is stored: which class carried which on from which row
+    (``merged[c] = (target, row)``), and the steps longer than a row (``strides[s]`` =
+    its first and last rows), inside which only the history columns were written (see
+    :func:`_fill_stride`). Time means are taken from the step ends (the series are linear
+    in between), so a summary writes nothing; :meth:`fill` writes the rest on demand."""
 
-    def __init__(self, merged: np.ndarray):
+    def __init__(self, merged: np.ndarray, strides: np.ndarray):
         self.merged = merged
+        self.strides = strides
         ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
         self.by_end = np.argsort(-ends, kind="stable")
-        self.complete = not (merged[:, 0] >= 0).any()
+        self.has_merges = bool((merged[:, 0] >= 0).any())
+        self.complete = not self.has_merges and strides.shape[0] == 0
+        self._weights: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._means: dict[int, np.ndarray] = {}
+        self._strides_filled = False
+
+    def weights(self, last: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """Step-end rows and weights whose dot product with a column (linear inside each
+        stride) is its trapezoid time mean over rows ``first``..``last``."""
+        key = (last, first)
+        if key not in self._weights:
+            rows = np.empty(last + 1, dtype=np.int64)
+            weights = np.empty(last + 1)
+            count = _mean_weights(last, first, self.strides, rows, weights)
+            self._weights[key] = rows[:count], weights[:count]
+        return self._weights[key]
+
+    def column_mean(self, traj: Trajectory, values: np.ndarray, first: int) -> float:
+        """Time mean of one column (of ``traj.y`` or ``traj.s``) over rows ``first``..end."""
+        rows, weights = self.weights(traj.t.shape[0] - 1, first)
+        return float(weights @ values[rows])
 
     def class_means(self, traj: Trajectory, first: int) -> np.ndarray:
         """(class, N_MEANS) time means from row ``first``: window, then the signals."""
+        if first in self._means:
+            return self._means[first]
         m = self.merged.shape[0]
         means = np.empty((m, N_MEANS))
-        _class_means(traj.y, traj.s, first, self.merged, self.by_end,
-                     np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
-                     np.empty((m, N_MEANS)), means)
+        if self.has_merges:
+            self._fill_strides(traj)
+            _class_means(traj.y, traj.s, first, self.merged, self.by_end,
+                         np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
+                         np.empty((m, N_MEANS)), means)
+        else:
+            rows, weights = self.weights(traj.t.shape[0] - 1, first)
+            _weighted_class_means(traj.y, traj.s, rows, weights, means)
+        self._means[first] = means
         return means
 
     def fill(self, traj: Trajectory) -> None:
-        """Write the merged classes' rows (once) so that every column is a series."""
-        if not self.complete:
+        """Write (once) the rows inside strides and the merged classes' rows after their
+        merge, so that every column is a series."""
+        if self.complete:
+            return
+        self._fill_strides(traj)
+        if self.has_merges:
             _complete(traj.y, traj.s, self.merged, self.by_end)
-            self.complete = True
+        self.complete = True
+
+    def _fill_strides(self, traj: Trajectory) -> None:
+        if self.strides.shape[0] and not self._strides_filled:
+            m = self.merged.shape[0]
+            lazy_y = np.arange(m + 1, 4 * m + 2)  # RED average, token buckets, slow start
+            lazy_s = np.array([j for j in range(m * NS_CLASS + NS_QUEUE)
+                               if j >= m * NS_CLASS or j % NS_CLASS not in (S_LOSS, S_MARK,
+                                                                          S_RTT)])
+            _fill_lazy(traj.y, lazy_y, self.strides, self.strides.shape[0])
+            _fill_lazy(traj.s, lazy_s, self.strides, self.strides.shape[0])
+        self._strides_filled = True
+
+
+@njit(**KERNEL)
+def _mean_weights(last, first, strides, rows, weights):
+    """Into ``rows``/``weights``: the step ends and their weights in the trapezoid time
+    mean over rows ``first``..``last`` of a series linear inside each stride; the count.
+
+    Row r inside a stride (a, b) is (b - r)/(b - a) of row a plus (r - a)/(b - a) of row
+    b, so its trapezoid weight goes to a and b in those shares."""
+    if first >= last:
+        rows[0] = last
+        weights[0] = 1.0
+        return 1
+    count = 0
+    s = 0
+    a = 0
+    while a <= last:
+        b = a + 1
+        while s < strides.shape[0] and strides[s, 0] < a:
+            s += 1
+        if s < strides.shape[0] and strides[s, 0] == a:
+            b = strides[s, 1]
+        # Step end a: its own row, and its shares of the rows strictly inside (a, b).
+        rows[count] = a
+        weights[count] = 0.0
+        if a >= first:
+            weights[count] += 0.5 if a == first or a == last else 1.0
+        count += 1
+        a = b
+    # Interior rows: distribute to the ends.
+    j = 0
+    for s in range(strides.shape[0]):
+        lo = strides[s, 0]
+        hi = strides[s, 1]
+        while rows[j] < lo:
+            j += 1
+        # rows[j] == lo, rows[j + 1] == hi
+        for r in range(max(lo + 1, first), min(hi, last + 1)):
+            share = 0.5 if r == first else 1.0
+            weights[j] += share * (hi - r) / (hi - lo)
+            weights[j + 1] += share * (r - lo) / (hi - lo)
+    total = last - first
+    for i in range(count):
+        weights[i] /= total
+    return count
+
+
+@njit(**KERNEL)
+def _weighted_class_means(Y, S, rows, weights, means):
+    """Every class's time means (window, then its signals) as weighted sums over the
+    step-end ``rows`` (classes that never merged)."""
+    m = means.shape[0]
+    for c in range(m):
+        for q in range(N_MEANS):
+            total = 0.0
+            for i in range(rows.shape[0]):
+                total += weights[i] * _class_value(Y, S, c, q, rows[i])
+            means[c, q] = total
 
 
 @dataclass
@@ -850,7 +972,7 @@ class BottleneckRun:
 
     def _filled(self) -> Trajectory:
         layout = self.trajectory.layout
-        if isinstance(layout, _Merges):
+        if isinstance(layout, _Layout):
             layout.fill(self.trajectory)
         return self.trajectory
 
@@ -919,10 +1041,10 @@ class BottleneckRun:
     @property
     def red_average_pkts(self) -> np.ndarray:
         """RED's average queue (packets)."""
-        return self.trajectory.y[:, len(self.classes) + 1]
+        return self._filled().y[:, len(self.classes) + 1]
 
     def _queue_signal(self, column: int) -> np.ndarray:
-        return self.trajectory.s[:, len(self.classes) * NS_CLASS + column]
+        return self._filled().s[:, len(self.classes) * NS_CLASS + column]
 
     @property
     def queue_drop_pps(self) -> np.ndarray:
@@ -1012,16 +1134,17 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     """
     _validate(classes, link)
     m = len(classes)
-    cls = np.zeros((m, N_CLS))
-    for i, c in enumerate(classes):
+    rows = []
+    for c in classes:
         bucket = c.limiter
-        cls[i] = [c.flows, c.prop_rtt_s, _VARIANTS[c.variant], c.acks_per_packet,
+        rows.append([c.flows, c.prop_rtt_s, _VARIANTS[c.variant], c.acks_per_packet,
                   float(c.timeouts), c.vegas_alpha_pkts, c.vegas_beta_pkts,
                   c.prop_rtt_s + c.base_rtt_error_s,
                   bucket.rate_pps if bucket else np.inf, bucket.depth_pkts if bucket else 0.0,
                   bucket.queue_pkts if bucket else 0.0, c.packet_error_rate, c.start_s,
                   c.stop_s, float(c.ecn and link.ecn), c.decrease_factor,
-                  c.initial_ssthresh_pkts, c.vegas_gamma_pkts]
+                  c.initial_ssthresh_pkts, c.vegas_gamma_pkts])
+    cls = np.array(rows, dtype=float).reshape(m, N_CLS)
     kf = -math.log1p(-link.queue_weight) * link.capacity_pps if link.aqm == "red" else 0.0
     prm = np.zeros(N_PRM)
     prm[:] = [link.capacity_pps, link.buffer_pkts, _AQMS[link.aqm], link.min_th_pkts,
@@ -1031,15 +1154,16 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     y0 = np.zeros(ny)
     lower = np.zeros(ny)
     upper = np.full(ny, np.inf)
+    y0[:m] = [c.initial_cwnd_pkts for c in classes]
+    lower[:m] = 1.0
+    upper[:m] = [c.max_window_pkts for c in classes]
     for i, c in enumerate(classes):
-        y0[i] = c.initial_cwnd_pkts
-        lower[i] = 1.0
-        upper[i] = c.max_window_pkts
         if c.limiter:
             y0[m + 2 + i] = upper[m + 2 + i] = c.limiter.depth_pkts  # the bucket starts full
             upper[2 * m + 2 + i] = c.limiter.queue_pkts
-        y0[3 * m + 2 + i] = float(c.slow_start and c.initial_ssthresh_pkts > c.initial_cwnd_pkts)
-        upper[3 * m + 2 + i] = 1.0
+    y0[3 * m + 2:] = [float(c.slow_start and c.initial_ssthresh_pkts > c.initial_cwnd_pkts)
+                      for c in classes]
+    upper[3 * m + 2:] = 1.0
     upper[m] = upper[m + 1] = link.buffer_pkts
     y0[m] = y0[m + 1] = min(link.initial_queue_pkts, link.buffer_pkts)
     aux = np.zeros((m, 4))
@@ -1075,30 +1199,24 @@ def _first_row(traj: Trajectory, warmup_s: float) -> int:
     return min(int(np.searchsorted(traj.t, warmup_s)), traj.t.shape[0] - 1)
 
 
-def _column_mean(values: np.ndarray, first: int) -> float:
-    """Trapezoid time mean of a series over rows ``first``..end of the uniform grid."""
-    last = values.shape[0] - 1
-    if first >= last:
-        return float(values[-1])
-    total = values[first:].sum() - 0.5 * (values[first] + values[last])
-    return float(total / (last - first))
-
-
-def _means_per_class(traj: Trajectory, m: int, first: int) -> np.ndarray:
-    layout = traj.layout
-    if not isinstance(layout, _Merges):
-        layout = _Merges(np.full((m, 2), -1, dtype=np.int64))
-    return layout.class_means(traj, first)
+def _layout(traj: Trajectory) -> _Layout:
+    """The run's layout (one of every row, nothing merged, for a trajectory built
+    elsewhere)."""
+    if isinstance(traj.layout, _Layout):
+        return traj.layout
+    m = (traj.s.shape[1] - NS_QUEUE) // NS_CLASS
+    return _Layout(np.full((m, 2), -1, dtype=np.int64), np.empty((0, 2), dtype=np.int64))
 
 
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
     m = len(classes)
     first = _first_row(traj, warmup_s)
-    means = _means_per_class(traj, m, first)
+    layout = _layout(traj)
+    means = layout.class_means(traj, first)
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
-    out = {"queue_mean_pkts": (_column_mean(traj.y[:, m], first), 1.0)}
+    out = {"queue_mean_pkts": (layout.column_mean(traj, traj.y[:, m], first), 1.0)}
     for i, c in enumerate(classes):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
@@ -1142,13 +1260,15 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)
     first = _first_row(traj, warmup_s)
+    layout = _layout(traj)
+    queue = m * NS_CLASS
     out: dict[str, float] = {
-        "queue_mean_pkts": _column_mean(run.queue_pkts, first),
-        "queue_max_pkts": float(run.queue_pkts[first:].max()),
-        "queue_drop_pps": _column_mean(run.queue_drop_pps, first),
-        "queue_mark_pps": _column_mean(run.queue_mark_pps, first),
+        "queue_mean_pkts": layout.column_mean(traj, traj.y[:, m], first),
+        "queue_max_pkts": float(traj.y[first:, m].max()),  # (the queue is written on every row)
+        "queue_drop_pps": layout.column_mean(traj, traj.s[:, queue + SQ_DROP], first),
+        "queue_mark_pps": layout.column_mean(traj, traj.s[:, queue + SQ_MARK], first),
     }
-    means = _means_per_class(traj, m, first)
+    means = layout.class_means(traj, first)
     cwnd = means[:, 0]
     good, sent, lost, marked, rtt = (means[:, 1 + column] for column in (
         S_GOOD, S_SEND, S_LOSS, S_MARK, S_RTT))
