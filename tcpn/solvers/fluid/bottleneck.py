@@ -916,7 +916,7 @@ def _mean_weights(last, first, strides, rows, weights):
         rows[count] = a
         weights[count] = 0.0
         if a >= first:
-            weights[count] += 0.5 if a == first or a == last else 1.0
+            weights[count] += 1.0 if first < a < last else 0.5
         count += 1
         a = b
     # Interior rows: distribute to the ends.

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["BufferPool", "HISTORIES"]
+__all__ = ["HISTORIES", "BufferPool"]
 
 
 class BufferPool:
