@@ -884,9 +884,9 @@ class _Layout:
         if self.strides.shape[0] and not self._strides_filled:
             m = self.merged.shape[0]
             lazy_y = np.arange(m + 1, 4 * m + 2)  # RED average, token buckets, slow start
-            lazy_s = np.array([j for j in range(m * NS_CLASS + NS_QUEUE)
-                               if j >= m * NS_CLASS or j % NS_CLASS not in (S_LOSS, S_MARK,
-                                                                          S_RTT)])
+            columns = np.arange(m * NS_CLASS + NS_QUEUE)
+            history = np.isin(columns % NS_CLASS, (S_LOSS, S_MARK, S_RTT))
+            lazy_s = columns[~history | (columns >= m * NS_CLASS)]
             _fill_lazy(traj.y, lazy_y, self.strides, self.strides.shape[0])
             _fill_lazy(traj.s, lazy_s, self.strides, self.strides.shape[0])
         self._strides_filled = True
@@ -1217,11 +1217,12 @@ def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: B
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
     out = {"queue_mean_pkts": (layout.column_mean(traj, traj.y[:, m], first), 1.0)}
-    for i, c in enumerate(classes):
+    for i, (c, g, lost) in enumerate(zip(classes, good.tolist(), loss.tolist())):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
-        out[f"{label}_goodput_pps"] = (float(good[i]), 1e-3 * link.capacity_pps / c.flows)
-        out[f"{label}_signal_pps"] = (float(loss[i]), 1e-3 * link.capacity_pps / c.flows)
+        floor = 1e-3 * link.capacity_pps / c.flows
+        out[f"{label}_goodput_pps"] = (g, floor)
+        out[f"{label}_signal_pps"] = (lost, floor)
     return out
 
 
@@ -1268,20 +1269,18 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
         "queue_drop_pps": layout.column_mean(traj, traj.s[:, queue + SQ_DROP], first),
         "queue_mark_pps": layout.column_mean(traj, traj.s[:, queue + SQ_MARK], first),
     }
-    means = layout.class_means(traj, first)
-    cwnd = means[:, 0]
-    good, sent, lost, marked, rtt = (means[:, 1 + column] for column in (
-        S_GOOD, S_SEND, S_LOSS, S_MARK, S_RTT))
+    means = layout.class_means(traj, first).tolist()
     total_good = 0.0
-    for i, c in enumerate(run.classes):
+    for i, (c, row) in enumerate(zip(run.classes, means)):
         label = c.name or f"class{i}"
-        out[f"{label}_goodput_pps"] = float(good[i])
-        out[f"{label}_send_pps"] = float(sent[i])
-        out[f"{label}_loss_ratio"] = float(lost[i] / sent[i]) if sent[i] > 0 else 0.0
-        out[f"{label}_mark_ratio"] = float(marked[i] / sent[i]) if sent[i] > 0 else 0.0
-        out[f"{label}_rtt_mean_s"] = float(rtt[i])
-        out[f"{label}_cwnd_mean_pkts"] = float(cwnd[i])
-        total_good += float(good[i]) * c.flows
+        good, sent = row[1 + S_GOOD], row[1 + S_SEND]
+        out[f"{label}_goodput_pps"] = good
+        out[f"{label}_send_pps"] = sent
+        out[f"{label}_loss_ratio"] = row[1 + S_LOSS] / sent if sent > 0 else 0.0
+        out[f"{label}_mark_ratio"] = row[1 + S_MARK] / sent if sent > 0 else 0.0
+        out[f"{label}_rtt_mean_s"] = row[1 + S_RTT]
+        out[f"{label}_cwnd_mean_pkts"] = row[0]
+        total_good += good * c.flows
     out["goodput_total_pps"] = total_good
     out["utilisation"] = total_good / cap
     return out
