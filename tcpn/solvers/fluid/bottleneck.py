@@ -1217,7 +1217,7 @@ def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: B
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
     out = {"queue_mean_pkts": (layout.column_mean(traj, traj.y[:, m], first), 1.0)}
-    for i, (c, g, lost) in enumerate(zip(classes, good.tolist(), loss.tolist())):
+    for i, (c, g, lost) in enumerate(zip(classes, good.tolist(), loss.tolist(), strict=True)):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
         floor = 1e-3 * link.capacity_pps / c.flows
@@ -1271,7 +1271,7 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
     }
     means = layout.class_means(traj, first).tolist()
     total_good = 0.0
-    for i, (c, row) in enumerate(zip(run.classes, means)):
+    for i, (c, row) in enumerate(zip(run.classes, means, strict=True)):
         label = c.name or f"class{i}"
         good, sent = row[1 + S_GOOD], row[1 + S_SEND]
         out[f"{label}_goodput_pps"] = good
