@@ -98,9 +98,11 @@ N_MEANS = 1 + NS_CLASS
 #: (relative) over the last round trip; checked every few round trips.
 MERGE_TOLERANCE = 1e-3
 MERGE_CHECK_RTTS = 4
-#: A Heun step spans several grid rows while its embedded error estimate (relative to
-#: the state, floor one packet) stays below this; 0: one row per step (also the rule
-#: behind a threshold marker, whose sliding mode the estimate does not see).
+#: A Heun step spans several grid rows while its embedded error estimate (Heun minus
+#: Euler, relative to the state, floor one packet) stays below this; the next step's
+#: length follows from the estimate (it grows as the square of the step), up to the
+#: shortest delay the derivative reads. 0: one row per step (also the rule behind a
+#: threshold marker, whose sliding mode the estimate does not see).
 STRIDE_TOLERANCE = 1e-5
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
@@ -781,7 +783,8 @@ def _complete(Y, S, merged, by_end):
 @dataclass(frozen=True)
 class _Integrator:
     """The bottleneck model's arrays and its compiled loop, called by the solver with a
-    step and a number of steps (a fresh copy of everything a run changes)."""
+    step and a number of steps (a fresh copy of everything a run changes; the histories
+    from :data:`~tcpn.solvers.fluid.buffers.HISTORIES`, memory no one holds any more)."""
 
     y0: np.ndarray
     lower: np.ndarray
@@ -912,7 +915,7 @@ def _mean_weights(last, first, strides, rows, weights):
             s += 1
         if s < strides.shape[0] and strides[s, 0] == a:
             b = strides[s, 1]
-        # Step end a: its own row, and its shares of the rows strictly inside (a, b).
+        # Step end a and its own row's weight (the rows inside strides come next).
         rows[count] = a
         weights[count] = 0.0
         if a >= first:
@@ -927,7 +930,12 @@ def _mean_weights(last, first, strides, rows, weights):
         while rows[j] < lo:
             j += 1
         # rows[j] == lo, rows[j + 1] == hi
-        for r in range(max(lo + 1, first), min(hi, last + 1)):
+        if lo >= first:
+            # Every row inside counts fully: each end gets (hi - lo - 1) / 2 in all.
+            weights[j] += 0.5 * (hi - lo - 1)
+            weights[j + 1] += 0.5 * (hi - lo - 1)
+            continue
+        for r in range(max(lo + 1, first), hi):
             share = 0.5 if r == first else 1.0
             weights[j] += share * (hi - r) / (hi - lo)
             weights[j + 1] += share * (r - lo) / (hi - lo)
@@ -954,8 +962,9 @@ def _weighted_class_means(Y, S, rows, weights, means):
 class BottleneckRun:
     """A fluid run: grid, per-class and queue time series, summary, convergence report.
 
-    The per-class series are (time, class) arrays, per flow; merged classes' rows are
-    written on first access.
+    The per-class series are (time, class) arrays, per flow; merged classes' rows, and
+    the rows inside a stride of the columns the integration does not read there, are
+    written on first access (the summary does not need them).
     """
 
     classes: tuple[FlowClass, ...]
