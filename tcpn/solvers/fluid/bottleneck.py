@@ -583,7 +583,8 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls,
     The step size is error-controlled on the grid: one Heun step spans up to
     ``max_stride`` grid rows while its embedded error estimate stays below
     ``stride_tol`` (the rows between are interpolated, so the history stays on the
-    grid); a step that fails halves, one that passes doubles the next. A Reno class in
+    grid); the next step's length follows from the estimate (at most twice this one; a
+    step that fails is retried at most half as long). A Reno class in
     slow start strides too, but a stride inside which it would leave slow start halves
     until the jump falls on the row where the fixed grid puts it; a sawtooth, or Vegas
     in slow start, steps row by row (their discrete events are timed to the row).

@@ -148,8 +148,9 @@ class DdeSystem:
 class Trajectory:
     """States ``y`` and signals ``s`` on the grid ``t`` (rows are times).
 
-    A model that skips columns (classes not started yet, classes merged into another)
-    says so in ``layout`` and reports the first row with a non-finite state it computed
+    A model that skips entries (classes not started yet, classes merged into another,
+    rows inside a multi-row step of columns it did not read there) says so in ``layout``
+    and reports the first row with a non-finite state it computed
     in ``nonfinite_row`` (-1: none); with ``nonfinite_row`` None every entry of ``y`` is
     checked.
     """
