@@ -179,3 +179,113 @@ def test_classes_that_converge_merge_and_their_means_match_their_filled_series()
     apart = simulate_bottleneck(classes, link, horizon_s=20, warmup_s=5, merge_tolerance=0)
     for name, value in apart.summary.items():
         assert run.summary[name] == pytest.approx(value, rel=1e-4, abs=1e-9), name
+
+
+def _series(run):
+    """Every series a run exposes (the token columns are NaN for classes without one)."""
+    return {name: getattr(run, name) for name in (
+        "cwnd_pkts", "rtt_s", "send_pps", "goodput_pps", "loss_pps", "mark_pps",
+        "limiter_drop_pps", "tokens_pkts", "limiter_queue_pkts", "queue_pkts",
+        "red_average_pkts", "queue_drop_pps", "queue_mark_pps", "queue_inflow_pps")}
+
+
+_MIXED = ([FlowClass(prop_rtt_s=0.05, flows=2, start_s=0.1 * i, name=f"r{i}") for i in range(6)]
+          + [FlowClass(prop_rtt_s=0.08, variant="vegas", name="vegas"),
+             FlowClass(prop_rtt_s=0.06, name="shaped", limiter=TokenBucket(150, 20, 10)),
+             FlowClass(prop_rtt_s=0.07, name="ecn", ecn=True)])
+
+
+@pytest.mark.parametrize(("classes", "link"), [
+    (_MIXED, Bottleneck(capacity_pps=1000, buffer_pkts=120, aqm="red", min_th_pkts=10,
+                        max_th_pkts=60, max_p=0.1, queue_weight=0.01, gentle=True, ecn=True)),
+    ([FlowClass(prop_rtt_s=0.045, initial_cwnd_pkts=10, start_s=s) for s in (0.88, 0.89)],
+     Bottleneck(capacity_pps=832, buffer_pkts=100)),
+], ids=["merges-limiter-vegas-ecn", "dumbbell"])
+def test_no_unwritten_history_is_read(monkeypatch, classes, link):
+    # Histories come from a pool that reuses memory: a run whose fresh arrays hold NaN
+    # and one whose arrays hold 1e300 must give the same series and summary, or the
+    # solver read (or returned) memory it had not written.
+    from tcpn.solvers.fluid import bottleneck, buffers
+
+    def poisoned(value):
+        class Poisoned(buffers.BufferPool):
+            def take(self, rows, columns):
+                array = super().take(rows, columns)
+                array.fill(value)
+                return array
+        return Poisoned()
+
+    runs = []
+    for value in (np.nan, 1e300):
+        monkeypatch.setattr(bottleneck, "HISTORIES", poisoned(value))
+        runs.append(simulate_bottleneck(classes, link, horizon_s=15, warmup_s=5))
+    assert runs[0].trajectory.layout.strides.shape[0] > 0  # strides were taken
+    assert runs[0].summary == runs[1].summary
+    for name, series in _series(runs[0]).items():
+        np.testing.assert_array_equal(series, _series(runs[1])[name], err_msg=name)
+    assert np.isfinite(runs[0].cwnd_pkts).all() and np.isfinite(runs[0].queue_drop_pps).all()
+
+
+def test_the_pool_never_hands_out_memory_still_referenced():
+    from tcpn.solvers.fluid.buffers import BufferPool
+
+    pool = BufferPool(keep=2)
+    first = pool.take(10, 3)
+    assert first.shape == (10, 3) and first.flags.f_contiguous
+    column = first[:, 1]
+    del first
+    assert not np.shares_memory(pool.take(10, 3), column)  # a view keeps it busy
+    del column
+    again = pool.take(5, 3)  # now free: reused (no new memory)
+    assert any(np.shares_memory(again, b) for b in pool._buffers)
+    assert len(pool._buffers) == 2
+
+
+def test_means_over_step_ends_equal_the_means_of_the_filled_series():
+    # Strides write only the history columns; the summary weighs the step ends. It must
+    # equal the trapezoid mean of the series written afterwards.
+    run = simulate_bottleneck(
+        [FlowClass(prop_rtt_s=0.045, initial_cwnd_pkts=10, start_s=s, name=f"f{i}")
+         for i, s in enumerate((0.88, 0.89))],
+        Bottleneck(capacity_pps=832, buffer_pkts=100), horizon_s=30, warmup_s=5.3)
+    assert run.trajectory.layout.strides.shape[0] > 100
+    first = int(np.searchsorted(run.t, 5.3))
+    weights = np.full(run.t[first:].shape, 1.0)
+    weights[[0, -1]] = 0.5
+
+    def mean(series):
+        return (series[first:] * weights).sum() / weights.sum()
+
+    s = run.summary
+    assert s["queue_drop_pps"] == pytest.approx(mean(run.queue_drop_pps), rel=1e-9)
+    assert s["queue_mean_pkts"] == pytest.approx(mean(run.queue_pkts), rel=1e-9)
+    for i in range(2):
+        assert s[f"f{i}_goodput_pps"] == pytest.approx(mean(run.goodput_pps[:, i]), rel=1e-9)
+        assert s[f"f{i}_cwnd_mean_pkts"] == pytest.approx(mean(run.cwnd_pkts[:, i]), rel=1e-9)
+        assert s[f"f{i}_send_pps"] == pytest.approx(mean(run.send_pps[:, i]), rel=1e-9)
+
+
+def test_strides_converge_to_the_fixed_grid_as_their_tolerance_shrinks():
+    # The step-size control: the tighter its tolerance, the closer the run to the one
+    # with a step of one row everywhere (same grid), and slow start ends on the same row.
+    classes = [FlowClass(prop_rtt_s=0.045, initial_cwnd_pkts=10, start_s=s, name=f"f{i}")
+               for i, s in enumerate((0.88, 0.89))]
+    link = Bottleneck(capacity_pps=832, buffer_pkts=100)
+
+    def run(tolerance):
+        return simulate_bottleneck(classes, link, horizon_s=30, warmup_s=5,
+                                   check_convergence=False, stride_tolerance=tolerance)
+
+    grid = run(0.0)
+    assert grid.trajectory.layout.strides.shape[0] == 0
+
+    def distance(other):
+        return max(abs(other.summary[k] - v) / max(abs(v), 1.0) for k, v in grid.summary.items())
+
+    distances = [distance(run(tolerance)) for tolerance in (1e-3, 1e-4, 1e-5, 1e-6)]
+    assert distances == sorted(distances, reverse=True) and distances[-1] < 1e-4
+    strided = run(1e-5)
+    m = len(classes)
+    for i in range(m):
+        exits = [int(np.argmax(r._filled().y[:, 3 * m + 2 + i] < 0.5)) for r in (grid, strided)]
+        assert exits[0] == exits[1] > 0

@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from tcpn.errors import InputError
+from tcpn.solvers.fluid.buffers import HISTORIES
 from tcpn.solvers.fluid.dde import (
     KERNEL,
     CheckStep,
@@ -97,9 +98,11 @@ N_MEANS = 1 + NS_CLASS
 #: (relative) over the last round trip; checked every few round trips.
 MERGE_TOLERANCE = 1e-3
 MERGE_CHECK_RTTS = 4
-#: A Heun step spans several grid rows while its embedded error estimate (relative to
-#: the state, floor one packet) stays below this; 0: one row per step (also the rule
-#: behind a threshold marker, whose sliding mode the estimate does not see).
+#: A Heun step spans several grid rows while its embedded error estimate (Heun minus
+#: Euler, relative to the state, floor one packet) stays below this; the next step's
+#: length follows from the estimate (it grows as the square of the step), up to the
+#: shortest delay the derivative reads. 0: one row per step (also the rule behind a
+#: threshold marker, whose sliding mode the estimate does not see).
 STRIDE_TOLERANCE = 1e-5
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
@@ -253,6 +256,22 @@ def _signals(t, y, prm, cls, row, live, n_live):
 
 
 @njit(**KERNEL, inline="always")
+def _rtts(y, prm, cls, row, live, n_live):
+    """The live classes' RTTs at state ``y`` into ``row`` (what :func:`_signals` writes
+    there, the same arithmetic): all that slow start's jump reads of a new row."""
+    m = int(prm[P_M])
+    q = y[m]
+    for ii in range(n_live):
+        i = live[ii]
+        rate = cls[i, C_RATE]
+        shq = y[2 * m + 2 + i]
+        rtt = cls[i, C_D] + q / prm[P_CAP]
+        if rate < np.inf and shq > 0.0:
+            rtt += shq / rate
+        row[i * NS_CLASS + S_RTT] = rtt
+
+
+@njit(**KERNEL, inline="always")
 def _rhs(t, y, Y, S, k, h, prm, cls, dy, live, n_live):
     m = int(prm[P_M])
     cap = prm[P_CAP]
@@ -304,7 +323,8 @@ def _rhs(t, y, Y, S, k, h, prm, cls, dy, live, n_live):
         b = cls[i, C_B]
         variant = int(cls[i, C_VAR])
         lam_l = lagged(S, k, h, t, rtt, base + S_LOSS)
-        lam_m = lagged(S, k, h, t, rtt, base + S_MARK)
+        # Only ECN-capable classes are marked (S_MARK is 0 for the others).
+        lam_m = lagged(S, k, h, t, rtt, base + S_MARK) if cls[i, C_ECN] > 0.0 else 0.0
         tot = lam_l + lam_m
         if tot * rtt > 1.0:  # at most one reaction per RTT
             lam_l /= tot * rtt
@@ -411,14 +431,22 @@ def _join(Y, S, y0, k, c, prm, cls):
 
 
 @njit(**KERNEL)
-def _live_columns(live, n_live, m, cols):
-    """The state columns of the live classes and the queue's, into ``cols``; their count."""
+def _live_columns(live, n_live, m, cls, cols):
+    """The state columns of the live classes and the queue's, into ``cols``; their count.
+
+    A class's token and shaper-queue columns are integrated only if it has a token
+    bucket: without one they hold no state (their derivative is 0, nothing reads them,
+    and the series say NaN), so after its join they are not written."""
     n = 0
     for ii in range(n_live):
         i = live[ii]
-        for j in (i, m + 2 + i, 2 * m + 2 + i, 3 * m + 2 + i):
-            cols[n] = j
-            n += 1
+        cols[n] = i
+        cols[n + 1] = 3 * m + 2 + i
+        n += 2
+        if cls[i, C_RATE] < np.inf:
+            cols[n] = m + 2 + i
+            cols[n + 1] = 2 * m + 2 + i
+            n += 2
     cols[n] = m
     cols[n + 1] = m + 1
     return n + 2
@@ -476,85 +504,157 @@ def _stride_error(y0, y1, f1, f2, H, cols, n_cols):
     return worst
 
 
+@njit(**KERNEL, inline="always")
+def _next_stride(stride, error, tol):
+    """The stride whose error estimate would be about 0.8 of ``tol`` (the estimate grows
+    as the square of the step), from this stride's ``error``."""
+    if error <= 0.0:
+        return 1 << 30
+    return int(stride * 0.9 * math.sqrt(tol / error))
+
+
 @njit(**KERNEL)
-def _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m):
-    """Rows k+1..k+stride-1 of a stride: linear between its ends (state and signals)."""
+def _fill_stride(Y, S, k, stride, live, n_live, m):
+    """Rows k+1..k+stride-1 of a stride, linear between its ends, of the columns read at
+    rows that are not step ends: the history the derivative reads (loss, mark and RTT
+    signals), the windows the merge check compares and the queue a joining class's RTT
+    reads. The other columns are written on demand (:func:`_fill_lazy`)."""
+    _fill_column(Y, m, k, stride)
+    for ii in range(n_live):
+        i = live[ii]
+        _fill_column(Y, i, k, stride)
+        base = i * NS_CLASS
+        _fill_column(S, base + S_LOSS, k, stride)
+        _fill_column(S, base + S_MARK, k, stride)
+        _fill_column(S, base + S_RTT, k, stride)
+
+
+@njit(**KERNEL)
+def _fill_lazy(A, columns, strides, n_strides):
+    """The rows inside each stride (``strides[s]`` = its first and last rows) of
+    ``columns`` of ``A``, linear between the stride's ends."""
+    for jj in range(columns.shape[0]):
+        j = columns[jj]
+        for s in range(n_strides):
+            _fill_column(A, j, strides[s, 0], strides[s, 1] - strides[s, 0])
+
+
+@njit(**KERNEL, inline="always")
+def _fill_column(A, j, k, stride):
+    a = A[k, j]
+    slope = (A[k + stride, j] - a) / stride
     for r in range(1, stride):
-        w = r / stride
-        for jj in range(n_cols):
-            j = cols[jj]
-            Y[k + r, j] = (1.0 - w) * Y[k, j] + w * Y[k + stride, j]
-        for ii in range(n_live):
-            base = live[ii] * NS_CLASS
-            for j in range(base, base + NS_CLASS):
-                S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
-        for j in range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE):
-            S[k + r, j] = (1.0 - w) * S[k, j] + w * S[k + stride, j]
+        A[k + r, j] = a + slope * r
 
 
 @njit(**KERNEL)
-def _steps(Y, S, work, lower, upper, h, k_from, k_to, prm, cls, aux, live, n_live, cols,
-           n_cols, max_stride, stride_tol):
-    """Heun steps from row ``k_from`` to row ``k_to`` for the live classes; the first row
-    with a non-finite state, or -1.
+def _leaves_slow_start(S, Y, k, stride, h, prm, cls, live, n_live):
+    """Whether a class in slow start would leave it at one of rows k+1..k+stride: its
+    congestion signal (history read one RTT back, the RTT interpolated between the rows'
+    ends) turns positive at one of them, or its window reaches ssthresh at the end."""
+    m = int(prm[P_M])
+    t = k * h
+    for ii in range(n_live):
+        i = live[ii]
+        if Y[k, 3 * m + 2 + i] < 0.5 or not (cls[i, C_START] <= t < cls[i, C_STOP]):
+            continue
+        if Y[k + stride, i] >= cls[i, C_SSTH]:
+            return True
+        base = i * NS_CLASS
+        rtt0 = S[k, base + S_RTT]
+        rtt1 = S[k + stride, base + S_RTT]
+        for r in range(1, stride + 1):
+            tr = t + r * h
+            rtt = rtt0 + (rtt1 - rtt0) * r / stride
+            if lagged(S, k, h, tr, rtt, base + S_LOSS) \
+                    + lagged(S, k, h, tr, rtt, base + S_MARK) > 0.0:
+                return True
+    return False
 
-    Where the solution is smooth, one Heun step spans up to ``max_stride`` grid rows (its
-    embedded error estimate below ``stride_tol``; the rows between are interpolated, so
-    the history stays on the grid); a stride of 1 is the plain fixed-step method, used
-    while a class is in slow start or a sawtooth (their jumps are timed to the row).
+
+@njit(**KERNEL)
+def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls, aux, live,
+           n_live, cols, n_cols, max_stride, stride_tol, strides, n_strides):
+    """Heun steps from row ``k_from`` to row ``k_to`` (or the first row past ``k_check``)
+    for the live classes, the first at most ``stride`` rows long; the first row with a
+    non-finite state (or -1), the row reached and the next stride. Each step longer than
+    a row is recorded in ``strides[n_strides[0]]`` (first and last row).
+
+    The step size is error-controlled on the grid: one Heun step spans up to
+    ``max_stride`` grid rows while its embedded error estimate stays below
+    ``stride_tol`` (the rows between are interpolated, so the history stays on the
+    grid); the next step's length follows from the estimate (at most twice this one; a
+    step that fails is retried at most half as long). A Reno class in
+    slow start strides too, but a stride inside which it would leave slow start halves
+    until the jump falls on the row where the fixed grid puts it; a sawtooth, or Vegas
+    in slow start, steps row by row (their discrete events are timed to the row).
     """
     f1 = work[0]
     f2 = work[1]
     pred = work[2]
     m = int(prm[P_M])
     provisional = True
-    stride = 1
+    row_by_row = True
+    sawtooth = True
     k = k_from
-    while k < k_to:
+    error = 0.0
+    while k < k_to and (k == k_from or k < k_check):
         t = k * h
         _rhs(t, Y[k], Y, S, k, h, prm, cls, f1, live, n_live)
         if provisional:
-            # Signals at the predicted state: only slow start's and the sawtooth's jumps
-            # read them (the derivative reads rows up to k, and lagged() never past k).
+            # Signals at the predicted state: only slow start's jump (its RTT) and the
+            # sawtooth's (all of them) read them (the derivative reads rows up to k, and
+            # lagged() never past k).
             provisional = False
+            row_by_row = False
+            sawtooth = False
             for ii in range(n_live):
                 i = live[ii]
-                if Y[k, 3 * m + 2 + i] > 0.5 or cls[i, C_VAR] == 1.0:
+                in_ss = Y[k, 3 * m + 2 + i] > 0.5
+                if in_ss or cls[i, C_VAR] == 1.0:
                     provisional = True
-        stride = 1 if provisional else min(stride, k_to - k)
+                if cls[i, C_VAR] == 1.0:
+                    sawtooth = True
+                if cls[i, C_VAR] == 1.0 or (in_ss and cls[i, C_VAR] == 2.0):
+                    row_by_row = True
+        stride = 1 if row_by_row else min(stride, k_to - k)
         while True:
             H = stride * h
             heun_predict(Y[k], f1, H, lower, upper, pred, cols, n_cols)
-            if provisional:
+            if sawtooth:
                 _signals(t + H, pred, prm, cls, S[k + stride], live, n_live)
+            elif provisional:
+                _rtts(pred, prm, cls, S[k + stride], live, n_live)
             _rhs(t + H, pred, Y, S, k, h, prm, cls, f2, live, n_live)
             heun_correct(Y[k], f1, f2, H, lower, upper, Y[k + stride], cols, n_cols)
+            error = _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols)
             if stride == 1:
                 break
-            if _stride_error(Y[k], Y[k + stride], f1, f2, H, cols, n_cols) <= stride_tol:
+            if error <= stride_tol and not (provisional and _leaves_slow_start(
+                    S, Y, k, stride, h, prm, cls, live, n_live)):
                 break
-            stride //= 2
+            stride = max(1, min(stride // 2, _next_stride(stride, error, stride_tol)))
         _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
         _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
         if stride > 1:
-            _fill_stride(Y, S, k, stride, cols, n_cols, live, n_live, m)
+            _fill_stride(Y, S, k, stride, live, n_live, m)
+            strides[n_strides[0], 0] = k
+            strides[n_strides[0], 1] = k + stride
+            n_strides[0] += 1
         k += stride
-        stride = min(2 * stride, max_stride)
-    # Column by column (contiguous): the first non-finite row of the integrated columns.
-    bad = -1
-    for jj in range(n_cols):
-        j = cols[jj]
-        for k in range(k_from + 1, k_to + 1):
-            if not abs(Y[k, j]) < np.inf:
-                if bad < 0 or k < bad:
-                    bad = k
-                break
-    return bad
+        stride = max(1, min(2 * stride, max_stride, _next_stride(stride, error, stride_tol)))
+        for jj in range(n_cols):
+            # A non-finite state ends the run (rows inside a stride are interpolations
+            # of its ends, and the lazy columns there are not written yet).
+            if not abs(Y[k, cols[jj]]) < np.inf:
+                return k, k, stride
+    return -1, k, stride
 
 
 @njit(**KERNEL)
 def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, live, cols,
-               kind, merged, merge_tol, check_rows, max_stride, stride_tol):
+               kind, merged, merge_tol, check_rows, max_stride, stride_tol, strides,
+               n_strides):
     """Heun steps over rows 0..n_steps for the classes started so far; the first row with
     a non-finite state, or -1. Classes join in ``order`` (of start time) one step before
     their start; with ``merge_tol`` > 0 converged classes merge every ``check_rows``."""
@@ -564,33 +664,37 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
     n_live = 0
     joined = 0
     k = 0
+    stride = 1
     next_check = check_rows if merge_tol > 0.0 else n_steps
     while True:
-        if joined < m and cls[order[joined], C_START] <= (k + 1) * h:
-            while joined < m and cls[order[joined], C_START] <= (k + 1) * h:
+        if joined < m and (cls[order[joined], C_START] <= (k + 1) * h or k == n_steps):
+            # (At the end, classes that never started join with their initial state.)
+            stride = 1
+            while joined < m and (cls[order[joined], C_START] <= (k + 1) * h
+                                  or k == n_steps):
                 c = order[joined]
                 _join(Y, S, y0, k, c, prm, cls)
                 live[n_live] = c
                 n_live += 1
                 joined += 1
-        n_cols = _live_columns(live, n_live, m, cols)
+        n_cols = _live_columns(live, n_live, m, cls, cols)
         if k == 0:
             _signals(0.0, Y[0], prm, cls, S[0], live, n_live)
         if k >= next_check:
             n_live = _merge(Y, S, k, h, cls, kind, live, n_live, merged, merge_tol, m)
-            n_cols = _live_columns(live, n_live, m, cols)
+            n_cols = _live_columns(live, n_live, m, cls, cols)
             next_check = k + check_rows
         if k == n_steps:
             return -1
-        # Run to the next join or merge check.
-        k_to = min(n_steps, next_check)
+        # Run to the next join, or past the next merge check (without cutting a step).
+        k_to = n_steps
         if joined < m:
             k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
-        bad = _steps(Y, S, work, lower, upper, h, k, k_to, prm, cls, aux, live, n_live, cols,
-                     n_cols, max_stride, stride_tol)
+        bad, k, stride = _steps(Y, S, work, lower, upper, h, k, k_to, next_check, stride,
+                                prm, cls, aux, live, n_live, cols, n_cols, max_stride,
+                                stride_tol, strides, n_strides)
         if bad >= 0:
             return bad
-        k = k_to
 
 
 @njit(**KERNEL)
@@ -680,7 +784,8 @@ def _complete(Y, S, merged, by_end):
 @dataclass(frozen=True)
 class _Integrator:
     """The bottleneck model's arrays and its compiled loop, called by the solver with a
-    step and a number of steps (a fresh copy of everything a run changes)."""
+    step and a number of steps (a fresh copy of everything a run changes; the histories
+    from :data:`~tcpn.solvers.fluid.buffers.HISTORIES`, memory no one holds any more)."""
 
     y0: np.ndarray
     lower: np.ndarray
@@ -698,53 +803,169 @@ class _Integrator:
         m = self.cls.shape[0]
         ny = self.y0.shape[0]
         # Column-major: the columns of classes not integrated (merged ones after their
-        # merge) are never touched, so they cost no memory until they are filled.
-        Y = np.empty((n_steps + 1, ny), order="F")
-        S = np.empty((n_steps + 1, m * NS_CLASS + NS_QUEUE), order="F")
+        # merge) are never touched, so they cost no memory until they are filled; the
+        # memory of histories nobody holds any more is reused (no page to zero).
+        Y = HISTORIES.take(n_steps + 1, ny)
+        S = HISTORIES.take(n_steps + 1, m * NS_CLASS + NS_QUEUE)
         merged = np.full((m, 2), -1, dtype=np.int64)
         order = np.argsort(self.cls[:, C_START], kind="stable")
+        strides = np.empty((n_steps // 2 + 1, 2), dtype=np.int64)
+        n_strides = np.zeros(1, dtype=np.int64)
         bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
                          n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
                          self.kind, merged, self.merge_tolerance,
                          max(1, round(self.check_every_s / step_s)),
                          max(1, int(self.max_stride_s / step_s))
-                         if self.stride_tolerance > 0 else 1, self.stride_tolerance)
+                         if self.stride_tolerance > 0 else 1, self.stride_tolerance,
+                         strides, n_strides)
         return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
-                          layout=_Merges(merged))
+                          layout=_Layout(merged, strides[:n_strides[0]]))
 
 
-class _Merges:
-    """Which class carried which on from which row (``merged[c] = (target, row)``)."""
+class _Layout:
+    """How a run's history is stored: which class carried which on from which row
+    (``merged[c] = (target, row)``), and the steps longer than a row (``strides[s]`` =
+    its first and last rows), inside which only the history columns were written (see
+    :func:`_fill_stride`). Time means are taken from the step ends (the series are linear
+    in between), so a summary writes nothing; :meth:`fill` writes the rest on demand."""
 
-    def __init__(self, merged: np.ndarray):
+    def __init__(self, merged: np.ndarray, strides: np.ndarray):
         self.merged = merged
+        self.strides = strides
         ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
         self.by_end = np.argsort(-ends, kind="stable")
-        self.complete = not (merged[:, 0] >= 0).any()
+        self.has_merges = bool((merged[:, 0] >= 0).any())
+        self.complete = not self.has_merges and strides.shape[0] == 0
+        self._weights: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._means: dict[int, np.ndarray] = {}
+        self._strides_filled = False
+
+    def weights(self, last: int, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """Step-end rows and weights whose dot product with a column (linear inside each
+        stride) is its trapezoid time mean over rows ``first``..``last``."""
+        key = (last, first)
+        if key not in self._weights:
+            rows = np.empty(last + 1, dtype=np.int64)
+            weights = np.empty(last + 1)
+            count = _mean_weights(last, first, self.strides, rows, weights)
+            self._weights[key] = rows[:count], weights[:count]
+        return self._weights[key]
+
+    def column_mean(self, traj: Trajectory, values: np.ndarray, first: int) -> float:
+        """Time mean of one column (of ``traj.y`` or ``traj.s``) over rows ``first``..end."""
+        rows, weights = self.weights(traj.t.shape[0] - 1, first)
+        return float(weights @ values[rows])
 
     def class_means(self, traj: Trajectory, first: int) -> np.ndarray:
         """(class, N_MEANS) time means from row ``first``: window, then the signals."""
+        if first in self._means:
+            return self._means[first]
         m = self.merged.shape[0]
         means = np.empty((m, N_MEANS))
-        _class_means(traj.y, traj.s, first, self.merged, self.by_end,
-                     np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
-                     np.empty((m, N_MEANS)), means)
+        if self.has_merges:
+            self._fill_strides(traj)
+            _class_means(traj.y, traj.s, first, self.merged, self.by_end,
+                         np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
+                         np.empty((m, N_MEANS)), means)
+        else:
+            rows, weights = self.weights(traj.t.shape[0] - 1, first)
+            _weighted_class_means(traj.y, traj.s, rows, weights, means)
+        self._means[first] = means
         return means
 
     def fill(self, traj: Trajectory) -> None:
-        """Write the merged classes' rows (once) so that every column is a series."""
-        if not self.complete:
+        """Write (once) the rows inside strides and the merged classes' rows after their
+        merge, so that every column is a series."""
+        if self.complete:
+            return
+        self._fill_strides(traj)
+        if self.has_merges:
             _complete(traj.y, traj.s, self.merged, self.by_end)
-            self.complete = True
+        self.complete = True
+
+    def _fill_strides(self, traj: Trajectory) -> None:
+        if self.strides.shape[0] and not self._strides_filled:
+            m = self.merged.shape[0]
+            lazy_y = np.arange(m + 1, 4 * m + 2)  # RED average, token buckets, slow start
+            columns = np.arange(m * NS_CLASS + NS_QUEUE)
+            history = np.isin(columns % NS_CLASS, (S_LOSS, S_MARK, S_RTT))
+            lazy_s = columns[~history | (columns >= m * NS_CLASS)]
+            _fill_lazy(traj.y, lazy_y, self.strides, self.strides.shape[0])
+            _fill_lazy(traj.s, lazy_s, self.strides, self.strides.shape[0])
+        self._strides_filled = True
+
+
+@njit(**KERNEL)
+def _mean_weights(last, first, strides, rows, weights):
+    """Into ``rows``/``weights``: the step ends and their weights in the trapezoid time
+    mean over rows ``first``..``last`` of a series linear inside each stride; the count.
+
+    Row r inside a stride (a, b) is (b - r)/(b - a) of row a plus (r - a)/(b - a) of row
+    b, so its trapezoid weight goes to a and b in those shares."""
+    if first >= last:
+        rows[0] = last
+        weights[0] = 1.0
+        return 1
+    count = 0
+    s = 0
+    a = 0
+    while a <= last:
+        b = a + 1
+        while s < strides.shape[0] and strides[s, 0] < a:
+            s += 1
+        if s < strides.shape[0] and strides[s, 0] == a:
+            b = strides[s, 1]
+        # Step end a and its own row's weight (the rows inside strides come next).
+        rows[count] = a
+        weights[count] = 0.0
+        if a >= first:
+            weights[count] += 1.0 if first < a < last else 0.5
+        count += 1
+        a = b
+    # Interior rows: distribute to the ends.
+    j = 0
+    for s in range(strides.shape[0]):
+        lo = strides[s, 0]
+        hi = strides[s, 1]
+        while rows[j] < lo:
+            j += 1
+        # rows[j] == lo, rows[j + 1] == hi
+        if lo >= first:
+            # Every row inside counts fully: each end gets (hi - lo - 1) / 2 in all.
+            weights[j] += 0.5 * (hi - lo - 1)
+            weights[j + 1] += 0.5 * (hi - lo - 1)
+            continue
+        for r in range(max(lo + 1, first), hi):
+            share = 0.5 if r == first else 1.0
+            weights[j] += share * (hi - r) / (hi - lo)
+            weights[j + 1] += share * (r - lo) / (hi - lo)
+    total = last - first
+    for i in range(count):
+        weights[i] /= total
+    return count
+
+
+@njit(**KERNEL)
+def _weighted_class_means(Y, S, rows, weights, means):
+    """Every class's time means (window, then its signals) as weighted sums over the
+    step-end ``rows`` (classes that never merged)."""
+    m = means.shape[0]
+    for c in range(m):
+        for q in range(N_MEANS):
+            total = 0.0
+            for i in range(rows.shape[0]):
+                total += weights[i] * _class_value(Y, S, c, q, rows[i])
+            means[c, q] = total
 
 
 @dataclass
 class BottleneckRun:
     """A fluid run: grid, per-class and queue time series, summary, convergence report.
 
-    The per-class series are (time, class) arrays, per flow; merged classes' rows are
-    written on first access.
+    The per-class series are (time, class) arrays, per flow; merged classes' rows, and
+    the rows inside a stride of the columns the integration does not read there, are
+    written on first access (the summary does not need them).
     """
 
     classes: tuple[FlowClass, ...]
@@ -761,7 +982,7 @@ class BottleneckRun:
 
     def _filled(self) -> Trajectory:
         layout = self.trajectory.layout
-        if isinstance(layout, _Merges):
+        if isinstance(layout, _Layout):
             layout.fill(self.trajectory)
         return self.trajectory
 
@@ -830,10 +1051,10 @@ class BottleneckRun:
     @property
     def red_average_pkts(self) -> np.ndarray:
         """RED's average queue (packets)."""
-        return self.trajectory.y[:, len(self.classes) + 1]
+        return self._filled().y[:, len(self.classes) + 1]
 
     def _queue_signal(self, column: int) -> np.ndarray:
-        return self.trajectory.s[:, len(self.classes) * NS_CLASS + column]
+        return self._filled().s[:, len(self.classes) * NS_CLASS + column]
 
     @property
     def queue_drop_pps(self) -> np.ndarray:
@@ -905,9 +1126,11 @@ def _kinds(classes: Sequence[FlowClass], cls: np.ndarray) -> np.ndarray:
     one class's own, a sawtooth's loss counters are its own)."""
     key = cls.copy()
     key[:, [C_N, C_START]] = 0.0
-    kind = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    never = [c.limiter is not None or c.variant == "reno_sawtooth" for c in classes]
-    kind[np.array(never)] = -1
+    ids: dict[tuple[float, ...], int] = {}
+    kind = np.empty(len(classes), dtype=np.int64)
+    for i, c in enumerate(classes):
+        never = c.limiter is not None or c.variant == "reno_sawtooth"
+        kind[i] = -1 if never else ids.setdefault(tuple(key[i].tolist()), len(ids))
     return kind
 
 
@@ -921,16 +1144,17 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     """
     _validate(classes, link)
     m = len(classes)
-    cls = np.zeros((m, N_CLS))
-    for i, c in enumerate(classes):
+    rows = []
+    for c in classes:
         bucket = c.limiter
-        cls[i] = [c.flows, c.prop_rtt_s, _VARIANTS[c.variant], c.acks_per_packet,
+        rows.append([c.flows, c.prop_rtt_s, _VARIANTS[c.variant], c.acks_per_packet,
                   float(c.timeouts), c.vegas_alpha_pkts, c.vegas_beta_pkts,
                   c.prop_rtt_s + c.base_rtt_error_s,
                   bucket.rate_pps if bucket else np.inf, bucket.depth_pkts if bucket else 0.0,
                   bucket.queue_pkts if bucket else 0.0, c.packet_error_rate, c.start_s,
                   c.stop_s, float(c.ecn and link.ecn), c.decrease_factor,
-                  c.initial_ssthresh_pkts, c.vegas_gamma_pkts]
+                  c.initial_ssthresh_pkts, c.vegas_gamma_pkts])
+    cls = np.array(rows, dtype=float).reshape(m, N_CLS)
     kf = -math.log1p(-link.queue_weight) * link.capacity_pps if link.aqm == "red" else 0.0
     prm = np.zeros(N_PRM)
     prm[:] = [link.capacity_pps, link.buffer_pkts, _AQMS[link.aqm], link.min_th_pkts,
@@ -940,15 +1164,16 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     y0 = np.zeros(ny)
     lower = np.zeros(ny)
     upper = np.full(ny, np.inf)
+    y0[:m] = [c.initial_cwnd_pkts for c in classes]
+    lower[:m] = 1.0
+    upper[:m] = [c.max_window_pkts for c in classes]
     for i, c in enumerate(classes):
-        y0[i] = c.initial_cwnd_pkts
-        lower[i] = 1.0
-        upper[i] = c.max_window_pkts
         if c.limiter:
             y0[m + 2 + i] = upper[m + 2 + i] = c.limiter.depth_pkts  # the bucket starts full
             upper[2 * m + 2 + i] = c.limiter.queue_pkts
-        y0[3 * m + 2 + i] = float(c.slow_start and c.initial_ssthresh_pkts > c.initial_cwnd_pkts)
-        upper[3 * m + 2 + i] = 1.0
+    y0[3 * m + 2:] = [float(c.slow_start and c.initial_ssthresh_pkts > c.initial_cwnd_pkts)
+                      for c in classes]
+    upper[3 * m + 2:] = 1.0
     upper[m] = upper[m + 1] = link.buffer_pkts
     y0[m] = y0[m + 1] = min(link.initial_queue_pkts, link.buffer_pkts)
     aux = np.zeros((m, 4))
@@ -965,7 +1190,7 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
         # A threshold marker's one-packet ramp makes the queue slide along K: the
         # embedded estimate does not see its delayed kinks, so no strides there.
         integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
-                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, min_rtt / 2,
+                              merge_tolerance, MERGE_CHECK_RTTS * min_rtt, _shortest_lag_s(classes),
                               0.0 if link.aqm == "threshold" else stride_tolerance),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
@@ -973,39 +1198,41 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
     )
 
 
+def _shortest_lag_s(classes: Sequence[FlowClass]) -> float:
+    """The shortest delay the derivative reads history at: a round trip (at least the
+    propagation RTT), half of it for Vegas's observed RTT. A step no longer than this
+    reads only accepted history (an explicit step cannot read past its start)."""
+    return min(c.prop_rtt_s / 2 if c.variant == "vegas" else c.prop_rtt_s for c in classes)
+
+
 def _first_row(traj: Trajectory, warmup_s: float) -> int:
     return min(int(np.searchsorted(traj.t, warmup_s)), traj.t.shape[0] - 1)
 
 
-def _column_mean(values: np.ndarray, first: int) -> float:
-    """Trapezoid time mean of a series over rows ``first``..end of the uniform grid."""
-    last = values.shape[0] - 1
-    if first >= last:
-        return float(values[-1])
-    total = values[first:].sum() - 0.5 * (values[first] + values[last])
-    return float(total / (last - first))
-
-
-def _means_per_class(traj: Trajectory, m: int, first: int) -> np.ndarray:
-    layout = traj.layout
-    if not isinstance(layout, _Merges):
-        layout = _Merges(np.full((m, 2), -1, dtype=np.int64))
-    return layout.class_means(traj, first)
+def _layout(traj: Trajectory) -> _Layout:
+    """The run's layout (one of every row, nothing merged, for a trajectory built
+    elsewhere)."""
+    if isinstance(traj.layout, _Layout):
+        return traj.layout
+    m = (traj.s.shape[1] - NS_QUEUE) // NS_CLASS
+    return _Layout(np.full((m, 2), -1, dtype=np.int64), np.empty((0, 2), dtype=np.int64))
 
 
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
     m = len(classes)
     first = _first_row(traj, warmup_s)
-    means = _means_per_class(traj, m, first)
+    layout = _layout(traj)
+    means = layout.class_means(traj, first)
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
-    out = {"queue_mean_pkts": (_column_mean(traj.y[:, m], first), 1.0)}
-    for i, c in enumerate(classes):
+    out = {"queue_mean_pkts": (layout.column_mean(traj, traj.y[:, m], first), 1.0)}
+    for i, (c, g, lost) in enumerate(zip(classes, good.tolist(), loss.tolist(), strict=True)):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
-        out[f"{label}_goodput_pps"] = (float(good[i]), 1e-3 * link.capacity_pps / c.flows)
-        out[f"{label}_signal_pps"] = (float(loss[i]), 1e-3 * link.capacity_pps / c.flows)
+        floor = 1e-3 * link.capacity_pps / c.flows
+        out[f"{label}_goodput_pps"] = (g, floor)
+        out[f"{label}_signal_pps"] = (lost, floor)
     return out
 
 
@@ -1044,26 +1271,26 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)
     first = _first_row(traj, warmup_s)
+    layout = _layout(traj)
+    queue = m * NS_CLASS
     out: dict[str, float] = {
-        "queue_mean_pkts": _column_mean(run.queue_pkts, first),
-        "queue_max_pkts": float(run.queue_pkts[first:].max()),
-        "queue_drop_pps": _column_mean(run.queue_drop_pps, first),
-        "queue_mark_pps": _column_mean(run.queue_mark_pps, first),
+        "queue_mean_pkts": layout.column_mean(traj, traj.y[:, m], first),
+        "queue_max_pkts": float(traj.y[first:, m].max()),  # (the queue is written on every row)
+        "queue_drop_pps": layout.column_mean(traj, traj.s[:, queue + SQ_DROP], first),
+        "queue_mark_pps": layout.column_mean(traj, traj.s[:, queue + SQ_MARK], first),
     }
-    means = _means_per_class(traj, m, first)
-    cwnd = means[:, 0]
-    good, sent, lost, marked, rtt = (means[:, 1 + column] for column in (
-        S_GOOD, S_SEND, S_LOSS, S_MARK, S_RTT))
+    means = layout.class_means(traj, first).tolist()
     total_good = 0.0
-    for i, c in enumerate(run.classes):
+    for i, (c, row) in enumerate(zip(run.classes, means, strict=True)):
         label = c.name or f"class{i}"
-        out[f"{label}_goodput_pps"] = float(good[i])
-        out[f"{label}_send_pps"] = float(sent[i])
-        out[f"{label}_loss_ratio"] = float(lost[i] / sent[i]) if sent[i] > 0 else 0.0
-        out[f"{label}_mark_ratio"] = float(marked[i] / sent[i]) if sent[i] > 0 else 0.0
-        out[f"{label}_rtt_mean_s"] = float(rtt[i])
-        out[f"{label}_cwnd_mean_pkts"] = float(cwnd[i])
-        total_good += float(good[i]) * c.flows
+        good, sent = row[1 + S_GOOD], row[1 + S_SEND]
+        out[f"{label}_goodput_pps"] = good
+        out[f"{label}_send_pps"] = sent
+        out[f"{label}_loss_ratio"] = row[1 + S_LOSS] / sent if sent > 0 else 0.0
+        out[f"{label}_mark_ratio"] = row[1 + S_MARK] / sent if sent > 0 else 0.0
+        out[f"{label}_rtt_mean_s"] = row[1 + S_RTT]
+        out[f"{label}_cwnd_mean_pkts"] = row[0]
+        total_good += good * c.flows
     out["goodput_total_pps"] = total_good
     out["utilisation"] = total_good / cap
     return out

@@ -24,6 +24,14 @@ The kernels are compiled without Numba's reference counting (``_nrt=False``: the
 allocate nothing, the caller does): with it, every array passed to a helper or sliced
 out of the history cost an atomic increment and decrement, 80 % of a step's time.
 
+The grid is where the history is stored, not the step: a model may take one Heun step
+over several rows where its embedded error estimate allows (the bottleneck model's
+error-controlled strides, up to the shortest delay it reads), interpolating the rows in
+between. The estimate is local (one step's Heun-Euler difference); it does not replace
+the check below, whose contract is the measured change of every summary metric when the
+discretisation is coarsened: the error of a time mean is carried by the delayed feedback
+from step to step, which a sum of local estimates neither bounds nor reports per metric.
+
 :func:`solve` refuses a step the model's fastest rate makes unstable (:class:`StiffModelError`,
 naming the component), rejects non-finite or grid-scale oscillating results
 (:class:`IntegrationError`), and by default checks the run against one at twice the step
@@ -140,8 +148,9 @@ class DdeSystem:
 class Trajectory:
     """States ``y`` and signals ``s`` on the grid ``t`` (rows are times).
 
-    A model that skips columns (classes not started yet, classes merged into another)
-    says so in ``layout`` and reports the first row with a non-finite state it computed
+    A model that skips entries (classes not started yet, classes merged into another,
+    rows inside a multi-row step of columns it did not read there) says so in ``layout``
+    and reports the first row with a non-finite state it computed
     in ``nonfinite_row`` (-1: none); with ``nonfinite_row`` None every entry of ``y`` is
     checked.
     """
