@@ -92,3 +92,32 @@ def test_scoreboard_by_gap_fires_as_by_segment(monkeypatch: pytest.MonkeyPatch,
     assert calls["pipe"] > 100  # the scenario went through SACK recovery
     assert len(fast) == len(reference)
     assert fast == reference
+
+
+def sack_blocks_by_definition(runs: Any, latest: int, limit: int = 3) -> Any:
+    """RFC 2018's order: the block holding ``latest`` first, then the others highest first."""
+    holding = [r for r in runs if r[0] <= latest < r[1]]
+    others = sorted((r for r in runs if r not in holding), key=lambda r: r[0], reverse=True)
+    return tuple((holding + others)[:limit])
+
+
+def test_receiver_and_scoreboard_helpers_equal_their_definitions() -> None:
+    # merge_sack and sack_blocks (whose empty-input fast paths serve most ACKs) against
+    # the definitions above, empty scoreboards and blocks included
+    import random
+
+    rng = random.Random(7)
+
+    def random_runs(n_max: int) -> Any:
+        runs: Any = ()
+        for seq in rng.sample(range(60), rng.randint(0, n_max)):
+            runs = packets.add_segment(runs, seq)
+        return runs
+
+    for _ in range(3000):
+        sacked, blocks, una = random_runs(12), random_runs(6), rng.randrange(30)
+        assert packets.merge_sack(sacked, blocks, una) == merge_by_segment(sacked, blocks, una)
+        latest, limit = rng.randrange(62), rng.randint(1, 4)
+        assert (packets.sack_blocks(sacked, latest, limit)
+                == sack_blocks_by_definition(sacked, latest, limit))
+    assert packets.merge_sack((), (), 5) == () and packets.sack_blocks((), 3) == ()

@@ -86,7 +86,7 @@ from tcpn.outputs import atomic_directory
 
 __all__ = [
     "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace", "TraceError",
-    "TraceWriter", "atomic_directory", "provenance",
+    "TraceWriter", "atomic_directory", "encoded", "provenance",
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
@@ -315,6 +315,10 @@ class TraceWriter:
     def extend(self, table: str, **columns: Any) -> None:
         """Append many rows at once: arrays of equal length, or scalars repeated.
 
+        NumPy and Arrow arrays are taken as they are (a dictionary-encoded string column,
+        see :func:`encoded`, is not decoded); other sequences are read as lists. An
+        integer column given floats must hold whole numbers below 2**53 (exact in both).
+
         >>> from tcpn.models.scenario import dumbbell
         >>> s = dumbbell(pairs=1, horizon_s=1.0)
         >>> w = TraceWriter(s, s.concrete_flows(1))
@@ -340,7 +344,8 @@ class TraceWriter:
                 value = _DEFAULTS[table][col]
             else:
                 raise TraceError(f"{table}: column {col!r} is required")
-            data[col] = list(value) if _is_array(value) else [value] * n
+            data[col] = (value if isinstance(value, np.ndarray | pa.Array) else list(value)
+                         ) if _is_array(value) else [value] * n
             if len(data[col]) != n:
                 raise TraceError(f"{table}: column {col!r} has {len(data[col])} values, "
                                  f"expected {n}")
@@ -361,14 +366,12 @@ class TraceWriter:
         arrays = []
         for col in schema.names:
             kind = schema.field(col).type
+            given = data[col]
             if kind == _DICT:
-                arrays.append(pa.array(data[col], type=pa.string()).dictionary_encode())
+                arrays.append(given if isinstance(given, pa.DictionaryArray) and given.type == kind
+                              else pa.array(given, type=pa.string()).dictionary_encode())
             else:  # through NumPy: pa.array(list, type=float64) is ~40x slower
-                try:
-                    values = np.asarray(data[col], dtype=kind.to_pandas_dtype())
-                except (TypeError, ValueError) as exc:
-                    raise TraceError(f"{table}: column {col!r}: {exc}") from None
-                arrays.append(pa.array(values))
+                arrays.append(pa.array(_numbers(table, col, given, kind.to_pandas_dtype())))
         if not np.isfinite(arrays[0].to_numpy()).all():
             raise TraceError(f"{table}: non-finite time_s")
         chunk = pa.Table.from_arrays(arrays, schema=schema)
@@ -384,13 +387,13 @@ class TraceWriter:
     def _check(self, table: str, data: Mapping[str, Sequence[Any]]) -> None:
         if table in _EVENT_VALUES:
             col, allowed = _EVENT_VALUES[table]
-            bad = set(data[col]) - set(allowed)
+            bad = _names(data[col]) - set(allowed)
             if bad:
                 raise TraceError(f"{table}: unknown event {sorted(map(str, bad))[0]!r}; "
                                  f"events: {', '.join(allowed)}")
         for col in ("flow", "queue", "where"):
             if col in data:
-                bad = set(data[col]) - self._known[col]
+                bad = _names(data[col]) - self._known[col]
                 if bad:
                     raise TraceError(f"{table}: unknown {col} {sorted(map(str, bad))[0]!r}")
 
@@ -426,6 +429,53 @@ class TraceWriter:
 
 def _is_array(value: Any) -> bool:
     return isinstance(value, list | tuple | np.ndarray | pd.Series | pa.Array)
+
+
+def _names(values: Any) -> set[Any]:
+    """The distinct values of a string column (of a dictionary column: its dictionary)."""
+    if isinstance(values, pa.DictionaryArray):
+        return set(values.dictionary.to_pylist())
+    return set(values.to_pylist() if isinstance(values, pa.Array) else values)
+
+
+def _numbers(table: str, col: str, values: Any, dtype: Any) -> np.ndarray:
+    """Column ``col``'s values as a NumPy array of ``dtype``; floats given for an integer
+    column must be whole and below 2**53 (NumPy's cast would truncate silently)."""
+    if isinstance(values, pa.Array):
+        values = values.to_numpy(zero_copy_only=False)
+    try:
+        array = np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TraceError(f"{table}: column {col!r}: {exc}") from None
+    if (isinstance(values, np.ndarray) and values.dtype.kind == "f"
+            and array.dtype.kind in "iu"
+            and not (np.array_equal(array, values) and (np.abs(values) < 2.0**53).all())):
+        raise TraceError(f"{table}: column {col!r}: values that are not whole numbers "
+                         "below 2**53 for an integer column")
+    return array
+
+
+def encoded(names: Sequence[str], codes: np.ndarray) -> pa.DictionaryArray:
+    """The string column whose row ``k`` is ``names[codes[k]]``, dictionary-encoded exactly
+    as ``pa.array(strings).dictionary_encode()`` encodes it (the dictionary in the order of
+    first appearance, int32 indices), without building a string per row.
+
+    >>> encoded(["a", "b", "a", "c"], np.array([3, 2, 0, 1, 3])).to_pylist()
+    ['c', 'a', 'a', 'b', 'c']
+    >>> encoded(["a", "b", "a", "c"], np.array([3, 2, 0, 1, 3])).dictionary.to_pylist()
+    ['c', 'a', 'b']
+    """
+    distinct: dict[str, int] = {}
+    string_of = np.array([distinct.setdefault(name, len(distinct)) for name in names],
+                         dtype=np.intp)
+    strings = list(distinct)
+    ids = string_of[codes]
+    present, first = np.unique(ids, return_index=True)
+    order = present[np.argsort(first)]
+    index = np.empty(len(strings), dtype=np.int32)
+    index[order] = np.arange(len(order), dtype=np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(index[ids], type=pa.int32()),
+                                          pa.array([strings[i] for i in order], type=pa.string()))
 
 
 # --------------------------------------------------------------------------- result

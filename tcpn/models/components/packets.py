@@ -88,6 +88,8 @@ def advance(nxt: int, runs: tuple[tuple[int, int], ...]) -> int:
     >>> advance(5, ((5, 7), (9, 10))), advance(8, ((5, 7), (9, 10)))
     (7, 8)
     """
+    if not runs:  # in-order delivery, the common case: no bisection
+        return nxt
     i = _run_at(runs, nxt)
     return runs[i][1] if i >= 0 and nxt < runs[i][1] else nxt
 
@@ -122,6 +124,8 @@ def covers(runs: tuple[tuple[int, int], ...], seq: int) -> bool:
     >>> covers(((3, 5), (9, 10)), 4), covers(((3, 5), (9, 10)), 5)
     (True, False)
     """
+    if not runs:
+        return False
     i = _run_at(runs, seq)
     return i >= 0 and seq < runs[i][1]
 
@@ -132,7 +136,7 @@ def runs_above(runs: tuple[tuple[int, int], ...], nxt: int) -> tuple[tuple[int, 
     >>> runs_above(((3, 5), (9, 10)), 7)
     ((9, 10),)
     """
-    return runs[_run_at(runs, nxt) + 1:]
+    return runs[_run_at(runs, nxt) + 1:] if runs else runs
 
 
 def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int], ...],
@@ -145,6 +149,8 @@ def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int
     >>> merge_sack(((3, 5), (9, 10)), ((5, 7), (12, 14)), 4)
     ((4, 7), (9, 10), (12, 14))
     """
+    if not sacked and not blocks:  # no SACK information, the common case
+        return ()
     runs = tuple((max(s, una), e) for s, e in sacked if e > una)
     added = [(max(s, una), e) for s, e in blocks if e > max(s, una)]
     if not added:
@@ -163,6 +169,8 @@ def sack_blocks(runs: tuple[tuple[int, int], ...], latest: int,
                 limit: int = 3) -> tuple[tuple[int, int], ...]:
     """RFC 2018 blocks for the buffered ``runs``: the block holding ``latest`` first, then
     the others from the highest down, at most ``limit`` blocks."""
+    if not runs:  # nothing buffered out of order, the common case
+        return ()
     first = [r for r in runs if r[0] <= latest < r[1]]
     rest = sorted((r for r in runs if r not in first), reverse=True)
     return tuple((first + rest)[:limit])
