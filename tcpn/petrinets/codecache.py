@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from types import CodeType
 
-__all__ = ["cache_root", "compile_cached"]
+__all__ = ["cache_root", "compile_cached", "write_atomically"]
 
 #: this module's code and Python's bytecode version: an entry is valid for both only
 _VERSION = hashlib.sha256(Path(__file__).read_bytes() + importlib.util.MAGIC_NUMBER).digest()
@@ -77,12 +77,13 @@ def compile_cached(source: str, filename: str) -> CodeType:
     if path is not None:
         payload = marshal.dumps(code)
         with contextlib.suppress(OSError):
-            _write_atomically(path, hashlib.sha256(payload).digest() + payload)
+            write_atomically(path, hashlib.sha256(payload).digest() + payload)
     return code
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """``data`` into ``path`` by a rename: readers see the whole entry or none."""
+def write_atomically(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` by a rename: readers see the whole entry or none (a cache
+    entry; concurrent writers of one key write equal bytes, the last rename wins)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as part:
         try:

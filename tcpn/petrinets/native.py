@@ -47,7 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from tcpn.petrinets.codecache import cache_root
+from tcpn.petrinets.codecache import cache_root, write_atomically
 from tcpn.petrinets.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
@@ -229,16 +229,7 @@ def _stored_shape_of(source: str, names: frozenset[str]
     body, used, constants = _shape_of(source, names)
     with contextlib.suppress(OSError, TypeError):
         stored_text = json.dumps({"body": body, "used": used, "constants": constants})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".part",
-                                         delete=False) as part:
-            try:
-                part.write(stored_text)
-                part.close()
-                os.replace(part.name, path)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(part.name)
+        write_atomically(path, stored_text.encode())
     return body, used, constants
 
 
