@@ -30,7 +30,7 @@ from tcpn.petrinets.cnet.translate import Unsupported, decode, encode
 from tcpn.petrinets.compiler import CompiledNet, KeyedTokens
 from tcpn.petrinets.errors import FiringError
 
-__all__ = ["CEngine", "build_cnet"]
+__all__ = ["CEngine", "build_cnet", "initial_marking_outside"]
 
 _log = logging.getLogger("tcpn.native")
 _TEMPLATE = Path(__file__).with_name("engine.pyx")
@@ -211,6 +211,18 @@ class CEngine:
         sim._in_order, sim._latest = self.compiled.timestamp_order(sim.marking)
 
 
+def initial_marking_outside(compiled: CompiledNet, plan: NetPlan) -> str | None:
+    """Why the initial marking cannot be encoded in ``plan``'s slots (the place and the
+    value's fault), or ``None`` when every initial token fits."""
+    try:
+        for p, name in enumerate(compiled.place_names):
+            for token in compiled.net.places[name].initial_tokens:
+                encode(plan.slots[p], plan.product[p], token.value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        return f"place {name}: initial token outside the C engine's subset ({exc})"
+    return None
+
+
 def build_cnet(compiled: CompiledNet, build: Callable[[str, tuple[str, ...], tuple[str, ...]],
                                                       Any]) -> CEngine | str:
     """The C engine of ``compiled``, or why it stays out (the element and the reason).
@@ -225,12 +237,9 @@ def build_cnet(compiled: CompiledNet, build: Callable[[str, tuple[str, ...], tup
     except Exception as exc:  # a translator defect must not take the Cython route away
         _log.warning("net %s: the C engine's translator failed: %r", compiled.net.name, exc)
         return f"the C engine's translator failed on this net: {exc!r}"
-    try:
-        for p, name in enumerate(compiled.place_names):
-            for token in compiled.net.places[name].initial_tokens:
-                encode(plan.slots[p], plan.product[p], token.value)
-    except (OverflowError, ValueError, TypeError) as exc:
-        return f"place {name}: initial token outside the C engine's subset ({exc})"
+    outside = initial_marking_outside(compiled, plan)
+    if outside is not None:
+        return outside
     source = _TEMPLATE.read_text().replace("@C_SOURCE@", plan.source)
     source = f"# numpy {np.__version__}\n" + source
     module = build(source, _numpy_flags(), _LIBRARIES)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.cnet import _LIBRARIES, _numpy_flags
+from tcpn.petrinets.cnet import _LIBRARIES, _numpy_flags, initial_marking_outside
 from tcpn.petrinets.cnet.codegen import _flat, _table, plan_net
 from tcpn.petrinets.cnet.translate import Unsupported, decode, encode
 from tcpn.petrinets.colours import EnumSet
@@ -236,12 +236,9 @@ def build_cexplorer(compiled: CompiledNet, build: Callable[[str, tuple[str, ...]
     except Exception as exc:  # a translator defect must not take the Python path away
         _log.warning("net %s: the C explorer's translator failed: %r", compiled.net.name, exc)
         return f"the C engine's translator failed on this net: {exc!r}"
-    try:
-        for p, name in enumerate(compiled.place_names):
-            for token in compiled.net.places[name].initial_tokens:
-                encode(plan.slots[p], plan.product[p], token.value)
-    except (OverflowError, ValueError, TypeError) as exc:
-        return f"place {name}: initial token outside the C engine's subset ({exc})"
+    outside = initial_marking_outside(compiled, plan)
+    if outside is not None:
+        return outside
     source = "\n".join([plan.source, tables, _SEARCH.read_text()])
     source = f"# numpy {np.__version__}\n" + _TEMPLATE.read_text().replace("@C_SOURCE@", source)
     module = build(source, _numpy_flags(), _LIBRARIES)
