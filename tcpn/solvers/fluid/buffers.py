@@ -16,6 +16,7 @@ history is never reused while something can still read it.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -28,24 +29,28 @@ class BufferPool:
     def __init__(self, keep: int = 4):
         self.keep = keep
         self._buffers: list[np.ndarray] = []
+        # solves may run in threads (a Dask worker's): choosing a free buffer and taking
+        # a view of it must not interleave, or two solves would write one history
+        self._lock = threading.Lock()
 
     def take(self, rows: int, columns: int) -> np.ndarray:
         """An uninitialised (rows, columns) column-major float64 array."""
-        size = rows * columns
-        free = [i for i in range(len(self._buffers)) if self._free(i)]
-        fits = [i for i in free if self._buffers[i].size >= size]
-        if fits:
-            buffer = self._buffers[min(fits, key=lambda i: self._buffers[i].size)]
-        else:
-            buffer = np.empty(size)
-            self._buffers.append(buffer)
-        # Forget free buffers beyond ``keep``, the smallest first.
-        spare = sorted((i for i in free if self._buffers[i] is not buffer),
-                       key=lambda i: self._buffers[i].size)
-        drop = set(spare[:max(0, len(self._buffers) - self.keep)])
-        if drop:
-            self._buffers = [b for i, b in enumerate(self._buffers) if i not in drop]
-        return buffer[:size].reshape(columns, rows).T
+        with self._lock:
+            size = rows * columns
+            free = [i for i in range(len(self._buffers)) if self._free(i)]
+            fits = [i for i in free if self._buffers[i].size >= size]
+            if fits:
+                buffer = self._buffers[min(fits, key=lambda i: self._buffers[i].size)]
+            else:
+                buffer = np.empty(size)
+                self._buffers.append(buffer)
+            # Forget free buffers beyond ``keep``, the smallest first.
+            spare = sorted((i for i in free if self._buffers[i] is not buffer),
+                           key=lambda i: self._buffers[i].size)
+            drop = set(spare[:max(0, len(self._buffers) - self.keep)])
+            if drop:
+                self._buffers = [b for i, b in enumerate(self._buffers) if i not in drop]
+            return buffer[:size].reshape(columns, rows).T
 
     def _free(self, i: int) -> bool:
         # References: the list's and getrefcount's argument; any other is a holder's.
