@@ -82,6 +82,23 @@ def test_a_trim_respects_the_bound_and_the_code_cache_trims_as_it_writes(
     assert trimmed is not None and trimmed.bytes <= bound
 
 
+def test_the_bytes_written_are_counted_across_processes(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two writers (two caches' objects: what two processes share is the count beside the
+    cache) each below the slack (5 % of the bound: 1.5 entries), together above it: the
+    second trims."""
+    fill(CODE, ["c.marshal", "d.marshal"], size=3000)
+    entry = (root / "code" / "c.marshal").stat().st_blocks * 512
+    monkeypatch.setenv("TCPN_CODE_CACHE_MB", str(30 * entry / MB))
+    first, second = (BoundedCache("code", "TCPN_CODE_CACHE_MB", 256, "") for _ in range(2))
+    first.wrote(root / "code" / "c.marshal")
+    assert first.trim_if_due(0.05) is None  # one entry of the slack's 1.5
+    second.wrote(root / "code" / "d.marshal")
+    trimmed = second.trim_if_due(0.05)  # two entries since the last trim, by the two
+    assert trimmed is not None and trimmed.entries == 2
+    assert (root / ".code.written").read_text().strip() == "0"
+
+
 def test_a_stale_temporary_goes_a_fresh_one_stays(root: Path) -> None:
     fill(NATIVE, ["a.so"])
     stale, fresh = root / "native" / ".build-old", root / "native" / ".build-now"
