@@ -1056,6 +1056,8 @@ def cache_info() -> None:
                       f"{usage.entries:,}", _megabytes(usage.bytes),
                       _megabytes(usage.bound_bytes), f"${cache.variable}")
     console.print(table)
+    for cache in CACHES.values():
+        console.print(f"{cache.name}: {cache.holds}", markup=False, highlight=False)
 
 
 @cache_app.command("clear")
