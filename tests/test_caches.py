@@ -303,8 +303,10 @@ def test_the_cache_command_shows_and_clears_each_cache(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(b"x" * 5000)
     info = tcpn("cache", "info", env=env)
     assert info.returncode == 0, info.stderr
-    rows = {line.split()[1]: line for line in info.stdout.splitlines()
-            if line.split()[1:2] in (["code"], ["native"])}
+    rows = {cells[1]: line for line in info.stdout.splitlines()  # the table's rows
+            if (cells := line.split())[:1] in (["│"], ["|"])
+            and cells[1:2] in (["code"], ["native"])}
+    assert "native: native engine modules built by the C compiler" in info.stdout
     assert str(tmp_path / "code") in rows["code"] and "$TCPN_CODE_CACHE_MB" in rows["code"]
     assert " 2 " in rows["code"] and " 2 " in rows["native"] and "1,024.0 MB" in rows["native"]
     cleared = tcpn("cache", "clear", "native", env=env)
