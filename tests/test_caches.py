@@ -35,6 +35,19 @@ def entries(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.rglob("*") if p.is_file())
 
 
+def so(name: str) -> str:
+    """A native module's file name as the cache names them."""
+    return f"_tcpn_cnet_{name.encode().hex():0>24}.cpython-311-x86_64-linux-gnu.so"
+
+
+def shape(name: str) -> str:
+    return f"shapes/{name.encode().hex():0>32}.json"
+
+
+def marshal(name: str) -> str:
+    return f"{name.encode().hex():0>32}.marshal"
+
+
 def fill(cache: BoundedCache, names: list[str], size: int = 10_000) -> None:
     """Entries named ``names``, last used one second apart in that order."""
     directory = cache.directory()
@@ -48,16 +61,17 @@ def fill(cache: BoundedCache, names: list[str], size: int = 10_000) -> None:
 
 def test_the_least_recently_used_entries_go_first_and_a_hit_counts(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    names = [f"e{i}.so" for i in range(6)] + ["shapes/s0.json", "shapes/s1.json"]
+    names = [so(f"e{i}") for i in range(6)] + [shape("s0"), shape("s1")]
     fill(NATIVE, names)
     one = NATIVE.usage().bytes // len(names)  # disk usage per entry (blocks)
-    assert NATIVE.used(root / "native" / "e0.so")  # the oldest, used now: the newest
-    assert not NATIVE.used(root / "native" / "missing.so")
+    assert NATIVE.used(root / "native" / so("e0"))  # the oldest, used now: the newest
+    assert not NATIVE.used(root / "native" / so("missing"))
     monkeypatch.setenv("TCPN_NATIVE_CACHE_MB", str(4.5 * one / MB))
     trimmed = NATIVE.trim()
     assert trimmed is not None and trimmed.removed_entries == 4
     # removed: e1..e4 (oldest uses); kept: e5, the two shapes, and e0 (just used)
-    assert entries(root / "native") == ["e0.so", "e5.so", "s0.json", "s1.json"]
+    assert entries(root / "native") == sorted(
+        [so("e0"), so("e5"), shape("s0")[7:], shape("s1")[7:]])
     assert NATIVE.usage().bytes <= 4.5 * one
 
 
@@ -87,20 +101,21 @@ def test_the_bytes_written_are_counted_across_processes(
     """Two writers (two caches' objects: what two processes share is the count beside the
     cache) each below the slack (5 % of the bound: 1.5 entries), together above it: the
     second trims."""
-    fill(CODE, ["c.marshal", "d.marshal"], size=3000)
-    entry = (root / "code" / "c.marshal").stat().st_blocks * 512
+    fill(CODE, [marshal("c"), marshal("d")], size=3000)
+    entry = (root / "code" / marshal("c")).stat().st_blocks * 512
     monkeypatch.setenv("TCPN_CODE_CACHE_MB", str(30 * entry / MB))
-    first, second = (BoundedCache("code", "TCPN_CODE_CACHE_MB", 256, "") for _ in range(2))
-    first.wrote(root / "code" / "c.marshal")
+    first, second = (BoundedCache("code", "TCPN_CODE_CACHE_MB", 256, "", CODE.entry.pattern)
+                     for _ in range(2))
+    first.wrote(root / "code" / marshal("c"))
     assert first.trim_if_due(0.05) is None  # one entry of the slack's 1.5
-    second.wrote(root / "code" / "d.marshal")
+    second.wrote(root / "code" / marshal("d"))
     trimmed = second.trim_if_due(0.05)  # two entries since the last trim, by the two
     assert trimmed is not None and trimmed.entries == 2
     assert (root / ".code.written").read_text().strip() == "0"
 
 
 def test_a_stale_temporary_goes_a_fresh_one_stays(root: Path) -> None:
-    fill(NATIVE, ["a.so"])
+    fill(NATIVE, [so("a")])
     stale, fresh = root / "native" / ".build-old", root / "native" / ".build-now"
     for directory in (stale, fresh):
         directory.mkdir()
@@ -111,16 +126,21 @@ def test_a_stale_temporary_goes_a_fresh_one_stays(root: Path) -> None:
     os.utime(part, ns=(1_000_000_000,) * 2)
     NATIVE.trim()
     assert not stale.exists() and not part.exists() and fresh.exists()
-    assert (root / "native" / "a.so").exists()  # within the bound
+    assert (root / "native" / so("a")).exists()  # within the bound
 
 
 def test_clear_removes_every_entry_and_says_how_many(root: Path) -> None:
-    fill(CODE, ["a.marshal", "b.marshal"], size=5000)
-    fill(NATIVE, ["m.so"])
+    fill(CODE, [marshal("a"), marshal("b")], size=5000)
+    fill(NATIVE, [so("m")])
+    for mine in ("code/notes.txt", "native/build.log", "native/shapes/x.json"):
+        (root / mine).write_text("a user's file, not tcpn's")
     cleared = CODE.clear()
     assert (cleared.removed_entries, cleared.entries, cleared.bytes) == (2, 0, 0)
     assert cleared.removed_bytes >= 10_000
-    assert entries(root / "code") == [] and entries(root / "native") == ["m.so"]
+    assert entries(root / "code") == ["notes.txt"]
+    assert entries(root / "native") == sorted([so("m"), "build.log", "x.json"])
+    NATIVE.clear()
+    assert entries(root / "native") == ["build.log", "x.json"]  # never another's file
 
 
 def test_a_bad_bound_names_its_variable(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,13 +213,13 @@ LOADER = """
     directory = NATIVE.directory()
     seen = built = 0
     for round in range(400):
-        path = directory / f"module{round % 7}.so"
+        path = directory / f"_tcpn_cnet_{round % 7:024x}.so"
         with NATIVE.in_use():  # as build_native: look up, build if missing, load
             if not NATIVE.used(path):
-                write_atomically(path, path.name.encode() * 1000)
+                write_atomically(path, path.name.encode() * 100)
                 built += 1
             time.sleep(0.002)  # a build of the other modules, a compiler's start
-            assert path.read_bytes() == path.name.encode() * 1000  # "load" it
+            assert path.read_bytes() == path.name.encode() * 100  # "load" it
             seen += 1
         if round % 10 == 9:
             NATIVE.trim_if_due()
@@ -299,7 +319,8 @@ def test_the_cache_command_shows_and_clears_each_cache(tmp_path: Path) -> None:
     env = {"TCPN_CACHE_DIR": str(tmp_path)}
     (tmp_path / "code").mkdir()
     (tmp_path / "native" / "shapes").mkdir(parents=True)
-    for name in ("code/a.marshal", "code/b.marshal", "native/m.so", "native/shapes/s.json"):
+    for name in ("code/" + marshal("a"), "code/" + marshal("b"), "native/" + so("m"),
+                 "native/" + shape("s")):
         (tmp_path / name).write_bytes(b"x" * 5000)
     info = tcpn("cache", "info", env=env)
     assert info.returncode == 0, info.stderr

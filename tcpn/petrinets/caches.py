@@ -34,8 +34,10 @@ unlinked file's data while it is open or mapped). The code cache needs no such l
 readers read an entry whole or find it gone and compile again. Entries are written whole
 and renamed into place (:func:`~tcpn.petrinets.codecache.write_atomically`), so no one
 reads a half-written entry, and a removal is one ``unlink``, so no one reads a
-half-removed one. Temporary files an interrupted writer left (``*.part``, ``.build-*``)
-are removed once an hour old.
+half-removed one. Temporary files an interrupted writer left (``tmp*.part``,
+``.build-*``) are removed once an hour old. Only files named as tcpn names its entries are
+counted and removed: anything else in these directories (``$TCPN_CACHE_DIR`` may point
+anywhere) is left alone.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import threading
 import time
@@ -109,10 +112,15 @@ class CacheUsage:
 
 class BoundedCache:
     """One cache directory under :func:`cache_root`, bounded by ``$<variable>`` megabytes
-    (``default_mb`` unless set), least recently used entries removed first."""
+    (``default_mb`` unless set), least recently used entries removed first.
 
-    def __init__(self, name: str, variable: str, default_mb: float, holds: str):
+    Only files whose path in the directory matches ``entry`` (tcpn's own names) are
+    entries: anything else there is neither counted nor removed.
+    """
+
+    def __init__(self, name: str, variable: str, default_mb: float, holds: str, entry: str):
         self.name, self.variable, self.default_mb, self.holds = name, variable, default_mb, holds
+        self.entry = re.compile(entry)
         self._lock = threading.Lock()
         self._missed = False     # an entry was missed (and will be written) since the
         self._written = 0        # last trim, and the bytes all processes wrote since
@@ -290,15 +298,21 @@ class BoundedCache:
             except OSError:
                 continue
             for item in listing:
+                path = Path(item.path)
+                name = path.relative_to(directory).as_posix()
                 try:
                     stat = item.stat(follow_symlinks=False)
-                    if item.name.startswith(".build-") or item.name.endswith(".part"):
-                        temporaries.append((Path(item.path), stat.st_mtime_ns))
-                    elif item.is_dir(follow_symlinks=False):
-                        if folder == directory:
-                            folders.append(Path(item.path))
-                    elif item.is_file(follow_symlinks=False):
-                        entries.append((Path(item.path), _disk_bytes(stat), stat.st_mtime_ns))
+                    if item.is_dir(follow_symlinks=False):
+                        if _BUILD.fullmatch(name):
+                            temporaries.append((path, stat.st_mtime_ns))
+                        elif folder == directory:
+                            folders.append(path)
+                    elif not item.is_file(follow_symlinks=False):
+                        continue
+                    elif _PART.fullmatch(name):
+                        temporaries.append((path, stat.st_mtime_ns))
+                    elif self.entry.fullmatch(name):
+                        entries.append((path, _disk_bytes(stat), stat.st_mtime_ns))
                 except OSError:  # removed meanwhile
                     continue
         return entries, temporaries
@@ -336,11 +350,17 @@ def _disk_bytes(stat: os.stat_result) -> int:
     return stat.st_size if blocks is None else blocks * 512
 
 
+#: an interrupted writer's leftovers: ``write_atomically``'s files, the native builds'
+#: directories (paths in the cache directory)
+_PART = re.compile(r"(?:[^/]+/)?tmp[^/]*\.part")
+_BUILD = re.compile(r"\.build-[^/]+")
 #: the compiled code of generated sources (:mod:`~tcpn.petrinets.codecache`)
 CODE = BoundedCache("code", "TCPN_CODE_CACHE_MB", 256,
-                    "compiled code of the nets' generated sources (recompiled in ms)")
+                    "compiled code of the nets' generated sources (recompiled in ms)",
+                    entry=r"[0-9a-f]{32}\.marshal")
 #: the native engine's built modules and shapes (:mod:`~tcpn.petrinets.native`)
 NATIVE = BoundedCache("native", "TCPN_NATIVE_CACHE_MB", 1024,
-                      "native engine modules built by the C compiler (rebuilt in s to min)")
+                      "native engine modules built by the C compiler (rebuilt in s to min)",
+                      entry=r"_tcpn_[a-z]+_[0-9a-f]{24}\.[^/]+|shapes/[0-9a-f]{32}\.json")
 #: every cache tcpn keeps, by name
 CACHES = {cache.name: cache for cache in (CODE, NATIVE)}
