@@ -1009,6 +1009,82 @@ def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
     _print_report_files(files)
 
 
+cache_app = typer.Typer(
+    help=("See and empty tcpn's caches on disk.\n\n"
+          "tcpn keeps the compiled code of nets (the 'code' cache) and the native engine's "
+          "built modules (the 'native' cache) under $TCPN_CACHE_DIR, else the user's cache "
+          "directory (e.g. ~/.cache/tcpn). Each is bounded: past $TCPN_CODE_CACHE_MB "
+          "(default 256) or $TCPN_NATIVE_CACHE_MB (default 1024) megabytes its least "
+          "recently used entries are removed. Removing entries never changes results: what "
+          "is missing is compiled or built again (the native engine's modules in seconds to "
+          "minutes)."),
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+
+
+def _cache_names(values: list[str] | None) -> list[str] | None:
+    """Names of tcpn's caches (usage error otherwise)."""
+    from tcpn.petrinets.caches import CACHES
+
+    for value in values or []:
+        _choice(*CACHES)(value)
+    return values
+
+
+def _megabytes(n_bytes: int) -> str:
+    return f"{n_bytes / 1e6:,.1f} MB"
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Show each cache: its directory, entries, disk usage and bound.
+
+    Example: `tcpn cache info`; then `TCPN_NATIVE_CACHE_MB=4000 tcpn ...` to keep more
+    native modules, or `tcpn cache clear native` to empty that cache.
+    """
+    from tcpn.petrinets.caches import CACHES
+
+    table = Table(title="tcpn's caches (1 MB = 10^6 bytes, disk usage as du counts it)")
+    for column in ("cache", "directory", "entries", "size", "bound", "set with"):
+        table.add_column(column, justify="right" if column in ("entries", "size", "bound")
+                         else "left", overflow="fold")
+    for cache in CACHES.values():
+        usage = cache.usage()
+        table.add_row(cache.name, str(usage.directory or "none (no platformdirs, no "
+                                                          "$TCPN_CACHE_DIR): not cached"),
+                      f"{usage.entries:,}", _megabytes(usage.bytes),
+                      _megabytes(usage.bound_bytes), f"${cache.variable}")
+    console.print(table)
+    for cache in CACHES.values():
+        console.print(f"{cache.name}: {cache.holds}", markup=False, highlight=False)
+
+
+@cache_app.command("clear")
+def cache_clear(
+    names: Annotated[list[str] | None, typer.Argument(
+        metavar="[code|native]...", callback=_cache_names,
+        help="The caches to empty (default: all).")] = None,
+    wait: Annotated[float, typer.Option(
+        min=0, max=86_400, help="Seconds to wait for other tcpn processes that are loading "
+                               "native modules (a build in progress) before giving up "
+                               "(exit 1).")] = 60.0,
+) -> None:
+    """Empty tcpn's caches (all, or those named): every entry is removed.
+
+    Safe while other tcpn processes run: a process keeps the modules it has loaded, a
+    build in progress is waited for (--wait), and anything removed is compiled or built
+    again when next needed. Example: `tcpn cache clear native`.
+    """
+    from tcpn.petrinets.caches import CACHES
+
+    for name in names or list(CACHES):
+        cleared = CACHES[name].clear(timeout_s=wait)
+        console.print(f"{name}: removed {cleared.removed_entries:,} entries "
+                      f"({_megabytes(cleared.removed_bytes)}) from {cleared.directory}",
+                      markup=False, highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     """Entry point: usage errors exit 2 (Typer's own messages); tcpn's errors print one line;
     SIGTERM ends a command as Ctrl-C does (no partial output left); characters the

@@ -78,6 +78,39 @@ def test_the_limits_cut_where_the_python_explorer_cuts(
         == "max_states"
 
 
+def test_the_memory_budget_stops_both_searches_alike(
+        benchmark_nets: Callable[[], list[PetriNet]]) -> None:
+    """A budget already passed: both stop before expanding state 0, the same space. A
+    budget of 40 MB more than the process holds, on a net of unbounded counters: each
+    stops at it (``"memory_budget"``, the limit named), the process then within the
+    budget but for one reading interval's growth and the result's arrays (the C search
+    counts the store it fills afterwards), and their states agree as far as both went."""
+    from tcpn.petrinets.memory import MemoryBudget, resident_bytes
+
+    net = benchmark_nets()[0]  # the counter, untimed: no end
+    space = assert_same_space(net, max_memory_bytes=1, max_states=None)
+    assert (space.stop_reason, space.n_expanded, space.complete) == ("memory_budget", 0, False)
+    assert space.limit == "resident memory above 1 bytes"
+    assert "stopped at the limit resident memory above 1 bytes" in space.summary()
+    for engine in ("native", "python"):  # the module built and loaded, the code compiled
+        explore(net, engine=engine, max_states=1000)
+    spaces = {}
+    for engine in ("native", "python"):
+        budget = resident_bytes() + 40_000_000
+        found = spaces[engine] = explore(net, engine=engine, max_states=None,
+                                         max_memory_bytes=budget)
+        assert found.stop_reason == "memory_budget" and not found.complete
+        assert found.limit == MemoryBudget(budget).reason().split(": ")[1]
+        assert 0 < found.n_expanded < found.n_states
+        assert resident_bytes() <= budget + 10_000_000, engine
+    c, python = spaces["native"], spaces["python"]
+    assert c.explorer_reason is None and python.explorer_reason == "engine='python'"
+    common = min(c.n_states, python.n_states)
+    assert np.array_equal(c.keys[:common], python.keys[:common])
+    expanded = min(c.n_expanded, python.n_expanded)
+    assert np.array_equal(c.edge_start[:expanded + 1], python.edge_start[:expanded + 1])
+
+
 def test_keys_past_64_bits() -> None:
     """75 places: the keys are byte strings, packed from the C states as the store does."""
     from tcpn.petrinets.examples import dining_philosophers

@@ -16,7 +16,16 @@ from typing import Any
 
 import pytest
 
-from tcpn.petrinets import INT, PetriNet, Place, Simulator, Transition, codecache, compile_net
+from tcpn.petrinets import (
+    INT,
+    PetriNet,
+    Place,
+    Simulator,
+    Transition,
+    caches,
+    codecache,
+    compile_net,
+)
 from tcpn.petrinets import result as result_module
 from tcpn.petrinets.monitors import FiringRecord
 
@@ -99,7 +108,7 @@ def test_an_unusable_cache_directory_still_compiles(tmp_path: Path,
     monkeypatch.setenv("TCPN_CACHE_DIR", str(blocker))
     assert run(codecache.compile_cached(SOURCE, "<test>")) == 13
     monkeypatch.delenv("TCPN_CACHE_DIR")
-    monkeypatch.setattr(codecache, "_user_cache", lambda: None)  # no platformdirs
+    monkeypatch.setattr(caches, "_user_cache", lambda: None)  # no platformdirs
     assert codecache.cache_root() is None
     assert run(codecache.compile_cached(SOURCE, "<test>")) == 13
 

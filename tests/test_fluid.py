@@ -241,6 +241,65 @@ def test_the_pool_never_hands_out_memory_still_referenced():
     assert len(pool._buffers) == 2
 
 
+def test_the_pool_keeps_at_most_its_bytes_and_releases_free_buffers():
+    from tcpn.solvers.fluid.buffers import BufferPool
+
+    pool = BufferPool(keep=4, keep_bytes=1000)
+    first = pool.take(10, 10)  # 800 bytes: kept
+    assert pool.kept_bytes == 800
+    second = pool.take(10, 10)  # the first is busy; 1600 bytes would pass: fresh memory
+    assert pool.kept_bytes == 800 and not np.shares_memory(first, second)
+    del first, second
+    again = pool.take(5, 10)  # the kept one, free again
+    assert any(np.shares_memory(again, b) for b in pool._buffers)
+    big = pool.take(20, 10)  # 1600 bytes alone: never kept
+    assert pool.kept_bytes == 800 and not any(np.shares_memory(big, b) for b in pool._buffers)
+    del again
+    later = pool.take(12, 10)  # 960 bytes: the free 800 are forgotten to make room
+    assert pool.kept_bytes == 960 and len(pool._buffers) == 1
+    assert pool.release() == 0  # busy: kept
+    del later
+    assert pool.release() == 960 and pool.kept_bytes == 0
+
+
+def test_the_pools_bound_comes_from_the_environment(monkeypatch):
+    from tcpn.solvers.fluid import buffers
+
+    pool = buffers.BufferPool()
+    monkeypatch.setenv("TCPN_FLUID_POOL_MB", "0")
+    pool.take(10, 10)
+    assert pool.kept_bytes == 0
+    monkeypatch.setenv("TCPN_FLUID_POOL_MB", "0.001")  # 1000 bytes
+    pool.take(10, 10)
+    assert pool.kept_bytes == 800
+    monkeypatch.delenv("TCPN_FLUID_POOL_MB")
+    pool.take(100, 1000)
+    assert pool.kept_bytes == 800_800  # default 128 MB
+    assert buffers.DEFAULT_KEEP_MB == 128
+    monkeypatch.setenv("TCPN_FLUID_POOL_MB", "lots")
+    with pytest.raises(InputError, match=r"\$TCPN_FLUID_POOL_MB='lots'"):
+        pool.take(10, 10)
+
+
+def test_a_solve_within_a_small_pool_bound_gives_the_same_run(monkeypatch):
+    """The bound changes which memory a history uses, never what a run computes; after
+    the solves the pool holds no more than its bound."""
+    from tcpn.solvers.fluid import bottleneck, buffers
+
+    classes = [FlowClass(prop_rtt_s=0.045, initial_cwnd_pkts=10, start_s=s) for s in (0.8, 0.9)]
+    link = Bottleneck(capacity_pps=832, buffer_pkts=100)
+    runs = []
+    for keep_bytes in (None, 300_000, 0):
+        pool = buffers.BufferPool(keep_bytes=keep_bytes)
+        monkeypatch.setattr(bottleneck, "HISTORIES", pool)
+        for _ in range(2):  # the second solve reuses what the first left
+            runs.append(simulate_bottleneck(classes, link, horizon_s=15, warmup_s=5))
+        assert pool.kept_bytes <= (keep_bytes if keep_bytes is not None else 128_000_000)
+    for run in runs[1:]:
+        assert run.summary == runs[0].summary
+        np.testing.assert_array_equal(run.cwnd_pkts, runs[0].cwnd_pkts)
+
+
 def test_means_over_step_ends_equal_the_means_of_the_filled_series():
     # Strides write only the history columns; the summary weighs the step ends. It must
     # equal the trapezoid mean of the series written afterwards.

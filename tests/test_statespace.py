@@ -395,6 +395,20 @@ def test_time_budget_stops_cleanly():
     assert (space.stop_reason, len(space), space.n_expanded) == ("time_budget", 1, 0)
 
 
+def test_the_memory_budget_stops_cleanly_on_both_python_paths():
+    """The untimed path and the general one (a timed net) stop at the memory budget as
+    at the time budget: before the state that passed it, the limit named."""
+    timed = _timed_loop(delay="1")
+    for net in (grid(10), timed):
+        space = explore(net, max_memory_bytes=1)
+        assert (space.stop_reason, len(space), space.n_expanded) == ("memory_budget", 1, 0)
+        assert space.limit == "resident memory above 1 bytes"
+    from tcpn.petrinets.checking import _budget_reason
+    assert _budget_reason(space).startswith(
+        "memory budget reached (resident memory above 1 bytes) after 1 states")
+    assert explore(grid(3), max_memory_bytes=1 << 50).complete
+
+
 def test_limits_not_reached_leave_space_complete():
     space = explore(grid(3), max_states=16, max_depth=7, time_budget_s=60)
     assert space.complete and len(space) == 16 and space.dead_markings() == [15]
@@ -407,6 +421,8 @@ def test_limits_not_reached_leave_space_complete():
     ({"max_states": 0}, "max_states must be an int >= 1"),
     ({"max_depth": -1}, "max_depth must be an int >= 0"),
     ({"time_budget_s": float("nan")}, "time_budget_s must be a finite number"),
+    ({"max_memory_bytes": 0}, "max_memory_bytes must be an int >= 1 or None"),
+    ({"max_memory_bytes": 1.5e9}, "max_memory_bytes must be an int >= 1 or None"),
     ({"clock": "wall"}, "clock must be one of"),
 ])
 def test_bad_limits(kwargs, message):

@@ -246,7 +246,8 @@ def _on_the_fly(formula: Formula, goal: tuple[Formula, bool],
 
 def _budget_reason(space: StateSpace) -> str:
     what = {"max_states": "state budget", "time_budget": "time limit",
-            "max_depth": "depth limit"}.get(space.stop_reason, space.stop_reason)
+            "max_depth": "depth limit", "memory_budget": "memory budget"
+            }.get(space.stop_reason, space.stop_reason)
     return (f"{what} reached ({space.limit}) after {space.n_states} states, before the "
             "answer was known")
 

@@ -14,6 +14,11 @@ written whole and renamed into place (concurrent writers of one key write equal 
 and it carries a SHA-256 of its payload: an entry that is damaged or cannot be read is
 compiled again and rewritten. Where no cache directory can be found (no ``$TCPN_CACHE_DIR``
 and no ``platformdirs``) or it cannot be written, the code is compiled as before.
+
+The cache is bounded (``$TCPN_CODE_CACHE_MB``, 256 MB unless set): an entry found is
+marked used, and past the bound the least recently used entries are removed
+(:data:`tcpn.petrinets.caches.CODE`); ``tcpn cache info`` shows it, ``tcpn cache clear``
+empties it.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import importlib.util
 import marshal
 import os
 import tempfile
-from functools import cache
 from pathlib import Path
 from types import CodeType
+
+from tcpn.petrinets.caches import CODE, CODE_TRIM_SHARE, cache_root
 
 __all__ = ["cache_root", "compile_cached", "write_atomically"]
 
@@ -35,31 +41,13 @@ _VERSION = hashlib.sha256(Path(__file__).read_bytes() + importlib.util.MAGIC_NUM
 _CHECK_BYTES = 32  # the SHA-256 of the payload, in front of it
 
 
-def cache_root() -> Path | None:
-    """tcpn's cache directory: ``$TCPN_CACHE_DIR``, else the user's (``platformdirs``), else
-    ``None``."""
-    root = os.environ.get("TCPN_CACHE_DIR")
-    if root:
-        return Path(root)
-    return _user_cache()
-
-
-@cache
-def _user_cache() -> Path | None:
-    try:
-        import platformdirs
-    except ImportError:
-        return None
-    return Path(platformdirs.user_cache_dir("tcpn"))
-
-
 def _entry(source: str, filename: str) -> Path | None:
-    root = cache_root()
-    if root is None:
+    directory = CODE.directory()
+    if directory is None:
         return None
     digest = hashlib.sha256(_VERSION)
     digest.update(filename.encode() + b"\0" + source.encode())
-    return root / "code" / f"{digest.hexdigest()[:32]}.marshal"
+    return directory / f"{digest.hexdigest()[:32]}.marshal"
 
 
 def compile_cached(source: str, filename: str) -> CodeType:
@@ -72,12 +60,15 @@ def compile_cached(source: str, filename: str) -> CodeType:
             if hashlib.sha256(payload).digest() == stored[:_CHECK_BYTES]:
                 code = marshal.loads(payload)
                 if isinstance(code, CodeType):
+                    CODE.used(path)  # its last use, for the bound's eviction order
                     return code
     code = compile(source, filename, "exec")
     if path is not None:
         payload = marshal.dumps(code)
         with contextlib.suppress(OSError):
             write_atomically(path, hashlib.sha256(payload).digest() + payload)
+            CODE.wrote(path)
+            CODE.trim_if_due(CODE_TRIM_SHARE)
     return code
 
 

@@ -99,14 +99,17 @@ def load_model(model_path: str | Path) -> Model:
 def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
                   time_limit_s: float | None = None,
                   max_memory_bytes: int | None = None) -> tuple[Model, Any]:
-    """The model and its state space (a P/T net on the vector explorer, which stops at
-    ``max_memory_bytes`` of resident memory, :func:`~tcpn.petrinets.ptspace.explore_pt`)."""
+    """The model and its state space (a P/T net on the vector explorer,
+    :func:`~tcpn.petrinets.ptspace.explore_pt`, a coloured one on
+    :func:`~tcpn.petrinets.statespace.explore`; either stops at ``max_memory_bytes`` of
+    resident memory)."""
     model = load_model(model_path)
     if model.is_pt:
         return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s,
                                  max_memory_bytes=max_memory_bytes)
     from tcpn.petrinets.statespace import explore
-    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s)
+    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s,
+                          max_memory_bytes=max_memory_bytes)
 
 
 def check_examination(model_path: str | Path, examination: str,
@@ -131,9 +134,9 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        max_memory_bytes: int | None = None) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
-    the CTL edge arrays, Liveness and the LTL checks stop at ``max_memory_bytes`` of
-    resident memory (None: a share of the available memory) and say CANNOT_COMPUTE (the
-    coloured explorer has no memory budget)."""
+    the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
+    ``max_memory_bytes`` of resident memory (None: a share of the available memory) and
+    say CANNOT_COMPUTE."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:

@@ -17,7 +17,10 @@ refused, which holds the inscription); without Cython or a C compiler the whole 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
 Cython and the compiler; a build happens in a private temporary directory and is renamed
-into place, so concurrent builds of the same net are safe.
+into place, so concurrent builds of the same net are safe. The cache is bounded
+(``$TCPN_NATIVE_CACHE_MB``, 1024 MB unless set; :data:`tcpn.petrinets.caches.NATIVE`):
+a build holds it in use from looking its modules up until they are loaded, and trims its
+least recently used entries when it ends.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tcpn.petrinets.caches import NATIVE
 from tcpn.petrinets.codecache import cache_root, write_atomically
 from tcpn.petrinets.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
@@ -225,11 +229,13 @@ def _stored_shape_of(source: str, names: frozenset[str]
     path = cache_dir() / "shapes" / f"{digest.hexdigest()[:32]}.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         stored = json.loads(path.read_text())
+        NATIVE.used(path)
         return stored["body"], tuple(stored["used"]), stored["constants"]
     body, used, constants = _shape_of(source, names)
     with contextlib.suppress(OSError, TypeError):
         stored_text = json.dumps({"body": body, "used": used, "constants": constants})
         write_atomically(path, stored_text.encode())
+        NATIVE.wrote(path)
     return body, used, constants
 
 
@@ -382,7 +388,8 @@ def _build(sources: dict[Path, str], compiler: list[str],
     Cython runs here one module after the other, the C compiler in parallel; returns
     the modules Cython rejected.
     """
-    missing = {library: source for library, source in sources.items() if not library.exists()}
+    missing = {library: source for library, source in sources.items()
+               if not NATIVE.used(library)}
     if not missing:
         return {}
     directory = cache_dir()
@@ -441,6 +448,7 @@ def why_unavailable() -> str | None:
     return None
 
 
+@NATIVE.holding
 def _build_module(source: str, flags: tuple[str, ...],
                   libraries: tuple[str, ...]) -> ModuleType | str:
     """Build (or fetch from the cache) the module of Cython ``source`` compiled with
@@ -459,6 +467,7 @@ def _build_module(source: str, flags: tuple[str, ...],
     return _load(library)
 
 
+@NATIVE.holding
 def build_native(compiled: CompiledNet) -> NativeNet:
     """Build (or fetch from the cache) the native module of ``compiled``.
 

@@ -63,6 +63,7 @@ from tcpn.petrinets.compiler import (
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.intervals import DelayChoice, discretise_delays
+from tcpn.petrinets.memory import MemoryBudget
 from tcpn.petrinets.native import resolve_engine, select_engine, why_unavailable
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.offsets import OFFSET_CHECK, OffsetGroup, Offsets
@@ -88,6 +89,9 @@ __all__ = ["CLOCK_MODES", "DEFAULT_MAX_STATES", "DEFAULT_SHIFT_CHECKS", "Edge", 
 DEFAULT_MAX_STATES = 5_000_000
 #: Seconds between two progress reports.
 PROGRESS_EVERY_S = 0.5
+#: Seconds between two readings of the resident memory for the memory budget (a reading
+#: costs about 50 us: every 256 states it would cost the C search a quarter of its time).
+MEMORY_EVERY_S = 0.02
 #: States whose firings explore() checks to be translation invariant when the net has
 #: CLOCK values (relative time; see :mod:`~tcpn.petrinets.timevalues`).
 DEFAULT_SHIFT_CHECKS = 1000
@@ -647,14 +651,21 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             delay_points: int | None = None,
             shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
             engine: str | None = None,
-            offsets: Sequence[OffsetGroup] = ()) -> StateSpace:
+            offsets: Sequence[OffsetGroup] = (),
+            max_memory_bytes: int | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
     left unexpanded; :data:`DEFAULT_MAX_STATES` unless given, ``None`` for no cap),
     ``max_depth`` the number of firings from the initial marking, ``time_budget_s`` the
-    wall time. The result says whether it is ``complete`` and, if not, which limit stopped
-    it (``stop_reason``, and ``limit``, e.g. ``"max_states=5000000"``). ``progress`` is
+    wall time, ``max_memory_bytes`` the process's resident memory
+    (:class:`~tcpn.petrinets.memory.MemoryBudget`, as the P/T explorer and the model
+    checker's; ``None``: what the process holds plus 70 % of the memory available, and
+    never less than 512 MiB left available), read every :data:`MEMORY_EVERY_S` seconds
+    by either search (the C search's tables are the process's memory). The result says
+    whether it is ``complete`` and, if not, which limit stopped it (``stop_reason``:
+    ``"max_states"``, ``"max_depth"``, ``"time_budget"``, ``"memory_budget"``; and
+    ``limit``, e.g. ``"max_states=5000000"`` or ``"resident memory above 2 GiB"``). ``progress`` is
     called as ``progress(states, expanded, seconds)`` about every 0.5 s; ``True`` prints a
     progress line on stderr when it is a terminal (``None``, the default, prints
     nothing). ``clock`` picks relative or absolute
@@ -690,6 +701,11 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                              f"or None, got {limit!r}")
     if time_budget_s is not None and not (time_budget_s >= 0 and math.isfinite(time_budget_s)):
         raise InputError(f"time_budget_s must be a finite number >= 0, got {time_budget_s!r}")
+    if max_memory_bytes is not None and (isinstance(max_memory_bytes, bool) or not isinstance(
+            max_memory_bytes, int) or max_memory_bytes < 1):
+        raise InputError(f"max_memory_bytes must be an int >= 1 or None, got "
+                         f"{max_memory_bytes!r}")
+    memory = _MemoryWatch(MemoryBudget.of(max_memory_bytes))
     if clock not in CLOCK_MODES:
         raise InputError(f"clock must be one of {CLOCK_MODES}, got {clock!r}")
     delay_choices: dict[str, DelayChoice] = {}
@@ -727,8 +743,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
 
     if isinstance(searcher, CExplorer):
         try:
-            return _explore_in_c(searcher, gen, state_cap, depth_cap, deadline, report,
-                                 started, (max_states, max_depth, time_budget_s),
+            return _explore_in_c(searcher, gen, state_cap, depth_cap, deadline, memory,
+                                 report, started, (max_states, max_depth, time_budget_s),
                                  delay_choices)
         except CExplorerError as exc:  # the Python path runs (and reports an error itself)
             _log.warning("net %s: the C explorer stopped, explored in Python: %s",
@@ -753,10 +769,13 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         if depth >= depth_cap:
             reason = "max_depth"
             break
-        if not i & 255 and (deadline is not None or report is not None):
+        if not i & 255:
             now_s = wallclock.perf_counter()
             if deadline is not None and now_s >= deadline:
                 reason = "time_budget"
+                break
+            if memory.exceeded(now_s):
+                reason = "memory_budget"
                 break
             if report is not None and now_s >= next_report:
                 report(len(order), i, now_s - started)
@@ -809,7 +828,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         sys.stderr.write("\r\033[K")
     stopped_by = {"max_states": f"max_states={max_states}",
                   "max_depth": f"max_depth={max_depth}",
-                  "time_budget": f"time_budget_s={time_budget_s}"}.get(reason, "")
+                  "time_budget": f"time_budget_s={time_budget_s}",
+                  "memory_budget": memory.limit()}.get(reason, "")
     peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
     space = StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
@@ -836,26 +856,53 @@ def _c_explorer(gen: _Successors) -> CExplorer | str:
     return build_cexplorer(gen.compiled, _build_module)
 
 
+class _MemoryWatch:
+    """A :class:`MemoryBudget` read at most every :data:`MEMORY_EVERY_S` seconds."""
+
+    def __init__(self, budget: MemoryBudget):
+        self.budget = budget
+        self.next_s = -math.inf
+
+    def exceeded(self, now_s: float, more_bytes: int = 0) -> bool:
+        """Whether the budget is passed, with ``more_bytes`` about to be allocated (read
+        now unless read in the last interval)."""
+        if now_s < self.next_s:
+            return False
+        self.next_s = now_s + MEMORY_EVERY_S
+        return self.budget.exceeded(more_bytes)
+
+    def limit(self) -> str:
+        """The budget as ``StateSpace.limit`` names it (``"resident memory above 1 GiB"``)."""
+        return self.budget.reason().split(": ", 1)[-1]
+
+
 def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
-                  deadline: float | None, report: Callable[[int, int, float], None] | None,
+                  deadline: float | None, memory: _MemoryWatch,
+                  report: Callable[[int, int, float], None] | None,
                   started: float, limits: tuple[int | None, int | None, float | None],
                   delay_choices: dict[str, DelayChoice]) -> StateSpace:
     """:func:`explore`'s breadth-first search run by the C explorer: the same states in
-    the same order, the same edges, the same store."""
+    the same order, the same edges, the same store; the same limits, checked at the same
+    states (every 256 expanded, from state 0). The memory budget counts the C tables (they
+    are the process's resident memory) and what the result will take once the search
+    stops (the store filled afterwards,
+    :func:`~tcpn.petrinets.cnet.explorer.pending_bytes`), which the Python search holds as
+    it goes."""
     next_report = [started + PROGRESS_EVERY_S]
 
-    def pause(states: int, expanded: int) -> bool:
+    def pause(states: int, expanded: int, pending_bytes: int) -> str | None:
         now_s = wallclock.perf_counter()
         if deadline is not None and now_s >= deadline:
-            return True
+            return "time_budget"
+        if memory.exceeded(now_s, pending_bytes):  # its tables resident, the store to come
+            return "memory_budget"
         if report is not None and now_s >= next_report[0]:
             report(states, expanded, now_s - started)
             next_report[0] = now_s + PROGRESS_EVERY_S
-        return False
+        return None
 
     found = searcher.run(gen.store, None if state_cap == math.inf else int(state_cap),
-                         None if depth_cap == math.inf else int(depth_cap),
-                         pause if deadline is not None or report is not None else None)
+                         None if depth_cap == math.inf else int(depth_cap), pause)
     gen.relayout()
     explored_s = wallclock.perf_counter() - started
     if report is _progress_line and explored_s > PROGRESS_EVERY_S:
@@ -863,7 +910,8 @@ def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth
     max_states, max_depth, time_budget_s = limits
     stopped_by = {"max_states": f"max_states={max_states}",
                   "max_depth": f"max_depth={max_depth}",
-                  "time_budget": f"time_budget_s={time_budget_s}"}.get(found.stop_reason, "")
+                  "time_budget": f"time_budget_s={time_budget_s}",
+                  "memory_budget": memory.limit()}.get(found.stop_reason, "")
     space = StateSpace(gen, found.keys, found.edge_dst, found.edge_start,
                        n_expanded=found.n_expanded, stop_reason=found.stop_reason,
                        depth=found.depth, explore_s=explored_s, peak_bytes=found.peak_bytes,
@@ -908,10 +956,11 @@ class StateSpace:
     States are numbered ``0 .. len(space) - 1`` in breadth-first order (0 is the initial
     marking). ``complete`` says whether every state was expanded; if not,
     ``stop_reason`` names the limit (``"max_states"``, ``"max_depth"``,
-    ``"time_budget"``) and the states at the frontier (``is_expanded(s)`` false) have
-    unknown successors. ``bytes_per_state`` is the memory the result holds per state
-    (packed markings, edge arrays, interned contents); ``peak_bytes_per_state`` is what the
-    exploration's stores held per state just before they were compacted.
+    ``"time_budget"``, ``"memory_budget"``) and the states at the frontier
+    (``is_expanded(s)`` false) have unknown successors. ``bytes_per_state`` is the memory
+    the result holds per state (packed markings, edge arrays, interned contents);
+    ``peak_bytes_per_state`` is what the exploration's stores held per state just before
+    they were compacted.
     """
 
     def __init__(self, gen: _Successors, order: list[int] | np.ndarray,

@@ -84,6 +84,15 @@ cdef class Exploration:
     def bytes(self):
         return xs_bytes(self.x)
 
+    @property
+    def n_edges(self):
+        return self.x.n_edges
+
+    @property
+    def n_contents(self):
+        """Place contents numbered so far (all places)."""
+        return self.x.n_seq
+
     def error(self):
         """(code, site, transition) of the error that stopped the exploration."""
         return self.x.s.err, self.x.s.err_where, self.x.err_t

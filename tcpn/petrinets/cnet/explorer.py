@@ -41,6 +41,10 @@ _COMPLETE, _PAUSED, _MAX_STATES, _MAX_DEPTH, _ERROR = 0, 1, 2, 3, -1
 _NO_LIMIT = 2**62
 #: states whose numbers are packed into keys at a time (bounds the transient memory)
 _CHUNK = 1 << 16
+#: what the Python store takes per place content filled after the search (a dict entry,
+#: the value or its tuple and frozenset): 272 bytes measured on the counter net, whose
+#: every state has a content of its own, the largest of the benchmark nets
+FILL_BYTES_PER_CONTENT = 300
 
 
 class CExplorerError(RuntimeError):
@@ -117,11 +121,14 @@ class CExplorer:
         self.module = module
 
     def run(self, store: MarkingStore, state_cap: int | None, depth_cap: int | None,
-            pause: Callable[[int, int], bool] | None = None) -> CExplored:
+            pause: Callable[[int, int, int], str | None] | None = None) -> CExplored:
         """Explore from the initial marking, filling ``store`` (fresh) with the contents.
 
-        ``pause(states, expanded)``, called every 256 expanded states, returns True to
-        stop (a time budget); the result says ``"time_budget"`` then.
+        ``pause(states, expanded, pending_bytes)``, called every 256 expanded states,
+        returns the reason to stop (a time or memory budget: ``"time_budget"``,
+        ``"memory_budget"``, which the result says then) or ``None`` to go on;
+        ``pending_bytes`` is what the result will take beyond the search's own tables
+        (:func:`pending_bytes`), for a memory budget to count before it is allocated.
         """
         x = self.module.Exploration()
         for p, place in enumerate(self.compiled.initial_marking()):
@@ -136,8 +143,9 @@ class CExplorer:
             code = x.run(budget, cap, depth)
             if code == _PAUSED:
                 assert pause is not None
-                if pause(x.n_states, x.expanded):
-                    reason = "time_budget"
+                stop = pause(x.n_states, x.expanded, pending_bytes(x))
+                if stop is not None:
+                    reason = stop
                     break
                 budget = 256
                 continue
@@ -192,6 +200,15 @@ class CExplorer:
             if len(index) != len(store.contents[p]):
                 raise CExplorerError(f"place {self.compiled.place_names[p]}: the C explorer "
                                      "numbered one content twice")
+
+
+def pending_bytes(x: Any) -> int:
+    """What an exploration's result takes beyond the C tables, allocated after the search:
+    the Python store's contents (:data:`FILL_BYTES_PER_CONTENT` each), the packed keys (8
+    bytes a state, more past 64 bits) and the edge arrays copied out (4 bytes an edge and
+    an expanded state)."""
+    return (x.n_contents * FILL_BYTES_PER_CONTENT + 8 * x.n_states
+            + 4 * (x.n_edges + x.expanded))
 
 
 def _keys(store: MarkingStore, n: int) -> np.ndarray:
