@@ -213,7 +213,8 @@ def test_an_untested_output_never_leaves_its_colour_set(expression, out):
 
 
 def test_a_declaration_is_a_constant_only_when_immutable_and_not_hidden():
-    """A declaration holding a list, or hidden by a code action's output, is tested."""
+    """A declaration holding a list, or hidden by a code action's output, is tested; so
+    is ``now`` when a code action assigns it."""
     assert not emit_tested(counting_net("K", IntSet(0, 9), K=7))
     assert emit_tested(counting_net("K[0]", IntSet(0, 9), K=[7]))
     net = counting_net("K", IntSet(0, 9), K=7)
@@ -221,6 +222,13 @@ def test_a_declaration_is_a_constant_only_when_immutable_and_not_hidden():
     assert emit_tested(net)
     with pytest.raises(FiringError, match="is not of colour set"):
         simulate(net)
+    clock = counting_net("now", REAL)  # the clock, unless a code action assigns ``now``
+    assert not emit_tested(clock)
+    clock.transitions["emit"] = Transition("emit", action=lambda n: {"now": math.inf},
+                                           outputs=("now",))
+    assert emit_tested(clock)
+    with pytest.raises(FiringError, match="is not of colour set"):
+        simulate(clock)
 
 
 def constructing_net(expression: str) -> PetriNet:

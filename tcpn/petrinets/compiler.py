@@ -1228,7 +1228,7 @@ class _TransitionCompiler:
         ``a if c else b`` of two such, comparisons of plain values and ``not``."""
         if isinstance(tree, ast.Name) and tree.id in known:
             return known[tree.id]
-        if isinstance(tree, ast.Name) and tree.id == "now":
+        if isinstance(tree, ast.Name) and tree.id == "now" and "now" not in self.t.outputs:
             # the clock the engines fire at: a finite float (a start time is checked
             # finite and every delay finite and >= 0)
             return RealSet()
