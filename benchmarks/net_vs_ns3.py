@@ -20,7 +20,8 @@ same sequence, so their firings are printed side by side.
 
 ``--engines python,native`` runs this tree's net lens with each simulator engine
 (``$TCPN_ENGINE``; ``native``: the Cython-built engine of ``tcpn.petrinets.native``, built
-into its cache before timing), alternated like the trees.
+into its cache before timing), alternated like the trees; ``--against REV`` then runs
+``REV``'s net lens with each of them too (before/after for every engine in one run).
 """
 
 from __future__ import annotations
@@ -39,9 +40,7 @@ from typing import Any
 from tcpn.models.lenses import make_run
 from tcpn.models.net_lens import NetLens
 from tcpn.models.scenario import Scenario, load_scenario
-from tcpn.models.topology import compose
 from tcpn.models.traces import TraceWriter
-from tcpn.petrinets import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "dumbbell_newreno.yaml"
@@ -125,10 +124,11 @@ def main() -> None:
         trees = {f"this tree, {engine}": (ROOT, engine)
                  for engine in args.engines.split(",") if engine}
         if args.against is not None:
-            trees[args.against] = (extract(args.against, tmp), "python")
-        for _tree, engine in trees.values():  # native builds (cached) before timing
-            scenario = case(args.horizon, 10e6)
-            Simulator(compose(scenario, make_run(scenario).flows).net, engine=engine)
+            before = extract(args.against, tmp)
+            trees.update({f"{args.against}, {engine}": (before, engine)
+                          for engine in args.engines.split(",") if engine})
+        for tree, engine in trees.values():  # native builds (cached) before timing, each
+            net_lens_in(tree, 0.01, 10e6, engine)  # tree by its own code
         start = time.perf_counter()
         worker.call(divmod, 1, 1)
         print(f"ns-3 worker start-up: {time.perf_counter() - start:.2f} s (import "

@@ -131,12 +131,13 @@ def fire_source(net: PetriNet) -> str:
     return source[source.index("def _fire_tracked"):]
 
 
-def test_a_record_replace_tests_the_type_and_the_replaced_fields_only():
+def test_a_record_replace_tests_the_replaced_fields_only():
     """``p._replace(size=...)`` of a ``p`` known to be a Packet: the fields it keeps
-    passed the place's test; the type and ``size`` (field 1) are tested."""
+    passed the place's test and ``_replace`` keeps ``p``'s exact type; ``size`` (field 1)
+    is tested."""
     fire = fire_source(replacing_net("p._replace(size=p.size + 10)"))
     assert "_val[1]" in fire and "_val[0]" not in fire and "_val[2]" not in fire
-    assert "type(_val) is" in fire
+    assert "type(_val) is" not in fire
     assert simulate(replacing_net("p._replace(size=p.size + 10)")).marking["out"][0] \
         .value.size == 50
     with pytest.raises(FiringError, match="is not of colour set Packet"):
@@ -159,3 +160,120 @@ def test_a_replace_the_compiler_cannot_vouch_for_is_tested_whole():
         simulate(replacing_net("p._replace(seq=2)", place_colour=wide, size=9000))
     with pytest.raises(FiringError, match="output arc grow->out"):
         simulate(replacing_net("p._replace(colour=1)"))
+
+
+def counting_net(expression: str, out: ColourSet, **declarations: object) -> PetriNet:
+    """``emit`` takes each of the tokens 0..3 of ``src`` (colour ``0..3``) and puts
+    ``expression`` (over that token ``n``) on ``out``."""
+    net = PetriNet("counting")
+    net.declare(**declarations)
+    net.add_place(Place("src", IntSet(0, 3), initial=[0, 1, 2, 3]))
+    net.add_place(Place("out", out))
+    net.add_transition(Transition("emit"))
+    net.add_input("src", "emit", "n")
+    net.add_output("out", "emit", expression)
+    return net
+
+
+def emit_tested(net: PetriNet) -> bool:
+    source = compile_net(net).transition("emit").source
+    return "is not of colour set" in source[source.index("def _fire_tracked"):]
+
+
+GUARANTEED = [  # expression, output colour set: every value passes, no test is generated
+    ("n + 1", IntSet(1, 4)), ("n - 1", IntSet(-1, 2)), ("n + n", IntSet(0, 6)),
+    ("max(n, 2)", IntSet(2, 3)), ("min(n, 2)", IntSet(0, 2)), ("max(n, 2)", REAL),
+    ("n + 1 if n < 2 else 0", IntSet(0, 4)), ("n < 2", BOOL), ("not n", BOOL),
+    ("()", UNIT), ("7", IntSet(7, 7)), ("K", IntSet(0, 9)), ("(n, K, 'a')",
+                                                            ProductSet(INT, INT, STRING)),
+    ("now", REAL),
+]
+TESTED = [  # the same expressions where a value may fall outside: the test stays
+    ("n + 1", IntSet(0, 3)), ("n - 1", IntSet(0, 3)), ("max(n, 2)", IntSet(3, 3)),
+    ("min(n, 2)", IntSet(1, 2)), ("n + 1 if n < 2 else 0", IntSet(1, 3)), ("n < 2", INT),
+    ("7", IntSet(0, 5)), ("K", IntSet(0, 5)), ("(n, K, 'a')", ProductSet(INT, BOOL, STRING)),
+    ("n * 1", INT), ("len((n,))", INT), ("now", INT), ("-n", IntSet(-3, 0)),
+]
+
+
+@pytest.mark.parametrize("expression, out", GUARANTEED + TESTED,
+                         ids=[f"{e}->{c.describe()}" for e, c in GUARANTEED + TESTED])
+def test_an_untested_output_never_leaves_its_colour_set(expression, out):
+    """Soundness of the tests left out: each output either passes ``contains`` or the
+    firing raises; and the compiler leaves out exactly the tests of ``GUARANTEED``."""
+    net = counting_net(expression, out, K=7)
+    assert emit_tested(net) == ((expression, out) in TESTED)
+    try:
+        result = simulate(net)
+    except FiringError as exc:
+        assert (expression, out) in TESTED and "is not of colour set" in str(exc)
+        return
+    assert result.firings == 4
+    assert all(out.contains(token.value) for token in result.marking["out"])
+
+
+def test_a_declaration_is_a_constant_only_when_immutable_and_not_hidden():
+    """A declaration holding a list, or hidden by a code action's output, is tested; so
+    is ``now`` when a code action assigns it."""
+    assert not emit_tested(counting_net("K", IntSet(0, 9), K=7))
+    assert emit_tested(counting_net("K[0]", IntSet(0, 9), K=[7]))
+    net = counting_net("K", IntSet(0, 9), K=7)
+    net.transitions["emit"] = Transition("emit", action=lambda n: {"K": 99}, outputs=("K",))
+    assert emit_tested(net)
+    with pytest.raises(FiringError, match="is not of colour set"):
+        simulate(net)
+    clock = counting_net("now", REAL)  # the clock, unless a code action assigns ``now``
+    assert not emit_tested(clock)
+    clock.transitions["emit"] = Transition("emit", action=lambda n: {"now": math.inf},
+                                           outputs=("now",))
+    assert emit_tested(clock)
+    with pytest.raises(FiringError, match="is not of colour set"):
+        simulate(clock)
+
+
+def constructing_net(expression: str) -> PetriNet:
+    """``build`` takes a packet ``p`` (a Packet) and a number ``n`` (0..3) and puts
+    ``expression`` on ``out`` (colour Packet)."""
+    net = PetriNet("constructing")
+    net.declare(Packet=Packet.record_type, ACK="ack", BIG=9000)
+    net.add_place(Place("wire", Packet, initial=[Packet.make(seq=1, size=40, kind="ack")]))
+    net.add_place(Place("num", IntSet(0, 3), initial=[2]))
+    net.add_place(Place("out", Packet))
+    net.add_transition(Transition("build"))
+    net.add_input("wire", "build", "p")
+    net.add_input("num", "build", "n")
+    net.add_output("out", "build", expression)
+    return net
+
+
+def build_test(net: PetriNet) -> str:
+    """The membership test of ``build``'s output (empty when there is none)."""
+    source = compile_net(net).transition("build").source
+    fire = source[source.index("def _fire_tracked"):]
+    lines = [line.strip() for line in fire.splitlines() if line.strip().startswith("if not (")]
+    return " ".join(lines)
+
+
+def test_a_record_constructor_tests_only_the_fields_it_cannot_vouch_for():
+    """``Packet(seq=..., size=..., kind=...)`` with every field named: the type is the
+    record's; a field from a known variable, a constant that passes or bounded integer
+    arithmetic is not tested; the others are (field 1, ``size``, here)."""
+    assert build_test(constructing_net("Packet(seq=p.seq + n, size=p.size, kind=ACK)")) == ""
+    test = build_test(constructing_net("Packet(seq=n, size=p.size + n, kind='ack')"))
+    assert "_val[1]" in test and "_val[0]" not in test and "_val[2]" not in test
+    assert "type(_val)" not in test
+    assert simulate(constructing_net("Packet(seq=n, size=p.size + n, kind='ack')")) \
+        .marking["out"][0].value.size == 42
+    for bad in ("Packet(seq=n, size=BIG, kind='ack')", "Packet(seq=n, size=40, kind='nak')",
+                "Packet(seq=n, size=p.size - 40 + n, kind=ACK)"):
+        with pytest.raises(FiringError, match="is not of colour set Packet"):
+            simulate(constructing_net(bad))
+
+
+def test_a_constructor_the_compiler_cannot_vouch_for_is_tested_whole():
+    """Fields by position, ``**fields`` or another callable: the whole test."""
+    for expression in ("Packet(1, 40, 'ack')", "Packet(**{'seq': 1, 'size': 40, 'kind': 'ack'})",
+                       "p._make((1, 40, 'ack'))"):
+        test = build_test(constructing_net(expression))
+        assert all(part in test for part in ("type(_val)", "_val[0]", "_val[1]", "_val[2]"))
+        assert simulate(constructing_net(expression)).firings == 1

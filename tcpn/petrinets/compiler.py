@@ -429,6 +429,39 @@ def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: 
     return f"{register(colour)}.contains({var})"
 
 
+#: what :meth:`_TransitionCompiler._constant` returns for an expression that is not one
+_UNKNOWN = object()
+
+
+def _immutable(value: Any) -> bool:
+    """Whether ``value`` is an int, float, bool, string or a tuple of them (a declaration
+    holding one cannot change between compilation and firing)."""
+    if type(value) is tuple:
+        return all(_immutable(v) for v in value)
+    return type(value) in (int, float, bool, str)
+
+
+def _passes(colour: ColourSet, value: Any) -> bool:
+    """Whether ``value`` passes the membership test the firing code would run."""
+    namespace: dict[str, Any] = {}
+    test = _colour_test(colour, "_x", namespace)
+    try:
+        return bool(eval(test, {**namespace, "_x": value}))  # the generated test itself
+    except Exception:
+        return False
+
+
+def _implies(a: ColourSet, b: ColourSet) -> bool:
+    """Whether every value passing ``a``'s membership test passes ``b``'s: the same test,
+    integer bounds within ``b``'s, or an integer where ``b`` takes reals."""
+    if _same_test(a, b):
+        return True
+    if type(a) is IntSet and type(b) is IntSet:
+        return ((b.low is None or (a.low is not None and a.low >= b.low))
+                and (b.high is None or (a.high is not None and a.high <= b.high)))
+    return type(a) is IntSet and isinstance(b, RealSet)  # the real test takes ``int``
+
+
 def _same_test(a: ColourSet, b: ColourSet) -> bool:
     """Whether members of ``a`` pass ``b``'s membership test (the same test: names and
     timedness aside, the tests are equal)."""
@@ -1034,7 +1067,7 @@ class _TransitionCompiler:
                 if masked and p in cond_places:
                     code.line(f"_wm |= {1 << cond_places.index(p)}")
             self._emit_checked(code, "_val", ins.text, arc.where, binding)
-            test = self._output_test(colour, ins.tree, known)
+            test = self._output_test(colour, ins.tree, known, after_action)
             if test is not None:
                 code.line(f"if not {test}:")
                 code.line(
@@ -1117,43 +1150,154 @@ class _TransitionCompiler:
                                            strict=True):
                 self._pattern_colours(element, component, known)
 
-    def _output_test(self, colour: ColourSet, tree: Any,
-                     known: dict[str, ColourSet]) -> str | None:
+    def _output_test(self, colour: ColourSet, tree: Any, known: dict[str, ColourSet],
+                     local: AbstractSet[str] = frozenset()) -> str | None:
         """The membership test of an output arc's value ``_val`` (``None``: none needed).
 
-        Parts the expression guarantees are left out: a variable of ``known`` whose
-        colour set has the same test as the place's, a tuple display's type and
-        length (``(h + n, p)`` into a product: only ``h + n`` is tested), and the fields a
-        record's ``_replace`` keeps (``t._replace(nxt=t.nxt + 1)`` of a ``t`` known to be a
-        member of the place's record colour set: the type and ``nxt`` are tested).
+        Parts the expression guarantees are left out (see :meth:`_guaranteed`): a
+        variable of ``known`` whose colour set's test implies the place's, integer
+        arithmetic within the place's bounds, a tuple display's type and
+        length (``(h + n, p)`` into a product: only ``h + n`` is tested), a constant
+        that passes the test (``()`` into a unit place), a call of the place's record
+        type with every field named (``Pkt(flow=FLOW, seq=t.nxt, ts=now, ...)``: its type
+        is the record's, and only the fields whose expression is not guaranteed, see
+        :meth:`_guaranteed`, are tested), and the fields a record's ``_replace`` keeps
+        (``t._replace(nxt=t.nxt + 1, cwr_pending=False)`` of a ``t`` known to be a member
+        of the place's record colour set: only ``nxt`` is tested). ``local`` names the
+        firing code's locals (variables, code action outputs), which hide declarations.
+        Why: a packet's 12-field test was most of the firing code of a sender's ``send``.
         """
-        if isinstance(tree, ast.Name) and tree.id in known \
-                and _same_test(known[tree.id], colour):
+        if self._guaranteed(tree, colour, known, local):
             return None
+        if isinstance(colour, RecordSet) and isinstance(tree, ast.Call) \
+                and isinstance(tree.func, ast.Name) and tree.func.id not in local \
+                and self.scope.get(tree.func.id) is colour.record_type and not tree.args:
+            index = {name: i for i, (name, _c) in enumerate(colour.fields)}
+            named = [k.arg for k in tree.keywords]
+            if sorted(n for n in named if n is not None) == sorted(index) \
+                    and len(named) == len(index):  # every field once, no ``**fields``
+                parts = [_colour_test(colour.fields[index[str(k.arg)]][1],
+                                      f"_val[{index[str(k.arg)]}]", self.globals)
+                         for k in sorted(tree.keywords, key=lambda k: index[str(k.arg)])
+                         if not self._guaranteed(k.value, colour.fields[index[str(k.arg)]][1],
+                                                 known, local)]
+                return "(" + " and ".join(parts) + ")" if parts else None
         if isinstance(colour, RecordSet) and isinstance(tree, ast.Call) \
                 and isinstance(tree.func, ast.Attribute) and tree.func.attr == "_replace" \
                 and isinstance(tree.func.value, ast.Name) and tree.func.value.id in known \
                 and not tree.args and _same_test(known[tree.func.value.id], colour):
             index = {name: i for i, (name, _c) in enumerate(colour.fields)}
-            replaced = [k.arg for k in tree.keywords if k.arg is not None]  # not **fields
-            if len(replaced) == len(tree.keywords) and all(name in index for name in replaced):
-                record = f"_colour{len(self.globals)}"
-                self.globals[record] = colour.record_type
-                parts = [f"type(_val) is {record}"]
-                parts += [_colour_test(colour.fields[index[name]][1],
-                                       f"_val[{index[name]}]", self.globals)
-                          for name in sorted(replaced, key=index.__getitem__)]
-                return "(" + " and ".join(parts) + ")"
+            replaced = [k for k in tree.keywords if k.arg is not None]  # not **fields
+            if len(replaced) == len(tree.keywords) and all(k.arg in index for k in replaced):
+                # ``_replace`` keeps the exact record type of a known member
+                parts = [_colour_test(colour.fields[index[str(k.arg)]][1],
+                                      f"_val[{index[str(k.arg)]}]", self.globals)
+                         for k in sorted(replaced, key=lambda k: index[str(k.arg)])
+                         if not self._guaranteed(k.value, colour.fields[index[str(k.arg)]][1],
+                                                 known, local)]
+                return "(" + " and ".join(parts) + ")" if parts else None
         if isinstance(tree, ast.Tuple) and not any(isinstance(e, ast.Starred)
                                                    for e in tree.elts) \
                 and isinstance(colour, ProductSet) \
                 and len(colour.components) == len(tree.elts):
             parts = [_colour_test(c, f"_val[{i}]", self.globals)
                      for i, (c, e) in enumerate(zip(colour.components, tree.elts, strict=True))
-                     if not (isinstance(e, ast.Name) and e.id in known
-                             and _same_test(known[e.id], c))]
+                     if not self._guaranteed(e, c, known, local)]
             return "(" + " and ".join(parts) + ")" if parts else None
         return _colour_test(colour, "_val", self.globals)
+
+    def _constant(self, tree: Any, local: AbstractSet[str]) -> Any:
+        """The value of a literal or of a declaration holding an immutable value (ints,
+        floats, bools, strings and tuples of them), else ``_UNKNOWN``."""
+        if isinstance(tree, ast.Name):
+            if tree.id in local or tree.id not in self.scope:
+                return _UNKNOWN
+            value = self.scope[tree.id]
+            return value if _immutable(value) else _UNKNOWN
+        try:
+            value = ast.literal_eval(tree)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return _UNKNOWN
+        return value if _immutable(value) else _UNKNOWN
+
+    def _kind(self, tree: Any, known: dict[str, ColourSet],
+              local: AbstractSet[str]) -> ColourSet | None:
+        """A colour set whose test every value of ``tree`` passes, when one is evident:
+        a known variable or a field of one, the clock ``now``, an integer constant, sums
+        and differences of integers (with their bounds), ``min``/``max`` of integers,
+        ``a if c else b`` of two such, comparisons of plain values and ``not``."""
+        if isinstance(tree, ast.Name) and tree.id in known:
+            return known[tree.id]
+        if isinstance(tree, ast.Name) and tree.id == "now" and "now" not in self.t.outputs:
+            # the clock the engines fire at: a finite float (a start time is checked
+            # finite and every delay finite and >= 0)
+            return RealSet()
+        if isinstance(tree, ast.Attribute) and isinstance(tree.value, ast.Name) \
+                and tree.value.id in known and isinstance(known[tree.value.id], RecordSet):
+            return dict(known[tree.value.id].fields).get(tree.attr)  # type: ignore[attr-defined]
+        value = self._constant(tree, local)
+        if value is not _UNKNOWN:
+            if type(value) is int:
+                return IntSet(low=value, high=value)
+            if type(value) is bool:
+                return BoolSet()
+            return None
+        if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not):
+            return BoolSet()  # ``not`` gives a bool or raises
+        if isinstance(tree, ast.Compare):
+            operands = [self._kind(e, known, local) for e in [tree.left, *tree.comparators]]
+            if all(isinstance(k, IntSet | RealSet | BoolSet | StringSet | EnumSet)
+                   for k in operands):
+                return BoolSet()  # plain values compare to a bool
+            return None
+        if isinstance(tree, ast.IfExp):
+            a, b = self._kind(tree.body, known, local), self._kind(tree.orelse, known, local)
+            if type(a) is IntSet and type(b) is IntSet:
+                return IntSet(low=None if a.low is None or b.low is None else min(a.low, b.low),
+                              high=None if a.high is None or b.high is None
+                              else max(a.high, b.high))
+            return a if a is not None and b is not None and _same_test(a, b) else None
+        if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) \
+                and tree.func.id in ("min", "max") and tree.func.id not in local \
+                and tree.func.id not in self.scope and len(tree.args) >= 2 \
+                and not tree.keywords and not any(isinstance(a, ast.Starred) for a in tree.args):
+            kinds = [self._kind(a, known, local) for a in tree.args]
+            if all(type(k) is IntSet for k in kinds):  # the builtin returns one of them
+                lows = [k.low for k in kinds]  # type: ignore[union-attr]
+                highs = [k.high for k in kinds]  # type: ignore[union-attr]
+                known_lows = [v for v in lows if v is not None]
+                known_highs = [v for v in highs if v is not None]
+                if tree.func.id == "max":  # at least every low, at most the largest high
+                    low = max(known_lows) if known_lows else None
+                    high = max(known_highs) if len(known_highs) == len(highs) else None
+                else:  # at most every high, at least the smallest low
+                    high = min(known_highs) if known_highs else None
+                    low = min(known_lows) if len(known_lows) == len(lows) else None
+                return IntSet(low=low, high=high)
+            return None
+        if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Add | ast.Sub):
+            a, b = self._kind(tree.left, known, local), self._kind(tree.right, known, local)
+            if type(a) is IntSet and type(b) is IntSet:  # int +- int is an int
+                if isinstance(tree.op, ast.Sub):
+                    b = IntSet(low=None if b.high is None else -b.high,
+                               high=None if b.low is None else -b.low)
+                low = None if a.low is None or b.low is None else a.low + b.low
+                high = None if a.high is None or b.high is None else a.high + b.high
+                return IntSet(low=low, high=high)
+        return None
+
+    def _guaranteed(self, tree: Any, colour: ColourSet, known: dict[str, ColourSet],
+                    local: AbstractSet[str]) -> bool:
+        """Whether every value ``tree`` evaluates to passes ``colour``'s membership test
+        (evaluation errors aside: they are raised before the test)."""
+        if isinstance(tree, ast.IfExp):
+            return (self._guaranteed(tree.body, colour, known, local)
+                    and self._guaranteed(tree.orelse, colour, known, local))
+        value = self._constant(tree, local)
+        if value is not _UNKNOWN:
+            return _passes(colour, value)
+        kind = self._kind(tree, known, local)
+        return kind is not None and _implies(kind, colour)
 
     @staticmethod
     def _emit_unindex(code: _Code, p: int) -> None:
