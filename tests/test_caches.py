@@ -264,8 +264,8 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
     script = """
         import sys, time
         from pathlib import Path
-        sys.path.insert(0, sys.argv[1])
-        from tests.test_native import counter_net
+        sys.path.insert(0, sys.argv[1])  # the tests directory
+        from test_native import counter_net
         from tcpn.petrinets import Simulator
         from tcpn.petrinets.monitors import FiringRecord
         signal = Path(sys.argv[2])
@@ -281,8 +281,8 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
     """
     signal = tmp_path / "signal"
     env = {**os.environ, "TCPN_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    running = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(ROOT),
-                                str(signal)], env=env, stdout=subprocess.PIPE,
+    running = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script),
+                                str(ROOT / "tests"), str(signal)], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(6000):
@@ -300,9 +300,10 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
     finally:
         running.kill()
     assert running.returncode == 0, err
+    from test_native import counter_net  # the tests directory is on pytest's path
+
     from tcpn.petrinets import Simulator
     from tcpn.petrinets.monitors import FiringRecord
-    from tests.test_native import counter_net
 
     record = FiringRecord()
     Simulator(counter_net("q"), seed=5, monitors=[record], engine="python").run()
