@@ -195,7 +195,53 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     assert sim.run().firing_counts == {"increment": 5, "tick": 3}
     with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
         Simulator(counter_net(), engine="native")
+    monkeypatch.delenv("TCPN_ENGINE")  # the simulator's default: auto
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        assert Simulator(counter_net(), seed=0).run().firing_counts == {"increment": 5,
+                                                                         "tick": 3}
+    assert "runs in Python: no C compiler" in caplog.text
     assert not (tmp_path / "cache" / "native").exists()
+
+
+def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The simulator's default, ``auto``, runs native when the net's modules are cached
+    or at most ``AUTO_BUILD_MODULES`` are missing (built then, saying so); a net needing
+    more runs in Python, nothing built, the log saying how many and how to build them.
+    Once built, the default runs them and fires what Python fires."""
+    native_or_skip()
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TCPN_ENGINE")
+    assert native.resolve_engine(None, native.SIMULATOR_DEFAULT) == "auto"
+    typed, untyped = counter_net("auto"), counter_net("auto", outside_c=True)
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
+    for net, unbuilt in ((typed, 1), (untyped, 4)):  # the C engine's module; Cython's
+        caplog.clear()                                # utility code, the loop, 2 shapes
+        with caplog.at_level(logging.INFO, logger="tcpn.native"):
+            sim = Simulator(net, seed=0)
+        assert (sim.native.engine, sim.native.unbuilt) == ("python", unbuilt)
+        assert f"runs in Python: {unbuilt} native modules are not built yet" in caplog.text
+        assert "--engine native" in caplog.text
+        assert not list((tmp_path / "native").glob("*.so"))
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 4)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        assert Simulator(untyped, seed=0).native.engine == "native"
+    assert "building 4 modules" in caplog.text
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
+    assert Simulator(typed, engine="native").native.backend == "c"
+    built = {p: p.stat().st_mtime_ns for p in (tmp_path / "native").glob("*.so")}
+    assert len(built) == 5
+    for net in (typed, untyped):
+        record, reference = FiringRecord(), FiringRecord()
+        sim = Simulator(net, seed=3, monitors=[record])
+        assert sim.native.engine == "native"
+        sim.run()
+        Simulator(net, seed=3, monitors=[reference], engine="python").run()
+        assert record.firings == reference.firings
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "native").glob("*.so")} == built
 
 
 def test_the_engine_comes_from_the_argument_or_the_environment(
