@@ -361,11 +361,11 @@ class _CythonRejected(Exception):
 
 #: the flags of every module; the optimisation level comes with the compiler command
 _CFLAGS = ("-shared", "-fPIC", "-w")
-#: the optimisation of the Cython route's modules (transition shapes, the loop, Cython's
-#: shared utility code): OPTIMISATION_PLACEHOLDER
-_CYTHON_OPTIMISATION = ("-O2",)
-#: the C engine's modules (``tcpn.petrinets.cnet``): their generated C is the engine
-_C_ENGINE_OPTIMISATION = ("-O2",)
+#: the optimisation of the transition shapes, most of a first build: SHAPE_PLACEHOLDER
+_SHAPE_OPTIMISATION = ("-O1",)
+#: the loop's and Cython's shared utility code's, built once per machine, and the C
+#: engine's modules (``tcpn.petrinets.cnet``: their generated C is the engine)
+_HOT_OPTIMISATION = ("-O2",)
 _ERROR_LINE = re.compile(r"^[^\n:]*\.pyx:(\d+):\d+: (.*)$", re.MULTILINE)
 _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
@@ -437,21 +437,20 @@ def _compile_c(c_file: Path, library: Path, compiler: list[str],
     os.replace(built, library)  # atomic: a concurrent build of the same key is equal
 
 
-def _build(sources: dict[Path, str], compiler: list[str], libraries: tuple[str, ...] = (),
+def _build(sources: dict[Path, tuple[str, list[str]]], libraries: tuple[str, ...] = (),
            shared: Path | None = None, what: str = "") -> dict[Path, _CythonRejected]:
-    """Builds the libraries of ``sources`` (library -> source) missing from the cache.
+    """Builds the libraries of ``sources`` missing from the cache: library -> its Cython
+    source (or :data:`_SHARED_SOURCE`: Cython's shared utility module) and the compiler
+    command that builds it, with its optimisation flags.
 
     Cython translates one module after the other in this process while the C compiler
     already compiles the translated ones, as many at a time as there are cores; one
     build runs at a time per cache directory, across processes too (a file lock), so
     that processes starting together (a sweep's workers, a parallel test run) do not
     compile the same modules twice: the second waits and finds them built. ``shared``:
-    the library of Cython's shared utility module (:func:`_shared_library`) the modules
-    import, built first when missing (its source is :data:`_SHARED_SOURCE`). Returns the
-    modules Cython rejected.
+    the library of Cython's shared utility module (:func:`_shared_library`) the others
+    import. Returns the modules Cython rejected.
     """
-    if shared is not None:
-        sources = {shared: _SHARED_SOURCE, **sources}
     if all(library.exists() for library in sources):
         return {}
     directory = cache_dir()
@@ -464,16 +463,16 @@ def _build(sources: dict[Path, str], compiler: list[str], libraries: tuple[str, 
             return {}
         started = time.perf_counter()
         _notice.info("native engine: building %d module%s%s (first use; cached in %s)",
-                       len(missing), "" if len(missing) == 1 else "s",
-                       f" for {what}" if what else "", directory)
+                     len(missing), "" if len(missing) == 1 else "s",
+                     f" for {what}" if what else "", directory)
         shared_name = None if shared is None else shared.name.split(".")[0]
         with (tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work,
               ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool):
             compiling = []
-            for library, source in missing.items():
+            for library, (source, compiler) in missing.items():
                 stem = library.name.split(".")[0]
                 try:
-                    if library == shared:
+                    if source == _SHARED_SOURCE:
                         c_file = _shared_c(Path(work) / f"{stem}.c", stem)
                     else:
                         pyx = Path(work) / f"{stem}.pyx"
@@ -486,7 +485,7 @@ def _build(sources: dict[Path, str], compiler: list[str], libraries: tuple[str, 
             for done in compiling:
                 done.result()
         _notice.info("native engine: built %d module%s in %.1f s", len(missing),
-                       "" if len(missing) == 1 else "s", time.perf_counter() - started)
+                     "" if len(missing) == 1 else "s", time.perf_counter() - started)
     return rejected
 
 
@@ -505,7 +504,7 @@ def _cache_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             _notice.info("native engine: waiting for another process's build in %s",
-                           directory)
+                         directory)
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -557,13 +556,13 @@ def _build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...
     ``max_builds=0`` raises :class:`_NotBuilt` rather than build a missing module."""
     compiler = _compiler()
     assert compiler is not None
-    compiler = [*compiler, *_C_ENGINE_OPTIMISATION, *flags]
+    compiler = [*compiler, *_HOT_OPTIMISATION, *flags]
     library = _library(source, "cnet", compiler)
     if max_builds is not None and max_builds < 1 and not library.exists():
         raise _NotBuilt(1)
     try:
         with _BUILDING:
-            rejected = _build({library: source}, compiler, libraries)
+            rejected = _build({library: (source, compiler)}, libraries)
     except NativeUnavailable as exc:
         return str(exc)
     if library in rejected:
@@ -601,22 +600,23 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
               compiled.net.name, engine)
     compiler = _compiler()
     assert compiler is not None
-    compiler = [*compiler, *_CYTHON_OPTIMISATION]
-    shared = _shared_library(compiler)
+    hot, per_shape = [*compiler, *_HOT_OPTIMISATION], [*compiler, *_SHAPE_OPTIMISATION]
+    shared = _shared_library(hot)
     loop_source, loop_globals = _loop_module()
-    loop_library = _library(loop_source, "loop", compiler)
+    loop_library = _library(loop_source, "loop", hot)
     shapes = {t.name: _transition_shape(t) for t in compiled.transitions}
-    libraries = {t: _library(_shape_module(body), "shape", compiler)
+    libraries = {t: _library(_shape_module(body), "shape", per_shape)
                  for t, (body, _values) in shapes.items()}
     sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
-    missing = sum(not library.exists() for library in {shared, loop_library, *sources})
+    everything = {shared: (_SHARED_SOURCE, hot), loop_library: (loop_source, hot),
+                  **{library: (source, per_shape) for library, source in sources.items()}}
+    missing = sum(not library.exists() for library in everything)
     if max_builds is not None and missing > max_builds:
         return NativeNet(compiled, reason=_not_built(missing), c_reason=engine,
                          unbuilt=missing)
     try:
         with _BUILDING:  # Cython's compiler keeps global state: one build at a time
-            rejected = _build({loop_library: loop_source, **sources}, compiler, shared=shared,
-                              what=f"net {compiled.net.name}")
+            rejected = _build(everything, shared=shared, what=f"net {compiled.net.name}")
     except NativeUnavailable as exc:
         return NativeNet(compiled, reason=str(exc), c_reason=engine)
     if loop_library in rejected:
