@@ -289,6 +289,31 @@ def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> Non
     assert sorted((tmp_path / "native").glob("*.so")) == built
 
 
+def test_processes_starting_together_build_each_module_once(tmp_path: Path) -> None:
+    """Two processes need the same modules of an empty cache at once: one builds them,
+    the other waits for its build (the cache directory's lock) and loads them."""
+    native_or_skip()
+    script = ("import logging, sys; sys.path.insert(0, sys.argv[1]); "
+              "logging.basicConfig(level=logging.INFO, format='%(message)s'); "
+              "from tests.test_native import counter_net; "
+              "from tcpn.petrinets import Simulator; "
+              "s = Simulator(counter_net('w', outside_c=True), engine='native'); "
+              "print(s.native.engine, s.native.backend, s.run().firings)")
+    env = {"TCPN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.Popen([sys.executable, "-c", script, str(ROOT)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    logs = []
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        assert out.split() == ["native", "cython", "8"]
+        logs.append(err)
+    assert sum(log.count("native engine: building 4 modules") for log in logs) == 1, logs
+    assert len(list((tmp_path / "native").glob("*.so"))) == 4
+
+
 def test_transition_shapes_are_cached_and_a_damaged_entry_is_computed_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rewritten code of each transition (its shape) is stored beside the modules;
