@@ -67,7 +67,8 @@ print(json.dumps({"engine": native.engine, "backend": native.backend,
 def build(tree: Path, name: str, cache: str) -> dict[str, object]:
     """One build of net ``name`` with ``tree``'s tcpn into ``cache``, in a fresh process."""
     env = {**os.environ, "TCPN_CACHE_DIR": cache, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), name], env=env,
+    # in the tree: ``python -c`` puts the working directory first on the path
+    done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), name], env=env, cwd=tree,
                           capture_output=True, text=True, check=True)
     result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
     return result
