@@ -222,7 +222,8 @@ def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
         with caplog.at_level(logging.INFO, logger="tcpn.native"):
             sim = Simulator(net, seed=0)
         assert (sim.native.engine, sim.native.unbuilt) == ("python", unbuilt)
-        assert f"runs in Python: {unbuilt} native modules are not built yet" in caplog.text
+        plural = "s" if unbuilt > 1 else ""
+        assert f"runs in Python: {unbuilt} native module{plural} not built" in caplog.text
         assert "--engine native" in caplog.text
         assert not list((tmp_path / "native").glob("*.so"))
     monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 4)

@@ -1,23 +1,28 @@
 """The native engine: a compiled net's generated code built into a C extension with Cython.
 
 :mod:`~tcpn.petrinets.compiler` generates Python source per transition (``enumerate``,
-``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module gathers the sources
-of one net, with the simulator's hot loop (``Simulator._loop``), into one Cython module,
-builds it with the machine's C compiler and swaps its functions in. The code is the same
-code, compiled: the Python engine stays the reference, and the same seed gives the same
-firing sequence (``tests/test_native.py`` compares them firing by firing).
+``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module builds, with Cython
+and the machine's C compiler, one module per transition *shape* (the code with its place
+indices taken out, shared by the transitions and nets that have it), one of the
+simulator's hot loop (``Simulator._loop``) and one of Cython's utility code that the
+others import, and swaps their functions in. The code is the same code, compiled: the
+Python engine stays the reference, and the same seed gives the same firing sequence
+(``tests/test_native.py`` compares them firing by firing). A net in the C engine's typed
+subset runs on :mod:`tcpn.petrinets.cnet` instead (one module).
 
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
-their Python objects: its global names are prefixed ``_t<index>__`` in the module, whose
-dictionary receives the objects after import. A transition whose code Cython rejects
-stays in Python (``NativeNet.fallbacks`` names it and the line of its code that Cython
-refused, which holds the inscription); without Cython or a C compiler the whole net does
-(``NativeNet.reason``), and ``engine="auto"`` says so in a log line.
+their Python objects: its shape's factory receives them. A transition whose code Cython
+rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
+Cython refused, which holds the inscription); without Cython or a C compiler the whole net
+does (``NativeNet.reason``), and ``engine="auto"`` says so in a log line. ``auto``, the
+simulator's default, builds at most :data:`AUTO_BUILD_MODULES` missing modules and
+otherwise runs Python, saying how many a first build needs.
 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
-Cython and the compiler; a build happens in a private temporary directory and is renamed
-into place, so concurrent builds of the same net are safe.
+Cython and the compiler with its flags; a build happens in a private temporary directory
+and is renamed into place, and one build runs at a time per cache directory (a file
+lock), so processes that start together build each module once.
 """
 
 from __future__ import annotations
@@ -376,14 +381,16 @@ _ERROR_LINE = re.compile(r"^[^\n:]*\.pyx:(\d+):\d+: (.*)$", re.MULTILINE)
 _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
-def _library(source: str, kind: str, compiler: list[str]) -> Path:
-    """Where the shared library built from ``source`` lives in the cache."""
-    return cache_dir() / f"_tcpn_{kind}_{_key(source, tuple(compiler))}{_SUFFIX}"
+def _library(source: str, kind: str, compiler: list[str], imports: str = "") -> Path:
+    """Where the shared library built from ``source`` lives in the cache; ``imports``:
+    the module of Cython's utility code it imports (part of the key)."""
+    key = _key(f"{imports}\0{source}" if imports else source, tuple(compiler))
+    return cache_dir() / f"_tcpn_{kind}_{key}{_SUFFIX}"
 
 
 def _cythonize(pyx: Path, shared: str | None = None) -> Path:
     """``pyx`` translated to C (in this process: Cython's start-up would cost more);
-    ``shared``: the module holding Cython's utility code (:func:`_shared_source`)."""
+    ``shared``: the module holding Cython's utility code (:func:`_shared_library`)."""
     from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
 
     output = io.StringIO()
@@ -609,9 +616,9 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
     hot, per_shape = [*compiler, *_HOT_OPTIMISATION], [*compiler, *_SHAPE_OPTIMISATION]
     shared = _shared_library(hot)
     loop_source, loop_globals = _loop_module()
-    loop_library = _library(loop_source, "loop", hot)
+    loop_library = _library(loop_source, "loop", hot, shared.name)
     shapes = {t.name: _transition_shape(t) for t in compiled.transitions}
-    libraries = {t: _library(_shape_module(body), "shape", per_shape)
+    libraries = {t: _library(_shape_module(body), "shape", per_shape, shared.name)
                  for t, (body, _values) in shapes.items()}
     sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
     everything = {shared: (_SHARED_SOURCE, hot), loop_library: (loop_source, hot),
@@ -650,11 +657,13 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
     native = replace(compiled, transitions=tuple(transitions))
     return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
+
 def _not_built(missing: int) -> str:
-    return (f"{missing} native modules are not built yet (more than the "
-            f"{AUTO_BUILD_MODULES} engine='auto' builds on its own; about "
+    """Why ``auto`` runs Python: how many modules a first build needs, and how to build."""
+    return (f"{missing} native module{'' if missing == 1 else 's'} not built yet (more "
+            f"than the {AUTO_BUILD_MODULES} engine='auto' builds on its own; about "
             f"{missing * _SECONDS_PER_MODULE:.0f} s of CPU for the C compiler, once): "
-            f"--engine native (or TCPN_ENGINE=native) builds and caches them")
+            "--engine native (or TCPN_ENGINE=native) builds and caches them")
 
 
 #: CPU seconds per missing module for the message of :func:`_not_built` (a transition
