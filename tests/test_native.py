@@ -196,6 +196,7 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
         Simulator(counter_net(), engine="native")
     monkeypatch.delenv("TCPN_ENGINE")  # the simulator's default: auto
+    monkeypatch.setattr(native, "_SAID", set())  # said above, once per process
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="tcpn.native"):
         assert Simulator(counter_net(), seed=0).run().firing_counts == {"increment": 5,
@@ -217,6 +218,7 @@ def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
     assert native.resolve_engine(None, native.SIMULATOR_DEFAULT) == "auto"
     typed, untyped = counter_net("auto"), counter_net("auto", outside_c=True)
     monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
+    monkeypatch.setattr(native, "_SAID", set())
     for net, unbuilt in ((typed, 1), (untyped, 4)):  # the C engine's module; Cython's
         caplog.clear()                                # utility code, the loop, 2 shapes
         with caplog.at_level(logging.INFO, logger="tcpn.native"):
@@ -226,6 +228,10 @@ def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
         assert f"runs in Python: {unbuilt} native module{plural} not built" in caplog.text
         assert "--engine native" in caplog.text
         assert not list((tmp_path / "native").glob("*.so"))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tcpn.native"):
+            assert Simulator(net, seed=1).native.engine == "python"
+        assert "runs in Python" not in caplog.text  # said once per process
     monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 4)
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="tcpn.native"):

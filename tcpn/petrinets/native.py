@@ -689,5 +689,11 @@ def select_engine(compiled: CompiledNet, engine: str | None,
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
                                     f"built: {native.reason}")
-        _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
+        if (compiled.net.name, native.reason) not in _SAID:  # once per process: a study
+            _SAID.add((compiled.net.name, native.reason))  # builds the same net many times
+            _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
+
+
+#: the (net, reason) pairs ``auto`` has already said it runs in Python for
+_SAID: set[tuple[str, str]] = set()
