@@ -136,7 +136,7 @@ def main_options(
         "--engine", metavar="python|native|auto",
         help="The net simulator's engine: python (the reference), native (the generated "
              "code built with Cython and the C compiler, cached; the first build of a TCP "
-             "scenario's net costs about 45 s of CPU, once; an error where it cannot be "
+             "scenario's net costs about a minute of CPU, once; an error where it cannot be "
              "built) or auto (the default: native where the net's modules are cached or at "
              "most 8 are missing, else python, saying why on stderr). Same as "
              "$TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,

@@ -68,8 +68,8 @@ ENGINES = ("python", "native", "auto")
 SIMULATOR_DEFAULT = "auto"
 #: the most modules ``engine="auto"`` compiles on its own: a small net outside the C
 #: engine's subset, or a net whose shapes are cached but for a few (about a second of CPU
-#: each); a TCP scenario's net needs about 45 modules, 45 s of CPU, which pay for
-#: themselves after about a hundred 20 s runs (measured): it runs in Python until
+#: each); a TCP scenario's net needs about 46 modules, a minute of CPU, which pays for
+#: itself after about 140 runs of 20 s (measured): it runs in Python until
 #: ``engine="native"`` builds them once
 AUTO_BUILD_MODULES = 8
 ENGINE_VARIABLE = "TCPN_ENGINE"
@@ -668,7 +668,7 @@ def _not_built(missing: int) -> str:
 
 #: CPU seconds per missing module for the message of :func:`_not_built` (a transition
 #: shape at the chosen optimisation, measured: benchmarks/README.md, Session 7)
-_SECONDS_PER_MODULE = 1.0
+_SECONDS_PER_MODULE = 1.3
 
 
 def select_engine(compiled: CompiledNet, engine: str | None,
