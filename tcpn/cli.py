@@ -8,6 +8,7 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -133,16 +134,19 @@ def main_options(
              "docs/scenarios.md, 'Limits'.")] = None,
     engine: Annotated[str | None, typer.Option(
         "--engine", metavar="python|native|auto",
-        help="The net simulator's engine: python (the reference, the default), native (the "
-             "generated code built with Cython and the C compiler, cached; an error where "
-             "it cannot be built) or auto (native where it can be built, else python). "
-             "Same as $TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,
+        help="The net simulator's engine: python (the reference), native (the generated "
+             "code built with Cython and the C compiler, cached; the first build of a TCP "
+             "scenario's net costs about a minute of CPU, once; an error where it cannot be "
+             "built) or auto (the default: native where the net's modules are cached or at "
+             "most 8 are missing, else python, saying why on stderr). Same as "
+             "$TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
     from tcpn.limits import parse_limit, set_limits
     from tcpn.petrinets.native import ENGINE_VARIABLE, resolve_engine
 
     _state["debug"] = debug
+    _show_engine_notices()
     if engine is not None:
         try:
             os.environ[ENGINE_VARIABLE] = resolve_engine(engine)  # worker processes inherit it
@@ -152,6 +156,25 @@ def main_options(
         set_limits(**dict(parse_limit(text) for text in limit or []))
     except InputError as exc:
         raise typer.BadParameter(str(exc), param_hint="--limit") from None
+
+
+class _Notices(logging.Handler):
+    """Log lines as ``tcpn: MESSAGE`` on the current stderr (looked up at each line)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"tcpn: {record.getMessage()}", file=sys.stderr, flush=True)
+        except Exception:  # a closed stream must not end the command
+            self.handleError(record)
+
+
+def _show_engine_notices() -> None:
+    """The native engine's notices (a first build's progress, why ``auto`` runs Python)
+    on stderr, once."""
+    notices = logging.getLogger("tcpn.native.notice")
+    if not any(isinstance(h, _Notices) for h in notices.handlers):
+        notices.addHandler(_Notices())
+        notices.setLevel(logging.INFO)
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """Shared fixtures: where the team's shared test material lives."""
 
 import hashlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+# The simulator's default engine is "auto": native where its modules are cached or cheap
+# to build. The suite runs the Python engine, the reference, unless $TCPN_ENGINE says
+# otherwise, so that a run on a fresh clone compiles only what the engines' own tests
+# build (they name their engine) and gives the same result whatever a cache holds; worker
+# processes and the CLI's subprocesses inherit it.
+os.environ.setdefault("TCPN_ENGINE", "python")
 
 
 @pytest.fixture(scope="session")

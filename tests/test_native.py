@@ -195,7 +195,60 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     assert sim.run().firing_counts == {"increment": 5, "tick": 3}
     with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
         Simulator(counter_net(), engine="native")
+    monkeypatch.delenv("TCPN_ENGINE")  # the simulator's default: auto
+    monkeypatch.setattr(native, "_SAID", set())  # said above, once per process
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        assert Simulator(counter_net(), seed=0).run().firing_counts == {"increment": 5,
+                                                                         "tick": 3}
+    assert "runs in Python: no C compiler" in caplog.text
     assert not (tmp_path / "cache" / "native").exists()
+
+
+def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The simulator's default, ``auto``, runs native when the net's modules are cached
+    or at most ``AUTO_BUILD_MODULES`` are missing (built then, saying so); a net needing
+    more runs in Python, nothing built, the log saying how many and how to build them.
+    Once built, the default runs them and fires what Python fires."""
+    native_or_skip()
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TCPN_ENGINE")
+    assert native.resolve_engine(None, native.SIMULATOR_DEFAULT) == "auto"
+    typed, untyped = counter_net("auto"), counter_net("auto", outside_c=True)
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
+    monkeypatch.setattr(native, "_SAID", set())
+    for net, unbuilt in ((typed, 1), (untyped, 4)):  # the C engine's module; Cython's
+        caplog.clear()                                # utility code, the loop, 2 shapes
+        with caplog.at_level(logging.INFO, logger="tcpn.native"):
+            sim = Simulator(net, seed=0)
+        assert (sim.native.engine, sim.native.unbuilt) == ("python", unbuilt)
+        plural = "s" if unbuilt > 1 else ""
+        assert f"runs in Python: {unbuilt} native module{plural} not built" in caplog.text
+        assert "--engine native" in caplog.text
+        assert not list((tmp_path / "native").glob("*.so"))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tcpn.native"):
+            assert Simulator(net, seed=1).native.engine == "python"
+        assert "runs in Python" not in caplog.text  # said once per process
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 4)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        assert Simulator(untyped, seed=0).native.engine == "native"
+    assert "building 4 modules" in caplog.text
+    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
+    assert Simulator(typed, engine="native").native.backend == "c"
+    built = {p: p.stat().st_mtime_ns for p in (tmp_path / "native").glob("*.so")}
+    assert len(built) == 5
+    for net in (typed, untyped):
+        record, reference = FiringRecord(), FiringRecord()
+        sim = Simulator(net, seed=3, monitors=[record])
+        assert sim.native.engine == "native"
+        sim.run()
+        Simulator(net, seed=3, monitors=[reference], engine="python").run()
+        assert record.firings == reference.firings
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "native").glob("*.so")} == built
 
 
 def test_the_engine_comes_from_the_argument_or_the_environment(
@@ -244,6 +297,31 @@ def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> Non
     for p, (inode, mtime_ns) in zip(built, files, strict=True):
         assert p.stat().st_ino == inode and p.stat().st_mtime_ns > mtime_ns
     assert sorted((tmp_path / "native").glob("*.so")) == built
+
+
+def test_processes_starting_together_build_each_module_once(tmp_path: Path) -> None:
+    """Two processes need the same modules of an empty cache at once: one builds them,
+    the other waits for its build (the cache directory's lock) and loads them."""
+    native_or_skip()
+    script = ("import logging, sys; sys.path.insert(0, sys.argv[1]); "
+              "logging.basicConfig(level=logging.INFO, format='%(message)s'); "
+              "from tests.test_native import counter_net; "
+              "from tcpn.petrinets import Simulator; "
+              "s = Simulator(counter_net('w', outside_c=True), engine='native'); "
+              "print(s.native.engine, s.native.backend, s.run().firings)")
+    env = {"TCPN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.Popen([sys.executable, "-c", script, str(ROOT)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    logs = []
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err
+        assert out.split() == ["native", "cython", "8"]
+        logs.append(err)
+    assert sum(log.count("native engine: building 4 modules") for log in logs) == 1, logs
+    assert len(list((tmp_path / "native").glob("*.so"))) == 4
 
 
 def test_transition_shapes_are_cached_and_a_damaged_entry_is_computed_again(

@@ -1,23 +1,28 @@
 """The native engine: a compiled net's generated code built into a C extension with Cython.
 
 :mod:`~tcpn.petrinets.compiler` generates Python source per transition (``enumerate``,
-``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module gathers the sources
-of one net, with the simulator's hot loop (``Simulator._loop``), into one Cython module,
-builds it with the machine's C compiler and swaps its functions in. The code is the same
-code, compiled: the Python engine stays the reference, and the same seed gives the same
-firing sequence (``tests/test_native.py`` compares them firing by firing).
+``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module builds, with Cython
+and the machine's C compiler, one module per transition *shape* (the code with its place
+indices taken out, shared by the transitions and nets that have it), one of the
+simulator's hot loop (``Simulator._loop``) and one of Cython's utility code that the
+others import, and swaps their functions in. The code is the same code, compiled: the
+Python engine stays the reference, and the same seed gives the same firing sequence
+(``tests/test_native.py`` compares them firing by firing). A net in the C engine's typed
+subset runs on :mod:`tcpn.petrinets.cnet` instead (one module).
 
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
-their Python objects: its global names are prefixed ``_t<index>__`` in the module, whose
-dictionary receives the objects after import. A transition whose code Cython rejects
-stays in Python (``NativeNet.fallbacks`` names it and the line of its code that Cython
-refused, which holds the inscription); without Cython or a C compiler the whole net does
-(``NativeNet.reason``), and ``engine="auto"`` says so in a log line.
+their Python objects: its shape's factory receives them. A transition whose code Cython
+rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
+Cython refused, which holds the inscription); without Cython or a C compiler the whole net
+does (``NativeNet.reason``), and ``engine="auto"`` says so in a log line. ``auto``, the
+simulator's default, builds at most :data:`AUTO_BUILD_MODULES` missing modules and
+otherwise runs Python, saying how many a first build needs.
 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
-Cython and the compiler; a build happens in a private temporary directory and is renamed
-into place, so concurrent builds of the same net are safe. The cache is bounded
+Cython and the compiler with its flags; a build happens in a private temporary directory
+and is renamed into place, and one build runs at a time per cache directory (a file
+lock), so processes that start together build each module once. The cache is bounded
 (``$TCPN_NATIVE_CACHE_MB``, 1024 MB unless set; :data:`tcpn.petrinets.caches.NATIVE`):
 a build holds it in use from looking its modules up until they are loaded, and trims its
 least recently used entries when it ends.
@@ -43,6 +48,8 @@ import sysconfig
 import tempfile
 import textwrap
 import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
@@ -59,14 +66,35 @@ __all__ = ["ENGINES", "NativeNet", "NativeUnavailable", "build_native", "resolve
            "select_engine", "why_unavailable"]
 
 ENGINES = ("python", "native", "auto")
+#: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native
+#: where its modules are cached or cheap to build, else Python saying why (figures:
+#: benchmarks/README.md, "Native engine", Session 7)
+SIMULATOR_DEFAULT = "auto"
+#: the most modules ``engine="auto"`` compiles on its own: a small net outside the C
+#: engine's subset, or a net whose shapes are cached but for a few (about a second of CPU
+#: each); a TCP scenario's net needs about 46 modules, a minute of CPU, which pays for
+#: itself after about 140 runs of 20 s (measured): it runs in Python until
+#: ``engine="native"`` builds them once
+AUTO_BUILD_MODULES = 8
 ENGINE_VARIABLE = "TCPN_ENGINE"
 _FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
 _log = logging.getLogger("tcpn.native")
+#: what the user should see: a first build's progress, why ``auto`` runs Python (the
+#: command line shows these lines on stderr)
+_notice = logging.getLogger("tcpn.native.notice")
 _BUILDING = threading.Lock()
 
 
 class NativeUnavailable(RuntimeError):
     """``engine="native"`` was asked for where it cannot be built (no Cython, no compiler)."""
+
+
+class _NotBuilt(Exception):
+    """A build would compile more modules than the caller allows (``engine="auto"``)."""
+
+    def __init__(self, missing: int):
+        super().__init__(missing)
+        self.missing = missing
 
 
 @dataclass
@@ -85,6 +113,8 @@ class NativeNet:
     backend: str = "cython"
     #: why the C engine does not run the net (the element outside its subset)
     c_reason: str | None = None
+    #: the modules ``engine="auto"`` left unbuilt (more than :data:`AUTO_BUILD_MODULES`)
+    unbuilt: int = 0
 
     @property
     def engine(self) -> str:
@@ -92,13 +122,16 @@ class NativeNet:
         return "python" if self.loop is None else "native"
 
 
-def resolve_engine(engine: str | None) -> str:
-    """``engine``, else ``$TCPN_ENGINE``, else ``"python"``; checked against :data:`ENGINES`.
+def resolve_engine(engine: str | None, default: str = "python") -> str:
+    """``engine``, else ``$TCPN_ENGINE``, else ``default``; checked against :data:`ENGINES`.
+
+    The simulator's default is :data:`SIMULATOR_DEFAULT`; the state-space explorer's
+    stays ``"python"``.
 
     >>> resolve_engine("auto")
     'auto'
     """
-    chosen = engine if engine is not None else os.environ.get(ENGINE_VARIABLE) or "python"
+    chosen = engine if engine is not None else os.environ.get(ENGINE_VARIABLE) or default
     if chosen not in ENGINES:
         origin = "engine" if engine is not None else f"${ENGINE_VARIABLE}"
         raise InputError(f"{origin}={chosen!r}: choose one of {', '.join(ENGINES)}")
@@ -340,25 +373,36 @@ class _CythonRejected(Exception):
         self.line, self.message = line, message
 
 
-#: measured (benchmarks/README.md): -O0 builds 8x faster than -O2 but runs 2x slower than
-#: the Python engine; -O2 is 10-25 % faster than Python
-_CFLAGS = ("-shared", "-fPIC", "-O2", "-w")
+#: the flags of every module; the optimisation level comes with the compiler command
+_CFLAGS = ("-shared", "-fPIC", "-w")
+#: the optimisation of the transition shapes, most of a first build; measured on the
+#: reference dumbbell's 45 modules (benchmarks/README.md, Session 7): -O0 builds in 28 s
+#: of CPU but runs 2.1x slower than the Python engine, -O1 in 64 s and -O2 in 105 s, the
+#: warm run equal within 3 % (1.05 and 1.02 s against Python's 1.54 s)
+_SHAPE_OPTIMISATION = ("-O1",)
+#: the loop's and Cython's shared utility code's, built once per machine, and the C
+#: engine's modules (``tcpn.petrinets.cnet``: their generated C is the engine)
+_HOT_OPTIMISATION = ("-O2",)
 _ERROR_LINE = re.compile(r"^[^\n:]*\.pyx:(\d+):\d+: (.*)$", re.MULTILINE)
 _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
-def _library(source: str, kind: str, compiler: list[str]) -> Path:
-    """Where the shared library built from ``source`` lives in the cache."""
-    return cache_dir() / f"_tcpn_{kind}_{_key(source, tuple(compiler))}{_SUFFIX}"
+def _library(source: str, kind: str, compiler: list[str], imports: str = "") -> Path:
+    """Where the shared library built from ``source`` lives in the cache; ``imports``:
+    the module of Cython's utility code it imports (part of the key)."""
+    key = _key(f"{imports}\0{source}" if imports else source, tuple(compiler))
+    return cache_dir() / f"_tcpn_{kind}_{key}{_SUFFIX}"
 
 
-def _cythonize(pyx: Path) -> Path:
-    """``pyx`` translated to C (in this process: Cython's start-up would cost more)."""
+def _cythonize(pyx: Path, shared: str | None = None) -> Path:
+    """``pyx`` translated to C (in this process: Cython's start-up would cost more);
+    ``shared``: the module holding Cython's utility code (:func:`_shared_library`)."""
     from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
 
     output = io.StringIO()
     c_file = pyx.with_suffix(".c")
-    options = CompilationOptions(default_options, language_level=3, output_file=str(c_file))
+    options = CompilationOptions(default_options, language_level=3, output_file=str(c_file),
+                                 shared_utility_qualified_name=shared)
     with contextlib.redirect_stderr(output), contextlib.redirect_stdout(output):
         result = compile_single(str(pyx), options, pyx.stem)
     if result.num_errors:
@@ -367,6 +411,37 @@ def _cythonize(pyx: Path) -> Path:
             raise NativeUnavailable(f"Cython failed: {output.getvalue().strip()[-400:]}")
         raise _CythonRejected(int(found[0][0]), found[0][1])
     return c_file
+
+
+#: the source of Cython's shared utility module (:func:`_shared_library`): no ``.pyx``
+_SHARED_SOURCE = "cython generate-shared"
+
+
+def _shared_c(c_file: Path, name: str) -> Path:
+    """Cython's shared utility module ``name`` generated into ``c_file``."""
+    from Cython.Build.SharedModule import generate_shared_module
+    from Cython.Compiler.Main import CompilationOptions, default_options
+
+    output = io.StringIO()
+    options = CompilationOptions(default_options, language_level=3,
+                                 shared_c_file_path=str(c_file), module_name=name)
+    with contextlib.redirect_stderr(output), contextlib.redirect_stdout(output):
+        errors, _ = generate_shared_module(options)
+    if errors or not c_file.exists():
+        raise NativeUnavailable(f"Cython failed: {output.getvalue().strip()[-400:]}")
+    return c_file
+
+
+def _shared_library(compiler: list[str]) -> Path:
+    """Where the module of Cython's utility code for ``compiler`` lives in the cache.
+
+    Each Cython module carries its own copy of Cython's utility code (function objects,
+    argument parsing, exception helpers): 7,000 of the 15,000 to 20,000 lines of C of a
+    transition shape, about a fifth of its compile time (measured, benchmarks/README.md,
+    Session 7). The shape and loop modules import these functions from one shared module
+    instead, built once per Cython version, compiler and flags (its name carries the key).
+    """
+    return _library(_SHARED_SOURCE, "cyshared", compiler)
 
 
 def _compile_c(c_file: Path, library: Path, compiler: list[str],
@@ -381,34 +456,79 @@ def _compile_c(c_file: Path, library: Path, compiler: list[str],
     os.replace(built, library)  # atomic: a concurrent build of the same key is equal
 
 
-def _build(sources: dict[Path, str], compiler: list[str],
-           libraries: tuple[str, ...] = ()) -> dict[Path, _CythonRejected]:
-    """Builds the libraries of ``sources`` (library -> source) missing from the cache.
+def _build(sources: dict[Path, tuple[str, list[str]]], libraries: tuple[str, ...] = (),
+           shared: Path | None = None, what: str = "") -> dict[Path, _CythonRejected]:
+    """Builds the libraries of ``sources`` missing from the cache: library -> its Cython
+    source (or :data:`_SHARED_SOURCE`: Cython's shared utility module) and the compiler
+    command that builds it, with its optimisation flags.
 
-    Cython runs here one module after the other, the C compiler in parallel; returns
-    the modules Cython rejected.
+    Cython translates one module after the other in this process while the C compiler
+    already compiles the translated ones, as many at a time as there are cores; one
+    build runs at a time per cache directory, across processes too (a file lock), so
+    that processes starting together (a sweep's workers, a parallel test run) do not
+    compile the same modules twice: the second waits and finds them built. ``shared``:
+    the library of Cython's shared utility module (:func:`_shared_library`) the others
+    import. Returns the modules Cython rejected.
     """
-    missing = {library: source for library, source in sources.items()
-               if not NATIVE.used(library)}
-    if not missing:
+    if all([NATIVE.used(library) for library in sources]):  # each found one marked used
         return {}
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     rejected: dict[Path, _CythonRejected] = {}
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work:
-        c_files = {}
-        for library, source in missing.items():
-            pyx = Path(work) / (library.name.split(".")[0] + ".pyx")
-            pyx.write_text(source)
-            try:
-                c_files[library] = _cythonize(pyx)
-            except _CythonRejected as exc:
-                rejected[library] = exc
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            for done in [pool.submit(_compile_c, c_file, library, compiler, libraries)
-                         for library, c_file in c_files.items()]:
+    with _cache_lock(directory):
+        missing = {library: source for library, source in sources.items()
+                   if not library.exists()}  # another process may have built them meanwhile
+        if not missing:
+            return {}
+        started = time.perf_counter()
+        _notice.info("native engine: building %d module%s%s (first use; cached in %s)",
+                     len(missing), "" if len(missing) == 1 else "s",
+                     f" for {what}" if what else "", directory)
+        shared_name = None if shared is None else shared.name.split(".")[0]
+        with (tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work,
+              ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool):
+            compiling = []
+            for library, (source, compiler) in missing.items():
+                stem = library.name.split(".")[0]
+                try:
+                    if source == _SHARED_SOURCE:
+                        c_file = _shared_c(Path(work) / f"{stem}.c", stem)
+                    else:
+                        pyx = Path(work) / f"{stem}.pyx"
+                        pyx.write_text(source)
+                        c_file = _cythonize(pyx, shared_name)
+                except _CythonRejected as exc:
+                    rejected[library] = exc
+                    continue
+                compiling.append(pool.submit(_compile_c, c_file, library, compiler, libraries))
+            for done in compiling:
                 done.result()
+        _notice.info("native engine: built %d module%s in %.1f s", len(missing),
+                     "" if len(missing) == 1 else "s", time.perf_counter() - started)
     return rejected
+
+
+@contextlib.contextmanager
+def _cache_lock(directory: Path) -> Iterator[None]:
+    """Holds the cache directory's build lock (``flock`` on ``.build.lock``), saying so
+    when another process holds it; without ``fcntl`` (not POSIX) builds are not
+    serialised across processes (they stay safe: each renames its own files in)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(directory / ".build.lock", "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _notice.info("native engine: waiting for another process's build in %s",
+                         directory)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _load(library: Path) -> ModuleType:
@@ -449,17 +569,20 @@ def why_unavailable() -> str | None:
 
 
 @NATIVE.holding
-def _build_module(source: str, flags: tuple[str, ...],
-                  libraries: tuple[str, ...]) -> ModuleType | str:
+def _build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...],
+                  max_builds: int | None = None) -> ModuleType | str:
     """Build (or fetch from the cache) the module of Cython ``source`` compiled with
-    ``flags`` and linked with ``libraries``; a string says why it could not be built."""
+    ``flags`` and linked with ``libraries``; a string says why it could not be built.
+    ``max_builds=0`` raises :class:`_NotBuilt` rather than build a missing module."""
     compiler = _compiler()
     assert compiler is not None
-    compiler = [*compiler, *flags]
+    compiler = [*compiler, *_HOT_OPTIMISATION, *flags]
     library = _library(source, "cnet", compiler)
+    if max_builds is not None and max_builds < 1 and not library.exists():
+        raise _NotBuilt(1)
     try:
         with _BUILDING:
-            rejected = _build({library: source}, compiler, libraries)
+            rejected = _build({library: (source, compiler)}, libraries)
     except NativeUnavailable as exc:
         return str(exc)
     if library in rejected:
@@ -468,41 +591,59 @@ def _build_module(source: str, flags: tuple[str, ...],
 
 
 @NATIVE.holding
-def build_native(compiled: CompiledNet) -> NativeNet:
+def build_native(compiled: CompiledNet, max_builds: int | None = None) -> NativeNet:
     """Build (or fetch from the cache) the native module of ``compiled``.
 
     Returns the net to run: the C engine (``backend="c"``) when the whole net is in its
     typed subset; else ``compiled`` itself with ``reason`` set when nothing could be
     built, else a copy whose transitions run the compiled functions (those Cython
     rejected keep theirs, see ``fallbacks``), with ``c_reason`` naming what kept the net
-    from the C engine.
+    from the C engine. ``max_builds``: the most modules this call may compile (``None``:
+    every one missing); a net that needs more stays in Python, ``reason`` and
+    ``unbuilt`` saying how many.
     """
     reason = why_unavailable()
     if reason is not None:
         return NativeNet(compiled, reason=reason)
     from tcpn.petrinets.cnet import build_cnet
 
-    engine = build_cnet(compiled, _build_module)
+    def build_c(source: str, flags: tuple[str, ...],
+                libraries: tuple[str, ...]) -> ModuleType | str:
+        return _build_module(source, flags, libraries, max_builds)
+
+    try:
+        engine = build_cnet(compiled, build_c)
+    except _NotBuilt as exc:
+        return NativeNet(compiled, reason=_not_built(exc.missing), unbuilt=exc.missing)
     if not isinstance(engine, str):
         return NativeNet(compiled, loop=engine.loop, backend="c")
     _log.info("net %s: not in the C engine's subset, the compiled Python runs it: %s",
               compiled.net.name, engine)
     compiler = _compiler()
     assert compiler is not None
+    hot, per_shape = [*compiler, *_HOT_OPTIMISATION], [*compiler, *_SHAPE_OPTIMISATION]
+    shared = _shared_library(hot)
     loop_source, loop_globals = _loop_module()
-    loop_library = _library(loop_source, "loop", compiler)
+    loop_library = _library(loop_source, "loop", hot, shared.name)
     shapes = {t.name: _transition_shape(t) for t in compiled.transitions}
-    libraries = {t: _library(_shape_module(body), "shape", compiler)
+    libraries = {t: _library(_shape_module(body), "shape", per_shape, shared.name)
                  for t, (body, _values) in shapes.items()}
     sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
+    everything = {shared: (_SHARED_SOURCE, hot), loop_library: (loop_source, hot),
+                  **{library: (source, per_shape) for library, source in sources.items()}}
+    missing = sum(not library.exists() for library in everything)
+    if max_builds is not None and missing > max_builds:
+        return NativeNet(compiled, reason=_not_built(missing), c_reason=engine,
+                         unbuilt=missing)
     try:
         with _BUILDING:  # Cython's compiler keeps global state: one build at a time
-            rejected = _build({loop_library: loop_source, **sources}, compiler)
+            rejected = _build(everything, shared=shared, what=f"net {compiled.net.name}")
     except NativeUnavailable as exc:
         return NativeNet(compiled, reason=str(exc), c_reason=engine)
     if loop_library in rejected:
         return NativeNet(compiled, reason=f"Cython rejected the loop: "
                                           f"{rejected[loop_library].message}", c_reason=engine)
+    _load(shared)  # the modules import Cython's utility functions from it
     loop = _load(loop_library)
     vars(loop).update(loop_globals)
     transitions = []
@@ -524,20 +665,43 @@ def build_native(compiled: CompiledNet) -> NativeNet:
     native = replace(compiled, transitions=tuple(transitions))
     return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
-def select_engine(compiled: CompiledNet, engine: str | None) -> NativeNet:
-    """The net to run for ``engine`` (see :func:`resolve_engine`).
+
+def _not_built(missing: int) -> str:
+    """Why ``auto`` runs Python: how many modules a first build needs, and how to build."""
+    return (f"{missing} native module{'' if missing == 1 else 's'} not built yet (more "
+            f"than the {AUTO_BUILD_MODULES} engine='auto' builds on its own; about "
+            f"{missing * _SECONDS_PER_MODULE:.0f} s of CPU for the C compiler, once): "
+            "--engine native (or TCPN_ENGINE=native) builds and caches them")
+
+
+#: CPU seconds per missing module for the message of :func:`_not_built` (a transition
+#: shape at the chosen optimisation, measured: benchmarks/README.md, Session 7)
+_SECONDS_PER_MODULE = 1.3
+
+
+def select_engine(compiled: CompiledNet, engine: str | None,
+                  default: str = "python") -> NativeNet:
+    """The net to run for ``engine`` (see :func:`resolve_engine`, which ``default``
+    goes to).
 
     ``"python"``: ``compiled`` as it is; ``"native"``: the built module, or
     :class:`NativeUnavailable` saying why it cannot be built; ``"auto"``: the built module
-    when it can be built, else ``compiled``, with a log line saying why.
+    when its modules are cached or at most :data:`AUTO_BUILD_MODULES` are missing (built
+    then, a progress line saying so), else ``compiled``, with a log line saying why.
     """
-    chosen = resolve_engine(engine)
+    chosen = resolve_engine(engine, default)
     if chosen == "python":
         return NativeNet(compiled, reason="engine='python'")
-    native = build_native(compiled)
+    native = build_native(compiled, None if chosen == "native" else AUTO_BUILD_MODULES)
     if native.reason is not None:
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
                                     f"built: {native.reason}")
-        _log.info("net %s runs in Python: %s", compiled.net.name, native.reason)
+        if (compiled.net.name, native.reason) not in _SAID:  # once per process: a study
+            _SAID.add((compiled.net.name, native.reason))  # builds the same net many times
+            _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
+
+
+#: the (net, reason) pairs ``auto`` has already said it runs in Python for
+_SAID: set[tuple[str, str]] = set()

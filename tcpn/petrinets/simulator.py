@@ -34,7 +34,7 @@ from tcpn.petrinets.compiler import CompiledNet, CompiledTransition, RandomDraws
 from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.forced import ForcedDraws
 from tcpn.petrinets.monitors import Monitor
-from tcpn.petrinets.native import select_engine
+from tcpn.petrinets.native import SIMULATOR_DEFAULT, select_engine
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.result import SimulationResult, run_metadata
 
@@ -89,8 +89,9 @@ class Simulator:
             # forced draws run the Python loop, the reference, which fires the same sequence
             engine = "python"
         #: the native build (``tcpn.petrinets.native``): its ``engine``, ``reason`` and
-        #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``
-        self.native = select_engine(compiled, engine)
+        #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``,
+        #: else ``"auto"`` (native when built or cheap to build, else Python)
+        self.native = select_engine(compiled, engine, default=SIMULATOR_DEFAULT)
         self.compiled = self.native.compiled
         if self.native.loop is not None:
             self._loop = MethodType(self.native.loop, self)  # type: ignore[method-assign]
