@@ -899,9 +899,12 @@ def _write_joins(Y, S, y0, join_from, prm, cls):
 class _Layout:
     """How a run's history is stored: which class carried which on from which row
     (``merged[c] = (target, row)``), and the steps longer than a row (``strides[s]`` =
-    its first and last rows), inside which only the history columns were written (see
-    :func:`_fill_stride`). Time means are taken from the step ends (the series are linear
-    in between), so a summary writes nothing; :meth:`fill` writes the rest on demand."""
+    its first and last rows), inside which only the columns the integration reads were
+    written (``reads``, see :func:`_fill_stride`), and the rows before each class's join
+    that its delays cannot read (``joins``, not written by the integration). Time means
+    are taken from the step ends (the series are linear in between), so a summary writes
+    nothing but the rows before a join it reads; :meth:`fill` writes the rest on
+    demand."""
 
     def __init__(self, merged: np.ndarray, strides: np.ndarray,
                  reads: np.ndarray | None = None, joins: _Joins | None = None):
