@@ -195,6 +195,18 @@ _MIXED = ([FlowClass(prop_rtt_s=0.05, flows=2, start_s=0.1 * i, name=f"r{i}") fo
              FlowClass(prop_rtt_s=0.07, name="ecn", ecn=True)])
 
 
+def _poisoned(value):
+    """A history pool whose arrays come filled with ``value``."""
+    from tcpn.solvers.fluid import buffers
+
+    class Poisoned(buffers.BufferPool):
+        def take(self, rows, columns):
+            array = super().take(rows, columns)
+            array.fill(value)
+            return array
+    return Poisoned()
+
+
 @pytest.mark.parametrize(("classes", "link"), [
     (_MIXED, Bottleneck(capacity_pps=1000, buffer_pkts=120, aqm="red", min_th_pkts=10,
                         max_th_pkts=60, max_p=0.1, queue_weight=0.01, gentle=True, ecn=True)),
@@ -205,19 +217,11 @@ def test_no_unwritten_history_is_read(monkeypatch, classes, link):
     # Histories come from a pool that reuses memory: a run whose fresh arrays hold NaN
     # and one whose arrays hold 1e300 must give the same series and summary, or the
     # solver read (or returned) memory it had not written.
-    from tcpn.solvers.fluid import bottleneck, buffers
-
-    def poisoned(value):
-        class Poisoned(buffers.BufferPool):
-            def take(self, rows, columns):
-                array = super().take(rows, columns)
-                array.fill(value)
-                return array
-        return Poisoned()
+    from tcpn.solvers.fluid import bottleneck
 
     runs = []
     for value in (np.nan, 1e300):
-        monkeypatch.setattr(bottleneck, "HISTORIES", poisoned(value))
+        monkeypatch.setattr(bottleneck, "HISTORIES", _poisoned(value))
         runs.append(simulate_bottleneck(classes, link, horizon_s=15, warmup_s=5))
     assert runs[0].trajectory.layout.strides.shape[0] > 0  # strides were taken
     assert runs[0].summary == runs[1].summary
@@ -348,3 +352,32 @@ def test_strides_converge_to_the_fixed_grid_as_their_tolerance_shrinks():
     for i in range(m):
         exits = [int(np.argmax(r._filled().y[:, 3 * m + 2 + i] < 0.5)) for r in (grid, strided)]
         assert exits[0] == exits[1] > 0
+
+
+def test_rows_before_a_late_join_are_written_when_a_mean_reads_them(monkeypatch):
+    # A class joining late writes only the rows its delays can read (a round trip
+    # through a full buffer before its join); the earlier ones are written when a mean
+    # or a series needs them. From row 0 on (no warm-up), runs on histories poisoned
+    # with NaN and with 1e300 must agree, and each mean must be its filled series' mean.
+    from tcpn.solvers.fluid import bottleneck
+
+    classes = [FlowClass(prop_rtt_s=0.05, name="early"),
+               FlowClass(prop_rtt_s=0.05, flows=2, start_s=3.0, name="late")]
+    link = Bottleneck(capacity_pps=1000, buffer_pkts=50)
+    runs = []
+    for value in (np.nan, 1e300):
+        monkeypatch.setattr(bottleneck, "HISTORIES", _poisoned(value))
+        runs.append(simulate_bottleneck(classes, link, horizon_s=8, warmup_s=0))
+    run = runs[0]
+    assert run.trajectory.layout.joins.join_from[1] > 0  # rows were left out at the join
+    assert run.summary == runs[1].summary
+    assert all(np.isfinite(v) for v in run.summary.values())
+    weights = np.full(run.t.shape, 1.0)
+    weights[[0, -1]] = 0.5
+    for i, c in enumerate(classes):
+        for name, series in (("goodput_pps", run.goodput_pps), ("cwnd_mean_pkts", run.cwnd_pkts),
+                             ("rtt_mean_s", run.rtt_s)):
+            assert run.summary[f"{c.name}_{name}"] == pytest.approx(
+                (series[:, i] * weights).sum() / weights.sum(), rel=1e-9), (c.name, name)
+    for name, series in _series(run).items():
+        np.testing.assert_array_equal(series, _series(runs[1])[name], err_msg=name)

@@ -104,6 +104,9 @@ MERGE_CHECK_RTTS = 4
 #: shortest delay the derivative reads. 0: one row per step (also the rule behind a
 #: threshold marker, whose sliding mode the estimate does not see).
 STRIDE_TOLERANCE = 1e-5
+# Columns besides the loss signal that the integration reads inside a stride, per class
+# (bits): marks (ECN), the RTT (Vegas), the window (a class that may merge).
+READS_MARK, READS_RTT, READS_WINDOW = 1, 2, 4
 # Per-class discrete state ``aux`` of the sawtooth: counters of probabilistic and of
 # overflow losses, pending reaction time, blocked-until time.
 (A_COUNT, A_BURST, A_PENDING, A_BLOCKED) = range(4)
@@ -376,7 +379,9 @@ def _jump(t, y, Y, S, k, h, prm, cls, aux, live, n_live):
         variant = int(cls[i, C_VAR])
         ss_i = 3 * m + 2 + i
         if y[ss_i] > 0.5:
-            signal = lagged(S, k, h, t, rtt, base + S_LOSS) + lagged(S, k, h, t, rtt, base + S_MARK)
+            signal = lagged(S, k, h, t, rtt, base + S_LOSS)
+            if cls[i, C_ECN] > 0.0:  # (S_MARK is 0 for the others, and not written in strides)
+                signal += lagged(S, k, h, t, rtt, base + S_MARK)
             leave = y[i] >= cls[i, C_SSTH]
             if variant == 2:
                 r_obs = lagged(S, k, h, t, 0.5 * cls[i, C_D], base + S_RTT)
@@ -415,16 +420,16 @@ def _jump(t, y, Y, S, k, h, prm, cls, aux, live, n_live):
 
 
 @njit(**KERNEL)
-def _join(Y, S, y0, k, c, prm, cls):
-    """Class ``c`` joins the integration at row ``k``: its rows 0..k are those of a flow
-    not yet started (its initial state; no traffic, the RTT of an empty path plus the
-    queue)."""
+def _join(Y, S, y0, lo, k, c, prm, cls):
+    """Rows ``lo``..``k`` of class ``c``, which joins the integration at row ``k``: those
+    of a flow not yet started (its initial state; no traffic, the RTT of an empty path
+    plus the queue)."""
     m = int(prm[P_M])
     for j in (c, m + 2 + c, 2 * m + 2 + c, 3 * m + 2 + c):
-        for r in range(k + 1):
+        for r in range(lo, k + 1):
             Y[r, j] = y0[j]
     base = c * NS_CLASS
-    for r in range(k + 1):
+    for r in range(lo, k + 1):
         for j in range(NS_CLASS):
             S[r, base + j] = 0.0
         S[r, base + S_RTT] = cls[c, C_D] + Y[r, m] / prm[P_CAP]
@@ -514,29 +519,36 @@ def _next_stride(stride, error, tol):
 
 
 @njit(**KERNEL)
-def _fill_stride(Y, S, k, stride, live, n_live, m):
+def _fill_stride(Y, S, k, stride, live, n_live, m, reads):
     """Rows k+1..k+stride-1 of a stride, linear between its ends, of the columns read at
-    rows that are not step ends: the history the derivative reads (loss, mark and RTT
-    signals), the windows the merge check compares and the queue a joining class's RTT
-    reads. The other columns are written on demand (:func:`_fill_lazy`)."""
+    rows that are not step ends: the queue (a joining class's RTT reads it) and, per
+    class, what ``reads[i]`` says (:func:`_history_reads`): the loss signal (the
+    derivative reads it a round trip back), marks of an ECN class, the RTT of a Vegas
+    class, the window of a class the merge check compares. The other columns are written
+    on demand (:func:`_fill_lazy`)."""
     _fill_column(Y, m, k, stride)
     for ii in range(n_live):
         i = live[ii]
-        _fill_column(Y, i, k, stride)
         base = i * NS_CLASS
         _fill_column(S, base + S_LOSS, k, stride)
-        _fill_column(S, base + S_MARK, k, stride)
-        _fill_column(S, base + S_RTT, k, stride)
+        if reads[i] & READS_MARK:
+            _fill_column(S, base + S_MARK, k, stride)
+        if reads[i] & READS_RTT:
+            _fill_column(S, base + S_RTT, k, stride)
+        if reads[i] & READS_WINDOW:
+            _fill_column(Y, i, k, stride)
 
 
 @njit(**KERNEL)
-def _fill_lazy(A, columns, strides, n_strides):
+def _fill_lazy(A, columns, from_rows, strides, n_strides):
     """The rows inside each stride (``strides[s]`` = its first and last rows) of
-    ``columns`` of ``A``, linear between the stride's ends."""
+    ``columns`` of ``A``, linear between the stride's ends; for column ``columns[jj]``
+    only the strides from row ``from_rows[jj]`` on."""
     for jj in range(columns.shape[0]):
         j = columns[jj]
         for s in range(n_strides):
-            _fill_column(A, j, strides[s, 0], strides[s, 1] - strides[s, 0])
+            if strides[s, 0] >= from_rows[jj]:
+                _fill_column(A, j, strides[s, 0], strides[s, 1] - strides[s, 0])
 
 
 @njit(**KERNEL, inline="always")
@@ -566,15 +578,17 @@ def _leaves_slow_start(S, Y, k, stride, h, prm, cls, live, n_live):
         for r in range(1, stride + 1):
             tr = t + r * h
             rtt = rtt0 + (rtt1 - rtt0) * r / stride
-            if lagged(S, k, h, tr, rtt, base + S_LOSS) \
-                    + lagged(S, k, h, tr, rtt, base + S_MARK) > 0.0:
+            signal = lagged(S, k, h, tr, rtt, base + S_LOSS)
+            if cls[i, C_ECN] > 0.0:
+                signal += lagged(S, k, h, tr, rtt, base + S_MARK)
+            if signal > 0.0:
                 return True
     return False
 
 
 @njit(**KERNEL)
 def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls, aux, live,
-           n_live, cols, n_cols, max_stride, stride_tol, strides, n_strides):
+           n_live, cols, n_cols, max_stride, stride_tol, strides, n_strides, reads):
     """Heun steps from row ``k_from`` to row ``k_to`` (or the first row past ``k_check``)
     for the live classes, the first at most ``stride`` rows long; the first row with a
     non-finite state (or -1), the row reached and the next stride. Each step longer than
@@ -637,7 +651,7 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls,
         _jump(t + H, Y[k + stride], Y, S, k + stride, h, prm, cls, aux, live, n_live)
         _signals(t + H, Y[k + stride], prm, cls, S[k + stride], live, n_live)
         if stride > 1:
-            _fill_stride(Y, S, k, stride, live, n_live, m)
+            _fill_stride(Y, S, k, stride, live, n_live, m, reads)
             strides[n_strides[0], 0] = k
             strides[n_strides[0], 1] = k + stride
             n_strides[0] += 1
@@ -654,10 +668,12 @@ def _steps(Y, S, work, lower, upper, h, k_from, k_to, k_check, stride, prm, cls,
 @njit(**KERNEL)
 def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, live, cols,
                kind, merged, merge_tol, check_rows, max_stride, stride_tol, strides,
-               n_strides):
+               n_strides, reads, lead, join_from):
     """Heun steps over rows 0..n_steps for the classes started so far; the first row with
     a non-finite state, or -1. Classes join in ``order`` (of start time) one step before
-    their start; with ``merge_tol`` > 0 converged classes merge every ``check_rows``."""
+    their start, with their rows from ``lead[c]`` rows before the join (their first
+    written row into ``join_from[c]``); with ``merge_tol`` > 0 converged classes merge
+    every ``check_rows``."""
     m = int(prm[P_M])
     Y[0, m] = y0[m]
     Y[0, m + 1] = y0[m + 1]
@@ -673,7 +689,10 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
             while joined < m and (cls[order[joined], C_START] <= (k + 1) * h
                                   or k == n_steps):
                 c = order[joined]
-                _join(Y, S, y0, k, c, prm, cls)
+                # Only the rows its delays can read (a round trip at a full buffer and
+                # shaper before the join); the earlier ones are written on demand.
+                join_from[c] = max(0, k - lead[c])
+                _join(Y, S, y0, join_from[c], k, c, prm, cls)
                 live[n_live] = c
                 n_live += 1
                 joined += 1
@@ -692,18 +711,18 @@ def _integrate(Y, S, work, y0, lower, upper, h, n_steps, prm, cls, aux, order, l
             k_to = min(k_to, max(k + 1, int(cls[order[joined], C_START] / h) - 1))
         bad, k, stride = _steps(Y, S, work, lower, upper, h, k, k_to, next_check, stride,
                                 prm, cls, aux, live, n_live, cols, n_cols, max_stride,
-                                stride_tol, strides, n_strides)
+                                stride_tol, strides, n_strides, reads)
         if bad >= 0:
             return bad
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def _class_value(Y, S, c, q, r):
     """Column ``q`` of class ``c`` at row ``r`` (q = 0: the window, 1 + j: signal j)."""
     return Y[r, c] if q == 0 else S[r, c * NS_CLASS + q - 1]
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, inline="always")
 def _owner(merged, c, r):
     """The class whose own columns hold class ``c``'s row ``r``."""
     while merged[c, 0] >= 0 and merged[c, 1] < r:
@@ -798,6 +817,8 @@ class _Integrator:
     check_every_s: float
     max_stride_s: float
     stride_tolerance: float
+    reads: np.ndarray
+    lead_s: np.ndarray
 
     def __call__(self, step_s: float, n_steps: int) -> Trajectory:
         m = self.cls.shape[0]
@@ -811,6 +832,8 @@ class _Integrator:
         order = np.argsort(self.cls[:, C_START], kind="stable")
         strides = np.empty((n_steps // 2 + 1, 2), dtype=np.int64)
         n_strides = np.zeros(1, dtype=np.int64)
+        join_from = np.zeros(m, dtype=np.int64)
+        lead = np.minimum(np.ceil(self.lead_s / step_s) + 2, n_steps + 1).astype(np.int64)
         bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
                          n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
@@ -818,21 +841,78 @@ class _Integrator:
                          max(1, round(self.check_every_s / step_s)),
                          max(1, int(self.max_stride_s / step_s))
                          if self.stride_tolerance > 0 else 1, self.stride_tolerance,
-                         strides, n_strides)
+                         strides, n_strides, self.reads, lead, join_from)
         return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
-                          layout=_Layout(merged, strides[:n_strides[0]]))
+                          layout=_Layout(merged, strides[:n_strides[0]], self.reads,
+                                         _Joins(join_from, self.y0, self.prm, self.cls)))
+
+
+def _history_reads(cls: np.ndarray, kind: np.ndarray, merge_tolerance: float) -> np.ndarray:
+    """Per class, the columns besides its loss signal that the integration reads inside
+    a stride (:data:`READS_MARK`, :data:`READS_RTT`, :data:`READS_WINDOW` bits): marks
+    of an ECN class, the RTT of a Vegas class, the window of a class that may merge."""
+    reads = np.where(cls[:, C_ECN] > 0.0, READS_MARK, 0)
+    reads |= np.where(cls[:, C_VAR] == _VARIANTS["vegas"], READS_RTT, 0)
+    if merge_tolerance > 0:
+        reads |= np.where(kind >= 0, READS_WINDOW, 0)
+    return reads.astype(np.int64)
+
+
+def _lazy_columns(reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``Y`` and ``S`` that :func:`_fill_stride` leaves unwritten inside a
+    stride (all but the queue, the loss signals and what ``reads`` names)."""
+    m = reads.shape[0]
+    lazy_y = [c for c in range(m) if not reads[c] & READS_WINDOW]
+    lazy_y += range(m + 1, 4 * m + 2)  # RED average, token buckets, slow start
+    lazy_s = []
+    for c in range(m):
+        base = c * NS_CLASS
+        lazy_s += [base + S_GOOD, base + S_SEND, base + S_LIMDROP]
+        if not reads[c] & READS_MARK:
+            lazy_s.append(base + S_MARK)
+        if not reads[c] & READS_RTT:
+            lazy_s.append(base + S_RTT)
+    lazy_s += range(m * NS_CLASS, m * NS_CLASS + NS_QUEUE)
+    return np.array(lazy_y, dtype=np.int64), np.array(lazy_s, dtype=np.int64)
+
+
+@dataclass
+class _Joins:
+    """The rows before each class's join not written by the integration (rows
+    0..``join_from[c]`` - 1 of class c) and what writes them."""
+
+    join_from: np.ndarray
+    y0: np.ndarray
+    prm: np.ndarray
+    cls: np.ndarray
+    done: bool = False
+
+
+@njit(**KERNEL)
+def _write_joins(Y, S, y0, join_from, prm, cls):
+    """Rows 0..``join_from[c]`` - 1 of every class c (see :func:`_join`)."""
+    for c in range(join_from.shape[0]):
+        if join_from[c] > 0:
+            _join(Y, S, y0, 0, join_from[c] - 1, c, prm, cls)
 
 
 class _Layout:
     """How a run's history is stored: which class carried which on from which row
     (``merged[c] = (target, row)``), and the steps longer than a row (``strides[s]`` =
-    its first and last rows), inside which only the history columns were written (see
-    :func:`_fill_stride`). Time means are taken from the step ends (the series are linear
-    in between), so a summary writes nothing; :meth:`fill` writes the rest on demand."""
+    its first and last rows), inside which only the columns the integration reads were
+    written (``reads``, see :func:`_fill_stride`), and the rows before each class's join
+    that its delays cannot read (``joins``, not written by the integration). Time means
+    are taken from the step ends (the series are linear in between), so a summary writes
+    nothing but the rows before a join it reads; :meth:`fill` writes the rest on
+    demand."""
 
-    def __init__(self, merged: np.ndarray, strides: np.ndarray):
+    def __init__(self, merged: np.ndarray, strides: np.ndarray,
+                 reads: np.ndarray | None = None, joins: _Joins | None = None):
         self.merged = merged
         self.strides = strides
+        m = merged.shape[0]
+        self.reads = np.zeros(m, dtype=np.int64) if reads is None else reads
+        self.joins = joins
         ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
         self.by_end = np.argsort(-ends, kind="stable")
         self.has_merges = bool((merged[:, 0] >= 0).any())
@@ -864,12 +944,14 @@ class _Layout:
         m = self.merged.shape[0]
         means = np.empty((m, N_MEANS))
         if self.has_merges:
+            self._fill_joins(traj, first)
             self._fill_strides(traj)
             _class_means(traj.y, traj.s, first, self.merged, self.by_end,
                          np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
                          np.empty((m, N_MEANS)), means)
         else:
             rows, weights = self.weights(traj.t.shape[0] - 1, first)
+            self._fill_joins(traj, int(rows[0]))
             _weighted_class_means(traj.y, traj.s, rows, weights, means)
         self._means[first] = means
         return means
@@ -879,20 +961,35 @@ class _Layout:
         merge, so that every column is a series."""
         if self.complete:
             return
+        self._fill_joins(traj, 0)
         self._fill_strides(traj)
         if self.has_merges:
             _complete(traj.y, traj.s, self.merged, self.by_end)
         self.complete = True
 
+    def _fill_joins(self, traj: Trajectory, first: int) -> None:
+        """Write (once) the rows before each class's join that the integration left out,
+        if a mean from row ``first`` reads them."""
+        joins = self.joins
+        if joins is not None and not joins.done and first < joins.join_from.max():
+            _write_joins(traj.y, traj.s, joins.y0, joins.join_from, joins.prm, joins.cls)
+            joins.done = True
+
     def _fill_strides(self, traj: Trajectory) -> None:
         if self.strides.shape[0] and not self._strides_filled:
+            lazy_y, lazy_s = _lazy_columns(self.reads)
+            # A class's strides before its first written row are left to _fill_joins,
+            # which writes all of their rows (their ends may not be written yet).
+            join_from = np.zeros(self.merged.shape[0] + 1, dtype=np.int64)
+            if self.joins is not None:
+                join_from[:-1] = self.joins.join_from
             m = self.merged.shape[0]
-            lazy_y = np.arange(m + 1, 4 * m + 2)  # RED average, token buckets, slow start
-            columns = np.arange(m * NS_CLASS + NS_QUEUE)
-            history = np.isin(columns % NS_CLASS, (S_LOSS, S_MARK, S_RTT))
-            lazy_s = columns[~history | (columns >= m * NS_CLASS)]
-            _fill_lazy(traj.y, lazy_y, self.strides, self.strides.shape[0])
-            _fill_lazy(traj.s, lazy_s, self.strides, self.strides.shape[0])
+            y_owner = np.where(lazy_y < m, lazy_y,
+                               np.where(lazy_y >= m + 2, (lazy_y - m - 2) % m, m))
+            _fill_lazy(traj.y, lazy_y, join_from[y_owner],
+                       self.strides, self.strides.shape[0])
+            _fill_lazy(traj.s, lazy_s, join_from[np.minimum(lazy_s // NS_CLASS, m)],
+                       self.strides, self.strides.shape[0])
         self._strides_filled = True
 
 
@@ -940,10 +1037,15 @@ def _mean_weights(last, first, strides, rows, weights):
             share = 0.5 if r == first else 1.0
             weights[j] += share * (hi - r) / (hi - lo)
             weights[j + 1] += share * (r - lo) / (hi - lo)
+    # Only the step ends with a weight (a row before ``first`` may not be written yet).
     total = last - first
+    kept = 0
     for i in range(count):
-        weights[i] /= total
-    return count
+        if weights[i] != 0.0 or rows[i] >= first:
+            rows[kept] = rows[i]
+            weights[kept] = weights[i] / total
+            kept += 1
+    return kept
 
 
 @njit(**KERNEL)
@@ -1186,16 +1288,26 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
         rates["the Vegas control law (1/(smoothing RTT))"] = 1.0 / (
             link.vegas_smoothing_pkts * min_rtt)
     frozen = tuple(classes)
+    kind = _kinds(classes, cls)
     return DdeSystem(
         # A threshold marker's one-packet ramp makes the queue slide along K: the
         # embedded estimate does not see its delayed kinks, so no strides there.
-        integrate=_Integrator(y0, lower, upper, prm, cls, aux, _kinds(classes, cls),
+        integrate=_Integrator(y0, lower, upper, prm, cls, aux, kind,
                               merge_tolerance, MERGE_CHECK_RTTS * min_rtt, _shortest_lag_s(classes),
-                              0.0 if link.aqm == "threshold" else stride_tolerance),
+                              0.0 if link.aqm == "threshold" else stride_tolerance,
+                              _history_reads(cls, kind, merge_tolerance),
+                              _longest_lags_s(cls, link)),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
     )
+
+
+def _longest_lags_s(cls: np.ndarray, link: Bottleneck) -> np.ndarray:
+    """Per class, the longest delay its derivative and jumps can read history at: a round
+    trip through a full buffer and a full shaper queue (infinite with no buffer limit)."""
+    shaper = np.where(cls[:, C_RATE] < np.inf, cls[:, C_TBQ] / cls[:, C_RATE], 0.0)
+    return cls[:, C_D] + link.buffer_pkts / link.capacity_pps + shaper
 
 
 def _shortest_lag_s(classes: Sequence[FlowClass]) -> float:
