@@ -7,11 +7,14 @@ Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -170,11 +173,17 @@ class _Notices(logging.Handler):
 
 def _show_engine_notices() -> None:
     """The native engine's notices (a first build's progress, why ``auto`` runs Python)
-    on stderr, once."""
+    on stderr, once; each said once per command, however many worker processes run its
+    nets (they inherit a private directory where the first to say a notice marks it)."""
+    from tcpn.petrinets.native import NOTICES_VARIABLE
+
     notices = logging.getLogger("tcpn.native.notice")
     if not any(isinstance(h, _Notices) for h in notices.handlers):
         notices.addHandler(_Notices())
         notices.setLevel(logging.INFO)
+    said = tempfile.mkdtemp(prefix="tcpn-notices-")
+    atexit.register(shutil.rmtree, said, True)
+    os.environ[NOTICES_VARIABLE] = said
 
 
 @app.command()

@@ -14,6 +14,7 @@ import logging
 import os
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -205,6 +206,38 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     assert not (tmp_path / "cache" / "native").exists()
 
 
+def test_auto_says_once_per_command_that_a_net_runs_in_python(tmp_path: Path) -> None:
+    """Processes of one command (a report's or a sweep's workers share the directory the
+    CLI names in ``$TCPN_NOTICES_DIR``) say once between them that a net runs in Python;
+    processes without it say it each."""
+    native_or_skip()
+    script = textwrap.dedent("""
+        import logging, sys
+        sys.path.insert(0, sys.argv[1])  # the tests directory
+        from test_native import counter_net
+        from tcpn.petrinets import Simulator, native
+        logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
+        native.AUTO_BUILD_MODULES = 0
+        assert Simulator(counter_net("auto", outside_c=True), seed=0).native.engine == "python"
+    """)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TCPN_ENGINE", native.NOTICES_VARIABLE)}
+    env.update(TCPN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+    def said(n_processes: int, shared: Path | None) -> int:
+        extra = {} if shared is None else {native.NOTICES_VARIABLE: str(shared)}
+        running = [subprocess.Popen([sys.executable, "-c", script, str(ROOT / "tests")],
+                                    env={**env, **extra}, stderr=subprocess.PIPE, text=True)
+                   for _ in range(n_processes)]
+        errors = [p.communicate(timeout=300)[1] for p in running]
+        assert all(p.returncode == 0 for p in running), errors
+        return sum(e.count("tcpn.native.notice net counter runs in Python") for e in errors)
+
+    (tmp_path / "said").mkdir()
+    assert said(3, tmp_path / "said") == 1
+    assert said(2, None) == 2
+
+
 def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -215,6 +248,7 @@ def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
     native_or_skip()
     monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TCPN_ENGINE")
+    monkeypatch.delenv(native.NOTICES_VARIABLE, raising=False)  # set by in-process CLI tests
     assert native.resolve_engine(None, native.SIMULATOR_DEFAULT) == "auto"
     typed, untyped = counter_net("auto"), counter_net("auto", outside_c=True)
     monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)

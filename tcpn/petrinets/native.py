@@ -77,6 +77,8 @@ SIMULATOR_DEFAULT = "auto"
 #: ``engine="native"`` builds them once
 AUTO_BUILD_MODULES = 8
 ENGINE_VARIABLE = "TCPN_ENGINE"
+#: a directory shared by a command's processes (the CLI sets it): a notice is said once in it
+NOTICES_VARIABLE = "TCPN_NOTICES_DIR"
 _FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
 _log = logging.getLogger("tcpn.native")
 #: what the user should see: a first build's progress, why ``auto`` runs Python (the
@@ -697,11 +699,31 @@ def select_engine(compiled: CompiledNet, engine: str | None,
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
                                     f"built: {native.reason}")
-        if (compiled.net.name, native.reason) not in _SAID:  # once per process: a study
-            _SAID.add((compiled.net.name, native.reason))  # builds the same net many times
+        if _first_said(compiled.net.name, native.reason):  # a study builds a net many times
             _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
 
 
 #: the (net, reason) pairs ``auto`` has already said it runs in Python for
 _SAID: set[tuple[str, str]] = set()
+
+
+def _first_said(net_name: str, reason: str) -> bool:
+    """Whether ``auto`` says for the first time that ``net_name`` runs in Python: once per
+    process, and once per command across its worker processes (a report's or a sweep's)
+    when ``$TCPN_NOTICES_DIR`` names a directory they share, where the first to say it
+    leaves a file."""
+    if (net_name, reason) in _SAID:
+        return False
+    _SAID.add((net_name, reason))
+    shared = os.environ.get(NOTICES_VARIABLE)
+    if not shared:
+        return True
+    key = hashlib.sha256(f"{net_name}\0{reason}".encode()).hexdigest()[:32]
+    try:
+        os.close(os.open(Path(shared) / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False  # another process of the command said it
+    except OSError:  # the directory is gone (the command ended) or not writable: say it
+        return True
+    return True
