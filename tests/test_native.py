@@ -206,10 +206,10 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     assert not (tmp_path / "cache" / "native").exists()
 
 
-def test_auto_says_once_per_command_that_a_net_runs_in_python(tmp_path: Path) -> None:
+def test_auto_says_once_per_command_that_nets_run_in_python(tmp_path: Path) -> None:
     """Processes of one command (a report's or a sweep's workers share the directory the
-    CLI names in ``$TCPN_NOTICES_DIR``) say once between them that a net runs in Python;
-    processes without it say it each."""
+    CLI names in ``$TCPN_NOTICES_DIR``) say once between them that nets run in Python
+    for want of built modules, whichever nets; processes without it say it for each."""
     native_or_skip()
     script = textwrap.dedent("""
         import logging, sys
@@ -218,7 +218,10 @@ def test_auto_says_once_per_command_that_a_net_runs_in_python(tmp_path: Path) ->
         from tcpn.petrinets import Simulator, native
         logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
         native.AUTO_BUILD_MODULES = 0
-        assert Simulator(counter_net("auto", outside_c=True), seed=0).native.engine == "python"
+        for name in sys.argv[2:]:
+            net = counter_net(outside_c=True)
+            net.name = name
+            assert Simulator(net, seed=0).native.engine == "python"
     """)
     env = {k: v for k, v in os.environ.items()
            if k not in ("TCPN_ENGINE", native.NOTICES_VARIABLE)}
@@ -226,16 +229,17 @@ def test_auto_says_once_per_command_that_a_net_runs_in_python(tmp_path: Path) ->
 
     def said(n_processes: int, shared: Path | None) -> int:
         extra = {} if shared is None else {native.NOTICES_VARIABLE: str(shared)}
-        running = [subprocess.Popen([sys.executable, "-c", script, str(ROOT / "tests")],
+        running = [subprocess.Popen([sys.executable, "-c", script, str(ROOT / "tests"),
+                                     "a", "b", "a"],
                                     env={**env, **extra}, stderr=subprocess.PIPE, text=True)
                    for _ in range(n_processes)]
         errors = [p.communicate(timeout=300)[1] for p in running]
         assert all(p.returncode == 0 for p in running), errors
-        return sum(e.count("tcpn.native.notice net counter runs in Python") for e in errors)
+        return sum(e.count("runs in Python: 4 native modules not built") for e in errors)
 
     (tmp_path / "said").mkdir()
     assert said(3, tmp_path / "said") == 1
-    assert said(2, None) == 2
+    assert said(2, None) == 4  # each process, once per net
 
 
 def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(

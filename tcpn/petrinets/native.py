@@ -699,7 +699,9 @@ def select_engine(compiled: CompiledNet, engine: str | None,
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
                                     f"built: {native.reason}")
-        if _first_said(compiled.net.name, native.reason):  # a study builds a net many times
+        # a study builds a net many times, in many processes: said once
+        if _first_said(compiled.net.name, native.reason,
+                       "unbuilt" if native.unbuilt else native.reason):
             _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
 
@@ -708,18 +710,20 @@ def select_engine(compiled: CompiledNet, engine: str | None,
 _SAID: set[tuple[str, str]] = set()
 
 
-def _first_said(net_name: str, reason: str) -> bool:
-    """Whether ``auto`` says for the first time that ``net_name`` runs in Python: once per
-    process, and once per command across its worker processes (a report's or a sweep's)
-    when ``$TCPN_NOTICES_DIR`` names a directory they share, where the first to say it
-    leaves a file."""
+def _first_said(net_name: str, reason: str, kind: str) -> bool:
+    """Whether ``auto`` says for the first time that ``net_name`` runs in Python for
+    ``reason``: once per process and net; and, when ``$TCPN_NOTICES_DIR`` names a
+    directory the processes of a command share (the CLI's: a report's or a sweep's
+    workers), once per command for each ``kind`` of reason (modules not built yet, no
+    compiler...), the first process to say it leaving a file there: a study report runs
+    some 70 nets, one line tells how to build them all."""
     if (net_name, reason) in _SAID:
         return False
     _SAID.add((net_name, reason))
     shared = os.environ.get(NOTICES_VARIABLE)
     if not shared:
         return True
-    key = hashlib.sha256(f"{net_name}\0{reason}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(kind.encode()).hexdigest()[:32]
     try:
         os.close(os.open(Path(shared) / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
