@@ -20,6 +20,19 @@ SHARED = REPO.parent / "shared"
 os.environ.setdefault("TCPN_ENGINE", "python")
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Any:
+    """Each test starts from the session's environment: a command invoked in-process
+    (typer's ``CliRunner``) sets variables its worker processes inherit (the engine,
+    the directory where notices are said once), which must not leak into the next test
+    that this worker runs."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The ``../shared`` folder beside the clone (CPN files, design notes, ns-3 references)."""

@@ -188,6 +188,9 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
     monkeypatch.setenv("PATH", str(tmp_path))  # no gcc, no cc
     monkeypatch.delenv("CC", raising=False)
     monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path / "cache"))
+    # said once per process (and per command): an earlier test of this worker may have
+    monkeypatch.setattr(native, "_SAID", set())
+    monkeypatch.delenv(native.NOTICES_VARIABLE, raising=False)
     with caplog.at_level(logging.INFO, logger="tcpn.native"):
         sim = Simulator(counter_net(), seed=0, engine="auto")
     assert sim.native.engine == "python"
