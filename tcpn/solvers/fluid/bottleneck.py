@@ -43,6 +43,7 @@ after it. Equations (analytics.md 2.1, 3.4, 5, 6; symbols there):
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -819,6 +820,7 @@ class _Integrator:
     stride_tolerance: float
     reads: np.ndarray
     lead_s: np.ndarray
+    order: np.ndarray
 
     def __call__(self, step_s: float, n_steps: int) -> Trajectory:
         m = self.cls.shape[0]
@@ -829,21 +831,23 @@ class _Integrator:
         Y = HISTORIES.take(n_steps + 1, ny)
         S = HISTORIES.take(n_steps + 1, m * NS_CLASS + NS_QUEUE)
         merged = np.full((m, 2), -1, dtype=np.int64)
-        order = np.argsort(self.cls[:, C_START], kind="stable")
         strides = np.empty((n_steps // 2 + 1, 2), dtype=np.int64)
         n_strides = np.zeros(1, dtype=np.int64)
         join_from = np.zeros(m, dtype=np.int64)
         lead = np.minimum(np.ceil(self.lead_s / step_s) + 2, n_steps + 1).astype(np.int64)
         bad = _integrate(Y, S, np.empty((3, ny)), self.y0, self.lower, self.upper, step_s,
-                         n_steps, self.prm, self.cls.copy(), self.aux.copy(), order,
+                         n_steps, self.prm, self.cls.copy(), self.aux.copy(), self.order,
                          np.empty(m, dtype=np.int64), np.empty(ny, dtype=np.int64),
                          self.kind, merged, self.merge_tolerance,
                          max(1, round(self.check_every_s / step_s)),
                          max(1, int(self.max_stride_s / step_s))
                          if self.stride_tolerance > 0 else 1, self.stride_tolerance,
                          strides, n_strides, self.reads, lead, join_from)
-        return Trajectory(np.arange(n_steps + 1) * step_s, Y, S, step_s, nonfinite_row=bad,
-                          layout=_Layout(merged, strides[:n_strides[0]], self.reads,
+        strides = strides[:n_strides[0]]
+        step_rows = np.empty(n_steps + 2, dtype=np.int64)
+        step_rows = step_rows[:_step_ends(strides, 0, n_steps, step_rows)]
+        return Trajectory(Y, S, step_s, nonfinite_row=bad, step_rows=step_rows,
+                          layout=_Layout(merged, strides, self.reads,
                                          _Joins(join_from, self.y0, self.prm, self.cls)))
 
 
@@ -913,48 +917,42 @@ class _Layout:
         m = merged.shape[0]
         self.reads = np.zeros(m, dtype=np.int64) if reads is None else reads
         self.joins = joins
-        ends = np.where(merged[:, 0] >= 0, merged[:, 1], 2**62)  # unmerged: after every row
-        self.by_end = np.argsort(-ends, kind="stable")
-        self.has_merges = bool((merged[:, 0] >= 0).any())
+        self.has_merges = bool(merged[:, 0].max(initial=-1) >= 0)
         self.complete = not self.has_merges and strides.shape[0] == 0
-        self._weights: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self._means: dict[int, np.ndarray] = {}
+        self._means: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._strides_filled = False
 
-    def weights(self, last: int, first: int) -> tuple[np.ndarray, np.ndarray]:
-        """Step-end rows and weights whose dot product with a column (linear inside each
-        stride) is its trapezoid time mean over rows ``first``..``last``."""
-        key = (last, first)
-        if key not in self._weights:
-            rows = np.empty(last + 1, dtype=np.int64)
-            weights = np.empty(last + 1)
-            count = _mean_weights(last, first, self.strides, rows, weights)
-            self._weights[key] = rows[:count], weights[:count]
-        return self._weights[key]
+    @functools.cached_property
+    def by_end(self) -> np.ndarray:
+        """The classes in decreasing order of the row they end at (unmerged: after
+        every row), which is how merged classes' rows are read and written."""
+        ends = np.where(self.merged[:, 0] >= 0, self.merged[:, 1], 2**62)
+        return np.argsort(-ends, kind="stable")
 
-    def column_mean(self, traj: Trajectory, values: np.ndarray, first: int) -> float:
-        """Time mean of one column (of ``traj.y`` or ``traj.s``) over rows ``first``..end."""
-        rows, weights = self.weights(traj.t.shape[0] - 1, first)
-        return float(weights @ values[rows])
-
-    def class_means(self, traj: Trajectory, first: int) -> np.ndarray:
-        """(class, N_MEANS) time means from row ``first``: window, then the signals."""
+    def means(self, traj: Trajectory, first: int) -> tuple[np.ndarray, np.ndarray]:
+        """Time means over rows ``first``..end (trapezoid rule, on the grid): per class
+        (class, N_MEANS) its window then its signals, and the queue's (length, drop
+        rate, mark rate). Computed once per ``first``."""
         if first in self._means:
             return self._means[first]
         m = self.merged.shape[0]
-        means = np.empty((m, N_MEANS))
+        last = traj.y.shape[0] - 1
+        ends = np.empty(last + 2, dtype=np.int64)
+        count = _step_ends(self.strides, first, last, ends)
+        class_means = np.empty((m, N_MEANS))
+        queue_means = np.empty(3)
         if self.has_merges:
             self._fill_joins(traj, first)
             self._fill_strides(traj)
             _class_means(traj.y, traj.s, first, self.merged, self.by_end,
                          np.empty(m, dtype=np.int64), np.empty((m, N_MEANS)),
-                         np.empty((m, N_MEANS)), means)
+                         np.empty((m, N_MEANS)), class_means)
         else:
-            rows, weights = self.weights(traj.t.shape[0] - 1, first)
-            self._fill_joins(traj, int(rows[0]))
-            _weighted_class_means(traj.y, traj.s, rows, weights, means)
-        self._means[first] = means
-        return means
+            self._fill_joins(traj, int(ends[0]))
+        _step_end_means(traj.y, traj.s, ends, count, first, last, m, not self.has_merges,
+                        class_means, queue_means)
+        self._means[first] = class_means, queue_means
+        return class_means, queue_means
 
     def fill(self, traj: Trajectory) -> None:
         """Write (once) the rows inside strides and the merged classes' rows after their
@@ -994,71 +992,72 @@ class _Layout:
 
 
 @njit(**KERNEL)
-def _mean_weights(last, first, strides, rows, weights):
-    """Into ``rows``/``weights``: the step ends and their weights in the trapezoid time
-    mean over rows ``first``..``last`` of a series linear inside each stride; the count.
-
-    Row r inside a stride (a, b) is (b - r)/(b - a) of row a plus (r - a)/(b - a) of row
-    b, so its trapezoid weight goes to a and b in those shares."""
-    if first >= last:
-        rows[0] = last
-        weights[0] = 1.0
-        return 1
+def _step_ends(strides, first, last, ends):
+    """Into ``ends``: the step ends a time mean over rows ``first``..``last`` reads (the
+    last one at or before ``first``, then each one up to ``last``, itself a step end);
+    their count. ``strides`` (first and last row of each step longer than a row) is in
+    row order."""
+    n = strides.shape[0]
+    lo = 0
+    hi = n
+    while lo < hi:  # the first stride that ends after ``first``
+        mid = (lo + hi) // 2
+        if strides[mid, 1] <= first:
+            lo = mid + 1
+        else:
+            hi = mid
+    s = lo
+    a = strides[s, 0] if s < n and strides[s, 0] < first else first
     count = 0
-    s = 0
-    a = 0
-    while a <= last:
-        b = a + 1
-        while s < strides.shape[0] and strides[s, 0] < a:
-            s += 1
-        if s < strides.shape[0] and strides[s, 0] == a:
-            b = strides[s, 1]
-        # Step end a and its own row's weight (the rows inside strides come next).
-        rows[count] = a
-        weights[count] = 0.0
-        if a >= first:
-            weights[count] += 1.0 if first < a < last else 0.5
+    while True:
+        ends[count] = a
         count += 1
+        if a >= last:
+            return count
+        if s < n and strides[s, 0] == a:
+            a = strides[s, 1]
+            s += 1
+        else:
+            a += 1
+
+
+@njit(**KERNEL, inline="always")
+def _trapezoid_mean(A, j, ends, count, first, last):
+    """The trapezoid time mean over rows ``first``..``last`` of column ``j`` of ``A``, a
+    series linear between the step ``ends`` (rows inside a stride need not be written):
+    each step contributes its length times the mean of its ends; the step holding
+    ``first`` only from there (its value at ``first`` interpolated)."""
+    if first >= last:
+        return A[last, j]
+    a = ends[0]
+    b = ends[1]
+    va = A[a, j]
+    vb = A[b, j]
+    total = (b - first) * (va + (vb - va) * (first - a) / (b - a) + vb)
+    for i in range(2, count):
         a = b
-    # Interior rows: distribute to the ends.
-    j = 0
-    for s in range(strides.shape[0]):
-        lo = strides[s, 0]
-        hi = strides[s, 1]
-        while rows[j] < lo:
-            j += 1
-        # rows[j] == lo, rows[j + 1] == hi
-        if lo >= first:
-            # Every row inside counts fully: each end gets (hi - lo - 1) / 2 in all.
-            weights[j] += 0.5 * (hi - lo - 1)
-            weights[j + 1] += 0.5 * (hi - lo - 1)
-            continue
-        for r in range(max(lo + 1, first), hi):
-            share = 0.5 if r == first else 1.0
-            weights[j] += share * (hi - r) / (hi - lo)
-            weights[j + 1] += share * (r - lo) / (hi - lo)
-    # Only the step ends with a weight (a row before ``first`` may not be written yet).
-    total = last - first
-    kept = 0
-    for i in range(count):
-        if weights[i] != 0.0 or rows[i] >= first:
-            rows[kept] = rows[i]
-            weights[kept] = weights[i] / total
-            kept += 1
-    return kept
+        va = vb
+        b = ends[i]
+        vb = A[b, j]
+        total += (b - a) * (va + vb)
+    return 0.5 * total / (last - first)
 
 
 @njit(**KERNEL)
-def _weighted_class_means(Y, S, rows, weights, means):
-    """Every class's time means (window, then its signals) as weighted sums over the
-    step-end ``rows`` (classes that never merged)."""
-    m = means.shape[0]
-    for c in range(m):
-        for q in range(N_MEANS):
-            total = 0.0
-            for i in range(rows.shape[0]):
-                total += weights[i] * _class_value(Y, S, c, q, rows[i])
-            means[c, q] = total
+def _step_end_means(Y, S, ends, count, first, last, m, with_classes, class_means,
+                    queue_means):
+    """Time means from the step ends (see :func:`_trapezoid_mean`): the queue's length,
+    drop and mark rates into ``queue_means``; with ``with_classes`` (no class merged)
+    every class's window and signals into ``class_means``."""
+    if with_classes:
+        for c in range(m):
+            class_means[c, 0] = _trapezoid_mean(Y, c, ends, count, first, last)
+            for j in range(NS_CLASS):
+                class_means[c, 1 + j] = _trapezoid_mean(S, c * NS_CLASS + j, ends, count,
+                                                        first, last)
+    queue_means[0] = _trapezoid_mean(Y, m, ends, count, first, last)
+    queue_means[1] = _trapezoid_mean(S, m * NS_CLASS + SQ_DROP, ends, count, first, last)
+    queue_means[2] = _trapezoid_mean(S, m * NS_CLASS + SQ_MARK, ends, count, first, last)
 
 
 @dataclass
@@ -1296,7 +1295,8 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
                               merge_tolerance, MERGE_CHECK_RTTS * min_rtt, _shortest_lag_s(classes),
                               0.0 if link.aqm == "threshold" else stride_tolerance,
                               _history_reads(cls, kind, merge_tolerance),
-                              _longest_lags_s(cls, link)),
+                              _longest_lags_s(cls, link),
+                              np.argsort(cls[:, C_START], kind="stable")),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
         summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
@@ -1318,7 +1318,7 @@ def _shortest_lag_s(classes: Sequence[FlowClass]) -> float:
 
 
 def _first_row(traj: Trajectory, warmup_s: float) -> int:
-    return min(int(np.searchsorted(traj.t, warmup_s)), traj.t.shape[0] - 1)
+    return traj.first_row_at(warmup_s)
 
 
 def _layout(traj: Trajectory) -> _Layout:
@@ -1332,13 +1332,11 @@ def _layout(traj: Trajectory) -> _Layout:
 
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
-    m = len(classes)
     first = _first_row(traj, warmup_s)
-    layout = _layout(traj)
-    means = layout.class_means(traj, first)
+    means, queue = _layout(traj).means(traj, first)
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
-    out = {"queue_mean_pkts": (layout.column_mean(traj, traj.y[:, m], first), 1.0)}
+    out = {"queue_mean_pkts": (float(queue[0]), 1.0)}
     for i, (c, g, lost) in enumerate(zip(classes, good.tolist(), loss.tolist(), strict=True)):
         label = c.name or f"class{i}"
         # Floors: 0.1 % of the link for rates, one packet for the queue.
@@ -1383,15 +1381,14 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)
     first = _first_row(traj, warmup_s)
-    layout = _layout(traj)
-    queue = m * NS_CLASS
+    class_means, queue = _layout(traj).means(traj, first)
     out: dict[str, float] = {
-        "queue_mean_pkts": layout.column_mean(traj, traj.y[:, m], first),
+        "queue_mean_pkts": float(queue[0]),
         "queue_max_pkts": float(traj.y[first:, m].max()),  # (the queue is written on every row)
-        "queue_drop_pps": layout.column_mean(traj, traj.s[:, queue + SQ_DROP], first),
-        "queue_mark_pps": layout.column_mean(traj, traj.s[:, queue + SQ_MARK], first),
+        "queue_drop_pps": float(queue[1]),
+        "queue_mark_pps": float(queue[2]),
     }
-    means = layout.class_means(traj, first).tolist()
+    means = class_means.tolist()
     total_good = 0.0
     for i, (c, row) in enumerate(zip(run.classes, means, strict=True)):
         label = c.name or f"class{i}"

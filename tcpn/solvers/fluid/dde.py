@@ -42,6 +42,7 @@ raising :class:`ConvergenceError` if it never does.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -71,8 +72,14 @@ CheckStep = Literal["double", "half"]
 CONVERGENCE_TOLERANCE = 0.005
 #: Heun is accurate (not just stable) while h times the fastest rate stays below this.
 STEP_RATE_BOUND = 0.1
-#: Compiled kernels: cached on disk, no reference counting (they allocate nothing).
-KERNEL: dict[str, Any] = {"cache": True, "_nrt": False}
+#: Compiled kernels: cached on disk, no reference counting (they allocate nothing), and
+#: a division by a value that does not change in a loop (the step, the capacity, a round
+#: trip read several times) may become a multiplication by its reciprocal (LLVM's
+#: ``arcp``; a division cost 8 % of the bottleneck model's steps). Only that: the other
+#: fast-math flags would let the compiler assume no infinity or NaN, which the kernels
+#: test for (an unlimited buffer, a diverged state), or reorder sums, which would tie the
+#: results to the vector width of the machine.
+KERNEL: dict[str, Any] = {"cache": True, "_nrt": False, "fastmath": {"arcp"}}
 
 
 class IntegrationError(TcpnError):
@@ -146,21 +153,40 @@ class DdeSystem:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """States ``y`` and signals ``s`` on the grid ``t`` (rows are times).
+    """States ``y`` and signals ``s`` on the grid ``t_k = k step_s`` (rows are times).
 
     A model that skips entries (classes not started yet, classes merged into another,
     rows inside a multi-row step of columns it did not read there) says so in ``layout``
     and reports the first row with a non-finite state it computed
     in ``nonfinite_row`` (-1: none); with ``nonfinite_row`` None every entry of ``y`` is
-    checked.
+    checked. A model whose steps may span several rows names the rows its steps ended
+    at in ``step_rows`` (None: every row).
     """
 
-    t: np.ndarray
     y: np.ndarray
     s: np.ndarray
     step_s: float
     nonfinite_row: int | None = None
     layout: Any = None
+    step_rows: np.ndarray | None = None
+
+    @functools.cached_property
+    def t(self) -> np.ndarray:
+        """The grid times (s), made on first use (a convergence check's run needs none)."""
+        return np.arange(self.y.shape[0]) * self.step_s
+
+    def first_row_at(self, time_s: float) -> int:
+        """The first row whose time is >= ``time_s`` (the last row if none is): what
+        ``np.searchsorted(t, time_s)`` finds, without making ``t``."""
+        last = self.y.shape[0] - 1
+        if not time_s > 0.0:
+            return 0
+        row = min(math.ceil(time_s / self.step_s), last)
+        while row > 0 and float(row - 1) * self.step_s >= time_s:
+            row -= 1
+        while row < last and float(row) * self.step_s < time_s:
+            row += 1
+        return row
 
 
 @dataclass
@@ -223,14 +249,16 @@ def _check_finite_and_smooth(system: DdeSystem, traj: Trajectory) -> None:
             f"the integration diverged: non-finite state at t = {traj.t[first]:.6g} s "
             f"(step {traj.step_s:.3g} s); the model or its parameters are unstable")
     for col in system.oscillation_columns:
-        # A smooth solution changes direction only at its extrema, a handful of grid
-        # points; an explicit method past its stability limit flips at almost every step.
-        flips, both = _direction_flips(np.ascontiguousarray(traj.y[:, col]))
+        # A smooth solution changes direction only at its extrema, a handful of steps; an
+        # explicit method past its stability limit flips at almost every step. (Rows
+        # inside a multi-row step are interpolated: they can neither flip nor show one.)
+        values = traj.y[:, col] if traj.step_rows is None else traj.y[traj.step_rows, col]
+        flips, both = _direction_flips(np.ascontiguousarray(values))
         share = flips / max(both, 1)
         if share > 0.25 and flips > 10:
             raise IntegrationError(
                 f"numerical instability: state column {col} alternates direction at "
-                f"{share:.0%} of the steps of size {traj.step_s:.3g} s")
+                f"{share:.0%} of the steps (grid step {traj.step_s:.3g} s)")
 
 
 def choose_step(system: DdeSystem, step_s: float | None, horizon_s: float,
