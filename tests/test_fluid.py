@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tcpn.errors import InputError
 from tcpn.solvers.closed_forms import loss_throughput as lt
@@ -129,6 +131,19 @@ def test_grid_scale_oscillation_is_detected():
     smooth = dde.Trajectory(np.sin(traj.t / 10)[:, None], traj.s, h)
     dde._check_finite_and_smooth(
         dde.DdeSystem(**{**system.__dict__, "oscillation_columns": (0,)}), smooth)
+
+
+@given(step_s=st.floats(1e-5, 1.0), rows=st.integers(1, 5000),
+       share=st.floats(-0.1, 1.2), nudge=st.integers(-2, 2))
+def test_the_first_row_after_a_time_is_the_one_searchsorted_finds(step_s, rows, share,
+                                                                  nudge):
+    # Found by arithmetic, without making the grid's times; times on a grid point, a
+    # last bit either side of one, before the start and past the end included.
+    traj = dde.Trajectory(np.zeros((rows + 1, 1)), np.zeros((rows + 1, 1)), step_s)
+    time_s = float(np.round(share * rows)) * step_s if nudge == 0 else \
+        float(np.nextafter(share * rows * step_s, math.copysign(math.inf, nudge)))
+    expected = min(int(np.searchsorted(traj.t, time_s)), rows)
+    assert traj.first_row_at(time_s) == expected
 
 
 def test_halving_the_step_is_checked():

@@ -1317,10 +1317,6 @@ def _shortest_lag_s(classes: Sequence[FlowClass]) -> float:
     return min(c.prop_rtt_s / 2 if c.variant == "vegas" else c.prop_rtt_s for c in classes)
 
 
-def _first_row(traj: Trajectory, warmup_s: float) -> int:
-    return traj.first_row_at(warmup_s)
-
-
 def _layout(traj: Trajectory) -> _Layout:
     """The run's layout (one of every row, nothing merged, for a trajectory built
     elsewhere)."""
@@ -1332,7 +1328,7 @@ def _layout(traj: Trajectory) -> _Layout:
 
 def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
                          warmup_s: float) -> dict[str, tuple[float, float]]:
-    first = _first_row(traj, warmup_s)
+    first = traj.first_row_at(warmup_s)
     means, queue = _layout(traj).means(traj, first)
     good = means[:, 1 + S_GOOD]
     loss = means[:, 1 + S_LOSS] + means[:, 1 + S_MARK]
@@ -1380,7 +1376,7 @@ def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
     traj = run.trajectory
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)
-    first = _first_row(traj, warmup_s)
+    first = traj.first_row_at(warmup_s)
     class_means, queue = _layout(traj).means(traj, first)
     out: dict[str, float] = {
         "queue_mean_pkts": float(queue[0]),
