@@ -75,7 +75,7 @@ STEP_RATE_BOUND = 0.1
 #: Compiled kernels: cached on disk, no reference counting (they allocate nothing), and
 #: a division by a value that does not change in a loop (the step, the capacity, a round
 #: trip read several times) may become a multiplication by its reciprocal (LLVM's
-#: ``arcp``; a division cost 8 % of the bottleneck model's steps). Only that: the other
+#: ``arcp``: 8-10 % off the bottleneck model's kernels, measured). Only that: the other
 #: fast-math flags would let the compiler assume no infinity or NaN, which the kernels
 #: test for (an unlimited buffer, a diverged state), or reorder sums, which would tie the
 #: results to the vector width of the machine.
