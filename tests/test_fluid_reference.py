@@ -56,21 +56,30 @@ def test_the_shipped_fluid_scenarios_include_the_benchmark_cases():
     assert len(FLUID_SCENARIOS) >= 10
 
 
-@pytest.mark.parametrize("path", FLUID_SCENARIOS, ids=lambda p: str(p.relative_to(SCENARIOS)))
-def test_fast_path_stays_within_the_tolerance_of_the_reference(path):
+def _summaries(path: Path, *options: dict) -> tuple[list[dict[str, float]], float]:
+    """The summaries of the scenario's fluid model solved with each set of ``options``
+    (keywords of :func:`simulate_bottleneck`), and the bottleneck's capacity."""
     scenario = load_scenario(path)
     model = FluidLens().model(scenario, scenario.concrete_flows())
     args = (model.classes, model.bottleneck, scenario.horizon_s, None, True,
             scenario.measure.warmup_s)
-    reference = simulate_bottleneck(*args, check_step="half", merge_tolerance=0,
-                                    stride_tolerance=0).summary
-    fast = simulate_bottleneck(*args).summary
-    assert fast.keys() == reference.keys()
-    capacity = model.bottleneck.capacity_pps
+    return ([simulate_bottleneck(*args, **keywords).summary for keywords in options],
+            model.bottleneck.capacity_pps)
+
+
+def _assert_within(summary: dict[str, float], reference: dict[str, float],
+                   capacity_pps: float, tolerance: float) -> None:
+    assert summary.keys() == reference.keys()
     for name, value in reference.items():
-        scale = max(abs(value), _floor(name, capacity))
-        assert abs(fast[name] - value) <= CONVERGENCE_TOLERANCE * scale, (
-            name, fast[name], value)
+        scale = max(abs(value), _floor(name, capacity_pps))
+        assert abs(summary[name] - value) <= tolerance * scale, (name, summary[name], value)
+
+
+@pytest.mark.parametrize("path", FLUID_SCENARIOS, ids=lambda p: str(p.relative_to(SCENARIOS)))
+def test_fast_path_stays_within_the_tolerance_of_the_reference(path):
+    (reference, fast), capacity = _summaries(
+        path, {"check_step": "half", "merge_tolerance": 0, "stride_tolerance": 0}, {})
+    _assert_within(fast, reference, capacity, CONVERGENCE_TOLERANCE)
 
 
 @pytest.mark.parametrize("path", FLUID_SCENARIOS, ids=lambda p: str(p.relative_to(SCENARIOS)))
@@ -78,14 +87,5 @@ def test_strides_stay_within_a_fifth_of_the_tolerance_of_the_fixed_grid(path):
     # Measured (benchmarks/README.md, Session 8): the largest difference at the default
     # tolerance is 0.08 % (tbf_shared); at 1e-4 it would be 0.38 % (s4_c3_vegas), at 3e-4
     # 1.6 %, with the convergence check passing.
-    scenario = load_scenario(path)
-    model = FluidLens().model(scenario, scenario.concrete_flows())
-    args = (model.classes, model.bottleneck, scenario.horizon_s, None, True,
-            scenario.measure.warmup_s)
-    grid = simulate_bottleneck(*args, stride_tolerance=0).summary
-    strided = simulate_bottleneck(*args).summary
-    capacity = model.bottleneck.capacity_pps
-    for name, value in grid.items():
-        scale = max(abs(value), _floor(name, capacity))
-        assert abs(strided[name] - value) <= CONVERGENCE_TOLERANCE / 5 * scale, (
-            name, strided[name], value)
+    (grid, strided), capacity = _summaries(path, {"stride_tolerance": 0}, {})
+    _assert_within(strided, grid, capacity, CONVERGENCE_TOLERANCE / 5)
