@@ -41,6 +41,11 @@ from tcpn.petrinets.result import SimulationResult, run_metadata
 __all__ = ["Firing", "Simulator", "independent_seeds", "simulate"]
 
 Seed = int | np.random.SeedSequence | None
+#: the containers of the hot loop's per-transition numbers (priorities, earliest
+#: readiness, gate indices): a list and a tuple here; the native engine's loop swaps in
+#: typed arrays and reads them as C arrays (``tcpn.petrinets.native._LOOP_ARRAYS``)
+_float_array: Callable[[list[float]], Any] = list
+_int_array: Callable[[tuple[int, ...]], Any] = tuple
 
 
 @dataclass(frozen=True)
@@ -271,13 +276,14 @@ class Simulator:
         enumerate_fns = [tr.enumerate_due for tr in transitions]
         fire_fns = [tr.fire_tracked for tr in transitions]
         in_order, latest = self._in_order, self._latest
-        priorities = [tr.priority for tr in transitions]
+        priorities = _float_array([tr.priority for tr in transitions])
         body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
         affected_by, by_mask = compiled.affected_by, compiled.by_mask
         masked = [bool(tr.cond_places) for tr in transitions]
         gate_fns = [gate[0] for gate in compiled.gates]
         members = [gate[2] for gate in compiled.gates]
-        gate_of, gate_cut, gated = compiled.gate_of, compiled.gate_cut, bool(compiled.gates)
+        gate_of, gate_cut = _int_array(compiled.gate_of), compiled.gate_cut
+        gated = bool(compiled.gates)
         cuts = [tr.cut for tr in transitions]
         gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
         group_sum = self._group_sum
@@ -289,8 +295,8 @@ class Simulator:
         simple = not any(compiled.timed) and len(set(priorities)) <= 1
         # the earliest readiness of each live transition's bindings (the choice's first
         # pass reads one number per transition)
-        earliest = [min([r for r, _b in found]) if found and not simple else math.inf
-                    for found in bindings]
+        earliest = _float_array([min([r for r, _b in found]) if found and not simple
+                                 else math.inf for found in bindings])
         now, firings, total = self.now, self.firings, self._total
         inf = math.inf
         next_progress = wallclock.perf_counter() + 0.2
