@@ -295,6 +295,10 @@ def _shape_of(source: str, names: frozenset[str]
     for function in functions:
         definition, rest = ast.unparse(function).split("\n", 1)
         definition = re.sub(r"\b(M|_inord|_last)\b", r"list \1", definition)
+        # a binder over an untimed place's values as a loop over ``.keys()``: Cython
+        # walks an exact dict's table then (``PyDict_Next``) where ``for v in d`` makes an
+        # iterator object; the order is the same
+        rest = re.sub(r"\bfor (_v\d+) in (_q\d+):", r"for \1 in \2.keys():", rest)
         if function.name == "_enumerate_due":
             # the clock and the readiness times as C doubles: the timed binder loops
             # compare them per token (see _ENUMERATE_DOUBLES)
