@@ -121,7 +121,7 @@ def per_module() -> None:
     compiled = compile_net(compose(scenario, make_run(scenario).flows).net)
     bodies: dict[str, list[str]] = {}
     for transition in compiled.transitions:
-        body, _values = native._transition_shape(transition)
+        body, _values = native._transition_shape(transition, frozenset(compiled.keyed_places))
         bodies.setdefault(body, []).append(transition.name)
     sources = {"loop": native._loop_module()[0],
                **{f"shape{i}": native._shape_module(body) for i, body in enumerate(bodies)}}

@@ -51,6 +51,7 @@ import threading
 import time
 from array import array
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
@@ -235,21 +236,25 @@ _MODULE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 _SIMULATOR_FUNCTIONS = ("_enumerate_due", "_fire_tracked", "_gate")
 
 
-def _transition_shape(transition: CompiledTransition) -> tuple[str, dict[str, Any]]:
+def _transition_shape(transition: CompiledTransition, keyed: AbstractSet[int] = frozenset()
+                      ) -> tuple[str, dict[str, Any]]:
     """The transition's code as a factory body, and the values the factory reads.
 
     The body, once named ``def make(_ns):``, returns the transition's simulator
     functions; their globals become the factory's locals (closure variables for them),
     read from ``_ns``, so each built net gets its own objects while transitions of the
-    same shape share the factory.
+    same shape share the factory. ``keyed``: the net's places kept as
+    :class:`~tcpn.petrinets.compiler.KeyedTokens` (``CompiledNet.keyed_places``).
     """
     namespace = transition.enumerate.__globals__
-    body, used, constants = _stored_shape_of(transition.source, frozenset(namespace))
+    keyed_here = frozenset(keyed) & {*transition.reads_places, *transition.writes_places}
+    body, used, constants = _stored_shape_of(transition.source, frozenset(namespace),
+                                             keyed_here)
     return body, {n: constants[n] if n in constants else namespace[n] for n in used}
 
 
 @lru_cache(maxsize=4096)
-def _stored_shape_of(source: str, names: frozenset[str]
+def _stored_shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozenset()
                      ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
     """:func:`_shape_of`, kept in the cache directory beside the built modules.
 
@@ -260,14 +265,14 @@ def _stored_shape_of(source: str, names: frozenset[str]
     place), and one that cannot be read is computed again.
     """
     digest = hashlib.sha256(_MODULE_DIGEST.encode())
-    for text in (source, *sorted(names)):
+    for text in (source, *sorted(names), *map(str, sorted(keyed))):
         digest.update(text.encode() + b"\0")
     path = cache_dir() / "shapes" / f"{digest.hexdigest()[:32]}.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         stored = json.loads(path.read_text())
         NATIVE.used(path)
         return stored["body"], tuple(stored["used"]), stored["constants"]
-    body, used, constants = _shape_of(source, names)
+    body, used, constants = _shape_of(source, names, keyed)
     with contextlib.suppress(OSError, TypeError):
         stored_text = json.dumps({"body": body, "used": used, "constants": constants})
         write_atomically(path, stored_text.encode())
@@ -275,10 +280,10 @@ def _stored_shape_of(source: str, names: frozenset[str]
     return body, used, constants
 
 
-def _shape_of(source: str, names: frozenset[str]
+def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozenset()
               ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-    """:func:`_transition_shape` for a source and its globals' names (nets are rebuilt
-    per run: the same sources come back)."""
+    """:func:`_transition_shape` for a source, its globals' names and the keyed places
+    among its own (nets are rebuilt per run: the same sources come back)."""
     tree = ast.parse(source)
     tree.body = [f for f in tree.body
                  if isinstance(f, ast.FunctionDef) and f.name in _SIMULATOR_FUNCTIONS]
@@ -287,10 +292,12 @@ def _shape_of(source: str, names: frozenset[str]
     used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
                         & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
     functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
-    # place indices as C integers, the marking and its order lists as exact lists: Cython
-    # then indexes them directly (a place is a dict or, keyed, a dict subclass: untyped)
+    # place indices as C integers, the marking and its order lists as exact lists, and
+    # the places as exact dicts but the keyed ones (a dict subclass): Cython then calls
+    # the list's and dict's C functions directly
     head = [f"    cdef Py_ssize_t {name} = _ns[{name!r}]" if name.startswith("_P")
             else f"    {name} = _ns[{name!r}]" for name in used]
+    plain = {f"_q{k}" for p, k in canonical.places.items() if p not in keyed}
     body = []
     for function in functions:
         definition, rest = ast.unparse(function).split("\n", 1)
@@ -299,6 +306,10 @@ def _shape_of(source: str, names: frozenset[str]
         # walks an exact dict's table then (``PyDict_Next``) where ``for v in d`` makes an
         # iterator object; the order is the same
         rest = re.sub(r"\bfor (_v\d+) in (_q\d+):", r"for \1 in \2.keys():", rest)
+        dicts = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)} & plain)
+        if dicts:
+            rest = f"    cdef dict {', '.join(dicts)}\n{rest}"
         if function.name == "_enumerate_due":
             # the clock and the readiness times as C doubles: the timed binder loops
             # compare them per token (see _ENUMERATE_DOUBLES)
@@ -640,7 +651,8 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
     shared = _shared_library(hot)
     loop_source, loop_globals = _loop_module()
     loop_library = _library(loop_source, "loop", hot, shared.name)
-    shapes = {t.name: _transition_shape(t) for t in compiled.transitions}
+    keyed = frozenset(compiled.keyed_places)
+    shapes = {t.name: _transition_shape(t, keyed) for t in compiled.transitions}
     libraries = {t: _library(_shape_module(body), "shape", per_shape, shared.name)
                  for t, (body, _values) in shapes.items()}
     sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
