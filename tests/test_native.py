@@ -35,7 +35,7 @@ from tcpn.petrinets import (
     compile_net,
     native,
 )
-from tcpn.petrinets.colours import StringSet
+from tcpn.petrinets.colours import RecordSet, StringSet
 from tcpn.petrinets.monitors import FiringRecord
 from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
 
@@ -138,6 +138,45 @@ def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
     for seed in range(3):
         sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
         assert_same_firings(sims)
+
+
+def record_net() -> PetriNet:
+    """Records read by field in guards, output arcs, delays and conditions, also where a
+    comprehension or a lambda binds a record variable's name."""
+    point = RecordSet("Point", x=INT, y=INT, label=StringSet())
+    net = PetriNet("records")
+    net.declare(Point=point.record_type, xs=(1, 2, 3))
+    net.add_place(Place("points", point.timed(),
+                        initial=[point.record_type(i, 10 - i, f"p{i}") for i in range(4)]))
+    net.add_place(Place("seen", INT))
+    net.add_transition(Transition("move", guard="p.x < 40 and p.label != 'stop'"))
+    net.add_input("points", "move", "p")
+    net.add_output("points", "move", "p._replace(x=p.x + p.y % 3 + 1, y=p.y - 1)",
+                   delay="0.5 + (p.x % 4) * 0.25")
+    net.add_output("seen", "move", "sum(p.x for p in [Point(v, 0, 'c') for v in xs])",
+                   when="p.y % 2 == 0")
+    net.add_transition(Transition("stop", guard="p.x >= 40"))
+    net.add_input("points", "stop", "p")
+    net.add_output("seen", "stop", "(lambda p: p.y)(p) + p.x")
+    return net
+
+
+def test_record_field_reads_fire_the_same_sequence() -> None:
+    """The native shapes read a record variable's fields as its items, but where a
+    comprehension or a lambda binds its name; a wrong index or a shadowed name read as
+    the outer record would fire another sequence."""
+    net = record_net()
+    native_or_skip()
+    compiled = compile_net(net)
+    move, stop = compiled.transitions
+    assert dict(move.records)["p"] == ("x", "y", "label")
+    move_body, _ = native._transition_shape(move)
+    assert "_tcpn_field(p, 0, 'x')" in move_body
+    assert "p.x for p in" in move_body  # the comprehension's own p is left as it is
+    stop_body, _ = native._transition_shape(stop)
+    assert "(lambda p: p.y)(p) + _tcpn_field(p, 0, 'x')" in stop_body
+    for seed in range(3):
+        assert_same_firings(sequences(net, seed=seed, max_firings=2_000))
 
 
 def test_step_and_enabled_agree_after_native_runs() -> None:

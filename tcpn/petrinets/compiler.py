@@ -182,6 +182,10 @@ class CompiledTransition:
     gate_key: Any = field(default=None, repr=False)
     #: ``cut[0]``: whether the last ``enumerate_due`` stopped early (left bindings out)
     cut: list[bool] = field(default_factory=lambda: [False], repr=False)
+    #: the variables known to hold records (their places' or free colour sets are record
+    #: sets), each with its record's field names in order: a field read ``v.f`` is the
+    #: record's item (the native engine reads it so)
+    records: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass
@@ -573,6 +577,9 @@ class _TransitionCompiler:
             gate_places=tuple(sorted(gate_places)),
             gate_key=gate_key,
             cut=namespace["_cut"],
+            records=tuple(sorted((name, tuple(f for f, _c in colour.fields))
+                                 for name, colour in self.known_colours().items()
+                                 if isinstance(colour, RecordSet))),
             cond_places=cond_places,
         )
 
