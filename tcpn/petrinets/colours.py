@@ -22,7 +22,7 @@ import functools
 import itertools
 import math
 from collections import namedtuple
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,6 +256,11 @@ class RecordSet(ColourSet):
         )
 
 
+#: ``namedtuple`` for classes whose names and fields are known at run time only (a
+#: type checker reads a call of ``namedtuple`` itself as a class definition)
+_named_tuple: Callable[..., Any] = namedtuple
+
+
 @functools.cache
 def _record_type(name: str, field_names: tuple[str, ...]) -> Any:
     """One named-tuple class per record name and fields: a record set rebuilt from a file
@@ -263,7 +268,7 @@ def _record_type(name: str, field_names: tuple[str, ...]) -> Any:
 
     Its ``_replace`` is generated for its fields (:func:`_fast_replace`).
     """
-    record = namedtuple(name, list(field_names))
+    record = _named_tuple(name, list(field_names))
     record._replace = _fast_replace(record)
     return record
 
