@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["run_in_workers"]
+__all__ = ["end_pool", "run_in_workers"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -56,13 +56,26 @@ def run_in_workers(func: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], wo
         for future in cf.as_completed(futures):
             on_result(futures[future], future.result())
     except BaseException:
-        started = [p for p in mp.active_children() if p not in before]
-        for process in started:
-            process.terminate()
-        for process in started:
-            process.join(timeout=5.0)
-            if process.is_alive():
-                process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        end_pool(pool, [p for p in mp.active_children() if p not in before])
         raise
     pool.shutdown()
+
+
+def end_pool(pool: cf.Executor, processes: Sequence[Any]) -> None:
+    """End ``pool`` now: terminate its worker ``processes`` (killed after 5 s), cancel what
+    is queued and wait for its manager thread to finish.
+
+    The wait matters at exit: the manager thread closes the pool's wake-up pipe while
+    Python's exit hook writes to it, unlocked in CPython 3.11, so a command interrupted
+    while the thread was still closing printed a "Bad file descriptor" traceback.
+    """
+    manager = getattr(pool, "_executor_manager_thread", None)  # no public handle
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5.0)
+        if process.is_alive():
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(timeout=10.0)

@@ -18,6 +18,7 @@ from typing import Any
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.workers import _worker_signals as worker_signals
+from tcpn.workers import end_pool
 
 __all__ = ["InlineExecutor", "dask_executor", "executor_for", "local_executor"]
 
@@ -115,7 +116,4 @@ def _stop(executor: cf.Executor) -> None:
     """Cancel what is queued and end the worker processes now (after Ctrl-C or an error):
     a run cut short is simply not stored, and the next campaign runs it again."""
     # no public handle on the processes before Python 3.14; shutdown() drops this one
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
+    end_pool(executor, list((getattr(executor, "_processes", None) or {}).values()))
