@@ -294,12 +294,15 @@ def _fast_replace(record: Any) -> Any:
     >>> Point = _record_type("Point", ("x", "y"))
     >>> Point(1, 2)._replace(y=5)
     Point(x=1, y=5)
+    >>> _record_type("Node", ("self", "next"))(1, 2)._replace(self=0)
+    Node(self=0, next=2)
     """
     fields = record._fields
     parameters = ", ".join(f"{f}=_KEEP" for f in fields)
-    values = "".join(f"self[{i}] if {f} is _KEEP else {f}, " for i, f in enumerate(fields))
+    # the names of its own start with "_", which no field name may (namedtuple's rule)
+    values = "".join(f"_self[{i}] if {f} is _KEEP else {f}, " for i, f in enumerate(fields))
     namespace = {"_KEEP": _KEEP, "_new": tuple.__new__, "_record": record}
-    exec(f"def _replace(self, /, *, {parameters}):\n    return _new(_record, ({values}))\n",
+    exec(f"def _replace(_self, /, *, {parameters}):\n    return _new(_record, ({values}))\n",
          namespace)
     replace = namespace["_replace"]
     replace.__qualname__ = f"{record.__name__}._replace"
