@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import itertools
 import math
 from collections.abc import Callable
@@ -578,7 +579,7 @@ class _TransitionCompiler:
             gate_key=gate_key,
             cut=namespace["_cut"],
             records=tuple(sorted((name, tuple(f for f, _c in colour.fields))
-                                 for name, colour in self.known_colours().items()
+                                 for name, colour in self.known_colours.items()
                                  if isinstance(colour, RecordSet))),
             cond_places=cond_places,
         )
@@ -1050,7 +1051,7 @@ class _TransitionCompiler:
                 "_e) from _e"
             )
             after_action |= set(self.t.outputs)
-        known = self.known_colours()
+        known = self.known_colours
         has_delay = self.t.delay is not None
         delay_src = self._delay_expr(self.t.delay, "_tdelay", f"delay of {self.where}",
                                      after_action)
@@ -1127,8 +1128,10 @@ class _TransitionCompiler:
         code.line("return _wm" if masked else "return None")
         return code.text()
 
+    @functools.cached_property
     def known_colours(self) -> dict[str, ColourSet]:
-        """The variables whose values are members of a known colour set when it fires.
+        """The variables whose values are members of a known colour set when it fires
+        (read, not changed: the firing code of both kinds and the record variables share it).
 
         A variable an input or read arc's pattern binds holds (a component of) a token
         of that place, which was checked against the place's colour set when it was put

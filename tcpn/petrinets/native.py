@@ -311,16 +311,16 @@ def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozen
         # walks an exact dict's table then (``PyDict_Next``) where ``for v in d`` makes an
         # iterator object; the order is the same
         rest = re.sub(r"\bfor (_v\d+) in (_q\d+):", r"for \1 in \2.keys():", rest)
-        dicts = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)
-                        and isinstance(n.ctx, ast.Store)} & plain)
+        assigned = {n.id for n in ast.walk(function)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        dicts = sorted(assigned & plain)
         if dicts:
             rest = f"    cdef dict {', '.join(dicts)}\n{rest}"
         if function.name == "_enumerate_due":
             # the clock and the readiness times as C doubles: the timed binder loops
             # compare them per token (see _ENUMERATE_DOUBLES)
             definition = definition.replace(", now,", ", double now,")
-            stored = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)
-                             and isinstance(n.ctx, ast.Store)} & _ENUMERATE_DOUBLES)
+            stored = sorted(assigned & _ENUMERATE_DOUBLES)
             if stored:
                 rest = f"    cdef double {', '.join(stored)}\n{rest}"
         body.append(textwrap.indent("\n".join([definition, rest]), "    "))
