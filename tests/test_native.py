@@ -163,8 +163,8 @@ def record_net() -> PetriNet:
 
 def test_record_field_reads_fire_the_same_sequence() -> None:
     """The native shapes read a record variable's fields as its items, but where a
-    comprehension or a lambda binds its name; a wrong index or a shadowed name read as
-    the outer record would fire another sequence."""
+    comprehension or a lambda binds its name: a wrong index fires another sequence, and
+    the shapes' text shows the rebound names left as they are."""
     net = record_net()
     native_or_skip()
     compiled = compile_net(net)

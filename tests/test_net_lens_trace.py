@@ -54,11 +54,11 @@ def test_numeric_rows_write_what_row_calls_write(monkeypatch: pytest.MonkeyPatch
     def row_by_row(self: Any, final: bool = False) -> None:
         values, width = self.values, self.width
         rows = [values[i:i + width] for i in range(0, len(values), width)]
-        del values[:]
+        values.clear()
         write = {"flow_events": self.writer.flow_event, "flow_series": self.writer.flow_value,
                  "queue_events": self.writer.queue_event}[self.table]
         for time_s, code, *numbers in rows:
-            write(time_s=time_s, **dict(zip(self.strings, self.keys[int(code)], strict=True)),
+            write(time_s=time_s, **dict(zip(self.strings, self.keys[code], strict=True)),
                   **dict(zip(self.numbers, numbers, strict=True)), **self.constants)
 
     monkeypatch.setattr(net_lens._Rows, "flush", row_by_row)
