@@ -56,7 +56,7 @@ from tcpn.errors import InputError
 from tcpn.limits import limit_problem, read_input
 
 __all__ = [
-    "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
+    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
     "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
     "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
@@ -79,6 +79,8 @@ Variant = Literal[
 
 #: The largest IPv4 packet (the total length field has 16 bits).
 IPV4_MAX_PACKET_BYTES = 65_535
+#: The name of the aggregate row of a result (beside one row per flow id): no flow may take it.
+AGGREGATE_NAME = "all"
 #: Spawn-key suffix of the stream that draws the scenario's own randomness.
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
@@ -670,6 +672,17 @@ class Flow(_Strict):
         return v
 
 
+def _group_id(flow: Flow, index: int) -> str:
+    """The id of ``flows[index]``: its own, else ``f<index>``."""
+    return flow.id if flow.id is not None else f"f{index}"
+
+
+def _connection_ids(group: str, count: int) -> list[str]:
+    """The ids of a group's connections: the group id when ``count`` is 1, else
+    ``<group>.<k>``."""
+    return [group] if count == 1 else [f"{group}.{k}" for k in range(count)]
+
+
 class ConcreteFlow(BaseModel):
     """One TCP connection with every random choice drawn: what a lens simulates.
 
@@ -799,14 +812,27 @@ class Scenario(_Strict):
                                         f"a bucket of {q.depth_bytes} bytes never conforms a "
                                         f"{biggest}-byte data packet")
 
+    def _check_flow_ids(self) -> None:
+        """Every connection id (:meth:`concrete_flows`: the group id, or ``<group>.<k>``
+        when ``count`` > 1) is unique and none is the aggregate row's name."""
+        owner: dict[str, int] = {}
+        for i, flow in enumerate(self.flows):
+            group = _group_id(flow, i)
+            if group == AGGREGATE_NAME and flow.count == 1:
+                raise _FieldProblem(("flows", i, "id"), f"flow id {AGGREGATE_NAME!r} is the "
+                                    "name of the aggregate row of every result: choose another")
+            for flow_id in _connection_ids(group, flow.count):
+                if flow_id in owner:
+                    first = owner[flow_id]
+                    raise _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used "
+                                        f"twice: flows[{first}] and flows[{i}] both give it "
+                                        "(a group with count > 1 is <id>.0, <id>.1, ...)")
+                owner[flow_id] = i
+
     def _check_flows(self, graph: nx.Graph) -> None:
-        ids: set[str] = set()
+        self._check_flow_ids()
         earliest = math.inf
         for i, flow in enumerate(self.flows):
-            flow_id = flow.id if flow.id is not None else f"f{i}"
-            if flow_id in ids:
-                raise _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used twice")
-            ids.add(flow_id)
             for end in ("src", "dst"):
                 if getattr(flow, end) not in graph:
                     raise _FieldProblem(("flows", i, end), f"unknown node {getattr(flow, end)!r}")
@@ -1020,18 +1046,18 @@ class Scenario(_Strict):
         rng = scenario_rng(seed if seed is not None else self.seed)
         out: list[ConcreteFlow] = []
         for i, flow in enumerate(self.flows):
-            group = flow.id if flow.id is not None else f"f{i}"
+            group = _group_id(flow, i)
             tcp = self.flow_tcp(flow)
             params = flow.params
             assert params is not None  # filled by Flow._params_variant
             data_route = tuple(self.route(flow.src, flow.dst))
             ack_route = tuple(self.route(flow.dst, flow.src))
             start = _draw_time(flow.start_s, rng)
-            for k in range(flow.count):
+            for k, flow_id in enumerate(_connection_ids(group, flow.count)):
                 if k:
                     start += _draw_time(flow.gap_s, rng)
                 out.append(ConcreteFlow(
-                    id=group if flow.count == 1 else f"{group}.{k}", group=group, index=k,
+                    id=flow_id, group=group, index=k,
                     src=flow.src, dst=flow.dst, variant=flow.variant, params=params, tcp=tcp,
                     start_s=start, stop_s=flow.stop_s if flow.stop_s is not None
                     else self.horizon_s, bytes=flow.bytes, app_rate_bps=flow.app_rate_bps,
