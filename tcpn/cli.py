@@ -755,8 +755,10 @@ def sweep_campaign(
     from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
     from tcpn.solvers.sweep.campaign import plan_campaign
     from tcpn.solvers.sweep.executors import executor_for
+    from tcpn.solvers.sweep.results import check_metric
 
     spec = load_sweep(sweep_file)
+    check_metric(spec, metric)
     campaign_store = CampaignStore(store)
     plan = plan_campaign(spec, campaign_store, traces, retry_failed)
     err_console.print(f"{spec.name}: {spec.size} cells x {len(spec.lenses)} lenses x "

@@ -36,11 +36,16 @@ from tcpn.errors import InputError
 from tcpn.models.traces import Trace
 
 __all__ = [
-    "event_counts", "goodput_bps", "goodput_series_bps", "jain_index", "loss_ratio",
-    "mark_ratio", "queue_stats", "retransmission_ratio", "rtt_stats", "segment_delays",
-    "summarize", "throughput_bps", "throughput_series_bps", "time_average",
+    "AGGREGATE_METRICS", "event_counts", "goodput_bps", "goodput_series_bps", "jain_index",
+    "loss_ratio", "mark_ratio", "queue_stats", "retransmission_ratio", "rtt_stats",
+    "segment_delays", "summarize", "throughput_bps", "throughput_series_bps", "time_average",
     "time_to_deliver_s",
 ]
+
+
+AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
+                     "retransmission_ratio", "mark_ratio")
+"""The metrics of a summary's ``aggregate`` (what ``tcpn sweep --metric`` can show)."""
 
 
 def _window(trace: Trace, start_s: float | None, end_s: float | None) -> tuple[float, float]:
