@@ -275,14 +275,21 @@ def run_scenario(
     table.add_column("flow")
     for _, title, _ in columns:
         table.add_column(title, justify="right")
+    absent = frame.attrs["absent"]
     for flow, row in frame.iterrows():
         cells = []
         for metric, _, scale in columns:
             mean, half = row.get(metric, float("nan")), row.get(f"{metric}_hw", float("nan"))
-            cells.append("" if mean != mean else f"{mean * scale:.3f}"
-                         + ("" if half != half else f" ± {half * scale:.3f}"))
+            cells.append("n/a" if metric in absent else "" if mean != mean else
+                         f"{mean * scale:.3f}" + ("" if half != half else
+                                                  f" ± {half * scale:.3f}"))
         table.add_row(str(flow), *cells)
     Console(width=max(console.width, 14 + 15 * len(columns))).print(table)
+    for reason in dict.fromkeys(absent.values()):
+        titles = [title for metric, title, _ in columns if absent.get(metric) == reason]
+        if titles:
+            console.print(f"n/a ({', '.join(titles)}): {reason}", markup=False,
+                          highlight=False, soft_wrap=True)
     if replications == 1:
         wireless = result.provenance.get("lens", {}).get("wireless")
         if wireless:
@@ -655,6 +662,7 @@ def scenario_table(
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
+        absent_reasons,
         format_cell,
         run_scenarios,
         scenario_frame,
@@ -687,6 +695,8 @@ def scenario_table(
         table.add_row(*(format_cell(v) for k, v in record.items()
                         if k != "error" or failed.any()))
     Console(width=max(console.width, 180)).print(table)
+    for line in absent_reasons(rows):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     for row in rows:
         if row.error:  # whole, on one line: the terminal wraps it, no column cuts it
             console.print(f"{row.path}: {row.error}", markup=False, highlight=False,

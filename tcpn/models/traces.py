@@ -81,12 +81,12 @@ import pyarrow.parquet as pq
 
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
-from tcpn.models.scenario import ConcreteFlow, Scenario, parse_scenario
+from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_scenario
 from tcpn.outputs import atomic_directory
 
 __all__ = [
     "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace", "TraceError",
-    "TraceWriter", "atomic_directory", "encoded", "provenance",
+    "TraceWriter", "atomic_directory", "encoded", "provenance", "untraced_by",
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
@@ -131,7 +131,9 @@ class Trace:
     """The five tables of one run (see the module docstring) and its time frame.
 
     ``warmup_s`` and ``bin_s`` come from the scenario's ``measure`` section: metrics use
-    the window ``[warmup_s, horizon_s]`` unless told otherwise.
+    the window ``[warmup_s, horizon_s]`` unless told otherwise. ``untraced`` names what
+    the scenario's ``trace`` selection left out, with why (:func:`untraced_by`): the
+    metrics computed from it are absent, never 0.
     """
 
     flows: pd.DataFrame
@@ -142,6 +144,7 @@ class Trace:
     horizon_s: float
     warmup_s: float = 0.0
     bin_s: float = 1.0
+    untraced: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in SCHEMAS:
@@ -193,11 +196,23 @@ class Trace:
 
     @classmethod
     def load(cls, directory: Path, horizon_s: float, warmup_s: float = 0.0,
-             bin_s: float = 1.0) -> Trace:
+             bin_s: float = 1.0, untraced: Mapping[str, str] | None = None) -> Trace:
         """Read the tables that :meth:`save` or :class:`TraceWriter` wrote."""
         frames = {name: pd.read_parquet(directory / f"{name}.parquet")
                   for name in ("flows", "queues", *SCHEMAS)}
-        return cls(horizon_s=horizon_s, warmup_s=warmup_s, bin_s=bin_s, **frames)
+        return cls(horizon_s=horizon_s, warmup_s=warmup_s, bin_s=bin_s,
+                   untraced=dict(untraced or {}), **frames)
+
+
+def untraced_by(selection: TraceSelection) -> dict[str, str]:
+    """What a scenario's ``trace`` selection leaves out of every lens's trace, with why.
+
+    >>> from tcpn.models.scenario import TraceSelection
+    >>> untraced_by(TraceSelection(flow_events=False, rtt=False))
+    {'flow_events': 'trace.flow_events is off', 'rtt': 'trace.rtt is off'}
+    """
+    return {name: f"trace.{name} is off" for name in ("flow_events", "cwnd", "rtt")
+            if not getattr(selection, name)}
 
 
 def _select(frame: pd.DataFrame, key: str, value: str | None,
@@ -250,6 +265,9 @@ class TraceWriter:
     produce events one by one; :meth:`extend` takes whole arrays (e.g. from ns-3's C++
     recorders). Flow, queue and event names are checked at each flush: a wrong one is a
     :class:`TraceError` naming it. :meth:`close` returns the :class:`Trace`.
+
+    With the scenario's ``trace.flow_events`` off, flow events are not kept, whichever
+    lens writes them: every lens's trace then lacks the same thing (``Trace.untraced``).
     """
 
     def __init__(self, scenario: Scenario, flows: Sequence[ConcreteFlow],
@@ -259,6 +277,8 @@ class TraceWriter:
         self.queues = queues_table(scenario)
         self.directory = directory
         self.chunk_rows = chunk_rows
+        self.untraced = untraced_by(scenario.trace)
+        self._keeps_flow_events = "flow_events" not in self.untraced
         self._known = {"flow": set(self.flows["flow"]) | {""},
                        "queue": set(self.queues["queue"]),
                        "where": set(self.queues["queue"]) | {""}}
@@ -275,6 +295,8 @@ class TraceWriter:
     def flow_event(self, time_s: float, flow: str, event: str, seq: int = -1,
                    bytes: float = 0.0, count: float = 1.0, where: str = "") -> None:
         """Record one ``flow_events`` row."""
+        if not self._keeps_flow_events:
+            return
         t, f, e, s, b, c, w = self._fe
         t.append(time_s)
         f.append(flow)
@@ -329,6 +351,8 @@ class TraceWriter:
         """
         if table not in SCHEMAS:
             raise TraceError(f"no trace table {table!r}; tables: {', '.join(SCHEMAS)}")
+        if table == "flow_events" and not self._keeps_flow_events:
+            return
         self._flush(table)
         schema = SCHEMAS[table]
         unknown = set(columns) - set(schema.names)
@@ -414,11 +438,12 @@ class TraceWriter:
             self.flows.to_parquet(self.directory / "flows.parquet", index=False)
             self.queues.to_parquet(self.directory / "queues.parquet", index=False)
             return Trace.load(self.directory, self.scenario.horizon_s, measure.warmup_s,
-                              measure.bin_s)
+                              measure.bin_s, self.untraced)
         frames = {table: (pa.concat_tables(chunks) if chunks else SCHEMAS[table].empty_table())
                   .to_pandas() for table, chunks in self._chunks.items()}
         return Trace(flows=self.flows, queues=self.queues, horizon_s=self.scenario.horizon_s,
-                     warmup_s=measure.warmup_s, bin_s=measure.bin_s, **frames)
+                     warmup_s=measure.warmup_s, bin_s=measure.bin_s, untraced=self.untraced,
+                     **frames)
 
     def abort(self) -> None:
         """Close the Parquet files of a failed run (the caller discards the directory)."""
@@ -570,7 +595,7 @@ class ScenarioResult:
         scenario = parse_scenario(meta["scenario"], str(directory / "result.json"))
         measure = meta["measure"]
         trace = Trace.load(directory, measure["horizon_s"], measure["warmup_s"],
-                           measure["bin_s"])
+                           measure["bin_s"], untraced_by(scenario.trace))
         return cls(scenario=scenario, lens=meta["lens"], seed=meta["seed"],
                    wall_time_s=meta["wall_time_s"], trace=trace, summary=meta["summary"],
                    provenance=meta["provenance"])

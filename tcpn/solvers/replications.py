@@ -233,7 +233,8 @@ def flow_table(result: ScenarioResult | ReplicationResult,
                ) -> pd.DataFrame:
     """Per-flow ``<metric>`` and ``<metric>_hw`` (CI half-width, NaN for one run) columns,
     one row per flow plus ``all`` for the aggregate (with ``jain_index``): what ``tcpn run``
-    prints."""
+    prints. ``attrs["absent"]`` holds the metrics the runs could not compute, with why
+    (their cells are NaN)."""
     summaries = [result.summary] if isinstance(result, ScenarioResult) else result.summaries
     confidence = result.confidence if isinstance(result, ReplicationResult) else 0.95
     flows = list(summaries[0].get("flows", {}))
@@ -248,4 +249,7 @@ def flow_table(result: ScenarioResult | ReplicationResult,
                 continue
             row[metric], row[f"{metric}_hw"] = mean_ci(values, confidence)
         rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("flow")
+    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("flow")
+    frame.attrs["absent"] = {metric: reason for s in summaries
+                             for metric, reason in s.get("absent", {}).items()}
+    return frame

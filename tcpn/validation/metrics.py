@@ -19,6 +19,11 @@ trace.horizon_s]``; events exactly on either edge count. Definitions:
 * **per-segment delay**: from the first ``send`` of a segment until the in-order delivered
   bytes cover it.
 
+A metric computed from what the scenario's ``trace`` selection left out (``trace.flow_events``,
+``cwnd`` or ``rtt`` off: ``Trace.untraced``) cannot be computed: the functions raise
+:class:`~tcpn.errors.InputError` saying so, and :func:`summarize` gives it as ``None`` with
+the reason under ``absent``, never as 0.
+
 >>> import pandas as pd
 >>> float(jain_index([1.0, 1.0])), float(jain_index([1.0, 0.0]))
 (1.0, 0.5)
@@ -36,7 +41,8 @@ from tcpn.errors import InputError
 from tcpn.models.traces import Trace
 
 __all__ = [
-    "AGGREGATE_METRICS", "event_counts", "goodput_bps", "goodput_series_bps", "jain_index",
+    "AGGREGATE_METRICS", "FLOW_METRICS", "NEEDS", "absent_metrics", "event_counts",
+    "goodput_bps", "goodput_series_bps", "jain_index",
     "loss_ratio", "mark_ratio", "queue_stats", "retransmission_ratio", "rtt_stats",
     "segment_delays", "summarize", "throughput_bps", "throughput_series_bps", "time_average",
     "time_to_deliver_s",
@@ -46,6 +52,42 @@ __all__ = [
 AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
                      "retransmission_ratio", "mark_ratio")
 """The metrics of a summary's ``aggregate`` (what ``tcpn sweep --metric`` can show)."""
+FLOW_METRICS = ("goodput_bps", "throughput_bps", "segments_sent", "retransmissions", "drops",
+                "marks", "timeouts", "loss_ratio", "retransmission_ratio", "mark_ratio",
+                "cwnd_mean_bytes", "rtt_mean_s", "rtt_p95_s", "rtt_min_s", "completion_s",
+                "segment_delay_mean_s", "connect_failed_s")
+"""The metrics of each flow in a summary, in order."""
+_FROM_CWND = ("cwnd_mean_bytes",)
+_FROM_RTT = ("rtt_mean_s", "rtt_p95_s", "rtt_min_s")
+#: What a trace may lack (``Trace.untraced``) -> the summary metrics computed from it.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "flow_events": tuple(dict.fromkeys(
+        [m for m in FLOW_METRICS if m not in _FROM_CWND + _FROM_RTT] + list(AGGREGATE_METRICS))),
+    "cwnd": _FROM_CWND,
+    "rtt": _FROM_RTT,
+}
+
+
+def absent_metrics(trace: Trace) -> dict[str, str]:
+    """The summary metrics ``trace`` cannot give, with why (``{}`` when it has them all).
+
+    >>> from tcpn.models.scenario import dumbbell
+    >>> from tcpn.models.traces import TraceWriter
+    >>> s = dumbbell(pairs=1, horizon_s=1.0)
+    >>> s = type(s).model_validate({**s.model_dump(), "trace": {"rtt": False}})
+    >>> absent_metrics(TraceWriter(s, s.concrete_flows(1)).close())
+    {'rtt_mean_s': 'trace.rtt is off', 'rtt_p95_s': 'trace.rtt is off', \
+'rtt_min_s': 'trace.rtt is off'}
+    """
+    return {metric: reason for what, reason in trace.untraced.items()
+            for metric in NEEDS.get(what, ())}
+
+
+def _require(trace: Trace, what: str, metric: str) -> None:
+    """Refuse to compute ``metric`` from a part of the trace that was not recorded."""
+    if what in trace.untraced:
+        raise InputError(f"{metric} cannot be computed: {trace.untraced[what]} (the trace "
+                         f"has no {what.replace('_', ' ')})")
 
 
 def _window(trace: Trace, start_s: float | None, end_s: float | None) -> tuple[float, float]:
@@ -73,6 +115,7 @@ def _str_keys(result: pd.Series) -> pd.Series:
 
 def _per_flow(trace: Trace, events: Sequence[str], column: str, t0: float, t1: float,
               ) -> pd.Series:
+    _require(trace, "flow_events", "goodput_bps" if "deliver" in events else "throughput_bps")
     frame = _in_window(trace.events(event=events), t0, t1)
     sums = _str_keys(_groups(frame, "flow")[column].sum())
     return sums.reindex(trace.flow_ids, fill_value=0.0).astype(float).rename_axis("flow")
@@ -84,6 +127,7 @@ def event_counts(trace: Trace, start_s: float | None = None, end_s: float | None
     per kind in :data:`~tcpn.models.traces.FLOW_EVENTS`."""
     from tcpn.models.traces import FLOW_EVENTS
 
+    _require(trace, "flow_events", "event_counts")
     t0, t1 = _window(trace, start_s, end_s)
     frame = _in_window(trace.flow_events, t0, t1)
     sums = frame.groupby([frame["flow"], frame["event"]], observed=True)["count"].sum()
@@ -110,6 +154,7 @@ def throughput_bps(trace: Trace, start_s: float | None = None, end_s: float | No
 
 def _series(trace: Trace, event: str, bin_s: float | None, start_s: float | None,
             end_s: float | None) -> pd.DataFrame:
+    _require(trace, "flow_events", "goodput" if event == "deliver" else "throughput")
     t0, t1 = _window(trace, start_s, end_s)
     width = trace.bin_s if bin_s is None else float(bin_s)
     if width <= 0:
@@ -252,6 +297,7 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
               ) -> pd.DataFrame:
     """Per flow: number of RTT samples in the window, their mean, std, min, median, 95th
     percentile and max (seconds; NaN without samples)."""
+    _require(trace, "rtt", "rtt_stats")
     t0, t1 = _window(trace, start_s, end_s)
     frame = _in_window(trace.series("rtt_s"), t0, t1)
     grouped = _groups(frame, "flow")["value"]
@@ -267,6 +313,7 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
 
 
 def _delivered(trace: Trace, flow: str) -> tuple[np.ndarray, np.ndarray]:
+    _require(trace, "flow_events", "the delivered bytes")
     rows = trace.events(flow=flow, event="deliver")
     return rows["time_s"].to_numpy(), np.cumsum(rows["bytes"].to_numpy())
 
@@ -307,6 +354,7 @@ def segment_delays(trace: Trace, flow: str) -> pd.DataFrame:
 
 
 def _cwnd_means(trace: Trace, t0: float, t1: float) -> pd.Series:
+    _require(trace, "cwnd", "cwnd_mean_bytes")
     means = dict.fromkeys(trace.flow_ids, np.nan)
     rows = trace.series("cwnd_bytes")
     for key, group in _groups(rows, "flow"):
@@ -322,24 +370,45 @@ def _cwnd_means(trace: Trace, t0: float, t1: float) -> pd.Series:
 def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = None,
               ) -> dict[str, Any]:
     """Every summary metric, JSON-ready: ``{"window": ..., "flows": {flow: {...}},
-    "queues": {queue: {...}}, "aggregate": {...}}``. :func:`tcpn.models.lenses.evaluate`
-    stores it in ``ScenarioResult.summary``."""
+    "queues": {queue: {...}}, "aggregate": {...}}``, plus ``"absent": {metric: reason}``
+    when the trace lacks what some metrics need (they are ``None``, never 0).
+    :func:`tcpn.models.lenses.evaluate` stores it in ``ScenarioResult.summary``."""
     t0, t1 = _window(trace, start_s, end_s)
+    flows = pd.DataFrame(index=pd.Index(trace.flow_ids, name="flow"))
+    aggregate: dict[str, Any] = {}
+    if "flow_events" not in trace.untraced:
+        _flow_event_metrics(trace, t0, t1, flows, aggregate)
+    if "cwnd" not in trace.untraced:
+        flows["cwnd_mean_bytes"] = _cwnd_means(trace, t0, t1)
+    if "rtt" not in trace.untraced:
+        rtt = rtt_stats(trace, t0, t1)
+        flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
+            rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+    flows = flows.reindex(columns=list(FLOW_METRICS))
+    absent = absent_metrics(trace)
+    return {
+        "window": {"start_s": t0, "end_s": t1},
+        "flows": _records(flows),
+        "queues": _records(queue_stats(trace, t0, t1)),
+        "aggregate": {k: _plain(aggregate.get(k)) for k in AGGREGATE_METRICS},
+        **({"absent": absent} if absent else {}),
+    }
+
+
+def _flow_event_metrics(trace: Trace, t0: float, t1: float, flows: pd.DataFrame,
+                        aggregate: dict[str, Any]) -> None:
+    """The summary metrics computed from the flow events, into ``flows`` and
+    ``aggregate``."""
     counts = event_counts(trace, t0, t1)
     sent = counts["send"] + counts["retransmit"]
-    flows = pd.DataFrame({
-        "goodput_bps": goodput_bps(trace, t0, t1),
-        "throughput_bps": throughput_bps(trace, t0, t1),
-        "segments_sent": counts["send"], "retransmissions": counts["retransmit"],
-        "drops": counts["drop"], "marks": counts["mark"], "timeouts": counts["timeout"],
-        "loss_ratio": counts["drop"] / sent.where(sent > 0),
-        "retransmission_ratio": counts["retransmit"] / sent.where(sent > 0),
-        "mark_ratio": counts["mark"] / sent.where(sent > 0),
-        "cwnd_mean_bytes": _cwnd_means(trace, t0, t1),
-    })
-    rtt = rtt_stats(trace, t0, t1)
-    flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
-        rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+    flows["goodput_bps"] = goodput_bps(trace, t0, t1)
+    flows["throughput_bps"] = throughput_bps(trace, t0, t1)
+    flows["segments_sent"], flows["retransmissions"] = counts["send"], counts["retransmit"]
+    flows["drops"], flows["marks"], flows["timeouts"] = (counts["drop"], counts["mark"],
+                                                         counts["timeout"])
+    flows["loss_ratio"] = counts["drop"] / sent.where(sent > 0)
+    flows["retransmission_ratio"] = counts["retransmit"] / sent.where(sent > 0)
+    flows["mark_ratio"] = counts["mark"] / sent.where(sent > 0)
     sized = trace.flows.set_index("flow")["bytes"]
     flows["completion_s"] = [time_to_deliver_s(trace, f) if not pd.isna(sized[f]) else np.nan
                              for f in flows.index]
@@ -351,9 +420,8 @@ def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = 
     fails = trace.flow_events[trace.flow_events["event"] == "connect_fail"]
     failed_at = fails.groupby(fails["flow"].astype(str))["time_s"].min()
     flows["connect_failed_s"] = [float(failed_at.get(f, np.nan)) for f in flows.index]
-    queues = queue_stats(trace, t0, t1)
     total_sent = float(sent.sum())
-    aggregate = {
+    aggregate.update({
         "goodput_bps": float(flows["goodput_bps"].sum()),
         "throughput_bps": float(flows["throughput_bps"].sum()),
         "jain_index": jain_index(flows["goodput_bps"]),
@@ -361,13 +429,7 @@ def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = 
         "retransmission_ratio": (float(counts["retransmit"].sum()) / total_sent
                                  if total_sent else np.nan),
         "mark_ratio": float(counts["mark"].sum()) / total_sent if total_sent else np.nan,
-    }
-    return {
-        "window": {"start_s": t0, "end_s": t1},
-        "flows": _records(flows),
-        "queues": _records(queues),
-        "aggregate": {k: _plain(v) for k, v in aggregate.items()},
-    }
+    })
 
 
 def _plain(value: Any) -> Any:
