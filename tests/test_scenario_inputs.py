@@ -316,6 +316,14 @@ def test_the_aggregate_name_is_not_a_flow_id(first, field):
     assert "'all'" in message and "aggregate" in message
 
 
+@pytest.mark.parametrize("flow_id", ['""', '" "'])
+def test_an_empty_flow_id_is_refused(flow_id):
+    # "" is what the trace tables write for "no flow" (a queue event of unknown origin)
+    text = TWO_FLOWS.replace("FIRST", f"id: {flow_id}").replace("SECOND", "id: b")
+    message = _error(text)
+    assert re.match(r"bad\.yaml:\d+: flows\[0\]\.id: ", message), message
+
+
 def test_a_group_named_all_expands_to_distinct_ids_and_is_accepted():
     # all.0 and all.1 are not the aggregate row's name
     text = TWO_FLOWS.replace("FIRST", "id: all, count: 2").replace("SECOND", "id: b")

@@ -818,6 +818,9 @@ class Scenario(_Strict):
         owner: dict[str, int] = {}
         for i, flow in enumerate(self.flows):
             group = _group_id(flow, i)
+            if not group.strip():
+                raise _FieldProblem(("flows", i, "id"), "an empty flow id: give it a name "
+                                    "(or leave id out: f<index>)")
             if group == AGGREGATE_NAME and flow.count == 1:
                 raise _FieldProblem(("flows", i, "id"), f"flow id {AGGREGATE_NAME!r} is the "
                                     "name of the aggregate row of every result: choose another")
