@@ -85,8 +85,8 @@ from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_s
 from tcpn.outputs import atomic_directory
 
 __all__ = [
-    "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace", "TraceError",
-    "TraceWriter", "atomic_directory", "encoded", "provenance", "untraced_by",
+    "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace",
+    "TraceError", "TraceWriter", "atomic_directory", "encoded", "provenance", "untraced_by",
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
@@ -96,6 +96,10 @@ QUEUE_EVENTS = ("enqueue", "dequeue", "drop", "mark", "sample")
 """The ``event`` values of ``queue_events``."""
 FLOW_VARS = ("cwnd_bytes", "ssthresh_bytes", "rtt_s")
 """The standard ``var`` names of ``flow_series`` (lenses may add others)."""
+AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
+                     "retransmission_ratio", "mark_ratio")
+"""The metrics of a summary's ``aggregate`` (:func:`tcpn.validation.metrics.summarize`;
+what ``tcpn sweep --metric`` can show)."""
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 SCHEMAS: dict[str, pa.Schema] = {

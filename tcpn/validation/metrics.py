@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
-from tcpn.models.traces import Trace
+from tcpn.models.traces import AGGREGATE_METRICS, Trace
 
 __all__ = [
     "AGGREGATE_METRICS", "FLOW_METRICS", "NEEDS", "absent_metrics", "event_counts",
@@ -49,9 +49,6 @@ __all__ = [
 ]
 
 
-AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
-                     "retransmission_ratio", "mark_ratio")
-"""The metrics of a summary's ``aggregate`` (what ``tcpn sweep --metric`` can show)."""
 FLOW_METRICS = ("goodput_bps", "throughput_bps", "segments_sent", "retransmissions", "drops",
                 "marks", "timeouts", "loss_ratio", "retransmission_ratio", "mark_ratio",
                 "cwnd_mean_bytes", "rtt_mean_s", "rtt_p95_s", "rtt_min_s", "completion_s",

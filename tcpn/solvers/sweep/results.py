@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
+from tcpn.models.traces import AGGREGATE_METRICS
 from tcpn.solvers.replications import equal_but_for_rounding, mean_ci, summary_rows
 from tcpn.solvers.sweep.campaign import EVALUATIONS, RunTask, sweep_tasks
 from tcpn.solvers.sweep.spec import Sweep
@@ -199,8 +200,6 @@ def check_metric(sweep: Sweep, metric: str) -> None:
     tcpn.errors.InputError: unknown aggregate metric 'ratio'; metrics: goodput_bps, \
 throughput_bps, jain_index, loss_ratio, retransmission_ratio, mark_ratio
     """
-    from tcpn.validation.metrics import AGGREGATE_METRICS
-
     if metric in AGGREGATE_METRICS or any(lens.name in EVALUATIONS for lens in sweep.lenses):
         return
     raise InputError(f"unknown aggregate metric {metric!r}; metrics: "
