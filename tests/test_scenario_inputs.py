@@ -296,7 +296,8 @@ horizon_s: 10
     # an unnamed group is f<i>: f1 with count 3 gives f1.2
     ("id: f1.2", "count: 3", "flows[1].id", "f1.2"),
     ("id: f1", "count: 1", "flows[1].id", "f1"),
-    ("id: x, count: 2", "id: x, count: 2", "flows[1].id", "x.0"),
+    ("id: x, count: 2", "id: x, count: 2", "flows[1].id", "x"),
+    ("id: x, count: 2", "id: x", "flows[1].id", "x"),
 ])
 def test_expanded_flow_ids_are_unique_up_front(first, second, field, clash):
     text = TWO_FLOWS.replace("FIRST", first).replace("SECOND", second)
@@ -322,6 +323,20 @@ def test_an_empty_flow_id_is_refused(flow_id):
     text = TWO_FLOWS.replace("FIRST", f"id: {flow_id}").replace("SECOND", "id: b")
     message = _error(text)
     assert re.match(r"bad\.yaml:\d+: flows\[0\]\.id: ", message), message
+
+
+def test_ids_are_checked_without_listing_a_huge_group():
+    # 10^12 connections: refused by the cost check, never expanded into ids first
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 1000000000000").replace("SECOND", "id: b")
+    message = _error(text)
+    assert "flows[0].count" in message
+
+
+def test_names_like_a_groups_ids_beyond_its_count_are_accepted():
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 2").replace("SECOND", "id: g.2")
+    assert [f.id for f in parse_scenario(text).concrete_flows(1)] == ["g.0", "g.1", "g.2"]
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 2").replace("SECOND", "id: g.01")
+    assert [f.id for f in parse_scenario(text).concrete_flows(1)] == ["g.0", "g.1", "g.01"]
 
 
 def test_a_group_named_all_expands_to_distinct_ids_and_is_accepted():

@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_args
@@ -672,6 +673,11 @@ class Flow(_Strict):
         return v
 
 
+#: A connection id of a group with count > 1: ``<group>.<k>`` (k as written by
+#: :func:`_connection_ids`: no leading zero; counts stay below 2**53, 16 digits).
+_NUMBERED_ID = re.compile(r"(.+)\.(0|[1-9][0-9]{0,16})")
+
+
 def _group_id(flow: Flow, index: int) -> str:
     """The id of ``flows[index]``: its own, else ``f<index>``."""
     return flow.id if flow.id is not None else f"f{index}"
@@ -814,8 +820,17 @@ class Scenario(_Strict):
 
     def _check_flow_ids(self) -> None:
         """Every connection id (:meth:`concrete_flows`: the group id, or ``<group>.<k>``
-        when ``count`` > 1) is unique and none is the aggregate row's name."""
-        owner: dict[str, int] = {}
+        when ``count`` > 1) is unique, and none is empty or the aggregate row's name.
+        Checked without listing the connections: a count may be huge (the cost check,
+        later, refuses it)."""
+        seen: dict[str, tuple[int, int]] = {}  # group id -> (index, count)
+        numbered: dict[str, dict[int, int]] = {}  # "<g>.<k>" ids of single flows: g -> k -> i
+
+        def clash(flow_id: str, first: int, i: int) -> _FieldProblem:
+            return _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used twice: "
+                                 f"flows[{first}] and flows[{i}] both give it (a group with "
+                                 "count > 1 is <id>.0, <id>.1, ...)")
+
         for i, flow in enumerate(self.flows):
             group = _group_id(flow, i)
             if not group.strip():
@@ -824,13 +839,20 @@ class Scenario(_Strict):
             if group == AGGREGATE_NAME and flow.count == 1:
                 raise _FieldProblem(("flows", i, "id"), f"flow id {AGGREGATE_NAME!r} is the "
                                     "name of the aggregate row of every result: choose another")
-            for flow_id in _connection_ids(group, flow.count):
-                if flow_id in owner:
-                    first = owner[flow_id]
-                    raise _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used "
-                                        f"twice: flows[{first}] and flows[{i}] both give it "
-                                        "(a group with count > 1 is <id>.0, <id>.1, ...)")
-                owner[flow_id] = i
+            if group in seen:
+                raise clash(group, seen[group][0], i)
+            match = _NUMBERED_ID.fullmatch(group)
+            if match and flow.count == 1:
+                prefix, k = match.group(1), int(match.group(2))
+                owner = seen.get(prefix)
+                if owner is not None and owner[1] > 1 and k < owner[1]:
+                    raise clash(group, owner[0], i)
+                numbered.setdefault(prefix, {})[k] = i
+            if flow.count > 1:
+                taken = sorted(k for k in numbered.get(group, {}) if k < flow.count)
+                if taken:
+                    raise clash(f"{group}.{taken[0]}", numbered[group][taken[0]], i)
+            seen[group] = (i, flow.count)
 
     def _check_flows(self, graph: nx.Graph) -> None:
         self._check_flow_ids()
