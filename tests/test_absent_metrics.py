@@ -97,3 +97,13 @@ def test_an_objective_that_needs_an_absent_metric_is_refused():
     with pytest.raises(InputError, match=r"'goodput' needs goodput_bps.*" + REASON):
         objective_value(summary, "goodput")
     assert objective_value(summary, "delay") < 0  # the RTT is there
+
+
+def test_the_scenario_report_is_refused_before_any_run(tmp_path):
+    from tcpn.reports.scenario_report import scenario_parts
+
+    ran = []
+    with pytest.raises(InputError, match=REASON):
+        scenario_parts(_scenario(flow_events=False), "net", replications=1,
+                       progress=ran.append)
+    assert ran == []
