@@ -107,3 +107,13 @@ def test_the_scenario_report_is_refused_before_any_run(tmp_path):
         scenario_parts(_scenario(flow_events=False), "net", replications=1,
                        progress=ran.append)
     assert ran == []
+
+
+def test_a_cross_validation_is_refused_before_any_run():
+    from tcpn.validation.harness import compare
+
+    ran = []
+    with pytest.raises(InputError, match=REASON):
+        compare(_scenario(flow_events=False), ["net", "fluid"], replications=1,
+                progress=ran.append)
+    assert ran == []
