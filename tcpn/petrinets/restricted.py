@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import math
 import signal
 import sys
@@ -134,30 +135,55 @@ def check_expression(source: str | ast.AST, where: str, *,
     """
     if isinstance(source, str):
         text = source
-        try:
-            tree: ast.AST = ast.parse(source.strip(), mode="eval")
-        except SyntaxError as exc:
-            raise UntrustedCodeError(f"{where}: {source!r} does not parse: {exc.msg}") from None
-        except (RecursionError, MemoryError):
-            raise UntrustedCodeError(f"{where}: {source[:80]!r}... is nested too deeply") \
-                from None
+        reaches = _reaches_of_text(source.strip(), where)
     else:
-        tree = source
         text = _text(source)
+        reaches = _reaches(source)
+    if not reaches:
+        return
     names = frozenset(declared)
     allowed_attributes = (frozenset(fields) | SAFE_METHODS) - FORBIDDEN_ATTRIBUTES
-    bound = _bound_names(tree)
-    for node in ast.walk(tree):
-        if isinstance(node, _FORBIDDEN_NODES):
+    for kind, name in reaches:
+        if kind == "assignment":
             raise UntrustedCodeError(f"{where}: {text!r} assigns or yields, which a net read "
                                      "from a file may not do")
-        if isinstance(node, ast.Attribute) and node.attr not in allowed_attributes:
-            raise _reach(where, text, "attribute", node.attr)
-        if isinstance(node, ast.Name) and _forbidden_name(node.id, bound, names):
-            raise _reach(where, text, "name", node.id)
-        if isinstance(node, ast.keyword) and node.arg is not None and \
+        if (kind == "attribute" and name not in allowed_attributes) or (
+                kind == "name" and _forbidden_name(name, names)) or kind == "keyword":
+            raise _reach(where, text, kind, name)
+
+
+def _reaches_of_text(text: str, where: str) -> tuple[tuple[str, str], ...]:
+    try:
+        return _parsed_reaches(text)
+    except SyntaxError as exc:
+        raise UntrustedCodeError(f"{where}: {text!r} does not parse: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise UntrustedCodeError(f"{where}: {text[:80]!r}... is nested too deeply") from None
+
+
+@functools.lru_cache(maxsize=65536)
+def _parsed_reaches(text: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_reaches` once per distinct text (a net repeats its inscriptions)."""
+    return _reaches(ast.parse(text, mode="eval"))
+
+
+def _reaches(tree: ast.AST) -> tuple[tuple[str, str], ...]:
+    """What ``tree`` reaches for, in the order met: ``(kind, name)`` for every attribute,
+    every name it does not bind itself, every keyword argument starting with ``__``, and
+    ``("assignment", "")`` for an assignment expression, ``await`` or ``yield``."""
+    bound = _bound_names(tree)
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, _FORBIDDEN_NODES):
+            found.append(("assignment", ""))
+        elif isinstance(node, ast.Attribute):
+            found.append(("attribute", node.attr))
+        elif isinstance(node, ast.Name) and node.id not in bound:
+            found.append(("name", node.id))
+        elif isinstance(node, ast.keyword) and node.arg is not None and \
                 node.arg.startswith("__"):
-            raise _reach(where, text, "keyword", node.arg)
+            found.append(("keyword", node.arg))
+    return tuple(dict.fromkeys(found))
 
 
 def check_net(net: PetriNet, source: str) -> None:
@@ -179,13 +205,14 @@ def check_net(net: PetriNet, source: str) -> None:
     if bad:
         raise UntrustedCodeError(f"{source}: record field {bad[0]!r} is a name a net read "
                                  "from a file may not use")
-    declared = set(net.declarations)
+    declared = frozenset(net.declarations)
     for name, value in net.declarations.items():
         _check_value(value, f"{source}: declaration {name}", declared, fields)
+    names_of: dict[str, frozenset[str]] = {}
     for transition in net.transitions.values():
         where = f"{source}: transition {transition.name}"
-        names = declared | set(transition.params) | set(transition.free_variables) \
-            | set(transition.outputs)
+        names = names_of[transition.name] = declared | frozenset(
+            (*transition.params, *transition.free_variables, *transition.outputs))
         for name, value in transition.params.items():
             _check_value(value, f"{where}, parameter {name}", names, fields)
         for text, what in ((transition.guard, "guard"), (transition.delay, "delay")):
@@ -197,9 +224,7 @@ def check_net(net: PetriNet, source: str) -> None:
                                          f"{transition.action!r} is not one tcpn restores")
             _check_value(transition.action, f"{where}, code action", names, fields)
     for arc in net.arcs:
-        transition = net.transitions[arc.transition]
-        names = declared | set(transition.params) | set(transition.free_variables) \
-            | set(transition.outputs)
+        names = names_of[arc.transition]
         for text, what in ((arc.inscription, "inscription"), (arc.count, "count"),
                            (arc.when, "condition"), (arc.delay, "delay")):
             if isinstance(text, str):
@@ -256,11 +281,11 @@ def _reach(where: str, text: str, kind: str, name: str) -> UntrustedCodeError:
                               "read from a file may not use")
 
 
-def _forbidden_name(name: str, bound: frozenset[str], declared: frozenset[str]) -> bool:
-    """A name the expression neither binds nor may read: one starting with ``_``, or a
-    Python builtin outside :data:`SAFE_BUILTINS`, that the net does not declare itself.
+def _forbidden_name(name: str, declared: frozenset[str]) -> bool:
+    """A name the expression may not read (it does not bind it): one starting with ``_``,
+    or a Python builtin outside :data:`SAFE_BUILTINS`, that the net does not declare itself.
     Other names are the net's variables (the compiler refuses those no arc binds)."""
-    if name in bound or name in SAFE_BUILTINS or name in _ALWAYS_NAMES:
+    if name in SAFE_BUILTINS or name in _ALWAYS_NAMES:
         return False
     if name in declared and not name.startswith("__"):
         return False
