@@ -182,7 +182,7 @@ def test_check_builds_the_c_explorer_from_the_shipped_sources(installed: Install
     reason = why_unavailable()
     if reason is not None:
         pytest.skip(f"the native engine cannot be built here: {reason}")
-    installed.ok("export", "tcpn.petrinets.examples:retransmission", "--format", "pnml",
+    installed.ok("export", "--python", "tcpn.petrinets.examples:retransmission", "--format", "pnml",
                  "-o", "net.pnml")
     checked = installed.ok("--engine", "native", "check", "net.pnml",
                            "--ctl", "EF tokens(delivered) >= 1", "--ctl", "AG tokens(channel) <= 1")
@@ -194,7 +194,7 @@ def test_check_builds_the_c_explorer_from_the_shipped_sources(installed: Install
 
 
 def test_a_net_goes_to_cpn_tools_and_back(installed: Installed):
-    installed.ok("export", "tcpn.petrinets.examples:retransmission", "--format", "cpn",
+    installed.ok("export", "--python", "tcpn.petrinets.examples:retransmission", "--format", "cpn",
                  "--layout", "grid", "-o", "retransmission.cpn")
     imported = installed.ok("import", "retransmission.cpn", "-o", "back.pnml")
     assert "imported 2 places, 2 transitions" in imported
