@@ -252,8 +252,8 @@ def _check_directory(path: Path, overwrite: bool) -> None:
     listed = _listing(path)
     if isinstance(listed, str):
         raise OutputError(f"{path}: its {MARKER} does not list the files tcpn wrote "
-                          f"({listed}; tcpn before version 2 of the marker wrote none): tcpn "
-                          "cannot tell whether anything in it is yours, so it does not "
+                          f"({listed}: an older tcpn wrote no list, or the file is damaged): "
+                          "tcpn cannot tell whether anything in it is yours, so it does not "
                           "replace it; move or delete it yourself, or choose a new directory")
     foreign = _foreign_entry(path, listed)
     if foreign is not None:

@@ -264,6 +264,18 @@ def test_an_existing_directory_is_never_written_over(study_report: Path,
     assert not any(p.name.startswith(".mine") for p in tmp_path.iterdir())
 
 
+def test_overwrite_replaces_a_report_tcpn_wrote_and_nothing_added_to_it(
+        study_report: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rebuilt"
+    for _ in range(2):
+        rebuild(study_report, out, studies=STUDIES, pdf=False, overwrite=True)
+    (out / "data" / "my-plot.py").write_text("# mine")
+    with pytest.raises(InputError, match=re.escape(
+            f"{out} holds {out / 'data' / 'my-plot.py'}, which tcpn did not write")):
+        rebuild(study_report, out, studies=STUDIES, pdf=False, overwrite=True)
+    assert (out / "data" / "my-plot.py").read_text() == "# mine"
+
+
 def test_a_failing_study_leaves_no_directory(tmp_path: Path) -> None:
     class Broken(MM1Study):
         def sections(self, data: StudyData) -> list[Section]:
