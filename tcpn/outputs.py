@@ -126,9 +126,10 @@ def _listing(directory: Path) -> dict[str, dict[str, object]] | str:
     return {**{d: {} for d in directories}, **files}
 
 
-def _foreign_entry(directory: Path, listed: dict[str, dict[str, object]]) -> str | None:
-    """The first entry under ``directory`` that is not as its :data:`MARKER` lists it, and
-    why (``"PATH, which tcpn did not write"``...); None when there is none."""
+def _foreign_entry(directory: Path, listed: dict[str, dict[str, object]],
+                   ) -> tuple[str, str] | None:
+    """The first entry under ``directory`` that is not as its :data:`MARKER` lists it, as
+    ``(relative path, why)``; None when there is none."""
     pending = [""]
     while pending:
         folder = pending.pop()
@@ -136,18 +137,18 @@ def _foreign_entry(directory: Path, listed: dict[str, dict[str, object]]) -> str
             with os.scandir(directory / folder) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError as exc:
-            return f"{directory / folder}, which tcpn cannot read ({exc.strerror})"
+            return folder, f"which tcpn cannot read ({exc.strerror})"
         for entry in entries:
             relative = f"{folder}/{entry.name}" if folder else entry.name
             wrote = listed.get(relative)
             if relative == MARKER:
                 continue
             if wrote is None or entry.is_symlink() or entry.is_dir() != (wrote == {}):
-                return f"{directory / relative}, which tcpn did not write"
+                return relative, "which tcpn did not write"
             if entry.is_dir():
                 pending.append(relative)
             elif not _as_written(entry, wrote):
-                return f"{directory / relative}, which changed since tcpn wrote it"
+                return relative, "which changed since tcpn wrote it"
     return None
 
 
@@ -232,36 +233,40 @@ def _removed(leftover: Path) -> bool:
     return False
 
 
-def _check_directory(path: Path, overwrite: bool) -> None:
-    """Refuse a target directory tcpn must not replace (see the module docstring)."""
+def _check_directory(path: Path, overwrite: bool, shown: Path | None = None) -> None:
+    """Refuse a target directory tcpn must not replace (see the module docstring); the
+    messages call ``path`` ``shown`` (the target, when ``path`` is where it was moved)."""
+    name = shown or path
     if path.is_symlink():
-        raise OutputError(f"{path} is a symbolic link: tcpn does not replace links; choose "
+        raise OutputError(f"{name} is a symbolic link: tcpn does not replace links; choose "
                           "a new directory")
     if path.exists() and not path.is_dir():
-        raise OutputError(f"{path} is a file, not a directory: tcpn never replaces a file "
+        raise OutputError(f"{name} is a file, not a directory: tcpn never replaces a file "
                           "with a directory; choose a new directory")
-    if not path.is_dir() or not any(path.iterdir()):
-        return
-    if not (path / MARKER).exists():
-        names = sorted(p.name for p in path.iterdir())
-        shown = ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more"
-                                             if len(names) > _SHOWN else "")
-        raise OutputError(f"{path} exists and is not a tcpn output directory (it holds "
-                          f"{shown}, and no {MARKER} lists them as tcpn's): tcpn writes "
+    names = sorted(os.listdir(path)) if path.is_dir() else []
+    if not names:
+        return  # new or empty: nothing in it can be lost
+    if MARKER not in names:
+        listed = ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more"
+                                              if len(names) > _SHOWN else "")
+        raise OutputError(f"{name} exists and is not a tcpn output directory (it holds "
+                          f"{listed}, and no {MARKER} lists them as tcpn's): tcpn writes "
                           "only new, empty or its own directories; choose a new directory")
-    listed = _listing(path)
-    if isinstance(listed, str):
-        raise OutputError(f"{path}: its {MARKER} does not list the files tcpn wrote "
-                          f"({listed}: an older tcpn wrote no list, or the file is damaged): "
-                          "tcpn cannot tell whether anything in it is yours, so it does not "
-                          "replace it; move or delete it yourself, or choose a new directory")
-    foreign = _foreign_entry(path, listed)
+    listing = _listing(path)
+    if isinstance(listing, str):
+        raise OutputError(f"{name}: its {MARKER} does not list the files tcpn wrote "
+                          f"({listing}: an older tcpn wrote no list, or the file is "
+                          "damaged): tcpn cannot tell whether anything in it is yours, so it "
+                          "does not replace it; move or delete it yourself, or choose a new "
+                          "directory")
+    foreign = _foreign_entry(path, listing)
     if foreign is not None:
-        raise OutputError(f"{path} holds {foreign}: tcpn replaces only a directory holding "
-                          "nothing but the files it wrote there; move it out of the "
-                          "directory or choose a new directory")
+        relative, why = foreign
+        raise OutputError(f"{name} holds {name / relative}, {why}: tcpn replaces only a "
+                          "directory holding nothing but the files it wrote there; move it "
+                          "out of the directory or choose a new directory")
     if not overwrite:
-        raise OutputError(f"{path} exists (a tcpn output): pass overwrite (--overwrite) "
+        raise OutputError(f"{name} exists (a tcpn output): pass overwrite (--overwrite) "
                           "to replace it")
 
 
@@ -284,7 +289,7 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
 
     The sibling is created on entry, so an unwritable target fails before the block's
     work; ``target`` is checked against the rules of the module docstring on entry and
-    again before it is replaced.
+    again once moved aside, just before it is replaced.
     """
     path = _absolute(target, "output directory")
     _check_directory(path, overwrite)
@@ -306,15 +311,34 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
             _write_marker(tmp)
         except OSError as exc:
             raise _cannot_write(path, exc) from None
-        _check_directory(path, overwrite)  # the target may have changed meanwhile
+        old = _moved_aside(path, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = path.with_name(f".{path.name}.old-{os.getpid()}")
-    if path.is_dir():
-        os.replace(path, old)
     os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _moved_aside(path: Path, overwrite: bool) -> Path | None:
+    """Move what is at ``path`` now (the target may have changed since the start) to
+    ``.NAME.old-PID`` and check it there, where nothing can be added to it unseen; put it
+    back and refuse if tcpn must not replace it. Returns where it went, None if nothing
+    was there."""
+    old = path.with_name(f".{path.name}.old-{os.getpid()}")
+    try:
+        os.replace(path, old)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        _check_directory(old, overwrite, shown=path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # else the next run reports .NAME.old-PID
+            os.replace(old, path)
+        raise
+    return old
 
 
 def check_output_file(target: str | Path, overwrite: bool = False) -> Path:

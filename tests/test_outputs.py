@@ -400,6 +400,17 @@ def test_a_tcpn_output_holding_anything_tcpn_did_not_write_is_never_replaced(
     assert siblings(out) == []
 
 
+def test_a_file_added_while_the_new_result_is_made_is_seen_and_kept(tmp_path):
+    out = tmp_path / "out"
+    _tcpn_output(out)
+    with pytest.raises(OutputError) as info, atomic_directory(out, overwrite=True) as tmp:
+        (tmp / "new").write_text("")
+        (out / "notes.md").write_text("written during the run")
+    assert f"{out} holds {out / 'notes.md'}, which tcpn did not write" in str(info.value)
+    assert (out / "notes.md").read_text() == "written during the run"
+    assert (out / "sub" / "a.csv").read_text() == "1\n" and siblings(out) == []
+
+
 def test_a_removed_file_is_no_loss_and_the_directory_is_replaced(tmp_path):
     out = tmp_path / "out"
     _tcpn_output(out)
