@@ -44,8 +44,9 @@ console = Console()
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)  # one error, one line
 _state = {"debug": False}
 EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
-OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a result directory tcpn wrote, or "
-                  "a file); tcpn never replaces anything else.")
+OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a directory holding only the files "
+                  "tcpn wrote there, unchanged, as its .tcpn-output lists them; or a file); "
+                  "tcpn never replaces anything else.")
 
 
 def _choice(*values: str) -> Callable[[str | None], str | None]:
