@@ -354,3 +354,32 @@ def test_tcpn_scenario_refuses_clashing_ids_before_any_run(tmp_path):
         assert done.returncode == 3, done.stderr
         assert "flows[1].id" in done.stderr and "'f0.1'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+# -- the name, which names the default result directory ------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "/tmp/abs", "..", ".", r"a\\b",
+                                  r"a\0b", r"a\nb", ""])
+def test_a_name_that_is_not_one_file_name_is_refused(name):
+    message = _error(BASE.replace("name: t", f'name: "{name}"'))
+    assert message.startswith("bad.yaml:1: name: ")
+    assert "a single file name" in message
+
+
+def test_a_long_name_is_refused_and_ordinary_names_pass():
+    assert "at most 200 bytes" in _error(BASE.replace("name: t", "name: " + "x" * 201))
+    for name in ("dumbbell newreno", "s2.k-20", "café", "..x"):
+        assert parse_scenario(BASE.replace("name: t", f"name: {name}")).name == name
+
+
+def test_tcpn_run_with_a_name_that_climbs_out_of_results_writes_nothing(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    path = work / "escape.yaml"
+    path.write_text(BASE.replace("name: t", "name: ../../outside"))
+    done = _tcpn("run", str(path), cwd=work)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"tcpn: invalid input: {path}:1: name: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    assert sorted(p.name for p in work.iterdir()) == ["escape.yaml"]

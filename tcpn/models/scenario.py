@@ -747,6 +747,9 @@ class Measure(_Strict):
 
 # --------------------------------------------------------------------------- scenario
 
+#: Bytes of a scenario's name: it starts file names, which hold 255 bytes.
+_NAME_BYTES = 200
+
 
 class Scenario(_Strict):
     """A whole experiment. Load one with :func:`load_scenario`; see the module docstring."""
@@ -761,6 +764,20 @@ class Scenario(_Strict):
     seed: int = Field(default=1, ge=0)
     trace: TraceSelection = Field(default_factory=TraceSelection)
     measure: Measure = Field(default_factory=lambda: Measure())
+
+    @field_validator("name")
+    @classmethod
+    def _one_file_name(cls, v: str) -> str:
+        """The name starts the default output directories (``results/NAME-net-seed1``,
+        ``reports/NAME-net``): one file name, so that they stay where they belong."""
+        if v in ("", ".", "..") or any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in v):
+            raise ValueError(f"{v!r} is not a single file name (it starts the default result "
+                             "directory results/NAME-...): no '/', '\\' or control "
+                             "characters, and not empty, '.' or '..'")
+        if len(v.encode()) > _NAME_BYTES:
+            raise ValueError(f"a name of {len(v.encode())} bytes: at most {_NAME_BYTES} bytes "
+                             "(it starts a file name, which holds 255)")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:

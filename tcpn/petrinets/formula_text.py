@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from lark import Lark, Token, Transformer, v_args
@@ -123,7 +124,13 @@ END: /WORD_END/
 """.replace("WORD_END", _WORD_END)
 """The grammar (Lark, LALR): every keyword and number ends where a word may end."""
 
-_PARSER = Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+@cache
+def _parser() -> Lark:
+    """The grammar's parser, built on the first parse (about 90 ms: not at import, since
+    ``tcpn.petrinets`` exports ``check`` and every command imports the package)."""
+    return Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
 
 _UNARY: dict[str, Callable[[Formula], Formula]] = {
     "A": A, "E": E, "X": X, "F": F, "G": G,
@@ -235,7 +242,7 @@ def parse(text: str, net: PetriNet | None = None,
         raise InputError("formula: empty text")
     build = _Build(predicates or {})
     try:
-        tree = _PARSER.parse(text)
+        tree = _parser().parse(text)
         formula = build.transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, InputError):
