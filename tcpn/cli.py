@@ -1183,6 +1183,9 @@ def _exit_for(exc: Exception) -> tuple[int, str]:
         if exc.errno in (errno.EACCES, errno.EPERM):
             return EXIT_INPUT, f"{exc.filename or 'a file'}: {reason}"
         return EXIT_INPUT, f"cannot write {exc.filename or 'an output'}: {reason}"
+    if isinstance(exc, ValueError) and str(exc) == "embedded null byte":  # os.fspath's
+        return EXIT_INPUT, ("invalid input: a file name read from the input holds a NUL "
+                            "character")
     if isinstance(exc, RecursionError):  # a reader without its own nesting limit
         named = [a for a in sys.argv[1:] if not a.startswith("-")]
         return EXIT_INPUT, (f"invalid input: {' '.join(named) or 'the input'}: nested too "

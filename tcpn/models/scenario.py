@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_args
@@ -53,7 +54,7 @@ from pydantic import (
 )
 
 from tcpn.errors import InputError
-from tcpn.limits import limit_problem, read_input
+from tcpn.limits import integer_digits_problem, limit_problem, read_input
 
 __all__ = [
     "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
@@ -102,6 +103,8 @@ _UNIT_RANGES = (
     ("_j", 0.0, 1e3, "J"),
     ("_w", 0.0, 1e4, "W"),
 )
+#: Characters no text of a scenario may hold (C0 controls and DEL, but tab and newline).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 #: Bound on the magnitude of every other number (integers stay exact in a float64).
 _MAGNITUDE = 1 << 53
 
@@ -133,6 +136,22 @@ class _Strict(BaseModel):
                                                  f"{str(value).lower()}")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_control_characters(cls, data: Any) -> Any:
+        """A NUL (or another control character but tab and newline) in a name, an id or
+        any other text: YAML's escapes (``"f\\0"``) let one through, and a name ends up
+        in file and directory names, where NUL cannot go."""
+        if isinstance(data, Mapping):
+            for name, value in data.items():
+                texts = value if isinstance(value, list) else [value]
+                for text in texts:
+                    if isinstance(text, str) and _CONTROL.search(text):
+                        code = ord(_CONTROL.search(text).group())  # type: ignore[union-attr]
+                        raise _FieldProblem((name,), f"{text!r} holds the control character "
+                                                     f"U+{code:04X}; remove it")
+        return data
+
     @model_validator(mode="after")
     def _numbers_in_range(self) -> Any:
         for name in type(self).model_fields:
@@ -142,7 +161,9 @@ class _Strict(BaseModel):
             low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
                                     if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
             if not low <= value <= high:
-                raise _FieldProblem((name,), f"{name} {value:g}{' ' + unit if unit else ''} is "
+                shown = f"{value:g}" if abs(value) < 1e300 else \
+                    f"(an integer of {len(str(abs(value))):,} digits)"  # no float holds it
+                raise _FieldProblem((name,), f"{name} {shown}{' ' + unit if unit else ''} is "
                                     f"outside the physical range [{low:g}, {high:g}]")
         return self
 
@@ -1222,9 +1243,10 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 def _check_tree(node: yaml.Node, where: str) -> None:
-    """Refuse keys given twice (naming both lines), recursive aliases and a document of
-    more than ``limits().yaml_nodes`` nodes once aliases are expanded (an alias bomb),
-    all on the composed graph, before anything is built from it."""
+    """Refuse keys given twice (naming both lines), recursive aliases, a document of
+    more than ``limits().yaml_nodes`` nodes once aliases are expanded (an alias bomb) and
+    integers of more digits than Python reads, all on the composed graph, before anything
+    is built from it."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
 
@@ -1253,6 +1275,10 @@ def _check_tree(node: yaml.Node, where: str) -> None:
                                                         else path)
         elif isinstance(node, yaml.SequenceNode):
             total += sum(expanded(item, (*path, i)) for i, item in enumerate(node.value))
+        elif node.tag == "tag:yaml.org,2002:int":
+            problem = integer_digits_problem(node.value)
+            if problem is not None:  # PyYAML's int() would raise a bare ValueError
+                raise ScenarioError([(f"{where}:{line}", f"{_loc_text(path)}: {problem}")])
         open_nodes.discard(id(node))
         sizes[id(node)] = total
         problem = limit_problem("yaml_nodes", total)
