@@ -631,8 +631,15 @@ class _Importer:
                 ids = rf.findall("id")
                 if len(ids) != 2:
                     raise self.fail(rf, "a record field needs a name and a colour set")
-                fields[(ids[0].text or "").strip()] = self._component(rf, ids[1].text)
-            return RecordSet(name, False, **fields)
+                field_name = (ids[0].text or "").strip()
+                if field_name in fields:
+                    raise self.fail(rf, f"colour set {name}: record field {field_name!r} "
+                                        "is given twice")
+                fields[field_name] = self._component(rf, ids[1].text)
+            try:
+                return RecordSet(name, False, **fields)
+            except InputError as exc:
+                raise self.fail(body, str(exc)) from None
         if kind == "list":
             element_colour = self._component(body, body.findtext("id"))
             if bounds and bounds[0] != 0:
