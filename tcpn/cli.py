@@ -1187,9 +1187,9 @@ def _exit_for(exc: Exception) -> tuple[int, str]:
         return EXIT_INPUT, ("invalid input: a file name read from the input holds a NUL "
                             "character")
     if isinstance(exc, RecursionError):  # a reader without its own nesting limit
-        named = [a for a in sys.argv[1:] if not a.startswith("-")]
-        return EXIT_INPUT, (f"invalid input: {' '.join(named) or 'the input'}: nested too "
-                            "deep to read (Python's stack ran out; please report which "
-                            "element, so that its reader refuses it clearly)")
+        files = [a for a in sys.argv[1:] if not a.startswith("-") and os.path.isfile(a)]
+        return EXIT_INPUT, (f"invalid input: {', '.join(files) or 'the input'}: nested too "
+                            "deep to read (Python's stack ran out; a raised --limit "
+                            "xml_depth or expression_depth may let such input through)")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
                            "for the traceback, and please report it)")

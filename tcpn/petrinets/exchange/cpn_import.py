@@ -355,7 +355,12 @@ class _Importer:
         file repeats its inscriptions across pages; the trees are only read)."""
         tree = self.trees.get((text, start))
         if tree is None:
-            tree = self.trees[(text, start)] = parse_ml(text, where, start)
+            try:
+                tree = self.trees[(text, start)] = parse_ml(text, where, start)
+            except MLSyntaxError:
+                raise  # CPN Tools loads the file and marks the element: so do the callers
+            except InputError as exc:  # nested too deep, an integer too long: refused
+                raise self.fail(None, str(exc)) from None
         return tree
 
     def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
