@@ -13,11 +13,14 @@ captures, and names of places and transitions that do not exist.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -316,21 +319,28 @@ def inputs(tmp_path_factory) -> Path:
     return directory
 
 
-@pytest.mark.parametrize("arguments,names,where", [case[1:] for case in CASES],
-                         ids=[case[0] for case in CASES])
-def test_bad_input_exits_3_naming_the_file_and_the_place(inputs, tmp_path, arguments, names,
-                                                        where):
+def _tcpn(argv: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run ``tcpn argv`` in ``cwd`` within the resource limits; the process and its stderr
+    on one line, checked to hold no traceback and no internal error."""
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)),
            "COLUMNS": "60", "TERM": "dumb"}
-    argv = [str(inputs / a[1:]) if a.startswith("@") else a for a in arguments]
     try:
         done = subprocess.run([sys.executable, "-c", DRIVER, *argv], capture_output=True,
                               text=True, timeout=WALL_S, preexec_fn=_limit_resources,
-                              env=env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+                              env=env, cwd=cwd, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         pytest.fail(f"no answer within {WALL_S} s")
     message = " ".join(done.stderr.split())  # Rich may wrap a long line
     assert "Traceback" not in done.stderr and "internal error" not in message, done.stderr
+    return done, message
+
+
+@pytest.mark.parametrize("arguments,names,where", [case[1:] for case in CASES],
+                         ids=[case[0] for case in CASES])
+def test_bad_input_exits_3_naming_the_file_and_the_place(inputs, tmp_path, arguments, names,
+                                                        where):
+    argv = [str(inputs / a[1:]) if a.startswith("@") else a for a in arguments]
+    done, message = _tcpn(argv, tmp_path)
     assert done.returncode == 3, (done.returncode, done.stdout[-2000:], done.stderr)
     # ``table`` keeps each file's error in its row and on a line of stdout below the table
     assert message.startswith("tcpn: invalid input: ") or arguments[0] == "table", message
@@ -338,3 +348,93 @@ def test_bad_input_exits_3_naming_the_file_and_the_place(inputs, tmp_path, argum
     assert names.removeprefix("@") in said, said
     assert re.search(where, said), said
     assert not [p for p in tmp_path.iterdir()], "bad input left an output behind"
+
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A real file system of ``size`` mounted at ``where`` (needs root: skips otherwise)."""
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs to fill ({done.stderr.strip()}): needs root")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path) -> Iterator[Path]:
+    """A 64 kB file system filled to the last byte by the file ``filler``."""
+    with _tmpfs(tmp_path / "disk", "64k") as disk:
+        with open(disk / "filler", "wb", buffering=0) as filler, \
+                pytest.raises(OSError) as full:
+            while True:
+                filler.write(b"\0" * 4096)
+        assert full.value.errno == errno.ENOSPC
+        yield disk
+
+
+#: Commands writing each kind of output (``DISK`` stands for the file system under test).
+WRITERS = [
+    ("export", ["export", "@good.pnml", "-o", "DISK/net.cpn", "--layout", "grid"], "DISK/net.cpn"),
+    ("import", ["import", "@good.pnml", "-o", "DISK/net.pnml"], "DISK/net.pnml"),
+    ("check-json", ["check", "@good.pnml", "--ctl", "AG true", "--json", "DISK/v.json"],
+     "DISK/v.json"),
+    ("run", ["run", "@good.yaml", "-o", "DISK/out"], "DISK/out"),
+    ("table-csv", ["table", "@good.yaml", "--csv", "DISK/t.csv", "--workers", "1"],
+     "DISK/t.csv"),
+    ("sweep-store", ["sweep", "@sweep.yaml", "--store", "DISK/store", "--workers", "1"],
+     "DISK/store"),
+]
+
+
+@pytest.mark.parametrize("arguments,target", [w[1:] for w in WRITERS], ids=[w[0] for w in WRITERS])
+def test_a_full_disk_exits_3_naming_the_output_and_leaves_nothing(inputs, full_disk, tmp_path,
+                                                                  arguments, target):
+    argv = [str(inputs / a[1:]) if a.startswith("@") else a.replace("DISK", str(full_disk))
+            for a in arguments]
+    done, message = _tcpn(argv, tmp_path)
+    assert done.returncode == 3, (done.returncode, done.stdout[-2000:], done.stderr)
+    assert target.replace("DISK", str(full_disk)) in message, message
+    assert "no space left on device" in message, message
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler"], "a partial output is left"
+
+
+@pytest.fixture
+def read_only_disk(inputs, tmp_path) -> Iterator[Path]:
+    """A file system remounted read-only, holding a campaign store made before."""
+    with _tmpfs(tmp_path / "disk", "4m") as disk:
+        done, _ = _tcpn(["sweep", str(inputs / "sweep.yaml"), "--store", str(disk / "store"),
+                         "--dry-run"], tmp_path)
+        assert done.returncode == 0 and (disk / "store" / "store.json").is_file(), done.stderr
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        yield disk
+
+
+@pytest.mark.parametrize("arguments,target", [
+    (["sweep", "@sweep.yaml", "--store", "DISK/store"], "DISK/store"),
+    (["sweep", "@sweep.yaml", "--store", "DISK/new"], "DISK/new"),
+    (["run", "@good.yaml", "-o", "DISK/out"], "DISK/out"),
+    (["export", "@good.pnml", "-o", "DISK/net.cpn"], "DISK/net.cpn"),
+], ids=["sweep-existing-store", "sweep-new-store", "run", "export"])
+def test_a_read_only_target_exits_3_before_any_run(inputs, read_only_disk, tmp_path, arguments,
+                                                   target):
+    argv = [str(inputs / a[1:]) if a.startswith("@") else a.replace("DISK", str(read_only_disk))
+            for a in arguments]
+    done, message = _tcpn(argv, tmp_path)
+    assert done.returncode == 3, (done.returncode, done.stdout[-2000:], done.stderr)
+    assert target.replace("DISK", str(read_only_disk)) in message, message
+    assert "read-only file system" in message, message
+    assert "done" not in message, "runs started before the store was found read-only"
+
+
+def test_a_raised_expression_depth_admits_a_deeper_formula(inputs, tmp_path):
+    """The nesting limit is a limit, not a wall: 150 levels pass with --limit."""
+    formula = "EF " * 150 + "deadlock"
+    done, message = _tcpn(["check", str(inputs / "good.pnml"), "--ctl", formula], tmp_path)
+    assert done.returncode == 3 and "expression_depth" in message, message
+    done, message = _tcpn(["--limit", "expression_depth=200", "check",
+                           str(inputs / "good.pnml"), "--ctl", formula], tmp_path)
+    assert done.returncode in (0, 1) and "formula 1:" in done.stdout, (message, done.stdout)

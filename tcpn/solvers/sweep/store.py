@@ -90,10 +90,14 @@ class CampaignStore:
                 raise InputError(f"store {self.root}: store.json is not a {STORE_FORMAT} "
                                  f"marker (found {found!r})")
         else:
+            made = not self.root.exists()
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
                 _write_atomic(marker, json.dumps({"format": STORE_FORMAT}) + "\n")
             except OSError as exc:
+                if made:  # no empty store left behind
+                    with contextlib.suppress(OSError):
+                        self.root.rmdir()
                 raise self._cannot_write(exc) from None
         self.home = self.root / f"tcpn-{version}"
         self.runs_dir = self.home / "runs"
