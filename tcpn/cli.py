@@ -1,14 +1,16 @@
 """The ``tcpn`` command line: a thin layer over the library's public functions.
 
 Exit codes: 0 success; 1 a run failed; 2 a usage error (bad options); 3 invalid input
-(a net, scenario or file the message names); 70 an internal error (a bug: rerun with
-``--debug`` and report the traceback).
+(a net, scenario or file the message names) or an output that cannot be written (a full
+disk, a read-only file system: the message names the path); 70 an internal error (a bug:
+rerun with ``--debug`` and report the traceback). :func:`_exit_for` maps errors to codes.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -789,6 +791,10 @@ def sweep_campaign(
 
     spec = load_sweep(sweep_file)
     check_metric(spec, metric)
+    if figure is not None:
+        from tcpn.reports.campaign_figures import check_figure_path
+
+        check_figure_path(figure)
     campaign_store = CampaignStore(store)
     plan = plan_campaign(spec, campaign_store, traces, retry_failed)
     err_console.print(f"{spec.name}: {spec.size} cells x {len(spec.lenses)} lenses x "
@@ -802,6 +808,7 @@ def sweep_campaign(
                           "apart, not used", markup=False, highlight=False)
     if dry_run:
         return
+    campaign_store.check_writable()  # before the runs, not after the first one
     for path in (csv, figure):
         if path is not None:
             check_output_file(path, overwrite)  # before the runs, not after them
@@ -1164,14 +1171,37 @@ def main() -> None:
     except Exception as exc:  # every error ends as one clear line and an exit code
         if _state["debug"]:
             raise
-        if isinstance(exc, InputError):
-            err_console.print(f"tcpn: invalid input: {exc}", markup=False, highlight=False)
-            sys.exit(EXIT_INPUT)
-        if isinstance(exc, TcpnError):
-            err_console.print(f"tcpn: {exc}", markup=False, highlight=False)
-            sys.exit(EXIT_FAILURE)
-        err_console.print(
-            f"tcpn: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the "
-            "traceback, and please report it)", markup=False, highlight=False,
-        )
-        sys.exit(EXIT_INTERNAL)
+        code, message = _exit_for(exc)
+        err_console.print(f"tcpn: {message}", markup=False, highlight=False)
+        sys.exit(code)
+
+
+#: Errors of the machine rather than of tcpn: a full disk, a read-only file system, a
+#: missing permission (the paths of tcpn's outputs are checked before work starts; these
+#: are what remains, e.g. the disk filling up during a run).
+_ENVIRONMENT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES,
+                       errno.EPERM)
+
+
+def _exit_for(exc: Exception) -> tuple[int, str]:
+    """The exit code and the one-line message of an error that ends a command: the one
+    place where exceptions meet exit codes (the module docstring lists them)."""
+    if isinstance(exc, InputError):
+        return EXIT_INPUT, f"invalid input: {exc}"
+    if isinstance(exc, TcpnError):
+        return EXIT_FAILURE, str(exc)
+    if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT_ERRNOS:
+        reason = (exc.strerror or str(exc)).lower()
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return EXIT_INPUT, f"{exc.filename or 'a file'}: {reason}"
+        return EXIT_INPUT, f"cannot write {exc.filename or 'an output'}: {reason}"
+    if isinstance(exc, ValueError) and str(exc) == "embedded null byte":  # os.fspath's
+        return EXIT_INPUT, ("invalid input: a file name read from the input holds a NUL "
+                            "character")
+    if isinstance(exc, RecursionError):  # a reader without its own nesting limit
+        files = [a for a in sys.argv[1:] if not a.startswith("-") and os.path.isfile(a)]
+        return EXIT_INPUT, (f"invalid input: {', '.join(files) or 'the input'}: nested too "
+                            "deep to read (Python's stack ran out; a raised --limit "
+                            "xml_depth or expression_depth may let such input through)")
+    return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
+                           "for the traceback, and please report it)")

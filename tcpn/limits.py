@@ -26,6 +26,7 @@ import contextlib
 import dataclasses
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,8 @@ from typing import BinaryIO
 from tcpn.errors import InputError
 
 __all__ = [
-    "Limits", "UnreadableInput", "check_limit", "limit_problem", "limits", "parse_limit",
-    "read_at_most", "read_input", "set_limits", "using_limits",
+    "Limits", "UnreadableInput", "check_limit", "integer_digits_problem", "limit_problem",
+    "limits", "parse_limit", "read_at_most", "read_input", "set_limits", "using_limits",
 ]
 
 
@@ -69,13 +70,19 @@ class Limits:
     stored_file_bytes: int = 1 << 30
     """Bytes of one file tcpn reads back from its own outputs: a report's stored table or
     ``manifest.json`` (``tcpn report --from``), an output directory's list of its files."""
+    expression_depth: int = 100
+    """Levels of nesting of a formula (CTL, LTL, ASK-CTL, a contest property), a CPN ML
+    expression or a Python inscription. Their readers and the checker recurse over them:
+    past a few hundred levels Python's stack runs out (the deepest formula of the contest's
+    own property files has about 20)."""
 
 
 _current: list[Limits] = []
 _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
           "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
-          "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes"}
+          "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
+          "expression_depth": "levels"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"
@@ -184,6 +191,21 @@ def check_limit(name: str, amount: int | float, where: str) -> None:
     problem = limit_problem(name, amount)
     if problem is not None:
         raise InputError(f"{where}: {problem}")
+
+
+def integer_digits_problem(text: str) -> str | None:
+    """Why the integer written ``text`` cannot be read (more digits than Python converts,
+    ``sys.get_int_max_str_digits()``: 4,300 by default), or None if it can.
+
+    >>> integer_digits_problem("12")
+    >>> integer_digits_problem("9" * 5000)
+    'an integer of 5,000 digits (at most 4,300 are read)'
+    """
+    digits = sum(c.isdigit() for c in text)
+    bound = sys.get_int_max_str_digits()
+    if bound and digits > bound:
+        return f"an integer of {digits:,} digits (at most {bound:,} are read)"
+    return None
 
 
 class UnreadableInput(InputError):

@@ -270,8 +270,14 @@ def _check_directory(path: Path, overwrite: bool, shown: Path | None = None) -> 
                           "to replace it")
 
 
+#: What a write that had started can meet: a full disk (or quota), a file over the size
+#: limit, a file system remounted read-only. Reported as :class:`OutputError` naming the
+#: output, the partial output removed.
+_FULL_OR_READ_ONLY = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
 def _cannot_write(path: Path, exc: OSError) -> OutputError:
-    reason = exc.strerror or str(exc)
+    reason = (exc.strerror or str(exc)).lower()
     if exc.errno == errno.EROFS:
         reason = "read-only file system"
     for ancestor in path.parents:
@@ -312,10 +318,19 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
         except OSError as exc:
             raise _cannot_write(path, exc) from None
         old = _moved_aside(path, overwrite)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno in _FULL_OR_READ_ONLY:
+            raise _cannot_write(path, exc) from None
         raise
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:  # a file system remounted read-only meanwhile
+        if old is not None:
+            with contextlib.suppress(OSError):
+                os.replace(old, path)  # the previous result back in place
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _cannot_write(path, exc) from None
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -391,6 +406,10 @@ def atomic_file(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
         yield tmp
         _check_file(path, overwrite)  # the target may have changed meanwhile
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.errno in _FULL_OR_READ_ONLY:
+            raise _cannot_write(path, exc) from None
+        raise
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -34,7 +34,7 @@ import math
 import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast, get_args
+from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
 import networkx as nx
 import numpy as np
@@ -54,7 +54,7 @@ from pydantic import (
 )
 
 from tcpn.errors import InputError
-from tcpn.limits import limit_problem, read_input
+from tcpn.limits import integer_digits_problem, limit_problem, read_input
 
 __all__ = [
     "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
@@ -105,6 +105,8 @@ _UNIT_RANGES = (
     ("_j", 0.0, 1e3, "J"),
     ("_w", 0.0, 1e4, "W"),
 )
+#: Characters no text of a scenario may hold (C0 controls and DEL, but tab and newline).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 #: Bound on the magnitude of every other number (integers stay exact in a float64).
 _MAGNITUDE = 1 << 53
 
@@ -122,6 +124,8 @@ class _Strict(BaseModel):
     (:data:`_UNIT_RANGES`, by the field name's suffix) or else of :data:`_MAGNITUDE`."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+    #: Text fields whose own validator refuses control characters with its own message.
+    _checks_its_text: ClassVar[frozenset[str]] = frozenset()
 
     @model_validator(mode="before")
     @classmethod
@@ -136,6 +140,24 @@ class _Strict(BaseModel):
                                                  f"{str(value).lower()}")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_control_characters(cls, data: Any) -> Any:
+        """A NUL (or another control character but tab and newline) in a name, an id or
+        any other text: YAML's escapes (``"f\\0"``) let one through, and a name ends up
+        in file and directory names, where NUL cannot go."""
+        if isinstance(data, Mapping):
+            for name, value in data.items():
+                if name in cls._checks_its_text:
+                    continue
+                texts = value if isinstance(value, list) else [value]
+                for text in texts:
+                    if isinstance(text, str) and _CONTROL.search(text):
+                        code = ord(_CONTROL.search(text).group())  # type: ignore[union-attr]
+                        raise _FieldProblem((name,), f"{text!r} holds the control character "
+                                                     f"U+{code:04X}; remove it")
+        return data
+
     @model_validator(mode="after")
     def _numbers_in_range(self) -> Any:
         for name in type(self).model_fields:
@@ -145,7 +167,9 @@ class _Strict(BaseModel):
             low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
                                     if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
             if not low <= value <= high:
-                raise _FieldProblem((name,), f"{name} {value:g}{' ' + unit if unit else ''} is "
+                shown = f"{value:g}" if abs(value) < 1e300 else \
+                    f"(an integer of {len(str(abs(value))):,} digits)"  # no float holds it
+                raise _FieldProblem((name,), f"{name} {shown}{' ' + unit if unit else ''} is "
                                     f"outside the physical range [{low:g}, {high:g}]")
         return self
 
@@ -754,6 +778,7 @@ _NAME_BYTES = 200
 class Scenario(_Strict):
     """A whole experiment. Load one with :func:`load_scenario`; see the module docstring."""
 
+    _checks_its_text = frozenset({"name"})  # one file name: _one_file_name
     name: str = "scenario"
     description: str = ""
     nodes: list[str] = Field(default_factory=list)
@@ -1273,9 +1298,10 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 def _check_tree(node: yaml.Node, where: str) -> None:
-    """Refuse keys given twice (naming both lines), recursive aliases and a document of
-    more than ``limits().yaml_nodes`` nodes once aliases are expanded (an alias bomb),
-    all on the composed graph, before anything is built from it."""
+    """Refuse keys given twice (naming both lines), recursive aliases, a document of
+    more than ``limits().yaml_nodes`` nodes once aliases are expanded (an alias bomb) and
+    integers of more digits than Python reads, all on the composed graph, before anything
+    is built from it."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
 
@@ -1304,6 +1330,10 @@ def _check_tree(node: yaml.Node, where: str) -> None:
                                                         else path)
         elif isinstance(node, yaml.SequenceNode):
             total += sum(expanded(item, (*path, i)) for i, item in enumerate(node.value))
+        elif node.tag == "tag:yaml.org,2002:int":
+            problem = integer_digits_problem(node.value)
+            if problem is not None:  # PyYAML's int() would raise a bare ValueError
+                raise ScenarioError([(f"{where}:{line}", f"{_loc_text(path)}: {problem}")])
         open_nodes.discard(id(node))
         sizes[id(node)] = total
         problem = limit_problem("yaml_nodes", total)

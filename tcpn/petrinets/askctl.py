@@ -45,6 +45,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from tcpn.errors import InputError
+from tcpn.limits import integer_digits_problem, limit_problem
 from tcpn.petrinets.formula_text import parse
 from tcpn.petrinets.formulas import (
     AF,
@@ -97,6 +98,7 @@ class _Reader:
         self.values: dict[str, str] = {}
         self.node_functions: dict[str, str] = {}
         self.pos = 0
+        self.depth = 0
 
     def fail(self, message: str, at: int | None = None) -> InputError:
         where = self.pos if at is None else at
@@ -184,6 +186,18 @@ class _Reader:
         return self.formula()
 
     def formula(self) -> Formula:
+        """The formula at ``pos``; nesting (operators, and ``val`` names used inside their
+        own definitions) deeper than ``limits().expression_depth`` is refused."""
+        self.depth += 1
+        try:
+            problem = limit_problem("expression_depth", self.depth)
+            if problem is not None:
+                raise self.fail(f"nested too deep: {problem}")
+            return self._formula()
+        finally:
+            self.depth -= 1
+
+    def _formula(self) -> Formula:
         start = self.pos
         name = self.word()
         if name in ("TT", "FF"):
@@ -253,6 +267,9 @@ class _Reader:
         match = re.fullmatch(rf"size\s*\(\s*{mark}\s*\)\s*(<>|<=|>=|=|<|>)\s*(\d+)", body)
         if match:
             place = self.place(match.group(1), match.group(2), at)
+            problem = integer_digits_problem(match.group(4))
+            if problem is not None:
+                raise self.fail(f"node function {text!r}: {problem}", at)
             return Compare(_SML_COMPARE[match.group(3)], Tokens((place,)),  # type: ignore[arg-type]
                            Const(int(match.group(4))))
         raise self.fail(f"node function {text!r} is SML tcpn does not evaluate: give it by "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import keyword
 import math
 from collections import namedtuple
 from collections.abc import Callable, Iterable
@@ -235,9 +236,14 @@ class RecordSet(ColourSet):
     fields: tuple[tuple[str, ColourSet], ...] = ()
     record_type: Any = field(default=None, compare=False, repr=False)
 
-    def __init__(self, name: str, is_timed: bool = False, **fields: ColourSet):
+    def __init__(self, name: str, is_timed: bool = False, /, **fields: ColourSet):
+        # name and is_timed are positional only: a record may have fields of those names
         if not fields:
             raise InputError(f"colour set {name}: a record needs at least one field")
+        for field_name in fields:
+            problem = _field_problem(field_name)
+            if problem is not None:
+                raise InputError(f"colour set {name}: record field {field_name!r} {problem}")
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "is_timed", is_timed)
         object.__setattr__(self, "fields", tuple(fields.items()))
@@ -256,6 +262,22 @@ class RecordSet(ColourSet):
         )
 
 
+def _field_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a field of a record value (a named tuple), or None.
+
+    >>> _field_problem("seq"), _field_problem("name"), _field_problem("class")
+    (None, None, 'is a Python keyword: rename the field')
+    """
+    if not name.isidentifier() or not name.isascii():
+        return "is not a name of letters, digits and '_' (not starting with a digit): " \
+               "rename the field"
+    if keyword.iskeyword(name):
+        return "is a Python keyword: rename the field"
+    if name.startswith("_"):
+        return "starts with '_' (tcpn's own names do): rename the field"
+    return None
+
+
 #: ``namedtuple`` for classes whose names and fields are known at run time only (a
 #: type checker reads a call of ``namedtuple`` itself as a class definition)
 _named_tuple: Callable[..., Any] = namedtuple
@@ -268,7 +290,11 @@ def _record_type(name: str, field_names: tuple[str, ...]) -> Any:
 
     Its ``_replace`` is generated for its fields (:func:`_fast_replace`).
     """
-    record = _named_tuple(name, list(field_names))
+    # the class's name only shows in a value's repr: a colour set's name that is not a
+    # Python identifier (CPN ML allows ``Job'``) is spelled with '_' there
+    type_name = name if name.isidentifier() and not keyword.iskeyword(name) else \
+        "R_" + "".join(c if c.isalnum() and c.isascii() else "_" for c in name)
+    record = _named_tuple(type_name, list(field_names))
     record._replace = _fast_replace(record)
     return record
 

@@ -23,7 +23,8 @@ Binding, tightest first: unary operators (``! X F G A E`` and the shorthands), t
 unknown word (refused), never ``AG X``. Place and transition names are identifiers
 (letters, digits, ``_ . ' -``, not starting with a digit) or double-quoted strings.
 Errors are :class:`~tcpn.errors.InputError` naming the column; with ``net=`` given, an
-unknown place or transition is named with its column too.
+unknown place or transition is named with its column too. A formula nested deeper than
+``limits().expression_depth`` levels (:mod:`tcpn.limits`) is refused before it is built.
 
 >>> parse("AG(tokens(q) <= 80)")
 A(path=G(operand=Compare(op='<=', left=Tokens(places=('q',), value=None), right=Const(value=80))))
@@ -40,10 +41,11 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, VisitError
 
 from tcpn.errors import InputError
+from tcpn.limits import integer_digits_problem, limit_problem
 from tcpn.petrinets.formulas import (
     A,
     And,
@@ -212,8 +214,14 @@ class _Build(Transformer[Token, Formula]):
         return Clock()
 
     def number(self, items: list[Any]) -> Numeric:
-        text = str(items[0])
-        return Const(float(text) if re.search(r"[.eE]", text) else int(text))
+        token = items[0]
+        text = str(token)
+        if re.search(r"[.eE]", text):
+            return Const(float(text))
+        problem = integer_digits_problem(text)
+        if problem is not None:
+            raise InputError(f"formula, column {token.column}: {problem}")
+        return Const(int(text))
 
     def names(self, items: list[Any]) -> list[tuple[str, int]]:
         return items
@@ -243,6 +251,9 @@ def parse(text: str, net: PetriNet | None = None,
     build = _Build(predicates or {})
     try:
         tree = _parser().parse(text)
+        problem = limit_problem("expression_depth", _depth(tree))
+        if problem is not None:
+            raise InputError(f"formula: nested too deep: {problem}")
         formula = build.transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, InputError):
@@ -260,6 +271,16 @@ def parse(text: str, net: PetriNet | None = None,
                 raise InputError(f"formula, column {column}: no transition named {name!r} "
                                  f"in net {net.name} (transitions: {_some(net.transitions)})")
     return formula
+
+
+def _depth(tree: Tree[Token]) -> int:
+    """Levels of nesting of a parse tree, counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack += [(child, level + 1) for child in node.children if isinstance(child, Tree)]
+    return deepest
 
 
 _EXPECTED = {"NUMBER": "a number", "TOKENS": "tokens(...)", "CLOCK": "clock()",

@@ -23,6 +23,7 @@ import functools
 from dataclasses import dataclass, field
 
 from tcpn.errors import InputError
+from tcpn.limits import limit_problem
 
 __all__ = ["BUILTIN_NAMES", "RANDOM_FUNCTIONS", "RESERVED_NAMES", "Inscription"]
 
@@ -100,8 +101,18 @@ def _is_pattern(node: ast.expr) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def _parse(text: str) -> Inscription:
-    """Parse once per distinct text (nets repeat the same inscriptions many times)."""
-    tree = ast.parse(text, mode="eval").body
+    """Parse once per distinct text (nets repeat the same inscriptions many times).
+
+    Nesting deeper than ``limits().expression_depth`` is refused: the translators, the
+    code generator and Python's own compiler recurse over the tree (the deepest
+    inscription of tcpn's TCP models has 13 levels)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (RecursionError, MemoryError):  # the parser's own stack, thousands of levels
+        raise SyntaxError("nested too deep for Python's parser") from None
+    problem = limit_problem("expression_depth", _depth(tree))
+    if problem is not None:
+        raise SyntaxError(f"nested too deep: {problem}")
     for node in ast.walk(tree):
         if isinstance(node, ast.NamedExpr | ast.Await | ast.Yield | ast.YieldFrom):
             raise SyntaxError("an inscription must not assign or yield")
@@ -110,6 +121,16 @@ def _parse(text: str) -> Inscription:
         node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id not in local
     )
     return Inscription(text, tree, names)
+
+
+def _depth(tree: ast.AST) -> int:
+    """Levels of nesting of an expression tree, counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack += [(child, level + 1) for child in ast.iter_child_nodes(node)]
+    return deepest
 
 
 def _comprehension_names(tree: ast.expr) -> set[str]:

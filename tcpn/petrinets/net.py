@@ -61,7 +61,7 @@ class Token(NamedTuple):
 
 
 def _check_name(kind: str, name: str, pattern: re.Pattern[str] = _NAME) -> None:
-    if not isinstance(name, str) or not pattern.match(name):
+    if not isinstance(name, str) or not pattern.fullmatch(name):
         extra = ", '-'" if pattern is _NODE_NAME else ""
         raise InputError(
             f"{kind} name {name!r} is not valid: use letters, digits, '_'{extra} and '.', "

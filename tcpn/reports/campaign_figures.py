@@ -18,7 +18,25 @@ from matplotlib.figure import Figure
 from tcpn.errors import InputError
 from tcpn.solvers.sweep.results import CampaignResults
 
-__all__ = ["heatmap", "metric_against_axis"]
+__all__ = ["check_figure_path", "heatmap", "metric_against_axis"]
+
+
+def check_figure_path(path: str) -> None:
+    """Refuse, before any run, a figure file whose suffix names no format Matplotlib
+    writes (``f.txt``): the figure is drawn only after every run of the campaign.
+
+    >>> check_figure_path("f.txt")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tcpn.errors.InputError: --figure f.txt: '.txt' is not a figure format; use .png, .pdf, ...
+    """
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = path.rpartition(".")[2].lower() if "." in path.rpartition("/")[2] else ""
+    if suffix not in formats:
+        preferred = [".png", ".pdf", ".svg"]
+        others = sorted(f".{f}" for f in formats if f".{f}" not in preferred)
+        found = f"{'.' + suffix!r} is not a figure format" if suffix else "no suffix"
+        raise InputError(f"--figure {path}: {found}; use {', '.join(preferred + others)}")
 
 
 def _numeric(values: list[Any]) -> bool:

@@ -355,7 +355,12 @@ class _Importer:
         file repeats its inscriptions across pages; the trees are only read)."""
         tree = self.trees.get((text, start))
         if tree is None:
-            tree = self.trees[(text, start)] = parse_ml(text, where, start)
+            try:
+                tree = self.trees[(text, start)] = parse_ml(text, where, start)
+            except MLSyntaxError:
+                raise  # CPN Tools loads the file and marks the element: so do the callers
+            except InputError as exc:  # nested too deep, an integer too long: refused
+                raise self.fail(None, str(exc)) from None
         return tree
 
     def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
@@ -631,8 +636,15 @@ class _Importer:
                 ids = rf.findall("id")
                 if len(ids) != 2:
                     raise self.fail(rf, "a record field needs a name and a colour set")
-                fields[(ids[0].text or "").strip()] = self._component(rf, ids[1].text)
-            return RecordSet(name, False, **fields)
+                field_name = (ids[0].text or "").strip()
+                if field_name in fields:
+                    raise self.fail(rf, f"colour set {name}: record field {field_name!r} "
+                                        "is given twice")
+                fields[field_name] = self._component(rf, ids[1].text)
+            try:
+                return RecordSet(name, False, **fields)
+            except InputError as exc:
+                raise self.fail(body, str(exc)) from None
         if kind == "list":
             element_colour = self._component(body, body.findtext("id"))
             if bounds and bounds[0] != 0:

@@ -35,6 +35,7 @@ from lark import Token as LarkToken
 from lark.exceptions import UnexpectedInput
 
 from tcpn.errors import InputError
+from tcpn.limits import integer_digits_problem, limit_problem
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -395,10 +396,38 @@ column 4 of 'x +': unexpected end of text
             detail = f"unexpected {str(shown)!r}"
             line, column = exc.line, exc.column
         raise MLSyntaxError(where, text, line, column, detail) from None
+    _check_tree(tree, where)
     if start == "expr":
         expr = tree.children[0]
         return expr if isinstance(expr, Tree) else Tree("name", [expr])
     return tree
+
+
+_SUMS = ("++", "+++")
+
+
+def _check_tree(tree: Tree, where: str) -> None:
+    """Refuse, before anything recurses over it, a tree nested deeper than
+    ``limits().expression_depth`` (a chain of multiset sums ``a ++ b ++ ...`` is one level:
+    an initial marking may list hundreds of tokens) or an integer literal of more digits
+    than Python reads. Walks without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        sum_chain = node.data == "binop" and _op(node) in _SUMS
+        for child in node.children:
+            if isinstance(child, Tree):
+                flat = sum_chain and child.data == "binop" and _op(child) in _SUMS
+                stack.append((child, level if flat else level + 1))
+            elif isinstance(child, LarkToken) and child.type == "INT":
+                problem = integer_digits_problem(child)
+                if problem is not None:
+                    raise InputError(f"{where}: CPN ML at line {child.line}, column "
+                                     f"{child.column}: {problem}")
+    problem = limit_problem("expression_depth", deepest)
+    if problem is not None:
+        raise InputError(f"{where}: CPN ML expression nested too deep: {problem}")
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -456,10 +485,16 @@ def multiset_terms(tree: Tree | LarkToken) -> list[MultisetTerm] | None:
     """
     if _is_name(tree, "empty"):
         return None
-    if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) in ("++", "+++"):
-        left = multiset_terms(tree.children[0]) or []
-        right = multiset_terms(tree.children[2]) or []
-        return left + right
+    if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) in _SUMS:
+        terms: list[MultisetTerm] = []
+        pending: list[Tree | LarkToken] = [tree]  # a stack: a long sum must not recurse
+        while pending:
+            part = pending.pop()
+            if isinstance(part, Tree) and part.data == "binop" and _op(part) in _SUMS:
+                pending += [part.children[2], part.children[0]]
+            else:
+                terms += multiset_terms(part) or []
+        return terms
     count = None
     if isinstance(tree, Tree) and tree.data == "binop" and _op(tree) == "`":
         count, tree = tree.children[0], tree.children[2]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcpn.errors import InputError
+from tcpn.limits import integer_digits_problem, limit_problem
 from tcpn.petrinets.exchange.cpn_import import parse_xml
 from tcpn.petrinets.formulas import (
     A,
@@ -161,26 +162,31 @@ class _Reader:
             raise self.fail(element, f"expected one or more <{tag}> names")
         return names
 
-    def formula(self, element: ET.Element) -> Formula:
+    def formula(self, element: ET.Element, depth: int = 1) -> Formula:
+        """The formula of ``element``, ``depth`` levels down its property's tree (deeper
+        than ``limits().expression_depth`` is refused: the checker recurses over it)."""
+        problem = limit_problem("expression_depth", depth)
+        if problem is not None:
+            raise self.fail(element, f"the formula is nested too deep: {problem}")
         tag = _local(element.tag)
         if tag in ("all-paths", "exists-path"):
             quantifier = A if tag == "all-paths" else E
-            return quantifier(self.formula(self.only(element)))
+            return quantifier(self.formula(self.only(element), depth + 1))
         if tag in ("globally", "finally", "next", "negation"):
             operator = {"globally": G, "finally": F, "next": X, "negation": Not}[tag]
-            return operator(self.formula(self.only(element)))
+            return operator(self.formula(self.only(element), depth + 1))
         if tag == "until":
             kids = self.children(element)
             parts = {_local(c.tag): c for c in kids}
             if set(parts) != {"before", "reach"} or len(kids) != 2:
                 raise self.fail(element, "until needs one <before> and one <reach>")
-            return U(self.formula(self.only(parts["before"])),
-                     self.formula(self.only(parts["reach"])))
+            return U(self.formula(self.only(parts["before"]), depth + 1),
+                     self.formula(self.only(parts["reach"]), depth + 1))
         if tag in ("conjunction", "disjunction"):
             kids = self.children(element)
             if not kids:
                 raise self.fail(element, "needs at least one operand")
-            operands = tuple(self.formula(k) for k in kids)
+            operands = tuple(self.formula(k, depth + 1) for k in kids)
             if len(operands) == 1:
                 return operands[0]
             return And(operands) if tag == "conjunction" else Or(operands)
@@ -204,8 +210,10 @@ class _Reader:
             return Tokens(self.names(element, "place"))
         if tag == "integer-constant":
             text = self.text(element)
-            if not re.fullmatch(r"-?[0-9]{1,30}", text):
-                raise self.fail(element, f"{text[:40]!r} is not an integer of at most 30 "
-                                "digits")
+            if not re.fullmatch(r"-?[0-9]+", text):
+                raise self.fail(element, f"{text[:40]!r} is not an integer")
+            problem = integer_digits_problem(text)
+            if problem is not None:
+                raise self.fail(element, problem)
             return Const(int(text))
         raise self.fail(element, "expected <tokens-count> or <integer-constant>")

@@ -38,7 +38,7 @@ from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
-from tcpn.limits import limit_problem
+from tcpn.limits import integer_digits_problem, limit_problem
 from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.colours import (
     BOOL,
@@ -660,6 +660,18 @@ class _Reader:
         self.missing_functions: set[str] = set()  # reported once each
         self.records: dict[str, RecordSet] = {}  # record colour sets, shared by places
 
+    def _integer(self, element: ET.Element | None, what: str, text: str | None = None) -> int:
+        """The integer ``text`` (default: ``element``'s text) of ``what``; an error naming
+        the element when it is not one or has more digits than Python reads."""
+        assert element is not None
+        text = (element.text or "" if text is None else text).strip()
+        if not re.fullmatch(r"-?[0-9]+", text):
+            raise self.fail(element, f"{what} {text[:40]!r} is not an integer")
+        problem = integer_digits_problem(text)
+        if problem is not None:
+            raise self.fail(element, f"{what}: {problem}")
+        return int(text)
+
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
         """The error for ``element``: its line, and the id of it or of its nearest holder."""
         holder: ET.Element | None = element
@@ -788,8 +800,12 @@ class _Reader:
         else:
             colour = UnitSet()
             text = (_label_text(element, "initialMarking") or "0").strip()
-            if not text.isdigit():
-                raise self.fail(element, f"initial marking {text!r} is not a natural number")
+            if not text.isascii() or not text.isdigit():
+                raise self.fail(element, f"initial marking {text[:40]!r} is not a natural "
+                                         "number")
+            problem = integer_digits_problem(text)
+            if problem is not None:
+                raise self.fail(element, f"initial marking: {problem}")
             values = [(int(text), ())] if int(text) else []
         self._check_marking_size(element, name, sum(n for n, _ in values))
         if timed:
@@ -820,7 +836,7 @@ class _Reader:
             if tool.find("delay") is not None:
                 delay = self._delay(tool.find("delay"))
             if tool.findtext("priority"):
-                priority = int(tool.findtext("priority") or P_NORMAL)
+                priority = self._integer(tool.find("priority"), "priority")
             guard = tool.findtext("guard")
             params = self._exact_declarations(tool, element, "param")
             for variable in tool.findall("free"):
@@ -880,7 +896,8 @@ class _Reader:
         """An arc in tcpn's own form (kind, inscription, count, condition, delay)."""
         place, transition, _kind = self._ends(element, nodes, net)
         count_text = exact.get("count", "1")
-        count: int | str = int(count_text) if count_text.isdigit() else count_text
+        count: int | str = self._integer(exact, "count", count_text) \
+            if count_text.isascii() and count_text.isdigit() else count_text
         try:
             kind = ArcKind(exact.get("kind", ""))
             return Arc(kind, place, transition, exact.get("inscription"), count,
@@ -926,8 +943,9 @@ class _Reader:
     def _pt_arc(self, element: ET.Element, nodes: dict[str, str], net: PetriNet) -> Arc:
         place, transition, kind = self._ends(element, nodes, net)
         text = (_label_text(element, "inscription") or "1").strip()
-        if not text.isdigit() or int(text) < 1:
-            raise self.fail(element, f"arc inscription {text!r} is not a positive number")
+        if not text.isascii() or not text.isdigit() or self._integer(
+                element, "arc inscription", text) < 1:
+            raise self.fail(element, f"arc inscription {text[:40]!r} is not a positive number")
         # pm4py's and ProM's extension: <arctype><text>inhibitor|reset</text></arctype>
         arc_type = (_label_text(element, "arctype") or "normal").strip()
         if arc_type not in ("normal", "inhibitor", "reset"):

@@ -90,6 +90,8 @@ def _colour(spec: dict[str, Any], records: dict[str, RecordSet]) -> ColourSet:
     kind, name, timed = spec["kind"], str(spec["name"]), bool(spec["timed"])
     if kind == "record":
         fields = {str(n): _colour(c, records) for n, c in spec["fields"]}
+        if len(fields) != len(spec["fields"]):
+            raise InputError(f"colour set {name}: a record field is given twice")
         type_name = str(spec.get("type", name))
         record = records.get(type_name)
         if record is None or dict(record.fields) != fields:

@@ -389,6 +389,14 @@ def parse_sweep(text: str, source: str = "<sweep>", directory: Path | None = Non
             problems.add(("sweep", key), f"unknown key; a sweep section has "
                                          f"{', '.join(_SECTION_KEYS)}")
     base_data = {k: v for k, v in data.items() if k != "sweep"}
+    for key in ("name", "description", "base"):
+        text = section.get(key, "")
+        if not isinstance(text, str) or re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text):
+            problems.add(("sweep", key), f"{key} is text without control characters, got {text!r}")
+            section[key] = ""
+    if "base" in section and not section["base"]:
+        raise SweepError(problems.found or [(f"{source}:{marks.get(('sweep',), 1)}",
+                                             "sweep.base: empty: name a scenario file")])
     name = str(section.get("name") or Path(source).stem)
     if "base" in section:
         if base_data:

@@ -23,6 +23,7 @@ bytes; a reader never sees half a record.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -89,11 +90,36 @@ class CampaignStore:
                 raise InputError(f"store {self.root}: store.json is not a {STORE_FORMAT} "
                                  f"marker (found {found!r})")
         else:
-            self.root.mkdir(parents=True, exist_ok=True)
-            _write_atomic(marker, json.dumps({"format": STORE_FORMAT}) + "\n")
+            made = not self.root.exists()
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+                _write_atomic(marker, json.dumps({"format": STORE_FORMAT}) + "\n")
+            except OSError as exc:
+                if made:  # no empty store left behind
+                    with contextlib.suppress(OSError):
+                        self.root.rmdir()
+                raise self._cannot_write(exc) from None
         self.home = self.root / f"tcpn-{version}"
         self.runs_dir = self.home / "runs"
         self.traces_dir = self.home / "traces"
+
+    def _cannot_write(self, exc: OSError, path: Path | None = None) -> InputError:
+        reason = "read-only file system" if exc.errno == errno.EROFS else \
+            (exc.strerror or str(exc)).lower()
+        return InputError(f"store {self.root}: cannot write "
+                          f"{path or exc.filename or self.root}: {reason}")
+
+    def check_writable(self) -> None:
+        """Refuse, before any run, a store that cannot take a new file (a read-only file
+        system, a directory without write permission, a full disk)."""
+        probe = self.root / f".store.json.probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            probe.write_text("{}\n")
+        except OSError as exc:
+            raise self._cannot_write(exc, self.root) from None
+        finally:
+            with contextlib.suppress(OSError):
+                probe.unlink()
 
     def other_versions(self) -> list[str]:
         """tcpn versions whose runs are also in this store (kept apart, never read)."""
@@ -128,24 +154,34 @@ class CampaignStore:
         if record.get("tcpn_version") != self.version:
             raise InputError(f"store {self.root}: a run of tcpn {record.get('tcpn_version')} "
                              f"cannot join the tcpn {self.version} runs")
-        if trace_files:
-            target = self.trace_path(key)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{key}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        try:
+            if trace_files:
+                self._put_trace(key, trace_files)
+            path = self._record_path(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, json.dumps(record, indent=1, sort_keys=True, allow_nan=False)
+                          + "\n")
+        except OSError as exc:  # a full disk, a file system remounted read-only
+            raise self._cannot_write(exc) from None
+
+    def _put_trace(self, key: str, trace_files: Mapping[str, bytes]) -> None:
+        target = self.trace_path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{key}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        try:
             tmp.mkdir()
             for name, data in trace_files.items():
                 (tmp / Path(name).name).write_bytes(data)
-            if target.exists():
-                shutil.rmtree(tmp)  # another campaign stored the same run first
-            else:
-                try:
-                    os.rename(tmp, target)
-                except OSError:  # ... or did so just now
-                    shutil.rmtree(tmp, ignore_errors=True)
-        path = self._record_path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, json.dumps(record, indent=1, sort_keys=True, allow_nan=False)
-                      + "\n")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)  # no partial trace left behind
+            raise
+        if target.exists():
+            shutil.rmtree(tmp)  # another campaign stored the same run first
+        else:
+            try:
+                os.rename(tmp, target)
+            except OSError:  # ... or did so just now
+                shutil.rmtree(tmp, ignore_errors=True)
 
     def load_trace(self, key: str) -> Trace:
         """The trace of a stored run whose trace was kept."""
