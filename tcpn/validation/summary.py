@@ -1,0 +1,367 @@
+"""The summary metrics of a run, accumulated chunk by chunk as the trace is written.
+
+:class:`SummaryStream` takes the chunks of a trace (Arrow tables as
+:class:`~tcpn.models.traces.TraceWriter` writes them, or whole pandas tables) and keeps
+only what the summary needs: per-flow and per-queue sums, the state of each time-weighted
+step function (queue lengths, congestion windows), a histogram of each queue's length, the
+RTT samples of the window and the send/deliver rows of sized transfers (bounded by their
+size). Its memory does not grow with the horizon but for the RTT samples (8 bytes each).
+:func:`tcpn.validation.metrics.summarize` is this stream fed a whole trace at once, so a
+run gives the same summary whether it kept its trace in memory or streamed it to disk:
+
+* sums (bytes, packets, time-weighted means) are exact until their final rounding
+  (:class:`ExactSums`), so they do not depend on how the rows were cut into chunks;
+* the step functions need each queue's and each flow's rows in time order; chunks that
+  break it (a lens that writes a queue's rows out of order) make :meth:`SummaryStream.summary`
+  return ``None``, and the caller summarises the trace read back and sorted instead.
+
+>>> from tcpn.models.scenario import dumbbell
+>>> from tcpn.models.traces import TraceWriter
+>>> s = dumbbell(pairs=1, horizon_s=1.0)
+>>> w = TraceWriter(s, s.concrete_flows(1))
+>>> stream = SummaryStream(w.flows, w.queues, 0.0, 1.0)
+>>> w.observe(stream.add)
+>>> w.flow_event(0.5, "f0", "deliver", seq=0, bytes=125000)
+>>> _ = w.close()
+>>> stream.summary()["flows"]["f0"]["goodput_bps"]
+1000000.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from tcpn.errors import InputError
+from tcpn.models.traces import FLOW_EVENTS, SCHEMAS, Trace
+from tcpn.validation import metrics
+
+__all__ = ["ExactSums", "SummaryStream", "plain", "records"]
+
+_EVENT = {name: k for k, name in enumerate(FLOW_EVENTS)}
+_QUEUE_COUNTED = ("drop", "mark", "enqueue")
+#: the integers a float64 running sum adds exactly
+_EXACT_BELOW = 2.0**53
+
+
+class _Unordered(Exception):
+    """A group's rows came out of time order: the step functions cannot follow."""
+
+
+def _expansion(values: list[float]) -> list[float]:
+    """Floats whose exact sum is the exact sum of ``values`` (math.fsum rounds once;
+    the remainder, again and again, until nothing is left)."""
+    parts: list[float] = []
+    while True:
+        part = math.fsum(values)
+        if part == 0.0 or not math.isfinite(part):
+            return parts if part == 0.0 else [part]
+        parts.append(part)
+        values.append(-part)
+
+
+class ExactSums:
+    """Sums per integer key, exact until :meth:`totals` rounds each once.
+
+    Whole numbers (packets, bytes of a packet lens) add as float64 directly, which is
+    exact while the sums stay below 2**53; other values keep their key's running sum as a
+    short list of floats (:func:`_expansion`).
+    """
+
+    def __init__(self, keys: int):
+        self._whole = np.zeros(keys)
+        self._parts: dict[int, list[float]] = {}
+
+    def add(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Add ``values[i]`` to key ``keys[i]``."""
+        if not len(keys):
+            return
+        if (np.array_equal(values, np.trunc(values)) and float(np.abs(values).sum())
+                + float(np.abs(self._whole).max(initial=0.0)) < _EXACT_BELOW):
+            self._whole += np.bincount(keys, weights=values, minlength=len(self._whole))
+            return
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], values[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        for start, stop in zip(starts, [*starts[1:], len(keys)], strict=True):
+            key = int(keys[start])
+            self._parts[key] = _expansion([*self._parts.get(key, []),
+                                           *values[start:stop].tolist()])
+
+    def totals(self) -> np.ndarray:
+        """Each key's sum, rounded once."""
+        totals = self._whole.copy()
+        for key, parts in self._parts.items():
+            totals[key] = math.fsum([*parts, totals[key]])
+        return totals
+
+
+class _Steps:
+    """A step function fed in time order: its time-weighted mean, maximum and the time it
+    holds each level over ``[t0, t1]`` (as ``metrics._steps``: the level of the last row
+    at or before ``t0``, else 0; rows strictly inside change it; rows at ``t1`` or later
+    do not count). ``t0=None``: the window starts at the first row (a congestion window
+    exists from its flow's first value on), clipped to ``window_s[0]``."""
+
+    def __init__(self, window_s: tuple[float, float], from_first_row: bool = False):
+        self.t0: float | None = None if from_first_row else window_s[0]
+        self.window_s = window_s
+        self.level, self.edge, self.last = 0.0, window_s[0], -math.inf
+        self.area: list[float] = []  # the exact sum of level * duration (_expansion)
+        self.done = False
+        self.levels = np.empty(0)
+        self.weights = np.empty(0)
+        self.max = -math.inf
+
+    def add(self, times: np.ndarray, values: np.ndarray) -> None:
+        if times[0] < self.last or (len(times) > 1 and bool((np.diff(times) < 0).any())):
+            raise _Unordered
+        self.last = float(times[-1])
+        if self.t0 is None:
+            self.t0 = self.edge = max(self.window_s[0], float(times[0]))
+        t0, t1 = self.t0, self.window_s[1]
+        before = int(np.searchsorted(times, t0, side="right"))
+        end = int(np.searchsorted(times, t1, side="left"))
+        if before > 0:
+            self.level = float(values[before - 1])
+        if end > before:
+            inside, held = times[before:end], values[before:end]
+            self._hold(np.concatenate(([self.level], held[:-1])),
+                       np.diff(np.concatenate(([self.edge], inside))))
+            self.level, self.edge = float(held[-1]), float(inside[-1])
+
+    def _hold(self, levels: np.ndarray, durations: np.ndarray) -> None:
+        self.area = _expansion([*self.area, *(levels * durations).tolist()])
+        self.max = max(self.max, float(levels.max()))
+        distinct, where = np.unique(np.concatenate((self.levels, levels)), return_inverse=True)
+        self.weights = np.bincount(where, weights=np.concatenate((self.weights, durations)))
+        self.levels = distinct
+
+    def finish(self) -> bool:
+        """Close the window (once); whether the function has one (``t0 < t1``)."""
+        if self.t0 is None or not self.t0 < self.window_s[1]:
+            return False
+        if self.done:
+            return True
+        self.done = True
+        self._hold(np.array([self.level]), np.array([self.window_s[1] - self.edge]))
+        return True
+
+    def mean(self) -> float:
+        assert self.t0 is not None
+        return math.fsum(self.area) / (self.window_s[1] - self.t0)
+
+
+def _codes(column: Any, names: Sequence[str]) -> np.ndarray:
+    """The index in ``names`` of each value of a string column (-1: not in ``names``):
+    an Arrow dictionary column, a pandas categorical or a column of strings."""
+    where = {name: k for k, name in enumerate(names)}
+    if isinstance(column, pa.ChunkedArray):
+        parts = [_codes(chunk, names) for chunk in column.chunks]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+    if isinstance(column, pa.DictionaryArray):
+        lookup = np.array([where.get(str(v), -1) for v in column.dictionary.to_pylist()]
+                          + [-1], dtype=np.intp)
+        return lookup[column.indices.to_numpy(zero_copy_only=False)]
+    codes, uniques = pd.factorize(pd.Series(column).astype(str), sort=False)
+    lookup = np.array([where.get(v, -1) for v in uniques] + [-1], dtype=np.intp)
+    return lookup[codes]
+
+
+def _numbers(chunk: Any, name: str) -> np.ndarray:
+    column = chunk[name] if isinstance(chunk, pd.DataFrame) else chunk.column(name)
+    if isinstance(column, pa.ChunkedArray):
+        return column.to_numpy().astype(np.float64, copy=False)
+    return column.to_numpy(dtype=np.float64)
+
+
+def _strings(chunk: Any, name: str) -> Any:
+    return chunk[name] if isinstance(chunk, pd.DataFrame) else chunk.column(name)
+
+
+class SummaryStream:
+    """The summary of :func:`tcpn.validation.metrics.summarize` over ``[start_s, end_s]``,
+    from the trace's chunks as they come (see the module docstring).
+
+    ``flows`` and ``queues`` are the trace's ``flows`` and ``queues`` tables; give each
+    chunk to :meth:`add` (``TraceWriter.observe(stream.add)``), then call :meth:`summary`.
+    """
+
+    def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, start_s: float,
+                 end_s: float):
+        if not end_s > start_s:
+            raise InputError(f"empty measurement window [{start_s:g}, {end_s:g}] s")
+        self.flows, self.queues = flows, queues
+        self.window_s = (float(start_s), float(end_s))
+        self.flow_ids = [str(f) for f in flows["flow"]]
+        self.traced = [str(q) for q in queues.loc[queues["traced"].astype(bool), "queue"]]
+        n, events = len(self.flow_ids), len(FLOW_EVENTS)
+        self.counts = ExactSums(n * events)
+        self.received = ExactSums(2 * n)  # recv, deliver bytes of each flow
+        self.failed_at = np.full(n, np.nan)
+        self.cwnd = [_Steps(self.window_s, from_first_row=True) for _ in range(n)]
+        self.lengths = [(_Steps(self.window_s), _Steps(self.window_s)) for _ in self.traced]
+        self.queue_counts = ExactSums(len(self.traced) * len(_QUEUE_COUNTED))
+        sized = flows["bytes"].notna().to_numpy()
+        self.sized = np.array([*sized, False])  # code -1 (unknown) last
+        self.kept_events: list[pd.DataFrame] = []
+        self.rtt_samples: list[pd.DataFrame] = []
+        self.ordered = True
+
+    def add(self, table: str, chunk: pa.Table | pd.DataFrame) -> None:
+        """Take one chunk of ``table`` (an Arrow table or a DataFrame of its columns)."""
+        if not self.ordered or not len(chunk):
+            return
+        try:
+            {"flow_events": self._flow_events, "flow_series": self._flow_series,
+             "queue_events": self._queue_events}[table](chunk)
+        except _Unordered:
+            self.ordered = False
+            self.cwnd, self.lengths, self.kept_events, self.rtt_samples = [], [], [], []
+
+    def _in_window(self, times: np.ndarray) -> np.ndarray:
+        return (times >= self.window_s[0]) & (times <= self.window_s[1])
+
+    def _flow_events(self, chunk: Any) -> None:
+        times = _numbers(chunk, "time_s")
+        flows = _codes(_strings(chunk, "flow"), self.flow_ids)
+        events = _codes(_strings(chunk, "event"), FLOW_EVENTS)
+        inside = self._in_window(times) & (flows >= 0) & (events >= 0)
+        self.counts.add(flows[inside] * len(FLOW_EVENTS) + events[inside],
+                        _numbers(chunk, "count")[inside])
+        received = inside & ((events == _EVENT["recv"]) | (events == _EVENT["deliver"]))
+        self.received.add(2 * flows[received] + (events[received] == _EVENT["deliver"]),
+                          _numbers(chunk, "bytes")[received])
+        failed = (events == _EVENT["connect_fail"]) & (flows >= 0)
+        if failed.any():
+            np.fmin.at(self.failed_at, flows[failed], times[failed])
+        keep = self.sized[flows] & ((events == _EVENT["send"]) | (events == _EVENT["deliver"]))
+        if keep.any():
+            self.kept_events.append(pd.DataFrame({
+                "time_s": times[keep], "flow": np.array(self.flow_ids)[flows[keep]],
+                "event": np.array(FLOW_EVENTS)[events[keep]],
+                "seq": _numbers(chunk, "seq")[keep].astype(np.int64),
+                "bytes": _numbers(chunk, "bytes")[keep], "count": _numbers(chunk, "count")[keep],
+                "where": ""}))
+
+    def _flow_series(self, chunk: Any) -> None:
+        times, values = _numbers(chunk, "time_s"), _numbers(chunk, "value")
+        flows = _codes(_strings(chunk, "flow"), self.flow_ids)
+        var = _codes(_strings(chunk, "var"), ("cwnd_bytes", "rtt_s"))
+        for flow in np.unique(flows[(var == 0) & (flows >= 0)]):
+            rows = (var == 0) & (flows == flow)
+            self.cwnd[flow].add(times[rows], values[rows])
+        rtt = (var == 1) & (flows >= 0) & self._in_window(times)
+        if rtt.any():
+            self.rtt_samples.append(pd.DataFrame({
+                "time_s": times[rtt], "flow": np.array(self.flow_ids)[flows[rtt]],
+                "var": "rtt_s", "value": values[rtt]}))
+
+    def _queue_events(self, chunk: Any) -> None:
+        times = _numbers(chunk, "time_s")
+        queues = _codes(_strings(chunk, "queue"), self.traced)
+        events = _codes(_strings(chunk, "event"), _QUEUE_COUNTED)
+        packets, size = _numbers(chunk, "length_packets"), _numbers(chunk, "length_bytes")
+        for queue in np.unique(queues[queues >= 0]):
+            rows = queues == queue
+            by_packets, by_bytes = self.lengths[queue]
+            by_packets.add(times[rows], packets[rows])
+            by_bytes.add(times[rows], size[rows])
+        counted = self._in_window(times) & (queues >= 0) & (events >= 0)
+        self.queue_counts.add(queues[counted] * len(_QUEUE_COUNTED) + events[counted],
+                              _numbers(chunk, "count")[counted])
+
+    def summary(self) -> dict[str, Any] | None:
+        """Every summary metric, JSON-ready (as :func:`~tcpn.validation.metrics.summarize`),
+        or ``None`` when a queue's or a flow's rows came out of time order."""
+        if not self.ordered:
+            return None
+        t0, t1 = self.window_s
+        ids = pd.Index(self.flow_ids, name="flow")
+        counts = pd.DataFrame(self.counts.totals().reshape(len(ids), len(FLOW_EVENTS)),
+                              index=ids, columns=list(FLOW_EVENTS))
+        received = self.received.totals().reshape(len(ids), 2)
+        sent = counts["send"] + counts["retransmit"]
+        flows = pd.DataFrame({
+            "goodput_bps": pd.Series(received[:, 1], index=ids) * 8.0 / (t1 - t0),
+            "throughput_bps": pd.Series(received[:, 0], index=ids) * 8.0 / (t1 - t0),
+            "segments_sent": counts["send"], "retransmissions": counts["retransmit"],
+            "drops": counts["drop"], "marks": counts["mark"], "timeouts": counts["timeout"],
+            "loss_ratio": counts["drop"] / sent.where(sent > 0),
+            "retransmission_ratio": counts["retransmit"] / sent.where(sent > 0),
+            "mark_ratio": counts["mark"] / sent.where(sent > 0),
+            "cwnd_mean_bytes": pd.Series([steps.mean() if steps.finish() else np.nan
+                                          for steps in self.cwnd], index=ids, dtype=float),
+        })
+        kept = self._kept_trace()
+        rtt = metrics.rtt_stats(kept, t0, t1)
+        flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
+            rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+        sized = self.flows.set_index("flow")["bytes"]
+        flows["completion_s"] = [
+            metrics.time_to_deliver_s(kept, f) if not pd.isna(sized[f]) else np.nan
+            for f in flows.index]
+        # every segment of a sized transfer (not only those in the window), as the studies ask
+        flows["segment_delay_mean_s"] = [
+            float(metrics.segment_delays(kept, f)["delay_s"].mean())
+            if not pd.isna(sized[f]) else np.nan for f in flows.index]
+        # when a connection gave up opening (its last SYN unanswered), whatever the window
+        flows["connect_failed_s"] = self.failed_at
+        total_sent = float(sent.sum())
+        aggregate = {
+            "goodput_bps": float(flows["goodput_bps"].sum()),
+            "throughput_bps": float(flows["throughput_bps"].sum()),
+            "jain_index": metrics.jain_index(flows["goodput_bps"]),
+            "loss_ratio": float(counts["drop"].sum()) / total_sent if total_sent else np.nan,
+            "retransmission_ratio": (float(counts["retransmit"].sum()) / total_sent
+                                     if total_sent else np.nan),
+            "mark_ratio": float(counts["mark"].sum()) / total_sent if total_sent else np.nan,
+        }
+        return {
+            "window": {"start_s": t0, "end_s": t1},
+            "flows": records(flows),
+            "queues": records(self._queue_table()),
+            "aggregate": {k: plain(v) for k, v in aggregate.items()},
+        }
+
+    def _kept_trace(self) -> Trace:
+        """A trace of what was kept: RTT samples in the window, sized flows' sends and
+        deliveries (sorted by time as a whole trace is)."""
+        def table(name: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
+            frame = pd.concat(parts, ignore_index=True) if parts else \
+                SCHEMAS[name].empty_table().to_pandas()
+            return frame.astype({"time_s": np.float64})
+        return Trace(flows=self.flows, queues=self.queues,
+                     flow_events=table("flow_events", self.kept_events),
+                     flow_series=table("flow_series", self.rtt_samples),
+                     queue_events=SCHEMAS["queue_events"].empty_table().to_pandas(),
+                     horizon_s=self.window_s[1], warmup_s=self.window_s[0])
+
+    def _queue_table(self) -> pd.DataFrame:
+        counts = self.queue_counts.totals().reshape(len(self.traced), len(_QUEUE_COUNTED))
+        rows = {}
+        for k, queue in enumerate(self.traced):
+            lengths = {}
+            for unit, steps in zip(("packets", "bytes"), self.lengths[k], strict=True):
+                steps.finish()
+                lengths[unit] = (steps.mean(), steps.levels, steps.weights, steps.max)
+            rows[queue] = metrics.queue_row(lengths, dict(zip(_QUEUE_COUNTED, counts[k],
+                                                              strict=True)))
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("queue")
+
+
+def records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """A table as ``{row: {column: value}}``, JSON-ready (NaN and infinities: None)."""
+    return {str(index): {col: plain(row[col]) for col in frame.columns}
+            for index, row in frame.iterrows()}
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as a Python one; NaN and infinities as None."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return None if isinstance(value, float) and not np.isfinite(value) else value
