@@ -4,7 +4,9 @@ Runs ``tcpn run SCENARIO`` (net lens, default: the reference dumbbell, two NewRe
 on a 10 Mbit/s bottleneck) with its ``horizon_s`` set to each of ``--horizons`` (seconds of
 model time), every run in a fresh process, and prints that process's peak resident set
 size (``ru_maxrss`` from ``os.wait4``), the size of the trace it wrote, and the peak's
-growth per second of model time between the shortest and the longest horizon. The trace
+growth per second of model time between the shortest and the longest horizon. A first,
+unreported run per tree builds the native engine (its compilation would otherwise weigh
+on the first horizon's peak). The trace
 streams to its Parquet files as the run goes and the metrics are accumulated chunk by
 chunk, so the peaks should be close to each other whatever the horizon.
 ``--against REV`` runs the same horizons with the ``tcpn`` of a git revision (a temporary
@@ -90,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             trees[args.against] = stack.enter_context(worktree(args.against))
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         peaks: dict[str, list[float]] = {name: [] for name in trees}
+        warm_up = scenario_with_horizon(args.scenario, args.horizons[0], folder)
+        for k, tree in enumerate(trees.values()):  # builds the native engine into its cache
+            measure(tree, warm_up, folder / f"warm-up-{k}")
         print(f"{'horizon s':>10}" + "".join(f"{name + ' MiB':>18}" for name in trees)
               + f"{'trace MiB':>12}")
         for horizon in args.horizons:

@@ -39,8 +39,8 @@ from tcpn.models.traces import SCHEMAS, Trace
 __all__ = [
     "event_counts", "exact_sum", "goodput_bps", "goodput_series_bps", "jain_index",
     "loss_ratio", "mark_ratio", "queue_row", "queue_stats", "retransmission_ratio",
-    "rtt_stats", "segment_delays", "summarize", "throughput_bps", "throughput_series_bps",
-    "time_average", "time_to_deliver_s",
+    "rtt_stats", "rtt_table", "segment_delays", "summarize", "throughput_bps",
+    "throughput_series_bps", "time_average", "time_to_deliver_s",
 ]
 
 
@@ -276,15 +276,20 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
     """Per flow: number of RTT samples in the window, their mean, std, min, median, 95th
     percentile and max (seconds; NaN without samples)."""
     t0, t1 = _window(trace, start_s, end_s)
-    frame = _in_window(trace.series("rtt_s"), t0, t1)
-    grouped = _groups(frame, "flow")["value"]
+    return rtt_table(_in_window(trace.series("rtt_s"), t0, t1), trace.flow_ids)
+
+
+def rtt_table(samples: pd.DataFrame, flow_ids: Sequence[str]) -> pd.DataFrame:
+    """:func:`rtt_stats` of the RTT ``samples`` (columns ``flow``, ``value``; each flow's
+    in time order), one row per flow of ``flow_ids``."""
+    grouped = _groups(samples, "flow")["value"]
     table = pd.DataFrame({
         "samples": grouped.count(), "mean_s": grouped.mean(), "std_s": grouped.std(ddof=1),
         "min_s": grouped.min(), "p50_s": grouped.median(),
         "p95_s": grouped.quantile(0.95), "max_s": grouped.max(),
     })
     table.index = table.index.astype(str)
-    table = table.reindex(trace.flow_ids)
+    table = table.reindex(list(flow_ids))
     table["samples"] = table["samples"].fillna(0).astype(int)
     return table.rename_axis("flow")
 

@@ -5,7 +5,8 @@
 only what the summary needs: per-flow and per-queue sums, the state of each time-weighted
 step function (queue lengths, congestion windows), a histogram of each queue's length, the
 RTT samples of the window and the send/deliver rows of sized transfers (bounded by their
-size). Its memory does not grow with the horizon but for the RTT samples (8 bytes each).
+size). Its memory does not grow with the horizon but for the RTT samples (12 bytes each:
+their median and 95th percentile need them all).
 :func:`tcpn.validation.metrics.summarize` is this stream fed a whole trace at once, so a
 run gives the same summary whether it kept its trace in memory or streamed it to disk:
 
@@ -114,8 +115,8 @@ class _Steps:
         self.level, self.edge, self.last = 0.0, window_s[0], -math.inf
         self.area: list[float] = []  # the exact sum of level * duration (_expansion)
         self.done = False
-        self.levels = np.empty(0)
-        self.weights = np.empty(0)
+        self.levels: np.ndarray = np.empty(0)
+        self.weights: np.ndarray = np.empty(0)
         self.max = -math.inf
 
     def add(self, times: np.ndarray, values: np.ndarray) -> None:
@@ -210,7 +211,10 @@ class SummaryStream:
         sized = flows["bytes"].notna().to_numpy()
         self.sized = np.array([*sized, False])  # code -1 (unknown) last
         self.kept_events: list[pd.DataFrame] = []
-        self.rtt_samples: list[pd.DataFrame] = []
+        #: the RTT samples in the window in time order: flow codes, values (12 bytes each;
+        #: pandas' per-flow means depend on how the flows' rows interleave)
+        self.rtt_samples: list[tuple[np.ndarray, np.ndarray]] = []
+        self.rtt_last = -math.inf
         self.ordered = True
 
     def add(self, table: str, chunk: pa.Table | pd.DataFrame) -> None:
@@ -243,8 +247,9 @@ class SummaryStream:
         keep = self.sized[flows] & ((events == _EVENT["send"]) | (events == _EVENT["deliver"]))
         if keep.any():
             self.kept_events.append(pd.DataFrame({
-                "time_s": times[keep], "flow": np.array(self.flow_ids)[flows[keep]],
-                "event": np.array(FLOW_EVENTS)[events[keep]],
+                "time_s": times[keep],
+                "flow": pd.Categorical.from_codes(flows[keep], categories=self.flow_ids),
+                "event": pd.Categorical.from_codes(events[keep], categories=FLOW_EVENTS),
                 "seq": _numbers(chunk, "seq")[keep].astype(np.int64),
                 "bytes": _numbers(chunk, "bytes")[keep], "count": _numbers(chunk, "count")[keep],
                 "where": ""}))
@@ -256,11 +261,15 @@ class SummaryStream:
         for flow in np.unique(flows[(var == 0) & (flows >= 0)]):
             rows = (var == 0) & (flows == flow)
             self.cwnd[flow].add(times[rows], values[rows])
-        rtt = (var == 1) & (flows >= 0) & self._in_window(times)
+        rtt = (var == 1) & (flows >= 0)
         if rtt.any():
-            self.rtt_samples.append(pd.DataFrame({
-                "time_s": times[rtt], "flow": np.array(self.flow_ids)[flows[rtt]],
-                "var": "rtt_s", "value": values[rtt]}))
+            sampled = times[rtt]
+            if sampled[0] < self.rtt_last or bool((np.diff(sampled) < 0).any()):
+                raise _Unordered
+            self.rtt_last = float(sampled[-1])
+            inside = self._in_window(sampled)
+            self.rtt_samples.append((flows[rtt][inside].astype(np.int32),
+                                     values[rtt][inside]))
 
     def _queue_events(self, chunk: Any) -> None:
         times = _numbers(chunk, "time_s")
@@ -299,7 +308,7 @@ class SummaryStream:
                                           for steps in self.cwnd], index=ids, dtype=float),
         })
         kept = self._kept_trace()
-        rtt = metrics.rtt_stats(kept, t0, t1)
+        rtt = metrics.rtt_table(self._rtt_frame(), self.flow_ids)
         flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
             rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
         sized = self.flows.set_index("flow")["bytes"]
@@ -329,16 +338,23 @@ class SummaryStream:
             "aggregate": {k: plain(v) for k, v in aggregate.items()},
         }
 
+    def _rtt_frame(self) -> pd.DataFrame:
+        """The RTT samples in the window (``flow``, ``value``)."""
+        codes = [codes for codes, _ in self.rtt_samples]
+        values = [values for _, values in self.rtt_samples]
+        return pd.DataFrame({
+            "flow": pd.Categorical.from_codes(
+                np.concatenate(codes) if codes else np.empty(0, dtype=np.int32),
+                categories=self.flow_ids),
+            "value": np.concatenate(values) if values else np.empty(0)})
+
     def _kept_trace(self) -> Trace:
-        """A trace of what was kept: RTT samples in the window, sized flows' sends and
-        deliveries (sorted by time as a whole trace is)."""
-        def table(name: str, parts: list[pd.DataFrame]) -> pd.DataFrame:
-            frame = pd.concat(parts, ignore_index=True) if parts else \
-                SCHEMAS[name].empty_table().to_pandas()
-            return frame.astype({"time_s": np.float64})
+        """A trace of the sends and deliveries of sized flows (the rows their completion
+        times and segment delays need; bounded by their size)."""
         return Trace(flows=self.flows, queues=self.queues,
-                     flow_events=table("flow_events", self.kept_events),
-                     flow_series=table("flow_series", self.rtt_samples),
+                     flow_events=pd.concat(self.kept_events, ignore_index=True)
+                     if self.kept_events else SCHEMAS["flow_events"].empty_table().to_pandas(),
+                     flow_series=SCHEMAS["flow_series"].empty_table().to_pandas(),
                      queue_events=SCHEMAS["queue_events"].empty_table().to_pandas(),
                      horizon_s=self.window_s[1], warmup_s=self.window_s[0])
 
