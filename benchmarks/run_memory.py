@@ -3,7 +3,8 @@
 Runs ``tcpn run SCENARIO`` (net lens, default: the reference dumbbell, two NewReno flows
 on a 10 Mbit/s bottleneck) with its ``horizon_s`` set to each of ``--horizons`` (seconds of
 model time), every run in a fresh process, and prints that process's peak resident set
-size (``ru_maxrss`` from ``os.wait4``), the size of the trace it wrote, and the peak's
+size (``ru_maxrss`` from ``os.wait4``) and CPU time (user + system; medians of
+``--repeats`` runs, the trees alternated), the size of the trace it wrote, and the peak's
 growth per second of model time between the shortest and the longest horizon. A first,
 unreported run per tree builds the native engine (its compilation would otherwise weigh
 on the first horizon's peak). The trace
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,9 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MIB = 2**20
 
 
-def peak_rss_mib(command: list[str], env: dict[str, str]) -> float:
-    """Run ``command``; its peak RSS in MiB (Linux reports ``ru_maxrss`` in KiB)."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+def peak_rss_mib(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Run ``command``; its peak RSS in MiB (Linux reports ``ru_maxrss`` in KiB) and its
+    CPU seconds (user + system)."""
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     assert process.stderr is not None
     errors = process.stderr.read()
@@ -44,7 +47,7 @@ def peak_rss_mib(command: list[str], env: dict[str, str]) -> float:
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n"
                          f"{errors.decode(errors='replace')}")
-    return usage.ru_maxrss * 1024 / MIB
+    return usage.ru_maxrss * 1024 / MIB, usage.ru_utime + usage.ru_stime
 
 
 def scenario_with_horizon(source: Path, horizon_s: float, folder: Path) -> Path:
@@ -73,11 +76,12 @@ def worktree(revision: str) -> Iterator[Path]:
                         str(folder)], check=False, capture_output=True)
 
 
-def measure(tree: Path, scenario: Path, out: Path) -> float:
+def measure(tree: Path, scenario: Path, out: Path) -> tuple[float, float]:
+    # in ``tree``: ``python -c`` puts the working directory first on sys.path
     env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, "-c", "import sys; from tcpn.cli import main; sys.exit(main())",
                "run", str(scenario), "--lens", "net", "--output", str(out)]
-    return peak_rss_mib(command, env)
+    return peak_rss_mib(command, env, tree)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", type=Path, default=ROOT / "scenarios/dumbbell_newreno.yaml")
     parser.add_argument("--horizons", type=float, nargs="+", default=[2.0, 20.0, 60.0])
     parser.add_argument("--against", help="a git revision to measure too (e.g. main)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs per horizon and tree (medians printed)")
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         trees = {"this tree": ROOT}
@@ -95,17 +101,22 @@ def main(argv: list[str] | None = None) -> int:
         warm_up = scenario_with_horizon(args.scenario, args.horizons[0], folder)
         for k, tree in enumerate(trees.values()):  # builds the native engine into its cache
             measure(tree, warm_up, folder / f"warm-up-{k}")
-        print(f"{'horizon s':>10}" + "".join(f"{name + ' MiB':>18}" for name in trees)
-              + f"{'trace MiB':>12}")
+        print(f"{'horizon s':>10}" + "".join(f"{name + ' MiB':>18}{'CPU s':>8}"
+                                             for name in trees) + f"{'trace MiB':>12}")
         for horizon in args.horizons:
             scenario = scenario_with_horizon(args.scenario, horizon, folder)
-            sizes = []
-            for k, (name, tree) in enumerate(trees.items()):
-                out = folder / f"out-{horizon:g}-{k}"
-                peaks[name].append(measure(tree, scenario, out))
-                sizes.append(trace_mib(out))
-            print(f"{horizon:>10g}" + "".join(f"{peaks[n][-1]:>18.1f}" for n in trees)
-                  + f"{sizes[0]:>12.1f}", flush=True)
+            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+            for repeat in range(args.repeats):  # the trees alternate: a load change hits both
+                for k, (name, tree) in enumerate(trees.items()):
+                    out = folder / f"out-{horizon:g}-{k}-{repeat}"
+                    runs[name].append(measure(tree, scenario, out))
+            size = trace_mib(out)
+            cells = ""
+            for name in trees:
+                peaks[name].append(statistics.median(peak for peak, _ in runs[name]))
+                cells += f"{peaks[name][-1]:>18.1f}"
+                cells += f"{statistics.median(cpu for _, cpu in runs[name]):>8.2f}"
+            print(f"{horizon:>10g}{cells}{size:>12.1f}", flush=True)
         span = args.horizons[-1] - args.horizons[0]
         if span > 0:
             for name in trees:

@@ -222,7 +222,7 @@ def peak_rss_mib(scenario: Path, out: Path) -> float:
     command = [sys.executable, "-c", "import sys; from tcpn.cli import main; sys.exit(main())",
                "run", str(scenario), "--output", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     assert process.stderr is not None
     errors = process.stderr.read()
