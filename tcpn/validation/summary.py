@@ -12,6 +12,9 @@ run gives the same summary whether it kept its trace in memory or streamed it to
 
 * sums (bytes, packets, time-weighted means) are exact until their final rounding
   (:class:`ExactSums`), so they do not depend on how the rows were cut into chunks;
+* a percentile of a queue's length reads a histogram of the levels whose durations are
+  summed chunk by chunk: the same level as the whole trace's unless a level's cumulative
+  share lies within 1e-12 of the percentile (the tolerance ``queue_stats`` allows);
 * the step functions need each queue's and each flow's rows in time order; chunks that
   break it (a lens that writes a queue's rows out of order) make :meth:`SummaryStream.summary`
   return ``None``, and the caller summarises the trace read back and sorted instead.
@@ -115,8 +118,8 @@ class _Steps:
         self.level, self.edge, self.last = 0.0, window_s[0], -math.inf
         self.area: list[float] = []  # the exact sum of level * duration (_expansion)
         self.done = False
-        self.levels: np.ndarray = np.empty(0)
-        self.weights: np.ndarray = np.empty(0)
+        #: how long each level is held (a histogram: a queue has few distinct lengths)
+        self.held: dict[float, float] = {}
         self.max = -math.inf
 
     def add(self, times: np.ndarray, values: np.ndarray) -> None:
@@ -139,9 +142,16 @@ class _Steps:
     def _hold(self, levels: np.ndarray, durations: np.ndarray) -> None:
         self.area = _expansion([*self.area, *(levels * durations).tolist()])
         self.max = max(self.max, float(levels.max()))
-        distinct, where = np.unique(np.concatenate((self.levels, levels)), return_inverse=True)
-        self.weights = np.bincount(where, weights=np.concatenate((self.weights, durations)))
-        self.levels = distinct
+        codes, distinct = pd.factorize(levels)  # hashed: cheaper than np.unique's sort
+        held = self.held
+        for level, duration in zip(distinct.tolist(), np.bincount(codes, weights=durations
+                                                                  ).tolist(), strict=True):
+            held[level] = held.get(level, 0.0) + duration
+
+    def histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        """The levels held, in increasing order, and how long each."""
+        levels = sorted(self.held)
+        return np.array(levels), np.array([self.held[level] for level in levels])
 
     def finish(self) -> bool:
         """Close the window (once); whether the function has one (``t0 < t1``)."""
@@ -365,7 +375,7 @@ class SummaryStream:
             lengths = {}
             for unit, steps in zip(("packets", "bytes"), self.lengths[k], strict=True):
                 steps.finish()
-                lengths[unit] = (steps.mean(), steps.levels, steps.weights, steps.max)
+                lengths[unit] = (steps.mean(), *steps.histogram(), steps.max)
             rows[queue] = metrics.queue_row(lengths, dict(zip(_QUEUE_COUNTED, counts[k],
                                                               strict=True)))
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("queue")
