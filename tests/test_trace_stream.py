@@ -23,6 +23,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
+from tcpn.errors import InputError
 from tcpn.models import net_lens
 from tcpn.models.lenses import evaluate
 from tcpn.models.scenario import dumbbell, load_scenario
@@ -245,3 +246,13 @@ def test_peak_memory_does_not_grow_with_the_horizon(tmp_path: Path) -> None:
         peaks[horizon] = peak_rss_mib(path, tmp_path / f"{horizon:g}s")
     growth_mib_per_s = (peaks[40.0] - peaks[10.0]) / 30.0
     assert growth_mib_per_s < BEFORE_MIB_PER_S / 10, peaks
+
+
+def test_a_missing_table_is_named_when_first_read(tmp_path: Path) -> None:
+    evaluate(dumbbell(pairs=1, horizon_s=0.5), lens="net", output=tmp_path / "run")
+    (tmp_path / "run" / "queue_events.parquet").unlink()
+    trace = Trace.load(tmp_path / "run", 0.5)
+    assert len(trace.flow_events) > 0
+    with pytest.raises(InputError, match=r"queue_events\.parquet: cannot read the "
+                                         r"queue_events table"):
+        _ = trace.queue_events

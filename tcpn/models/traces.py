@@ -153,7 +153,12 @@ class Trace:
         frame = self._tables.get(name)
         if frame is None:
             assert self.directory is not None
-            frame = pd.read_parquet(self.directory / f"{name}.parquet")
+            path = self.directory / f"{name}.parquet"
+            try:
+                frame = pd.read_parquet(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{path}: cannot read the {name} table of the trace: "
+                                 f"{exc}") from None
             self._tables[name] = frame = _by_time(frame) if name in SCHEMAS else frame
         return frame
 
