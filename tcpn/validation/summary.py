@@ -109,11 +109,15 @@ class _Steps:
     """A step function fed in time order: its time-weighted mean, maximum and the time it
     holds each level over ``[t0, t1]`` (as ``metrics._steps``: the level of the last row
     at or before ``t0``, else 0; rows strictly inside change it; rows at ``t1`` or later
-    do not count). ``t0=None``: the window starts at the first row (a congestion window
-    exists from its flow's first value on), clipped to ``window_s[0]``."""
+    do not count). ``from_first_row``: the window starts at the first row (a congestion
+    window exists from its flow's first value on), clipped to ``window_s[0]``. Only with
+    ``histogram`` does it keep how long each level is held (a queue's lengths are few; a
+    congestion window takes ever new values)."""
 
-    def __init__(self, window_s: tuple[float, float], from_first_row: bool = False):
+    def __init__(self, window_s: tuple[float, float], from_first_row: bool = False,
+                 histogram: bool = True):
         self.t0: float | None = None if from_first_row else window_s[0]
+        self.keeps_histogram = histogram
         self.window_s = window_s
         self.level, self.edge, self.last = 0.0, window_s[0], -math.inf
         self.area: list[float] = []  # the exact sum of level * duration (_expansion)
@@ -142,6 +146,8 @@ class _Steps:
     def _hold(self, levels: np.ndarray, durations: np.ndarray) -> None:
         self.area = _expansion([*self.area, *(levels * durations).tolist()])
         self.max = max(self.max, float(levels.max()))
+        if not self.keeps_histogram:
+            return
         codes, distinct = pd.factorize(levels)  # hashed: cheaper than np.unique's sort
         held = self.held
         for level, duration in zip(distinct.tolist(), np.bincount(codes, weights=durations
@@ -215,7 +221,8 @@ class SummaryStream:
         self.counts = ExactSums(n * events)
         self.received = ExactSums(2 * n)  # recv, deliver bytes of each flow
         self.failed_at = np.full(n, np.nan)
-        self.cwnd = [_Steps(self.window_s, from_first_row=True) for _ in range(n)]
+        self.cwnd = [_Steps(self.window_s, from_first_row=True, histogram=False)
+                     for _ in range(n)]
         self.lengths = [(_Steps(self.window_s), _Steps(self.window_s)) for _ in self.traced]
         self.queue_counts = ExactSums(len(self.traced) * len(_QUEUE_COUNTED))
         sized = flows["bytes"].notna().to_numpy()
