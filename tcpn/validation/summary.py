@@ -229,8 +229,11 @@ class SummaryStream:
         self.sized = np.array([*sized, False])  # code -1 (unknown) last
         self.kept_events: list[pd.DataFrame] = []
         #: the RTT samples in the window in time order: flow codes, values (12 bytes each;
-        #: pandas' per-flow means depend on how the flows' rows interleave)
-        self.rtt_samples: list[tuple[np.ndarray, np.ndarray]] = []
+        #: pandas' per-flow means depend on how the flows' rows interleave), in arrays of
+        #: doubling capacity (not one small array per chunk: those, kept between the chunks'
+        #: freed buffers, fragment the heap)
+        self.rtt_codes, self.rtt_values = np.empty(1024, np.int32), np.empty(1024)
+        self.rtt_count = 0
         self.rtt_last = -math.inf
         self.ordered = True
 
@@ -243,7 +246,7 @@ class SummaryStream:
              "queue_events": self._queue_events}[table](chunk)
         except _Unordered:
             self.ordered = False
-            self.cwnd, self.lengths, self.kept_events, self.rtt_samples = [], [], [], []
+            self.cwnd, self.lengths, self.kept_events = [], [], []
 
     def _in_window(self, times: np.ndarray) -> np.ndarray:
         return (times >= self.window_s[0]) & (times <= self.window_s[1])
@@ -285,8 +288,7 @@ class SummaryStream:
                 raise _Unordered
             self.rtt_last = float(sampled[-1])
             inside = self._in_window(sampled)
-            self.rtt_samples.append((flows[rtt][inside].astype(np.int32),
-                                     values[rtt][inside]))
+            self._keep_rtt(flows[rtt][inside], values[rtt][inside])
 
     def _queue_events(self, chunk: Any) -> None:
         times = _numbers(chunk, "time_s")
@@ -355,15 +357,22 @@ class SummaryStream:
             "aggregate": {k: plain(v) for k, v in aggregate.items()},
         }
 
+    def _keep_rtt(self, codes: np.ndarray, values: np.ndarray) -> None:
+        end = self.rtt_count + len(codes)
+        if end > len(self.rtt_values):
+            capacity = max(end, 2 * len(self.rtt_values))
+            self.rtt_codes = np.resize(self.rtt_codes, capacity)
+            self.rtt_values = np.resize(self.rtt_values, capacity)
+        self.rtt_codes[self.rtt_count:end] = codes
+        self.rtt_values[self.rtt_count:end] = values
+        self.rtt_count = end
+
     def _rtt_frame(self) -> pd.DataFrame:
         """The RTT samples in the window (``flow``, ``value``)."""
-        codes = [codes for codes, _ in self.rtt_samples]
-        values = [values for _, values in self.rtt_samples]
+        n = self.rtt_count
         return pd.DataFrame({
-            "flow": pd.Categorical.from_codes(
-                np.concatenate(codes) if codes else np.empty(0, dtype=np.int32),
-                categories=self.flow_ids),
-            "value": np.concatenate(values) if values else np.empty(0)})
+            "flow": pd.Categorical.from_codes(self.rtt_codes[:n], categories=self.flow_ids),
+            "value": self.rtt_values[:n]})
 
     def _kept_trace(self) -> Trace:
         """A trace of the sends and deliveries of sized flows (the rows their completion
