@@ -15,9 +15,10 @@ run gives the same summary whether it kept its trace in memory or streamed it to
 * a percentile of a queue's length reads a histogram of the levels whose durations are
   summed chunk by chunk: the same level as the whole trace's unless a level's cumulative
   share lies within 1e-12 of the percentile (the tolerance ``queue_stats`` allows);
-* the step functions need each queue's and each flow's rows in time order; chunks that
-  break it (a lens that writes a queue's rows out of order) make :meth:`SummaryStream.summary`
-  return ``None``, and the caller summarises the trace read back and sorted instead.
+* the step functions need each queue's and each flow's rows in time order, the RTT
+  samples all flows' in time order; chunks that break it (a lens that writes a queue's rows
+  out of order) make :meth:`SummaryStream.summary` return ``None``, and the caller
+  summarises the trace read back and sorted instead.
 
 >>> from tcpn.models.scenario import dumbbell
 >>> from tcpn.models.traces import TraceWriter
