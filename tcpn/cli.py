@@ -44,8 +44,9 @@ console = Console()
 err_console = Console(stderr=True, soft_wrap=True, emoji=False)  # one error, one line
 _state = {"debug": False}
 EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
-OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a result directory tcpn wrote, or "
-                  "a file); tcpn never replaces anything else.")
+OVERWRITE_HELP = ("Replace the output if it is tcpn's own (a directory holding only the files "
+                  "tcpn wrote there, unchanged, as its .tcpn-output lists them; or a file); "
+                  "tcpn never replaces anything else.")
 
 
 def _choice(*values: str) -> Callable[[str | None], str | None]:
@@ -275,14 +276,21 @@ def run_scenario(
     table.add_column("flow")
     for _, title, _ in columns:
         table.add_column(title, justify="right")
+    absent = frame.attrs["absent"]
     for flow, row in frame.iterrows():
         cells = []
         for metric, _, scale in columns:
             mean, half = row.get(metric, float("nan")), row.get(f"{metric}_hw", float("nan"))
-            cells.append("" if mean != mean else f"{mean * scale:.3f}"
-                         + ("" if half != half else f" ± {half * scale:.3f}"))
+            cells.append("n/a" if metric in absent else "" if mean != mean else
+                         f"{mean * scale:.3f}" + ("" if half != half else
+                                                  f" ± {half * scale:.3f}"))
         table.add_row(str(flow), *cells)
     Console(width=max(console.width, 14 + 15 * len(columns))).print(table)
+    for reason in dict.fromkeys(absent.values()):
+        titles = [title for metric, title, _ in columns if absent.get(metric) == reason]
+        if titles:
+            console.print(f"n/a ({', '.join(titles)}): {reason}", markup=False,
+                          highlight=False, soft_wrap=True)
     if replications == 1:
         wireless = result.provenance.get("lens", {}).get("wireless")
         if wireless:
@@ -428,9 +436,9 @@ def optimize_parameter(
 
 @app.command("export")
 def export_net(
-    net: Annotated[str, typer.Argument(help="package.module:function (or file.py:function) "
-                                       "returning a PetriNet, a .cpn/.pnml file, or a "
-                                       "scenario .yaml (its whole net).")],
+    net: Annotated[str, typer.Argument(help="A .cpn/.pnml file, a scenario .yaml (its whole "
+                                       "net), or with --python package.module:function "
+                                       "(or file.py:function) returning a PetriNet.")],
     file_format: Annotated[str, typer.Option("--format", "-f", help="cpn or pnml.",
                                              callback=_choice("cpn", "pnml"))] = "cpn",
     output: Annotated[str | None, typer.Option("--output", "-o", help="File to write "
@@ -448,6 +456,13 @@ def export_net(
         "grammars can't say, instead of writing it in tcpn's toolspecific form.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
+    python: Annotated[bool, typer.Option(
+        "--python", help="NET is Python code to run: package.module:function or "
+        "file.py:function returning a PetriNet (never inferred from a colon).")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
+        "references as any Python, without the restricted evaluator (docs/security.md).")
+    ] = False,
 ) -> None:
     """Export a net to CPN Tools (.cpn) or PNML.
 
@@ -455,7 +470,7 @@ def export_net(
     toolspecific elements (docs/exchange.md: what other readers lose). CPN Tools: what
     the format can't say is an error.
 
-    Examples: tcpn export tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
+    Examples: tcpn export --python tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
     from tcpn.outputs import check_output_file
@@ -468,7 +483,7 @@ def export_net(
 
         loaded = built_net(scenario_net(net), net)
     else:
-        loaded = load_net(net)
+        loaded = load_net(net, python=python, trusted=trust)
     if output is None:
         sys.stdout.write(net_text(loaded, file_format, real_time=real_time, layout=layout,
                                   net_type=net_type, strict=strict))
@@ -481,7 +496,8 @@ def export_net(
 @app.command("check")
 def check_net(
     net: Annotated[str, typer.Argument(help="The net: a .cpn or .pnml file, a scenario .yaml, "
-                                       "or package.module:function returning a PetriNet.")],
+                                       "or with --python package.module:function "
+                                       "returning a PetriNet.")],
     ctl: Annotated[list[str] | None, typer.Option(
         "--ctl", help="A CTL formula, e.g. \"AG !deadlock\" or \"A[fireable(send) U "
         "tokens(acked) >= 3]\" (repeatable). Grammar: docs/checking.md.")] = None,
@@ -550,13 +566,20 @@ def check_net(
         "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
+    python: Annotated[bool, typer.Option(
+        "--python", help="NET is Python code to run: package.module:function or "
+        "file.py:function returning a PetriNet (never inferred from a colon).")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
+        "references as any Python, without the restricted evaluator (docs/security.md).")
+    ] = False,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
     Each formula gets true, false or unknown (a budget was reached, and which); a witness
     or counterexample path is printed when one exists. Exit 0 when every formula holds,
     1 when one is false or unknown, 3 on bad input (a malformed formula, an unknown place).
-    Example: tcpn check tcpn.petrinets.exchange.loading:example_net --report.
+    Example: tcpn check --python tcpn.petrinets.exchange.loading:example_net --report.
     A TCP property: tcpn check scenario.yaml --property all --segments 4 --losses 1
     """
     from tcpn.petrinets.check_command import CheckRequest, run_check
@@ -593,7 +616,7 @@ def check_net(
 
         loaded = scenario_net(net)
     else:
-        loaded = load_net(net).net
+        loaded = load_net(net, python=python, trusted=trust).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
                            askctl=tuple(askctl or ()), report=report,
                            max_states=max_states or 5_000_000,
@@ -613,6 +636,10 @@ def import_net(
                       ] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
+        "references as any Python, without the restricted evaluator (docs/security.md).")
+    ] = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
     from tcpn.outputs import check_output_file
@@ -620,7 +647,7 @@ def import_net(
 
     if output is not None:
         check_output_file(output, overwrite)
-    loaded = load_net(file, strict=strict)
+    loaded = load_net(file, strict=strict, trusted=trust)
     console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
     if output is not None:
         console.print(f"wrote {save_net(loaded, output, overwrite=overwrite)}",
@@ -655,6 +682,7 @@ def scenario_table(
     from tcpn.outputs import atomic_file, check_output_file
     from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
+        absent_reasons,
         format_cell,
         run_scenarios,
         scenario_frame,
@@ -687,6 +715,8 @@ def scenario_table(
         table.add_row(*(format_cell(v) for k, v in record.items()
                         if k != "error" or failed.any()))
     Console(width=max(console.width, 180)).print(table)
+    for line in absent_reasons(rows):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     for row in rows:
         if row.error:  # whole, on one line: the terminal wraps it, no column cuts it
             console.print(f"{row.path}: {row.error}", markup=False, highlight=False,
@@ -755,8 +785,10 @@ def sweep_campaign(
     from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
     from tcpn.solvers.sweep.campaign import plan_campaign
     from tcpn.solvers.sweep.executors import executor_for
+    from tcpn.solvers.sweep.results import check_metric
 
     spec = load_sweep(sweep_file)
+    check_metric(spec, metric)
     campaign_store = CampaignStore(store)
     plan = plan_campaign(spec, campaign_store, traces, retry_failed)
     err_console.print(f"{spec.name}: {spec.size} cells x {len(spec.lenses)} lenses x "

@@ -63,12 +63,19 @@ class Limits:
     """Tokens in the initial marking of one place of an imported net."""
     capture_bytes: int = 4 << 30
     """Bytes of a pcap capture."""
+    import_evaluation_ms: int = 10_000
+    """Milliseconds of computation that evaluating one value of an imported net may take
+    (a CPN ML ``val``, a constant folded at import; the shipped files need under 10)."""
+    stored_file_bytes: int = 1 << 30
+    """Bytes of one file tcpn reads back from its own outputs: a report's stored table or
+    ``manifest.json`` (``tcpn report --from``), an output directory's list of its files."""
 
 
 _current: list[Limits] = []
 _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
-          "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes"}
+          "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
+          "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"

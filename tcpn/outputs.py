@@ -8,16 +8,21 @@ exported net, a figure) through :func:`atomic_file`. The rules:
   when complete: a result appears whole or not at all;
 * that sibling is created *before* the work starts, so an unwritable or read-only target
   is reported before a simulation runs, not after it;
-* an existing directory is replaced only when it is recognisably a tcpn output (it holds
-  the :data:`MARKER` file tcpn writes into every output directory, or a ``result.json``,
-  ``replications.json`` or ``comparison.json`` of a tcpn format) **and** ``overwrite`` is
-  given; an empty directory is filled (nothing in it can be lost); anything else is refused,
-  naming the path. A file is never replaced by a directory, nor a directory by a file; an
-  existing file is replaced only with ``overwrite``;
-* leftovers of runs that were killed (``.NAME.partial-PID`` of a process that no longer
-  runs, holding the marker) are removed, and said so, by the next run into ``NAME``; those
-  of live processes and the ``.NAME.old-PID`` of a replacement that was killed half-way
-  (the previous result) are reported and left alone.
+* when the block succeeds, the :data:`MARKER` file is written last into the directory: it
+  lists every file tcpn wrote there (relative path, size, SHA-256) and every directory;
+* an existing directory is replaced only with ``overwrite`` and only when its marker lists
+  everything in it, unchanged: a file or directory the marker does not list (the user
+  added it), a listed file whose size or SHA-256 differ (the user edited it) or a symbolic
+  link is named and the directory refused; a directory without a marker, or with a marker
+  that lists nothing (one written by a tcpn before markers listed files), is refused and
+  never guessed at; an empty directory is filled (nothing in it can be lost). A file is
+  never replaced by a directory, nor a directory by a file; an existing file is replaced
+  only with ``overwrite``;
+* leftovers of writes that were killed (``.NAME.partial-PID`` directories holding the
+  marker, ``.STEM.partial-PID.SUFFIX`` files, of a process that no longer runs) are
+  removed, and said so, by the next write into ``NAME``; those of live processes and the
+  ``.NAME.old-PID`` of a replacement that was killed half-way (the previous result) are
+  reported and left alone.
 
 Reports are :class:`OutputWarning` warnings (the CLI prints them as one line each).
 
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -47,13 +53,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tcpn.errors import InputError
+from tcpn.limits import read_input
 
 __all__ = ["MARKER", "OutputError", "OutputWarning", "atomic_directory", "atomic_file",
            "atomic_files", "check_output_file", "is_tcpn_output", "leftovers"]
 
-#: The file tcpn writes into every output directory: what makes it recognisably tcpn's.
+#: The file tcpn writes into every output directory, last: the files and directories it
+#: wrote there (``{"format", "files": {path: {"size", "sha256"}}, "directories": [...]}``).
 MARKER = ".tcpn-output"
-_FORMATS = {"result.json": "tcpn-result/", "replications.json": "tcpn-replications/"}
+_MARKER_FORMAT = "tcpn-output/2"
+#: Entries named when a directory without a marker is refused (then "and N more").
+_SHOWN = 5
 
 
 class OutputError(InputError):
@@ -65,18 +75,90 @@ class OutputWarning(UserWarning):
 
 
 def is_tcpn_output(directory: str | Path) -> bool:
-    """Whether ``directory`` is a directory tcpn wrote (the :data:`MARKER`, or a tcpn
-    ``result.json``/``replications.json``, or ``comparison.json`` beside ``runs/``)."""
+    """Whether ``directory`` is a directory tcpn wrote: its :data:`MARKER` lists the files
+    tcpn wrote in it (whether they are all still as written is :func:`atomic_directory`'s
+    check before it replaces one)."""
     path = Path(directory)
-    if not path.is_dir() or path.is_symlink():
+    return path.is_dir() and not path.is_symlink() and isinstance(_listing(path), dict)
+
+
+def _sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write_marker(directory: Path) -> None:
+    """Write the :data:`MARKER` of ``directory``: everything in it, as it is now."""
+    files: dict[str, dict[str, int | str]] = {}
+    directories: list[str] = []
+    for root, dirnames, filenames in os.walk(directory):
+        relative = Path(root).relative_to(directory)
+        directories.extend((relative / name).as_posix() for name in dirnames)
+        for name in filenames:
+            file = Path(root, name)
+            if file.is_file() and not file.is_symlink() and file != directory / MARKER:
+                files[(relative / name).as_posix()] = {"size": file.stat().st_size,
+                                                       "sha256": _sha256(file)}
+    record = {"format": _MARKER_FORMAT, "files": files, "directories": sorted(directories)}
+    (directory / MARKER).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def _listing(directory: Path) -> dict[str, dict[str, object]] | str:
+    """What ``directory``'s :data:`MARKER` lists (relative path -> ``{"size", "sha256"}``,
+    a directory -> ``{}``), or why it lists nothing usable."""
+    try:
+        record = json.loads(read_input(directory / MARKER, "stored_file_bytes",
+                                       "output marker"))
+    except (InputError, ValueError) as exc:
+        return str(exc)
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if record.get("format") != _MARKER_FORMAT:
+        return f"format {record.get('format')!r}"
+    files, directories = record.get("files"), record.get("directories")
+    if not (isinstance(files, dict) and isinstance(directories, list)
+            and all(isinstance(v, dict) and v for v in files.values())
+            and all(isinstance(d, str) for d in directories)):
+        return "no list of files"
+    return {**{d: {} for d in directories}, **files}
+
+
+def _foreign_entry(directory: Path, listed: dict[str, dict[str, object]],
+                   ) -> tuple[str, str] | None:
+    """The first entry under ``directory`` that is not as its :data:`MARKER` lists it, as
+    ``(relative path, why)``; None when there is none."""
+    pending = [""]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(directory / folder) as scan:
+                entries = sorted(scan, key=lambda e: e.name)
+        except OSError as exc:
+            return folder, f"which tcpn cannot read ({exc.strerror})"
+        for entry in entries:
+            relative = f"{folder}/{entry.name}" if folder else entry.name
+            wrote = listed.get(relative)
+            if relative == MARKER:
+                continue
+            if wrote is None or entry.is_symlink() or entry.is_dir() != (wrote == {}):
+                return relative, "which tcpn did not write"
+            if entry.is_dir():
+                pending.append(relative)
+            elif not _as_written(entry, wrote):
+                return relative, "which changed since tcpn wrote it"
+    return None
+
+
+def _as_written(entry: os.DirEntry[str], wrote: dict[str, object]) -> bool:
+    """Whether the file ``entry`` has the size and SHA-256 the marker lists (``wrote``)."""
+    try:
+        return (entry.is_file() and entry.stat().st_size == wrote.get("size")
+                and _sha256(entry.path) == wrote.get("sha256"))
+    except OSError:  # unreadable: tcpn cannot tell it is as written
         return False
-    if (path / MARKER).is_file():
-        return True
-    for name, prefix in _FORMATS.items():
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            if json.loads((path / name).read_text())["format"].startswith(prefix):
-                return True
-    return (path / "comparison.json").is_file() and (path / "runs").is_dir()
 
 
 def _absolute(target: str | Path, what: str) -> Path:
@@ -98,16 +180,18 @@ def _alive(pid: int) -> bool:
 
 
 def leftovers(target: str | Path) -> list[tuple[Path, int, bool]]:
-    """The ``.NAME.partial-PID`` and ``.NAME.old-PID`` siblings of ``target``: ``(path,
-    pid, alive)``, where ``alive`` says whether process ``pid`` still runs."""
+    """The leftovers of writes into ``target`` beside it: ``.NAME.partial-PID`` and
+    ``.NAME.old-PID`` (directories), ``.STEM.partial-PID.SUFFIX`` (files) as ``(path, pid,
+    alive)``, where ``alive`` says whether process ``pid`` still runs."""
     path = _absolute(target, "output")
-    pattern = re.compile(rf"\.{re.escape(path.name)}\.(partial|old)-(\d+)")
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:partial|old)-(\d+)|"
+                         rf"\.{re.escape(path.stem)}\.partial-(\d+){re.escape(path.suffix)}")
     found = []
     with contextlib.suppress(OSError):
         for sibling in path.parent.iterdir():
             match = pattern.fullmatch(sibling.name)
             if match:
-                pid = int(match.group(2))
+                pid = int(match.group(1) or match.group(2))
                 found.append((sibling, pid, pid != os.getpid() and _alive(pid)))
     return sorted(found)
 
@@ -116,39 +200,74 @@ def _clean_leftovers(path: Path) -> None:
     for sibling, pid, alive in leftovers(path):
         if pid == os.getpid():
             continue
-        if ".old-" in sibling.name:
+        if sibling.name.startswith(f".{path.name}.old-"):
             warnings.warn(f"{sibling} is the previous content of {path}, left by a run "
                           f"(PID {pid}) killed while replacing it: rename it back or delete "
                           "it", OutputWarning, stacklevel=4)
         elif alive:
             warnings.warn(f"{sibling}: process {pid} is still writing {path}; the last run "
                           "to finish wins", OutputWarning, stacklevel=4)
-        elif sibling.is_dir() and (sibling / MARKER).is_file():
-            shutil.rmtree(sibling, ignore_errors=True)
-            warnings.warn(f"removed {sibling}: the partial output of a run (PID {pid}) that "
-                          "was killed", OutputWarning, stacklevel=4)
         else:
-            warnings.warn(f"{sibling} looks like the partial output of a run (PID {pid}) "
-                          "that was killed; tcpn left it alone (delete it if it is not "
-                          "yours to keep)", OutputWarning, stacklevel=4)
+            what = "run" if sibling.is_dir() else "write"
+            if _removed(sibling):
+                warnings.warn(f"removed {sibling}: the partial output of a {what} (PID "
+                              f"{pid}) that was killed", OutputWarning, stacklevel=4)
+            else:
+                warnings.warn(f"{sibling} looks like the partial output of a {what} (PID "
+                              f"{pid}) that was killed; tcpn left it alone (delete it if it "
+                              "is not yours to keep)", OutputWarning, stacklevel=4)
 
 
-def _check_directory(path: Path, overwrite: bool) -> None:
-    """Refuse a target directory tcpn must not replace (see the module docstring)."""
+def _removed(leftover: Path) -> bool:
+    """Remove ``leftover`` if it is recognisably tcpn's partial output (a directory holding
+    the :data:`MARKER`, or a plain file); whether it was removed."""
+    if leftover.is_symlink():
+        return False
+    if leftover.is_dir() and (leftover / MARKER).is_file():
+        shutil.rmtree(leftover, ignore_errors=True)
+        return not leftover.exists()
+    if leftover.is_file():
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+        return not leftover.exists()
+    return False
+
+
+def _check_directory(path: Path, overwrite: bool, shown: Path | None = None) -> None:
+    """Refuse a target directory tcpn must not replace (see the module docstring); the
+    messages call ``path`` ``shown`` (the target, when ``path`` is where it was moved)."""
+    name = shown or path
     if path.is_symlink():
-        raise OutputError(f"{path} is a symbolic link: tcpn does not replace links; choose "
+        raise OutputError(f"{name} is a symbolic link: tcpn does not replace links; choose "
                           "a new directory")
     if path.exists() and not path.is_dir():
-        raise OutputError(f"{path} is a file, not a directory: tcpn never replaces a file "
+        raise OutputError(f"{name} is a file, not a directory: tcpn never replaces a file "
                           "with a directory; choose a new directory")
-    if path.is_dir() and any(path.iterdir()):
-        if not is_tcpn_output(path):
-            raise OutputError(f"{path} exists and is not a tcpn output directory: tcpn "
-                              "writes only new, empty or its own directories; choose a new "
-                              "directory")
-        if not overwrite:
-            raise OutputError(f"{path} exists (a tcpn output): pass overwrite (--overwrite) "
-                              "to replace it")
+    names = sorted(os.listdir(path)) if path.is_dir() else []
+    if not names:
+        return  # new or empty: nothing in it can be lost
+    if MARKER not in names:
+        listed = ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more"
+                                              if len(names) > _SHOWN else "")
+        raise OutputError(f"{name} exists and is not a tcpn output directory (it holds "
+                          f"{listed}, and no {MARKER} lists them as tcpn's): tcpn writes "
+                          "only new, empty or its own directories; choose a new directory")
+    listing = _listing(path)
+    if isinstance(listing, str):
+        raise OutputError(f"{name}: its {MARKER} does not list the files tcpn wrote "
+                          f"({listing}: an older tcpn wrote no list, or the file is "
+                          "damaged): tcpn cannot tell whether anything in it is yours, so it "
+                          "does not replace it; move or delete it yourself, or choose a new "
+                          "directory")
+    foreign = _foreign_entry(path, listing)
+    if foreign is not None:
+        relative, why = foreign
+        raise OutputError(f"{name} holds {name / relative}, {why}: tcpn replaces only a "
+                          "directory holding nothing but the files it wrote there; move it "
+                          "out of the directory or choose a new directory")
+    if not overwrite:
+        raise OutputError(f"{name} exists (a tcpn output): pass overwrite (--overwrite) "
+                          "to replace it")
 
 
 def _cannot_write(path: Path, exc: OSError) -> OutputError:
@@ -170,7 +289,7 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
 
     The sibling is created on entry, so an unwritable target fails before the block's
     work; ``target`` is checked against the rules of the module docstring on entry and
-    again before it is replaced.
+    again once moved aside, just before it is replaced.
     """
     path = _absolute(target, "output directory")
     _check_directory(path, overwrite)
@@ -184,19 +303,42 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
             path.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
-            (tmp / MARKER).write_text(json.dumps({"format": "tcpn-output/1"}) + "\n")
+            (tmp / MARKER).write_text(json.dumps({"format": _MARKER_FORMAT}) + "\n")
         except OSError as exc:
             raise _cannot_write(path, exc) from None
         yield tmp
-        _check_directory(path, overwrite)  # the target may have changed meanwhile
+        try:
+            _write_marker(tmp)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
+        old = _moved_aside(path, overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    old = path.with_name(f".{path.name}.old-{os.getpid()}")
-    if path.is_dir():
-        os.replace(path, old)
     os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _moved_aside(path: Path, overwrite: bool) -> Path | None:
+    """Move what is at ``path`` now (the target may have changed since the start) to
+    ``.NAME.old-PID`` and check it there, where nothing can be added to it unseen; put it
+    back and refuse if tcpn must not replace it. Returns where it went, None if nothing
+    was there."""
+    old = path.with_name(f".{path.name}.old-{os.getpid()}")
+    try:
+        os.replace(path, old)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        _check_directory(old, overwrite, shown=path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # else the next run reports .NAME.old-PID
+            os.replace(old, path)
+        raise
+    return old
 
 
 def check_output_file(target: str | Path, overwrite: bool = False) -> Path:
@@ -205,6 +347,7 @@ def check_output_file(target: str | Path, overwrite: bool = False) -> Path:
     Returns the absolute path."""
     path = _absolute(target, "output file")
     _check_file(path, overwrite)
+    _clean_leftovers(path)
     probe = _partial_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

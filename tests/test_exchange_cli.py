@@ -17,7 +17,8 @@ def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_export_python_reference_to_cpn_then_import_and_export_again(tmp_path):
     first = tmp_path / "mm1.cpn"
-    done = tcpn("export", "tcpn.petrinets.exchange.loading:example_net", "-o", str(first))
+    done = tcpn("export", "--python", "tcpn.petrinets.exchange.loading:example_net", "-o",
+                str(first))
     assert done.returncode == 0, done.stderr
     assert "<boolean>true</boolean>" in first.read_text()  # exponential delays: real time
     imported = tcpn("import", str(first), "-o", str(tmp_path / "again.cpn"))
@@ -58,15 +59,17 @@ def test_export_a_net_defined_in_a_python_file_to_pnml_on_stdout(tmp_path):
         "    net.add_transition(Transition('t'))\n"
         "    net.add_input('a', 't', '()')\n"
         "    return net\n")
-    done = tcpn("export", f"{script}:build", "--format", "pnml")
+    done = tcpn("export", "--python", f"{script}:build", "--format", "pnml")
     assert done.returncode == 0, done.stderr
     assert "grammar/ptnet" in done.stdout and '<place id="a">' in done.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("export", "nosuch.module:net"), "can't import nosuch.module"),
-    (("export", "tcpn.petrinets.examples:single_server_queue"), "takes no arguments"),
-    (("export", "tcpn.petrinets.exchange.loading:example_net", "-f", "pnml", "--strict"),
+    (("export", "--python", "nosuch.module:net"), "can't import nosuch.module"),
+    (("export", "--python", "tcpn.petrinets.examples:single_server_queue"),
+     "takes no arguments"),
+    (("export", "--python", "tcpn.petrinets.exchange.loading:example_net", "-f", "pnml",
+      "--strict"),
      "place source: colour set TINT is not a finite sort"),
     (("import", "missing.cpn"), "missing.cpn: no such file"),
 ])

@@ -140,14 +140,14 @@ NET = "tcpn.petrinets.examples:retransmission"
 
 def test_cli_verdicts_exit_codes_and_json(tmp_path):
     out = tmp_path / "v.json"
-    result = RUN.invoke(app, ["check", NET, "--ctl", DELIVERED, "--json", str(out)])
+    result = RUN.invoke(app, ["check", "--python", NET, "--ctl", DELIVERED, "--json", str(out)])
     assert result.exit_code == 1, result.output
     assert "FALSE" in result.output and "cycle" in result.output
     data = json.loads(out.read_text())
     assert data["verdicts"][0]["evidence"]["cycle"][0]["transition"] == "lose"
-    again = RUN.invoke(app, ["check", NET, "--ctl", DELIVERED, "--json", str(out)])
+    again = RUN.invoke(app, ["check", "--python", NET, "--ctl", DELIVERED, "--json", str(out)])
     assert again.exit_code != 0 and "exists" in str(again.exception or again.output)
-    fair = RUN.invoke(app, ["check", NET, "--ctl", DELIVERED, "--weak-fair", "deliver"])
+    fair = RUN.invoke(app, ["check", "--python", NET, "--ctl", DELIVERED, "--weak-fair", "deliver"])
     assert fair.exit_code == 0 and "TRUE" in fair.output
 
 
@@ -166,23 +166,24 @@ def _tcpn(*args, cwd=None):
     (["--weak-fair", "nope", "--ctl", "EF deadlock"], "no transition named 'nope'"),
 ])
 def test_cli_bad_input_is_named(args, message):
-    result = _tcpn("check", NET, *args)
+    result = _tcpn("check", "--python", NET, *args)
     assert result.returncode == 3, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_cli_report_budget_and_missing_file(tmp_path):
-    result = RUN.invoke(app, ["check", NET, "--report"], env={"COLUMNS": "60"})
+    result = RUN.invoke(app, ["check", "--python", NET, "--report"], env={"COLUMNS": "60"})
     assert result.exit_code == 0
     assert "Impartial" in result.output
     (tmp_path / "endless.py").write_text(
         "from tcpn.petrinets.examples import counter\n\n\n"
         "def net():\n    return counter(10**9)\n")
-    budget = _tcpn("check", "endless.py:net", "--ctl", "AF deadlock", "--max-states", "100",
-                   cwd=tmp_path)
+    budget = _tcpn("check", "--python", "endless.py:net", "--ctl", "AF deadlock",
+                   "--max-states", "100", cwd=tmp_path)
     assert budget.returncode == 1
     assert "UNKNOWN" in budget.stdout and "max_states=100" in budget.stdout
-    report = _tcpn("check", "endless.py:net", "--report", "--max-states", "100", cwd=tmp_path)
+    report = _tcpn("check", "--python", "endless.py:net", "--report", "--max-states", "100",
+                   cwd=tmp_path)
     assert report.returncode == 3 and "max_states=100" in report.stderr
     missing = _tcpn("check", str(tmp_path / "absent.pnml"), "--report")
     assert missing.returncode == 3 and "absent.pnml" in missing.stderr

@@ -302,3 +302,162 @@ def test_an_interrupt_while_the_sibling_is_being_set_up_leaves_nothing(
     with pytest.raises(KeyboardInterrupt), atomic_directory(tmp_path / "out"):
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- what --overwrite replaces
+
+def test_a_users_directory_with_a_tcpn_result_json_survives_overwrite(short, tmp_path):
+    # issue 27: a small result.json of a tcpn format was enough for --overwrite to delete
+    # thesis.tex and .ssh/ beside it
+    mine = tmp_path / "mine"
+    (mine / ".ssh").mkdir(parents=True)
+    (mine / ".ssh" / "id_ed25519").write_text("secret")
+    (mine / "thesis.tex").write_text("three years")
+    (mine / "result.json").write_text('{"format": "tcpn-result/1", "notes": "mine"}')
+    (mine / "replications.json").write_text('{"format": "tcpn-replications/1"}')
+    before = {p.relative_to(mine): p.read_bytes() for p in mine.rglob("*") if p.is_file()}
+    done = tcpn("run", short, "-o", mine, "--overwrite")
+    assert done.returncode == 3, done.stderr
+    message = one_line(done.stderr)
+    assert f"{mine} exists and is not a tcpn output directory" in message
+    assert "thesis.tex" in message and ".ssh" in message and "Traceback" not in message
+    assert {p.relative_to(mine): p.read_bytes() for p in mine.rglob("*")
+            if p.is_file()} == before
+    assert siblings(mine) == []
+
+
+def test_overwrite_replaces_tcpns_own_run_but_not_a_file_added_or_edited(short, tmp_path):
+    out = tmp_path / "out"
+    for _ in range(2):  # a run into its own earlier output, replaced whole
+        done = tcpn("run", short, "-o", out, "--overwrite")
+        assert done.returncode == 0, done.stderr
+        assert siblings(out) == []
+    result = (out / "result.json").read_text()
+    (out / "thesis.tex").write_text("notes on the run")
+    done = tcpn("run", short, "-o", out, "--overwrite")
+    assert done.returncode == 3, done.stderr
+    message = one_line(done.stderr)
+    assert f"{out} holds {out / 'thesis.tex'}, which tcpn did not write" in message
+    assert "move it out of the directory or choose a new directory" in message
+    assert (out / "thesis.tex").read_text() == "notes on the run"
+    assert (out / "result.json").read_text() == result and siblings(out) == []
+    (out / "thesis.tex").unlink()
+    (out / "result.json").write_text(result + "\n")  # a result the user added notes to
+    done = tcpn("run", short, "-o", out, "--overwrite")
+    assert done.returncode == 3, done.stderr
+    assert f"{out / 'result.json'}, which changed since tcpn wrote it" in one_line(done.stderr)
+    assert (out / "result.json").read_text() == result + "\n"
+
+
+def test_the_marker_lists_every_file_tcpn_wrote_with_its_size_and_sha256(tmp_path):
+    import hashlib
+    import json
+
+    out = tmp_path / "out"
+    with atomic_directory(out) as tmp:
+        (tmp / "runs" / "rep-000").mkdir(parents=True)
+        (tmp / "runs" / "rep-000" / "t.parquet").write_bytes(b"\x00table")
+        (tmp / "empty").mkdir()
+        (tmp / "result.json").write_text("{}")
+    marker = json.loads((out / MARKER).read_text())
+    files = {"result.json": b"{}", "runs/rep-000/t.parquet": b"\x00table"}
+    assert marker["files"] == {name: {"size": len(data),
+                                      "sha256": hashlib.sha256(data).hexdigest()}
+                               for name, data in files.items()}
+    assert marker["directories"] == ["empty", "runs", "runs/rep-000"]
+    assert is_tcpn_output(out)
+
+
+def _tcpn_output(out: Path) -> None:
+    with atomic_directory(out) as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "a.csv").write_text("1\n")
+        (tmp / "result.json").write_text('{"format": "tcpn-result/1"}')
+
+
+@pytest.mark.parametrize(("change", "named", "why"), [
+    (lambda out: (out / "sub" / "notes.md").write_text("mine"), "sub/notes.md",
+     "which tcpn did not write"),
+    (lambda out: (out / "sub" / "a.csv").write_text("2\n"), "sub/a.csv",
+     "which changed since tcpn wrote it"),
+    (lambda out: (out / "sub" / "a.csv").write_text("1\n\n"), "sub/a.csv",
+     "which changed since tcpn wrote it"),
+    (lambda out: (out / ".ssh").mkdir(), ".ssh", "which tcpn did not write"),
+    (lambda out: (out / "link").symlink_to("/etc"), "link", "which tcpn did not write"),
+])
+def test_a_tcpn_output_holding_anything_tcpn_did_not_write_is_never_replaced(
+        tmp_path, change, named, why):
+    out = tmp_path / "out"
+    _tcpn_output(out)
+    change(out)
+    before = sorted((p.relative_to(out), p.is_file() and p.read_bytes())
+                    for p in out.rglob("*"))
+    with pytest.raises(OutputError) as info, atomic_directory(out, overwrite=True) as tmp:
+        (tmp / "new").write_text("")
+    assert f"{out} holds {out / named}, {why}" in str(info.value)
+    assert sorted((p.relative_to(out), p.is_file() and p.read_bytes())
+                  for p in out.rglob("*")) == before
+    assert siblings(out) == []
+
+
+def test_a_file_added_while_the_new_result_is_made_is_seen_and_kept(tmp_path):
+    out = tmp_path / "out"
+    _tcpn_output(out)
+    with pytest.raises(OutputError) as info, atomic_directory(out, overwrite=True) as tmp:
+        (tmp / "new").write_text("")
+        (out / "notes.md").write_text("written during the run")
+    assert f"{out} holds {out / 'notes.md'}, which tcpn did not write" in str(info.value)
+    assert (out / "notes.md").read_text() == "written during the run"
+    assert (out / "sub" / "a.csv").read_text() == "1\n" and siblings(out) == []
+
+
+def test_a_removed_file_is_no_loss_and_the_directory_is_replaced(tmp_path):
+    out = tmp_path / "out"
+    _tcpn_output(out)
+    (out / "sub" / "a.csv").unlink()
+    with atomic_directory(out, overwrite=True) as tmp:
+        (tmp / "new").write_text("")
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "new"]
+
+
+@pytest.mark.parametrize("marker", ['{"format": "tcpn-output/1"}\n', "", "not json",
+                                    '{"format": "tcpn-output/2", "files": [1]}'])
+def test_a_result_of_an_older_tcpn_or_a_damaged_marker_is_refused_not_guessed(
+        tmp_path, marker):
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / MARKER).write_text(marker)  # tcpn before its marker listed the files it wrote
+    (old / "result.json").write_text('{"format": "tcpn-result/1"}')
+    with pytest.raises(OutputError) as info, atomic_directory(old, overwrite=True):
+        pass
+    assert f"{old}: its {MARKER} does not list the files tcpn wrote" in str(info.value)
+    assert "move or delete it yourself" in str(info.value)
+    assert sorted(p.name for p in old.iterdir()) == [MARKER, "result.json"]
+
+
+# ---------------------------------------------------------------- leftovers of single files
+
+KILLED_WRITE = """
+import os, signal, sys
+from tcpn.outputs import atomic_file
+with atomic_file(sys.argv[1]) as tmp:
+    tmp.write_text("half a table")
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_partial_file_of_a_killed_write_is_removed_and_reported_next_time(tmp_path):
+    path = tmp_path / "table.csv"
+    killed = subprocess.run([sys.executable, "-c", KILLED_WRITE, str(path)], timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    leftover = [p for p in tmp_path.iterdir() if p.name.startswith(".table.partial-")]
+    assert len(leftover) == 1 and leftover[0].read_text() == "half a table"
+    live = tmp_path / f".table.partial-{os.getppid()}.csv"  # pytest's parent runs
+    live.write_text("being written")
+    with pytest.warns(OutputWarning) as caught, atomic_file(path) as tmp:
+        tmp.write_text("a\n")
+    messages = " ".join(str(w.message) for w in caught)
+    assert f"removed {leftover[0]}: the partial output of a write" in messages
+    assert f"{live}: process {os.getppid()} is still writing {path}" in messages
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "table.csv"]
+    assert path.read_text() == "a\n"

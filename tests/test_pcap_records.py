@@ -1,4 +1,4 @@
-"""pcap records that must not change the figures silently (issue 13).
+"""pcap records that must not change the figures silently (issues 13 and 27).
 
 Corrupt IP or TCP header lengths are refused naming the packet and its byte offset;
 IPv6, UDP, ARP and fragments are skipped and counted; raw IP (link type 101) and
@@ -134,3 +134,141 @@ def test_a_record_too_short_for_its_link_header_is_counted():
     frames = [_ppp(p) for p in _flow()] + [b"\x00"]
     table = read_pcap(io.BytesIO(_capture(frames)))
     assert table.attrs["skipped"] == {"shorter than a link and IPv4 header": 1}
+
+
+# -- issue 27: TCP checksums, IP options, timestamps ---------------------------------------
+
+
+def _with_tcp_checksums(ip: bytes) -> bytes:
+    """The packet with its TCP checksum computed by dpkt (over the IPv4 pseudo-header)."""
+    packet = dpkt.ip.IP(ip)
+    packet.data.sum = 0
+    packet.sum = 0
+    return bytes(packet)  # dpkt fills in both checksums when they are 0
+
+
+def _checksummed_flow() -> list[bytes]:
+    frames = [_with_tcp_checksums(p) for p in _flow()]
+    assert all(dpkt.ip.IP(f).data.sum != 0 for f in frames)
+    return frames
+
+
+def test_correct_tcp_checksums_are_read():
+    table = read_pcap(io.BytesIO(_capture([_ppp(p) for p in _checksummed_flow()])))
+    assert len(table) == 11 and table.attrs["skipped"] == {}
+    assert _goodput(table) == 10 * 1000 * 8 / 10
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda ip: ip[:-1] + bytes([ip[-1] ^ 0x01]),             # one payload bit
+    lambda ip: ip[:40] + bytes([ip[40] ^ 0x80]) + ip[41:],   # the first payload byte
+    lambda ip: ip[:24] + bytes([ip[24] ^ 0x10]) + ip[25:],   # a sequence number bit
+    lambda ip: ip[:22] + bytes([ip[22] ^ 0x40]) + ip[23:],   # the destination port
+    lambda ip: ip[:12] + bytes([ip[12] ^ 0x02]) + ip[13:],   # the source address (pseudo-header)
+])
+def test_a_segment_whose_tcp_checksum_is_wrong_is_skipped_and_counted(corrupt):
+    frames = _checksummed_flow()
+    frames[5] = corrupt(frames[5])
+    if frames[5][12] != _checksummed_flow()[5][12]:  # keep the IP header checksum right
+        frames[5] = _with_ihl(frames[5], 5, checksum=True)
+    table = read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames])))
+    assert table.attrs["skipped"] == {"TCP checksum does not match the segment": 1}
+    assert 5 not in set(table["packet"]) and len(table) == 10
+    # the segment is missing from the figures: the flow stops before it
+    assert _goodput(table) == 4 * 1000 * 8 / 10
+    kept = read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames])),
+                     bad_tcp_checksums="keep")
+    assert len(kept) == 11 and kept.attrs["skipped"] == {}
+
+
+def test_an_odd_length_segment_is_checksummed_with_its_padding():
+    frames = [_with_tcp_checksums(_segment(ISN, dpkt.tcp.TH_SYN)),
+              _with_tcp_checksums(_segment(ISN + 1, payload=999))]
+    assert read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames]))).attrs["skipped"] == {}
+    frames[1] = frames[1][:-1] + bytes([frames[1][-1] ^ 0x04])
+    table = read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames])))
+    assert table.attrs["skipped"] == {"TCP checksum does not match the segment": 1}
+
+
+def test_a_zero_tcp_checksum_means_not_computed_and_a_cut_segment_is_not_verified():
+    # ns-3 writes 0 unless checksums are enabled; a short snap length keeps headers only
+    plain = read_pcap(io.BytesIO(_capture([_ppp(p) for p in _flow()])))
+    assert plain.attrs["skipped"] == {}
+    out = io.BytesIO()
+    dpkt.pcap.Writer(out, snaplen=96, linktype=dpkt.pcap.DLT_PPP)  # the file header
+    frames = _checksummed_flow()
+    frames[5] = frames[5][:-1] + b"\x00"
+    for k, frame in enumerate(frames):
+        framed = _ppp(frame)
+        header = struct.pack("<IIII", k, 0, min(len(framed), 96), len(framed))
+        out.write(header + framed[:96])
+    table = read_pcap(io.BytesIO(out.getvalue()))
+    assert table.attrs["skipped"] == {} and len(table) == 11
+
+
+def _with_ihl(ip: bytes, words: int, checksum: bool) -> bytes:
+    """The header length field set to ``words`` (the header itself unchanged), with the IP
+    checksum recomputed or left 0 as ns-3 writes it."""
+    packet = bytearray(ip)
+    packet[0] = 0x40 | words
+    packet[10:12] = b"\0\0"
+    if checksum:
+        total = sum(struct.unpack(f"!{words * 2}H", bytes(packet[:words * 4])))
+        while total > 0xFFFF:
+            total = (total & 0xFFFF) + (total >> 16)
+        packet[10:12] = struct.pack("!H", ~total & 0xFFFF)
+    return bytes(packet)
+
+
+@pytest.mark.parametrize("checksum", [False, True])
+@pytest.mark.parametrize("words", [6, 8, 15])
+def test_a_header_length_beyond_the_real_header_is_refused(words, checksum):
+    # a capture from ns-3 (zero TCP checksums): only the IP options can tell
+    frames = [_ppp(p) for p in _flow()]
+    frames[5] = _ppp(_with_ihl(_flow()[5], words, checksum))
+    offset = 24 + sum(16 + len(f) for f in frames[:5])
+    with pytest.raises(PcapError, match=rf"packet 5 at byte offset {offset}: IP header "
+                       rf"length {words * 4} bytes: .*not valid IPv4 options"):
+        read_pcap(io.BytesIO(_capture(frames)))
+
+
+def test_real_ipv4_options_are_read():
+    # router alert (type 148, 4 bytes) then end of list and padding: 28-byte header
+    frames = [_ppp(p) for p in _flow()]
+    ip = _flow()[5]
+    options = bytes([148, 4, 0, 0]) + bytes([0, 0, 0, 0])
+    longer = bytearray(ip[:20] + options + ip[20:])
+    longer[2:4] = struct.pack("!H", len(longer))
+    frames[5] = _ppp(_with_ihl(bytes(longer), 7, checksum=True))
+    table = read_pcap(io.BytesIO(_capture(frames)))
+    assert len(table) == 11 and _goodput(table) == 10 * 1000 * 8 / 10
+
+
+@pytest.mark.parametrize(("magic", "fraction"), [
+    (dpkt.pcap.TCPDUMP_MAGIC, 1_000_000), (dpkt.pcap.TCPDUMP_MAGIC, 0xFFFFFFFF),
+    (dpkt.pcap.TCPDUMP_MAGIC_NANO, 1_000_000_000),
+])
+def test_a_sub_second_field_out_of_range_is_refused_naming_the_record(magic, fraction):
+    out = io.BytesIO()
+    out.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, dpkt.pcap.DLT_PPP))
+    frames = [_ppp(p) for p in _flow()]
+    offset = 24
+    for k, frame in enumerate(frames):
+        if k == 3:
+            at = offset
+        out.write(struct.pack("<IIII", k, fraction if k == 3 else 0, len(frame), len(frame))
+                  + frame)
+        offset += 16 + len(frame)
+    with pytest.raises(PcapError, match=rf"packet 3 at byte offset {at}: .*sub-second"):
+        read_pcap(io.BytesIO(out.getvalue()))
+
+
+def test_the_largest_sub_second_fields_are_read():
+    for magic, largest, scale in ((dpkt.pcap.TCPDUMP_MAGIC, 999_999, 1e6),
+                                  (dpkt.pcap.TCPDUMP_MAGIC_NANO, 999_999_999, 1e9)):
+        out = io.BytesIO()
+        out.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, dpkt.pcap.DLT_PPP))
+        for k, frame in enumerate(_ppp(p) for p in _flow()):
+            out.write(struct.pack("<IIII", k, largest, len(frame), len(frame)) + frame)
+        table = read_pcap(io.BytesIO(out.getvalue()))
+        assert table["time_s"].iloc[0] == pytest.approx(largest / scale)

@@ -186,6 +186,67 @@ def test_cli_rebuild_refuses_damaged_and_foreign_results(study_report: Path,
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
+def _with_entry(report: Path, copy: Path, file: str) -> Path:
+    """A copy of ``report`` whose manifest points the mm1 runs table at ``file``, with the
+    SHA-256 of the real table (so only where the entry points can refuse it)."""
+    shutil.copytree(report, copy)
+    manifest_path = copy / "results" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["parts"]["mm1"]["tables"]["runs"]["file"] = file
+    manifest_path.write_text(json.dumps(manifest))
+    return copy
+
+
+@pytest.mark.parametrize(("file", "why"), [
+    ("../outside.parquet", "not a relative path inside the results directory"),
+    ("@abs", "not a relative path inside the results directory"),
+    ("/dev/zero", "not a relative path inside the results directory"),
+    ("mm1/escape.parquet", "outside the results directory"),  # a symlink that leaves it
+    ("mm1", "not a regular file"),
+])
+def test_rebuild_refuses_manifest_entries_that_leave_the_results_directory(
+        study_report: Path, tmp_path: Path, file: str, why: str) -> None:
+    table = study_report / "results" / "mm1" / "runs.parquet"
+    outside = tmp_path / "outside.parquet"  # the real table's bytes: the hash would pass
+    shutil.copy(table, outside)
+    copy = _with_entry(study_report, tmp_path / "copy",
+                       str(outside) if file == "@abs" else file)
+    (copy / "results" / "mm1" / "escape.parquet").symlink_to(outside)
+    (copy / "results" / "mm1" / "zero").symlink_to("/dev/zero")
+    with pytest.raises(InputError) as info:
+        rebuild(copy, tmp_path / "out", studies=STUDIES)
+    assert "manifest.json: parts.mm1.tables.runs: file" in str(info.value)
+    assert why in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def _at_most_4_gib() -> None:
+    """A child's address space, bounded: should a bug make it read /dev/zero, it fails
+    with MemoryError instead of taking the machine's memory."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("file", ["/dev/zero", "mm1/zero"])  # mm1/zero: a symlink to it
+def test_rebuild_reads_stored_files_up_to_a_limit_and_never_dev_zero(
+        study_report: Path, tmp_path: Path, file: str) -> None:
+    from tcpn.limits import using_limits
+
+    with using_limits(stored_file_bytes=100), pytest.raises(InputError) as info:
+        rebuild(study_report, tmp_path / "out", studies=STUDIES)
+    assert "limit stored_file_bytes" in str(info.value)
+    copy = _with_entry(study_report, tmp_path / "copy", file)
+    (copy / "results" / "mm1" / "zero").symlink_to("/dev/zero")
+    done = subprocess.run([str(Path(sys.executable).parent / "tcpn"), "report", "--from",
+                           str(copy), "--no-pdf", "-o", str(tmp_path / "x")],
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=_at_most_4_gib)
+    assert done.returncode == 3, done.stderr
+    assert f"parts.mm1.tables.runs: file '{file}'" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
+
+
 def test_unknown_study_is_a_usage_error_naming_the_studies() -> None:
     done = tcpn("report", "study", "s9")
     assert done.returncode == 2
@@ -201,6 +262,18 @@ def test_an_existing_directory_is_never_written_over(study_report: Path,
         rebuild(study_report, mine, studies=STUDIES)
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
     assert not any(p.name.startswith(".mine") for p in tmp_path.iterdir())
+
+
+def test_overwrite_replaces_a_report_tcpn_wrote_and_nothing_added_to_it(
+        study_report: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rebuilt"
+    for _ in range(2):
+        rebuild(study_report, out, studies=STUDIES, pdf=False, overwrite=True)
+    (out / "data" / "my-plot.py").write_text("# mine")
+    with pytest.raises(InputError, match=re.escape(
+            f"{out} holds {out / 'data' / 'my-plot.py'}, which tcpn did not write")):
+        rebuild(study_report, out, studies=STUDIES, pdf=False, overwrite=True)
+    assert (out / "data" / "my-plot.py").read_text() == "# mine"
 
 
 def test_a_failing_study_leaves_no_directory(tmp_path: Path) -> None:

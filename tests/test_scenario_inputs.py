@@ -273,3 +273,113 @@ def test_one_flow_that_cannot_deliver_beside_one_that_can_is_accepted():
                         "  - {src: S, dst: D, variant: newreno}\n"
                         "  - {src: S, dst: D, variant: reno, start_s: 9.99}\n")
     assert len(parse_scenario(text).flows) == 2
+
+
+# -- flow ids (issue 27) -------------------------------------------------------------------
+
+TWO_FLOWS = """\
+name: t
+links:
+  - {a: S, b: R, rate_bps: 1.0e+7, delay_s: 0.001}
+  - {a: R, b: D, rate_bps: 1.0e+6, delay_s: 0.02}
+flows:
+  - {FIRST, src: S, dst: D, variant: newreno}
+  - {SECOND, src: S, dst: D, variant: newreno}
+horizon_s: 10
+"""
+
+
+@pytest.mark.parametrize(("first", "second", "field", "clash"), [
+    # a group of 2 expands to f0.0 and f0.1: the second group's id takes one of them
+    ("id: f0, count: 2", "id: f0.1", "flows[1].id", "f0.1"),
+    ("id: f0.1", "id: f0, count: 2", "flows[1].id", "f0.1"),
+    # an unnamed group is f<i>: f1 with count 3 gives f1.2
+    ("id: f1.2", "count: 3", "flows[1].id", "f1.2"),
+    ("id: f1", "count: 1", "flows[1].id", "f1"),
+    ("id: x, count: 2", "id: x, count: 2", "flows[1].id", "x"),
+    ("id: x, count: 2", "id: x", "flows[1].id", "x"),
+])
+def test_expanded_flow_ids_are_unique_up_front(first, second, field, clash):
+    text = TWO_FLOWS.replace("FIRST", first).replace("SECOND", second)
+    message = _error(text)
+    assert re.match(rf"bad\.yaml:\d+: {re.escape(field)}: ", message), message
+    assert repr(clash) in message
+
+
+@pytest.mark.parametrize(("first", "field"), [
+    ("id: all", "flows[0].id"),
+    ("id: all, count: 1", "flows[0].id"),
+])
+def test_the_aggregate_name_is_not_a_flow_id(first, field):
+    text = TWO_FLOWS.replace("FIRST", first).replace("SECOND", "id: b")
+    message = _error(text)
+    assert re.match(rf"bad\.yaml:\d+: {re.escape(field)}: ", message), message
+    assert "'all'" in message and "aggregate" in message
+
+
+@pytest.mark.parametrize("flow_id", ['""', '" "'])
+def test_an_empty_flow_id_is_refused(flow_id):
+    # "" is what the trace tables write for "no flow" (a queue event of unknown origin)
+    text = TWO_FLOWS.replace("FIRST", f"id: {flow_id}").replace("SECOND", "id: b")
+    message = _error(text)
+    assert re.match(r"bad\.yaml:\d+: flows\[0\]\.id: ", message), message
+
+
+def test_ids_are_checked_without_listing_a_huge_group():
+    # 10^12 connections: refused by the cost check, never expanded into ids first
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 1000000000000").replace("SECOND", "id: b")
+    message = _error(text)
+    assert "flows[0].count" in message
+
+
+def test_names_like_a_groups_ids_beyond_its_count_are_accepted():
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 2").replace("SECOND", "id: g.2")
+    assert [f.id for f in parse_scenario(text).concrete_flows(1)] == ["g.0", "g.1", "g.2"]
+    text = TWO_FLOWS.replace("FIRST", "id: g, count: 2").replace("SECOND", "id: g.01")
+    assert [f.id for f in parse_scenario(text).concrete_flows(1)] == ["g.0", "g.1", "g.01"]
+
+
+def test_a_group_named_all_expands_to_distinct_ids_and_is_accepted():
+    # all.0 and all.1 are not the aggregate row's name
+    text = TWO_FLOWS.replace("FIRST", "id: all, count: 2").replace("SECOND", "id: b")
+    ids = [f.id for f in parse_scenario(text).concrete_flows(1)]
+    assert ids == ["all.0", "all.1", "b"]
+
+
+def test_tcpn_scenario_refuses_clashing_ids_before_any_run(tmp_path):
+    path = tmp_path / "clash.yaml"
+    path.write_text(TWO_FLOWS.replace("FIRST", "id: f0, count: 2").replace("SECOND", "id: f0.1"))
+    for command in (["scenario", str(path)], ["run", str(path), "-o", str(tmp_path / "out")]):
+        done = _tcpn(*command, cwd=tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert "flows[1].id" in done.stderr and "'f0.1'" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# -- the name, which names the default result directory ------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "/tmp/abs", "..", ".", r"a\\b",
+                                  r"a\0b", r"a\nb", ""])
+def test_a_name_that_is_not_one_file_name_is_refused(name):
+    message = _error(BASE.replace("name: t", f'name: "{name}"'))
+    assert message.startswith("bad.yaml:1: name: ")
+    assert "a single file name" in message
+
+
+def test_a_long_name_is_refused_and_ordinary_names_pass():
+    assert "at most 200 bytes" in _error(BASE.replace("name: t", "name: " + "x" * 201))
+    for name in ("dumbbell newreno", "s2.k-20", "café", "..x"):
+        assert parse_scenario(BASE.replace("name: t", f"name: {name}")).name == name
+
+
+def test_tcpn_run_with_a_name_that_climbs_out_of_results_writes_nothing(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    path = work / "escape.yaml"
+    path.write_text(BASE.replace("name: t", "name: ../../outside"))
+    done = _tcpn("run", str(path), cwd=work)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"tcpn: invalid input: {path}:1: name: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+    assert sorted(p.name for p in work.iterdir()) == ["escape.yaml"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tcpn.errors import InputError
 from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
 from tcpn.solvers.sweep.campaign import plan_campaign
 from tcpn.solvers.sweep.executors import local_executor
@@ -351,3 +352,43 @@ def test_ctrl_c_or_sigterm_ends_the_workers_and_keeps_what_is_stored(tmp_path, s
         assert not psutil.pid_exists(worker.pid) or worker.status() == psutil.STATUS_ZOMBIE
     stored = record_stats(store)
     assert 1 <= len(stored) < 6
+
+
+def test_an_unknown_metric_is_refused_before_any_run(tmp_path):
+    path = write_sweep(tmp_path / "s.yaml", """
+        axes:
+          links[1].queue.limit: [5, 20]
+        lenses: [fluid]
+    """)
+    store = tmp_path / "store"
+    run = tcpn("sweep", str(path), "--store", str(store), "--workers", "1", "--metric",
+               "bogus")
+    _, err = run.communicate(timeout=300)
+    assert run.returncode == 3, err
+    assert "'bogus'" in err and "Traceback" not in err
+    from tcpn.validation.metrics import AGGREGATE_METRICS
+    assert all(name in err for name in AGGREGATE_METRICS), err
+    assert record_stats(store) == {}  # nothing ran
+    sweep = load_sweep(path)
+    with pytest.raises(InputError, match="'bogus'"):
+        load_results(sweep, CampaignStore(store)).metric("bogus")
+
+
+def test_a_registered_evaluations_metric_is_not_refused_up_front(tmp_path):
+    from tcpn.solvers.sweep import EVALUATIONS, register_evaluation
+    from tcpn.solvers.sweep.results import check_metric
+
+    register_evaluation("queue_verdict", f"{__name__}:queue_verdict")
+    try:
+        sweep = load_sweep(write_sweep(tmp_path / "s.yaml", """
+            axes:
+              links[1].queue.limit: [5, 20]
+            lenses: [{name: queue_verdict, options: {at_least: 10}}]
+        """))
+        check_metric(sweep, "holds")  # its metrics are known once it has run
+        store = CampaignStore(tmp_path / "store")
+        run_campaign(sweep, store)
+        with pytest.raises(InputError, match=r"'bogus'.*holds"):
+            load_results(sweep, store).metric("bogus")
+    finally:
+        EVALUATIONS.pop("queue_verdict")

@@ -247,7 +247,8 @@ def run_once(scenario: Scenario, lens: str, run: Run, output: Path | None = None
 def _summary_stream(scenario: Scenario, writer: TraceWriter) -> Any:
     """The summary of the scenario's measurement window, fed every chunk ``writer`` writes."""
     stream = _resolve(_SUMMARY, "the metrics module")(
-        writer.flows, writer.queues, scenario.measure.warmup_s, scenario.horizon_s)
+        writer.flows, writer.queues, scenario.measure.warmup_s, scenario.horizon_s,
+        writer.untraced)
     writer.observe(stream.add)
     return stream
 

@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast, get_args
@@ -56,7 +57,7 @@ from tcpn.errors import InputError
 from tcpn.limits import limit_problem, read_input
 
 __all__ = [
-    "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
+    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
     "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
     "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
@@ -79,6 +80,8 @@ Variant = Literal[
 
 #: The largest IPv4 packet (the total length field has 16 bits).
 IPV4_MAX_PACKET_BYTES = 65_535
+#: The name of the aggregate row of a result (beside one row per flow id): no flow may take it.
+AGGREGATE_NAME = "all"
 #: Spawn-key suffix of the stream that draws the scenario's own randomness.
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
@@ -670,6 +673,22 @@ class Flow(_Strict):
         return v
 
 
+#: A connection id of a group with count > 1: ``<group>.<k>`` (k as written by
+#: :func:`_connection_ids`: no leading zero; counts stay below 2**53, 16 digits).
+_NUMBERED_ID = re.compile(r"(.+)\.(0|[1-9][0-9]{0,16})")
+
+
+def _group_id(flow: Flow, index: int) -> str:
+    """The id of ``flows[index]``: its own, else ``f<index>``."""
+    return flow.id if flow.id is not None else f"f{index}"
+
+
+def _connection_ids(group: str, count: int) -> list[str]:
+    """The ids of a group's connections: the group id when ``count`` is 1, else
+    ``<group>.<k>``."""
+    return [group] if count == 1 else [f"{group}.{k}" for k in range(count)]
+
+
 class ConcreteFlow(BaseModel):
     """One TCP connection with every random choice drawn: what a lens simulates.
 
@@ -728,6 +747,9 @@ class Measure(_Strict):
 
 # --------------------------------------------------------------------------- scenario
 
+#: Bytes of a scenario's name: it starts file names, which hold 255 bytes.
+_NAME_BYTES = 200
+
 
 class Scenario(_Strict):
     """A whole experiment. Load one with :func:`load_scenario`; see the module docstring."""
@@ -742,6 +764,20 @@ class Scenario(_Strict):
     seed: int = Field(default=1, ge=0)
     trace: TraceSelection = Field(default_factory=TraceSelection)
     measure: Measure = Field(default_factory=lambda: Measure())
+
+    @field_validator("name")
+    @classmethod
+    def _one_file_name(cls, v: str) -> str:
+        """The name starts the default output directories (``results/NAME-net-seed1``,
+        ``reports/NAME-net``): one file name, so that they stay where they belong."""
+        if v in ("", ".", "..") or any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in v):
+            raise ValueError(f"{v!r} is not a single file name (it starts the default result "
+                             "directory results/NAME-...): no '/', '\\' or control "
+                             "characters, and not empty, '.' or '..'")
+        if len(v.encode()) > _NAME_BYTES:
+            raise ValueError(f"a name of {len(v.encode())} bytes: at most {_NAME_BYTES} bytes "
+                             "(it starts a file name, which holds 255)")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
@@ -799,14 +835,46 @@ class Scenario(_Strict):
                                         f"a bucket of {q.depth_bytes} bytes never conforms a "
                                         f"{biggest}-byte data packet")
 
+    def _check_flow_ids(self) -> None:
+        """Every connection id (:meth:`concrete_flows`: the group id, or ``<group>.<k>``
+        when ``count`` > 1) is unique, and none is empty or the aggregate row's name.
+        Checked without listing the connections: a count may be huge (the cost check,
+        later, refuses it)."""
+        seen: dict[str, tuple[int, int]] = {}  # group id -> (index, count)
+        numbered: dict[str, dict[int, int]] = {}  # "<g>.<k>" ids of single flows: g -> k -> i
+
+        def clash(flow_id: str, first: int, i: int) -> _FieldProblem:
+            return _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used twice: "
+                                 f"flows[{first}] and flows[{i}] both give it (a group with "
+                                 "count > 1 is <id>.0, <id>.1, ...)")
+
+        for i, flow in enumerate(self.flows):
+            group = _group_id(flow, i)
+            if not group.strip():
+                raise _FieldProblem(("flows", i, "id"), "an empty flow id: give it a name "
+                                    "(or leave id out: f<index>)")
+            if group == AGGREGATE_NAME and flow.count == 1:
+                raise _FieldProblem(("flows", i, "id"), f"flow id {AGGREGATE_NAME!r} is the "
+                                    "name of the aggregate row of every result: choose another")
+            if group in seen:
+                raise clash(group, seen[group][0], i)
+            match = _NUMBERED_ID.fullmatch(group)
+            if match and flow.count == 1:
+                prefix, k = match.group(1), int(match.group(2))
+                owner = seen.get(prefix)
+                if owner is not None and owner[1] > 1 and k < owner[1]:
+                    raise clash(group, owner[0], i)
+                numbered.setdefault(prefix, {})[k] = i
+            if flow.count > 1:
+                taken = sorted(k for k in numbered.get(group, {}) if k < flow.count)
+                if taken:
+                    raise clash(f"{group}.{taken[0]}", numbered[group][taken[0]], i)
+            seen[group] = (i, flow.count)
+
     def _check_flows(self, graph: nx.Graph) -> None:
-        ids: set[str] = set()
+        self._check_flow_ids()
         earliest = math.inf
         for i, flow in enumerate(self.flows):
-            flow_id = flow.id if flow.id is not None else f"f{i}"
-            if flow_id in ids:
-                raise _FieldProblem(("flows", i, "id"), f"flow id {flow_id!r} is used twice")
-            ids.add(flow_id)
             for end in ("src", "dst"):
                 if getattr(flow, end) not in graph:
                     raise _FieldProblem(("flows", i, end), f"unknown node {getattr(flow, end)!r}")
@@ -1020,18 +1088,18 @@ class Scenario(_Strict):
         rng = scenario_rng(seed if seed is not None else self.seed)
         out: list[ConcreteFlow] = []
         for i, flow in enumerate(self.flows):
-            group = flow.id if flow.id is not None else f"f{i}"
+            group = _group_id(flow, i)
             tcp = self.flow_tcp(flow)
             params = flow.params
             assert params is not None  # filled by Flow._params_variant
             data_route = tuple(self.route(flow.src, flow.dst))
             ack_route = tuple(self.route(flow.dst, flow.src))
             start = _draw_time(flow.start_s, rng)
-            for k in range(flow.count):
+            for k, flow_id in enumerate(_connection_ids(group, flow.count)):
                 if k:
                     start += _draw_time(flow.gap_s, rng)
                 out.append(ConcreteFlow(
-                    id=group if flow.count == 1 else f"{group}.{k}", group=group, index=k,
+                    id=flow_id, group=group, index=k,
                     src=flow.src, dst=flow.dst, variant=flow.variant, params=params, tcp=tcp,
                     start_s=start, stop_s=flow.stop_s if flow.stop_s is not None
                     else self.horizon_s, bytes=flow.bytes, app_rate_bps=flow.app_rate_bps,

@@ -82,12 +82,13 @@ import pyarrow.parquet as pq
 
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
-from tcpn.models.scenario import ConcreteFlow, Scenario, parse_scenario
+from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_scenario
 from tcpn.outputs import atomic_directory
 
 __all__ = [
-    "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "TABLES", "ScenarioResult", "Trace",
-    "TraceError", "TraceWriter", "atomic_directory", "encoded", "provenance",
+    "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "TABLES",
+    "ScenarioResult", "Trace", "TraceError", "TraceWriter", "atomic_directory", "encoded",
+    "provenance", "untraced_by",
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
@@ -97,6 +98,10 @@ QUEUE_EVENTS = ("enqueue", "dequeue", "drop", "mark", "sample")
 """The ``event`` values of ``queue_events``."""
 FLOW_VARS = ("cwnd_bytes", "ssthresh_bytes", "rtt_s")
 """The standard ``var`` names of ``flow_series`` (lenses may add others)."""
+AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
+                     "retransmission_ratio", "mark_ratio")
+"""The metrics of a summary's ``aggregate`` (:func:`tcpn.validation.metrics.summarize`;
+what ``tcpn sweep --metric`` can show)."""
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 SCHEMAS: dict[str, pa.Schema] = {
@@ -133,16 +138,19 @@ class Trace:
     """The five tables of one run (see the module docstring) and its time frame.
 
     ``warmup_s`` and ``bin_s`` come from the scenario's ``measure`` section: metrics use
-    the window ``[warmup_s, horizon_s]`` unless told otherwise. A trace made by
-    :meth:`load` reads each table from its Parquet file when first used, so a run that
-    streamed its trace to disk never holds it in memory unless asked for it.
+    the window ``[warmup_s, horizon_s]`` unless told otherwise. ``untraced`` names what
+    the scenario's ``trace`` selection left out, with why (:func:`untraced_by`): the
+    metrics computed from it are absent, never 0. A trace made by :meth:`load` reads each
+    table from its Parquet file when first used, so a run that streamed its trace to disk
+    never holds it in memory unless asked for it.
     """
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame,
                  flow_events: pd.DataFrame, flow_series: pd.DataFrame,
                  queue_events: pd.DataFrame, horizon_s: float, warmup_s: float = 0.0,
-                 bin_s: float = 1.0):
+                 bin_s: float = 1.0, untraced: Mapping[str, str] | None = None):
         self.horizon_s, self.warmup_s, self.bin_s = horizon_s, warmup_s, bin_s
+        self.untraced = dict(untraced or {})
         self.directory: Path | None = None
         self._tables: dict[str, pd.DataFrame] = {"flows": flows, "queues": queues}
         for name, frame in (("flow_events", flow_events), ("flow_series", flow_series),
@@ -247,11 +255,12 @@ class Trace:
 
     @classmethod
     def load(cls, directory: Path, horizon_s: float, warmup_s: float = 0.0,
-             bin_s: float = 1.0) -> Trace:
+             bin_s: float = 1.0, untraced: Mapping[str, str] | None = None) -> Trace:
         """The trace whose tables :meth:`save` or :class:`TraceWriter` wrote into
         ``directory`` (each read when first used)."""
         trace = cls.__new__(cls)
         trace.horizon_s, trace.warmup_s, trace.bin_s = horizon_s, warmup_s, bin_s
+        trace.untraced = dict(untraced or {})
         trace.directory = Path(directory)
         trace._tables = {}
         return trace
@@ -261,6 +270,17 @@ def _by_time(frame: pd.DataFrame) -> pd.DataFrame:
     if frame["time_s"].is_monotonic_increasing:
         return frame
     return frame.sort_values("time_s", kind="stable", ignore_index=True)
+
+
+def untraced_by(selection: TraceSelection) -> dict[str, str]:
+    """What a scenario's ``trace`` selection leaves out of every lens's trace, with why.
+
+    >>> from tcpn.models.scenario import TraceSelection
+    >>> untraced_by(TraceSelection(flow_events=False, rtt=False))
+    {'flow_events': 'trace.flow_events is off', 'rtt': 'trace.rtt is off'}
+    """
+    return {name: f"trace.{name} is off" for name in ("flow_events", "cwnd", "rtt")
+            if not getattr(selection, name)}
 
 
 def _select(frame: pd.DataFrame, key: str, value: str | None,
@@ -316,6 +336,9 @@ class TraceWriter:
     given to :meth:`observe`, in the order written (how the metrics follow a run without
     the trace in memory). :meth:`close` returns the :class:`Trace`: with a ``directory``,
     one that reads its tables from there when first used.
+
+    With the scenario's ``trace.flow_events`` off, flow events are not kept, whichever
+    lens writes them: every lens's trace then lacks the same thing (``Trace.untraced``).
     """
 
     def __init__(self, scenario: Scenario, flows: Sequence[ConcreteFlow],
@@ -325,6 +348,8 @@ class TraceWriter:
         self.queues = queues_table(scenario)
         self.directory = directory
         self.chunk_rows = chunk_rows
+        self.untraced = untraced_by(scenario.trace)
+        self._keeps_flow_events = "flow_events" not in self.untraced
         self._known = {"flow": set(self.flows["flow"]) | {""},
                        "queue": set(self.queues["queue"]),
                        "where": set(self.queues["queue"]) | {""}}
@@ -346,6 +371,8 @@ class TraceWriter:
     def flow_event(self, time_s: float, flow: str, event: str, seq: int = -1,
                    bytes: float = 0.0, count: float = 1.0, where: str = "") -> None:
         """Record one ``flow_events`` row."""
+        if not self._keeps_flow_events:
+            return
         t, f, e, s, b, c, w = self._fe
         t.append(time_s)
         f.append(flow)
@@ -400,6 +427,8 @@ class TraceWriter:
         """
         if table not in SCHEMAS:
             raise TraceError(f"no trace table {table!r}; tables: {', '.join(SCHEMAS)}")
+        if table == "flow_events" and not self._keeps_flow_events:
+            return
         self._flush(table)
         schema = SCHEMAS[table]
         unknown = set(columns) - set(schema.names)
@@ -488,11 +517,12 @@ class TraceWriter:
             self.flows.to_parquet(self.directory / "flows.parquet", index=False)
             self.queues.to_parquet(self.directory / "queues.parquet", index=False)
             return Trace.load(self.directory, self.scenario.horizon_s, measure.warmup_s,
-                              measure.bin_s)
+                              measure.bin_s, self.untraced)
         frames = {table: (pa.concat_tables(chunks) if chunks else SCHEMAS[table].empty_table())
                   .to_pandas() for table, chunks in self._chunks.items()}
         return Trace(flows=self.flows, queues=self.queues, horizon_s=self.scenario.horizon_s,
-                     warmup_s=measure.warmup_s, bin_s=measure.bin_s, **frames)
+                     warmup_s=measure.warmup_s, bin_s=measure.bin_s, untraced=self.untraced,
+                     **frames)
 
     def abort(self) -> None:
         """Close the Parquet files of a failed run (the caller discards the directory)."""
@@ -644,7 +674,7 @@ class ScenarioResult:
         scenario = parse_scenario(meta["scenario"], str(directory / "result.json"))
         measure = meta["measure"]
         trace = Trace.load(directory, measure["horizon_s"], measure["warmup_s"],
-                           measure["bin_s"])
+                           measure["bin_s"], untraced_by(scenario.trace))
         return cls(scenario=scenario, lens=meta["lens"], seed=meta["seed"],
                    wall_time_s=meta["wall_time_s"], trace=trace, summary=meta["summary"],
                    provenance=meta["provenance"])

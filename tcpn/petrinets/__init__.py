@@ -9,6 +9,7 @@ Must not import: anything in tcpn except tcpn.errors, tcpn.limits (bounds on wha
 and tcpn.outputs (files written whole). This layer knows nothing of TCP.
 """
 
+from tcpn.petrinets.checking import check
 from tcpn.petrinets.colours import (
     BOOL,
     CLOCK,
@@ -62,5 +63,5 @@ __all__ = [
     "FiringError", "IntSet", "Interval", "ListSet", "Monitor", "PetriNet", "Place",
     "ProductSet", "RealSet", "RecordSet", "SimulationResult", "Simulator", "StateSpace",
     "StringSet", "TimeAverage", "Token", "Transition", "TruncatedNormal", "Uniform", "UnitSet",
-    "compile_net", "explore", "independent_seeds", "simulate",
+    "check", "compile_net", "explore", "independent_seeds", "simulate",
 ]

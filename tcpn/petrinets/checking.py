@@ -95,6 +95,16 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
     ``clock`` picks the timed state space (default: ``"absolute"`` when the formula reads
     ``clock()``, else ``"relative"``); ``fairness`` restricts the paths to fair ones;
     ``predicates`` names the Python predicates a text formula's ``pred(name)`` uses.
+
+    The verdict's truth value is its answer; an ``"unknown"`` one (a budget reached) has
+    none and raises :class:`ValueError`, so test ``verdict.holds`` where it may be unknown:
+
+    >>> from tcpn.petrinets import check
+    >>> from tcpn.petrinets.examples import counter, left_first_philosophers
+    >>> "deadlock-free" if check(left_first_philosophers(3), "AG !deadlock") else "deadlock"
+    'deadlock'
+    >>> check(counter(10**9), "AF deadlock", max_states=100).holds is None
+    True
     """
     started = wallclock.perf_counter()
     net = target.net if isinstance(target, StateSpace | CompiledNet) else target

@@ -19,7 +19,8 @@ One grammar for both logics (CTL* in shape, as :mod:`~tcpn.petrinets.formulas`):
 ============================  ===========================================================
 
 Binding, tightest first: unary operators (``! X F G A E`` and the shorthands), then
-``U R W``, ``&``, ``|``, ``->``, ``<->``. Place and transition names are identifiers
+``U R W``, ``&``, ``|``, ``->``, ``<->``. A keyword ends where a word ends: ``AGX`` is one
+unknown word (refused), never ``AG X``. Place and transition names are identifiers
 (letters, digits, ``_ . ' -``, not starting with a digit) or double-quoted strings.
 Errors are :class:`~tcpn.errors.InputError` naming the column; with ``net=`` given, an
 unknown place or transition is named with its column too.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from lark import Lark, Token, Transformer, v_args
@@ -72,6 +74,10 @@ if TYPE_CHECKING:
 
 __all__ = ["GRAMMAR", "parse", "to_text"]
 
+#: What may follow a word: a keyword glued to letters, digits or a name's characters is
+#: part of a longer word (``AGX`` is one word, never ``AG X``); ``->`` may follow directly.
+_WORD_END = r"(?![A-Za-z0-9_.']|-(?!>))"
+
 GRAMMAR = r"""
 ?start: iff
 ?iff: imp ("<->" imp)?
@@ -84,32 +90,47 @@ GRAMMAR = r"""
       | atom
 ?atom: "(" iff ")"
      | "[" iff "]"
-     | "true"                  -> true
-     | "false"                 -> false
-     | "deadlock"              -> deadlock
-     | "fireable" "(" names ")"  -> fireable
-     | "pred" "(" name ")"     -> predicate
+     | _TRUE                   -> true
+     | _FALSE                  -> false
+     | _DEADLOCK               -> deadlock
+     | _FIREABLE "(" names ")"  -> fireable
+     | _PRED "(" name ")"      -> predicate
      | sum CMP sum             -> compare
 sum: term ("+" term)*
-?term: "tokens" "(" names ")"  -> tokens
-     | "clock" "(" ")"         -> clock
+?term: _TOKENS "(" names ")"   -> tokens
+     | _CLOCK "(" ")"          -> clock
      | NUMBER                  -> number
 names: name ("," name)*
 name: NAME | STRING
-NOT: "!" | "~" | "not"
-OR: "|" | "||" | "or"
-AND: "&" | "&&" | "and"
-BINARY: "U" | "R" | "W"
-PREFIX: "AG" | "AF" | "AX" | "EG" | "EF" | "EX" | "A" | "E" | "X" | "F" | "G"
+_TRUE: /true/ END
+_FALSE: /false/ END
+_DEADLOCK: /deadlock/ END
+_FIREABLE: /fireable/ END
+_PRED: /pred/ END
+_TOKENS: /tokens/ END
+_CLOCK: /clock/ END
+NOT: "!" | "~" | /not/ END
+OR: "||" | "|" | /or/ END
+AND: "&&" | "&" | /and/ END
+BINARY: /[URW]/ END
+PREFIX: /(?:AG|AF|AX|EG|EF|EX|A|E|X|F|G)/ END
 CMP: "<=" | ">=" | "==" | "!=" | "<" | ">" | "="
 NAME: /[A-Za-z_][A-Za-z0-9_.'\-]*/
 STRING: /"[^"]*"/
-NUMBER: /-?\d+(\.\d+)?([eE][-+]?\d+)?/
+NUMBER: /-?\d+(\.\d+)?([eE][-+]?\d+)?/ END
+END: /WORD_END/
 %import common.WS
 %ignore WS
-"""
+""".replace("WORD_END", _WORD_END)
+"""The grammar (Lark, LALR): every keyword and number ends where a word may end."""
 
-_PARSER = Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+@cache
+def _parser() -> Lark:
+    """The grammar's parser, built on the first parse (about 90 ms: not at import, since
+    ``tcpn.petrinets`` exports ``check`` and every command imports the package)."""
+    return Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
 
 _UNARY: dict[str, Callable[[Formula], Formula]] = {
     "A": A, "E": E, "X": X, "F": F, "G": G,
@@ -221,7 +242,7 @@ def parse(text: str, net: PetriNet | None = None,
         raise InputError("formula: empty text")
     build = _Build(predicates or {})
     try:
-        tree = _PARSER.parse(text)
+        tree = _parser().parse(text)
         formula = build.transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, InputError):
@@ -255,6 +276,10 @@ def _syntax_message(text: str, exc: UnexpectedInput) -> str:
         what = "the formula ends too early"
     elif isinstance(exc, UnexpectedCharacters):
         what = f"unexpected character {text[exc.pos_in_stream or 0]!r}"
+    elif token is not None and token.type == "NAME" and (split := _glued(str(token))):
+        keyword, rest = split
+        return (f"formula, column {column}: unexpected word {str(token)!r}: {keyword!r} and "
+                f"{rest!r} need a space between them (a keyword ends where a word ends)")
     else:
         what = f"unexpected {str(token)!r}"
     expected = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or ())
@@ -262,6 +287,18 @@ def _syntax_message(text: str, exc: UnexpectedInput) -> str:
     hint = f" (expected {', '.join(named[:4]) if len(named) < 4 else 'an operator or operand'})" \
         if named else ""
     return f"formula, column {column}: {what}{hint}"
+
+
+_KEYWORDS = ("deadlock", "fireable", "tokens", "clock", "false", "true", "pred", "not", "and",
+             "or", "AG", "AF", "AX", "EG", "EF", "EX", "A", "E", "X", "F", "G", "U", "R", "W")
+
+
+def _glued(word: str) -> tuple[str, str] | None:
+    """``(keyword, rest)`` when ``word`` is a keyword glued to more letters (``AGX``)."""
+    for keyword in _KEYWORDS:  # longest first where one keyword starts another
+        if word.startswith(keyword) and len(word) > len(keyword):
+            return keyword, word[len(keyword):]
+    return None
 
 
 def _some(names: Any) -> str:

@@ -10,8 +10,15 @@ initial marking; a ``"true"`` that no path can show says what makes it checked
 
 >>> v = Verdict("false", formula="AG(tokens('q') <= 2)", states=4,
 ...             evidence=Evidence(stem=[Step("put", {"x": 2}, {"q": [2, 2, 2]})]))
->>> v.holds, v.to_json()["evidence"]["stem"][0]["transition"]
-(False, 'put')
+>>> v.holds, bool(v), v.to_json()["evidence"]["stem"][0]["transition"]
+(False, False, 'put')
+
+A verdict's truth value is its answer (``if check(net, f):`` runs for ``"true"`` only);
+an ``"unknown"`` has none, so that a budget reached never reads as an answer:
+
+>>> bool(Verdict("unknown", "AF deadlock", reason="state budget reached"))
+Traceback (most recent call last):
+ValueError: the verdict on AF deadlock is unknown (state budget reached) and has no truth ...
 """
 
 from __future__ import annotations
@@ -77,6 +84,18 @@ class Verdict:
     def holds(self) -> bool | None:
         """``True``/``False`` for a definite answer, ``None`` for ``"unknown"``."""
         return None if self.answer == "unknown" else self.answer == "true"
+
+    def __bool__(self) -> bool:
+        """The answer, so that ``if check(net, f):`` reads as "if f holds": ``True`` for
+        ``"true"``, ``False`` for ``"false"``. An ``"unknown"`` has no truth value: a
+        :class:`ValueError` (naming the formula and the budget), never a silent pass."""
+        if self.answer == "unknown":
+            raise ValueError(
+                f"the verdict on {self.formula or 'the formula'} is unknown "
+                f"({self.reason or 'a budget was reached'}) and has no truth value: read "
+                "verdict.holds (True, False or None) or verdict.answer ('true', 'false' or "
+                "'unknown')")
+        return self.answer == "true"
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form."""

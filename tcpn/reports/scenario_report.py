@@ -58,10 +58,17 @@ def _busiest_queue(result: Any) -> str | None:
 def scenario_parts(scenario: Scenario, lens: str = "net", replications: int = 3,
                    seed: int | None = None, workers: int | None = None,
                    progress: Callable[[float], None] | None = None) -> dict[str, StudyData]:
-    """Run ``scenario`` ``replications`` times with ``lens`` and keep the report's data."""
+    """Run ``scenario`` ``replications`` times with ``lens`` and keep the report's data.
+
+    The report draws throughput and events from the flow events: a scenario that does not
+    trace them is refused before any run."""
     from tcpn.solvers.replications import flow_table, replicate
     from tcpn.validation.metrics import throughput_series_bps
 
+    if not scenario.trace.flow_events:
+        raise InputError(f"scenario {scenario.name}: the report draws throughput, goodput and "
+                         "events from the flow events, and trace.flow_events is off: turn it "
+                         "on, or use tcpn run")
     result = replicate(scenario, lens, seed=seed, replications=replications, workers=workers,
                        progress=progress, keep_traces=True)
     metrics = ["goodput_bps", "throughput_bps", "loss_ratio", "retransmission_ratio",

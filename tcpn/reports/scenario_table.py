@@ -30,8 +30,8 @@ import pandas as pd
 from tcpn.errors import InputError
 from tcpn.workers import run_in_workers
 
-__all__ = ["COLUMNS", "ENERGY_COLUMN", "ScenarioRow", "format_cell", "run_scenarios",
-           "scenario_frame", "to_markdown"]
+__all__ = ["ABSENT", "COLUMNS", "ENERGY_COLUMN", "ScenarioRow", "absent_reasons",
+           "format_cell", "run_scenarios", "scenario_frame", "to_markdown"]
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,46 @@ def _finite(values: Iterable[Any]) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
+#: The cell of a metric the run could not compute (the reason is printed below the table).
+ABSENT = "n/a"
+
+
+def _aggregate(metric: str, scale: float) -> Callable[[dict[str, Any]], Any]:
+    """The column of an aggregate metric, scaled; :data:`ABSENT` when the run lacks it."""
+    def value(summary: dict[str, Any]) -> Any:
+        if metric in summary.get("absent", {}):
+            return ABSENT
+        found = summary["aggregate"].get(metric)
+        return math.nan if found is None else found * scale
+    return value
+
+
+def absent_reasons(rows: Sequence[ScenarioRow]) -> list[str]:
+    """Why cells are :data:`ABSENT`: one line per reason, naming the metrics and files."""
+    by_reason: dict[str, dict[str, None]] = {}
+    for row in rows:
+        for metric, reason in ((row.summary or {}).get("absent") or {}).items():
+            by_reason.setdefault(reason, {})[metric] = None
+    return [f"{ABSENT} ({', '.join(metrics)}): {reason}"
+            for reason, metrics in by_reason.items()]
+
+
 def _per_flow_goodput(summary: dict[str, Any]) -> str:
+    if "goodput_bps" in summary.get("absent", {}):
+        return ABSENT
     return " ".join(f"{flow}={metrics['goodput_bps'] * 1e-6:.3f}"
                     for flow, metrics in _flows(summary).items())
 
 
-def _mean_rtt_ms(summary: dict[str, Any]) -> float:
+def _timeouts(summary: dict[str, Any]) -> Any:
+    if "timeouts" in summary.get("absent", {}):
+        return ABSENT
+    return int(sum(m.get("timeouts", 0.0) for m in _flows(summary).values()))
+
+
+def _mean_rtt_ms(summary: dict[str, Any]) -> Any:
+    if "rtt_mean_s" in summary.get("absent", {}):
+        return ABSENT
     values = _finite(m.get("rtt_mean_s") for m in _flows(summary).values())
     return 1e3 * sum(values) / len(values) if values else math.nan
 
@@ -88,7 +122,9 @@ def _packets(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
-def _completion_s(summary: dict[str, Any]) -> float:
+def _completion_s(summary: dict[str, Any]) -> Any:
+    if "completion_s" in summary.get("absent", {}):
+        return ABSENT
     values = [m.get("completion_s") for m in _flows(summary).values()]
     done = _finite(values)
     if not values or len(done) < len(values):
@@ -101,11 +137,11 @@ ENERGY_COLUMN = "802.11 bytes/J"
 #: (column title, function of the summary giving the value) in table order
 COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("flows", lambda s: len(_flows(s))),
-    ("goodput Mbit/s", lambda s: s["aggregate"]["goodput_bps"] * 1e-6),
+    ("goodput Mbit/s", _aggregate("goodput_bps", 1e-6)),
     ("per flow Mbit/s", _per_flow_goodput),
-    ("Jain", lambda s: s["aggregate"].get("jain_index", math.nan)),
-    ("retx %", lambda s: 100.0 * s["aggregate"].get("retransmission_ratio", math.nan)),
-    ("timeouts", lambda s: int(sum(m.get("timeouts", 0.0) for m in _flows(s).values()))),
+    ("Jain", _aggregate("jain_index", 1.0)),
+    ("retx %", _aggregate("retransmission_ratio", 100.0)),
+    ("timeouts", _timeouts),
     ("mean RTT ms", _mean_rtt_ms),
     ("busiest queue mean/max pkts", _busiest_queue),
     ("all delivered s", _completion_s),

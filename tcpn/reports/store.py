@@ -5,7 +5,11 @@ scenario run, a validation), its tables as Parquet files and its metadata as JSO
 ``manifest.json`` naming the report kind, the tcpn version that wrote it, the
 provenance, and the SHA-256 of every file. :func:`load_results` refuses a directory from
 another tcpn version or one whose files are missing or changed, naming the file, with
-:class:`~tcpn.errors.InputError` (exit 3 from the CLI).
+:class:`~tcpn.errors.InputError` (exit 3 from the CLI). A manifest is data from a
+directory anyone may have handed over: its file entries are read only as relative paths
+inside the results directory (no ``..``, no absolute path, no symbolic link leading out),
+only regular files of at most the limit ``stored_file_bytes`` (:mod:`tcpn.limits`), and
+refused, naming the entry, otherwise.
 
 >>> import tempfile, pandas as pd
 >>> from pathlib import Path
@@ -31,6 +35,7 @@ import pandas as pd
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.limits import UnreadableInput, read_input
 from tcpn.reports.studies import StudyData
 
 __all__ = ["RESULTS_FORMAT", "StoredResults", "load_results", "round_trip", "save_results"]
@@ -104,16 +109,37 @@ def save_results(directory: Path, kind: str, parts: dict[str, StudyData],
     (directory / "manifest.json").write_bytes(_json_bytes(manifest, "manifest"))
 
 
-def _read(directory: Path, entry: dict[str, Any]) -> bytes:
-    path = directory / str(entry["file"])
+def _read(root: Path, entry: Any, where: str) -> bytes:
+    """The bytes of the file the manifest entry ``entry`` (``{"file", "sha256"}``, at
+    ``where``) names: a relative path that stays inside ``root`` (symbolic links
+    resolved), a regular file of at most ``stored_file_bytes``, with the SHA-256 the entry
+    records. Anything else is refused naming the entry: a manifest from elsewhere must not
+    make tcpn read ``/etc/...`` or ``/dev/zero``."""
+    file = entry.get("file") if isinstance(entry, dict) else None
+    digest = entry.get("sha256") if isinstance(entry, dict) else None
+    if not isinstance(digest, str):
+        raise InputError(f"{where}: no SHA-256 recorded for the file; the results "
+                         "directory is damaged")
+    if not (isinstance(file, str) and all(part and set(part) <= _SAFE and part[0] != "."
+                                          for part in file.split("/"))):
+        raise InputError(f"{where}: file {file!r} is not a relative path inside the results "
+                         f"directory {root} (names of letters, digits, '_', '-' and '.' "
+                         "joined by '/'); the manifest is damaged or not tcpn's")
+    path = root / file
     try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: a stored result is missing ({exc.strerror}); the results "
-                         "directory is damaged") from None
-    if hashlib.sha256(blob).hexdigest() != entry["sha256"]:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        inside = False
+    if not inside:
+        raise InputError(f"{where}: file {file!r} ({path}) leads outside the results "
+                         f"directory {root} through a symbolic link; refused")
+    try:
+        blob = read_input(path, "stored_file_bytes", "stored result")
+    except UnreadableInput as exc:
+        raise InputError(f"{where}: file {file!r} ({path}): {exc.problem}") from None
+    if hashlib.sha256(blob).hexdigest() != digest:
         raise InputError(f"{path}: the file changed since tcpn wrote it (its SHA-256 differs "
-                         "from manifest.json); the results directory is damaged")
+                         f"from {where}); the results directory is damaged")
     return blob
 
 
@@ -123,9 +149,10 @@ def load_results(directory: str | Path) -> StoredResults:
     root = Path(directory)
     manifest_path = root / "manifest.json"
     try:
-        manifest = json.loads(manifest_path.read_text())
-    except OSError as exc:
-        raise InputError(f"{manifest_path}: no stored results here ({exc.strerror}); give "
+        manifest = json.loads(read_input(manifest_path, "stored_file_bytes",
+                                         "stored results manifest"))
+    except UnreadableInput as exc:
+        raise InputError(f"{manifest_path}: no stored results here ({exc.problem}); give "
                          "the directory a `tcpn report` wrote, or its results/ folder") \
             from None
     except ValueError as exc:
@@ -142,9 +169,11 @@ def load_results(directory: str | Path) -> StoredResults:
     try:
         parts: dict[str, StudyData] = {}
         for key, entry in manifest["parts"].items():
-            tables = {name: pd.read_parquet(io.BytesIO(_read(root, table)))
+            where = f"{manifest_path}: parts.{key}"
+            tables = {name: pd.read_parquet(io.BytesIO(_read(root, table,
+                                                             f"{where}.tables.{name}")))
                       for name, table in entry["tables"].items()}
-            metadata = json.loads(_read(root, entry["metadata"]))
+            metadata = json.loads(_read(root, entry["metadata"], f"{where}.metadata"))
             parts[key] = StudyData(tables, metadata)
         provenance = {str(key): value for key, value in manifest["provenance"]}
         return StoredResults(str(manifest["kind"]), parts, provenance,

@@ -130,13 +130,21 @@ def objective_value(summary: dict[str, Any], objective: Objective = "goodput",
     ...                                                                "transfer_power"), 4)
     (-4.0, -0.6931)
     """
+    absent = summary.get("absent", {})
+    needed = ("completion_s", "segment_delay_mean_s") if objective in TRANSFER_OBJECTIVES \
+        else ("goodput_bps",) if objective == "goodput" else ("goodput_bps", "rtt_mean_s") \
+        if objective == "power" else ("rtt_mean_s",)
+    for metric in (*needed, *(("loss_ratio",) if loss_cap is not None else ())):
+        if metric in absent:
+            raise InputError(f"objective {objective!r} needs {metric}, which the runs could "
+                             f"not compute: {absent[metric]}")
     aggregate = summary["aggregate"]
     loss = aggregate.get("loss_ratio") or 0.0
     if loss_cap is not None and loss > loss_cap:
         return -math.inf
     if objective in TRANSFER_OBJECTIVES:
         return _transfer_objective(summary, objective, delay_weight)
-    goodput = float(aggregate["goodput_bps"])
+    goodput = float(aggregate["goodput_bps"]) if objective in ("goodput", "power") else math.nan
     rtts = [f["rtt_mean_s"] for f in summary["flows"].values() if f.get("rtt_mean_s")]
     rtt = float(np.mean(rtts)) if rtts else math.nan
     if objective == "goodput":

@@ -27,7 +27,7 @@ from scipy import stats
 
 from tcpn.errors import InputError
 from tcpn.models.lenses import make_run, run_once
-from tcpn.models.scenario import Scenario
+from tcpn.models.scenario import AGGREGATE_NAME, Scenario
 from tcpn.models.traces import ScenarioResult
 from tcpn.outputs import atomic_directory
 from tcpn.workers import run_in_workers
@@ -78,7 +78,7 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float]]:
     for scope, key in (("flow", "flows"), ("queue", "queues")):
         for name, metrics in summary.get(key, {}).items():
             rows += [(scope, name, metric, _number(v)) for metric, v in metrics.items()]
-    rows += [("aggregate", "all", metric, _number(v))
+    rows += [("aggregate", AGGREGATE_NAME, metric, _number(v))
              for metric, v in summary.get("aggregate", {}).items()]
     return rows
 
@@ -234,19 +234,23 @@ def flow_table(result: ScenarioResult | ReplicationResult,
                ) -> pd.DataFrame:
     """Per-flow ``<metric>`` and ``<metric>_hw`` (CI half-width, NaN for one run) columns,
     one row per flow plus ``all`` for the aggregate (with ``jain_index``): what ``tcpn run``
-    prints."""
+    prints. ``attrs["absent"]`` holds the metrics the runs could not compute, with why
+    (their cells are NaN)."""
     summaries = [result.summary] if isinstance(result, ScenarioResult) else result.summaries
     confidence = result.confidence if isinstance(result, ReplicationResult) else 0.95
     flows = list(summaries[0].get("flows", {}))
     rows: dict[str, dict[str, float]] = {}
-    for name in [*flows, "all"]:
+    for name in [*flows, AGGREGATE_NAME]:
         row: dict[str, float] = {}
-        wanted = [*metrics, "jain_index"] if name == "all" else list(metrics)
+        wanted = [*metrics, "jain_index"] if name == AGGREGATE_NAME else list(metrics)
         for metric in wanted:
-            values = [(s["aggregate"] if name == "all" else s["flows"][name]).get(metric)
+            values = [(s["aggregate"] if name == AGGREGATE_NAME else s["flows"][name]).get(metric)
                       for s in summaries]
-            if name == "all" and all(v is None for v in values):
+            if name == AGGREGATE_NAME and all(v is None for v in values):
                 continue
             row[metric], row[f"{metric}_hw"] = mean_ci(values, confidence)
         rows[name] = row
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("flow")
+    frame = pd.DataFrame.from_dict(rows, orient="index").rename_axis("flow")
+    frame.attrs["absent"] = {metric: reason for s in summaries
+                             for metric, reason in s.get("absent", {}).items()}
+    return frame

@@ -185,6 +185,10 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     names = list(dict.fromkeys(name.strip() for name in lenses if name.strip()))
     if len(names) < 2:
         raise InputError(f"compare needs at least two lenses, got {names}")
+    if not spec.trace.flow_events:
+        raise InputError(f"scenario {spec.name}: the comparison judges goodput, throughput and "
+                         "the loss ratios, computed from the flow events, and "
+                         "trace.flow_events is off: turn it on")
     for name in names:
         get_lens(name)  # an unknown or uninstalled lens is an error, not a refusal
     refused: dict[str, str] = {}

@@ -19,6 +19,11 @@ trace.horizon_s]``; events exactly on either edge count. Definitions:
 * **per-segment delay**: from the first ``send`` of a segment until the in-order delivered
   bytes cover it.
 
+A metric computed from what the scenario's ``trace`` selection left out (``trace.flow_events``,
+``cwnd`` or ``rtt`` off: ``Trace.untraced``) cannot be computed: the functions raise
+:class:`~tcpn.errors.InputError` saying so, and :func:`summarize` gives it as ``None`` with
+the reason under ``absent``, never as 0.
+
 >>> import pandas as pd
 >>> float(jain_index([1.0, 1.0])), float(jain_index([1.0, 0.0]))
 (1.0, 0.5)
@@ -34,14 +39,53 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
-from tcpn.models.traces import SCHEMAS, Trace
+from tcpn.models.traces import AGGREGATE_METRICS, SCHEMAS, Trace
 
 __all__ = [
-    "event_counts", "exact_sum", "goodput_bps", "goodput_series_bps", "jain_index",
-    "loss_ratio", "mark_ratio", "queue_row", "queue_stats", "retransmission_ratio",
-    "rtt_stats", "rtt_table", "segment_delays", "summarize", "throughput_bps",
-    "throughput_series_bps", "time_average", "time_to_deliver_s",
+    "AGGREGATE_METRICS", "FLOW_METRICS", "NEEDS", "absent_metrics", "event_counts",
+    "exact_sum", "goodput_bps", "goodput_series_bps", "jain_index", "loss_ratio",
+    "mark_ratio", "queue_row", "queue_stats", "retransmission_ratio", "rtt_stats",
+    "rtt_table", "segment_delays", "summarize", "throughput_bps", "throughput_series_bps",
+    "time_average", "time_to_deliver_s",
 ]
+
+
+FLOW_METRICS = ("goodput_bps", "throughput_bps", "segments_sent", "retransmissions", "drops",
+                "marks", "timeouts", "loss_ratio", "retransmission_ratio", "mark_ratio",
+                "cwnd_mean_bytes", "rtt_mean_s", "rtt_p95_s", "rtt_min_s", "completion_s",
+                "segment_delay_mean_s", "connect_failed_s")
+"""The metrics of each flow in a summary, in order."""
+_FROM_CWND = ("cwnd_mean_bytes",)
+_FROM_RTT = ("rtt_mean_s", "rtt_p95_s", "rtt_min_s")
+#: What a trace may lack (``Trace.untraced``) -> the summary metrics computed from it.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "flow_events": tuple(dict.fromkeys(
+        [m for m in FLOW_METRICS if m not in _FROM_CWND + _FROM_RTT] + list(AGGREGATE_METRICS))),
+    "cwnd": _FROM_CWND,
+    "rtt": _FROM_RTT,
+}
+
+
+def absent_metrics(trace: Trace) -> dict[str, str]:
+    """The summary metrics ``trace`` cannot give, with why (``{}`` when it has them all).
+
+    >>> from tcpn.models.scenario import dumbbell
+    >>> from tcpn.models.traces import TraceWriter
+    >>> s = dumbbell(pairs=1, horizon_s=1.0)
+    >>> s = type(s).model_validate({**s.model_dump(), "trace": {"rtt": False}})
+    >>> absent_metrics(TraceWriter(s, s.concrete_flows(1)).close())
+    {'rtt_mean_s': 'trace.rtt is off', 'rtt_p95_s': 'trace.rtt is off', \
+'rtt_min_s': 'trace.rtt is off'}
+    """
+    return {metric: reason for what, reason in trace.untraced.items()
+            for metric in NEEDS.get(what, ())}
+
+
+def _require(trace: Trace, what: str, metric: str) -> None:
+    """Refuse to compute ``metric`` from a part of the trace that was not recorded."""
+    if what in trace.untraced:
+        raise InputError(f"{metric} cannot be computed: {trace.untraced[what]} (the trace "
+                         f"has no {what.replace('_', ' ')})")
 
 
 def _window(trace: Trace, start_s: float | None, end_s: float | None) -> tuple[float, float]:
@@ -69,6 +113,7 @@ def _str_keys(result: pd.Series) -> pd.Series:
 
 def _per_flow(trace: Trace, events: Sequence[str], column: str, t0: float, t1: float,
               ) -> pd.Series:
+    _require(trace, "flow_events", "goodput_bps" if "deliver" in events else "throughput_bps")
     frame = _in_window(trace.events(event=events), t0, t1)
     sums = _str_keys(_groups(frame, "flow")[column].sum())
     return sums.reindex(trace.flow_ids, fill_value=0.0).astype(float).rename_axis("flow")
@@ -80,6 +125,7 @@ def event_counts(trace: Trace, start_s: float | None = None, end_s: float | None
     per kind in :data:`~tcpn.models.traces.FLOW_EVENTS`."""
     from tcpn.models.traces import FLOW_EVENTS
 
+    _require(trace, "flow_events", "event_counts")
     t0, t1 = _window(trace, start_s, end_s)
     frame = _in_window(trace.flow_events, t0, t1)
     sums = frame.groupby([frame["flow"], frame["event"]], observed=True)["count"].sum()
@@ -106,6 +152,7 @@ def throughput_bps(trace: Trace, start_s: float | None = None, end_s: float | No
 
 def _series(trace: Trace, event: str, bin_s: float | None, start_s: float | None,
             end_s: float | None) -> pd.DataFrame:
+    _require(trace, "flow_events", "goodput" if event == "deliver" else "throughput")
     t0, t1 = _window(trace, start_s, end_s)
     width = trace.bin_s if bin_s is None else float(bin_s)
     if width <= 0:
@@ -275,6 +322,7 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
               ) -> pd.DataFrame:
     """Per flow: number of RTT samples in the window, their mean, std, min, median, 95th
     percentile and max (seconds; NaN without samples)."""
+    _require(trace, "rtt", "rtt_stats")
     t0, t1 = _window(trace, start_s, end_s)
     return rtt_table(_in_window(trace.series("rtt_s"), t0, t1), trace.flow_ids)
 
@@ -295,6 +343,7 @@ def rtt_table(samples: pd.DataFrame, flow_ids: Sequence[str]) -> pd.DataFrame:
 
 
 def _delivered(trace: Trace, flow: str) -> tuple[np.ndarray, np.ndarray]:
+    _require(trace, "flow_events", "the delivered bytes")
     rows = trace.events(flow=flow, event="deliver")
     return rows["time_s"].to_numpy(), np.cumsum(rows["bytes"].to_numpy())
 
@@ -337,22 +386,25 @@ def segment_delays(trace: Trace, flow: str) -> pd.DataFrame:
 def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = None,
               ) -> dict[str, Any]:
     """Every summary metric, JSON-ready: ``{"window": ..., "flows": {flow: {...}},
-    "queues": {queue: {...}}, "aggregate": {...}}``. :func:`tcpn.models.lenses.evaluate`
-    stores it in ``ScenarioResult.summary``; it computes it as the run goes
-    (:class:`~tcpn.validation.summary.SummaryStream`, which this feeds the whole trace).
+    "queues": {queue: {...}}, "aggregate": {...}}``, plus ``"absent": {metric: reason}``
+    when the trace lacks what some metrics need (they are ``None``, never 0).
+    :func:`tcpn.models.lenses.evaluate` stores it in ``ScenarioResult.summary``; it
+    computes it as the run goes (:class:`~tcpn.validation.summary.SummaryStream`, which
+    this feeds the whole trace).
 
-    Per flow: ``goodput_bps``, ``throughput_bps``, ``segments_sent``, ``retransmissions``,
-    ``drops``, ``marks``, ``timeouts``, the loss, retransmission and mark ratios, the
-    time-weighted ``cwnd_mean_bytes`` (from the flow's first value), ``rtt_mean_s``,
-    ``rtt_p95_s``, ``rtt_min_s``, and for sized transfers ``completion_s`` and
-    ``segment_delay_mean_s`` (every segment, whatever the window), ``connect_failed_s``.
-    Per traced queue: :func:`queue_stats`. Aggregate: goodput, throughput, Jain's index
-    of the goodputs, the ratios over all flows.
+    Per flow (:data:`FLOW_METRICS`): ``goodput_bps``, ``throughput_bps``,
+    ``segments_sent``, ``retransmissions``, ``drops``, ``marks``, ``timeouts``, the loss,
+    retransmission and mark ratios, the time-weighted ``cwnd_mean_bytes`` (from the flow's
+    first value), ``rtt_mean_s``, ``rtt_p95_s``, ``rtt_min_s``, and for sized transfers
+    ``completion_s`` and ``segment_delay_mean_s`` (every segment, whatever the window),
+    ``connect_failed_s``. Per traced queue: :func:`queue_stats`. Aggregate
+    (:data:`AGGREGATE_METRICS`): goodput, throughput, Jain's index of the goodputs, the
+    ratios over all flows.
     """
     from tcpn.validation.summary import SummaryStream
 
     t0, t1 = _window(trace, start_s, end_s)
-    stream = SummaryStream(trace.flows, trace.queues, t0, t1)
+    stream = SummaryStream(trace.flows, trace.queues, t0, t1, trace.untraced)
     for name in SCHEMAS:
         stream.add(name, getattr(trace, name))
     summary = stream.summary()

@@ -112,8 +112,17 @@ def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndar
         seconds.append(sec)
         fractions.append(frac)
         offset += _RECORD_HEADER + caplen
-    times = np.asarray(seconds, dtype=np.float64) + np.asarray(fractions, dtype=np.float64) / (
-        1e9 if nano else 1e6)
+    per_second = 10**9 if nano else 10**6
+    fraction = np.asarray(fractions, dtype=np.int64)
+    beyond = np.flatnonzero(fraction >= per_second)
+    if beyond.size:
+        k = int(beyond[0])
+        unit = "nanoseconds" if nano else "microseconds"
+        raise _fail(name, f"packet {k} at byte offset {offsets[k]}: timestamp sub-second "
+                          f"field {fraction[k]} is not below {per_second:,} {unit} (a corrupt "
+                          "record header)" + (f" ({beyond.size - 1} more record(s) like it)"
+                                              if beyond.size > 1 else ""))
+    times = np.asarray(seconds, dtype=np.float64) + fraction / float(per_second)
     return (header.linktype, np.asarray(offsets, dtype=np.int64),
             np.asarray(caplens, dtype=np.int64), np.asarray(wirelens, dtype=np.int64), times)
 
@@ -125,20 +134,28 @@ def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     return value
 
 
-def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
+def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") -> pd.DataFrame:
     """One row per TCP/IPv4 segment of a pcap file (see :data:`COLUMNS`).
 
     Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags) and raw IP
     (link types 12, 101 and 228). Other records (IPv6, ARP, UDP, ICMP, IP fragments, records
     too short for a header) are skipped and counted in ``table.attrs["skipped"]`` (reason ->
-    records). A TCP/IPv4 record whose header lengths or IPv4 header checksum (when one was
-    computed: ns-3 writes 0 unless told otherwise) are wrong is refused with a
+    records). A TCP/IPv4 record whose header lengths, IPv4 options or IPv4 header checksum
+    (when one was computed: ns-3 writes 0 unless told otherwise) are wrong, or whose
+    timestamp has a sub-second field of a second or more, is refused with a
     :class:`PcapError` naming the packet number and byte offset: it would change the
-    figures. The file is read within ``tcpn.limits.limits().capture_bytes``.
+    figures. The TCP checksum (over the IPv4 pseudo-header) of every segment captured whole
+    is verified when one was computed (non-zero); a segment whose checksum is wrong is
+    skipped and counted (``bad_tcp_checksums="keep"`` keeps it: a capture taken on a
+    sender that offloads checksums to its card holds such segments, and they are sound).
+    The file is read within ``tcpn.limits.limits().capture_bytes``.
 
     Works on truncated captures (a snap length of 96 keeps every header): sizes come from
     the IP header, not from the captured bytes.
     """
+    if bad_tcp_checksums not in ("skip", "keep"):
+        raise InputError(f"bad_tcp_checksums must be 'skip' or 'keep', not "
+                         f"{bad_tcp_checksums!r}")
     if isinstance(source, str | Path):
         name = str(source)
         try:
@@ -158,6 +175,14 @@ def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
     records = _Records(raw, start, caplens, linktype)
     rows = np.flatnonzero(records.tcp)
     _check_headers(raw, records, rows, offsets, caplens, wirelens, name)
+    skipped = dict(records.skipped)
+    if bad_tcp_checksums == "skip":
+        bad = ~_tcp_checksum_ok(data, raw, records.ip[rows], records.ihl[rows],
+                                caplens[rows] - (records.ip[rows] - offsets[rows]
+                                                 - _RECORD_HEADER))
+        if bad.any():
+            skipped[_BAD_TCP_CHECKSUM] = int(bad.sum())
+            rows = rows[~bad]
     ip, ihl = records.ip[rows], records.ihl[rows]
     tcp = ip + ihl
     total = _field(raw, ip + 2, 2).astype(np.int64)
@@ -177,7 +202,7 @@ def read_pcap(source: str | Path | BinaryIO) -> pd.DataFrame:
         "ip_bytes": total, "payload_bytes": total - ihl - data_offset,
         "ecn": (raw[ip + 1] & 0x03).astype(np.int64),
     }, columns=list(COLUMNS))
-    table.attrs["skipped"] = records.skipped
+    table.attrs["skipped"] = skipped
     return table
 
 
@@ -243,6 +268,9 @@ def _check_headers(raw: np.ndarray, records: _Records, rows: np.ndarray, offsets
                           f"need {int(need[k])} (snap length too small)")
     _refuse_first(~_checksum_ok(raw, ip, ihl), lambda k: "IP header checksum does not match "
                   "the header (a corrupt header)", rows, offsets, name)
+    _refuse_first(~_options_ok(raw, ip, ihl), lambda k: f"IP header length {ihl[k]} bytes: "
+                  f"bytes {_IPV4_MIN}-{ihl[k] - 1} are not valid IPv4 options (a header length "
+                  "larger than the real header?)", rows, offsets, name)
     data_offset = (raw[ip + ihl + 12] >> 4).astype(np.int64) * 4
     _refuse_first(data_offset < _TCP_MIN, lambda k: f"TCP data offset {data_offset[k]} bytes "
                   f"is below the {_TCP_MIN}-byte minimum", rows, offsets, name)
@@ -268,6 +296,78 @@ def _checksum_ok(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.ndarray
                           ).astype(np.int64)
     stored = _field(raw, ip + 10, 2)
     return (stored == 0) | (total % 0xFFFF == 0)
+
+
+def _options_ok(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.ndarray:
+    """Whether the bytes between the fixed IPv4 header and ``ihl`` are a list of options
+    (RFC 791: end-of-list then zero padding, no-operation, or type, length >= 2, value),
+    which they are not when the header length field claims more than the real header."""
+    ok = np.ones(len(ip), dtype=bool)
+    for k in np.flatnonzero(ihl > _IPV4_MIN):  # rare: ns-3 and most stacks send none
+        options = raw[ip[k] + _IPV4_MIN:ip[k] + ihl[k]].tobytes()
+        at = 0
+        while at < len(options):
+            kind = options[at]
+            if kind == 0:  # end of list: the rest is padding
+                ok[k] = not any(options[at + 1:])
+                break
+            if kind == 1:
+                at += 1
+                continue
+            if at + 1 >= len(options) or not 2 <= options[at + 1] <= len(options) - at:
+                ok[k] = False
+                break
+            at += options[at + 1]
+    return ok
+
+
+_BAD_TCP_CHECKSUM = "TCP checksum does not match the segment"
+#: Words summed per step when verifying TCP checksums (bounds the temporary arrays: 32 MB).
+_CHECKSUM_CHUNK_WORDS = 1 << 22
+
+
+def _tcp_checksum_ok(data: bytes, raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray,
+                     captured: np.ndarray) -> np.ndarray:
+    """TCP checksums (RFC 793: the one's complement sum over the IPv4 pseudo-header and the
+    segment) that add up, were not computed (0, as ns-3 writes them) or cannot be verified
+    (the segment was not captured whole)."""
+    total = _field(raw, ip + 2, 2).astype(np.int64)
+    length = total - ihl
+    start = ip + ihl
+    checked = (_field(raw, start + 16, 2) != 0) & (captured >= total)
+    sums = np.zeros(len(ip), dtype=np.int64)
+    at = np.flatnonzero(checked)
+    sums[at] = _word_sums(data, raw, start[at], length[at])
+    pseudo = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
+    sums += pseudo + 6 + length  # protocol 6 (TCP) and the segment length
+    return ~checked | (sums % 0xFFFF == 0)
+
+
+def _word_sums(data: bytes, raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+               ) -> np.ndarray:
+    """Per byte range (disjoint, in file order): the sum of its big-endian 16-bit words, a
+    last odd byte padded with zero (the Internet checksum's sum, not yet folded)."""
+    out = np.zeros(len(starts), dtype=np.int64)
+    for parity in (0, 1):
+        chosen = np.flatnonzero(starts % 2 == parity)
+        if not chosen.size:
+            continue
+        words = np.frombuffer(data, dtype=">u2", count=(len(data) - parity) // 2,
+                              offset=parity)
+        first = (starts[chosen] - parity) // 2
+        end = first + lengths[chosen] // 2
+        i = 0
+        while i < len(chosen):
+            j = i + max(1, int(np.searchsorted(end[i:], first[i] + _CHECKSUM_CHUNK_WORDS,
+                                               side="right")))
+            low = int(first[i])
+            chunk = np.append(words[low:int(end[j - 1])].astype(np.int64), 0)
+            bounds = np.column_stack((first[i:j] - low, end[i:j] - low)).ravel()
+            out[chosen[i:j]] = np.add.reduceat(chunk, bounds)[::2]
+            i = j
+    odd = np.flatnonzero(lengths % 2 == 1)
+    out[odd] += raw[starts[odd] + lengths[odd] - 1].astype(np.int64) << 8
+    return out
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ run gives the same summary whether it kept its trace in memory or streamed it to
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ import pandas as pd
 import pyarrow as pa
 
 from tcpn.errors import InputError
-from tcpn.models.traces import FLOW_EVENTS, SCHEMAS, Trace
+from tcpn.models.traces import AGGREGATE_METRICS, FLOW_EVENTS, SCHEMAS, Trace
 from tcpn.validation import metrics
 
 __all__ = ["ExactSums", "SummaryStream", "plain", "records"]
@@ -206,15 +206,17 @@ class SummaryStream:
     """The summary of :func:`tcpn.validation.metrics.summarize` over ``[start_s, end_s]``,
     from the trace's chunks as they come (see the module docstring).
 
-    ``flows`` and ``queues`` are the trace's ``flows`` and ``queues`` tables; give each
+    ``flows`` and ``queues`` are the trace's ``flows`` and ``queues`` tables, ``untraced``
+    what its scenario left out (``Trace.untraced``: those metrics are absent); give each
     chunk to :meth:`add` (``TraceWriter.observe(stream.add)``), then call :meth:`summary`.
     """
 
     def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame, start_s: float,
-                 end_s: float):
+                 end_s: float, untraced: Mapping[str, str] | None = None):
         if not end_s > start_s:
             raise InputError(f"empty measurement window [{start_s:g}, {end_s:g}] s")
         self.flows, self.queues = flows, queues
+        self.untraced = dict(untraced or {})
         self.window_s = (float(start_s), float(end_s))
         self.flow_ids = [str(f) for f in flows["flow"]]
         self.traced = [str(q) for q in queues.loc[queues["traced"].astype(bool), "queue"]]
@@ -312,25 +314,47 @@ class SummaryStream:
             return None
         t0, t1 = self.window_s
         ids = pd.Index(self.flow_ids, name="flow")
+        flows = pd.DataFrame(index=ids)
+        aggregate: dict[str, Any] = {}
+        kept = self._kept_trace()
+        if "flow_events" not in self.untraced:
+            self._flow_event_metrics(kept, flows, aggregate)
+        if "cwnd" not in self.untraced:
+            flows["cwnd_mean_bytes"] = pd.Series([steps.mean() if steps.finish() else np.nan
+                                                  for steps in self.cwnd], index=ids,
+                                                 dtype=float)
+        if "rtt" not in self.untraced:
+            rtt = metrics.rtt_table(self._rtt_frame(), self.flow_ids)
+            flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
+                rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+        flows = flows.reindex(columns=list(metrics.FLOW_METRICS))
+        absent = metrics.absent_metrics(kept)
+        return {
+            "window": {"start_s": t0, "end_s": t1},
+            "flows": records(flows),
+            "queues": records(self._queue_table()),
+            "aggregate": {k: plain(aggregate.get(k)) for k in AGGREGATE_METRICS},
+            **({"absent": absent} if absent else {}),
+        }
+
+    def _flow_event_metrics(self, kept: Trace, flows: pd.DataFrame,
+                            aggregate: dict[str, Any]) -> None:
+        """The summary metrics computed from the flow events, into ``flows`` and
+        ``aggregate``."""
+        t0, t1 = self.window_s
+        ids = flows.index
         counts = pd.DataFrame(self.counts.totals().reshape(len(ids), len(FLOW_EVENTS)),
                               index=ids, columns=list(FLOW_EVENTS))
         received = self.received.totals().reshape(len(ids), 2)
         sent = counts["send"] + counts["retransmit"]
-        flows = pd.DataFrame({
-            "goodput_bps": pd.Series(received[:, 1], index=ids) * 8.0 / (t1 - t0),
-            "throughput_bps": pd.Series(received[:, 0], index=ids) * 8.0 / (t1 - t0),
-            "segments_sent": counts["send"], "retransmissions": counts["retransmit"],
-            "drops": counts["drop"], "marks": counts["mark"], "timeouts": counts["timeout"],
-            "loss_ratio": counts["drop"] / sent.where(sent > 0),
-            "retransmission_ratio": counts["retransmit"] / sent.where(sent > 0),
-            "mark_ratio": counts["mark"] / sent.where(sent > 0),
-            "cwnd_mean_bytes": pd.Series([steps.mean() if steps.finish() else np.nan
-                                          for steps in self.cwnd], index=ids, dtype=float),
-        })
-        kept = self._kept_trace()
-        rtt = metrics.rtt_table(self._rtt_frame(), self.flow_ids)
-        flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
-            rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
+        flows["goodput_bps"] = pd.Series(received[:, 1], index=ids) * 8.0 / (t1 - t0)
+        flows["throughput_bps"] = pd.Series(received[:, 0], index=ids) * 8.0 / (t1 - t0)
+        flows["segments_sent"], flows["retransmissions"] = counts["send"], counts["retransmit"]
+        flows["drops"], flows["marks"], flows["timeouts"] = (counts["drop"], counts["mark"],
+                                                             counts["timeout"])
+        flows["loss_ratio"] = counts["drop"] / sent.where(sent > 0)
+        flows["retransmission_ratio"] = counts["retransmit"] / sent.where(sent > 0)
+        flows["mark_ratio"] = counts["mark"] / sent.where(sent > 0)
         sized = self.flows.set_index("flow")["bytes"]
         flows["completion_s"] = [
             metrics.time_to_deliver_s(kept, f) if not pd.isna(sized[f]) else np.nan
@@ -342,7 +366,7 @@ class SummaryStream:
         # when a connection gave up opening (its last SYN unanswered), whatever the window
         flows["connect_failed_s"] = self.failed_at
         total_sent = float(sent.sum())
-        aggregate = {
+        aggregate.update({
             "goodput_bps": float(flows["goodput_bps"].sum()),
             "throughput_bps": float(flows["throughput_bps"].sum()),
             "jain_index": metrics.jain_index(flows["goodput_bps"]),
@@ -350,13 +374,7 @@ class SummaryStream:
             "retransmission_ratio": (float(counts["retransmit"].sum()) / total_sent
                                      if total_sent else np.nan),
             "mark_ratio": float(counts["mark"].sum()) / total_sent if total_sent else np.nan,
-        }
-        return {
-            "window": {"start_s": t0, "end_s": t1},
-            "flows": records(flows),
-            "queues": records(self._queue_table()),
-            "aggregate": {k: plain(v) for k, v in aggregate.items()},
-        }
+        })
 
     def _keep_rtt(self, codes: np.ndarray, values: np.ndarray) -> None:
         end = self.rtt_count + len(codes)
@@ -383,7 +401,8 @@ class SummaryStream:
                      if self.kept_events else SCHEMAS["flow_events"].empty_table().to_pandas(),
                      flow_series=SCHEMAS["flow_series"].empty_table().to_pandas(),
                      queue_events=SCHEMAS["queue_events"].empty_table().to_pandas(),
-                     horizon_s=self.window_s[1], warmup_s=self.window_s[0])
+                     horizon_s=self.window_s[1], warmup_s=self.window_s[0],
+                     untraced=self.untraced)
 
     def _queue_table(self) -> pd.DataFrame:
         counts = self.queue_counts.totals().reshape(len(self.traced), len(_QUEUE_COUNTED))

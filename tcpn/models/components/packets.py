@@ -29,6 +29,7 @@ from bisect import bisect_right
 from typing import Any
 
 from tcpn.petrinets import BOOL, CLOCK, INT, IntSet, ListSet, ProductSet, RecordSet
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = [
     "ACK_SEQ",
@@ -67,6 +68,7 @@ PACKET = PACKET_RECORD.timed("TPkt")
 Pkt: Any = PACKET_RECORD.record_type
 
 
+@net_function
 def is_ack(p: Any) -> bool:
     """Whether ``p`` is a pure ACK (it carries no data segment)."""
     return bool(p.seq < 0)
@@ -81,6 +83,7 @@ def _run_at(runs: tuple[tuple[int, int], ...], seq: int) -> int:
     return bisect_right(runs, (seq, math.inf)) - 1
 
 
+@net_function
 def advance(nxt: int, runs: tuple[tuple[int, int], ...]) -> int:
     """The next expected segment once segment ``nxt - 1`` arrived, given the buffered
     out-of-order ``runs`` (sorted ``(start, end)`` ranges, ``end`` exclusive).
@@ -94,6 +97,7 @@ def advance(nxt: int, runs: tuple[tuple[int, int], ...]) -> int:
     return runs[i][1] if i >= 0 and nxt < runs[i][1] else nxt
 
 
+@net_function
 def add_segment(runs: tuple[tuple[int, int], ...], seq: int) -> tuple[tuple[int, int], ...]:
     """``runs`` with segment ``seq`` added, adjacent ranges merged.
 
@@ -118,6 +122,7 @@ def add_segment(runs: tuple[tuple[int, int], ...], seq: int) -> tuple[tuple[int,
     return (*runs[:i + 1], (seq, seq + 1), *runs[i + 1:])
 
 
+@net_function
 def covers(runs: tuple[tuple[int, int], ...], seq: int) -> bool:
     """Whether segment ``seq`` lies in one of ``runs``.
 
@@ -139,6 +144,7 @@ def runs_above(runs: tuple[tuple[int, int], ...], nxt: int) -> tuple[tuple[int, 
     return runs[_run_at(runs, nxt) + 1:] if runs else runs
 
 
+@net_function
 def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int], ...],
                una: int) -> tuple[tuple[int, int], ...]:
     """The sender's scoreboard after an ACK: SACKed ranges at or above ``una``, merged.
@@ -165,6 +171,7 @@ def merge_sack(sacked: tuple[tuple[int, int], ...], blocks: tuple[tuple[int, int
     return tuple(merged)
 
 
+@net_function
 def sack_blocks(runs: tuple[tuple[int, int], ...], latest: int,
                 limit: int = 3) -> tuple[tuple[int, int], ...]:
     """RFC 2018 blocks for the buffered ``runs``: the block holding ``latest`` first, then

@@ -43,6 +43,7 @@ from tcpn.petrinets import (
     ProductSet,
     Transition,
 )
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = [
     "BUCKET",
@@ -260,6 +261,7 @@ def red_probability(avg: float, count: int, min_th: float, max_th: float, max_p:
     return p / (1.0 - count * p) if count * p < 1.0 else 1.0
 
 
+@net_function
 def _red_decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
                 now: float, rng: Any, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
                 RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
@@ -414,6 +416,7 @@ class SmallFirstQueue(QueueDiscipline):
         return {"enqueue0": "enqueue", "enqueue1": "enqueue", "drop": "drop"}
 
 
+@net_function
 def bucket_level(level: float, stamp: float, now: float, rate: float, depth: float) -> float:
     """Bytes of tokens at ``now`` in a bucket that held ``level`` at ``stamp``, filling at
     ``rate`` bytes/s up to ``depth``.
@@ -424,6 +427,7 @@ def bucket_level(level: float, stamp: float, now: float, rate: float, depth: flo
     return min(depth, level + (now - stamp) * rate)
 
 
+@net_function
 def bucket_wait(level: float, size: int, rate: float) -> float:
     """Seconds until a bucket holding ``level`` bytes has ``size`` (0 if it has them).
 

@@ -56,6 +56,7 @@ from tcpn.petrinets import (
     RecordSet,
 )
 from tcpn.petrinets import Transition as T
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["RCV", "ReceiverConfig", "receiver_net"]
 
@@ -92,6 +93,7 @@ class ReceiverConfig:
             raise InputError(f"receiver of flow {self.flow}: delack_timeout_s must be >= 0")
 
 
+@net_function
 def _after_data(r: Any, p: Any, ECN: bool) -> dict[str, Any]:
     """Code action of every data arrival: the receiver's new state (RFC 5681/7323/3168)."""
     ece = ECN and (p.ecn == 3 or (r.ece and not p.cwr))

@@ -81,6 +81,7 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets import Transition as T
 from tcpn.petrinets.net import ArcKind
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["ACK_TRANSITIONS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS", "PARTIAL_ACKS",
            "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "retransmissions",
@@ -193,6 +194,7 @@ class SenderConfig:
         return self.ecn or self.variant.startswith("ecn_")
 
 
+@net_function
 def grow(cwnd: float, ssthresh: float, acked: int) -> float:
     """The window after an ACK of ``acked`` new segments (ns-3 ``TcpNewReno::IncreaseWindow``).
 
@@ -252,6 +254,7 @@ def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
     return count
 
 
+@net_function
 def sack_pipe(t: Any, dupthresh: int) -> int:
     """RFC 6675 ``SetPipe``: segments presumed in the network.
 
@@ -272,6 +275,7 @@ def sack_pipe(t: Any, dupthresh: int) -> int:
     return pipe
 
 
+@net_function
 def sack_hole(t: Any, dupthresh: int) -> int:
     """RFC 6675 ``NextSeg`` rule 1: the first lost, not yet retransmitted segment, or -1.
 
@@ -287,6 +291,7 @@ def sack_hole(t: Any, dupthresh: int) -> int:
     return seq if seq < min(t.high, _not_lost_from(runs, dupthresh)) else -1
 
 
+@net_function
 def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
              MAX_RTO: float, G: float) -> dict[str, Any]:
     """Code action of an ACK of new data: Karn's rule and the RFC 6298 update."""
@@ -294,6 +299,7 @@ def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
+@net_function
 def _handshake_rtt(a: Any, now: float, TIMESTAMPS: bool, INIT_RTO: float, MIN_RTO: float,
                    MAX_RTO: float, G: float) -> dict[str, Any]:
     """Code action of ``open``: the first RTT sample, from the SYN-ACK (Karn's rule)."""

@@ -71,6 +71,7 @@ from tcpn.petrinets import (
     Token,
 )
 from tcpn.petrinets import Transition as T
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion",
            "reporter_net", "tcp_l_adopt", "tcp_l_reacts", "tcp_l_sender_net"]
@@ -134,15 +135,18 @@ def tcp_l_reacts(st: Any, u: float) -> bool:
     return p_congestion(loss_tcp, loss_link) > u
 
 
+@net_function
 def _adopt(st: Any, reports: Any, a: Any) -> dict[str, Any]:
     return {"st2": tcp_l_adopt(st, reports, a.ts)}
 
 
+@net_function
 def _adopt_and_decide(st: Any, reports: Any, a: Any, rng: Any) -> dict[str, Any]:
     st2 = tcp_l_adopt(st, reports, a.ts)
     return {"st2": st2, "react": tcp_l_reacts(st2, float(rng.random()))}
 
 
+@net_function
 def _decide(st: Any, rng: Any) -> dict[str, Any]:
     return {"react": tcp_l_reacts(st, float(rng.random()))}
 

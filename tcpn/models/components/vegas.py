@@ -83,6 +83,7 @@ from tcpn.petrinets import (
     ProductSet,
     RecordSet,
 )
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["RECOVERIES", "VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
@@ -196,6 +197,7 @@ def drop_acked(sent: Any, ack: int) -> Any:
     return tuple(e for e in sent if e[0] >= ack)
 
 
+@net_function
 def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
     """``v`` after segment ``seq`` left at ``now``: a first transmission is recorded, a
     retransmission forgets the segment (it gives no sample, Karn's rule).
@@ -209,6 +211,7 @@ def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
     return v._replace(sent=forget_segment(v.sent, seq))
 
 
+@net_function
 def vegas_acked(v: Any, ack: int) -> Any:
     """``v`` without the segments below ``ack`` (cumulatively acknowledged)."""
     return v._replace(sent=drop_acked(v.sent, ack))

@@ -32,6 +32,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
 from tcpn.petrinets import BOOL, P_HIGH, REAL, IntSet, PetriNet, Place, RecordSet, Transition
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["WESTWOOD", "westwood_ack", "westwood_estimate", "westwood_sender_net",
            "westwood_ssthresh", "westwood_start"]
@@ -68,6 +69,7 @@ def westwood_ack(w: Any, acked: int, sample: float) -> tuple[Any, float]:
     return w._replace(counting=True), w.last_rtt
 
 
+@net_function
 def westwood_estimate(w: Any, window_s: float, filter_type: str) -> Any:
     """State when a window of ``window_s`` closes: the sample and the filtered estimate.
 
@@ -82,6 +84,7 @@ def westwood_estimate(w: Any, window_s: float, filter_type: str) -> Any:
     return w._replace(bwe=bwe, last_sample=sample, acked=0, counting=False)
 
 
+@net_function
 def westwood_ssthresh(w: Any) -> float:
     """``max(2, BWE * RTTmin)`` segments.
 

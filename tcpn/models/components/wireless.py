@@ -47,6 +47,7 @@ from tcpn.models.components.link import ByteErrors, ListErrors, PacketErrors, Tr
 from tcpn.models.components.packets import FUNCTIONS, PACKET
 from tcpn.models.components.queues import QueueDiscipline
 from tcpn.petrinets import INT, REAL, UNIT, PetriNet, Place, ProductSet, Transition
+from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["AIRTIME", "Energy", "Radio", "attempts", "station_energy", "wireless_interface_net"]
 
@@ -92,6 +93,7 @@ def attempts(per: float, tries_allowed: int, u: Sequence[float]) -> tuple[int, b
     return tries_allowed, True
 
 
+@net_function
 def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, TRIES: int,
                    rng: Any) -> dict[str, Any]:
     """Code action of ``transmit``: the attempts this packet takes."""

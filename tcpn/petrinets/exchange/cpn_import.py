@@ -22,10 +22,11 @@ Malformed files raise :class:`CpnFormatError` naming the file, line and element 
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,14 @@ from tcpn.petrinets.net import (
     Place,
     Token,
     Transition,
+)
+from tcpn.petrinets.restricted import (
+    EvaluationBudgetError,
+    UntrustedCodeError,
+    check_expression,
+    check_net,
+    evaluation_budget,
+    restricted_namespace,
 )
 
 __all__ = [
@@ -354,6 +363,18 @@ class _Importer:
         element_id = element.get("id") if element is not None else None
         return CpnFormatError(self.source, message, line, element_id)
 
+    @contextlib.contextmanager
+    def located(self, element: ET.Element) -> Iterator[None]:
+        """Refusals of the restricted evaluator inside the block name ``element``'s file,
+        line and id (they end the import: a file that reaches for Python is not a model)."""
+        try:
+            yield
+        except (UntrustedCodeError, EvaluationBudgetError) as exc:
+            if str(exc).startswith(self.source):
+                raise
+            located = self.fail(element, str(exc))
+            raise type(exc)(str(located)) from None
+
     def skip(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.unsupported.append(ReportItem(kind, element.get("id") or "", name,
                                                   self.lines.get(element), reason,
@@ -415,6 +436,7 @@ class _Importer:
                 "", _python_identifier(self._page_name(pages[page_id]), "page"))
             self._instance(pages, page_id, path, {}, [page_id])
         self._transitions()
+        check_net(self.net, self.source)  # a second look at all of it, as a whole net
         self._validate()
         self._page_tallies()
         self.report.imported = {
@@ -522,16 +544,19 @@ class _Importer:
             tag = element.tag
             if tag == "block":
                 self._declarations(element)
-            elif tag == "color":
-                self._colour(element)
-            elif tag == "var":
-                self._var(element)
-            elif tag == "ml":
-                self._ml(element)
-            elif tag == "globref":
-                self._globref(element)
-            elif tag in ("use", "channel", "invariant"):
-                self.skip("declaration", element, tag, f"<{tag}> declarations are not imported")
+                continue
+            with self.located(element):
+                if tag == "color":
+                    self._colour(element)
+                elif tag == "var":
+                    self._var(element)
+                elif tag == "ml":
+                    self._ml(element)
+                elif tag == "globref":
+                    self._globref(element)
+                elif tag in ("use", "channel", "invariant"):
+                    self.skip("declaration", element, tag,
+                              f"<{tag}> declarations are not imported")
 
     def _colour(self, element: ET.Element) -> None:
         name = (element.findtext("id") or "").strip()
@@ -656,6 +681,8 @@ class _Importer:
         text = (element.text or "").strip()
         try:
             value = self._constant_of(text, "colour set bound")
+        except UntrustedCodeError:
+            raise
         except (_Unsupported, InputError):
             value = None
         if not isinstance(value, int):
@@ -692,10 +719,13 @@ class _Importer:
             raise _Unsupported("its value depends on random draws or the clock")
         self._declare_basis(translator)
         expression = ast.fix_missing_locations(ast.Expression(python))
+        scope = {py_name(k): v for k, v in self.constants.items()}
+        scope.update(self.declarations)
         try:
-            scope = {py_name(k): v for k, v in self.constants.items()}
-            scope.update(self.declarations)
-            return eval(compile(expression, where, "eval"), scope)
+            with evaluation_budget(f"{self.source}: {where}"):
+                return eval(compile(expression, where, "eval"), restricted_namespace(scope))
+        except EvaluationBudgetError:
+            raise
         except Exception as exc:  # the ML evaluated to something Python can't compute
             raise _Unsupported(f"evaluating it failed: {type(exc).__name__}: {exc}") from None
 
@@ -803,6 +833,8 @@ class _Importer:
         self.functions[name] = len(py_params)
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
+        check_expression(python, where, fields=frozenset().union(*self.records),
+                         declared=translator.declared_names(frozenset(params) | {name}))
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params))
@@ -836,7 +868,8 @@ class _Importer:
                 local[pid] = info.name
                 self.ids.setdefault(f"place:{info.name}@{path}", pid)
                 continue
-            info = self._place(element, prefix, path)
+            with self.located(element):
+                info = self._place(element, prefix, path)
             local[pid] = info.name
             self.places[f"{pid}@{path}"] = info
             if group:
@@ -1023,7 +1056,9 @@ class _Importer:
         for element, name, path in self.pending_transitions:
             raw = _node_name(element)
             try:
-                transition, arcs = self._transition(element, name, path, arcs_of.get(name, []))
+                with self.located(element):
+                    transition, arcs = self._transition(element, name, path,
+                                                        arcs_of.get(name, []))
             except _Unsupported as exc:
                 self.skip("transition", element, raw, exc.reason)
                 continue
@@ -1653,7 +1688,11 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
         if any(not isinstance(scope.get(n), int | float) for n in names):
             return None
         try:
-            values.append(eval(compile(ast.Expression(node), "<delay>", "eval"), dict(scope)))
+            with evaluation_budget("constant delay"):
+                values.append(eval(compile(ast.Expression(node), "<delay>", "eval"),
+                                   restricted_namespace(scope)))
+        except EvaluationBudgetError:
+            raise
         except Exception:  # not a constant after all
             return None
     return values
@@ -1779,8 +1818,12 @@ class _FoldConstants(ast.NodeTransformer):
             if names <= set(self.scope) | {"tuple", "any", "all", "len", "sum", "dict",
                                             "ValueError"}:
                 try:
-                    value = eval(compile(ast.Expression(ast.fix_missing_locations(node)),
-                                         "<constant>", "eval"), dict(self.scope))
+                    with evaluation_budget(f"constant {text[:60]!r}"):
+                        value = eval(compile(ast.Expression(ast.fix_missing_locations(node)),
+                                             "<constant>", "eval"),
+                                     restricted_namespace(self.scope))
+                except EvaluationBudgetError:
+                    raise
                 except Exception:  # evaluated at firing instead, where it fails the same
                     value = None
                 else:

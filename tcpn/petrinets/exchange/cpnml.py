@@ -48,6 +48,7 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.restricted import check_expression
 
 _GRAMMAR = r"""
 // The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.
@@ -539,8 +540,24 @@ class MLToPython(MatchForms):
 
     def expression(self, tree: Tree | LarkToken, where: str,
                    local: frozenset[str] = frozenset()) -> ast.expr:
-        """The Python expression for ``tree``; :class:`UnsupportedConstruct` otherwise."""
-        return self._expr(tree, where, local)
+        """The Python expression for ``tree``; :class:`UnsupportedConstruct` otherwise.
+
+        The translation is held to the restricted subset
+        (:func:`~tcpn.petrinets.restricted.check_expression`): an ML text that would reach
+        anything else (``#__class__ x``) raises
+        :class:`~tcpn.petrinets.restricted.UntrustedCodeError`, before anything runs.
+        """
+        node = self._expr(tree, where, local)
+        check_expression(node, where, declared=self.declared_names(local),
+                         fields=frozenset().union(*self.records))
+        return node
+
+    def declared_names(self, local: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The Python names of everything in scope: variables, constants, functions,
+        record constructors and ``local``."""
+        ml = (self.variables | self.constants | set(self.functions) | set(self.inline)
+              | set(self.local_functions) | self.index_constructors | local)
+        return frozenset(map(py_name, ml)) | frozenset(self.records.values())
 
     def text(self, tree: Tree | LarkToken, where: str) -> str:
         """Like :meth:`expression`, as Python source text."""

@@ -4,7 +4,9 @@ An imported ``fun f (x:INT) = x mod 3 + 1`` becomes a :class:`DeclaredFunction` 
 declarations: it calls like a Python function and keeps its parameters and its body as a
 Python expression, so the exporter writes it back as CPN ML without reading Python source.
 A code segment ``input (x); output (y); action x + 1;`` becomes a :class:`CodeAction`, the
-``action`` of a :class:`~tcpn.petrinets.net.Transition`.
+``action`` of a :class:`~tcpn.petrinets.net.Transition`. Both come from a file, so both run
+with the restricted builtins (:mod:`~tcpn.petrinets.restricted`), and offer their source to
+:func:`~tcpn.petrinets.restricted.check_net`.
 
 >>> scope = {}
 >>> delay = DeclaredFunction("delay", ("x",), "x % 3 + 1", scope=scope)
@@ -27,6 +29,7 @@ import numpy as np
 from tcpn.petrinets.compiler import RandomDraws
 from tcpn.petrinets.exchange.loops import loop_source
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
+from tcpn.petrinets.restricted import restricted_namespace
 
 __all__ = ["CodeAction", "DeclaredFunction"]
 
@@ -63,8 +66,12 @@ class DeclaredFunction:
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in self.params]
         )
 
+    def restricted_source(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The body and the names it binds (:func:`~tcpn.petrinets.restricted.check_net`)."""
+        return [(self.body, self.params)]
+
     def __call__(self, *args: Any) -> Any:
-        namespace = dict(self.scope)
+        namespace = restricted_namespace(self.scope)
         if self.is_loop:  # the def was generated from the parsed and checked body
             exec(self._code, namespace)
             return namespace[self.name](*args)
@@ -108,8 +115,12 @@ class CodeAction:
              for p in (*self.inputs, *extra)]
         )
 
+    def restricted_source(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The body and the names it binds (:func:`~tcpn.petrinets.restricted.check_net`)."""
+        return [(self.body, self.inputs)]
+
     def __call__(self, **values: Any) -> dict[str, Any]:
-        env = dict(self.scope)
+        env = restricted_namespace(self.scope)
         rng = values.pop("rng", None)
         if isinstance(rng, np.random.Generator):
             draws = RandomDraws(rng)

@@ -1,16 +1,28 @@
-"""Load a net named on the command line (a Python reference or a file) and save it by format.
+"""Load a net named on the command line (a file, or Python code when asked) and save it.
 
-A *net reference* is either
+A net is
 
+* a file ``*.cpn`` (CPN Tools) or ``*.pnml`` (PNML), read as data with its import report
+  (the restricted evaluator holds its inscriptions, :mod:`~tcpn.petrinets.restricted`;
+  ``trusted=True`` lifts it for a file you wrote); or, only with ``python=True`` (the
+  CLI's ``--python``), because it runs that code,
 * ``package.module:name`` or ``path/to/file.py:name``, where ``name`` is a
   :class:`~tcpn.petrinets.net.PetriNet` or a function called without arguments that
   returns one (``tcpn.petrinets.examples:single_server_queue`` needs arguments, so wrap
-  it in a function of your own); or
-* a file ``*.cpn`` (CPN Tools) or ``*.pnml`` (PNML), read with its import report.
+  it in a function of your own).
 
->>> loaded = load_net("tcpn.petrinets.exchange.loading:example_net")
+A colon never makes a file name Python: ``this:x.pnml`` is a file, and without
+``python=True`` a reference that is not a net file is refused, never imported.
+
+>>> loaded = load_net("tcpn.petrinets.exchange.loading:example_net", python=True)
 >>> loaded.net.name, loaded.complete
 ('mm1', True)
+>>> load_net("tcpn.petrinets.exchange.loading:example_net")
+Traceback (most recent call last):
+...
+tcpn.errors.InputError: tcpn.petrinets.exchange.loading:example_net is not a .cpn or .pnml \
+file; to build the net by running Python code, name it as package.module:function (or \
+file.py:function) and pass --python
 """
 
 from __future__ import annotations
@@ -47,22 +59,32 @@ def example_net() -> PetriNet:
     return single_server_queue(10, 1.0, 0.8)
 
 
-def load_net(reference: str, *, strict: bool = False) -> ImportedNet:
+def load_net(reference: str, *, strict: bool = False, python: bool = False,
+             trusted: bool = False) -> ImportedNet:
     """Load the net ``reference`` names (see the module docstring)."""
+    if python:
+        return _python_net(reference)
     path = Path(reference)
-    if path.suffix.lower() in (".cpn", ".pnml") and ":" not in path.name:
-        if not path.exists() and not path.is_symlink():
-            raise InputError(f"{reference}: no such file")
-        if path.suffix.lower() == ".cpn":
-            return read_cpn(path, strict=strict)
-        imported = read_pnml(path)
-        if strict and not imported.complete:
-            raise IncompleteImportError(imported.report)
-        return imported
+    if path.suffix.lower() not in (".cpn", ".pnml"):
+        raise InputError(f"{reference} is not a .cpn or .pnml file; to build the net by "
+                         "running Python code, name it as package.module:function (or "
+                         "file.py:function) and pass --python")
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{reference}: no such file")
+    if path.suffix.lower() == ".cpn":
+        return read_cpn(path, strict=strict)
+    imported = read_pnml(path, trusted=trusted)
+    if strict and not imported.complete:
+        raise IncompleteImportError(imported.report)
+    return imported
+
+
+def _python_net(reference: str) -> ImportedNet:
+    """The net ``package.module:name`` or ``file.py:name`` gives (its code runs)."""
     module_name, sep, attribute = reference.rpartition(":")
     if not sep or not module_name or not attribute:
-        raise InputError(f"{reference!r} is neither a .cpn/.pnml file nor a Python reference "
-                         "'package.module:function' (or 'file.py:function')")
+        raise InputError(f"{reference!r} is not a Python reference 'package.module:function' "
+                         "(or 'file.py:function')")
     module = _import(module_name, reference)
     if not hasattr(module, attribute):
         raise InputError(f"{reference}: module {module_name} has no attribute {attribute!r}")
@@ -140,7 +162,7 @@ def net_text(loaded: ImportedNet, file_format: str, *, real_time: bool | None = 
     :func:`~tcpn.petrinets.exchange.cpn_export.to_cpn`, ``net_type`` and ``strict`` to
     :func:`~tcpn.petrinets.exchange.pnml.to_pnml`.
 
-    >>> mm1 = load_net("tcpn.petrinets.exchange.loading:example_net")
+    >>> mm1 = load_net("tcpn.petrinets.exchange.loading:example_net", python=True)
     >>> '<colour>{"name":"TINT"' in net_text(mm1, "pnml")  # tcpn's form in toolspecific
     True
     >>> net_text(mm1, "pnml", strict=True)

@@ -20,6 +20,7 @@ ContestProperty(id='f-00', formula=E(path=F(operand=Fireable(transitions=('t1',)
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,16 +86,34 @@ def _local(tag: str) -> str:
 
 
 class _Reader:
+    """Reads one file strictly: every element is one the reader uses, so nothing is dropped
+    (a ``<true>`` holding a subtree, text beside child elements, an element inside a name)."""
+
     def __init__(self, source: str, lines: dict[ET.Element, int]):
         self.source, self.lines = source, lines
+        self.property_id: str | None = None
 
     def fail(self, element: ET.Element, message: str) -> InputError:
         line = self.lines.get(element)
         where = f"{self.source}, line {line}" if line else self.source
+        if self.property_id is not None:
+            where += f": property {self.property_id!r}"
         return InputError(f"{where}: <{_local(element.tag)}>: {message}")
 
     def children(self, element: ET.Element) -> list[ET.Element]:
+        """The child elements that carry meaning; text beside them is refused."""
+        for text in (element.text, *(c.tail for c in element)):
+            if text is not None and text.strip():
+                raise self.fail(element, f"holds text {text.strip()[:40]!r} beside its "
+                                "child elements")
         return [c for c in element if _local(c.tag) not in ("description", "explanation")]
+
+    def text(self, element: ET.Element) -> str:
+        """The text of a leaf (a name, a number, an id): child elements are refused."""
+        if len(element):
+            raise self.fail(element, f"holds a <{_local(element[0].tag)}> element; it "
+                            "takes only text")
+        return (element.text or "").strip()
 
     def only(self, element: ET.Element) -> ET.Element:
         kids = self.children(element)
@@ -105,27 +124,42 @@ class _Reader:
     def read(self, root: ET.Element) -> list[ContestProperty]:
         if _local(root.tag) != "property-set":
             raise self.fail(root, "not a contest property file (expected <property-set>)")
-        found = []
-        for prop in root:
+        found: list[ContestProperty] = []
+        first_line: dict[str, int | None] = {}
+        for prop in self.children(root):
+            self.property_id = None
             if _local(prop.tag) != "property":
                 raise self.fail(prop, "expected <property>")
-            ids = [c for c in prop if _local(c.tag) == "id"]
-            formulas = [c for c in prop if _local(c.tag) == "formula"]
-            if len(ids) != 1 or len(formulas) != 1 or not (ids[0].text or "").strip():
+            parts = self.children(prop)
+            ids = [c for c in parts if _local(c.tag) == "id"]
+            formulas = [c for c in parts if _local(c.tag) == "formula"]
+            if len(ids) != 1 or len(formulas) != 1 or not self.text(ids[0]):
                 raise self.fail(prop, "a property needs one <id> and one <formula>")
+            ident = self.text(ids[0])
+            if ident in first_line:
+                raise self.fail(ids[0], f"property id {ident!r} is given twice (first at "
+                                f"line {first_line[ident]})")
+            first_line[ident] = self.lines.get(ids[0])
+            self.property_id = ident
+            for extra in parts:
+                if _local(extra.tag) not in ("id", "formula"):
+                    raise self.fail(extra, "is not part of a contest property")
             body = self.only(formulas[0])
-            ident = (ids[0].text or "").strip()
             if _local(body.tag) == "place-bound":
                 found.append(ContestProperty(ident, None, Tokens(self.names(body, "place"))))
             else:
                 found.append(ContestProperty(ident, self.formula(body)))
+        self.property_id = None
+        if not found:
+            raise self.fail(root, "no <property>: the file asks nothing")
         return found
 
     def names(self, element: ET.Element, tag: str) -> tuple[str, ...]:
         kids = self.children(element)
-        if not kids or any(_local(k.tag) != tag or not (k.text or "").strip() for k in kids):
+        names = tuple(self.text(k) for k in kids)
+        if not kids or any(_local(k.tag) != tag for k in kids) or not all(names):
             raise self.fail(element, f"expected one or more <{tag}> names")
-        return tuple((k.text or "").strip() for k in kids)
+        return names
 
     def formula(self, element: ET.Element) -> Formula:
         tag = _local(element.tag)
@@ -136,8 +170,9 @@ class _Reader:
             operator = {"globally": G, "finally": F, "next": X, "negation": Not}[tag]
             return operator(self.formula(self.only(element)))
         if tag == "until":
-            parts = {_local(c.tag): c for c in self.children(element)}
-            if set(parts) != {"before", "reach"} or len(self.children(element)) != 2:
+            kids = self.children(element)
+            parts = {_local(c.tag): c for c in kids}
+            if set(parts) != {"before", "reach"} or len(kids) != 2:
                 raise self.fail(element, "until needs one <before> and one <reach>")
             return U(self.formula(self.only(parts["before"])),
                      self.formula(self.only(parts["reach"])))
@@ -150,6 +185,9 @@ class _Reader:
                 return operands[0]
             return And(operands) if tag == "conjunction" else Or(operands)
         if tag in ("true", "false"):
+            if self.text(element):
+                raise self.fail(element, f"holds text {self.text(element)[:40]!r}; "
+                                f"<{tag}/> is a constant")
             return Bool(tag == "true")
         if tag == "is-fireable":
             return Fireable(self.names(element, "transition"))
@@ -165,8 +203,9 @@ class _Reader:
         if tag == "tokens-count":
             return Tokens(self.names(element, "place"))
         if tag == "integer-constant":
-            text = (element.text or "").strip()
-            if not text.lstrip("-").isdigit():
-                raise self.fail(element, f"{text!r} is not an integer")
+            text = self.text(element)
+            if not re.fullmatch(r"-?[0-9]{1,30}", text):
+                raise self.fail(element, f"{text[:40]!r} is not an integer of at most 30 "
+                                "digits")
             return Const(int(text))
         raise self.fail(element, "expected <tokens-count> or <integer-constant>")

@@ -86,6 +86,8 @@ from tcpn.petrinets.net import (
     Token,
     Transition,
 )
+from tcpn.petrinets.net_functions import reference_of, registered
+from tcpn.petrinets.restricted import check_net
 
 __all__ = ["PNMLCORE", "PTNET", "SYMMETRICNET", "read_pnml", "to_pnml", "write_pnml"]
 
@@ -488,7 +490,7 @@ class _Writer:
         if transition.guard is not None:
             ET.SubElement(tool, "guard").text = transition.guard
         if transition.action is not None:
-            ET.SubElement(tool, "action", ref=_reference(transition.action),
+            ET.SubElement(tool, "action", ref=reference_of(transition.action),
                           outputs=" ".join(transition.outputs))
         for name, value in transition.params.items():
             _declaration(tool, name, value, tag="param")
@@ -559,23 +561,17 @@ def _enumeration_tables(net: PetriNet) -> tuple[dict[str, tuple[str, ColourSet]]
     return tables, cyclic
 
 
-def _tcpn_function(reference: str) -> Any:
-    """The function ``module:qualname`` names when it is tcpn's own (imported, never run
-    from the file), else None: a PNML file must not make tcpn import other code."""
+def _trusted_function(reference: str) -> Any:
+    """The function any importable ``module:qualname`` names, for a file the user trusts
+    (``read_pnml(..., trusted=True)``, the CLI's ``--trust``), else None."""
     module_name, _, qualname = reference.partition(":")
-    if module_name != "tcpn" and not module_name.startswith("tcpn."):
-        return None
     try:
         value: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
             value = getattr(value, part)
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, ValueError):
         return None
     return value if callable(value) else None
-
-
-def _reference(function: Any) -> str:
-    return f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', '?')}"
 
 
 def _declaration(tool: ET.Element, name: str, value: Any, tag: str = "declaration") -> None:
@@ -584,7 +580,7 @@ def _declaration(tool: ET.Element, name: str, value: Any, tag: str = "declaratio
         ET.SubElement(tool, tag, name=name).text = data
     else:
         ET.SubElement(tool, "function" if tag == "declaration" else f"{tag}function",
-                      name=name, ref=_reference(value))
+                      name=name, ref=reference_of(value))
 
 
 def _bind(tree: ast.expr, colour: ColourSet, scope: dict[str, ColourSet]) -> None:
@@ -616,7 +612,8 @@ def _delay_element(delay: Any) -> ET.Element:
 
 
 # -- reading ---------------------------------------------------------------------------------
-def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None) -> ImportedNet:
+def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None,
+              trusted: bool = False) -> ImportedNet:
     """Read a PNML P/T net, core-model net or symmetric net (with tcpn's timing, if any).
 
     Places and transitions are named by their PNML ids (the names other tools and the
@@ -626,10 +623,21 @@ def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None) -> Im
     :class:`~tcpn.petrinets.exchange.cpn_import.CpnFormatError` naming the line and
     element for malformed files, dangling arcs, duplicate ids, unknown sorts and terms
     outside the symmetric-net grammar.
+
+    A file is data: the Python inscriptions of tcpn's ``toolspecific`` must stay in the
+    restricted subset (:mod:`~tcpn.petrinets.restricted`; else
+    :class:`~tcpn.petrinets.restricted.UntrustedCodeError` names the element) and
+    function references restore only tcpn's registered component functions
+    (:mod:`~tcpn.petrinets.net_functions`). ``trusted=True`` lifts both, for a file you
+    wrote or read: its inscriptions then run as any Python, and its references may name any
+    importable function (``docs/security.md``).
     """
     data, name = _load(source, max_bytes)
     root, lines = parse_xml(data, name)
-    return _Reader(root, lines, name).run()
+    imported = _Reader(root, lines, name, trusted).run()
+    if not trusted:
+        check_net(imported.net, name)
+    return imported
 
 
 def _local(tag: str) -> str:
@@ -637,8 +645,10 @@ def _local(tag: str) -> str:
 
 
 class _Reader:
-    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
+    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
+                 trusted: bool = False):
         self.root, self.lines, self.source = root, lines, source
+        self.restore = _trusted_function if trusted else registered
         for element in root.iter():
             element.tag = _local(element.tag)
         self.parents = {child: parent for parent in root.iter() for child in parent}
@@ -820,12 +830,13 @@ class _Reader:
                 except InputError as exc:
                     raise self.fail(variable, str(exc)) from None
             for action in tool.findall("action"):
-                code = _tcpn_function(action.get("ref", ""))
+                code = self.restore(action.get("ref", ""))
                 if code is None:
                     self.left_out.append(ReportItem(
                         "code action", element.get("id", ""), action.get("ref", ""),
                         self.lines.get(action), "a Python function: not restored from PNML "
-                        "(only tcpn's own are); the transition is left without it"))
+                        "(only tcpn's registered component functions are); the transition "
+                        "is left without it"))
                 else:
                     actions = {"action": code,
                                "outputs": tuple((action.get("outputs") or "").split())}
@@ -852,7 +863,7 @@ class _Reader:
             ref = item.get("ref", "")
             record = self.records.get(ref.partition(":")[2])
             found = record.record_type if record is not None and ref.startswith(
-                "tcpn.petrinets.colours:") else _tcpn_function(ref)
+                "tcpn.petrinets.colours:") else self.restore(ref)
             if found is not None:
                 values[item.get("name", "")] = found
             elif ref not in self.missing_functions:
@@ -860,7 +871,8 @@ class _Reader:
                 self.left_out.append(ReportItem(
                     "function", owner.get("id", ""), item.get("name", ""),
                     self.lines.get(item), f"Python function {ref}: not restored from "
-                    "PNML (only tcpn's own functions are); declare it on the net again"))
+                    "PNML (only tcpn's registered component functions are); declare it on "
+                    "the net again"))
         return values
 
     def _exact_arc(self, element: ET.Element, exact: ET.Element, nodes: dict[str, str],

@@ -27,12 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tcpn.errors import InputError
+from tcpn.models.traces import AGGREGATE_METRICS
 from tcpn.solvers.replications import equal_but_for_rounding, mean_ci, summary_rows
-from tcpn.solvers.sweep.campaign import RunTask, sweep_tasks
+from tcpn.solvers.sweep.campaign import EVALUATIONS, RunTask, sweep_tasks
 from tcpn.solvers.sweep.spec import Sweep
 from tcpn.solvers.sweep.store import CampaignStore
 
-__all__ = ["CampaignResults", "load_results"]
+__all__ = ["CampaignResults", "check_metric", "load_results"]
 
 @functools.cache
 def _t_quantile(confidence: float, dof: int) -> float:
@@ -154,8 +156,14 @@ class CampaignResults:
                ) -> pd.DataFrame:
         """The rows of :meth:`table` for one metric (default: the aggregate's)."""
         table = self.table()
-        return table[(table["scope"] == scope) & (table["name"] == name)
-                     & (table["metric"] == metric)].reset_index(drop=True)
+        if scope == "aggregate":
+            check_metric(self.sweep, metric)
+        scoped = table[(table["scope"] == scope) & (table["name"] == name)]
+        known = list(dict.fromkeys(scoped["metric"]))
+        if known and metric not in known:
+            raise InputError(f"no {scope} metric {metric!r} in the results of "
+                             f"{self.sweep.name}; metrics: {', '.join(known)}")
+        return scoped[scoped["metric"] == metric].reset_index(drop=True)
 
     def to_xarray(self) -> Any:
         """:meth:`table` as an ``xarray.Dataset``: dimensions are the axes for a grid
@@ -173,6 +181,29 @@ class CampaignResults:
         index = [*dims, "lens", "scope", "name", "metric"]
         data = table.set_index(index)[["mean", "half_width", "low", "high", "n"]]
         return data.to_xarray()
+
+
+def check_metric(sweep: Sweep, metric: str) -> None:
+    """Refuse an aggregate ``metric`` that no lens of ``sweep`` computes, before any run
+    (a registered evaluation's metrics are its own: they are known once it has run).
+
+    >>> from tcpn.solvers.sweep.spec import parse_sweep
+    >>> sweep = parse_sweep('''
+    ... links: [{a: A, b: B, rate_bps: 1.0e6, delay_s: 0.01}]
+    ... flows: [{src: A, dst: B, variant: reno}]
+    ... horizon_s: 1
+    ... sweep: {axes: {horizon_s: [1, 2]}, lenses: [fluid]}
+    ... ''')
+    >>> check_metric(sweep, "ratio")
+    Traceback (most recent call last):
+    ...
+    tcpn.errors.InputError: unknown aggregate metric 'ratio'; metrics: goodput_bps, \
+throughput_bps, jain_index, loss_ratio, retransmission_ratio, mark_ratio
+    """
+    if metric in AGGREGATE_METRICS or any(lens.name in EVALUATIONS for lens in sweep.lenses):
+        return
+    raise InputError(f"unknown aggregate metric {metric!r}; metrics: "
+                     f"{', '.join(AGGREGATE_METRICS)}")
 
 
 def load_results(sweep: Sweep, store: CampaignStore, confidence: float = 0.95,

@@ -34,8 +34,8 @@ from typing import Any
 
 from tcpn import __version__
 from tcpn.errors import InputError
-from tcpn.models.scenario import Scenario
-from tcpn.models.traces import Trace
+from tcpn.models.scenario import Scenario, TraceSelection
+from tcpn.models.traces import Trace, untraced_by
 
 __all__ = ["RECORD_FORMAT", "STORE_FORMAT", "CampaignStore", "run_key"]
 
@@ -155,8 +155,9 @@ class CampaignStore:
             raise InputError(f"store {self.root}: run {key} has no stored trace (run the "
                              "sweep with --traces)")
         measure = record["measure"]
+        selection = TraceSelection.model_validate(record["scenario"].get("trace", {}))
         return Trace.load(directory, measure["horizon_s"], measure["warmup_s"],
-                          measure["bin_s"])
+                          measure["bin_s"], untraced_by(selection))
 
 
 def _write_atomic(path: Path, text: str) -> None:
