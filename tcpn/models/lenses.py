@@ -99,6 +99,7 @@ LENSES: dict[str, str | type] = {
 INSTALL_HINTS = {"ns": "pip install 'tcpn[ns3]'", "cppyy": "pip install 'tcpn[ns3]'"}
 
 _METRICS = "tcpn.validation.metrics:summarize"
+_SUMMARY = "tcpn.validation.summary:SummaryStream"
 _REPLICATE = "tcpn.solvers.replications:replicate"
 
 
@@ -219,23 +220,37 @@ def run_once(scenario: Scenario, lens: str, run: Run, output: Path | None = None
 
     With ``output`` the trace streams to Parquet in a temporary directory renamed to
     ``output`` only when the result is complete (an existing tcpn output is replaced only
-    with ``overwrite``: :func:`tcpn.outputs.atomic_directory`).
+    with ``overwrite``: :func:`tcpn.outputs.atomic_directory`); the summary metrics follow
+    the chunks as they are written (:class:`~tcpn.validation.summary.SummaryStream`), and
+    the result's trace reads its files only when used, so memory does not grow with the
+    horizon.
     """
     engine = get_lens(lens)(**(options or {}))
     engine.check(scenario)
     tick = _progress_hook(progress)
-    summarize = _resolve(_METRICS, "the metrics module")
     start = time.perf_counter()
     if output is None:
         writer = TraceWriter(scenario, run.flows)
+        stream = _summary_stream(scenario, writer)
         lens_provenance = _run_lens(engine, run, writer, tick)
-        return _finish(scenario, lens, run, writer, lens_provenance, start, summarize)
+        return _finish(scenario, lens, run, writer, lens_provenance, start, stream)
     with atomic_directory(Path(output), overwrite) as tmp:
         writer = TraceWriter(scenario, run.flows, directory=tmp)
+        stream = _summary_stream(scenario, writer)
         lens_provenance = _run_lens(engine, run, writer, tick)
-        result = _finish(scenario, lens, run, writer, lens_provenance, start, summarize)
+        result = _finish(scenario, lens, run, writer, lens_provenance, start, stream)
         result.write_json(tmp)
+    result.trace.moved(Path(output).absolute())
     return result
+
+
+def _summary_stream(scenario: Scenario, writer: TraceWriter) -> Any:
+    """The summary of the scenario's measurement window, fed every chunk ``writer`` writes."""
+    stream = _resolve(_SUMMARY, "the metrics module")(
+        writer.flows, writer.queues, scenario.measure.warmup_s, scenario.horizon_s,
+        writer.untraced)
+    writer.observe(stream.add)
+    return stream
 
 
 def _progress_hook(progress: Progress | None) -> Progress:
@@ -260,13 +275,17 @@ def _run_lens(engine: Any, run: Run, writer: TraceWriter, tick: Progress) -> dic
 
 
 def _finish(scenario: Scenario, lens: str, run: Run, writer: TraceWriter,
-            lens_provenance: dict[str, Any], start: float, summarize: Any) -> ScenarioResult:
+            lens_provenance: dict[str, Any], start: float, stream: Any) -> ScenarioResult:
+    """The result; its summary from ``stream``, or from the trace read back and sorted when
+    the lens wrote a queue's or a flow's rows out of time order."""
     trace = writer.close()
     wall = time.perf_counter() - start
     result = ScenarioResult(scenario=scenario, lens=lens, seed=run.seed_record(),
                             wall_time_s=wall, trace=trace,
                             provenance=provenance(lens=lens_provenance))
-    result.summary = summarize(trace)
+    summary = stream.summary()
+    result.summary = summary if summary is not None else \
+        _resolve(_METRICS, "the metrics module")(trace)
     return result
 
 

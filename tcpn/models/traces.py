@@ -69,7 +69,8 @@ from __future__ import annotations
 import json
 import math
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,9 @@ from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_s
 from tcpn.outputs import atomic_directory
 
 __all__ = [
-    "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "ScenarioResult", "Trace",
-    "TraceError", "TraceWriter", "atomic_directory", "encoded", "provenance", "untraced_by",
+    "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "TABLES",
+    "ScenarioResult", "Trace", "TraceError", "TraceWriter", "atomic_directory", "encoded",
+    "provenance", "untraced_by",
 ]
 
 FLOW_EVENTS = ("send", "retransmit", "recv", "deliver", "ack", "drop", "mark", "timeout",
@@ -114,6 +116,8 @@ SCHEMAS: dict[str, pa.Schema] = {
                                ("length_bytes", pa.float64())]),
 }
 """Arrow schema of each event table (strings are dictionary-encoded)."""
+TABLES = ("flows", "queues", *SCHEMAS)
+"""The five tables of a trace, each a Parquet file ``NAME.parquet`` in a result."""
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "flow_events": {"seq": -1, "bytes": 0.0, "count": 1.0, "where": ""},
@@ -130,32 +134,78 @@ class TraceError(TcpnError):
 # --------------------------------------------------------------------------- Trace
 
 
-@dataclass
 class Trace:
     """The five tables of one run (see the module docstring) and its time frame.
 
     ``warmup_s`` and ``bin_s`` come from the scenario's ``measure`` section: metrics use
     the window ``[warmup_s, horizon_s]`` unless told otherwise. ``untraced`` names what
     the scenario's ``trace`` selection left out, with why (:func:`untraced_by`): the
-    metrics computed from it are absent, never 0.
+    metrics computed from it are absent, never 0. A trace made by :meth:`load` reads each
+    table from its Parquet file when first used, so a run that streamed its trace to disk
+    never holds it in memory unless asked for it.
     """
 
-    flows: pd.DataFrame
-    queues: pd.DataFrame
-    flow_events: pd.DataFrame
-    flow_series: pd.DataFrame
-    queue_events: pd.DataFrame
-    horizon_s: float
-    warmup_s: float = 0.0
-    bin_s: float = 1.0
-    untraced: dict[str, str] = field(default_factory=dict)
+    def __init__(self, flows: pd.DataFrame, queues: pd.DataFrame,
+                 flow_events: pd.DataFrame, flow_series: pd.DataFrame,
+                 queue_events: pd.DataFrame, horizon_s: float, warmup_s: float = 0.0,
+                 bin_s: float = 1.0, untraced: Mapping[str, str] | None = None):
+        self.horizon_s, self.warmup_s, self.bin_s = horizon_s, warmup_s, bin_s
+        self.untraced = dict(untraced or {})
+        self.directory: Path | None = None
+        self._tables: dict[str, pd.DataFrame] = {"flows": flows, "queues": queues}
+        for name, frame in (("flow_events", flow_events), ("flow_series", flow_series),
+                            ("queue_events", queue_events)):
+            self._tables[name] = _by_time(frame)
 
-    def __post_init__(self) -> None:
-        for name in SCHEMAS:
-            frame = getattr(self, name)
-            if not frame["time_s"].is_monotonic_increasing:
-                frame = frame.sort_values("time_s", kind="stable", ignore_index=True)
-            setattr(self, name, frame)
+    def _table(self, name: str) -> pd.DataFrame:
+        frame = self._tables.get(name)
+        if frame is None:
+            assert self.directory is not None
+            path = self.directory / f"{name}.parquet"
+            try:
+                frame = pd.read_parquet(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise InputError(f"{path}: cannot read the {name} table of the trace: "
+                                 f"{exc}") from None
+            self._tables[name] = frame = _by_time(frame) if name in SCHEMAS else frame
+        return frame
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """The ``flows`` table."""
+        return self._table("flows")
+
+    @property
+    def queues(self) -> pd.DataFrame:
+        """The ``queues`` table."""
+        return self._table("queues")
+
+    @property
+    def flow_events(self) -> pd.DataFrame:
+        """The ``flow_events`` table, sorted by time."""
+        return self._table("flow_events")
+
+    @property
+    def flow_series(self) -> pd.DataFrame:
+        """The ``flow_series`` table, sorted by time."""
+        return self._table("flow_series")
+
+    @property
+    def queue_events(self) -> pd.DataFrame:
+        """The ``queue_events`` table, sorted by time."""
+        return self._table("queue_events")
+
+    def in_memory(self) -> Trace:
+        """This trace with every table read (it no longer needs its directory)."""
+        for name in TABLES:
+            self._table(name)
+        self.directory = None
+        return self
+
+    def moved(self, directory: Path) -> None:
+        """The files of a trace read from disk are now in ``directory`` (renamed)."""
+        if self.directory is not None:
+            self.directory = directory
 
     @property
     def flow_ids(self) -> list[str]:
@@ -190,22 +240,36 @@ class Trace:
         return int(self.flows.set_index("flow").loc[flow, "segment_size_bytes"])
 
     def save(self, directory: Path) -> None:
-        """Write the five tables as Parquet files into an existing ``directory``."""
-        for name in ("flows", "queues"):
-            getattr(self, name).to_parquet(directory / f"{name}.parquet", index=False)
-        for name, schema in SCHEMAS.items():
-            table = pa.Table.from_pandas(getattr(self, name), schema=schema,
-                                         preserve_index=False)
-            pq.write_table(table, directory / f"{name}.parquet")
+        """Write the five tables as Parquet files into an existing ``directory`` (a trace
+        read from disk and not loaded: its files are copied, never held in memory)."""
+        for name in TABLES:
+            if name not in self._tables and self.directory is not None:
+                shutil.copyfile(self.directory / f"{name}.parquet",
+                                directory / f"{name}.parquet")
+            elif name in SCHEMAS:
+                table = pa.Table.from_pandas(self._table(name), schema=SCHEMAS[name],
+                                             preserve_index=False)
+                pq.write_table(table, directory / f"{name}.parquet")
+            else:
+                self._table(name).to_parquet(directory / f"{name}.parquet", index=False)
 
     @classmethod
     def load(cls, directory: Path, horizon_s: float, warmup_s: float = 0.0,
              bin_s: float = 1.0, untraced: Mapping[str, str] | None = None) -> Trace:
-        """Read the tables that :meth:`save` or :class:`TraceWriter` wrote."""
-        frames = {name: pd.read_parquet(directory / f"{name}.parquet")
-                  for name in ("flows", "queues", *SCHEMAS)}
-        return cls(horizon_s=horizon_s, warmup_s=warmup_s, bin_s=bin_s,
-                   untraced=dict(untraced or {}), **frames)
+        """The trace whose tables :meth:`save` or :class:`TraceWriter` wrote into
+        ``directory`` (each read when first used)."""
+        trace = cls.__new__(cls)
+        trace.horizon_s, trace.warmup_s, trace.bin_s = horizon_s, warmup_s, bin_s
+        trace.untraced = dict(untraced or {})
+        trace.directory = Path(directory)
+        trace._tables = {}
+        return trace
+
+
+def _by_time(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame["time_s"].is_monotonic_increasing:
+        return frame
+    return frame.sort_values("time_s", kind="stable", ignore_index=True)
 
 
 def untraced_by(selection: TraceSelection) -> dict[str, str]:
@@ -268,7 +332,10 @@ class TraceWriter:
     Row-at-a-time calls (``flow_event``, ``flow_value``, ``queue_event``) suit lenses that
     produce events one by one; :meth:`extend` takes whole arrays (e.g. from ns-3's C++
     recorders). Flow, queue and event names are checked at each flush: a wrong one is a
-    :class:`TraceError` naming it. :meth:`close` returns the :class:`Trace`.
+    :class:`TraceError` naming it. Each chunk (an Arrow table) also goes to the functions
+    given to :meth:`observe`, in the order written (how the metrics follow a run without
+    the trace in memory). :meth:`close` returns the :class:`Trace`: with a ``directory``,
+    one that reads its tables from there when first used.
 
     With the scenario's ``trace.flow_events`` off, flow events are not kept, whichever
     lens writes them: every lens's trace then lacks the same thing (``Trace.untraced``).
@@ -291,10 +358,15 @@ class TraceWriter:
             name: {col: [] for col in schema.names} for name, schema in SCHEMAS.items()}
         self._chunks: dict[str, list[pa.Table]] = {name: [] for name in SCHEMAS}
         self._writers: dict[str, pq.ParquetWriter] = {}
+        self._observers: list[Callable[[str, pa.Table], None]] = []
         self._closed = False
         self._fe, self._fs, self._qe = (
             tuple(self._columns[name][col] for col in schema.names)
             for name, schema in SCHEMAS.items())
+
+    def observe(self, observer: Callable[[str, pa.Table], None]) -> None:
+        """Call ``observer(table, chunk)`` with every chunk written from now on."""
+        self._observers.append(observer)
 
     def flow_event(self, time_s: float, flow: str, event: str, seq: int = -1,
                    bytes: float = 0.0, count: float = 1.0, where: str = "") -> None:
@@ -403,6 +475,8 @@ class TraceWriter:
         if not np.isfinite(arrays[0].to_numpy()).all():
             raise TraceError(f"{table}: non-finite time_s")
         chunk = pa.Table.from_arrays(arrays, schema=schema)
+        for observer in self._observers:
+            observer(table, chunk)
         if self.directory is None:
             self._chunks[table].append(chunk)
             return
@@ -426,7 +500,8 @@ class TraceWriter:
                     raise TraceError(f"{table}: unknown {col} {sorted(map(str, bad))[0]!r}")
 
     def close(self) -> Trace:
-        """Flush everything and return the :class:`Trace` (read back from disk if any)."""
+        """Flush everything and return the :class:`Trace` (with a ``directory``, one that
+        reads its files when first used: :meth:`Trace.load`)."""
         if self._closed:
             raise TraceError("the trace writer is already closed")
         for table in SCHEMAS:

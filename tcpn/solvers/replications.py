@@ -154,7 +154,8 @@ def _run(scenario: Scenario, lens: str, seed: int, index: int, output: Path | No
          options: dict[str, Any], keep_trace: bool) -> ScenarioResult | dict[str, Any]:
     """One replication (in a worker process): the result, or only its summary record."""
     result = run_once(scenario, lens, make_run(scenario, seed, index), output, options)
-    if keep_trace:
+    if keep_trace:  # read now: ``output`` is inside a directory renamed when all are done
+        result.trace.in_memory()
         return result
     return {"summary": result.summary, "seed": result.seed, "wall_time_s": result.wall_time_s}
 

@@ -31,21 +31,22 @@ the reason under ``absent``, never as 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError
-from tcpn.models.traces import AGGREGATE_METRICS, Trace
+from tcpn.models.traces import AGGREGATE_METRICS, SCHEMAS, Trace
 
 __all__ = [
     "AGGREGATE_METRICS", "FLOW_METRICS", "NEEDS", "absent_metrics", "event_counts",
-    "goodput_bps", "goodput_series_bps", "jain_index",
-    "loss_ratio", "mark_ratio", "queue_stats", "retransmission_ratio", "rtt_stats",
-    "segment_delays", "summarize", "throughput_bps", "throughput_series_bps", "time_average",
-    "time_to_deliver_s",
+    "exact_sum", "goodput_bps", "goodput_series_bps", "jain_index", "loss_ratio",
+    "mark_ratio", "queue_row", "queue_stats", "retransmission_ratio", "rtt_stats",
+    "rtt_table", "segment_delays", "summarize", "throughput_bps", "throughput_series_bps",
+    "time_average", "time_to_deliver_s",
 ]
 
 
@@ -231,11 +232,24 @@ def time_average(times: np.ndarray, values: np.ndarray, t0: float, t1: float,
     """Time-weighted mean over ``[t0, t1]`` of the step function that takes ``values[i]``
     at ``times[i]`` (sorted) and ``initial`` before the first time.
 
+    The sum of level * duration is rounded once (:func:`exact_sum`),
+    so the streamed summary, which adds it chunk by chunk, finds the same mean.
+
     >>> time_average(np.array([1.0]), np.array([2.0]), 0.0, 4.0)  # 0 for 1 s, 2 for 3 s
     1.5
     """
     levels, durations = _steps(times, values, t0, t1, initial)
-    return float(np.dot(levels, durations) / (t1 - t0))
+    return exact_sum(levels * durations) / (t1 - t0)
+
+
+def exact_sum(values: np.ndarray) -> float:
+    """The sum of ``values`` rounded once (math.fsum): the same however they are ordered
+    or cut into chunks, which lets a streamed summary match the in-memory one.
+
+    >>> exact_sum(np.array([0.1] * 10)), sum([0.1] * 10)
+    (1.0, 0.9999999999999999)
+    """
+    return math.fsum(np.asarray(values, dtype=float).tolist())
 
 
 def _steps(times: np.ndarray, values: np.ndarray, t0: float, t1: float, initial: float,
@@ -273,21 +287,35 @@ def queue_stats(trace: Trace, start_s: float | None = None, end_s: float | None 
     for queue in trace.queues.loc[trace.queues["traced"], "queue"]:
         frame = by_queue.get(str(queue), empty)
         times = frame["time_s"].to_numpy()
-        row: dict[str, float] = {}
+        lengths = {}
         for unit in ("packets", "bytes"):
             levels, durations = _steps(times, frame[f"length_{unit}"].to_numpy(), t0, t1, 0.0)
-            row[f"mean_{unit}"] = float(np.dot(levels, durations) / (t1 - t0))
-            for q in percentiles:
-                row[f"p{q:g}_{unit}"] = _weighted_percentile(levels, durations, q)
-            row[f"max_{unit}"] = float(levels.max())
+            lengths[unit] = (exact_sum(levels * durations) / (t1 - t0), levels, durations,
+                             float(levels.max()))
         window = _in_window(frame, t0, t1)
         counts = _str_keys(_groups(window, "event")["count"].sum())
-        for event in ("drop", "mark", "enqueue"):
-            row[f"{event}s"] = float(counts.get(event, 0.0))
-        row["arrivals"] = row.pop("enqueues") + row["drops"]
-        row["drop_ratio"] = row["drops"] / row["arrivals"] if row["arrivals"] else float("nan")
-        rows[str(queue)] = row
+        rows[str(queue)] = queue_row(lengths, counts, percentiles)
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("queue")
+
+
+def queue_row(lengths: Mapping[str, tuple[float, np.ndarray, np.ndarray, float]],
+              counts: Mapping[str, float], percentiles: Sequence[float] = (50, 95, 99),
+              ) -> dict[str, float]:
+    """One row of :func:`queue_stats`: per unit of ``lengths`` (``"packets"``,
+    ``"bytes"``: the time-weighted mean, the levels held, how long each, the maximum), the
+    mean, the percentiles and the maximum; then the drops, marks and arrivals (enqueued +
+    dropped) of ``counts`` (the ``count`` sums per event in the window)."""
+    row: dict[str, float] = {}
+    for unit, (mean, levels, durations, highest) in lengths.items():
+        row[f"mean_{unit}"] = mean
+        for q in percentiles:
+            row[f"p{q:g}_{unit}"] = _weighted_percentile(levels, durations, q)
+        row[f"max_{unit}"] = highest
+    for event in ("drop", "mark", "enqueue"):
+        row[f"{event}s"] = float(counts.get(event, 0.0))
+    row["arrivals"] = row.pop("enqueues") + row["drops"]
+    row["drop_ratio"] = row["drops"] / row["arrivals"] if row["arrivals"] else float("nan")
+    return row
 
 
 def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = None,
@@ -296,15 +324,20 @@ def rtt_stats(trace: Trace, start_s: float | None = None, end_s: float | None = 
     percentile and max (seconds; NaN without samples)."""
     _require(trace, "rtt", "rtt_stats")
     t0, t1 = _window(trace, start_s, end_s)
-    frame = _in_window(trace.series("rtt_s"), t0, t1)
-    grouped = _groups(frame, "flow")["value"]
+    return rtt_table(_in_window(trace.series("rtt_s"), t0, t1), trace.flow_ids)
+
+
+def rtt_table(samples: pd.DataFrame, flow_ids: Sequence[str]) -> pd.DataFrame:
+    """:func:`rtt_stats` of the RTT ``samples`` (columns ``flow``, ``value``; each flow's
+    in time order), one row per flow of ``flow_ids``."""
+    grouped = _groups(samples, "flow")["value"]
     table = pd.DataFrame({
         "samples": grouped.count(), "mean_s": grouped.mean(), "std_s": grouped.std(ddof=1),
         "min_s": grouped.min(), "p50_s": grouped.median(),
         "p95_s": grouped.quantile(0.95), "max_s": grouped.max(),
     })
     table.index = table.index.astype(str)
-    table = table.reindex(trace.flow_ids)
+    table = table.reindex(list(flow_ids))
     table["samples"] = table["samples"].fillna(0).astype(int)
     return table.rename_axis("flow")
 
@@ -350,90 +383,30 @@ def segment_delays(trace: Trace, flow: str) -> pd.DataFrame:
                          "sent_s": sent, "delivered_s": done, "delay_s": done - sent})
 
 
-def _cwnd_means(trace: Trace, t0: float, t1: float) -> pd.Series:
-    _require(trace, "cwnd", "cwnd_mean_bytes")
-    means = dict.fromkeys(trace.flow_ids, np.nan)
-    rows = trace.series("cwnd_bytes")
-    for key, group in _groups(rows, "flow"):
-        flow = str(key)
-        times = group["time_s"].to_numpy()
-        begin = max(t0, float(times[0]))
-        # averaged from the first value on: a flow has no window before it starts
-        if begin < t1:
-            means[flow] = time_average(times, group["value"].to_numpy(), begin, t1)
-    return pd.Series(means, dtype=float)
-
-
 def summarize(trace: Trace, start_s: float | None = None, end_s: float | None = None,
               ) -> dict[str, Any]:
     """Every summary metric, JSON-ready: ``{"window": ..., "flows": {flow: {...}},
     "queues": {queue: {...}}, "aggregate": {...}}``, plus ``"absent": {metric: reason}``
     when the trace lacks what some metrics need (they are ``None``, never 0).
-    :func:`tcpn.models.lenses.evaluate` stores it in ``ScenarioResult.summary``."""
+    :func:`tcpn.models.lenses.evaluate` stores it in ``ScenarioResult.summary``; it
+    computes it as the run goes (:class:`~tcpn.validation.summary.SummaryStream`, which
+    this feeds the whole trace).
+
+    Per flow (:data:`FLOW_METRICS`): ``goodput_bps``, ``throughput_bps``,
+    ``segments_sent``, ``retransmissions``, ``drops``, ``marks``, ``timeouts``, the loss,
+    retransmission and mark ratios, the time-weighted ``cwnd_mean_bytes`` (from the flow's
+    first value), ``rtt_mean_s``, ``rtt_p95_s``, ``rtt_min_s``, and for sized transfers
+    ``completion_s`` and ``segment_delay_mean_s`` (every segment, whatever the window),
+    ``connect_failed_s``. Per traced queue: :func:`queue_stats`. Aggregate
+    (:data:`AGGREGATE_METRICS`): goodput, throughput, Jain's index of the goodputs, the
+    ratios over all flows.
+    """
+    from tcpn.validation.summary import SummaryStream
+
     t0, t1 = _window(trace, start_s, end_s)
-    flows = pd.DataFrame(index=pd.Index(trace.flow_ids, name="flow"))
-    aggregate: dict[str, Any] = {}
-    if "flow_events" not in trace.untraced:
-        _flow_event_metrics(trace, t0, t1, flows, aggregate)
-    if "cwnd" not in trace.untraced:
-        flows["cwnd_mean_bytes"] = _cwnd_means(trace, t0, t1)
-    if "rtt" not in trace.untraced:
-        rtt = rtt_stats(trace, t0, t1)
-        flows["rtt_mean_s"], flows["rtt_p95_s"], flows["rtt_min_s"] = (
-            rtt["mean_s"], rtt["p95_s"], rtt["min_s"])
-    flows = flows.reindex(columns=list(FLOW_METRICS))
-    absent = absent_metrics(trace)
-    return {
-        "window": {"start_s": t0, "end_s": t1},
-        "flows": _records(flows),
-        "queues": _records(queue_stats(trace, t0, t1)),
-        "aggregate": {k: _plain(aggregate.get(k)) for k in AGGREGATE_METRICS},
-        **({"absent": absent} if absent else {}),
-    }
-
-
-def _flow_event_metrics(trace: Trace, t0: float, t1: float, flows: pd.DataFrame,
-                        aggregate: dict[str, Any]) -> None:
-    """The summary metrics computed from the flow events, into ``flows`` and
-    ``aggregate``."""
-    counts = event_counts(trace, t0, t1)
-    sent = counts["send"] + counts["retransmit"]
-    flows["goodput_bps"] = goodput_bps(trace, t0, t1)
-    flows["throughput_bps"] = throughput_bps(trace, t0, t1)
-    flows["segments_sent"], flows["retransmissions"] = counts["send"], counts["retransmit"]
-    flows["drops"], flows["marks"], flows["timeouts"] = (counts["drop"], counts["mark"],
-                                                         counts["timeout"])
-    flows["loss_ratio"] = counts["drop"] / sent.where(sent > 0)
-    flows["retransmission_ratio"] = counts["retransmit"] / sent.where(sent > 0)
-    flows["mark_ratio"] = counts["mark"] / sent.where(sent > 0)
-    sized = trace.flows.set_index("flow")["bytes"]
-    flows["completion_s"] = [time_to_deliver_s(trace, f) if not pd.isna(sized[f]) else np.nan
-                             for f in flows.index]
-    # every segment of a sized transfer (not only those in the window), as the studies ask
-    flows["segment_delay_mean_s"] = [
-        float(segment_delays(trace, f)["delay_s"].mean()) if not pd.isna(sized[f]) else np.nan
-        for f in flows.index]
-    # when a connection gave up opening (its last SYN unanswered), whatever the window
-    fails = trace.flow_events[trace.flow_events["event"] == "connect_fail"]
-    failed_at = fails.groupby(fails["flow"].astype(str))["time_s"].min()
-    flows["connect_failed_s"] = [float(failed_at.get(f, np.nan)) for f in flows.index]
-    total_sent = float(sent.sum())
-    aggregate.update({
-        "goodput_bps": float(flows["goodput_bps"].sum()),
-        "throughput_bps": float(flows["throughput_bps"].sum()),
-        "jain_index": jain_index(flows["goodput_bps"]),
-        "loss_ratio": float(counts["drop"].sum()) / total_sent if total_sent else np.nan,
-        "retransmission_ratio": (float(counts["retransmit"].sum()) / total_sent
-                                 if total_sent else np.nan),
-        "mark_ratio": float(counts["mark"].sum()) / total_sent if total_sent else np.nan,
-    })
-
-
-def _plain(value: Any) -> Any:
-    value = value.item() if isinstance(value, np.generic) else value
-    return None if isinstance(value, float) and not np.isfinite(value) else value
-
-
-def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    return {str(index): {col: _plain(row[col]) for col in frame.columns}
-            for index, row in frame.iterrows()}
+    stream = SummaryStream(trace.flows, trace.queues, t0, t1, trace.untraced)
+    for name in SCHEMAS:
+        stream.add(name, getattr(trace, name))
+    summary = stream.summary()
+    assert summary is not None, "a trace's tables are sorted by time"
+    return summary
