@@ -148,8 +148,11 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
-    model, space = explored or explore_model(model_path, max_states, time_limit_s,
-                                             max_memory_bytes)
+    try:
+        model, space = explored or explore_model(model_path, max_states, time_limit_s,
+                                                 max_memory_bytes)
+    except MemoryError:  # a limit refused an allocation: nothing is known
+        model, space = load_model(model_path), _OutOfMemory()
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
 
@@ -159,15 +162,34 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _global(examination, space, max_memory_bytes) \
+        found = _or_cannot(_global, examination, examination, space, max_memory_bytes) \
             if examination in GLOBAL_EXAMINATIONS else (
-            _answer(examination, prop, space, remaining(), max_memory_bytes)
-            for prop in properties[examination])
+            _or_cannot(_answer, prop.id, examination, prop, space, remaining(),
+                       max_memory_bytes)[0] for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
                 on_line(line)
     return answers
+
+
+class _OutOfMemory:
+    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state."""
+
+    complete = False
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _or_cannot(answer: Callable[..., Any], ident: str, *args: Any) -> list[str]:
+    """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
+    fails (a limit the memory budget had not yet seen refused it)."""
+    try:
+        found = answer(*args)
+    except MemoryError:
+        return [_cannot(ident)]
+    return [found] if isinstance(found, str) else found
 
 
 def _renamed(prop: ContestProperty, model: Model) -> ContestProperty:
@@ -219,7 +241,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
-    decided = _reachability(formula, space)
+    decided = _reachability(formula, space) if len(space) else None  # no state, nothing seen
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):

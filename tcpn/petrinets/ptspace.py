@@ -45,8 +45,11 @@ _DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
 
 @dataclass(frozen=True)
 class PTNet:
-    """A P/T net as matrices: ``pre``/``post``/``test`` weights and inhibitor thresholds
-    (0 for none), one row per transition and one column per place.
+    """A P/T net as sparse matrices (:class:`scipy.sparse.csr_array`, dense arrays are
+    converted): ``pre``/``post``/``test`` weights and inhibitor thresholds (0 for none),
+    ``reset`` places, one row per transition and one column per place. Sparse because a
+    contest model with 10^5 transitions and places would need 80 GB per dense int64
+    matrix, for a few arcs per transition.
 
     ``places``/``transitions`` are the names formulas use (the contest's PNML ids);
     ``net_places``/``net_transitions`` the names of the :class:`PetriNet` the matrices
@@ -56,24 +59,41 @@ class PTNet:
 
     places: tuple[str, ...]
     transitions: tuple[str, ...]
-    pre: np.ndarray
-    post: np.ndarray
-    test: np.ndarray
-    inhibit: np.ndarray
-    reset: np.ndarray
+    pre: Any
+    post: Any
+    test: Any
+    inhibit: Any
+    reset: Any
     initial: np.ndarray
     net_places: tuple[str, ...] = ()
     net_transitions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # What enabling needs per transition: (places, least counts) and inhibitors.
-        need = np.maximum(self.pre, self.test)
-        rules = []
+        from scipy.sparse import csr_array
+
+        def sparse(matrix: Any, dtype: Any = np.int64) -> Any:
+            found = csr_array(matrix, dtype=dtype)
+            found.eliminate_zeros()
+            found.sort_indices()
+            return found
+
+        for name in ("pre", "post", "test", "inhibit"):
+            object.__setattr__(self, name, sparse(getattr(self, name)))
+        object.__setattr__(self, "reset", sparse(self.reset, bool))
+        # What enabling needs per transition: (places, least counts) and inhibitors; what
+        # firing changes: (places, deltas) and the reset places with what they get.
+        need, delta = sparse(self.pre.maximum(self.test)), sparse(self.post - self.pre)
+        rules, changes = [], []
         for t in range(len(self.transitions)):
-            cols = np.flatnonzero(need[t])
-            inh = np.flatnonzero(self.inhibit[t])
-            rules.append((cols, need[t, cols], inh, self.inhibit[t, inh]))
+            cols, least = _row(need, t)
+            inh, below = _row(self.inhibit, t)
+            rules.append((cols, least, inh, below))
+            resets = _row(self.reset, t)[0]
+            posted = dict(zip(*_row(self.post, t), strict=True))
+            changes.append((*_row(delta, t), resets,
+                            np.array([posted.get(p, 0) for p in resets], dtype=np.int64)))
         object.__setattr__(self, "_rules", rules)
+        object.__setattr__(self, "_changes", changes)
 
     @property
     def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -92,10 +112,18 @@ class PTNet:
 
     def fire(self, markings: np.ndarray, t: int) -> np.ndarray:
         """The markings after firing ``t`` in each row (int64; enabledness not checked)."""
-        after = markings.astype(np.int64) - self.pre[t] + self.post[t]
-        if self.reset[t].any():
-            after[:, self.reset[t]] = self.post[t, self.reset[t]]
+        cols, deltas, resets, posted = self._changes[t]  # type: ignore[attr-defined]
+        after = markings.astype(np.int64)
+        after[:, cols] += deltas
+        if len(resets):
+            after[:, resets] = posted
         return after
+
+
+def _row(matrix: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns and values of row ``t`` of a CSR matrix."""
+    start, stop = matrix.indptr[t], matrix.indptr[t + 1]
+    return matrix.indices[start:stop].astype(np.int64), matrix.data[start:stop]
 
 
 def is_pt_net(net: PetriNet) -> bool:
@@ -131,24 +159,34 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
     n_t, n_p = len(transitions), len(places)
     p_index = {p: i for i, p in enumerate(places)}
     t_index = {t: i for i, t in enumerate(transitions)}
-    matrices = {kind: np.zeros((n_t, n_p), dtype=np.int64) for kind in ArcKind}
+    entries: dict[ArcKind, dict[tuple[int, int], int]] = {kind: {} for kind in ArcKind}
     for arc in net.arcs:
         if not isinstance(arc.count, int) or arc.when is not None or arc.delay is not None \
                 or arc.inscription not in (None, "()"):
             raise InputError(f"{arc.where}: a P/T arc has a constant weight and no condition")
-        t, p = t_index[arc.transition], p_index[arc.place]
+        cell, found = (t_index[arc.transition], p_index[arc.place]), entries[arc.kind]
         if arc.kind is ArcKind.RESET:
-            matrices[arc.kind][t, p] = 1
+            found[cell] = 1
         elif arc.kind is ArcKind.INHIBITOR:
-            current = matrices[arc.kind][t, p]
-            matrices[arc.kind][t, p] = min(current, arc.count) if current else arc.count
+            found[cell] = min(found.get(cell, arc.count), arc.count)
         else:
-            matrices[arc.kind][t, p] += arc.count
+            found[cell] = found.get(cell, 0) + arc.count
+    matrices = {kind: _sparse(found, (n_t, n_p)) for kind, found in entries.items()}
     initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
     return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
                  matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
-                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial,
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET], initial,
                  tuple(places), tuple(transitions))
+
+
+def _sparse(entries: dict[tuple[int, int], int], shape: tuple[int, int]) -> Any:
+    """A CSR matrix of ``shape`` holding ``entries`` ((row, column) -> value)."""
+    from scipy.sparse import csr_array
+
+    rows = np.fromiter((r for r, _ in entries), dtype=np.int64, count=len(entries))
+    cols = np.fromiter((c for _, c in entries), dtype=np.int64, count=len(entries))
+    values = np.fromiter(entries.values(), dtype=np.int64, count=len(entries))
+    return csr_array((values, (rows, cols)), shape=shape)
 
 
 def _dtype_for(bound: int) -> Any:
@@ -327,10 +365,12 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
             reason = f"time budget reached: {time_limit_s:g} s"
             break
-        if memory.exceeded():
+        stop = min(len(index), expanded + BATCH_STATES)
+        # the store doubles when the batch's successors may not fit: that too in the budget
+        if memory.exceeded(store.nbytes if len(index) + (stop - expanded) * n_t > capacity
+                           else 0):
             reason = memory.reason()
             break
-        stop = min(len(index), expanded + BATCH_STATES)
         batch = store[expanded:stop]
         sources, labels, rows = [], [], []
         for t in range(n_t):

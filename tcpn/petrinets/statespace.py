@@ -878,8 +878,8 @@ class _MemoryWatch:
         return self.budget.exceeded(more_bytes)
 
     def limit(self) -> str:
-        """The budget as ``StateSpace.limit`` names it (``"resident memory above 1 GiB"``)."""
-        return self.budget.reason().split(": ", 1)[-1]
+        """The budget as ``StateSpace.limit`` names it (:meth:`MemoryBudget.limit`)."""
+        return self.budget.limit()
 
 
 def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
