@@ -1,0 +1,141 @@
+"""Budgets that hold: a search stops at a share of what the process may really use (its
+cgroup's limit, ``ulimit -v``, the memory available) with ``unknown`` naming the limit,
+never a ``MemoryError`` exit or a killed process."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tcpn.petrinets.colours import UNIT
+from tcpn.petrinets.exchange.loading import built_net, save_net
+from tcpn.petrinets.memory import DEFAULT_SHARE, MemoryBudget, usable_memory
+from tcpn.petrinets.net import PetriNet, Place, Transition
+
+TCPN = str(Path(sys.executable).parent / "tcpn")
+#: What the searches below may take beyond what the process holds once it has imported
+#: what ``tcpn check`` imports: small enough for a test, large enough for the interpreter.
+HEADROOM_BYTES = 300 << 20
+
+
+def unbounded_net(folder: Path) -> Path:
+    """``folder/model.pnml``: three places whose one token doubles at each firing, so
+    the states never end (every marking (a, b, c) of positive counts is reachable)."""
+    net = PetriNet("grow")
+    for place in ("a", "b", "c"):
+        net.add_place(Place(place, UNIT, initial=[()]))
+        net.add_transition(Transition(f"double_{place}"))
+        net.add_input(place, f"double_{place}", "()")
+        net.add_output(place, f"double_{place}", "()", count=2)
+    folder.mkdir(exist_ok=True)
+    return save_net(built_net(net, "grow"), folder / "model.pnml")
+
+
+@pytest.fixture(scope="module")
+def address_space_limit() -> int:
+    """An RLIMIT_AS (``ulimit -v``) of :data:`HEADROOM_BYTES` above the virtual size of
+    a process that has imported what ``tcpn check`` imports."""
+    probe = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import psutil, tcpn.cli, tcpn.petrinets.check_command, tcpn.petrinets.contest
+        import tcpn.petrinets.exchange.loading, tcpn.petrinets.statespace
+        print(psutil.Process().memory_info().vms)""")],
+        capture_output=True, text=True, check=True, timeout=120)
+    return int(probe.stdout) + HEADROOM_BYTES
+
+
+def limited(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds mappings on Linux")
+def test_check_of_an_unbounded_net_under_ulimit_v_answers_unknown_naming_it(
+        tmp_path, address_space_limit):
+    """``ulimit -v`` is the limit the default budget comes from: ``tcpn check`` answers
+    UNKNOWN naming it (exit 1, as any unknown), never ``MemoryError`` (exit 70) or a
+    killed process (before: exit 70 after the address space ran out)."""
+    net = unbounded_net(tmp_path)
+    done = subprocess.run([TCPN, "check", str(net), "--ctl", "AG !deadlock",
+                           "--max-states", "1000000000"], capture_output=True, text=True,
+                          timeout=600, preexec_fn=lambda: limited(address_space_limit))
+    assert done.returncode == 1, done.stderr
+    assert "internal error" not in done.stderr and "MemoryError" not in done.stdout
+    line = done.stdout.strip()
+    assert line.startswith("formula 1: UNKNOWN  AG !deadlock"), line
+    assert "memory budget reached (" in line and \
+        f"{DEFAULT_SHARE * 100:.0f} % of what RLIMIT_AS (ulimit -v) left)" in line, line
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds mappings on Linux")
+def test_a_memory_error_inside_a_search_is_an_unknown_naming_the_limit(
+        tmp_path, address_space_limit):
+    """A budget larger than the limit (a share of 100: the search never stops at it) lets
+    the allocation fail: ``check`` answers unknown naming RLIMIT_AS, and the contest's
+    examinations say CANNOT_COMPUTE; the process goes on."""
+    net = unbounded_net(tmp_path)
+    script = textwrap.dedent(f"""
+        from tcpn.petrinets import memory
+        from tcpn.petrinets.checking import check
+        from tcpn.petrinets.contest import check_examinations
+        from tcpn.petrinets.exchange.loading import load_net
+        memory.DEFAULT_SHARE = 100.0
+        verdict = check(load_net({str(net)!r}).net, "AG !deadlock", max_states=None)
+        print(verdict.answer, verdict.reason, sep="|")
+        lines = check_examinations({str(net)!r}, ["ReachabilityDeadlock", "StateSpace"],
+                                   max_states=10**9)
+        print(lines["ReachabilityDeadlock"], lines["StateSpace"][0], sep="|")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=600, preexec_fn=lambda: limited(address_space_limit))
+    assert done.returncode == 0, done.stderr
+    checked, examined = done.stdout.strip().splitlines()
+    answer, reason = checked.split("|")
+    assert answer == "unknown"
+    assert reason.startswith("memory budget reached: an allocation failed (MemoryError) "
+                             "under RLIMIT_AS (ulimit -v), which leaves "), reason
+    assert examined == ("['FORMULA ReachabilityDeadlock CANNOT_COMPUTE']|"
+                        "STATE_SPACE STATES CANNOT_COMPUTE")
+
+
+@pytest.mark.parametrize(("layout", "limit_name"), [
+    ("v2", "memory.max"), ("v1", "memory.limit_in_bytes")])
+def test_usable_memory_reads_the_tightest_cgroup_limit(tmp_path, layout, limit_name):
+    """The cgroup of ``/proc/self/cgroup`` and its parents: the level that leaves least
+    (limit less usage) is the limit named; a level without a limit ("max", or v1's
+    largest number) is skipped."""
+    root = tmp_path / "cgroup"
+    usage_name = "memory.current" if layout == "v2" else "memory.usage_in_bytes"
+    mount = root if layout == "v2" else root / "memory"
+    levels = {"": ("max" if layout == "v2" else "9223372036854771712", "5000000000"),
+              "jobs": ("900000000", "300000000"),  # leaves 600 MB: the tightest
+              "jobs/tcpn": ("2000000000", "100000000")}
+    for path, (limit, usage) in levels.items():
+        (mount / path).mkdir(parents=True, exist_ok=True)
+        (mount / path / limit_name).write_text(limit + "\n")
+        (mount / path / usage_name).write_text(usage + "\n")
+    if layout == "v2":
+        (root / "cgroup.controllers").write_text("memory\n")
+    proc = tmp_path / "proc-cgroup"
+    proc.write_text("0::/jobs/tcpn\n" if layout == "v2" else
+                    "4:memory:/jobs/tcpn\n3:cpu:/\n")
+    usable = usable_memory(root, proc)
+    expected = f"the cgroup's {limit_name} ({mount / 'jobs' / limit_name})"
+    assert usable.by_limit[expected] == 600_000_000
+    assert usable.bytes == min(usable.by_limit.values())
+    if usable.bytes == 600_000_000:  # unless the machine has less available than that
+        assert usable.source == expected
+
+
+def test_the_default_budget_is_a_share_of_what_is_usable_and_names_it():
+    usable = usable_memory()
+    budget = MemoryBudget.default()
+    assert abs(budget.allowance_bytes - DEFAULT_SHARE * usable.bytes) < 0.05 * usable.bytes
+    assert budget.source in usable.by_limit
+    assert not budget.exceeded()
+    assert budget.exceeded(budget.allowance_bytes + 1)
+    assert budget.reason() == (f"memory budget reached: {budget.allowance_bytes / 1e6:,.0f} "
+                               f"MB, {DEFAULT_SHARE * 100:.0f} % of what {budget.source} left")
