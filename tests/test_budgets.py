@@ -139,3 +139,65 @@ def test_the_default_budget_is_a_share_of_what_is_usable_and_names_it():
     assert budget.exceeded(budget.allowance_bytes + 1)
     assert budget.reason() == (f"memory budget reached: {budget.allowance_bytes / 1e6:,.0f} "
                                f"MB, {DEFAULT_SHARE * 100:.0f} % of what {budget.source} left")
+
+
+SCENARIO = """\
+name: {name}
+horizon_s: 10
+nodes: [S, R, D]
+links:
+  - {{a: S, b: R, rate_bps: 10e6, delay_s: 0.01}}
+  - {{a: R, b: D, rate_bps: 1e6, delay_s: 0.01}}
+{tcp}flows:
+  - {{src: S, dst: D, variant: {variant}}}
+"""
+
+
+def scenario_file(folder: Path, name: str, variant: str = "newreno", tcp: str = "") -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(SCENARIO.format(name=name, variant=variant, tcp=tcp))
+    return path
+
+
+def test_tcp_l_reports_count_in_the_cost_and_a_nanosecond_interval_is_refused(tmp_path):
+    """Every report of a TCP-L receiver is an event: one every 1e-9 s over 10 s is 10^10,
+    refused before the run (exit 3) naming the field and the estimate; it was accepted and
+    the run never ended."""
+    from tcpn.models.scenario import load_scenario
+
+    default = load_scenario(scenario_file(tmp_path, "tcpl", "tcp_l"))
+    assert default.cost_by_field()[("flows", 0, "params", "report_interval_s")] == 11
+    path = scenario_file(tmp_path, "tcpl_fast", "tcp_l, params: {variant: tcp_l, "
+                                                 "report_interval_s: 1e-9}")
+    done = subprocess.run([TCPN, "scenario", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert f"{path}:8: flows[0].params.report_interval_s: too many events: an estimated " \
+        "10,000,008,505 packet-hops is over the limit packet_hops = 1000000000" in \
+        done.stderr.replace("\n", "")
+    assert "10,000,000,001 of them TCP-L reports" in done.stderr.replace("\n", "")
+
+
+def test_an_initial_window_is_counted_and_bounded_by_tcps_largest_window(tmp_path):
+    """The initial window goes out at once: beyond what the links carry its packets are
+    events of their own, named after the field; past TCP's largest window (2^30 bytes,
+    RFC 7323) no receiver can advertise it and the scenario is refused (10^7 segments with
+    1 TiB buffers was accepted, and its run took hours)."""
+    from tcpn.errors import InputError
+    from tcpn.limits import using_limits
+    from tcpn.models.scenario import load_scenario
+
+    buffers = "rcv_buf_bytes: 1099511627776, snd_buf_bytes: 1099511627776"
+    huge = scenario_file(tmp_path, "huge", tcp=f"tcp: {{initial_cwnd_segments: 10000000, "
+                                              f"{buffers}}}\n")
+    with pytest.raises(InputError, match=r"tcp\.initial_cwnd_segments: an initial window of "
+                       r"10,000,000 segments of 536 B is more than TCP's largest window"):
+        load_scenario(huge)
+    large = scenario_file(tmp_path, "large", tcp=f"tcp: {{initial_cwnd_segments: 1000000, "
+                                                f"{buffers}}}\n")
+    costs = load_scenario(large).cost_by_field()
+    assert 990_000 < costs[("tcp", "initial_cwnd_segments")] < 1_000_000
+    with using_limits(packet_hops=1_000_000), \
+            pytest.raises(InputError, match=r"tcp\.initial_cwnd_segments: too many events: "
+                          r"an estimated 1,00\d,\d\d\d packet-hops is over the limit"):
+        load_scenario(large)
