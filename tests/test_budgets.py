@@ -4,6 +4,7 @@ never a ``MemoryError`` exit or a killed process."""
 
 from __future__ import annotations
 
+import re
 import resource
 import subprocess
 import sys
@@ -201,3 +202,36 @@ def test_an_initial_window_is_counted_and_bounded_by_tcps_largest_window(tmp_pat
             pytest.raises(InputError, match=r"tcp\.initial_cwnd_segments: too many events: "
                           r"an estimated 1,00\d,\d\d\d packet-hops is over the limit"):
         load_scenario(large)
+
+
+def nested_untils(depth: int) -> str:
+    """``depth`` nested ``U`` alternating sides over three places: its tableau grows
+    exponentially (depth 10 took 54 s to translate, 20 never ended)."""
+    formula = "tokens(a) >= 1"
+    for level in range(1, depth + 1):
+        atom = f"tokens({'abc'[level % 3]}) >= 1"
+        formula = f"({atom} U {formula})" if level % 2 else f"({formula} U {atom})"
+    return formula
+
+
+def test_an_ltl_translation_past_the_time_limit_answers_unknown_naming_it(tmp_path):
+    """The tableau and the automaton's reductions read the clock: ``--time-limit 2`` on
+    20 nested ``U`` ends in about 2 s with UNKNOWN naming the time limit (it ran until
+    killed: the limit bounded only the exploration)."""
+    net = PetriNet("ring")
+    for place in "abc":
+        net.add_place(Place(place, UNIT, initial=[()] if place == "a" else []))
+    for source, target in ("ab", "bc", "ca"):
+        net.add_transition(Transition(source + target))
+        net.add_input(source, source + target, "()")
+        net.add_output(target, source + target, "()")
+    path = save_net(built_net(net, "ring"), tmp_path / "ring.pnml")
+    done = subprocess.run([TCPN, "check", str(path), "--ltl", nested_untils(20),
+                           "--time-limit", "2"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "formula 1: UNKNOWN" in done.stdout
+    assert re.search(r"; time budget reached \(\d\.\d+ s left for the LTL check\) while "
+                     r"building the formula's tableau \([\d,]+ automaton states so far\)\)$",
+                     done.stdout.strip()), done.stdout
+    seconds = float(done.stdout.rsplit(" states, ", 1)[1].split(" s;")[0])
+    assert 1.9 < seconds < 4.0

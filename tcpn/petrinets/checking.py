@@ -169,7 +169,10 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
                 raise UnsupportedFormula(
                     f"formula {text} is LTL but not CTL: LTL checking is not supported yet "
                     "(tcpn.petrinets.ltl is not installed)") from None
-            verdict: Verdict = ltl.check(space, formula, fairness=fairness)
+            seconds_left = None if time_limit_s is None else max(
+                0.0, time_limit_s - (wallclock.perf_counter() - started))
+            verdict: Verdict = ltl.check(space, formula, fairness=fairness,
+                                         time_limit_s=seconds_left)
             return verdict
         raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
                                  "not supported")
