@@ -297,18 +297,11 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         return [_cannot(examination)]
-    if isinstance(space, PTStateSpace):
-        counts = space.markings
-    else:
-        counts = np.column_stack([numeric_values(Tokens((p,)), space)
-                                  for p in space.net.places]) if space.net.places else \
-            np.zeros((len(space), 0), dtype=np.int64)
+    most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
         # In a coloured net "a place" is one colour of it (a place of the P/T twin).
-        per_place = (int(counts.max()) if counts.size else 0) if isinstance(
-            space, PTStateSpace) else _most_of_one_colour(space)
-        per_marking = int(counts.sum(axis=1, dtype=np.int64).max()) if counts.size else 0
+        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space)
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
@@ -318,14 +311,36 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
     elif examination == "QuasiLiveness":
         holds = len(np.unique(labels)) == len(names)
     elif examination == "OneSafe":
-        holds = bool(counts.size == 0 or counts.max() <= 1)
+        holds = most <= 1
     elif examination == "StableMarking":
-        holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
+        holds = stable
     else:
         if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
             return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
+
+
+def _token_counts(space: Any) -> tuple[int, int, bool]:
+    """The most tokens on one place in one state, the most in one state, and whether some
+    place holds the same count in every state. A P/T space reads its marking matrix; a
+    coloured one is read a place at a time (a states x places matrix of a large coloured
+    net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
+    if isinstance(space, PTStateSpace):
+        counts = space.markings
+        if not counts.size:
+            return 0, 0, False
+        return (int(counts.max()), int(counts.sum(axis=1, dtype=np.int64).max()),
+                bool((counts.min(axis=0) == counts.max(axis=0)).any()))
+    most, stable = 0, False
+    total = np.zeros(len(space), dtype=np.int64)
+    for place in space.net.places:
+        column = np.asarray(numeric_values(Tokens((place,)), space), dtype=np.int64)
+        if column.size:
+            total += column
+            most, stable = max(most, int(column.max())), stable or bool(
+                column.min() == column.max())
+    return most, int(total.max()) if total.size else 0, stable
 
 
 def _most_of_one_colour(space: Any) -> int:
