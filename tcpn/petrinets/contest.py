@@ -135,7 +135,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
     the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
-    ``max_memory_bytes`` of resident memory (None: a share of the available memory) and
+    ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
+    what the process may use) and
     say CANNOT_COMPUTE."""
     started = wallclock.perf_counter()
     for examination in examinations:

@@ -685,8 +685,9 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
 
     Budgets (each reached gives ``unknown`` naming it): ``max_product_states``,
     ``time_limit_s``, and ``max_memory_bytes`` of resident memory for the whole process
-    (:class:`~tcpn.petrinets.memory.MemoryBudget`; None: what the process holds plus a
-    share of the memory available when the check starts).
+    (:class:`~tcpn.petrinets.memory.MemoryBudget`; None: half of what the process may use
+    when the check starts). The time limit covers the formula's translation into an
+    automaton too (its tableau grows exponentially with nested ``U``).
 
     ``space`` is a :class:`~tcpn.petrinets.statespace.StateSpace` or a
     :class:`~tcpn.petrinets.ptspace.PTStateSpace` (complete: a budget-limited space gives

@@ -341,9 +341,9 @@ def explore_pt(net: PTNet, max_states: int | None = None,
 
     With ``max_states`` or ``time_limit_s`` the search stops when either is reached and
     returns what it found with ``complete`` False and ``reason`` naming the budget; so it
-    does when the process's resident memory passes ``max_memory_bytes`` (None: what the
-    process holds plus a share of the available memory,
-    :meth:`~tcpn.petrinets.memory.MemoryBudget.default`), read between batches.
+    does when the process's resident memory passes ``max_memory_bytes`` (None: half of
+    what the process may use, :meth:`~tcpn.petrinets.memory.MemoryBudget.default`), read
+    between batches.
     """
     start = wallclock.perf_counter()
     memory = MemoryBudget.of(max_memory_bytes)
