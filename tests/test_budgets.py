@@ -4,12 +4,12 @@ never a ``MemoryError`` exit or a killed process."""
 
 from __future__ import annotations
 
+import ast
 import re
 import resource
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -252,40 +252,46 @@ def fan(branches: int) -> PetriNet:
     return net
 
 
-def traced_peak(work: Callable[[], Any]) -> tuple[Any, int]:
-    """What ``work()`` returns and the peak of the memory it allocated (tracemalloc)."""
-    import tracemalloc
+def traced_peak(work: str, setup: str = "") -> tuple[Any, int]:
+    """What the expression ``work`` evaluates to (its ``repr`` read back) and the peak of
+    the memory it allocated (tracemalloc), after the statement ``setup``, in a process of
+    its own: the heap a large search leaves behind would change the resident memory
+    other tests measure."""
+    script = textwrap.dedent(f"""
+        import sys, tracemalloc
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_budgets import fan
+        from tcpn.petrinets.contest import _global
+        from tcpn.petrinets.ptspace import explore_pt, pt_net
+        from tcpn.petrinets.statespace import explore
+        {setup}
+        tracemalloc.start()
+        found = {work}
+        print(repr(found))
+        print(tracemalloc.get_traced_memory()[1])
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=600)
+    value, peak = done.stdout.strip().splitlines()
+    return ast.literal_eval(value), int(peak)
 
-    tracemalloc.start()
-    try:
-        return work(), tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
-
-def test_a_pt_net_of_6000_places_and_transitions_is_explored_without_dense_matrices():
-    """Five dense 6,000 x 6,000 int64 matrices took 1.4 GB (a contest model of 10^5
-    places and transitions: 400 GB); sparse, the search holds the marking store (36 MB,
+def test_a_pt_net_of_3000_places_and_transitions_is_explored_without_dense_matrices():
+    """Five dense 3,000 x 3,000 int64 matrices took 360 MB (a contest model of 10^5
+    places and transitions: 400 GB); sparse, the search holds the marking store (9 MB,
     doubled as it grows) and a bounded part of a batch's successor rows (all of one
-    batch at once, edges x places int64: 634 MB)."""
-    from tcpn.petrinets.ptspace import explore_pt, pt_net
-
-    net = fan(6000)
-    space, peak = traced_peak(lambda: explore_pt(pt_net(net)))
-    assert space.complete and len(space) == 6001 and space.n_edges == 6000
-    assert peak < 256 << 20, peak  # the marking store, 6,001 x 6,001 bytes, doubled
+    batch at once, edges x places int64: 144 MB)."""
+    found, peak = traced_peak("(lambda s: (s.complete, len(s), s.n_edges))("
+                              "explore_pt(pt_net(fan(3000))))")
+    assert found == (True, 3001, 3000)
+    assert peak < 100 << 20, peak
 
 
 def test_the_global_examinations_read_a_coloured_space_a_place_at_a_time():
     """StateSpace, OneSafe and StableMarking on a coloured space: no states x places
     matrix (8 MB here, 64 GB for 2 million states of 4,000 places), the same answers."""
-    from tcpn.petrinets.contest import _global
-    from tcpn.petrinets.statespace import explore
-
-    space = explore(fan(1000))
-    lines, peak = traced_peak(lambda: [line for e in ("StateSpace", "OneSafe",
-                                                      "StableMarking")
-                                       for line in _global(e, space)])
+    lines, peak = traced_peak("[line for e in ('StateSpace', 'OneSafe', 'StableMarking') "
+                              "for line in _global(e, space)]", "space = explore(fan(1000))")
     assert lines == [f"{what} TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING" for what in (
         "STATE_SPACE STATES 1001", "STATE_SPACE TRANSITIONS 1000",
         "STATE_SPACE MAX_TOKEN_IN_PLACE 1", "STATE_SPACE MAX_TOKEN_PER_MARKING 1",
