@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import functools
 import logging
 import os
 import shutil
@@ -96,6 +97,7 @@ class _Terminated(KeyboardInterrupt):
 
 
 def _on_sigterm(_signum: int, _frame: Any) -> None:
+    _state["terminated"] = True
     raise _Terminated()
 
 
@@ -115,7 +117,20 @@ def _interruptible(output: str | None, kept: Callable[[], str] = lambda: "") -> 
             f"; nothing was written to {output}")
         err_console.print(f"tcpn: interrupted{kept()}: no partial output is left{where}",
                           markup=False, highlight=False)
+        _state["interrupt_said"] = True
         raise typer.Exit(code) from None
+
+
+def _interruptible_command(*outputs: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command run inside :func:`_interruptible`, naming the first of its options
+    ``outputs`` that is given (the files or directory it writes)."""
+    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(**options: Any) -> Any:
+            with _interruptible(next((options[o] for o in outputs if options.get(o)), None)):
+                return command(**options)
+        return run
+    return wrap
 
 
 def _version(value: bool) -> None:
@@ -437,6 +452,7 @@ def optimize_parameter(
 
 
 @app.command("export")
+@_interruptible_command("output")
 def export_net(
     net: Annotated[str, typer.Argument(help="A .cpn/.pnml file, a scenario .yaml (its whole "
                                        "net), or with --python package.module:function "
@@ -496,6 +512,7 @@ def export_net(
 
 
 @app.command("check")
+@_interruptible_command("json_file", "msc")
 def check_net(
     net: Annotated[str, typer.Argument(help="The net: a .cpn or .pnml file, a scenario .yaml, "
                                        "or with --python package.module:function "
@@ -961,6 +978,7 @@ _default_showwarning = warnings.showwarning
 
 
 @app.command("report")
+@_interruptible_command("output")
 def report(
     target: Annotated[list[str] | None, typer.Argument(
         help="`study s1|s2|s3|s4|s5|all` (one or more names), or a scenario YAML file.",
@@ -1168,6 +1186,11 @@ def main() -> None:
             reconfigure(errors="replace")
     try:
         app()
+    except SystemExit as exc:  # an interrupt outside _interruptible: typer exits 130, silent
+        if exc.code != EXIT_SIGNAL[signal.SIGINT] or _state.get("interrupt_said"):
+            raise
+        err_console.print("tcpn: interrupted", markup=False, highlight=False)
+        sys.exit(EXIT_SIGNAL[signal.SIGTERM if _state.get("terminated") else signal.SIGINT])
     except Exception as exc:  # every error ends as one clear line and an exit code
         if _state["debug"]:
             raise

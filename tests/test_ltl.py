@@ -372,7 +372,7 @@ def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
     formula = A(G(F(tokens("eat0") >= 1)))
     assert check_ltl(formula, space).answer == "false"
     verdict = check_ltl(formula, space, time_limit_s=0.0)
-    assert (verdict.answer, verdict.reason) == ("unknown", "time budget reached")
+    assert verdict.answer == "unknown" and verdict.reason.startswith("time budget reached")
 
 
 def test_a_memory_budget_gives_unknown_naming_it() -> None:

@@ -82,6 +82,9 @@ Variant = Literal[
 IPV4_MAX_PACKET_BYTES = 65_535
 #: The name of the aggregate row of a result (beside one row per flow id): no flow may take it.
 AGGREGATE_NAME = "all"
+#: The largest window TCP can advertise: 65,535 bytes scaled by 2^14 (RFC 7323, 2.3); an
+#: initial window beyond it can never be used, and its burst would cost a run minutes.
+TCP_MAX_WINDOW_BYTES = 65_535 << 14
 #: Spawn-key suffix of the stream that draws the scenario's own randomness.
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
@@ -483,6 +486,12 @@ class TcpConfig(_Strict):
             raise _FieldProblem(("segment_size_bytes",), f"a segment of "
                                 f"{self.segment_size_bytes} bytes makes {self.data_packet_bytes}"
                                 f"-byte IP packets; IPv4 carries at most {IPV4_MAX_PACKET_BYTES}")
+        if self.initial_cwnd_segments * self.segment_size_bytes > TCP_MAX_WINDOW_BYTES:
+            raise _FieldProblem(("initial_cwnd_segments",), f"an initial window of "
+                                f"{self.initial_cwnd_segments:,} segments of "
+                                f"{self.segment_size_bytes} B is more than TCP's largest "
+                                f"window, {TCP_MAX_WINDOW_BYTES:,} bytes (65,535 << 14, RFC "
+                                "7323): no receiver can advertise it")
         if self.rcv_buf_bytes < self.segment_size_bytes:
             raise _FieldProblem(("rcv_buf_bytes",), f"rcv_buf_bytes ({self.rcv_buf_bytes}) is "
                                 f"smaller than one segment ({self.segment_size_bytes} B)")
@@ -963,18 +972,35 @@ class Scenario(_Strict):
         return total
 
     def packet_hops_estimate(self) -> int:
-        """An upper bound on the packets times hops a run must simulate, before it starts.
-
-        Each connection sends at most its slowest link's rate (or its application rate)
-        from its start to its stop; each link direction carries at most its rate over the
-        horizon; ACKs are counted like data. The reference dumbbell: about 5 * 10^5.
+        """An upper bound on the events a run must simulate, before it starts: packets
+        times hops, and the reports of TCP-L receivers (:meth:`cost_by_field`).
 
         >>> dumbbell(pairs=1, variant="reno", horizon_s=10.0).packet_hops_estimate()
         127490
         """
+        return math.ceil(sum(self.cost_by_field().values()))
+
+    def cost_by_field(self) -> dict[tuple[str | int, ...], float]:
+        """The estimated events of a run by the scenario field that makes them grow.
+
+        ``("horizon_s",)``, the traffic: each connection sends at most its slowest link's
+        rate (or its application rate) from its start to its stop; each link direction
+        carries at most its rate over the horizon; ACKs are counted like data (the
+        reference dumbbell: about 5 * 10^5). The initial window (``tcp`` or
+        ``flows[i].tcp``, ``initial_cwnd_segments``): a connection sends it at once,
+        within its receive and send buffers, so the packets of it beyond what its links
+        can carry are still sent to the first hop (queued or dropped there). A TCP-L
+        receiver's reporter (``flows[i].params.report_interval_s``) fires every interval
+        over the horizon, with or without traffic.
+
+        >>> spec = dumbbell(pairs=1, variant="reno", horizon_s=10.0)
+        >>> {field: round(events) for field, events in spec.cost_by_field().items()}
+        {('horizon_s',): 127490}
+        """
         carried: dict[str, float] = {}
         smallest: dict[str, int] = {}
-        for flow in self.flows:
+        costs: dict[tuple[str | int, ...], float] = {}
+        for i, flow in enumerate(self.flows):
             tcp = self.flow_tcp(flow)
             data_route = self.route(flow.src, flow.dst)
             rate = min([*self._rates(data_route), flow.app_rate_bps or math.inf])
@@ -986,6 +1012,17 @@ class Scenario(_Strict):
                 for queue in self.queue_ids_on(route):
                     carried[queue] = carried.get(queue, 0.0) + packets
                     smallest[queue] = min(smallest.get(queue, size), size)
+            burst = min(tcp.initial_cwnd_segments, tcp.rcv_buf_bytes // tcp.segment_size_bytes,
+                        tcp.snd_buf_bytes // tcp.segment_size_bytes) * flow.count
+            if burst > packets:
+                field = ("flows", i, "tcp", "initial_cwnd_segments") if flow.tcp is not None \
+                    and "initial_cwnd_segments" in flow.tcp.model_fields_set \
+                    else ("tcp", "initial_cwnd_segments")
+                costs[field] = costs.get(field, 0.0) + burst - packets
+            if flow.variant == "tcp_l":  # no params: the default interval
+                interval = getattr(flow.params, "report_interval_s", 1.0)
+                costs[("flows", i, "params", "report_interval_s")] = \
+                    flow.count * (self.horizon_s / interval + 1)
         total = 0.0
         for queue, packets in carried.items():
             a, b = _split_queue_id(queue)
@@ -993,24 +1030,33 @@ class Scenario(_Strict):
             capacity = link.rate_bps * self.horizon_s / (8 * (smallest[queue]
                                                               + link.l2_header_bytes)) + 1
             total += min(packets, capacity)
-        return math.ceil(total)
+        return {("horizon_s",): total, **costs}
 
     def _check_cost(self) -> None:
         """Refuse more connections than ``limits().flows`` and a run estimated at more
-        than ``limits().packet_hops`` (:meth:`packet_hops_estimate`), with the figures."""
+        than ``limits().packet_hops`` events (:meth:`cost_by_field`), naming the field
+        that contributes most, with the figures."""
         connections = sum(flow.count for flow in self.flows)
         problem = limit_problem("flows", connections)
         if problem is not None:
             biggest = max(range(len(self.flows)), key=lambda i: self.flows[i].count)
             raise _FieldProblem(("flows", biggest, "count"), f"the scenario opens "
                                 f"{connections:,} connections: {problem}")
-        hops = self.packet_hops_estimate()
-        problem = limit_problem("packet_hops", hops)
-        if problem is not None:
-            raise _FieldProblem(("horizon_s",), f"too long a run: an estimated {problem}; "
-                                f"estimated for {self.horizon_s:g} s over links of up to "
+        costs = self.cost_by_field()
+        problem = limit_problem("packet_hops", math.ceil(sum(costs.values())))
+        if problem is None:
+            return
+        field = max(costs, key=lambda name: costs[name])
+        if field == ("horizon_s",):
+            raise _FieldProblem(field, f"too long a run: an estimated {problem}; estimated "
+                                f"for {self.horizon_s:g} s over links of up to "
                                 f"{max(link.rate_bps for link in self.links):g} bit/s with "
                                 f"{connections} connection(s)")
+        what = ("TCP-L reports, one every report_interval_s over "
+                f"{self.horizon_s:g} s" if field[-1] == "report_interval_s" else
+                "packets of initial windows sent at once beyond what the links carry")
+        raise _FieldProblem(field, f"too many events: an estimated {problem}, "
+                            f"{costs[field]:,.0f} of them {what}")
 
     def _check_trace(self) -> None:
         if isinstance(self.trace.queues, list):

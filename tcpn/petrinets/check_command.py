@@ -14,12 +14,13 @@ from typing import Any
 
 from rich.console import Console
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, TcpnError
 from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.checking import _reachability, check, uses_clock
 from tcpn.petrinets.fairness import Fairness
-from tcpn.petrinets.formula_text import parse
+from tcpn.petrinets.formula_text import parse, to_text
 from tcpn.petrinets.formulas import QUANTIFIERS, A, Formula
+from tcpn.petrinets.memory import out_of_memory_reason
 from tcpn.petrinets.net import PetriNet
 from tcpn.petrinets.statespace import StateSpace, explore
 from tcpn.petrinets.verdicts import Evidence, Verdict
@@ -105,10 +106,14 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     for formula in formulas:
         global_check = request.reduction is None and (
             fairness is not None or _reachability(formula) is None) and not uses_clock(formula)
-        verdicts.append(check(whole_space() if global_check else request.net, formula,
-                              max_states=request.max_states,
-                              time_limit_s=request.time_limit_s, fairness=fairness,
-                              reduction=request.reduction, progress=progress))
+        try:
+            verdicts.append(check(whole_space() if global_check else request.net, formula,
+                                  max_states=request.max_states,
+                                  time_limit_s=request.time_limit_s, fairness=fairness,
+                                  reduction=request.reduction, progress=progress))
+        except MemoryError:  # the shared exploration: a limit refused an allocation
+            verdicts.append(Verdict("unknown", to_text(formula), technique=("EXPLICIT",),
+                                    reason=out_of_memory_reason()))
     for number, verdict in enumerate(verdicts, 1):
         console.print(verdict_line(number, verdict), markup=False, highlight=False,
                       soft_wrap=True)
@@ -122,12 +127,15 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if request.report:
         from tcpn.petrinets.statespace_report import standard_report
 
-        space = whole_space()
-        if not space.complete:
-            raise InputError(f"--report needs the whole state space: exploration stopped at "
-                             f"the limit {space.limit} after {space.n_states} states "
-                             "(raise --max-states or --time-limit)")
-        report = standard_report(space)
+        try:
+            space = whole_space()
+            if not space.complete:
+                raise InputError(f"--report needs the whole state space: exploration stopped "
+                                 f"at the limit {space.limit} after {space.n_states} states "
+                                 "(raise --max-states or --time-limit)")
+            report = standard_report(space)
+        except MemoryError:
+            raise TcpnError(f"--report: {out_of_memory_reason()}") from None
         console.print(report.table())
         document["report"] = report.to_json()
     if request.json_file is not None:

@@ -68,6 +68,7 @@ from tcpn.petrinets.formulas import (
     is_ltl,
     walk,
 )
+from tcpn.petrinets.memory import out_of_memory_reason
 from tcpn.petrinets.net import PetriNet
 from tcpn.petrinets.statespace import DEFAULT_MAX_STATES, StateSpace, explore
 from tcpn.petrinets.verdicts import Evidence, Verdict
@@ -133,44 +134,51 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         return explore(target if isinstance(target, CompiledNet) else net, max_states=limit,
                        time_budget_s=budget_s, clock=clock, progress=progress)
 
-    on_the_fly = _reachability(formula)
-    if on_the_fly is not None and not isinstance(target, StateSpace) and fairness is None:
-        return _on_the_fly(formula, on_the_fly, explore_net, text, max_states, time_limit_s,
-                           started, reduction == "stubborn")
-    if isinstance(target, StateSpace):
-        space = target
-    else:
-        if reduction is not None:
-            raise InputError("reduction='stubborn' preserves reachability and deadlock only: "
-                             f"{text} needs the full state space")
-        space = explore_net(max_states, time_limit_s)
-    if not space.complete:
-        return Verdict("unknown", text, states=space.n_states,
-                       seconds=wallclock.perf_counter() - started,
-                       technique=("EXPLICIT",), reason=_budget_reason(space))
-    if not is_quantified(formula):
-        holds = bool(truth(space, formula)[0])
-        return Verdict("true" if holds else "false", text, states=space.n_states,
-                       seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
-    if is_ctl(formula):
-        holds = bool(satisfying(space, formula, fairness=fairness,
-                                next_at_deadlock=next_at_deadlock)[0])
-        found = evidence(space, formula, fairness=fairness, next_at_deadlock=next_at_deadlock)
-        technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ())
-        return Verdict("true" if holds else "false", text, evidence=found,
-                       states=space.n_states, seconds=wallclock.perf_counter() - started,
-                       technique=technique)
-    if is_ltl(formula):
-        try:
-            ltl = importlib.import_module("tcpn.petrinets.ltl")
-        except ModuleNotFoundError:
-            raise UnsupportedFormula(
-                f"formula {text} is LTL but not CTL: LTL checking is not supported yet "
-                "(tcpn.petrinets.ltl is not installed)") from None
-        verdict: Verdict = ltl.check(space, formula, fairness=fairness)
-        return verdict
-    raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
-                             "not supported")
+    try:
+        on_the_fly = _reachability(formula)
+        if on_the_fly is not None and not isinstance(target, StateSpace) and fairness is None:
+            return _on_the_fly(formula, on_the_fly, explore_net, text, max_states, time_limit_s,
+                               started, reduction == "stubborn")
+        if isinstance(target, StateSpace):
+            space = target
+        else:
+            if reduction is not None:
+                raise InputError("reduction='stubborn' preserves reachability and deadlock only: "
+                                 f"{text} needs the full state space")
+            space = explore_net(max_states, time_limit_s)
+        if not space.complete:
+            return Verdict("unknown", text, states=space.n_states,
+                           seconds=wallclock.perf_counter() - started,
+                           technique=("EXPLICIT",), reason=_budget_reason(space))
+        if not is_quantified(formula):
+            holds = bool(truth(space, formula)[0])
+            return Verdict("true" if holds else "false", text, states=space.n_states,
+                           seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
+        if is_ctl(formula):
+            holds = bool(satisfying(space, formula, fairness=fairness,
+                                    next_at_deadlock=next_at_deadlock)[0])
+            found = evidence(space, formula, fairness=fairness, next_at_deadlock=next_at_deadlock)
+            technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ())
+            return Verdict("true" if holds else "false", text, evidence=found,
+                           states=space.n_states, seconds=wallclock.perf_counter() - started,
+                           technique=technique)
+        if is_ltl(formula):
+            try:
+                ltl = importlib.import_module("tcpn.petrinets.ltl")
+            except ModuleNotFoundError:
+                raise UnsupportedFormula(
+                    f"formula {text} is LTL but not CTL: LTL checking is not supported yet "
+                    "(tcpn.petrinets.ltl is not installed)") from None
+            seconds_left = None if time_limit_s is None else max(
+                0.0, time_limit_s - (wallclock.perf_counter() - started))
+            verdict: Verdict = ltl.check(space, formula, fairness=fairness,
+                                         time_limit_s=seconds_left)
+            return verdict
+        raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
+                                 "not supported")
+    except MemoryError:  # a limit refused an allocation before the budget was read
+        return Verdict("unknown", text, seconds=wallclock.perf_counter() - started,
+                       technique=("EXPLICIT",), reason=out_of_memory_reason())
 
 
 def uses_clock(formula: Formula) -> bool:

@@ -135,7 +135,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
     the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
-    ``max_memory_bytes`` of resident memory (None: a share of the available memory) and
+    ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
+    what the process may use) and
     say CANNOT_COMPUTE."""
     started = wallclock.perf_counter()
     for examination in examinations:
@@ -148,8 +149,11 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
-    model, space = explored or explore_model(model_path, max_states, time_limit_s,
-                                             max_memory_bytes)
+    try:
+        model, space = explored or explore_model(model_path, max_states, time_limit_s,
+                                                 max_memory_bytes)
+    except MemoryError:  # a limit refused an allocation: nothing is known
+        model, space = load_model(model_path), _OutOfMemory()
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
 
@@ -159,15 +163,34 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _global(examination, space, max_memory_bytes) \
+        found = _or_cannot(_global, examination, examination, space, max_memory_bytes) \
             if examination in GLOBAL_EXAMINATIONS else (
-            _answer(examination, prop, space, remaining(), max_memory_bytes)
-            for prop in properties[examination])
+            _or_cannot(_answer, prop.id, examination, prop, space, remaining(),
+                       max_memory_bytes)[0] for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
                 on_line(line)
     return answers
+
+
+class _OutOfMemory:
+    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state."""
+
+    complete = False
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _or_cannot(answer: Callable[..., Any], ident: str, *args: Any) -> list[str]:
+    """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
+    fails (a limit the memory budget had not yet seen refused it)."""
+    try:
+        found = answer(*args)
+    except MemoryError:
+        return [_cannot(ident)]
+    return [found] if isinstance(found, str) else found
 
 
 def _renamed(prop: ContestProperty, model: Model) -> ContestProperty:
@@ -219,7 +242,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
-    decided = _reachability(formula, space)
+    decided = _reachability(formula, space) if len(space) else None  # no state, nothing seen
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
@@ -275,18 +298,11 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         return [_cannot(examination)]
-    if isinstance(space, PTStateSpace):
-        counts = space.markings
-    else:
-        counts = np.column_stack([numeric_values(Tokens((p,)), space)
-                                  for p in space.net.places]) if space.net.places else \
-            np.zeros((len(space), 0), dtype=np.int64)
+    most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
         # In a coloured net "a place" is one colour of it (a place of the P/T twin).
-        per_place = (int(counts.max()) if counts.size else 0) if isinstance(
-            space, PTStateSpace) else _most_of_one_colour(space)
-        per_marking = int(counts.sum(axis=1, dtype=np.int64).max()) if counts.size else 0
+        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space)
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
@@ -296,14 +312,36 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
     elif examination == "QuasiLiveness":
         holds = len(np.unique(labels)) == len(names)
     elif examination == "OneSafe":
-        holds = bool(counts.size == 0 or counts.max() <= 1)
+        holds = most <= 1
     elif examination == "StableMarking":
-        holds = bool(counts.shape[1] and (counts.min(axis=0) == counts.max(axis=0)).any())
+        holds = stable
     else:
         if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
             return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
+
+
+def _token_counts(space: Any) -> tuple[int, int, bool]:
+    """The most tokens on one place in one state, the most in one state, and whether some
+    place holds the same count in every state. A P/T space reads its marking matrix; a
+    coloured one is read a place at a time (a states x places matrix of a large coloured
+    net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
+    if isinstance(space, PTStateSpace):
+        counts = space.markings
+        if not counts.size:
+            return 0, 0, False
+        return (int(counts.max()), int(counts.sum(axis=1, dtype=np.int64).max()),
+                bool((counts.min(axis=0) == counts.max(axis=0)).any()))
+    most, stable = 0, False
+    total = np.zeros(len(space), dtype=np.int64)
+    for place in space.net.places:
+        column = np.asarray(numeric_values(Tokens((place,)), space), dtype=np.int64)
+        if column.size:
+            total += column
+            most, stable = max(most, int(column.max())), stable or bool(
+                column.min() == column.max())
+    return most, int(total.max()) if total.size else 0, stable
 
 
 def _most_of_one_colour(space: Any) -> int:

@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, TcpnError
 from tcpn.petrinets.formulas import (
     TEMPORAL,
     A,
@@ -77,7 +77,7 @@ from tcpn.petrinets.verdicts import Evidence, Step, Verdict
 if TYPE_CHECKING:
     from tcpn.petrinets.fairness import Fairness
 
-__all__ = ["BuchiAutomaton", "check", "check_ltl", "translate"]
+__all__ = ["BuchiAutomaton", "TranslationTimeout", "check", "check_ltl", "translate"]
 
 #: The transitions assumed weakly fair and those assumed strongly fair.
 FairSets = tuple[frozenset[str], frozenset[str]]
@@ -170,12 +170,31 @@ class _Node:
 _INIT = -1
 
 
-def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
+class TranslationTimeout(TcpnError):
+    """The deadline passed while :func:`translate` built or reduced an automaton (the
+    tableau of a formula can grow exponentially with its nesting of ``U``)."""
+
+
+#: Steps of the tableau and of the reductions between two readings of the clock.
+CLOCK_EVERY_STEPS = 256
+
+
+def _clock(deadline: float | None, what: str, size: int) -> None:
+    """Raise :class:`TranslationTimeout` when ``deadline`` (a ``perf_counter`` reading)
+    has passed, saying what was being done and how far it got."""
+    if deadline is not None and wallclock.perf_counter() > deadline:
+        raise TranslationTimeout(f"while {what} ({size:,} automaton states so far)")
+
+
+def translate(path_formula: Formula, reduce: bool = True,
+              deadline: float | None = None) -> BuchiAutomaton:
     """The automaton of the paths satisfying a quantifier-free path formula: the formula
     rewritten by :func:`~tcpn.petrinets.ltl_rewrite.simplify`, the tableau's automaton
     with useless states removed, edges to directly simulated siblings dropped and
     bisimilar states merged; with ``reduce`` false, the tableau's automaton with only
-    bisimilar states merged (for comparisons).
+    bisimilar states merged (for comparisons). Past ``deadline`` (a
+    :func:`time.perf_counter` reading, read every :data:`CLOCK_EVERY_STEPS` steps) it
+    raises :class:`TranslationTimeout`.
 
     >>> from tcpn.petrinets.formulas import F, tokens
     >>> automaton = translate(F(tokens("p") >= 1))
@@ -186,7 +205,11 @@ def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
     done: list[_Node] = []
     index: dict[tuple[frozenset[Formula], frozenset[Formula]], int] = {}
     work = [_Node({_INIT}, [root])]
+    steps = 0
     while work:
+        steps += 1
+        if not steps % CLOCK_EVERY_STEPS:
+            _clock(deadline, "building the formula's tableau", len(done))
         node = work.pop()
         if not node.new:
             key = (frozenset(node.old), frozenset(node.next))
@@ -242,12 +265,13 @@ def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
                 for n in done]
     automaton = _merge_bisimilar(BuchiAutomaton(
         literals, successors, [i for i, n in enumerate(done) if _INIT in n.incoming],
-        accepting))
+        accepting), deadline)
     if not reduce:
         return automaton
     automaton = _prune(automaton)
     if len(automaton) <= MAX_SIMULATION_STATES:
-        automaton = _merge_bisimilar(_prune(_drop_little_brothers(automaton)))
+        automaton = _merge_bisimilar(_prune(_drop_little_brothers(automaton, deadline)),
+                                     deadline)
     return automaton
 
 
@@ -255,7 +279,8 @@ def translate(path_formula: Formula, reduce: bool = True) -> BuchiAutomaton:
 MAX_SIMULATION_STATES = 400
 
 
-def _direct_simulation(automaton: BuchiAutomaton) -> list[set[int]]:
+def _direct_simulation(automaton: BuchiAutomaton,
+                       deadline: float | None = None) -> list[set[int]]:
     """``simulated_by[q]``: the states ``r`` that directly simulate ``q`` (``r`` reads
     every marking ``q`` reads, is in every acceptance set ``q`` is in, and each successor
     of ``q`` is simulated by a successor of ``r``): the greatest such relation."""
@@ -269,6 +294,7 @@ def _direct_simulation(automaton: BuchiAutomaton) -> list[set[int]]:
     while changed:
         changed = False
         for q in range(n):
+            _clock(deadline, "reducing the automaton by simulation", n)
             for r in list(relation[q]):
                 if not all(relation[t] & set(automaton.successors[r])
                            for t in automaton.successors[q]):
@@ -277,12 +303,13 @@ def _direct_simulation(automaton: BuchiAutomaton) -> list[set[int]]:
     return relation
 
 
-def _drop_little_brothers(automaton: BuchiAutomaton) -> BuchiAutomaton:
+def _drop_little_brothers(automaton: BuchiAutomaton,
+                          deadline: float | None = None) -> BuchiAutomaton:
     """The automaton without the edges (and initial states) to a state that a sibling
     directly simulates (Etessami and Holzmann): a run through the dropped edge has a
     twin through the sibling that reads the same markings and is accepted whenever it
     is. Of two states that simulate each other the one with the larger number goes."""
-    simulated_by = _direct_simulation(automaton)
+    simulated_by = _direct_simulation(automaton, deadline)
 
     def dominated(q: int, siblings: list[int]) -> bool:
         return any(r != q and r in simulated_by[q] and (q not in simulated_by[r] or r < q)
@@ -336,7 +363,8 @@ def _prune(automaton: BuchiAutomaton) -> BuchiAutomaton:
         [acc for acc in accepting if len(acc) < len(kept)])
 
 
-def _merge_bisimilar(automaton: BuchiAutomaton) -> BuchiAutomaton:
+def _merge_bisimilar(automaton: BuchiAutomaton,
+                     deadline: float | None = None) -> BuchiAutomaton:
     """The automaton with bisimilar states merged (same label, same acceptance sets,
     successors in the same classes): they accept the same runs, so the language is kept.
     The tableau makes many (its states differ in formulas already discharged)."""
@@ -345,6 +373,7 @@ def _merge_bisimilar(automaton: BuchiAutomaton) -> BuchiAutomaton:
                  for q in range(n)]
     classes = _numbered(signature)
     while True:
+        _clock(deadline, "merging the automaton's bisimilar states", n)
         refined = _numbered([(classes[q], frozenset(classes[r] for r in
                                                     automaton.successors[q]))
                              for q in range(n)])
@@ -637,11 +666,14 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
 
 
 # -- the front door --------------------------------------------------------------------------
-def check(space: Any, formula: Formula, fairness: Fairness | None = None) -> Verdict:
+def check(space: Any, formula: Formula, fairness: Fairness | None = None,
+          time_limit_s: float | None = None) -> Verdict:
     """The checker's front door (:func:`tcpn.petrinets.checking.check` calls it for LTL):
-    :func:`check_ltl` under a :class:`~tcpn.petrinets.fairness.Fairness` assumption."""
+    :func:`check_ltl` under a :class:`~tcpn.petrinets.fairness.Fairness` assumption,
+    within ``time_limit_s``."""
     return check_ltl(formula, space, weak_fair=fairness.weak if fairness else (),
-                     strong_fair=fairness.strong if fairness else ())
+                     strong_fair=fairness.strong if fairness else (),
+                     time_limit_s=time_limit_s)
 
 
 def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
@@ -653,8 +685,9 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
 
     Budgets (each reached gives ``unknown`` naming it): ``max_product_states``,
     ``time_limit_s``, and ``max_memory_bytes`` of resident memory for the whole process
-    (:class:`~tcpn.petrinets.memory.MemoryBudget`; None: what the process holds plus a
-    share of the memory available when the check starts).
+    (:class:`~tcpn.petrinets.memory.MemoryBudget`; None: half of what the process may use
+    when the check starts). The time limit covers the formula's translation into an
+    automaton too (its tableau grows exponentially with nested ``U``).
 
     ``space`` is a :class:`~tcpn.petrinets.statespace.StateSpace` or a
     :class:`~tcpn.petrinets.ptspace.PTStateSpace` (complete: a budget-limited space gives
@@ -675,8 +708,14 @@ def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
     assert isinstance(formula, A | E)
     searched = Not(formula.path) if universal else formula.path
     graph = _graph(space)
-    automaton = translate(_fold_invariants(searched, graph))
     deadline = None if time_limit_s is None else started + time_limit_s
+    try:
+        automaton = translate(_fold_invariants(searched, graph), deadline=deadline)
+    except TranslationTimeout as late:
+        return Verdict("unknown", text, states=len(space),
+                       reason=f"time budget reached ({time_limit_s:.3g} s left for the "
+                       f"LTL check) {late}",
+                       seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
     fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
     memory = MemoryBudget.of(max_memory_bytes)
     try:

@@ -1,34 +1,47 @@
-"""A memory budget for explorations and model checks, read from the process's resident set.
+"""A memory budget for explorations and model checks, read from what the process may use.
 
-A search that would outgrow the machine must stop with ``unknown`` naming the budget, not
-be killed by the kernel or push the machine into swap. :class:`MemoryBudget` holds a limit
-on the process's resident set size (RSS, as the operating system reports it through
-:mod:`psutil`, not a guess from counts of states or edges); the explorer and the LTL product
-call :meth:`MemoryBudget.exceeded` between batches. :meth:`MemoryBudget.default` allows the
-process what it holds now plus :data:`AVAILABLE_SHARE` of the memory the system reports
-available, and stops it too when the system has less than :data:`RESERVE_BYTES` left
-available (other processes may be growing at the same time).
+A search that would outgrow the memory it may use must stop with ``unknown`` naming the
+budget, not be killed by the kernel, fail on a ``MemoryError`` or push the machine into
+swap. :func:`usable_memory` says how many more bytes this process may really allocate: the
+least of what its cgroup's limit leaves (v2 ``memory.max`` less ``memory.current``, v1
+``memory.limit_in_bytes`` less ``memory.usage_in_bytes``, at every level up to the root),
+what its address-space limit leaves (``RLIMIT_AS``, ``ulimit -v``, less the virtual size
+it has now) and the system's ``MemAvailable``. :meth:`MemoryBudget.default` lets a search
+take :data:`DEFAULT_SHARE` of that; it is read again between batches, each limit by its
+own measure (the cgroup's usage, the virtual size, the memory available), so whichever
+limit the search would reach first stops it. :meth:`MemoryBudget.of` with a number is a
+budget on the process's resident set size instead (what a caller asks for).
 
 >>> budget = MemoryBudget(max_rss_bytes=1 << 60)
 >>> budget.exceeded()
 False
 >>> MemoryBudget(max_rss_bytes=1 << 20).reason()
 'memory budget reached: resident memory above 1 MiB'
+>>> MemoryBudget.default().reason().startswith("memory budget reached: ")
+True
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import resource
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
-__all__ = ["AVAILABLE_SHARE", "RESERVE_BYTES", "MemoryBudget"]
+__all__ = ["DEFAULT_SHARE", "MemoryBudget", "Usable", "out_of_memory_reason", "resident_bytes",
+           "usable_memory"]
 
-#: The share of the system's available memory (at the budget's creation) a default budget
-#: lets the process add to what it holds.
-AVAILABLE_SHARE = 0.7
-#: The memory a default budget leaves available to the rest of the system.
-RESERVE_BYTES = 512 << 20
+#: The share of :func:`usable_memory` (at the budget's creation) a default budget lets a
+#: search take. Half: what a search has allocated when it stops is still held while its
+#: caller turns it into an answer (the edge arrays, the report), and the limits move
+#: under it (other processes take memory available to this one).
+DEFAULT_SHARE = 0.5
+#: cgroup v1 writes "no limit" as the largest page-aligned 63-bit number.
+_NO_CGROUP_LIMIT = 1 << 62
+_MEMINFO = "MemAvailable (/proc/meminfo)"
+_RLIMIT = "RLIMIT_AS (ulimit -v)"
 
 
 def resident_bytes() -> int:
@@ -37,20 +50,114 @@ def resident_bytes() -> int:
 
 
 @dataclass(frozen=True)
-class MemoryBudget:
-    """At most ``max_rss_bytes`` of resident memory for the whole process, and (when
-    ``reserve_bytes`` is not 0) never less than ``reserve_bytes`` available to the
-    system."""
+class Usable:
+    """How many more bytes the process may allocate (``bytes``) and the limit that says
+    so (``source``); ``by_limit`` holds each limit in force with what it leaves."""
 
-    max_rss_bytes: int
-    reserve_bytes: int = 0
+    bytes: int
+    source: str
+    by_limit: dict[str, int] = field(default_factory=dict)
+
+
+def usable_memory(cgroup_root: Path = Path("/sys/fs/cgroup"),
+                  proc_cgroup: Path = Path("/proc/self/cgroup")) -> Usable:
+    """What this process may still allocate before one of its limits stops it: the least
+    of what its cgroups (v2 and v1, every level up to the root), its ``RLIMIT_AS`` and the
+    system's available memory leave; the limit named is the one that leaves least.
+
+    >>> usable = usable_memory()
+    >>> usable.bytes > 0 and usable.by_limit[usable.source] == usable.bytes
+    True
+    """
+    left = {_MEMINFO: int(psutil.virtual_memory().available)}
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        left[_RLIMIT] = soft - int(psutil.Process().memory_info().vms)
+    left.update(_cgroup_left(cgroup_root, proc_cgroup))
+    source = min(left, key=lambda name: left[name])
+    return Usable(max(0, left[source]), source, left)
+
+
+def _cgroup_left(root: Path, proc_cgroup: Path) -> dict[str, int]:
+    """What each cgroup limit over the process leaves (its limit less its usage), by the
+    name of the file holding the limit; none when there is no limit or no cgroup."""
+    left: dict[str, int] = {}
+    for limit_file, usage_file in _cgroup_limits(root, proc_cgroup):
+        limit, usage = _number(limit_file), _number(usage_file)
+        if limit is not None and usage is not None:
+            left[f"the cgroup's {limit_file.name} ({limit_file})"] = limit - usage
+    return left
+
+
+@functools.lru_cache(maxsize=8)
+def _cgroup_limits(root: Path, proc_cgroup: Path) -> tuple[tuple[Path, Path], ...]:
+    """The (limit, usage) files of the cgroups over the process that set a memory limit:
+    its own and their parents, v2 (``memory.max``) and v1 (``memory.limit_in_bytes``),
+    found once (a process does not change cgroups; a container may see its own cgroup
+    as the mount's root, whose files are read then)."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return ()
+    found: list[tuple[Path, Path]] = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":  # v2, unified
+            mount = root if (root / "cgroup.controllers").exists() else root / "unified"
+            files = ("memory.max", "memory.current")
+        elif "memory" in controllers.split(","):  # v1, its own hierarchy
+            mount, files = root / "memory", ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        else:
+            continue
+        directory = mount / path.strip("/")
+        if not directory.is_dir():
+            directory = mount
+        while True:
+            limit = _number(directory / files[0])
+            if limit is not None and limit < _NO_CGROUP_LIMIT:
+                found.append((directory / files[0], directory / files[1]))
+            if directory == mount or directory.parent == directory:
+                break
+            directory = directory.parent
+    return tuple(found)
+
+
+def _number(path: Path) -> int | None:
+    """The integer in a cgroup file, None when absent, unreadable or ``max``."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _measures() -> dict[str, int]:
+    """What :func:`usable_memory` leaves per limit, now."""
+    return usable_memory().by_limit
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """At most ``max_rss_bytes`` of resident memory for the whole process; or, when
+    ``allowance_bytes`` is set (a default budget), at most that many bytes more, by any
+    limit's measure, than each limit of ``start`` left when the budget was made."""
+
+    max_rss_bytes: int = 0
+    allowance_bytes: int = 0
+    source: str = ""
+    start: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def default(cls) -> MemoryBudget:
-        """What the process holds now plus :data:`AVAILABLE_SHARE` of the available
-        memory."""
-        available = psutil.virtual_memory().available
-        return cls(resident_bytes() + int(AVAILABLE_SHARE * available), RESERVE_BYTES)
+        """:data:`DEFAULT_SHARE` of :func:`usable_memory`, named after the limit it comes
+        from."""
+        usable = usable_memory()
+        return cls(allowance_bytes=max(1, int(DEFAULT_SHARE * usable.bytes)),
+                   source=usable.source,
+                   start=dict(usable.by_limit))
 
     @classmethod
     def of(cls, max_memory_bytes: int | None) -> MemoryBudget:
@@ -58,18 +165,26 @@ class MemoryBudget:
         return cls.default() if max_memory_bytes is None else cls(int(max_memory_bytes))
 
     def exceeded(self, more_bytes: int = 0) -> bool:
-        """Whether the resident set, plus ``more_bytes`` about to be allocated, is above
-        the budget (or the system's available memory would fall below the reserve)."""
-        if resident_bytes() + more_bytes > self.max_rss_bytes:
-            return True
-        return bool(self.reserve_bytes) and \
-            psutil.virtual_memory().available - more_bytes < self.reserve_bytes
+        """Whether the process, with ``more_bytes`` about to be allocated, is past the
+        budget (a default budget: whether it has taken, by some limit's measure, more than
+        its allowance since the budget was made)."""
+        if not self.allowance_bytes:
+            return resident_bytes() + more_bytes > self.max_rss_bytes
+        now = _measures()
+        return any(before - now.get(name, before) + more_bytes > self.allowance_bytes
+                   for name, before in self.start.items())
+
+    def limit(self) -> str:
+        """The budget with its figure and the limit it comes from: ``"812 MB, 50 % of
+        what RLIMIT_AS (ulimit -v) left"``, or ``"resident memory above 1 GiB"``."""
+        if not self.allowance_bytes:
+            return f"resident memory above {_size(self.max_rss_bytes)}"
+        return (f"{self.allowance_bytes / 1e6:,.0f} MB, {DEFAULT_SHARE * 100:.0f} % of what "
+                f"{self.source} left")
 
     def reason(self) -> str:
         """The budget's name, as an ``unknown`` verdict gives it."""
-        return (f"memory budget reached: resident memory above {_size(self.max_rss_bytes)}"
-                + (f" or less than {_size(self.reserve_bytes)} available to the system"
-                   if self.reserve_bytes else ""))
+        return f"memory budget reached: {self.limit()}"
 
 
 def _size(n_bytes: int) -> str:
@@ -79,3 +194,12 @@ def _size(n_bytes: int) -> str:
             return f"{value:.1f} {unit}" if value < 10 and value != int(value) else \
                 f"{value:.0f} {unit}"
     return f"{n_bytes} bytes"
+
+
+def out_of_memory_reason() -> str:
+    """What an ``unknown`` says when an allocation inside a search failed (a
+    ``MemoryError``: a limit refused it before the budget was read): the limit, named as a
+    budget is, with what it leaves now that the search's memory is freed."""
+    usable = usable_memory()
+    return (f"memory budget reached: an allocation failed (MemoryError) under "
+            f"{usable.source}, which leaves {usable.bytes / 1e6:,.0f} MB")

@@ -40,13 +40,20 @@ __all__ = ["PTNet", "PTStateSpace", "explore_pt", "is_pt_net", "pt_net"]
 
 #: How many states one batch of the search expands at most.
 BATCH_STATES = 4096
+#: Bytes of successor rows (int64, one per edge, a column per place) a batch holds before
+#: it interns them: 4,096 states of a 6,000-place net with 10 successors each would hold
+#: 2 GB at once.
+SUCCESSOR_BYTES = 16 << 20
 _DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
 
 
 @dataclass(frozen=True)
 class PTNet:
-    """A P/T net as matrices: ``pre``/``post``/``test`` weights and inhibitor thresholds
-    (0 for none), one row per transition and one column per place.
+    """A P/T net as sparse matrices (:class:`scipy.sparse.csr_array`, dense arrays are
+    converted): ``pre``/``post``/``test`` weights and inhibitor thresholds (0 for none),
+    ``reset`` places, one row per transition and one column per place. Sparse because a
+    contest model with 10^5 transitions and places would need 80 GB per dense int64
+    matrix, for a few arcs per transition.
 
     ``places``/``transitions`` are the names formulas use (the contest's PNML ids);
     ``net_places``/``net_transitions`` the names of the :class:`PetriNet` the matrices
@@ -56,24 +63,41 @@ class PTNet:
 
     places: tuple[str, ...]
     transitions: tuple[str, ...]
-    pre: np.ndarray
-    post: np.ndarray
-    test: np.ndarray
-    inhibit: np.ndarray
-    reset: np.ndarray
+    pre: Any
+    post: Any
+    test: Any
+    inhibit: Any
+    reset: Any
     initial: np.ndarray
     net_places: tuple[str, ...] = ()
     net_transitions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # What enabling needs per transition: (places, least counts) and inhibitors.
-        need = np.maximum(self.pre, self.test)
-        rules = []
+        from scipy.sparse import csr_array
+
+        def sparse(matrix: Any, dtype: Any = np.int64) -> Any:
+            found = csr_array(matrix, dtype=dtype)
+            found.eliminate_zeros()
+            found.sort_indices()
+            return found
+
+        for name in ("pre", "post", "test", "inhibit"):
+            object.__setattr__(self, name, sparse(getattr(self, name)))
+        object.__setattr__(self, "reset", sparse(self.reset, bool))
+        # What enabling needs per transition: (places, least counts) and inhibitors; what
+        # firing changes: (places, deltas) and the reset places with what they get.
+        need, delta = sparse(self.pre.maximum(self.test)), sparse(self.post - self.pre)
+        rules, changes = [], []
         for t in range(len(self.transitions)):
-            cols = np.flatnonzero(need[t])
-            inh = np.flatnonzero(self.inhibit[t])
-            rules.append((cols, need[t, cols], inh, self.inhibit[t, inh]))
+            cols, least = _row(need, t)
+            inh, below = _row(self.inhibit, t)
+            rules.append((cols, least, inh, below))
+            resets = _row(self.reset, t)[0]
+            posted = dict(zip(*_row(self.post, t), strict=True))
+            changes.append((*_row(delta, t), resets,
+                            np.array([posted.get(p, 0) for p in resets], dtype=np.int64)))
         object.__setattr__(self, "_rules", rules)
+        object.__setattr__(self, "_changes", changes)
 
     @property
     def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -92,10 +116,18 @@ class PTNet:
 
     def fire(self, markings: np.ndarray, t: int) -> np.ndarray:
         """The markings after firing ``t`` in each row (int64; enabledness not checked)."""
-        after = markings.astype(np.int64) - self.pre[t] + self.post[t]
-        if self.reset[t].any():
-            after[:, self.reset[t]] = self.post[t, self.reset[t]]
+        cols, deltas, resets, posted = self._changes[t]  # type: ignore[attr-defined]
+        after = markings.astype(np.int64)
+        after[:, cols] += deltas
+        if len(resets):
+            after[:, resets] = posted
         return after
+
+
+def _row(matrix: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns and values of row ``t`` of a CSR matrix."""
+    start, stop = matrix.indptr[t], matrix.indptr[t + 1]
+    return matrix.indices[start:stop].astype(np.int64), matrix.data[start:stop]
 
 
 def is_pt_net(net: PetriNet) -> bool:
@@ -131,24 +163,34 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
     n_t, n_p = len(transitions), len(places)
     p_index = {p: i for i, p in enumerate(places)}
     t_index = {t: i for i, t in enumerate(transitions)}
-    matrices = {kind: np.zeros((n_t, n_p), dtype=np.int64) for kind in ArcKind}
+    entries: dict[ArcKind, dict[tuple[int, int], int]] = {kind: {} for kind in ArcKind}
     for arc in net.arcs:
         if not isinstance(arc.count, int) or arc.when is not None or arc.delay is not None \
                 or arc.inscription not in (None, "()"):
             raise InputError(f"{arc.where}: a P/T arc has a constant weight and no condition")
-        t, p = t_index[arc.transition], p_index[arc.place]
+        cell, found = (t_index[arc.transition], p_index[arc.place]), entries[arc.kind]
         if arc.kind is ArcKind.RESET:
-            matrices[arc.kind][t, p] = 1
+            found[cell] = 1
         elif arc.kind is ArcKind.INHIBITOR:
-            current = matrices[arc.kind][t, p]
-            matrices[arc.kind][t, p] = min(current, arc.count) if current else arc.count
+            found[cell] = min(found.get(cell, arc.count), arc.count)
         else:
-            matrices[arc.kind][t, p] += arc.count
+            found[cell] = found.get(cell, 0) + arc.count
+    matrices = {kind: _sparse(found, (n_t, n_p)) for kind, found in entries.items()}
     initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
     return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
                  matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
-                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET].astype(bool), initial,
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET], initial,
                  tuple(places), tuple(transitions))
+
+
+def _sparse(entries: dict[tuple[int, int], int], shape: tuple[int, int]) -> Any:
+    """A CSR matrix of ``shape`` holding ``entries`` ((row, column) -> value)."""
+    from scipy.sparse import csr_array
+
+    rows = np.fromiter((r for r, _ in entries), dtype=np.int64, count=len(entries))
+    cols = np.fromiter((c for _, c in entries), dtype=np.int64, count=len(entries))
+    values = np.fromiter(entries.values(), dtype=np.int64, count=len(entries))
+    return csr_array((values, (rows, cols)), shape=shape)
 
 
 def _dtype_for(bound: int) -> Any:
@@ -299,9 +341,9 @@ def explore_pt(net: PTNet, max_states: int | None = None,
 
     With ``max_states`` or ``time_limit_s`` the search stops when either is reached and
     returns what it found with ``complete`` False and ``reason`` naming the budget; so it
-    does when the process's resident memory passes ``max_memory_bytes`` (None: what the
-    process holds plus a share of the available memory,
-    :meth:`~tcpn.petrinets.memory.MemoryBudget.default`), read between batches.
+    does when the process's resident memory passes ``max_memory_bytes`` (None: half of
+    what the process may use, :meth:`~tcpn.petrinets.memory.MemoryBudget.default`), read
+    between batches.
     """
     start = wallclock.perf_counter()
     memory = MemoryBudget.of(max_memory_bytes)
@@ -320,30 +362,12 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     edge_dst: list[np.ndarray] = []
     edge_t: list[np.ndarray] = []
     expanded, reason = 0, ""
-    while expanded < len(index):
-        if max_states is not None and len(index) > max_states:
-            reason = f"state budget reached: more than {max_states} states"
-            break
-        if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
-            reason = f"time budget reached: {time_limit_s:g} s"
-            break
-        if memory.exceeded():
-            reason = memory.reason()
-            break
-        stop = min(len(index), expanded + BATCH_STATES)
-        batch = store[expanded:stop]
-        sources, labels, rows = [], [], []
-        for t in range(n_t):
-            ok = np.flatnonzero(net.enabled(batch, t))
-            if len(ok):
-                sources.append(ok)
-                labels.append(np.full(len(ok), t, dtype=np.int32))
-                rows.append(net.fire(batch[ok], t))
-        first_state, expanded = expanded, stop
-        if not rows:
-            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
-            continue
-        successors = np.concatenate(rows)
+
+    def intern(successors: np.ndarray, parent_states: np.ndarray,
+               transitions: np.ndarray) -> np.ndarray:
+        """The state numbers of ``successors`` (int64 rows), the new ones stored with
+        their parents and the transitions that reached them."""
+        nonlocal store, dtype, index, capacity
         top = int(successors.max())
         if top > np.iinfo(dtype).max:
             dtype = _dtype_for(top)
@@ -357,8 +381,6 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         setdefault = index.setdefault
         targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
                                        dtype=number)
-        src = np.concatenate(sources)
-        lab = np.concatenate(labels)
         fresh = np.flatnonzero(targets >= before)
         if len(fresh):
             new_ids, first = np.unique(targets[fresh], return_index=True)
@@ -369,12 +391,52 @@ def explore_pt(net: PTNet, max_states: int | None = None,
                 grown[:before] = store[:before]
                 store = grown
             store[new_ids] = successors[first]
-            parents.append((src[first] + first_state).astype(number))
-            parent_labels.append(lab[first])
+            parents.append(parent_states[first].astype(number))
+            parent_labels.append(transitions[first])
+        return targets
+
+    while expanded < len(index):
+        if max_states is not None and len(index) > max_states:
+            reason = f"state budget reached: more than {max_states} states"
+            break
+        if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
+            reason = f"time budget reached: {time_limit_s:g} s"
+            break
+        stop = min(len(index), expanded + BATCH_STATES)
+        # the store doubles when the batch's successors may not fit: that too in the budget
+        if memory.exceeded(store.nbytes if len(index) + (stop - expanded) * n_t > capacity
+                           else 0):
+            reason = memory.reason()
+            break
+        batch = store[expanded:stop]
+        first_state, expanded = expanded, stop
+        sources: list[np.ndarray] = []
+        labels: list[np.ndarray] = []
+        found: list[np.ndarray] = []
+        pending: list[tuple[np.ndarray, int, np.ndarray]] = []
+        pending_bytes = 0
+        for t in range(n_t):
+            ok = np.flatnonzero(net.enabled(batch, t))
+            if len(ok):
+                pending.append((ok, t, net.fire(batch[ok], t)))
+                pending_bytes += pending[-1][2].nbytes
+            if pending and (pending_bytes > SUCCESSOR_BYTES or t == n_t - 1):
+                src = np.concatenate([rows_of for rows_of, _, _ in pending])
+                lab = np.concatenate([np.full(len(rows_of), label, dtype=np.int32)
+                                      for rows_of, label, _ in pending])
+                sources.append(src)
+                labels.append(lab)
+                found.append(intern(np.concatenate([rows for _, _, rows in pending]),
+                                    src + first_state, lab))
+                pending, pending_bytes = [], 0
+        if not found:
+            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
+            continue
+        src = np.concatenate(sources)
         order = np.argsort(src, kind="stable")
         degrees.append(np.bincount(src, minlength=stop - first_state))
-        edge_dst.append(targets[order])
-        edge_t.append(lab[order])
+        edge_dst.append(np.concatenate(found)[order])
+        edge_t.append(np.concatenate(labels)[order])
     n = len(index)
     indptr = np.zeros(n + 1, dtype=np.int64)
     if degrees:

@@ -663,8 +663,9 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     ``max_depth`` the number of firings from the initial marking, ``time_budget_s`` the
     wall time, ``max_memory_bytes`` the process's resident memory
     (:class:`~tcpn.petrinets.memory.MemoryBudget`, as the P/T explorer and the model
-    checker's; ``None``: what the process holds plus 70 % of the memory available, and
-    never less than 512 MiB left available), read every :data:`MEMORY_EVERY_S` seconds
+    checker's; ``None``: half of what the process may use, its cgroup's limit, its
+    ``ulimit -v`` or the memory available, :meth:`MemoryBudget.default`), read every
+    :data:`MEMORY_EVERY_S` seconds
     by either search (the C search's tables are the process's memory). The result says
     whether it is ``complete`` and, if not, which limit stopped it (``stop_reason``:
     ``"max_states"``, ``"max_depth"``, ``"time_budget"``, ``"memory_budget"``; and
@@ -878,8 +879,8 @@ class _MemoryWatch:
         return self.budget.exceeded(more_bytes)
 
     def limit(self) -> str:
-        """The budget as ``StateSpace.limit`` names it (``"resident memory above 1 GiB"``)."""
-        return self.budget.reason().split(": ", 1)[-1]
+        """The budget as ``StateSpace.limit`` names it (:meth:`MemoryBudget.limit`)."""
+        return self.budget.limit()
 
 
 def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
