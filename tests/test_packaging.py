@@ -125,6 +125,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     env = {name: value for name, value in os.environ.items()
            if name not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     env["TCPN_CACHE_DIR"] = str(root / "cache")  # an empty cache: the C explorer is built
+    env["COLUMNS"] = "200"  # tables read whole, whatever width the terminal running us has
     work = root / "work"
     work.mkdir()
     yield Installed(wheel, venv, work, env)
