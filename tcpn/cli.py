@@ -451,6 +451,16 @@ def optimize_parameter(
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+#: ``--python``: a net built by running Python code, only when asked (docs/security.md)
+PythonOption = Annotated[bool, typer.Option(
+    "--python", help="NET is Python code to run: package.module:function or "
+    "file.py:function returning a PetriNet (never inferred from a colon).")]
+#: ``--trust``: a .pnml file's inscriptions run as any Python (docs/security.md)
+TrustOption = Annotated[bool, typer.Option(
+    "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
+    "references as any Python, without the restricted evaluator (docs/security.md).")]
+
+
 @app.command("export")
 @_interruptible_command("output")
 def export_net(
@@ -474,13 +484,8 @@ def export_net(
         "grammars can't say, instead of writing it in tcpn's toolspecific form.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
-    python: Annotated[bool, typer.Option(
-        "--python", help="NET is Python code to run: package.module:function or "
-        "file.py:function returning a PetriNet (never inferred from a colon).")] = False,
-    trust: Annotated[bool, typer.Option(
-        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
-        "references as any Python, without the restricted evaluator (docs/security.md).")
-    ] = False,
+    python: PythonOption = False,
+    trust: TrustOption = False,
 ) -> None:
     """Export a net to CPN Tools (.cpn) or PNML.
 
@@ -585,13 +590,8 @@ def check_net(
         "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
-    python: Annotated[bool, typer.Option(
-        "--python", help="NET is Python code to run: package.module:function or "
-        "file.py:function returning a PetriNet (never inferred from a colon).")] = False,
-    trust: Annotated[bool, typer.Option(
-        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
-        "references as any Python, without the restricted evaluator (docs/security.md).")
-    ] = False,
+    python: PythonOption = False,
+    trust: TrustOption = False,
 ) -> None:
     """Model-check a net: CTL and LTL formulas with evidence, or the standard report.
 
@@ -655,10 +655,7 @@ def import_net(
                       ] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "OUTPUT file.")] = False,
-    trust: Annotated[bool, typer.Option(
-        "--trust", help="The .pnml file is yours: run its Python inscriptions and function "
-        "references as any Python, without the restricted evaluator (docs/security.md).")
-    ] = False,
+    trust: TrustOption = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
     from tcpn.outputs import check_output_file
