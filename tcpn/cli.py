@@ -356,6 +356,11 @@ def describe_scenario(
 @app.command("pcap")
 def describe_capture(
     capture: Annotated[str, typer.Argument(help="A pcap file (PPP, Ethernet or raw IP).")],
+    bad_checksums: Annotated[str, typer.Option(
+        "--bad-checksums", help="skip (the default: a segment whose TCP checksum is wrong "
+        "is counted and left out) or keep (a capture taken on a sender whose network card "
+        "computes checksums holds wrong ones in every segment it sent).",
+        callback=_choice("skip", "keep"))] = "skip",
 ) -> None:
     """Read a pcap capture: its TCP connections, segments and what was skipped and why.
 
@@ -364,7 +369,7 @@ def describe_capture(
     """
     from tcpn.validation.pcap import connections, data_segments, read_pcap
 
-    packets = read_pcap(capture)
+    packets = read_pcap(capture, bad_tcp_checksums=bad_checksums)
     console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
                   highlight=False, soft_wrap=True)
     table = Table(title="connections opened in the capture")

@@ -272,3 +272,27 @@ def test_the_largest_sub_second_fields_are_read():
             out.write(struct.pack("<IIII", k, largest, len(frame), len(frame)) + frame)
         table = read_pcap(io.BytesIO(out.getvalue()))
         assert table["time_s"].iloc[0] == pytest.approx(largest / scale)
+
+
+def test_the_command_line_skips_or_keeps_segments_with_wrong_checksums(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    frames = _checksummed_flow()
+    frames[5] = frames[5][:-1] + bytes([frames[5][-1] ^ 0x01])  # one payload bit
+    capture = tmp_path / "offloaded.pcap"
+    capture.write_bytes(_capture([_ppp(p) for p in frames]))
+
+    def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()",
+                               "pcap", str(capture), *args], capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "200"}, check=False)
+
+    skipped, kept = tcpn(), tcpn("--bad-checksums", "keep")
+    assert skipped.returncode == kept.returncode == 0, skipped.stderr + kept.stderr
+    assert "10 TCP/IPv4 segments" in skipped.stdout
+    assert "skipped 1 record(s): TCP checksum does not match the segment" in skipped.stdout
+    assert "11 TCP/IPv4 segments" in kept.stdout and "skipped" not in kept.stdout
+    wrong = tcpn("--bad-checksums", "ignore")
+    assert wrong.returncode == 2 and "ignore" in wrong.stderr
