@@ -192,6 +192,7 @@ def cpn_with(shared_dir: Path, *declarations: str) -> str:
     "val c = List.map #__class__ [1, 2]",
     "val g = List.map (fn x => #__class__ x) [1]",
     "fun f x = #__init__ x",
+    "fun h 0 = 1 | h n = #__doc__ n",  # clauses: matched outside the expression translator
     "val f = #format \"{0.__class__}\"",
     "val h = #gi_frame 1",
 ])

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcpn.errors import InputError
 from tcpn.limits import limits
+from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, RESERVED_NAMES
 
 if TYPE_CHECKING:
     from tcpn.petrinets.net import PetriNet
@@ -118,9 +119,9 @@ FORBIDDEN_ATTRIBUTES = frozenset({
 })
 
 #: Names an expression may use besides its net's declarations and the safe builtins: CPN
-#: Tools' random functions (drawn from the simulator's seeded stream) and the clock.
-_ALWAYS_NAMES = frozenset({"uniform", "exponential", "normal", "bernoulli", "discrete", "now",
-                           "rng"})
+#: Tools' random functions (drawn from the simulator's seeded stream) and the clock, as
+#: every inscription may (:mod:`~tcpn.petrinets.inscriptions`).
+_ALWAYS_NAMES = RANDOM_FUNCTIONS | RESERVED_NAMES
 #: The nodes of Python's expression grammar an expression read from a file may hold: no
 #: assignment expressions, ``await`` or ``yield``.
 _FORBIDDEN_NODES = (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)

@@ -820,6 +820,9 @@ class _Importer:
                 _, py_params, python = translator.clauses(dec, where, frozenset())
             except UnsupportedConstruct as exc:
                 raise _Unsupported(exc.construct) from None
+            # the clauses are matched outside translator.expression, which checks the rest
+            check_expression(python, where, fields=frozenset().union(*self.records),
+                             declared=translator.declared_names(frozenset(py_params) | {name}))
             params, colours = py_params, (None,) * len(py_params)
         else:
             self.functions[name] = len(params)
@@ -845,8 +848,6 @@ class _Importer:
         self.functions[name] = len(py_params)
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
-        check_expression(python, where, fields=frozenset().union(*self.records),
-                         declared=translator.declared_names(frozenset(params) | {name}))
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params))
