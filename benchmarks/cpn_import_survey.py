@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tcpn.errors import InputError
 from tcpn.petrinets.exchange.cpn_import import ImportedNet, read_cpn
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.statespace.space import explore
 
 
 @dataclass

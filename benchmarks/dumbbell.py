@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcpn.models.lenses import make_run
-from tcpn.models.net_lens import NetLens
+from tcpn.lenses import make_run
+from tcpn.lenses.net import NetLens
 from tcpn.models.scenario import load_scenario
 from tcpn.models.traces import TraceWriter
 from tcpn.petrinets import Simulator

@@ -26,8 +26,8 @@ SNAKES' untimed rate (SNAKES has no time).
     .venv/bin/python benchmarks/engine_vs_snakes.py --engines python,native
 
 ``--engines`` lists tcpn's engines to time (``python``, the reference, and ``native``: the
-C engine of ``tcpn.petrinets.cnet`` for these nets, all three in its typed subset, else the
-Cython-built code of ``tcpn.petrinets.native``; the line under the table says which ran;
+C engine of ``tcpn.petrinets.engine.cnet`` for these nets, all three in its typed subset, else the
+Cython-built code of ``tcpn.petrinets.engine.native``; the line under the table says which ran;
 its build, cached, happens before timing); each gets its own columns, the engines
 alternating within each repeat. Engines other than ``python`` fire ``--native-firings``
 (the C engine is fast enough that 200,000 firings take a few milliseconds).
@@ -57,7 +57,7 @@ from tcpn.petrinets import (
     Simulator,
     Transition,
 )
-from tcpn.petrinets.snakes_interop import snakes_binding, to_snakes
+from tcpn.petrinets.exchange.snakes import snakes_binding, to_snakes
 
 FLOOR = 100.0  # issue 19: the engine at 100x SNAKES on every net
 BIG = 10**12  # guard limits no run reaches

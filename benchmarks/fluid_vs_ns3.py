@@ -50,7 +50,7 @@ def _scenario(file: str, horizon_s: float | None) -> Any:
 
 def _metrics(trace: Any, queue: str) -> dict[str, float]:
     """The compared metrics of a trace: aggregate and mean per-flow goodput, mean queue."""
-    from tcpn.validation.metrics import summarize
+    from tcpn.models.metrics import summarize
 
     summary = summarize(trace)
     flows = [f["goodput_bps"] for f in summary["flows"].values()]
@@ -62,10 +62,10 @@ def _metrics(trace: Any, queue: str) -> dict[str, float]:
 def fluid_case(file: str, horizon_s: float | None, inner: int) -> dict[str, Any]:
     """In this process: the fluid solve's CPU and wall medians over ``inner`` solves (with
     and without the accuracy check) and the lens's trace metrics."""
-    from tcpn.models.lenses import make_run
+    from tcpn.lenses import make_run
+    from tcpn.lenses.fluid import FluidLens
     from tcpn.models.traces import TraceWriter
     from tcpn.solvers.fluid.bottleneck import simulate_bottleneck
-    from tcpn.solvers.fluid_lens import FluidLens
 
     scenario = _scenario(file, horizon_s)
     run = make_run(scenario)
@@ -104,9 +104,9 @@ def fluid_in(tree: Path, file: str, horizon_s: float | None, inner: int) -> dict
 
 def ns3_case(file: str, horizon_s: float | None, worker: Any) -> dict[str, Any]:
     """One ns3 lens run: ``Run()`` CPU and wall seconds and the trace's metrics."""
-    from tcpn.models.lenses import make_run
+    from tcpn.lenses import make_run
+    from tcpn.lenses.ns3 import Ns3Lens
     from tcpn.models.traces import TraceWriter
-    from tcpn.validation.ns3 import Ns3Lens
 
     scenario = _scenario(file, horizon_s)
     run = make_run(scenario)
@@ -149,7 +149,7 @@ def main() -> None:
         print(json.dumps(fluid_case(file, None if horizon == "None" else float(horizon),
                                     int(inner))))
         return
-    from tcpn.validation.ns3.worker import Ns3Worker
+    from tcpn.lenses.ns3.worker import Ns3Worker
 
     with tempfile.TemporaryDirectory() as tmp, Ns3Worker() as worker:
         trees = {"this tree": ROOT}

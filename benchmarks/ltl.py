@@ -1,6 +1,6 @@
 """LTL checking on the Model Checking Contest's instances: CPU time per instance and
 automaton sizes, before (the tableau automaton as translated, the product searched on the
-fly in Python) and now (:func:`tcpn.petrinets.ltl.check_ltl`: formulas rewritten,
+fly in Python) and now (:func:`tcpn.petrinets.checking.ltl.check_ltl`: formulas rewritten,
 invariant propositions folded, the product in arrays), and the answers against the oracle.
 
 Both run in the same process, formula by formula, alternating which goes first; CPU time
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcpn.petrinets.formulas import Not
+from tcpn.petrinets.checking.formulas import Not
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "mcc"
@@ -33,7 +33,7 @@ EXAMINATIONS = ("LTLCardinality", "LTLFireability")
 def before(formula, space, limit_s: float) -> tuple[str, float, int]:
     """The answer, CPU seconds and automaton size of the on-the-fly search alone on the
     tableau automaton as translated (the checker before the array product)."""
-    from tcpn.petrinets import ltl
+    from tcpn.petrinets.checking import ltl
     started, cpu = time.perf_counter(), time.process_time()
     automaton = ltl.translate(Not(formula.path), reduce=False)
     graph = ltl._Graph(space)
@@ -48,7 +48,7 @@ def before(formula, space, limit_s: float) -> tuple[str, float, int]:
 
 def now(formula, space, limit_s: float) -> tuple[str, float, int]:
     """The same for :func:`check_ltl` (the automaton size after rewriting and folding)."""
-    from tcpn.petrinets import ltl
+    from tcpn.petrinets.checking import ltl
     cpu = time.process_time()
     verdict = ltl.check_ltl(formula, space, time_limit_s=limit_s)
     seconds = time.process_time() - cpu
@@ -72,9 +72,9 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from mcc import extract
 
-    from tcpn.petrinets.contest import _renamed, explore_model
-    from tcpn.petrinets.exchange.mcc_answers import read_answers
-    from tcpn.petrinets.exchange.mcc_properties import read_properties
+    from tcpn.petrinets.checking.contest.answers import read_answers
+    from tcpn.petrinets.checking.contest.examinations import _renamed, explore_model
+    from tcpn.petrinets.checking.contest.properties import read_properties
 
     rows = sorted(csv.DictReader((args.data / "index.csv").open()),
                   key=lambda r: int(r["states"]))

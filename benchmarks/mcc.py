@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tcpn.petrinets.exchange.mcc_answers import SUFFIX, answer_key, read_answers
+from tcpn.petrinets.checking.contest.answers import SUFFIX, answer_key, read_answers
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "mcc"
@@ -71,7 +71,11 @@ def worker(folder: str, max_states: int, time_limit_s: float,
     examination its CPU seconds, first the exploration's size and cost."""
     import resource
 
-    from tcpn.petrinets.contest import EXAMINATIONS, check_examinations, explore_model
+    from tcpn.petrinets.checking.contest.examinations import (
+        EXAMINATIONS,
+        check_examinations,
+        explore_model,
+    )
 
     def emit(record: dict[str, Any]) -> None:
         print(json.dumps(record), flush=True)
@@ -319,10 +323,10 @@ def cpncheck_speed(folder: Path, max_nodes: int) -> tuple[float, float, int] | N
     """(tcpn states/s, cpncheck states/s, states) over the first ``max_nodes`` states."""
     from cpncheck import CPNModelChecker
 
-    from tcpn.petrinets.contest import load_model
+    from tcpn.petrinets.checking.contest.examinations import load_model
     from tcpn.petrinets.exchange.cpn_export import write_cpn
     from tcpn.petrinets.exchange.pnml import read_pnml
-    from tcpn.petrinets.ptspace import explore_pt
+    from tcpn.petrinets.statespace.ptspace import explore_pt
 
     model = load_model(folder / "model.pnml")
     if not model.is_pt:

@@ -3,7 +3,7 @@
 For the three nets of ``engine_vs_snakes.py`` and the reference dumbbell's net lens net,
 a fresh process builds the native modules into an empty cache directory (cold), then a
 second fresh process finds them there (cached). Printed: the backend (``c``: one module,
-the C engine of ``tcpn.petrinets.cnet``; ``cython``: one module per distinct transition
+the C engine of ``tcpn.petrinets.engine.cnet``; ``cython``: one module per distinct transition
 shape, the simulator loop and Cython's shared utility code), the modules, wall time and
 CPU time of the process and its compiler children (``resource.getrusage``), which load
 disturbs less than wall time.
@@ -39,11 +39,11 @@ CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 from engine_vs_snakes import NETS
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import compile_net
-from tcpn.petrinets.native import build_native
+from tcpn.petrinets.engine.native import build_native
 name = sys.argv[2]
 if name == "dumbbell":
     scenario = load_scenario(sys.argv[1] + "/scenarios/dumbbell_newreno.yaml")
@@ -112,10 +112,11 @@ def cold_and_cached(trees: dict[str, Path], nets: list[str], repeats: int) -> No
 
 def per_module() -> None:
     """The dumbbell's modules one by one: translation, C lines, gcc CPU s per level."""
-    from tcpn.models.lenses import make_run
+    from tcpn.lenses import make_run
     from tcpn.models.scenario import load_scenario
     from tcpn.models.topology import compose
-    from tcpn.petrinets import compile_net, native
+    from tcpn.petrinets import compile_net
+    from tcpn.petrinets.engine import native
 
     scenario = load_scenario(ROOT / "scenarios" / "dumbbell_newreno.yaml")
     compiled = compile_net(compose(scenario, make_run(scenario).flows).net)

@@ -19,7 +19,7 @@ against the same ns-3 runs: the before/after table in one run. Both trees must f
 same sequence, so their firings are printed side by side.
 
 ``--engines python,native`` runs this tree's net lens with each simulator engine
-(``$TCPN_ENGINE``; ``native``: the Cython-built engine of ``tcpn.petrinets.native``, built
+(``$TCPN_ENGINE``; ``native``: the Cython-built engine of ``tcpn.petrinets.engine.native``, built
 into its cache before timing), alternated like the trees; ``--against REV`` then runs
 ``REV``'s net lens with each of them too (before/after for every engine in one run).
 """
@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcpn.models.lenses import make_run
-from tcpn.models.net_lens import NetLens
+from tcpn.lenses import make_run
+from tcpn.lenses.net import NetLens
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.traces import TraceWriter
 
@@ -79,7 +79,7 @@ def net_lens_in(tree: Path, horizon_s: float, rate_bps: float,
 
 def ns3_run(scenario: Scenario, worker: Any) -> dict[str, Any]:
     """One ns3 lens run: ``Run()`` CPU and wall seconds, events, end-to-end wall seconds."""
-    from tcpn.validation.ns3 import Ns3Lens
+    from tcpn.lenses.ns3 import Ns3Lens
 
     run = make_run(scenario)
     writer = TraceWriter(scenario, run.flows)
@@ -116,7 +116,7 @@ def main() -> None:
     if args.json is not None:
         print(json.dumps(net_lens(*args.json)))
         return
-    from tcpn.validation.ns3.worker import Ns3Worker
+    from tcpn.lenses.ns3.worker import Ns3Worker
 
     rates = {k: v for k, v in RATES_BPS.items() if not (args.only_10M and v > 10e6)}
     ratios: dict[str, dict[str, float]] = {}

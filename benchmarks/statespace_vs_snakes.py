@@ -40,8 +40,8 @@ from rich.table import Table
 
 from tcpn.petrinets import INT, PetriNet, Place, Transition
 from tcpn.petrinets.examples import dining_philosophers, interleaving_grid
-from tcpn.petrinets.snakes_interop import to_snakes
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.exchange.snakes import to_snakes
+from tcpn.petrinets.statespace.space import explore
 
 SPEED_FLOOR, MEMORY_FLOOR = 20.0, 10.0
 

@@ -15,10 +15,10 @@ import statistics
 import time
 
 from tcpn.petrinets import explore
-from tcpn.petrinets.atoms import truth
+from tcpn.petrinets.checking.atoms import truth
+from tcpn.petrinets.checking.formulas import Deadlock, tokens
+from tcpn.petrinets.checking.reduction import explore_stubborn
 from tcpn.petrinets.examples import dining_philosophers, interleaving_grid, left_first_philosophers
-from tcpn.petrinets.formulas import Deadlock, tokens
-from tcpn.petrinets.reduction import explore_stubborn
 
 
 def dead(space):

@@ -5,7 +5,7 @@ limits 10, 11, ...; ``--horizon`` model seconds each) is run:
 
 * **plain loop** (the baseline): ``run_once(make_run(...))`` per cell in this process,
   keeping the summaries;
-* **campaign, 1 worker**: :func:`tcpn.solvers.sweep.run_campaign` into a fresh store, in
+* **campaign, 1 worker**: :func:`tcpn.experiments.sweep.run_campaign` into a fresh store, in
   this process (key hashing, the store's existence checks, JSON records written
   atomically, the results table loaded at the end);
 
@@ -34,10 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcpn.models.lenses import make_run, run_once
-from tcpn.solvers.sweep import CampaignStore, load_results, register_evaluation, run_campaign
-from tcpn.solvers.sweep.executors import dask_executor, local_executor
-from tcpn.solvers.sweep.spec import Sweep, parse_sweep
+from tcpn.experiments.sweep import CampaignStore, load_results, register_evaluation, run_campaign
+from tcpn.experiments.sweep.executors import dask_executor, local_executor
+from tcpn.experiments.sweep.spec import Sweep, parse_sweep
+from tcpn.lenses import make_run, run_once
 
 #: the summary the "replay" evaluation returns (one real run's)
 REPLAYED: dict = {}

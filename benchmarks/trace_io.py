@@ -3,7 +3,7 @@
 Records a synthetic 60 s two-flow dumbbell trace (per data segment: send, recv, deliver,
 ack, a cwnd value, and an enqueue/dequeue pair at the bottleneck; about 52,000 segments as
 at 10 Mbit/s with MSS 1448) through :class:`tcpn.models.traces.TraceWriter`, in memory
-and streamed to Parquet, and times :func:`tcpn.validation.metrics.summarize` on it.
+and streamed to Parquet, and times :func:`tcpn.models.metrics.summarize` on it.
 
 Baseline, measured in the same run: appending the same rows as tuples to one Python list
 (the least any Python lens can do per event). Prints the writer's cost per row, its ratio
@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from tcpn.models.metrics import summarize
 from tcpn.models.scenario import dumbbell
 from tcpn.models.traces import TraceWriter
-from tcpn.validation.metrics import summarize
 
 MSS = 1448
 

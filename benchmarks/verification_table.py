@@ -3,7 +3,8 @@
 For each variant (Tahoe, Reno, NewReno, SACK, ECN NewReno, Vegas, Modified Vegas, adaptive
 Vegas, Westwood+, TCP-L) on ``scenarios/verification/one_flow.yaml``, each transfer length
 ``n`` and each budget of ``k`` data and ``j`` other (ACK, SYN) losses per run,
-:func:`tcpn.models.verify.verify_all` explores the verification net once and checks every
+:func:`tcpn.models.verification.check.verify_all` explores the verification net once and checks
+every
 property of one flow (the cross-flow ones need two); one row per cell: states, edges,
 dead markings (runs' ends), CPU seconds (exploration and every check) and one letter per
 property (``T`` true, ``F`` false, ``?`` unknown: the cell reached the state budget, its
@@ -32,9 +33,9 @@ from pathlib import Path
 from tcpn.errors import TcpnError
 from tcpn.models.properties import PROPERTIES
 from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.verify import property_net, verify_all
+from tcpn.models.verification.check import property_net, verify_all
 from tcpn.outputs import atomic_directory, atomic_file
-from tcpn.reports.msc import msc_events, msc_svg
+from tcpn.reports.checks.msc import msc_events, msc_svg
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/verification/one_flow.yaml"
 VARIANTS = ("tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",

@@ -63,9 +63,9 @@ def _choice(*values: str) -> Callable[[str | None], str | None]:
 
 def _lens_name(value: str | None) -> str | None:
     """A registered lens name (usage error otherwise)."""
-    from tcpn.models.lenses import LENSES
+    from tcpn.lenses import lens_names
 
-    return _choice(*LENSES)(value)
+    return _choice(*lens_names())(value)
 
 
 def _lens_names(value: str) -> str:
@@ -77,17 +77,17 @@ def _lens_names(value: str) -> str:
 
 
 def _search_parameter(value: str) -> str:
-    """A parameter :func:`tcpn.solvers.optimize.optimize` can search (usage error otherwise)."""
-    from tcpn.solvers.optimize import PARAMETERS
+    """A parameter :func:`tcpn.experiments.optimize.optimize` can search (usage error otherwise)."""
+    from tcpn.experiments.optimize import PARAMETERS
 
     return _choice(*PARAMETERS)(value) or value
 
 
 def _search_objective(value: str) -> str:
-    """An objective of :func:`tcpn.solvers.optimize.optimize` (usage error otherwise)."""
+    """An objective of :func:`tcpn.experiments.optimize.optimize` (usage error otherwise)."""
     from typing import get_args
 
-    from tcpn.solvers.optimize import Objective
+    from tcpn.experiments.optimize import Objective
 
     return _choice(*get_args(Objective))(value) or value
 
@@ -164,7 +164,7 @@ def main_options(
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
     from tcpn.limits import parse_limit, set_limits
-    from tcpn.petrinets.native import ENGINE_VARIABLE, resolve_engine
+    from tcpn.petrinets.engine.native import ENGINE_VARIABLE, resolve_engine
 
     _state["debug"] = debug
     _show_engine_notices()
@@ -193,7 +193,7 @@ def _show_engine_notices() -> None:
     """The native engine's notices (a first build's progress, why ``auto`` runs Python)
     on stderr, once; each said once per command, however many worker processes run its
     nets (they inherit a private directory where the first to say a notice marks it)."""
-    from tcpn.petrinets.native import NOTICES_VARIABLE
+    from tcpn.petrinets.engine.native import NOTICES_VARIABLE
 
     notices = logging.getLogger("tcpn.native.notice")
     if not any(isinstance(h, _Notices) for h in notices.handlers):
@@ -252,10 +252,10 @@ def run_scenario(
     shows model time, firings/s and the time left (runs done with --replications).
     Ctrl-C stops the runs and their worker processes and leaves nothing partial.
     """
-    from tcpn.models.lenses import evaluate
+    from tcpn.lenses import evaluate
+    from tcpn.lenses.replications import flow_table, replicate
     from tcpn.models.scenario import load_scenario
     from tcpn.reports.progress import count_progress, model_time_progress
-    from tcpn.solvers.replications import flow_table, replicate
 
     spec = load_scenario(scenario)
     base_seed = spec.seed if seed is None else seed
@@ -367,7 +367,7 @@ def describe_capture(
     Records that are not TCP/IPv4 (IPv6, ARP, UDP, fragments) are counted, not read; a
     corrupt TCP/IPv4 header is an error naming the packet number and byte offset (exit 3).
     """
-    from tcpn.validation.pcap import connections, data_segments, read_pcap
+    from tcpn.models.pcap import connections, data_segments, read_pcap
 
     packets = read_pcap(capture, bad_tcp_checksums=bad_checksums)
     console.print(f"{capture}: {len(packets)} TCP/IPv4 segments", markup=False,
@@ -419,10 +419,10 @@ def optimize_parameter(
     """Search the parameter value that maximises an objective; print the curve, the range
     of near-optimal values (a flat objective is a range, not a point) and the closed-form
     predictions beside the optimum; write the search (CSV, JSON, figure)."""
+    from tcpn.experiments.optimize import optimize
     from tcpn.models.scenario import load_scenario
     from tcpn.outputs import atomic_directory
     from tcpn.reports.search_record import write_search
-    from tcpn.solvers.optimize import optimize
 
     spec = load_scenario(scenario)
     out = output or f"results/{spec.name}-optimize-{parameter}"
@@ -606,8 +606,8 @@ def check_net(
     Example: tcpn check --python tcpn.petrinets.exchange.loading:example_net --report.
     A TCP property: tcpn check scenario.yaml --property all --segments 4 --losses 1
     """
-    from tcpn.petrinets.check_command import CheckRequest, run_check
     from tcpn.petrinets.exchange.loading import load_net
+    from tcpn.reports.checks.formulas import CheckRequest, run_check
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
                                  or flow is not None or delay_points is not None
@@ -615,7 +615,7 @@ def check_net(
         raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
                          "--clock and --msc go with --property NAME")
     if tcp_property is not None:
-        from tcpn.reports.verification import PropertyRequest, run_property_check
+        from tcpn.reports.checks.properties import PropertyRequest, run_property_check
 
         if not net.lower().endswith((".yaml", ".yml")):
             raise InputError(f"--property checks a scenario .yaml, not {net}")
@@ -629,7 +629,10 @@ def check_net(
         return
 
     if examination is not None:
-        from tcpn.petrinets.contest import DEFAULT_MAX_STATES, check_examination
+        from tcpn.petrinets.checking.contest.examinations import (
+            DEFAULT_MAX_STATES,
+            check_examination,
+        )
 
         check_examination(net, examination, max_states or DEFAULT_MAX_STATES, time_limit,
                           on_line=lambda line: console.print(line, markup=False,
@@ -802,11 +805,11 @@ def sweep_campaign(
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from tcpn.experiments.sweep import CampaignStore, load_results, load_sweep, run_campaign
+    from tcpn.experiments.sweep.campaign import plan_campaign
+    from tcpn.experiments.sweep.executors import executor_for
+    from tcpn.experiments.sweep.results import check_metric
     from tcpn.outputs import atomic_file, check_output_file
-    from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
-    from tcpn.solvers.sweep.campaign import plan_campaign
-    from tcpn.solvers.sweep.executors import executor_for
-    from tcpn.solvers.sweep.results import check_metric
 
     spec = load_sweep(sweep_file)
     check_metric(spec, metric)
@@ -906,15 +909,15 @@ def validate_lenses(
         "by side with CI bands over every replication.")] = False,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
-    verdict per metric (targets in tcpn.validation.harness.TOLERANCES), Welch's t-test p
+    verdict per metric (targets in tcpn.experiments.compare.TOLERANCES), Welch's t-test p
     of the runs (a miss with a large p is not a difference the runs can tell from noise),
     plus figures of goodput, cwnd and queue over time side by side. Exit code 1 if a
     target is missed. The directory appears whole when everything is written; on a
     terminal, stderr shows the runs done and the time left."""
+    from tcpn.experiments.compare import compare, write_comparison
     from tcpn.models.scenario import load_scenario
     from tcpn.outputs import atomic_directory
     from tcpn.reports.progress import count_progress
-    from tcpn.validation.harness import compare, write_comparison
 
     spec = load_scenario(scenario)
     out = output or f"results/{spec.name}-validate"
@@ -1116,7 +1119,7 @@ app.add_typer(cache_app, name="cache")
 
 def _cache_names(values: list[str] | None) -> list[str] | None:
     """Names of tcpn's caches (usage error otherwise)."""
-    from tcpn.petrinets.caches import CACHES
+    from tcpn.petrinets.engine.caches import CACHES
 
     for value in values or []:
         _choice(*CACHES)(value)
@@ -1134,7 +1137,7 @@ def cache_info() -> None:
     Example: `tcpn cache info`; then `TCPN_NATIVE_CACHE_MB=4000 tcpn ...` to keep more
     native modules, or `tcpn cache clear native` to empty that cache.
     """
-    from tcpn.petrinets.caches import CACHES
+    from tcpn.petrinets.engine.caches import CACHES
 
     table = Table(title="tcpn's caches (1 MB = 10^6 bytes, disk usage as du counts it)")
     for column in ("cache", "directory", "entries", "size", "bound", "set with"):
@@ -1167,7 +1170,7 @@ def cache_clear(
     build in progress is waited for (--wait), and anything removed is compiled or built
     again when next needed. Example: `tcpn cache clear native`.
     """
-    from tcpn.petrinets.caches import CACHES
+    from tcpn.petrinets.engine.caches import CACHES
 
     for name in names or list(CACHES):
         cleared = CACHES[name].clear(timeout_s=wait)

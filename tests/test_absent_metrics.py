@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
+from tcpn.models import metrics
 from tcpn.models.scenario import Scenario, dumbbell
 from tcpn.models.traces import ScenarioResult
-from tcpn.validation import metrics
 
 REASON = "trace.flow_events is off"
 
@@ -91,7 +91,7 @@ def test_tcpn_run_and_tcpn_table_print_n_a_with_the_reason(tmp_path):
 
 
 def test_an_objective_that_needs_an_absent_metric_is_refused():
-    from tcpn.solvers.optimize import objective_value
+    from tcpn.experiments.optimize import objective_value
 
     summary = evaluate(_scenario(flow_events=False), "fluid").summary
     with pytest.raises(InputError, match=r"'goodput' needs goodput_bps.*" + REASON):
@@ -110,7 +110,7 @@ def test_the_scenario_report_is_refused_before_any_run(tmp_path):
 
 
 def test_a_cross_validation_is_refused_before_any_run():
-    from tcpn.validation.harness import compare
+    from tcpn.experiments.compare import compare
 
     ran = []
     with pytest.raises(InputError, match=REASON):

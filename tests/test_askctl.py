@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.petrinets.askctl import read_askctl
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking.askctl import read_askctl
+from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.text import to_text
 from tcpn.petrinets.examples import left_first_philosophers, retransmission
-from tcpn.petrinets.formula_text import to_text
 
 
 @pytest.mark.parametrize("query, text", [

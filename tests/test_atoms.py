@@ -7,9 +7,9 @@ import pytest
 
 from tcpn.errors import InputError
 from tcpn.petrinets import INT, P_HIGH, PetriNet, Place, Transition, explore
-from tcpn.petrinets.atoms import edge_transitions, truth
+from tcpn.petrinets.checking.atoms import edge_transitions, truth
+from tcpn.petrinets.checking.formulas import Deadlock, Predicate, clock, fireable, tokens
 from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
-from tcpn.petrinets.formulas import Deadlock, Predicate, clock, fireable, tokens
 
 
 def _by_edges(space):
@@ -90,7 +90,7 @@ def test_unknown_names_are_named():
 
 
 def test_explore_stops_at_a_default_limit_and_reports_progress(monkeypatch):
-    import tcpn.petrinets.statespace as statespace
+    import tcpn.petrinets.statespace.space as statespace
 
     monkeypatch.setattr(statespace, "PROGRESS_EVERY_S", 0.0)
     calls = []

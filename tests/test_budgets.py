@@ -17,8 +17,8 @@ import pytest
 
 from tcpn.petrinets.colours import UNIT
 from tcpn.petrinets.exchange.loading import built_net, save_net
-from tcpn.petrinets.memory import DEFAULT_SHARE, MemoryBudget, usable_memory
 from tcpn.petrinets.net import PetriNet, Place, Transition
+from tcpn.petrinets.statespace.memory import DEFAULT_SHARE, MemoryBudget, usable_memory
 
 TCPN = str(Path(sys.executable).parent / "tcpn")
 #: What the searches below may take beyond what the process holds once it has imported
@@ -44,8 +44,9 @@ def address_space_limit() -> int:
     """An RLIMIT_AS (``ulimit -v``) of :data:`HEADROOM_BYTES` above the virtual size of
     a process that has imported what ``tcpn check`` imports."""
     probe = subprocess.run([sys.executable, "-c", textwrap.dedent("""
-        import psutil, tcpn.cli, tcpn.petrinets.check_command, tcpn.petrinets.contest
-        import tcpn.petrinets.exchange.loading, tcpn.petrinets.statespace
+        import psutil, tcpn.cli, tcpn.reports.checks.formulas
+        import tcpn.petrinets.checking.contest.examinations
+        import tcpn.petrinets.exchange.loading, tcpn.petrinets.statespace.space
         print(psutil.Process().memory_info().vms)""")],
         capture_output=True, text=True, check=True, timeout=120)
     return int(probe.stdout) + HEADROOM_BYTES
@@ -81,9 +82,9 @@ def test_a_memory_error_inside_a_search_is_an_unknown_naming_the_limit(
     examinations say CANNOT_COMPUTE; the process goes on."""
     net = unbounded_net(tmp_path)
     script = textwrap.dedent(f"""
-        from tcpn.petrinets import memory
-        from tcpn.petrinets.checking import check
-        from tcpn.petrinets.contest import check_examinations
+        from tcpn.petrinets.statespace import memory
+        from tcpn.petrinets.checking.check import check
+        from tcpn.petrinets.checking.contest.examinations import check_examinations
         from tcpn.petrinets.exchange.loading import load_net
         memory.DEFAULT_SHARE = 100.0
         verdict = check(load_net({str(net)!r}).net, "AG !deadlock", max_states=None)
@@ -232,7 +233,7 @@ def test_an_ltl_translation_past_the_time_limit_answers_unknown_naming_it(tmp_pa
                            "--time-limit", "2"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "formula 1: UNKNOWN" in done.stdout
-    assert re.search(r"; time budget reached \(\d\.\d+ s left for the LTL check\) while "
+    assert re.search(r"; time budget reached \(\d+(?:\.\d+)? s left for the LTL check\) while "
                      r"building the formula's tableau \([\d,]+ automaton states so far\)\)$",
                      done.stdout.strip()), done.stdout
     seconds = float(done.stdout.rsplit(" states, ", 1)[1].split(" s;")[0])
@@ -261,9 +262,9 @@ def traced_peak(work: str, setup: str = "") -> tuple[Any, int]:
         import sys, tracemalloc
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_budgets import fan
-        from tcpn.petrinets.contest import _global
-        from tcpn.petrinets.ptspace import explore_pt, pt_net
-        from tcpn.petrinets.statespace import explore
+        from tcpn.petrinets.checking.contest.examinations import _global
+        from tcpn.petrinets.statespace.ptspace import explore_pt, pt_net
+        from tcpn.petrinets.statespace.space import explore
         {setup}
         tracemalloc.start()
         found = {work}

@@ -8,7 +8,7 @@ from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, parse_scenario
 from tcpn.models.verification import LossBudget, verification_net
 from tcpn.models.verification.bulk import cwnd_cap
-from tcpn.petrinets.offsets import OffsetField, OffsetGroup
+from tcpn.petrinets.statespace.offsets import OffsetField, OffsetGroup
 
 
 def bulk(variant: str = "newreno", window: int = 2, handshake: bool = False) -> Scenario:
@@ -94,7 +94,7 @@ def test_a_finite_transfer_with_the_offsets_is_refused_by_the_check() -> None:
 
 
 def test_the_property_library_refuses_a_bulk_space_instead_of_running_on() -> None:
-    from tcpn.models.verify import verify_all
+    from tcpn.models.verification.check import verify_all
     with pytest.raises(InputError, match="bulk sender"):
         verify_all(bulk(), "ssthresh_at_least_2", segments=None,  # type: ignore[arg-type]
                    clock="relative")

@@ -1,4 +1,4 @@
-"""tcpn's caches on disk (``tcpn.petrinets.caches``): bounded, least recently used first,
+"""tcpn's caches on disk (``tcpn.petrinets.engine.caches``): bounded, least recently used first,
 safe to share between processes, shown and emptied by ``tcpn cache``.
 
 The eviction order must follow last use (a hit counts), a trim must leave the cache
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tcpn.petrinets import codecache
-from tcpn.petrinets.caches import CODE, MB, NATIVE, BoundedCache
+from tcpn.petrinets.engine import codecache
+from tcpn.petrinets.engine.caches import CODE, MB, NATIVE, BoundedCache
+from tcpn.petrinets.engine.native import why_unavailable
 from tcpn.petrinets.errors import InputError
-from tcpn.petrinets.native import why_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -178,7 +178,7 @@ def test_processes_reading_writing_trimming_and_clearing_the_code_cache_at_once(
     get computes what its source says."""
     worker = """
         import sys
-        from tcpn.petrinets.codecache import compile_cached
+        from tcpn.petrinets.engine.codecache import compile_cached
         me = sys.argv[1] if len(sys.argv) > 1 else "w"
         for round in range(3):
             for i in range(100):
@@ -191,7 +191,7 @@ def test_processes_reading_writing_trimming_and_clearing_the_code_cache_at_once(
     """
     clearer = """
         import time
-        from tcpn.petrinets.caches import CODE
+        from tcpn.petrinets.engine.caches import CODE
         removed, end = 0, time.monotonic() + 4
         while time.monotonic() < end:
             removed += CODE.clear().removed_entries
@@ -209,8 +209,8 @@ def test_processes_reading_writing_trimming_and_clearing_the_code_cache_at_once(
 LOADER = """
     import time
     from pathlib import Path
-    from tcpn.petrinets.caches import NATIVE
-    from tcpn.petrinets.codecache import write_atomically
+    from tcpn.petrinets.engine.caches import NATIVE
+    from tcpn.petrinets.engine.codecache import write_atomically
     directory = NATIVE.directory()
     seen = built = 0
     for round in range(400):
@@ -237,7 +237,7 @@ def test_processes_loading_from_the_native_cache_never_lose_an_entry_to_a_trim_o
     the lock one soon does)."""
     clearer = """
         import time
-        from tcpn.petrinets.caches import NATIVE
+        from tcpn.petrinets.engine.caches import NATIVE
         removed, end = 0, time.monotonic() + 3
         while time.monotonic() < end:
             removed += NATIVE.clear(timeout_s=60).removed_entries
@@ -267,7 +267,7 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
         sys.path.insert(0, sys.argv[1])  # the tests directory
         from test_native import counter_net
         from tcpn.petrinets import Simulator
-        from tcpn.petrinets.monitors import FiringRecord
+        from tcpn.petrinets.engine.monitors import FiringRecord
         signal = Path(sys.argv[2])
         record = FiringRecord()
         sim = Simulator(counter_net("q"), seed=5, monitors=[record], engine="native")
@@ -303,7 +303,7 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
     from test_native import counter_net  # the tests directory is on pytest's path
 
     from tcpn.petrinets import Simulator
-    from tcpn.petrinets.monitors import FiringRecord
+    from tcpn.petrinets.engine.monitors import FiringRecord
 
     record = FiringRecord()
     Simulator(counter_net("q"), seed=5, monitors=[record], engine="python").run()

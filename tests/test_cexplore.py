@@ -17,8 +17,8 @@ import pytest
 
 from tcpn.petrinets import PetriNet, Place, Transition, explore
 from tcpn.petrinets.colours import EnumSet, IntSet, ProductSet
-from tcpn.petrinets.native import NativeUnavailable, why_unavailable
-from tcpn.petrinets.statespace import StateSpace
+from tcpn.petrinets.engine.native import NativeUnavailable, why_unavailable
+from tcpn.petrinets.statespace.space import StateSpace
 
 MCC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mcc" / "instances"
 INT = IntSet()
@@ -85,7 +85,7 @@ def test_the_memory_budget_stops_both_searches_alike(
     stops at it (``"memory_budget"``, the limit named), the process then within the
     budget but for one reading interval's growth and the result's arrays (the C search
     counts the store it fills afterwards), and their states agree as far as both went."""
-    from tcpn.petrinets.memory import MemoryBudget, resident_bytes
+    from tcpn.petrinets.statespace.memory import MemoryBudget, resident_bytes
 
     net = benchmark_nets()[0]  # the counter, untimed: no end
     space = assert_same_space(net, max_memory_bytes=1, max_states=None)

@@ -1,4 +1,4 @@
-"""The C engine (``tcpn.petrinets.cnet``) fires exactly what the Python engine fires.
+"""The C engine (``tcpn.petrinets.engine.cnet``) fires exactly what the Python engine fires.
 
 The Python engine is the reference: with the same seed both give the same firing
 sequence, firing by firing (time, transition, binding), including the random choice among
@@ -30,9 +30,9 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.colours import EnumSet, IntSet, StringSet
 from tcpn.petrinets.distributions import Uniform
+from tcpn.petrinets.engine.monitors import FiringRecord
+from tcpn.petrinets.engine.native import why_unavailable
 from tcpn.petrinets.errors import FiringError
-from tcpn.petrinets.monitors import FiringRecord
-from tcpn.petrinets.native import why_unavailable
 
 
 @pytest.fixture(autouse=True)

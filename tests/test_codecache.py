@@ -1,5 +1,5 @@
-"""The compiled-code cache of the compiler's generated sources (``tcpn.petrinets.codecache``)
-and the memoised sources of the net fingerprint (``tcpn.petrinets.result``).
+"""The compiled-code cache of the compiler's generated sources (``tcpn.petrinets.engine.codecache``)
+and the memoised sources of the net fingerprint (``tcpn.petrinets.engine.result``).
 
 A cached entry must give the code ``compile()`` gives; a changed source (another net,
 another compiler) or a changed cache module must miss; a damaged entry must be compiled
@@ -22,12 +22,11 @@ from tcpn.petrinets import (
     Place,
     Simulator,
     Transition,
-    caches,
-    codecache,
     compile_net,
 )
-from tcpn.petrinets import result as result_module
-from tcpn.petrinets.monitors import FiringRecord
+from tcpn.petrinets.engine import caches, codecache
+from tcpn.petrinets.engine import result as result_module
+from tcpn.petrinets.engine.monitors import FiringRecord
 
 SOURCE = "def _f(x):\n    return x * 3 + 1\n"
 

@@ -25,7 +25,7 @@ from tcpn.petrinets import (
     compile_net,
     simulate,
 )
-from tcpn.petrinets.compiler import _colour_test
+from tcpn.petrinets.engine.compiler import _colour_test
 
 Packet = RecordSet("Packet", seq=INT, size=IntSet(40, 1500), kind=EnumSet(("data", "ack")))
 COLOURS = [

@@ -6,7 +6,7 @@ with and without dead markings); ``-m slow`` runs every instance of ``../shared/
 pytest's cache directory, never into the project.
 
 The answer files number formulas by their rank among the property file's ids in sorted
-order (:mod:`tcpn.petrinets.exchange.mcc_answers`); every answer is compared, none is
+order (:mod:`tcpn.petrinets.checking.contest.answers`); every answer is compared, none is
 excused.
 """
 
@@ -22,8 +22,12 @@ from pathlib import Path
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.petrinets.contest import EXAMINATIONS, check_examination, check_examinations
-from tcpn.petrinets.exchange.mcc_answers import answer_key, read_answers
+from tcpn.petrinets.checking.contest.answers import answer_key, read_answers
+from tcpn.petrinets.checking.contest.examinations import (
+    EXAMINATIONS,
+    check_examination,
+    check_examinations,
+)
 
 #: Every examination on each: P/T and coloured twins, a net with dead markings
 #: (Philosophers-PT-000005 has 2, QuasiCertifProtocol 47), one with none (LamportFastMutEx).
@@ -157,7 +161,7 @@ def test_ltl_answers_like_the_oracle_with_every_search(shared_dir, mcc_cache, mo
     """The LTL product searched in arrays only when whole, after every breadth-first
     layer, or on the fly only: every answer the oracle's (P/T and coloured spaces;
     QuasiCertifProtocol has dead markings)."""
-    from tcpn.petrinets import ltl, ltl_product
+    from tcpn.petrinets.checking import ltl, ltl_product
     on_the_fly_states, first_check_edges, growth = SEARCHES[search]
     monkeypatch.setattr(ltl, "ON_THE_FLY_STATES", on_the_fly_states)
     monkeypatch.setattr(ltl_product, "FIRST_CHECK_EDGES", first_check_edges)
@@ -172,10 +176,10 @@ def test_a_memory_budget_stops_exploration_and_ltl_with_unknown(shared_dir, mcc_
     """A budget on the process's resident memory: the exploration of a mid-size instance
     (59,049 states) stops with its reason and every formula says CANNOT_COMPUTE; on the
     whole space an LTL check over the budget says unknown naming it, never a guess."""
-    from tcpn.petrinets.contest import explore_model, read_properties
-    from tcpn.petrinets.ltl import check_ltl
-    from tcpn.petrinets.memory import resident_bytes
-    from tcpn.petrinets.ptspace import explore_pt
+    from tcpn.petrinets.checking.contest.examinations import explore_model, read_properties
+    from tcpn.petrinets.checking.ltl import check_ltl
+    from tcpn.petrinets.statespace.memory import resident_bytes
+    from tcpn.petrinets.statespace.ptspace import explore_pt
 
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
     model, space = explore_model(folder / "model.pnml")
@@ -201,7 +205,7 @@ def test_a_ctl_fixpoint_past_its_time_limit_says_cannot_compute(shared_dir, mcc_
     """The CTL fixpoints read the clock at every step: with no time left a formula that
     needs one says CANNOT_COMPUTE (the worker is never killed at its limit), the others
     keep the oracle's answers."""
-    from tcpn.petrinets.contest import explore_model
+    from tcpn.petrinets.checking.contest.examinations import explore_model
 
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
     explored = explore_model(folder / "model.pnml")
@@ -219,8 +223,8 @@ def test_ctl_edge_arrays_beyond_the_memory_available_say_cannot_compute(shared_d
                                                                          monkeypatch):
     """Edge arrays that would not fit in the memory available (here: a petabyte an edge)
     are not built: the formulas that need them say CANNOT_COMPUTE, never a guess."""
-    from tcpn.petrinets import ptcheck
-    from tcpn.petrinets.contest import explore_model
+    from tcpn.petrinets.checking import ptcheck
+    from tcpn.petrinets.checking.contest.examinations import explore_model
 
     monkeypatch.setattr(ptcheck, "EDGE_ARRAY_BYTES", 10**15)
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
@@ -237,8 +241,8 @@ def test_ctl_edge_arrays_beyond_the_memory_available_say_cannot_compute(shared_d
 def test_liveness_beyond_the_memory_budget_says_cannot_compute(shared_dir, mcc_cache):
     """Liveness's arrays are not built past the budget: CANNOT_COMPUTE; within it, the
     oracle's answer."""
-    from tcpn.petrinets.contest import explore_model
-    from tcpn.petrinets.memory import resident_bytes
+    from tcpn.petrinets.checking.contest.examinations import explore_model
+    from tcpn.petrinets.statespace.memory import resident_bytes
 
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
     explored = explore_model(folder / "model.pnml")

@@ -16,8 +16,8 @@ import pytest
 from test_contest import extracted  # the tests directory is on pytest's path
 
 from tcpn.errors import InputError
-from tcpn.petrinets.contest import check_examination
-from tcpn.petrinets.exchange.mcc_properties import read_properties
+from tcpn.petrinets.checking.contest.examinations import check_examination
+from tcpn.petrinets.checking.contest.properties import read_properties
 
 INSTANCE = "Philosophers-PT-000005"
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tcpn.petrinets import INT, STRING, PetriNet, Place, Simulator, Transition
-from tcpn.petrinets.drawing import GraphvizMissing, to_dot, to_svg
+from tcpn.petrinets.drawing.dot import GraphvizMissing, to_dot, to_svg
 from tcpn.petrinets.examples import single_server_queue
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import INT, PetriNet, Place, ProductSet, Simulator, Transition
-from tcpn.petrinets.compiler import KeyedTokens, compile_net
-from tcpn.petrinets.monitors import FiringRecord
+from tcpn.petrinets.engine.compiler import KeyedTokens, compile_net
+from tcpn.petrinets.engine.monitors import FiringRecord
 
 PAIR = ProductSet(INT, INT, name="Pair")
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"

@@ -16,7 +16,7 @@ import pytest
 from test_engine_incremental import check_run  # the tests directory is on pytest's path
 
 from tcpn.petrinets import INT, UNIT, PetriNet, Place, Simulator, Token, Transition, compile_net
-from tcpn.petrinets.compiler import RandomDraws
+from tcpn.petrinets.engine.compiler import RandomDraws
 
 
 def random_routed_net(seed: int, timed: bool) -> PetriNet:

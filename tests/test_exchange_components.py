@@ -61,11 +61,11 @@ from tcpn.models.components.wireless import Radio, attempts, wireless_interface_
 from tcpn.models.scenario import dumbbell, parse_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import INT, ListSet, PetriNet, Place, Transition, simulate
+from tcpn.petrinets.engine.monitors import Monitor
 from tcpn.petrinets.exchange.cpn_export import to_cpn, write_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.cpnml import split_delay
-from tcpn.petrinets.monitors import Monitor
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.statespace.space import explore
 
 Tcb = TCB.record_type
 LIST_OF_INTS = ListSet(INT, name="Ints")

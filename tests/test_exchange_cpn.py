@@ -457,7 +457,7 @@ AGREEMENT = {
 
 @pytest.mark.parametrize("name", sorted(AGREEMENT))
 def test_cpncheck_and_tcpn_state_spaces_agree(tmp_path, name):
-    from tcpn.petrinets.statespace import explore
+    from tcpn.petrinets.statespace.space import explore
 
     make, properties = AGREEMENT[name]
     net = make()
@@ -480,7 +480,7 @@ def test_philosophers_count_is_the_lucas_number(tmp_path):
 
 
 def test_imported_skeleton_explores_like_cpncheck_reads_the_original(shared_dir):
-    from tcpn.petrinets.statespace import explore
+    from tcpn.petrinets.statespace.space import explore
 
     path = shared_dir / "data" / "cpn" / "skeleton_minimal_timed.cpn"
     theirs = CPNModelChecker(str(path)).state_space()

@@ -16,7 +16,7 @@ from cpncheck.statespace import build_state_space
 
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.cpnml import MLToPython, parse_ml
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.statespace.space import explore
 
 
 def _text(tag: str, ident: str, text: str) -> str:

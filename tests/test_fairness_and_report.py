@@ -16,10 +16,8 @@ from typer.testing import CliRunner
 
 from tcpn.cli import app
 from tcpn.petrinets import UNIT, PetriNet, Place, Simulator, Transition, explore
-from tcpn.petrinets.checking import check
-from tcpn.petrinets.examples import counter, dining_philosophers, retransmission
-from tcpn.petrinets.fairness import Fairness, fairness_properties
-from tcpn.petrinets.global_properties import (
+from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.contest.global_properties import (
     liveness,
     one_safe,
     quasi_liveness,
@@ -28,7 +26,9 @@ from tcpn.petrinets.global_properties import (
     state_space_statistics,
     upper_bounds,
 )
-from tcpn.petrinets.statespace_report import standard_report
+from tcpn.petrinets.checking.fairness import Fairness, fairness_properties
+from tcpn.petrinets.checking.report import standard_report
+from tcpn.petrinets.examples import counter, dining_philosophers, retransmission
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ctl import small_nets, state_formulas
@@ -195,9 +195,9 @@ def _fair_lasso_checks(net, fairness, p):
     """Every fair EG witness is a path through p that is fair; fairness only shrinks EG."""
     import numpy as np
 
-    from tcpn.petrinets.atoms import edge_transitions, truth
-    from tcpn.petrinets.ctl import _Checker, _witness, satisfying
-    from tcpn.petrinets.formulas import AF, EG, G, Not
+    from tcpn.petrinets.checking.atoms import edge_transitions, truth
+    from tcpn.petrinets.checking.ctl import _Checker, _witness, satisfying
+    from tcpn.petrinets.checking.formulas import AF, EG, G, Not
 
     space = explore(net, max_states=60)
     if not space.complete:
@@ -230,7 +230,7 @@ def _fair_lasso_checks(net, fairness, p):
 
 
 def fireable_atom(name):
-    from tcpn.petrinets.formulas import fireable
+    from tcpn.petrinets.checking.formulas import fireable
 
     return fireable(name)
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from tcpn.lenses import make_run
 from tcpn.models.components import packets, sender
-from tcpn.models.lenses import make_run
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator
-from tcpn.petrinets.monitors import FiringRecord
+from tcpn.petrinets.engine.monitors import FiringRecord
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "dumbbell_newreno.yaml"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
+from tcpn.lenses.fluid import FluidLens, scenario_model
 from tcpn.models.scenario import Measure, dumbbell, validate_scenario
 from tcpn.solvers.closed_forms import ecn, token_bucket
-from tcpn.solvers.fluid_lens import FluidLens, scenario_model
 
 
 @pytest.fixture(scope="module")

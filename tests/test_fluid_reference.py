@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tcpn.lenses.fluid import FluidLens, fluid_problems
 from tcpn.models.scenario import load_scenario
 from tcpn.solvers.fluid.bottleneck import simulate_bottleneck
 from tcpn.solvers.fluid.dde import CONVERGENCE_TOLERANCE
-from tcpn.solvers.fluid_lens import FluidLens, fluid_problems
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 

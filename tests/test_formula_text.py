@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.petrinets.formula_text import parse, to_text
+from tcpn.petrinets.checking.text import parse, to_text
 
 # (keyword, a formula with it, where the keyword is followed by a space)
 KEYWORDS = [

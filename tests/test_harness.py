@@ -19,9 +19,7 @@ from typer.testing import CliRunner
 
 from tcpn.cli import app
 from tcpn.errors import InputError
-from tcpn.models.lenses import get_lens
-from tcpn.models.scenario import dumbbell, load_scenario
-from tcpn.validation.harness import (
+from tcpn.experiments.compare import (
     QUEUE_FLOOR_PACKETS,
     TOLERANCES,
     Tolerance,
@@ -30,7 +28,9 @@ from tcpn.validation.harness import (
     welch_p,
     write_comparison,
 )
-from tcpn.validation.ns3.loader import installed
+from tcpn.lenses import get_lens
+from tcpn.lenses.ns3.loader import installed
+from tcpn.models.scenario import dumbbell, load_scenario
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((REPO / "scenarios" / "reference").glob("*.yaml"))

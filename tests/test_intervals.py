@@ -19,7 +19,7 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
-from tcpn.petrinets.intervals import delay_points
+from tcpn.petrinets.statespace.intervals import delay_points
 
 
 def _one_delay(delay: object) -> PetriNet:

@@ -12,11 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcpn.petrinets import explore
-from tcpn.petrinets import ltl as ltl_module
-from tcpn.petrinets.colours import UNIT
-from tcpn.petrinets.ctl import satisfying
-from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
-from tcpn.petrinets.formulas import (
+from tcpn.petrinets.checking import ltl as ltl_module
+from tcpn.petrinets.checking.ctl import satisfying
+from tcpn.petrinets.checking.formulas import (
     A,
     And,
     Bool,
@@ -36,11 +34,13 @@ from tcpn.petrinets.formulas import (
     fireable,
     tokens,
 )
-from tcpn.petrinets.ltl import _nnf, check_ltl, translate
-from tcpn.petrinets.ltl_rewrite import simplify
+from tcpn.petrinets.checking.ltl import _nnf, check_ltl, translate
+from tcpn.petrinets.checking.ltl_rewrite import simplify
+from tcpn.petrinets.checking.ptcheck import ctl_mask, state_mask
+from tcpn.petrinets.colours import UNIT
+from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
 from tcpn.petrinets.net import PetriNet, Place, Transition
-from tcpn.petrinets.ptcheck import ctl_mask, state_mask
-from tcpn.petrinets.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
+from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
 
 NETS = {"philosophers4": dining_philosophers(4), "grid2": interleaving_grid(2),
         "counter3": counter(3)}
@@ -241,7 +241,7 @@ ENGINES = {"on the fly": (10**9, 10**18, 4), "arrays": (0, 10**18, 4),
 def engine(name: str):
     """Run check_ltl with the on-the-fly search only, the whole array product only, or
     the array product searched after every layer."""
-    from tcpn.petrinets import ltl_product
+    from tcpn.petrinets.checking import ltl_product
     saved = (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
              ltl_product.CHECK_GROWTH)
     (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
@@ -363,10 +363,10 @@ def test_invariant_propositions_fold_to_constants():
 
 
 def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
+    from tcpn.petrinets.checking.formulas import A, F, G, tokens
+    from tcpn.petrinets.checking.ltl import check_ltl
     from tcpn.petrinets.examples import dining_philosophers
-    from tcpn.petrinets.formulas import A, F, G, tokens
-    from tcpn.petrinets.ltl import check_ltl
-    from tcpn.petrinets.statespace import explore
+    from tcpn.petrinets.statespace.space import explore
 
     space = explore(dining_philosophers(16))  # 2,207 markings
     formula = A(G(F(tokens("eat0") >= 1)))
@@ -376,11 +376,11 @@ def test_a_time_limit_gives_unknown_naming_the_time_budget() -> None:
 
 
 def test_a_memory_budget_gives_unknown_naming_it() -> None:
+    from tcpn.petrinets.checking.formulas import A, G, X, tokens
+    from tcpn.petrinets.checking.ltl import check_ltl
     from tcpn.petrinets.examples import dining_philosophers
-    from tcpn.petrinets.formulas import A, G, X, tokens
-    from tcpn.petrinets.ltl import check_ltl
-    from tcpn.petrinets.memory import resident_bytes
-    from tcpn.petrinets.statespace import explore
+    from tcpn.petrinets.statespace.memory import resident_bytes
+    from tcpn.petrinets.statespace.space import explore
 
     space = explore(dining_philosophers(16))
     # true, and not foldable: while 0 eats (holding fork 1), 1 is not eating one step later

@@ -11,11 +11,8 @@ import pandas as pd
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models import traces
-from tcpn.models.scenario import dumbbell, validate_scenario
-from tcpn.models.traces import ScenarioResult, Trace, TraceError, TraceWriter
-from tcpn.validation import metrics
-from tcpn.validation.metrics import (
+from tcpn.models import metrics, traces
+from tcpn.models.metrics import (
     event_counts,
     goodput_bps,
     goodput_series_bps,
@@ -30,6 +27,8 @@ from tcpn.validation.metrics import (
     throughput_bps,
     time_to_deliver_s,
 )
+from tcpn.models.scenario import dumbbell, validate_scenario
+from tcpn.models.traces import ScenarioResult, Trace, TraceError, TraceWriter
 
 MSS = 1000
 

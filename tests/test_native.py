@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import (
@@ -33,11 +33,11 @@ from tcpn.petrinets import (
     Simulator,
     Transition,
     compile_net,
-    native,
 )
 from tcpn.petrinets.colours import RecordSet, StringSet
-from tcpn.petrinets.monitors import FiringRecord
-from tcpn.petrinets.native import NativeUnavailable, cache_dir, why_unavailable
+from tcpn.petrinets.engine import native
+from tcpn.petrinets.engine.monitors import FiringRecord
+from tcpn.petrinets.engine.native import NativeUnavailable, cache_dir, why_unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))
@@ -257,7 +257,8 @@ def test_auto_says_once_per_command_that_nets_run_in_python(tmp_path: Path) -> N
         import logging, sys
         sys.path.insert(0, sys.argv[1])  # the tests directory
         from test_native import counter_net
-        from tcpn.petrinets import Simulator, native
+        from tcpn.petrinets import Simulator
+        from tcpn.petrinets.engine import native
         logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
         native.AUTO_BUILD_MODULES = 0
         for name in sys.argv[2:]:
@@ -373,7 +374,7 @@ def test_builds_are_cached_and_concurrent_builds_are_safe(tmp_path: Path) -> Non
                            capture_output=True, text=True, timeout=600, check=True)
     assert third.stdout.split() == ["native", "8"]
     # the same files (a rebuild renames a new one into place), marked used (the cache's
-    # eviction order, tcpn.petrinets.caches)
+    # eviction order, tcpn.petrinets.engine.caches)
     for p, (inode, mtime_ns) in zip(built, files, strict=True):
         assert p.stat().st_ino == inode and p.stat().st_mtime_ns > mtime_ns
     assert sorted((tmp_path / "native").glob("*.so")) == built

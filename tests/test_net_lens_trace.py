@@ -18,9 +18,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from tcpn.models import net_lens
-from tcpn.models.lenses import make_run
-from tcpn.models.net_lens import NetLens
+from tcpn.lenses import make_run
+from tcpn.lenses import net as net_lens
+from tcpn.lenses.net import NetLens
 from tcpn.models.scenario import dumbbell
 from tcpn.models.traces import Trace, TraceError, TraceWriter, encoded
 

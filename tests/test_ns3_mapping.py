@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
+from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
+from tcpn.lenses.ns3.lens import PORT_BASE
+from tcpn.lenses.ns3.loader import Ns3NotInstalled
 from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import dumbbell, validate_scenario
-from tcpn.validation.ns3 import Ns3Lens, scenario_plan
-from tcpn.validation.ns3.lens import PORT_BASE
-from tcpn.validation.ns3.loader import Ns3NotInstalled
 
 
 def _bottleneck(plan):
@@ -160,7 +160,7 @@ def test_missing_bindings_are_a_refusal_that_crosses_a_process_pool(
     refusal), and the error survives pickling (a worker's error reaches its parent)."""
     import pickle
 
-    from tcpn.validation.ns3 import loader
+    from tcpn.lenses.ns3 import loader
 
     monkeypatch.setattr(loader, "installed", lambda: False)
     with pytest.raises(Ns3NotInstalled, match=r"pip install 'tcpn\[ns3\]'"):

@@ -15,15 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
+from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
+from tcpn.lenses.ns3.builder import run_plan
+from tcpn.lenses.ns3.loader import installed, load_ns3
+from tcpn.lenses.ns3.plan import ErrorPlan
+from tcpn.lenses.ns3.worker import Ns3Crash, Ns3Timeout, Ns3Worker, shared_worker
+from tcpn.models import pcap
 from tcpn.models.scenario import dumbbell, validate_scenario
 from tcpn.models.traces import TraceWriter
-from tcpn.validation import pcap
-from tcpn.validation.ns3 import Ns3Lens, scenario_plan
-from tcpn.validation.ns3.builder import run_plan
-from tcpn.validation.ns3.loader import installed, load_ns3
-from tcpn.validation.ns3.plan import ErrorPlan
-from tcpn.validation.ns3.worker import Ns3Crash, Ns3Timeout, Ns3Worker, shared_worker
 
 pytestmark = [pytest.mark.ns3,
               pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")]

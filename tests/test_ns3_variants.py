@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
+from tcpn.lenses.ns3 import Ns3Lens
+from tcpn.lenses.ns3.loader import installed
 from tcpn.models.scenario import dumbbell, validate_scenario
 from tcpn.models.traces import TraceWriter
-from tcpn.validation.ns3 import Ns3Lens
-from tcpn.validation.ns3.loader import installed
 
 pytestmark = [pytest.mark.ns3,
               pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")]

@@ -1,4 +1,4 @@
-"""The ns3 lens's 802.11 hop (tcpn.validation.ns3.wireless): timing, frame errors, retries.
+"""The ns3 lens's 802.11 hop (tcpn.lenses.ns3.wireless): timing, frame errors, retries.
 
 One station pair A -> B (802.11b, 11 Mbit/s, ad hoc), one bulk NewReno flow. Expectations
 are derived from 802.11b DSSS timing and from the binomial law of frame errors.
@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import make_run
+from tcpn.lenses import make_run
+from tcpn.lenses.ns3 import Ns3Lens
+from tcpn.lenses.ns3.lens import scenario_plan
+from tcpn.lenses.ns3.loader import installed
 from tcpn.models.scenario import load_scenario, validate_scenario
 from tcpn.models.traces import TraceWriter
-from tcpn.validation.ns3 import Ns3Lens
-from tcpn.validation.ns3.lens import scenario_plan
-from tcpn.validation.ns3.loader import installed
 
 needs_ns3 = pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
 STUDIES = Path(__file__).resolve().parent.parent / "scenarios" / "studies"
@@ -135,7 +135,7 @@ def test_maps_s3_to_an_ackless_80211b_link():
 def _short_transfer(ack: bool, tmp_path: Path) -> tuple[dict, dict, dict]:
     """Ten full segments A -> B on a clean link; the station's PHY counters, its energy
     report and the IPv4 packets B's device sent and received (from its pcap)."""
-    from tcpn.validation import pcap
+    from tcpn.models import pcap
 
     data = _scenario({"link_retransmissions": ack})
     data["flows"][0]["bytes"] = 10 * MSS
@@ -210,7 +210,7 @@ def test_validate_compares_the_stations_energy(tmp_path):
     same fields)."""
     import json
 
-    from tcpn.validation.harness import compare
+    from tcpn.experiments.compare import compare
 
     data = _scenario({"link_retransmissions": False})
     data["horizon_s"] = 0.5

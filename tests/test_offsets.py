@@ -8,7 +8,7 @@ from tcpn.errors import InputError
 from tcpn.petrinets import PetriNet, Place, explore
 from tcpn.petrinets import Transition as T
 from tcpn.petrinets.colours import INT
-from tcpn.petrinets.offsets import OffsetField, OffsetGroup
+from tcpn.petrinets.statespace.offsets import OffsetField, OffsetGroup
 
 NUMBER = OffsetField(numbers=lambda v: (v,), shift=lambda v, d: v + d)
 

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from tcpn.errors import InputError
+from tcpn.experiments.optimize import objective_value, optimize, with_parameter
+from tcpn.lenses.fluid import scenario_model
 from tcpn.models.scenario import dumbbell
 from tcpn.solvers.closed_forms import ecn
-from tcpn.solvers.fluid_lens import scenario_model
-from tcpn.solvers.optimize import objective_value, optimize, with_parameter
 
 
 def tcpn(*args: str | Path) -> subprocess.CompletedProcess[str]:

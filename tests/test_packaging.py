@@ -35,14 +35,14 @@ import pytest
 import typer.main
 
 from tcpn.cli import app
-from tcpn.petrinets.native import why_unavailable
+from tcpn.petrinets.engine.native import why_unavailable
 
 REPO = Path(__file__).resolve().parent.parent
 #: files under tcpn/ that are tracked but do not ship (with the reason); none today
 NOT_SHIPPED: dict[str, str] = {}
 #: what Python or an in-place build leaves beside the sources: never shipped
 DROPPINGS = ("tcpn/__pycache__/cli.cpython-311.pyc",
-             "tcpn/petrinets/cnet/_inplace.cpython-311-x86_64-linux-gnu.so")
+             "tcpn/petrinets/engine/cnet/_inplace.cpython-311-x86_64-linux-gnu.so")
 #: a scenario that runs in a second: one flow over one link for 1 s
 TINY_SCENARIO = """\
 name: tiny

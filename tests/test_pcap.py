@@ -10,7 +10,7 @@ from pathlib import Path
 import dpkt
 import pytest
 
-from tcpn.validation.pcap import (
+from tcpn.models.pcap import (
     Connection,
     PcapError,
     connections,

@@ -13,7 +13,7 @@ import struct
 import dpkt
 import pytest
 
-from tcpn.validation.pcap import PcapError, goodput_bps, read_pcap
+from tcpn.models.pcap import PcapError, goodput_bps, read_pcap
 
 A, B = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
 ISN = 1000

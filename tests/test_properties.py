@@ -15,10 +15,10 @@ from tcpn.errors import InputError
 from tcpn.models.properties import PROPERTIES, register_property
 from tcpn.models.scenario import load_scenario, validate_scenario
 from tcpn.models.verification import LossBudget, verification_net
-from tcpn.models.verify import PropertyNet, observe, property_net, verify, verify_all
-from tcpn.petrinets.checking import check
-from tcpn.petrinets.formulas import AG, Deadlock
-from tcpn.reports.msc import msc_events, msc_svg, msc_text
+from tcpn.models.verification.check import PropertyNet, observe, property_net, verify, verify_all
+from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.formulas import AG, Deadlock
+from tcpn.reports.checks.msc import msc_events, msc_svg, msc_text
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/verification/one_flow.yaml"
 SVG = "{http://www.w3.org/2000/svg}"

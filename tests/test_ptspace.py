@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tcpn.petrinets import Simulator, explore
-from tcpn.petrinets.ctl import satisfying
+from tcpn.petrinets.checking.ctl import satisfying
+from tcpn.petrinets.checking.formulas import AG, EF, A, E, F, G, U, X, fireable, tokens
+from tcpn.petrinets.checking.ltl import check_ltl
+from tcpn.petrinets.checking.ptcheck import ctl_mask
 from tcpn.petrinets.examples import dining_philosophers, left_first_philosophers, retransmission
-from tcpn.petrinets.formulas import AG, EF, A, E, F, G, U, X, fireable, tokens
-from tcpn.petrinets.ltl import check_ltl
-from tcpn.petrinets.ptcheck import ctl_mask
-from tcpn.petrinets.ptspace import explore_pt, pt_net
+from tcpn.petrinets.statespace.ptspace import explore_pt, pt_net
 
 
 def renamed(net):

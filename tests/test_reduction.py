@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcpn.petrinets import Simulator, explore
-from tcpn.petrinets.atoms import truth
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking.atoms import truth
+from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.formulas import AG, EF, Deadlock, Not, tokens
+from tcpn.petrinets.checking.reduction import explore_stubborn
 from tcpn.petrinets.examples import interleaving_grid, left_first_philosophers
-from tcpn.petrinets.formulas import AG, EF, Deadlock, Not, tokens
-from tcpn.petrinets.reduction import explore_stubborn
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_ctl import small_nets, state_formulas

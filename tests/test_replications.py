@@ -20,12 +20,11 @@ from typer.testing import CliRunner
 
 from tcpn.cli import app
 from tcpn.errors import InputError
-from tcpn.models import lenses
-from tcpn.models.lenses import LensError, Run, evaluate, get_lens, register_lens, run_seeds
+from tcpn.lenses import LensError, Run, evaluate, get_lens, register_lens, replications, run_seeds
+from tcpn.lenses import registry as lenses
+from tcpn.lenses.replications import ReplicationResult, flow_table, mean_ci, replicate
 from tcpn.models.scenario import Scenario, dumbbell
 from tcpn.models.traces import ScenarioResult, TraceWriter
-from tcpn.solvers import replications
-from tcpn.solvers.replications import ReplicationResult, flow_table, mean_ci, replicate
 
 LOSS = 0.05
 

@@ -44,9 +44,9 @@ class MM1Study:
     title = "M/M/1 queue as a timed net against theory"
 
     def run(self, profile: Profile, progress: StudyProgress) -> StudyData:
+        from tcpn.petrinets.engine.monitors import TimeAverage
+        from tcpn.petrinets.engine.simulator import simulate
         from tcpn.petrinets.examples import single_server_queue
-        from tcpn.petrinets.monitors import TimeAverage
-        from tcpn.petrinets.simulator import simulate
 
         rows = []
         loads, replications = (0.5, 0.8), 3
@@ -63,7 +63,7 @@ class MM1Study:
                          {"seeds": [100, 101, 102], "customers": 1500})
 
     def sections(self, data: StudyData) -> list[Section]:
-        from tcpn.solvers.replications import mean_ci
+        from tcpn.lenses.replications import mean_ci
 
         runs = data.tables["runs"]
         table_rows, verdicts = [], []
@@ -438,8 +438,8 @@ def test_no_browser_still_writes_the_report(tmp_path: Path,
 def test_module_view_of_the_dumbbell_is_legible() -> None:
     from tcpn.models.scenario import dumbbell
     from tcpn.models.topology import scenario_net
-    from tcpn.petrinets.drawing import to_svg
-    from tcpn.petrinets.module_view import module_view
+    from tcpn.petrinets.drawing.dot import to_svg
+    from tcpn.petrinets.drawing.modules import module_view
 
     net = scenario_net(dumbbell(pairs=1, horizon_s=1.0))
 
@@ -466,7 +466,7 @@ def test_module_view_of_the_dumbbell_is_legible() -> None:
 def test_module_view_folds_many_like_instances() -> None:
     from tcpn.models.scenario import dumbbell
     from tcpn.models.topology import scenario_net
-    from tcpn.petrinets.module_view import module_view
+    from tcpn.petrinets.drawing.modules import module_view
 
     net = scenario_net(dumbbell(pairs=8, horizon_s=1.0))
     source = module_view(net).dot().source
@@ -501,9 +501,9 @@ def test_figures_are_deterministic() -> None:
 
 
 def test_replications_and_validations_render_in_jupyter() -> None:
+    from tcpn.experiments.compare import compare
+    from tcpn.lenses.replications import replicate
     from tcpn.models.scenario import dumbbell
-    from tcpn.solvers.replications import replicate
-    from tcpn.validation.harness import compare
 
     scenario = dumbbell(pairs=1, horizon_s=0.5)
     runs = replicate(scenario, "fluid", replications=2, workers=1)

@@ -18,16 +18,16 @@ from typer.testing import CliRunner
 
 from tcpn.cli import app
 from tcpn.errors import InputError
-from tcpn.models.lenses import evaluate
+from tcpn.experiments.optimize import optimize, study_threshold_inputs, study_threshold_predictions
+from tcpn.lenses import evaluate
 from tcpn.models.scenario import load_scenario
-from tcpn.reports.ecn_threshold import (
+from tcpn.reports.studies.ecn_threshold import (
     STUDY_FILES,
     TU_S,
     s2_scenario,
     s2_yaml,
     unloaded_rtt_tu,
 )
-from tcpn.solvers.optimize import optimize, study_threshold_inputs, study_threshold_predictions
 
 STUDIES = Path(__file__).resolve().parent.parent / "scenarios" / "studies"
 
@@ -97,7 +97,7 @@ def test_the_study_runs_from_any_directory_and_fails_in_one_line(tmp_path):
     # the example: outside the repository root the relative default
     # scenarios/studies was not found and a traceback ended the run
     def study(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "tcpn.reports.ecn_threshold", "study",
+        return subprocess.run([sys.executable, "-m", "tcpn.reports.studies.ecn_threshold", "study",
                                *args], capture_output=True, text=True, cwd=tmp_path,
                               timeout=600, env={**os.environ, "COLUMNS": "60"})
 

@@ -307,9 +307,9 @@ def test_lenses_refuse_what_only_the_net_lens_models():
     import pytest as _pytest
 
     from tcpn.errors import InputError
+    from tcpn.lenses.fluid import FluidLens
+    from tcpn.lenses.ns3.lens import Ns3Lens
     from tcpn.models.scenario import parse_scenario
-    from tcpn.solvers.fluid_lens import FluidLens
-    from tcpn.validation.ns3.lens import Ns3Lens
 
     text = """
 links:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
 from tcpn.reports.scenario_table import ScenarioRow, run_scenarios, scenario_frame, to_markdown
 
 SHORT = """name: {name}

@@ -25,7 +25,7 @@ from tcpn.petrinets import (
     simulate,
 )
 from tcpn.petrinets.examples import counter, single_server_queue
-from tcpn.petrinets.snakes_interop import (
+from tcpn.petrinets.exchange.snakes import (
     ANY,
     SnakesConversionError,
     Timing,

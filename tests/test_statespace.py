@@ -23,12 +23,12 @@ from tcpn.petrinets import (
     Token,
     Transition,
     Uniform,
-    statespace,
-    statespace_graph,
-    statespace_store,
 )
 from tcpn.petrinets.examples import counter, dining_philosophers
-from tcpn.petrinets.statespace import explore
+from tcpn.petrinets.statespace import graph as statespace_graph
+from tcpn.petrinets.statespace import space as statespace
+from tcpn.petrinets.statespace import store as statespace_store
+from tcpn.petrinets.statespace.space import explore
 
 TUNIT = UNIT.timed()
 
@@ -403,7 +403,7 @@ def test_the_memory_budget_stops_cleanly_on_both_python_paths():
         space = explore(net, max_memory_bytes=1)
         assert (space.stop_reason, len(space), space.n_expanded) == ("memory_budget", 1, 0)
         assert space.limit == "resident memory above 1 bytes"
-    from tcpn.petrinets.checking import _budget_reason
+    from tcpn.petrinets.checking.check import _budget_reason
     assert _budget_reason(space).startswith(
         "memory budget reached (resident memory above 1 bytes) after 1 states")
     assert explore(grid(3), max_memory_bytes=1 << 50).complete
@@ -571,7 +571,7 @@ def test_same_state_counts_as_snakes():
     # an independent tool on the same nets (SNAKES' StateGraph on to_snakes(net))
     import snakes.nets as sn
 
-    from tcpn.petrinets.snakes_interop import to_snakes
+    from tcpn.petrinets.exchange.snakes import to_snakes
 
     for net in (grid(4), coloured_philosophers(6, guarded=True), dining_philosophers(5),
                 counter(12)):

@@ -16,10 +16,11 @@ import pytest
 
 from tcpn.models.scenario import validate_scenario
 from tcpn.models.verification import LossBudget, verification_net
-from tcpn.petrinets import INT, UNIT, PetriNet, Place, Transition, statespace
+from tcpn.petrinets import INT, UNIT, PetriNet, Place, Transition
 from tcpn.petrinets.examples import dining_philosophers
 from tcpn.petrinets.exchange.pnml import read_pnml
-from tcpn.petrinets.statespace import StateSpace, explore
+from tcpn.petrinets.statespace import space as statespace
+from tcpn.petrinets.statespace.space import StateSpace, explore
 
 
 class _Forgetful(dict):  # type: ignore[type-arg]
@@ -125,7 +126,7 @@ def test_memos_change_nothing_on_contest_nets(instance, shared_dir, tmp_path, mo
 
 def test_native_engine_explores_the_same_space():
     """``engine="native"`` runs the built code: the same states and edges, in order."""
-    from tcpn.petrinets.native import why_unavailable
+    from tcpn.petrinets.engine.native import why_unavailable
 
     reason = why_unavailable()
     if reason is not None:

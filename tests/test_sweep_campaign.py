@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
-from tcpn.solvers.sweep.campaign import plan_campaign
-from tcpn.solvers.sweep.executors import local_executor
+from tcpn.experiments.sweep import CampaignStore, load_results, load_sweep, run_campaign
+from tcpn.experiments.sweep.campaign import plan_campaign
+from tcpn.experiments.sweep.executors import local_executor
 
 BASE = """\
 links:
@@ -249,8 +249,8 @@ def test_the_command_line(tmp_path):
 
 
 def test_optimize_through_the_store_reruns_nothing(tmp_path):
+    from tcpn.experiments.optimize import optimize
     from tcpn.models.scenario import dumbbell
-    from tcpn.solvers.optimize import optimize
 
     scenario = dumbbell(pairs=1, horizon_s=1.0, tcp={"ecn": True},
                         queue={"kind": "threshold_ecn", "limit": 50, "k": 10})
@@ -273,7 +273,7 @@ def queue_verdict(scenario, seed, replication, options):
 
 
 def test_a_registered_evaluation_gives_a_value_per_cell(tmp_path):
-    from tcpn.solvers.sweep import EVALUATIONS, register_evaluation
+    from tcpn.experiments.sweep import EVALUATIONS, register_evaluation
 
     register_evaluation("queue_verdict", f"{__name__}:queue_verdict")
     try:
@@ -366,7 +366,7 @@ def test_an_unknown_metric_is_refused_before_any_run(tmp_path):
     _, err = run.communicate(timeout=300)
     assert run.returncode == 3, err
     assert "'bogus'" in err and "Traceback" not in err
-    from tcpn.validation.metrics import AGGREGATE_METRICS
+    from tcpn.models.metrics import AGGREGATE_METRICS
     assert all(name in err for name in AGGREGATE_METRICS), err
     assert record_stats(store) == {}  # nothing ran
     sweep = load_sweep(path)
@@ -375,8 +375,8 @@ def test_an_unknown_metric_is_refused_before_any_run(tmp_path):
 
 
 def test_a_registered_evaluations_metric_is_not_refused_up_front(tmp_path):
-    from tcpn.solvers.sweep import EVALUATIONS, register_evaluation
-    from tcpn.solvers.sweep.results import check_metric
+    from tcpn.experiments.sweep import EVALUATIONS, register_evaluation
+    from tcpn.experiments.sweep.results import check_metric
 
     register_evaluation("queue_verdict", f"{__name__}:queue_verdict")
     try:

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tcpn.solvers.sweep import CampaignStore, load_results, load_sweep, run_campaign
-from tcpn.solvers.sweep.executors import executor_for
+from tcpn.experiments.sweep import CampaignStore, load_results, load_sweep, run_campaign
+from tcpn.experiments.sweep.executors import executor_for
 
 SWEEP = """\
 links:

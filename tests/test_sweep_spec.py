@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tcpn.solvers.sweep.spec import MAX_CELLS, SweepError, load_sweep, parse_sweep
+from tcpn.experiments.sweep.spec import MAX_CELLS, SweepError, load_sweep, parse_sweep
 
 BASE = """\
 links:

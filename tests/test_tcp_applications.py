@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
 from tcpn.models.scenario import dumbbell, validate_scenario
 
 MSS = 1000

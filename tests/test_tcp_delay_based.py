@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tcpn.lenses import evaluate, make_run
 from tcpn.models.components.tcp_l import TcpL, p_congestion, tcp_l_reacts
 from tcpn.models.components.vegas import (
     VegasLaw,
@@ -33,7 +34,6 @@ from tcpn.models.components.westwood import (
     westwood_ssthresh,
     westwood_start,
 )
-from tcpn.models.lenses import evaluate, make_run
 from tcpn.models.scenario import ScenarioError, parse_scenario, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tcpn.lenses import evaluate, make_run
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, retransmissions
 from tcpn.models.components.variants import recovery_variant, variant_sender_net
-from tcpn.models.lenses import evaluate, make_run
 from tcpn.models.scenario import ScenarioError, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator

@@ -20,7 +20,7 @@ import math
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
 from tcpn.models.scenario import ScenarioError, validate_scenario
 
 MSS = 1000
@@ -163,8 +163,8 @@ def test_ecn_slow_start_reaction_restarts_slow_start_without_retransmitting():
 
 
 def test_ecn_slow_start_reaction_is_refused_where_not_modelled():
-    from tcpn.solvers.fluid_lens import FluidLens
-    from tcpn.validation.ns3 import Ns3Lens
+    from tcpn.lenses.fluid import FluidLens
+    from tcpn.lenses.ns3 import Ns3Lens
 
     scenario = validate_scenario({
         "name": "ecn", "horizon_s": 1.0,
@@ -406,7 +406,7 @@ def test_the_ns3_lens_runs_the_same_syn_timer():
     # ns-3's TcpSocket::ConnTimeout is the SYN timer; the plan sets it from the scenario
     # (checked against an ns-3 run: SYNs 0 and 1 lost with 0.5 s, first data at 1.52 s
     # in both lenses).
-    from tcpn.validation.ns3 import scenario_plan
+    from tcpn.lenses.ns3 import scenario_plan
     plan = scenario_plan(two_nodes("newreno", [], handshake=True, syn_timeout_s=0.5))
     assert dict(plan.flows[0].socket_attributes)["ConnTimeout"] == "0.5s"
 
@@ -415,7 +415,7 @@ def test_the_ns3_lens_runs_the_same_syn_timer():
 def test_handshake_and_limited_transmit_agree_with_ns3():
     # The same scripted runs in both lenses (list losses count every packet crossing A->B:
     # packet 0 is the SYN, 1 the handshake's ACK, data segment k is packet k + 2).
-    from tcpn.validation.ns3.loader import installed
+    from tcpn.lenses.ns3.loader import installed
     if not installed():
         pytest.skip("pip install 'tcpn[ns3]'")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tcpn.models.lenses import evaluate, make_run
+from tcpn.lenses import evaluate, make_run
 from tcpn.models.scenario import load_scenario, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator

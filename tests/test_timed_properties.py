@@ -6,10 +6,10 @@ import pytest
 
 from tcpn.errors import InputError
 from tcpn.petrinets import INT, UNIT, PetriNet, Place, Simulator, Transition
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.formulas import tokens
+from tcpn.petrinets.checking.timed import earliest, latest, reachable_within
 from tcpn.petrinets.examples import counter
-from tcpn.petrinets.formulas import tokens
-from tcpn.petrinets.timed_properties import earliest, latest, reachable_within
 
 
 def two_routes() -> PetriNet:

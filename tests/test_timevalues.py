@@ -10,9 +10,9 @@ import pytest
 from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, verification_net
-from tcpn.models.verify import property_net, verify_all
+from tcpn.models.verification.check import property_net, verify_all
 from tcpn.petrinets import CLOCK, INT, REAL, UNIT, PetriNet, Place, RecordSet, Token, Transition
-from tcpn.petrinets.statespace import TIME_DECIMALS, StateSpace, explore
+from tcpn.petrinets.statespace.space import TIME_DECIMALS, StateSpace, explore
 from tcpn.petrinets.timevalues import clock_shift, close, split_floats
 
 ONE_FLOW = Path(__file__).resolve().parent.parent / "scenarios/verification/one_flow.yaml"
@@ -215,7 +215,7 @@ def test_same_verdicts_in_relative_time(one_flow: Scenario, variant: str, segmen
 
 def test_relative_counterexample_replays_and_keeps_its_times() -> None:
     from tcpn.models.scenario import parse_scenario
-    from tcpn.reports.msc import msc_events, msc_text
+    from tcpn.reports.checks.msc import msc_events, msc_text
 
     scenario = parse_scenario("""
 name: one_flow

@@ -1,7 +1,7 @@
 """A run streams its trace to disk and its summary follows the chunks: same figures, flat memory.
 
 ``run_once`` with an output directory writes the trace chunk by chunk to Parquet and feeds
-each chunk to a :class:`~tcpn.validation.summary.SummaryStream`; the result's trace reads
+each chunk to a :class:`~tcpn.models.summary.SummaryStream`; the result's trace reads
 its files only when used. The summary must be the one the whole trace gives: here against
 the way ``summarize`` computed it before streaming (pandas on the whole trace, kept below
 as ``whole_trace_summary``), bit for bit but for the time-weighted means, which are now
@@ -24,13 +24,13 @@ import pytest
 import yaml
 
 from tcpn.errors import InputError
-from tcpn.models import net_lens
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
+from tcpn.lenses import net as net_lens
+from tcpn.lenses.replications import replicate
+from tcpn.models import metrics
 from tcpn.models.scenario import dumbbell, load_scenario
+from tcpn.models.summary import SummaryStream
 from tcpn.models.traces import SCHEMAS, Trace, TraceWriter
-from tcpn.solvers.replications import replicate
-from tcpn.validation import metrics
-from tcpn.validation.summary import SummaryStream
 
 ROOT = Path(__file__).resolve().parents[1]
 MEANS = ("cwnd_mean_bytes", "mean_packets", "mean_bytes")

@@ -7,13 +7,13 @@ import pytest
 
 import tcpn.petrinets
 from tcpn.petrinets import check
+from tcpn.petrinets.checking.verdicts import Verdict
 from tcpn.petrinets.examples import counter, dining_philosophers, left_first_philosophers
-from tcpn.petrinets.verdicts import Verdict
 
 
 def test_check_is_exported_from_the_package():
     assert "check" in tcpn.petrinets.__all__
-    assert check is tcpn.petrinets.checking.check
+    assert check is tcpn.petrinets.checking.check.check
 
 
 def test_a_true_verdict_is_true():

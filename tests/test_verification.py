@@ -11,7 +11,7 @@ from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, validate_scenario
 from tcpn.models.verification import LossBudget, verification_net
 from tcpn.petrinets import Simulator
-from tcpn.petrinets.statespace import StateSpace
+from tcpn.petrinets.statespace.space import StateSpace
 
 
 def p2p(variant: str = "reno", **tcp: Any) -> Scenario:
@@ -408,7 +408,7 @@ def test_small_first_and_token_bucket_queues_are_explored_and_replay(queue):
 def test_a_policer_drop_counts_as_a_loss_for_the_properties():
     """A 600-byte bucket polices the second segment of the initial window (a deterministic
     drop, outside the budget): its retransmission is not spurious."""
-    from tcpn.models.verify import verify
+    from tcpn.models.verification.check import verify
     s = _queued({"kind": "token_bucket", "limit": 3, "rate_bps": 1e6, "depth_bytes": 600,
                  "mode": "policer"})
     s = s.model_copy(update={"tcp": s.tcp.model_copy(update={"initial_cwnd_segments": 2})})

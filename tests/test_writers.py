@@ -13,17 +13,17 @@ import pytest
 from typer.testing import CliRunner
 
 from tcpn.cli import app
-from tcpn.models.lenses import evaluate
+from tcpn.experiments.compare import compare, plot_timeseries, write_comparison
+from tcpn.experiments.optimize import OptimizationResult, Point
+from tcpn.lenses import evaluate
 from tcpn.models.scenario import dumbbell
 from tcpn.outputs import OutputError
 from tcpn.petrinets import INT, PetriNet, Place, Transition, simulate
+from tcpn.petrinets.engine.monitors import EventLog
 from tcpn.petrinets.exchange.cpn_export import write_cpn
 from tcpn.petrinets.exchange.pnml import write_pnml
-from tcpn.petrinets.monitors import EventLog
-from tcpn.reports.ecn_threshold import STUDY_FILES, delay_figure
 from tcpn.reports.search_record import search_figure, write_search
-from tcpn.solvers.optimize import OptimizationResult, Point
-from tcpn.validation.harness import compare, plot_timeseries, write_comparison
+from tcpn.reports.studies.ecn_threshold import STUDY_FILES, delay_figure
 
 MINE = "a user's file\n"
 

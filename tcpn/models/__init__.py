@@ -1,7 +1,16 @@
-"""The component library: TCP senders and receivers, queues, links, token buckets.
+"""TCP in nets and data: the scenario schema, the component library, the trace schema and
+the metrics every lens's trace is measured by.
 
-Lives here: the scenario schema and the topology composer that turns a scenario into one
-timed coloured Petri net built with :mod:`tcpn.petrinets`.
+Lives here: the scenario schema (:mod:`~tcpn.models.scenario`), the component nets (TCP
+senders and receivers, queues, links, token buckets: :mod:`~tcpn.models.components`), the
+topology composer that turns a scenario into one timed coloured Petri net, the trace schema
+and result (:mod:`~tcpn.models.traces`), the one metrics module
+(:mod:`~tcpn.models.metrics`, :mod:`~tcpn.models.summary`), pcap captures read into flow
+events (:mod:`~tcpn.models.pcap`), the TCP property library and the verification nets
+(:mod:`~tcpn.models.verification`).
 
-Must not import: tcpn.solvers, tcpn.validation, tcpn.reports, tcpn.cli.
+A new TCP variant, queue or link model goes in ``components``; a new metric in ``metrics``.
+
+May import: tcpn.petrinets and the ground floor.
+Must not import: tcpn.solvers, tcpn.lenses, tcpn.experiments, tcpn.reports, tcpn.cli.
 """

@@ -2,12 +2,13 @@
 
 A :class:`Property` is a name, a sentence, the places it reads (relative to one flow's
 modules: ``snd.tcb`` is ``flow0.snd.tcb`` for flow 0), a function building its formula
-(:mod:`tcpn.petrinets.formulas` objects, often :class:`~tcpn.petrinets.formulas.Predicate`
+(:mod:`tcpn.petrinets.checking.formulas` objects, often
+:class:`~tcpn.petrinets.checking.formulas.Predicate`
 atoms over token values) from a :class:`FlowRoles`, the fairness it assumes, and which loss
 budgets it speaks about (``no_spurious_retransmission`` only means something when nothing
 may be lost). :data:`PROPERTIES` holds the library; :func:`register_property` adds one:
 
->>> from tcpn.petrinets.formulas import AG
+>>> from tcpn.petrinets.checking.formulas import AG
 >>> @register_property("cwnd_at_most_64", "cwnd never exceeds 64 segments",
 ...                    places=("snd.tcb",))
 ... def cwnd_at_most_64(flow):
@@ -16,7 +17,7 @@ may be lost). :data:`PROPERTIES` holds the library; :func:`register_property` ad
 True
 >>> del PROPERTIES["cwnd_at_most_64"]
 
-Observer places, which :func:`tcpn.models.verify.observe` adds beside
+Observer places, which :func:`tcpn.models.verification.check.observe` adds beside
 the components (the components themselves are unchanged: their arcs only gain a counter),
 make the history visible to state formulas: ``flowI.app`` (the segments passed to the
 application, in the order the receiver released them: the arriving segment, then those it
@@ -34,8 +35,8 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.models.components.sender import sack_pipe
 from tcpn.petrinets import PetriNet
-from tcpn.petrinets.fairness import Fairness
-from tcpn.petrinets.formulas import AF, AG, EF, Deadlock, Formula, Predicate
+from tcpn.petrinets.checking.fairness import Fairness
+from tcpn.petrinets.checking.formulas import AF, AG, EF, Deadlock, Formula, Predicate
 
 __all__ = ["PROPERTIES", "FlowRoles", "Property", "register_property", "select_properties"]
 

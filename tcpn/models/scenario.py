@@ -1226,7 +1226,7 @@ def _split_queue_id(queue_id: str) -> tuple[str, str]:
 def scenario_rng(seed: np.random.SeedSequence | int) -> np.random.Generator:
     """The generator for the scenario's own random choices in the run seeded by ``seed``.
 
-    An int ``seed`` means replication 0 of that seed, as in :func:`tcpn.models.lenses.run_seeds`.
+    An int ``seed`` means replication 0 of that seed, as in :func:`tcpn.lenses.base.run_seeds`.
 
     >>> float(scenario_rng(1).random()) == float(scenario_rng(1).random())
     True

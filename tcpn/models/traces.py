@@ -1,7 +1,7 @@
 """The trace schema every lens emits, its incremental Parquet writer, and the common result.
 
 Every lens (net, fluid, ns-3) records what happened in the same five columnar tables, and
-:mod:`tcpn.validation.metrics` computes every metric from them, whichever lens wrote them.
+:mod:`tcpn.models.metrics` computes every metric from them, whichever lens wrote them.
 
 ``flows`` (one row per connection): ``flow`` id, ``group``, ``src``, ``dst``, ``variant``,
 ``start_s``, ``stop_s``, ``bytes`` (``<NA>``: bulk), ``segment_size_bytes``,
@@ -100,7 +100,7 @@ FLOW_VARS = ("cwnd_bytes", "ssthresh_bytes", "rtt_s")
 """The standard ``var`` names of ``flow_series`` (lenses may add others)."""
 AGGREGATE_METRICS = ("goodput_bps", "throughput_bps", "jain_index", "loss_ratio",
                      "retransmission_ratio", "mark_ratio")
-"""The metrics of a summary's ``aggregate`` (:func:`tcpn.validation.metrics.summarize`;
+"""The metrics of a summary's ``aggregate`` (:func:`tcpn.models.metrics.summarize`;
 what ``tcpn sweep --metric`` can show)."""
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
@@ -591,7 +591,7 @@ class ScenarioResult:
 
     ``seed`` records the run's :class:`numpy.random.SeedSequence` (``entropy`` and
     ``spawn_key``) and its ``replication`` index; ``summary`` holds the metrics computed by
-    :func:`tcpn.validation.metrics.summarize` (``flows``, ``queues``, ``aggregate``);
+    :func:`tcpn.models.metrics.summarize` (``flows``, ``queues``, ``aggregate``);
     ``provenance`` holds tcpn/Python versions and what the lens adds (ns-3 version,
     solver settings...).
     """

@@ -1,15 +1,26 @@
 """Timed coloured Petri nets: the language, CPN Tools timed semantics and the engines.
 
-Lives here: colour sets, places, transitions, arcs and modules; the compiled simulator;
-the state-space explorer; the model checker (formulas, CTL, LTL, fairness, the state-space
-report, the Model Checking Contest's examinations); exchange formats (CPN Tools, PNML,
-DOT); SNAKES interoperability.
+The language lives in this package's own modules: colour sets (``colours``), the net
+(``net``: places, transitions, arcs, modules), inscriptions and the restricted evaluator
+that checks every expression read from a file (``inscriptions``, ``restricted``,
+``net_functions``), delay distributions, clock-valued fields (``timevalues``), errors and
+example nets. Around it, one room per job:
+
+* :mod:`~tcpn.petrinets.engine`: the compiler and the engines that run a net;
+* :mod:`~tcpn.petrinets.statespace`: exploring every reachable marking;
+* :mod:`~tcpn.petrinets.checking`: formulas and the model checker (CTL, LTL, fairness, the
+  state-space report, the Model Checking Contest);
+* :mod:`~tcpn.petrinets.exchange`: CPN Tools, PNML, CPN ML, SNAKES;
+* :mod:`~tcpn.petrinets.drawing`: Graphviz drawings.
+
+Inside, dependencies point one way: the language <- drawing; the language <- engine <-
+statespace, exchange <- checking. This package re-exports the names most users need.
 
 Must not import: anything in tcpn except tcpn.errors, tcpn.limits (bounds on what is read)
 and tcpn.outputs (files written whole). This layer knows nothing of TCP.
 """
 
-from tcpn.petrinets.checking import check
+from tcpn.petrinets.checking.check import check
 from tcpn.petrinets.colours import (
     BOOL,
     CLOCK,
@@ -29,7 +40,6 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
-from tcpn.petrinets.compiler import CompiledNet, compile_net
 from tcpn.petrinets.distributions import (
     Discrete,
     Distribution,
@@ -39,8 +49,17 @@ from tcpn.petrinets.distributions import (
     TruncatedNormal,
     Uniform,
 )
+from tcpn.petrinets.engine.compiler import CompiledNet, compile_net
+from tcpn.petrinets.engine.monitors import (
+    DataCollector,
+    EventLog,
+    FiringCount,
+    Monitor,
+    TimeAverage,
+)
+from tcpn.petrinets.engine.result import SimulationResult
+from tcpn.petrinets.engine.simulator import Firing, Simulator, independent_seeds, simulate
 from tcpn.petrinets.errors import FiringError
-from tcpn.petrinets.monitors import DataCollector, EventLog, FiringCount, Monitor, TimeAverage
 from tcpn.petrinets.net import (
     P_HIGH,
     P_LOW,
@@ -52,9 +71,7 @@ from tcpn.petrinets.net import (
     Token,
     Transition,
 )
-from tcpn.petrinets.result import SimulationResult
-from tcpn.petrinets.simulator import Firing, Simulator, independent_seeds, simulate
-from tcpn.petrinets.statespace import StateSpace, explore
+from tcpn.petrinets.statespace.space import StateSpace, explore
 
 __all__ = [
     "BOOL", "CLOCK", "INT", "P_HIGH", "P_LOW", "P_NORMAL", "REAL", "STRING", "UNIT", "Arc",

@@ -107,7 +107,7 @@ class Interval(Uniform):
 
     The simulator draws it uniformly (as CPN Tools does); the explorer takes it as a
     nondeterministic choice among its points (``explore(net, delay_points=m)``,
-    :mod:`tcpn.petrinets.intervals`). Integer bounds (``integer``) are CPN Tools' integer
+    :mod:`tcpn.petrinets.statespace.intervals`). Integer bounds (``integer``) are CPN Tools' integer
     interval, exported as ``@+[low,high]``, its points integers; other bounds export as
     ``@++uniform(low, high)``.
 

@@ -419,9 +419,9 @@ class PetriNet:
         # a composed net draws by its modules (legible); module_view(net).expand(...) opens
         # a box, drawing.to_svg(net) draws every place
         if self.modules:
-            from tcpn.petrinets.module_view import module_view
+            from tcpn.petrinets.drawing.modules import module_view
 
             return module_view(self).svg()
-        from tcpn.petrinets.drawing import to_svg
+        from tcpn.petrinets.drawing.dot import to_svg
 
         return to_svg(self)

@@ -1,6 +1,6 @@
 """Clock-valued token fields (colour set ``CLOCK``) and how relative state spaces move them.
 
-A relative state space (:func:`~tcpn.petrinets.statespace.explore`, ``clock="relative"``)
+A relative state space (:func:`~tcpn.petrinets.statespace.space.explore`, ``clock="relative"``)
 keeps every timestamp relative to the state's own clock, so that states that differ only
 in absolute time are one. Token *values* may hold absolute times too: a packet's send
 time, the moment a queue went idle. A net says which by giving those fields the colour set

@@ -1,6 +1,6 @@
 """Figures of a campaign: a metric against one axis with CI bands per lens, a heatmap over two.
 
-Both read :class:`~tcpn.solvers.sweep.results.CampaignResults` (what the store holds) and
+Both read :class:`~tcpn.experiments.sweep.results.CampaignResults` (what the store holds) and
 return a Matplotlib :class:`~matplotlib.figure.Figure` (no display needed)::
 
     tcpn sweep scenarios/sweeps/s4_wireless_alone.yaml --figure s4.png \\
@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from tcpn.errors import InputError
-from tcpn.solvers.sweep.results import CampaignResults
+from tcpn.experiments.sweep.results import CampaignResults
 
 __all__ = ["check_figure_path", "heatmap", "metric_against_axis"]
 

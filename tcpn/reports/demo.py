@@ -13,13 +13,13 @@ from typing import Any
 
 from rich.table import Table
 
-from tcpn.models.lenses import evaluate
+from tcpn.lenses import evaluate
+from tcpn.lenses.replications import flow_table
 from tcpn.models.scenario import Scenario, parse_scenario
+from tcpn.petrinets.engine.monitors import FiringCount, TimeAverage
+from tcpn.petrinets.engine.result import SimulationResult
+from tcpn.petrinets.engine.simulator import simulate
 from tcpn.petrinets.examples import single_server_queue
-from tcpn.petrinets.monitors import FiringCount, TimeAverage
-from tcpn.petrinets.result import SimulationResult
-from tcpn.petrinets.simulator import simulate
-from tcpn.solvers.replications import flow_table
 
 __all__ = ["DEMO_SCENARIO", "demo_scenario", "lens_table", "mm1_table"]
 

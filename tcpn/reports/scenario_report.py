@@ -62,8 +62,8 @@ def scenario_parts(scenario: Scenario, lens: str = "net", replications: int = 3,
 
     The report draws throughput and events from the flow events: a scenario that does not
     trace them is refused before any run."""
-    from tcpn.solvers.replications import flow_table, replicate
-    from tcpn.validation.metrics import throughput_series_bps
+    from tcpn.lenses.replications import flow_table, replicate
+    from tcpn.models.metrics import throughput_series_bps
 
     if not scenario.trace.flow_events:
         raise InputError(f"scenario {scenario.name}: the report draws throughput, goodput and "
@@ -128,8 +128,8 @@ def json_plain(value: Any) -> Any:
 def net_diagram(scenario: Scenario, name: str = "net-modules") -> Diagram | Paragraph:
     """The scenario's net drawn by its modules, or a paragraph saying why it can't be."""
     from tcpn.models.topology import scenario_net
-    from tcpn.petrinets.drawing import GraphvizMissing
-    from tcpn.petrinets.module_view import module_view
+    from tcpn.petrinets.drawing.dot import GraphvizMissing
+    from tcpn.petrinets.drawing.modules import module_view
 
     try:
         net = scenario_net(scenario)
@@ -239,7 +239,7 @@ def _flow_frame(flows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _fairness_frame(jain: list[float | None]) -> pd.DataFrame:
-    from tcpn.solvers.replications import mean_ci
+    from tcpn.lenses.replications import mean_ci
 
     mean, half = mean_ci(jain)
     return pd.DataFrame({"measure": ["Jain's index of goodput"], "mean": [mean],

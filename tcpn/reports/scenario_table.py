@@ -36,7 +36,7 @@ __all__ = ["ABSENT", "COLUMNS", "ENERGY_COLUMN", "ScenarioRow", "absent_reasons"
 
 @dataclass(frozen=True)
 class ScenarioRow:
-    """One scenario's run: its summary (``tcpn.validation.metrics``), or why it has none."""
+    """One scenario's run: its summary (``tcpn.models.metrics``), or why it has none."""
 
     path: str
     name: str
@@ -150,7 +150,7 @@ COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
 
 def _run_one(path: str, lens: str, seed: int | None) -> ScenarioRow:
     """Run one file (in a worker process); an error becomes the row's ``error``."""
-    from tcpn.models.lenses import evaluate
+    from tcpn.lenses import evaluate
     from tcpn.models.scenario import load_scenario
 
     start = time.process_time()

@@ -1,13 +1,13 @@
 """The written record of a parameter search: ``search.csv``, ``search.json``, ``search.png``.
 
-:func:`write_search` puts what :func:`tcpn.solvers.optimize.optimize` found into a
+:func:`write_search` puts what :func:`tcpn.experiments.optimize.optimize` found into a
 directory, the three files together or not at all (:func:`tcpn.outputs.atomic_files`):
 every evaluated point (value, objective mean, 95 % half-width, runs, whether it is
 near-optimal) as CSV, the same with the optimum, the ranges and the closed-form
 predictions as JSON, and a figure of the objective against the parameter with the
 near-optimal range shaded and the predictions marked.
 
->>> from tcpn.solvers.optimize import OptimizationResult, Point
+>>> from tcpn.experiments.optimize import OptimizationResult, Point
 >>> pts = [Point(float(v), o, 0.0, 1) for v, o in ((10, 1.0), (20, 2.0), (30, 2.0))]
 >>> found = OptimizationResult("ecn_k", "goodput", "fluid", pts, pts[1], (20.0, 30.0),
 ...                            {"dctcp_min_k": 12.5}, near_optimal=(20.0, 30.0),
@@ -27,8 +27,8 @@ from typing import Any
 
 import pandas as pd
 
+from tcpn.experiments.optimize import OptimizationResult
 from tcpn.outputs import atomic_file, atomic_files
-from tcpn.solvers.optimize import OptimizationResult
 
 __all__ = ["search_figure", "search_frame", "search_json", "write_search"]
 

@@ -1,6 +1,6 @@
 """The report of ``tcpn validate --report``: the lenses side by side, every replication.
 
-:func:`validation_parts` keeps what :func:`~tcpn.validation.harness.compare` found (the
+:func:`validation_parts` keeps what :func:`~tcpn.experiments.compare.compare` found (the
 comparison table with CIs, errors, verdicts and Welch's p), every run's metrics, and the
 throughput per bin of every replication of every lens (read from the runs kept on disk).
 :func:`build_validation_report` draws from those alone: per-metric dot plots (each run a
@@ -30,10 +30,10 @@ _SCALE = {"goodput_bps": (1e-6, "goodput (Mbit/s)"), "rtt_mean_s": (1e3, "mean R
 
 
 def validation_parts(found: Any) -> dict[str, StudyData]:
-    """The data of a :class:`~tcpn.validation.harness.Validation` whose runs are on disk
+    """The data of a :class:`~tcpn.experiments.compare.Validation` whose runs are on disk
     (``compare(..., output=...)``)."""
+    from tcpn.models.metrics import throughput_series_bps
     from tcpn.models.traces import ScenarioResult
-    from tcpn.validation.metrics import throughput_series_bps
 
     if found.runs_dir is None:
         raise InputError("a validation report needs the runs on disk: call compare with "
@@ -58,7 +58,7 @@ def validation_parts(found: Any) -> dict[str, StudyData]:
 def _draw_metrics(data: pd.DataFrame) -> Any:
     import matplotlib.pyplot as plt
 
-    from tcpn.solvers.replications import mean_ci
+    from tcpn.lenses.replications import mean_ci
 
     metrics = [m for m in SHOWN_METRICS if m in set(data["metric"])]
     fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(3.2 * max(1, len(metrics)),

@@ -4,7 +4,7 @@ A bulk (FTP-like) sender never runs out of data, so its sequence numbers, its qu
 positions and its links' frame counters grow without end, ``cwnd`` grows in congestion
 avoidance, and the RTT estimator's floats converge only asymptotically. In relative time
 (the clock reduction of :mod:`tcpn.petrinets.timevalues`) these are what is left; this
-module declares each as an :class:`~tcpn.petrinets.offsets.OffsetGroup` of the scenario's
+module declares each as an :class:`~tcpn.petrinets.statespace.offsets.OffsetGroup` of the scenario's
 verification net:
 
 * **sequence numbers**, one group per connection (base: the smallest live number, at
@@ -14,7 +14,7 @@ verification net:
   direction). ``recover`` and ``cwr_high`` are *floors*: every read compares them with a
   number at least ``una`` (``una >= recover``, ``ack >= recover`` in recovery, ``una >=
   cwr_high``), so any value at most the base reads alike, and they are kept at the base
-  when below it. Checked by the explorer's offset check (:mod:`tcpn.petrinets.offsets`).
+  when below it. Checked by the explorer's offset check (:mod:`tcpn.petrinets.statespace.offsets`).
 * **queue positions**, one group per FIFO (base: the next position to leave): the
   ``fifo`` head and the ``buffer`` positions. Checked the same way. A drop-tail queue's
   "idle since" time (a ``CLOCK`` value only copied, read by RED alone) is kept at 0.
@@ -46,7 +46,7 @@ from tcpn.models.components.queues import BUFFER, FIFO
 from tcpn.models.components.sender import TCB
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.colours import ProductSet, RecordSet
-from tcpn.petrinets.offsets import OffsetField, OffsetGroup
+from tcpn.petrinets.statespace.offsets import OffsetField, OffsetGroup
 
 __all__ = ["BULK_ABSTRACTIONS", "BULK_VARIANTS", "DEFAULT_RTT_GRAIN_S", "MAX_BULK_WINDOW",
            "bulk_offsets",

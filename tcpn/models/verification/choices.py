@@ -3,7 +3,7 @@ RED's and TCP-L's uniform draws, random start times as delays to discretise.
 
 Each choice is a twin of a simulator transition (same inputs, guard, priority and delays)
 or, for start times, a chain of transitions whose random delays place the connections'
-start tokens (discretised by :func:`tcpn.petrinets.intervals.discretise_delays`); see
+start tokens (discretised by :func:`tcpn.petrinets.statespace.intervals.discretise_delays`); see
 :mod:`tcpn.models.verification` and ``docs/statespace.md``.
 """
 
@@ -22,8 +22,8 @@ from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
 from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transition, Uniform
-from tcpn.petrinets.intervals import delay_points
 from tcpn.petrinets.net import ArcKind
+from tcpn.petrinets.statespace.intervals import delay_points
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
            "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
@@ -302,7 +302,7 @@ def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | No
     """The attempts of every 802.11 transmission as a choice: the simulator's ``transmit``
     takes the draws that deliver at the first attempt, a twin ``transmit_tries{k}`` those
     that deliver at attempt ``k`` (``k`` among the points of ``[1, attempts allowed]``,
-    :func:`tcpn.petrinets.intervals.delay_points`: both ends, ``points`` in all), and, on
+    :func:`tcpn.petrinets.statespace.intervals.delay_points`: both ends, ``points`` in all), and, on
     a direction the budget covers, ``transmit_lost`` those that fail every attempt (a loss
     of the packet's kind). Each twin is enabled only where its outcome differs from the
     first-attempt one (a frame error rate above 0). Returns twin -> transmission and

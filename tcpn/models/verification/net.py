@@ -33,10 +33,10 @@ from tcpn.models.verification.choices import (
     wireless_choices,
 )
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
-from tcpn.petrinets.intervals import DelayChoice, discretise_delays
-from tcpn.petrinets.intervals import delay_points as points_of
-from tcpn.petrinets.offsets import OffsetGroup
-from tcpn.petrinets.statespace import CLOCK_MODES, TIME_DECIMALS, StateSpace
+from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
+from tcpn.petrinets.statespace.intervals import delay_points as points_of
+from tcpn.petrinets.statespace.offsets import OffsetGroup
+from tcpn.petrinets.statespace.space import CLOCK_MODES, TIME_DECIMALS, StateSpace
 from tcpn.petrinets.timevalues import alike, binding_shifts, shifted_binding
 
 __all__ = ["Role", "VerificationNet", "verification_net"]
@@ -90,7 +90,8 @@ class VerificationNet:
     simulator transition it stands beside; ``draws`` gives the uniform draw each
     transition whose simulator twin draws one stands for; ``delay_choices`` maps each
     transition copy that fixes a random delay (``t'k``, see
-    :mod:`tcpn.petrinets.intervals`) to its :class:`~tcpn.petrinets.intervals.DelayChoice`;
+    :mod:`tcpn.petrinets.statespace.intervals`) to its
+    :class:`~tcpn.petrinets.statespace.intervals.DelayChoice`;
     ``start_chain`` maps each transition of a random start's chain (``group{g}.start``,
     ``group{g}.gap{j}``) to ``(g, j)``: it starts connection ``j`` of flow group ``g``
     (the scenario's ``flows[g]``). ``clock`` is how :meth:`explore` treats time:
@@ -382,7 +383,8 @@ def verification_net(scenario: Scenario, *, segments: int | None,
 
     A flow group whose ``start_s`` (or ``gap_s`` between its connections) is drawn
     uniformly from an interval starts at one of ``delay_points`` equally spaced times in
-    it, both ends included (:mod:`tcpn.petrinets.intervals`; the explorer covers each, and
+    it, both ends included (:mod:`tcpn.petrinets.statespace.intervals`; the explorer covers each,
+    and
     every order of the events they make simultaneous). ``seed`` draws the scenario's other
     random choices (none are allowed yet). ``clock`` is how
     :meth:`VerificationNet.explore` treats time (``"absolute"`` or ``"relative"``; relative

@@ -49,7 +49,6 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnitSet,
 )
-from tcpn.petrinets.compiler import compile_net
 from tcpn.petrinets.distributions import (
     Discrete,
     Distribution,
@@ -58,6 +57,7 @@ from tcpn.petrinets.distributions import (
     TruncatedNormal,
     Uniform,
 )
+from tcpn.petrinets.engine.compiler import compile_net
 from tcpn.petrinets.exchange.cpnml import (
     ML_BASIS_DECLARATIONS,
     ML_MAX_INT,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.compiler import RandomDraws
+from tcpn.petrinets.engine.compiler import RandomDraws
 from tcpn.petrinets.exchange.loops import loop_source
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace

@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcpn.petrinets.monitors import Monitor
+from tcpn.petrinets.engine.monitors import Monitor
+from tcpn.petrinets.engine.simulator import Simulator
 from tcpn.petrinets.net import PetriNet
-from tcpn.petrinets.simulator import Simulator
 
 __all__ = ["Divergence", "RunComparison", "compare_runs"]
 

@@ -163,7 +163,7 @@ def axis_points(experiments: Sequence[Experiment], axes: Sequence[Axis],
 
 def lens_refusal(scenario: Any, lens: str) -> str | None:
     """Why ``lens`` cannot express ``scenario`` (its ``check``'s message), or None."""
-    from tcpn.models.lenses import get_lens
+    from tcpn.lenses import get_lens
 
     try:
         get_lens(lens)().check(scenario)
@@ -174,7 +174,7 @@ def lens_refusal(scenario: Any, lens: str) -> str | None:
 
 def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
          measure: Measurement) -> dict[str, Any]:
-    from tcpn.models.lenses import make_run, run_once
+    from tcpn.lenses import make_run, run_once
     from tcpn.models.scenario import validate_scenario
 
     scenario = validate_scenario(dict(mapping))
@@ -259,7 +259,7 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str],
     >>> float(row["x"]), round(float(row["x_hw"]), 4), int(row["runs"])
     (2.0, 2.4841, 3)
     """
-    from tcpn.solvers.replications import mean_ci
+    from tcpn.lenses.replications import mean_ci
 
     rows = []
     if runs.empty:

@@ -7,7 +7,7 @@ unloaded round trip of 120 tu; no ECN (drop-tail) against marking at K = 50 and 
 equation 1's K = 67; segment loss 0 % (Table 1) and 20 % (Table 2). On an ECN echo its
 sender "starts slow start without retransmitting" (study-results.md S2.5), which tcpn
 models as ``params.reaction: slow_start``; RFC 3168's halving runs beside it. The
-scenario is :func:`tcpn.reports.ecn_threshold.s2_mapping` (1 tu = 1 ms) with the study's
+scenario is :func:`tcpn.reports.studies.ecn_threshold.s2_mapping` (1 tu = 1 ms) with the study's
 K = 67 and the router service time TPS = 120/11 tu, the value for which equation 1 gives
 the study's 67 (``K = 80 - (120/5 - 120/TPS)``).
 
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
-from tcpn.reports.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
 from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
@@ -160,7 +160,7 @@ def _all_acked_tu(trace: Any, flow: str, total_bytes: int) -> float:
 def s2_measure(result: Any, replication: int) -> dict[str, Any]:
     """The study's two measures and tcpn's beside them (see the module docstring), the
     counts behind them, and for run 0 every segment's delay."""
-    from tcpn.validation.metrics import segment_delays
+    from tcpn.models.metrics import segment_delays
 
     trace = result.trace
     delays = offered_delays_tu(trace, "tcp", SEGMENTS, GAP_TU, PAYLOAD_BYTES)

@@ -1,0 +1,383 @@
+"""The Model Checking Contest's examinations on a PNML model, answered as the contest's
+tools answer them.
+
+:func:`check_examination` reads ``DIR/model.pnml`` and the examination's property file
+beside it (``DIR/CTLFireability.xml`` ...; the global properties need none), explores the
+state space (a P/T net on :func:`~tcpn.petrinets.statespace.ptspace.explore_pt`, a coloured one on
+:func:`~tcpn.petrinets.statespace.space.explore`), and returns one line per formula:
+``FORMULA <id> TRUE|FALSE|<integer> TECHNIQUES <words>``, ``FORMULA <id> CANNOT_COMPUTE``
+when a budget is reached, ``STATE_SPACE STATES <n> TECHNIQUES ...`` (and TRANSITIONS,
+MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING) for StateSpace.
+
+CTL and reachability formulas are checked by :mod:`tcpn.petrinets.checking.ptcheck`, LTL formulas by
+:mod:`tcpn.petrinets.checking.ltl`; both read a dead marking as repeating forever. On an incomplete
+state space (budget reached) a reachability formula is still decided when a reached state
+proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE. On a
+complete space ``EF p`` and ``AG p`` are read off the states (every one is reachable), the
+other CTL formulas share one set of edge arrays per space.
+"""
+
+from __future__ import annotations
+
+import time as wallclock
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcpn.errors import InputError
+from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.formulas import (
+    A,
+    E,
+    F,
+    Fireable,
+    Formula,
+    G,
+    Tokens,
+    is_ctl,
+    is_ltl,
+    places_of,
+    transitions_of,
+)
+from tcpn.petrinets.checking.ltl import check_ltl
+from tcpn.petrinets.checking.ptcheck import (
+    BudgetReached,
+    ctl_mask,
+    edge_arrays,
+    numeric_values,
+    state_mask,
+)
+from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.ptspace import PTStateSpace, explore_pt, pt_net
+
+__all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
+           "load_model"]
+
+#: Examinations whose formulas are in ``<name>.xml``.
+FORMULA_EXAMINATIONS = ("ReachabilityCardinality", "ReachabilityFireability",
+                        "CTLCardinality", "CTLFireability", "LTLCardinality",
+                        "LTLFireability", "UpperBounds")
+#: Examinations about the whole net (``GenericPropertiesDefinition.xml``).
+GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "Liveness",
+                       "OneSafe", "StableMarking")
+EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
+DEFAULT_MAX_STATES = 2_000_000
+TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
+#: Models larger than this are refused (the contest's largest are about 60 MB).
+MAX_MODEL_BYTES = 500_000_000
+
+
+@dataclass
+class Model:
+    """A contest model ready to explore: the net and how formula names map onto it."""
+
+    net: Any
+    is_pt: bool
+    place_names: dict[str, str]
+    transition_names: dict[str, str]
+
+
+def load_model(model_path: str | Path) -> Model:
+    """Read ``model.pnml``: a P/T net as matrices (places and transitions named by their
+    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`."""
+    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
+    net = imported.net
+    places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
+    transitions = {imported.ids.get(f"trans:{t}", t): t for t in net.transitions}
+    try:
+        matrices = pt_net(net, [imported.ids.get(f"place:{p}", p) for p in net.places],
+                          [imported.ids.get(f"trans:{t}", t) for t in net.transitions])
+    except InputError:
+        return Model(net, False, places, transitions)
+    return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
+
+
+def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
+                  time_limit_s: float | None = None,
+                  max_memory_bytes: int | None = None) -> tuple[Model, Any]:
+    """The model and its state space (a P/T net on the vector explorer,
+    :func:`~tcpn.petrinets.statespace.ptspace.explore_pt`, a coloured one on
+    :func:`~tcpn.petrinets.statespace.space.explore`; either stops at ``max_memory_bytes`` of
+    resident memory)."""
+    model = load_model(model_path)
+    if model.is_pt:
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s,
+                                 max_memory_bytes=max_memory_bytes)
+    from tcpn.petrinets.statespace.space import explore
+    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s,
+                          max_memory_bytes=max_memory_bytes)
+
+
+def check_examination(model_path: str | Path, examination: str,
+                      max_states: int = DEFAULT_MAX_STATES,
+                      time_limit_s: float | None = None,
+                      on_line: Callable[[str], None] | None = None) -> list[str]:
+    """The contest's answer lines for one examination of ``model_path`` (see the module
+    docstring); ``on_line`` receives each line as soon as it is known.
+
+    Raises :class:`~tcpn.errors.InputError` naming the file for a missing or malformed
+    model or property file, and the formula for an unknown place or transition.
+    """
+    return check_examinations(model_path, [examination], max_states, time_limit_s,
+                              on_line)[examination]
+
+
+def check_examinations(model_path: str | Path, examinations: list[str],
+                       max_states: int = DEFAULT_MAX_STATES,
+                       time_limit_s: float | None = None,
+                       on_line: Callable[[str], None] | None = None,
+                       explored: tuple[Model, Any] | None = None,
+                       max_memory_bytes: int | None = None) -> dict[str, list[str]]:
+    """:func:`check_examination` for several examinations on one exploration (or on
+    ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
+    the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
+    ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
+    what the process may use) and
+    say CANNOT_COMPUTE."""
+    started = wallclock.perf_counter()
+    for examination in examinations:
+        if examination not in EXAMINATIONS:
+            raise InputError(f"unknown examination {examination!r}; one of "
+                             f"{', '.join(EXAMINATIONS)}")
+    model_path = Path(model_path)
+    if not model_path.is_file():
+        raise InputError(f"{model_path}: no such model file")
+    properties: dict[str, list[ContestProperty]] = {
+        e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
+        if e in FORMULA_EXAMINATIONS}
+    try:
+        model, space = explored or explore_model(model_path, max_states, time_limit_s,
+                                                 max_memory_bytes)
+    except MemoryError:  # a limit refused an allocation: nothing is known
+        model, space = load_model(model_path), _OutOfMemory()
+    properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
+    answers: dict[str, list[str]] = {}
+
+    def remaining() -> float | None:
+        return None if time_limit_s is None else max(
+            0.0, time_limit_s - (wallclock.perf_counter() - started))
+
+    for examination in examinations:
+        lines = answers.setdefault(examination, [])
+        found = _or_cannot(_global, examination, examination, space, max_memory_bytes) \
+            if examination in GLOBAL_EXAMINATIONS else (
+            _or_cannot(_answer, prop.id, examination, prop, space, remaining(),
+                       max_memory_bytes)[0] for prop in properties[examination])
+        for line in found:
+            lines.append(line)
+            if on_line is not None:
+                on_line(line)
+    return answers
+
+
+class _OutOfMemory:
+    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state."""
+
+    complete = False
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _or_cannot(answer: Callable[..., Any], ident: str, *args: Any) -> list[str]:
+    """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
+    fails (a limit the memory budget had not yet seen refused it)."""
+    try:
+        found = answer(*args)
+    except MemoryError:
+        return [_cannot(ident)]
+    return [found] if isinstance(found, str) else found
+
+
+def _renamed(prop: ContestProperty, model: Model) -> ContestProperty:
+    """The property with its PNML ids replaced by the net's names (checking they exist)."""
+    for place in (places_of(prop.formula) if prop.formula is not None else set()) | set(
+            prop.bound.places if prop.bound is not None else ()):
+        if place not in model.place_names:
+            raise InputError(f"formula {prop.id}: unknown place {place!r}")
+    if prop.formula is not None:
+        for transition in transitions_of(prop.formula):
+            if transition not in model.transition_names:
+                raise InputError(f"formula {prop.id}: unknown transition {transition!r}")
+    if model.is_pt:
+        return prop
+    return replace(prop, formula=_rename(prop.formula, model) if prop.formula else None,
+                   bound=Tokens(tuple(model.place_names[p] for p in prop.bound.places))
+                   if prop.bound else None)
+
+
+def _rename(formula: Formula, model: Model) -> Formula:
+    if isinstance(formula, Fireable):
+        return Fireable(tuple(model.transition_names[t] for t in formula.transitions))
+    changes: dict[str, Any] = {}
+    for name, value in vars(formula).items():
+        if isinstance(value, Formula):
+            changes[name] = _rename(value, model)
+        elif isinstance(value, Tokens):
+            changes[name] = Tokens(tuple(model.place_names[p] for p in value.places))
+        elif isinstance(value, tuple) and value and isinstance(value[0], Formula):
+            changes[name] = tuple(_rename(v, model) for v in value)
+    return replace(formula, **changes)  # type: ignore[type-var]
+
+
+def _complete(space: Any) -> bool:
+    return bool(space.complete)
+
+
+def _cannot(ident: str) -> str:
+    return f"FORMULA {ident} CANNOT_COMPUTE"
+
+
+def _answer(examination: str, prop: ContestProperty, space: Any,
+            seconds_left: float | None, max_memory_bytes: int | None = None) -> str:
+    """One formula's line."""
+    if prop.bound is not None:
+        if not _complete(space):
+            return _cannot(prop.id)
+        values = numeric_values(prop.bound, space)
+        return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
+    formula = prop.formula
+    assert formula is not None
+    decided = _reachability(formula, space) if len(space) else None  # no state, nothing seen
+    if decided is not None:
+        return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+    if not _complete(space):
+        return _cannot(prop.id)
+    if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
+        verdict = check_ltl(formula, space, time_limit_s=seconds_left,
+                            max_memory_bytes=max_memory_bytes)
+        if verdict.answer == "unknown":
+            return _cannot(prop.id)
+        words = " ".join(verdict.technique)
+        return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
+    deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
+    try:
+        holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
+    except BudgetReached:
+        return _cannot(prop.id)
+    return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+
+
+def _reachability(formula: Formula, space: Any) -> bool | None:
+    """``EF p`` or ``AG p`` (``p`` without path quantifiers) on the states found, every one
+    reachable: decided by one state where ``p`` holds (fails), or on a complete space by
+    there being none; ``None`` for any other formula or when the states found do not
+    decide it (no fixpoint over the edges is needed).
+    """
+    for quantifier, operator, witness in ((E, F, True), (A, G, False)):
+        if isinstance(formula, quantifier) and isinstance(formula.path, operator):
+            inner = formula.path.operand
+            if is_ctl(inner) and not any(isinstance(n, A | E) for n in _nodes(inner)):
+                seen = bool(state_mask(inner, space).any() if witness else
+                            not state_mask(inner, space).all())
+                if seen:
+                    return witness
+                return None if not _complete(space) else not witness
+    return None
+
+
+def _nodes(formula: Formula) -> list[Formula]:
+    from tcpn.petrinets.checking.formulas import walk
+    return list(walk(formula))
+
+
+#: Bytes per edge Liveness holds at once (SciPy's float64 CSR copy, the edges' sources,
+#: the component pairs and their sort), checked against the memory budget first.
+LIVENESS_EDGE_BYTES = 40
+
+
+def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -> list[str]:
+    """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
+    pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
+    if not _complete(space):
+        if examination == "StateSpace":
+            return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
+                    ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
+        return [_cannot(examination)]
+    most, per_marking, stable = _token_counts(space)
+    indptr, targets, labels, names = edge_arrays(space)
+    if examination == "StateSpace":
+        # In a coloured net "a place" is one colour of it (a place of the P/T twin).
+        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space)
+        return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
+                f"STATE_SPACE MAX_TOKEN_PER_MARKING {per_marking} TECHNIQUES {TECHNIQUES}"]
+    if examination == "ReachabilityDeadlock":
+        holds = bool((np.diff(indptr) == 0).any())
+    elif examination == "QuasiLiveness":
+        holds = len(np.unique(labels)) == len(names)
+    elif examination == "OneSafe":
+        holds = most <= 1
+    elif examination == "StableMarking":
+        holds = stable
+    else:
+        if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+            return [_cannot(examination)]
+        holds = _live(indptr, targets, labels, len(names))
+    return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
+
+
+def _token_counts(space: Any) -> tuple[int, int, bool]:
+    """The most tokens on one place in one state, the most in one state, and whether some
+    place holds the same count in every state. A P/T space reads its marking matrix; a
+    coloured one is read a place at a time (a states x places matrix of a large coloured
+    net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
+    if isinstance(space, PTStateSpace):
+        counts = space.markings
+        if not counts.size:
+            return 0, 0, False
+        return (int(counts.max()), int(counts.sum(axis=1, dtype=np.int64).max()),
+                bool((counts.min(axis=0) == counts.max(axis=0)).any()))
+    most, stable = 0, False
+    total = np.zeros(len(space), dtype=np.int64)
+    for place in space.net.places:
+        column = np.asarray(numeric_values(Tokens((place,)), space), dtype=np.int64)
+        if column.size:
+            total += column
+            most, stable = max(most, int(column.max())), stable or bool(
+                column.min() == column.max())
+    return most, int(total.max()) if total.size else 0, stable
+
+
+def _most_of_one_colour(space: Any) -> int:
+    """The most tokens of one colour on one place over the states of a coloured space:
+    per place a table over its interned contents, read at the contents the states hold."""
+    from tcpn.petrinets.checking.atoms import columns
+    from tcpn.petrinets.statespace.store import timed_content, untimed_content
+    store, cols = space._gen.store, columns(space)
+    most = 0
+    for p in range(len(space.compiled.place_names)):
+        table = np.zeros(len(store.contents[p]), dtype=np.int64)
+        for number, key in enumerate(store.contents[p]):
+            if key is not None:
+                table[number] = max(len(v) for v in timed_content(key).values()) if \
+                    store.timed[p] else max(untimed_content(key).values())
+        if len(space):
+            most = max(most, int(table[cols.field(p)].max()))
+    return most
+
+
+def _live(indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray,
+          n_transitions: int) -> bool:
+    """Every transition can fire again from every reachable marking: every terminal
+    strongly connected component has an edge of every transition inside it."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+    n = len(indptr) - 1
+    matrix = csr_array((np.ones(len(targets), dtype=np.int8), targets, indptr), shape=(n, n))
+    _, component = connected_components(matrix, directed=True, connection="strong")
+    src = np.repeat(np.arange(n), np.diff(indptr))
+    leaving = np.zeros(component.max() + 1, dtype=bool)
+    crossing = component[src] != component[targets]
+    leaving[component[src[crossing]]] = True
+    terminal = np.flatnonzero(~leaving)
+    inside = ~crossing
+    pairs = np.unique(component[src[inside]].astype(np.int64) * n_transitions
+                      + labels[inside])
+    per_component = np.bincount(pairs // n_transitions, minlength=component.max() + 1)
+    return bool(np.all(per_component[terminal] == n_transitions))

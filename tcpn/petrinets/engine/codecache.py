@@ -1,0 +1,86 @@
+"""The compiled code of the compiler's generated sources, kept on disk between processes.
+
+:func:`~tcpn.petrinets.engine.compiler.compile_net` generates Python source for every transition
+and compiles it; a fresh process that builds the same net (every run of a study, every
+benchmark round) compiles the same sources again. ``compile()`` of the reference
+dumbbell's 84 transitions costs about 0.12 s of CPU, a tenth of its 20 s net lens run
+(benchmarks/README.md, Session 6); reading the code objects back with :mod:`marshal`
+costs a few milliseconds.
+
+An entry is keyed by the source, the file name the code reports, this module's own code
+(which fixes the compile flags) and Python's bytecode version (``importlib``'s magic
+number): a changed net or a changed compiler gives another source, so another key. It is
+written whole and renamed into place (concurrent writers of one key write equal bytes),
+and it carries a SHA-256 of its payload: an entry that is damaged or cannot be read is
+compiled again and rewritten. Where no cache directory can be found (no ``$TCPN_CACHE_DIR``
+and no ``platformdirs``) or it cannot be written, the code is compiled as before.
+
+The cache is bounded (``$TCPN_CODE_CACHE_MB``, 256 MB unless set): an entry found is
+marked used, and past the bound the least recently used entries are removed
+(:data:`tcpn.petrinets.engine.caches.CODE`); ``tcpn cache info`` shows it, ``tcpn cache clear``
+empties it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import marshal
+import os
+import tempfile
+from pathlib import Path
+from types import CodeType
+
+from tcpn.petrinets.engine.caches import CODE, CODE_TRIM_SHARE, cache_root
+
+__all__ = ["cache_root", "compile_cached", "write_atomically"]
+
+#: this module's code and Python's bytecode version: an entry is valid for both only
+_VERSION = hashlib.sha256(Path(__file__).read_bytes() + importlib.util.MAGIC_NUMBER).digest()
+_CHECK_BYTES = 32  # the SHA-256 of the payload, in front of it
+
+
+def _entry(source: str, filename: str) -> Path | None:
+    directory = CODE.directory()
+    if directory is None:
+        return None
+    digest = hashlib.sha256(_VERSION)
+    digest.update(filename.encode() + b"\0" + source.encode())
+    return directory / f"{digest.hexdigest()[:32]}.marshal"
+
+
+def compile_cached(source: str, filename: str) -> CodeType:
+    """``compile(source, filename, "exec")``, read from the cache when it holds it."""
+    path = _entry(source, filename)
+    if path is not None:
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+            stored = path.read_bytes()
+            payload = stored[_CHECK_BYTES:]
+            if hashlib.sha256(payload).digest() == stored[:_CHECK_BYTES]:
+                code = marshal.loads(payload)
+                if isinstance(code, CodeType):
+                    CODE.used(path)  # its last use, for the bound's eviction order
+                    return code
+    code = compile(source, filename, "exec")
+    if path is not None:
+        payload = marshal.dumps(code)
+        with contextlib.suppress(OSError):
+            write_atomically(path, hashlib.sha256(payload).digest() + payload)
+            CODE.wrote(path)
+            CODE.trim_if_due(CODE_TRIM_SHARE)
+    return code
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """``data`` into ``path`` by a rename: readers see the whole entry or none (a cache
+    entry; concurrent writers of one key write equal bytes, the last rename wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".part", delete=False) as part:
+        try:
+            part.write(data)
+            part.close()
+            os.replace(part.name, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part.name)

@@ -1,0 +1,810 @@
+"""The native engine: a compiled net's generated code built into a C extension with Cython.
+
+:mod:`~tcpn.petrinets.engine.compiler` generates Python source per transition (``enumerate``,
+``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module builds, with Cython
+and the machine's C compiler, one module per transition *shape* (the code with its place
+indices taken out, shared by the transitions and nets that have it), one of the
+simulator's hot loop (``Simulator._loop``) and one of Cython's utility code that the
+others import, and swaps their functions in. The code is the same code, compiled: the
+Python engine stays the reference, and the same seed gives the same firing sequence
+(``tests/test_native.py`` compares them firing by firing). A net in the C engine's typed
+subset runs on :mod:`tcpn.petrinets.engine.cnet` instead (one module).
+
+Each transition's globals (declarations, colour sets, distributions, code actions) keep
+their Python objects: its shape's factory receives them. A transition whose code Cython
+rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
+Cython refused, which holds the inscription); without Cython or a C compiler the whole net
+does (``NativeNet.reason``), and ``engine="auto"`` says so in a log line. ``auto``, the
+simulator's default, builds at most :data:`AUTO_BUILD_MODULES` missing modules and
+otherwise runs Python, saying how many a first build needs.
+
+Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
+e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
+Cython and the compiler with its flags; a build happens in a private temporary directory
+and is renamed into place, and one build runs at a time per cache directory (a file
+lock), so processes that start together build each module once. The cache is bounded
+(``$TCPN_NATIVE_CACHE_MB``, 1024 MB unless set; :data:`tcpn.petrinets.engine.caches.NATIVE`):
+a build holds it in use from looking its modules up until they are loaded, and trims its
+least recently used entries when it ends.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import textwrap
+import threading
+import time
+from array import array
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import cache, lru_cache, partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tcpn.petrinets.engine.caches import NATIVE
+from tcpn.petrinets.engine.codecache import cache_root, write_atomically
+from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
+from tcpn.petrinets.errors import InputError
+
+__all__ = ["ENGINES", "NativeNet", "NativeUnavailable", "build_native", "resolve_engine",
+           "select_engine", "why_unavailable"]
+
+ENGINES = ("python", "native", "auto")
+#: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native
+#: where its modules are cached or cheap to build, else Python saying why (figures:
+#: benchmarks/README.md, "Native engine", Session 7)
+SIMULATOR_DEFAULT = "auto"
+#: the most modules ``engine="auto"`` compiles on its own: a small net outside the C
+#: engine's subset, or a net whose shapes are cached but for a few (about a second of CPU
+#: each); a TCP scenario's net needs about 46 modules, a minute of CPU, which pays for
+#: itself after about 140 runs of 20 s (measured): it runs in Python until
+#: ``engine="native"`` builds them once
+AUTO_BUILD_MODULES = 8
+ENGINE_VARIABLE = "TCPN_ENGINE"
+#: a directory shared by a command's processes (the CLI sets it): a notice is said once in it
+NOTICES_VARIABLE = "TCPN_NOTICES_DIR"
+_FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
+_log = logging.getLogger("tcpn.native")
+#: what the user should see: a first build's progress, why ``auto`` runs Python (the
+#: command line shows these lines on stderr)
+_notice = logging.getLogger("tcpn.native.notice")
+_BUILDING = threading.Lock()
+
+
+class NativeUnavailable(RuntimeError):
+    """``engine="native"`` was asked for where it cannot be built (no Cython, no compiler)."""
+
+
+class _NotBuilt(Exception):
+    """A build would compile more modules than the caller allows (``engine="auto"``)."""
+
+    def __init__(self, missing: int):
+        super().__init__(missing)
+        self.missing = missing
+
+
+@dataclass
+class NativeNet:
+    """The outcome of a native build: the net to run and what stayed in Python."""
+
+    compiled: CompiledNet
+    #: the simulator's hot loop compiled (``None``: the whole net stays in Python)
+    loop: Any = None
+    #: why the whole net stays in Python (``None`` when it was built)
+    reason: str | None = None
+    #: transition name -> why it stays in Python
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    #: ``"c"``: the C engine of ``tcpn.petrinets.engine.cnet`` runs the net; ``"cython"``: the
+    #: generated Python code compiled
+    backend: str = "cython"
+    #: why the C engine does not run the net (the element outside its subset)
+    c_reason: str | None = None
+    #: the modules ``engine="auto"`` left unbuilt (more than :data:`AUTO_BUILD_MODULES`)
+    unbuilt: int = 0
+
+    @property
+    def engine(self) -> str:
+        """``"native"`` when the compiled module runs, else ``"python"``."""
+        return "python" if self.loop is None else "native"
+
+
+def resolve_engine(engine: str | None, default: str = "python") -> str:
+    """``engine``, else ``$TCPN_ENGINE``, else ``default``; checked against :data:`ENGINES`.
+
+    The simulator's default is :data:`SIMULATOR_DEFAULT`; the state-space explorer's
+    stays ``"python"``.
+
+    >>> resolve_engine("auto")
+    'auto'
+    """
+    chosen = engine if engine is not None else os.environ.get(ENGINE_VARIABLE) or default
+    if chosen not in ENGINES:
+        origin = "engine" if engine is not None else f"${ENGINE_VARIABLE}"
+        raise InputError(f"{origin}={chosen!r}: choose one of {', '.join(ENGINES)}")
+    return chosen
+
+
+def cache_dir() -> Path:
+    """Where built modules live: ``$TCPN_CACHE_DIR/native`` or the user cache directory."""
+    root = cache_root()
+    if root is None:  # build_native asks why_unavailable first, which names platformdirs
+        raise NativeUnavailable("platformdirs is not installed (pip install 'tcpn[native]')")
+    return root / "native"
+
+
+def _compiler() -> list[str] | None:
+    """The C compiler command (``$CC`` or Python's build configuration), if installed."""
+    command = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if not command or shutil.which(command[0]) is None:
+        return None
+    return command
+
+
+@cache
+def _compiler_version(program: str) -> str:
+    done = subprocess.run([program, "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.splitlines()[0] if done.stdout else program
+
+
+# -- source -------------------------------------------------------------------------------
+def _strip_annotations(tree: ast.Module) -> ast.Module:
+    """Drops annotations, so that Cython types nothing the Python engine does not."""
+
+    class Plain(ast.NodeTransformer):
+        def visit_arg(self, node: ast.arg) -> ast.AST:
+            node.annotation = None
+            return node
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+            node.returns = None
+            self.generic_visit(node)
+            return node
+
+        def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+            if node.value is None:
+                return ast.copy_location(ast.Pass(), node)
+            return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
+
+    return ast.fix_missing_locations(Plain().visit(tree))
+
+
+class _Canonical(ast.NodeTransformer):
+    """Takes a transition's own constants out of its code, so equal shapes share it.
+
+    Place indices (``_p17`` locals, ``M[17]``, ``_inord[17]``, ``_last[17]``) become
+    ``_q<k>`` and ``_P<k>`` (``k``: order of first use) and the places named in error
+    messages ``_W<j>``; ``values`` maps the new global names to the transition's values.
+    """
+
+    _INDEXED = frozenset({"M", "_inord", "_last"})
+
+    def __init__(self) -> None:
+        self.places: dict[int, int] = {}
+        self.values: dict[str, Any] = {}
+
+    def _place(self, index: int) -> int:
+        k = self.places.setdefault(index, len(self.places))
+        self.values[f"_P{k}"] = index
+        return k
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        match = re.fullmatch(r"_p(\d+)", node.id)
+        if match:
+            node.id = f"_q{self._place(int(match.group(1)))}"
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if (isinstance(node.value, ast.Name) and node.value.id in self._INDEXED
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int):
+            node.slice = ast.Name(f"_P{self._place(node.slice.value)}", ast.Load())
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "_FiringError" and node.args
+                and isinstance(node.args[0], ast.Constant)):
+            name = f"_W{sum(n.startswith('_W') for n in self.values)}"
+            self.values[name] = node.args[0].value
+            node.args[0] = ast.Name(name, ast.Load())
+        return node
+
+
+#: this module's code: a cached shape (:func:`_stored_shape_of`) is valid for it only
+_MODULE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+#: the generated functions the simulator calls (``enumerate`` and ``fire`` serve the
+#: state-space explorer and stay in Python)
+_SIMULATOR_FUNCTIONS = ("_enumerate_due", "_fire_tracked", "_gate")
+
+
+def _transition_shape(transition: CompiledTransition, keyed: AbstractSet[int] = frozenset()
+                      ) -> tuple[str, dict[str, Any]]:
+    """The transition's code as a factory body, and the values the factory reads.
+
+    The body, once named ``def make(_ns):``, returns the transition's simulator
+    functions; their globals become the factory's locals (closure variables for them),
+    read from ``_ns``, so each built net gets its own objects while transitions of the
+    same shape share the factory. ``keyed``: the net's places kept as
+    :class:`~tcpn.petrinets.engine.compiler.KeyedTokens` (``CompiledNet.keyed_places``).
+    """
+    namespace = transition.enumerate.__globals__
+    keyed_here = frozenset(keyed) & {*transition.reads_places, *transition.writes_places}
+    body, used, constants = _stored_shape_of(transition.source, frozenset(namespace),
+                                             keyed_here, transition.records)
+    return body, {n: constants[n] if n in constants else namespace[n] for n in used}
+
+
+@lru_cache(maxsize=4096)
+def _stored_shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozenset(),
+                     records: tuple[tuple[str, tuple[str, ...]], ...] = ()
+                     ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """:func:`_shape_of`, kept in the cache directory beside the built modules.
+
+    Parsing and rewriting a transition's code costs more than loading its built module
+    (0.4 s of CPU for the reference dumbbell's 84 transitions, measured), and a fresh
+    process finds the same sources again. The key covers the source, the globals' names
+    and this module's own code; the entry is a JSON file written whole (renamed into
+    place), and one that cannot be read is computed again.
+    """
+    digest = hashlib.sha256(_MODULE_DIGEST.encode())
+    for text in (source, *sorted(names), *map(str, sorted(keyed)), repr(records)):
+        digest.update(text.encode() + b"\0")
+    path = cache_dir() / "shapes" / f"{digest.hexdigest()[:32]}.json"
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        stored = json.loads(path.read_text())
+        NATIVE.used(path)
+        return stored["body"], tuple(stored["used"]), stored["constants"]
+    body, used, constants = _shape_of(source, names, keyed, records)
+    with contextlib.suppress(OSError, TypeError):
+        stored_text = json.dumps({"body": body, "used": used, "constants": constants})
+        write_atomically(path, stored_text.encode())
+        NATIVE.wrote(path)
+    return body, used, constants
+
+
+def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozenset(),
+              records: tuple[tuple[str, tuple[str, ...]], ...] = ()
+              ) -> tuple[str, tuple[str, ...], dict[str, Any]]:
+    """:func:`_transition_shape` for a source, its globals' names, the keyed places among
+    its own and its record variables (nets are rebuilt per run: the same sources come
+    back)."""
+    tree = ast.parse(source)
+    tree.body = [f for f in tree.body
+                 if isinstance(f, ast.FunctionDef) and f.name in _SIMULATOR_FUNCTIONS]
+    canonical = _Canonical()
+    tree = canonical.visit(tree)
+    fields = {name: {f: i for i, f in enumerate(names_)} for name, names_ in records}
+    tree = _FieldReads(fields).visit(tree)  # inscriptions cannot assign (no ``:=``)
+    used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                        & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
+    # place indices as C integers, the marking and its order lists as exact lists, and
+    # the places as exact dicts but the keyed ones (a dict subclass): Cython then calls
+    # the list's and dict's C functions directly
+    head = [f"    cdef Py_ssize_t {name} = _ns[{name!r}]" if name.startswith("_P")
+            else f"    {name} = _ns[{name!r}]" for name in used]
+    plain = {f"_q{k}" for p, k in canonical.places.items() if p not in keyed}
+    body = []
+    for function in functions:
+        definition, rest = ast.unparse(function).split("\n", 1)
+        definition = re.sub(r"\b(M|_inord|_last)\b", r"list \1", definition)
+        # a binder over an untimed place's values as a loop over ``.keys()``: Cython
+        # walks an exact dict's table then (``PyDict_Next``) where ``for v in d`` makes an
+        # iterator object; the order is the same
+        rest = re.sub(r"\bfor (_v\d+) in (_q\d+):", r"for \1 in \2.keys():", rest)
+        assigned = {n.id for n in ast.walk(function)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        dicts = sorted(assigned & plain)
+        if dicts:
+            rest = f"    cdef dict {', '.join(dicts)}\n{rest}"
+        if function.name == "_enumerate_due":
+            # the clock and the readiness times as C doubles: the timed binder loops
+            # compare them per token (see _ENUMERATE_DOUBLES)
+            definition = definition.replace(", now,", ", double now,")
+            stored = sorted(assigned & _ENUMERATE_DOUBLES)
+            if stored:
+                rest = f"    cdef double {', '.join(stored)}\n{rest}"
+        body.append(textwrap.indent("\n".join([definition, rest]), "    "))
+    tail = "    return {" + ", ".join(f"{f.name!r}: {f.name}" for f in functions) + "}"
+    return "\n".join([*head, *body, tail]), used, canonical.values
+
+
+class _FieldReads(ast.NodeTransformer):
+    """Rewrites ``v.f``, ``v`` a record variable and ``f`` its ``i``-th field, to
+    ``_tcpn_field(v, i, "f")`` (see :data:`_SHAPE_HELPERS`), outside the lambdas and
+    comprehensions that bind a name of the record variables."""
+
+    def __init__(self, records: dict[str, dict[str, int]]):
+        self.records = records
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+            index = self.records.get(node.value.id, {}).get(node.attr)
+            if index is not None:
+                call = ast.Call(ast.Name("_tcpn_field", ast.Load()),
+                                [node.value, ast.Constant(index), ast.Constant(node.attr)], [])
+                return ast.copy_location(call, node)
+        return node
+
+    def _scope(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Lambda):
+            arguments = node.args
+            bound = {a.arg for a in (*arguments.posonlyargs, *arguments.args,
+                                     *arguments.kwonlyargs, arguments.vararg,
+                                     arguments.kwarg) if a is not None}
+        else:
+            bound = {n.id for g in node.generators  # type: ignore[attr-defined]
+                     for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        return node if bound & self.records.keys() else self.generic_visit(node)
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = _scope
+    visit_GeneratorExp = _scope
+
+
+#: the shapes' helper for a record's field read: a record is a named tuple (its place's
+#: colour set says so, and tokens are tested when they are put there), so the field is
+#: its item, read in C; anything else is read as an attribute, as Python would
+#: (measured: 10 -> 3 ns a read, about -3 % of a 100 Mbit/s run)
+_SHAPE_HELPERS = """
+cdef inline object _tcpn_field(object record, Py_ssize_t index, str name):
+    if isinstance(record, tuple):
+        return (<tuple>record)[index]
+    return getattr(record, name)
+
+"""
+
+
+#: the locals of the generated ``enumerate_due`` that only ever hold times (floats: the
+#: clock, timestamps, ``-inf`` and ``inf``), typed ``double`` with its ``now``; a C
+#: comparison of doubles is what Python's comparison of floats computes
+_ENUMERATE_DOUBLES = frozenset({"_rstar", "_ready", "_r", "_et"})
+
+
+def _loop_source() -> tuple[str, dict[str, Any]]:
+    """``Simulator._loop`` as a module-level function, and the globals it reads."""
+    from tcpn.petrinets.engine.simulator import Simulator
+
+    function = Simulator._loop
+    tree = _strip_annotations(ast.parse(textwrap.dedent(inspect.getsource(function))))
+    definition = tree.body[0]
+    assert isinstance(definition, ast.FunctionDef)
+    definition.name, definition.decorator_list = "_loop", []
+    if isinstance(definition.body[0], ast.Expr):  # the docstring
+        definition.body.pop(0)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    globals_ = {n: v for n, v in function.__globals__.items() if n in used}
+    head, body = ast.unparse(tree).split("\n", 1)
+    stored = {n.id for n in ast.walk(definition)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    declarations = [f"    cdef {kind} {', '.join(sorted(names & stored))}"
+                    for kind, names in _LOOP_TYPES.items() if names & stored]
+    return "\n".join([head, *declarations, body]), globals_
+
+
+#: C types for the loop's locals that always hold them: indices and counts as C
+#: integers, the containers as exact list, set and tuple (Cython then indexes them
+#: directly); a value of another type would raise, not go wrong, and the equality tests
+#: run the loop on every kind of net
+_LOOP_TYPES = {
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g"},
+    "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority"},
+    "bint": {"tied", "simple", "gated"},
+    "double[::1]": {"earliest", "priorities"},
+    "long[::1]": {"gate_of"},
+    "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns",
+             "required",
+             "masked", "gate_fns", "members", "cuts", "gate_ready",
+             "group_sum", "before", "after", "found", "chosen", "by_mask"},
+    "set": {"live"},
+    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut"},
+}
+
+
+#: the loop's per-transition numbers in typed arrays, which ``_LOOP_TYPES`` reads as C
+#: arrays (the Python engine keeps a list and a tuple: ``simulator._float_array`` and
+#: ``_int_array``); measured: -5.9 % of a 100 Mbit/s run (native)
+_LOOP_ARRAYS = {"_float_array": partial(array, "d"), "_int_array": partial(array, "l")}
+
+
+_HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
+
+
+@cache
+def _loop_module() -> tuple[str, dict[str, Any]]:
+    """The loop's module source (its globals as placeholders) and those globals."""
+    loop, loop_globals = _loop_source()
+    # module-level names for the loop's globals, set after import
+    placeholders = "".join(f"{name} = None\n" for name in sorted(loop_globals))
+    return _HEADER + placeholders + loop + "\n", loop_globals
+
+
+def _shape_module(body: str) -> str:
+    """The module source of one transition shape: a factory ``make(_ns)``."""
+    return f"{_HEADER}{_SHAPE_HELPERS}def make(_ns):\n{body}\n"
+
+
+# -- building -----------------------------------------------------------------------------
+class _CythonRejected(Exception):
+    def __init__(self, line: int, message: str):
+        super().__init__(line, message)
+        self.line, self.message = line, message
+
+
+#: the flags of every module; the optimisation level comes with the compiler command
+_CFLAGS = ("-shared", "-fPIC", "-w")
+#: the optimisation of the transition shapes, most of a first build; measured on the
+#: reference dumbbell's 45 modules (benchmarks/README.md, Session 7): -O0 builds in 28 s
+#: of CPU but runs 2.1x slower than the Python engine, -O1 in 64 s and -O2 in 105 s, the
+#: warm run equal within 3 % (1.05 and 1.02 s against Python's 1.54 s)
+_SHAPE_OPTIMISATION = ("-O1",)
+#: the loop's and Cython's shared utility code's, built once per machine, and the C
+#: engine's modules (``tcpn.petrinets.engine.cnet``: their generated C is the engine)
+_HOT_OPTIMISATION = ("-O2",)
+_ERROR_LINE = re.compile(r"^[^\n:]*\.pyx:(\d+):\d+: (.*)$", re.MULTILINE)
+_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def _library(source: str, kind: str, compiler: list[str], imports: str = "") -> Path:
+    """Where the shared library built from ``source`` lives in the cache; ``imports``:
+    the module of Cython's utility code it imports (part of the key)."""
+    key = _key(f"{imports}\0{source}" if imports else source, tuple(compiler))
+    return cache_dir() / f"_tcpn_{kind}_{key}{_SUFFIX}"
+
+
+def _cythonize(pyx: Path, shared: str | None = None) -> Path:
+    """``pyx`` translated to C (in this process: Cython's start-up would cost more);
+    ``shared``: the module holding Cython's utility code (:func:`_shared_library`)."""
+    from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
+
+    output = io.StringIO()
+    c_file = pyx.with_suffix(".c")
+    options = CompilationOptions(default_options, language_level=3, output_file=str(c_file),
+                                 shared_utility_qualified_name=shared)
+    with contextlib.redirect_stderr(output), contextlib.redirect_stdout(output):
+        result = compile_single(str(pyx), options, pyx.stem)
+    if result.num_errors:
+        found = _ERROR_LINE.findall(output.getvalue())
+        if not found:
+            raise NativeUnavailable(f"Cython failed: {output.getvalue().strip()[-400:]}")
+        raise _CythonRejected(int(found[0][0]), found[0][1])
+    return c_file
+
+
+#: the source of Cython's shared utility module (:func:`_shared_library`): no ``.pyx``
+_SHARED_SOURCE = "cython generate-shared"
+
+
+def _shared_c(c_file: Path, name: str) -> Path:
+    """Cython's shared utility module ``name`` generated into ``c_file``."""
+    from Cython.Build.SharedModule import generate_shared_module
+    from Cython.Compiler.Main import CompilationOptions, default_options
+
+    output = io.StringIO()
+    options = CompilationOptions(default_options, language_level=3,
+                                 shared_c_file_path=str(c_file), module_name=name)
+    with contextlib.redirect_stderr(output), contextlib.redirect_stdout(output):
+        errors, _ = generate_shared_module(options)
+    if errors or not c_file.exists():
+        raise NativeUnavailable(f"Cython failed: {output.getvalue().strip()[-400:]}")
+    return c_file
+
+
+def _shared_library(compiler: list[str]) -> Path:
+    """Where the module of Cython's utility code for ``compiler`` lives in the cache.
+
+    Each Cython module carries its own copy of Cython's utility code (function objects,
+    argument parsing, exception helpers): 7,000 of the 15,000 to 20,000 lines of C of a
+    transition shape, about a fifth of its compile time (measured, benchmarks/README.md,
+    Session 7). The shape and loop modules import these functions from one shared module
+    instead, built once per Cython version, compiler and flags (its name carries the key).
+    """
+    return _library(_SHARED_SOURCE, "cyshared", compiler)
+
+
+def _compile_c(c_file: Path, library: Path, compiler: list[str],
+               libraries: tuple[str, ...] = ()) -> None:
+    include = sysconfig.get_paths()["include"]
+    built = c_file.with_name(library.name)
+    gcc = subprocess.run([*compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o", str(built),
+                          *libraries],
+                         capture_output=True, text=True, check=False)
+    if gcc.returncode != 0:
+        raise NativeUnavailable(f"the C compiler failed: {gcc.stderr.strip()[-400:]}")
+    os.replace(built, library)  # atomic: a concurrent build of the same key is equal
+
+
+def _build(sources: dict[Path, tuple[str, list[str]]], libraries: tuple[str, ...] = (),
+           shared: Path | None = None, what: str = "") -> dict[Path, _CythonRejected]:
+    """Builds the libraries of ``sources`` missing from the cache: library -> its Cython
+    source (or :data:`_SHARED_SOURCE`: Cython's shared utility module) and the compiler
+    command that builds it, with its optimisation flags.
+
+    Cython translates one module after the other in this process while the C compiler
+    already compiles the translated ones, as many at a time as there are cores; one
+    build runs at a time per cache directory, across processes too (a file lock), so
+    that processes starting together (a sweep's workers, a parallel test run) do not
+    compile the same modules twice: the second waits and finds them built. ``shared``:
+    the library of Cython's shared utility module (:func:`_shared_library`) the others
+    import. Returns the modules Cython rejected.
+    """
+    if all([NATIVE.used(library) for library in sources]):  # each found one marked used
+        return {}
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    rejected: dict[Path, _CythonRejected] = {}
+    with _cache_lock(directory):
+        missing = {library: source for library, source in sources.items()
+                   if not library.exists()}  # another process may have built them meanwhile
+        if not missing:
+            return {}
+        started = time.perf_counter()
+        _notice.info("native engine: building %d module%s%s (first use; cached in %s)",
+                     len(missing), "" if len(missing) == 1 else "s",
+                     f" for {what}" if what else "", directory)
+        shared_name = None if shared is None else shared.name.split(".")[0]
+        with (tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work,
+              ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool):
+            compiling = []
+            for library, (source, compiler) in missing.items():
+                stem = library.name.split(".")[0]
+                try:
+                    if source == _SHARED_SOURCE:
+                        c_file = _shared_c(Path(work) / f"{stem}.c", stem)
+                    else:
+                        pyx = Path(work) / f"{stem}.pyx"
+                        pyx.write_text(source)
+                        c_file = _cythonize(pyx, shared_name)
+                except _CythonRejected as exc:
+                    rejected[library] = exc
+                    continue
+                compiling.append(pool.submit(_compile_c, c_file, library, compiler, libraries))
+            for done in compiling:
+                done.result()
+        _notice.info("native engine: built %d module%s in %.1f s", len(missing),
+                     "" if len(missing) == 1 else "s", time.perf_counter() - started)
+    return rejected
+
+
+@contextlib.contextmanager
+def _cache_lock(directory: Path) -> Iterator[None]:
+    """Holds the cache directory's build lock (``flock`` on ``.build.lock``), saying so
+    when another process holds it; without ``fcntl`` (not POSIX) builds are not
+    serialised across processes (they stay safe: each renames its own files in)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    with open(directory / ".build.lock", "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _notice.info("native engine: waiting for another process's build in %s",
+                         directory)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _load(library: Path) -> ModuleType:
+    name = library.name.split(".")[0]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, library)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+@lru_cache(maxsize=4096)
+def _key(source: str, compiler: tuple[str, ...]) -> str:
+    import Cython
+
+    digest = hashlib.sha256()
+    for part in (source, sys.version, Cython.__version__, sysconfig.get_platform(),
+                 " ".join(compiler), _compiler_version(compiler[0]), " ".join(_CFLAGS)):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def why_unavailable() -> str | None:
+    """Why no native module can be built on this machine (``None``: it can)."""
+    for package in ("Cython", "platformdirs"):
+        if importlib.util.find_spec(package) is None:
+            return f"{package} is not installed (pip install 'tcpn[native]')"
+    if _compiler() is None:
+        return ("no C compiler found ($CC or Python's, e.g. gcc: "
+                "sudo apt-get install gcc python3-dev)")
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "Python's headers (Python.h) are missing (sudo apt-get install python3-dev)"
+    return None
+
+
+@NATIVE.holding
+def _build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...],
+                  max_builds: int | None = None) -> ModuleType | str:
+    """Build (or fetch from the cache) the module of Cython ``source`` compiled with
+    ``flags`` and linked with ``libraries``; a string says why it could not be built.
+    ``max_builds=0`` raises :class:`_NotBuilt` rather than build a missing module."""
+    compiler = _compiler()
+    assert compiler is not None
+    compiler = [*compiler, *_HOT_OPTIMISATION, *flags]
+    library = _library(source, "cnet", compiler)
+    if max_builds is not None and max_builds < 1 and not library.exists():
+        raise _NotBuilt(1)
+    try:
+        with _BUILDING:
+            rejected = _build({library: (source, compiler)}, libraries)
+    except NativeUnavailable as exc:
+        return str(exc)
+    if library in rejected:
+        return f"Cython rejected the C engine's module: {rejected[library].message}"
+    return _load(library)
+
+
+@NATIVE.holding
+def build_native(compiled: CompiledNet, max_builds: int | None = None) -> NativeNet:
+    """Build (or fetch from the cache) the native module of ``compiled``.
+
+    Returns the net to run: the C engine (``backend="c"``) when the whole net is in its
+    typed subset; else ``compiled`` itself with ``reason`` set when nothing could be
+    built, else a copy whose transitions run the compiled functions (those Cython
+    rejected keep theirs, see ``fallbacks``), with ``c_reason`` naming what kept the net
+    from the C engine. ``max_builds``: the most modules this call may compile (``None``:
+    every one missing); a net that needs more stays in Python, ``reason`` and
+    ``unbuilt`` saying how many.
+    """
+    reason = why_unavailable()
+    if reason is not None:
+        return NativeNet(compiled, reason=reason)
+    from tcpn.petrinets.engine.cnet import build_cnet
+
+    def build_c(source: str, flags: tuple[str, ...],
+                libraries: tuple[str, ...]) -> ModuleType | str:
+        return _build_module(source, flags, libraries, max_builds)
+
+    try:
+        engine = build_cnet(compiled, build_c)
+    except _NotBuilt as exc:
+        return NativeNet(compiled, reason=_not_built(exc.missing), unbuilt=exc.missing)
+    if not isinstance(engine, str):
+        return NativeNet(compiled, loop=engine.loop, backend="c")
+    _log.info("net %s: not in the C engine's subset, the compiled Python runs it: %s",
+              compiled.net.name, engine)
+    compiler = _compiler()
+    assert compiler is not None
+    hot, per_shape = [*compiler, *_HOT_OPTIMISATION], [*compiler, *_SHAPE_OPTIMISATION]
+    shared = _shared_library(hot)
+    loop_source, loop_globals = _loop_module()
+    loop_library = _library(loop_source, "loop", hot, shared.name)
+    keyed = frozenset(compiled.keyed_places)
+    shapes = {t.name: _transition_shape(t, keyed) for t in compiled.transitions}
+    libraries = {t: _library(_shape_module(body), "shape", per_shape, shared.name)
+                 for t, (body, _values) in shapes.items()}
+    sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
+    everything = {shared: (_SHARED_SOURCE, hot), loop_library: (loop_source, hot),
+                  **{library: (source, per_shape) for library, source in sources.items()}}
+    missing = sum(not library.exists() for library in everything)
+    if max_builds is not None and missing > max_builds:
+        return NativeNet(compiled, reason=_not_built(missing), c_reason=engine,
+                         unbuilt=missing)
+    try:
+        with _BUILDING:  # Cython's compiler keeps global state: one build at a time
+            rejected = _build(everything, shared=shared, what=f"net {compiled.net.name}")
+    except NativeUnavailable as exc:
+        return NativeNet(compiled, reason=str(exc), c_reason=engine)
+    if loop_library in rejected:
+        return NativeNet(compiled, reason=f"Cython rejected the loop: "
+                                          f"{rejected[loop_library].message}", c_reason=engine)
+    _load(shared)  # the modules import Cython's utility functions from it
+    loop = _load(loop_library)
+    vars(loop).update(loop_globals)
+    vars(loop).update(_LOOP_ARRAYS)
+    transitions = []
+    fallbacks: dict[str, str] = {}
+    for transition in compiled.transitions:
+        library = libraries[transition.name]
+        if library in rejected:
+            why = rejected[library]
+            line = sources[library].splitlines()[why.line - 1].strip()
+            fallbacks[transition.name] = f"Cython rejects {line!r}: {why.message}"
+            _log.warning("native engine: transition %s stays in Python: %s",
+                         transition.name, fallbacks[transition.name])
+            transitions.append(transition)
+            continue
+        made = _load(library).make(shapes[transition.name][1])
+        transitions.append(replace(
+            transition, enumerate_due=made["_enumerate_due"],
+            fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
+    native = replace(compiled, transitions=tuple(transitions))
+    return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
+
+
+def _not_built(missing: int) -> str:
+    """Why ``auto`` runs Python: how many modules a first build needs, and how to build."""
+    return (f"{missing} native module{'' if missing == 1 else 's'} not built yet (more "
+            f"than the {AUTO_BUILD_MODULES} engine='auto' builds on its own; about "
+            f"{missing * _SECONDS_PER_MODULE:.0f} s of CPU for the C compiler, once): "
+            "--engine native (or TCPN_ENGINE=native) builds and caches them")
+
+
+#: CPU seconds per missing module for the message of :func:`_not_built` (a transition
+#: shape at the chosen optimisation, measured: benchmarks/README.md, Session 7)
+_SECONDS_PER_MODULE = 1.3
+
+
+def select_engine(compiled: CompiledNet, engine: str | None,
+                  default: str = "python") -> NativeNet:
+    """The net to run for ``engine`` (see :func:`resolve_engine`, which ``default``
+    goes to).
+
+    ``"python"``: ``compiled`` as it is; ``"native"``: the built module, or
+    :class:`NativeUnavailable` saying why it cannot be built; ``"auto"``: the built module
+    when its modules are cached or at most :data:`AUTO_BUILD_MODULES` are missing (built
+    then, a progress line saying so), else ``compiled``, with a log line saying why.
+    """
+    chosen = resolve_engine(engine, default)
+    if chosen == "python":
+        return NativeNet(compiled, reason="engine='python'")
+    native = build_native(compiled, None if chosen == "native" else AUTO_BUILD_MODULES)
+    if native.reason is not None:
+        if chosen == "native":
+            raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
+                                    f"built: {native.reason}")
+        # a study builds a net many times, in many processes: said once
+        if _first_said(compiled.net.name, native.reason,
+                       "unbuilt" if native.unbuilt else native.reason):
+            _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
+    return native
+
+
+#: the (net, reason) pairs ``auto`` has already said it runs in Python for
+_SAID: set[tuple[str, str]] = set()
+
+
+def _first_said(net_name: str, reason: str, kind: str) -> bool:
+    """Whether ``auto`` says for the first time that ``net_name`` runs in Python for
+    ``reason``: once per process and net; and, when ``$TCPN_NOTICES_DIR`` names a
+    directory the processes of a command share (the CLI's: a report's or a sweep's
+    workers), once per command for each ``kind`` of reason (modules not built yet, no
+    compiler...), the first process to say it leaving a file there: a study report runs
+    some 70 nets, one line tells how to build them all."""
+    if (net_name, reason) in _SAID:
+        return False
+    _SAID.add((net_name, reason))
+    shared = os.environ.get(NOTICES_VARIABLE)
+    if not shared:
+        return True
+    key = hashlib.sha256(kind.encode()).hexdigest()[:32]
+    try:
+        os.close(os.open(Path(shared) / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False  # another process of the command said it
+    except OSError:  # the directory is gone (the command ended) or not writable: say it
+        return True
+    return True

@@ -1,0 +1,43 @@
+"""A path through a state space, step by step: what a witness or a counterexample is made of.
+
+>>> Step("put", {"x": 2}, {"q": [2, 2, 2]}).to_json()["marking"]
+{'q': [2, 2, 2]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Step", "json_ready"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One firing on a path: the transition, its binding, and the marking it leads to."""
+
+    transition: str
+    binding: dict[str, Any]
+    marking: dict[str, Any]
+    clock: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (token values as ``repr`` where JSON has no form for them)."""
+        out: dict[str, Any] = {"transition": self.transition,
+                               "binding": json_ready(self.binding),
+                               "marking": json_ready(self.marking)}
+        if self.clock is not None:
+            out["clock"] = self.clock
+        return out
+
+
+def json_ready(value: Any) -> Any:
+    """``value`` with JSON's types only: mappings and sequences walked, other values as
+    ``repr``."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)

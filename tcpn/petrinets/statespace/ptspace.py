@@ -1,0 +1,455 @@
+"""Reachable markings of a place/transition net, explored with integer vectors and NumPy.
+
+A P/T net (every place holds plain black tokens, every arc carries a constant weight, no
+guard, no time; read, inhibitor and reset arcs allowed) needs none of the coloured engine's
+bindings: a marking is a vector of token counts, a transition ``t`` is enabled where
+``m >= pre[t]`` (and below its inhibitor thresholds), and firing adds ``post[t] - pre[t]``.
+:func:`explore_pt` runs a breadth-first search that expands a batch of states at once,
+testing each transition on the whole batch with one vector comparison, and recognises
+markings already seen by their bytes in a dictionary (the vectors shrink to one byte per
+place while every count stays below 256, and widen when one does not).
+
+The result, :class:`PTStateSpace`, answers what :class:`~tcpn.petrinets.statespace.space.StateSpace`
+answers (``len``, ``successors``, ``dead_markings``, ``path_to``, ``marking``...) and adds
+the vectorised views model checkers want: the marking matrix (one row per state),
+:meth:`PTStateSpace.tokens` and :meth:`PTStateSpace.enabled` over every state at once.
+
+>>> from tcpn.petrinets.examples import dining_philosophers
+>>> space = explore_pt(pt_net(dining_philosophers(3)))
+>>> len(space), space.n_edges, space.complete
+(4, 6, True)
+"""
+
+from __future__ import annotations
+
+import sys
+import time as wallclock
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tcpn.errors import InputError
+from tcpn.petrinets.colours import UnitSet
+from tcpn.petrinets.net import ArcKind, PetriNet, Token
+from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.paths import Step
+
+__all__ = ["PTNet", "PTStateSpace", "explore_pt", "is_pt_net", "pt_net"]
+
+#: How many states one batch of the search expands at most.
+BATCH_STATES = 4096
+#: Bytes of successor rows (int64, one per edge, a column per place) a batch holds before
+#: it interns them: 4,096 states of a 6,000-place net with 10 successors each would hold
+#: 2 GB at once.
+SUCCESSOR_BYTES = 16 << 20
+_DTYPES = (np.uint8, np.uint16, np.uint32, np.int64)
+
+
+@dataclass(frozen=True)
+class PTNet:
+    """A P/T net as sparse matrices (:class:`scipy.sparse.csr_array`, dense arrays are
+    converted): ``pre``/``post``/``test`` weights and inhibitor thresholds (0 for none),
+    ``reset`` places, one row per transition and one column per place. Sparse because a
+    contest model with 10^5 transitions and places would need 80 GB per dense int64
+    matrix, for a few arcs per transition.
+
+    ``places``/``transitions`` are the names formulas use (the contest's PNML ids);
+    ``net_places``/``net_transitions`` the names of the :class:`PetriNet` the matrices
+    were read from, which evidence steps carry so that ``Simulator.fire`` replays them
+    (empty: the same names).
+    """
+
+    places: tuple[str, ...]
+    transitions: tuple[str, ...]
+    pre: Any
+    post: Any
+    test: Any
+    inhibit: Any
+    reset: Any
+    initial: np.ndarray
+    net_places: tuple[str, ...] = ()
+    net_transitions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from scipy.sparse import csr_array
+
+        def sparse(matrix: Any, dtype: Any = np.int64) -> Any:
+            found = csr_array(matrix, dtype=dtype)
+            found.eliminate_zeros()
+            found.sort_indices()
+            return found
+
+        for name in ("pre", "post", "test", "inhibit"):
+            object.__setattr__(self, name, sparse(getattr(self, name)))
+        object.__setattr__(self, "reset", sparse(self.reset, bool))
+        # What enabling needs per transition: (places, least counts) and inhibitors; what
+        # firing changes: (places, deltas) and the reset places with what they get.
+        need, delta = sparse(self.pre.maximum(self.test)), sparse(self.post - self.pre)
+        rules, changes = [], []
+        for t in range(len(self.transitions)):
+            cols, least = _row(need, t)
+            inh, below = _row(self.inhibit, t)
+            rules.append((cols, least, inh, below))
+            resets = _row(self.reset, t)[0]
+            posted = dict(zip(*_row(self.post, t), strict=True))
+            changes.append((*_row(delta, t), resets,
+                            np.array([posted.get(p, 0) for p in resets], dtype=np.int64)))
+        object.__setattr__(self, "_rules", rules)
+        object.__setattr__(self, "_changes", changes)
+
+    @property
+    def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """Per transition: the places enabling reads, their least counts, the inhibitor
+        places and their thresholds (enabled only below them)."""
+        return self._rules  # type: ignore[attr-defined]
+
+    def enabled(self, markings: np.ndarray, t: int) -> np.ndarray:
+        """Which rows of ``markings`` (states x places) enable transition ``t``."""
+        cols, least, inh, below = self.rules[t]
+        ok = np.all(markings[:, cols] >= least, axis=1) if len(cols) else \
+            np.ones(len(markings), dtype=bool)
+        if len(inh):
+            ok &= np.all(markings[:, inh] < below, axis=1)
+        return ok
+
+    def fire(self, markings: np.ndarray, t: int) -> np.ndarray:
+        """The markings after firing ``t`` in each row (int64; enabledness not checked)."""
+        cols, deltas, resets, posted = self._changes[t]  # type: ignore[attr-defined]
+        after = markings.astype(np.int64)
+        after[:, cols] += deltas
+        if len(resets):
+            after[:, resets] = posted
+        return after
+
+
+def _row(matrix: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The columns and values of row ``t`` of a CSR matrix."""
+    start, stop = matrix.indptr[t], matrix.indptr[t + 1]
+    return matrix.indices[start:stop].astype(np.int64), matrix.data[start:stop]
+
+
+def is_pt_net(net: PetriNet) -> bool:
+    """Whether :func:`pt_net` can read ``net`` (black tokens, constant weights, untimed,
+    no guard, one priority)."""
+    try:
+        pt_net(net)
+    except InputError:
+        return False
+    return True
+
+
+def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
+           transition_names: Sequence[str] | None = None) -> PTNet:
+    """The matrices of a P/T net; ``place_names``/``transition_names`` rename the net's
+    places and transitions in order (the contest names them by their PNML ids).
+
+    Raises :class:`~tcpn.errors.InputError` naming the element that makes ``net`` more
+    than a P/T net.
+    """
+    places = list(net.places)
+    transitions = list(net.transitions)
+    for name, place in net.places.items():
+        if not isinstance(place.colour, UnitSet) or place.colour.is_timed:
+            raise InputError(f"place {name}: colour {place.colour.name} is not plain black "
+                             "tokens; a P/T exploration needs untimed unit places")
+    priorities = {t.priority for t in net.transitions.values()}
+    for name, transition in net.transitions.items():
+        if transition.guard is not None or transition.delay not in (None, 0) or \
+                transition.action is not None or len(priorities) > 1:
+            raise InputError(f"transition {name}: a guard, delay, code action or priority "
+                             "is beyond a P/T net")
+    n_t, n_p = len(transitions), len(places)
+    p_index = {p: i for i, p in enumerate(places)}
+    t_index = {t: i for i, t in enumerate(transitions)}
+    entries: dict[ArcKind, dict[tuple[int, int], int]] = {kind: {} for kind in ArcKind}
+    for arc in net.arcs:
+        if not isinstance(arc.count, int) or arc.when is not None or arc.delay is not None \
+                or arc.inscription not in (None, "()"):
+            raise InputError(f"{arc.where}: a P/T arc has a constant weight and no condition")
+        cell, found = (t_index[arc.transition], p_index[arc.place]), entries[arc.kind]
+        if arc.kind is ArcKind.RESET:
+            found[cell] = 1
+        elif arc.kind is ArcKind.INHIBITOR:
+            found[cell] = min(found.get(cell, arc.count), arc.count)
+        else:
+            found[cell] = found.get(cell, 0) + arc.count
+    matrices = {kind: _sparse(found, (n_t, n_p)) for kind, found in entries.items()}
+    initial = np.array([len(list(net.places[p].initial)) for p in places], dtype=np.int64)
+    return PTNet(tuple(place_names or places), tuple(transition_names or transitions),
+                 matrices[ArcKind.INPUT], matrices[ArcKind.OUTPUT], matrices[ArcKind.READ],
+                 matrices[ArcKind.INHIBITOR], matrices[ArcKind.RESET], initial,
+                 tuple(places), tuple(transitions))
+
+
+def _sparse(entries: dict[tuple[int, int], int], shape: tuple[int, int]) -> Any:
+    """A CSR matrix of ``shape`` holding ``entries`` ((row, column) -> value)."""
+    from scipy.sparse import csr_array
+
+    rows = np.fromiter((r for r, _ in entries), dtype=np.int64, count=len(entries))
+    cols = np.fromiter((c for _, c in entries), dtype=np.int64, count=len(entries))
+    values = np.fromiter(entries.values(), dtype=np.int64, count=len(entries))
+    return csr_array((values, (rows, cols)), shape=shape)
+
+
+def _dtype_for(bound: int) -> Any:
+    for dtype in _DTYPES:
+        if bound <= np.iinfo(dtype).max:
+            return dtype
+    raise InputError(f"a place holds {bound} tokens, more than 64-bit counts hold")
+
+
+class PTStateSpace:
+    """The reachability graph of a P/T net: markings as rows of :attr:`markings`, edges in
+    compressed rows (:attr:`indptr`, :attr:`targets`, :attr:`labels` = transition index)."""
+
+    def __init__(self, net: PTNet, markings: np.ndarray, indptr: np.ndarray,
+                 targets: np.ndarray, labels: np.ndarray, parents: np.ndarray,
+                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str):
+        self.net = net
+        self.markings = markings
+        self.indptr, self.targets, self.labels = indptr, targets, labels
+        self.parents, self.parent_labels = parents, parent_labels
+        self.complete, self.seconds, self.reason = complete, seconds, reason
+        #: what the exploration's stores held per state at their largest (the marking
+        #: store with its spare capacity, the dictionary of markings, the edges)
+        self.peak_bytes_per_state = 0.0
+        self._place_index = {p: i for i, p in enumerate(net.places)}
+        self._transition_index = {t: i for i, t in enumerate(net.transitions)}
+
+    def __len__(self) -> int:
+        return len(self.markings)
+
+    def __repr__(self) -> str:
+        return (f"<PTStateSpace {len(self)} states, {self.n_edges} edges"
+                f"{'' if self.complete else ', incomplete'}>")
+
+    @property
+    def n_states(self) -> int:
+        """Number of states (reachable markings) found."""
+        return len(self.markings)
+
+    @property
+    def n_edges(self) -> int:
+        """Number of arcs (firings) between them."""
+        return len(self.targets)
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Bytes the result holds per state: markings, edges, the breadth-first tree."""
+        arrays = (self.markings, self.indptr, self.targets, self.labels, self.parents,
+                  self.parent_labels)
+        return sum(a.nbytes for a in arrays) / max(len(self), 1)
+
+    @property
+    def states_per_s(self) -> float:
+        """Exploration speed."""
+        return len(self) / self.seconds if self.seconds > 0 else float("inf")
+
+    def place_index(self, place: str) -> int:
+        """The column of a place; :class:`~tcpn.errors.InputError` if there is none."""
+        if place not in self._place_index:
+            raise InputError(f"unknown place {place!r}")
+        return self._place_index[place]
+
+    def transition_index(self, transition: str) -> int:
+        """The number of a transition; :class:`~tcpn.errors.InputError` if there is none."""
+        if transition not in self._transition_index:
+            raise InputError(f"unknown transition {transition!r}")
+        return self._transition_index[transition]
+
+    def tokens(self, places: Sequence[str]) -> np.ndarray:
+        """The summed token counts of ``places`` in every state (int64)."""
+        cols = [self.place_index(p) for p in places]
+        if len(cols) == 1:
+            return self.markings[:, cols[0]].astype(np.int64)
+        return self.markings[:, cols].sum(axis=1, dtype=np.int64)
+
+    def enabled(self, transitions: Sequence[str]) -> np.ndarray:
+        """Whether any of ``transitions`` is enabled, in every state."""
+        found = np.zeros(len(self), dtype=bool)
+        for name in transitions:
+            found |= self.net.enabled(self.markings, self.transition_index(name))
+        return found
+
+    def successors(self, state: int) -> list[int]:
+        """The targets of the state's arcs (with repeats for parallel arcs)."""
+        return self.targets[self.indptr[state]:self.indptr[state + 1]].tolist()
+
+    def out_degree(self) -> np.ndarray:
+        """Number of arcs leaving each state."""
+        return np.diff(self.indptr)
+
+    def dead_markings(self) -> list[int]:
+        """States without successors (of an expanded, i.e. complete, space)."""
+        return np.flatnonzero(self.out_degree() == 0).tolist()
+
+    def marking(self, state: int) -> dict[str, list[Token]]:
+        """The marking of a state as :meth:`StateSpace.marking` gives it."""
+        row = self.markings[state]
+        return {p: [Token((), 0.0)] * int(row[i]) for i, p in enumerate(self.net.places)}
+
+    def counts(self, state: int) -> dict[str, int]:
+        """The non-zero token counts of a state."""
+        row = self.markings[state]
+        return {self.net.places[i]: int(row[i]) for i in np.flatnonzero(row)}
+
+    def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
+        """A shortest firing sequence from the initial marking, as ``(transition, {})``
+        with the net's transition names (:meth:`Simulator.fire
+        <tcpn.petrinets.engine.simulator.Simulator.fire>` replays it)."""
+        steps: list[tuple[str, dict[str, Any]]] = []
+        names = self.net.net_transitions or self.net.transitions
+        while state > 0:
+            steps.append((names[int(self.parent_labels[state])], {}))
+            state = int(self.parents[state])
+        return steps[::-1]
+
+    def path_steps(self, edges: Sequence[int]) -> list[Step]:
+        """The steps of a path given by edge indices (positions in :attr:`targets`): the
+        net's transition name, the empty binding of a P/T transition and the marking
+        after, its non-empty places holding black tokens ``()``, in the net's names, as
+        :meth:`Simulator.fire <tcpn.petrinets.engine.simulator.Simulator.fire>` replays them.
+
+        >>> from tcpn.petrinets.examples import dining_philosophers
+        >>> space = explore_pt(pt_net(dining_philosophers(3)))
+        >>> space.path_steps([0])[0].transition, space.path_steps([0])[0].marking["eat0"]
+        ('take0', [()])
+        """
+        transitions = self.net.net_transitions or self.net.transitions
+        places = self.net.net_places or self.net.places
+        steps = []
+        for edge in edges:
+            row = self.markings[int(self.targets[edge])]
+            steps.append(Step(transitions[int(self.labels[edge])], {},
+                              {places[i]: [()] * int(row[i]) for i in np.flatnonzero(row)}))
+        return steps
+
+    def matrix(self) -> Any:
+        """The adjacency matrix as a SciPy CSR array (entry = number of arcs)."""
+        from scipy.sparse import csr_array
+        n = len(self)
+        return csr_array((np.ones(len(self.targets), dtype=np.int32), self.targets,
+                          self.indptr), shape=(n, n))
+
+
+def explore_pt(net: PTNet, max_states: int | None = None,
+               time_limit_s: float | None = None,
+               max_memory_bytes: int | None = None) -> PTStateSpace:
+    """Breadth-first reachability graph of ``net`` (see the module docstring).
+
+    With ``max_states`` or ``time_limit_s`` the search stops when either is reached and
+    returns what it found with ``complete`` False and ``reason`` naming the budget; so it
+    does when the process's resident memory passes ``max_memory_bytes`` (None: half of
+    what the process may use, :meth:`~tcpn.petrinets.statespace.memory.MemoryBudget.default`), read
+    between batches.
+    """
+    start = wallclock.perf_counter()
+    memory = MemoryBudget.of(max_memory_bytes)
+    n_t = len(net.transitions)
+    dtype = _dtype_for(int(net.initial.max(initial=0)))
+    # state numbers in 4 bytes when the budget keeps them there
+    number = np.int32 if max_states is not None and max_states < 2**31 - 2**24 else np.int64
+    capacity = 1024
+    store = np.zeros((capacity, len(net.places)), dtype=dtype)
+    store[0] = net.initial
+    index: dict[bytes, int] = {store[0].tobytes(): 0}
+    parents = [np.zeros(1, dtype=number)]
+    parent_labels = [np.zeros(1, dtype=np.int32)]
+    # per batch, sorted by source: out-degrees, targets, transitions
+    degrees: list[np.ndarray] = []
+    edge_dst: list[np.ndarray] = []
+    edge_t: list[np.ndarray] = []
+    expanded, reason = 0, ""
+
+    def intern(successors: np.ndarray, parent_states: np.ndarray,
+               transitions: np.ndarray) -> np.ndarray:
+        """The state numbers of ``successors`` (int64 rows), the new ones stored with
+        their parents and the transitions that reached them."""
+        nonlocal store, dtype, index, capacity
+        top = int(successors.max())
+        if top > np.iinfo(dtype).max:
+            dtype = _dtype_for(top)
+            store = store.astype(dtype)
+            index = {store[i].tobytes(): i for i in range(len(index))}
+        successors = np.ascontiguousarray(successors.astype(dtype))
+        width = successors.shape[1] * successors.itemsize
+        keys: list[Any] = successors.view(np.dtype((np.void, width))).ravel().tolist() \
+            if width else [b""] * len(successors)
+        before = len(index)
+        setdefault = index.setdefault
+        targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
+                                       dtype=number)
+        fresh = np.flatnonzero(targets >= before)
+        if len(fresh):
+            new_ids, first = np.unique(targets[fresh], return_index=True)
+            first = fresh[first]
+            while len(index) > capacity:
+                capacity *= 2
+                grown = np.zeros((capacity, store.shape[1]), dtype=dtype)
+                grown[:before] = store[:before]
+                store = grown
+            store[new_ids] = successors[first]
+            parents.append(parent_states[first].astype(number))
+            parent_labels.append(transitions[first])
+        return targets
+
+    while expanded < len(index):
+        if max_states is not None and len(index) > max_states:
+            reason = f"state budget reached: more than {max_states} states"
+            break
+        if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
+            reason = f"time budget reached: {time_limit_s:g} s"
+            break
+        stop = min(len(index), expanded + BATCH_STATES)
+        # the store doubles when the batch's successors may not fit: that too in the budget
+        if memory.exceeded(store.nbytes if len(index) + (stop - expanded) * n_t > capacity
+                           else 0):
+            reason = memory.reason()
+            break
+        batch = store[expanded:stop]
+        first_state, expanded = expanded, stop
+        sources: list[np.ndarray] = []
+        labels: list[np.ndarray] = []
+        found: list[np.ndarray] = []
+        pending: list[tuple[np.ndarray, int, np.ndarray]] = []
+        pending_bytes = 0
+        for t in range(n_t):
+            ok = np.flatnonzero(net.enabled(batch, t))
+            if len(ok):
+                pending.append((ok, t, net.fire(batch[ok], t)))
+                pending_bytes += pending[-1][2].nbytes
+            if pending and (pending_bytes > SUCCESSOR_BYTES or t == n_t - 1):
+                src = np.concatenate([rows_of for rows_of, _, _ in pending])
+                lab = np.concatenate([np.full(len(rows_of), label, dtype=np.int32)
+                                      for rows_of, label, _ in pending])
+                sources.append(src)
+                labels.append(lab)
+                found.append(intern(np.concatenate([rows for _, _, rows in pending]),
+                                    src + first_state, lab))
+                pending, pending_bytes = [], 0
+        if not found:
+            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
+            continue
+        src = np.concatenate(sources)
+        order = np.argsort(src, kind="stable")
+        degrees.append(np.bincount(src, minlength=stop - first_state))
+        edge_dst.append(np.concatenate(found)[order])
+        edge_t.append(np.concatenate(labels)[order])
+    n = len(index)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    if degrees:
+        np.cumsum(np.concatenate(degrees), out=indptr[1:expanded + 1])
+        indptr[expanded + 1:] = indptr[expanded]
+    targets_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=number)
+    labels_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
+    peak = store.nbytes + sys.getsizeof(index) + len(index) * (
+        sys.getsizeof(next(iter(index))) + sys.getsizeof(n)) + 2 * (
+        targets_all.nbytes + labels_all.nbytes)
+    del index
+    space = PTStateSpace(net, store[:n].copy(), indptr, targets_all, labels_all,
+                         np.concatenate(parents), np.concatenate(parent_labels), not reason,
+                         wallclock.perf_counter() - start, reason)
+    space.peak_bytes_per_state = peak / n
+    return space

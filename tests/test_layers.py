@@ -1,0 +1,188 @@
+"""The layout holds: dependencies point one way, between layers and between the rooms of
+``tcpn.petrinets``, read from every real import (at module level, inside functions, and the
+``"tcpn.x.y"`` strings a module hands to ``importlib``), and circles stay small and inside
+one room. ``docs/layout.md`` states the same rules for people."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import tcpn
+
+ROOT = Path(tcpn.__file__).resolve().parent
+
+#: The rooms, lowest first; each may import only the rooms listed with it (and itself).
+GROUND = ("tcpn", "tcpn.errors", "tcpn.limits", "tcpn.outputs", "tcpn.workers")
+LANGUAGE = "tcpn.petrinets (language)"
+MAY_IMPORT: dict[str, set[str]] = {
+    "ground": set(),
+    "tcpn.solvers": set(),
+    LANGUAGE: set(),
+    "tcpn.petrinets.drawing": {LANGUAGE},
+    "tcpn.petrinets.engine": {LANGUAGE},
+    "tcpn.petrinets.statespace": {LANGUAGE, "tcpn.petrinets.engine"},
+    "tcpn.petrinets.exchange": {LANGUAGE, "tcpn.petrinets.engine"},
+    "tcpn.petrinets.checking": {LANGUAGE, "tcpn.petrinets.engine",
+                                "tcpn.petrinets.statespace", "tcpn.petrinets.exchange"},
+    "tcpn.models": {"tcpn.petrinets"},
+    "tcpn.lenses": {"tcpn.petrinets", "tcpn.solvers", "tcpn.models"},
+    "tcpn.experiments": {"tcpn.petrinets", "tcpn.solvers", "tcpn.models", "tcpn.lenses"},
+    "tcpn.reports": {"tcpn.petrinets", "tcpn.solvers", "tcpn.models", "tcpn.lenses",
+                     "tcpn.experiments"},
+    "tcpn.cli": {"tcpn.petrinets", "tcpn.solvers", "tcpn.models", "tcpn.lenses",
+                 "tcpn.experiments", "tcpn.reports"},
+}
+PETRINET_ROOMS = ("engine", "statespace", "checking", "exchange", "drawing")
+
+#: Imports that climb on purpose, each with its reason.
+EXCEPTIONS = {
+    # the package's front: it re-exports the names most users need from every room
+    ("tcpn.petrinets", "tcpn.petrinets.engine"), ("tcpn.petrinets", "tcpn.petrinets.statespace"),
+    ("tcpn.petrinets", "tcpn.petrinets.checking"),
+    # a net draws itself in Jupyter (_repr_svg_), importing the drawing when first shown
+    ("tcpn.petrinets.net", "tcpn.petrinets.drawing"),
+}
+
+#: The largest group of modules that import each other (directly or through others).
+MAX_CIRCLE = 4
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+MODULES = _modules()
+
+
+def room(module: str) -> str:
+    """The room ``module`` lives in."""
+    if module in GROUND:
+        return "ground"
+    parts = module.split(".")
+    if parts[1] == "petrinets":
+        if len(parts) > 2 and parts[2] in PETRINET_ROOMS:
+            return ".".join(parts[:3])
+        return LANGUAGE
+    return ".".join(parts[:2])
+
+
+def _not_names(tree: ast.Module) -> set[int]:
+    """The string constants that cannot name a module: docstrings, f-string pieces."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):  # pieces of an f-string name nothing alone
+            found.update(id(value) for value in node.values)
+    return found
+
+
+def _target(name: str) -> str | None:
+    """The tcpn module ``name`` (a module, or ``module.attribute``) is found in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> set[str]:
+    """Every tcpn module ``module`` imports, however: statements anywhere in it, and string
+    constants naming a tcpn module (``"tcpn.x.y"`` or ``"tcpn.x.y:name"``)."""
+    tree = ast.parse(MODULES[module].read_text())
+    docstrings = _not_names(tree)
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}".rstrip(".")
+            names = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in docstrings and node.value.startswith("tcpn.")
+              and " " not in node.value):
+            names = [node.value.partition(":")[0]]
+        for name in names:
+            target = _target(name)
+            if target is not None and target != module and name.startswith("tcpn"):
+                found.add(target)
+    return found
+
+
+GRAPH = nx.DiGraph([(m, t) for m in MODULES for t in imports(m)])
+GRAPH.add_nodes_from(MODULES)
+
+
+def _allowed(source: str, target: str) -> bool:
+    a, b = room(source), room(target)
+    if a == b or b == "ground":
+        return True
+    allowed = MAY_IMPORT[a]
+    if b in allowed or (b.startswith("tcpn.petrinets") and "tcpn.petrinets" in allowed):
+        return True
+    return any(source == s and (target == t or target.startswith(t + "."))
+               for s, t in EXCEPTIONS)
+
+
+def test_every_module_has_a_room():
+    assert {room(m) for m in MODULES} <= set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_dependencies_point_one_way(layer):
+    """No module imports a room it may not (the rooms and their order: MAY_IMPORT)."""
+    climbing = sorted(f"{s} -> {t}" for s, t in GRAPH.edges
+                      if room(s) == layer and not _allowed(s, t))
+    assert climbing == []
+
+
+def test_circles_are_small_and_inside_one_room():
+    kept = nx.DiGraph([(s, t) for s, t in GRAPH.edges
+                       if not any(s == a and t.startswith(b) for a, b in EXCEPTIONS)])
+    circles = [sorted(c) for c in nx.strongly_connected_components(kept) if len(c) > 1]
+    too_large = [c for c in circles if len(c) > MAX_CIRCLE]
+    across = [c for c in circles if len({room(m) for m in c}) > 1]
+    assert too_large == [] and across == []
+
+
+def test_a_string_naming_a_module_counts_as_an_import(tmp_path):
+    """The test can fail: a dotted string reaching up is caught like an import statement."""
+    MODULES["tcpn.models.probe"] = tmp_path / "probe.py"
+    (tmp_path / "probe.py").write_text('"""Doc naming tcpn.reports."""\n'
+                                       'TARGET = "tcpn.reports.render:render"\n')
+    try:
+        assert imports("tcpn.models.probe") == {"tcpn.reports.render"}
+        assert not _allowed("tcpn.models.probe", "tcpn.reports.render")
+    finally:
+        del MODULES["tcpn.models.probe"]
+
+
+def test_no_private_name_is_imported_across_modules():
+    """``from a import _b`` reaches into another module's insides: say it or share it."""
+    private = defaultdict(list)
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tcpn"):
+                private[module] += [f"{node.module}.{a.name}" for a in node.names
+                                    if a.name.startswith("_") and not a.name.startswith("__")]
+    found = sorted(f"{m}: {n}" for m, names in private.items() for n in names)
+    assert len(found) <= KNOWN_PRIVATE_IMPORTS, found
+
+
+#: Private names still imported across modules (#28 brings this to 0).
+KNOWN_PRIVATE_IMPORTS = 18
