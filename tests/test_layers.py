@@ -186,3 +186,37 @@ def test_no_private_name_is_imported_across_modules():
 
 #: Private names still imported across modules (#28 brings this to 0).
 KNOWN_PRIVATE_IMPORTS = 18
+
+
+#: Modules longer than MAX_LINES, each with the reason it stays one module.
+LONG_MODULES = {
+    "tcpn.petrinets.exchange.cpnml": "one recursive-descent translator of the CPN ML "
+    "grammar; its forms (fn, case, let) are already apart in cpnml_forms",
+    "tcpn.petrinets.exchange.cpn_import": "CPN Tools' XML read element by element, every "
+    "element's error naming its line and id",
+    "tcpn.petrinets.exchange.cpn_export": "CPN Tools' XML written element by element, the "
+    "mirror of cpn_import",
+    "tcpn.models.scenario": "the scenario schema: one pydantic model per field group, "
+    "each with its checks and error messages",
+    "tcpn.solvers.fluid.bottleneck": "one fluid model's equations and its event handling",
+    "tcpn.petrinets.engine.compiler": "one code generator: enabling and firing functions "
+    "per transition",
+    "tcpn.cli": "one function per command, each only reading options and calling one "
+    "function",
+}
+MAX_LINES = 1_200
+MAX_MODULES_PER_FOLDER = 15
+
+
+def test_a_long_module_has_a_stated_reason():
+    long = {m for m, p in MODULES.items() if len(p.read_text().splitlines()) > MAX_LINES}
+    assert long <= set(LONG_MODULES), sorted(long - set(LONG_MODULES))
+
+
+def test_no_folder_is_a_flat_pile():
+    folders: dict[Path, int] = defaultdict(int)
+    for path in MODULES.values():
+        folders[path.parent] += path.name != "__init__.py"
+    crowded = {str(f.relative_to(ROOT)): n for f, n in folders.items()
+               if n > MAX_MODULES_PER_FOLDER}
+    assert crowded == {}
