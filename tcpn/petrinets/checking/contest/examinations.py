@@ -328,11 +328,7 @@ def _token_counts(space: Any) -> tuple[int, int, bool]:
     coloured one is read a place at a time (a states x places matrix of a large coloured
     net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
     if isinstance(space, PTStateSpace):
-        counts = space.markings
-        if not counts.size:
-            return 0, 0, False
-        return (int(counts.max()), int(counts.sum(axis=1, dtype=np.int64).max()),
-                bool((counts.min(axis=0) == counts.max(axis=0)).any()))
+        return space.token_statistics()
     most, stable = 0, False
     total = np.zeros(len(space), dtype=np.int64)
     for place in space.net.places:
