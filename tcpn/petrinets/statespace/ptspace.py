@@ -251,8 +251,11 @@ class PTStateSpace:
 
     def __init__(self, net: PTNet, markings: Any, indptr: np.ndarray,
                  targets: np.ndarray, labels: np.ndarray, parents: np.ndarray,
-                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str):
+                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str,
+                 n_expanded: int | None = None):
         self.net = net
+        #: states 0 .. n_expanded - 1 had their successors computed (all, when complete)
+        self.n_expanded = int(markings.shape[0]) if n_expanded is None else n_expanded
         self.markings = markings
         self.indptr, self.targets, self.labels = indptr, targets, labels
         self.parents, self.parent_labels = parents, parent_labels
@@ -370,8 +373,9 @@ class PTStateSpace:
         return np.diff(self.indptr)
 
     def dead_markings(self) -> list[int]:
-        """States without successors (of an expanded, i.e. complete, space)."""
-        return np.flatnonzero(self.out_degree() == 0).tolist()
+        """Expanded states without successors (at a budget's frontier a state not expanded
+        is not known to be dead)."""
+        return np.flatnonzero(self.out_degree()[:self.n_expanded] == 0).tolist()
 
     def marking(self, state: int) -> dict[str, list[Token]]:
         """The marking of a state as :meth:`StateSpace.marking` gives it."""
@@ -691,6 +695,6 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     peak = max(peak, states.nbytes) + 2 * (targets_all.nbytes + labels_all.nbytes)
     space = PTStateSpace(net, states.finish(), indptr, targets_all, labels_all,
                          np.concatenate(parents), np.concatenate(parent_labels), not reason,
-                         wallclock.perf_counter() - start, reason)
+                         wallclock.perf_counter() - start, reason, n_expanded=expanded)
     space.peak_bytes_per_state = peak / n
     return space

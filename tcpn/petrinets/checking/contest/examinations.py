@@ -297,7 +297,10 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
         if examination == "StateSpace":
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
-        return [_cannot(examination)]
+        found = _partial(examination, space)
+        return [_cannot(examination) if found is None else
+                f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
+                f"{TECHNIQUES}"]
     most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
@@ -320,6 +323,28 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
             return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
+
+
+def _partial(examination: str, space: Any) -> bool | None:
+    """What the states found so far prove of a global property when a budget stopped the
+    search (None: nothing). Every state found is reachable and every expanded state's
+    successors are known, so: a dead expanded state proves ReachabilityDeadlock and
+    refutes Liveness; every transition seen firing proves QuasiLiveness; a place holding
+    two tokens refutes OneSafe; every place seen with two counts refutes StableMarking."""
+    if examination in ("ReachabilityDeadlock", "Liveness"):
+        dead = bool(len(space.dead_markings()))
+        if examination == "ReachabilityDeadlock":
+            return True if dead else None
+        return False if dead and len(edge_arrays(space)[3]) else None
+    if examination == "QuasiLiveness":
+        _, _, labels, names = edge_arrays(space)
+        return True if len(np.unique(labels)) == len(names) else None
+    most, _, stable = _token_counts(space)
+    if examination == "OneSafe":
+        return False if most > 1 else None
+    if examination == "StableMarking":
+        return False if not stable else None
+    return None
 
 
 def _token_counts(space: Any) -> tuple[int, int, bool]:
