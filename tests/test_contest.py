@@ -251,3 +251,26 @@ def test_liveness_beyond_the_memory_budget_says_cannot_compute(shared_dir, mcc_c
     assert tight["Liveness"] == ["FORMULA Liveness CANNOT_COMPUTE"]
     roomy = check_examinations(folder / "model.pnml", ["Liveness"], explored=explored)
     assert disagreements(folder, roomy) == []
+
+
+@pytest.mark.parametrize("instance", ["Philosophers-PT-000005", "QuasiCertifProtocol-PT-02",
+                                      "DatabaseWithMutex-COL-02"])
+def test_a_global_property_is_answered_from_part_of_the_space_when_the_part_proves_it(
+        shared_dir, mcc_cache, instance):
+    """Stopped by a state budget, the states found still prove some global properties (a
+    dead expanded state: ReachabilityDeadlock TRUE, Liveness FALSE; every transition seen:
+    QuasiLiveness TRUE; two tokens on a place: OneSafe FALSE; no place constant:
+    StableMarking FALSE). Every answer given agrees with the oracle, at every budget."""
+    folder = extracted(shared_dir, mcc_cache, instance)
+    given = 0
+    for max_states in (10, 40, 160, 640):
+        for examination in ("ReachabilityDeadlock", "Liveness", "QuasiLiveness", "OneSafe",
+                            "StableMarking"):
+            line, = check_examination(folder / "model.pnml", examination,
+                                      max_states=max_states)
+            answer = line.split()[2]
+            if answer != "CANNOT_COMPUTE":
+                given += 1
+                assert answer == read_answers(folder, examination)[examination], \
+                    (max_states, line)
+    assert given > 0

@@ -275,3 +275,127 @@ def test_a_col_net_written_again_keeps_its_state_space(instance, standard, model
     space = explore(again.net)
     row = index[instance]
     assert (len(space), space.n_edges) == (int(row["states"]), int(row["edges"]))
+
+
+
+# -- the symmetric-net grammar beyond the shared instances (ISO/IEC 15909-2) --------------
+def small_net(marking: str, output: str, declarations: str = "", sort: str = "C") -> str:
+    """A symmetric net: place p (sort ``sort``, initial ``marking``); t takes x from p and
+    puts ``output`` on q; cyclic sort C = {a, b, c}. The variable x is declared before the
+    sorts (the standard does not order declarations); ``declarations`` come last."""
+    return f"""<?xml version="1.0"?>
+<pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">
+ <net id="n" type="http://www.pnml.org/version-2009/grammar/symmetricnet">
+  <declaration><structure><declarations>
+   <variabledecl id="vx" name="x"><usersort declaration="{sort}"/></variabledecl>
+   <namedsort id="C" name="C"><cyclicenumeration>
+     <feconstant id="a" name="a"/><feconstant id="b" name="b"/><feconstant id="c" name="c"/>
+   </cyclicenumeration></namedsort>
+   {declarations}
+  </declarations></structure></declaration>
+  <page id="pg">
+   <place id="p"><type><structure><usersort declaration="{sort}"/></structure></type>
+     <hlinitialMarking><structure>{marking}</structure></hlinitialMarking></place>
+   <place id="q"><type><structure><usersort declaration="C"/></structure></type></place>
+   <transition id="t"/>
+   <arc id="a1" source="p" target="t"><hlinscription><structure>
+     <variable refvariable="vx"/></structure></hlinscription></arc>
+   <arc id="a2" source="t" target="q"><hlinscription><structure>{output}</structure>
+     </hlinscription></arc>
+  </page>
+ </net>
+</pnml>"""
+
+
+def op(tag: str, *terms: str, **attributes: str) -> str:
+    """``<tag attributes><subterm>term</subterm>...</tag>``."""
+    attrs = "".join(f' {k}="{v}"' for k, v in attributes.items())
+    return f"<{tag}{attrs}>" + "".join(f"<subterm>{t}</subterm>" for t in terms) + f"</{tag}>"
+
+
+def const(name: str) -> str:
+    return f'<useroperator declaration="{name}"/>'
+
+
+def n_of(count: int, term: str) -> str:
+    return op("numberof", f'<numberconstant value="{count}"><positive/></numberconstant>', term)
+
+
+X = '<variable refvariable="vx"/>'
+ALL_C = '<all><usersort declaration="C"/></all>'
+
+
+def behaviour(xml: str) -> tuple[object, ...]:
+    """What a net does: its initial marking, its state space's size, its dead markings."""
+    net = read_pnml(xml).net
+    space = explore(net, max_states=10_000)
+    initial = {name: sorted(repr(t.value) for t in place.initial)
+               for name, place in net.places.items()}
+    dead = sorted(repr(sorted((name, sorted(repr(t.value) for t in tokens))
+                              for name, tokens in space.marking(state).items()))
+                  for state in space.dead_markings())
+    return initial, len(space), space.n_edges, dead, space.complete
+
+
+def test_subtract_takes_any_number_of_subterms_from_the_left():
+    """a - b - c (the contest writes n-ary subtractions) is a - (b + c)."""
+    three = behaviour(small_net(n_of(2, ALL_C), op("subtract", n_of(3, ALL_C), const("a"),
+                                                   const("b"))))
+    nested = behaviour(small_net(n_of(2, ALL_C), op("subtract", n_of(3, ALL_C),
+                                                    op("add", const("a"), const("b")))))
+    other = behaviour(small_net(n_of(2, ALL_C), op("subtract", n_of(3, ALL_C), const("a"))))
+    assert three == nested != other
+    with pytest.raises(CpnFormatError, match="element a2: <subtract>: takes two or more "
+                       "subterms, not 1"):
+        read_pnml(small_net(ALL_C, op("subtract", ALL_C)))
+
+
+def test_a_product_of_one_sort_is_that_sort():
+    """A one-component product and its one-component tuples (``(1,)`` in the contest's
+    markings) mean the component: the net behaves as the one written without them."""
+    one = ('<namedsort id="P1" name="P1"><productsort><usersort declaration="C"/>'
+           '</productsort></namedsort>')
+    wrapped = behaviour(small_net(op("add", op("tuple", const("a")), op("tuple", ALL_C)),
+                                  op("tuple", X), one, sort="P1"))
+    plain = behaviour(small_net(op("add", const("a"), ALL_C), X))
+    assert wrapped == plain
+
+
+def test_the_empty_multiset_and_nested_tuples():
+    pairs = ('<namedsort id="CC" name="CC"><productsort><usersort declaration="C"/>'
+             '<usersort declaration="C"/></productsort></namedsort>'
+             '<namedsort id="N" name="N"><productsort><usersort declaration="CC"/>'
+             '<usersort declaration="C"/></productsort></namedsort>')
+    nested = op("tuple", op("tuple", const("a"), const("b")), const("c"))
+    net = read_pnml(small_net(op("add", nested, '<empty><usersort declaration="N"/></empty>'),
+                              '<empty><usersort declaration="C"/></empty>', pairs,
+                              sort="N")).net
+    assert [t.value for t in net.places["p"].initial] == [(("a", "b"), "c")]
+    space = explore(net)
+    assert (len(space), space.n_edges) == (2, 1)
+
+
+NEXT2 = ('<namedoperator id="f" name="next2"><parameter><variabledecl id="pz" name="z">'
+         '<usersort declaration="C"/></variabledecl></parameter><def>'
+         + op("successor", op("successor", '<variable refvariable="pz"/>')) +
+         '</def></namedoperator>')
+
+
+def test_named_operators_expand_with_their_arguments():
+    """``namedoperator`` (a declared term with parameters) used by ``useroperator`` with
+    arguments behaves as its definition written in place."""
+    used = behaviour(small_net(ALL_C, op("useroperator", X, declaration="f"), NEXT2))
+    inline = behaviour(small_net(ALL_C, op("predecessor", X)))
+    assert used == inline
+    with pytest.raises(CpnFormatError, match="named operator next2 takes 1 argument"):
+        read_pnml(small_net(ALL_C, const("f"), NEXT2))
+
+
+def test_declarations_may_come_in_any_order_and_in_several_blocks():
+    """x's sort L is declared after x, and L names M, declared in a second block."""
+    late = small_net(ALL_C, X, sort="L", declarations=(
+        '<namedsort id="L" name="L"><usersort declaration="M"/></namedsort>')).replace(
+        "</declarations></structure></declaration>",
+        '</declarations><declarations><namedsort id="M" name="M"><usersort '
+        'declaration="C"/></namedsort></declarations></structure></declaration>')
+    assert behaviour(late)[1:] == behaviour(small_net(ALL_C, X))[1:]

@@ -69,3 +69,64 @@ def test_ctl_fixpoints_agree_with_the_coloured_checker_in_every_state(net):
                     AG(EF(fireable(move)))):
         assert ctl_mask(formula, ours)[same].tolist() == satisfying(
             theirs, formula).tolist(), formula
+
+
+def _same_space(dense, sparse) -> None:
+    """Two explorations of one net that must agree in everything they found."""
+    assert (len(sparse), sparse.n_edges, sparse.complete) == \
+        (len(dense), dense.n_edges, dense.complete)
+    for name in ("indptr", "targets", "labels", "parents", "parent_labels"):
+        assert (getattr(sparse, name) == getattr(dense, name)).all(), name
+    assert (sparse.markings.toarray() == dense.markings).all()
+    assert sparse.token_statistics() == dense.token_statistics()
+    places, transitions = list(dense.net.places), list(dense.net.transitions)
+    assert (sparse.tokens(places[:3]) == dense.tokens(places[:3])).all()
+    for t in transitions:
+        assert (sparse.enabled([t]) == dense.enabled([t])).all(), t
+    for state in range(0, len(dense), max(1, len(dense) // 20)):
+        assert sparse.counts(state) == dense.counts(state)
+        assert sparse.marking(state) == dense.marking(state)
+
+
+@pytest.mark.parametrize("net", [dining_philosophers(5), left_first_philosophers(4),
+                                 retransmission()],
+                         ids=["philosophers5", "left-first4", "retransmission"])
+def test_markings_kept_sparse_give_the_space_kept_dense(net, monkeypatch):
+    """A wide net keeps its markings by marked places only (65,000 places x 10^5 states
+    would be 6.5 GB as rows): forced on small nets, the same states, edges, parents,
+    markings and atoms as the dense rows."""
+    from tcpn.petrinets.statespace import ptspace
+    dense = explore_pt(pt_net(net))
+    monkeypatch.setattr(ptspace, "WIDE_PLACES", 0)
+    monkeypatch.setattr(ptspace, "WIDE_BATCH_STATES", ptspace.BATCH_STATES)  # same order
+    _same_space(dense, explore_pt(pt_net(net)))
+
+
+def ring(places: int):
+    """One token going round ``places`` places: as many states, each marking one place."""
+    import numpy as np
+    from scipy.sparse import csr_array
+
+    from tcpn.petrinets.statespace.ptspace import PTNet
+    index = np.arange(places)
+    ones = np.ones(places, dtype=np.int64)
+    none = csr_array((places, places), dtype=np.int64)
+    initial = np.zeros(places, dtype=np.int64)
+    initial[0] = 1
+    return PTNet(tuple(f"p{i}" for i in index), tuple(f"t{i}" for i in index),
+                 csr_array((ones, (index, index)), shape=(places, places)),
+                 csr_array((ones, (index, (index + 1) % places)), shape=(places, places)),
+                 none, none, none, initial)
+
+
+def test_a_wide_net_with_a_small_space_stays_small():
+    """20,000 places, 20,000 states: per state the bytes of its marked places (a row per
+    state over every place would be 20 kB per state, 400 MB in all), and each state
+    tests only the transitions its marked places may enable (testing all of them would
+    be 4 x 10^8 tests)."""
+    space = explore_pt(ring(20_000))
+    assert (len(space), space.n_edges, space.complete) == (20_000, 20_000, True)
+    assert space.bytes_per_state < 100
+    assert space.peak_bytes_per_state < 1_000
+    assert space.counts(12_345) == {"p12345": 1}
+    assert space.token_statistics() == (1, 1, False)

@@ -704,8 +704,7 @@ class _Reader:
         name = _label_text(net_element, "name") or net_element.get("id", "net")
         net_name = re.sub(r"[^A-Za-z0-9_.]", "_", name or "net") or "net"
         net = PetriNet(net_name if re.match(r"[A-Za-z_]", net_name) else f"n_{net_name}")
-        for decls in net_element.iter("declarations"):
-            self.terms.declare(decls)
+        self.terms.declare(*net_element.iter("declarations"))
         nodes: dict[str, str] = {}
         elements = [e for page in net_element.iter("page") for e in page]
         for element in elements:

@@ -15,9 +15,15 @@ the expressions need are net declarations, plain dicts built once:
 
 A multiset (an arc inscription or an initial marking) becomes a list of
 ``(coefficient, term)`` pairs: ``add`` concatenates, ``numberof`` multiplies,
-``subtract`` negates, and ``all`` (alone or inside a tuple) stands for every member of its
-sort, one term per member (the arc, not the net, is expanded). How the pairs become arcs
-is the reader's business (:mod:`tcpn.petrinets.exchange.pnml`).
+``subtract`` (of any number of subterms, from the left) negates, ``empty`` is no pair, and
+``all`` (alone or inside a tuple) stands for every member of its sort, one term per member
+(the arc, not the net, is expanded).
+
+The grammar is read as the standard writes it, not as the files seen use it: a product of
+one sort is that sort (and a one-component tuple its component), products nest, a named
+operator (``namedoperator``, a term with parameters) is expanded where ``useroperator``
+applies it to arguments, and declarations may come in any order and in several blocks.
+How the pairs become arcs is the reader's business (:mod:`tcpn.petrinets.exchange.pnml`).
 
 >>> import xml.etree.ElementTree as ET
 >>> terms = SymmetricTerms(lambda element, message: ValueError(message))
@@ -56,6 +62,8 @@ Terms = list[tuple[int, ast.expr]]
 #: the most members tcpn lists for one sort (``all``, partitions, free variables)
 MAX_MEMBERS = 100_000
 Fail = Callable[[ET.Element, str], Exception]
+#: how deep named operators may use one another (the standard forbids recursion)
+MAX_OPERATOR_DEPTH = 32
 
 _COMPARE = {"equality": ast.Eq, "inequality": ast.NotEq, "lessthan": ast.Lt,
             "lessthanorequal": ast.LtE, "greaterthan": ast.Gt, "greaterthanorequal": ast.GtE,
@@ -83,22 +91,32 @@ class SymmetricTerms:
         #: helper dicts the inscriptions use, to declare on the net
         self.declarations: dict[str, Any] = {}
         self._helper_names: dict[tuple[str, ColourSet | str], str] = {}
+        #: namedoperator id -> its declaration, expanded where it is used
+        self.operators: dict[str, ET.Element] = {}
+        #: while a named operator's definition is expanded: its parameters' arguments
+        self._arguments: list[dict[str, tuple[ast.expr, ColourSet | None]]] = []
         self._taken: set[str] = set()
 
     # -- declarations -----------------------------------------------------------------------
-    def declare(self, declarations: ET.Element) -> None:
-        """Read one ``<declarations>`` element (sorts first, so any order works)."""
-        for element in declarations:
+    def declare(self, *blocks: ET.Element) -> None:
+        """Read the net's ``<declarations>`` elements, all of them at once: every sort of
+        every block first, so that a variable or a sort may use a sort declared after it,
+        in the same block or in another (the standard does not order declarations)."""
+        elements = [element for block in blocks for element in block]
+        for element in elements:
             if element.tag in ("namedsort", "partition"):
                 self.sort_elements[element.get("id", "")] = element
-        for element in declarations:
+        for element in elements:
             if element.tag in ("namedsort", "partition"):
                 self._named(element.get("id", ""))
             elif element.tag == "variabledecl":
                 self._variable(element)
+            elif element.tag == "namedoperator":
+                self.operators[element.get("id", "")] = element
             else:
                 raise self.fail(element, f"declaration <{element.tag}> is outside the "
-                                "symmetric-net subset tcpn reads (sorts, partitions, variables)")
+                                "symmetric-net subset tcpn reads (sorts, partitions, variables, "
+                                "named operators)")
 
     def _variable(self, element: ET.Element) -> None:
         body = next(iter(element), None)
@@ -265,10 +283,14 @@ class SymmetricTerms:
         sort: ColourSet | None
         if tag == "variable":
             ref = element.get("refvariable", "")
+            if self._arguments and ref in self._arguments[-1]:
+                return self._arguments[-1][ref]
             if ref not in self.variables:
                 raise self.fail(element, f"unknown variable {ref!r}")
             name, sort = self.variables[ref]
             return ast.Name(name, ast.Load()), sort
+        if tag == "useroperator" and element.get("declaration", "") in self.operators:
+            return self._operator(element)
         if tag == "useroperator":
             value, sort = self._constant(element)
             return ast.Constant(value), sort
@@ -283,6 +305,8 @@ class SymmetricTerms:
             return ast.Constant(self._int(element)), sort
         if tag == "tuple":
             parts = [self.term(s) for s in self._subterms(element)]
+            if len(parts) == 1:  # a product of one sort is that sort: its tuple, the value
+                return parts[0]
             return ast.Tuple([p for p, _ in parts], ast.Load()), None
         if tag in ("successor", "predecessor"):
             (operand, sort), = self._terms(element, 1)
@@ -313,6 +337,30 @@ class SymmetricTerms:
                 left, right = self._lookup(helper, left), self._lookup(helper, right)
             return ast.Compare(left, [_COMPARE[tag]()], [right]), None
         raise self.fail(element, f"term <{tag}> is outside the symmetric-net subset tcpn reads")
+
+    def _operator(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
+        """A named operator applied: its definition with each parameter replaced by the
+        argument given (the translation of the argument, evaluated once per use)."""
+        declaration = self.operators[element.get("declaration", "")]
+        name = declaration.get("name") or declaration.get("id", "")
+        parameters = [p for block in declaration.findall("parameter") for p in block
+                      if p.tag == "variabledecl"]
+        definition = declaration.find("def")
+        if definition is None or len(definition) != 1:
+            raise self.fail(declaration, f"named operator {name} needs one <def> term")
+        arguments = self._terms(element)
+        if len(arguments) != len(parameters):
+            raise self.fail(element, f"named operator {name} takes {len(parameters)} "
+                            f"argument(s), given {len(arguments)}")
+        if len(self._arguments) >= MAX_OPERATOR_DEPTH:
+            raise self.fail(element, f"named operator {name} nests more than "
+                            f"{MAX_OPERATOR_DEPTH} deep (a definition that uses itself?)")
+        self._arguments.append({p.get("id", ""): a for p, a in zip(parameters, arguments,
+                                                                    strict=True)})
+        try:
+            return self.term(definition[0])
+        finally:
+            self._arguments.pop()
 
     def _shift(self, element: ET.Element, operand: ast.expr, sort: ColourSet | None,
                tag: str) -> ast.expr:
@@ -361,12 +409,18 @@ class SymmetricTerms:
         tag = element.tag
         if tag == "add":
             return [pair for s in self._subterms(element) for pair in self.multiset(s)]
-        if tag == "subtract":
+        if tag == "subtract":  # n-ary, from the left: a - b - c
             subterms = self._subterms(element)
-            if len(subterms) != 2:
-                raise self.fail(element, "<subtract> takes two subterms")
-            return self.multiset(subterms[0]) + [(-n, t) for n, t in self.multiset(
-                subterms[1])]
+            if len(subterms) < 2:
+                raise self.fail(element, "takes two or more subterms, not "
+                                f"{len(subterms)}")
+            return self.multiset(subterms[0]) + [(-n, t) for sub in subterms[1:]
+                                                 for n, t in self.multiset(sub)]
+        if tag == "empty":  # the empty multiset of a sort
+            if len(element) != 1:
+                raise self.fail(element, "takes one sort")
+            self.sort(element[0])
+            return []
         if tag == "numberof":
             subterms = self._subterms(element)
             if len(subterms) != 2 or subterms[0].tag != "numberconstant":
@@ -384,6 +438,8 @@ class SymmetricTerms:
             return [_literal(v) for v in self._members_of(self.sort(sorts[0]), element)]
         if element.tag == "tuple" and element.find(".//all") is not None:
             choices = [self._expanded(s) for s in self._subterms(element)]
+            if len(choices) == 1:  # a product of one sort is that sort (see term)
+                return choices[0]
             return [ast.Tuple(list(parts), ast.Load()) for parts in itertools.product(*choices)]
         if element.find(".//all") is not None:
             raise self.fail(element, f"<all> inside <{element.tag}>: only a multiset or a "

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import csr_array
 
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UnitSet
@@ -73,8 +74,6 @@ class PTNet:
     net_transitions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        from scipy.sparse import csr_array
-
         def sparse(matrix: Any, dtype: Any = np.int64) -> Any:
             found = csr_array(matrix, dtype=dtype)
             found.eliminate_zeros()
@@ -98,6 +97,41 @@ class PTNet:
                             np.array([posted.get(p, 0) for p in resets], dtype=np.int64)))
         object.__setattr__(self, "_rules", rules)
         object.__setattr__(self, "_changes", changes)
+        # which places each transition needs marked, to skip at once the transitions a
+        # batch of states cannot enable (a ring of n places would otherwise test n
+        # transitions per state: O(states x transitions))
+        needs = csr_array(need, dtype=np.int32)
+        needs.data[:] = 1
+        object.__setattr__(self, "_needed_by", needs.tocsc())  # per place, its transitions
+        object.__setattr__(self, "_n_needs", np.diff(needs.indptr))
+        object.__setattr__(self, "_need_nothing", np.flatnonzero(np.diff(needs.indptr) == 0))
+        touched = csr_array((abs(need) + abs(delta) + abs(self.inhibit)).astype(bool)
+                            .astype(np.int8) + self.reset.astype(np.int8))
+        object.__setattr__(self, "_touches", [
+            touched.indices[touched.indptr[t]:touched.indptr[t + 1]].astype(np.int64)
+            for t in range(len(self.transitions))])
+
+    def candidates(self, marked: np.ndarray) -> np.ndarray:
+        """The transitions (ascending) whose every input and read place is in ``marked``
+        (ascending place numbers): the only ones a state marking no other place may
+        enable. The cost grows with the arcs of the marked places, not with the net."""
+        by_place = self._needed_by  # type: ignore[attr-defined]
+        starts, stops = by_place.indptr[marked], by_place.indptr[marked + 1]
+        if len(marked):
+            touching = np.concatenate([by_place.indices[a:b]
+                                       for a, b in zip(starts, stops, strict=True)])
+        else:
+            touching = np.zeros(0, dtype=np.int64)
+        found, hits = np.unique(touching, return_counts=True)
+        whole = found[hits == self._n_needs[found]]  # type: ignore[attr-defined]
+        return np.union1d(whole, self._need_nothing).astype(np.int64)  # type: ignore[attr-defined]
+
+    def touched(self, transitions: np.ndarray) -> np.ndarray:
+        """The places (ascending) that enabling or firing ``transitions`` reads or writes."""
+        touches = self._touches  # type: ignore[attr-defined]
+        if not len(transitions):
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([touches[t] for t in transitions.tolist()]))
 
     @property
     def rules(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -105,18 +139,27 @@ class PTNet:
         places and their thresholds (enabled only below them)."""
         return self._rules  # type: ignore[attr-defined]
 
-    def enabled(self, markings: np.ndarray, t: int) -> np.ndarray:
-        """Which rows of ``markings`` (states x places) enable transition ``t``."""
+    def enabled(self, markings: np.ndarray, t: int,
+                columns: np.ndarray | None = None) -> np.ndarray:
+        """Which rows of ``markings`` (states x places, or states x ``columns``: the
+        ascending places the rows hold, every place ``t`` touches among them) enable
+        transition ``t``."""
         cols, least, inh, below = self.rules[t]
+        if columns is not None:
+            cols, inh = np.searchsorted(columns, cols), np.searchsorted(columns, inh)
         ok = np.all(markings[:, cols] >= least, axis=1) if len(cols) else \
             np.ones(len(markings), dtype=bool)
         if len(inh):
             ok &= np.all(markings[:, inh] < below, axis=1)
         return ok
 
-    def fire(self, markings: np.ndarray, t: int) -> np.ndarray:
-        """The markings after firing ``t`` in each row (int64; enabledness not checked)."""
+    def fire(self, markings: np.ndarray, t: int,
+             columns: np.ndarray | None = None) -> np.ndarray:
+        """The markings after firing ``t`` in each row (int64; enabledness not checked;
+        ``columns`` as for :meth:`enabled`)."""
         cols, deltas, resets, posted = self._changes[t]  # type: ignore[attr-defined]
+        if columns is not None:
+            cols, resets = np.searchsorted(columns, cols), np.searchsorted(columns, resets)
         after = markings.astype(np.int64)
         after[:, cols] += deltas
         if len(resets):
@@ -201,13 +244,18 @@ def _dtype_for(bound: int) -> Any:
 
 
 class PTStateSpace:
-    """The reachability graph of a P/T net: markings as rows of :attr:`markings`, edges in
-    compressed rows (:attr:`indptr`, :attr:`targets`, :attr:`labels` = transition index)."""
+    """The reachability graph of a P/T net: markings as rows of :attr:`markings` (a NumPy
+    matrix, or a SciPy CSR matrix for a net of more than :data:`WIDE_PLACES` places), edges
+    in compressed rows (:attr:`indptr`, :attr:`targets`, :attr:`labels` = transition
+    index)."""
 
-    def __init__(self, net: PTNet, markings: np.ndarray, indptr: np.ndarray,
+    def __init__(self, net: PTNet, markings: Any, indptr: np.ndarray,
                  targets: np.ndarray, labels: np.ndarray, parents: np.ndarray,
-                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str):
+                 parent_labels: np.ndarray, complete: bool, seconds: float, reason: str,
+                 n_expanded: int | None = None):
         self.net = net
+        #: states 0 .. n_expanded - 1 had their successors computed (all, when complete)
+        self.n_expanded = int(markings.shape[0]) if n_expanded is None else n_expanded
         self.markings = markings
         self.indptr, self.targets, self.labels = indptr, targets, labels
         self.parents, self.parent_labels = parents, parent_labels
@@ -217,9 +265,10 @@ class PTStateSpace:
         self.peak_bytes_per_state = 0.0
         self._place_index = {p: i for i, p in enumerate(net.places)}
         self._transition_index = {t: i for i, t in enumerate(net.transitions)}
+        self._by_place: Any = None  # the sparse markings by column, made when first read
 
     def __len__(self) -> int:
-        return len(self.markings)
+        return int(self.markings.shape[0])
 
     def __repr__(self) -> str:
         return (f"<PTStateSpace {len(self)} states, {self.n_edges} edges"
@@ -228,7 +277,7 @@ class PTStateSpace:
     @property
     def n_states(self) -> int:
         """Number of states (reachable markings) found."""
-        return len(self.markings)
+        return len(self)
 
     @property
     def n_edges(self) -> int:
@@ -238,9 +287,11 @@ class PTStateSpace:
     @property
     def bytes_per_state(self) -> float:
         """Bytes the result holds per state: markings, edges, the breadth-first tree."""
-        arrays = (self.markings, self.indptr, self.targets, self.labels, self.parents,
-                  self.parent_labels)
-        return sum(a.nbytes for a in arrays) / max(len(self), 1)
+        arrays = (self.indptr, self.targets, self.labels, self.parents, self.parent_labels)
+        marks = self.markings
+        held = marks.data.nbytes + marks.indices.nbytes + marks.indptr.nbytes \
+            if isinstance(marks, csr_array) else marks.nbytes
+        return (held + sum(a.nbytes for a in arrays)) / max(len(self), 1)
 
     @property
     def states_per_s(self) -> float:
@@ -261,16 +312,56 @@ class PTStateSpace:
 
     def tokens(self, places: Sequence[str]) -> np.ndarray:
         """The summed token counts of ``places`` in every state (int64)."""
-        cols = [self.place_index(p) for p in places]
-        if len(cols) == 1:
-            return self.markings[:, cols[0]].astype(np.int64)
-        return self.markings[:, cols].sum(axis=1, dtype=np.int64)
+        cols = np.array([self.place_index(p) for p in places], dtype=np.int64)
+        return self.columns(cols).sum(axis=1, dtype=np.int64)
+
+    def columns(self, places: np.ndarray) -> np.ndarray:
+        """The counts of ``places`` (column numbers) in every state, dense (states x
+        places)."""
+        if isinstance(self.markings, csr_array):
+            if self._by_place is None:
+                self._by_place = self.markings.tocsc()
+            return np.asarray(self._by_place[:, places].toarray(), dtype=np.int64)
+        return np.asarray(self.markings[:, places], dtype=np.int64)
+
+    def row(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """The places a state marks (ascending column numbers) and their counts."""
+        if isinstance(self.markings, csr_array):
+            start, stop = self.markings.indptr[state], self.markings.indptr[state + 1]
+            return (self.markings.indices[start:stop].astype(np.int64),
+                    self.markings.data[start:stop].astype(np.int64))
+        full = self.markings[state]
+        marked = np.flatnonzero(full)
+        return marked, full[marked].astype(np.int64)
+
+    def token_statistics(self) -> tuple[int, int, bool]:
+        """The most tokens on one place in one state, the most in one state, and whether
+        some place holds the same count in every state."""
+        marks = self.markings
+        if not len(self) or not marks.shape[1]:
+            return 0, 0, False
+        if isinstance(marks, csr_array):
+            by_place = marks.tocsc()
+            held = np.diff(by_place.indptr)  # states marking each place
+            lowest = np.zeros(marks.shape[1], dtype=np.int64)
+            full = held == len(self)  # a place marked in every state: its least count
+            highest = np.zeros(marks.shape[1], dtype=np.int64)
+            for p in np.flatnonzero(held):
+                values = by_place.data[by_place.indptr[p]:by_place.indptr[p + 1]]
+                highest[p] = values.max()
+                lowest[p] = values.min() if full[p] else 0
+            per_state = np.asarray(marks.sum(axis=1)).ravel()
+            return int(highest.max()), int(per_state.max()), bool((lowest == highest).any())
+        return (int(marks.max()), int(marks.sum(axis=1, dtype=np.int64).max()),
+                bool((marks.min(axis=0) == marks.max(axis=0)).any()))
 
     def enabled(self, transitions: Sequence[str]) -> np.ndarray:
         """Whether any of ``transitions`` is enabled, in every state."""
         found = np.zeros(len(self), dtype=bool)
         for name in transitions:
-            found |= self.net.enabled(self.markings, self.transition_index(name))
+            t = self.transition_index(name)
+            places = self.net.touched(np.array([t]))
+            found |= self.net.enabled(self.columns(places), t, places)
         return found
 
     def successors(self, state: int) -> list[int]:
@@ -282,18 +373,19 @@ class PTStateSpace:
         return np.diff(self.indptr)
 
     def dead_markings(self) -> list[int]:
-        """States without successors (of an expanded, i.e. complete, space)."""
-        return np.flatnonzero(self.out_degree() == 0).tolist()
+        """Expanded states without successors (at a budget's frontier a state not expanded
+        is not known to be dead)."""
+        return np.flatnonzero(self.out_degree()[:self.n_expanded] == 0).tolist()
 
     def marking(self, state: int) -> dict[str, list[Token]]:
         """The marking of a state as :meth:`StateSpace.marking` gives it."""
-        row = self.markings[state]
-        return {p: [Token((), 0.0)] * int(row[i]) for i, p in enumerate(self.net.places)}
+        counts = dict(zip(*self.row(state), strict=True))
+        return {p: [Token((), 0.0)] * int(counts.get(i, 0))
+                for i, p in enumerate(self.net.places)}
 
     def counts(self, state: int) -> dict[str, int]:
         """The non-zero token counts of a state."""
-        row = self.markings[state]
-        return {self.net.places[i]: int(row[i]) for i in np.flatnonzero(row)}
+        return {self.net.places[int(i)]: int(n) for i, n in zip(*self.row(state), strict=True)}
 
     def path_to(self, state: int) -> list[tuple[str, dict[str, Any]]]:
         """A shortest firing sequence from the initial marking, as ``(transition, {})``
@@ -321,9 +413,10 @@ class PTStateSpace:
         places = self.net.net_places or self.net.places
         steps = []
         for edge in edges:
-            row = self.markings[int(self.targets[edge])]
+            marked, counts = self.row(int(self.targets[edge]))
             steps.append(Step(transitions[int(self.labels[edge])], {},
-                              {places[i]: [()] * int(row[i]) for i in np.flatnonzero(row)}))
+                              {places[int(i)]: [()] * int(n)
+                               for i, n in zip(marked, counts, strict=True)}))
         return steps
 
     def matrix(self) -> Any:
@@ -332,6 +425,157 @@ class PTStateSpace:
         n = len(self)
         return csr_array((np.ones(len(self.targets), dtype=np.int32), self.targets,
                           self.indptr), shape=(n, n))
+
+
+class _DenseMarkings:
+    """The markings found so far as rows of one matrix (a column per place), known by
+    their bytes; the counts shrink to the narrowest integer that holds them. For nets of
+    up to :data:`WIDE_PLACES` places."""
+
+    def __init__(self, initial: np.ndarray, number: Any):
+        self.dtype = _dtype_for(int(initial.max(initial=0)))
+        self.capacity = 1024
+        self.store = np.zeros((self.capacity, len(initial)), dtype=self.dtype)
+        self.store[0] = initial
+        self.index: dict[Any, int] = {self.store[0].tobytes(): 0}
+        self.number = number
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.store.nbytes) + sys.getsizeof(self.index) + len(self.index) * (
+            sys.getsizeof(next(iter(self.index))) + 28)
+
+    def growth_bytes(self, more: int) -> int:
+        """Bytes the store would allocate to take ``more`` states."""
+        return int(self.store.nbytes) if len(self.index) + more > self.capacity else 0
+
+    def marked(self, start: int, stop: int) -> np.ndarray:
+        """The places (ascending) one of the states ``start``..``stop-1`` marks."""
+        return np.flatnonzero(self.store[start:stop].any(axis=0))
+
+    def rows(self, start: int, stop: int, columns: np.ndarray | None) -> np.ndarray:
+        """The markings of states ``start``..``stop-1`` over every place."""
+        return self.store[start:stop]
+
+    def intern(self, successors: np.ndarray, columns: np.ndarray | None) -> np.ndarray:
+        """The state numbers of ``successors`` (int64 rows over every place)."""
+        top = int(successors.max())
+        if top > np.iinfo(self.dtype).max:
+            self.dtype = _dtype_for(top)
+            self.store = self.store.astype(self.dtype)
+            self.index = {self.store[i].tobytes(): i for i in range(len(self.index))}
+        successors = np.ascontiguousarray(successors.astype(self.dtype))
+        width = successors.shape[1] * successors.itemsize
+        keys: list[Any] = successors.view(np.dtype((np.void, width))).ravel().tolist() \
+            if width else [b""] * len(successors)
+        before = len(self.index)
+        setdefault, index = self.index.setdefault, self.index
+        targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
+                                       dtype=self.number)
+        fresh = np.flatnonzero(targets >= before)
+        if len(fresh):
+            new_ids, first = np.unique(targets[fresh], return_index=True)
+            while len(self.index) > self.capacity:
+                self.capacity *= 2
+                grown = np.zeros((self.capacity, self.store.shape[1]), dtype=self.dtype)
+                grown[:before] = self.store[:before]
+                self.store = grown
+            self.store[new_ids] = successors[fresh[first]]
+        return targets
+
+    def finish(self) -> np.ndarray:
+        """The markings matrix (states x places), the index released."""
+        n = len(self.index)
+        self.index = {}
+        return self.store[:n].copy()
+
+
+class _SparseMarkings:
+    """The markings found so far by their marked places only: per state the ascending
+    place numbers (int32) and their counts (int64), its key those bytes. For nets wider
+    than :data:`WIDE_PLACES` places, where a row per state over every place would take
+    O(states x places) (10^5 states of a 65,000-place contest model: 6.5 GB)."""
+
+    def __init__(self, initial: np.ndarray, number: Any):
+        marked = np.flatnonzero(initial)
+        self.places: list[np.ndarray] = [marked.astype(np.int32)]
+        self.counts: list[np.ndarray] = [initial[marked].astype(np.int64)]
+        self.index: dict[bytes, int] = {self._key(self.places[0], self.counts[0]): 0}
+        self.number = number
+        self.width = len(initial)
+        self._bytes = 0
+
+    @staticmethod
+    def _key(places: np.ndarray, counts: np.ndarray) -> bytes:
+        return places.tobytes() + counts.tobytes()
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes * 2 + len(self.index) * 200  # arrays, keys, dict and objects
+
+    def growth_bytes(self, more: int) -> int:
+        return 0
+
+    def marked(self, start: int, stop: int) -> np.ndarray:
+        """The places (ascending) one of the states ``start``..``stop-1`` marks."""
+        return np.unique(np.concatenate(self.places[start:stop])).astype(np.int64)
+
+    def rows(self, start: int, stop: int, columns: np.ndarray | None) -> np.ndarray:
+        """The markings of states ``start``..``stop-1`` over ``columns`` (ascending, every
+        place the states mark among them)."""
+        assert columns is not None
+        out = np.zeros((stop - start, len(columns)), dtype=np.int64)
+        for row, (places, counts) in enumerate(zip(self.places[start:stop],
+                                                   self.counts[start:stop], strict=True)):
+            out[row, np.searchsorted(columns, places)] = counts
+        return out
+
+    def intern(self, successors: np.ndarray, columns: np.ndarray | None) -> np.ndarray:
+        """The state numbers of ``successors`` (int64 rows over ``columns``)."""
+        assert columns is not None
+        rows, cols = np.nonzero(successors)
+        places = columns[cols].astype(np.int32)
+        counts = successors[rows, cols].astype(np.int64)
+        bounds = np.searchsorted(rows, np.arange(len(successors) + 1))
+        targets = np.empty(len(successors), dtype=self.number)
+        index = self.index
+        for j in range(len(successors)):
+            start, stop = bounds[j], bounds[j + 1]
+            key = places[start:stop].tobytes() + counts[start:stop].tobytes()
+            found = index.get(key)
+            if found is None:
+                found = index[key] = len(index)
+                self.places.append(places[start:stop].copy())
+                self.counts.append(counts[start:stop].copy())
+                self._bytes += 12 * int(stop - start) + 2 * 112
+            targets[j] = found
+        return targets
+
+    def finish(self) -> Any:
+        """The markings as a sparse matrix (states x places), the index released."""
+        self.index = {}
+        lengths = np.fromiter((len(p) for p in self.places), dtype=np.int64,
+                              count=len(self.places))
+        indptr = np.zeros(len(self.places) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        places = np.concatenate(self.places) if self.places else np.zeros(0, np.int32)
+        counts = np.concatenate(self.counts) if self.counts else np.zeros(0, np.int64)
+        self.places, self.counts = [], []
+        return csr_array((counts, places, indptr), shape=(len(indptr) - 1, self.width))
+
+
+#: Seconds between two readings of the process's memory during a search.
+MEMORY_CHECK_S = 0.05
+#: Nets with more places than this keep their markings sparse (:class:`_SparseMarkings`).
+WIDE_PLACES = 2048
+#: How many states one batch expands at most in a net of more than WIDE_PLACES places.
+WIDE_BATCH_STATES = 256
 
 
 def explore_pt(net: PTNet, max_states: int | None = None,
@@ -347,88 +591,92 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     """
     start = wallclock.perf_counter()
     memory = MemoryBudget.of(max_memory_bytes)
-    n_t = len(net.transitions)
-    dtype = _dtype_for(int(net.initial.max(initial=0)))
     # state numbers in 4 bytes when the budget keeps them there
     number = np.int32 if max_states is not None and max_states < 2**31 - 2**24 else np.int64
-    capacity = 1024
-    store = np.zeros((capacity, len(net.places)), dtype=dtype)
-    store[0] = net.initial
-    index: dict[bytes, int] = {store[0].tobytes(): 0}
+    wide = len(net.places) > WIDE_PLACES
+    states: _DenseMarkings | _SparseMarkings = (_SparseMarkings if wide else _DenseMarkings)(
+        net.initial, number)
+    batch_states = WIDE_BATCH_STATES if wide else BATCH_STATES
     parents = [np.zeros(1, dtype=number)]
     parent_labels = [np.zeros(1, dtype=np.int32)]
     # per batch, sorted by source: out-degrees, targets, transitions
     degrees: list[np.ndarray] = []
     edge_dst: list[np.ndarray] = []
     edge_t: list[np.ndarray] = []
-    expanded, reason = 0, ""
+    expanded, reason, peak, checked = 0, "", 0, -MEMORY_CHECK_S
 
-    def intern(successors: np.ndarray, parent_states: np.ndarray,
-               transitions: np.ndarray) -> np.ndarray:
-        """The state numbers of ``successors`` (int64 rows), the new ones stored with
-        their parents and the transitions that reached them."""
-        nonlocal store, dtype, index, capacity
-        top = int(successors.max())
-        if top > np.iinfo(dtype).max:
-            dtype = _dtype_for(top)
-            store = store.astype(dtype)
-            index = {store[i].tobytes(): i for i in range(len(index))}
-        successors = np.ascontiguousarray(successors.astype(dtype))
-        width = successors.shape[1] * successors.itemsize
-        keys: list[Any] = successors.view(np.dtype((np.void, width))).ravel().tolist() \
-            if width else [b""] * len(successors)
-        before = len(index)
-        setdefault = index.setdefault
-        targets: np.ndarray = np.array([setdefault(k, len(index)) for k in keys],
-                                       dtype=number)
+    def intern(successors: np.ndarray, parent_states: np.ndarray, transitions: np.ndarray,
+               columns: np.ndarray | None) -> np.ndarray:
+        """The state numbers of ``successors``, the new ones recorded with their parents
+        and the transitions that reached them."""
+        before = len(states)
+        targets = states.intern(successors, columns)
         fresh = np.flatnonzero(targets >= before)
         if len(fresh):
-            new_ids, first = np.unique(targets[fresh], return_index=True)
-            first = fresh[first]
-            while len(index) > capacity:
-                capacity *= 2
-                grown = np.zeros((capacity, store.shape[1]), dtype=dtype)
-                grown[:before] = store[:before]
-                store = grown
-            store[new_ids] = successors[first]
-            parents.append(parent_states[first].astype(number))
-            parent_labels.append(transitions[first])
+            _, first = np.unique(targets[fresh], return_index=True)
+            parents.append(parent_states[fresh[first]].astype(number))
+            parent_labels.append(transitions[fresh[first]])
         return targets
 
-    while expanded < len(index):
-        if max_states is not None and len(index) > max_states:
+    def flush(pending: list[tuple[np.ndarray, int, np.ndarray]], first_state: int,
+              columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Intern the pending successors (rows of a batch starting at ``first_state``, the
+        transitions they come from, the markings after): their sources, labels, targets."""
+        src = np.concatenate([rows_of for rows_of, _, _ in pending])
+        lab = np.concatenate([np.full(len(rows_of), label, dtype=np.int32)
+                              for rows_of, label, _ in pending])
+        targets = intern(np.concatenate([rows for _, _, rows in pending]), src + first_state,
+                         lab, columns)
+        pending.clear()
+        return src, lab, targets
+
+    while expanded < len(states):
+        if max_states is not None and len(states) > max_states:
             reason = f"state budget reached: more than {max_states} states"
             break
         if time_limit_s is not None and wallclock.perf_counter() - start > time_limit_s:
             reason = f"time budget reached: {time_limit_s:g} s"
             break
-        stop = min(len(index), expanded + BATCH_STATES)
+        stop = min(len(states), expanded + batch_states)
         # the store doubles when the batch's successors may not fit: that too in the budget
-        if memory.exceeded(store.nbytes if len(index) + (stop - expanded) * n_t > capacity
-                           else 0):
-            reason = memory.reason()
-            break
-        batch = store[expanded:stop]
+        # (read at most every MEMORY_CHECK_S: a batch of one state takes microseconds)
+        growth = states.growth_bytes((stop - expanded) * len(net.transitions))
+        if growth or wallclock.perf_counter() - checked >= MEMORY_CHECK_S:
+            checked = wallclock.perf_counter()
+            if memory.exceeded(growth):
+                reason = memory.reason()
+                break
+        peak = max(peak, states.nbytes)
+        marked = states.marked(expanded, stop)
+        candidates = net.candidates(marked)
+        # a wide net's batch is held over the places it marks or its candidates touch
+        columns = np.union1d(marked, net.touched(candidates)) if wide else None
+        batch = states.rows(expanded, stop, columns)
         first_state, expanded = expanded, stop
         sources: list[np.ndarray] = []
         labels: list[np.ndarray] = []
         found: list[np.ndarray] = []
         pending: list[tuple[np.ndarray, int, np.ndarray]] = []
+
+        # successor rows in slices of at most SUCCESSOR_BYTES: one transition enabled in a
+        # whole batch of a wide net would otherwise allocate batch x places at once
+        step = max(1, SUCCESSOR_BYTES // max(1, 8 * batch.shape[1]))
         pending_bytes = 0
-        for t in range(n_t):
-            ok = np.flatnonzero(net.enabled(batch, t))
-            if len(ok):
-                pending.append((ok, t, net.fire(batch[ok], t)))
+        for t in candidates.tolist():
+            ok = np.flatnonzero(net.enabled(batch, t, columns))
+            for low in range(0, len(ok), step):
+                rows_of = ok[low:low + step]
+                pending.append((rows_of, t, net.fire(batch[rows_of], t, columns)))
                 pending_bytes += pending[-1][2].nbytes
-            if pending and (pending_bytes > SUCCESSOR_BYTES or t == n_t - 1):
-                src = np.concatenate([rows_of for rows_of, _, _ in pending])
-                lab = np.concatenate([np.full(len(rows_of), label, dtype=np.int32)
-                                      for rows_of, label, _ in pending])
-                sources.append(src)
-                labels.append(lab)
-                found.append(intern(np.concatenate([rows for _, _, rows in pending]),
-                                    src + first_state, lab))
-                pending, pending_bytes = [], 0
+                if pending_bytes > SUCCESSOR_BYTES:
+                    for kept, made in zip((sources, labels, found),
+                                          flush(pending, first_state, columns), strict=True):
+                        kept.append(made)
+                    pending_bytes = 0
+        if pending:
+            for kept, made in zip((sources, labels, found),
+                                  flush(pending, first_state, columns), strict=True):
+                kept.append(made)
         if not found:
             degrees.append(np.zeros(stop - first_state, dtype=np.int64))
             continue
@@ -437,19 +685,16 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         degrees.append(np.bincount(src, minlength=stop - first_state))
         edge_dst.append(np.concatenate(found)[order])
         edge_t.append(np.concatenate(labels)[order])
-    n = len(index)
+    n = len(states)
     indptr = np.zeros(n + 1, dtype=np.int64)
     if degrees:
         np.cumsum(np.concatenate(degrees), out=indptr[1:expanded + 1])
         indptr[expanded + 1:] = indptr[expanded]
     targets_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=number)
     labels_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
-    peak = store.nbytes + sys.getsizeof(index) + len(index) * (
-        sys.getsizeof(next(iter(index))) + sys.getsizeof(n)) + 2 * (
-        targets_all.nbytes + labels_all.nbytes)
-    del index
-    space = PTStateSpace(net, store[:n].copy(), indptr, targets_all, labels_all,
+    peak = max(peak, states.nbytes) + 2 * (targets_all.nbytes + labels_all.nbytes)
+    space = PTStateSpace(net, states.finish(), indptr, targets_all, labels_all,
                          np.concatenate(parents), np.concatenate(parent_labels), not reason,
-                         wallclock.perf_counter() - start, reason)
+                         wallclock.perf_counter() - start, reason, n_expanded=expanded)
     space.peak_bytes_per_state = peak / n
     return space

@@ -297,7 +297,10 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
         if examination == "StateSpace":
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
-        return [_cannot(examination)]
+        found = _partial(examination, space)
+        return [_cannot(examination) if found is None else
+                f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
+                f"{TECHNIQUES}"]
     most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
@@ -322,17 +325,35 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 
 
+def _partial(examination: str, space: Any) -> bool | None:
+    """What the states found so far prove of a global property when a budget stopped the
+    search (None: nothing). Every state found is reachable and every expanded state's
+    successors are known, so: a dead expanded state proves ReachabilityDeadlock and
+    refutes Liveness; every transition seen firing proves QuasiLiveness; a place holding
+    two tokens refutes OneSafe; every place seen with two counts refutes StableMarking."""
+    if examination in ("ReachabilityDeadlock", "Liveness"):
+        dead = bool(len(space.dead_markings()))
+        if examination == "ReachabilityDeadlock":
+            return True if dead else None
+        return False if dead and len(edge_arrays(space)[3]) else None
+    if examination == "QuasiLiveness":
+        _, _, labels, names = edge_arrays(space)
+        return True if len(np.unique(labels)) == len(names) else None
+    most, _, stable = _token_counts(space)
+    if examination == "OneSafe":
+        return False if most > 1 else None
+    if examination == "StableMarking":
+        return False if not stable else None
+    return None
+
+
 def _token_counts(space: Any) -> tuple[int, int, bool]:
     """The most tokens on one place in one state, the most in one state, and whether some
     place holds the same count in every state. A P/T space reads its marking matrix; a
     coloured one is read a place at a time (a states x places matrix of a large coloured
     net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
     if isinstance(space, PTStateSpace):
-        counts = space.markings
-        if not counts.size:
-            return 0, 0, False
-        return (int(counts.max()), int(counts.sum(axis=1, dtype=np.int64).max()),
-                bool((counts.min(axis=0) == counts.max(axis=0)).any()))
+        return space.token_statistics()
     most, stable = 0, False
     total = np.zeros(len(space), dtype=np.int64)
     for place in space.net.places:
