@@ -305,3 +305,34 @@ def test_a_recursive_function_drawing_at_random_is_expanded_at_each_call():
     result = simulate(imported.net, seed=5, until=1)
     (token,) = result.marking["b"]
     assert len(token.value) == 3 and all(1 <= v <= 6 for v in token.value)
+
+
+# -- CPN ML as CPN Tools accepts it: bare guard lists, {} the unit value, let with no decs --
+def _forms_net(guard: str, unit: str, body: str) -> str:
+    """Tokens 1..5 on P; T moves those the guard keeps to Q, each taking a unit token
+    from U (``unit`` writes the unit value) and putting ``body`` (of i) on Q."""
+    return cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "UNIT", "<unit/>")
+        + var("D3", "INT", "i"),
+        [("P1", "P", "INT", "1`1++1`2++1`3++1`4++1`5"), ("P2", "Q", "INT", ""),
+         ("P3", "U", "UNIT", f"3`{unit}")],
+        [("T1", "T", guard.replace("<", "&lt;").replace(">", "&gt;"), "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "PtoT", "T1", "P3", unit),
+         ("A3", "TtoP", "T1", "P2", body)])
+
+
+def test_guard_lists_the_empty_record_and_an_empty_let_read_as_cpn_tools_reads_them(tmp_path):
+    """``i > 1, i < 5`` (a bare list) and ``[i > 1, i < 5]`` are the conjunction; ``{}``
+    is ``()``; ``let in e end`` is ``e``: each net explores as the one written with
+    ``andalso``, ``()`` and ``e``, whose space cpncheck builds alike."""
+    plain = _forms_net("i > 1 andalso i < 5", "()", "i")
+    reference, theirs = spaces(tmp_path, plain)
+    assert reference == theirs
+    for guard, unit, body in (("i > 1, i < 5", "()", "i"), ("[i > 1, i < 5]", "{}", "i"),
+                              ("[i > 1, i < 5]", "()", "let in i end")):
+        path = tmp_path / "forms.cpn"
+        path.write_text(_forms_net(guard, unit, body), encoding="iso-8859-1")
+        imported = read_cpn(path)
+        assert imported.complete, imported.report.text()
+        space = explore(imported.net, clock="absolute")
+        assert (len(space), space.n_edges, len(space.dead_markings())) == reference, guard

@@ -1177,8 +1177,8 @@ class _Importer:
 
     def _guard(self, element: ET.Element | None, text: str, where: str,
                variables: frozenset[str]) -> str:
-        tree = self._parse(element, text, where)
-        conditions = tree.children if tree.data == "list" else [tree]
+        tree = self._parse(element, text, where, "guard")
+        conditions = tree.children
         if not conditions:
             return "True"
         parts = [self._python(element, c, where, variables) for c in conditions]

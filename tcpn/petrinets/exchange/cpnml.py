@@ -58,9 +58,12 @@ _GRAMMAR = r"""
 
 start_expr: expr
 start_decs: dec+
+// a guard is a boolean expression or a list of them, bracketed or bare (CPN Tools reads
+// "[b1, b2]" and "b1, b2" alike as their conjunction)
+start_guard: expr ("," expr)*
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
-     | "let" dec+ "in" let_body "end"          -> let
+     | "let" dec* "in" let_body "end"          -> let
      | "fn" match                              -> fn
      | "case" expr "of" match                  -> case
      | orelse
@@ -123,6 +126,7 @@ rule: pat "=>" expr
      | "[" "]"                                 -> list
      | "[" expr ("," expr)* "]"                -> list
      | "{" field ("," field)* "}"              -> record
+     | "{" "}"                                 -> unit
 
 field: NAME EQ expr
 
@@ -141,6 +145,7 @@ clause: NAME apat+ (":" ty)? EQ expr
      | INT                                     -> const_pat
      | STRING                                  -> const_pat
      | "(" ")"                                 -> unit_pat
+     | "{" "}"                                 -> unit_pat
      | "(" pat ")"
      | "(" pat ("," pat)+ ")"                  -> tuple_pat
      | "[" "]"                                 -> nil_pat
@@ -368,12 +373,16 @@ def _ml_number(token: str) -> int | float:
 # -- parsing -----------------------------------------------------------------------------------
 @functools.cache
 def _parser() -> Lark:
-    return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs"],
+    return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs", "start_guard"],
                 propagate_positions=True)
 
 
 def parse_ml(text: str, where: str, start: str = "expr") -> Tree:
-    """Parse CPN ML ``text`` (``start``: ``"expr"`` or ``"decs"``); errors name ``where``.
+    """Parse CPN ML ``text`` (``start``: ``"expr"``, ``"decs"`` or ``"guard"``, whose
+    conditions, bracketed or bare, come as one ``list``); errors name ``where``.
+
+    >>> [c.data for c in parse_ml("x > 1, y = {}", "guard of t", "guard").children]
+    ['binop', 'binop']
 
     >>> parse_ml("x + 1", "arc").data
     'binop'
@@ -400,6 +409,11 @@ column 4 of 'x +': unexpected end of text
     if start == "expr":
         expr = tree.children[0]
         return expr if isinstance(expr, Tree) else Tree("name", [expr])
+    if start == "guard":
+        conditions = [c if isinstance(c, Tree) else Tree("name", [c]) for c in tree.children]
+        if len(conditions) == 1 and conditions[0].data == "list":
+            return conditions[0]  # [b1, b2]
+        return Tree("list", conditions)
     return tree
 
 
