@@ -193,6 +193,11 @@ AXES: tuple[Axis, ...] = (
               "which the study reports.", labels=["20", "262"]),
     Axis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
+    Axis.over("Vegas loss recovery, c1_adaptive_vegas", "c1_adaptive_vegas",
+              "flows.0.params.recovery", ["reno", "newreno"], "reno",
+              "Not stated (§2.2 gives Vegas's congestion avoidance only); ns-2's Vegas cuts "
+              "the window by a quarter, which tcpn does not offer: Reno's halving and "
+              "NewReno's partial ACKs."),
 )
 
 SETTINGS: dict[str, Settings] = {
