@@ -442,7 +442,9 @@ def sections(data: StudyData) -> list[Section]:
                   caption="Table 2 (§5) and tcpn's net lens (mean [95 % CI], n); KB/J "
                           "with idle power, and of the radio's active energy"),
             Table("s3_sweep", sweep[["link_retries", "variant", "ber", "tcp1_kBps",
-                                     "fairness", "tcp1_retx_ratio", "n"]].round(4),
+                                     "fairness", "tcp1_retx_ratio", "n"]].round(
+                                         {"tcp1_kBps": 2, "fairness": 4,
+                                          "tcp1_retx_ratio": 4}),
                   caption="The error sweep: TCP1 goodput (KB/s), TCP1/TCP2, TCP1's "
                           "retransmission ratio (the study's Figs 3-5 give no values)"),
             Figure("s3_sweep_figure", sweep, draw_sweep,
