@@ -43,7 +43,8 @@ from tcpn.reports.studies import StudyData, StudyProgress
 
 __all__ = ["MIN_HEADLINE_RUNS", "Axis", "AxisPoint", "Estimate", "Experiment", "Point",
            "Settings", "axis_points", "error_bars", "estimate_of", "estimates_frame", "judge",
-           "lens_refusal", "relative_difference", "run_estimate", "run_points", "summarise",
+           "lens_refusal", "number_text", "relative_difference", "run_estimate", "run_points",
+           "summarise",
            "with_fields"]
 
 Measurement = Callable[[Any, int], dict[str, Any]]
@@ -293,10 +294,22 @@ class Estimate:
                 notes.append(f"fewer than {MIN_HEADLINE_RUNS} runs")
         if self.defined < self.runs:
             notes.append(f"{self.defined} of {self.runs} runs completed")
-        shown = f"{self.mean:.{digits}g}"
+        shown = number_text(self.mean, digits)
         if math.isfinite(self.low) and math.isfinite(self.high):
-            shown += f" [{self.low:.{digits}g}, {self.high:.{digits}g}]"
+            shown += f" [{number_text(self.low, digits)}, {number_text(self.high, digits)}]"
         return f"{shown} ({'; '.join(notes)})"
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, never in exponent form between
+    1e-4 and 1e9 (88920, not 8.892e+04).
+
+    >>> number_text(88923.4, 4), number_text(0.05234), number_text(2.0)
+    ('88923', '0.0523', '2')
+    """
+    if value != 0 and math.isfinite(value) and 10 ** (digits - 1) <= abs(value) < 1e9:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
 
 
 def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
@@ -399,9 +412,9 @@ def _short(estimate: Estimate, digits: int = 4) -> str:
     if not math.isfinite(estimate.mean):
         return "-"
     if math.isfinite(estimate.low) and math.isfinite(estimate.high):
-        return f"{estimate.mean:.{digits}g} [{estimate.low:.{digits}g}, " \
-               f"{estimate.high:.{digits}g}]"
-    return f"{estimate.mean:.{digits}g}"
+        return (f"{number_text(estimate.mean, digits)} [{number_text(estimate.low, digits)}, "
+                f"{number_text(estimate.high, digits)}]")
+    return number_text(estimate.mean, digits)
 
 
 def _count(found: Sequence[Estimate], runs: int) -> str:
