@@ -44,8 +44,7 @@ from tcpn.reports.studies import StudyData, StudyProgress
 __all__ = ["MIN_HEADLINE_RUNS", "Axis", "AxisPoint", "Estimate", "Experiment", "Point",
            "Settings", "axis_points", "error_bars", "estimate_of", "estimates_frame", "judge",
            "lens_refusal", "number_text", "relative_difference", "run_estimate", "run_points",
-           "summarise",
-           "with_fields"]
+           "summarise", "with_fields"]
 
 Measurement = Callable[[Any, int], dict[str, Any]]
 """Measures one run: ``measure(result: ScenarioResult, replication) -> {metric: value}``,
