@@ -95,6 +95,9 @@ def test_summarise_gives_student_t_intervals_kept_non_negative() -> None:
     assert pd.isna(table.loc["b", "x_low"]) and table.loc["b", "runs"] == 1
     signed = summarise(runs, ["x"], signed=["x"]).set_index("experiment")
     assert signed.loc["a", "x_low"] == pytest.approx(2.0 - 12.706, rel=1e-3)
+    shares = runs.assign(x=[0.9, 1.0, 0.5])
+    assert summarise(shares, ["x"], fractions=["x"]).set_index("experiment").loc[
+        "a", "x_high"] == 1.0
 
 
 def test_incomplete_runs_are_counted_not_dropped() -> None:

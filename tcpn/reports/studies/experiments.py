@@ -312,18 +312,20 @@ def number_text(value: float, digits: int = 3) -> str:
 
 
 def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
-                 confidence: float = 0.95) -> Estimate:
+                 confidence: float = 0.95, fraction: bool = False) -> Estimate:
     """The mean of ``values`` (one per run; None or NaN: the run did not give the metric)
     and its Student-t interval, intersected with ``[0, inf)`` for a ``nonnegative``
-    quantity (an interval below zero for a rate is a statement about no possible value;
-    the intersection keeps the coverage). One defined value, or identical values (a
-    deterministic experiment), give no interval.
+    quantity and with ``[0, 1]`` for a ``fraction`` (an interval below zero for a rate is
+    a statement about no possible value; the intersection keeps the coverage). One
+    defined value, or identical values (a deterministic experiment), give no interval.
 
     >>> e = run_estimate([1.0, 3.0, None])
     >>> e.mean, round(e.high, 3), e.low, e.defined, e.runs  # t(0.975, 1) = 12.706
     (2.0, 14.706, 0.0, 2, 3)
     >>> run_estimate([0.75, 0.75, 0.75]).identical
     True
+    >>> run_estimate([0.9, 1.0], fraction=True).high
+    1.0
     """
     from tcpn.lenses.replications import equal_but_for_rounding, mean_ci
 
@@ -335,19 +337,22 @@ def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
                         len(values), identical=True)
     mean, half = mean_ci(finite, confidence)
     low, high = mean - half, mean + half
-    if nonnegative and math.isfinite(low):
+    if (nonnegative or fraction) and math.isfinite(low):
         low = max(low, 0.0)
+    if fraction and math.isfinite(high):
+        high = min(high, 1.0)
     return Estimate(mean, low, high, len(finite), len(values))
 
 
 def summarise(runs: pd.DataFrame, metrics: Sequence[str],
               by: Sequence[str] = ("experiment", "axis", "value", "lens"),
-              signed: Sequence[str] = ()) -> pd.DataFrame:
+              signed: Sequence[str] = (), fractions: Sequence[str] = ()) -> pd.DataFrame:
     """Per group: each metric's :func:`run_estimate` as columns ``<metric>`` (mean),
     ``<metric>_low``, ``<metric>_high`` (95 % interval; metrics not in ``signed`` are
-    non-negative) and ``<metric>_n`` (runs that gave it), then ``runs`` (runs in the
-    group, completed or not) and ``identical`` (at least two runs and every metric the
-    same in all: a deterministic experiment). :func:`estimate_of` reads one back.
+    non-negative, those in ``fractions`` lie in [0, 1]) and ``<metric>_n`` (runs that
+    gave it), then ``runs`` (runs in the group, completed or not) and ``identical`` (at
+    least two runs and every metric the same in all: a deterministic experiment).
+    :func:`estimate_of` reads one back.
 
     >>> runs = pd.DataFrame({"experiment": ["a"] * 3, "lens": ["net"] * 3,
     ...                      "x": [1.0, 2.0, None]})
@@ -367,7 +372,8 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str],
         found = []
         for metric in metrics:
             values = group[metric].tolist() if metric in group else [None] * len(group)
-            estimate = run_estimate(values, nonnegative=metric not in signed)
+            estimate = run_estimate(values, nonnegative=metric not in signed,
+                                    fraction=metric in fractions)
             row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = (
                 estimate.mean, estimate.low, estimate.high)
             row[f"{metric}_n"] = estimate.defined

@@ -246,6 +246,8 @@ def s3_measure(result: Any, replication: int) -> dict[str, Any]:
     return out
 
 
+#: Metrics that are shares of a whole (their intervals stay within [0, 1]).
+FRACTIONS = ("tcp1_retx_ratio", "idle_share")
 METRICS = ["tcp1_kBps", "tcp2_kBps", "fairness", "tcp1_retx_ratio", "kB_per_j",
            "kB_per_active_j", "idle_share"]
 
@@ -432,7 +434,7 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
     runs = data.tables["runs"]
-    summary = summarise(runs, [m for m in METRICS if m in runs])
+    summary = summarise(runs, [m for m in METRICS if m in runs], fractions=FRACTIONS)
     table = estimates_frame(summary[summary["axis"] == ""], [m for m in METRICS if m in runs])
     sweep = sweep_frame(summary)
     return study_sections(
