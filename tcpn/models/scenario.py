@@ -527,8 +527,9 @@ class VegasParams(_Strict):
     """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
     Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
     loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
-    ``tcp.sack`` is on, as ns-3) or ``reno`` (study S1's "losses are handled as in Reno";
-    no SACK scoreboard; the study files write it)."""
+    ``tcp.sack`` is on, as ns-3) or ``reno`` (Reno's recovery, no SACK scoreboard; the
+    S1 and S4 reproductions use it. Neither study states Vegas's loss reaction; ns-2's
+    Vegas cuts the window by a quarter, which tcpn does not offer)."""
 
     variant: Literal["vegas", "modified_vegas"]
     recovery: Literal["reno", "newreno"] = "newreno"
