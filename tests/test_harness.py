@@ -47,8 +47,12 @@ def test_targets_are_the_issues():
         ("flow", "loss_ratio"): (0.25, 0.002), ("aggregate", "loss_ratio"): (0.25, 0.002),
         ("flow", "retransmission_ratio"): (0.25, 0.002),
         ("aggregate", "retransmission_ratio"): (0.25, 0.002),
-        ("queue", "mean_packets"): (0.15, 0.5), ("flow", "rtt_mean_s"): (0.10, 0.0)}
+        ("queue", "mean_packets"): (0.15, 0.5), ("flow", "rtt_mean_s"): (0.10, 0.0),
+        # issue 29: timeouts and drops per flow 15 %, or the CIs overlap
+        ("flow", "timeouts"): (0.15, 0.0), ("flow", "drops"): (0.15, 0.0)}
     assert {k: (t.relative, t.absolute) for k, t in TOLERANCES.items()} == expected
+    assert {k for k, t in TOLERANCES.items() if t.overlap} == {("flow", "timeouts"),
+                                                              ("flow", "drops")}
     assert QUEUE_FLOOR_PACKETS == 0.5
 
 
@@ -68,6 +72,19 @@ def test_targets_are_the_issues():
 ])
 def test_tolerance(tolerance: Tolerance, reference: float, value: float, verdict: bool):
     assert tolerance.judge(reference, value) is verdict
+
+
+@pytest.mark.parametrize(("reference", "value", "hw", "verdict"), [
+    ((20.0, 2.0), 23.0, 0.0, True),      # 15 %: the CIs are not needed
+    ((20.0, 2.0), 24.0, 2.0, True),      # 20 % apart, but [18, 22] and [22, 26] touch
+    ((20.0, 2.0), 24.1, 2.0, False),
+    ((20.0, 0.0), 24.0, 0.0, False),     # deterministic runs: no interval to overlap
+    ((20.0, math.nan), 24.0, 3.0, False),  # one run: no CI, the 15 % alone
+])
+def test_count_tolerance_accepts_overlapping_cis(reference: tuple[float, float], value: float,
+                                                 hw: float, verdict: bool):
+    tolerance = TOLERANCES[("flow", "timeouts")]
+    assert tolerance.judge(reference[0], value, reference[1], hw) is verdict
 
 
 def _table(rows: dict[tuple[str, str, str], float]) -> pd.DataFrame:

@@ -126,7 +126,7 @@ def breaking(verification, transition, guard=None, tcb=None):
     ("queue_within_limit", 10, {}, lambda v: breaking(v, "S.R.enqueue", guard="n < LIMIT + 3")),
     # a timeout that quarters the flight without the floor of 2
     ("ssthresh_at_least_2", 3, {"data_losses": 1}, lambda v: breaking(
-        v, "flow0.snd.timeout", tcb=("max(2.0, (t.high - t.una) / 2.0)",
+        v, "flow0.snd.timeout", tcb=("max(2.0, float((t.high - t.una) // 2))",
                                      "(t.high - t.una) / 4.0"))),
     # a sender that gives up after its first SYN is lost, whatever syn_retries says
     ("handshake_settles", 2, {"ack_losses": 1}, lambda v: breaking(

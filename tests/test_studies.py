@@ -17,7 +17,10 @@ from tcpn.reports.studies import StudyData
 from tcpn.reports.studies.experiments import (
     Axis,
     Settings,
+    estimate_of,
+    estimates_frame,
     judge,
+    run_estimate,
     summarise,
     with_fields,
 )
@@ -82,13 +85,52 @@ def test_axis_over_keeps_values_as_data() -> None:
                                                       {"tcp.min_rto_s": 1.0}]
 
 
-def test_summarise_gives_student_t_half_widths() -> None:
+def test_summarise_gives_student_t_intervals_kept_non_negative() -> None:
     runs = pd.DataFrame({"experiment": ["a", "a", "b"], "axis": "", "value": "",
                          "lens": "net", "x": [1.0, 3.0, 5.0]})
     table = summarise(runs, ["x"]).set_index("experiment")
     assert table.loc["a", "x"] == 2.0
-    assert table.loc["a", "x_hw"] == pytest.approx(12.706, rel=1e-3)  # t(0.975, 1)
-    assert pd.isna(table.loc["b", "x_hw"]) and table.loc["b", "runs"] == 1
+    assert table.loc["a", "x_high"] == pytest.approx(2.0 + 12.706, rel=1e-3)  # t(0.975, 1)
+    assert table.loc["a", "x_low"] == 0.0  # 2 - 12.7 would be below zero: not a throughput
+    assert pd.isna(table.loc["b", "x_low"]) and table.loc["b", "runs"] == 1
+    signed = summarise(runs, ["x"], signed=["x"]).set_index("experiment")
+    assert signed.loc["a", "x_low"] == pytest.approx(2.0 - 12.706, rel=1e-3)
+    shares = runs.assign(x=[0.9, 1.0, 0.5])
+    assert summarise(shares, ["x"], fractions=["x"]).set_index("experiment").loc[
+        "a", "x_high"] == 1.0
+
+
+def test_incomplete_runs_are_counted_not_dropped() -> None:
+    runs = pd.DataFrame({"experiment": ["a"] * 3, "axis": "", "value": "", "lens": "net",
+                         "t": [10.0, None, float("nan")]})
+    row = summarise(runs, ["t"]).iloc[0]
+    assert (row["t"], row["t_n"], row["runs"]) == (10.0, 1, 3)
+    text = estimate_of(row, "t").text()
+    assert "1 of 3 runs completed" in text and "n = 1" in text
+    assert estimates_frame(summarise(runs, ["t"]), ["t"])["n"].iloc[0] == \
+        "1 of 3 completed (< 5)"
+    # a metric no run has (a second flow of a one-flow experiment) is not a failed run
+    both = runs.assign(x=[1.0, 2.0, 3.0], y=None)
+    assert estimates_frame(summarise(both, ["x", "y", "t"]), ["x", "y", "t"])["n"].iloc[0] \
+        == "1 of 3 completed (< 5)"
+    assert estimates_frame(summarise(both, ["x", "y"]), ["x", "y"])["n"].iloc[0] == "3 (< 5)"
+
+
+def test_a_deterministic_experiment_is_one_run_not_plus_minus_zero() -> None:
+    runs = pd.DataFrame({"experiment": ["d"] * 3, "axis": "", "value": "", "lens": "net",
+                         "x": [0.75, 0.75, 0.75]})
+    row = summarise(runs, ["x"]).iloc[0]
+    assert bool(row["identical"]) and pd.isna(row["x_low"]) and pd.isna(row["x_high"])
+    text = estimate_of(row, "x").text()
+    assert "±" not in text and "[" not in text and "deterministic: 3 identical runs" in text
+    assert estimates_frame(summarise(runs, ["x"]), ["x"])["n"].iloc[0] == \
+        "1 (deterministic: 3 identical runs)"
+
+
+def test_few_runs_warn_and_enough_do_not() -> None:
+    assert "fewer than 5 runs" in run_estimate([1.0, 2.0, 3.0, 4.0]).text()
+    assert "fewer than" not in run_estimate([1.0, 2.0, 3.0, 4.0, 5.0]).text()
+    assert "n = 5" in run_estimate([1.0, 2.0, 3.0, 4.0, 5.0]).text()
 
 
 def test_verdict_logic() -> None:
@@ -331,3 +373,116 @@ def test_every_study_has_the_shape_and_refuses_an_unknown_profile(key: str) -> N
         validate_scenario(dict(point.scenario))
     for axis in module.AXES:
         assert axis.default in [p.label for p in axis.points], axis.name
+
+
+# --------------------------------------------------------------------------- readings
+
+
+def test_s5_counts_received_packets_and_goodput_apart() -> None:
+    from tcpn.reports.studies import s5
+
+    mapping = s5.scenario_mapping("a", limited=True, horizon_s=2.0, warmup_s=1.0)
+    # a retransmitted segment arrives twice but is delivered to the application once
+    result = hand_result(mapping, [(1.2, "f1", "recv", 552, 1), (1.4, "f1", "recv", 552, 1),
+                                   (1.2, "f1", "deliver", 552, 1)])
+    measured = s5.ip_kbps(result, 1)
+    assert measured["f1_kbps"] == pytest.approx(2 * 592 * 8 / 1e3)
+    assert measured["f1_goodput_kbps"] == pytest.approx(592 * 8 / 1e3)
+
+
+def test_s5_three_flows_cross_the_same_number_of_hops() -> None:
+    from tcpn.reports.studies import s5
+
+    def hops(mapping: dict[str, Any], source: str) -> int:
+        return len(_walk(mapping, source, "R0"))
+
+    symmetric = s5.scenario_mapping("b", limited=True)
+    assert hops(symmetric, "S1") == hops(symmetric, "S2") == hops(symmetric, "S3") == 2
+    asymmetric = s5.scenario_mapping("b", limited=True, paths="asymmetric")
+    assert hops(asymmetric, "S1") == 2 and hops(asymmetric, "S2") == 1
+    assert "(b) paths" in {axis.name for axis in s5.AXES}
+
+
+def _walk(mapping: dict[str, Any], start: str, goal: str) -> list[str]:
+    """The links of the shortest path from ``start`` to ``goal`` (breadth first)."""
+    links = [(link["a"], link["b"]) for link in mapping["links"]]
+    frontier, seen = [(start, [])], {start}
+    while frontier:
+        node, path = frontier.pop(0)
+        if node == goal:
+            return path
+        for a, b in links:
+            for here, there in ((a, b), (b, a)):
+                if here == node and there not in seen:
+                    seen.add(there)
+                    frontier.append((there, [*path, f"{a}-{b}"]))
+    return []
+
+
+def test_s3_sweep_reads_link_retries_and_runs_the_other_reading() -> None:
+    from tcpn.reports.studies import s3
+
+    found = {e.name: e.scenario for e in s3.experiments(Settings(1, 1, horizon_scale=0.1))}
+    hop = found["newreno_ber0.00015"]["links"][s3.WIRELESS_LINK]["wireless"]
+    assert hop["link_retransmissions"] is True and hop["retry_limit"] == 3  # 4 attempts
+    other = found["newreno_ber0.00015_noretry"]["links"][s3.WIRELESS_LINK]["wireless"]
+    assert other["link_retransmissions"] is False
+    per = 1 - (1 - 1e-4) ** 1578  # §5's "350 times": 4 attempts fit, 3 and 5 do not
+    assert 300 < per ** (1 - (1 + s3.RETRY_LIMIT)) < 400
+    payloads = sorted(found[f"ackless_tcp_l_138{suffix}"]["tcp"]["segment_size_bytes"]
+                      for suffix, *_ in s3.FRAME_READINGS)
+    assert payloads == [12, 54, 90, 138]
+    assert found["acked_newreno_138_ip"]["tcp"]["segment_size_bytes"] == 90
+
+
+def test_s4_runs_the_timeline_past_270_s() -> None:
+    from tcpn.reports.studies import s4
+
+    found = {e.name: e.scenario for e in s4.experiments(Settings(1, 1))}
+    assert found["aa_start50"]["horizon_s"] >= 300.0
+    assert found["c1_adaptive_vegas"]["horizon_s"] >= 300.0
+    assert "ratio_both_to_150s" in s4.METRICS
+
+
+def test_vegas_loss_reaction_is_a_reading_not_the_studys() -> None:
+    from tcpn.reports.studies import s1
+
+    assert "the study's \"as Reno\"" not in (s1.scenario_mapping.__doc__ or "")
+    assert "Vegas loss recovery, exp3_vegas" in {axis.name for axis in s1.AXES}
+    from tcpn.reports.studies import s4
+
+    assert "Vegas loss recovery, c1_adaptive_vegas" in {axis.name for axis in s4.AXES}
+    assert "a quarter" in (s1.__doc__ or "")
+    from tcpn.models.scenario import VegasParams
+
+    assert "handled as in Reno" not in (VegasParams.__doc__ or "")
+
+
+def test_s1_exp2_cause_names_what_b_runs_and_its_measured_share() -> None:
+    from tcpn.reports.studies import s1
+
+    summary = pd.DataFrame({"experiment": ["exp2_tahoe", "exp2_vegas"], "axis": "",
+                            "value": "", "lens": "net", "b_kbps": [8.5, 500.0]})
+    main = summarise(summary.assign(replication=0), ["b_kbps"]).set_index("experiment")
+    cause = s1._exp2_cause(main)
+    assert cause is not None and "Tahoe B flow gets 8" in cause and "Vegas B flow 500" in cause
+    assert "A flows' variant" in cause
+
+
+def test_provenance_names_the_commit_and_a_modified_tree(tmp_path: Any) -> None:
+    import subprocess
+
+    from tcpn.reports.reporting import source_commit
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "a.txt").write_text("1\n")
+    git("add", "a.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    head = git("rev-parse", "HEAD")
+    assert source_commit(tmp_path) == head
+    (tmp_path / "a.txt").write_text("2\n")
+    assert source_commit(tmp_path) == f"{head} (modified)"

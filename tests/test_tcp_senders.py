@@ -4,7 +4,9 @@ Two nodes A -- B (1 Gbit/s, 10 ms): serialisation is negligible next to the 20 m
 so each round's events happen in the order of the derivations below. Every segment is
 ACKed at once (delack_count 1), timestamps and ECN off unless stated, MSS 1000 bytes,
 initial cwnd 1, initial ssthresh 64, no handshake and no limited transmit unless stated
-(the tests at the end derive those). Losses are scripted on A->B with the scenario's list
+(the tests at the end derive those), and ssthresh in RFC 5681's exact halves
+(``ssthresh_whole_segments: false``; the default whole segments are derived in
+``test_whole_segment_ssthresh``). Losses are scripted on A->B with the scenario's list
 numbering (packet k = the (k+1)-th packet to cross, from 0: here data segment k).
 
 Derivation common to all (ACK n = "next expected n"): seq 0 -> ACK 1, cwnd 2, send 1, 2 ->
@@ -34,7 +36,7 @@ def two_nodes(variant: str, losses: list[int], segments: int = 14, **tcp: object
     settings = {"segment_size_bytes": MSS, "timestamps": False, "sack": variant == "sack",
                 "delack_count": 1, "initial_cwnd_segments": 1,
                 "initial_ssthresh_segments": 64, "min_rto_s": 1.0, "initial_rto_s": 1.0,
-                "limited_transmit": False, "handshake": False}
+                "limited_transmit": False, "handshake": False, "ssthresh_whole_segments": False}
     settings.update(tcp)
     return validate_scenario({
         "name": f"scripted_{variant}", "links": [link],
@@ -69,6 +71,17 @@ def test_newreno_one_loss():
     assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS]
     assert (events.event == "deliver").any()
     assert events[events.event == "deliver"]["bytes"].sum() == 14 * MSS
+
+
+def test_whole_segment_ssthresh():
+    # As test_newreno_one_loss, with ns-2's whole segments: ssthresh = max(2, (9 - 4) // 2)
+    # = 2, FR cwnd 2 + 3 = 5 (unchanged: no new value in the trace), seq 8 -> dup #4,
+    # cwnd 6; ACK 9 ends recovery, cwnd 2.
+    result = run(two_nodes("newreno", [4], ssthresh_whole_segments=True))
+    ca1 = 2 + 1 / 2
+    assert window(result, "cwnd_bytes")[:9] == pytest.approx(
+        [1, 2, 3, 4, 5, 6, 2, ca1, ca1 + 1 / ca1])
+    assert window(result, "ssthresh_bytes") == [64, 2]
 
 
 def test_newreno_two_losses_partial_ack():

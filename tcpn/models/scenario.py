@@ -417,7 +417,16 @@ class TcpConfig(_Strict):
     ``syn_timeout_s``, ns-3's ``ConnTimeout``, doubled at each retry; after ``syn_retries``
     SYNs in all, ns-3's ``ConnCount`` (SynRetries), the first included, the next expiry
     gives up and the connection never opens); ``false`` starts it established at its start
-    time (net lens only).
+    time (net lens only). ``ssthresh_whole_segments``: the ssthresh of a loss, half the
+    FlightSize (RFC 5681 eq. 4), is rounded down to whole segments, as ns-2 (the studies'
+    simulator: ``ssthresh_ = (int) halfwin`` of its integer ``window()``), 4.4BSD
+    (``min(snd_wnd, snd_cwnd) / 2 / t_maxseg``) and Linux (``tcp_reno_ssthresh``, in
+    packets) do; ``false`` keeps the half segment of RFC 5681's byte arithmetic (net lens;
+    ns-3 counts bytes from its own pipe estimate either way, docs/validation.md).
+    ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
+    scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
+    timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules
+    (``tcpn::Rfc5681Socket``, docs/validation.md), as the net lens does.
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -442,6 +451,8 @@ class TcpConfig(_Strict):
     handshake: bool = True
     syn_timeout_s: PositiveFloat = 3.0
     syn_retries: PositiveInt = 6
+    ssthresh_whole_segments: bool = True
+    ns3_reno_sack: bool = False
 
     @property
     def options_bytes(self) -> int:
@@ -527,11 +538,17 @@ class VegasParams(_Strict):
     """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
     Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
     loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
-    ``tcp.sack`` is on, as ns-3) or ``reno`` (study S1's "losses are handled as in Reno";
-    no SACK scoreboard; the study files write it)."""
+    ``tcp.sack`` is on, as ns-3) or ``reno`` (Reno's recovery, no SACK scoreboard; the
+    S1 and S4 reproductions use it. Neither study states Vegas's loss reaction; ns-2's
+    Vegas cuts the window by a quarter, which tcpn does not offer). ``law`` (variant
+    ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
+    and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
+    ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
+    only)."""
 
     variant: Literal["vegas", "modified_vegas"]
     recovery: Literal["reno", "newreno"] = "newreno"
+    law: Literal["brakmo", "ns3"] = "brakmo"
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
     gamma: int = Field(default=1, ge=0)
@@ -545,6 +562,9 @@ class VegasParams(_Strict):
         if self.skew_estimation and self.variant != "modified_vegas":
             raise _FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
                                 "samples of variant modified_vegas")
+        if self.law == "ns3" and self.variant != "vegas":
+            raise _FieldProblem(("law",), f"law ns3 (ns-3's TcpVegas) is a law of variant "
+                                f"vegas, not {self.variant}")
         return self
 
 

@@ -94,6 +94,12 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         problem = sack_problem(flow.variant, flow.tcp.sack)
         if problem is not None:
             problems.append(f"flow {flow.id}: {problem}")
+        if flow.tcp.ns3_reno_sack:
+            problems.append(f"flow {flow.id}: tcp.ns3_reno_sack: ns-3's duplicate-ACK "
+                            "scoreboard is a rule of the ns3 lens only")
+        if getattr(flow.params, "law", "brakmo") == "ns3":
+            problems.append(f"flow {flow.id}: params.law ns3: ns-3's TcpVegas (decisions on "
+                            "the smoothed RTT) is run by the ns3 lens only")
     return problems
 
 
@@ -148,7 +154,7 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         app_rate_bps=flow.app_rate_bps, send_buffer_segments=max(1, tcp.snd_buf_bytes // mss),
         limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
         syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
-        syn_retries=tcp.syn_retries,
+        syn_retries=tcp.syn_retries, whole_segments=tcp.ssthresh_whole_segments,
         ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
@@ -27,17 +28,43 @@ from tcpn.reports.store import load_results, save_results
 from tcpn.reports.studies import Profile, Study, StudyData
 
 __all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_scenario",
-           "report_studies", "versions", "write_parts"]
+           "report_studies", "source_commit", "versions", "write_parts"]
+
+
+def source_commit(root: Path | None = None) -> str:
+    """The git commit of the tcpn source that runs (``root``: its checkout, found from
+    this module by default), with ``(modified)`` when the working tree differs from it;
+    ``not a git checkout`` for an installed copy.
+
+    >>> source_commit(Path("/")).startswith("not a git checkout")
+    True
+    """
+    where = root if root is not None else Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True,
+                              text=True, timeout=30, check=True)
+        return done.stdout.strip()
+
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != where.resolve():
+            return "not a git checkout (tcpn is installed inside another repository)"
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "not a git checkout"
+    return f"{commit} (modified)" if dirty else commit
 
 
 def versions() -> dict[str, str]:
-    """The versions a report's numbers depend on."""
+    """The versions a report's numbers depend on, and the source's git commit."""
     import matplotlib
     import numpy
     import pandas
     import scipy
 
-    found = {"tcpn": __version__, "python": platform.python_version(),
+    found = {"tcpn": __version__, "tcpn commit": source_commit(),
+             "python": platform.python_version(),
              "numpy": numpy.__version__, "scipy": scipy.__version__,
              "pandas": pandas.__version__, "matplotlib": matplotlib.__version__}
     try:

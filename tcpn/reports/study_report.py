@@ -139,7 +139,10 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
         (f"Studies {', '.join(ran)} in the {PROFILES[profile]}. " if ran else
          "No study ran. ") + "Each study's section puts its published results beside "
         "tcpn's and gives one verdict per claim: *reproduced*, *differs (stated cause)* "
-        "or *differs (unexplained)*.")])
+        "or *differs (unexplained)*. Numbers read `mean [95 % CI] (n = runs)`: intervals "
+        "stay within a quantity's range, runs that gave no value are counted as not "
+        "completed, identical runs are shown as one deterministic run, and fewer than 5 "
+        "runs are flagged.")])
     if missing:
         summary.blocks.append(Paragraph(
             "Not in this report: " + ", ".join(

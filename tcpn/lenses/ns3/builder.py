@@ -196,6 +196,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         if flow.congestion in _RANDOM_CONGESTION:
             source.SetCongestionAttribute("Stream", str(_STREAM_VARIANTS + 10 * len(sources)))
         source.SetRecovery(flow.recovery)
+        if flow.socket:
+            source.SetSocketType(flow.socket)
         for name, value in flow.socket_attributes:
             source.SetSocketAttribute(name, value)
         tcpn.AddApplication(node[flow.src], source, flow.start_s, flow.stop_s)
@@ -298,6 +300,7 @@ def warm_up() -> None:
     vegas = (("Alpha", "2"),)
     variants: tuple[tuple[str, tuple[tuple[str, str], ...], dict[str, Any]], ...] = (
         ("ns3::TcpVegas", vegas, {}),
+        ("tcpn::Vegas", vegas, {"socket": "tcpn::Rfc5681Socket"}),
         ("tcpn::ModifiedVegas", vegas, {"receiver_clock_rate": 1.5,
                                         "receiver_clock_offset_s": 1.0}),
         ("tcpn::AdaptiveVegas", vegas, {}),

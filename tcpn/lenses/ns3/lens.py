@@ -18,8 +18,10 @@ Traceback (most recent call last):
 tcpn.errors.InputError: the ns3 lens cannot run scenario dumbbell: flows[0] (f0): variant \
 reno: ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use newreno
 >>> plan = scenario_plan(dumbbell(pairs=1, variant="vegas", horizon_s=1.0), rng_run=3)
->>> plan.flows[0].congestion, plan.flows[0].congestion_attributes
-('ns3::TcpVegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
+>>> plan.flows[0].congestion, plan.flows[0].congestion_attributes[:3]
+('tcpn::Vegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
+>>> plan.flows[0].socket  # SACK on (the default): ns-3's own socket
+''
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from tcpn.models.scenario import (
     WestwoodPlusParams,
 )
 
-__all__ = ["PORT_BASE", "Ns3Lens", "scenario_plan"]
+__all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]
 
 PORT_BASE = 10_000
 """Flow ``i`` (in concrete-flow order) is received on port ``PORT_BASE + i``."""
@@ -69,6 +71,10 @@ _UNSUPPORTED = {
 VEGAS_FAMILY = ("vegas", "modified_vegas", "adaptive_vegas")
 _OWN_VEGAS = {"modified_vegas": "tcpn::ModifiedVegas", "adaptive_vegas": "tcpn::AdaptiveVegas"}
 """tcpn's C++ congestion controls (``cpp/variants.h``) of the variants ns-3 does not have."""
+RFC_SOCKET = "tcpn::Rfc5681Socket"
+"""The sender's socket of a connection without SACK (``cpp/variants.h``): ns-3's with RFC
+5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
+``tcp.ns3_reno_sack``."""
 _CA_LOSS = 4  # TcpSocketState::CA_LOSS: the retransmission timer fired
 _QUEUE_EVENTS = np.array(["enqueue", "dequeue", "drop", "mark"])
 
@@ -168,19 +174,26 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
     elif isinstance(params, TcpLParams):
         congestion = "tcpn::TcpL"
         report_interval_s, report_link = params.report_interval_s, flow.data_queues[-1]
-    elif isinstance(params, VegasParams):
+    elif isinstance(params, VegasParams) and params.law == "ns3":
         congestion = "ns3::TcpVegas"
         attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
                       ("Gamma", str(params.gamma)))
+    elif isinstance(params, VegasParams):
+        congestion = "tcpn::Vegas"
+        attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
+                      ("Gamma", str(params.gamma)),
+                      ("MinRoundSamples", str(MIN_ROUND_SAMPLES)))
     elif isinstance(params, WestwoodPlusParams):
         congestion = "ns3::TcpWestwoodPlus"
         attributes = (("FilterType", "Tustin" if params.filter == "tustin" else "None"),)
-    options = _socket_attributes(tcp, flow.ecn, tcp.sack or flow.variant == "sack")
+    sack = tcp.sack or flow.variant == "sack"
+    options = _socket_attributes(tcp, flow.ecn, sack)
     return FlowPlan(
         id=flow.id, src=flow.src, dst=flow.dst, start_s=flow.start_s, stop_s=flow.stop_s,
         port=PORT_BASE + index, max_bytes=flow.bytes or 0,
         send_size_bytes=tcp.segment_size_bytes, app_rate_bps=flow.app_rate_bps or 0.0,
         congestion=congestion, congestion_attributes=attributes, recovery=recovery,
+        socket="" if sack or tcp.ns3_reno_sack else RFC_SOCKET,
         socket_attributes=options, sink_attributes=options,
         receiver_clock_rate=1.0 + flow.receiver_clock_skew,
         receiver_clock_offset_s=flow.receiver_clock_offset_s,

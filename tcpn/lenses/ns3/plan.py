@@ -72,7 +72,8 @@ class FlowPlan:
     ``sink_attributes`` the receiver's listening socket. The receiver's timestamp clock
     reads ``receiver_clock_rate * t + receiver_clock_offset_s``. ``report_interval_s`` > 0
     makes the receiver report the frame counters of the error model on ``report_link``
-    (a queue id, TCP-L).
+    (a queue id, TCP-L). ``socket`` is the sender socket's TypeId (a ``TcpSocketBase``
+    subclass; empty: ns-3's own).
     """
 
     id: str
@@ -87,6 +88,7 @@ class FlowPlan:
     congestion: str = "ns3::TcpNewReno"
     congestion_attributes: Attributes = ()
     recovery: str = "ns3::TcpClassicRecovery"
+    socket: str = ""
     socket_attributes: Attributes = ()
     sink_attributes: Attributes = ()
     receiver_clock_rate: float = 1.0

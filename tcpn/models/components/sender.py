@@ -37,7 +37,14 @@ acknowledges new data adds 1 segment in slow start (``cwnd < ssthresh``) whateve
 acknowledges (no appropriate byte counting), and ``1/cwnd`` in congestion avoidance;
 when one ACK crosses ``ssthresh`` and acknowledges more than one segment, the remainder
 makes one congestion-avoidance step. On loss ``ssthresh = max(2, FlightSize / 2)`` with
-``FlightSize = high - una`` (RFC 5681 eq. 4). The RTO follows RFC 6298 (``alpha = 1/8``,
+``FlightSize = high - una`` (RFC 5681 eq. 4), rounded down to whole segments with
+``whole_segments`` (the default: ns-2's ``TcpAgent::slowdown`` sets ``ssthresh_ = (int)
+halfwin`` of its integer ``window()``, 4.4BSD ``min(snd_wnd, snd_cwnd) / 2 / t_maxseg``
+segments, Linux ``tcp_reno_ssthresh`` counts packets; RFC 5681 asks for "no more than" the
+half). The half segment matters where a standing queue decides: on study S5's token
+bucket (scenarios/reference/s5a_tbf_nosack.yaml) the exact half keeps the flow in a cycle
+of five losses and a timeout every three seconds, the whole segment in one of two or three
+losses without timeouts, as ns-3 (docs/validation.md). The RTO follows RFC 6298 (``alpha = 1/8``,
 ``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
 doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
 acknowledges new data and, without timestamps, the segment it echoes was not
@@ -84,7 +91,7 @@ from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["ACK_TRANSITIONS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS", "PARTIAL_ACKS",
-           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "retransmissions",
+           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "half_flight", "retransmissions",
            "rto_after", "sack_hole", "sack_pipe", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
@@ -127,6 +134,7 @@ class SenderConfig:
     sent again after ``syn_timeout_s`` (doubled at each retry) until ``syn_retries`` SYNs
     have left, as ns-3 does. ``ecn_reaction`` is what an ECN echo does to the window:
     ``halve`` (RFC 3168) or ``slow_start`` (cwnd 1, ssthresh half the flight: study S2).
+    ``whole_segments`` rounds the ssthresh of a loss down to whole segments (ns-2, BSD).
     """
 
     flow: int
@@ -155,6 +163,7 @@ class SenderConfig:
     syn_timeout_s: float = 3.0
     syn_retries: int = 6
     ecn_reaction: str = "halve"
+    whole_segments: bool = True
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -207,6 +216,18 @@ def grow(cwnd: float, ssthresh: float, acked: int) -> float:
     if cwnd >= ssthresh and acked > 0:
         cwnd += 1.0 / cwnd
     return cwnd
+
+
+def half_flight(flight: str, whole_segments: bool) -> str:
+    """The inscription of the ssthresh of a loss: half the ``flight`` (an integer
+    expression, in segments), at least 2, rounded down to whole segments or not.
+
+    >>> half_flight("t.high - t.una", True)
+    'max(2.0, float((t.high - t.una) // 2))'
+    """
+    if whole_segments:
+        return f"max(2.0, float(({flight}) // 2))"
+    return f"max(2.0, ({flight}) / 2.0)"
 
 
 def rto_after(r: Any, sample: float, min_rto: float, max_rto: float, g: float) -> Any:
@@ -485,10 +506,10 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
                    f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_una})",
                    new_data=True)
-    halve = "max(2.0, (t.high - t.una) / 2.0)"
     # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize
-    halve_fr = ("max(2.0, (t.high - t.una - t.limited) / 2.0)" if config.limited_transmit
-                else halve)
+    flight_fr = "t.high - t.una - t.limited" if config.limited_transmit else "t.high - t.una"
+    halve, halve_fr = (half_flight(flight, config.whole_segments)
+                       for flight in ("t.high - t.una", flight_fr))
     if ecn:
         # RFC 3168 halves; study S2's sender restarts slow start (neither retransmits)
         reduced = "1.0" if config.ecn_reaction == "slow_start" else halve

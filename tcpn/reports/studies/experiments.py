@@ -6,8 +6,10 @@ parameter the study left unstated lives in, and the values to try). :func:`run_p
 runs every (point, lens, replication) job, each measured by the study's own measurement
 function on the run's trace, in worker processes gathered by job index (so the numbers do
 not depend on the worker count). A lens that cannot express a point is recorded with the
-reason its ``check`` gave, not run. :func:`summarise` turns the per-run rows into means
-with 95 % Student-t half-widths; :func:`judge` turns a claim's test into a
+reason its ``check`` gave, not run. :func:`summarise` turns the per-run rows into
+:class:`Estimate` columns (mean, 95 % Student-t interval kept within the quantity's range,
+runs that gave the metric out of the runs made, deterministic experiments shown as one
+run: :func:`run_estimate`); :func:`judge` turns a claim's test into a
 :class:`~tcpn.reports.document.Verdict`.
 
 Axes are data (base + field changes), so a sweep engine can take them over; here they are
@@ -32,14 +34,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.reports.document import Section, Verdict
 from tcpn.reports.studies import StudyData, StudyProgress
 
-__all__ = ["Axis", "AxisPoint", "Experiment", "Point", "Settings", "axis_points", "judge",
-           "lens_refusal", "relative_difference", "run_points", "summarise", "with_fields"]
+__all__ = ["MIN_HEADLINE_RUNS", "Axis", "AxisPoint", "Estimate", "Experiment", "Point",
+           "Settings", "axis_points", "error_bars", "estimate_of", "estimates_frame", "judge",
+           "lens_refusal", "number_text", "relative_difference", "run_estimate", "run_points",
+           "summarise", "with_fields"]
 
 Measurement = Callable[[Any, int], dict[str, Any]]
 """Measures one run: ``measure(result: ScenarioResult, replication) -> {metric: value}``,
@@ -249,31 +254,183 @@ def run_points(points: Sequence[Point], measure: Measurement, replications: int,
     return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
 
 
+MIN_HEADLINE_RUNS = 5
+"""Fewer runs than this behind a headline number earn a warning wherever it is shown."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A metric over one group of runs: the mean, its 95 % interval, how many runs.
+
+    ``defined`` runs gave the metric (a run that did not complete gives none), out of
+    ``runs``; ``identical`` when at least two did and all gave the same value (a
+    deterministic experiment: one run's number, no interval).
+    """
+
+    mean: float
+    low: float
+    high: float
+    defined: int
+    runs: int
+    identical: bool = False
+
+    def text(self, digits: int = 3) -> str:
+        """``mean [low, high]`` with n, completions and the few-runs warning spelled out.
+
+        >>> run_estimate([1.0, 2.0, 3.0]).text()
+        '2 [0, 4.48] (n = 3; fewer than 5 runs)'
+        >>> run_estimate([5.0, 5.0, None]).text()
+        '5 (deterministic: 2 identical runs; 2 of 3 runs completed)'
+        """
+        if not math.isfinite(self.mean):
+            return "-" if self.runs == 0 else f"- (0 of {self.runs} runs completed)"
+        notes = []
+        if self.identical:
+            notes.append(f"deterministic: {self.defined} identical runs")
+        else:
+            notes.append(f"n = {self.defined}")
+            if self.defined < MIN_HEADLINE_RUNS:
+                notes.append(f"fewer than {MIN_HEADLINE_RUNS} runs")
+        if self.defined < self.runs:
+            notes.append(f"{self.defined} of {self.runs} runs completed")
+        shown = number_text(self.mean, digits)
+        if math.isfinite(self.low) and math.isfinite(self.high):
+            shown += f" [{number_text(self.low, digits)}, {number_text(self.high, digits)}]"
+        return f"{shown} ({'; '.join(notes)})"
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, never in exponent form between
+    1e-4 and 1e9 (88920, not 8.892e+04).
+
+    >>> number_text(88923.4, 4), number_text(0.05234), number_text(2.0)
+    ('88923', '0.0523', '2')
+    """
+    if value != 0 and math.isfinite(value) and 10 ** (digits - 1) <= abs(value) < 1e9:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
+
+
+def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
+                 confidence: float = 0.95, fraction: bool = False) -> Estimate:
+    """The mean of ``values`` (one per run; None or NaN: the run did not give the metric)
+    and its Student-t interval, intersected with ``[0, inf)`` for a ``nonnegative``
+    quantity and with ``[0, 1]`` for a ``fraction`` (an interval below zero for a rate is
+    a statement about no possible value; the intersection keeps the coverage). One
+    defined value, or identical values (a deterministic experiment), give no interval.
+
+    >>> e = run_estimate([1.0, 3.0, None])
+    >>> e.mean, round(e.high, 3), e.low, e.defined, e.runs  # t(0.975, 1) = 12.706
+    (2.0, 14.706, 0.0, 2, 3)
+    >>> run_estimate([0.75, 0.75, 0.75]).identical
+    True
+    >>> run_estimate([0.9, 1.0], fraction=True).high
+    1.0
+    """
+    from tcpn.lenses.replications import equal_but_for_rounding, mean_ci
+
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return Estimate(math.nan, math.nan, math.nan, 0, len(values))
+    if len(finite) > 1 and equal_but_for_rounding(np.array(finite)):
+        return Estimate(float(np.mean(finite)), math.nan, math.nan, len(finite),
+                        len(values), identical=True)
+    mean, half = mean_ci(finite, confidence)
+    low, high = mean - half, mean + half
+    if (nonnegative or fraction) and math.isfinite(low):
+        low = max(low, 0.0)
+    if fraction and math.isfinite(high):
+        high = min(high, 1.0)
+    return Estimate(mean, low, high, len(finite), len(values))
+
+
 def summarise(runs: pd.DataFrame, metrics: Sequence[str],
-              by: Sequence[str] = ("experiment", "axis", "value", "lens")) -> pd.DataFrame:
-    """Mean and 95 % half-width (``<metric>_hw``) of each metric per group, and ``runs``.
+              by: Sequence[str] = ("experiment", "axis", "value", "lens"),
+              signed: Sequence[str] = (), fractions: Sequence[str] = ()) -> pd.DataFrame:
+    """Per group: each metric's :func:`run_estimate` as columns ``<metric>`` (mean),
+    ``<metric>_low``, ``<metric>_high`` (95 % interval; metrics not in ``signed`` are
+    non-negative, those in ``fractions`` lie in [0, 1]) and ``<metric>_n`` (runs that
+    gave it), then ``runs`` (runs in the group, completed or not) and ``identical`` (at
+    least two runs and every metric the same in all: a deterministic experiment).
+    :func:`estimate_of` reads one back.
 
     >>> runs = pd.DataFrame({"experiment": ["a"] * 3, "lens": ["net"] * 3,
-    ...                      "x": [1.0, 2.0, 3.0]})
+    ...                      "x": [1.0, 2.0, None]})
     >>> row = summarise(runs, ["x"], by=["experiment", "lens"]).iloc[0]
-    >>> float(row["x"]), round(float(row["x_hw"]), 4), int(row["runs"])
-    (2.0, 2.4841, 3)
+    >>> float(row["x"]), round(float(row["x_high"]), 3), int(row["x_n"]), int(row["runs"])
+    (1.5, 7.853, 2, 3)
     """
-    from tcpn.lenses.replications import mean_ci
-
-    rows = []
+    columns = [*by, *(f"{m}{suffix}" for m in metrics for suffix in ("", "_low", "_high",
+                                                                      "_n")),
+               "runs", "identical"]
     if runs.empty:
-        return pd.DataFrame(columns=[*by, *metrics,
-                                     *(f"{m}_hw" for m in metrics), "runs"])
+        return pd.DataFrame(columns=columns)
+    rows = []
     for key, group in runs.groupby(list(by), sort=False, dropna=False):
-        row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
+        row: dict[str, Any] = dict(zip(by, key if isinstance(key, tuple) else (key,),
+                                       strict=True))
+        found = []
         for metric in metrics:
-            values = group[metric].tolist() if metric in group else []
-            mean, half = mean_ci(values) if values else (math.nan, math.nan)
-            row[metric], row[f"{metric}_hw"] = mean, half
+            values = group[metric].tolist() if metric in group else [None] * len(group)
+            estimate = run_estimate(values, nonnegative=metric not in signed,
+                                    fraction=metric in fractions)
+            row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = (
+                estimate.mean, estimate.low, estimate.high)
+            row[f"{metric}_n"] = estimate.defined
+            found.append(estimate)
         row["runs"] = len(group)
+        row["identical"] = bool(found) and all(e.identical or e.defined == 0 for e in found) \
+            and any(e.identical for e in found)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def estimate_of(row: Mapping[str, Any] | None, metric: str) -> Estimate:
+    """The :class:`Estimate` of ``metric`` in one row of :func:`summarise` (an empty one
+    when the row or the metric is missing)."""
+    if row is None or metric not in row:
+        return Estimate(math.nan, math.nan, math.nan, 0, 0)
+    n, runs = int(row[f"{metric}_n"]), int(row["runs"])
+    mean = float(row[metric])
+    return Estimate(mean, float(row[f"{metric}_low"]), float(row[f"{metric}_high"]), n, runs,
+                    identical=n > 1 and not math.isfinite(float(row[f"{metric}_low"]))
+                    and math.isfinite(mean))
+
+
+def estimates_frame(summary: pd.DataFrame, metrics: Sequence[str],
+                    keys: Sequence[str] = ("experiment", "lens")) -> pd.DataFrame:
+    """A display table of ``summary``: ``keys``, then per metric its mean and interval
+    as one text column, then ``n`` (runs, "k of n completed" when some gave nothing, or
+    "1 (deterministic, k identical)")."""
+    rows = []
+    for _, row in summary.iterrows():
+        out = {k: row[k] for k in keys if k in row}
+        found = [estimate_of(row, m) for m in metrics]
+        for metric, estimate in zip(metrics, found, strict=True):
+            out[metric] = _short(estimate)
+        out["n"] = _count(found, int(row["runs"]))
+        rows.append(out)
+    return pd.DataFrame(rows, columns=[*(k for k in keys if k in summary), *metrics, "n"])
+
+
+def _short(estimate: Estimate, digits: int = 4) -> str:
+    if not math.isfinite(estimate.mean):
+        return "-"
+    if math.isfinite(estimate.low) and math.isfinite(estimate.high):
+        return (f"{number_text(estimate.mean, digits)} [{number_text(estimate.low, digits)}, "
+                f"{number_text(estimate.high, digits)}]")
+    return number_text(estimate.mean, digits)
+
+
+def _count(found: Sequence[Estimate], runs: int) -> str:
+    """The ``n`` column: runs, the fewest that gave any metric (a metric no run gave is
+    one the experiment does not have, e.g. a second flow's), or one deterministic run."""
+    least = min((e.defined for e in found if e.defined > 0), default=0)
+    if found and all(e.identical or e.defined == 0 for e in found) \
+            and any(e.identical for e in found):
+        return f"1 (deterministic: {runs} identical runs)"
+    text = str(runs) if least == runs else f"{least} of {runs} completed"
+    return text + (f" (< {MIN_HEADLINE_RUNS})" if least < MIN_HEADLINE_RUNS else "")
 
 
 def relative_difference(value: float, published: float) -> float:
@@ -329,19 +486,33 @@ def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, flo
 
 def axes_frame(axes: Sequence[Axis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of one metric along every axis: ``axis``, ``value``, ``default``,
-    ``mean``, ``half_width``, ``runs`` (net lens), in the axes' point order."""
+    ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it) and ``runs``
+    (net lens), in the axes' point order."""
     rows = []
     for axis in axes:
         for p in axis.points:
             hit = summary[(summary["axis"] == axis.name) & (summary["value"] == p.label)
                           & (summary["lens"] == "net")]
-            mean = float(hit[metric].iloc[0]) if not hit.empty else math.nan
-            half = float(hit[f"{metric}_hw"].iloc[0]) if not hit.empty else math.nan
-            runs = int(hit["runs"].iloc[0]) if not hit.empty else 0
+            estimate = estimate_of(None if hit.empty else hit.iloc[0], metric)
             rows.append({"axis": axis.name, "value": p.label, "default": p.label == axis.default,
-                         "mean": mean, "half_width": half, "runs": runs})
-    return pd.DataFrame(rows, columns=["axis", "value", "default", "mean", "half_width",
+                         "mean": estimate.mean, "low": estimate.low, "high": estimate.high,
+                         "n": estimate.defined, "runs": estimate.runs})
+    return pd.DataFrame(rows, columns=["axis", "value", "default", "mean", "low", "high", "n",
                                        "runs"])
+
+
+def error_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
+    """Matplotlib's asymmetric ``yerr`` (2 x N) of intervals ``[low, high]`` around
+    ``mean``; no bar where there is no interval (one run, or a deterministic one).
+
+    >>> error_bars(pd.Series([2.0, 5.0]), pd.Series([0.0, None]), pd.Series([4.5, None]))
+    array([[2. , 0. ],
+           [2.5, 0. ]])
+    """
+    m = mean.to_numpy(dtype=float)
+    below = np.nan_to_num(m - low.to_numpy(dtype=float), nan=0.0)
+    above = np.nan_to_num(high.to_numpy(dtype=float) - m, nan=0.0)
+    return np.vstack([below, above])
 
 
 def draw_axes(data: pd.DataFrame, ylabel: str = "") -> Any:
@@ -357,8 +528,8 @@ def draw_axes(data: pd.DataFrame, ylabel: str = "") -> Any:
     for ax, name in zip(panels, names, strict=False):
         part = data[data["axis"] == name].reset_index(drop=True)
         x = range(len(part))
-        ax.errorbar(x, part["mean"], yerr=part["half_width"].fillna(0.0), fmt="-",
-                    color="tab:blue", capsize=3, linewidth=1)
+        ax.errorbar(x, part["mean"], yerr=error_bars(part["mean"], part["low"], part["high"]),
+                    fmt="-", color="tab:blue", capsize=3, linewidth=1)
         for i, row in part.iterrows():
             ax.plot([i], [row["mean"]], "o", color="tab:blue",
                     markerfacecolor="tab:blue" if row["default"] else "white")
@@ -382,7 +553,7 @@ def axes_blocks(key: str, axes: Sequence[Axis], summary: pd.DataFrame, metric: s
     blocks: list[Any] = [Paragraph(
         "Each parameter the study left open, varied alone around the reproduction "
         f"(the filled point is the default used everywhere else): {ylabel}, net lens, "
-        "means with 95 % CI.")]
+        "means with 95 % CI (n: the runs behind each point).")]
     for axis in axes:
         part = frame[frame["axis"] == axis.name]
         span = (f"{part['mean'].min():.4g} to {part['mean'].max():.4g}"
@@ -414,12 +585,17 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
     from tcpn.reports.document import Paragraph
 
     cost = metadata.get("cost", {})
+    counts = [c for c in (metadata.get("replications"), metadata.get("axis_replications"))
+              if isinstance(c, int)]
+    few = (f" **Warning: fewer than {MIN_HEADLINE_RUNS} runs per number** in this profile; "
+           "each number says its n, intervals from so few runs are wide and unreliable."
+           if counts and min(counts) < MIN_HEADLINE_RUNS else "")
     return Paragraph(
         f"Profile *{metadata.get('profile', '?')}*: {metadata.get('replications', '?')} "
         f"replications per experiment, {metadata.get('axis_replications', '?')} per axis "
         f"point, seed {metadata.get('seed', '?')}; {int(cost.get('runs', 0))} runs took "
         f"{cost.get('wall_s', math.nan):.1f} s wall, {cost.get('cpu_s', math.nan):.1f} s "
-        "CPU (this process and its workers).")
+        "CPU (this process and its workers)." + few)
 
 
 def study_sections(key: str, data: StudyData, intro: Sequence[Any], results_title: str,
@@ -446,19 +622,6 @@ def net_series(series: pd.DataFrame) -> pd.DataFrame:
     if series.empty:
         return series
     return series[(series["axis"] == "") & (series["lens"] == "net")]
-
-
-def with_ci(mean: float, half: float, digits: int = 3) -> str:
-    """``mean ± half`` with ``digits`` significant digits (no ± when undefined).
-
-    >>> with_ci(404.6, 12.31), with_ci(1.0, float("nan"))
-    ('405 ± 12.3', '1')
-    """
-    if not math.isfinite(mean):
-        return "-"
-    if not math.isfinite(half):
-        return f"{mean:.{digits}g}"
-    return f"{mean:.{digits}g} ± {half:.{digits}g}"
 
 
 def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, metric: str,

@@ -1,13 +1,25 @@
 """Study S1 (TCP Vegas's RTT ambiguity under reverse-path congestion): per-flow throughput
 of the observed flows, Tahoe against Vegas, and the two fixes.
 
-The study (Kim & Kim, ns): observed flows A -> X (two), competing forward flows B -> X,
-reverse flows Z -> C whose data queues where the A flows' ACKs travel; MSS 500 bytes,
+The study: J.-D. Kim, C.-K. Kim, "TCP Vegas RTT Ambiguity Problem and Its Solutions" (in
+Korean; Seoul National University; a journal paper, manuscript 99481-1130 received 30
+November 1999; simulated with ns, §II). Observed flows A -> X (two), competing forward
+flows B -> X, reverse flows Z -> C whose data queues where the A flows' ACKs travel; MSS 500 bytes,
 40-byte pure ACKs, drop-tail. Exp 1: nA = 2; Exp 2: nA = 2 at 1 s, nB = 1 at 3 s; Exp 3:
 nA = 2 at 1 s, nZ = 8 at 3 s; starts within a group 50 ms apart on average
 (exponential). Fixes: Small-Get-Priority Queue (SGPQ) in the routers, and Modified
 Vegas (timestamps, forward-path-only Actual) on the first, the second or both A flows.
-It publishes no number: every claim is a reading of Figs 3-13 (study-results.md S1).
+It publishes no number: every claim is a reading of Figs 3-13 (§II-III).
+
+Vegas's reaction to a loss: the study states none (§II describes only congestion
+avoidance), nor does S4. Brakmo and Peterson's Vegas, as ns-2's ``Agent/TCP/Vegas`` (the
+studies' simulator, ``tcp-vegas.cc``) implements it, retransmits on the third duplicate
+ACK or on a duplicate ACK whose segment's fine-grained timer expired, and then cuts the
+window by a quarter (by half for a segment already retransmitted; to 2 below 4), only if
+it has not changed since that segment left; a coarse timeout restarts from 2 segments.
+tcpn offers no such reaction (its Vegas runs on Reno's or NewReno's recovery, a gap of
+the model); the reproduction uses Reno's (halving), the other (NewReno's partial ACKs)
+is an axis. Neither is "the study's".
 
 tcpn's scenario::
 
@@ -35,17 +47,19 @@ from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
+    Estimate,
     Experiment,
     ModuleStudy,
     Settings,
     axes_blocks,
+    estimate_of,
+    estimates_frame,
     judge,
     net_series,
     profile_settings,
     run_study,
     study_sections,
     summarise,
-    with_ci,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "a_flow_rates", "experiments", "run",
@@ -56,7 +70,7 @@ WINDOW_START_S = 5.0
 VEGAS_PARAMS = {"alpha": 1, "beta": 3, "gamma": 1, "recovery": "reno"}
 OBSERVED = ("a0", "a1")
 
-#: What the study says, figure by figure (it prints no number: study-results.md S1.3).
+#: What the study says, figure by figure (it prints no number).
 PUBLISHED = pd.DataFrame([
     ("Exp 1", "Vegas slightly better than Tahoe, and stable", "S1 §II, Figs 3-4"),
     ("Exp 2", "Vegas better and more stable than Tahoe under forward congestion",
@@ -75,12 +89,12 @@ def scenario_mapping(exp: int, variant: str, *, sgpq: bool = False,
     """One experiment (``exp`` 1, 2 or 3; ``variant`` tahoe or vegas; SGPQ on the
     bottleneck's two router queues; Modified Vegas on the A flows in ``modified``).
 
-    Unstated, chosen (study-results.md S1.4; seed-algorithms.md): bottleneck 1.5 Mbit/s,
+    Unstated, chosen: bottleneck 1.5 Mbit/s,
     20 ms, access links 10 Mbit/s, 1 ms; drop-tail 25 packets; no delayed ACK (one 40-byte
     pure ACK per segment, ns-2's TCPSink); timestamps off except on Modified Vegas flows
     (52-byte ACKs, still under SGPQ's 64-byte threshold); initial window 2; minimum RTO
-    1 s; Vegas alpha/beta/gamma 1/3/1 (Brakmo and Peterson) with Reno recovery (the
-    study's "as Reno"); receive window 64 KiB; Modified Vegas's receiver clock offset
+    1 s; Vegas alpha/beta/gamma 1/3/1 (Brakmo and Peterson) with Reno recovery (not
+    stated: see the module docstring); receive window 64 KiB; Modified Vegas's receiver clock offset
     uniform in [0, 100] s per flow.
     """
     queue: dict[str, Any] = ({"kind": "sgpq", "limit": 25, "threshold_bytes": 64} if sgpq
@@ -159,6 +173,10 @@ AXES: tuple[Axis, ...] = (
               "tcp.delack_count", [1, 2], 1,
               "The study's ACKs are 'TCP header size only' and ns's sink ACKs every "
               "segment; delayed ACKs halve the reverse-path load of ACKs."),
+    Axis.over("Vegas loss recovery, exp3_vegas", "exp3_vegas", _all_vegas("recovery"),
+              ["reno", "newreno"], "reno",
+              "Not stated by the study; ns-2's Vegas cuts the window by a quarter, which "
+              "tcpn does not offer (module docstring): Reno's halving and NewReno's."),
     Axis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
         AxisPoint("1/3", {}),
         AxisPoint("2/4", {**dict.fromkeys(_all_vegas("alpha"), 2),
@@ -167,7 +185,7 @@ AXES: tuple[Axis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=3, axis_replications=2, other_lens_replications=2,
+    "quick": Settings(replications=5, axis_replications=2, other_lens_replications=2,
                       horizon_scale=0.625),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=1.5),
 }
@@ -227,14 +245,25 @@ def _net(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
 
 
-def _get(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> tuple[float, float]:
-    if name not in main.index:
-        return math.nan, math.nan
-    return float(main.loc[name, metric]), float(main.loc[name, f"{metric}_hw"])
+def _get(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> Estimate:
+    return estimate_of(main.loc[name] if name in main.index else None, metric)
 
 
 def _text(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> str:
-    return f"{name} {with_ci(*_get(main, name, metric))}"
+    return f"{name} {_get(main, name, metric).text()}"
+
+
+def _exp2_cause(main: pd.DataFrame) -> str | None:
+    """Exp 2's measured cause when the B flows' shares differ: B runs the A flows'
+    variant (the study does not say which B runs), and a B flow shut out of the
+    drop-tail queue leaves its share to the A flows."""
+    tahoe, vegas = (_get(main, f"exp2_{v}", "b_kbps").mean for v in ("tahoe", "vegas"))
+    if not (math.isfinite(tahoe) and math.isfinite(vegas)) or tahoe >= 0.5 * vegas:
+        return None
+    return (f"in tcpn's Exp 2 the B flow runs the A flows' variant (the study does not say "
+            f"which): the Tahoe B flow gets {tahoe:.0f} kbit/s, the Vegas B flow {vegas:.0f}, "
+            "so the Vegas A flows share the bottleneck with B and the Tahoe A flows hardly "
+            "do")
 
 
 def verdicts(summary: pd.DataFrame) -> list[Verdict]:
@@ -242,8 +271,8 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
     main = _net(summary)
     if "exp3_vegas" not in main.index:
         return [judge("S1's figures", None, "The experiments did not run.")]
-    g = {name: _get(main, name)[0] for name in main.index}
-    cv = {name: _get(main, name, "a_cv")[0] for name in main.index}
+    g = {name: _get(main, name).mean for name in main.index}
+    cv = {name: _get(main, name, "a_cv").mean for name in main.index}
     out = [judge(
         "Exp 1: Vegas does slightly better than Tahoe, with a stable rate",
         g["exp1_vegas"] >= g["exp1_tahoe"] and cv["exp1_vegas"] <= cv["exp1_tahoe"],
@@ -256,8 +285,7 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
         g["exp2_vegas"] >= g["exp2_tahoe"] and cv["exp2_vegas"] <= cv["exp2_tahoe"],
         f"{_text(main, 'exp2_vegas')} vs {_text(main, 'exp2_tahoe')} kbit/s; CV "
         f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f}.",
-        "Vegas yields to the Tahoe B flow on a shared drop-tail queue, which the study's "
-        "unstated link rates and buffers may not have shown")]
+        _exp2_cause(main))]
     drop = {v: 1 - g[f"exp3_{v}"] / g[f"exp1_{v}"] for v in ("tahoe", "vegas")}
     out.append(judge(
         "Exp 3: reverse traffic costs Vegas's observed flows far more than Tahoe's",
@@ -271,9 +299,9 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
         f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
         f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None))
     restored = {name: g[f"exp3_modvegas_{name}"] for name in ("first", "second", "both")}
-    first = _get(main, "exp3_modvegas_first", "a0_kbps")[0]
-    second = _get(main, "exp3_modvegas_second", "a1_kbps")[0]
-    plain = (_get(main, "exp3_vegas", "a0_kbps")[0], _get(main, "exp3_vegas", "a1_kbps")[0])
+    first = _get(main, "exp3_modvegas_first", "a0_kbps").mean
+    second = _get(main, "exp3_modvegas_second", "a1_kbps").mean
+    plain = (_get(main, "exp3_vegas", "a0_kbps").mean, _get(main, "exp3_vegas", "a1_kbps").mean)
     out.append(judge(
         "Modified Vegas solves the RTT ambiguity on whichever A flow runs it",
         first > plain[0] and second > plain[1]
@@ -286,8 +314,7 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
 
 def _table(summary: pd.DataFrame) -> pd.DataFrame:
     main = summary[summary["axis"] == ""]
-    cols = ["experiment", "lens", *(c for m in METRICS for c in (m, f"{m}_hw")), "runs"]
-    return main[[c for c in cols if c in main]].round(3).reset_index(drop=True)
+    return estimates_frame(main, [m for m in METRICS if m in main]).reset_index(drop=True)
 
 
 def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -346,8 +373,8 @@ def sections(data: StudyData) -> list[Section]:
         "s1", data, [Paragraph((__doc__ or "").strip()), Paragraph(scenario_mapping.__doc__ or "")],
         "the study's figures beside tcpn", [
             Table("s1_published", _published_table(summary),
-                  caption="What the study reads off its figures (study-results.md S1.3) "
-                          "and tcpn's observed-flow kbit/s (mean ± 95 % CI)"),
+                  caption="What the study reads off its figures (§II-III) and tcpn's "
+                          "observed-flow kbit/s (mean [95 % CI], n)"),
             Table("s1_experiments", _table(summary),
                   caption="Every experiment and lens: each observed flow's kbit/s from "
                           f"{WINDOW_START_S:g} s, their mean, the CV of the 0.2 s rate, "
@@ -355,10 +382,11 @@ def sections(data: StudyData) -> list[Section]:
             Figure("s1_series", net_series(data.tables["series"]), draw_series,
                    caption="Observed flows' throughput per 0.2 s (markers * +, mean o) and "
                            "cumulative bytes (net lens, run 0), as the study's Figs 3-13"),
-            Paragraph("The ns3 lens refuses the Vegas experiments: the study's Vegas "
-                      "recovers from losses as Reno does, and ns-3.44 has no Reno recovery "
-                      "(its TcpVegas runs NewReno's); the fluid lens models one shared "
-                      "bottleneck queue and no Tahoe, while S1's reverse flows load the "
+            Paragraph("The ns3 lens refuses the Vegas experiments: tcpn's reproduction "
+                      "runs Vegas on Reno's recovery (a choice: neither the study nor "
+                      "ns-2's Vegas recovers as Reno does, see above), and ns-3.44 has no "
+                      "Reno recovery (its TcpVegas runs NewReno's); the fluid lens models "
+                      "one shared bottleneck queue and no Tahoe, while S1's reverse flows load the "
                       "other direction's queue.")],
         axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s"), verdicts(summary))
 

@@ -1,17 +1,19 @@
 """Study S2 (ECN marking threshold): Tables 1 and 2 against tcpn, with the sender's ECN
 reaction and the router's service time as axes.
 
-The study (Yim, Lee, Jang, Yoon; a Petri-net TCP model): one sender offering one segment
+The study: J. Yim, G. Lee, I. Jang, J. Yoon, "Optimal Threshold for ECN Marking" (in
+Korean; Dongguk University; year not printed, its latest reference is from 2002; a
+Petri-net TCP model, §3). One sender offering one segment
 every 5 time units (tu), 300 segments, initial ssthresh 64, a router buffer of 80, an
 unloaded round trip of 120 tu; no ECN (drop-tail) against marking at K = 50 and at its
 equation 1's K = 67; segment loss 0 % (Table 1) and 20 % (Table 2). On an ECN echo its
-sender "starts slow start without retransmitting" (study-results.md S2.5), which tcpn
+sender "starts slow start without retransmitting" (§4.1, on Fig 3), which tcpn
 models as ``params.reaction: slow_start``; RFC 3168's halving runs beside it. The
 scenario is :func:`tcpn.reports.studies.ecn_threshold.s2_mapping` (1 tu = 1 ms) with the study's
 K = 67 and the router service time TPS = 120/11 tu, the value for which equation 1 gives
 the study's 67 (``K = 80 - (120/5 - 120/TPS)``).
 
-Measurements as the study defines them (its S2.5 ambiguities resolved so): *time to
+Measurements as the study defines them (§4.1; where it is ambiguous, resolved so): *time to
 deliver all 300* runs from the first segment's offer to the ACK of the last (its
 stop-and-wait baseline, 300 x 120, counts whole round trips); the *per-segment delay*
 runs from the moment the application offered the segment (every 5 tu) to its in-order
@@ -33,18 +35,20 @@ from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_
 from tcpn.reports.studies.experiments import (
     Axis,
     AxisPoint,
+    Estimate,
     Experiment,
     ModuleStudy,
     Settings,
     axes_blocks,
     axis_span,
+    estimate_of,
+    estimates_frame,
     judge,
     net_series,
     profile_settings,
     run_study,
     study_sections,
     summarise,
-    with_ci,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "offered_delays_tu",
@@ -55,7 +59,7 @@ GAP_TU = 5.0
 STUDY_TPS_TU = 120.0 / 11.0  # equation 1 gives the study's K = 67 at this service time
 MARKINGS: dict[str, Marking | float] = {"noecn": "drop_tail", "th50": 50.0, "th67": 67.0}
 
-#: Tables 1 and 2 (study-results.md S2.2), model time units.
+#: Tables 1 and 2 (§4.1, §4.2), model time units.
 PUBLISHED = pd.DataFrame([
     ("noecn", 0.0, 10163.0, 3583.24, "S2 §4.1, Table 1"),
     ("th50", 0.0, 9768.0, 3290.2, "S2 §4.1, Table 1"),
@@ -196,10 +200,8 @@ def _main(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
 
 
-def _get(main: pd.DataFrame, name: str, metric: str) -> tuple[float, float]:
-    if name not in main.index:
-        return math.nan, math.nan
-    return float(main.loc[name, metric]), float(main.loc[name, f"{metric}_hw"])
+def _get(main: pd.DataFrame, name: str, metric: str) -> Estimate:
+    return estimate_of(main.loc[name] if name in main.index else None, metric)
 
 
 def _published_table(main: pd.DataFrame) -> pd.DataFrame:
@@ -210,25 +212,25 @@ def _published_table(main: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "marking": pub["marking"], "loss": pub["loss"],
             "published_all_tu": pub["all_acked_tu"],
-            "tcpn_all_tu": with_ci(*_get(main, name, "all_acked_tu"), digits=4),
-            "tcpn_rfc3168_all_tu": with_ci(*_get(main, rfc, "all_acked_tu"), digits=4)
+            "tcpn_all_tu": _get(main, name, "all_acked_tu").text(4),
+            "tcpn_rfc3168_all_tu": _get(main, rfc, "all_acked_tu").text(4)
             if rfc in main.index else "as study (no ECN)",
             "published_delay_tu": pub["segment_delay_tu"],
-            "tcpn_delay_tu": with_ci(*_get(main, name, "segment_delay_tu"), digits=4),
-            "tcpn_rfc3168_delay_tu": with_ci(*_get(main, rfc, "segment_delay_tu"), digits=4)
+            "tcpn_delay_tu": _get(main, name, "segment_delay_tu").text(4),
+            "tcpn_rfc3168_delay_tu": _get(main, rfc, "segment_delay_tu").text(4)
             if rfc in main.index else "as study (no ECN)",
             "source": pub["source"]})
     return pd.DataFrame(rows)
 
 
 def _order(main: pd.DataFrame, names: list[str], metric: str) -> list[str]:
-    values = {n: _get(main, n, metric)[0] for n in names}
+    values = {n: _get(main, n, metric).mean for n in names}
     return sorted(values, key=lambda n: values[n])
 
 
 def _same(main: pd.DataFrame, a: str, b: str, metric: str) -> bool:
-    va, vb = _get(main, a, metric), _get(main, b, metric)
-    return bool(np.isfinite(va[0]) and abs(va[0] - vb[0]) <= 1e-9 * max(1.0, abs(va[0])))
+    va, vb = _get(main, a, metric).mean, _get(main, b, metric).mean
+    return bool(np.isfinite(va) and abs(va - vb) <= 1e-9 * max(1.0, abs(va)))
 
 
 def verdicts(summary: pd.DataFrame) -> list[Verdict]:
@@ -239,8 +241,8 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
     loss20 = [f"{m}_loss20" for m in MARKINGS]
     if not set(loss0 + loss20) <= set(main.index):
         return [judge("Tables 1 and 2", None, "The experiments did not run.")]
-    q_drop, _ = _get(main, "noecn_loss0", "queue_max_pkts")
-    drops0, _ = _get(main, "noecn_loss0", "drops")
+    q_drop = _get(main, "noecn_loss0", "queue_max_pkts").mean
+    drops0 = _get(main, "noecn_loss0", "drops").mean
     tps = summary[(summary["axis"] == "router service time TPS (tu), noecn")
                   & (summary["lens"] == "net")]
     tps_drops = (f"; across router service times of {len(tps)} points from "
@@ -257,12 +259,12 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
              "lowest mean delay, then K = 50, then no ECN (2755 < 3290 < 3583)")):
         order = _order(main, loss0, metric)
         expected = [f"{m}_loss0" for m in table.sort_values(metric)["marking"]]
-        values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric)[0]:.0f}" for n in loss0)
+        values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric).mean:.0f}" for n in loss0)
         out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
                                                                    metric),
                          f"tcpn ({metric}, tu): {values}.", no_overflow))
-    marks20 = max(_get(main, n, "marks")[0] for n in loss20[1:])
-    q20 = max(_get(main, n, "queue_max_pkts")[0] for n in loss20)
+    marks20 = max(_get(main, n, "marks").mean for n in loss20[1:])
+    q20 = max(_get(main, n, "queue_max_pkts").mean for n in loss20)
     unmarked = (f"at 20 % loss nothing is marked ({marks20:.0f} marks; the queue peaks at "
                 f"{q20:.0f} < 50): timeouts keep the window small, so the three markings are "
                 "the same runs") if marks20 == 0 else None
@@ -273,24 +275,24 @@ def verdicts(summary: pd.DataFrame) -> list[Verdict]:
                      f"noecn's from {low:.0f} tu (RTO {at_low} tu) to {high:.0f} tu (RTO "
                      f"{at_high} tu)")
     order = _order(main, loss20, "all_acked_tu")
-    values = ", ".join(f"{n.split('_')[0]} {with_ci(*_get(main, n, 'all_acked_tu'), digits=4)}"
+    values = ", ".join(f"{n.split('_')[0]} {_get(main, n, 'all_acked_tu').text(4)}"
                        for n in loss20)
     out.append(judge("Table 2: at 20 % errors K = 50 delivers all 300 soonest, then K = 67, "
                      "then no ECN (20270 < 21148 < 25900)",
                      order == ["th50_loss20", "th67_loss20", "noecn_loss20"]
                      and not _same(main, loss20[0], loss20[1], "all_acked_tu"),
                      f"tcpn (tu): {values}.", unmarked))
-    base, _ = _get(main, "noecn_loss20", "all_acked_tu")
-    th50, _ = _get(main, "th50_loss20", "all_acked_tu")
-    dbase, _ = _get(main, "noecn_loss20", "segment_delay_tu")
-    dth50, _ = _get(main, "th50_loss20", "segment_delay_tu")
+    base = _get(main, "noecn_loss20", "all_acked_tu").mean
+    th50 = _get(main, "th50_loss20", "all_acked_tu").mean
+    dbase = _get(main, "noecn_loss20", "segment_delay_tu").mean
+    dth50 = _get(main, "th50_loss20", "segment_delay_tu").mean
     gain, dgain = 1 - th50 / base, 1 - dth50 / dbase
     out.append(judge("Table 2: K = 50 cuts the completion time by 22 % and the mean delay by "
                      "42 % against no ECN",
                      abs(gain - 0.22) <= 0.05 and abs(dgain - 0.42) <= 0.05,
                      f"tcpn: {gain:.0%} and {dgain:.0%} (same: within 5 points).", unmarked))
-    retx_ecn = max(_get(main, n, "retransmissions")[0] for n in loss0[1:])
-    retx_drop, _ = _get(main, "noecn_loss0", "retransmissions")
+    retx_ecn = max(_get(main, n, "retransmissions").mean for n in loss0[1:])
+    retx_drop = _get(main, "noecn_loss0", "retransmissions").mean
     out.append(judge("Fig 3: without errors no ECN retransmits and ECN does not",
                      retx_drop > 0 and retx_ecn == 0,
                      f"tcpn: {retx_drop:.0f} retransmissions without ECN, at most "
@@ -325,14 +327,16 @@ def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
     runs = data.tables["runs"]
     summary = summarise(runs, [m for m in METRICS if m in runs])
-    table = summary[summary["axis"] == ""].drop(columns=["axis", "value"]).round(1)
+    table = estimates_frame(summary[summary["axis"] == ""],
+                            [m for m in METRICS if m in runs])
     return study_sections(
         "s2", data, [Paragraph((__doc__ or "").strip())], "Tables 1 and 2 beside tcpn", [
             Table("s2_published", _published_table(_main(summary)),
                   caption="Time to deliver all 300 (to the last ACK) and mean per-segment "
-                          "delay (offered to delivered), tu: the study (study-results.md "
-                          "S2.2) and tcpn's net lens with the study's reaction and RFC "
-                          "3168's (mean ± 95 % CI)"),
+                          "delay (offered to delivered), tu: the study (§4.1 Table 1, §4.2 "
+                          "Table 2) and tcpn's net lens with the study's reaction and RFC "
+                          "3168's (mean [95 % CI], n; runs that did not deliver all 300 "
+                          "are counted as not completed)"),
             Table("s2_experiments", table.reset_index(drop=True),
                   caption="Every experiment: both definitions of each measure, the counts "
                           "behind them, the router queue's peak"),

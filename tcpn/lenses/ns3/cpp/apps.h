@@ -46,6 +46,7 @@ class TcpSource : public Application {
         congestion.Set(name, StringValue(value));
     }
     void SetRecovery(const std::string& type_id) { recovery.SetTypeId(type_id); }
+    void SetSocketType(const std::string& type_id) { socket_type = type_id; }
     void SetSocketAttribute(const std::string& name, const std::string& value) {
         socket_attributes.emplace_back(name, value);
     }
@@ -56,10 +57,27 @@ class TcpSource : public Application {
     bool m_connected{false};
     uint64_t m_produced{0};
 
+    std::string socket_type;  // empty: TcpL4Protocol's TcpSocketBase
+
     bool Bounded() const { return max_bytes > 0; }
+    // A socket of `socket_type` (a TcpSocketBase subclass) set up as TcpL4Protocol's
+    // CreateSocket sets up its own, with the node's RTT estimator type
+    Ptr<TcpSocketBase> CreateSocket() {
+        Ptr<TcpL4Protocol> tcp = GetNode()->GetObject<TcpL4Protocol>();
+        if (socket_type.empty()) return DynamicCast<TcpSocketBase>(tcp->CreateSocket());
+        ObjectFactory factory, rtt;
+        factory.SetTypeId(socket_type);
+        TypeIdValue rttType;
+        tcp->GetAttribute("RttEstimatorType", rttType);
+        rtt.SetTypeId(rttType.Get());
+        Ptr<TcpSocketBase> socket = factory.Create<TcpSocketBase>();
+        socket->SetNode(GetNode());
+        socket->SetTcp(tcp);
+        socket->SetRtt(rtt.Create<RttEstimator>());
+        return socket;
+    }
     void StartApplication() override {
-        Ptr<TcpSocketBase> socket =
-            DynamicCast<TcpSocketBase>(GetNode()->GetObject<TcpL4Protocol>()->CreateSocket());
+        Ptr<TcpSocketBase> socket = CreateSocket();
         for (const auto& kv : socket_attributes) socket->SetAttribute(kv.first, StringValue(kv.second));
         congestion_ops = congestion.Create<TcpCongestionOps>();
         socket->SetCongestionControlAlgorithm(congestion_ops);

@@ -63,6 +63,8 @@ inline void RegisterTypes() {
     TahoeRecovery::GetTypeId();
     ModifiedVegas::GetTypeId();
     AdaptiveVegas::GetTypeId();
+    Vegas::GetTypeId();
+    Rfc5681Socket::GetTypeId();
     TcpL::GetTypeId();
     ReportTag::GetTypeId();
 }

@@ -1,5 +1,6 @@
 // tcpn's TCP variants that ns-3.44 does not have, as congestion-control and recovery
-// classes (docs/validation.md says what each differs in from tcpn's net model).
+// classes, and the socket of connections without SACK (docs/validation.md says what each
+// differs in from tcpn's net model).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -36,6 +37,69 @@ class TahoeRecovery : public TcpClassicRecovery {
     }
     void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
     Ptr<TcpRecoveryOps> Fork() override { return CopyObject<TahoeRecovery>(this); }
+};
+
+// ---------------------------------------------------------------------------------------
+// The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
+// duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
+// (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
+// marked as SACKed. Two rules of ns-3's socket then depart from RFC 5681 and RFC 6582 (and
+// from ns-2's NewReno agent, the studies' simulator):
+//  1. A cumulative ACK that finds a guessed SACK at its new snd.una moves the guess up and
+//     marks snd.una lost (TcpTxBuffer::DiscardUpTo -> MarkHeadAsLost); NextSeg then
+//     retransmits it at once, in the open state too. After a timeout the go-back-N
+//     retransmissions of segments the receiver holds draw duplicate ACKs, so each new ACK
+//     retransmits one more segment the receiver has, whose duplicate ACK does the same,
+//     and three of them start a fast retransmit: a chain of needless retransmissions and
+//     window cuts. RFC 5681 and RFC 6582 never retransmit on a new ACK outside fast recovery.
+//  2. At a timeout ssthresh is half of that estimate (BytesInFlight: sent - guessed SACKs -
+//     lost + retransmitted), which after a recovery with many duplicate ACKs is a few
+//     segments; RFC 5681 (eq. 4) halves FlightSize, the data outstanding.
+// Rfc5681Socket keeps the rest of ns-3's socket and changes these two: the guesses end with
+// their duplicate-ACK episode (ResetRenoSack before every cumulative ACK except a partial
+// ACK of fast recovery, where the guesses still count the segments that have left the
+// network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
+// 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
+// The ns3 lens gives it to every connection without SACK unless the scenario asks for
+// ns-3's own rules (tcp.ns3_reno_sack).
+class Rfc5681Socket : public TcpSocketBase {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::Rfc5681Socket")
+                                .SetParent<TcpSocketBase>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<Rfc5681Socket>();
+        return tid;
+    }
+    Rfc5681Socket() = default;
+    Rfc5681Socket(const Rfc5681Socket& other) : TcpSocketBase(other) {}
+
+  protected:
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<Rfc5681Socket>(this); }
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
+        SequenceNumber32 ack = header.GetAckNumber();
+        bool partial = m_tcb->m_congState == TcpSocketState::CA_RECOVERY && ack < m_recover;
+        if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
+            m_txBuffer->ResetRenoSack();
+        }
+        TcpSocketBase::ReceivedAck(packet, header);
+    }
+    // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
+    void ReTxTimeout() override {
+        m_flightSizeNext = true;
+        TcpSocketBase::ReTxTimeout();
+        m_flightSizeNext = false;
+    }
+    uint32_t BytesInFlight() const override {
+        if (m_flightSizeNext) {
+            m_flightSizeNext = false;
+            return UnAckDataCount();
+        }
+        return TcpSocketBase::BytesInFlight();
+    }
+
+  private:
+    mutable bool m_flightSizeNext{false};
 };
 
 // ---------------------------------------------------------------------------------------
@@ -187,6 +251,34 @@ class SampledVegas : public TcpNewReno {
             lowered = true;
         }
         return false;
+    }
+};
+
+// Vegas as Brakmo and Peterson defined it and the net model (and ns-2's Vegas agent)
+// computes it: every sample is the sender's own timing of a segment, BaseRTT the smallest,
+// the decision of a round uses the latest sample. ns-3.44's TcpVegas decides on the
+// minimum, over a round, of the smoothed RTT (TcpSocketBase passes SRTT to PktsAcked), a
+// signal that lags the queue by several round trips; it is kept as params.law: ns3.
+class Vegas : public SampledVegas {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::Vegas")
+                                .SetParent<SampledVegas>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<Vegas>();
+        return tid;
+    }
+    Vegas() = default;
+    Vegas(const Vegas& other) = default;
+    std::string GetName() const override { return "Vegas"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<Vegas>(this); }
+
+  protected:
+    bool Sample(Ptr<TcpSocketState>, int64_t sent_ns) override {
+        double sample = static_cast<double>(Simulator::Now().GetNanoSeconds() - sent_ns) * 1e-9;
+        base_rtt_s = samples_total == 0 ? sample : std::min(base_rtt_s, sample);
+        rtt_s = sample;
+        return true;
     }
 };
 
