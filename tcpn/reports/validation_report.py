@@ -18,8 +18,9 @@ import pandas as pd
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import parse_scenario
+from tcpn.outputs import json_ready
 from tcpn.reports.document import Block, Figure, Paragraph, Report, Section, Table
-from tcpn.reports.scenario_report import json_plain, net_diagram
+from tcpn.reports.scenario_report import net_diagram
 from tcpn.reports.studies import StudyData
 
 __all__ = ["build_validation_report", "validation_parts", "write_validation_report"]
@@ -52,7 +53,7 @@ def validation_parts(found: Any) -> dict[str, StudyData]:
     tables = {"comparison": found.table.reset_index(drop=True),
               "values": pd.concat(values, ignore_index=True),
               "throughput": pd.concat(series, ignore_index=True)}
-    return {"validation": StudyData(tables, json_plain(metadata))}
+    return {"validation": StudyData(tables, json_ready(metadata))}
 
 
 def _draw_metrics(data: pd.DataFrame) -> Any:
