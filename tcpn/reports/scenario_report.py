@@ -135,13 +135,14 @@ def net_diagram(scenario: Scenario, name: str = "net-modules") -> Diagram | Para
 
 def _draw_throughput(data: pd.DataFrame) -> Any:
     import matplotlib.pyplot as plt
-    from scipy import stats
+
+    from tcpn.lenses.replications import half_widths
 
     fig, ax = plt.subplots(figsize=(8.0, 3.4))
     for i, (flow, group) in enumerate(data.groupby("flow", sort=False)):
         by_bin = group.groupby("time_s")["throughput_bps"]
         mean, count, std = by_bin.mean(), by_bin.count(), by_bin.std(ddof=1)
-        half = stats.t.ppf(0.975, np.maximum(count - 1, 1)) * std / np.sqrt(count)
+        half = half_widths(count, std)
         colour = plt.get_cmap("tab10")(i % 10)
         ax.plot(mean.index, mean / 1e6, color=colour, lw=1.2, label=str(flow),
                 drawstyle="steps-post")
