@@ -23,7 +23,6 @@ run by the same loop as the experiments.
 from __future__ import annotations
 
 import concurrent.futures as cf
-import copy
 import math
 import os
 import resource
@@ -35,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from tcpn.errors import InputError, TcpnError
+from tcpn.models.fields import with_fields
 from tcpn.reports.document import Section, Verdict
 from tcpn.reports.studies import StudyData, StudyProgress
 
@@ -124,28 +124,6 @@ class Settings:
     workers: int | None = None
     seed: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
-
-
-def with_fields(mapping: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``mapping`` with each dotted ``path: value`` set (integers index
-    lists; a value ``None`` deletes the key)."""
-    out = copy.deepcopy(dict(mapping))
-    for path, value in changes.items():
-        parts = path.split(".")
-        node: Any = out
-        for i, part in enumerate(parts[:-1]):
-            key: Any = int(part) if isinstance(node, list) else part
-            try:
-                node = node[key]
-            except (KeyError, IndexError, TypeError):
-                raise InputError(f"field {'.'.join(parts[:i + 1])!r} of {path!r} does not "
-                                 "exist in the base scenario") from None
-        last: Any = int(parts[-1]) if isinstance(node, list) else parts[-1]
-        if value is None and isinstance(node, dict):
-            node.pop(last, None)
-        else:
-            node[last] = copy.deepcopy(value)
-    return out
 
 
 def axis_points(experiments: Sequence[Experiment], axes: Sequence[Axis],
