@@ -22,7 +22,6 @@ run by the same loop as the experiments.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import math
 import os
 import resource
@@ -37,6 +36,7 @@ from tcpn.errors import InputError, TcpnError
 from tcpn.models.fields import with_fields
 from tcpn.reports.document import Section, Verdict
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.workers import run_in_workers
 
 __all__ = ["Axis", "AxisPoint", "Experiment", "Point", "Settings", "axis_points", "judge",
            "lens_refusal", "relative_difference", "run_points", "summarise", "with_fields"]
@@ -204,16 +204,14 @@ def run_points(points: Sequence[Point], measure: Measurement, replications: int,
             results[i] = _job(*job)
             progress(what, i + 1, len(jobs))
     else:
-        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_job, *job): i for i, job in enumerate(jobs)}
-            try:
-                for done, future in enumerate(cf.as_completed(futures), start=1):
-                    results[futures[future]] = future.result()
-                    progress(what, done, len(jobs))
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        done = 0
+
+        def gathered(index: int, result: dict[str, Any]) -> None:
+            nonlocal done
+            results[index], done = result, done + 1
+            progress(what, done, len(jobs))
+
+        run_in_workers(_job, jobs, workers, gathered)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
     for key, result in zip(keys, results, strict=True):
