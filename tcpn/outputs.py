@@ -60,7 +60,8 @@ from tcpn.errors import InputError
 from tcpn.limits import read_input
 
 __all__ = ["MARKER", "OutputError", "OutputWarning", "atomic_directory", "atomic_file",
-           "atomic_files", "check_output_file", "is_tcpn_output", "json_ready", "leftovers"]
+           "atomic_files", "check_output_file", "is_tcpn_output", "json_ready", "leftovers",
+           "save_figure"]
 
 #: The file tcpn writes into every output directory, last: the files and directories it
 #: wrote there (``{"format", "files": {path: {"size", "sha256"}}, "directories": [...]}``).
@@ -463,3 +464,17 @@ def json_ready(value: Any, unknown: Callable[[Any], Any] | None = None) -> Any:
     if unknown is None or value is None or isinstance(value, bool | int | float | str):
         return value
     return unknown(value)
+
+
+def save_figure(figure: Any, target: str | Path, dpi: int, overwrite: bool = False) -> Path:
+    """Write the Matplotlib ``figure`` to ``target`` whole (:func:`atomic_file`; the format
+    from the suffix) and close it, written or not: pyplot keeps every figure it made
+    until it is closed, and a long session would hold them all."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_file(target, overwrite) as tmp:
+            figure.savefig(tmp, dpi=dpi)
+    finally:
+        plt.close(figure)
+    return Path(target)
