@@ -135,7 +135,7 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
                        time_budget_s=budget_s, clock=clock, progress=progress)
 
     try:
-        on_the_fly = _reachability(formula)
+        on_the_fly = as_reachability(formula)
         if on_the_fly is not None and not isinstance(target, StateSpace) and fairness is None:
             return _on_the_fly(formula, on_the_fly, explore_net, text, max_states, time_limit_s,
                                started, reduction == "stubborn")
@@ -149,7 +149,7 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         if not space.complete:
             return Verdict("unknown", text, states=space.n_states,
                            seconds=wallclock.perf_counter() - started,
-                           technique=("EXPLICIT",), reason=_budget_reason(space))
+                           technique=("EXPLICIT",), reason=budget_reason(space))
         if not is_quantified(formula):
             holds = bool(truth(space, formula)[0])
             return Verdict("true" if holds else "false", text, states=space.n_states,
@@ -200,7 +200,7 @@ def _describe(formula: Formula) -> str:
         return repr(formula)
 
 
-def _reachability(formula: Formula) -> tuple[Formula, bool] | None:
+def as_reachability(formula: Formula) -> tuple[Formula, bool] | None:
     """``(p, want)`` when the formula is ``EF p`` (want: a p-state exists) or ``AG p``
     (want: a not-p state exists, refuting it), under negations; ``None`` otherwise."""
     negated = False
@@ -252,11 +252,13 @@ def _on_the_fly(formula: Formula, goal: tuple[Formula, bool],
         if space.stop_reason != "max_states" or cap == max_states:
             return Verdict("unknown", text, states=space.n_states,
                            seconds=wallclock.perf_counter() - started, technique=technique,
-                           reason=_budget_reason(space))
+                           reason=budget_reason(space))
         limit *= ROUND_GROWTH
 
 
-def _budget_reason(space: StateSpace) -> str:
+def budget_reason(space: StateSpace) -> str:
+    """Why an incomplete ``space`` stopped (which budget, and after how many states), as
+    the verdicts of every checker that needs the whole space say it."""
     what = {"max_states": "state budget", "time_budget": "time limit",
             "max_depth": "depth limit", "memory_budget": "memory budget"
             }.get(space.stop_reason, space.stop_reason)

@@ -187,7 +187,9 @@ def graph(space: StateSpace) -> StateGraph:
     return found
 
 
-def _require_complete(space: StateSpace) -> None:
+def require_complete(space: StateSpace) -> None:
+    """Raise :class:`InputError` unless ``space`` was explored whole: a global algorithm
+    (CTL, fairness, the standard report) on part of a space would answer wrongly."""
     if not space.complete:
         raise InputError(
             f"global CTL checking needs the whole state space, but exploration stopped by "
@@ -319,7 +321,7 @@ def satisfying(space: StateSpace, formula: Formula, *, fairness: Fairness | None
     True
     """
     _check_ctl(formula)
-    _require_complete(space)
+    require_complete(space)
     return _Checker(space, fairness, next_at_deadlock).sat(formula)
 
 
@@ -333,7 +335,7 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     that holds is shown by the states visited, not by a path).
     """
     _check_ctl(formula)
-    _require_complete(space)
+    require_complete(space)
     checker = _Checker(space, fairness, next_at_deadlock)
     found = _evidence(checker, formula, state, bool(checker.sat(formula)[state]))
     if found is None:
@@ -429,7 +431,7 @@ def _globally_path(c: _Checker, p: np.ndarray,
     if c.fairness is None:
         labels, _ = g.components(p)
         component = labels == labels[end]
-        cycle = _cycle_through(g, component, end, [])
+        cycle = cycle_through(g, component, end, [])
     else:
         from tcpn.petrinets.checking.fairness import fair_cycle
 
@@ -437,7 +439,7 @@ def _globally_path(c: _Checker, p: np.ndarray,
     return stem, cycle
 
 
-def _cycle_through(g: StateGraph, component: np.ndarray, start: int,
+def cycle_through(g: StateGraph, component: np.ndarray, start: int,
                    waypoints: list[int]) -> list[int]:
     """Edges of a cycle from ``start`` back to itself inside ``component`` that takes the
     given edges (``waypoints``, edge indices inside the component) in turn."""

@@ -132,7 +132,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
+def check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -227,7 +227,7 @@ class _Bindings:
 _Found = tuple[int, CompiledTransition, float, tuple[Any, ...], tuple[int, int], int]
 
 
-class _Successors:
+class SuccessorGenerator:
     """Successor computation of one compiled net: the generic path and the untimed memo path."""
 
     def __init__(self, compiled: CompiledNet, clock: str,
@@ -726,8 +726,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    gen = _Successors(compiled, clock, offsets)
-    _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    gen = SuccessorGenerator(compiled, clock, offsets)
+    check_explorable(compiled.net, clock, bool(gen.clock_values))
     searcher: CExplorer | str | None = None
     if resolve_engine(engine) != "python":
         searcher = _c_explorer(gen)
@@ -735,7 +735,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.info("net %s: explored in Python, not in C: %s", compiled.net.name, searcher)
     if not isinstance(searcher, CExplorer):
         compiled = select_engine(compiled, engine).compiled
-        gen = _Successors(compiled, clock, offsets)
+        gen = SuccessorGenerator(compiled, clock, offsets)
     started = wallclock.perf_counter()
     checks_left = (math.inf if shift_checks is None else shift_checks) \
         if gen.clock_values or gen.offsets else 0
@@ -758,7 +758,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.warning("net %s: the C explorer stopped, explored in Python: %s",
                          compiled.net.name, exc)
             searcher = str(exc)
-            gen = _Successors(compiled, clock, offsets)
+            gen = SuccessorGenerator(compiled, clock, offsets)
             store = gen.store
             started = wallclock.perf_counter()
     init = gen.initial_key()
@@ -848,7 +848,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     return space
 
 
-def _c_explorer(gen: _Successors) -> CExplorer | str:
+def _c_explorer(gen: SuccessorGenerator) -> CExplorer | str:
     """The C explorer for ``gen``'s net (:mod:`tcpn.petrinets.statespace.cexplore.explorer`), or
     why the
     Python path explores it."""
@@ -859,10 +859,10 @@ def _c_explorer(gen: _Successors) -> CExplorer | str:
     reason = why_unavailable()
     if reason is not None:
         return reason
-    from tcpn.petrinets.engine.native import _build_module
+    from tcpn.petrinets.engine.native import build_module
     from tcpn.petrinets.statespace.cexplore.explorer import build_cexplorer
 
-    return build_cexplorer(gen.compiled, _build_module)
+    return build_cexplorer(gen.compiled, build_module)
 
 
 class _MemoryWatch:
@@ -888,7 +888,7 @@ class _MemoryWatch:
         return self.budget.limit()
 
 
-def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
+def _explore_in_c(searcher: CExplorer, gen: SuccessorGenerator, state_cap: float, depth_cap: float,
                   deadline: float | None, memory: _MemoryWatch,
                   report: Callable[[int, int, float], None] | None,
                   started: float, limits: tuple[int | None, int | None, float | None],
@@ -942,7 +942,7 @@ def _progress_line(states: int, expanded: int, seconds: float) -> None:
 
 
 def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
-                       edge_start: array, gen: _Successors) -> int:
+                       edge_start: array, gen: SuccessorGenerator) -> int:
     """Bytes the exploration's stores held at the end (its peak, before compaction).
 
     The interned contents are left out (the result keeps them and counts them).
@@ -976,7 +976,7 @@ class StateSpace:
     they were compacted.
     """
 
-    def __init__(self, gen: _Successors, order: list[int] | np.ndarray,
+    def __init__(self, gen: SuccessorGenerator, order: list[int] | np.ndarray,
                  edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int,
                  stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
