@@ -53,6 +53,7 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.distributions import Distribution
+from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import (
     CompiledNet,
     CompiledTransition,
@@ -353,8 +354,7 @@ class SuccessorGenerator:
         now = self.clock_of(key)
         self.expanded += 1
         marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
-        best_time, best_priority = math.inf, math.inf
-        chosen: list[_Found] = []
+        enabled: list[_Found] = []
         for group in self.rules:
             found = group.memo.get(key & group.mask)
             if found is None:
@@ -364,14 +364,9 @@ class SuccessorGenerator:
                 found = group.bindings(marking, self.fire_masks)
                 if group.memo_on:
                     _remember(group, key, found, self.expanded)
-            for entry in found:
-                ready, priority = entry[2], entry[1].priority
-                at = ready if ready > now else now
-                if at < best_time or (at == best_time and priority < best_priority):
-                    best_time, best_priority = at, priority
-                    chosen = [entry]
-                elif at == best_time and priority == best_priority:
-                    chosen.append(entry)
+            enabled.extend(found)
+        best_time, chosen = candidates(((e[2] if e[2] > now else now), e[1].priority, e)
+                                       for e in enabled)
         if len(chosen) > 1:
             chosen.sort(key=itemgetter(0))  # stable: a transition's bindings stay in order
         elapsed = best_time - now
@@ -424,17 +419,10 @@ class SuccessorGenerator:
     def _fire_next(self, marking: Marking, now: float) -> list[tuple[str, float, Marking]]:
         """The reference path: every binding the simulator could pick next at the whole
         ``marking`` (clock ``now``), fired: ``(transition, firing time, marking after)``."""
-        best_time, best_priority = math.inf, math.inf
-        chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
-        for ct in self.ordered:
-            priority = ct.priority
-            for ready, binding in ct.enumerate(marking):
-                at = ready if ready > now else now
-                if at < best_time or (at == best_time and priority < best_priority):
-                    best_time, best_priority = at, priority
-                    chosen = [(ct, binding)]
-                elif at == best_time and priority == best_priority:
-                    chosen.append((ct, binding))
+        best_time, chosen = candidates(((ready if ready > now else now), ct.priority,
+                                        (ct, binding))
+                                       for ct in self.ordered
+                                       for ready, binding in ct.enumerate(marking))
         timed = self.compiled.timed
         fired = []
         for ct, binding in chosen:
