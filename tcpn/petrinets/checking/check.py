@@ -20,7 +20,7 @@ How it decides:
   :mod:`~tcpn.petrinets.checking.ctl` (dead markings: finite maximal paths, see there), evidence
   by :func:`~tcpn.petrinets.checking.ctl.evidence`.
 * **LTL** formulas that are not CTL (``A(G(F(p)))``) go to
-  :func:`tcpn.petrinets.checking.ltl.check` (a Büchi automaton of the negated formula,
+  :func:`tcpn.petrinets.checking.ltl.check_ltl` (a Büchi automaton of the negated formula,
   searched in its product with the state space).
 
 >>> from tcpn.petrinets.examples import dining_philosophers
@@ -65,7 +65,7 @@ from tcpn.petrinets.checking.formulas import (
     is_ltl,
     walk,
 )
-from tcpn.petrinets.checking.ltl import check as ltl_check
+from tcpn.petrinets.checking.ltl import check_ltl
 from tcpn.petrinets.checking.text import parse, to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
@@ -165,8 +165,9 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         if is_ltl(formula):
             seconds_left = None if time_limit_s is None else max(
                 0.0, time_limit_s - (wallclock.perf_counter() - started))
-            verdict: Verdict = ltl_check(space, formula, fairness=fairness,
-                                         time_limit_s=seconds_left)
+            verdict: Verdict = check_ltl(
+                formula, space, weak_fair=fairness.weak if fairness else (),
+                strong_fair=fairness.strong if fairness else (), time_limit_s=seconds_left)
             return verdict
         raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
                                  "not supported")

@@ -76,9 +76,9 @@ from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.paths import Step
 
 if TYPE_CHECKING:
-    from tcpn.petrinets.checking.fairness import Fairness
+    pass
 
-__all__ = ["BuchiAutomaton", "TranslationTimeout", "check", "check_ltl", "translate"]
+__all__ = ["BuchiAutomaton", "TranslationTimeout", "check_ltl", "translate"]
 
 #: The transitions assumed weakly fair and those assumed strongly fair.
 FairSets = tuple[frozenset[str], frozenset[str]]
@@ -666,17 +666,7 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
     return path
 
 
-# -- the front door --------------------------------------------------------------------------
-def check(space: Any, formula: Formula, fairness: Fairness | None = None,
-          time_limit_s: float | None = None) -> Verdict:
-    """The checker's front door (:func:`tcpn.petrinets.checking.check.check` calls it for LTL):
-    :func:`check_ltl` under a :class:`~tcpn.petrinets.checking.fairness.Fairness` assumption,
-    within ``time_limit_s``."""
-    return check_ltl(formula, space, weak_fair=fairness.weak if fairness else (),
-                     strong_fair=fairness.strong if fairness else (),
-                     time_limit_s=time_limit_s)
-
-
+# -- the checker (tcpn.petrinets.checking.check.check calls it for LTL) ----------------------
 def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
               strong_fair: Iterable[str] = (), max_product_states: int | None = None,
               time_limit_s: float | None = None,

@@ -35,14 +35,14 @@ from typing import Any
 
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
-    Axis,
     AxisPoint,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     judge,
     profile_settings,
@@ -139,27 +139,27 @@ def experiments(settings: Settings) -> list[Experiment]:
 
 
 _HOP = f"links.{WIRELESS_LINK}"
-AXES: tuple[Axis, ...] = (
-    Axis.over("idle power (W), TCP-L ACK-less 1578 B", "ackless_tcp_l_1578",
+AXES: tuple[StudyAxis, ...] = (
+    StudyAxis.over("idle power (W), TCP-L ACK-less 1578 B", "ackless_tcp_l_1578",
               f"{_HOP}.wireless.idle_w", [0.0, 0.8], 0.8,
               "The study states no energy model; 0.8 W is Feeney and Nilsson's idle power "
               "(headline: KB/J).", labels=["0", "0.8"]),
-    Axis.over("idle power (W), NewReno ACKed 1578 B", "acked_newreno_1578",
+    StudyAxis.over("idle power (W), NewReno ACKed 1578 B", "acked_newreno_1578",
               f"{_HOP}.wireless.idle_w", [0.0, 0.8], 0.8, "As above.", labels=["0", "0.8"]),
-    Axis("802.11 framing (bytes per frame), TCP-L ACK-less 138 B", "ackless_tcp_l_138", (
+    StudyAxis("802.11 framing (bytes per frame), TCP-L ACK-less 138 B", "ackless_tcp_l_138", (
         AxisPoint("78", {}),
         AxisPoint("36", {f"{_HOP}.l2_header_bytes": 36,
                          "tcp.segment_size_bytes": segment_bytes(138, 36)})),
          "78", "What the study's frame size counts is not stated (the payload of a 138-byte "
          "frame follows)."),
-    Axis.over("MAC retry limit, NewReno ACKed 1578 B", "acked_newreno_1578",
+    StudyAxis.over("MAC retry limit, NewReno ACKed 1578 B", "acked_newreno_1578",
               f"{_HOP}.wireless.retry_limit", [3, 7], 7,
               "The ACKed case's retry limit is not stated; 7 is 802.11's short retry limit."),
-    Axis.over("delayed ACK (segments per ACK), TCP-L BER 1e-4", "tcp_l_ber0.0001",
+    StudyAxis.over("delayed ACK (segments per ACK), TCP-L BER 1e-4", "tcp_l_ber0.0001",
               "tcp.delack_count", [1, 2], 1,
               "ns-2's TCPSink/Sack1 ACKs every segment; 2 is Linux's and ns-3's delayed "
               "ACK."),
-    Axis.over("SACK, NewReno BER 1e-4", "newreno_ber0.0001", "tcp.sack", [False, True],
+    StudyAxis.over("SACK, NewReno BER 1e-4", "newreno_ber0.0001", "tcp.sack", [False, True],
               False, "TCP-Linux in ns-2 can run SACK; the study does not say.",
               labels=["off", "on"]),
 )
@@ -266,7 +266,7 @@ def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (Figs 3-5 and Table 2)."""
     main = _net(summary)
     if "tcp_l_ber0" not in main.index:
