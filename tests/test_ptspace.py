@@ -69,3 +69,14 @@ def test_ctl_fixpoints_agree_with_the_coloured_checker_in_every_state(net):
                     AG(EF(fireable(move)))):
         assert ctl_mask(formula, ours)[same].tolist() == satisfying(
             theirs, formula).tolist(), formula
+
+
+def test_the_clock_of_a_pt_space_is_a_clear_error():
+    """A P/T net's states have no clock: a formula reading it is refused by name (it was an
+    AttributeError from the coloured space's store)."""
+    from tcpn.errors import InputError
+    from tcpn.petrinets.checking.formulas import Clock
+
+    space = explore_pt(pt_net(dining_philosophers(3)))
+    with pytest.raises(InputError, match="no clock"):
+        ctl_mask(AG(Clock() <= 5), space)
