@@ -176,9 +176,10 @@ def fair_cycle(space: StateSpace, p: np.ndarray, fairness: Fairness, state: int)
 def fairness_properties(space: StateSpace) -> dict[str, str]:
     """Each transition's strongest fairness category: ``"impartial"``, ``"fair"``,
     ``"just"`` or ``"none"`` (CPN Tools' standard report; the space must be complete)."""
-    from tcpn.petrinets.checking.ctl import graph, require_complete
+    from tcpn.petrinets.checking.ctl import GLOBAL_CTL, graph
+    from tcpn.petrinets.statespace.graph import require_complete
 
-    require_complete(space)
+    require_complete(space, GLOBAL_CTL)
     g = graph(space)
     cols = columns(space)
     edge_t = edge_transitions(space)
