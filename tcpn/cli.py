@@ -809,7 +809,7 @@ def sweep_campaign(
     from tcpn.experiments.sweep.campaign import plan_campaign
     from tcpn.experiments.sweep.executors import executor_for
     from tcpn.experiments.sweep.results import check_metric
-    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.outputs import atomic_file, check_output_file, save_figure
 
     spec = load_sweep(sweep_file)
     check_metric(spec, metric)
@@ -879,8 +879,7 @@ def sweep_campaign(
 
         drawn = (heatmap(results, metric, x or spec.parameters[0], y) if y is not None
                  else metric_against_axis(results, metric, x))
-        with atomic_file(figure, overwrite) as tmp:
-            drawn.savefig(tmp, dpi=120)
+        save_figure(drawn, figure, 120, overwrite)
         console.print(f"figure: {figure}")
     if (frame["error"] != "").any():
         raise typer.Exit(EXIT_FAILURE)

@@ -45,18 +45,23 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.limits import read_input
 
 __all__ = ["MARKER", "OutputError", "OutputWarning", "atomic_directory", "atomic_file",
-           "atomic_files", "check_output_file", "is_tcpn_output", "leftovers"]
+           "atomic_files", "check_output_file", "is_tcpn_output", "json_ready", "leftovers",
+           "save_figure"]
 
 #: The file tcpn writes into every output directory, last: the files and directories it
 #: wrote there (``{"format", "files": {path: {"size", "sha256"}}, "directories": [...]}``).
@@ -434,3 +439,42 @@ def atomic_files(targets: Sequence[str | Path], overwrite: bool = False) -> Iter
     """
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(atomic_file(target, overwrite)) for target in targets]
+
+
+def json_ready(value: Any, unknown: Callable[[Any], Any] | None = None) -> Any:
+    """``value`` as plain JSON data, for every JSON file tcpn writes: mappings walked (keys
+    as strings), lists and tuples as lists, NumPy scalars as Python numbers, NaN and
+    infinities as None (JSON has no form for them: a strict reader refuses ``NaN``); any
+    other value as it is, or as ``unknown(value)`` when given (``repr`` where a token value
+    of a net may be anything).
+
+    >>> json_ready({"rate": np.float64(2.5), 3: (1, float("nan"))})
+    {'rate': 2.5, '3': [1, None]}
+    >>> json_ready({"x": {1, 2}}, unknown=repr)
+    {'x': '{1, 2}'}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(v, unknown) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v, unknown) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if unknown is None or value is None or isinstance(value, bool | int | float | str):
+        return value
+    return unknown(value)
+
+
+def save_figure(figure: Any, target: str | Path, dpi: int, overwrite: bool = False) -> Path:
+    """Write the Matplotlib ``figure`` to ``target`` whole (:func:`atomic_file`; the format
+    from the suffix) and close it, written or not: pyplot keeps every figure it made
+    until it is closed, and a long session would hold them all."""
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_file(target, overwrite) as tmp:
+            figure.savefig(tmp, dpi=dpi)
+    finally:
+        plt.close(figure)
+    return Path(target)

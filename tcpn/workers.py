@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["end_pool", "run_in_workers"]
+__all__ = ["end_pool", "process_pool", "run_in_workers"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -40,6 +40,15 @@ def _worker_signals(parent_pid: int) -> None:
             os._exit(1)
 
 
+def process_pool(workers: int, start_method: str | None = None) -> cf.ProcessPoolExecutor:
+    """A pool of ``workers`` processes that leave Ctrl-C and SIGTERM to this process and end
+    with it (the module's rule; every local pool of tcpn is made here). ``start_method``:
+    ``"fork"`` or ``"spawn"``, the platform's default when None."""
+    context = None if start_method is None else mp.get_context(start_method)
+    return cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals,
+                                  initargs=(os.getpid(),), mp_context=context)
+
+
 def run_in_workers(func: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], workers: int,
                    on_result: Callable[[int, Any], None]) -> None:
     """Run ``func(*job)`` for every job in ``workers`` processes and call
@@ -49,8 +58,7 @@ def run_in_workers(func: Callable[..., Any], jobs: Sequence[tuple[Any, ...]], wo
     once and is raised here.
     """
     before = set(mp.active_children())
-    pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals,
-                                  initargs=(os.getpid(),))
+    pool = process_pool(workers)
     try:
         futures = {pool.submit(func, *job): i for i, job in enumerate(jobs)}
         for future in cf.as_completed(futures):

@@ -181,11 +181,7 @@ def test_no_private_name_is_imported_across_modules():
                 private[module] += [f"{node.module}.{a.name}" for a in node.names
                                     if a.name.startswith("_") and not a.name.startswith("__")]
     found = sorted(f"{m}: {n}" for m, names in private.items() for n in names)
-    assert len(found) <= KNOWN_PRIVATE_IMPORTS, found
-
-
-#: Private names still imported across modules (#28 brings this to 0).
-KNOWN_PRIVATE_IMPORTS = 18
+    assert found == []
 
 
 #: Modules longer than MAX_LINES, each with the reason it stays one module.

@@ -130,3 +130,14 @@ def test_a_wide_net_with_a_small_space_stays_small():
     assert space.peak_bytes_per_state < 1_000
     assert space.counts(12_345) == {"p12345": 1}
     assert space.token_statistics() == (1, 1, False)
+
+
+def test_the_clock_of_a_pt_space_is_a_clear_error():
+    """A P/T net's states have no clock: a formula reading it is refused by name (it was an
+    AttributeError from the coloured space's store)."""
+    from tcpn.errors import InputError
+    from tcpn.petrinets.checking.formulas import Clock
+
+    space = explore_pt(pt_net(dining_philosophers(3)))
+    with pytest.raises(InputError, match="no clock"):
+        ctl_mask(AG(Clock() <= 5), space)

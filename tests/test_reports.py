@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from tcpn.cli import app
 from tcpn.errors import InputError
 from tcpn.reports.browser import find_chromium
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.render import GENERATED_LABEL, format_value
 from tcpn.reports.reporting import rebuild, report_studies
 from tcpn.reports.studies import Profile, StudyData, StudyProgress
@@ -73,7 +73,7 @@ class MM1Study:
             table_rows.append({"rho": rho, "utilisation": mean, "utilisation ±": half,
                                "theory": theory})
             inside = abs(mean - theory) <= half
-            verdicts.append(Verdict(
+            verdicts.append(ClaimVerdict(
                 f"utilisation at load {rho:g} is {rho:g}",
                 "reproduced" if inside else "differs (unexplained)",
                 f"measured {mean:.4f} ± {half:.4f} over {len(group)} runs, theory "

@@ -403,8 +403,8 @@ def test_the_memory_budget_stops_cleanly_on_both_python_paths():
         space = explore(net, max_memory_bytes=1)
         assert (space.stop_reason, len(space), space.n_expanded) == ("memory_budget", 1, 0)
         assert space.limit == "resident memory above 1 bytes"
-    from tcpn.petrinets.checking.check import _budget_reason
-    assert _budget_reason(space).startswith(
+    from tcpn.petrinets.checking.check import budget_reason
+    assert budget_reason(space).startswith(
         "memory budget reached (resident memory above 1 bytes) after 1 states")
     assert explore(grid(3), max_memory_bytes=1 << 50).complete
 

@@ -31,7 +31,7 @@ class _Forgetful(dict):  # type: ignore[type-arg]
 
 
 def _without_memos(monkeypatch: pytest.MonkeyPatch) -> None:
-    relayout = statespace._Successors.relayout
+    relayout = statespace.SuccessorGenerator.relayout
 
     def forgetful_relayout(gen: Any) -> None:
         relayout(gen)
@@ -43,7 +43,7 @@ def _without_memos(monkeypatch: pytest.MonkeyPatch) -> None:
         gen.fired = _Forgetful()
         gen.shifted = _Forgetful()
 
-    monkeypatch.setattr(statespace._Successors, "relayout", forgetful_relayout)
+    monkeypatch.setattr(statespace.SuccessorGenerator, "relayout", forgetful_relayout)
 
 
 def _same(a: StateSpace, b: StateSpace) -> None:

@@ -12,11 +12,11 @@ import pytest
 from tcpn.errors import InputError
 from tcpn.models.scenario import validate_scenario
 from tcpn.models.traces import TraceWriter
-from tcpn.reports.document import Figure, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Section, Table
 from tcpn.reports.studies import StudyData
 from tcpn.reports.studies.experiments import (
-    Axis,
     Settings,
+    StudyAxis,
     estimate_of,
     estimates_frame,
     judge,
@@ -56,7 +56,7 @@ def check_report(sections: list[Section], claims: int) -> None:
     assert len(names) == len(set(names))
     assert any(name.endswith("_published") for name in names)
     assert any(name.endswith("_axes") for name in names)
-    verdicts = [b for b in blocks if isinstance(b, Verdict)]
+    verdicts = [b for b in blocks if isinstance(b, ClaimVerdict)]
     assert len(verdicts) == claims
     assert all(v.status in ("reproduced", "differs (stated cause)", "differs (unexplained)",
                             "not run") and v.evidence for v in verdicts)
@@ -79,7 +79,7 @@ def test_with_fields_sets_deletes_and_names_a_missing_field() -> None:
 
 
 def test_axis_over_keeps_values_as_data() -> None:
-    axis = Axis.over("min RTO", "e", "tcp.min_rto_s", [0.2, 1.0], 0.2, "ns-2")
+    axis = StudyAxis.over("min RTO", "e", "tcp.min_rto_s", [0.2, 1.0], 0.2, "ns-2")
     assert axis.default == "0.2"
     assert [dict(p.changes) for p in axis.points] == [{"tcp.min_rto_s": 0.2},
                                                       {"tcp.min_rto_s": 1.0}]

@@ -47,7 +47,7 @@ from tcpn.errors import InputError
 from tcpn.lenses import get_lens
 from tcpn.lenses.replications import ReplicationResult, replicate
 from tcpn.models.scenario import Scenario, load_scenario
-from tcpn.outputs import atomic_file, atomic_files
+from tcpn.outputs import atomic_files, save_figure
 
 if TYPE_CHECKING:
     from tcpn.models.traces import Trace
@@ -453,9 +453,4 @@ def plot_timeseries(traces: dict[str, Trace], path: str | Path, title: str = "",
     if title:
         fig.suptitle(title + ("; warm-up shaded" if first.warmup_s > 0 else ""))
     fig.tight_layout()
-    try:
-        with atomic_file(path, overwrite) as tmp:
-            fig.savefig(tmp, dpi=90)
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, 90, overwrite)

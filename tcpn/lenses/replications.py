@@ -13,6 +13,7 @@ depend on the number of workers or on which run finishes first. Intervals are St
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -37,8 +38,8 @@ from tcpn.workers import run_in_workers
 #: replications in a sweep): a guard against a typo's 10**12.
 MAX_RUNS = 1_000_000
 
-__all__ = ["ReplicationResult", "equal_but_for_rounding", "flow_table", "mean_ci", "replicate",
-           "summary_rows"]
+__all__ = ["ReplicationResult", "equal_but_for_rounding", "flow_table", "half_widths", "mean_ci",
+           "replicate", "summary_rows", "t_quantile"]
 
 
 def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[float, float]:
@@ -62,8 +63,31 @@ def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[f
         return float(x[0]), float("nan")
     if equal_but_for_rounding(x):
         return float(x.mean()), 0.0
-    t = float(stats.t.ppf(0.5 + confidence / 2.0, x.size - 1))
+    t = t_quantile(confidence, x.size - 1)
     return float(x.mean()), t * float(x.std(ddof=1)) / math.sqrt(x.size)
+
+
+@functools.cache
+def t_quantile(confidence: float, dof: int) -> float:
+    """The Student-t quantile ``t_{(1+c)/2, dof}`` of a two-sided ``confidence`` interval,
+    computed once per number of runs (a sweep's table has thousands of groups of one size).
+
+    >>> round(t_quantile(0.95, 2), 4)
+    4.3027
+    """
+    return float(stats.t.ppf(0.5 + confidence / 2.0, dof))
+
+
+def half_widths(count: Any, std: Any, confidence: float = 0.95) -> Any:
+    """:func:`mean_ci`'s half-width for many groups at once (the bins of a time series):
+    ``count`` values of sample standard deviation ``std`` each (arrays or Series). A group
+    of one value has a NaN ``std``, hence a NaN half-width, as in :func:`mean_ci`; equal
+    values are not rounded to 0 here (a figure's band, not a reported number).
+
+    >>> [round(float(h), 4) for h in half_widths(np.array([3, 3]), np.array([1.0, 2.0]))]
+    [2.4841, 4.9683]
+    """
+    return stats.t.ppf(0.5 + confidence / 2.0, np.maximum(count - 1, 1)) * std / np.sqrt(count)
 
 
 def equal_but_for_rounding(values: np.ndarray) -> bool:

@@ -45,8 +45,9 @@ import pyarrow as pa
 from tcpn.errors import InputError
 from tcpn.models import metrics
 from tcpn.models.traces import AGGREGATE_METRICS, FLOW_EVENTS, SCHEMAS, Trace
+from tcpn.outputs import json_ready
 
-__all__ = ["ExactSums", "SummaryStream", "plain", "records"]
+__all__ = ["ExactSums", "SummaryStream", "records"]
 
 _EVENT = {name: k for k, name in enumerate(FLOW_EVENTS)}
 _QUEUE_COUNTED = ("drop", "mark", "enqueue")
@@ -333,7 +334,7 @@ class SummaryStream:
             "window": {"start_s": t0, "end_s": t1},
             "flows": records(flows),
             "queues": records(self._queue_table()),
-            "aggregate": {k: plain(aggregate.get(k)) for k in AGGREGATE_METRICS},
+            "aggregate": {k: json_ready(aggregate.get(k)) for k in AGGREGATE_METRICS},
             **({"absent": absent} if absent else {}),
         }
 
@@ -419,11 +420,6 @@ class SummaryStream:
 
 def records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """A table as ``{row: {column: value}}``, JSON-ready (NaN and infinities: None)."""
-    return {str(index): {col: plain(row[col]) for col in frame.columns}
+    return {str(index): {col: json_ready(row[col]) for col in frame.columns}
             for index, row in frame.iterrows()}
 
-
-def plain(value: Any) -> Any:
-    """A NumPy scalar as a Python one; NaN and infinities as None."""
-    value = value.item() if isinstance(value, np.generic) else value
-    return None if isinstance(value, float) and not np.isfinite(value) else value

@@ -67,7 +67,6 @@ complete, so a directory that has a ``result.json`` is always a whole result.
 from __future__ import annotations
 
 import json
-import math
 import platform
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -83,7 +82,7 @@ import pyarrow.parquet as pq
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_scenario
-from tcpn.outputs import atomic_directory
+from tcpn.outputs import atomic_directory, json_ready
 
 __all__ = [
     "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "TABLES",
@@ -633,7 +632,7 @@ class ScenarioResult:
 
     def to_json(self) -> dict[str, Any]:
         """Everything but the event tables, as JSON-ready data."""
-        return _json_ready({
+        return json_ready({
             "format": "tcpn-result/1",
             "scenario_name": self.scenario_name, "scenario_hash": self.scenario_hash,
             "lens": self.lens, "seed": self.seed, "wall_time_s": self.wall_time_s,
@@ -678,18 +677,6 @@ class ScenarioResult:
         return cls(scenario=scenario, lens=meta["lens"], seed=meta["seed"],
                    wall_time_s=meta["wall_time_s"], trace=trace, summary=meta["summary"],
                    provenance=meta["provenance"])
-
-
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def provenance(**extra: Any) -> dict[str, Any]:

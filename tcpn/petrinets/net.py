@@ -48,7 +48,7 @@ P_HIGH, P_NORMAL, P_LOW = 100, 1000, 10000
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.']*$")
 #: places and transitions may also use '-', as PNML ids do (``P-start_1``)
-_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.'-]*$")
+NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.'-]*$")
 
 Delay = float | int | str | Distribution | None
 
@@ -62,7 +62,7 @@ class Token(NamedTuple):
 
 def _check_name(kind: str, name: str, pattern: re.Pattern[str] = _NAME) -> None:
     if not isinstance(name, str) or not pattern.fullmatch(name):
-        extra = ", '-'" if pattern is _NODE_NAME else ""
+        extra = ", '-'" if pattern is NODE_NAME else ""
         raise InputError(
             f"{kind} name {name!r} is not valid: use letters, digits, '_'{extra} and '.', "
             "starting with a letter or '_'"
@@ -96,7 +96,7 @@ class Place:
     module: str = ""
 
     def __post_init__(self) -> None:
-        _check_name("place", self.name, _NODE_NAME)
+        _check_name("place", self.name, NODE_NAME)
         if not isinstance(self.colour, ColourSet):
             raise InputError(f"place {self.name}: colour must be a ColourSet, got {self.colour!r}")
         if self.port not in (None, "in", "out", "io"):
@@ -153,7 +153,7 @@ class Transition:
     free_variables: dict[str, ColourSet] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_name("transition", self.name, _NODE_NAME)
+        _check_name("transition", self.name, NODE_NAME)
         where = f"transition {self.name}"
         for variable, colour in self.free_variables.items():
             if not variable.isidentifier() or not isinstance(colour, ColourSet) or \

@@ -87,7 +87,7 @@ class Diagram:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ClaimVerdict:
     """One published claim against tcpn's result: the status and one sentence of evidence."""
 
     claim: str
@@ -95,7 +95,7 @@ class Verdict:
     evidence: str
 
 
-Block = Paragraph | Table | Figure | Diagram | Verdict
+Block = Paragraph | Table | Figure | Diagram | ClaimVerdict
 
 
 @dataclass
@@ -134,9 +134,9 @@ class Report:
         """The report's figures, in reading order."""
         return [block for block in self.blocks() if isinstance(block, Figure)]
 
-    def verdicts(self) -> list[Verdict]:
+    def verdicts(self) -> list[ClaimVerdict]:
         """The report's verdicts, in reading order."""
-        return [block for block in self.blocks() if isinstance(block, Verdict)]
+        return [block for block in self.blocks() if isinstance(block, ClaimVerdict)]
 
     def diagrams(self) -> list[Diagram]:
         """The report's diagrams, in reading order."""

@@ -46,7 +46,7 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.outputs import atomic_directory
 from tcpn.reports.browser import BrowserMissing, print_pdf
-from tcpn.reports.document import Diagram, Figure, Paragraph, Report, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Diagram, Figure, Paragraph, Report, Section, Table
 
 __all__ = ["ReportFiles", "figure_svg", "fill_directory", "format_value", "report_html",
            "table_html", "write_report"]
@@ -195,7 +195,7 @@ def _block_html(block: Any) -> str:
                   "</span></figcaption>"
         return (f'<figure class="{kind}" id="{kind}-{block.name}" data-source="{source}">'
                 f'<div class="drawing">{svg}</div>{caption}</figure>')
-    if isinstance(block, Verdict):
+    if isinstance(block, ClaimVerdict):
         css = _VERDICT_CLASS.get(block.status, "notrun")
         return (f'<div class="verdict {css}"><span class="status">{html.escape(block.status)}'
                 f'</span> <span class="claim">{_inline(block.claim)}</span>'

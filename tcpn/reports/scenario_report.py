@@ -18,10 +18,11 @@ import pandas as pd
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, parse_scenario
+from tcpn.outputs import json_ready
 from tcpn.reports.document import Diagram, Figure, Paragraph, Report, Section, Table
 from tcpn.reports.studies import StudyData
 
-__all__ = ["build_scenario_report", "json_plain", "net_diagram", "scenario_parts"]
+__all__ = ["build_scenario_report", "net_diagram", "scenario_parts"]
 
 MAX_POINTS = 40000
 """Samples kept for a time-series figure, shared among its flows or queues (each evenly
@@ -109,20 +110,7 @@ def scenario_parts(scenario: Scenario, lens: str = "net", replications: int = 3,
               "queue": _thin(queue.reset_index(drop=True), "queue"),
               "events": events.reset_index(drop=True),
               "points": pd.DataFrame(points)}
-    return {"run": StudyData(tables, json_plain(metadata))}
-
-
-def json_plain(value: Any) -> Any:
-    """``value`` as plain JSON data: NumPy scalars as Python numbers, NaN as None."""
-    if isinstance(value, dict):
-        return {str(k): json_plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
+    return {"run": StudyData(tables, json_ready(metadata))}
 
 
 def net_diagram(scenario: Scenario, name: str = "net-modules") -> Diagram | Paragraph:
@@ -147,13 +135,14 @@ def net_diagram(scenario: Scenario, name: str = "net-modules") -> Diagram | Para
 
 def _draw_throughput(data: pd.DataFrame) -> Any:
     import matplotlib.pyplot as plt
-    from scipy import stats
+
+    from tcpn.lenses.replications import half_widths
 
     fig, ax = plt.subplots(figsize=(8.0, 3.4))
     for i, (flow, group) in enumerate(data.groupby("flow", sort=False)):
         by_bin = group.groupby("time_s")["throughput_bps"]
         mean, count, std = by_bin.mean(), by_bin.count(), by_bin.std(ddof=1)
-        half = stats.t.ppf(0.975, np.maximum(count - 1, 1)) * std / np.sqrt(count)
+        half = half_widths(count, std)
         colour = plt.get_cmap("tab10")(i % 10)
         ax.plot(mean.index, mean / 1e6, color=colour, lw=1.2, label=str(flow),
                 drawstyle="steps-post")

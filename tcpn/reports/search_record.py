@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from tcpn.experiments.optimize import OptimizationResult
-from tcpn.outputs import atomic_file, atomic_files
+from tcpn.outputs import atomic_files, save_figure
 
 __all__ = ["search_figure", "search_frame", "search_json", "write_search"]
 
@@ -92,12 +92,7 @@ def search_figure(found: OptimizationResult, path: str | Path, overwrite: bool =
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    try:
-        with atomic_file(path, overwrite) as tmp:
-            fig.savefig(tmp, dpi=110)
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, 110, overwrite)
 
 
 def write_search(found: OptimizationResult, directory: str | Path,

@@ -20,13 +20,13 @@ import pandas as pd
 from tcpn.errors import InputError
 from tcpn.reports.document import (
     Block,
+    ClaimVerdict,
     Diagram,
     Figure,
     Paragraph,
     Report,
     Section,
     Table,
-    Verdict,
 )
 from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
@@ -115,7 +115,7 @@ def _verdict_rows(key: str, sections: Sequence[Section]) -> list[dict[str, str]]
     rows = []
     for section in sections:
         for block in section.walk():
-            if isinstance(block, Verdict):
+            if isinstance(block, ClaimVerdict):
                 rows.append({"study": key.upper(), "claim": block.claim,
                              "verdict": block.status, "evidence": block.evidence})
     return rows
@@ -210,7 +210,7 @@ def study_summary_lines(keys: Sequence[str], report: Report,
             continue
         counts: dict[str, int] = {}
         for block in section.walk():
-            if isinstance(block, Verdict):
+            if isinstance(block, ClaimVerdict):
                 counts[block.status] = counts.get(block.status, 0) + 1
         tally = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no verdicts"
         lines.append(f"{_heading(key, studies[key].title)}: {tally}")

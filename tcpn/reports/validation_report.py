@@ -18,8 +18,9 @@ import pandas as pd
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import parse_scenario
+from tcpn.outputs import json_ready
 from tcpn.reports.document import Block, Figure, Paragraph, Report, Section, Table
-from tcpn.reports.scenario_report import json_plain, net_diagram
+from tcpn.reports.scenario_report import net_diagram
 from tcpn.reports.studies import StudyData
 
 __all__ = ["build_validation_report", "validation_parts", "write_validation_report"]
@@ -52,7 +53,7 @@ def validation_parts(found: Any) -> dict[str, StudyData]:
     tables = {"comparison": found.table.reset_index(drop=True),
               "values": pd.concat(values, ignore_index=True),
               "throughput": pd.concat(series, ignore_index=True)}
-    return {"validation": StudyData(tables, json_plain(metadata))}
+    return {"validation": StudyData(tables, json_ready(metadata))}
 
 
 def _draw_metrics(data: pd.DataFrame) -> Any:
@@ -90,7 +91,8 @@ def _draw_metrics(data: pd.DataFrame) -> Any:
 
 def _draw_throughput(data: pd.DataFrame) -> Any:
     import matplotlib.pyplot as plt
-    from scipy import stats
+
+    from tcpn.lenses.replications import half_widths
 
     flows = list(dict.fromkeys(data["flow"]))
     fig, axes = plt.subplots(len(flows), 1, figsize=(8.0, 2.2 * len(flows) + 0.6),
@@ -100,7 +102,7 @@ def _draw_throughput(data: pd.DataFrame) -> Any:
                                                                              sort=False)):
             by_bin = group.groupby("time_s")["throughput_bps"]
             mean, count, std = by_bin.mean(), by_bin.count(), by_bin.std(ddof=1)
-            half = stats.t.ppf(0.975, np.maximum(count - 1, 1)) * std / np.sqrt(count)
+            half = half_widths(count, std)
             colour = plt.get_cmap("tab10")(j % 10)
             ax.plot(mean.index, mean / 1e6, drawstyle="steps-post", color=colour, lw=1.1,
                     label=f"{lens} ({int(count.max())} runs)")

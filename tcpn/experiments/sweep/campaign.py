@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import importlib
-import math
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -31,13 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tcpn import __version__
 from tcpn.experiments.sweep.spec import Sweep
 from tcpn.experiments.sweep.store import RECORD_FORMAT, CampaignStore, run_key
 from tcpn.lenses import get_lens, make_run, run_once
 from tcpn.models.scenario import Scenario
+from tcpn.outputs import json_ready
 
 __all__ = ["EVALUATIONS", "CampaignPlan", "RunTask", "execute", "plan_campaign",
            "register_evaluation", "run_campaign", "run_summaries", "sweep_tasks"]
@@ -67,18 +65,6 @@ class RunTask:
     replication: int
     keep_trace: bool = False
     evaluation: str | None = None
-
-
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
@@ -123,7 +109,7 @@ def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
         "run": {"wall_time_s": time.perf_counter() - wall,
                 "cpu_time_s": time.process_time() - cpu, "provenance": provenance},
     }
-    return _json_ready(record), trace_files
+    return json_ready(record), trace_files
 
 
 @dataclass

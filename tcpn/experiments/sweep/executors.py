@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tcpn.errors import InputError, TcpnError
-from tcpn.workers import _worker_signals as worker_signals
-from tcpn.workers import end_pool
+from tcpn.workers import end_pool, process_pool
 
 __all__ = ["InlineExecutor", "dask_executor", "executor_for", "local_executor"]
 
@@ -50,9 +49,7 @@ def local_executor(workers: int) -> cf.Executor:
     if workers == 1:
         return InlineExecutor()
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=worker_signals,
-                                  initargs=(os.getpid(),),
-                                  mp_context=multiprocessing.get_context(method))
+    pool = process_pool(workers, method)
     pool.submit(int).result()  # starts the workers now
     return pool
 

@@ -18,9 +18,7 @@ Scopes, names and metrics are those of :func:`tcpn.models.metrics.summarize`
 
 from __future__ import annotations
 
-import functools
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,27 +29,10 @@ from tcpn.errors import InputError
 from tcpn.experiments.sweep.campaign import EVALUATIONS, RunTask, sweep_tasks
 from tcpn.experiments.sweep.spec import Sweep
 from tcpn.experiments.sweep.store import CampaignStore
-from tcpn.lenses.replications import equal_but_for_rounding, mean_ci, summary_rows
+from tcpn.lenses.replications import mean_ci, summary_rows
 from tcpn.models.traces import AGGREGATE_METRICS
 
 __all__ = ["CampaignResults", "check_metric", "load_results"]
-
-@functools.cache
-def _t_quantile(confidence: float, dof: int) -> float:
-    from scipy import stats
-    return float(stats.t.ppf(0.5 + confidence / 2.0, dof))
-
-
-def _mean_ci(values: list[float], confidence: float) -> tuple[float, float]:
-    """:func:`tcpn.lenses.replications.mean_ci` with the t quantile computed once per
-    number of runs (a table has thousands of groups of the same size)."""
-    x = np.asarray(values, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size < 2 or equal_but_for_rounding(x):
-        return mean_ci(values, confidence)
-    return float(x.mean()), _t_quantile(confidence, x.size - 1) * float(
-        x.std(ddof=1)) / math.sqrt(x.size)
-
 
 def _column_value(value: Any) -> Any:
     """A parameter value as a table cell: scalars as they are, mappings and lists as JSON."""
@@ -127,7 +108,7 @@ class CampaignResults:
                     samples.setdefault((*key, scope, name, metric), []).append(value)
         rows: list[dict[str, Any]] = []
         for (index, label, scope, name, metric), found in samples.items():
-            mean, half = _mean_ci(found, self.confidence)
+            mean, half = mean_ci(found, self.confidence)
             runs, failed = counts[(index, label)]
             rows.append({"cell": index, **params[index], "lens": label, "scope": scope,
                          "name": name, "metric": metric, "mean": mean, "half_width": half,

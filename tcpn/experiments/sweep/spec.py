@@ -60,6 +60,7 @@ from pydantic import BaseModel
 
 from tcpn.lenses.replications import MAX_RUNS
 from tcpn.limits import read_input
+from tcpn.models.fields import PathPart, parse_path, path_text, set_field
 from tcpn.models.scenario import (
     Link,
     LinkDirection,
@@ -71,44 +72,16 @@ from tcpn.models.scenario import (
 )
 
 __all__ = ["MAX_CELLS", "MAX_RUNS", "Axis", "Cell", "LensSpec", "Sweep", "SweepError", "load_sweep",
-           "parse_path", "parse_sweep"]
+           "parse_sweep"]
 
 #: Largest number of cells a sweep may expand to (a guard against a typo's 10**9 grid).
 MAX_CELLS = 100_000
 _SECTION_KEYS = ("name", "description", "base", "axes", "zip", "sample", "lenses",
                  "replications", "seed")
-_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[\d+\])*")
-_PART = re.compile(r"([A-Za-z_]\w*)|\[(\d+)\]")
 
 
 class SweepError(ScenarioError):
     """A sweep file is invalid; ``problems`` lists ``(file:line: where, message)`` pairs."""
-
-
-PathPart = str | int
-
-
-def parse_path(text: str) -> tuple[PathPart, ...]:
-    """``"links[1].ab.queue.limit"`` as ``("links", 1, "ab", "queue", "limit")``.
-
-    >>> parse_path("flows[0].params.alpha")
-    ('flows', 0, 'params', 'alpha')
-    >>> parse_path("flows[0]..alpha")
-    Traceback (most recent call last):
-    ...
-    ValueError: 'flows[0]..alpha' is not a field path (names joined by '.', list \
-indices in [ ]), e.g. links[1].ab.queue.limit
-    """
-    if _PATH.fullmatch(text) is None:
-        raise ValueError(f"{text!r} is not a field path (names joined by '.', list indices "
-                         "in [ ]), e.g. links[1].ab.queue.limit")
-    return tuple(int(index) if index else name for name, index in _PART.findall(text))
-
-
-def path_text(path: Sequence[PathPart]) -> str:
-    """The inverse of :func:`parse_path`."""
-    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p)
-                   for i, p in enumerate(path))
 
 
 # --------------------------------------------------------------------------- schema walk
@@ -172,20 +145,6 @@ def _targets(path: tuple[PathPart, ...]) -> list[tuple[PathPart, ...]]:
     if len(path) >= 3 and path[0] == "links" and path[2] in ("queue", "errors"):
         return [(*path[:2], side, *path[2:]) for side in ("ab", "ba")]
     return [path]
-
-
-def _set(data: dict[str, Any], path: Sequence[PathPart], value: Any) -> None:
-    node: Any = data
-    for part, following in itertools.pairwise(path):
-        if isinstance(node, dict):
-            child = node.get(part)
-            if not isinstance(child, dict | list):
-                child = [] if isinstance(following, int) else {}
-                node[part] = child
-            node = child
-        else:
-            node = node[part]
-    node[path[-1]] = copy.deepcopy(value)
 
 
 def _expand_shorthand(data: dict[str, Any]) -> dict[str, Any]:
@@ -319,7 +278,7 @@ class Sweep:
                     params[path] = value
                     parsed = parse_path(path)
                     for target in _targets(parsed):
-                        _set(data, target, value)
+                        set_field(data, target, value, create=True)
             data["name"] = f"{self.name}[{index}]"
             try:
                 scenario = validate_scenario(data)

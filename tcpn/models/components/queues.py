@@ -262,7 +262,7 @@ def red_probability(avg: float, count: int, min_th: float, max_th: float, max_p:
 
 
 @net_function
-def _red_decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
+def red_decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
                 now: float, rng: Any, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
                 RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
                 RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
@@ -328,7 +328,7 @@ class RedQueue(QueueDiscipline):
         net.add_place(Place("red", ProductSet(REAL, INT, INT, name="RedState"),
                             initial=[(0.0, 0, 0)]))
         net.add_place(Place("decided", VERDICT))
-        net.add_transition(Transition("decide", action=_red_decide,
+        net.add_transition(Transition("decide", action=red_decide,
                                       outputs=("state", "verdict"), priority=P_ARRIVAL))
         net.add_input("arrivals", "decide", "p")
         net.add_read("fifo", "decide", "(h, n, b, e)")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
-from tcpn.models.components.queues import _red_decide
+from tcpn.models.components.queues import red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
@@ -98,7 +98,7 @@ def _red_forced(u: float) -> Any:
                now: float, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
                RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
                RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
-        return _red_decide(p, n, b, e, avg, count, old, now, _Draw(u), RED_MIN_TH,
+        return red_decide(p, n, b, e, avg, count, old, now, _Draw(u), RED_MIN_TH,
                            RED_MAX_TH, RED_MAX_P, RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC,
                            RED_ECN, RED_HARD_DROP, RED_BYTES)
     return decide

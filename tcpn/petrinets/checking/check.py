@@ -20,7 +20,7 @@ How it decides:
   :mod:`~tcpn.petrinets.checking.ctl` (dead markings: finite maximal paths, see there), evidence
   by :func:`~tcpn.petrinets.checking.ctl.evidence`.
 * **LTL** formulas that are not CTL (``A(G(F(p)))``) go to
-  :func:`tcpn.petrinets.checking.ltl.check` (a Büchi automaton of the negated formula,
+  :func:`tcpn.petrinets.checking.ltl.check_ltl` (a Büchi automaton of the negated formula,
   searched in its product with the state space).
 
 >>> from tcpn.petrinets.examples import dining_philosophers
@@ -65,7 +65,7 @@ from tcpn.petrinets.checking.formulas import (
     is_ltl,
     walk,
 )
-from tcpn.petrinets.checking.ltl import check as ltl_check
+from tcpn.petrinets.checking.ltl import check_ltl
 from tcpn.petrinets.checking.text import parse, to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
@@ -135,7 +135,7 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
                        time_budget_s=budget_s, clock=clock, progress=progress)
 
     try:
-        on_the_fly = _reachability(formula)
+        on_the_fly = as_reachability(formula)
         if on_the_fly is not None and not isinstance(target, StateSpace) and fairness is None:
             return _on_the_fly(formula, on_the_fly, explore_net, text, max_states, time_limit_s,
                                started, reduction == "stubborn")
@@ -149,7 +149,7 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         if not space.complete:
             return Verdict("unknown", text, states=space.n_states,
                            seconds=wallclock.perf_counter() - started,
-                           technique=("EXPLICIT",), reason=_budget_reason(space))
+                           technique=("EXPLICIT",), reason=budget_reason(space))
         if not is_quantified(formula):
             holds = bool(truth(space, formula)[0])
             return Verdict("true" if holds else "false", text, states=space.n_states,
@@ -165,8 +165,9 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
         if is_ltl(formula):
             seconds_left = None if time_limit_s is None else max(
                 0.0, time_limit_s - (wallclock.perf_counter() - started))
-            verdict: Verdict = ltl_check(space, formula, fairness=fairness,
-                                         time_limit_s=seconds_left)
+            verdict: Verdict = check_ltl(
+                formula, space, weak_fair=fairness.weak if fairness else (),
+                strong_fair=fairness.strong if fairness else (), time_limit_s=seconds_left)
             return verdict
         raise UnsupportedFormula(f"formula {text} is neither CTL nor LTL (CTL* nesting): "
                                  "not supported")
@@ -200,7 +201,7 @@ def _describe(formula: Formula) -> str:
         return repr(formula)
 
 
-def _reachability(formula: Formula) -> tuple[Formula, bool] | None:
+def as_reachability(formula: Formula) -> tuple[Formula, bool] | None:
     """``(p, want)`` when the formula is ``EF p`` (want: a p-state exists) or ``AG p``
     (want: a not-p state exists, refuting it), under negations; ``None`` otherwise."""
     negated = False
@@ -252,11 +253,13 @@ def _on_the_fly(formula: Formula, goal: tuple[Formula, bool],
         if space.stop_reason != "max_states" or cap == max_states:
             return Verdict("unknown", text, states=space.n_states,
                            seconds=wallclock.perf_counter() - started, technique=technique,
-                           reason=_budget_reason(space))
+                           reason=budget_reason(space))
         limit *= ROUND_GROWTH
 
 
-def _budget_reason(space: StateSpace) -> str:
+def budget_reason(space: StateSpace) -> str:
+    """Why an incomplete ``space`` stopped (which budget, and after how many states), as
+    the verdicts of every checker that needs the whole space say it."""
     what = {"max_states": "state budget", "time_budget": "time limit",
             "max_depth": "depth limit", "memory_budget": "memory budget"
             }.get(space.stop_reason, space.stop_reason)

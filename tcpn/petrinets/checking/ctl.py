@@ -66,8 +66,12 @@ if TYPE_CHECKING:
     from tcpn.petrinets.checking.fairness import Fairness
     from tcpn.petrinets.statespace.space import StateSpace
 
-__all__ = ["NextAtDeadlock", "StateGraph", "evidence", "negate_path", "path_steps",
-           "satisfying"]
+__all__ = ["GLOBAL_CTL", "NextAtDeadlock", "StateGraph", "evidence", "negate_path",
+           "path_steps", "satisfying"]
+
+#: Who needs a whole state space in :func:`~tcpn.petrinets.statespace.graph.require_complete`'s
+#: message, for every global algorithm on CTL's kernel (CTL, fairness, the standard report).
+GLOBAL_CTL = "global CTL checking needs"
 
 #: ``"successors"``: EX is false and AX true at a dead marking (the contest's reading);
 #: ``"stutter"``: a dead marking loops on itself.
@@ -185,13 +189,6 @@ def graph(space: StateSpace) -> StateGraph:
     if found is None:
         found = cols.graph = StateGraph(space)  # type: ignore[attr-defined]
     return found
-
-
-def _require_complete(space: StateSpace) -> None:
-    if not space.complete:
-        raise InputError(
-            f"global CTL checking needs the whole state space, but exploration stopped by "
-            f"{space.stop_reason} after {space.n_states} states")
 
 
 class _Checker:
@@ -319,7 +316,8 @@ def satisfying(space: StateSpace, formula: Formula, *, fairness: Fairness | None
     True
     """
     _check_ctl(formula)
-    _require_complete(space)
+    from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
+    require_complete(space, GLOBAL_CTL)
     return _Checker(space, fairness, next_at_deadlock).sat(formula)
 
 
@@ -333,7 +331,8 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     that holds is shown by the states visited, not by a path).
     """
     _check_ctl(formula)
-    _require_complete(space)
+    from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
+    require_complete(space, GLOBAL_CTL)
     checker = _Checker(space, fairness, next_at_deadlock)
     found = _evidence(checker, formula, state, bool(checker.sat(formula)[state]))
     if found is None:
@@ -429,7 +428,7 @@ def _globally_path(c: _Checker, p: np.ndarray,
     if c.fairness is None:
         labels, _ = g.components(p)
         component = labels == labels[end]
-        cycle = _cycle_through(g, component, end, [])
+        cycle = cycle_through(g, component, end, [])
     else:
         from tcpn.petrinets.checking.fairness import fair_cycle
 
@@ -437,7 +436,7 @@ def _globally_path(c: _Checker, p: np.ndarray,
     return stem, cycle
 
 
-def _cycle_through(g: StateGraph, component: np.ndarray, start: int,
+def cycle_through(g: StateGraph, component: np.ndarray, start: int,
                    waypoints: list[int]) -> list[int]:
     """Edges of a cycle from ``start`` back to itself inside ``component`` that takes the
     given edges (``waypoints``, edge indices inside the component) in turn."""

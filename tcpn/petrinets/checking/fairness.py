@@ -151,7 +151,7 @@ def fair_cycle(space: StateSpace, p: np.ndarray, fairness: Fairness, state: int)
     """Edges of a cycle from ``state`` back to it inside ``p`` that, repeated forever, is
     fair: it fires every fair transition that fires in the component, and passes a state
     where each weak transition that does not fire there is disabled."""
-    from tcpn.petrinets.checking.ctl import _cycle_through, graph
+    from tcpn.petrinets.checking.ctl import cycle_through, graph
 
     g = graph(space)
     labels = _fair_labels(space, p, fairness)
@@ -170,15 +170,16 @@ def fair_cycle(space: StateSpace, p: np.ndarray, fairness: Fairness, state: int)
         if len(off) and name in fairness.weak:
             out = np.flatnonzero(inside & (g.src == off[0]))
             waypoints.append(int(out[0]))
-    return _cycle_through(g, component, state, waypoints)
+    return cycle_through(g, component, state, waypoints)
 
 
 def fairness_properties(space: StateSpace) -> dict[str, str]:
     """Each transition's strongest fairness category: ``"impartial"``, ``"fair"``,
     ``"just"`` or ``"none"`` (CPN Tools' standard report; the space must be complete)."""
-    from tcpn.petrinets.checking.ctl import _require_complete, graph
+    from tcpn.petrinets.checking.ctl import GLOBAL_CTL, graph
+    from tcpn.petrinets.statespace.graph import require_complete
 
-    _require_complete(space)
+    require_complete(space, GLOBAL_CTL)
     g = graph(space)
     cols = columns(space)
     edge_t = edge_transitions(space)

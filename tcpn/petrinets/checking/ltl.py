@@ -74,11 +74,12 @@ from tcpn.petrinets.checking.ltl_rewrite import simplify
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.paths import Step
+from tcpn.petrinets.statespace.protocol import AnyStateSpace
 
 if TYPE_CHECKING:
-    from tcpn.petrinets.checking.fairness import Fairness
+    pass
 
-__all__ = ["BuchiAutomaton", "TranslationTimeout", "check", "check_ltl", "translate"]
+__all__ = ["BuchiAutomaton", "TranslationTimeout", "check_ltl", "translate"]
 
 #: The transitions assumed weakly fair and those assumed strongly fair.
 FairSets = tuple[frozenset[str], frozenset[str]]
@@ -666,18 +667,8 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
     return path
 
 
-# -- the front door --------------------------------------------------------------------------
-def check(space: Any, formula: Formula, fairness: Fairness | None = None,
-          time_limit_s: float | None = None) -> Verdict:
-    """The checker's front door (:func:`tcpn.petrinets.checking.check.check` calls it for LTL):
-    :func:`check_ltl` under a :class:`~tcpn.petrinets.checking.fairness.Fairness` assumption,
-    within ``time_limit_s``."""
-    return check_ltl(formula, space, weak_fair=fairness.weak if fairness else (),
-                     strong_fair=fairness.strong if fairness else (),
-                     time_limit_s=time_limit_s)
-
-
-def check_ltl(formula: Formula, space: Any, weak_fair: Iterable[str] = (),
+# -- the checker (tcpn.petrinets.checking.check.check calls it for LTL) ----------------------
+def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] = (),
               strong_fair: Iterable[str] = (), max_product_states: int | None = None,
               time_limit_s: float | None = None,
               max_memory_bytes: int | None = None) -> Verdict:
@@ -812,13 +803,13 @@ class _Graph:
 
     def state_graph(self, memory: MemoryBudget) -> Any:
         """The edges with each dead marking's repetition
-        (:class:`~tcpn.petrinets.checking.ltl_product.StateGraph`), made once if they fit in
+        (:class:`~tcpn.petrinets.checking.ltl_product.StutteringGraph`), made once if they fit in
         ``memory`` (else :class:`_Budget`)."""
         if self._state_graph is None:
-            from tcpn.petrinets.checking.ltl_product import STATE_GRAPH_EDGE_BYTES, StateGraph
+            from tcpn.petrinets.checking.ltl_product import STATE_GRAPH_EDGE_BYTES, StutteringGraph
             if memory.exceeded(STATE_GRAPH_EDGE_BYTES * len(self.edge_arrays[1])):
                 raise _Budget(memory.reason())
-            self._state_graph = StateGraph.of(*self.edge_arrays[:3])
+            self._state_graph = StutteringGraph.of(*self.edge_arrays[:3])
         return self._state_graph
 
     def mask(self, formula: Formula) -> Any:
@@ -877,7 +868,7 @@ class _Graph:
 _GRAPHS: weakref.WeakKeyDictionary[Any, _Graph] = weakref.WeakKeyDictionary()
 
 
-def _graph(space: Any) -> _Graph:
+def _graph(space: AnyStateSpace) -> _Graph:
     found = _GRAPHS.get(space)
     if found is None:
         found = _GRAPHS[space] = _Graph(space)

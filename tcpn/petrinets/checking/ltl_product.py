@@ -51,7 +51,7 @@ FIRST_CHECK_EDGES = 1 << 20
 #: ...and how many times the product grows in edges before the next one (the searches of
 #: parts cost at most 1 / (CHECK_GROWTH - 1) of the last search's).
 CHECK_GROWTH = 4
-#: Bytes per edge :meth:`StateGraph.of` may hold at once (with dead markings: sources,
+#: Bytes per edge :meth:`StutteringGraph.of` may hold at once (with dead markings: sources,
 #: targets, edge numbers, labels and the sort's order), checked against the memory budget.
 STATE_GRAPH_EDGE_BYTES = 32
 #: Product states expanded per slice of a breadth-first layer (bounds the memory).
@@ -63,10 +63,12 @@ class ProductTooLarge(Exception):
 
 
 @dataclass
-class StateGraph:
+class StutteringGraph:
     """A state space as arrays: edges ``indptr[s]:indptr[s + 1]`` go to ``targets`` with
     transition ``labels`` (indexing ``names``); a dead marking gets one extra edge to
-    itself, labelled -1 (its repetition)."""
+    itself, labelled -1 (its repetition: the path stutters there, as LTL's infinite paths
+    need). The CTL fixpoints' kernel, :class:`~tcpn.petrinets.checking.ctl.StateGraph`,
+    keeps dead markings dead (CTL's finite maximal paths)."""
 
     indptr: np.ndarray
     targets: np.ndarray
@@ -74,7 +76,7 @@ class StateGraph:
     labels: np.ndarray
 
     @classmethod
-    def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray) -> StateGraph:
+    def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray) -> StutteringGraph:
         """The graph with each dead marking's repetition added (edge arrays in 4-byte
         integers below 2**31 edges and states; no copy of a space's own int32 arrays
         when no marking is dead)."""
@@ -146,7 +148,7 @@ class _Product:
     breadth-first layer per :meth:`grow`; between layers it is a sub-graph of the whole
     product (the frontier's edges missing) that :meth:`freeze` makes searchable."""
 
-    def __init__(self, automaton: BuchiAutomaton, graph: StateGraph, klass: np.ndarray,
+    def __init__(self, automaton: BuchiAutomaton, graph: StutteringGraph, klass: np.ndarray,
                  readable: np.ndarray, max_states: int | None, deadline: float | None,
                  budget: MemoryBudget):
         n_q = len(automaton)
@@ -307,13 +309,13 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
                   mask: Callable[[Formula], np.ndarray],
                   fair: tuple[frozenset[str], frozenset[str]],
                   max_product_states: int | None = None, deadline: float | None = None,
-                  graph: StateGraph | None = None, budget: MemoryBudget | None = None
+                  graph: StutteringGraph | None = None, budget: MemoryBudget | None = None
                   ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
     Returns ``(stem, cycle, product_states)``; stem and cycle are lists of ``(state,
     edge)``, ``edge`` the state space's edge index leading into ``state`` (-1: the
-    repetition of a dead marking). ``graph`` is :meth:`StateGraph.of` the edges when the
+    repetition of a dead marking). ``graph`` is :meth:`StutteringGraph.of` the edges when the
     caller keeps it for several formulas. Raises :class:`ProductTooLarge` naming a budget
     (``budget``: the process's resident memory, :meth:`MemoryBudget.default` if None).
 
@@ -322,7 +324,7 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
     it is whole: a component of a part of the product is strongly connected in the whole
     product, so a lasso found early is a lasso (only "none" needs the whole product).
     """
-    graph = graph if graph is not None else StateGraph.of(indptr, targets, labels)
+    graph = graph if graph is not None else StutteringGraph.of(indptr, targets, labels)
     budget = budget if budget is not None else MemoryBudget.default()
     n = len(indptr) - 1
     klass, readable = _classes(automaton, n, mask)
@@ -338,7 +340,7 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
     return _search_product(product, automaton, graph, names, fair)
 
 
-def _search_product(product: _Product, automaton: BuchiAutomaton, graph: StateGraph,
+def _search_product(product: _Product, automaton: BuchiAutomaton, graph: StutteringGraph,
                     names: Sequence[str], fair: tuple[frozenset[str], frozenset[str]]
                     ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
     """A lasso in the product built so far, or None."""
@@ -362,7 +364,7 @@ _Found = tuple[np.ndarray, list[int | np.ndarray], csr_array]
 
 
 def _fair_accepting_component(product: _Product, automaton: BuchiAutomaton,
-                              graph: StateGraph, names: Sequence[str],
+                              graph: StutteringGraph, names: Sequence[str],
                               fair: tuple[frozenset[str], frozenset[str]]
                               ) -> _Found | None:
     """The product states of an accepting fair component nearest the root, what its

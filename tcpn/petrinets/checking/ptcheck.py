@@ -59,6 +59,7 @@ from tcpn.petrinets.checking.formulas import (
     X,
 )
 from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.protocol import AnyStateSpace
 from tcpn.petrinets.statespace.ptspace import PTStateSpace
 
 __all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
@@ -81,7 +82,7 @@ _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.g
             "==": np.equal, "!=": np.not_equal}
 
 
-def numeric_values(expression: Numeric, space: Any) -> np.ndarray:
+def numeric_values(expression: Numeric, space: AnyStateSpace) -> np.ndarray:
     """The value of a numeric expression in every state."""
     if isinstance(expression, Const):
         return np.full(len(space), expression.value)
@@ -91,11 +92,13 @@ def numeric_values(expression: Numeric, space: Any) -> np.ndarray:
         if expression.value not in (None, ()):
             raise InputError(f"{expression!r}: a P/T net's tokens have no colour")
         return space.tokens(expression.places)
+    if isinstance(space, PTStateSpace):  # the clock: a P/T space has none
+        raise InputError(f"{expression!r}: a P/T net's states have no clock")
     from tcpn.petrinets.checking.atoms import numeric
     return numeric(space, expression)
 
 
-def edge_arrays(space: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
+def edge_arrays(space: AnyStateSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]]:
     """The edges of a state space as arrays: ``(indptr, targets, labels, names)``, state
     ``s``'s edges being ``indptr[s]:indptr[s + 1]``, ``labels`` indexing ``names``."""
     if isinstance(space, PTStateSpace):
@@ -106,7 +109,7 @@ def edge_arrays(space: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[s
             np.asarray(space.edge_dst, dtype=np.int64), edge_transitions(space), names)
 
 
-def state_mask(formula: Formula, space: Any) -> np.ndarray:
+def state_mask(formula: Formula, space: AnyStateSpace) -> np.ndarray:
     """Where a temporal-free state formula holds, one boolean per state."""
     n = len(space)
     if isinstance(formula, Bool):
@@ -132,7 +135,7 @@ def state_mask(formula: Formula, space: Any) -> np.ndarray:
     raise InputError(f"{type(formula).__name__} is not a state formula")
 
 
-def _graph_of(space: Any, budget: MemoryBudget) -> StateGraph:
+def _graph_of(space: AnyStateSpace, budget: MemoryBudget) -> StateGraph:
     """The (cached) :class:`~tcpn.petrinets.checking.ctl.StateGraph` of any state space; for a P/T
     space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
     if not isinstance(space, PTStateSpace):
@@ -150,7 +153,7 @@ def _graph_of(space: Any, budget: MemoryBudget) -> StateGraph:
 _GRAPHS: weakref.WeakKeyDictionary[Any, StateGraph] = weakref.WeakKeyDictionary()
 
 
-def ctl_mask(formula: Formula, space: Any, deadline: float | None = None,
+def ctl_mask(formula: Formula, space: AnyStateSpace, deadline: float | None = None,
              max_memory_bytes: int | None = None) -> np.ndarray:
     """Where a CTL state formula holds, one boolean per state of a complete space.
 
@@ -167,7 +170,7 @@ def ctl_mask(formula: Formula, space: Any, deadline: float | None = None,
 
 
 class _Checker:
-    def __init__(self, space: Any, deadline: float | None, budget: MemoryBudget):
+    def __init__(self, space: AnyStateSpace, deadline: float | None, budget: MemoryBudget):
         self.space = space
         self.graph = _graph_of(space, budget)
         self.cache: dict[Formula, np.ndarray] = {}

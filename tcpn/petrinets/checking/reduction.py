@@ -46,8 +46,8 @@ from tcpn.petrinets.statespace.space import (
     DEFAULT_MAX_STATES,
     Edge,
     StateSpace,
-    _check_explorable,
-    _Successors,
+    SuccessorGenerator,
+    check_explorable,
 )
 
 __all__ = ["ReducedStateSpace", "explore_stubborn", "stubborn_set"]
@@ -145,12 +145,12 @@ def explore_stubborn(net: PetriNet | CompiledNet, formulas: Sequence[Formula] = 
     if len({t.priority for t in compiled.transitions}) > 1:
         raise InputError(f"net {compiled.net.name} uses priorities: stubborn sets are "
                          "implemented for nets with one priority only")
-    _check_explorable(compiled.net, "relative")
+    check_explorable(compiled.net, "relative")
     structure = _Structure(compiled, formulas)
     started = wallclock.perf_counter()
     deadline = None if time_budget_s is None else started + time_budget_s
     cap = float("inf") if max_states is None else max_states
-    gen = _Successors(compiled, "relative")
+    gen = SuccessorGenerator(compiled, "relative")
     init = gen.initial_key()
     index, order = {init: 0}, [init]
     edge_dst, edge_start = array("I"), array("I", [0])

@@ -148,9 +148,10 @@ def _value(value: Any) -> str:
 
 def standard_report(space: StateSpace) -> StandardReport:
     """The standard report of a complete state space (an incomplete one is refused)."""
-    from tcpn.petrinets.checking.ctl import _require_complete, graph
+    from tcpn.petrinets.checking.ctl import GLOBAL_CTL, graph
+    from tcpn.petrinets.statespace.graph import require_complete
 
-    _require_complete(space)
+    require_complete(space, GLOBAL_CTL)
     cols = columns(space)
     store = cols.store
     labels = strongly_connected_components(space)

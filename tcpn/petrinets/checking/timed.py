@@ -33,7 +33,7 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.atoms import columns, truth
-from tcpn.petrinets.checking.check import _budget_reason, check
+from tcpn.petrinets.checking.check import budget_reason, check
 from tcpn.petrinets.checking.ctl import StateGraph, graph, path_steps
 from tcpn.petrinets.checking.formulas import And, Clock, Compare, Const, E, F, Formula
 from tcpn.petrinets.checking.text import to_text
@@ -82,7 +82,7 @@ def earliest(target: Target, formula: Formula, *, max_states: int | None = DEFAU
     space = _space(target, max_states, time_limit_s)
     name = f"earliest time of {_text(formula)}"
     if not space.complete:
-        return Verdict("unknown", name, states=space.n_states, reason=_budget_reason(space),
+        return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
     hits = truth(space, formula)
     if not hits.any():
@@ -112,7 +112,7 @@ def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT
     space = _space(target, max_states, time_limit_s)
     name = f"latest time of {_text(formula)}"
     if not space.complete:
-        return Verdict("unknown", name, states=space.n_states, reason=_budget_reason(space),
+        return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
     g = graph(space)
     hits = truth(space, formula)

@@ -345,17 +345,17 @@ def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     arcs_of: dict[str, list[Arc]] = {name: [] for name in net.transitions}
     for arc in net.arcs:  # net.arcs_of per transition would be quadratic in big nets
         arcs_of.setdefault(arc.transition, []).append(arc)
-    compilers: list[_TransitionCompiler | None] = []
+    compilers: list[TransitionCompiler | None] = []
     for index, name in enumerate(net.transitions):
         try:
-            compilers.append(_TransitionCompiler(net, name, index, place_index, timed,
+            compilers.append(TransitionCompiler(net, name, index, place_index, timed,
                                                  arcs_of[name]))
         except InputError:  # raised again below, in transition order
             compilers.append(None)
     keyed_places = {p for c in compilers if c is not None for p in c.keyed_binders()} \
         if keyed else set()
     for index, name in enumerate(net.transitions):
-        compiler = compilers[index] or _TransitionCompiler(net, name, index, place_index,
+        compiler = compilers[index] or TransitionCompiler(net, name, index, place_index,
                                                            timed, arcs_of[name])
         compiler.keyed = keyed_places
         ct = compiler.compile()
@@ -434,7 +434,7 @@ def _colour_test(colour: ColourSet, var: str, namespace: dict[str, Any], depth: 
     return f"{register(colour)}.contains({var})"
 
 
-#: what :meth:`_TransitionCompiler._constant` returns for an expression that is not one
+#: what :meth:`TransitionCompiler._constant` returns for an expression that is not one
 _UNKNOWN = object()
 
 
@@ -478,7 +478,11 @@ def _same_test(a: ColourSet, b: ColourSet) -> bool:
             and list(mine.values()) == list(theirs.values()))
 
 
-class _TransitionCompiler:
+class TransitionCompiler:
+    """Compiles one transition of a net into the generated functions of a
+    :class:`CompiledTransition` (binding enumeration, guard, firing); the C engine's code
+    generator reuses its analysis of the arcs (binding order, which arcs bind)."""
+
     def __init__(self, net: PetriNet, name: str, index: int, place_index: dict[str, int],
                  timed: tuple[bool, ...], arcs: list[Arc] | None = None):
         self.net = net

@@ -646,7 +646,7 @@ def why_unavailable() -> str | None:
 
 
 @NATIVE.holding
-def _build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...],
+def build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...],
                   max_builds: int | None = None) -> ModuleType | str:
     """Build (or fetch from the cache) the module of Cython ``source`` compiled with
     ``flags`` and linked with ``libraries``; a string says why it could not be built.
@@ -686,7 +686,7 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
 
     def build_c(source: str, flags: tuple[str, ...],
                 libraries: tuple[str, ...]) -> ModuleType | str:
-        return _build_module(source, flags, libraries, max_builds)
+        return build_module(source, flags, libraries, max_builds)
 
     try:
         engine = build_cnet(compiled, build_c)

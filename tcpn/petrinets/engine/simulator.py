@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 import time as wallclock
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MethodType
 from typing import Any
 
 import numpy as np
 
+from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.engine.forced import ForcedDraws
 from tcpn.petrinets.engine.monitors import Monitor
@@ -221,23 +222,19 @@ class Simulator:
     def _candidates(self) -> tuple[float, list[tuple[int, tuple[Any, ...]]]]:
         """The earliest firing time and the most urgent bindings enabled at that time."""
         now = self.now
-        best_time, best_priority = math.inf, math.inf
-        chosen: list[tuple[int, tuple[Any, ...]]] = []
         transitions, gate_of = self.compiled.transitions, self.compiled.gate_of
-        for t in self._live:
-            priority = transitions[t].priority
-            floor = now
-            gate = self._gate_ready[gate_of[t]] if gate_of[t] >= 0 else None
-            if gate is not None and gate > now:  # live: a gate it has is satisfied
-                floor = gate
-            for ready, binding in self._bindings[t]:
-                at = ready if ready > floor else floor
-                if at < best_time or (at == best_time and priority < best_priority):
-                    best_time, best_priority = at, priority
-                    chosen = [(t, binding)]
-                elif at == best_time and priority == best_priority:
-                    chosen.append((t, binding))
-        return best_time, chosen
+
+        def options() -> Iterator[tuple[float, float, tuple[int, tuple[Any, ...]]]]:
+            for t in self._live:
+                priority = transitions[t].priority
+                floor = now
+                gate = self._gate_ready[gate_of[t]] if gate_of[t] >= 0 else None
+                if gate is not None and gate > now:  # live: a gate it has is satisfied
+                    floor = gate
+                for ready, binding in self._bindings[t]:
+                    yield (ready if ready > floor else floor), priority, (t, binding)
+
+        return candidates(options())
 
     def _fire(self, at: float, t: int, binding: tuple[Any, ...]) -> None:
         self.now = at

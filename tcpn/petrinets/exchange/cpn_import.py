@@ -209,7 +209,7 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     size (``max_bytes``, default ``limits().net_file_bytes``), nesting and initial markings
     are bounded by :mod:`tcpn.limits`.
     """
-    data, name = _load(source, max_bytes)
+    data, name = read_net_file(source, max_bytes)
     root, lines = parse_xml(data, name)
     imported = _Importer(root, lines, name).run()
     if strict and not imported.complete:
@@ -217,7 +217,7 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     return imported
 
 
-def _load(source: str | Path | bytes, max_bytes: int | None) -> tuple[bytes, str]:
+def read_net_file(source: str | Path | bytes, max_bytes: int | None) -> tuple[bytes, str]:
     """The file's bytes and its name for messages, read within ``max_bytes`` (default
     ``limits().net_file_bytes``): a FIFO or a device is refused without reading it."""
     bound = limits().net_file_bytes if max_bytes is None else max_bytes

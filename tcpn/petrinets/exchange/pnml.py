@@ -63,8 +63,8 @@ from tcpn.petrinets.exchange.cpn_import import (
     ImportedNet,
     ImportReport,
     ReportItem,
-    _load,
     parse_xml,
+    read_net_file,
 )
 from tcpn.petrinets.exchange.pnml_binding import TransitionArcs
 from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
@@ -77,7 +77,7 @@ from tcpn.petrinets.exchange.pnml_tcpn import (
     tokens_json,
 )
 from tcpn.petrinets.net import (
-    _NODE_NAME,
+    NODE_NAME,
     P_NORMAL,
     Arc,
     ArcKind,
@@ -632,7 +632,7 @@ def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None,
     wrote or read: its inscriptions then run as any Python, and its references may name any
     importable function (``docs/security.md``).
     """
-    data, name = _load(source, max_bytes)
+    data, name = read_net_file(source, max_bytes)
     root, lines = parse_xml(data, name)
     imported = _Reader(root, lines, name, trusted).run()
     if not trusted:
@@ -762,7 +762,7 @@ class _Reader:
         tool = _tool(element)
         own = tool.findtext("name") if tool is not None else None
         name = own or element_id
-        if not _NODE_NAME.match(name):
+        if not NODE_NAME.match(name):
             name = re.sub(r"[^A-Za-z0-9_.'-]", "_", name)
             name = name if re.match(r"[A-Za-z_]", name) else f"n_{name}"
             self.renamed.append(ReportItem(element.tag, element_id, name,

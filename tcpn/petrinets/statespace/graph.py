@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "dead_markings",
     "home_markings",
+    "require_complete",
     "scc_graph",
     "strongly_connected_components",
     "terminal_components",
@@ -60,7 +61,7 @@ def strongly_connected_components(space: StateSpace) -> np.ndarray:
 
 def terminal_components(space: StateSpace) -> list[int]:
     """The components no edge leaves (sorted), by :func:`strongly_connected_components` number."""
-    _require_complete(space, "terminal components")
+    require_complete(space, "terminal components need")
     labels = strongly_connected_components(space)
     src = labels[_sources(space)]
     dst = labels[space.edge_dst.astype(np.int64)]
@@ -96,7 +97,7 @@ def home_markings(space: StateSpace) -> list[int]:
     They exist exactly when one component is terminal; its members are the home markings.
     The space must be complete.
     """
-    _require_complete(space, "home markings")
+    require_complete(space, "home markings need")
     terminal = terminal_components(space)
     if len(terminal) != 1:
         return []
@@ -136,9 +137,13 @@ def to_networkx(space: StateSpace, labels: bool = False) -> nx.DiGraph:
     return graph
 
 
-def _require_complete(space: StateSpace, what: str) -> None:
+def require_complete(space: StateSpace, needs: str) -> None:
+    """Raise :class:`InputError` unless ``space`` was explored whole: a global algorithm
+    (terminal components, home markings, CTL, fairness, the standard report) on part of a
+    space would answer wrongly. ``needs``: who needs it, with the verb ("home markings
+    need")."""
     if not space.complete:
         raise InputError(
-            f"{what} need the whole state space, but exploration stopped by "
+            f"{needs} the whole state space, but exploration stopped by "
             f"{space.stop_reason} after {space.n_states} states"
         )

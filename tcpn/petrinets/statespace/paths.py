@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "json_ready"]
+from tcpn.outputs import json_ready
+
+__all__ = ["Step"]
 
 
 @dataclass(frozen=True)
@@ -24,20 +26,9 @@ class Step:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (token values as ``repr`` where JSON has no form for them)."""
         out: dict[str, Any] = {"transition": self.transition,
-                               "binding": json_ready(self.binding),
-                               "marking": json_ready(self.marking)}
+                               "binding": json_ready(self.binding, repr),
+                               "marking": json_ready(self.marking, repr)}
         if self.clock is not None:
             out["clock"] = self.clock
         return out
 
-
-def json_ready(value: Any) -> Any:
-    """``value`` with JSON's types only: mappings and sequences walked, other values as
-    ``repr``."""
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return repr(value)

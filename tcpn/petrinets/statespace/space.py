@@ -53,6 +53,7 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.distributions import Distribution
+from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import (
     CompiledNet,
     CompiledTransition,
@@ -132,7 +133,7 @@ class Edge:
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
 
 
-def _check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
+def check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
     """Refuse what makes successors random (or, in relative time, clock-dependent)."""
     relative = clock == "relative" and net.is_timed
     for name, t in net.transitions.items():
@@ -227,7 +228,7 @@ class _Bindings:
 _Found = tuple[int, CompiledTransition, float, tuple[Any, ...], tuple[int, int], int]
 
 
-class _Successors:
+class SuccessorGenerator:
     """Successor computation of one compiled net: the generic path and the untimed memo path."""
 
     def __init__(self, compiled: CompiledNet, clock: str,
@@ -353,8 +354,7 @@ class _Successors:
         now = self.clock_of(key)
         self.expanded += 1
         marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
-        best_time, best_priority = math.inf, math.inf
-        chosen: list[_Found] = []
+        enabled: list[_Found] = []
         for group in self.rules:
             found = group.memo.get(key & group.mask)
             if found is None:
@@ -364,14 +364,9 @@ class _Successors:
                 found = group.bindings(marking, self.fire_masks)
                 if group.memo_on:
                     _remember(group, key, found, self.expanded)
-            for entry in found:
-                ready, priority = entry[2], entry[1].priority
-                at = ready if ready > now else now
-                if at < best_time or (at == best_time and priority < best_priority):
-                    best_time, best_priority = at, priority
-                    chosen = [entry]
-                elif at == best_time and priority == best_priority:
-                    chosen.append(entry)
+            enabled.extend(found)
+        best_time, chosen = candidates(((e[2] if e[2] > now else now), e[1].priority, e)
+                                       for e in enabled)
         if len(chosen) > 1:
             chosen.sort(key=itemgetter(0))  # stable: a transition's bindings stay in order
         elapsed = best_time - now
@@ -424,17 +419,10 @@ class _Successors:
     def _fire_next(self, marking: Marking, now: float) -> list[tuple[str, float, Marking]]:
         """The reference path: every binding the simulator could pick next at the whole
         ``marking`` (clock ``now``), fired: ``(transition, firing time, marking after)``."""
-        best_time, best_priority = math.inf, math.inf
-        chosen: list[tuple[CompiledTransition, tuple[Any, ...]]] = []
-        for ct in self.ordered:
-            priority = ct.priority
-            for ready, binding in ct.enumerate(marking):
-                at = ready if ready > now else now
-                if at < best_time or (at == best_time and priority < best_priority):
-                    best_time, best_priority = at, priority
-                    chosen = [(ct, binding)]
-                elif at == best_time and priority == best_priority:
-                    chosen.append((ct, binding))
+        best_time, chosen = candidates(((ready if ready > now else now), ct.priority,
+                                        (ct, binding))
+                                       for ct in self.ordered
+                                       for ready, binding in ct.enumerate(marking))
         timed = self.compiled.timed
         fired = []
         for ct, binding in chosen:
@@ -726,8 +714,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    gen = _Successors(compiled, clock, offsets)
-    _check_explorable(compiled.net, clock, bool(gen.clock_values))
+    gen = SuccessorGenerator(compiled, clock, offsets)
+    check_explorable(compiled.net, clock, bool(gen.clock_values))
     searcher: CExplorer | str | None = None
     if resolve_engine(engine) != "python":
         searcher = _c_explorer(gen)
@@ -735,7 +723,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.info("net %s: explored in Python, not in C: %s", compiled.net.name, searcher)
     if not isinstance(searcher, CExplorer):
         compiled = select_engine(compiled, engine).compiled
-        gen = _Successors(compiled, clock, offsets)
+        gen = SuccessorGenerator(compiled, clock, offsets)
     started = wallclock.perf_counter()
     checks_left = (math.inf if shift_checks is None else shift_checks) \
         if gen.clock_values or gen.offsets else 0
@@ -758,7 +746,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.warning("net %s: the C explorer stopped, explored in Python: %s",
                          compiled.net.name, exc)
             searcher = str(exc)
-            gen = _Successors(compiled, clock, offsets)
+            gen = SuccessorGenerator(compiled, clock, offsets)
             store = gen.store
             started = wallclock.perf_counter()
     init = gen.initial_key()
@@ -848,7 +836,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     return space
 
 
-def _c_explorer(gen: _Successors) -> CExplorer | str:
+def _c_explorer(gen: SuccessorGenerator) -> CExplorer | str:
     """The C explorer for ``gen``'s net (:mod:`tcpn.petrinets.statespace.cexplore.explorer`), or
     why the
     Python path explores it."""
@@ -859,10 +847,10 @@ def _c_explorer(gen: _Successors) -> CExplorer | str:
     reason = why_unavailable()
     if reason is not None:
         return reason
-    from tcpn.petrinets.engine.native import _build_module
+    from tcpn.petrinets.engine.native import build_module
     from tcpn.petrinets.statespace.cexplore.explorer import build_cexplorer
 
-    return build_cexplorer(gen.compiled, _build_module)
+    return build_cexplorer(gen.compiled, build_module)
 
 
 class _MemoryWatch:
@@ -888,7 +876,7 @@ class _MemoryWatch:
         return self.budget.limit()
 
 
-def _explore_in_c(searcher: CExplorer, gen: _Successors, state_cap: float, depth_cap: float,
+def _explore_in_c(searcher: CExplorer, gen: SuccessorGenerator, state_cap: float, depth_cap: float,
                   deadline: float | None, memory: _MemoryWatch,
                   report: Callable[[int, int, float], None] | None,
                   started: float, limits: tuple[int | None, int | None, float | None],
@@ -942,7 +930,7 @@ def _progress_line(states: int, expanded: int, seconds: float) -> None:
 
 
 def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
-                       edge_start: array, gen: _Successors) -> int:
+                       edge_start: array, gen: SuccessorGenerator) -> int:
     """Bytes the exploration's stores held at the end (its peak, before compaction).
 
     The interned contents are left out (the result keeps them and counts them).
@@ -976,7 +964,7 @@ class StateSpace:
     they were compacted.
     """
 
-    def __init__(self, gen: _Successors, order: list[int] | np.ndarray,
+    def __init__(self, gen: SuccessorGenerator, order: list[int] | np.ndarray,
                  edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int,
                  stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.outputs import atomic_file, check_output_file
-from tcpn.petrinets.checking.check import _reachability, check, uses_clock
+from tcpn.petrinets.checking.check import as_reachability, check, uses_clock
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import QUANTIFIERS, A, Formula
 from tcpn.petrinets.checking.text import parse, to_text
@@ -105,7 +105,7 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     verdicts = []
     for formula in formulas:
         global_check = request.reduction is None and (
-            fairness is not None or _reachability(formula) is None) and not uses_clock(formula)
+            fairness is not None or as_reachability(formula) is None) and not uses_clock(formula)
         try:
             verdicts.append(check(whole_space() if global_check else request.net, formula,
                                   max_states=request.max_states,

@@ -7,7 +7,7 @@ Each module ``s1`` ... ``s5`` defines one object satisfying :class:`Study`:
   returns :class:`StudyData`: named tidy tables (pandas) plus JSON-ready metadata. This is
   the only step that simulates; its output is what a results directory stores.
 * ``sections(data)`` builds the report's sections (tables, figures, the study's published
-  numbers beside tcpn's, one :class:`~tcpn.reports.document.Verdict` per claim) from
+  numbers beside tcpn's, one :class:`~tcpn.reports.document.ClaimVerdict` per claim) from
   ``data`` alone, so ``tcpn report --from DIR`` rebuilds the report without simulating.
 
 ``profile`` is ``"quick"`` (``make run``: fewer replications, shorter horizons, stated in

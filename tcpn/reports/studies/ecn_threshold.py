@@ -39,7 +39,7 @@ import yaml
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import Scenario, ThresholdEcn, validate_scenario
-from tcpn.outputs import atomic_file, check_output_file
+from tcpn.outputs import atomic_file, check_output_file, save_figure
 from tcpn.solvers.closed_forms.ecn import study_threshold_pkts
 
 __all__ = ["CASES", "STUDY_FILES", "TU_S", "UNSTATED", "best_threshold_table", "delay_figure",
@@ -311,12 +311,7 @@ def delay_figure(delays: dict[str, pd.DataFrame], path: str | Path,
         ax.legend()
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    try:
-        with atomic_file(path, overwrite) as tmp:
-            fig.savefig(tmp, dpi=120)
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path, 120, overwrite)
 
 
 #: The one-factor-at-a-time cases of :func:`best_threshold_table` around the study's point.

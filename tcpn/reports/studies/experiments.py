@@ -1,7 +1,7 @@
 """What the five study modules share: experiments, axes, the run loop, CIs, verdicts.
 
 A study is a set of :class:`Experiment` (a name and a scenario mapping, as a YAML file
-would hold it) and a set of :class:`Axis` (a base experiment, the scenario fields a
+would hold it) and a set of :class:`StudyAxis` (a base experiment, the scenario fields a
 parameter the study left unstated lives in, and the values to try). :func:`run_points`
 runs every (point, lens, replication) job, each measured by the study's own measurement
 function on the run's trace, in worker processes gathered by job index (so the numbers do
@@ -10,7 +10,7 @@ reason its ``check`` gave, not run. :func:`summarise` turns the per-run rows int
 :class:`Estimate` columns (mean, 95 % Student-t interval kept within the quantity's range,
 runs that gave the metric out of the runs made, deterministic experiments shown as one
 run: :func:`run_estimate`); :func:`judge` turns a claim's test into a
-:class:`~tcpn.reports.document.Verdict`.
+:class:`~tcpn.reports.document.ClaimVerdict`.
 
 Axes are data (base + field changes), so a sweep engine can take them over; here they are
 run by the same loop as the experiments.
@@ -24,8 +24,6 @@ run by the same loop as the experiments.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import copy
 import math
 import os
 import resource
@@ -38,13 +36,32 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError, TcpnError
-from tcpn.reports.document import Section, Verdict
+from tcpn.models.fields import with_fields
+from tcpn.reports.document import ClaimVerdict, Section
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.workers import run_in_workers
 
-__all__ = ["MIN_HEADLINE_RUNS", "Axis", "AxisPoint", "Estimate", "Experiment", "Point",
-           "Settings", "axis_points", "error_bars", "estimate_of", "estimates_frame", "judge",
-           "lens_refusal", "number_text", "relative_difference", "run_estimate", "run_points",
-           "summarise", "with_fields"]
+__all__ = [
+    "MIN_HEADLINE_RUNS",
+    "AxisPoint",
+    "Estimate",
+    "Experiment",
+    "Settings",
+    "StudyAxis",
+    "StudyPoint",
+    "axis_points",
+    "error_bars",
+    "estimate_of",
+    "estimates_frame",
+    "judge",
+    "lens_refusal",
+    "number_text",
+    "relative_difference",
+    "run_estimate",
+    "run_points",
+    "summarise",
+    "with_fields",
+]
 
 Measurement = Callable[[Any, int], dict[str, Any]]
 """Measures one run: ``measure(result: ScenarioResult, replication) -> {metric: value}``,
@@ -74,7 +91,7 @@ class AxisPoint:
 
 
 @dataclass(frozen=True)
-class Axis:
+class StudyAxis:
     """A parameter the study left open: the experiment it varies, its points, the point
     the study's reproduction uses (``default``, a label) and why that one."""
 
@@ -87,7 +104,7 @@ class Axis:
     @classmethod
     def over(cls, name: str, experiment: str, path: str | Sequence[str],
              values: Sequence[Any], default: Any, why: str,
-             labels: Sequence[str] | None = None) -> Axis:
+             labels: Sequence[str] | None = None) -> StudyAxis:
         """An axis on one field (or several set to the same value), one point per value."""
         paths = [path] if isinstance(path, str) else list(path)
         names = list(labels) if labels is not None else [f"{v:g}" if isinstance(v, float)
@@ -98,7 +115,7 @@ class Axis:
 
 
 @dataclass(frozen=True)
-class Point:
+class StudyPoint:
     """A scenario to run: its key (experiment, or axis and value), mapping and lenses."""
 
     experiment: str
@@ -109,7 +126,7 @@ class Point:
     lens_changes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, experiment: Experiment) -> Point:
+    def of(cls, experiment: Experiment) -> StudyPoint:
         """The point that runs ``experiment`` itself."""
         return cls(experiment.name, "", "", experiment.scenario, experiment.lenses,
                    experiment.lens_changes)
@@ -131,37 +148,15 @@ class Settings:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def with_fields(mapping: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy of ``mapping`` with each dotted ``path: value`` set (integers index
-    lists; a value ``None`` deletes the key)."""
-    out = copy.deepcopy(dict(mapping))
-    for path, value in changes.items():
-        parts = path.split(".")
-        node: Any = out
-        for i, part in enumerate(parts[:-1]):
-            key: Any = int(part) if isinstance(node, list) else part
-            try:
-                node = node[key]
-            except (KeyError, IndexError, TypeError):
-                raise InputError(f"field {'.'.join(parts[:i + 1])!r} of {path!r} does not "
-                                 "exist in the base scenario") from None
-        last: Any = int(parts[-1]) if isinstance(node, list) else parts[-1]
-        if value is None and isinstance(node, dict):
-            node.pop(last, None)
-        else:
-            node[last] = copy.deepcopy(value)
-    return out
-
-
-def axis_points(experiments: Sequence[Experiment], axes: Sequence[Axis],
-                lenses: tuple[str, ...] = ("net",)) -> list[Point]:
+def axis_points(experiments: Sequence[Experiment], axes: Sequence[StudyAxis],
+                lenses: tuple[str, ...] = ("net",)) -> list[StudyPoint]:
     """The points of every axis (each on its base experiment), net lens unless given."""
     by_name = {e.name: e for e in experiments}
     points = []
     for axis in axes:
         base = by_name[axis.experiment].scenario
         for p in axis.points:
-            points.append(Point(axis.experiment, axis.name, p.label,
+            points.append(StudyPoint(axis.experiment, axis.name, p.label,
                                 with_fields(base, p.changes), lenses))
     return points
 
@@ -192,7 +187,7 @@ def _cpu_s() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def run_points(points: Sequence[Point], measure: Measurement, replications: int,
+def run_points(points: Sequence[StudyPoint], measure: Measurement, replications: int,
                settings: Settings, progress: StudyProgress, what: str,
                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, float]]:
     """Run every point with each of its lenses ``replications`` times.
@@ -231,16 +226,14 @@ def run_points(points: Sequence[Point], measure: Measurement, replications: int,
             results[i] = _job(*job)
             progress(what, i + 1, len(jobs))
     else:
-        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_job, *job): i for i, job in enumerate(jobs)}
-            try:
-                for done, future in enumerate(cf.as_completed(futures), start=1):
-                    results[futures[future]] = future.result()
-                    progress(what, done, len(jobs))
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        done = 0
+
+        def gathered(index: int, result: dict[str, Any]) -> None:
+            nonlocal done
+            results[index], done = result, done + 1
+            progress(what, done, len(jobs))
+
+        run_in_workers(_job, jobs, workers, gathered)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
     for key, result in zip(keys, results, strict=True):
@@ -443,7 +436,7 @@ def relative_difference(value: float, published: float) -> float:
 
 
 def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = None,
-          ) -> Verdict:
+          ) -> ClaimVerdict:
     """The verdict on one published claim.
 
     ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
@@ -462,13 +455,13 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = Non
     'not run'
     """
     if holds is None:
-        return Verdict(claim, "not run", evidence)
+        return ClaimVerdict(claim, "not run", evidence)
     if holds:
-        return Verdict(claim, "reproduced", evidence)
+        return ClaimVerdict(claim, "reproduced", evidence)
     if cause:
-        return Verdict(claim, "differs (stated cause)",
+        return ClaimVerdict(claim, "differs (stated cause)",
                        f"{evidence} Cause: {cause.rstrip('.')}.")
-    return Verdict(claim, "differs (unexplained)", evidence)
+    return ClaimVerdict(claim, "differs (unexplained)", evidence)
 
 
 def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, float, str, str]:
@@ -484,7 +477,7 @@ def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, flo
 # --------------------------------------------------------------------------- report blocks
 
 
-def axes_frame(axes: Sequence[Axis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+def axes_frame(axes: Sequence[StudyAxis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of one metric along every axis: ``axis``, ``value``, ``default``,
     ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it) and ``runs``
     (net lens), in the axes' point order."""
@@ -542,7 +535,7 @@ def draw_axes(data: pd.DataFrame, ylabel: str = "") -> Any:
     return fig
 
 
-def axes_blocks(key: str, axes: Sequence[Axis], summary: pd.DataFrame, metric: str,
+def axes_blocks(key: str, axes: Sequence[StudyAxis], summary: pd.DataFrame, metric: str,
                 ylabel: str) -> list[Any]:
     """The blocks of an axes section: why each default, the table, the figure."""
     from functools import partial
@@ -624,7 +617,7 @@ def net_series(series: pd.DataFrame) -> pd.DataFrame:
     return series[(series["axis"] == "") & (series["lens"] == "net")]
 
 
-def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, metric: str,
+def axis_causes(summary: pd.DataFrame, axes: Sequence[StudyAxis], experiment: str, metric: str,
                 holds: Callable[[float], bool]) -> str | None:
     """The axes on ``experiment`` with a point where the claim's test ``holds`` for the
     net lens's mean ``metric`` (so the difference lies within what the study left open),
@@ -632,7 +625,7 @@ def axis_causes(summary: pd.DataFrame, axes: Sequence[Axis], experiment: str, me
 
     >>> s = pd.DataFrame({"axis": ["w", "w"], "value": ["1", "2"], "lens": ["net", "net"],
     ...                   "x": [0.1, 0.9]})
-    >>> axis_causes(s, [Axis.over("w", "e", "p", [1, 2], 1, "")], "e", "x", lambda v: v > 0.5)
+    >>> axis_causes(s, [StudyAxis.over("w", "e", "p", [1, 2], 1, "")], "e", "x", lambda v: v > 0.5)
     'w = 2 gives 0.9 (default 1: 0.1)'
     """
     found = []
@@ -666,7 +659,7 @@ def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings
 
 
 
-def run_study(key: str, found: Sequence[Experiment], axes: Sequence[Axis],
+def run_study(key: str, found: Sequence[Experiment], axes: Sequence[StudyAxis],
               measure: Measurement, settings: Settings, profile: str,
               progress: StudyProgress, keep_series: bool = True,
               **metadata: Any) -> StudyData:
@@ -676,7 +669,7 @@ def run_study(key: str, found: Sequence[Experiment], axes: Sequence[Axis],
     scenario mappings (so that the report can draw the nets from the data alone) and summed
     cost (and ``metadata``) as metadata."""
     label = key.upper()
-    runs, series, refusals, cost = run_points([Point.of(e) for e in found], measure,
+    runs, series, refusals, cost = run_points([StudyPoint.of(e) for e in found], measure,
                                               settings.replications, settings, progress,
                                               f"{label} experiments")
     axis_runs, _, axis_refusals, axis_cost = run_points(

@@ -42,15 +42,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
-    Axis,
     AxisPoint,
     Estimate,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     estimate_of,
     estimates_frame,
@@ -162,22 +162,22 @@ def _all_vegas(path: str) -> list[str]:
     return [f"flows.{i}.params.{path}" for i in range(3)]
 
 
-AXES: tuple[Axis, ...] = (
-    *(Axis.over(f"bottleneck rate (Mbit/s), {e}", e, "links.0.rate_bps", [0.8e6, 1.5e6, 3e6],
+AXES: tuple[StudyAxis, ...] = (
+    *(StudyAxis.over(f"bottleneck rate (Mbit/s), {e}", e, "links.0.rate_bps", [0.8e6, 1.5e6, 3e6],
                 1.5e6, "Not stated; 1.5 Mbit/s (a T1) is the design's suggestion.",
                 labels=["0.8", "1.5", "3"]) for e in ("exp1_vegas", "exp3_vegas")),
-    Axis.over("bottleneck buffer (packets), exp3_vegas", "exp3_vegas", "links.0.queue.limit",
+    StudyAxis.over("bottleneck buffer (packets), exp3_vegas", "exp3_vegas", "links.0.queue.limit",
               [10, 25, 50], 25, "Not stated; 25 packets is about two bandwidth-delay "
               "products of the chosen bottleneck."),
-    Axis.over("delayed ACK (segments per ACK), exp3_vegas", "exp3_vegas",
+    StudyAxis.over("delayed ACK (segments per ACK), exp3_vegas", "exp3_vegas",
               "tcp.delack_count", [1, 2], 1,
               "The study's ACKs are 'TCP header size only' and ns's sink ACKs every "
               "segment; delayed ACKs halve the reverse-path load of ACKs."),
-    Axis.over("Vegas loss recovery, exp3_vegas", "exp3_vegas", _all_vegas("recovery"),
+    StudyAxis.over("Vegas loss recovery, exp3_vegas", "exp3_vegas", _all_vegas("recovery"),
               ["reno", "newreno"], "reno",
               "Not stated by the study; ns-2's Vegas cuts the window by a quarter, which "
               "tcpn does not offer (module docstring): Reno's halving and NewReno's."),
-    Axis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
+    StudyAxis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
         AxisPoint("1/3", {}),
         AxisPoint("2/4", {**dict.fromkeys(_all_vegas("alpha"), 2),
                           **dict.fromkeys(_all_vegas("beta"), 4)})),
@@ -266,7 +266,7 @@ def _exp2_cause(main: pd.DataFrame) -> str | None:
             "do")
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (the study's readings of its figures)."""
     main = _net(summary)
     if "exp3_vegas" not in main.index:

@@ -29,16 +29,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
 from tcpn.reports.studies.experiments import (
-    Axis,
     AxisPoint,
     Estimate,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     axis_span,
     estimate_of,
@@ -119,15 +119,15 @@ _WHY_TPS = ("Not stated; 120/11 tu makes equation 1 give the study's K = 67 (RTT
             "processing share of the 120-tu round trip).")
 _WHY_RTO = ("The study's Petri-net RTO is not stated; 1000 tu is RFC 6298's 1 s at 1 tu = "
             "1 ms (initial RTO equal).")
-AXES: tuple[Axis, ...] = (
-    *(Axis(f"router service time TPS (tu), {m}", f"{m}_loss0", _service_points(m),
+AXES: tuple[StudyAxis, ...] = (
+    *(StudyAxis(f"router service time TPS (tu), {m}", f"{m}_loss0", _service_points(m),
            f"{STUDY_TPS_TU:.3g}", _WHY_TPS) for m in MARKINGS),
-    Axis.over("ECN reaction, th50", "th50_loss0", "flows.0.params.reaction",
+    StudyAxis.over("ECN reaction, th50", "th50_loss0", "flows.0.params.reaction",
               ["slow_start", "halve"], "slow_start",
               "The study's sender starts slow start on an echo; RFC 3168 halves."),
-    *(Axis(f"minimum RTO (tu), {m}, loss 20 %", f"{m}_loss20", _rto_points(), "1000", _WHY_RTO)
+    *(StudyAxis(f"minimum RTO (tu), {m}, loss 20 %", f"{m}_loss20", _rto_points(), "1000", _WHY_RTO)
       for m in ("noecn", "th50")),
-    Axis.over("loss on ACKs too, noecn, loss 20 %", "noecn_loss20", "links.1.ba",
+    StudyAxis.over("loss on ACKs too, noecn, loss 20 %", "noecn_loss20", "links.1.ba",
               [{}, {"errors": {"kind": "rate", "unit": "packet", "rate": 0.2}}], {},
               "The study does not say where its errors apply; data only is the default.",
               labels=["data only", "data and ACKs"]),
@@ -233,7 +233,7 @@ def _same(main: pd.DataFrame, a: str, b: str, metric: str) -> bool:
     return bool(np.isfinite(va) and abs(va - vb) <= 1e-9 * max(1.0, abs(va)))
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim of Tables 1 and 2 and Fig 3."""
     main = _main(summary)
     out = []

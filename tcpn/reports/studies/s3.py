@@ -54,14 +54,14 @@ from typing import Any
 
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
-    Axis,
     Estimate,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     error_bars,
     estimate_of,
@@ -197,22 +197,22 @@ def experiments(settings: Settings) -> list[Experiment]:
 _HOP = f"links.{WIRELESS_LINK}"
 
 
-AXES: tuple[Axis, ...] = (
-    Axis.over("idle power (W), TCP-L ACK-less 1578 B", "ackless_tcp_l_1578",
+AXES: tuple[StudyAxis, ...] = (
+    StudyAxis.over("idle power (W), TCP-L ACK-less 1578 B", "ackless_tcp_l_1578",
               f"{_HOP}.wireless.idle_w", [0.0, 0.8], 0.8,
               "The study states no energy model; 0.8 W is Feeney and Nilsson's idle power "
               "(headline: KB/J).", labels=["0", "0.8"]),
-    Axis.over("idle power (W), NewReno ACKed 1578 B", "acked_newreno_1578",
+    StudyAxis.over("idle power (W), NewReno ACKed 1578 B", "acked_newreno_1578",
               f"{_HOP}.wireless.idle_w", [0.0, 0.8], 0.8, "As above.", labels=["0", "0.8"]),
-    Axis.over("MAC retry limit, NewReno ACKed 1578 B", "acked_newreno_1578",
+    StudyAxis.over("MAC retry limit, NewReno ACKed 1578 B", "acked_newreno_1578",
               f"{_HOP}.wireless.retry_limit", [RETRY_LIMIT, 6], RETRY_LIMIT,
               "§5's '350 times' fits 4 attempts (retry_limit 3); 6 is the 802.11 short "
               "retry limit of 7 attempts."),
-    Axis.over("delayed ACK (segments per ACK), TCP-L BER 1e-4", "tcp_l_ber0.0001",
+    StudyAxis.over("delayed ACK (segments per ACK), TCP-L BER 1e-4", "tcp_l_ber0.0001",
               "tcp.delack_count", [1, 2], 1,
               "ns-2's TCPSink/Sack1 ACKs every segment; 2 is Linux's and ns-3's delayed "
               "ACK."),
-    Axis.over("SACK, NewReno BER 1e-4", "newreno_ber0.0001", "tcp.sack", [False, True],
+    StudyAxis.over("SACK, NewReno BER 1e-4", "newreno_ber0.0001", "tcp.sack", [False, True],
               False, "TCP-Linux in ns-2 can run SACK; the study does not say.",
               labels=["off", "on"]),
 )
@@ -374,7 +374,7 @@ def _frame_ratios(main: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
     return out
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (Figs 3-5 and Table 2). Figs 3-5 are judged on the sweep
     with link retries (§3.1's reading); the sweep without them is the other reading,
     named as the cause when it alone gives the claim."""

@@ -39,13 +39,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
-    Axis,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     axis_causes,
     error_bars,
@@ -181,19 +181,19 @@ def experiments(settings: Settings) -> list[Experiment]:
     return out
 
 
-AXES: tuple[Axis, ...] = (
-    Axis.over("EWMA weight w, c1_adaptive_vegas", "c1_adaptive_vegas", "flows.0.params.weight",
+AXES: tuple[StudyAxis, ...] = (
+    StudyAxis.over("EWMA weight w, c1_adaptive_vegas", "c1_adaptive_vegas", "flows.0.params.weight",
               [0.01, 0.125, 0.5, 1.0], 0.125,
               "Not stated; 0.125 is the SRTT gain of RFC 6298 (and of ns-2's RTT filter)."),
-    Axis.over("bottleneck buffer (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
+    StudyAxis.over("bottleneck buffer (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
               "links.0.queue.limit", [25, 50, 100], 50, "Not stated; ns-2's default 50."),
-    Axis.over("window cap (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
+    StudyAxis.over("window cap (packets), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.rcv_buf_bytes", [20000, 262144], 262144,
               "ns-2's window_ 20 packets would keep Reno from overflowing the buffer, "
               "which the study reports.", labels=["20", "262"]),
-    Axis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
+    StudyAxis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
-    Axis.over("Vegas loss recovery, c1_adaptive_vegas", "c1_adaptive_vegas",
+    StudyAxis.over("Vegas loss recovery, c1_adaptive_vegas", "c1_adaptive_vegas",
               "flows.0.params.recovery", ["reno", "newreno"], "reno",
               "Not stated (§2.2 gives Vegas's congestion avoidance only); ns-2's Vegas cuts "
               "the window by a quarter, which tcpn does not offer: Reno's halving and "
@@ -285,7 +285,7 @@ def _v(main: pd.DataFrame, name: str, metric: str) -> float:
     return float(main.loc[name, metric])
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (see :data:`PUBLISHED`)."""
     main = _net(summary)
     if "c1_vegas" not in main.index:

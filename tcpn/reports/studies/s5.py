@@ -43,15 +43,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpn.reports.document import Figure, Paragraph, Section, Table, Verdict
+from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
-    Axis,
     AxisPoint,
     Estimate,
     Experiment,
     ModuleStudy,
     Settings,
+    StudyAxis,
     axes_blocks,
     axis_causes,
     estimate_of,
@@ -163,38 +163,38 @@ def experiments(settings: Settings) -> list[Experiment]:
 
 _LIMITER = "links.1.ab.queue"
 #: The parameters the study left open, each varied alone on the limited experiment.
-AXES: tuple[Axis, ...] = (
-    Axis.over("limiter: policer or shaper", "a_limited", f"{_LIMITER}.mode",
+AXES: tuple[StudyAxis, ...] = (
+    StudyAxis.over("limiter: policer or shaper", "a_limited", f"{_LIMITER}.mode",
               ["shaper", "policer"], "shaper",
               "The study says the limiter shapes, with a 3-long queue (ns-2's TBF)."),
-    Axis.over("limiter queue (packets)", "a_limited", f"{_LIMITER}.limit",
+    StudyAxis.over("limiter queue (packets)", "a_limited", f"{_LIMITER}.limit",
               [1, 3, 10, 30], 3, "The study's 'queue length 3', read as packets."),
-    Axis.over("bucket depth (bytes)", "a_limited", f"{_LIMITER}.depth_bytes",
+    StudyAxis.over("bucket depth (bytes)", "a_limited", f"{_LIMITER}.depth_bytes",
               [4000, 16000, 64000], 16000, "The study's 16 kbyte, with K = 1000."),
-    Axis("limiter placement", "a_limited", (
+    StudyAxis("limiter placement", "a_limited", (
         AxisPoint("limiter node L", {}),
         AxisPoint("sender's own link", {"links.0.ab": {"queue": dict(LIMITER)},
                                         "links.1.ab": {"queue": {"kind": "drop_tail",
                                                                  "limit": 50}}})),
          "limiter node L",
          "Fig 3.1(a) connects S1 and D1 to the limiter, a node of its own."),
-    Axis.over("delayed ACK (segments per ACK)", "a_limited", "tcp.delack_count", [1, 2], 1,
+    StudyAxis.over("delayed ACK (segments per ACK)", "a_limited", "tcp.delack_count", [1, 2], 1,
               "ns-2's TCPSink ACKs every segment; delayed ACKs are ns-3's and Linux's."),
-    Axis.over("minimum RTO (s)", "a_limited", "tcp.min_rto_s", [0.2, 1.0], 0.2,
+    StudyAxis.over("minimum RTO (s)", "a_limited", "tcp.min_rto_s", [0.2, 1.0], 0.2,
               "ns-2's minrto_ 0.2 s; 1 s is RFC 6298's."),
-    Axis.over("window cap (segments)", "a_limited", "tcp.rcv_buf_bytes",
+    StudyAxis.over("window cap (segments)", "a_limited", "tcp.rcv_buf_bytes",
               [20 * PAYLOAD_BYTES, 64 * PAYLOAD_BYTES], 20 * PAYLOAD_BYTES,
               "ns-2's window_ 20 packets; 64 is an uncapped window here.",
               labels=["20", "64"]),
-    Axis("bucket x queue (bytes / packets), beyond the study", "a_limited", tuple(
+    StudyAxis("bucket x queue (bytes / packets), beyond the study", "a_limited", tuple(
         AxisPoint(f"{depth}/{limit}", {f"{_LIMITER}.depth_bytes": depth,
                                        f"{_LIMITER}.limit": limit})
         for depth in (4000, 16000, 64000) for limit in (1, 3, 30)), "16000/3",
          "Which (bucket, queue) lets TCP reach the contracted rate: the study's point is "
          "16 kbyte and 3 packets."),
-    Axis.over("limiter: policer or shaper, three flows", "b_limited", f"{_LIMITER}.mode",
+    StudyAxis.over("limiter: policer or shaper, three flows", "b_limited", f"{_LIMITER}.mode",
               ["shaper", "policer"], "shaper", "As on (a)."),
-    Axis("(b) paths", "b_limited", (
+    StudyAxis("(b) paths", "b_limited", (
         AxisPoint("symmetric", {}),
         AxisPoint("asymmetric", {"links": scenario_mapping("b", True,
                                                             paths="asymmetric")["links"]})),
@@ -358,7 +358,7 @@ def _counting_cause(summary: pd.DataFrame, experiment: str, published: float,
     return None
 
 
-def verdicts(summary: pd.DataFrame) -> list[Verdict]:
+def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per published claim (see the module docstring). The test reads the
     received counting; the goodput counting, measured on the same runs, is the cause
     when it alone reaches the published number."""

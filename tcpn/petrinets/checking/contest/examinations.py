@@ -52,7 +52,9 @@ from tcpn.petrinets.checking.ptcheck import (
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
 from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
 from tcpn.petrinets.statespace.ptspace import PTStateSpace, explore_pt, pt_net
+from tcpn.petrinets.statespace.space import StateSpace
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
            "load_model"]
@@ -224,7 +226,7 @@ def _rename(formula: Formula, model: Model) -> Formula:
     return replace(formula, **changes)  # type: ignore[type-var]
 
 
-def _complete(space: Any) -> bool:
+def _complete(space: ExploredSpace) -> bool:
     return bool(space.complete)
 
 
@@ -232,7 +234,7 @@ def _cannot(ident: str) -> str:
     return f"FORMULA {ident} CANNOT_COMPUTE"
 
 
-def _answer(examination: str, prop: ContestProperty, space: Any,
+def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             seconds_left: float | None, max_memory_bytes: int | None = None) -> str:
     """One formula's line."""
     if prop.bound is not None:
@@ -262,7 +264,7 @@ def _answer(examination: str, prop: ContestProperty, space: Any,
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
 
-def _reachability(formula: Formula, space: Any) -> bool | None:
+def _reachability(formula: Formula, space: AnyStateSpace) -> bool | None:
     """``EF p`` or ``AG p`` (``p`` without path quantifiers) on the states found, every one
     reachable: decided by one state where ``p`` holds (fails), or on a complete space by
     there being none; ``None`` for any other formula or when the states found do not
@@ -290,7 +292,8 @@ def _nodes(formula: Formula) -> list[Formula]:
 LIVENESS_EDGE_BYTES = 40
 
 
-def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -> list[str]:
+def _global(examination: str, space: AnyStateSpace,
+            max_memory_bytes: int | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
     if not _complete(space):
@@ -325,7 +328,7 @@ def _global(examination: str, space: Any, max_memory_bytes: int | None = None) -
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 
 
-def _partial(examination: str, space: Any) -> bool | None:
+def _partial(examination: str, space: AnyStateSpace) -> bool | None:
     """What the states found so far prove of a global property when a budget stopped the
     search (None: nothing). Every state found is reachable and every expanded state's
     successors are known, so: a dead expanded state proves ReachabilityDeadlock and
@@ -347,7 +350,7 @@ def _partial(examination: str, space: Any) -> bool | None:
     return None
 
 
-def _token_counts(space: Any) -> tuple[int, int, bool]:
+def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
     """The most tokens on one place in one state, the most in one state, and whether some
     place holds the same count in every state. A P/T space reads its marking matrix; a
     coloured one is read a place at a time (a states x places matrix of a large coloured
@@ -365,7 +368,7 @@ def _token_counts(space: Any) -> tuple[int, int, bool]:
     return most, int(total.max()) if total.size else 0, stable
 
 
-def _most_of_one_colour(space: Any) -> int:
+def _most_of_one_colour(space: StateSpace) -> int:
     """The most tokens of one colour on one place over the states of a coloured space:
     per place a table over its interned contents, read at the contents the states hold."""
     from tcpn.petrinets.checking.atoms import columns

@@ -43,7 +43,7 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.atoms import columns
-from tcpn.petrinets.checking.check import FIRST_ROUND_STATES, ROUND_GROWTH, _budget_reason, check
+from tcpn.petrinets.checking.check import FIRST_ROUND_STATES, ROUND_GROWTH, budget_reason, check
 from tcpn.petrinets.checking.formulas import Deadlock, E, F
 from tcpn.petrinets.checking.verdicts import Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
@@ -92,7 +92,7 @@ def _rounds(target: Target, name: str, decide: Callable[[StateColumns], bool | N
         if isinstance(target, StateSpace) or space.stop_reason != "max_states" \
                 or cap == max_states:
             return Verdict("unknown", name, states=space.n_states, seconds=seconds,
-                           technique=("EXPLICIT",), reason=_budget_reason(space))
+                           technique=("EXPLICIT",), reason=budget_reason(space))
         limit *= ROUND_GROWTH
 
 
@@ -139,7 +139,7 @@ def _complete(target: Target, name: str, max_states: int | None,
         return space
     return Verdict("unknown", name, states=space.n_states,
                    seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",),
-                   reason=_budget_reason(space))
+                   reason=budget_reason(space))
 
 
 def liveness(target: Target, *, max_states: int | None = DEFAULT_MAX_STATES,

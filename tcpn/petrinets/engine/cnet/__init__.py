@@ -44,14 +44,15 @@ _MESSAGES = {
 }
 
 
-def _numpy_flags() -> tuple[str, ...]:
+def numpy_flags() -> tuple[str, ...]:
     """Compiler flags for NumPy's random C library (headers and ``libnpyrandom.a``)."""
     random_dir = Path(np.__file__).parent / "random"
     return (f"-I{np.get_include()}", f"-I{random_dir / 'lib'}", f"-L{random_dir / 'lib'}",
             "-ffp-contract=off")
 
 
-_LIBRARIES = ("-lnpyrandom", "-lm")
+#: The libraries a generated C module links: NumPy's random streams and libm.
+C_LIBRARIES = ("-lnpyrandom", "-lm")
 
 
 class CEngine:
@@ -242,7 +243,7 @@ def build_cnet(compiled: CompiledNet, build: Callable[[str, tuple[str, ...], tup
         return outside
     source = _TEMPLATE.read_text().replace("@C_SOURCE@", plan.source)
     source = f"# numpy {np.__version__}\n" + source
-    module = build(source, _numpy_flags(), _LIBRARIES)
+    module = build(source, numpy_flags(), C_LIBRARIES)
     if isinstance(module, str):
         return module
     return CEngine(compiled, plan, module)

@@ -18,7 +18,7 @@ from typing import Any
 from tcpn.petrinets.colours import BoolSet, IntSet, ProductSet, UnitSet
 from tcpn.petrinets.distributions import Exponential, Uniform
 from tcpn.petrinets.engine.cnet.translate import Scalar, Translator, Unsupported, layout
-from tcpn.petrinets.engine.compiler import CompiledNet, _TransitionCompiler
+from tcpn.petrinets.engine.compiler import CompiledNet, TransitionCompiler
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import Arc, ArcKind
 
@@ -78,7 +78,7 @@ class _TransitionPlan:
         self.plan = plan
         spec = self.net.transitions[self.name]
         self.arcs = [a for a in self.net.arcs if a.transition == self.name]
-        self.helper = _TransitionCompiler(self.net, self.name, t, compiled.place_index,
+        self.helper = TransitionCompiler(self.net, self.name, t, compiled.place_index,
                                           compiled.timed, self.arcs)
         self.scope = self.net.scope_of(self.name)
         if spec.action is not None:
@@ -317,16 +317,19 @@ class _TransitionPlan:
                 + "\n".join(code.lines) + "\n}\n")
 
 
-def _table(name: str, values: list[int]) -> str:
+def c_table(name: str, values: list[int]) -> str:
+    """``values`` as a C ``static const int`` array named ``name`` (``{0}`` when empty)."""
     return f"static const int {name}[] = {{{', '.join(map(str, values or [0]))}}};"
 
 
-def _flat(name: str, groups: list[tuple[int, ...]] | tuple[tuple[int, ...], ...]) -> str:
+def c_flat_table(name: str, groups: list[tuple[int, ...]] | tuple[tuple[int, ...], ...]) -> str:
+    """``groups`` of ints as two C arrays: ``NAME_LIST`` (all items) and ``NAME_START``
+    (where each group starts in it, and the end)."""
     starts, items = [0], list[int]()
     for group in groups:
         items.extend(group)
         starts.append(len(items))
-    return _table(f"{name}_START", starts) + "\n" + _table(f"{name}_LIST", items)
+    return c_table(f"{name}_START", starts) + "\n" + c_table(f"{name}_LIST", items)
 
 
 def plan_net(compiled: CompiledNet) -> NetPlan:
@@ -357,15 +360,15 @@ def plan_net(compiled: CompiledNet) -> NetPlan:
         f"#define NET_VARS {max([len(v) for v in plan.variables] + [1])}",
         f"#define NET_WIDTH {max([len(s) for s in slots] + [1])}",
         f"#define NET_SIMPLE {int(not any(compiled.timed) and len(set(priorities)) <= 1)}",
-        _table("PLACE_WIDTH", [len(s) for s in slots]),
-        _table("PLACE_TIMED", [int(x) for x in compiled.timed]),
-        _table("NVARS", [len(v) for v in plan.variables]),
-        _table("PRIORITY", priorities),
-        _table("GATE_OF", list(compiled.gate_of)),
-        _flat("REQ", [t.required_places for t in compiled.transitions]),
-        _flat("BODY_AFF", compiled.body_affected),
-        _flat("GATE_AFF", compiled.gate_affected),
-        _flat("MEMBERS", [members for _fn, _places, members in compiled.gates]),
+        c_table("PLACE_WIDTH", [len(s) for s in slots]),
+        c_table("PLACE_TIMED", [int(x) for x in compiled.timed]),
+        c_table("NVARS", [len(v) for v in plan.variables]),
+        c_table("PRIORITY", priorities),
+        c_table("GATE_OF", list(compiled.gate_of)),
+        c_flat_table("REQ", [t.required_places for t in compiled.transitions]),
+        c_flat_table("BODY_AFF", compiled.body_affected),
+        c_flat_table("GATE_AFF", compiled.gate_affected),
+        c_flat_table("MEMBERS", [members for _fn, _places, members in compiled.gates]),
     ]
     dispatch = [
         "static void tc_enumerate(NetState *s, int t) {\n    switch (t) {\n"

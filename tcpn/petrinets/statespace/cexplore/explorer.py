@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from tcpn.petrinets.colours import EnumSet
-from tcpn.petrinets.engine.cnet import _LIBRARIES, _numpy_flags, initial_marking_outside
-from tcpn.petrinets.engine.cnet.codegen import _flat, _table, plan_net
+from tcpn.petrinets.engine.cnet import C_LIBRARIES, initial_marking_outside, numpy_flags
+from tcpn.petrinets.engine.cnet.codegen import c_flat_table, c_table, plan_net
 from tcpn.petrinets.engine.cnet.translate import Unsupported, decode, encode
 from tcpn.petrinets.engine.compiler import CompiledNet
 from tcpn.petrinets.statespace.store import MarkingStore
@@ -100,12 +100,12 @@ def _tables(compiled: CompiledNet, slots: list[list[Any]]) -> str:
         slot_rank.extend(row + [-1] * (width - len(row)))
     return "\n".join([
         f"#define X_GROUPS {len(starts) - 1}",
-        _table("X_ORDER", order),
-        _table("X_GROUP_START", starts),
-        _flat("X_WRITES", [t.writes_places for t in compiled.transitions]),
-        _flat("X_RW", [tuple(sorted(set(t.reads_places) | set(t.writes_places)))
+        c_table("X_ORDER", order),
+        c_table("X_GROUP_START", starts),
+        c_flat_table("X_WRITES", [t.writes_places for t in compiled.transitions]),
+        c_flat_table("X_RW", [tuple(sorted(set(t.reads_places) | set(t.writes_places)))
                        for t in compiled.transitions]),
-        _table("X_SLOT_RANK", slot_rank),
+        c_table("X_SLOT_RANK", slot_rank),
         "static const int64_t X_RANKS[] = {" + ", ".join(map(str, ranks or [0])) + "};",
     ])
 
@@ -258,7 +258,7 @@ def build_cexplorer(compiled: CompiledNet, build: Callable[[str, tuple[str, ...]
         return outside
     source = "\n".join([plan.source, tables, _SEARCH.read_text()])
     source = f"# numpy {np.__version__}\n" + _TEMPLATE.read_text().replace("@C_SOURCE@", source)
-    module = build(source, _numpy_flags(), _LIBRARIES)
+    module = build(source, numpy_flags(), C_LIBRARIES)
     if isinstance(module, str):
         return module
     return CExplorer(compiled, plan.slots, plan.product, module)
