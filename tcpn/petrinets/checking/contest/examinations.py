@@ -19,6 +19,7 @@ other CTL formulas share one set of edge arrays per space.
 
 from __future__ import annotations
 
+import gc
 import time as wallclock
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -155,7 +156,12 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         model, space = explored or explore_model(model_path, max_states, time_limit_s,
                                                  max_memory_bytes)
     except MemoryError:  # a limit refused an allocation: nothing is known
-        model, space = load_model(model_path), _OutOfMemory()
+        space = _OutOfMemory()
+    if isinstance(space, _OutOfMemory):
+        # read again once the failed search's arrays are gone: inside the except block its
+        # traceback still holds them, and the reading would fail for want of memory too
+        gc.collect()
+        model = load_model(model_path)
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
 
@@ -300,7 +306,7 @@ def _global(examination: str, space: AnyStateSpace,
         if examination == "StateSpace":
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
-        found = _partial(examination, space)
+        found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
         return [_cannot(examination) if found is None else
                 f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
                 f"{TECHNIQUES}"]
