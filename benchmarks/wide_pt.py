@@ -1,7 +1,7 @@
 """Wide P/T nets with small spaces: markings kept sparse against rows over every place.
 
-A ring of ``n`` places and ``n`` transitions with one token has ``n`` states, each marking
-one place: the shape of the contest's large models (tens of thousands of places, 10^4-10^5
+``token_ring(n)``, one token going round ``n`` places, has ``n`` states, each marking one
+place: the shape of the contest's large models (tens of thousands of places, 10^4-10^5
 states). For each ``n`` the vector explorer runs with its markings kept as rows over every
 place (``WIDE_PLACES`` above ``n``) and kept sparse (``WIDE_PLACES`` 0), alternated in one
 process; it prints the medians of ``time.process_time``, the bytes held per state and the
@@ -16,21 +16,9 @@ import argparse
 import statistics
 import time
 
-import numpy as np
-from scipy.sparse import csr_array
-
+from tcpn.petrinets.examples import token_ring
 from tcpn.petrinets.statespace import ptspace
-from tcpn.petrinets.statespace.ptspace import PTNet, explore_pt
-
-
-def ring(n: int) -> PTNet:
-    """One token going round ``n`` places."""
-    index, ones = np.arange(n), np.ones(n, dtype=np.int64)
-    empty = csr_array((n, n), dtype=np.int64)
-    return PTNet(tuple(f"p{i}" for i in index), tuple(f"t{i}" for i in index),
-                 csr_array((ones, (index, index)), shape=(n, n)),
-                 csr_array((ones, (index, (index + 1) % n)), shape=(n, n)),
-                 empty, empty, empty, np.eye(1, n, dtype=np.int64)[0])
+from tcpn.petrinets.statespace.ptspace import PTNet, explore_pt, pt_net
 
 
 def run(net: PTNet, wide_places: int) -> tuple[float, ptspace.PTStateSpace]:
@@ -52,7 +40,7 @@ def main() -> None:
     print(f"{'places':>7} {'dense s':>8} {'sparse s':>8} {'time ratio':>10} "
           f"{'dense B/st':>10} {'sparse B/st':>11} {'peak ratio':>10}")
     for n in (int(s) for s in args.sizes.split(",")):
-        net = ring(n)
+        net = pt_net(token_ring(n))
         dense_times, sparse_times = [], []
         for _ in range(args.repeats):
             seconds, dense = run(net, n + 1)

@@ -11,7 +11,12 @@ from tcpn.petrinets.checking.ctl import satisfying
 from tcpn.petrinets.checking.formulas import AG, EF, A, E, F, G, U, X, fireable, tokens
 from tcpn.petrinets.checking.ltl import check_ltl
 from tcpn.petrinets.checking.ptcheck import ctl_mask
-from tcpn.petrinets.examples import dining_philosophers, left_first_philosophers, retransmission
+from tcpn.petrinets.examples import (
+    dining_philosophers,
+    left_first_philosophers,
+    retransmission,
+    token_ring,
+)
 from tcpn.petrinets.statespace.ptspace import explore_pt, pt_net
 
 
@@ -102,29 +107,12 @@ def test_markings_kept_sparse_give_the_space_kept_dense(net, monkeypatch):
     _same_space(dense, explore_pt(pt_net(net)))
 
 
-def ring(places: int):
-    """One token going round ``places`` places: as many states, each marking one place."""
-    import numpy as np
-    from scipy.sparse import csr_array
-
-    from tcpn.petrinets.statespace.ptspace import PTNet
-    index = np.arange(places)
-    ones = np.ones(places, dtype=np.int64)
-    none = csr_array((places, places), dtype=np.int64)
-    initial = np.zeros(places, dtype=np.int64)
-    initial[0] = 1
-    return PTNet(tuple(f"p{i}" for i in index), tuple(f"t{i}" for i in index),
-                 csr_array((ones, (index, index)), shape=(places, places)),
-                 csr_array((ones, (index, (index + 1) % places)), shape=(places, places)),
-                 none, none, none, initial)
-
-
 def test_a_wide_net_with_a_small_space_stays_small():
     """20,000 places, 20,000 states: per state the bytes of its marked places (a row per
     state over every place would be 20 kB per state, 400 MB in all), and each state
     tests only the transitions its marked places may enable (testing all of them would
     be 4 x 10^8 tests)."""
-    space = explore_pt(ring(20_000))
+    space = explore_pt(pt_net(token_ring(20_000)))
     assert (len(space), space.n_edges, space.complete) == (20_000, 20_000, True)
     assert space.bytes_per_state < 100
     assert space.peak_bytes_per_state < 1_000

@@ -7,7 +7,7 @@ from tcpn.petrinets.distributions import Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
 __all__ = ["counter", "dining_philosophers", "interleaving_grid", "left_first_philosophers",
-           "retransmission", "single_server_queue"]
+           "retransmission", "single_server_queue", "token_ring"]
 
 
 def counter(limit: int, timed: bool = False, delay: float | None = None) -> PetriNet:
@@ -73,6 +73,25 @@ def interleaving_grid(k: int) -> PetriNet:
         net.add_transition(Transition(f"increment{i}", guard="x < K"))
         net.add_input(f"count{i}", f"increment{i}", "x")
         net.add_output(f"count{i}", f"increment{i}", "x + 1")
+    return net
+
+
+def token_ring(n: int) -> PetriNet:
+    """One black token going round ``n`` places: ``n`` reachable markings, each marking one
+    place. The shape of a wide net with a small state space (the contest's largest
+    models: tens of thousands of places, 10^4-10^5 states).
+
+    >>> from tcpn.petrinets import explore
+    >>> explore(token_ring(4)).n_states
+    4
+    """
+    net = PetriNet("ring")
+    for i in range(n):
+        net.add_place(Place(f"p{i}", UNIT, initial=[()] if i == 0 else []))
+    for i in range(n):
+        net.add_transition(Transition(f"t{i}"))
+        net.add_input(f"p{i}", f"t{i}", "()")
+        net.add_output(f"p{(i + 1) % n}", f"t{i}", "()")
     return net
 
 

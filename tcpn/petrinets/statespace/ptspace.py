@@ -547,7 +547,7 @@ class _SparseMarkings:
         index = self.index
         for j in range(len(successors)):
             start, stop = bounds[j], bounds[j + 1]
-            key = places[start:stop].tobytes() + counts[start:stop].tobytes()
+            key = self._key(places[start:stop], counts[start:stop])
             found = index.get(key)
             if found is None:
                 found = index[key] = len(index)
