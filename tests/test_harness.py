@@ -30,7 +30,7 @@ from tcpn.experiments.compare import (
 )
 from tcpn.lenses import get_lens
 from tcpn.lenses.ns3.loader import installed
-from tcpn.models.scenario import dumbbell, load_scenario
+from tcpn.models.scenario import dumbbell, load_scenario, validate_scenario
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((REPO / "scenarios" / "reference").glob("*.yaml"))
@@ -187,11 +187,13 @@ def test_compare_bad_input():
         compare(scenario, ["net", "fluid"], reference="ns3")
     with pytest.raises(Exception, match="unknown lens 'telepathy'"):
         compare(scenario, ["net", "telepathy"])
-    # ns-3 has no Reno, the fluid lens no small-get-priority queue (checks need no ns-3)
-    reno_sgpq = dumbbell(pairs=1, variant="reno", horizon_s=1.0, queue={"kind": "sgpq"})
+    # the fluid lens has no small-get-priority queue, ns-3 no ECN reaction by slow start
+    sgpq = dumbbell(pairs=1, variant="ecn_newreno", horizon_s=1.0, queue={"kind": "sgpq"},
+                    tcp={"ecn": True}).model_dump()
+    sgpq["flows"][0]["params"] = {"reaction": "slow_start"}
     with pytest.raises(InputError, match=r"none of the lenses fluid, ns3 can run it.*sgpq.*"
-                                         r"ns-3.44 has no Reno"):
-        compare(reno_sgpq, ["fluid", "ns3"])
+                                         r"reaction slow_start"):
+        compare(validate_scenario(sgpq), ["fluid", "ns3"])
 
 
 _LENS_LINE = re.compile(r"^# Lenses today: ([a-z0-9, ]+)\.", re.MULTILINE)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpn.lenses import make_run
+from tcpn.lenses import make_run, run_once
 from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.builder import run_plan
 from tcpn.lenses.ns3.loader import installed, load_ns3
@@ -139,3 +139,28 @@ def test_one_loss_tahoe_restarts_from_one_segment(variant):
     else:
         ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()
         assert after.min() >= np.min(ssthresh) >= 2 * 1448
+
+
+@pytest.mark.parametrize("variant", ["reno", "newreno"])
+def test_two_losses_in_one_window_reno_recovers_twice_newreno_once(variant):
+    """Segments 60 and 62 lost in one window. NewReno (RFC 6582) retransmits the second
+    on the partial ACK and halves once; Reno (RFC 5681 3.2 step 6) ends fast recovery on
+    that partial ACK, so the second hole waits for three more duplicate ACKs (new data
+    sent while the window was inflated) and a second fast retransmit sets ssthresh again.
+    The net lens and ns-3 retransmit the same segments within a millisecond."""
+    data = dumbbell(pairs=1, variant=variant, horizon_s=1.0,
+                    tcp={**TCP, "sack": False}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 62]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    settings = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        assert len(trace.events(event="timeout")) == 0
+        ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()
+        settings[lens] = len(np.unique(ssthresh)) - 1  # the initial value aside
+    assert settings == {"ns3": 2, "net": 2} if variant == "reno" else {"ns3": 1, "net": 1}
+    ns3_retx, net_retx = (t.events(event="retransmit") for t in (ns3, net))
+    assert list(ns3_retx["seq"]) == list(net_retx["seq"]) and len(ns3_retx) == 2
+    assert np.abs(ns3_retx["time_s"].to_numpy() - net_retx["time_s"].to_numpy()).max() < 2e-3

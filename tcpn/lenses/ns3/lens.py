@@ -11,12 +11,9 @@ ssthresh and RTT samples from the socket's trace sources, and every queue event 
 traced queues. docs/validation.md says what differs from the net model.
 
 >>> from tcpn.models.scenario import dumbbell
->>> lens = Ns3Lens()
->>> lens.check(dumbbell(pairs=1, variant="reno", horizon_s=1.0))
-Traceback (most recent call last):
-...
-tcpn.errors.InputError: the ns3 lens cannot run scenario dumbbell: flows[0] (f0): variant \
-reno: ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use newreno
+>>> reno = scenario_plan(dumbbell(pairs=1, variant="reno", horizon_s=1.0)).flows[0]
+>>> reno.socket, ("RenoRecovery", "true") in reno.socket_attributes
+('tcpn::Rfc5681Socket', True)
 >>> plan = scenario_plan(dumbbell(pairs=1, variant="vegas", horizon_s=1.0), rng_run=3)
 >>> plan.flows[0].congestion, plan.flows[0].congestion_attributes[:3]
 ('tcpn::Vegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
@@ -39,6 +36,7 @@ from tcpn.errors import InputError
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 from tcpn.models import pcap
+from tcpn.models.components.variants import recovery_variant
 from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import (
     AdaptiveVegasParams,
@@ -63,11 +61,10 @@ __all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]
 PORT_BASE = 10_000
 """Flow ``i`` (in concrete-flow order) is received on port ``PORT_BASE + i``."""
 
-_UNSUPPORTED = {
-    "reno": "ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use newreno",
-    "ecn_reno": "ns-3.44 has no Reno (fast recovery that ends at the first new ACK); use "
-                "ecn_newreno",
-}
+RENO_RECOVERY = ("reno", "ecn_reno")
+"""Recoveries that end at the first new ACK: :data:`RFC_SOCKET` with ``RenoRecovery``
+(ns-3.44's socket has NewReno's only). Their senders ignore SACK blocks (as the net
+model's Reno sender), so they do not negotiate SACK."""
 VEGAS_FAMILY = ("vegas", "modified_vegas", "adaptive_vegas")
 _OWN_VEGAS = {"modified_vegas": "tcpn::ModifiedVegas", "adaptive_vegas": "tcpn::AdaptiveVegas"}
 """tcpn's C++ congestion controls (``cpp/variants.h``) of the variants ns-3 does not have."""
@@ -186,15 +183,17 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
     elif isinstance(params, WestwoodPlusParams):
         congestion = "ns3::TcpWestwoodPlus"
         attributes = (("FilterType", "Tustin" if params.filter == "tustin" else "None"),)
-    sack = tcp.sack or flow.variant == "sack"
+    reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
+    sack = (tcp.sack or flow.variant == "sack") and not reno
     options = _socket_attributes(tcp, flow.ecn, sack)
+    sender_options = (*options, ("RenoRecovery", "true")) if reno else options
     return FlowPlan(
         id=flow.id, src=flow.src, dst=flow.dst, start_s=flow.start_s, stop_s=flow.stop_s,
         port=PORT_BASE + index, max_bytes=flow.bytes or 0,
         send_size_bytes=tcp.segment_size_bytes, app_rate_bps=flow.app_rate_bps or 0.0,
         congestion=congestion, congestion_attributes=attributes, recovery=recovery,
-        socket="" if sack or tcp.ns3_reno_sack else RFC_SOCKET,
-        socket_attributes=options, sink_attributes=options,
+        socket=RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else "",
+        socket_attributes=sender_options, sink_attributes=options,
         receiver_clock_rate=1.0 + flow.receiver_clock_skew,
         receiver_clock_offset_s=flow.receiver_clock_offset_s,
         report_interval_s=report_interval_s, report_link=report_link)
@@ -220,8 +219,6 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     for i, flow in enumerate(scenario.flows):
         where = f"flows[{i}] ({flow.id or f'f{i}'})"
         tcp = scenario.flow_tcp(flow)
-        if flow.variant in _UNSUPPORTED:
-            problems.append(f"{where}: variant {flow.variant}: {_UNSUPPORTED[flow.variant]}")
         if flow.variant == "sack" and not tcp.sack:
             problems.append(f"{where}: variant sack needs tcp.sack: true")
         if (tcp.sack or flow.variant == "sack") and not tcp.limited_transmit:
@@ -243,9 +240,6 @@ def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
     """What tcpn's own ns-3 variants cannot run (see ``cpp/variants.h``)."""
     params = flow.params
     problems = []
-    if flow.variant in VEGAS_FAMILY and getattr(params, "recovery", "newreno") == "reno":
-        problems.append(f"{where}: params.recovery reno (study S1's): ns-3.44 has no Reno "
-                        "recovery; use newreno (what its TcpVegas runs)")
     if getattr(params, "reaction", "halve") == "slow_start":
         problems.append(f"{where}: params.reaction slow_start (study S2's): ns-3's ECN "
                         "reaction halves the window (RFC 3168)")
@@ -256,12 +250,9 @@ def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
         if params is not None and params.skew_estimation:
             problems.append(f"{where}: params.skew_estimation: the ns3 lens's Modified Vegas "
                             "has no clock-skew estimator")
-    if flow.variant == "tcp_l":
-        if params is not None and params.base == "reno":
-            problems.append(f"{where}: params.base reno: ns-3.44 has no Reno; use newreno")
-        if tcp.ecn:
-            problems.append(f"{where}: tcp.ecn: the ns3 lens's TCP-L does not combine its "
-                            "randomised reaction with ECN")
+    if flow.variant == "tcp_l" and tcp.ecn:
+        problems.append(f"{where}: tcp.ecn: the ns3 lens's TCP-L does not combine its "
+                        "randomised reaction with ECN")
     return problems
 
 

@@ -62,22 +62,42 @@ class TahoeRecovery : public TcpClassicRecovery {
 // 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack).
+//
+// With RenoRecovery (Reno, RFC 5681 3.2 step 6, and ns-2's Reno agent: "the first new ACK
+// ends fast recovery"), a partial ACK ends fast recovery as a full one does: cwnd =
+// ssthresh, no retransmission; the next hole needs three more duplicate ACKs (a new fast
+// retransmit, which halves again: RenoRecovery takes no recovery point, as the net model's
+// Reno sender) or the timer. ns-3.44 has no such rule: its socket stays in recovery until
+// the ACK covers the recovery point (NewReno, RFC 6582). Implemented by moving the
+// recovery point down to the ACK before ns-3 processes it, which also clears it (a later
+// fast retransmit may start at once).
 class Rfc5681Socket : public TcpSocketBase {
   public:
     static TypeId GetTypeId() {
-        static TypeId tid = TypeId("tcpn::Rfc5681Socket")
-                                .SetParent<TcpSocketBase>()
-                                .SetGroupName("Tcpn")
-                                .AddConstructor<Rfc5681Socket>();
+        static TypeId tid =
+            TypeId("tcpn::Rfc5681Socket")
+                .SetParent<TcpSocketBase>()
+                .SetGroupName("Tcpn")
+                .AddConstructor<Rfc5681Socket>()
+                .AddAttribute("RenoRecovery", "The first new ACK ends fast recovery (Reno)",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&Rfc5681Socket::m_renoRecovery),
+                              MakeBooleanChecker());
         return tid;
     }
     Rfc5681Socket() = default;
-    Rfc5681Socket(const Rfc5681Socket& other) : TcpSocketBase(other) {}
+    Rfc5681Socket(const Rfc5681Socket& other)
+        : TcpSocketBase(other), m_renoRecovery(other.m_renoRecovery) {}
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
   protected:
     Ptr<TcpSocketBase> Fork() override { return CopyObject<Rfc5681Socket>(this); }
     void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
         SequenceNumber32 ack = header.GetAckNumber();
+        if (m_renoRecovery && m_tcb->m_congState == TcpSocketState::CA_RECOVERY &&
+            ack > m_txBuffer->HeadSequence() && ack < m_recover) {
+            m_recover = ack;
+        }
         bool partial = m_tcb->m_congState == TcpSocketState::CA_RECOVERY && ack < m_recover;
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
@@ -100,6 +120,7 @@ class Rfc5681Socket : public TcpSocketBase {
 
   private:
     mutable bool m_flightSizeNext{false};
+    bool m_renoRecovery{false};
 };
 
 // ---------------------------------------------------------------------------------------
