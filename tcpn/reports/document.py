@@ -17,14 +17,14 @@ simulating, and so that a notebook can show any block on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
 
-VerdictStatus = Literal["reproduced", "differs (stated cause)", "differs (unexplained)",
-                        "not run"]
+VerdictStatus = Literal["reproduced", "lenses disagree", "differs (stated cause)",
+                        "differs (unexplained)", "not run"]
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,27 @@ class Diagram:
 
 
 @dataclass(frozen=True)
+class LensReading:
+    """A claim's test on one lens's runs: its status there (``not run`` when the lens
+    did not run what the test needs), the evidence, and the measured ``values`` the test
+    compared (named as the study names them)."""
+
+    status: VerdictStatus
+    evidence: str
+    values: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ClaimVerdict:
-    """One published claim against tcpn's result: the status and one sentence of evidence."""
+    """One published claim against tcpn's result: the status, one sentence of evidence,
+    the measured ``values`` behind it, and each lens's reading (``lenses``, when more than
+    one lens was asked)."""
 
     claim: str
     status: VerdictStatus
     evidence: str
+    values: Mapping[str, float] = field(default_factory=dict)
+    lenses: Mapping[str, LensReading] = field(default_factory=dict)
 
 
 Block = Paragraph | Table | Figure | Diagram | ClaimVerdict
@@ -115,11 +130,14 @@ class Section:
 
 @dataclass
 class Report:
-    """A whole report: title, sections, and provenance (versions, hashes, seeds, command)."""
+    """A whole report: title, sections, provenance (versions, hashes, seeds, command) and
+    ``records``: JSON-ready facts a program reads from ``report.json`` (e.g. which lens ran
+    which experiment) beside the verdicts."""
 
     title: str
     sections: list[Section] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    records: dict[str, Any] = field(default_factory=dict)
 
     def blocks(self) -> Iterator[Block]:
         """Every block of the report in reading order."""

@@ -35,7 +35,7 @@ import json
 import math
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -178,8 +178,9 @@ class _SectionView:
     subsections: list[_SectionView]
 
 
-_VERDICT_CLASS = {"reproduced": "ok", "differs (stated cause)": "stated",
-                  "differs (unexplained)": "unexplained", "not run": "notrun"}
+_VERDICT_CLASS = {"reproduced": "ok", "lenses disagree": "unexplained",
+                  "differs (stated cause)": "stated", "differs (unexplained)": "unexplained",
+                  "not run": "notrun"}
 
 
 def _block_html(block: Any) -> str:
@@ -197,10 +198,33 @@ def _block_html(block: Any) -> str:
                 f'<div class="drawing">{svg}</div>{caption}</figure>')
     if isinstance(block, ClaimVerdict):
         css = _VERDICT_CLASS.get(block.status, "notrun")
+        readings = "".join(
+            f'<li><span class="lens">{html.escape(lens)}</span>: '
+            f'{html.escape(reading.status)}{_values_text(reading.values)}</li>'
+            for lens, reading in block.lenses.items())
         return (f'<div class="verdict {css}"><span class="status">{html.escape(block.status)}'
                 f'</span> <span class="claim">{_inline(block.claim)}</span>'
-                f'<div class="evidence">{_inline(block.evidence)}</div></div>')
+                f'<div class="evidence">{_inline(block.evidence)}</div>'
+                + (f'<ul class="lenses">{readings}</ul>' if readings else "") + '</div>')
     raise InputError(f"a report block of type {type(block).__name__} can't be rendered")
+
+
+def _values_text(values: Mapping[str, float]) -> str:
+    """`` (a = 1.5, b = 2)``: the measured values a claim's test compared, or nothing."""
+    if not values:
+        return ""
+    return " (" + ", ".join(f"{html.escape(k)} = {v:.4g}" for k, v in values.items()) + ")"
+
+
+def verdict_record(verdict: ClaimVerdict) -> dict[str, Any]:
+    """A verdict as ``report.json`` lists it: claim, status, evidence, and per lens its
+    status, evidence and measured values (``values``: lens -> the values its test
+    compared), so that a program can count what each lens supports."""
+    return {"claim": verdict.claim, "status": verdict.status, "evidence": verdict.evidence,
+            "values": {lens: dict(r.values) for lens, r in verdict.lenses.items()}
+            or {"net": dict(verdict.values)},
+            "lenses": {lens: {"status": r.status, "evidence": r.evidence}
+                       for lens, r in verdict.lenses.items()}}
 
 
 def _view(section: Section, level: int, taken: set[str]) -> _SectionView:
@@ -313,8 +337,8 @@ def _write_into(report: Report, out: Path, stamp: str, pdf: bool) -> ReportFiles
     record = {
         "format": "tcpn-report/1", "title": report.title, "generated": stamp,
         "provenance": report.provenance,
-        "verdicts": [{"claim": v.claim, "status": v.status, "evidence": v.evidence}
-                     for v in report.verdicts()],
+        "verdicts": [verdict_record(v) for v in report.verdicts()],
+        **report.records,
         "files": {"html": "report.html", "pdf": "report.pdf" if printed else None,
                   "data": [str(p.relative_to(out)) for p in data]},
         "pdf_missing": missing or None,

@@ -116,8 +116,10 @@ def _verdict_rows(key: str, sections: Sequence[Section]) -> list[dict[str, str]]
     for section in sections:
         for block in section.walk():
             if isinstance(block, ClaimVerdict):
+                lenses = {f"{lens} reading": block.lenses[lens].status
+                          for lens in ("net", "ns3") if lens in block.lenses}
                 rows.append({"study": key.upper(), "claim": block.claim,
-                             "verdict": block.status, "evidence": block.evidence})
+                             "verdict": block.status, **lenses, "evidence": block.evidence})
     return rows
 
 
@@ -138,7 +140,9 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     summary = Section("Summary", [Paragraph(
         (f"Studies {', '.join(ran)} in the {PROFILES[profile]}. " if ran else
          "No study ran. ") + "Each study's section puts its published results beside "
-        "tcpn's and gives one verdict per claim: *reproduced*, *differs (stated cause)* "
+        "tcpn's and gives one verdict per claim, read on the net lens and on ns-3: "
+        "*reproduced* (the claim holds on both, or on the net lens where ns-3 could not "
+        "run the study), *lenses disagree* (it holds on one only), *differs (stated cause)* "
         "or *differs (unexplained)*. Numbers read `mean [95 % CI] (n = runs)`: intervals "
         "stay within a quantity's range, runs that gave no value are counted as not "
         "completed, identical runs are shown as one deterministic run, and fewer than 5 "
@@ -162,7 +166,26 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
         _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
         f"{keys[0].upper()} (missing)"))
-    return Report(title, sections, provenance)
+    return Report(title, sections, provenance,
+                  {"coverage": {key.upper(): coverage_record(data[key])
+                                for key in keys if key in data}})
+
+
+def coverage_record(data: StudyData) -> dict[str, dict[str, str]]:
+    """Which lens ran which point of a study, for ``report.json``: point (the experiment,
+    or ``experiment | axis = value``) -> lens -> ``"ran: n runs"`` or the refusal's
+    reason."""
+    from tcpn.reports.studies.experiments import lens_coverage
+
+    out: dict[str, dict[str, str]] = {}
+    if "runs" not in data.tables or "refusals" not in data.tables:
+        return out
+    for _, row in lens_coverage(data.tables["runs"], data.tables["refusals"]).iterrows():
+        point = str(row["experiment"]) + (f" | {row['axis']} = {row['value']}"
+                                          if row["axis"] else "")
+        out.setdefault(point, {})[str(row["lens"])] = (
+            f"ran: {int(row['ran'])} runs" if row["ran"] else f"refused: {row['reason']}")
+    return out
 
 
 def _model_section(key: str, data: StudyData) -> Section | None:

@@ -29,7 +29,7 @@ import os
 import resource
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,11 +37,12 @@ import pandas as pd
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.fields import with_fields
-from tcpn.reports.document import ClaimVerdict, Section
+from tcpn.reports.document import ClaimVerdict, LensReading, Section
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.workers import run_in_workers
 
 __all__ = [
+    "ALL_LENSES",
     "MIN_HEADLINE_RUNS",
     "AxisPoint",
     "Estimate",
@@ -54,6 +55,7 @@ __all__ = [
     "estimate_of",
     "estimates_frame",
     "judge",
+    "judge_lenses",
     "lens_refusal",
     "number_text",
     "relative_difference",
@@ -147,17 +149,28 @@ class Settings:
     seed: int = 1
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def lenses(self) -> tuple[str, ...]:
+        """The lenses offered every experiment and axis point: all of them (a lens that
+        cannot express one refuses it, with the reason, before running), or net alone."""
+        return ALL_LENSES if self.other_lenses else ("net",)
+
+
+ALL_LENSES: tuple[str, ...] = ("net", "fluid", "ns3")
+
 
 def axis_points(experiments: Sequence[Experiment], axes: Sequence[StudyAxis],
-                lenses: tuple[str, ...] = ("net",)) -> list[StudyPoint]:
-    """The points of every axis (each on its base experiment), net lens unless given."""
+                ) -> list[StudyPoint]:
+    """The points of every axis, each on its base experiment with that experiment's
+    lenses and per-lens changes."""
     by_name = {e.name: e for e in experiments}
     points = []
     for axis in axes:
-        base = by_name[axis.experiment].scenario
+        base = by_name[axis.experiment]
         for p in axis.points:
             points.append(StudyPoint(axis.experiment, axis.name, p.label,
-                                with_fields(base, p.changes), lenses))
+                                     with_fields(base.scenario, p.changes), base.lenses,
+                                     base.lens_changes))
     return points
 
 
@@ -436,13 +449,14 @@ def relative_difference(value: float, published: float) -> float:
 
 
 def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = None,
-          ) -> ClaimVerdict:
+          values: Mapping[str, float] | None = None) -> ClaimVerdict:
     """The verdict on one published claim.
 
     ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
     when it fails, ``cause`` (an explanation the report supports, e.g. an axis that moves
     the result across the published value) makes it *differs (stated cause)*; without a
-    cause it is *differs (unexplained)*.
+    cause it is *differs (unexplained)*. ``values`` are the measured numbers the test
+    compared (``report.json`` lists them per lens).
 
     >>> judge("K = 67 is best", True, "67 beats 50.").status
     'reproduced'
@@ -454,14 +468,108 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = Non
     >>> judge("K = 67 is best", None, "no run.").status
     'not run'
     """
+    measured = {k: float(v) for k, v in (values or {}).items()}
     if holds is None:
-        return ClaimVerdict(claim, "not run", evidence)
+        return ClaimVerdict(claim, "not run", evidence, measured)
     if holds:
-        return ClaimVerdict(claim, "reproduced", evidence)
+        return ClaimVerdict(claim, "reproduced", evidence, measured)
     if cause:
         return ClaimVerdict(claim, "differs (stated cause)",
-                       f"{evidence} Cause: {cause.rstrip('.')}.")
-    return ClaimVerdict(claim, "differs (unexplained)", evidence)
+                            f"{evidence} Cause: {cause.rstrip('.')}.", measured)
+    return ClaimVerdict(claim, "differs (unexplained)", evidence, measured)
+
+
+LENS_NAMES = {"net": "net", "ns3": "ns-3", "fluid": "fluid"}
+DECIDING_LENSES = ("net", "ns3")
+"""The lenses whose readings decide a verdict: the net model and packet-level ns-3. The
+fluid lens's reading is shown beside them (a mean-field model: it answers claims about
+averages, not the dynamics most claims are about)."""
+
+
+def lens_summary(summary: pd.DataFrame, lens: str) -> pd.DataFrame:
+    """``lens``'s rows of ``summary`` labelled as the net lens's, so that a study's claim
+    tests (written on the net lens's rows) read that lens's numbers."""
+    rows = summary[summary["lens"] == lens].copy()
+    rows["lens"] = "net"
+    return rows
+
+
+def missing_experiments(summary: pd.DataFrame, lens: str) -> list[str]:
+    """The study's own experiments (not axis points) the net lens ran and ``lens`` did
+    not (refused, or no run gave a value)."""
+    main = summary[summary["axis"] == ""]
+    ran = set(main.loc[main["lens"] == lens, "experiment"])
+    return [e for e in dict.fromkeys(main.loc[main["lens"] == "net", "experiment"])
+            if e not in ran]
+
+
+def judge_lenses(summary: pd.DataFrame,
+                 claims: Callable[[pd.DataFrame], list[ClaimVerdict]],
+                 lenses: Sequence[str] = ("net", "ns3", "fluid")) -> list[ClaimVerdict]:
+    """Each claim's test (``claims``: the study's verdicts on a summary's net rows) read on
+    every lens that ran all of the study's experiments, and the verdict the rule gives.
+
+    The rule: *reproduced* when the claim holds on the net lens and on ns-3 (or ns-3 did
+    not run the study, which the verdict says); *lenses disagree* when it holds on one of
+    the two and not on the other (both readings in the evidence); otherwise the net lens's
+    status (*differs* with its measured cause, or *unexplained*), with ns-3's reading
+    beside it. A lens that did not run every experiment the net lens ran is *not run* for
+    every claim (its partial numbers would make claims fail for want of a run).
+
+    >>> s = pd.DataFrame({"experiment": ["a", "a"], "axis": ["", ""], "value": ["", ""],
+    ...                   "lens": ["net", "ns3"], "x": [2.0, 0.5]})
+    >>> def claims(summary):
+    ...     x = float(summary[summary["lens"] == "net"]["x"].iloc[0])
+    ...     return [judge("x above 1", x > 1, f"x = {x}.", values={"x": x})]
+    >>> (v,) = judge_lenses(s, claims)
+    >>> v.status, v.lenses["ns3"].values, v.lenses["fluid"].status
+    ('lenses disagree', {'x': 0.5}, 'not run')
+    """
+    net = claims(summary)
+    readings: dict[str, dict[str, ClaimVerdict]] = {}
+    absent: dict[str, str] = {}
+    for lens in lenses:
+        if lens == "net":
+            continue
+        missing = missing_experiments(summary, lens)
+        if missing:
+            absent[lens] = (f"{LENS_NAMES.get(lens, lens)} did not run "
+                            f"{len(missing)} of the study's experiments ({', '.join(missing[:4])}"
+                            f"{', ...' if len(missing) > 4 else ''})")
+            continue
+        try:
+            readings[lens] = {v.claim: v for v in claims(lens_summary(summary, lens))}
+        except (KeyError, IndexError, ValueError, ZeroDivisionError) as exc:
+            absent[lens] = f"{LENS_NAMES.get(lens, lens)}'s runs miss a number a test needs ({exc})"
+    out = []
+    for verdict in net:
+        found: dict[str, LensReading] = {"net": LensReading(verdict.status, verdict.evidence,
+                                                            verdict.values)}
+        for lens in lenses:
+            if lens == "net":
+                continue
+            other = readings.get(lens, {}).get(verdict.claim)
+            found[lens] = (LensReading(other.status, other.evidence, other.values)
+                           if other is not None else
+                           LensReading("not run", absent.get(lens, "no reading") + "."))
+        out.append(_combined(verdict, found))
+    return out
+
+
+def _combined(net: ClaimVerdict, found: Mapping[str, LensReading]) -> ClaimVerdict:
+    ns3 = found.get("ns3", LensReading("not run", "ns-3 was not asked."))
+    if net.status == "not run":
+        return replace(net, lenses=dict(found))
+    if ns3.status == "not run":
+        return replace(net, evidence=f"{net.evidence} (ns-3: not run: "
+                                     f"{ns3.evidence.rstrip('.')}.)", lenses=dict(found))
+    holds = {lens: found[lens].status == "reproduced" for lens in DECIDING_LENSES}
+    both = f"Net: {net.evidence} ns-3: {ns3.evidence}"
+    if holds["net"] and holds["ns3"]:
+        return replace(net, evidence=both, lenses=dict(found))
+    if holds["net"] != holds["ns3"]:
+        return replace(net, status="lenses disagree", evidence=both, lenses=dict(found))
+    return replace(net, evidence=both, lenses=dict(found))
 
 
 def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, float, str, str]:
@@ -591,19 +699,97 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
         "CPU (this process and its workers)." + few)
 
 
+AGREE_WITHIN = 0.05
+"""Two lenses agree on a point when their means differ by at most this fraction (of the
+net lens's) or, both from at least :data:`MIN_HEADLINE_RUNS` runs, their 95 % intervals
+overlap (intervals from fewer runs are so wide that they would overlap almost always)."""
+
+
+def lens_coverage(runs: pd.DataFrame, refusals: pd.DataFrame) -> pd.DataFrame:
+    """Per point (``experiment``, ``axis``, ``value``) and lens: ``ran`` (runs made) or
+    the refusal's ``reason``, one row each, in the study's order."""
+    rows = []
+    if not runs.empty:
+        for key, group in runs.groupby(["experiment", "axis", "value", "lens"], sort=False):
+            rows.append(dict(zip(("experiment", "axis", "value", "lens"), key, strict=True))
+                        | {"ran": len(group), "reason": ""})
+    for _, r in refusals.iterrows():
+        rows.append({"experiment": r["experiment"], "axis": r["axis"], "value": r["value"],
+                     "lens": r["lens"], "ran": 0, "reason": r["reason"]})
+    return pd.DataFrame(rows, columns=["experiment", "axis", "value", "lens", "ran", "reason"])
+
+
+def agreement_frame(summary: pd.DataFrame, metric: str, lens: str = "ns3") -> pd.DataFrame:
+    """Per point both lenses ran: ``metric`` on the net lens and on ``lens`` (mean [95 %
+    CI], n), their relative difference (``lens`` against net) and whether they agree
+    (:data:`AGREE_WITHIN`, or the intervals overlap)."""
+    columns = ["experiment", "axis", "value", "net", lens, "difference", "agree"]
+    if summary.empty or metric not in summary:
+        return pd.DataFrame(columns=columns)
+    keys = ["experiment", "axis", "value"]
+    net = summary[summary["lens"] == "net"].set_index(keys)
+    other = summary[summary["lens"] == lens].set_index(keys)
+    rows = []
+    for key in other.index:
+        if key not in net.index:
+            continue
+        a, b = estimate_of(net.loc[key], metric), estimate_of(other.loc[key], metric)
+        if not (math.isfinite(a.mean) and math.isfinite(b.mean)):
+            continue
+        difference = (b.mean - a.mean) / a.mean if a.mean else math.nan
+        overlap = all(math.isfinite(x) for x in (a.low, a.high, b.low, b.high)) \
+            and a.low <= b.high and b.low <= a.high \
+            and min(a.defined, b.defined) >= MIN_HEADLINE_RUNS
+        agree = overlap or (math.isfinite(difference) and abs(difference) <= AGREE_WITHIN) \
+            or a.mean == b.mean
+        rows.append(dict(zip(keys, key, strict=True))
+                    | {"net": _short(a) + f" (n = {a.defined})",
+                       lens: _short(b) + f" (n = {b.defined})",
+                       "difference": f"{difference:+.1%}" if math.isfinite(difference) else "-",
+                       "agree": "yes" if agree else "no"})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def lens_blocks(key: str, data: StudyData, summary: pd.DataFrame, metric: str,
+                label: str) -> list[Any]:
+    """How far the packet level backs the net model in this study: how many points
+    (experiments and axis points) each lens ran, and the headline ``metric`` (``label``)
+    of net and ns-3 side by side at every point both ran."""
+    from tcpn.reports.document import Paragraph, Table
+
+    coverage = lens_coverage(data.tables["runs"], data.tables["refusals"])
+    points = coverage.drop_duplicates(["experiment", "axis", "value"])
+    counts = [f"{LENS_NAMES.get(lens, lens)} {int((group['ran'] > 0).sum())}"
+              for lens, group in coverage.groupby("lens", sort=False)]
+    agreement = agreement_frame(summary, metric)
+    agreed = int((agreement["agree"] == "yes").sum())
+    blocks: list[Any] = [Paragraph(
+        f"Points run by each lens, of the {len(points)} (experiments and axis points): "
+        f"{', '.join(counts)}. On the {len(agreement)} points that net and ns-3 both ran, "
+        f"{label} agrees on {agreed} (means within {AGREE_WITHIN:.0%} of each other, or "
+        f"95 % intervals overlapping when both come from at least {MIN_HEADLINE_RUNS} "
+        "runs); the table lists each, and the refusals below say why a lens did not run "
+        "a point.")]
+    if not agreement.empty:
+        blocks.append(Table(f"{key}_lenses", agreement.reset_index(drop=True),
+                            caption=f"{label}: net and ns-3 at every point both ran "
+                                    "(mean [95 % CI], n; difference: ns-3 against net)"))
+    return blocks
+
+
 def study_sections(key: str, data: StudyData, intro: Sequence[Any], results_title: str,
                    results: Sequence[Any], open_parameters: Sequence[Any],
-                   verdicts: Iterable[Any]) -> list[Section]:
+                   verdicts: Iterable[Any], lenses: Sequence[Any] = ()) -> list[Section]:
     """The four sections of every study's report, in order: the study and tcpn's
     experiments (``intro``, then the profile and what the runs cost), ``results_title``
-    (``results``, then what each lens refused), the parameters the study left open
-    (``open_parameters``), and the ``verdicts``."""
+    (``results``, then the lenses side by side, ``lenses``, then what each lens refused),
+    the parameters the study left open (``open_parameters``), and the ``verdicts``."""
     name = key.upper()
     return [
         Section(f"{name}: the study and tcpn's experiments",
                 [*intro, cost_paragraph(data.metadata)]),
         Section(f"{name}: {results_title}",
-                [*results, *refusal_blocks(key, data.tables["refusals"])]),
+                [*results, *lenses, *refusal_blocks(key, data.tables["refusals"])]),
         Section(f"{name}: the parameters the study left open", list(open_parameters)),
         Section(f"{name}: verdicts", list(verdicts)),
     ]

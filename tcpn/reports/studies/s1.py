@@ -55,6 +55,8 @@ from tcpn.reports.studies.experiments import (
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
+    lens_blocks,
     net_series,
     profile_settings,
     run_study,
@@ -144,16 +146,15 @@ def experiments(settings: Settings) -> list[Experiment]:
     """Exp 1-3 with Tahoe and Vegas, Exp 3 with SGPQ, Exp 3 with Modified Vegas on the
     first, the second and both A flows."""
     horizon = 20.0 * settings.horizon_scale
-    others = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
     out = [Experiment(f"exp{exp}_{v}", f"Exp {exp}, {v}",
-                      scenario_mapping(exp, v, horizon_s=horizon), others)
+                      scenario_mapping(exp, v, horizon_s=horizon), settings.lenses)
            for exp in (1, 2, 3) for v in ("tahoe", "vegas")]
     out += [Experiment(f"exp3_sgpq_{v}", f"Exp 3 + SGPQ, {v}",
-                       scenario_mapping(3, v, sgpq=True, horizon_s=horizon), ("net",))
+                       scenario_mapping(3, v, sgpq=True, horizon_s=horizon), settings.lenses)
             for v in ("tahoe", "vegas")]
     out += [Experiment(f"exp3_modvegas_{name}", f"Exp 3, Modified Vegas on {name}",
                        scenario_mapping(3, "vegas", modified=which, horizon_s=horizon),
-                       ("net",))
+                       settings.lenses)
             for name, which in (("first", (0,)), ("second", (1,)), ("both", (0, 1)))]
     return out
 
@@ -279,25 +280,32 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"A flows' mean kbit/s: {_text(main, 'exp1_vegas')} vs {_text(main, 'exp1_tahoe')}; "
         f"CV of the 0.2 s rate {cv['exp1_vegas']:.2f} vs {cv['exp1_tahoe']:.2f}.",
         "a 1.5 Mbit/s bottleneck shared by two flows is filled by both variants; what "
-        "'slightly better' was measured on is not stated"),
+        "'slightly better' was measured on is not stated",
+        {"vegas_kbps": g["exp1_vegas"], "tahoe_kbps": g["exp1_tahoe"],
+         "vegas_cv": cv["exp1_vegas"], "tahoe_cv": cv["exp1_tahoe"]}),
         judge(
         "Exp 2: under forward congestion Vegas does better and more stably than Tahoe",
         g["exp2_vegas"] >= g["exp2_tahoe"] and cv["exp2_vegas"] <= cv["exp2_tahoe"],
         f"{_text(main, 'exp2_vegas')} vs {_text(main, 'exp2_tahoe')} kbit/s; CV "
         f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f}.",
-        _exp2_cause(main))]
+        _exp2_cause(main),
+        {"vegas_kbps": g["exp2_vegas"], "tahoe_kbps": g["exp2_tahoe"],
+         "vegas_cv": cv["exp2_vegas"], "tahoe_cv": cv["exp2_tahoe"]})]
     drop = {v: 1 - g[f"exp3_{v}"] / g[f"exp1_{v}"] for v in ("tahoe", "vegas")}
     out.append(judge(
         "Exp 3: reverse traffic costs Vegas's observed flows far more than Tahoe's",
         drop["vegas"] > drop["tahoe"] + 0.1,
         f"Exp 1 -> Exp 3: Vegas {drop['vegas']:.0%}, Tahoe {drop['tahoe']:.0%} "
-        f"(test: Vegas's drop at least 10 points larger).", None))
+        f"(test: Vegas's drop at least 10 points larger).", None,
+        {"vegas_drop": drop["vegas"], "tahoe_drop": drop["tahoe"]}))
     sgpq = {v: g[f"exp3_sgpq_{v}"] > g[f"exp3_{v}"] for v in ("tahoe", "vegas")}
     out.append(judge(
         "SGPQ: both Tahoe and Vegas improve over plain Exp 3",
         sgpq["tahoe"] and sgpq["vegas"],
         f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
-        f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None))
+        f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None,
+        {f"{name}_kbps": g[name] for name in ("exp3_tahoe", "exp3_sgpq_tahoe", "exp3_vegas",
+                                              "exp3_sgpq_vegas")}))
     restored = {name: g[f"exp3_modvegas_{name}"] for name in ("first", "second", "both")}
     first = _get(main, "exp3_modvegas_first", "a0_kbps").mean
     second = _get(main, "exp3_modvegas_second", "a1_kbps").mean
@@ -308,7 +316,10 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         and restored["both"] >= 0.8 * g["exp1_vegas"],
         f"modified flow alone: a0 {first:.0f} (plain {plain[0]:.0f}), a1 {second:.0f} "
         f"(plain {plain[1]:.0f}) kbit/s; both modified: {restored['both']:.0f} against Exp "
-        f"1's {g['exp1_vegas']:.0f} (test: at least 80 %).", None))
+        f"1's {g['exp1_vegas']:.0f} (test: at least 80 %).", None,
+        {"a0_modified_kbps": first, "a0_plain_kbps": plain[0], "a1_modified_kbps": second,
+         "a1_plain_kbps": plain[1], "both_modified_kbps": restored["both"],
+         "exp1_vegas_kbps": g["exp1_vegas"]}))
     return out
 
 
@@ -388,7 +399,9 @@ def sections(data: StudyData) -> list[Section]:
                       "Reno recovery (its TcpVegas runs NewReno's); the fluid lens models "
                       "one shared bottleneck queue and no Tahoe, while S1's reverse flows load the "
                       "other direction's queue.")],
-        axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s"), verdicts(summary))
+        axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s"),
+        judge_lenses(summary, verdicts),
+        lens_blocks("s1", data, summary, "a_kbps", "A flows' mean kbit/s"))
 
 
 STUDY = ModuleStudy("s1", "S1: TCP Vegas's RTT ambiguity under reverse-path congestion",

@@ -44,6 +44,8 @@ from tcpn.reports.studies.experiments import (
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
+    lens_blocks,
     net_series,
     profile_settings,
     run_study,
@@ -84,16 +86,15 @@ def scenario_mapping(marking: str, loss: float, reaction: str = "slow_start",
 def experiments(settings: Settings) -> list[Experiment]:
     """The six experiments with the study's reaction, and the four ECN ones with RFC
     3168's (named ``..._rfc3168``)."""
-    lenses = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
     out = []
     for loss in (0.0, 0.2):
         for marking in MARKINGS:
             name = f"{marking}_loss{round(loss * 100)}"
             out.append(Experiment(name, f"{marking}, loss {loss:.0%}",
-                                  scenario_mapping(marking, loss), lenses))
+                                  scenario_mapping(marking, loss), settings.lenses))
             if marking != "noecn":
                 out.append(Experiment(f"{name}_rfc3168", f"{marking}, loss {loss:.0%}, RFC 3168",
-                                      scenario_mapping(marking, loss, "halve"), ("net",)))
+                                      scenario_mapping(marking, loss, "halve"), settings.lenses))
     return out
 
 
@@ -262,7 +263,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric).mean:.0f}" for n in loss0)
         out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
                                                                    metric),
-                         f"tcpn ({metric}, tu): {values}.", no_overflow))
+                         f"tcpn ({metric}, tu): {values}.", no_overflow,
+                         {n: _get(main, n, metric).mean for n in loss0}))
     marks20 = max(_get(main, n, "marks").mean for n in loss20[1:])
     q20 = max(_get(main, n, "queue_max_pkts").mean for n in loss20)
     unmarked = (f"at 20 % loss nothing is marked ({marks20:.0f} marks; the queue peaks at "
@@ -281,7 +283,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                      "then no ECN (20270 < 21148 < 25900)",
                      order == ["th50_loss20", "th67_loss20", "noecn_loss20"]
                      and not _same(main, loss20[0], loss20[1], "all_acked_tu"),
-                     f"tcpn (tu): {values}.", unmarked))
+                     f"tcpn (tu): {values}.", unmarked,
+                     {n: _get(main, n, "all_acked_tu").mean for n in loss20}))
     base = _get(main, "noecn_loss20", "all_acked_tu").mean
     th50 = _get(main, "th50_loss20", "all_acked_tu").mean
     dbase = _get(main, "noecn_loss20", "segment_delay_tu").mean
@@ -290,13 +293,15 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     out.append(judge("Table 2: K = 50 cuts the completion time by 22 % and the mean delay by "
                      "42 % against no ECN",
                      abs(gain - 0.22) <= 0.05 and abs(dgain - 0.42) <= 0.05,
-                     f"tcpn: {gain:.0%} and {dgain:.0%} (same: within 5 points).", unmarked))
+                     f"tcpn: {gain:.0%} and {dgain:.0%} (same: within 5 points).", unmarked,
+                     {"completion_gain": gain, "delay_gain": dgain}))
     retx_ecn = max(_get(main, n, "retransmissions").mean for n in loss0[1:])
     retx_drop = _get(main, "noecn_loss0", "retransmissions").mean
     out.append(judge("Fig 3: without errors no ECN retransmits and ECN does not",
                      retx_drop > 0 and retx_ecn == 0,
                      f"tcpn: {retx_drop:.0f} retransmissions without ECN, at most "
-                     f"{retx_ecn:.0f} with it.", no_overflow))
+                     f"{retx_ecn:.0f} with it.", no_overflow,
+                     {"noecn_retransmissions": retx_drop, "ecn_retransmissions": retx_ecn}))
     return out
 
 
@@ -343,7 +348,8 @@ def sections(data: StudyData) -> list[Section]:
             Figure("s2_delays", net_series(data.tables["series"]), draw_delays,
                    caption="Delay of every segment (net lens, run 0); dashed: RFC 3168")],
         axes_blocks("s2", AXES, summary, "all_acked_tu", "all 300 ACKed (tu)"),
-        verdicts(summary))
+        judge_lenses(summary, verdicts),
+        lens_blocks("s2", data, summary, "all_acked_tu", "time to deliver all 300 (tu)"))
 
 
 STUDY = ModuleStudy("s2", "S2: ECN marking threshold", run, sections)

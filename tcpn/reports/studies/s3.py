@@ -67,6 +67,8 @@ from tcpn.reports.studies.experiments import (
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
+    lens_blocks,
     profile_settings,
     run_study,
     study_sections,
@@ -169,11 +171,10 @@ def experiments(settings: Settings) -> list[Experiment]:
     """The error sweep (three TCP1 variants x six byte error rates, with link retries and,
     suffixed ``_noretry``, without) and Table 2's four."""
     horizon = 100.0 * settings.horizon_scale
-    others = ("net", "ns3") if settings.other_lenses else ("net",)
     out = [Experiment(f"{v}_ber{ber:g}{suffix}",
                       f"TCP1 {v}, BER {ber:g}" + ("" if retries else ", no link retries"),
                       scenario_mapping(v, ber, link_retransmissions=retries,
-                                       horizon_s=horizon), ("net",))
+                                       horizon_s=horizon), settings.lenses)
            for suffix, retries in SWEEP_READINGS.items() for v in VARIANTS for ber in BERS]
     for frame in (138, 1578):
         readings = FRAME_READINGS if frame == 138 else FRAME_READINGS[:1]
@@ -184,13 +185,13 @@ def experiments(settings: Settings) -> list[Experiment]:
                                   scenario_mapping("tcp_l", 1e-4, frame_bytes=frame,
                                                    horizon_s=horizon, l2_bytes=l2,
                                                    headers=headers),
-                                  others if not suffix else ("net",)))
+                                  settings.lenses))
             out.append(Experiment(f"acked_newreno_{frame}{suffix}",
                                   f"NewReno, ACKed, {frame} B{what}",
                                   scenario_mapping("newreno", 1e-4, link_retransmissions=True,
                                                    frame_bytes=frame, horizon_s=horizon,
                                                    l2_bytes=l2, headers=headers),
-                                  others if not suffix else ("net",)))
+                                  settings.lenses))
     return out
 
 
@@ -411,7 +412,9 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                     if label != FRAME_READINGS[0][1] and test[0] <= r <= test[1]]
             cause = (f"the frame read as {hits[0]} (run beside it: §5 does not say what "
                      "the 138 bytes count) gives the published order" if hits else None)
-        out.append(judge(claim, test[0] <= ratio <= test[1], evidence, cause))
+        out.append(judge(claim, test[0] <= ratio <= test[1], evidence, cause,
+                         {"ackless_tcp_l_kBps": ackless.mean, "acked_newreno_kBps": acked.mean,
+                          "ratio": ratio}))
     for frame in (138, 1578):
         with_idle = [_get(main, f"{c}_{frame}", "kB_per_j").mean
                      for c in ("ackless_tcp_l", "acked_newreno")]
@@ -427,7 +430,9 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
             f"{share:.0%} of the station's energy.",
             "the radio's active energy alone (the idle-power axis: the study states no "
             "energy model) gives the published order"
-            if active[0] > active[1] else None))
+            if active[0] > active[1] else None,
+            {"ackless_kB_per_j": with_idle[0], "acked_kB_per_j": with_idle[1],
+             "ackless_kB_per_active_j": active[0], "acked_kB_per_active_j": active[1]}))
     return out
 
 
@@ -457,7 +462,8 @@ def sections(data: StudyData) -> list[Section]:
                       "S3; the ns3 lens is offered Table 2's four experiments.")],
         axes_blocks("s3", AXES, summary, "kB_per_j", "station KB/J (with idle)")
         + axes_blocks("s3_goodput", AXES, summary, "tcp1_kBps", "TCP1 KB/s")[-2:],
-        verdicts(summary))
+        judge_lenses(summary, verdicts),
+        lens_blocks("s3", data, summary, "tcp1_kBps", "TCP1 KB/s"))
 
 
 STUDY = ModuleStudy("s3", "S3: TCP-L, link-error-aware congestion control", run, sections)

@@ -52,6 +52,8 @@ from tcpn.reports.studies.experiments import (
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
+    lens_blocks,
     net_series,
     profile_settings,
     run_study,
@@ -144,28 +146,27 @@ def experiments(settings: Settings) -> list[Experiment]:
     lossy last hop (five TCPs x PER, without and with a congesting Reno flow)."""
     scale = settings.horizon_scale
     t = float(settings.extra.get("time_scale", 1.0))  # the study's timeline (tests shrink it)
-    others = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
     out = []
     for v in ("vegas", "adaptive_vegas"):
         out += [
             Experiment(f"c1_{v}", f"condition 1, {v} then Reno",
                        scenario_mapping(v, "reno", second_start_s=50.0 * t,
-                                        horizon_s=TIMELINE_S * t), others),
+                                        horizon_s=TIMELINE_S * t), settings.lenses),
             Experiment(f"c2_{v}", f"condition 2, Reno then {v}",
                        scenario_mapping("reno", v, second_start_s=50.0 * t,
-                                        horizon_s=TIMELINE_S * t), others),
+                                        horizon_s=TIMELINE_S * t), settings.lenses),
             Experiment(f"c3_{v}", f"condition 3, {v}; Reno 100-300 s",
                        scenario_mapping(v, "reno", second_start_s=100.0 * t,
                                         second_stop_s=300.0 * t, horizon_s=400.0 * t),
-                       ("net",))]
+                       settings.lenses)]
     out += [Experiment("aa_start50", "adaptive, adaptive from 50 s",
                        scenario_mapping("adaptive_vegas", "adaptive_vegas",
                                         second_start_s=50.0 * t, horizon_s=TIMELINE_S * t),
-                       others),
+                       settings.lenses),
             Experiment("aa_100_300", "adaptive, adaptive 100-300 s",
                        scenario_mapping("adaptive_vegas", "adaptive_vegas",
                                         second_start_s=100.0 * t, second_stop_s=300.0 * t,
-                                        horizon_s=400.0 * t), ("net",))]
+                                        horizon_s=400.0 * t), settings.lenses)]
     horizon = 100.0 * scale
     for v in WIRELESS_VARIANTS:
         for per in PERS:
@@ -177,7 +178,7 @@ def experiments(settings: Settings) -> list[Experiment]:
                     mapping["flows"] = mapping["flows"][:1]
                 out.append(Experiment(name, f"lossy hop, {v}, PER {per:g}"
                                       + (", with Reno" if congested else ""),
-                                      mapping, ("net",)))
+                                      mapping, settings.lenses))
     return out
 
 
@@ -294,7 +295,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     out = [judge("Condition 1: Vegas collapses when Reno shares the drop-tail buffer",
                  r["c1_vegas"] < 0.5,
                  f"Vegas/Reno kbit/s while both run: {r['c1_vegas']:.2f} (collapse: < 0.5).",
-                 None)]
+                 None, {"c1_vegas_ratio": r["c1_vegas"]})]
     friendly = [n for n in ("c1_adaptive_vegas", "c2_adaptive_vegas", "c3_adaptive_vegas")]
     # condition 2's studied flow is f2 (Reno first): its ratio is Reno / studied
     ratios = {"c1_adaptive_vegas": r["c1_adaptive_vegas"],
@@ -306,12 +307,14 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         "adaptive/Reno kbit/s while both run: " + ", ".join(
             f"{n.split('_')[0]} {ratios[n]:.2f}" for n in friendly) + " (friendly: 0.5-2).",
         axis_causes(summary, AXES, "c1_adaptive_vegas", "ratio_both",
-                    lambda x: 0.5 <= x <= 2.0)))
+                    lambda x: 0.5 <= x <= 2.0),
+        {f"{n}_ratio": ratios[n] for n in friendly}))
     c2 = 1 / r["c2_vegas"] if r["c2_vegas"] else math.nan
     out.append(judge(
         "Condition 2: Vegas far below Reno, but above its condition-1 share",
         c2 < 0.5 and c2 > r["c1_vegas"],
-        f"Vegas/Reno: condition 2 {c2:.2f}, condition 1 {r['c1_vegas']:.2f}.", None))
+        f"Vegas/Reno: condition 2 {c2:.2f}, condition 1 {r['c1_vegas']:.2f}.", None,
+        {"c2_vegas_ratio": c2, "c1_vegas_ratio": r["c1_vegas"]}))
     rec = {n: _v(main, n, "f1_after_kbps") / _v(main, n, "f1_alone_kbps")
            for n in ("c3_vegas", "c3_adaptive_vegas", "aa_100_300")}
     out.append(judge(
@@ -319,12 +322,13 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         "(condition 3, Vegas and adaptive; adaptive pair 100-300 s)",
         all(v >= 0.9 for v in rec.values()),
         "after / before kbit/s: " + ", ".join(f"{n} {v:.2f}" for n, v in rec.items())
-        + " (recovered: >= 0.9).", None))
+        + " (recovered: >= 0.9).", None, {f"{n}_after_over_before": v for n, v in rec.items()}))
     aa = r["aa_start50"]
     early = _v(main, "aa_start50", "ratio_both_to_150s")
     out.append(judge("Two adaptive flows share fairly", 0.8 <= aa <= 1.25,
                      f"first/second kbit/s while both run, 60-300 s: {aa:.2f} (fair: "
-                     f"0.8-1.25); up to 150 s only: {early:.2f}.", None))
+                     f"0.8-1.25); up to 150 s only: {early:.2f}.", None,
+                     {"aa_ratio": aa, "aa_ratio_to_150s": early}))
     jitter_reno, jitter_aa = (_v(main, "c1_adaptive_vegas", "f1_rtt_range_ms"),
                               _v(main, "aa_start50", "f1_rtt_range_ms"))
     out.append(judge(
@@ -337,7 +341,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"{_v(main, 'aa_start50', 'f1_rtt_std_ms'):.0f} ms).",
         "the RTT range is bounded by the bottleneck buffer (50 packets of 1000 bytes at "
         "2 Mbit/s: 200 ms of queue), an unstated parameter (the buffer axis)"
-        if jitter_reno <= 150 else None))
+        if jitter_reno <= 150 else None,
+        {"rtt_range_vs_reno_ms": jitter_reno, "rtt_range_vs_adaptive_ms": jitter_aa}))
     best = []
     for congested in ("", "_reno"):
         for per in PERS:
@@ -351,7 +356,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         "Lossy last hop: the adaptive variant has the highest throughput of the five "
         "TCPs at every PER, with and without a congesting Reno flow",
         all(best), f"highest at {sum(best)} of {len(best)} points; with Reno, kbit/s "
-        f"adaptive/Vegas/Reno/SACK/Westwood+: {table}.", None))
+        f"adaptive/Vegas/Reno/SACK/Westwood+: {table}.", None,
+        {"points_adaptive_best": float(sum(best)), "points": float(len(best))}))
     return out
 
 
@@ -446,7 +452,8 @@ def sections(data: StudyData) -> list[Section]:
             Figure("s4_wireless_figure", wireless, draw_wireless,
                    caption="Figs 12-13 as tcpn computes them (net lens, 95 % CI)")],
         axes_blocks("s4", AXES, summary, "ratio_both", "adaptive/Reno kbit/s, condition 1"),
-        verdicts(summary))
+        judge_lenses(summary, verdicts),
+        lens_blocks("s4", data, summary, "f1_kbps", "first flow kbit/s"))
 
 
 STUDY = ModuleStudy("s4", "S4: Reno-friendly adaptive Vegas", run, sections)

@@ -57,6 +57,8 @@ from tcpn.reports.studies.experiments import (
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
+    lens_blocks,
     net_series,
     profile_settings,
     relative_difference,
@@ -153,10 +155,9 @@ def experiments(settings: Settings) -> list[Experiment]:
     model the connection handshake, so they run with it: one round trip at the start)."""
     horizon = 100.0 * settings.horizon_scale
     warmup = min(10.0, horizon / 4)
-    lenses = ("net", "fluid", "ns3") if settings.other_lenses else ("net",)
     return [Experiment(f"{case}_{'limited' if limited else 'unlimited'}",
                        f"({case}) {'with' if limited else 'without'} the limiter",
-                       scenario_mapping(case, limited, horizon, warmup), lenses,
+                       scenario_mapping(case, limited, horizon, warmup), settings.lenses,
                        {lens: {"tcp.handshake": True} for lens in ("fluid", "ns3")})
             for case in ("a", "b") for limited in (False, True)]
 
@@ -369,35 +370,38 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         "(a) without the limiter the flow fills the 700 kbit/s link (697 kbit/s)",
         None if math.isnan(free.mean)
         else abs(relative_difference(free.mean, 697.0)) <= SAME_NUMBER,
-        f"tcpn (net): {free.text()} kbit/s received at the IP level against 697 (goodput "
+        f"tcpn: {free.text()} kbit/s received at the IP level against 697 (goodput "
         f"{_value(summary, 'a_unlimited', 'f1_goodput_kbps').text()}).",
-        _counting_cause(summary, "a_unlimited", 697.0)))
+        _counting_cause(summary, "a_unlimited", 697.0), {"a_unlimited_kbps": free.mean}))
     upper = alone.high if math.isfinite(alone.high) else alone.mean
     out.append(judge(
         "(a) the limited flow stays well below the contracted 500 kbit/s",
         None if math.isnan(alone.mean) else upper < 0.9 * 500.0,
-        f"tcpn (net): {alone.text()} kbit/s against the 500 kbit/s limit (test: the "
+        f"tcpn: {alone.text()} kbit/s against the 500 kbit/s limit (test: the "
         f"interval's upper end below 450); {_band(summary, 'a_limited')}.",
-        axis_causes(summary, AXES, "a_limited", "f1_kbps", lambda x: x < 450.0)))
+        axis_causes(summary, AXES, "a_limited", "f1_kbps", lambda x: x < 450.0),
+        {"a_limited_kbps": alone.mean, "a_limited_kbps_high": upper}))
     out.append(judge(
         "(a) the limited flow gets 405 kbit/s",
         None if math.isnan(alone.mean)
         else abs(relative_difference(alone.mean, 405.0)) <= SAME_NUMBER,
-        f"tcpn (net): {alone.text()} kbit/s received against 405 (same number: within "
+        f"tcpn: {alone.text()} kbit/s received against 405 (same number: within "
         f"{SAME_NUMBER:.0%}); goodput {_value(summary, 'a_limited', 'f1_goodput_kbps').text()}"
         f"; {_band(summary, 'a_limited')}.",
-        _counting_cause(summary, "a_limited", 405.0) or _cause(summary, "a_limited", 405.0)))
+        _counting_cause(summary, "a_limited", 405.0) or _cause(summary, "a_limited", 405.0),
+        {"a_limited_kbps": alone.mean}))
     shared = _value(summary, "b_limited")
     shared_free = _value(summary, "b_unlimited")
     out.append(judge(
         "(b) sharing with two flows, the limited flow gets about half the limit (247 kbit/s)",
         None if math.isnan(shared.mean)
         else abs(relative_difference(shared.mean, 247.0)) <= SAME_NUMBER,
-        f"tcpn (net, symmetric paths): {shared.text()} kbit/s received against 247 (goodput "
+        f"tcpn (symmetric paths): {shared.text()} kbit/s received against 247 (goodput "
         f"{_value(summary, 'b_limited', 'f1_goodput_kbps').text()}); without the limiter "
         f"the same flow gets {shared_free.mean:.0f}, so the fair share of the link, not the "
         f"limiter, sets most of it; {_band(summary, 'b_limited')}.",
-        _counting_cause(summary, "b_limited", 247.0) or _cause(summary, "b_limited", 247.0)))
+        _counting_cause(summary, "b_limited", 247.0) or _cause(summary, "b_limited", 247.0),
+        {"b_limited_kbps": shared.mean, "b_unlimited_kbps": shared_free.mean}))
     return out
 
 
@@ -423,7 +427,8 @@ def sections(data: StudyData) -> list[Section]:
                    caption="IP-level kbit/s per flow in 1 s bins (net lens, run 0); "
                            "dotted: the 500 kbit/s limit")],
         axes_blocks("s5", AXES, summary, "f1_kbps", "limited flow, IP kbit/s"),
-        verdicts(summary))
+        judge_lenses(summary, verdicts),
+        lens_blocks("s5", data, summary, "f1_kbps", "limited flow IP kbit/s"))
 
 
 STUDY = ModuleStudy("s5", "S5: token-bucket rate limiter vs TCP", run, sections)
