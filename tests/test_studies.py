@@ -17,9 +17,11 @@ from tcpn.reports.studies import StudyData
 from tcpn.reports.studies.experiments import (
     Settings,
     StudyAxis,
+    agreement_frame,
     estimate_of,
     estimates_frame,
     judge,
+    judge_lenses,
     run_estimate,
     summarise,
     with_fields,
@@ -58,8 +60,9 @@ def check_report(sections: list[Section], claims: int) -> None:
     assert any(name.endswith("_axes") for name in names)
     verdicts = [b for b in blocks if isinstance(b, ClaimVerdict)]
     assert len(verdicts) == claims
-    assert all(v.status in ("reproduced", "differs (stated cause)", "differs (unexplained)",
-                            "not run") and v.evidence for v in verdicts)
+    assert all(v.status in ("reproduced", "lenses disagree", "differs (stated cause)",
+                            "differs (unexplained)", "not run") and v.evidence
+               for v in verdicts)
     for figure in (b for b in blocks if isinstance(b, Figure)):
         drawn = figure.draw(figure.data)
         assert drawn.axes, figure.name
@@ -141,6 +144,54 @@ def test_verdict_logic() -> None:
     assert judge("c", None, "e.").status == "not run"
 
 
+def _lens_runs(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    """Per-run rows of experiments (``(experiment, lens)`` -> one value per run)."""
+    rows = [{"experiment": e, "axis": "", "value": "", "lens": lens, "replication": i, "x": x}
+            for (e, lens), xs in values.items() for i, x in enumerate(xs)]
+    return summarise(pd.DataFrame(rows), ["x"])
+
+
+def _x_claims(summary: pd.DataFrame) -> list[ClaimVerdict]:
+    """One claim, "a beats b", with a cause when it fails (as a study writes them)."""
+    net = summary[summary["lens"] == "net"].set_index("experiment")
+    a, b = (estimate_of(net.loc[e] if e in net.index else None, "x").mean for e in "ab")
+    return [judge("a beats b", a > b, f"a {a:g}, b {b:g}.", "b's window",
+                  values={"a": a, "b": b})]
+
+
+def test_verdict_rule_reads_each_claim_on_net_and_ns3() -> None:
+    both = _lens_runs({("a", "net"): [5, 6], ("b", "net"): [3, 4],
+                       ("a", "ns3"): [5, 5.5], ("b", "ns3"): [2, 2.5]})
+    (v,) = judge_lenses(both, _x_claims)
+    assert v.status == "reproduced"
+    assert v.lenses["ns3"].values == {"a": 5.25, "b": 2.25}
+    assert v.lenses["fluid"].status == "not run"  # fluid ran nothing: shown, not deciding
+    split = _lens_runs({("a", "net"): [5, 6], ("b", "net"): [3, 4],
+                        ("a", "ns3"): [1, 1.5], ("b", "ns3"): [2, 2.5]})
+    (v,) = judge_lenses(split, _x_claims)
+    assert v.status == "lenses disagree"
+    assert "Net: a 5.5, b 3.5." in v.evidence and "ns-3: a 1.25, b 2.25." in v.evidence
+    neither = _lens_runs({("a", "net"): [1, 1], ("b", "net"): [3, 4],
+                          ("a", "ns3"): [1, 1.5], ("b", "ns3"): [2, 2.5]})
+    assert judge_lenses(neither, _x_claims)[0].status == "differs (stated cause)"
+    # ns-3 ran a but not b: its partial numbers judge nothing
+    partial = _lens_runs({("a", "net"): [5, 6], ("b", "net"): [3, 4], ("a", "ns3"): [1, 1]})
+    (v,) = judge_lenses(partial, _x_claims)
+    assert v.status == "reproduced" and v.lenses["ns3"].status == "not run"
+    assert "ns-3: not run: ns-3 did not run 1 of the study's experiments (b)" in v.evidence
+
+
+def test_lenses_agree_within_5_percent_or_on_intervals_from_enough_runs() -> None:
+    few = _lens_runs({("a", "net"): [100, 140], ("a", "ns3"): [70, 110]})
+    (row,) = agreement_frame(few, "x").to_dict("records")
+    assert (row["difference"], row["agree"]) == ("-25.0%", "no")  # wide intervals, n = 2
+    many = _lens_runs({("a", "net"): [100, 140, 120, 110, 130],
+                       ("a", "ns3"): [70, 110, 90, 100, 120]})
+    assert agreement_frame(many, "x")["agree"].tolist() == ["yes"]  # overlapping, n = 5
+    close = _lens_runs({("a", "net"): [100, 101], ("a", "ns3"): [104, 105]})
+    assert agreement_frame(close, "x")["agree"].tolist() == ["yes"]  # +4 %
+
+
 # --------------------------------------------------------------------------- S5
 
 
@@ -171,6 +222,29 @@ def test_s5_report_from_a_tiny_run() -> None:
     published = next(b for b in blocks_of(sections) if getattr(b, "name", "") ==
                      "s5_published")
     assert published.frame["published_kbps"].tolist() == [697.0, 405.0, 247.0]
+
+
+@pytest.mark.ns3
+def test_s5_with_every_lens_reads_each_claim_on_ns3_and_records_coverage() -> None:
+    """A tiny S5 run with every lens offered: ns-3 and fluid run every point (S5 has
+    nothing either cannot express), each verdict carries every lens's reading and values,
+    and report.json's coverage says which lens ran which point."""
+    from tcpn.lenses.ns3.loader import installed
+    from tcpn.reports.studies import s5
+    from tcpn.reports.study_report import coverage_record
+
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    settings = Settings(replications=1, axis_replications=0, horizon_scale=0.05, workers=1)
+    data = s5.run("quick", quiet, settings=settings)
+    verdicts = [b for b in blocks_of(s5.STUDY.sections(data)) if isinstance(b, ClaimVerdict)]
+    for verdict in verdicts:
+        assert set(verdict.lenses) == {"net", "ns3", "fluid"}
+        assert verdict.lenses["ns3"].status != "not run" and verdict.lenses["ns3"].values
+    coverage = coverage_record(data)
+    assert len(coverage) == len(s5.experiments(settings))  # the axes' points: 0 runs
+    assert all(set(lenses) == {"net", "ns3", "fluid"} and all(
+        text == "ran: 1 runs" for text in lenses.values()) for lenses in coverage.values())
 
 
 def test_study_report_draws_the_net_of_the_first_experiment() -> None:
