@@ -7,6 +7,7 @@ built as a timed net, simulated at two loads, against queueing theory.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -422,6 +423,52 @@ def test_pdf_pages_are_not_blank(which: str, request: pytest.FixtureRequest,
     assert len(pages) >= 2
     for page in pages:
         assert _non_blank(page.read_bytes()), f"{page.name} of {pdf} is blank"
+    if shutil.which("pdftotext") is not None:
+        assert _headers_missing_from_pdf(report / "report.html", pdf) == []
+
+
+def _column_headers(page: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th>(.*?)</th>", page, re.S)]
+
+
+def test_no_table_is_cut_at_the_pdf_page_edge(tmp_path: Path) -> None:
+    """A table wider than the page (eleven columns of long names and numbers) is printed
+    whole: every column header of every HTML table is in the PDF's text (read by
+    poppler's pdftotext; whitespace aside, since cells wrap), nothing past the edge."""
+    from tcpn.reports.document import Report
+    from tcpn.reports.render import write_report
+
+    if find_chromium() is None or shutil.which("pdftotext") is None:
+        pytest.skip("Chromium or poppler-utils' pdftotext is missing (apt-get install "
+                    "chromium poppler-utils)")
+    wide = pd.DataFrame({f"measure_{i}_with_a_long_name_tu": [123456.789 * i, 0.5]
+                         for i in range(10)} | {"last_column_source": ["S2 §4.1", "x"]})
+    report = Report("wide", [Section("A wide table", [Table("wide", wide, caption="wide")])])
+    files = write_report(report, tmp_path / "wide")
+    assert files.pdf is not None
+    assert _headers_missing_from_pdf(files.html, files.pdf) == []
+
+
+def _headers_missing_from_pdf(page: Path, pdf: Path) -> list[str]:
+    """The column headers of ``page``'s tables that the text of ``pdf`` does not hold,
+    and any line printed past the page's right edge. Headers are left-aligned, so the
+    lines of a wrapped header start at one x: each header is looked for in the lines
+    that start at one x (poppler's bounding boxes), top to bottom."""
+    layout = subprocess.run(["pdftotext", "-bbox-layout", str(pdf), "-"],
+                            capture_output=True, text=True, check=True).stdout
+    width = float(re.findall(r'<page width="([\d.]+)"', layout)[0])
+    columns: dict[float, list[tuple[float, str]]] = {}
+    past_edge = []
+    for x_min, y_min, x_max, line in re.findall(
+            r'<line xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)"[^>]*>(.*?)</line>',
+            layout, re.S):
+        words = "".join(html.unescape(w) for w in re.findall(r"<word [^>]*>(.*?)</word>", line))
+        columns.setdefault(round(float(x_min)), []).append((float(y_min), words))
+        if float(x_max) > width:
+            past_edge.append(words)
+    texts = ["".join(w for _, w in sorted(words)) for words in columns.values()]
+    headers = [re.sub(r"\s+", "", html.unescape(h)) for h in _column_headers(page.read_text())]
+    return [h for h in headers if not any(h in t for t in texts)] + past_edge
 
 
 def test_no_browser_still_writes_the_report(tmp_path: Path,
