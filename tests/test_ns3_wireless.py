@@ -223,3 +223,27 @@ def test_validate_compares_the_stations_energy(tmp_path):
     for metric in ("energy_j", "bytes_per_joule", "frames_to_station"):
         row = table.loc[("aggregate", "all", metric)]
         assert row["net_mean"] == pytest.approx(sum(r[metric] for r in runs) / 2)
+
+
+@pytest.mark.slow
+@pytest.mark.ns3
+@needs_ns3
+def test_an_80211_run_does_not_depend_on_what_the_worker_ran_before(tmp_path):
+    """The 802.11 MAC's backoff draws from assigned streams: a plan gives one result in a
+    job forked from the shared worker (which compiled 802.11 beforehand) and twice in a
+    fresh in-process worker (the second run after the first moved every counter)."""
+    from tcpn.lenses.ns3.builder import prepare_worker, run_plan
+    from tcpn.lenses.ns3.worker import Ns3Worker, shared_worker
+
+    data = _scenario({"link_retransmissions": False}, {"kind": "rate", "rate": 1e-3})
+    data["horizon_s"] = 1.0
+    plan = scenario_plan(validate_scenario(data), rng_run=4)
+
+    def fingerprint(raw: dict) -> tuple:
+        return (raw["events"], tuple(f["sink_bytes"] for f in raw["flows"].values()))
+
+    forked = fingerprint(shared_worker().call(run_plan, plan, str(tmp_path),
+                                              prepare=prepare_worker))
+    with Ns3Worker(isolate=False, warm=False) as inline:
+        assert fingerprint(inline.call(run_plan, plan, str(tmp_path))) == forked
+        assert fingerprint(inline.call(run_plan, plan, str(tmp_path))) == forked

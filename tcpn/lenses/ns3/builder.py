@@ -7,9 +7,10 @@ Flows use tcpn's own C++ applications (``cpp/apps.h``), which configure each soc
 themselves, so flows leaving one node may use different variants and options. Recording
 happens in C++ (``cpp/recorders.h``); Python reads the vectors once after the run.
 
-Every random stream is assigned explicitly (error models, RED, the internet stack) and
-every global default the build relies on is set on each run, so one plan gives the same
-result in-process, in a forked child or in a spawned worker. The result of
+Every random stream is assigned explicitly (error models, RED, the internet stack, the
+802.11 MAC and PHY) and every global default the build relies on is set on each run, so
+one plan gives the same result in-process, in a forked child or in a spawned worker,
+whatever the process simulated before. The result of
 :func:`run_plan` is a plain dict of numpy arrays and numbers (picklable)::
 
     {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
@@ -28,6 +29,7 @@ A flow's ``"variant"`` holds the state of tcpn's own congestion controls after t
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from pathlib import Path
@@ -39,12 +41,13 @@ from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.loader import load_ns3
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 
-__all__ = ["run_plan", "warm_up"]
+__all__ = ["prepare_worker", "run_plan", "warm_up"]
 
 _STREAM_STACK = 1_000
 _STREAM_QUEUES = 100_000
 _STREAM_ERRORS = 200_000
 _STREAM_VARIANTS = 300_000
+_STREAM_WIFI = 400_000
 _RANDOM_CONGESTION = ("tcpn::TcpL",)
 """Congestion controls that draw random numbers (their ``Stream`` attribute is set)."""
 
@@ -120,7 +123,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     for i, link in enumerate(plan.links):
         p2p: Any = ns.PointToPointHelper()
         if link.wifi is not None:
-            devices, _ = wireless.install(ns, node[link.a], node[link.b], link.wifi)
+            devices, _ = wireless.install(ns, node[link.a], node[link.b], link.wifi,
+                                          _STREAM_WIFI + 100 * i)
             p2p = wireless.Ipv4Pcap(plan.snap_bytes)
         else:
             p2p.SetDeviceAttribute("DataRate",
@@ -312,5 +316,35 @@ def warm_up() -> None:
         for i, (congestion, attributes, extra) in enumerate(variants))
     plan = Ns3Plan("warm-up", (link,), flows, horizon_s=0.2, traced_queues=("A->B",),
                    flow_monitor=True)
+    with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
+        run_plan(plan, tmp)
+
+
+def prepare_worker(plan: Ns3Plan, *_: Any) -> None:
+    """Run in the worker before it forks the job that runs ``plan``: compile what
+    :func:`warm_up` did not and the plan needs (the 802.11 modules, once per worker), so
+    that forked jobs inherit it. Compiled in each forked job instead, it cost about 10 s
+    of every 802.11 run (a forked job's JIT output dies with it)."""
+    if any(link.wifi is not None for link in plan.links):
+        _warm_up_wifi()
+
+
+@functools.cache
+def _warm_up_wifi() -> None:
+    """A 0.1 s simulation over two 802.11 links (MAC ACKs with retries and an error
+    model; no ACK), compiling every part of an 802.11 build once."""
+    standard, mode = wireless.wifi_mode(11e6)
+    tail = QueuePlan("tcpn::TailQueueDisc", (("Limit", "10"),))
+    acked = wireless.WifiPlan("B", standard, mode, ack=True, retry_limit=3, extra_bytes=0)
+    links = (LinkPlan("A", "B", rate_bps=11e6, delay_s=0.0, queue_ab=tail, queue_ba=tail,
+                      errors_ab=ErrorPlan(rate=0.01), wifi=acked),
+             LinkPlan("B", "C", rate_bps=11e6, delay_s=0.0, queue_ab=tail, queue_ba=tail,
+                      errors_ab=ErrorPlan(rate=0.01, per_byte=True),
+                      wifi=wireless.WifiPlan("C", standard, mode, ack=False, retry_limit=0,
+                                             extra_bytes=0)))
+    options = (("SegmentSize", "1000"),)
+    flows = (FlowPlan("warm-wifi", "A", "C", start_s=0.0, stop_s=0.1, port=10000,
+                      socket_attributes=options, sink_attributes=options),)
+    plan = Ns3Plan("warm-up-wifi", links, flows, horizon_s=0.1, traced_queues=("A->B",))
     with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
         run_plan(plan, tmp)

@@ -316,7 +316,7 @@ class Ns3Lens:
 
     def run(self, run: Any, trace: Any, progress: Any) -> dict[str, Any]:
         """Simulate ``run`` in ns-3 and write its trace; return provenance."""
-        from tcpn.lenses.ns3.builder import run_plan
+        from tcpn.lenses.ns3.builder import prepare_worker, run_plan
         from tcpn.lenses.ns3.loader import ns3_version
         from tcpn.lenses.ns3.worker import shared_worker
 
@@ -326,7 +326,8 @@ class Ns3Lens:
         worker = self.worker if self.worker is not None else shared_worker()
         with tempfile.TemporaryDirectory(prefix="tcpn-ns3-run-") as tmp:
             raw = worker.call(run_plan, plan, tmp, label=f"scenario {scenario.name} "
-                              f"(replication {run.replication})", timeout_s=self.timeout_s)
+                              f"(replication {run.replication})", timeout_s=self.timeout_s,
+                              prepare=prepare_worker)
             _write_trace(plan, run.flows, raw, trace, scenario)
             if self.keep_pcap is not None:
                 self.keep_pcap.mkdir(parents=True, exist_ok=True)

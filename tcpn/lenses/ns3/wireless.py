@@ -129,9 +129,11 @@ def _load(cpp_dir: str) -> None:
     cppyy.include(str(Path(cpp_dir) / "wifi.h"))
 
 
-def install(ns: Any, a: Any, b: Any, wifi: WifiPlan) -> tuple[Any, Any]:
+def install(ns: Any, a: Any, b: Any, wifi: WifiPlan, stream: int) -> tuple[Any, Any]:
     """Install an ad-hoc 802.11 link between nodes ``a`` and ``b``; returns the two
-    devices (a NetDeviceContainer) and the PHY helper (for pcap)."""
+    devices (a NetDeviceContainer) and the PHY helper (for pcap). The MAC's and PHY's
+    random variables (backoff) draw from streams from ``stream`` on, so that a run does
+    not depend on what the process simulated before."""
     from tcpn.lenses.ns3.loader import CPP_DIR
 
     _load(str(CPP_DIR))
@@ -157,6 +159,7 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan) -> tuple[Any, Any]:
     nodes.Add(a)
     nodes.Add(b)
     devices = helper.Install(phy, mac, nodes)
+    helper.AssignStreams(devices, stream)
     mobility = ns.MobilityHelper()
     positions = ns.CreateObject[ns.ListPositionAllocator]()
     positions.Add(ns.Vector(0.0, 0.0, 0.0))

@@ -171,7 +171,9 @@ def _serve(conn: Connection, isolate: bool, load: bool, warm: bool) -> None:
             return
         if message is None:
             return
-        fn, args, log, timeout_s = message
+        fn, args, log, timeout_s, prepare = message
+        if prepare is not None:
+            prepare(*args)
         if isolate:
             conn.send(_run_forked(fn, args, log, timeout_s))
         else:
@@ -234,15 +236,18 @@ class Ns3Worker:
         return parent
 
     def call(self, fn: Callable[..., Any], *args: Any, label: str = "ns-3 job",
-             timeout_s: float | None = None) -> Any:
+             timeout_s: float | None = None,
+             prepare: Callable[..., None] | None = None) -> Any:
         """Run ``fn(*args)`` in the worker and return its result; its exceptions are
-        re-raised here. ``label`` names the job in errors (e.g. the scenario)."""
+        re-raised here. ``label`` names the job in errors (e.g. the scenario).
+        ``prepare(*args)`` runs in the worker itself before the job is forked: what it
+        compiles stays for every later job (a forked job's JIT output dies with it)."""
         limit = self.timeout_s if timeout_s is None else timeout_s
         with self._lock:
             conn = self._start()
             self._jobs += 1
             log = Path(self._logs.name) / f"job-{os.getpid()}-{self._jobs}.log"
-            conn.send((fn, args, str(log), limit if self.isolate else None))
+            conn.send((fn, args, str(log), limit if self.isolate else None, prepare))
             # a forked job times itself out; the worker answers shortly after
             grace = None if limit is None else limit + (5.0 if self.isolate else 0.0)
             if not conn.poll(grace):
