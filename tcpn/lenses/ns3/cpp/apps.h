@@ -32,7 +32,9 @@ class TcpSource : public Application {
     std::vector<std::pair<std::string, std::string>> socket_attributes;
     FlowRecorder recorder;
     uint64_t sent{0};  // bytes the socket accepted
+    double connected_s{-1.0};  // when the handshake completed (-1: never)
     Ptr<TcpCongestionOps> congestion_ops;  // the socket's, once started
+    Ptr<TcpSocketBase> tcp_socket;         // the socket, once started (kept after close)
 
     // cppyy cannot assign data members through Ptr<>: every setting goes through a method
     void SetRemote(const Address& address) { remote = address; }
@@ -47,6 +49,9 @@ class TcpSource : public Application {
     }
     void SetRecovery(const std::string& type_id) { recovery.SetTypeId(type_id); }
     void SetSocketType(const std::string& type_id) { socket_type = type_id; }
+    // The application writes from `at_s` (absolute), not from the connection's opening
+    // (a connection the scenario starts established: the handshake runs before at_s).
+    void SetFirstWrite(double at_s) { m_firstWrite = Seconds(at_s); }
     void SetSocketAttribute(const std::string& name, const std::string& value) {
         socket_attributes.emplace_back(name, value);
     }
@@ -56,6 +61,7 @@ class TcpSource : public Application {
     EventId m_tick;
     bool m_connected{false};
     uint64_t m_produced{0};
+    Time m_firstWrite{Seconds(-1.0)};
 
     std::string socket_type;  // empty: TcpL4Protocol's TcpSocketBase
 
@@ -85,6 +91,7 @@ class TcpSource : public Application {
         NS_ABORT_MSG_UNLESS(recorder.Connect(socket) && AttachVariant(socket, congestion_ops),
                             "tcpn: a socket trace source is missing");
         m_socket = socket;
+        tcp_socket = socket;
         m_socket->Bind();
         m_socket->Connect(remote);
         m_socket->ShutdownRecv();
@@ -98,6 +105,14 @@ class TcpSource : public Application {
         m_socket = nullptr;
     }
     void Connected(Ptr<Socket>) {
+        connected_s = Simulator::Now().GetSeconds();
+        if (m_firstWrite > Simulator::Now()) {
+            m_tick = Simulator::Schedule(m_firstWrite - Simulator::Now(), &TcpSource::Begin, this);
+        } else {
+            Begin();
+        }
+    }
+    void Begin() {
         m_connected = true;
         if (app_rate_bps > 0) {
             Produce();

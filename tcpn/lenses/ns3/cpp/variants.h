@@ -40,6 +40,121 @@ class TahoeRecovery : public TcpClassicRecovery {
 };
 
 // ---------------------------------------------------------------------------------------
+// ns-3's socket with two rules of tcpn's scenarios that ns-3.44 lacks (the ns3 lens gives it,
+// or its subclass Rfc5681Socket, to a connection that asks for either):
+// * ForgetHandshakeRtt (tcp.handshake: false, a connection that starts established): the
+//   lens runs ns-3's handshake before the flow's start time (lens.py), and the SYN-ACK gives
+//   ns-3's estimator a sample a connection without handshake never takes. Before the first
+//   data segment leaves, the estimator forgets it (RttEstimator::Reset) and the RTO is the
+//   initial one again, as for the net model's connection opened at its start (no sample,
+//   RTO = tcp.initial_rto_s).
+// * EcnSlowStart (params.reaction: slow_start, study S2: on an ECN echo the sender "starts
+//   slow start without retransmitting"): an ACK of new data carrying ECE, outside fast
+//   recovery and past the window of the previous reaction (its SND.UNA at or above
+//   SND.NXT of that reaction), sets ssthresh to half the flight before the ACK (SND.MAX -
+//   SND.UNA, at least 2 segments, rounded down to whole segments with WholeSegments) and
+//   cwnd to one segment; that ACK does not grow the window, nothing is retransmitted, and
+//   the next new segment carries CWR (RFC 3168's bookkeeping, as EnterCwr keeps it). Other
+//   echoes are ignored (the net model's ecn_reduce, tcpn/models/components/sender.py).
+//   ns-3.44's own reaction (EnterCwr) halves through the recovery and holds the
+//   connection in CA_CWR, where duplicate ACKs never start a fast retransmit; this socket
+//   never enters CA_CWR: it hides the ECE flag from TcpSocketBase::ReceivedAck and reacts
+//   in ProcessAck, before ns-3 processes the ACK.
+class TcpnSocket : public TcpSocketBase {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid =
+            TypeId("tcpn::TcpnSocket")
+                .SetParent<TcpSocketBase>()
+                .SetGroupName("Tcpn")
+                .AddConstructor<TcpnSocket>()
+                .AddAttribute("ForgetHandshakeRtt",
+                              "Reset the RTT estimator and the RTO before the first data segment",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&TcpnSocket::m_forgetHandshakeRtt),
+                              MakeBooleanChecker())
+                .AddAttribute("EcnSlowStart",
+                              "An ECN echo sets cwnd to one segment (study S2), not CA_CWR",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnSlowStart),
+                              MakeBooleanChecker())
+                .AddAttribute("WholeSegments",
+                              "The slow-start reaction's ssthresh is whole segments",
+                              BooleanValue(true), MakeBooleanAccessor(&TcpnSocket::m_wholeSegments),
+                              MakeBooleanChecker());
+        return tid;
+    }
+    TcpnSocket() = default;
+    TcpnSocket(const TcpnSocket& other)
+        : TcpSocketBase(other), m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
+          m_ecnSlowStart(other.m_ecnSlowStart), m_wholeSegments(other.m_wholeSegments) {}
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+
+    uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
+    Series reactions;           // each reaction: its time and the ssthresh it set (bytes)
+
+  protected:
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<TcpnSocket>(this); }
+    uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override {
+        if (m_forgetHandshakeRtt && !m_dataSent) {
+            m_rtt->Reset();
+            m_rto = m_rtt->GetEstimate();
+            m_tcb->m_srtt = Time(0);
+            m_tcb->m_lastRtt = Time(0);
+            m_tcb->m_minRtt = Time::Max();
+        }
+        m_dataSent = true;
+        return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+    }
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
+        SequenceNumber32 una = m_txBuffer->HeadSequence();
+        if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
+            m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
+            TcpSocketBase::ReceivedAck(packet, header);
+            return;
+        }
+        bool ignored = m_tcb->m_congState == TcpSocketState::CA_RECOVERY ||
+                       (m_reacted && una < m_cwrHigh);
+        m_echo = ignored ? Echo::IGNORED : Echo::REACT;
+        m_ecnStateBefore = m_tcb->m_ecnState;
+        TcpHeader plain = header;
+        plain.SetFlags(header.GetFlags() & ~TcpHeader::ECE);
+        TcpSocketBase::ReceivedAck(packet, plain);
+        m_echo = Echo::NONE;
+    }
+    void ProcessAck(const SequenceNumber32& ackNumber, bool scoreboardUpdated,
+                    uint32_t currentDelivered, const SequenceNumber32& oldHeadSequence,
+                    bool receivedData) override {
+        if (m_echo == Echo::REACT) {
+            m_ecnEchoSeq = ackNumber;
+            m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+            const uint32_t seg = m_tcb->m_segmentSize;
+            uint32_t flight = static_cast<uint32_t>(m_tcb->m_highTxMark.Get() - oldHeadSequence);
+            uint32_t half = m_wholeSegments ? flight / seg / 2 * seg : flight / 2;
+            m_tcb->m_ssThresh = std::max(2 * seg, half);
+            m_tcb->m_cWnd = seg;
+            m_tcb->m_cWndInfl = seg;
+            m_cwrHigh = m_tcb->m_nextTxSequence;
+            m_reacted = true;
+            ++ecn_reactions;
+            reactions.Add(static_cast<double>(m_tcb->m_ssThresh.Get()));
+            currentDelivered = 0;  // the reacting ACK does not grow the window
+        } else if (m_echo == Echo::IGNORED) {
+            m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
+        }
+        TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
+                                  oldHeadSequence, receivedData);
+    }
+
+  private:
+    enum class Echo { NONE, REACT, IGNORED };
+    bool m_forgetHandshakeRtt{false}, m_ecnSlowStart{false}, m_wholeSegments{true};
+    bool m_dataSent{false}, m_reacted{false};
+    Echo m_echo{Echo::NONE};
+    TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
+    SequenceNumber32 m_cwrHigh{0};
+};
+
+// ---------------------------------------------------------------------------------------
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
@@ -61,7 +176,7 @@ class TahoeRecovery : public TcpClassicRecovery {
 // network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
 // 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
-// ns-3's own rules (tcp.ns3_reno_sack).
+// ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
 // With RenoRecovery (Reno, RFC 5681 3.2 step 6, and ns-2's Reno agent: "the first new ACK
 // ends fast recovery"), a partial ACK ends fast recovery as a full one does: cwnd =
@@ -71,12 +186,12 @@ class TahoeRecovery : public TcpClassicRecovery {
 // the ACK covers the recovery point (NewReno, RFC 6582). Implemented by moving the
 // recovery point down to the ACK before ns-3 processes it, which also clears it (a later
 // fast retransmit may start at once).
-class Rfc5681Socket : public TcpSocketBase {
+class Rfc5681Socket : public TcpnSocket {
   public:
     static TypeId GetTypeId() {
         static TypeId tid =
             TypeId("tcpn::Rfc5681Socket")
-                .SetParent<TcpSocketBase>()
+                .SetParent<TcpnSocket>()
                 .SetGroupName("Tcpn")
                 .AddConstructor<Rfc5681Socket>()
                 .AddAttribute("RenoRecovery", "The first new ACK ends fast recovery (Reno)",
@@ -87,7 +202,7 @@ class Rfc5681Socket : public TcpSocketBase {
     }
     Rfc5681Socket() = default;
     Rfc5681Socket(const Rfc5681Socket& other)
-        : TcpSocketBase(other), m_renoRecovery(other.m_renoRecovery) {}
+        : TcpnSocket(other), m_renoRecovery(other.m_renoRecovery) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
   protected:
@@ -102,7 +217,7 @@ class Rfc5681Socket : public TcpSocketBase {
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
-        TcpSocketBase::ReceivedAck(packet, header);
+        TcpnSocket::ReceivedAck(packet, header);
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
@@ -512,6 +627,12 @@ class TcpL : public TcpNewReno {
         tcb->m_cWndInfl = cwnd;
     }
 };
+
+// The slow-start reactions of a TcpnSocket (time, ssthresh set); empty for ns-3's socket.
+inline Series EcnReactions(Ptr<TcpSocketBase> socket) {
+    Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
+    return own ? own->reactions : Series();
+}
 
 // Connect what a variant needs from its socket's traces (TCP-L: Tx and Rx; the Vegas
 // family: Tx).
