@@ -186,6 +186,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     for flow in plan.flows:
         sink = ns.CreateObject[tcpn.TcpSink]()
         sink.SetLocal(ns.InetSocketAddress(ns.Ipv4Address.GetAny(), flow.port).ConvertTo())
+        if flow.sink_socket:
+            sink.SetSocketType(flow.sink_socket)
         for name, value in flow.sink_attributes:
             sink.SetSocketAttribute(name, value)
         if (flow.receiver_clock_rate, flow.receiver_clock_offset_s) != (1.0, 0.0):
@@ -320,7 +322,8 @@ def warm_up() -> None:
                                         "receiver_clock_offset_s": 1.0}),
         ("tcpn::AdaptiveVegas", vegas, {}),
         ("tcpn::TcpL", (), {"report_interval_s": 0.05, "report_link": "A->B"}),
-        ("ns3::TcpNewReno", (), {"socket": "tcpn::TcpnSocket", "first_write_s": 0.05}))
+        ("ns3::TcpNewReno", (), {"socket": "tcpn::TcpnSocket", "first_write_s": 0.05,
+                                 "sink_socket": "tcpn::TcpnSocket"}))
     flows = tuple(
         FlowPlan(f"warm{i}", "A", "B", start_s=0.0, stop_s=0.2, port=10000 + i,
                  congestion=congestion, congestion_attributes=attributes,

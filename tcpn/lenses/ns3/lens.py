@@ -74,8 +74,9 @@ RFC_SOCKET = "tcpn::Rfc5681Socket"
 5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
 ``tcp.ns3_reno_sack``."""
 OWN_SOCKET = "tcpn::TcpnSocket"
-"""ns-3's socket with tcpn's options (``cpp/variants.h``): ``ForgetHandshakeRtt`` for a
-connection that starts established, ``EcnSlowStart`` for S2's reaction to an echo;
+"""ns-3's socket with tcpn's options (``cpp/variants.h``): ``ForgetHandshakeRtt`` (sender)
+and ``DelayFirstAck`` (receiver) for a connection that starts established, ``EcnSlowStart``
+for S2's reaction to an echo;
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -289,7 +290,9 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         port=PORT_BASE + index, max_bytes=flow.bytes or 0,
         send_size_bytes=tcp.segment_size_bytes, app_rate_bps=flow.app_rate_bps or 0.0,
         congestion=congestion, congestion_attributes=attributes, recovery=recovery,
-        socket=socket, socket_attributes=sender_options, sink_attributes=options,
+        socket=socket, socket_attributes=sender_options,
+        sink_attributes=(*options, ("DelayFirstAck", "true")) if established else options,
+        sink_socket=OWN_SOCKET if established else "",
         receiver_clock_rate=rate,
         # the receiver's clock reads the scenario's time, not ns-3's
         receiver_clock_offset_s=flow.receiver_clock_offset_s - rate * offset_s,
@@ -398,9 +401,10 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
             f"{' and '.join(_handshake_fields(scenario))}: false: ns-3 always opens with SYN, "
             "SYN-ACK and ACK; the ns3 lens runs that handshake before each such flow's start "
             f"(ns-3's clock runs {offset_s:g} s ahead, the trace is shifted back), never "
-            "loses or counts its packets, and the sender forgets the SYN-ACK's RTT sample "
+            "loses or counts its packets, the sender forgets the SYN-ACK's RTT sample "
             "before its first data segment (RTO = tcp.initial_rto_s, as without "
-            "handshake): the first data segment leaves at the flow's start into an idle path")
+            "handshake) and the receiver delays its first ACK as any other: the first data "
+            "segment leaves at the flow's start into an idle path")
     links = tuple(LinkPlan(
         a=link.a, b=link.b, rate_bps=link.rate_bps, delay_s=link.delay_s,
         queue_ab=_queue_plan(link.ab.queue, link), queue_ba=_queue_plan(link.ba.queue, link),

@@ -81,7 +81,8 @@ class FlowPlan:
     reads ``receiver_clock_rate * t + receiver_clock_offset_s``. ``report_interval_s`` > 0
     makes the receiver report the frame counters of the error model on ``report_link``
     (a queue id, TCP-L). ``socket`` is the sender socket's TypeId (a ``TcpSocketBase``
-    subclass; empty: ns-3's own). ``first_write_s`` >= 0: the application writes from that
+    subclass; empty: ns-3's own), ``sink_socket`` the receiver's listening socket's.
+    ``first_write_s`` >= 0: the application writes from that
     time, not from the connection's opening (the connection opens at ``start_s``, before).
     """
 
@@ -105,6 +106,7 @@ class FlowPlan:
     report_interval_s: float = 0.0
     report_link: str = ""
     first_write_s: float = -1.0
+    sink_socket: str = ""
 
 
 @dataclass(frozen=True)

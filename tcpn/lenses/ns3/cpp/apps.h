@@ -15,6 +15,30 @@
 namespace tcpn {
 using namespace ns3;
 
+// A socket of `socket_type` (a TcpSocketBase subclass; empty: ns-3's own) on `node`, set
+// up as TcpL4Protocol's CreateSocket sets up its own, with the node's RTT estimator,
+// congestion control and recovery types (a source then sets its own).
+inline Ptr<TcpSocketBase> CreateTcpSocket(Ptr<Node> node, const std::string& socket_type) {
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    if (socket_type.empty()) return DynamicCast<TcpSocketBase>(tcp->CreateSocket());
+    ObjectFactory factory, rtt, congestion, recovery;
+    factory.SetTypeId(socket_type);
+    TypeIdValue rttType, congestionType, recoveryType;
+    tcp->GetAttribute("RttEstimatorType", rttType);
+    tcp->GetAttribute("SocketType", congestionType);
+    tcp->GetAttribute("RecoveryType", recoveryType);
+    rtt.SetTypeId(rttType.Get());
+    congestion.SetTypeId(congestionType.Get());
+    recovery.SetTypeId(recoveryType.Get());
+    Ptr<TcpSocketBase> socket = factory.Create<TcpSocketBase>();
+    socket->SetNode(node);
+    socket->SetTcp(tcp);
+    socket->SetRtt(rtt.Create<RttEstimator>());
+    socket->SetCongestionControlAlgorithm(congestion.Create<TcpCongestionOps>());
+    socket->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
+    return socket;
+}
+
 class TcpSource : public Application {
   public:
     static TypeId GetTypeId() {
@@ -66,24 +90,8 @@ class TcpSource : public Application {
     std::string socket_type;  // empty: TcpL4Protocol's TcpSocketBase
 
     bool Bounded() const { return max_bytes > 0; }
-    // A socket of `socket_type` (a TcpSocketBase subclass) set up as TcpL4Protocol's
-    // CreateSocket sets up its own, with the node's RTT estimator type
-    Ptr<TcpSocketBase> CreateSocket() {
-        Ptr<TcpL4Protocol> tcp = GetNode()->GetObject<TcpL4Protocol>();
-        if (socket_type.empty()) return DynamicCast<TcpSocketBase>(tcp->CreateSocket());
-        ObjectFactory factory, rtt;
-        factory.SetTypeId(socket_type);
-        TypeIdValue rttType;
-        tcp->GetAttribute("RttEstimatorType", rttType);
-        rtt.SetTypeId(rttType.Get());
-        Ptr<TcpSocketBase> socket = factory.Create<TcpSocketBase>();
-        socket->SetNode(GetNode());
-        socket->SetTcp(tcp);
-        socket->SetRtt(rtt.Create<RttEstimator>());
-        return socket;
-    }
     void StartApplication() override {
-        Ptr<TcpSocketBase> socket = CreateSocket();
+        Ptr<TcpSocketBase> socket = CreateTcpSocket(GetNode(), socket_type);
         for (const auto& kv : socket_attributes) socket->SetAttribute(kv.first, StringValue(kv.second));
         congestion_ops = congestion.Create<TcpCongestionOps>();
         socket->SetCongestionControlAlgorithm(congestion_ops);
@@ -172,6 +180,8 @@ class TcpSink : public Application {
     uint64_t reports_taken{0};
 
     void SetLocal(const Address& address) { local = address; }
+    // The listening socket's TypeId (its accepted sockets are forks of it; empty: ns-3's)
+    void SetSocketType(const std::string& type_id) { m_socketType = type_id; }
     void SetClock(double rate, double offset_s) {
         m_clock = true;
         m_clockRate = rate;
@@ -193,6 +203,7 @@ class TcpSink : public Application {
 
   private:
     Ptr<Socket> m_listener;
+    std::string m_socketType;
     std::vector<Ptr<Socket>> m_accepted;
     bool m_clock{false};
     double m_clockRate{1.0};
@@ -203,7 +214,7 @@ class TcpSink : public Application {
     EventId m_reportEvent;
 
     void StartApplication() override {
-        m_listener = GetNode()->GetObject<TcpL4Protocol>()->CreateSocket();
+        m_listener = CreateTcpSocket(GetNode(), m_socketType);
         for (const auto& kv : socket_attributes) m_listener->SetAttribute(kv.first, StringValue(kv.second));
         if (m_clock || m_reportInterval > 0) {
             NS_ABORT_MSG_UNLESS(m_listener->TraceConnectWithoutContext(

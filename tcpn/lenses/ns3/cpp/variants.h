@@ -47,7 +47,10 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   ns-3's estimator a sample a connection without handshake never takes. Before the first
 //   data segment leaves, the estimator forgets it (RttEstimator::Reset) and the RTO is the
 //   initial one again, as for the net model's connection opened at its start (no sample,
-//   RTO = tcp.initial_rto_s).
+//   RTO = tcp.initial_rto_s). DelayFirstAck, on the receiver's listening socket (its
+//   accepted sockets are forks): ns-3 acknowledges the first data segment at once (the
+//   delayed-ACK counter starts full when the handshake completes); a receiver without
+//   handshake starts it empty, as the net model's does.
 // * EcnSlowStart (params.reaction: slow_start, study S2: on an ECN echo the sender "starts
 //   slow start without retransmitting"): an ACK of new data carrying ECE, outside fast
 //   recovery and past the window of the previous reaction (its SND.UNA at or above
@@ -73,6 +76,11 @@ class TcpnSocket : public TcpSocketBase {
                               BooleanValue(false),
                               MakeBooleanAccessor(&TcpnSocket::m_forgetHandshakeRtt),
                               MakeBooleanChecker())
+                .AddAttribute("DelayFirstAck",
+                              "The delayed-ACK counter starts empty after the handshake",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&TcpnSocket::m_delayFirstAck),
+                              MakeBooleanChecker())
                 .AddAttribute("EcnSlowStart",
                               "An ECN echo sets cwnd to one segment (study S2), not CA_CWR",
                               BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnSlowStart),
@@ -86,7 +94,8 @@ class TcpnSocket : public TcpSocketBase {
     TcpnSocket() = default;
     TcpnSocket(const TcpnSocket& other)
         : TcpSocketBase(other), m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
-          m_ecnSlowStart(other.m_ecnSlowStart), m_wholeSegments(other.m_wholeSegments) {}
+          m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
+          m_wholeSegments(other.m_wholeSegments) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -106,6 +115,10 @@ class TcpnSocket : public TcpSocketBase {
         return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
     }
     void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
+        if (m_delayFirstAck && !m_established && m_state == ESTABLISHED) {
+            m_delAckCount = 0;  // ProcessSynRcvd set it full just before
+        }
+        m_established = m_state == ESTABLISHED;
         SequenceNumber32 una = m_txBuffer->HeadSequence();
         if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
             m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
@@ -147,8 +160,8 @@ class TcpnSocket : public TcpSocketBase {
 
   private:
     enum class Echo { NONE, REACT, IGNORED };
-    bool m_forgetHandshakeRtt{false}, m_ecnSlowStart{false}, m_wholeSegments{true};
-    bool m_dataSent{false}, m_reacted{false};
+    bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
+    bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
     SequenceNumber32 m_cwrHigh{0};
