@@ -155,10 +155,10 @@ def device_rates(scenario: Scenario, flows: Sequence[ConcreteFlow],
 
     >>> from tcpn.models.scenario import dumbbell, validate_scenario
     >>> s = dumbbell(pairs=1, horizon_s=1.0).model_dump()
-    >>> s["links"][1]["l2_header_bytes"] = 0
+    >>> s["links"][0]["l2_header_bytes"] = 0  # R1 -- R2; 588-byte data packets: 590 / 588
     >>> rates, notes = device_rates(validate_scenario(s), validate_scenario(s).concrete_flows())
-    >>> sorted(rates), round(rates["R1->R2"] / s["links"][1]["rate_bps"], 6)
-    (['R1->R2', 'R2->R1'], 1.001333)
+    >>> sorted(rates), round(rates["R1->R2"] / s["links"][0]["rate_bps"], 6)
+    (['R1->R2', 'R2->R1'], 1.003401)
     """
     rates: dict[str, float] = {}
     notes = []
