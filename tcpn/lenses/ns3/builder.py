@@ -14,6 +14,7 @@ result in-process, in a forked child or in a spawned worker. The result of
 
     {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
                     "connect_fail": ..., "ecn_reactions": (t, ssthresh),
+                    "timeouts": (t, rto) (None: not a tcpn::TcpnSocket),
                     "connected_s": s (-1: never),
                     "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
      "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
@@ -235,6 +236,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                         "cong_state": _series(src.recorder.cong_state),
                         "connect_fail": _series(src.recorder.connect_fail),
                         "ecn_reactions": _series(tcpn.EcnReactions(src.tcp_socket)),
+                        "timeouts": (_series(tcpn.Timeouts(src.tcp_socket))
+                                     if tcpn.IsTcpnSocket(src.tcp_socket) else None),
                         "connected_s": float(src.connected_s),
                         "app_sent_bytes": int(src.sent),
                         "sink_bytes": int(sinks[fid].received),

@@ -6,9 +6,10 @@ different experiment); :func:`scenario_plan` maps the rest to an
 runs the plan in a worker process (:mod:`~tcpn.lenses.ns3.worker`) and writes the
 trace: ``send``/``retransmit``/``ack``/``recv``/``deliver`` from pcap captures at each
 flow's two end devices (:mod:`tcpn.models.pcap`), ``drop``/``ack_drop``/``mark`` from
-the C++ queue and link-loss recorders, ``timeout`` when the sender enters CA_LOSS, cwnd,
-ssthresh and RTT samples from the socket's trace sources, and every queue event of the
-traced queues. docs/validation.md says what differs from the net model.
+the C++ queue and link-loss recorders, ``timeout`` at every expiry of the sender's
+retransmission timer, cwnd, ssthresh and RTT samples from the socket's trace sources,
+and every queue event of the traced queues. docs/validation.md says what differs from
+the net model.
 
 >>> from tcpn.models.scenario import dumbbell
 >>> reno = scenario_plan(dumbbell(pairs=1, variant="reno", horizon_s=1.0)).flows[0]
@@ -17,8 +18,8 @@ traced queues. docs/validation.md says what differs from the net model.
 >>> plan = scenario_plan(dumbbell(pairs=1, variant="vegas", horizon_s=1.0), rng_run=3)
 >>> plan.flows[0].congestion, plan.flows[0].congestion_attributes[:3]
 ('tcpn::Vegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
->>> plan.flows[0].socket  # SACK on (the default): ns-3's own socket
-''
+>>> plan.flows[0].socket  # SACK on (the default): ns-3's own, recording every timeout
+'tcpn::TcpnSocket'
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ RFC_SOCKET = "tcpn::Rfc5681Socket"
 5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
 ``tcp.ns3_reno_sack``."""
 OWN_SOCKET = "tcpn::TcpnSocket"
-"""ns-3's socket with tcpn's options (``cpp/variants.h``): ``ForgetHandshakeRtt`` (sender)
-and ``DelayFirstAck`` (receiver) for a connection that starts established, ``EcnSlowStart``
-for S2's reaction to an echo;
+"""ns-3's socket that records every expiry of the retransmission timer (ns-3's CongState
+trace shows only the first of a run), the sender socket of every connection with SACK
+(or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``ForgetHandshakeRtt``
+(sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
+``EcnSlowStart`` for S2's reaction to an echo;
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -279,8 +282,7 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         own += (("EcnSlowStart", "true"),
                 ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
     sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()))
-    socket = (RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack)
-              else OWN_SOCKET if own else "")
+    socket = RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
     rate = 1.0 + flow.receiver_clock_skew
     established = not tcp.handshake
     return FlowPlan(
@@ -591,11 +593,14 @@ def _write_flow_series(series: dict[str, Any], flow: str, trace: Any,
         times, values = series[key]
         if len(times):
             trace.extend("flow_series", time_s=times, flow=flow, var=var, value=values)
-    times, states = series["cong_state"]
-    entered = np.flatnonzero((states == _CA_LOSS)
-                             & (np.concatenate(([-1.0], states[:-1])) != _CA_LOSS))
-    if len(entered):
-        trace.extend("flow_events", time_s=times[entered], flow=flow, event="timeout")
+    if series["timeouts"] is not None:  # every expiry (tcpn::TcpnSocket)
+        expiries = series["timeouts"][0]
+    else:  # the first of each run of expiries (CongState does not change on a repeat)
+        times, states = series["cong_state"]
+        expiries = times[np.flatnonzero((states == _CA_LOSS) & (
+            np.concatenate(([-1.0], states[:-1])) != _CA_LOSS))]
+    if len(expiries):
+        trace.extend("flow_events", time_s=expiries, flow=flow, event="timeout")
     times, _ = series["connect_fail"]
     if len(times):
         trace.extend("flow_events", time_s=times, flow=flow, event="connect_fail", seq=-1)

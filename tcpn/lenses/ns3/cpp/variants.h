@@ -40,8 +40,12 @@ class TahoeRecovery : public TcpClassicRecovery {
 };
 
 // ---------------------------------------------------------------------------------------
-// ns-3's socket with two rules of tcpn's scenarios that ns-3.44 lacks (the ns3 lens gives it,
-// or its subclass Rfc5681Socket, to a connection that asks for either):
+// ns-3's socket, the sender socket of every connection of the ns3 lens (or its subclass
+// Rfc5681Socket). Without options it behaves as ns-3's own, and records every expiry of
+// the retransmission timer (`timeouts`: its time and the backed-off RTO): the socket's
+// CongState trace only shows the first of several expiries in a row, since a repeated
+// timeout leaves the state CA_LOSS unchanged. Its options are rules of tcpn's scenarios
+// that ns-3.44 lacks:
 // * ForgetHandshakeRtt (tcp.handshake: false, a connection that starts established): the
 //   lens runs ns-3's handshake before the flow's start time (lens.py), and the SYN-ACK gives
 //   ns-3's estimator a sample a connection without handshake never takes. Before the first
@@ -100,9 +104,15 @@ class TcpnSocket : public TcpSocketBase {
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
     Series reactions;           // each reaction: its time and the ssthresh it set (bytes)
+    Series timeouts;            // each expiry of the retransmission timer: the new RTO (s)
 
   protected:
     Ptr<TcpSocketBase> Fork() override { return CopyObject<TcpnSocket>(this); }
+    void ReTxTimeout() override {
+        uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
+        TcpSocketBase::ReTxTimeout();
+        if (m_dataRetrCount + 1 == retries) timeouts.Add(m_rto.Get().GetSeconds());
+    }
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override {
         if (m_forgetHandshakeRtt && !m_dataSent) {
             m_rtt->Reset();
@@ -235,7 +245,7 @@ class Rfc5681Socket : public TcpnSocket {
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_flightSizeNext = true;
-        TcpSocketBase::ReTxTimeout();
+        TcpnSocket::ReTxTimeout();
         m_flightSizeNext = false;
     }
     uint32_t BytesInFlight() const override {
@@ -646,6 +656,12 @@ inline Series EcnReactions(Ptr<TcpSocketBase> socket) {
     Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
     return own ? own->reactions : Series();
 }
+// The retransmission timer's expiries of a TcpnSocket (time, RTO after it).
+inline Series Timeouts(Ptr<TcpSocketBase> socket) {
+    Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
+    return own ? own->timeouts : Series();
+}
+inline bool IsTcpnSocket(Ptr<TcpSocketBase> socket) { return DynamicCast<TcpnSocket>(socket) != nullptr; }
 
 // Connect what a variant needs from its socket's traces (TCP-L: Tx and Rx; the Vegas
 // family: Tx).
