@@ -255,3 +255,33 @@ def test_a_connection_started_established_on_links_without_l2_header():
     for trace in (ns3, net):
         (retx,) = trace.events(event="retransmit")["time_s"]
         assert retx == pytest.approx(start + 1.0, abs=2e-6)
+
+
+def test_a_backed_off_rto_holds_until_a_valid_sample():
+    """Segment 0 is lost twice (timeouts at 1 s and 1 + 2 s); the ACK of its second
+    retransmission gives no RTT sample (Karn; no timestamps), so the timer it restarts
+    keeps the RTO of 4 s (RFC 6298; ns-2; the net model), and the next arrivals are lost
+    (the net lens's window is two segments after that ACK, ns-3's one: ns-3 does not
+    grow the window on the ACK that ends CA_LOSS), so both lenses time out 4 s after it.
+    ns-3's own rule (tcp.ns3_rto_reset) takes the RTO from the estimator again at that
+    ACK: 1 s."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=9.0,
+                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
+                         "initial_cwnd_segments": 1}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0, 1, 3, 4]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    start = make_run(scenario).flows[0].start_s
+    timeouts = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        timeouts[lens] = trace.events(event="timeout")["time_s"].to_numpy() - start
+        (ack,) = trace.events(event="ack")["time_s"].to_numpy()[:1] - start
+        assert timeouts[lens][:2] == pytest.approx([1.0, 3.0], abs=2e-6)
+        assert timeouts[lens][2] == pytest.approx(ack + 4.0, abs=2e-6)
+    assert np.abs(timeouts["ns3"][:3] - timeouts["net"][:3]).max() < 2e-6
+    data["tcp"]["ns3_rto_reset"] = True
+    _, reset = _simulate(validate_scenario(data))
+    third = reset.events(event="timeout")["time_s"].to_numpy()[2] - start
+    assert third == pytest.approx(ack + 1.0, abs=2e-3)

@@ -429,6 +429,11 @@ class TcpConfig(_Strict):
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules
     (``tcpn::Rfc5681Socket``, docs/validation.md), as the net lens does.
+    ``ns3_rto_reset`` (ns3 lens only): run ns-3.44's own RTO rule, which recomputes the RTO
+    from SRTT and RTTVAR at every new ACK and so ends a timeout's exponential backoff at
+    the ACK of the retransmission; ``false`` (the default) keeps the backed-off RTO until
+    an ACK gives a valid RTT sample (RFC 6298 and Karn; ns-2's ``TcpAgent::newack``), as
+    the net lens does (``tcpn::TcpnSocket`` with ``KeepBackoff``, docs/validation.md).
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -455,6 +460,7 @@ class TcpConfig(_Strict):
     syn_retries: PositiveInt = 6
     ssthresh_whole_segments: bool = True
     ns3_reno_sack: bool = False
+    ns3_rto_reset: bool = False
 
     @property
     def options_bytes(self) -> int:

@@ -77,7 +77,8 @@ RFC_SOCKET = "tcpn::Rfc5681Socket"
 OWN_SOCKET = "tcpn::TcpnSocket"
 """ns-3's socket that records every expiry of the retransmission timer (ns-3's CongState
 trace shows only the first of a run), the sender socket of every connection with SACK
-(or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``ForgetHandshakeRtt``
+(or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``KeepBackoff`` (RFC
+6298's backed-off RTO until a valid sample; off with ``tcp.ns3_rto_reset``), ``ForgetHandshakeRtt``
 (sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
 ``EcnSlowStart`` for S2's reaction to an echo;
 :data:`RFC_SOCKET` is its subclass."""
@@ -275,7 +276,7 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
     sack = (tcp.sack or flow.variant == "sack") and not reno
     options = _socket_attributes(tcp, flow.ecn, sack)
-    own: tuple[tuple[str, str], ...] = ()
+    own: tuple[tuple[str, str], ...] = (("KeepBackoff", _bool(not tcp.ns3_rto_reset)),)
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":

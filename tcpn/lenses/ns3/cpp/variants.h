@@ -46,6 +46,14 @@ class TahoeRecovery : public TcpClassicRecovery {
 // CongState trace only shows the first of several expiries in a row, since a repeated
 // timeout leaves the state CA_LOSS unchanged. Its options are rules of tcpn's scenarios
 // that ns-3.44 lacks:
+// * KeepBackoff (the default of the ns3 lens; tcp.ns3_rto_reset: true turns it off): the
+//   RTO doubled by a timeout holds until an ACK gives a valid RTT sample (RFC 6298, the note
+//   after rule 5.7: a new measurement may "collapse" the RTO; Karn's algorithm; ns-2's
+//   TcpAgent::newack ends the backoff only when the timed segment is acknowledged; the net
+//   model). ns-3.44's NewAck recomputes the RTO from SRTT and RTTVAR at every new ACK, so
+//   the ACK of a retransmission, which gives no sample, ends the backoff anyway. With
+//   timestamps every ACK of new data is a valid measurement (RFC 7323; the net model), so
+//   the backoff ends at the first one as in ns-3 (whose estimator takes no sample there).
 // * ForgetHandshakeRtt (tcp.handshake: false, a connection that starts established): the
 //   lens runs ns-3's handshake before the flow's start time (lens.py), and the SYN-ACK gives
 //   ns-3's estimator a sample a connection without handshake never takes. Before the first
@@ -75,6 +83,10 @@ class TcpnSocket : public TcpSocketBase {
                 .SetParent<TcpSocketBase>()
                 .SetGroupName("Tcpn")
                 .AddConstructor<TcpnSocket>()
+                .AddAttribute("KeepBackoff",
+                              "A backed-off RTO holds until a valid RTT sample (RFC 6298)",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_keepBackoff),
+                              MakeBooleanChecker())
                 .AddAttribute("ForgetHandshakeRtt",
                               "Reset the RTT estimator and the RTO before the first data segment",
                               BooleanValue(false),
@@ -97,7 +109,8 @@ class TcpnSocket : public TcpSocketBase {
     }
     TcpnSocket() = default;
     TcpnSocket(const TcpnSocket& other)
-        : TcpSocketBase(other), m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
+        : TcpSocketBase(other), m_keepBackoff(other.m_keepBackoff),
+          m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
           m_wholeSegments(other.m_wholeSegments) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
@@ -111,7 +124,29 @@ class TcpnSocket : public TcpSocketBase {
     void ReTxTimeout() override {
         uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
         TcpSocketBase::ReTxTimeout();
-        if (m_dataRetrCount + 1 == retries) timeouts.Add(m_rto.Get().GetSeconds());
+        if (m_dataRetrCount + 1 == retries) {
+            timeouts.Add(m_rto.Get().GetSeconds());
+            m_backedOff = true;
+        }
+    }
+    void EstimateRtt(const TcpHeader& header) override {
+        uint32_t samples = m_rtt->GetNSamples();
+        TcpSocketBase::EstimateRtt(header);
+        if (m_rtt->GetNSamples() > samples) m_backedOff = false;  // RFC 6298 2.2-2.4 apply
+    }
+    void NewAck(const SequenceNumber32& ack, bool resetRTO) override {
+        Time backedOff = m_rto;
+        TcpSocketBase::NewAck(ack, resetRTO);
+        // with timestamps every ACK of new data is a valid measurement (RFC 7323), though
+        // ns-3 takes none after a timeout (it clears its send history): its RTO stands
+        if (m_keepBackoff && m_backedOff && !m_timestampEnabled && resetRTO &&
+            m_rto.Get() != backedOff) {
+            m_rto = backedOff;  // NewAck took it from SRTT and RTTVAR: restart with it
+            if (m_retxEvent.IsPending()) {
+                m_retxEvent.Cancel();
+                m_retxEvent = Simulator::Schedule(m_rto, &TcpnSocket::ReTxTimeout, this);
+            }
+        }
     }
     uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override {
         if (m_forgetHandshakeRtt && !m_dataSent) {
@@ -170,6 +205,7 @@ class TcpnSocket : public TcpSocketBase {
 
   private:
     enum class Echo { NONE, REACT, IGNORED };
+    bool m_keepBackoff{false}, m_backedOff{false};
     bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
     Echo m_echo{Echo::NONE};
