@@ -187,12 +187,11 @@ def test_compare_bad_input():
         compare(scenario, ["net", "fluid"], reference="ns3")
     with pytest.raises(Exception, match="unknown lens 'telepathy'"):
         compare(scenario, ["net", "telepathy"])
-    # the fluid lens has no small-get-priority queue, ns-3 no ECN reaction by slow start
-    sgpq = dumbbell(pairs=1, variant="ecn_newreno", horizon_s=1.0, queue={"kind": "sgpq"},
+    # the fluid lens has no small-get-priority queue, ns-3 no TCP-L with ECN
+    sgpq = dumbbell(pairs=1, variant="tcp_l", horizon_s=1.0, queue={"kind": "sgpq"},
                     tcp={"ecn": True}).model_dump()
-    sgpq["flows"][0]["params"] = {"reaction": "slow_start"}
     with pytest.raises(InputError, match=r"none of the lenses fluid, ns3 can run it.*sgpq.*"
-                                         r"reaction slow_start"):
+                                         r"TCP-L does not combine"):
         compare(validate_scenario(sgpq), ["fluid", "ns3"])
 
 

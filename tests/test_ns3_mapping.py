@@ -81,10 +81,10 @@ def test_westwood_and_errors():
 
 def test_features_ns3_cannot_express_are_named():
     s = validate_scenario({
-        "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01, "l2_header_bytes": 14},
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01},
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
-        "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "ecn_newreno",
-                   "params": {"reaction": "slow_start"}},
+        "flows": [{"id": "x", "src": "A", "dst": "B", "variant": "newreno", "start_s": 0.5,
+                   "tcp": {"handshake": False}},
                   {"id": "y", "src": "A", "dst": "R", "variant": "newreno",
                    "tcp": {"ip_header_bytes": 24}},
                   {"id": "z", "src": "A", "dst": "B", "variant": "newreno",
@@ -93,10 +93,37 @@ def test_features_ns3_cannot_express_are_named():
     with pytest.raises(InputError) as info:
         Ns3Lens().check(s)
     message = str(info.value)
-    for part in ("links[0].l2_header_bytes", "flows[0] (x): params.reaction slow_start",
+    for part in ("flows[0].tcp.handshake: false", "flows start at 2 different times",
                  "flows[1] (y): tcp header sizes", "end node R has 2 links",
                  "flows[2] (z): tcp.limited_transmit: false with SACK"):
         assert part in message
+
+
+def test_s2_maps_with_its_approximations_named():
+    """Study S2's scenario (no L2 header, no handshake, the slow-start reaction): each
+    direction's DataRate makes its packets' serialisation the scenario's, the connection
+    opens before its start on a clock one second ahead, and the plan names both
+    approximations."""
+    from tcpn.reports.studies.s2 import scenario_mapping
+
+    s = validate_scenario(scenario_mapping("th50", 0.2))
+    plan = scenario_plan(s)
+    flow = plan.flows[0]
+    assert flow.socket == "tcpn::Rfc5681Socket" and flow.sink_socket == "tcpn::TcpnSocket"
+    for option in ("EcnSlowStart", "ForgetHandshakeRtt"):
+        assert (option, "true") in flow.socket_attributes
+    assert ("DelayFirstAck", "true") in flow.sink_attributes
+    assert plan.time_offset_s == 1.0 and flow.first_write_s == 1.0 and flow.start_s < 1.0
+    assert plan.horizon_s == s.horizon_s + 1.0 and flow.receiver_clock_offset_s == -1.0
+    access, router = plan.links
+    assert router.device_rate_ab_bps == pytest.approx(router.rate_bps * 502 / 500)
+    assert router.device_rate_ba_bps == pytest.approx(router.rate_bps * 42 / 40)
+    assert router.errors_ab.skip_handshake == (0,) and router.errors_ab.l2_bytes == 0
+    assert access.device_rate_ab_bps == pytest.approx(access.rate_bps * 502 / 500)
+    notes = " ".join(plan.notes)
+    assert "links[1].l2_header_bytes: 0" in notes and "tcp.handshake: false" in notes
+    assert scenario_plan(validate_scenario(scenario_mapping("th50", 0.2, "halve"))
+                         ).flows[0].socket_attributes.count(("EcnSlowStart", "true")) == 0
 
 
 def test_tcpn_variants_map_to_their_cpp_classes():

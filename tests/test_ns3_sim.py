@@ -164,3 +164,124 @@ def test_two_losses_in_one_window_reno_recovers_twice_newreno_once(variant):
     ns3_retx, net_retx = (t.events(event="retransmit") for t in (ns3, net))
     assert list(ns3_retx["seq"]) == list(net_retx["seq"]) and len(ns3_retx) == 2
     assert np.abs(ns3_retx["time_s"].to_numpy() - net_retx["time_s"].to_numpy()).max() < 2e-3
+
+
+def _slow_start_echo_scenario():
+    data = dumbbell(pairs=1, variant="ecn_newreno", horizon_s=5.0,
+                    tcp={**TCP, "sack": False, "ecn": True},
+                    queue={"kind": "threshold_ecn", "limit": 100, "k": 4}).model_dump()
+    data["flows"][0]["params"] = {"reaction": "slow_start"}
+    return validate_scenario(data)
+
+
+def _cuts(trace, segment_bytes: int) -> np.ndarray:
+    """Times at which cwnd fell to one segment from more."""
+    cwnd = trace.series("cwnd_bytes", "f0")
+    values, times = cwnd["value"].to_numpy(), cwnd["time_s"].to_numpy()
+    fell = (values[1:] == segment_bytes) & (values[:-1] > segment_bytes)
+    return times[1:][fell]
+
+
+def test_slow_start_reaction_to_an_echo_cuts_to_one_segment_without_retransmitting():
+    """S2's reaction (params.reaction: slow_start): with K = 4 the queue marks in the
+    first slow start; the first echo sets cwnd to one segment and ssthresh to half the
+    flight (8,688 bytes: 6 of the 12 segments out), nothing is retransmitted and ns-3
+    never enters CA_CWR. The net lens cuts at the same instant, then as often and to the
+    same ssthresh; the later cuts, after seconds of congestion avoidance, within 50 ms
+    (ns-3 truncates each ACK's increase to whole bytes)."""
+    scenario = _slow_start_echo_scenario()
+    raw, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    times, ssthresh = raw["flows"]["f0"]["ecn_reactions"]
+    assert len(times) >= 2 and len(ns3.events(event="mark")) > 0
+    for trace in (ns3, net):
+        assert len(trace.events(event="retransmit")) == 0
+        assert len(trace.events(event="drop")) == 0
+    cwnd = ns3.series("cwnd_bytes", "f0")
+    for t, threshold in zip(times, ssthresh, strict=True):
+        at = cwnd[cwnd["time_s"] == t]["value"].to_numpy()
+        assert at[-1] == 1448  # one segment, not grown by the echoing ACK
+        assert threshold >= 2 * 1448 and threshold % 1448 == 0
+    states = raw["flows"]["f0"]["cong_state"][1]
+    assert 2 not in states  # TcpSocketState::CA_CWR
+    assert ssthresh[0] == 6 * 1448
+    ns3_cuts, net_cuts = _cuts(ns3, 1448), _cuts(net, 1448)
+    assert len(ns3_cuts) == len(net_cuts) == len(times)
+    assert abs(ns3_cuts[0] - net_cuts[0]) < 2e-6
+    assert np.abs(ns3_cuts - net_cuts).max() < 0.05
+    net_ssthresh = net.series("ssthresh_bytes", "f0")
+    for t, threshold in zip(net_cuts, ssthresh, strict=True):
+        assert net_ssthresh[net_ssthresh["time_s"] == t]["value"].iloc[-1] == threshold
+
+
+def _established_scenario(lost: list[int]):
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.5,
+                    tcp={**TCP, "sack": False, "handshake": False, "min_rto_s": 0.2,
+                         "initial_cwnd_segments": 1}).model_dump()
+    data["flows"][0].pop("params", None)
+    for link in data["links"]:
+        link["l2_header_bytes"] = 0
+    if lost:
+        data["links"][1]["ab"]["errors"] = {"kind": "list", "packets": lost}
+    return validate_scenario(data)
+
+
+def test_a_connection_started_established_on_links_without_l2_header():
+    """tcp.handshake: false and l2_header_bytes: 0: ns-3 opens the connection before the
+    start (its clock runs ahead, the trace is shifted back) on devices whose DataRate
+    makes a data packet's (and on the ACKs' side an ACK's) serialisation the scenario's.
+    The first data segment leaves at the start, the receiver delays its first ACK (0.2 s,
+    no second segment), and every arrival and ACK is where the net lens puts it (pcap's
+    microsecond). The loss of the first segment (the handshake is not counted) is repaired
+    by the timer after tcp.initial_rto_s = 1 s, not after the 0.2 s RTO the SYN-ACK's
+    sample would give."""
+    scenario = _established_scenario([])
+    raw, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    start = make_run(scenario).flows[0].start_s
+    assert raw["time_offset_s"] >= 1.0
+    assert ns3.queue("R1->R2")["time_s"].min() >= start  # the handshake is not in the trace
+    for event in ("recv", "ack"):  # (the net lens stamps a burst's sends at once)
+        ns3_times, net_times = (t.events(event=event)["time_s"].to_numpy()[:40]
+                                for t in (ns3, net))
+        assert len(ns3_times) == len(net_times) == 40
+        assert np.abs(ns3_times - net_times).max() < 2e-6
+    assert ns3.events(event="send")["time_s"].iloc[0] == pytest.approx(start, abs=2e-6)
+    first_ack = ns3.events(event="ack")["time_s"].iloc[0] - start
+    assert 0.2 < first_ack < 0.25
+    scenario = _established_scenario([0])
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    for trace in (ns3, net):
+        (retx,) = trace.events(event="retransmit")["time_s"]
+        assert retx == pytest.approx(start + 1.0, abs=2e-6)
+
+
+def test_a_backed_off_rto_holds_until_a_valid_sample():
+    """Segment 0 is lost twice (timeouts at 1 s and 1 + 2 s); the ACK of its second
+    retransmission gives no RTT sample (Karn; no timestamps), so the timer it restarts
+    keeps the RTO of 4 s (RFC 6298; ns-2; the net model), and the next arrivals are lost
+    (the net lens's window is two segments after that ACK, ns-3's one: ns-3 does not
+    grow the window on the ACK that ends CA_LOSS), so both lenses time out 4 s after it.
+    ns-3's own rule (tcp.ns3_rto_reset) takes the RTO from the estimator again at that
+    ACK: 1 s."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=9.0,
+                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
+                         "initial_cwnd_segments": 1}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0, 1, 3, 4]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    start = make_run(scenario).flows[0].start_s
+    timeouts = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        timeouts[lens] = trace.events(event="timeout")["time_s"].to_numpy() - start
+        (ack,) = trace.events(event="ack")["time_s"].to_numpy()[:1] - start
+        assert timeouts[lens][:2] == pytest.approx([1.0, 3.0], abs=2e-6)
+        assert timeouts[lens][2] == pytest.approx(ack + 4.0, abs=2e-6)
+    assert np.abs(timeouts["ns3"][:3] - timeouts["net"][:3]).max() < 2e-6
+    data["tcp"]["ns3_rto_reset"] = True
+    _, reset = _simulate(validate_scenario(data))
+    third = reset.events(event="timeout")["time_s"].to_numpy()[2] - start
+    assert third == pytest.approx(ack + 1.0, abs=2e-3)

@@ -417,7 +417,9 @@ class TcpConfig(_Strict):
     ``syn_timeout_s``, ns-3's ``ConnTimeout``, doubled at each retry; after ``syn_retries``
     SYNs in all, ns-3's ``ConnCount`` (SynRetries), the first included, the next expiry
     gives up and the connection never opens); ``false`` starts it established at its start
-    time (net lens only). ``ssthresh_whole_segments``: the ssthresh of a loss, half the
+    time (the ns3 lens runs the handshake before the start, out of sight of the
+    experiment, when every flow starts at the same time: docs/validation.md).
+    ``ssthresh_whole_segments``: the ssthresh of a loss, half the
     FlightSize (RFC 5681 eq. 4), is rounded down to whole segments, as ns-2 (the studies'
     simulator: ``ssthresh_ = (int) halfwin`` of its integer ``window()``), 4.4BSD
     (``min(snd_wnd, snd_cwnd) / 2 / t_maxseg``) and Linux (``tcp_reno_ssthresh``, in
@@ -427,6 +429,11 @@ class TcpConfig(_Strict):
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules
     (``tcpn::Rfc5681Socket``, docs/validation.md), as the net lens does.
+    ``ns3_rto_reset`` (ns3 lens only): run ns-3.44's own RTO rule, which recomputes the RTO
+    from SRTT and RTTVAR at every new ACK and so ends a timeout's exponential backoff at
+    the ACK of the retransmission; ``false`` (the default) keeps the backed-off RTO until
+    an ACK gives a valid RTT sample (RFC 6298 and Karn; ns-2's ``TcpAgent::newack``), as
+    the net lens does (``tcpn::TcpnSocket`` with ``KeepBackoff``, docs/validation.md).
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -453,6 +460,7 @@ class TcpConfig(_Strict):
     syn_retries: PositiveInt = 6
     ssthresh_whole_segments: bool = True
     ns3_reno_sack: bool = False
+    ns3_rto_reset: bool = False
 
     @property
     def options_bytes(self) -> int:
@@ -528,7 +536,7 @@ class EcnParams(_Strict):
     """ECN Reno/NewReno: the ``reaction`` to an ECN echo (at most once per window, no
     retransmission either way): ``halve`` (RFC 3168: ssthresh = cwnd = half the flight)
     or ``slow_start`` (study S2's sender "starts slow start without retransmitting":
-    ssthresh = half the flight, cwnd = 1 segment). Net lens only for ``slow_start``."""
+    ssthresh = half the flight, cwnd = 1 segment; the ns3 lens's ``tcpn::TcpnSocket``)."""
 
     variant: Literal["ecn_reno", "ecn_newreno"]
     reaction: Literal["halve", "slow_start"] = "halve"

@@ -97,6 +97,9 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         if flow.tcp.ns3_reno_sack:
             problems.append(f"flow {flow.id}: tcp.ns3_reno_sack: ns-3's duplicate-ACK "
                             "scoreboard is a rule of the ns3 lens only")
+        if flow.tcp.ns3_rto_reset:
+            problems.append(f"flow {flow.id}: tcp.ns3_rto_reset: ns-3's RTO recomputed at "
+                            "every new ACK (no backoff kept) is a rule of the ns3 lens only")
         if getattr(flow.params, "law", "brakmo") == "ns3":
             problems.append(f"flow {flow.id}: params.law ns3: ns-3's TcpVegas (decisions on "
                             "the smoothed RTT) is run by the ns3 lens only")

@@ -14,7 +14,9 @@ whatever the process simulated before. The result of
 :func:`run_plan` is a plain dict of numpy arrays and numbers (picklable)::
 
     {"flows": {id: {"cwnd": (t, v), "ssthresh": ..., "rtt": ..., "cong_state": ...,
-                    "connect_fail": ...,
+                    "connect_fail": ..., "ecn_reactions": (t, ssthresh),
+                    "timeouts": (t, rto) (None: not a tcpn::TcpnSocket),
+                    "connected_s": s (-1: never),
                     "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
      "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
      "qdisc_stats": {"A->B": {"dropped": n, "marked": n}},
@@ -85,8 +87,11 @@ def _error_model(ns: Any, tcpn: Any, plan: ErrorPlan, stream: int, port_base: in
                  n_flows: int) -> Any:
     model = ns.CreateObject[tcpn.LinkErrorModel]()
     model.Configure(plan.rate, plan.per_byte, port_base, n_flows)
+    model.SetModelL2(plan.l2_bytes)
     for index in plan.drop_list:
         model.AddDrop(index)
+    for flow in plan.skip_handshake:
+        model.SkipHandshake(flow)
     model.AssignStreams(stream)
     return model
 
@@ -132,6 +137,10 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
             p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link.delay_s)))
             p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
             devices = p2p.Install(node[link.a], node[link.b])
+            for k, rate in enumerate((link.device_rate_ab_bps, link.device_rate_ba_bps)):
+                if rate > 0:
+                    devices.Get(k).SetAttribute("DataRate",
+                                                ns.DataRateValue(ns.DataRate(round(rate))))
         ipv4.SetBase(ns.Ipv4Address(f"10.{i >> 8}.{i & 255}.0"), ns.Ipv4Mask("255.255.255.0"))
         interfaces = ipv4.Assign(devices)
         for k, (here, there) in enumerate(((link.a, link.b), (link.b, link.a))):
@@ -182,6 +191,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     for flow in plan.flows:
         sink = ns.CreateObject[tcpn.TcpSink]()
         sink.SetLocal(ns.InetSocketAddress(ns.Ipv4Address.GetAny(), flow.port).ConvertTo())
+        if flow.sink_socket:
+            sink.SetSocketType(flow.sink_socket)
         for name, value in flow.sink_attributes:
             sink.SetSocketAttribute(name, value)
         if (flow.receiver_clock_rate, flow.receiver_clock_offset_s) != (1.0, 0.0):
@@ -200,6 +211,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         if flow.congestion in _RANDOM_CONGESTION:
             source.SetCongestionAttribute("Stream", str(_STREAM_VARIANTS + 10 * len(sources)))
         source.SetRecovery(flow.recovery)
+        if flow.first_write_s >= 0:
+            source.SetFirstWrite(flow.first_write_s)
         if flow.socket:
             source.SetSocketType(flow.socket)
         for name, value in flow.socket_attributes:
@@ -226,6 +239,10 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                         "rtt": _series(src.recorder.rtt),
                         "cong_state": _series(src.recorder.cong_state),
                         "connect_fail": _series(src.recorder.connect_fail),
+                        "ecn_reactions": _series(tcpn.EcnReactions(src.tcp_socket)),
+                        "timeouts": (_series(tcpn.Timeouts(src.tcp_socket))
+                                     if tcpn.IsTcpnSocket(src.tcp_socket) else None),
+                        "connected_s": float(src.connected_s),
                         "app_sent_bytes": int(src.sent),
                         "sink_bytes": int(sinks[fid].received),
                         "variant": _variant_state(tcpn, src.congestion_ops)}
@@ -295,12 +312,15 @@ def _flow_monitor(ns: Any, monitor_helper: Any, monitor: Any) -> list[dict[str, 
 
 def warm_up() -> None:
     """Run a 0.2 s two-node simulation that uses every part of a build (tcpn's own
-    variants, the receiver clock and TCP-L reports included), so that the JIT compiles it
-    once here (forked jobs inherit the compiled code)."""
+    variants, the receiver clock, TCP-L reports and a connection started established
+    included), so that the JIT compiles it once here (forked jobs inherit the compiled
+    code)."""
     tail = QueuePlan("tcpn::TailQueueDisc", (("Limit", "10"),))
     link = LinkPlan("A", "B", rate_bps=1e7, delay_s=0.001, queue_ab=tail, queue_ba=tail,
-                    errors_ab=ErrorPlan(rate=0.01), errors_ba=ErrorPlan(drop_list=(3,)))
+                    errors_ab=ErrorPlan(rate=0.01, skip_handshake=(5,)),
+                    errors_ba=ErrorPlan(drop_list=(3,)), device_rate_ab_bps=1.001e7)
     options = (("SegmentSize", "1000"),)
+    established = (("ForgetHandshakeRtt", "true"), ("EcnSlowStart", "true"))
     vegas = (("Alpha", "2"),)
     variants: tuple[tuple[str, tuple[tuple[str, str], ...], dict[str, Any]], ...] = (
         ("ns3::TcpVegas", vegas, {}),
@@ -308,11 +328,14 @@ def warm_up() -> None:
         ("tcpn::ModifiedVegas", vegas, {"receiver_clock_rate": 1.5,
                                         "receiver_clock_offset_s": 1.0}),
         ("tcpn::AdaptiveVegas", vegas, {}),
-        ("tcpn::TcpL", (), {"report_interval_s": 0.05, "report_link": "A->B"}))
+        ("tcpn::TcpL", (), {"report_interval_s": 0.05, "report_link": "A->B"}),
+        ("ns3::TcpNewReno", (), {"socket": "tcpn::TcpnSocket", "first_write_s": 0.05,
+                                 "sink_socket": "tcpn::TcpnSocket"}))
     flows = tuple(
         FlowPlan(f"warm{i}", "A", "B", start_s=0.0, stop_s=0.2, port=10000 + i,
                  congestion=congestion, congestion_attributes=attributes,
-                 socket_attributes=options, sink_attributes=options, **extra)
+                 socket_attributes=options + (established if "first_write_s" in extra else ()),
+                 sink_attributes=options, **extra)
         for i, (congestion, attributes, extra) in enumerate(variants))
     plan = Ns3Plan("warm-up", (link,), flows, horizon_s=0.2, traced_queues=("A->B",),
                    flow_monitor=True)

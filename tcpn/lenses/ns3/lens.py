@@ -6,9 +6,10 @@ different experiment); :func:`scenario_plan` maps the rest to an
 runs the plan in a worker process (:mod:`~tcpn.lenses.ns3.worker`) and writes the
 trace: ``send``/``retransmit``/``ack``/``recv``/``deliver`` from pcap captures at each
 flow's two end devices (:mod:`tcpn.models.pcap`), ``drop``/``ack_drop``/``mark`` from
-the C++ queue and link-loss recorders, ``timeout`` when the sender enters CA_LOSS, cwnd,
-ssthresh and RTT samples from the socket's trace sources, and every queue event of the
-traced queues. docs/validation.md says what differs from the net model.
+the C++ queue and link-loss recorders, ``timeout`` at every expiry of the sender's
+retransmission timer, cwnd, ssthresh and RTT samples from the socket's trace sources,
+and every queue event of the traced queues. docs/validation.md says what differs from
+the net model.
 
 >>> from tcpn.models.scenario import dumbbell
 >>> reno = scenario_plan(dumbbell(pairs=1, variant="reno", horizon_s=1.0)).flows[0]
@@ -17,12 +18,13 @@ traced queues. docs/validation.md says what differs from the net model.
 >>> plan = scenario_plan(dumbbell(pairs=1, variant="vegas", horizon_s=1.0), rng_run=3)
 >>> plan.flows[0].congestion, plan.flows[0].congestion_attributes[:3]
 ('tcpn::Vegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
->>> plan.flows[0].socket  # SACK on (the default): ns-3's own socket
-''
+>>> plan.flows[0].socket  # SACK on (the default): ns-3's own, recording every timeout
+'tcpn::TcpnSocket'
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -32,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, TcpnError
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 from tcpn.models import pcap
@@ -72,6 +74,19 @@ RFC_SOCKET = "tcpn::Rfc5681Socket"
 """The sender's socket of a connection without SACK (``cpp/variants.h``): ns-3's with RFC
 5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
 ``tcp.ns3_reno_sack``."""
+OWN_SOCKET = "tcpn::TcpnSocket"
+"""ns-3's socket that records every expiry of the retransmission timer (ns-3's CongState
+trace shows only the first of a run), the sender socket of every connection with SACK
+(or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``KeepBackoff`` (RFC
+6298's backed-off RTO until a valid sample; off with ``tcp.ns3_rto_reset``), ``ForgetHandshakeRtt``
+(sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
+``EcnSlowStart`` for S2's reaction to an echo;
+:data:`RFC_SOCKET` is its subclass."""
+PPP_BYTES = 2
+"""The header ns-3's point-to-point device adds to every packet."""
+HANDSHAKE_IP_BYTES = 80
+"""An upper bound of the IP size of a SYN, SYN-ACK or handshake ACK (headers and every
+option ns-3 puts on a SYN): what the handshake's room before a flow's start is sized by."""
 _CA_LOSS = 4  # TcpSocketState::CA_LOSS: the retransmission timer fired
 _QUEUE_EVENTS = np.array(["enqueue", "dequeue", "drop", "mark"])
 
@@ -119,13 +134,86 @@ def _queue_plan(queue: Any, link: Link) -> QueuePlan:
     raise InputError(f"the ns3 lens has no mapping for queue kind {queue.kind!r}")
 
 
-def _error_plan(errors: Any) -> ErrorPlan | None:
+def _error_plan(errors: Any, link: Link, skip: tuple[int, ...]) -> ErrorPlan | None:
     if errors is None:
         return None
     if isinstance(errors, RateErrors):
-        return ErrorPlan(rate=errors.rate, per_byte=errors.unit == "byte")
+        return ErrorPlan(rate=errors.rate, per_byte=errors.unit == "byte",
+                         l2_bytes=link.l2_header_bytes, skip_handshake=skip)
     assert isinstance(errors, ListErrors)
-    return ErrorPlan(drop_list=tuple(sorted(errors.packets)))
+    return ErrorPlan(drop_list=tuple(sorted(errors.packets)), l2_bytes=link.l2_header_bytes,
+                     skip_handshake=skip)
+
+
+def device_rates(scenario: Scenario, flows: Sequence[ConcreteFlow],
+                 ) -> tuple[dict[str, float], list[str]]:
+    """The DataRate of each point-to-point direction (queue id) whose link has a
+    link-layer header other than PPP's 2 bytes, and a note per such direction.
+
+    ns-3's device always adds 2 bytes, so a packet of IP size ``S`` takes ``(S + 2) * 8 /
+    rate`` where the scenario asks ``(S + l2) * 8 / rate``. The device's rate is scaled by
+    ``(S + 2) / (S + l2)`` with ``S`` the direction's reference size: the largest data
+    packet of the flows whose data cross it, else the largest ACK of those whose ACKs do
+    (exact for that size; a packet of another size takes ``(size + 2) / (S + 2)`` of the
+    reference's time instead of ``(size + l2) / (S + l2)``).
+
+    >>> from tcpn.models.scenario import dumbbell, validate_scenario
+    >>> s = dumbbell(pairs=1, horizon_s=1.0).model_dump()
+    >>> s["links"][0]["l2_header_bytes"] = 0  # R1 -- R2; 588-byte data packets: 590 / 588
+    >>> rates, notes = device_rates(validate_scenario(s), validate_scenario(s).concrete_flows())
+    >>> sorted(rates), round(rates["R1->R2"] / s["links"][0]["rate_bps"], 6)
+    (['R1->R2', 'R2->R1'], 1.003401)
+    """
+    rates: dict[str, float] = {}
+    notes = []
+    for i, link in enumerate(scenario.links):
+        l2 = link.l2_header_bytes
+        if l2 == PPP_BYTES or link.wireless is not None:
+            continue
+        for qid in (f"{link.a}->{link.b}", f"{link.b}->{link.a}"):
+            data = sorted({f.tcp.data_packet_bytes for f in flows if qid in f.data_queues})
+            acks = sorted({f.tcp.ack_packet_bytes for f in flows if qid in f.ack_queues})
+            size, kind = ((data[-1], "data") if data else (acks[-1], "ACK") if acks
+                          else (scenario.tcp.data_packet_bytes, "data"))
+            rates[qid] = link.rate_bps * (size + PPP_BYTES) / (size + l2)
+            others = sorted(set(data + acks) - {size})
+            error = "".join(
+                f"; a {other}-byte packet takes {(other + PPP_BYTES) / (other + l2) - 1:+.2%}"
+                for other in others)
+            notes.append(f"links[{i}].l2_header_bytes: {l2}: ns-3's point-to-point device "
+                         f"adds PPP's {PPP_BYTES} bytes; {qid}'s DataRate is scaled by "
+                         f"({size} + {PPP_BYTES}) / ({size} + {l2}) so that a {size}-byte "
+                         f"{kind} packet takes the scenario's serialisation time exactly"
+                         f"{error}")
+    return rates, notes
+
+
+def _one_way_s(queues: Sequence[str], scenario: Scenario, rates: dict[str, float],
+               ip_bytes: int) -> float:
+    """A packet's trip along ``queues`` through empty queues on ns-3's devices."""
+    total = 0.0
+    for qid in queues:
+        a, b = qid.split("->")
+        link = scenario.link_between(a, b)
+        total += (ip_bytes + PPP_BYTES) * 8 / rates.get(qid, link.rate_bps) + link.delay_s
+    return total
+
+
+def _handshake_fields(scenario: Scenario) -> list[str]:
+    """The field that sets ``handshake: false`` of each connection started established."""
+    where = [f"flows[{i}].tcp.handshake" if flow.tcp is not None
+             and "handshake" in flow.tcp.model_fields_set else "tcp.handshake"
+             for i, flow in enumerate(scenario.flows) if not scenario.flow_tcp(flow).handshake]
+    return list(dict.fromkeys(where))
+
+
+def handshake_room_s(scenario: Scenario, flow: ConcreteFlow, rates: dict[str, float]) -> float:
+    """How long before its start the lens opens a connection the scenario starts
+    established: twice the handshake's SYN, SYN-ACK and ACK trips through empty queues,
+    so that its last packet has left the path before the first data segment."""
+    forward = _one_way_s(flow.data_queues, scenario, rates, HANDSHAKE_IP_BYTES)
+    back = _one_way_s(flow.ack_queues, scenario, rates, HANDSHAKE_IP_BYTES)
+    return 2.0 * (2.0 * forward + back)
 
 
 def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str, str], ...]:
@@ -150,7 +238,9 @@ def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str
     )
 
 
-def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
+def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -> FlowPlan:
+    """Flow ``index``'s plan on ns-3's clock (``offset_s`` ahead of the scenario's); a
+    connection started established opens ``room_s`` before its start."""
     tcp = flow.tcp
     recovery = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}[
         tcp.recovery]
@@ -186,31 +276,44 @@ def _flow_plan(flow: ConcreteFlow, index: int) -> FlowPlan:
     reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
     sack = (tcp.sack or flow.variant == "sack") and not reno
     options = _socket_attributes(tcp, flow.ecn, sack)
-    sender_options = (*options, ("RenoRecovery", "true")) if reno else options
+    own: tuple[tuple[str, str], ...] = (("KeepBackoff", _bool(not tcp.ns3_rto_reset)),)
+    if not tcp.handshake:
+        own += (("ForgetHandshakeRtt", "true"),)
+    if getattr(params, "reaction", "halve") == "slow_start":
+        own += (("EcnSlowStart", "true"),
+                ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
+    sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()))
+    socket = RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
+    rate = 1.0 + flow.receiver_clock_skew
+    established = not tcp.handshake
     return FlowPlan(
-        id=flow.id, src=flow.src, dst=flow.dst, start_s=flow.start_s, stop_s=flow.stop_s,
+        id=flow.id, src=flow.src, dst=flow.dst,
+        start_s=flow.start_s + offset_s - (room_s if established else 0.0),
+        stop_s=flow.stop_s + offset_s,
         port=PORT_BASE + index, max_bytes=flow.bytes or 0,
         send_size_bytes=tcp.segment_size_bytes, app_rate_bps=flow.app_rate_bps or 0.0,
         congestion=congestion, congestion_attributes=attributes, recovery=recovery,
-        socket=RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else "",
-        socket_attributes=sender_options, sink_attributes=options,
-        receiver_clock_rate=1.0 + flow.receiver_clock_skew,
-        receiver_clock_offset_s=flow.receiver_clock_offset_s,
-        report_interval_s=report_interval_s, report_link=report_link)
+        socket=socket, socket_attributes=sender_options,
+        sink_attributes=(*options, ("DelayFirstAck", "true")) if established else options,
+        sink_socket=OWN_SOCKET if established else "",
+        receiver_clock_rate=rate,
+        # the receiver's clock reads the scenario's time, not ns-3's
+        receiver_clock_offset_s=flow.receiver_clock_offset_s - rate * offset_s,
+        report_interval_s=report_interval_s, report_link=report_link,
+        first_write_s=flow.start_s + offset_s if established else -1.0)
 
 
 def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
-    # the receiver's timestamp clock is modelled here (TcpSink::SetClock), skew included
+    # the receiver's timestamp clock is modelled here (TcpSink::SetClock), skew included;
+    # a connection that starts established opens before its start (_handshake_problems)
     problems = [f"{feature} is not modelled by the ns3 lens"
                 for feature in scenario.net_only_features()
-                if ".receiver_clock_skew:" not in feature and ".wireless:" not in feature]
+                if not any(f".{name}:" in feature
+                           for name in ("receiver_clock_skew", "wireless", "handshake"))]
     problems += wireless.problems(scenario)
+    problems += _handshake_problems(scenario, flows)
     option_bytes = wireless.TCP_L_OPTION_BYTES if any(
         link.wireless is not None for link in scenario.links) else 0
-    for i, link in enumerate(scenario.links):
-        if link.l2_header_bytes != 2 and link.wireless is None:
-            problems.append(f"links[{i}].l2_header_bytes: ns-3's point-to-point device adds "
-                            f"a 2-byte PPP header, not {link.l2_header_bytes}")
     degree = dict(scenario.graph().degree())
     rtos = {f.tcp.initial_rto_s for f in flows}
     if len(rtos) > 1:
@@ -236,13 +339,33 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+def _handshake_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
+    """Where opening a connection before its start would change the experiment: the
+    handshake must run in an idle network (every flow starts at the same time) and not
+    on an 802.11 hop (its radio counters would count it)."""
+    fields = _handshake_fields(scenario)
+    if not fields:
+        return []
+    field = " and ".join(fields)
+    problems = []
+    starts = sorted({f.start_s for f in flows})
+    if len(starts) > 1:
+        problems.append(
+            f"{field}: false: ns-3 always opens a connection with SYN, SYN-ACK and ACK; the "
+            "ns3 lens runs that handshake before the flow's start in an idle network, but "
+            f"here flows start at {len(starts)} different times (first {starts[0]:g} s, "
+            f"last {starts[-1]:g} s), so a handshake would share queues with other flows' "
+            "data (give the ns3 lens tcp.handshake: true)")
+    if any(link.wireless is not None for link in scenario.links):
+        problems.append(f"{field}: false with an 802.11 hop: the handshake the ns3 lens "
+                        "runs before the start would count in the radio's frames and energy")
+    return problems
+
+
 def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
     """What tcpn's own ns-3 variants cannot run (see ``cpp/variants.h``)."""
     params = flow.params
     problems = []
-    if getattr(params, "reaction", "halve") == "slow_start":
-        problems.append(f"{where}: params.reaction slow_start (study S2's): ns-3's ECN "
-                        "reaction halves the window (RFC 3168)")
     if flow.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append(f"{where}: variant modified_vegas reads the receiver's TSval: "
@@ -267,18 +390,41 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
     if problems:
         raise InputError(f"the ns3 lens cannot run scenario {scenario.name}: "
                          + "; ".join(problems))
+    rates, notes = device_rates(scenario, flows)
+    rooms = [handshake_room_s(scenario, f, rates) if not f.tcp.handshake else 0.0
+             for f in flows]
+    # ns-3's clock runs whole seconds ahead (millisecond timestamps keep their phase)
+    offset_s = float(math.ceil(max((room - f.start_s for room, f in zip(rooms, flows,
+                                                                       strict=True)),
+                                   default=0.0)))
+    offset_s = max(offset_s, 0.0)
+    established = tuple(i for i, f in enumerate(flows) if not f.tcp.handshake)
+    if established:
+        notes.append(
+            f"{' and '.join(_handshake_fields(scenario))}: false: ns-3 always opens with SYN, "
+            "SYN-ACK and ACK; the ns3 lens runs that handshake before each such flow's start "
+            f"(ns-3's clock runs {offset_s:g} s ahead, the trace is shifted back), never "
+            "loses or counts its packets, the sender forgets the SYN-ACK's RTT sample "
+            "before its first data segment (RTO = tcp.initial_rto_s, as without "
+            "handshake) and the receiver delays its first ACK as any other: the first data "
+            "segment leaves at the flow's start into an idle path")
     links = tuple(LinkPlan(
         a=link.a, b=link.b, rate_bps=link.rate_bps, delay_s=link.delay_s,
         queue_ab=_queue_plan(link.ab.queue, link), queue_ba=_queue_plan(link.ba.queue, link),
-        errors_ab=_error_plan(link.ab.errors), errors_ba=_error_plan(link.ba.errors),
-        wifi=wireless.plan(link, scenario.tcp.tcp_header_bytes - 20))
+        errors_ab=_error_plan(link.ab.errors, link, established),
+        errors_ba=_error_plan(link.ba.errors, link, established),
+        wifi=wireless.plan(link, scenario.tcp.tcp_header_bytes - 20),
+        device_rate_ab_bps=rates.get(f"{link.a}->{link.b}", 0.0),
+        device_rate_ba_bps=rates.get(f"{link.b}->{link.a}", 0.0))
         for link in scenario.links)
     return Ns3Plan(
         name=scenario.name, links=links,
-        flows=tuple(_flow_plan(f, i) for i, f in enumerate(flows)),
-        horizon_s=scenario.horizon_s, rng_run=rng_run,
+        flows=tuple(_flow_plan(f, i, offset_s, room)
+                    for i, (f, room) in enumerate(zip(flows, rooms, strict=True))),
+        horizon_s=scenario.horizon_s + offset_s, rng_run=rng_run,
         traced_queues=tuple(scenario.queue_ids()), snap_bytes=snap_bytes,
-        flow_monitor=flow_monitor, initial_rto_s=flows[0].tcp.initial_rto_s)
+        flow_monitor=flow_monitor, initial_rto_s=flows[0].tcp.initial_rto_s,
+        time_offset_s=offset_s, notes=tuple(notes))
 
 
 class Ns3Lens:
@@ -328,6 +474,8 @@ class Ns3Lens:
             raw = worker.call(run_plan, plan, tmp, label=f"scenario {scenario.name} "
                               f"(replication {run.replication})", timeout_s=self.timeout_s,
                               prepare=prepare_worker)
+            _check_opened(plan, raw)
+            _shift(raw, plan.time_offset_s)
             _write_trace(plan, run.flows, raw, trace, scenario)
             if self.keep_pcap is not None:
                 self.keep_pcap.mkdir(parents=True, exist_ok=True)
@@ -339,9 +487,47 @@ class Ns3Lens:
                 "events": raw["events"], "build_s": raw["build_s"], "run_s": raw["run_s"],
                 "run_cpu_s": raw["run_cpu_s"], "worker": dict(worker.startup),
                 "flow_monitor": raw["flow_monitor"],
+                "approximations": list(plan.notes), "time_offset_s": plan.time_offset_s,
                 "wireless": wireless.energy_report(
                     scenario, run.flows, raw["wifi_station"],
                     {fid: f["sink_bytes"] for fid, f in raw["flows"].items()})}
+
+
+def _check_opened(plan: Ns3Plan, raw: dict[str, Any]) -> None:
+    """A connection started established must have opened before its first write (else
+    its handshake met a queue or a loss, and the experiment is not the scenario's)."""
+    for flow in plan.flows:
+        opened_s = raw["flows"][flow.id]["connected_s"]
+        if flow.first_write_s >= 0 and not 0 <= opened_s <= flow.first_write_s:
+            raise TcpnError(f"ns3 lens: flow {flow.id} should start established at "
+                            f"{flow.first_write_s - plan.time_offset_s:g} s, but its "
+                            "handshake before the start "
+                            + ("never completed" if opened_s < 0 else
+                               f"completed {opened_s - flow.first_write_s:g} s late"))
+
+
+def _shift(raw: dict[str, Any], offset_s: float) -> None:
+    """Put the raw result on the scenario's clock: every time minus ``offset_s`` (events
+    before 0 are the handshakes of connections started established; series keep their
+    state at 0)."""
+    if offset_s == 0:
+        return
+
+    def series(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: series(v) for k, v in value.items()}
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
+            return np.maximum(value[0] - offset_s, 0.0), value[1]
+        return value
+
+    raw["flows"] = series(raw["flows"])
+    for group in ("queues", "losses"):
+        for key, events in raw[group].items():
+            times = events["time_s"] - offset_s
+            keep = times >= 0
+            raw[group][key] = {name: (column[keep] if isinstance(column, np.ndarray) else column)
+                               for name, column in {**events, "time_s": times}.items()}
+    raw["time_offset_s"] = offset_s
 
 
 def _write_trace(plan: Ns3Plan, flows: Sequence[ConcreteFlow], raw: dict[str, Any],
@@ -350,7 +536,9 @@ def _write_trace(plan: Ns3Plan, flows: Sequence[ConcreteFlow], raw: dict[str, An
 
     def capture(device: tuple[str, str]) -> pd.DataFrame:
         if device not in captures:
-            captures[device] = pcap.read_pcap(raw["pcap"][device])
+            frames = pcap.read_pcap(raw["pcap"][device])
+            frames["time_s"] -= plan.time_offset_s
+            captures[device] = frames
         return captures[device]
 
     isn: dict[int, int] = {}
@@ -407,11 +595,14 @@ def _write_flow_series(series: dict[str, Any], flow: str, trace: Any,
         times, values = series[key]
         if len(times):
             trace.extend("flow_series", time_s=times, flow=flow, var=var, value=values)
-    times, states = series["cong_state"]
-    entered = np.flatnonzero((states == _CA_LOSS)
-                             & (np.concatenate(([-1.0], states[:-1])) != _CA_LOSS))
-    if len(entered):
-        trace.extend("flow_events", time_s=times[entered], flow=flow, event="timeout")
+    if series["timeouts"] is not None:  # every expiry (tcpn::TcpnSocket)
+        expiries = series["timeouts"][0]
+    else:  # the first of each run of expiries (CongState does not change on a repeat)
+        times, states = series["cong_state"]
+        expiries = times[np.flatnonzero((states == _CA_LOSS) & (
+            np.concatenate(([-1.0], states[:-1])) != _CA_LOSS))]
+    if len(expiries):
+        trace.extend("flow_events", time_s=expiries, flow=flow, event="timeout")
     times, _ = series["connect_fail"]
     if len(times):
         trace.extend("flow_events", time_s=times, flow=flow, event="connect_fail", seq=-1)

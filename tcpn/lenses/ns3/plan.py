@@ -38,19 +38,25 @@ class QueuePlan:
 class ErrorPlan:
     """Losses at the receiving end of a link direction (``tcpn::LinkErrorModel``).
 
-    ``rate`` per packet, or per IP byte when ``per_byte``; a non-empty ``drop_list``
-    (0-based arrival numbers) replaces the random losses.
+    ``rate`` per packet, or per byte of the frame (IP size + ``l2_bytes``) when
+    ``per_byte``; a non-empty ``drop_list`` (0-based arrival numbers) replaces the random
+    losses. The handshake packets of the flows in ``skip_handshake`` (flow indices: a
+    connection the scenario starts established) are neither lost nor counted.
     """
 
     rate: float = 0.0
     per_byte: bool = False
     drop_list: tuple[int, ...] = ()
+    l2_bytes: int = 2
+    skip_handshake: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class LinkPlan:
     """A point-to-point (or 802.11: ``wifi``) link; ``*_ab`` is the direction a->b (queue
-    on a, errors at b)."""
+    on a, errors at b). ``device_rate_ab_bps``/``device_rate_ba_bps`` (0: ``rate_bps``) are
+    the DataRate of each direction's device when it differs from the scenario's rate (a
+    link-layer header other than PPP's 2 bytes, see the lens)."""
 
     a: str
     b: str
@@ -61,6 +67,8 @@ class LinkPlan:
     errors_ab: ErrorPlan | None = None
     errors_ba: ErrorPlan | None = None
     wifi: WifiPlan | None = None  # an 802.11 hop instead of point-to-point
+    device_rate_ab_bps: float = 0.0
+    device_rate_ba_bps: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,9 @@ class FlowPlan:
     reads ``receiver_clock_rate * t + receiver_clock_offset_s``. ``report_interval_s`` > 0
     makes the receiver report the frame counters of the error model on ``report_link``
     (a queue id, TCP-L). ``socket`` is the sender socket's TypeId (a ``TcpSocketBase``
-    subclass; empty: ns-3's own).
+    subclass; empty: ns-3's own), ``sink_socket`` the receiver's listening socket's.
+    ``first_write_s`` >= 0: the application writes from that
+    time, not from the connection's opening (the connection opens at ``start_s``, before).
     """
 
     id: str
@@ -95,6 +105,8 @@ class FlowPlan:
     receiver_clock_offset_s: float = 0.0
     report_interval_s: float = 0.0
     report_link: str = ""
+    first_write_s: float = -1.0
+    sink_socket: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +117,9 @@ class Ns3Plan:
     assigned explicitly, so a plan gives the same result in any process.
     ``traced_queues`` lists the queue ids (``"A->B"``) whose packet events are recorded;
     pcap files (``snap_bytes`` per record) are written on every flow's two end devices.
+    Every time of the plan is ns-3's clock, which runs ``time_offset_s`` ahead of the
+    scenario's (room for handshakes before time 0); ``notes`` name each approximation the
+    plan makes of the scenario (the lens's provenance repeats them).
     """
 
     name: str
@@ -116,6 +131,8 @@ class Ns3Plan:
     snap_bytes: int = 96
     flow_monitor: bool = False
     initial_rto_s: float = 1.0
+    time_offset_s: float = 0.0
+    notes: tuple[str, ...] = ()
 
     def nodes(self) -> tuple[str, ...]:
         """Node names in order of first appearance."""

@@ -15,6 +15,30 @@
 namespace tcpn {
 using namespace ns3;
 
+// A socket of `socket_type` (a TcpSocketBase subclass; empty: ns-3's own) on `node`, set
+// up as TcpL4Protocol's CreateSocket sets up its own, with the node's RTT estimator,
+// congestion control and recovery types (a source then sets its own).
+inline Ptr<TcpSocketBase> CreateTcpSocket(Ptr<Node> node, const std::string& socket_type) {
+    Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+    if (socket_type.empty()) return DynamicCast<TcpSocketBase>(tcp->CreateSocket());
+    ObjectFactory factory, rtt, congestion, recovery;
+    factory.SetTypeId(socket_type);
+    TypeIdValue rttType, congestionType, recoveryType;
+    tcp->GetAttribute("RttEstimatorType", rttType);
+    tcp->GetAttribute("SocketType", congestionType);
+    tcp->GetAttribute("RecoveryType", recoveryType);
+    rtt.SetTypeId(rttType.Get());
+    congestion.SetTypeId(congestionType.Get());
+    recovery.SetTypeId(recoveryType.Get());
+    Ptr<TcpSocketBase> socket = factory.Create<TcpSocketBase>();
+    socket->SetNode(node);
+    socket->SetTcp(tcp);
+    socket->SetRtt(rtt.Create<RttEstimator>());
+    socket->SetCongestionControlAlgorithm(congestion.Create<TcpCongestionOps>());
+    socket->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
+    return socket;
+}
+
 class TcpSource : public Application {
   public:
     static TypeId GetTypeId() {
@@ -32,7 +56,9 @@ class TcpSource : public Application {
     std::vector<std::pair<std::string, std::string>> socket_attributes;
     FlowRecorder recorder;
     uint64_t sent{0};  // bytes the socket accepted
+    double connected_s{-1.0};  // when the handshake completed (-1: never)
     Ptr<TcpCongestionOps> congestion_ops;  // the socket's, once started
+    Ptr<TcpSocketBase> tcp_socket;         // the socket, once started (kept after close)
 
     // cppyy cannot assign data members through Ptr<>: every setting goes through a method
     void SetRemote(const Address& address) { remote = address; }
@@ -47,6 +73,9 @@ class TcpSource : public Application {
     }
     void SetRecovery(const std::string& type_id) { recovery.SetTypeId(type_id); }
     void SetSocketType(const std::string& type_id) { socket_type = type_id; }
+    // The application writes from `at_s` (absolute), not from the connection's opening
+    // (a connection the scenario starts established: the handshake runs before at_s).
+    void SetFirstWrite(double at_s) { m_firstWrite = Seconds(at_s); }
     void SetSocketAttribute(const std::string& name, const std::string& value) {
         socket_attributes.emplace_back(name, value);
     }
@@ -56,28 +85,13 @@ class TcpSource : public Application {
     EventId m_tick;
     bool m_connected{false};
     uint64_t m_produced{0};
+    Time m_firstWrite{Seconds(-1.0)};
 
     std::string socket_type;  // empty: TcpL4Protocol's TcpSocketBase
 
     bool Bounded() const { return max_bytes > 0; }
-    // A socket of `socket_type` (a TcpSocketBase subclass) set up as TcpL4Protocol's
-    // CreateSocket sets up its own, with the node's RTT estimator type
-    Ptr<TcpSocketBase> CreateSocket() {
-        Ptr<TcpL4Protocol> tcp = GetNode()->GetObject<TcpL4Protocol>();
-        if (socket_type.empty()) return DynamicCast<TcpSocketBase>(tcp->CreateSocket());
-        ObjectFactory factory, rtt;
-        factory.SetTypeId(socket_type);
-        TypeIdValue rttType;
-        tcp->GetAttribute("RttEstimatorType", rttType);
-        rtt.SetTypeId(rttType.Get());
-        Ptr<TcpSocketBase> socket = factory.Create<TcpSocketBase>();
-        socket->SetNode(GetNode());
-        socket->SetTcp(tcp);
-        socket->SetRtt(rtt.Create<RttEstimator>());
-        return socket;
-    }
     void StartApplication() override {
-        Ptr<TcpSocketBase> socket = CreateSocket();
+        Ptr<TcpSocketBase> socket = CreateTcpSocket(GetNode(), socket_type);
         for (const auto& kv : socket_attributes) socket->SetAttribute(kv.first, StringValue(kv.second));
         congestion_ops = congestion.Create<TcpCongestionOps>();
         socket->SetCongestionControlAlgorithm(congestion_ops);
@@ -85,6 +99,7 @@ class TcpSource : public Application {
         NS_ABORT_MSG_UNLESS(recorder.Connect(socket) && AttachVariant(socket, congestion_ops),
                             "tcpn: a socket trace source is missing");
         m_socket = socket;
+        tcp_socket = socket;
         m_socket->Bind();
         m_socket->Connect(remote);
         m_socket->ShutdownRecv();
@@ -98,6 +113,14 @@ class TcpSource : public Application {
         m_socket = nullptr;
     }
     void Connected(Ptr<Socket>) {
+        connected_s = Simulator::Now().GetSeconds();
+        if (m_firstWrite > Simulator::Now()) {
+            m_tick = Simulator::Schedule(m_firstWrite - Simulator::Now(), &TcpSource::Begin, this);
+        } else {
+            Begin();
+        }
+    }
+    void Begin() {
         m_connected = true;
         if (app_rate_bps > 0) {
             Produce();
@@ -157,6 +180,8 @@ class TcpSink : public Application {
     uint64_t reports_taken{0};
 
     void SetLocal(const Address& address) { local = address; }
+    // The listening socket's TypeId (its accepted sockets are forks of it; empty: ns-3's)
+    void SetSocketType(const std::string& type_id) { m_socketType = type_id; }
     void SetClock(double rate, double offset_s) {
         m_clock = true;
         m_clockRate = rate;
@@ -178,6 +203,7 @@ class TcpSink : public Application {
 
   private:
     Ptr<Socket> m_listener;
+    std::string m_socketType;
     std::vector<Ptr<Socket>> m_accepted;
     bool m_clock{false};
     double m_clockRate{1.0};
@@ -188,7 +214,7 @@ class TcpSink : public Application {
     EventId m_reportEvent;
 
     void StartApplication() override {
-        m_listener = GetNode()->GetObject<TcpL4Protocol>()->CreateSocket();
+        m_listener = CreateTcpSocket(GetNode(), m_socketType);
         for (const auto& kv : socket_attributes) m_listener->SetAttribute(kv.first, StringValue(kv.second));
         if (m_clock || m_reportInterval > 0) {
             NS_ABORT_MSG_UNLESS(m_listener->TraceConnectWithoutContext(

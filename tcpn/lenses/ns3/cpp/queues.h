@@ -8,12 +8,15 @@
 // means the same as in tcpn's net model (packets waiting, not the one being serialised).
 //
 // LinkErrorModel drops packets at the receiving end of a link direction with probability
-// `rate` (per packet) or 1 - (1 - rate)^size (per byte, size = the frame with its PPP
-// header, as ns-3's RateErrorModel), or the listed arrival numbers (counted from 0, as
-// ReceiveListErrorModel); unlike ns-3's models it records every loss with its flow.
+// `rate` (per packet) or 1 - (1 - rate)^size (per byte, size = the IP packet plus the
+// scenario's link-layer header, SetModelL2; 2, the PPP header, as ns-3's RateErrorModel), or
+// the listed arrival numbers (counted from 0, as ReceiveListErrorModel); unlike ns-3's
+// models it records every loss with its flow. The handshake of a connection that the
+// scenario starts established (SkipHandshake) is neither lost nor counted.
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 namespace tcpn {
@@ -151,7 +154,8 @@ class LinkErrorModel : public ErrorModel {
     }
     double rate{0.0};
     bool per_byte{false};
-    uint32_t l2_bytes{2};
+    uint32_t l2_bytes{2};     // the PPP header on the wire
+    uint32_t model_l2{2};     // the scenario's link-layer header (the byte model's frame)
     std::vector<uint64_t> drop_list;  // sorted 0-based arrival numbers (scripted losses)
     uint64_t arrivals{0};
     PacketEvents losses;
@@ -162,6 +166,10 @@ class LinkErrorModel : public ErrorModel {
         losses.ports.base = port_base;
         losses.ports.count = port_count;
     }
+    void SetModelL2(uint32_t bytes) { model_l2 = bytes; }
+    // The handshake of flow `index` (tcp.handshake: false) passes untouched: never lost,
+    // never counted as an arrival (the net model's connection has no such packets).
+    void SkipHandshake(int32_t index) { m_skipped.push_back(index); }
     void AddDrop(uint64_t arrival) {
         drop_list.insert(std::upper_bound(drop_list.begin(), drop_list.end(), arrival), arrival);
     }
@@ -173,14 +181,41 @@ class LinkErrorModel : public ErrorModel {
   private:
     Ptr<UniformRandomVariable> m_uniform = CreateObject<UniformRandomVariable>();
 
+    std::vector<int32_t> m_skipped;
+    std::map<int32_t, uint32_t> m_synSeq;  // flow -> its SYN's sequence number
+
+    // A SYN or SYN-ACK of a skipped flow, or the ACK that ends its handshake (no payload,
+    // the sequence number after the SYN's).
+    bool Handshake(Ptr<const Packet> frame) {
+        Ptr<Packet> p = frame->Copy();
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        p->RemoveHeader(ppp);
+        p->RemoveHeader(ip);
+        if (ip.GetProtocol() != 6 || p->RemoveHeader(tcp) == 0) return false;
+        int32_t dir = 0;
+        int32_t flow = losses.ports.Flow(tcp, &dir);
+        if (std::find(m_skipped.begin(), m_skipped.end(), flow) == m_skipped.end()) return false;
+        uint8_t flags = tcp.GetFlags();
+        if (flags & TcpHeader::SYN) {
+            if (dir > 0) m_synSeq[flow] = tcp.GetSequenceNumber().GetValue();
+            return true;
+        }
+        auto syn = m_synSeq.find(flow);
+        return dir > 0 && p->GetSize() == 0 && flags == TcpHeader::ACK && syn != m_synSeq.end() &&
+               tcp.GetSequenceNumber().GetValue() == syn->second + 1;
+    }
+
     bool DoCorrupt(Ptr<Packet> frame) override {
+        if (!m_skipped.empty() && Handshake(frame)) return false;
         uint64_t index = arrivals++;
         uint32_t size = frame->GetSize() - l2_bytes;
         bool lose;
         if (!drop_list.empty()) {
             lose = std::binary_search(drop_list.begin(), drop_list.end(), index);
         } else {
-            double per = per_byte ? 1.0 - std::pow(1.0 - rate, frame->GetSize()) : rate;
+            double per = per_byte ? 1.0 - std::pow(1.0 - rate, size + model_l2) : rate;
             lose = per > 0 && m_uniform->GetValue() < per;
         }
         if (lose) {

@@ -40,6 +40,180 @@ class TahoeRecovery : public TcpClassicRecovery {
 };
 
 // ---------------------------------------------------------------------------------------
+// ns-3's socket, the sender socket of every connection of the ns3 lens (or its subclass
+// Rfc5681Socket). Without options it behaves as ns-3's own, and records every expiry of
+// the retransmission timer (`timeouts`: its time and the backed-off RTO): the socket's
+// CongState trace only shows the first of several expiries in a row, since a repeated
+// timeout leaves the state CA_LOSS unchanged. Its options are rules of tcpn's scenarios
+// that ns-3.44 lacks:
+// * KeepBackoff (the default of the ns3 lens; tcp.ns3_rto_reset: true turns it off): the
+//   RTO doubled by a timeout holds until an ACK gives a valid RTT sample (RFC 6298, the note
+//   after rule 5.7: a new measurement may "collapse" the RTO; Karn's algorithm; ns-2's
+//   TcpAgent::newack ends the backoff only when the timed segment is acknowledged; the net
+//   model). ns-3.44's NewAck recomputes the RTO from SRTT and RTTVAR at every new ACK, so
+//   the ACK of a retransmission, which gives no sample, ends the backoff anyway. With
+//   timestamps every ACK of new data is a valid measurement (RFC 7323; the net model), so
+//   the backoff ends at the first one as in ns-3 (whose estimator takes no sample there).
+// * ForgetHandshakeRtt (tcp.handshake: false, a connection that starts established): the
+//   lens runs ns-3's handshake before the flow's start time (lens.py), and the SYN-ACK gives
+//   ns-3's estimator a sample a connection without handshake never takes. Before the first
+//   data segment leaves, the estimator forgets it (RttEstimator::Reset) and the RTO is the
+//   initial one again, as for the net model's connection opened at its start (no sample,
+//   RTO = tcp.initial_rto_s). DelayFirstAck, on the receiver's listening socket (its
+//   accepted sockets are forks): ns-3 acknowledges the first data segment at once (the
+//   delayed-ACK counter starts full when the handshake completes); a receiver without
+//   handshake starts it empty, as the net model's does.
+// * EcnSlowStart (params.reaction: slow_start, study S2: on an ECN echo the sender "starts
+//   slow start without retransmitting"): an ACK of new data carrying ECE, outside fast
+//   recovery and past the window of the previous reaction (its SND.UNA at or above
+//   SND.NXT of that reaction), sets ssthresh to half the flight before the ACK (SND.MAX -
+//   SND.UNA, at least 2 segments, rounded down to whole segments with WholeSegments) and
+//   cwnd to one segment; that ACK does not grow the window, nothing is retransmitted, and
+//   the next new segment carries CWR (RFC 3168's bookkeeping, as EnterCwr keeps it). Other
+//   echoes are ignored (the net model's ecn_reduce, tcpn/models/components/sender.py).
+//   ns-3.44's own reaction (EnterCwr) halves through the recovery and holds the
+//   connection in CA_CWR, where duplicate ACKs never start a fast retransmit; this socket
+//   never enters CA_CWR: it hides the ECE flag from TcpSocketBase::ReceivedAck and reacts
+//   in ProcessAck, before ns-3 processes the ACK.
+class TcpnSocket : public TcpSocketBase {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid =
+            TypeId("tcpn::TcpnSocket")
+                .SetParent<TcpSocketBase>()
+                .SetGroupName("Tcpn")
+                .AddConstructor<TcpnSocket>()
+                .AddAttribute("KeepBackoff",
+                              "A backed-off RTO holds until a valid RTT sample (RFC 6298)",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_keepBackoff),
+                              MakeBooleanChecker())
+                .AddAttribute("ForgetHandshakeRtt",
+                              "Reset the RTT estimator and the RTO before the first data segment",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&TcpnSocket::m_forgetHandshakeRtt),
+                              MakeBooleanChecker())
+                .AddAttribute("DelayFirstAck",
+                              "The delayed-ACK counter starts empty after the handshake",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&TcpnSocket::m_delayFirstAck),
+                              MakeBooleanChecker())
+                .AddAttribute("EcnSlowStart",
+                              "An ECN echo sets cwnd to one segment (study S2), not CA_CWR",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnSlowStart),
+                              MakeBooleanChecker())
+                .AddAttribute("WholeSegments",
+                              "The slow-start reaction's ssthresh is whole segments",
+                              BooleanValue(true), MakeBooleanAccessor(&TcpnSocket::m_wholeSegments),
+                              MakeBooleanChecker());
+        return tid;
+    }
+    TcpnSocket() = default;
+    TcpnSocket(const TcpnSocket& other)
+        : TcpSocketBase(other), m_keepBackoff(other.m_keepBackoff),
+          m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
+          m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
+          m_wholeSegments(other.m_wholeSegments) {}
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+
+    uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
+    Series reactions;           // each reaction: its time and the ssthresh it set (bytes)
+    Series timeouts;            // each expiry of the retransmission timer: the new RTO (s)
+
+  protected:
+    Ptr<TcpSocketBase> Fork() override { return CopyObject<TcpnSocket>(this); }
+    void ReTxTimeout() override {
+        uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
+        TcpSocketBase::ReTxTimeout();
+        if (m_dataRetrCount + 1 == retries) {
+            timeouts.Add(m_rto.Get().GetSeconds());
+            m_backedOff = true;
+        }
+    }
+    void EstimateRtt(const TcpHeader& header) override {
+        uint32_t samples = m_rtt->GetNSamples();
+        TcpSocketBase::EstimateRtt(header);
+        if (m_rtt->GetNSamples() > samples) m_backedOff = false;  // RFC 6298 2.2-2.4 apply
+    }
+    void NewAck(const SequenceNumber32& ack, bool resetRTO) override {
+        Time backedOff = m_rto;
+        TcpSocketBase::NewAck(ack, resetRTO);
+        // with timestamps every ACK of new data is a valid measurement (RFC 7323), though
+        // ns-3 takes none after a timeout (it clears its send history): its RTO stands
+        if (m_keepBackoff && m_backedOff && !m_timestampEnabled && resetRTO &&
+            m_rto.Get() != backedOff) {
+            m_rto = backedOff;  // NewAck took it from SRTT and RTTVAR: restart with it
+            if (m_retxEvent.IsPending()) {
+                m_retxEvent.Cancel();
+                m_retxEvent = Simulator::Schedule(m_rto, &TcpnSocket::ReTxTimeout, this);
+            }
+        }
+    }
+    uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override {
+        if (m_forgetHandshakeRtt && !m_dataSent) {
+            m_rtt->Reset();
+            m_rto = m_rtt->GetEstimate();
+            m_tcb->m_srtt = Time(0);
+            m_tcb->m_lastRtt = Time(0);
+            m_tcb->m_minRtt = Time::Max();
+        }
+        m_dataSent = true;
+        return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+    }
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
+        if (m_delayFirstAck && !m_established && m_state == ESTABLISHED) {
+            m_delAckCount = 0;  // ProcessSynRcvd set it full just before
+        }
+        m_established = m_state == ESTABLISHED;
+        SequenceNumber32 una = m_txBuffer->HeadSequence();
+        if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
+            m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
+            TcpSocketBase::ReceivedAck(packet, header);
+            return;
+        }
+        bool ignored = m_tcb->m_congState == TcpSocketState::CA_RECOVERY ||
+                       (m_reacted && una < m_cwrHigh);
+        m_echo = ignored ? Echo::IGNORED : Echo::REACT;
+        m_ecnStateBefore = m_tcb->m_ecnState;
+        TcpHeader plain = header;
+        plain.SetFlags(header.GetFlags() & ~TcpHeader::ECE);
+        TcpSocketBase::ReceivedAck(packet, plain);
+        m_echo = Echo::NONE;
+    }
+    void ProcessAck(const SequenceNumber32& ackNumber, bool scoreboardUpdated,
+                    uint32_t currentDelivered, const SequenceNumber32& oldHeadSequence,
+                    bool receivedData) override {
+        if (m_echo == Echo::REACT) {
+            m_ecnEchoSeq = ackNumber;
+            m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+            const uint32_t seg = m_tcb->m_segmentSize;
+            uint32_t flight = static_cast<uint32_t>(m_tcb->m_highTxMark.Get() - oldHeadSequence);
+            uint32_t half = m_wholeSegments ? flight / seg / 2 * seg : flight / 2;
+            m_tcb->m_ssThresh = std::max(2 * seg, half);
+            m_tcb->m_cWnd = seg;
+            m_tcb->m_cWndInfl = seg;
+            m_cwrHigh = m_tcb->m_nextTxSequence;
+            m_reacted = true;
+            ++ecn_reactions;
+            reactions.Add(static_cast<double>(m_tcb->m_ssThresh.Get()));
+            currentDelivered = 0;  // the reacting ACK does not grow the window
+        } else if (m_echo == Echo::IGNORED) {
+            m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
+        }
+        TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
+                                  oldHeadSequence, receivedData);
+    }
+
+  private:
+    enum class Echo { NONE, REACT, IGNORED };
+    bool m_keepBackoff{false}, m_backedOff{false};
+    bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
+    bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
+    Echo m_echo{Echo::NONE};
+    TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
+    SequenceNumber32 m_cwrHigh{0};
+};
+
+// ---------------------------------------------------------------------------------------
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
@@ -61,7 +235,7 @@ class TahoeRecovery : public TcpClassicRecovery {
 // network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
 // 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
-// ns-3's own rules (tcp.ns3_reno_sack).
+// ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
 // With RenoRecovery (Reno, RFC 5681 3.2 step 6, and ns-2's Reno agent: "the first new ACK
 // ends fast recovery"), a partial ACK ends fast recovery as a full one does: cwnd =
@@ -71,12 +245,12 @@ class TahoeRecovery : public TcpClassicRecovery {
 // the ACK covers the recovery point (NewReno, RFC 6582). Implemented by moving the
 // recovery point down to the ACK before ns-3 processes it, which also clears it (a later
 // fast retransmit may start at once).
-class Rfc5681Socket : public TcpSocketBase {
+class Rfc5681Socket : public TcpnSocket {
   public:
     static TypeId GetTypeId() {
         static TypeId tid =
             TypeId("tcpn::Rfc5681Socket")
-                .SetParent<TcpSocketBase>()
+                .SetParent<TcpnSocket>()
                 .SetGroupName("Tcpn")
                 .AddConstructor<Rfc5681Socket>()
                 .AddAttribute("RenoRecovery", "The first new ACK ends fast recovery (Reno)",
@@ -87,7 +261,7 @@ class Rfc5681Socket : public TcpSocketBase {
     }
     Rfc5681Socket() = default;
     Rfc5681Socket(const Rfc5681Socket& other)
-        : TcpSocketBase(other), m_renoRecovery(other.m_renoRecovery) {}
+        : TcpnSocket(other), m_renoRecovery(other.m_renoRecovery) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
   protected:
@@ -102,12 +276,12 @@ class Rfc5681Socket : public TcpSocketBase {
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
-        TcpSocketBase::ReceivedAck(packet, header);
+        TcpnSocket::ReceivedAck(packet, header);
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_flightSizeNext = true;
-        TcpSocketBase::ReTxTimeout();
+        TcpnSocket::ReTxTimeout();
         m_flightSizeNext = false;
     }
     uint32_t BytesInFlight() const override {
@@ -512,6 +686,18 @@ class TcpL : public TcpNewReno {
         tcb->m_cWndInfl = cwnd;
     }
 };
+
+// The slow-start reactions of a TcpnSocket (time, ssthresh set); empty for ns-3's socket.
+inline Series EcnReactions(Ptr<TcpSocketBase> socket) {
+    Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
+    return own ? own->reactions : Series();
+}
+// The retransmission timer's expiries of a TcpnSocket (time, RTO after it).
+inline Series Timeouts(Ptr<TcpSocketBase> socket) {
+    Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
+    return own ? own->timeouts : Series();
+}
+inline bool IsTcpnSocket(Ptr<TcpSocketBase> socket) { return DynamicCast<TcpnSocket>(socket) != nullptr; }
 
 // Connect what a variant needs from its socket's traces (TCP-L: Tx and Rx; the Vegas
 // family: Tx).
