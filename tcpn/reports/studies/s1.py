@@ -186,7 +186,7 @@ AXES: tuple[StudyAxis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=5, axis_replications=2, other_lens_replications=2,
+    "quick": Settings(replications=5, axis_replications=2,
                       horizon_scale=0.625),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=1.5),
 }
@@ -393,12 +393,13 @@ def sections(data: StudyData) -> list[Section]:
             Figure("s1_series", net_series(data.tables["series"]), draw_series,
                    caption="Observed flows' throughput per 0.2 s (markers * +, mean o) and "
                            "cumulative bytes (net lens, run 0), as the study's Figs 3-13"),
-            Paragraph("The ns3 lens refuses the Vegas experiments: tcpn's reproduction "
-                      "runs Vegas on Reno's recovery (a choice: neither the study nor "
-                      "ns-2's Vegas recovers as Reno does, see above), and ns-3.44 has no "
-                      "Reno recovery (its TcpVegas runs NewReno's); the fluid lens models "
-                      "one shared bottleneck queue and no Tahoe, while S1's reverse flows load the "
-                      "other direction's queue.")],
+            Paragraph("The ns3 lens runs every experiment: tcpn's reproduction runs Vegas "
+                      "on Reno's recovery (a choice: neither the study nor ns-2's Vegas "
+                      "recovers as Reno does, see above), which ns-3.44 lacks, so its "
+                      "sockets are tcpn's (Reno recovery, the net model's Vegas law; "
+                      "docs/validation.md); the fluid lens models one shared bottleneck "
+                      "queue and no Tahoe, while S1's reverse flows load the other "
+                      "direction's queue.")],
         axes_blocks("s1", AXES, summary, "a_kbps", "A flows' mean kbit/s"),
         judge_lenses(summary, verdicts),
         lens_blocks("s1", data, summary, "a_kbps", "A flows' mean kbit/s"))
