@@ -119,6 +119,19 @@ def test_incomplete_runs_are_counted_not_dropped() -> None:
     assert estimates_frame(summarise(both, ["x", "y"]), ["x", "y"])["n"].iloc[0] == "3 (< 5)"
 
 
+def test_a_completion_time_past_the_horizon_is_censored_not_dropped() -> None:
+    """Two runs finish at 10 and 20; the third has not finished at the horizon, 50: it
+    counts at 50, and the mean, 26.7, is a lower bound (dropping it would give 15)."""
+    runs = pd.DataFrame({"experiment": ["a"] * 3, "axis": "", "value": "", "lens": "net",
+                         "t": [10.0, 20.0, None], "t_censored_at": [None, None, 50.0]})
+    row = summarise(runs, ["t"]).iloc[0]
+    estimate = estimate_of(row, "t")
+    assert (round(estimate.mean, 2), estimate.defined, estimate.censored) == (26.67, 2, 1)
+    assert estimate.text() == (">= 26.7 (2 of 3 runs completed, 1 censored at its bound: "
+                               "a lower bound)")
+    assert estimates_frame(summarise(runs, ["t"]), ["t"])["t"].iloc[0] == ">= 26.67 (1 censored)"
+
+
 def test_a_deterministic_experiment_is_one_run_not_plus_minus_zero() -> None:
     runs = pd.DataFrame({"experiment": ["d"] * 3, "axis": "", "value": "", "lens": "net",
                          "x": [0.75, 0.75, 0.75]})

@@ -270,7 +270,9 @@ class Estimate:
 
     ``defined`` runs gave the metric (a run that did not complete gives none), out of
     ``runs``; ``identical`` when at least two did and all gave the same value (a
-    deterministic experiment: one run's number, no interval).
+    deterministic experiment: one run's number, no interval). ``censored`` runs did not
+    complete by a known bound (a completion time past the horizon): the mean then counts
+    them at their bound and is a lower bound of the true mean, with no interval.
     """
 
     mean: float
@@ -279,6 +281,7 @@ class Estimate:
     defined: int
     runs: int
     identical: bool = False
+    censored: int = 0
 
     def text(self, digits: int = 3) -> str:
         """``mean [low, high]`` with n, completions and the few-runs warning spelled out.
@@ -287,9 +290,14 @@ class Estimate:
         '2 [0, 4.48] (n = 3; fewer than 5 runs)'
         >>> run_estimate([5.0, 5.0, None]).text()
         '5 (deterministic: 2 identical runs; 2 of 3 runs completed)'
+        >>> run_estimate([5.0, 7.0, None], bounds=[None, None, 10.0]).text()
+        '>= 7.33 (2 of 3 runs completed, 1 censored at its bound: a lower bound)'
         """
         if not math.isfinite(self.mean):
             return "-" if self.runs == 0 else f"- (0 of {self.runs} runs completed)"
+        if self.censored:
+            return (f">= {number_text(self.mean, digits)} ({self.defined} of {self.runs} runs "
+                    f"completed, {self.censored} censored at its bound: a lower bound)")
         notes = []
         if self.identical:
             notes.append(f"deterministic: {self.defined} identical runs")
@@ -318,12 +326,16 @@ def number_text(value: float, digits: int = 3) -> str:
 
 
 def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
-                 confidence: float = 0.95, fraction: bool = False) -> Estimate:
+                 confidence: float = 0.95, fraction: bool = False,
+                 bounds: Sequence[float | None] | None = None) -> Estimate:
     """The mean of ``values`` (one per run; None or NaN: the run did not give the metric)
     and its Student-t interval, intersected with ``[0, inf)`` for a ``nonnegative``
     quantity and with ``[0, 1]`` for a ``fraction`` (an interval below zero for a rate is
     a statement about no possible value; the intersection keeps the coverage). One
     defined value, or identical values (a deterministic experiment), give no interval.
+    ``bounds`` (one per run, or None) censor the runs that gave no value at a known bound
+    (a completion time cut by the horizon): such runs are counted at their bound, never
+    dropped, and the mean is then a lower bound (``censored``), without an interval.
 
     >>> e = run_estimate([1.0, 3.0, None])
     >>> e.mean, round(e.high, 3), e.low, e.defined, e.runs  # t(0.975, 1) = 12.706
@@ -336,6 +348,12 @@ def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
     from tcpn.lenses.replications import equal_but_for_rounding, mean_ci
 
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    cut = [float(b) for v, b in zip(values, bounds or [None] * len(values), strict=True)
+           if (v is None or not math.isfinite(float(v))) and b is not None
+           and math.isfinite(float(b))]
+    if cut:
+        return Estimate(float(np.mean(finite + cut)), math.nan, math.nan, len(finite),
+                        len(values), censored=len(cut))
     if not finite:
         return Estimate(math.nan, math.nan, math.nan, 0, len(values))
     if len(finite) > 1 and equal_but_for_rounding(np.array(finite)):
@@ -355,10 +373,11 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str],
               signed: Sequence[str] = (), fractions: Sequence[str] = ()) -> pd.DataFrame:
     """Per group: each metric's :func:`run_estimate` as columns ``<metric>`` (mean),
     ``<metric>_low``, ``<metric>_high`` (95 % interval; metrics not in ``signed`` are
-    non-negative, those in ``fractions`` lie in [0, 1]) and ``<metric>_n`` (runs that
-    gave it), then ``runs`` (runs in the group, completed or not) and ``identical`` (at
-    least two runs and every metric the same in all: a deterministic experiment).
-    :func:`estimate_of` reads one back.
+    non-negative, those in ``fractions`` lie in [0, 1]), ``<metric>_n`` (runs that
+    gave it) and ``<metric>_censored`` (runs censored at the bound a measurement gave in
+    a ``<metric>_censored_at`` column: see :func:`run_estimate`), then ``runs`` (runs in
+    the group, completed or not) and ``identical`` (at least two runs and every metric
+    the same in all: a deterministic experiment). :func:`estimate_of` reads one back.
 
     >>> runs = pd.DataFrame({"experiment": ["a"] * 3, "lens": ["net"] * 3,
     ...                      "x": [1.0, 2.0, None]})
@@ -367,7 +386,7 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str],
     (1.5, 7.853, 2, 3)
     """
     columns = [*by, *(f"{m}{suffix}" for m in metrics for suffix in ("", "_low", "_high",
-                                                                      "_n")),
+                                                                      "_n", "_censored")),
                "runs", "identical"]
     if runs.empty:
         return pd.DataFrame(columns=columns)
@@ -378,11 +397,14 @@ def summarise(runs: pd.DataFrame, metrics: Sequence[str],
         found = []
         for metric in metrics:
             values = group[metric].tolist() if metric in group else [None] * len(group)
+            bounds = group[f"{metric}_censored_at"].tolist() \
+                if f"{metric}_censored_at" in group else None
             estimate = run_estimate(values, nonnegative=metric not in signed,
-                                    fraction=metric in fractions)
+                                    fraction=metric in fractions, bounds=bounds)
             row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = (
                 estimate.mean, estimate.low, estimate.high)
             row[f"{metric}_n"] = estimate.defined
+            row[f"{metric}_censored"] = estimate.censored
             found.append(estimate)
         row["runs"] = len(group)
         row["identical"] = bool(found) and all(e.identical or e.defined == 0 for e in found) \
@@ -397,10 +419,13 @@ def estimate_of(row: Mapping[str, Any] | None, metric: str) -> Estimate:
     if row is None or metric not in row:
         return Estimate(math.nan, math.nan, math.nan, 0, 0)
     n, runs = int(row[f"{metric}_n"]), int(row["runs"])
+    censored = row.get(f"{metric}_censored", 0)
+    censored = int(censored) if censored is not None and censored == censored else 0
     mean = float(row[metric])
     return Estimate(mean, float(row[f"{metric}_low"]), float(row[f"{metric}_high"]), n, runs,
-                    identical=n > 1 and not math.isfinite(float(row[f"{metric}_low"]))
-                    and math.isfinite(mean))
+                    identical=n > 1 and not censored
+                    and not math.isfinite(float(row[f"{metric}_low"])) and math.isfinite(mean),
+                    censored=censored)
 
 
 def estimates_frame(summary: pd.DataFrame, metrics: Sequence[str],
@@ -422,6 +447,8 @@ def estimates_frame(summary: pd.DataFrame, metrics: Sequence[str],
 def _short(estimate: Estimate, digits: int = 4) -> str:
     if not math.isfinite(estimate.mean):
         return "-"
+    if estimate.censored:
+        return f">= {number_text(estimate.mean, digits)} ({estimate.censored} censored)"
     if math.isfinite(estimate.low) and math.isfinite(estimate.high):
         return (f"{number_text(estimate.mean, digits)} [{number_text(estimate.low, digits)}, "
                 f"{number_text(estimate.high, digits)}]")

@@ -172,6 +172,8 @@ def s2_measure(result: Any, replication: int) -> dict[str, Any]:
     flow = result.summary["flows"]["tcp"]
     queue = result.summary["queues"].get("R->D", {})
     sent = segment_delays(trace, "tcp")["delay_s"].to_numpy() / TU_S
+    horizon_tu = (trace.horizon_s - float(trace.flows.set_index("flow").loc["tcp",
+                                                                           "start_s"])) / TU_S
     out: dict[str, Any] = {
         "all_acked_tu": _all_acked_tu(trace, "tcp", SEGMENTS * PAYLOAD_BYTES),
         "all_delivered_tu": (flow.get("completion_s") or math.nan) / TU_S,
@@ -181,6 +183,8 @@ def s2_measure(result: Any, replication: int) -> dict[str, Any]:
         "timeouts": float(flow.get("timeouts") or 0.0),
         "marks": float(flow.get("marks") or 0.0), "drops": float(flow.get("drops") or 0.0),
         "queue_max_pkts": float(queue.get("max_packets") or 0.0)}
+    for metric in ("all_acked_tu", "all_delivered_tu"):  # not done by the horizon
+        out[f"{metric}_censored_at"] = horizon_tu if math.isnan(out[metric]) else math.nan
     if replication == 0:
         out["series"] = [{"segment": i + 1, "delay_tu": float(d)} for i, d in enumerate(delays)]
     return out
