@@ -15,6 +15,7 @@ from tcpn.models.traces import TraceWriter
 from tcpn.reports.document import ClaimVerdict, Figure, Section, Table
 from tcpn.reports.studies import StudyData
 from tcpn.reports.studies.experiments import (
+    MeasuredCause,
     Settings,
     StudyAxis,
     agreement_frame,
@@ -60,7 +61,7 @@ def check_report(sections: list[Section], claims: int) -> None:
     assert any(name.endswith("_axes") for name in names)
     verdicts = [b for b in blocks if isinstance(b, ClaimVerdict)]
     assert len(verdicts) == claims
-    assert all(v.status in ("reproduced", "lenses disagree", "differs (stated cause)",
+    assert all(v.status in ("reproduced", "lenses disagree", "differs (measured cause)",
                             "differs (unexplained)", "not run") and v.evidence
                for v in verdicts)
     for figure in (b for b in blocks if isinstance(b, Figure)):
@@ -151,10 +152,17 @@ def test_few_runs_warn_and_enough_do_not() -> None:
 
 def test_verdict_logic() -> None:
     assert judge("c", True, "e.").status == "reproduced"
-    assert judge("c", False, "e.", "a cause").status == "differs (stated cause)"
-    assert judge("c", False, "e.", "").status == "differs (unexplained)"
+    cause = MeasuredCause("a buffer of 100 gives it", ("e | buffer = 100", "e | buffer = 50"))
+    verdict = judge("c", False, "e.", cause)
+    assert verdict.status == "differs (measured cause)"
+    assert verdict.cause_points == ("e | buffer = 100", "e | buffer = 50")
     assert judge("c", False, "e.", None).status == "differs (unexplained)"
     assert judge("c", None, "e.").status == "not run"
+    # a sentence is not a cause: it must name the runs behind it
+    with pytest.raises(TypeError, match="not a MeasuredCause"):
+        judge("c", False, "e.", "a sentence")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="names the runs behind it"):
+        MeasuredCause("a sentence", ())
 
 
 def _lens_runs(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
@@ -168,8 +176,8 @@ def _x_claims(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One claim, "a beats b", with a cause when it fails (as a study writes them)."""
     net = summary[summary["lens"] == "net"].set_index("experiment")
     a, b = (estimate_of(net.loc[e] if e in net.index else None, "x").mean for e in "ab")
-    return [judge("a beats b", a > b, f"a {a:g}, b {b:g}.", "b's window",
-                  values={"a": a, "b": b})]
+    return [judge("a beats b", a > b, f"a {a:g}, b {b:g}.",
+                  MeasuredCause("b's window", ("b | window = 2",)), values={"a": a, "b": b})]
 
 
 def test_verdict_rule_reads_each_claim_on_net_and_ns3() -> None:
@@ -186,7 +194,7 @@ def test_verdict_rule_reads_each_claim_on_net_and_ns3() -> None:
     assert "Net: a 5.5, b 3.5." in v.evidence and "ns-3: a 1.25, b 2.25." in v.evidence
     neither = _lens_runs({("a", "net"): [1, 1], ("b", "net"): [3, 4],
                           ("a", "ns3"): [1, 1.5], ("b", "ns3"): [2, 2.5]})
-    assert judge_lenses(neither, _x_claims)[0].status == "differs (stated cause)"
+    assert judge_lenses(neither, _x_claims)[0].status == "differs (measured cause)"
     # ns-3 ran a but not b: its partial numbers judge nothing
     partial = _lens_runs({("a", "net"): [5, 6], ("b", "net"): [3, 4], ("a", "ns3"): [1, 1]})
     (v,) = judge_lenses(partial, _x_claims)
@@ -551,9 +559,9 @@ def test_s1_exp2_cause_names_what_b_runs_and_its_measured_share() -> None:
     summary = pd.DataFrame({"experiment": ["exp2_tahoe", "exp2_vegas"], "axis": "",
                             "value": "", "lens": "net", "b_kbps": [8.5, 500.0]})
     main = summarise(summary.assign(replication=0), ["b_kbps"]).set_index("experiment")
-    cause = s1._exp2_cause(main)
-    assert cause is not None and "Tahoe B flow gets 8" in cause and "Vegas B flow 500" in cause
-    assert "A flows' variant" in cause
+    why = s1._exp2_why(main)
+    assert "Tahoe B flow gets 8" in why and "Vegas B flow 500" in why
+    assert "A flows' variant" in why
 
 
 def test_provenance_names_the_commit_and_a_modified_tree(tmp_path: Any) -> None:

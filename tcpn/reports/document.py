@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-VerdictStatus = Literal["reproduced", "lenses disagree", "differs (stated cause)",
+VerdictStatus = Literal["reproduced", "lenses disagree", "differs (measured cause)",
                         "differs (unexplained)", "not run"]
 
 
@@ -100,14 +100,16 @@ class LensReading:
 @dataclass(frozen=True)
 class ClaimVerdict:
     """One published claim against tcpn's result: the status, one sentence of evidence,
-    the measured ``values`` behind it, and each lens's reading (``lenses``, when more than
-    one lens was asked)."""
+    the measured ``values`` behind it, each lens's reading (``lenses``, when more than
+    one lens was asked) and, for *differs (measured cause)*, the points whose runs show
+    the cause (``cause_points``)."""
 
     claim: str
     status: VerdictStatus
     evidence: str
     values: Mapping[str, float] = field(default_factory=dict)
     lenses: Mapping[str, LensReading] = field(default_factory=dict)
+    cause_points: tuple[str, ...] = ()
 
 
 Block = Paragraph | Table | Figure | Diagram | ClaimVerdict

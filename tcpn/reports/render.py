@@ -179,7 +179,7 @@ class _SectionView:
 
 
 _VERDICT_CLASS = {"reproduced": "ok", "lenses disagree": "unexplained",
-                  "differs (stated cause)": "stated", "differs (unexplained)": "unexplained",
+                  "differs (measured cause)": "stated", "differs (unexplained)": "unexplained",
                   "not run": "notrun"}
 
 
@@ -224,7 +224,8 @@ def verdict_record(verdict: ClaimVerdict) -> dict[str, Any]:
             "values": {lens: dict(r.values) for lens, r in verdict.lenses.items()}
             or {"net": dict(verdict.values)},
             "lenses": {lens: {"status": r.status, "evidence": r.evidence}
-                       for lens, r in verdict.lenses.items()}}
+                       for lens, r in verdict.lenses.items()},
+            "cause_points": list(verdict.cause_points)}
 
 
 def _view(section: Section, level: int, taken: set[str]) -> _SectionView:

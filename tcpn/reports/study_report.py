@@ -142,7 +142,7 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
          "No study ran. ") + "Each study's section puts its published results beside "
         "tcpn's and gives one verdict per claim, read on the net lens and on ns-3: "
         "*reproduced* (the claim holds on both, or on the net lens where ns-3 could not "
-        "run the study), *lenses disagree* (it holds on one only), *differs (stated cause)* "
+        "run the study), *lenses disagree* (it holds on one only), *differs (measured cause)* "
         "or *differs (unexplained)*. Numbers read `mean [95 % CI] (n = runs)`: intervals "
         "stay within a quantity's range, runs that gave no value are counted as not "
         "completed, identical runs are shown as one deterministic run, and fewer than 5 "
@@ -175,14 +175,13 @@ def coverage_record(data: StudyData) -> dict[str, dict[str, str]]:
     """Which lens ran which point of a study, for ``report.json``: point (the experiment,
     or ``experiment | axis = value``) -> lens -> ``"ran: n runs"`` or the refusal's
     reason."""
-    from tcpn.reports.studies.experiments import lens_coverage
+    from tcpn.reports.studies.experiments import lens_coverage, point_label
 
     out: dict[str, dict[str, str]] = {}
     if "runs" not in data.tables or "refusals" not in data.tables:
         return out
     for _, row in lens_coverage(data.tables["runs"], data.tables["refusals"]).iterrows():
-        point = str(row["experiment"]) + (f" | {row['axis']} = {row['value']}"
-                                          if row["axis"] else "")
+        point = point_label(str(row["experiment"]), str(row["axis"]), str(row["value"]))
         out.setdefault(point, {})[str(row["lens"])] = (
             f"ran: {int(row['ran'])} runs" if row["ran"] else f"refused: {row['reason']}")
     return out

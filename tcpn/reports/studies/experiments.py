@@ -47,6 +47,7 @@ __all__ = [
     "AxisPoint",
     "Estimate",
     "Experiment",
+    "MeasuredCause",
     "Settings",
     "StudyAxis",
     "StudyPoint",
@@ -58,6 +59,7 @@ __all__ = [
     "judge_lenses",
     "lens_refusal",
     "number_text",
+    "point_label",
     "relative_difference",
     "run_estimate",
     "run_points",
@@ -475,21 +477,56 @@ def relative_difference(value: float, published: float) -> float:
     return (value - published) / published
 
 
-def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = None,
+@dataclass(frozen=True)
+class MeasuredCause:
+    """Why tcpn's result differs from the published one, as runs in the report show it:
+    a sentence, and the points (``experiment``, or ``experiment | axis = value``) whose
+    runs carry it. :func:`judge` accepts no other cause: a sentence with no run behind it
+    makes no verdict *differs (measured cause)*.
+
+    >>> MeasuredCause("the buffer", ())
+    Traceback (most recent call last):
+    ...
+    ValueError: a measured cause names the runs behind it: 'the buffer'
+    """
+
+    text: str
+    points: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.points or not self.text:
+            raise ValueError(f"a measured cause names the runs behind it: {self.text!r}")
+
+
+def point_label(experiment: str, axis: str = "", value: str = "") -> str:
+    """How reports and ``report.json`` name a point: the experiment, or ``experiment |
+    axis = value`` for an axis point.
+
+    >>> point_label("a_limited"), point_label("a_limited", "queue", "3")
+    ('a_limited', 'a_limited | queue = 3')
+    """
+    return f"{experiment} | {axis} = {value}" if axis else experiment
+
+
+def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | None = None,
           values: Mapping[str, float] | None = None) -> ClaimVerdict:
     """The verdict on one published claim.
 
     ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
-    when it fails, ``cause`` (an explanation the report supports, e.g. an axis that moves
-    the result across the published value) makes it *differs (stated cause)*; without a
-    cause it is *differs (unexplained)*. ``values`` are the measured numbers the test
+    when it fails, ``cause`` (a :class:`MeasuredCause`: e.g. an axis point that moves the
+    result to the published value, or the other reading of an ambiguous sentence, run in
+    the report) makes it *differs (measured cause)*; without one it is *differs
+    (unexplained)*. ``values`` are the measured numbers the test
     compared (``report.json`` lists them per lens).
 
     >>> judge("K = 67 is best", True, "67 beats 50.").status
     'reproduced'
-    >>> v = judge("K = 67 is best", False, "50 beats 67.", cause="the ECN reaction")
-    >>> v.status, v.evidence
-    ('differs (stated cause)', '50 beats 67. Cause: the ECN reaction.')
+    >>> v = judge("K = 67 is best", False, "50 beats 67.",
+    ...           cause=MeasuredCause("the ECN reaction", ("th67_rfc3168",)))
+    >>> v.status, v.cause_points
+    ('differs (measured cause)', ('th67_rfc3168',))
+    >>> v.evidence
+    '50 beats 67. Cause: the ECN reaction (runs: th67_rfc3168).'
     >>> judge("K = 67 is best", False, "50 beats 67.").status
     'differs (unexplained)'
     >>> judge("K = 67 is best", None, "no run.").status
@@ -500,9 +537,13 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: str | None = Non
         return ClaimVerdict(claim, "not run", evidence, measured)
     if holds:
         return ClaimVerdict(claim, "reproduced", evidence, measured)
-    if cause:
-        return ClaimVerdict(claim, "differs (stated cause)",
-                            f"{evidence} Cause: {cause.rstrip('.')}.", measured)
+    if cause is not None:
+        if not isinstance(cause, MeasuredCause):
+            raise TypeError(f"the cause of {claim!r} is not a MeasuredCause: {cause!r}")
+        return ClaimVerdict(claim, "differs (measured cause)",
+                            f"{evidence} Cause: {cause.text.rstrip('.')} (runs: "
+                            f"{', '.join(cause.points)}).", measured,
+                            cause_points=cause.points)
     return ClaimVerdict(claim, "differs (unexplained)", evidence, measured)
 
 
@@ -831,17 +872,19 @@ def net_series(series: pd.DataFrame) -> pd.DataFrame:
 
 
 def axis_causes(summary: pd.DataFrame, axes: Sequence[StudyAxis], experiment: str, metric: str,
-                holds: Callable[[float], bool]) -> str | None:
+                holds: Callable[[float], bool]) -> MeasuredCause | None:
     """The axes on ``experiment`` with a point where the claim's test ``holds`` for the
     net lens's mean ``metric`` (so the difference lies within what the study left open),
     as one sentence; None when no axis reaches it.
 
     >>> s = pd.DataFrame({"axis": ["w", "w"], "value": ["1", "2"], "lens": ["net", "net"],
     ...                   "x": [0.1, 0.9]})
-    >>> axis_causes(s, [StudyAxis.over("w", "e", "p", [1, 2], 1, "")], "e", "x", lambda v: v > 0.5)
-    'w = 2 gives 0.9 (default 1: 0.1)'
+    >>> cause = axis_causes(s, [StudyAxis.over("w", "e", "p", [1, 2], 1, "")], "e", "x",
+    ...                     lambda v: v > 0.5)
+    >>> cause.text, cause.points
+    ('w = 2 gives 0.9 (default 1: 0.1)', ('e | w = 2', 'e | w = 1'))
     """
-    found = []
+    found, points = [], []
     for axis in axes:
         if axis.experiment != experiment:
             continue
@@ -853,7 +896,9 @@ def axis_causes(summary: pd.DataFrame, axes: Sequence[StudyAxis], experiment: st
             default = values.get(axis.default, math.nan)
             found.append(f"{axis.name} = {hits[0]} gives {values[hits[0]]:.3g} (default "
                          f"{axis.default}: {default:.3g})")
-    return "; ".join(found) or None
+            points += [point_label(experiment, axis.name, hits[0]),
+                       point_label(experiment, axis.name, axis.default)]
+    return MeasuredCause("; ".join(found), tuple(points)) if found else None
 
 
 def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings:

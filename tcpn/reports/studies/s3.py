@@ -59,6 +59,7 @@ from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
     Estimate,
     Experiment,
+    MeasuredCause,
     ModuleStudy,
     Settings,
     StudyAxis,
@@ -390,8 +391,10 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         out.append(judge(
             claim, holds, f"With link retries (4 attempts): {evidence}. Without link "
             f"retries: {other}.",
-            "the sweep without link-layer retransmission, the other reading of §4, gives "
-            "the claim" if other_holds else None))
+            MeasuredCause("the sweep without link-layer retransmission, the other reading "
+                          "of §4, gives the claim",
+                          tuple(f"{v}_ber{b:g}_noretry" for v in VARIANTS for b in BERS))
+            if other_holds else None))
     for frame, claim, test in (
             (1578, "Table 2, 1578 B: TCP-L over ACK-less keeps about 72 % of NewReno's "
              "goodput over ACKed 802.11 (265 vs 365 KB/s)", (0.6, 0.85)),
@@ -410,8 +413,12 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                           for label, (a, b, r) in readings.items()) + "."
             hits = [label for label, (_, _, r) in readings.items()
                     if label != FRAME_READINGS[0][1] and test[0] <= r <= test[1]]
-            cause = (f"the frame read as {hits[0]} (run beside it: §5 does not say what "
-                     "the 138 bytes count) gives the published order" if hits else None)
+            suffix = next((s for s, label, _, _ in FRAME_READINGS if hits and label == hits[0]),
+                          "")
+            cause = MeasuredCause(
+                f"the frame read as {hits[0]} (run beside it: §5 does not say what the 138 "
+                "bytes count) gives the published order",
+                (f"ackless_tcp_l_138{suffix}", f"acked_newreno_138{suffix}")) if hits else None
         out.append(judge(claim, test[0] <= ratio <= test[1], evidence, cause,
                          {"ackless_tcp_l_kBps": ackless.mean, "acked_newreno_kBps": acked.mean,
                           "ratio": ratio}))
@@ -428,8 +435,9 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
             f"tcpn KB/J with idle power {with_idle[0]:.1f} vs {with_idle[1]:.1f}; radio's "
             f"active energy only {active[0]:.1f} vs {active[1]:.1f}; idle power is "
             f"{share:.0%} of the station's energy.",
-            "the radio's active energy alone (the idle-power axis: the study states no "
-            "energy model) gives the published order"
+            MeasuredCause("the radio's active energy alone (the idle-power axis: the study "
+                          "states no energy model) gives the published order",
+                          (f"ackless_tcp_l_{frame}", f"acked_newreno_{frame}"))
             if active[0] > active[1] else None,
             {"ackless_kB_per_j": with_idle[0], "acked_kB_per_j": with_idle[1],
              "ackless_kB_per_active_j": active[0], "acked_kB_per_active_j": active[1]}))

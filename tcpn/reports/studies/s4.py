@@ -338,10 +338,11 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"range of the RTT samples while both run: {jitter_reno:.0f} ms against Reno, "
         f"{jitter_aa:.0f} ms against adaptive (std "
         f"{_v(main, 'c1_adaptive_vegas', 'f1_rtt_std_ms'):.0f} and "
-        f"{_v(main, 'aa_start50', 'f1_rtt_std_ms'):.0f} ms).",
-        "the RTT range is bounded by the bottleneck buffer (50 packets of 1000 bytes at "
-        "2 Mbit/s: 200 ms of queue), an unstated parameter (the buffer axis)"
-        if jitter_reno <= 150 else None,
+        f"{_v(main, 'aa_start50', 'f1_rtt_std_ms'):.0f} ms). The range against Reno is "
+        "bounded by the bottleneck buffer (50 packets of 1000 bytes at 2 Mbit/s: 200 ms of "
+        "queue), an unstated parameter.",
+        axis_causes(summary, AXES, "c1_adaptive_vegas", "f1_rtt_range_ms", lambda x: x > 150)
+        if jitter_reno <= 150 and 10 <= jitter_aa < 100 else None,
         {"rtt_range_vs_reno_ms": jitter_reno, "rtt_range_vs_adaptive_ms": jitter_aa}))
     best = []
     for congested in ("", "_reno"):

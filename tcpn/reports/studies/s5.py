@@ -49,6 +49,7 @@ from tcpn.reports.studies.experiments import (
     AxisPoint,
     Estimate,
     Experiment,
+    MeasuredCause,
     ModuleStudy,
     Settings,
     StudyAxis,
@@ -338,7 +339,8 @@ def _band(summary: pd.DataFrame, experiment: str) -> str:
             "percentile, mean over runs)" if math.isfinite(low) else "no 10 s window")
 
 
-def _cause(summary: pd.DataFrame, experiment: str, published: float) -> str | None:
+def _cause(summary: pd.DataFrame, experiment: str, published: float,
+           ) -> MeasuredCause | None:
     """The unstated parameters whose range (on this experiment) reaches the published
     value within :data:`SAME_NUMBER`: the difference is then within what the study left
     open."""
@@ -347,15 +349,16 @@ def _cause(summary: pd.DataFrame, experiment: str, published: float) -> str | No
 
 
 def _counting_cause(summary: pd.DataFrame, experiment: str, published: float,
-                    ) -> str | None:
+                    ) -> MeasuredCause | None:
     """The other counting (goodput), measured on the same runs, when it reaches the
     published value within :data:`SAME_NUMBER` (the study's counting is unstated)."""
     goodput = _value(summary, experiment, "f1_goodput_kbps")
     if math.isfinite(goodput.mean) and abs(relative_difference(goodput.mean, published)) \
             <= SAME_NUMBER:
-        return (f"the study does not say what it counts (§5); counted as goodput (bytes "
-                f"delivered once) the same runs give {goodput.text()} kbit/s, within "
-                f"{SAME_NUMBER:.0%} of {published:g}")
+        return MeasuredCause(
+            f"the study does not say what it counts (§5); counted as goodput (bytes "
+            f"delivered once) the same runs give {goodput.text()} kbit/s, within "
+            f"{SAME_NUMBER:.0%} of {published:g}", (experiment,))
     return None
 
 
