@@ -121,7 +121,7 @@ class StateColumns:
 
     def __init__(self, space: StateSpace):
         self.space = space
-        self.gen = space._gen
+        self.gen = space.generator
         self.store = self.gen.store
         self.compiled = space.compiled
         self.n = space.n_states

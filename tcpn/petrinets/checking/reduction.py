@@ -209,7 +209,7 @@ class ReducedStateSpace(StateSpace):
             return []
         targets = self.successors(s)
         keys = [self.key(t) for t in targets]
-        found = iter(self._gen.successors(self.key(s)))
+        found = iter(self.generator.successors(self.key(s)))
         out = []
         for target, key in zip(targets, keys, strict=True):
             ct, binding, elapsed, _ = next(f for f in found if f[3] == key)

@@ -604,7 +604,7 @@ class TransitionCompiler:
         found = set()
         for arc in order:
             p = self.place_index[arc.place]
-            if not self._is_binder(arc, bound):
+            if not self.is_binder(arc, bound):
                 continue
             ins = Inscription.parse(arc.inscription or "", arc.where)
             tree = ins.tree
@@ -696,12 +696,12 @@ class TransitionCompiler:
         """
         input_like = [a for a in self.arcs if a.kind in (ArcKind.INPUT, ArcKind.READ)]
         for i, arc in enumerate(input_like):
-            if self.timed[self.place_index[arc.place]] and self._is_binder(arc, set()):
+            if self.timed[self.place_index[arc.place]] and self.is_binder(arc, set()):
                 input_like = [arc, *input_like[:i], *input_like[i + 1:]]
                 break
         bound: set[str] = set(self.free)
         for arc in input_like:
-            if self._is_binder(arc, bound):
+            if self.is_binder(arc, bound):
                 bound |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
             else:
                 self._check_names(Inscription.parse(arc.inscription or "", arc.where), bound,
@@ -713,13 +713,13 @@ class TransitionCompiler:
         order: list[Arc] = []
         bound = set(self.free)
         while remaining:
-            tests = [a for a in remaining if not self._is_binder(a, bound)
+            tests = [a for a in remaining if not self.is_binder(a, bound)
                      and not self._arc_names(a) - bound]
             if tests:
                 order += tests
                 remaining = [a for a in remaining if a not in tests]
                 continue
-            binders = [a for a in remaining if self._is_binder(a, bound)]
+            binders = [a for a in remaining if self.is_binder(a, bound)]
             pick = next((a for a in binders if not self.timed[self.place_index[a.place]]),
                         binders[0])
             order.append(pick)
@@ -734,7 +734,7 @@ class TransitionCompiler:
             names |= Inscription.parse(arc.count, arc.where).free_variables(self.declared)
         return names
 
-    def _is_binder(self, arc: Arc, bound: set[str]) -> bool:
+    def is_binder(self, arc: Arc, bound: set[str]) -> bool:
         ins = Inscription.parse(arc.inscription or "", arc.where)
         return (ins.is_pattern and isinstance(arc.count, int)
                 and bool(ins.pattern_variables - bound - self.declared))
@@ -774,7 +774,7 @@ class TransitionCompiler:
             code.depth += 1
             bound.append(variable)
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
-        if not (input_like and self._is_binder(input_like[0], set())) or (
+        if not (input_like and self.is_binder(input_like[0], set())) or (
                 guard is not None and not guard.free_variables(self.declared)):
             # a one-pass loop so that a failed test before any binder loop can `continue`
             code.line("for _once in _ONE_PASS:")
@@ -793,7 +793,7 @@ class TransitionCompiler:
             ins = Inscription.parse(arc.inscription or "", arc.where)
             p = self.place_index[arc.place]
             value_var = f"_v{n_arc}"
-            if self._is_binder(arc, set(bound)):
+            if self.is_binder(arc, set(bound)):
                 # a binder: try every distinct token value of the place
                 fifo = early and self.timed[p]
                 if fifo:
@@ -1145,7 +1145,7 @@ class TransitionCompiler:
         known: dict[str, ColourSet] = dict(self.free)
         for arc in self._input_arcs_in_binding_order():
             ins = Inscription.parse(arc.inscription or "", arc.where)
-            if not self._is_binder(arc, set(known)):
+            if not self.is_binder(arc, set(known)):
                 continue
             self._pattern_colours(ins.tree, self.net.places[arc.place].colour, known)
         for name in self.t.outputs:

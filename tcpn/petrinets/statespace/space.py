@@ -969,7 +969,8 @@ class StateSpace:
                  stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
         store = gen.store
-        self._gen = gen
+        #: the successor generator that explored the space (its store holds the markings)
+        self.generator = gen
         self.compiled = gen.compiled
         self.net = gen.compiled.net
         self.clock_mode = clock
@@ -1000,7 +1001,7 @@ class StateSpace:
     @cached_property
     def _contents_bytes(self) -> int:
         """Bytes of the interned contents (measured when first asked: it walks them)."""
-        return self._gen.store.nbytes()
+        return self.generator.store.nbytes()
 
     @property
     def bytes_per_state(self) -> float:
@@ -1057,7 +1058,7 @@ class StateSpace:
 
     def key(self, state: int) -> int:
         """The packed marking of ``state`` (equal keys, equal states)."""
-        return self._gen.store.key_at(self.keys, self._check(state))
+        return self.generator.store.key_at(self.keys, self._check(state))
 
     def marking(self, state: int) -> dict[str, list[Token]]:
         """The marking of ``state`` as ``place -> tokens``.
@@ -1065,8 +1066,8 @@ class StateSpace:
         Timestamps are relative to the state's clock in relative time (0 means ready),
         absolute in absolute time, 0 in untimed places.
         """
-        compiled = self._gen.compiled
-        places = self._gen.store.marking(self.key(state))
+        compiled = self.generator.compiled
+        places = self.generator.store.marking(self.key(state))
         out: dict[str, list[Token]] = {}
         for name, timed, place in zip(compiled.place_names, compiled.timed, places,
                                       strict=True):
@@ -1078,7 +1079,7 @@ class StateSpace:
 
     def clock(self, state: int) -> float:
         """The global clock of ``state`` (absolute time; 0.0 in relative and untimed spaces)."""
-        return self._gen.clock_of(self.key(state))
+        return self.generator.clock_of(self.key(state))
 
     def is_expanded(self, state: int) -> bool:
         """Whether the successors of ``state`` were computed (false at a limit's frontier)."""
@@ -1116,7 +1117,7 @@ class StateSpace:
         if s >= self.n_expanded:
             return []
         targets = self.successors(s)
-        found = self._gen.successors(self.key(s))
+        found = self.generator.successors(self.key(s))
         if len(found) != len(targets):
             raise RuntimeError(f"state {s}: recomputed {len(found)} successors, stored "
                                f"{len(targets)} (a code action is not deterministic?)")

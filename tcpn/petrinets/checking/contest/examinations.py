@@ -379,7 +379,7 @@ def _most_of_one_colour(space: StateSpace) -> int:
     per place a table over its interned contents, read at the contents the states hold."""
     from tcpn.petrinets.checking.atoms import columns
     from tcpn.petrinets.statespace.store import timed_content, untimed_content
-    store, cols = space._gen.store, columns(space)
+    store, cols = space.generator.store, columns(space)
     most = 0
     for p in range(len(space.compiled.place_names)):
         table = np.zeros(len(store.contents[p]), dtype=np.int64)

@@ -139,7 +139,7 @@ class _TransitionPlan:
         guard_names = guard.free_variables(declared) if guard is not None else frozenset()
         bound: set[str] = set()
         closing = 0
-        one_pass = not (order and self.helper._is_binder(order[0], set())) or (
+        one_pass = not (order and self.helper.is_binder(order[0], set())) or (
             guard is not None and not guard_names)
         if one_pass:
             code("do {")
@@ -153,7 +153,7 @@ class _TransitionPlan:
             p = self._p(arc)
             slots = self.plan.slots[p]
             width = len(slots)
-            if self.helper._is_binder(arc, bound):
+            if self.helper.is_binder(arc, bound):
                 code(f"for (int64_t i{n} = 0; i{n} < s->places[{p}].n; i{n}++) {{")
                 code.depth += 1
                 closing += 1
