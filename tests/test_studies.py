@@ -262,6 +262,8 @@ def test_s5_with_every_lens_reads_each_claim_on_ns3_and_records_coverage() -> No
     for verdict in verdicts:
         assert set(verdict.lenses) == {"net", "ns3", "fluid"}
         assert verdict.lenses["ns3"].status != "not run" and verdict.lenses["ns3"].values
+    # a value measured over runs carries its interval and n into report.json
+    assert verdicts[0].lenses["ns3"].values["a_unlimited_kbps"]["n"] == 1
     coverage = coverage_record(data)
     assert len(coverage) == len(s5.experiments(settings))  # the axes' points: 0 runs
     assert all(set(lenses) == {"net", "ns3", "fluid"} and all(

@@ -90,11 +90,12 @@ class Diagram:
 class LensReading:
     """A claim's test on one lens's runs: its status there (``not run`` when the lens
     did not run what the test needs), the evidence, and the measured ``values`` the test
-    compared (named as the study names them)."""
+    compared (named as the study names them): a number, or for a metric measured over
+    runs ``{"mean", "low", "high", "n", "runs"}`` (its 95 % interval and run counts)."""
 
     status: VerdictStatus
     evidence: str
-    values: Mapping[str, float] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class ClaimVerdict:
     claim: str
     status: VerdictStatus
     evidence: str
-    values: Mapping[str, float] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
     lenses: Mapping[str, LensReading] = field(default_factory=dict)
     cause_points: tuple[str, ...] = ()
 

@@ -209,11 +209,19 @@ def _block_html(block: Any) -> str:
     raise InputError(f"a report block of type {type(block).__name__} can't be rendered")
 
 
-def _values_text(values: Mapping[str, float]) -> str:
-    """`` (a = 1.5, b = 2)``: the measured values a claim's test compared, or nothing."""
+def _values_text(values: Mapping[str, Any]) -> str:
+    """`` (a = 1.5, b = 2 (n = 5))``: the measured values a claim's test compared (a
+    number, or a mean over runs with its n), or nothing."""
     if not values:
         return ""
-    return " (" + ", ".join(f"{html.escape(k)} = {v:.4g}" for k, v in values.items()) + ")"
+
+    def one(value: Any) -> str:
+        if isinstance(value, Mapping):
+            mean = "-" if value["mean"] is None else f"{value['mean']:.4g}"
+            return f"{mean} (n = {value['n']})"
+        return f"{value:.4g}"
+
+    return " (" + ", ".join(f"{html.escape(k)} = {one(v)}" for k, v in values.items()) + ")"
 
 
 def verdict_record(verdict: ClaimVerdict) -> dict[str, Any]:

@@ -285,6 +285,19 @@ class Estimate:
     identical: bool = False
     censored: int = 0
 
+    def record(self) -> dict[str, Any]:
+        """JSON-ready: ``mean``, ``low``, ``high`` (None without an interval), ``n`` (runs
+        that gave it), ``runs``, ``censored``.
+
+        >>> run_estimate([1.0, 3.0]).record()["n"]
+        2
+        """
+        def finite(x: float) -> float | None:
+            return float(x) if math.isfinite(x) else None
+
+        return {"mean": finite(self.mean), "low": finite(self.low), "high": finite(self.high),
+                "n": self.defined, "runs": self.runs, "censored": self.censored}
+
     def text(self, digits: int = 3) -> str:
         """``mean [low, high]`` with n, completions and the few-runs warning spelled out.
 
@@ -509,7 +522,7 @@ def point_label(experiment: str, axis: str = "", value: str = "") -> str:
 
 
 def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | None = None,
-          values: Mapping[str, float] | None = None) -> ClaimVerdict:
+          values: Mapping[str, float | Estimate] | None = None) -> ClaimVerdict:
     """The verdict on one published claim.
 
     ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
@@ -532,7 +545,8 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | 
     >>> judge("K = 67 is best", None, "no run.").status
     'not run'
     """
-    measured = {k: float(v) for k, v in (values or {}).items()}
+    measured = {k: v.record() if isinstance(v, Estimate) else float(v)
+                for k, v in (values or {}).items()}
     if holds is None:
         return ClaimVerdict(claim, "not run", evidence, measured)
     if holds:

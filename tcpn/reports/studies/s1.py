@@ -280,15 +280,17 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         g["exp1_vegas"] >= g["exp1_tahoe"] and cv["exp1_vegas"] <= cv["exp1_tahoe"],
         f"A flows' mean kbit/s: {_text(main, 'exp1_vegas')} vs {_text(main, 'exp1_tahoe')}; "
         f"CV of the 0.2 s rate {cv['exp1_vegas']:.2f} vs {cv['exp1_tahoe']:.2f}.", None,
-        {"vegas_kbps": g["exp1_vegas"], "tahoe_kbps": g["exp1_tahoe"],
-         "vegas_cv": cv["exp1_vegas"], "tahoe_cv": cv["exp1_tahoe"]}),
+        {"vegas_kbps": _get(main, "exp1_vegas"), "tahoe_kbps": _get(main, "exp1_tahoe"),
+         "vegas_cv": _get(main, "exp1_vegas", "a_cv"),
+         "tahoe_cv": _get(main, "exp1_tahoe", "a_cv")}),
         judge(
         "Exp 2: under forward congestion Vegas does better and more stably than Tahoe",
         g["exp2_vegas"] >= g["exp2_tahoe"] and cv["exp2_vegas"] <= cv["exp2_tahoe"],
         f"{_text(main, 'exp2_vegas')} vs {_text(main, 'exp2_tahoe')} kbit/s; CV "
         f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f}.{_exp2_why(main)}", None,
-        {"vegas_kbps": g["exp2_vegas"], "tahoe_kbps": g["exp2_tahoe"],
-         "vegas_cv": cv["exp2_vegas"], "tahoe_cv": cv["exp2_tahoe"]})]
+        {"vegas_kbps": _get(main, "exp2_vegas"), "tahoe_kbps": _get(main, "exp2_tahoe"),
+         "vegas_cv": _get(main, "exp2_vegas", "a_cv"),
+         "tahoe_cv": _get(main, "exp2_tahoe", "a_cv")})]
     drop = {v: 1 - g[f"exp3_{v}"] / g[f"exp1_{v}"] for v in ("tahoe", "vegas")}
     out.append(judge(
         "Exp 3: reverse traffic costs Vegas's observed flows far more than Tahoe's",
@@ -302,8 +304,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         sgpq["tahoe"] and sgpq["vegas"],
         f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
         f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None,
-        {f"{name}_kbps": g[name] for name in ("exp3_tahoe", "exp3_sgpq_tahoe", "exp3_vegas",
-                                              "exp3_sgpq_vegas")}))
+        {f"{name}_kbps": _get(main, name) for name in ("exp3_tahoe", "exp3_sgpq_tahoe",
+                                                       "exp3_vegas", "exp3_sgpq_vegas")}))
     restored = {name: g[f"exp3_modvegas_{name}"] for name in ("first", "second", "both")}
     first = _get(main, "exp3_modvegas_first", "a0_kbps").mean
     second = _get(main, "exp3_modvegas_second", "a1_kbps").mean

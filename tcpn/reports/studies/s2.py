@@ -269,7 +269,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
                                                                    metric),
                          f"tcpn ({metric}, tu): {values}.{no_overflow}", None,
-                         {n: _get(main, n, metric).mean for n in loss0}))
+                         {n: _get(main, n, metric) for n in loss0}))
     marks20 = max(_get(main, n, "marks").mean for n in loss20[1:])
     q20 = max(_get(main, n, "queue_max_pkts").mean for n in loss20)
     unmarked = (f" Runs show: at 20 % loss nothing is marked ({marks20:.0f} marks; the queue "
@@ -290,7 +290,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                      order == ["th50_loss20", "th67_loss20", "noecn_loss20"]
                      and not _same(main, loss20[0], loss20[1], "all_acked_tu"),
                      f"tcpn (tu): {values}.{unmarked}", None,
-                     {n: _get(main, n, "all_acked_tu").mean for n in loss20}))
+                     {n: _get(main, n, "all_acked_tu") for n in loss20}))
     base = _get(main, "noecn_loss20", "all_acked_tu").mean
     th50 = _get(main, "th50_loss20", "all_acked_tu").mean
     dbase = _get(main, "noecn_loss20", "segment_delay_tu").mean

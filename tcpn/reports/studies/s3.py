@@ -420,7 +420,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                 "bytes count) gives the published order",
                 (f"ackless_tcp_l_138{suffix}", f"acked_newreno_138{suffix}")) if hits else None
         out.append(judge(claim, test[0] <= ratio <= test[1], evidence, cause,
-                         {"ackless_tcp_l_kBps": ackless.mean, "acked_newreno_kBps": acked.mean,
+                         {"ackless_tcp_l_kBps": ackless, "acked_newreno_kBps": acked,
                           "ratio": ratio}))
     for frame in (138, 1578):
         with_idle = [_get(main, f"{c}_{frame}", "kB_per_j").mean

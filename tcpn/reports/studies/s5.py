@@ -375,7 +375,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         else abs(relative_difference(free.mean, 697.0)) <= SAME_NUMBER,
         f"tcpn: {free.text()} kbit/s received at the IP level against 697 (goodput "
         f"{_value(summary, 'a_unlimited', 'f1_goodput_kbps').text()}).",
-        _counting_cause(summary, "a_unlimited", 697.0), {"a_unlimited_kbps": free.mean}))
+        _counting_cause(summary, "a_unlimited", 697.0), {"a_unlimited_kbps": free}))
     upper = alone.high if math.isfinite(alone.high) else alone.mean
     out.append(judge(
         "(a) the limited flow stays well below the contracted 500 kbit/s",
@@ -383,7 +383,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"tcpn: {alone.text()} kbit/s against the 500 kbit/s limit (test: the "
         f"interval's upper end below 450); {_band(summary, 'a_limited')}.",
         axis_causes(summary, AXES, "a_limited", "f1_kbps", lambda x: x < 450.0),
-        {"a_limited_kbps": alone.mean, "a_limited_kbps_high": upper}))
+        {"a_limited_kbps": alone, "a_limited_kbps_high": upper}))
     out.append(judge(
         "(a) the limited flow gets 405 kbit/s",
         None if math.isnan(alone.mean)
@@ -392,7 +392,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"{SAME_NUMBER:.0%}); goodput {_value(summary, 'a_limited', 'f1_goodput_kbps').text()}"
         f"; {_band(summary, 'a_limited')}.",
         _counting_cause(summary, "a_limited", 405.0) or _cause(summary, "a_limited", 405.0),
-        {"a_limited_kbps": alone.mean}))
+        {"a_limited_kbps": alone}))
     shared = _value(summary, "b_limited")
     shared_free = _value(summary, "b_unlimited")
     out.append(judge(
@@ -404,7 +404,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"the same flow gets {shared_free.mean:.0f}, so the fair share of the link, not the "
         f"limiter, sets most of it; {_band(summary, 'b_limited')}.",
         _counting_cause(summary, "b_limited", 247.0) or _cause(summary, "b_limited", 247.0),
-        {"b_limited_kbps": shared.mean, "b_unlimited_kbps": shared_free.mean}))
+        {"b_limited_kbps": shared, "b_unlimited_kbps": shared_free}))
     return out
 
 
