@@ -152,6 +152,14 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
             "Not in this report: " + ", ".join(
                 f"{key.upper()} (no module `tcpn.reports.studies.{key}` in this tcpn)"
                 for key in missing) + ". Nothing stands in for a missing study."))
+    lenses = pd.DataFrame([_lens_row(key, data[key], study_sections[key])
+                           for key in keys if key in study_sections
+                           and coverage_record(data[key])])
+    if not lenses.empty:
+        summary.blocks.append(Table(
+            "lenses", lenses, caption="Points (experiments and axis points) each lens ran, "
+            "and where net and ns-3 both ran one, how often their headline metric agrees "
+            "(within 5 %, or 95 % intervals overlapping from 5 runs or more)"))
     if rows:
         summary.blocks.append(Table("verdicts", pd.DataFrame(rows),
                                     caption="Every claim and its verdict"))
@@ -169,6 +177,22 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     return Report(title, sections, provenance,
                   {"coverage": {key.upper(): coverage_record(data[key])
                                 for key in keys if key in data}})
+
+
+def _lens_row(key: str, data: StudyData, sections: Sequence[Section]) -> dict[str, Any]:
+    """One study's line of the summary's lens table: points, the points each lens ran,
+    and the agreement of net and ns-3 read from the study's ``<key>_lenses`` table."""
+    coverage = coverage_record(data)
+    row: dict[str, Any] = {"study": key.upper(), "points": len(coverage)}
+    for lens in ("net", "ns3", "fluid"):
+        row[f"{lens} ran"] = sum(1 for lenses in coverage.values()
+                                 if lenses.get(lens, "").startswith("ran"))
+    table = next((b for section in sections for b in section.walk()
+                  if isinstance(b, Table) and b.name == f"{key}_lenses"), None)
+    both = 0 if table is None else len(table.frame)
+    agree = 0 if table is None else int((table.frame["agree"] == "yes").sum())
+    row["net and ns-3 agree"] = f"{agree} of {both}"
+    return row
 
 
 def coverage_record(data: StudyData) -> dict[str, dict[str, str]]:
