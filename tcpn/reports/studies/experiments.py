@@ -833,10 +833,11 @@ def agreement_frame(summary: pd.DataFrame, metric: str, lens: str = "ns3") -> pd
 
 
 def lens_blocks(key: str, data: StudyData, summary: pd.DataFrame, metric: str,
-                label: str) -> list[Any]:
+                label: str, gaps: str = "") -> list[Any]:
     """How far the packet level backs the net model in this study: how many points
-    (experiments and axis points) each lens ran, and the headline ``metric`` (``label``)
-    of net and ns-3 side by side at every point both ran."""
+    (experiments and axis points) each lens ran, the headline ``metric`` (``label``) of
+    net and ns-3 side by side at every point both ran, and ``gaps``: the causes of their
+    differences found so far (per-packet traces side by side, docs/validation.md)."""
     from tcpn.reports.document import Paragraph, Table
 
     coverage = lens_coverage(data.tables["runs"], data.tables["refusals"])
@@ -851,7 +852,7 @@ def lens_blocks(key: str, data: StudyData, summary: pd.DataFrame, metric: str,
         f"{label} agrees on {agreed} (means within {AGREE_WITHIN:.0%} of each other, or "
         f"95 % intervals overlapping when both come from at least {MIN_HEADLINE_RUNS} "
         "runs); the table lists each, and the refusals below say why a lens did not run "
-        "a point.")]
+        "a point." + (f" Where they differ: {gaps}" if gaps else ""))]
     if not agreement.empty:
         blocks.append(Table(f"{key}_lenses", agreement.reset_index(drop=True),
                             caption=f"{label}: net and ns-3 at every point both ran "
