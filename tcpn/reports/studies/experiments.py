@@ -52,6 +52,7 @@ __all__ = [
     "StudyAxis",
     "StudyPoint",
     "axis_points",
+    "clearly_above",
     "error_bars",
     "estimate_of",
     "estimates_frame",
@@ -479,6 +480,24 @@ def _count(found: Sequence[Estimate], runs: int) -> str:
         return f"1 (deterministic: {runs} identical runs)"
     text = str(runs) if least == runs else f"{least} of {runs} completed"
     return text + (f" (< {MIN_HEADLINE_RUNS})" if least < MIN_HEADLINE_RUNS else "")
+
+
+def clearly_above(a: Estimate, b: Estimate) -> bool:
+    """Whether the runs put ``a`` above ``b``: its mean is higher and their 95 % intervals
+    do not overlap (a number without an interval, one run or a deterministic experiment,
+    counts as its mean). An order claim holds only when the runs separate the two: means
+    that differ inside overlapping intervals do not establish it.
+
+    >>> clearly_above(run_estimate([10.0, 11.0, 12.0]), run_estimate([5.0, 6.0, 7.0]))
+    True
+    >>> clearly_above(run_estimate([10.0, 30.0]), run_estimate([5.0, 15.0]))
+    False
+    """
+    if not (math.isfinite(a.mean) and math.isfinite(b.mean)) or a.mean <= b.mean:
+        return False
+    low = a.low if math.isfinite(a.low) else a.mean
+    high = b.high if math.isfinite(b.high) else b.mean
+    return low > high
 
 
 def relative_difference(value: float, published: float) -> float:

@@ -52,6 +52,7 @@ from tcpn.reports.studies.experiments import (
     Settings,
     StudyAxis,
     axes_blocks,
+    clearly_above,
     estimate_of,
     estimates_frame,
     judge,
@@ -275,19 +276,27 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         return [judge("S1's figures", None, "The experiments did not run.")]
     g = {name: _get(main, name).mean for name in main.index}
     cv = {name: _get(main, name, "a_cv").mean for name in main.index}
+    def better(exp: str) -> bool:
+        """Vegas's A flows above Tahoe's and steadier, the runs separating both."""
+        return (clearly_above(_get(main, f"{exp}_vegas"), _get(main, f"{exp}_tahoe"))
+                and clearly_above(_get(main, f"{exp}_tahoe", "a_cv"),
+                                  _get(main, f"{exp}_vegas", "a_cv")))
+
     out = [judge(
         "Exp 1: Vegas does slightly better than Tahoe, with a stable rate",
-        g["exp1_vegas"] >= g["exp1_tahoe"] and cv["exp1_vegas"] <= cv["exp1_tahoe"],
+        better("exp1"),
         f"A flows' mean kbit/s: {_text(main, 'exp1_vegas')} vs {_text(main, 'exp1_tahoe')}; "
-        f"CV of the 0.2 s rate {cv['exp1_vegas']:.2f} vs {cv['exp1_tahoe']:.2f}.", None,
+        f"CV of the 0.2 s rate {cv['exp1_vegas']:.2f} vs {cv['exp1_tahoe']:.2f} (test: the "
+        "95 % intervals separate both).", None,
         {"vegas_kbps": _get(main, "exp1_vegas"), "tahoe_kbps": _get(main, "exp1_tahoe"),
          "vegas_cv": _get(main, "exp1_vegas", "a_cv"),
          "tahoe_cv": _get(main, "exp1_tahoe", "a_cv")}),
         judge(
         "Exp 2: under forward congestion Vegas does better and more stably than Tahoe",
-        g["exp2_vegas"] >= g["exp2_tahoe"] and cv["exp2_vegas"] <= cv["exp2_tahoe"],
+        better("exp2"),
         f"{_text(main, 'exp2_vegas')} vs {_text(main, 'exp2_tahoe')} kbit/s; CV "
-        f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f}.{_exp2_why(main)}", None,
+        f"{cv['exp2_vegas']:.2f} vs {cv['exp2_tahoe']:.2f} (test: the 95 % intervals "
+        f"separate both).{_exp2_why(main)}", None,
         {"vegas_kbps": _get(main, "exp2_vegas"), "tahoe_kbps": _get(main, "exp2_tahoe"),
          "vegas_cv": _get(main, "exp2_vegas", "a_cv"),
          "tahoe_cv": _get(main, "exp2_tahoe", "a_cv")})]
@@ -298,12 +307,14 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"Exp 1 -> Exp 3: Vegas {drop['vegas']:.0%}, Tahoe {drop['tahoe']:.0%} "
         f"(test: Vegas's drop at least 10 points larger).", None,
         {"vegas_drop": drop["vegas"], "tahoe_drop": drop["tahoe"]}))
-    sgpq = {v: g[f"exp3_sgpq_{v}"] > g[f"exp3_{v}"] for v in ("tahoe", "vegas")}
+    sgpq = {v: clearly_above(_get(main, f"exp3_sgpq_{v}"), _get(main, f"exp3_{v}"))
+            for v in ("tahoe", "vegas")}
     out.append(judge(
         "SGPQ: both Tahoe and Vegas improve over plain Exp 3",
         sgpq["tahoe"] and sgpq["vegas"],
         f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
-        f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s.", None,
+        f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s (test: the "
+        "95 % intervals separate).", None,
         {f"{name}_kbps": _get(main, name) for name in ("exp3_tahoe", "exp3_sgpq_tahoe",
                                                        "exp3_vegas", "exp3_sgpq_vegas")}))
     restored = {name: g[f"exp3_modvegas_{name}"] for name in ("first", "second", "both")}
