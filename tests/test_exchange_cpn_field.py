@@ -336,3 +336,28 @@ def test_guard_lists_the_empty_record_and_an_empty_let_read_as_cpn_tools_reads_t
         assert imported.complete, imported.report.text()
         space = explore(imported.net, clock="absolute")
         assert (len(space), space.n_edges, len(space.dead_markings())) == reference, guard
+
+
+def _functions_net(body: str) -> str:
+    """The forms net with ``add`` over a pair and ``first`` of one (tuple) argument
+    declared, ``body`` (of i) on Q."""
+    text = _forms_net("i > 1 andalso i < 5", "()", body)
+    functions = (ml("F1", "fun add (a, b) = a + b;")
+                 + ml("F2", "fun first t = #1 t;"))
+    return text.replace(var("D3", "INT", "i"), var("D3", "INT", "i") + functions, 1)
+
+
+def test_a_function_over_a_tuple_takes_a_tuple_value_and_one_argument_takes_a_tuple(tmp_path):
+    """SML functions take one argument: ``add`` (declared over a pair) applied to a
+    pair-valued expression, and ``first`` (declared over one value) applied to a written
+    pair, explore as ``i + 1``, whose space cpncheck builds alike."""
+    reference, theirs = spaces(tmp_path, _forms_net("i > 1 andalso i < 5", "()", "i + 1"))
+    assert reference == theirs
+    for body in ("add (i, 1)", "let val p = (i, 1) in add p end", "first (i + 1, 7)",
+                 "add (first (i, 0), first (1, 2))"):
+        path = tmp_path / "functions.cpn"
+        path.write_text(_functions_net(body), encoding="iso-8859-1")
+        imported = read_cpn(path)
+        assert imported.complete, imported.report.text()
+        space = explore(imported.net, clock="absolute")
+        assert (len(space), space.n_edges, len(space.dead_markings())) == reference, body

@@ -752,7 +752,7 @@ class MLToPython(MatchForms):
         if isinstance(head, Tree) and head.data == "name" and \
                 str(head.children[0]) in self.local_functions:
             name = str(head.children[0])
-            self._check_arity(tree, where, name, self.local_functions[name], len(args))
+            args = self._fit(tree, where, name, self.local_functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         if isinstance(head, Tree) and head.data == "selector":
             label = str(head.children[0])[1:]
@@ -773,11 +773,11 @@ class MLToPython(MatchForms):
             self.uses_time = self.uses_time or "now" in called
             self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
                 "now" not in called
-            self._check_arity(tree, where, name, len(params), len(args))
+            args = self._fit(tree, where, name, len(params), args)
             return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
                 else body
         if name in self.functions:
-            self._check_arity(tree, where, name, self.functions[name], len(args))
+            args = self._fit(tree, where, name, self.functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
 
@@ -803,10 +803,21 @@ class MLToPython(MatchForms):
         return ast.Call(ast.Name("tuple", ast.Load()), [ast.GeneratorExp(
             self._expr(body, where, frozenset(inner)), [generator])], [])
 
-    def _check_arity(self, tree: Tree, where: str, name: str, expected: int, got: int) -> None:
-        if expected != got:
-            raise self._unsupported(tree, where, f"{name} takes {expected} argument(s), "
-                                    f"called with {got}")
+    def _fit(self, tree: Tree, where: str, name: str, expected: int,
+             args: list[ast.expr]) -> list[ast.expr]:
+        """The Python arguments of a call of ``name``, whose ML definition takes a tuple
+        of ``expected`` components (one value when ``expected`` is 1). SML functions take
+        one argument: ``fun f (a, b, c) = ...`` applied to a tuple-valued expression
+        (``f t``) passes its components (``f(*t)``), and ``fun g t = ...`` applied to a
+        written tuple (``g (x, y)``) receives that tuple (``g((x, y))``)."""
+        if expected == len(args):
+            return args
+        if len(args) == 1 and expected > 1:
+            return [ast.Starred(args[0], ast.Load())]
+        if expected == 1 and len(args) > 1:
+            return [ast.Tuple(args, ast.Load())]
+        raise self._unsupported(tree, where, f"{name} takes {expected} argument(s), "
+                                f"called with {len(args)}")
 
     def _args(self, arg: Any, where: str, local: frozenset[str]) -> list[ast.expr]:
         if isinstance(arg, Tree) and arg.data == "unit":
