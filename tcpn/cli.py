@@ -1008,13 +1008,18 @@ def report(
     pdf: Annotated[bool, typer.Option("--pdf/--no-pdf", help="Also print the report to PDF "
                                       "with headless Chromium.")] = True,
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+    store: Annotated[str | None, typer.Option(
+        "--store", help="Studies: keep every run in this campaign store directory as it "
+        "completes; runs already there are read, not made again, so a profile cut short "
+        "resumes.")] = None,
 ) -> None:
     """Write an analysis report: one self-contained HTML file (table of contents, figures
     inline, provenance), the same as PDF, and every table's and figure's data as CSV.
 
     The five studies in the quick profile: tcpn report study all
 
-    One study in the publication profile: tcpn report study s2 --full
+    One study in the publication profile, resumable: tcpn report study s2 --full --store
+    runs/
 
     Any scenario: tcpn report scenarios/dumbbell_newreno.yaml --replications 5
 
@@ -1034,7 +1039,8 @@ def report(
         raise typer.BadParameter("say what to report: `study s1|...|all`, a scenario file, "
                                  "or --from DIR")
     if targets[0] == "study":
-        _report_studies(targets[1:], "full" if full else "quick", output, pdf, overwrite)
+        _report_studies(targets[1:], "full" if full else "quick", output, pdf, overwrite,
+                        store)
         return
     if len(targets) > 1:
         raise typer.BadParameter(f"one scenario file at a time, got {len(targets)}")
@@ -1051,7 +1057,7 @@ def _print_report_files(files: Any) -> None:
 
 
 def _report_studies(names: list[str], profile: Any, output: str | None, pdf: bool,
-                    overwrite: bool) -> None:
+                    overwrite: bool, store: str | None = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from tcpn.reports import reporting
@@ -1078,7 +1084,7 @@ def _report_studies(names: list[str], profile: Any, output: str | None, pdf: boo
                        total=total or None)
 
         _report, files, lines = reporting.report_studies(keys, out, profile, studies, step,
-                                                         pdf, overwrite)
+                                                         pdf, overwrite, store)
     _print_report_files(files)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -270,6 +270,34 @@ def test_s5_with_every_lens_reads_each_claim_on_ns3_and_records_coverage() -> No
         text == "ran: 1 runs" for text in lenses.values()) for lenses in coverage.values())
 
 
+def test_a_study_resumes_from_its_run_store(tmp_path: Any) -> None:
+    """With a run store, each run is kept as it completes; a second run of the study
+    reads them all and makes none, with the same numbers; with some records gone (a run
+    cut short) it makes only those."""
+    from tcpn.experiments.sweep.store import CampaignStore
+    from tcpn.reports.studies import s5
+    from tcpn.reports.studies.experiments import storing_runs
+
+    settings = Settings(replications=2, axis_replications=0, horizon_scale=0.05,
+                        other_lenses=False, workers=1)
+    with storing_runs(tmp_path / "runs"):
+        first = s5.run("quick", quiet, settings=settings)
+    store = CampaignStore(tmp_path / "runs")
+    keys = store.keys()
+    assert len(keys) == first.metadata["cost"]["runs"] == 8  # 4 experiments x 2
+    with storing_runs(tmp_path / "runs"):
+        again = s5.run("quick", quiet, settings=settings)
+    assert again.metadata["cost"]["runs"] == 0
+    columns = ["experiment", "replication", "f1_kbps", "f1_goodput_kbps"]
+    pd.testing.assert_frame_equal(first.tables["runs"][columns], again.tables["runs"][columns])
+    for key in keys[:3]:
+        (store.runs_dir / key[:2] / f"{key}.json").unlink()
+    with storing_runs(tmp_path / "runs"):
+        resumed = s5.run("quick", quiet, settings=settings)
+    assert resumed.metadata["cost"]["runs"] == 3
+    pd.testing.assert_frame_equal(first.tables["runs"][columns], resumed.tables["runs"][columns])
+
+
 def test_study_report_draws_the_net_of_the_first_experiment() -> None:
     from tcpn.reports.document import Diagram
     from tcpn.reports.studies import s5

@@ -24,12 +24,15 @@ run by the same loop as the experiments.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import resource
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,6 +67,7 @@ __all__ = [
     "relative_difference",
     "run_estimate",
     "run_points",
+    "storing_runs",
     "summarise",
     "with_fields",
 ]
@@ -188,6 +192,63 @@ def lens_refusal(scenario: Any, lens: str) -> str | None:
     return None
 
 
+RUN_STORE: ContextVar[str | None] = ContextVar("study_run_store", default=None)
+"""The campaign store (a directory) :func:`run_points` reads runs from and writes them to,
+when set (:func:`storing_runs`); None: every run is made."""
+
+
+@contextlib.contextmanager
+def storing_runs(directory: str | Path | None) -> Iterator[None]:
+    """Within the block, the studies' runs are kept in the campaign store ``directory``
+    (:class:`~tcpn.experiments.sweep.store.CampaignStore`): a run already there is read,
+    not made again, and each new run is stored as it completes, so a profile cut short
+    (Ctrl-C, a crash, a time limit) resumes where it stopped. Checked writable first."""
+    if directory is None:
+        yield
+        return
+    from tcpn.experiments.sweep.store import CampaignStore
+
+    CampaignStore(directory).check_writable()
+    token = RUN_STORE.set(str(directory))
+    try:
+        yield
+    finally:
+        RUN_STORE.reset(token)
+
+
+def _run_key(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
+             measure: Measurement) -> str:
+    """A study run's store key: the sweep engine's key of the concrete scenario, lens,
+    seed and replication, with the measurement function as the run's option (it decides
+    what is kept)."""
+    from tcpn.experiments.sweep.store import run_key
+    from tcpn.models.scenario import validate_scenario
+
+    return run_key(validate_scenario(dict(mapping)), lens,
+                   {"study_measure": f"{measure.__module__}.{measure.__qualname__}"},
+                   seed, replication)
+
+
+def _stored(store: Any, key: str) -> dict[str, Any] | None:
+    record = store.get(key)
+    if record is None or record.get("kind") != "study run":
+        return None
+    return dict(record["measured"])
+
+
+def _store_record(key: str, lens: str, seed: int, replication: int, measure: Measurement,
+                  measured: Mapping[str, Any]) -> dict[str, Any]:
+    from tcpn import __version__
+    from tcpn.experiments.sweep.store import RECORD_FORMAT
+    from tcpn.outputs import json_ready
+
+    return json_ready({"format": RECORD_FORMAT, "key": key, "kind": "study run",
+                       "tcpn_version": __version__, "lens": lens, "seed": seed,
+                       "replication": replication,
+                       "measure": f"{measure.__module__}.{measure.__qualname__}",
+                       "measured": dict(measured)})
+
+
 def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
          measure: Measurement) -> dict[str, Any]:
     from tcpn.lenses import make_run, run_once
@@ -235,21 +296,34 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                 jobs.append((mapping, lens, settings.seed, i, measure))
                 keys.append(key | {"replication": i})
     results: list[dict[str, Any] | None] = [None] * len(jobs)
-    workers = min(len(jobs), settings.workers or os.cpu_count() or 1)
-    progress(what, 0, len(jobs))
+    store = None
+    run_keys: list[str] = []
+    if RUN_STORE.get() is not None:
+        from tcpn.experiments.sweep.store import CampaignStore
+
+        store = CampaignStore(str(RUN_STORE.get()))
+        run_keys = [_run_key(*job) for job in jobs]
+        for i, stored_key in enumerate(run_keys):
+            results[i] = _stored(store, stored_key)
+    todo = [i for i, result in enumerate(results) if result is None]
+    done = len(jobs) - len(todo)
+    progress(what, done, len(jobs))
+
+    def gathered(index: int, result: dict[str, Any]) -> None:
+        nonlocal done
+        if store is not None:
+            _, lens, seed, replication, _ = jobs[todo[index]]
+            store.put(_store_record(run_keys[todo[index]], lens, seed, replication, measure,
+                                    result))
+        results[todo[index]], done = result, done + 1
+        progress(what, done, len(jobs))
+
+    workers = min(len(todo), settings.workers or os.cpu_count() or 1)
     if workers <= 1:
-        for i, job in enumerate(jobs):
-            results[i] = _job(*job)
-            progress(what, i + 1, len(jobs))
+        for index, i in enumerate(todo):
+            gathered(index, _job(*jobs[i]))
     else:
-        done = 0
-
-        def gathered(index: int, result: dict[str, Any]) -> None:
-            nonlocal done
-            results[index], done = result, done + 1
-            progress(what, done, len(jobs))
-
-        run_in_workers(_job, jobs, workers, gathered)
+        run_in_workers(_job, [jobs[i] for i in todo], workers, gathered)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
     for key, result in zip(keys, results, strict=True):
@@ -257,7 +331,7 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
         series += [key | row for row in measured.pop("series", [])]
         rows.append(key | measured)
     cost = {"wall_s": time.perf_counter() - start_wall, "cpu_s": _cpu_s() - start_cpu,
-            "runs": float(len(jobs))}
+            "runs": float(len(todo))}
     refusal_frame = pd.DataFrame(refusals, columns=["experiment", "axis", "value", "lens",
                                                     "reason"])
     return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
