@@ -164,3 +164,32 @@ def test_two_losses_in_one_window_reno_recovers_twice_newreno_once(variant):
     ns3_retx, net_retx = (t.events(event="retransmit") for t in (ns3, net))
     assert list(ns3_retx["seq"]) == list(net_retx["seq"]) and len(ns3_retx) == 2
     assert np.abs(ns3_retx["time_s"].to_numpy() - net_retx["time_s"].to_numpy()).max() < 2e-3
+
+
+def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retransmit():
+    """Segments 58-63 and 70 lost in one window of a Reno flow: the fast retransmission of
+    58 ends recovery on the partial ACK, 59 needs a second one, and the rest waits for the
+    timer (1 s). After the timeout the go-back-N retransmissions of 64-69, which the
+    receiver holds, draw duplicate ACKs of 70; they must not start a fast retransmit
+    before the ACKs pass the highest segment sent before the timeout (RFC 6582 4; ns-2's
+    Reno agent with its default bug_fix_, ns-3's CA_LOSS). Both lenses then retransmit
+    the same segments (58, 59; 60-66 and 70-74 by go-back-N) within a few milliseconds
+    and set ssthresh no more after the timeout."""
+    data = dumbbell(pairs=1, variant="reno", horizon_s=1.55,
+                    tcp={**TCP, "sack": False}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 61, 62, 63, 64, 65, 72]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    retransmitted = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (timeout,) = trace.events(event="timeout")["time_s"]
+        ssthresh = trace.series("ssthresh_bytes", "f0")
+        assert not (ssthresh["time_s"] > timeout + 1e-3).any(), lens  # no fast retransmit
+        retransmitted[lens] = trace.events(event="retransmit")
+    segments = [int(s) // 1448 for s in retransmitted["net"]["seq"]]
+    assert segments == [58, 59, *range(60, 67), *range(70, 75)]
+    assert list(retransmitted["ns3"]["seq"]) == list(retransmitted["net"]["seq"])
+    times = (r["time_s"].to_numpy() for r in retransmitted.values())
+    assert np.abs(np.subtract(*times)).max() < 5e-3
