@@ -193,3 +193,29 @@ def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retrans
     assert list(retransmitted["ns3"]["seq"]) == list(retransmitted["net"]["seq"])
     times = (r["time_s"].to_numpy() for r in retransmitted.values())
     assert np.abs(np.subtract(*times)).max() < 5e-3
+
+
+def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_departures():
+    """Study S4's bottleneck (2 Mbit/s; 1040-byte packets leave every 4.16 ms) fed by a
+    10 Mbit/s, 1 ms access link (they arrive 0.832 ms apart, a fifth of it): with a
+    5-packet queue, slow start's bursts arrive at exactly the instant a transmission
+    ends. ns-3 (and ns-2) run the end of the transmission first, scheduled when it
+    started, so the arrival finds room; the net lens did the arrival first and dropped
+    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there (before limited
+    transmit after the timeout parts them) the drops are the same in both lenses."""
+    link = {"rate_bps": 10e6, "delay_s": 0.001}
+    data = {"name": "tie", "links": [
+        {"a": "R1", "b": "R2", "rate_bps": 2e6, "delay_s": 0.02,
+         "queue": {"kind": "drop_tail", "limit": 5}},
+        {"a": "S1", "b": "R1", **link}, {"a": "R2", "b": "D1", **link}],
+        "tcp": {"segment_size_bytes": 1000, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 1, "min_rto_s": 0.2},
+        "flows": [{"id": "f1", "src": "S1", "dst": "D1", "variant": "newreno"}],
+        "horizon_s": 0.7945}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    drops = [t.events(event="drop") for t in (ns3, net)]
+    assert [int(s) // 1000 for s in drops[1]["seq"]] == [26, 28, 30, *range(40, 53, 2), 86]
+    assert list(drops[0]["seq"]) == list(drops[1]["seq"])
+    assert np.abs(drops[0]["time_s"].to_numpy() - drops[1]["time_s"].to_numpy()).max() < 1e-4
