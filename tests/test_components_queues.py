@@ -59,6 +59,18 @@ def test_drop_tail_scripted_arrivals():
     assert sim.tokens("q.fifo")[0].value[1:3] == (0, 0)  # empty: 0 packets, 0 bytes
 
 
+def test_a_departure_makes_room_for_an_arrival_of_the_same_instant():
+    # Limit 1. Seq 0 leaves at once (line busy until 1 ms), seq 1 (0.5 ms) waits, seq 2
+    # comes at 1 ms, the instant seq 0's transmission ends: the line takes seq 1 first
+    # (as in ns-3 and ns-2, whose end-of-transmission event was scheduled before the
+    # arrival's), so seq 2 finds room and nothing is dropped.
+    sim = run_interface(DropTailQueue(limit=1), [(0.0, packet(0)), (5e-4, packet(1)),
+                                                 (1e-3, packet(2))])
+    assert fired(sim, "q.drop") == 0
+    assert departures(sim) == [(0, pytest.approx(0.011)), (1, pytest.approx(0.012)),
+                               (2, pytest.approx(0.013))]
+
+
 def test_drop_tail_in_bytes():
     # Limit 2500 bytes: 998 + 998 fit, a third 998 would make 2994 > 2500: dropped.
     sim = run_interface(DropTailQueue(limit=2500, unit="bytes"),

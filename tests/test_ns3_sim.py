@@ -285,3 +285,58 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     _, reset = _simulate(validate_scenario(data))
     third = reset.events(event="timeout")["time_s"].to_numpy()[2] - start
     assert third == pytest.approx(ack + 1.0, abs=2e-3)
+
+
+def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retransmit():
+    """Segments 58-63 and 70 lost in one window of a Reno flow: the fast retransmission of
+    58 ends recovery on the partial ACK, 59 needs a second one, and the rest waits for the
+    timer (1 s). After the timeout the go-back-N retransmissions of 64-69, which the
+    receiver holds, draw duplicate ACKs of 70; they must not start a fast retransmit
+    before the ACKs pass the highest segment sent before the timeout (RFC 6582 4; ns-2's
+    Reno agent with its default bug_fix_, ns-3's CA_LOSS). Both lenses then retransmit
+    the same segments (58, 59; 60-66 and 70-74 by go-back-N) within a few milliseconds
+    and set ssthresh no more after the timeout."""
+    data = dumbbell(pairs=1, variant="reno", horizon_s=1.55,
+                    tcp={**TCP, "sack": False}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 61, 62, 63, 64, 65, 72]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    retransmitted = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (timeout,) = trace.events(event="timeout")["time_s"]
+        ssthresh = trace.series("ssthresh_bytes", "f0")
+        assert not (ssthresh["time_s"] > timeout + 1e-3).any(), lens  # no fast retransmit
+        retransmitted[lens] = trace.events(event="retransmit")
+    segments = [int(s) // 1448 for s in retransmitted["net"]["seq"]]
+    assert segments == [58, 59, *range(60, 67), *range(70, 75)]
+    assert list(retransmitted["ns3"]["seq"]) == list(retransmitted["net"]["seq"])
+    times = (r["time_s"].to_numpy() for r in retransmitted.values())
+    assert np.abs(np.subtract(*times)).max() < 5e-3
+
+
+def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_departures():
+    """Study S4's bottleneck (2 Mbit/s; 1040-byte packets leave every 4.16 ms) fed by a
+    10 Mbit/s, 1 ms access link (they arrive 0.832 ms apart, a fifth of it): with a
+    5-packet queue, slow start's bursts arrive at exactly the instant a transmission
+    ends. ns-3 (and ns-2) run the end of the transmission first, scheduled when it
+    started, so the arrival finds room; the net lens did the arrival first and dropped
+    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there (before limited
+    transmit after the timeout parts them) the drops are the same in both lenses."""
+    link = {"rate_bps": 10e6, "delay_s": 0.001}
+    data = {"name": "tie", "links": [
+        {"a": "R1", "b": "R2", "rate_bps": 2e6, "delay_s": 0.02,
+         "queue": {"kind": "drop_tail", "limit": 5}},
+        {"a": "S1", "b": "R1", **link}, {"a": "R2", "b": "D1", **link}],
+        "tcp": {"segment_size_bytes": 1000, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 1, "min_rto_s": 0.2},
+        "flows": [{"id": "f1", "src": "S1", "dst": "D1", "variant": "newreno"}],
+        "horizon_s": 0.7945}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    drops = [t.events(event="drop") for t in (ns3, net)]
+    assert [int(s) // 1000 for s in drops[1]["seq"]] == [26, 28, 30, *range(40, 53, 2), 86]
+    assert list(drops[0]["seq"]) == list(drops[1]["seq"])
+    assert np.abs(drops[0]["time_s"].to_numpy() - drops[1]["time_s"].to_numpy()).max() < 1e-4

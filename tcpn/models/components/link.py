@@ -31,8 +31,8 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.packets import FUNCTIONS, PACKET
-from tcpn.models.components.queues import Dequeue, QueueDiscipline
-from tcpn.petrinets import INT, P_NORMAL, UNIT, PetriNet, Place, ProductSet, Transition
+from tcpn.models.components.queues import P_LINE, Dequeue, QueueDiscipline
+from tcpn.petrinets import INT, UNIT, PetriNet, Place, ProductSet, Transition
 
 __all__ = ["ByteErrors", "ErrorModel", "ListErrors", "PacketErrors", "Transmitter",
            "interface_events", "interface_net"]
@@ -134,7 +134,7 @@ def _transmission(net: PetriNet, tname: str, way: Dequeue, link: Transmitter,
     if isinstance(errors, PacketErrors | ByteErrors):
         action, outputs = errors.draw_loss, ("lost",)
     net.add_transition(Transition(tname, guard=way.guard, action=action, outputs=outputs,
-                                  priority=P_NORMAL if way.priority is None else way.priority))
+                                  priority=P_LINE if way.priority is None else way.priority))
     for place, inscription in way.inputs:
         net.add_input(place, tname, inscription)
     for place, inscription in way.reads:

@@ -158,6 +158,12 @@ class QueueDiscipline:
 P_ARRIVAL = P_HIGH
 #: RED's second step (enqueue, mark or drop a decided packet) comes before the next arrival.
 P_DECIDED = P_HIGH // 2
+#: The line takes its next packet before the arrivals of the same instant: in ns-3 and
+#: ns-2 the end of a transmission is an event scheduled when the transmission started,
+#: and events of one instant run in the order they were scheduled, so at a bottleneck fed
+#: by faster links (serialisation here longer than upstream serialisation plus delay) the
+#: departure makes room before the arrival is counted against the limit.
+P_LINE = P_HIGH // 4
 
 
 def _enqueue(net: PetriNet, name: str, source: str, pattern: str, guard: str,

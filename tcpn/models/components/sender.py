@@ -517,7 +517,12 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                        f"t._replace(ssthresh={halve}, cwnd={reduced}, cwr_high=t.nxt, "
                        f"cwr_pending=True, {advance_una})", new_data=True)
     ack_transition("stale_ack", stale, "t", new_data=False)
-    may_recover = "t.una >= t.recover" if variant in ("newreno", "sack") else "True"
+    # RFC 6582 4: no fast retransmit until the ACKs pass ``recover`` (set at the last
+    # timeout and fast retransmit). Reno too, for the duplicate ACKs that a timeout's
+    # go-back-N draws from segments the receiver holds (ns-2's Reno agent, bug_fix_, and
+    # ns-3's socket, CA_LOSS); Reno's recovery_exit lowers ``recover`` to its ACK, so a
+    # second fast retransmit in one window stays possible (RFC 5681, ns-3's RenoRecovery)
+    may_recover = "t.una >= t.recover"
     if variant == "tahoe":
         ack_transition("dup_ack", f"{dup} and t.dupacks + 1 != DUPTHRESH",
                        "t._replace(dupacks=t.dupacks + 1)", new_data=False)
@@ -540,9 +545,10 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         ack_transition("recovery_dup_ack", f"{dup} and t.inrec",
                        f"t._replace(cwnd={inflate}, dupacks=t.dupacks + 1, "
                        f"sacked={scoreboard('t.una')})", new_data=False)
-        full = "a.ack >= t.recover" if variant in ("newreno", "sack") else "True"
+        full, lowered = (("a.ack >= t.recover", "") if variant in ("newreno", "sack")
+                         else ("True", "recover=min(t.recover, a.ack), "))
         ack_transition("recovery_exit", f"{new} and t.inrec and {full}",
-                       f"t._replace(cwnd=t.ssthresh, inrec=False, {advance_una})",
+                       f"t._replace(cwnd=t.ssthresh, inrec=False, {lowered}{advance_una})",
                        new_data=True)
         if variant in ("newreno", "sack"):
             # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked;
