@@ -285,3 +285,41 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     _, reset = _simulate(validate_scenario(data))
     third = reset.events(event="timeout")["time_s"].to_numpy()[2] - start
     assert third == pytest.approx(ack + 1.0, abs=2e-3)
+
+
+def test_no_limited_transmit_inside_fast_recovery():
+    """Segments 60 and 62 lost in one window, NewReno with limited transmit. The partial
+    ACK of 60's retransmission starts a new count of duplicate ACKs, but limited transmit
+    (RFC 3042) belongs to the duplicate ACKs before a fast retransmit: inside fast recovery
+    each duplicate ACK inflates the window by one segment (RFC 6582; ns-2's NewReno agent
+    counts them in dupwnd_, ns-3 in its recovery), so each of the D duplicate ACKs between
+    the partial and the full ACK releases one new segment (the net lens sent two on each
+    of the first two, then none on the next two). ns-3 records a send when its device starts it, one serialization after the
+    ACK that released it. (D differs by one between the lenses: at the partial ACK the net
+    lens also sends a new segment, as RFC 6582 3.2 step 5 allows, ns-3 does not.)"""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
+                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 62]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    released = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        retx = trace.events(event="retransmit")
+        assert len(retx) == 2  # the fast retransmit, then the partial ACK's
+        partial = retx["time_s"].iloc[1]
+        acks = trace.events(event="ack")
+        acks = acks[acks["time_s"] > partial + 1e-9]
+        full = acks[acks["bytes"] > 0]["time_s"].iloc[0]
+        dups = acks[(acks["time_s"] < full) & (acks["bytes"] == 0)]["time_s"].to_numpy()
+        assert len(dups) > 3
+        sends = trace.events(event="send")["time_s"]
+        if lens == "net":  # sends at the instant of the ACK that released them
+            window = sends[(sends >= dups[0]) & (sends < full)]
+            assert window.value_counts().max() == 1
+        else:
+            window = sends[(sends > dups[0]) & (sends <= full)]
+        released[lens] = (len(window), len(dups))
+    assert released["net"][0] == released["net"][1]
+    assert released["ns3"][0] == released["ns3"][1]
