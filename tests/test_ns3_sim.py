@@ -261,8 +261,8 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     """Segment 0 is lost twice (timeouts at 1 s and 1 + 2 s); the ACK of its second
     retransmission gives no RTT sample (Karn; no timestamps), so the timer it restarts
     keeps the RTO of 4 s (RFC 6298; ns-2; the net model), and the next arrivals are lost
-    (the net lens's window is two segments after that ACK, ns-3's one: ns-3 does not
-    grow the window on the ACK that ends CA_LOSS), so both lenses time out 4 s after it.
+    (the window is two segments after that ACK in both lenses), so both lenses time out
+    4 s after it.
     ns-3's own rule (tcp.ns3_rto_reset) takes the RTO from the estimator again at that
     ACK: 1 s."""
     data = dumbbell(pairs=1, variant="newreno", horizon_s=9.0,
@@ -323,3 +323,25 @@ def test_no_limited_transmit_inside_fast_recovery():
         released[lens] = (len(window), len(dups))
     assert released["net"][0] == released["net"][1]
     assert released["ns3"][0] == released["ns3"][1]
+
+
+def test_the_ack_that_ends_a_timeout_recovery_grows_the_window():
+    """One segment in flight (initial window 1), lost once: the timer retransmits it at
+    1 s and its ACK, which reaches the recovery point the timeout set, is an ACK of new
+    data in slow start, so cwnd grows from 1 to 2 segments (RFC 5681 3.1; ns-2's
+    opencwnd on every new ACK; the net lens). ns-3.44 credits the ACK that ends CA_LOSS
+    only with the segments above the recovery point, none here, and kept cwnd at one
+    segment; tcpn::Rfc5681Socket credits it whole."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=2.0,
+                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
+                         "initial_cwnd_segments": 1}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    for trace in (ns3, net):
+        (ack, *_) = trace.events(event="ack")["time_s"].to_numpy()
+        cwnd = trace.series("cwnd_bytes", "f0")
+        after = cwnd[cwnd["time_s"] <= ack + 1e-5]["value"].to_numpy()  # pcap: 1 us
+        assert after[-1] == 2 * 1448

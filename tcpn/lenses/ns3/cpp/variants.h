@@ -217,7 +217,7 @@ class TcpnSocket : public TcpSocketBase {
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
-// marked as SACKed. Two rules of ns-3's socket then depart from RFC 5681 and RFC 6582 (and
+// marked as SACKed. Three rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
 // from ns-2's NewReno agent, the studies' simulator):
 //  1. A cumulative ACK that finds a guessed SACK at its new snd.una moves the guess up and
 //     marks snd.una lost (TcpTxBuffer::DiscardUpTo -> MarkHeadAsLost); NextSeg then
@@ -229,11 +229,18 @@ class TcpnSocket : public TcpSocketBase {
 //  2. At a timeout ssthresh is half of that estimate (BytesInFlight: sent - guessed SACKs -
 //     lost + retransmitted), which after a recovery with many duplicate ACKs is a few
 //     segments; RFC 5681 (eq. 4) halves FlightSize, the data outstanding.
-// Rfc5681Socket keeps the rest of ns-3's socket and changes these two: the guesses end with
+//  3. The ACK that ends CA_LOSS (it reaches the recovery point set at the timeout) grows
+//     the window only by the segments above that point ((ack - m_recover) / MSS): what it
+//     acknowledges below the point is never credited, so an ACK that reaches the point
+//     exactly does not grow the window at all. RFC 5681 (3.1: cwnd grows on each ACK of new
+//     data in slow start) and ns-2 (opencwnd on every new ACK) credit it.
+// Rfc5681Socket keeps the rest of ns-3's socket and changes these three: the guesses end with
 // their duplicate-ACK episode (ResetRenoSack before every cumulative ACK except a partial
 // ACK of fast recovery, where the guesses still count the segments that have left the
 // network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
-// 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
+// 6582 3.2 step 5), a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA, and the
+// ACK that ends CA_LOSS is credited whole (the recovery point moves down to snd.una before
+// ns-3 processes it, which also clears it).
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
@@ -271,6 +278,10 @@ class Rfc5681Socket : public TcpnSocket {
         if (m_renoRecovery && m_tcb->m_congState == TcpSocketState::CA_RECOVERY &&
             ack > m_txBuffer->HeadSequence() && ack < m_recover) {
             m_recover = ack;
+        }
+        if (m_tcb->m_congState == TcpSocketState::CA_LOSS && ack > m_txBuffer->HeadSequence() &&
+            ack >= m_recover) {
+            m_recover = m_txBuffer->HeadSequence();
         }
         bool partial = m_tcb->m_congState == TcpSocketState::CA_RECOVERY && ack < m_recover;
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
