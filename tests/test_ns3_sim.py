@@ -294,9 +294,10 @@ def test_no_limited_transmit_inside_fast_recovery():
     each duplicate ACK inflates the window by one segment (RFC 6582; ns-2's NewReno agent
     counts them in dupwnd_, ns-3 in its recovery), so each of the D duplicate ACKs between
     the partial and the full ACK releases one new segment (the net lens sent two on each
-    of the first two, then none on the next two). ns-3 records a send when its device starts it, one serialization after the
-    ACK that released it. (D differs by one between the lenses: at the partial ACK the net
-    lens also sends a new segment, as RFC 6582 3.2 step 5 allows, ns-3 does not.)"""
+    of the first two, then none on the next two). ns-3 records a send when its device
+    starts it, one serialization after the ACK that released it. (D differs by one
+    between the lenses: at the partial ACK the net lens also sends a new segment, as RFC
+    6582 3.2 step 5 allows, ns-3 does not.)"""
     data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
                     tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
     data["flows"][0].pop("params", None)
@@ -345,3 +346,28 @@ def test_the_ack_that_ends_a_timeout_recovery_grows_the_window():
         cwnd = trace.series("cwnd_bytes", "f0")
         after = cwnd[cwnd["time_s"] <= ack + 1e-5]["value"].to_numpy()  # pcap: 1 us
         assert after[-1] == 2 * 1448
+
+
+def test_fast_retransmit_halves_the_flight_without_limited_transmit():
+    """Segment 60 lost, NewReno with limited transmit. At the third duplicate ACK ssthresh
+    is half the FlightSize, the data outstanding (SND.MAX - SND.UNA) less the two segments
+    limited transmit sent (RFC 5681 3.2 step 2, eq. 4; ns-2 halves its window, which
+    limited transmit does not open). ns-3.44 halved its pipe estimate plus one segment,
+    which also leaves out the segment of the third duplicate ACK: half a segment less;
+    tcpn::Rfc5681Socket takes FlightSize. Both lenses set the same ssthresh."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
+                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    halves = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (retx,) = trace.events(event="retransmit").itertuples()
+        sends = trace.events(event="send")
+        high = sends[sends["time_s"] <= retx.time_s + 1e-5]["seq"].max() + 1448
+        ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()[-1]
+        halves[lens] = ssthresh
+        assert ssthresh == (high - retx.seq - 2 * 1448) // 2896 * 1448
+    assert halves["ns3"] == halves["net"]
