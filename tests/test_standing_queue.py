@@ -92,7 +92,8 @@ def test_rfc_socket_retransmits_only_what_was_lost():
 
 #: What each issue-29 reference must pass in ``tcpn validate`` (net against ns-3, 10
 #: replications): (scope, flow, metric). The rows left out are the misses docs/validation.md
-#: reports (case 3: the adaptive flow's goodput, when it gives way to NewReno).
+#: reports (case 3: the adaptive flow's goodput, 8 % apart before the fast-retransmit
+#: rules of case 1 were aligned, -0.3 % since; kept out until more seeds confirm it).
 ISSUE29_ROWS = {
     "s5a_tbf_nosack": [("flow", "f1", m) for m in ("goodput_bps", "timeouts", "drops")],
     "s1_exp3_vegas_nosack": [("flow", "a0", "goodput_bps"), ("flow", "a1", "goodput_bps"),
