@@ -261,8 +261,8 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     """Segment 0 is lost twice (timeouts at 1 s and 1 + 2 s); the ACK of its second
     retransmission gives no RTT sample (Karn; no timestamps), so the timer it restarts
     keeps the RTO of 4 s (RFC 6298; ns-2; the net model), and the next arrivals are lost
-    (the net lens's window is two segments after that ACK, ns-3's one: ns-3 does not
-    grow the window on the ACK that ends CA_LOSS), so both lenses time out 4 s after it.
+    (the window is two segments after that ACK in both lenses), so both lenses time out
+    4 s after it.
     ns-3's own rule (tcp.ns3_rto_reset) takes the RTO from the estimator again at that
     ACK: 1 s."""
     data = dumbbell(pairs=1, variant="newreno", horizon_s=9.0,
@@ -340,3 +340,89 @@ def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_de
     assert [int(s) // 1000 for s in drops[1]["seq"]] == [26, 28, 30, *range(40, 53, 2), 86]
     assert list(drops[0]["seq"]) == list(drops[1]["seq"])
     assert np.abs(drops[0]["time_s"].to_numpy() - drops[1]["time_s"].to_numpy()).max() < 1e-4
+
+
+def test_no_limited_transmit_inside_fast_recovery():
+    """Segments 60 and 62 lost in one window, NewReno with limited transmit. The partial
+    ACK of 60's retransmission starts a new count of duplicate ACKs, but limited transmit
+    (RFC 3042) belongs to the duplicate ACKs before a fast retransmit: inside fast recovery
+    each duplicate ACK inflates the window by one segment (RFC 6582; ns-2's NewReno agent
+    counts them in dupwnd_, ns-3 in its recovery), so each of the D duplicate ACKs between
+    the partial and the full ACK releases one new segment (the net lens sent two on each
+    of the first two, then none on the next two). ns-3 records a send when its device
+    starts it, one serialization after the ACK that released it. (D differs by one
+    between the lenses: at the partial ACK the net lens also sends a new segment, as RFC
+    6582 3.2 step 5 allows, ns-3 does not.)"""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
+                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 62]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    released = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        retx = trace.events(event="retransmit")
+        assert len(retx) == 2  # the fast retransmit, then the partial ACK's
+        partial = retx["time_s"].iloc[1]
+        acks = trace.events(event="ack")
+        acks = acks[acks["time_s"] > partial + 1e-9]
+        full = acks[acks["bytes"] > 0]["time_s"].iloc[0]
+        dups = acks[(acks["time_s"] < full) & (acks["bytes"] == 0)]["time_s"].to_numpy()
+        assert len(dups) > 3
+        sends = trace.events(event="send")["time_s"]
+        if lens == "net":  # sends at the instant of the ACK that released them
+            window = sends[(sends >= dups[0]) & (sends < full)]
+            assert window.value_counts().max() == 1
+        else:
+            window = sends[(sends > dups[0]) & (sends <= full)]
+        released[lens] = (len(window), len(dups))
+    assert released["net"][0] == released["net"][1]
+    assert released["ns3"][0] == released["ns3"][1]
+
+
+def test_the_ack_that_ends_a_timeout_recovery_grows_the_window():
+    """One segment in flight (initial window 1), lost once: the timer retransmits it at
+    1 s and its ACK, which reaches the recovery point the timeout set, is an ACK of new
+    data in slow start, so cwnd grows from 1 to 2 segments (RFC 5681 3.1; ns-2's
+    opencwnd on every new ACK; the net lens). ns-3.44 credits the ACK that ends CA_LOSS
+    only with the segments above the recovery point, none here, and kept cwnd at one
+    segment; tcpn::Rfc5681Socket credits it whole."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=2.0,
+                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
+                         "initial_cwnd_segments": 1}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    for trace in (ns3, net):
+        (ack, *_) = trace.events(event="ack")["time_s"].to_numpy()
+        cwnd = trace.series("cwnd_bytes", "f0")
+        after = cwnd[cwnd["time_s"] <= ack + 1e-5]["value"].to_numpy()  # pcap: 1 us
+        assert after[-1] == 2 * 1448
+
+
+def test_fast_retransmit_halves_the_flight_without_limited_transmit():
+    """Segment 60 lost, NewReno with limited transmit. At the third duplicate ACK ssthresh
+    is half the FlightSize, the data outstanding (SND.MAX - SND.UNA) less the two segments
+    limited transmit sent (RFC 5681 3.2 step 2, eq. 4; ns-2 halves its window, which
+    limited transmit does not open). ns-3.44 halved its pipe estimate plus one segment,
+    which also leaves out the segment of the third duplicate ACK: half a segment less;
+    tcpn::Rfc5681Socket takes FlightSize. Both lenses set the same ssthresh."""
+    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
+                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60]}
+    scenario = validate_scenario(data)
+    _, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    halves = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (retx,) = trace.events(event="retransmit").itertuples()
+        sends = trace.events(event="send")
+        high = sends[sends["time_s"] <= retx.time_s + 1e-5]["seq"].max() + 1448
+        ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()[-1]
+        halves[lens] = ssthresh
+        assert ssthresh == (high - retx.seq - 2 * 1448) // 2896 * 1448
+    assert halves["ns3"] == halves["net"]

@@ -40,14 +40,15 @@ def counts(result) -> dict[str, int]:
             for name in ("timeout", "drop", "retransmit")}
 
 
-def test_whole_segment_ssthresh_leaves_the_timeout_cycle():
-    # RFC 5681's exact half keeps the flow half a segment higher at each loss: five losses
-    # per episode, more than NewReno repairs (one per RTT) before the RTO, so a timeout
-    # and a go-back-N every three seconds; ns-2's whole segments: two losses, no timeout
-    exact = counts(evaluate(s5a(ssthresh_whole_segments=False), lens="net"))
-    whole = counts(evaluate(s5a(), lens="net"))
-    assert exact["timeout"] >= 5 and exact["retransmit"] > 2 * exact["drop"]
-    assert whole["timeout"] == 0 and whole["retransmit"] == whole["drop"] > 0
+def test_no_timeout_cycle_with_either_halving():
+    # The net lens once sent two segments on each of the first two duplicate ACKs after a
+    # partial ACK (limited transmit inside fast recovery): with RFC 5681's exact half that
+    # made five losses per episode, more than NewReno repairs before the RTO, and a timeout
+    # every three seconds. Without it, exact and whole-segment halving both repair every
+    # loss by fast recovery, one retransmission per loss.
+    for whole in (False, True):
+        found = counts(evaluate(s5a(ssthresh_whole_segments=whole), lens="net"))
+        assert found["timeout"] == 0 and found["retransmit"] == found["drop"] > 0
 
 
 def test_plan_gives_connections_without_sack_the_rfc_socket():
@@ -91,10 +92,10 @@ def test_rfc_socket_retransmits_only_what_was_lost():
 
 #: What each issue-29 reference must pass in ``tcpn validate`` (net against ns-3, 10
 #: replications): (scope, flow, metric). The rows left out are the misses docs/validation.md
-#: reports (case 1: drops -17 %, the two lenses settle in different loss cycles; case 3:
-#: the adaptive flow's goodput, when it gives way to NewReno).
+#: reports (case 3: the adaptive flow's goodput, 8 % apart before the fast-retransmit
+#: rules of case 1 were aligned, -0.3 % since; kept out until more seeds confirm it).
 ISSUE29_ROWS = {
-    "s5a_tbf_nosack": [("flow", "f1", "goodput_bps"), ("flow", "f1", "timeouts")],
+    "s5a_tbf_nosack": [("flow", "f1", m) for m in ("goodput_bps", "timeouts", "drops")],
     "s1_exp3_vegas_nosack": [("flow", "a0", "goodput_bps"), ("flow", "a1", "goodput_bps"),
                              ("aggregate", "all", "goodput_bps"),
                              ("queue", "R2->R1", "mean_packets"),

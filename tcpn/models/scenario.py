@@ -424,7 +424,7 @@ class TcpConfig(_Strict):
     simulator: ``ssthresh_ = (int) halfwin`` of its integer ``window()``), 4.4BSD
     (``min(snd_wnd, snd_cwnd) / 2 / t_maxseg``) and Linux (``tcp_reno_ssthresh``, in
     packets) do; ``false`` keeps the half segment of RFC 5681's byte arithmetic (net lens;
-    ns-3 counts bytes from its own pipe estimate either way, docs/validation.md).
+    ns-3 halves FlightSize in bytes either way, docs/validation.md).
     ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules

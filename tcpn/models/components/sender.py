@@ -28,9 +28,11 @@ fires at the start time. A SYN-ACK that comes after ``open`` (a retransmitted SY
 
 Limited transmit (RFC 3042, ``limited_transmit``): on each duplicate ACK below the
 threshold ``DUPTHRESH`` one new segment may go beyond cwnd (``send`` allows ``cwnd +
-dupacks`` outstanding while ``dupacks < DUPTHRESH``; ns-3 does the same through its
-"Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves those segments
-out of FlightSize (RFC 5681 3.2 step 2).
+dupacks`` outstanding while ``dupacks < DUPTHRESH`` and not in fast recovery; ns-3 does the
+same through its "Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves
+those segments out of FlightSize (RFC 5681 3.2 step 2). A partial ACK restarts the count of
+duplicate ACKs, but inside fast recovery only the inflated window lets segments out (ns-2's
+NewReno agent counts those duplicate ACKs in ``dupwnd_``; ns-3 in its recovery).
 
 Window arithmetic, in segments, as ns-3's ``TcpNewReno`` does it in bytes: an ACK that
 acknowledges new data adds 1 segment in slow start (``cwnd < ssthresh``) whatever it
@@ -450,8 +452,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"
     window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
     if config.limited_transmit:
-        window_open = ("t.nxt - t.una + 1 <= min(t.cwnd + (t.dupacks if t.dupacks < DUPTHRESH "
-                       "and t.nxt >= t.high else 0), WINDOW)")
+        window_open = ("t.nxt - t.una + 1 <= min(t.cwnd + (t.dupacks if not t.inrec and "
+                       "t.dupacks < DUPTHRESH and t.nxt >= t.high else 0), WINDOW)")
     pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
     send_guard = f"{has_data} and {window_open}"
     if sack:

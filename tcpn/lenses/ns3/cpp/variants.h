@@ -217,7 +217,7 @@ class TcpnSocket : public TcpSocketBase {
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
-// marked as SACKed. Two rules of ns-3's socket then depart from RFC 5681 and RFC 6582 (and
+// marked as SACKed. Four rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
 // from ns-2's NewReno agent, the studies' simulator):
 //  1. A cumulative ACK that finds a guessed SACK at its new snd.una moves the guess up and
 //     marks snd.una lost (TcpTxBuffer::DiscardUpTo -> MarkHeadAsLost); NextSeg then
@@ -229,11 +229,25 @@ class TcpnSocket : public TcpSocketBase {
 //  2. At a timeout ssthresh is half of that estimate (BytesInFlight: sent - guessed SACKs -
 //     lost + retransmitted), which after a recovery with many duplicate ACKs is a few
 //     segments; RFC 5681 (eq. 4) halves FlightSize, the data outstanding.
-// Rfc5681Socket keeps the rest of ns-3's socket and changes these two: the guesses end with
+//  3. The ACK that ends CA_LOSS (it reaches the recovery point set at the timeout) grows
+//     the window only by the segments above that point ((ack - m_recover) / MSS): what it
+//     acknowledges below the point is never credited, so an ACK that reaches the point
+//     exactly does not grow the window at all. RFC 5681 (3.1: cwnd grows on each ACK of new
+//     data in slow start) and ns-2 (opencwnd on every new ACK) credit it.
+//  4. At a fast retransmit ssthresh is half of BytesInFlight() + 1 segment (EnterRecovery):
+//     the guesses of the three duplicate ACKs and the lost head are out of the pipe, so it
+//     is the outstanding data less two segments, limited transmit's included. RFC 5681 (3.2
+//     step 2, eq. 4) halves FlightSize without what limited transmit sent, ns-2 its window:
+//     half a segment more (study S5 (a) settled in a cycle of three losses per recovery in
+//     ns-3 and two in the net lens, 425 drops against 352).
+// Rfc5681Socket keeps the rest of ns-3's socket and changes these four: the guesses end with
 // their duplicate-ACK episode (ResetRenoSack before every cumulative ACK except a partial
 // ACK of fast recovery, where the guesses still count the segments that have left the
 // network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
-// 6582 3.2 step 5), and a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA.
+// 6582 3.2 step 5), a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA, the ACK
+// that ends CA_LOSS is credited whole (the recovery point moves down to snd.una before ns-3
+// processes it, which also clears it), and a fast retransmit takes ssthresh from FlightSize
+// less the segments sent beyond cwnd (at most two: limited transmit).
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
@@ -272,11 +286,17 @@ class Rfc5681Socket : public TcpnSocket {
             ack > m_txBuffer->HeadSequence() && ack < m_recover) {
             m_recover = ack;
         }
+        if (m_tcb->m_congState == TcpSocketState::CA_LOSS && ack > m_txBuffer->HeadSequence() &&
+            ack >= m_recover) {
+            m_recover = m_txBuffer->HeadSequence();
+        }
         bool partial = m_tcb->m_congState == TcpSocketState::CA_RECOVERY && ack < m_recover;
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
+        m_entryFlightNext = m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         TcpnSocket::ReceivedAck(packet, header);
+        m_entryFlightNext = false;
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
@@ -289,11 +309,21 @@ class Rfc5681Socket : public TcpnSocket {
             m_flightSizeNext = false;
             return UnAckDataCount();
         }
+        if (m_entryFlightNext && m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
+            // EnterRecovery: ssthresh from BytesInFlight() + 1 segment
+            m_entryFlightNext = false;
+            uint32_t segment = m_tcb->m_segmentSize;
+            uint32_t flight = UnAckDataCount();
+            uint32_t within = m_tcb->m_cWnd.Get() / segment * segment;
+            uint32_t limited = flight > within ? std::min(flight - within, 2 * segment) : 0;
+            return flight - limited - segment;
+        }
         return TcpSocketBase::BytesInFlight();
     }
 
   private:
     mutable bool m_flightSizeNext{false};
+    mutable bool m_entryFlightNext{false};
     bool m_renoRecovery{false};
 };
 
