@@ -17,7 +17,7 @@ from tcpn.errors import InputError
 from tcpn.experiments.compare import compare
 from tcpn.lenses import evaluate, get_lens
 from tcpn.lenses.ns3 import scenario_plan
-from tcpn.lenses.ns3.lens import RFC_SOCKET
+from tcpn.lenses.ns3.lens import OWN_SOCKET, RFC_SOCKET
 from tcpn.lenses.ns3.loader import installed
 from tcpn.models.scenario import validate_scenario
 
@@ -53,8 +53,10 @@ def test_no_timeout_cycle_with_either_halving():
 
 def test_plan_gives_connections_without_sack_the_rfc_socket():
     assert scenario_plan(s5a()).flows[0].socket == RFC_SOCKET
-    assert scenario_plan(s5a(ns3_reno_sack=True)).flows[0].socket == ""
-    assert scenario_plan(s5a(sack=True)).flows[0].socket == ""  # ns-3's RFC 6675 scoreboard
+    # ns-3's own scoreboard rules (RFC 6675 with SACK) on tcpn's socket, which records
+    # every timer expiry and otherwise is ns-3's
+    assert scenario_plan(s5a(ns3_reno_sack=True)).flows[0].socket == OWN_SOCKET
+    assert scenario_plan(s5a(sack=True)).flows[0].socket == OWN_SOCKET
 
 
 def test_vegas_law_maps_to_tcpn_vegas_or_ns3s():
@@ -81,10 +83,11 @@ def test_net_lens_refuses_ns3s_own_rules():
 @pytest.mark.ns3
 @pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
 def test_rfc_socket_retransmits_only_what_was_lost():
-    # ns-3's own socket: a duplicate ACK drawn by a go-back-N retransmission the receiver
+    # ns-3's own rules (its scoreboard and its RTO reset at every new ACK): a duplicate
+    # ACK drawn by a go-back-N retransmission the receiver
     # held becomes a guessed SACK, the next new ACK marks snd.una lost and resends it, and
     # so on: several resends per loss and timeouts. tcpn::Rfc5681Socket: one per loss.
-    stock = counts(evaluate(s5a(ns3_reno_sack=True), lens="ns3"))
+    stock = counts(evaluate(s5a(ns3_reno_sack=True, ns3_rto_reset=True), lens="ns3"))
     rfc = counts(evaluate(s5a(), lens="ns3"))
     assert stock["timeout"] >= 5 and stock["retransmit"] > 2 * stock["drop"]
     assert rfc["timeout"] == 0 and abs(rfc["retransmit"] - rfc["drop"]) <= 0.05 * rfc["drop"]
