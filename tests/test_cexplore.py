@@ -45,7 +45,7 @@ def assert_same_space(net: Any, **limits: Any) -> StateSpace:
     assert (c.n_expanded, c.depth, c.stop_reason, c.limit) == \
         (python.n_expanded, python.depth, python.stop_reason, python.limit)
     assert c.dead_markings() == python.dead_markings()
-    ours, theirs = c._gen.store, python._gen.store
+    ours, theirs = c.generator.store, python.generator.store
     assert ours.contents == theirs.contents
     assert ours.widths == theirs.widths
     assert [list(m.items()) for m in ours.multisets] == \
@@ -116,7 +116,7 @@ def test_keys_past_64_bits() -> None:
     from tcpn.petrinets.examples import dining_philosophers
 
     space = assert_same_space(dining_philosophers(25), max_states=5_000)
-    assert space._gen.store.total_bits > 64 and space.keys.dtype.kind == "S"
+    assert space.generator.store.total_bits > 64 and space.keys.dtype.kind == "S"
 
 
 def random_net(seed: int) -> PetriNet:
