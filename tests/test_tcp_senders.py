@@ -461,12 +461,20 @@ def test_handshake_and_limited_transmit_agree_with_ns3():
         "time_s"].to_list() == pytest.approx([0.0, 3.0, 9.0, 21.0, 45.0, 93.0], abs=1e-6)
     # data segment 4 lost, limited transmit: 9 and 10 leave on duplicate ACKs 1 and 2
     one_loss = two_nodes("newreno", [6], segments=30, handshake=True, limited_transmit=True)
+    # the net lens stamps a segment when the sender emits it, pcap when its serialisation
+    # starts (microseconds), after those queued before it at A: here up to three
+    # back-to-back 1042-byte frames, 8.3 us each
+    frame_s = (MSS + 40 + 2) * 8 / 1e9
     for scenario in (lost_syns, one_loss):
         net, ns3 = schedule(scenario, "net"), schedule(scenario, "ns3")
         assert [(e, s) for _t, e, s in net] == [(e, s) for _t, e, s in ns3]
-        # the net lens stamps a segment when the sender emits it, pcap when its
-        # serialisation starts (microseconds), after those queued before it at A: here up
-        # to three back-to-back 1042-byte frames, 8.3 us each
-        frame_s = (MSS + 40 + 2) * 8 / 1e9
+        if scenario is one_loss:
+            # until the ACK that ends fast recovery; there ns-3 (and ns-2's opencwnd)
+            # grows the window it has just set to ssthresh, where the net model does not
+            # (docs/validation.md, Study S2 against ns-3, rule 4): segment 14 leaves one
+            # round trip earlier in ns-3
+            end = next(i for i, (_t, _e, s) in enumerate(net) if s == 14)
+            assert ns3[end][0] < net[end][0] - 0.015
+            net, ns3 = net[:end], ns3[:end]
         assert max(abs(a[0] - b[0]) for a, b in zip(net, ns3, strict=True)) < 3 * frame_s + 1e-6
     assert schedule(lost_syns, "net")[0][0] == pytest.approx(1.52 + 2 * SYN_S, abs=1e-9)

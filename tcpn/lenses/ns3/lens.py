@@ -276,12 +276,13 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
     sack = (tcp.sack or flow.variant == "sack") and not reno
     options = _socket_attributes(tcp, flow.ecn, sack)
-    own: tuple[tuple[str, str], ...] = (("KeepBackoff", _bool(not tcp.ns3_rto_reset)),)
+    own: tuple[tuple[str, str], ...] = (
+        ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
+        ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":
-        own += (("EcnSlowStart", "true"),
-                ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
+        own += (("EcnSlowStart", "true"),)
     sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()))
     socket = RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
     rate = 1.0 + flow.receiver_clock_skew

@@ -102,7 +102,8 @@ class TcpnSocket : public TcpSocketBase {
                               BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnSlowStart),
                               MakeBooleanChecker())
                 .AddAttribute("WholeSegments",
-                              "The slow-start reaction's ssthresh is whole segments",
+                              "A reaction's ssthresh is whole segments (half the flight, "
+                              "rounded down: ns-2's and the net model's default)",
                               BooleanValue(true), MakeBooleanAccessor(&TcpnSocket::m_wholeSegments),
                               MakeBooleanChecker());
         return tid;
@@ -120,6 +121,8 @@ class TcpnSocket : public TcpSocketBase {
     Series timeouts;            // each expiry of the retransmission timer: the new RTO (s)
 
   protected:
+    // Whether a loss's ssthresh is rounded down to whole segments (WholeSegments)
+    bool WholeSegments() const { return m_wholeSegments; }
     Ptr<TcpSocketBase> Fork() override { return CopyObject<TcpnSocket>(this); }
     void ReTxTimeout() override {
         uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
@@ -305,9 +308,9 @@ class Rfc5681Socket : public TcpnSocket {
         m_flightSizeNext = false;
     }
     uint32_t BytesInFlight() const override {
-        if (m_flightSizeNext) {
+        if (m_flightSizeNext) {  // ReTxTimeout: ssthresh = max(2 MSS, this / 2)
             m_flightSizeNext = false;
-            return UnAckDataCount();
+            return Halvable(UnAckDataCount());
         }
         if (m_entryFlightNext && m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
             // EnterRecovery: ssthresh from BytesInFlight() + 1 segment
@@ -316,9 +319,16 @@ class Rfc5681Socket : public TcpnSocket {
             uint32_t flight = UnAckDataCount();
             uint32_t within = m_tcb->m_cWnd.Get() / segment * segment;
             uint32_t limited = flight > within ? std::min(flight - within, 2 * segment) : 0;
-            return flight - limited - segment;
+            return Halvable(flight - limited) - segment;
         }
         return TcpSocketBase::BytesInFlight();
+    }
+    // A flight whose half is the ssthresh wanted: with WholeSegments, twice its half
+    // rounded down to whole segments (ns-3 halves bytes: an odd flight of 5 segments
+    // would give 2.5 where ns-2 and the net model give 2).
+    uint32_t Halvable(uint32_t flight) const {
+        uint32_t segment = m_tcb->m_segmentSize;
+        return WholeSegments() ? flight / segment / 2 * 2 * segment : flight;
     }
 
   private:
