@@ -96,8 +96,11 @@ def test_ties_between_modules_fire_in_the_same_order(firings):
     imported = read_cpn(to_cpn(net, layout="grid"))
     comparison = compare_runs(net, imported.net, seed=1, max_firings=firings)
     assert (comparison.divergence, comparison.firings) == (None, firings), str(comparison)
-    # the same file with its transitions in page order (as the import read them before)
-    # diverges: the order matters here
+    # the same net with its transitions in page order (as the import read them before)
+    # fires the same: the tie that once made the order matter (a line's departure and an
+    # arrival at the same instant) is settled by the line's priority since issue 29, not
+    # by the order of transitions (test_a_different_transition_order_is_reported_with_both
+    # _sides shows the comparison finding an order that matters)
     by_page = PetriNet(net.name)
     for place in net.places.values():
         by_page.add_place(place)
@@ -108,7 +111,7 @@ def test_ties_between_modules_fire_in_the_same_order(firings):
     for arc in sorted(net.arcs, key=lambda a: net.transitions[a.transition].module):
         by_page.add_arc(arc)
     reordered = compare_runs(net, by_page, seed=1, max_firings=firings)
-    assert reordered.divergence is not None and reordered.firings < 1_000, str(reordered)
+    assert (reordered.divergence, reordered.firings) == (None, firings), str(reordered)
 
 
 # -- the comparison itself finds what differs ---------------------------------------------------
