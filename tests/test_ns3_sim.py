@@ -39,6 +39,23 @@ def _simulate(scenario, tmp_path: Path | None = None, **options):
     return lens.raw, writer.close()
 
 
+def _one_flow(variant: str, lost: list[int], horizon_s: float, **tcp: object):
+    """One flow across the dumbbell without SACK (the variant's default params), the
+    packets ``lost`` (numbered as a ``list`` error model counts them) on its first link,
+    and ``tcp`` changes."""
+    data = dumbbell(pairs=1, variant=variant, horizon_s=horizon_s,
+                    tcp={**TCP, "sack": False, **tcp}).model_dump()
+    data["flows"][0].pop("params", None)
+    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": lost}
+    return validate_scenario(data)
+
+
+def _both_lenses(scenario):
+    """One run of ``scenario``: ns-3's raw result and trace, and the net lens's trace."""
+    raw, ns3 = _simulate(scenario)
+    return raw, ns3, run_once(scenario, "net", make_run(scenario)).trace
+
+
 def test_pcap_reader_agrees_with_ns3_counters(tmp_path: Path):
     scenario = dumbbell(pairs=2, horizon_s=4.0, tcp=TCP, queue={"kind": "drop_tail",
                                                                 "limit": 30})
@@ -124,11 +141,7 @@ def test_threshold_marking_marks_above_k_only():
 
 @pytest.mark.parametrize("variant", ["tahoe", "newreno"])
 def test_one_loss_tahoe_restarts_from_one_segment(variant):
-    data = dumbbell(pairs=1, variant=variant, horizon_s=2.0,
-                    tcp={**TCP, "sack": False}).model_dump()
-    data["flows"][0].pop("params")
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60]}  # a data segment
-    _, trace = _simulate(validate_scenario(data))
+    _, trace = _simulate(_one_flow(variant, [60], 2.0))  # a data segment
     (drop,) = trace.events(event="drop")["time_s"]
     cwnd = trace.series("cwnd_bytes", "f0")
     after = cwnd[cwnd["time_s"] > drop]["value"].to_numpy()
@@ -148,13 +161,8 @@ def test_two_losses_in_one_window_reno_recovers_twice_newreno_once(variant):
     that partial ACK, so the second hole waits for three more duplicate ACKs (new data
     sent while the window was inflated) and a second fast retransmit sets ssthresh again.
     The net lens and ns-3 retransmit the same segments within a millisecond."""
-    data = dumbbell(pairs=1, variant=variant, horizon_s=1.0,
-                    tcp={**TCP, "sack": False}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 62]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    scenario = _one_flow(variant, [60, 62], 1.0)
+    _, ns3, net = _both_lenses(scenario)
     settings = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
         assert len(trace.events(event="timeout")) == 0
@@ -190,8 +198,7 @@ def test_slow_start_reaction_to_an_echo_cuts_to_one_segment_without_retransmitti
     same ssthresh; the later cuts, after seconds of congestion avoidance, within 50 ms
     (ns-3 truncates each ACK's increase to whole bytes)."""
     scenario = _slow_start_echo_scenario()
-    raw, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    raw, ns3, net = _both_lenses(scenario)
     times, ssthresh = raw["flows"]["f0"]["ecn_reactions"]
     assert len(times) >= 2 and len(ns3.events(event="mark")) > 0
     for trace in (ns3, net):
@@ -236,8 +243,7 @@ def test_a_connection_started_established_on_links_without_l2_header():
     by the timer after tcp.initial_rto_s = 1 s, not after the 0.2 s RTO the SYN-ACK's
     sample would give."""
     scenario = _established_scenario([])
-    raw, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    raw, ns3, net = _both_lenses(scenario)
     start = make_run(scenario).flows[0].start_s
     assert raw["time_offset_s"] >= 1.0
     assert ns3.queue("R1->R2")["time_s"].min() >= start  # the handshake is not in the trace
@@ -250,8 +256,7 @@ def test_a_connection_started_established_on_links_without_l2_header():
     first_ack = ns3.events(event="ack")["time_s"].iloc[0] - start
     assert 0.2 < first_ack < 0.25
     scenario = _established_scenario([0])
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    _, ns3, net = _both_lenses(scenario)
     for trace in (ns3, net):
         (retx,) = trace.events(event="retransmit")["time_s"]
         assert retx == pytest.approx(start + 1.0, abs=2e-6)
@@ -265,14 +270,9 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     4 s after it.
     ns-3's own rule (tcp.ns3_rto_reset) takes the RTO from the estimator again at that
     ACK: 1 s."""
-    data = dumbbell(pairs=1, variant="newreno", horizon_s=9.0,
-                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
-                         "initial_cwnd_segments": 1}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0, 1, 3, 4]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    options = {"handshake": False, "timestamps": False, "initial_cwnd_segments": 1}
+    scenario = _one_flow("newreno", [0, 1, 3, 4], 9.0, **options)
+    _, ns3, net = _both_lenses(scenario)
     start = make_run(scenario).flows[0].start_s
     timeouts = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
@@ -281,8 +281,8 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
         assert timeouts[lens][:2] == pytest.approx([1.0, 3.0], abs=2e-6)
         assert timeouts[lens][2] == pytest.approx(ack + 4.0, abs=2e-6)
     assert np.abs(timeouts["ns3"][:3] - timeouts["net"][:3]).max() < 2e-6
-    data["tcp"]["ns3_rto_reset"] = True
-    _, reset = _simulate(validate_scenario(data))
+    _, reset = _simulate(_one_flow("newreno", [0, 1, 3, 4], 9.0, **options,
+                                   ns3_rto_reset=True))
     third = reset.events(event="timeout")["time_s"].to_numpy()[2] - start
     assert third == pytest.approx(ack + 1.0, abs=2e-3)
 
@@ -296,13 +296,8 @@ def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retrans
     Reno agent with its default bug_fix_, ns-3's CA_LOSS). Both lenses then retransmit
     the same segments (58, 59; 60-66 and 70-74 by go-back-N) within a few milliseconds
     and set ssthresh no more after the timeout."""
-    data = dumbbell(pairs=1, variant="reno", horizon_s=1.55,
-                    tcp={**TCP, "sack": False}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 61, 62, 63, 64, 65, 72]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    scenario = _one_flow("reno", [60, 61, 62, 63, 64, 65, 72], 1.55)
+    _, ns3, net = _both_lenses(scenario)
     retransmitted = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
         (timeout,) = trace.events(event="timeout")["time_s"]
@@ -334,8 +329,7 @@ def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_de
         "flows": [{"id": "f1", "src": "S1", "dst": "D1", "variant": "newreno"}],
         "horizon_s": 0.7945}
     scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    _, ns3, net = _both_lenses(scenario)
     drops = [t.events(event="drop") for t in (ns3, net)]
     assert [int(s) // 1000 for s in drops[1]["seq"]] == [26, 28, 30, *range(40, 53, 2), 86]
     assert list(drops[0]["seq"]) == list(drops[1]["seq"])
@@ -353,13 +347,8 @@ def test_no_limited_transmit_inside_fast_recovery():
     starts it, one serialization after the ACK that released it. (D differs by one
     between the lenses: at the partial ACK the net lens also sends a new segment, as RFC
     6582 3.2 step 5 allows, ns-3 does not.)"""
-    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
-                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60, 62]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    scenario = _one_flow("newreno", [60, 62], 1.0, limited_transmit=True)
+    _, ns3, net = _both_lenses(scenario)
     released = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
         retx = trace.events(event="retransmit")
@@ -388,14 +377,9 @@ def test_the_ack_that_ends_a_timeout_recovery_grows_the_window():
     opencwnd on every new ACK; the net lens). ns-3.44 credits the ACK that ends CA_LOSS
     only with the segments above the recovery point, none here, and kept cwnd at one
     segment; tcpn::Rfc5681Socket credits it whole."""
-    data = dumbbell(pairs=1, variant="newreno", horizon_s=2.0,
-                    tcp={**TCP, "sack": False, "handshake": False, "timestamps": False,
-                         "initial_cwnd_segments": 1}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [0]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    scenario = _one_flow("newreno", [0], 2.0, handshake=False, timestamps=False,
+                         initial_cwnd_segments=1)
+    _, ns3, net = _both_lenses(scenario)
     for trace in (ns3, net):
         (ack, *_) = trace.events(event="ack")["time_s"].to_numpy()
         cwnd = trace.series("cwnd_bytes", "f0")
@@ -410,13 +394,8 @@ def test_fast_retransmit_halves_the_flight_without_limited_transmit():
     limited transmit does not open). ns-3.44 halved its pipe estimate plus one segment,
     which also leaves out the segment of the third duplicate ACK: half a segment less;
     tcpn::Rfc5681Socket takes FlightSize. Both lenses set the same ssthresh."""
-    data = dumbbell(pairs=1, variant="newreno", horizon_s=1.0,
-                    tcp={**TCP, "sack": False, "limited_transmit": True}).model_dump()
-    data["flows"][0].pop("params", None)
-    data["links"][0]["ab"]["errors"] = {"kind": "list", "packets": [60]}
-    scenario = validate_scenario(data)
-    _, ns3 = _simulate(scenario)
-    net = run_once(scenario, "net", make_run(scenario)).trace
+    scenario = _one_flow("newreno", [60], 1.0, limited_transmit=True)
+    _, ns3, net = _both_lenses(scenario)
     halves = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
         (retx,) = trace.events(event="retransmit").itertuples()
