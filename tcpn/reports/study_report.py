@@ -152,9 +152,9 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
             "Not in this report: " + ", ".join(
                 f"{key.upper()} (no module `tcpn.reports.studies.{key}` in this tcpn)"
                 for key in missing) + ". Nothing stands in for a missing study."))
-    lenses = pd.DataFrame([_lens_row(key, data[key], study_sections[key])
-                           for key in keys if key in study_sections
-                           and coverage_record(data[key])])
+    coverages = {key: coverage_record(data[key]) for key in study_sections}
+    lenses = pd.DataFrame([_lens_row(key, coverages[key], study_sections[key])
+                           for key in keys if coverages.get(key)])
     if not lenses.empty:
         summary.blocks.append(Table(
             "lenses", lenses, caption="Points (experiments and axis points) each lens ran, "
@@ -175,14 +175,15 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
         _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
         f"{keys[0].upper()} (missing)"))
     return Report(title, sections, provenance,
-                  {"coverage": {key.upper(): coverage_record(data[key])
-                                for key in keys if key in data}})
+                  {"coverage": {key.upper(): coverages[key]
+                                for key in keys if key in coverages}})
 
 
-def _lens_row(key: str, data: StudyData, sections: Sequence[Section]) -> dict[str, Any]:
-    """One study's line of the summary's lens table: points, the points each lens ran,
-    and the agreement of net and ns-3 read from the study's ``<key>_lenses`` table."""
-    coverage = coverage_record(data)
+def _lens_row(key: str, coverage: Mapping[str, Mapping[str, str]],
+              sections: Sequence[Section]) -> dict[str, Any]:
+    """One study's line of the summary's lens table: points (its ``coverage``, see
+    :func:`coverage_record`), the points each lens ran, and the agreement of net and ns-3
+    read from the study's ``<key>_lenses`` table."""
     row: dict[str, Any] = {"study": key.upper(), "points": len(coverage)}
     for lens in ("net", "ns3", "fluid"):
         row[f"{lens} ran"] = sum(1 for lenses in coverage.values()
