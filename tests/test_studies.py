@@ -202,6 +202,41 @@ def test_verdict_rule_reads_each_claim_on_net_and_ns3() -> None:
     assert "ns-3: not run: ns-3 did not run 1 of the study's experiments (b)" in v.evidence
 
 
+def _two_claims(summary: pd.DataFrame) -> list[ClaimVerdict]:
+    """Two claims on experiment b's x: "b below 2" (explained, when it fails, by b's
+    window axis) and "b above 0.5", which the window's value may break."""
+    net = summary[(summary["lens"] == "net") & (summary["axis"] == "")]
+    b = estimate_of(net.set_index("experiment").loc["b"], "x").mean
+    moves = MeasuredCause("window = 2 gives it", ("b | window = 2", "b | window = 1"),
+                          ("b | window = 2",))
+    return [judge("b below 2", b < 2, f"b {b:g}.", moves, values={"b": b}),
+            judge("b above 0.5", b > 0.5, f"b {b:g}.", values={"b": b})]
+
+
+def _with_axis(value: float) -> pd.DataFrame:
+    """b at its default (x = 3, over 5 runs) and at the axis point window = 2 (x = value)."""
+    rows = [{"experiment": "b", "axis": axis, "value": label, "lens": "net",
+             "replication": i, "x": x}
+            for axis, label, x in (("", "", 3.0), ("window", "2", value),
+                                   ("window", "1", 3.0)) for i in range(5)]
+    return summarise(pd.DataFrame(rows), ["x"])
+
+
+def test_a_cause_that_breaks_another_claim_does_not_stand() -> None:
+    # window = 2 brings b below 2 and keeps it above 0.5: the cause stands
+    stands, other = judge_lenses(_with_axis(1.5), _two_claims)
+    assert (stands.status, other.status) == ("differs (measured cause)", "reproduced")
+    assert ("Read again at b | window = 2, the 1 other claims that hold at the defaults "
+            "still hold") in stands.evidence
+    # window = 2 brings b below 2 by taking it below 0.5: it breaks the other claim
+    broken, other = judge_lenses(_with_axis(0.1), _two_claims)
+    assert broken.status == "differs (unexplained)" and broken.cause_points == ()
+    assert "at b | window = 2 the study's other claims 'b above 0.5' no longer hold" \
+        in broken.evidence
+    with pytest.raises(ValueError, match="moving points are among its runs"):
+        MeasuredCause("x", ("b | window = 2",), ("b | window = 3",))
+
+
 def test_lenses_agree_within_5_percent_or_on_intervals_from_enough_runs() -> None:
     few = _lens_runs({("a", "net"): [100, 140], ("a", "ns3"): [70, 110]})
     (row,) = agreement_frame(few, "x").to_dict("records")

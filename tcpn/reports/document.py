@@ -111,6 +111,9 @@ class ClaimVerdict:
     values: Mapping[str, Any] = field(default_factory=dict)
     lenses: Mapping[str, LensReading] = field(default_factory=dict)
     cause_points: tuple[str, ...] = ()
+    #: of ``cause_points``, the axis points that move the result (where the study was
+    #: read again to check the cause breaks none of its other claims)
+    cause_moves: tuple[str, ...] = ()
 
 
 Block = Paragraph | Table | Figure | Diagram | ClaimVerdict

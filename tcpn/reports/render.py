@@ -233,7 +233,8 @@ def verdict_record(verdict: ClaimVerdict) -> dict[str, Any]:
             or {"net": dict(verdict.values)},
             "lenses": {lens: {"status": r.status, "evidence": r.evidence}
                        for lens, r in verdict.lenses.items()},
-            "cause_points": list(verdict.cause_points)}
+            "cause_points": list(verdict.cause_points),
+            "cause_moves": list(verdict.cause_moves)}
 
 
 def _view(section: Section, level: int, taken: set[str]) -> _SectionView:

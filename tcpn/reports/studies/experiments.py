@@ -54,6 +54,7 @@ __all__ = [
     "Settings",
     "StudyAxis",
     "StudyPoint",
+    "at_point",
     "axis_points",
     "clearly_above",
     "error_bars",
@@ -598,10 +599,18 @@ class MeasuredCause:
 
     text: str
     points: tuple[str, ...]
+    #: the axis points (``experiment | axis = value``) that move the result: there the
+    #: study is read again, and the cause stands only if the study's other claims that
+    #: hold at the defaults still hold (:func:`judge_lenses`); empty for a cause that is
+    #: another reading of the study's words run beside it, not a parameter's value
+    moves: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.points or not self.text:
             raise ValueError(f"a measured cause names the runs behind it: {self.text!r}")
+        if not set(self.moves) <= set(self.points):
+            raise ValueError(f"a measured cause's moving points are among its runs: "
+                             f"{sorted(set(self.moves) - set(self.points))}")
 
 
 def point_label(experiment: str, axis: str = "", value: str = "") -> str:
@@ -650,7 +659,7 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | 
         return ClaimVerdict(claim, "differs (measured cause)",
                             f"{evidence} Cause: {cause.text.rstrip('.')} (runs: "
                             f"{', '.join(cause.points)}).", measured,
-                            cause_points=cause.points)
+                            cause_points=cause.points, cause_moves=cause.moves)
     return ClaimVerdict(claim, "differs (unexplained)", evidence, measured)
 
 
@@ -713,9 +722,12 @@ def judge_lenses(summary: pd.DataFrame,
                             f"{', ...' if len(missing) > 4 else ''})")
             continue
         try:
-            readings[lens] = {v.claim: v for v in claims(lens_summary(summary, lens))}
+            rows = lens_summary(summary, lens)
+            read = claims(rows)
+            readings[lens] = {v.claim: _cause_checked(v, rows, claims, read) for v in read}
         except (KeyError, IndexError, ValueError, ZeroDivisionError) as exc:
             absent[lens] = f"{LENS_NAMES.get(lens, lens)}'s runs miss a number a test needs ({exc})"
+    net = [_cause_checked(verdict, summary, claims, net) for verdict in net]
     out = []
     for verdict in net:
         found: dict[str, LensReading] = {"net": LensReading(verdict.status, verdict.evidence,
@@ -729,6 +741,57 @@ def judge_lenses(summary: pd.DataFrame,
                            LensReading("not run", absent.get(lens, "no reading") + "."))
         out.append(_combined(verdict, found))
     return out
+
+
+def at_point(summary: pd.DataFrame, point: str) -> pd.DataFrame:
+    """``summary`` with the axis point ``point`` (``experiment | axis = value``) in place
+    of its experiment's own rows: the study as it reads when the unstated parameter takes
+    that value (the axis points' own rows stay). Lenses the point did not run lose the
+    experiment's row.
+
+    >>> s = pd.DataFrame({"experiment": ["e", "e", "f"], "axis": ["", "w", ""],
+    ...                   "value": ["", "2", ""], "lens": ["net"] * 3, "x": [1.0, 9.0, 5.0]})
+    >>> moved = at_point(s, "e | w = 2")
+    >>> moved[moved["axis"] == ""][["experiment", "x"]].to_dict("records")
+    [{'experiment': 'e', 'x': 9.0}, {'experiment': 'f', 'x': 5.0}]
+    """
+    experiment, _, setting = point.partition(" | ")
+    axis, _, value = setting.partition(" = ")
+    rows = summary[(summary["experiment"] == experiment) & (summary["axis"] == axis)
+                   & (summary["value"].astype(str) == value)]
+    if not axis or rows.empty:
+        raise ValueError(f"no runs of the axis point {point!r}")
+    moved = rows.assign(axis="", value="")
+    own = (summary["experiment"] == experiment) & (summary["axis"] == "")
+    return pd.concat([moved, summary[~own]], ignore_index=True)
+
+
+def _cause_checked(verdict: ClaimVerdict, summary: pd.DataFrame,
+                   claims: Callable[[pd.DataFrame], list[ClaimVerdict]],
+                   at_defaults: Sequence[ClaimVerdict]) -> ClaimVerdict:
+    """``verdict`` if its measured cause stands: at each point that moves the result, the
+    study's other claims that hold at the defaults still hold; otherwise *differs
+    (unexplained)*, naming the point and the claims it breaks (a parameter value that
+    explains one number by breaking another explains nothing)."""
+    if verdict.status != "differs (measured cause)" or not verdict.cause_moves:
+        return verdict
+    holding = {v.claim for v in at_defaults if v.status == "reproduced"} - {verdict.claim}
+    for point in verdict.cause_moves:
+        try:
+            there = {v.claim: v.status for v in claims(at_point(summary, point))}
+        except (KeyError, IndexError, ValueError, ZeroDivisionError) as exc:
+            return replace(verdict, status="differs (unexplained)", cause_points=(),
+                           cause_moves=(), evidence=f"{verdict.evidence} The cause does not "
+                           f"stand: the study cannot be read again at {point} ({exc}).")
+        broken = sorted(c for c in holding if there.get(c) != "reproduced")
+        if broken:
+            return replace(verdict, status="differs (unexplained)", cause_points=(),
+                           cause_moves=(), evidence=f"{verdict.evidence} The cause does not "
+                           f"stand: at {point} the study's other claims "
+                           + "; ".join(repr(c) for c in broken) + " no longer hold.")
+    return replace(verdict, evidence=f"{verdict.evidence} Read again at "
+                   f"{', '.join(verdict.cause_moves)}, the {len(holding)} other claims that "
+                   "hold at the defaults still hold.")
 
 
 def _combined(net: ClaimVerdict, found: Mapping[str, LensReading]) -> ClaimVerdict:
@@ -992,7 +1055,7 @@ def axis_causes(summary: pd.DataFrame, axes: Sequence[StudyAxis], experiment: st
     >>> cause.text, cause.points
     ('w = 2 gives 0.9 (default 1: 0.1)', ('e | w = 2', 'e | w = 1'))
     """
-    found, points = [], []
+    found, points, moves = [], [], []
     for axis in axes:
         if axis.experiment != experiment:
             continue
@@ -1004,9 +1067,9 @@ def axis_causes(summary: pd.DataFrame, axes: Sequence[StudyAxis], experiment: st
             default = values.get(axis.default, math.nan)
             found.append(f"{axis.name} = {hits[0]} gives {values[hits[0]]:.3g} (default "
                          f"{axis.default}: {default:.3g})")
-            points += [point_label(experiment, axis.name, hits[0]),
-                       point_label(experiment, axis.name, axis.default)]
-    return MeasuredCause("; ".join(found), tuple(points)) if found else None
+            moves.append(point_label(experiment, axis.name, hits[0]))
+            points += [moves[-1], point_label(experiment, axis.name, axis.default)]
+    return MeasuredCause("; ".join(found), tuple(points), tuple(moves)) if found else None
 
 
 def profile_settings(settings: Mapping[str, Settings], profile: str) -> Settings:
