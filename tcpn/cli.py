@@ -466,6 +466,161 @@ TrustOption = Annotated[bool, typer.Option(
     "references as any Python, without the restricted evaluator (docs/security.md).")]
 
 
+#: what ``tcpn simulate`` adds when a scenario's runs are all alike
+_SCENARIO_RUNS = ("; a scenario's net is built once, its flows' start times drawn from the "
+                  "scenario's seed: tcpn run SCENARIO --replications N draws them anew in "
+                  "each run")
+
+
+@app.command("simulate")
+@_interruptible_command("output", "events")
+def simulate_net_command(
+    net: Annotated[str, typer.Argument(help="The net: a .cpn or .pnml file, a scenario .yaml "
+                                       "(its whole net), or with --python "
+                                       "package.module:function returning a PetriNet.")],
+    until: Annotated[float | None, typer.Option(
+        "--until", help="Horizon in model time (a scenario's: its horizon_s unless given).")
+    ] = None,
+    max_firings: Annotated[int | None, typer.Option(
+        "--max-firings", min=0, help="Stop each run after this many firings.")] = None,
+    replications: Annotated[int, typer.Option(
+        min=1, help="Independent runs (means with 95 % confidence intervals from 2).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed; replication i draws from (seed, i).")] = 1,
+    average: Annotated[list[str] | None, typer.Option(
+        "--average", help="A place whose token count is averaged over model time "
+        "(repeatable; tcpn inspect NET lists the places).")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write one row per run to this .csv or .parquet file: stop "
+        "reason, clock, firings, fired:T per transition, tokens:P per place, average:P "
+        "(a new file, or --overwrite).")] = None,
+    events: Annotated[str | None, typer.Option(
+        "--events", help="Log every firing of the run (one replication) to this .csv, "
+        ".jsonl or .parquet file as it happens (a new file, or --overwrite).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
+                                            "--output/--events file.")] = False,
+    python: PythonOption = False,
+    trust: TrustOption = False,
+) -> None:
+    """Simulate any net: a CPN Tools or PNML file, a scenario's net, or a Python net.
+
+    Each run fires from the initial marking until --until (model time), --max-firings or
+    a dead marking; the table gives each transition's firings and each --average place,
+    as mean ± 95 % CI over the runs with n. Example: tcpn simulate model.cpn --until 1000
+    --replications 10 --average Queue -o runs.csv. A .cpn file whose import left
+    elements out runs what was imported, and says so (tcpn import FILE lists them).
+    """
+    from tcpn.experiments.net_runs import simulate_net, summary_frame
+    from tcpn.models.nets import named_net
+    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.reports.progress import count_progress, model_time_progress
+
+    if output is not None and not output.lower().endswith((".csv", ".parquet")):
+        raise InputError(f"--output {output}: use a .csv or .parquet file")
+    for target in (output, events):
+        if target is not None:
+            check_output_file(target, overwrite)
+    loaded = named_net(net, python=python, trusted=trust)
+    if not loaded.complete:
+        left = len(loaded.report.unsupported)
+        err_console.print(f"{net}: the import left {left} element{'s' * (left != 1)} out; "
+                          "the net runs without them (tcpn import "
+                          f"{net} lists them)", markup=False, highlight=False, soft_wrap=True)
+    scenario = net.lower().endswith((".yaml", ".yml")) and not python
+    if until is None and scenario:
+        from tcpn.models.scenario import load_scenario
+
+        until = load_scenario(net).horizon_s
+    name = loaded.net.name
+    if until is not None:
+        with model_time_progress(err_console, f"simulate: {name}",
+                                 until * replications) as tick:
+            runs = simulate_net(loaded.net, until_s=until, max_firings=max_firings,
+                                replications=replications, seed=seed,
+                                averages=tuple(average or ()), events=events,
+                                overwrite=overwrite,
+                                progress=lambda r, now: tick(r * until + now))
+    else:
+        with count_progress(err_console, f"simulate: {name}", replications) as done:
+            runs = simulate_net(loaded.net, max_firings=max_firings,
+                                replications=replications, seed=seed,
+                                averages=tuple(average or ()), events=events,
+                                overwrite=overwrite, progress=lambda r, _now: done(r))
+    if output is not None:
+        with atomic_file(output, overwrite) as tmp:
+            if output.lower().endswith(".parquet"):
+                runs.to_parquet(tmp, index=False)
+            else:
+                runs.to_csv(tmp, index=False)
+    summary = summary_frame(runs)
+    shown = summary[~summary["column"].str.startswith("tokens:")] \
+        if len(loaded.net.places) > 30 else summary
+    table = Table(title=f"{name}: {replications} run{'s' * (replications != 1)}, seed {seed}"
+                  + (", mean ± 95 % CI" if replications > 1 else ""))
+    for title in ("", "value", "n"):
+        table.add_column(title, justify="left" if not title else "right")
+    for row in shown.itertuples():
+        half = "" if row.half_width != row.half_width else f" ± {row.half_width:.4g}"
+        table.add_row(str(row.column), f"{row.mean:.6g}{half}",
+                      f"{row.n} (identical)" if row.identical else str(row.n))
+    console.print(table)
+    if replications > 1 and bool(summary["identical"].all()):
+        console.print(f"every run gave the same numbers: the net draws no random numbers "
+                      f"(a deterministic result, shown once per row){_SCENARIO_RUNS * scenario}",
+                      markup=False, highlight=False, soft_wrap=True)
+    stops = runs["stop_reason"].value_counts()
+    console.print("stopped: " + ", ".join(f"{reason} {count}" for reason, count
+                                          in stops.items()), markup=False, highlight=False)
+    if replications == 2 and not bool(summary["identical"].all()):
+        console.print("n = 2: a 95 % interval from two runs spans 12.7 standard errors; "
+                      "use --replications 5 or more", markup=False, highlight=False,
+                      soft_wrap=True)
+    if len(shown) < len(summary):
+        console.print("final token counts per place (tokens:P): in --output", markup=False,
+                      highlight=False)
+    for target in (output, events):
+        if target is not None:
+            console.print(f"written: {target}", markup=False, highlight=False)
+
+
+@app.command("inspect")
+def inspect_net(
+    net: Annotated[str, typer.Argument(help="The net: a .cpn or .pnml file, a scenario .yaml "
+                                       "(its whole net), or with --python "
+                                       "package.module:function returning a PetriNet.")],
+    what: Annotated[str, typer.Option(
+        "--show", help="places, transitions, modules, colours or all.",
+        callback=_choice("places", "transitions", "modules", "colours", "all"))] = "all",
+    python: PythonOption = False,
+    trust: TrustOption = False,
+) -> None:
+    """List a net's places (colour set, initial tokens, module), transitions (guard,
+    delay, priority, module, arcs), modules and colour sets: the names formulas, monitors
+    and --average take. Example: tcpn inspect scenarios/dumbbell_newreno.yaml --show
+    places.
+    """
+    from tcpn.models.nets import named_net
+    from tcpn.petrinets.inventory import inventory
+
+    loaded = named_net(net, python=python, trusted=trust)
+    tables = inventory(loaded.net)
+    keys = {"places": "places", "transitions": "transitions", "modules": "modules",
+            "colours": "colour sets"}
+    chosen = list(keys.values()) if what == "all" else [keys[what]]
+    wide = Console(width=max(console.width, 160), soft_wrap=False)
+    for key in chosen:
+        frame = tables[key]
+        table = Table(title=f"{loaded.net.name}: {len(frame)} {key}")
+        for column in frame.columns:
+            table.add_column(str(column), overflow="fold")
+        for row in frame.itertuples(index=False):
+            table.add_row(*(str(v) for v in row))
+        wide.print(table)
+    if not loaded.complete:
+        console.print(f"{net}: the import left {len(loaded.report.unsupported)} element(s) "
+                      f"out (tcpn import {net} lists them)", markup=False, highlight=False,
+                      soft_wrap=True)
+
+
 @app.command("export")
 @_interruptible_command("output")
 def export_net(
@@ -606,7 +761,7 @@ def check_net(
     Example: tcpn check --python tcpn.petrinets.exchange.loading:example_net --report.
     A TCP property: tcpn check scenario.yaml --property all --segments 4 --losses 1
     """
-    from tcpn.petrinets.exchange.loading import load_net
+    from tcpn.models.nets import named_net
     from tcpn.reports.checks.formulas import CheckRequest, run_check
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
@@ -638,12 +793,7 @@ def check_net(
                           on_line=lambda line: console.print(line, markup=False,
                                                              highlight=False, soft_wrap=True))
         return
-    if net.lower().endswith((".yaml", ".yml")):
-        from tcpn.models.topology import scenario_net
-
-        loaded = scenario_net(net)
-    else:
-        loaded = load_net(net, python=python, trusted=trust).net
+    loaded = named_net(net, python=python, trusted=trust).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
                            askctl=tuple(askctl or ()), report=report,
                            max_states=max_states or 5_000_000,
