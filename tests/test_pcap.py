@@ -138,7 +138,7 @@ def test_damaged_files_name_packet_and_offset(tmp_path: Path):
     with pytest.raises(PcapError, match=rf"cut.pcap: packet 2 at byte offset {third}: "
                                         r"record truncated"):
         read_pcap(cut)
-    with pytest.raises(PcapError, match="byte offset 0: not a pcap file"):
+    with pytest.raises(PcapError, match="byte offset 0: not a pcap or pcapng file"):
         read_pcap(io.BytesIO(b"\x00" * 40))
     with pytest.raises(PcapError, match="cannot hold a pcap file header"):
         read_pcap(io.BytesIO(b"\xd4\xc3"))

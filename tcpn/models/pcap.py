@@ -56,7 +56,10 @@ _LINKS: dict[int, tuple[int, tuple[int, int] | None]] = {
     dpkt.pcap.DLT_RAW: (0, None),                   # BSD's DLT_RAW (12)
     101: (0, None),                                 # LINKTYPE_RAW, what libpcap writes
     228: (0, None),                                 # LINKTYPE_IPV4
+    113: (16, (14, 0x0800)),                        # LINKTYPE_LINUX_SLL ("any" device)
+    276: (20, (0, 0x0800)),                         # LINKTYPE_LINUX_SLL2
 }
+_LINK_NAMES = "PPP, Ethernet, raw IPv4 or Linux cooked: 9, 1, 12, 101, 228, 113 or 276"
 _VLAN_TAGS = (0x8100, 0x88A8, 0x9100)  # 802.1Q, 802.1ad (QinQ) and its old tag: 4 bytes each
 _IPV4_MIN = 20
 
@@ -75,19 +78,41 @@ def _fail(name: str, what: str) -> PcapError:
     return PcapError(f"{name}: {what}")
 
 
-def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
-                                            np.ndarray]:
-    """Parse the file header with dpkt and frame the records; return the link type and
-    the records' offsets, captured lengths, lengths on the wire and timestamps."""
+@dataclass(frozen=True)
+class _Frames:
+    """Where a capture's records are: the link type, byte offset of the record (or
+    pcapng block), start of the captured bytes, captured and wire lengths and timestamp
+    of each."""
+
+    linktypes: np.ndarray
+    offsets: np.ndarray
+    starts: np.ndarray
+    caplens: np.ndarray
+    wirelens: np.ndarray
+    times: np.ndarray
+
+
+def _frame(data: bytes, name: str) -> _Frames:
+    """Frame the records of a pcap or pcapng file (told apart by the first four bytes)."""
+    if len(data) >= 4 and data[:4] == _PCAPNG_SHB:
+        return _frame_pcapng(data, name)
+    return _frame_pcap(data, name)
+
+
+def _frame_pcap(data: bytes, name: str) -> _Frames:
+    """Parse a pcap file header with dpkt and frame the records."""
     if len(data) < _FILE_HEADER:
         raise _fail(name, f"byte offset 0: {len(data)} bytes cannot hold a pcap file header "
                           f"({_FILE_HEADER} bytes)")
     header = dpkt.pcap.FileHdr(data[:_FILE_HEADER])
     magic = header.magic  # read big-endian: it tells the byte order, as in dpkt's Reader
     if magic not in dpkt.pcap.MAGIC_TO_PKT_HDR:
-        raise _fail(name, f"byte offset 0: not a pcap file (magic 0x{magic:08x})")
+        raise _fail(name, f"byte offset 0: not a pcap or pcapng file (magic 0x{magic:08x})")
     if magic in (dpkt.pcap.PMUDPCT_MAGIC, dpkt.pcap.PMUDPCT_MAGIC_NANO):
         header = dpkt.pcap.LEFileHdr(data[:_FILE_HEADER])
+    if header.linktype not in _LINKS:
+        raise _fail(name, f"byte offset 20: link type {header.linktype} is not supported "
+                          f"({_LINK_NAMES})")
     order = "<" if dpkt.pcap.MAGIC_TO_PKT_HDR[magic] is dpkt.pcap.LEPktHdr else ">"
     nano = magic in (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
     unpack = struct.Struct(order + "IIII").unpack_from
@@ -123,8 +148,129 @@ def _frame(data: bytes, name: str) -> tuple[int, np.ndarray, np.ndarray, np.ndar
                           "record header)" + (f" ({beyond.size - 1} more record(s) like it)"
                                               if beyond.size > 1 else ""))
     times = np.asarray(seconds, dtype=np.float64) + fraction / float(per_second)
-    return (header.linktype, np.asarray(offsets, dtype=np.int64),
-            np.asarray(caplens, dtype=np.int64), np.asarray(wirelens, dtype=np.int64), times)
+    at = np.asarray(offsets, dtype=np.int64)
+    return _Frames(np.full(len(at), header.linktype, dtype=np.int64), at,
+                   at + _RECORD_HEADER, np.asarray(caplens, dtype=np.int64),
+                   np.asarray(wirelens, dtype=np.int64), times)
+
+
+_PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
+_PCAPNG_BYTE_ORDER = 0x1A2B3C4D
+_IDB, _OPB, _SPB, _EPB = 1, 2, 3, 6  # interface description, obsolete, simple, enhanced
+
+
+@dataclass
+class _Interface:
+    """A pcapng interface: its link type, snap length and timestamp resolution/offset."""
+
+    linktype: int
+    snaplen: int
+    units_per_second: float = 1e6
+    offset_s: int = 0
+
+
+def _frame_pcapng(data: bytes, name: str) -> _Frames:
+    """Frame the packets of a pcapng file (the IETF draft "PCAP Next Generation Dump File
+    Format", blocks 1, 2, 3 and 6; each section has its byte order and interfaces).
+
+    Enhanced and obsolete packet blocks carry a timestamp in their interface's resolution
+    (``if_tsresol``, default microseconds) plus its ``if_tsoffset``; a simple packet block
+    carries none and is refused (it would put a packet at no time). Other blocks (name
+    resolution, statistics, decryption secrets, custom) are skipped.
+    """
+    rows: list[tuple[int, int, int, int, int, float]] = []
+    interfaces: list[_Interface] = []
+    order = "<"
+    offset, end = 0, len(data)
+    while offset < end:
+        if end - offset < 12:
+            raise _fail(name, f"block at byte offset {offset}: cut off ({end - offset} bytes, "
+                              "a pcapng block has at least 12)")
+        if data[offset:offset + 4] == _PCAPNG_SHB:
+            if end - offset < 28:
+                raise _fail(name, f"block at byte offset {offset}: section header cut off")
+            magic_le = struct.unpack_from("<I", data, offset + 8)[0]
+            if magic_le == _PCAPNG_BYTE_ORDER:
+                order = "<"
+            elif struct.unpack_from(">I", data, offset + 8)[0] == _PCAPNG_BYTE_ORDER:
+                order = ">"
+            else:
+                raise _fail(name, f"block at byte offset {offset}: section header with no "
+                                  f"valid byte-order magic (0x{magic_le:08x})")
+            interfaces = []
+        kind, length = struct.unpack_from(order + "II", data, offset)
+        if length < 12 or length % 4:
+            raise _fail(name, f"block at byte offset {offset}: block length {length} is not "
+                              "a multiple of 4 of at least 12 bytes")
+        if length > end - offset:
+            raise _fail(name, f"block at byte offset {offset}: block truncated "
+                              f"({end - offset} of {length} bytes present)")
+        if struct.unpack_from(order + "I", data, offset + length - 4)[0] != length:
+            raise _fail(name, f"block at byte offset {offset}: its trailing length does not "
+                              f"repeat its length {length} (a corrupt block)")
+        body = offset + 8
+        if kind == _IDB:
+            interfaces.append(_interface(data, order, body, offset + length - 4, offset, name))
+        elif kind in (_EPB, _OPB):
+            if kind == _EPB:
+                interface, high, low, caplen, wirelen = struct.unpack_from(
+                    order + "IIIII", data, body)
+                start = body + 20
+            else:
+                interface, _drops, high, low, caplen, wirelen = struct.unpack_from(
+                    order + "HHIIII", data, body)
+                start = body + 20
+            if interface >= len(interfaces):
+                raise _fail(name, f"packet {len(rows)} at byte offset {offset}: interface "
+                                  f"{interface} was not described before it "
+                                  f"({len(interfaces)} interface(s) in this section)")
+            if caplen > offset + length - 4 - start:
+                raise _fail(name, f"packet {len(rows)} at byte offset {offset}: captured "
+                                  f"length {caplen} runs past its block ({length} bytes)")
+            link = interfaces[interface]
+            stamp = (high << 32) | low
+            rows.append((link.linktype, offset, start, caplen, wirelen,
+                         link.offset_s + stamp / link.units_per_second))
+        elif kind == _SPB:
+            raise _fail(name, f"packet {len(rows)} at byte offset {offset}: a simple packet "
+                              "block carries no timestamp; capture with timestamps (an "
+                              "enhanced packet block)")
+        offset += length
+    if not rows and not interfaces and offset == 0:
+        raise _fail(name, "byte offset 0: an empty pcapng file")
+    table = np.asarray([r[:5] for r in rows], dtype=np.int64).reshape(-1, 5)
+    return _Frames(table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4],
+                   np.asarray([r[5] for r in rows], dtype=np.float64))
+
+
+def _interface(data: bytes, order: str, body: int, end: int, block: int,
+               name: str) -> _Interface:
+    """An interface description block: link type, snap length, and the ``if_tsresol``
+    (code 9) and ``if_tsoffset`` (code 14) options."""
+    if end - body < 8:
+        raise _fail(name, f"block at byte offset {block}: interface description cut off")
+    linktype, _reserved, snaplen = struct.unpack_from(order + "HHI", data, body)
+    found = _Interface(linktype, snaplen)
+    at = body + 8
+    while at + 4 <= end:
+        code, size = struct.unpack_from(order + "HH", data, at)
+        if code == 0:
+            break
+        value = at + 4
+        if value + size > end:
+            raise _fail(name, f"block at byte offset {block}: option {code} runs past the "
+                              "interface description")
+        if code == 9 and size >= 1:
+            resolution = data[value]
+            exponent = resolution & 0x7F
+            if exponent > (63 if resolution & 0x80 else 19):
+                raise _fail(name, f"block at byte offset {block}: timestamp resolution "
+                                  f"0x{resolution:02x} is beyond any clock")
+            found.units_per_second = float(2**exponent if resolution & 0x80 else 10**exponent)
+        elif code == 14 and size >= 8:
+            found.offset_s = struct.unpack_from(order + "q", data, value)[0]
+        at = value + size + (-size % 4)
+    return found
 
 
 def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
@@ -135,10 +281,13 @@ def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
 
 
 def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") -> pd.DataFrame:
-    """One row per TCP/IPv4 segment of a pcap file (see :data:`COLUMNS`).
+    """One row per TCP/IPv4 segment of a pcap or pcapng file (see :data:`COLUMNS`).
 
-    Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags) and raw IP
-    (link types 12, 101 and 228). Other records (IPv6, ARP, UDP, ICMP, IP fragments, records
+    Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags), raw IP
+    (link types 12, 101 and 228) and Linux cooked captures (113 and 276, what ``tcpdump
+    -i any`` writes). A pcapng file may hold several sections and interfaces: each
+    packet's link type and timestamp resolution are its interface's, and packets of an
+    interface of another link type are skipped and counted. Other records (IPv6, ARP, UDP, ICMP, IP fragments, records
     too short for a header) are skipped and counted in ``table.attrs["skipped"]`` (reason ->
     records). A TCP/IPv4 record whose header lengths, IPv4 options or IPv4 header checksum
     (when one was computed: ns-3 writes 0 unless told otherwise) are wrong, or whose
@@ -166,20 +315,16 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
         name = getattr(source, "name", "<pcap>")
         data = read_at_most(source, limits().capture_bytes + 1)
         check_limit("capture_bytes", len(data), f"capture {name}")
-    linktype, offsets, caplens, wirelens, times = _frame(data, name)
-    if linktype not in _LINKS:
-        raise _fail(name, f"byte offset 20: link type {linktype} is not supported "
-                          f"(PPP, Ethernet or raw IPv4: 9, 1, 12, 101 or 228)")
+    frames = _frame(data, name)
+    offsets, caplens, times = frames.offsets, frames.caplens, frames.times
     raw = np.frombuffer(data, dtype=np.uint8)
-    start = offsets + _RECORD_HEADER
-    records = _Records(raw, start, caplens, linktype)
+    records = _Records(raw, frames)
     rows = np.flatnonzero(records.tcp)
-    _check_headers(raw, records, rows, offsets, caplens, wirelens, name)
+    _check_headers(raw, records, rows, frames, name)
     skipped = dict(records.skipped)
     if bad_tcp_checksums == "skip":
         bad = ~_tcp_checksum_ok(data, raw, records.ip[rows], records.ihl[rows],
-                                caplens[rows] - (records.ip[rows] - offsets[rows]
-                                                 - _RECORD_HEADER))
+                                caplens[rows] - (records.ip[rows] - frames.starts[rows]))
         if bad.any():
             skipped[_BAD_TCP_CHECKSUM] = int(bad.sum())
             rows = rows[~bad]
@@ -208,45 +353,57 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
 
 class _Records:
     """Where each record's IPv4 header starts and which records are TCP/IPv4; the others
-    are counted by reason in ``skipped``."""
+    are counted by reason in ``skipped`` (a pcapng interface of a link type tcpn does not
+    read included)."""
 
-    def __init__(self, raw: np.ndarray, start: np.ndarray, caplens: np.ndarray,
-                 linktype: int):
-        link_bytes, tag = _LINKS[linktype]
-        link = np.full(len(start), link_bytes, dtype=np.int64)
-        alive = caplens >= link + _IPV4_MIN
-        short = ~alive
-        ipv4 = alive.copy()
-        if tag is not None:
-            at, value = tag
-            kind = _field(raw, np.where(alive, start + at, 0), 2)
-            if linktype == dpkt.pcap.DLT_EN10MB:
-                for _ in range(2):  # 802.1Q, or 802.1ad then 802.1Q
-                    tagged = alive & np.isin(kind, _VLAN_TAGS)
-                    link = np.where(tagged, link + 4, link)
-                    fits = caplens >= link + _IPV4_MIN
-                    short |= tagged & ~fits
-                    alive &= fits
-                    kind = np.where(tagged & alive, _field(
-                        raw, np.where(tagged & alive, start + link - 2, 0), 2), kind)
-            ipv4 = alive & (kind == value)
+    def __init__(self, raw: np.ndarray, frames: _Frames):
+        start, caplens, types = frames.starts, frames.caplens, frames.linktypes
+        known = np.isin(types, list(_LINKS))
+        link = np.zeros(len(start), dtype=np.int64)
+        tag_at = np.full(len(start), -1, dtype=np.int64)
+        tag_value = np.zeros(len(start), dtype=np.int64)
+        for linktype, (link_bytes, tag) in _LINKS.items():
+            these = types == linktype
+            link[these] = link_bytes
+            if tag is not None:
+                tag_at[these], tag_value[these] = tag
+        alive = known & (caplens >= link + _IPV4_MIN)
+        short = known & ~alive
+        tagged_link = alive & (tag_at >= 0)
+        kind = np.where(tagged_link, _field(raw, np.where(tagged_link, start + tag_at, 0), 2),
+                        0)
+        ethernet = types == dpkt.pcap.DLT_EN10MB
+        for _ in range(2):  # 802.1Q, or 802.1ad then 802.1Q
+            tagged = alive & ethernet & np.isin(kind, _VLAN_TAGS)
+            link = np.where(tagged, link + 4, link)
+            fits = caplens >= link + _IPV4_MIN
+            short |= tagged & ~fits
+            alive &= fits
+            kind = np.where(tagged & alive, _field(
+                raw, np.where(tagged & alive, start + link - 2, 0), 2), kind)
+        ipv4 = alive & ((tag_at < 0) | (kind == tag_value))
         self.ip = start + link
         safe = np.where(ipv4, self.ip, 0)
         ipv4 &= (raw[safe] >> 4) == 4
         fragment = ipv4 & ((_field(raw, safe + 6, 2) & 0x3FFF) != 0)  # MF or an offset
         self.tcp = ipv4 & ~fragment & (raw[safe + 9] == 6)
         self.ihl = (raw[safe] & 0x0F).astype(np.int64) * 4
+        self.link = link
         counts = {"shorter than a link and IPv4 header": int(short.sum()),
                   "not IPv4": int((alive & ~ipv4).sum()), "IP fragment": int(fragment.sum()),
                   "not TCP": int((ipv4 & ~fragment & ~self.tcp).sum())}
+        for linktype in np.unique(types[~known]):
+            counts[f"link type {int(linktype)} (not {_LINK_NAMES})"] = int(
+                (types == linktype).sum())
         self.skipped = {reason: n for reason, n in counts.items() if n}
 
 
-def _check_headers(raw: np.ndarray, records: _Records, rows: np.ndarray, offsets: np.ndarray,
-                   caplens: np.ndarray, wirelens: np.ndarray, name: str) -> None:
+def _check_headers(raw: np.ndarray, records: _Records, rows: np.ndarray, frames: _Frames,
+                   name: str) -> None:
     """Refuse the first TCP/IPv4 record whose header lengths or IPv4 checksum are wrong."""
+    offsets, caplens, wirelens = frames.offsets, frames.caplens, frames.wirelens
     ip, ihl = records.ip[rows], records.ihl[rows]
-    link = ip - offsets[rows] - _RECORD_HEADER
+    link = records.link[rows]
     total = _field(raw, ip + 2, 2).astype(np.int64)
     problems: list[tuple[np.ndarray, Any]] = [
         (ihl < _IPV4_MIN, lambda k: f"IP header length {ihl[k]} bytes is below the "
