@@ -1056,13 +1056,26 @@ def validate_lenses(
     report: Annotated[bool, typer.Option(
         "--report", help="Also write an HTML/PDF report (OUTPUT/report): the lenses side "
         "by side with CI bands over every replication.")] = False,
+    trace: Annotated[list[str] | None, typer.Option(
+        "--trace", help="A packet capture (pcap or pcapng) taken at the senders' hosts "
+        "(repeatable): the lenses are judged against it (the capture lens).")] = None,
+    trace_receiver: Annotated[list[str] | None, typer.Option(
+        "--trace-receiver", help="With --trace: a capture at the receivers' hosts "
+        "(repeatable), for deliveries and throughput as received.")] = None,
+    trace_ports: Annotated[str | None, typer.Option(
+        "--trace-ports", help="With --trace: each flow's destination port, in order of "
+        "the flows' start (default: the first connections opened, in order).")] = None,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
     verdict per metric (targets in tcpn.experiments.compare.TOLERANCES), Welch's t-test p
     of the runs (a miss with a large p is not a difference the runs can tell from noise),
     plus figures of goodput, cwnd and queue over time side by side. Exit code 1 if a
     target is missed. The directory appears whole when everything is written; on a
-    terminal, stderr shows the runs done and the time left."""
+    terminal, stderr shows the runs done and the time left.
+
+    Against a testbed: tcpn validate scenario.yaml --lenses net --trace sender.pcap
+    [--trace-receiver receiver.pcap] judges the net lens against the capture (what a
+    capture cannot see, drops, timeouts, queues, is "unseen")."""
     from tcpn.experiments.compare import compare, write_comparison
     from tcpn.models.scenario import load_scenario
     from tcpn.outputs import atomic_directory
@@ -1071,10 +1084,26 @@ def validate_lenses(
     spec = load_scenario(scenario)
     out = output or f"results/{spec.name}-validate"
     names = [name.strip() for name in lenses.split(",") if name.strip()]
+    options: dict[str, dict[str, Any]] = {}
+    if (trace_receiver or trace_ports) and not trace:
+        raise InputError("--trace-receiver and --trace-ports go with --trace FILE")
+    if trace:
+        try:
+            ports = [int(p) for p in trace_ports.split(",")] if trace_ports else []
+        except ValueError:
+            raise InputError(f"--trace-ports {trace_ports!r}: give ports as integers "
+                             "separated by commas, e.g. 5000,5001") from None
+        options["capture"] = {"sender": trace, "receiver": trace_receiver or [],
+                              "ports": ports}
+        names = [*(n for n in names if n != "capture"), "capture"]
+    elif "capture" in names:
+        raise InputError("the capture lens reads a capture: give it with --trace FILE")
+    total = sum(1 if name == "capture" else replications for name in names)
     with _interruptible(out), atomic_directory(out, overwrite) as tmp, count_progress(
-            err_console, f"validate {spec.name}", replications * len(names)) as done:
+            err_console, f"validate {spec.name}", total) as done:
         found = compare(spec, names, replications=replications, seed=seed,
-                        workers=workers, reference=reference, output=tmp, progress=done)
+                        workers=workers, reference=reference, output=tmp, progress=done,
+                        options=options)
         write_comparison(found, tmp)
         if report:  # inside the directory before it appears, from every replication
             from tcpn.reports.reporting import command_line

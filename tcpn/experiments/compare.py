@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,6 +134,9 @@ reports a non-zero value: ECN marks, the congestion signal of RED/ECN scenarios,
 time a connection gave up opening, and study S3's energy of the 802.11 stations."""
 
 _NO_TARGET = "-"
+#: the verdict where one of the two lenses cannot observe the metric (a capture sees no
+#: drops): not judged, and not a failure
+_UNOBSERVED = "unseen"
 
 
 @dataclass
@@ -182,7 +185,7 @@ class Validation:
 
 def _pick_reference(lenses: Sequence[str], reference: str | None) -> str:
     if reference is None:
-        return "ns3" if "ns3" in lenses else lenses[0]
+        return next((name for name in ("capture", "ns3") if name in lenses), lenses[0])
     if reference not in lenses:
         raise InputError(f"reference lens {reference!r} is not among the lenses "
                          f"{', '.join(lenses)}")
@@ -192,9 +195,14 @@ def _pick_reference(lenses: Sequence[str], reference: str | None) -> str:
 def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "net"),
             replications: int = 3, seed: int | None = None, workers: int | None = None,
             reference: str | None = None, output: str | Path | None = None,
-            progress: Callable[[int], None] | None = None) -> Validation:
+            progress: Callable[[int], None] | None = None,
+            options: Mapping[str, Mapping[str, Any]] | None = None) -> Validation:
     """Run every lens of ``lenses`` that accepts ``scenario`` and judge them against the
-    reference (``reference``; default ns-3 if listed, else the first lens).
+    reference (``reference``; default: a capture if listed, else ns-3 if listed, else the
+    first lens). ``options`` gives a lens its constructor's keywords (the capture lens its
+    files: ``{"capture": {"sender": [...]}}``). The capture lens runs once (it reads what
+    happened; copies of it would be replications of nothing); where a lens cannot observe
+    a metric the row's verdict is ``unseen``.
 
     With ``output``, each lens's runs are kept in ``output/runs/<lens>/rep-NNN`` (traces
     included: :func:`write_comparison` draws the figures from replication 0). A lens that
@@ -216,7 +224,7 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     refused: dict[str, str] = {}
     for name in names:
         try:
-            get_lens(name)().check(spec)
+            get_lens(name)(**dict((options or {}).get(name, {}))).check(spec)
         except InputError as exc:
             refused[name] = str(exc)
     accepted = [name for name in names if name not in refused]
@@ -232,9 +240,11 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
         def tick(runs: float, before: int = done_before * replications) -> None:
             if progress is not None:
                 progress(before + int(runs))
-        results[lens] = replicate(spec, lens=lens, seed=seed, replications=replications,
+        results[lens] = replicate(spec, lens=lens, seed=seed,
+                                  replications=1 if lens == "capture" else replications,
                                   output=runs_dir / lens if runs_dir is not None else None,
-                                  workers=workers, keep_traces=False, progress=tick)
+                                  workers=workers, keep_traces=False, progress=tick,
+                                  options=dict((options or {}).get(lens, {})))
     if runs_dir is not None:
         for lens in ordered:
             _add_wireless(results[lens], runs_dir / lens)
@@ -243,6 +253,7 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     meta = {"scenario": spec.name, "scenario_hash": spec.content_hash(),
             "reference": ref, "lenses": ordered, "refused": refused,
             "replications": replications,
+            "runs": {lens: results[lens].replications for lens in ordered},
             "seed": spec.seed if seed is None else seed,
             "window_s": [spec.measure.warmup_s, spec.horizon_s],
             "wall_times_s": {lens: results[lens].wall_times_s for lens in ordered},
@@ -325,7 +336,9 @@ def comparison_table(tables: dict[str, pd.DataFrame], reference: str,
             value = row[f"{lens}_mean"]
             row[f"{lens}_error"] = ((value - reference_mean) / reference_mean
                                     if reference_mean else math.nan)
+            seen = math.isfinite(value) and math.isfinite(reference_mean)
             row[f"{lens}_verdict"] = (_NO_TARGET if tolerance is None else
+                                      _UNOBSERVED if not seen else
                                       "pass" if tolerance.judge(reference_mean, value,
                                                                 row[f"{reference}_ci"],
                                                                 row[f"{lens}_ci"])

@@ -17,8 +17,9 @@ from tcpn.lenses.base import LensError
 
 __all__ = ["LENSES", "SHIPPED", "get_lens", "lens_names", "register_lens"]
 
-SHIPPED = ("net", "fluid", "ns3")
-"""The lenses tcpn ships, in the order they are listed."""
+SHIPPED = ("net", "fluid", "ns3", "capture")
+"""The lenses tcpn ships, in the order they are listed (``capture`` reads a user's packet
+capture instead of simulating: :mod:`tcpn.lenses.capture`)."""
 
 LENSES: dict[str, str | type] = {}
 """Lenses registered at run time: name -> class, or ``"module:Class"`` imported on first
@@ -47,6 +48,10 @@ def _shipped(name: str) -> type:
         from tcpn.lenses.fluid import FluidLens
 
         return FluidLens
+    if name == "capture":
+        from tcpn.lenses.capture import CaptureLens
+
+        return CaptureLens
     from tcpn.lenses.ns3 import Ns3Lens
 
     return Ns3Lens

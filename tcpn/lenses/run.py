@@ -94,5 +94,31 @@ def _finish(scenario: Scenario, lens: str, run: Run, writer: TraceWriter,
                             wall_time_s=wall, trace=trace,
                             provenance=provenance(lens=lens_provenance))
     summary = stream.summary()
-    result.summary = summary if summary is not None else summarize(trace)
+    result.summary = without(summary if summary is not None else summarize(trace),
+                             lens_provenance.get("unobserved") or {})
     return result
+
+
+def without(summary: dict[str, Any], unobserved: dict[str, str]) -> dict[str, Any]:
+    """``summary`` with the metrics a lens cannot observe (``unobserved``: metric, or
+    ``queues``, -> why; a capture sees no drops) given as None with the reason under
+    ``absent``, never as the 0 an empty part of its trace would give.
+
+    >>> s = {"flows": {"f": {"drops": 0, "goodput_bps": 5.0}}, "queues": {"q": {}},
+    ...      "aggregate": {"loss_ratio": 0.0}}
+    >>> out = without(s, {"drops": "unseen", "loss_ratio": "unseen", "queues": "unseen"})
+    >>> out["flows"], out["queues"], out["aggregate"], sorted(out["absent"])
+    ({'f': {'drops': None, 'goodput_bps': 5.0}}, {}, {'loss_ratio': None}, \
+['drops', 'loss_ratio', 'queues'])
+    """
+    if not unobserved:
+        return summary
+    out = dict(summary)
+    out["flows"] = {flow: {m: None if m in unobserved else v for m, v in metrics.items()}
+                    for flow, metrics in summary.get("flows", {}).items()}
+    out["aggregate"] = {m: None if m in unobserved else v
+                        for m, v in summary.get("aggregate", {}).items()}
+    if "queues" in unobserved:
+        out["queues"] = {}
+    out["absent"] = {**summary.get("absent", {}), **unobserved}
+    return out

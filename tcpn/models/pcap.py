@@ -28,6 +28,7 @@ the receiver delivered in order.
 from __future__ import annotations
 
 import heapq
+import math
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from tcpn.errors import InputError
 from tcpn.limits import UnreadableInput, check_limit, limits, read_at_most, read_input
 
 __all__ = ["Connection", "PcapError", "connections", "data_segments", "flow_events",
-           "goodput_bps", "read_pcap"]
+           "goodput_bps", "read_pcap", "rtt_samples"]
 
 _FILE_HEADER = 24
 _RECORD_HEADER = 16
@@ -283,21 +284,21 @@ def _field(raw: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
 def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") -> pd.DataFrame:
     """One row per TCP/IPv4 segment of a pcap or pcapng file (see :data:`COLUMNS`).
 
-    Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags), raw IP
-    (link types 12, 101 and 228) and Linux cooked captures (113 and 276, what ``tcpdump
-    -i any`` writes). A pcapng file may hold several sections and interfaces: each
-    packet's link type and timestamp resolution are its interface's, and packets of an
-    interface of another link type are skipped and counted. Other records (IPv6, ARP, UDP, ICMP, IP fragments, records
-    too short for a header) are skipped and counted in ``table.attrs["skipped"]`` (reason ->
-    records). A TCP/IPv4 record whose header lengths, IPv4 options or IPv4 header checksum
-    (when one was computed: ns-3 writes 0 unless told otherwise) are wrong, or whose
-    timestamp has a sub-second field of a second or more, is refused with a
+    Links: PPP (ns-3's point-to-point), Ethernet (with up to two VLAN tags), raw IP (link
+    types 12, 101 and 228) and Linux cooked captures (113 and 276, what ``tcpdump -i any``
+    writes). A pcapng file may hold several sections and interfaces: each packet's link type
+    and timestamp resolution are its interface's, and packets of an interface of another
+    link type are skipped and counted. Other records (IPv6, ARP, UDP, ICMP, IP fragments,
+    records too short for a header) are skipped and counted in ``table.attrs["skipped"]``
+    (reason -> records). A TCP/IPv4 record whose header lengths, IPv4 options or IPv4 header
+    checksum (when one was computed: ns-3 writes 0 unless told otherwise) are wrong, or
+    whose timestamp has a sub-second field of a second or more, is refused with a
     :class:`PcapError` naming the packet number and byte offset: it would change the
     figures. The TCP checksum (over the IPv4 pseudo-header) of every segment captured whole
     is verified when one was computed (non-zero); a segment whose checksum is wrong is
-    skipped and counted (``bad_tcp_checksums="keep"`` keeps it: a capture taken on a
-    sender that offloads checksums to its card holds such segments, and they are sound).
-    The file is read within ``tcpn.limits.limits().capture_bytes``.
+    skipped and counted (``bad_tcp_checksums="keep"`` keeps it: a capture taken on a sender
+    that offloads checksums to its card holds such segments, and they are sound). The file
+    is read within ``tcpn.limits.limits().capture_bytes``.
 
     Works on truncated captures (a snap length of 96 keeps every header): sizes come from
     the IP header, not from the captured bytes.
@@ -653,6 +654,50 @@ def flow_events(connection: Connection, sender: pd.DataFrame | None = None,
     events["rank"] = events["event"].map(order)
     events = events.sort_values(["time_s", "rank"], kind="stable").drop(columns="rank")
     return events[["time_s", "event", "seq", "bytes"]].reset_index(drop=True)
+
+
+def rtt_samples(sender: pd.DataFrame, connection: Connection) -> pd.DataFrame:
+    """Round-trip samples from a capture at the sender: each ACK that advances the
+    cumulative acknowledgement to ``a`` times the segment ending at ``a`` (the newest it
+    covers, as a sender's estimator times it), when that segment was sent once (Karn's
+    rule: once a segment is resent, an ACK cannot tell which copy it answers). Columns
+    ``time_s``
+(the ACK's arrival) and ``rtt_s``.
+
+    >>> import pandas as pd
+    >>> c = Connection("a", 1, "b", 2, isn=99)
+    >>> t = pd.DataFrame({"src": ["a", "a", "b", "a", "b"], "sport": [1, 1, 2, 1, 2],
+    ...                   "dst": ["b", "b", "a", "b", "a"], "dport": [2, 2, 1, 2, 1],
+    ...                   "flags": 0x10, "ecn": 0, "time_s": [0.0, 0.1, 0.3, 0.4, 0.9],
+    ...                   "seq": [100, 110, 0, 100, 0], "ack": [0, 0, 110, 0, 120],
+    ...                   "payload_bytes": [10, 10, 0, 10, 0]})
+    >>> rtt_samples(t, c).values.tolist()  # 0-10 acked (0.3) before it is resent (0.4)
+    [[0.3, 0.3], [0.9, 0.8]]
+    """
+    sent = data_segments(sender, connection)
+    first: dict[int, float] = {}
+    resent: dict[int, float] = {}  # end -> when it was first sent again
+    for t, seq, size in zip(sent["time_s"].to_numpy(), sent["seq"].to_numpy(),
+                            sent["bytes"].to_numpy(), strict=True):
+        end = int(seq + size)
+        if end in first:
+            resent.setdefault(end, float(t))
+        else:
+            first[end] = float(t)
+    acks = connection.backward(sender)
+    acks = acks[(acks["flags"] & (_ACK | _SYN)) == _ACK]
+    numbers = _relative(acks["ack"].to_numpy(), connection.isn + 1)
+    times, samples = [], []
+    highest = 0
+    for t, number in zip(acks["time_s"].to_numpy(), numbers, strict=True):
+        if number <= highest:
+            continue
+        highest = int(number)
+        if highest in first and first[highest] <= t < resent.get(highest, math.inf):
+            times.append(float(t))
+            samples.append(float(t) - first[highest])
+    return pd.DataFrame({"time_s": np.asarray(times, dtype=float),
+                         "rtt_s": np.asarray(samples, dtype=float)})
 
 
 def goodput_bps(receiver: pd.DataFrame, start_s: float, end_s: float,
