@@ -1182,8 +1182,8 @@ def report(
                             ] = 3,
     seed: Annotated[int | None, typer.Option(help="Scenario: seed (default: the "
                                              "scenario's).")] = None,
-    workers: Annotated[int | None, typer.Option(min=1, help="Scenario: worker processes.")
-                       ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Scenario: worker processes; "
+                                                "with --dask local, the cluster's.")] = None,
     pdf: Annotated[bool, typer.Option("--pdf/--no-pdf", help="Also print the report to PDF "
                                       "with headless Chromium.")] = True,
     overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
@@ -1191,6 +1191,10 @@ def report(
         "--store", help="Studies: keep every run in this campaign store directory as it "
         "completes; runs already there are read, not made again, so a profile cut short "
         "resumes.")] = None,
+    dask: Annotated[str | None, typer.Option(
+        "--dask", help="Studies: run on a Dask cluster: 'local' (a LocalCluster of "
+        "--workers processes) or a scheduler address tcp://host:8786 (pip install "
+        "'tcpn[dist]').")] = None,
 ) -> None:
     """Write an analysis report: one self-contained HTML file (table of contents, figures
     inline, provenance), the same as PDF, and every table's and figure's data as CSV.
@@ -1219,8 +1223,11 @@ def report(
                                  "or --from DIR")
     if targets[0] == "study":
         _report_studies(targets[1:], "full" if full else "quick", output, pdf, overwrite,
-                        store)
+                        store, dask, workers)
         return
+    if dask is not None:
+        raise typer.BadParameter("--dask runs the studies' runs: tcpn report study ... "
+                                 "--dask local")
     if len(targets) > 1:
         raise typer.BadParameter(f"one scenario file at a time, got {len(targets)}")
     _report_scenario(targets[0], lens, replications, seed, workers, output, pdf, overwrite)
@@ -1236,7 +1243,8 @@ def _print_report_files(files: Any) -> None:
 
 
 def _report_studies(names: list[str], profile: Any, output: str | None, pdf: bool,
-                    overwrite: bool, store: str | None = None) -> None:
+                    overwrite: bool, store: str | None = None, dask: str | None = None,
+                    workers: int | None = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from tcpn.reports import reporting
@@ -1262,8 +1270,14 @@ def _report_studies(names: list[str], profile: Any, output: str | None, pdf: boo
             bar.update(tasks[key], description=f"{key}: {what}", completed=done,
                        total=total or None)
 
-        _report, files, lines = reporting.report_studies(keys, out, profile, studies, step,
-                                                         pdf, overwrite, store)
+        with contextlib.ExitStack() as stack:
+            executor = None
+            if dask is not None:
+                from tcpn.experiments.sweep.executors import dask_executor
+
+                executor = stack.enter_context(dask_executor(dask, workers))
+            _report, files, lines = reporting.report_studies(
+                keys, out, profile, studies, step, pdf, overwrite, store, executor)
     _print_report_files(files)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -70,3 +70,21 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path):
                            "--dask", "scheduler:8786"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 3 and "tcp://scheduler:8786" in done.stderr
+
+
+def test_a_study_runs_on_a_local_cluster_with_the_numbers_of_a_local_run():
+    """``tcpn report study ... --dask local``: the study's runs go to a real LocalCluster
+    and give the numbers the study's own loop gives (gathered by job index)."""
+    import pandas as pd
+
+    from tcpn.reports.studies import s5
+    from tcpn.reports.studies.experiments import Settings, running_on
+
+    settings = Settings(replications=2, axis_replications=0, horizon_scale=0.05,
+                        other_lenses=False, workers=1)
+    here = s5.run("quick", lambda *_: None, settings=settings)
+    with executor_for(2, dask="local") as executor, running_on(executor):
+        there = s5.run("quick", lambda *_: None, settings=settings)
+    columns = ["experiment", "lens", "replication", "f1_kbps", "f1_goodput_kbps"]
+    assert len(here.tables["runs"]) == 8
+    pd.testing.assert_frame_equal(here.tables["runs"][columns], there.tables["runs"][columns])

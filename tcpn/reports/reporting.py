@@ -138,16 +138,18 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
                    studies: Mapping[str, Study] | None = None,
                    progress: Callable[[str, str, int, int], None] | None = None,
                    pdf: bool = True, overwrite: bool = False,
-                   store: str | Path | None = None,
+                   store: str | Path | None = None, executor: Any = None,
                    ) -> tuple[Report, ReportFiles, list[str]]:
     """Run the studies ``names`` (``all`` for the five) that are registered, write their
     report to ``output``; returns the report, its files and one summary line per study.
     With ``store`` (a campaign store directory) every run is kept there as it completes
-    and a run already there is read, not made again: a profile cut short resumes.
+    and a run already there is read, not made again: a profile cut short resumes. With
+    ``executor`` (a ``concurrent.futures`` executor: local processes or a Dask cluster,
+    :mod:`tcpn.experiments.sweep.executors`) the runs go there.
 
     ``studies`` (key -> :class:`~tcpn.reports.studies.Study`) replaces the registered
     modules; keys other than s1 ... s5 are studies of their own (``all`` includes them)."""
-    from tcpn.reports.studies.experiments import storing_runs
+    from tcpn.reports.studies.experiments import running_on, storing_runs
     from tcpn.reports.study_report import (
         STUDY_KEYS,
         registered_studies,
@@ -159,7 +161,7 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
     available = dict(studies) if studies is not None else registered_studies()
     keys = select_studies(names, [*STUDY_KEYS, *(k for k in available if k not in STUDY_KEYS)])
     with atomic_directory(output, overwrite) as tmp:  # refused before simulating, not after
-        with storing_runs(store):
+        with storing_runs(store), running_on(executor):
             data = run_studies(keys, available, profile, progress)
         provenance: dict[str, Any] = {"command": command_line(), "profile": profile,
                                       "versions": versions()}

@@ -24,6 +24,7 @@ run by the same loop as the experiments.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
 import math
 import os
@@ -68,6 +69,7 @@ __all__ = [
     "relative_difference",
     "run_estimate",
     "run_points",
+    "running_on",
     "storing_runs",
     "summarise",
     "with_fields",
@@ -217,6 +219,24 @@ def storing_runs(directory: str | Path | None) -> Iterator[None]:
         RUN_STORE.reset(token)
 
 
+RUN_EXECUTOR: ContextVar[cf.Executor | None] = ContextVar("study_run_executor", default=None)
+"""Where :func:`run_points` sends its jobs when set (:func:`running_on`): an executor of
+:mod:`tcpn.experiments.sweep.executors` (local processes, or a Dask cluster); None: the
+study's own worker processes (``Settings.workers``)."""
+
+
+@contextlib.contextmanager
+def running_on(executor: cf.Executor | None) -> Iterator[None]:
+    """Within the block, the studies' runs go to ``executor`` (``tcpn report study ...
+    --dask local``); results are gathered by job index, so the numbers are those of a
+    local run."""
+    token = RUN_EXECUTOR.set(executor)
+    try:
+        yield
+    finally:
+        RUN_EXECUTOR.reset(token)
+
+
 def _run_key(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
              measure: Measurement) -> str:
     """A study run's store key: the sweep engine's key of the concrete scenario, lens,
@@ -320,7 +340,12 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
         progress(what, done, len(jobs))
 
     workers = min(len(todo), settings.workers or os.cpu_count() or 1)
-    if workers <= 1:
+    executor = RUN_EXECUTOR.get()
+    if executor is not None and todo:
+        futures = {executor.submit(_job, *jobs[i]): index for index, i in enumerate(todo)}
+        for future in cf.as_completed(futures):
+            gathered(futures[future], future.result())
+    elif workers <= 1:
         for index, i in enumerate(todo):
             gathered(index, _job(*jobs[i]))
     else:
