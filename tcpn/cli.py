@@ -1065,6 +1065,10 @@ def validate_lenses(
     trace_ports: Annotated[str | None, typer.Option(
         "--trace-ports", help="With --trace: each flow's destination port, in order of "
         "the flows' start (default: the first connections opened, in order).")] = None,
+    fit: Annotated[list[str] | None, typer.Option(
+        "--fit", help="With --trace: a parameter the testbed did not state and the values "
+        "to try, e.g. tcp.initial_cwnd_segments=2,4,10 (repeatable: every combination); "
+        "fit.csv ranks them by misses, then mean error against the capture.")] = None,
 ) -> None:
     """Compare lenses on a scenario: means with 95 % CIs, relative error, target and
     verdict per metric (targets in tcpn.experiments.compare.TOLERANCES), Welch's t-test p
@@ -1077,6 +1081,7 @@ def validate_lenses(
     [--trace-receiver receiver.pcap] judges the net lens against the capture (what a
     capture cannot see, drops, timeouts, queues, is "unseen")."""
     from tcpn.experiments.compare import compare, write_comparison
+    from tcpn.experiments.fit import fit_capture, parse_fit
     from tcpn.models.scenario import load_scenario
     from tcpn.outputs import atomic_directory
     from tcpn.reports.progress import count_progress
@@ -1085,8 +1090,9 @@ def validate_lenses(
     out = output or f"results/{spec.name}-validate"
     names = [name.strip() for name in lenses.split(",") if name.strip()]
     options: dict[str, dict[str, Any]] = {}
-    if (trace_receiver or trace_ports) and not trace:
-        raise InputError("--trace-receiver and --trace-ports go with --trace FILE")
+    if (trace_receiver or trace_ports or fit) and not trace:
+        raise InputError("--trace-receiver, --trace-ports and --fit go with --trace FILE")
+    fits = [parse_fit(text) for text in fit or []]
     if trace:
         try:
             ports = [int(p) for p in trace_ports.split(",")] if trace_ports else []
@@ -1105,6 +1111,11 @@ def validate_lenses(
                         workers=workers, reference=reference, output=tmp, progress=done,
                         options=options)
         write_comparison(found, tmp)
+        fitted = None
+        if fits:
+            fitted = fit_capture(spec, fits, [n for n in names if n != "capture"],
+                                 options["capture"], replications, seed, workers)
+            fitted.to_csv(tmp / "fit.csv", index=False)
         if report:  # inside the directory before it appears, from every replication
             from tcpn.reports.reporting import command_line
             from tcpn.reports.validation_report import write_validation_report
@@ -1138,6 +1149,16 @@ def validate_lenses(
         table.add_row(row["scope"], row["name"], row["metric"], *cells, *errors,
                       row["tolerance"], *verdicts, *p_values)
     wide.print(table)
+    if fitted is not None:
+        best = Table(title=f"--fit against the capture: {len(fitted)} combinations x lens, "
+                     f"best first ({replications} runs each)")
+        for column in fitted.columns:
+            best.add_column(str(column), justify="right")
+        for row in fitted.groupby("lens", sort=False).head(5).itertuples(index=False):
+            best.add_row(*(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
+        wide.print(best)
+        console.print(f"fit: {Path(out) / 'fit.csv'}", markup=False, highlight=False,
+                      soft_wrap=True)
     console.print(f"comparison: {out} (comparison.csv, comparison.json, timeseries.png)")
     if report:
         console.print(f"report: {Path(out) / 'report' / 'report.html'}", markup=False,

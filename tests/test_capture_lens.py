@@ -124,3 +124,22 @@ def test_validate_judges_the_net_lens_against_a_capture(captured: dict[str, Any]
     alone = _tcpn("validate", str(captured["scenario"]), "--lenses", "net,capture",
                   "-o", str(tmp_path / "y"))
     assert alone.returncode == 3 and "--trace FILE" in alone.stderr
+
+
+def test_fit_ranks_the_buffer_the_capture_was_made_with_first(captured: dict[str, Any]) -> None:
+    """The capture was made with the scenario's 100-packet bottleneck buffer; a 4-packet
+    one (a tenth of the path's bandwidth-delay product) changes losses and goodput, so
+    the fit must rank 100 first."""
+    from tcpn.experiments.fit import fit_capture, parse_fit
+
+    spec = load_scenario(captured["scenario"])
+    fitted = fit_capture(spec, [parse_fit("links[0].ab.queue.limit=4,100")], ["net"],
+                         {"sender": captured["senders"], "receiver": captured["receivers"]},
+                         replications=1, seed=SEED)
+    assert list(fitted["links[0].ab.queue.limit"]) == [100, 4]
+    assert fitted["judged"].min() > 0 and (fitted["lens"] == "net").all()
+    with pytest.raises(InputError, match="give FIELD=VALUE"):
+        parse_fit("links[0].ab.queue.limit")
+    with pytest.raises(InputError, match=r"--fit links\[0\].ab.queue.limit=-3: "):
+        fit_capture(spec, [parse_fit("links[0].ab.queue.limit=-3")], ["net"],
+                    {"sender": captured["senders"]}, replications=1, seed=SEED)
