@@ -1139,10 +1139,12 @@ def validate_lenses(
     for lens in found.judged:
         table.add_column(f"{lens} p" if len(found.judged) > 1 else "Welch p", justify="right")
     for row in found.table.to_dict(orient="records"):
-        cells = [f"{row[f'{lens}_mean']:.4g}" + ("" if row[f"{lens}_ci"] != row[f"{lens}_ci"]
+        cells = ["-" if row[f"{lens}_mean"] != row[f"{lens}_mean"] else
+                 f"{row[f'{lens}_mean']:.4g}" + ("" if row[f"{lens}_ci"] != row[f"{lens}_ci"]
                                                else f" ± {row[f'{lens}_ci']:.2g}")
                  for lens in found.lenses]
-        errors = [f"{row[f'{lens}_error'] * 100:+.1f} %" for lens in found.judged]
+        errors = ["" if row[f"{lens}_error"] != row[f"{lens}_error"] else
+                  f"{row[f'{lens}_error'] * 100:+.1f} %" for lens in found.judged]
         verdicts = [row[f"{lens}_verdict"] for lens in found.judged]
         p_values = ["" if row[f"{lens}_p"] != row[f"{lens}_p"] else f"{row[f'{lens}_p']:.2f}"
                     for lens in found.judged]
