@@ -98,6 +98,7 @@ def test_linux_cooked_captures_sll_and_sll2() -> None:
     (lambda d: d + _block(SPB, struct.pack("<I", 40) + b"\x00" * 40),
      "a simple packet block carries no timestamp"),
     (lambda d: d + _packet(5, 0, b"\x45" + b"\x00" * 39), "interface 5 was not described"),
+    (lambda d: d + _block(EPB, b""), "cannot hold its 20-byte header"),
     (lambda d: d[:8] + b"\xde\xad\xbe\xef" + d[12:], "no valid byte-order magic"),
 ])
 def test_damaged_pcapng_names_the_block_and_its_offset(damage: object, message: str) -> None:
@@ -106,3 +107,23 @@ def test_damaged_pcapng_names_the_block_and_its_offset(damage: object, message: 
     with pytest.raises(PcapError, match="byte offset") as caught:
         read_pcap(io.BytesIO(damage(good)))  # type: ignore[operator]
     assert message in str(caught.value)
+
+
+def test_damaged_bytes_anywhere_give_a_pcap_error_or_a_table_never_a_crash() -> None:
+    """Every single-byte change and every cut of a small pcapng file is read or refused
+    with a PcapError naming where: no other exception, whatever the byte."""
+    t, ip = SENDER[3]
+    good = (_section() + _interface(101, resolution=9) + _packet(0, round(t * 1e9), ip)
+            + _interface(1) + _packet(1, 5, b"\x00" * 14 + ip))
+    for at in range(len(good)):
+        for value in (0x00, 0xFF, good[at] ^ 0x5A):
+            damaged = good[:at] + bytes([value]) + good[at + 1:]
+            try:
+                read_pcap(io.BytesIO(damaged))
+            except PcapError as exc:
+                assert "byte offset" in str(exc)
+    for cut in range(len(good)):
+        try:
+            read_pcap(io.BytesIO(good[:cut]))
+        except PcapError:
+            pass

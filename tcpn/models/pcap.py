@@ -213,6 +213,9 @@ def _frame_pcapng(data: bytes, name: str) -> _Frames:
         if kind == _IDB:
             interfaces.append(_interface(data, order, body, offset + length - 4, offset, name))
         elif kind in (_EPB, _OPB):
+            if length < 12 + 20:
+                raise _fail(name, f"packet {len(rows)} at byte offset {offset}: a packet "
+                                  f"block of {length} bytes cannot hold its 20-byte header")
             if kind == _EPB:
                 interface, high, low, caplen, wirelen = struct.unpack_from(
                     order + "IIIII", data, body)
@@ -237,8 +240,6 @@ def _frame_pcapng(data: bytes, name: str) -> _Frames:
                               "block carries no timestamp; capture with timestamps (an "
                               "enhanced packet block)")
         offset += length
-    if not rows and not interfaces and offset == 0:
-        raise _fail(name, "byte offset 0: an empty pcapng file")
     table = np.asarray([r[:5] for r in rows], dtype=np.int64).reshape(-1, 5)
     return _Frames(table[:, 0], table[:, 1], table[:, 2], table[:, 3], table[:, 4],
                    np.asarray([r[5] for r in rows], dtype=np.float64))
