@@ -49,6 +49,7 @@ from tcpn.petrinets.checking.ctl import (
     path_steps,
     satisfying,
 )
+from tcpn.petrinets.checking.durations import bounded_operators, check_time_bounds
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import (
     QUANTIFIERS,
@@ -114,6 +115,7 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
     if isinstance(formula, str):
         formula = parse(formula, net, predicates)
     _check_names(net, formula, fairness)
+    check_time_bounds(formula, net, fairness)
     text = _describe(formula)
     if reduction not in (None, "stubborn"):
         raise InputError(f"reduction must be None or 'stubborn', got {reduction!r}")
@@ -158,7 +160,8 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
             holds = bool(satisfying(space, formula, fairness=fairness,
                                     next_at_deadlock=next_at_deadlock)[0])
             found = evidence(space, formula, fairness=fairness, next_at_deadlock=next_at_deadlock)
-            technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ())
+            technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ()) \
+                + (("TIMED",) if bounded_operators(formula) else ())
             return Verdict("true" if holds else "false", text, evidence=found,
                            states=space.n_states, seconds=wallclock.perf_counter() - started,
                            technique=technique)
