@@ -20,6 +20,26 @@ Both answer an :class:`Arrival`: the times, and per state the first edge of a pa
 shows its time; :meth:`Arrival.path` follows them. A cycle of zero duration outside the
 goal (a run that never lets time pass) counts as avoiding it: the goal is never reached.
 
+**Time intervals** (``@+[a,b]``, :class:`~tcpn.petrinets.distributions.Interval`): a state
+space covers a delay interval by its points (:mod:`~tcpn.petrinets.statespace.intervals`).
+:func:`delay_points_for` picks them for the timed questions:
+
+* ``"INTEGER_POINTS"``, exact: when every random delay is a closed interval with integer
+  bounds and every other delay a whole number, every integer of every interval. The
+  integer-point argument (the digitization of Henzinger, Manna and Pnueli, "What good are
+  digital clocks?", ICALP 1992, applied to urgent firing): rounding every event time of a
+  run by the same rule (down if its fraction is at most some ``e`` in ``[0, 1)``, else up)
+  keeps the order of events (ties may appear: bindings enabled together may fire in either
+  order) and keeps every integer bound on the difference of two times, so it is a run with
+  integer delays firing the same sequence; reaching the goal at time ``t`` gives integer
+  runs reaching it at ``floor(t)`` and at ``ceil(t)``. The earliest and latest times, and
+  the answers of the time-bounded operators, are therefore those of the integer runs.
+  (Tested against half-integer points in ``tests/test_timed_relative.py``.)
+* ``"DELAY_POINTS"``, the points only: any other random delay (real bounds, a ``Uniform``,
+  a delay given by an expression) is explored at the ``delay_points`` the caller gives;
+  the runs between the points are not covered, so an earliest time is an upper bound and
+  a latest time a lower bound of the real ones.
+
 >>> from tcpn.petrinets import explore
 >>> from tcpn.petrinets.examples import stop_and_wait
 >>> from tcpn.petrinets.checking.atoms import truth
@@ -50,6 +70,7 @@ from tcpn.petrinets.checking.formulas import (
     is_ctl,
     walk,
 )
+from tcpn.petrinets.distributions import Distribution, Interval
 from tcpn.petrinets.timevalues import TOLERANCE
 
 if TYPE_CHECKING:
@@ -58,7 +79,8 @@ if TYPE_CHECKING:
     from tcpn.petrinets.statespace.space import StateSpace
 
 __all__ = ["Arrival", "avoiding_run", "bounded_operators", "check_time_bounds",
-           "earliest_arrival", "edge_delays", "latest_arrival", "within"]
+           "delay_points_for", "earliest_arrival", "edge_delays", "integer_points",
+           "latest_arrival", "within"]
 
 
 @dataclass(frozen=True)
@@ -99,10 +121,10 @@ def edge_delays(space: StateSpace) -> np.ndarray:
 
 
 def earliest_arrival(space: StateSpace, goal: np.ndarray) -> Arrival:
-    """Per state, the least duration of a path to a ``goal`` state (``inf`` if none)."""
+    """Per state, the least duration of a path to a ``goal`` state (``inf`` if none); the
+    path each state's edge starts is, among the quickest, one with the fewest firings."""
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import dijkstra
-
 
     g, delays = graph(space), edge_delays(space)
     n = g.n
@@ -113,18 +135,29 @@ def earliest_arrival(space: StateSpace, goal: np.ndarray) -> Arrival:
     order = np.lexsort((delays, g.dst, g.src))
     pair = g.src[order].astype(np.int64) * n + g.dst[order]
     keep = order[np.concatenate([[True], pair[1:] != pair[:-1]])]
-    pairs = pair[np.concatenate([[True], pair[1:] != pair[:-1]])]
     # reversed: row = target, column = source; zero delays stay explicit entries (edges)
     by_target = keep[np.lexsort((g.src[keep], g.dst[keep]))]
     indptr = np.concatenate([[0], np.cumsum(np.bincount(g.dst[by_target], minlength=n))])
     reverse = csr_array((delays[by_target], g.src[by_target].astype(np.int32), indptr),
                         shape=(n, n))
-    times, towards, _ = dijkstra(reverse, directed=True, indices=np.flatnonzero(goal),
-                                 min_only=True, return_predecessors=True)
-    moving = np.flatnonzero((towards >= 0) & ~goal)
-    wanted = moving.astype(np.int64) * n + towards[moving]
-    next_edge[moving] = keep[np.searchsorted(pairs, wanted)]
-    return Arrival(np.asarray(times, dtype=float), next_edge, goal)
+    seeds = np.flatnonzero(goal)
+    times = np.asarray(dijkstra(reverse, directed=True, indices=seeds, min_only=True),
+                       dtype=float)
+    # the edges on quickest paths, and along them the fewest firings to the goal
+    finite = np.isfinite(times)
+    slack = np.abs(delays + np.where(finite[g.dst], times[g.dst], 0.0)
+                   - np.where(finite[g.src], times[g.src], 0.0))
+    tight = finite[g.src] & finite[g.dst] & ~goal[g.src] & (
+        slack <= TOLERANCE * np.maximum(1.0, np.where(finite[g.src], times[g.src], 0.0)))
+    tight_reverse = csr_array((np.ones(int(tight.sum())), (g.dst[tight], g.src[tight])),
+                              shape=(n, n))
+    hops = dijkstra(tight_reverse, directed=True, indices=seeds, min_only=True,
+                    unweighted=True)
+    on_path = np.flatnonzero(tight & np.isfinite(hops[g.src])
+                             & (hops[g.dst] == hops[g.src] - 1))
+    sources, first = np.unique(g.src[on_path], return_index=True)
+    next_edge[sources] = on_path[first]
+    return Arrival(times, next_edge, goal)
 
 
 def latest_arrival(space: StateSpace, goal: np.ndarray) -> Arrival:
@@ -221,3 +254,38 @@ def check_time_bounds(formula: Formula, net: PetriNet, fairness: Fairness | None
     if fairness is not None and fairness.transitions:
         raise InputError(f"{', '.join(operators)}: time-bounded operators range over all "
                          "maximal paths; they are not checked under fairness")
+
+
+def integer_points(net: PetriNet) -> int | None:
+    """The delay points that take every integer of every random delay of ``net`` when the
+    integer-point argument makes them exact (every random delay an :class:`Interval` with
+    integer bounds, every other delay a whole number); ``None`` otherwise, or when no delay
+    is random."""
+    spans = []
+    for name, transition in net.transitions.items():
+        delays = [transition.delay] + [arc.delay for arc in net.arcs_of(name)]
+        for delay in delays:
+            if delay is None:
+                continue
+            if isinstance(delay, Interval) and delay.integer:
+                spans.append(int(delay.high - delay.low))
+            elif isinstance(delay, bool) or not isinstance(delay, int | float) or \
+                    not float(delay).is_integer():
+                return None
+    return max(2, max(spans) + 1) if spans else None
+
+
+def delay_points_for(net: PetriNet, delay_points: int | None) -> tuple[int | None, str | None]:
+    """``(delay_points, technique)`` for exploring ``net`` to answer a timed question:
+    ``"INTEGER_POINTS"`` (exact, every integer of every interval), ``"DELAY_POINTS"`` (the
+    points given only), or no technique when no delay of the net is random (see the
+    module docstring)."""
+    random = any(isinstance(delay, Distribution)
+                 for name, transition in net.transitions.items()
+                 for delay in [transition.delay] + [a.delay for a in net.arcs_of(name)])
+    if not random:
+        return delay_points, None
+    needed = integer_points(net)
+    if needed is not None and (delay_points is None or delay_points >= needed):
+        return delay_points or needed, "INTEGER_POINTS"
+    return delay_points, "DELAY_POINTS"

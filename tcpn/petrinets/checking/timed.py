@@ -15,6 +15,12 @@ never closes; an absolute-time space given explicitly answers the same:
   pass counts too) or a dead marking outside ``p`` (the path to it);
 * :func:`reachable_within`: time-bounded reachability, ``EF<=T p``.
 
+Random delays drawn from time intervals (``@+[a,b]``) are explored at their integer points
+when that is exact (every interval closed with integer bounds, every other delay whole),
+else at the ``delay_points`` given, which covers those points only; the verdict's
+technique says which (``"INTEGER_POINTS"``, ``"DELAY_POINTS"``; see
+:mod:`~tcpn.petrinets.checking.durations`).
+
 The time-bounded operators ``AF<=T``, ``EF<=T``, ``AG<=T``, ``EG<=T`` of the formula language
 (:mod:`~tcpn.petrinets.checking.formulas`) are decided by the same computations inside
 :func:`~tcpn.petrinets.checking.check.check`. Formulas may also read ``clock()``, on
@@ -45,6 +51,7 @@ from tcpn.petrinets.checking.check import budget_reason, check
 from tcpn.petrinets.checking.ctl import graph, path_steps
 from tcpn.petrinets.checking.durations import (
     avoiding_run,
+    delay_points_for,
     earliest_arrival,
     edge_delays,
     latest_arrival,
@@ -61,16 +68,19 @@ __all__ = ["earliest", "latest", "reachable_within"]
 Target = PetriNet | CompiledNet | StateSpace
 
 
-def _space(target: Target, max_states: int | None,
-           time_limit_s: float | None) -> StateSpace:
+def _space(target: Target, max_states: int | None, time_limit_s: float | None,
+           delay_points: int | None) -> tuple[StateSpace, tuple[str, ...]]:
+    """The space to answer on, and how its random delays were covered (a technique)."""
     net = target.net if isinstance(target, StateSpace | CompiledNet) else target
     if not net.is_timed:
         raise InputError(f"net {net.name} is untimed: its firings take no time, so there "
                          "is no time to reach anything")
     if isinstance(target, StateSpace):
-        return target
-    return explore(target, max_states=max_states, time_budget_s=time_limit_s,
-                   clock="relative")
+        return target, ()
+    points, how = delay_points_for(net, delay_points)
+    space = explore(target, max_states=max_states, time_budget_s=time_limit_s,
+                    clock="relative", delay_points=points)
+    return space, (how,) if how else ()
 
 
 def _text(formula: Formula) -> str:
@@ -81,14 +91,15 @@ def _text(formula: Formula) -> str:
 
 
 def earliest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT_MAX_STATES,
-             time_limit_s: float | None = None) -> Verdict:
+             time_limit_s: float | None = None,
+             delay_points: int | None = None) -> Verdict:
     """The earliest time a marking satisfying ``formula`` (propositional) is reached.
 
     ``"true"`` with the time in ``value`` and the run as evidence; ``"false"`` when no
     reachable marking satisfies it; ``"unknown"`` when a budget stopped the exploration.
     """
     started = wallclock.perf_counter()
-    space = _space(target, max_states, time_limit_s)
+    space, timing = _space(target, max_states, time_limit_s, delay_points)
     name = f"earliest time of {_text(formula)}"
     if not space.complete:
         return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
@@ -96,16 +107,18 @@ def earliest(target: Target, formula: Formula, *, max_states: int | None = DEFAU
     arrival = earliest_arrival(space, truth(space, formula))
     best = float(arrival.times[0])
     if best == math.inf:
-        return Verdict("false", name, states=space.n_states, technique=("EXPLICIT", "TIMED"),
+        return Verdict("false", name, states=space.n_states,
+                       technique=("EXPLICIT", "TIMED", *timing),
                        seconds=wallclock.perf_counter() - started)
     stem = arrival.path(graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=best,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
-                   technique=("EXPLICIT", "TIMED"))
+                   technique=("EXPLICIT", "TIMED", *timing))
 
 
 def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT_MAX_STATES,
-           time_limit_s: float | None = None) -> Verdict:
+           time_limit_s: float | None = None,
+           delay_points: int | None = None) -> Verdict:
     """The latest time at which ``formula`` (propositional) first holds, over all runs.
 
     ``"true"`` with the time in ``value`` and the run that reaches it last; ``"false"``
@@ -113,7 +126,7 @@ def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT
     goal) or a path to a dead marking.
     """
     started = wallclock.perf_counter()
-    space = _space(target, max_states, time_limit_s)
+    space, timing = _space(target, max_states, time_limit_s, delay_points)
     name = f"latest time of {_text(formula)}"
     if not space.complete:
         return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
@@ -130,19 +143,20 @@ def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT
                if cycle else "a run ends in a dead marking before it")
         return Verdict("false", name, evidence=Evidence(steps, cycle), value=math.inf,
                        states=space.n_states, seconds=wallclock.perf_counter() - started,
-                       technique=("EXPLICIT", "TIMED"), reason=why)
+                       technique=("EXPLICIT", "TIMED", *timing), reason=why)
     stem = arrival.path(graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=worst,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
-                   technique=("EXPLICIT", "TIMED"))
+                   technique=("EXPLICIT", "TIMED", *timing))
 
 
 def reachable_within(target: Target, formula: Formula, deadline_s: float, *,
                      max_states: int | None = DEFAULT_MAX_STATES,
-                     time_limit_s: float | None = None) -> Verdict:
+                     time_limit_s: float | None = None,
+                     delay_points: int | None = None) -> Verdict:
     """Can a marking satisfying ``formula`` be reached at a time ``<= deadline_s``
     (``EF<=deadline_s formula``)?"""
-    return check(_space(target, max_states, time_limit_s)
-                 if isinstance(target, StateSpace) else target,
-                 EF(formula, within_s=deadline_s), max_states=max_states,
-                 time_limit_s=time_limit_s)
+    if isinstance(target, StateSpace):
+        _space(target, max_states, time_limit_s, delay_points)  # refuses an untimed net
+    return check(target, EF(formula, within_s=deadline_s), max_states=max_states,
+                 time_limit_s=time_limit_s, delay_points=delay_points)
