@@ -266,3 +266,11 @@ def test_the_command_line_checks_and_refuses_time_bounds():
                "--ctl", "AF<=-3 tokens(delivered) >= 2")
     assert bad.returncode == 3 and "AF<=-3.0: the time bound must be" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_an_infinite_latest_time_is_null_in_json():
+    import json
+
+    document = latest(spinning(), DONE).to_json()
+    assert document["value"] is None and document["reason"] == "a cycle of 1 s never reaches it"
+    json.dumps(document, allow_nan=False)

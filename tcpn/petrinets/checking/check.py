@@ -19,6 +19,10 @@ How it decides:
 * **Globally** for every other CTL formula: the whole state space, then the fixpoints of
   :mod:`~tcpn.petrinets.checking.ctl` (dead markings: finite maximal paths, see there), evidence
   by :func:`~tcpn.petrinets.checking.ctl.evidence`.
+* **Time-bounded** operators (``AF<=T``, ``EF<=T``, ``AG<=T``, ``EG<=T``, timed nets only)
+  within CTL formulas: globally, by the earliest and latest arrival times of
+  :mod:`~tcpn.petrinets.checking.durations` (shortest and longest paths over the edges'
+  delays) on the relative-time space.
 * **LTL** formulas that are not CTL (``A(G(F(p)))``) go to
   :func:`tcpn.petrinets.checking.ltl.check_ltl` (a Büchi automaton of the negated formula,
   searched in its product with the state space).
