@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tcpn.petrinets.colours import INT, UNIT
-from tcpn.petrinets.distributions import Exponential
+from tcpn.petrinets.distributions import Distribution, Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
 __all__ = ["counter", "dining_philosophers", "interleaving_grid", "left_first_philosophers",
@@ -188,8 +188,8 @@ def left_first_philosophers(n: int) -> PetriNet:
     return net
 
 
-def stop_and_wait(segments: int = 2, delay_s: float = 1.0, timeout_s: float = 3.0,
-                  losses: int | None = None) -> PetriNet:
+def stop_and_wait(segments: int = 2, delay_s: float | Distribution = 1.0,
+                  timeout_s: float = 3.0, losses: int | None = None) -> PetriNet:
     """A stop-and-wait sender over a lossy channel with a retransmission timeout.
 
     The sender sends segment ``n`` (``send``: to ``data``, ready ``delay_s`` later, and a
@@ -204,7 +204,11 @@ def stop_and_wait(segments: int = 2, delay_s: float = 1.0, timeout_s: float = 3.
     ``losses=None`` lets the channel lose any number of segments and ACKs (the loss cycle
     runs for ever); ``losses=k`` adds a place ``loss_budget`` holding ``k`` tokens, one
     consumed per loss. With ``timeout_s > 2 * delay_s`` no timer expires before its ACK could
-    arrive, so the sender never resends a segment still in flight.
+    arrive, so the sender never resends a segment still in flight (with a shorter timer, an
+    ACK of a segment already acknowledged stays on ``acks``, where only a loss takes it;
+    so does the timer of the last segment on ``timer``). ``delay_s`` may be a
+    time interval (``Interval(1, 3)``, CPN Tools' ``@+[1,3]``): each crossing then takes
+    any delay in it.
 
     >>> from tcpn.petrinets import explore
     >>> explore(stop_and_wait()).n_states
