@@ -256,7 +256,7 @@ def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-def test_the_command_line_checks_and_refuses_time_bounds():
+def test_the_command_line_checks_and_refuses_time_bounds(tmp_path):
     done = tcpn("check", "--python", "tcpn.petrinets.examples:stop_and_wait",
                 "--ctl", "EF<=3 tokens(delivered) >= 2", "--ctl", "AF<=100 tokens(delivered) >= 2")
     assert done.returncode == 1, done.stderr  # the second is false
@@ -266,6 +266,15 @@ def test_the_command_line_checks_and_refuses_time_bounds():
                "--ctl", "AF<=-3 tokens(delivered) >= 2")
     assert bad.returncode == 3 and "AF<=-3.0: the time bound must be" in bad.stderr
     assert "Traceback" not in bad.stderr
+    # a net with a time interval: explored at its integer points, stated
+    script = tmp_path / "jitter.py"
+    script.write_text("from tcpn.petrinets import Interval\n"
+                      "from tcpn.petrinets.examples import stop_and_wait\n\n\n"
+                      "def build():\n"
+                      "    return stop_and_wait(delay_s=Interval(1, 3), timeout_s=4, losses=0)\n")
+    done = tcpn("check", "--python", f"{script}:build", "--ctl", "AF<=9 tokens(delivered) >= 2")
+    assert done.returncode == 0, done.stderr
+    assert "TRUE  AF<=9.0" in done.stdout and "TIMED INTEGER_POINTS" in done.stdout
 
 
 def test_an_infinite_latest_time_is_null_in_json():
