@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.petrinets import UNIT, Interval, PetriNet, Place, Simulator, Transition, Uniform
+from tcpn.petrinets import P_HIGH, UNIT, Interval, PetriNet, Place, Simulator, Transition, Uniform
 from tcpn.petrinets.checking.check import check
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import AF, AG, EF, EG, FWithin, tokens
@@ -215,6 +216,12 @@ def test_other_random_delays_need_their_points():
     net = stop_and_wait(delay_s=Uniform(1, 3), timeout_s=4, losses=0)
     with pytest.raises(InputError, match="delay_points"):
         earliest(net, DELIVERED_TWO)
+    # integer intervals, but a priority: rounding could reorder firings, so points only
+    urgent = stop_and_wait(delay_s=Interval(1, 3), timeout_s=4, losses=0)
+    urgent.transitions["timeout"] = replace(urgent.transitions["timeout"], priority=P_HIGH)
+    with pytest.raises(InputError, match="delay_points"):
+        earliest(urgent, DELIVERED_TWO)
+    assert earliest(urgent, DELIVERED_TWO, delay_points=3).technique[-1] == "DELAY_POINTS"
 
 
 def test_the_text_of_the_time_bounded_operators():

@@ -25,13 +25,16 @@ space covers a delay interval by its points (:mod:`~tcpn.petrinets.statespace.in
 :func:`delay_points_for` picks them for the timed questions:
 
 * ``"INTEGER_POINTS"``, exact: when every random delay is a closed interval with integer
-  bounds and every other delay a whole number, every integer of every interval. The
+  bounds, every other delay a whole number, every transition of one priority and no
+  token value a time (colour set ``CLOCK``), every integer of every interval. The
   integer-point argument (the digitization of Henzinger, Manna and Pnueli, "What good are
   digital clocks?", ICALP 1992, applied to urgent firing): rounding every event time of a
   run by the same rule (down if its fraction is at most some ``e`` in ``[0, 1)``, else up)
   keeps the order of events (ties may appear: bindings enabled together may fire in either
   order) and keeps every integer bound on the difference of two times, so it is a run with
-  integer delays firing the same sequence; reaching the goal at time ``t`` gives integer
+  integer delays firing the same sequence (hence the conditions: a priority would order
+  the firings a rounding makes simultaneous, and a time held in a token value could be
+  compared with a constant); reaching the goal at time ``t`` gives integer
   runs reaching it at ``floor(t)`` and at ``ceil(t)``. The earliest and latest times, and
   the answers of the time-bounded operators, are therefore those of the integer runs.
   (Tested against half-integer points in ``tests/test_timed_relative.py``.)
@@ -71,7 +74,8 @@ from tcpn.petrinets.checking.formulas import (
     walk,
 )
 from tcpn.petrinets.distributions import Distribution, Interval
-from tcpn.petrinets.timevalues import TOLERANCE
+from tcpn.petrinets.statespace.space import TIME_DECIMALS
+from tcpn.petrinets.timevalues import TOLERANCE, ClockValues
 
 if TYPE_CHECKING:
     from tcpn.petrinets.checking.fairness import Fairness
@@ -259,8 +263,11 @@ def check_time_bounds(formula: Formula, net: PetriNet, fairness: Fairness | None
 def integer_points(net: PetriNet) -> int | None:
     """The delay points that take every integer of every random delay of ``net`` when the
     integer-point argument makes them exact (every random delay an :class:`Interval` with
-    integer bounds, every other delay a whole number); ``None`` otherwise, or when no delay
-    is random."""
+    integer bounds, every other delay a whole number, one priority for every transition,
+    no token value holding a time); ``None`` otherwise, or when no delay is random."""
+    if len({transition.priority for transition in net.transitions.values()}) > 1 or \
+            ClockValues(net, list(net.places), TIME_DECIMALS):
+        return None
     spans = []
     for name, transition in net.transitions.items():
         delays = [transition.delay] + [arc.delay for arc in net.arcs_of(name)]
