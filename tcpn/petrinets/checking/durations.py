@@ -225,7 +225,12 @@ def within(times: np.ndarray, bound_s: float) -> np.ndarray:
 
 
 def bounded_operators(formula: Formula) -> list[str]:
-    """The time-bounded operators of ``formula`` as text (``"AF<=5"``), parents first."""
+    """The time-bounded operators of ``formula`` as text, parents first.
+
+    >>> from tcpn.petrinets.checking.text import parse
+    >>> bounded_operators(parse("AG (tokens(b) >= 1 -> AF<=5 tokens(c) >= 1)"))
+    ['AF<=5.0']
+    """
     found = []
     for node in walk(formula):
         if isinstance(node, A | E) and isinstance(node.path, TIME_BOUNDED):
@@ -264,7 +269,14 @@ def integer_points(net: PetriNet) -> int | None:
     """The delay points that take every integer of every random delay of ``net`` when the
     integer-point argument makes them exact (every random delay an :class:`Interval` with
     integer bounds, every other delay a whole number, one priority for every transition,
-    no token value holding a time); ``None`` otherwise, or when no delay is random."""
+    no token value holding a time); ``None`` otherwise, or when no delay is random.
+
+    >>> from tcpn.petrinets import Interval, Uniform
+    >>> from tcpn.petrinets.examples import stop_and_wait
+    >>> integer_points(stop_and_wait(delay_s=Interval(1, 3))), integer_points(
+    ...     stop_and_wait(delay_s=Uniform(1, 3)))
+    (3, None)
+    """
     if len({transition.priority for transition in net.transitions.values()}) > 1 or \
             ClockValues(net, list(net.places), TIME_DECIMALS):
         return None
