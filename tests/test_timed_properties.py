@@ -1,4 +1,5 @@
-"""Time properties on absolute-time state spaces: earliest, latest, time-bounded."""
+"""Time properties: earliest, latest, time-bounded reachability, and ``clock()`` formulas on
+absolute-time state spaces (relative-time answers: ``test_timed_relative.py``)."""
 
 from __future__ import annotations
 

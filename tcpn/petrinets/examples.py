@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from tcpn.petrinets.colours import INT, UNIT
-from tcpn.petrinets.distributions import Exponential
+from tcpn.petrinets.distributions import Distribution, Exponential
 from tcpn.petrinets.net import PetriNet, Place, Transition
 
 __all__ = ["counter", "dining_philosophers", "interleaving_grid", "left_first_philosophers",
-           "retransmission", "single_server_queue", "token_ring"]
+           "retransmission", "single_server_queue", "stop_and_wait", "token_ring"]
 
 
 def counter(limit: int, timed: bool = False, delay: float | None = None) -> PetriNet:
@@ -185,4 +185,71 @@ def left_first_philosophers(n: int) -> PetriNet:
         net.add_input(f"eat{i}", f"put{i}", "()")
         for place in (f"think{i}", left, right):
             net.add_output(place, f"put{i}", "()")
+    return net
+
+
+def stop_and_wait(segments: int = 2, delay_s: float | Distribution = 1.0,
+                  timeout_s: float = 3.0, losses: int | None = None) -> PetriNet:
+    """A stop-and-wait sender over a lossy channel with a retransmission timeout.
+
+    The sender sends segment ``n`` (``send``: to ``data``, ready ``delay_s`` later, and a
+    timer on ``timer``, ready ``timeout_s`` later) and waits (``awaiting``). The channel
+    either delivers the segment (``deliver`` when the receiver ``expected`` it: a token on
+    ``delivered``; ``duplicate`` otherwise) with an ACK ready ``delay_s`` later on ``acks``,
+    or loses it (``lose_data``); ACKs are lost alike (``lose_ack``). ``receive_ack`` moves the
+    sender on to the next segment (to ``done`` after the last); ``timeout`` resends the
+    awaited segment when its timer expires, ``discard_timer`` drops the timer of a segment
+    already acknowledged. 8 places, 8 transitions; every delay sits on an output arc.
+
+    ``losses=None`` lets the channel lose any number of segments and ACKs (the loss cycle
+    runs for ever); ``losses=k`` adds a place ``loss_budget`` holding ``k`` tokens, one
+    consumed per loss. With ``timeout_s > 2 * delay_s`` no timer expires before its ACK could
+    arrive, so the sender never resends a segment still in flight (with a shorter timer, an
+    ACK of a segment already acknowledged stays on ``acks``, where only a loss takes it;
+    so does the timer of the last segment on ``timer``). ``delay_s`` may be a
+    time interval (``Interval(1, 3)``, CPN Tools' ``@+[1,3]``): each crossing then takes
+    any delay in it.
+
+    >>> from tcpn.petrinets import explore
+    >>> explore(stop_and_wait()).n_states
+    22
+    """
+    net = PetriNet("stop_and_wait")
+    net.declare(SEGMENTS=segments)
+    for place, initial in (("to_send", [1]), ("awaiting", []), ("timer", []), ("data", []),
+                           ("acks", []), ("expected", [1]), ("delivered", []), ("done", [])):
+        net.add_place(Place(place, INT.timed(), initial=initial))
+    net.add_transition(Transition("send"))
+    net.add_input("to_send", "send", "n")
+    net.add_output("awaiting", "send", "n")
+    net.add_output("data", "send", "n", delay=delay_s)
+    net.add_output("timer", "send", "n", delay=timeout_s)
+    net.add_transition(Transition("deliver", guard="n == e"))
+    net.add_transition(Transition("duplicate", guard="n != e"))
+    for name in ("deliver", "duplicate"):
+        net.add_input("data", name, "n")
+        net.add_input("expected", name, "e")
+        net.add_output("acks", name, "n", delay=delay_s)
+    net.add_output("expected", "deliver", "e + 1")
+    net.add_output("delivered", "deliver", "n")
+    net.add_output("expected", "duplicate", "e")
+    net.add_transition(Transition("receive_ack"))
+    net.add_input("acks", "receive_ack", "n")
+    net.add_input("awaiting", "receive_ack", "n")
+    net.add_output("to_send", "receive_ack", "n + 1", when="n < SEGMENTS")
+    net.add_output("done", "receive_ack", "n", when="n == SEGMENTS")
+    net.add_transition(Transition("timeout"))
+    net.add_input("timer", "timeout", "n")
+    net.add_input("awaiting", "timeout", "n")
+    net.add_output("to_send", "timeout", "n")
+    net.add_transition(Transition("discard_timer", guard="n != m"))
+    net.add_input("timer", "discard_timer", "n")
+    net.add_read("awaiting", "discard_timer", "m")
+    for name, place in (("lose_data", "data"), ("lose_ack", "acks")):
+        net.add_transition(Transition(name))
+        net.add_input(place, name, "n")
+    if losses is not None:
+        net.add_place(Place("loss_budget", UNIT, initial=[()] * losses))
+        for name in ("lose_data", "lose_ack"):
+            net.add_input("loss_budget", name, "()")
     return net

@@ -19,6 +19,10 @@ How it decides:
 * **Globally** for every other CTL formula: the whole state space, then the fixpoints of
   :mod:`~tcpn.petrinets.checking.ctl` (dead markings: finite maximal paths, see there), evidence
   by :func:`~tcpn.petrinets.checking.ctl.evidence`.
+* **Time-bounded** operators (``AF<=T``, ``EF<=T``, ``AG<=T``, ``EG<=T``, timed nets only)
+  within CTL formulas: globally, by the earliest and latest arrival times of
+  :mod:`~tcpn.petrinets.checking.durations` (shortest and longest paths over the edges'
+  delays) on the relative-time space.
 * **LTL** formulas that are not CTL (``A(G(F(p)))``) go to
   :func:`tcpn.petrinets.checking.ltl.check_ltl` (a Büchi automaton of the negated formula,
   searched in its product with the state space).
@@ -48,6 +52,11 @@ from tcpn.petrinets.checking.ctl import (
     is_quantified,
     path_steps,
     satisfying,
+)
+from tcpn.petrinets.checking.durations import (
+    bounded_operators,
+    check_time_bounds,
+    delay_points_for,
 )
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import (
@@ -89,13 +98,18 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
           max_states: int | None = DEFAULT_MAX_STATES, time_limit_s: float | None = None,
           fairness: Fairness | None = None, next_at_deadlock: NextAtDeadlock = "successors",
           clock: str | None = None, reduction: str | None = None,
+          delay_points: int | None = None,
           predicates: Mapping[str, Callable[..., bool]] | None = None,
           progress: Callable[[int, int, float], None] | bool | None = None) -> Verdict:
     """Check ``formula`` at the initial marking of ``target``; see the module docstring.
 
     ``clock`` picks the timed state space (default: ``"absolute"`` when the formula reads
     ``clock()``, else ``"relative"``); ``fairness`` restricts the paths to fair ones;
-    ``predicates`` names the Python predicates a text formula's ``pred(name)`` uses.
+    ``predicates`` names the Python predicates a text formula's ``pred(name)`` uses;
+    ``delay_points`` explores random delays at that many points of their intervals
+    (``explore``'s; a formula with time-bounded operators on a net whose random delays
+    are all integer intervals takes every integer of them, an exact answer:
+    :func:`~tcpn.petrinets.checking.durations.delay_points_for`).
 
     The verdict's truth value is its answer; an ``"unknown"`` one (a budget reached) has
     none and raises :class:`ValueError`, so test ``verdict.holds`` where it may be unknown:
@@ -114,6 +128,11 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
     if isinstance(formula, str):
         formula = parse(formula, net, predicates)
     _check_names(net, formula, fairness)
+    check_time_bounds(formula, net, fairness)
+    timing: tuple[str, ...] = ()
+    if bounded_operators(formula) and not isinstance(target, StateSpace):
+        delay_points, how = delay_points_for(net, delay_points)
+        timing = (how,) if how else ()
     text = _describe(formula)
     if reduction not in (None, "stubborn"):
         raise InputError(f"reduction must be None or 'stubborn', got {reduction!r}")
@@ -132,7 +151,8 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
             return explore_stubborn(target if isinstance(target, CompiledNet) else net,
                                     stubborn, max_states=limit, time_budget_s=budget_s)
         return explore(target if isinstance(target, CompiledNet) else net, max_states=limit,
-                       time_budget_s=budget_s, clock=clock, progress=progress)
+                       time_budget_s=budget_s, clock=clock, progress=progress,
+                       delay_points=delay_points)
 
     try:
         on_the_fly = as_reachability(formula)
@@ -158,7 +178,8 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
             holds = bool(satisfying(space, formula, fairness=fairness,
                                     next_at_deadlock=next_at_deadlock)[0])
             found = evidence(space, formula, fairness=fairness, next_at_deadlock=next_at_deadlock)
-            technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ())
+            technique = ("EXPLICIT", "GLOBAL_FIXPOINT") + (("FAIRNESS",) if fairness else ()) \
+                + (("TIMED",) if bounded_operators(formula) else ()) + timing
             return Verdict("true" if holds else "false", text, evidence=found,
                            states=space.n_states, seconds=wallclock.perf_counter() - started,
                            technique=technique)

@@ -45,12 +45,15 @@ from tcpn.petrinets.checking.atoms import columns
 from tcpn.petrinets.checking.formulas import (
     QUANTIFIERS,
     TEMPORAL,
+    TIME_BOUNDED,
     A,
     And,
     E,
     F,
     Formula,
+    FWithin,
     G,
+    GWithin,
     Not,
     Or,
     R,
@@ -273,10 +276,27 @@ class _Checker:
             p, q = self.sat(path.left), self.sat(path.right)
             pq = p & q
             return g.backward(pq if fair is None else pq & fair, q) | self.eg(q)
+        if isinstance(path, TIME_BOUNDED):
+            return self._exists_within(path)
         if isinstance(path, Not) and isinstance(path.operand, TEMPORAL):
             return self._exists(negate_path(path.operand))
         raise InputError(f"not a CTL path formula: {path!r} (nested temporal operators are "
                          "LTL or CTL*)")
+
+
+    def _exists_within(self, path: FWithin | GWithin) -> np.ndarray:
+        """``E F<=T p``: the earliest arrival at ``p`` takes at most ``T``; ``E G<=T p``:
+        the latest first arrival at ``not p`` takes more than ``T``, or never comes
+        (:mod:`~tcpn.petrinets.checking.durations`)."""
+        from tcpn.petrinets.checking.durations import earliest_arrival, latest_arrival, within
+
+        if self.fairness is not None:
+            raise InputError("time-bounded operators range over all maximal paths; they are "
+                             "not checked under fairness")
+        p = self.sat(path.operand)
+        if isinstance(path, FWithin):
+            return within(earliest_arrival(self.space, p).times, path.bound_s)
+        return ~within(latest_arrival(self.space, ~p).times, path.bound_s)
 
 
 def negate_path(path: Formula) -> Formula:
@@ -293,15 +313,22 @@ def negate_path(path: Formula) -> Formula:
         return U(Not(path.right), And((Not(path.left), Not(path.right))))
     if isinstance(path, R):  # not (p R q) = (not p) U (not q)
         return U(Not(path.left), Not(path.right))
+    if isinstance(path, FWithin):
+        return GWithin(Not(path.operand), path.bound_s)
+    if isinstance(path, GWithin):
+        return FWithin(Not(path.operand), path.bound_s)
     if isinstance(path, Not) and isinstance(path.operand, TEMPORAL):
         return path.operand
     raise InputError(f"not a CTL path formula: {path!r}")
 
 
-def _check_ctl(formula: Formula) -> None:
+def _check_ctl(formula: Formula, space: StateSpace, fairness: Fairness | None) -> None:
+    from tcpn.petrinets.checking.durations import check_time_bounds
+
     if not is_ctl(formula):
         raise InputError(f"not a CTL formula: {formula!r} (every temporal operator must "
                          "stand directly under A or E)")
+    check_time_bounds(formula, space.net, fairness)
 
 
 def satisfying(space: StateSpace, formula: Formula, *, fairness: Fairness | None = None,
@@ -315,7 +342,7 @@ def satisfying(space: StateSpace, formula: Formula, *, fairness: Fairness | None
     >>> bool(satisfying(space, AG(EF(fireable("take0"))))[0])
     True
     """
-    _check_ctl(formula)
+    _check_ctl(formula, space, fairness)
     from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
     require_complete(space, GLOBAL_CTL)
     return _Checker(space, fairness, next_at_deadlock).sat(formula)
@@ -330,7 +357,7 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     that decides), a lasso for ``G``; ``None`` when no single path shows it (an ``A ...``
     that holds is shown by the states visited, not by a path).
     """
-    _check_ctl(formula)
+    _check_ctl(formula, space, fairness)
     from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
     require_complete(space, GLOBAL_CTL)
     checker = _Checker(space, fairness, next_at_deadlock)
@@ -382,6 +409,8 @@ def _witness(c: _Checker, path: Formula, state: int) -> tuple[list[int], list[in
         return _until_path(c, c.sat(path.left), c.sat(path.right) & fair, state)
     if isinstance(path, G):
         return _globally_path(c, c.sat(path.operand), state)
+    if isinstance(path, TIME_BOUNDED):
+        return _within_path(c, path, state)
     if isinstance(path, W | R):
         p, q = c.sat(path.left), c.sat(path.right)
         if isinstance(path, R):
@@ -390,6 +419,25 @@ def _witness(c: _Checker, path: Formula, state: int) -> tuple[list[int], list[in
             return _until_path(c, p, q & fair, state)
         return _globally_path(c, p, state)
     return None
+
+
+def _within_path(c: _Checker, path: FWithin | GWithin,
+                 state: int) -> tuple[list[int], list[int]] | None:
+    """For ``F<=T p`` the quickest path to ``p``; for ``G<=T p`` the path that meets
+    ``not p`` last (after ``T``), or a maximal path that never meets it."""
+    from tcpn.petrinets.checking.durations import (
+        avoiding_run,
+        earliest_arrival,
+        latest_arrival,
+    )
+
+    p = c.sat(path.operand)
+    if isinstance(path, FWithin):
+        return earliest_arrival(c.space, p).path(c.g, state), []
+    arrival = latest_arrival(c.space, ~p)
+    if arrival.times[state] == np.inf:
+        return avoiding_run(c.space, ~p, state)
+    return arrival.path(c.g, state), []
 
 
 def _until_path(c: _Checker, p: np.ndarray, q: np.ndarray,

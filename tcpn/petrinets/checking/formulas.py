@@ -4,11 +4,13 @@ One syntax tree serves CTL, LTL and their boolean combinations, in the shape of 
 a *state formula* is an atom, a boolean combination, or a path quantifier (:class:`A`,
 :class:`E`) over a *path formula*; a path formula is a state formula or a temporal
 operator (:class:`X`, :class:`F`, :class:`G`, :class:`U`, :class:`R`, :class:`W`) over
-path formulas. A formula is CTL when every temporal operator stands directly under a
-quantifier (``AG(p)`` is ``A(G(p))``); it is LTL when it is one quantifier over a path
-formula without quantifiers inside (``A(G(F(p)))``). The checkers decide which algorithm
-a formula needs from this shape; readers (the text grammar, the Model Checking Contest's
-XML, CPN Tools' ASK-CTL) all build these objects.
+path formulas, or a time-bounded one (:class:`FWithin`, :class:`GWithin`: ``F<=T``,
+``G<=T``, over the model time the firings wait; timed CTL, checked by
+:mod:`~tcpn.petrinets.checking.durations`). A formula is CTL when every temporal operator
+stands directly under a quantifier (``AG(p)`` is ``A(G(p))``); it is LTL when it is one
+quantifier over a path formula without quantifiers inside (``A(G(F(p)))``). The checkers
+decide which algorithm a formula needs from this shape; readers (the text grammar, the
+Model Checking Contest's XML, CPN Tools' ASK-CTL) all build these objects.
 
 Atoms read a state: token counts of places and sums of places (:func:`tokens`),
 fireability of transitions (:func:`fireable`), the clock of a timed state (:func:`clock`)
@@ -25,9 +27,12 @@ A(path=G(operand=Fireable(transitions=('drop',))))
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
+
+from tcpn.errors import InputError
 
 CompareOp = Literal["<=", "<", ">=", ">", "==", "!="]
 
@@ -238,8 +243,41 @@ class W(Formula):
     right: Formula
 
 
-TEMPORAL = (X, F, G, U, R, W)
+@dataclass(frozen=True)
+class FWithin(Formula):
+    """Finally within ``bound_s``: the operand holds at a state of the path reached after
+    at most ``bound_s`` of model time (``F<=T``; timed nets only)."""
+
+    operand: Formula
+    bound_s: float
+
+    def __post_init__(self) -> None:
+        check_bound("F", self.bound_s)
+
+
+@dataclass(frozen=True)
+class GWithin(Formula):
+    """Globally within ``bound_s``: the operand holds at every state of the path reached
+    after at most ``bound_s`` of model time (``G<=T``; timed nets only)."""
+
+    operand: Formula
+    bound_s: float
+
+    def __post_init__(self) -> None:
+        check_bound("G", self.bound_s)
+
+
+TIME_BOUNDED = (FWithin, GWithin)
+TEMPORAL = (X, F, G, U, R, W, *TIME_BOUNDED)
 QUANTIFIERS = (A, E)
+
+
+def check_bound(operator: str, bound_s: Any) -> None:
+    """Refuse a time bound that is not a finite number >= 0, naming the operator."""
+    if isinstance(bound_s, bool) or not isinstance(bound_s, int | float) or \
+            not math.isfinite(bound_s) or bound_s < 0:
+        raise InputError(f"{operator}<={bound_s!r}: the time bound must be a finite number "
+                         "of seconds >= 0")
 
 
 def tokens(*places: str, value: Any = None) -> Tokens:
@@ -267,24 +305,28 @@ def AX(p: Formula) -> Formula:
     return A(X(p))
 
 
-def EF(p: Formula) -> Formula:
-    """A state satisfying ``p`` is reachable."""
-    return E(F(p))
+def EF(p: Formula, within_s: float | None = None) -> Formula:
+    """A state satisfying ``p`` is reachable; with ``within_s``, within that much model time
+    (``EF<=T``, :class:`FWithin`)."""
+    return E(F(p) if within_s is None else FWithin(p, within_s))
 
 
-def AF(p: Formula) -> Formula:
-    """Every path reaches a state satisfying ``p``."""
-    return A(F(p))
+def AF(p: Formula, within_s: float | None = None) -> Formula:
+    """Every path reaches a state satisfying ``p``; with ``within_s``, within that much model time
+    (``AF<=T``, :class:`FWithin`)."""
+    return A(F(p) if within_s is None else FWithin(p, within_s))
 
 
-def EG(p: Formula) -> Formula:
-    """Some path satisfies ``p`` forever."""
-    return E(G(p))
+def EG(p: Formula, within_s: float | None = None) -> Formula:
+    """Some path satisfies ``p`` forever; with ``within_s``, within that much model time
+    (``EG<=T``, :class:`GWithin`)."""
+    return E(G(p) if within_s is None else GWithin(p, within_s))
 
 
-def AG(p: Formula) -> Formula:
-    """Every reachable state satisfies ``p``."""
-    return A(G(p))
+def AG(p: Formula, within_s: float | None = None) -> Formula:
+    """Every reachable state satisfies ``p``; with ``within_s``, within that much model time
+    (``AG<=T``, :class:`GWithin`)."""
+    return A(G(p) if within_s is None else GWithin(p, within_s))
 
 
 def EU(p: Formula, q: Formula) -> Formula:

@@ -15,10 +15,14 @@ One grammar for both logics (CTL* in shape, as :mod:`~tcpn.petrinets.checking.fo
 ``X f``  ``F f``  ``G f``        next, finally, globally
 ``f U g``  ``f R g``  ``f W g``  until, release, weak until (right-associative)
 ``AG f``, ``EF f``, ...         CTL shorthands: ``AX AF AG EX EF EG`` = ``A X f``, ...
+``AF<=5 f``, ``EF<=2.5 f``      time-bounded (timed nets): ``AF<=T EF<=T AG<=T EG<=T``
+                                (``F<=T``, ``G<=T`` directly under ``A``/``E``); ``T`` a
+                                finite number of seconds >= 0
 ``A[f U g]``, ``E(f U g)``      brackets and parentheses group alike
 ============================  ===========================================================
 
-Binding, tightest first: unary operators (``! X F G A E`` and the shorthands), then
+Binding, tightest first: unary operators (``! X F G A E``, the shorthands, the
+time-bounded ones), then
 ``U R W``, ``&``, ``|``, ``->``, ``<->``. A keyword ends where a word ends: ``AGX`` is one
 unknown word (refused), never ``AG X``. Place and transition names are identifiers
 (letters, digits, ``_ . ' -``, not starting with a digit) or double-quoted strings.
@@ -32,6 +36,8 @@ A(path=G(operand=Compare(op='<=', left=Tokens(places=('q',), value=None), right=
 'A[fireable(send) U tokens(acked, lost) >= 3]'
 >>> to_text(parse("A G F (tokens(p) > 0) -> E X deadlock"))
 '!AG F tokens(p) > 0 | EX deadlock'
+>>> to_text(parse("AF<=5 tokens(delivered) >= 2 & EG<=0.5 !deadlock"))
+'AF<=5.0 tokens(delivered) >= 2 & EG<=0.5 !deadlock'
 """
 
 from __future__ import annotations
@@ -58,7 +64,9 @@ from tcpn.petrinets.checking.formulas import (
     F,
     Fireable,
     Formula,
+    FWithin,
     G,
+    GWithin,
     Not,
     Numeric,
     Or,
@@ -69,6 +77,7 @@ from tcpn.petrinets.checking.formulas import (
     U,
     W,
     X,
+    check_bound,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +98,7 @@ GRAMMAR = r"""
 ?until: unary (BINARY until)?
 ?unary: NOT unary              -> negation
       | PREFIX unary           -> prefix
+      | BOUNDED NUMBER unary   -> bounded
       | atom
 ?atom: "(" iff ")"
      | "[" iff "]"
@@ -116,6 +126,7 @@ OR: "||" | "|" | /or/ END
 AND: "&&" | "&" | /and/ END
 BINARY: /[URW]/ END
 PREFIX: /(?:AG|AF|AX|EG|EF|EX|A|E|X|F|G)/ END
+BOUNDED.2: /(?:AG|AF|EG|EF|F|G)<=/
 CMP: "<=" | ">=" | "==" | "!=" | "<" | ">" | "="
 NAME: /[A-Za-z_][A-Za-z0-9_.'\-]*/
 STRING: /"[^"]*"/
@@ -174,6 +185,17 @@ class _Build(Transformer[Token, Formula]):
 
     def prefix(self, items: list[Any]) -> Formula:
         return _UNARY[str(items[0])](items[1])
+
+    def bounded(self, items: list[Any]) -> Formula:
+        operator, number, operand = str(items[0])[:-2], items[1], items[2]
+        bound_s = float(str(number))
+        try:
+            check_bound(operator, bound_s)
+        except InputError as exc:
+            raise InputError(f"formula, column {number.column}: {exc}") from None
+        path = (FWithin if operator[-1] == "F" else GWithin)(operand, bound_s)
+        quantifier = {"A": A, "E": E}.get(operator[0]) if len(operator) == 2 else None
+        return path if quantifier is None else quantifier(path)
 
     def true(self, _: list[Any]) -> Formula:
         return Bool(True)
@@ -382,6 +404,8 @@ def _text(f: Formula, top: bool = False) -> str:
         path = f.path
         if isinstance(path, U | R | W):
             return f"{quantifier}[{_text(path)}]"
+        if isinstance(path, FWithin | GWithin):
+            return f"{quantifier}{_text(path)}"
         short = _SHORT.get((type(f), type(path)))
         if short is not None:
             assert isinstance(path, X | F | G)
@@ -389,6 +413,8 @@ def _text(f: Formula, top: bool = False) -> str:
         return f"{quantifier} {group(path)}"
     if isinstance(f, X | F | G):
         return f"{type(f).__name__} {group(f.operand)}"
+    if isinstance(f, FWithin | GWithin):
+        return f"{type(f).__name__[0]}<={f.bound_s!r} {group(f.operand)}"
     if isinstance(f, U | R | W):
         return f"{group(f.left)} {type(f).__name__} {group(f.right)}"
     raise InputError(f"no text form for {f!r}")

@@ -1,41 +1,62 @@
-"""Properties over model time on deterministic timed state spaces (absolute time).
+"""Properties over model time: earliest and latest arrival, time-bounded reachability.
 
-In an absolute-time state space (``explore(net, clock="absolute")``) every state carries
-the global clock at which it is reached, so questions about time become questions about
-states:
+Each edge of a timed state space says how long its firing waited, so the time a run takes
+is the sum along its path (:mod:`~tcpn.petrinets.checking.durations`). The questions below
+are therefore answered on the *relative-time* state space by default, which is finite for
+cyclic timed nets (a sender with a retransmission timer) where the absolute-time space
+never closes; an absolute-time space given explicitly answers the same:
 
-* :func:`earliest` — the earliest model time at which some run reaches a marking
-  satisfying ``p`` (the minimum clock over reachable ``p``-states), with the run;
-* :func:`latest` — the latest time at which ``p`` is *first* reached, over all runs ("the
-  latest time at which the last segment can be acknowledged"); ``"false"`` with a path
-  when some run never reaches ``p`` at all (the latest time is then unbounded);
-* :func:`reachable_within` — time-bounded reachability: can ``p`` hold at a time
-  ``<= deadline_s`` (``EF (p & clock() <= deadline)``, checked on the fly).
+* :func:`earliest`: the earliest model time at which some run reaches a marking satisfying
+  ``p`` (shortest path over the edge delays, Dijkstra), with that run;
+* :func:`latest`: the latest time at which ``p`` is *first* reached, over all maximal runs
+  ("the latest time at which the last segment can be acknowledged"): the longest path
+  through the states outside ``p``. ``"false"`` with ``value`` infinite when some run never
+  reaches ``p``: a cycle outside ``p`` (its lasso as evidence; a cycle that lets no time
+  pass counts too) or a dead marking outside ``p`` (the path to it);
+* :func:`reachable_within`: time-bounded reachability, ``EF<=T p``.
 
-Formulas may also use ``clock()`` directly (``AG (tokens(done) >= 1 -> clock() <= 9)``),
-see :mod:`~tcpn.petrinets.checking.check`. An untimed net, or a relative-time space, is an
-:class:`InputError`: its states carry no clock.
+Random delays drawn from time intervals (``@+[a,b]``) are explored at their integer points
+when that is exact (every interval closed with integer bounds, every other delay whole),
+else at the ``delay_points`` given, which covers those points only; the verdict's
+technique says which (``"INTEGER_POINTS"``, ``"DELAY_POINTS"``; see
+:mod:`~tcpn.petrinets.checking.durations`).
 
->>> from tcpn.petrinets.examples import counter
+The time-bounded operators ``AF<=T``, ``EF<=T``, ``AG<=T``, ``EG<=T`` of the formula language
+(:mod:`~tcpn.petrinets.checking.formulas`) are decided by the same computations inside
+:func:`~tcpn.petrinets.checking.check.check`. Formulas may also read ``clock()``, on
+absolute-time spaces only (``AG (tokens(done) >= 1 -> clock() <= 9)``). An untimed net is
+an :class:`InputError`: its firings take no time.
+
+>>> from tcpn.petrinets.examples import counter, stop_and_wait
 >>> from tcpn.petrinets.checking.formulas import tokens
 >>> net = counter(3, timed=True, delay=1.5)   # fires at 0, 1.5, 3.0
 >>> earliest(net, tokens("count", value=3).equals(1)).value
 3.0
 >>> reachable_within(net, tokens("count", value=3).equals(1), 2.9).answer
 'false'
+>>> lossy = stop_and_wait(delay_s=1.0, timeout_s=3.0)   # any number of losses
+>>> never = latest(lossy, tokens("delivered") >= 2)
+>>> never.answer, never.value, [step.transition for step in never.evidence.cycle]
+('false', inf, ['send', 'lose_data', 'timeout'])
 """
 
 from __future__ import annotations
 
+import math
 import time as wallclock
 
-import numpy as np
-
 from tcpn.errors import InputError
-from tcpn.petrinets.checking.atoms import columns, truth
+from tcpn.petrinets.checking.atoms import truth
 from tcpn.petrinets.checking.check import budget_reason, check
-from tcpn.petrinets.checking.ctl import StateGraph, graph, path_steps
-from tcpn.petrinets.checking.formulas import And, Clock, Compare, Const, E, F, Formula
+from tcpn.petrinets.checking.ctl import graph, path_steps
+from tcpn.petrinets.checking.durations import (
+    avoiding_run,
+    delay_points_for,
+    earliest_arrival,
+    edge_delays,
+    latest_arrival,
+)
+from tcpn.petrinets.checking.formulas import EF, Formula
 from tcpn.petrinets.checking.text import to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
@@ -47,21 +68,19 @@ __all__ = ["earliest", "latest", "reachable_within"]
 Target = PetriNet | CompiledNet | StateSpace
 
 
-def _space(target: Target, max_states: int | None,
-           time_limit_s: float | None) -> StateSpace:
+def _space(target: Target, max_states: int | None, time_limit_s: float | None,
+           delay_points: int | None) -> tuple[StateSpace, tuple[str, ...]]:
+    """The space to answer on, and how its random delays were covered (a technique)."""
+    net = target.net if isinstance(target, StateSpace | CompiledNet) else target
+    if not net.is_timed:
+        raise InputError(f"net {net.name} is untimed: its firings take no time, so there "
+                         "is no time to reach anything")
     if isinstance(target, StateSpace):
-        space = target
-    else:
-        net = target.net if isinstance(target, CompiledNet) else target
-        if not net.is_timed:
-            raise InputError(f"net {net.name} is untimed: its states have no clock, so there "
-                             "is no time to reach anything")
-        space = explore(target, max_states=max_states, time_budget_s=time_limit_s,
-                        clock="absolute")
-    if space.clock_mode != "absolute":
-        raise InputError("time properties need an absolute-time state space: "
-                         "explore(net, clock='absolute')")
-    return space
+        return target, ()
+    points, how = delay_points_for(net, delay_points)
+    space = explore(target, max_states=max_states, time_budget_s=time_limit_s,
+                    clock="relative", delay_points=points)
+    return space, (how,) if how else ()
 
 
 def _text(formula: Formula) -> str:
@@ -72,91 +91,72 @@ def _text(formula: Formula) -> str:
 
 
 def earliest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT_MAX_STATES,
-             time_limit_s: float | None = None) -> Verdict:
+             time_limit_s: float | None = None,
+             delay_points: int | None = None) -> Verdict:
     """The earliest time a marking satisfying ``formula`` (propositional) is reached.
 
     ``"true"`` with the time in ``value`` and the run as evidence; ``"false"`` when no
     reachable marking satisfies it; ``"unknown"`` when a budget stopped the exploration.
     """
     started = wallclock.perf_counter()
-    space = _space(target, max_states, time_limit_s)
+    space, timing = _space(target, max_states, time_limit_s, delay_points)
     name = f"earliest time of {_text(formula)}"
     if not space.complete:
         return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
-    hits = truth(space, formula)
-    if not hits.any():
-        return Verdict("false", name, states=space.n_states, technique=("EXPLICIT",),
+    arrival = earliest_arrival(space, truth(space, formula))
+    best = float(arrival.times[0])
+    if best == math.inf:
+        return Verdict("false", name, states=space.n_states,
+                       technique=("EXPLICIT", "TIMED", *timing),
                        seconds=wallclock.perf_counter() - started)
-    clocks = columns(space).clock()
-    best = float(clocks[hits].min())
-    target_states = hits & (clocks == best)
-    stem = graph(space).forward_path(np.ones(space.n_states, dtype=bool), target_states)
-    assert stem is not None
+    stem = arrival.path(graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=best,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
-                   technique=("EXPLICIT", "TIMED"))
+                   technique=("EXPLICIT", "TIMED", *timing))
 
 
 def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT_MAX_STATES,
-           time_limit_s: float | None = None) -> Verdict:
+           time_limit_s: float | None = None,
+           delay_points: int | None = None) -> Verdict:
     """The latest time at which ``formula`` (propositional) first holds, over all runs.
 
     ``"true"`` with the time in ``value`` and the run that reaches it last; ``"false"``
-    with a run (a lasso, or a path to a dead marking) that never reaches it.
+    with ``value`` infinite and a run that never reaches it: a lasso (its cycle avoids the
+    goal) or a path to a dead marking.
     """
-    from tcpn.petrinets.checking.ctl import evidence
-    from tcpn.petrinets.checking.formulas import AF
-
     started = wallclock.perf_counter()
-    space = _space(target, max_states, time_limit_s)
+    space, timing = _space(target, max_states, time_limit_s, delay_points)
     name = f"latest time of {_text(formula)}"
     if not space.complete:
         return Verdict("unknown", name, states=space.n_states, reason=budget_reason(space),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
-    g = graph(space)
-    hits = truth(space, formula)
-    escapes = evidence(space, AF(formula))
-    if escapes is not None:  # a run that never reaches the goal
-        return Verdict("false", name, evidence=escapes, states=space.n_states,
-                       seconds=wallclock.perf_counter() - started,
-                       technique=("EXPLICIT", "TIMED"))
-    clocks = columns(space).clock()
-    if hits[0]:
-        return Verdict("true", name, evidence=Evidence([]), value=float(clocks[0]),
+    goal = truth(space, formula)
+    arrival = latest_arrival(space, goal)
+    worst = float(arrival.times[0])
+    if worst == math.inf:
+        run = avoiding_run(space, goal)
+        assert run is not None  # an infinite latest time is a run avoiding the goal
+        steps = path_steps(space, run[0])
+        cycle = path_steps(space, run[1], steps[-1].clock if steps else None)
+        why = (f"a cycle of {float(edge_delays(space)[run[1]].sum()):g} s never reaches it"
+               if cycle else "a run ends in a dead marking before it")
+        return Verdict("false", name, evidence=Evidence(steps, cycle), value=math.inf,
                        states=space.n_states, seconds=wallclock.perf_counter() - started,
-                       technique=("EXPLICIT", "TIMED"))
-    # first arrivals: goal states entered by an edge from a state reached outside the goal
-    before = ~hits & _reachable_within(g, ~hits)
-    first = np.zeros(g.n, dtype=bool)
-    first[g.dst[before[g.src] & hits[g.dst]]] = True
-    worst = float(clocks[first].max())
-    stem = g.forward_path(before, first & (clocks == worst))
-    assert stem is not None
+                       technique=("EXPLICIT", "TIMED", *timing), reason=why)
+    stem = arrival.path(graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=worst,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
-                   technique=("EXPLICIT", "TIMED"))
-
-
-def _reachable_within(g: StateGraph, allowed: np.ndarray) -> np.ndarray:
-    """States reachable from the initial one by edges leaving ``allowed`` states only."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import breadth_first_order
-
-    keep = allowed[g.src]
-    sub = csr_array((np.ones(int(keep.sum()), dtype=np.int8), (g.src[keep], g.dst[keep])),
-                    shape=(g.n, g.n))
-    out = np.zeros(g.n, dtype=bool)
-    out[breadth_first_order(sub, 0, directed=True, return_predecessors=False)] = True
-    return out
+                   technique=("EXPLICIT", "TIMED", *timing))
 
 
 def reachable_within(target: Target, formula: Formula, deadline_s: float, *,
                      max_states: int | None = DEFAULT_MAX_STATES,
-                     time_limit_s: float | None = None) -> Verdict:
-    """Can a marking satisfying ``formula`` be reached at a time ``<= deadline_s``?"""
-    bounded = E(F(And((formula, Compare("<=", Clock(), Const(deadline_s))))))
+                     time_limit_s: float | None = None,
+                     delay_points: int | None = None) -> Verdict:
+    """Can a marking satisfying ``formula`` be reached at a time ``<= deadline_s``
+    (``EF<=deadline_s formula``)?"""
     if isinstance(target, StateSpace):
-        _space(target, max_states, time_limit_s)
-    return check(target, bounded, max_states=max_states, time_limit_s=time_limit_s,
-                 clock="absolute")
+        _space(target, max_states, time_limit_s, delay_points)  # refuses an untimed net
+    return check(target, EF(formula, within_s=deadline_s), max_states=max_states,
+                 time_limit_s=time_limit_s, delay_points=delay_points)

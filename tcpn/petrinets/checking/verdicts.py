@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tcpn.outputs import json_ready
 from tcpn.petrinets.statespace.paths import Step
 
 Answer = Literal["true", "false", "unknown"]
@@ -85,8 +86,8 @@ class Verdict:
         out: dict[str, Any] = {"answer": self.answer, "formula": self.formula,
                                "states": self.states, "seconds": self.seconds,
                                "technique": list(self.technique)}
-        if self.value is not None:
-            out["value"] = self.value
+        if self.value is not None:  # an infinite latest time: None, as JSON has no inf
+            out["value"] = json_ready(self.value)
         if self.reason:
             out["reason"] = self.reason
         if self.evidence is not None:
