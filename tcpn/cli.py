@@ -691,6 +691,14 @@ def check_net(
     askctl: Annotated[list[str] | None, typer.Option(
         "--askctl", help="A CPN Tools ASK-CTL query, e.g. 'INV(NOT(NF(\"d\", fn n => "
         "(OutArcs n) = [])))' (repeatable; standard operators).")] = None,
+    earliest: Annotated[list[str] | None, typer.Option(
+        "--earliest", help="A timed net: the earliest model time a marking is reached, with "
+        "the quickest run, e.g. \"tokens(delivered) >= 2\" (repeatable; relative-time "
+        "state space).")] = None,
+    latest: Annotated[list[str] | None, typer.Option(
+        "--latest", help="A timed net: the latest time a marking is first reached over all "
+        "runs (inf, with the cycle or dead end that avoids it, when some run never does).")
+    ] = None,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -799,7 +807,8 @@ def check_net(
                            max_states=max_states or 5_000_000,
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
-                           json_file=json_file, overwrite=overwrite)
+                           json_file=json_file, overwrite=overwrite,
+                           earliest=tuple(earliest or ()), latest=tuple(latest or ()))
     if not run_check(request, console, err_console):
         raise typer.Exit(EXIT_FAILURE)
 

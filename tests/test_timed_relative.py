@@ -290,3 +290,22 @@ def test_an_infinite_latest_time_is_null_in_json():
     document = latest(spinning(), DONE).to_json()
     assert document["value"] is None and document["reason"] == "a cycle of 1 s never reaches it"
     json.dumps(document, allow_nan=False)
+
+
+def test_the_command_line_answers_earliest_and_latest_with_their_runs(tmp_path):
+    script = tmp_path / "nets.py"
+    script.write_text("from tcpn.petrinets.examples import stop_and_wait\n"
+                      "\n\ndef lossy():\n    return stop_and_wait(2, 1.0, 3.0, losses=1)\n")
+    done = tcpn("check", "--python", f"{script}:lossy", "--earliest",
+                "tokens(delivered) >= 2", "--latest", "tokens(delivered) >= 2")
+    assert done.returncode == 0, done.stderr
+    # by hand: d = 1, T = 3; quickest 3d, slowest the second segment lost once: T + 3d
+    assert "formula 1: TRUE  earliest time of tokens(delivered) >= 2 = 3  (" in done.stdout
+    assert "formula 2: TRUE  latest time of tokens(delivered) >= 2 = 6  (" in done.stdout
+    assert "7. timeout <n=2> at 5" in done.stdout
+    endless = tcpn("check", "--python", "tcpn.petrinets.examples:stop_and_wait",
+                   "--latest", "tokens(delivered) >= 2")
+    assert endless.returncode == 1 and "FALSE  latest time" in endless.stdout
+    bad = tcpn("check", "--python", f"{script}:lossy", "--earliest",
+               "EF tokens(delivered) >= 2")
+    assert bad.returncode == 3 and "without a path quantifier" in bad.stderr

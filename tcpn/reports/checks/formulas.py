@@ -46,6 +46,8 @@ class CheckRequest:
     reduction: str | None = None
     json_file: str | None = None
     overwrite: bool = False
+    earliest: tuple[str, ...] = ()
+    latest: tuple[str, ...] = ()
 
 
 def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness | None:
@@ -86,13 +88,40 @@ def formulas_of(request: CheckRequest) -> list[Formula]:
     return found
 
 
+def times_of(request: CheckRequest) -> list[tuple[Any, Formula]]:
+    """The timed questions: (``earliest`` or ``latest``, the goal) for every
+    ``--earliest`` and ``--latest`` (a state formula: a marking to reach), answered on
+    the relative-time state space (:mod:`tcpn.petrinets.checking.timed`)."""
+    from tcpn.petrinets.checking.timed import earliest, latest
+
+    found = []
+    for option, texts, which in (("--earliest", request.earliest, earliest),
+                                 ("--latest", request.latest, latest)):
+        for text in texts:
+            try:
+                goal = parse(text, request.net)
+            except InputError as exc:
+                raise InputError(f"{option} {text!r}: {exc}") from None
+            if isinstance(goal, QUANTIFIERS):
+                raise InputError(f"{option} {text!r}: give the marking to reach (e.g. "
+                                 "tokens(delivered) >= 2), without a path quantifier")
+            if not request.net.is_timed:
+                raise InputError(f"{option} {text!r}: net {request.net.name} is untimed: "
+                                 "it has no time to reach anything at")
+            found.append((which, goal))
+    return found
+
+
 def run_check(request: CheckRequest, console: Console, err_console: Console) -> bool:
     """Check, print and write; ``True`` when every formula holds."""
     if request.json_file is not None:
         check_output_file(request.json_file, request.overwrite)  # before the work
-    if not (request.ctl or request.ltl or request.askctl or request.report):
-        raise InputError("nothing to check: give --ctl, --ltl, --askctl or --report")
+    if not (request.ctl or request.ltl or request.askctl or request.report
+            or request.earliest or request.latest):
+        raise InputError("nothing to check: give --ctl, --ltl, --askctl, --earliest, "
+                         "--latest or --report")
     formulas = formulas_of(request)
+    times = times_of(request)
     fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
     progress = sys.stderr.isatty() or None
     shared: list[StateSpace] = []  # one full exploration serves every global formula
@@ -118,6 +147,9 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
         except MemoryError:  # the shared exploration: a limit refused an allocation
             verdicts.append(Verdict("unknown", to_text(formula), technique=("EXPLICIT",),
                                     reason=out_of_memory_reason()))
+    for which, goal in times:
+        verdicts.append(which(request.net, goal, max_states=request.max_states,
+                              time_limit_s=request.time_limit_s))
     for number, verdict in enumerate(verdicts, 1):
         console.print(verdict_line(number, verdict), markup=False, highlight=False,
                       soft_wrap=True)
@@ -157,7 +189,8 @@ def verdict_line(number: int, verdict: Verdict) -> str:
     formula 1: UNKNOWN  EF deadlock  (100 states, 0.00 s; state budget reached (max_states=100))
     """
     how = verdict.reason or " ".join(verdict.technique)
-    return (f"formula {number}: {verdict.answer.upper()}  {verdict.formula}  "
+    value = "" if verdict.value is None else f" = {verdict.value:g}"
+    return (f"formula {number}: {verdict.answer.upper()}  {verdict.formula}{value}  "
             f"({verdict.states:,} states, {verdict.seconds:.2f} s; {how})")
 
 
