@@ -100,7 +100,8 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
           clock: str | None = None, reduction: str | None = None,
           delay_points: int | None = None,
           predicates: Mapping[str, Callable[..., bool]] | None = None,
-          progress: Callable[[int, int, float], None] | bool | None = None) -> Verdict:
+          progress: Callable[[int, int, float], None] | bool | None = None,
+          whole_space: Callable[[], StateSpace] | None = None) -> Verdict:
     """Check ``formula`` at the initial marking of ``target``; see the module docstring.
 
     ``clock`` picks the timed state space (default: ``"absolute"`` when the formula reads
@@ -109,7 +110,11 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
     ``delay_points`` explores random delays at that many points of their intervals
     (``explore``'s; a formula with time-bounded operators on a net whose random delays
     are all integer intervals takes every integer of them, an exact answer:
-    :func:`~tcpn.petrinets.checking.durations.delay_points_for`).
+    :func:`~tcpn.petrinets.checking.durations.delay_points_for`). ``whole_space`` gives
+    the net's whole relative-time state space, explored once for several formulas (``tcpn
+    check``'s): a formula that needs the whole space reads it rather than exploring
+    again, one checked on the fly or on another space (``clock()``, points of random
+    delays, a reduction) does not.
 
     The verdict's truth value is its answer; an ``"unknown"`` one (a budget reached) has
     none and raises :class:`ValueError`, so test ``verdict.holds`` where it may be unknown:
@@ -165,7 +170,9 @@ def check(target: PetriNet | CompiledNet | StateSpace, formula: Formula | str, *
             if reduction is not None:
                 raise InputError("reduction='stubborn' preserves reachability and deadlock only: "
                                  f"{text} needs the full state space")
-            space = explore_net(max_states, time_limit_s)
+            shared = whole_space is not None and clock == "relative" and delay_points is None
+            space = whole_space() if whole_space is not None and shared else explore_net(
+                max_states, time_limit_s)
         if not space.complete:
             return Verdict("unknown", text, states=space.n_states,
                            seconds=wallclock.perf_counter() - started,

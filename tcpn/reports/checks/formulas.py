@@ -16,8 +16,7 @@ from rich.console import Console
 
 from tcpn.errors import InputError, TcpnError
 from tcpn.outputs import atomic_file, check_output_file
-from tcpn.petrinets.checking.check import as_reachability, check, uses_clock
-from tcpn.petrinets.checking.durations import bounded_operators, delay_points_for
+from tcpn.petrinets.checking.check import check
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import QUANTIFIERS, A, Formula
 from tcpn.petrinets.checking.text import parse, to_text
@@ -132,18 +131,13 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
                                   time_budget_s=request.time_limit_s, progress=progress))
         return shared[0]
 
-    # time-bounded formulas on a net with random delays explore it at their points
-    random_delays = delay_points_for(request.net, None)[1] is not None
     verdicts = []
     for formula in formulas:
-        global_check = request.reduction is None and (
-            fairness is not None or as_reachability(formula) is None) and not uses_clock(
-            formula) and not (bounded_operators(formula) and random_delays)
-        try:
-            verdicts.append(check(whole_space() if global_check else request.net, formula,
-                                  max_states=request.max_states,
+        try:  # check() decides per formula: on the fly, or on the one shared space
+            verdicts.append(check(request.net, formula, max_states=request.max_states,
                                   time_limit_s=request.time_limit_s, fairness=fairness,
-                                  reduction=request.reduction, progress=progress))
+                                  reduction=request.reduction, progress=progress,
+                                  whole_space=whole_space))
         except MemoryError:  # the shared exploration: a limit refused an allocation
             verdicts.append(Verdict("unknown", to_text(formula), technique=("EXPLICIT",),
                                     reason=out_of_memory_reason()))
