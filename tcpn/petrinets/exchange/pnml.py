@@ -67,7 +67,8 @@ from tcpn.petrinets.exchange.cpn_import import (
     read_net_file,
 )
 from tcpn.petrinets.exchange.pnml_binding import TransitionArcs
-from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.exchange.pnml_multiset import Multiset
+from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms
 from tcpn.petrinets.exchange.pnml_tcpn import (
     colour_from_spec,
     colour_spec,
@@ -965,14 +966,14 @@ class _Reader:
     def _symmetric_arcs(self, net: PetriNet, arcs: list[ET.Element], nodes: dict[str, str],
                         transitions: dict[str, ET.Element]) -> None:
         """Build each transition's guard and arcs together (see :class:`TransitionArcs`)."""
-        by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Terms]]] = {
+        by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Multiset]]] = {
             name: [] for name in transitions}
         for element in arcs:
             place, transition, kind = self._ends(element, nodes, net)
             structure = element.find("hlinscription/structure")
             if structure is None:
                 raise self.fail(element, "a symmetric-net arc needs an inscription")
-            terms = self.terms.multiset(_only_child(structure, self))
+            terms = self.terms.multiset_tree(_only_child(structure, self))
             by_transition[transition].append((element, place, kind, terms))
         for name, element in transitions.items():
             tool = _tool(element)
