@@ -52,7 +52,7 @@ from tcpn.petrinets.checking.ptcheck import (
     state_mask,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
-from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
 from tcpn.petrinets.statespace.ptspace import PTStateSpace, explore_pt, pt_net
 from tcpn.petrinets.statespace.space import StateSpace
@@ -60,6 +60,8 @@ from tcpn.petrinets.statespace.space import StateSpace
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
            "load_model"]
 
+#: Told why a line is CANNOT_COMPUTE: ``note(ident, reason)``.
+Note = Callable[[str, str], None]
 #: Examinations whose formulas are in ``<name>.xml``.
 FORMULA_EXAMINATIONS = ("ReachabilityCardinality", "ReachabilityFireability",
                         "CTLCardinality", "CTLFireability", "LTLCardinality",
@@ -118,15 +120,17 @@ def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
 def check_examination(model_path: str | Path, examination: str,
                       max_states: int = DEFAULT_MAX_STATES,
                       time_limit_s: float | None = None,
-                      on_line: Callable[[str], None] | None = None) -> list[str]:
+                      on_line: Callable[[str], None] | None = None,
+                      on_reason: Note | None = None) -> list[str]:
     """The contest's answer lines for one examination of ``model_path`` (see the module
-    docstring); ``on_line`` receives each line as soon as it is known.
+    docstring); ``on_line`` receives each line as soon as it is known, ``on_reason``
+    the budget behind each CANNOT_COMPUTE.
 
     Raises :class:`~tcpn.errors.InputError` naming the file for a missing or malformed
     model or property file, and the formula for an unknown place or transition.
     """
     return check_examinations(model_path, [examination], max_states, time_limit_s,
-                              on_line)[examination]
+                              on_line, on_reason=on_reason)[examination]
 
 
 def check_examinations(model_path: str | Path, examinations: list[str],
@@ -134,13 +138,16 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        time_limit_s: float | None = None,
                        on_line: Callable[[str], None] | None = None,
                        explored: tuple[Model, Any] | None = None,
-                       max_memory_bytes: int | None = None) -> dict[str, list[str]]:
+                       max_memory_bytes: int | None = None,
+                       on_reason: Callable[[str, str], None] | None = None
+                       ) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
     the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
     ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
-    what the process may use) and
-    say CANNOT_COMPUTE."""
+    what the process may use; a figure above what the process may really use is held to
+    that) and say CANNOT_COMPUTE; ``on_reason(ident, reason)`` is told, for each
+    CANNOT_COMPUTE, the budget that caused it."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -156,7 +163,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         model, space = explored or explore_model(model_path, max_states, time_limit_s,
                                                  max_memory_bytes)
     except MemoryError:  # a limit refused an allocation: nothing is known
-        space = _OutOfMemory()
+        space = _OutOfMemory(out_of_memory_reason())
     if isinstance(space, _OutOfMemory):
         # read again once the failed search's arrays are gone: inside the except block its
         # traceback still holds them, and the reading would fail for want of memory too
@@ -169,12 +176,16 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         return None if time_limit_s is None else max(
             0.0, time_limit_s - (wallclock.perf_counter() - started))
 
+    def note(ident: str, reason: str) -> None:
+        if on_reason is not None:
+            on_reason(ident, reason)
+
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _or_cannot(_global, examination, examination, space, max_memory_bytes) \
-            if examination in GLOBAL_EXAMINATIONS else (
-            _or_cannot(_answer, prop.id, examination, prop, space, remaining(),
-                       max_memory_bytes)[0] for prop in properties[examination])
+        found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
+                           note) if examination in GLOBAL_EXAMINATIONS else (
+            _or_cannot(_answer, prop.id, note, examination, prop, space, remaining(),
+                       max_memory_bytes, note)[0] for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
@@ -183,20 +194,28 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
 
 class _OutOfMemory:
-    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state."""
+    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state;
+    ``reason`` names the limit that refused the allocation."""
 
     complete = False
+
+    def __init__(self, reason: str):
+        self.reason = reason
 
     def __len__(self) -> int:
         return 0
 
 
-def _or_cannot(answer: Callable[..., Any], ident: str, *args: Any) -> list[str]:
+def _or_cannot(answer: Callable[..., Any], ident: str, note: Note, *args: Any) -> list[str]:
     """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
-    fails (a limit the memory budget had not yet seen refused it)."""
+    fails (a limit the memory budget had not yet seen refused it), the limit noted."""
     try:
         found = answer(*args)
     except MemoryError:
+        found = None
+    if found is None:  # out of the except block, the failed search's arrays can go
+        gc.collect()
+        note(ident, out_of_memory_reason())
         return [_cannot(ident)]
     return [found] if isinstance(found, str) else found
 
@@ -236,15 +255,27 @@ def _complete(space: ExploredSpace) -> bool:
     return bool(space.complete)
 
 
+def _why_incomplete(space: Any) -> str:
+    """The budget that stopped the search, as the space names it."""
+    reason = getattr(space, "reason", "")
+    if reason:
+        return f"the state space is incomplete: {reason}"
+    stop = str(getattr(space, "stop_reason", "") or "a budget").replace("_", " ")
+    limit = getattr(space, "limit", "")
+    return f"the state space is incomplete: {stop} reached" + (f": {limit}" if limit else "")
+
+
 def _cannot(ident: str) -> str:
     return f"FORMULA {ident} CANNOT_COMPUTE"
 
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
-            seconds_left: float | None, max_memory_bytes: int | None = None) -> str:
-    """One formula's line."""
+            seconds_left: float | None, max_memory_bytes: int | None = None,
+            note: Note = lambda ident, reason: None) -> str:
+    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``)."""
     if prop.bound is not None:
         if not _complete(space):
+            note(prop.id, _why_incomplete(space))
             return _cannot(prop.id)
         values = numeric_values(prop.bound, space)
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
@@ -254,18 +285,21 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
+        note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
         verdict = check_ltl(formula, space, time_limit_s=seconds_left,
                             max_memory_bytes=max_memory_bytes)
         if verdict.answer == "unknown":
+            note(prop.id, verdict.reason or "unknown")
             return _cannot(prop.id)
         words = " ".join(verdict.technique)
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
         holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
-    except BudgetReached:
+    except BudgetReached as budget:
+        note(prop.id, str(budget))
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
 
@@ -299,14 +333,19 @@ LIVENESS_EDGE_BYTES = 40
 
 
 def _global(examination: str, space: AnyStateSpace,
-            max_memory_bytes: int | None = None) -> list[str]:
+            max_memory_bytes: int | None = None,
+            note: Note = lambda ident, reason: None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
-    pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
+    pass ``max_memory_bytes`` of resident memory, None: the default budget; a
+    CANNOT_COMPUTE's budget told to ``note``)."""
     if not _complete(space):
         if examination == "StateSpace":
+            note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
+        if found is None:
+            note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
                 f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
                 f"{TECHNIQUES}"]
@@ -328,7 +367,10 @@ def _global(examination: str, space: AnyStateSpace,
     elif examination == "StableMarking":
         holds = stable
     else:
-        if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+        budget = MemoryBudget.of(max_memory_bytes)
+        if budget.exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+            note(examination, f"{budget.reason()} (Liveness needs "
+                 f"{LIVENESS_EDGE_BYTES * len(targets) / 1e6:,.0f} MB more)")
             return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
