@@ -563,3 +563,19 @@ def test_cardinality_cardinalityof_and_contains_in_guards():
     assert fired(guarded(op("contains", op("add", const("a"), const("b")), X))) == \
         ["'a'", "'b'"]
     assert fired(guarded(op("contains", X, n_of(2, const("a"))))) == []
+
+
+@pytest.mark.parametrize("label", ["hlinitialMarking", "condition"])
+def test_a_label_with_text_and_no_structure_is_refused_not_read_as_empty(label):
+    """An initial marking or a guard written only as text would otherwise read as no
+    token or no guard: another net, without a word."""
+    if label == "hlinitialMarking":
+        xml = small_net(ALL_C, X).replace(
+            f"<hlinitialMarking><structure>{ALL_C}</structure></hlinitialMarking>",
+            "<hlinitialMarking><text>1'a ++ 1'b</text></hlinitialMarking>")
+    else:
+        xml = small_net(ALL_C, X).replace(
+            '<transition id="t"/>',
+            '<transition id="t"><condition><text>x = a</text></condition></transition>')
+    with pytest.raises(CpnFormatError, match=f"element [tp]: <{label}>: no <structure>"):
+        read_pnml(xml)
