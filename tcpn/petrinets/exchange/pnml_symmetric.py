@@ -491,7 +491,14 @@ class SymmetricTerms:
         return value
 
     def _value(self, element: ET.Element, tree: ast.expr) -> Any:
-        """The value of a closed term."""
+        """The value of a closed term (a literal read at once: ``all`` of a large sort
+        gives 10^5 of them)."""
+        if isinstance(tree, ast.Constant):
+            return tree.value
+        if isinstance(tree, ast.Tuple):
+            parts = [e for e in tree.elts if isinstance(e, ast.Constant)]
+            if len(parts) == len(tree.elts):
+                return tuple(e.value for e in parts)
         try:
             code = compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>", "eval")
             return eval(code, {"__builtins__": {"max": max}}, dict(self.declarations))
