@@ -51,10 +51,11 @@ from tcpn.petrinets.checking.ptcheck import (
     numeric_values,
     state_mask,
 )
+from tcpn.petrinets.checking.state_equation import state_equation_bound
 from tcpn.petrinets.exchange.pnml import read_pnml
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
-from tcpn.petrinets.statespace.ptspace import PTStateSpace, explore_pt, pt_net
+from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
 from tcpn.petrinets.statespace.space import StateSpace
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
@@ -185,7 +186,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
                            note) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, remaining(),
-                       max_memory_bytes, note)[0] for prop in properties[examination])
+                       max_memory_bytes, note, model.net if model.is_pt else None)[0]
+            for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
@@ -271,10 +273,14 @@ def _cannot(ident: str) -> str:
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             seconds_left: float | None, max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None) -> str:
-    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``)."""
+            note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
+    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
+    P/T net's matrices, bounds UpperBounds when the space is incomplete)."""
     if prop.bound is not None:
         if not _complete(space):
+            met = _bound_met(prop.bound, space, model_net, seconds_left)
+            if met is not None:
+                return f"FORMULA {prop.id} {met} TECHNIQUES {TECHNIQUES} STATE_EQUATION"
             note(prop.id, _why_incomplete(space))
             return _cannot(prop.id)
         values = numeric_values(prop.bound, space)
@@ -302,6 +308,23 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         note(prop.id, str(budget))
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+
+
+def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
+               ) -> int | None:
+    """The exact UpperBounds answer of an incomplete search, when the most tokens seen on
+    ``bound``'s places (in the initial marking or a state found: all reachable) reach
+    the state equation's upper bound
+    (:func:`~tcpn.petrinets.checking.state_equation.state_equation_bound`); else None."""
+    if not isinstance(net, PTNet):
+        return None
+    index = {p: i for i, p in enumerate(net.places)}
+    seen = int(sum(int(net.initial[index[p]]) for p in bound.places))
+    if len(space):
+        seen = max(seen, int(numeric_values(bound, space).max()))
+    most = state_equation_bound(net, bound.places,
+                                None if seconds_left is None else min(seconds_left, 30.0))
+    return seen if most is not None and seen == most else None
 
 
 def _reachability(formula: Formula, space: AnyStateSpace) -> bool | None:
