@@ -579,3 +579,25 @@ def test_a_label_with_text_and_no_structure_is_refused_not_read_as_empty(label):
             '<transition id="t"><condition><text>x = a</text></condition></transition>')
     with pytest.raises(CpnFormatError, match=f"element [tp]: <{label}>: no <structure>"):
         read_pnml(xml)
+
+
+def test_a_nested_difference_on_an_input_arc_binds_as_its_cases():
+    """Taking ``a + (x - a)``: x = a takes one a, x != a takes a and x. The same states,
+    edges and dead markings as the two cases written as two guarded transitions."""
+    taken = op("add", const("a"), op("subtract", X, const("a")))
+    start = op("add", n_of(2, const("a")), n_of(2, const("b")), const("c"))
+    nested = small_net(start, const("a")).replace(
+        '<hlinscription><structure>\n     <variable refvariable="vx"/></structure>',
+        f"<hlinscription><structure>{taken}</structure>")
+    assert nested.count("<subtract>") == 1
+    cases = nested.replace(taken, const("a")).replace(
+        '<transition id="t"/>',
+        f'<transition id="t"><condition><structure>{op("equality", X, const("a"))}'
+        '</structure></condition></transition><transition id="u"><condition><structure>'
+        f'{op("inequality", X, const("a"))}</structure></condition></transition>').replace(
+        "</page>", '<arc id="a3" source="p" target="u"><hlinscription><structure>'
+        f'{op("add", const("a"), X)}</structure></hlinscription></arc><arc id="a4" '
+        f'source="u" target="q"><hlinscription><structure>{const("a")}</structure>'
+        "</hlinscription></arc></page>")
+    assert behaviour(nested)[1:] == behaviour(cases)[1:]
+    assert behaviour(nested)[1] == 9
