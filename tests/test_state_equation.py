@@ -7,7 +7,11 @@ from itertools import pairwise
 
 import pytest
 
-from tcpn.petrinets.checking.state_equation import state_equation_bound
+from tcpn.petrinets.checking.state_equation import (
+    one_safe_by_state_equation,
+    stable_place,
+    state_equation_bound,
+)
 from tcpn.petrinets.colours import UNIT
 from tcpn.petrinets.examples import dining_philosophers, left_first_philosophers, retransmission
 from tcpn.petrinets.net import Arc, ArcKind, PetriNet, Place, Transition
@@ -69,3 +73,22 @@ def test_no_bound_for_an_unbounded_place_or_with_a_reset_arc():
     reset.add_transition(Transition("clear"))
     reset.add_arc(Arc(ArcKind.RESET, "b", "clear"))
     assert state_equation_bound(pt_net(reset), ["b"]) is None
+
+
+def test_a_place_no_firing_changes_is_stable():
+    """``lock`` is only read (taken and put back): the same count in every marking."""
+    net = p_t({"a": 1, "b": 0, "lock": 1}, {"t": ({"a": 1, "lock": 1}, {"b": 1, "lock": 1}),
+                                            "back": ({"b": 1}, {"a": 1})})
+    assert stable_place(pt_net(net)) == "lock"
+    net.add_transition(Transition("clear"))
+    net.add_arc(Arc(ArcKind.RESET, "lock", "clear"))
+    assert stable_place(pt_net(net)) is None
+    assert stable_place(pt_net(dining_philosophers(3))) is None
+
+
+def test_one_safe_when_the_state_equation_bounds_every_place_by_one():
+    assert one_safe_by_state_equation(pt_net(dining_philosophers(5)))
+    assert not one_safe_by_state_equation(pt_net(p_t({"a": 2}, {})))
+    assert not one_safe_by_state_equation(pt_net(p_t({"a": 1, "b": 0}, {
+        "t": ({"a": 1}, {"b": 2})})))
+    assert not one_safe_by_state_equation(pt_net(dining_philosophers(5)), time_limit_s=0.0)

@@ -51,7 +51,11 @@ from tcpn.petrinets.checking.ptcheck import (
     numeric_values,
     state_mask,
 )
-from tcpn.petrinets.checking.state_equation import state_equation_bound
+from tcpn.petrinets.checking.state_equation import (
+    one_safe_by_state_equation,
+    stable_place,
+    state_equation_bound,
+)
 from tcpn.petrinets.exchange.pnml import read_pnml
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
@@ -184,7 +188,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     for examination in examinations:
         lines = answers.setdefault(examination, [])
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note) if examination in GLOBAL_EXAMINATIONS else (
+                           note, model.net if model.is_pt else None, remaining()
+                           ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, remaining(),
                        max_memory_bytes, note, model.net if model.is_pt else None)[0]
             for prop in properties[examination])
@@ -357,16 +362,20 @@ LIVENESS_EDGE_BYTES = 40
 
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None) -> list[str]:
+            note: Note = lambda ident, reason: None, model_net: Any = None,
+            seconds_left: float | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
-    CANNOT_COMPUTE's budget told to ``note``)."""
+    CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a P/T net's matrices, answers
+    from the structure what an incomplete space does not)."""
     if not _complete(space):
         if examination == "StateSpace":
             note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
+        if found is None and isinstance(model_net, PTNet):
+            found = _structural(examination, model_net, seconds_left)
         if found is None:
             note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
@@ -418,6 +427,18 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
         return False if most > 1 else None
     if examination == "StableMarking":
         return False if not stable else None
+    return None
+
+
+def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
+    """What the net's structure proves of a global property (None: nothing): a place no
+    firing changes makes StableMarking TRUE; the state equation bounding every place by
+    one makes OneSafe TRUE (within ``seconds_left``, at most 30 s)."""
+    if examination == "StableMarking":
+        return True if stable_place(net) is not None else None
+    if examination == "OneSafe":
+        limit = 30.0 if seconds_left is None else min(seconds_left, 30.0)
+        return True if one_safe_by_state_equation(net, limit) else None
     return None
 
 
