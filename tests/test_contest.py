@@ -178,6 +178,31 @@ def test_upper_bounds_from_fifty_states_and_the_state_equation_are_right(
     assert given > 0 or instance not in UPPER_BOUNDS_SAMPLE
 
 
+GLOBAL_SAMPLE = ("Philosophers-PT-000005", "NQueens-PT-05", "LamportFastMutEx-PT-2",
+                 "AirplaneLD-PT-0010")
+
+
+@pytest.mark.parametrize("instance", [
+    pytest.param(p.values[0], id=p.values[0],
+                 marks=() if p.values[0] in GLOBAL_SAMPLE else pytest.mark.slow)
+    for p in _pt_instances()])
+def test_one_safe_and_stable_marking_from_fifty_states_and_the_structure_are_right(
+        shared_dir, mcc_cache, instance):
+    """Stopped after 50 states, OneSafe and StableMarking are answered from the states
+    found or the structure (all 132 P/T instances: 195 of 264, none wrong; 109 from the
+    states alone); every answer given is the oracle's."""
+    folder = extracted(shared_dir, mcc_cache, instance)
+    answers = check_examinations(folder / "model.pnml", ["OneSafe", "StableMarking"],
+                                 max_states=50)
+    given = 0
+    for examination, (line,) in answers.items():
+        answer = line.split()[2]
+        assert answer in ("CANNOT_COMPUTE", read_answers(folder, examination)[examination]), \
+            line
+        given += answer != "CANNOT_COMPUTE"
+    assert given == 2 or instance not in GLOBAL_SAMPLE[:2]
+
+
 #: (product states searched on the fly, product edges before the array product's first
 #: search of a part of itself, growth between searches)
 SEARCHES = {"arrays": (0, 10**18, 4), "on-the-fly": (10**9, 10**18, 4),
