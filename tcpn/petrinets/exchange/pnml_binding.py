@@ -57,16 +57,11 @@ class TransitionArcs:
         self.guard: str | None = None  # set by arcs(), which may add conjuncts
         self.free: dict[str, ColourSet] = {}  # set by arcs(): variables no input arc binds
 
-    def add(self, element: ET.Element, place: str, kind: ArcKind,
-            terms: Terms | Multiset) -> None:
-        """An arc's multiset: pairs, or a tree (whose nested subtractions are counted
-        exactly, see :func:`~tcpn.petrinets.exchange.pnml_multiset.counted`)."""
-        if isinstance(terms, Multiset):
-            if not is_flat(terms):
-                self.arcs_in.append((element, place, kind, counted(terms)))
-                return
-            terms = pairs(terms)
-        self.arcs_in.append((element, place, kind, _counted(_merged(terms))))
+    def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Multiset) -> None:
+        """An arc's multiset: as pairs where they are exact, else each value counted where
+        its differences are (:func:`~tcpn.petrinets.exchange.pnml_multiset.counted`)."""
+        counts = _counted(_merged(pairs(terms))) if is_flat(terms) else counted(terms)
+        self.arcs_in.append((element, place, kind, counts))
 
     def arcs(self, transition: str, fail: Any, element: ET.Element
              ) -> list[tuple[ET.Element, Arc]]:

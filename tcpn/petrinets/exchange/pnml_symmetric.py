@@ -38,10 +38,11 @@ How the pairs become arcs is the reader's business (:mod:`tcpn.petrinets.exchang
 ...     '<feconstant id="p1" name="1"/><feconstant id="p2" name="2"/></cyclicenumeration>'
 ...     '</namedsort><variabledecl id="vx" name="x"><usersort declaration="P"/>'
 ...     '</variabledecl></declarations>'))
->>> pairs = terms.multiset(ET.fromstring(
+>>> from tcpn.petrinets.exchange.pnml_multiset import pairs
+>>> found = pairs(terms.multiset_tree(ET.fromstring(
 ...     '<add><subterm><variable refvariable="vx"/></subterm><subterm><predecessor>'
-...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>'))
->>> [(n, ast.unparse(t)) for n, t in pairs]
+...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>')))
+>>> [(n, ast.unparse(t)) for n, t in found]
 [(1, 'x'), (1, '_pred_Philo[x]')]
 >>> terms.declarations["_pred_Philo"]
 {'1': '2', '2': '1'}
@@ -66,7 +67,6 @@ from tcpn.petrinets.exchange.pnml_multiset import (
     count_of,
     counted,
     evaluate,
-    pairs,
 )
 from tcpn.petrinets.inscriptions import BUILTIN_NAMES, RANDOM_FUNCTIONS, RESERVED_NAMES
 
@@ -450,11 +450,6 @@ class SymmetricTerms:
             raise self.fail(element, f"<{element.tag}> needs an integer value") from None
 
     # -- multisets --------------------------------------------------------------------------
-    def multiset(self, element: ET.Element) -> Terms:
-        """A multiset term as ``(coefficient, term)`` pairs, ``all`` expanded (exact only
-        when :func:`~tcpn.petrinets.exchange.pnml_multiset.is_flat` holds of its tree)."""
-        return pairs(self.multiset_tree(element))
-
     def multiset_tree(self, element: ET.Element) -> Multiset:
         """A multiset term as a tree of sums, differences and multiples, ``all`` expanded.
 
