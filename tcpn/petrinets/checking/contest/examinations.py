@@ -76,6 +76,9 @@ GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "L
                        "OneSafe", "StableMarking")
 EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
 DEFAULT_MAX_STATES = 2_000_000
+#: Seconds a structural answer (the state equation's linear programs) may take at most,
+#: when a budget has stopped the search (the answers left are few and cheap then).
+STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
@@ -328,7 +331,8 @@ def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
     if len(space):
         seen = max(seen, int(numeric_values(bound, space).max()))
     most = state_equation_bound(net, bound.places,
-                                None if seconds_left is None else min(seconds_left, 30.0))
+                                None if seconds_left is None else min(seconds_left,
+                                                                      STRUCTURE_S))
     return seen if most is not None and seen == most else None
 
 
@@ -433,11 +437,12 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
 def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
     """What the net's structure proves of a global property (None: nothing): a place no
     firing changes makes StableMarking TRUE; the state equation bounding every place by
-    one makes OneSafe TRUE (within ``seconds_left``, at most 30 s)."""
+    one makes OneSafe TRUE (within ``seconds_left``, at most :data:`STRUCTURE_S`: one
+    linear program a place, and a wide net has tens of thousands)."""
     if examination == "StableMarking":
         return True if stable_place(net) is not None else None
     if examination == "OneSafe":
-        limit = 30.0 if seconds_left is None else min(seconds_left, 30.0)
+        limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
         return True if one_safe_by_state_equation(net, limit) else None
     return None
 
