@@ -378,13 +378,15 @@ def _global(examination: str, space: AnyStateSpace,
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
-        if found is None and isinstance(model_net, PTNet):
+        techniques = TECHNIQUES
+        if found is None and isinstance(model_net, PTNet) and examination in STRUCTURAL:
             found = _structural(examination, model_net, seconds_left)
+            techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
         if found is None:
             note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
                 f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
-                f"{TECHNIQUES}"]
+                f"{techniques}"]
     most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
@@ -434,17 +436,19 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
     return None
 
 
+#: The technique each structural answer names (see :func:`_structural`).
+STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION"}
+
+
 def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
-    """What the net's structure proves of a global property (None: nothing): a place no
+    """What the net's structure proves of StableMarking or OneSafe (None: nothing): a place no
     firing changes makes StableMarking TRUE; the state equation bounding every place by
     one makes OneSafe TRUE (within ``seconds_left``, at most :data:`STRUCTURE_S`: one
     linear program a place, and a wide net has tens of thousands)."""
     if examination == "StableMarking":
         return True if stable_place(net) is not None else None
-    if examination == "OneSafe":
-        limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
-        return True if one_safe_by_state_equation(net, limit) else None
-    return None
+    limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
+    return True if one_safe_by_state_equation(net, limit) else None
 
 
 def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
