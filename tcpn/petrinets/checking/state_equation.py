@@ -26,7 +26,6 @@ import time as wallclock
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import linprog
 
 from tcpn.petrinets.statespace.ptspace import PTNet
 
@@ -52,6 +51,8 @@ def state_equation_bound(net: PTNet, places: Sequence[str],
     start = float(weights @ initial)
     if incidence.nnz == 0:
         return int(start)
+    from scipy.optimize import linprog  # here: ~75 modules a complete search never needs
+
     objective = -(incidence.T @ weights)  # linprog minimises; w.M0 is a constant
     options = {} if time_limit_s is None else {"time_limit": max(0.1, time_limit_s)}
     found = linprog(objective, A_ub=-incidence, b_ub=initial, bounds=(0, None),
