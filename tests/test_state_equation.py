@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from tcpn.petrinets.checking.state_equation import (
+from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
     state_equation_bound,

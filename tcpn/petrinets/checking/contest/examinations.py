@@ -30,6 +30,11 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.contest.state_equation import (
+    one_safe_by_state_equation,
+    stable_place,
+    state_equation_bound,
+)
 from tcpn.petrinets.checking.formulas import (
     A,
     E,
@@ -50,11 +55,6 @@ from tcpn.petrinets.checking.ptcheck import (
     edge_arrays,
     numeric_values,
     state_mask,
-)
-from tcpn.petrinets.checking.state_equation import (
-    one_safe_by_state_equation,
-    stable_place,
-    state_equation_bound,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
@@ -323,7 +323,7 @@ def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
     """The exact UpperBounds answer of an incomplete search, when the most tokens seen on
     ``bound``'s places (in the initial marking or a state found: all reachable) reach
     the state equation's upper bound
-    (:func:`~tcpn.petrinets.checking.state_equation.state_equation_bound`); else None."""
+    (:func:`~tcpn.petrinets.checking.contest.state_equation.state_equation_bound`); else None."""
     if not isinstance(net, PTNet):
         return None
     index = {p: i for i, p in enumerate(net.places)}
