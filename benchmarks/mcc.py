@@ -6,10 +6,11 @@ them, or ``--instances A B``), each instance in a fresh process with a wall-cloc
 memory (``--max-memory-mb`` per worker; by default 70 % of the machine's memory shared among
 the jobs: the explorer and the LTL checks stop there with CANNOT_COMPUTE instead of being
 killed), ``--jobs N`` instances at a time. Each instance's records (its answer lines, the
-exploration's size and speed, CPU seconds and peak memory per examination) are written as
-JSON lines to ``RESULTS/<instance>.jsonl`` the moment the instance finishes (whole or not at
-all), so a run that stops is continued with ``--resume RESULTS`` (the instances already there are
-kept, the others run with the limits the directory was started with). The scoreboard is
+budget behind each CANNOT_COMPUTE, the exploration's size and speed, CPU seconds and peak
+memory per examination) are written as JSON lines to ``RESULTS/<instance>.jsonl`` the
+moment the instance finishes (whole or not at all), so a run that stops is continued with
+``--resume RESULTS`` (the instances already there are kept, the others run with the
+limits the directory was started with). The scoreboard is
 printed from the directory: per examination right, wrong, cannot compute (budget or time
 limit), unknown in the oracle and CPU seconds; then the exploration speed (states/s).
 ``--scoreboard RESULTS`` prints it without running anything.
@@ -101,7 +102,9 @@ def worker(folder: str, max_states: int, time_limit_s: float,
         check_examinations(Path(folder) / "model.pnml", [examination], max_states, left,
                            on_line=lambda line, e=examination: emit(
                                {"examination": e, "line": line}),
-                           explored=(model, space), max_memory_bytes=memory)
+                           explored=(model, space), max_memory_bytes=memory,
+                           on_reason=lambda ident, why, e=examination: emit(
+                               {"examination": e, "cannot": ident, "reason": why}))
         emit({"examination": examination, "cpu_s": time.process_time() - cpu,
               "peak_mb": peak_mb()})
 

@@ -799,7 +799,10 @@ def check_net(
 
         check_examination(net, examination, max_states or DEFAULT_MAX_STATES, time_limit,
                           on_line=lambda line: console.print(line, markup=False,
-                                                             highlight=False, soft_wrap=True))
+                                                             highlight=False, soft_wrap=True),
+                          on_reason=lambda ident, reason: err_console.print(
+                              f"{ident}: CANNOT_COMPUTE: {reason}", markup=False,
+                              highlight=False, soft_wrap=True))
         return
     loaded = named_net(net, python=python, trusted=trust).net
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),

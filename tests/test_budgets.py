@@ -105,6 +105,60 @@ def test_a_memory_error_inside_a_search_is_an_unknown_naming_the_limit(
                         "STATE_SPACE STATES CANNOT_COMPUTE")
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS bounds mappings on Linux")
+def test_a_budget_asked_above_the_limit_is_held_to_the_limit_and_named(
+        tmp_path, address_space_limit):
+    """A caller asking for a terabyte (the contest runner sized its workers on the
+    machine's memory, not on what was free) under ``ulimit -v``: the P/T search stops at
+    the default share of what RLIMIT_AS leaves, not at a ``MemoryError`` or a kill, and
+    each CANNOT_COMPUTE is told that budget (``tcpn check --examination`` prints it on
+    stderr); an answer the states found prove is still given."""
+    net = unbounded_net(tmp_path)
+    script = textwrap.dedent(f"""
+        from tcpn.petrinets.checking.contest.examinations import check_examinations
+        reasons = {{}}
+        lines = check_examinations({str(net)!r}, ["StateSpace", "OneSafe",
+                                   "ReachabilityDeadlock"], max_states=10**9,
+                                   max_memory_bytes=1 << 40,
+                                   on_reason=lambda ident, why: reasons.setdefault(ident, why))
+        print(lines["StateSpace"][0], lines["OneSafe"][0], lines["ReachabilityDeadlock"][0],
+              sep="|")
+        print(reasons["StateSpace"], reasons["ReachabilityDeadlock"], sep="|")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=600, preexec_fn=lambda: limited(address_space_limit))
+    assert done.returncode == 0, done.stderr
+    examined, reasons = done.stdout.strip().splitlines()
+    assert examined == ("STATE_SPACE STATES CANNOT_COMPUTE|FORMULA OneSafe FALSE TECHNIQUES "
+                        "EXPLICIT SEQUENTIAL_PROCESSING|FORMULA ReachabilityDeadlock "
+                        "CANNOT_COMPUTE")
+    for reason in reasons.split("|"):
+        assert reason.startswith("the state space is incomplete: memory budget reached: "), \
+            reason
+        assert f"{DEFAULT_SHARE * 100:.0f} % of what RLIMIT_AS (ulimit -v) left" in reason
+    cli = subprocess.run([TCPN, "check", str(net), "--examination", "StateSpace",
+                          "--max-states", "1000000000"], capture_output=True, text=True,
+                         timeout=600, preexec_fn=lambda: limited(address_space_limit))
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.splitlines()[0] == "STATE_SPACE STATES CANNOT_COMPUTE"
+    assert cli.stderr.startswith("StateSpace: CANNOT_COMPUTE: the state space is incomplete: "
+                                 "memory budget reached: "), cli.stderr
+    assert "RLIMIT_AS (ulimit -v) left" in cli.stderr
+
+
+def test_a_budget_asked_is_capped_by_what_the_process_may_use():
+    """``MemoryBudget.of(n)`` keeps the default allowance beside ``n``: past it, the
+    budget is exceeded and names the real limit, whatever ``n``."""
+    default = MemoryBudget.default()
+    asked = MemoryBudget.of(1 << 60)
+    assert asked.max_rss_bytes == 1 << 60 and asked.source == default.source
+    assert abs(asked.allowance_bytes - default.allowance_bytes) < 0.05 * default.allowance_bytes
+    assert not asked.exceeded()
+    assert asked.exceeded(asked.allowance_bytes + 1)
+    assert MemoryBudget.of(1).exceeded()
+    assert MemoryBudget.of(1).reason() == "memory budget reached: resident memory above 1 bytes"
+
+
 @pytest.mark.parametrize(("layout", "limit_name"), [
     ("v2", "memory.max"), ("v1", "memory.limit_in_bytes")])
 def test_usable_memory_reads_the_tightest_cgroup_limit(tmp_path, layout, limit_name):

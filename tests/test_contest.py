@@ -95,18 +95,20 @@ def test_lines_are_the_contest_format(shared_dir, mcc_cache):
 
 def test_a_budget_gives_cannot_compute_not_a_guess(shared_dir, mcc_cache):
     folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
-    for examination in ("Liveness", "UpperBounds", "StateSpace"):
+    for examination in ("Liveness", "StateSpace"):
         lines = check_examination(folder / "model.pnml", examination, max_states=20)
         assert all(line.split()[2] == "CANNOT_COMPUTE" for line in lines), examination
-    # a formula is still answered when the states found prove it (EF p seen, AG p broken)
+    # a formula is still answered when the states found prove it (EF p seen, AG p broken,
+    # a place bound seen that the state equation allows no more than)
     answered = 0
-    for examination in ("ReachabilityFireability", "CTLCardinality", "LTLFireability"):
+    for examination in ("ReachabilityFireability", "CTLCardinality", "LTLFireability",
+                        "UpperBounds"):
         known = read_answers(folder, examination)
         for line in check_examination(folder / "model.pnml", examination, max_states=20):
             key, answer = line.split()[1:3]
             assert answer in ("CANNOT_COMPUTE", known[key]), line
             answered += answer != "CANNOT_COMPUTE"
-    assert 0 < answered < 48
+    assert 0 < answered < 64
 
 
 def test_missing_property_file_and_unknown_names_are_input_errors(shared_dir, mcc_cache,
@@ -145,6 +147,60 @@ def test_every_instance_like_the_oracle(shared_dir, mcc_cache, instance):
     answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS),
                                  time_limit_s=SLOW_TIME_LIMIT_S)
     assert disagreements(folder, answers, cannot_compute_is_wrong=False) == []
+
+
+def _pt_instances() -> list:
+    return [p for p in _all_instances() if "-PT-" in p.values[0]]
+
+
+UPPER_BOUNDS_SAMPLE = ("RwMutex-PT-r0010w0500", "StigmergyElection-PT-07a", "FMS-PT-00002",
+                       "ERK-PT-000010")
+
+
+@pytest.mark.parametrize("instance", [
+    pytest.param(p.values[0], id=p.values[0],
+                 marks=() if p.values[0] in UPPER_BOUNDS_SAMPLE else pytest.mark.slow)
+    for p in _pt_instances()])
+def test_upper_bounds_from_fifty_states_and_the_state_equation_are_right(
+        shared_dir, mcc_cache, instance):
+    """Stopped after 50 states, a P/T place bound is answered where the most tokens seen
+    meet the state equation's bound (all 132 P/T instances: 1,378 of 2,112 bounds, none
+    wrong); every answer given is the oracle's."""
+    folder = extracted(shared_dir, mcc_cache, instance)
+    known = read_answers(folder, "UpperBounds")
+    given = 0
+    for line in check_examination(folder / "model.pnml", "UpperBounds", max_states=50):
+        key, answer = line.split()[1:3]
+        if answer != "CANNOT_COMPUTE":
+            given += 1
+            assert answer == known[key], line
+            assert line.endswith("STATE_EQUATION")
+    assert given > 0 or instance not in UPPER_BOUNDS_SAMPLE
+
+
+GLOBAL_SAMPLE = ("Philosophers-PT-000005", "NQueens-PT-05", "LamportFastMutEx-PT-2",
+                 "AirplaneLD-PT-0010")
+
+
+@pytest.mark.parametrize("instance", [
+    pytest.param(p.values[0], id=p.values[0],
+                 marks=() if p.values[0] in GLOBAL_SAMPLE else pytest.mark.slow)
+    for p in _pt_instances()])
+def test_one_safe_and_stable_marking_from_fifty_states_and_the_structure_are_right(
+        shared_dir, mcc_cache, instance):
+    """Stopped after 50 states, OneSafe and StableMarking are answered from the states
+    found or the structure (all 132 P/T instances: 195 of 264, none wrong; 109 from the
+    states alone); every answer given is the oracle's."""
+    folder = extracted(shared_dir, mcc_cache, instance)
+    answers = check_examinations(folder / "model.pnml", ["OneSafe", "StableMarking"],
+                                 max_states=50)
+    given = 0
+    for examination, (line,) in answers.items():
+        answer = line.split()[2]
+        assert answer in ("CANNOT_COMPUTE", read_answers(folder, examination)[examination]), \
+            line
+        given += answer != "CANNOT_COMPUTE"
+    assert given == 2 or instance not in GLOBAL_SAMPLE[:2]
 
 
 #: (product states searched on the fly, product edges before the array product's first

@@ -399,3 +399,205 @@ def test_declarations_may_come_in_any_order_and_in_several_blocks():
         '</declarations><declarations><namedsort id="M" name="M"><usersort '
         'declaration="C"/></namedsort></declarations></structure></declaration>')
     assert behaviour(late)[1:] == behaviour(small_net(ALL_C, X))[1:]
+
+
+# -- every operator at every arity, every sort (issue 31) ---------------------------------
+R3 = '<namedsort id="R" name="R"><finiteintrange start="1" end="3"/></namedsort>'
+BOOLS = '<namedsort id="B" name="B"><bool/></namedsort>'
+ENUM = ('<namedsort id="E" name="E"><finiteenumeration><feconstant id="e1" name="e1"/>'
+        '<feconstant id="e2" name="e2"/><feconstant id="e3" name="e3"/></finiteenumeration>'
+        '</namedsort>')
+LOHI = ('<partition id="PC" name="PC"><usersort declaration="C"/>'
+        '<partitionelement id="lo" name="lo">' + const("a") + const("b") +
+        '</partitionelement><partitionelement id="hi" name="hi">' + const("c") +
+        '</partitionelement></partition>')
+
+
+def int_const(value: int) -> str:
+    return (f'<finiteintrangeconstant value="{value}"><finiteintrange start="1" end="3"/>'
+            '</finiteintrangeconstant>')
+
+
+def number(value: int, sort: str = "positive") -> str:
+    return f'<numberconstant value="{value}"><{sort}/></numberconstant>'
+
+
+INT_PARTS = ('<partition id="PR" name="PR"><usersort declaration="R"/>'
+             '<partitionelement id="r1" name="r1">' + int_const(1) + '</partitionelement>'
+             '<partitionelement id="r23" name="r23">' + int_const(2) + int_const(3) +
+             '</partitionelement></partition>')
+
+
+def guarded(guard: str, marking: str = ALL_C, declarations: str = "", sort: str = "C",
+            output: str = X) -> str:
+    """:func:`small_net` with transition t guarded by ``guard``."""
+    net = small_net(marking, output, declarations, sort)
+    return net.replace('<transition id="t"/>', '<transition id="t"><condition><structure>'
+                       f'{guard}</structure></condition></transition>')
+
+
+def fired(xml: str) -> list[str]:
+    """The values of x with which t fires in the initial marking (q's sort C or not)."""
+    net = read_pnml(xml).net
+    space = explore(net, max_states=10_000)
+    return sorted({repr(edge.binding["x"]) for edge in space.edges(0)})
+
+
+def final_q(xml: str) -> list[tuple[str, int]]:
+    """What q holds in the one dead marking of ``xml``'s net."""
+    space = explore(read_pnml(xml).net, max_states=10_000)
+    dead = list(space.dead_markings())
+    assert len(dead) == 1 and space.complete
+    counts: dict[str, int] = {}
+    for token in space.marking(dead[0])["q"]:
+        counts[repr(token.value)] = counts.get(repr(token.value), 0) + 1
+    return sorted(counts.items())
+
+
+def test_a_difference_inside_a_sum_is_truncated_where_it_is():
+    """``a + (x - a)``: a multiset difference stops at zero where it is written, so x = a
+    puts one a, x = b puts a and b (flattened to ``a + x - a`` it would put x alone)."""
+    output = op("add", const("a"), op("subtract", X, const("a")))
+    two = op("add", const("a"), const("b"))
+    assert final_q(small_net(two, output)) == [("'a'", 2), ("'b'", 1)]
+    # a - (b - a) is a - b: a; all - (b - a) is all - b
+    assert final_q(small_net(const("a"), op("subtract", op("add", const("a"), const("c")),
+                                            op("subtract", const("b"), const("a"))))) == \
+        [("'a'", 1), ("'c'", 1)]
+    # closed, in an initial marking: a + (b - a) is a + b
+    marking = op("add", const("a"), op("subtract", const("b"), const("a")))
+    assert behaviour(small_net(marking, X))[0]["p"] == ["'a'", "'b'"]
+    # a difference scaled inside a difference: 3'all - 2'(all - x)
+    output = op("subtract", n_of(3, ALL_C), n_of(2, op("subtract", ALL_C, X)))
+    assert final_q(small_net(const("b"), output)) == [("'a'", 1), ("'b'", 3), ("'c'", 1)]
+
+
+def test_boolean_operators_take_any_number_of_subterms():
+    not_a = op("inequality", X, const("a"))
+    not_b = op("inequality", X, const("b"))
+    nested_and = op("and", op("and", not_a, not_b), '<booleanconstant value="true"/>')
+    assert fired(guarded(op("and", not_a, not_b, '<booleanconstant value="true"/>'))) == \
+        fired(guarded(nested_and)) == ["'c'"]
+    is_a, is_b = op("equality", X, const("a")), op("equality", X, const("b"))
+    assert fired(guarded(op("or", is_a, is_b, '<booleanconstant value="false"/>'))) == \
+        ["'a'", "'b'"]
+    assert fired(guarded(op("imply", is_a, '<booleanconstant value="false"/>'))) == \
+        ["'b'", "'c'"]
+    assert fired(guarded(op("not", is_a))) == ["'b'", "'c'"]
+
+
+@pytest.mark.parametrize(("comparison", "expected"), [
+    ("lessthan", ["'e1'"]), ("lessthanorequal", ["'e1'", "'e2'"]), ("greaterthan", ["'e3'"]),
+    ("greaterthanorequal", ["'e2'", "'e3'"]), ("equality", ["'e2'"]),
+    ("inequality", ["'e1'", "'e3'"])])
+def test_comparisons_follow_the_declared_order_of_an_enumeration(comparison, expected):
+    """e3 < e1 as strings would say otherwise: the order is the declaration's (and the
+    cyclic C's: a < b < c)."""
+    xml = guarded(op(comparison, X, const("e2")), '<all><usersort declaration="E"/></all>',
+                  ENUM, sort="E", output=const("a"))
+    assert fired(xml) == expected
+    cyclic = guarded(op(comparison, X, const("b")))
+    assert fired(cyclic) == [e.replace("e1", "a").replace("e2", "b").replace("e3", "c")
+                             for e in expected]
+
+
+@pytest.mark.parametrize(("comparison", "expected"), [
+    ("lessthan", ["1"]), ("lessthanorequal", ["1", "2"]), ("greaterthan", ["3"]),
+    ("greaterthanorequal", ["2", "3"]), ("inequality", ["1", "3"])])
+def test_comparisons_on_a_finite_int_range(comparison, expected):
+    xml = guarded(op(comparison, X, int_const(2)), '<all><usersort declaration="R"/></all>',
+                  R3, sort="R", output=const("a"))
+    assert fired(xml) == expected
+
+
+def test_all_on_every_sort():
+    """``all`` of dot, bool, an int range, an enumeration, a partition and a product."""
+    def initial(declarations: str, sort: str) -> list[str]:
+        xml = small_net(f'<all><usersort declaration="{sort}"/></all>', const("a"),
+                        declarations, sort=sort)
+        return behaviour(xml)[0]["p"]
+
+    assert initial('<namedsort id="D" name="D"><dot/></namedsort>', "D") == ["()"]
+    assert initial(BOOLS, "B") == ["False", "True"]
+    assert initial(R3, "R") == ["1", "2", "3"]
+    assert initial(ENUM, "E") == ["'e1'", "'e2'", "'e3'"]
+    assert initial(LOHI, "PC") == ["'hi'", "'lo'"]
+    product = ('<namedsort id="BR" name="BR"><productsort><usersort declaration="B"/>'
+               '<usersort declaration="R"/></productsort></namedsort>')
+    assert initial(BOOLS + R3 + product, "BR") == [
+        f"({b}, {i})" for b in ("False", "True") for i in (1, 2, 3)]
+
+
+def test_partitions_of_enumerations_and_int_ranges():
+    """``partitionelementof`` against an element, ``ltp``/``gtp`` in the elements' order;
+    partition elements may list int-range constants."""
+    of_x = op("partitionelementof", X, refpartition="PC")
+    assert fired(guarded(op("equality", of_x, const("lo")), declarations=LOHI)) == \
+        ["'a'", "'b'"]
+    assert fired(guarded(op("gtp", of_x, const("lo")), declarations=LOHI)) == ["'c'"]
+    assert fired(guarded(op("ltp", of_x, const("hi")), declarations=LOHI)) == ["'a'", "'b'"]
+    in_r23 = op("equality", op("partitionelementof", X, refpartition="PR"), const("r23"))
+    assert fired(guarded(in_r23, '<all><usersort declaration="R"/></all>', R3 + INT_PARTS,
+                         sort="R", output=const("a"))) == ["2", "3"]
+    with pytest.raises(CpnFormatError, match="partition PR leaves out 3"):
+        read_pnml(small_net(const("a"), X, R3 + INT_PARTS.replace(int_const(3), "")))
+
+
+def test_multiples_numberof_and_scalarproduct():
+    doubled = behaviour(small_net(n_of(2, ALL_C), X))
+    assert behaviour(small_net(op("scalarproduct", number(2), ALL_C), X)) == doubled
+    assert behaviour(small_net(op("numberof", number(2, "natural"), ALL_C), X)) == doubled
+    none = op("add", op("numberof", number(0, "natural"), ALL_C), const("a"))
+    assert behaviour(small_net(none, X))[0]["p"] == ["'a'"]
+
+
+def test_cardinality_cardinalityof_and_contains_in_guards():
+    """|x + a| is 2; a + a + b holds x twice only for x = a; a + b contains x for a, b."""
+    x_and_a = op("add", X, const("a"))
+    assert fired(guarded(op("equality", op("cardinality", x_and_a), number(2)))) == \
+        ["'a'", "'b'", "'c'"]
+    assert fired(guarded(op("lessthan", op("cardinality", x_and_a), number(2)))) == []
+    aab = op("add", n_of(2, const("a")), const("b"))
+    assert fired(guarded(op("equality", op("cardinalityof", aab, X), number(2)))) == ["'a'"]
+    assert fired(guarded(op("equality", op("cardinalityof", X, aab), number(1)))) == ["'b'"]
+    assert fired(guarded(op("contains", op("add", const("a"), const("b")), X))) == \
+        ["'a'", "'b'"]
+    assert fired(guarded(op("contains", X, n_of(2, const("a"))))) == []
+
+
+@pytest.mark.parametrize("label", ["hlinitialMarking", "condition"])
+def test_a_label_with_text_and_no_structure_is_refused_not_read_as_empty(label):
+    """An initial marking or a guard written only as text would otherwise read as no
+    token or no guard: another net, without a word."""
+    if label == "hlinitialMarking":
+        xml = small_net(ALL_C, X).replace(
+            f"<hlinitialMarking><structure>{ALL_C}</structure></hlinitialMarking>",
+            "<hlinitialMarking><text>1'a ++ 1'b</text></hlinitialMarking>")
+    else:
+        xml = small_net(ALL_C, X).replace(
+            '<transition id="t"/>',
+            '<transition id="t"><condition><text>x = a</text></condition></transition>')
+    with pytest.raises(CpnFormatError, match=f"element [tp]: <{label}>: no <structure>"):
+        read_pnml(xml)
+
+
+def test_a_nested_difference_on_an_input_arc_binds_as_its_cases():
+    """Taking ``a + (x - a)``: x = a takes one a, x != a takes a and x. The same states,
+    edges and dead markings as the two cases written as two guarded transitions."""
+    taken = op("add", const("a"), op("subtract", X, const("a")))
+    start = op("add", n_of(2, const("a")), n_of(2, const("b")), const("c"))
+    nested = small_net(start, const("a")).replace(
+        '<hlinscription><structure>\n     <variable refvariable="vx"/></structure>',
+        f"<hlinscription><structure>{taken}</structure>")
+    assert nested.count("<subtract>") == 1
+    cases = nested.replace(taken, const("a")).replace(
+        '<transition id="t"/>',
+        f'<transition id="t"><condition><structure>{op("equality", X, const("a"))}'
+        '</structure></condition></transition><transition id="u"><condition><structure>'
+        f'{op("inequality", X, const("a"))}</structure></condition></transition>').replace(
+        "</page>", '<arc id="a3" source="p" target="u"><hlinscription><structure>'
+        f'{op("add", const("a"), X)}</structure></hlinscription></arc><arc id="a4" '
+        f'source="u" target="q"><hlinscription><structure>{const("a")}</structure>'
+        "</hlinscription></arc></page>")
+    assert behaviour(nested)[1:] == behaviour(cases)[1:]
+    assert behaviour(nested)[1] == 9

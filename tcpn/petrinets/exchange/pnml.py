@@ -67,7 +67,8 @@ from tcpn.petrinets.exchange.cpn_import import (
     read_net_file,
 )
 from tcpn.petrinets.exchange.pnml_binding import TransitionArcs
-from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.exchange.pnml_multiset import Multiset
+from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms
 from tcpn.petrinets.exchange.pnml_tcpn import (
     colour_from_spec,
     colour_spec,
@@ -793,7 +794,7 @@ class _Reader:
             if sort is None or len(sort) != 1:
                 raise self.fail(element, f"place {name} has no sort")
             colour = self.terms.sort(sort[0])
-            structure = element.find("hlinitialMarking/structure")
+            structure = _structure(element, "hlinitialMarking", self)
             values = [(n, v) for v, n in self.terms.values(_only_child(structure, self))] \
                 if structure is not None else []
         else:
@@ -965,20 +966,20 @@ class _Reader:
     def _symmetric_arcs(self, net: PetriNet, arcs: list[ET.Element], nodes: dict[str, str],
                         transitions: dict[str, ET.Element]) -> None:
         """Build each transition's guard and arcs together (see :class:`TransitionArcs`)."""
-        by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Terms]]] = {
+        by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Multiset]]] = {
             name: [] for name in transitions}
         for element in arcs:
             place, transition, kind = self._ends(element, nodes, net)
             structure = element.find("hlinscription/structure")
             if structure is None:
                 raise self.fail(element, "a symmetric-net arc needs an inscription")
-            terms = self.terms.multiset(_only_child(structure, self))
+            terms = self.terms.multiset_tree(_only_child(structure, self))
             by_transition[transition].append((element, place, kind, terms))
         for name, element in transitions.items():
             tool = _tool(element)
             if tool is not None and tool.find("exact") is not None:
                 continue  # guard and arcs in tcpn's own form, read already
-            condition = element.find("condition/structure")
+            condition = _structure(element, "condition", self)
             guard = self.terms.term(_only_child(condition, self))[0] \
                 if condition is not None else None
             binding = TransitionArcs(self.terms, guard)
@@ -1001,6 +1002,20 @@ class _Reader:
 def _invisible(element: ET.Element) -> bool:
     """A ProM/pm4py silent transition (``activity="$invisible$"``)."""
     return any(t.get("activity") == "$invisible$" for t in element.findall("toolspecific"))
+
+
+def _structure(element: ET.Element, label: str, reader: _Reader) -> ET.Element | None:
+    """The ``<structure>`` of ``element``'s label ``label`` (None without the label): a
+    label with only its ``<text>`` is refused, not read as empty (an initial marking of
+    no token, a guard always true would change the state space without a word)."""
+    found = element.find(label)
+    if found is None:
+        return None
+    structure = found.find("structure")
+    if structure is None:
+        raise reader.fail(found, "no <structure> (its <text> alone is not "
+                          "read: the symmetric-net term is)")
+    return structure
 
 
 def _only_child(element: ET.Element, reader: _Reader) -> ET.Element:

@@ -31,6 +31,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from tcpn.petrinets.colours import ColourSet
+from tcpn.petrinets.exchange.pnml_multiset import Count, Multiset, counted, equal, is_flat, pairs
 from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
 from tcpn.petrinets.net import Arc, ArcKind
 
@@ -52,18 +53,21 @@ class TransitionArcs:
     def __init__(self, terms: SymmetricTerms, guard: ast.expr | None):
         self.terms = terms
         self.conjuncts: list[ast.expr] = [] if guard is None else [guard]
-        self.arcs_in: list[tuple[ET.Element, str, ArcKind, Terms]] = []
+        self.arcs_in: list[tuple[ET.Element, str, ArcKind, list[tuple[ast.expr, Count]]]] = []
         self.guard: str | None = None  # set by arcs(), which may add conjuncts
         self.free: dict[str, ColourSet] = {}  # set by arcs(): variables no input arc binds
 
-    def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Terms) -> None:
-        self.arcs_in.append((element, place, kind, _merged(terms)))
+    def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Multiset) -> None:
+        """An arc's multiset: as pairs where they are exact, else each value counted where
+        its differences are (:func:`~tcpn.petrinets.exchange.pnml_multiset.counted`)."""
+        counts = _counted(_merged(pairs(terms))) if is_flat(terms) else counted(terms)
+        self.arcs_in.append((element, place, kind, counts))
 
     def arcs(self, transition: str, fail: Any, element: ET.Element
              ) -> list[tuple[ET.Element, Arc]]:
         pending: list[list[Any]] = []  # [element, place, kind, term, count]
         for arc_element, place, kind, terms in self.arcs_in:
-            for term, count in _counted(terms):
+            for term, count in terms:
                 pending.append([arc_element, place, kind, term, count])
         candidates = [i for i in pending if i[2] is not ArcKind.OUTPUT and isinstance(i[4], int)]
         bound: set[str] = set()
@@ -141,11 +145,11 @@ def _counted(terms: Terms) -> list[tuple[ast.expr, int | ast.expr]]:
     taken = [(-n, t) for n, t in terms if n < 0]
     out: list[tuple[ast.expr, int | ast.expr]] = []
     for i, (count, term) in enumerate(added):
-        subtracted = _weighted([(d, _equal(u, term)) for d, u in taken])
+        subtracted = _weighted([(d, equal(u, term)) for d, u in taken])
         if subtracted is None:
             out.append((term, count))
             continue
-        before = _weighted([(c, _equal(t, term)) for c, t in added[:i]])
+        before = _weighted([(c, equal(t, term)) for c, t in added[:i]])
         if isinstance(subtracted, int) and not isinstance(before, ast.expr):
             left_over = count - max(0, subtracted - (before or 0))
             if left_over > 0:
@@ -178,29 +182,6 @@ def _weighted(items: list[tuple[int, bool | ast.expr]]) -> int | ast.expr | None
     for part in parts[1:] + ([ast.Constant(constant)] if constant else []):
         total = ast.BinOp(total, ast.Add(), part)
     return total
-
-
-def _equal(a: ast.expr, b: ast.expr) -> bool | ast.expr:
-    """Whether two terms are equal: True, False, or the test when it depends on the binding."""
-    if ast.dump(a) == ast.dump(b):
-        return True
-    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
-        return bool(a.value == b.value)
-    if isinstance(a, ast.Tuple) and isinstance(b, ast.Tuple):
-        if len(a.elts) != len(b.elts):
-            return False
-        tests = []
-        for x, y in zip(a.elts, b.elts, strict=True):
-            same = _equal(x, y)
-            if same is False:
-                return False
-            if same is not True:
-                tests.append(same)
-        return True if not tests else (tests[0] if len(tests) == 1 else
-                                       ast.BoolOp(ast.And(), tests))
-    if isinstance(a, ast.Tuple | ast.Constant) and isinstance(b, ast.Tuple | ast.Constant):
-        return False
-    return ast.Compare(a, [ast.Eq()], [b])
 
 
 def _is_pattern(tree: ast.expr) -> bool:

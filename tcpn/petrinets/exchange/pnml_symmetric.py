@@ -13,11 +13,17 @@ the expressions need are net declarations, plain dicts built once:
   like between enumeration constants;
 * ``_part_P``: the partition element of each member, for ``partitionelementof``.
 
-A multiset (an arc inscription or an initial marking) becomes a list of
-``(coefficient, term)`` pairs: ``add`` concatenates, ``numberof`` multiplies,
-``subtract`` (of any number of subterms, from the left) negates, ``empty`` is no pair, and
-``all`` (alone or inside a tuple) stands for every member of its sort, one term per member
-(the arc, not the net, is expanded).
+A multiset (an arc inscription or an initial marking) becomes a tree
+(:class:`~tcpn.petrinets.exchange.pnml_multiset.Multiset`): ``add`` and ``subtract`` of any
+number of subterms (``subtract`` from the left), ``numberof`` and ``scalarproduct``
+multiply, ``empty`` is no term, and ``all`` (alone or inside a tuple) stands for every
+member of its sort, one term per member (the arc, not the net, is expanded). A tree whose
+subtractions all lie on its left spine reads as ``(coefficient, term)`` pairs; a difference
+nested in a sum is counted where it is (truncated at zero). ``cardinality``,
+``cardinalityof`` and ``contains`` of multisets are terms (guards use them), ``and`` and
+``or`` take any number of subterms, comparisons order enumerations as declared and
+partition elements as listed, and a partition element may list any closed term of its
+sort (an int-range constant as well as an enumeration constant).
 
 The grammar is read as the standard writes it, not as the files seen use it: a product of
 one sort is that sort (and a one-component tuple its component), products nest, a named
@@ -32,10 +38,11 @@ How the pairs become arcs is the reader's business (:mod:`tcpn.petrinets.exchang
 ...     '<feconstant id="p1" name="1"/><feconstant id="p2" name="2"/></cyclicenumeration>'
 ...     '</namedsort><variabledecl id="vx" name="x"><usersort declaration="P"/>'
 ...     '</variabledecl></declarations>'))
->>> pairs = terms.multiset(ET.fromstring(
+>>> from tcpn.petrinets.exchange.pnml_multiset import pairs
+>>> found = pairs(terms.multiset_tree(ET.fromstring(
 ...     '<add><subterm><variable refvariable="vx"/></subterm><subterm><predecessor>'
-...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>'))
->>> [(n, ast.unparse(t)) for n, t in pairs]
+...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>')))
+>>> [(n, ast.unparse(t)) for n, t in found]
 [(1, 'x'), (1, '_pred_Philo[x]')]
 >>> terms.declarations["_pred_Philo"]
 {'1': '2', '2': '1'}
@@ -53,6 +60,14 @@ from collections.abc import Callable
 from typing import Any
 
 from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
+from tcpn.petrinets.exchange.pnml_multiset import (
+    Count,
+    Multiset,
+    cardinality,
+    count_of,
+    counted,
+    evaluate,
+)
 from tcpn.petrinets.inscriptions import BUILTIN_NAMES, RANDOM_FUNCTIONS, RESERVED_NAMES
 
 __all__ = ["MAX_MEMBERS", "SymmetricTerms", "Terms"]
@@ -217,19 +232,20 @@ class SymmetricTerms:
         if base_element is None or not parts:
             raise self.fail(element, "a partition needs a sort and partition elements")
         base = self.sort(base_element)
+        members = self._members_of(base, element)
         names = [p.get("name") or p.get("id") or "" for p in parts]
         colour = EnumSet(tuple(names), name=name)
         self.members[colour] = names
         of: dict[Any, Any] = {}
         for part, part_name in zip(parts, names, strict=True):
             self.constants[part.get("id") or ""] = (part_name, colour)
-            for operator in part.findall("useroperator"):
-                value, sort = self._constant(operator)
-                if sort != base:
-                    raise self.fail(operator, f"partition element {part_name} lists a "
-                                    f"constant of sort {sort.describe()}, not {base.describe()}")
+            for member in part:
+                value = self._value(member, self.term(member)[0])
+                if value not in members:
+                    raise self.fail(member, f"partition element {part_name} lists {value!r}, "
+                                    f"not a member of {base.describe()}")
                 of[value] = part_name
-        missing = [v for v in self._members_of(base, element) if v not in of]
+        missing = [v for v in members if v not in of]
         if missing:
             raise self.fail(element, f"partition {name} leaves out {missing[0]!r}")
         self.partitions[element.get("id", "")] = (colour, of)
@@ -328,6 +344,10 @@ class SymmetricTerms:
         if tag == "imply":
             (left, _), (right, _) = self._terms(element, 2)
             return ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), left), right]), None
+        if tag == "numberconstant":
+            return ast.Constant(self._int(element)), None
+        if tag in ("cardinality", "cardinalityof", "contains"):
+            return self._multiset_test(element), None
         if tag in _COMPARE:
             (left, left_sort), (right, right_sort) = self._terms(element, 2)
             sort = left_sort or right_sort
@@ -337,6 +357,32 @@ class SymmetricTerms:
                 left, right = self._lookup(helper, left), self._lookup(helper, right)
             return ast.Compare(left, [_COMPARE[tag]()], [right]), None
         raise self.fail(element, f"term <{tag}> is outside the symmetric-net subset tcpn reads")
+
+    def _multiset_test(self, element: ET.Element) -> ast.expr:
+        """``cardinality`` (how many values a multiset holds), ``cardinalityof`` (how many
+        times a value is in a multiset; either subterm may be the multiset: with two
+        single terms both readings agree) and ``contains`` (the first multiset holds the
+        second), as expressions over the binding."""
+        subterms = self._subterms(element)
+        if element.tag == "cardinality":
+            if len(subterms) != 1:
+                raise self.fail(element, "<cardinality> takes one multiset")
+            return _as_expr(cardinality(self.multiset_tree(subterms[0])))
+        if len(subterms) != 2:
+            raise self.fail(element, f"<{element.tag}> takes two subterms")
+        if element.tag == "cardinalityof":
+            first, second = subterms
+            if second.tag in _MULTISET_TAGS and first.tag not in _MULTISET_TAGS:
+                first, second = second, first
+            value = self.term(second)[0]
+            return _as_expr(count_of(self.multiset_tree(first), value))
+        whole, part = (self.multiset_tree(s) for s in subterms)
+        tests: list[ast.expr] = [
+            ast.Compare(_as_expr(count_of(whole, term)), [ast.GtE()], [_as_expr(count)])
+            for term, count in counted(part)]
+        if not tests:
+            return ast.Constant(True)
+        return tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
 
     def _operator(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
         """A named operator applied: its definition with each parameter replaced by the
@@ -404,30 +450,57 @@ class SymmetricTerms:
             raise self.fail(element, f"<{element.tag}> needs an integer value") from None
 
     # -- multisets --------------------------------------------------------------------------
-    def multiset(self, element: ET.Element) -> Terms:
-        """A multiset term as ``(coefficient, term)`` pairs, ``all`` expanded."""
+    def multiset_tree(self, element: ET.Element) -> Multiset:
+        """A multiset term as a tree of sums, differences and multiples, ``all`` expanded.
+
+        ``add`` and ``subtract`` take any number of subterms (``subtract`` from the left:
+        ``a - b - c``), ``numberof`` and ``scalarproduct`` a number and a multiset."""
         tag = element.tag
         if tag == "add":
-            return [pair for s in self._subterms(element) for pair in self.multiset(s)]
+            return Multiset.add([self.multiset_tree(s) for s in self._subterms(element)])
         if tag == "subtract":  # n-ary, from the left: a - b - c
             subterms = self._subterms(element)
             if len(subterms) < 2:
                 raise self.fail(element, "takes two or more subterms, not "
                                 f"{len(subterms)}")
-            return self.multiset(subterms[0]) + [(-n, t) for sub in subterms[1:]
-                                                 for n, t in self.multiset(sub)]
+            return Multiset.subtract([self.multiset_tree(s) for s in subterms])
         if tag == "empty":  # the empty multiset of a sort
             if len(element) != 1:
                 raise self.fail(element, "takes one sort")
             self.sort(element[0])
-            return []
-        if tag == "numberof":
+            return Multiset.add([])
+        if tag in ("numberof", "scalarproduct"):
             subterms = self._subterms(element)
-            if len(subterms) != 2 or subterms[0].tag != "numberconstant":
-                raise self.fail(element, "<numberof> takes a number constant and a term")
-            count = self._int(subterms[0])
-            return [(count * n, t) for n, t in self.multiset(subterms[1])]
-        return [(1, t) for t in self._expanded(element)]
+            if len(subterms) != 2:
+                raise self.fail(element, f"<{tag}> takes a number and a multiset")
+            return Multiset.scale(self._number(subterms[0]), self.multiset_tree(subterms[1]))
+        return Multiset.add([Multiset.leaf(t) for t in self._expanded(element)])
+
+    def _number(self, element: ET.Element) -> int:
+        """A closed natural-number term (``numberconstant``, ``cardinality`` of a closed
+        multiset...), the multiplier of ``numberof`` and ``scalarproduct``."""
+        tree, _sort = self.term(element)
+        value = self._value(element, tree)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(element, f"a multiplicity must be a natural number, not {value!r}")
+        return value
+
+    def _value(self, element: ET.Element, tree: ast.expr) -> Any:
+        """The value of a closed term (a literal read at once: ``all`` of a large sort
+        gives 10^5 of them)."""
+        if isinstance(tree, ast.Constant):
+            return tree.value
+        if isinstance(tree, ast.Tuple):
+            parts = [e for e in tree.elts if isinstance(e, ast.Constant)]
+            if len(parts) == len(tree.elts):
+                return tuple(e.value for e in parts)
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>", "eval")
+            return eval(code, {"__builtins__": {"max": max}}, dict(self.declarations))
+        except NameError as exc:
+            raise self.fail(element, f"the term must be closed (no variable): {exc}") from None
+        except (KeyError, TypeError) as exc:
+            raise self.fail(element, f"the term has no value: {exc!r}") from None
 
     def _expanded(self, element: ET.Element) -> list[ast.expr]:
         """The terms ``element`` stands for: one, or one per member where ``all`` appears."""
@@ -447,19 +520,18 @@ class SymmetricTerms:
         return [self.term(element)[0]]
 
     def values(self, element: ET.Element) -> list[tuple[Any, int]]:
-        """A closed multiset (an initial marking) as ``(value, count)``, counts > 0."""
-        counts: dict[Any, int] = {}
-        for n, tree in self.multiset(element):
-            try:
-                code = compile(ast.fix_missing_locations(ast.Expression(tree)), "<pnml>", "eval")
-                value = eval(code, {"__builtins__": {}}, dict(self.declarations))
-            except NameError as exc:
-                raise self.fail(element, f"an initial marking must be closed: {exc}") from None
-            except (KeyError, TypeError) as exc:
-                raise self.fail(element, f"an initial marking term has no value: {exc!r}") \
-                    from None
-            counts[value] = counts.get(value, 0) + n
+        """A closed multiset (an initial marking) as ``(value, count)``, counts > 0: nested
+        differences truncated where they are (``a + (b - a)`` is ``a + b``)."""
+        counts = evaluate(self.multiset_tree(element), lambda tree: self._value(element, tree))
         return [(v, n) for v, n in counts.items() if n > 0]
+
+
+#: the tags of multiset operators (a multiset, not a single term)
+_MULTISET_TAGS = ("add", "subtract", "all", "numberof", "scalarproduct", "empty")
+
+
+def _as_expr(count: Count) -> ast.expr:
+    return ast.Constant(count) if isinstance(count, int) else count
 
 
 def _literal(value: Any) -> ast.expr:

@@ -161,26 +161,43 @@ class MemoryBudget:
 
     @classmethod
     def of(cls, max_memory_bytes: int | None) -> MemoryBudget:
-        """A budget of ``max_memory_bytes`` of resident memory, or :meth:`default`."""
-        return cls.default() if max_memory_bytes is None else cls(int(max_memory_bytes))
+        """A budget of ``max_memory_bytes`` of resident memory within :meth:`default`
+        (what a caller asks for may be more than the process may really use: a machine
+        shared with others, a cgroup or ``ulimit -v`` below it), or :meth:`default`."""
+        default = cls.default()
+        if max_memory_bytes is None:
+            return default
+        return cls(int(max_memory_bytes), default.allowance_bytes, default.source,
+                   default.start)
 
     def exceeded(self, more_bytes: int = 0) -> bool:
         """Whether the process, with ``more_bytes`` about to be allocated, is past the
-        budget (a default budget: whether it has taken, by some limit's measure, more than
-        its allowance since the budget was made)."""
+        budget: its resident memory past ``max_rss_bytes``, or (with an allowance) more
+        taken, by some limit's measure, than the allowance since the budget was made."""
+        return self._over_rss(more_bytes) or self._over_allowance(more_bytes)
+
+    def _over_rss(self, more_bytes: int = 0) -> bool:
+        return bool(self.max_rss_bytes) and resident_bytes() + more_bytes > self.max_rss_bytes
+
+    def _over_allowance(self, more_bytes: int = 0) -> bool:
         if not self.allowance_bytes:
-            return resident_bytes() + more_bytes > self.max_rss_bytes
+            return False
         now = _measures()
         return any(before - now.get(name, before) + more_bytes > self.allowance_bytes
                    for name, before in self.start.items())
 
     def limit(self) -> str:
         """The budget with its figure and the limit it comes from: ``"812 MB, 50 % of
-        what RLIMIT_AS (ulimit -v) left"``, or ``"resident memory above 1 GiB"``."""
+        what RLIMIT_AS (ulimit -v) left"``, or ``"resident memory above 1 GiB"``; with
+        both, the one the process is past (the resident figure when neither)."""
+        rss = f"resident memory above {_size(self.max_rss_bytes)}"
+        allowance = (f"{self.allowance_bytes / 1e6:,.0f} MB, {DEFAULT_SHARE * 100:.0f} % of "
+                     f"what {self.source} left")
         if not self.allowance_bytes:
-            return f"resident memory above {_size(self.max_rss_bytes)}"
-        return (f"{self.allowance_bytes / 1e6:,.0f} MB, {DEFAULT_SHARE * 100:.0f} % of what "
-                f"{self.source} left")
+            return rss
+        if not self.max_rss_bytes or (self._over_allowance() and not self._over_rss()):
+            return allowance
+        return rss
 
     def reason(self) -> str:
         """The budget's name, as an ``unknown`` verdict gives it."""

@@ -30,6 +30,11 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.contest.state_equation import (
+    one_safe_by_state_equation,
+    stable_place,
+    state_equation_bound,
+)
 from tcpn.petrinets.checking.formulas import (
     A,
     E,
@@ -52,14 +57,16 @@ from tcpn.petrinets.checking.ptcheck import (
     state_mask,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
-from tcpn.petrinets.statespace.memory import MemoryBudget
+from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
-from tcpn.petrinets.statespace.ptspace import PTStateSpace, explore_pt, pt_net
+from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
 from tcpn.petrinets.statespace.space import StateSpace
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
            "load_model"]
 
+#: Told why a line is CANNOT_COMPUTE: ``note(ident, reason)``.
+Note = Callable[[str, str], None]
 #: Examinations whose formulas are in ``<name>.xml``.
 FORMULA_EXAMINATIONS = ("ReachabilityCardinality", "ReachabilityFireability",
                         "CTLCardinality", "CTLFireability", "LTLCardinality",
@@ -69,6 +76,9 @@ GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "L
                        "OneSafe", "StableMarking")
 EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
 DEFAULT_MAX_STATES = 2_000_000
+#: Seconds a structural answer (the state equation's linear programs) may take at most,
+#: when a budget has stopped the search (the answers left are few and cheap then).
+STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
@@ -118,15 +128,17 @@ def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
 def check_examination(model_path: str | Path, examination: str,
                       max_states: int = DEFAULT_MAX_STATES,
                       time_limit_s: float | None = None,
-                      on_line: Callable[[str], None] | None = None) -> list[str]:
+                      on_line: Callable[[str], None] | None = None,
+                      on_reason: Note | None = None) -> list[str]:
     """The contest's answer lines for one examination of ``model_path`` (see the module
-    docstring); ``on_line`` receives each line as soon as it is known.
+    docstring); ``on_line`` receives each line as soon as it is known, ``on_reason``
+    the budget behind each CANNOT_COMPUTE.
 
     Raises :class:`~tcpn.errors.InputError` naming the file for a missing or malformed
     model or property file, and the formula for an unknown place or transition.
     """
     return check_examinations(model_path, [examination], max_states, time_limit_s,
-                              on_line)[examination]
+                              on_line, on_reason=on_reason)[examination]
 
 
 def check_examinations(model_path: str | Path, examinations: list[str],
@@ -134,13 +146,16 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        time_limit_s: float | None = None,
                        on_line: Callable[[str], None] | None = None,
                        explored: tuple[Model, Any] | None = None,
-                       max_memory_bytes: int | None = None) -> dict[str, list[str]]:
+                       max_memory_bytes: int | None = None,
+                       on_reason: Callable[[str, str], None] | None = None
+                       ) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
     the coloured explorer, the CTL edge arrays, Liveness and the LTL checks stop at
     ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
-    what the process may use) and
-    say CANNOT_COMPUTE."""
+    what the process may use; a figure above what the process may really use is held to
+    that) and say CANNOT_COMPUTE; ``on_reason(ident, reason)`` is told, for each
+    CANNOT_COMPUTE, the budget that caused it."""
     started = wallclock.perf_counter()
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -156,7 +171,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         model, space = explored or explore_model(model_path, max_states, time_limit_s,
                                                  max_memory_bytes)
     except MemoryError:  # a limit refused an allocation: nothing is known
-        space = _OutOfMemory()
+        space = _OutOfMemory(out_of_memory_reason())
     if isinstance(space, _OutOfMemory):
         # read again once the failed search's arrays are gone: inside the except block its
         # traceback still holds them, and the reading would fail for want of memory too
@@ -169,12 +184,18 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         return None if time_limit_s is None else max(
             0.0, time_limit_s - (wallclock.perf_counter() - started))
 
+    def note(ident: str, reason: str) -> None:
+        if on_reason is not None:
+            on_reason(ident, reason)
+
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        found = _or_cannot(_global, examination, examination, space, max_memory_bytes) \
-            if examination in GLOBAL_EXAMINATIONS else (
-            _or_cannot(_answer, prop.id, examination, prop, space, remaining(),
-                       max_memory_bytes)[0] for prop in properties[examination])
+        found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
+                           note, model.net if model.is_pt else None, remaining()
+                           ) if examination in GLOBAL_EXAMINATIONS else (
+            _or_cannot(_answer, prop.id, note, examination, prop, space, remaining(),
+                       max_memory_bytes, note, model.net if model.is_pt else None)[0]
+            for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
@@ -183,20 +204,28 @@ def check_examinations(model_path: str | Path, examinations: list[str],
 
 
 class _OutOfMemory:
-    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state."""
+    """The state space of an exploration a ``MemoryError`` ended: incomplete, no state;
+    ``reason`` names the limit that refused the allocation."""
 
     complete = False
+
+    def __init__(self, reason: str):
+        self.reason = reason
 
     def __len__(self) -> int:
         return 0
 
 
-def _or_cannot(answer: Callable[..., Any], ident: str, *args: Any) -> list[str]:
+def _or_cannot(answer: Callable[..., Any], ident: str, note: Note, *args: Any) -> list[str]:
     """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
-    fails (a limit the memory budget had not yet seen refused it)."""
+    fails (a limit the memory budget had not yet seen refused it), the limit noted."""
     try:
         found = answer(*args)
     except MemoryError:
+        found = None
+    if found is None:  # out of the except block, the failed search's arrays can go
+        gc.collect()
+        note(ident, out_of_memory_reason())
         return [_cannot(ident)]
     return [found] if isinstance(found, str) else found
 
@@ -236,15 +265,31 @@ def _complete(space: ExploredSpace) -> bool:
     return bool(space.complete)
 
 
+def _why_incomplete(space: Any) -> str:
+    """The budget that stopped the search, as the space names it."""
+    reason = getattr(space, "reason", "")
+    if reason:
+        return f"the state space is incomplete: {reason}"
+    stop = str(getattr(space, "stop_reason", "") or "a budget").replace("_", " ")
+    limit = getattr(space, "limit", "")
+    return f"the state space is incomplete: {stop} reached" + (f": {limit}" if limit else "")
+
+
 def _cannot(ident: str) -> str:
     return f"FORMULA {ident} CANNOT_COMPUTE"
 
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
-            seconds_left: float | None, max_memory_bytes: int | None = None) -> str:
-    """One formula's line."""
+            seconds_left: float | None, max_memory_bytes: int | None = None,
+            note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
+    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
+    P/T net's matrices, bounds UpperBounds when the space is incomplete)."""
     if prop.bound is not None:
         if not _complete(space):
+            met = _bound_met(prop.bound, space, model_net, seconds_left)
+            if met is not None:
+                return f"FORMULA {prop.id} {met} TECHNIQUES {TECHNIQUES} STATE_EQUATION"
+            note(prop.id, _why_incomplete(space))
             return _cannot(prop.id)
         values = numeric_values(prop.bound, space)
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
@@ -254,20 +299,41 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
+        note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
         verdict = check_ltl(formula, space, time_limit_s=seconds_left,
                             max_memory_bytes=max_memory_bytes)
         if verdict.answer == "unknown":
+            note(prop.id, verdict.reason or "unknown")
             return _cannot(prop.id)
         words = " ".join(verdict.technique)
         return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
         holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
-    except BudgetReached:
+    except BudgetReached as budget:
+        note(prop.id, str(budget))
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+
+
+def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
+               ) -> int | None:
+    """The exact UpperBounds answer of an incomplete search, when the most tokens seen on
+    ``bound``'s places (in the initial marking or a state found: all reachable) reach
+    the state equation's upper bound
+    (:func:`~tcpn.petrinets.checking.contest.state_equation.state_equation_bound`); else None."""
+    if not isinstance(net, PTNet):
+        return None
+    index = {p: i for i, p in enumerate(net.places)}
+    seen = int(sum(int(net.initial[index[p]]) for p in bound.places))
+    if len(space):
+        seen = max(seen, int(numeric_values(bound, space).max()))
+    most = state_equation_bound(net, bound.places,
+                                None if seconds_left is None else min(seconds_left,
+                                                                      STRUCTURE_S))
+    return seen if most is not None and seen == most else None
 
 
 def _reachability(formula: Formula, space: AnyStateSpace) -> bool | None:
@@ -299,17 +365,28 @@ LIVENESS_EDGE_BYTES = 40
 
 
 def _global(examination: str, space: AnyStateSpace,
-            max_memory_bytes: int | None = None) -> list[str]:
+            max_memory_bytes: int | None = None,
+            note: Note = lambda ident, reason: None, model_net: Any = None,
+            seconds_left: float | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
-    pass ``max_memory_bytes`` of resident memory, None: the default budget)."""
+    pass ``max_memory_bytes`` of resident memory, None: the default budget; a
+    CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a P/T net's matrices, answers
+    from the structure what an incomplete space does not)."""
     if not _complete(space):
         if examination == "StateSpace":
+            note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
+        techniques = TECHNIQUES
+        if found is None and isinstance(model_net, PTNet) and examination in STRUCTURAL:
+            found = _structural(examination, model_net, seconds_left)
+            techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
+        if found is None:
+            note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
                 f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
-                f"{TECHNIQUES}"]
+                f"{techniques}"]
     most, per_marking, stable = _token_counts(space)
     indptr, targets, labels, names = edge_arrays(space)
     if examination == "StateSpace":
@@ -328,7 +405,10 @@ def _global(examination: str, space: AnyStateSpace,
     elif examination == "StableMarking":
         holds = stable
     else:
-        if MemoryBudget.of(max_memory_bytes).exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+        budget = MemoryBudget.of(max_memory_bytes)
+        if budget.exceeded(LIVENESS_EDGE_BYTES * len(targets)):
+            note(examination, f"{budget.reason()} (Liveness needs "
+                 f"{LIVENESS_EDGE_BYTES * len(targets) / 1e6:,.0f} MB more)")
             return [_cannot(examination)]
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
@@ -354,6 +434,21 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
     if examination == "StableMarking":
         return False if not stable else None
     return None
+
+
+#: The technique each structural answer names (see :func:`_structural`).
+STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION"}
+
+
+def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
+    """What the net's structure proves of StableMarking or OneSafe (None: nothing): a place no
+    firing changes makes StableMarking TRUE; the state equation bounding every place by
+    one makes OneSafe TRUE (within ``seconds_left``, at most :data:`STRUCTURE_S`: one
+    linear program a place, and a wide net has tens of thousands)."""
+    if examination == "StableMarking":
+        return True if stable_place(net) is not None else None
+    limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
+    return True if one_safe_by_state_equation(net, limit) else None
 
 
 def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
