@@ -36,6 +36,7 @@ from lark.exceptions import UnexpectedInput
 
 from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem
+from tcpn.petrinets.cells import CELL_FUNCTIONS
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -64,6 +65,7 @@ start_guard: expr ("," expr)*
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
      | "let" dec* "in" let_body "end"          -> let
+     | "while" expr "do" expr                  -> while_loop
      | "fn" match                              -> fn
      | "case" expr "of" match                  -> case
      | orelse
@@ -77,8 +79,13 @@ rule: pat "=>" expr
        | orelse "orelse" andalso               -> orelse
 ?andalso: typed
         | andalso "andalso" typed              -> andalso
-?typed: cmp
+?typed: before
       | typed ":" ty                           -> typed
+// SML's infix 0 (before) and infix 3 (:=), below the comparisons (infix 4)
+?before: assign
+       | before "before" assign                -> before
+?assign: cmp
+       | cmp ASSIGN cmp                        -> assign
 ?cmp: cons
     | cmp EQ cons                              -> binop
     | cmp NE cons                              -> binop
@@ -133,6 +140,8 @@ field: NAME EQ expr
 // declarations
 ?dec: "val" pat EQ expr ";"?                   -> val_dec
     | "fun" clause ("|" clause)* ";"?          -> fun_dec
+    | "local" dec_block "in" dec_block "end" ";"? -> local_dec
+dec_block: dec*
 clause: NAME apat+ (":" ty)? EQ expr
 
 ?pat: apat
@@ -166,6 +175,7 @@ field_pat: NAME (EQ pat)?
        | "(" ty ")"
 
 ELLIPSIS: "..."
+ASSIGN: ":="
 EQ: "="
 NE: "<>"
 LT: "<"
@@ -247,10 +257,13 @@ class MLSyntaxError(InputError):
 
 
 class UnsupportedConstruct(InputError):
-    """A construct one side can't express in the other; names the element and the construct."""
+    """A construct one side can't express in the other; names the element and the construct.
+    ``missing`` is the name it failed on when that name is declared nowhere in scope (an
+    unknown name or function): the importer traces it to the declaration that would give it.
+    """
 
-    def __init__(self, where: str, construct: str):
-        self.where, self.construct = where, construct
+    def __init__(self, where: str, construct: str, missing: str = ""):
+        self.where, self.construct, self.missing = where, construct, missing
         super().__init__(f"{where}: {construct}")
 
 
@@ -551,8 +564,10 @@ _ML_UNARY = {
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
-#: Python callables an imported net declares for the ML basis functions it uses.
-ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ceil": math.ceil}
+#: Python callables an imported net declares for the ML basis functions it uses (the
+#: reference cells' among them: :mod:`tcpn.petrinets.cells`).
+ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ceil": math.ceil,
+                                                        **CELL_FUNCTIONS}
 
 
 @dataclass
@@ -582,6 +597,8 @@ class MLToPython(MatchForms):
     index_constructors: frozenset[str] = frozenset()
     colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     local_functions: dict[str, int] = field(default_factory=dict)
+    #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
+    cells: frozenset[str] = frozenset()
     fresh: Any = field(default_factory=itertools.count, repr=False)
 
     def _py(self, name: str) -> str:
@@ -606,14 +623,16 @@ class MLToPython(MatchForms):
         record constructors and ``local``."""
         ml = (self.variables | self.constants | set(self.functions) | set(self.inline)
               | set(self.local_functions) | self.index_constructors | local)
-        return frozenset(map(py_name, ml)) | frozenset(self.records.values())
+        return frozenset(map(py_name, ml)) | frozenset(self.records.values()) | frozenset(
+            self.used_basis)
 
     def text(self, tree: Tree | LarkToken, where: str) -> str:
         """Like :meth:`expression`, as Python source text."""
         return ast.unparse(self.expression(tree, where))
 
-    def _unsupported(self, tree: Any, where: str, what: str) -> UnsupportedConstruct:
-        return UnsupportedConstruct(where, f"{what}{_line_of(tree)}")
+    def _unsupported(self, tree: Any, where: str, what: str,
+                     missing: str = "") -> UnsupportedConstruct:
+        return UnsupportedConstruct(where, f"{what}{_line_of(tree)}", missing)
 
     def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
         kind = tree.data if isinstance(tree, Tree) else None
@@ -665,15 +684,42 @@ class MLToPython(MatchForms):
         if name in self.functions:
             return ast.Name(py_name(name), ast.Load())  # a function passed as a value
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
-                                "constant, function or enumeration value tcpn imported)")
+                                "constant, function or enumeration value tcpn imported)", name)
+
+    # reference cells and side effects (tcpn.petrinets.cells)
+    def _cell_call(self, function: str, *args: ast.expr) -> ast.expr:
+        self.used_basis.add(function)
+        return ast.Call(ast.Name(function, ast.Load()), list(args), [])
 
     def _t_deref(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         target = tree.children[0]
         if isinstance(target, Tree) and target.data == "name":
             name = str(target.children[0])
-            if name in self.constants:
+            if name in self.constants and name not in self.cells and name not in local:
+                # a reference no inscription writes, imported as the value it holds
                 return ast.Name(py_name(name), ast.Load())
-        raise self._unsupported(tree, where, "'!' of something that is not a globref")
+        return self._cell_call("ml_deref", self._expr(target, where, local))
+
+    def _t_assign(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        target, _, value = tree.children
+        if isinstance(target, Tree) and target.data == "name" and \
+                str(target.children[0]) in self.constants and \
+                str(target.children[0]) not in self.cells | local:
+            raise self._unsupported(tree, where, f"':=' on {target.children[0]}, a reference "
+                                    "imported as a constant")
+        return self._cell_call("ml_assign", self._expr(target, where, local),
+                               self._expr(value, where, local))
+
+    def _t_before(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # e1 before e2: both, left to right (a tuple's items are), the value of e1
+        first, second = (self._expr(c, where, local) for c in tree.children)
+        return ast.Subscript(ast.Tuple([first, second], ast.Load()), ast.Constant(0),
+                             ast.Load())
+
+    def _t_while_loop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # while e1 do e2: the loop over two functions of nothing, e1's and e2's
+        test, body = (_thunk(self._expr(c, where, local)) for c in tree.children)
+        return self._cell_call("ml_while", test, body)
 
     def _t_neg(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         operand = self._expr(tree.children[0], where, local)
@@ -850,6 +896,12 @@ class MLToPython(MatchForms):
             return call(name, ast.Starred(args[0], ast.Load()))
         if name == "not" and len(args) == 1:
             return ast.UnaryOp(ast.Not(), args[0])
+        if name in ("ref", "ignore"):  # one argument, whatever its shape
+            value = args[0] if len(args) == 1 else ast.Tuple(args, ast.Load())
+            if name == "ref":
+                return self._cell_call("ml_ref", value)
+            return ast.Subscript(ast.Tuple([value, ast.Tuple([], ast.Load())], ast.Load()),
+                                 ast.Constant(1), ast.Load())
         if name in ("hd", "List.hd") and len(args) == 1:
             return ast.Subscript(args[0], ast.Constant(0), ast.Load())
         if name in ("tl", "List.tl") and len(args) == 1:
@@ -866,7 +918,7 @@ class MLToPython(MatchForms):
         if name == "Math.pow" and len(args) == 2:
             return ast.BinOp(args[0], ast.Pow(), args[1])
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
-                                "tcpn imported nor part of the basis subset it translates")
+                                "tcpn imported nor part of the basis subset it translates", name)
 
 
 def _has_real(t: MLType) -> bool:
@@ -881,6 +933,12 @@ def _has_real(t: MLType) -> bool:
     if isinstance(t, tuple) and t[0] == "record":
         return any(_has_real(s) for _, s in t[2])
     return False
+
+
+def _thunk(body: ast.expr) -> ast.expr:
+    """``lambda: body``."""
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                    kw_defaults=[], kwarg=None, defaults=[]), body)
 
 
 def _call_lambda(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
@@ -904,8 +962,8 @@ def to_python(text: str, where: str, **scope: Any) -> str:
     names = frozenset(
         str(tok) for tok in tree.scan_values(lambda v: isinstance(v, LarkToken)
                                              and v.type == "NAME")
-    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev"} - set(_ML_UNARY) \
-        - set(_ML_RANDOM)
+    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev", "ref", "ignore"} \
+        - set(_ML_UNARY) - set(_ML_RANDOM) - set(scope.get("functions", ()))
     translator = MLToPython(variables=names, **scope)
     return translator.text(tree, where)
 

@@ -115,7 +115,7 @@ class MatchForms:
     def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
         raise NotImplementedError
 
-    def _unsupported(self, tree: Any, where: str, what: str) -> Exception:
+    def _unsupported(self, tree: Any, where: str, what: str, missing: str = "") -> Exception:
         raise NotImplementedError
 
     def _py(self, name: str) -> str:
