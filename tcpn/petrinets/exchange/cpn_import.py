@@ -865,7 +865,7 @@ class _Importer:
         if first_word == "use":
             self._use(element, text)
             return
-        if first_word not in ("val", "fun", "local"):
+        if first_word not in ("val", "fun", "local", "globref"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -900,6 +900,9 @@ class _Importer:
         try:
             if dec.data == "val_dec":
                 self._val(dec, element)
+            elif dec.data == "globref_dec":  # globref x = e is val x = ref e
+                name, _, body = dec.children
+                self._constant_valued(str(name), body, element, "globref")
             else:
                 self._fun(dec, element)
         except _Unsupported as exc:
@@ -936,22 +939,29 @@ class _Importer:
         if not (isinstance(pattern, Tree) and pattern.data == "var_pat") and not effects_only:
             raise _Unsupported("'val' with a pattern other than a name")
         name = "_" if effects_only else str(pattern.children[0])
+        self._constant_valued(name, body, element, "val ... = ref")
+
+    def _constant_valued(self, name: str, body: Tree, element: ET.Element, kind: str) -> None:
+        """Declare ``name`` as the value of ``body`` (``_``: evaluated for its effects
+        on the cells declared so far); ``kind`` ``globref``: a reference to it."""
         where = f"declaration {name}"
         translator = self._translator()
         try:
             python = translator.expression(body, where)
         except UnsupportedConstruct as exc:
-            if effects_only and not exc.missing:
-                raise _Unsupported(f"'val {name} = ...' is evaluated for its side effects, "
-                                   f"and these are outside what tcpn reads: {exc.construct}"
+            if name == "_" and not exc.missing:
+                raise _Unsupported("'val _ = ...' is evaluated for its side effects, and "
+                                   f"these are outside what tcpn reads: {exc.construct}"
                                    ) from None
             raise _Unsupported.of(exc) from None
         value = self._evaluate(python, translator, where)
-        if effects_only:  # what it does to the cells declared so far is kept
+        if name == "_":
             return
+        if kind == "globref":
+            value = ml_ref(value)
         if isinstance(value, Cell):
             self._reference(element, name, value.value if self._only_read(name) else value,
-                            "val ... = ref")
+                            kind)
             return
         self.constants[name] = value
         if _STANDARD_PRIORITIES.get(name) == self.constants[name]:
@@ -1660,8 +1670,8 @@ class _Importer:
                 item.cause = cause
         for use in self.uses:
             files = ", ".join(u.name for u in self.uses)
-            use.reason = (f"loads an SML file that is not in the model ({files}); the names "
-                          "the file uses but declares nowhere, which it would have provided: "
+            use.reason = (f"loads an SML file that is not in the model ({files}); the names the "
+                          "model uses but declares nowhere, which it would have provided: "
                           + (", ".join(f"{n} (used by {len(items)} element(s))"
                                        for n, items in sorted(provided.items()))
                              if provided else "none"))

@@ -141,6 +141,7 @@ field: NAME EQ expr
 ?dec: "val" pat EQ expr ";"?                   -> val_dec
     | "fun" clause ("|" clause)* ";"?          -> fun_dec
     | "local" dec_block "in" dec_block "end" ";"? -> local_dec
+    | "globref" NAME EQ expr ";"?              -> globref_dec
 dec_block: dec*
 clause: NAME apat+ (":" ty)? EQ expr
 
