@@ -47,7 +47,8 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("val items = ref ([] : int list);", None, None),
     ("fun push x = items := x :: !items;", None, None),
     ("val p = (push 1; push 2; length (!items));", "p", 2),
-    ("val final = !count;", "final", 8),
+    ("val q = (List.app (fn x => count := !count + x) [1, 2]; !count);", "q", 11),
+    ("val final = !count;", "final", 11),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 
@@ -65,9 +66,9 @@ def test_cells_sequences_and_local_declarations_give_the_values_worked_out_by_ha
     declarations = imported.net.declarations
     assert {name: declarations[name] for name in EXPECTED} == EXPECTED
     count = declarations["count"]
-    assert isinstance(count, Cell) and count.value == 8
+    assert isinstance(count, Cell) and count.value == 11
     # the declared value of a cell is the one it holds once all declarations are read
-    assert count.initial == 8 and declarations["items"].value == (2, 1)
+    assert count.initial == 11 and declarations["items"].value == (2, 1)
     assert declarations["h"](4) == 18  # the local sq and k, seen from h
 
 

@@ -817,7 +817,8 @@ class _Importer:
         try:
             value = self._constant_of(text, f"globref {name}")
         except (_Unsupported, MLSyntaxError) as exc:
-            self.skip("declaration", element, name, f"globref value {text!r}: {exc}")
+            self.skip("declaration", element, name, f"globref value {text!r}: {exc}",
+                      missing=exc.missing if isinstance(exc, _Unsupported) else "")
             return
         if not self._only_read(name):
             value = ml_ref(value)
