@@ -20,7 +20,7 @@ from test_exchange_cpn_field import colset, cpn_file, ml, var
 
 from tcpn.errors import InputError
 from tcpn.petrinets.cells import Cell
-from tcpn.petrinets.engine.simulator import simulate
+from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.statespace.space import explore
 
@@ -122,6 +122,26 @@ def test_a_guard_reading_a_cell_a_code_segment_writes_stops_the_net_as_cpn_tools
         assert result.firings == 4
         assert imported.net.declarations["count"].value == 4
         assert imported.net.declarations["total"].value == 12  # 4 firings of k = 3
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_transition_whose_guard_reads_a_cell_is_checked_again_after_any_firing(engine):
+    """``wait``'s place never changes; ``open`` sets the cell its guard reads: ``wait``
+    fires after it (the engines re-check only the transitions whose places a firing
+    touched, except in a net with cells)."""
+    declarations = colset("C1", "UNIT", "<unit/>") + ml("M1", "val go = ref false;")
+    text = cpn_file(declarations, [("P1", "a", "UNIT", "1`()"), ("P2", "b", "UNIT", "1`()"),
+                                   ("P3", "c", "UNIT", "")],
+                    [("T1", "wait", "!go", ""),
+                     ("T2", "open", "", "input ();\noutput ();\naction\ngo := true;")],
+                    [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P3", "()"),
+                     ("A3", "PtoT", "T2", "P2", "()")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0, engine=engine)
+    simulator.run(until=10.0)
+    assert simulator.firings == 2
+    assert simulator.firing_counts == [1, 1]
 
 
 def test_the_explorer_refuses_a_net_whose_firings_write_cells_naming_them():
