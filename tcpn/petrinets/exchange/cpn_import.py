@@ -812,17 +812,16 @@ class _Importer:
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
 
     def _globref(self, element: ET.Element) -> None:
+        """``<globref><id>x</id><ml>e</ml></globref>``: read as ``globref x = e``."""
         name = (element.findtext("id") or "").strip()
         text = (element.findtext("ml") or "").strip()
         try:
-            value = self._constant_of(text, f"globref {name}")
-        except (_Unsupported, MLSyntaxError) as exc:
-            self.skip("declaration", element, name, f"globref value {text!r}: {exc}",
-                      missing=exc.missing if isinstance(exc, _Unsupported) else "")
+            (dec,) = self.parse_ml(f"globref {name} = {text}", f"globref {name}",
+                                   start="decs").children
+        except (MLSyntaxError, ValueError) as exc:
+            self.skip("declaration", element, name, f"globref value {text!r}: {exc}")
             return
-        if not self._only_read(name):
-            value = ml_ref(value)
-        self._reference(element, name, value, "globref")
+        self._dec(dec, element)
 
     def _reference(self, element: ET.Element, name: str, value: Any, kind: str) -> None:
         """Declare ``name``, a reference (``globref`` or ``val name = ref v``): a cell
