@@ -49,6 +49,9 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("val p = (push 1; push 2; length (!items));", "p", 2),
     ("val q = (List.app (fn x => count := !count + x) [1, 2]; !count);", "q", 11),
     ("val final = !count;", "final", 11),
+    ("exception Negative;", None, None),
+    ("fun safe x = if x < 0 then raise Negative else x * 2;", None, None),
+    ("val s = safe 4;", "s", 8),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 
@@ -70,6 +73,8 @@ def test_cells_sequences_and_local_declarations_give_the_values_worked_out_by_ha
     # the declared value of a cell is the one it holds once all declarations are read
     assert count.initial == 11 and declarations["items"].value == (2, 1)
     assert declarations["h"](4) == 18  # the local sq and k, seen from h
+    with pytest.raises(ValueError, match="raise Negative"):
+        declarations["safe"](-1)
 
 
 @needs_sml

@@ -865,7 +865,7 @@ class _Importer:
         if first_word == "use":
             self._use(element, text)
             return
-        if first_word not in ("val", "fun", "local", "globref"):
+        if first_word not in ("val", "fun", "local", "globref", "exception"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -900,6 +900,9 @@ class _Importer:
         try:
             if dec.data == "val_dec":
                 self._val(dec, element)
+            elif dec.data == "exception_dec":  # raise E stops the evaluation, naming E
+                self.note("declaration", element, _dec_name(dec), "exception: 'raise' of it "
+                          "stops the evaluation with an error naming it (no 'handle')")
             elif dec.data == "globref_dec":  # globref x = e is val x = ref e
                 name, _, body = dec.children
                 self._constant_valued(str(name), body, element, "globref")
@@ -988,6 +991,10 @@ class _Importer:
             except UnsupportedConstruct as exc:
                 raise _Unsupported.of(exc) from None
             # the clauses are matched outside translator.expression, which checks the rest
+            try:
+                translator.known_fields(python, where)
+            except UnsupportedConstruct as exc:
+                raise _Unsupported.of(exc) from None
             check_expression(python, where, fields=frozenset().union(*self.records),
                              declared=translator.declared_names(frozenset(py_params) | {name}))
             params, colours = py_params, (None,) * len(py_params)
@@ -1429,12 +1436,13 @@ class _Importer:
                 if not outputs:
                     self.skip("code segment", element, name, "a code segment without "
                               "outputs acts only by side effects, outside what tcpn reads "
-                              f"(left out; the transition is kept): {exc.reason}")
+                              f"(left out; the transition is kept): {exc.reason}",
+                              missing=exc.missing)
                     return None, ()
                 *effects, tree = tree.children
                 self.skip("code segment", element, name, f"{len(effects)} expression(s) "
                           "before the result act only by side effects, outside what tcpn "
-                          f"reads (left out): {exc.reason}")
+                          f"reads (left out): {exc.reason}", missing=exc.missing)
             else:
                 body = python if outputs else f"({python}, ())[1]"
                 return CodeAction(tuple(py_name(n) for n in inputs), tuple(

@@ -19,6 +19,7 @@ text it gives back is what :func:`ast.unparse` prints.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import itertools
@@ -50,7 +51,12 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
-from tcpn.petrinets.restricted import check_expression
+from tcpn.petrinets.restricted import (
+    FORBIDDEN_ATTRIBUTES,
+    SAFE_BUILTINS,
+    SAFE_METHODS,
+    check_expression,
+)
 
 _GRAMMAR = r"""
 // The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.
@@ -66,6 +72,7 @@ start_guard: expr ("," expr)*
 ?expr: "if" expr "then" expr "else" expr        -> ifte
      | "let" dec* "in" let_body "end"          -> let
      | "while" expr "do" expr                  -> while_loop
+     | "raise" expr                            -> raise_exn
      | "fn" match                              -> fn
      | "case" expr "of" match                  -> case
      | orelse
@@ -142,6 +149,7 @@ field: NAME EQ expr
     | "fun" clause ("|" clause)* ";"?          -> fun_dec
     | "local" dec_block "in" dec_block "end" ";"? -> local_dec
     | "globref" NAME EQ expr ";"?              -> globref_dec
+    | "exception" NAME ("of" ty)? ";"?         -> exception_dec
 dec_block: dec*
 clause: NAME apat+ (":" ty)? EQ expr
 
@@ -291,11 +299,17 @@ _PY_GENERATED = frozenset(
 def py_name(ml: str) -> str:
     """The Python spelling of a CPN ML identifier.
 
+    A Python builtin the restricted evaluator refuses (``id``, ``type``, ``input``) gets
+    a trailing ``_`` too: in CPN ML it is an ordinary name (``var id : INT``).
+
     >>> py_name("x'"), py_name("lambda"), py_name("len"), py_name("Arrivals'Arrive")
     ('x_', 'lambda_', 'len_', 'Arrivals_Arrive')
+    >>> py_name("id"), py_name("ml_ref")
+    ('id_', 'ml_ref_')
     """
     name = ml.replace("'", "_")
-    if keyword.iskeyword(name) or name in _PY_GENERATED or name in ("None", "True", "False"):
+    if keyword.iskeyword(name) or name in _PY_GENERATED or name in ("None", "True", "False") \
+            or name in CELL_FUNCTIONS or (hasattr(builtins, name) and name not in SAFE_BUILTINS):
         name += "_"
     return name
 
@@ -615,9 +629,21 @@ class MLToPython(MatchForms):
         :class:`~tcpn.petrinets.restricted.UntrustedCodeError`, before anything runs.
         """
         node = self._expr(tree, where, local)
+        self.known_fields(node, where)
         check_expression(node, where, declared=self.declared_names(local),
                          fields=frozenset().union(*self.records))
         return node
+
+    def known_fields(self, node: ast.expr, where: str) -> None:
+        """Refuse, as a construct tcpn does not translate, a selector ``#f`` whose field
+        is a harmless name no imported record colour set has (its colour set was left
+        out); a name the restricted evaluator forbids stays for it to refuse."""
+        fields = frozenset().union(*self.records) | SAFE_METHODS
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr not in fields and \
+                    not sub.attr.startswith("_") and sub.attr not in FORBIDDEN_ATTRIBUTES:
+                raise UnsupportedConstruct(where, f"selector #{sub.attr}: no record colour "
+                                           "set tcpn imported has that field")
 
     def declared_names(self, local: frozenset[str] = frozenset()) -> frozenset[str]:
         """The Python names of everything in scope: variables, constants, functions,
@@ -716,6 +742,16 @@ class MLToPython(MatchForms):
         first, second = (self._expr(c, where, local) for c in tree.children)
         return ast.Subscript(ast.Tuple([first, second], ast.Load()), ast.Constant(0),
                              ast.Load())
+
+    def _t_raise_exn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # raise E: the evaluation stops with an error naming E (tcpn has no handle)
+        exn = tree.children[0]
+        while isinstance(exn, Tree) and exn.data == "apply":
+            exn = exn.children[0]
+        label = str(exn.children[0]) if isinstance(exn, Tree) and exn.data == "name" \
+            else "an exception"
+        return ast.parse(f"(_ for _ in ()).throw(ValueError({f'{where}: raise {label}'!r}))",
+                         mode="eval").body
 
     def _t_while_loop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # while e1 do e2: the loop over two functions of nothing, e1's and e2's
