@@ -1426,7 +1426,15 @@ class _Importer:
                        if n.strip())
         outputs = tuple(n.strip() for n in (match.group(3) or match.group(4) or "").split(",")
                         if n.strip())
-        tree = self._parse(element, f"({match.group(5)})", where)
+        try:
+            tree = self._parse(element, f"({match.group(5)})", where)
+        except _Unsupported as exc:
+            if outputs:
+                raise
+            self.skip("code segment", element, name, "a code segment without outputs acts "
+                      "only by side effects, outside what tcpn reads (left out; the "
+                      f"transition is kept): {exc.reason}")
+            return None, ()
         if not outputs or tree.data == "sequence":
             # e1; e2; result: e1 and e2 act by side effects (on reference cells, the only
             # ones tcpn keeps); kept when they translate, else left out
@@ -1852,8 +1860,9 @@ def _is_empty(tree: Any) -> bool:
 
 
 def _dec_name(dec: Tree) -> str:
+    """The name a declaration declares (its first name; ``_`` for ``val _ = e``)."""
     for token in dec.scan_values(lambda v: True):
-        return str(token)
+        return "_" if str(token) == "=" else str(token)
     return "?"
 
 
