@@ -2,7 +2,8 @@
 
 Declarations are written by hand and their values worked out by hand from SML's rules
 (``:=`` is infix 3, below the comparisons; ``before`` infix 0; a sequence gives its last
-value; a ``ref`` made inside a ``let`` is new at each evaluation); where SML/NJ is
+value; a ``ref`` made inside a ``let`` is new at each evaluation; ``handle`` takes the
+first rule naming what was raised); where SML/NJ is
 installed, the same declarations run in ``sml`` and must give the same values. Nets that
 update cells from code segments are simulated (the cells shared by every firing, put back
 at the start of each run) and refused by the explorer, naming the cells.
@@ -22,6 +23,7 @@ from tcpn.errors import InputError
 from tcpn.petrinets.cells import Cell
 from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.exchange.ml_exceptions import MLRaise
 from tcpn.petrinets.statespace.space import explore
 
 needs_sml = pytest.mark.skipif(
@@ -52,6 +54,11 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("exception Negative;", None, None),
     ("fun safe x = if x < 0 then raise Negative else x * 2;", None, None),
     ("val s = safe 4;", "s", 8),
+    ("val h1 = hd ([] : int list) handle Empty => 5;", "h1", 5),
+    ("val h2 = safe (~1) handle Negative => 3;", "h2", 3),
+    ("val h3 = (10 div 0) handle Div => 4 | _ => 9;", "h3", 4),
+    ("val h4 = (raise Negative) handle Fail _ => 1 | _ => 2;", "h4", 2),
+    ("val h5 = (safe (~2) handle Empty => 1) handle Negative => 6;", "h5", 6),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 
@@ -73,7 +80,7 @@ def test_cells_sequences_and_local_declarations_give_the_values_worked_out_by_ha
     # the declared value of a cell is the one it holds once all declarations are read
     assert count.initial == 11 and declarations["items"].value == (2, 1)
     assert declarations["h"](4) == 18  # the local sq and k, seen from h
-    with pytest.raises(ValueError, match="raise Negative"):
+    with pytest.raises(MLRaise, match="Negative"):
         declarations["safe"](-1)
 
 

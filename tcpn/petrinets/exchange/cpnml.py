@@ -51,6 +51,7 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.exchange.ml_exceptions import EXCEPTION_FUNCTIONS
 from tcpn.petrinets.restricted import (
     FORBIDDEN_ATTRIBUTES,
     SAFE_BUILTINS,
@@ -75,7 +76,9 @@ start_guard: expr ("," expr)*
      | "raise" expr                            -> raise_exn
      | "fn" match                              -> fn
      | "case" expr "of" match                  -> case
-     | orelse
+     | handled
+?handled: orelse
+        | handled "handle" match               -> handle
 
 ?let_body: expr
          | expr (";" expr)+                    -> sequence
@@ -308,8 +311,9 @@ def py_name(ml: str) -> str:
     ('id_', 'ml_ref_')
     """
     name = ml.replace("'", "_")
-    if keyword.iskeyword(name) or name in _PY_GENERATED or name in ("None", "True", "False") \
-            or name in CELL_FUNCTIONS or (hasattr(builtins, name) and name not in SAFE_BUILTINS):
+    taken = keyword.iskeyword(name) or name in _PY_GENERATED or name in ML_BASIS_DECLARATIONS
+    if taken or name in ("None", "True", "False") or (
+            hasattr(builtins, name) and name not in SAFE_BUILTINS):
         name += "_"
     return name
 
@@ -581,8 +585,8 @@ _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max":
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
-ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ceil": math.ceil,
-                                                        **CELL_FUNCTIONS}
+ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
+    "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS}
 
 
 @dataclass
@@ -713,7 +717,7 @@ class MLToPython(MatchForms):
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
-    # reference cells and side effects (tcpn.petrinets.cells)
+    # reference cells, side effects and exceptions (tcpn.petrinets.cells, ml_exceptions)
     def _cell_call(self, function: str, *args: ast.expr) -> ast.expr:
         self.used_basis.add(function)
         return ast.Call(ast.Name(function, ast.Load()), list(args), [])
@@ -744,14 +748,32 @@ class MLToPython(MatchForms):
                              ast.Load())
 
     def _t_raise_exn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        # raise E: the evaluation stops with an error naming E (tcpn has no handle)
-        exn = tree.children[0]
-        while isinstance(exn, Tree) and exn.data == "apply":
+        # raise E / raise Fail "msg": an MLRaise naming E (ml_exceptions)
+        return self._cell_call("ml_raise", ast.Constant(self._exception_name(tree.children[0])))
+
+    @staticmethod
+    def _exception_name(exn: Any) -> str:
+        while isinstance(exn, Tree) and exn.data in ("apply", "con_pat"):
             exn = exn.children[0]
-        label = str(exn.children[0]) if isinstance(exn, Tree) and exn.data == "name" \
-            else "an exception"
-        return ast.parse(f"(_ for _ in ()).throw(ValueError({f'{where}: raise {label}'!r}))",
-                         mode="eval").body
+        if isinstance(exn, LarkToken):
+            return str(exn)
+        if isinstance(exn, Tree) and exn.data in ("name", "var_pat"):
+            return str(exn.children[0])
+        return "_"
+
+    def _t_handle(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # e handle E => a | _ => b: ml_handle(lambda: e, (("E", lambda: a), ("_", lambda: b)))
+        body, match = tree.children
+        rules = []
+        for rule in match.children:
+            pat, value = rule.children
+            name = self._exception_name(pat)
+            if name[:1].islower():  # a variable: any exception (it is not bound here)
+                name = "_"
+            rules.append(ast.Tuple([ast.Constant(name),
+                                    _thunk(self._expr(value, where, local))], ast.Load()))
+        return self._cell_call("ml_handle", _thunk(self._expr(body, where, local)),
+                               ast.Tuple(rules, ast.Load()))
 
     def _t_while_loop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # while e1 do e2: the loop over two functions of nothing, e1's and e2's
