@@ -764,7 +764,7 @@ class MLToPython(MatchForms):
     def _t_handle(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # e handle E => a | _ => b: ml_handle(lambda: e, (("E", lambda: a), ("_", lambda: b)))
         body, match = tree.children
-        rules = []
+        rules: list[ast.expr] = []
         for rule in match.children:
             pat, value = rule.children
             name = self._exception_name(pat)
