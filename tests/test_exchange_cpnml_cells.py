@@ -59,6 +59,7 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("val h3 = (10 div 0) handle Div => 4 | _ => 9;", "h3", 4),
     ("val h4 = (raise Negative) handle Fail _ => 1 | _ => 2;", "h4", 2),
     ("val h5 = (safe (~2) handle Empty => 1) handle Negative => 6;", "h5", 6),
+    ('val w = size (String.concat ["ab", "c", ""]);', "w", 3),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 

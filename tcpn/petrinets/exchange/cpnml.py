@@ -974,6 +974,8 @@ class MLToPython(MatchForms):
             return ast.Subscript(args[0], ast.Slice(args[1], None, None), ast.Load())
         if name == "List.take" and len(args) == 2:
             return ast.Subscript(args[0], ast.Slice(None, args[1], None), ast.Load())
+        if name in ("String.concat", "concat") and len(args) == 1:
+            return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), args, [])
         if name == "Math.pow" and len(args) == 2:
             return ast.BinOp(args[0], ast.Pow(), args[1])
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
