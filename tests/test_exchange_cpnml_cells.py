@@ -20,7 +20,8 @@ import pytest
 from test_exchange_cpn_field import colset, cpn_file, ml, var
 
 from tcpn.errors import InputError
-from tcpn.petrinets.cells import Cell
+from tcpn.limits import using_limits
+from tcpn.petrinets.cells import Cell, ml_deref
 from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.ml_exceptions import MLRaise
@@ -155,6 +156,20 @@ def test_a_transition_whose_guard_reads_a_cell_is_checked_again_after_any_firing
     simulator.run(until=10.0)
     assert simulator.firings == 2
     assert simulator.firing_counts == [1, 1]
+
+
+def test_a_while_loop_that_never_ends_stops_at_its_limit_and_a_deref_of_a_non_cell_says_so():
+    with using_limits(while_iterations=1000):
+        imported = read_cpn(declarations_net(["val i = ref 0;",
+                                              "val v = (while true do i := !i + 1; !i);",
+                                              "val w = (while !i < 2000 do i := !i + 1; !i);"]))
+    (item,) = imported.report.unsupported
+    assert item.name == "v" and "over the limit while_iterations = 1000" in item.reason
+    # the 1000 turns v made stay made (as effects before an exception do in SML): w needs
+    # 1000 more, within the limit
+    assert imported.net.declarations["w"] == 2000
+    with pytest.raises(InputError, match="'!' on 3, which is not a reference cell"):
+        ml_deref(3)
 
 
 def test_the_explorer_refuses_a_net_whose_firings_write_cells_naming_them():

@@ -35,6 +35,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tcpn.errors import InputError
+from tcpn.limits import limit_problem, limits
+
 __all__ = ["CELL_FUNCTIONS", "Cell", "ml_assign", "ml_deref", "ml_ref", "ml_while",
            "reset_cells", "written_cells"]
 
@@ -64,22 +67,37 @@ def ml_ref(value: Any) -> Cell:
 
 def ml_deref(cell: Cell) -> Any:
     """SML's ``!r``: what the cell holds."""
-    return cell.value
+    return _cell(cell, "!").value
 
 
 def ml_assign(cell: Cell, value: Any) -> tuple[()]:
     """SML's ``r := v``: write the cell; the value is ``()``."""
-    cell.value = value
+    _cell(cell, ":=").value = value
     cell.writes += 1
     return ()
 
 
+def _cell(value: Any, operator: str) -> Cell:
+    """``value``, a cell; a value of another type (which SML's type checker would have
+    refused) is a clear error, not an attribute error."""
+    if not isinstance(value, Cell):
+        raise InputError(f"'{operator}' on {value!r}, which is not a reference cell (ref)")
+    return value
+
+
 def ml_while(test: Callable[[], bool], body: Callable[[], Any]) -> tuple[()]:
     """SML's ``while e1 do e2``: evaluate ``body`` as long as ``test`` holds; ``()``.
-    A loop whose test never turns false runs forever, in SML as here."""
-    while test():
+    A loop whose test never turns false would run forever, as in SML: it stops with an
+    :class:`InputError` after ``limits().while_iterations`` turns."""
+    bound = limits().while_iterations
+    for _ in range(bound):
+        if not test():
+            return ()
         body()
-    return ()
+    if not test():
+        return ()
+    problem = limit_problem("while_iterations", bound + 1)
+    raise InputError(f"a CPN ML while loop did not end: {problem}")
 
 
 #: The names the translation of CPN ML calls, as declared on an imported net.
