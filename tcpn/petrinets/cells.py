@@ -38,8 +38,13 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.limits import limit_problem, limits
 
-__all__ = ["CELL_FUNCTIONS", "Cell", "ml_assign", "ml_deref", "ml_ref", "ml_while",
-           "reset_cells", "written_cells"]
+__all__ = ["CELL_FUNCTIONS", "Cell", "LoopLimitError", "ml_assign", "ml_deref", "ml_ref",
+           "ml_while", "reset_cells", "written_cells"]
+
+
+class LoopLimitError(InputError):
+    """A ``while`` loop ran past the limit ``while_iterations``; an SML ``handle`` never
+    catches it (it is tcpn's bound, not an exception of the model)."""
 
 
 class Cell:
@@ -88,7 +93,7 @@ def _cell(value: Any, operator: str) -> Cell:
 def ml_while(test: Callable[[], bool], body: Callable[[], Any]) -> tuple[()]:
     """SML's ``while e1 do e2``: evaluate ``body`` as long as ``test`` holds; ``()``.
     A loop whose test never turns false would run forever, as in SML: it stops with an
-    :class:`InputError` after ``limits().while_iterations`` turns."""
+    :class:`LoopLimitError` after ``limits().while_iterations`` turns."""
     bound = limits().while_iterations
     for _ in range(bound):
         if not test():
@@ -97,7 +102,7 @@ def ml_while(test: Callable[[], bool], body: Callable[[], Any]) -> tuple[()]:
     if not test():
         return ()
     problem = limit_problem("while_iterations", bound + 1)
-    raise InputError(f"a CPN ML while loop did not end: {problem}")
+    raise LoopLimitError(f"a CPN ML while loop did not end: {problem}")
 
 
 #: The names the translation of CPN ML calls, as declared on an imported net.

@@ -7,8 +7,8 @@ basis exception of that name becomes in the translation (``Empty``/``Subscript``
 index out of range, ``Div``: a division by zero, ``Match``: no rule matched, whose
 translation raises ``ValueError``); ``_`` or a variable matches any. An exception no rule
 matches goes on. The evaluation budget of an import (``import_evaluation_ms``), a
-recursion too deep and memory exhaustion are never caught: a handler must not keep a
-loop past its budget.
+``while`` past ``while_iterations``, a recursion too deep and memory exhaustion are never
+caught: a handler must not keep a loop past its bounds.
 
 >>> ml_handle(lambda: ml_raise("Full"), (("Full", lambda: 0),))
 0
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tcpn.petrinets.cells import LoopLimitError
 from tcpn.petrinets.restricted import EvaluationBudgetError
 
 __all__ = ["EXCEPTION_FUNCTIONS", "MLRaise", "ml_handle", "ml_raise"]
@@ -31,7 +32,7 @@ _BASIS_ERRORS: Mapping[str, tuple[type[Exception], ...]] = {
     "Match": (ValueError,), "Overflow": (OverflowError,),
 }
 #: What a handler never catches.
-_NEVER_CAUGHT = (EvaluationBudgetError, RecursionError, MemoryError)
+_NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, RecursionError, MemoryError)
 
 
 class MLRaise(Exception):
