@@ -70,6 +70,9 @@ class Limits:
     stored_file_bytes: int = 1 << 30
     """Bytes of one file tcpn reads back from its own outputs: a report's stored table or
     ``manifest.json`` (``tcpn report --from``), an output directory's list of its files."""
+    while_iterations: int = 1_000_000
+    """Turns of one CPN ML ``while e1 do e2`` loop of an imported net (in SML one whose test
+    never turns false runs forever; here it stops with an error naming this limit)."""
     expression_depth: int = 100
     """Levels of nesting of a formula (CTL, LTL, ASK-CTL, a contest property), a CPN ML
     expression or a Python inscription. Their readers and the checker recurse over them:
@@ -82,7 +85,7 @@ _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth"
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
           "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
           "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
-          "expression_depth": "levels"}
+          "expression_depth": "levels", "while_iterations": "turns"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"

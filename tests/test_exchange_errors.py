@@ -110,7 +110,11 @@ def test_strict_import_refuses_a_partial_net(shared_dir):
     assert not imported.complete and len(imported.net.transitions) == 4
     with pytest.raises(IncompleteImportError, match="25 element\\(s\\) left out") as info:
         read_cpn(path, strict=True)
-    assert "declaration 'getfid' (ID8536240 line 128)" in str(info.value)
+    # getfid reads fileid, which was left out: shown once, under its cause
+    assert "declaration 'fileid' (ID8532002 line 123)" in str(info.value)
+    assert "took along 1 element(s): 1 declaration(s) ('getfid')" in str(info.value)
+    (getfid,) = [i for i in info.value.report.unsupported if i.name == "getfid"]
+    assert (getfid.element_id, getfid.line, getfid.root.name) == ("ID8536240", 128, "fileid")
 
 
 def test_ml_syntax_error_position():

@@ -210,6 +210,28 @@ def test_an_ml_value_that_loops_forever_ends_the_import_with_the_limit_named(sha
     assert time.monotonic() - started < 60  # it returns: no hang (not a timing claim)
 
 
+def test_an_ml_handler_catches_neither_the_evaluation_budget_nor_a_bound_nor_a_deep_recursion(
+        shared_dir):
+    text = cpn_with(shared_dir, "val v = (while true do ()) handle _ => 0")
+    started = time.monotonic()
+    with using_limits(import_evaluation_ms=300, while_iterations=10**12), \
+            pytest.raises(EvaluationBudgetError, match="import_evaluation_ms"):
+        read_cpn(text)
+    # nor the bound on a while loop's turns: the declaration is left out naming it
+    with using_limits(while_iterations=1000):
+        imported = read_cpn(text)
+    assert "v" not in imported.net.declarations
+    assert any("while_iterations" in item.reason for item in imported.report.unsupported)
+    # a handler that recurses again on every error: the recursion error is not caught,
+    # the declaration is left out
+    text = cpn_with(shared_dir, "fun spin x = (spin x) handle _ => spin x", "val v = spin 1")
+    with using_limits(import_evaluation_ms=300):
+        imported = read_cpn(text)
+    assert "v" not in imported.net.declarations
+    assert any("RecursionError" in item.reason for item in imported.report.unsupported)
+    assert time.monotonic() - started < 60  # it returns: no hang (not a timing claim)
+
+
 def test_the_shared_cpn_files_still_import_whole(shared_dir):
     for path in sorted((shared_dir / "data" / "cpn").glob("*.cpn")):
         read_cpn(path)  # no UntrustedCodeError on real models

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpn.petrinets.cells import Cell
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -216,7 +217,13 @@ class CompiledNet:
     keyed_places: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        #: whether the net holds reference cells (:mod:`tcpn.petrinets.cells`): a guard or
+        #: an arc may read one that any firing writes, so every transition is enumerated
+        #: again after each firing, whatever places it touched
+        self.volatile = any(isinstance(v, Cell) for v in self.net.declarations.values())
+        everyone = tuple(range(len(self.transitions)))
         self.affected = tuple(
+            everyone if self.volatile else
             tuple(sorted({d for p in t.writes_places for d in self.dependents[p]}))
             for t in self.transitions
         )
@@ -243,6 +250,7 @@ class CompiledNet:
         #: simulator's loop reads it directly and calls ``affected_by`` on a miss)
         self.by_mask: list[dict[int, tuple[int, ...]]] = [{} for _ in self.transitions]
         self.body_affected = tuple(
+            everyone if self.volatile else
             tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
             for t in self.transitions
         )
@@ -265,7 +273,7 @@ class CompiledNet:
         ``CompiledTransition.cond_places``) whose bit is clear: a place the firing left
         untouched leaves their bindings as they were. ``mask=None``: ``body_affected[t]``.
         """
-        if mask is None:
+        if mask is None or self.volatile:
             return self.body_affected[t]
         cached = self.by_mask[t].get(mask)
         if cached is None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpn.petrinets.cells import reset_cells
 from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.engine.forced import ForcedDraws
@@ -104,6 +105,7 @@ class Simulator:
         if not math.isfinite(start_time):
             raise InputError(f"start_time must be finite, got {start_time!r}")
         self.seed = seed
+        reset_cells(self.compiled.net.declarations)  # a run starts from the declared values
         self.now = float(start_time)
         self.firings = 0
         self.marking = self.compiled.initial_marking(keyed=True)

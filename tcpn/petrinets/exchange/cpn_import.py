@@ -37,6 +37,7 @@ from lark import Tree
 
 from tcpn.errors import InputError
 from tcpn.limits import Limits, UnreadableInput, limit_problem, limits, read_input
+from tcpn.petrinets.cells import CELL_FUNCTIONS, Cell, ml_ref
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -130,7 +131,7 @@ class IncompleteImportError(InputError):
         super().__init__(report.text(limit=20))
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReportItem:
     """One element left out of (or changed in) the imported net, and why."""
 
@@ -141,6 +142,21 @@ class ReportItem:
     reason: str
     #: the page the element is drawn on (empty for declarations and file-level items)
     page: str = ""
+    #: the name it failed on because nothing declared it (empty otherwise)
+    missing: str = ""
+    #: the left-out element that took this one along (a place its arcs touch, the
+    #: declaration or ``use`` file that would have given a name it uses); None for a root
+    cause: ReportItem | None = field(default=None, compare=False, repr=False)
+    #: the arcs left out with it (a transition's own arcs)
+    arcs: int = 0
+
+    @property
+    def root(self) -> ReportItem:
+        """The first element of the chain of causes that took this one along."""
+        item = self
+        while item.cause is not None:
+            item = item.cause
+        return item
 
     def __str__(self) -> str:
         where = " ".join(p for p in (self.element_id, f"line {self.line}" if self.line
@@ -166,20 +182,50 @@ class ImportReport:
         """True when nothing was left out."""
         return not self.unsupported
 
+    def taken_along(self) -> dict[int, list[ReportItem]]:
+        """``id(root)`` -> the left-out elements each root cause took along with it."""
+        found: dict[int, list[ReportItem]] = {}
+        for item in self.unsupported:
+            if item.cause is not None:
+                found.setdefault(id(item.root), []).append(item)
+        return found
+
     def text(self, limit: int | None = None) -> str:
-        """A readable summary: counts, then each left-out element, then each change."""
+        """A readable summary: counts, then each left-out element that is a root cause
+        (with the count of those it took along: they are not listed again), then each
+        change."""
         kept = ", ".join(f"{n} {k}" for k, n in self.imported.items())
-        lines = [f"{self.source}: imported {kept}; "
-                 f"{len(self.unsupported)} element(s) left out, {len(self.notes)} note(s)"]
+        along = self.taken_along()
+        roots = [item for item in self.unsupported if item.cause is None]
+        dependants = len(self.unsupported) - len(roots)
+        lines = [f"{self.source}: imported {kept}; {len(self.unsupported)} element(s) left out"
+                 + (f" ({dependants} taken along by the {len(along)} cause(s) shown)"
+                    if dependants else "") + f", {len(self.notes)} note(s)"]
         lines.extend(f"  page {page}: {tally['places']} place(s) and {tally['transitions']} "
                      f"transition(s) imported, {tally['left out']} element(s) left out"
                      for page, tally in self.pages.items())
-        for title, items in (("left out", self.unsupported), ("note", self.notes)):
+        for title, items in (("left out", roots), ("note", self.notes)):
             shown = items if limit is None else items[:limit]
-            lines.extend(f"  {title}: {item}" for item in shown)
+            lines.extend(f"  {title}: {item}{_along(along.get(id(item), []))}"
+                         for item in shown)
             if len(shown) < len(items):
                 lines.append(f"  ... and {len(items) - len(shown)} more {title}")
         return "\n".join(lines)
+
+
+def _along(items: list[ReportItem]) -> str:
+    """`` -- took along N element(s) ...`` for a root cause, naming the first few."""
+    if not items:
+        return ""
+    kinds: dict[str, int] = {}
+    for item in items:
+        kinds[item.kind] = kinds.get(item.kind, 0) + 1
+    arcs = sum(item.arcs for item in items)
+    counts = ", ".join(f"{n} {kind}(s)" for kind, n in kinds.items()) + (
+        f" with their {arcs} arc(s)" if arcs else "")
+    names = ", ".join(repr(item.name) for item in items[:5]) + (
+        ", ..." if len(items) > 5 else "")
+    return f" -- took along {len(items)} element(s): {counts} ({names})"
 
 
 @dataclass
@@ -308,11 +354,18 @@ def _node_identifier(raw: str, fallback: str) -> str:
 
 
 class _Unsupported(Exception):
-    """An element tcpn can't express; becomes a report item (never escapes the module)."""
+    """An element tcpn can't express; becomes a report item (never escapes the module).
+    ``missing``: the undeclared name it failed on; ``cause``: the left-out element it
+    depends on (a place its arcs touch)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, missing: str = "", cause: ReportItem | None = None):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.missing, self.cause = reason, missing, cause
+
+    @classmethod
+    def of(cls, exc: UnsupportedConstruct) -> _Unsupported:
+        """The report's form of a construct the translator refused."""
+        return cls(exc.construct, exc.missing)
 
 
 # -- the importer ------------------------------------------------------------------------------
@@ -321,6 +374,7 @@ class _PlaceInfo:
     name: str  # tcpn name
     element: ET.Element
     colour: ColourSet | None
+    item: ReportItem | None = None  # why it was left out, when it was
 
 
 class _Importer:
@@ -349,6 +403,10 @@ class _Importer:
         # can no longer change (the trees are kept in self.trees)
         self.pythons: dict[tuple[int, frozenset[str]], tuple[str, MLToPython]] | None = None
         self.cached_trees: list[Any] = []  # every tree keyed in self.pythons, kept alive
+        self.file_text: str | None = None  # the file's text without layouts (_only_read)
+        #: declarations waiting for a name declared further on, and the element of each
+        self.deferred: list[tuple[Tree, ET.Element]] = []
+        self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -380,10 +438,12 @@ class _Importer:
             located = self.fail(element, str(exc))
             raise type(exc)(str(located)) from None
 
-    def skip(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
-        self.report.unsupported.append(ReportItem(kind, element.get("id") or "", name,
-                                                  self.lines.get(element), reason,
-                                                  self.page_of.get(element, "")))
+    def skip(self, kind: str, element: ET.Element, name: str, reason: str, *,
+             missing: str = "", cause: ReportItem | None = None, arcs: int = 0) -> ReportItem:
+        item = ReportItem(kind, element.get("id") or "", name, self.lines.get(element), reason,
+                          self.page_of.get(element, ""), missing, cause, arcs)
+        self.report.unsupported.append(item)
+        return item
 
     def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
@@ -421,6 +481,10 @@ class _Importer:
         globbox = self.cpnet.find("globbox")
         if globbox is not None:
             self._declarations(globbox)
+            self._deferred_declarations()
+        for value in self.declarations.values():
+            if isinstance(value, Cell):  # its declared value: after all the declarations
+                value.initial, value.writes = value.value, 0
         for monitor in self.cpnet.iter("monitor"):
             self.skip("monitor", monitor, monitor.get("name", ""),
                       "monitors are not imported (use tcpn's monitors on the net)")
@@ -443,6 +507,7 @@ class _Importer:
         self._transitions()
         check_net(self.net, self.source)  # a second look at all of it, as a whole net
         self._validate()
+        self._trace_causes()
         self._page_tallies()
         self.report.imported = {
             "places": len(self.net.places), "transitions": len(self.net.transitions),
@@ -710,6 +775,7 @@ class _Importer:
 
     def _translator(self, variables: frozenset[str] = frozenset()) -> MLToPython:
         return MLToPython(
+            cells=frozenset(n for n, v in self.constants.items() if isinstance(v, Cell)),
             variables=variables, constants=frozenset(self.constants),
             functions=dict(self.functions), enum_constants=frozenset(self.enum_constants),
             records=dict(self.records), inline=dict(self.inline),
@@ -723,7 +789,7 @@ class _Importer:
         try:
             python = translator.expression(tree, where)
         except UnsupportedConstruct as exc:
-            raise _Unsupported(exc.construct) from None
+            raise _Unsupported.of(exc) from None
         return self._evaluate(python, translator, where)
 
     def _evaluate(self, python: ast.expr, translator: MLToPython, where: str) -> Any:
@@ -746,17 +812,49 @@ class _Importer:
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
 
     def _globref(self, element: ET.Element) -> None:
+        """``<globref><id>x</id><ml>e</ml></globref>``: read as ``globref x = e``."""
         name = (element.findtext("id") or "").strip()
         text = (element.findtext("ml") or "").strip()
         try:
-            value = self._constant_of(text, f"globref {name}")
-        except (_Unsupported, MLSyntaxError) as exc:
+            (dec,) = self.parse_ml(f"globref {name} = {text}", f"globref {name}",
+                                   start="decs").children
+        except (MLSyntaxError, ValueError) as exc:
             self.skip("declaration", element, name, f"globref value {text!r}: {exc}")
             return
+        self._dec(dec, element)
+
+    def _reference(self, element: ET.Element, name: str, value: Any, kind: str) -> None:
+        """Declare ``name``, a reference (``globref`` or ``val name = ref v``): a cell
+        shared by every firing (:mod:`tcpn.petrinets.cells`), or the value it holds when
+        nothing in the file but ``!name`` mentions it."""
         self.constants[name] = value
         self.declarations[py_name(name)] = value
-        self.note("declaration", element, name, "globref (a mutable reference) imported as a "
-                  "constant")
+        if isinstance(value, Cell):
+            self._declare_cells()
+            self.note("declaration", element, name, f"{kind}: a reference cell shared by "
+                      "every firing (its contents are not part of a marking)")
+        else:
+            self.note("declaration", element, name, f"{kind}: a reference the file only "
+                      "reads (!), imported as the value it holds")
+
+    def _declare_cells(self) -> None:
+        for function, value in CELL_FUNCTIONS.items():
+            self.declarations.setdefault(function, value)
+
+    def _only_read(self, name: str) -> bool:
+        """Whether the file mentions ``name`` only as ``!name`` besides declaring it
+        (comments, strings and other elements' names count as mentions: a cell then)."""
+        if self.file_text is None:
+            parts = []
+            for node in self.root.iter():
+                if node.tag != "layout" and node.text:  # a layout repeats its declaration
+                    parts.append(node.text)
+                if node.tail:
+                    parts.append(node.tail)
+            self.file_text = "\n".join(parts)
+        mentions = len(re.findall(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", self.file_text))
+        reads = len(re.findall(rf"!\s*{re.escape(name)}(?![\w'])", self.file_text))
+        return mentions - reads <= 1
 
     def _ml(self, element: ET.Element) -> None:
         # the declaration's text, around a <layout> child wherever the editor put it
@@ -764,7 +862,10 @@ class _Importer:
         if not text:
             return
         first_word = text.split(None, 1)[0]
-        if first_word not in ("val", "fun"):
+        if first_word == "use":
+            self._use(element, text)
+            return
+        if first_word not in ("val", "fun", "local", "globref", "exception"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -774,29 +875,98 @@ class _Importer:
             self.skip("declaration", element, text.split("=", 1)[0].strip(),
                       f"outside the CPN ML subset tcpn reads ({exc})")
             return
+        for dec in self._flat(decs, element):
+            self._dec(dec, element)
+
+    def _flat(self, decs: Iterable[Tree], element: ET.Element) -> Iterator[Tree]:
+        """The declarations in order, those of ``local d1 in d2 end`` as top-level ones:
+        tcpn's declarations share one scope, so d1's names are visible beyond d2 too."""
         for dec in decs:
-            try:
-                if dec.data == "val_dec":
-                    self._val(dec, element)
-                else:
-                    self._fun(dec, element)
-            except _Unsupported as exc:
-                self.skip("declaration", element, _dec_name(dec), exc.reason)
+            if dec.data != "local_dec":
+                yield dec
+                continue
+            hidden, shown = dec.children
+            names = ", ".join(_dec_name(d) for d in hidden.children)
+            if names:
+                self.note("declaration", element, names, "declared 'local' to "
+                          f"{', '.join(_dec_name(d) for d in shown.children) or 'nothing'}: "
+                          "read as top-level declarations (one scope for all)")
+            yield from self._flat([*hidden.children, *shown.children], element)
+
+    def _dec(self, dec: Tree, element: ET.Element, last_try: bool = False) -> bool:
+        """Read one ``val`` or ``fun``; one that uses a name not declared yet waits for
+        the rest of the declarations (CPN Tools checks declarations in the order their
+        dependencies need, not in the order of the index). Whether it was read."""
+        try:
+            if dec.data == "val_dec":
+                self._val(dec, element)
+            elif dec.data == "exception_dec":  # raise E stops the evaluation, naming E
+                self.note("declaration", element, _dec_name(dec), "exception: 'raise' of it "
+                          "stops the evaluation with an error naming it (no 'handle')")
+            elif dec.data == "globref_dec":  # globref x = e is val x = ref e
+                name, _, body = dec.children
+                self._constant_valued(str(name), body, element, "globref")
+            else:
+                self._fun(dec, element)
+        except _Unsupported as exc:
+            if exc.missing and not last_try:
+                self.deferred.append((dec, element))
+            else:
+                self.skip("declaration", element, _dec_name(dec), exc.reason,
+                          missing=exc.missing)
+            return False
+        return True
+
+    def _deferred_declarations(self) -> None:
+        """Read the declarations that waited for a name, while one more of them reads."""
+        while self.deferred:
+            waiting, self.deferred = self.deferred, []
+            read = [self._dec(dec, element) for dec, element in waiting]
+            if not any(read):
+                self.deferred = []
+                for dec, element in waiting:
+                    self._dec(dec, element, last_try=True)
+                return
+
+    def _use(self, element: ET.Element, text: str) -> None:
+        """``use "file.sml"``: the file is not in the model; what it would have given is
+        traced once the net is read (:meth:`_trace_causes`)."""
+        match = re.match(r'use\s+"([^"]*)"', text)
+        file_name = match.group(1) if match else text[3:].strip(" ;")
+        self.uses.append(self.skip("declaration", element, f'use "{file_name}"',
+                                   "loads an SML file that is not in the model"))
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = dec.children
-        if isinstance(pattern, Tree) and pattern.data == "wild_pat":
-            raise _Unsupported("'val _ = ...' is evaluated for its side effects only")
-        if not (isinstance(pattern, Tree) and pattern.data == "var_pat"):
+        effects_only = isinstance(pattern, Tree) and pattern.data in ("wild_pat", "unit_pat")
+        if not (isinstance(pattern, Tree) and pattern.data == "var_pat") and not effects_only:
             raise _Unsupported("'val' with a pattern other than a name")
-        name = str(pattern.children[0])
+        name = "_" if effects_only else str(pattern.children[0])
+        self._constant_valued(name, body, element, "val ... = ref")
+
+    def _constant_valued(self, name: str, body: Tree, element: ET.Element, kind: str) -> None:
+        """Declare ``name`` as the value of ``body`` (``_``: evaluated for its effects
+        on the cells declared so far); ``kind`` ``globref``: a reference to it."""
         where = f"declaration {name}"
         translator = self._translator()
         try:
             python = translator.expression(body, where)
         except UnsupportedConstruct as exc:
-            raise _Unsupported(exc.construct) from None
-        self.constants[name] = self._evaluate(python, translator, where)
+            if name == "_" and not exc.missing:
+                raise _Unsupported("'val _ = ...' is evaluated for its side effects, and "
+                                   f"these are outside what tcpn reads: {exc.construct}"
+                                   ) from None
+            raise _Unsupported.of(exc) from None
+        value = self._evaluate(python, translator, where)
+        if name == "_":
+            return
+        if kind == "globref":
+            value = ml_ref(value)
+        if isinstance(value, Cell):
+            self._reference(element, name, value.value if self._only_read(name) else value,
+                            kind)
+            return
+        self.constants[name] = value
         if _STANDARD_PRIORITIES.get(name) == self.constants[name]:
             return  # CPN Tools' standard priorities: tcpn priorities are plain ints
         self.declarations[py_name(name)] = self.constants[name]
@@ -819,8 +989,12 @@ class _Importer:
             try:
                 _, py_params, python = translator.clauses(dec, where, frozenset())
             except UnsupportedConstruct as exc:
-                raise _Unsupported(exc.construct) from None
+                raise _Unsupported.of(exc) from None
             # the clauses are matched outside translator.expression, which checks the rest
+            try:
+                translator.known_fields(python, where)
+            except UnsupportedConstruct as exc:
+                raise _Unsupported.of(exc) from None
             check_expression(python, where, fields=frozenset().union(*self.records),
                              declared=translator.declared_names(frozenset(py_params) | {name}))
             params, colours = py_params, (None,) * len(py_params)
@@ -831,7 +1005,7 @@ class _Importer:
                 python = translator.expression(parts[-1], where)
             except UnsupportedConstruct as exc:
                 del self.functions[name]
-                raise _Unsupported(exc.construct) from None
+                raise _Unsupported.of(exc) from None
             py_params = tuple(py_name(p) for p in params)
         self._declare_basis(translator)
         recursive = any(isinstance(n, ast.Name) and n.id == py_name(name)
@@ -936,19 +1110,20 @@ class _Importer:
         colour = self.colours.get(type_name)
         info = _PlaceInfo(name, element, colour)
         if colour is None:
-            self.skip("place", element, raw, f"colour set {type_name}: "
-                      f"{self.bad_colours[type_name]}")
+            info.item = self.skip("place", element, raw, f"colour set {type_name}: "
+                                  f"{self.bad_colours[type_name]}")
             return info
         try:
             tokens = self._initial_marking(element, colour)
         except _Unsupported as exc:
-            self.skip("place", element, raw, f"initial marking: {exc.reason}")
+            info.item = self.skip("place", element, raw, f"initial marking: {exc.reason}",
+                                  missing=exc.missing)
             info.colour = None
             return info
         try:
             place = Place(name, colour, initial=tokens, module=path)
         except InputError as exc:
-            self.skip("place", element, raw, str(exc))
+            info.item = self.skip("place", element, raw, str(exc))
             info.colour = None
             return info
         self.net.add_place(place)
@@ -978,7 +1153,7 @@ class _Importer:
                 stamp = base if term.stamp is None else float(self._evaluate(
                     translator.expression(term.stamp, where), translator, where))
             except UnsupportedConstruct as exc:
-                raise _Unsupported(exc.construct) from None
+                raise _Unsupported.of(exc) from None
             if not isinstance(count, int) or count < 0:
                 raise _Unsupported(f"count {count!r} is not a natural number")
             values = [value]
@@ -1010,7 +1185,7 @@ class _Importer:
             value = self._evaluate(translator.expression(self.parse_ml(text, where), where),
                                    translator, where)
         except UnsupportedConstruct as exc:
-            raise _Unsupported(exc.construct) from None
+            raise _Unsupported.of(exc) from None
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise _Unsupported(f"{text!r} is not a number")
         return float(value)
@@ -1073,7 +1248,8 @@ class _Importer:
                     transition, arcs = self._transition(element, name, path,
                                                         arcs_of.get(name, []))
             except _Unsupported as exc:
-                self.skip("transition", element, raw, exc.reason)
+                self.skip("transition", element, raw, exc.reason, missing=exc.missing,
+                          cause=exc.cause, arcs=len(arcs_of.get(name, [])))
                 continue
             self.net.add_transition(transition)
             self.ids[f"trans:{name}"] = element.get("id", "")
@@ -1126,7 +1302,7 @@ class _Importer:
             info = self.place_named.get(place)
             if info is None or info.colour is None:
                 raise _Unsupported(f"its arc {arc_element.get('id')} touches place {place}, "
-                                   "which was left out")
+                                   "which was left out", cause=info.item if info else None)
         channel = _text(element.find("channel"))
         if channel:
             raise _Unsupported("synchronisation channels are not imported")
@@ -1157,7 +1333,7 @@ class _Importer:
         try:
             python = translator.expression(tree, where)
         except UnsupportedConstruct as exc:
-            raise _Unsupported(exc.construct) from None
+            raise _Unsupported.of(exc) from None
         self._declare_basis(translator)
         if not (translator.uses_random or translator.uses_time):
             python = _FoldConstants(self._constant_scope()).visit(python)
@@ -1250,15 +1426,36 @@ class _Importer:
                        if n.strip())
         outputs = tuple(n.strip() for n in (match.group(3) or match.group(4) or "").split(",")
                         if n.strip())
-        if not outputs:
+        try:
+            tree = self._parse(element, f"({match.group(5)})", where)
+        except _Unsupported as exc:
+            if outputs:
+                raise
             self.skip("code segment", element, name, "a code segment without outputs acts "
-                      "only by side effects (left out; the transition is kept)")
+                      "only by side effects, outside what tcpn reads (left out; the "
+                      f"transition is kept): {exc.reason}")
             return None, ()
-        tree = self._parse(element, f"({match.group(5)})", where)
-        if tree.data == "sequence":  # e1; e2; result: e1 and e2 act by side effects only
-            *effects, tree = tree.children
-            self.skip("code segment", element, name, f"{len(effects)} expression(s) before "
-                      "the result act only by side effects (left out)")
+        if not outputs or tree.data == "sequence":
+            # e1; e2; result: e1 and e2 act by side effects (on reference cells, the only
+            # ones tcpn keeps); kept when they translate, else left out
+            try:
+                python, _ = self._python(element, tree, where, variables)
+            except _Unsupported as exc:
+                if not outputs:
+                    self.skip("code segment", element, name, "a code segment without "
+                              "outputs acts only by side effects, outside what tcpn reads "
+                              f"(left out; the transition is kept): {exc.reason}",
+                              missing=exc.missing)
+                    return None, ()
+                *effects, tree = tree.children
+                self.skip("code segment", element, name, f"{len(effects)} expression(s) "
+                          "before the result act only by side effects, outside what tcpn "
+                          f"reads (left out): {exc.reason}", missing=exc.missing)
+            else:
+                body = python if outputs else f"({python}, ())[1]"
+                return CodeAction(tuple(py_name(n) for n in inputs), tuple(
+                    py_name(n) for n in outputs), body, self.declarations), tuple(
+                    py_name(n) for n in outputs)
         if _is_gui_call(tree):
             # the result of a chart call (an event's id) only labels the chart: the outputs
             # get a neutral value of their colour set
@@ -1468,10 +1665,38 @@ class _Importer:
         for arc, arc_id in self.arc_ids:
             self.ids.setdefault(f"arc:{index_of[id(arc)]}", arc_id)
 
+    def _trace_causes(self) -> None:
+        """Tie each element left out for a name nothing declared to what would have
+        declared it: a declaration left out under that name, else the ``use`` files (whose
+        report then says which names they would have provided)."""
+        declared: dict[str, ReportItem] = {}
+        for item in self.report.unsupported:
+            match = re.match(r"(?:val|fun|globref)\s+([A-Za-z][\w']*)", item.name)
+            if item.kind == "declaration" and not any(item is u for u in self.uses):
+                declared.setdefault(match.group(1) if match else item.name, item)
+        provided: dict[str, list[ReportItem]] = {}
+        for item in self.report.unsupported:
+            if not item.missing or item.cause is not None:
+                continue
+            cause = declared.get(item.missing)
+            if cause is None and self.uses:
+                cause = self.uses[0]
+                provided.setdefault(item.missing, []).append(item)
+            if cause is not None and cause.root is not item:
+                item.cause = cause
+        for use in self.uses:
+            files = ", ".join(u.name for u in self.uses)
+            use.reason = (f"loads an SML file that is not in the model ({files}); the names the "
+                          "model uses but declares nowhere, which it would have provided: "
+                          + (", ".join(f"{n} (used by {len(items)} element(s))"
+                                       for n, items in sorted(provided.items()))
+                             if provided else "none"))
+
     def _drop_transition(self, name: str, reason: str) -> None:
         element = self.by_id[self.ids[f"trans:{name}"]]
-        self.skip("transition", element, _node_name(element), reason)
         kept = [a for a in self.net.arcs if a.transition != name]
+        self.skip("transition", element, _node_name(element), reason,
+                  arcs=len(self.net.arcs) - len(kept))
         del self.net.transitions[name]
         del self.ids[f"trans:{name}"]
         self.net.arcs[:] = kept
@@ -1635,8 +1860,9 @@ def _is_empty(tree: Any) -> bool:
 
 
 def _dec_name(dec: Tree) -> str:
+    """The name a declaration declares (its first name; ``_`` for ``val _ = e``)."""
     for token in dec.scan_values(lambda v: True):
-        return str(token)
+        return "_" if str(token) == "=" else str(token)
     return "?"
 
 

@@ -19,6 +19,7 @@ text it gives back is what :func:`ast.unparse` prints.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import itertools
@@ -36,6 +37,7 @@ from lark.exceptions import UnexpectedInput
 
 from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem
+from tcpn.petrinets.cells import CELL_FUNCTIONS
 from tcpn.petrinets.colours import (
     BoolSet,
     ColourSet,
@@ -49,7 +51,13 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
-from tcpn.petrinets.restricted import check_expression
+from tcpn.petrinets.exchange.ml_exceptions import EXCEPTION_FUNCTIONS
+from tcpn.petrinets.restricted import (
+    FORBIDDEN_ATTRIBUTES,
+    SAFE_BUILTINS,
+    SAFE_METHODS,
+    check_expression,
+)
 
 _GRAMMAR = r"""
 // The CPN ML subset tcpn reads: expressions, multiset inscriptions and val/fun declarations.
@@ -64,9 +72,13 @@ start_guard: expr ("," expr)*
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
      | "let" dec* "in" let_body "end"          -> let
+     | "while" expr "do" expr                  -> while_loop
+     | "raise" expr                            -> raise_exn
      | "fn" match                              -> fn
      | "case" expr "of" match                  -> case
-     | orelse
+     | handled
+?handled: orelse
+        | handled "handle" match               -> handle
 
 ?let_body: expr
          | expr (";" expr)+                    -> sequence
@@ -77,8 +89,13 @@ rule: pat "=>" expr
        | orelse "orelse" andalso               -> orelse
 ?andalso: typed
         | andalso "andalso" typed              -> andalso
-?typed: cmp
+?typed: before
       | typed ":" ty                           -> typed
+// SML's infix 0 (before) and infix 3 (:=), below the comparisons (infix 4)
+?before: assign
+       | before "before" assign                -> before
+?assign: cmp
+       | cmp ASSIGN cmp                        -> assign
 ?cmp: cons
     | cmp EQ cons                              -> binop
     | cmp NE cons                              -> binop
@@ -133,6 +150,10 @@ field: NAME EQ expr
 // declarations
 ?dec: "val" pat EQ expr ";"?                   -> val_dec
     | "fun" clause ("|" clause)* ";"?          -> fun_dec
+    | "local" dec_block "in" dec_block "end" ";"? -> local_dec
+    | "globref" NAME EQ expr ";"?              -> globref_dec
+    | "exception" NAME ("of" ty)? ";"?         -> exception_dec
+dec_block: dec*
 clause: NAME apat+ (":" ty)? EQ expr
 
 ?pat: apat
@@ -166,6 +187,7 @@ field_pat: NAME (EQ pat)?
        | "(" ty ")"
 
 ELLIPSIS: "..."
+ASSIGN: ":="
 EQ: "="
 NE: "<>"
 LT: "<"
@@ -247,10 +269,13 @@ class MLSyntaxError(InputError):
 
 
 class UnsupportedConstruct(InputError):
-    """A construct one side can't express in the other; names the element and the construct."""
+    """A construct one side can't express in the other; names the element and the construct.
+    ``missing`` is the name it failed on when that name is declared nowhere in scope (an
+    unknown name or function): the importer traces it to the declaration that would give it.
+    """
 
-    def __init__(self, where: str, construct: str):
-        self.where, self.construct = where, construct
+    def __init__(self, where: str, construct: str, missing: str = ""):
+        self.where, self.construct, self.missing = where, construct, missing
         super().__init__(f"{where}: {construct}")
 
 
@@ -277,11 +302,18 @@ _PY_GENERATED = frozenset(
 def py_name(ml: str) -> str:
     """The Python spelling of a CPN ML identifier.
 
+    A Python builtin the restricted evaluator refuses (``id``, ``type``, ``input``) gets
+    a trailing ``_`` too: in CPN ML it is an ordinary name (``var id : INT``).
+
     >>> py_name("x'"), py_name("lambda"), py_name("len"), py_name("Arrivals'Arrive")
     ('x_', 'lambda_', 'len_', 'Arrivals_Arrive')
+    >>> py_name("id"), py_name("ml_ref")
+    ('id_', 'ml_ref_')
     """
     name = ml.replace("'", "_")
-    if keyword.iskeyword(name) or name in _PY_GENERATED or name in ("None", "True", "False"):
+    taken = keyword.iskeyword(name) or name in _PY_GENERATED or name in ML_BASIS_DECLARATIONS
+    if taken or name in ("None", "True", "False") or (
+            hasattr(builtins, name) and name not in SAFE_BUILTINS):
         name += "_"
     return name
 
@@ -551,8 +583,10 @@ _ML_UNARY = {
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
-#: Python callables an imported net declares for the ML basis functions it uses.
-ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {"floor": math.floor, "ceil": math.ceil}
+#: Python callables an imported net declares for the ML basis functions it uses (the
+#: reference cells' among them: :mod:`tcpn.petrinets.cells`).
+ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
+    "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS}
 
 
 @dataclass
@@ -582,6 +616,8 @@ class MLToPython(MatchForms):
     index_constructors: frozenset[str] = frozenset()
     colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     local_functions: dict[str, int] = field(default_factory=dict)
+    #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
+    cells: frozenset[str] = frozenset()
     fresh: Any = field(default_factory=itertools.count, repr=False)
 
     def _py(self, name: str) -> str:
@@ -597,23 +633,37 @@ class MLToPython(MatchForms):
         :class:`~tcpn.petrinets.restricted.UntrustedCodeError`, before anything runs.
         """
         node = self._expr(tree, where, local)
+        self.known_fields(node, where)
         check_expression(node, where, declared=self.declared_names(local),
                          fields=frozenset().union(*self.records))
         return node
+
+    def known_fields(self, node: ast.expr, where: str) -> None:
+        """Refuse, as a construct tcpn does not translate, a selector ``#f`` whose field
+        is a harmless name no imported record colour set has (its colour set was left
+        out); a name the restricted evaluator forbids stays for it to refuse."""
+        fields = frozenset().union(*self.records) | SAFE_METHODS
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute) and sub.attr not in fields and \
+                    not sub.attr.startswith("_") and sub.attr not in FORBIDDEN_ATTRIBUTES:
+                raise UnsupportedConstruct(where, f"selector #{sub.attr}: no record colour "
+                                           "set tcpn imported has that field")
 
     def declared_names(self, local: frozenset[str] = frozenset()) -> frozenset[str]:
         """The Python names of everything in scope: variables, constants, functions,
         record constructors and ``local``."""
         ml = (self.variables | self.constants | set(self.functions) | set(self.inline)
               | set(self.local_functions) | self.index_constructors | local)
-        return frozenset(map(py_name, ml)) | frozenset(self.records.values())
+        return frozenset(map(py_name, ml)) | frozenset(self.records.values()) | frozenset(
+            self.used_basis)
 
     def text(self, tree: Tree | LarkToken, where: str) -> str:
         """Like :meth:`expression`, as Python source text."""
         return ast.unparse(self.expression(tree, where))
 
-    def _unsupported(self, tree: Any, where: str, what: str) -> UnsupportedConstruct:
-        return UnsupportedConstruct(where, f"{what}{_line_of(tree)}")
+    def _unsupported(self, tree: Any, where: str, what: str,
+                     missing: str = "") -> UnsupportedConstruct:
+        return UnsupportedConstruct(where, f"{what}{_line_of(tree)}", missing)
 
     def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
         kind = tree.data if isinstance(tree, Tree) else None
@@ -665,15 +715,70 @@ class MLToPython(MatchForms):
         if name in self.functions:
             return ast.Name(py_name(name), ast.Load())  # a function passed as a value
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
-                                "constant, function or enumeration value tcpn imported)")
+                                "constant, function or enumeration value tcpn imported)", name)
+
+    # reference cells, side effects and exceptions (tcpn.petrinets.cells, ml_exceptions)
+    def _cell_call(self, function: str, *args: ast.expr) -> ast.expr:
+        self.used_basis.add(function)
+        return ast.Call(ast.Name(function, ast.Load()), list(args), [])
 
     def _t_deref(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         target = tree.children[0]
         if isinstance(target, Tree) and target.data == "name":
             name = str(target.children[0])
-            if name in self.constants:
+            if name in self.constants and name not in self.cells and name not in local:
+                # a reference no inscription writes, imported as the value it holds
                 return ast.Name(py_name(name), ast.Load())
-        raise self._unsupported(tree, where, "'!' of something that is not a globref")
+        return self._cell_call("ml_deref", self._expr(target, where, local))
+
+    def _t_assign(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        target, _, value = tree.children
+        if isinstance(target, Tree) and target.data == "name" and \
+                str(target.children[0]) in self.constants and \
+                str(target.children[0]) not in self.cells | local:
+            raise self._unsupported(tree, where, f"':=' on {target.children[0]}, a reference "
+                                    "imported as a constant")
+        return self._cell_call("ml_assign", self._expr(target, where, local),
+                               self._expr(value, where, local))
+
+    def _t_before(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # e1 before e2: both, left to right (a tuple's items are), the value of e1
+        first, second = (self._expr(c, where, local) for c in tree.children)
+        return ast.Subscript(ast.Tuple([first, second], ast.Load()), ast.Constant(0),
+                             ast.Load())
+
+    def _t_raise_exn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # raise E / raise Fail "msg": an MLRaise naming E (ml_exceptions)
+        return self._cell_call("ml_raise", ast.Constant(self._exception_name(tree.children[0])))
+
+    @staticmethod
+    def _exception_name(exn: Any) -> str:
+        while isinstance(exn, Tree) and exn.data in ("apply", "con_pat"):
+            exn = exn.children[0]
+        if isinstance(exn, LarkToken):
+            return str(exn)
+        if isinstance(exn, Tree) and exn.data in ("name", "var_pat"):
+            return str(exn.children[0])
+        return "_"
+
+    def _t_handle(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # e handle E => a | _ => b: ml_handle(lambda: e, (("E", lambda: a), ("_", lambda: b)))
+        body, match = tree.children
+        rules: list[ast.expr] = []
+        for rule in match.children:
+            pat, value = rule.children
+            name = self._exception_name(pat)
+            if name[:1].islower():  # a variable: any exception (it is not bound here)
+                name = "_"
+            rules.append(ast.Tuple([ast.Constant(name),
+                                    _thunk(self._expr(value, where, local))], ast.Load()))
+        return self._cell_call("ml_handle", _thunk(self._expr(body, where, local)),
+                               ast.Tuple(rules, ast.Load()))
+
+    def _t_while_loop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # while e1 do e2: the loop over two functions of nothing, e1's and e2's
+        test, body = (_thunk(self._expr(c, where, local)) for c in tree.children)
+        return self._cell_call("ml_while", test, body)
 
     def _t_neg(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         operand = self._expr(tree.children[0], where, local)
@@ -850,6 +955,12 @@ class MLToPython(MatchForms):
             return call(name, ast.Starred(args[0], ast.Load()))
         if name == "not" and len(args) == 1:
             return ast.UnaryOp(ast.Not(), args[0])
+        if name in ("ref", "ignore"):  # one argument, whatever its shape
+            value = args[0] if len(args) == 1 else ast.Tuple(args, ast.Load())
+            if name == "ref":
+                return self._cell_call("ml_ref", value)
+            return ast.Subscript(ast.Tuple([value, ast.Tuple([], ast.Load())], ast.Load()),
+                                 ast.Constant(1), ast.Load())
         if name in ("hd", "List.hd") and len(args) == 1:
             return ast.Subscript(args[0], ast.Constant(0), ast.Load())
         if name in ("tl", "List.tl") and len(args) == 1:
@@ -863,10 +974,12 @@ class MLToPython(MatchForms):
             return ast.Subscript(args[0], ast.Slice(args[1], None, None), ast.Load())
         if name == "List.take" and len(args) == 2:
             return ast.Subscript(args[0], ast.Slice(None, args[1], None), ast.Load())
+        if name in ("String.concat", "concat") and len(args) == 1:
+            return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), args, [])
         if name == "Math.pow" and len(args) == 2:
             return ast.BinOp(args[0], ast.Pow(), args[1])
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
-                                "tcpn imported nor part of the basis subset it translates")
+                                "tcpn imported nor part of the basis subset it translates", name)
 
 
 def _has_real(t: MLType) -> bool:
@@ -881,6 +994,12 @@ def _has_real(t: MLType) -> bool:
     if isinstance(t, tuple) and t[0] == "record":
         return any(_has_real(s) for _, s in t[2])
     return False
+
+
+def _thunk(body: ast.expr) -> ast.expr:
+    """``lambda: body``."""
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                    kw_defaults=[], kwarg=None, defaults=[]), body)
 
 
 def _call_lambda(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
@@ -904,8 +1023,8 @@ def to_python(text: str, where: str, **scope: Any) -> str:
     names = frozenset(
         str(tok) for tok in tree.scan_values(lambda v: isinstance(v, LarkToken)
                                              and v.type == "NAME")
-    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev"} - set(_ML_UNARY) \
-        - set(_ML_RANDOM)
+    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev", "ref", "ignore"} \
+        - set(_ML_UNARY) - set(_ML_RANDOM) - set(scope.get("functions", ()))
     translator = MLToPython(variables=names, **scope)
     return translator.text(tree, where)
 

@@ -6,8 +6,9 @@ becomes a list of conditions on the value it matches and the names it binds (``h
 of conditional expressions, the bindings lambda parameters, and a value no rule matches
 raises (SML's ``Match``). The same compilation serves ``case e of p => a | q => b``,
 ``fn p => e``, functions defined by several clauses (``fun f 0 = 1 | f n = n * f (n-1)``),
-``let`` with a pattern or a local ``fun``, and sequences ``(e1; e2)`` (the value of the
-last: tcpn has no side effects to keep). Curried list functions of CPN Tools' library
+``let`` with a pattern or a local ``fun``, and sequences ``(e1; e2)`` (each evaluated in
+turn, for its effects on reference cells, :mod:`tcpn.petrinets.cells`; the value of the
+last). Curried list functions of CPN Tools' library
 (``mem l x``, ``rm x l``, ``List.filter p l``, ``List.map f l``, ``List.exists``,
 ``List.all``, ``ms_to_col``, ...) are Python comprehensions and slices; multisets inside
 expressions are tuples, as CPN ML's ``'a ms`` is a list.
@@ -60,7 +61,7 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
                  "filter": "filter", "List.exists": "any", "exists": "any",
-                 "List.all": "all"}
+                 "List.all": "all", "List.app": "app", "app": "app"}
 
 
 def _src(node: ast.expr) -> str:
@@ -115,7 +116,7 @@ class MatchForms:
     def _expr(self, tree: Any, where: str, local: frozenset[str]) -> ast.expr:
         raise NotImplementedError
 
-    def _unsupported(self, tree: Any, where: str, what: str) -> Exception:
+    def _unsupported(self, tree: Any, where: str, what: str, missing: str = "") -> Exception:
         raise NotImplementedError
 
     def _py(self, name: str) -> str:
@@ -255,8 +256,8 @@ class MatchForms:
         return [(r.children[0], r.children[1]) for r in tree.children[0].children]
 
     def _t_sequence(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        # (e1; e2; e3): the value of e3; e1 and e2 only act by side effects, and the parts
-        # of CPN ML tcpn translates have none
+        # (e1; e2; e3): all three in turn (a tuple's items are evaluated left to right), the
+        # value of e3; e1 and e2 act by their effects on reference cells
         values = [self._expr(c, where, local) for c in tree.children]
         return ast.Subscript(ast.Tuple(values, ast.Load()), ast.Constant(-1), ast.Load())
 
@@ -403,6 +404,8 @@ class MatchForms:
             "filter": f"tuple({element} for {element} in {_src(items)} if {_src(value)})",
             "any": f"any({_src(value)} for {element} in {_src(items)})",
             "all": f"all({_src(value)} for {element} in {_src(items)})",
+            # for its effects (on reference cells), in list order; the value is ()
+            "app": f"(tuple({_src(value)} for {element} in {_src(items)}), ())[1]",
         }[form]
         return ast.parse(text, mode="eval").body
 

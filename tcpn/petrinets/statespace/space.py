@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.petrinets.cells import reset_cells, written_cells
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import (
@@ -737,11 +738,12 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
         report = None
     next_report = started + PROGRESS_EVERY_S
 
+    reset_cells(compiled.net.declarations)
     if isinstance(searcher, CExplorer):
         try:
-            return _explore_in_c(searcher, gen, state_cap, depth_cap, deadline, memory,
-                                 report, started, (max_states, max_depth, time_budget_s),
-                                 delay_choices)
+            return _cells_untouched(_explore_in_c(
+                searcher, gen, state_cap, depth_cap, deadline, memory, report, started,
+                (max_states, max_depth, time_budget_s), delay_choices), compiled.net)
         except CExplorerError as exc:  # the Python path runs (and reports an error itself)
             _log.warning("net %s: the C explorer stopped, explored in Python: %s",
                          compiled.net.name, exc)
@@ -833,6 +835,20 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                        clock=clock if gen.timed_net else "untimed", limit=stopped_by)
     space.delay_choices = delay_choices
     space.explorer_reason = searcher if isinstance(searcher, str) else "engine='python'"
+    return _cells_untouched(space, compiled.net)
+
+
+def _cells_untouched(space: StateSpace, net: PetriNet) -> StateSpace:
+    """``space``, unless exploring it wrote the net's reference cells: their contents are
+    not part of a state (:mod:`tcpn.petrinets.cells`), so such a space would depend on the
+    order the states were expanded in."""
+    written = written_cells(net.declarations)
+    if written:
+        reset_cells(net.declarations)
+        raise InputError(
+            f"net {net.name}: its firings write the reference cell(s) {', '.join(written)}, "
+            "whose contents are not part of a state (as in CPN Tools): the state space "
+            "would depend on the order states are expanded in; simulate the net instead")
     return space
 
 
