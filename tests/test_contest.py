@@ -217,7 +217,8 @@ def test_ltl_answers_like_the_oracle_with_every_search(shared_dir, mcc_cache, mo
     """The LTL product searched in arrays only when whole, after every breadth-first
     layer, or on the fly only: every answer the oracle's (P/T and coloured spaces;
     QuasiCertifProtocol has dead markings)."""
-    from tcpn.petrinets.checking import ltl, ltl_product
+    from tcpn.petrinets.checking import ltl
+    from tcpn.petrinets.checking.ltl import product as ltl_product
     on_the_fly_states, first_check_edges, growth = SEARCHES[search]
     monkeypatch.setattr(ltl, "ON_THE_FLY_STATES", on_the_fly_states)
     monkeypatch.setattr(ltl_product, "FIRST_CHECK_EDGES", first_check_edges)

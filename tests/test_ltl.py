@@ -35,7 +35,7 @@ from tcpn.petrinets.checking.formulas import (
     tokens,
 )
 from tcpn.petrinets.checking.ltl import _nnf, check_ltl, translate
-from tcpn.petrinets.checking.ltl_rewrite import simplify
+from tcpn.petrinets.checking.ltl.rewrite import simplify
 from tcpn.petrinets.checking.ptcheck import ctl_mask, state_mask
 from tcpn.petrinets.colours import UNIT
 from tcpn.petrinets.examples import counter, dining_philosophers, interleaving_grid
@@ -241,7 +241,7 @@ ENGINES = {"on the fly": (10**9, 10**18, 4), "arrays": (0, 10**18, 4),
 def engine(name: str):
     """Run check_ltl with the on-the-fly search only, the whole array product only, or
     the array product searched after every layer."""
-    from tcpn.petrinets.checking import ltl_product
+    from tcpn.petrinets.checking.ltl import product as ltl_product
     saved = (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,
              ltl_product.CHECK_GROWTH)
     (ltl_module.ON_THE_FLY_STATES, ltl_product.FIRST_CHECK_EDGES,

@@ -119,7 +119,7 @@ def component_fairness(labels: np.ndarray, mask: np.ndarray, k: int, src: np.nda
     disabled somewhere in it; per component, whether a strongly fair transition is enabled
     in it but never fires inside (the component must be refined); and, per node, where
     such a transition is enabled (the nodes the refinement removes). Shared by the fair
-    CTL fixpoints here and the LTL product (:mod:`tcpn.petrinets.checking.ltl_product`).
+    CTL fixpoints here and the LTL product (:mod:`tcpn.petrinets.checking.ltl.product`).
     """
     safe = np.maximum(labels, 0)
     sizes = np.bincount(safe[mask], minlength=k)

@@ -66,10 +66,10 @@ from tcpn.petrinets.exchange.cpn_import import (
     parse_xml,
     read_net_file,
 )
-from tcpn.petrinets.exchange.pnml_binding import TransitionArcs
-from tcpn.petrinets.exchange.pnml_multiset import Multiset
-from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms
-from tcpn.petrinets.exchange.pnml_tcpn import (
+from tcpn.petrinets.exchange.pnml.binding import TransitionArcs
+from tcpn.petrinets.exchange.pnml.multiset import Multiset
+from tcpn.petrinets.exchange.pnml.symmetric import SymmetricTerms
+from tcpn.petrinets.exchange.pnml.tcpn import (
     colour_from_spec,
     colour_spec,
     constant_from_json,
@@ -620,7 +620,7 @@ def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None,
     Places and transitions are named by their PNML ids (the names other tools and the
     Model Checking Contest's formulas use); the ``<name>`` labels are kept in
     :attr:`ImportedNet.labels` (ProM repeats labels such as ``tau``). Symmetric nets stay
-    coloured (see :mod:`~tcpn.petrinets.exchange.pnml_symmetric`). Raises
+    coloured (see :mod:`~tcpn.petrinets.exchange.pnml.symmetric`). Raises
     :class:`~tcpn.petrinets.exchange.cpn_import.CpnFormatError` naming the line and
     element for malformed files, dangling arcs, duplicate ids, unknown sorts and terms
     outside the symmetric-net grammar.
@@ -781,7 +781,7 @@ class _Reader:
             if tool is not None else []
         values: list[tuple[int, Any]]
         exact = tool.find("colour") if tool is not None else None
-        if exact is not None:  # tcpn's own form (see pnml_tcpn)
+        if exact is not None:  # tcpn's own form (see pnml/tcpn)
             assert tool is not None
             try:
                 colour = colour_from_spec(exact.text or "", self.records)

@@ -3,7 +3,7 @@
 tcpn binds variables by matching *patterns* on input arcs (a variable, a constant, a
 tuple of them); PNML terms are more general. :class:`TransitionArcs` takes a
 transition's guard and its arcs' multisets (from
-:class:`~tcpn.petrinets.exchange.pnml_symmetric.SymmetricTerms`) and returns tcpn arcs
+:class:`~tcpn.petrinets.exchange.pnml.symmetric.SymmetricTerms`) and returns tcpn arcs
 with the same bindings, hence the same state space:
 
 * equal terms of one arc are added up, a term and its subtraction cancel;
@@ -31,8 +31,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from tcpn.petrinets.colours import ColourSet
-from tcpn.petrinets.exchange.pnml_multiset import Count, Multiset, counted, equal, is_flat, pairs
-from tcpn.petrinets.exchange.pnml_symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.exchange.pnml.multiset import Count, Multiset, counted, equal, is_flat, pairs
+from tcpn.petrinets.exchange.pnml.symmetric import SymmetricTerms, Terms
 from tcpn.petrinets.net import Arc, ArcKind
 
 __all__ = ["TransitionArcs"]
@@ -59,7 +59,7 @@ class TransitionArcs:
 
     def add(self, element: ET.Element, place: str, kind: ArcKind, terms: Multiset) -> None:
         """An arc's multiset: as pairs where they are exact, else each value counted where
-        its differences are (:func:`~tcpn.petrinets.exchange.pnml_multiset.counted`)."""
+        its differences are (:func:`~tcpn.petrinets.exchange.pnml.multiset.counted`)."""
         counts = _counted(_merged(pairs(terms))) if is_flat(terms) else counted(terms)
         self.arcs_in.append((element, place, kind, counts))
 

@@ -14,7 +14,7 @@ the expressions need are net declarations, plain dicts built once:
 * ``_part_P``: the partition element of each member, for ``partitionelementof``.
 
 A multiset (an arc inscription or an initial marking) becomes a tree
-(:class:`~tcpn.petrinets.exchange.pnml_multiset.Multiset`): ``add`` and ``subtract`` of any
+(:class:`~tcpn.petrinets.exchange.pnml.multiset.Multiset`): ``add`` and ``subtract`` of any
 number of subterms (``subtract`` from the left), ``numberof`` and ``scalarproduct``
 multiply, ``empty`` is no term, and ``all`` (alone or inside a tuple) stands for every
 member of its sort, one term per member (the arc, not the net, is expanded). A tree whose
@@ -38,7 +38,7 @@ How the pairs become arcs is the reader's business (:mod:`tcpn.petrinets.exchang
 ...     '<feconstant id="p1" name="1"/><feconstant id="p2" name="2"/></cyclicenumeration>'
 ...     '</namedsort><variabledecl id="vx" name="x"><usersort declaration="P"/>'
 ...     '</variabledecl></declarations>'))
->>> from tcpn.petrinets.exchange.pnml_multiset import pairs
+>>> from tcpn.petrinets.exchange.pnml.multiset import pairs
 >>> found = pairs(terms.multiset_tree(ET.fromstring(
 ...     '<add><subterm><variable refvariable="vx"/></subterm><subterm><predecessor>'
 ...     '<subterm><variable refvariable="vx"/></subterm></predecessor></subterm></add>')))
@@ -60,7 +60,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
-from tcpn.petrinets.exchange.pnml_multiset import (
+from tcpn.petrinets.exchange.pnml.multiset import (
     Count,
     Multiset,
     cardinality,

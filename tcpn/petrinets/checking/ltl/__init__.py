@@ -4,7 +4,7 @@ emptiness by strongly connected components, lasso counterexamples.
 ``A φ`` holds when no path satisfies ``¬φ``. :func:`check_ltl` rewrites ``¬φ`` (in
 negation normal form, its maximal temporal-free sub-formulas read as propositions, those
 invariant over the reachable markings folded to constants) with the rules of
-:mod:`tcpn.petrinets.checking.ltl_rewrite`, translates it to a generalised Büchi automaton with the
+:mod:`tcpn.petrinets.checking.ltl.rewrite`, translates it to a generalised Büchi automaton with the
 tableau construction of Gerth, Peled, Vardi and Wolper ("Simple on-the-fly automatic
 verification of linear temporal logic", PSTV 1995), and reduces the automaton (useless
 states removed, edges to directly simulated siblings dropped, bisimilar states merged).
@@ -13,7 +13,7 @@ The product with the state graph is first explored depth-first on the fly for
 connected component that is non-trivial, meets every acceptance set (one per ``U``) and
 satisfies the fairness assumptions stops the search, and a path to it plus a cycle
 through it is the counterexample. Beyond that the whole product is built and searched in
-arrays (:mod:`tcpn.petrinets.checking.ltl_product`), with the same answers. ``E φ`` is ``¬A ¬φ``:
+arrays (:mod:`tcpn.petrinets.checking.ltl.product`), with the same answers. ``E φ`` is ``¬A ¬φ``:
 its witness is the same lasso.
 
 **Dead markings.** A path that reaches a dead marking stays there forever (the marking
@@ -70,7 +70,7 @@ from tcpn.petrinets.checking.formulas import (
     X,
     is_ltl,
 )
-from tcpn.petrinets.checking.ltl_rewrite import simplify
+from tcpn.petrinets.checking.ltl.rewrite import simplify
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.paths import Step
@@ -191,7 +191,7 @@ def _clock(deadline: float | None, what: str, size: int) -> None:
 def translate(path_formula: Formula, reduce: bool = True,
               deadline: float | None = None) -> BuchiAutomaton:
     """The automaton of the paths satisfying a quantifier-free path formula: the formula
-    rewritten by :func:`~tcpn.petrinets.checking.ltl_rewrite.simplify`, the tableau's automaton
+    rewritten by :func:`~tcpn.petrinets.checking.ltl.rewrite.simplify`, the tableau's automaton
     with useless states removed, edges to directly simulated siblings dropped and
     bisimilar states merged; with ``reduce`` false, the tableau's automaton with only
     bisimilar states merged (for comparisons). Past ``deadline`` (a
@@ -732,7 +732,7 @@ def _fold_invariants(path_formula: Formula, graph: _Graph) -> Formula:
     """The path formula with each proposition (maximal temporal-free sub-formula) that
     holds in every reachable marking, or in none, replaced by ``true`` or ``false``: every
     product state's marking is reachable, so the paths accepted are the same, and the
-    rewriting rules (:mod:`tcpn.petrinets.checking.ltl_rewrite`) then shrink the automaton."""
+    rewriting rules (:mod:`tcpn.petrinets.checking.ltl.rewrite`) then shrink the automaton."""
     if isinstance(path_formula, Bool):
         return path_formula
     if not _temporal(path_formula):
@@ -757,7 +757,7 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
             max_product_states: int | None, deadline: float | None, memory: MemoryBudget
             ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]], int] | None:
     """The on-the-fly search up to :data:`ON_THE_FLY_STATES` product states, then the
-    whole product in arrays (:mod:`tcpn.petrinets.checking.ltl_product`); the on-the-fly search
+    whole product in arrays (:mod:`tcpn.petrinets.checking.ltl.product`); the on-the-fly search
     again, with the caller's budgets, where the arrays would not fit."""
     small = ON_THE_FLY_STATES if max_product_states is None else min(
         ON_THE_FLY_STATES, max_product_states)
@@ -767,7 +767,7 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
     except _Budget as budget:
         if small == max_product_states or str(budget).startswith("time"):
             raise
-    from tcpn.petrinets.checking.ltl_product import ProductTooLarge, product_lasso
+    from tcpn.petrinets.checking.ltl.product import ProductTooLarge, product_lasso
     try:
         found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
                               max_product_states, deadline, graph.state_graph(memory),
@@ -803,10 +803,10 @@ class _Graph:
 
     def state_graph(self, memory: MemoryBudget) -> Any:
         """The edges with each dead marking's repetition
-        (:class:`~tcpn.petrinets.checking.ltl_product.StutteringGraph`), made once if they fit in
+        (:class:`~tcpn.petrinets.checking.ltl.product.StutteringGraph`), made once if they fit in
         ``memory`` (else :class:`_Budget`)."""
         if self._state_graph is None:
-            from tcpn.petrinets.checking.ltl_product import STATE_GRAPH_EDGE_BYTES, StutteringGraph
+            from tcpn.petrinets.checking.ltl.product import STATE_GRAPH_EDGE_BYTES, StutteringGraph
             if memory.exceeded(STATE_GRAPH_EDGE_BYTES * len(self.edge_arrays[1])):
                 raise _Budget(memory.reason())
             self._state_graph = StutteringGraph.of(*self.edge_arrays[:3])
