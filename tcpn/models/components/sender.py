@@ -50,9 +50,10 @@ losses without timeouts, as ns-3 (docs/validation.md). The RTO follows RFC 6298 
 ``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
 doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
 acknowledges new data and, without timestamps, the segment it echoes was not
-retransmitted and was sent after the last timeout (the ACK passes ``recover``). Every ACK of new data restarts the timer except partial ACKs after the
-first one of a recovery (RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it),
-so a window with many holes ends in a timeout instead of one repair per RTT forever.
+retransmitted and was sent after the last timeout (the ACK passes ``recover``). Every
+ACK of new data restarts the timer except partial ACKs after the first one of a recovery
+(RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it), so a window with many
+holes ends in a timeout instead of one repair per RTT forever.
 
 >>> net = sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))
 >>> len(net.places), len(net.transitions)
