@@ -287,6 +287,28 @@ def test_a_backed_off_rto_holds_until_a_valid_sample():
     assert third == pytest.approx(ack + 1.0, abs=2e-3)
 
 
+def test_no_rtt_sample_from_a_segment_sent_before_a_timeout():
+    """The ACK of segment 0 is lost; the timer expires at 1 s (RTO doubled to 2 s) and
+    segment 0 goes again. The receiver already holds it, so its ACK echoes the first
+    copy's send time (RFC 7323's TS.Recent): a "round trip" of more than 1 s. Karn's
+    algorithm takes no sample from a segment sent before a timeout (ns-2's
+    reset_rtx_timer clears rtt_active_, ns-3 clears its RTT history): the RTO stays 2 s,
+    and the loss of segment 1 (data arrival 2; segment 2's one duplicate ACK starts no
+    fast retransmit) expires the timer 2 s after that ACK in both lenses (a sample from
+    the first copy would have made it about 3 s)."""
+    options = {"handshake": False, "timestamps": False, "initial_cwnd_segments": 1,
+               "limited_transmit": False, "delack_count": 1}
+    data = _one_flow("newreno", [2], 6.0, **options).model_dump()
+    data["links"][0]["ba"]["errors"] = {"kind": "list", "packets": [0]}
+    scenario = validate_scenario(data)
+    _, ns3, net = _both_lenses(scenario)
+    start = make_run(scenario).flows[0].start_s
+    for trace in (ns3, net):
+        timeouts = trace.events(event="timeout")["time_s"].to_numpy() - start
+        (ack,) = trace.events(event="ack")["time_s"].to_numpy()[:1] - start
+        assert timeouts[:2] == pytest.approx([1.0, ack + 2.0], abs=2e-6)
+
+
 def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retransmit():
     """Segments 58-63 and 70 lost in one window of a Reno flow: the fast retransmission of
     58 ends recovery on the partial ACK, 59 needs a second one, and the rest waits for the

@@ -50,9 +50,10 @@ losses without timeouts, as ns-3 (docs/validation.md). The RTO follows RFC 6298 
 ``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
 doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
 acknowledges new data and, without timestamps, the segment it echoes was not
-retransmitted. Every ACK of new data restarts the timer except partial ACKs after the
-first one of a recovery (RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it),
-so a window with many holes ends in a timeout instead of one repair per RTT forever.
+retransmitted and was sent after the last timeout (the ACK passes ``recover``). Every
+ACK of new data restarts the timer except partial ACKs after the first one of a recovery
+(RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it), so a window with many
+holes ends in a timeout instead of one repair per RTT forever.
 
 >>> net = sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))
 >>> len(net.places), len(net.transitions)
@@ -315,10 +316,20 @@ def sack_hole(t: Any, dupthresh: int) -> int:
 
 
 @net_function
-def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
+def _new_ack(r: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
              MAX_RTO: float, G: float) -> dict[str, Any]:
-    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update."""
-    valid = TIMESTAMPS or not a.retx
+    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update.
+
+    Without timestamps the sample is the echoed segment's round trip when that copy was
+    not a retransmission and, after a timeout, when the ACK passes ``recover`` (the
+    highest segment sent before it): a segment sent before a timeout is being
+    retransmitted, so its ACK may answer either copy (Karn's algorithm, RFC 6298 3). The
+    receiver echoes its last in-order segment's send time (RFC 7323), so a retransmitted
+    segment it already holds (its ACK was lost) brings back the first copy's time, a
+    "round trip" that spans the timeout. ns-2 times no segment sent before a timeout
+    (``TcpAgent::reset_rtx_timer`` clears ``rtt_active_``), ns-3 clears its RTT history.
+    """
+    valid = TIMESTAMPS or (not a.retx and (t.inrec or a.ack > t.recover))
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
