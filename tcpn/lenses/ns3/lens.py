@@ -278,7 +278,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     options = _socket_attributes(tcp, flow.ecn, sack)
     own: tuple[tuple[str, str], ...] = (
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
-        ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
+        ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
+        ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":

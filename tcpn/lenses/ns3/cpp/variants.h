@@ -75,6 +75,10 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   connection in CA_CWR, where duplicate ACKs never start a fast retransmit; this socket
 //   never enters CA_CWR: it hides the ECE flag from TcpSocketBase::ReceivedAck and reacts
 //   in ProcessAck, before ns-3 processes the ACK.
+// * GrowOnRecoveryExit (true, ns-3's and ns-2's rule; tcp.recovery_exit_growth: false turns
+//   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
+//   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
+//   3.2 step 6's words).
 class TcpnSocket : public TcpSocketBase {
   public:
     static TypeId GetTypeId() {
@@ -105,6 +109,12 @@ class TcpnSocket : public TcpSocketBase {
                               "A reaction's ssthresh is whole segments (half the flight, "
                               "rounded down: ns-2's and the net model's default)",
                               BooleanValue(true), MakeBooleanAccessor(&TcpnSocket::m_wholeSegments),
+                              MakeBooleanChecker())
+                .AddAttribute("GrowOnRecoveryExit",
+                              "The ACK that ends fast recovery grows the deflated window "
+                              "(ns-3's and ns-2's rule); false: cwnd = ssthresh",
+                              BooleanValue(true),
+                              MakeBooleanAccessor(&TcpnSocket::m_growOnRecoveryExit),
                               MakeBooleanChecker());
         return tid;
     }
@@ -113,7 +123,8 @@ class TcpnSocket : public TcpSocketBase {
         : TcpSocketBase(other), m_keepBackoff(other.m_keepBackoff),
           m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
-          m_wholeSegments(other.m_wholeSegments) {}
+          m_wholeSegments(other.m_wholeSegments),
+          m_growOnRecoveryExit(other.m_growOnRecoveryExit) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -202,8 +213,14 @@ class TcpnSocket : public TcpSocketBase {
         } else if (m_echo == Echo::IGNORED) {
             m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
         }
+        bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
                                   oldHeadSequence, receivedData);
+        if (!m_growOnRecoveryExit && recovering &&
+            m_tcb->m_congState == TcpSocketState::CA_OPEN) {
+            m_tcb->m_cWnd = m_tcb->m_ssThresh.Get();  // undo the exit ACK's IncreaseWindow
+            m_tcb->m_cWndInfl = m_tcb->m_cWnd;
+        }
     }
 
   private:
@@ -211,6 +228,7 @@ class TcpnSocket : public TcpSocketBase {
     bool m_keepBackoff{false}, m_backedOff{false};
     bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
+    bool m_growOnRecoveryExit{true};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
     SequenceNumber32 m_cwrHigh{0};
