@@ -9,8 +9,9 @@ initial cwnd 1, initial ssthresh 64, no handshake and no limited transmit unless
 ``test_whole_segment_ssthresh``) and the ACK that ends fast recovery setting cwnd to
 ssthresh exactly (``recovery_exit_growth: false``, RFC 5681 3.2 step 6's words; the
 default, ns-2's and ns-3's growth on that ACK, is derived in
-``test_the_ack_that_ends_fast_recovery_grows_the_deflated_window``). Losses are scripted on A->B with the scenario's list
-numbering (packet k = the (k+1)-th packet to cross, from 0: here data segment k).
+``test_the_ack_that_ends_fast_recovery_grows_the_deflated_window``). Losses are scripted
+on A->B with the scenario's list numbering (packet k = the (k+1)-th packet to cross, from
+0: here data segment k).
 
 Derivation common to all (ACK n = "next expected n"): seq 0 -> ACK 1, cwnd 2, send 1, 2 ->
 ACK 2, cwnd 3, send 3, 4 -> ACK 3, cwnd 4, send 5, 6 -> ACK 4, cwnd 5, send 7, 8 (high 9).

@@ -238,7 +238,7 @@ class TcpnSocket : public TcpSocketBase {
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
-// marked as SACKed. Four rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
+// marked as SACKed. Five rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
 // from ns-2's NewReno agent, the studies' simulator):
 //  1. A cumulative ACK that finds a guessed SACK at its new snd.una moves the guess up and
 //     marks snd.una lost (TcpTxBuffer::DiscardUpTo -> MarkHeadAsLost); NextSeg then
