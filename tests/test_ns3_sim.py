@@ -317,8 +317,10 @@ def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_de
     5-packet queue, slow start's bursts arrive at exactly the instant a transmission
     ends. ns-3 (and ns-2) run the end of the transmission first, scheduled when it
     started, so the arrival finds room; the net lens did the arrival first and dropped
-    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there (before limited
-    transmit after the timeout parts them) the drops are the same in both lenses."""
+    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there the drops are the
+    same in both lenses (and on to 1.77 s, where ns-3's window in whole bytes, which adds
+    floor(MSS^2 / cwnd) per ACK where ns-2 and the net lens add 1/cwnd segment, has
+    crossed an integer one ACK later and parts them)."""
     link = {"rate_bps": 10e6, "delay_s": 0.001}
     data = {"name": "tie", "links": [
         {"a": "R1", "b": "R2", "rate_bps": 2e6, "delay_s": 0.02,
