@@ -339,8 +339,10 @@ def test_at_a_full_queue_both_lenses_drop_the_same_segments_when_arrivals_tie_de
     5-packet queue, slow start's bursts arrive at exactly the instant a transmission
     ends. ns-3 (and ns-2) run the end of the transmission first, scheduled when it
     started, so the arrival finds room; the net lens did the arrival first and dropped
-    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there (before limited
-    transmit after the timeout parts them) the drops are the same in both lenses."""
+    segment 85 at 0.7931 s where ns-3 drops 86 at 0.7939 s. Up to there the drops are the
+    same in both lenses (and on to 1.77 s, where ns-3's window in whole bytes, which adds
+    floor(MSS^2 / cwnd) per ACK where ns-2 and the net lens add 1/cwnd segment, has
+    crossed an integer one ACK later and parts them)."""
     link = {"rate_bps": 10e6, "delay_s": 0.001}
     data = {"name": "tie", "links": [
         {"a": "R1", "b": "R2", "rate_bps": 2e6, "delay_s": 0.02,
@@ -427,3 +429,33 @@ def test_fast_retransmit_halves_the_flight_without_limited_transmit():
         halves[lens] = ssthresh
         assert ssthresh == (high - retx.seq - 2 * 1448) // 2896 * 1448
     assert halves["ns3"] == halves["net"]
+
+
+def test_after_a_timeout_the_first_duplicate_acks_release_new_segments():
+    """Limited transmit after a timeout (RFC 5681 3.2 step 1, RFC 3042; ns-2's send_one
+    under singledup_, called from Reno's recv in any state). Six segments 0-5 fill a
+    6-segment receive window; 0, 1 and 3 are lost, no fast retransmit (threshold 10), so
+    the timer fires at 1 s: cwnd 1, ssthresh 3. Go-back-N: 0 -> ACK 1 (cwnd 2): 1, 2 ->
+    ACK 3 (cwnd 3 + 1/3): 3, 4, 5, which reaches the highest segment sent; the receiver
+    held 2, so its copy draws a duplicate ACK of 3 one serialization later, still below
+    the recovery point (6): it lets segment 6, new data, go beyond cwnd in both lenses
+    (tcpn::Rfc5681Socket). ns-3's own socket ignores duplicate ACKs in CA_LOSS and sends
+    6 only on the ACK of 6, one round trip later (study S5 (a) with Reno settled in
+    another loss cycle for that: 500 kbit/s against the net lens's 462)."""
+    tcp = {"rcv_buf_bytes": 6 * 1448, "delack_count": 1, "dupack_threshold": 10}
+    scenario = _one_flow("newreno", [2, 3, 5], 1.2, **tcp)  # packets 0, 1: the handshake
+    _, ns3, net = _both_lenses(scenario)
+    _, own = _simulate(_one_flow("newreno", [2, 3, 5], 1.2, ns3_reno_sack=True, **tcp))
+    released = {}
+    for lens, trace in (("ns3", ns3), ("net", net), ("ns-3's own", own)):
+        (timeout,) = trace.events(event="timeout")["time_s"]
+        assert timeout == pytest.approx(1.044, abs=1e-3), lens
+        acks = trace.events(event="ack")
+        acks = acks[acks["time_s"] > timeout]
+        dup = acks[(acks["seq"] == 3 * 1448) & (acks["bytes"] == 0)]["time_s"].iloc[0]
+        full = acks[acks["seq"] >= 6 * 1448]["time_s"].iloc[0]
+        (six,) = trace.events(event="send").query("seq == 6 * 1448")["time_s"]
+        released[lens] = six - dup if six < full else None
+    assert 0 <= released["net"] < 1e-6  # the net lens sends at the ACK's instant
+    assert 0 <= released["ns3"] < 1e-3  # ns-3's pcap: when the device starts it
+    assert released["ns-3's own"] is None

@@ -425,6 +425,13 @@ class TcpConfig(_Strict):
     (``min(snd_wnd, snd_cwnd) / 2 / t_maxseg``) and Linux (``tcp_reno_ssthresh``, in
     packets) do; ``false`` keeps the half segment of RFC 5681's byte arithmetic (net lens;
     ns-3 halves FlightSize in bytes either way, docs/validation.md).
+    ``recovery_exit_growth``: the ACK that ends fast recovery deflates the window to
+    ssthresh (RFC 5681 3.2 step 6, RFC 6582 3.2 step 6) and then grows it as any ACK of new
+    data (+1/cwnd in congestion avoidance), as ns-2 (its Reno and NewReno agents reset
+    ``dupwnd_`` and call ``opencwnd()`` from ``recv_newack_helper``) and ns-3.44
+    (``ProcessAck`` calls ``IncreaseWindow`` after the deflation) do; ``false``: cwnd is
+    ssthresh exactly after that ACK (RFC 5681's words; Vegas senders follow their own law
+    either way).
     ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules
@@ -459,6 +466,7 @@ class TcpConfig(_Strict):
     syn_timeout_s: PositiveFloat = 3.0
     syn_retries: PositiveInt = 6
     ssthresh_whole_segments: bool = True
+    recovery_exit_growth: bool = True
     ns3_reno_sack: bool = False
     ns3_rto_reset: bool = False
 

@@ -80,7 +80,8 @@ trace shows only the first of a run), the sender socket of every connection with
 (or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``KeepBackoff`` (RFC
 6298's backed-off RTO until a valid sample; off with ``tcp.ns3_rto_reset``), ``ForgetHandshakeRtt``
 (sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
-``EcnSlowStart`` for S2's reaction to an echo;
+``EcnSlowStart`` for S2's reaction to an echo, ``GrowOnRecoveryExit`` (off with
+``tcp.recovery_exit_growth: false``);
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -278,7 +279,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     options = _socket_attributes(tcp, flow.ecn, sack)
     own: tuple[tuple[str, str], ...] = (
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
-        ("WholeSegments", _bool(tcp.ssthresh_whole_segments)))
+        ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
+        ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":

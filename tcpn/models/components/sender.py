@@ -138,6 +138,9 @@ class SenderConfig:
     have left, as ns-3 does. ``ecn_reaction`` is what an ECN echo does to the window:
     ``halve`` (RFC 3168) or ``slow_start`` (cwnd 1, ssthresh half the flight: study S2).
     ``whole_segments`` rounds the ssthresh of a loss down to whole segments (ns-2, BSD).
+    ``exit_growth``: the ACK that ends fast recovery, after deflating cwnd to ssthresh,
+    grows it as any ACK of new data (ns-2's ``opencwnd()`` on every new ACK, ns-3's
+    ``IncreaseWindow``); false leaves cwnd at ssthresh (RFC 5681 3.2 step 6's words).
     """
 
     flow: int
@@ -167,6 +170,7 @@ class SenderConfig:
     syn_retries: int = 6
     ecn_reaction: str = "halve"
     whole_segments: bool = True
+    exit_growth: bool = True
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -560,8 +564,12 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                        f"sacked={scoreboard('t.una')})", new_data=False)
         full, lowered = (("a.ack >= t.recover", "") if variant in ("newreno", "sack")
                          else ("True", "recover=min(t.recover, a.ack), "))
+        # RFC 5681 3.2 step 6 deflates to ssthresh; ns-2 and ns-3 then grow the window on
+        # that ACK as on any ACK of new data (exit_growth)
+        deflated = ("grow(t.ssthresh, t.ssthresh, a.ack - t.una)" if config.exit_growth
+                    else "t.ssthresh")
         ack_transition("recovery_exit", f"{new} and t.inrec and {full}",
-                       f"t._replace(cwnd=t.ssthresh, inrec=False, {lowered}{advance_una})",
+                       f"t._replace(cwnd={deflated}, inrec=False, {lowered}{advance_una})",
                        new_data=True)
         if variant in ("newreno", "sack"):
             # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked;

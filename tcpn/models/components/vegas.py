@@ -60,7 +60,7 @@ every sample and, in congestion avoidance, compares ``Diff`` with the adaptive t
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tcpn.errors import InputError
@@ -407,7 +407,7 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     if config.variant not in RECOVERIES:
         raise InputError(f"vegas sender of flow {config.flow}: recovery {config.variant!r} "
                          f"is not one of {', '.join(RECOVERIES)}")
-    net = sender_net(config, name)
+    net = sender_net(replace(config, exit_growth=False), name)  # Vegas's law grows it
     net.declare(Vegas=Vegas)
     net.add_place(Place("vegas", VEGAS, initial=[vegas_start()]))
     track(net, "new_ack", "vegas", "v", "v2")

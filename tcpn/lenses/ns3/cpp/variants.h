@@ -75,6 +75,10 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   connection in CA_CWR, where duplicate ACKs never start a fast retransmit; this socket
 //   never enters CA_CWR: it hides the ECE flag from TcpSocketBase::ReceivedAck and reacts
 //   in ProcessAck, before ns-3 processes the ACK.
+// * GrowOnRecoveryExit (true, ns-3's and ns-2's rule; tcp.recovery_exit_growth: false turns
+//   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
+//   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
+//   3.2 step 6's words).
 class TcpnSocket : public TcpSocketBase {
   public:
     static TypeId GetTypeId() {
@@ -105,6 +109,12 @@ class TcpnSocket : public TcpSocketBase {
                               "A reaction's ssthresh is whole segments (half the flight, "
                               "rounded down: ns-2's and the net model's default)",
                               BooleanValue(true), MakeBooleanAccessor(&TcpnSocket::m_wholeSegments),
+                              MakeBooleanChecker())
+                .AddAttribute("GrowOnRecoveryExit",
+                              "The ACK that ends fast recovery grows the deflated window "
+                              "(ns-3's and ns-2's rule); false: cwnd = ssthresh",
+                              BooleanValue(true),
+                              MakeBooleanAccessor(&TcpnSocket::m_growOnRecoveryExit),
                               MakeBooleanChecker());
         return tid;
     }
@@ -113,7 +123,8 @@ class TcpnSocket : public TcpSocketBase {
         : TcpSocketBase(other), m_keepBackoff(other.m_keepBackoff),
           m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
-          m_wholeSegments(other.m_wholeSegments) {}
+          m_wholeSegments(other.m_wholeSegments),
+          m_growOnRecoveryExit(other.m_growOnRecoveryExit) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -202,8 +213,14 @@ class TcpnSocket : public TcpSocketBase {
         } else if (m_echo == Echo::IGNORED) {
             m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
         }
+        bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
                                   oldHeadSequence, receivedData);
+        if (!m_growOnRecoveryExit && recovering &&
+            m_tcb->m_congState == TcpSocketState::CA_OPEN) {
+            m_tcb->m_cWnd = m_tcb->m_ssThresh.Get();  // undo the exit ACK's IncreaseWindow
+            m_tcb->m_cWndInfl = m_tcb->m_cWnd;
+        }
     }
 
   private:
@@ -211,6 +228,7 @@ class TcpnSocket : public TcpSocketBase {
     bool m_keepBackoff{false}, m_backedOff{false};
     bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
+    bool m_growOnRecoveryExit{true};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
     SequenceNumber32 m_cwrHigh{0};
@@ -220,7 +238,7 @@ class TcpnSocket : public TcpSocketBase {
 // The sender's socket of a connection without SACK. ns-3.44 emulates a SACK scoreboard from
 // duplicate ACKs ("Reno SACK", TcpTxBuffer::AddRenoSack): each duplicate ACK in disorder
 // (limited transmit) or in fast recovery marks the lowest segment above snd.una not yet
-// marked as SACKed. Four rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
+// marked as SACKed. Five rules of ns-3's socket depart from RFC 5681 and RFC 6582 (and
 // from ns-2's NewReno agent, the studies' simulator):
 //  1. A cumulative ACK that finds a guessed SACK at its new snd.una moves the guess up and
 //     marks snd.una lost (TcpTxBuffer::DiscardUpTo -> MarkHeadAsLost); NextSeg then
@@ -243,14 +261,26 @@ class TcpnSocket : public TcpSocketBase {
 //     step 2, eq. 4) halves FlightSize without what limited transmit sent, ns-2 its window:
 //     half a segment more (study S5 (a) settled in a cycle of three losses per recovery in
 //     ns-3 and two in the net lens, 425 drops against 352).
-// Rfc5681Socket keeps the rest of ns-3's socket and changes these four: the guesses end with
+//  5. After a timeout (CA_LOSS) duplicate ACKs are ignored (TcpSocketBase::DupAck returns
+//     at once): no limited transmit. RFC 5681 (3.2 step 1) and RFC 3042 send one segment of
+//     new data on each of the first two duplicate ACKs whatever the state, and so does
+//     ns-2 (TcpAgent::send_one under singledup_, its default since 2001, from Reno's recv
+//     after a timeout too). Once the go-back-N of a timeout has passed the highest segment
+//     sent, the duplicate ACKs drawn by retransmissions the receiver already held release
+//     new segments in ns-2 and the net lens; in ns-3 the link idles until the next new ACK
+//     (study S5 (a) with Reno: the net lens then settles in a different loss cycle, -8 %).
+// Rfc5681Socket keeps the rest of ns-3's socket and changes these five: the guesses end with
 // their duplicate-ACK episode (ResetRenoSack before every cumulative ACK except a partial
 // ACK of fast recovery, where the guesses still count the segments that have left the
 // network, as RFC 6582's inflated window does, and snd.una is retransmitted anyway, RFC
 // 6582 3.2 step 5), a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA, the ACK
 // that ends CA_LOSS is credited whole (the recovery point moves down to snd.una before ns-3
 // processes it, which also clears it), and a fast retransmit takes ssthresh from FlightSize
-// less the segments sent beyond cwnd (at most two: limited transmit).
+// less the segments sent beyond cwnd (at most two: limited transmit), and in CA_LOSS the
+// first two duplicate ACKs since the last new ACK or the timeout each let one segment of new
+// data go beyond cwnd (LossLimitedTransmit, with the socket's LimitedTransmit; the net
+// lens's rule: outstanding data within min(cwnd + duplicate ACKs, receive window), only
+// once every segment below the highest sent has gone out again).
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
@@ -273,12 +303,19 @@ class Rfc5681Socket : public TcpnSocket {
                 .AddAttribute("RenoRecovery", "The first new ACK ends fast recovery (Reno)",
                               BooleanValue(false),
                               MakeBooleanAccessor(&Rfc5681Socket::m_renoRecovery),
+                              MakeBooleanChecker())
+                .AddAttribute("LossLimitedTransmit",
+                              "Limited transmit on duplicate ACKs after a timeout (RFC 5681 "
+                              "3.2 step 1, ns-2's send_one); false: ns-3's CA_LOSS ignores them",
+                              BooleanValue(true),
+                              MakeBooleanAccessor(&Rfc5681Socket::m_lossLimitedTransmit),
                               MakeBooleanChecker());
         return tid;
     }
     Rfc5681Socket() = default;
     Rfc5681Socket(const Rfc5681Socket& other)
-        : TcpnSocket(other), m_renoRecovery(other.m_renoRecovery) {}
+        : TcpnSocket(other), m_renoRecovery(other.m_renoRecovery),
+          m_lossLimitedTransmit(other.m_lossLimitedTransmit) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
   protected:
@@ -293,6 +330,14 @@ class Rfc5681Socket : public TcpnSocket {
             ack >= m_recover) {
             m_recover = m_txBuffer->HeadSequence();
         }
+        SequenceNumber32 head = m_txBuffer->HeadSequence();
+        if (ack > head) {
+            m_lossDupAcks = 0;
+        } else if (ack == head && head < m_tcb->m_highTxMark && packet->GetSize() == 0 &&
+                   !(header.GetFlags() & (TcpHeader::SYN | TcpHeader::FIN)) &&
+                   m_tcb->m_congState == TcpSocketState::CA_LOSS) {
+            ++m_lossDupAcks;  // RFC 5681's duplicate ACK, which ns-3 ignores in CA_LOSS
+        }
         bool partial = m_tcb->m_congState == TcpSocketState::CA_RECOVERY && ack < m_recover;
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
@@ -304,8 +349,23 @@ class Rfc5681Socket : public TcpnSocket {
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_flightSizeNext = true;
+        m_lossDupAcks = 0;
         TcpnSocket::ReTxTimeout();
         m_flightSizeNext = false;
+    }
+    // Rule 5: in CA_LOSS, after the k-th (k < DupThresh) duplicate ACK and once nothing
+    // below the highest segment sent waits for its retransmission, the outstanding data
+    // may reach min(cwnd + k segments, receive window)
+    uint32_t AvailableWindow() const override {
+        if (!m_lossLimitedTransmit || !m_limitedTx || m_sackEnabled ||
+            m_tcb->m_congState != TcpSocketState::CA_LOSS || m_lossDupAcks == 0 ||
+            m_lossDupAcks >= m_retxThresh || m_tcb->m_nextTxSequence < m_tcb->m_highTxMark) {
+            return TcpSocketBase::AvailableWindow();
+        }
+        uint32_t window =
+            std::min(m_rWnd.Get(), m_tcb->m_cWnd.Get() + m_lossDupAcks * m_tcb->m_segmentSize);
+        uint32_t flight = UnAckDataCount();
+        return flight > window ? 0 : window - flight;
     }
     uint32_t BytesInFlight() const override {
         if (m_flightSizeNext) {  // ReTxTimeout: ssthresh = max(2 MSS, this / 2)
@@ -335,6 +395,8 @@ class Rfc5681Socket : public TcpnSocket {
     mutable bool m_flightSizeNext{false};
     mutable bool m_entryFlightNext{false};
     bool m_renoRecovery{false};
+    bool m_lossLimitedTransmit{true};
+    uint32_t m_lossDupAcks{0};  // duplicate ACKs since the last new ACK or the timeout
 };
 
 // ---------------------------------------------------------------------------------------
