@@ -3,7 +3,9 @@ last reduction, as ns-3.44's ``TcpCubic`` (the Linux 3.14 arithmetic) computes i
 
 The window is in whole segments, grown one segment at a time:
 
-* slow start (``cwnd < ssthresh``) adds every segment an ACK acknowledges (ns-3 counts
+* an ACK counts the segments it newly acknowledges (:func:`cubic_delivered`: not already
+  on the scoreboard, as ns-3's ``currentDelivered``);
+* slow start (``cwnd < ssthresh``) adds every segment an ACK delivers (ns-3 counts
   bytes there, RFC 3465, to stand for Linux's quick ACKs); the ACK makes no
   congestion-avoidance step;
 * in congestion avoidance each ACK of ``acked`` segments adds them to the counter
@@ -27,7 +29,9 @@ The window is in whole segments, grown one segment at a time:
   ``ssthresh = max(2, trunc(beta cwnd))`` (:func:`cubic_ssthresh`); the recovery is
   NewReno's or SACK's (the base sender) and leaves at ``cwnd = ssthresh``. A timeout then
   forgets everything but the counter (ns-3's ``CubicReset`` on ``CA_LOSS``): ``W_max =
-  0``, no ``delay_min``.
+  0``, no ``delay_min``; the base sender forgets its scoreboard there, ``kept`` holds it
+  for :func:`cubic_delivered` (ns-3 keeps it: the segments its receiver holds are not
+  delivered again when a retransmission fills the hole below them).
 
 HyStart (ns-3's default) is not modelled: a scenario runs CUBIC here with ``hystart:
 false``, the ns3 lens with ns-3's ``HyStart`` attribute false.
@@ -45,14 +49,16 @@ from typing import Any
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
-from tcpn.petrinets import REAL, IntSet, PetriNet, Place, RecordSet
+from tcpn.models.components.packets import merge_sack
+from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["CUBIC", "cubic_grow", "cubic_loss", "cubic_rtt", "cubic_sender_net",
+__all__ = ["CUBIC", "cubic_delivered", "cubic_grow", "cubic_loss", "cubic_rtt", "cubic_sender_net",
            "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update", "friendly_scale"]
 
 CUBIC = RecordSet("Cubic", cnt=IntSet(0), last_max=IntSet(0), origin=IntSet(0), k=REAL,
-                  epoch=REAL, delay_min=REAL, ack_cnt=IntSet(0), tcp_cwnd=IntSet(0))
+                  epoch=REAL, delay_min=REAL, ack_cnt=IntSet(0), tcp_cwnd=IntSet(0),
+                  kept=ListSet(ProductSet(INT, INT), name="KeptRuns"))
 Cubic: Any = CUBIC.record_type
 
 #: ns-3's ``CntClamp``: the largest ACKs-per-segment count before the first loss.
@@ -63,7 +69,7 @@ CUBIC_DELTA_S = 0.010
 
 def cubic_start() -> Any:
     """The state of a new connection: no epoch, no maximum, no RTT (-1: none)."""
-    return Cubic(0, 0, 0, 0.0, -1.0, -1.0, 0, 0)
+    return Cubic(0, 0, 0, 0.0, -1.0, -1.0, 0, 0, ())
 
 
 @net_function
@@ -76,6 +82,32 @@ def friendly_scale(beta: float) -> int:
     (15, 8)
     """
     return int(8 * (1024 + beta * 1024) / 3 / (1024 - beta * 1024))
+
+
+def _count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
+    """Segments of the disjoint ``runs`` in ``[low, high)``."""
+    return sum(max(0, min(end, high) - max(start, low)) for start, end in runs)
+
+
+@net_function
+def cubic_delivered(c: Any, t: Any, a: Any) -> int:
+    """The ``segmentsAcked`` CUBIC grows by: the segments ACK ``a`` acknowledges that the
+    sender's scoreboard (``t.sacked``, and the one kept across a timeout, ``c.kept``) did
+    not hold (ns-3 counts what an ACK newly delivers; segments it SACKs above the
+    cumulative ACK do not count here: with them the window of the first loss of
+    tests/test_cubic.py is one segment above ns-3's).
+
+    >>> from tcpn.models.components.sender import Tcb
+    >>> from tcpn.models.components.packets import Pkt
+    >>> t = Tcb(10.0, 5.0, 0, 20, 20, 0, 0, False, 0, False, (), 0, False, 0)
+    >>> ack = Pkt(flow=0, dst=0, seq=-1, ack=12, size=40, ts=0.0, echo=0.0, ecn=0, ece=False,
+    ...           cwr=False, retx=False, sack=())
+    >>> cubic_delivered(cubic_start(), t, ack)
+    12
+    >>> cubic_delivered(cubic_start()._replace(kept=((1, 11),)), t, ack)
+    2
+    """
+    return a.ack - t.una - _count(merge_sack(t.sacked, c.kept, t.una), t.una, a.ack)
 
 
 @net_function
@@ -154,7 +186,7 @@ def cubic_grow(c: Any, cwnd: float, ssthresh: float, acked: int, now: float,
     >>> w, c.cnt
     (11.0, 0)
     """
-    if cwnd < ssthresh:
+    if cwnd < ssthresh or acked <= 0:
         return c, cwnd + acked
     c, n = cubic_update(c, int(cwnd), acked, now, scaling, beta, friendly)
     cnt = c.cnt + acked
@@ -188,21 +220,24 @@ def cubic_loss(c: Any, cwnd: float, beta: float, fast_convergence: bool) -> Any:
 
 
 @net_function
-def cubic_timeout(c: Any) -> Any:
-    """State after a timeout (ns-3's ``CubicReset``): only the counter ``cnt`` stays.
+def cubic_timeout(c: Any, sacked: tuple[tuple[int, int], ...], una: int) -> Any:
+    """State after a timeout (ns-3's ``CubicReset``): only the counter ``cnt`` stays, and
+    the scoreboard ``sacked`` the sender forgets (ns-3 keeps its SACK information across a
+    timeout: what the receiver holds is not delivered again).
 
-    >>> cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40)) == cubic_start()._replace(cnt=3)
+    >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, ()), ((5, 9),), 2)
+    >>> c == cubic_start()._replace(cnt=3, kept=((5, 9),))
     True
     """
-    return cubic_start()._replace(cnt=c.cnt)
+    return cubic_start()._replace(cnt=c.cnt, kept=merge_sack(sacked, c.kept, una))
 
 
 def _on_new_ack(c: Any, t: Any, a: Any, r2: Any, now: float, CUBIC_C: float,
                 CUBIC_BETA: float, FRIENDLY: bool, CUBIC_DELTA: float) -> dict[str, Any]:
     """Code action of ``new_ack``: ``PktsAcked`` then ``IncreaseWindow``."""
     c2, cwnd2 = cubic_grow(cubic_rtt(c, r2.srtt, now, CUBIC_DELTA), t.cwnd, t.ssthresh,
-                           a.ack - t.una, now, CUBIC_C, CUBIC_BETA, FRIENDLY)
-    return {"c2": c2, "cwnd2": cwnd2}
+                           cubic_delivered(c, t, a), now, CUBIC_C, CUBIC_BETA, FRIENDLY)
+    return {"c2": c2._replace(kept=merge_sack(c.kept, (), a.ack)), "cwnd2": cwnd2}
 
 
 def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0.7,
@@ -231,7 +266,7 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     wrap_output(net, "fast_retransmit", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA), "
                 f"cwnd=cubic_ssthresh(t.cwnd, CUBIC_BETA){inflation})")
-    track(net, "timeout", "cubic", "c", "cubic_timeout(c)")
+    track(net, "timeout", "cubic", "c", "cubic_timeout(c, t.sacked, t.una)")
     wrap_output(net, "timeout", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA))")
     return net
