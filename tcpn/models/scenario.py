@@ -57,12 +57,12 @@ from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem, read_input
 
 __all__ = [
-    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
+    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "CubicParams",
+    "DropTail", "EcnParams",
     "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
     "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
     "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
-    "CubicParams",
     "Wireless",
     "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "read_yaml", "scenario_rng",
     "validate_scenario",

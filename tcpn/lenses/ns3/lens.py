@@ -43,6 +43,7 @@ from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import (
     AdaptiveVegasParams,
     ConcreteFlow,
+    CubicParams,
     DropTail,
     Link,
     ListErrors,
@@ -56,7 +57,6 @@ from tcpn.models.scenario import (
     TokenBucket,
     VegasParams,
     WestwoodPlusParams,
-    CubicParams,
 )
 
 __all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]

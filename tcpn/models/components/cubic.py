@@ -38,8 +38,8 @@ false``, the ns3 lens with ns-3's ``HyStart`` attribute false.
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = cubic_sender_net(SenderConfig(flow=0, dst=1, variant="sack"))
->>> [a.inscription for a in net.arcs_of("new_ack") if a.place == "cubic"]
-['c', 'c2']
+>>> [a.inscription for a in net.arcs_of("new_ack") if a.place == "cubic"][0]
+'c'
 """
 
 from __future__ import annotations
@@ -47,18 +47,19 @@ from __future__ import annotations
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.components.extend import add_action, track, wrap_output
-from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
+from tcpn.models.components.extend import track, wrap_output
 from tcpn.models.components.packets import merge_sack
+from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
 from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["CUBIC", "cubic_delivered", "cubic_grow", "cubic_loss", "cubic_rtt", "cubic_sender_net",
-           "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update", "friendly_scale"]
+__all__ = ["CUBIC", "cubic_ack", "cubic_delivered", "cubic_grow", "cubic_loss", "cubic_rtt",
+           "cubic_sender_net", "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update", "friendly_scale"]
 
 CUBIC = RecordSet("Cubic", cnt=IntSet(0), last_max=IntSet(0), origin=IntSet(0), k=REAL,
                   epoch=REAL, delay_min=REAL, ack_cnt=IntSet(0), tcp_cwnd=IntSet(0),
-                  kept=ListSet(ProductSet(INT, INT), name="KeptRuns"))
+                  kept=ListSet(ProductSet(INT, INT), name="KeptRuns"), n=IntSet(0),
+                  window=REAL)
 Cubic: Any = CUBIC.record_type
 
 #: ns-3's ``CntClamp``: the largest ACKs-per-segment count before the first loss.
@@ -69,7 +70,7 @@ CUBIC_DELTA_S = 0.010
 
 def cubic_start() -> Any:
     """The state of a new connection: no epoch, no maximum, no RTT (-1: none)."""
-    return Cubic(0, 0, 0, 0.0, -1.0, -1.0, 0, 0, ())
+    return Cubic(0, 0, 0, 0.0, -1.0, -1.0, 0, 0, (), 0, 0.0)
 
 
 @net_function
@@ -85,8 +86,11 @@ def friendly_scale(beta: float) -> int:
 
 
 def _count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
-    """Segments of the disjoint ``runs`` in ``[low, high)``."""
-    return sum(max(0, min(end, high) - max(start, low)) for start, end in runs)
+    """Segments of the disjoint ``runs`` in ``[low, high)`` (recursive: the CPN ML form)."""
+    if not runs:
+        return 0
+    start, end = runs[0]
+    return max(0, min(end, high) - max(start, low)) + _count(runs[1:], low, high)
 
 
 @net_function
@@ -129,70 +133,71 @@ def cubic_rtt(c: Any, rtt_s: float, now: float, delta_s: float) -> Any:
 
 @net_function
 def cubic_update(c: Any, seg_cwnd: int, acked: int, now: float, scaling: float, beta: float,
-                 friendly: bool) -> tuple[Any, int]:
-    """ns-3's ``TcpCubic::Update``: the state and the ACKs per segment of growth of a
-    window of ``seg_cwnd`` segments after an ACK of ``acked`` at ``now``.
+                 friendly: bool) -> Any:
+    """ns-3's ``TcpCubic::Update``: the state after an ACK of ``acked`` at ``now`` with a
+    window of ``seg_cwnd`` segments, ``n`` the ACKs per segment of growth it returns.
 
     An epoch opening at 1 s below a maximum of 50 (``K = cbrt(15 / 0.4) = 3.347``; ``t =
     0.04`` s, target ``50 - trunc(0.4 * 3.307^3) = 50 - 14 = 36``, ``n = 35 / 1 = 35``;
     the Reno window 35 has not grown):
 
     >>> c0 = cubic_start()._replace(last_max=50, delay_min=0.04)
-    >>> c, n = cubic_update(c0, 35, 2, 1.0, 0.4, 0.7, True)
-    >>> (c.epoch, c.origin, round(c.k, 3), c.ack_cnt, c.tcp_cwnd, n)
+    >>> c = cubic_update(c0, 35, 2, 1.0, 0.4, 0.7, True)
+    >>> (c.epoch, c.origin, round(c.k, 3), c.ack_cnt, c.tcp_cwnd, c.n)
     (1.0, 50, 3.347, 2, 35, 35)
 
     Before the first loss ``n`` is at most 20; a Reno window ahead bounds it (here 10
     segments, 2 ahead: ``n <= 10 // 2 = 5``):
 
-    >>> cubic_update(cubic_start()._replace(epoch=0.0), 10, 1, 0.1, 0.4, 0.7, False)[1]
+    >>> cubic_update(cubic_start()._replace(epoch=0.0), 10, 1, 0.1, 0.4, 0.7, False).n
     20
     >>> c1 = cubic_start()._replace(epoch=0.0, last_max=10, origin=10, tcp_cwnd=12)
-    >>> cubic_update(c1, 10, 1, 0.1, 0.4, 0.7, True)[1]
+    >>> cubic_update(c1, 10, 1, 0.1, 0.4, 0.7, True).n
     5
     """
-    ack_cnt = c.ack_cnt + acked
-    if c.epoch < 0:
-        k, origin = (0.0, seg_cwnd) if c.last_max <= seg_cwnd else (
-            ((c.last_max - seg_cwnd) / scaling) ** (1.0 / 3.0), c.last_max)
-        c = c._replace(epoch=now, k=k, origin=origin, tcp_cwnd=seg_cwnd)
-        ack_cnt = acked
-    t = now + max(c.delay_min, 0.0) - c.epoch
-    delta = int(scaling * abs(t - c.k) ** 3)
-    target = c.origin - delta if t < c.k else c.origin + delta
+    opening = c.epoch < 0
+    above = c.last_max <= seg_cwnd
+    k = c.k if not opening else (
+        0.0 if above else ((c.last_max - seg_cwnd) / scaling) ** (1.0 / 3.0))
+    origin = c.origin if not opening else (seg_cwnd if above else c.last_max)
+    epoch = now if opening else c.epoch
+    ack_cnt = acked if opening else c.ack_cnt + acked
+    tcp_cwnd = seg_cwnd if opening else c.tcp_cwnd
+    t = now + max(c.delay_min, 0.0) - epoch
+    delta = int(scaling * abs(t - k) ** 3.0)
+    target = origin - delta if t < k else origin + delta
     n = seg_cwnd // (target - seg_cwnd) if target > seg_cwnd else 100 * seg_cwnd
-    if c.last_max == 0:
-        n = min(n, CNT_CLAMP)
-    tcp_cwnd = c.tcp_cwnd
-    if friendly:
-        per_segment = (seg_cwnd * friendly_scale(beta)) >> 3
-        grown = max(0, (ack_cnt - 1) // per_segment)  # ns-3's while loop, in one step
-        ack_cnt, tcp_cwnd = ack_cnt - grown * per_segment, tcp_cwnd + grown
-        if tcp_cwnd > seg_cwnd:
-            n = min(n, seg_cwnd // (tcp_cwnd - seg_cwnd))
-    return c._replace(ack_cnt=ack_cnt, tcp_cwnd=tcp_cwnd), max(n, 2)
+    n = min(n, CNT_CLAMP) if c.last_max == 0 else n
+    per_segment = (seg_cwnd * friendly_scale(beta)) // 8
+    grown = max(0, (ack_cnt - 1) // per_segment) if friendly else 0  # ns-3's loop, at once
+    tcp_cwnd = tcp_cwnd + grown
+    ack_cnt = ack_cnt - grown * per_segment
+    n = min(n, seg_cwnd // (tcp_cwnd - seg_cwnd)) if friendly and tcp_cwnd > seg_cwnd else n
+    return c._replace(k=k, origin=origin, epoch=epoch, ack_cnt=ack_cnt, tcp_cwnd=tcp_cwnd,
+                      n=max(n, 2))
 
 
 @net_function
 def cubic_grow(c: Any, cwnd: float, ssthresh: float, acked: int, now: float,
-               scaling: float, beta: float, friendly: bool) -> tuple[Any, float]:
-    """ns-3's ``TcpCubic::IncreaseWindow``: state and window after an ACK of ``acked`` new
-    segments (whole segments in slow start; one segment once ``cnt`` reaches ``n``).
+               scaling: float, beta: float, friendly: bool) -> Any:
+    """ns-3's ``TcpCubic::IncreaseWindow``: the state after an ACK of ``acked`` new
+    segments, ``window`` the window (whole segments in slow start; one segment once
+    ``cnt`` reaches ``n``).
 
-    >>> cubic_grow(cubic_start(), 10.0, 1e9, 2, 0.5, 0.4, 0.7, True)[1]
+    >>> cubic_grow(cubic_start(), 10.0, 1e9, 2, 0.5, 0.4, 0.7, True).window
     12.0
-    >>> c, w = cubic_grow(cubic_start()._replace(epoch=0.0, cnt=19), 10.0, 10.0, 1, 0.1,
-    ...                   0.4, 0.7, False)
-    >>> w, c.cnt
+    >>> c = cubic_grow(cubic_start()._replace(epoch=0.0, cnt=19), 10.0, 10.0, 1, 0.1,
+    ...                0.4, 0.7, False)
+    >>> c.window, c.cnt
     (11.0, 0)
     """
     if cwnd < ssthresh or acked <= 0:
-        return c, cwnd + acked
-    c, n = cubic_update(c, int(cwnd), acked, now, scaling, beta, friendly)
-    cnt = c.cnt + acked
-    if cnt >= n:
-        return c._replace(cnt=cnt - n), cwnd + 1.0
-    return c._replace(cnt=cnt), cwnd
+        return c._replace(window=cwnd + acked)
+    u = cubic_update(c, int(cwnd), acked, now, scaling, beta, friendly)
+    cnt = u.cnt + acked
+    if cnt >= u.n:
+        return u._replace(cnt=cnt - u.n, window=cwnd + 1.0)
+    return u._replace(cnt=cnt, window=cwnd)
 
 
 @net_function
@@ -225,19 +230,22 @@ def cubic_timeout(c: Any, sacked: tuple[tuple[int, int], ...], una: int) -> Any:
     the scoreboard ``sacked`` the sender forgets (ns-3 keeps its SACK information across a
     timeout: what the receiver holds is not delivered again).
 
-    >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, ()), ((5, 9),), 2)
+    >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, (), 5, 60.0), ((5, 9),), 2)
     >>> c == cubic_start()._replace(cnt=3, kept=((5, 9),))
     True
     """
     return cubic_start()._replace(cnt=c.cnt, kept=merge_sack(sacked, c.kept, una))
 
 
-def _on_new_ack(c: Any, t: Any, a: Any, r2: Any, now: float, CUBIC_C: float,
-                CUBIC_BETA: float, FRIENDLY: bool, CUBIC_DELTA: float) -> dict[str, Any]:
-    """Code action of ``new_ack``: ``PktsAcked`` then ``IncreaseWindow``."""
-    c2, cwnd2 = cubic_grow(cubic_rtt(c, r2.srtt, now, CUBIC_DELTA), t.cwnd, t.ssthresh,
-                           cubic_delivered(c, t, a), now, CUBIC_C, CUBIC_BETA, FRIENDLY)
-    return {"c2": c2._replace(kept=merge_sack(c.kept, (), a.ack)), "cwnd2": cwnd2}
+@net_function
+def cubic_ack(c: Any, t: Any, a: Any, srtt: float, now: float, scaling: float, beta: float,
+              friendly: bool, delta_s: float) -> Any:
+    """State after ACK ``a`` of new data outside recovery, ``window`` the new window:
+    ``PktsAcked`` (:func:`cubic_rtt`) then ``IncreaseWindow`` (:func:`cubic_grow`) by the
+    segments it delivers; the kept scoreboard loses what the ACK passes."""
+    grown = cubic_grow(cubic_rtt(c, srtt, now, delta_s), t.cwnd, t.ssthresh,
+                       cubic_delivered(c, t, a), now, scaling, beta, friendly)
+    return grown._replace(kept=merge_sack(c.kept, (), a.ack))
 
 
 def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0.7,
@@ -253,11 +261,11 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     net.declare(CUBIC_C=scaling, CUBIC_BETA=beta, FAST_CONV=fast_convergence,
                 FRIENDLY=friendly, CUBIC_DELTA=CUBIC_DELTA_S, cubic_rtt=cubic_rtt,
                 cubic_loss=cubic_loss, cubic_ssthresh=cubic_ssthresh,
-                cubic_timeout=cubic_timeout)
+                cubic_timeout=cubic_timeout, cubic_ack=cubic_ack)
     net.add_place(Place("cubic", CUBIC, initial=[cubic_start()]))
-    track(net, "new_ack", "cubic", "c", "c2")
-    add_action(net, "new_ack", _on_new_ack, ("c2", "cwnd2"))
-    wrap_output(net, "new_ack", "tcb", "({base})._replace(cwnd=cwnd2)")
+    ack = "cubic_ack(c, t, a, r2.srtt, now, CUBIC_C, CUBIC_BETA, FRIENDLY, CUBIC_DELTA)"
+    track(net, "new_ack", "cubic", "c", ack)
+    wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd=({ack}).window)")
     for tname in (t for t in NEW_DATA_ACKS if t in net.transitions and t != "new_ack"):
         track(net, tname, "cubic", "c", "cubic_rtt(c, r2.srtt, now, CUBIC_DELTA)")
     # SACK recovery enters at cwnd = ssthresh (RFC 6675), NewReno's inflates by DUPTHRESH
