@@ -54,7 +54,8 @@ from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductS
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["CUBIC", "cubic_ack", "cubic_delivered", "cubic_grow", "cubic_loss", "cubic_rtt",
-           "cubic_sender_net", "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update", "friendly_scale"]
+           "cubic_sender_net", "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update",
+           "friendly_scale"]
 
 CUBIC = RecordSet("Cubic", cnt=IntSet(0), last_max=IntSet(0), origin=IntSet(0), k=REAL,
                   epoch=REAL, delay_min=REAL, ack_cnt=IntSet(0), tcp_cwnd=IntSet(0),
@@ -168,7 +169,7 @@ def cubic_update(c: Any, seg_cwnd: int, acked: int, now: float, scaling: float, 
     target = origin - delta if t < k else origin + delta
     n = seg_cwnd // (target - seg_cwnd) if target > seg_cwnd else 100 * seg_cwnd
     n = min(n, CNT_CLAMP) if c.last_max == 0 else n
-    per_segment = (seg_cwnd * friendly_scale(beta)) // 8
+    per_segment = max(1, (seg_cwnd * friendly_scale(beta)) // 8)  # ns-3 loops on 0
     grown = max(0, (ack_cnt - 1) // per_segment) if friendly else 0  # ns-3's loop, at once
     tcp_cwnd = tcp_cwnd + grown
     ack_cnt = ack_cnt - grown * per_segment
