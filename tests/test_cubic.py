@@ -74,6 +74,10 @@ def test_net_lens_refuses_hystart_and_fluid_lens_refuses_cubic():
     data["flows"][0]["params"] = {"hystart": True}
     with pytest.raises(InputError, match="hystart"):
         NetLens().check(validate_scenario(data))
+    data = _short()
+    data["tcp"]["ecn"] = True
+    with pytest.raises(InputError, match="no ECN reaction"):
+        NetLens().check(validate_scenario(data))
     with pytest.raises(InputError, match="variant cubic has no fluid model"):
         FluidLens().check(validate_scenario(_short()))
 
