@@ -98,12 +98,13 @@ COMPONENTS = {
     "sender_westwood_plus": lambda: variant_sender_net(
         "westwood_plus", None, SenderConfig(flow=0, dst=1)),
     "sender_tcp_l": lambda: variant_sender_net("tcp_l", None, SenderConfig(flow=0, dst=1)),
+    "sender_cubic": lambda: variant_sender_net("cubic", None, SenderConfig(flow=0, dst=1)),
     **{f"sender_{v}": (lambda v=v: variant_sender_net(v, None, SenderConfig(flow=0, dst=1)))
        for v in ("vegas", "modified_vegas", "adaptive_vegas")},
     **{f"sender_{v}_on_{base}": (lambda v=v, base=base: variant_sender_net(
         v, None, SenderConfig(flow=0, dst=1, variant=base)))
        for v, base in (("vegas", "sack"), ("vegas", "reno"), ("westwood_plus", "sack"),
-                       ("tcp_l", "sack"))},
+                       ("tcp_l", "sack"), ("cubic", "sack"))},
     "sender_modified_vegas_skew": lambda: vegas_sender_net(
         SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),

@@ -79,6 +79,20 @@ def test_westwood_and_errors():
     assert link.errors_ba.drop_list == (2, 5)
 
 
+def test_cubic_maps_to_tcp_cubic_with_its_attributes():
+    s = validate_scenario({
+        "links": [{"a": "A", "b": "B", "rate_bps": 1e6, "delay_s": 0.01}],
+        "flows": [{"src": "A", "dst": "B", "variant": "cubic",
+                   "params": {"c": 0.5, "fast_convergence": False}}],
+        "tcp": {"sack": True}, "horizon_s": 1.0})
+    flow = scenario_plan(s).flows[0]
+    assert flow.congestion == "ns3::TcpCubic"
+    assert dict(flow.congestion_attributes) == {
+        "C": "0.5", "Beta": "0.7", "FastConvergence": "false", "TcpFriendliness": "true",
+        "HyStart": "false"}
+    assert flow.recovery == "ns3::TcpClassicRecovery"
+
+
 def test_features_ns3_cannot_express_are_named():
     s = validate_scenario({
         "links": [{"a": "A", "b": "R", "rate_bps": 1e6, "delay_s": 0.01},

@@ -114,7 +114,7 @@ def test_byte_error_model_per_packet():
      "bad.yaml:4: links[1].delay_s: Input should be greater than or equal to 0"),
     (("delay_s: 0.02}", "delay_s: 0.02, errors: {unit: packet, rate: 1.5}}"),
      "bad.yaml:4: links[1].errors.rate: Input should be less than or equal to 1"),
-    (("variant: newreno", "variant: cubic"), "bad.yaml:6: flows[0].variant: Input should be"),
+    (("variant: newreno", "variant: hybla"), "bad.yaml:6: flows[0].variant: Input should be"),
     (("dst: D,", "dst: X,"), "bad.yaml:6: flows[0].dst: unknown node 'X'"),
     (("horizon_s: 10", "horizon_s: 10\nnodes: [S, R, D, S]"),
      "bad.yaml:8: nodes[3]: node 'S' is listed twice"),

@@ -67,6 +67,7 @@ def final_token(scenario, place):
     ("adaptive_vegas", {"recovery": "newreno"}, False, "newreno"),
     ("tcp_l", None, False, "newreno"), ("tcp_l", {"base": "reno"}, False, "reno"),
     ("tcp_l", None, True, "sack"), ("tcp_l", {"base": "reno"}, True, "reno"),
+    ("cubic", None, True, "sack"), ("cubic", None, False, "newreno"),
 ])
 def test_recovery_of_each_variant(variant, params, sack, base):
     class Params:

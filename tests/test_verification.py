@@ -159,7 +159,7 @@ def test_transitions_are_the_simulators_plus_the_choices(scenario):
 
 
 VARIANTS = ["tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",
-            "adaptive_vegas", "westwood_plus", "tcp_l"]
+            "adaptive_vegas", "westwood_plus", "tcp_l", "cubic"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -108,7 +108,13 @@ def fluid_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[st
                         "model counts one packet size)")
     for f in flows:
         where = f"flow {f.id}"
-        if f.variant not in RENO_LIKE + VEGAS_LIKE:
+        if f.variant == "cubic":
+            problems.append(f"{where}: variant cubic has no fluid model (its window is a "
+                            "cubic function of the time since the last loss, not a rate "
+                            "law of the current RTT and loss: the fluid equations have no "
+                            "epoch clock; CUBIC's closed form is "
+                            "tcpn.solvers.closed_forms.cubic)")
+        elif f.variant not in RENO_LIKE + VEGAS_LIKE:
             problems.append(f"{where}: variant {f.variant} has no fluid model (fluid variants: "
                             f"{', '.join(RENO_LIKE + VEGAS_LIKE)})")
         if f.bytes is not None:

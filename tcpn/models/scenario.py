@@ -57,7 +57,8 @@ from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem, read_input
 
 __all__ = [
-    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "DropTail", "EcnParams",
+    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "CubicParams",
+    "DropTail", "EcnParams",
     "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
     "RateErrors", "Red",
     "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
@@ -69,13 +70,13 @@ __all__ = [
 
 VARIANTS = (
     "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
-    "adaptive_vegas", "westwood_plus", "tcp_l",
+    "adaptive_vegas", "westwood_plus", "tcp_l", "cubic",
 )
 """Every TCP sender variant a scenario may name."""
 
 Variant = Literal[
     "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
-    "adaptive_vegas", "westwood_plus", "tcp_l",
+    "adaptive_vegas", "westwood_plus", "tcp_l", "cubic",
 ]
 
 #: The largest IPv4 packet (the total length field has 16 bits).
@@ -609,12 +610,28 @@ class TcpLParams(_Strict):
     base: Literal["reno", "newreno"] = "newreno"
 
 
+class CubicParams(_Strict):
+    """CUBIC (RFC 9438) as ns-3.44's ``TcpCubic``: scaling factor ``c`` (``C``, 0.4),
+    multiplicative decrease ``beta`` (``Beta``, 0.7), ``fast_convergence``
+    (``FastConvergence``, on) and ``tcp_friendliness`` (``TcpFriendliness``, on: the
+    Reno-friendly region). ``hystart`` is ns-3's ``HyStart`` (ns-3's default is on); the
+    net lens does not model HyStart and runs only ``hystart: false``, tcpn's default, so
+    both lenses leave slow start at the first loss."""
+
+    variant: Literal["cubic"]
+    c: float = Field(default=0.4, gt=0.0, allow_inf_nan=False)
+    beta: float = Field(default=0.7, gt=0.0, lt=1.0)
+    fast_convergence: bool = True
+    tcp_friendliness: bool = True
+    hystart: bool = False
+
+
 def _variant_tag(value: Any) -> str | None:
     variant = value.get("variant") if isinstance(value, Mapping) else getattr(value, "variant",
                                                                                None)
     return {"vegas": "vegas", "modified_vegas": "vegas", "adaptive_vegas": "adaptive_vegas",
             "westwood_plus": "westwood_plus", "tcp_l": "tcp_l", "ecn_reno": "ecn",
-            "ecn_newreno": "ecn"}.get(variant, "plain") \
+            "ecn_newreno": "ecn", "cubic": "cubic"}.get(variant, "plain") \
         if variant in VARIANTS else None
 
 
@@ -622,7 +639,8 @@ VariantParams = Annotated[
     Annotated[NoParams, Tag("plain")] | Annotated[EcnParams, Tag("ecn")]
     | Annotated[VegasParams, Tag("vegas")]
     | Annotated[AdaptiveVegasParams, Tag("adaptive_vegas")]
-    | Annotated[WestwoodPlusParams, Tag("westwood_plus")] | Annotated[TcpLParams, Tag("tcp_l")],
+    | Annotated[WestwoodPlusParams, Tag("westwood_plus")] | Annotated[TcpLParams, Tag("tcp_l")]
+    | Annotated[CubicParams, Tag("cubic")],
     Discriminator(_variant_tag),
 ]
 
@@ -775,7 +793,7 @@ class ConcreteFlow(BaseModel):
     dst: str
     variant: Variant
     params: (NoParams | EcnParams | AdaptiveVegasParams | VegasParams | WestwoodPlusParams
-             | TcpLParams)
+             | TcpLParams | CubicParams)
     tcp: TcpConfig
     start_s: float
     stop_s: float
@@ -1334,8 +1352,8 @@ def _field_names() -> frozenset[str]:
     models: tuple[type[BaseModel], ...] = (
         Scenario, Link, LinkDirection, DropTail, Red, ThresholdEcn, Sgpq, TokenBucket,
         RateErrors, ListErrors, TcpConfig, Flow, Wireless, NoParams, EcnParams, VegasParams,
-        AdaptiveVegasParams, WestwoodPlusParams, TcpLParams, UniformTime, ExponentialTime,
-        TraceSelection, Measure)
+        AdaptiveVegasParams, WestwoodPlusParams, TcpLParams, CubicParams, UniformTime,
+        ExponentialTime, TraceSelection, Measure)
     return frozenset(name for model in models for name in model.model_fields)
 
 

@@ -100,6 +100,13 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         if flow.tcp.ns3_rto_reset:
             problems.append(f"flow {flow.id}: tcp.ns3_rto_reset: ns-3's RTO recomputed at "
                             "every new ACK (no backoff kept) is a rule of the ns3 lens only")
+        if flow.variant == "cubic" and flow.ecn:
+            problems.append(f"flow {flow.id}: tcp.ecn: the net lens's CUBIC has no ECN "
+                            "reaction (ns-3's TcpCubic with ECN runs in the ns3 lens only)")
+        if getattr(flow.params, "hystart", False):
+            problems.append(f"flow {flow.id}: params.hystart: CUBIC's HyStart (ns-3's "
+                            "delay and ACK-train detection) is run by the ns3 lens only; "
+                            "hystart: false runs in both")
         if getattr(flow.params, "law", "brakmo") == "ns3":
             problems.append(f"flow {flow.id}: params.law ns3: ns-3's TcpVegas (decisions on "
                             "the smoothed RTT) is run by the ns3 lens only")

@@ -43,6 +43,7 @@ from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import (
     AdaptiveVegasParams,
     ConcreteFlow,
+    CubicParams,
     DropTail,
     Link,
     ListErrors,
@@ -271,6 +272,12 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
                       ("Gamma", str(params.gamma)),
                       ("MinRoundSamples", str(MIN_ROUND_SAMPLES)))
+    elif isinstance(params, CubicParams):
+        congestion = "ns3::TcpCubic"
+        attributes = (("C", repr(params.c)), ("Beta", repr(params.beta)),
+                      ("FastConvergence", _bool(params.fast_convergence)),
+                      ("TcpFriendliness", _bool(params.tcp_friendliness)),
+                      ("HyStart", _bool(params.hystart)))
     elif isinstance(params, WestwoodPlusParams):
         congestion = "ns3::TcpWestwoodPlus"
         attributes = (("FilterType", "Tustin" if params.filter == "tustin" else "None"),)

@@ -2,7 +2,7 @@
 
 One registry (:data:`SENDERS`) maps a variant name to its builder: the loss-based ones are
 :func:`~tcpn.models.components.sender.sender_net`; Vegas and its fixes, Westwood+ and
-TCP-L extend it (:mod:`~tcpn.models.components.extend`). TCP-L also needs a reporter at
+CUBIC and TCP-L extend it (:mod:`~tcpn.models.components.extend`). TCP-L also needs a reporter at
 the receiver (:func:`add_flow_modules`); an 802.11 hop reports its station's energy
 (:func:`wireless_report`).
 
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.cubic import cubic_sender_net
 from tcpn.models.components.sender import LOSS_BASED, SenderConfig, sender_net
 from tcpn.models.components.tcp_l import reporter_net, tcp_l_sender_net
 from tcpn.models.components.vegas import VegasLaw, vegas_sender_net
@@ -58,6 +59,10 @@ SENDERS: dict[str, Callable[[SenderConfig, Any], PetriNet]] = {
     "westwood_plus": lambda config, params: westwood_sender_net(
         config, _param(params, "filter", "tustin")),
     "tcp_l": lambda config, _params: tcp_l_sender_net(config),
+    "cubic": lambda config, params: cubic_sender_net(
+        config, float(_param(params, "c", 0.4)), float(_param(params, "beta", 0.7)),
+        bool(_param(params, "fast_convergence", True)),
+        bool(_param(params, "tcp_friendliness", True))),
 }
 """Variant name -> ``builder(config, params)`` of its sender module; ``config.variant`` is
 the loss-based sender it runs on (:func:`recovery_variant`)."""
@@ -70,7 +75,7 @@ def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
     With SACK, ns-3 recovers with its RFC 6675 scoreboard whatever the congestion control,
     so every variant whose recovery is NewReno's runs on the ``sack`` sender when
     ``tcp.sack`` is on (NewReno's window arithmetic, RFC 6675 pipe and NextSeg): NewReno,
-    ECN NewReno, Westwood+, TCP-L (``params.base: newreno``, the default) and Vegas,
+    ECN NewReno, Westwood+, CUBIC, TCP-L (``params.base: newreno``, the default) and Vegas,
     Modified and adaptive Vegas (``params.recovery: newreno``, the default, ns-3's). Reno
     recovery (Tahoe, Reno, TCP-L with ``base: reno``, the Vegas family with
     ``params.recovery: reno`` as in study S1) has no scoreboard: it ignores the SACK
@@ -82,12 +87,14 @@ def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
     ('sack', 'tahoe')
     >>> recovery_variant("westwood_plus", True), recovery_variant("vegas", True)
     ('sack', 'sack')
+    >>> recovery_variant("cubic", True), recovery_variant("cubic", False)
+    ('sack', 'newreno')
     """
     if variant in LOSS_BASED:
         base = variant
     elif variant == "tcp_l":
         base = str(_param(params, "base", "newreno"))
-    elif variant == "westwood_plus":
+    elif variant in ("westwood_plus", "cubic"):
         base = "newreno"
     else:
         base = str(_param(params, "recovery", "newreno"))

@@ -1,0 +1,135 @@
+"""CUBIC (tcpn/models/components/cubic.py) against ns-3.44's ``TcpCubic``.
+
+A short version of scenarios/reference/cubic_2flows.yaml: one CUBIC flow from a fixed
+start, a few seconds, both lenses. Slow start, the losses it ends with and the cubic growth
+after them are the same run in both: each lens's window drops at the same instants to the
+same values (ssthresh = trunc(0.7 cwnd)), and the window then climbs as the cubic of the
+time since the reduction. Expectations come from the algorithm (RFC 9438 as ns-3 computes
+it), not from a previous run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.lenses import make_run
+from tcpn.lenses.fluid import FluidLens
+from tcpn.lenses.net import NetLens
+from tcpn.lenses.ns3 import Ns3Lens
+from tcpn.lenses.ns3.loader import installed
+from tcpn.models.metrics import goodput_bps
+from tcpn.models.scenario import load_scenario, validate_scenario
+from tcpn.models.traces import TraceWriter
+
+REFERENCE = "scenarios/reference/cubic_2flows.yaml"
+MSS = 1448
+HORIZON_S = 4.0
+#: Below the first loss's window (the path holds about 37 + 100 packets): congestion
+#: avoidance from the start, no slow-start overshoot (whose many losses end in a timeout).
+INITIAL_SSTHRESH = 100
+
+
+def _short(flows: int = 1) -> dict:
+    data = load_scenario(REFERENCE).model_dump()
+    data["flows"] = data["flows"][:flows]
+    for flow in data["flows"]:
+        flow["start_s"] = 0.0
+    data["tcp"]["initial_ssthresh_segments"] = INITIAL_SSTHRESH
+    data["horizon_s"] = HORIZON_S
+    data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
+    return data
+
+
+def _trace(lens, data):
+    scenario = validate_scenario(data)
+    run = make_run(scenario)
+    writer = TraceWriter(scenario, run.flows)
+    lens.run(run, writer, lambda *_a, **_k: None)
+    return writer.close()
+
+
+def _window(trace, flow="f0", var="cwnd_bytes"):
+    s = trace.series(var, flow)
+    return s["time_s"].to_numpy(), s["value"].to_numpy() / MSS
+
+
+def _reductions(times, cwnd):
+    """(time, before, after) of every drop of the window."""
+    return [(times[i], cwnd[i - 1], cwnd[i]) for i in range(1, len(cwnd))
+            if cwnd[i] < cwnd[i - 1] - 0.5]
+
+
+def test_reference_scenario_reads_as_cubic_without_hystart():
+    scenario = load_scenario(REFERENCE)
+    params = scenario.flows[0].params
+    assert scenario.flows[0].variant == "cubic"
+    assert (params.c, params.beta, params.fast_convergence, params.tcp_friendliness,
+            params.hystart) == (0.4, 0.7, True, True, False)
+
+
+def test_net_lens_refuses_hystart_and_fluid_lens_refuses_cubic():
+    data = _short()
+    data["flows"][0]["params"] = {"hystart": True}
+    with pytest.raises(InputError, match="hystart"):
+        NetLens().check(validate_scenario(data))
+    data = _short()
+    data["tcp"]["ecn"] = True
+    with pytest.raises(InputError, match="no ECN reaction"):
+        NetLens().check(validate_scenario(data))
+    with pytest.raises(InputError, match="variant cubic has no fluid model"):
+        FluidLens().check(validate_scenario(_short()))
+
+
+def _cubic(w_max: float, tau_s: float) -> float:
+    """RFC 9438's window ``tau_s`` after a reduction from ``w_max`` (C 0.4, beta 0.7)."""
+    k = (0.3 * w_max / 0.4) ** (1 / 3)
+    return w_max - 0.4 * (k - tau_s) ** 3
+
+
+def test_net_window_is_cubic_after_a_loss():
+    """After the first reduction at W_max the window climbs back along the cubic: at
+    each step it lies between the cubic started when the window first grows again (the
+    epoch, less 50 ms of delay_min) less 3 segments (ns-3's counter lags) and the cubic
+    started at the reduction (plus 100 ms) plus 1. Reno's one segment per RTT would be
+    ten segments below by the end."""
+    times, cwnd = _window(_trace(NetLens(), _short()))
+    (t0, w_max, w0), *rest = _reductions(times, cwnd)
+    assert w0 == int(0.7 * w_max)
+    end = rest[0][0] if rest else HORIZON_S
+    after = (times > t0) & (times < end)
+    t_grow = times[after][np.argmax(cwnd[after] > w0)]
+    assert t_grow - t0 < 0.5
+    later = after & (times > t_grow)
+    assert later.sum() > 20 and end - t0 > 2.0
+    for t, w in zip(times[later], cwnd[later], strict=True):
+        low = _cubic(w_max, t - t_grow - 0.05) - 3
+        high = _cubic(w_max, t - t0 + 0.1) + 1
+        assert low <= w <= high, (t, w, low, high)
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_losses_and_cubic_growth():
+    data = _short()
+    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    (tn, wn), (ts, ws) = _window(net), _window(ns3)
+    drops_net, drops_ns3 = _reductions(tn, wn), _reductions(ts, ws)
+    assert len(drops_net) >= 1
+    # the same reductions, at the same instants (1 ms), to the same windows
+    first = min(len(drops_net), len(drops_ns3), 2)
+    for (t1, b1, a1), (t2, b2, a2) in zip(drops_net[:first], drops_ns3[:first], strict=True):
+        assert abs(t1 - t2) < 5e-3 and (b1, a1) == (b2, a2)
+        assert a1 == int(0.7 * b1)
+    # the cubic growth after the first one: the window every 0.25 s, within 1 segment
+    for t_after in np.arange(drops_net[0][0] + 0.25, HORIZON_S, 0.25):
+        at_net = wn[np.searchsorted(tn, t_after, side="right") - 1]
+        at_ns3 = ws[np.searchsorted(ts, t_after, side="right") - 1]
+        assert abs(at_net - at_ns3) <= 1, (t_after, at_net, at_ns3)
+    # goodput over the run within 1 %
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.01)
+    # ssthresh: the same values in the same order
+    assert list(_window(net, var="ssthresh_bytes")[1][:first]) == \
+        list(_window(ns3, var="ssthresh_bytes")[1][:first])
