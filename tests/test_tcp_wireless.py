@@ -49,12 +49,13 @@ def test_energy_of_a_clean_transfer_by_hand():
     # station, 10 ACK frames of 40 + 78 bytes from it, and a MAC ACK for each of the 20.
     # Station: tx = 420 uJ * (10 ACKs + 10 MAC ACKs) + 1.9 uJ/B * (10 * 118 + 10 * 14);
     # rx = 330 uJ * (10 + 10) + 0.42 uJ/B * (10 * 1118 + 10 * 14); idle = 0.8 W * (2 s -
-    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * 314 us.
+    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * (192 us PLCP + 314 us SIFS and
+    # MAC ACK) (DIFS and backoff are not airtime).
     result = evaluate(wireless({}, segments=10), lens="net")
     report = result.provenance["lens"]["wireless"]["A-B"]
     tx = 420e-6 * 20 + 1.9e-6 * (1180 + 140)
     rx = 330e-6 * 20 + 0.42e-6 * (11180 + 140)
-    busy = 10 * (1118 + 118) * 8 / RATE + 20 * 314e-6
+    busy = 10 * (1118 + 118) * 8 / RATE + 20 * (192e-6 + 314e-6)
     assert report["tx_j"] == pytest.approx(tx)
     assert report["rx_j"] == pytest.approx(rx)
     assert report["idle_s"] == pytest.approx(2.0 - busy)
@@ -78,12 +79,13 @@ def test_link_retries_follow_their_distribution():
 
 def test_ackless_link_loses_one_frame_in_per():
     # Link-layer retransmission off: one attempt per packet, lost with the byte model's
-    # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time.
+    # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time: airtime is the frames
+    # and their 192 us PLCP preambles.
     found = counters(wireless({"link_retransmissions": False}, {"unit": "byte", "rate": 1e-4},
                               horizon_s=6.0))
     (sent, failed), (attempts, on_air, mac_acks, busy) = found["A.B"]
     assert attempts == sent and mac_acks == 0
-    assert busy == pytest.approx(on_air * 8 / RATE)
+    assert busy == pytest.approx(on_air * 8 / RATE + attempts * 192e-6)
     per = 1 - (1 - 1e-4) ** (1040 + 78)
     assert abs(failed / sent - per) < 4 * math.sqrt(per * (1 - per) / sent)
 

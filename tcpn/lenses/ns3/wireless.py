@@ -6,11 +6,17 @@ attached as each PHY's ``PostReceptionErrorModel``), a constant-rate station man
 data mode has exactly the link's ``rate_bps`` (802.11b DSSS/CCK, or 802.11a/g OFDM),
 RTS/CTS off and the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts).
 ``link_retransmissions: false`` sends every QoS data frame with the No Ack policy
-(``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry. The hop's ``delay_s``
-is not reproduced: the radio's propagation delay is that of 1 m (3.3 ns). As a radio
-propagation delay, 1 ms would break the MAC: every MAC ACK would miss its timeout (SIFS +
-slot + ACK preamble), and carrier sense would lag by 1 ms, so the two stations' frames
-would collide (measured on S3 without MAC ACKs: 114 of the station's 166 frames lost).
+(``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry; its best-effort queue
+waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS. The hop's
+``delay_s`` is the radio's propagation delay, as in the net lens: the nodes are
+``delay_s`` x c apart (at least 1 m, 3.3 ns), and a delay above 1 us (802.11's
+aAirPropagationTime, which the slot and the ACK timeout allow for) is refused: as a
+propagation delay, 1 ms breaks the MAC, every MAC ACK missing its timeout (SIFS + slot +
+ACK preamble) and carrier sense lagging by 1 ms, so the two stations' frames collide
+(measured on S3 without MAC ACKs: 114 of the station's 166 frames lost). The scenario's
+DCF timing (``medium_access: dcf``, ``slot_s``, ``sifs_s``, ``plcp_s``, ``cw_min``,
+``cw_max``) is ns-3's PHY's; a value set to another is refused, as is ``medium_access:
+none`` (ns-3's MAC always contends).
 
 Nothing here imports ns-3 until :func:`install` runs (inside the worker).
 
@@ -26,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAC_ACK_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan",
+__all__ = ["DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan",
            "energy_report", "error_model", "install", "is_wifi", "mac_counters", "plan",
            "problems", "radio_counters", "station_radios", "wifi_mode"]
 
@@ -44,6 +50,18 @@ MAC_ACK_S = {"80211b": 10e-6 + 192e-6 + 14 * 8 / 1e6,
 symbols for 16 + 112 + 6 bits). ns-3 derives this from its PHY; a scenario may not set
 another ``mac_ack_s``."""
 
+DCF: dict[str, dict[str, float]] = {
+    "80211b": {"slot_s": 20e-6, "sifs_s": 10e-6, "plcp_s": 192e-6, "cw_min": 31,
+               "cw_max": 1023},
+    "80211a": {"slot_s": 9e-6, "sifs_s": 16e-6, "plcp_s": 20e-6, "cw_min": 15,
+               "cw_max": 1023}}
+"""The DCF timing of ns-3's PHY by standard: 802.11b DSSS with the long preamble
+(§16.4.4), 802.11a OFDM (§17.4.4; the 20 us preamble and SIGNAL field)."""
+#: The longest radio propagation delay the lens places its nodes for (802.11's
+#: aAirPropagationTime, 1 us, which the slot time and the ACK timeout allow for).
+MAX_PROPAGATION_S = 1e-6
+_LIGHT_M_PER_S = 299_792_458.0
+
 _STANDARDS = {"80211b": "WIFI_STANDARD_80211b", "80211a": "WIFI_STANDARD_80211a"}
 _LIBRARIES = ("stats", "antenna", "propagation", "mobility", "energy", "spectrum", "wifi")
 _DISTANCE_M = 1.0
@@ -53,7 +71,8 @@ _DISTANCE_M = 1.0
 class WifiPlan:
     """The 802.11 settings of a link: ``station`` is the mobile end, ``mode`` an ns-3
     WifiMode name of ``standard``; ``retry_limit`` retries (``ack`` false: none, no MAC
-    ACK); ``extra_bytes`` are added to the IP size when drawing the byte-model PER."""
+    ACK); ``extra_bytes`` are added to the IP size when drawing the byte-model PER; the
+    nodes are ``distance_m`` apart."""
 
     station: str
     standard: str
@@ -61,6 +80,7 @@ class WifiPlan:
     ack: bool
     retry_limit: int
     extra_bytes: int
+    distance_m: float = 1.0
 
 
 def wifi_mode(rate_bps: float) -> tuple[str, str]:
@@ -90,6 +110,20 @@ def problems(scenario: Any) -> list[str]:
             found.append(f"{where}.wireless.mac_ack_s: ns-3's {standard} PHY spends "
                          f"{MAC_ACK_S[standard] * 1e6:.0f} us on SIFS + MAC ACK, not "
                          f"{wireless.mac_ack_s * 1e6:g} us")
+        if float(link.rate_bps) in MODES:
+            standard = wifi_mode(link.rate_bps)[0]
+            for name, value in DCF[standard].items():
+                mine = getattr(wireless, name)
+                if name in wireless.model_fields_set and abs(mine - value) > 1e-9:
+                    found.append(f"{where}.wireless.{name}: ns-3's {standard} PHY has "
+                                 f"{name} {value:g}, not {mine:g}")
+        if wireless.medium_access != "dcf":
+            found.append(f"{where}.wireless.medium_access: ns-3's 802.11 MAC always "
+                         "contends for the medium (DCF); 'none' is the net lens's only")
+        if link.delay_s > MAX_PROPAGATION_S:
+            found.append(f"{where}.delay_s: an 802.11 hop's delay is its radio propagation "
+                         f"delay, at most {MAX_PROPAGATION_S * 1e6:g} us in ns-3's MAC (the "
+                         f"slot and ACK timeout allow no more), not {link.delay_s:g} s")
         if wireless.station not in (link.a, link.b):
             found.append(f"{where}.wireless.station: {wireless.station} is not an end "
                          "of the link")
@@ -111,7 +145,8 @@ def plan(link: Any, tcp_option_bytes: int) -> WifiPlan | None:
     return WifiPlan(station=wireless.station, standard=standard, mode=mode,
                     ack=wireless.link_retransmissions,
                     retry_limit=wireless.retry_limit if wireless.link_retransmissions else 0,
-                    extra_bytes=link.l2_header_bytes + tcp_option_bytes)
+                    extra_bytes=link.l2_header_bytes + tcp_option_bytes,
+                    distance_m=max(_DISTANCE_M, link.delay_s * _LIGHT_M_PER_S))
 
 
 @functools.cache
@@ -163,13 +198,14 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan, stream: int) -> tuple[Any, 
     mobility = ns.MobilityHelper()
     positions = ns.CreateObject[ns.ListPositionAllocator]()
     positions.Add(ns.Vector(0.0, 0.0, 0.0))
-    positions.Add(ns.Vector(_DISTANCE_M, 0.0, 0.0))
+    positions.Add(ns.Vector(wifi.distance_m, 0.0, 0.0))
     mobility.SetPositionAllocator(positions)
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel")
     mobility.Install(nodes)
     if not wifi.ack:
         for k in range(2):
             tcpn.UseNoAck(devices.Get(k))
+            tcpn.UseDifs(devices.Get(k))
     return devices, phy
 
 

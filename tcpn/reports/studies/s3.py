@@ -132,12 +132,15 @@ def scenario_mapping(variant: str, ber: float, *, link_retransmissions: bool = F
     ``frame_bytes`` read as :func:`segment_bytes` reads it with ``l2_bytes`` of framing.
 
     Unstated, chosen: wired bottleneck 5 Mbit/s, 20 ms, drop-tail 50 packets; access
-    links 100 Mbit/s, 1 ms; the hop 11 Mbit/s, 1 ms; TCP-L reports
+    links 100 Mbit/s, 1 ms; the hop 802.11b at 11 Mbit/s with the standard's medium access
+    (DCF) and no delay of its own (ns-2's 802.11 channel, the study's simulator, delays a
+    frame by its propagation over the nodes' distance, nanoseconds; a link delay is a
+    wired link's parameter); TCP-L reports
     every 1 s on NewReno; Westwood+ with ns-3's Tustin filter; every segment ACKed
     (ns-2's TCP-Linux examples use ``TCPSink/Sack1``, which does not delay ACKs); TCP2
     NewReno from 0.1 s; buffers 1 MiB.
     """
-    hop: dict[str, Any] = {"a": "R2", "b": "M", "rate_bps": 11e6, "delay_s": 0.001,
+    hop: dict[str, Any] = {"a": "R2", "b": "M", "rate_bps": 11e6, "delay_s": 0.0,
                            "l2_header_bytes": l2_bytes,
                            "wireless": {"station": "M",
                                         "link_retransmissions": link_retransmissions,
