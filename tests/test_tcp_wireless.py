@@ -3,6 +3,7 @@ the station's energy against a hand count; the study scenarios run (short horizo
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def test_a_queued_frame_takes_the_standards_mean_exchange():
     # least, 2323.6 at most; the backoff's standard deviation is 20 us x sqrt((32^2 -
     # 1) / 12) = 184.7 us per frame.
     (times,) = _saturated(1, 400)
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(times) == 400
     least = 50e-6 + 192e-6 + 1578 * 8 / 11e6 + 314e-6
     assert min(gaps) >= least - 1e-9 and max(gaps) <= least + 31 * 20e-6 + 1e-9

@@ -26,8 +26,9 @@ from tcpn.petrinets.exchange.cpnml import set_ml_form
 
 __all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml",
            "backoff_slots_ml", "covers_ml", "drop_acked_ml", "exchange_ml",
-           "forget_segment_ml", "hull_floor_ml", "merge_sack_ml", "mst_slope_ml", "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml",
-           "sent_time_ml", "tcp_l_adopt_ml"]
+           "forget_segment_ml", "hull_floor_ml", "merge_sack_ml", "mst_slope_ml",
+           "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "sent_time_ml",
+           "tcp_l_adopt_ml"]
 
 Runs = Any  # a tuple of (start, end) pairs
 
