@@ -314,7 +314,7 @@ def test_lenses_refuse_what_only_the_net_lens_models():
     text = """
 links:
   - {a: S, b: R, rate_bps: 10.0e+6, delay_s: 0.01}
-  - {a: R, b: D, rate_bps: RATE, delay_s: 0.01, wireless: {station: D}}
+  - {a: R, b: D, rate_bps: RATE, delay_s: 0.0, wireless: {station: D}}
 flows:
   - {src: S, dst: D, variant: newreno, receiver_clock_skew: 1.0e-4}
 horizon_s: 5

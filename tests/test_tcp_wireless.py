@@ -3,6 +3,7 @@ the station's energy against a hand count; the study scenarios run (short horizo
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -49,12 +50,13 @@ def test_energy_of_a_clean_transfer_by_hand():
     # station, 10 ACK frames of 40 + 78 bytes from it, and a MAC ACK for each of the 20.
     # Station: tx = 420 uJ * (10 ACKs + 10 MAC ACKs) + 1.9 uJ/B * (10 * 118 + 10 * 14);
     # rx = 330 uJ * (10 + 10) + 0.42 uJ/B * (10 * 1118 + 10 * 14); idle = 0.8 W * (2 s -
-    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * 314 us.
+    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * (192 us PLCP + 314 us SIFS and
+    # MAC ACK) (DIFS and backoff are not airtime).
     result = evaluate(wireless({}, segments=10), lens="net")
     report = result.provenance["lens"]["wireless"]["A-B"]
     tx = 420e-6 * 20 + 1.9e-6 * (1180 + 140)
     rx = 330e-6 * 20 + 0.42e-6 * (11180 + 140)
-    busy = 10 * (1118 + 118) * 8 / RATE + 20 * 314e-6
+    busy = 10 * (1118 + 118) * 8 / RATE + 20 * (192e-6 + 314e-6)
     assert report["tx_j"] == pytest.approx(tx)
     assert report["rx_j"] == pytest.approx(rx)
     assert report["idle_s"] == pytest.approx(2.0 - busy)
@@ -78,12 +80,13 @@ def test_link_retries_follow_their_distribution():
 
 def test_ackless_link_loses_one_frame_in_per():
     # Link-layer retransmission off: one attempt per packet, lost with the byte model's
-    # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time.
+    # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time: airtime is the frames
+    # and their 192 us PLCP preambles.
     found = counters(wireless({"link_retransmissions": False}, {"unit": "byte", "rate": 1e-4},
                               horizon_s=6.0))
     (sent, failed), (attempts, on_air, mac_acks, busy) = found["A.B"]
     assert attempts == sent and mac_acks == 0
-    assert busy == pytest.approx(on_air * 8 / RATE)
+    assert busy == pytest.approx(on_air * 8 / RATE + attempts * 192e-6)
     per = 1 - (1 - 1e-4) ** (1040 + 78)
     assert abs(failed / sent - per) < 4 * math.sqrt(per * (1 - per) / sent)
 
@@ -112,3 +115,55 @@ def test_study_scenarios_run(name):
 @pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_every_study_scenario_runs(path):
     short_run(path)
+
+
+def _saturated(directions: int, frames: int, seed: int = 3):
+    """``frames`` 1500-byte packets queued at time 0 on each of ``directions`` radio
+    interfaces (802.11b, 11 Mbit/s, 78 bytes of framing, no errors) sharing one medium;
+    the delivery times per direction."""
+    from tcpn.models.components.link import Transmitter
+    from tcpn.models.components.packets import PACKET, Pkt
+    from tcpn.models.components.queues import DropTailQueue
+    from tcpn.models.components.wireless import Radio, wireless_interface_net
+    from tcpn.petrinets import UNIT, PetriNet, Place, Token
+
+    net = PetriNet("air")
+    net.add_place(Place("medium", UNIT.timed(), initial=[()]))
+    for d in range(directions):
+        packets = [Pkt(flow=0, dst=1, seq=k, ack=0, size=1500, ts=0.0, echo=0.0, ecn=0,
+                       ece=False, cwr=False, retx=False, sack=()) for k in range(frames)]
+        net.add_place(Place(f"in{d}", PACKET, initial=[Token(p, 0.0) for p in packets]))
+        net.add_place(Place(f"out{d}", PACKET))
+        net.add_module(wireless_interface_net(DropTailQueue(limit=frames + 1),
+                                              Transmitter(11e6, 0.0, 78), Radio(), ["True"]),
+                       f"d{d}", {"arrivals": f"in{d}", "out0": f"out{d}", "medium": "medium"})
+    sim = Simulator(net, seed=seed)
+    sim.run()
+    return [sorted(t.time for t in sim.tokens(f"out{d}")) for d in range(directions)]
+
+
+def test_a_queued_frame_takes_the_standards_mean_exchange():
+    # 802.11b by hand: a frame that waits behind another takes DIFS 50 us + a backoff of
+    # 0..31 slots of 20 us (mean 15.5: 310 us) + the 192 us PLCP preamble + 1578 bytes at
+    # 11 Mbit/s (1147.6 us) + SIFS and MAC ACK 314 us: 2013.6 us on average, 1703.6 us at
+    # least, 2323.6 at most; the backoff's standard deviation is 20 us x sqrt((32^2 -
+    # 1) / 12) = 184.7 us per frame.
+    (times,) = _saturated(1, 400)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert len(times) == 400
+    least = 50e-6 + 192e-6 + 1578 * 8 / 11e6 + 314e-6
+    assert min(gaps) >= least - 1e-9 and max(gaps) <= least + 31 * 20e-6 + 1e-9
+    mean = sum(gaps) / len(gaps)
+    assert abs(mean - (least + 15.5 * 20e-6)) < 4 * 184.7e-6 / math.sqrt(len(gaps))
+    assert times[0] == pytest.approx(192e-6 + 1578 * 8 / 11e6)  # an idle medium: at once
+
+
+def test_the_two_directions_share_the_medium():
+    # Half duplex: two saturated directions take turns, so both finish after about twice
+    # one direction's time: 400 exchanges of 2013.6 us on average (within 4 sigma and
+    # one exchange, the last one's delivery coming before its ACK and backoff).
+    both = _saturated(2, 200)
+    end = max(max(t) for t in both)
+    assert abs(end - 400 * 2013.6e-6) < 4 * 184.7e-6 * math.sqrt(400) + 2013.6e-6
+    assert all(len(t) == 200 for t in both)
+    assert _saturated(2, 200) == both  # the same seed, the same backoffs

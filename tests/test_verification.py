@@ -430,8 +430,10 @@ def _wifi() -> Scenario:
 def test_802_11_attempts_are_choices_with_hand_counted_ends():
     """One segment, one data loss: the frame gets through at attempt 1, 2 or 3, or fails
     all 3 (a loss) and its retransmission gets through at attempt 1, 2 or 3: 6 ends. Each
-    extra attempt costs 590 bytes at 8 Mbit/s + the 314 us MAC ACK timeout = 0.904 ms; the
-    ACK direction has no errors, so its attempts are no choice."""
+    extra attempt costs the failed one's 192 us preamble + 590 bytes at 8 Mbit/s + the
+    222 us ACK timeout (SIFS 10 + slot 20 + preamble 192) and the retry's DIFS (50 us; the
+    verification net's backoffs are 0 slots) = 1.054 ms; the ACK direction has no errors,
+    so its attempts are no choice."""
     v = verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",)),
                          delay_points=3)
     assert {c for c in v.choices if v.twins.get(c) == "A.B.transmit"} == {
@@ -440,7 +442,7 @@ def test_802_11_attempts_are_choices_with_hand_counted_ends():
     ends = sorted(space.dead_markings(), key=space.clock)
     first = space.clock(ends[0])
     assert [round(space.clock(e) - first, 6) for e in ends] == [
-        0.0, 0.000904, 0.001808, 1.0, 1.000904, 1.001808]
+        0.0, 0.001054, 0.002108, 1.0, 1.001054, 1.002108]
     assert not any(t.startswith("B.A.transmit_") for e in ends for t in names(space.path_to(e)))
     for end in ends:  # the simulator, its attempts' draws forced, takes the same steps
         path = space.path_to(end)

@@ -338,22 +338,42 @@ class Wireless(_Strict):
     """An 802.11 hop (study S3): ``station`` is the mobile end whose energy is reported.
 
     ``link_retransmissions`` false is "ACK-less 802.11" (one attempt per frame); true
-    retries a failed frame up to ``retry_limit`` times, each attempt costing its
-    serialisation + ``mac_ack_s``. Frame errors come from the direction's ``errors``
-    (byte model: ``PER = 1 - (1 - BER) ** (IP size + l2_header_bytes)``). Energy: joules
-    per transmitted/received frame and byte, watts idle (defaults: Feeney and Nilsson,
-    INFOCOM 2001; see ``docs/variants.md``).
+    retries a failed frame up to ``retry_limit`` times. ``medium_access: dcf`` (the
+    default) is the standard's distributed coordination function, timed by ``slot_s``,
+    ``sifs_s`` (DIFS = SIFS + 2 slots), the PLCP preamble and header ``plcp_s`` and the
+    contention window ``cw_min``..``cw_max`` (doubled per retry), with the link's two
+    directions sharing the medium; an acknowledged attempt ends with ``mac_ack_s`` (SIFS +
+    MAC ACK) or the ACK timeout (SIFS + slot + PLCP). The defaults are IEEE 802.11b's
+    (DSSS, long preamble). ``none`` is the older model: each attempt costs its
+    serialisation + ``mac_ack_s`` and nothing else, each direction with its own medium.
+    ``delay_s`` of the link is the radio's propagation delay. Frame errors come from the
+    direction's ``errors`` (byte model: ``PER = 1 - (1 - BER) ** (IP size +
+    l2_header_bytes)``). Energy: joules per transmitted/received frame and byte, watts
+    idle (defaults: Feeney and Nilsson, INFOCOM 2001; see ``docs/variants.md``).
     """
 
     station: str
     link_retransmissions: bool = True
     retry_limit: NonNegativeInt = 7
     mac_ack_s: float = Field(default=314e-6, ge=0.0)
+    medium_access: Literal["dcf", "none"] = "dcf"
+    slot_s: float = Field(default=20e-6, ge=0.0)
+    sifs_s: float = Field(default=10e-6, ge=0.0)
+    plcp_s: float = Field(default=192e-6, ge=0.0)
+    cw_min: NonNegativeInt = 31
+    cw_max: NonNegativeInt = 1023
     tx_frame_j: float = Field(default=420e-6, ge=0.0)
     tx_byte_j: float = Field(default=1.9e-6, ge=0.0)
     rx_frame_j: float = Field(default=330e-6, ge=0.0)
     rx_byte_j: float = Field(default=0.42e-6, ge=0.0)
     idle_w: float = Field(default=0.8, ge=0.0)
+
+    @model_validator(mode="after")
+    def _window(self) -> Wireless:
+        if self.cw_max < self.cw_min:
+            raise _FieldProblem(("cw_max",), f"cw_max {self.cw_max} is below cw_min "
+                                f"{self.cw_min}")
+        return self
 
 
 class Link(_Strict):

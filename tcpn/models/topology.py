@@ -57,7 +57,7 @@ from tcpn.models.components.variants import (
 )
 from tcpn.models.components.wireless import wireless_interface_net
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
-from tcpn.petrinets import PetriNet, Place
+from tcpn.petrinets import UNIT, PetriNet, Place
 
 __all__ = ["ComposedNet", "compose", "queue_discipline", "scenario_net", "unsupported"]
 
@@ -82,6 +82,12 @@ class ComposedNet:
 def _ident(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9_]", "_", name)
     return cleaned if re.match(r"[A-Za-z_]", cleaned) else f"n{cleaned}"
+
+
+def _medium(link: Link) -> str:
+    """The place of an 802.11 link's air, shared by its two directions (outside both
+    directions' module prefixes ``A.B.`` and ``B.A.``)."""
+    return f"medium.{_ident(link.a)}.{_ident(link.b)}"
 
 
 def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
@@ -187,6 +193,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
     for link in scenario.links:
         for a, b, _direction in link.directions():
             net.add_place(Place(socket(a, b), PACKET))
+        if link.wireless is not None:  # the air both directions of an 802.11 hop share
+            net.add_place(Place(_medium(link), UNIT.timed(), initial=[()]))
     for i in range(len(flows)):
         net.add_place(Place(f"flow{i}.data", PACKET))
         net.add_place(Place(f"flow{i}.acks", PACKET))
@@ -222,6 +230,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
                     queue, wire, radio_of(link.wireless)[0], routes, f"{_ident(a)}_{_ident(b)}")
             ports = {"arrivals": socket(a, b)}
             ports.update({f"out{k}": place for k, (place, _c) in enumerate(targets)})
+            if link.wireless is not None:
+                ports["medium"] = _medium(link)
             prefix = f"{_ident(a)}.{_ident(b)}"
             net.add_module(module, prefix, ports)
             composed.interfaces[f"{a}->{b}"] = prefix

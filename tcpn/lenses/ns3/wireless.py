@@ -6,11 +6,17 @@ attached as each PHY's ``PostReceptionErrorModel``), a constant-rate station man
 data mode has exactly the link's ``rate_bps`` (802.11b DSSS/CCK, or 802.11a/g OFDM),
 RTS/CTS off and the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts).
 ``link_retransmissions: false`` sends every QoS data frame with the No Ack policy
-(``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry. The hop's ``delay_s``
-is not reproduced: the radio's propagation delay is that of 1 m (3.3 ns). As a radio
-propagation delay, 1 ms would break the MAC: every MAC ACK would miss its timeout (SIFS +
-slot + ACK preamble), and carrier sense would lag by 1 ms, so the two stations' frames
-would collide (measured on S3 without MAC ACKs: 114 of the station's 166 frames lost).
+(``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry; its best-effort queue
+waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS. The hop's
+``delay_s`` is the radio's propagation delay, as in the net lens: the nodes are
+``delay_s`` x c apart (at least 1 m, 3.3 ns), and a delay above 1 us (802.11's
+aAirPropagationTime, which the slot and the ACK timeout allow for) is refused: as a
+propagation delay, 1 ms breaks the MAC, every MAC ACK missing its timeout (SIFS + slot +
+ACK preamble) and carrier sense lagging by 1 ms, so the two stations' frames collide
+(measured on S3 without MAC ACKs: 114 of the station's 166 frames lost). The scenario's
+DCF timing (``medium_access: dcf``, ``slot_s``, ``sifs_s``, ``plcp_s``, ``cw_min``,
+``cw_max``) is ns-3's PHY's; a value set to another is refused, as is ``medium_access:
+none`` (ns-3's MAC always contends).
 
 Nothing here imports ns-3 until :func:`install` runs (inside the worker).
 
@@ -26,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAC_ACK_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan",
-           "energy_report", "error_model", "install", "is_wifi", "mac_counters", "plan",
-           "problems", "radio_counters", "station_radios", "wifi_mode"]
+__all__ = ["DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap",
+           "WifiPlan", "energy_report", "error_model", "install", "is_wifi", "mac_counters",
+           "notes", "plan", "problems", "radio_counters", "station_radios", "wifi_mode"]
 
 MODES: dict[float, tuple[str, str]] = {
     1e6: ("80211b", "DsssRate1Mbps"), 2e6: ("80211b", "DsssRate2Mbps"),
@@ -37,12 +43,27 @@ MODES: dict[float, tuple[str, str]] = {
 }
 """802.11 data rate (bit/s) -> (standard, ns-3 WifiMode name) the lens can run."""
 
-MAC_ACK_S = {"80211b": 10e-6 + 192e-6 + 14 * 8 / 1e6,
+MAC_ACK_S = {"80211b": 10e-6 + 203e-6,
              "80211a": 16e-6 + 20e-6 + 6 * 4e-6}
-"""SIFS + the MAC ACK at the control rate, by standard: 802.11b 314 us (1 Mbit/s after a
-192 us long PLCP preamble), 802.11a 60 us (6 Mbit/s: 20 us preamble and SIGNAL, six 4 us
-symbols for 16 + 112 + 6 bits). ns-3 derives this from its PHY; a scenario may not set
-another ``mac_ack_s``."""
+"""SIFS + the MAC ACK as ns-3.44 sends it, by standard: 802.11b 213 us (the ACK goes at
+the 11 Mbit/s data rate: 192 us long PLCP preamble + 14 bytes, 203 us as ns-3 rounds
+DSSS durations up to the microsecond; measured from ``PhyTxPsduBegin``'s TxVector, with
+the basic rate set {1 Mbit/s} or without one), 802.11a 60 us (6 Mbit/s: 20 us preamble and
+SIGNAL, six 4 us symbols for 16 + 112 + 6 bits). A scenario may not set another
+``mac_ack_s``; the default 314 us (ns-2's and the standard's ACK at the 1 Mbit/s basic
+rate) runs with a note (:func:`notes`)."""
+
+DCF: dict[str, dict[str, float]] = {
+    "80211b": {"slot_s": 20e-6, "sifs_s": 10e-6, "plcp_s": 192e-6, "cw_min": 31,
+               "cw_max": 1023},
+    "80211a": {"slot_s": 9e-6, "sifs_s": 16e-6, "plcp_s": 20e-6, "cw_min": 15,
+               "cw_max": 1023}}
+"""The DCF timing of ns-3's PHY by standard: 802.11b DSSS with the long preamble
+(§16.4.4), 802.11a OFDM (§17.4.4; the 20 us preamble and SIGNAL field)."""
+#: The longest radio propagation delay the lens places its nodes for (802.11's
+#: aAirPropagationTime, 1 us, which the slot time and the ACK timeout allow for).
+MAX_PROPAGATION_S = 1e-6
+_LIGHT_M_PER_S = 299_792_458.0
 
 _STANDARDS = {"80211b": "WIFI_STANDARD_80211b", "80211a": "WIFI_STANDARD_80211a"}
 _LIBRARIES = ("stats", "antenna", "propagation", "mobility", "energy", "spectrum", "wifi")
@@ -53,7 +74,8 @@ _DISTANCE_M = 1.0
 class WifiPlan:
     """The 802.11 settings of a link: ``station`` is the mobile end, ``mode`` an ns-3
     WifiMode name of ``standard``; ``retry_limit`` retries (``ack`` false: none, no MAC
-    ACK); ``extra_bytes`` are added to the IP size when drawing the byte-model PER."""
+    ACK); ``extra_bytes`` are added to the IP size when drawing the byte-model PER; the
+    nodes are ``distance_m`` apart."""
 
     station: str
     standard: str
@@ -61,6 +83,7 @@ class WifiPlan:
     ack: bool
     retry_limit: int
     extra_bytes: int
+    distance_m: float = 1.0
 
 
 def wifi_mode(rate_bps: float) -> tuple[str, str]:
@@ -90,6 +113,20 @@ def problems(scenario: Any) -> list[str]:
             found.append(f"{where}.wireless.mac_ack_s: ns-3's {standard} PHY spends "
                          f"{MAC_ACK_S[standard] * 1e6:.0f} us on SIFS + MAC ACK, not "
                          f"{wireless.mac_ack_s * 1e6:g} us")
+        if float(link.rate_bps) in MODES:
+            standard = wifi_mode(link.rate_bps)[0]
+            for name, value in DCF[standard].items():
+                mine = getattr(wireless, name)
+                if name in wireless.model_fields_set and abs(mine - value) > 1e-9:
+                    found.append(f"{where}.wireless.{name}: ns-3's {standard} PHY has "
+                                 f"{name} {value:g}, not {mine:g}")
+        if wireless.medium_access != "dcf":
+            found.append(f"{where}.wireless.medium_access: ns-3's 802.11 MAC always "
+                         "contends for the medium (DCF); 'none' is the net lens's only")
+        if link.delay_s > MAX_PROPAGATION_S:
+            found.append(f"{where}.delay_s: an 802.11 hop's delay is its radio propagation "
+                         f"delay, at most {MAX_PROPAGATION_S * 1e6:g} us in ns-3's MAC (the "
+                         f"slot and ACK timeout allow no more), not {link.delay_s:g} s")
         if wireless.station not in (link.a, link.b):
             found.append(f"{where}.wireless.station: {wireless.station} is not an end "
                          "of the link")
@@ -102,6 +139,32 @@ def problems(scenario: Any) -> list[str]:
     return found
 
 
+def notes(scenario: Any) -> list[str]:
+    """What the ns3 lens runs differently from the scenario's wireless links, by field
+    (what it approximates rather than refuses).
+
+    >>> from tcpn.models.scenario import validate_scenario
+    >>> s = validate_scenario({"name": "w", "horizon_s": 1.0, "flows": [
+    ...     {"id": "f", "src": "A", "dst": "B", "variant": "newreno"}], "links": [
+    ...     {"a": "A", "b": "B", "rate_bps": 11e6, "delay_s": 0.0,
+    ...      "wireless": {"station": "B"}}]})
+    >>> notes(s)[0][:60]
+    'links[0].wireless.mac_ack_s: 314 us, but ns-3.44 sends the 8'
+    """
+    found = []
+    for i, link in enumerate(scenario.links):
+        if link.wireless is None or float(link.rate_bps) not in MODES:
+            continue
+        standard = wifi_mode(link.rate_bps)[0]
+        mine, theirs = link.wireless.mac_ack_s, MAC_ACK_S[standard]
+        if link.wireless.link_retransmissions and abs(mine - theirs) > 1e-6:
+            found.append(f"links[{i}].wireless.mac_ack_s: {mine * 1e6:.0f} us, but ns-3.44 "
+                         f"sends the {standard} MAC ACK at the data rate: SIFS + ACK "
+                         f"{theirs * 1e6:.0f} us, {(mine - theirs) * 1e6:+.0f} us per "
+                         "delivered frame in the scenario")
+    return found
+
+
 def plan(link: Any, tcp_option_bytes: int) -> WifiPlan | None:
     """The :class:`WifiPlan` of a scenario link (``None`` if it is wired)."""
     wireless = link.wireless
@@ -111,7 +174,8 @@ def plan(link: Any, tcp_option_bytes: int) -> WifiPlan | None:
     return WifiPlan(station=wireless.station, standard=standard, mode=mode,
                     ack=wireless.link_retransmissions,
                     retry_limit=wireless.retry_limit if wireless.link_retransmissions else 0,
-                    extra_bytes=link.l2_header_bytes + tcp_option_bytes)
+                    extra_bytes=link.l2_header_bytes + tcp_option_bytes,
+                    distance_m=max(_DISTANCE_M, link.delay_s * _LIGHT_M_PER_S))
 
 
 @functools.cache
@@ -163,13 +227,14 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan, stream: int) -> tuple[Any, 
     mobility = ns.MobilityHelper()
     positions = ns.CreateObject[ns.ListPositionAllocator]()
     positions.Add(ns.Vector(0.0, 0.0, 0.0))
-    positions.Add(ns.Vector(_DISTANCE_M, 0.0, 0.0))
+    positions.Add(ns.Vector(wifi.distance_m, 0.0, 0.0))
     mobility.SetPositionAllocator(positions)
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel")
     mobility.Install(nodes)
     if not wifi.ack:
         for k in range(2):
             tcpn.UseNoAck(devices.Get(k))
+            tcpn.UseDifs(devices.Get(k))
     return devices, phy
 
 

@@ -1,22 +1,41 @@
-"""One direction of an 802.11 last hop as a sub-net: link-layer retries, frame errors, airtime
-and the station's energy (study S3's "ACK-less 802.11").
+"""One direction of an 802.11 last hop as a sub-net: medium access (DCF), link-layer
+retries, frame errors, airtime and the station's energy (study S3's "ACK-less 802.11").
 
 The interface is :func:`~tcpn.models.components.link.interface_net`'s (a queue discipline
 feeding a transmitter, routes on ``out0``...) with a radio instead of a wire. Each packet
 is sent as a frame of ``size + l2_header_bytes`` bytes that fails with ``PER = 1 - (1 -
 BER) ** frame_bytes`` (byte error model, the study's formula) or ``rate`` (packet model).
 With ``link_retransmissions`` (acknowledged 802.11) a failed frame is sent again, at most
-``retry_limit`` more times, and every attempt occupies the medium for its serialisation
-plus ``mac_ack_s`` (SIFS + the MAC ACK, or the ACK timeout when it failed); without them
-(ACK-less 802.11) one attempt, no MAC ACK. The attempts of one packet are drawn at once
-(the head of the queue holds the medium during its retries); contention, back-off and
-rate adaptation are not modelled.
+``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK. The
+attempts of one packet are drawn at once (the head of the queue holds the medium during
+its retries).
+
+Medium access: the distributed coordination function of IEEE Std 802.11 (§10.3 of
+802.11-2016; the timing of the 802.11b DSSS PHY by default, §16.4.4). A station sends
+after the medium has been idle for DIFS (SIFS + 2 slots) and a random backoff of ``b``
+slots, ``b`` uniform on ``0..CW``; CW starts at ``cw_min`` and doubles (``2 CW + 1``, at
+most ``cw_max``) at every retry. Every frame is preceded by the PLCP preamble and header
+(``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate; an
+acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
+one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After the exchange
+the sender draws its next backoff from CWmin ("post-backoff"): the medium is released
+DIFS + that backoff after the exchange, so a frame that arrives later to an idle medium
+goes at once, and a queued one waits DIFS + backoff, as in the standard (and ns-2's and
+ns-3's MACs). The two directions of the link share one medium (``medium``, a port the
+composer fuses for both): half duplex, the station's TCP ACKs take air time from the
+data. What is left out (docs/validation.md): the two stations count down one backoff,
+the one drawn at the end of the last exchange, rather than each its own, so their
+backoffs never collide and never overlap; EIFS after a corrupted frame; rate adaptation.
+``medium_access=False`` is the earlier model: an attempt is its serialisation +
+``mac_ack_s`` (also when it failed), no preamble, no DIFS, no backoff.
 
 Places: ``frames`` counts ``(packets sent, packets lost)`` as the wired link's does (what
 TCP-L's receiver reports; a packet is lost when all its attempts failed) and ``airtime``
-counts ``(attempts, bytes on air, MAC ACKs, busy seconds)``. :func:`station_energy` turns
-the counters of both directions into the station's joules: per transmitted and received
-frame and byte (every attempt is received, corrupted or not) and per idle second.
+counts ``(attempts, bytes on air, MAC ACKs, busy seconds)``, busy being every attempt's
+preamble and frame and its SIFS + MAC ACK or ACK timeout (the medium time less DIFS and
+backoff). :func:`station_energy` turns the counters of both directions into the station's
+joules: per transmitted and received frame and byte (every attempt is received, corrupted
+or not) and per idle second.
 
 Energy defaults: L. M. Feeney and M. Nilsson, "Investigating the energy consumption of a
 wireless network interface in an ad hoc networking environment", IEEE INFOCOM 2001
@@ -33,7 +52,7 @@ preamble (IEEE 802.11b).
 ...                              Transmitter(11e6, 1e-6, 78, ByteErrors(1e-4)), Radio(),
 ...                              routes=["True"])
 >>> sorted(net.places)
-['airtime', 'arrivals', 'buffer', 'fifo', 'frames', 'idle', 'out0']
+['airtime', 'arrivals', 'buffer', 'fifo', 'frames', 'idle', 'medium', 'out0']
 """
 
 from __future__ import annotations
@@ -49,7 +68,8 @@ from tcpn.models.components.queues import QueueDiscipline
 from tcpn.petrinets import INT, REAL, UNIT, PetriNet, Place, ProductSet, Transition
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["AIRTIME", "Energy", "Radio", "attempts", "station_energy", "wireless_interface_net"]
+__all__ = ["AIRTIME", "Energy", "Radio", "attempts", "backoff_slots", "exchange",
+           "mean_exchange_s", "station_energy", "wireless_interface_net"]
 
 AIRTIME = ProductSet(INT, INT, INT, REAL, name="Airtime")
 #: Size of an 802.11 MAC ACK frame in bytes (frame control, duration, RA, FCS).
@@ -58,16 +78,40 @@ MAC_ACK_BYTES = 14
 
 @dataclass(frozen=True)
 class Radio:
-    """Link-layer behaviour of an 802.11 hop (see the module docstring for the defaults)."""
+    """Link-layer behaviour of an 802.11 hop (see the module docstring; the timing
+    defaults are IEEE 802.11b's DSSS PHY: slot 20 us, SIFS 10 us, CW 31..1023, long PLCP
+    preamble and header 192 us)."""
 
     link_retransmissions: bool = True
     retry_limit: int = 7
     mac_ack_s: float = 314e-6
+    medium_access: bool = True
+    slot_s: float = 20e-6
+    sifs_s: float = 10e-6
+    plcp_s: float = 192e-6
+    cw_min: int = 31
+    cw_max: int = 1023
 
     def __post_init__(self) -> None:
         if self.retry_limit < 0 or self.mac_ack_s < 0:
             raise InputError(f"wireless link: need retry_limit >= 0 and mac_ack_s >= 0, got "
                              f"{self.retry_limit}, {self.mac_ack_s}")
+        if min(self.slot_s, self.sifs_s, self.plcp_s) < 0 or not \
+                0 <= self.cw_min <= self.cw_max:
+            raise InputError("wireless link: need slot_s, sifs_s, plcp_s >= 0 and 0 <= cw_min "
+                             f"<= cw_max, got {self.slot_s}, {self.sifs_s}, {self.plcp_s}, "
+                             f"{self.cw_min}, {self.cw_max}")
+
+    @property
+    def difs_s(self) -> float:
+        """DIFS = SIFS + 2 slots (802.11-2016 §10.3.7): 50 us on 802.11b."""
+        return self.sifs_s + 2 * self.slot_s
+
+    @property
+    def ack_timeout_s(self) -> float:
+        """How long a sender waits for a MAC ACK that does not come: SIFS + slot + the PLCP
+        preamble and header (802.11-2016 §10.3.2.9): 222 us on 802.11b."""
+        return self.sifs_s + self.slot_s + self.plcp_s
 
 
 @dataclass(frozen=True)
@@ -93,65 +137,149 @@ def attempts(per: float, tries_allowed: int, u: Sequence[float]) -> tuple[int, b
     return tries_allowed, True
 
 
+def backoff_slots(u: float, retry: int, cw_min: int, cw_max: int) -> int:
+    """The backoff (slots) a uniform draw ``u`` gives before attempt ``retry + 1``: uniform
+    on ``0..CW``, CW = ``cw_min`` doubled (``2 CW + 1``) per retry, at most ``cw_max``.
+
+    >>> backoff_slots(0.5, 0, 31, 1023), backoff_slots(0.999, 1, 31, 1023)
+    (16, 63)
+    >>> backoff_slots(0.9999, 9, 31, 1023), backoff_slots(0.0, 3, 31, 1023)
+    (1023, 0)
+    """
+    cw = cw_min
+    for _ in range(retry):
+        cw = min(2 * cw + 1, cw_max)
+    return min(int(u * (cw + 1)), cw)
+
+
+def exchange(air_s: float, tries: int, lost: bool, u: Sequence[float], first: int,
+             ack_s: float, timeout_s: float, difs_s: float, slot_s: float, cw_min: int,
+             cw_max: int) -> tuple[float, float, float]:
+    """One packet's exchange on the medium, from the moment the sender may send (the
+    medium idle for DIFS and the pending backoff over): ``(held, delivered, busy)``,
+    seconds. ``air_s`` is one attempt's preamble and frame; attempt ``k > 0`` first waits
+    DIFS + a backoff drawn by ``u[first + k]`` (CW doubled ``k`` times); an attempt that
+    delivers is followed by ``ack_s``, one that failed by ``timeout_s``; the medium is
+    ``held`` until DIFS + the next backoff (``u[first]``, CWmin) after the last attempt;
+    ``delivered`` is the end of the frame that got through; ``busy`` is ``held`` less the
+    DIFS and backoffs.
+
+    Hand-checked: a 1578-byte frame at 11 Mbit/s (192 + 1147.6 = 1339.6 us on air) through
+    at its second attempt; 314 us SIFS + ACK, 222 us ACK timeout, DIFS 50 us, slot 20 us;
+    draw 0.25 before the retry (CW 63: 16 slots), 0.5 after the exchange (CW 31: 16
+    slots). Held: 1339.6 + 222 + (50 + 320) + 1339.6 + 314 + (50 + 320) = 3955.3 us; the
+    frame is through at 1339.6 + 222 + 370 + 1339.6 = 3271.3 us; busy 2 x 1339.6 + 222 +
+    314 = 3215.3 us:
+
+    >>> air = 192e-6 + 1578 * 8 / 11e6
+    >>> held, delivered, busy = exchange(air, 2, False, [0.9, 0.1, 0.5, 0.25], 2, 314e-6,
+    ...                                  222e-6, 50e-6, 20e-6, 31, 1023)
+    >>> round(held * 1e6, 1), round(delivered * 1e6, 1), round(busy * 1e6, 1)
+    (3955.3, 3271.3, 3215.3)
+    """
+    held = busy = delivered = 0.0
+    for k in range(tries):
+        if k > 0:
+            held += difs_s + slot_s * backoff_slots(u[first + k], k, cw_min, cw_max)
+        held += air_s
+        busy += air_s
+        through = k == tries - 1 and not lost
+        if through:
+            delivered = held
+        held += ack_s if through else timeout_s
+        busy += ack_s if through else timeout_s
+    held += difs_s + slot_s * backoff_slots(u[first], 0, cw_min, cw_max)
+    return held, delivered, busy
+
+
+def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
+    """The mean medium time of a frame that gets through at its first attempt: DIFS +
+    ``cw_min / 2`` slots of backoff + preamble + frame + SIFS and MAC ACK (without the
+    ACK when ACK-less): 2013.6 us for 1578 bytes at 11 Mbit/s on 802.11b.
+
+    >>> round(mean_exchange_s(1578, 11e6, Radio()) * 1e6, 1)
+    2013.6
+    """
+    ack_s = radio.mac_ack_s if radio.link_retransmissions else 0.0
+    return (radio.difs_s + radio.slot_s * radio.cw_min / 2 + radio.plcp_s
+            + frame_bytes * 8 / rate_bps + ack_s)
+
+
 @net_function
 def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, TRIES: int,
-                   rng: Any) -> dict[str, Any]:
-    """Code action of ``transmit``: the attempts this packet takes."""
+                   RATE_BPS: float, PLCP_S: float, ACK_S: float,
+                   TIMEOUT_S: float, DIFS_S: float, SLOT_S: float, CW_MIN: int,
+                   CW_MAX: int, rng: Any) -> dict[str, Any]:
+    """Code action of ``transmit``: the attempts this packet takes (``TRIES`` draws) and
+    its exchange on the medium (``TRIES`` more: the backoffs, zero slots long without
+    medium access)."""
     per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
-    tries, lost = attempts(per, TRIES, rng.random(TRIES).tolist())
-    return {"tries": tries, "lost": lost}
+    u = rng.random(2 * TRIES).tolist()
+    tries, lost = attempts(per, TRIES, u)
+    held, delivered, busy = exchange(PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS, tries,
+                                     lost, u, TRIES, ACK_S, TIMEOUT_S, DIFS_S, SLOT_S,
+                                     CW_MIN, CW_MAX)
+    return {"tries": tries, "lost": lost, "held": held, "delivered": delivered,
+            "busy": busy}
 
 
 def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Radio,
                            routes: Sequence[str], name: str = "wireless") -> PetriNet:
-    """The module net of one radio interface (ports ``arrivals`` and ``out0``...)."""
+    """The module net of one radio interface (ports ``arrivals``, ``out0``... and
+    ``medium``, the air the link's two directions share: fuse both directions' ``medium``
+    with one place holding one ``()``)."""
     if not routes:
         raise InputError(f"{name}: an interface needs at least one route")
     errors = link.errors
     if isinstance(errors, ListErrors):
         raise InputError(f"{name}: a wireless link takes a rate error model (byte or packet), "
                          "not a list")
+    acked, dcf = radio.link_retransmissions, radio.medium_access
+    ack_s = float(radio.mac_ack_s) if acked else 0.0
     net = PetriNet(name)
     net.declare(RATE_BPS=float(link.rate_bps), DELAY_S=float(link.delay_s),
                 L2_BYTES=int(link.l2_header_bytes),
                 ERROR_RATE=float(errors.rate) if isinstance(errors, ByteErrors | PacketErrors)
                 else 0.0, BYTE_ERRORS=isinstance(errors, ByteErrors),
-                TRIES=1 + radio.retry_limit if radio.link_retransmissions else 1,
-                ACK_S=float(radio.mac_ack_s) if radio.link_retransmissions else 0.0,
-                LL_ACKS=radio.link_retransmissions, **FUNCTIONS)
+                TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s,
+                TIMEOUT_S=(radio.ack_timeout_s if dcf else ack_s) if acked else 0.0,
+                PLCP_S=radio.plcp_s if dcf else 0.0, DIFS_S=radio.difs_s if dcf else 0.0,
+                SLOT_S=radio.slot_s if dcf else 0.0, CW_MIN=radio.cw_min,
+                CW_MAX=radio.cw_max, LL_ACKS=acked, **FUNCTIONS)
     queue.build(net)
     net.add_place(Place("idle", UNIT.timed(), initial=[()]))
+    net.add_place(Place("medium", UNIT.timed(), initial=[()], port="io"))
     net.add_place(Place("frames", ProductSet(INT, INT, name="Frames"), initial=[(0, 0)]))
     net.add_place(Place("airtime", AIRTIME, initial=[(0, 0, 0, 0.0)]))
     for i in range(len(routes)):
         net.add_place(Place(f"out{i}", PACKET, port="out"))
     ways = queue.dequeues()
     frame = "(p.size + L2_BYTES)"
-    attempt = f"({frame} * 8.0 / RATE_BPS + ACK_S)"
     for k, way in enumerate(ways):
         tname = "transmit" if len(ways) == 1 else f"transmit{k}"
         net.add_transition(Transition(tname, guard=way.guard, action=_draw_attempts,
-                                      outputs=("tries", "lost")))
+                                      outputs=("tries", "lost", "held", "delivered", "busy")))
         for place, inscription in way.inputs:
             net.add_input(place, tname, inscription)
         for place, inscription in way.reads:  # the small-packets class a large one waits on
             net.add_read(place, tname, inscription)
         net.add_input("idle", tname, "()")
+        net.add_input("medium", tname, "()")
         for place, inscription in way.outputs:
             net.add_output(place, tname, inscription)
         for place, inscription, delay in way.delayed:  # the shaper's bucket
             net.add_output(place, tname, inscription, delay=delay)
-        net.add_output("idle", tname, "()", delay=f"tries * {attempt}")
+        net.add_output("idle", tname, "()", delay="held")
+        net.add_output("medium", tname, "()", delay="held")
         net.add_input("frames", tname, "(sent, failed)")
         net.add_output("frames", tname, "(sent + 1, failed + (1 if lost else 0))")
-        net.add_input("airtime", tname, "(tries_n, on_air, acks, busy)")
+        net.add_input("airtime", tname, "(tries_n, on_air, acks, busy_s)")
         net.add_output("airtime", tname,
                        f"(tries_n + tries, on_air + tries * {frame}, "
-                       f"acks + (1 if LL_ACKS and not lost else 0), busy + tries * {attempt})")
+                       f"acks + (1 if LL_ACKS and not lost else 0), busy_s + busy)")
         for i, condition in enumerate(routes):
             when = "not lost" if condition == "True" else f"({condition}) and not lost"
-            net.add_output(f"out{i}", tname, "p", when=when,
-                           delay=f"tries * {attempt} - ACK_S + DELAY_S")
+            net.add_output(f"out{i}", tname, "p", when=when, delay="delivered + DELAY_S")
     return net
 
 

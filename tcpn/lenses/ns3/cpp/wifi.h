@@ -104,6 +104,13 @@ inline void UseNoAck(Ptr<NetDevice> device) {
     mac->GetFrameExchangeManager()->SetAckManager(manager);
 }
 
+// The best-effort access category of a QoS MAC waits DIFS (AIFSN 2), as the DCF of a
+// MAC without QoS does, instead of EDCA's AIFS[AC_BE] (AIFSN 3): the ACK-less link runs
+// on a QoS MAC only for its No Ack policy.
+inline void UseDifs(Ptr<NetDevice> device) {
+    DynamicCast<WifiNetDevice>(device)->GetMac()->GetQosTxop(AC_BE)->SetAifsn(2);
+}
+
 // The sender's MAC view of one link direction: data transmission attempts at the PHY and
 // the station manager's failed (no MAC ACK) and finally failed (retries exhausted) frames.
 struct MacCounters {
