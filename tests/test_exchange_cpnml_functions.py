@@ -6,7 +6,9 @@ from the right; ``o`` composes, infix 3; a function declared with several argume
 is curried and may be applied to fewer; constructors of a ``datatype`` and of ``option``
 make values and match them in patterns; ``valOf NONE`` raises ``Option``); where SML/NJ is
 installed, the same declarations run in ``sml`` and must give the same values. What a
-model could use to exhaust the machine through these forms stops at a named limit.
+model could use to exhaust the machine through these forms stops at a named limit. Nets
+with CPN Tools' ``union`` colour sets have the state spaces cpncheck builds from the same
+file (their sizes also counted by hand).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net
 
 from tcpn.limits import using_limits
@@ -64,6 +67,9 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("fun find p [] = NONE | find p (h :: t) = if p h then SOME h else find p t;", None, None),
     ("val c7 = getOpt (find (fn x => x > 2) [1, 5, 3], 0);", "c7", 5),
     ("val c8 = length (List.map SOME [1, 2]);", "c8", 2),
+    ("val sum3 = foldl (fn (x, s) => x + s) 0;", None, None),  # partial applications
+    ("val d1 = sum3 [1, 2, 3] + length ((List.filter (fn x => x > 1) o List.map inc)"
+     " [0, 1, 2]);", "d1", 8),  # 6 + length [2, 3]
     ("val c9 = if Rect (1, 2) = Rect (1, 2) andalso Dot <> Circle 1 then 1 else 0;", "c9", 1),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
@@ -91,3 +97,65 @@ def test_sml_nj_gives_the_same_values(tmp_path: Path):
     assert line is not None, run.stdout + run.stderr
     sml = {k: int(v.replace("~", "-")) for k, v in re.findall(r"(\w+)=(~?\d+)", line)}
     assert sml == EXPECTED
+
+
+def test_a_huge_tabulate_and_a_deep_recursion_through_foldr_stop_named_never_hang():
+    with using_limits(list_length=1000):
+        imported = read_cpn(declarations_net([
+            "val big = List.tabulate (100000000, fn i => i) handle _ => [];",
+            "val fits = length (List.tabulate (1000, fn i => i));",
+            "fun deep n = if n = 0 then 0 else foldr (fn (x, a) => x + a) 1 [deep (n - 1)];",
+            "val far = deep 1000000;",
+            "val near = deep 10;",
+        ]))
+    reasons = {item.name: item.reason for item in imported.report.unsupported}
+    assert set(reasons) == {"big", "far"}, imported.report.text()
+    assert "100,000,000 elements is over the limit list_length = 1000" in reasons["big"]
+    assert "recursion" in reasons["far"].lower()
+    assert imported.net.declarations["fits"] == 1000 and imported.net.declarations["near"] == 10
+
+
+UNION = colset("C1", "INT", "<int/>") + colset(
+    "C2", "U", "<union><unionfield><id>A</id><type><id>INT</id></type></unionfield>"
+    "<unionfield><id>B</id></unionfield></union>")
+
+
+def test_a_union_colour_set_in_functions_guards_and_markings_has_cpnchecks_state_space(
+        tmp_path: Path):
+    """Tokens A(1) and B; t turns B into A(0) and A(n) into A(n+1) while n < 3. One token
+    goes A1..A3 (3 values), the other B, A0..A3 (5): 15 pairs, 3 of them the same multiset
+    twice ({A1, A2}, {A1, A3}, {A2, A3}): 12 states; {A3, A3} is the one dead marking."""
+    declarations = UNION + var("V1", "U", "u") + ml(
+        "M1", "fun bump (A n) = A (n + 1) | bump B = A 0;") + ml(
+        "M2", "fun small (A n) = n < 3 | small B = true;")
+    text = cpn_file(declarations, [("P1", "p", "U", "1`A(1) ++ 1`B")],
+                    [("T1", "t", "[small u]", "")],
+                    [("A1", "TtoP", "T1", "P1", "bump u"), ("A2", "PtoT", "T1", "P1", "u")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert [t.value for t in imported.net.places["p"].initial] == [("A", 1), "B"]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (12, 16, 1)
+
+
+def test_a_constructor_pattern_on_an_input_arc_binds_what_the_token_carries(tmp_path: Path):
+    declarations = UNION + var("V2", "INT", "n")
+    text = cpn_file(declarations, [("P1", "p", "U", "1`A(1) ++ 2`B"), ("P2", "q", "INT", "")],
+                    [("T1", "t", "", ""), ("T2", "t2", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "A(n)"), ("A2", "TtoP", "T1", "P2", "n+1"),
+                     ("A3", "PtoT", "T2", "P1", "B"), ("A4", "TtoP", "T2", "P1", "A 5")])
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs
+
+
+def test_what_stays_outside_is_named():
+    imported = read_cpn(declarations_net([
+        "val f = List.nth (1, 2, 3);",  # a library function of two, on three
+        "val g = case 3 of Unknown x => x | _ => 0;",  # a constructor nothing declares
+        "datatype d = C;",
+        "val h = C 4;",  # a constructor without a value, applied to one
+    ]))
+    reasons = {item.name: item.reason for item in imported.report.unsupported}
+    assert "List.nth applied to 3 argument(s), a form of it tcpn does not" in reasons["f"]
+    assert "constructor pattern Unknown" in reasons["g"]
+    assert "constructor C applied to a value (it takes none)" in reasons["h"]

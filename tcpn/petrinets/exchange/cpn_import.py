@@ -48,6 +48,7 @@ from tcpn.petrinets.colours import (
     RealSet,
     RecordSet,
     StringSet,
+    UnionSet,
     UnitSet,
 )
 from tcpn.petrinets.distributions import (
@@ -659,6 +660,8 @@ class _Importer:
             self.declarations[py_name(name)] = colour.record_type
         if isinstance(colour, EnumSet):
             self.enum_constants.update(colour.values)
+        if isinstance(colour, UnionSet):
+            self.constructors.update((c, part is not None) for c, part in colour.fields)
 
     def _component(self, element: ET.Element, name: str | None) -> ColourSet:
         if name is None or not name.strip():
@@ -731,6 +734,18 @@ class _Importer:
             return IntSet(low, high, name=name)
         if kind == "subset":
             return self._subset(element, body, name)
+        if kind == "union" and ranges is None:
+            # union A:C + B: constructors, A(v) the pair ("A", v), B the string "B"
+            fields = []
+            for union_field in body.findall("unionfield"):
+                constructor = (union_field.findtext("id") or "").strip()
+                part = union_field.findtext("type/id")
+                fields.append((constructor, self._component(union_field, part)
+                               if part is not None and part.strip() else None))
+            try:
+                return UnionSet(tuple(fields), name=name)
+            except InputError as exc:
+                raise self.fail(body, str(exc)) from None
         raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "
                            "has no tcpn equivalent")
 

@@ -590,6 +590,12 @@ _ML_UNARY = {
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
+#: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
+_BASIS_NAMES = frozenset({
+    "time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
+    "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
+    "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
+    "concat", "Math.pow"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
@@ -1001,6 +1007,10 @@ class MLToPython(MatchForms):
             return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), args, [])
         if name == "Math.pow" and len(args) == 2:
             return ast.BinOp(args[0], ast.Pow(), args[1])
+        if name in _ML_UNARY or name in _ML_BINARY or name in _ML_RANDOM or \
+                name in _BASIS_NAMES:
+            raise self._unsupported(tree, where, f"{name} applied to {len(args)} argument(s), "
+                                    "a form of it tcpn does not translate")
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
                                 "tcpn imported nor part of the basis subset it translates", name)
 
@@ -1067,7 +1077,8 @@ def to_python(text: str, where: str, **scope: Any) -> str:
                                              and v.type == "NAME")
     ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev", "ref", "ignore",
           "valOf", "isSome", "getOpt", "foldl", "foldr", "map", "app"} \
-        - set(OPTION_CONSTRUCTORS) - set(_ML_UNARY) - set(_ML_RANDOM) - set(scope.get("functions", ()))
+        - set(OPTION_CONSTRUCTORS) - set(_ML_UNARY) - set(_ML_RANDOM) \
+        - set(scope.get("functions", ()))
     translator = MLToPython(variables=names, **scope)
     return translator.text(tree, where)
 

@@ -435,11 +435,28 @@ class MatchForms:
             self.used_basis.add(_FOLDS[name])
             return ast.Call(ast.Name(_FOLDS[name], ast.Load()),
                             [self._expr(s, where, local) for s in spine], [])
-        if name in _CURRIED_ARITY and len(spine) != _CURRIED_ARITY[name]:
-            raise self._unsupported(tree, where, f"{name} applied to {len(spine)} of its "
-                                    f"{_CURRIED_ARITY[name]} curried arguments (a partial "
-                                    "application of a library function)", name)
+        if name in _CURRIED_ARITY and len(spine) < _CURRIED_ARITY[name]:
+            return self._partial(head, spine, _CURRIED_ARITY[name], where, local)
+        if name in _CURRIED_ARITY:
+            raise self._unsupported(tree, where, f"{name} applied to {len(spine)} "
+                                    f"arguments (it takes {_CURRIED_ARITY[name]})", name)
         return None
+
+    def _partial(self, head: Tree, spine: list[Any], arity: int, where: str,
+                 local: frozenset[str]) -> ast.expr:
+        """A library function applied to fewer than its ``arity`` curried arguments
+        (``foldl f 0``, ``List.map f``): the arguments given are evaluated now, as in SML,
+        and the result is a function of the next one."""
+        given = [f"_s{next(self.fresh)}" for _ in spine]
+        missing = [f"_r{next(self.fresh)}" for _ in range(arity - len(spine))]
+        call: Any = head
+        for name in (*given, *missing):
+            call = Tree("apply", [call, Tree("name", [LarkToken("NAME", name)])])
+        body = self._expr(call, where, local | frozenset(given) | frozenset(missing))
+        for name in reversed(missing):
+            body = _lambda((name,), body)
+        return _call(tuple(given), body, [self._expr(s, where, local) for s in spine]) \
+            if given else body
 
     def _higher_order(self, form: str, function: Any, items_tree: Any, where: str,
                       local: frozenset[str]) -> ast.expr:

@@ -26,17 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tcpn.errors import InputError
 from tcpn.limits import limit_problem, limits
-from tcpn.petrinets.exchange.ml_exceptions import ml_raise
+from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
 
 __all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "ml_foldl", "ml_foldr", "ml_tabulate",
            "ml_valof"]
-
-
-class ListLimitError(InputError):
-    """``List.tabulate`` asked for more elements than ``list_length``; an SML ``handle``
-    never catches it (it is tcpn's bound, not an exception of the model)."""
 
 
 def ml_foldl(function: Callable[[Any], Any], initial: Any, items: Sequence[Any]) -> Any:
