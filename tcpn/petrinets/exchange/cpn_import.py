@@ -736,14 +736,14 @@ class _Importer:
             return self._subset(element, body, name)
         if kind == "union" and ranges is None:
             # union A:C + B: constructors, A(v) the pair ("A", v), B the string "B"
-            fields = []
+            alternatives: list[tuple[str, ColourSet | None]] = []
             for union_field in body.findall("unionfield"):
                 constructor = (union_field.findtext("id") or "").strip()
                 part = union_field.findtext("type/id")
-                fields.append((constructor, self._component(union_field, part)
-                               if part is not None and part.strip() else None))
+                alternatives.append((constructor, self._component(union_field, part)
+                                     if part is not None and part.strip() else None))
             try:
-                return UnionSet(tuple(fields), name=name)
+                return UnionSet(tuple(alternatives), name=name)
             except InputError as exc:
                 raise self.fail(body, str(exc)) from None
         raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "

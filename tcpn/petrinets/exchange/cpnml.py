@@ -1050,7 +1050,7 @@ def _one_argument(function: str, arity: int, constructor: str = "") -> ast.expr:
         return _lambda(("_p",), ast.Tuple([ast.Constant(constructor), argument], ast.Load()))
     if arity == 1:
         return ast.Name(function, ast.Load())
-    args = [ast.Starred(argument, ast.Load())] if arity else []
+    args: list[ast.expr] = [ast.Starred(argument, ast.Load())] if arity else []
     return _lambda(("_p",), ast.Call(ast.Name(function, ast.Load()), args, []))
 
 
