@@ -4,7 +4,8 @@ Declarations are written by hand and their values worked out by hand from the De
 Standard ML and the Basis Library (``foldl f b [x1, x2]`` is ``f (x2, f (x1, b))``, ``foldr``
 from the right; ``o`` composes, infix 3; a function declared with several argument groups
 is curried and may be applied to fewer; constructors of a ``datatype`` and of ``option``
-make values and match them in patterns; ``valOf NONE`` raises ``Option``); where SML/NJ is
+make values and match them in patterns; ``valOf NONE`` raises ``Option``; ``x as p``
+binds the whole value); where SML/NJ is
 installed, the same declarations run in ``sml`` and must give the same values. What a
 model could use to exhaust the machine through these forms stops at a named limit. Nets
 with CPN Tools' ``union`` colour sets have the state spaces cpncheck builds from the same
@@ -70,6 +71,8 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("val sum3 = foldl (fn (x, s) => x + s) 0;", None, None),  # partial applications
     ("val d1 = sum3 [1, 2, 3] + length ((List.filter (fn x => x > 1) o List.map inc)"
      " [0, 1, 2]);", "d1", 8),  # 6 + length [2, 3]
+    ("fun firsts (whole as h :: _) = h + length whole | firsts [] = 0;", None, None),
+    ("val e1 = firsts [5, 1, 1];", "e1", 8),  # 'as' takes the whole h :: _, as SML reads it
     ("val c9 = if Rect (1, 2) = Rect (1, 2) andalso Dot <> Circle 1 then 1 else 0;", "c9", 1),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}

@@ -167,6 +167,7 @@ clause: NAME apat+ (":" ty)? EQ expr
     | apat CONS pat                            -> cons_pat
     | pat ":" ty                               -> typed_pat
     | NAME apat                                -> con_pat
+    | NAME (":" ty)? "as" pat                  -> as_pat
     | LONGID apat                              -> con_pat
 ?apat: NAME                                    -> var_pat
      | "_"                                     -> wild_pat

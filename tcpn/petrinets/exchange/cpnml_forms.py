@@ -200,6 +200,9 @@ class MatchForms:
                                         "(not a constructor of a datatype, union colour set "
                                         "or option tcpn imported)", name)
             self.pattern(inner, subject, where, conditions, bindings)
+        elif kind == "as_pat":  # x as p: x is the whole value, which p matches
+            bindings.append((str(pat.children[0]), subject))
+            self.pattern(pat.children[-1], subject, where, conditions, bindings)
         elif kind == "record_pat":
             for field_pat in pat.children:
                 if not isinstance(field_pat, Tree):
