@@ -167,7 +167,7 @@ clause: NAME apat+ (":" ty)? EQ expr
     | apat CONS pat                            -> cons_pat
     | pat ":" ty                               -> typed_pat
     | NAME apat                                -> con_pat
-    | NAME (":" ty)? "as" pat                  -> as_pat
+    | NAME "as" pat                            -> as_pat
     | LONGID apat                              -> con_pat
 ?apat: NAME                                    -> var_pat
      | "_"                                     -> wild_pat
@@ -877,6 +877,10 @@ class MLToPython(MatchForms):
 
     def _t_apply(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         head, arg = tree.children
+        if _is_name(head, "List.tabulate") and isinstance(arg, Tree) and arg.data == "tuple" \
+                and len(arg.children) == 2 and isinstance(arg.children[1], Tree) \
+                and arg.children[1].data == "fn" and self._tabulate_var(arg.children[1]):
+            return self._tabulate(arg.children[0], arg.children[1], where, local)
         library = self.library_call(tree, where, local)
         if library is not None:
             return library
@@ -925,6 +929,25 @@ class MLToPython(MatchForms):
             args = self._fit(tree, where, name, self.functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
+
+    @staticmethod
+    def _tabulate_var(fn: Tree) -> str | None:
+        """The one variable (or ``_``) of ``fn i => e``, else None."""
+        rules = fn.children[0].children
+        if len(rules) != 1 or not isinstance(rules[0].children[0], Tree):
+            return None
+        pat = rules[0].children[0]
+        return str(pat.children[0]) if pat.data == "var_pat" else (
+            "_" if pat.data == "wild_pat" else None)
+
+    def _tabulate(self, count: Any, fn: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        """``List.tabulate(n, fn i => e)``: ``ml_tabulate(n, lambda i: e)``, which the
+        export writes back as it was (:meth:`_Emitter._builtin`)."""
+        var = self._tabulate_var(fn) or "_"
+        body = fn.children[0].children[0].children[1]
+        inner = self._expr(body, where, local | {var})
+        return self._cell_call("ml_tabulate", self._expr(count, where, local),
+                               _lambda((py_name(var) if var != "_" else "_",), inner))
 
     def _fit(self, tree: Tree, where: str, name: str, expected: int,
              args: list[ast.expr]) -> list[ast.expr]:
@@ -1900,6 +1923,13 @@ class _Emitter:
             return f"abs({text})", _APP, t
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
             return self._tabulate(node, args[0], expected)
+        if name == "ml_tabulate" and len(args) == 2 and isinstance(args[1], ast.Lambda) \
+                and len(args[1].args.args) == 1:
+            # an imported List.tabulate(n, fn i => e), written back as it was read
+            loop = ast.comprehension(ast.Name(args[1].args.args[0].arg, ast.Store()),
+                                     ast.Call(ast.Name("range", ast.Load()), [args[0]], []),
+                                     [], 0)
+            return self._tabulate(node, ast.GeneratorExp(args[1].body, [loop]), expected)
         if name == "bool":
             if len(args) != 1:
                 raise self.refuse(node, f"bool() with {len(args)} arguments")
