@@ -24,6 +24,8 @@ from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net
 
 from tcpn.limits import using_limits
+from tcpn.petrinets.engine.simulator import simulate
+from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 
 needs_sml = pytest.mark.skipif(
@@ -162,3 +164,16 @@ def test_what_stays_outside_is_named():
     assert "List.nth applied to 3 argument(s), a form of it tcpn does not" in reasons["f"]
     assert "constructor pattern Unknown" in reasons["g"]
     assert "constructor C applied to a value (it takes none)" in reasons["h"]
+
+
+def test_a_huge_tabulate_in_a_guard_stops_the_run_at_the_limit_not_a_hang():
+    declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "p", "INT", "1`5 ++ 1`100000000")],
+                    [("T1", "t", "length (List.tabulate (n, fn i => i)) > 0", "")],
+                    [("A1", "PtoT", "T1", "P1", "n")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    # the error names the transition, the binding and the limit
+    with using_limits(list_length=1000), pytest.raises(
+            FiringError, match=r"guard of transition t .*n=100000000.*list_length = 1000"):
+        simulate(imported.net, seed=0, until=10.0)
