@@ -24,9 +24,9 @@ from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net
 
 from tcpn.limits import using_limits
-from tcpn.petrinets.engine.simulator import simulate
+from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.errors import FiringError
-from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
 
 needs_sml = pytest.mark.skipif(
     shutil.which("sml") is None,
@@ -177,3 +177,26 @@ def test_a_huge_tabulate_in_a_guard_stops_the_run_at_the_limit_not_a_hang():
     with using_limits(list_length=1000), pytest.raises(
             FiringError, match=r"guard of transition t .*n=100000000.*list_length = 1000"):
         simulate(imported.net, seed=0, until=10.0)
+
+
+def test_a_union_constructor_without_a_name_is_a_format_error_naming_the_colour_set():
+    declarations = colset("C1", "INT", "<int/>") + colset(
+        "C2", "U", "<union><unionfield><id>A</id></unionfield><unionfield><id></id>"
+        "<type><id>INT</id></type></unionfield></union>")
+    with pytest.raises(CpnFormatError, match="colour set U: union constructor '' is not"):
+        read_cpn(cpn_file(declarations, [("P1", "p", "U", "1`A")], [], []))
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_union_tokens_run_on_both_engines(engine):
+    declarations = UNION + var("V2", "INT", "n")
+    text = cpn_file(declarations, [("P1", "p", "U", "1`A(1) ++ 1`B"), ("P2", "q", "INT", "")],
+                    [("T1", "t", "n &lt; 3", "")],
+                    [("A1", "PtoT", "T1", "P1", "A(n)"), ("A2", "TtoP", "T1", "P1", "A(n+1)")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0, engine=engine)
+    simulator.run(until=10.0)
+    assert simulator.firings == 2  # A(1) -> A(2) -> A(3), then the guard stops it
+    values = [t.value for t in simulator.tokens("p")]
+    assert sorted(map(repr, values)) == sorted(map(repr, [("A", 3), "B"]))

@@ -69,6 +69,7 @@ from tcpn.petrinets.exchange.cpnml import (
     MLToPython,
     MultisetTerm,
     UnsupportedConstruct,
+    is_ml_identifier,
     multiset_terms,
     parse_ml,
     py_name,
@@ -739,6 +740,9 @@ class _Importer:
             alternatives: list[tuple[str, ColourSet | None]] = []
             for union_field in body.findall("unionfield"):
                 constructor = (union_field.findtext("id") or "").strip()
+                if not is_ml_identifier(constructor):
+                    raise self.fail(union_field, f"colour set {name}: union constructor "
+                                                 f"{constructor!r} is not a CPN ML name")
                 part = union_field.findtext("type/id")
                 alternatives.append((constructor, self._component(union_field, part)
                                      if part is not None and part.strip() else None))
