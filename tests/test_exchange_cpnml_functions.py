@@ -27,6 +27,7 @@ from tcpn.limits import using_limits
 from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
+from tcpn.petrinets.statespace.space import explore
 
 needs_sml = pytest.mark.skipif(
     shutil.which("sml") is None,
@@ -200,3 +201,19 @@ def test_union_tokens_run_on_both_engines(engine):
     assert simulator.firings == 2  # A(1) -> A(2) -> A(3), then the guard stops it
     values = [t.value for t in simulator.tokens("p")]
     assert sorted(map(repr, values)) == sorted(map(repr, [("A", 3), "B"]))
+
+
+def test_curried_functions_and_partial_applications_in_guards_and_arcs_explore():
+    """p holds 0; t moves n to inc n = add 1 n while twice inc n < 5 (n + 2 < 5): 0, 1,
+    2, 3 are reached, 3 is dead (3 + 2 = 5): 4 states, 3 arcs."""
+    declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n") + ml(
+        "M1", "fun add x y = x + y;") + ml("M2", "val inc = add 1;") + ml(
+        "M3", "fun twice f x = f (f x);")
+    text = cpn_file(declarations, [("P1", "p", "INT", "1`0")],
+                    [("T1", "t", "twice inc n &lt; 5", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"),
+                     ("A2", "TtoP", "T1", "P1", "(inc o add 0) n")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    space = explore(imported.net)
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 1)
