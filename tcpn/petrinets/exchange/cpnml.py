@@ -297,7 +297,8 @@ ML_RESERVED = frozenset(
      "signature", "struct", "structure", "then", "type", "val", "where", "while", "with",
      "withtype", "not", "div", "mod", "o", "before", "empty", "true", "false", "time", "size",
      "length", "hd", "tl", "rev", "nil", "ref", "real", "floor", "ceil", "round", "trunc",
-     "print", "abs", "min", "max", "ms", "tms", "colset", "var", "globref", "use", "channel"}
+     "print", "abs", "min", "max", "ms", "tms", "colset", "var", "globref", "use", "channel",
+     "NONE", "SOME", "valOf", "isSome", "getOpt", "foldl", "foldr", "map", "app"}
 )
 #: Python names the CPN ML -> Python translation itself produces: an ML identifier spelled
 #: like one of these gets a trailing ``_``.
