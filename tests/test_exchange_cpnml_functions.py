@@ -76,6 +76,8 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
      " [0, 1, 2]);", "d1", 8),  # 6 + length [2, 3]
     ("fun firsts (whole as h :: _) = h + length whole | firsts [] = 0;", None, None),
     ("val e1 = firsts [5, 1, 1];", "e1", 8),  # 'as' takes the whole h :: _, as SML reads it
+    ("val e2 = getOpt (Option.map (add 1) (List.find (fn x => x mod 2 = 0) [3, 4, 6]), 0)"
+     " + getOpt (List.find (fn x => x > 9) [1], 7);", "e2", 12),  # SOME 5 -> 5, NONE -> 7
     ("val c9 = if Rect (1, 2) = Rect (1, 2) andalso Dot <> Circle 1 then 1 else 0;", "c9", 1),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}

@@ -62,12 +62,14 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
                  "filter": "filter", "List.exists": "any", "exists": "any",
                  "List.all": "all", "List.app": "app", "app": "app"}
-#: SML's folds, curried in three arguments (``foldl f b l``): the runtime function each is.
-_FOLDS = {"foldl": "ml_foldl", "List.foldl": "ml_foldl", "foldr": "ml_foldr",
-          "List.foldr": "ml_foldr"}
+#: Basis functions with curried arguments that run as a function of ml_library:
+#: name -> (that function, how many arguments).
+_RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
+            "foldr": ("ml_foldr", 3), "List.foldr": ("ml_foldr", 3),
+            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2)}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
-                  **dict.fromkeys(_FOLDS, 3)}
+                  **{name: count for name, (_, count) in _RUNTIME.items()}}
 
 
 def _src(node: ast.expr) -> str:
@@ -434,9 +436,10 @@ class MatchForms:
                              mode="eval").body
         if name in _HIGHER_ORDER and len(spine) == 2:
             return self._higher_order(_HIGHER_ORDER[name], spine[0], spine[1], where, local)
-        if name in _FOLDS and len(spine) == 3:
-            self.used_basis.add(_FOLDS[name])
-            return ast.Call(ast.Name(_FOLDS[name], ast.Load()),
+        if name in _RUNTIME and len(spine) == _RUNTIME[name][1]:
+            function = _RUNTIME[name][0]
+            self.used_basis.add(function)
+            return ast.Call(ast.Name(function, ast.Load()),
                             [self._expr(s, where, local) for s in spine], [])
         if name in _CURRIED_ARITY and len(spine) < _CURRIED_ARITY[name]:
             return self._partial(head, spine, _CURRIED_ARITY[name], where, local)

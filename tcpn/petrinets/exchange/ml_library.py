@@ -29,8 +29,8 @@ from typing import Any
 from tcpn.limits import limit_problem, limits
 from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
 
-__all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "ml_foldl", "ml_foldr", "ml_tabulate",
-           "ml_valof"]
+__all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "ml_find", "ml_foldl", "ml_foldr",
+           "ml_option_map", "ml_tabulate", "ml_valof"]
 
 
 def ml_foldl(function: Callable[[Any], Any], initial: Any, items: Sequence[Any]) -> Any:
@@ -60,6 +60,20 @@ def ml_tabulate(count: int, function: Callable[[int], Any]) -> tuple[Any, ...]:
     return tuple(function(i) for i in range(count))
 
 
+def ml_find(predicate: Callable[[Any], bool], items: Sequence[Any]) -> Any:
+    """SML's ``List.find p l``: ``SOME x`` for the first ``x`` of ``l`` with ``p x``, else
+    ``NONE``."""
+    for item in items:
+        if predicate(item):
+            return ("SOME", item)
+    return "NONE"
+
+
+def ml_option_map(function: Callable[[Any], Any], option: Any) -> Any:
+    """SML's ``Option.map f x``: ``SOME (f v)`` for ``SOME v``, ``NONE`` for ``NONE``."""
+    return "NONE" if option == "NONE" else ("SOME", function(option[1]))
+
+
 def ml_valof(option: Any) -> Any:
     """SML's ``Option.valOf``: ``x`` of ``SOME x``; ``NONE`` raises ``Option``."""
     if option == "NONE":
@@ -70,5 +84,5 @@ def ml_valof(option: Any) -> Any:
 #: The names the translation calls, as declared on an imported net.
 LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_foldl": ml_foldl, "ml_foldr": ml_foldr, "ml_tabulate": ml_tabulate,
-    "ml_valof": ml_valof,
+    "ml_valof": ml_valof, "ml_find": ml_find, "ml_option_map": ml_option_map,
 }
