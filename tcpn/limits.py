@@ -78,6 +78,9 @@ class Limits:
     expression or a Python inscription. Their readers and the checker recurse over them:
     past a few hundred levels Python's stack runs out (the deepest formula of the contest's
     own property files has about 20)."""
+    list_length: int = 1_000_000
+    """Elements of one list a CPN ML ``List.tabulate`` of an imported net makes (in SML a
+    count of 10^9 runs out of memory; here it stops with an error naming this limit)."""
 
 
 _current: list[Limits] = []
@@ -85,7 +88,8 @@ _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth"
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
           "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
           "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
-          "expression_depth": "levels", "while_iterations": "turns"}
+          "expression_depth": "levels", "while_iterations": "turns",
+          "list_length": "elements"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"

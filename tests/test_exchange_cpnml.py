@@ -76,6 +76,7 @@ PAIR = ("product", (INT_T, STRING_T))
     ("q[-3:] + q[:2] + q[2:]", {"q": LIST_INT},
      "(List.drop(q, Int.max(0, length(q) - 3)) ^^ List.take(q, 2)) ^^ List.drop(q, 2)"),
     ("tuple(i * x for i in range(3))", {"x": INT_T}, "List.tabulate(3, fn i => i * x)"),
+    ("ml_tabulate(3, lambda i: i * x)", {"x": INT_T}, "List.tabulate(3, fn i => i * x)"),
 ])
 def test_python_to_ml(python, variables, ml):
     translator = PythonToML()
@@ -97,7 +98,7 @@ def test_python_to_ml(python, variables, ml):
     ("hd q + List.nth(q, 2) + length (tl q)", "q[0] + q[2] + len(q[1:])"),
     ("(* comment *) not (x >= 1) orelse x < 0", "not x >= 1 or x < 0"),
     ("List.tabulate(n, fn _ => uniform(0.0, 1.0))",
-     "tuple((uniform(0.0, 1.0) for _ in range(n)))"),
+     "ml_tabulate(n, lambda _: uniform(0.0, 1.0))"),
     ("Math.pow(r, 2.0) + List.nth(List.drop(q, 1), 0)", "r ** 2.0 + q[1:][0]"),
 ])
 def test_ml_to_python(ml, python):

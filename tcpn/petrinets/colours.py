@@ -46,6 +46,7 @@ __all__ = [
     "RealSet",
     "RecordSet",
     "StringSet",
+    "UnionSet",
     "UnitSet",
 ]
 
@@ -354,6 +355,46 @@ class ListSet(ColourSet):
         if self.max_length is not None and len(value) > self.max_length:
             return False
         return all(self.element.contains(v) for v in value)
+
+
+@dataclass(frozen=True)
+class UnionSet(ColourSet):
+    """CPN ML's ``union A:C + B``: one value of several kinds, each named by a constructor.
+
+    As a datatype's values in an imported net (:mod:`~tcpn.petrinets.exchange.ml_library`):
+    a constructor without a colour set is its name (``"B"``), one with a colour set ``C``
+    the pair of its name and a member of ``C`` (``("A", 3)`` for ``A(3)``).
+    """
+
+    fields: tuple[tuple[str, ColourSet | None], ...] = ()
+    name: str = field(default="UNION", kw_only=True)
+
+    def __post_init__(self) -> None:
+        names = [n for n, _ in self.fields]
+        if not names:
+            raise InputError(f"colour set {self.name}: a union needs at least one constructor")
+        if len(set(names)) != len(names):
+            raise InputError(f"colour set {self.name}: duplicate union constructors")
+
+    def contains(self, value: Any) -> bool:
+        if isinstance(value, str):
+            return (value, None) in self.fields
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str)):
+            return False
+        colour = dict(self.fields).get(value[0])
+        return colour is not None and colour.contains(value[1])
+
+    def members(self) -> list[Any] | None:
+        found: list[Any] = []
+        for constructor, colour in self.fields:
+            if colour is None:
+                found.append(constructor)
+                continue
+            values = colour.members()
+            if values is None or len(found) + len(values) > 10_000:
+                return None
+            found.extend((constructor, v) for v in values)
+        return found
 
 
 def check_members(colour: ColourSet, values: Iterable[Any], where: str) -> None:

@@ -235,7 +235,7 @@ def check_net(net: PetriNet, source: str) -> None:
 
 def record_fields(colours: Iterable[Any]) -> frozenset[str]:
     """The field names of every record colour set in ``colours`` or inside them."""
-    from tcpn.petrinets.colours import ListSet, ProductSet, RecordSet
+    from tcpn.petrinets.colours import ListSet, ProductSet, RecordSet, UnionSet
 
     found: set[str] = set()
     todo = list(colours)
@@ -252,6 +252,8 @@ def record_fields(colours: Iterable[Any]) -> frozenset[str]:
             todo.extend(colour.components)
         elif isinstance(colour, ListSet):
             todo.append(colour.element)
+        elif isinstance(colour, UnionSet):
+            todo.extend(c for _, c in colour.fields if c is not None)
     return frozenset(found)
 
 

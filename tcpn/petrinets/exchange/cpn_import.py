@@ -48,6 +48,7 @@ from tcpn.petrinets.colours import (
     RealSet,
     RecordSet,
     StringSet,
+    UnionSet,
     UnitSet,
 )
 from tcpn.petrinets.distributions import (
@@ -63,10 +64,12 @@ from tcpn.petrinets.exchange.cpnml import (
     ML_BASIS_DECLARATIONS,
     ML_MAX_INT,
     ML_MIN_INT,
+    OPTION_CONSTRUCTORS,
     MLSyntaxError,
     MLToPython,
     MultisetTerm,
     UnsupportedConstruct,
+    is_ml_identifier,
     multiset_terms,
     parse_ml,
     py_name,
@@ -397,6 +400,8 @@ class _Importer:
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
+        # datatype, union and option constructors -> whether each carries a value
+        self.constructors: dict[str, bool] = dict(OPTION_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
         self.trees: dict[tuple[str, str], Tree] = {}  # (text, start) -> parse, once per text
         # (id(tree), variables) -> Python text and its translator, while the declarations
@@ -656,6 +661,8 @@ class _Importer:
             self.declarations[py_name(name)] = colour.record_type
         if isinstance(colour, EnumSet):
             self.enum_constants.update(colour.values)
+        if isinstance(colour, UnionSet):
+            self.constructors.update((c, part is not None) for c, part in colour.fields)
 
     def _component(self, element: ET.Element, name: str | None) -> ColourSet:
         if name is None or not name.strip():
@@ -728,6 +735,21 @@ class _Importer:
             return IntSet(low, high, name=name)
         if kind == "subset":
             return self._subset(element, body, name)
+        if kind == "union" and ranges is None:
+            # union A:C + B: constructors, A(v) the pair ("A", v), B the string "B"
+            alternatives: list[tuple[str, ColourSet | None]] = []
+            for union_field in body.findall("unionfield"):
+                constructor = (union_field.findtext("id") or "").strip()
+                if not is_ml_identifier(constructor):
+                    raise self.fail(union_field, f"colour set {name}: union constructor "
+                                                 f"{constructor!r} is not a CPN ML name")
+                part = union_field.findtext("type/id")
+                alternatives.append((constructor, self._component(union_field, part)
+                                     if part is not None and part.strip() else None))
+            try:
+                return UnionSet(tuple(alternatives), name=name)
+            except InputError as exc:
+                raise self.fail(body, str(exc)) from None
         raise _Unsupported(f"colour set kind <{kind}>{' with a restriction' if ranges else ''} "
                            "has no tcpn equivalent")
 
@@ -780,7 +802,7 @@ class _Importer:
             functions=dict(self.functions), enum_constants=frozenset(self.enum_constants),
             records=dict(self.records), inline=dict(self.inline),
             index_constructors=frozenset(self.index_constructors),
-            colour_members=dict(self.colour_members),
+            colour_members=dict(self.colour_members), constructors=dict(self.constructors),
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
@@ -865,7 +887,7 @@ class _Importer:
         if first_word == "use":
             self._use(element, text)
             return
-        if first_word not in ("val", "fun", "local", "globref", "exception"):
+        if first_word not in ("val", "fun", "local", "globref", "exception", "datatype"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -903,6 +925,8 @@ class _Importer:
             elif dec.data == "exception_dec":  # raise E stops the evaluation, naming E
                 self.note("declaration", element, _dec_name(dec), "exception: 'raise' of it "
                           "stops the evaluation with an error naming it (no 'handle')")
+            elif dec.data == "datatype_dec":
+                self._datatype(dec, element)
             elif dec.data == "globref_dec":  # globref x = e is val x = ref e
                 name, _, body = dec.children
                 self._constant_valued(str(name), body, element, "globref")
@@ -927,6 +951,14 @@ class _Importer:
                 for dec, element in waiting:
                     self._dec(dec, element, last_try=True)
                 return
+
+    def _datatype(self, dec: Tree, element: ET.Element) -> None:
+        """``datatype t = A | B of int * string``: its constructors make values (``A`` is
+        ``"A"``, ``B (1, "x")`` is ``("B", (1, "x"))``) and match them in patterns; the
+        type itself is no colour set (a place of type t is one of a ``union``)."""
+        bindings = [c for c in dec.children if isinstance(c, Tree) and c.data == "conbind"]
+        for binding in bindings:
+            self.constructors[str(binding.children[0])] = len(binding.children) > 1
 
     def _use(self, element: ET.Element, text: str) -> None:
         """``use "file.sml"``: the file is not in the model; what it would have given is

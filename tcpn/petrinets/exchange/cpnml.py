@@ -52,6 +52,7 @@ from tcpn.petrinets.colours import (
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 from tcpn.petrinets.exchange.ml_exceptions import EXCEPTION_FUNCTIONS
+from tcpn.petrinets.exchange.ml_library import LIBRARY_FUNCTIONS
 from tcpn.petrinets.restricted import (
     FORBIDDEN_ATTRIBUTES,
     SAFE_BUILTINS,
@@ -91,11 +92,13 @@ rule: pat "=>" expr
         | andalso "andalso" typed              -> andalso
 ?typed: before
       | typed ":" ty                           -> typed
-// SML's infix 0 (before) and infix 3 (:=), below the comparisons (infix 4)
+// SML's infix 0 (before) and infix 3 (:= and o, function composition), below the
+// comparisons (infix 4)
 ?before: assign
        | before "before" assign                -> before
 ?assign: cmp
        | cmp ASSIGN cmp                        -> assign
+       | assign COMPOSE cmp                    -> compose
 ?cmp: cons
     | cmp EQ cons                              -> binop
     | cmp NE cons                              -> binop
@@ -153,13 +156,18 @@ field: NAME EQ expr
     | "local" dec_block "in" dec_block "end" ";"? -> local_dec
     | "globref" NAME EQ expr ";"?              -> globref_dec
     | "exception" NAME ("of" ty)? ";"?         -> exception_dec
+    | "datatype" tyvars? NAME EQ conbind ("|" conbind)* ";"? -> datatype_dec
 dec_block: dec*
+tyvars: TYVAR
+      | "(" TYVAR ("," TYVAR)* ")"
+conbind: NAME ("of" ty)?
 clause: NAME apat+ (":" ty)? EQ expr
 
 ?pat: apat
     | apat CONS pat                            -> cons_pat
     | pat ":" ty                               -> typed_pat
     | NAME apat                                -> con_pat
+    | NAME "as" pat                            -> as_pat
     | LONGID apat                              -> con_pat
 ?apat: NAME                                    -> var_pat
      | "_"                                     -> wild_pat
@@ -188,6 +196,7 @@ field_pat: NAME (EQ pat)?
 
 ELLIPSIS: "..."
 ASSIGN: ":="
+COMPOSE: "o"
 EQ: "="
 NE: "<>"
 LT: "<"
@@ -288,7 +297,8 @@ ML_RESERVED = frozenset(
      "signature", "struct", "structure", "then", "type", "val", "where", "while", "with",
      "withtype", "not", "div", "mod", "o", "before", "empty", "true", "false", "time", "size",
      "length", "hd", "tl", "rev", "nil", "ref", "real", "floor", "ceil", "round", "trunc",
-     "print", "abs", "min", "max", "ms", "tms", "colset", "var", "globref", "use", "channel"}
+     "print", "abs", "min", "max", "ms", "tms", "colset", "var", "globref", "use", "channel",
+     "NONE", "SOME", "valOf", "isSome", "getOpt", "foldl", "foldr", "map", "app"}
 )
 #: Python names the CPN ML -> Python translation itself produces: an ML identifier spelled
 #: like one of these gets a trailing ``_``.
@@ -582,11 +592,20 @@ _ML_UNARY = {
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
+#: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
+_BASIS_NAMES = frozenset({
+    "time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
+    "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
+    "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
+    "concat", "Math.pow"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
-    "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS}
+    "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
+    **LIBRARY_FUNCTIONS}
+#: SML's option datatype, always in scope: constructor -> whether it carries a value.
+OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
 
 
 @dataclass
@@ -618,6 +637,9 @@ class MLToPython(MatchForms):
     local_functions: dict[str, int] = field(default_factory=dict)
     #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
     cells: frozenset[str] = frozenset()
+    #: datatype constructors (``datatype``, ``union`` colour sets, ``option``) -> whether
+    #: each carries a value: ``A`` is ``"A"``, ``B v`` is ``("B", v)`` (ml_library)
+    constructors: Mapping[str, bool] = field(default_factory=lambda: dict(OPTION_CONSTRUCTORS))
     fresh: Any = field(default_factory=itertools.count, repr=False)
 
     def _py(self, name: str) -> str:
@@ -706,14 +728,19 @@ class MLToPython(MatchForms):
         name = str(tree.children[0])
         if name in ("true", "false"):
             return ast.Constant(name == "true")
+        if name in self.local_functions and self.local_functions[name] != 1:
+            return _one_argument(py_name(name), self.local_functions[name])
         if name in local or name in self.variables or name in self.constants:
             return ast.Name(py_name(name), ast.Load())
+        if name in self.constructors:  # a constant, or a function making a value
+            return _one_argument("", 1, name) if self.constructors[name] else \
+                ast.Constant(name)
         if name in self.enum_constants:
             return ast.Constant(name)
         if name in ("empty", "nil"):
             return ast.Tuple([], ast.Load())  # inside an expression, a multiset is a list
-        if name in self.functions:
-            return ast.Name(py_name(name), ast.Load())  # a function passed as a value
+        if name in self.functions:  # a function passed as a value: of one argument
+            return _one_argument(py_name(name), self.functions[name])
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
@@ -779,6 +806,14 @@ class MLToPython(MatchForms):
         # while e1 do e2: the loop over two functions of nothing, e1's and e2's
         test, body = (_thunk(self._expr(c, where, local)) for c in tree.children)
         return self._cell_call("ml_while", test, body)
+
+    def _t_compose(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # f o g: fn x => f (g x), f and g evaluated once, first
+        first, _, second = tree.children
+        inner = _lambda(("_x",), ast.Call(ast.Name("_f", ast.Load()), [ast.Call(
+            ast.Name("_g", ast.Load()), [ast.Name("_x", ast.Load())], [])], []))
+        return _call_lambda(("_f", "_g"), inner, [self._expr(first, where, local),
+                                                  self._expr(second, where, local)])
 
     def _t_neg(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         operand = self._expr(tree.children[0], where, local)
@@ -853,6 +888,21 @@ class MLToPython(MatchForms):
         if isinstance(head, Tree) and head.data == "name" and \
                 str(head.children[0]) in self.index_constructors:
             return self._expr(arg, where, local)  # ph(i): index values are their integers
+        if isinstance(head, Tree) and head.data == "name" and \
+                str(head.children[0]) in self.constructors and \
+                str(head.children[0]) not in local:
+            name = str(head.children[0])
+            if not self.constructors[name]:
+                raise self._unsupported(tree, where, f"constructor {name} applied to a value "
+                                        "(it takes none)")
+            return ast.Tuple([ast.Constant(name), self._expr(arg, where, local)], ast.Load())
+        if not (isinstance(head, Tree) and head.data in ("name", "selector")) or (
+                str(head.children[0]) in local | self.variables | self.constants
+                and str(head.children[0]) not in self.local_functions):
+            # a function value (a variable, a val, fn, a partial application, f o g)
+            # applied to its one argument, as SML applies every function
+            return ast.Call(self._expr(head, where, local), [self._expr(arg, where, local)],
+                            [])
         args = self._args(arg, where, local)
         if isinstance(head, Tree) and head.data == "name" and \
                 str(head.children[0]) in self.local_functions:
@@ -866,12 +916,7 @@ class MLToPython(MatchForms):
             if label.isdigit():
                 return ast.Subscript(args[0], ast.Constant(int(label) - 1), ast.Load())
             return ast.Attribute(args[0], label, ast.Load())
-        if not (isinstance(head, Tree) and head.data == "name"):
-            raise self._unsupported(tree, where, "application of something that is not a "
-                                    "named function (curried or higher-order call)")
         name = str(head.children[0])
-        if name in local or name in self.variables:
-            raise self._unsupported(tree, where, f"call of variable {name!r}")
         if name in self.inline:
             params, body = self.inline[name]
             called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
@@ -897,16 +942,13 @@ class MLToPython(MatchForms):
             "_" if pat.data == "wild_pat" else None)
 
     def _tabulate(self, count: Any, fn: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        """``List.tabulate(n, fn i => e)``: Python's ``tuple(e for i in range(n))``."""
+        """``List.tabulate(n, fn i => e)``: ``ml_tabulate(n, lambda i: e)``, which the
+        export writes back as it was (:meth:`_Emitter._builtin`)."""
         var = self._tabulate_var(fn) or "_"
         body = fn.children[0].children[0].children[1]
-        inner = local | {var}
-        generator = ast.comprehension(
-            target=ast.Name(py_name(var) if var != "_" else "_", ast.Store()),
-            iter=ast.Call(ast.Name("range", ast.Load()), [self._expr(count, where, local)], []),
-            ifs=[], is_async=0)
-        return ast.Call(ast.Name("tuple", ast.Load()), [ast.GeneratorExp(
-            self._expr(body, where, frozenset(inner)), [generator])], [])
+        inner = self._expr(body, where, local | {var})
+        return self._cell_call("ml_tabulate", self._expr(count, where, local),
+                               _lambda((py_name(var) if var != "_" else "_",), inner))
 
     def _fit(self, tree: Tree, where: str, name: str, expected: int,
              args: list[ast.expr]) -> list[ast.expr]:
@@ -968,6 +1010,18 @@ class MLToPython(MatchForms):
         if name in ("rev", "List.rev") and len(args) == 1:
             return ast.Subscript(args[0], ast.Slice(None, None, ast.UnaryOp(
                 ast.USub(), ast.Constant(1))), ast.Load())
+        if name == "List.tabulate" and len(args) == 2:
+            return self._cell_call("ml_tabulate", *args)
+        if name in ("valOf", "Option.valOf") and len(args) == 1:
+            return self._cell_call("ml_valof", args[0])
+        if name in ("isSome", "Option.isSome", "Option.isNone") and len(args) == 1:
+            op = ast.Eq() if name == "Option.isNone" else ast.NotEq()
+            return ast.Compare(args[0], [op], [ast.Constant("NONE")])
+        if name in ("getOpt", "Option.getOpt") and len(args) == 2:
+            return _call_lambda(("_o", "_d"), ast.IfExp(
+                ast.Compare(ast.Name("_o", ast.Load()), [ast.Eq()], [ast.Constant("NONE")]),
+                ast.Name("_d", ast.Load()), ast.Subscript(ast.Name("_o", ast.Load()),
+                                                          ast.Constant(1), ast.Load())), args)
         if name == "List.nth" and len(args) == 2:
             return ast.Subscript(args[0], args[1], ast.Load())
         if name == "List.drop" and len(args) == 2:
@@ -978,6 +1032,10 @@ class MLToPython(MatchForms):
             return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), args, [])
         if name == "Math.pow" and len(args) == 2:
             return ast.BinOp(args[0], ast.Pow(), args[1])
+        if name in _ML_UNARY or name in _ML_BINARY or name in _ML_RANDOM or \
+                name in _BASIS_NAMES:
+            raise self._unsupported(tree, where, f"{name} applied to {len(args)} argument(s), "
+                                    "a form of it tcpn does not translate")
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
                                 "tcpn imported nor part of the basis subset it translates", name)
 
@@ -1002,6 +1060,25 @@ def _thunk(body: ast.expr) -> ast.expr:
                                     kw_defaults=[], kwarg=None, defaults=[]), body)
 
 
+def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
+    return ast.Lambda(ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
+                                    vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                    defaults=[]), body)
+
+
+def _one_argument(function: str, arity: int, constructor: str = "") -> ast.expr:
+    """A Python function of one argument, as every SML function is: ``function`` itself
+    when it takes one, else ``lambda _p: function(*_p)`` (a tuple's components) or
+    ``lambda _p: function()`` (unit); with ``constructor``, ``lambda _p: (C, _p)``."""
+    argument = ast.Name("_p", ast.Load())
+    if constructor:
+        return _lambda(("_p",), ast.Tuple([ast.Constant(constructor), argument], ast.Load()))
+    if arity == 1:
+        return ast.Name(function, ast.Load())
+    args: list[ast.expr] = [ast.Starred(argument, ast.Load())] if arity else []
+    return _lambda(("_p",), ast.Call(ast.Name(function, ast.Load()), args, []))
+
+
 def _call_lambda(params: tuple[str, ...], body: ast.expr, args: list[ast.expr]) -> ast.expr:
     arguments = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -1023,8 +1100,10 @@ def to_python(text: str, where: str, **scope: Any) -> str:
     names = frozenset(
         str(tok) for tok in tree.scan_values(lambda v: isinstance(v, LarkToken)
                                              and v.type == "NAME")
-    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev", "ref", "ignore"} \
-        - set(_ML_UNARY) - set(_ML_RANDOM) - set(scope.get("functions", ()))
+    ) - {"true", "false", "not", "time", "empty", "hd", "tl", "rev", "ref", "ignore",
+          "valOf", "isSome", "getOpt", "foldl", "foldr", "map", "app"} \
+        - set(OPTION_CONSTRUCTORS) - set(_ML_UNARY) - set(_ML_RANDOM) \
+        - set(scope.get("functions", ()))
     translator = MLToPython(variables=names, **scope)
     return translator.text(tree, where)
 
@@ -1845,6 +1924,13 @@ class _Emitter:
             return f"abs({text})", _APP, t
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
             return self._tabulate(node, args[0], expected)
+        if name == "ml_tabulate" and len(args) == 2 and isinstance(args[1], ast.Lambda) \
+                and len(args[1].args.args) == 1:
+            # an imported List.tabulate(n, fn i => e), written back as it was read
+            loop = ast.comprehension(ast.Name(args[1].args.args[0].arg, ast.Store()),
+                                     ast.Call(ast.Name("range", ast.Load()), [args[0]], []),
+                                     [], 0)
+            return self._tabulate(node, ast.GeneratorExp(args[1].body, [loop]), expected)
         if name == "bool":
             if len(args) != 1:
                 raise self.refuse(node, f"bool() with {len(args)} arguments")

@@ -62,6 +62,14 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
                  "filter": "filter", "List.exists": "any", "exists": "any",
                  "List.all": "all", "List.app": "app", "app": "app"}
+#: Basis functions with curried arguments that run as a function of ml_library:
+#: name -> (that function, how many arguments).
+_RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
+            "foldr": ("ml_foldr", 3), "List.foldr": ("ml_foldr", 3),
+            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2)}
+#: How many curried arguments the library's functions take, to name a partial application.
+_CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
+                  **{name: count for name, (_, count) in _RUNTIME.items()}}
 
 
 def _src(node: ast.expr) -> str:
@@ -109,6 +117,9 @@ class MatchForms:
     #: finite colour sets' members, for ``CS.all()``
     colour_members: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
+    #: datatype constructors -> whether each carries a value (MLToPython)
+    constructors: Mapping[str, bool]
+    used_basis: set[str]
     fresh: Iterator[int]
     uses_random: bool
 
@@ -147,6 +158,11 @@ class MatchForms:
             name = str(pat.children[0])
             if name in ("true", "false"):
                 equal(name == "true")
+            elif name in self.constructors:
+                if self.constructors[name]:
+                    raise self._unsupported(pat, where, f"constructor {name} without the "
+                                            "value it carries, in a pattern")
+                equal(name)
             elif name in self.enum_constants:
                 equal(name)
             elif name == "nil":
@@ -174,10 +190,21 @@ class MatchForms:
                          conditions, bindings)
         elif kind == "con_pat":
             constructor, inner = pat.children
-            if str(constructor) not in self.index_constructors:
+            name = str(constructor)
+            if self.constructors.get(name):  # C p on ("C", v): p on v
+                conditions.append(ast.Compare(
+                    ast.Subscript(subject, ast.Slice(None, ast.Constant(1), None), ast.Load()),
+                    [ast.Eq()], [ast.Tuple([ast.Constant(name)], ast.Load())]))
+                self.pattern(inner, item(1), where, conditions, bindings)
+                return
+            if name not in self.index_constructors:
                 raise self._unsupported(pat, where, f"constructor pattern {constructor} ... "
-                                        "(a union or datatype tcpn does not import)")
+                                        "(not a constructor of a datatype, union colour set "
+                                        "or option tcpn imported)", name)
             self.pattern(inner, subject, where, conditions, bindings)
+        elif kind == "as_pat":  # x as p: x is the whole value, which p matches
+            bindings.append((str(pat.children[0]), subject))
+            self.pattern(pat.children[-1], subject, where, conditions, bindings)
         elif kind == "record_pat":
             for field_pat in pat.children:
                 if not isinstance(field_pat, Tree):
@@ -303,17 +330,20 @@ class MatchForms:
     def clauses(self, dec: Tree, where: str, local: frozenset[str]
                 ) -> tuple[str, tuple[str, ...], ast.expr]:
         """A ``fun`` declaration's name, Python parameters and body (its clauses matched
-        in order). One argument group per clause (no currying)."""
+        in order). A curried function (``fun add x y = x + y``) takes its first argument
+        group as the parameters and gives a function of the next (``lambda y: x + y``)."""
         name = str(dec.children[0].children[0])
         rules = []
+        groups = {len(self._clause_args(clause)) for clause in dec.children}
+        if len(groups) != 1:
+            raise self._unsupported(dec, where, f"clauses of {name} with different numbers "
+                                    "of curried arguments")
+        (count,) = groups
+        if count > 1:
+            return self._curried(dec, name, count, where, local)
         for clause in dec.children:
             parts = clause.children
-            args = [p for p in parts[1:-2] if not (isinstance(p, Tree)
-                                                   and p.data.startswith("ty_"))]
-            if len(args) != 1:
-                raise self._unsupported(clause, where, "a curried function (several argument "
-                                        "groups)")
-            rules.append((args[0], parts[-1]))
+            rules.append((self._clause_args(clause)[0], parts[-1]))
         first = _strip_typed(rules[0][0])
         kind = first.data if isinstance(first, Tree) else None
         arity = len(first.children) if kind == "tuple_pat" else 0 if kind == "unit_pat" else 1
@@ -328,6 +358,35 @@ class MatchForms:
         params = tuple(f"_a{i}" for i in range(arity))
         subjects: list[ast.expr] = [ast.Name(p, ast.Load()) for p in params]
         return name, params, self.rules(rules, subjects, where, local)
+
+    @staticmethod
+    def _clause_args(clause: Tree) -> list[Any]:
+        """A clause's argument patterns (``f p1 p2 : t = e``: p1, p2)."""
+        return [p for p in clause.children[1:-2] if not (isinstance(p, Tree)
+                                                         and p.data.startswith("ty_"))]
+
+    def _curried(self, dec: Tree, name: str, count: int, where: str, local: frozenset[str]
+                 ) -> tuple[str, tuple[str, ...], ast.expr]:
+        """``fun f p1 ... pn = e | ...`` (n > 1): parameters for p1 (its components when
+        every first pattern is one tuple of names), then one lambda per further group;
+        the clauses are matched once all n arguments are there, as in SML."""
+        firsts = [_strip_typed(self._clause_args(c)[0]) for c in dec.children]
+        first = firsts[0]
+        arity = len(first.children) if isinstance(first, Tree) and \
+            first.data == "tuple_pat" else 0 if isinstance(first, Tree) and \
+            first.data == "unit_pat" else 1
+        self.local_functions[name] = arity
+        params = tuple(f"_a{i}" for i in range(arity))
+        head: ast.expr = ast.Tuple([ast.Name(p, ast.Load()) for p in params], ast.Load()) \
+            if arity != 1 else ast.Name(params[0], ast.Load())
+        rest = [f"_c{next(self.fresh)}" for _ in range(count - 1)]
+        subjects = [head, *(ast.Name(p, ast.Load()) for p in rest)]
+        rules = [(Tree("tuple_pat", self._clause_args(c)), c.children[-1])
+                 for c in dec.children]
+        body = self.rules(rules, subjects, where, local)
+        for param in reversed(rest):
+            body = _lambda((param,), body)
+        return name, params, body
 
     def local_function(self, dec: Tree, where: str, local: frozenset[str]
                        ) -> tuple[str, ast.expr, int]:
@@ -377,7 +436,33 @@ class MatchForms:
                              mode="eval").body
         if name in _HIGHER_ORDER and len(spine) == 2:
             return self._higher_order(_HIGHER_ORDER[name], spine[0], spine[1], where, local)
+        if name in _RUNTIME and len(spine) == _RUNTIME[name][1]:
+            function = _RUNTIME[name][0]
+            self.used_basis.add(function)
+            return ast.Call(ast.Name(function, ast.Load()),
+                            [self._expr(s, where, local) for s in spine], [])
+        if name in _CURRIED_ARITY and len(spine) < _CURRIED_ARITY[name]:
+            return self._partial(head, spine, _CURRIED_ARITY[name], where, local)
+        if name in _CURRIED_ARITY:
+            raise self._unsupported(tree, where, f"{name} applied to {len(spine)} "
+                                    f"arguments (it takes {_CURRIED_ARITY[name]})", name)
         return None
+
+    def _partial(self, head: Tree, spine: list[Any], arity: int, where: str,
+                 local: frozenset[str]) -> ast.expr:
+        """A library function applied to fewer than its ``arity`` curried arguments
+        (``foldl f 0``, ``List.map f``): the arguments given are evaluated now, as in SML,
+        and the result is a function of the next one."""
+        given = [f"_s{next(self.fresh)}" for _ in spine]
+        missing = [f"_r{next(self.fresh)}" for _ in range(arity - len(spine))]
+        call: Any = head
+        for name in (*given, *missing):
+            call = Tree("apply", [call, Tree("name", [LarkToken("NAME", name)])])
+        body = self._expr(call, where, local | frozenset(given) | frozenset(missing))
+        for name in reversed(missing):
+            body = _lambda((name,), body)
+        return _call(tuple(given), body, [self._expr(s, where, local) for s in spine]) \
+            if given else body
 
     def _higher_order(self, form: str, function: Any, items_tree: Any, where: str,
                       local: frozenset[str]) -> ast.expr:

@@ -7,8 +7,9 @@ basis exception of that name becomes in the translation (``Empty``/``Subscript``
 index out of range, ``Div``: a division by zero, ``Match``: no rule matched, whose
 translation raises ``ValueError``); ``_`` or a variable matches any. An exception no rule
 matches goes on. The evaluation budget of an import (``import_evaluation_ms``), a
-``while`` past ``while_iterations``, a recursion too deep and memory exhaustion are never
-caught: a handler must not keep a loop past its bounds.
+``while`` past ``while_iterations``, a ``List.tabulate`` past ``list_length``, a recursion
+too deep and memory exhaustion are never caught: a handler must not keep a loop past its
+bounds.
 
 >>> ml_handle(lambda: ml_raise("Full"), (("Full", lambda: 0),))
 0
@@ -21,18 +22,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tcpn.errors import InputError
 from tcpn.petrinets.cells import LoopLimitError
 from tcpn.petrinets.restricted import EvaluationBudgetError
 
-__all__ = ["EXCEPTION_FUNCTIONS", "MLRaise", "ml_handle", "ml_raise"]
+__all__ = ["EXCEPTION_FUNCTIONS", "ListLimitError", "MLRaise", "ml_handle", "ml_raise"]
 
 #: SML basis exceptions and the Python errors their cases become in the translation.
 _BASIS_ERRORS: Mapping[str, tuple[type[Exception], ...]] = {
     "Empty": (IndexError,), "Subscript": (IndexError,), "Div": (ZeroDivisionError,),
     "Match": (ValueError,), "Overflow": (OverflowError,),
 }
+
+
+class ListLimitError(InputError):
+    """``List.tabulate`` asked for more elements than ``list_length``; an SML ``handle``
+    never catches it (it is tcpn's bound, not an exception of the model)."""
+
+
 #: What a handler never catches.
-_NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, RecursionError, MemoryError)
+_NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, ListLimitError, RecursionError,
+                 MemoryError)
 
 
 class MLRaise(Exception):
