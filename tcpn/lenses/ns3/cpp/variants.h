@@ -250,7 +250,11 @@ class TcpnSocket : public TcpSocketBase {
 // 6582 3.2 step 5), a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA, the ACK
 // that ends CA_LOSS is credited whole (the recovery point moves down to snd.una before ns-3
 // processes it, which also clears it), and a fast retransmit takes ssthresh from FlightSize
-// less the segments sent beyond cwnd (at most two: limited transmit).
+// less the segments sent since the latest ACK of new data (on duplicate ACKs: limited
+// transmit). An earlier version took the data beyond cwnd (at most two segments) for
+// limited transmit's, which is wrong when a Reno exit has just deflated cwnd below the
+// flight: nothing went out on the duplicate ACKs, and ssthresh came a segment short of
+// the net model's (study S4, 57.99 s into condition 1 with a 100-packet buffer).
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
@@ -297,9 +301,11 @@ class Rfc5681Socket : public TcpnSocket {
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
+        bool advances = ack > m_txBuffer->HeadSequence();
         m_entryFlightNext = m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         TcpnSocket::ReceivedAck(packet, header);
         m_entryFlightNext = false;
+        if (advances) m_highAfterNewAck = m_tcb->m_highTxMark;
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
@@ -317,9 +323,10 @@ class Rfc5681Socket : public TcpnSocket {
             m_entryFlightNext = false;
             uint32_t segment = m_tcb->m_segmentSize;
             uint32_t flight = UnAckDataCount();
-            uint32_t within = m_tcb->m_cWnd.Get() / segment * segment;
-            uint32_t limited = flight > within ? std::min(flight - within, 2 * segment) : 0;
-            return Halvable(flight - limited) - segment;
+            int32_t sent = m_tcb->m_highTxMark.Get() - m_highAfterNewAck;
+            uint32_t limited = std::min(static_cast<uint32_t>(std::max(sent, 0)), flight);
+            uint32_t half = Halvable(flight - limited);
+            return half > segment ? half - segment : 0;
         }
         return TcpSocketBase::BytesInFlight();
     }
@@ -335,6 +342,48 @@ class Rfc5681Socket : public TcpnSocket {
     mutable bool m_flightSizeNext{false};
     mutable bool m_entryFlightNext{false};
     bool m_renoRecovery{false};
+    // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
+    // retransmit went out on duplicate ACKs (limited transmit)
+    SequenceNumber32 m_highAfterNewAck{0};
+};
+
+// ---------------------------------------------------------------------------------------
+// NewReno's window arithmetic with the fraction of congestion avoidance kept: each ACK adds
+// MSS * MSS / cwnd to a window held in double-precision bytes, and the socket's integer
+// window is that window rounded down. ns-3.44's TcpNewReno adds static_cast<uint32_t>(MSS *
+// MSS / cwnd) bytes, dropping up to a byte at every ACK (a window growing from 4 to 15
+// segments of 1000 bytes lags by about 50 bytes); ns-2's TcpAgent::opencwnd (cwnd_ +=
+// 1 / cwnd_ on a double window, wnd_option_ 1) and the net model (tcpn/models/components/
+// sender.py, grow) add the exact amount. The window follows any other change of the
+// socket's window (slow start, a loss, the end of a recovery) before it grows.
+class NewReno : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::NewReno")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<NewReno>();
+        return tid;
+    }
+    NewReno() = default;
+    NewReno(const NewReno& other) = default;
+    std::string GetName() const override { return "NewReno"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NewReno>(this); }
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        if (segmentsAcked == 0) return;
+        uint32_t cwnd = tcb->m_cWnd.Get();
+        if (cwnd != m_written) m_window_bytes = cwnd;  // changed elsewhere: start from it
+        const double segment = tcb->m_segmentSize;
+        m_window_bytes += std::max(1.0, segment * segment / m_window_bytes);
+        m_written = static_cast<uint32_t>(m_window_bytes);
+        tcb->m_cWnd = m_written;
+    }
+
+  private:
+    double m_window_bytes{0.0};
+    uint32_t m_written{0};
 };
 
 // ---------------------------------------------------------------------------------------
