@@ -315,10 +315,20 @@ def sack_hole(t: Any, dupthresh: int) -> int:
 
 
 @net_function
-def _new_ack(r: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
+def _new_ack(r: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
              MAX_RTO: float, G: float) -> dict[str, Any]:
-    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update."""
-    valid = TIMESTAMPS or not a.retx
+    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update.
+
+    Without timestamps an ACK gives no sample when the packet that drew it was a
+    retransmission, nor while a timeout's go-back-N is under way (``una < recover``,
+    ns-3's ``CA_LOSS``) unless it covers a segment first sent after the timeout (``a.ack >
+    recover``): the segments below ``recover`` were sent again, and a sender without
+    timestamps cannot tell which copy an ACK answers (RFC 6298 3, Karn). ns-3 clears its
+    send history at a timeout, ns-2 stops timing (``rtt_active_ = 0`` in
+    ``reset_rtx_timer``); sampling the original copies' ACKs collapsed the backed-off RTO
+    to the RTT of a draining queue and timed out again (study S4, buffer 100).
+    """
+    valid = TIMESTAMPS or (not a.retx and a.ack > t.recover)
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
@@ -549,9 +559,13 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                        f"sacked={scoreboard('t.una')})", new_data=False)
         full, lowered = (("a.ack >= t.recover", "") if variant in ("newreno", "sack")
                          else ("True", "recover=min(t.recover, a.ack), "))
+        # the window deflates to ssthresh (RFC 5681 3.2 step 6, RFC 6582 3.2 step 3) and
+        # this ACK of new data then grows it as any other: ns-2's agents set cwnd_ =
+        # ssthresh_ and call opencwnd() in recv_newack_helper, ns-3's ExitRecovery is
+        # followed by IncreaseWindow
         ack_transition("recovery_exit", f"{new} and t.inrec and {full}",
-                       f"t._replace(cwnd=t.ssthresh, inrec=False, {lowered}{advance_una})",
-                       new_data=True)
+                       "t._replace(cwnd=grow(t.ssthresh, t.ssthresh, a.ack - t.una), "
+                       f"inrec=False, {lowered}{advance_una})", new_data=True)
         if variant in ("newreno", "sack"):
             # RFC 6582 3.2 step 5: retransmit the next hole, deflate by the amount acked;
             # only the first partial ACK of a recovery restarts the timer (ns-3 does the

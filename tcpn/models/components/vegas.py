@@ -425,6 +425,9 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
               if tname in resent else record)
     track(net, "recovery_exit", "vegas", "v",
           "vegas_acked(v, a.ack)._replace(samples=0, round_end=t.high)")
+    # Vegas's window leaves recovery at ssthresh: its growth is the law's, which this ACK
+    # does not run (the ns3 lens's SampledVegas skips it too)
+    wrap_output(net, "recovery_exit", "tcb", "({base})._replace(cwnd=t.ssthresh)")
     track(net, "timeout", "vegas", "v", "v._replace(samples=0, round_end=t.high, sent=())")
     return net
 
