@@ -632,8 +632,11 @@ class AdaptiveVegas : public SampledVegas {
         rtt_s = sample;
         return true;
     }
+    // aveRTT on the samples' clock of whole nanoseconds: a mean within half a nanosecond
+    // of the latest sample is that sample, Diff == N (the net model's adaptive_target)
     void Target(double cwnd, double* low, double* high) override {
-        *low = *high = cwnd - cwnd * base_rtt_s / ave_rtt_s;
+        double ave = std::floor(ave_rtt_s * 1e9 + 0.5) * 1e-9;
+        *low = *high = cwnd - cwnd * base_rtt_s / ave;
     }
 
   private:
