@@ -451,3 +451,28 @@ def test_the_ack_that_ends_fast_recovery_grows_the_window(variant):
         after[lens] = cwnd[cwnd["time_s"] <= exit_ack + 1e-5]["value"].to_numpy()[-1]
         assert after[lens] == pytest.approx(ssthresh + 1448 * 1448 / ssthresh, abs=1.0)
     assert after["ns3"] == np.floor(after["net"])
+
+
+def test_adaptive_vegas_alone_holds_the_same_window_in_both_lenses():
+    """Study S4's adaptive Vegas alone on its dumbbell (2 Mbit/s, 20 ms, 50 packets), w =
+    0.5. Once the queue stands, every RTT sample is equal and aveRTT reaches it, so the
+    law (+1 when the RTT is below its mean, -1 above) sees Diff == N and holds the
+    window. On floating-point seconds the mean reached the sample only to its last bit
+    and that bit decided each round (the net lens swung 44-48 segments where ns-3 held
+    46): on whole nanoseconds both lenses take the same decisions, round for round."""
+    from tcpn.reports.studies.s4 import scenario_mapping
+
+    data = scenario_mapping("adaptive_vegas", "reno", horizon_s=14.0)
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["params"]["weight"] = 0.5
+    _, ns3, net = _both_lenses(validate_scenario(data))
+    windows = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        cwnd = trace.series("cwnd_bytes", "f1")
+        segments = (cwnd["value"] / 1000).round()
+        changed = segments != segments.shift()  # the net lens records a rewrite too
+        windows[lens] = list(zip(cwnd["time_s"][changed].round(4), segments[changed],
+                                 strict=True))
+    assert windows["ns3"] == windows["net"]
+    late = [w for t, w in windows["net"] if t > 10.0]
+    assert late and max(late) - min(late) <= 1

@@ -326,14 +326,17 @@ def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
     equal and the mean reaches them only to the last bit of a double, so each round's
     decision was that bit's (study S4, w = 0.5: ns-3 held the flow alone at 46 segments,
     the net swung 44-48 on differences of 1e-16 s). A mean within half a nanosecond of
-    the sample is the sample: ``Diff == N``, no change, in both lenses.
+    the sample is the sample, and ``N`` is computed as ``Diff`` is (``W * (1 - BaseRTT /
+    RTT)``, :func:`vegas_decision`), so that an equal mean gives ``Diff == N`` to the
+    last bit: no change, in both lenses (``W - W * BaseRTT / aveRTT`` rounds differently,
+    and the sign of that rounding decided the round).
 
-    >>> adaptive_target(20.0, 0.1, 0.125)
+    >>> round(adaptive_target(20.0, 0.1, 0.125), 12)
     4.0
-    >>> adaptive_target(46.0, 0.05, 0.1875599999999999) == 46.0 - 46.0 * 0.05 / 0.18756
+    >>> adaptive_target(24.0131, 0.05, 0.0958639995) == 24.0131 * (1.0 - 0.05 / 0.095864)
     True
     """
-    return cwnd - cwnd * base_rtt / (math.floor(ave_rtt * 1e9 + 0.5) * 1e-9)
+    return cwnd * (1.0 - base_rtt / (math.floor(ave_rtt * 1e9 + 0.5) * 1e-9))
 
 
 def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float, low: float,

@@ -657,10 +657,11 @@ class AdaptiveVegas : public SampledVegas {
         return true;
     }
     // aveRTT on the samples' clock of whole nanoseconds: a mean within half a nanosecond
-    // of the latest sample is that sample, Diff == N (the net model's adaptive_target)
+    // of the latest sample is that sample, and N is computed as Diff is, so that Diff == N
+    // to the last bit (the net model's adaptive_target)
     void Target(double cwnd, double* low, double* high) override {
         double ave = std::floor(ave_rtt_s * 1e9 + 0.5) * 1e-9;
-        *low = *high = cwnd - cwnd * base_rtt_s / ave;
+        *low = *high = cwnd * (1.0 - base_rtt_s / ave);
     }
 
   private:
