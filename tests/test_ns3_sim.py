@@ -474,5 +474,4 @@ def test_adaptive_vegas_alone_holds_the_same_window_in_both_lenses():
         windows[lens] = list(zip(cwnd["time_s"][changed].round(4), segments[changed],
                                  strict=True))
     assert windows["ns3"] == windows["net"]
-    late = [w for t, w in windows["net"] if t > 10.0]
-    assert late and max(late) - min(late) <= 1
+    assert windows["net"][-1][0] < 5.0  # then the window holds to the end (14 s)

@@ -710,11 +710,11 @@ class ReportTag : public Tag {
 // (recovery ends at the same window) and a timeout keeps cwnd and ssthresh: ns-3's socket
 // sets cwnd to one segment and retransmits the head, then an event at the same instant
 // puts the window back. Counters come from the socket's Tx and Rx traces (AttachVariant).
-class TcpL : public TcpNewReno {
+class TcpL : public NewReno {
   public:
     static TypeId GetTypeId() {
         static TypeId tid = TypeId("tcpn::TcpL")
-                                .SetParent<TcpNewReno>()
+                                .SetParent<NewReno>()
                                 .SetGroupName("Tcpn")
                                 .AddConstructor<TcpL>()
                                 .AddAttribute("Stream", "Random stream of the U[0, 1) draws",
@@ -725,7 +725,7 @@ class TcpL : public TcpNewReno {
     }
     TcpL() = default;
     TcpL(const TcpL& other)
-        : TcpNewReno(other), sent(other.sent), retx(other.retx), link_sent(other.link_sent),
+        : NewReno(other), sent(other.sent), retx(other.retx), link_sent(other.link_sent),
           link_failed(other.link_failed), report_time_s(other.report_time_s) {
         m_uniform->SetStream(other.m_uniform->GetStream());
     }
