@@ -60,7 +60,6 @@ every sample and, in congestion avoidance, compares ``Diff`` with the adaptive t
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -254,7 +253,7 @@ def clock_sample(now: float, sent: float) -> float:
     >>> clock_sample(12.191728, 12.0) == clock_sample(50.191728, 50.0) == 191728000 * 1e-9
     True
     """
-    return math.floor((now - sent) * 1e9 + 0.5) * 1e-9
+    return float(round((now - sent) * 1e9)) * 1e-9
 
 
 def vegas_on_ack(v: Any, a: Any, now: float, valid: bool, weight: float) -> Any:
@@ -336,7 +335,7 @@ def adaptive_target(cwnd: float, base_rtt: float, ave_rtt: float) -> float:
     >>> adaptive_target(24.0131, 0.05, 0.0958639995) == 24.0131 * (1.0 - 0.05 / 0.095864)
     True
     """
-    return cwnd * (1.0 - base_rtt / (math.floor(ave_rtt * 1e9 + 0.5) * 1e-9))
+    return cwnd * (1.0 - base_rtt / (float(round(ave_rtt * 1e9)) * 1e-9))
 
 
 def vegas_decision(cwnd: float, ssthresh: float, base_rtt: float, rtt: float, low: float,

@@ -660,7 +660,7 @@ class AdaptiveVegas : public SampledVegas {
     // of the latest sample is that sample, and N is computed as Diff is, so that Diff == N
     // to the last bit (the net model's adaptive_target)
     void Target(double cwnd, double* low, double* high) override {
-        double ave = std::floor(ave_rtt_s * 1e9 + 0.5) * 1e-9;
+        double ave = std::nearbyint(ave_rtt_s * 1e9) * 1e-9;  // halves to even, as round()
         *low = *high = cwnd * (1.0 - base_rtt_s / ave);
     }
 
