@@ -55,7 +55,7 @@ def test_flows_get_their_own_port_variant_and_options():
     assert [f.port for f in plan.flows] == [PORT_BASE, PORT_BASE + 1]
     assert [f.start_s for f in plan.flows] == [0.0, 0.1]
     flow = plan.flows[0]
-    assert (flow.congestion, flow.recovery) == ("ns3::TcpNewReno", "tcpn::TahoeRecovery")
+    assert (flow.congestion, flow.recovery) == ("tcpn::NewReno", "tcpn::TahoeRecovery")
     options = dict(flow.socket_attributes)
     assert options["SegmentSize"] == "1448" and options["Sack"] == "false"
     assert options["UseEcn"] == "On" and options["InitialSlowStartThreshold"] == "28960"

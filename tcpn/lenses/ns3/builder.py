@@ -329,8 +329,8 @@ def warm_up() -> None:
                                         "receiver_clock_offset_s": 1.0}),
         ("tcpn::AdaptiveVegas", vegas, {}),
         ("tcpn::TcpL", (), {"report_interval_s": 0.05, "report_link": "A->B"}),
-        ("ns3::TcpNewReno", (), {"socket": "tcpn::TcpnSocket", "first_write_s": 0.05,
-                                 "sink_socket": "tcpn::TcpnSocket"}))
+        ("tcpn::NewReno", (), {"socket": "tcpn::TcpnSocket", "first_write_s": 0.05,
+                               "sink_socket": "tcpn::TcpnSocket"}))
     flows = tuple(
         FlowPlan(f"warm{i}", "A", "B", start_s=0.0, stop_s=0.2, port=10000 + i,
                  congestion=congestion, congestion_attributes=attributes,

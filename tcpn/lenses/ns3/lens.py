@@ -246,7 +246,7 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     tcp = flow.tcp
     recovery = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}[
         tcp.recovery]
-    congestion = "ns3::TcpNewReno"
+    congestion = "tcpn::NewReno"
     attributes: tuple[tuple[str, str], ...] = ()
     params = flow.params
     report_interval_s, report_link = 0.0, ""

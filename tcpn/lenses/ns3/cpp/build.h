@@ -61,6 +61,7 @@ inline void RegisterTypes() {
     TcpSource::GetTypeId();
     TcpSink::GetTypeId();
     TahoeRecovery::GetTypeId();
+    NewReno::GetTypeId();
     ModifiedVegas::GetTypeId();
     AdaptiveVegas::GetTypeId();
     Vegas::GetTypeId();

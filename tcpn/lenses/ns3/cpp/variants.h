@@ -276,11 +276,15 @@ class TcpnSocket : public TcpSocketBase {
 // 6582 3.2 step 5), a timeout takes ssthresh from FlightSize = SND.MAX - SND.UNA, the ACK
 // that ends CA_LOSS is credited whole (the recovery point moves down to snd.una before ns-3
 // processes it, which also clears it), and a fast retransmit takes ssthresh from FlightSize
-// less the segments sent beyond cwnd (at most two: limited transmit), and in CA_LOSS the
-// first two duplicate ACKs since the last new ACK or the timeout each let one segment of new
-// data go beyond cwnd (LossLimitedTransmit, with the socket's LimitedTransmit; the net
-// lens's rule: outstanding data within min(cwnd + duplicate ACKs, receive window), only
-// once every segment below the highest sent has gone out again).
+// less the segments sent since the latest ACK of new data (on duplicate ACKs: limited
+// transmit; an earlier version took the data beyond cwnd, at most two segments, which is
+// wrong when a Reno exit has just deflated cwnd below the flight: nothing went out on the
+// duplicate ACKs, and ssthresh came a segment short of the net model's, study S4, 57.99 s
+// into condition 1 with a 100-packet buffer), and in CA_LOSS the first two duplicate ACKs
+// since the last new ACK or the timeout each let one segment of new data go beyond cwnd
+// (LossLimitedTransmit, with the socket's LimitedTransmit; the net lens's rule: outstanding
+// data within min(cwnd + duplicate ACKs, receive window), only once every segment below
+// the highest sent has gone out again).
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
@@ -342,9 +346,15 @@ class Rfc5681Socket : public TcpnSocket {
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
+        bool advances = ack > m_txBuffer->HeadSequence();
+        bool duplicate = ack == m_txBuffer->HeadSequence() && packet->GetSize() == 0 &&
+                         m_tcb->m_highTxMark > ack;
+        SequenceNumber32 high = m_tcb->m_highTxMark;
         m_entryFlightNext = m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         TcpnSocket::ReceivedAck(packet, header);
         m_entryFlightNext = false;
+        if (advances) m_highAfterNewAck = m_tcb->m_highTxMark;
+        if (duplicate && m_tcb->m_highTxMark == high) LimitedTransmit();
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
@@ -377,11 +387,32 @@ class Rfc5681Socket : public TcpnSocket {
             m_entryFlightNext = false;
             uint32_t segment = m_tcb->m_segmentSize;
             uint32_t flight = UnAckDataCount();
-            uint32_t within = m_tcb->m_cWnd.Get() / segment * segment;
-            uint32_t limited = flight > within ? std::min(flight - within, 2 * segment) : 0;
-            return Halvable(flight - limited) - segment;
+            int32_t sent = m_tcb->m_highTxMark.Get() - m_highAfterNewAck;
+            uint32_t limited = std::min(static_cast<uint32_t>(std::max(sent, 0)), flight);
+            uint32_t half = Halvable(flight - limited);
+            return half > segment ? half - segment : 0;
         }
         return TcpSocketBase::BytesInFlight();
+    }
+    // RFC 3042 on the first two duplicate ACKs: one new segment if the data outstanding
+    // stays within cwnd + that many segments (the net model's rule, ns-2's send_one with
+    // singledup_). ns-3 sends on a duplicate ACK only what its pipe estimate allows, which
+    // counts a guessed SACK per duplicate ACK: with the head segment alone outstanding
+    // (after a timeout's go-back-N, whose duplicates draw the duplicate ACKs) nothing can
+    // be guessed and nothing left (study S4 condition 3, 23.99 s: the net lens sent two
+    // segments, ns-3 none).
+    void LimitedTransmit() {
+        const uint32_t segment = m_tcb->m_segmentSize;
+        if (!m_limitedTx || m_tcb->m_congState != TcpSocketState::CA_DISORDER ||
+            m_dupAckCount == 0 || m_dupAckCount >= m_retxThresh ||
+            m_tcb->m_nextTxSequence != m_tcb->m_highTxMark ||
+            m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence) < segment ||
+            UnAckDataCount() + segment > m_tcb->m_cWnd.Get() + m_dupAckCount * segment ||
+            UnAckDataCount() + segment > m_rWnd.Get()) {
+            return;
+        }
+        uint32_t sent = SendDataPacket(m_tcb->m_nextTxSequence, segment, true);
+        m_tcb->m_nextTxSequence += sent;
     }
     // A flight whose half is the ssthresh wanted: with WholeSegments, twice its half
     // rounded down to whole segments (ns-3 halves bytes: an odd flight of 5 segments
@@ -397,6 +428,48 @@ class Rfc5681Socket : public TcpnSocket {
     bool m_renoRecovery{false};
     bool m_lossLimitedTransmit{true};
     uint32_t m_lossDupAcks{0};  // duplicate ACKs since the last new ACK or the timeout
+    // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
+    // retransmit went out on duplicate ACKs (limited transmit)
+    SequenceNumber32 m_highAfterNewAck{0};
+};
+
+// ---------------------------------------------------------------------------------------
+// NewReno's window arithmetic with the fraction of congestion avoidance kept: each ACK adds
+// MSS * MSS / cwnd to a window held in double-precision bytes, and the socket's integer
+// window is that window rounded down. ns-3.44's TcpNewReno adds static_cast<uint32_t>(MSS *
+// MSS / cwnd) bytes, dropping up to a byte at every ACK (a window growing from 4 to 15
+// segments of 1000 bytes lags by about 50 bytes); ns-2's TcpAgent::opencwnd (cwnd_ +=
+// 1 / cwnd_ on a double window, wnd_option_ 1) and the net model (tcpn/models/components/
+// sender.py, grow) add the exact amount. The window follows any other change of the
+// socket's window (slow start, a loss, the end of a recovery) before it grows.
+class NewReno : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::NewReno")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<NewReno>();
+        return tid;
+    }
+    NewReno() = default;
+    NewReno(const NewReno& other) = default;
+    std::string GetName() const override { return "NewReno"; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NewReno>(this); }
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        if (segmentsAcked == 0) return;
+        uint32_t cwnd = tcb->m_cWnd.Get();
+        if (cwnd != m_written) m_window_bytes = cwnd;  // changed elsewhere: start from it
+        const double segment = tcb->m_segmentSize;
+        m_window_bytes += std::max(1.0, segment * segment / m_window_bytes);
+        m_written = static_cast<uint32_t>(m_window_bytes);
+        tcb->m_cWnd = m_written;
+    }
+
+  private:
+    double m_window_bytes{0.0};
+    uint32_t m_written{0};
 };
 
 // ---------------------------------------------------------------------------------------
@@ -645,8 +718,12 @@ class AdaptiveVegas : public SampledVegas {
         rtt_s = sample;
         return true;
     }
+    // aveRTT on the samples' clock of whole nanoseconds: a mean within half a nanosecond
+    // of the latest sample is that sample, and N is computed as Diff is, so that Diff == N
+    // to the last bit (the net model's adaptive_target)
     void Target(double cwnd, double* low, double* high) override {
-        *low = *high = cwnd - cwnd * base_rtt_s / ave_rtt_s;
+        double ave = std::nearbyint(ave_rtt_s * 1e9) * 1e-9;  // halves to even, as round()
+        *low = *high = cwnd * (1.0 - base_rtt_s / ave);
     }
 
   private:
@@ -695,11 +772,11 @@ class ReportTag : public Tag {
 // (recovery ends at the same window) and a timeout keeps cwnd and ssthresh: ns-3's socket
 // sets cwnd to one segment and retransmits the head, then an event at the same instant
 // puts the window back. Counters come from the socket's Tx and Rx traces (AttachVariant).
-class TcpL : public TcpNewReno {
+class TcpL : public NewReno {
   public:
     static TypeId GetTypeId() {
         static TypeId tid = TypeId("tcpn::TcpL")
-                                .SetParent<TcpNewReno>()
+                                .SetParent<NewReno>()
                                 .SetGroupName("Tcpn")
                                 .AddConstructor<TcpL>()
                                 .AddAttribute("Stream", "Random stream of the U[0, 1) draws",
@@ -710,7 +787,7 @@ class TcpL : public TcpNewReno {
     }
     TcpL() = default;
     TcpL(const TcpL& other)
-        : TcpNewReno(other), sent(other.sent), retx(other.retx), link_sent(other.link_sent),
+        : NewReno(other), sent(other.sent), retx(other.retx), link_sent(other.link_sent),
           link_failed(other.link_failed), report_time_s(other.report_time_s) {
         m_uniform->SetStream(other.m_uniform->GetStream());
     }
