@@ -30,4 +30,5 @@ def test_the_default_selection_leaves_the_slow_instances_out(options):
     selected, deselected = _collected(*options)
     slow, _ = _collected("-m", "slow")
     assert slow >= 100  # one per contest instance
-    assert deselected == slow and selected < 30
+    # the default runs a sample, not one test per instance: under a tenth of the slow ones
+    assert deselected == slow and selected < slow / 10

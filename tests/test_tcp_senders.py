@@ -65,14 +65,12 @@ def window(result, var: str) -> list[float]:
 
 def test_newreno_one_loss():
     # FR: cwnd = 2.5 + 3 = 5.5; seq 8 -> dup #4, cwnd 6.5 (send 9); the retransmission
-    # fills the hole: ACK 9 >= recover 9 ends recovery, cwnd = ssthresh = 2.5, and as an
-    # ACK of new data it grows it (ns-2's opencwnd, ns-3's IncreaseWindow): 2.5 + 1/2.5
-    # (send 10); ACK 10, 11...: congestion avoidance, cwnd += 1/cwnd.
+    # fills the hole: ACK 9 >= recover 9 ends recovery, cwnd = ssthresh = 2.5 (send 10);
+    # ACK 10, 11...: congestion avoidance, cwnd += 1/cwnd.
     result = run(two_nodes("newreno", [4]))
     cwnd = window(result, "cwnd_bytes")
     ca1 = 2.5 + 1 / 2.5
-    ca2 = ca1 + 1 / ca1
-    assert cwnd[:10] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, ca1, ca2, ca2 + 1 / ca2])
+    assert cwnd[:10] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 2.5, ca1, ca1 + 1 / ca1])
     assert window(result, "ssthresh_bytes") == [64, 2.5]
     events = result.trace.flow_events
     assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS]
@@ -83,12 +81,11 @@ def test_newreno_one_loss():
 def test_whole_segment_ssthresh():
     # As test_newreno_one_loss, with ns-2's whole segments: ssthresh = max(2, (9 - 4) // 2)
     # = 2, FR cwnd 2 + 3 = 5 (unchanged: no new value in the trace), seq 8 -> dup #4,
-    # cwnd 6; ACK 9 ends recovery, cwnd 2 + 1/2.
+    # cwnd 6; ACK 9 ends recovery, cwnd 2.
     result = run(two_nodes("newreno", [4], ssthresh_whole_segments=True))
     ca1 = 2 + 1 / 2
-    ca2 = ca1 + 1 / ca1
     assert window(result, "cwnd_bytes")[:9] == pytest.approx(
-        [1, 2, 3, 4, 5, 6, ca1, ca2, ca2 + 1 / ca2])
+        [1, 2, 3, 4, 5, 6, 2, ca1, ca1 + 1 / ca1])
     assert window(result, "ssthresh_bytes") == [64, 2]
 
 
@@ -109,25 +106,23 @@ def test_the_ack_that_ends_fast_recovery_grows_the_deflated_window(variant):
 def test_newreno_two_losses_partial_ack():
     # Seqs 4 and 6 lost (packets 4 and 6). Dups from 5, 7, 8 -> FR at 8: cwnd 5.5.
     # Retransmitted 4 -> ACK 6 < recover 9: partial ACK (RFC 6582): retransmit 6,
-    # cwnd = 5.5 - (6 - 4) + 1 = 4.5 (send 9); retransmitted 6 -> ACK 9: exit, cwnd 2.5
-    # + 1/2.5 = 2.9.
+    # cwnd = 5.5 - (6 - 4) + 1 = 4.5 (send 9); retransmitted 6 -> ACK 9: exit, cwnd 2.5.
     result = run(two_nodes("newreno", [4, 6]))
     cwnd = window(result, "cwnd_bytes")
-    assert cwnd[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 4.5, 2.9, 2.9 + 1 / 2.9])
+    assert cwnd[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 4.5, 2.5, 2.9])
     events = result.trace.flow_events
     assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS, 6 * MSS]
     assert not (events.event == "timeout").any()
 
 
 def test_reno_two_losses_needs_a_timeout():
-    # Reno leaves recovery on the first new ACK (ACK 6): cwnd = 2.5 + 1/2.5 = 2.9 with 3
-    # segments outstanding, so nothing is sent and no duplicate ACK comes: the RTO (1 s)
-    # fires.
+    # Reno leaves recovery on the first new ACK (ACK 6): cwnd = 2.5 with 3 segments
+    # outstanding, so nothing is sent and no duplicate ACK comes: the RTO (1 s) fires.
     # Timeout: ssthresh = max(2, (9 - 6) / 2) = 2, cwnd = 1, go back to 6: ACK 9 covers
     # three segments: slow start +1 (cwnd 2 = ssthresh) and, with segments left over,
     # one congestion-avoidance step (ns-3's IncreaseWindow): 2 + 1/2 = 2.5.
     result = run(two_nodes("reno", [4, 6]))
-    assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 2.9, 1, 2.5])
+    assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 5.5, 2.5, 1, 2.5])
     assert window(result, "ssthresh_bytes")[:3] == [64, 2.5, 2]
     events = result.trace.flow_events
     timeouts = events[events.event == "timeout"]["time_s"].to_list()
@@ -287,11 +282,11 @@ def test_limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks
     # max(2, (high - una - 2 limited) / 2) = (11 - 4 - 2) / 2 = 2.5 (RFC 5681: limited
     # transmit is not FlightSize), cwnd 5.5; dups #4..#6 (seqs 8, 9, 10) inflate to 8.5,
     # when 11 - 4 + 1 = 8 <= 8.5 lets new segment 11 go; the retransmission then brings
-    # ACK 11 = recover: cwnd = 2.5 + 1/2.5, and ACK 12 (of 11) is congestion avoidance.
+    # ACK 11 = recover: cwnd = 2.5, and ACK 12 (of 11) is congestion avoidance.
     result = run(two_nodes("newreno", [4], limited_transmit=True))
     cwnd = window(result, "cwnd_bytes")
     ca1 = 2.5 + 1 / 2.5
-    assert cwnd[:11] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 7.5, 8.5, ca1, ca1 + 1 / ca1])
+    assert cwnd[:11] == pytest.approx([1, 2, 3, 4, 5, 5.5, 6.5, 7.5, 8.5, 2.5, ca1])
     assert window(result, "ssthresh_bytes") == [64, 2.5]
     events = result.trace.flow_events
     dups = events[(events.event == "ack") & (events.seq == 4 * MSS) & (events.bytes == 0)]
@@ -492,9 +487,10 @@ def test_handshake_and_limited_transmit_agree_with_ns3():
     frame_s = (MSS + 40 + 2) * 8 / 1e9
     for scenario in (lost_syns, one_loss):
         net, ns3 = schedule(scenario, "net"), schedule(scenario, "ns3")
-        # the ACK that ends fast recovery grows the window in both lenses (ns-2's
-        # opencwnd after cwnd_ = ssthresh_; the net model since issue 29)
         assert [(e, s) for _t, e, s in net] == [(e, s) for _t, e, s in ns3]
+        # one_loss: past the ACK that ends fast recovery too, where both grow the window
+        # they have just set to ssthresh (ns-2's opencwnd, ns-3's IncreaseWindow; the net
+        # model before issue 29 did not, and segment 14 left one round trip later)
         assert max(abs(a[0] - b[0]) for a, b in zip(net, ns3, strict=True)) < 3 * frame_s + 1e-6
     assert schedule(lost_syns, "net")[0][0] == pytest.approx(1.52 + 2 * SYN_S, abs=1e-9)
 
@@ -513,7 +509,7 @@ def test_no_rtt_sample_from_the_acks_of_a_timeouts_go_back_n():
     from tcpn.models.components.sender import Rtt, _new_ack
 
     backed_off = Rtt(0.1, 0.01, 0.8)
-    tcb = SimpleNamespace(recover=40)
+    tcb = SimpleNamespace(recover=40, inrec=False)  # after a timeout: not in fast recovery
 
     def after(ack: int, retx: bool = False, timestamps: bool = False):
         echo = SimpleNamespace(ack=ack, retx=retx, echo=1.0)
