@@ -14,24 +14,17 @@ file (their sizes also counted by hand).
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
-from test_exchange_cpnml_cells import declarations_net
+from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
 from tcpn.limits import using_limits
 from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
 from tcpn.petrinets.statespace.space import explore
-
-needs_sml = pytest.mark.skipif(
-    shutil.which("sml") is None,
-    reason="SML/NJ's sml is not installed (Debian: apt-get install smlnj; make test does it)")
 
 #: (declaration, the int it gives when it names one, worked out by hand)
 DECLARATIONS: list[tuple[str, str | None, int | None]] = [
@@ -95,16 +88,8 @@ def test_functions_folds_and_datatypes_give_the_values_worked_out_by_hand():
 
 @needs_sml
 def test_sml_nj_gives_the_same_values(tmp_path: Path):
-    program = tmp_path / "functions.sml"
-    prints = " ^ ".join(f'"{name}=" ^ Int.toString {name} ^ " "' for name in EXPECTED)
-    program.write_text("\n".join(text for text, _, _ in DECLARATIONS)
-                       + f'\nval _ = print ("OUT " ^ {prints} ^ "\\n");\n', encoding="utf-8")
-    run = subprocess.run(["sml", str(program)], capture_output=True, text=True, timeout=120,
-                         stdin=subprocess.DEVNULL, check=False)
-    line = next((ln for ln in run.stdout.splitlines() if ln.startswith("OUT ")), None)
-    assert line is not None, run.stdout + run.stderr
-    sml = {k: int(v.replace("~", "-")) for k, v in re.findall(r"(\w+)=(~?\d+)", line)}
-    assert sml == EXPECTED
+    assert sml_values([text for text, _, _ in DECLARATIONS], list(EXPECTED),
+                      tmp_path / "functions.sml") == EXPECTED
 
 
 def test_a_huge_tabulate_and_a_deep_recursion_through_foldr_stop_named_never_hang():

@@ -74,6 +74,7 @@ def fit_capture(scenario: Scenario, fits: Sequence[tuple[str, Sequence[Any]]],
         raise InputError("--fit judges a lens against the capture: --lenses net (or ns3)")
     reference = replicate(scenario, "capture", seed=seed, replications=1,
                           options=dict(capture), keep_traces=False)
+    reference_table, reference_values = reference.table(), reference.values()
     base = scenario.model_dump(mode="json")
     rows = []
     total = len(points) * len(judged)
@@ -90,8 +91,8 @@ def fit_capture(scenario: Scenario, fits: Sequence[tuple[str, Sequence[Any]]],
         for offset, lens in enumerate(judged):
             result = replicate(spec, lens=lens, seed=seed, replications=replications,
                                workers=workers, keep_traces=False)
-            table = comparison_table({"capture": reference.table(), lens: result.table()},
-                                     "capture", {"capture": reference.values(),
+            table = comparison_table({"capture": reference_table, lens: result.table()},
+                                     "capture", {"capture": reference_values,
                                                  lens: result.values()})
             seen = table[table[f"{lens}_verdict"].isin(["pass", "FAIL"])]
             goodput = table[(table["scope"] == "aggregate") & (table["metric"] == "goodput_bps")]

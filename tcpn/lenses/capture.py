@@ -19,7 +19,7 @@ received, duplicates included) and per-segment delay then cannot be measured and
 absent. A capture at the end hosts does not see what the path did: drops, marks, timeouts,
 the congestion window and the queues are absent (``unobserved``), never 0.
 
->>> CaptureLens().unobserved(None)["drops"]
+>>> CaptureLens().unobserved()["drops"]
 'a capture at the end hosts does not see the path drop packets'
 """
 
@@ -63,7 +63,7 @@ class CaptureLens:
         self.ports = tuple(int(p) for p in ports)
         self._read: dict[Path, pd.DataFrame] = {}
 
-    def unobserved(self, scenario: Scenario | None) -> dict[str, str]:
+    def unobserved(self) -> dict[str, str]:
         """The metrics (and ``queues``) a capture cannot give, with why."""
         return {**_ALWAYS, **({} if self.receivers else _WITHOUT_RECEIVER)}
 
@@ -147,7 +147,7 @@ class CaptureLens:
                 "time_shift_s": shift_s, "flows": sources,
                 "deliveries": "from the receiver captures" if self.receivers else
                 "inferred from the cumulative ACKs at the sender",
-                "unobserved": self.unobserved(scenario)}
+                "unobserved": self.unobserved()}
 
 
 def _paths(value: str | Path | Sequence[str | Path]) -> tuple[Path, ...]:

@@ -53,9 +53,10 @@ def inventory(net: PetriNet) -> dict[str, pd.DataFrame]:
     colours: dict[str, ColourSet] = {}
     for place in net.places.values():
         colours.setdefault(_colour_name(place.colour), place.colour)
+    per_colour = places["colour set"].value_counts()
     colour_sets = pd.DataFrame(
         [{"colour set": name, "definition": _definition(colour),
-          "places": sum(_colour_name(p.colour) == name for p in net.places.values())}
+          "places": int(per_colour[name])}
          for name, colour in colours.items()],
         columns=["colour set", "definition", "places"])
     return {"places": places, "transitions": transitions, "modules": modules,
