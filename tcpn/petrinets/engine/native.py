@@ -771,7 +771,12 @@ def select_engine(compiled: CompiledNet, engine: str | None,
     chosen = resolve_engine(engine, default)
     if chosen == "python":
         return NativeNet(compiled, reason="engine='python'")
+    built = compiled.selected.get(chosen)
+    if built is not None:  # a net run many times in one process looks its modules up once
+        return built
     native = build_native(compiled, None if chosen == "native" else AUTO_BUILD_MODULES)
+    if native.reason is None:
+        compiled.selected[chosen] = native
     if native.reason is not None:
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "

@@ -546,7 +546,8 @@ class Simulator:
                                                       self.firing_counts, strict=True)},
             marking=self.marking_dict(),
             monitors={m.name: m.result() for m in self.monitors},
-            metadata=run_metadata(self.compiled.net, self.seed, wall_s),
+            metadata=run_metadata(self.compiled.net, self.seed, wall_s,
+                                  self.compiled.fingerprint),
         )
 
 
