@@ -1140,6 +1140,10 @@ class StateSpace:
         return [Edge(s, target, ct.name, dict(zip(ct.variables, binding, strict=True)), elapsed)
                 for target, (ct, binding, elapsed, _) in zip(targets, found, strict=True)]
 
+    def adjacency(self) -> tuple[Any, Any]:
+        """``(indptr, targets)``: state ``s``'s edges: ``targets[indptr[s]:indptr[s + 1]]``."""
+        return self.edge_start, self.edge_dst
+
     def matrix(self) -> csr_array:
         """The adjacency matrix (``scipy.sparse.csr_array``; entry = number of edges)."""
         from scipy.sparse import csr_array
