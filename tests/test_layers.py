@@ -184,6 +184,66 @@ def test_no_private_name_is_imported_across_modules():
     assert found == []
 
 
+#: Attribute names whose underscore is not about privacy: the named tuple's API, os._exit.
+PUBLIC_UNDERSCORE = frozenset({"_replace", "_fields", "_make", "_asdict", "_field_defaults",
+                               "_exit"})
+#: Modules that read another library's insides, each with its reason.
+FOREIGN_INSIDES = {
+    "tcpn.petrinets.exchange.snakes": "SNAKES keeps an arc's expression (_expr, _annotation),"
+    " an inhibitor's condition (_condition) and a place's type check (_check) in private "
+    "attributes with no public reader",
+}
+
+
+def _defines(tree: ast.Module) -> set[str]:
+    """The names a module makes: functions, classes, attributes it assigns, parameters,
+    and the strings naming what it generates (a built module's functions)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return found
+
+
+def private_reads(module: str) -> list[str]:
+    """``obj._x`` in ``module`` where ``obj`` is not ``self``/``cls`` and the module does not
+    make ``_x`` itself: a read of another module's insides (what an object of another
+    module keeps private should be asked for through a public name)."""
+    tree = ast.parse(MODULES[module].read_text())
+    own = _defines(tree)
+    return sorted({f"{module}: {ast.unparse(node)}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                   and not node.attr.startswith("__") and node.attr not in own
+                   and node.attr not in PUBLIC_UNDERSCORE
+                   and not (isinstance(node.value, ast.Name)
+                            and node.value.id in ("self", "cls"))})
+
+
+def test_no_private_attribute_is_read_across_modules():
+    """``sim._draw`` in another module reaches into the simulator's insides: the engine
+    contract (``tcpn.petrinets.engine.contract``) names what an engine may read."""
+    found = [read for module in MODULES if module not in FOREIGN_INSIDES
+             for read in private_reads(module)]
+    assert sorted(found) == []
+
+
+def test_a_private_read_is_caught(tmp_path):
+    """The check can fail: a module reading another's private attribute is named."""
+    MODULES["tcpn.petrinets.engine.probe"] = tmp_path / "probe.py"
+    (tmp_path / "probe.py").write_text("def peek(sim):\n    return sim._draw, sim._replace\n")
+    try:
+        assert private_reads("tcpn.petrinets.engine.probe") == [
+            "tcpn.petrinets.engine.probe: sim._draw"]
+    finally:
+        del MODULES["tcpn.petrinets.engine.probe"]
+
+
 #: Modules longer than MAX_LINES, each with the reason it stays one module.
 LONG_MODULES = {
     "tcpn.petrinets.exchange.cpnml": "one recursive-descent translator of the CPN ML "
