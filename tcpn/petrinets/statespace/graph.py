@@ -43,6 +43,7 @@ __all__ = [
     "OnTheFlyComponents",
     "StateGraph",
     "bfs_path",
+    "bfs_tree",
     "dead_markings",
     "home_markings",
     "labelled_components",
@@ -52,6 +53,7 @@ __all__ = [
     "strongly_connected_components",
     "terminal_components",
     "to_networkx",
+    "tree_path",
     "walk_to_edge",
 ]
 
@@ -71,21 +73,31 @@ def labelled_components(matrix: csr_array, mask: np.ndarray,
     return labels, cyclic
 
 
-def bfs_path(matrix: csr_array, start: int, goal: np.ndarray) -> list[int] | None:
-    """The nodes of a shortest path in ``matrix`` from ``start`` to a ``goal`` node (the
-    first that breadth-first search meets), ``None`` if it reaches none."""
+def bfs_tree(matrix: csr_array, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """Breadth-first search in ``matrix`` from ``start``: the nodes in the order met, and
+    each node's parent in the tree of shortest paths (negative: ``start``, or not met)."""
     from scipy.sparse.csgraph import breadth_first_order
 
     order, parent = breadth_first_order(matrix, start, directed=True,
                                         return_predecessors=True)
-    hits = order[goal[order]]
-    if not len(hits):
-        return None
-    chain = [int(hits[0])]
+    return order, parent
+
+
+def tree_path(parent: np.ndarray, start: int, node: int) -> list[int]:
+    """The nodes from ``start`` to ``node`` along a tree of :func:`bfs_tree` parents."""
+    chain = [node]
     while chain[-1] != start:
         chain.append(int(parent[chain[-1]]))
     chain.reverse()
     return chain
+
+
+def bfs_path(matrix: csr_array, start: int, goal: np.ndarray) -> list[int] | None:
+    """The nodes of a shortest path in ``matrix`` from ``start`` to a ``goal`` node (the
+    first that breadth-first search meets), ``None`` if it reaches none."""
+    order, parent = bfs_tree(matrix, start)
+    hits = order[goal[order]]
+    return None if not len(hits) else tree_path(parent, start, int(hits[0]))
 
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int, size: int | None = None) -> csr_array:

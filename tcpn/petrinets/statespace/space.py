@@ -46,6 +46,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -1159,16 +1160,12 @@ class StateSpace:
         <tcpn.petrinets.engine.simulator.Simulator.fire>` replays it from the initial marking.
         """
         s = self._check(state)
-        if self._bfs_parent is None:
-            from scipy.sparse.csgraph import breadth_first_order
+        from tcpn.petrinets.statespace.graph import bfs_tree, tree_path
 
-            _, self._bfs_parent = breadth_first_order(self.matrix(), 0, directed=True,
-                                                      return_predecessors=True)
-        chain = [s]
-        while chain[-1] != 0:
-            chain.append(int(self._bfs_parent[chain[-1]]))
+        if self._bfs_parent is None:
+            _, self._bfs_parent = bfs_tree(self.matrix(), 0)
         steps = []
-        for source, target in zip(reversed(chain[1:]), reversed(chain[:-1]), strict=True):
+        for source, target in pairwise(tree_path(self._bfs_parent, 0, s)):
             edge = next(e for e in self.edges(source) if e.target == target)
             steps.append((edge.transition, edge.binding))
         return steps
