@@ -47,6 +47,7 @@ from tcpn.workers import run_in_workers
 
 __all__ = [
     "ALL_LENSES",
+    "JOINT",
     "MIN_HEADLINE_RUNS",
     "AxisPoint",
     "Estimate",
@@ -768,18 +769,32 @@ def judge_lenses(summary: pd.DataFrame,
     return out
 
 
+JOINT = " & "
+"""Joins the points of one setting of a study-wide parameter (one axis point per
+experiment it applies to) into one point label that :func:`at_point` reads at once."""
+
+
 def at_point(summary: pd.DataFrame, point: str) -> pd.DataFrame:
     """``summary`` with the axis point ``point`` (``experiment | axis = value``) in place
     of its experiment's own rows: the study as it reads when the unstated parameter takes
     that value (the axis points' own rows stay). Lenses the point did not run lose the
-    experiment's row.
+    experiment's row. Points joined by :data:`JOINT` are put in place together (a
+    parameter the study's experiments share, set to one value in all of them).
 
-    >>> s = pd.DataFrame({"experiment": ["e", "e", "f"], "axis": ["", "w", ""],
-    ...                   "value": ["", "2", ""], "lens": ["net"] * 3, "x": [1.0, 9.0, 5.0]})
+    >>> s = pd.DataFrame({"experiment": ["e", "e", "f", "f"], "axis": ["", "w", "", "v"],
+    ...                   "value": ["", "2", "", "2"], "lens": ["net"] * 4,
+    ...                   "x": [1.0, 9.0, 5.0, 7.0]})
     >>> moved = at_point(s, "e | w = 2")
     >>> moved[moved["axis"] == ""][["experiment", "x"]].to_dict("records")
     [{'experiment': 'e', 'x': 9.0}, {'experiment': 'f', 'x': 5.0}]
+    >>> both = at_point(s, "e | w = 2 & f | v = 2")
+    >>> sorted(both[both["axis"] == ""]["x"])
+    [7.0, 9.0]
     """
+    if JOINT in point:
+        for part in point.split(JOINT):
+            summary = at_point(summary, part)
+        return summary
     experiment, _, setting = point.partition(" | ")
     axis, _, value = setting.partition(" = ")
     rows = summary[(summary["experiment"] == experiment) & (summary["axis"] == axis)
@@ -850,19 +865,32 @@ def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, flo
 
 def axes_frame(axes: Sequence[StudyAxis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of one metric along every axis: ``axis``, ``value``, ``default``,
-    ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it) and ``runs``
-    (net lens), in the axes' point order."""
+    ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it), ``runs`` and
+    ``completed`` ("k of n", with the runs censored at their bound: the mean is then a
+    lower bound, without an interval) (net lens), in the axes' point order.
+
+    >>> runs = pd.DataFrame({"experiment": "e", "axis": "w", "value": ["1", "1", "1"],
+    ...                      "lens": "net", "t": [5.0, 7.0, None],
+    ...                      "t_censored_at": [None, None, 10.0]})
+    >>> axis = StudyAxis.over("w", "e", "p", [1], 1, "")
+    >>> row = axes_frame([axis], summarise(runs, ["t"]), "t").iloc[0]
+    >>> round(float(row["mean"]), 3), row["completed"]
+    (7.333, '2 of 3 (1 censored: mean is a lower bound)')
+    """
     rows = []
     for axis in axes:
         for p in axis.points:
             hit = summary[(summary["axis"] == axis.name) & (summary["value"] == p.label)
                           & (summary["lens"] == "net")]
             estimate = estimate_of(None if hit.empty else hit.iloc[0], metric)
+            completed = f"{estimate.defined} of {estimate.runs}" + (
+                f" ({estimate.censored} censored: mean is a lower bound)"
+                if estimate.censored else "")
             rows.append({"axis": axis.name, "value": p.label, "default": p.label == axis.default,
                          "mean": estimate.mean, "low": estimate.low, "high": estimate.high,
-                         "n": estimate.defined, "runs": estimate.runs})
+                         "n": estimate.defined, "runs": estimate.runs, "completed": completed})
     return pd.DataFrame(rows, columns=["axis", "value", "default", "mean", "low", "high", "n",
-                                       "runs"])
+                                       "runs", "completed"])
 
 
 def error_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
