@@ -19,6 +19,7 @@ from tcpn.reports.studies.experiments import (
     Settings,
     StudyAxis,
     agreement_frame,
+    axis_points,
     estimate_of,
     estimates_frame,
     judge,
@@ -618,15 +619,85 @@ def test_vegas_loss_reaction_is_a_reading_not_the_studys() -> None:
     assert "handled as in Reno" not in (VegasParams.__doc__ or "")
 
 
-def test_s1_exp2_cause_names_what_b_runs_and_its_measured_share() -> None:
+def _s1_summary(rates: dict[str, float], axis_rates: dict[tuple[str, str], float],
+                ) -> pd.DataFrame:
+    """A summary of three runs per point: the A flows' kbit/s ``rates`` (experiment ->
+    mean) and along the buffer axes ``axis_rates`` ((experiment, buffer) -> mean, the
+    other experiments at their default rate); CV 0.1 for Vegas, 0.3 for Tahoe."""
     from tcpn.reports.studies import s1
 
-    summary = pd.DataFrame({"experiment": ["exp2_tahoe", "exp2_vegas"], "axis": "",
-                            "value": "", "lens": "net", "b_kbps": [8.5, 500.0]})
-    main = summarise(summary.assign(replication=0), ["b_kbps"]).set_index("experiment")
-    why = s1._exp2_why(main)
-    assert "Tahoe B flow gets 8" in why and "Vegas B flow 500" in why
-    assert "A flows' variant" in why
+    rows = []
+
+    def add(experiment: str, axis: str, value: str, kbps: float) -> None:
+        for replication, jitter in enumerate((-2.0, 0.0, 2.0)):
+            extra = {f"a{i}_kbps": kbps + jitter + (300.0 if name in experiment else 0.0)
+                     for i, name in enumerate(("first", "second"))}
+            rows.append({"experiment": experiment, "axis": axis, "value": value, "lens": "net",
+                         "replication": replication, "a_kbps": kbps + jitter, **extra,
+                         "a_cv": (0.1 if "vegas" in experiment else 0.3) + jitter / 100,
+                         "b_kbps": 100.0, "z_kbps": 0.0})
+
+    for experiment, kbps in rates.items():
+        add(experiment, "", "", kbps)
+        for buffer in s1.BUFFER_PKTS:
+            add(experiment, s1.buffer_axis(experiment), buffer,
+                axis_rates.get((experiment, buffer), kbps))
+    return summarise(pd.DataFrame(rows), s1.METRICS)
+
+
+S1_RATES = {"exp1_tahoe": 650.0, "exp1_vegas": 692.0, "exp2_tahoe": 507.0, "exp2_vegas": 437.0,
+            "exp3_tahoe": 367.0, "exp3_vegas": 194.0, "exp3_sgpq_tahoe": 582.0,
+            "exp3_sgpq_vegas": 642.0, "exp3_modvegas_first": 400.0,
+            "exp3_modvegas_second": 450.0, "exp3_modvegas_both": 528.0}
+
+
+def test_s1_exp2_reads_the_buffer_on_every_experiment_and_takes_a_cause_only_by_the_rule(
+        ) -> None:
+    from tcpn.reports.studies import s1
+
+    def exp2(axis_rates: dict[tuple[str, str], float]) -> Any:
+        found = judge_lenses(_s1_summary(S1_RATES, axis_rates), s1.verdicts)
+        return next(v for v in found if v.claim.startswith("Exp 2"))
+
+    # no buffer gives the claim: unexplained, with what each buffer gave
+    plain = exp2({})
+    assert plain.status == "differs (unexplained)"
+    assert "buffer 10 packets (n = 3): Vegas 437 vs Tahoe 507" in plain.evidence
+    # a buffer that gives Exp 2's claim and keeps the others: a measured cause
+    moved = exp2({("exp2_vegas", "10"): 520.0, ("exp3_modvegas_both", "10"): 560.0})
+    assert moved.status == "differs (measured cause)", moved.evidence
+    assert moved.cause_moves and all("= 10" in part for part in
+                                     moved.cause_moves[0].split(" & "))
+    assert len(moved.cause_moves[0].split(" & ")) == len(s1.BUFFER_EXPERIMENTS)
+    # the same buffer breaking Modified Vegas's claim (Exp 2's rate above both
+    # modified flows') explains nothing
+    broken = exp2({("exp2_vegas", "10"): 585.0})
+    assert broken.status == "differs (unexplained)"
+    assert "no longer hold" in broken.evidence and "Modified Vegas" in broken.evidence
+
+
+def test_s1_modified_vegas_is_judged_by_the_studys_yardstick() -> None:
+    from tcpn.reports.studies import s1
+
+    def modified(both: float) -> str:
+        found = s1.verdicts(_s1_summary(S1_RATES | {"exp3_modvegas_both": both}, {}))
+        return next(v for v in found if v.claim.startswith("Modified")).status
+
+    # 528 is 76 % of Exp 1's 692 (the old bar failed it) and above Exp 2's 437: holds
+    assert modified(528.0) == "reproduced"
+    assert modified(400.0) == "differs (unexplained)"  # below forward congestion's rate
+
+
+def test_s1_b_variant_axis_runs_the_other_variant() -> None:
+    from tcpn.reports.studies import s1
+
+    points = {(p.axis, p.value): validate_scenario(dict(p.scenario)) for p in axis_points(
+        s1.experiments(Settings(1, 1, horizon_scale=0.3)), s1.AXES)}
+    tahoe_b = points[(s1.b_variant_axis("exp2_vegas"), "tahoe")].flows
+    vegas_b = points[(s1.b_variant_axis("exp2_tahoe"), "vegas")].flows
+    assert [f.variant for f in tahoe_b] == ["vegas", "vegas", "tahoe"]
+    assert [f.variant for f in vegas_b] == ["tahoe", "tahoe", "vegas"]
+    assert vegas_b[2].params.alpha == 1
 
 
 def test_provenance_names_the_commit_and_a_modified_tree(tmp_path: Any) -> None:
