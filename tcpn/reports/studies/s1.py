@@ -218,7 +218,8 @@ AXES: tuple[StudyAxis, ...] = (
                      [int(b) for b in BUFFER_PKTS], 25,
                      "Not stated (§II: the routers are drop-tail, nothing more); 25 packets "
                      "is about two bandwidth-delay products of the chosen bottleneck. Run on "
-                     "every experiment, so that one buffer is read against every claim.") for e in BUFFER_EXPERIMENTS),
+                     "every experiment, so that one buffer is read against every claim.")
+      for e in BUFFER_EXPERIMENTS),
     *(StudyAxis(b_variant_axis(f"exp2_{v}"), f"exp2_{v}", _b_variant_points(v), v,
                 "Not stated: §II names Exp 2's B connection only by its direction and "
                 "start (nB = 1, tB = 3.0 s); the reproduction runs it with the A flows' "
