@@ -400,6 +400,49 @@ def test_s2_report_from_a_tiny_run() -> None:
     assert published.frame["published_all_tu"].tolist()[:3] == [10163.0, 9768.0, 8052.0]
 
 
+def test_s2_lifting_the_stated_ssthresh_is_a_diagnostic_never_a_cause(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s2
+
+    diagnostic = tuple(a for a in s2.AXES if a.name.startswith(s2.SSTHRESH_AXIS))
+    assert len(diagnostic) == 3 and all(a.default == "64" for a in diagnostic)
+    monkeypatch.setattr(s2, "AXES", diagnostic)
+    data = s2.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    other_lenses=False, workers=1))
+    runs = data.tables["runs"]
+    lifted = runs[runs["value"] == "none (1000)"].set_index("experiment")
+    stated = runs[runs["axis"] == ""].set_index("experiment")
+    # the study's ssthresh 64 never overflows the buffer of 80; lifted, drop-tail does
+    assert stated.loc["noecn_loss0", "drops"] == 0
+    assert lifted.loc["noecn_loss0", "drops"] > 0
+    assert lifted.loc["noecn_loss0", "retransmissions"] > 0
+    found = judge_lenses(summarise(runs, [m for m in s2.METRICS if m in runs]), s2.verdicts)
+    assert [v.status for v in found] == ["differs (unexplained)"] * 5
+    table1 = found[0].evidence
+    assert "Diagnostic, not a cause" in table1 and "B + RTT/TPS = 91" in table1
+
+
+def test_s2_rto_axis_counts_runs_cut_by_the_horizon() -> None:
+    from tcpn.reports.studies import s2
+    from tcpn.reports.studies.experiments import axes_frame
+
+    axis = "minimum RTO (tu), noecn, loss 20 %"
+    runs = pd.DataFrame({
+        "experiment": "noecn_loss20", "axis": axis, "lens": "net", "replication": [0, 1, 2] * 2,
+        "value": ["1000"] * 3 + ["3000"] * 3,
+        "all_acked_tu": [20000.0, 30000.0, 250000.0, 200000.0, None, 250000.0],
+        "all_acked_tu_censored_at": [None] * 4 + [600000.0, None]})
+    summary = summarise(runs, ["all_acked_tu"])
+    assert s2._rto_text(summary, axis, "3000") == ">= 350000 tu (2 of 3 runs completed)"
+    assert s2._rto_text(summary, axis, "1000") == "100000 tu (n = 3)"
+    frame = axes_frame([a for a in s2.AXES if a.name == axis], summary, "all_acked_tu")
+    cut = frame.set_index("value").loc["3000"]
+    assert cut["completed"] == "2 of 3 (1 censored: mean is a lower bound)"
+    assert pd.isna(cut["low"])  # a lower bound has no interval
+    whole = frame.set_index("value").loc["1000"]
+    assert whole["low"] == 0.0  # heavy-tailed, n = 3: Student-t reaches below 0, clipped
+
+
 # --------------------------------------------------------------------------- S1
 
 
