@@ -25,9 +25,9 @@ Why the five claims differ, and what was tried (the verdicts say it with the run
 * §4.1 sets the congestion-avoidance threshold to 64 "to make drop tail certain" ("drop
   tail을 틀림 없이 발생시키기 위하여, Congestion Avoidance를 위한 threshold를 64로 함"), with
   a buffer of 80. A window-limited sender overflows that buffer only once its window
-  exceeds B + RTT/TPS = 80 + 11 = 91 segments; from 64, at one segment per round trip
-  (RFC 5681) and round trips of 120 + 53 x 10.9 = 700 tu or more, that takes 27 round trips,
-  about 19,000 tu, while the whole transfer takes 3,700. No value of what the study left
+  exceeds B + RTT/TPS = 80 + 11 = 91 segments; from 64, congestion avoidance (RFC 5681,
+  1/cwnd a segment per ACK) adds at most 300/64 < 5 segments over the whole transfer, so
+  the window stays below 69. No value of what the study left
   open changes this (router service time 6-18 tu, minimum RTO, initial window, delayed
   ACK: tried, 0 drops), so without loss tcpn never enters the drop-tail regime the
   study's Table 1 and Fig 3 describe. The study's window rule is in its Petri net (Fig 1,
@@ -324,9 +324,10 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                  f"{tps['drops'].max():.0f}" if not tps.empty and "drops" in tps else "")
     # observations, not causes: no run here reaches the study's drop-tail loss regime
     no_overflow = (f" Runs show: without loss drop-tail never overflows (the queue peaks at "
-                   f"{q_drop:.0f} < K = 67 < B = 80, {drops0:.0f} drops): from ssthresh 64 the "
-                   "window grows a segment per round trip and does not pass B + RTT/TPS = 91 "
-                   f"before the 300 are sent, so noecn and th67 are one run{tps_drops}."
+                   f"{q_drop:.0f} < K = 67 < B = 80, {drops0:.0f} drops): from ssthresh 64, "
+                   "congestion avoidance adds at most 300/64 < 5 segments over the transfer, "
+                   "far from the B + RTT/TPS = 91 that overflows, so noecn and th67 are one "
+                   f"run{tps_drops}."
                    ) if drops0 == 0 else ""
     for metric, table, claim in (
             ("all_acked_tu", PUBLISHED.iloc[:3], "Table 1: with no errors K = 67 delivers "
