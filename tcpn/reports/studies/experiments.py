@@ -106,25 +106,29 @@ class AxisPoint:
 @dataclass(frozen=True)
 class StudyAxis:
     """A parameter the study left open: the experiment it varies, its points, the point
-    the study's reproduction uses (``default``, a label) and why that one."""
+    the study's reproduction uses (``default``, a label) and why that one; ``lenses``,
+    when set, keeps only those of the experiment's lenses on the axis (e.g. the lenses
+    that decide a verdict, for an axis read only by the rule)."""
 
     name: str
     experiment: str
     points: tuple[AxisPoint, ...]
     default: str
     why: str
+    lenses: tuple[str, ...] | None = None
 
     @classmethod
     def over(cls, name: str, experiment: str, path: str | Sequence[str],
              values: Sequence[Any], default: Any, why: str,
-             labels: Sequence[str] | None = None) -> StudyAxis:
+             labels: Sequence[str] | None = None,
+             lenses: tuple[str, ...] | None = None) -> StudyAxis:
         """An axis on one field (or several set to the same value), one point per value."""
         paths = [path] if isinstance(path, str) else list(path)
         names = list(labels) if labels is not None else [f"{v:g}" if isinstance(v, float)
                                                          else str(v) for v in values]
         points = tuple(AxisPoint(label, {p: value for p in paths})
                        for label, value in zip(names, values, strict=True))
-        return cls(name, experiment, points, names[list(values).index(default)], why)
+        return cls(name, experiment, points, names[list(values).index(default)], why, lenses)
 
 
 @dataclass(frozen=True)
@@ -173,14 +177,16 @@ ALL_LENSES: tuple[str, ...] = ("net", "fluid", "ns3")
 def axis_points(experiments: Sequence[Experiment], axes: Sequence[StudyAxis],
                 ) -> list[StudyPoint]:
     """The points of every axis, each on its base experiment with that experiment's
-    lenses and per-lens changes."""
+    lenses (those among the axis's ``lenses``, when it names them) and per-lens changes."""
     by_name = {e.name: e for e in experiments}
     points = []
     for axis in axes:
         base = by_name[axis.experiment]
+        lenses = tuple(lens for lens in base.lenses
+                       if axis.lenses is None or lens in axis.lenses)
         for p in axis.points:
             points.append(StudyPoint(axis.experiment, axis.name, p.label,
-                                     with_fields(base.scenario, p.changes), base.lenses,
+                                     with_fields(base.scenario, p.changes), lenses,
                                      base.lens_changes))
     return points
 

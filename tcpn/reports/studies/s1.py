@@ -58,6 +58,7 @@ import pandas as pd
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.experiments import (
+    DECIDING_LENSES,
     JOINT,
     AxisPoint,
     Estimate,
@@ -218,7 +219,8 @@ AXES: tuple[StudyAxis, ...] = (
                      [int(b) for b in BUFFER_PKTS], 25,
                      "Not stated (§II: the routers are drop-tail, nothing more); 25 packets "
                      "is about two bandwidth-delay products of the chosen bottleneck. Run on "
-                     "every experiment, so that one buffer is read against every claim.")
+                     "every experiment, so that one buffer is read against every claim; "
+                     "net and ns-3 only (the lenses that decide).", lenses=DECIDING_LENSES)
       for e in BUFFER_EXPERIMENTS),
     *(StudyAxis(b_variant_axis(f"exp2_{v}"), f"exp2_{v}", _b_variant_points(v), v,
                 "Not stated: §II names Exp 2's B connection only by its direction and "
