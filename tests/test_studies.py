@@ -719,6 +719,21 @@ def test_s1_exp2_reads_the_buffer_on_every_experiment_and_takes_a_cause_only_by_
     assert "no longer hold" in broken.evidence and "Modified Vegas" in broken.evidence
 
 
+def test_s1_buffer_axis_on_every_experiment_with_the_deciding_lenses() -> None:
+    from tcpn.reports.studies import s1
+
+    experiments = s1.experiments(s1.SETTINGS["quick"])
+    assert set(s1.BUFFER_EXPERIMENTS) == {e.name for e in experiments}
+    points = [p for p in axis_points(experiments, s1.AXES) if p.axis.startswith("bottleneck b")]
+    assert len(points) == len(s1.BUFFER_EXPERIMENTS) * len(s1.BUFFER_PKTS)
+    assert {p.lenses for p in points} == {("net", "ns3")}
+    assert {validate_scenario(dict(p.scenario)).direction("R1->R2").queue.limit
+            for p in points} == \
+        {10, 25, 50}
+    alone = axis_points(s1.experiments(Settings(1, 1, other_lenses=False)), s1.AXES)
+    assert {p.lenses for p in alone} == {("net",)}
+
+
 def test_s1_modified_vegas_is_judged_by_the_studys_yardstick() -> None:
     from tcpn.reports.studies import s1
 
