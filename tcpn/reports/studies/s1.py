@@ -341,7 +341,8 @@ def _exp2_tried(summary: pd.DataFrame) -> tuple[str, MeasuredCause | None]:
             there = _net(at_point(summary, point))
         except ValueError:  # the axis did not run
             continue
-        tried.append(f"{label} (n = {_get(there, 'exp2_vegas').defined}): Vegas "
+        runs = min(_get(there, f"exp2_{v}").defined for v in ("tahoe", "vegas"))
+        tried.append(f"{label} (n >= {runs}): Vegas "
                      f"{_get(there, 'exp2_vegas').mean:.0f} vs Tahoe "
                      f"{_get(there, 'exp2_tahoe').mean:.0f} kbit/s, CV "
                      f"{_get(there, 'exp2_vegas', 'a_cv').mean:.2f} vs "
