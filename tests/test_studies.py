@@ -775,3 +775,33 @@ def test_provenance_names_the_commit_and_a_modified_tree(tmp_path: Any) -> None:
     assert source_commit(tmp_path) == head
     (tmp_path / "a.txt").write_text("2\n")
     assert source_commit(tmp_path) == f"{head} (modified)"
+
+
+def _goodput_unless_fluid(result: Any, replication: int) -> dict[str, Any]:
+    """A study's measurement that fails on the fluid lens's runs (as a solver that does
+    not converge would)."""
+    if result.lens == "fluid":
+        raise ArithmeticError("the fluid model did not converge at t = 1.2 s")
+    return {"goodput_bps": float(result.summary["aggregate"]["goodput_bps"])}
+
+
+def test_a_lens_whose_runs_fail_is_a_refusal_at_that_point_and_the_study_goes_on() -> None:
+    """A run of a lens other than net that fails leaves that lens out at that point, with
+    its error as the reason; the net lens's runs stand, and nothing failed is stored."""
+    from tcpn.models.scenario import dumbbell
+    from tcpn.reports.studies.experiments import Settings, StudyPoint, run_points
+
+    scenario = dumbbell(pairs=1, horizon_s=2.0).model_dump(mode="json")
+    point = StudyPoint("exp", "", "", scenario, ("net", "fluid"))
+    rows, _, refusals, _ = run_points([point], _goodput_unless_fluid, 2,
+                                      Settings(replications=2, axis_replications=2,
+                                               workers=1), lambda *_: None, "exp")
+    assert list(rows["lens"]) == ["net", "net"] and (rows["goodput_bps"] > 0).all()
+    assert len(refusals) == 1 and refusals.iloc[0]["lens"] == "fluid"
+    assert refusals.iloc[0]["reason"] == ("2 of its runs failed: ArithmeticError: the fluid "
+                                          "model did not converge at t = 1.2 s")
+    point = StudyPoint("exp", "", "", scenario, ("net",))
+    with pytest.raises(KeyError):  # the net lens's failure is tcpn's own: it ends the study
+        run_points([point], lambda result, replication: {}["x"], 1,
+                   Settings(replications=1, axis_replications=1, workers=1),
+                   lambda *_: None, "exp")

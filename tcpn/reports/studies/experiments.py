@@ -279,14 +279,27 @@ def _store_record(key: str, lens: str, seed: int, replication: int, measure: Mea
                        "measured": dict(measured)})
 
 
+#: the key of a run that failed in a lens other than the net's: its error, in the place of
+#: the measured metrics (the run is never stored, so a later run tries it again)
+FAILED = "failed"
+
+
 def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
          measure: Measurement) -> dict[str, Any]:
+    """One run, measured. A run of another lens that fails (a fluid solver that does not
+    converge, an ns-3 build error) gives ``{FAILED: its error}``, so that the study goes on
+    and the report names it; the net lens's failure is tcpn's own and ends the study."""
     from tcpn.lenses import make_run, run_once
     from tcpn.models.scenario import validate_scenario
 
     scenario = validate_scenario(dict(mapping))
-    return measure(run_once(scenario, lens, make_run(scenario, seed, replication)),
-                   replication)
+    try:
+        return measure(run_once(scenario, lens, make_run(scenario, seed, replication)),
+                       replication)
+    except Exception as exc:
+        if lens == "net":
+            raise
+        return {FAILED: f"{type(exc).__name__}: {exc}"}
 
 
 def _cpu_s() -> float:
@@ -341,7 +354,7 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
 
     def gathered(index: int, result: dict[str, Any]) -> None:
         nonlocal done
-        if store is not None:
+        if store is not None and FAILED not in result:
             _, lens, seed, replication, _ = jobs[todo[index]]
             store.put(_store_record(run_keys[todo[index]], lens, seed, replication, measure,
                                     result))
@@ -361,15 +374,30 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
         run_in_workers(_job, [jobs[i] for i in todo], workers, gathered)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
+    failed: dict[tuple[Any, ...], list[str]] = {}
     for key, result in zip(keys, results, strict=True):
         measured = dict(result or {})
+        if FAILED in measured:  # the lens's other runs at this point are left out too
+            failed.setdefault(_point_lens(key), []).append(measured[FAILED])
+            continue
         series += [key | row for row in measured.pop("series", [])]
         rows.append(key | measured)
+    if failed:
+        rows = [row for row in rows if _point_lens(row) not in failed]
+        series = [row for row in series if _point_lens(row) not in failed]
+        for (experiment, axis, value, lens), errors in failed.items():
+            refusals.append({"experiment": experiment, "axis": axis, "value": value,
+                             "lens": lens,
+                             "reason": f"{len(errors)} of its runs failed: {errors[0]}"})
     cost = {"wall_s": time.perf_counter() - start_wall, "cpu_s": _cpu_s() - start_cpu,
             "runs": float(len(todo))}
     refusal_frame = pd.DataFrame(refusals, columns=["experiment", "axis", "value", "lens",
                                                     "reason"])
     return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
+
+
+def _point_lens(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return row["experiment"], row["axis"], row["value"], row["lens"]
 
 
 MIN_HEADLINE_RUNS = 5
