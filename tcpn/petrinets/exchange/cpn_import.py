@@ -26,13 +26,14 @@ import contextlib
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
+from lark import Token as LarkToken
 from lark import Tree
 
 from tcpn.errors import InputError
@@ -412,6 +413,7 @@ class _Importer:
         #: declarations waiting for a name declared further on, and the element of each
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
+        self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -826,6 +828,8 @@ class _Importer:
                 return eval(compile(expression, where, "eval"), restricted_namespace(scope))
         except EvaluationBudgetError:
             raise
+        except InputError as exc:  # a limit of tcpn's (call_depth, list_length) stopped it
+            raise _Unsupported(f"evaluating it stopped: {exc}") from None
         except Exception as exc:  # the ML evaluated to something Python can't compute
             raise _Unsupported(f"evaluating it failed: {type(exc).__name__}: {exc}") from None
 
@@ -887,7 +891,8 @@ class _Importer:
         if first_word == "use":
             self._use(element, text)
             return
-        if first_word not in ("val", "fun", "local", "globref", "exception", "datatype"):
+        if first_word not in ("val", "fun", "local", "globref", "exception", "datatype",
+                              "type"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -901,18 +906,23 @@ class _Importer:
             self._dec(dec, element)
 
     def _flat(self, decs: Iterable[Tree], element: ET.Element) -> Iterator[Tree]:
-        """The declarations in order, those of ``local d1 in d2 end`` as top-level ones:
-        tcpn's declarations share one scope, so d1's names are visible beyond d2 too."""
+        """The declarations in order, those of ``local d1 in d2 end`` as top-level ones
+        whose d1 names are renamed (``x`` is ``x'local1``) in d1 and d2: d2 sees them,
+        nothing else does (tcpn's declarations share one scope)."""
         for dec in decs:
             if dec.data != "local_dec":
                 yield dec
                 continue
             hidden, shown = dec.children
-            names = ", ".join(_dec_name(d) for d in hidden.children)
+            names = {n for d in hidden.children for n in _declared_names(d)}
             if names:
-                self.note("declaration", element, names, "declared 'local' to "
-                          f"{', '.join(_dec_name(d) for d in shown.children) or 'nothing'}: "
-                          "read as top-level declarations (one scope for all)")
+                self.local_blocks += 1
+                renamed = {n: f"{n}'local{self.local_blocks}" for n in names}
+                hidden, shown = (_renamed(hidden, renamed), _renamed(shown, renamed))
+                self.note("declaration", element, ", ".join(sorted(names)), "declared "
+                          f"'local' to {', '.join(_dec_name(d) for d in shown.children)}"
+                          f"{' (nothing)' if not shown.children else ''}: visible to them "
+                          "only")
             yield from self._flat([*hidden.children, *shown.children], element)
 
     def _dec(self, dec: Tree, element: ET.Element, last_try: bool = False) -> bool:
@@ -927,6 +937,9 @@ class _Importer:
                           "stops the evaluation with an error naming it (no 'handle')")
             elif dec.data == "datatype_dec":
                 self._datatype(dec, element)
+            elif dec.data == "type_dec":  # an abbreviation: types are not checked
+                self.note("declaration", element, _dec_name(dec), "type abbreviation: read "
+                          "(tcpn does not check the types of CPN ML values)")
             elif dec.data == "globref_dec":  # globref x = e is val x = ref e
                 name, _, body = dec.children
                 self._constant_valued(str(name), body, element, "globref")
@@ -956,7 +969,9 @@ class _Importer:
         """``datatype t = A | B of int * string``: its constructors make values (``A`` is
         ``"A"``, ``B (1, "x")`` is ``("B", (1, "x"))``) and match them in patterns; the
         type itself is no colour set (a place of type t is one of a ``union``)."""
-        bindings = [c for c in dec.children if isinstance(c, Tree) and c.data == "conbind"]
+        bindings = [c for datbind in dec.children if isinstance(datbind, Tree)
+                    and datbind.data == "datbind" for c in datbind.children
+                    if isinstance(c, Tree) and c.data == "conbind"]
         for binding in bindings:
             self.constructors[str(binding.children[0])] = len(binding.children) > 1
 
@@ -1002,7 +1017,7 @@ class _Importer:
         if _STANDARD_PRIORITIES.get(name) == self.constants[name]:
             return  # CPN Tools' standard priorities: tcpn priorities are plain ints
         self.declarations[py_name(name)] = self.constants[name]
-        if py_name(name) != name:
+        if py_name(name) != name and "'local" not in name:
             self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
 
     def _fun(self, dec: Tree, element: ET.Element) -> None:
@@ -1889,6 +1904,53 @@ def _is_multiset_body(dec: Tree) -> bool:
 
 def _is_empty(tree: Any) -> bool:
     return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _declared_names(dec: Tree) -> list[str]:
+    """The value names a declaration declares (``val``'s, ``fun``'s, ``globref``'s, the
+    constructors of a ``datatype``), those of a nested ``local``'s second part too."""
+    if dec.data == "fun_dec":
+        return [str(dec.children[0].children[0])]
+    if dec.data == "val_dec":
+        return [str(t) for t in _pattern_tokens(dec.children[0])]
+    if dec.data == "globref_dec":
+        return [str(dec.children[0])]
+    if dec.data == "datatype_dec":
+        return [str(c.children[0]) for b in dec.children if isinstance(b, Tree)
+                and b.data == "datbind" for c in b.children
+                if isinstance(c, Tree) and c.data == "conbind"]
+    if dec.data == "local_dec":
+        return [n for d in dec.children[1].children for n in _declared_names(d)]
+    return []
+
+
+def _pattern_tokens(pat: Any) -> list[LarkToken]:
+    """The names a pattern binds (its ``var_pat`` and ``as`` names)."""
+    if not isinstance(pat, Tree):
+        return []
+    if pat.data == "var_pat":
+        return [pat.children[0]]
+    found = [pat.children[0]] if pat.data == "as_pat" else []
+    if pat.data == "field_pat" and len(pat.children) == 1:
+        return [pat.children[0]]
+    return found + [t for c in pat.children for t in _pattern_tokens(c)]
+
+
+def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
+    """``tree`` with every name in ``names`` spelled as it maps it, except record labels
+    (``{x = e}``, ``#x``); a label pattern ``{x}`` binding a renamed ``x`` becomes
+    ``{x = x'}``."""
+    if isinstance(tree, LarkToken):
+        return tree.update(value=names[str(tree)]) if tree.type == "NAME" and \
+            str(tree) in names else tree
+    if not isinstance(tree, Tree):
+        return tree
+    if tree.data in ("field", "field_pat"):
+        label, *rest = tree.children
+        if tree.data == "field_pat" and not rest and str(label) in names:
+            rest = [LarkToken("EQ", "="), Tree("var_pat", [_renamed(label, names)])]
+        return Tree(tree.data, [label, *(_renamed(c, names) for c in rest)], tree.meta)
+    return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
 
 
 def _dec_name(dec: Tree) -> str:

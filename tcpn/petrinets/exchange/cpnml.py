@@ -156,10 +156,14 @@ field: NAME EQ expr
     | "local" dec_block "in" dec_block "end" ";"? -> local_dec
     | "globref" NAME EQ expr ";"?              -> globref_dec
     | "exception" NAME ("of" ty)? ";"?         -> exception_dec
-    | "datatype" tyvars? NAME EQ conbind ("|" conbind)* ";"? -> datatype_dec
+    | "datatype" datbind ("and" datbind)* withtype? ";"? -> datatype_dec
+    | "type" typbind ("and" typbind)* ";"?     -> type_dec
 dec_block: dec*
 tyvars: TYVAR
       | "(" TYVAR ("," TYVAR)* ")"
+datbind: tyvars? NAME EQ conbind ("|" conbind)*
+typbind: tyvars? NAME EQ ty
+withtype: "withtype" typbind ("and" typbind)*
 conbind: NAME ("of" ty)?
 clause: NAME apat+ (":" ty)? EQ expr
 
