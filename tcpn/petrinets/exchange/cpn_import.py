@@ -397,6 +397,8 @@ class _Importer:
         self.multiset_functions: dict[str, Tree] = {}
         self.index_constructors: set[str] = set()
         self.colour_members: dict[str, tuple[Any, ...]] = {}
+        self.colour_shapes: dict[str, tuple[Any, ...]] = {}  # for CS.legal and CS.mkstr
+        self.index_colours: dict[str, str] = {}  # index colour set -> its constructor
         self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
@@ -655,6 +657,7 @@ class _Importer:
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
+        self.colour_shapes[name] = _shape(colour, self.index_colours.get(name))
         members = self.subset_members.get(name, colour.members())
         if members is not None:
             self.colour_members[name] = tuple(members)
@@ -732,6 +735,7 @@ class _Importer:
             low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
             constructor = (body.findtext("id") or "").strip()
             self.index_constructors.add(constructor)
+            self.index_colours[name] = constructor
             self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
                       f"imported as the integers {low}..{high} ({constructor}(i) is i)")
             return IntSet(low, high, name=name)
@@ -805,6 +809,7 @@ class _Importer:
             records=dict(self.records), inline=dict(self.inline),
             index_constructors=frozenset(self.index_constructors),
             colour_members=dict(self.colour_members), constructors=dict(self.constructors),
+            colour_shapes=dict(self.colour_shapes),
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
@@ -1904,6 +1909,25 @@ def _is_multiset_body(dec: Tree) -> bool:
 
 def _is_empty(tree: Any) -> bool:
     return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _shape(colour: ColourSet, index: str | None = None) -> tuple[Any, ...]:
+    """A colour set's shape for ``CS.legal`` and ``CS.mkstr`` (ml_library.Shape)."""
+    if isinstance(colour, IntSet):
+        return ("index", index, colour.low, colour.high) if index else (
+            "int", colour.low, colour.high)
+    if isinstance(colour, EnumSet):
+        return ("enum", colour.values)
+    if isinstance(colour, ProductSet):
+        return ("product", tuple(_shape(c) for c in colour.components))
+    if isinstance(colour, RecordSet):
+        return ("record", tuple((f, _shape(c)) for f, c in colour.fields))
+    if isinstance(colour, ListSet):
+        return ("list", _shape(colour.element), colour.max_length)
+    if isinstance(colour, UnionSet):
+        return ("union", tuple((n, None if c is None else _shape(c)) for n, c in colour.fields))
+    kinds = ((RealSet, "real"), (StringSet, "string"), (BoolSet, "bool"), (UnitSet, "unit"))
+    return (next((kind for cls, kind in kinds if isinstance(colour, cls)), "unit"),)
 
 
 def _declared_names(dec: Tree) -> list[str]:

@@ -589,8 +589,9 @@ _ML_ARITH = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "div": ast
 #: CPN ML basis functions of one argument and their Python spelling.
 _ML_UNARY = {
     "Real.fromInt": "float", "real": "float", "IntInf.toInt": "int", "IntInf.fromInt": "int",
-    "Int.toString": "str", "Real.toString": "str", "ModelTime.toString": "str",
-    "IntInf.toString": "str", "size": "len", "String.size": "len", "length": "len",
+    "Int.toString": "ml_int_string", "Real.toString": "ml_real_string",
+    "ModelTime.toString": "str", "IntInf.toString": "ml_int_string", "size": "len",
+    "String.size": "len", "length": "len",
     "List.length": "len", "abs": "abs", "Int.abs": "abs", "Real.abs": "abs", "round": "round",
     "Real.round": "round", "trunc": "int", "Real.trunc": "int", "floor": "floor",
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
@@ -638,6 +639,7 @@ class MLToPython(MatchForms):
     uses_random: bool = False
     index_constructors: frozenset[str] = frozenset()
     colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    colour_shapes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     local_functions: dict[str, int] = field(default_factory=dict)
     #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
     cells: frozenset[str] = frozenset()
@@ -1960,6 +1962,10 @@ class _Emitter:
         if name == "round":
             text, _, t = one()
             return (f"round({text})", _APP, INT_T) if t == REAL_T else (text, _ATOM, t)
+        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+            text, _, _ = one()
+            module = "Int" if name == "ml_int_string" else "Real"
+            return f"{module}.toString({text})", _APP, STRING_T
         if name == "str":
             text, _, t = one()
             if t == INT_T:

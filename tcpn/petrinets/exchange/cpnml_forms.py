@@ -57,6 +57,8 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "List.last": lambda a: f"({_src(a)})[-1]",
     "List.concat": lambda a: f"sum(({_src(a)}), ())",
     "size_ms": lambda a: f"len({_src(a)})",
+    # a list of colours is the multiset of them (tcpn's multisets are lists)
+    "list_to_ms": lambda a: _src(a),
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
@@ -66,7 +68,13 @@ _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
 #: name -> (that function, how many arguments).
 _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "foldr": ("ml_foldr", 3), "List.foldr": ("ml_foldr", 3),
-            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2)}
+            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2),
+            "List.partition": ("ml_partition", 2), "List.mapPartial": ("ml_map_partial", 2),
+            "List.getItem": ("ml_get_item", 1), "ListPair.zip": ("ml_pair_zip", 1),
+            "ListPair.unzip": ("ml_pair_unzip", 1), "ListPair.map": ("ml_pair_map", 2),
+            "ListPair.app": ("ml_pair_app", 2), "ListPair.all": ("ml_pair_all", 2),
+            "ListPair.exists": ("ml_pair_exists", 2), "ListPair.foldl": ("ml_pair_foldl", 3),
+            "ListPair.foldr": ("ml_pair_foldr", 3), "Int.fromString": ("ml_int_from_string", 1)}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
@@ -116,6 +124,8 @@ class MatchForms:
     index_constructors: frozenset[str]
     #: finite colour sets' members, for ``CS.all()``
     colour_members: Mapping[str, tuple[Any, ...]]
+    #: every colour set's shape (ml_library.Shape), for ``CS.legal`` and ``CS.mkstr``
+    colour_shapes: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
     #: datatype constructors -> whether each carries a value (MLToPython)
     constructors: Mapping[str, bool]
@@ -428,6 +438,10 @@ class MatchForms:
                 return ast.parse(f"discrete({members[0]}, {members[-1]})", mode="eval").body
             return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
                              mode="eval").body
+        colour, _, operation = name.rpartition(".")
+        if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
+                colour in self.colour_shapes):
+            return self._colour_function(colour, operation, spine[0], tree, where, local)
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body
@@ -447,6 +461,27 @@ class MatchForms:
             raise self._unsupported(tree, where, f"{name} applied to {len(spine)} "
                                     f"arguments (it takes {_CURRIED_ARITY[name]})", name)
         return None
+
+    def _colour_function(self, colour: str, operation: str, arg: Any, tree: Tree, where: str,
+                         local: frozenset[str]) -> ast.expr:
+        """CPN Tools' ``CS.ord c``, ``CS.col i`` (small colour sets: positions from 0 in
+        ``CS.all()``), ``CS.legal v`` and ``CS.mkstr c`` (any colour set): a call of the
+        library function with the colour set's name and its members or shape, literals."""
+        value = self._expr(arg, where, local)
+        if operation in ("ord", "col"):
+            members = self.colour_members.get(colour)
+            if members is None:
+                raise self._unsupported(tree, where, f"{colour}.{operation} of a colour set "
+                                        "with no list of members (a large one)")
+            try:
+                data = ast.parse(repr(tuple(members)), mode="eval").body
+            except SyntaxError:
+                raise self._unsupported(tree, where, f"{colour}.{operation} of records") from None
+        else:
+            data = ast.parse(repr(self.colour_shapes[colour]), mode="eval").body
+        function = f"ml_{operation}"
+        self.used_basis.add(function)
+        return ast.Call(ast.Name(function, ast.Load()), [ast.Constant(colour), data, value], [])
 
     def _partial(self, head: Tree, spine: list[Any], arity: int, where: str,
                  local: frozenset[str]) -> ast.expr:
