@@ -989,12 +989,41 @@ class _Importer:
                                    "loads an SML file that is not in the model"))
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
-        pattern, _, body = dec.children
+        pattern, _, body = _strip_typed_val(dec)
         effects_only = isinstance(pattern, Tree) and pattern.data in ("wild_pat", "unit_pat")
         if not (isinstance(pattern, Tree) and pattern.data == "var_pat") and not effects_only:
-            raise _Unsupported("'val' with a pattern other than a name")
+            self._val_pattern(pattern, body, element)
+            return
         name = "_" if effects_only else str(pattern.children[0])
         self._constant_valued(name, body, element, "val ... = ref")
+
+    def _val_pattern(self, pattern: Tree, body: Tree, element: ET.Element) -> None:
+        """``val (a, b) = e`` (any pattern): ``e`` evaluated once, each name bound to its
+        part; a value the pattern does not match is SML's ``Bind``, left out."""
+        names = [str(t) for t in _pattern_tokens(pattern)]
+        where = f"declaration {', '.join(names) or '_'}"
+        translator = self._translator()
+        conditions: list[ast.expr] = []
+        bindings: list[tuple[str, ast.expr]] = []
+        subject = ast.Name("_v", ast.Load())
+        try:
+            value_python = translator.expression(body, where)
+            translator.pattern(pattern, subject, where, conditions, bindings)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported.of(exc) from None
+        test = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions) \
+            if conditions else ast.Constant(True)
+        parts = ast.Tuple([value for _, value in bindings], ast.Load())
+        matched = ast.Call(ast.Lambda(ast.arguments(
+            posonlyargs=[], args=[ast.arg("_v")], vararg=None, kwonlyargs=[], kw_defaults=[],
+            kwarg=None, defaults=[]), ast.Tuple([test, parts], ast.Load())),
+            [value_python], [])
+        ok, values = self._evaluate(matched, translator, where)
+        if not ok:
+            raise _Unsupported("the value does not match the pattern (SML's Bind)")
+        for (name, _), value in zip(bindings, values, strict=True):
+            self.constants[name] = value
+            self.declarations[py_name(name)] = value
 
     def _constant_valued(self, name: str, body: Tree, element: ET.Element, kind: str) -> None:
         """Declare ``name`` as the value of ``body`` (``_``: evaluated for its effects
@@ -1909,6 +1938,14 @@ def _is_multiset_body(dec: Tree) -> bool:
 
 def _is_empty(tree: Any) -> bool:
     return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _strip_typed_val(dec: Tree) -> tuple[Any, Any, Any]:
+    """A ``val`` declaration's (pattern, ``=``, body), the pattern's type dropped."""
+    pattern, eq, body = dec.children
+    while isinstance(pattern, Tree) and pattern.data == "typed_pat":
+        pattern = pattern.children[0]
+    return pattern, eq, body
 
 
 def _shape(colour: ColourSet, index: str | None = None) -> tuple[Any, ...]:

@@ -139,6 +139,8 @@ rule: pat "=>" expr
      | NAME                                    -> name
      | LONGID                                  -> name
      | SELECTOR                                -> selector
+     | "op" (PLUS | MINUS | STAR | SLASH | DIV | MOD | CARET | CARETCARET | CONS | EQ | NE
+             | LT | GT | LE | GE | PLUSPLUS)   -> op_fn
      | "(" ")"                                 -> unit
      | "(" expr ")"
      | "(" expr ("," expr)+ ")"                -> tuple
@@ -868,6 +870,15 @@ class MLToPython(MatchForms):
         if op == "::":
             return ast.BinOp(ast.Tuple([left], ast.Load()), ast.Add(), right)
         return ast.BinOp(left, _ML_ARITH[op](), right)
+
+    def _t_op_fn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # op+ (any infix operator made a function of a pair): fn (a, b) => a + b
+        pair = Tree("tuple_pat", [Tree("var_pat", [LarkToken("NAME", "_a")]),
+                                  Tree("var_pat", [LarkToken("NAME", "_b")])])
+        body = Tree("binop", [Tree("name", [LarkToken("NAME", "_a")]), tree.children[0],
+                              Tree("name", [LarkToken("NAME", "_b")])])
+        return self._expr(Tree("fn", [Tree("match", [Tree("rule", [pair, body])])]), where,
+                          local)
 
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         raise self._unsupported(tree, where, "character literal")
