@@ -8,6 +8,7 @@ complete with integer time, the state space tcpn builds (absolute clock, as CPN 
 beside the one cpncheck builds from the same file: nodes, arcs, dead markings.
 
     python benchmarks/cpn_import_survey.py DIR [--max-states N] [--no-state-spaces] [--details]
+        [--timeout-s S]
 
 ``--details`` prints each partial file's left-out elements. The classes of what was left
 out are counted over all files: each root cause by its kind of construct, the elements it
@@ -19,10 +20,13 @@ the same on any machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +40,7 @@ class FileResult:
     """One file's import outcome and state-space figures."""
 
     name: str
-    outcome: str  # complete, partial, refused
+    outcome: str  # complete, partial, refused, crash, hang
     transitions: int
     imported: int
     detail: str
@@ -102,16 +106,50 @@ def state_spaces(path: Path, imported: ImportedNet, max_states: int) -> tuple[
     return ours, theirs, "; ".join(notes)
 
 
-def survey(directory: Path, max_states: int | None) -> list[FileResult]:
+class _Hang(Exception):
+    """An import that gave no answer within the survey's time bound."""
+
+
+@contextlib.contextmanager
+def time_bound(seconds: int, name: str) -> Iterator[None]:
+    """Stop what runs inside after ``seconds`` (SIGALRM; where there is none, no bound)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Hang(name)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def survey(directory: Path, max_states: int | None, timeout_s: int = 300
+           ) -> list[FileResult]:
     """Import every ``*.cpn`` under ``directory``; state spaces where the import is complete
-    (none when ``max_states`` is None)."""
+    (none when ``max_states`` is None). An import that raises something other than
+    :class:`InputError` counts as a crash, one that takes over ``timeout_s`` as a hang."""
     results = []
     for path in sorted(directory.rglob("*.cpn")):
         name = str(path.relative_to(directory))
         try:
-            imported = read_cpn(path)
+            with time_bound(timeout_s, name):
+                imported = read_cpn(path)
         except InputError as exc:
             results.append(FileResult(name, "refused", file_transitions(path), 0, str(exc)))
+            continue
+        except _Hang:
+            results.append(FileResult(name, "hang", file_transitions(path), 0,
+                                      f"no answer within {timeout_s} s"))
+            continue
+        except Exception as exc:  # an internal error: counted, never the end of the survey
+            results.append(FileResult(name, "crash", file_transitions(path), 0,
+                                      f"internal error: {type(exc).__name__}: {exc}"))
             continue
         report = imported.report
         left_out = sum(1 for item in report.unsupported if item.kind == "transition")
@@ -139,12 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-states", type=int, default=5_000)
     parser.add_argument("--no-state-spaces", action="store_true",
                         help="only import (the state spaces take minutes: cpncheck is slow)")
+    parser.add_argument("--timeout-s", type=int, default=300,
+                        help="an import taking longer counts as a hang")
     parser.add_argument("--details", action="store_true",
                         help="print each partial or refused file's report")
     args = parser.parse_args(argv)
-    results = survey(args.directory, None if args.no_state_spaces else args.max_states)
+    results = survey(args.directory, None if args.no_state_spaces else args.max_states,
+                     args.timeout_s)
     counts = {o: sum(r.outcome == o for r in results) for o in ("complete", "partial",
-                                                                "refused")}
+                                                                "refused", "crash", "hang")}
     total = sum(r.transitions for r in results)
     kept = sum(r.imported for r in results)
     print("| file | import | transitions | tcpn nodes/arcs/dead | cpncheck nodes/arcs/dead"
@@ -159,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
               f" | {same} |")
     compared = [r for r in results if r.ours and r.theirs]
     print(f"\n{len(results)} files: {counts['complete']} complete, {counts['partial']} "
-          f"partial, {counts['refused']} refused; {kept} of {total} transitions imported "
+          f"partial, {counts['refused']} refused, {counts['crash']} crashed, {counts['hang']} "
+          f"hung; {kept} of {total} transitions imported "
           f"({100 * kept / max(total, 1):.1f} %); state spaces compared on {len(compared)} "
           f"files, {sum(r.ours == r.theirs for r in compared)} the same")
     classes = sum((r.classes for r in results if r.classes), Counter())

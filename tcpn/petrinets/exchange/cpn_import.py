@@ -700,6 +700,10 @@ class _Importer:
                           None if high == ML_MAX_INT else high, name=name)
         if kind == "real" and ranges is None:
             return RealSet(name=name)
+        if kind == "time" and ranges is None:
+            # CPN Tools 3.5.5's time colour set: the model's time values, integers or reals
+            # as the net's time is (its option "real timestamp")
+            return RealSet(name=name) if self._real_time() else IntSet(name=name)
         if kind == "string" and ranges is None:
             return StringSet(name=name)
         if kind == "enum":

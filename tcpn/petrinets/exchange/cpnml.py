@@ -48,6 +48,7 @@ from tcpn.petrinets.colours import (
     RealSet,
     RecordSet,
     StringSet,
+    UnionSet,
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
@@ -72,7 +73,6 @@ start_decs: dec+
 start_guard: expr ("," expr)*
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
-     | "let" dec* "in" let_body "end"          -> let
      | "while" expr "do" expr                  -> while_loop
      | "raise" expr                            -> raise_exn
      | "fn" match                              -> fn
@@ -149,6 +149,7 @@ rule: pat "=>" expr
      | "[" expr ("," expr)* "]"                -> list
      | "{" field ("," field)* "}"              -> record
      | "{" "}"                                 -> unit
+     | "let" dec* "in" let_body "end"          -> let
 
 field: NAME EQ expr
 
@@ -601,7 +602,7 @@ _ML_UNARY = {
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
 _BASIS_NAMES = frozenset({
-    "time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
+    "time", "ModelTime.time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow"})
@@ -994,7 +995,7 @@ class MLToPython(MatchForms):
         def call(fn: str, *params: ast.expr) -> ast.expr:
             return ast.Call(ast.Name(fn, ast.Load()), list(params), [])
 
-        if name == "time" and not args:
+        if name in ("time", "ModelTime.time") and not args:
             self.uses_time = True
             return ast.Name("now", ast.Load())
         if name in _ML_UNARY and len(args) == 1:
@@ -1150,6 +1151,9 @@ def colour_type(colour: ColourSet) -> MLType:
         return ("record", colour.name, tuple((f, colour_type(c)) for f, c in colour.fields))
     if isinstance(colour, ListSet):
         return ("list", colour_type(colour.element))
+    if isinstance(colour, UnionSet):
+        return ("union", colour.name, tuple((c, None if part is None else colour_type(part))
+                                            for c, part in colour.fields))
     raise UnsupportedConstruct(f"colour set {colour.describe()}",
                                "this kind of colour set has no CPN ML form")
 
@@ -1390,6 +1394,12 @@ def _literal(value: Any, t: MLType, where: str) -> str:
     if kind == "list":
         items = sorted(value) if isinstance(value, frozenset | set) else value
         return "[" + ", ".join(_literal(v, t[1], where) for v in items) + "]"
+    if kind == "union":  # "B" is the constructor B, ("A", v) is A(v)
+        parts = dict(t[2])
+        if isinstance(value, str) and parts.get(value, 0) is None:
+            return value
+        if isinstance(value, tuple) and len(value) == 2 and parts.get(value[0]) is not None:
+            return f"{value[0]}({_literal(value[1], parts[value[0]], where)})"
     raise UnsupportedConstruct(where, f"value {value!r} has no CPN ML literal")
 
 
@@ -1438,6 +1448,8 @@ class _Emitter:
         if isinstance(value, str):
             if _kind(expected) == "enum" and value in expected[2]:
                 return value, _ATOM, expected
+            if _kind(expected) == "union" and dict(expected[2]).get(value, 0) is None:
+                return value, _ATOM, expected  # a union constructor without a value
             if expected != STRING_T and value in self.o.enum_constants:
                 return value, _ATOM, self.o.enum_constants[value]
             try:
@@ -1467,6 +1479,12 @@ class _Emitter:
             return self._List(node, expected)
         if not node.elts:
             return "()", _ATOM, UNIT_T
+        if _kind(expected) == "union" and len(node.elts) == 2 and isinstance(
+                node.elts[0], ast.Constant) and dict(expected[2]).get(node.elts[0].value):
+            # ("A", v) where a union value is expected: the constructor A applied to v
+            constructor = str(node.elts[0].value)
+            text, _, _ = self.emit(node.elts[1], dict(expected[2])[constructor])
+            return f"{constructor}({text})", _APP, expected
         subs = expected[1] if _kind(expected) == "product" and len(expected[1]) == len(
             node.elts) else [None] * len(node.elts)
         parts = [self.emit(e, s) for e, s in zip(node.elts, subs, strict=True)]
