@@ -1502,9 +1502,10 @@ class _Importer:
         if not text or re.sub(r"\s+", "", text).rstrip(";") == "input();output();action()":
             return None, ()  # CPN Tools' placeholder, however it is spaced
         assert element is not None
-        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;"
-        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\s+(.*?);?\s*",
-                             text, re.DOTALL)
+        # the ';' after the input and output parts may be left out, as CPN Tools allows
+        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;?"
+        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\b\s*(.*?)"
+                             r";?\s*", text, re.DOTALL)
         if match is None:
             raise _Unsupported("a code segment other than 'input (..); output (..); action e;'")
         inputs = tuple(n.strip() for n in (match.group(1) or match.group(2) or "").split(",")
