@@ -882,7 +882,13 @@ class MLToPython(MatchForms):
                           local)
 
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        raise self._unsupported(tree, where, "character literal")
+        # #"c": a character is the string of that one character (SML's types keep the
+        # two apart, so they are never compared with each other)
+        text = _unescape_ml_string(str(tree.children[0])[1:])
+        if len(text) != 1:
+            raise self._unsupported(tree, where, f"character literal {tree.children[0]} is "
+                                    "not one character")
+        return ast.Constant(text)
 
     def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # #2 or #field as a function value (map #1 l)

@@ -59,6 +59,19 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "size_ms": lambda a: f"len({_src(a)})",
     # a list of colours is the multiset of them (tcpn's multisets are lists)
     "list_to_ms": lambda a: _src(a),
+    # characters are one-character strings (MLToPython._t_char)
+    "explode": lambda a: f"tuple({_src(a)})",
+    "String.explode": lambda a: f"tuple({_src(a)})",
+    "implode": lambda a: f"''.join({_src(a)})",
+    "String.implode": lambda a: f"''.join({_src(a)})",
+    "str": lambda a: _src(a),
+    "String.str": lambda a: _src(a),
+    "Char.ord": lambda a: f"ord({_src(a)})",
+    "ord": lambda a: f"ord({_src(a)})",
+    "Char.chr": lambda a: f"chr({_src(a)})",
+    "chr": lambda a: f"chr({_src(a)})",
+    "Char.toUpper": lambda a: f"({_src(a)}).upper()",
+    "Char.toLower": lambda a: f"({_src(a)}).lower()",
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
@@ -74,7 +87,12 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "ListPair.unzip": ("ml_pair_unzip", 1), "ListPair.map": ("ml_pair_map", 2),
             "ListPair.app": ("ml_pair_app", 2), "ListPair.all": ("ml_pair_all", 2),
             "ListPair.exists": ("ml_pair_exists", 2), "ListPair.foldl": ("ml_pair_foldl", 3),
-            "ListPair.foldr": ("ml_pair_foldr", 3), "Int.fromString": ("ml_int_from_string", 1)}
+            "ListPair.foldr": ("ml_pair_foldr", 3), "Int.fromString": ("ml_int_from_string", 1),
+            "String.tokens": ("ml_tokens", 2), "String.fields": ("ml_fields", 2),
+            "Char.isDigit": ("ml_is_digit", 1), "Char.isAlpha": ("ml_is_alpha", 1),
+            "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
+            "String.substring": ("ml_substring", 1), "String.isPrefix": ("ml_is_prefix", 2),
+            "String.isSuffix": ("ml_is_suffix", 2)}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
@@ -127,6 +145,9 @@ class MatchForms:
     #: every colour set's shape (ml_library.Shape), for ``CS.legal`` and ``CS.mkstr``
     colour_shapes: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
+    #: the model's declared functions (their names hide the library's)
+    functions: Mapping[str, int]
+    inline: Mapping[str, tuple[tuple[str, ...], ast.expr]]
     #: datatype constructors -> whether each carries a value (MLToPython)
     constructors: Mapping[str, bool]
     used_basis: set[str]
@@ -419,8 +440,9 @@ class MatchForms:
         if not (isinstance(head, Tree) and head.data == "name"):
             return None
         name = str(head.children[0])
-        if name in self.local_functions or name in local:
-            return None
+        if name in self.local_functions or name in local or name in self.functions or \
+                name in self.inline:
+            return None  # the model's own function of that name
         if name.endswith((".all", ".size", ".ran")) and \
                 name.split(".")[0] in self.colour_members and len(spine) == 1 and \
                 isinstance(spine[0], Tree) and spine[0].data == "unit":

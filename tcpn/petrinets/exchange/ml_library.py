@@ -36,7 +36,8 @@ __all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "Shape", "ml_col", "ml_find", 
            "ml_map_partial", "ml_mkstr", "ml_option_map", "ml_ord", "ml_pair_all",
            "ml_pair_app", "ml_pair_exists", "ml_pair_foldl", "ml_pair_foldr", "ml_pair_map",
            "ml_pair_unzip", "ml_pair_zip", "ml_partition", "ml_real_string", "ml_tabulate",
-           "ml_valof"]
+           "ml_valof", "ml_tokens", "ml_fields", "ml_is_digit", "ml_is_alpha", "ml_is_space",
+           "ml_sub", "ml_substring", "ml_is_prefix", "ml_is_suffix"]
 
 
 def ml_foldl(function: Callable[[Any], Any], initial: Any, items: Sequence[Any]) -> Any:
@@ -188,6 +189,67 @@ def ml_int_from_string(text: str) -> Any:
     return ("SOME", -number if match.group(1) in ("~", "-") else number)
 
 
+def ml_tokens(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]:
+    """SML's ``String.tokens p s``: the non-empty runs of ``s`` between characters ``c``
+    with ``p c`` (characters are one-character strings)."""
+    return tuple(t for t in ml_fields(is_delimiter, text) if t)
+
+
+def ml_fields(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]:
+    """SML's ``String.fields p s``: the runs between delimiters, empty ones included."""
+    parts, current = [], []
+    for char in text:
+        if is_delimiter(char):
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return tuple(parts)
+
+
+def ml_is_digit(char: str) -> bool:
+    """SML's ``Char.isDigit``: an ASCII decimal digit."""
+    return "0" <= char <= "9"
+
+
+def ml_is_alpha(char: str) -> bool:
+    """SML's ``Char.isAlpha``: an ASCII letter."""
+    return "a" <= char.lower() <= "z"
+
+
+def ml_is_space(char: str) -> bool:
+    """SML's ``Char.isSpace``: space, tab, newline, vertical tab, form feed, return."""
+    return char in " \t\n\v\f\r"
+
+
+def ml_sub(pair: tuple[str, int]) -> str:
+    """SML's ``String.sub (s, i)``: the character at ``i``; ``Subscript`` outside."""
+    text, index = pair
+    if not 0 <= index < len(text):
+        ml_raise("Subscript")
+    return text[index]
+
+
+def ml_substring(triple: tuple[str, int, int]) -> str:
+    """SML's ``String.substring (s, i, n)``: ``n`` characters from ``i``; ``Subscript``
+    when they are not all in ``s``."""
+    text, start, count = triple
+    if start < 0 or count < 0 or start + count > len(text):
+        ml_raise("Subscript")
+    return text[start:start + count]
+
+
+def ml_is_prefix(prefix: str, text: str) -> bool:
+    """SML's ``String.isPrefix s1 s2``: whether ``s2`` starts with ``s1``."""
+    return text.startswith(prefix)
+
+
+def ml_is_suffix(suffix: str, text: str) -> bool:
+    """SML's ``String.isSuffix s1 s2``: whether ``s2`` ends with ``s1``."""
+    return text.endswith(suffix)
+
+
 #: A colour set's shape, a Python literal (:func:`colour_shape`): ("int", low, high),
 #: ("real",), ("string",), ("bool",), ("unit",), ("enum", values), ("index", constructor,
 #: low, high), ("product", shapes), ("record", ((field, shape), ...)), ("list", shape,
@@ -282,4 +344,7 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_pair_foldr": ml_pair_foldr, "ml_int_string": ml_int_string,
     "ml_real_string": ml_real_string, "ml_int_from_string": ml_int_from_string,
     "ml_mkstr": ml_mkstr, "ml_legal": ml_legal, "ml_ord": ml_ord, "ml_col": ml_col,
+    "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
+    "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
+    "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
 }
