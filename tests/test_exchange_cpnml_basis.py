@@ -21,10 +21,11 @@ from test_exchange_cpn_field import colset, cpn_file, ml, var
 from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
 from tcpn.limits import using_limits
-from tcpn.petrinets.engine.simulator import simulate
+from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.statespace.space import explore
 
 #: (declaration, the int it gives when it names one, worked out by hand)
 DECLARATIONS: list[tuple[str, str | None, int | None]] = [
@@ -187,3 +188,27 @@ def test_a_union_colour_set_is_written_back_and_what_cannot_be_is_named():
                     [("A1", "PtoT", "T1", "P1", "u"), ("A2", "TtoP", "T1", "P1", "bump u")])
     with pytest.raises(Exception, match="declaration bump: CPN ML has no translation"):
         to_cpn(read_cpn(text).net)
+
+
+def test_cpn_tools_conditional_multiset_on_an_arc_explores_as_worked_out_by_hand():
+    """``[b1, b2] % v`` is ``1`v`` when every bi holds, else empty (CPN Tools' ms.sml).
+    p: 0, 1, 2, 3 with q flipping true/false; r gets ``[b, n > 0] % n ++ [not b] % (n*10)``:
+    nothing at n = 0 (b true, n = 0), 10 at n = 1 (b false), 2 at n = 2 (b true): 4 states,
+    3 arcs, the last one dead with r = {2, 10}. (cpncheck does not read '%'.)"""
+    declarations = colset("C1", "INT", "<int/>") + colset("C2", "BOOL", "<bool/>") + var(
+        "V1", "INT", "n") + var("V2", "BOOL", "b")
+    text = cpn_file(declarations, [("P1", "p", "INT", "1`0"), ("P2", "q", "BOOL", "1`true"),
+                                   ("P3", "r", "INT", "")],
+                    [("T1", "t", "n &lt; 3", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
+                     ("A3", "PtoT", "T1", "P2", "b"), ("A4", "TtoP", "T1", "P2", "not b"),
+                     ("A5", "TtoP", "T1", "P3", "[b, n &gt; 0]%n ++ [not b]%(n*10)")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    space = explore(imported.net)
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 1)
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("r")) == [2, 10]
+    assert read_cpn(declarations_net(["val a = length ([true, 1 < 2] % 5)"
+                                      " + length ([false] % 3);"])).net.declarations["a"] == 1

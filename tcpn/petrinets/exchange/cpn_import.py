@@ -1590,7 +1590,7 @@ class _Importer:
             if orientation != "ttop":
                 raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
-        tree = self._parse(element.find("annot"), value_text, where)
+        tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
         when = None
         if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
@@ -1943,6 +1943,29 @@ def _is_multiset_body(dec: Tree) -> bool:
 
 def _is_empty(tree: Any) -> bool:
     return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _conditional_terms(tree: Any) -> Any:
+    """An arc inscription with CPN Tools' ``[b1, b2] % v`` terms (``1`v`` when every
+    ``bi`` holds, else ``empty``; ms.sml, infix 7) written as ``if b1 andalso b2 then 1`v
+    else empty``, the form the arcs read; anything else as it is."""
+    if isinstance(tree, Tree) and tree.data == "binop" and str(tree.children[1]) in (
+            "++", "+++"):
+        left, op, right = tree.children
+        new_left, new_right = _conditional_terms(left), _conditional_terms(right)
+        return tree if (new_left, new_right) == (left, right) else Tree(
+            "binop", [new_left, op, new_right], tree.meta)
+    if not (isinstance(tree, Tree) and tree.data == "binop" and str(tree.children[1]) == "%"):
+        return tree
+    tests, _, value = tree.children
+    conditions = tests.children if isinstance(tests, Tree) and tests.data == "list" else [tests]
+    condition: Any = Tree("name", [LarkToken("NAME", "true")])
+    for test in conditions:
+        condition = test if condition.data == "name" and str(condition.children[0]) == "true" \
+            else Tree("andalso", [condition, test])
+    once = Tree("binop", [Tree("int", [LarkToken("INT", "1")]), LarkToken("BQ", "`"), value])
+    return Tree("ifte", [condition, once, Tree("name", [LarkToken("NAME", "empty")])],
+                tree.meta)
 
 
 def _strip_typed_val(dec: Tree) -> tuple[Any, Any, Any]:

@@ -123,6 +123,7 @@ rule: pat "=>" expr
     | mul MOD bq                               -> binop
     | mul ATPLUS bq                            -> binop
     | mul ATPLUSPLUS bq                        -> binop
+    | mul PERCENT bq                           -> binop
 ?bq: stamp
    | bq BQ stamp                               -> binop
 ?stamp: app
@@ -224,6 +225,7 @@ DIV: "div"
 MOD: "mod"
 ATPLUS: "@+"
 ATPLUSPLUS: "@++"
+PERCENT: "%"
 AT: "@"
 BQ: "`"
 
@@ -864,6 +866,9 @@ class MLToPython(MatchForms):
         right = self._expr(right_tree, where, local)
         if op == "`":  # CPN ML's multisets are lists: n`v is n copies of v
             return ast.BinOp(ast.Tuple([right], ast.Load()), ast.Mult(), left)
+        if op == "%":  # CPN Tools' bs % v: 1`v when every boolean of bs holds, else empty
+            return ast.IfExp(ast.Call(ast.Name("all", ast.Load()), [left], []),
+                             ast.Tuple([right], ast.Load()), ast.Tuple([], ast.Load()))
         if op in ("++", "+++"):
             return ast.BinOp(left, ast.Add(), right)
         if op in _ML_COMPARE:
