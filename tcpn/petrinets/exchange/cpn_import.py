@@ -51,6 +51,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    record_class,
 )
 from tcpn.petrinets.distributions import (
     Discrete,
@@ -845,6 +846,10 @@ class _Importer:
     def _declare_basis(self, translator: MLToPython) -> None:
         for name in translator.used_basis:
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
+        for labels, name in translator.anonymous_records.items():
+            if labels not in self.records:  # a record type no colour set declares
+                self.records[labels] = name
+                self.declarations[name] = record_class(name, tuple(sorted(labels)))
 
     def _globref(self, element: ET.Element) -> None:
         """``<globref><id>x</id><ml>e</ml></globref>``: read as ``globref x = e``."""
@@ -1080,7 +1085,7 @@ class _Importer:
                 translator.known_fields(python, where)
             except UnsupportedConstruct as exc:
                 raise _Unsupported.of(exc) from None
-            check_expression(python, where, fields=frozenset().union(*self.records),
+            check_expression(python, where, fields=translator.record_labels(),
                              declared=translator.declared_names(frozenset(py_params) | {name}))
             params, colours = py_params, (None,) * len(py_params)
         else:

@@ -201,6 +201,8 @@ field_pat: NAME (EQ pat)?
        | LONGID                                -> ty_name
        | TYVAR                                 -> ty_name
        | "(" ty ")"
+       | "(" ty ("," ty)+ ")" (NAME | LONGID)  -> ty_app
+       | "{" NAME ":" ty ("," NAME ":" ty)* "}" -> ty_record
 
 ELLIPSIS: "..."
 ASSIGN: ":="
@@ -645,6 +647,9 @@ class MLToPython(MatchForms):
     index_constructors: frozenset[str] = frozenset()
     colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     colour_shapes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: records whose fields no record colour set has (labels -> the constructor's name):
+    #: the importer declares them (SML's records need no declaration)
+    anonymous_records: dict[frozenset[str], str] = field(default_factory=dict)
     local_functions: dict[str, int] = field(default_factory=dict)
     #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
     cells: frozenset[str] = frozenset()
@@ -668,14 +673,18 @@ class MLToPython(MatchForms):
         node = self._expr(tree, where, local)
         self.known_fields(node, where)
         check_expression(node, where, declared=self.declared_names(local),
-                         fields=frozenset().union(*self.records))
+                         fields=self.record_labels())
         return node
+
+    def record_labels(self) -> frozenset[str]:
+        """The fields of every record colour set and record type in scope."""
+        return frozenset().union(*self.records, *self.anonymous_records)
 
     def known_fields(self, node: ast.expr, where: str) -> None:
         """Refuse, as a construct tcpn does not translate, a selector ``#f`` whose field
         is a harmless name no imported record colour set has (its colour set was left
         out); a name the restricted evaluator forbids stays for it to refuse."""
-        fields = frozenset().union(*self.records) | SAFE_METHODS
+        fields = self.record_labels() | SAFE_METHODS
         for sub in ast.walk(node):
             if isinstance(sub, ast.Attribute) and sub.attr not in fields and \
                     not sub.attr.startswith("_") and sub.attr not in FORBIDDEN_ATTRIBUTES:
@@ -688,7 +697,7 @@ class MLToPython(MatchForms):
         ml = (self.variables | self.constants | set(self.functions) | set(self.inline)
               | set(self.local_functions) | self.index_constructors | local)
         return frozenset(map(py_name, ml)) | frozenset(self.records.values()) | frozenset(
-            self.used_basis)
+            self.used_basis) | frozenset(self.anonymous_records.values())
 
     def text(self, tree: Tree | LarkToken, where: str) -> str:
         """Like :meth:`expression`, as Python source text."""
@@ -727,10 +736,17 @@ class MLToPython(MatchForms):
 
     def _t_record(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         fields = [(str(f.children[0]), f.children[2]) for f in tree.children]
-        constructor = self.records.get(frozenset(name for name, _ in fields))
+        labels = frozenset(name for name, _ in fields)
+        constructor = self.records.get(labels) or self.anonymous_records.get(labels)
         if constructor is None:
-            raise self._unsupported(tree, where, "record with fields "
-                                    f"{sorted(n for n, _ in fields)} matches no record colour set")
+            # SML's records are structural: one no colour set declares (a 'type' or no
+            # type at all) is a record type of its own, declared with the net (its fields
+            # in label order)
+            if any(not is_ml_identifier(n) or n.startswith("_") for n in labels):
+                raise self._unsupported(tree, where, "record with fields "
+                                        f"{sorted(labels)} matches no record colour set")
+            constructor = "record_" + "_".join(py_name(n) for n in sorted(labels))
+            self.anonymous_records[labels] = constructor
         return ast.Call(ast.Name(constructor, ast.Load()), [], [
             ast.keyword(name, self._expr(value, where, local)) for name, value in fields
         ])

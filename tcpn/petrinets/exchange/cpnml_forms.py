@@ -145,6 +145,9 @@ class MatchForms:
     #: every colour set's shape (ml_library.Shape), for ``CS.legal`` and ``CS.mkstr``
     colour_shapes: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
+    #: record colour sets (labels -> constructor) and record types no colour set declares
+    records: Mapping[frozenset[str], str]
+    anonymous_records: dict[frozenset[str], str]
     #: the model's declared functions (their names hide the library's)
     functions: Mapping[str, int]
     inline: Mapping[str, tuple[tuple[str, ...], ast.expr]]
@@ -237,6 +240,11 @@ class MatchForms:
             bindings.append((str(pat.children[0]), subject))
             self.pattern(pat.children[-1], subject, where, conditions, bindings)
         elif kind == "record_pat":
+            labels = frozenset(str(f.children[0]) for f in pat.children if isinstance(f, Tree))
+            known = any(labels <= fields for fields in (*self.records, *self.anonymous_records))
+            if not known:  # a record type of its own (MLToPython._t_record)
+                self.anonymous_records[labels] = "record_" + "_".join(
+                    self._py(n) for n in sorted(labels))
             for field_pat in pat.children:
                 if not isinstance(field_pat, Tree):
                     continue  # the '...' of a flexible record pattern
