@@ -952,8 +952,10 @@ class _Importer:
             elif dec.data == "datatype_dec":
                 self._datatype(dec, element)
             elif dec.data == "type_dec":  # an abbreviation: types are not checked
-                self.note("declaration", element, _dec_name(dec), "type abbreviation: read "
-                          "(tcpn does not check the types of CPN ML values)")
+                names = [str(c) for b in dec.children for c in b.children
+                         if isinstance(c, LarkToken) and c.type == "NAME"]
+                self.note("declaration", element, ", ".join(names), "type abbreviation: "
+                          "read (tcpn does not check the types of CPN ML values)")
             elif dec.data == "globref_dec":  # globref x = e is val x = ref e
                 name, _, body = dec.children
                 self._constant_valued(str(name), body, element, "globref")
