@@ -2020,15 +2020,13 @@ def _declared_names(dec: Tree) -> list[str]:
     return []
 
 
-def _pattern_tokens(pat: Any) -> list[LarkToken]:
-    """The names a pattern binds (its ``var_pat`` and ``as`` names)."""
+def _pattern_tokens(pat: Any) -> list[Any]:
+    """The names a pattern binds (its ``var_pat`` and ``as`` names), as tokens."""
     if not isinstance(pat, Tree):
         return []
-    if pat.data == "var_pat":
+    if pat.data == "var_pat" or (pat.data == "field_pat" and len(pat.children) == 1):
         return [pat.children[0]]
-    found = [pat.children[0]] if pat.data == "as_pat" else []
-    if pat.data == "field_pat" and len(pat.children) == 1:
-        return [pat.children[0]]
+    found: list[Any] = [pat.children[0]] if pat.data == "as_pat" else []
     return found + [t for c in pat.children for t in _pattern_tokens(c)]
 
 

@@ -606,7 +606,8 @@ _ML_UNARY = {
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
 _BASIS_NAMES = frozenset({
-    "time", "ModelTime.time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
+    "time", "ModelTime.time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev",
+    "List.rev",
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow"})
@@ -895,10 +896,11 @@ class MLToPython(MatchForms):
 
     def _t_op_fn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # op+ (any infix operator made a function of a pair): fn (a, b) => a + b
-        pair = Tree("tuple_pat", [Tree("var_pat", [LarkToken("NAME", "_a")]),
-                                  Tree("var_pat", [LarkToken("NAME", "_b")])])
-        body = Tree("binop", [Tree("name", [LarkToken("NAME", "_a")]), tree.children[0],
-                              Tree("name", [LarkToken("NAME", "_b")])])
+        pair: Tree[Any] = Tree("tuple_pat", [Tree("var_pat", [LarkToken("NAME", "_a")]),
+                                             Tree("var_pat", [LarkToken("NAME", "_b")])])
+        body: Tree[Any] = Tree("binop", [Tree("name", [LarkToken("NAME", "_a")]),
+                                         tree.children[0],
+                                         Tree("name", [LarkToken("NAME", "_b")])])
         return self._expr(Tree("fn", [Tree("match", [Tree("rule", [pair, body])])]), where,
                           local)
 

@@ -26,7 +26,8 @@ from tcpn.errors import InputError
 from tcpn.petrinets.cells import LoopLimitError
 from tcpn.petrinets.restricted import EvaluationBudgetError
 
-__all__ = ["EXCEPTION_FUNCTIONS", "CallDepthError", "ListLimitError", "MLRaise", "ml_handle", "ml_raise"]
+__all__ = ["EXCEPTION_FUNCTIONS", "CallDepthError", "ListLimitError", "MLRaise", "ml_handle",
+           "ml_raise"]
 
 #: SML basis exceptions and the Python errors their cases become in the translation.
 _BASIS_ERRORS: Mapping[str, tuple[type[Exception], ...]] = {

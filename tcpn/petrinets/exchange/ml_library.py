@@ -31,13 +31,44 @@ from typing import Any
 from tcpn.limits import limit_problem, limits
 from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
 
-__all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "Shape", "ml_col", "ml_find", "ml_foldl",
-           "ml_foldr", "ml_get_item", "ml_int_from_string", "ml_int_string", "ml_legal",
-           "ml_map_partial", "ml_mkstr", "ml_option_map", "ml_ord", "ml_pair_all",
-           "ml_pair_app", "ml_pair_exists", "ml_pair_foldl", "ml_pair_foldr", "ml_pair_map",
-           "ml_pair_unzip", "ml_pair_zip", "ml_partition", "ml_real_string", "ml_tabulate",
-           "ml_valof", "ml_tokens", "ml_fields", "ml_is_digit", "ml_is_alpha", "ml_is_space",
-           "ml_sub", "ml_substring", "ml_is_prefix", "ml_is_suffix"]
+__all__ = [
+    "LIBRARY_FUNCTIONS",
+    "ListLimitError",
+    "Shape",
+    "ml_col",
+    "ml_fields",
+    "ml_find",
+    "ml_foldl",
+    "ml_foldr",
+    "ml_get_item",
+    "ml_int_from_string",
+    "ml_int_string",
+    "ml_is_alpha",
+    "ml_is_digit",
+    "ml_is_prefix",
+    "ml_is_space",
+    "ml_is_suffix",
+    "ml_legal",
+    "ml_map_partial",
+    "ml_mkstr",
+    "ml_option_map",
+    "ml_ord",
+    "ml_pair_all",
+    "ml_pair_app",
+    "ml_pair_exists",
+    "ml_pair_foldl",
+    "ml_pair_foldr",
+    "ml_pair_map",
+    "ml_pair_unzip",
+    "ml_pair_zip",
+    "ml_partition",
+    "ml_real_string",
+    "ml_sub",
+    "ml_substring",
+    "ml_tabulate",
+    "ml_tokens",
+    "ml_valof",
+]
 
 
 def ml_foldl(function: Callable[[Any], Any], initial: Any, items: Sequence[Any]) -> Any:
@@ -197,7 +228,8 @@ def ml_tokens(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]
 
 def ml_fields(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]:
     """SML's ``String.fields p s``: the runs between delimiters, empty ones included."""
-    parts, current = [], []
+    parts: list[str] = []
+    current: list[str] = []
     for char in text:
         if is_delimiter(char):
             parts.append("".join(current))
