@@ -634,7 +634,9 @@ class _Importer:
                     self._ml(element)
                 elif tag == "globref":
                     self._globref(element)
-                elif tag in ("use", "channel", "invariant"):
+                elif tag == "use":  # <use><ml>"file.sml"</ml></use>: use "file.sml"
+                    self._use(element, f"use {(element.findtext('ml') or '').strip()}")
+                elif tag in ("channel", "invariant"):
                     self.skip("declaration", element, tag,
                               f"<{tag}> declarations are not imported")
 

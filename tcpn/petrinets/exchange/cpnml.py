@@ -610,7 +610,7 @@ _BASIS_NAMES = frozenset({
     "List.rev",
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
-    "concat", "Math.pow"})
+    "concat", "Math.pow", "cf"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
@@ -1069,6 +1069,8 @@ class MLToPython(MatchForms):
                 ast.Compare(ast.Name("_o", ast.Load()), [ast.Eq()], [ast.Constant("NONE")]),
                 ast.Name("_d", ast.Load()), ast.Subscript(ast.Name("_o", ast.Load()),
                                                           ast.Constant(1), ast.Load())), args)
+        if name == "cf" and len(args) == 2:  # CPN Tools' cf (c, ms): how many c in ms
+            return ast.Call(ast.Attribute(args[1], "count", ast.Load()), [args[0]], [])
         if name == "List.nth" and len(args) == 2:
             return ast.Subscript(args[0], args[1], ast.Load())
         if name == "List.drop" and len(args) == 2:

@@ -59,6 +59,7 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "size_ms": lambda a: f"len({_src(a)})",
     # a list of colours is the multiset of them (tcpn's multisets are lists)
     "list_to_ms": lambda a: _src(a),
+    "ms_to_list": lambda a: _src(a),
     # characters are one-character strings (MLToPython._t_char)
     "explode": lambda a: f"tuple({_src(a)})",
     "String.explode": lambda a: f"tuple({_src(a)})",
@@ -76,7 +77,8 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
                  "filter": "filter", "List.exists": "any", "exists": "any",
-                 "List.all": "all", "List.app": "app", "app": "app"}
+                 "List.all": "all", "List.app": "app", "app": "app",
+                 "ext_col": "map"}  # CPN Tools' ext_col f ms is List.map (ms.sml)
 #: Basis functions with curried arguments that run as a function of ml_library:
 #: name -> (that function, how many arguments).
 _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
