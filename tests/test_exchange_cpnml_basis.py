@@ -212,3 +212,17 @@ def test_cpn_tools_conditional_multiset_on_an_arc_explores_as_worked_out_by_hand
     assert sorted(t.value for t in simulator.tokens("r")) == [2, 10]
     assert read_cpn(declarations_net(["val a = length ([true, 1 < 2] % 5)"
                                       " + length ([false] % 3);"])).net.declarations["a"] == 1
+
+
+def test_int_and_real_to_string_are_written_back_as_read():
+    declarations = colset("C1", "INT", "<int/>") + colset("C2", "STRING", "<string/>") + var(
+        "V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "STRING", "")],
+                    [("T1", "t", "n &lt; 1", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n + 1"),
+                     ("A3", "TtoP", "T1", "P2", "Int.toString (~n - 2) ^ Real.toString 1.5")])
+    written = to_cpn(read_cpn(text).net)
+    assert "Int.toString(~(n) - 2) ^ Real.toString(1.5)" in written
+    simulator = Simulator(read_cpn(written).net, seed=0)
+    simulator.run(until=10.0)
+    assert [t.value for t in simulator.tokens("r")] == ["~21.5"]

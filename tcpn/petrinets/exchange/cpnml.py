@@ -1840,6 +1840,8 @@ class _Emitter:
         name = func.id
         if name in self.o.records:
             return self._record(node, self.o.records[name])
+        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+            return self._builtin(node, name, expected)
         if name in self.o.functions:
             info = self.o.functions[name]
             params = info.params or (None,) * len(node.args)
