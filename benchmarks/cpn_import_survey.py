@@ -61,12 +61,20 @@ def left_out_class(item: ReportItem) -> str:
         return "use of an SML file the model does not hold"
     if "syntax error" in item.reason:
         return f"{item.kind}: CPN ML syntax tcpn does not parse"
+    if item.missing and "." in item.missing:
+        return (f"{item.kind}: a function of a structure tcpn does not read "
+                f"({item.missing.split('.')[0]})")
     if item.missing:
         return f"{item.kind}: a name nothing declares (basis or library function, datatype)"
     declaration = re.match(r"SML '(\w+)' declarations", item.reason)
     if declaration:
         return f"SML '{declaration.group(1)}' declaration"
-    return f"{item.kind}: " + re.split(r"[:(]", item.reason, maxsplit=1)[0].strip()[:70]
+    # the construct, without the element it sits on or the values it names
+    reason = re.sub(r"^arc \S+: ", "arc: ", item.reason)
+    reason = re.sub(r"\[[^\]]*\]", "[...]", reason)
+    return f"{item.kind}: " + re.split(r"[:(]", reason, maxsplit=1)[0].strip()[:70] + (
+        ": " + re.split(r"[:(]", reason.split(": ", 1)[1], maxsplit=1)[0].strip()[:60]
+        if reason.startswith("arc: ") else "")
 
 
 def file_transitions(path: Path) -> int:

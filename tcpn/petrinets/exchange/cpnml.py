@@ -743,7 +743,8 @@ class MLToPython(MatchForms):
             # SML's records are structural: one no colour set declares (a 'type' or no
             # type at all) is a record type of its own, declared with the net (its fields
             # in label order)
-            if any(not is_ml_identifier(n) or n.startswith("_") for n in labels):
+            if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_")
+                   or n in FORBIDDEN_ATTRIBUTES for n in labels):
                 raise self._unsupported(tree, where, "record with fields "
                                         f"{sorted(labels)} matches no record colour set")
             constructor = "record_" + "_".join(py_name(n) for n in sorted(labels))
