@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcpn.errors import InputError
+from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import ImportedNet, ReportItem, read_cpn
 from tcpn.petrinets.statespace.space import explore
 
@@ -101,8 +102,8 @@ def state_spaces(path: Path, imported: ImportedNet, max_states: int) -> tuple[
             ours = (len(space), space.n_edges, len(space.dead_markings()))
         else:
             notes.append(f"tcpn: over {max_states} states")
-    except InputError as exc:
-        notes.append(f"tcpn: {str(exc)[:90]}")
+    except (InputError, FiringError) as exc:  # a firing error: the import was not right
+        notes.append(f"tcpn: {type(exc).__name__}: {str(exc)[:90]}")
     try:
         checked = build_state_space(ColouredNet(CPNNet(str(path))), max_states)
         if checked.complete:
