@@ -226,3 +226,20 @@ def test_int_and_real_to_string_are_written_back_as_read():
     simulator = Simulator(read_cpn(written).net, seed=0)
     simulator.run(until=10.0)
     assert [t.value for t in simulator.tokens("r")] == ["~21.5"]
+
+
+def test_an_explicit_time_stamp_on_an_output_arc_is_the_tokens_stamp():
+    """t fires at time 0 for n = 0 and n = 1 (q is untimed); r gets n stamped now + 5 and
+    a 7 stamped 3 each time: stamps 5, 5, 3, 3, as CPN Tools gives them."""
+    declarations = colset("C1", "INT", "<int/>") + (
+        '<color id="C2"><id>TINT</id><int/><timed/></color>') + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
+                    [("T1", "t", "n &lt; 2", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
+                     ("A3", "TtoP", "T1", "P2", "1`n@(time() + 5) ++ 1`7@3")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=100.0)
+    assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
+        (0, 5.0), (1, 5.0), (7, 3.0), (7, 3.0)]

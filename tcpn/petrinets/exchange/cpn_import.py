@@ -1609,8 +1609,15 @@ class _Importer:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         arcs = []
         for term in terms:
+            term_delay = delay
             if term.stamp is not None:
-                raise _Unsupported(f"{where}: an explicit timestamp '@' on an arc")
+                # v@t on an output arc: the token's time stamp is t, a delay of t - now (a
+                # stamp already past: ready now, as CPN Tools takes it)
+                if orientation != "ttop" or delay is not None or not colour.is_timed:
+                    raise _Unsupported(f"{where}: an explicit timestamp '@' on an input arc, "
+                                       "with a delay or on an untimed place")
+                stamp, _ = self._python(element, term.stamp, where, variables)
+                term_delay = f"max(0, ({stamp}) - now)"
             count: int | str = 1
             if _branches(term.value):
                 # if/case choosing among multisets of one value each: that value (chosen
@@ -1635,7 +1642,8 @@ class _Importer:
             if orientation == "ptot":
                 arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
             elif orientation == "ttop":
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when, delay))
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
+                                term_delay))
             elif colour.is_timed:
                 arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
                 arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
