@@ -617,6 +617,17 @@ _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
     "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
     **LIBRARY_FUNCTIONS}
+#: How the export's refusals name the library functions the import translates to.
+_LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a reference cell)",
+                     "ml_ref": "ref", "ml_while": "while", "ml_handle": "handle",
+                     "ml_raise": "raise", "ml_valof": "valOf", "ml_find": "List.find",
+                     "ml_option_map": "Option.map", "ml_tabulate": "List.tabulate",
+                     "ml_partition": "List.partition", "ml_map_partial": "List.mapPartial",
+                     "ml_get_item": "List.getItem", "ml_int_from_string": "Int.fromString",
+                     "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
+                     "ml_col": "CS.col", "ml_tokens": "String.tokens",
+                     "ml_fields": "String.fields", "ml_sub": "String.sub",
+                     "ml_substring": "String.substring"}
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
 
@@ -1843,6 +1854,10 @@ class _Emitter:
             return self._record(node, self.o.records[name])
         if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
             return self._builtin(node, name, expected)
+        if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil"):
+            spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
+            raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
+                              "written back by the export")
         if name in self.o.functions:
             info = self.o.functions[name]
             params = info.params or (None,) * len(node.args)
