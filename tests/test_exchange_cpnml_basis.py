@@ -14,12 +14,14 @@ ints in parentheses, strings quoted). A recursion that is not a loop stops at th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from test_exchange_cpn_field import colset, cpn_file, ml, var
 from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
+from tcpn.errors import InputError
 from tcpn.limits import using_limits
 from tcpn.petrinets.engine.simulator import Simulator, simulate
 from tcpn.petrinets.errors import FiringError
@@ -243,3 +245,16 @@ def test_an_explicit_time_stamp_on_an_output_arc_is_the_tokens_stamp():
     simulator.run(until=100.0)
     assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
         (0, 5.0), (1, 5.0), (7, 3.0), (7, 3.0)]
+
+
+@pytest.mark.parametrize(("arc", "code", "named"), [
+    ("foldl (fn (x, s) =&gt; x + s) n [1, 2]", "", "foldl (SML or CPN Tools, read from"),
+    ("n + 1", "input (n); output (); action cnt := !cnt + n;", ":= (a reference cell)"),
+])
+def test_what_the_export_does_not_write_back_is_named_in_cpn_ml(arc, code, named):
+    declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n") + ml(
+        "M1", "globref cnt = 0;")
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`0")], [("T1", "t", "n &lt; 3", code)],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", arc)])
+    with pytest.raises(InputError, match=re.escape(named)):
+        to_cpn(read_cpn(text).net)
