@@ -1854,7 +1854,7 @@ class _Emitter:
             return self._record(node, self.o.records[name])
         if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
             return self._builtin(node, name, expected)
-        if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil"):
+        if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
                               "written back by the export")
