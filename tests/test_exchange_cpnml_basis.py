@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_exchange_cpn_field import colset, cpn_file, ml, var
+from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
 from tcpn.errors import InputError
@@ -258,3 +258,33 @@ def test_what_the_export_does_not_write_back_is_named_in_cpn_ml(arc, code, named
                     [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", arc)])
     with pytest.raises(InputError, match=re.escape(named)):
         to_cpn(read_cpn(text).net)
+
+
+def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_path: Path):
+    """CPN Tools' multisets are lists: ``W.all()`` on an output arc puts one token of each
+    worker, ``List.map`` of a constant list likewise (w1 twice here). One that depends on
+    the binding is left out naming the variables, never imported as one wrong token."""
+    declarations = colset("C1", "UNIT", "<unit/>") + colset(
+        "C2", "W", "<enum><id>w1</id><id>w2</id><id>w3</id></enum>") + colset(
+        "C3", "WS", "<list><id>W</id></list>") + var("V1", "WS", "ws") + ml(
+        "M1", "fun firsts () = List.map (fn _ => w1) [1, 2];")
+    text = cpn_file(declarations, [("P1", "s", "UNIT", "1`()"), ("P2", "p", "W", ""),
+                                   ("P3", "q", "W", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", "W.all()"),
+                     ("A3", "TtoP", "T1", "P3", "firsts ()")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=1.0)
+    assert sorted(t.value for t in simulator.tokens("p")) == ["w1", "w2", "w3"]
+    assert [t.value for t in simulator.tokens("q")] == ["w1", "w1"]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    bound = cpn_file(declarations + colset("C4", "L", "<list><id>W</id></list>"),
+                     [("P1", "s", "WS", "1`[w1, w2]"), ("P2", "p", "W", "")],
+                     [("T1", "t", "", "")],
+                     [("A1", "PtoT", "T1", "P1", "ws"), ("A2", "TtoP", "T1", "P2", "rev ws")])
+    reasons = [item.reason for item in read_cpn(bound).report.unsupported]
+    assert any("a multiset written as a list that depends on the binding (ws)" in r
+               for r in reasons), reasons

@@ -417,6 +417,7 @@ class _Importer:
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
+        self.function_trees: dict[str, Tree] = {}  # every fun read: its declaration
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -1114,6 +1115,7 @@ class _Importer:
                       "expanded at each call instead of declared")
             return
         self.functions[name] = len(py_params)
+        self.function_trees[name] = dec
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
         self.declarations[py_name(name)] = DeclaredFunction(
@@ -1607,7 +1609,34 @@ class _Importer:
         terms = self._expand_terms(tree, where)
         if not terms:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
-        arcs = []
+        # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
+        # the multiset of them, as CPN Tools reads it: one term per distinct colour
+        literals: list[tuple[str, int]] = []
+        if not isinstance(colour, ListSet):
+            listed = [t for t in terms if t.count is None and t.stamp is None and
+                      self._list_valued(t.value, 0)]
+            for term in listed:
+                literals.extend(self._listed_colours(element, term.value, where, variables,
+                                                     colour))
+            terms = [t for t in terms if not any(t is u for u in listed)]
+        arcs: list[Arc] = []
+
+        def add(value: str, count: int | str, term_delay: Any) -> None:
+            if orientation == "ptot":
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+            elif orientation == "ttop":
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
+                                term_delay))
+            elif colour.is_timed:
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
+                self.note("arc", element, where, "a double arc on a timed place imported as an "
+                          "input and an output arc (the token gets a new timestamp)")
+            else:
+                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+
+        for literal, times in literals:
+            add(literal, times, delay)
         for term in terms:
             term_delay = delay
             if term.stamp is not None:
@@ -1639,19 +1668,64 @@ class _Importer:
                     count = count_text
             if isinstance(colour, UnitSet) and term.count is None and value.isdigit():
                 count, value = int(value), "()"
-            if orientation == "ptot":
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
-            elif orientation == "ttop":
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
-                                term_delay))
-            elif colour.is_timed:
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
-                self.note("arc", element, where, "a double arc on a timed place imported as an "
-                          "input and an output arc (the token gets a new timestamp)")
-            else:
-                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+            add(value, count, term_delay)
         return arcs
+
+    def _list_valued(self, tree: Any, depth: int) -> bool:
+        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``List.map``,
+        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, a ``val`` or a call of a
+        function whose value is one): on an arc, the multiset of its elements."""
+        if not isinstance(tree, Tree) or depth > 8:
+            return False
+        if tree.data == "list":
+            return True
+        if tree.data in ("let", "sequence"):
+            return self._list_valued(tree.children[-1], depth + 1)
+        if tree.data == "ifte":
+            return all(self._list_valued(c, depth + 1) for c in tree.children[1:])
+        if tree.data == "binop":
+            return str(tree.children[1]) in ("^^", "::")
+        if tree.data == "name":
+            return isinstance(self.constants.get(str(tree.children[0])), tuple) and \
+                str(tree.children[0]) not in self.variables
+        if tree.data != "apply":
+            return False
+        head = tree
+        while isinstance(head, Tree) and head.data == "apply":
+            head = head.children[0]
+        if not (isinstance(head, Tree) and head.data == "name"):
+            return False
+        name = str(head.children[0])
+        if name.endswith(".all") and name[:-4] in self.colour_members:
+            return True
+        if name in _LIST_FUNCTIONS and name not in self.functions:
+            return True
+        dec = self.function_trees.get(name)
+        return dec is not None and all(self._list_valued(c.children[-1], depth + 1)
+                                       for c in dec.children)
+
+    def _listed_colours(self, element: ET.Element, tree: Tree, where: str,
+                        variables: frozenset[str], colour: ColourSet) -> list[tuple[str, int]]:
+        """The colours of a list-valued arc term, when it depends on no variable: (Python
+        literal, how many times), in the list's order. One that depends on the binding
+        is left out: tcpn's arcs carry one value each."""
+        python, translator = self._python(element, tree, where, variables)
+        names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
+                 if isinstance(n, ast.Name)}
+        bound = names & {py_name(v) for v in variables}
+        if bound:
+            raise _Unsupported(f"{where}: a multiset written as a list that depends on the "
+                               f"binding ({', '.join(sorted(bound))}): tcpn's arcs carry one "
+                               "value each")
+        value = self._evaluate(ast.parse(python, mode="eval").body, translator, where)
+        if not isinstance(value, tuple) or not all(colour.contains(v) for v in value):
+            raise _Unsupported(f"{where}: a list whose elements are not of the place's "
+                               f"colour set {colour.name}")
+        counts: dict[str, int] = {}
+        for item in value:
+            literal = repr(item)
+            counts[literal] = counts.get(literal, 0) + 1
+        return list(counts.items())
 
     def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
         """The terms of a multiset inscription, with calls of functions whose value is
@@ -1983,6 +2057,12 @@ def _conditional_terms(tree: Any) -> Any:
     once = Tree("binop", [Tree("int", [LarkToken("INT", "1")]), LarkToken("BQ", "`"), value])
     return Tree("ifte", [condition, once, Tree("name", [LarkToken("NAME", "empty")])],
                 tree.meta)
+
+
+#: Basis functions whose value is a list (on an arc: a multiset of its elements).
+_LIST_FUNCTIONS = frozenset({"List.map", "map", "List.filter", "filter", "List.tabulate",
+                             "rev", "List.rev", "List.take", "List.drop", "list_to_ms",
+                             "ext_col", "remdupl", "List.concat"})
 
 
 def _strip_typed_val(dec: Tree) -> tuple[Any, Any, Any]:
