@@ -1704,7 +1704,7 @@ class _Importer:
         return dec is not None and all(self._list_valued(c.children[-1], depth + 1)
                                        for c in dec.children)
 
-    def _listed_colours(self, element: ET.Element, tree: Tree, where: str,
+    def _listed_colours(self, element: ET.Element, tree: Any, where: str,
                         variables: frozenset[str], colour: ColourSet) -> list[tuple[str, int]]:
         """The colours of a list-valued arc term, when it depends on no variable: (Python
         literal, how many times), in the list's order. One that depends on the binding
