@@ -41,6 +41,7 @@ from tcpn.limits import Limits, UnreadableInput, limit_problem, limits, read_inp
 from tcpn.petrinets.cells import CELL_FUNCTIONS, Cell, ml_ref
 from tcpn.petrinets.colours import (
     BoolSet,
+    ClockSet,
     ColourSet,
     EnumSet,
     IntSet,
@@ -400,6 +401,7 @@ class _Importer:
         self.colour_members: dict[str, tuple[Any, ...]] = {}
         self.colour_shapes: dict[str, tuple[Any, ...]] = {}  # for CS.legal and CS.mkstr
         self.index_colours: dict[str, str] = {}  # index colour set -> its constructor
+        self.time_colours: set[str] = set()  # the 'time' colour sets
         self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
@@ -661,7 +663,9 @@ class _Importer:
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
-        self.colour_shapes[name] = _shape(colour, self.index_colours.get(name))
+        self.colour_shapes[name] = ("int", None, None) if (
+            name in self.time_colours and not self._real_time()) else _shape(
+            colour, self.index_colours.get(name))
         members = self.subset_members.get(name, colour.members())
         if members is not None:
             self.colour_members[name] = tuple(members)
@@ -705,9 +709,10 @@ class _Importer:
         if kind == "real" and ranges is None:
             return RealSet(name=name)
         if kind == "time" and ranges is None:
-            # CPN Tools 3.5.5's time colour set: the model's time values, integers or reals
-            # as the net's time is (its option "real timestamp")
-            return RealSet(name=name) if self._real_time() else IntSet(name=name)
+            # CPN Tools 3.5.5's time colour set: readings of the model's clock (integers or
+            # reals as the net's time is; time() gives tcpn's clock, a float, in both)
+            self.time_colours.add(name)
+            return ClockSet(name=name)
         if kind == "string" and ranges is None:
             return StringSet(name=name)
         if kind == "enum":

@@ -295,7 +295,8 @@ def ml_mkstr(name: str, shape: Shape, value: Any) -> str:
     ``(a,b)``, records ``{f=a,g=b}``, lists ``[a,b]``, union values ``C(v)``, index
     values ``ph(2)``."""
     kind = shape[0]
-    if kind == "int":
+    if kind == "int":  # a time colour set's value in an integer-time net may be a float
+        value = int(value)
         return f"({ml_int_string(value)})" if value < 0 else str(value)
     if kind == "real":
         return ml_real_string(value)
