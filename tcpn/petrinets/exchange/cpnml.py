@@ -155,13 +155,13 @@ rule: pat "=>" expr
 field: NAME EQ expr
 
 // declarations
-?dec: "val" pat EQ expr ";"?                   -> val_dec
-    | "fun" clause ("|" clause)* ";"?          -> fun_dec
-    | "local" dec_block "in" dec_block "end" ";"? -> local_dec
-    | "globref" NAME EQ expr ";"?              -> globref_dec
-    | "exception" NAME ("of" ty)? ";"?         -> exception_dec
-    | "datatype" datbind ("and" datbind)* withtype? ";"? -> datatype_dec
-    | "type" typbind ("and" typbind)* ";"?     -> type_dec
+?dec: "val" pat EQ expr ";"*                   -> val_dec
+    | "fun" clause ("|" clause)* ";"*          -> fun_dec
+    | "local" dec_block "in" dec_block "end" ";"* -> local_dec
+    | "globref" NAME EQ expr ";"*              -> globref_dec
+    | "exception" NAME ("of" ty)? ";"*         -> exception_dec
+    | "datatype" datbind ("and" datbind)* withtype? ";"* -> datatype_dec
+    | "type" typbind ("and" typbind)* ";"*     -> type_dec
 dec_block: dec*
 tyvars: TYVAR
       | "(" TYVAR ("," TYVAR)* ")"
