@@ -262,8 +262,10 @@ def test_what_the_export_does_not_write_back_is_named_in_cpn_ml(arc, code, named
 
 def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_path: Path):
     """CPN Tools' multisets are lists: ``W.all()`` on an output arc puts one token of each
-    worker, ``List.map`` of a constant list likewise (w1 twice here). One that depends on
-    the binding is left out naming the variables, never imported as one wrong token."""
+    worker, ``List.map`` of a constant list likewise (w1 twice here), a list computed from
+    the binding on a small colour set one arc per colour counting it in the list (state
+    spaces as cpncheck's). On a colour set that is not small it is left out naming the
+    variables, never imported as one wrong token."""
     declarations = colset("C1", "UNIT", "<unit/>") + colset(
         "C2", "W", "<enum><id>w1</id><id>w2</id><id>w3</id></enum>") + colset(
         "C3", "WS", "<list><id>W</id></list>") + var("V1", "WS", "ws") + ml(
@@ -281,10 +283,25 @@ def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_
     assert [t.value for t in simulator.tokens("q")] == ["w1", "w1"]
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs == (2, 1, 1)
-    bound = cpn_file(declarations + colset("C4", "L", "<list><id>W</id></list>"),
-                     [("P1", "s", "WS", "1`[w1, w2]"), ("P2", "p", "W", "")],
+    # s holds [w1, w2] and [w3]: t takes either list and puts its workers twice (rev, then
+    # ^^); either order: 4 markings, 4 arcs, 1 dead (both taken), as cpncheck counts them
+    bound = cpn_file(declarations, [("P1", "s", "WS", "1`[w1, w2] ++ 1`[w3]"),
+                                    ("P2", "p", "W", "")],
                      [("T1", "t", "", "")],
-                     [("A1", "PtoT", "T1", "P1", "ws"), ("A2", "TtoP", "T1", "P2", "rev ws")])
-    reasons = [item.reason for item in read_cpn(bound).report.unsupported]
-    assert any("a multiset written as a list that depends on the binding (ws)" in r
+                     [("A1", "PtoT", "T1", "P1", "ws"),
+                      ("A2", "TtoP", "T1", "P2", "rev ws ^^ ws")])
+    imported = read_cpn(bound)
+    assert imported.complete, imported.report.text()
+    ours, theirs = spaces(tmp_path, bound)
+    assert ours == theirs == (4, 4, 1)
+    simulator = Simulator(imported.net, seed=1)
+    simulator.run(until=1.0)
+    assert sorted(t.value for t in simulator.tokens("p")) == ["w1", "w1", "w2", "w2", "w3",
+                                                              "w3"]
+    large = cpn_file(colset("C1", "INT", "<int/>") + colset(
+        "C2", "L", "<list><id>INT</id></list>") + var("V1", "L", "l"),
+        [("P1", "s", "L", "1`[1, 2]"), ("P2", "p", "INT", "")], [("T1", "t", "", "")],
+        [("A1", "PtoT", "T1", "P1", "l"), ("A2", "TtoP", "T1", "P2", "rev l")])
+    reasons = [item.reason for item in read_cpn(large).report.unsupported]
+    assert any("a multiset written as a list that depends on the binding (l)" in r
                for r in reasons), reasons

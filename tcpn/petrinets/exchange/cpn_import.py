@@ -1616,7 +1616,7 @@ class _Importer:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
         # the multiset of them, as CPN Tools reads it: one term per distinct colour
-        literals: list[tuple[str, int]] = []
+        literals: list[tuple[str, int | str]] = []
         if not isinstance(colour, ListSet):
             listed = [t for t in terms if t.count is None and t.stamp is None and
                       self._list_valued(t.value, 0)]
@@ -1710,26 +1710,38 @@ class _Importer:
                                        for c in dec.children)
 
     def _listed_colours(self, element: ET.Element, tree: Any, where: str,
-                        variables: frozenset[str], colour: ColourSet) -> list[tuple[str, int]]:
-        """The colours of a list-valued arc term, when it depends on no variable: (Python
-        literal, how many times), in the list's order. One that depends on the binding
-        is left out: tcpn's arcs carry one value each."""
+                        variables: frozenset[str], colour: ColourSet
+                        ) -> list[tuple[str, int | str]]:
+        """The colours of a list-valued arc term: (Python literal, how many times), in the
+        list's order, when it depends on no variable; on a small colour set, one per
+        colour with its count computed from the binding; else left out (tcpn's arcs
+        carry one value each)."""
         python, translator = self._python(element, tree, where, variables)
         names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
                  if isinstance(n, ast.Name)}
         bound = names & {py_name(v) for v in variables}
+        members = colour.members()
+        if bound and members is not None and len(members) <= _SMALL_COLOUR_SET:
+            # one arc per colour of a small colour set, as many tokens as the list has of
+            # it (the first arc's count also checks that every element is a colour)
+            self.declarations.setdefault("ml_multiplicity",
+                                         ML_BASIS_DECLARATIONS["ml_multiplicity"])
+            every = repr(tuple(members))
+            return [(repr(m), f"ml_multiplicity({python}, {m!r}, {every})" if k == 0
+                     else f"({python}).count({m!r})") for k, m in enumerate(members)]
         if bound:
             raise _Unsupported(f"{where}: a multiset written as a list that depends on the "
-                               f"binding ({', '.join(sorted(bound))}): tcpn's arcs carry one "
-                               "value each")
+                               f"binding ({', '.join(sorted(bound))}) on a place whose colour "
+                               f"set is not small (over {_SMALL_COLOUR_SET} colours): tcpn's "
+                               "arcs carry one value each")
         value = self._evaluate(ast.parse(python, mode="eval").body, translator, where)
         if not isinstance(value, tuple) or not all(colour.contains(v) for v in value):
             raise _Unsupported(f"{where}: a list whose elements are not of the place's "
                                f"colour set {colour.name}")
-        counts: dict[str, int] = {}
+        counts: dict[str, int | str] = {}
         for item in value:
             literal = repr(item)
-            counts[literal] = counts.get(literal, 0) + 1
+            counts[literal] = int(counts.get(literal, 0)) + 1
         return list(counts.items())
 
     def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
@@ -2064,6 +2076,8 @@ def _conditional_terms(tree: Any) -> Any:
                 tree.meta)
 
 
+#: CPN Tools' bound for a small colour set (its "Size and complexity of color sets").
+_SMALL_COLOUR_SET = 100
 #: Basis functions whose value is a list (on an arc: a multiset of its elements).
 _LIST_FUNCTIONS = frozenset({"List.map", "map", "List.filter", "filter", "List.tabulate",
                              "rev", "List.rev", "List.take", "List.drop", "list_to_ms",
