@@ -8,6 +8,7 @@ complete with integer time, the state space tcpn builds (absolute clock, as CPN 
 beside the one cpncheck builds from the same file: nodes, arcs, dead markings.
 
     python benchmarks/cpn_import_survey.py DIR [--max-states N] [--no-state-spaces] [--details]
+        [--timeout-s S]
 
 ``--details`` prints each partial file's left-out elements. The classes of what was left
 out are counted over all files: each root cause by its kind of construct, the elements it
@@ -19,14 +20,18 @@ the same on any machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
+import signal
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcpn.errors import InputError
+from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import ImportedNet, ReportItem, read_cpn
 from tcpn.petrinets.statespace.space import explore
 
@@ -36,7 +41,7 @@ class FileResult:
     """One file's import outcome and state-space figures."""
 
     name: str
-    outcome: str  # complete, partial, refused
+    outcome: str  # complete, partial, refused, crash, hang
     transitions: int
     imported: int
     detail: str
@@ -57,12 +62,20 @@ def left_out_class(item: ReportItem) -> str:
         return "use of an SML file the model does not hold"
     if "syntax error" in item.reason:
         return f"{item.kind}: CPN ML syntax tcpn does not parse"
+    if item.missing and "." in item.missing:
+        return (f"{item.kind}: a function of a structure tcpn does not read "
+                f"({item.missing.split('.')[0]})")
     if item.missing:
         return f"{item.kind}: a name nothing declares (basis or library function, datatype)"
     declaration = re.match(r"SML '(\w+)' declarations", item.reason)
     if declaration:
         return f"SML '{declaration.group(1)}' declaration"
-    return f"{item.kind}: " + re.split(r"[:(]", item.reason, maxsplit=1)[0].strip()[:70]
+    # the construct, without the element it sits on or the values it names
+    reason = re.sub(r"^arc \S+: ", "arc: ", item.reason)
+    reason = re.sub(r"\[[^\]]*\]", "[...]", reason)
+    return f"{item.kind}: " + re.split(r"[:(]", reason, maxsplit=1)[0].strip()[:70] + (
+        ": " + re.split(r"[:(]", reason.split(": ", 1)[1], maxsplit=1)[0].strip()[:60]
+        if reason.startswith("arc: ") else "")
 
 
 def file_transitions(path: Path) -> int:
@@ -89,8 +102,8 @@ def state_spaces(path: Path, imported: ImportedNet, max_states: int) -> tuple[
             ours = (len(space), space.n_edges, len(space.dead_markings()))
         else:
             notes.append(f"tcpn: over {max_states} states")
-    except InputError as exc:
-        notes.append(f"tcpn: {str(exc)[:90]}")
+    except (InputError, FiringError) as exc:  # a firing error: the import was not right
+        notes.append(f"tcpn: {type(exc).__name__}: {str(exc)[:90]}")
     try:
         checked = build_state_space(ColouredNet(CPNNet(str(path))), max_states)
         if checked.complete:
@@ -102,16 +115,50 @@ def state_spaces(path: Path, imported: ImportedNet, max_states: int) -> tuple[
     return ours, theirs, "; ".join(notes)
 
 
-def survey(directory: Path, max_states: int | None) -> list[FileResult]:
+class _Hang(Exception):
+    """An import that gave no answer within the survey's time bound."""
+
+
+@contextlib.contextmanager
+def time_bound(seconds: int, name: str) -> Iterator[None]:
+    """Stop what runs inside after ``seconds`` (SIGALRM; where there is none, no bound)."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise _Hang(name)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def survey(directory: Path, max_states: int | None, timeout_s: int = 300
+           ) -> list[FileResult]:
     """Import every ``*.cpn`` under ``directory``; state spaces where the import is complete
-    (none when ``max_states`` is None)."""
+    (none when ``max_states`` is None). An import that raises something other than
+    :class:`InputError` counts as a crash, one that takes over ``timeout_s`` as a hang."""
     results = []
     for path in sorted(directory.rglob("*.cpn")):
         name = str(path.relative_to(directory))
         try:
-            imported = read_cpn(path)
+            with time_bound(timeout_s, name):
+                imported = read_cpn(path)
         except InputError as exc:
             results.append(FileResult(name, "refused", file_transitions(path), 0, str(exc)))
+            continue
+        except _Hang:
+            results.append(FileResult(name, "hang", file_transitions(path), 0,
+                                      f"no answer within {timeout_s} s"))
+            continue
+        except Exception as exc:  # an internal error: counted, never the end of the survey
+            results.append(FileResult(name, "crash", file_transitions(path), 0,
+                                      f"internal error: {type(exc).__name__}: {exc}"))
             continue
         report = imported.report
         left_out = sum(1 for item in report.unsupported if item.kind == "transition")
@@ -139,12 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-states", type=int, default=5_000)
     parser.add_argument("--no-state-spaces", action="store_true",
                         help="only import (the state spaces take minutes: cpncheck is slow)")
+    parser.add_argument("--timeout-s", type=int, default=300,
+                        help="an import taking longer counts as a hang")
     parser.add_argument("--details", action="store_true",
                         help="print each partial or refused file's report")
     args = parser.parse_args(argv)
-    results = survey(args.directory, None if args.no_state_spaces else args.max_states)
+    results = survey(args.directory, None if args.no_state_spaces else args.max_states,
+                     args.timeout_s)
     counts = {o: sum(r.outcome == o for r in results) for o in ("complete", "partial",
-                                                                "refused")}
+                                                                "refused", "crash", "hang")}
     total = sum(r.transitions for r in results)
     kept = sum(r.imported for r in results)
     print("| file | import | transitions | tcpn nodes/arcs/dead | cpncheck nodes/arcs/dead"
@@ -159,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
               f" | {same} |")
     compared = [r for r in results if r.ours and r.theirs]
     print(f"\n{len(results)} files: {counts['complete']} complete, {counts['partial']} "
-          f"partial, {counts['refused']} refused; {kept} of {total} transitions imported "
+          f"partial, {counts['refused']} refused, {counts['crash']} crashed, {counts['hang']} "
+          f"hung; {kept} of {total} transitions imported "
           f"({100 * kept / max(total, 1):.1f} %); state spaces compared on {len(compared)} "
           f"files, {sum(r.ours == r.theirs for r in compared)} the same")
     classes = sum((r.classes for r in results if r.classes), Counter())

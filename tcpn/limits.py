@@ -81,6 +81,11 @@ class Limits:
     list_length: int = 1_000_000
     """Elements of one list a CPN ML ``List.tabulate`` of an imported net makes (in SML a
     count of 10^9 runs out of memory; here it stops with an error naming this limit)."""
+    call_depth: int = 1_000
+    """Nested calls of an imported net's CPN ML functions (a recursion that is not a loop:
+    ``fun f n = 1 + f (n - 1)`` on a list walk runs as a loop and needs none). In SML a
+    recursion that never ends exhausts the stack; here it stops with an error naming this
+    limit and the function, before Python's own stack runs out."""
 
 
 _current: list[Limits] = []
@@ -89,7 +94,7 @@ _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth"
           "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
           "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
           "expression_depth": "levels", "while_iterations": "turns",
-          "list_length": "elements"}
+          "list_length": "elements", "call_depth": "nested calls"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"

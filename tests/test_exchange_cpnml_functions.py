@@ -104,7 +104,8 @@ def test_a_huge_tabulate_and_a_deep_recursion_through_foldr_stop_named_never_han
     reasons = {item.name: item.reason for item in imported.report.unsupported}
     assert set(reasons) == {"big", "far"}, imported.report.text()
     assert "100,000,000 elements is over the limit list_length = 1000" in reasons["big"]
-    assert "recursion" in reasons["far"].lower()
+    assert "function deep: 1,001 nested calls is over the limit call_depth = 1000" in \
+        reasons["far"]
     assert imported.net.declarations["fits"] == 1000 and imported.net.declarations["near"] == 10
 
 

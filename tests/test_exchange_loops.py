@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from tcpn.petrinets.exchange.functions import DeclaredFunction
 from tcpn.petrinets.exchange.loops import loop_source
+from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 
 # the bodies the importer writes for tcpn's SACK twins (ml_forms.py), as CPN ML comes back
 WALKS = {
@@ -64,7 +65,8 @@ def test_loops_give_the_recursions_values(r, s, n):
 def test_a_long_walk_does_not_exhaust_the_stack():
     depth = 2 * sys.getrecursionlimit()
     long_runs = tuple((2 * k, 2 * k + 1) for k in range(depth))
-    with pytest.raises(RecursionError):  # the pipe over segments 0 .. depth - 1
+    # the pipe over segments 0 .. depth - 1, as recursion: stopped at the limit call_depth
+    with pytest.raises(CallDepthError, match="call_depth"):
         RECURSIVE["pipe_from"](((0, 1),), 0, depth)
     assert LOOPS["pipe_from"](((0, 1),), 0, depth) == depth - 1  # all but the SACKed one
     assert LOOPS["covers"](long_runs, 2 * depth - 2) is True

@@ -48,6 +48,7 @@ __all__ = [
     "StringSet",
     "UnionSet",
     "UnitSet",
+    "record_class",
 ]
 
 
@@ -250,7 +251,7 @@ class RecordSet(ColourSet):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "is_timed", is_timed)
         object.__setattr__(self, "fields", tuple(fields.items()))
-        object.__setattr__(self, "record_type", _record_type(name, tuple(fields)))
+        object.__setattr__(self, "record_type", record_class(name, tuple(fields)))
 
     def make(self, **values: Any) -> Any:
         """Build a record value, checking every field."""
@@ -287,7 +288,7 @@ _named_tuple: Callable[..., Any] = namedtuple
 
 
 @functools.cache
-def _record_type(name: str, field_names: tuple[str, ...]) -> Any:
+def record_class(name: str, field_names: tuple[str, ...]) -> Any:
     """One named-tuple class per record name and fields: a record set rebuilt from a file
     (PNML, CPN Tools) holds the same values as the one the model's code builds.
 
@@ -320,10 +321,10 @@ def _fast_replace(record: Any) -> Any:
     (measured: 1.0 -> 0.55 us for 4 of 15 fields). A name that is not a field raises
     ``TypeError`` naming it, where the named tuple's raises ``ValueError``.
 
-    >>> Point = _record_type("Point", ("x", "y"))
+    >>> Point = record_class("Point", ("x", "y"))
     >>> Point(1, 2)._replace(y=5)
     Point(x=1, y=5)
-    >>> _record_type("Node", ("self", "next"))(1, 2)._replace(self=0)
+    >>> record_class("Node", ("self", "next"))(1, 2)._replace(self=0)
     Node(self=0, next=2)
     """
     fields = record._fields

@@ -201,7 +201,11 @@ def check_net(net: PetriNet, source: str) -> None:
 
     colours = [p.colour for p in net.places.values()]
     colours += [v for v in net.declarations.values() if isinstance(v, ColourSet)]
-    fields = record_fields(colours)
+    # a record colour set no place uses is declared as its record type (the constructor
+    # its declarations call): its fields are the net's too
+    fields = record_fields(colours) | frozenset(
+        str(f) for v in net.declarations.values() if isinstance(v, type)
+        and issubclass(v, tuple) for f in getattr(v, "_fields", ()))
     bad = sorted(f for f in fields if f.startswith("_") or f in FORBIDDEN_ATTRIBUTES)
     if bad:
         raise UntrustedCodeError(f"{source}: record field {bad[0]!r} is a name a net read "

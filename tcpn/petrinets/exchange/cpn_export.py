@@ -51,6 +51,7 @@ from tcpn.petrinets.colours import (
     RealSet,
     RecordSet,
     StringSet,
+    UnionSet,
     UnitSet,
 )
 from tcpn.petrinets.distributions import Discrete, Distribution, Interval
@@ -237,8 +238,13 @@ class _Colours:
             if bad:
                 raise InputError(f"{where}: enumeration {colour.name} value(s) {bad} are not "
                                  "CPN ML identifiers")
+        if isinstance(colour, UnionSet):
+            bad = [c for c, _ in colour.fields if not is_ml_identifier(c)]
+            if bad:
+                raise InputError(f"{where}: union {colour.name} constructor(s) {bad} are not "
+                                 "CPN ML identifiers")
         if not isinstance(colour, BoolSet | IntSet | RealSet | StringSet | UnitSet | EnumSet
-                          | ProductSet | RecordSet | ListSet):
+                          | ProductSet | RecordSet | ListSet | UnionSet):
             raise InputError(f"{where}: colour set {colour.describe()} "
                              f"({type(colour).__name__}) has no CPN ML form")
         name = base = _ml_name_for(colour)
@@ -272,6 +278,8 @@ def _components(colour: ColourSet) -> list[ColourSet]:
         return [c for _, c in colour.fields]
     if isinstance(colour, ListSet):
         return [colour.element]
+    if isinstance(colour, UnionSet):
+        return [part for _, part in colour.fields if part is not None]
     return []
 
 
@@ -338,6 +346,17 @@ def _colour_xml(colour: ColourSet, colours: _Colours) -> tuple[list[ET.Element],
             rf.extend([ident(fname), ident(colours.name(fcolour))])
             parts.append(f"{fname}:{colours.name(fcolour)}")
         text = "record " + " * ".join(parts)
+    elif isinstance(colour, UnionSet):
+        body = ET.Element("union")
+        alternatives = []
+        for constructor, part in colour.fields:
+            union_field = ET.SubElement(body, "unionfield")
+            union_field.append(ident(constructor))
+            if part is not None:
+                ET.SubElement(union_field, "type").append(ident(colours.name(part)))
+            alternatives.append(constructor if part is None
+                                else f"{constructor}:{colours.name(part)}")
+        text = "union " + " + ".join(alternatives)
     else:
         assert isinstance(colour, ListSet)
         body = ET.Element("list")

@@ -26,13 +26,14 @@ import contextlib
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
+from lark import Token as LarkToken
 from lark import Tree
 
 from tcpn.errors import InputError
@@ -40,6 +41,7 @@ from tcpn.limits import Limits, UnreadableInput, limit_problem, limits, read_inp
 from tcpn.petrinets.cells import CELL_FUNCTIONS, Cell, ml_ref
 from tcpn.petrinets.colours import (
     BoolSet,
+    ClockSet,
     ColourSet,
     EnumSet,
     IntSet,
@@ -50,6 +52,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    record_class,
 )
 from tcpn.petrinets.distributions import (
     Discrete,
@@ -396,6 +399,9 @@ class _Importer:
         self.multiset_functions: dict[str, Tree] = {}
         self.index_constructors: set[str] = set()
         self.colour_members: dict[str, tuple[Any, ...]] = {}
+        self.colour_shapes: dict[str, tuple[Any, ...]] = {}  # for CS.legal and CS.mkstr
+        self.index_colours: dict[str, str] = {}  # index colour set -> its constructor
+        self.time_colours: set[str] = set()  # the 'time' colour sets
         self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
         self.records: dict[frozenset[str], str] = {}
@@ -412,6 +418,8 @@ class _Importer:
         #: declarations waiting for a name declared further on, and the element of each
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
+        self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
+        self.function_trees: dict[str, Tree] = {}  # every fun read: its declaration
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
@@ -629,7 +637,9 @@ class _Importer:
                     self._ml(element)
                 elif tag == "globref":
                     self._globref(element)
-                elif tag in ("use", "channel", "invariant"):
+                elif tag == "use":  # <use><ml>"file.sml"</ml></use>: use "file.sml"
+                    self._use(element, f"use {(element.findtext('ml') or '').strip()}")
+                elif tag in ("channel", "invariant"):
                     self.skip("declaration", element, tag,
                               f"<{tag}> declarations are not imported")
 
@@ -653,6 +663,9 @@ class _Importer:
         if timed:
             colour = colour.timed(name)
         self.colours[name] = colour
+        self.colour_shapes[name] = ("int", None, None) if (
+            name in self.time_colours and not self._real_time()) else _shape(
+            colour, self.index_colours.get(name))
         members = self.subset_members.get(name, colour.members())
         if members is not None:
             self.colour_members[name] = tuple(members)
@@ -695,6 +708,11 @@ class _Importer:
                           None if high == ML_MAX_INT else high, name=name)
         if kind == "real" and ranges is None:
             return RealSet(name=name)
+        if kind == "time" and ranges is None:
+            # CPN Tools 3.5.5's time colour set: readings of the model's clock (integers or
+            # reals as the net's time is; time() gives tcpn's clock, a float, in both)
+            self.time_colours.add(name)
+            return ClockSet(name=name)
         if kind == "string" and ranges is None:
             return StringSet(name=name)
         if kind == "enum":
@@ -730,6 +748,7 @@ class _Importer:
             low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
             constructor = (body.findtext("id") or "").strip()
             self.index_constructors.add(constructor)
+            self.index_colours[name] = constructor
             self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
                       f"imported as the integers {low}..{high} ({constructor}(i) is i)")
             return IntSet(low, high, name=name)
@@ -803,6 +822,7 @@ class _Importer:
             records=dict(self.records), inline=dict(self.inline),
             index_constructors=frozenset(self.index_constructors),
             colour_members=dict(self.colour_members), constructors=dict(self.constructors),
+            colour_shapes=dict(self.colour_shapes),
         )
 
     def _constant_of(self, text: str, where: str) -> Any:
@@ -826,12 +846,18 @@ class _Importer:
                 return eval(compile(expression, where, "eval"), restricted_namespace(scope))
         except EvaluationBudgetError:
             raise
+        except InputError as exc:  # a limit of tcpn's (call_depth, list_length) stopped it
+            raise _Unsupported(f"evaluating it stopped: {exc}") from None
         except Exception as exc:  # the ML evaluated to something Python can't compute
             raise _Unsupported(f"evaluating it failed: {type(exc).__name__}: {exc}") from None
 
     def _declare_basis(self, translator: MLToPython) -> None:
         for name in translator.used_basis:
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
+        for labels, name in translator.anonymous_records.items():
+            if labels not in self.records:  # a record type no colour set declares
+                self.records[labels] = name
+                self.declarations[name] = record_class(name, tuple(sorted(labels)))
 
     def _globref(self, element: ET.Element) -> None:
         """``<globref><id>x</id><ml>e</ml></globref>``: read as ``globref x = e``."""
@@ -887,7 +913,8 @@ class _Importer:
         if first_word == "use":
             self._use(element, text)
             return
-        if first_word not in ("val", "fun", "local", "globref", "exception", "datatype"):
+        if first_word not in ("val", "fun", "local", "globref", "exception", "datatype",
+                              "type"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported")
             return
@@ -901,18 +928,23 @@ class _Importer:
             self._dec(dec, element)
 
     def _flat(self, decs: Iterable[Tree], element: ET.Element) -> Iterator[Tree]:
-        """The declarations in order, those of ``local d1 in d2 end`` as top-level ones:
-        tcpn's declarations share one scope, so d1's names are visible beyond d2 too."""
+        """The declarations in order, those of ``local d1 in d2 end`` as top-level ones
+        whose d1 names are renamed (``x`` is ``x'local1``) in d1 and d2: d2 sees them,
+        nothing else does (tcpn's declarations share one scope)."""
         for dec in decs:
             if dec.data != "local_dec":
                 yield dec
                 continue
             hidden, shown = dec.children
-            names = ", ".join(_dec_name(d) for d in hidden.children)
+            names = {n for d in hidden.children for n in _declared_names(d)}
             if names:
-                self.note("declaration", element, names, "declared 'local' to "
-                          f"{', '.join(_dec_name(d) for d in shown.children) or 'nothing'}: "
-                          "read as top-level declarations (one scope for all)")
+                self.local_blocks += 1
+                renamed = {n: f"{n}'local{self.local_blocks}" for n in names}
+                hidden, shown = (_renamed(hidden, renamed), _renamed(shown, renamed))
+                self.note("declaration", element, ", ".join(sorted(names)), "declared "
+                          f"'local' to {', '.join(_dec_name(d) for d in shown.children)}"
+                          f"{' (nothing)' if not shown.children else ''}: visible to them "
+                          "only")
             yield from self._flat([*hidden.children, *shown.children], element)
 
     def _dec(self, dec: Tree, element: ET.Element, last_try: bool = False) -> bool:
@@ -927,6 +959,11 @@ class _Importer:
                           "stops the evaluation with an error naming it (no 'handle')")
             elif dec.data == "datatype_dec":
                 self._datatype(dec, element)
+            elif dec.data == "type_dec":  # an abbreviation: types are not checked
+                names = [str(c) for b in dec.children for c in b.children
+                         if isinstance(c, LarkToken) and c.type == "NAME"]
+                self.note("declaration", element, ", ".join(names), "type abbreviation: "
+                          "read (tcpn does not check the types of CPN ML values)")
             elif dec.data == "globref_dec":  # globref x = e is val x = ref e
                 name, _, body = dec.children
                 self._constant_valued(str(name), body, element, "globref")
@@ -956,7 +993,9 @@ class _Importer:
         """``datatype t = A | B of int * string``: its constructors make values (``A`` is
         ``"A"``, ``B (1, "x")`` is ``("B", (1, "x"))``) and match them in patterns; the
         type itself is no colour set (a place of type t is one of a ``union``)."""
-        bindings = [c for c in dec.children if isinstance(c, Tree) and c.data == "conbind"]
+        bindings = [c for datbind in dec.children if isinstance(datbind, Tree)
+                    and datbind.data == "datbind" for c in datbind.children
+                    if isinstance(c, Tree) and c.data == "conbind"]
         for binding in bindings:
             self.constructors[str(binding.children[0])] = len(binding.children) > 1
 
@@ -969,12 +1008,41 @@ class _Importer:
                                    "loads an SML file that is not in the model"))
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
-        pattern, _, body = dec.children
+        pattern, _, body = _strip_typed_val(dec)
         effects_only = isinstance(pattern, Tree) and pattern.data in ("wild_pat", "unit_pat")
         if not (isinstance(pattern, Tree) and pattern.data == "var_pat") and not effects_only:
-            raise _Unsupported("'val' with a pattern other than a name")
+            self._val_pattern(pattern, body, element)
+            return
         name = "_" if effects_only else str(pattern.children[0])
         self._constant_valued(name, body, element, "val ... = ref")
+
+    def _val_pattern(self, pattern: Tree, body: Tree, element: ET.Element) -> None:
+        """``val (a, b) = e`` (any pattern): ``e`` evaluated once, each name bound to its
+        part; a value the pattern does not match is SML's ``Bind``, left out."""
+        names = [str(t) for t in _pattern_tokens(pattern)]
+        where = f"declaration {', '.join(names) or '_'}"
+        translator = self._translator()
+        conditions: list[ast.expr] = []
+        bindings: list[tuple[str, ast.expr]] = []
+        subject = ast.Name("_v", ast.Load())
+        try:
+            value_python = translator.expression(body, where)
+            translator.pattern(pattern, subject, where, conditions, bindings)
+        except UnsupportedConstruct as exc:
+            raise _Unsupported.of(exc) from None
+        test = conditions[0] if len(conditions) == 1 else ast.BoolOp(ast.And(), conditions) \
+            if conditions else ast.Constant(True)
+        parts = ast.Tuple([value for _, value in bindings], ast.Load())
+        matched = ast.Call(ast.Lambda(ast.arguments(
+            posonlyargs=[], args=[ast.arg("_v")], vararg=None, kwonlyargs=[], kw_defaults=[],
+            kwarg=None, defaults=[]), ast.Tuple([test, parts], ast.Load())),
+            [value_python], [])
+        ok, values = self._evaluate(matched, translator, where)
+        if not ok:
+            raise _Unsupported("the value does not match the pattern (SML's Bind)")
+        for (name, _), value in zip(bindings, values, strict=True):
+            self.constants[name] = value
+            self.declarations[py_name(name)] = value
 
     def _constant_valued(self, name: str, body: Tree, element: ET.Element, kind: str) -> None:
         """Declare ``name`` as the value of ``body`` (``_``: evaluated for its effects
@@ -1002,7 +1070,7 @@ class _Importer:
         if _STANDARD_PRIORITIES.get(name) == self.constants[name]:
             return  # CPN Tools' standard priorities: tcpn priorities are plain ints
         self.declarations[py_name(name)] = self.constants[name]
-        if py_name(name) != name:
+        if py_name(name) != name and "'local" not in name:
             self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
 
     def _fun(self, dec: Tree, element: ET.Element) -> None:
@@ -1027,7 +1095,7 @@ class _Importer:
                 translator.known_fields(python, where)
             except UnsupportedConstruct as exc:
                 raise _Unsupported.of(exc) from None
-            check_expression(python, where, fields=frozenset().union(*self.records),
+            check_expression(python, where, fields=translator.record_labels(),
                              declared=translator.declared_names(frozenset(py_params) | {name}))
             params, colours = py_params, (None,) * len(py_params)
         else:
@@ -1052,6 +1120,7 @@ class _Importer:
                       "expanded at each call instead of declared")
             return
         self.functions[name] = len(py_params)
+        self.function_trees[name] = dec
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
         self.declarations[py_name(name)] = DeclaredFunction(
@@ -1449,9 +1518,10 @@ class _Importer:
         if not text or re.sub(r"\s+", "", text).rstrip(";") == "input();output();action()":
             return None, ()  # CPN Tools' placeholder, however it is spaced
         assert element is not None
-        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;"
-        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\s+(.*?);?\s*",
-                             text, re.DOTALL)
+        # the ';' after the input and output parts may be left out, as CPN Tools allows
+        names = r"\s*(?:\(([^)]*)\)|([A-Za-z][\w']*))\s*;?"
+        match = re.fullmatch(rf"\s*(?:input{names})?\s*(?:output{names})?\s*action\b\s*(.*?)"
+                             r";?\s*", text, re.DOTALL)
         if match is None:
             raise _Unsupported("a code segment other than 'input (..); output (..); action e;'")
         inputs = tuple(n.strip() for n in (match.group(1) or match.group(2) or "").split(",")
@@ -1536,7 +1606,7 @@ class _Importer:
             if orientation != "ttop":
                 raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
-        tree = self._parse(element.find("annot"), value_text, where)
+        tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
         when = None
         if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
@@ -1544,10 +1614,44 @@ class _Importer:
         terms = self._expand_terms(tree, where)
         if not terms:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
-        arcs = []
+        # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
+        # the multiset of them, as CPN Tools reads it: one term per distinct colour
+        literals: list[tuple[str, int | str]] = []
+        if not isinstance(colour, ListSet):
+            listed = [t for t in terms if t.count is None and t.stamp is None and
+                      self._list_valued(t.value, 0)]
+            for term in listed:
+                literals.extend(self._listed_colours(element, term.value, where, variables,
+                                                     colour))
+            terms = [t for t in terms if not any(t is u for u in listed)]
+        arcs: list[Arc] = []
+
+        def add(value: str, count: int | str, term_delay: Any) -> None:
+            if orientation == "ptot":
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+            elif orientation == "ttop":
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
+                                term_delay))
+            elif colour.is_timed:
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
+                self.note("arc", element, where, "a double arc on a timed place imported as an "
+                          "input and an output arc (the token gets a new timestamp)")
+            else:
+                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+
+        for literal, times in literals:
+            add(literal, times, delay)
         for term in terms:
+            term_delay = delay
             if term.stamp is not None:
-                raise _Unsupported(f"{where}: an explicit timestamp '@' on an arc")
+                # v@t on an output arc: the token's time stamp is t, a delay of t - now (a
+                # stamp already past: ready now, as CPN Tools takes it)
+                if orientation != "ttop" or delay is not None or not colour.is_timed:
+                    raise _Unsupported(f"{where}: an explicit timestamp '@' on an input arc, "
+                                       "with a delay or on an untimed place")
+                stamp, _ = self._python(element, term.stamp, where, variables)
+                term_delay = f"max(0, ({stamp}) - now)"
             count: int | str = 1
             if _branches(term.value):
                 # if/case choosing among multisets of one value each: that value (chosen
@@ -1569,18 +1673,76 @@ class _Importer:
                     count = count_text
             if isinstance(colour, UnitSet) and term.count is None and value.isdigit():
                 count, value = int(value), "()"
-            if orientation == "ptot":
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
-            elif orientation == "ttop":
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when, delay))
-            elif colour.is_timed:
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
-                self.note("arc", element, where, "a double arc on a timed place imported as an "
-                          "input and an output arc (the token gets a new timestamp)")
-            else:
-                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+            add(value, count, term_delay)
         return arcs
+
+    def _list_valued(self, tree: Any, depth: int) -> bool:
+        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``List.map``,
+        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, a ``val`` or a call of a
+        function whose value is one): on an arc, the multiset of its elements."""
+        if not isinstance(tree, Tree) or depth > 8:
+            return False
+        if tree.data == "list":
+            return True
+        if tree.data in ("let", "sequence"):
+            return self._list_valued(tree.children[-1], depth + 1)
+        if tree.data == "ifte":
+            return all(self._list_valued(c, depth + 1) for c in tree.children[1:])
+        if tree.data == "binop":
+            return str(tree.children[1]) in ("^^", "::")
+        if tree.data == "name":
+            return isinstance(self.constants.get(str(tree.children[0])), tuple) and \
+                str(tree.children[0]) not in self.variables
+        if tree.data != "apply":
+            return False
+        head = tree
+        while isinstance(head, Tree) and head.data == "apply":
+            head = head.children[0]
+        if not (isinstance(head, Tree) and head.data == "name"):
+            return False
+        name = str(head.children[0])
+        if name.endswith(".all") and name[:-4] in self.colour_members:
+            return True
+        if name in _LIST_FUNCTIONS and name not in self.functions:
+            return True
+        dec = self.function_trees.get(name)
+        return dec is not None and all(self._list_valued(c.children[-1], depth + 1)
+                                       for c in dec.children)
+
+    def _listed_colours(self, element: ET.Element, tree: Any, where: str,
+                        variables: frozenset[str], colour: ColourSet
+                        ) -> list[tuple[str, int | str]]:
+        """The colours of a list-valued arc term: (Python literal, how many times), in the
+        list's order, when it depends on no variable; on a small colour set, one per
+        colour with its count computed from the binding; else left out (tcpn's arcs
+        carry one value each)."""
+        python, translator = self._python(element, tree, where, variables)
+        names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
+                 if isinstance(n, ast.Name)}
+        bound = names & {py_name(v) for v in variables}
+        members = colour.members()
+        if bound and members is not None and len(members) <= _SMALL_COLOUR_SET:
+            # one arc per colour of a small colour set, as many tokens as the list has of
+            # it (the first arc's count also checks that every element is a colour)
+            self.declarations.setdefault("ml_multiplicity",
+                                         ML_BASIS_DECLARATIONS["ml_multiplicity"])
+            every = repr(tuple(members))
+            return [(repr(m), f"ml_multiplicity({python}, {m!r}, {every})" if k == 0
+                     else f"({python}).count({m!r})") for k, m in enumerate(members)]
+        if bound:
+            raise _Unsupported(f"{where}: a multiset written as a list that depends on the "
+                               f"binding ({', '.join(sorted(bound))}) on a place whose colour "
+                               f"set is not small (over {_SMALL_COLOUR_SET} colours): tcpn's "
+                               "arcs carry one value each")
+        value = self._evaluate(ast.parse(python, mode="eval").body, translator, where)
+        if not isinstance(value, tuple) or not all(colour.contains(v) for v in value):
+            raise _Unsupported(f"{where}: a list whose elements are not of the place's "
+                               f"colour set {colour.name}")
+        counts: dict[str, int | str] = {}
+        for item in value:
+            literal = repr(item)
+            counts[literal] = int(counts.get(literal, 0)) + 1
+        return list(counts.items())
 
     def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
         """The terms of a multiset inscription, with calls of functions whose value is
@@ -1889,6 +2051,109 @@ def _is_multiset_body(dec: Tree) -> bool:
 
 def _is_empty(tree: Any) -> bool:
     return isinstance(tree, Tree) and tree.data == "name" and str(tree.children[0]) == "empty"
+
+
+def _conditional_terms(tree: Any) -> Any:
+    """An arc inscription with CPN Tools' ``[b1, b2] % v`` terms (``1`v`` when every
+    ``bi`` holds, else ``empty``; ms.sml, infix 7) written as ``if b1 andalso b2 then 1`v
+    else empty``, the form the arcs read; anything else as it is."""
+    if isinstance(tree, Tree) and tree.data == "binop" and str(tree.children[1]) in (
+            "++", "+++"):
+        left, op, right = tree.children
+        new_left, new_right = _conditional_terms(left), _conditional_terms(right)
+        return tree if (new_left, new_right) == (left, right) else Tree(
+            "binop", [new_left, op, new_right], tree.meta)
+    if not (isinstance(tree, Tree) and tree.data == "binop" and str(tree.children[1]) == "%"):
+        return tree
+    tests, _, value = tree.children
+    conditions = tests.children if isinstance(tests, Tree) and tests.data == "list" else [tests]
+    condition: Any = Tree("name", [LarkToken("NAME", "true")])
+    for test in conditions:
+        condition = test if condition.data == "name" and str(condition.children[0]) == "true" \
+            else Tree("andalso", [condition, test])
+    once = Tree("binop", [Tree("int", [LarkToken("INT", "1")]), LarkToken("BQ", "`"), value])
+    return Tree("ifte", [condition, once, Tree("name", [LarkToken("NAME", "empty")])],
+                tree.meta)
+
+
+#: CPN Tools' bound for a small colour set (its "Size and complexity of color sets").
+_SMALL_COLOUR_SET = 100
+#: Basis functions whose value is a list (on an arc: a multiset of its elements).
+_LIST_FUNCTIONS = frozenset({"List.map", "map", "List.filter", "filter", "List.tabulate",
+                             "rev", "List.rev", "List.take", "List.drop", "list_to_ms",
+                             "ext_col", "remdupl", "List.concat"})
+
+
+def _strip_typed_val(dec: Tree) -> tuple[Any, Any, Any]:
+    """A ``val`` declaration's (pattern, ``=``, body), the pattern's type dropped."""
+    pattern, eq, body = dec.children
+    while isinstance(pattern, Tree) and pattern.data == "typed_pat":
+        pattern = pattern.children[0]
+    return pattern, eq, body
+
+
+def _shape(colour: ColourSet, index: str | None = None) -> tuple[Any, ...]:
+    """A colour set's shape for ``CS.legal`` and ``CS.mkstr`` (ml_library.Shape)."""
+    if isinstance(colour, IntSet):
+        return ("index", index, colour.low, colour.high) if index else (
+            "int", colour.low, colour.high)
+    if isinstance(colour, EnumSet):
+        return ("enum", colour.values)
+    if isinstance(colour, ProductSet):
+        return ("product", tuple(_shape(c) for c in colour.components))
+    if isinstance(colour, RecordSet):
+        return ("record", tuple((f, _shape(c)) for f, c in colour.fields))
+    if isinstance(colour, ListSet):
+        return ("list", _shape(colour.element), colour.max_length)
+    if isinstance(colour, UnionSet):
+        return ("union", tuple((n, None if c is None else _shape(c)) for n, c in colour.fields))
+    kinds = ((RealSet, "real"), (StringSet, "string"), (BoolSet, "bool"), (UnitSet, "unit"))
+    return (next((kind for cls, kind in kinds if isinstance(colour, cls)), "unit"),)
+
+
+def _declared_names(dec: Tree) -> list[str]:
+    """The value names a declaration declares (``val``'s, ``fun``'s, ``globref``'s, the
+    constructors of a ``datatype``), those of a nested ``local``'s second part too."""
+    if dec.data == "fun_dec":
+        return [str(dec.children[0].children[0])]
+    if dec.data == "val_dec":
+        return [str(t) for t in _pattern_tokens(dec.children[0])]
+    if dec.data == "globref_dec":
+        return [str(dec.children[0])]
+    if dec.data == "datatype_dec":
+        return [str(c.children[0]) for b in dec.children if isinstance(b, Tree)
+                and b.data == "datbind" for c in b.children
+                if isinstance(c, Tree) and c.data == "conbind"]
+    if dec.data == "local_dec":
+        return [n for d in dec.children[1].children for n in _declared_names(d)]
+    return []
+
+
+def _pattern_tokens(pat: Any) -> list[Any]:
+    """The names a pattern binds (its ``var_pat`` and ``as`` names), as tokens."""
+    if not isinstance(pat, Tree):
+        return []
+    if pat.data == "var_pat" or (pat.data == "field_pat" and len(pat.children) == 1):
+        return [pat.children[0]]
+    found: list[Any] = [pat.children[0]] if pat.data == "as_pat" else []
+    return found + [t for c in pat.children for t in _pattern_tokens(c)]
+
+
+def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
+    """``tree`` with every name in ``names`` spelled as it maps it, except record labels
+    (``{x = e}``, ``#x``); a label pattern ``{x}`` binding a renamed ``x`` becomes
+    ``{x = x'}``."""
+    if isinstance(tree, LarkToken):
+        return tree.update(value=names[str(tree)]) if tree.type == "NAME" and \
+            str(tree) in names else tree
+    if not isinstance(tree, Tree):
+        return tree
+    if tree.data in ("field", "field_pat"):
+        label, *rest = tree.children
+        if tree.data == "field_pat" and not rest and str(label) in names:
+            rest = [LarkToken("EQ", "="), Tree("var_pat", [_renamed(label, names)])]
+        return Tree(tree.data, [label, *(_renamed(c, names) for c in rest)], tree.meta)
+    return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
 
 
 def _dec_name(dec: Tree) -> str:

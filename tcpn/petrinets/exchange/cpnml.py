@@ -48,6 +48,7 @@ from tcpn.petrinets.colours import (
     RealSet,
     RecordSet,
     StringSet,
+    UnionSet,
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
@@ -72,7 +73,6 @@ start_decs: dec+
 start_guard: expr ("," expr)*
 
 ?expr: "if" expr "then" expr "else" expr        -> ifte
-     | "let" dec* "in" let_body "end"          -> let
      | "while" expr "do" expr                  -> while_loop
      | "raise" expr                            -> raise_exn
      | "fn" match                              -> fn
@@ -123,6 +123,7 @@ rule: pat "=>" expr
     | mul MOD bq                               -> binop
     | mul ATPLUS bq                            -> binop
     | mul ATPLUSPLUS bq                        -> binop
+    | mul PERCENT bq                           -> binop
 ?bq: stamp
    | bq BQ stamp                               -> binop
 ?stamp: app
@@ -139,6 +140,8 @@ rule: pat "=>" expr
      | NAME                                    -> name
      | LONGID                                  -> name
      | SELECTOR                                -> selector
+     | "op" (PLUS | MINUS | STAR | SLASH | DIV | MOD | CARET | CARETCARET | CONS | EQ | NE
+             | LT | GT | LE | GE | PLUSPLUS)   -> op_fn
      | "(" ")"                                 -> unit
      | "(" expr ")"
      | "(" expr ("," expr)+ ")"                -> tuple
@@ -147,19 +150,24 @@ rule: pat "=>" expr
      | "[" expr ("," expr)* "]"                -> list
      | "{" field ("," field)* "}"              -> record
      | "{" "}"                                 -> unit
+     | "let" dec* "in" let_body "end"          -> let
 
 field: NAME EQ expr
 
 // declarations
-?dec: "val" pat EQ expr ";"?                   -> val_dec
-    | "fun" clause ("|" clause)* ";"?          -> fun_dec
-    | "local" dec_block "in" dec_block "end" ";"? -> local_dec
-    | "globref" NAME EQ expr ";"?              -> globref_dec
-    | "exception" NAME ("of" ty)? ";"?         -> exception_dec
-    | "datatype" tyvars? NAME EQ conbind ("|" conbind)* ";"? -> datatype_dec
+?dec: "val" pat EQ expr ";"*                   -> val_dec
+    | "fun" clause ("|" clause)* ";"*          -> fun_dec
+    | "local" dec_block "in" dec_block "end" ";"* -> local_dec
+    | "globref" NAME EQ expr ";"*              -> globref_dec
+    | "exception" NAME ("of" ty)? ";"*         -> exception_dec
+    | "datatype" datbind ("and" datbind)* withtype? ";"* -> datatype_dec
+    | "type" typbind ("and" typbind)* ";"*     -> type_dec
 dec_block: dec*
 tyvars: TYVAR
       | "(" TYVAR ("," TYVAR)* ")"
+datbind: tyvars? NAME EQ conbind ("|" conbind)*
+typbind: tyvars? NAME EQ ty
+withtype: "withtype" typbind ("and" typbind)*
 conbind: NAME ("of" ty)?
 clause: NAME apat+ (":" ty)? EQ expr
 
@@ -193,6 +201,8 @@ field_pat: NAME (EQ pat)?
        | LONGID                                -> ty_name
        | TYVAR                                 -> ty_name
        | "(" ty ")"
+       | "(" ty ("," ty)+ ")" (NAME | LONGID)  -> ty_app
+       | "{" NAME ":" ty ("," NAME ":" ty)* "}" -> ty_record
 
 ELLIPSIS: "..."
 ASSIGN: ":="
@@ -217,6 +227,7 @@ DIV: "div"
 MOD: "mod"
 ATPLUS: "@+"
 ATPLUSPLUS: "@++"
+PERCENT: "%"
 AT: "@"
 BQ: "`"
 
@@ -585,8 +596,9 @@ _ML_ARITH = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "div": ast
 #: CPN ML basis functions of one argument and their Python spelling.
 _ML_UNARY = {
     "Real.fromInt": "float", "real": "float", "IntInf.toInt": "int", "IntInf.fromInt": "int",
-    "Int.toString": "str", "Real.toString": "str", "ModelTime.toString": "str",
-    "IntInf.toString": "str", "size": "len", "String.size": "len", "length": "len",
+    "Int.toString": "ml_int_string", "Real.toString": "ml_real_string",
+    "ModelTime.toString": "str", "IntInf.toString": "ml_int_string", "size": "len",
+    "String.size": "len", "length": "len",
     "List.length": "len", "abs": "abs", "Int.abs": "abs", "Real.abs": "abs", "round": "round",
     "Real.round": "round", "trunc": "int", "Real.trunc": "int", "floor": "floor",
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
@@ -594,16 +606,28 @@ _ML_UNARY = {
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
 _BASIS_NAMES = frozenset({
-    "time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev", "List.rev",
+    "time", "ModelTime.time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev",
+    "List.rev",
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
-    "concat", "Math.pow"})
+    "concat", "Math.pow", "cf"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
     "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
     **LIBRARY_FUNCTIONS}
+#: How the export's refusals name the library functions the import translates to.
+_LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a reference cell)",
+                     "ml_ref": "ref", "ml_while": "while", "ml_handle": "handle",
+                     "ml_raise": "raise", "ml_valof": "valOf", "ml_find": "List.find",
+                     "ml_option_map": "Option.map", "ml_tabulate": "List.tabulate",
+                     "ml_partition": "List.partition", "ml_map_partial": "List.mapPartial",
+                     "ml_get_item": "List.getItem", "ml_int_from_string": "Int.fromString",
+                     "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
+                     "ml_col": "CS.col", "ml_tokens": "String.tokens",
+                     "ml_fields": "String.fields", "ml_sub": "String.sub",
+                     "ml_substring": "String.substring"}
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
 
@@ -634,6 +658,10 @@ class MLToPython(MatchForms):
     uses_random: bool = False
     index_constructors: frozenset[str] = frozenset()
     colour_members: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    colour_shapes: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: records whose fields no record colour set has (labels -> the constructor's name):
+    #: the importer declares them (SML's records need no declaration)
+    anonymous_records: dict[frozenset[str], str] = field(default_factory=dict)
     local_functions: dict[str, int] = field(default_factory=dict)
     #: the declared names that hold reference cells (``val l = ref []``): ``!l`` reads them
     cells: frozenset[str] = frozenset()
@@ -657,14 +685,18 @@ class MLToPython(MatchForms):
         node = self._expr(tree, where, local)
         self.known_fields(node, where)
         check_expression(node, where, declared=self.declared_names(local),
-                         fields=frozenset().union(*self.records))
+                         fields=self.record_labels())
         return node
+
+    def record_labels(self) -> frozenset[str]:
+        """The fields of every record colour set and record type in scope."""
+        return frozenset().union(*self.records, *self.anonymous_records)
 
     def known_fields(self, node: ast.expr, where: str) -> None:
         """Refuse, as a construct tcpn does not translate, a selector ``#f`` whose field
         is a harmless name no imported record colour set has (its colour set was left
         out); a name the restricted evaluator forbids stays for it to refuse."""
-        fields = frozenset().union(*self.records) | SAFE_METHODS
+        fields = self.record_labels() | SAFE_METHODS
         for sub in ast.walk(node):
             if isinstance(sub, ast.Attribute) and sub.attr not in fields and \
                     not sub.attr.startswith("_") and sub.attr not in FORBIDDEN_ATTRIBUTES:
@@ -677,7 +709,7 @@ class MLToPython(MatchForms):
         ml = (self.variables | self.constants | set(self.functions) | set(self.inline)
               | set(self.local_functions) | self.index_constructors | local)
         return frozenset(map(py_name, ml)) | frozenset(self.records.values()) | frozenset(
-            self.used_basis)
+            self.used_basis) | frozenset(self.anonymous_records.values())
 
     def text(self, tree: Tree | LarkToken, where: str) -> str:
         """Like :meth:`expression`, as Python source text."""
@@ -716,10 +748,18 @@ class MLToPython(MatchForms):
 
     def _t_record(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         fields = [(str(f.children[0]), f.children[2]) for f in tree.children]
-        constructor = self.records.get(frozenset(name for name, _ in fields))
+        labels = frozenset(name for name, _ in fields)
+        constructor = self.records.get(labels) or self.anonymous_records.get(labels)
         if constructor is None:
-            raise self._unsupported(tree, where, "record with fields "
-                                    f"{sorted(n for n, _ in fields)} matches no record colour set")
+            # SML's records are structural: one no colour set declares (a 'type' or no
+            # type at all) is a record type of its own, declared with the net (its fields
+            # in label order)
+            if any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_")
+                   or n in FORBIDDEN_ATTRIBUTES for n in labels):
+                raise self._unsupported(tree, where, "record with fields "
+                                        f"{sorted(labels)} matches no record colour set")
+            constructor = "record_" + "_".join(py_name(n) for n in sorted(labels))
+            self.anonymous_records[labels] = constructor
         return ast.Call(ast.Name(constructor, ast.Load()), [], [
             ast.keyword(name, self._expr(value, where, local)) for name, value in fields
         ])
@@ -855,6 +895,9 @@ class MLToPython(MatchForms):
         right = self._expr(right_tree, where, local)
         if op == "`":  # CPN ML's multisets are lists: n`v is n copies of v
             return ast.BinOp(ast.Tuple([right], ast.Load()), ast.Mult(), left)
+        if op == "%":  # CPN Tools' bs % v: 1`v when every boolean of bs holds, else empty
+            return ast.IfExp(ast.Call(ast.Name("all", ast.Load()), [left], []),
+                             ast.Tuple([right], ast.Load()), ast.Tuple([], ast.Load()))
         if op in ("++", "+++"):
             return ast.BinOp(left, ast.Add(), right)
         if op in _ML_COMPARE:
@@ -863,8 +906,24 @@ class MLToPython(MatchForms):
             return ast.BinOp(ast.Tuple([left], ast.Load()), ast.Add(), right)
         return ast.BinOp(left, _ML_ARITH[op](), right)
 
+    def _t_op_fn(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
+        # op+ (any infix operator made a function of a pair): fn (a, b) => a + b
+        pair: Tree[Any] = Tree("tuple_pat", [Tree("var_pat", [LarkToken("NAME", "_a")]),
+                                             Tree("var_pat", [LarkToken("NAME", "_b")])])
+        body: Tree[Any] = Tree("binop", [Tree("name", [LarkToken("NAME", "_a")]),
+                                         tree.children[0],
+                                         Tree("name", [LarkToken("NAME", "_b")])])
+        return self._expr(Tree("fn", [Tree("match", [Tree("rule", [pair, body])])]), where,
+                          local)
+
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        raise self._unsupported(tree, where, "character literal")
+        # #"c": a character is the string of that one character (SML's types keep the
+        # two apart, so they are never compared with each other)
+        text = _unescape_ml_string(str(tree.children[0])[1:])
+        if len(text) != 1:
+            raise self._unsupported(tree, where, f"character literal {tree.children[0]} is "
+                                    "not one character")
+        return ast.Constant(text)
 
     def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # #2 or #field as a function value (map #1 l)
@@ -977,7 +1036,7 @@ class MLToPython(MatchForms):
         def call(fn: str, *params: ast.expr) -> ast.expr:
             return ast.Call(ast.Name(fn, ast.Load()), list(params), [])
 
-        if name == "time" and not args:
+        if name in ("time", "ModelTime.time") and not args:
             self.uses_time = True
             return ast.Name("now", ast.Load())
         if name in _ML_UNARY and len(args) == 1:
@@ -1022,6 +1081,8 @@ class MLToPython(MatchForms):
                 ast.Compare(ast.Name("_o", ast.Load()), [ast.Eq()], [ast.Constant("NONE")]),
                 ast.Name("_d", ast.Load()), ast.Subscript(ast.Name("_o", ast.Load()),
                                                           ast.Constant(1), ast.Load())), args)
+        if name == "cf" and len(args) == 2:  # CPN Tools' cf (c, ms): how many c in ms
+            return ast.Call(ast.Attribute(args[1], "count", ast.Load()), [args[0]], [])
         if name == "List.nth" and len(args) == 2:
             return ast.Subscript(args[0], args[1], ast.Load())
         if name == "List.drop" and len(args) == 2:
@@ -1133,6 +1194,9 @@ def colour_type(colour: ColourSet) -> MLType:
         return ("record", colour.name, tuple((f, colour_type(c)) for f, c in colour.fields))
     if isinstance(colour, ListSet):
         return ("list", colour_type(colour.element))
+    if isinstance(colour, UnionSet):
+        return ("union", colour.name, tuple((c, None if part is None else colour_type(part))
+                                            for c, part in colour.fields))
     raise UnsupportedConstruct(f"colour set {colour.describe()}",
                                "this kind of colour set has no CPN ML form")
 
@@ -1373,6 +1437,12 @@ def _literal(value: Any, t: MLType, where: str) -> str:
     if kind == "list":
         items = sorted(value) if isinstance(value, frozenset | set) else value
         return "[" + ", ".join(_literal(v, t[1], where) for v in items) + "]"
+    if kind == "union":  # "B" is the constructor B, ("A", v) is A(v)
+        parts = dict(t[2])
+        if isinstance(value, str) and parts.get(value, 0) is None:
+            return value
+        if isinstance(value, tuple) and len(value) == 2 and parts.get(value[0]) is not None:
+            return f"{value[0]}({_literal(value[1], parts[value[0]], where)})"
     raise UnsupportedConstruct(where, f"value {value!r} has no CPN ML literal")
 
 
@@ -1421,6 +1491,8 @@ class _Emitter:
         if isinstance(value, str):
             if _kind(expected) == "enum" and value in expected[2]:
                 return value, _ATOM, expected
+            if _kind(expected) == "union" and dict(expected[2]).get(value, 0) is None:
+                return value, _ATOM, expected  # a union constructor without a value
             if expected != STRING_T and value in self.o.enum_constants:
                 return value, _ATOM, self.o.enum_constants[value]
             try:
@@ -1450,6 +1522,12 @@ class _Emitter:
             return self._List(node, expected)
         if not node.elts:
             return "()", _ATOM, UNIT_T
+        if _kind(expected) == "union" and len(node.elts) == 2 and isinstance(
+                node.elts[0], ast.Constant) and dict(expected[2]).get(node.elts[0].value):
+            # ("A", v) where a union value is expected: the constructor A applied to v
+            constructor = str(node.elts[0].value)
+            text, _, _ = self.emit(node.elts[1], dict(expected[2])[constructor])
+            return f"{constructor}({text})", _APP, expected
         subs = expected[1] if _kind(expected) == "product" and len(expected[1]) == len(
             node.elts) else [None] * len(node.elts)
         parts = [self.emit(e, s) for e, s in zip(node.elts, subs, strict=True)]
@@ -1774,6 +1852,12 @@ class _Emitter:
         name = func.id
         if name in self.o.records:
             return self._record(node, self.o.records[name])
+        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+            return self._builtin(node, name, expected)
+        if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
+            spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
+            raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
+                              "written back by the export")
         if name in self.o.functions:
             info = self.o.functions[name]
             params = info.params or (None,) * len(node.args)
@@ -1956,6 +2040,10 @@ class _Emitter:
         if name == "round":
             text, _, t = one()
             return (f"round({text})", _APP, INT_T) if t == REAL_T else (text, _ATOM, t)
+        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+            text, _, _ = one()
+            module = "Int" if name == "ml_int_string" else "Real"
+            return f"{module}.toString({text})", _APP, STRING_T
         if name == "str":
             text, _, t = one()
             if t == INT_T:

@@ -57,16 +57,44 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "List.last": lambda a: f"({_src(a)})[-1]",
     "List.concat": lambda a: f"sum(({_src(a)}), ())",
     "size_ms": lambda a: f"len({_src(a)})",
+    # a list of colours is the multiset of them (tcpn's multisets are lists)
+    "list_to_ms": lambda a: _src(a),
+    "ms_to_list": lambda a: _src(a),
+    # characters are one-character strings (MLToPython._t_char)
+    "explode": lambda a: f"tuple({_src(a)})",
+    "String.explode": lambda a: f"tuple({_src(a)})",
+    "implode": lambda a: f"''.join({_src(a)})",
+    "String.implode": lambda a: f"''.join({_src(a)})",
+    "str": lambda a: _src(a),
+    "String.str": lambda a: _src(a),
+    "Char.ord": lambda a: f"ord({_src(a)})",
+    "ord": lambda a: f"ord({_src(a)})",
+    "Char.chr": lambda a: f"chr({_src(a)})",
+    "chr": lambda a: f"chr({_src(a)})",
+    "Char.toUpper": lambda a: f"({_src(a)}).upper()",
+    "Char.toLower": lambda a: f"({_src(a)}).lower()",
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
                  "filter": "filter", "List.exists": "any", "exists": "any",
-                 "List.all": "all", "List.app": "app", "app": "app"}
+                 "List.all": "all", "List.app": "app", "app": "app",
+                 "ext_col": "map"}  # CPN Tools' ext_col f ms is List.map (ms.sml)
 #: Basis functions with curried arguments that run as a function of ml_library:
 #: name -> (that function, how many arguments).
 _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "foldr": ("ml_foldr", 3), "List.foldr": ("ml_foldr", 3),
-            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2)}
+            "List.find": ("ml_find", 2), "Option.map": ("ml_option_map", 2),
+            "List.partition": ("ml_partition", 2), "List.mapPartial": ("ml_map_partial", 2),
+            "List.getItem": ("ml_get_item", 1), "ListPair.zip": ("ml_pair_zip", 1),
+            "ListPair.unzip": ("ml_pair_unzip", 1), "ListPair.map": ("ml_pair_map", 2),
+            "ListPair.app": ("ml_pair_app", 2), "ListPair.all": ("ml_pair_all", 2),
+            "ListPair.exists": ("ml_pair_exists", 2), "ListPair.foldl": ("ml_pair_foldl", 3),
+            "ListPair.foldr": ("ml_pair_foldr", 3), "Int.fromString": ("ml_int_from_string", 1),
+            "String.tokens": ("ml_tokens", 2), "String.fields": ("ml_fields", 2),
+            "Char.isDigit": ("ml_is_digit", 1), "Char.isAlpha": ("ml_is_alpha", 1),
+            "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
+            "String.substring": ("ml_substring", 1), "String.isPrefix": ("ml_is_prefix", 2),
+            "String.isSuffix": ("ml_is_suffix", 2)}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
@@ -116,7 +144,15 @@ class MatchForms:
     index_constructors: frozenset[str]
     #: finite colour sets' members, for ``CS.all()``
     colour_members: Mapping[str, tuple[Any, ...]]
+    #: every colour set's shape (ml_library.Shape), for ``CS.legal`` and ``CS.mkstr``
+    colour_shapes: Mapping[str, tuple[Any, ...]]
     local_functions: dict[str, int]
+    #: record colour sets (labels -> constructor) and record types no colour set declares
+    records: Mapping[frozenset[str], str]
+    anonymous_records: dict[frozenset[str], str]
+    #: the model's declared functions (their names hide the library's)
+    functions: Mapping[str, int]
+    inline: Mapping[str, tuple[tuple[str, ...], ast.expr]]
     #: datatype constructors -> whether each carries a value (MLToPython)
     constructors: Mapping[str, bool]
     used_basis: set[str]
@@ -206,6 +242,11 @@ class MatchForms:
             bindings.append((str(pat.children[0]), subject))
             self.pattern(pat.children[-1], subject, where, conditions, bindings)
         elif kind == "record_pat":
+            labels = frozenset(str(f.children[0]) for f in pat.children if isinstance(f, Tree))
+            known = any(labels <= fields for fields in (*self.records, *self.anonymous_records))
+            if not known:  # a record type of its own (MLToPython._t_record)
+                self.anonymous_records[labels] = "record_" + "_".join(
+                    self._py(n) for n in sorted(labels))
             for field_pat in pat.children:
                 if not isinstance(field_pat, Tree):
                     continue  # the '...' of a flexible record pattern
@@ -409,8 +450,9 @@ class MatchForms:
         if not (isinstance(head, Tree) and head.data == "name"):
             return None
         name = str(head.children[0])
-        if name in self.local_functions or name in local:
-            return None
+        if name in self.local_functions or name in local or name in self.functions or \
+                name in self.inline:
+            return None  # the model's own function of that name
         if name.endswith((".all", ".size", ".ran")) and \
                 name.split(".")[0] in self.colour_members and len(spine) == 1 and \
                 isinstance(spine[0], Tree) and spine[0].data == "unit":
@@ -428,6 +470,10 @@ class MatchForms:
                 return ast.parse(f"discrete({members[0]}, {members[-1]})", mode="eval").body
             return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
                              mode="eval").body
+        colour, _, operation = name.rpartition(".")
+        if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
+                colour in self.colour_shapes):
+            return self._colour_function(colour, operation, spine[0], tree, where, local)
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body
@@ -447,6 +493,27 @@ class MatchForms:
             raise self._unsupported(tree, where, f"{name} applied to {len(spine)} "
                                     f"arguments (it takes {_CURRIED_ARITY[name]})", name)
         return None
+
+    def _colour_function(self, colour: str, operation: str, arg: Any, tree: Tree, where: str,
+                         local: frozenset[str]) -> ast.expr:
+        """CPN Tools' ``CS.ord c``, ``CS.col i`` (small colour sets: positions from 0 in
+        ``CS.all()``), ``CS.legal v`` and ``CS.mkstr c`` (any colour set): a call of the
+        library function with the colour set's name and its members or shape, literals."""
+        value = self._expr(arg, where, local)
+        if operation in ("ord", "col"):
+            members = self.colour_members.get(colour)
+            if members is None:
+                raise self._unsupported(tree, where, f"{colour}.{operation} of a colour set "
+                                        "with no list of members (a large one)")
+            try:
+                data = ast.parse(repr(tuple(members)), mode="eval").body
+            except SyntaxError:
+                raise self._unsupported(tree, where, f"{colour}.{operation} of records") from None
+        else:
+            data = ast.parse(repr(self.colour_shapes[colour]), mode="eval").body
+        function = f"ml_{operation}"
+        self.used_basis.add(function)
+        return ast.Call(ast.Name(function, ast.Load()), [ast.Constant(colour), data, value], [])
 
     def _partial(self, head: Tree, spine: list[Any], arity: int, where: str,
                  local: frozenset[str]) -> ast.expr:

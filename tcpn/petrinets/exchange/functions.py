@@ -21,17 +21,31 @@ with the restricted builtins (:mod:`~tcpn.petrinets.restricted`), and offer thei
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from tcpn.limits import limit_problem, limits
 from tcpn.petrinets.engine.compiler import RandomDraws
 from tcpn.petrinets.exchange.loops import loop_source
+from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
 
-__all__ = ["CodeAction", "DeclaredFunction"]
+__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction"]
+
+#: Python frames allowed while a declared function runs: enough for ``call_depth`` nested
+#: calls of a few frames each, few enough that the interpreter's own stack never overflows
+#: (the process would die instead of raising).
+_PYTHON_FRAMES = 8_000
+
+
+class _Depth:
+    """How many declared-function calls are under way (one evaluation at a time)."""
+
+    calls = 0
 
 
 class DeclaredFunction:
@@ -71,6 +85,37 @@ class DeclaredFunction:
         return [(self.body, self.params)]
 
     def __call__(self, *args: Any) -> Any:
+        """The function's value on ``args``; :class:`CallDepthError` past ``call_depth``
+        nested calls (or when Python's stack runs out first), naming the function."""
+        if _Depth.calls:
+            if _Depth.calls >= limits().call_depth:
+                raise self._too_deep(_Depth.calls + 1)
+            return self._nested(args)
+        before = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(before, _PYTHON_FRAMES))
+        try:
+            return self._nested(args)
+        except RecursionError:
+            raise self._too_deep(None) from None
+        finally:
+            sys.setrecursionlimit(before)
+
+    def _too_deep(self, calls: int | None) -> CallDepthError:
+        if calls is not None:
+            return CallDepthError(f"function {self.name}: {limit_problem('call_depth', calls)}")
+        return CallDepthError(f"function {self.name}: Python's stack ran out under the limit "
+                              f"call_depth = {limits().call_depth} (lower it with --limit "
+                              "call_depth=N: each call of this recursion takes several "
+                              "frames)")
+
+    def _nested(self, args: tuple[Any, ...]) -> Any:
+        _Depth.calls += 1
+        try:
+            return self._evaluate(args)
+        finally:
+            _Depth.calls -= 1
+
+    def _evaluate(self, args: tuple[Any, ...]) -> Any:
         namespace = restricted_namespace(self.scope)
         if self.is_loop:  # the def was generated from the parsed and checked body
             exec(self._code, namespace)

@@ -8,7 +8,7 @@ index out of range, ``Div``: a division by zero, ``Match``: no rule matched, who
 translation raises ``ValueError``); ``_`` or a variable matches any. An exception no rule
 matches goes on. The evaluation budget of an import (``import_evaluation_ms``), a
 ``while`` past ``while_iterations``, a ``List.tabulate`` past ``list_length``, a recursion
-too deep and memory exhaustion are never caught: a handler must not keep a loop past its
+past ``call_depth`` and memory exhaustion are never caught: a handler must not keep a loop past its
 bounds.
 
 >>> ml_handle(lambda: ml_raise("Full"), (("Full", lambda: 0),))
@@ -26,7 +26,8 @@ from tcpn.errors import InputError
 from tcpn.petrinets.cells import LoopLimitError
 from tcpn.petrinets.restricted import EvaluationBudgetError
 
-__all__ = ["EXCEPTION_FUNCTIONS", "ListLimitError", "MLRaise", "ml_handle", "ml_raise"]
+__all__ = ["EXCEPTION_FUNCTIONS", "CallDepthError", "ListLimitError", "MLRaise", "ml_handle",
+           "ml_raise"]
 
 #: SML basis exceptions and the Python errors their cases become in the translation.
 _BASIS_ERRORS: Mapping[str, tuple[type[Exception], ...]] = {
@@ -40,9 +41,14 @@ class ListLimitError(InputError):
     never catches it (it is tcpn's bound, not an exception of the model)."""
 
 
+class CallDepthError(InputError):
+    """Nested calls of an imported net's functions went past the limit ``call_depth``
+    (:class:`~tcpn.petrinets.exchange.functions.DeclaredFunction`); never caught either."""
+
+
 #: What a handler never catches.
-_NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, ListLimitError, RecursionError,
-                 MemoryError)
+_NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, ListLimitError, CallDepthError,
+                 RecursionError, MemoryError)
 
 
 class MLRaise(Exception):

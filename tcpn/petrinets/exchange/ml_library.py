@@ -23,14 +23,52 @@ limit before building anything (in SML a huge count runs out of memory).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tcpn.limits import limit_problem, limits
 from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
 
-__all__ = ["LIBRARY_FUNCTIONS", "ListLimitError", "ml_find", "ml_foldl", "ml_foldr",
-           "ml_option_map", "ml_tabulate", "ml_valof"]
+__all__ = [
+    "LIBRARY_FUNCTIONS",
+    "ListLimitError",
+    "Shape",
+    "ml_col",
+    "ml_fields",
+    "ml_find",
+    "ml_foldl",
+    "ml_foldr",
+    "ml_get_item",
+    "ml_int_from_string",
+    "ml_int_string",
+    "ml_is_alpha",
+    "ml_is_digit",
+    "ml_is_prefix",
+    "ml_is_space",
+    "ml_is_suffix",
+    "ml_legal",
+    "ml_map_partial",
+    "ml_mkstr",
+    "ml_option_map",
+    "ml_ord",
+    "ml_pair_all",
+    "ml_pair_app",
+    "ml_pair_exists",
+    "ml_pair_foldl",
+    "ml_pair_foldr",
+    "ml_pair_map",
+    "ml_pair_unzip",
+    "ml_pair_zip",
+    "ml_partition",
+    "ml_real_string",
+    "ml_sub",
+    "ml_substring",
+    "ml_tabulate",
+    "ml_tokens",
+    "ml_valof",
+]
 
 
 def ml_foldl(function: Callable[[Any], Any], initial: Any, items: Sequence[Any]) -> Any:
@@ -81,8 +119,275 @@ def ml_valof(option: Any) -> Any:
     return option[1]
 
 
+def ml_partition(predicate: Callable[[Any], bool], items: Sequence[Any]) -> tuple[Any, Any]:
+    """SML's ``List.partition p l``: ``(pos, neg)``, the elements with and without ``p``,
+    each in the order of ``l``."""
+    verdicts = [(item, bool(predicate(item))) for item in items]
+    return (tuple(x for x, keep in verdicts if keep), tuple(x for x, keep in verdicts
+                                                            if not keep))
+
+
+def ml_map_partial(function: Callable[[Any], Any], items: Sequence[Any]) -> tuple[Any, ...]:
+    """SML's ``List.mapPartial f l``: the ``v`` of every ``f x = SOME v``, in order."""
+    results = (function(item) for item in items)
+    return tuple(r[1] for r in results if r != "NONE")
+
+
+def ml_get_item(items: Sequence[Any]) -> Any:
+    """SML's ``List.getItem l``: ``SOME (hd l, tl l)``, ``NONE`` for ``[]``."""
+    return ("SOME", (items[0], tuple(items[1:]))) if items else "NONE"
+
+
+def ml_pair_zip(pair: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, ...]:
+    """SML's ``ListPair.zip (l1, l2)``: the pairs, as long as the shorter list."""
+    return tuple(zip(pair[0], pair[1], strict=False))
+
+
+def ml_pair_unzip(items: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """SML's ``ListPair.unzip l``: the list of first components and that of second ones."""
+    return tuple(a for a, _ in items), tuple(b for _, b in items)
+
+
+def ml_pair_map(function: Callable[[Any], Any], pair: tuple[Sequence[Any], Sequence[Any]]
+                ) -> tuple[Any, ...]:
+    """SML's ``ListPair.map f (l1, l2)``: ``f (a, b)`` for each pair, in order."""
+    return tuple(function(p) for p in ml_pair_zip(pair))
+
+
+def ml_pair_app(function: Callable[[Any], Any], pair: tuple[Sequence[Any], Sequence[Any]]
+                ) -> tuple[()]:
+    """SML's ``ListPair.app f (l1, l2)``: ``f (a, b)`` for its effects, in order; ``()``."""
+    for p in ml_pair_zip(pair):
+        function(p)
+    return ()
+
+
+def ml_pair_all(predicate: Callable[[Any], bool],
+                pair: tuple[Sequence[Any], Sequence[Any]]) -> bool:
+    """SML's ``ListPair.all p (l1, l2)``: ``p (a, b)`` for every pair (the longer list's
+    excess ignored), stopping at the first false."""
+    return all(predicate(p) for p in ml_pair_zip(pair))
+
+
+def ml_pair_exists(predicate: Callable[[Any], bool],
+                   pair: tuple[Sequence[Any], Sequence[Any]]) -> bool:
+    """SML's ``ListPair.exists p (l1, l2)``: ``p (a, b)`` for some pair, from the left."""
+    return any(predicate(p) for p in ml_pair_zip(pair))
+
+
+def ml_pair_foldl(function: Callable[[Any], Any], initial: Any,
+                  pair: tuple[Sequence[Any], Sequence[Any]]) -> Any:
+    """SML's ``ListPair.foldl f b (l1, l2)``: ``f (an, bn, ... f (a1, b1, b))``."""
+    value = initial
+    for a, b in ml_pair_zip(pair):
+        value = function((a, b, value))
+    return value
+
+
+def ml_pair_foldr(function: Callable[[Any], Any], initial: Any,
+                  pair: tuple[Sequence[Any], Sequence[Any]]) -> Any:
+    """SML's ``ListPair.foldr f b (l1, l2)``: ``f (a1, b1, ... f (an, bn, b))``."""
+    value = initial
+    for a, b in reversed(ml_pair_zip(pair)):
+        value = function((a, b, value))
+    return value
+
+
+def ml_int_string(value: int) -> str:
+    """SML's ``Int.toString``: ``~`` for the minus sign."""
+    return str(value).replace("-", "~")
+
+
+def ml_real_string(value: float) -> str:
+    """SML/NJ's ``Real.toString``: 12 significant digits (``%.12g``), ``~`` for minus,
+    ``E`` for the exponent, and ``.0`` on a whole number without one (``1.0``, ``1E20``,
+    ``1.5E~07``, ``~0.5``)."""
+    if value != value:
+        return "nan"
+    if value in (math.inf, -math.inf):
+        return "inf" if value > 0 else "~inf"
+    text = f"{value:.12g}".replace("e+", "E").replace("e-", "E~").replace("-", "~")
+    return text if "." in text or "E" in text else text + ".0"
+
+
+def ml_int_from_string(text: str) -> Any:
+    """SML's ``Int.fromString``: ``SOME n`` for the integer at the start of ``text`` (after
+    white space, a sign ``+``, ``~`` or ``-``), ``NONE`` when there is none."""
+    match = re.match(r"\s*([+~-]?)(\d+)", text)
+    if match is None:
+        return "NONE"
+    number = int(match.group(2))
+    return ("SOME", -number if match.group(1) in ("~", "-") else number)
+
+
+def ml_tokens(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]:
+    """SML's ``String.tokens p s``: the non-empty runs of ``s`` between characters ``c``
+    with ``p c`` (characters are one-character strings)."""
+    return tuple(t for t in ml_fields(is_delimiter, text) if t)
+
+
+def ml_fields(is_delimiter: Callable[[str], bool], text: str) -> tuple[str, ...]:
+    """SML's ``String.fields p s``: the runs between delimiters, empty ones included."""
+    parts: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if is_delimiter(char):
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return tuple(parts)
+
+
+def ml_is_digit(char: str) -> bool:
+    """SML's ``Char.isDigit``: an ASCII decimal digit."""
+    return "0" <= char <= "9"
+
+
+def ml_is_alpha(char: str) -> bool:
+    """SML's ``Char.isAlpha``: an ASCII letter."""
+    return "a" <= char.lower() <= "z"
+
+
+def ml_is_space(char: str) -> bool:
+    """SML's ``Char.isSpace``: space, tab, newline, vertical tab, form feed, return."""
+    return char in " \t\n\v\f\r"
+
+
+def ml_sub(pair: tuple[str, int]) -> str:
+    """SML's ``String.sub (s, i)``: the character at ``i``; ``Subscript`` outside."""
+    text, index = pair
+    if not 0 <= index < len(text):
+        ml_raise("Subscript")
+    return text[index]
+
+
+def ml_substring(triple: tuple[str, int, int]) -> str:
+    """SML's ``String.substring (s, i, n)``: ``n`` characters from ``i``; ``Subscript``
+    when they are not all in ``s``."""
+    text, start, count = triple
+    if start < 0 or count < 0 or start + count > len(text):
+        ml_raise("Subscript")
+    return text[start:start + count]
+
+
+def ml_is_prefix(prefix: str, text: str) -> bool:
+    """SML's ``String.isPrefix s1 s2``: whether ``s2`` starts with ``s1``."""
+    return text.startswith(prefix)
+
+
+def ml_is_suffix(suffix: str, text: str) -> bool:
+    """SML's ``String.isSuffix s1 s2``: whether ``s2`` ends with ``s1``."""
+    return text.endswith(suffix)
+
+
+def ml_multiplicity(items: Sequence[Any], value: Any, members: Sequence[Any]) -> int:
+    """How many times ``value`` is in the list ``items`` written on an arc (a multiset),
+    after checking that every item is one of the place's colours ``members``."""
+    for item in items:
+        if item not in members:
+            raise ValueError(f"{item!r} is not a colour of the arc's place")
+    return list(items).count(value)
+
+
+#: A colour set's shape, a Python literal (:func:`colour_shape`): ("int", low, high),
+#: ("real",), ("string",), ("bool",), ("unit",), ("enum", values), ("index", constructor,
+#: low, high), ("product", shapes), ("record", ((field, shape), ...)), ("list", shape,
+#: max_length), ("union", ((constructor, shape or None), ...)).
+Shape = tuple[Any, ...]
+
+
+def ml_mkstr(name: str, shape: Shape, value: Any) -> str:
+    """CPN Tools' ``CS.mkstr c`` for colour set ``name`` of ``shape`` (its simulator's
+    ``cs.sml``): ints in parentheses when negative (``(~3)``), strings quoted, products
+    ``(a,b)``, records ``{f=a,g=b}``, lists ``[a,b]``, union values ``C(v)``, index
+    values ``ph(2)``."""
+    kind = shape[0]
+    if kind == "int":  # a time colour set's value in an integer-time net may be a float
+        value = int(value)
+        return f"({ml_int_string(value)})" if value < 0 else str(value)
+    if kind == "real":
+        return ml_real_string(value)
+    if kind == "string":
+        return f'"{value}"'
+    if kind == "bool":
+        return "true" if value else "false"
+    if kind == "unit":
+        return "()"
+    if kind == "enum":
+        return str(value)
+    if kind == "index":
+        return f"{shape[1]}({value})"
+    if kind == "product":
+        return "(" + ",".join(ml_mkstr(name, s, v) for s, v in zip(shape[1], value,
+                                                                    strict=True)) + ")"
+    if kind == "record":
+        return "{" + ",".join(f"{f}={ml_mkstr(name, s, getattr(value, f))}"
+                              for f, s in shape[1]) + "}"
+    if kind == "list":
+        return "[" + ",".join(ml_mkstr(name, shape[1], v) for v in value) + "]"
+    if kind == "union":
+        parts = dict(shape[1])
+        if isinstance(value, str):
+            return value
+        return f"{value[0]}({ml_mkstr(name, parts[value[0]], value[1])})"
+    raise ValueError(f"{name}.mkstr: colour set kind {kind!r}")
+
+
+def ml_legal(name: str, shape: Shape, value: Any) -> bool:
+    """CPN Tools' ``CS.legal v``: whether ``v`` is within ``name``'s restrictions (ranges,
+    a list's length, the components')."""
+    kind = shape[0]
+    if kind in ("int", "index"):
+        low, high = shape[-2], shape[-1]
+        return (low is None or low <= value) and (high is None or value <= high)
+    if kind == "enum":
+        return value in shape[1]
+    if kind == "product":
+        return all(ml_legal(name, s, v) for s, v in zip(shape[1], value, strict=True))
+    if kind == "record":
+        return all(ml_legal(name, s, getattr(value, f)) for f, s in shape[1])
+    if kind == "list":
+        return (shape[2] is None or len(value) <= shape[2]) and all(
+            ml_legal(name, shape[1], v) for v in value)
+    if kind == "union":
+        parts = dict(shape[1])
+        return isinstance(value, str) or parts.get(value[0]) is None or ml_legal(
+            name, parts[value[0]], value[1])
+    return True
+
+
+def ml_ord(name: str, members: Sequence[Any], value: Any) -> int:
+    """CPN Tools' ``CS.ord c`` of a small colour set: ``c``'s position in ``CS.all()``,
+    from 0; a value outside raises (CPN Tools: "out of range")."""
+    for position, member in enumerate(members):
+        if member == value:
+            return position
+    raise IndexError(f"{name}.ord: {value!r} is not a member")
+
+
+def ml_col(name: str, members: Sequence[Any], position: int) -> Any:
+    """CPN Tools' ``CS.col i`` of a small colour set: the member at position ``i`` (from
+    0); a position outside raises (CPN Tools: "out of range")."""
+    if not 0 <= position < len(members):
+        raise IndexError(f"{name}.col: position {position} is out of range")
+    return members[position]
+
+
 #: The names the translation calls, as declared on an imported net.
 LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_foldl": ml_foldl, "ml_foldr": ml_foldr, "ml_tabulate": ml_tabulate,
     "ml_valof": ml_valof, "ml_find": ml_find, "ml_option_map": ml_option_map,
+    "ml_partition": ml_partition, "ml_map_partial": ml_map_partial,
+    "ml_get_item": ml_get_item, "ml_pair_zip": ml_pair_zip, "ml_pair_unzip": ml_pair_unzip,
+    "ml_pair_map": ml_pair_map, "ml_pair_app": ml_pair_app, "ml_pair_all": ml_pair_all,
+    "ml_pair_exists": ml_pair_exists, "ml_pair_foldl": ml_pair_foldl,
+    "ml_pair_foldr": ml_pair_foldr, "ml_int_string": ml_int_string,
+    "ml_real_string": ml_real_string, "ml_int_from_string": ml_int_from_string,
+    "ml_mkstr": ml_mkstr, "ml_legal": ml_legal, "ml_ord": ml_ord, "ml_col": ml_col,
+    "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
+    "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
+    "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
+    "ml_multiplicity": ml_multiplicity,
 }
