@@ -47,7 +47,9 @@ does.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, or_guard, track, wrap_output
@@ -57,6 +59,8 @@ from tcpn.models.components.sender import (
     retransmissions,
     sender_net,
 )
+from tcpn.models.scenario import TcpConfig, VariantParams
+from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import (
     BOOL,
     CLOCK,
@@ -73,7 +77,10 @@ from tcpn.petrinets import (
 from tcpn.petrinets import Transition as T
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion",
+if TYPE_CHECKING:
+    from tcpn.models.scenario import ConcreteFlow
+
+__all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "TcpLParams", "p_congestion",
            "reporter_net", "tcp_l_adopt", "tcp_l_reacts", "tcp_l_sender_net"]
 
 TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
@@ -252,3 +259,51 @@ def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: flo
     net.add_output("report", "take_report",
                    f"(*old[-{REPORT_HISTORY - 1}:], (now * CLOCK_RATE + OFFSET_S, sent, failed))")
     return net
+
+
+# --------------------------------------------------------------------------- registration
+
+
+class TcpLParams(VariantParams):
+    """TCP-L: the receiver reports its last hop's frame error rate every
+    ``report_interval_s`` (not stated in the study; tcpn's choice) and the sender reacts
+    like ``base`` with probability P_congestion."""
+
+    variant: Literal["tcp_l"]
+    report_interval_s: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
+    base: Literal["reno", "newreno"] = "newreno"
+
+
+def add_reporter(net: PetriNet, i: int, flow: ConcreteFlow, interfaces: dict[str, str]) -> None:
+    """Add connection ``i``'s reporter at its receiver, reading the last hop's ``frames``
+    (an 802.11 hop's, when the last hop is one)."""
+    frames = f"{interfaces[flow.data_queues[-1]]}.frames"
+    ports = {"report": f"flow{i}.snd.report"}
+    if frames in net.places:
+        ports["frames"] = frames
+    params = flow.params
+    assert isinstance(params, TcpLParams)  # the registry's model of variant tcp_l
+    net.add_module(reporter_net(params.report_interval_s, 1.0 + flow.receiver_clock_skew,
+                                flow.receiver_clock_offset_s), f"flow{i}.rep", ports)
+
+
+def _state_space_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                                        dict[str, float]]:
+    # the state space's choices sit above the component library: read them when asked
+    from tcpn.models.verification.choices import tcp_l_choices
+
+    return tcp_l_choices(net, i, segments)
+
+
+def _ns3_checks(_params: TcpLParams, tcp: TcpConfig) -> list[str]:
+    return ["tcp.ecn: the ns3 lens's TCP-L does not combine its randomised reaction with "
+            "ECN"] if tcp.ecn else []
+
+
+register_variant("tcp_l", TcpLParams, lambda config, _params: tcp_l_sender_net(config),
+                 recovery=lambda params: str(params.base),
+                 ns3=lambda params: Ns3Congestion(
+                     "tcpn::TcpL", report_interval_s=params.report_interval_s),
+                 flow_modules=add_reporter, state_space_choices=_state_space_choices,
+                 checks={"ns3": _ns3_checks},
+                 unsupported={"fluid": "the fluid model has no randomised loss reaction"})
