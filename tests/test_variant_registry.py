@@ -72,8 +72,10 @@ def _scenario(tmp_path: Path, variant: str) -> Path:
     return path
 
 
-def test_the_example_is_one_short_file():
-    assert len(EXAMPLE.read_text().splitlines()) < 80
+def test_the_example_is_one_short_file_shown_whole_in_the_tutorial():
+    text = EXAMPLE.read_text()
+    assert len(text.splitlines()) < 80
+    assert f"```python\n{text.rstrip()}\n```" in (REPO / "docs" / "variants.md").read_text()
 
 
 def test_the_schema_names_no_variant():
@@ -144,7 +146,7 @@ def test_registration_mistakes_are_named(aimd):
         register_variant("x_dict", dict, aimd.aimd_sender_net)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="recovery 'vegas' is not one of tahoe"):
         register_variant("x_rec", VariantParams, aimd.aimd_sender_net, recovery="vegas")
-    with pytest.raises(InputError, match="keyed by lens .* not fluids"):
+    with pytest.raises(InputError, match=r"keyed by lens .* not fluids"):
         register_variant("x_lens", VariantParams, aimd.aimd_sender_net,
                          unsupported={"fluids": "typo"})
     with pytest.raises(InputError, match="not an identifier"):
@@ -184,6 +186,14 @@ def test_an_installed_package_adds_its_variant_through_the_entry_point(tmp_path)
     export = _tcpn(["export", str(scenario), "-o", str(tmp_path / "aimd.cpn")], site, tmp_path)
     assert export.returncode == 0, export.stderr
     assert "aimd_grow" in (tmp_path / "aimd.cpn").read_text()
+    short = tmp_path / "short.yaml"  # the property library on its state space
+    short.write_text("links: [{a: S, b: D, rate_bps: 1.0e+6, delay_s: 0.01}]\n"
+                     "tcp: {handshake: false}\nhorizon_s: 5.0\nflows: [{id: f, src: S, "
+                     "dst: D, variant: aimd, params: {increase: 2}}]\n")
+    check = _tcpn(["check", str(short), "--property", "delivered_once_in_order",
+                   "--segments", "3", "--losses", "1"], site, tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "delivered_once_in_order: TRUE" in check.stdout
     # without the distribution on the path the name is unknown, and said so (exit 3)
     shutil.rmtree(site)
     site.mkdir()
