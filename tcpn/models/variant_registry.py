@@ -129,6 +129,7 @@ class VariantSpec:
 
 _REGISTRY: dict[str, VariantSpec] = {}
 _LOADED = False
+_FAILURE: str | None = None
 _LOCK = threading.RLock()
 
 
@@ -188,6 +189,7 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     if isinstance(recovery, str) and recovery not in LOSS_RECOVERIES:
         raise InputError(f"register_variant({name!r}): recovery {recovery!r} is not one of "
                          f"{', '.join(LOSS_RECOVERIES)}")
+    _load()  # the shipped names first: a user's variant cannot take one of them silently
     spec = VariantSpec(name, params, sender, recovery, ecn, ns3, fluid, closed_form,
                        flow_modules, state_space_choices, bulk_state_space,
                        dict(checks or {}), dict(unsupported or {}),
@@ -202,9 +204,12 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
 
 
 def _load() -> None:
-    """Import the shipped variants, then the installed packages' (once)."""
-    global _LOADED
+    """Import the shipped variants, then the installed packages' (once; a plugin that
+    failed is named again at every later call)."""
+    global _LOADED, _FAILURE
     with _LOCK:
+        if _FAILURE is not None:
+            raise InputError(_FAILURE)
         if _LOADED:
             return
         _LOADED = True  # set first: the modules imported below call register_variant
@@ -218,8 +223,8 @@ def _load() -> None:
                 if callable(loaded):
                     loaded()
             except Exception as exc:  # any failure of a plugin is named, not a traceback
-                raise InputError(f"{origin} failed to load: {type(exc).__name__}: "
-                                 f"{exc}") from None
+                _FAILURE = f"{origin} failed to load: {type(exc).__name__}: {exc}"
+                raise InputError(_FAILURE) from None
 
 
 def variant_names() -> tuple[str, ...]:
