@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import errno
 import functools
+import inspect
 import logging
 import os
 import shutil
@@ -1466,3 +1467,27 @@ def _exit_for(exc: Exception) -> tuple[int, str]:
                             "xml_depth or expression_depth may let such input through)")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
                            "for the traceback, and please report it)")
+
+
+def _paragraphs_joined(text: str) -> str:
+    """``text`` with the line breaks inside each paragraph joined into spaces: Typer's rich
+    help keeps a docstring's single line breaks, which a terminal of another width shows as
+    ragged lines; paragraphs (blank-line separated) and a ``\\f`` cut stay as they are."""
+    shown, cut, rest = inspect.cleandoc(text).partition("\f")
+    paragraphs = (" ".join(line.strip() for line in p.splitlines()) for p in shown.split("\n\n"))
+    return "\n\n".join(paragraphs) + cut + rest
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    """Give every command of ``group`` (and of its sub-groups) its help text as paragraphs,
+    so ``--help`` wraps to the terminal's width whatever the source's line breaks."""
+    for command in group.registered_commands:
+        text = command.help if isinstance(command.help, str) else inspect.getdoc(command.callback)
+        if text:
+            command.help = _paragraphs_joined(text)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_help(sub.typer_instance)
+
+
+_reflow_help(app)
