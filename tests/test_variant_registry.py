@@ -24,14 +24,10 @@ from tcpn.errors import InputError
 from tcpn.lenses.evaluation import evaluate
 from tcpn.lenses.fluid import fluid_problems
 from tcpn.lenses.ns3.lens import scenario_plan
+from tcpn.models import register_variant
+from tcpn.models.registered_variants import BUILTIN_MODULES, variant_names, variant_spec
 from tcpn.models.scenario import ScenarioError, VariantParams, load_scenario, parse_scenario
 from tcpn.models.topology import scenario_net
-from tcpn.models.variant_registry import (
-    BUILTIN_MODULES,
-    register_variant,
-    variant_names,
-    variant_spec,
-)
 from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.roundtrip import compare_runs
@@ -110,7 +106,7 @@ def test_the_example_is_refused_by_the_lenses_it_does_not_declare(aimd, tmp_path
     scenario = load_scenario(_scenario(tmp_path, "aimd"))
     problems = " ".join(fluid_problems(scenario, scenario.concrete_flows()))
     assert "flow f: variant aimd has no fluid model" in problems
-    assert "loss_throughput:aimd_pps" in problems  # where its closed form is
+    assert "its closed form is tcpn.solvers.closed_forms.loss_throughput.aimd_pps" in problems  # where its closed form is
     with pytest.raises(InputError, match=r"variant aimd has no ns-3 congestion control "
                                          r"\(its registration gives no ns3=.*ns-3 has no AIMD"):
         scenario_plan(scenario)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tcpn import register_variant
+from tcpn.models import VariantParams, register_variant
 from tcpn.models.components.extend import wrap_output
 from tcpn.models.components.sender import SenderConfig, sender_net
-from tcpn.models.scenario import VariantParams
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.net_functions import net_function
+from tcpn.solvers.closed_forms.loss_throughput import aimd_pps
 
 
 class AimdParams(VariantParams):
@@ -49,6 +49,6 @@ def aimd_sender_net(config: SenderConfig, params: AimdParams) -> PetriNet:
 register_variant(
     "aimd", AimdParams, aimd_sender_net,
     recovery="newreno",  # NewReno's recovery; with tcp.sack on, on the RFC 6675 scoreboard
-    closed_form="tcpn.solvers.closed_forms.loss_throughput:aimd_pps",
+    closed_form=aimd_pps,  # its response function, named where a lens refuses it
     unsupported={"ns3": "ns-3 has no AIMD(a) congestion control"},
 )

@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.models.registered_variants import lens_problems, variant_spec
 from tcpn.models.scenario import ConcreteFlow, RateErrors, Red, Scenario, ThresholdEcn
 from tcpn.models.scenario import TokenBucket as ScenarioBucket
-from tcpn.models.variant_registry import lens_problems, variant_spec
 from tcpn.solvers.fluid.bottleneck import (
     Bottleneck,
     BottleneckRun,

@@ -32,9 +32,9 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, cast, get_args
+from typing import Annotated, Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -57,6 +57,9 @@ from pydantic import (
 
 from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem, read_input
+from tcpn.models.schema_base import FieldProblem, VariantParams
+from tcpn.models.schema_base import FieldProblem as _FieldProblem
+from tcpn.models.schema_base import Strict as _Strict
 
 __all__ = [
     "AGGREGATE_NAME", "ConcreteFlow", "DropTail", "ExponentialTime", "FieldProblem", "Flow",
@@ -77,97 +80,6 @@ TCP_MAX_WINDOW_BYTES = 65_535 << 14
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
 LENS_STREAM = 1
-
-
-class _FieldProblem(ValueError):
-    """A cross-field check failed; ``path`` locates the culprit inside the scenario."""
-
-    def __init__(self, path: Sequence[str | int], message: str):
-        super().__init__(message)
-        self.path = tuple(path)
-
-
-FieldProblem = _FieldProblem
-"""What a variant's parameter model raises from a cross-field check: ``FieldProblem(("beta",),
-"beta (1) must be >= alpha (2)")`` names ``flows[i].params.beta`` in the error."""
-
-
-#: Physical range of a number whose field name ends with a unit (``delay_s``, ``rate_bps``):
-#: (unit suffix, lowest, highest, unit shown). A field's own bounds may be narrower.
-_UNIT_RANGES = (
-    ("_s", 0.0, 1e6, "s"),            # up to 11.6 days of model time
-    ("_bps", 1.0, 1e13, "bit/s"),     # 1 bit/s to 10 Tbit/s
-    ("_bytes", 0, 1 << 40, "bytes"),  # 1 TiB
-    ("_j", 0.0, 1e3, "J"),
-    ("_w", 0.0, 1e4, "W"),
-)
-#: Characters no text of a scenario may hold (C0 controls and DEL, but tab and newline).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-#: Bound on the magnitude of every other number (integers stay exact in a float64).
-_MAGNITUDE = 1 << 53
-
-
-@functools.cache
-def _takes(annotation: Hashable, kinds: tuple[type, ...]) -> bool:
-    """Whether ``annotation`` (through unions and ``Annotated``) admits one of ``kinds``."""
-    return annotation in kinds or any(_takes(arg, kinds) for arg in get_args(annotation)
-                                      if isinstance(arg, Hashable))
-
-
-class _Strict(BaseModel):
-    """Base of every schema model: unknown keys are errors, assignment is validated, and
-    every number is finite, not a boolean and within the physical range of its unit
-    (:data:`_UNIT_RANGES`, by the field name's suffix) or else of :data:`_MAGNITUDE`."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
-    #: Text fields whose own validator refuses control characters with its own message.
-    _checks_its_text: ClassVar[frozenset[str]] = frozenset()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for name, value in data.items():
-                field = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and field is not None and _takes(
-                        cast(Hashable, field.annotation), (int, float)) and not _takes(
-                        cast(Hashable, field.annotation), (bool,)):
-                    raise _FieldProblem((name,), f"a number is expected, got the boolean "
-                                                 f"{str(value).lower()}")
-        return data
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_control_characters(cls, data: Any) -> Any:
-        """A NUL (or another control character but tab and newline) in a name, an id or
-        any other text: YAML's escapes (``"f\\0"``) let one through, and a name ends up
-        in file and directory names, where NUL cannot go."""
-        if isinstance(data, Mapping):
-            for name, value in data.items():
-                if name in cls._checks_its_text:
-                    continue
-                texts = value if isinstance(value, list) else [value]
-                for text in texts:
-                    if isinstance(text, str) and _CONTROL.search(text):
-                        code = ord(_CONTROL.search(text).group())  # type: ignore[union-attr]
-                        raise _FieldProblem((name,), f"{text!r} holds the control character "
-                                                     f"U+{code:04X}; remove it")
-        return data
-
-    @model_validator(mode="after")
-    def _numbers_in_range(self) -> Any:
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
-                                    if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
-            if not low <= value <= high:
-                shown = f"{value:g}" if abs(value) < 1e300 else \
-                    f"(an integer of {len(str(abs(value))):,} digits)"  # no float holds it
-                raise _FieldProblem((name,), f"{name} {shown}{' ' + unit if unit else ''} is "
-                                    f"outside the physical range [{low:g}, {high:g}]")
-        return self
 
 
 # --------------------------------------------------------------------------- queues
@@ -547,14 +459,6 @@ class TcpConfig(_Strict):
 # --------------------------------------------------------------------------- variants
 
 
-class VariantParams(_Strict):
-    """Base of every variant's ``flows[].params`` model: ``variant`` is the flow's variant
-    (filled from ``flows[].variant``: the YAML does not repeat it). A variant's own model
-    adds its fields and registers with it (:func:`tcpn.register_variant`)."""
-
-    variant: str
-
-
 # --------------------------------------------------------------------------- flows
 
 
@@ -655,9 +559,9 @@ class Flow(_Strict):
     @field_validator("variant")
     @classmethod
     def _registered(cls, v: str) -> str:
-        """A registered variant (:mod:`tcpn.models.variant_registry`), or the registered
+        """A registered variant (:mod:`tcpn.models.registered_variants`), or the registered
         names with the closest one."""
-        from tcpn.models.variant_registry import variant_spec
+        from tcpn.models.registered_variants import variant_spec
 
         try:
             variant_spec(v)
@@ -669,8 +573,8 @@ class Flow(_Strict):
     @classmethod
     def _variant_params(cls, v: Any, info: ValidationInfo) -> VariantParams | None:
         """The parameters as the variant's own model (its ``params`` of
-        :func:`tcpn.register_variant`); an unknown variant's error says it all."""
-        from tcpn.models.variant_registry import variant_spec
+        :func:`tcpn.models.register_variant`); an unknown variant's error says it all."""
+        from tcpn.models.registered_variants import variant_spec
 
         variant = info.data.get("variant")
         if variant is None:
@@ -753,7 +657,7 @@ class ConcreteFlow(BaseModel):
     def ecn(self) -> bool:
         """Whether the flow negotiates ECN (its TCP ``ecn`` flag, or a variant registered
         with ``ecn=True``: ``ecn_reno``, ``ecn_newreno``)."""
-        from tcpn.models.variant_registry import variant_spec
+        from tcpn.models.registered_variants import variant_spec
 
         return self.tcp.ecn or variant_spec(self.variant).ecn
 
@@ -1304,7 +1208,7 @@ def _field_names() -> frozenset[str]:
 
 def _variant_field_names() -> frozenset[str]:
     """The fields of every registered variant's parameters (the registry may grow)."""
-    from tcpn.models.variant_registry import variant_names, variant_spec
+    from tcpn.models.registered_variants import variant_names, variant_spec
 
     return frozenset(name for variant in variant_names()
                      for name in variant_spec(variant).params.model_fields)

@@ -54,8 +54,8 @@ from tcpn.models.components.variants import (
     variant_sender_net,
 )
 from tcpn.models.components.wireless import wireless_interface_net
+from tcpn.models.registered_variants import lens_problems
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
-from tcpn.models.variant_registry import lens_problems
 from tcpn.petrinets import UNIT, PetriNet, Place
 
 __all__ = ["ComposedNet", "compose", "queue_discipline", "scenario_net", "unsupported"]

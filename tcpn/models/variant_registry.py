@@ -1,59 +1,34 @@
-"""The TCP variants a scenario may name: one registry, filled by :func:`register_variant`.
+"""Where a TCP variant is declared: :func:`register_variant` and what it records.
 
-A variant is one file: its parameters (a :class:`~tcpn.models.scenario.VariantParams`
+A variant is one file: its parameters (a :class:`~tcpn.models.schema_base.VariantParams`
 subclass), the builder of its sender module, and what each lens needs to run it, passed
-to :func:`register_variant`. The shipped variants register through that same call (the
-modules of :data:`BUILTIN_MODULES`); an installed package adds its own through the entry
-point group ``tcpn.variants`` (:data:`ENTRY_POINT_GROUP`), whose entries name a module
-that registers on import or a function called with no argument. Both are read once, the
-first time the registry is asked (:func:`variant_spec`, :func:`variant_names`).
+to :func:`register_variant`. tcpn's own variants register through the same call (their
+modules are listed in :mod:`~tcpn.models.registered_variants`, which loads them and the
+installed packages' and answers the lenses' questions).
 
-A lens asks the registry what it can do with a variant and refuses what the variant does
-not declare, naming the variant and the missing mechanism (:func:`lens_problems`): the
-net lens needs the sender builder (always given), the fluid lens a :class:`FluidLaw`, the
-ns3 lens an :class:`Ns3Congestion`, the bulk state space ``bulk_state_space``.
-
+>>> from tcpn.models.registered_variants import variant_spec
 >>> spec = variant_spec("cubic")
 >>> spec.params.__name__, spec.base_recovery(spec.params(variant="cubic"))
 ('CubicParams', 'newreno')
->>> variant_spec("cubc")
-Traceback (most recent call last):
-...
-tcpn.errors.InputError: unknown variant 'cubc' (did you mean 'cubic'?); registered: ...
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
-import importlib.metadata
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tcpn.errors import InputError
-from tcpn.models.scenario import VariantParams
+from tcpn.models.schema_base import VariantParams
 
 if TYPE_CHECKING:
     from tcpn.models.components.sender import SenderConfig
-    from tcpn.models.scenario import ConcreteFlow, TcpConfig
     from tcpn.petrinets import PetriNet
 
-__all__ = ["BUILTIN_MODULES", "ENTRY_POINT_GROUP", "LOSS_RECOVERIES", "FluidLaw",
-           "Ns3Congestion", "VariantSpec", "base_recovery", "lens_problems",
-           "recovery_variant", "register_variant", "variant_names", "variant_spec"]
+__all__ = ["LOSS_RECOVERIES", "FluidLaw", "Ns3Congestion", "VariantSpec", "register_variant",
+           "registered"]
 
-ENTRY_POINT_GROUP = "tcpn.variants"
-"""Entry point group of the variants installed packages add."""
-BUILTIN_MODULES = (
-    "tcpn.models.components.loss_based",
-    "tcpn.models.components.vegas",
-    "tcpn.models.components.westwood",
-    "tcpn.models.components.tcp_l",
-    "tcpn.models.components.cubic",
-)
-"""The modules of tcpn's own variants, each registering its own with :func:`register_variant`."""
 LOSS_RECOVERIES = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 """The recoveries of the loss-based sender a variant's sender runs on (``config.variant``
 of :class:`~tcpn.models.components.sender.SenderConfig`)."""
@@ -61,7 +36,7 @@ of :class:`~tcpn.models.components.sender.SenderConfig`)."""
 SenderBuilder = Callable[["SenderConfig", Any], "PetriNet"]
 """``builder(config, params)``: the sender module of a connection (ports ``out`` and
 ``acks``), ``config.variant`` being the loss-based recovery it runs on."""
-FlowChecks = Callable[[Any, "TcpConfig"], list[str]]
+FlowChecks = Callable[[Any, Any], list[str]]
 """``checks(params, tcp)``: what a lens cannot run for this variant, each message naming
 the field (``params.x`` or ``tcp.x``)."""
 
@@ -102,7 +77,7 @@ class VariantSpec:
     ecn: bool = False
     ns3: Ns3Congestion | Callable[[Any], Ns3Congestion] | None = None
     fluid: FluidLaw | Callable[[Any], FluidLaw] | None = None
-    closed_form: str | None = None
+    closed_form: Callable[..., Any] | None = None
     flow_modules: Callable[..., None] | None = None
     state_space_choices: Callable[..., tuple[dict[str, str], dict[str, float]]] | None = None
     bulk_state_space: bool = False
@@ -128,8 +103,6 @@ class VariantSpec:
 
 
 _REGISTRY: dict[str, VariantSpec] = {}
-_LOADED = False
-_FAILURE: str | None = None
 _LOCK = threading.RLock()
 
 
@@ -137,7 +110,7 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
                      recovery: str | Callable[[Any], str] = "newreno", ecn: bool = False,
                      ns3: Ns3Congestion | Callable[[Any], Ns3Congestion] | None = None,
                      fluid: FluidLaw | Callable[[Any], FluidLaw] | None = None,
-                     closed_form: str | None = None,
+                     closed_form: Callable[..., Any] | None = None,
                      flow_modules: Callable[..., None] | None = None,
                      state_space_choices: Callable[..., tuple[dict[str, str],
                                                               dict[str, float]]] | None = None,
@@ -159,9 +132,8 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
       without it the ns3 lens refuses the variant;
     * ``fluid``: the :class:`FluidLaw` the fluid lens runs (or a function of the params);
       without it the fluid lens refuses the variant;
-    * ``closed_form``: where its published response function (throughput against RTT and
-      loss) is, ``"module:function"`` (named in the fluid lens's refusal: the models layer
-      does not import the solvers);
+    * ``closed_form``: its published response function (throughput against RTT and loss,
+      e.g. from :mod:`tcpn.solvers.closed_forms`), named in the fluid lens's refusal;
     * ``flow_modules(net, i, flow, interfaces)``: modules added beside sender and
       receiver (TCP-L's reporter); ``state_space_choices(net, i, segments)``: the
       transitions whose random draw the state space enumerates (their twins and draws);
@@ -189,7 +161,6 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     if isinstance(recovery, str) and recovery not in LOSS_RECOVERIES:
         raise InputError(f"register_variant({name!r}): recovery {recovery!r} is not one of "
                          f"{', '.join(LOSS_RECOVERIES)}")
-    _load()  # the shipped names first: a user's variant cannot take one of them silently
     spec = VariantSpec(name, params, sender, recovery, ecn, ns3, fluid, closed_form,
                        flow_modules, state_space_choices, bulk_state_space,
                        dict(checks or {}), dict(unsupported or {}),
@@ -203,109 +174,8 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     return spec
 
 
-def _load() -> None:
-    """Import the shipped variants, then the installed packages' (once; a plugin that
-    failed is named again at every later call)."""
-    global _LOADED, _FAILURE
+def registered() -> dict[str, VariantSpec]:
+    """The variants registered so far, by name (a copy; the shipped ones and the installed
+    packages' are loaded by :func:`tcpn.models.registered_variants.variant_spec`)."""
     with _LOCK:
-        if _FAILURE is not None:
-            raise InputError(_FAILURE)
-        if _LOADED:
-            return
-        _LOADED = True  # set first: the modules imported below call register_variant
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
-        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            origin = f"variant plugin {entry.name!r} ({entry.value}"
-            origin += f", distribution {entry.dist.name})" if entry.dist else ")"
-            try:
-                loaded = entry.load()
-                if callable(loaded):
-                    loaded()
-            except Exception as exc:  # any failure of a plugin is named, not a traceback
-                _FAILURE = f"{origin} failed to load: {type(exc).__name__}: {exc}"
-                raise InputError(_FAILURE) from None
-
-
-def variant_names() -> tuple[str, ...]:
-    """Every registered variant name, sorted.
-
-    >>> {"reno", "cubic", "vegas"} <= set(variant_names())
-    True
-    """
-    _load()
-    return tuple(sorted(_REGISTRY))
-
-
-def variant_spec(name: str) -> VariantSpec:
-    """The registered variant ``name``; an :class:`~tcpn.errors.InputError` naming the
-    registered ones (and the closest, if one is close) for any other name."""
-    _load()
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise InputError(unknown_variant_message(name)) from None
-
-
-def unknown_variant_message(name: Any) -> str:
-    """Why ``name`` is no variant: the registered names, with the closest one."""
-    names = variant_names()
-    close = difflib.get_close_matches(str(name), names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown variant {name!r}{hint}; registered: {', '.join(names)}"
-
-
-def base_recovery(variant: str, params: Any) -> str:
-    """The loss-based recovery of ``variant`` with ``params``, before SACK.
-
-    >>> base_recovery("tcp_l", None), base_recovery("tahoe", None)
-    ('newreno', 'tahoe')
-    """
-    spec = variant_spec(variant)
-    return spec.base_recovery(params if params is not None else spec.params(variant=variant))
-
-
-def recovery_variant(variant: str, sack: bool, params: Any = None) -> str:
-    """The loss-based sender that ``variant`` runs on (or is), with SACK negotiated
-    (``sack``) or not: its recovery.
-
-    With SACK, ns-3 recovers with its RFC 6675 scoreboard whatever the congestion control,
-    so every variant whose recovery is NewReno's runs on the ``sack`` sender when
-    ``tcp.sack`` is on (NewReno's window arithmetic, RFC 6675 pipe and NextSeg). Reno
-    recovery has no scoreboard: it ignores the SACK blocks.
-
-    >>> recovery_variant("newreno", True), recovery_variant("newreno", False)
-    ('sack', 'newreno')
-    >>> recovery_variant("ecn_newreno", True), recovery_variant("tahoe", True)
-    ('sack', 'tahoe')
-    >>> recovery_variant("westwood_plus", True), recovery_variant("vegas", True)
-    ('sack', 'sack')
-    >>> recovery_variant("cubic", True), recovery_variant("cubic", False)
-    ('sack', 'newreno')
-    """
-    base = base_recovery(variant, params)
-    return "sack" if sack and base in ("newreno", "ecn_newreno") else base
-
-
-def lens_problems(lens: str, flow: ConcreteFlow | Any, tcp: TcpConfig) -> list[str]:
-    """What ``lens`` (``net``, ``fluid`` or ``ns3``) cannot run of ``flow``'s variant (a
-    concrete flow, or a scenario flow group with its effective ``tcp``), each message
-    starting with the field at fault (``variant``, ``params.x``, ``tcp.x``)."""
-    spec = variant_spec(flow.variant)
-    params = flow.params if flow.params is not None else spec.params(variant=spec.name)
-    problems = []
-    missing = {"fluid": spec.fluid is None, "ns3": spec.ns3 is None}.get(lens, False)
-    if missing:
-        mechanism = {"fluid": ("fluid model", "fluid=FluidLaw(...)"),
-                     "ns3": ("ns-3 congestion control", "ns3=Ns3Congestion('ns3::...')")}[lens]
-        why = spec.unsupported.get(lens)
-        closed = f"; its closed form is {spec.closed_form}" if lens == "fluid" and \
-            spec.closed_form is not None else ""
-        problems.append(f"variant {spec.name} has no {mechanism[0]} (its registration gives "
-                        f"no {mechanism[1]}{': ' + why if why else ''}){closed}")
-    elif lens in spec.unsupported:
-        problems.append(f"variant {spec.name}: {spec.unsupported[lens]}")
-    check = spec.checks.get(lens)
-    if check is not None:
-        problems += check(params, tcp)
-    return problems
+        return dict(_REGISTRY)

@@ -38,6 +38,12 @@ from tcpn.errors import InputError, TcpnError
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 from tcpn.models import pcap
+from tcpn.models.registered_variants import (
+    base_recovery,
+    lens_problems,
+    recovery_variant,
+    variant_spec,
+)
 from tcpn.models.scenario import (
     ConcreteFlow,
     DropTail,
@@ -50,12 +56,6 @@ from tcpn.models.scenario import (
     TcpConfig,
     ThresholdEcn,
     TokenBucket,
-)
-from tcpn.models.variant_registry import (
-    base_recovery,
-    lens_problems,
-    recovery_variant,
-    variant_spec,
 )
 
 __all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]

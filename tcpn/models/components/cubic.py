@@ -52,7 +52,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.extend import track, wrap_output
 from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
-from tcpn.models.scenario import TcpConfig, VariantParams
+from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 from tcpn.petrinets.net_functions import net_function
@@ -318,7 +318,7 @@ def _ns3(params: CubicParams) -> Ns3Congestion:
         ("HyStart", str(params.hystart).lower())))
 
 
-def _net_checks(params: CubicParams, tcp: TcpConfig) -> list[str]:
+def _net_checks(params: CubicParams, tcp: Any) -> list[str]:
     problems = []
     if tcp.ecn:
         problems.append("tcp.ecn: the net lens's CUBIC has no ECN reaction (ns-3's TcpCubic "
@@ -330,8 +330,8 @@ def _net_checks(params: CubicParams, tcp: TcpConfig) -> list[str]:
 
 
 register_variant("cubic", CubicParams, _sender, recovery="newreno", ns3=_ns3,
-                 closed_form="tcpn.solvers.closed_forms.cubic:cubic_pps",
                  checks={"net": _net_checks},
                  unsupported={"fluid": "its window is a cubic function of the time since the "
                                        "last loss, not a rate law of the current RTT and "
-                                       "loss: the fluid equations have no epoch clock"})
+                                       "loss: the fluid equations have no epoch clock; CUBIC's "
+                                       "closed form is tcpn.solvers.closed_forms.cubic"})

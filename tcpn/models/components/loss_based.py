@@ -4,7 +4,7 @@ Their sender is :func:`~tcpn.models.components.sender.sender_net` itself, ``conf
 naming its recovery; this module gives each its parameters and what the fluid and ns3
 lenses run for it (:func:`~tcpn.models.variant_registry.register_variant`).
 
->>> from tcpn.models.variant_registry import variant_spec
+>>> from tcpn.models.registered_variants import variant_spec
 >>> variant_spec("ecn_newreno").ecn, variant_spec("tahoe").fluid is None
 (True, True)
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from tcpn.models.components.sender import SenderConfig, sender_net
-from tcpn.models.scenario import TcpConfig, VariantParams
+from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
 from tcpn.petrinets import PetriNet
 
@@ -38,12 +38,12 @@ def _sender(config: SenderConfig, _params: Any) -> PetriNet:
     return sender_net(config)
 
 
-def _needs_sack(_params: Any, tcp: TcpConfig) -> list[str]:
+def _needs_sack(_params: Any, tcp: Any) -> list[str]:
     return [] if tcp.sack else ["variant sack needs tcp.sack: true (the receiver sends SACK "
                                 "blocks only when SACK is negotiated)"]
 
 
-def _fluid_reaction(params: EcnParams, _tcp: TcpConfig) -> list[str]:
+def _fluid_reaction(params: EcnParams, _tcp: Any) -> list[str]:
     return ["params.reaction slow_start: the fluid ECN model halves the window on a mark"] \
         if params.reaction == "slow_start" else []
 
@@ -51,7 +51,6 @@ def _fluid_reaction(params: EcnParams, _tcp: TcpConfig) -> list[str]:
 #: ns-3's congestion control for every loss-based variant: NewReno's window arithmetic
 #: (tcpn's copy, ``cpp/variants.h``); the recovery makes the difference.
 _NEWRENO = Ns3Congestion("tcpn::NewReno")
-_MATHIS = "tcpn.solvers.closed_forms.loss_throughput:mathis_pps"
 
 register_variant("tahoe", NoParams, _sender, recovery="tahoe", bulk_state_space=True,
                  ns3=Ns3Congestion("tcpn::NewReno", recovery="tcpn::TahoeRecovery"),
@@ -59,9 +58,9 @@ register_variant("tahoe", NoParams, _sender, recovery="tahoe", bulk_state_space=
                                        "not Tahoe's slow start"})
 for _name in ("reno", "newreno"):
     register_variant(_name, NoParams, _sender, recovery=_name, bulk_state_space=True,
-                     ns3=_NEWRENO, fluid=FluidLaw("reno"), closed_form=_MATHIS)
+                     ns3=_NEWRENO, fluid=FluidLaw("reno"))
 register_variant("sack", NoParams, _sender, recovery="sack", bulk_state_space=True,
-                 ns3=_NEWRENO, fluid=FluidLaw("reno"), closed_form=_MATHIS,
+                 ns3=_NEWRENO, fluid=FluidLaw("reno"),
                  checks={"net": _needs_sack, "ns3": _needs_sack})
 for _name in ("ecn_reno", "ecn_newreno"):
     register_variant(_name, EcnParams, _sender, recovery=_name, ecn=True, ns3=_NEWRENO,

@@ -1,6 +1,6 @@
 """The sender module of every TCP variant a scenario names, and the modules some variants add.
 
-The variants are those of the registry (:mod:`tcpn.models.variant_registry`): each gives
+The variants are those of the registry (:mod:`tcpn.models.registered_variants`): each gives
 the builder of its sender module and, if it needs them, modules beside its sender and
 receiver (TCP-L's reporter at the receiver, :func:`add_flow_modules`). An 802.11 hop
 reports its station's energy (:func:`wireless_report`).
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcpn.models.components.sender import SenderConfig
 from tcpn.models.components.wireless import Energy, Radio, station_energy
-from tcpn.models.variant_registry import recovery_variant, variant_spec
+from tcpn.models.registered_variants import recovery_variant, variant_spec
 from tcpn.petrinets import PetriNet
 
 if TYPE_CHECKING:

@@ -73,7 +73,7 @@ from tcpn.models.components.sender import (
     retransmissions,
     sender_net,
 )
-from tcpn.models.scenario import FieldProblem, TcpConfig, VariantParams
+from tcpn.models.schema_base import FieldProblem, VariantParams
 from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
 from tcpn.petrinets import (
     BOOL,
@@ -561,12 +561,12 @@ def _fluid(params: VegasParams) -> FluidLaw:
     return FluidLaw("vegas", float(params.alpha), float(params.beta), float(params.gamma))
 
 
-def _net_checks(params: VegasParams, _tcp: TcpConfig) -> list[str]:
+def _net_checks(params: VegasParams, _tcp: Any) -> list[str]:
     return ["params.law ns3: ns-3's TcpVegas (decisions on the smoothed RTT) is run by the "
             "ns3 lens only"] if params.law == "ns3" else []
 
 
-def _ns3_checks(params: VegasParams, tcp: TcpConfig) -> list[str]:
+def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
     """What tcpn's own ns-3 Modified Vegas cannot run (see ``cpp/variants.h``)."""
     problems = []
     if params.variant == "modified_vegas":
@@ -584,7 +584,6 @@ for _kind, _params in (("vegas", VegasParams), ("modified_vegas", VegasParams),
     register_variant(
         _kind, _params, _sender(_kind), recovery=lambda params: str(params.recovery),
         ns3=_ns3, fluid=None if _kind == "adaptive_vegas" else _fluid,
-        closed_form="tcpn.solvers.closed_forms.vegas:vegas_rate_pps",
         checks={"net": _net_checks, "ns3": _ns3_checks},
         unsupported={"fluid": "the fluid model has no adaptive target"}
         if _kind == "adaptive_vegas" else None)

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
-from tcpn.models.scenario import VariantParams
+from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import BOOL, P_HIGH, REAL, IntSet, PetriNet, Place, RecordSet, Transition
 from tcpn.petrinets.net_functions import net_function
@@ -156,5 +156,4 @@ def _ns3(params: WestwoodPlusParams) -> Ns3Congestion:
 register_variant("westwood_plus", WestwoodPlusParams,
                  lambda config, params: westwood_sender_net(config, params.filter),
                  recovery="newreno", ns3=_ns3,
-                 closed_form="tcpn.solvers.closed_forms.loss_throughput:westwood_pps",
                  unsupported={"fluid": "the fluid model has no bandwidth estimate"})

@@ -44,7 +44,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.packets import ACK_SEQ, PACKET_RECORD
 from tcpn.models.components.queues import BUFFER, FIFO
 from tcpn.models.components.sender import TCB
-from tcpn.models.variant_registry import variant_names, variant_spec
+from tcpn.models.registered_variants import variant_names, variant_spec
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.colours import ProductSet, RecordSet
 from tcpn.petrinets.statespace.offsets import OffsetField, OffsetGroup

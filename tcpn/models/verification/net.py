@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.registered_variants import variant_spec
 from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario, UniformTime
 from tcpn.models.topology import ComposedNet, compose
-from tcpn.models.variant_registry import variant_spec
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
 from tcpn.models.verification.bulk import (
     BULK_ABSTRACTIONS,
