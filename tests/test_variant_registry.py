@@ -106,7 +106,7 @@ def test_the_example_is_refused_by_the_lenses_it_does_not_declare(aimd, tmp_path
     scenario = load_scenario(_scenario(tmp_path, "aimd"))
     problems = " ".join(fluid_problems(scenario, scenario.concrete_flows()))
     assert "flow f: variant aimd has no fluid model" in problems
-    assert "its closed form is tcpn.solvers.closed_forms.loss_throughput.aimd_pps" in problems  # where its closed form is
+    assert "its closed form is tcpn.solvers.closed_forms.loss_throughput.aimd_pps" in problems
     with pytest.raises(InputError, match=r"variant aimd has no ns-3 congestion control "
                                          r"\(its registration gives no ns3=.*ns-3 has no AIMD"):
         scenario_plan(scenario)

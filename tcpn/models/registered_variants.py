@@ -146,8 +146,11 @@ def lens_problems(lens: str, flow: Any, tcp: Any) -> list[str]:
         closed = f"; its closed form is {spec.closed_form.__module__}." \
             f"{spec.closed_form.__qualname__}" if lens == "fluid" and \
             spec.closed_form is not None else ""
+        having = [n for n, v in sorted(registered().items())
+                  if (v.fluid if lens == "fluid" else v.ns3) is not None]
         problems.append(f"variant {spec.name} has no {mechanism[0]} (its registration gives "
-                        f"no {mechanism[1]}{': ' + why if why else ''}){closed}")
+                        f"no {mechanism[1]}{': ' + why if why else ''}){closed}; variants "
+                        f"with one: {', '.join(having)}")
     elif lens in spec.unsupported:
         problems.append(f"variant {spec.name}: {spec.unsupported[lens]}")
     check = spec.checks.get(lens)
