@@ -26,7 +26,7 @@ import threading
 from typing import Any
 
 from tcpn.errors import InputError
-from tcpn.models.variant_registry import VariantSpec, registered
+from tcpn.models.variant_registry import VariantSpec, registered, registered_spec
 
 __all__ = ["BUILTIN_MODULES", "ENTRY_POINT_GROUP", "base_recovery", "lens_problems",
            "recovery_variant", "unknown_variant_message", "variant_names", "variant_spec"]
@@ -85,7 +85,7 @@ def variant_spec(name: str) -> VariantSpec:
     """The registered variant ``name``; an :class:`~tcpn.errors.InputError` naming the
     registered ones (and the closest, if one is close) for any other name."""
     _load()
-    spec = registered().get(name) if isinstance(name, str) else None
+    spec = registered_spec(name) if isinstance(name, str) else None
     if spec is None:
         raise InputError(unknown_variant_message(name))
     return spec

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tcpn.petrinets import PetriNet
 
 __all__ = ["LOSS_RECOVERIES", "FluidLaw", "Ns3Congestion", "VariantSpec", "register_variant",
-           "registered"]
+           "registered", "registered_spec"]
 
 LOSS_RECOVERIES = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 """The recoveries of the loss-based sender a variant's sender runs on (``config.variant``
@@ -172,6 +172,11 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
                              f"{old.origin}; pass replace=True to replace it")
         _REGISTRY[name] = spec
     return spec
+
+
+def registered_spec(name: str) -> VariantSpec | None:
+    """The variant registered as ``name`` so far (None: none)."""
+    return _REGISTRY.get(name)
 
 
 def registered() -> dict[str, VariantSpec]:
