@@ -19,6 +19,7 @@ from tcpn.reports.studies.experiments import (
     Settings,
     StudyAxis,
     agreement_frame,
+    axis_points,
     estimate_of,
     estimates_frame,
     judge,
@@ -399,6 +400,49 @@ def test_s2_report_from_a_tiny_run() -> None:
     assert published.frame["published_all_tu"].tolist()[:3] == [10163.0, 9768.0, 8052.0]
 
 
+def test_s2_lifting_the_stated_ssthresh_is_a_diagnostic_never_a_cause(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcpn.reports.studies import s2
+
+    diagnostic = tuple(a for a in s2.AXES if a.name.startswith(s2.SSTHRESH_AXIS))
+    assert len(diagnostic) == 3 and all(a.default == "64" for a in diagnostic)
+    monkeypatch.setattr(s2, "AXES", diagnostic)
+    data = s2.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
+                                                    other_lenses=False, workers=1))
+    runs = data.tables["runs"]
+    lifted = runs[runs["value"] == "none (1000)"].set_index("experiment")
+    stated = runs[runs["axis"] == ""].set_index("experiment")
+    # the study's ssthresh 64 never overflows the buffer of 80; lifted, drop-tail does
+    assert stated.loc["noecn_loss0", "drops"] == 0
+    assert lifted.loc["noecn_loss0", "drops"] > 0
+    assert lifted.loc["noecn_loss0", "retransmissions"] > 0
+    found = judge_lenses(summarise(runs, [m for m in s2.METRICS if m in runs]), s2.verdicts)
+    assert [v.status for v in found] == ["differs (unexplained)"] * 5
+    table1 = found[0].evidence
+    assert "Diagnostic, not a cause" in table1 and "B + RTT/TPS = 91" in table1
+
+
+def test_s2_rto_axis_counts_runs_cut_by_the_horizon() -> None:
+    from tcpn.reports.studies import s2
+    from tcpn.reports.studies.experiments import axes_frame
+
+    axis = "minimum RTO (tu), noecn, loss 20 %"
+    runs = pd.DataFrame({
+        "experiment": "noecn_loss20", "axis": axis, "lens": "net", "replication": [0, 1, 2] * 2,
+        "value": ["1000"] * 3 + ["3000"] * 3,
+        "all_acked_tu": [20000.0, 30000.0, 250000.0, 200000.0, None, 250000.0],
+        "all_acked_tu_censored_at": [None] * 4 + [600000.0, None]})
+    summary = summarise(runs, ["all_acked_tu"])
+    assert s2._rto_text(summary, axis, "3000") == ">= 350000 tu (2 of 3 runs completed)"
+    assert s2._rto_text(summary, axis, "1000") == "100000 tu (n = 3)"
+    frame = axes_frame([a for a in s2.AXES if a.name == axis], summary, "all_acked_tu")
+    cut = frame.set_index("value").loc["3000"]
+    assert cut["completed"] == "2 of 3 (1 censored: mean is a lower bound)"
+    assert pd.isna(cut["low"])  # a lower bound has no interval
+    whole = frame.set_index("value").loc["1000"]
+    assert whole["low"] == 0.0  # heavy-tailed, n = 3: Student-t reaches below 0, clipped
+
+
 # --------------------------------------------------------------------------- S1
 
 
@@ -618,15 +662,100 @@ def test_vegas_loss_reaction_is_a_reading_not_the_studys() -> None:
     assert "handled as in Reno" not in (VegasParams.__doc__ or "")
 
 
-def test_s1_exp2_cause_names_what_b_runs_and_its_measured_share() -> None:
+def _s1_summary(rates: dict[str, float], axis_rates: dict[tuple[str, str], float],
+                ) -> pd.DataFrame:
+    """A summary of three runs per point: the A flows' kbit/s ``rates`` (experiment ->
+    mean) and along the buffer axes ``axis_rates`` ((experiment, buffer) -> mean, the
+    other experiments at their default rate); CV 0.1 for Vegas, 0.3 for Tahoe."""
     from tcpn.reports.studies import s1
 
-    summary = pd.DataFrame({"experiment": ["exp2_tahoe", "exp2_vegas"], "axis": "",
-                            "value": "", "lens": "net", "b_kbps": [8.5, 500.0]})
-    main = summarise(summary.assign(replication=0), ["b_kbps"]).set_index("experiment")
-    why = s1._exp2_why(main)
-    assert "Tahoe B flow gets 8" in why and "Vegas B flow 500" in why
-    assert "A flows' variant" in why
+    rows = []
+
+    def add(experiment: str, axis: str, value: str, kbps: float) -> None:
+        for replication, jitter in enumerate((-2.0, 0.0, 2.0)):
+            extra = {f"a{i}_kbps": kbps + jitter + (300.0 if name in experiment else 0.0)
+                     for i, name in enumerate(("first", "second"))}
+            rows.append({"experiment": experiment, "axis": axis, "value": value, "lens": "net",
+                         "replication": replication, "a_kbps": kbps + jitter, **extra,
+                         "a_cv": (0.1 if "vegas" in experiment else 0.3) + jitter / 100,
+                         "b_kbps": 100.0, "z_kbps": 0.0})
+
+    for experiment, kbps in rates.items():
+        add(experiment, "", "", kbps)
+        for buffer in s1.BUFFER_PKTS:
+            add(experiment, s1.buffer_axis(experiment), buffer,
+                axis_rates.get((experiment, buffer), kbps))
+    return summarise(pd.DataFrame(rows), s1.METRICS)
+
+
+S1_RATES = {"exp1_tahoe": 650.0, "exp1_vegas": 692.0, "exp2_tahoe": 507.0, "exp2_vegas": 437.0,
+            "exp3_tahoe": 367.0, "exp3_vegas": 194.0, "exp3_sgpq_tahoe": 582.0,
+            "exp3_sgpq_vegas": 642.0, "exp3_modvegas_first": 400.0,
+            "exp3_modvegas_second": 450.0, "exp3_modvegas_both": 528.0}
+
+
+def test_s1_exp2_reads_the_buffer_on_every_experiment_and_takes_a_cause_only_by_the_rule(
+        ) -> None:
+    from tcpn.reports.studies import s1
+
+    def exp2(axis_rates: dict[tuple[str, str], float]) -> Any:
+        found = judge_lenses(_s1_summary(S1_RATES, axis_rates), s1.verdicts)
+        return next(v for v in found if v.claim.startswith("Exp 2"))
+
+    # no buffer gives the claim: unexplained, with what each buffer gave
+    plain = exp2({})
+    assert plain.status == "differs (unexplained)"
+    assert "buffer 10 packets (n >= 3): Vegas 437 vs Tahoe 507" in plain.evidence
+    # a buffer that gives Exp 2's claim and keeps the others: a measured cause
+    moved = exp2({("exp2_vegas", "10"): 520.0, ("exp3_modvegas_both", "10"): 560.0})
+    assert moved.status == "differs (measured cause)", moved.evidence
+    assert moved.cause_moves and all("= 10" in part for part in
+                                     moved.cause_moves[0].split(" & "))
+    assert len(moved.cause_moves[0].split(" & ")) == len(s1.BUFFER_EXPERIMENTS)
+    # the same buffer breaking Modified Vegas's claim (Exp 2's rate above both
+    # modified flows') explains nothing
+    broken = exp2({("exp2_vegas", "10"): 585.0})
+    assert broken.status == "differs (unexplained)"
+    assert "no longer hold" in broken.evidence and "Modified Vegas" in broken.evidence
+
+
+def test_s1_buffer_axis_on_every_experiment_with_the_deciding_lenses() -> None:
+    from tcpn.reports.studies import s1
+
+    experiments = s1.experiments(s1.SETTINGS["quick"])
+    assert set(s1.BUFFER_EXPERIMENTS) == {e.name for e in experiments}
+    points = [p for p in axis_points(experiments, s1.AXES) if p.axis.startswith("bottleneck b")]
+    assert len(points) == len(s1.BUFFER_EXPERIMENTS) * len(s1.BUFFER_PKTS)
+    assert {p.lenses for p in points} == {("net", "ns3")}
+    assert {validate_scenario(dict(p.scenario)).direction("R1->R2").queue.limit
+            for p in points} == \
+        {10, 25, 50}
+    alone = axis_points(s1.experiments(Settings(1, 1, other_lenses=False)), s1.AXES)
+    assert {p.lenses for p in alone} == {("net",)}
+
+
+def test_s1_modified_vegas_is_judged_by_the_studys_yardstick() -> None:
+    from tcpn.reports.studies import s1
+
+    def modified(both: float) -> str:
+        found = s1.verdicts(_s1_summary(S1_RATES | {"exp3_modvegas_both": both}, {}))
+        return next(v for v in found if v.claim.startswith("Modified")).status
+
+    # 528 is 76 % of Exp 1's 692 (the old bar failed it) and above Exp 2's 437: holds
+    assert modified(528.0) == "reproduced"
+    assert modified(400.0) == "differs (unexplained)"  # below forward congestion's rate
+
+
+def test_s1_b_variant_axis_runs_the_other_variant() -> None:
+    from tcpn.reports.studies import s1
+
+    points = {(p.axis, p.value): validate_scenario(dict(p.scenario)) for p in axis_points(
+        s1.experiments(Settings(1, 1, horizon_scale=0.3)), s1.AXES)}
+    tahoe_b = points[(s1.b_variant_axis("exp2_vegas"), "tahoe")].flows
+    vegas_b = points[(s1.b_variant_axis("exp2_tahoe"), "vegas")].flows
+    assert [f.variant for f in tahoe_b] == ["vegas", "vegas", "tahoe"]
+    assert [f.variant for f in vegas_b] == ["tahoe", "tahoe", "vegas"]
+    assert vegas_b[2].params.alpha == 1
 
 
 def test_provenance_names_the_commit_and_a_modified_tree(tmp_path: Any) -> None:

@@ -47,6 +47,7 @@ from tcpn.workers import run_in_workers
 
 __all__ = [
     "ALL_LENSES",
+    "JOINT",
     "MIN_HEADLINE_RUNS",
     "AxisPoint",
     "Estimate",
@@ -105,25 +106,29 @@ class AxisPoint:
 @dataclass(frozen=True)
 class StudyAxis:
     """A parameter the study left open: the experiment it varies, its points, the point
-    the study's reproduction uses (``default``, a label) and why that one."""
+    the study's reproduction uses (``default``, a label) and why that one; ``lenses``,
+    when set, keeps only those of the experiment's lenses on the axis (e.g. the lenses
+    that decide a verdict, for an axis read only by the rule)."""
 
     name: str
     experiment: str
     points: tuple[AxisPoint, ...]
     default: str
     why: str
+    lenses: tuple[str, ...] | None = None
 
     @classmethod
     def over(cls, name: str, experiment: str, path: str | Sequence[str],
              values: Sequence[Any], default: Any, why: str,
-             labels: Sequence[str] | None = None) -> StudyAxis:
+             labels: Sequence[str] | None = None,
+             lenses: tuple[str, ...] | None = None) -> StudyAxis:
         """An axis on one field (or several set to the same value), one point per value."""
         paths = [path] if isinstance(path, str) else list(path)
         names = list(labels) if labels is not None else [f"{v:g}" if isinstance(v, float)
                                                          else str(v) for v in values]
         points = tuple(AxisPoint(label, {p: value for p in paths})
                        for label, value in zip(names, values, strict=True))
-        return cls(name, experiment, points, names[list(values).index(default)], why)
+        return cls(name, experiment, points, names[list(values).index(default)], why, lenses)
 
 
 @dataclass(frozen=True)
@@ -172,14 +177,16 @@ ALL_LENSES: tuple[str, ...] = ("net", "fluid", "ns3")
 def axis_points(experiments: Sequence[Experiment], axes: Sequence[StudyAxis],
                 ) -> list[StudyPoint]:
     """The points of every axis, each on its base experiment with that experiment's
-    lenses and per-lens changes."""
+    lenses (those among the axis's ``lenses``, when it names them) and per-lens changes."""
     by_name = {e.name: e for e in experiments}
     points = []
     for axis in axes:
         base = by_name[axis.experiment]
+        lenses = tuple(lens for lens in base.lenses
+                       if axis.lenses is None or lens in axis.lenses)
         for p in axis.points:
             points.append(StudyPoint(axis.experiment, axis.name, p.label,
-                                     with_fields(base.scenario, p.changes), base.lenses,
+                                     with_fields(base.scenario, p.changes), lenses,
                                      base.lens_changes))
     return points
 
@@ -770,18 +777,32 @@ def judge_lenses(summary: pd.DataFrame,
     return out
 
 
+JOINT = " & "
+"""Joins the points of one setting of a study-wide parameter (one axis point per
+experiment it applies to) into one point label that :func:`at_point` reads at once."""
+
+
 def at_point(summary: pd.DataFrame, point: str) -> pd.DataFrame:
     """``summary`` with the axis point ``point`` (``experiment | axis = value``) in place
     of its experiment's own rows: the study as it reads when the unstated parameter takes
     that value (the axis points' own rows stay). Lenses the point did not run lose the
-    experiment's row.
+    experiment's row. Points joined by :data:`JOINT` are put in place together (a
+    parameter the study's experiments share, set to one value in all of them).
 
-    >>> s = pd.DataFrame({"experiment": ["e", "e", "f"], "axis": ["", "w", ""],
-    ...                   "value": ["", "2", ""], "lens": ["net"] * 3, "x": [1.0, 9.0, 5.0]})
+    >>> s = pd.DataFrame({"experiment": ["e", "e", "f", "f"], "axis": ["", "w", "", "v"],
+    ...                   "value": ["", "2", "", "2"], "lens": ["net"] * 4,
+    ...                   "x": [1.0, 9.0, 5.0, 7.0]})
     >>> moved = at_point(s, "e | w = 2")
     >>> moved[moved["axis"] == ""][["experiment", "x"]].to_dict("records")
     [{'experiment': 'e', 'x': 9.0}, {'experiment': 'f', 'x': 5.0}]
+    >>> both = at_point(s, "e | w = 2 & f | v = 2")
+    >>> sorted(both[both["axis"] == ""]["x"])
+    [7.0, 9.0]
     """
+    if JOINT in point:
+        for part in point.split(JOINT):
+            summary = at_point(summary, part)
+        return summary
     experiment, _, setting = point.partition(" | ")
     axis, _, value = setting.partition(" = ")
     rows = summary[(summary["experiment"] == experiment) & (summary["axis"] == axis)
@@ -852,19 +873,32 @@ def axis_span(summary: pd.DataFrame, metric: str, axis: str) -> tuple[float, flo
 
 def axes_frame(axes: Sequence[StudyAxis], summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of one metric along every axis: ``axis``, ``value``, ``default``,
-    ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it) and ``runs``
-    (net lens), in the axes' point order."""
+    ``mean``, ``low``, ``high`` (95 % interval), ``n`` (runs that gave it), ``runs`` and
+    ``completed`` ("k of n", with the runs censored at their bound: the mean is then a
+    lower bound, without an interval) (net lens), in the axes' point order.
+
+    >>> runs = pd.DataFrame({"experiment": "e", "axis": "w", "value": ["1", "1", "1"],
+    ...                      "lens": "net", "t": [5.0, 7.0, None],
+    ...                      "t_censored_at": [None, None, 10.0]})
+    >>> axis = StudyAxis.over("w", "e", "p", [1], 1, "")
+    >>> row = axes_frame([axis], summarise(runs, ["t"]), "t").iloc[0]
+    >>> round(float(row["mean"]), 3), row["completed"]
+    (7.333, '2 of 3 (1 censored: mean is a lower bound)')
+    """
     rows = []
     for axis in axes:
         for p in axis.points:
             hit = summary[(summary["axis"] == axis.name) & (summary["value"] == p.label)
                           & (summary["lens"] == "net")]
             estimate = estimate_of(None if hit.empty else hit.iloc[0], metric)
+            completed = f"{estimate.defined} of {estimate.runs}" + (
+                f" ({estimate.censored} censored: mean is a lower bound)"
+                if estimate.censored else "")
             rows.append({"axis": axis.name, "value": p.label, "default": p.label == axis.default,
                          "mean": estimate.mean, "low": estimate.low, "high": estimate.high,
-                         "n": estimate.defined, "runs": estimate.runs})
+                         "n": estimate.defined, "runs": estimate.runs, "completed": completed})
     return pd.DataFrame(rows, columns=["axis", "value", "default", "mean", "low", "high", "n",
-                                       "runs"])
+                                       "runs", "completed"])
 
 
 def error_bars(mean: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:

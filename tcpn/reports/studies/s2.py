@@ -19,6 +19,29 @@ stop-and-wait baseline, 300 x 120, counts whole round trips); the *per-segment d
 runs from the moment the application offered the segment (every 5 tu) to its in-order
 delivery, so waiting at the sender counts. tcpn's own metrics (delivery of the last
 segment; delay from the first transmission) are kept beside them.
+
+Why the five claims differ, and what was tried (the verdicts say it with the runs):
+
+* §4.1 sets the congestion-avoidance threshold to 64 "to make drop tail certain" ("drop
+  tail을 틀림 없이 발생시키기 위하여, Congestion Avoidance를 위한 threshold를 64로 함"), with
+  a buffer of 80. A window-limited sender overflows that buffer only once its window
+  exceeds B + RTT/TPS = 80 + 11 = 91 segments; from 64, congestion avoidance (RFC 5681,
+  1/cwnd a segment per ACK) adds at most 300/64 < 5 segments over the whole transfer, so
+  the window stays below 69. No value of what the study left
+  open changes this (router service time 6-18 tu, minimum RTO, initial window, delayed
+  ACK: tried, 0 drops), so without loss tcpn never enters the drop-tail regime the
+  study's Table 1 and Fig 3 describe. The study's window rule is in its Petri net (Fig 1,
+  whose explanation it omits, §3). A diagnostic axis (not a cause: the study states 64)
+  runs the three markings with no initial ssthresh: drop-tail then overflows and
+  retransmits, and the verdicts say whether Table 1's order follows.
+* §4.2 (Table 2): marking at K = 50 needs a window of 50 + 11 = 61 segments; with 20 %
+  independent segment loss a loss-driven window hardly exceeds a few segments (61
+  unlost segments in a row: 0.8^61, about 1e-6), so nothing is marked and the three
+  markings are the same runs. The study's explanation (retransmissions raise the
+  arrival rate at the router, §4.2) implies a sender that keeps sending through losses;
+  its rule is not given. The minimum RTO (240-3000 tu) and ACK loss are axes: they move
+  the times (runs that do not finish by the horizon are counted as censored, "k of n
+  completed"), not the marking.
 """
 
 from __future__ import annotations
@@ -33,12 +56,14 @@ from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Tabl
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
 from tcpn.reports.studies.experiments import (
+    JOINT,
     AxisPoint,
     Estimate,
     Experiment,
     ModuleStudy,
     Settings,
     StudyAxis,
+    at_point,
     axes_blocks,
     axis_span,
     estimate_of,
@@ -47,6 +72,7 @@ from tcpn.reports.studies.experiments import (
     judge_lenses,
     lens_blocks,
     net_series,
+    point_label,
     profile_settings,
     run_study,
     study_sections,
@@ -120,6 +146,11 @@ _WHY_TPS = ("Not stated; 120/11 tu makes equation 1 give the study's K = 67 (RTT
             "processing share of the 120-tu round trip).")
 _WHY_RTO = ("The study's Petri-net RTO is not stated; 1000 tu is RFC 6298's 1 s at 1 tu = "
             "1 ms (initial RTO equal).")
+_WHY_SSTHRESH = ("Stated: 64 (§4.1). A diagnostic, never a cause: with no initial ssthresh "
+                 "(1000) the window outgrows B + RTT/TPS = 91 in slow start, so drop-tail "
+                 "overflows as the study says it must; this shows what the study's regime "
+                 "gives in tcpn.")
+SSTHRESH_AXIS = "initial ssthresh (diagnostic; the study states 64)"
 AXES: tuple[StudyAxis, ...] = (
     *(StudyAxis(f"router service time TPS (tu), {m}", f"{m}_loss0", _service_points(m),
            f"{STUDY_TPS_TU:.3g}", _WHY_TPS) for m in MARKINGS),
@@ -128,6 +159,9 @@ AXES: tuple[StudyAxis, ...] = (
               "The study's sender starts slow start on an echo; RFC 3168 halves."),
     *(StudyAxis(f"minimum RTO (tu), {m}, loss 20 %", f"{m}_loss20", _rto_points(), "1000", _WHY_RTO)
       for m in ("noecn", "th50")),
+    *(StudyAxis.over(f"{SSTHRESH_AXIS}, {m}", f"{m}_loss0", "tcp.initial_ssthresh_segments",
+                     [64, 1000], 64, _WHY_SSTHRESH, labels=["64", "none (1000)"])
+      for m in MARKINGS),
     StudyAxis.over("loss on ACKs too, noecn, loss 20 %", "noecn_loss20", "links.1.ba",
               [{}, {"errors": {"kind": "rate", "unit": "packet", "rate": 0.2}}], {},
               "The study does not say where its errors apply; data only is the default.",
@@ -135,7 +169,7 @@ AXES: tuple[StudyAxis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=5, axis_replications=3),
+    "quick": Settings(replications=5, axis_replications=5),
     "full": Settings(replications=20, axis_replications=10),
 }
 
@@ -238,6 +272,41 @@ def _same(main: pd.DataFrame, a: str, b: str, metric: str) -> bool:
     return bool(np.isfinite(va) and abs(va - vb) <= 1e-9 * max(1.0, abs(va)))
 
 
+def _without_ssthresh(summary: pd.DataFrame, metric: str) -> str:
+    """The diagnostic (:data:`SSTHRESH_AXIS`): the three markings without loss and with
+    no initial ssthresh, as one sentence on ``metric``; empty if the axis did not run."""
+    point = JOINT.join(point_label(f"{m}_loss0", f"{SSTHRESH_AXIS}, {m}", "none (1000)")
+                       for m in MARKINGS)
+    try:
+        there = _main(at_point(summary, point))
+    except ValueError:
+        return ""
+    names = [f"{m}_loss0" for m in MARKINGS]
+    if not set(names) <= set(there.index):
+        return ""
+
+    def each(what: str, digits: int = 0) -> str:
+        return ", ".join(f"{n.split('_')[0]} {_get(there, n, what).mean:.{digits}f}"
+                         for n in names)
+
+    return (f" Diagnostic, not a cause (the study's ssthresh 64 lifted, n = "
+            f"{_get(there, names[0], metric).defined}): drop-tail then overflows (drops: "
+            f"{each('drops')}; retransmissions: {each('retransmissions')})"
+            + ("." if metric == "retransmissions" else f" and {metric} is {each(metric)}."))
+
+
+def _rto_text(summary: pd.DataFrame, axis: str, value: str) -> str:
+    """The time to deliver all 300 at one point of ``axis`` (net lens), in tu, with how
+    many runs completed: runs cut by the horizon are counted at it (a lower bound)."""
+    rows = summary[(summary["axis"] == axis) & (summary["value"] == value)
+                   & (summary["lens"] == "net")]
+    estimate = estimate_of(None if rows.empty else rows.iloc[0], "all_acked_tu")
+    if estimate.censored:
+        return (f">= {estimate.mean:.0f} tu ({estimate.defined} of {estimate.runs} runs "
+                "completed)")
+    return f"{estimate.mean:.0f} tu (n = {estimate.defined})"
+
+
 def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim of Tables 1 and 2 and Fig 3."""
     main = _main(summary)
@@ -255,8 +324,10 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                  f"{tps['drops'].max():.0f}" if not tps.empty and "drops" in tps else "")
     # observations, not causes: no run here reaches the study's drop-tail loss regime
     no_overflow = (f" Runs show: without loss drop-tail never overflows (the queue peaks at "
-                   f"{q_drop:.0f} < K = 67 < B = 80, {drops0:.0f} drops): the window is capped "
-                   f"near ssthresh 64, so noecn and th67 are one run{tps_drops}."
+                   f"{q_drop:.0f} < K = 67 < B = 80, {drops0:.0f} drops): from ssthresh 64, "
+                   "congestion avoidance adds at most 300/64 < 5 segments over the transfer, "
+                   "far from the B + RTT/TPS = 91 that overflows, so noecn and th67 are one "
+                   f"run{tps_drops}."
                    ) if drops0 == 0 else ""
     for metric, table, claim in (
             ("all_acked_tu", PUBLISHED.iloc[:3], "Table 1: with no errors K = 67 delivers "
@@ -268,19 +339,21 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric).mean:.0f}" for n in loss0)
         out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
                                                                    metric),
-                         f"tcpn ({metric}, tu): {values}.{no_overflow}", None,
+                         f"tcpn ({metric}, tu): {values}.{no_overflow}"
+                         f"{_without_ssthresh(summary, metric)}", None,
                          {n: _get(main, n, metric) for n in loss0}))
     marks20 = max(_get(main, n, "marks").mean for n in loss20[1:])
     q20 = max(_get(main, n, "queue_max_pkts").mean for n in loss20)
     unmarked = (f" Runs show: at 20 % loss nothing is marked ({marks20:.0f} marks; the queue "
-                f"peaks at {q20:.0f} < 50): timeouts keep the window small, so the three "
-                "markings are the same runs") if marks20 == 0 else ""
-    low, high, at_low, at_high = axis_span(summary, "all_acked_tu",
-                                           "minimum RTO (tu), noecn, loss 20 %")
+                f"peaks at {q20:.0f} < 50): marking needs a window of 50 + 11 = 61, i.e. 61 "
+                "unlost segments in a row (0.8^61, about 1e-6); timeouts keep the window "
+                "small, so the three markings are the same runs") if marks20 == 0 else ""
+    rto_axis = "minimum RTO (tu), noecn, loss 20 %"
+    low, _, at_low, at_high = axis_span(summary, "all_acked_tu", rto_axis)
     if unmarked and math.isfinite(low):
         unmarked += (f"; the times are set by timeouts: the unstated minimum RTO moves "
-                     f"noecn's from {low:.0f} tu (RTO {at_low} tu) to {high:.0f} tu (RTO "
-                     f"{at_high} tu)")
+                     f"noecn's from {_rto_text(summary, rto_axis, at_low)} (RTO {at_low} tu) "
+                     f"to {_rto_text(summary, rto_axis, at_high)} (RTO {at_high} tu)")
     unmarked += "." if unmarked else ""
     order = _order(main, loss20, "all_acked_tu")
     values = ", ".join(f"{n.split('_')[0]} {_get(main, n, 'all_acked_tu').text(4)}"
@@ -307,7 +380,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     out.append(judge("Fig 3: without errors no ECN retransmits and ECN does not",
                      retx_drop > 0 and retx_ecn == 0,
                      f"tcpn: {retx_drop:.0f} retransmissions without ECN, at most "
-                     f"{retx_ecn:.0f} with it.{no_overflow}", None,
+                     f"{retx_ecn:.0f} with it.{no_overflow}"
+                     f"{_without_ssthresh(summary, 'retransmissions')}", None,
                      {"noecn_retransmissions": retx_drop, "ecn_retransmissions": retx_ecn}))
     return out
 
