@@ -13,6 +13,9 @@ import pytest
 
 from tcpn.limits import using_limits
 from tcpn.models import scenario as scenario_module
+from tcpn.models.components.tcp_l import TcpLParams
+from tcpn.models.components.vegas import AdaptiveVegasParams, VegasParams
+from tcpn.models.components.westwood import WestwoodPlusParams
 from tcpn.models.scenario import (
     RateErrors,
     Red,
@@ -86,8 +89,7 @@ def test_docs_list_every_default(shared_dir):
     text = (REPO / "docs" / "scenarios.md").read_text()
     for model in (TcpConfig, Red, TokenBucket, scenario_module.DropTail, scenario_module.Sgpq,
                   scenario_module.ThresholdEcn, scenario_module.Link,
-                  scenario_module.VegasParams, scenario_module.AdaptiveVegasParams,
-                  scenario_module.WestwoodPlusParams, scenario_module.TcpLParams,
+                  VegasParams, AdaptiveVegasParams, WestwoodPlusParams, TcpLParams,
                   scenario_module.Flow, scenario_module.Measure,
                   scenario_module.TraceSelection, RateErrors):
         for name in model.model_fields:
@@ -114,7 +116,8 @@ def test_byte_error_model_per_packet():
      "bad.yaml:4: links[1].delay_s: Input should be greater than or equal to 0"),
     (("delay_s: 0.02}", "delay_s: 0.02, errors: {unit: packet, rate: 1.5}}"),
      "bad.yaml:4: links[1].errors.rate: Input should be less than or equal to 1"),
-    (("variant: newreno", "variant: hybla"), "bad.yaml:6: flows[0].variant: Input should be"),
+    (("variant: newreno", "variant: hybla"),
+     "bad.yaml:6: flows[0].variant: unknown variant 'hybla'; registered: adaptive_vegas"),
     (("dst: D,", "dst: X,"), "bad.yaml:6: flows[0].dst: unknown node 'X'"),
     (("horizon_s: 10", "horizon_s: 10\nnodes: [S, R, D, S]"),
      "bad.yaml:8: nodes[3]: node 'S' is listed twice"),

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.models.registered_variants import lens_problems, variant_spec
 from tcpn.models.scenario import ConcreteFlow, RateErrors, Red, Scenario, ThresholdEcn
 from tcpn.models.scenario import TokenBucket as ScenarioBucket
 from tcpn.solvers.fluid.bottleneck import (
@@ -63,10 +64,6 @@ if TYPE_CHECKING:
     from tcpn.models.traces import TraceWriter
 
 __all__ = ["FluidLens", "FluidModel", "fluid_problems", "scenario_model"]
-
-RENO_LIKE = ("reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
-VEGAS_LIKE = ("vegas", "modified_vegas")
-
 
 @dataclass(frozen=True)
 class FluidModel:
@@ -108,23 +105,13 @@ def fluid_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[st
                         "model counts one packet size)")
     for f in flows:
         where = f"flow {f.id}"
-        if f.variant == "cubic":
-            problems.append(f"{where}: variant cubic has no fluid model (its window is a "
-                            "cubic function of the time since the last loss, not a rate "
-                            "law of the current RTT and loss: the fluid equations have no "
-                            "epoch clock; CUBIC's closed form is "
-                            "tcpn.solvers.closed_forms.cubic)")
-        elif f.variant not in RENO_LIKE + VEGAS_LIKE:
-            problems.append(f"{where}: variant {f.variant} has no fluid model (fluid variants: "
-                            f"{', '.join(RENO_LIKE + VEGAS_LIKE)})")
+        # the variant's fluid law, or why it has none (the registry's answer)
+        problems += [f"{where}: {p}" for p in lens_problems("fluid", f, f.tcp)]
         if f.bytes is not None:
             problems.append(f"{where}: bytes: sized transfers are not modelled by the fluid "
                             "lens (bulk flows only)")
         if f.app_rate_bps is not None:
             problems.append(f"{where}: app_rate_bps: paced applications are not modelled")
-        if getattr(f.params, "reaction", "halve") == "slow_start":
-            problems.append(f"{where}: params.reaction slow_start: the fluid ECN model "
-                            "halves the window on a mark")
         for q in f.data_queues + f.ack_queues:
             direction = scenario.direction(q)
             if direction.queue.kind == "sgpq":
@@ -266,13 +253,11 @@ def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: 
                      limiter=bucket, packet_error_rate=1 - keep, start_s=f.start_s,
                      stop_s=f.stop_s, timeouts=timeouts,
                      variant="reno" if reno_model == "mgt" else "reno_sawtooth")
-    if f.variant in VEGAS_LIKE:
-        params = f.params
+    law = variant_spec(f.variant).fluid_law(f.params)
+    if law is not None and law.kind == "vegas":
         spec = dataclasses.replace(
-            spec, variant="vegas", timeouts=False,
-            vegas_alpha_pkts=float(getattr(params, "alpha", 2)),
-            vegas_beta_pkts=float(getattr(params, "beta", 4)),
-            vegas_gamma_pkts=float(getattr(params, "gamma", 1)))
+            spec, variant="vegas", timeouts=False, vegas_alpha_pkts=law.alpha_pkts,
+            vegas_beta_pkts=law.beta_pkts, vegas_gamma_pkts=law.gamma_pkts)
     return spec, bucket_q, error_q
 
 

@@ -9,8 +9,15 @@ and result (:mod:`~tcpn.models.traces`), the one metrics module
 events (:mod:`~tcpn.models.pcap`), the TCP property library and the verification nets
 (:mod:`~tcpn.models.verification`).
 
-A new TCP variant, queue or link model goes in ``components``; a new metric in ``metrics``.
+A new TCP variant is one file registered with :func:`register_variant` (here, or from an
+installed package's entry point ``tcpn.variants``; docs/variants.md); a new queue or link
+model goes in ``components``; a new metric in ``metrics``.
 
 May import: tcpn.petrinets and the ground floor.
 Must not import: tcpn.solvers, tcpn.lenses, tcpn.experiments, tcpn.reports, tcpn.cli.
 """
+
+from tcpn.models.schema_base import VariantParams
+from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
+
+__all__ = ["FluidLaw", "Ns3Congestion", "VariantParams", "register_variant"]

@@ -32,9 +32,9 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, cast, get_args
+from typing import Annotated, Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -47,36 +47,26 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    SerializeAsAny,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from tcpn.errors import InputError
 from tcpn.limits import integer_digits_problem, limit_problem, read_input
+from tcpn.models.schema_base import FieldProblem, VariantParams
+from tcpn.models.schema_base import FieldProblem as _FieldProblem
+from tcpn.models.schema_base import Strict as _Strict
 
 __all__ = [
-    "AGGREGATE_NAME", "VARIANTS", "AdaptiveVegasParams", "ConcreteFlow", "CubicParams",
-    "DropTail", "EcnParams",
-    "ExponentialTime", "Flow", "Link", "LinkDirection", "ListErrors", "Measure", "NoParams",
-    "RateErrors", "Red",
-    "Scenario", "ScenarioError", "Sgpq", "TcpConfig", "TcpLParams", "ThresholdEcn",
-    "TokenBucket", "TraceSelection", "UniformTime", "VegasParams", "WestwoodPlusParams",
-    "Wireless",
-    "dumbbell", "load_scenario", "parking_lot", "parse_scenario", "read_yaml", "scenario_rng",
-    "validate_scenario",
-]
-
-VARIANTS = (
-    "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
-    "adaptive_vegas", "westwood_plus", "tcp_l", "cubic",
-)
-"""Every TCP sender variant a scenario may name."""
-
-Variant = Literal[
-    "tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno", "vegas", "modified_vegas",
-    "adaptive_vegas", "westwood_plus", "tcp_l", "cubic",
+    "AGGREGATE_NAME", "ConcreteFlow", "DropTail", "ExponentialTime", "FieldProblem", "Flow",
+    "Link", "LinkDirection", "ListErrors", "Measure", "RateErrors", "Red", "Scenario",
+    "ScenarioError", "Sgpq", "TcpConfig", "ThresholdEcn", "TokenBucket", "TraceSelection",
+    "UniformTime", "VariantParams", "Wireless", "dumbbell", "load_scenario", "parking_lot",
+    "parse_scenario", "read_yaml", "scenario_rng", "validate_scenario",
 ]
 
 #: The largest IPv4 packet (the total length field has 16 bits).
@@ -90,92 +80,6 @@ TCP_MAX_WINDOW_BYTES = 65_535 << 14
 SCENARIO_STREAM = 0
 #: Spawn-key suffix of the stream a lens uses for its own randomness.
 LENS_STREAM = 1
-
-
-class _FieldProblem(ValueError):
-    """A cross-field check failed; ``path`` locates the culprit inside the scenario."""
-
-    def __init__(self, path: Sequence[str | int], message: str):
-        super().__init__(message)
-        self.path = tuple(path)
-
-
-#: Physical range of a number whose field name ends with a unit (``delay_s``, ``rate_bps``):
-#: (unit suffix, lowest, highest, unit shown). A field's own bounds may be narrower.
-_UNIT_RANGES = (
-    ("_s", 0.0, 1e6, "s"),            # up to 11.6 days of model time
-    ("_bps", 1.0, 1e13, "bit/s"),     # 1 bit/s to 10 Tbit/s
-    ("_bytes", 0, 1 << 40, "bytes"),  # 1 TiB
-    ("_j", 0.0, 1e3, "J"),
-    ("_w", 0.0, 1e4, "W"),
-)
-#: Characters no text of a scenario may hold (C0 controls and DEL, but tab and newline).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-#: Bound on the magnitude of every other number (integers stay exact in a float64).
-_MAGNITUDE = 1 << 53
-
-
-@functools.cache
-def _takes(annotation: Hashable, kinds: tuple[type, ...]) -> bool:
-    """Whether ``annotation`` (through unions and ``Annotated``) admits one of ``kinds``."""
-    return annotation in kinds or any(_takes(arg, kinds) for arg in get_args(annotation)
-                                      if isinstance(arg, Hashable))
-
-
-class _Strict(BaseModel):
-    """Base of every schema model: unknown keys are errors, assignment is validated, and
-    every number is finite, not a boolean and within the physical range of its unit
-    (:data:`_UNIT_RANGES`, by the field name's suffix) or else of :data:`_MAGNITUDE`."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
-    #: Text fields whose own validator refuses control characters with its own message.
-    _checks_its_text: ClassVar[frozenset[str]] = frozenset()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            for name, value in data.items():
-                field = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and field is not None and _takes(
-                        cast(Hashable, field.annotation), (int, float)) and not _takes(
-                        cast(Hashable, field.annotation), (bool,)):
-                    raise _FieldProblem((name,), f"a number is expected, got the boolean "
-                                                 f"{str(value).lower()}")
-        return data
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_control_characters(cls, data: Any) -> Any:
-        """A NUL (or another control character but tab and newline) in a name, an id or
-        any other text: YAML's escapes (``"f\\0"``) let one through, and a name ends up
-        in file and directory names, where NUL cannot go."""
-        if isinstance(data, Mapping):
-            for name, value in data.items():
-                if name in cls._checks_its_text:
-                    continue
-                texts = value if isinstance(value, list) else [value]
-                for text in texts:
-                    if isinstance(text, str) and _CONTROL.search(text):
-                        code = ord(_CONTROL.search(text).group())  # type: ignore[union-attr]
-                        raise _FieldProblem((name,), f"{text!r} holds the control character "
-                                                     f"U+{code:04X}; remove it")
-        return data
-
-    @model_validator(mode="after")
-    def _numbers_in_range(self) -> Any:
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
-                                    if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
-            if not low <= value <= high:
-                shown = f"{value:g}" if abs(value) < 1e300 else \
-                    f"(an integer of {len(str(abs(value))):,} digits)"  # no float holds it
-                raise _FieldProblem((name,), f"{name} {shown}{' ' + unit if unit else ''} is "
-                                    f"outside the physical range [{low:g}, {high:g}]")
-        return self
 
 
 # --------------------------------------------------------------------------- queues
@@ -555,116 +459,6 @@ class TcpConfig(_Strict):
 # --------------------------------------------------------------------------- variants
 
 
-class NoParams(_Strict):
-    """Loss-based variants (Tahoe, Reno, NewReno, SACK): no parameters."""
-
-    variant: Literal["tahoe", "reno", "newreno", "sack"]
-
-
-class EcnParams(_Strict):
-    """ECN Reno/NewReno: the ``reaction`` to an ECN echo (at most once per window, no
-    retransmission either way): ``halve`` (RFC 3168: ssthresh = cwnd = half the flight)
-    or ``slow_start`` (study S2's sender "starts slow start without retransmitting":
-    ssthresh = half the flight, cwnd = 1 segment; the ns3 lens's ``tcpn::TcpnSocket``)."""
-
-    variant: Literal["ecn_reno", "ecn_newreno"]
-    reaction: Literal["halve", "slow_start"] = "halve"
-
-
-class VegasParams(_Strict):
-    """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
-    Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
-    loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
-    ``tcp.sack`` is on, as ns-3) or ``reno`` (Reno's recovery, no SACK scoreboard; the
-    S1 and S4 reproductions use it. Neither study states Vegas's loss reaction; ns-2's
-    Vegas cuts the window by a quarter, which tcpn does not offer). ``law`` (variant
-    ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
-    and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
-    ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
-    only)."""
-
-    variant: Literal["vegas", "modified_vegas"]
-    recovery: Literal["reno", "newreno"] = "newreno"
-    law: Literal["brakmo", "ns3"] = "brakmo"
-    alpha: int = Field(default=2, ge=0)
-    beta: int = Field(default=4, ge=0)
-    gamma: int = Field(default=1, ge=0)
-    skew_estimation: bool = False
-    skew_min_span_s: float = Field(default=5.0, ge=0.0)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> VegasParams:
-        if self.beta < self.alpha:
-            raise _FieldProblem(("beta",), f"beta ({self.beta}) must be >= alpha ({self.alpha})")
-        if self.skew_estimation and self.variant != "modified_vegas":
-            raise _FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
-                                "samples of variant modified_vegas")
-        if self.law == "ns3" and self.variant != "vegas":
-            raise _FieldProblem(("law",), f"law ns3 (ns-3's TcpVegas) is a law of variant "
-                                f"vegas, not {self.variant}")
-        return self
-
-
-class AdaptiveVegasParams(VegasParams):
-    """Reno-friendly Vegas: EWMA ``weight`` of the average RTT (not stated in the study;
-    tcpn's default 0.125 is RFC 6298's SRTT gain)."""
-
-    variant: Literal["adaptive_vegas"]  # type: ignore[assignment]
-    weight: float = Field(default=0.125, gt=0.0, le=1.0)
-
-
-class WestwoodPlusParams(_Strict):
-    """Westwood+ bandwidth filter (ns-3 ``TcpWestwoodPlus::FilterType``, default Tustin)."""
-
-    variant: Literal["westwood_plus"]
-    filter: Literal["tustin", "none"] = "tustin"
-
-
-class TcpLParams(_Strict):
-    """TCP-L: the receiver reports its last hop's frame error rate every
-    ``report_interval_s`` (not stated in the study; tcpn's choice) and the sender reacts
-    like ``base`` with probability P_congestion."""
-
-    variant: Literal["tcp_l"]
-    report_interval_s: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
-    base: Literal["reno", "newreno"] = "newreno"
-
-
-class CubicParams(_Strict):
-    """CUBIC (RFC 9438) as ns-3.44's ``TcpCubic``: scaling factor ``c`` (``C``, 0.4),
-    multiplicative decrease ``beta`` (``Beta``, 0.7), ``fast_convergence``
-    (``FastConvergence``, on) and ``tcp_friendliness`` (``TcpFriendliness``, on: the
-    Reno-friendly region). ``hystart`` is ns-3's ``HyStart`` (ns-3's default is on); the
-    net lens does not model HyStart and runs only ``hystart: false``, tcpn's default, so
-    both lenses leave slow start at the first loss."""
-
-    variant: Literal["cubic"]
-    c: float = Field(default=0.4, gt=0.0, allow_inf_nan=False)
-    beta: float = Field(default=0.7, gt=0.0, lt=1.0)
-    fast_convergence: bool = True
-    tcp_friendliness: bool = True
-    hystart: bool = False
-
-
-def _variant_tag(value: Any) -> str | None:
-    variant = value.get("variant") if isinstance(value, Mapping) else getattr(value, "variant",
-                                                                               None)
-    return {"vegas": "vegas", "modified_vegas": "vegas", "adaptive_vegas": "adaptive_vegas",
-            "westwood_plus": "westwood_plus", "tcp_l": "tcp_l", "ecn_reno": "ecn",
-            "ecn_newreno": "ecn", "cubic": "cubic"}.get(variant, "plain") \
-        if variant in VARIANTS else None
-
-
-VariantParams = Annotated[
-    Annotated[NoParams, Tag("plain")] | Annotated[EcnParams, Tag("ecn")]
-    | Annotated[VegasParams, Tag("vegas")]
-    | Annotated[AdaptiveVegasParams, Tag("adaptive_vegas")]
-    | Annotated[WestwoodPlusParams, Tag("westwood_plus")] | Annotated[TcpLParams, Tag("tcp_l")]
-    | Annotated[CubicParams, Tag("cubic")],
-    Discriminator(_variant_tag),
-]
-
-
 # --------------------------------------------------------------------------- flows
 
 
@@ -739,8 +533,8 @@ class Flow(_Strict):
     id: str | None = None
     src: str
     dst: str
-    variant: Variant
-    params: VariantParams | None = None
+    variant: str
+    params: SerializeAsAny[VariantParams] | None = None
     count: PositiveInt = 1
     start_s: TimeSpec = 0.0
     gap_s: TimeSpec = 0.0
@@ -758,11 +552,45 @@ class Flow(_Strict):
         if isinstance(data, Mapping) and "variant" in data:
             data = dict(data)
             params = data.get("params")
-            if data["variant"] not in VARIANTS:
-                data.pop("params", None)  # the variant's own error says it all
-            elif params is None or isinstance(params, Mapping):
+            if params is None or isinstance(params, Mapping):
                 data["params"] = {**(params or {}), "variant": data["variant"]}
         return data
+
+    @field_validator("variant")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        """A registered variant (:mod:`tcpn.models.registered_variants`), or the registered
+        names with the closest one."""
+        from tcpn.models.registered_variants import variant_spec
+
+        try:
+            variant_spec(v)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("params", mode="plain")
+    @classmethod
+    def _variant_params(cls, v: Any, info: ValidationInfo) -> VariantParams | None:
+        """The parameters as the variant's own model (its ``params`` of
+        :func:`tcpn.models.register_variant`); an unknown variant's error says it all."""
+        from tcpn.models.registered_variants import variant_spec
+
+        variant = info.data.get("variant")
+        if variant is None:
+            return None
+        model = variant_spec(variant).params
+        if isinstance(v, model):
+            return v
+        try:
+            return model.model_validate(v)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            cause = (err.get("ctx") or {}).get("error")
+            path = tuple(err["loc"]) + (cause.path if isinstance(cause, _FieldProblem) else ())
+            message = str(cause) if isinstance(cause, _FieldProblem) else \
+                err["msg"].removeprefix("Value error, ")
+            raise _FieldProblem(path, message) from None
 
     @field_validator("start_s", "gap_s", "receiver_clock_offset_s")
     @classmethod
@@ -811,9 +639,8 @@ class ConcreteFlow(BaseModel):
     index: int
     src: str
     dst: str
-    variant: Variant
-    params: (NoParams | EcnParams | AdaptiveVegasParams | VegasParams | WestwoodPlusParams
-             | TcpLParams | CubicParams)
+    variant: str
+    params: SerializeAsAny[VariantParams]
     tcp: TcpConfig
     start_s: float
     stop_s: float
@@ -828,8 +655,11 @@ class ConcreteFlow(BaseModel):
 
     @property
     def ecn(self) -> bool:
-        """Whether the flow negotiates ECN (its TCP ``ecn`` flag or an ``ecn_*`` variant)."""
-        return self.tcp.ecn or self.variant.startswith("ecn_")
+        """Whether the flow negotiates ECN (its TCP ``ecn`` flag, or a variant registered
+        with ``ecn=True``: ``ecn_reno``, ``ecn_newreno``)."""
+        from tcpn.models.registered_variants import variant_spec
+
+        return self.tcp.ecn or variant_spec(self.variant).ecn
 
 
 # --------------------------------------------------------------------------- trace, measure
@@ -1093,8 +923,8 @@ class Scenario(_Strict):
                     and "initial_cwnd_segments" in flow.tcp.model_fields_set \
                     else ("tcp", "initial_cwnd_segments")
                 costs[field] = costs.get(field, 0.0) + burst - packets
-            if flow.variant == "tcp_l":  # no params: the default interval
-                interval = getattr(flow.params, "report_interval_s", 1.0)
+            interval = getattr(flow.params, "report_interval_s", None)
+            if interval is not None:  # a variant reporting periodically (TCP-L)
                 costs[("flows", i, "params", "report_interval_s")] = \
                     flow.count * (self.horizon_s / interval + 1)
         total = 0.0
@@ -1361,7 +1191,7 @@ def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> t
             line = marks[path]
         elif i + 1 < len(loc) and (*path, loc[i + 1]) in marks:
             continue  # a level the schema added (link-level ``queue`` copied into ab/ba)
-        elif isinstance(part, int) or part in _field_names():
+        elif isinstance(part, int) or part in _field_names() or part in _variant_field_names():
             path = (*path, part)
             shown = (*shown, part)
     return line, shown
@@ -1371,10 +1201,17 @@ def _closest_line(marks: Mapping[tuple[Any, ...], int], loc: Sequence[Any]) -> t
 def _field_names() -> frozenset[str]:
     models: tuple[type[BaseModel], ...] = (
         Scenario, Link, LinkDirection, DropTail, Red, ThresholdEcn, Sgpq, TokenBucket,
-        RateErrors, ListErrors, TcpConfig, Flow, Wireless, NoParams, EcnParams, VegasParams,
-        AdaptiveVegasParams, WestwoodPlusParams, TcpLParams, CubicParams, UniformTime,
-        ExponentialTime, TraceSelection, Measure)
+        RateErrors, ListErrors, TcpConfig, Flow, Wireless, UniformTime, ExponentialTime,
+        TraceSelection, Measure)
     return frozenset(name for model in models for name in model.model_fields)
+
+
+def _variant_field_names() -> frozenset[str]:
+    """The fields of every registered variant's parameters (the registry may grow)."""
+    from tcpn.models.registered_variants import variant_names, variant_spec
+
+    return frozenset(name for variant in variant_names()
+                     for name in variant_spec(variant).params.model_fields)
 
 
 def _problems(exc: ValidationError, marks: Mapping[tuple[Any, ...], int] | None,

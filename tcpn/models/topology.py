@@ -48,14 +48,13 @@ from tcpn.models.components.queues import (
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
 from tcpn.models.components.sender import SenderConfig
 from tcpn.models.components.variants import (
-    SENDERS,
     add_flow_modules,
     radio_of,
     recovery_variant,
-    sack_problem,
     variant_sender_net,
 )
 from tcpn.models.components.wireless import wireless_interface_net
+from tcpn.models.registered_variants import lens_problems
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
 from tcpn.petrinets import UNIT, PetriNet, Place
 
@@ -94,28 +93,14 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     """What the net lens cannot express in ``scenario`` yet, each naming the field."""
     problems = []
     for flow in flows:
-        if flow.variant not in SENDERS:
-            problems.append(f"flow {flow.id}: variant {flow.variant} is not supported by the "
-                            f"net lens yet (variants: {', '.join(SENDERS)})")
-        problem = sack_problem(flow.variant, flow.tcp.sack)
-        if problem is not None:
-            problems.append(f"flow {flow.id}: {problem}")
         if flow.tcp.ns3_reno_sack:
             problems.append(f"flow {flow.id}: tcp.ns3_reno_sack: ns-3's duplicate-ACK "
                             "scoreboard is a rule of the ns3 lens only")
         if flow.tcp.ns3_rto_reset:
             problems.append(f"flow {flow.id}: tcp.ns3_rto_reset: ns-3's RTO recomputed at "
                             "every new ACK (no backoff kept) is a rule of the ns3 lens only")
-        if flow.variant == "cubic" and flow.ecn:
-            problems.append(f"flow {flow.id}: tcp.ecn: the net lens's CUBIC has no ECN "
-                            "reaction (ns-3's TcpCubic with ECN runs in the ns3 lens only)")
-        if getattr(flow.params, "hystart", False):
-            problems.append(f"flow {flow.id}: params.hystart: CUBIC's HyStart (ns-3's "
-                            "delay and ACK-train detection) is run by the ns3 lens only; "
-                            "hystart: false runs in both")
-        if getattr(flow.params, "law", "brakmo") == "ns3":
-            problems.append(f"flow {flow.id}: params.law ns3: ns-3's TcpVegas (decisions on "
-                            "the smoothed RTT) is run by the ns3 lens only")
+        # what the variant itself says the net lens cannot run (its registered checks)
+        problems += [f"flow {flow.id}: {p}" for p in lens_problems("net", flow, flow.tcp)]
     return problems
 
 

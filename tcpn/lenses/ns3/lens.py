@@ -38,12 +38,14 @@ from tcpn.errors import InputError, TcpnError
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 from tcpn.models import pcap
-from tcpn.models.components.variants import recovery_variant
-from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
+from tcpn.models.registered_variants import (
+    base_recovery,
+    lens_problems,
+    recovery_variant,
+    variant_spec,
+)
 from tcpn.models.scenario import (
-    AdaptiveVegasParams,
     ConcreteFlow,
-    CubicParams,
     DropTail,
     Link,
     ListErrors,
@@ -52,11 +54,8 @@ from tcpn.models.scenario import (
     Scenario,
     Sgpq,
     TcpConfig,
-    TcpLParams,
     ThresholdEcn,
     TokenBucket,
-    VegasParams,
-    WestwoodPlusParams,
 )
 
 __all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]
@@ -68,9 +67,6 @@ RENO_RECOVERY = ("reno", "ecn_reno")
 """Recoveries that end at the first new ACK: :data:`RFC_SOCKET` with ``RenoRecovery``
 (ns-3.44's socket has NewReno's only). Their senders ignore SACK blocks (as the net
 model's Reno sender), so they do not negotiate SACK."""
-VEGAS_FAMILY = ("vegas", "modified_vegas", "adaptive_vegas")
-_OWN_VEGAS = {"modified_vegas": "tcpn::ModifiedVegas", "adaptive_vegas": "tcpn::AdaptiveVegas"}
-"""tcpn's C++ congestion controls (``cpp/variants.h``) of the variants ns-3 does not have."""
 RFC_SOCKET = "tcpn::Rfc5681Socket"
 """The sender's socket of a connection without SACK (``cpp/variants.h``): ns-3's with RFC
 5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
@@ -246,43 +242,16 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     tcp = flow.tcp
     recovery = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}[
         tcp.recovery]
-    congestion = "tcpn::NewReno"
-    attributes: tuple[tuple[str, str], ...] = ()
     params = flow.params
-    report_interval_s, report_link = 0.0, ""
-    if flow.variant == "tahoe":
-        recovery = "tcpn::TahoeRecovery"
-    elif flow.variant in _OWN_VEGAS:
-        assert isinstance(params, VegasParams)
-        congestion = _OWN_VEGAS[flow.variant]
-        attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
-                      ("Gamma", str(params.gamma)),
-                      ("MinRoundSamples", str(MIN_ROUND_SAMPLES)))
-        if isinstance(params, AdaptiveVegasParams):
-            attributes += (("Weight", repr(params.weight)),)
-    elif isinstance(params, TcpLParams):
-        congestion = "tcpn::TcpL"
-        report_interval_s, report_link = params.report_interval_s, flow.data_queues[-1]
-    elif isinstance(params, VegasParams) and params.law == "ns3":
-        congestion = "ns3::TcpVegas"
-        attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
-                      ("Gamma", str(params.gamma)))
-    elif isinstance(params, VegasParams):
-        congestion = "tcpn::Vegas"
-        attributes = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
-                      ("Gamma", str(params.gamma)),
-                      ("MinRoundSamples", str(MIN_ROUND_SAMPLES)))
-    elif isinstance(params, CubicParams):
-        congestion = "ns3::TcpCubic"
-        attributes = (("C", repr(params.c)), ("Beta", repr(params.beta)),
-                      ("FastConvergence", _bool(params.fast_convergence)),
-                      ("TcpFriendliness", _bool(params.tcp_friendliness)),
-                      ("HyStart", _bool(params.hystart)))
-    elif isinstance(params, WestwoodPlusParams):
-        congestion = "ns3::TcpWestwoodPlus"
-        attributes = (("FilterType", "Tustin" if params.filter == "tustin" else "None"),)
+    # the variant's own congestion control (the ns3 lens refuses a variant without one)
+    mapping = variant_spec(flow.variant).ns3_congestion(params)
+    assert mapping is not None  # refused by _problems
+    congestion, attributes = mapping.type_id, mapping.attributes
+    recovery = mapping.recovery or recovery
+    report_interval_s = mapping.report_interval_s
+    report_link = flow.data_queues[-1] if report_interval_s > 0 else ""
     reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
-    sack = (tcp.sack or flow.variant == "sack") and not reno
+    sack = (tcp.sack or base_recovery(flow.variant, params) == "sack") and not reno
     options = _socket_attributes(tcp, flow.ecn, sack)
     own: tuple[tuple[str, str], ...] = (
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
@@ -332,13 +301,13 @@ def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
     for i, flow in enumerate(scenario.flows):
         where = f"flows[{i}] ({flow.id or f'f{i}'})"
         tcp = scenario.flow_tcp(flow)
-        if flow.variant == "sack" and not tcp.sack:
-            problems.append(f"{where}: variant sack needs tcp.sack: true")
-        if (tcp.sack or flow.variant == "sack") and not tcp.limited_transmit:
+        if (tcp.sack or base_recovery(flow.variant, flow.params) == "sack") \
+                and not tcp.limited_transmit:
             problems.append(f"{where}: tcp.limited_transmit: false with SACK: ns-3 sends new "
                             "data on the first duplicate ACKs anyway (a SACKed duplicate "
                             "lowers its pipe), so it cannot run SACK without limited transmit")
-        problems += _variant_problems(where, flow, tcp)
+        # the variant's ns-3 congestion control, or why there is none (the registry's)
+        problems += [f"{where}: {p}" for p in lens_problems("ns3", flow, tcp)]
         if (tcp.ip_header_bytes, tcp.tcp_header_bytes) not in ((20, 20), (20, 20 + option_bytes)):
             problems.append(f"{where}: tcp header sizes: ns-3 uses 20-byte IP and TCP "
                             f"headers, not {tcp.ip_header_bytes} and {tcp.tcp_header_bytes}")
@@ -369,23 +338,6 @@ def _handshake_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> li
     if any(link.wireless is not None for link in scenario.links):
         problems.append(f"{field}: false with an 802.11 hop: the handshake the ns3 lens "
                         "runs before the start would count in the radio's frames and energy")
-    return problems
-
-
-def _variant_problems(where: str, flow: Any, tcp: TcpConfig) -> list[str]:
-    """What tcpn's own ns-3 variants cannot run (see ``cpp/variants.h``)."""
-    params = flow.params
-    problems = []
-    if flow.variant == "modified_vegas":
-        if not tcp.timestamps:
-            problems.append(f"{where}: variant modified_vegas reads the receiver's TSval: "
-                            "it needs tcp.timestamps: true")
-        if params is not None and params.skew_estimation:
-            problems.append(f"{where}: params.skew_estimation: the ns3 lens's Modified Vegas "
-                            "has no clock-skew estimator")
-    if flow.variant == "tcp_l" and tcp.ecn:
-        problems.append(f"{where}: tcp.ecn: the ns3 lens's TCP-L does not combine its "
-                        "randomised reaction with ECN")
     return problems
 
 

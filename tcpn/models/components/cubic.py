@@ -44,16 +44,21 @@ false``, the ns3 lens with ns-3's ``HyStart`` attribute false.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import track, wrap_output
 from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
+from tcpn.models.schema_base import VariantParams
+from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["CUBIC", "cubic_ack", "cubic_delivered", "cubic_grow", "cubic_loss", "cubic_rtt",
+__all__ = ["CUBIC", "CubicParams", "cubic_ack", "cubic_delivered", "cubic_grow", "cubic_loss",
+           "cubic_rtt",
            "cubic_sender_net", "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update",
            "friendly_scale"]
 
@@ -279,3 +284,54 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     wrap_output(net, "timeout", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA))")
     return net
+
+
+# --------------------------------------------------------------------------- registration
+
+
+class CubicParams(VariantParams):
+    """CUBIC (RFC 9438) as ns-3.44's ``TcpCubic``: scaling factor ``c`` (``C``, 0.4),
+    multiplicative decrease ``beta`` (``Beta``, 0.7), ``fast_convergence``
+    (``FastConvergence``, on) and ``tcp_friendliness`` (``TcpFriendliness``, on: the
+    Reno-friendly region). ``hystart`` is ns-3's ``HyStart`` (ns-3's default is on); the
+    net lens does not model HyStart and runs only ``hystart: false``, tcpn's default, so
+    both lenses leave slow start at the first loss."""
+
+    variant: Literal["cubic"]
+    c: float = Field(default=0.4, gt=0.0, allow_inf_nan=False)
+    beta: float = Field(default=0.7, gt=0.0, lt=1.0)
+    fast_convergence: bool = True
+    tcp_friendliness: bool = True
+    hystart: bool = False
+
+
+def _sender(config: SenderConfig, params: CubicParams) -> PetriNet:
+    return cubic_sender_net(config, float(params.c), float(params.beta),
+                            params.fast_convergence, params.tcp_friendliness)
+
+
+def _ns3(params: CubicParams) -> Ns3Congestion:
+    return Ns3Congestion("ns3::TcpCubic", (
+        ("C", repr(params.c)), ("Beta", repr(params.beta)),
+        ("FastConvergence", str(params.fast_convergence).lower()),
+        ("TcpFriendliness", str(params.tcp_friendliness).lower()),
+        ("HyStart", str(params.hystart).lower())))
+
+
+def _net_checks(params: CubicParams, tcp: Any) -> list[str]:
+    problems = []
+    if tcp.ecn:
+        problems.append("tcp.ecn: the net lens's CUBIC has no ECN reaction (ns-3's TcpCubic "
+                        "with ECN runs in the ns3 lens only)")
+    if params.hystart:
+        problems.append("params.hystart: CUBIC's HyStart (ns-3's delay and ACK-train "
+                        "detection) is run by the ns3 lens only; hystart: false runs in both")
+    return problems
+
+
+register_variant("cubic", CubicParams, _sender, recovery="newreno", ns3=_ns3,
+                 checks={"net": _net_checks},
+                 unsupported={"fluid": "its window is a cubic function of the time since the "
+                                       "last loss, not a rate law of the current RTT and "
+                                       "loss: the fluid equations have no epoch clock; CUBIC's "
+                                       "closed form is tcpn.solvers.closed_forms.cubic"})

@@ -47,7 +47,10 @@ does.
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
+
+from pydantic import Field
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, or_guard, track, wrap_output
@@ -57,6 +60,8 @@ from tcpn.models.components.sender import (
     retransmissions,
     sender_net,
 )
+from tcpn.models.schema_base import VariantParams
+from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import (
     BOOL,
     CLOCK,
@@ -73,8 +78,8 @@ from tcpn.petrinets import (
 from tcpn.petrinets import Transition as T
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "p_congestion",
-           "reporter_net", "tcp_l_adopt", "tcp_l_reacts", "tcp_l_sender_net"]
+__all__ = ["REPAIR", "REPORT", "REPORTS", "REPORT_HISTORY", "TCP_L", "TcpLParams", "p_congestion",
+           "reporter_net", "tcp_l_adopt", "tcp_l_choices", "tcp_l_reacts", "tcp_l_sender_net"]
 
 TCP_L = RecordSet("TcpL", sent=IntSet(0), retx=IntSet(0), link_sent=IntSet(0),
                   link_failed=IntSet(0), report_time=CLOCK)
@@ -252,3 +257,96 @@ def reporter_net(interval_s: float, clock_rate: float = 1.0, clock_offset_s: flo
     net.add_output("report", "take_report",
                    f"(*old[-{REPORT_HISTORY - 1}:], (now * CLOCK_RATE + OFFSET_S, sent, failed))")
     return net
+
+
+# --------------------------------------------------------------------------- registration
+
+
+class TcpLParams(VariantParams):
+    """TCP-L: the receiver reports its last hop's frame error rate every
+    ``report_interval_s`` (not stated in the study; tcpn's choice) and the sender reacts
+    like ``base`` with probability P_congestion."""
+
+    variant: Literal["tcp_l"]
+    report_interval_s: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
+    base: Literal["reno", "newreno"] = "newreno"
+
+
+def add_reporter(net: PetriNet, i: int, flow: Any, interfaces: dict[str, str]) -> None:
+    """Add connection ``i``'s reporter at its receiver, reading the last hop's ``frames``
+    (an 802.11 hop's, when the last hop is one)."""
+    frames = f"{interfaces[flow.data_queues[-1]]}.frames"
+    ports = {"report": f"flow{i}.snd.report"}
+    if frames in net.places:
+        ports["frames"] = frames
+    params = flow.params
+    assert isinstance(params, TcpLParams)  # the registry's model of variant tcp_l
+    net.add_module(reporter_net(params.report_interval_s, 1.0 + flow.receiver_clock_skew,
+                                flow.receiver_clock_offset_s), f"flow{i}.rep", ports)
+
+
+def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                                 dict[str, float]]:
+    """TCP-L of connection ``i``: its reaction draw at a fast retransmit or a timeout as a
+    choice (the original reacts only when certain, ``_react`` whenever possible), and its
+    reporter stopped once the sender has every segment acknowledged (nothing after that
+    reads a report) or has given up. Returns the twins and the draws they stand for."""
+    # read when the state space asks: tcpn.models.verification imports the composer,
+    # which imports this module
+    from tcpn.models.verification.draws import (
+        REACT_SUFFIX,
+        U_CALM,
+        UNOPENED_SUFFIX,
+        FixedDraw,
+        forced,
+    )
+
+    twins: dict[str, str] = {}
+    draws: dict[str, float] = {}
+    for name in (f"flow{i}.snd.fast_retransmit", f"flow{i}.snd.timeout"):
+        source = net.transitions[name]
+        inputs = [n for n in source.action_inputs if n != "rng"]
+        calm = forced(source.action, FixedDraw(U_CALM))
+        react = forced(source.action, FixedDraw(0.0))
+
+        def reaction_open(calm: Any = calm, react: Any = react, **values: Any) -> bool:
+            return bool(calm(**values)["react"] != react(**values)["react"])
+        twin = name + REACT_SUFFIX
+        call = ", ".join(f"{n}={n}" for n in inputs)
+        guard = f"reaction_open({call})"
+        net.transitions[name] = replace(source, action=calm)
+        net.add_transition(replace(
+            source, name=twin, action=react,
+            guard=guard if source.guard is None else f"({source.guard}) and {guard}",
+            params={**source.params, "reaction_open": reaction_open}))
+        for arc in net.arcs_of(name):
+            net.add_arc(replace(arc, transition=twin))
+        twins[twin] = name
+        draws.update({name: U_CALM, twin: 0.0})
+    tick = f"flow{i}.rep.take_report"
+    source = net.transitions[tick]
+    unopened = tick + UNOPENED_SUFFIX
+    net.add_transition(replace(source, name=unopened))
+    for arc in net.arcs_of(tick):
+        net.add_arc(replace(arc, transition=unopened))
+    net.add_inhibitor(f"flow{i}.snd.tcb", unopened)
+    if f"flow{i}.snd.failed" in net.places:
+        net.add_inhibitor(f"flow{i}.snd.failed", unopened)
+    net.add_read(f"flow{i}.snd.tcb", tick, "t_sender")
+    net.transitions[tick] = replace(source, guard=f"t_sender.una < {segments}")
+    twins[unopened] = tick
+    return twins, draws
+
+
+def _ns3_checks(_params: TcpLParams, tcp: Any) -> list[str]:
+    return ["tcp.ecn: the ns3 lens's TCP-L does not combine its randomised reaction with "
+            "ECN"] if tcp.ecn else []
+
+
+register_variant("tcp_l", TcpLParams, lambda config, _params: tcp_l_sender_net(config),
+                 recovery=lambda params: str(params.base),
+                 ns3=lambda params: Ns3Congestion(
+                     "tcpn::TcpL", report_interval_s=params.report_interval_s),
+                 flow_modules=add_reporter, state_space_choices=tcp_l_choices,
+                 checks={"ns3": _ns3_checks},
+                 unsupported={"fluid": "the fluid model has no randomised loss reaction"})

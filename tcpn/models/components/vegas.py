@@ -61,7 +61,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
@@ -71,6 +73,8 @@ from tcpn.models.components.sender import (
     retransmissions,
     sender_net,
 )
+from tcpn.models.schema_base import FieldProblem, VariantParams
+from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
 from tcpn.petrinets import (
     BOOL,
     CLOCK,
@@ -85,7 +89,8 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["RECOVERIES", "VEGAS", "VegasLaw", "adaptive_target", "add_hull_point", "clock_sample",
+__all__ = ["RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw", "VegasParams",
+           "adaptive_target", "add_hull_point", "clock_sample",
            "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
            "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
@@ -479,3 +484,106 @@ class _Tcb:
     ssthresh: float
     nxt: int
 
+
+
+# --------------------------------------------------------------------------- registration
+
+
+class VegasParams(VariantParams):
+    """Vegas and Modified Vegas thresholds, in segments (ns-3 ``TcpVegas`` defaults 2, 4, 1;
+    Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
+    loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
+    ``tcp.sack`` is on, as ns-3) or ``reno`` (Reno's recovery, no SACK scoreboard; the
+    S1 and S4 reproductions use it. Neither study states Vegas's loss reaction; ns-2's
+    Vegas cuts the window by a quarter, which tcpn does not offer). ``law`` (variant
+    ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
+    and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
+    ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
+    only)."""
+
+    variant: Literal["vegas", "modified_vegas"]
+    recovery: Literal["reno", "newreno"] = "newreno"
+    law: Literal["brakmo", "ns3"] = "brakmo"
+    alpha: int = Field(default=2, ge=0)
+    beta: int = Field(default=4, ge=0)
+    gamma: int = Field(default=1, ge=0)
+    skew_estimation: bool = False
+    skew_min_span_s: float = Field(default=5.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VegasParams:
+        if self.beta < self.alpha:
+            raise FieldProblem(("beta",), f"beta ({self.beta}) must be >= alpha ({self.alpha})")
+        if self.skew_estimation and self.variant != "modified_vegas":
+            raise FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
+                                "samples of variant modified_vegas")
+        if self.law == "ns3" and self.variant != "vegas":
+            raise FieldProblem(("law",), f"law ns3 (ns-3's TcpVegas) is a law of variant "
+                                f"vegas, not {self.variant}")
+        return self
+
+
+class AdaptiveVegasParams(VegasParams):
+    """Reno-friendly Vegas: EWMA ``weight`` of the average RTT (not stated in the study;
+    tcpn's default 0.125 is RFC 6298's SRTT gain)."""
+
+    variant: Literal["adaptive_vegas"]  # type: ignore[assignment]
+    weight: float = Field(default=0.125, gt=0.0, le=1.0)
+
+
+def _sender(kind: str) -> Any:
+    def build(config: SenderConfig, params: VegasParams) -> PetriNet:
+        law = VegasLaw(kind=kind, alpha=float(params.alpha), beta=float(params.beta),
+                       gamma=float(params.gamma),
+                       weight=float(getattr(params, "weight", 0.125)),
+                       skew_estimation=params.skew_estimation,
+                       skew_min_span_s=params.skew_min_span_s)
+        return vegas_sender_net(config, law)
+    return build
+
+
+def _ns3(params: VegasParams) -> Ns3Congestion:
+    """ns-3's ``TcpVegas`` (``law: ns3``) or tcpn's C++ Vegas family (``cpp/variants.h``:
+    the net model's law, samples of the sender's own segments)."""
+    thresholds = (("Alpha", str(params.alpha)), ("Beta", str(params.beta)),
+                  ("Gamma", str(params.gamma)))
+    if params.law == "ns3":
+        return Ns3Congestion("ns3::TcpVegas", thresholds)
+    own = {"vegas": "tcpn::Vegas", "modified_vegas": "tcpn::ModifiedVegas",
+           "adaptive_vegas": "tcpn::AdaptiveVegas"}[params.variant]
+    weight = (("Weight", repr(params.weight)),) if isinstance(params, AdaptiveVegasParams) \
+        else ()
+    attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight)
+    return Ns3Congestion(own, attributes)
+
+
+def _fluid(params: VegasParams) -> FluidLaw:
+    return FluidLaw("vegas", float(params.alpha), float(params.beta), float(params.gamma))
+
+
+def _net_checks(params: VegasParams, _tcp: Any) -> list[str]:
+    return ["params.law ns3: ns-3's TcpVegas (decisions on the smoothed RTT) is run by the "
+            "ns3 lens only"] if params.law == "ns3" else []
+
+
+def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
+    """What tcpn's own ns-3 Modified Vegas cannot run (see ``cpp/variants.h``)."""
+    problems = []
+    if params.variant == "modified_vegas":
+        if not tcp.timestamps:
+            problems.append("variant modified_vegas reads the receiver's TSval: it needs "
+                            "tcp.timestamps: true")
+        if params.skew_estimation:
+            problems.append("params.skew_estimation: the ns3 lens's Modified Vegas has no "
+                            "clock-skew estimator")
+    return problems
+
+
+for _kind, _params in (("vegas", VegasParams), ("modified_vegas", VegasParams),
+                       ("adaptive_vegas", AdaptiveVegasParams)):
+    register_variant(
+        _kind, _params, _sender(_kind), recovery=lambda params: str(params.recovery),
+        ns3=_ns3, fluid=None if _kind == "adaptive_vegas" else _fluid,
+        checks={"net": _net_checks, "ns3": _ns3_checks},
+        unsupported={"fluid": "the fluid model has no adaptive target"}
+        if _kind == "adaptive_vegas" else None)

@@ -26,15 +26,18 @@ ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is NewReno (ns-3's Westw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
+from tcpn.models.schema_base import VariantParams
+from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import BOOL, P_HIGH, REAL, IntSet, PetriNet, Place, RecordSet, Transition
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["WESTWOOD", "westwood_ack", "westwood_estimate", "westwood_sender_net",
+__all__ = ["WESTWOOD", "WestwoodPlusParams", "westwood_ack", "westwood_estimate",
+           "westwood_sender_net",
            "westwood_ssthresh", "westwood_start"]
 
 WESTWOOD = RecordSet("Westwood", bwe=REAL, last_sample=REAL, acked=IntSet(0), counting=BOOL,
@@ -133,3 +136,24 @@ def westwood_sender_net(config: SenderConfig, filter_type: str = "tustin",
     net.add_read("westwood", "timeout", "w")
     wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=westwood_ssthresh(w))")
     return net
+
+
+# --------------------------------------------------------------------------- registration
+
+
+class WestwoodPlusParams(VariantParams):
+    """Westwood+ bandwidth filter (ns-3 ``TcpWestwoodPlus::FilterType``, default Tustin)."""
+
+    variant: Literal["westwood_plus"]
+    filter: Literal["tustin", "none"] = "tustin"
+
+
+def _ns3(params: WestwoodPlusParams) -> Ns3Congestion:
+    return Ns3Congestion("ns3::TcpWestwoodPlus", (
+        ("FilterType", "Tustin" if params.filter == "tustin" else "None"),))
+
+
+register_variant("westwood_plus", WestwoodPlusParams,
+                 lambda config, params: westwood_sender_net(config, params.filter),
+                 recovery="newreno", ns3=_ns3,
+                 unsupported={"fluid": "the fluid model has no bandwidth estimate"})

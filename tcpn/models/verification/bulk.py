@@ -44,17 +44,25 @@ from tcpn.errors import InputError
 from tcpn.models.components.packets import ACK_SEQ, PACKET_RECORD
 from tcpn.models.components.queues import BUFFER, FIFO
 from tcpn.models.components.sender import TCB
+from tcpn.models.registered_variants import variant_names, variant_spec
 from tcpn.petrinets import PetriNet
 from tcpn.petrinets.colours import ProductSet, RecordSet
 from tcpn.petrinets.statespace.offsets import OffsetField, OffsetGroup
 
-__all__ = ["BULK_ABSTRACTIONS", "BULK_VARIANTS", "DEFAULT_RTT_GRAIN_S", "MAX_BULK_WINDOW",
-           "bulk_offsets",
-           "cwnd_cap"]
+__all__ = ["BULK_ABSTRACTIONS", "DEFAULT_RTT_GRAIN_S", "MAX_BULK_WINDOW", "bulk_offsets",
+           "bulk_variants", "cwnd_cap"]
 
-#: The senders whose reads of ``cwnd``, ``recover`` and ``cwr_high`` the module docstring
-#: argues for (delay-based and TCP-L senders read more).
-BULK_VARIANTS = ("tahoe", "reno", "newreno", "sack")
+
+def bulk_variants() -> tuple[str, ...]:
+    """The senders whose reads of ``cwnd``, ``recover`` and ``cwr_high`` the module
+    docstring argues for (delay-based and TCP-L senders read more): the variants
+    registered with ``bulk_state_space=True``.
+
+    >>> bulk_variants()
+    ('newreno', 'reno', 'sack', 'tahoe')
+    """
+    return tuple(name for name in variant_names() if variant_spec(name).bulk_state_space)
+
 #: The grain the RTT estimator is rounded to unless told (1 ms: the scale of the
 #: scenarios' delays is 1-100 ms, an RTO differs from the exact one by a few ms at most).
 DEFAULT_RTT_GRAIN_S = 1e-3
@@ -219,7 +227,7 @@ def bulk_offsets(net: PetriNet, flows: int, sender_nodes: Mapping[int, int], win
         tcb, rcv, rtt = f"flow{i}.snd.tcb", f"flow{i}.rcv.rcv", f"flow{i}.snd.rtt"
         if net.places[tcb].colour != TCB:
             raise InputError(f"place {tcb}: not a loss-based sender's Tcb; a bulk sender "
-                             f"must be one of {', '.join(BULK_VARIANTS)}")
+                             f"must be one of {', '.join(bulk_variants())}")
         fields[tcb] = _sender_field(window, rtt_grain_s)
         fields[rcv] = OffsetField(
             numbers=lambda r: [r.nxt, *_runs(r.ooo)],

@@ -9,25 +9,31 @@ start tokens (discretised by :func:`tcpn.petrinets.statespace.intervals.discreti
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.models.components.queues import red_decide
 from tcpn.models.scenario import Scenario, UniformTime
 from tcpn.models.topology import ComposedNet
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
+from tcpn.models.verification.draws import (
+    REACT_SUFFIX,
+    U_CALM,
+    U_EARLY,
+    UNOPENED_SUFFIX,
+    FixedDraw,
+    FixedDraws,
+    forced,
+)
 from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transition, Uniform
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace.intervals import delay_points
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
            "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
-           "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
+           "random_times", "red_early_verdict", "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
@@ -38,18 +44,6 @@ _IS_DATA = "p.seq >= 0"
 
 #: A RED arrival's early verdict (drop or mark) is a choice named after ``decide``.
 EARLY_SUFFIX = "_early"
-
-#: TCP-L's draw (react to a loss as congestion or not) as a choice: the reaction twin.
-REACT_SUFFIX = "_react"
-
-#: The twin of TCP-L's reporter tick for a connection not (or never) open.
-UNOPENED_SUFFIX = "_unopened"
-
-#: The uniform draws RED's choices stand for: the smallest positive and the largest that
-#: NumPy's ``random()`` returns. Early is possible when the smallest gives it (probability
-#: > 0), not early when the largest does not (probability < 1). (TCP-L reacts when its
-#: probability exceeds the draw: 0.0 stands for "react whenever possible".)
-U_EARLY, U_CALM = 2.0 ** -53, 1.0 - 2.0 ** -53
 
 #: Variables the choices add to a binding (the budget's counters, the reporter's read of
 #: the sender) that the simulator's transitions do not have.
@@ -82,23 +76,13 @@ def add_loss_choices(composed: ComposedNet, budget: LossBudget, segments: int
     return twins
 
 
-class _Draw:
-    """A stand-in for the generator RED's code action draws from: one fixed value."""
-
-    def __init__(self, u: float):
-        self.u = u
-
-    def random(self) -> float:
-        return self.u
-
-
 def _red_forced(u: float) -> Any:
     """RED's code action with the uniform draw fixed at ``u`` (no ``rng``)."""
     def decide(p: Any, n: int, b: int, e: float, avg: float, count: int, old: int,
                now: float, RED_MIN_TH: float, RED_MAX_TH: float, RED_MAX_P: float,
                RED_WEIGHT: float, RED_GENTLE: bool, RED_WAIT: bool, RED_PTC: float,
                RED_ECN: bool, RED_HARD_DROP: bool, RED_BYTES: bool) -> dict[str, Any]:
-        return red_decide(p, n, b, e, avg, count, old, now, _Draw(u), RED_MIN_TH,
+        return red_decide(p, n, b, e, avg, count, old, now, FixedDraw(u), RED_MIN_TH,
                            RED_MAX_TH, RED_MAX_P, RED_WEIGHT, RED_GENTLE, RED_WAIT, RED_PTC,
                            RED_ECN, RED_HARD_DROP, RED_BYTES)
     return decide
@@ -165,62 +149,6 @@ def _lose_twin(net: PetriNet, original: str, twin: str, inside: str,
         net.add_arc(replace(arc, transition=twin))
     net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
     net.add_output(BUDGET_PLACE, twin, after)
-
-
-def _forced(action: Any, generator: _Draw | _Draws) -> Any:
-    """``action`` with its generator replaced by ``generator``, a stand-in that returns
-    fixed draws: the same parameters without ``rng`` (the compiler calls actions by
-    keyword)."""
-    signature = inspect.signature(action)
-
-    def forced(**values: Any) -> Any:
-        return action(**values, rng=generator)
-    forced.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in signature.parameters.values() if p.name != "rng"])
-    return forced
-
-
-def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
-                                                                 dict[str, float]]:
-    """TCP-L of connection ``i``: its reaction draw at a fast retransmit or a timeout as a
-    choice (the original reacts only when certain, ``_react`` whenever possible), and its
-    reporter stopped once the sender has every segment acknowledged (nothing after that
-    reads a report) or has given up. Returns the twins and the draws they stand for."""
-    twins: dict[str, str] = {}
-    draws: dict[str, float] = {}
-    for name in (f"flow{i}.snd.fast_retransmit", f"flow{i}.snd.timeout"):
-        source = net.transitions[name]
-        inputs = [n for n in source.action_inputs if n != "rng"]
-        calm = _forced(source.action, _Draw(U_CALM))
-        react = _forced(source.action, _Draw(0.0))
-
-        def reaction_open(calm: Any = calm, react: Any = react, **values: Any) -> bool:
-            return bool(calm(**values)["react"] != react(**values)["react"])
-        twin = name + REACT_SUFFIX
-        call = ", ".join(f"{n}={n}" for n in inputs)
-        guard = f"reaction_open({call})"
-        net.transitions[name] = replace(source, action=calm)
-        net.add_transition(replace(
-            source, name=twin, action=react,
-            guard=guard if source.guard is None else f"({source.guard}) and {guard}",
-            params={**source.params, "reaction_open": reaction_open}))
-        for arc in net.arcs_of(name):
-            net.add_arc(replace(arc, transition=twin))
-        twins[twin] = name
-        draws.update({name: U_CALM, twin: 0.0})
-    tick = f"flow{i}.rep.take_report"
-    source = net.transitions[tick]
-    unopened = tick + UNOPENED_SUFFIX
-    net.add_transition(replace(source, name=unopened))
-    for arc in net.arcs_of(tick):
-        net.add_arc(replace(arc, transition=unopened))
-    net.add_inhibitor(f"flow{i}.snd.tcb", unopened)
-    if f"flow{i}.snd.failed" in net.places:
-        net.add_inhibitor(f"flow{i}.snd.failed", unopened)
-    net.add_read(f"flow{i}.snd.tcb", tick, "t_sender")
-    net.transitions[tick] = replace(source, guard=f"t_sender.una < {segments}")
-    twins[unopened] = tick
-    return twins, draws
 
 
 def random_times(scenario: Scenario, delay_points: int | None) -> dict[int, tuple[
@@ -327,24 +255,24 @@ def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | No
             if budget.covers(qid):
                 outcomes.append((f"{original}{LOSS_SUFFIX}", allowed, True))
             calm = _attempt_draws(1, False, allowed)
-            net.transitions[original] = replace(source, action=_forced(source.action,
-                                                                       _Draws(calm)))
+            net.transitions[original] = replace(source, action=forced(source.action,
+                                                                       FixedDraws(calm)))
             draws[original] = calm
             inputs = [n for n in source.action_inputs if n != "rng"]
             call = ", ".join(f"{n}={n}" for n in inputs)
             for twin, k, lost in outcomes:
-                forced = _forced(source.action, _Draws(_attempt_draws(k, lost, allowed)))
+                attempt = forced(source.action, FixedDraws(_attempt_draws(k, lost, allowed)))
                 calm_action = net.transitions[original].action
 
-                def differs(forced: Any = forced, calm_action: Any = calm_action,
+                def differs(attempt: Any = attempt, calm_action: Any = calm_action,
                             **values: Any) -> bool:
-                    return bool(forced(**values) != calm_action(**values))
+                    return bool(attempt(**values) != calm_action(**values))
                 guard = f"attempts_differ({call})"
                 if lost:
                     may_lose, after = budget.inscriptions(_IS_DATA)
                     guard = f"{guard} and {may_lose}"
                 net.add_transition(replace(
-                    source, name=twin, action=forced,
+                    source, name=twin, action=attempt,
                     guard=guard if source.guard is None else f"({source.guard}) and {guard}",
                     params={**source.params, "attempts_differ": differs}))
                 for arc in net.arcs_of(original):
@@ -355,13 +283,3 @@ def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | No
                 twins[twin] = original
                 draws[twin] = _attempt_draws(k, lost, allowed)
     return twins, draws
-
-
-class _Draws:
-    """A stand-in for the generator 802.11's code action draws from: fixed values."""
-
-    def __init__(self, values: tuple[float, ...]):
-        self.values = values
-
-    def random(self, size: int) -> Any:
-        return np.array(self.values[:size])

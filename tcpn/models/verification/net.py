@@ -10,15 +10,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.registered_variants import variant_spec
 from tcpn.models.scenario import ConcreteFlow, ListErrors, RateErrors, Scenario, UniformTime
 from tcpn.models.topology import ComposedNet, compose
 from tcpn.models.verification.budget import BUDGET_PLACE, LossBudget
 from tcpn.models.verification.bulk import (
     BULK_ABSTRACTIONS,
-    BULK_VARIANTS,
     DEFAULT_RTT_GRAIN_S,
     MAX_BULK_WINDOW,
     bulk_offsets,
+    bulk_variants,
 )
 from tcpn.models.verification.choices import (
     ADDED_VARS,
@@ -29,7 +30,6 @@ from tcpn.models.verification.choices import (
     add_loss_choices,
     add_start_delays,
     random_times,
-    tcp_l_choices,
     wireless_choices,
 )
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
@@ -423,11 +423,12 @@ def _build(scenario: Scenario, segments: int | None, budget: LossBudget,
     twins.update(radio_twins)
     draws.update(radio_draws)
     for i, flow in enumerate(finite):
-        if flow.variant == "tcp_l":
-            assert segments is not None  # a bulk TCP-L sender is refused
-            tcp_l_twins, tcp_l_draws = tcp_l_choices(composed.net, i, segments)
-            twins.update(tcp_l_twins)
-            draws.update({name: (u,) for name, u in tcp_l_draws.items()})
+        variant_choices = variant_spec(flow.variant).state_space_choices
+        if variant_choices is not None:
+            assert segments is not None  # a bulk sender with random choices is refused
+            variant_twins, variant_draws = variant_choices(composed.net, i, segments)
+            twins.update(variant_twins)
+            draws.update({name: (u,) for name, u in variant_draws.items()})
     chain = add_start_delays(composed, scenario, times)
     roles = _roles(composed, twins)
     net, delay_choices = discretise_delays(composed.net, delay_points or 2)
@@ -465,10 +466,10 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
     for i, group in enumerate(scenario.flows):
         tcp = scenario.flow_tcp(group)
         window = max(1, min(tcp.rcv_buf_bytes, tcp.snd_buf_bytes) // tcp.segment_size_bytes)
-        if group.variant not in BULK_VARIANTS:
+        if not variant_spec(group.variant).bulk_state_space:
             raise InputError(f"flows[{i}].variant: {group.variant} as a bulk sender is not "
-                             f"supported (the reductions are argued for "
-                             f"{', '.join(BULK_VARIANTS)})")
+                             f"supported (its registration does not give bulk_state_space: "
+                             f"the reductions are argued for {', '.join(bulk_variants())})")
         if window > MAX_BULK_WINDOW:
             raise InputError(f"flows[{i}]: the receive window is {window} segments "
                              f"(tcp.rcv_buf_bytes / segment_size_bytes); a bulk sender's "
