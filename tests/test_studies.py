@@ -14,18 +14,20 @@ from tcpn.models.scenario import validate_scenario
 from tcpn.models.traces import TraceWriter
 from tcpn.reports.document import ClaimVerdict, Figure, Section, Table
 from tcpn.reports.studies import StudyData
+from tcpn.reports.studies.estimates import (
+    estimate_of,
+    estimates_frame,
+    run_estimate,
+    summarise,
+)
 from tcpn.reports.studies.experiments import (
     MeasuredCause,
     Settings,
     StudyAxis,
     agreement_frame,
     axis_points,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
-    run_estimate,
-    summarise,
     with_fields,
 )
 

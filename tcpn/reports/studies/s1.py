@@ -57,11 +57,17 @@ import pandas as pd
 
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.estimates import (
+    Estimate,
+    clearly_above,
+    estimate_of,
+    estimates_frame,
+    summarise,
+)
 from tcpn.reports.studies.experiments import (
     DECIDING_LENSES,
     JOINT,
     AxisPoint,
-    Estimate,
     Experiment,
     MeasuredCause,
     ModuleStudy,
@@ -69,9 +75,6 @@ from tcpn.reports.studies.experiments import (
     StudyAxis,
     at_point,
     axes_blocks,
-    clearly_above,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
     lens_blocks,
@@ -80,7 +83,6 @@ from tcpn.reports.studies.experiments import (
     profile_settings,
     run_study,
     study_sections,
-    summarise,
 )
 
 __all__ = ["AXES", "BUFFER_EXPERIMENTS", "PUBLISHED", "SETTINGS", "STUDY", "a_flow_rates",

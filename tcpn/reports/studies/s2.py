@@ -55,10 +55,15 @@ import pandas as pd
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
+from tcpn.reports.studies.estimates import (
+    Estimate,
+    estimate_of,
+    estimates_frame,
+    summarise,
+)
 from tcpn.reports.studies.experiments import (
     JOINT,
     AxisPoint,
-    Estimate,
     Experiment,
     ModuleStudy,
     Settings,
@@ -66,8 +71,6 @@ from tcpn.reports.studies.experiments import (
     at_point,
     axes_blocks,
     axis_span,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
     lens_blocks,
@@ -76,7 +79,6 @@ from tcpn.reports.studies.experiments import (
     profile_settings,
     run_study,
     study_sections,
-    summarise,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "offered_delays_tu",

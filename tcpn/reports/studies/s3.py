@@ -56,8 +56,13 @@ import pandas as pd
 
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
-from tcpn.reports.studies.experiments import (
+from tcpn.reports.studies.estimates import (
     Estimate,
+    estimate_of,
+    estimates_frame,
+    summarise,
+)
+from tcpn.reports.studies.experiments import (
     Experiment,
     MeasuredCause,
     ModuleStudy,
@@ -65,15 +70,12 @@ from tcpn.reports.studies.experiments import (
     StudyAxis,
     axes_blocks,
     error_bars,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
     lens_blocks,
     profile_settings,
     run_study,
     study_sections,
-    summarise,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "run", "s3_measure",

@@ -41,6 +41,11 @@ import pandas as pd
 
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.estimates import (
+    estimate_of,
+    estimates_frame,
+    summarise,
+)
 from tcpn.reports.studies.experiments import (
     Experiment,
     ModuleStudy,
@@ -49,8 +54,6 @@ from tcpn.reports.studies.experiments import (
     axes_blocks,
     axis_causes,
     error_bars,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
     lens_blocks,
@@ -58,7 +61,6 @@ from tcpn.reports.studies.experiments import (
     profile_settings,
     run_study,
     study_sections,
-    summarise,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "run", "s4_measure",

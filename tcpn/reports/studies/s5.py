@@ -45,9 +45,15 @@ import pandas as pd
 
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
+from tcpn.reports.studies.estimates import (
+    Estimate,
+    estimate_of,
+    estimates_frame,
+    relative_difference,
+    summarise,
+)
 from tcpn.reports.studies.experiments import (
     AxisPoint,
-    Estimate,
     Experiment,
     MeasuredCause,
     ModuleStudy,
@@ -55,17 +61,13 @@ from tcpn.reports.studies.experiments import (
     StudyAxis,
     axes_blocks,
     axis_causes,
-    estimate_of,
-    estimates_frame,
     judge,
     judge_lenses,
     lens_blocks,
     net_series,
     profile_settings,
-    relative_difference,
     run_study,
     study_sections,
-    summarise,
 )
 
 __all__ = ["AXES", "PUBLISHED", "SETTINGS", "STUDY", "experiments", "ip_kbps",

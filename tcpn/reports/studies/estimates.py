@@ -1,0 +1,277 @@
+"""The numbers of a study: per-run rows summarised into estimates with honest intervals.
+
+:func:`summarise` turns the per-run rows of :func:`~tcpn.reports.studies.experiments.run_points`
+into :class:`Estimate` columns: the mean, a 95 % Student-t interval kept within the
+quantity's range, how many runs gave the metric out of the runs made (a run that did not
+complete gives none; one cut by a known bound is censored there), a deterministic
+experiment shown as one run (:func:`run_estimate`); :func:`clearly_above` and
+:func:`relative_difference` are what the claims compare with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "MIN_HEADLINE_RUNS",
+    "Estimate",
+    "clearly_above",
+    "estimate_of",
+    "estimates_frame",
+    "number_text",
+    "relative_difference",
+    "run_estimate",
+    "short_text",
+    "summarise",
+]
+
+MIN_HEADLINE_RUNS = 5
+"""Fewer runs than this behind a headline number earn a warning wherever it is shown."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A metric over one group of runs: the mean, its 95 % interval, how many runs.
+
+    ``defined`` runs gave the metric (a run that did not complete gives none), out of
+    ``runs``; ``identical`` when at least two did and all gave the same value (a
+    deterministic experiment: one run's number, no interval). ``censored`` runs did not
+    complete by a known bound (a completion time past the horizon): the mean then counts
+    them at their bound and is a lower bound of the true mean, with no interval.
+    """
+
+    mean: float
+    low: float
+    high: float
+    defined: int
+    runs: int
+    identical: bool = False
+    censored: int = 0
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready: ``mean``, ``low``, ``high`` (None without an interval), ``n`` (runs
+        that gave it), ``runs``, ``censored``.
+
+        >>> run_estimate([1.0, 3.0]).record()["n"]
+        2
+        """
+        def finite(x: float) -> float | None:
+            return float(x) if math.isfinite(x) else None
+
+        return {"mean": finite(self.mean), "low": finite(self.low), "high": finite(self.high),
+                "n": self.defined, "runs": self.runs, "censored": self.censored}
+
+    def text(self, digits: int = 3) -> str:
+        """``mean [low, high]`` with n, completions and the few-runs warning spelled out.
+
+        >>> run_estimate([1.0, 2.0, 3.0]).text()
+        '2 [0, 4.48] (n = 3; fewer than 5 runs)'
+        >>> run_estimate([5.0, 5.0, None]).text()
+        '5 (deterministic: 2 identical runs; 2 of 3 runs completed)'
+        >>> run_estimate([5.0, 7.0, None], bounds=[None, None, 10.0]).text()
+        '>= 7.33 (2 of 3 runs completed, 1 censored at its bound: a lower bound)'
+        """
+        if not math.isfinite(self.mean):
+            return "-" if self.runs == 0 else f"- (0 of {self.runs} runs completed)"
+        if self.censored:
+            return (f">= {number_text(self.mean, digits)} ({self.defined} of {self.runs} runs "
+                    f"completed, {self.censored} censored at its bound: a lower bound)")
+        notes = []
+        if self.identical:
+            notes.append(f"deterministic: {self.defined} identical runs")
+        else:
+            notes.append(f"n = {self.defined}")
+            if self.defined < MIN_HEADLINE_RUNS:
+                notes.append(f"fewer than {MIN_HEADLINE_RUNS} runs")
+        if self.defined < self.runs:
+            notes.append(f"{self.defined} of {self.runs} runs completed")
+        shown = number_text(self.mean, digits)
+        if math.isfinite(self.low) and math.isfinite(self.high):
+            shown += f" [{number_text(self.low, digits)}, {number_text(self.high, digits)}]"
+        return f"{shown} ({'; '.join(notes)})"
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, never in exponent form between
+    1e-4 and 1e9 (88920, not 8.892e+04).
+
+    >>> number_text(88923.4, 4), number_text(0.05234), number_text(2.0)
+    ('88923', '0.0523', '2')
+    """
+    if value != 0 and math.isfinite(value) and 10 ** (digits - 1) <= abs(value) < 1e9:
+        return f"{value:.0f}"
+    return f"{value:.{digits}g}"
+
+
+def run_estimate(values: Sequence[float | None], nonnegative: bool = True,
+                 confidence: float = 0.95, fraction: bool = False,
+                 bounds: Sequence[float | None] | None = None) -> Estimate:
+    """The mean of ``values`` (one per run; None or NaN: the run did not give the metric)
+    and its Student-t interval, intersected with ``[0, inf)`` for a ``nonnegative``
+    quantity and with ``[0, 1]`` for a ``fraction`` (an interval below zero for a rate is
+    a statement about no possible value; the intersection keeps the coverage). One
+    defined value, or identical values (a deterministic experiment), give no interval.
+    ``bounds`` (one per run, or None) censor the runs that gave no value at a known bound
+    (a completion time cut by the horizon): such runs are counted at their bound, never
+    dropped, and the mean is then a lower bound (``censored``), without an interval.
+
+    >>> e = run_estimate([1.0, 3.0, None])
+    >>> e.mean, round(e.high, 3), e.low, e.defined, e.runs  # t(0.975, 1) = 12.706
+    (2.0, 14.706, 0.0, 2, 3)
+    >>> run_estimate([0.75, 0.75, 0.75]).identical
+    True
+    >>> run_estimate([0.9, 1.0], fraction=True).high
+    1.0
+    """
+    from tcpn.lenses.replications import equal_but_for_rounding, mean_ci
+
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    cut = [float(b) for v, b in zip(values, bounds or [None] * len(values), strict=True)
+           if (v is None or not math.isfinite(float(v))) and b is not None
+           and math.isfinite(float(b))]
+    if cut:
+        return Estimate(float(np.mean(finite + cut)), math.nan, math.nan, len(finite),
+                        len(values), censored=len(cut))
+    if not finite:
+        return Estimate(math.nan, math.nan, math.nan, 0, len(values))
+    if len(finite) > 1 and equal_but_for_rounding(np.array(finite)):
+        return Estimate(float(np.mean(finite)), math.nan, math.nan, len(finite),
+                        len(values), identical=True)
+    mean, half = mean_ci(finite, confidence)
+    low, high = mean - half, mean + half
+    if (nonnegative or fraction) and math.isfinite(low):
+        low = max(low, 0.0)
+    if fraction and math.isfinite(high):
+        high = min(high, 1.0)
+    return Estimate(mean, low, high, len(finite), len(values))
+
+
+def summarise(runs: pd.DataFrame, metrics: Sequence[str],
+              by: Sequence[str] = ("experiment", "axis", "value", "lens"),
+              signed: Sequence[str] = (), fractions: Sequence[str] = ()) -> pd.DataFrame:
+    """Per group: each metric's :func:`run_estimate` as columns ``<metric>`` (mean),
+    ``<metric>_low``, ``<metric>_high`` (95 % interval; metrics not in ``signed`` are
+    non-negative, those in ``fractions`` lie in [0, 1]), ``<metric>_n`` (runs that
+    gave it) and ``<metric>_censored`` (runs censored at the bound a measurement gave in
+    a ``<metric>_censored_at`` column: see :func:`run_estimate`), then ``runs`` (runs in
+    the group, completed or not) and ``identical`` (at least two runs and every metric
+    the same in all: a deterministic experiment). :func:`estimate_of` reads one back.
+
+    >>> runs = pd.DataFrame({"experiment": ["a"] * 3, "lens": ["net"] * 3,
+    ...                      "x": [1.0, 2.0, None]})
+    >>> row = summarise(runs, ["x"], by=["experiment", "lens"]).iloc[0]
+    >>> float(row["x"]), round(float(row["x_high"]), 3), int(row["x_n"]), int(row["runs"])
+    (1.5, 7.853, 2, 3)
+    """
+    columns = [*by, *(f"{m}{suffix}" for m in metrics for suffix in ("", "_low", "_high",
+                                                                      "_n", "_censored")),
+               "runs", "identical"]
+    if runs.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for key, group in runs.groupby(list(by), sort=False, dropna=False):
+        row: dict[str, Any] = dict(zip(by, key if isinstance(key, tuple) else (key,),
+                                       strict=True))
+        found = []
+        for metric in metrics:
+            values = group[metric].tolist() if metric in group else [None] * len(group)
+            bounds = group[f"{metric}_censored_at"].tolist() \
+                if f"{metric}_censored_at" in group else None
+            estimate = run_estimate(values, nonnegative=metric not in signed,
+                                    fraction=metric in fractions, bounds=bounds)
+            row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = (
+                estimate.mean, estimate.low, estimate.high)
+            row[f"{metric}_n"] = estimate.defined
+            row[f"{metric}_censored"] = estimate.censored
+            found.append(estimate)
+        row["runs"] = len(group)
+        row["identical"] = bool(found) and all(e.identical or e.defined == 0 for e in found) \
+            and any(e.identical for e in found)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def estimate_of(row: Mapping[str, Any] | None, metric: str) -> Estimate:
+    """The :class:`Estimate` of ``metric`` in one row of :func:`summarise` (an empty one
+    when the row or the metric is missing)."""
+    if row is None or metric not in row:
+        return Estimate(math.nan, math.nan, math.nan, 0, 0)
+    n, runs = int(row[f"{metric}_n"]), int(row["runs"])
+    censored = row.get(f"{metric}_censored", 0)
+    censored = int(censored) if censored is not None and censored == censored else 0
+    mean = float(row[metric])
+    return Estimate(mean, float(row[f"{metric}_low"]), float(row[f"{metric}_high"]), n, runs,
+                    identical=n > 1 and not censored
+                    and not math.isfinite(float(row[f"{metric}_low"])) and math.isfinite(mean),
+                    censored=censored)
+
+
+def estimates_frame(summary: pd.DataFrame, metrics: Sequence[str],
+                    keys: Sequence[str] = ("experiment", "lens")) -> pd.DataFrame:
+    """A display table of ``summary``: ``keys``, then per metric its mean and interval
+    as one text column, then ``n`` (runs, "k of n completed" when some gave nothing, or
+    "1 (deterministic, k identical)")."""
+    rows = []
+    for _, row in summary.iterrows():
+        out = {k: row[k] for k in keys if k in row}
+        found = [estimate_of(row, m) for m in metrics]
+        for metric, estimate in zip(metrics, found, strict=True):
+            out[metric] = short_text(estimate)
+        out["n"] = _count(found, int(row["runs"]))
+        rows.append(out)
+    return pd.DataFrame(rows, columns=[*(k for k in keys if k in summary), *metrics, "n"])
+
+
+def short_text(estimate: Estimate, digits: int = 4) -> str:
+    if not math.isfinite(estimate.mean):
+        return "-"
+    if estimate.censored:
+        return f">= {number_text(estimate.mean, digits)} ({estimate.censored} censored)"
+    if math.isfinite(estimate.low) and math.isfinite(estimate.high):
+        return (f"{number_text(estimate.mean, digits)} [{number_text(estimate.low, digits)}, "
+                f"{number_text(estimate.high, digits)}]")
+    return number_text(estimate.mean, digits)
+
+
+def _count(found: Sequence[Estimate], runs: int) -> str:
+    """The ``n`` column: runs, the fewest that gave any metric (a metric no run gave is
+    one the experiment does not have, e.g. a second flow's), or one deterministic run."""
+    least = min((e.defined for e in found if e.defined > 0), default=0)
+    if found and all(e.identical or e.defined == 0 for e in found) \
+            and any(e.identical for e in found):
+        return f"1 (deterministic: {runs} identical runs)"
+    text = str(runs) if least == runs else f"{least} of {runs} completed"
+    return text + (f" (< {MIN_HEADLINE_RUNS})" if least < MIN_HEADLINE_RUNS else "")
+
+
+def clearly_above(a: Estimate, b: Estimate) -> bool:
+    """Whether the runs put ``a`` above ``b``: its mean is higher and their 95 % intervals
+    do not overlap (a number without an interval, one run or a deterministic experiment,
+    counts as its mean). An order claim holds only when the runs separate the two: means
+    that differ inside overlapping intervals do not establish it.
+
+    >>> clearly_above(run_estimate([10.0, 11.0, 12.0]), run_estimate([5.0, 6.0, 7.0]))
+    True
+    >>> clearly_above(run_estimate([10.0, 30.0]), run_estimate([5.0, 15.0]))
+    False
+    """
+    if not (math.isfinite(a.mean) and math.isfinite(b.mean)) or a.mean <= b.mean:
+        return False
+    low = a.low if math.isfinite(a.low) else a.mean
+    high = b.high if math.isfinite(b.high) else b.mean
+    return low > high
+
+
+def relative_difference(value: float, published: float) -> float:
+    """``(value - published) / published``.
+
+    >>> round(relative_difference(450.0, 500.0), 3)
+    -0.1
+    """
+    return (value - published) / published
