@@ -398,8 +398,17 @@ class TraceMonitor(Monitor):
                         if len(rows) >= limit:
                             flush()
                     return drop
+                # the packet is lost where the frames counter's failures grow: at
+                # transmit (all attempts drawn at once), or at a radio's finish
+                kf = transition.variables.index("failed") if frames is not None and \
+                    "failed" in transition.variables else -1
+                if kind == "finish":
+                    def finish(sim: Simulator, b: tuple[Any, ...]) -> None:
+                        ((_sent, failed),) = marking[frames]
+                        if failed > b[kf]:
+                            lost(sim.now, b[kp])
+                    return finish
                 direct = kind == "direct"
-                kf = transition.variables.index("failed") if frames is not None else -1
 
                 def transmit(sim: Simulator, b: tuple[Any, ...]) -> None:
                     now, p = sim.now, b[kp]
@@ -414,7 +423,7 @@ class TraceMonitor(Monitor):
                         add((now, dequeued[f], size, length[0], length[1]))
                     if len(rows) >= limit:
                         flush()
-                    if frames is not None:
+                    if kf >= 0:
                         ((_sent, failed),) = marking[frames]
                         if failed > b[kf]:
                             lost(now, p)

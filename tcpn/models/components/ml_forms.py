@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpn.models.components import packets, sender, tcp_l, vegas, wireless
+from tcpn.models.components import dcf, packets, sender, tcp_l, vegas, wireless
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
 from tcpn.models.components.vegas import HULL_LIMIT, drop_acked, forget_segment, hull_floor
 from tcpn.petrinets.exchange.cpnml import set_ml_form
@@ -203,7 +203,7 @@ def _window(retry: int, cw_min: int, cw_max: int) -> int:
 
 
 def backoff_slots_ml(u: float, retry: int, cw_min: int, cw_max: int) -> int:
-    """:func:`~tcpn.models.components.wireless.backoff_slots` by recursion."""
+    """:func:`~tcpn.models.components.dcf.backoff_slots` by recursion."""
     cw = _window(retry, cw_min, cw_max)
     return min(int(u * float(cw + 1)), cw)
 
@@ -342,7 +342,7 @@ FORMS = {
     packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
-    wireless.backoff_slots: backoff_slots_ml, wireless.exchange: exchange_ml,
+    dcf.backoff_slots: backoff_slots_ml, wireless.exchange: exchange_ml,
     vegas.sent_time: sent_time_ml, vegas.forget_segment: forget_segment_ml,
     vegas.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
     vegas.add_hull_point: add_hull_point_ml, vegas.mst_slope: mst_slope_ml,

@@ -62,6 +62,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.dcf import (
+    AIR,
+    EPSILON_S,
+    air_start,
+    backoff_slots,
+    dcf_access,
+    dcf_arm,
+    dcf_finish,
+)
 from tcpn.models.components.link import ByteErrors, ListErrors, PacketErrors, Transmitter
 from tcpn.models.components.packets import FUNCTIONS, PACKET
 from tcpn.models.components.queues import QueueDiscipline
@@ -69,7 +78,7 @@ from tcpn.petrinets import INT, REAL, UNIT, PetriNet, Place, ProductSet, Transit
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["AIRTIME", "Energy", "Radio", "attempts", "backoff_slots", "exchange",
-           "mean_exchange_s", "station_energy", "wireless_interface_net"]
+           "mean_exchange_s", "medium_place", "station_energy", "wireless_interface_net"]
 
 AIRTIME = ProductSet(INT, INT, INT, REAL, name="Airtime")
 #: Size of an 802.11 MAC ACK frame in bytes (frame control, duration, RA, FCS).
@@ -80,7 +89,8 @@ MAC_ACK_BYTES = 14
 class Radio:
     """Link-layer behaviour of an 802.11 hop (see the module docstring; the timing
     defaults are IEEE 802.11b's DSSS PHY: slot 20 us, SIFS 10 us, CW 31..1023, long PLCP
-    preamble and header 192 us)."""
+    preamble and header 192 us, EIFS 364 us = SIFS + an ACK at the 1 Mbit/s basic rate
+    (192 + 112 us) + DIFS, 802.11-2016 §10.3.2.3.7)."""
 
     link_retransmissions: bool = True
     retry_limit: int = 7
@@ -91,16 +101,17 @@ class Radio:
     plcp_s: float = 192e-6
     cw_min: int = 31
     cw_max: int = 1023
+    eifs_s: float = 364e-6
 
     def __post_init__(self) -> None:
         if self.retry_limit < 0 or self.mac_ack_s < 0:
             raise InputError(f"wireless link: need retry_limit >= 0 and mac_ack_s >= 0, got "
                              f"{self.retry_limit}, {self.mac_ack_s}")
-        if min(self.slot_s, self.sifs_s, self.plcp_s) < 0 or not \
+        if min(self.slot_s, self.sifs_s, self.plcp_s, self.eifs_s) < 0 or not \
                 0 <= self.cw_min <= self.cw_max:
-            raise InputError("wireless link: need slot_s, sifs_s, plcp_s >= 0 and 0 <= cw_min "
-                             f"<= cw_max, got {self.slot_s}, {self.sifs_s}, {self.plcp_s}, "
-                             f"{self.cw_min}, {self.cw_max}")
+            raise InputError("wireless link: need slot_s, sifs_s, plcp_s, eifs_s >= 0 and 0 <= "
+                             f"cw_min <= cw_max, got {self.slot_s}, {self.sifs_s}, "
+                             f"{self.plcp_s}, {self.eifs_s}, {self.cw_min}, {self.cw_max}")
 
     @property
     def difs_s(self) -> float:
@@ -135,21 +146,6 @@ def attempts(per: float, tries_allowed: int, u: Sequence[float]) -> tuple[int, b
         if u[k] >= per:
             return k + 1, False
     return tries_allowed, True
-
-
-def backoff_slots(u: float, retry: int, cw_min: int, cw_max: int) -> int:
-    """The backoff (slots) a uniform draw ``u`` gives before attempt ``retry + 1``: uniform
-    on ``0..CW``, CW = ``cw_min`` doubled (``2 CW + 1``) per retry, at most ``cw_max``.
-
-    >>> backoff_slots(0.5, 0, 31, 1023), backoff_slots(0.999, 1, 31, 1023)
-    (16, 63)
-    >>> backoff_slots(0.9999, 9, 31, 1023), backoff_slots(0.0, 3, 31, 1023)
-    (1023, 0)
-    """
-    cw = cw_min
-    for _ in range(retry):
-        cw = min(2 * cw + 1, cw_max)
-    return min(int(u * (cw + 1)), cw)
 
 
 def exchange(air_s: float, tries: int, lost: bool, u: Sequence[float], first: int,
@@ -223,13 +219,64 @@ def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, 
             "busy": busy}
 
 
+@net_function
+def _arm(m: Any, S: int, SLOT_S: float, CW_MIN: int, CW_MAX: int, now: float,
+         rng: Any) -> dict[str, Any]:
+    """Code action of ``transmit`` with medium access: when the head packet's first
+    attempt is due (:func:`~tcpn.models.components.dcf.dcf_arm`)."""
+    m2, due = dcf_arm(m, S, now, float(rng.random()), SLOT_S, CW_MIN, CW_MAX)
+    return {"m2": m2, "due": due, "wait": max(0.0, due - now)}
+
+
+@net_function
+def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, L2_BYTES: int,
+            RATE_BPS: float, now: float) -> dict[str, Any]:
+    """Code action of ``access``: the attempt goes (alone or into a collision) or waits
+    for its frozen counter (:func:`~tcpn.models.components.dcf.dcf_access`)."""
+    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    m2, goes, due = dcf_access(m, S, e, now, air, SLOT_S)
+    return {"m2": m2, "goes": goes, "due2": due, "wait": max(0.0, due - now), "air": air}
+
+
+@net_function
+def _finish(m: Any, p: Any, k: int, S: int, ERROR_RATE: float, BYTE_ERRORS: bool,
+            L2_BYTES: int, TRIES: int, LL_ACKS: bool, ACK_S: float, TIMEOUT_S: float,
+            DIFS_S: float, EIFS_S: float, SLOT_S: float, PLCP_S: float, RATE_BPS: float,
+            CW_MIN: int, CW_MAX: int, now: float, rng: Any) -> dict[str, Any]:
+    """Code action of ``finish``: the attempt's frame error (one draw) and its outcome on
+    the medium (:func:`~tcpn.models.components.dcf.dcf_finish`, one draw for the next
+    backoff)."""
+    per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
+    u = rng.random(2).tolist()
+    m2, delivered, done, due = dcf_finish(m, S, k, u[0] >= per, k + 1 >= TRIES, LL_ACKS,
+                                          now, u[1], ACK_S, TIMEOUT_S, DIFS_S, EIFS_S,
+                                          SLOT_S, CW_MIN, CW_MAX)
+    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    return {"m2": m2, "delivered": delivered, "done": done, "due": due,
+            "wait": max(0.0, due - now),
+            "busy": air + (ACK_S if delivered else TIMEOUT_S) if LL_ACKS else air}
+
+
+def medium_place(radio: Radio, name: str = "medium", port: str | None = None) -> Place:
+    """The place of the air a hop's two directions share (its ``medium`` port): the DCF's
+    record (:data:`~tcpn.models.components.dcf.AIR`) with medium access, else a timed
+    ``()`` held by each exchange."""
+    if radio.medium_access:
+        return Place(name, AIR, initial=[air_start()], port=port)
+    return Place(name, UNIT.timed(), initial=[()], port=port)
+
+
 def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Radio,
-                           routes: Sequence[str], name: str = "wireless") -> PetriNet:
+                           routes: Sequence[str], name: str = "wireless",
+                           station: int = 0) -> PetriNet:
     """The module net of one radio interface (ports ``arrivals``, ``out0``... and
     ``medium``, the air the link's two directions share: fuse both directions' ``medium``
-    with one place holding one ``()``)."""
+    with one :func:`medium_place`); ``station`` (0 or 1) is this direction's sender's
+    index in the medium's record."""
     if not routes:
         raise InputError(f"{name}: an interface needs at least one route")
+    if station not in (0, 1):
+        raise InputError(f"{name}: station must be 0 or 1 (a hop has two), got {station}")
     errors = link.errors
     if isinstance(errors, ListErrors):
         raise InputError(f"{name}: a wireless link takes a rate error model (byte or packet), "
@@ -246,13 +293,82 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
                 PLCP_S=radio.plcp_s if dcf else 0.0, DIFS_S=radio.difs_s if dcf else 0.0,
                 SLOT_S=radio.slot_s if dcf else 0.0, CW_MIN=radio.cw_min,
                 CW_MAX=radio.cw_max, LL_ACKS=acked, **FUNCTIONS)
+    if dcf:
+        net.declare(S=station, EIFS_S=float(radio.eifs_s))
     queue.build(net)
     net.add_place(Place("idle", UNIT.timed(), initial=[()]))
-    net.add_place(Place("medium", UNIT.timed(), initial=[()], port="io"))
+    net.add_place(medium_place(radio, port="io"))
     net.add_place(Place("frames", ProductSet(INT, INT, name="Frames"), initial=[(0, 0)]))
     net.add_place(Place("airtime", AIRTIME, initial=[(0, 0, 0, 0.0)]))
     for i in range(len(routes)):
         net.add_place(Place(f"out{i}", PACKET, port="out"))
+    if dcf:
+        _contention(net, queue, routes)
+    else:
+        _exchanges(net, queue, routes)
+    return net
+
+
+def _contention(net: PetriNet, queue: QueueDiscipline, routes: Sequence[str]) -> None:
+    """With medium access: ``transmit`` takes the head packet when the station is free and
+    no frame is on the air and puts it on ``contending``, due when the station's counter
+    reaches zero; ``access`` sends it then (or, another frame having gone first, puts it
+    back due at its frozen counter's new end); ``finish``, at the end of the frame,
+    delivers it, retries it (back on ``contending``) or gives it up, and frees the
+    station."""
+    net.add_place(Place("contending", ProductSet(PACKET, INT, INT, REAL, name="Contending",
+                                                 is_timed=True)))
+    net.add_place(Place("sending", ProductSet(PACKET, INT, name="Sending", is_timed=True)))
+    ways = queue.dequeues()
+    for k, way in enumerate(ways):
+        tname = "transmit" if len(ways) == 1 else f"transmit{k}"
+        guard = "m.on_air == 0" if way.guard is None else f"({way.guard}) and m.on_air == 0"
+        net.add_transition(Transition(tname, guard=guard, action=_arm,
+                                      outputs=("m2", "due", "wait")))
+        for place, inscription in way.inputs:
+            net.add_input(place, tname, inscription)
+        for place, inscription in way.reads:  # the small-packets class a large one waits on
+            net.add_read(place, tname, inscription)
+        net.add_input("idle", tname, "()")
+        net.add_input("medium", tname, "m")
+        for place, inscription in way.outputs:
+            net.add_output(place, tname, inscription)
+        for place, inscription, delay in way.delayed:  # the shaper's bucket
+            net.add_output(place, tname, inscription, delay=delay)
+        net.add_output("medium", tname, "m2")
+        net.add_output("contending", tname, "(p, 0, m2.epoch, due)", delay="wait")
+    net.add_transition(Transition(
+        "access", guard=f"m.on_air == 0 or (e + 1 == m.epoch and abs(due - m.start_s) < "
+        f"{EPSILON_S!r})", action=_access, outputs=("m2", "goes", "due2", "wait", "air")))
+    net.add_input("contending", "access", "(p, k, e, due)")
+    net.add_input("medium", "access", "m")
+    net.add_output("medium", "access", "m2")
+    net.add_output("sending", "access", "(p, k)", when="goes", delay="air")
+    net.add_output("contending", "access", "(p, k, m2.epoch, due2)", when="not goes",
+                   delay="wait")
+    net.add_transition(Transition("finish", action=_finish,
+                                  outputs=("m2", "delivered", "done", "due", "wait", "busy")))
+    net.add_input("sending", "finish", "(p, k)")
+    net.add_input("medium", "finish", "m")
+    net.add_output("medium", "finish", "m2")
+    net.add_output("idle", "finish", "()", when="done")
+    net.add_output("contending", "finish", "(p, k + 1, m2.epoch, due)", when="not done",
+                   delay="wait")
+    net.add_input("frames", "finish", "(sent, failed)")
+    net.add_output("frames", "finish", "(sent + (1 if done else 0), "
+                   "failed + (1 if done and not delivered else 0))")
+    net.add_input("airtime", "finish", "(tries_n, on_air, acks, busy_s)")
+    net.add_output("airtime", "finish",
+                   "(tries_n + 1, on_air + (p.size + L2_BYTES), "
+                   "acks + (1 if LL_ACKS and delivered else 0), busy_s + busy)")
+    for i, condition in enumerate(routes):
+        when = "delivered" if condition == "True" else f"({condition}) and delivered"
+        net.add_output(f"out{i}", "finish", "p", when=when, delay="DELAY_S")
+
+
+def _exchanges(net: PetriNet, queue: QueueDiscipline, routes: Sequence[str]) -> None:
+    """Without medium access: ``transmit`` draws all attempts of the head packet at once
+    and holds the station and the medium for the whole exchange."""
     ways = queue.dequeues()
     frame = "(p.size + L2_BYTES)"
     for k, way in enumerate(ways):
@@ -280,7 +396,6 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
         for i, condition in enumerate(routes):
             when = "not lost" if condition == "True" else f"({condition}) and not lost"
             net.add_output(f"out{i}", tname, "p", when=when, delay="delivered + DELAY_S")
-    return net
 
 
 def station_energy(to_station: tuple[int, int, int, float],
