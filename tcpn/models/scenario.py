@@ -346,8 +346,9 @@ class Wireless(_Strict):
     MAC ACK) or the ACK timeout (SIFS + slot + PLCP). The defaults are IEEE 802.11b's
     (DSSS, long preamble); ``eifs_s`` (364 us: SIFS + an ACK at 1 Mbit/s + DIFS) is how
     long a station waits after a frame it could not decode, and the two stations' backoffs
-    run together and collide when they end in the same slot. ``none`` is the older model: each attempt costs its
-    serialisation + ``mac_ack_s`` and nothing else, each direction with its own medium.
+    run together and collide when they end in the same slot. ``none`` is the older model:
+    each attempt costs its serialisation + ``mac_ack_s`` and nothing else, each direction
+    with its own medium.
     ``delay_s`` of the link is the radio's propagation delay. Frame errors come from the
     direction's ``errors`` (byte model: ``PER = 1 - (1 - BER) ** (IP size +
     l2_header_bytes)``). Energy: joules per transmitted/received frame and byte, watts

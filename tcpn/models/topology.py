@@ -57,7 +57,7 @@ from tcpn.models.components.variants import (
 )
 from tcpn.models.components.wireless import medium_place, wireless_interface_net
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
-from tcpn.petrinets import UNIT, PetriNet, Place
+from tcpn.petrinets import PetriNet, Place
 
 __all__ = ["ComposedNet", "compose", "queue_discipline", "scenario_net", "unsupported"]
 

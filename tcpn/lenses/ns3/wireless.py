@@ -16,8 +16,8 @@ ACK preamble) and carrier sense lagging by 1 ms, so the two stations' frames col
 (measured on S3 without MAC ACKs: 114 of the station's 166 frames lost). The scenario's
 DCF timing (``medium_access: dcf``, ``slot_s``, ``sifs_s``, ``plcp_s``, ``cw_min``,
 ``cw_max``, ``eifs_s``: SIFS + the ACK at the lowest basic rate + DIFS, ns-3's
-``ChannelAccessManager``'s EIFS) is ns-3's PHY's; a value set to another is refused, as is ``medium_access:
-none`` (ns-3's MAC always contends).
+``ChannelAccessManager``'s EIFS) is ns-3's PHY's; a value set to another is refused, as
+is ``medium_access: none`` (ns-3's MAC always contends).
 
 Nothing here imports ns-3 until :func:`install` runs (inside the worker).
 

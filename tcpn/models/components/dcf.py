@@ -44,13 +44,12 @@ are the net's code actions' rules, by hand-checkable steps (see the examples).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from tcpn.petrinets import INT, REAL, RecordSet
 
-__all__ = ["AIR", "air_start", "backoff_slots", "dcf_access", "dcf_arm", "dcf_finish",
-           "frozen_slots"]
+__all__ = ["AIR", "air_start", "backoff_slots", "dcf_access", "dcf_arm", "dcf_due",
+           "dcf_finish", "dcf_goes", "frame_through", "frozen_slots"]
 
 AIR = RecordSet("Air", epoch=INT, senders=INT, on_air=INT, start_s=REAL, air_end_s=REAL,
                 busy_end_s=REAL, r0=REAL, b0=INT, r1=REAL, b1=INT)
@@ -102,51 +101,70 @@ def frozen_slots(b: int, r: float, now: float, slot_s: float) -> int:
     """
     if now <= r or slot_s <= 0.0:
         return b
-    return max(0, b - int(math.floor((now - r) / slot_s + EPSILON_S)))
+    return max(0, b - int((now - r) / slot_s + EPSILON_S))  # positive: int is floor
 
 
-def dcf_arm(m: Any, station: int, now: float, u: float, slot_s: float, cw_min: int,
-            cw_max: int) -> tuple[Any, float]:
+def dcf_due(m: Any, station: int, now: float, slot_s: float) -> float:
+    """When ``station``'s counter reaches zero if the medium stays idle: ``r + b`` slots,
+    or ``now`` if that is past (its frame goes at once).
+
+    >>> m = air_start()._replace(r1=1e-3, b1=4)
+    >>> round(dcf_due(m, 1, 0.9e-3, 20e-6) * 1e6, 3), dcf_due(m, 0, 0.5, 20e-6)
+    (1080.0, 0.5)
+    """
+    r = m.r0 if station == 0 else m.r1
+    b = m.b0 if station == 0 else m.b1
+    return max(now, r + slot_s * b)
+
+
+def dcf_arm(m: Any, station: int, now: float, u: float, cw_min: int, cw_max: int) -> Any:
     """A frame reaches the head of ``station``'s queue at ``now`` (the medium idle: no frame
-    on the air): ``(record, due)``, due when its counter reaches zero. A zero counter
-    while the medium is still busy (a MAC ACK on the air) draws a backoff from CWmin with
-    ``u``; a zero counter after DIFS goes at once.
+    on the air): the record, in which :func:`dcf_due` gives when the frame goes. A zero
+    counter while the medium is still busy (a MAC ACK on the air) draws a backoff from
+    CWmin with ``u``; a zero counter after DIFS goes at once.
 
     The medium busy until 950 us (a MAC ACK), both counters running from 1000 us (DIFS
     after it), station 1's at 4, station 0's at 0:
 
     >>> m = air_start()._replace(r0=1e-3, r1=1e-3, b1=4, busy_end_s=0.95e-3)
-    >>> round(dcf_arm(m, 1, 0.9e-3, 0.5, 20e-6, 31, 1023)[1] * 1e6, 3)  # 1000 + 4 slots
-    1080.0
-    >>> round(dcf_arm(m, 0, 0.9e-3, 0.5, 20e-6, 31, 1023)[1] * 1e6, 3)  # 16 slots drawn
-    1320.0
-    >>> round(dcf_arm(m, 0, 0.96e-3, 0.5, 20e-6, 31, 1023)[1] * 1e6, 3)  # idle: after DIFS
-    1000.0
-    >>> dcf_arm(m, 0, 2e-3, 0.5, 20e-6, 31, 1023)[1]  # idle since: at once
-    0.002
+    >>> def due(station, now):
+    ...     return round(dcf_due(dcf_arm(m, station, now, 0.5, 31, 1023), station, now,
+    ...                          20e-6) * 1e6, 3)
+    >>> due(1, 0.9e-3), due(0, 0.9e-3), due(0, 0.96e-3), due(0, 2e-3)
+    (1080.0, 1320.0, 1000.0, 2000.0)
+
+    (1000 + 4 slots; 16 slots drawn, the ACK on the air; idle: after DIFS; idle for long:
+    at once.)
     """
     r, b = _counter(m, station)
     if b == 0 and now < m.busy_end_s:
-        b = backoff_slots(u, 0, cw_min, cw_max)
-    return _set_counter(m, station, r, b), max(now, r + slot_s * b)
+        return _set_counter(m, station, r, backoff_slots(u, 0, cw_min, cw_max))
+    return m
+
+
+def dcf_goes(m: Any, station: int, epoch: int) -> bool:
+    """Whether ``station``'s frame, due now by a counter computed in ``epoch``, goes: no
+    frame went since, or one went in this very slot (the net's guard lets ``access``
+    fire with a frame on the air only then); otherwise :func:`dcf_due` gives its frozen
+    counter's new end."""
+    return m.on_air != 0 or epoch == m.epoch
 
 
 def dcf_access(m: Any, station: int, epoch: int, now: float, air_s: float,
-               slot_s: float) -> tuple[Any, bool, float]:
-    """``station``'s counter was due to reach zero at ``now`` (computed in ``epoch``):
-    ``(record, goes, due)``. It goes if no frame went since (it starts a busy period and
-    freezes the other station's counter) or if the other's went in this very slot (it
-    joins: a collision); otherwise (another frame went first and is over) its frozen
-    counter gives its new ``due``.
+               slot_s: float) -> Any:
+    """``station``'s counter was due to reach zero at ``now`` (computed in ``epoch``): the
+    record after it. If no frame went since it starts a busy period and freezes the other
+    station's counter; if the other's went in this very slot it joins (a collision);
+    otherwise (another frame went first and is over) nothing changes (:func:`dcf_goes`).
 
     Station 0 due at 300 us, station 1's counter 20 at 0: 0 starts, 1 is frozen at 20 - 15
     = 5; had 1 been due at 300 us too, it joins and both are senders:
 
-    >>> m, goes, _ = dcf_access(air_start()._replace(b1=20), 0, 0, 300e-6, 1e-3, 20e-6)
-    >>> goes, m.epoch, m.senders, m.b1, round(m.air_end_s * 1e6, 3)
-    (True, 1, 1, 5, 1300.0)
-    >>> m2, goes, _ = dcf_access(m, 1, 0, 300e-6, 0.2e-3, 20e-6)
-    >>> goes, m2.epoch, m2.senders, m2.on_air, round(m2.air_end_s * 1e6, 3)
+    >>> m = dcf_access(air_start()._replace(b1=20), 0, 0, 300e-6, 1e-3, 20e-6)
+    >>> m.epoch, m.senders, m.b1, round(m.air_end_s * 1e6, 3)
+    (1, 1, 5, 1300.0)
+    >>> m2 = dcf_access(m, 1, 0, 300e-6, 0.2e-3, 20e-6)
+    >>> dcf_goes(m, 1, 0), m2.epoch, m2.senders, m2.on_air, round(m2.air_end_s * 1e6, 3)
     (True, 1, 3, 3, 1300.0)
     """
     mine = _bit(station)
@@ -156,27 +174,30 @@ def dcf_access(m: Any, station: int, epoch: int, now: float, air_s: float,
         m2 = _set_counter(m, other, now, frozen_slots(b, r, now, slot_s))
         m3 = _set_counter(m2, station, now, 0)
         return m3._replace(epoch=m.epoch + 1, senders=mine, on_air=mine, start_s=now,
-                           air_end_s=now + air_s, busy_end_s=now + air_s), True, now
+                           air_end_s=now + air_s, busy_end_s=now + air_s)
     if m.on_air != 0:
         m2 = _set_counter(m, station, now, 0)
         return m2._replace(senders=m.senders + mine, on_air=m.on_air + mine,
                            air_end_s=max(m.air_end_s, now + air_s),
-                           busy_end_s=max(m.busy_end_s, now + air_s)), True, now
-    r, b = _counter(m, station)
-    return m, False, max(now, r + slot_s * b)
+                           busy_end_s=max(m.busy_end_s, now + air_s))
+    return m
 
 
-def dcf_finish(m: Any, station: int, retry: int, ok_frame: bool, final_try: bool,
-               acked: bool, now: float, u: float, ack_s: float, timeout_s: float,
-               difs_s: float, eifs_s: float, slot_s: float, cw_min: int,
-               cw_max: int) -> tuple[Any, bool, bool, float]:
-    """``station``'s frame (attempt ``retry + 1``) ends at ``now``: ``(record, delivered,
-    done, due)``. It is delivered if no other frame went in its busy period and
-    ``ok_frame`` (no bit error); ``done`` unless it failed with MAC ACKs and tries left,
-    then ``due`` is when its retry's counter (CW doubled ``retry + 1`` times, drawn with
-    ``u``) reaches zero; otherwise ``u`` draws the post-backoff from CWmin. The other
-    station, if it was not sending, resumes counting DIFS after the MAC ACK or the frame,
-    or EIFS after a frame it could not decode.
+def frame_through(m: Any, station: int, ok_frame: bool) -> bool:
+    """Whether ``station``'s frame, ending now, got through: no bit error (``ok_frame``)
+    and no other frame in its busy period."""
+    return ok_frame and m.senders == _bit(station)
+
+
+def dcf_finish(m: Any, station: int, retry: int, ok_frame: bool, done: bool, acked: bool,
+               now: float, u: float, ack_s: float, timeout_s: float, difs_s: float,
+               eifs_s: float, cw_min: int, cw_max: int) -> Any:
+    """``station``'s frame (attempt ``retry + 1``, ``ok_frame`` if no bit error) ends at
+    ``now``: the record after it. Unless ``done`` (delivered, given up, or without MAC
+    ACKs) the frame is retried when its counter, CW doubled ``retry + 1`` times and drawn
+    with ``u``, reaches zero (:func:`dcf_due`); otherwise ``u`` draws the post-backoff
+    from CWmin. The other station, if it was not sending, resumes counting DIFS after
+    the MAC ACK or the frame, or EIFS after a frame it could not decode.
 
     Hand-checked (802.11b, slot 20 us): station 0's frame ends at 1 ms, delivered; MAC ACK
     314 us; post-backoff 16 slots (u 0.5): its counter runs from 1000 + 314 + 50 = 1364
@@ -184,19 +205,18 @@ def dcf_finish(m: Any, station: int, retry: int, ok_frame: bool, final_try: bool
     us, retry with CW 63 (u 0.5: 32 slots) due 1000 + 222 + 640 = 1862 us; the other
     resumes after EIFS, 1000 + 364 = 1364 us.
 
-    >>> m, _, _ = dcf_access(air_start(), 0, 0, 0.0, 1e-3, 20e-6)
-    >>> args = (1e-3, 0.5, 314e-6, 222e-6, 50e-6, 364e-6, 20e-6, 31, 1023)
-    >>> m2, delivered, done, _ = dcf_finish(m, 0, 0, True, False, True, *args)
-    >>> delivered, done, round(m2.r0 * 1e6, 3), m2.b0, round(m2.r1 * 1e6, 3), m2.on_air
-    (True, True, 1364.0, 16, 1364.0, 0)
-    >>> m3, delivered, done, due = dcf_finish(m, 0, 0, False, False, True, *args)
-    >>> delivered, done, round(due * 1e6, 3), round(m3.r1 * 1e6, 3)
-    (False, False, 1862.0, 1364.0)
+    >>> m = dcf_access(air_start(), 0, 0, 0.0, 1e-3, 20e-6)
+    >>> args = (1e-3, 0.5, 314e-6, 222e-6, 50e-6, 364e-6, 31, 1023)
+    >>> m2 = dcf_finish(m, 0, 0, True, True, True, *args)
+    >>> frame_through(m, 0, True), round(m2.r0 * 1e6, 3), m2.b0, round(m2.r1 * 1e6, 3)
+    (True, 1364.0, 16, 1364.0)
+    >>> m3 = dcf_finish(m, 0, 0, False, False, True, *args)
+    >>> round(dcf_due(m3, 0, 1e-3, 20e-6) * 1e6, 3), round(m3.r1 * 1e6, 3), m3.on_air
+    (1862.0, 1364.0, 0)
     """
     mine = _bit(station)
     collided = m.senders != mine
     delivered = ok_frame and not collided
-    done = delivered or final_try or not acked
     end = now + ack_s if delivered and acked else now
     air_end = max(m.air_end_s, now)
     if delivered and acked:
@@ -208,8 +228,7 @@ def dcf_finish(m: Any, station: int, retry: int, ok_frame: bool, final_try: bool
     b = backoff_slots(u, 0 if done else retry + 1, cw_min, cw_max)
     m2 = _set_counter(m, station, r, b)._replace(on_air=m.on_air - mine,
                                                  busy_end_s=max(m.busy_end_s, end))
-    if not collided:
-        other = 1 - station
-        _, left = _counter(m, other)
-        m2 = _set_counter(m2, other, end + difs_s if ok_frame else now + eifs_s, left)
-    return m2, delivered, done, r + slot_s * b
+    if collided:
+        return m2
+    _, left = _counter(m, 1 - station)
+    return _set_counter(m2, 1 - station, end + difs_s if ok_frame else now + eifs_s, left)

@@ -6,28 +6,26 @@ feeding a transmitter, routes on ``out0``...) with a radio instead of a wire. Ea
 is sent as a frame of ``size + l2_header_bytes`` bytes that fails with ``PER = 1 - (1 -
 BER) ** frame_bytes`` (byte error model, the study's formula) or ``rate`` (packet model).
 With ``link_retransmissions`` (acknowledged 802.11) a failed frame is sent again, at most
-``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK. The
-attempts of one packet are drawn at once (the head of the queue holds the medium during
-its retries).
+``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK.
 
 Medium access: the distributed coordination function of IEEE Std 802.11 (§10.3 of
-802.11-2016; the timing of the 802.11b DSSS PHY by default, §16.4.4). A station sends
-after the medium has been idle for DIFS (SIFS + 2 slots) and a random backoff of ``b``
-slots, ``b`` uniform on ``0..CW``; CW starts at ``cw_min`` and doubles (``2 CW + 1``, at
-most ``cw_max``) at every retry. Every frame is preceded by the PLCP preamble and header
-(``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate; an
-acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
-one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After the exchange
-the sender draws its next backoff from CWmin ("post-backoff"): the medium is released
-DIFS + that backoff after the exchange, so a frame that arrives later to an idle medium
-goes at once, and a queued one waits DIFS + backoff, as in the standard (and ns-2's and
-ns-3's MACs). The two directions of the link share one medium (``medium``, a port the
-composer fuses for both): half duplex, the station's TCP ACKs take air time from the
-data. What is left out (docs/validation.md): the two stations count down one backoff,
-the one drawn at the end of the last exchange, rather than each its own, so their
-backoffs never collide and never overlap; EIFS after a corrupted frame; rate adaptation.
-``medium_access=False`` is the earlier model: an attempt is its serialisation +
-``mac_ack_s`` (also when it failed), no preamble, no DIFS, no backoff.
+802.11-2016; the timing of the 802.11b DSSS PHY by default, §16.4.4), with the rules of
+:mod:`~tcpn.models.components.dcf`: each of the hop's two stations (the link's two
+directions, ``station`` 0 and 1, sharing the ``medium`` record) counts its own backoff
+down, ``b`` uniform on ``0..CW`` slots, CW from ``cw_min`` doubling (``2 CW + 1``, at most
+``cw_max``) at every retry, while the medium is idle, starting DIFS (SIFS + 2 slots) after
+a frame it decoded or EIFS (``eifs_s``) after one it did not; the counter freezes while
+the medium is busy; two counters ending in the same slot send two frames that collide
+(neither gets through, no MAC ACK). Every frame is preceded by the PLCP preamble and
+header (``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate;
+an acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
+one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After an exchange the
+sender draws its next backoff from CWmin ("post-backoff"), so a frame that arrives later
+to an idle medium with that counter run out goes at once. What is left out
+(docs/validation.md): rate adaptation, RTS/CTS, more than two stations on one medium.
+``medium_access=False`` is the earlier model: the attempts of one packet are drawn at once
+and each costs its serialisation + ``mac_ack_s`` (also when it failed), no preamble, no
+DIFS, no backoff.
 
 Places: ``frames`` counts ``(packets sent, packets lost)`` as the wired link's does (what
 TCP-L's receiver reports; a packet is lost when all its attempts failed) and ``airtime``
@@ -51,8 +49,8 @@ preamble (IEEE 802.11b).
 >>> net = wireless_interface_net(DropTailQueue(limit=10),
 ...                              Transmitter(11e6, 1e-6, 78, ByteErrors(1e-4)), Radio(),
 ...                              routes=["True"])
->>> sorted(net.places)
-['airtime', 'arrivals', 'buffer', 'fifo', 'frames', 'idle', 'medium', 'out0']
+>>> " ".join(sorted(net.places))
+'airtime arrivals buffer contending fifo frames idle medium out0 sending'
 """
 
 from __future__ import annotations
@@ -69,7 +67,10 @@ from tcpn.models.components.dcf import (
     backoff_slots,
     dcf_access,
     dcf_arm,
+    dcf_due,
     dcf_finish,
+    dcf_goes,
+    frame_through,
 )
 from tcpn.models.components.link import ByteErrors, ListErrors, PacketErrors, Transmitter
 from tcpn.models.components.packets import FUNCTIONS, PACKET
@@ -224,8 +225,9 @@ def _arm(m: Any, S: int, SLOT_S: float, CW_MIN: int, CW_MAX: int, now: float,
          rng: Any) -> dict[str, Any]:
     """Code action of ``transmit`` with medium access: when the head packet's first
     attempt is due (:func:`~tcpn.models.components.dcf.dcf_arm`)."""
-    m2, due = dcf_arm(m, S, now, float(rng.random()), SLOT_S, CW_MIN, CW_MAX)
-    return {"m2": m2, "due": due, "wait": max(0.0, due - now)}
+    m2 = dcf_arm(m, S, now, float(rng.random()), CW_MIN, CW_MAX)
+    due = dcf_due(m2, S, now, SLOT_S)
+    return {"m2": m2, "due": due, "wait": due - now}
 
 
 @net_function
@@ -234,8 +236,9 @@ def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, L2_BYT
     """Code action of ``access``: the attempt goes (alone or into a collision) or waits
     for its frozen counter (:func:`~tcpn.models.components.dcf.dcf_access`)."""
     air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
-    m2, goes, due = dcf_access(m, S, e, now, air, SLOT_S)
-    return {"m2": m2, "goes": goes, "due2": due, "wait": max(0.0, due - now), "air": air}
+    due = dcf_due(m, S, now, SLOT_S)
+    return {"m2": dcf_access(m, S, e, now, air, SLOT_S), "goes": dcf_goes(m, S, e),
+            "due2": due, "wait": due - now, "air": air}
 
 
 @net_function
@@ -248,12 +251,13 @@ def _finish(m: Any, p: Any, k: int, S: int, ERROR_RATE: float, BYTE_ERRORS: bool
     backoff)."""
     per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
     u = rng.random(2).tolist()
-    m2, delivered, done, due = dcf_finish(m, S, k, u[0] >= per, k + 1 >= TRIES, LL_ACKS,
-                                          now, u[1], ACK_S, TIMEOUT_S, DIFS_S, EIFS_S,
-                                          SLOT_S, CW_MIN, CW_MAX)
+    delivered = frame_through(m, S, u[0] >= per)
+    done = delivered or k + 1 >= TRIES or not LL_ACKS
+    m2 = dcf_finish(m, S, k, u[0] >= per, done, LL_ACKS, now, u[1], ACK_S, TIMEOUT_S,
+                    DIFS_S, EIFS_S, CW_MIN, CW_MAX)
+    due = dcf_due(m2, S, now, SLOT_S)
     air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
-    return {"m2": m2, "delivered": delivered, "done": done, "due": due,
-            "wait": max(0.0, due - now),
+    return {"m2": m2, "delivered": delivered, "done": done, "due": due, "wait": due - now,
             "busy": air + (ACK_S if delivered else TIMEOUT_S) if LL_ACKS else air}
 
 
