@@ -400,13 +400,14 @@ class TraceMonitor(Monitor):
                     return drop
                 # the packet is lost where the frames counter's failures grow: at
                 # transmit (all attempts drawn at once), or at a radio's finish
-                kf = transition.variables.index("failed") if frames is not None and \
-                    "failed" in transition.variables else -1
+                counted = frames if "failed" in transition.variables else None
+                kf = transition.variables.index("failed") if counted is not None else -1
                 if kind == "finish":
                     def finish(sim: Simulator, b: tuple[Any, ...]) -> None:
-                        ((_sent, failed),) = marking[frames]
-                        if failed > b[kf]:
-                            lost(sim.now, b[kp])
+                        if counted is not None:
+                            ((_sent, failed),) = marking[counted]
+                            if failed > b[kf]:
+                                lost(sim.now, b[kp])
                     return finish
                 direct = kind == "direct"
 
@@ -423,8 +424,8 @@ class TraceMonitor(Monitor):
                         add((now, dequeued[f], size, length[0], length[1]))
                     if len(rows) >= limit:
                         flush()
-                    if kf >= 0:
-                        ((_sent, failed),) = marking[frames]
+                    if counted is not None:
+                        ((_sent, failed),) = marking[counted]
                         if failed > b[kf]:
                             lost(now, p)
                 return transmit
