@@ -25,9 +25,9 @@ from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transi
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace.intervals import delay_points
 
-__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "FAILED_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
-           "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
-           "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
+__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "FAILED_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX",
+           "TRIES_SUFFIX", "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices",
+           "add_start_delays", "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
