@@ -27,7 +27,8 @@ from tcpn.petrinets.statespace.intervals import delay_points
 
 __all__ = ["ADDED_VARS", "EARLY_SUFFIX", "FAILED_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX",
            "TRIES_SUFFIX", "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices",
-           "add_start_delays", "random_times", "red_early_verdict", "tcp_l_choices", "wireless_choices"]
+           "add_start_delays", "random_times", "red_early_verdict", "tcp_l_choices",
+           "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
