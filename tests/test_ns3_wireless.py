@@ -221,6 +221,17 @@ def test_refuses_a_radio_delay_the_80211_mac_cannot_have():
         Ns3Lens().check(validate_scenario(data))
 
 
+def test_refuses_an_eifs_the_80211_phy_does_not_have():
+    # ns-3's EIFS on 802.11b: SIFS 10 + the ACK at 1 Mbit/s (192 + 112) + DIFS 50 = 364 us
+    data = load_scenario(STUDIES / "s3_acked_newreno.yaml").model_dump(exclude_unset=True)
+    data["links"][4]["wireless"]["eifs_s"] = 364e-6
+    Ns3Lens().check(validate_scenario(data))
+    data["links"][4]["wireless"]["eifs_s"] = 50e-6
+    with pytest.raises(InputError, match=r"links\[4\]\.wireless\.eifs_s: ns-3's 80211b PHY "
+                                         r"has eifs_s 0\.000364"):
+        Ns3Lens().check(validate_scenario(data))
+
+
 def test_validate_compares_the_stations_energy(tmp_path):
     """The lenses' station energy reaches ``tcpn validate``'s table as information rows
     (the net lens, two short runs; the fluid lens refuses 802.11, the ns3 lens reports the
