@@ -26,7 +26,10 @@ The rules (IEEE Std 802.11-2016 §10.3; the same in ns-3's ``ChannelAccessManage
 
 ns-2 and ns-3 agree on these rules; they differ in what is not modelled here: ns-2's
 ``Mac802_11::send`` defers DIFS + a backoff drawn from ``0..CW - 1`` even when a frame
-finds the medium idle, ns-3 (as here) sends at once. Both stations see the medium the same
+finds the medium idle, ns-3 (as here) sends at once; ns-3's EDCA (a QoS station: the ns3
+lens's ACK-less link) counts one decrement more when a busy medium freezes a counter
+(``ChannelAccessManager::UpdateBackoff``, "EDCA behaves slightly different to DCA"),
+where the DCF counts here, as ns-2 and the standard's DCF do, only the idle slots. Both stations see the medium the same
 way (the hop's propagation delay, at most 1 us in ns-3, is below a slot and is not
 counted), so a collision is exactly two counters ending in the same slot.
 
