@@ -29,9 +29,10 @@ ns-2 and ns-3 agree on these rules; they differ in what is not modelled here: ns
 finds the medium idle, ns-3 (as here) sends at once; ns-3's EDCA (a QoS station: the ns3
 lens's ACK-less link) counts one decrement more when a busy medium freezes a counter
 (``ChannelAccessManager::UpdateBackoff``, "EDCA behaves slightly different to DCA"),
-where the DCF counts here, as ns-2 and the standard's DCF do, only the idle slots. Both stations see the medium the same
-way (the hop's propagation delay, at most 1 us in ns-3, is below a slot and is not
-counted), so a collision is exactly two counters ending in the same slot.
+where the DCF counts here, as ns-2 and the standard's DCF do, only the idle slots. Both
+stations see the medium the same way (the hop's propagation delay, at most 1 us in ns-3,
+is below a slot and is not counted), so a collision is exactly two counters ending in the
+same slot.
 
 The state of the medium is one record (:data:`AIR`): an ``epoch`` counting transmissions
 started from an idle medium, ``senders`` and ``on_air`` (bit 1 for station 0, 2 for
