@@ -66,6 +66,16 @@ def test_energy_of_a_clean_transfer_by_hand():
     assert report["bytes_per_joule"] == pytest.approx(10 * MSS / (tx + rx + 0.8 * (2 - busy)))
 
 
+def test_without_medium_access_an_attempt_is_its_frame_and_the_mac_ack():
+    # medium_access: none, the same clean transfer: no preamble, no DIFS, no backoff; each
+    # of the 20 frames is its bytes at 2 Mbit/s + 314 us, all counted busy.
+    result = evaluate(wireless({"medium_access": "none"}, segments=10), lens="net")
+    report = result.provenance["lens"]["wireless"]["A-B"]
+    busy = 10 * (1118 + 118) * 8 / RATE + 20 * 314e-6
+    assert report["idle_s"] == pytest.approx(2.0 - busy)
+    assert report["delivered_bytes"] == 10 * MSS
+
+
 def test_link_retries_follow_their_distribution():
     # PER 0.3 per attempt, 2 retries: a packet is lost with 0.3^3 = 0.027; attempts K:
     # P(1) = 0.7, P(2) = 0.21, P(3) = 0.09, E[K] = 1.39, Var K = 2.35 - 1.39^2 = 0.4179.

@@ -149,44 +149,17 @@ def attempts(per: float, tries_allowed: int, u: Sequence[float]) -> tuple[int, b
     return tries_allowed, True
 
 
-def exchange(air_s: float, tries: int, lost: bool, u: Sequence[float], first: int,
-             ack_s: float, timeout_s: float, difs_s: float, slot_s: float, cw_min: int,
-             cw_max: int) -> tuple[float, float, float]:
-    """One packet's exchange on the medium, from the moment the sender may send (the
-    medium idle for DIFS and the pending backoff over): ``(held, delivered, busy)``,
-    seconds. ``air_s`` is one attempt's preamble and frame; attempt ``k > 0`` first waits
-    DIFS + a backoff drawn by ``u[first + k]`` (CW doubled ``k`` times); an attempt that
-    delivers is followed by ``ack_s``, one that failed by ``timeout_s``; the medium is
-    ``held`` until DIFS + the next backoff (``u[first]``, CWmin) after the last attempt;
-    ``delivered`` is the end of the frame that got through; ``busy`` is ``held`` less the
-    DIFS and backoffs.
+def exchange(air_s: float, tries: int, lost: bool, ack_s: float) -> tuple[float, float]:
+    """Without medium access, one packet's exchange: ``(held, delivered)``, seconds from
+    its start. Every attempt is its frame (``air_s``) and ``ack_s``, also a failed one;
+    the frame that got through ends ``ack_s`` before the exchange (0 if none did).
 
-    Hand-checked: a 1578-byte frame at 11 Mbit/s (192 + 1147.6 = 1339.6 us on air) through
-    at its second attempt; 314 us SIFS + ACK, 222 us ACK timeout, DIFS 50 us, slot 20 us;
-    draw 0.25 before the retry (CW 63: 16 slots), 0.5 after the exchange (CW 31: 16
-    slots). Held: 1339.6 + 222 + (50 + 320) + 1339.6 + 314 + (50 + 320) = 3955.3 us; the
-    frame is through at 1339.6 + 222 + 370 + 1339.6 = 3271.3 us; busy 2 x 1339.6 + 222 +
-    314 = 3215.3 us:
-
-    >>> air = 192e-6 + 1578 * 8 / 11e6
-    >>> held, delivered, busy = exchange(air, 2, False, [0.9, 0.1, 0.5, 0.25], 2, 314e-6,
-    ...                                  222e-6, 50e-6, 20e-6, 31, 1023)
-    >>> round(held * 1e6, 1), round(delivered * 1e6, 1), round(busy * 1e6, 1)
-    (3955.3, 3271.3, 3215.3)
+    >>> held, delivered = exchange(1e-3, 2, False, 3e-4)
+    >>> round(held * 1e6, 3), round(delivered * 1e6, 3), exchange(1e-3, 2, True, 3e-4)[1]
+    (2600.0, 2300.0, 0.0)
     """
-    held = busy = delivered = 0.0
-    for k in range(tries):
-        if k > 0:
-            held += difs_s + slot_s * backoff_slots(u[first + k], k, cw_min, cw_max)
-        held += air_s
-        busy += air_s
-        through = k == tries - 1 and not lost
-        if through:
-            delivered = held
-        held += ack_s if through else timeout_s
-        busy += ack_s if through else timeout_s
-    held += difs_s + slot_s * backoff_slots(u[first], 0, cw_min, cw_max)
-    return held, delivered, busy
+    held = tries * (air_s + ack_s)
+    return held, 0.0 if lost else held - ack_s
 
 
 def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
@@ -204,20 +177,14 @@ def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
 
 @net_function
 def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, TRIES: int,
-                   RATE_BPS: float, PLCP_S: float, ACK_S: float,
-                   TIMEOUT_S: float, DIFS_S: float, SLOT_S: float, CW_MIN: int,
-                   CW_MAX: int, rng: Any) -> dict[str, Any]:
-    """Code action of ``transmit``: the attempts this packet takes (``TRIES`` draws) and
-    its exchange on the medium (``TRIES`` more: the backoffs, zero slots long without
-    medium access)."""
+                   RATE_BPS: float, ACK_S: float, rng: Any) -> dict[str, Any]:
+    """Code action of ``transmit`` without medium access: the attempts this packet takes
+    (``TRIES`` draws) and its exchange."""
     per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
-    u = rng.random(2 * TRIES).tolist()
-    tries, lost = attempts(per, TRIES, u)
-    held, delivered, busy = exchange(PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS, tries,
-                                     lost, u, TRIES, ACK_S, TIMEOUT_S, DIFS_S, SLOT_S,
-                                     CW_MIN, CW_MAX)
+    tries, lost = attempts(per, TRIES, rng.random(TRIES).tolist())
+    held, delivered = exchange((p.size + L2_BYTES) * 8.0 / RATE_BPS, tries, lost, ACK_S)
     return {"tries": tries, "lost": lost, "held": held, "delivered": delivered,
-            "busy": busy}
+            "busy": held}
 
 
 @net_function
@@ -292,13 +259,12 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
                 L2_BYTES=int(link.l2_header_bytes),
                 ERROR_RATE=float(errors.rate) if isinstance(errors, ByteErrors | PacketErrors)
                 else 0.0, BYTE_ERRORS=isinstance(errors, ByteErrors),
-                TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s,
-                TIMEOUT_S=(radio.ack_timeout_s if dcf else ack_s) if acked else 0.0,
-                PLCP_S=radio.plcp_s if dcf else 0.0, DIFS_S=radio.difs_s if dcf else 0.0,
-                SLOT_S=radio.slot_s if dcf else 0.0, CW_MIN=radio.cw_min,
-                CW_MAX=radio.cw_max, LL_ACKS=acked, **FUNCTIONS)
+                TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s, LL_ACKS=acked,
+                **FUNCTIONS)
     if dcf:
-        net.declare(S=station, EIFS_S=float(radio.eifs_s))
+        net.declare(S=station, TIMEOUT_S=radio.ack_timeout_s if acked else 0.0,
+                    PLCP_S=radio.plcp_s, DIFS_S=radio.difs_s, SLOT_S=radio.slot_s,
+                    EIFS_S=float(radio.eifs_s), CW_MIN=radio.cw_min, CW_MAX=radio.cw_max)
     queue.build(net)
     net.add_place(Place("idle", UNIT.timed(), initial=[()]))
     net.add_place(medium_place(radio, port="io"))

@@ -290,14 +290,12 @@ TRIES_SUFFIX = "_tries"
 
 
 def _attempt_draws(tries: int, lost: bool, allowed: int) -> tuple[float, ...]:
-    """The uniform draws of one 802.11 transmission (one per allowed attempt, then one per
-    backoff) with which ``attempts`` fails the first ``tries - 1`` attempts and succeeds at
+    """The uniform draws of one 802.11 transmission without medium access (one per allowed
+    attempt) with which ``attempts`` fails the first ``tries - 1`` attempts and succeeds at
     attempt ``tries`` (or, ``lost``, fails them all): 0 fails whenever the frame error rate
-    is above 0, the largest draw succeeds unless the rate is 1. The backoffs are no choice:
-    every one is 0 slots, the shortest (the state space covers the orders of the
-    transmissions, not the backoffs' lengths)."""
+    is above 0, the largest draw succeeds unless the rate is 1."""
     failed = allowed if lost else tries - 1
-    return (0.0,) * failed + (U_CALM,) * (allowed - failed) + (0.0,) * allowed
+    return (0.0,) * failed + (U_CALM,) * (allowed - failed)
 
 
 def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | None
