@@ -119,6 +119,9 @@ COMPONENTS = {
     "wireless_ackless": lambda: wireless_interface_net(
         SmallFirstQueue(limit=10), Transmitter(11e6, 0.001, errors=PacketErrors(0.1)),
         Radio(link_retransmissions=False), ["True"]),
+    "wireless_no_medium_access": lambda: wireless_interface_net(
+        DropTailQueue(limit=10), Transmitter(11e6, 0.001, errors=ByteErrors(1e-5)),
+        Radio(medium_access=False), ["True"]),
 }
 
 #: cpncheck keeps records as tuples indexed by field position, so a field name at two
