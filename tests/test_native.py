@@ -31,6 +31,7 @@ from tcpn.petrinets import (
     Place,
     ProductSet,
     Simulator,
+    Token,
     Transition,
     compile_net,
 )
@@ -177,6 +178,44 @@ def test_record_field_reads_fire_the_same_sequence() -> None:
     assert "(lambda p: p.y)(p) + _tcpn_field(p, 0, 'x')" in stop_body
     for seed in range(3):
         assert_same_firings(sequences(net, seed=seed, max_firings=2_000))
+
+
+def wireless_pair_net(acked: bool) -> PetriNet:
+    """Two 802.11 radio interfaces contending for one medium (DCF), 40 packets of two
+    sizes queued on each, frames failing at a byte error rate of 1e-4."""
+    from tcpn.models.components.link import ByteErrors, Transmitter
+    from tcpn.models.components.packets import PACKET, Pkt
+    from tcpn.models.components.queues import DropTailQueue
+    from tcpn.models.components.wireless import Radio, medium_place, wireless_interface_net
+
+    radio = Radio(link_retransmissions=acked)
+    net = PetriNet("air")
+    net.add_place(medium_place(radio))
+    for d in range(2):
+        packets = [Pkt(flow=0, dst=1, seq=k, ack=0, size=(1500, 40)[(k + d) % 2], ts=0.0,
+                       echo=0.0, ecn=0, ece=False, cwr=False, retx=False, sack=())
+                   for k in range(40)]
+        net.add_place(Place(f"in{d}", PACKET, initial=[Token(p, 1e-4 * k)
+                                                       for k, p in enumerate(packets)]))
+        net.add_place(Place(f"out{d}", PACKET))
+        net.add_module(wireless_interface_net(
+            DropTailQueue(limit=50), Transmitter(11e6, 0.0, 78, ByteErrors(1e-4)), radio,
+            ["True"], station=d), f"d{d}",
+            {"arrivals": f"in{d}", "out0": f"out{d}", "medium": "medium"})
+    return net
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("acked", [True, False], ids=["acked", "ackless"])
+def test_the_80211_contention_fires_the_same_sequence(acked: bool) -> None:
+    """The 802.11 hop's DCF (backoffs, collisions, retries: code actions drawing from the
+    run's generators) fires the same sequence in both engines."""
+    net = wireless_pair_net(acked)
+    native_or_skip()
+    for seed in range(2):
+        sims = sequences(net, seed=seed, max_firings=5_000)
+        assert len(sims["python"].monitors[0].firings) > 300
+        assert_same_firings(sims)
 
 
 def test_step_and_enabled_agree_after_native_runs() -> None:

@@ -221,6 +221,17 @@ def test_refuses_a_radio_delay_the_80211_mac_cannot_have():
         Ns3Lens().check(validate_scenario(data))
 
 
+def test_refuses_an_eifs_the_80211_phy_does_not_have():
+    # ns-3's EIFS on 802.11b: SIFS 10 + the ACK at 1 Mbit/s (192 + 112) + DIFS 50 = 364 us
+    data = load_scenario(STUDIES / "s3_acked_newreno.yaml").model_dump(exclude_unset=True)
+    data["links"][4]["wireless"]["eifs_s"] = 364e-6
+    Ns3Lens().check(validate_scenario(data))
+    data["links"][4]["wireless"]["eifs_s"] = 50e-6
+    with pytest.raises(InputError, match=r"links\[4\]\.wireless\.eifs_s: ns-3's 80211b PHY "
+                                         r"has eifs_s 0\.000364"):
+        Ns3Lens().check(validate_scenario(data))
+
+
 def test_validate_compares_the_stations_energy(tmp_path):
     """The lenses' station energy reaches ``tcpn validate``'s table as information rows
     (the net lens, two short runs; the fluid lens refuses 802.11, the ns3 lens reports the
@@ -271,11 +282,11 @@ def test_an_80211_run_does_not_depend_on_what_the_worker_ran_before(tmp_path):
 def test_the_net_lens_medium_access_against_ns3():
     # A window of 4 segments, every segment ACKed, on a clean 802.11b hop: no queue builds,
     # so goodput is 4 segments per round of medium exchanges (data frames and TCP ACK
-    # frames taking turns on the one medium). Same framing on air in both lenses (36 bytes
+    # frames contending for the one medium). Same framing on air in both lenses (36 bytes
     # of MAC header, LLC/SNAP and FCS), and ns-3's MAC ACK time (213 us: it sends the ACK
-    # at the data rate). The net counts one backoff per access where ns-3's two stations
-    # count theirs down together (an idle slot serves both), so the net spends about 9
-    # slots more per data + ACK cycle: expected about 7 % below ns-3, and never above.
+    # at the data rate). Both lenses' stations count their backoffs down together and
+    # collide when they end in the same slot (measured: net 4.56 Mbit/s, ns-3 4.60, -1 %;
+    # with one backoff per access and no collisions the net was 6.8 % below).
     data = _scenario({"link_retransmissions": True, "mac_ack_s": 213e-6})
     data["links"][0]["l2_header_bytes"] = 36
     data["tcp"].update(rcv_buf_bytes=4 * MSS, delack_count=1)
@@ -283,4 +294,26 @@ def test_the_net_lens_medium_access_against_ns3():
     from tcpn.lenses import evaluate
     net, ns3 = (evaluate(scenario, lens=lens).summary["flows"]["f"]["goodput_bps"]
                 for lens in ("net", "ns3"))
-    assert 0.88 * ns3 < net <= ns3, (net, ns3)
+    assert abs(net / ns3 - 1) < 0.04, (net, ns3)
+
+
+@pytest.mark.ns3
+@needs_ns3
+def test_ackless_collisions_lose_as_many_segments_as_in_ns3():
+    # The same hop without MAC ACKs, 10 s: a data frame is lost only when it collides
+    # with the station's TCP ACK (the sender's post-backoff ending in the slot where the
+    # station's ACK goes, about 1 in 32 draws). Fraction of data frames lost: ns-3's sender
+    # PHY against the station's receptions, the net's drops over segments sent (measured:
+    # ns-3 3.6 %, net 4.1 %; with no collisions the net lost none). Binomial noise of
+    # about 1500 frames each: 0.7 points on the difference; within 2 points.
+    data = _scenario({"link_retransmissions": False})
+    data["links"][0]["l2_header_bytes"] = 36
+    data["tcp"].update(rcv_buf_bytes=4 * MSS, delack_count=1)
+    data["horizon_s"] = 10.0
+    from tcpn.lenses import evaluate
+    net = evaluate(validate_scenario(data), lens="net").summary["flows"]["f"]
+    raw = _simulate(data)
+    sent = raw["wifi_mac"]["A->B"]["tx_data"]
+    ns3_lost = (sent - raw["wifi_station"]["A-B"]["rx_frames"]) / sent
+    assert ns3_lost > 0.01 and net["drops"] > 0
+    assert abs(net["drops"] / net["segments_sent"] - ns3_lost) < 0.02, (net, ns3_lost)

@@ -398,8 +398,18 @@ class TraceMonitor(Monitor):
                         if len(rows) >= limit:
                             flush()
                     return drop
+                # the packet is lost where the frames counter's failures grow: at
+                # transmit (all attempts drawn at once), or at a radio's finish
+                counted = frames if "failed" in transition.variables else None
+                kf = transition.variables.index("failed") if counted is not None else -1
+                if kind == "finish":
+                    def finish(sim: Simulator, b: tuple[Any, ...]) -> None:
+                        if counted is not None:
+                            ((_sent, failed),) = marking[counted]
+                            if failed > b[kf]:
+                                lost(sim.now, b[kp])
+                    return finish
                 direct = kind == "direct"
-                kf = transition.variables.index("failed") if frames is not None else -1
 
                 def transmit(sim: Simulator, b: tuple[Any, ...]) -> None:
                     now, p = sim.now, b[kp]
@@ -414,8 +424,8 @@ class TraceMonitor(Monitor):
                         add((now, dequeued[f], size, length[0], length[1]))
                     if len(rows) >= limit:
                         flush()
-                    if frames is not None:
-                        ((_sent, failed),) = marking[frames]
+                    if counted is not None:
+                        ((_sent, failed),) = marking[counted]
                         if failed > b[kf]:
                             lost(now, p)
                 return transmit

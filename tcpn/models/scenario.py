@@ -248,8 +248,11 @@ class Wireless(_Strict):
     contention window ``cw_min``..``cw_max`` (doubled per retry), with the link's two
     directions sharing the medium; an acknowledged attempt ends with ``mac_ack_s`` (SIFS +
     MAC ACK) or the ACK timeout (SIFS + slot + PLCP). The defaults are IEEE 802.11b's
-    (DSSS, long preamble). ``none`` is the older model: each attempt costs its
-    serialisation + ``mac_ack_s`` and nothing else, each direction with its own medium.
+    (DSSS, long preamble); ``eifs_s`` (364 us: SIFS + an ACK at 1 Mbit/s + DIFS) is how
+    long a station waits after a frame it could not decode, and the two stations' backoffs
+    run together and collide when they end in the same slot. ``none`` is the older model:
+    each attempt costs its serialisation + ``mac_ack_s`` and nothing else, each direction
+    with its own medium.
     ``delay_s`` of the link is the radio's propagation delay. Frame errors come from the
     direction's ``errors`` (byte model: ``PER = 1 - (1 - BER) ** (IP size +
     l2_header_bytes)``). Energy: joules per transmitted/received frame and byte, watts
@@ -266,6 +269,7 @@ class Wireless(_Strict):
     plcp_s: float = Field(default=192e-6, ge=0.0)
     cw_min: NonNegativeInt = 31
     cw_max: NonNegativeInt = 1023
+    eifs_s: float = Field(default=364e-6, ge=0.0)
     tx_frame_j: float = Field(default=420e-6, ge=0.0)
     tx_byte_j: float = Field(default=1.9e-6, ge=0.0)
     rx_frame_j: float = Field(default=330e-6, ge=0.0)

@@ -53,10 +53,10 @@ from tcpn.models.components.variants import (
     recovery_variant,
     variant_sender_net,
 )
-from tcpn.models.components.wireless import wireless_interface_net
+from tcpn.models.components.wireless import medium_place, wireless_interface_net
 from tcpn.models.registered_variants import lens_problems
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
-from tcpn.petrinets import UNIT, PetriNet, Place
+from tcpn.petrinets import PetriNet, Place
 
 __all__ = ["ComposedNet", "compose", "queue_discipline", "scenario_net", "unsupported"]
 
@@ -179,7 +179,7 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
         for a, b, _direction in link.directions():
             net.add_place(Place(socket(a, b), PACKET))
         if link.wireless is not None:  # the air both directions of an 802.11 hop share
-            net.add_place(Place(_medium(link), UNIT.timed(), initial=[()]))
+            net.add_place(medium_place(radio_of(link.wireless)[0], _medium(link)))
     for i in range(len(flows)):
         net.add_place(Place(f"flow{i}.data", PACKET))
         net.add_place(Place(f"flow{i}.acks", PACKET))
@@ -212,7 +212,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
             routes = [cond for _place, cond in targets]
             module = interface_net(queue, wire, routes, name=f"{_ident(a)}_{_ident(b)}") \
                 if link.wireless is None else wireless_interface_net(
-                    queue, wire, radio_of(link.wireless)[0], routes, f"{_ident(a)}_{_ident(b)}")
+                    queue, wire, radio_of(link.wireless)[0], routes, f"{_ident(a)}_{_ident(b)}",
+                    station=0 if side == "ab" else 1)
             ports = {"arrivals": socket(a, b)}
             ports.update({f"out{k}": place for k, (place, _c) in enumerate(targets)})
             if link.wireless is not None:

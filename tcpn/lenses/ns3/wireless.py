@@ -15,8 +15,9 @@ propagation delay, 1 ms breaks the MAC, every MAC ACK missing its timeout (SIFS 
 ACK preamble) and carrier sense lagging by 1 ms, so the two stations' frames collide
 (measured on S3 without MAC ACKs: 114 of the station's 166 frames lost). The scenario's
 DCF timing (``medium_access: dcf``, ``slot_s``, ``sifs_s``, ``plcp_s``, ``cw_min``,
-``cw_max``) is ns-3's PHY's; a value set to another is refused, as is ``medium_access:
-none`` (ns-3's MAC always contends).
+``cw_max``, ``eifs_s``: SIFS + the ACK at the lowest basic rate + DIFS, ns-3's
+``ChannelAccessManager``'s EIFS) is ns-3's PHY's; a value set to another is refused, as
+is ``medium_access: none`` (ns-3's MAC always contends).
 
 Nothing here imports ns-3 until :func:`install` runs (inside the worker).
 
@@ -55,9 +56,9 @@ rate) runs with a note (:func:`notes`)."""
 
 DCF: dict[str, dict[str, float]] = {
     "80211b": {"slot_s": 20e-6, "sifs_s": 10e-6, "plcp_s": 192e-6, "cw_min": 31,
-               "cw_max": 1023},
+               "cw_max": 1023, "eifs_s": 10e-6 + 304e-6 + 50e-6},
     "80211a": {"slot_s": 9e-6, "sifs_s": 16e-6, "plcp_s": 20e-6, "cw_min": 15,
-               "cw_max": 1023}}
+               "cw_max": 1023, "eifs_s": 16e-6 + 44e-6 + 34e-6}}
 """The DCF timing of ns-3's PHY by standard: 802.11b DSSS with the long preamble
 (§16.4.4), 802.11a OFDM (§17.4.4; the 20 us preamble and SIGNAL field)."""
 #: The longest radio propagation delay the lens places its nodes for (802.11's

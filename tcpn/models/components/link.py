@@ -161,12 +161,15 @@ def _transmission(net: PetriNet, tname: str, way: Dequeue, link: Transmitter,
 def interface_events(queue: QueueDiscipline, net: PetriNet) -> dict[str, str]:
     """What each transition of the interface module ``net`` (built by
     :func:`interface_net` for ``queue``) means for the trace: the queue's arrival events
-    (:meth:`QueueDiscipline.events`), ``transmit`` (leaves the queue) and ``direct``
-    (cut through an empty queue: enqueued and sent at once)."""
+    (:meth:`QueueDiscipline.events`), ``transmit`` (leaves the queue), ``direct``
+    (cut through an empty queue: enqueued and sent at once) and, on a radio interface with
+    medium access, ``finish`` (a frame's attempt ends: the packet may be lost there)."""
     events = dict(queue.events())
     for name in net.transitions:
         if name.startswith("transmit"):
             events[name] = "transmit"
         elif name == "direct":
             events[name] = "direct"
+        elif name == "finish":
+            events[name] = "finish"
     return events

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpn.models.components import packets, sender, tcp_l, vegas, wireless
+from tcpn.models.components import dcf, packets, sender, tcp_l, vegas, wireless
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
 from tcpn.models.components.vegas import HULL_LIMIT, drop_acked, forget_segment, hull_floor
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
 __all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml",
-           "backoff_slots_ml", "covers_ml", "drop_acked_ml", "exchange_ml",
+           "backoff_slots_ml", "covers_ml", "drop_acked_ml",
            "forget_segment_ml", "hull_floor_ml", "merge_sack_ml", "mst_slope_ml",
            "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "sent_time_ml",
            "tcp_l_adopt_ml"]
@@ -203,35 +203,9 @@ def _window(retry: int, cw_min: int, cw_max: int) -> int:
 
 
 def backoff_slots_ml(u: float, retry: int, cw_min: int, cw_max: int) -> int:
-    """:func:`~tcpn.models.components.wireless.backoff_slots` by recursion."""
+    """:func:`~tcpn.models.components.dcf.backoff_slots` by recursion."""
     cw = _window(retry, cw_min, cw_max)
     return min(int(u * float(cw + 1)), cw)
-
-
-def _exchange_from(k: int, air_s: float, tries: int, lost: bool, u: Any, first: int,
-                   ack_s: float, timeout_s: float, difs_s: float, slot_s: float,
-                   cw_min: int, cw_max: int, held: float, delivered: float,
-                   busy: float) -> Any:
-    if k >= tries:
-        return held, delivered, busy
-    wait = difs_s + slot_s * float(backoff_slots_ml(u[first + k], k, cw_min, cw_max)) \
-        if k > 0 else 0.0
-    through = k == tries - 1 and not lost
-    frame_end = held + wait + air_s
-    tail = ack_s if through else timeout_s
-    return _exchange_from(k + 1, air_s, tries, lost, u, first, ack_s, timeout_s, difs_s,
-                          slot_s, cw_min, cw_max, frame_end + tail,
-                          frame_end if through else delivered, busy + air_s + tail)
-
-
-def exchange_ml(air_s: float, tries: int, lost: bool, u: Any, first: int, ack_s: float,
-                timeout_s: float, difs_s: float, slot_s: float, cw_min: int,
-                cw_max: int) -> Any:
-    """:func:`~tcpn.models.components.wireless.exchange` by recursion."""
-    held, delivered, busy = _exchange_from(0, air_s, tries, lost, u, first, ack_s, timeout_s,
-                                           difs_s, slot_s, cw_min, cw_max, 0.0, 0.0, 0.0)
-    post = difs_s + slot_s * float(backoff_slots_ml(u[first], 0, cw_min, cw_max))
-    return held + post, delivered, busy
 
 
 # -- Vegas: the send record and the delay hulls --------------------------------------------
@@ -342,7 +316,7 @@ FORMS = {
     packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
-    wireless.backoff_slots: backoff_slots_ml, wireless.exchange: exchange_ml,
+    dcf.backoff_slots: backoff_slots_ml,
     vegas.sent_time: sent_time_ml, vegas.forget_segment: forget_segment_ml,
     vegas.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
     vegas.add_hull_point: add_hull_point_ml, vegas.mst_slope: mst_slope_ml,

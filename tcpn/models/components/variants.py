@@ -48,7 +48,7 @@ def radio_of(wireless: Any) -> tuple[Radio, Energy]:
     """The radio and energy parameters of a scenario ``wireless`` block."""
     return (Radio(wireless.link_retransmissions, wireless.retry_limit, wireless.mac_ack_s,
                   wireless.medium_access == "dcf", wireless.slot_s, wireless.sifs_s,
-                  wireless.plcp_s, wireless.cw_min, wireless.cw_max),
+                  wireless.plcp_s, wireless.cw_min, wireless.cw_max, wireless.eifs_s),
             Energy(wireless.tx_frame_j, wireless.tx_byte_j, wireless.rx_frame_j,
                    wireless.rx_byte_j, wireless.idle_w))
 

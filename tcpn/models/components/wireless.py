@@ -6,28 +6,26 @@ feeding a transmitter, routes on ``out0``...) with a radio instead of a wire. Ea
 is sent as a frame of ``size + l2_header_bytes`` bytes that fails with ``PER = 1 - (1 -
 BER) ** frame_bytes`` (byte error model, the study's formula) or ``rate`` (packet model).
 With ``link_retransmissions`` (acknowledged 802.11) a failed frame is sent again, at most
-``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK. The
-attempts of one packet are drawn at once (the head of the queue holds the medium during
-its retries).
+``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK.
 
 Medium access: the distributed coordination function of IEEE Std 802.11 (§10.3 of
-802.11-2016; the timing of the 802.11b DSSS PHY by default, §16.4.4). A station sends
-after the medium has been idle for DIFS (SIFS + 2 slots) and a random backoff of ``b``
-slots, ``b`` uniform on ``0..CW``; CW starts at ``cw_min`` and doubles (``2 CW + 1``, at
-most ``cw_max``) at every retry. Every frame is preceded by the PLCP preamble and header
-(``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate; an
-acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
-one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After the exchange
-the sender draws its next backoff from CWmin ("post-backoff"): the medium is released
-DIFS + that backoff after the exchange, so a frame that arrives later to an idle medium
-goes at once, and a queued one waits DIFS + backoff, as in the standard (and ns-2's and
-ns-3's MACs). The two directions of the link share one medium (``medium``, a port the
-composer fuses for both): half duplex, the station's TCP ACKs take air time from the
-data. What is left out (docs/validation.md): the two stations count down one backoff,
-the one drawn at the end of the last exchange, rather than each its own, so their
-backoffs never collide and never overlap; EIFS after a corrupted frame; rate adaptation.
-``medium_access=False`` is the earlier model: an attempt is its serialisation +
-``mac_ack_s`` (also when it failed), no preamble, no DIFS, no backoff.
+802.11-2016; the timing of the 802.11b DSSS PHY by default, §16.4.4), with the rules of
+:mod:`~tcpn.models.components.dcf`: each of the hop's two stations (the link's two
+directions, ``station`` 0 and 1, sharing the ``medium`` record) counts its own backoff
+down, ``b`` uniform on ``0..CW`` slots, CW from ``cw_min`` doubling (``2 CW + 1``, at most
+``cw_max``) at every retry, while the medium is idle, starting DIFS (SIFS + 2 slots) after
+a frame it decoded or EIFS (``eifs_s``) after one it did not; the counter freezes while
+the medium is busy; two counters ending in the same slot send two frames that collide
+(neither gets through, no MAC ACK). Every frame is preceded by the PLCP preamble and
+header (``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate;
+an acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
+one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After an exchange the
+sender draws its next backoff from CWmin ("post-backoff"), so a frame that arrives later
+to an idle medium with that counter run out goes at once. What is left out
+(docs/validation.md): rate adaptation, RTS/CTS, more than two stations on one medium.
+``medium_access=False`` is the earlier model: the attempts of one packet are drawn at once
+and each costs its serialisation + ``mac_ack_s`` (also when it failed), no preamble, no
+DIFS, no backoff.
 
 Places: ``frames`` counts ``(packets sent, packets lost)`` as the wired link's does (what
 TCP-L's receiver reports; a packet is lost when all its attempts failed) and ``airtime``
@@ -51,8 +49,8 @@ preamble (IEEE 802.11b).
 >>> net = wireless_interface_net(DropTailQueue(limit=10),
 ...                              Transmitter(11e6, 1e-6, 78, ByteErrors(1e-4)), Radio(),
 ...                              routes=["True"])
->>> sorted(net.places)
-['airtime', 'arrivals', 'buffer', 'fifo', 'frames', 'idle', 'medium', 'out0']
+>>> " ".join(sorted(net.places))
+'airtime arrivals buffer contending fifo frames idle medium out0 sending'
 """
 
 from __future__ import annotations
@@ -62,6 +60,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.dcf import (
+    AIR,
+    EPSILON_S,
+    air_start,
+    backoff_slots,
+    dcf_access,
+    dcf_arm,
+    dcf_due,
+    dcf_finish,
+    dcf_goes,
+    frame_through,
+)
 from tcpn.models.components.link import ByteErrors, ListErrors, PacketErrors, Transmitter
 from tcpn.models.components.packets import FUNCTIONS, PACKET
 from tcpn.models.components.queues import QueueDiscipline
@@ -69,7 +79,7 @@ from tcpn.petrinets import INT, REAL, UNIT, PetriNet, Place, ProductSet, Transit
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["AIRTIME", "Energy", "Radio", "attempts", "backoff_slots", "exchange",
-           "mean_exchange_s", "station_energy", "wireless_interface_net"]
+           "mean_exchange_s", "medium_place", "station_energy", "wireless_interface_net"]
 
 AIRTIME = ProductSet(INT, INT, INT, REAL, name="Airtime")
 #: Size of an 802.11 MAC ACK frame in bytes (frame control, duration, RA, FCS).
@@ -80,7 +90,8 @@ MAC_ACK_BYTES = 14
 class Radio:
     """Link-layer behaviour of an 802.11 hop (see the module docstring; the timing
     defaults are IEEE 802.11b's DSSS PHY: slot 20 us, SIFS 10 us, CW 31..1023, long PLCP
-    preamble and header 192 us)."""
+    preamble and header 192 us, EIFS 364 us = SIFS + an ACK at the 1 Mbit/s basic rate
+    (192 + 112 us) + DIFS, 802.11-2016 §10.3.2.3.7)."""
 
     link_retransmissions: bool = True
     retry_limit: int = 7
@@ -91,16 +102,17 @@ class Radio:
     plcp_s: float = 192e-6
     cw_min: int = 31
     cw_max: int = 1023
+    eifs_s: float = 364e-6
 
     def __post_init__(self) -> None:
         if self.retry_limit < 0 or self.mac_ack_s < 0:
             raise InputError(f"wireless link: need retry_limit >= 0 and mac_ack_s >= 0, got "
                              f"{self.retry_limit}, {self.mac_ack_s}")
-        if min(self.slot_s, self.sifs_s, self.plcp_s) < 0 or not \
+        if min(self.slot_s, self.sifs_s, self.plcp_s, self.eifs_s) < 0 or not \
                 0 <= self.cw_min <= self.cw_max:
-            raise InputError("wireless link: need slot_s, sifs_s, plcp_s >= 0 and 0 <= cw_min "
-                             f"<= cw_max, got {self.slot_s}, {self.sifs_s}, {self.plcp_s}, "
-                             f"{self.cw_min}, {self.cw_max}")
+            raise InputError("wireless link: need slot_s, sifs_s, plcp_s, eifs_s >= 0 and 0 <= "
+                             f"cw_min <= cw_max, got {self.slot_s}, {self.sifs_s}, "
+                             f"{self.plcp_s}, {self.eifs_s}, {self.cw_min}, {self.cw_max}")
 
     @property
     def difs_s(self) -> float:
@@ -137,59 +149,17 @@ def attempts(per: float, tries_allowed: int, u: Sequence[float]) -> tuple[int, b
     return tries_allowed, True
 
 
-def backoff_slots(u: float, retry: int, cw_min: int, cw_max: int) -> int:
-    """The backoff (slots) a uniform draw ``u`` gives before attempt ``retry + 1``: uniform
-    on ``0..CW``, CW = ``cw_min`` doubled (``2 CW + 1``) per retry, at most ``cw_max``.
+def exchange(air_s: float, tries: int, lost: bool, ack_s: float) -> tuple[float, float]:
+    """Without medium access, one packet's exchange: ``(held, delivered)``, seconds from
+    its start. Every attempt is its frame (``air_s``) and ``ack_s``, also a failed one;
+    the frame that got through ends ``ack_s`` before the exchange (0 if none did).
 
-    >>> backoff_slots(0.5, 0, 31, 1023), backoff_slots(0.999, 1, 31, 1023)
-    (16, 63)
-    >>> backoff_slots(0.9999, 9, 31, 1023), backoff_slots(0.0, 3, 31, 1023)
-    (1023, 0)
+    >>> held, delivered = exchange(1e-3, 2, False, 3e-4)
+    >>> round(held * 1e6, 3), round(delivered * 1e6, 3), exchange(1e-3, 2, True, 3e-4)[1]
+    (2600.0, 2300.0, 0.0)
     """
-    cw = cw_min
-    for _ in range(retry):
-        cw = min(2 * cw + 1, cw_max)
-    return min(int(u * (cw + 1)), cw)
-
-
-def exchange(air_s: float, tries: int, lost: bool, u: Sequence[float], first: int,
-             ack_s: float, timeout_s: float, difs_s: float, slot_s: float, cw_min: int,
-             cw_max: int) -> tuple[float, float, float]:
-    """One packet's exchange on the medium, from the moment the sender may send (the
-    medium idle for DIFS and the pending backoff over): ``(held, delivered, busy)``,
-    seconds. ``air_s`` is one attempt's preamble and frame; attempt ``k > 0`` first waits
-    DIFS + a backoff drawn by ``u[first + k]`` (CW doubled ``k`` times); an attempt that
-    delivers is followed by ``ack_s``, one that failed by ``timeout_s``; the medium is
-    ``held`` until DIFS + the next backoff (``u[first]``, CWmin) after the last attempt;
-    ``delivered`` is the end of the frame that got through; ``busy`` is ``held`` less the
-    DIFS and backoffs.
-
-    Hand-checked: a 1578-byte frame at 11 Mbit/s (192 + 1147.6 = 1339.6 us on air) through
-    at its second attempt; 314 us SIFS + ACK, 222 us ACK timeout, DIFS 50 us, slot 20 us;
-    draw 0.25 before the retry (CW 63: 16 slots), 0.5 after the exchange (CW 31: 16
-    slots). Held: 1339.6 + 222 + (50 + 320) + 1339.6 + 314 + (50 + 320) = 3955.3 us; the
-    frame is through at 1339.6 + 222 + 370 + 1339.6 = 3271.3 us; busy 2 x 1339.6 + 222 +
-    314 = 3215.3 us:
-
-    >>> air = 192e-6 + 1578 * 8 / 11e6
-    >>> held, delivered, busy = exchange(air, 2, False, [0.9, 0.1, 0.5, 0.25], 2, 314e-6,
-    ...                                  222e-6, 50e-6, 20e-6, 31, 1023)
-    >>> round(held * 1e6, 1), round(delivered * 1e6, 1), round(busy * 1e6, 1)
-    (3955.3, 3271.3, 3215.3)
-    """
-    held = busy = delivered = 0.0
-    for k in range(tries):
-        if k > 0:
-            held += difs_s + slot_s * backoff_slots(u[first + k], k, cw_min, cw_max)
-        held += air_s
-        busy += air_s
-        through = k == tries - 1 and not lost
-        if through:
-            delivered = held
-        held += ack_s if through else timeout_s
-        busy += ack_s if through else timeout_s
-    held += difs_s + slot_s * backoff_slots(u[first], 0, cw_min, cw_max)
-    return held, delivered, busy
+    held = tries * (air_s + ack_s)
+    return held, 0.0 if lost else held - ack_s
 
 
 def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
@@ -207,29 +177,77 @@ def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
 
 @net_function
 def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, TRIES: int,
-                   RATE_BPS: float, PLCP_S: float, ACK_S: float,
-                   TIMEOUT_S: float, DIFS_S: float, SLOT_S: float, CW_MIN: int,
-                   CW_MAX: int, rng: Any) -> dict[str, Any]:
-    """Code action of ``transmit``: the attempts this packet takes (``TRIES`` draws) and
-    its exchange on the medium (``TRIES`` more: the backoffs, zero slots long without
-    medium access)."""
+                   RATE_BPS: float, ACK_S: float, rng: Any) -> dict[str, Any]:
+    """Code action of ``transmit`` without medium access: the attempts this packet takes
+    (``TRIES`` draws) and its exchange."""
     per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
-    u = rng.random(2 * TRIES).tolist()
-    tries, lost = attempts(per, TRIES, u)
-    held, delivered, busy = exchange(PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS, tries,
-                                     lost, u, TRIES, ACK_S, TIMEOUT_S, DIFS_S, SLOT_S,
-                                     CW_MIN, CW_MAX)
+    tries, lost = attempts(per, TRIES, rng.random(TRIES).tolist())
+    held, delivered = exchange((p.size + L2_BYTES) * 8.0 / RATE_BPS, tries, lost, ACK_S)
     return {"tries": tries, "lost": lost, "held": held, "delivered": delivered,
-            "busy": busy}
+            "busy": held}
+
+
+@net_function
+def _arm(m: Any, S: int, SLOT_S: float, CW_MIN: int, CW_MAX: int, now: float,
+         rng: Any) -> dict[str, Any]:
+    """Code action of ``transmit`` with medium access: when the head packet's first
+    attempt is due (:func:`~tcpn.models.components.dcf.dcf_arm`)."""
+    m2 = dcf_arm(m, S, now, float(rng.random()), CW_MIN, CW_MAX)
+    due = dcf_due(m2, S, now, SLOT_S)
+    return {"m2": m2, "due": due, "wait": due - now}
+
+
+@net_function
+def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, L2_BYTES: int,
+            RATE_BPS: float, now: float) -> dict[str, Any]:
+    """Code action of ``access``: the attempt goes (alone or into a collision) or waits
+    for its frozen counter (:func:`~tcpn.models.components.dcf.dcf_access`)."""
+    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    due = dcf_due(m, S, now, SLOT_S)
+    return {"m2": dcf_access(m, S, e, now, air, SLOT_S), "goes": dcf_goes(m, S, e),
+            "due2": due, "wait": due - now, "air": air}
+
+
+@net_function
+def _finish(m: Any, p: Any, k: int, S: int, ERROR_RATE: float, BYTE_ERRORS: bool,
+            L2_BYTES: int, TRIES: int, LL_ACKS: bool, ACK_S: float, TIMEOUT_S: float,
+            DIFS_S: float, EIFS_S: float, SLOT_S: float, PLCP_S: float, RATE_BPS: float,
+            CW_MIN: int, CW_MAX: int, now: float, rng: Any) -> dict[str, Any]:
+    """Code action of ``finish``: the attempt's frame error (one draw) and its outcome on
+    the medium (:func:`~tcpn.models.components.dcf.dcf_finish`, one draw for the next
+    backoff)."""
+    per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
+    u = rng.random(2).tolist()
+    delivered = frame_through(m, S, u[0] >= per)
+    done = delivered or k + 1 >= TRIES or not LL_ACKS
+    m2 = dcf_finish(m, S, k, u[0] >= per, done, LL_ACKS, now, u[1], ACK_S, TIMEOUT_S,
+                    DIFS_S, EIFS_S, CW_MIN, CW_MAX)
+    due = dcf_due(m2, S, now, SLOT_S)
+    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    return {"m2": m2, "delivered": delivered, "done": done, "due": due, "wait": due - now,
+            "busy": air + (ACK_S if delivered else TIMEOUT_S) if LL_ACKS else air}
+
+
+def medium_place(radio: Radio, name: str = "medium", port: str | None = None) -> Place:
+    """The place of the air a hop's two directions share (its ``medium`` port): the DCF's
+    record (:data:`~tcpn.models.components.dcf.AIR`) with medium access, else a timed
+    ``()`` held by each exchange."""
+    if radio.medium_access:
+        return Place(name, AIR, initial=[air_start()], port=port)
+    return Place(name, UNIT.timed(), initial=[()], port=port)
 
 
 def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Radio,
-                           routes: Sequence[str], name: str = "wireless") -> PetriNet:
+                           routes: Sequence[str], name: str = "wireless",
+                           station: int = 0) -> PetriNet:
     """The module net of one radio interface (ports ``arrivals``, ``out0``... and
     ``medium``, the air the link's two directions share: fuse both directions' ``medium``
-    with one place holding one ``()``)."""
+    with one :func:`medium_place`); ``station`` (0 or 1) is this direction's sender's
+    index in the medium's record."""
     if not routes:
         raise InputError(f"{name}: an interface needs at least one route")
+    if station not in (0, 1):
+        raise InputError(f"{name}: station must be 0 or 1 (a hop has two), got {station}")
     errors = link.errors
     if isinstance(errors, ListErrors):
         raise InputError(f"{name}: a wireless link takes a rate error model (byte or packet), "
@@ -241,18 +259,86 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
                 L2_BYTES=int(link.l2_header_bytes),
                 ERROR_RATE=float(errors.rate) if isinstance(errors, ByteErrors | PacketErrors)
                 else 0.0, BYTE_ERRORS=isinstance(errors, ByteErrors),
-                TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s,
-                TIMEOUT_S=(radio.ack_timeout_s if dcf else ack_s) if acked else 0.0,
-                PLCP_S=radio.plcp_s if dcf else 0.0, DIFS_S=radio.difs_s if dcf else 0.0,
-                SLOT_S=radio.slot_s if dcf else 0.0, CW_MIN=radio.cw_min,
-                CW_MAX=radio.cw_max, LL_ACKS=acked, **FUNCTIONS)
+                TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s, LL_ACKS=acked,
+                **FUNCTIONS)
+    if dcf:
+        net.declare(S=station, TIMEOUT_S=radio.ack_timeout_s if acked else 0.0,
+                    PLCP_S=radio.plcp_s, DIFS_S=radio.difs_s, SLOT_S=radio.slot_s,
+                    EIFS_S=float(radio.eifs_s), CW_MIN=radio.cw_min, CW_MAX=radio.cw_max)
     queue.build(net)
     net.add_place(Place("idle", UNIT.timed(), initial=[()]))
-    net.add_place(Place("medium", UNIT.timed(), initial=[()], port="io"))
+    net.add_place(medium_place(radio, port="io"))
     net.add_place(Place("frames", ProductSet(INT, INT, name="Frames"), initial=[(0, 0)]))
     net.add_place(Place("airtime", AIRTIME, initial=[(0, 0, 0, 0.0)]))
     for i in range(len(routes)):
         net.add_place(Place(f"out{i}", PACKET, port="out"))
+    if dcf:
+        _contention(net, queue, routes)
+    else:
+        _exchanges(net, queue, routes)
+    return net
+
+
+def _contention(net: PetriNet, queue: QueueDiscipline, routes: Sequence[str]) -> None:
+    """With medium access: ``transmit`` takes the head packet when the station is free and
+    no frame is on the air and puts it on ``contending``, due when the station's counter
+    reaches zero; ``access`` sends it then (or, another frame having gone first, puts it
+    back due at its frozen counter's new end); ``finish``, at the end of the frame,
+    delivers it, retries it (back on ``contending``) or gives it up, and frees the
+    station."""
+    net.add_place(Place("contending", ProductSet(PACKET, INT, INT, REAL, name="Contending",
+                                                 is_timed=True)))
+    net.add_place(Place("sending", ProductSet(PACKET, INT, name="Sending", is_timed=True)))
+    ways = queue.dequeues()
+    for k, way in enumerate(ways):
+        tname = "transmit" if len(ways) == 1 else f"transmit{k}"
+        guard = "m.on_air == 0" if way.guard is None else f"({way.guard}) and m.on_air == 0"
+        net.add_transition(Transition(tname, guard=guard, action=_arm,
+                                      outputs=("m2", "due", "wait")))
+        for place, inscription in way.inputs:
+            net.add_input(place, tname, inscription)
+        for place, inscription in way.reads:  # the small-packets class a large one waits on
+            net.add_read(place, tname, inscription)
+        net.add_input("idle", tname, "()")
+        net.add_input("medium", tname, "m")
+        for place, inscription in way.outputs:
+            net.add_output(place, tname, inscription)
+        for place, inscription, delay in way.delayed:  # the shaper's bucket
+            net.add_output(place, tname, inscription, delay=delay)
+        net.add_output("medium", tname, "m2")
+        net.add_output("contending", tname, "(p, 0, m2.epoch, due)", delay="wait")
+    net.add_transition(Transition(
+        "access", guard=f"m.on_air == 0 or (e + 1 == m.epoch and abs(due - m.start_s) < "
+        f"{EPSILON_S!r})", action=_access, outputs=("m2", "goes", "due2", "wait", "air")))
+    net.add_input("contending", "access", "(p, k, e, due)")
+    net.add_input("medium", "access", "m")
+    net.add_output("medium", "access", "m2")
+    net.add_output("sending", "access", "(p, k)", when="goes", delay="air")
+    net.add_output("contending", "access", "(p, k, m2.epoch, due2)", when="not goes",
+                   delay="wait")
+    net.add_transition(Transition("finish", action=_finish,
+                                  outputs=("m2", "delivered", "done", "due", "wait", "busy")))
+    net.add_input("sending", "finish", "(p, k)")
+    net.add_input("medium", "finish", "m")
+    net.add_output("medium", "finish", "m2")
+    net.add_output("idle", "finish", "()", when="done")
+    net.add_output("contending", "finish", "(p, k + 1, m2.epoch, due)", when="not done",
+                   delay="wait")
+    net.add_input("frames", "finish", "(sent, failed)")
+    net.add_output("frames", "finish", "(sent + (1 if done else 0), "
+                   "failed + (1 if done and not delivered else 0))")
+    net.add_input("airtime", "finish", "(tries_n, on_air, acks, busy_s)")
+    net.add_output("airtime", "finish",
+                   "(tries_n + 1, on_air + (p.size + L2_BYTES), "
+                   "acks + (1 if LL_ACKS and delivered else 0), busy_s + busy)")
+    for i, condition in enumerate(routes):
+        when = "delivered" if condition == "True" else f"({condition}) and delivered"
+        net.add_output(f"out{i}", "finish", "p", when=when, delay="DELAY_S")
+
+
+def _exchanges(net: PetriNet, queue: QueueDiscipline, routes: Sequence[str]) -> None:
+    """Without medium access: ``transmit`` draws all attempts of the head packet at once
+    and holds the station and the medium for the whole exchange."""
     ways = queue.dequeues()
     frame = "(p.size + L2_BYTES)"
     for k, way in enumerate(ways):
@@ -280,7 +366,6 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
         for i, condition in enumerate(routes):
             when = "not lost" if condition == "True" else f"({condition}) and not lost"
             net.add_output(f"out{i}", tname, "p", when=when, delay="delivered + DELAY_S")
-    return net
 
 
 def station_energy(to_station: tuple[int, int, int, float],

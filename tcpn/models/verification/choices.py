@@ -31,9 +31,9 @@ from tcpn.petrinets import UNIT, Distribution, Interval, PetriNet, Place, Transi
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.statespace.intervals import delay_points
 
-__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX", "TRIES_SUFFIX",
-           "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices", "add_start_delays",
-           "random_times", "red_early_verdict", "wireless_choices"]
+__all__ = ["ADDED_VARS", "EARLY_SUFFIX", "FAILED_SUFFIX", "LOSS_SUFFIX", "REACT_SUFFIX",
+           "TRIES_SUFFIX", "UNOPENED_SUFFIX", "U_CALM", "U_EARLY", "add_loss_choices",
+           "add_start_delays", "random_times", "red_early_verdict", "wireless_choices"]
 
 #: A loss choice is named after the transmission it stands beside, with this suffix.
 LOSS_SUFFIX = "_lost"
@@ -217,31 +217,33 @@ TRIES_SUFFIX = "_tries"
 
 
 def _attempt_draws(tries: int, lost: bool, allowed: int) -> tuple[float, ...]:
-    """The uniform draws of one 802.11 transmission (one per allowed attempt, then one per
-    backoff) with which ``attempts`` fails the first ``tries - 1`` attempts and succeeds at
+    """The uniform draws of one 802.11 transmission without medium access (one per allowed
+    attempt) with which ``attempts`` fails the first ``tries - 1`` attempts and succeeds at
     attempt ``tries`` (or, ``lost``, fails them all): 0 fails whenever the frame error rate
-    is above 0, the largest draw succeeds unless the rate is 1. The backoffs are no choice:
-    every one is 0 slots, the shortest (the state space covers the orders of the
-    transmissions, not the backoffs' lengths)."""
+    is above 0, the largest draw succeeds unless the rate is 1."""
     failed = allowed if lost else tries - 1
-    return (0.0,) * failed + (U_CALM,) * (allowed - failed) + (0.0,) * allowed
+    return (0.0,) * failed + (U_CALM,) * (allowed - failed)
 
 
 def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | None
                      ) -> tuple[dict[str, str], dict[str, tuple[float, ...]]]:
-    """The attempts of every 802.11 transmission as a choice: the simulator's ``transmit``
-    takes the draws that deliver at the first attempt, a twin ``transmit_tries{k}`` those
-    that deliver at attempt ``k`` (``k`` among the points of ``[1, attempts allowed]``,
-    :func:`tcpn.petrinets.statespace.intervals.delay_points`: both ends, ``points`` in all), and, on
-    a direction the budget covers, ``transmit_lost`` those that fail every attempt (a loss
-    of the packet's kind). Each twin is enabled only where its outcome differs from the
-    first-attempt one (a frame error rate above 0). Returns twin -> transmission and
-    transition -> the draws it stands for."""
+    """The attempts of every 802.11 transmission as a choice. Without medium access the
+    simulator's ``transmit`` takes the draws that deliver at the first attempt, a twin
+    ``transmit_tries{k}`` those that deliver at attempt ``k`` (``k`` among the points of
+    ``[1, attempts allowed]``, :func:`tcpn.petrinets.statespace.intervals.delay_points`:
+    both ends, ``points`` in all), and, on a direction the budget covers,
+    ``transmit_lost`` those that fail every attempt (a loss of the packet's kind). With
+    medium access (:func:`_dcf_choices`) each attempt's end is the choice. Each twin is
+    enabled only where its outcome differs from the first-attempt one (a frame error rate
+    above 0). Returns twin -> transmission and transition -> the draws it stands for."""
     net = composed.net
     twins: dict[str, str] = {}
     draws: dict[str, tuple[float, ...]] = {}
     for qid, prefix in composed.interfaces.items():
         if f"{prefix}.airtime" not in net.places:
+            continue
+        if f"{prefix}.finish" in net.transitions:
+            _dcf_choices(composed, qid, prefix, budget, points, twins, draws)
             continue
         for tname, kind in composed.events[qid].items():
             if kind != "transmit":
@@ -283,3 +285,61 @@ def wireless_choices(composed: ComposedNet, budget: LossBudget, points: int | No
                 twins[twin] = original
                 draws[twin] = _attempt_draws(k, lost, allowed)
     return twins, draws
+
+
+#: a failed attempt's choice is named after the attempt's end with this suffix
+FAILED_SUFFIX = "_failed"
+
+
+def _dcf_choices(composed: ComposedNet, qid: str, prefix: str, budget: LossBudget,
+                 points: int | None, twins: dict[str, str],
+                 draws: dict[str, tuple[float, ...]]) -> None:
+    """The choices of an 802.11 interface with medium access: every backoff is 0 slots
+    (the state space covers the orders of the transmissions, not the backoffs' lengths;
+    two stations with frames due together therefore collide); ``finish`` (an attempt
+    ends) takes the draw that gets the frame through, its twin ``finish_failed`` the one
+    that fails it with attempts left, and, on a direction the budget covers,
+    ``finish_lost`` the one that fails the last attempt (a loss of the packet's kind).
+    A frame gets through only at an attempt among the points of ``[1, attempts
+    allowed]`` (:func:`tcpn.petrinets.statespace.intervals.delay_points`: both ends,
+    ``points`` in all), unless its outcome is no choice (no frame errors, a collision)."""
+    net = composed.net
+    for tname, kind in composed.events[qid].items():
+        if kind == "transmit":  # the first backoff's draw: 0 slots
+            original = f"{prefix}.{tname}"
+            net.transitions[original] = replace(net.transitions[original], action=forced(
+                net.transitions[original].action, FixedDraws((0.0,))))
+            draws[original] = (0.0,)
+    finish = f"{prefix}.finish"
+    source = net.transitions[finish]
+    allowed = int(net.scope_of(finish)["TRIES"])
+    tries = tuple(int(k) for k in delay_points(Interval(1, allowed), points or 2,
+                                               f"attempts of {finish}"))
+    calm, failing = (U_CALM, 0.0), (0.0, 0.0)
+    calm_action = forced(source.action, FixedDraws(calm))
+    failing_action = forced(source.action, FixedDraws(failing))
+
+    def differs(**values: Any) -> bool:  # (enabling may not read the clock: any instant)
+        return bool(failing_action(now=0.0, **values) != calm_action(now=0.0, **values))
+    inputs = [n for n in source.action_inputs if n not in ("rng", "now")]
+    call = f"attempts_differ({', '.join(f'{n}={n}' for n in inputs)})"
+    params = {**source.params, "attempts_differ": differs}
+    net.transitions[finish] = replace(source, action=calm_action, params=params,
+                                      guard=f"k + 1 in {tries!r} or not {call}")
+    draws[finish] = calm
+    outcomes = [(f"{finish}{FAILED_SUFFIX}", f"{call} and k + 1 < TRIES", False)]
+    if budget.covers(qid):
+        outcomes.append((f"{finish}{LOSS_SUFFIX}", f"{call} and k + 1 >= TRIES", True))
+    for twin, guard, lost in outcomes:
+        if lost:
+            may_lose, after = budget.inscriptions(_IS_DATA)
+            guard = f"{guard} and {may_lose}"
+        net.add_transition(replace(source, name=twin, action=failing_action, guard=guard,
+                                   params=params))
+        for arc in net.arcs_of(finish):
+            net.add_arc(replace(arc, transition=twin))
+        if lost:
+            net.add_input(BUDGET_PLACE, twin, "(data_left, acks_left)")
+            net.add_output(BUDGET_PLACE, twin, after)
+        twins[twin] = finish
+        draws[twin] = failing

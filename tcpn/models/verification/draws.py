@@ -50,7 +50,9 @@ class FixedDraws:
     def __init__(self, values: tuple[float, ...]):
         self.values = values
 
-    def random(self, size: int) -> Any:
+    def random(self, size: int | None = None) -> Any:
+        if size is None:  # one draw, as ``rng.random()``
+            return self.values[0]
         return np.array(self.values[:size])
 
 
