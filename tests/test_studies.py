@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import validate_scenario
 from tcpn.models.traces import TraceWriter
 from tcpn.reports.document import ClaimVerdict, Figure, Section, Table
@@ -787,6 +787,11 @@ def _goodput_unless_fluid(result: Any, replication: int) -> dict[str, Any]:
     return {"goodput_bps": float(result.summary["aggregate"]["goodput_bps"])}
 
 
+def _measure_nothing(result: Any, replication: int) -> dict[str, Any]:
+    """A measurement with a bug: it reads a metric no run gives."""
+    return {"x": {}["x"]}
+
+
 def test_a_lens_whose_runs_fail_is_a_refusal_at_that_point_and_the_study_goes_on() -> None:
     """A run of a lens other than net that fails leaves that lens out at that point, with
     its error as the reason; the net lens's runs stand, and nothing failed is stored."""
@@ -803,7 +808,8 @@ def test_a_lens_whose_runs_fail_is_a_refusal_at_that_point_and_the_study_goes_on
     assert refusals.iloc[0]["reason"] == ("2 of its runs failed: ArithmeticError: the fluid "
                                           "model did not converge at t = 1.2 s")
     point = StudyPoint("exp", "", "", scenario, ("net",))
-    with pytest.raises(KeyError):  # the net lens's failure is tcpn's own: it ends the study
-        run_points([point], lambda result, replication: {}["x"], 1,
+    with pytest.raises(TcpnError, match=r"the net lens's run \(experiment exp, lens net, "
+                       r"replication 0\) failed: KeyError"):  # tcpn's own: ends the study
+        run_points([point], _measure_nothing, 1,
                    Settings(replications=1, axis_replications=1, workers=1),
                    lambda *_: None, "exp")

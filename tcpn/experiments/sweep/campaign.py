@@ -25,7 +25,7 @@ import concurrent.futures as cf
 import importlib
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from tcpn.outputs import json_ready
 from tcpn.source import source_id
 
 __all__ = ["EVALUATIONS", "CampaignPlan", "RunTask", "execute", "plan_campaign",
-           "register_evaluation", "run_campaign", "run_summaries", "sweep_tasks"]
+           "register_evaluation", "run_campaign", "run_summaries", "run_tasks", "sweep_tasks"]
 
 EVALUATIONS: dict[str, str] = {}
 """Evaluations other than lenses: name -> ``"module:function"`` (see the module docstring)."""
@@ -168,29 +168,49 @@ def plan_campaign(sweep: Sweep, store: CampaignStore, keep_traces: bool = False,
 def run_campaign(sweep: Sweep, store: CampaignStore, executor: cf.Executor | None = None,
                  keep_traces: bool = False, retry_failed: bool = False,
                  progress: Progress | None = None, window: int = 64) -> CampaignPlan:
-    """Run what ``store`` lacks of ``sweep`` on ``executor`` (default: this process).
+    """Run what ``store`` lacks of ``sweep`` on ``executor`` (default: this process), as
+    :func:`run_tasks` does. Returns the plan; the results are
+    :func:`tcpn.experiments.sweep.results.load_results`.
+    """
+    plan = plan_campaign(sweep, store, keep_traces, retry_failed)
+    run_tasks(plan.missing, store, executor, retry_failed=retry_failed, progress=progress,
+              window=window)
+    return plan
+
+
+def run_tasks(tasks: Sequence[RunTask], store: CampaignStore | None,
+              executor: cf.Executor | None = None, *, retry_failed: bool = False,
+              progress: Progress | None = None, window: int = 64,
+              on_record: Callable[[RunTask, dict[str, Any]], None] | None = None) -> None:
+    """Run each of ``tasks`` that ``store`` lacks on ``executor`` (default: this process),
+    storing each record as it arrives (without a store, every task runs) and handing it to
+    ``on_record`` (a task another campaign stored meanwhile: its stored record).
 
     At most ``window`` runs are in flight at once (memory stays flat on large sweeps), and
     each is checked against the store again just before it is submitted, so two campaigns
-    sharing a store skip what the other has stored meanwhile. Returns the plan; the
-    results are :func:`tcpn.experiments.sweep.results.load_results`.
+    sharing a store skip what the other has stored meanwhile. One loop for every kind of
+    campaign: a sweep file's (:func:`run_campaign`) and a study's experiments and axes.
     """
     from tcpn.experiments.sweep.executors import InlineExecutor
 
-    plan = plan_campaign(sweep, store, keep_traces, retry_failed)
     pool = executor or InlineExecutor()
-    queue = iter(plan.missing)
+    queue = iter(tasks)
     pending: dict[cf.Future[Any], RunTask] = {}
-    counts = [0, 0, len(plan.missing)]  # done, failed, remaining
+    counts = [0, 0, len(tasks)]  # done, failed, remaining
     if progress is not None:
         progress(*counts)
 
     def finish(future: cf.Future[Any] | None, task: RunTask) -> None:
+        record: dict[str, Any] | None
         if future is not None:
             record, trace_files = _outcome(future, task)
-            if record["tcpn_source"] is not None:  # None: the worker itself failed
-                store.put(record, trace_files)
+            if store is not None and record["tcpn_source"] is not None:
+                store.put(record, trace_files)  # None: the worker itself failed
             counts[1] += record.get("error") is not None
+        else:
+            record = store.get(task.key) if store is not None else None
+        if on_record is not None and record is not None:
+            on_record(task, record)
         counts[0] += 1
         counts[2] -= 1
         if progress is not None:
@@ -201,8 +221,8 @@ def run_campaign(sweep: Sweep, store: CampaignStore, executor: cf.Executor | Non
             task = next(queue, None)
             if task is None:
                 return
-            if not _needed(store, task, retry_failed):  # another campaign stored it
-                finish(None, task)
+            if store is not None and not _needed(store, task, retry_failed):
+                finish(None, task)  # another campaign stored it
                 continue
             future = pool.submit(execute, task)
             if future.done():  # run in this process: store it now, not at the end
@@ -216,7 +236,6 @@ def run_campaign(sweep: Sweep, store: CampaignStore, executor: cf.Executor | Non
         for future in finished:
             finish(future, pending.pop(future))
         refill()
-    return plan
 
 
 def _outcome(future: cf.Future[Any], task: RunTask) -> tuple[dict[str, Any],

@@ -3,17 +3,15 @@
 A study is a set of :class:`Experiment` (a name and a scenario mapping, as a YAML file
 would hold it) and a set of :class:`StudyAxis` (a base experiment, the scenario fields a
 parameter the study left unstated lives in, and the values to try). :func:`run_points`
-runs every (point, lens, replication) job, each measured by the study's own measurement
-function on the run's trace, in worker processes gathered by job index (so the numbers do
-not depend on the worker count). A lens that cannot express a point is recorded with the
-reason its ``check`` gave, not run. :func:`summarise` turns the per-run rows into
-:class:`Estimate` columns (mean, 95 % Student-t interval kept within the quantity's range,
-runs that gave the metric out of the runs made, deterministic experiments shown as one
-run: :func:`run_estimate`); :func:`judge` turns a claim's test into a
-:class:`~tcpn.reports.document.ClaimVerdict`.
-
-Axes are data (base + field changes), so a sweep engine can take them over; here they are
-run by the same loop as the experiments.
+runs every (point, lens, replication) as one campaign of the sweep engine
+(:func:`tcpn.experiments.sweep.campaign.run_tasks`): each run has the content key of its
+concrete scenario, lens, seed, replication and measurement, is measured by the study's own
+measurement function on the run's trace (:func:`measured_run`), and is kept in the
+campaign store when one is given (a profile cut short resumes), on local worker processes
+or a Dask cluster; the numbers never depend on the executor or the worker count. A lens
+that cannot express a point is recorded with the reason its ``check`` gave, not run.
+:mod:`~tcpn.reports.studies.estimates` turns the per-run rows into estimates;
+:func:`judge` turns a claim's test into a :class:`~tcpn.reports.document.ClaimVerdict`.
 
 >>> m = {"links": [{"a": "S", "b": "R", "ab": {"queue": {"kind": "drop_tail"}}}]}
 >>> with_fields(m, {"links.0.ab.queue.kind": "sgpq"})["links"][0]["ab"]["queue"]["kind"]
@@ -26,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import importlib
 import math
 import os
 import resource
@@ -49,7 +48,6 @@ from tcpn.reports.studies.estimates import (
     estimate_of,
     short_text,
 )
-from tcpn.workers import run_in_workers
 
 __all__ = [
     "ALL_LENSES",
@@ -241,62 +239,26 @@ def running_on(executor: cf.Executor | None) -> Iterator[None]:
         RUN_EXECUTOR.reset(token)
 
 
-def _run_key(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
-             measure: Measurement) -> str:
-    """A study run's store key: the sweep engine's key of the concrete scenario, lens,
-    seed and replication, with the measurement function as the run's option (it decides
-    what is kept)."""
-    from tcpn.experiments.sweep.store import run_key
-    from tcpn.models.scenario import validate_scenario
-
-    return run_key(validate_scenario(dict(mapping)), lens,
-                   {"study_measure": f"{measure.__module__}.{measure.__qualname__}"},
-                   seed, replication)
-
-
-def _stored(store: Any, key: str) -> dict[str, Any] | None:
-    record = store.get(key)
-    if record is None or record.get("kind") != "study run":
-        return None
-    return dict(record["measured"])
-
-
-def _store_record(key: str, lens: str, seed: int, replication: int, measure: Measurement,
-                  measured: Mapping[str, Any]) -> dict[str, Any]:
-    from tcpn import __version__
-    from tcpn.experiments.sweep.store import RECORD_FORMAT
-    from tcpn.outputs import json_ready
-    from tcpn.source import source_id
-
-    return json_ready({"format": RECORD_FORMAT, "key": key, "kind": "study run",
-                       "tcpn_version": __version__, "tcpn_source": source_id(),
-                       "lens": lens, "seed": seed,
-                       "replication": replication,
-                       "measure": f"{measure.__module__}.{measure.__qualname__}",
-                       "measured": dict(measured)})
-
-
 #: the key of a run that failed in a lens other than the net's: its error, in the place of
-#: the measured metrics (the run is never stored, so a later run tries it again)
+#: the measured metrics (the study goes on; a later run of the same store tries it again)
 FAILED = "failed"
 
+#: the campaign evaluation a study's run is (:func:`measured_run`)
+MEASURED_RUN = "tcpn.reports.studies.experiments:measured_run"
 
-def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
-         measure: Measurement) -> dict[str, Any]:
-    """One run, measured. A run of another lens that fails (a fluid solver that does not
-    converge, an ns-3 build error) gives ``{FAILED: its error}``, so that the study goes on
-    and the report names it; the net lens's failure is tcpn's own and ends the study."""
+
+def measured_run(scenario: Any, seed: int, replication: int,
+                 options: Mapping[str, Any]) -> dict[str, Any]:
+    """A study's run as an evaluation of the sweep engine's campaigns
+    (:func:`tcpn.experiments.sweep.campaign.run_tasks`): the lens ``options["lens"]`` run
+    once, measured by the study's measurement ``options["measure"]`` (``module:function``);
+    the campaign stores what it returns under the run's content key."""
     from tcpn.lenses import make_run, run_once
-    from tcpn.models.scenario import validate_scenario
 
-    scenario = validate_scenario(dict(mapping))
-    try:
-        return measure(run_once(scenario, lens, make_run(scenario, seed, replication)),
-                       replication)
-    except Exception as exc:
-        if lens == "net":
-            raise
-        return {FAILED: f"{type(exc).__name__}: {exc}"}
+    module, _, name = str(options["measure"]).partition(":")
+    measure = getattr(importlib.import_module(module), name)
+    result = run_once(scenario, str(options["lens"]), make_run(scenario, seed, replication))
+    return dict(measure(result, replication))
 
 
 def _cpu_s() -> float:
@@ -307,24 +269,36 @@ def _cpu_s() -> float:
 def run_points(points: Sequence[StudyPoint], measure: Measurement, replications: int,
                settings: Settings, progress: StudyProgress, what: str,
                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, float]]:
-    """Run every point with each of its lenses ``replications`` times.
+    """Run every point with each of its lenses ``replications`` times, as one campaign of
+    the sweep engine (:func:`~tcpn.experiments.sweep.campaign.run_tasks`: content-keyed
+    runs, the store of :func:`storing_runs` when set, the executor of :func:`running_on`
+    or ``Settings.workers`` local processes).
 
     Returns the per-run rows (``experiment``, ``axis``, ``value``, ``lens``,
     ``replication`` and the measured metrics), the time-series rows the measurement
     returned (same keys), the refusals (``experiment``, ``axis``, ``value``, ``lens``,
-    ``reason``) and the cost (``wall_s``, ``cpu_s``: this process and its workers, and
-    ``runs``).
+    ``reason``: a lens that cannot express the point, or whose runs there failed) and the
+    cost (``wall_s``, ``cpu_s``: this process and its workers, and ``runs``). A net-lens
+    run that fails is tcpn's own failure and ends the study, naming the run.
     """
+    from tcpn.experiments.sweep.campaign import RunTask, run_tasks
+    from tcpn.experiments.sweep.executors import executor_for
+    from tcpn.experiments.sweep.store import CampaignStore, run_key
     from tcpn.models.scenario import validate_scenario
 
     start_wall, start_cpu = time.perf_counter(), _cpu_s()
-    jobs: list[tuple[Any, ...]] = []
+    tasks: list[RunTask] = []
     keys: list[dict[str, Any]] = []
     refusals: list[dict[str, Any]] = []
+    if "." in measure.__qualname__ or "<" in measure.__qualname__:
+        raise TypeError(f"{measure.__qualname__}: a study's measurement must be a function "
+                        "at the top of its module (its runs go to other processes by name)")
+    measure_path = f"{measure.__module__}:{measure.__qualname__}"
     for point in points:
         for lens in point.lenses:
-            mapping = with_fields(point.scenario, point.lens_changes.get(lens, {}))
-            reason = lens_refusal(validate_scenario(mapping), lens)
+            scenario = validate_scenario(with_fields(point.scenario,
+                                                     point.lens_changes.get(lens, {})))
+            reason = lens_refusal(scenario, lens)
             key = {"experiment": point.experiment, "axis": point.axis, "value": point.value,
                    "lens": lens}
             if reason is not None:
@@ -332,49 +306,46 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                 continue
             count = replications if lens == "net" or settings.other_lens_replications is None \
                 else min(replications, settings.other_lens_replications)
+            options = (("lens", lens), ("measure", measure_path))
             for i in range(count):
-                jobs.append((mapping, lens, settings.seed, i, measure))
+                tasks.append(RunTask(run_key(scenario, lens, dict(options), settings.seed, i),
+                                     len(tasks), scenario, lens, options, settings.seed, i,
+                                     evaluation=MEASURED_RUN))
                 keys.append(key | {"replication": i})
-    results: list[dict[str, Any] | None] = [None] * len(jobs)
-    store = None
-    run_keys: list[str] = []
-    if RUN_STORE.get() is not None:
-        from tcpn.experiments.sweep.store import CampaignStore
+    results: list[dict[str, Any] | None] = [None] * len(tasks)
+    store = None if RUN_STORE.get() is None else CampaignStore(str(RUN_STORE.get()))
+    if store is not None:
+        for task in tasks:
+            record = store.get(task.key)
+            if record is not None and record.get("error") is None:
+                results[task.cell] = dict(record["summary"])
+    todo = [task for task in tasks if results[task.cell] is None]
+    done = len(tasks) - len(todo)
+    progress(what, done, len(tasks))
 
-        store = CampaignStore(str(RUN_STORE.get()))
-        run_keys = [_run_key(*job) for job in jobs]
-        for i, stored_key in enumerate(run_keys):
-            results[i] = _stored(store, stored_key)
-    todo = [i for i, result in enumerate(results) if result is None]
-    done = len(jobs) - len(todo)
-    progress(what, done, len(jobs))
-
-    def gathered(index: int, result: dict[str, Any]) -> None:
+    def gathered(task: RunTask, record: Mapping[str, Any]) -> None:
         nonlocal done
-        if store is not None and FAILED not in result:
-            _, lens, seed, replication, _ = jobs[todo[index]]
-            store.put(_store_record(run_keys[todo[index]], lens, seed, replication, measure,
-                                    result))
-        results[todo[index]], done = result, done + 1
-        progress(what, done, len(jobs))
+        if record.get("error") is None:
+            results[task.cell] = dict(record["summary"])
+        elif task.lens == "net":
+            where = ", ".join(f"{k} {v}" for k, v in keys[task.cell].items() if v != "")
+            raise TcpnError(f"{what}: the net lens's run ({where}) failed: {record['error']}")
+        else:  # the lens's other runs at this point are left out too
+            results[task.cell] = {FAILED: record["error"]}
+        done += 1
+        progress(what, done, len(tasks))
 
-    workers = min(len(todo), settings.workers or os.cpu_count() or 1)
     executor = RUN_EXECUTOR.get()
-    if executor is not None and todo:
-        futures = {executor.submit(_job, *jobs[i]): index for index, i in enumerate(todo)}
-        for future in cf.as_completed(futures):
-            gathered(futures[future], future.result())
-    elif workers <= 1:
-        for index, i in enumerate(todo):
-            gathered(index, _job(*jobs[i]))
-    else:
-        run_in_workers(_job, [jobs[i] for i in todo], workers, gathered)
+    workers = max(1, min(len(todo), settings.workers or os.cpu_count() or 1))
+    with (contextlib.nullcontext(executor) if executor is not None
+          else executor_for(workers)) as pool:
+        run_tasks(todo, store, pool, retry_failed=True, on_record=gathered)
     rows: list[dict[str, Any]] = []
     series: list[dict[str, Any]] = []
     failed: dict[tuple[Any, ...], list[str]] = {}
     for key, result in zip(keys, results, strict=True):
         measured = dict(result or {})
-        if FAILED in measured:  # the lens's other runs at this point are left out too
+        if FAILED in measured:
             failed.setdefault(_point_lens(key), []).append(measured[FAILED])
             continue
         series += [key | row for row in measured.pop("series", [])]
