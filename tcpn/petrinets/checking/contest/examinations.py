@@ -57,6 +57,7 @@ from tcpn.petrinets.checking.ptcheck import (
     state_mask,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.exchange.pnml.ptstream import PTArrays, ReadStopped, read_pt_stream
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
 from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
@@ -94,9 +95,18 @@ class Model:
     transition_names: dict[str, str]
 
 
-def load_model(model_path: str | Path) -> Model:
+def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = None
+               ) -> Model:
     """Read ``model.pnml``: a P/T net as matrices (places and transitions named by their
-    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`."""
+    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`.
+
+    A plain P/T file is read as a stream (:func:`read_pt_stream`: memory in the net's
+    size, not the file's), calling ``stop`` as it goes (:class:`ReadStopped` when it
+    names a budget); anything else by :func:`read_pnml`, which names what is wrong."""
+    arrays = read_pt_stream(Path(model_path), MAX_MODEL_BYTES, stop)
+    if arrays is not None:
+        return Model(pt_matrices(arrays), True, {p: p for p in arrays.places},
+                     {t: t for t in arrays.transitions})
     imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
     net = imported.net
     places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
@@ -109,20 +119,57 @@ def load_model(model_path: str | Path) -> Model:
     return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
 
 
+def pt_matrices(arrays: PTArrays) -> PTNet:
+    """The sparse matrices of a streamed P/T net (arcs on one pair add up, as
+    :func:`pt_net` adds them)."""
+    from scipy.sparse import csr_array
+
+    shape = (len(arrays.transitions), len(arrays.places))
+
+    def matrix(chosen: np.ndarray) -> Any:
+        return csr_array((arrays.arc_weight[chosen], (arrays.arc_transition[chosen],
+                                                      arrays.arc_place[chosen])),
+                         shape=shape, dtype=np.int64)
+
+    empty = csr_array(shape, dtype=np.int64)
+    return PTNet(arrays.places, arrays.transitions, matrix(arrays.arc_input),
+                 matrix(~arrays.arc_input), empty, empty, csr_array(shape, dtype=bool),
+                 arrays.initial)
+
+
 def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
                   time_limit_s: float | None = None,
                   max_memory_bytes: int | None = None) -> tuple[Model, Any]:
     """The model and its state space (a P/T net on the vector explorer,
     :func:`~tcpn.petrinets.statespace.ptspace.explore_pt`, a coloured one on
     :func:`~tcpn.petrinets.statespace.space.explore`; either stops at ``max_memory_bytes`` of
-    resident memory)."""
-    model = load_model(model_path)
+    resident memory). The reading counts in both budgets: the explorer has the time the
+    reading left, and a reading past either budget raises :class:`ReadStopped`."""
+    started = wallclock.perf_counter()
+    model = load_model(model_path, _read_budget(started, time_limit_s, max_memory_bytes))
+    left = None if time_limit_s is None else max(
+        0.0, time_limit_s - (wallclock.perf_counter() - started))
     if model.is_pt:
-        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s,
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=left,
                                  max_memory_bytes=max_memory_bytes)
     from tcpn.petrinets.statespace.space import explore
-    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s,
+    return model, explore(model.net, max_states=max_states, time_budget_s=left,
                           max_memory_bytes=max_memory_bytes)
+
+
+def _read_budget(started: float, time_limit_s: float | None,
+                 max_memory_bytes: int | None) -> Callable[[], str | None]:
+    """What stops a reading: the time limit counted from ``started``, the memory budget."""
+    budget = MemoryBudget.of(max_memory_bytes)
+
+    def stop() -> str | None:
+        if time_limit_s is not None and wallclock.perf_counter() - started > time_limit_s:
+            return f"time budget reached while reading the model: {time_limit_s:g} s"
+        if budget.exceeded():
+            return f"{budget.reason()} while reading the model"
+        return None
+
+    return stop
 
 
 def check_examination(model_path: str | Path, examination: str,
