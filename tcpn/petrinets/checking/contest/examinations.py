@@ -57,7 +57,7 @@ from tcpn.petrinets.checking.ptcheck import (
     state_mask,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
-from tcpn.petrinets.exchange.pnml.ptstream import PTArrays, ReadStopped, read_pt_stream
+from tcpn.petrinets.exchange.pnml.ptstream import PTArrays, read_pt_stream
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
 from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net

@@ -134,13 +134,19 @@ class _Stream:
         self.stop = stop
         self.max_depth = limits().xml_depth
         self.max_tokens = limits().marking_tokens
-        self.ids: set[str] = set()
+        #: the hash of every id inside the net, sorted at the end to find a duplicate (8
+        #: bytes an id, not a set of strings; two ids with one hash only send the file to
+        #: :func:`read_pnml`, which compares the ids themselves)
+        self.id_hashes = array("q")
+        self.tags: dict[str, str] = {}  # tag -> its local name
         self.places: dict[str, int] = {}
         self.transitions: dict[str, int] = {}
         self.initial = array("q")
-        # arcs: source and target ids interned to node numbers once both are known
-        self.arc_ends: list[tuple[str, str]] = []
-        self.arc_weight = array("q")
+        # arcs: place and transition numbers, the input ones from place to transition;
+        # an arc read before its ends waits with its ids in ``pending`` (arc number, ends)
+        self.arc_place, self.arc_transition = array("l"), array("l")
+        self.arc_input, self.arc_weight = array("b"), array("q")
+        self.pending: list[tuple[int, str, str]] = []
 
     def read(self, path: Path) -> PTArrays:
         stack: list[Element] = []
@@ -150,7 +156,8 @@ class _Stream:
                                         forbid_dtd=False, forbid_entities=True,
                                         forbid_external=True):
             if event == "start":
-                tag = _local(element.tag)
+                tag = self.tags.get(element.tag) or self.tags.setdefault(
+                    element.tag, _local(element.tag))
                 depth = len(stack)
                 if depth >= self.max_depth or tag in ("referencePlace", "arctype",
                                                       "referenceTransition") or (
@@ -165,9 +172,7 @@ class _Stream:
                 if net_depth != -1 and depth > net_depth:
                     element_id = element.get("id")
                     if element_id is not None:
-                        if element_id in self.ids:
-                            raise _Outside(element_id)
-                        self.ids.add(element_id)
+                        self.id_hashes.append(hash(element_id))
                 stack.append(element)
                 tags.append(tag)
                 seen += 1
@@ -185,6 +190,10 @@ class _Stream:
                 name = _label(stack[-1], "name") or ""
         if net_depth == -1:
             raise _Outside("no net")
+        hashes = np.sort(np.frombuffer(self.id_hashes, dtype=np.int64))
+        if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
+            raise _Outside("duplicate id")
+        del hashes, self.id_hashes
         return self._arrays(name)
 
     def _place(self, element: Element) -> None:
@@ -200,26 +209,35 @@ class _Stream:
 
     def _arc(self, element: Element) -> None:
         weight = _natural((_label(element, "inscription") or "1").strip(), 1)
-        self.arc_ends.append((element.get("source", ""), element.get("target", "")))
         self.arc_weight.append(weight)
+        ends = self._ends(element.get("source", ""), element.get("target", ""))
+        if ends is None:
+            self.pending.append((len(self.arc_place), element.get("source", ""),
+                                 element.get("target", "")))
+            ends = (0, 0, False)
+        self.arc_place.append(ends[0])
+        self.arc_transition.append(ends[1])
+        self.arc_input.append(ends[2])
+
+    def _ends(self, source: str, target: str) -> tuple[int, int, bool] | None:
+        """(place, transition, input) of an arc, None while an end is not read yet."""
+        places, transitions = self.places, self.transitions
+        if source in places and target in transitions:
+            return places[source], transitions[target], True
+        if source in transitions and target in places:
+            return places[target], transitions[source], False
+        return None
 
     def _arrays(self, name: str) -> PTArrays:
-        n = len(self.arc_ends)
-        arc_place = np.empty(n, dtype=np.int32)
-        arc_transition = np.empty(n, dtype=np.int32)
-        arc_input = np.empty(n, dtype=bool)
-        places, transitions = self.places, self.transitions
-        for i, (source, target) in enumerate(self.arc_ends):
-            if source in places and target in transitions:
-                arc_place[i], arc_transition[i], arc_input[i] = places[source], \
-                    transitions[target], True
-            elif source in transitions and target in places:
-                arc_place[i], arc_transition[i], arc_input[i] = places[target], \
-                    transitions[source], False
-            else:  # dangling, or joining two places or two transitions
+        arc_place = np.frombuffer(self.arc_place, dtype=np.int_).astype(np.int32)
+        arc_transition = np.frombuffer(self.arc_transition, dtype=np.int_).astype(np.int32)
+        arc_input = np.frombuffer(self.arc_input, dtype=np.int8).astype(bool)
+        for arc, source, target in self.pending:
+            ends = self._ends(source, target)
+            if ends is None:  # dangling, or joining two places or two transitions
                 raise _Outside(f"{source} -> {target}")
-        self.arc_ends.clear()
-        return PTArrays(name, tuple(places), tuple(transitions),
+            arc_place[arc], arc_transition[arc], arc_input[arc] = ends
+        return PTArrays(name, tuple(self.places), tuple(self.transitions),
                         np.frombuffer(self.initial, dtype=np.int64).copy(), arc_place,
                         arc_transition, arc_input,
                         np.frombuffer(self.arc_weight, dtype=np.int64).copy())
