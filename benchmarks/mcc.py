@@ -85,10 +85,15 @@ def worker(folder: str, max_states: int, time_limit_s: float,
     def peak_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    started = time.perf_counter()
+    import psutil
+
+    # the limit counts from the process's start, as the runner's clock does (start-up
+    # and imports take seconds on a loaded machine)
+    started = time.perf_counter() - max(0.0, time.time() - psutil.Process().create_time())
     cpu = time.process_time()
     memory = int(max_memory_mb * 2**20)
-    model, space = explore_model(Path(folder) / "model.pnml", max_states, time_limit_s,
+    model, space = explore_model(Path(folder) / "model.pnml", max_states,
+                                 max(0.0, time_limit_s - (time.perf_counter() - started)),
                                  memory)
     emit({"states": len(space), "edges": int(space.n_edges),
           "explore_s": getattr(space, "seconds", None) or getattr(space, "wall_s", None),
