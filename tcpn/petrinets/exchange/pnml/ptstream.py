@@ -48,7 +48,6 @@ class PTArrays:
     ids; ``arc_input`` is True for place -> transition; ``arc_weight`` >= 1). Arcs are
     listed as the file has them: two arcs on the same pair add up."""
 
-    name: str
     places: tuple[str, ...]
     transitions: tuple[str, ...]
     initial: np.ndarray
@@ -56,12 +55,6 @@ class PTArrays:
     arc_transition: np.ndarray
     arc_input: np.ndarray
     arc_weight: np.ndarray
-
-    @property
-    def n_bytes(self) -> int:
-        """Bytes of the arrays (the ids' strings not counted)."""
-        return sum(a.nbytes for a in (self.initial, self.arc_place, self.arc_transition,
-                                      self.arc_input, self.arc_weight))
 
 
 class ReadStopped(Exception):
@@ -151,7 +144,7 @@ class _Stream:
     def read(self, path: Path) -> PTArrays:
         stack: list[Element] = []
         tags: list[str] = []
-        net_depth, name, seen = -1, "", 0
+        net_depth, seen = -1, 0
         for event, element in iterparse(str(path), events=("start", "end"),
                                         forbid_dtd=False, forbid_entities=True,
                                         forbid_external=True):
@@ -183,18 +176,17 @@ class _Stream:
                 continue
             stack.pop()
             tag = tags.pop()
-            if tags and tags[-1] == "page" and tag in ("place", "transition", "arc"):
+            if tag in ("place", "transition", "arc") and tags[-1] == "page" and \
+                    tags[1] == "net":  # a node of a page of the net
                 getattr(self, f"_{tag}")(element)
                 del stack[-1][-1]  # the node just read: the last child of its page
-            elif tag == "name" and len(tags) == 2 and tags[1] == "net":
-                name = _label(stack[-1], "name") or ""
         if net_depth == -1:
             raise _Outside("no net")
         hashes = np.sort(np.frombuffer(self.id_hashes, dtype=np.int64))
         if len(hashes) > 1 and bool((hashes[1:] == hashes[:-1]).any()):
             raise _Outside("duplicate id")
         del hashes, self.id_hashes
-        return self._arrays(name)
+        return self._arrays()
 
     def _place(self, element: Element) -> None:
         text = (_label(element, "initialMarking") or "0").strip()
@@ -228,7 +220,7 @@ class _Stream:
             return places[target], transitions[source], False
         return None
 
-    def _arrays(self, name: str) -> PTArrays:
+    def _arrays(self) -> PTArrays:
         arc_place = np.frombuffer(self.arc_place, dtype=np.int_).astype(np.int32)
         arc_transition = np.frombuffer(self.arc_transition, dtype=np.int_).astype(np.int32)
         arc_input = np.frombuffer(self.arc_input, dtype=np.int8).astype(bool)
@@ -237,7 +229,7 @@ class _Stream:
             if ends is None:  # dangling, or joining two places or two transitions
                 raise _Outside(f"{source} -> {target}")
             arc_place[arc], arc_transition[arc], arc_input[arc] = ends
-        return PTArrays(name, tuple(self.places), tuple(self.transitions),
+        return PTArrays(tuple(self.places), tuple(self.transitions),
                         np.frombuffer(self.initial, dtype=np.int64).copy(), arc_place,
                         arc_transition, arc_input,
                         np.frombuffer(self.arc_weight, dtype=np.int64).copy())
