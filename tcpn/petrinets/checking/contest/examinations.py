@@ -222,19 +222,19 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
-    model: Model | None
+    def note(ident: str, reason: str) -> None:
+        if on_reason is not None:
+            on_reason(ident, reason)
+
+    model: Model | None = None
     try:
         model, space = explored or explore_model(model_path, max_states, time_limit_s,
                                                  max_memory_bytes)
     except MemoryError:  # a limit refused an allocation: nothing is known
         space = _OutOfMemory(out_of_memory_reason())
-    def note(ident: str, reason: str) -> None:
-        if on_reason is not None:
-            on_reason(ident, reason)
-
-    if model is None:  # a budget stopped the reading: nothing is known, no name checked
+    if isinstance(space, _Unread):  # a budget stopped the reading: no name is checked
         return _unread(examinations, properties, space.reason, note, on_line)
-    if isinstance(space, _OutOfMemory):
+    if model is None:
         # read again once the failed search's arrays are gone: inside the except block its
         # traceback still holds them, and the reading would fail for want of memory too
         gc.collect()
