@@ -331,3 +331,84 @@ def test_a_global_property_is_answered_from_part_of_the_space_when_the_part_prov
                 assert answer == read_answers(folder, examination)[examination], \
                     (max_states, line)
     assert given > 0
+
+
+def test_a_tiny_time_limit_gives_right_answers_and_cannot_compute_with_its_reason(
+        shared_dir, mcc_cache):
+    """Half a second for every examination of a 59,049-state instance, reading included:
+    the call ends near its limit by itself (the clock read inside every examination, no
+    kill needed), every answer it gives is the oracle's, and every CANNOT_COMPUTE names
+    the time budget."""
+    import time
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000010")
+    reasons: dict[str, str] = {}
+    started = time.perf_counter()
+    answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS), time_limit_s=0.5,
+                                 on_reason=reasons.__setitem__)
+    assert time.perf_counter() - started < 30
+    cannot = [line for lines in answers.values() for line in lines if "CANNOT_COMPUTE" in line]
+    assert cannot and disagreements(folder, answers, cannot_compute_is_wrong=False) == []
+    assert sum(len(lines) for lines in answers.values()) == 7 * 16 + 5 + 4
+    assert reasons and all("time budget reached" in why for why in reasons.values()), reasons
+
+
+@pytest.mark.parametrize("instance", ["Philosophers-PT-000010", "Philosophers-COL-000010"])
+def test_global_examinations_on_a_whole_space_read_the_clock(shared_dir, mcc_cache,
+                                                               instance):
+    """With the space explored and no time left, the global examinations that need a pass
+    over it say CANNOT_COMPUTE naming the time budget; with time, the oracle's answers."""
+    from tcpn.petrinets.checking.contest.examinations import (
+        GLOBAL_EXAMINATIONS,
+        explore_model,
+    )
+
+    folder = extracted(shared_dir, mcc_cache, instance)
+    explored = explore_model(folder / "model.pnml")
+    reasons: dict[str, str] = {}
+    spent = check_examinations(folder / "model.pnml", list(GLOBAL_EXAMINATIONS),
+                               time_limit_s=0.0, explored=explored,
+                               on_reason=reasons.__setitem__)
+    assert all(line.split()[2] == "CANNOT_COMPUTE" for lines in spent.values()
+               for line in lines), spent
+    assert set(reasons) == set(GLOBAL_EXAMINATIONS)
+    assert all(why.startswith("time budget reached: 0 s") for why in reasons.values())
+    roomy = check_examinations(folder / "model.pnml", list(GLOBAL_EXAMINATIONS),
+                               time_limit_s=300.0, explored=explored)
+    assert disagreements(folder, roomy) == []
+
+
+def test_liveness_is_not_begun_without_the_time_its_components_need(shared_dir, mcc_cache,
+                                                                     monkeypatch):
+    """SciPy's components cannot stop midway: with an estimate above the time left,
+    Liveness says CANNOT_COMPUTE with the estimate instead of running past the limit."""
+    from tcpn.petrinets.checking.contest import examinations
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    explored = examinations.explore_model(folder / "model.pnml")
+    monkeypatch.setattr(examinations, "LIVENESS_S_PER_EDGE", 3600.0)
+    reasons: dict[str, str] = {}
+    lines = check_examinations(folder / "model.pnml", ["Liveness"], time_limit_s=60.0,
+                               explored=explored, on_reason=reasons.__setitem__)
+    assert lines["Liveness"] == ["FORMULA Liveness CANNOT_COMPUTE"]
+    assert "Liveness's strongly connected components" in reasons["Liveness"]
+
+
+def test_a_reading_past_its_budget_gives_cannot_compute_for_every_line(shared_dir,
+                                                                        mcc_cache,
+                                                                        monkeypatch):
+    """A model whose reading passes the time limit: every line CANNOT_COMPUTE, each
+    naming the budget met while reading (the runner never has to kill the worker)."""
+    from tcpn.petrinets.exchange.pnml import ptstream
+
+    folder = extracted(shared_dir, mcc_cache, "Philosophers-PT-000005")
+    reasons: dict[str, str] = {}
+    monkeypatch.setattr(ptstream, "CHECK_EVERY", 1)
+    answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS), time_limit_s=0.0,
+                                 on_reason=reasons.__setitem__)
+    lines = [line for found in answers.values() for line in found]
+    assert len(lines) == 7 * 16 + 5 + 4
+    assert all(line.split()[2] == "CANNOT_COMPUTE" for line in lines)
+    assert len(reasons) == 7 * 16 + 6
+    assert all(why == "time budget reached while reading the model: 0 s"
+               for why in reasons.values())

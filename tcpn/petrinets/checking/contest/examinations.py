@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
@@ -57,6 +58,7 @@ from tcpn.petrinets.checking.ptcheck import (
     state_mask,
 )
 from tcpn.petrinets.exchange.pnml import read_pnml
+from tcpn.petrinets.exchange.pnml.ptstream import PTArrays, ReadStopped, read_pt_stream
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
 from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
@@ -94,9 +96,18 @@ class Model:
     transition_names: dict[str, str]
 
 
-def load_model(model_path: str | Path) -> Model:
+def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = None
+               ) -> Model:
     """Read ``model.pnml``: a P/T net as matrices (places and transitions named by their
-    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`."""
+    PNML ids), or a coloured net as a :class:`~tcpn.petrinets.net.PetriNet`.
+
+    A plain P/T file is read as a stream (:func:`read_pt_stream`: memory in the net's
+    size, not the file's), calling ``stop`` as it goes (:class:`ReadStopped` when it
+    names a budget); anything else by :func:`read_pnml`, which names what is wrong."""
+    arrays = read_pt_stream(Path(model_path), MAX_MODEL_BYTES, stop)
+    if arrays is not None:
+        return Model(pt_matrices(arrays), True, {p: p for p in arrays.places},
+                     {t: t for t in arrays.transitions})
     imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
     net = imported.net
     places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
@@ -109,20 +120,61 @@ def load_model(model_path: str | Path) -> Model:
     return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
 
 
+def pt_matrices(arrays: PTArrays) -> PTNet:
+    """The sparse matrices of a streamed P/T net (arcs on one pair add up, as
+    :func:`pt_net` adds them)."""
+    from scipy.sparse import csr_array
+
+    shape = (len(arrays.transitions), len(arrays.places))
+
+    def matrix(chosen: np.ndarray) -> Any:
+        return csr_array((arrays.arc_weight[chosen], (arrays.arc_transition[chosen],
+                                                      arrays.arc_place[chosen])),
+                         shape=shape, dtype=np.int64)
+
+    empty = csr_array(shape, dtype=np.int64)
+    return PTNet(arrays.places, arrays.transitions, matrix(arrays.arc_input),
+                 matrix(~arrays.arc_input), empty, empty, csr_array(shape, dtype=bool),
+                 arrays.initial)
+
+
 def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
                   time_limit_s: float | None = None,
-                  max_memory_bytes: int | None = None) -> tuple[Model, Any]:
+                  max_memory_bytes: int | None = None) -> tuple[Model | None, Any]:
     """The model and its state space (a P/T net on the vector explorer,
     :func:`~tcpn.petrinets.statespace.ptspace.explore_pt`, a coloured one on
     :func:`~tcpn.petrinets.statespace.space.explore`; either stops at ``max_memory_bytes`` of
-    resident memory)."""
-    model = load_model(model_path)
+    resident memory). The reading counts in both budgets: the explorer has the time the
+    reading left, and a reading past either gives no model and an :class:`_Unread`
+    space naming the budget."""
+    started = wallclock.perf_counter()
+    try:
+        model = load_model(model_path, _read_budget(started, time_limit_s, max_memory_bytes))
+    except ReadStopped as stopped:
+        return None, _Unread(stopped.reason)
+    left = None if time_limit_s is None else max(
+        0.0, time_limit_s - (wallclock.perf_counter() - started))
     if model.is_pt:
-        return model, explore_pt(model.net, max_states=max_states, time_limit_s=time_limit_s,
+        return model, explore_pt(model.net, max_states=max_states, time_limit_s=left,
                                  max_memory_bytes=max_memory_bytes)
     from tcpn.petrinets.statespace.space import explore
-    return model, explore(model.net, max_states=max_states, time_budget_s=time_limit_s,
+    return model, explore(model.net, max_states=max_states, time_budget_s=left,
                           max_memory_bytes=max_memory_bytes)
+
+
+def _read_budget(started: float, time_limit_s: float | None,
+                 max_memory_bytes: int | None) -> Callable[[], str | None]:
+    """What stops a reading: the time limit counted from ``started``, the memory budget."""
+    budget = MemoryBudget.of(max_memory_bytes)
+
+    def stop() -> str | None:
+        if time_limit_s is not None and wallclock.perf_counter() - started > time_limit_s:
+            return f"time budget reached while reading the model: {time_limit_s:g} s"
+        if budget.exceeded():
+            return f"{budget.reason()} while reading the model"
+        return None
+
+    return stop
 
 
 def check_examination(model_path: str | Path, examination: str,
@@ -145,7 +197,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        max_states: int = DEFAULT_MAX_STATES,
                        time_limit_s: float | None = None,
                        on_line: Callable[[str], None] | None = None,
-                       explored: tuple[Model, Any] | None = None,
+                       explored: tuple[Model | None, Any] | None = None,
                        max_memory_bytes: int | None = None,
                        on_reason: Callable[[str, str], None] | None = None
                        ) -> dict[str, list[str]]:
@@ -155,8 +207,11 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     ``max_memory_bytes`` of resident memory (None: :meth:`MemoryBudget.default`, half of
     what the process may use; a figure above what the process may really use is held to
     that) and say CANNOT_COMPUTE; ``on_reason(ident, reason)`` is told, for each
-    CANNOT_COMPUTE, the budget that caused it."""
-    started = wallclock.perf_counter()
+    CANNOT_COMPUTE, the budget that caused it. ``time_limit_s`` counts from the call
+    (the reading and the exploration in it, unless ``explored``); every examination reads
+    the clock before and inside its long steps and ends in CANNOT_COMPUTE when it is spent,
+    the answers already given kept."""
+    clock = Clock(time_limit_s)
     for examination in examinations:
         if examination not in EXAMINATIONS:
             raise InputError(f"unknown examination {examination!r}; one of "
@@ -167,33 +222,31 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties: dict[str, list[ContestProperty]] = {
         e: read_properties(model_path.parent / f"{e}.xml") for e in examinations
         if e in FORMULA_EXAMINATIONS}
+    def note(ident: str, reason: str) -> None:
+        if on_reason is not None:
+            on_reason(ident, reason)
+
+    model: Model | None = None
     try:
         model, space = explored or explore_model(model_path, max_states, time_limit_s,
                                                  max_memory_bytes)
     except MemoryError:  # a limit refused an allocation: nothing is known
         space = _OutOfMemory(out_of_memory_reason())
-    if isinstance(space, _OutOfMemory):
+    if isinstance(space, _Unread):  # a budget stopped the reading: no name is checked
+        return _unread(examinations, properties, space.reason, note, on_line)
+    if model is None:
         # read again once the failed search's arrays are gone: inside the except block its
         # traceback still holds them, and the reading would fail for want of memory too
         gc.collect()
         model = load_model(model_path)
     properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
-
-    def remaining() -> float | None:
-        return None if time_limit_s is None else max(
-            0.0, time_limit_s - (wallclock.perf_counter() - started))
-
-    def note(ident: str, reason: str) -> None:
-        if on_reason is not None:
-            on_reason(ident, reason)
-
     for examination in examinations:
         lines = answers.setdefault(examination, [])
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, model.net if model.is_pt else None, remaining()
+                           note, model.net if model.is_pt else None, clock
                            ) if examination in GLOBAL_EXAMINATIONS else (
-            _or_cannot(_answer, prop.id, note, examination, prop, space, remaining(),
+            _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
                        max_memory_bytes, note, model.net if model.is_pt else None)[0]
             for prop in properties[examination])
         for line in found:
@@ -216,17 +269,52 @@ class _OutOfMemory:
         return 0
 
 
+class _Unread(_OutOfMemory):
+    """The state space of a model whose reading a budget stopped (``reason``)."""
+
+    n_edges = 0
+
+
+def _unread(examinations: list[str], properties: dict[str, list[ContestProperty]],
+            reason: str, note: Note, on_line: Callable[[str], None] | None
+            ) -> dict[str, list[str]]:
+    """Every line CANNOT_COMPUTE, ``reason`` noted for each."""
+    answers: dict[str, list[str]] = {}
+    for examination in examinations:
+        idents = [p.id for p in properties[examination]] if examination in properties \
+            else [examination]
+        for ident in idents:
+            note(ident, reason)
+            for line in _cannot_lines(ident):
+                answers.setdefault(examination, []).append(line)
+                if on_line is not None:
+                    on_line(line)
+    return answers
+
+
+def _cannot_lines(ident: str) -> list[str]:
+    """CANNOT_COMPUTE for ``ident`` (StateSpace: its four lines)."""
+    if ident == "StateSpace":
+        return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
+                ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
+    return [_cannot(ident)]
+
+
 def _or_cannot(answer: Callable[..., Any], ident: str, note: Note, *args: Any) -> list[str]:
-    """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when an allocation in it
-    fails (a limit the memory budget had not yet seen refused it), the limit noted."""
+    """``answer(*args)`` as lines, or CANNOT_COMPUTE for ``ident`` when the time budget is
+    spent in it (:class:`TimeUp`) or an allocation in it fails (a limit the memory budget
+    had not yet seen refused it), the budget noted."""
     try:
         found = answer(*args)
+    except TimeUp as up:
+        note(ident, up.reason)
+        return _cannot_lines(ident)
     except MemoryError:
         found = None
     if found is None:  # out of the except block, the failed search's arrays can go
         gc.collect()
         note(ident, out_of_memory_reason())
-        return [_cannot(ident)]
+        return _cannot_lines(ident)
     return [found] if isinstance(found, str) else found
 
 
@@ -280,10 +368,13 @@ def _cannot(ident: str) -> str:
 
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
-            seconds_left: float | None, max_memory_bytes: int | None = None,
+            clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
-    P/T net's matrices, bounds UpperBounds when the space is incomplete)."""
+    P/T net's matrices, bounds UpperBounds when the space is incomplete). What the
+    states read off answer is given even with no time left (no search: one pass over
+    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
+    seconds_left = clock.left()
     if prop.bound is not None:
         if not _complete(space):
             met = _bound_met(prop.bound, space, model_net, seconds_left)
@@ -362,16 +453,24 @@ def _nodes(formula: Formula) -> list[Formula]:
 #: Bytes per edge Liveness holds at once (SciPy's float64 CSR copy, the edges' sources,
 #: the component pairs and their sort), checked against the memory budget first.
 LIVENESS_EDGE_BYTES = 40
+#: Seconds per edge of Liveness's components and pairs (measured: 0.12 us an edge on 6.6 million
+#: edges of StigmergyElection-PT-08a; four times that for a loaded machine; see
+#: :func:`_live`): the step runs in SciPy at once, so it is not begun without that time.
+LIVENESS_S_PER_EDGE = 5e-7
 
 
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None,
-            seconds_left: float | None = None) -> list[str]:
+            clock: Clock | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
     CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a P/T net's matrices, answers
-    from the structure what an incomplete space does not)."""
+    from the structure what an incomplete space does not). Each step reads ``clock``
+    first (:class:`TimeUp` when the time is spent: CANNOT_COMPUTE naming it), and a step
+    that cannot stop midway (Liveness's components) is not begun when its estimated time
+    is more than what is left."""
+    clock = clock or Clock(None)
     if not _complete(space):
         if examination == "StateSpace":
             note(examination, _why_incomplete(space))
@@ -380,18 +479,23 @@ def _global(examination: str, space: AnyStateSpace,
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
         techniques = TECHNIQUES
         if found is None and isinstance(model_net, PTNet) and examination in STRUCTURAL:
-            found = _structural(examination, model_net, seconds_left)
+            found = _structural(examination, model_net, clock.left())
             techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
         if found is None:
             note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
                 f"FORMULA {examination} {'TRUE' if found else 'FALSE'} TECHNIQUES "
                 f"{techniques}"]
-    most, per_marking, stable = _token_counts(space)
-    indptr, targets, labels, names = edge_arrays(space)
+    clock.check()
+    if examination in ("StateSpace", "OneSafe", "StableMarking"):
+        most, per_marking, stable = _token_counts(space, clock)
+    if examination in ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "Liveness"):
+        indptr, targets, labels, names = edge_arrays(space)
+    clock.check()
     if examination == "StateSpace":
         # In a coloured net "a place" is one colour of it (a place of the P/T twin).
-        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space)
+        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space,
+                                                                                     clock)
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
@@ -410,6 +514,8 @@ def _global(examination: str, space: AnyStateSpace,
             note(examination, f"{budget.reason()} (Liveness needs "
                  f"{LIVENESS_EDGE_BYTES * len(targets) / 1e6:,.0f} MB more)")
             return [_cannot(examination)]
+        clock.check(LIVENESS_S_PER_EDGE * len(targets), "Liveness's strongly connected "
+                    f"components of {len(targets):,} edges")
         holds = _live(indptr, targets, labels, len(names))
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 
@@ -451,7 +557,8 @@ def _structural(examination: str, net: PTNet, seconds_left: float | None) -> boo
     return True if one_safe_by_state_equation(net, limit) else None
 
 
-def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
+def _token_counts(space: AnyStateSpace, clock: Clock | None = None
+                  ) -> tuple[int, int, bool]:
     """The most tokens on one place in one state, the most in one state, and whether some
     place holds the same count in every state. A P/T space reads its marking matrix; a
     coloured one is read a place at a time (a states x places matrix of a large coloured
@@ -461,6 +568,8 @@ def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
     most, stable = 0, False
     total = np.zeros(len(space), dtype=np.int64)
     for place in space.net.places:
+        if clock is not None:
+            clock.check()
         column = np.asarray(numeric_values(Tokens((place,)), space), dtype=np.int64)
         if column.size:
             total += column
@@ -469,7 +578,7 @@ def _token_counts(space: AnyStateSpace) -> tuple[int, int, bool]:
     return most, int(total.max()) if total.size else 0, stable
 
 
-def _most_of_one_colour(space: StateSpace) -> int:
+def _most_of_one_colour(space: StateSpace, clock: Clock) -> int:
     """The most tokens of one colour on one place over the states of a coloured space:
     per place a table over its interned contents, read at the contents the states hold."""
     from tcpn.petrinets.checking.atoms import columns
@@ -477,6 +586,7 @@ def _most_of_one_colour(space: StateSpace) -> int:
     store, cols = space.generator.store, columns(space)
     most = 0
     for p in range(len(space.compiled.place_names)):
+        clock.check()
         table = np.zeros(len(store.contents[p]), dtype=np.int64)
         for number, key in enumerate(store.contents[p]):
             if key is not None:
