@@ -32,7 +32,7 @@ from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
 
 __all__ = ["STUDY_KEYS", "build_study_report", "registered_studies", "run_studies",
-           "study_summary_lines"]
+           "study_net_mappings", "study_summary_lines"]
 
 STUDY_KEYS: tuple[str, ...] = ("s1", "s2", "s3", "s4", "s5")
 """The five studies, in the order the report shows them."""
@@ -75,6 +75,26 @@ def select_studies(names: Sequence[str], known: Sequence[str] = STUDY_KEYS) -> l
     if not wanted:
         raise ValueError(f"name a study: {', '.join(known)} or all")
     return [key for key in known if key in wanted]
+
+
+def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[str, Any]]:
+    """The scenario mappings of every net-lens run the studies ``keys`` make in
+    ``profile`` (their experiments and their axes' points; one per distinct mapping),
+    read from each study module's ``experiments``, ``AXES`` and ``SETTINGS``, simulating
+    nothing: what ``tcpn build study`` builds the native modules of."""
+    from tcpn.reports.studies.experiments import (
+        StudyPoint,
+        axis_points,
+        net_mappings,
+        profile_settings,
+    )
+
+    points: list[StudyPoint] = []
+    for key in keys:
+        module = importlib.import_module(f"tcpn.reports.studies.{key}")
+        found = module.experiments(profile_settings(module.SETTINGS, profile))
+        points += [StudyPoint.of(e) for e in found] + axis_points(found, module.AXES)
+    return net_mappings(points)
 
 
 def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Profile,
