@@ -554,6 +554,11 @@ def _build_one(work: str, module: _Module) -> _CythonRejected | None:
     return None
 
 
+#: library -> why its build failed in this process (the compiler's or Cython's error): a
+#: study runs many nets per worker process, which do not try the same build again
+_FAILED: dict[Path, str] = {}
+
+
 def build_workers() -> int:
     """The processes a build runs at once: the cores this process may use."""
     try:
@@ -583,6 +588,9 @@ def _build(modules: list[_Module], what: str = "") -> tuple[dict[Path, _CythonRe
         missing = [m for m in modules if not m.library.exists()]
         if not missing:
             return {}, 0
+        failed = next((_FAILED[m.library] for m in missing if m.library in _FAILED), None)
+        if failed is not None:  # tried in this process: the compiler fails again
+            raise NativeUnavailable(failed)
         started = time.perf_counter()
         total = len(missing)
         workers = min(total, build_workers())
@@ -604,13 +612,18 @@ def _build(modules: list[_Module], what: str = "") -> tuple[dict[Path, _CythonRe
             said(built)
 
         with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work:
-            if workers <= 1:
-                for index, module in enumerate(missing):
-                    gathered(index, _build_one(work, module))
-            else:
-                from tcpn.workers import run_in_workers
+            try:
+                if workers <= 1:
+                    for index, module in enumerate(missing):
+                        gathered(index, _build_one(work, module))
+                else:
+                    from tcpn.workers import run_in_workers
 
-                run_in_workers(_build_one, [(work, m) for m in missing], workers, gathered)
+                    run_in_workers(_build_one, [(work, m) for m in missing], workers,
+                                   gathered)
+            except NativeUnavailable as exc:
+                _FAILED.update((m.library, str(exc)) for m in missing)
+                raise
         _notice.info("native engine: built %d module%s in %.1f s (%d process%s)", total,
                      "" if total == 1 else "s", time.perf_counter() - started, workers,
                      "" if workers == 1 else "es")
@@ -834,8 +847,8 @@ class BuildSummary:
         if self.reason is not None:
             return (f"native engine: nothing built, the nets will run in Python: "
                     f"{self.reason}")
-        plural = "" if self.nets == 1 else "s"
-        return (f"native engine: {self.nets} net{plural} need {self.modules} modules: "
+        plural, verb = ("", "s") if self.nets == 1 else ("s", "")
+        return (f"native engine: {self.nets} net{plural} need{verb} {self.modules} modules: "
                 f"{self.built} built in {self.wall_s:.1f} s ({self.workers} process"
                 f"{'' if self.workers == 1 else 'es'}), {self.modules - self.built} were "
                 "cached")
