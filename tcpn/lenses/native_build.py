@@ -14,7 +14,7 @@ build, so that every run finds its modules: ``tcpn build`` and the studies call 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from tcpn.lenses.base import make_run
 from tcpn.models.scenario import Scenario
@@ -29,12 +29,15 @@ __all__ = ["build_scenario_nets", "scenario_nets"]
 def scenario_nets(scenarios: Iterable[Scenario], seed: int | None = None
                   ) -> Iterator[CompiledNet]:
     """The compiled net the net lens runs for each scenario (its first replication of
-    ``seed``, the scenario's by default: the flows' draws change values, not the code)."""
+    ``seed``, the scenario's by default; a replication whose drawn flows give a net of
+    other code builds its few missing modules when it runs)."""
     for scenario in scenarios:
         yield compile_net(compose(scenario, make_run(scenario, seed).flows).net)
 
 
 def build_scenario_nets(scenarios: Iterable[Scenario], what: str = "",
-                        seed: int | None = None) -> BuildSummary:
-    """Build the native modules the nets of ``scenarios`` need (see the module)."""
-    return build_nets(scenario_nets(scenarios, seed), what)
+                        seed: int | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> BuildSummary:
+    """Build the native modules the nets of ``scenarios`` need (see the module);
+    ``progress(done, total)`` as modules are built."""
+    return build_nets(scenario_nets(scenarios, seed), what, progress)

@@ -55,7 +55,7 @@ import textwrap
 import threading
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
@@ -567,16 +567,19 @@ def build_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _build(modules: list[_Module], what: str = "") -> tuple[dict[Path, _CythonRejected], int]:
+def _build(modules: list[_Module], what: str = "",
+           progress: Callable[[int, int], None] | None = None,
+           ) -> tuple[dict[Path, _CythonRejected], int]:
     """Builds the ``modules`` missing from the cache; returns those Cython rejected, and
     how many were built.
 
     Each missing module is translated by Cython and compiled by the C compiler in one of
     :func:`build_workers` processes (:mod:`tcpn.workers`: they end with this one), a
-    progress line counting them. One build runs at a time per cache directory, across
-    processes too (a file lock), so that processes starting together (a sweep's workers,
-    a parallel test run) do not compile the same modules twice: the second waits and finds
-    them built. Each library is compiled in a private directory and renamed into place.
+    progress line counting them (and ``progress(done, total)`` called). One build runs at
+    a time per cache directory, across processes too (a file lock), so that processes
+    starting together (a sweep's workers, a parallel test run) do not compile the same
+    modules twice: the second waits and finds them built. Each library is compiled in a
+    private directory and renamed into place.
     """
     if all([NATIVE.used(m.library) for m in modules]):  # each found one marked used
         return {}, 0
@@ -600,6 +603,8 @@ def _build(modules: list[_Module], what: str = "") -> tuple[dict[Path, _CythonRe
                          "%d of %d, %.0f s", total, "" if total == 1 else "s",
                          f" for {what}" if what else "", directory, done, total,
                          time.perf_counter() - started, extra={"progress": done})
+            if progress is not None:
+                progress(done, total)
 
         said(0)
         built = 0
@@ -855,11 +860,13 @@ class BuildSummary:
 
 
 @NATIVE.holding
-def build_nets(nets: Iterable[CompiledNet], what: str = "") -> BuildSummary:
+def build_nets(nets: Iterable[CompiledNet], what: str = "",
+               progress: Callable[[int, int], None] | None = None) -> BuildSummary:
     """Build the native modules every one of ``nets`` runs on that the cache lacks, all
     in one parallel build (:func:`build_workers` processes, one progress line); loads
     nothing. Runs of these nets then find their modules built: what ``tcpn build`` and
-    the studies do before their runs.
+    the studies do before their runs. ``progress(done, total)``: called as modules are
+    built, besides the progress line.
 
     A module Cython rejects is left out (the run names its transition); a failing
     compiler raises :class:`NativeUnavailable`; without a compiler nothing is built and
@@ -871,7 +878,7 @@ def build_nets(nets: Iterable[CompiledNet], what: str = "") -> BuildSummary:
     if reason is not None:
         return BuildSummary(len(found), 0, 0, 0.0, 0, reason)
     modules = {m.library: m for net in found for m in _plan(net).modules}
-    _, built = _build(list(modules.values()), what)
+    _, built = _build(list(modules.values()), what, progress)
     return BuildSummary(len(found), len(modules), built, time.perf_counter() - started,
                         min(built, build_workers()) if built else 0)
 

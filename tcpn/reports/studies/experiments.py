@@ -296,11 +296,13 @@ def net_mappings(points: Sequence[StudyPoint]) -> list[Mapping[str, Any]]:
     return list(found.values())
 
 
-def native_built(mappings: Sequence[Mapping[str, Any]], seed: int, what: str) -> None:
+def native_built(mappings: Sequence[Mapping[str, Any]], seed: int, what: str,
+                 progress: Callable[[int, int], None] | None = None) -> None:
     """The native modules of the net lens's runs of ``mappings`` built before the runs,
     in one parallel build (:mod:`tcpn.lenses.native_build`), unless the engine is
     ``python``: the worker processes then find them, rather than wait for each other's
-    builds. A build that fails leaves the runs to say so (they run in Python)."""
+    builds (``progress(built, total)`` as modules are built). A build that fails leaves
+    the runs to say so (they run in Python)."""
     from tcpn.lenses.native_build import build_scenario_nets
     from tcpn.models.scenario import validate_scenario
     from tcpn.petrinets.engine.native import (
@@ -313,7 +315,8 @@ def native_built(mappings: Sequence[Mapping[str, Any]], seed: int, what: str) ->
         return
     unique = {repr(sorted(m.items())): m for m in mappings}
     with contextlib.suppress(NativeUnavailable):
-        build_scenario_nets((validate_scenario(dict(m)) for m in unique.values()), what, seed)
+        build_scenario_nets((validate_scenario(dict(m)) for m in unique.values()), what, seed,
+                            progress)
 
 
 def _cpu_s() -> float:
@@ -366,7 +369,9 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     done = len(jobs) - len(todo)
     progress(what, done, len(jobs))
     if RUN_EXECUTOR.get() is None:  # a cluster's workers build in their own caches
-        native_built([jobs[i][0] for i in todo if jobs[i][1] == "net"], settings.seed, what)
+        native_built([jobs[i][0] for i in todo if jobs[i][1] == "net"], settings.seed, what,
+                     lambda built, total: progress(f"{what}: native modules", built, total))
+        progress(what, done, len(jobs))
 
     def gathered(index: int, result: dict[str, Any]) -> None:
         nonlocal done
