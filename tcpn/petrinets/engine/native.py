@@ -848,11 +848,16 @@ class BuildSummary:
 
         >>> BuildSummary(3, 40, 12, 21.04, 2).text()
         'native engine: 3 nets need 40 modules: 12 built in 21.0 s (2 processes), 28 were cached'
+        >>> BuildSummary(1, 40, 0, 0.52, 0).text()
+        'native engine: 1 net needs 40 modules, all cached (0.5 s)'
         """
         if self.reason is not None:
             return (f"native engine: nothing built, the nets will run in Python: "
                     f"{self.reason}")
         plural, verb = ("", "s") if self.nets == 1 else ("s", "")
+        if not self.built:
+            return (f"native engine: {self.nets} net{plural} need{verb} {self.modules} "
+                    f"modules, all cached ({self.wall_s:.1f} s)")
         return (f"native engine: {self.nets} net{plural} need{verb} {self.modules} modules: "
                 f"{self.built} built in {self.wall_s:.1f} s ({self.workers} process"
                 f"{'' if self.workers == 1 else 'es'}), {self.modules - self.built} were "
