@@ -402,7 +402,7 @@ def test_processes_starting_together_build_each_module_once(tmp_path: Path) -> N
         assert run.returncode == 0, err
         assert out.split() == ["native", "cython", "8"]
         logs.append(err)
-    assert sum(log.count("native engine: building 4 modules") for log in logs) == 1, logs
+    assert sum(log.count("native engine: built 4 modules") for log in logs) == 1, logs
     assert len(list((tmp_path / "native").glob("*.so"))) == 4
 
 
