@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import errno
 import functools
+import inspect
 import logging
 import os
 import shutil
@@ -716,6 +717,20 @@ def check_net(
         "--latest", help="A timed net: the latest time a marking is first reached over all "
         "runs (inf, with the cycle or dead end that avoids it, when some run never does).")
     ] = None,
+    probability: Annotated[list[str] | None, typer.Option(
+        "--probability", help="A timed net: how likely a time-bounded path formula is over "
+        "simulated runs, e.g. \"F<=3 tokens(delivered) >= 2\" (repeatable): the share of "
+        "--runs runs (default 1,000) with its exact 95 % interval, or with --at-least P a "
+        "sequential test of P[formula] >= P (docs/checking.md).")] = None,
+    at_least: Annotated[float | None, typer.Option(
+        "--at-least", min=0.0, max=1.0, help="With --probability: answer whether the "
+        "probability is at least this (Wald's sequential test, +-0.01 indifference, 5 % "
+        "errors; --runs caps the runs, default 100,000).")] = None,
+    runs: Annotated[int | None, typer.Option(
+        "--runs", min=1, help="With --probability: the runs of an estimate, or the most a "
+        "sequential test may take.")] = None,
+    seed: Annotated[int, typer.Option(
+        "--seed", help="With --probability: the seed of the simulated runs.")] = 0,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -828,7 +843,9 @@ def check_net(
                            time_limit_s=time_limit,
                            weak_fair=weak, strong_fair=strong, reduction=reduction,
                            json_file=json_file, overwrite=overwrite,
-                           earliest=tuple(earliest or ()), latest=tuple(latest or ()))
+                           earliest=tuple(earliest or ()), latest=tuple(latest or ()),
+                           probability=tuple(probability or ()), at_least=at_least,
+                           runs=runs, seed=seed)
     if not run_check(request, console, err_console):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -1544,3 +1561,27 @@ def _exit_for(exc: Exception) -> tuple[int, str]:
                             "xml_depth or expression_depth may let such input through)")
     return EXIT_INTERNAL, (f"internal error: {type(exc).__name__}: {exc} (rerun with --debug "
                            "for the traceback, and please report it)")
+
+
+def _paragraphs_joined(text: str) -> str:
+    """``text`` with the line breaks inside each paragraph joined into spaces: Typer's rich
+    help keeps a docstring's single line breaks, which a terminal of another width shows as
+    ragged lines; paragraphs (blank-line separated) and a ``\\f`` cut stay as they are."""
+    shown, cut, rest = inspect.cleandoc(text).partition("\f")
+    paragraphs = (" ".join(line.strip() for line in p.splitlines()) for p in shown.split("\n\n"))
+    return "\n\n".join(paragraphs) + cut + rest
+
+
+def _reflow_help(group: typer.Typer) -> None:
+    """Give every command of ``group`` (and of its sub-groups) its help text as paragraphs,
+    so ``--help`` wraps to the terminal's width whatever the source's line breaks."""
+    for command in group.registered_commands:
+        text = command.help if isinstance(command.help, str) else inspect.getdoc(command.callback)
+        if text:
+            command.help = _paragraphs_joined(text)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _reflow_help(sub.typer_instance)
+
+
+_reflow_help(app)

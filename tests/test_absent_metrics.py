@@ -8,12 +8,8 @@ an error when asked for directly, and "n/a" with the reason in the tables.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from cli_process import run_tcpn as _tcpn
 
 from tcpn.errors import InputError
 from tcpn.lenses import evaluate
@@ -68,12 +64,6 @@ def test_a_saved_result_keeps_what_is_absent(tmp_path):
     assert loaded.summary["absent"]["goodput_bps"] == REASON
     with pytest.raises(InputError, match=REASON):
         metrics.goodput_bps(loaded.trace)
-
-
-def _tcpn(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()", *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, "COLUMNS": "200"})
 
 
 def test_tcpn_run_and_tcpn_table_print_n_a_with_the_reason(tmp_path):

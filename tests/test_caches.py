@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_process import run_tcpn as tcpn
 
 from tcpn.petrinets.engine import codecache
 from tcpn.petrinets.engine.caches import CODE, MB, NATIVE, BoundedCache
@@ -308,13 +309,6 @@ def test_a_loaded_native_module_keeps_running_when_the_cache_is_cleared(
     record = FiringRecord()
     Simulator(counter_net("q"), seed=5, monitors=[record], engine="python").run()
     assert out.strip() == f"c {record.firings}"
-
-
-def tcpn(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200",
-                               **(env or {})})
 
 
 def test_the_cache_command_shows_and_clears_each_cache(tmp_path: Path) -> None:

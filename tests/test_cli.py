@@ -8,12 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_process import run_tcpn as tcpn
+
 from tcpn import __version__
-
-
-def tcpn(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
-                          capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def words(text: str) -> str:
@@ -98,3 +95,32 @@ def test_a_terminal_without_utf8_gets_the_output_not_an_internal_error():
                                    "COLUMNS": "60"})  # narrow: Rich cuts cells with "…"
         assert done.returncode == 0, done.stderr
         assert b"customers served" in done.stdout
+
+
+def _commands(group, path=()):
+    """Every command of the ``tcpn`` command tree with its words (``tcpn cache info``...)."""
+    yield path, group
+    for name, sub in getattr(group, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_help_paragraphs_wrap_to_the_terminal_not_to_the_source():
+    """Each paragraph of every command's help is one line on a wide terminal: the source's
+    line breaks (a docstring's) never show as ragged lines at another width."""
+    import inspect
+
+    import typer.main
+    from typer.testing import CliRunner
+
+    from tcpn.cli import app
+
+    runner, seen = CliRunner(), 0
+    for path, command in _commands(typer.main.get_command(app)):
+        shown = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "2000"}, terminal_width=2000)
+        assert shown.exit_code == 0, (path, shown.output)
+        lines = [" ".join(line.split()) for line in shown.output.splitlines()]
+        for paragraph in inspect.cleandoc(command.help or "").partition("\f")[0].split("\n\n"):
+            joined = " ".join(paragraph.split())
+            assert joined in lines, (path, joined[:60])
+            seen += 1
+    assert seen > 20

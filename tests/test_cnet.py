@@ -78,7 +78,7 @@ def assert_same_run(net: PetriNet, seed: int, max_firings: int,
     assert (a.stop_reason, a.firings, a.final_time) == (b.stop_reason, b.firings, b.final_time)
     assert a.firing_counts == b.firing_counts
     assert a.marking == b.marking
-    draws = [s._draw for s in sims.values()]
+    draws = [s.draws for s in sims.values()]
     assert draws[0].generator.bit_generator.state == draws[1].generator.bit_generator.state
     assert draws[0]._next == draws[1]._next
 

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-
-def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()", *args],
-                          capture_output=True, text=True, timeout=120)
+from cli_process import run_tcpn as tcpn
 
 
 def test_export_python_reference_to_cpn_then_import_and_export_again(tmp_path):

@@ -4,8 +4,6 @@ on nets whose answers are derived by hand."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from tcpn.petrinets.checking.report import standard_report
 from tcpn.petrinets.examples import counter, dining_philosophers, retransmission
 
 sys.path.insert(0, str(Path(__file__).parent))
+from cli_process import run_tcpn
 from test_ctl import small_nets, state_formulas
 
 DELIVERED = "AF tokens(delivered) >= 1"
@@ -152,10 +151,7 @@ def test_cli_verdicts_exit_codes_and_json(tmp_path):
 
 
 def _tcpn(*args, cwd=None):
-    """The real command in a fresh process (exit codes come from ``main()``)."""
-    return subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()", *args],
-                          capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "60"}, check=False)
+    return run_tcpn(*args, cwd=cwd, columns=60)
 
 
 @pytest.mark.parametrize("args, message", [

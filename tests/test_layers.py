@@ -17,7 +17,7 @@ import tcpn
 ROOT = Path(tcpn.__file__).resolve().parent
 
 #: The rooms, lowest first; each may import only the rooms listed with it (and itself).
-GROUND = ("tcpn", "tcpn.errors", "tcpn.limits", "tcpn.outputs", "tcpn.workers")
+GROUND = ("tcpn", "tcpn.errors", "tcpn.limits", "tcpn.outputs", "tcpn.source", "tcpn.workers")
 LANGUAGE = "tcpn.petrinets (language)"
 MAY_IMPORT: dict[str, set[str]] = {
     "ground": set(),
@@ -52,13 +52,13 @@ EXCEPTIONS = {
 MAX_CIRCLE = 4
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in ROOT.rglob("*.py")}
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    return {_module_name(p, root): p for p in root.rglob("*.py")}
 
 
 MODULES = _modules()
@@ -89,22 +89,31 @@ def _not_names(tree: ast.Module) -> set[int]:
     return found
 
 
-def _target(name: str) -> str | None:
+def _target(name: str, modules: dict[str, Path] | None = None) -> str | None:
     """The tcpn module ``name`` (a module, or ``module.attribute``) is found in."""
-    while name and name not in MODULES:
+    modules = MODULES if modules is None else modules
+    while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
 
 
-def imports(module: str) -> set[str]:
+def imports(module: str, modules: dict[str, Path] | None = None) -> set[str]:
     """Every tcpn module ``module`` imports, however: statements anywhere in it, and string
     constants naming a tcpn module (``"tcpn.x.y"`` or ``"tcpn.x.y:name"``)."""
-    tree = ast.parse(MODULES[module].read_text())
+    return set(import_kinds(module, modules))
+
+
+def import_kinds(module: str, modules: dict[str, Path] | None = None) -> dict[str, str]:
+    """:func:`imports` with how each is imported: ``"statement"``, or ``"string"`` when only
+    a dotted string names it (for ``importlib``)."""
+    modules = MODULES if modules is None else modules
+    tree = ast.parse(modules[module].read_text())
     docstrings = _not_names(tree)
-    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
+    package = module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+    found: dict[str, str] = {}
     for node in ast.walk(tree):
         names: list[str] = []
+        kind = "statement"
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -116,11 +125,14 @@ def imports(module: str) -> set[str]:
         elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
               and id(node) not in docstrings and node.value.startswith("tcpn.")
               and " " not in node.value):
-            names = [node.value.partition(":")[0]]
+            names, kind = [node.value.partition(":")[0]], "string"
         for name in names:
-            target = _target(name)
-            if target is not None and target != module and name.startswith("tcpn"):
-                found.add(target)
+            target = _target(name, modules)
+            if kind == "string" and target == "tcpn" != name:
+                continue  # "tcpn.native": a logger's name, no module
+            if (target is not None and target != module and name.startswith("tcpn")
+                    and found.get(target) != "statement"):
+                found[target] = kind
     return found
 
 
@@ -184,6 +196,69 @@ def test_no_private_name_is_imported_across_modules():
     assert found == []
 
 
+#: Attribute names whose underscore is not about privacy: the named tuple's API, os._exit.
+PUBLIC_UNDERSCORE = frozenset({"_replace", "_fields", "_make", "_asdict", "_field_defaults",
+                               "_exit"})
+#: Modules that read another library's insides, each with its reason.
+FOREIGN_INSIDES = {
+    "tcpn.petrinets.exchange.snakes": "SNAKES keeps an arc's expression (_expr, _annotation),"
+    " an inhibitor's condition (_condition) and a place's type check (_check) in private "
+    "attributes with no public reader",
+}
+
+
+def _defines(tree: ast.Module) -> set[str]:
+    """The names a module makes: functions, classes, the attributes it gives ``self`` and
+    ``cls``, and the strings naming what it generates (a built module's functions)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+              and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return found
+
+
+def private_reads(module: str) -> list[str]:
+    """``obj._x`` read or written in ``module`` where ``obj`` is not ``self``/``cls`` and the
+    module does not make ``_x`` itself: another module's insides (what an object of another
+    module keeps private should be asked for, or set, through a public name)."""
+    tree = ast.parse(MODULES[module].read_text())
+    own = _defines(tree)
+    return sorted({f"{module}: {ast.unparse(node)}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                   and not node.attr.startswith("__") and node.attr not in own
+                   and node.attr not in PUBLIC_UNDERSCORE
+                   and not (isinstance(node.value, ast.Name)
+                            and node.value.id in ("self", "cls"))})
+
+
+def test_no_private_attribute_is_used_across_modules():
+    """``sim._draw`` read or ``sim._live`` set in another module reaches into the
+    simulator's insides: the engine contract (``tcpn.petrinets.engine.contract``) names
+    what an engine may read and write."""
+    found = [read for module in MODULES if module not in FOREIGN_INSIDES
+             for read in private_reads(module)]
+    assert sorted(found) == []
+
+
+def test_a_private_read_is_caught(tmp_path):
+    """The check can fail: a module reading another's private attribute is named."""
+    MODULES["tcpn.petrinets.engine.probe"] = tmp_path / "probe.py"
+    (tmp_path / "probe.py").write_text("def peek(sim):\n    sim._live = set()\n"
+                                       "    return sim._draw, sim._replace\n")
+    try:
+        assert private_reads("tcpn.petrinets.engine.probe") == [
+            "tcpn.petrinets.engine.probe: sim._draw", "tcpn.petrinets.engine.probe: sim._live"]
+    finally:
+        del MODULES["tcpn.petrinets.engine.probe"]
+
+
 #: Modules longer than MAX_LINES, each with the reason it stays one module.
 LONG_MODULES = {
     "tcpn.petrinets.exchange.cpnml": "one recursive-descent translator of the CPN ML "
@@ -216,3 +291,67 @@ def test_no_folder_is_a_flat_pile():
     crowded = {str(f.relative_to(ROOT)): n for f, n in folders.items()
                if n > MAX_MODULES_PER_FOLDER}
     assert crowded == {}
+
+
+# -- the house's measures (docs/layout.md's before and after) ---------------------------------
+#: The rules before the rooms (tests/test_doctests.py's LAYERS up to commit 7f43064^): each
+#: top-level package and the prefixes it must not import, read from module-level
+#: statements only.
+RULES_BEFORE = {
+    "tcpn.petrinets": ("tcpn.models", "tcpn.solvers", "tcpn.validation", "tcpn.reports",
+                       "tcpn.cli"),
+    "tcpn.models": ("tcpn.solvers", "tcpn.validation", "tcpn.reports", "tcpn.cli"),
+    "tcpn.solvers": ("tcpn.validation", "tcpn.reports", "tcpn.cli"),
+    "tcpn.validation": ("tcpn.solvers.fluid", "tcpn.solvers.closed_forms",
+                        "tcpn.solvers.fluid_lens", "tcpn.solvers.optimize", "tcpn.reports",
+                        "tcpn.cli"),
+}
+
+
+def _allowed_before(source: str, target: str) -> bool:
+    package = ".".join(source.split(".")[:2])
+    return not target.startswith(RULES_BEFORE.get(package, ()))
+
+
+def layout_measures(root: Path = ROOT, before: bool = False) -> dict[str, object]:
+    """The figures issue #28 asks for, of the tcpn tree at ``root`` (``before``: judged by
+    :data:`RULES_BEFORE`, each top-level package one room): imports that climb a layer,
+    imports made only through a dotted string, circles (largest, and those across rooms),
+    modules over :data:`MAX_LINES` lines (with their reason, if stated), the largest folder."""
+    modules = _modules(root)
+    kinds = {m: import_kinds(m, modules) for m in modules}
+    allowed = _allowed_before if before else _allowed
+    room_of = (lambda m: ".".join(m.split(".")[:2])) if before else room
+    edges = [(s, t) for s, found in kinds.items() for t in found]
+    climbing = sorted(f"{s} -> {t}" for s, t in edges if not allowed(s, t))
+    strings = sorted(f"{s} -> {t}" + ("" if room_of(s) == room_of(t) else " (across rooms)")
+                     for s, found in kinds.items() for t, kind in found.items()
+                     if kind == "string")
+    kept = nx.DiGraph([(s, t) for s, t in edges
+                       if before or not any(s == a and t.startswith(b) for a, b in EXCEPTIONS)])
+    circles = sorted((sorted(c) for c in nx.strongly_connected_components(kept) if len(c) > 1),
+                     key=len, reverse=True)
+    lines = {m: len(p.read_text().splitlines()) for m, p in modules.items()}
+    folders: dict[str, int] = defaultdict(int)
+    for path in modules.values():
+        folders[str(path.parent.relative_to(root.parent))] += path.name != "__init__.py"
+    return {
+        "modules": len(modules),
+        "imports climbing a layer": climbing,
+        "imports through a dotted string only": strings,
+        "largest circle": len(circles[0]) if circles else 0,
+        "circles across rooms": [c for c in circles if len({room_of(m) for m in c}) > 1],
+        "modules over 1,200 lines": {m: (n, "no reason stated" if before else
+                                         LONG_MODULES.get(m, "no reason stated"))
+                                     for m, n in sorted(lines.items()) if n > MAX_LINES},
+        "largest folders": sorted(folders.items(), key=lambda f: -f[1])[:3],
+    }
+
+
+if __name__ == "__main__":  # python tests/test_layers.py [TREE/tcpn --before]
+    import json
+    import sys
+
+    tree = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else ROOT
+    figures = layout_measures(tree, before="--before" in sys.argv)
+    print(json.dumps(figures, indent=1))

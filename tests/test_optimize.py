@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_process import run_tcpn
 
 from tcpn.errors import InputError
 from tcpn.experiments.optimize import objective_value, optimize, with_parameter
@@ -20,10 +18,8 @@ from tcpn.models.scenario import dumbbell
 from tcpn.solvers.closed_forms import ecn
 
 
-def tcpn(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *map(str, args)],
-                          capture_output=True, text=True, errors="replace", timeout=300,
-                          env={**os.environ, "COLUMNS": "60"})
+def tcpn(*args: str | Path):
+    return run_tcpn(*args, columns=60)
 
 
 @pytest.fixture(scope="module")

@@ -195,6 +195,28 @@ def test_another_versions_runs_are_kept_apart(tmp_path):
         CampaignStore(tmp_path / "store", version="0.0.1").put(record)
 
 
+def test_a_changed_source_file_is_other_code_for_the_store(tmp_path):
+    """The store's code name changes with any computing source file of the package (a rule
+    changed in a sender is another model under the same version), not with a template."""
+    import shutil
+
+    import tcpn
+    from tcpn.source import source_digest, source_id
+
+    package = tmp_path / "tcpn"
+    shutil.copytree(Path(tcpn.__file__).parent, package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    digest = source_digest(package)
+    assert source_id() == f"{tcpn.__version__}+{digest[:12]}"
+    template = next(package.rglob("*.j2"))
+    template.write_text(template.read_text() + "<!-- restyled -->")
+    assert source_digest(package) == digest
+    sender = package / "models" / "components" / "sender.py"
+    sender.write_text(sender.read_text() + "\n# one more rule\n")
+    assert source_digest(package) != digest
+    assert CampaignStore(tmp_path / "store").home.name == f"tcpn-{source_id()}"
+
+
 def test_a_directory_that_is_not_a_store_is_never_written_into(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(Exception, match="not a tcpn campaign store"):

@@ -83,6 +83,7 @@ from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import ConcreteFlow, Scenario, TraceSelection, parse_scenario
 from tcpn.outputs import atomic_directory, json_ready
+from tcpn.source import source_id
 
 __all__ = [
     "AGGREGATE_METRICS", "FLOW_EVENTS", "FLOW_VARS", "QUEUE_EVENTS", "TABLES",
@@ -680,5 +681,7 @@ class ScenarioResult:
 
 
 def provenance(**extra: Any) -> dict[str, Any]:
-    """tcpn and Python versions plus ``extra`` (what a lens wants to record)."""
-    return {"tcpn_version": __version__, "python": platform.python_version(), **extra}
+    """tcpn's version and source digest, Python's version, plus ``extra`` (what a lens
+    wants to record)."""
+    return {"tcpn_version": __version__, "tcpn_source": source_id(),
+            "python": platform.python_version(), **extra}

@@ -60,17 +60,19 @@ class ColourSet:
 
     def timed(self, name: str | None = None) -> ColourSet:
         """The same set with timestamped tokens (CPN ML ``colset T = ... timed``)."""
-        return self._copy_with(is_timed=True, name=name if name is not None else self._timed_name())
+        return self.copy_with(is_timed=True, name=name if name is not None else self._timed_name())
 
     def named(self, name: str) -> ColourSet:
         """The same set under another declaration name."""
-        return self._copy_with(name=name)
+        return self.copy_with(name=name)
 
     def untimed(self, name: str) -> ColourSet:
         """The same set with plain tokens, under the declaration name ``name``."""
-        return self._copy_with(is_timed=False, name=name)
+        return self.copy_with(is_timed=False, name=name)
 
-    def _copy_with(self, **changes: Any) -> ColourSet:
+    def copy_with(self, **changes: Any) -> ColourSet:
+        """A copy of this colour set with the given fields changed (the exchange formats
+        re-declare a set under its file's name and timing)."""
         twin = copy.copy(self)
         for key, value in changes.items():
             object.__setattr__(twin, key, value)

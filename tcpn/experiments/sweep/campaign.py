@@ -36,6 +36,7 @@ from tcpn.experiments.sweep.store import RECORD_FORMAT, CampaignStore, run_key
 from tcpn.lenses import get_lens, make_run, run_once
 from tcpn.models.scenario import Scenario
 from tcpn.outputs import json_ready
+from tcpn.source import source_id
 
 __all__ = ["EVALUATIONS", "CampaignPlan", "RunTask", "execute", "plan_campaign",
            "register_evaluation", "run_campaign", "run_summaries", "sweep_tasks"]
@@ -98,6 +99,7 @@ def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
     measure = task.scenario.measure
     record = {
         "format": RECORD_FORMAT, "key": task.key, "tcpn_version": __version__,
+        "tcpn_source": source_id(),
         "lens": task.lens, "options": dict(task.options), "seed": task.seed,
         "replication": task.replication, "scenario_hash": task.scenario.content_hash(),
         "scenario": task.scenario.model_dump(mode="json", exclude={"name", "description"}),
@@ -186,7 +188,7 @@ def run_campaign(sweep: Sweep, store: CampaignStore, executor: cf.Executor | Non
     def finish(future: cf.Future[Any] | None, task: RunTask) -> None:
         if future is not None:
             record, trace_files = _outcome(future, task)
-            if record["tcpn_version"] is not None:  # None: the worker itself failed
+            if record["tcpn_source"] is not None:  # None: the worker itself failed
                 store.put(record, trace_files)
             counts[1] += record.get("error") is not None
         counts[0] += 1
@@ -224,12 +226,12 @@ def _outcome(future: cf.Future[Any], task: RunTask) -> tuple[dict[str, Any],
     try:
         record, trace_files = future.result()
     except Exception as exc:
-        return {"key": task.key, "tcpn_version": None,
+        return {"key": task.key, "tcpn_source": None,
                 "error": f"the worker failed: {type(exc).__name__}: {exc}"}, None
-    if record.get("tcpn_version") != __version__:
-        return {"key": task.key, "tcpn_version": None,
-                "error": f"the worker runs tcpn {record.get('tcpn_version')}, this campaign "
-                         f"tcpn {__version__}: results of two versions are never mixed"}, None
+    if record.get("tcpn_source") != source_id():
+        return {"key": task.key, "tcpn_source": None,
+                "error": f"the worker runs tcpn {record.get('tcpn_source')}, this campaign "
+                         f"tcpn {source_id()}: results of two sources are never mixed"}, None
     return record, trace_files
 
 

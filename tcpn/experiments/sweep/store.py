@@ -2,17 +2,19 @@
 
 A run's key is the SHA-256 of its concrete scenario (:meth:`Scenario.content_hash` plus
 its ``measure`` and ``trace`` sections, which change the summary), the lens and its
-options, the seed, the replication index and the tcpn version. Layout::
+options, the seed, the replication index and the code that ran (:func:`tcpn.source.source_id`:
+the version and a digest of the source). Layout::
 
     STORE/store.json                          format marker (a directory without it is
                                               never written into)
-    STORE/tcpn-<version>/runs/ab/<key>.json   one record per run: summary or error
-    STORE/tcpn-<version>/traces/ab/<key>/     its trace tables (Parquet), when kept
+    STORE/tcpn-<source>/runs/ab/<key>.json    one record per run: summary or error
+    STORE/tcpn-<source>/traces/ab/<key>/      its trace tables (Parquet), when kept
 
-Runs of another tcpn version live under their own ``tcpn-<version>`` and are never read
-for this one. Every file appears whole or not at all (written under a temporary name,
-then renamed), so two campaigns writing one store at once only ever race to write the same
-bytes; a reader never sees half a record.
+Runs of other code (another version, or the same version with a changed source file) live
+under their own ``tcpn-<source>`` and are never read for this one: a campaign cut short
+resumes only on the code that began it. Every file appears whole or not at all (written
+under a temporary name, then renamed), so two campaigns writing one store at once only ever
+race to write the same bytes; a reader never sees half a record.
 
 >>> import tempfile
 >>> store = CampaignStore(tempfile.mkdtemp())
@@ -33,10 +35,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tcpn import __version__
 from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, TraceSelection
 from tcpn.models.traces import Trace, untraced_by
+from tcpn.source import source_id
 
 __all__ = ["RECORD_FORMAT", "STORE_FORMAT", "CampaignStore", "run_key"]
 
@@ -45,7 +47,7 @@ RECORD_FORMAT = "tcpn-run/1"
 
 
 def run_key(scenario: Scenario, lens: str, options: Mapping[str, Any], seed: int,
-            replication: int, version: str = __version__) -> str:
+            replication: int, version: str | None = None) -> str:
     """The store key of one run (hex SHA-256).
 
     >>> from tcpn.models.scenario import dumbbell
@@ -61,18 +63,18 @@ def run_key(scenario: Scenario, lens: str, options: Mapping[str, Any], seed: int
         "measure": scenario.measure.model_dump(mode="json"),
         "trace": scenario.trace.model_dump(mode="json"),
         "lens": lens, "options": dict(options), "seed": seed, "replication": replication,
-        "tcpn": version,
+        "tcpn": version or source_id(),
     }
     text = json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 class CampaignStore:
-    """A directory of run records for one tcpn version (see the module docstring)."""
+    """A directory of run records of one tcpn source (see the module docstring)."""
 
-    def __init__(self, root: str | Path, version: str = __version__):
+    def __init__(self, root: str | Path, version: str | None = None):
         self.root = Path(root)
-        self.version = version
+        self.version = version or source_id()
         marker = self.root / "store.json"
         if self.root.exists() and not self.root.is_dir():
             raise InputError(f"store {self.root}: is a file, not a directory")
@@ -99,7 +101,7 @@ class CampaignStore:
                     with contextlib.suppress(OSError):
                         self.root.rmdir()
                 raise self._cannot_write(exc) from None
-        self.home = self.root / f"tcpn-{version}"
+        self.home = self.root / f"tcpn-{self.version}"
         self.runs_dir = self.home / "runs"
         self.traces_dir = self.home / "traces"
 
@@ -122,7 +124,7 @@ class CampaignStore:
                 probe.unlink()
 
     def other_versions(self) -> list[str]:
-        """tcpn versions whose runs are also in this store (kept apart, never read)."""
+        """Other tcpn sources whose runs are also in this store (kept apart, never read)."""
         return sorted(p.name.removeprefix("tcpn-") for p in self.root.glob("tcpn-*")
                       if p.is_dir() and p != self.home)
 
@@ -151,8 +153,8 @@ class CampaignStore:
             ) -> None:
         """Store ``record`` (and its trace tables, written first) under ``record["key"]``."""
         key = str(record["key"])
-        if record.get("tcpn_version") != self.version:
-            raise InputError(f"store {self.root}: a run of tcpn {record.get('tcpn_version')} "
+        if record.get("tcpn_source") != self.version:
+            raise InputError(f"store {self.root}: a run of tcpn {record.get('tcpn_source')} "
                              f"cannot join the tcpn {self.version} runs")
         try:
             if trace_files:

@@ -48,7 +48,6 @@ from tcpn.petrinets.checking.atoms import truth
 from tcpn.petrinets.checking.ctl import (
     NextAtDeadlock,
     evidence,
-    graph,
     is_quantified,
     path_steps,
     satisfying,
@@ -79,6 +78,7 @@ from tcpn.petrinets.checking.text import parse, to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
 from tcpn.petrinets.net import PetriNet
+from tcpn.petrinets.statespace.graph import state_graph
 from tcpn.petrinets.statespace.memory import out_of_memory_reason
 from tcpn.petrinets.statespace.space import DEFAULT_MAX_STATES, StateSpace, explore
 
@@ -267,7 +267,7 @@ def _on_the_fly(formula: Formula, goal: tuple[Formula, bool],
         space = explore_net(cap, budget, (target,) if stubborn else ())
         hits = truth(space, target)
         if hits.any():
-            g = graph(space)
+            g = state_graph(space)
             everywhere = np.ones(space.n_states, dtype=bool)
             stem = g.forward_path(everywhere, hits)
             assert stem is not None  # every state of a breadth-first space is reachable

@@ -2,12 +2,12 @@
 
 :func:`satisfying` computes the set of states (a NumPy ``bool`` array) where a CTL formula
 holds, bottom-up, with the classical algorithms on the state space's sparse adjacency
-(``StateSpace.matrix()``): ``EX`` is one sparse product, ``EU`` a backward breadth-first
-search in SciPy's ``csgraph`` (one pass, linear in the edges), ``EG`` the strongly
-connected components of the sub-graph where the operand holds. The other operators are
-their duals. :func:`evidence` gives the path that shows a verdict at the initial state: a
-witness for ``E``, a counterexample for ``A``, a lasso (stem and cycle) when the path is
-infinite.
+(the graph kernel, :class:`~tcpn.petrinets.statespace.graph.StateGraph`): ``EX`` gathers
+predecessors, ``EU`` is a backward breadth-first search (one pass, linear in the edges),
+``EG`` the strongly connected components of the sub-graph where the operand holds. The
+other operators are their duals. :func:`evidence` gives the path that shows a verdict at
+the initial state: a witness for ``E``, a counterexample for ``A``, a lasso (stem and
+cycle) when the path is infinite.
 
 **Dead markings** (the Model Checking Contest's convention, settled against its oracle
 answers: on the CTL formulas of the small P/T instances with dead markings, this reading
@@ -35,7 +35,6 @@ fair maximal paths only (fair CTL); see :mod:`tcpn.petrinets.checking.fairness`.
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -63,14 +62,15 @@ from tcpn.petrinets.checking.formulas import (
     is_ctl,
 )
 from tcpn.petrinets.checking.verdicts import Evidence
+from tcpn.petrinets.statespace.graph import require_complete, state_graph
 from tcpn.petrinets.statespace.paths import Step
 
 if TYPE_CHECKING:
     from tcpn.petrinets.checking.fairness import Fairness
     from tcpn.petrinets.statespace.space import StateSpace
 
-__all__ = ["GLOBAL_CTL", "NextAtDeadlock", "StateGraph", "evidence", "negate_path",
-           "path_steps", "satisfying"]
+__all__ = ["GLOBAL_CTL", "NextAtDeadlock", "evidence", "negate_path", "path_steps",
+           "satisfying"]
 
 #: Who needs a whole state space in :func:`~tcpn.petrinets.statespace.graph.require_complete`'s
 #: message, for every global algorithm on CTL's kernel (CTL, fairness, the standard report).
@@ -81,126 +81,13 @@ GLOBAL_CTL = "global CTL checking needs"
 NextAtDeadlock = Literal["successors", "stutter"]
 
 
-class StateGraph:
-    """The arrays the fixpoint algorithms share for one state space (built once, cached):
-    the one implementation of ``EX``, ``EU`` and ``EG`` for every checker (this module's
-    and :mod:`tcpn.petrinets.checking.ptcheck`'s)."""
-
-    def __init__(self, space: Any, indptr: np.ndarray | None = None,
-                 targets: np.ndarray | None = None):
-        self.space = space
-        self.start = np.asarray(space.edge_start if indptr is None else indptr,
-                                dtype=np.int64)
-        self.n = len(self.start) - 1
-        # int32 state numbers: edges are the big arrays (a state space keeps < 2**31 states)
-        self.dst = np.asarray(space.edge_dst if targets is None else targets, dtype=np.int32)
-        out_degree = np.diff(self.start)
-        self.src = np.repeat(np.arange(self.n, dtype=np.int32), out_degree)
-        self.dead = out_degree == 0
-
-    def pre_exists(self, target: np.ndarray) -> np.ndarray:
-        """States with at least one successor in ``target``."""
-        found = np.zeros(self.n, dtype=bool)
-        found[self.src[target[self.dst]]] = True
-        return found
-
-    def backward(self, target: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-        """States from which a path through ``allowed`` states reaches ``target`` (``E[allowed U
-        target]``), by one breadth-first search over the reversed edges."""
-        from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import breadth_first_order
-
-        n = self.n
-        keep = allowed[self.src] & ~target[self.src]
-        seeds = np.flatnonzero(target).astype(np.int32)
-        rows = np.concatenate([self.dst[keep], np.full(len(seeds), n, dtype=np.int32)])
-        cols = np.concatenate([self.src[keep], seeds])
-        del keep
-        reverse = csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)),
-                            shape=(n + 1, n + 1))
-        del rows, cols
-        reached = breadth_first_order(reverse, n, directed=True, return_predecessors=False)
-        out = np.zeros(n + 1, dtype=bool)
-        out[reached] = True
-        return out[:n]
-
-    def globally(self, hold: np.ndarray) -> np.ndarray:
-        """``EG hold`` without fairness: a maximal path through ``hold`` states, ending in a
-        dead marking or in a cycle (a strongly connected component of ``hold``)."""
-        labels, cyclic = self.components(hold)
-        return self.backward(hold & (self.dead | (labels >= 0) & cyclic[np.maximum(labels, 0)]),
-                             hold)
-
-    def components(self, mask: np.ndarray,
-                   edges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """SCC labels of the sub-graph induced by ``mask`` (label -1 outside it; only the
-        edges where ``edges`` is true, if given) and, per label, whether the component holds
-        a cycle (more than one state, or a self-loop)."""
-        from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import connected_components
-
-        n = self.n
-        keep = mask[self.src] & mask[self.dst]
-        if edges is not None:
-            keep &= edges
-        sub = csr_array((np.ones(int(keep.sum()), dtype=np.int8),
-                         (self.src[keep], self.dst[keep])), shape=(n, n))
-        _, labels = connected_components(sub, directed=True, connection="strong")
-        labels = np.where(mask, labels, -1)
-        sizes = np.bincount(labels[mask], minlength=n)
-        cyclic = sizes > 1
-        loops = keep & (self.src == self.dst)
-        cyclic[labels[self.src[loops]]] = True
-        return labels, cyclic
-
-    def forward_path(self, allowed: np.ndarray, target: np.ndarray,
-                     start: int = 0) -> list[int] | None:
-        """The edges of a shortest path from ``start`` to a ``target`` state whose states
-        before the last are all ``allowed``; ``None`` if there is none."""
-        from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import breadth_first_order
-
-        if target[start]:
-            return []
-        if not allowed[start]:
-            return None
-        keep = allowed[self.src] & ~target[self.src]
-        sub = csr_array((np.ones(int(keep.sum()), dtype=np.int8),
-                         (self.src[keep], self.dst[keep])), shape=(self.n, self.n))
-        order, parent = breadth_first_order(sub, start, directed=True,
-                                            return_predecessors=True)
-        hits = order[target[order]]
-        if not len(hits):
-            return None
-        chain = [int(hits[0])]
-        while chain[-1] != start:
-            chain.append(int(parent[chain[-1]]))
-        chain.reverse()
-        return [self.edge(a, b) for a, b in pairwise(chain)]
-
-    def edge(self, source: int, target: int) -> int:
-        """The index of the first edge from ``source`` to ``target``."""
-        first = int(self.start[source])
-        row = self.dst[first:int(self.start[source + 1])]
-        return first + int(np.flatnonzero(row == target)[0])
-
-
-def graph(space: StateSpace) -> StateGraph:
-    """The (cached) :class:`StateGraph` of ``space``."""
-    cols = columns(space)
-    found = getattr(cols, "graph", None)
-    if found is None:
-        found = cols.graph = StateGraph(space)  # type: ignore[attr-defined]
-    return found
-
-
 class _Checker:
     """Bottom-up labelling of one formula's sub-formulas, memoised."""
 
     def __init__(self, space: StateSpace, fairness: Fairness | None,
                  next_at_deadlock: NextAtDeadlock):
         self.space = space
-        self.g = graph(space)
+        self.g = state_graph(space)
         self.cols = columns(space)
         self.fairness = fairness if fairness is not None and fairness.transitions else None
         self.stutter = next_at_deadlock == "stutter"
@@ -343,7 +230,6 @@ def satisfying(space: StateSpace, formula: Formula, *, fairness: Fairness | None
     True
     """
     _check_ctl(formula, space, fairness)
-    from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
     require_complete(space, GLOBAL_CTL)
     return _Checker(space, fairness, next_at_deadlock).sat(formula)
 
@@ -358,7 +244,6 @@ def evidence(space: StateSpace, formula: Formula, *, fairness: Fairness | None =
     that holds is shown by the states visited, not by a path).
     """
     _check_ctl(formula, space, fairness)
-    from tcpn.petrinets.statespace.graph import require_complete  # networkx: when used
     require_complete(space, GLOBAL_CTL)
     checker = _Checker(space, fairness, next_at_deadlock)
     found = _evidence(checker, formula, state, bool(checker.sat(formula)[state]))
@@ -459,57 +344,17 @@ def _globally_path(c: _Checker, p: np.ndarray,
     ending in a dead marking."""
     g = c.g
     if c.fairness is None:
-        labels, cyclic = g.components(p)
-        in_cycle = p & (labels >= 0) & cyclic[np.maximum(labels, 0)]
-        target = p & (g.dead | in_cycle)
-    else:
-        from tcpn.petrinets.checking.fairness import fair_states
+        return g.maximal_path(p, state)
+    from tcpn.petrinets.checking.fairness import fair_cycle, fair_states
 
-        in_cycle = fair_states(c.space, p, c.fairness)
-        target = p & (g.dead | in_cycle)
-    stem = g.forward_path(p, target, state)
+    in_cycle = fair_states(c.space, p, c.fairness)
+    stem = g.forward_path(p, p & (g.dead | in_cycle), state)
     if stem is None:
         return None
     end = int(g.dst[stem[-1]]) if stem else state
     if g.dead[end] and not in_cycle[end]:
         return stem, []
-    if c.fairness is None:
-        labels, _ = g.components(p)
-        component = labels == labels[end]
-        cycle = cycle_through(g, component, end, [])
-    else:
-        from tcpn.petrinets.checking.fairness import fair_cycle
-
-        cycle = fair_cycle(c.space, p, c.fairness, end)
-    return stem, cycle
-
-
-def cycle_through(g: StateGraph, component: np.ndarray, start: int,
-                   waypoints: list[int]) -> list[int]:
-    """Edges of a cycle from ``start`` back to itself inside ``component`` that takes the
-    given edges (``waypoints``, edge indices inside the component) in turn."""
-    edges: list[int] = []
-    here = start
-    for edge in waypoints:
-        part = g.forward_path(component, _only(g.n, int(g.src[edge])), here)
-        assert part is not None  # the component is strongly connected
-        edges += [*part, edge]
-        here = int(g.dst[edge])
-    if not waypoints:  # leave ``start`` by an edge inside the component first
-        first, last = int(g.start[here]), int(g.start[here + 1])
-        inside = [e for e in range(first, last) if component[g.dst[e]]]
-        edge = next((e for e in inside if g.dst[e] == start), inside[0])
-        edges.append(edge)
-        here = int(g.dst[edge])
-    back = g.forward_path(component, _only(g.n, start), here)
-    assert back is not None
-    return edges + back
-
-
-def _only(n: int, state: int) -> np.ndarray:
-    out = np.zeros(n, dtype=bool)
-    out[state] = True
-    return out
+    return stem, fair_cycle(c.space, p, c.fairness, end)
 
 
 def path_steps(space: StateSpace, edges: list[int], start_clock: float | None = None
@@ -518,7 +363,7 @@ def path_steps(space: StateSpace, edges: list[int], start_clock: float | None = 
     (non-empty places; token values, or tokens with timestamps on timed places) and the
     clock after: the state's in absolute time; in relative time the waits summed from
     ``start_clock`` (default 0: the path starts at the initial marking)."""
-    g = graph(space)
+    g = state_graph(space)
     steps = []
     clock = start_clock or 0.0
     for e in edges:

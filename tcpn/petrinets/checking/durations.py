@@ -55,7 +55,6 @@ space covers a delay interval by its points (:mod:`~tcpn.petrinets.statespace.in
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,7 +62,6 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.atoms import columns
-from tcpn.petrinets.checking.ctl import StateGraph, cycle_through, graph
 from tcpn.petrinets.checking.formulas import (
     TIME_BOUNDED,
     A,
@@ -74,6 +72,7 @@ from tcpn.petrinets.checking.formulas import (
     walk,
 )
 from tcpn.petrinets.distributions import Distribution, Interval
+from tcpn.petrinets.statespace.graph import StateGraph, state_graph
 from tcpn.petrinets.statespace.space import TIME_DECIMALS
 from tcpn.petrinets.timevalues import TOLERANCE, ClockValues
 
@@ -113,7 +112,7 @@ def edge_delays(space: StateSpace) -> np.ndarray:
     cols = columns(space)
     found: np.ndarray | None = getattr(cols, "edge_delays", None)
     if found is None:
-        g = graph(space)
+        g = state_graph(space)
         found = np.zeros(len(g.dst))
         if space.net.is_timed:
             for state in range(space.n_expanded):
@@ -127,95 +126,20 @@ def edge_delays(space: StateSpace) -> np.ndarray:
 def earliest_arrival(space: StateSpace, goal: np.ndarray) -> Arrival:
     """Per state, the least duration of a path to a ``goal`` state (``inf`` if none); the
     path each state's edge starts is, among the quickest, one with the fewest firings."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import dijkstra
-
-    g, delays = graph(space), edge_delays(space)
-    n = g.n
-    next_edge = np.full(n, -1, dtype=np.int64)
-    if not goal.any():
-        return Arrival(np.full(n, math.inf), next_edge, goal)
-    # of parallel edges keep the quickest (a sparse matrix holds one entry per pair)
-    order = np.lexsort((delays, g.dst, g.src))
-    pair = g.src[order].astype(np.int64) * n + g.dst[order]
-    keep = order[np.concatenate([[True], pair[1:] != pair[:-1]])]
-    # reversed: row = target, column = source; zero delays stay explicit entries (edges)
-    by_target = keep[np.lexsort((g.src[keep], g.dst[keep]))]
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(g.dst[by_target], minlength=n))])
-    reverse = csr_array((delays[by_target], g.src[by_target].astype(np.int32), indptr),
-                        shape=(n, n))
-    seeds = np.flatnonzero(goal)
-    times = np.asarray(dijkstra(reverse, directed=True, indices=seeds, min_only=True),
-                       dtype=float)
-    # the edges on quickest paths, and along them the fewest firings to the goal
-    finite = np.isfinite(times)
-    slack = np.abs(delays + np.where(finite[g.dst], times[g.dst], 0.0)
-                   - np.where(finite[g.src], times[g.src], 0.0))
-    tight = finite[g.src] & finite[g.dst] & ~goal[g.src] & (
-        slack <= TOLERANCE * np.maximum(1.0, np.where(finite[g.src], times[g.src], 0.0)))
-    tight_reverse = csr_array((np.ones(int(tight.sum())), (g.dst[tight], g.src[tight])),
-                              shape=(n, n))
-    hops = dijkstra(tight_reverse, directed=True, indices=seeds, min_only=True,
-                    unweighted=True)
-    on_path = np.flatnonzero(tight & np.isfinite(hops[g.src])
-                             & (hops[g.dst] == hops[g.src] - 1))
-    sources, first = np.unique(g.src[on_path], return_index=True)
-    next_edge[sources] = on_path[first]
-    return Arrival(times, next_edge, goal)
+    return Arrival(*state_graph(space).quickest(goal, edge_delays(space)), goal)
 
 
 def latest_arrival(space: StateSpace, goal: np.ndarray) -> Arrival:
     """Per state, the greatest duration of a maximal path before it first meets ``goal``
     (``inf`` where a maximal path avoids it for ever)."""
-    from scipy.sparse import csr_array
-
-
-    g, delays = graph(space), edge_delays(space)
-    n = g.n
-    forever = g.globally(~goal)
-    finite = ~goal & ~forever  # every maximal path from here meets the goal: a DAG
-    times = np.where(forever, math.inf, 0.0)
-    next_edge = np.full(n, -1, dtype=np.int64)
-    inner = finite[g.src] & finite[g.dst]
-    # reversed edges among the finite states, counted: who waits on whom
-    waits_on = csr_array((np.ones(int(inner.sum())), (g.dst[inner], g.src[inner])),
-                         shape=(n, n))
-    pending = np.bincount(g.src[inner], minlength=n)
-    frontier = np.flatnonzero(finite & (pending == 0))
-    while len(frontier):
-        counts = (g.start[frontier + 1] - g.start[frontier]).astype(np.int64)
-        offsets = np.cumsum(counts) - counts
-        edges = np.repeat(g.start[frontier] - offsets, counts) + np.arange(int(counts.sum()))
-        reached = delays[edges] + times[g.dst[edges]]
-        best = np.maximum.reduceat(reached, offsets)
-        times[frontier] = best
-        position = np.where(reached >= np.repeat(best, counts), np.arange(len(edges)),
-                            len(edges))
-        next_edge[frontier] = edges[np.minimum.reduceat(position, offsets)]
-        released = waits_on[frontier].tocoo()
-        pending -= np.bincount(released.col, weights=released.data,
-                               minlength=n).astype(pending.dtype)
-        frontier = np.unique(released.col)
-        frontier = frontier[pending[frontier] == 0]
-    return Arrival(times, next_edge, goal)
+    return Arrival(*state_graph(space).slowest(goal, edge_delays(space)), goal)
 
 
 def avoiding_run(space: StateSpace, goal: np.ndarray,
                  state: int = 0) -> tuple[list[int], list[int]] | None:
     """A maximal path from ``state`` that never meets ``goal``: ``(stem, [])`` ending in a
     dead marking, or ``(stem, cycle)`` a lasso; ``None`` if every maximal path meets it."""
-
-    g = graph(space)
-    avoid = ~goal
-    labels, cyclic = g.components(avoid)
-    in_cycle = avoid & (labels >= 0) & cyclic[np.maximum(labels, 0)]
-    stem = g.forward_path(avoid, avoid & (g.dead | in_cycle), state)
-    if stem is None:
-        return None
-    end = int(g.dst[stem[-1]]) if stem else state
-    if not in_cycle[end]:
-        return stem, []
-    return stem, cycle_through(g, labels == labels[end], end, [])
+    return state_graph(space).maximal_path(~goal, state)
 
 
 def within(times: np.ndarray, bound_s: float) -> np.ndarray:

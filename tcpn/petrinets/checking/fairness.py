@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tcpn.petrinets.checking.atoms import columns, edge_transitions
+from tcpn.petrinets.statespace.graph import require_complete, state_graph
 
 if TYPE_CHECKING:
     from tcpn.petrinets.statespace.space import StateSpace
@@ -77,9 +78,7 @@ class Fairness:
 def _fair_labels(space: StateSpace, p: np.ndarray, fairness: Fairness) -> np.ndarray:
     """Per state, the number of the fair component of the ``p`` sub-graph it lies in (-1:
     none); numbers are distinct across refinement rounds."""
-    from tcpn.petrinets.checking.ctl import graph
-
-    g = graph(space)
+    g = state_graph(space)
     cols = columns(space)
     labels_out = np.full(g.n, -1, dtype=np.int64)
     names = {ct.name: ct.index for ct in space.compiled.transitions}
@@ -151,9 +150,7 @@ def fair_cycle(space: StateSpace, p: np.ndarray, fairness: Fairness, state: int)
     """Edges of a cycle from ``state`` back to it inside ``p`` that, repeated forever, is
     fair: it fires every fair transition that fires in the component, and passes a state
     where each weak transition that does not fire there is disabled."""
-    from tcpn.petrinets.checking.ctl import cycle_through, graph
-
-    g = graph(space)
+    g = state_graph(space)
     labels = _fair_labels(space, p, fairness)
     component = labels == labels[state]
     cols = columns(space)
@@ -170,17 +167,16 @@ def fair_cycle(space: StateSpace, p: np.ndarray, fairness: Fairness, state: int)
         if len(off) and name in fairness.weak:
             out = np.flatnonzero(inside & (g.src == off[0]))
             waypoints.append(int(out[0]))
-    return cycle_through(g, component, state, waypoints)
+    return g.cycle_through(component, state, waypoints)
 
 
 def fairness_properties(space: StateSpace) -> dict[str, str]:
     """Each transition's strongest fairness category: ``"impartial"``, ``"fair"``,
     ``"just"`` or ``"none"`` (CPN Tools' standard report; the space must be complete)."""
-    from tcpn.petrinets.checking.ctl import GLOBAL_CTL, graph
-    from tcpn.petrinets.statespace.graph import require_complete
+    from tcpn.petrinets.checking.ctl import GLOBAL_CTL
 
     require_complete(space, GLOBAL_CTL)
-    g = graph(space)
+    g = state_graph(space)
     cols = columns(space)
     edge_t = edge_transitions(space)
     everywhere = np.ones(g.n, dtype=bool)

@@ -1,11 +1,11 @@
 """CTL and state formulas on a whole state space at once, as NumPy boolean arrays.
 
-On an explored state space (:class:`~tcpn.petrinets.statespace.ptspace.PTStateSpace`), an atom is
-one
-vector operation over the marking matrix (:func:`state_mask`), and every CTL operator a
-fixpoint over arrays (:func:`ctl_mask`), the same ones :mod:`tcpn.petrinets.checking.ctl` uses
-(:class:`~tcpn.petrinets.checking.ctl.StateGraph`): ``EX`` gathers successors, ``EU`` is one
-backward breadth-first search from the goal, ``EG`` the strongly connected components of
+On an explored state space (:class:`~tcpn.petrinets.statespace.ptspace.PTStateSpace`), an
+atom is one vector operation over the marking matrix (:func:`state_mask`), and every CTL
+operator a fixpoint over arrays (:func:`ctl_mask`), the same ones
+:mod:`tcpn.petrinets.checking.ctl` uses (the graph kernel,
+:class:`~tcpn.petrinets.statespace.graph.StateGraph`): ``EX`` gathers successors, ``EU`` is
+one backward breadth-first search from the goal, ``EG`` the strongly connected components of
 the states where its operand holds; the ``A`` forms are their duals.
 
 Dead markings (the Model Checking Contest's convention for CTL, which its oracle answers
@@ -29,13 +29,11 @@ their atoms evaluated state by state.
 from __future__ import annotations
 
 import time as wallclock
-import weakref
-from typing import Any
 
 import numpy as np
 
 from tcpn.errors import InputError
-from tcpn.petrinets.checking.ctl import StateGraph, graph, negate_path
+from tcpn.petrinets.checking.ctl import negate_path
 from tcpn.petrinets.checking.formulas import (
     A,
     And,
@@ -58,6 +56,7 @@ from tcpn.petrinets.checking.formulas import (
     W,
     X,
 )
+from tcpn.petrinets.statespace.graph import StateGraph, state_graph
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.protocol import AnyStateSpace
 from tcpn.petrinets.statespace.ptspace import PTStateSpace
@@ -136,21 +135,17 @@ def state_mask(formula: Formula, space: AnyStateSpace) -> np.ndarray:
 
 
 def _graph_of(space: AnyStateSpace, budget: MemoryBudget) -> StateGraph:
-    """The (cached) :class:`~tcpn.petrinets.checking.ctl.StateGraph` of any state space; for a P/T
-    space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
+    """The (cached) :class:`~tcpn.petrinets.statespace.graph.StateGraph` of any state space;
+    for a P/T space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
     if not isinstance(space, PTStateSpace):
-        return graph(space)
-    found = _GRAPHS.get(space)
-    if found is None:
-        if budget.exceeded(EDGE_ARRAY_BYTES * len(space.targets)):
-            raise BudgetReached(budget.reason() + f" (the edge arrays of {len(space.targets)} "
+        return state_graph(space)
+
+    def fits(n_edges: int) -> None:
+        if budget.exceeded(EDGE_ARRAY_BYTES * n_edges):
+            raise BudgetReached(budget.reason() + f" (the edge arrays of {n_edges} "
                                 "edges would not fit)")
-        found = _GRAPHS[space] = StateGraph(space, space.indptr, space.targets)
-    return found
 
-
-#: The graphs of the P/T spaces checked lately.
-_GRAPHS: weakref.WeakKeyDictionary[Any, StateGraph] = weakref.WeakKeyDictionary()
+    return state_graph(space, fits)
 
 
 def ctl_mask(formula: Formula, space: AnyStateSpace, deadline: float | None = None,

@@ -35,6 +35,8 @@ from tcpn.petrinets.checking.atoms import columns
 from tcpn.petrinets.checking.fairness import fairness_properties
 from tcpn.petrinets.statespace.graph import (
     home_markings,
+    require_complete,
+    state_graph,
     strongly_connected_components,
     terminal_components,
 )
@@ -148,14 +150,13 @@ def _value(value: Any) -> str:
 
 def standard_report(space: StateSpace) -> StandardReport:
     """The standard report of a complete state space (an incomplete one is refused)."""
-    from tcpn.petrinets.checking.ctl import GLOBAL_CTL, graph
-    from tcpn.petrinets.statespace.graph import require_complete
+    from tcpn.petrinets.checking.ctl import GLOBAL_CTL
 
     require_complete(space, GLOBAL_CTL)
     cols = columns(space)
     store = cols.store
     labels = strongly_connected_components(space)
-    g = graph(space)
+    g = state_graph(space)
     cross = labels[g.src] != labels[g.dst]
     scc_arcs = np.unique(np.stack([labels[g.src][cross], labels[g.dst][cross]]),
                          axis=1).shape[1]

@@ -48,7 +48,7 @@ import time as wallclock
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.atoms import truth
 from tcpn.petrinets.checking.check import budget_reason, check
-from tcpn.petrinets.checking.ctl import graph, path_steps
+from tcpn.petrinets.checking.ctl import path_steps
 from tcpn.petrinets.checking.durations import (
     avoiding_run,
     delay_points_for,
@@ -61,6 +61,7 @@ from tcpn.petrinets.checking.text import to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.engine.compiler import CompiledNet
 from tcpn.petrinets.net import PetriNet
+from tcpn.petrinets.statespace.graph import state_graph
 from tcpn.petrinets.statespace.space import DEFAULT_MAX_STATES, StateSpace, explore
 
 __all__ = ["earliest", "latest", "reachable_within"]
@@ -110,7 +111,7 @@ def earliest(target: Target, formula: Formula, *, max_states: int | None = DEFAU
         return Verdict("false", name, states=space.n_states,
                        technique=("EXPLICIT", "TIMED", *timing),
                        seconds=wallclock.perf_counter() - started)
-    stem = arrival.path(graph(space))
+    stem = arrival.path(state_graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=best,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
                    technique=("EXPLICIT", "TIMED", *timing))
@@ -144,7 +145,7 @@ def latest(target: Target, formula: Formula, *, max_states: int | None = DEFAULT
         return Verdict("false", name, evidence=Evidence(steps, cycle), value=math.inf,
                        states=space.n_states, seconds=wallclock.perf_counter() - started,
                        technique=("EXPLICIT", "TIMED", *timing), reason=why)
-    stem = arrival.path(graph(space))
+    stem = arrival.path(state_graph(space))
     return Verdict("true", name, evidence=Evidence(path_steps(space, stem)), value=worst,
                    states=space.n_states, seconds=wallclock.perf_counter() - started,
                    technique=("EXPLICIT", "TIMED", *timing))

@@ -113,6 +113,18 @@ class RandomDraws:
     def delay(self, distribution: Distribution) -> float:
         return distribution.sample(self.generator)
 
+    def choice_buffer(self) -> tuple[list[float], int]:
+        """The uniform doubles buffered for :meth:`choose` and the index of the next one
+        (an engine that draws the choice itself continues from there)."""
+        return self._buffer, self._next
+
+    def resume_choices(self, values: list[float] | None, next_index: int) -> None:
+        """Continue :meth:`choose` from ``values[next_index]`` (``values`` None: the same
+        buffer), after an engine drew from it."""
+        if values is not None:
+            self._buffer = values
+        self._next = next_index
+
     def choose(self, n: int) -> int:
         """A uniform index in ``range(n)`` (the simulator's choice among bindings).
 
@@ -216,6 +228,11 @@ class CompiledNet:
     #: of some ``enumerate_due`` names their first component already bound
     keyed_places: tuple[int, ...] = ()
 
+    #: engine -> the native build :func:`~tcpn.petrinets.engine.native.select_engine` chose
+    #: for this net: a net run many times in one process (replications, a statistical
+    #: check's thousands of short runs) looks its modules up once (4 ms a run, measured)
+    selected: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         #: whether the net holds reference cells (:mod:`tcpn.petrinets.cells`): a guard or
         #: an arc may read one that any firing writes, so every transition is enumerated
@@ -315,6 +332,14 @@ class CompiledNet:
             latest.append(max((t for times in place.values() for t in times), default=-math.inf)
                           if timed else -math.inf)
         return in_order, latest
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """:func:`~tcpn.petrinets.engine.result.net_fingerprint` of the net, computed once
+        (every run's provenance names it; 1.4 ms of a short run on a small net, measured)."""
+        from tcpn.petrinets.engine.result import net_fingerprint
+
+        return net_fingerprint(self.net)
 
     def transition(self, name: str) -> CompiledTransition:
         """The compiled transition called ``name``."""
@@ -605,7 +630,7 @@ class TransitionCompiler:
         A net with errors has none here; :meth:`compile` reports the errors.
         """
         try:
-            order = self._input_arcs_in_binding_order(self._gate_places())
+            order = self.input_arcs_in_binding_order(self._gate_places())
         except InputError:
             return set()
         bound = set(self.free)
@@ -691,7 +716,7 @@ class TransitionCompiler:
         code.line("return None")
         return code.text()
 
-    def _input_arcs_in_binding_order(self, skip: AbstractSet[int] = frozenset()) -> list[Arc]:
+    def input_arcs_in_binding_order(self, skip: AbstractSet[int] = frozenset()) -> list[Arc]:
         """Input and read arcs (but those on ``skip``) in the order the enumerator visits them.
 
         The order does not change the set of bindings, only the work to find them:
@@ -766,7 +791,7 @@ class TransitionCompiler:
         code.line("def _enumerate_due(M, now, _inord):" if due else "def _enumerate(M):")
         code.depth += 1
         code.line("_out = []")
-        input_like = self._input_arcs_in_binding_order(skip)
+        input_like = self.input_arcs_in_binding_order(skip)
         # only loops over timed places can stop early
         early = due and any(self.timed[self.place_index[a.place]] for a in input_like)
         if early:
@@ -1151,7 +1176,7 @@ class TransitionCompiler:
         runs over its members. A variable a code action assigns is left out.
         """
         known: dict[str, ColourSet] = dict(self.free)
-        for arc in self._input_arcs_in_binding_order():
+        for arc in self.input_arcs_in_binding_order():
             ins = Inscription.parse(arc.inscription or "", arc.where)
             if not self.is_binder(arc, set(known)):
                 continue

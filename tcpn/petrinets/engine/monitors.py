@@ -143,7 +143,7 @@ class TimeAverage(Monitor):
 
     def start(self, sim: Simulator) -> None:
         if self.place is not None:
-            place = sim._place(self.place)
+            place = sim.place_number(self.place)
             self.transitions = tuple(
                 t.name for t in sim.compiled.transitions if place in t.writes_places
             )

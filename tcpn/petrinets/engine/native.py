@@ -4,7 +4,7 @@
 ``enumerate_due``, ``fire``, ``fire_tracked``, ``gate``); this module builds, with Cython
 and the machine's C compiler, one module per transition *shape* (the code with its place
 indices taken out, shared by the transitions and nets that have it), one of the
-simulator's hot loop (``Simulator._loop``) and one of Cython's utility code that the
+simulator's hot loop (``Simulator.loop``) and one of Cython's utility code that the
 others import, and swaps their functions in. The code is the same code, compiled: the
 Python engine stays the reference, and the same seed gives the same firing sequence
 (``tests/test_native.py`` compares them firing by firing). A net in the C engine's typed
@@ -370,10 +370,10 @@ _ENUMERATE_DOUBLES = frozenset({"_rstar", "_ready", "_r", "_et"})
 
 
 def _loop_source() -> tuple[str, dict[str, Any]]:
-    """``Simulator._loop`` as a module-level function, and the globals it reads."""
+    """``Simulator.loop`` as a module-level function, and the globals it reads."""
     from tcpn.petrinets.engine.simulator import Simulator
 
-    function = Simulator._loop
+    function = Simulator.loop
     tree = _strip_annotations(ast.parse(textwrap.dedent(inspect.getsource(function))))
     definition = tree.body[0]
     assert isinstance(definition, ast.FunctionDef)
@@ -902,11 +902,16 @@ def select_engine(compiled: CompiledNet, engine: str | None,
     chosen = resolve_engine(engine, default)
     if chosen == "python":
         return NativeNet(compiled, reason="engine='python'")
+    built = compiled.selected.get(chosen)
+    if built is not None:  # a net run many times in one process looks its modules up once
+        return built
     unavailable = why_unavailable()
     if unavailable is not None:
         native = NativeNet(compiled, reason=unavailable)
     else:
         native = build_native(compiled)
+    if native.reason is None:
+        compiled.selected[chosen] = native
     if native.reason is not None:
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "

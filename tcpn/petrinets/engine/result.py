@@ -134,15 +134,16 @@ def _stable_repr(value: Any) -> str:
     return repr(value)
 
 
-def run_metadata(net: PetriNet, seed: Any, wall_time_s: float) -> dict[str, Any]:
-    """Provenance recorded with every result."""
+def run_metadata(net: PetriNet, seed: Any, wall_time_s: float,
+                 fingerprint: str | None = None) -> dict[str, Any]:
+    """Provenance recorded with every result (``fingerprint``: the net's, when known)."""
     if isinstance(seed, np.random.SeedSequence):
         seed_repr: Any = {"entropy": seed.entropy, "spawn_key": list(seed.spawn_key)}
     else:
         seed_repr = seed
     return {
         "net": net.name,
-        "net_hash": net_fingerprint(net),
+        "net_hash": fingerprint or net_fingerprint(net),
         "seed": seed_repr,
         "tcpn_version": __version__,
         "python": platform.python_version(),

@@ -100,8 +100,11 @@ class Simulator:
         #: else ``"auto"`` (native when built or cheap to build, else Python)
         self.native = select_engine(compiled, engine, default=SIMULATOR_DEFAULT)
         self.compiled = self.native.compiled
-        if self.native.loop is not None:
-            self._loop = MethodType(self.native.loop, self)  # type: ignore[method-assign]
+        #: the loop that runs: the selected engine's (a
+        #: :class:`~tcpn.petrinets.engine.contract.Loop` bound to this simulator), else
+        #: :meth:`loop`
+        self._engine_loop: Callable[..., str] = (
+            self.loop if self.native.loop is None else MethodType(self.native.loop, self))
         if not math.isfinite(start_time):
             raise InputError(f"start_time must be finite, got {start_time!r}")
         self.seed = seed
@@ -114,17 +117,16 @@ class Simulator:
         self._draw = RandomDraws(generator if forced_draws is None
                                  else ForcedDraws(forced_draws),  # type: ignore[arg-type]
                                  choices=generator)
-        self._in_order, self._latest = self.compiled.timestamp_order(self.marking)
-        n_transitions, n_gates = len(self.compiled.transitions), len(self.compiled.gates)
-        self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
-            [] for _ in range(n_transitions)
-        ]
-        self._live: set[int] = set()
-        self._gate_ready: list[float | None] = [None] * n_gates
-        self._group_sum = [0] * n_gates
-        self._total = 0
-        self._dirty: set[int] = set(range(n_transitions))
-        self._dirty_gates: set[int] = set(range(n_gates))
+        self.reset_calendar()
+        #: ``(time, transition index, binding)`` of the last firing the loop made
+        #: (index -1: none yet)
+        self.last_firing: tuple[float, int, tuple[Any, ...]] = (self.now, -1, ())
+        #: what the engine keeps between runs of its loop (``None``: nothing yet; the
+        #: engine owns it, see :mod:`~tcpn.petrinets.engine.contract`)
+        self.engine_state: Any = None
+        #: called with the transition's index after :meth:`fire` fires a binding outside
+        #: the engine's loop (an engine that keeps its own state takes the firing in)
+        self.fired_outside: Callable[[int], None] | None = None
         self.monitors = list(monitors)
         #: per transition, the functions called with ``(self, binding)`` after it fires
         self._after: list[list[Callable[[Simulator, tuple[Any, ...]], None]]] = [
@@ -138,8 +140,41 @@ class Simulator:
                     if monitor.wants_before:
                         self._before[t.index].append(monitor)
 
+    # -- what an engine reads (tcpn.petrinets.engine.contract.EngineHost) -------------------
+    @property
+    def draws(self) -> RandomDraws:
+        """The random draws of the net's inscriptions and of the choice among bindings."""
+        return self._draw
+
+    @property
+    def monitors_before(self) -> list[list[Monitor]]:
+        """Per transition, the monitors told before it fires."""
+        return self._before
+
+    @property
+    def observers_after(self) -> list[list[Callable[[Simulator, tuple[Any, ...]], None]]]:
+        """Per transition, the functions called with ``(simulator, binding)`` after it fires."""
+        return self._after
+
+    def reset_calendar(self) -> None:
+        """Forget every binding found so far: the next choice enumerates every transition and
+        tests every gate again from the marking (after an engine changed the marking
+        behind the calendar's back)."""
+        self._in_order, self._latest = self.compiled.timestamp_order(self.marking)
+        n_transitions, n_gates = len(self.compiled.transitions), len(self.compiled.gates)
+        self._bindings: list[list[tuple[float, tuple[Any, ...]]]] = [
+            [] for _ in range(n_transitions)
+        ]
+        self._live: set[int] = set()
+        self._gate_ready: list[float | None] = [None] * n_gates
+        self._group_sum = [0] * n_gates
+        self._total = 0
+        self._dirty: set[int] = set(range(n_transitions))
+        self._dirty_gates: set[int] = set(range(n_gates))
+
     # -- marking queries ------------------------------------------------------------------
-    def _place(self, name: str) -> int:
+    def place_number(self, name: str) -> int:
+        """The index of place ``name`` in :attr:`marking` (an :class:`InputError` if none)."""
         try:
             return self.compiled.place_index[name]
         except KeyError:
@@ -147,13 +182,13 @@ class Simulator:
 
     def count(self, place: str) -> int:
         """The number of tokens on ``place`` (ready or not)."""
-        p = self._place(place)
+        p = self.place_number(place)
         values = self.marking[p].values()
         return sum(len(v) for v in values) if self.compiled.timed[p] else sum(values)
 
     def tokens(self, place: str) -> list[Token]:
         """The tokens on ``place``, with timestamps (0 for untimed places)."""
-        p = self._place(place)
+        p = self.place_number(place)
         if self.compiled.timed[p]:
             return [Token(v, t) for v, times in self.marking[p].items() for t in times]
         return [Token(v, 0.0) for v, n in self.marking[p].items() for _ in range(n)]
@@ -169,7 +204,7 @@ class Simulator:
     # (``None``: not satisfied); ``_live``, the transitions with bindings whose gate, if
     # any, is satisfied; ``_group_sum[g]``, the bindings of the transitions gate g guards,
     # and ``_total``, the bindings of the live transitions (both kept up to date only for
-    # nets that take the simple choice, see ``_loop``); ``_dirty`` and ``_dirty_gates``,
+    # nets that take the simple choice, see ``loop``); ``_dirty`` and ``_dirty_gates``,
     # what must be re-enumerated and re-tested before the next choice.
 
     def _refresh(self) -> None:
@@ -256,10 +291,14 @@ class Simulator:
         for observe in self._after[t]:
             observe(self, binding)
 
-    def _loop(self, horizon: float, limit: float,
-              stop_when: Callable[[Simulator], bool] | None,
-              progress: Callable[[Simulator], None] | None) -> str:
-        """The hot loop: ``_refresh``, ``_candidates`` and ``_fire`` inlined, plus the choice.
+    def loop(self, horizon: float, limit: float,
+             stop_when: Callable[[Simulator], bool] | None,
+             progress: Callable[[Simulator], None] | None) -> str:
+        """The Python engine's loop, the reference every engine's loop fires alike
+        (:class:`~tcpn.petrinets.engine.contract.Loop`): fire until the clock would pass
+        ``horizon``, ``limit`` firings, ``stop_when(self)`` or a dead marking; return which.
+
+        The hot loop: ``_refresh``, ``_candidates`` and ``_fire`` inlined, plus the choice.
 
         It computes exactly what those methods do (they serve the one-off queries); the
         inlining keeps method calls and attribute look-ups out of the per-firing path.
@@ -475,7 +514,7 @@ class Simulator:
             if fired >= 0:
                 self._dirty.update(todo)
                 self._dirty_gates.update(gate_affected[fired])
-        self._last = (now, t, binding)
+        self.last_firing = (now, t, binding)
         return reason
 
     def peek(self) -> float:
@@ -494,9 +533,9 @@ class Simulator:
 
     def step(self) -> Firing | None:
         """Fire one binding and return it; ``None`` at a dead marking."""
-        if self._loop(math.inf, self.firings + 1, None, None) != "max_firings":
+        if self._engine_loop(math.inf, self.firings + 1, None, None) != "max_firings":
             return None
-        at, t, binding = self._last
+        at, t, binding = self.last_firing
         return Firing(at, self.compiled.transitions[t].name, self._binding_dict(t, binding))
 
     def fire(self, transition: str, binding: dict[str, Any]) -> Firing:
@@ -511,6 +550,8 @@ class Simulator:
             ct = self.compiled.transitions[t]
             if ct.name == transition and self._binding_dict(t, values) == binding:
                 self._fire(at, t, values)
+                if self.fired_outside is not None:
+                    self.fired_outside(t)
                 return Firing(at, transition, binding)
         raise InputError(
             f"transition {transition} with binding {binding} may not fire next at time "
@@ -532,7 +573,7 @@ class Simulator:
         horizon = math.inf if until is None else until
         limit = math.inf if max_firings is None else self.firings + max_firings
         started = wallclock.perf_counter()
-        reason = self._loop(horizon, limit, stop_when, progress)
+        reason = self._engine_loop(horizon, limit, stop_when, progress)
         if reason == "dead" and until is not None:
             self.now = max(self.now, horizon)
         wall_s = wallclock.perf_counter() - started
@@ -546,7 +587,8 @@ class Simulator:
                                                       self.firing_counts, strict=True)},
             marking=self.marking_dict(),
             monitors={m.name: m.result() for m in self.monitors},
-            metadata=run_metadata(self.compiled.net, self.seed, wall_s),
+            metadata=run_metadata(self.compiled.net, self.seed, wall_s,
+                                  self.compiled.fingerprint),
         )
 
 

@@ -64,6 +64,10 @@ class ExploredSpace(Protocol):
         """``(transition, binding)`` of each firing of a shortest path from the initial
         state to ``state``."""
 
+    def adjacency(self) -> tuple[Any, Any]:
+        """``(indptr, targets)``: state ``s``'s edges lead to ``targets[indptr[s]:indptr[s + 1]]``
+        (what :func:`~tcpn.petrinets.statespace.graph.state_graph` reads)."""
+
     def matrix(self) -> Any:
         """The adjacency matrix (SciPy CSR array)."""
 

@@ -419,6 +419,10 @@ class PTStateSpace:
                                for i, n in zip(marked, counts, strict=True)}))
         return steps
 
+    def adjacency(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(indptr, targets)``: state ``s``'s arcs go to ``targets[indptr[s]:indptr[s + 1]]``."""
+        return self.indptr, self.targets
+
     def matrix(self) -> Any:
         """The adjacency matrix as a SciPy CSR array (entry = number of arcs)."""
         from scipy.sparse import csr_array

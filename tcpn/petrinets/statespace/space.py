@@ -46,6 +46,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -1140,6 +1141,10 @@ class StateSpace:
         return [Edge(s, target, ct.name, dict(zip(ct.variables, binding, strict=True)), elapsed)
                 for target, (ct, binding, elapsed, _) in zip(targets, found, strict=True)]
 
+    def adjacency(self) -> tuple[Any, Any]:
+        """``(indptr, targets)``: state ``s``'s edges: ``targets[indptr[s]:indptr[s + 1]]``."""
+        return self.edge_start, self.edge_dst
+
     def matrix(self) -> csr_array:
         """The adjacency matrix (``scipy.sparse.csr_array``; entry = number of edges)."""
         from scipy.sparse import csr_array
@@ -1155,16 +1160,12 @@ class StateSpace:
         <tcpn.petrinets.engine.simulator.Simulator.fire>` replays it from the initial marking.
         """
         s = self._check(state)
-        if self._bfs_parent is None:
-            from scipy.sparse.csgraph import breadth_first_order
+        from tcpn.petrinets.statespace.graph import bfs_tree, tree_path
 
-            _, self._bfs_parent = breadth_first_order(self.matrix(), 0, directed=True,
-                                                      return_predecessors=True)
-        chain = [s]
-        while chain[-1] != 0:
-            chain.append(int(self._bfs_parent[chain[-1]]))
+        if self._bfs_parent is None:
+            _, self._bfs_parent = bfs_tree(self.matrix(), 0)
         steps = []
-        for source, target in zip(reversed(chain[1:]), reversed(chain[:-1]), strict=True):
+        for source, target in pairwise(tree_path(self._bfs_parent, 0, s)):
             edge = next(e for e in self.edges(source) if e.target == target)
             steps.append((edge.transition, edge.binding))
         return steps

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from tcpn.outputs import atomic_file, check_output_file
 from tcpn.petrinets.checking.check import check
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import QUANTIFIERS, A, Formula
+from tcpn.petrinets.checking.statistical import estimate, path_formula, probability_at_least
 from tcpn.petrinets.checking.text import parse, to_text
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
 from tcpn.petrinets.net import PetriNet
@@ -47,6 +49,10 @@ class CheckRequest:
     overwrite: bool = False
     earliest: tuple[str, ...] = ()
     latest: tuple[str, ...] = ()
+    probability: tuple[str, ...] = ()
+    at_least: float | None = None
+    runs: int | None = None
+    seed: int = 0
 
 
 def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness | None:
@@ -116,9 +122,11 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     if request.json_file is not None:
         check_output_file(request.json_file, request.overwrite)  # before the work
     if not (request.ctl or request.ltl or request.askctl or request.report
-            or request.earliest or request.latest):
+            or request.earliest or request.latest or request.probability):
         raise InputError("nothing to check: give --ctl, --ltl, --askctl, --earliest, "
-                         "--latest or --report")
+                         "--latest, --probability or --report")
+    if (request.at_least is not None or request.runs is not None) and not request.probability:
+        raise InputError("--at-least and --runs go with --probability FORMULA")
     formulas = formulas_of(request)
     times = times_of(request)
     fairness = fairness_of(request.net, request.weak_fair, request.strong_fair)
@@ -144,14 +152,30 @@ def run_check(request: CheckRequest, console: Console, err_console: Console) -> 
     for which, goal in times:
         verdicts.append(which(request.net, goal, max_states=request.max_states,
                               time_limit_s=request.time_limit_s))
+    estimates = []
+    for text in request.probability:
+        path = path_formula(parse(text, net=request.net))
+        started = time.perf_counter()
+        if request.at_least is None:
+            estimates.append(estimate(request.net, path, runs=request.runs or 1000,
+                                      seed=request.seed))
+        else:
+            verdicts.append(probability_at_least(
+                request.net, path, request.at_least, seed=request.seed,
+                max_runs=request.runs or 100_000).to_verdict(time.perf_counter() - started))
     for number, verdict in enumerate(verdicts, 1):
         console.print(verdict_line(number, verdict), markup=False, highlight=False,
                       soft_wrap=True)
         if verdict.evidence is not None:
             console.print(evidence_text(number, verdict), markup=False, highlight=False,
                           soft_wrap=True)
+    for number, found in enumerate(estimates, 1):
+        console.print(f"probability {number}: {found}  {to_text(found.formula)}",
+                      markup=False, highlight=False, soft_wrap=True)
     document: dict[str, Any] = {"net": request.source,
                                 "verdicts": [v.to_json() for v in verdicts]}
+    if estimates:
+        document["probabilities"] = [e.to_json() for e in estimates]
     if fairness is not None:
         document["fairness"] = {"weak": list(fairness.weak), "strong": list(fairness.strong)}
     if request.report:
@@ -184,8 +208,9 @@ def verdict_line(number: int, verdict: Verdict) -> str:
     """
     how = verdict.reason or " ".join(verdict.technique)
     value = "" if verdict.value is None else f" = {verdict.value:g}"
+    states = "" if "STATISTICAL" in verdict.technique else f"{verdict.states:,} states, "
     return (f"formula {number}: {verdict.answer.upper()}  {verdict.formula}{value}  "
-            f"({verdict.states:,} states, {verdict.seconds:.2f} s; {how})")
+            f"({states}{verdict.seconds:.2f} s; {how})")
 
 
 def evidence_text(number: int, verdict: Verdict) -> str:

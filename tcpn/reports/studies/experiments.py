@@ -264,9 +264,11 @@ def _store_record(key: str, lens: str, seed: int, replication: int, measure: Mea
     from tcpn import __version__
     from tcpn.experiments.sweep.store import RECORD_FORMAT
     from tcpn.outputs import json_ready
+    from tcpn.source import source_id
 
     return json_ready({"format": RECORD_FORMAT, "key": key, "kind": "study run",
-                       "tcpn_version": __version__, "lens": lens, "seed": seed,
+                       "tcpn_version": __version__, "tcpn_source": source_id(),
+                       "lens": lens, "seed": seed,
                        "replication": replication,
                        "measure": f"{measure.__module__}.{measure.__qualname__}",
                        "measured": dict(measured)})

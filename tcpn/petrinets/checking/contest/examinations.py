@@ -491,18 +491,12 @@ def _live(indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray,
           n_transitions: int) -> bool:
     """Every transition can fire again from every reachable marking: every terminal
     strongly connected component has an edge of every transition inside it."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import connected_components
-    n = len(indptr) - 1
-    matrix = csr_array((np.ones(len(targets), dtype=np.int8), targets, indptr), shape=(n, n))
-    _, component = connected_components(matrix, directed=True, connection="strong")
-    src = np.repeat(np.arange(n), np.diff(indptr))
-    leaving = np.zeros(component.max() + 1, dtype=bool)
-    crossing = component[src] != component[targets]
-    leaving[component[src[crossing]]] = True
-    terminal = np.flatnonzero(~leaving)
-    inside = ~crossing
-    pairs = np.unique(component[src[inside]].astype(np.int64) * n_transitions
+    from tcpn.petrinets.statespace.graph import StateGraph
+    g = StateGraph(indptr, targets)
+    component, _ = g.components(np.ones(g.n, dtype=bool))
+    terminal = np.flatnonzero(g.terminal(component))
+    inside = component[g.src] == component[g.dst]
+    pairs = np.unique(component[g.src[inside]].astype(np.int64) * n_transitions
                       + labels[inside])
     per_component = np.bincount(pairs // n_transitions, minlength=component.max() + 1)
     return bool(np.all(per_component[terminal] == n_transitions))

@@ -9,7 +9,8 @@ tableau construction of Gerth, Peled, Vardi and Wolper ("Simple on-the-fly autom
 verification of linear temporal logic", PSTV 1995), and reduces the automaton (useless
 states removed, edges to directly simulated siblings dropped, bisimilar states merged).
 The product with the state graph is first explored depth-first on the fly for
-:data:`ON_THE_FLY_STATES` product states with Tarjan's algorithm: the first strongly
+:data:`ON_THE_FLY_STATES` product states with Tarjan's algorithm (the graph kernel's,
+:class:`~tcpn.petrinets.statespace.graph.OnTheFlyComponents`): the first strongly
 connected component that is non-trivial, meets every acceptance set (one per ``U``) and
 satisfies the fairness assumptions stops the search, and a path to it plus a cycle
 through it is the counterexample. Beyond that the whole product is built and searched in
@@ -72,6 +73,7 @@ from tcpn.petrinets.checking.formulas import (
 )
 from tcpn.petrinets.checking.ltl.rewrite import simplify
 from tcpn.petrinets.checking.verdicts import Evidence, Verdict
+from tcpn.petrinets.statespace.graph import OnTheFlyComponents, walk_to_edge
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.paths import Step
 from tcpn.petrinets.statespace.protocol import AnyStateSpace
@@ -328,32 +330,25 @@ def _prune(automaton: BuchiAutomaton) -> BuchiAutomaton:
     """The automaton without the states from which no accepted run goes on (an accepted
     run ends in a strongly connected set of states that has a cycle and meets every
     acceptance set), and without acceptance sets that hold every remaining state."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import breadth_first_order, connected_components
+    import numpy as np
+
+    from tcpn.petrinets.statespace.graph import StateGraph
     n = len(automaton)
     if n == 0:
         return automaton
-    src = [q for q in range(n) for _ in automaton.successors[q]]
-    dst = [r for q in range(n) for r in automaton.successors[q]]
-    matrix = csr_array(([1.0] * len(src), (src, dst)), shape=(n, n))
-    _, component = connected_components(matrix, directed=True, connection="strong")
-    good = set()
-    for c in set(component.tolist()):
-        members = {q for q in range(n) if component[q] == c}
-        cyclic = len(members) > 1 or any(q in automaton.successors[q] for q in members)
-        if cyclic and all(members & acc for acc in automaton.accepting):
+    g = StateGraph.of_lists(automaton.successors)
+    everywhere = np.ones(n, dtype=bool)
+    component, cyclic = g.components(everywhere)
+    good = np.zeros(n, dtype=bool)
+    for c in np.flatnonzero(cyclic):
+        members = component == c
+        if all(members[sorted(acc)].any() for acc in automaton.accepting):
             good |= members
-    # the states that reach a good component (search backwards from it) and are reached
-    live = set(good)
-    if good:
-        backwards = csr_array(([1.0] * len(src), (dst, src)), shape=(n, n))
-        for q in good:
-            live.update(breadth_first_order(backwards, q, directed=True,
-                                            return_predecessors=False).tolist())
-    reached: set[int] = set()
-    for q in automaton.initial:
-        reached.update(breadth_first_order(matrix, q, directed=True,
-                                           return_predecessors=False).tolist())
+    # the states that reach a good component and are reached from an initial state
+    live = set(np.flatnonzero(g.backward(good, everywhere)).tolist())
+    initial = np.zeros(n, dtype=bool)
+    initial[automaton.initial] = True
+    reached = set(np.flatnonzero(g.reached(initial)).tolist())
     kept = sorted(live & reached)
     number = {q: i for i, q in enumerate(kept)}
     accepting = [frozenset(number[q] for q in acc if q in number)
@@ -426,14 +421,6 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     n_q = len(automaton)
     readable: list[Sequence[bool]] = [holds(And(lits)) if len(lits) > 1 else holds(
         lits[0]) if lits else holds(Bool(True)) for lits in automaton.literals]
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    parent: dict[int, tuple[int, Label]] = {}
-    counter = 0
-    steps = 0
-
     # Which automaton states may read a marking, as one set per state (made on first use):
     # a product edge is then a set intersection instead of a test per automaton successor.
     readers: dict[int, frozenset[int]] = {}
@@ -454,73 +441,40 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
         return found
 
     roots = [initial_state * n_q + q for q in automaton.initial if readable[q][initial_state]]
-    looping: set[int] = set()
-    for root in roots:
-        if root in index:
+
+    def before_new(count: int) -> None:
+        if max_product_states is not None and count >= max_product_states:
+            raise _Budget(f"product budget reached: {max_product_states} states")
+
+    def pulse() -> None:
+        # read every 4,096 steps of the search (edges followed or nodes closed), not only
+        # when a product state is new: a dense product can follow millions of edges
+        # between two new states
+        if deadline is not None and wallclock.perf_counter() > deadline:
+            raise _Budget("time budget reached")
+        if memory is not None and memory.exceeded():
+            raise _Budget(memory.reason())
+
+    search: OnTheFlyComponents[int, Label] = OnTheFlyComponents(product_successors,
+                                                                before_new, pulse)
+    for component in search.components(roots):
+        node = component[-1]
+        if len(component) == 1 and node not in search.looping:
             continue
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        call: list[tuple[int, list[tuple[int, Label]], int]] = [
-            (root, product_successors(root), 0)]
-        while call:
-            # The clock is read every 4,096 steps of the search (edges followed or nodes
-            # closed), not only when a product state is new: a dense product can follow
-            # millions of edges between two new states.
-            steps += 1
-            if steps & 4095 == 0:
-                if deadline is not None and wallclock.perf_counter() > deadline:
-                    raise _Budget("time budget reached")
-                if memory is not None and memory.exceeded():
-                    raise _Budget(memory.reason())
-            node, succ, i = call[-1]
-            if i < len(succ):
-                call[-1] = (node, succ, i + 1)
-                target, label = succ[i]
-                if target == node:
-                    looping.add(node)
-                if target not in index:
-                    if max_product_states is not None and counter >= max_product_states:
-                        raise _Budget(f"product budget reached: {max_product_states} states")
-                    index[target] = low[target] = counter
-                    counter += 1
-                    parent[target] = (node, label)
-                    stack.append(target)
-                    on_stack.add(target)
-                    call.append((target, product_successors(target), 0))
-                elif target in on_stack:
-                    low[node] = min(low[node], index[target])
-                continue
-            call.pop()
-            if call:
-                up = call[-1][0]
-                low[up] = min(low[up], low[node])
-            if low[node] != index[node]:
-                continue
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) == 1 and node not in looping:
-                continue
-            if not all(any(n % n_q in acc for n in component) for acc in automaton.accepting):
-                continue
-            cycle = _fair_accepting_cycle(set(component), product_successors, automaton,
-                                          n_q, fair, successors)
-            if cycle is not None:
-                start = cycle[0][0] if cycle else node
-                stem: list[tuple[int, Label]] = []
-                walker = start
-                while walker in parent:
-                    up_node, label = parent[walker]
-                    stem.append((walker // n_q, label))
-                    walker = up_node
-                stem.reverse()
-                return stem, [(s // n_q, lab) for s, lab in cycle[1:]], counter
+        if not all(any(n % n_q in acc for n in component) for acc in automaton.accepting):
+            continue
+        cycle = _fair_accepting_cycle(set(component), product_successors, automaton,
+                                      n_q, fair, successors)
+        if cycle is not None:
+            start = cycle[0][0] if cycle else node
+            stem: list[tuple[int, Label]] = []
+            walker = start
+            while walker in search.parent:
+                up_node, label = search.parent[walker]
+                stem.append((walker // n_q, label))
+                walker = up_node
+            stem.reverse()
+            return stem, [(s // n_q, lab) for s, lab in cycle[1:]], search.count
     return None
 
 
@@ -575,51 +529,10 @@ def _check_part(part: set[int], inner: dict[int, list[tuple[int, Label]]],
 
 
 def _subcomponents(edges: dict[int, list[tuple[int, Label]]]) -> list[set[int]]:
-    """Strongly connected components of a small explicit graph (iterative Tarjan)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    stack: list[int] = []
-    on: set[int] = set()
-    found: list[set[int]] = []
-    counter = 0
-    for root in edges:
-        if root in index:
-            continue
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        call = [(root, 0)]
-        while call:
-            node, i = call[-1]
-            succ = edges[node]
-            if i < len(succ):
-                call[-1] = (node, i + 1)
-                target = succ[i][0]
-                if target not in edges:
-                    continue
-                if target not in index:
-                    index[target] = low[target] = counter
-                    counter += 1
-                    stack.append(target)
-                    on.add(target)
-                    call.append((target, 0))
-                elif target in on:
-                    low[node] = min(low[node], index[target])
-                continue
-            call.pop()
-            if call:
-                low[call[-1][0]] = min(low[call[-1][0]], low[node])
-            if low[node] == index[node]:
-                part = set()
-                while True:
-                    member = stack.pop()
-                    on.discard(member)
-                    part.add(member)
-                    if member == node:
-                        break
-                found.append(part)
-    return found
+    """Strongly connected components of a small explicit graph (the kernel's Tarjan)."""
+    search: OnTheFlyComponents[int, Label] = OnTheFlyComponents(
+        lambda n: [(t, lab) for t, lab in edges[n] if t in edges])
+    return [set(part) for part in search.components(edges)]
 
 
 def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
@@ -638,32 +551,9 @@ def _cycle_through(part: set[int], edges: dict[int, list[tuple[int, Label]]],
                      lab is not STUTTER and lab[0] == want)
     goals.append(lambda _u, _lab, v: v == start)
     for goal in goals:
-        # Breadth-first search for the first edge (u, lab, v) meeting the goal.
-        came: dict[int, tuple[int, Label]] = {}
-        frontier, seen, hit = [here], {here}, None
-        while frontier and hit is None:
-            following = []
-            for u in frontier:
-                for v, lab in edges[u]:
-                    if goal(u, lab, v):
-                        hit = (u, lab, v)
-                        break
-                    if v not in seen:
-                        seen.add(v)
-                        came[v] = (u, lab)
-                        following.append(v)
-                if hit is not None:
-                    break
-            frontier = following
-        assert hit is not None, "a strongly connected component reaches all its edges"
-        u, lab, v = hit
-        leg = [(v, lab)]
-        while u != here:
-            prev, plab = came[u]
-            leg.append((u, plab))
-            u = prev
-        path.extend(reversed(leg))
-        here = v
+        leg = walk_to_edge(edges.__getitem__, here, goal)
+        path.extend(leg)
+        here = leg[-1][0]
     return path
 
 

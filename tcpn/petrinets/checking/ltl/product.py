@@ -6,13 +6,14 @@ the markings into classes of equal atom values, and reads an automaton state's l
 per class. The product's reachable part is built breadth-first, a whole layer at a time:
 the layer's markings' edges (a dead marking's repetition included) times the automaton's
 edges, kept where the target marking satisfies the target automaton state's label. Its
-strongly connected components come from :func:`scipy.sparse.csgraph.connected_components`;
+strongly connected components come from the graph kernel
+(:func:`~tcpn.petrinets.statespace.graph.labelled_components`);
 a component is accepting when it has a cycle and meets every acceptance set, and fair when
 it passes the Emerson-Lei test of :mod:`tcpn.petrinets.checking.fairness` (refined, as there, by
 removing the states that enable a strongly fair transition the component never takes).
 Only then is a lasso built: the breadth-first tree gives a shortest stem, and a cycle
 through the component's acceptance states (and its fair transitions) comes from
-breadth-first searches inside it (:func:`scipy.sparse.csgraph.breadth_first_order`).
+breadth-first searches inside it (:func:`~tcpn.petrinets.statespace.graph.bfs_path`).
 The components are searched already while the product grows (each time it has grown
 :data:`CHECK_GROWTH` times in edges): a lasso in a part of the product is one in the whole,
 so a counterexample stops the construction early; only "no lasso" needs the whole product.
@@ -29,14 +30,15 @@ from __future__ import annotations
 import time as wallclock
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.sparse import csr_array
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from tcpn.petrinets.checking.fairness import component_fairness
 from tcpn.petrinets.checking.formulas import Formula, Not
+from tcpn.petrinets.statespace.graph import bfs_path, labelled_components
 from tcpn.petrinets.statespace.memory import MemoryBudget
 
 if TYPE_CHECKING:
@@ -67,8 +69,8 @@ class StutteringGraph:
     """A state space as arrays: edges ``indptr[s]:indptr[s + 1]`` go to ``targets`` with
     transition ``labels`` (indexing ``names``); a dead marking gets one extra edge to
     itself, labelled -1 (its repetition: the path stutters there, as LTL's infinite paths
-    need). The CTL fixpoints' kernel, :class:`~tcpn.petrinets.checking.ctl.StateGraph`,
-    keeps dead markings dead (CTL's finite maximal paths)."""
+    need). The graph kernel's :class:`~tcpn.petrinets.statespace.graph.StateGraph`, which
+    CTL reads, keeps dead markings dead (CTL's finite maximal paths)."""
 
     indptr: np.ndarray
     targets: np.ndarray
@@ -293,14 +295,8 @@ class _Product:
         """(component of each product state in ``mask``, -1 outside; whether each
         component has a cycle; the sub-graph, as :meth:`subgraph`)."""
         matrix = self.subgraph(mask)
-        _, labels = connected_components(matrix, directed=True, connection="strong")
-        labels = np.where(mask, labels, -1)
-        k = int(labels.max()) + 1 if len(labels) else 0
-        sizes = np.bincount(labels[mask], minlength=k)
-        cyclic = sizes > 1
         loops = self.src[self.src == self.dst]
-        loops = loops[mask[loops]]
-        cyclic[labels[loops]] = True
+        labels, cyclic = labelled_components(matrix, mask, loops[mask[loops]])
         return labels, cyclic, matrix
 
 
@@ -475,14 +471,9 @@ class _Legs:
         """Walk a shortest path to a node of ``goal``."""
         if goal[self.here]:
             return
-        order, predecessors = breadth_first_order(self.matrix, self.here, directed=True,
-                                                  return_predecessors=True)
-        hits = order[goal[order]]
-        assert len(hits), "a strongly connected component reaches all its nodes"
-        path = [int(hits[0])]
-        while path[-1] != self.here:
-            path.append(int(predecessors[path[-1]]))
-        for u, v in zip(path[::-1], path[-2::-1], strict=False):
+        path = bfs_path(self.matrix, self.here, goal)
+        assert path is not None, "a strongly connected component reaches all its nodes"
+        for u, v in pairwise(path):
             self._step(self.product.edge(u, v))
 
     def take(self, transition: int | None) -> None:

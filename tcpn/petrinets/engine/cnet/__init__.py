@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 import time as wallclock
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from tcpn.petrinets.engine.cnet.codegen import NetPlan, plan_net
 from tcpn.petrinets.engine.cnet.translate import Unsupported, decode, encode
 from tcpn.petrinets.engine.compiler import CompiledNet, KeyedTokens
+from tcpn.petrinets.engine.contract import EngineHost
 from tcpn.petrinets.errors import FiringError
 
 __all__ = ["CEngine", "build_cnet", "initial_marking_outside"]
@@ -99,47 +101,48 @@ class CEngine:
         for p, rows in enumerate(self._rows(marking)):
             state.load(p, rows, self.compiled.timed[p])
 
-    def _state(self, sim: Any) -> Any:
+    def _run(self, sim: EngineHost) -> _CRun:
         """The simulator's C state: firings ``Simulator.fire`` made since the last run are
         taken in, in order; built afresh the first time (or when the firing counts do not
         add up)."""
-        state = sim.__dict__.get("_cnet_state")
-        outside = sim.__dict__.get("_cnet_outside", [])
-        if state is not None and outside and state.firings + len(outside) == sim.firings:
+        run = sim.engine_state if isinstance(sim.engine_state, _CRun) else None
+        if run is not None and run.outside and \
+                run.state.firings + len(run.outside) == sim.firings:
             timed = list(self.compiled.timed)
-            for t, rows, counts in outside:
-                state.replay(t, rows, timed, counts, state.firings + 1)
-        elif state is None or state.firings != sim.firings:
+            for t, rows, counts in run.outside:
+                run.state.replay(t, rows, timed, counts, run.state.firings + 1)
+        elif run is None or run.state.firings != sim.firings:
             state = self.module.State()
             self._load(state, sim.marking)
-            state.start(sim.now, sim.firings, sim._draw.choices)
-            sim._cnet_state = state
-            sim._cnet_via_set = False
-            sim._fire = MethodType(self._fire_outside, sim)
-        sim._cnet_outside = []
-        return state
+            state.start(sim.now, sim.firings, sim.draws.choices)
+            run = sim.engine_state = _CRun(state)
+            sim.fired_outside = partial(self._note_outside, sim, run)
+        run.outside = []
+        return run
 
-    def _fire_outside(self, sim: Any, at: float, t: int, binding: tuple[Any, ...]) -> None:
-        """``Simulator._fire`` (the path of ``Simulator.fire``), noting the marking after
-        it so that the C state can take the firing in (see :meth:`_state`)."""
-        type(sim)._fire(sim, at, t, binding)
-        sim._cnet_outside.append((t, self._rows(sim.marking), list(sim.firing_counts)))
+    def _note_outside(self, sim: EngineHost, run: _CRun, t: int) -> None:
+        """After ``Simulator.fire`` fired ``t``: the marking after it, so that the C state
+        can take the firing in (see :meth:`_run`)."""
+        run.outside.append((t, self._rows(sim.marking), list(sim.firing_counts)))
 
-    def loop(self, sim: Any, horizon: float, limit: float,
+    def loop(self, sim: EngineHost, horizon: float, limit: float,
              stop_when: Callable[[Any], bool] | None,
              progress: Callable[[Any], None] | None) -> str:
-        """``Simulator._loop`` in C: the same firings, then the state handed back.
+        """``Simulator.loop`` in C (a :class:`~tcpn.petrinets.engine.contract.Loop`): the
+        same firings, then the state handed back.
 
         With forced draws (``Simulator(forced_draws=...)``) the net's draws do not come
         from the generator the C code reads: the Python loop runs instead.
         """
-        if sim._draw.generator is not sim._draw.choices:
-            return str(type(sim)._loop(sim, horizon, limit, stop_when, progress))
-        state = self._state(sim)
+        draw = sim.draws
+        if draw.generator is not draw.choices:
+            return str(sim.loop(horizon, limit, stop_when, progress))
+        run = self._run(sim)
+        state = run.state
         state.now = sim.now
-        draw = sim._draw
-        state.set_buffer(list(draw._buffer), draw._next)
-        before, after = sim._before, sim._after
+        values, next_index = draw.choice_buffer()
+        state.set_buffer(list(values), next_index)
+        before, after = sim.monitors_before, sim.observers_after
         transitions = self.compiled.transitions
         flags = 0
         if stop_when is not None or any(after):
@@ -148,7 +151,7 @@ class CEngine:
             flags |= _PAUSE_BEFORE
         if progress is not None:
             flags |= _PAUSE_1024
-        via_set, sim._cnet_via_set = sim._cnet_via_set, False
+        via_set, run.via_set = run.via_set, False
         next_progress = wallclock.perf_counter() + 0.2
         reason = "dead"
         try:
@@ -173,7 +176,7 @@ class CEngine:
                     if stop_when is not None:
                         self._hand_back(sim, state)
                         if stop_when(sim):
-                            sim._cnet_via_set = True
+                            run.via_set = True
                             reason = "predicate"
                             break
                     if progress is not None:
@@ -188,28 +191,29 @@ class CEngine:
         finally:
             self._hand_back(sim, state)
         t, at, row = state.last()
-        sim._last = (at, t, self.binding(t, row) if t >= 0 else ())
+        sim.last_firing = (at, t, self.binding(t, row) if t >= 0 else ())
         return reason
 
-    def _hand_back(self, sim: Any, state: Any) -> None:
-        """The C state written into the simulator's Python attributes (for queries, monitors
-        and the Python engine's own methods, which start again from the marking)."""
+    def _hand_back(self, sim: EngineHost, state: Any) -> None:
+        """The C state written into the simulator (for queries, monitors and the Python
+        engine's own methods, which start again from the marking)."""
         sim.now, sim.firings = state.now, state.firings
         sim.firing_counts[:] = state.counts()
         self._dump(state, sim.marking)
-        values, next_index = state.buffer()
-        if values is not None:
-            sim._draw._buffer = values
-        sim._draw._next = next_index
-        n_t, n_g = len(self.compiled.transitions), len(self.compiled.gates)
-        sim._bindings = [[] for _ in range(n_t)]
-        sim._live = set()
-        sim._gate_ready = [None] * n_g
-        sim._group_sum = [0] * n_g
-        sim._total = 0
-        sim._dirty = set(range(n_t))
-        sim._dirty_gates = set(range(n_g))
-        sim._in_order, sim._latest = self.compiled.timestamp_order(sim.marking)
+        sim.draws.resume_choices(*state.buffer())
+        sim.reset_calendar()
+
+
+@dataclass
+class _CRun:
+    """What the C engine keeps on a simulator between runs (its ``engine_state``): the C
+    state, the firings ``Simulator.fire`` made since (transition, marking rows after,
+    firing counts after), and whether the last run stopped at a predicate (the C loop
+    then starts by bringing its bindings up to date)."""
+
+    state: Any
+    outside: list[tuple[int, Any, list[int]]] = field(default_factory=list)
+    via_set: bool = False
 
 
 def initial_marking_outside(compiled: CompiledNet, plan: NetPlan) -> str | None:

@@ -128,7 +128,7 @@ class _TransitionPlan:
     # -- enumeration ----------------------------------------------------------------------
     def enumerate(self) -> str:
         skip = set(self.transition.gate_places)
-        order = self.helper._input_arcs_in_binding_order(skip)
+        order = self.helper.input_arcs_in_binding_order(skip)
         declared = set(self.scope)
         code = _Lines()
         code(f"Bindings *out = &s->bindings[{self.t}];")

@@ -187,7 +187,7 @@ class _Writer:
     def _sort(self, colour: ColourSet, where: str) -> ET.Element:
         """A ``usersort`` referring to the named sort of ``colour`` (declared on first use)."""
         untimed = colour.named(colour.name)
-        untimed = untimed._copy_with(is_timed=False) if untimed.is_timed else untimed
+        untimed = untimed.copy_with(is_timed=False) if untimed.is_timed else untimed
         if untimed not in self.sorts:
             assert self.decls is not None
             body = self._sort_body(untimed, where)  # declares the components first
@@ -248,7 +248,7 @@ class _Writer:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return ET.Element("booleanconstant", value=str(node.value).lower())
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            untimed = colour._copy_with(is_timed=False) if colour is not None and \
+            untimed = colour.copy_with(is_timed=False) if colour is not None and \
                 colour.is_timed else colour
             constant_id = self.constants.get((untimed, node.value)) or self.constants.get(
                 node.value)
@@ -535,7 +535,7 @@ def _enumeration_tables(net: PetriNet) -> tuple[dict[str, tuple[str, ColourSet]]
 
     def collect(colour: ColourSet) -> None:
         if isinstance(colour, EnumSet):
-            untimed = colour._copy_with(is_timed=False) if colour.is_timed else colour
+            untimed = colour.copy_with(is_timed=False) if colour.is_timed else colour
             if untimed not in enumerations:
                 enumerations.append(untimed)  # type: ignore[arg-type]
         elif isinstance(colour, ProductSet):

@@ -96,7 +96,7 @@ def _colour(spec: dict[str, Any], records: dict[str, RecordSet]) -> ColourSet:
         record = records.get(type_name)
         if record is None or dict(record.fields) != fields:
             record = records[type_name] = RecordSet(type_name, False, **fields)
-        return record._copy_with(is_timed=timed, name=name)
+        return record.copy_with(is_timed=timed, name=name)
     colour: ColourSet
     if kind == "unit":
         colour = UnitSet(name=name)
@@ -117,7 +117,7 @@ def _colour(spec: dict[str, Any], records: dict[str, RecordSet]) -> ColourSet:
         colour = ListSet(_colour(spec["element"], records), spec["max_length"], name=name)
     else:
         raise ValueError(f"unknown kind {kind!r}")
-    return colour._copy_with(is_timed=True) if timed else colour
+    return colour.copy_with(is_timed=True) if timed else colour
 
 
 def _plain(value: Any) -> Any:
