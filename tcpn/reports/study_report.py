@@ -80,8 +80,9 @@ def select_studies(names: Sequence[str], known: Sequence[str] = STUDY_KEYS) -> l
 def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[str, Any]]:
     """The scenario mappings of every net-lens run the studies ``keys`` make in
     ``profile`` (their experiments and their axes' points; one per distinct mapping),
-    read from each study module's ``experiments``, ``AXES`` and ``SETTINGS``, simulating
-    nothing: what ``tcpn build study`` builds the native modules of."""
+    read from each study module's ``experiments``, ``AXES`` and ``SETTINGS``, with the
+    profile's seed, simulating nothing: what ``tcpn build study`` builds the native
+    modules of."""
     from tcpn.reports.studies.experiments import (
         StudyPoint,
         axis_points,
@@ -89,12 +90,15 @@ def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[st
         profile_settings,
     )
 
-    points: list[StudyPoint] = []
+    mappings: list[Mapping[str, Any]] = []
     for key in keys:
         module = importlib.import_module(f"tcpn.reports.studies.{key}")
-        found = module.experiments(profile_settings(module.SETTINGS, profile))
-        points += [StudyPoint.of(e) for e in found] + axis_points(found, module.AXES)
-    return net_mappings(points)
+        settings = profile_settings(module.SETTINGS, profile)
+        found = module.experiments(settings)
+        points = [StudyPoint.of(e) for e in found] + axis_points(found, module.AXES)
+        # the study's seed, which its runs draw their flows from (the code may hold them)
+        mappings += [{**m, "seed": settings.seed} for m in net_mappings(points)]
+    return mappings
 
 
 def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Profile,
