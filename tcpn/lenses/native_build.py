@@ -14,16 +14,24 @@ build, so that every run finds its modules: ``tcpn build`` and the studies call 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tcpn.lenses.base import make_run
-from tcpn.models.scenario import Scenario
+from tcpn.models.scenario import Scenario, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import compile_net
 from tcpn.petrinets.engine.compiler import CompiledNet
-from tcpn.petrinets.engine.native import BuildSummary, build_nets
+from tcpn.petrinets.engine.native import (
+    SIMULATOR_DEFAULT,
+    BuildSummary,
+    NativeUnavailable,
+    build_nets,
+    resolve_engine,
+)
 
-__all__ = ["build_scenario_nets", "scenario_nets"]
+__all__ = ["build_mappings", "build_scenario_nets", "scenario_nets"]
 
 
 def scenario_nets(scenarios: Iterable[Scenario], seed: int | None = None
@@ -41,3 +49,17 @@ def build_scenario_nets(scenarios: Iterable[Scenario], what: str = "",
     """Build the native modules the nets of ``scenarios`` need (see the module);
     ``progress(done, total)`` as modules are built."""
     return build_nets(scenario_nets(scenarios, seed), what, progress)
+
+
+def build_mappings(mappings: Sequence[Mapping[str, Any]], seed: int, what: str,
+                   progress: Callable[[int, int], None] | None = None) -> None:
+    """The native modules of the net runs of scenario ``mappings`` (drawn from ``seed``)
+    built before the runs, unless the engine is ``python``: a study's worker processes
+    then find them, rather than wait for each other's builds (``progress(built, total)``
+    as modules are built). A build that fails leaves the runs to say so (in Python)."""
+    if not mappings or resolve_engine(None, SIMULATOR_DEFAULT) == "python":
+        return
+    unique = {repr(sorted(m.items())): m for m in mappings}
+    with contextlib.suppress(NativeUnavailable):
+        build_scenario_nets((validate_scenario(dict(m)) for m in unique.values()), what, seed,
+                            progress)

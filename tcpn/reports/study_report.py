@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -30,6 +30,9 @@ from tcpn.reports.document import (
 )
 from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
+
+if TYPE_CHECKING:
+    from tcpn.reports.studies.experiments import StudyPoint
 
 __all__ = ["STUDY_KEYS", "build_study_report", "registered_studies", "run_studies",
            "study_net_mappings", "study_summary_lines"]
@@ -83,12 +86,7 @@ def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[st
     read from each study module's ``experiments``, ``AXES`` and ``SETTINGS``, with the
     profile's seed, simulating nothing: what ``tcpn build study`` builds the native
     modules of."""
-    from tcpn.reports.studies.experiments import (
-        StudyPoint,
-        axis_points,
-        net_mappings,
-        profile_settings,
-    )
+    from tcpn.reports.studies.experiments import StudyPoint, axis_points, profile_settings
 
     mappings: list[Mapping[str, Any]] = []
     for key in keys:
@@ -97,8 +95,24 @@ def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[st
         found = module.experiments(settings)
         points = [StudyPoint.of(e) for e in found] + axis_points(found, module.AXES)
         # the study's seed, which its runs draw their flows from (the code may hold them)
-        mappings += [{**m, "seed": settings.seed} for m in net_mappings(points)]
+        mappings += [{**m, "seed": settings.seed} for m in _net_mappings(points)]
     return mappings
+
+
+def _net_mappings(points: Sequence[StudyPoint]) -> list[Mapping[str, Any]]:
+    """The scenario mappings the net lens runs for ``points`` (each with its net changes),
+    one per distinct mapping, those the net lens refuses left out."""
+    from tcpn.models.fields import with_fields
+    from tcpn.models.scenario import validate_scenario
+    from tcpn.reports.studies.experiments import lens_refusal
+
+    found: dict[str, Mapping[str, Any]] = {}
+    for point in points:
+        if "net" in point.lenses:
+            mapping = with_fields(point.scenario, point.lens_changes.get("net", {}))
+            if lens_refusal(validate_scenario(mapping), "net") is None:
+                found.setdefault(repr(sorted(mapping.items())), mapping)
+    return list(found.values())
 
 
 def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Profile,

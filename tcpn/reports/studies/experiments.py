@@ -64,8 +64,6 @@ __all__ = [
     "judge",
     "judge_lenses",
     "lens_refusal",
-    "native_built",
-    "net_mappings",
     "number_text",
     "point_label",
     "relative_difference",
@@ -284,43 +282,6 @@ def _job(mapping: Mapping[str, Any], lens: str, seed: int, replication: int,
                    replication)
 
 
-def net_mappings(points: Sequence[StudyPoint]) -> list[Mapping[str, Any]]:
-    """The scenario mappings the net lens runs for ``points`` (each with its net changes),
-    one per distinct mapping, those the net lens refuses left out."""
-    from tcpn.models.scenario import validate_scenario
-
-    found: dict[str, Mapping[str, Any]] = {}
-    for point in points:
-        if "net" in point.lenses:
-            mapping = with_fields(point.scenario, point.lens_changes.get("net", {}))
-            if lens_refusal(validate_scenario(mapping), "net") is None:
-                found.setdefault(repr(sorted(mapping.items())), mapping)
-    return list(found.values())
-
-
-def native_built(mappings: Sequence[Mapping[str, Any]], seed: int, what: str,
-                 progress: Callable[[int, int], None] | None = None) -> None:
-    """The native modules of the net lens's runs of ``mappings`` built before the runs,
-    in one parallel build (:mod:`tcpn.lenses.native_build`), unless the engine is
-    ``python``: the worker processes then find them, rather than wait for each other's
-    builds (``progress(built, total)`` as modules are built). A build that fails leaves
-    the runs to say so (they run in Python)."""
-    from tcpn.lenses.native_build import build_scenario_nets
-    from tcpn.models.scenario import validate_scenario
-    from tcpn.petrinets.engine.native import (
-        SIMULATOR_DEFAULT,
-        NativeUnavailable,
-        resolve_engine,
-    )
-
-    if not mappings or resolve_engine(None, SIMULATOR_DEFAULT) == "python":
-        return
-    unique = {repr(sorted(m.items())): m for m in mappings}
-    with contextlib.suppress(NativeUnavailable):
-        build_scenario_nets((validate_scenario(dict(m)) for m in unique.values()), what, seed,
-                            progress)
-
-
 def _cpu_s() -> float:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
@@ -371,7 +332,9 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     done = len(jobs) - len(todo)
     progress(what, done, len(jobs))
     if RUN_EXECUTOR.get() is None:  # a cluster's workers build in their own caches
-        native_built([jobs[i][0] for i in todo if jobs[i][1] == "net"], settings.seed, what,
+        from tcpn.lenses.native_build import build_mappings
+
+        build_mappings([jobs[i][0] for i in todo if jobs[i][1] == "net"], settings.seed, what,
                      lambda built, total: progress(f"{what}: native modules", built, total))
         progress(what, done, len(jobs))
 
