@@ -526,3 +526,18 @@ def test_a_builds_progress_is_one_line_on_a_terminal() -> None:
     assert shown(Terminal()) == ("\rtcpn: 0 of 2\x1b[K\rtcpn: 1 of 2\x1b[K\rtcpn: 2 of 2\x1b[K"
                                  "\rtcpn: built 2 modules\x1b[K\n")
     assert shown(io.StringIO()) == "tcpn: 0 of 2\ntcpn: built 2 modules\n"
+
+
+def test_tcpn_build_study_plans_the_studys_net_runs_with_its_seed() -> None:
+    """``tcpn build study s5`` builds for each distinct net run of the study (its
+    experiments and axis points, the net lens's changes applied) with the study's seed,
+    from which its runs draw their flows."""
+    from tcpn.reports.studies import s5
+    from tcpn.reports.study_report import study_net_mappings
+
+    mappings = study_net_mappings(["s5"], "quick")
+    seed = s5.SETTINGS["quick"].seed
+    assert len(mappings) == len({repr(sorted(m.items())) for m in mappings}) > 1
+    assert all(m["seed"] == seed for m in mappings)
+    names = {m["name"] for m in mappings}
+    assert {e.scenario["name"] for e in s5.experiments(s5.SETTINGS["quick"])} <= names
