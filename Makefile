@@ -8,6 +8,7 @@ BIN := $(VENV)/bin
 
 run: $(VENV)/.stamp-run system-packages
 	$(BIN)/tcpn --version
+	$(BIN)/tcpn build study all
 	$(BIN)/tcpn report study all
 
 test: $(VENV)/.stamp-test system-packages

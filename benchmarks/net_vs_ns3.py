@@ -19,8 +19,9 @@ against the same ns-3 runs: the before/after table in one run. Both trees must f
 same sequence, so their firings are printed side by side.
 
 ``--engines python,native`` runs this tree's net lens with each simulator engine
-(``$TCPN_ENGINE``; ``native``: the Cython-built engine of ``tcpn.petrinets.engine.native``, built
-into its cache before timing), alternated like the trees; ``--against REV`` then runs
+(``$TCPN_ENGINE``; the default: ``auto``, the simulator's default, which runs ``native``;
+``native``: the Cython-built engine of ``tcpn.petrinets.engine.native``; both built into its
+cache before timing), alternated like the trees; ``--against REV`` then runs
 ``REV``'s net lens with each of them too (before/after for every engine in one run).
 """
 
@@ -109,8 +110,9 @@ def main() -> None:
     parser.add_argument("--only-10M", action="store_true", help="skip the 100 Mbit/s case")
     parser.add_argument("--against", default=None, metavar="REV",
                         help="git revision whose net lens runs too (before/after in one run)")
-    parser.add_argument("--engines", default="python",
-                        help="simulator engines of this tree's net lens, comma-separated")
+    parser.add_argument("--engines", default="auto",
+                        help="simulator engines of this tree's net lens, comma-separated "
+                             "(default: auto, the simulator's default)")
     parser.add_argument("--json", nargs=2, type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.json is not None:
@@ -128,7 +130,8 @@ def main() -> None:
             trees.update({f"{args.against}, {engine}": (before, engine)
                           for engine in args.engines.split(",") if engine})
         for tree, engine in trees.values():  # native builds (cached) before timing, each
-            net_lens_in(tree, 0.01, 10e6, engine)  # tree by its own code
+            for rate_bps in rates.values():  # tree by its own code, each rate's net
+                net_lens_in(tree, 0.01, rate_bps, engine)
         start = time.perf_counter()
         worker.call(divmod, 1, 1)
         print(f"ns-3 worker start-up: {time.perf_counter() - start:.2f} s (import "

@@ -157,11 +157,11 @@ def main_options(
     engine: Annotated[str | None, typer.Option(
         "--engine", metavar="python|native|auto",
         help="The net simulator's engine: python (the reference), native (the generated "
-             "code built with Cython and the C compiler, cached; the first build of a TCP "
-             "scenario's net costs about a minute of CPU, once; an error where it cannot be "
-             "built) or auto (the default: native where the net's modules are cached or at "
-             "most 8 are missing, else python, saying why on stderr). Same as "
-             "$TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,
+             "code built with Cython and the C compiler, cached; an error where it cannot "
+             "be built) or auto (the default: native, the modules a net needs built on "
+             "first use, in parallel, with a progress line; `tcpn build` builds those of "
+             "many runs beforehand; python where no compiler is found, said once). Same "
+             "as $TCPN_ENGINE; the same seed fires the same sequence in each.")] = None,
 ) -> None:
     """Timed coloured Petri nets for TCP congestion control."""
     from tcpn.limits import parse_limit, set_limits
@@ -181,11 +181,28 @@ def main_options(
 
 
 class _Notices(logging.Handler):
-    """Log lines as ``tcpn: MESSAGE`` on the current stderr (looked up at each line)."""
+    """Log lines as ``tcpn: MESSAGE`` on the current stderr (looked up at each line).
+
+    A record with a ``progress`` count (a native build's: modules done) is one line
+    rewritten in place on a terminal, the next notice ending it; elsewhere (a log file)
+    only its first (``progress == 0``) is written.
+    """
+
+    open_line = False
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(f"tcpn: {record.getMessage()}", file=sys.stderr, flush=True)
+            stream = sys.stderr
+            text = f"tcpn: {record.getMessage()}"
+            progress = getattr(record, "progress", None)
+            terminal = stream.isatty()
+            if progress is not None and terminal:
+                print(f"\r{text}\x1b[K", end="", file=stream, flush=True)
+                self.open_line = True
+            elif progress is None or progress == 0:
+                start = "\r" if self.open_line else ""
+                print(f"{start}{text}\x1b[K" if start else text, file=stream, flush=True)
+                self.open_line = False
         except Exception:  # a closed stream must not end the command
             self.handleError(record)
 
@@ -1351,6 +1368,67 @@ def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
             spec, out, lens, replications, seed, workers,
             progress=lambda n: bar.update(task, completed=n), pdf=pdf, overwrite=overwrite)
     _print_report_files(files)
+
+
+@app.command("build")
+def build(
+    target: Annotated[list[str] | None, typer.Argument(
+        help="`study s1|s2|s3|s4|s5|all` (one or more names), or scenario YAML files.",
+        show_default=False)] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Studies: the publication profile's runs (default: the quick "
+        "profile's, what `make run` runs).")] = False,
+) -> None:
+    """Build the native engine's modules that runs will need, once, before running them.
+
+    The net simulator's default engine runs the net's generated code compiled by Cython
+    and the C compiler; a run builds the modules its net needs that the cache lacks
+    (about a second of CPU each; a TCP net needs 10 to 100). This command builds those
+    of many runs at once, in parallel (one process per core this process may use), with
+    one progress line, into the cache (`tcpn cache info`); later runs load them. `make
+    run` calls it for the five studies. Without a C compiler (or Cython) it says so and
+    builds nothing: the runs use the Python engine, the reference, which fires the same
+    sequence.
+
+    The five studies' runs (what `make run` runs): tcpn build study all
+
+    One study's publication profile: tcpn build study s2 --full
+
+    Scenario files: tcpn build scenarios/dumbbell_newreno.yaml scenarios/reference/*.yaml
+    """
+    from tcpn.lenses.native_build import build_scenario_nets
+    from tcpn.models.scenario import load_scenario, validate_scenario
+    from tcpn.petrinets.engine.native import NativeUnavailable, why_unavailable
+
+    targets = list(target or [])
+    if not targets:
+        raise typer.BadParameter("say what to build for: `study s1|...|all` or scenario "
+                                 "files, e.g. tcpn build study all")
+    if targets[0] == "study":
+        from tcpn.reports.study_report import select_studies, study_net_mappings
+
+        try:
+            keys = select_studies(targets[1:])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        profile: Any = "full" if full else "quick"
+        what = f"study {' '.join(keys)} ({profile})"
+        scenarios = [validate_scenario(dict(m)) for m in study_net_mappings(keys, profile)]
+    else:
+        what = ", ".join(targets) if len(targets) < 4 else f"{len(targets)} scenarios"
+        scenarios = [load_scenario(path) for path in targets]
+    reason = why_unavailable()
+    if reason is not None:  # said every time here: this command is where one checks
+        err_console.print(f"tcpn: the native engine cannot be built, runs use the Python "
+                          f"engine: {reason}", markup=False, highlight=False)
+        return
+    try:
+        summary = build_scenario_nets(scenarios, what)
+    except NativeUnavailable as exc:
+        err_console.print(f"tcpn: {exc}; runs use the Python engine", markup=False,
+                          highlight=False)
+        raise typer.Exit(EXIT_FAILURE) from None
+    console.print(summary.text(), markup=False, highlight=False, soft_wrap=True)
 
 
 cache_app = typer.Typer(

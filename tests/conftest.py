@@ -12,11 +12,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
-# The simulator's default engine is "auto": native where its modules are cached or cheap
-# to build. The suite runs the Python engine, the reference, unless $TCPN_ENGINE says
-# otherwise, so that a run on a fresh clone compiles only what the engines' own tests
-# build (they name their engine) and gives the same result whatever a cache holds; worker
-# processes and the CLI's subprocesses inherit it.
+# The simulator's default engine is "auto": native, its missing modules built on first
+# use (a minute of CPU for a TCP net). The suite runs the Python engine, the reference,
+# unless $TCPN_ENGINE says otherwise, so that a run on a fresh clone (CI: 2 cores) compiles
+# only what the engines' own tests build (they name their engine or unset this) and gives
+# the same result whatever a cache holds; worker processes and the CLI's subprocesses
+# inherit it.
 os.environ.setdefault("TCPN_ENGINE", "python")
 
 

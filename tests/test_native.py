@@ -260,7 +260,7 @@ def test_a_transition_cython_rejects_stays_in_python_named_with_its_inscription(
     assert result.marking["count"][0].value == 5
 
 
-def test_without_a_compiler_auto_says_so_and_runs_python(
+def test_without_a_compiler_auto_says_so_once_per_machine_and_runs_python(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no gcc, no cc
@@ -273,33 +273,37 @@ def test_without_a_compiler_auto_says_so_and_runs_python(
         sim = Simulator(counter_net(), seed=0, engine="auto")
     assert sim.native.engine == "python"
     assert "no C compiler" in (sim.native.reason or "")
-    assert "runs in Python: no C compiler" in caplog.text
+    assert "cannot be built, nets run in Python: no C compiler" in caplog.text
+    assert "said once on this machine" in caplog.text
     assert sim.run().firing_counts == {"increment": 5, "tick": 3}
     with pytest.raises(NativeUnavailable, match=r"net counter: .*no C compiler"):
         Simulator(counter_net(), engine="native")
     monkeypatch.delenv("TCPN_ENGINE")  # the simulator's default: auto
-    monkeypatch.setattr(native, "_SAID", set())  # said above, once per process
+    monkeypatch.setattr(native, "_SAID", set())  # another process, another command
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="tcpn.native"):
         assert Simulator(counter_net(), seed=0).run().firing_counts == {"increment": 5,
                                                                          "tick": 3}
-    assert "runs in Python: no C compiler" in caplog.text
+    assert "Python" not in caplog.text  # said once, for the machine (its cache directory)
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(native, "_SAID", set())
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        assert Simulator(counter_net(), seed=0).native.engine == "python"
+    assert "nets run in Python: no C compiler" in caplog.text
     assert not (tmp_path / "cache" / "native").exists()
 
 
-def test_auto_says_once_per_command_that_nets_run_in_python(tmp_path: Path) -> None:
+def test_a_failing_build_is_said_once_per_command(tmp_path: Path) -> None:
     """Processes of one command (a report's or a sweep's workers share the directory the
     CLI names in ``$TCPN_NOTICES_DIR``) say once between them that nets run in Python
-    for want of built modules, whichever nets; processes without it say it for each."""
+    because their build failed, whichever nets; processes without it say it per net."""
     native_or_skip()
     script = textwrap.dedent("""
         import logging, sys
         sys.path.insert(0, sys.argv[1])  # the tests directory
         from test_native import counter_net
         from tcpn.petrinets import Simulator
-        from tcpn.petrinets.engine import native
         logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
-        native.AUTO_BUILD_MODULES = 0
         for name in sys.argv[2:]:
             net = counter_net(outside_c=True)
             net.name = name
@@ -307,7 +311,8 @@ def test_auto_says_once_per_command_that_nets_run_in_python(tmp_path: Path) -> N
     """)
     env = {k: v for k, v in os.environ.items()
            if k not in ("TCPN_ENGINE", native.NOTICES_VARIABLE)}
-    env.update(TCPN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    # a compiler that fails: the build stops at the first module
+    env.update(TCPN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT), CC="false")
 
     def said(n_processes: int, shared: Path | None) -> int:
         extra = {} if shared is None else {native.NOTICES_VARIABLE: str(shared)}
@@ -317,53 +322,49 @@ def test_auto_says_once_per_command_that_nets_run_in_python(tmp_path: Path) -> N
                    for _ in range(n_processes)]
         errors = [p.communicate(timeout=300)[1] for p in running]
         assert all(p.returncode == 0 for p in running), errors
-        return sum(e.count("runs in Python: 4 native modules not built") for e in errors)
+        return sum(e.count("runs in Python: the C compiler failed") for e in errors)
 
     (tmp_path / "said").mkdir()
     assert said(3, tmp_path / "said") == 1
     assert said(2, None) == 4  # each process, once per net
+    assert not list((tmp_path / "cache" / "native").glob("*.so"))
 
 
-def test_auto_the_default_builds_only_a_few_modules_and_otherwise_says_how(
+def test_auto_the_default_builds_what_a_net_needs_in_parallel_then_runs_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    """The simulator's default, ``auto``, runs native when the net's modules are cached
-    or at most ``AUTO_BUILD_MODULES`` are missing (built then, saying so); a net needing
-    more runs in Python, nothing built, the log saying how many and how to build them.
-    Once built, the default runs them and fires what Python fires."""
+    """The simulator's default, ``auto``, builds every module the net lacks, in worker
+    processes (one per usable core), with one progress line counting them, then runs
+    them; later nets find them cached (nothing rebuilt) and fire what Python fires.
+    :func:`build_nets` builds many nets' modules at once, each module once."""
     native_or_skip()
     monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TCPN_ENGINE")
     monkeypatch.delenv(native.NOTICES_VARIABLE, raising=False)  # set by in-process CLI tests
     assert native.resolve_engine(None, native.SIMULATOR_DEFAULT) == "auto"
     typed, untyped = counter_net("auto"), counter_net("auto", outside_c=True)
-    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
-    monkeypatch.setattr(native, "_SAID", set())
-    for net, unbuilt in ((typed, 1), (untyped, 4)):  # the C engine's module; Cython's
-        caplog.clear()                                # utility code, the loop, 2 shapes
-        with caplog.at_level(logging.INFO, logger="tcpn.native"):
-            sim = Simulator(net, seed=0)
-        assert (sim.native.engine, sim.native.unbuilt) == ("python", unbuilt)
-        plural = "s" if unbuilt > 1 else ""
-        assert f"runs in Python: {unbuilt} native module{plural} not built" in caplog.text
-        assert "--engine native" in caplog.text
-        assert not list((tmp_path / "native").glob("*.so"))
-        caplog.clear()
-        with caplog.at_level(logging.INFO, logger="tcpn.native"):
-            assert Simulator(net, seed=1).native.engine == "python"
-        assert "runs in Python" not in caplog.text  # said once per process
-    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 4)
-    caplog.clear()
+    plan = [len(native._plan(compile_net(n)).modules) for n in (typed, untyped)]
+    assert plan == [1, 4]  # the C engine's module; Cython's utility code, the loop, 2 shapes
     with caplog.at_level(logging.INFO, logger="tcpn.native"):
-        assert Simulator(untyped, seed=0).native.engine == "native"
-    assert "building 4 modules" in caplog.text
-    monkeypatch.setattr(native, "AUTO_BUILD_MODULES", 0)
-    assert Simulator(typed, engine="native").native.backend == "c"
+        sim = Simulator(untyped, seed=0)
+    assert (sim.native.engine, sim.native.backend) == ("native", "cython")
+    progress = [r.progress for r in caplog.records if hasattr(r, "progress")]
+    assert progress == [0, 1, 2, 3, 4], caplog.text  # one line, counting the modules
+    assert "building 4 modules" in caplog.text and "of 4" in caplog.text
+    assert f"({min(4, native.build_workers())} process" in caplog.text
+    summary = native.build_nets([compile_net(typed), compile_net(untyped)], "two nets")
+    assert (summary.nets, summary.modules, summary.built) == (2, 5, 1)  # the C engine's
+    assert "2 nets need 5 modules: 1 built" in summary.text()
+    assert native.build_nets([compile_net(untyped)]).built == 0
     built = {p: p.stat().st_ino for p in (tmp_path / "native").glob("*.so")}  # a rebuild: new file
     assert len(built) == 5
+    assert not list((tmp_path / "native").glob(".build-*"))  # the build's private directory
     for net in (typed, untyped):
         record, reference = FiringRecord(), FiringRecord()
-        sim = Simulator(net, seed=3, monitors=[record])
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tcpn.native"):
+            sim = Simulator(net, seed=3, monitors=[record])
+        assert "building" not in caplog.text
         assert sim.native.engine == "native"
         sim.run()
         Simulator(net, seed=3, monitors=[reference], engine="python").run()
@@ -440,7 +441,7 @@ def test_processes_starting_together_build_each_module_once(tmp_path: Path) -> N
         assert run.returncode == 0, err
         assert out.split() == ["native", "cython", "8"]
         logs.append(err)
-    assert sum(log.count("native engine: building 4 modules") for log in logs) == 1, logs
+    assert sum(log.count("native engine: built 4 modules") for log in logs) == 1, logs
     assert len(list((tmp_path / "native").glob("*.so"))) == 4
 
 
@@ -484,3 +485,98 @@ def test_the_cli_option_sets_the_engine_for_the_run(tmp_path: Path) -> None:
                          env=env, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2
     assert "choose one of python, native, auto" in " ".join(bad.stderr.replace("│", " ").split())
+
+
+def test_tcpn_build_teaches_and_without_a_compiler_says_so(tmp_path: Path) -> None:
+    """``tcpn build --help`` shows how to build for the studies and for scenarios; a
+    missing target is a usage error; without a compiler it says so and succeeds (the
+    runs use the Python engine), building nothing."""
+    tcpn = str(Path(sys.executable).parent / "tcpn")
+    env = {**os.environ, "COLUMNS": "200", "TCPN_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([tcpn, *args], env={**env, **extra}, capture_output=True,
+                              text=True, timeout=600)
+
+    shown = run("build", "--help")
+    assert shown.returncode == 0
+    assert "tcpn build study all" in shown.stdout and "make run" in shown.stdout
+    assert run("build").returncode == 2
+    assert "unknown study 's9'" in run("build", "study", "s9").stderr
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    done = run("build", str(ROOT / "scenarios" / "dumbbell_newreno.yaml"), PATH=str(bare),
+               CC="")
+    assert done.returncode == 0, done.stderr
+    assert "runs use the Python engine: no C compiler" in done.stderr
+    assert not (tmp_path / "cache" / "native").exists()
+
+
+@pytest.mark.slow
+def test_tcpn_build_then_the_default_engine_runs_native_without_building(
+        tmp_path: Path) -> None:
+    """``tcpn build SCENARIO`` builds the net's modules (a cold cache: about a minute of
+    CPU); a run on the default engine then runs native and builds nothing."""
+    native_or_skip()
+    scenario = tmp_path / "short.yaml"
+    text = (ROOT / "scenarios" / "dumbbell_newreno.yaml").read_text()
+    scenario.write_text(text.replace("horizon_s: 60.0", "horizon_s: 0.5"))
+    tcpn = str(Path(sys.executable).parent / "tcpn")
+    env = {k: v for k, v in os.environ.items() if k != "TCPN_ENGINE"}
+    env["TCPN_CACHE_DIR"] = str(tmp_path / "cache")
+    built = subprocess.run([tcpn, "build", str(scenario)], env=env, capture_output=True,
+                           text=True, timeout=1800)
+    assert built.returncode == 0, built.stderr
+    assert "building" in built.stderr and " 0 were cached" in built.stdout
+    done = subprocess.run([tcpn, "run", str(scenario), "-o", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "building" not in done.stderr and "Python" not in done.stderr
+    assert '"simulator_engine": "native"' in "".join(
+        p.read_text() for p in (tmp_path / "out").rglob("*.json"))
+    again = subprocess.run([tcpn, "build", str(scenario)], env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert "all cached" in again.stdout and "building" not in again.stderr
+
+
+def test_a_builds_progress_is_one_line_on_a_terminal() -> None:
+    """The CLI shows a build's progress records as one line rewritten in place on a
+    terminal, ended by the next notice; in a log (not a terminal) the first and the
+    notices that follow only."""
+    import io
+
+    from tcpn.cli import _Notices
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def shown(stream: io.StringIO) -> str:
+        handler = _Notices()
+        saved, sys.stderr = sys.stderr, stream
+        try:
+            for done in range(3):
+                handler.emit(logging.makeLogRecord({"msg": f"{done} of 2", "progress": done}))
+            handler.emit(logging.makeLogRecord({"msg": "built 2 modules"}))
+        finally:
+            sys.stderr = saved
+        return stream.getvalue()
+
+    assert shown(Terminal()) == ("\rtcpn: 0 of 2\x1b[K\rtcpn: 1 of 2\x1b[K\rtcpn: 2 of 2\x1b[K"
+                                 "\rtcpn: built 2 modules\x1b[K\n")
+    assert shown(io.StringIO()) == "tcpn: 0 of 2\ntcpn: built 2 modules\n"
+
+
+def test_tcpn_build_study_plans_the_studys_net_runs_with_its_seed() -> None:
+    """``tcpn build study s5`` builds for each distinct net run of the study (its
+    experiments and axis points, the net lens's changes applied) with the study's seed,
+    from which its runs draw their flows."""
+    from tcpn.reports.studies import s5
+    from tcpn.reports.study_report import study_net_mappings
+
+    mappings = study_net_mappings(["s5"], "quick")
+    seed = s5.SETTINGS["quick"].seed
+    assert len(mappings) == len({repr(sorted(m.items())) for m in mappings}) > 1
+    assert all(m["seed"] == seed for m in mappings)
+    names = {m["name"] for m in mappings}
+    assert {e.scenario["name"] for e in s5.experiments(s5.SETTINGS["quick"])} <= names

@@ -13,7 +13,7 @@ import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -31,8 +31,11 @@ from tcpn.reports.document import (
 from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
 
+if TYPE_CHECKING:
+    from tcpn.reports.studies.experiments import StudyPoint
+
 __all__ = ["STUDY_KEYS", "build_study_report", "registered_studies", "run_studies",
-           "study_summary_lines"]
+           "study_net_mappings", "study_summary_lines"]
 
 STUDY_KEYS: tuple[str, ...] = ("s1", "s2", "s3", "s4", "s5")
 """The five studies, in the order the report shows them."""
@@ -75,6 +78,41 @@ def select_studies(names: Sequence[str], known: Sequence[str] = STUDY_KEYS) -> l
     if not wanted:
         raise ValueError(f"name a study: {', '.join(known)} or all")
     return [key for key in known if key in wanted]
+
+
+def study_net_mappings(keys: Sequence[str], profile: Profile) -> list[Mapping[str, Any]]:
+    """The scenario mappings of every net-lens run the studies ``keys`` make in
+    ``profile`` (their experiments and their axes' points; one per distinct mapping),
+    read from each study module's ``experiments``, ``AXES`` and ``SETTINGS``, with the
+    profile's seed, simulating nothing: what ``tcpn build study`` builds the native
+    modules of."""
+    from tcpn.reports.studies.experiments import StudyPoint, axis_points, profile_settings
+
+    mappings: list[Mapping[str, Any]] = []
+    for key in keys:
+        module = importlib.import_module(f"tcpn.reports.studies.{key}")
+        settings = profile_settings(module.SETTINGS, profile)
+        found = module.experiments(settings)
+        points = [StudyPoint.of(e) for e in found] + axis_points(found, module.AXES)
+        # the study's seed, which its runs draw their flows from (the code may hold them)
+        mappings += [{**m, "seed": settings.seed} for m in _net_mappings(points)]
+    return mappings
+
+
+def _net_mappings(points: Sequence[StudyPoint]) -> list[Mapping[str, Any]]:
+    """The scenario mappings the net lens runs for ``points`` (each with its net changes),
+    one per distinct mapping, those the net lens refuses left out."""
+    from tcpn.models.fields import with_fields
+    from tcpn.models.scenario import validate_scenario
+    from tcpn.reports.studies.experiments import lens_refusal
+
+    found: dict[str, Mapping[str, Any]] = {}
+    for point in points:
+        if "net" in point.lenses:
+            mapping = with_fields(point.scenario, point.lens_changes.get("net", {}))
+            if lens_refusal(validate_scenario(mapping), "net") is None:
+                found.setdefault(repr(sorted(mapping.items())), mapping)
+    return list(found.values())
 
 
 def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Profile,

@@ -14,18 +14,23 @@ Each transition's globals (declarations, colour sets, distributions, code action
 their Python objects: its shape's factory receives them. A transition whose code Cython
 rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
 Cython refused, which holds the inscription); without Cython or a C compiler the whole net
-does (``NativeNet.reason``), and ``engine="auto"`` says so in a log line. ``auto``, the
-simulator's default, builds at most :data:`AUTO_BUILD_MODULES` missing modules and
-otherwise runs Python, saying how many a first build needs.
+does (``NativeNet.reason``), and ``engine="auto"``, the simulator's default, says so in
+one line, once per machine. ``auto`` builds the modules a net needs that are missing,
+all of them, then runs them: a TCP scenario's net needs 12 to 46, about a minute of CPU
+the first time (:func:`build_nets` builds those of many nets at once, as ``tcpn build``
+and the studies do before their runs).
 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
-Cython and the compiler with its flags; a build happens in a private temporary directory
-and is renamed into place, and one build runs at a time per cache directory (a file
-lock), so processes that start together build each module once. The cache is bounded
-(``$TCPN_NATIVE_CACHE_MB``, 1024 MB unless set; :data:`tcpn.petrinets.engine.caches.NATIVE`):
-a build holds it in use from looking its modules up until they are loaded, and trims its
-least recently used entries when it ends.
+Cython and the compiler with its flags. The missing modules are built in parallel, one
+process per core this process may use (:func:`build_workers`), each in a private
+temporary directory and renamed into place (a library appears whole or not at all, so
+no process loads a half-written one), with one progress line (modules done of the total,
+seconds); one build runs at a time per cache directory (a file lock), so processes that
+start together build each module once. The cache is bounded (``$TCPN_NATIVE_CACHE_MB``,
+1024 MB unless set; :data:`tcpn.petrinets.engine.caches.NATIVE`): a build holds it in
+use from looking its modules up until they are loaded, and trims its least recently
+used entries when it ends.
 """
 
 from __future__ import annotations
@@ -50,9 +55,8 @@ import textwrap
 import threading
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
@@ -64,20 +68,15 @@ from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
-__all__ = ["ENGINES", "NativeNet", "NativeUnavailable", "build_native", "resolve_engine",
-           "select_engine", "why_unavailable"]
+__all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable", "build_native",
+           "build_nets", "build_workers", "resolve_engine", "select_engine",
+           "why_unavailable"]
 
 ENGINES = ("python", "native", "auto")
-#: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native
-#: where its modules are cached or cheap to build, else Python saying why (figures:
-#: benchmarks/README.md, "Native engine", Session 7)
+#: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native,
+#: its missing modules built on first use, else Python saying why (figures:
+#: benchmarks/README.md, "Native engine")
 SIMULATOR_DEFAULT = "auto"
-#: the most modules ``engine="auto"`` compiles on its own: a small net outside the C
-#: engine's subset, or a net whose shapes are cached but for a few (about a second of CPU
-#: each); a TCP scenario's net needs about 46 modules, a minute of CPU, which pays for
-#: itself after about 140 runs of 20 s (measured): it runs in Python until
-#: ``engine="native"`` builds them once
-AUTO_BUILD_MODULES = 8
 ENGINE_VARIABLE = "TCPN_ENGINE"
 #: a directory shared by a command's processes (the CLI sets it): a notice is said once in it
 NOTICES_VARIABLE = "TCPN_NOTICES_DIR"
@@ -91,14 +90,6 @@ _BUILDING = threading.Lock()
 
 class NativeUnavailable(RuntimeError):
     """``engine="native"`` was asked for where it cannot be built (no Cython, no compiler)."""
-
-
-class _NotBuilt(Exception):
-    """A build would compile more modules than the caller allows (``engine="auto"``)."""
-
-    def __init__(self, missing: int):
-        super().__init__(missing)
-        self.missing = missing
 
 
 @dataclass
@@ -117,8 +108,6 @@ class NativeNet:
     backend: str = "cython"
     #: why the C engine does not run the net (the element outside its subset)
     c_reason: str | None = None
-    #: the modules ``engine="auto"`` left unbuilt (more than :data:`AUTO_BUILD_MODULES`)
-    unbuilt: int = 0
 
     @property
     def engine(self) -> str:
@@ -521,68 +510,129 @@ def _shared_library(compiler: list[str]) -> Path:
     return _library(_SHARED_SOURCE, "cyshared", compiler)
 
 
-def _compile_c(c_file: Path, library: Path, compiler: list[str],
-               libraries: tuple[str, ...] = ()) -> None:
+@dataclass(frozen=True)
+class _Module:
+    """One module of the native engine: its library in the cache, its Cython source (or
+    :data:`_SHARED_SOURCE`), the compiler command with its flags, the link flags, and the
+    module of Cython's utility code it imports (``None``: its own)."""
+
+    library: Path
+    source: str
+    compiler: tuple[str, ...]
+    libraries: tuple[str, ...] = ()
+    shared: str | None = None
+
+
+def _compile_c(c_file: Path, module: _Module) -> None:
     include = sysconfig.get_paths()["include"]
-    built = c_file.with_name(library.name)
-    gcc = subprocess.run([*compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o", str(built),
-                          *libraries],
+    built = c_file.with_name(module.library.name)
+    gcc = subprocess.run([*module.compiler, *_CFLAGS, f"-I{include}", str(c_file), "-o",
+                          str(built), *module.libraries],
                          capture_output=True, text=True, check=False)
     if gcc.returncode != 0:
         raise NativeUnavailable(f"the C compiler failed: {gcc.stderr.strip()[-400:]}")
-    os.replace(built, library)  # atomic: a concurrent build of the same key is equal
+    # atomic: the library appears whole or not at all (a concurrent build of the same key
+    # writes equal bytes), so no process loads a half-written one
+    os.replace(built, module.library)
 
 
-def _build(sources: dict[Path, tuple[str, list[str]]], libraries: tuple[str, ...] = (),
-           shared: Path | None = None, what: str = "") -> dict[Path, _CythonRejected]:
-    """Builds the libraries of ``sources`` missing from the cache: library -> its Cython
-    source (or :data:`_SHARED_SOURCE`: Cython's shared utility module) and the compiler
-    command that builds it, with its optimisation flags.
+def _build_one(work: str, module: _Module) -> _CythonRejected | None:
+    """Translates ``module`` with Cython and compiles it into the cache (in a build
+    worker, or in this process); returns Cython's rejection, if it rejected it."""
+    stem = module.library.name.split(".")[0]
+    try:
+        with _BUILDING:  # Cython's compiler keeps global state: one at a time here
+            if module.source == _SHARED_SOURCE:
+                c_file = _shared_c(Path(work) / f"{stem}.c", stem)
+            else:
+                pyx = Path(work) / f"{stem}.pyx"
+                pyx.write_text(module.source)
+                c_file = _cythonize(pyx, module.shared)
+    except _CythonRejected as exc:
+        return exc
+    _compile_c(c_file, module)
+    return None
 
-    Cython translates one module after the other in this process while the C compiler
-    already compiles the translated ones, as many at a time as there are cores; one
-    build runs at a time per cache directory, across processes too (a file lock), so
-    that processes starting together (a sweep's workers, a parallel test run) do not
-    compile the same modules twice: the second waits and finds them built. ``shared``:
-    the library of Cython's shared utility module (:func:`_shared_library`) the others
-    import. Returns the modules Cython rejected.
+
+#: library -> why its build failed in this process (the compiler's or Cython's error): a
+#: study runs many nets per worker process, which do not try the same build again
+_FAILED: dict[Path, str] = {}
+
+
+def build_workers() -> int:
+    """The processes a build runs at once: the cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _build(modules: list[_Module], what: str = "",
+           progress: Callable[[int, int], None] | None = None,
+           ) -> tuple[dict[Path, _CythonRejected], int]:
+    """Builds the ``modules`` missing from the cache; returns those Cython rejected, and
+    how many were built.
+
+    Each missing module is translated by Cython and compiled by the C compiler in one of
+    :func:`build_workers` processes (:mod:`tcpn.workers`: they end with this one), a
+    progress line counting them (and ``progress(done, total)`` called). One build runs at
+    a time per cache directory, across processes too (a file lock), so that processes
+    starting together (a sweep's workers, a parallel test run) do not compile the same
+    modules twice: the second waits and finds them built. Each library is compiled in a
+    private directory and renamed into place.
     """
-    if all([NATIVE.used(library) for library in sources]):  # each found one marked used
-        return {}
+    if all([NATIVE.used(m.library) for m in modules]):  # each found one marked used
+        return {}, 0
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     rejected: dict[Path, _CythonRejected] = {}
     with _cache_lock(directory):
-        missing = {library: source for library, source in sources.items()
-                   if not library.exists()}  # another process may have built them meanwhile
+        # another process may have built some meanwhile
+        missing = [m for m in modules if not m.library.exists()]
         if not missing:
-            return {}
+            return {}, 0
+        failed = next((_FAILED[m.library] for m in missing if m.library in _FAILED), None)
+        if failed is not None:  # tried in this process: the compiler fails again
+            raise NativeUnavailable(failed)
         started = time.perf_counter()
-        _notice.info("native engine: building %d module%s%s (first use; cached in %s)",
-                     len(missing), "" if len(missing) == 1 else "s",
-                     f" for {what}" if what else "", directory)
-        shared_name = None if shared is None else shared.name.split(".")[0]
-        with (tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work,
-              ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool):
-            compiling = []
-            for library, (source, compiler) in missing.items():
-                stem = library.name.split(".")[0]
-                try:
-                    if source == _SHARED_SOURCE:
-                        c_file = _shared_c(Path(work) / f"{stem}.c", stem)
-                    else:
-                        pyx = Path(work) / f"{stem}.pyx"
-                        pyx.write_text(source)
-                        c_file = _cythonize(pyx, shared_name)
-                except _CythonRejected as exc:
-                    rejected[library] = exc
-                    continue
-                compiling.append(pool.submit(_compile_c, c_file, library, compiler, libraries))
-            for done in compiling:
-                done.result()
-        _notice.info("native engine: built %d module%s in %.1f s", len(missing),
-                     "" if len(missing) == 1 else "s", time.perf_counter() - started)
-    return rejected
+        total = len(missing)
+        workers = min(total, build_workers())
+
+        def said(done: int) -> None:
+            _notice.info("native engine: building %d module%s%s (first use; cached in %s): "
+                         "%d of %d, %.0f s", total, "" if total == 1 else "s",
+                         f" for {what}" if what else "", directory, done, total,
+                         time.perf_counter() - started, extra={"progress": done})
+            if progress is not None:
+                progress(done, total)
+
+        said(0)
+        built = 0
+
+        def gathered(index: int, refused: _CythonRejected | None) -> None:
+            nonlocal built
+            if refused is not None:
+                rejected[missing[index].library] = refused
+            built += 1
+            said(built)
+
+        with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as work:
+            try:
+                if workers <= 1:
+                    for index, module in enumerate(missing):
+                        gathered(index, _build_one(work, module))
+                else:
+                    from tcpn.workers import run_in_workers
+
+                    run_in_workers(_build_one, [(work, m) for m in missing], workers,
+                                   gathered)
+            except NativeUnavailable as exc:
+                _FAILED.update((m.library, str(exc)) for m in missing)
+                raise
+        _notice.info("native engine: built %d module%s in %.1f s (%d process%s)", total,
+                     "" if total == 1 else "s", time.perf_counter() - started, workers,
+                     "" if workers == 1 else "es")
+    return rejected, total
 
 
 @contextlib.contextmanager
@@ -645,99 +695,134 @@ def why_unavailable() -> str | None:
     return None
 
 
-@NATIVE.holding
-def build_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...],
-                  max_builds: int | None = None) -> ModuleType | str:
-    """Build (or fetch from the cache) the module of Cython ``source`` compiled with
-    ``flags`` and linked with ``libraries``; a string says why it could not be built.
-    ``max_builds=0`` raises :class:`_NotBuilt` rather than build a missing module."""
+def _c_module(source: str, flags: tuple[str, ...], libraries: tuple[str, ...]) -> _Module:
+    """The module of the C engine's Cython ``source`` (``tcpn.petrinets.engine.cnet``)."""
     compiler = _compiler()
     assert compiler is not None
-    compiler = [*compiler, *_HOT_OPTIMISATION, *flags]
-    library = _library(source, "cnet", compiler)
-    if max_builds is not None and max_builds < 1 and not library.exists():
-        raise _NotBuilt(1)
-    try:
-        with _BUILDING:
-            rejected = _build({library: (source, compiler)}, libraries)
-    except NativeUnavailable as exc:
-        return str(exc)
-    if library in rejected:
-        return f"Cython rejected the C engine's module: {rejected[library].message}"
-    return _load(library)
+    command = (*compiler, *_HOT_OPTIMISATION, *flags)
+    return _Module(_library(source, "cnet", list(command)), source, command, libraries)
 
 
 @NATIVE.holding
-def build_native(compiled: CompiledNet, max_builds: int | None = None) -> NativeNet:
-    """Build (or fetch from the cache) the native module of ``compiled``.
+def build_module(source: str, flags: tuple[str, ...],
+                 libraries: tuple[str, ...]) -> ModuleType | str:
+    """Build (or fetch from the cache) the module of Cython ``source`` compiled with
+    ``flags`` and linked with ``libraries``; a string says why it could not be built."""
+    module = _c_module(source, flags, libraries)
+    try:
+        rejected, _ = _build([module])
+    except NativeUnavailable as exc:
+        return str(exc)
+    if module.library in rejected:
+        return f"Cython rejected the C engine's module: {rejected[module.library].message}"
+    return _load(module.library)
+
+
+class _Planned(Exception):
+    """The C engine's module a net needs, caught on its way to be built (:func:`_plan`)."""
+
+    def __init__(self, module: _Module):
+        super().__init__(module)
+        self.module = module
+
+
+@dataclass
+class _Plan:
+    """The modules the native engine runs a net on, built or not: the C engine's one, or
+    Cython's (shared utility code, the loop, the transition shapes), with each
+    transition's shape module and values and why the C engine does not run the net."""
+
+    modules: list[_Module]
+    loop: Path | None = None
+    shapes: dict[str, tuple[_Module, dict[str, Any]]] = field(default_factory=dict)
+    c_reason: str | None = None
+
+
+def _plan(compiled: CompiledNet) -> _Plan:
+    """The modules ``compiled`` runs on (:func:`build_nets`; no compiler runs here)."""
+    from tcpn.petrinets.engine.cnet import build_cnet
+
+    def planned(source: str, flags: tuple[str, ...], libraries: tuple[str, ...]) -> Any:
+        raise _Planned(_c_module(source, flags, libraries))
+
+    try:
+        c_reason = build_cnet(compiled, planned)
+    except _Planned as found:
+        return _Plan([found.module])
+    assert isinstance(c_reason, str)  # ``planned`` never returns: the net is outside
+    return _cython_plan(compiled, c_reason)
+
+
+def _cython_plan(compiled: CompiledNet, c_reason: str) -> _Plan:
+    """The Cython modules of ``compiled``, a net outside the C engine for ``c_reason``."""
+    compiler = _compiler()
+    assert compiler is not None
+    hot = (*compiler, *_HOT_OPTIMISATION)
+    per_shape = (*compiler, *_SHAPE_OPTIMISATION)
+    shared_library = _shared_library(list(hot))
+    shared = shared_library.name.split(".")[0]
+    loop_source, _ = _loop_module()
+    loop = _Module(_library(loop_source, "loop", list(hot), shared_library.name), loop_source,
+                   hot, shared=shared)
+    keyed = frozenset(compiled.keyed_places)
+    shapes = {}
+    for transition in compiled.transitions:
+        body, values = _transition_shape(transition, keyed)
+        source = _shape_module(body)
+        library = _library(source, "shape", list(per_shape), shared_library.name)
+        shapes[transition.name] = (_Module(library, source, per_shape, shared=shared), values)
+    modules = {m.library: m for m in (_Module(shared_library, _SHARED_SOURCE, hot), loop,
+                                      *(m for m, _ in shapes.values()))}
+    return _Plan(list(modules.values()), loop.library, shapes, c_reason)
+
+
+@NATIVE.holding
+def build_native(compiled: CompiledNet) -> NativeNet:
+    """Build (or fetch from the cache) the native modules of ``compiled``.
 
     Returns the net to run: the C engine (``backend="c"``) when the whole net is in its
     typed subset; else ``compiled`` itself with ``reason`` set when nothing could be
     built, else a copy whose transitions run the compiled functions (those Cython
     rejected keep theirs, see ``fallbacks``), with ``c_reason`` naming what kept the net
-    from the C engine. ``max_builds``: the most modules this call may compile (``None``:
-    every one missing); a net that needs more stays in Python, ``reason`` and
-    ``unbuilt`` saying how many.
+    from the C engine.
     """
     reason = why_unavailable()
     if reason is not None:
         return NativeNet(compiled, reason=reason)
     from tcpn.petrinets.engine.cnet import build_cnet
 
-    def build_c(source: str, flags: tuple[str, ...],
-                libraries: tuple[str, ...]) -> ModuleType | str:
-        return build_module(source, flags, libraries, max_builds)
-
-    try:
-        engine = build_cnet(compiled, build_c)
-    except _NotBuilt as exc:
-        return NativeNet(compiled, reason=_not_built(exc.missing), unbuilt=exc.missing)
+    engine = build_cnet(compiled, build_module)
     if not isinstance(engine, str):
         return NativeNet(compiled, loop=engine.loop, backend="c")
     _log.info("net %s: not in the C engine's subset, the compiled Python runs it: %s",
               compiled.net.name, engine)
-    compiler = _compiler()
-    assert compiler is not None
-    hot, per_shape = [*compiler, *_HOT_OPTIMISATION], [*compiler, *_SHAPE_OPTIMISATION]
-    shared = _shared_library(hot)
-    loop_source, loop_globals = _loop_module()
-    loop_library = _library(loop_source, "loop", hot, shared.name)
-    keyed = frozenset(compiled.keyed_places)
-    shapes = {t.name: _transition_shape(t, keyed) for t in compiled.transitions}
-    libraries = {t: _library(_shape_module(body), "shape", per_shape, shared.name)
-                 for t, (body, _values) in shapes.items()}
-    sources = {library: _shape_module(shapes[t][0]) for t, library in libraries.items()}
-    everything = {shared: (_SHARED_SOURCE, hot), loop_library: (loop_source, hot),
-                  **{library: (source, per_shape) for library, source in sources.items()}}
-    missing = sum(not library.exists() for library in everything)
-    if max_builds is not None and missing > max_builds:
-        return NativeNet(compiled, reason=_not_built(missing), c_reason=engine,
-                         unbuilt=missing)
+    plan = _cython_plan(compiled, engine)
     try:
-        with _BUILDING:  # Cython's compiler keeps global state: one build at a time
-            rejected = _build(everything, shared=shared, what=f"net {compiled.net.name}")
+        rejected, _ = _build(plan.modules, what=f"net {compiled.net.name}")
     except NativeUnavailable as exc:
         return NativeNet(compiled, reason=str(exc), c_reason=engine)
-    if loop_library in rejected:
+    assert plan.loop is not None
+    if plan.loop in rejected:
         return NativeNet(compiled, reason=f"Cython rejected the loop: "
-                                          f"{rejected[loop_library].message}", c_reason=engine)
-    _load(shared)  # the modules import Cython's utility functions from it
-    loop = _load(loop_library)
+                                          f"{rejected[plan.loop].message}", c_reason=engine)
+    _load(plan.modules[0].library)  # Cython's utility functions, which the others import
+    loop = _load(plan.loop)
+    _, loop_globals = _loop_module()
     vars(loop).update(loop_globals)
     vars(loop).update(_LOOP_ARRAYS)
     transitions = []
     fallbacks: dict[str, str] = {}
     for transition in compiled.transitions:
-        library = libraries[transition.name]
-        if library in rejected:
-            why = rejected[library]
-            line = sources[library].splitlines()[why.line - 1].strip()
+        module, values = plan.shapes[transition.name]
+        if module.library in rejected:
+            why = rejected[module.library]
+            line = module.source.splitlines()[why.line - 1].strip()
             fallbacks[transition.name] = f"Cython rejects {line!r}: {why.message}"
             _log.warning("native engine: transition %s stays in Python: %s",
                          transition.name, fallbacks[transition.name])
             transitions.append(transition)
             continue
-        made = _load(library).make(shapes[transition.name][1])
+        made = _load(module.library).make(values)
         transitions.append(replace(
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
@@ -745,17 +830,62 @@ def build_native(compiled: CompiledNet, max_builds: int | None = None) -> Native
     return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
 
-def _not_built(missing: int) -> str:
-    """Why ``auto`` runs Python: how many modules a first build needs, and how to build."""
-    return (f"{missing} native module{'' if missing == 1 else 's'} not built yet (more "
-            f"than the {AUTO_BUILD_MODULES} engine='auto' builds on its own; about "
-            f"{missing * _SECONDS_PER_MODULE:.0f} s of CPU for the C compiler, once): "
-            "--engine native (or TCPN_ENGINE=native) builds and caches them")
+@dataclass(frozen=True)
+class BuildSummary:
+    """What :func:`build_nets` did: the modules the nets need, how many it built (the
+    others were cached), its wall time, the processes it used, and why nothing could be
+    built (``reason``; ``None``: the compiler ran or had nothing to do)."""
+
+    nets: int
+    modules: int
+    built: int
+    wall_s: float
+    workers: int
+    reason: str | None = None
+
+    def text(self) -> str:
+        """One line for the user.
+
+        >>> BuildSummary(3, 40, 12, 21.04, 2).text()
+        'native engine: 3 nets need 40 modules: 12 built in 21.0 s (2 processes), 28 were cached'
+        >>> BuildSummary(1, 40, 0, 0.52, 0).text()
+        'native engine: 1 net needs 40 modules, all cached (0.5 s)'
+        """
+        if self.reason is not None:
+            return (f"native engine: nothing built, the nets will run in Python: "
+                    f"{self.reason}")
+        plural, verb = ("", "s") if self.nets == 1 else ("s", "")
+        if not self.built:
+            return (f"native engine: {self.nets} net{plural} need{verb} {self.modules} "
+                    f"modules, all cached ({self.wall_s:.1f} s)")
+        return (f"native engine: {self.nets} net{plural} need{verb} {self.modules} modules: "
+                f"{self.built} built in {self.wall_s:.1f} s ({self.workers} process"
+                f"{'' if self.workers == 1 else 'es'}), {self.modules - self.built} were "
+                "cached")
 
 
-#: CPU seconds per missing module for the message of :func:`_not_built` (a transition
-#: shape at the chosen optimisation, measured: benchmarks/README.md, Session 7)
-_SECONDS_PER_MODULE = 1.3
+@NATIVE.holding
+def build_nets(nets: Iterable[CompiledNet], what: str = "",
+               progress: Callable[[int, int], None] | None = None) -> BuildSummary:
+    """Build the native modules every one of ``nets`` runs on that the cache lacks, all
+    in one parallel build (:func:`build_workers` processes, one progress line); loads
+    nothing. Runs of these nets then find their modules built: what ``tcpn build`` and
+    the studies do before their runs. ``progress(done, total)``: called as modules are
+    built, besides the progress line.
+
+    A module Cython rejects is left out (the run names its transition); a failing
+    compiler raises :class:`NativeUnavailable`; without a compiler nothing is built and
+    ``reason`` says why.
+    """
+    started = time.perf_counter()
+    found = list(nets)
+    reason = why_unavailable()
+    if reason is not None:
+        return BuildSummary(len(found), 0, 0, 0.0, 0, reason)
+    modules = {m.library: m for net in found for m in _plan(net).modules}
+    _, built = _build(list(modules.values()), what, progress)
+    return BuildSummary(len(found), len(modules), built, time.perf_counter() - started,
+                        min(built, build_workers()) if built else 0)
 
 
 def select_engine(compiled: CompiledNet, engine: str | None,
@@ -765,8 +895,9 @@ def select_engine(compiled: CompiledNet, engine: str | None,
 
     ``"python"``: ``compiled`` as it is; ``"native"``: the built module, or
     :class:`NativeUnavailable` saying why it cannot be built; ``"auto"``: the built module
-    when its modules are cached or at most :data:`AUTO_BUILD_MODULES` are missing (built
-    then, a progress line saying so), else ``compiled``, with a log line saying why.
+    (the missing modules built then, in parallel, a progress line saying so), else
+    ``compiled``, with a line saying why: once per machine where no compiler (or Cython)
+    is installed, once per command where a build failed.
     """
     chosen = resolve_engine(engine, default)
     if chosen == "python":
@@ -774,16 +905,23 @@ def select_engine(compiled: CompiledNet, engine: str | None,
     built = compiled.selected.get(chosen)
     if built is not None:  # a net run many times in one process looks its modules up once
         return built
-    native = build_native(compiled, None if chosen == "native" else AUTO_BUILD_MODULES)
+    unavailable = why_unavailable()
+    if unavailable is not None:
+        native = NativeNet(compiled, reason=unavailable)
+    else:
+        native = build_native(compiled)
     if native.reason is None:
         compiled.selected[chosen] = native
     if native.reason is not None:
         if chosen == "native":
             raise NativeUnavailable(f"net {compiled.net.name}: the native engine cannot be "
                                     f"built: {native.reason}")
-        # a study builds a net many times, in many processes: said once
-        if _first_said(compiled.net.name, native.reason,
-                       "unbuilt" if native.unbuilt else native.reason):
+        if unavailable is not None:
+            if _first_said(compiled.net.name, unavailable, unavailable, machine=True):
+                _notice.info("the native engine cannot be built, nets run in Python: %s "
+                             "(said once on this machine; `tcpn build` checks again)",
+                             unavailable)
+        elif _first_said(compiled.net.name, native.reason, native.reason):
             _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
 
@@ -792,24 +930,28 @@ def select_engine(compiled: CompiledNet, engine: str | None,
 _SAID: set[tuple[str, str]] = set()
 
 
-def _first_said(net_name: str, reason: str, kind: str) -> bool:
+def _first_said(net_name: str, reason: str, kind: str, machine: bool = False) -> bool:
     """Whether ``auto`` says for the first time that ``net_name`` runs in Python for
-    ``reason``: once per process and net; and, when ``$TCPN_NOTICES_DIR`` names a
-    directory the processes of a command share (the CLI's: a report's or a sweep's
-    workers), once per command for each ``kind`` of reason (modules not built yet, no
-    compiler...), the first process to say it leaving a file there: a study report runs
-    some 70 nets, one line tells how to build them all."""
+    ``reason``: once per process and net; when ``$TCPN_NOTICES_DIR`` names a directory
+    the processes of a command share (the CLI's: a report's or a sweep's workers), once
+    per command for each ``kind`` of reason, the first process to say it leaving a file
+    there: a study report runs some 70 nets, one line tells why; with ``machine``, once
+    per cache directory (a file in its ``notices``): a machine without a compiler is told
+    once, not at every command."""
     if (net_name, reason) in _SAID:
         return False
     _SAID.add((net_name, reason))
-    shared = os.environ.get(NOTICES_VARIABLE)
+    root = cache_root() if machine else None
+    shared = str(root / "notices") if root is not None else os.environ.get(NOTICES_VARIABLE)
     if not shared:
         return True
     key = hashlib.sha256(kind.encode()).hexdigest()[:32]
     try:
+        if root is not None:
+            Path(shared).mkdir(parents=True, exist_ok=True)
         os.close(os.open(Path(shared) / key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
-        return False  # another process of the command said it
+        return False  # another process (of the command, or earlier) said it
     except OSError:  # the directory is gone (the command ended) or not writable: say it
         return True
     return True

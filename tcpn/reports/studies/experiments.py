@@ -289,6 +289,7 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     start_wall, start_cpu = time.perf_counter(), _cpu_s()
     tasks: list[RunTask] = []
     keys: list[dict[str, Any]] = []
+    mappings: list[Mapping[str, Any]] = []  # each task's scenario as written
     refusals: list[dict[str, Any]] = []
     if "." in measure.__qualname__ or "<" in measure.__qualname__:
         raise TypeError(f"{measure.__qualname__}: a study's measurement must be a function "
@@ -296,8 +297,8 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     measure_path = f"{measure.__module__}:{measure.__qualname__}"
     for point in points:
         for lens in point.lenses:
-            scenario = validate_scenario(with_fields(point.scenario,
-                                                     point.lens_changes.get(lens, {})))
+            mapping = with_fields(point.scenario, point.lens_changes.get(lens, {}))
+            scenario = validate_scenario(mapping)
             reason = lens_refusal(scenario, lens)
             key = {"experiment": point.experiment, "axis": point.axis, "value": point.value,
                    "lens": lens}
@@ -312,6 +313,7 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                                      len(tasks), scenario, lens, options, settings.seed, i,
                                      evaluation=MEASURED_RUN))
                 keys.append(key | {"replication": i})
+                mappings.append(mapping)
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     store = None if RUN_STORE.get() is None else CampaignStore(str(RUN_STORE.get()))
     if store is not None:
@@ -322,6 +324,14 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     todo = [task for task in tasks if results[task.cell] is None]
     done = len(tasks) - len(todo)
     progress(what, done, len(tasks))
+
+    if RUN_EXECUTOR.get() is None and todo:  # a cluster's workers build in their own caches
+        from tcpn.lenses.native_build import build_mappings
+
+        build_mappings([mappings[task.cell] for task in todo if task.lens == "net"],
+                       settings.seed, what,
+                       lambda built, total: progress(f"{what}: native modules", built, total))
+        progress(what, done, len(tasks))
 
     def gathered(task: RunTask, record: Mapping[str, Any]) -> None:
         nonlocal done
