@@ -23,7 +23,7 @@ is an infinite path shows only as "not yet at the horizon" (the evidence says so
 >>> w = TraceWriter(s, s.concrete_flows(1))
 >>> w.flow_event(0.0, "f0", "send", seq=0, bytes=536)
 >>> w.flow_event(0.3, "f0", "retransmit", seq=0, bytes=536)
->>> trace_verdict("no_spurious_retransmission", w.close(), "f0", 536)
+>>> trace_verdict("no_spurious_retransmission", w.close(), "f0")
 TraceVerdict(shows=True, evidence='seg 0 sent again at 0.300 s, no packet lost before')
 """
 
@@ -32,9 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
+
 from tcpn.models.traces import Trace
 
-__all__ = ["TRACE_PROPERTIES", "TraceVerdict", "trace_verdict"]
+__all__ = ["TRACE_PROPERTIES", "TraceVerdict", "refusal", "trace_verdict", "transfer_bytes"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,14 @@ def _segment(trace: Trace, flow: str, seq: int) -> int:
     return int(seq) // trace.segment_size_bytes(flow)
 
 
-def _delivered(trace: Trace, flow: str, total_bytes: int) -> TraceVerdict:
+def transfer_bytes(trace: Trace, flow: str) -> int | None:
+    """The flow's transfer length (the ``flows`` table's ``bytes``; ``None``: bulk)."""
+    size = trace.flows.set_index("flow").loc[flow, "bytes"]
+    return None if pd.isna(size) else int(size)
+
+
+def _delivered(trace: Trace, flow: str) -> TraceVerdict:
+    total_bytes = _total(trace, flow)
     rows = trace.events(flow=flow, event="deliver")
     end = 0
     for time_s, seq, size in zip(rows.time_s, rows.seq, rows.bytes, strict=True):
@@ -68,7 +77,8 @@ def _delivered(trace: Trace, flow: str, total_bytes: int) -> TraceVerdict:
                                f"{rows.time_s.iloc[-1]:.3f} s")
 
 
-def _complete(trace: Trace, flow: str, total_bytes: int) -> tuple[bool, str]:
+def _complete(trace: Trace, flow: str) -> tuple[bool, str]:
+    total_bytes = _total(trace, flow)
     failed = trace.events(flow=flow, event="connect_fail")
     if len(failed):
         return True, f"{flow} gave up its handshake at {failed.time_s.iloc[0]:.3f} s"
@@ -82,13 +92,13 @@ def _complete(trace: Trace, flow: str, total_bytes: int) -> tuple[bool, str]:
                    f"acknowledged by the end of the run ({trace.horizon_s:g} s)")
 
 
-def _completes(trace: Trace, flow: str, total_bytes: int) -> TraceVerdict:
-    done, evidence = _complete(trace, flow, total_bytes)
+def _completes(trace: Trace, flow: str) -> TraceVerdict:
+    done, evidence = _complete(trace, flow)
     return TraceVerdict(not done, evidence)
 
 
-def _all_complete(trace: Trace, _flow: str, total_bytes: int) -> TraceVerdict:
-    answers = [_complete(trace, each, total_bytes) for each in trace.flow_ids]
+def _all_complete(trace: Trace, _flow: str) -> TraceVerdict:
+    answers = [_complete(trace, each) for each in trace.flow_ids]
     late = [evidence for done, evidence in answers if not done]
     return TraceVerdict(bool(late), "; ".join(late or [e for _d, e in answers]))
 
@@ -99,7 +109,7 @@ def _first_loss_s(trace: Trace) -> float:
     return float(min([*losses.head(1), *drops.head(1), float("inf")]))
 
 
-def _no_spurious(trace: Trace, flow: str, _total_bytes: int) -> TraceVerdict:
+def _no_spurious(trace: Trace, flow: str) -> TraceVerdict:
     first_loss_s = _first_loss_s(trace)
     resent = trace.events(flow=flow, event="retransmit")
     early = resent[resent.time_s < first_loss_s]
@@ -112,7 +122,7 @@ def _no_spurious(trace: Trace, flow: str, _total_bytes: int) -> TraceVerdict:
                         else "no retransmission")
 
 
-def _queues(trace: Trace, _flow: str, _total_bytes: int) -> TraceVerdict:
+def _queues(trace: Trace, _flow: str) -> TraceVerdict:
     untraced = trace.queues.queue[~trace.queues.traced.astype(bool)].tolist()
     if untraced:
         return TraceVerdict(None, f"queues {', '.join(untraced)} are not traced")
@@ -127,7 +137,7 @@ def _queues(trace: Trace, _flow: str, _total_bytes: int) -> TraceVerdict:
     return TraceVerdict(False, "every traced queue stayed within its limit")
 
 
-def _ssthresh(trace: Trace, flow: str, _total_bytes: int) -> TraceVerdict:
+def _ssthresh(trace: Trace, flow: str) -> TraceVerdict:
     rows = trace.series("ssthresh_bytes", flow=flow)
     floor_bytes = 2 * trace.segment_size_bytes(flow)
     low = rows[rows.value < floor_bytes]
@@ -137,8 +147,19 @@ def _ssthresh(trace: Trace, flow: str, _total_bytes: int) -> TraceVerdict:
     return TraceVerdict(False, f"ssthresh never below {floor_bytes} bytes ({len(rows)} values)")
 
 
-#: The properties a trace decides, each a reader of ``(trace, flow, transfer bytes)``.
-TRACE_PROPERTIES: dict[str, Callable[[Trace, str, int], TraceVerdict]] = {
+class _BulkFlow(Exception):
+    """A property about the end of a transfer read on a bulk flow."""
+
+
+def _total(trace: Trace, flow: str) -> int:
+    total = transfer_bytes(trace, flow)
+    if total is None:
+        raise _BulkFlow(flow)
+    return total
+
+
+#: The properties a trace decides, each a reader of ``(trace, flow)``.
+TRACE_PROPERTIES: dict[str, Callable[[Trace, str], TraceVerdict]] = {
     "delivered_once_in_order": _delivered, "completes": _completes,
     "all_flows_complete": _all_complete, "no_spurious_retransmission": _no_spurious,
     "queue_within_limit": _queues, "ssthresh_at_least_2": _ssthresh,
@@ -160,12 +181,21 @@ REFUSALS = {
 }
 
 
-def trace_verdict(name: str, trace: Trace, flow: str, total_bytes: int) -> TraceVerdict:
-    """Read property ``name`` on ``trace`` for ``flow`` (a transfer of ``total_bytes``);
-    ``shows=None`` with the reason for a property a trace cannot decide."""
+def refusal(name: str) -> str | None:
+    """Why a trace cannot decide property ``name`` (``None``: it can)."""
+    if name in TRACE_PROPERTIES:
+        return None
+    return "a packet trace cannot decide it: " + REFUSALS.get(
+        name, "no trace reading is defined for it")
+
+
+def trace_verdict(name: str, trace: Trace, flow: str) -> TraceVerdict:
+    """Read property ``name`` on ``trace`` for ``flow``; ``shows=None`` with the reason for
+    a property a trace cannot decide (or one about a transfer's end, on a bulk flow)."""
     reader = TRACE_PROPERTIES.get(name)
     if reader is None:
-        return TraceVerdict(None, "a packet trace cannot decide it: "
-                            + REFUSALS.get(name, "no trace reading is defined for it"))
-    return reader(trace, flow, total_bytes)
-
+        return TraceVerdict(None, refusal(name) or "")
+    try:
+        return reader(trace, flow)
+    except _BulkFlow as bulk:
+        return TraceVerdict(None, f"flow {bulk} is a bulk transfer: it has no end to reach")
