@@ -1,4 +1,4 @@
-"""Counterexamples replayed at packet level: scripted losses, trace verdicts, side-by-side charts."""
+"""Counterexamples replayed at packet level: scripted losses, trace verdicts, charts."""
 
 import json
 import os
