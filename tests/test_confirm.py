@@ -75,8 +75,9 @@ def test_a_spurious_retransmission_shows_in_the_net_lens_and_in_ns3():
         assert replay.verdict.evidence.startswith("seg 0 sent again at 0.249 s"), replay.lens
         assert replay.lost == () == confirmation.path_lost
     lines = confirmation.lines()
-    assert lines[0].startswith("net: violation shows: seg 0 sent again")
-    assert lines[1].startswith("ns3: violation shows: seg 0 sent again")
+    assert lines[0] == "model: the path reaches the violation at 0.249 s, losing none"
+    assert lines[1].startswith("net: violation shows: seg 0 sent again")
+    assert lines[2].startswith("ns3: violation shows: seg 0 sent again")
     assert confirmation.to_json()["lenses"]["ns3"]["shows"] is True
     # the same reading on the scenario as given (a fast last link): nothing is resent
     fast = evaluate(SCENARIO, "net").trace
@@ -140,7 +141,10 @@ def test_cli_confirm_prints_each_lens_and_draws_the_charts_side_by_side(tmp_path
     assert result.returncode == 1, result.stderr
     assert ("net: violation shows: 0 of 2000 bytes delivered by the end of the run"
             in result.stdout)
-    charts = [c for c in ET.parse(svg).getroot() if c.get("class") == "chart"]
+    root = ET.parse(svg).getroot()
+    ids = [e.get("id") for e in root.iter() if e.get("id")]
+    assert len(ids) == len(set(ids)) == 2          # one arrow head per chart
+    charts = [c for c in root if c.get("class") == "chart"]
     assert [c.get("data-title") for c in charts] == ["model (counterexample)",
                                                      "net lens: violation shows"]
     losses = [[e.get("data-label") for e in c.iter() if e.get("class") == "loss"]

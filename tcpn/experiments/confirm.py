@@ -80,12 +80,15 @@ class Confirmation:
     path_lost: tuple[Loss, ...] = ()
     replays: list[Replay] = field(default_factory=list)
     refused: str = ""
+    #: the model clock at the path's last firing (the time its violation is reached)
+    path_end_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form: per lens whether the violation shows, its evidence, the losses."""
         if self.refused:
             return {"refused": self.refused}
         return {"path_lost": [list(x) for x in self.path_lost],
+                "path_end_s": self.path_end_s,
                 "lenses": {r.lens: {"shows": r.verdict.shows, "evidence": r.verdict.evidence,
                                     "lost": [list(x) for x in r.lost]}
                            for r in self.replays}}
@@ -94,7 +97,8 @@ class Confirmation:
         """One line per lens: whether the violation shows, its evidence, the losses."""
         if self.refused:
             return [f"replay refused: {self.refused}"]
-        out = []
+        out = [f"model: the path reaches the violation at {self.path_end_s:.3f} s, losing "
+               f"{_losses(self.path_lost)}"]
         for replay in self.replays:
             answer = {True: "violation shows", False: "does not show",
                       None: "cannot say"}[replay.verdict.shows]
@@ -217,7 +221,9 @@ def confirm(prepared: PropertyNet, result: PropertyResult,
         scenario = replay_scenario(prepared, evidence)
     except ReplayRefused as refused:
         return Confirmation(name, flow, refused=str(refused))
-    confirmation = Confirmation(name, flow, scenario, path_losses(prepared, evidence))
+    confirmation = Confirmation(name, flow, scenario, path_losses(prepared, evidence),
+                                path_end_s=max((s.clock or 0.0 for s in _steps(evidence)),
+                                               default=0.0))
     for lens in lenses:
         run = evaluate(scenario, lens, seed=seed, **dict((options or {}).get(lens, {})))
         trace = run.trace

@@ -264,7 +264,12 @@ def msc_side_by_side(charts: Sequence[tuple[str, Sequence[MscEvent]]], title: st
                                                         "font-size": "14"})
     heading.text = title
     x = 0
-    for (name, _events), part in zip(charts, parts, strict=True):
+    for k, ((name, _events), part) in enumerate(zip(charts, parts, strict=True)):
+        for element in part.iter():  # one arrow head per chart: ids are document-wide
+            if element.get("id") == "head":
+                element.set("id", f"head-{k}")
+            if element.get("marker-end") == "url(#head)":
+                element.set("marker-end", f"url(#head-{k})")
         part.set("x", str(x))
         part.set("y", str(top))
         part.set("class", "chart")
