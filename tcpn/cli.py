@@ -694,6 +694,18 @@ def export_net(
     err_console.print(f"wrote {path}", markup=False, highlight=False)
 
 
+def _confirm_lenses(confirm: bool, confirm_lens: str | None) -> tuple[str, ...]:
+    """The lenses of ``--confirm``/``--confirm-lens`` (an unknown one is bad input)."""
+    if confirm_lens is None:
+        return ("net", "ns3") if confirm else ()
+    lenses = tuple(name.strip() for name in confirm_lens.split(",") if name.strip())
+    unknown = [name for name in lenses if name not in ("net", "ns3")]
+    if unknown or not lenses:
+        raise InputError(f"--confirm-lens {confirm_lens!r}: a replay runs in the packet "
+                         "lenses net and ns3 (comma-separated)")
+    return lenses
+
+
 @app.command("check")
 @_interruptible_command("json_file", "msc")
 def check_net(
@@ -790,6 +802,14 @@ def check_net(
         "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing "
                                             "--json/--msc file.")] = False,
+    confirm: Annotated[bool, typer.Option(
+        "--confirm", help="With --property: replay each counterexample's losses (scripted "
+        "per link direction) from the same start in the net lens and ns-3 and say whether "
+        "the violation shows at packet level; with --msc, the charts side by side.")
+    ] = False,
+    confirm_lens: Annotated[str | None, typer.Option(
+        "--confirm-lens", help="With --property: --confirm in these lenses only "
+        "(comma-separated: net, ns3).")] = None,
     python: PythonOption = False,
     trust: TrustOption = False,
 ) -> None:
@@ -806,9 +826,11 @@ def check_net(
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
                                  or flow is not None or delay_points is not None
-                                 or clock is not None):
+                                 or clock is not None or confirm
+                                 or confirm_lens is not None):
         raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
-                         "--clock and --msc go with --property NAME")
+                         "--clock, --msc, --confirm and --confirm-lens go with --property "
+                         "NAME")
     if tcp_property is not None:
         from tcpn.reports.checks.properties import PropertyRequest, run_property_check
 
@@ -816,10 +838,12 @@ def check_net(
             raise InputError(f"--property checks a scenario .yaml, not {net}")
         links = tuple(d.strip() for d in loss_links.split(",") if d.strip()) \
             if loss_links else None
+        lenses = _confirm_lenses(confirm, confirm_lens)
         if not run_property_check(PropertyRequest(
                 net, tcp_property, segments, losses, ack_losses, links,
                 max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
-                delay_points=delay_points, clock=clock or "absolute"), console, err_console):
+                delay_points=delay_points, clock=clock or "absolute", confirm=lenses),
+                console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return
 

@@ -6,7 +6,9 @@ binding, marking and clock) and returns one :class:`MscEvent` per thing a reader
 on four lanes: ``sender``, ``queue`` (the forward path's queues), ``link`` (the lossy last
 link, both directions) and ``receiver``. :func:`msc_text` draws them for a terminal (one
 line each, the sender's ``cwnd``/``ssthresh`` beside), :func:`msc_svg` as an SVG document
-(each arrow a ``line`` with ``class`` ``segment``/``ack``/``loss`` and ``data-label``).
+(each arrow a ``line`` with ``class`` ``segment``/``ack``/``loss`` and ``data-label``),
+:func:`msc_side_by_side` several charts in one SVG document (a counterexample beside its
+replays).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tcpn.models.verification.check import PropertyNet
 from tcpn.petrinets.checking.verdicts import Evidence
 from tcpn.petrinets.statespace.paths import Step
 
-__all__ = ["LANES", "MscEvent", "msc_events", "msc_svg", "msc_text"]
+__all__ = ["LANES", "MscEvent", "msc_events", "msc_side_by_side", "msc_svg", "msc_text"]
 
 LANES = ("sender", "queue", "link", "receiver")
 #: What a timer's expiry is called on the chart.
@@ -233,3 +235,45 @@ def msc_svg(events: Sequence[MscEvent], title: str = "") -> str:
                                "fill": "#333", "class": "window"},
                  f"cwnd {event.cwnd:g}  ssthresh {event.ssthresh:g}")
     return ET.tostring(svg, encoding="unicode") + "\n"
+
+
+SVG_NS = "http://www.w3.org/2000/svg"
+
+
+def msc_side_by_side(charts: Sequence[tuple[str, Sequence[MscEvent]]], title: str = "") -> str:
+    """Several charts (``(title, events)`` each) side by side in one SVG document: each
+    :func:`msc_svg` chart is a nested ``svg`` element (``class="chart"``, ``data-title``)
+    placed right of the previous one, under ``title``.
+
+    >>> import xml.etree.ElementTree as ET
+    >>> two = msc_side_by_side([("model", [MscEvent(0.0, "segment", "sender", "queue", "seg 0")]),
+    ...                         ("net", [])], "seg 0")
+    >>> [c.get("data-title") for c in ET.fromstring(two) if c.get("class") == "chart"]
+    ['model', 'net']
+    """
+    ET.register_namespace("", SVG_NS)
+    top = 30
+    parts = [ET.fromstring(msc_svg(events, name)) for name, events in charts]
+    width = sum(int(part.get("width", "0")) for part in parts)
+    height = top + max((int(part.get("height", "0")) for part in parts), default=0)
+    root = ET.Element(f"{{{SVG_NS}}}svg", {"width": str(width), "height": str(height),
+                                           "viewBox": f"0 0 {width} {height}",
+                                           "font-family": "sans-serif", "font-size": "11"})
+    ET.SubElement(root, f"{{{SVG_NS}}}title").text = title or "message-sequence charts"
+    heading = ET.SubElement(root, f"{{{SVG_NS}}}text", {"x": "10", "y": "20",
+                                                        "font-size": "14"})
+    heading.text = title
+    x = 0
+    for k, ((name, _events), part) in enumerate(zip(charts, parts, strict=True)):
+        for element in part.iter():  # one arrow head per chart: ids are document-wide
+            if element.get("id") == "head":
+                element.set("id", f"head-{k}")
+            if element.get("marker-end") == "url(#head)":
+                element.set("marker-end", f"url(#head-{k})")
+        part.set("x", str(x))
+        part.set("y", str(top))
+        part.set("class", "chart")
+        part.set("data-title", name)
+        root.append(part)
+        x += int(part.get("width", "0"))
+    return ET.tostring(root, encoding="unicode") + "\n"

@@ -4,7 +4,10 @@
 on a scenario within a loss budget (:func:`tcpn.models.verification.check.verify_all`), prints one
 line per property and, below a ``false``, the lost packets and the counterexample as a
 message-sequence chart (:mod:`tcpn.reports.checks.msc`); it writes the verdicts as JSON and the
-first counterexample's chart as SVG through :mod:`tcpn.outputs` (new files only).
+first counterexample's chart as SVG through :mod:`tcpn.outputs` (new files only). With
+``confirm`` (lens names) each counterexample is replayed in those lenses
+(:func:`tcpn.experiments.confirm.confirm`): one line per lens says whether the violation
+shows at packet level, and the SVG holds the model's chart beside each run's.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
+from tcpn.experiments.confirm import Confirmation, confirm
 from tcpn.models.verification.check import PropertyNet, PropertyResult, property_net, verify_all
 from tcpn.outputs import atomic_file, check_output_file
-from tcpn.reports.checks.msc import msc_events, msc_svg, msc_text
+from tcpn.reports.checks.msc import MscEvent, msc_events, msc_side_by_side, msc_svg, msc_text
+from tcpn.reports.checks.trace_msc import trace_msc_events
 
 __all__ = ["PropertyRequest", "result_line", "run_property_check"]
 
@@ -39,6 +45,8 @@ class PropertyRequest:
     flow: str | None = None
     delay_points: int | None = None
     clock: str = "absolute"
+    #: lenses to replay each counterexample in (empty: no replay)
+    confirm: tuple[str, ...] = ()
 
 
 def result_line(result: PropertyResult) -> str:
@@ -81,18 +89,29 @@ def run_property_check(request: PropertyRequest, console: Console,
     console.print(f"{request.scenario}{named}: {request.segments} segments, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
                   f"lost per run, on {where}", markup=False, highlight=False, soft_wrap=True)
+    confirmations: dict[str, Confirmation] = {}
     for result in results:
         console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
         if result.answer == "false":
             console.print(counterexample_text(prepared, result), markup=False,
                           highlight=False, soft_wrap=True)
+            if request.confirm:
+                confirmation = confirm(prepared, result, request.confirm)
+                confirmations[result.property.name] = confirmation
+                console.print("  replayed from the same start with the path's losses "
+                              "scripted:\n" + "\n".join(f"    {line}" for line in
+                                                        confirmation.lines()),
+                              markup=False, highlight=False, soft_wrap=True)
     failed = [r for r in results if r.answer == "false"]
     if request.msc_file is not None:
         if failed:
             first = failed[0]
             assert first.verdict is not None and first.verdict.evidence is not None
-            svg = msc_svg(msc_events(prepared, first.verdict.evidence),
-                          f"{first.property.name} fails: {request.scenario}")
+            title = f"{first.property.name} fails: {request.scenario}"
+            model = msc_events(prepared, first.verdict.evidence)
+            replayed = confirmations.get(first.property.name)
+            svg = (msc_side_by_side(_charts(model, replayed), title)
+                   if replayed is not None else msc_svg(model, title))
             _write(request.msc_file, svg, request.overwrite)
             err_console.print(f"wrote {request.msc_file}", markup=False, highlight=False)
         else:
@@ -102,10 +121,30 @@ def run_property_check(request: PropertyRequest, console: Console,
         document = {"scenario": request.scenario, "flow": request.flow,
                     "segments": request.segments,
                     "losses": request.losses, "ack_losses": request.ack_losses,
-                    "results": [r.to_json() for r in results]}
+                    "results": [_with_confirmation(r.to_json(),
+                                                   confirmations.get(r.property.name))
+                                for r in results]}
         _write(request.json_file, json.dumps(document, indent=2) + "\n", request.overwrite)
         err_console.print(f"wrote {request.json_file}", markup=False, highlight=False)
     return all(r.answer in ("true", "n/a") for r in results)
+
+
+def _charts(model: list[MscEvent], confirmation: Confirmation
+            ) -> list[tuple[str, list[MscEvent]]]:
+    """The model's chart, then each replayed run's (of the flow the property names)."""
+    charts = [("model (counterexample)", model)]
+    for replay in confirmation.replays:
+        answer = "violation shows" if replay.verdict.shows else "does not show"
+        charts.append((f"{replay.lens} lens: {answer}",
+                       trace_msc_events(replay.trace, confirmation.flow)))
+    return charts
+
+
+def _with_confirmation(document: dict[str, Any], confirmation: Confirmation | None
+                       ) -> dict[str, Any]:
+    if confirmation is not None:
+        document["confirmation"] = confirmation.to_json()
+    return document
 
 
 def _write(target: str, text: str, overwrite: bool) -> None:

@@ -1,0 +1,201 @@
+"""The property library read on a packet trace: does one run violate a property?
+
+A model-checked property (:mod:`tcpn.models.properties`) speaks of every path of a
+verification net; a lens's run is one path at packet level, its :class:`~tcpn.models.traces.Trace`
+what is left of it. :func:`trace_verdict` decides, on one trace, the properties a trace can
+decide (each reads the rows named below) and refuses the others, with the reason:
+
+* ``delivered_once_in_order``: the ``deliver`` rows of the flow cover bytes ``0..N`` once,
+  contiguously, and reach the transfer's ``N`` bytes by the end of the run;
+* ``completes`` (``all_flows_complete``: every flow): the flow (each flow) delivered and had
+  acknowledged its ``N`` bytes, or gave up its handshake (``connect_fail``), by the end;
+* ``no_spurious_retransmission``: no ``retransmit`` row before the first loss the trace
+  records (a flow's ``drop``/``ack_drop``, a queue's ``drop``);
+* ``queue_within_limit``: no traced queue's length after an event exceeds its limit;
+* ``ssthresh_at_least_2``: the flow's ``ssthresh_bytes`` never falls below two segments.
+
+A run is finite: "eventually" reads "by the end of the run", so a property whose violation
+is an infinite path shows only as "not yet at the horizon" (the evidence says so).
+
+>>> from tcpn.models.scenario import dumbbell
+>>> from tcpn.models.traces import TraceWriter
+>>> s = dumbbell(pairs=1, horizon_s=1.0)
+>>> w = TraceWriter(s, s.concrete_flows(1))
+>>> w.flow_event(0.0, "f0", "send", seq=0, bytes=536)
+>>> w.flow_event(0.3, "f0", "retransmit", seq=0, bytes=536)
+>>> trace_verdict("no_spurious_retransmission", w.close(), "f0")
+TraceVerdict(shows=True, evidence='seg 0 sent again at 0.300 s, no packet lost before')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from tcpn.models.traces import Trace
+
+__all__ = ["TRACE_PROPERTIES", "TraceVerdict", "refusal", "trace_verdict", "transfer_bytes"]
+
+
+@dataclass(frozen=True)
+class TraceVerdict:
+    """Whether the run violates the property (``shows``; ``None``: the trace cannot
+    decide it), and the rows that say so (or why not)."""
+
+    shows: bool | None
+    evidence: str
+
+
+def _segment(trace: Trace, flow: str, seq: int) -> int:
+    return int(seq) // trace.segment_size_bytes(flow)
+
+
+def transfer_bytes(trace: Trace, flow: str) -> int | None:
+    """The flow's transfer length (the ``flows`` table's ``bytes``; ``None``: bulk)."""
+    size = trace.flows.set_index("flow").loc[flow, "bytes"]
+    return None if pd.isna(size) else int(size)
+
+
+def _delivered(trace: Trace, flow: str) -> TraceVerdict:
+    rows = trace.events(flow=flow, event="deliver")
+    end = 0
+    for time_s, seq, size in zip(rows.time_s, rows.seq, rows.bytes, strict=True):
+        if int(seq) != end:
+            what = "again" if seq < end else f"before byte {end}"
+            return TraceVerdict(True, f"bytes from {int(seq)} delivered {what} at "
+                                      f"{time_s:.3f} s")
+        end += int(size)
+    total_bytes = _total(trace, flow)  # a bulk flow can still deliver twice (above)
+    if end > total_bytes:
+        return TraceVerdict(True, f"{end} bytes delivered, more than the {total_bytes} sent")
+    if end < total_bytes:
+        return TraceVerdict(True, f"{end} of {total_bytes} bytes delivered by the end of "
+                                  f"the run ({trace.horizon_s:g} s)")
+    return TraceVerdict(False, f"{total_bytes} bytes delivered once, in order, by "
+                               f"{rows.time_s.iloc[-1]:.3f} s")
+
+
+def _complete(trace: Trace, flow: str) -> tuple[bool, str]:
+    total_bytes = _total(trace, flow)
+    failed = trace.events(flow=flow, event="connect_fail")
+    if len(failed):
+        return True, f"{flow} gave up its handshake at {failed.time_s.iloc[0]:.3f} s"
+    delivered = int(trace.events(flow=flow, event="deliver").bytes.sum())
+    acks = trace.events(flow=flow, event="ack")
+    acked = int(acks.seq.max()) if len(acks) else 0
+    if delivered >= total_bytes and acked >= total_bytes:
+        done = acks.time_s[acks.seq >= total_bytes].iloc[0]
+        return True, f"{flow} delivered and had acknowledged {total_bytes} bytes by {done:.3f} s"
+    return False, (f"{flow}: {delivered} of {total_bytes} bytes delivered, {acked} "
+                   f"acknowledged by the end of the run ({trace.horizon_s:g} s)")
+
+
+def _completes(trace: Trace, flow: str) -> TraceVerdict:
+    done, evidence = _complete(trace, flow)
+    return TraceVerdict(not done, evidence)
+
+
+def _all_complete(trace: Trace, _flow: str) -> TraceVerdict:
+    answers = [_complete(trace, each) for each in trace.flow_ids]
+    late = [evidence for done, evidence in answers if not done]
+    return TraceVerdict(bool(late), "; ".join(late or [e for _d, e in answers]))
+
+
+def _first_loss_s(trace: Trace) -> float:
+    losses = trace.events(event=("drop", "ack_drop")).time_s
+    drops = trace.queue(event="drop").time_s
+    return float(min([*losses.head(1), *drops.head(1), float("inf")]))
+
+
+def _no_spurious(trace: Trace, flow: str) -> TraceVerdict:
+    first_loss_s = _first_loss_s(trace)
+    resent = trace.events(flow=flow, event="retransmit")
+    early = resent[resent.time_s < first_loss_s]
+    if len(early):
+        row = early.iloc[0]
+        return TraceVerdict(True, f"seg {_segment(trace, flow, row.seq)} sent again at "
+                                  f"{row.time_s:.3f} s, no packet lost before")
+    when = "" if first_loss_s == float("inf") else f" before the first loss at {first_loss_s:.3f} s"
+    return TraceVerdict(False, f"{len(resent)} retransmissions, none{when}" if len(resent)
+                        else "no retransmission")
+
+
+def _queues(trace: Trace, _flow: str) -> TraceVerdict:
+    untraced = trace.queues.queue[~trace.queues.traced.astype(bool)].tolist()
+    if untraced:
+        return TraceVerdict(None, f"queues {', '.join(untraced)} are not traced")
+    events = trace.queue_events
+    for row in trace.queues.itertuples():
+        lengths = events[events.queue == row.queue]
+        column = "length_packets" if row.unit == "packets" else "length_bytes"
+        if len(lengths) and lengths[column].max() > row.limit:
+            worst = lengths.loc[lengths[column].idxmax()]
+            return TraceVerdict(True, f"queue {row.queue} held {worst[column]:g} {row.unit} "
+                                      f"(limit {row.limit:g}) at {worst.time_s:.3f} s")
+    return TraceVerdict(False, "every traced queue stayed within its limit")
+
+
+def _ssthresh(trace: Trace, flow: str) -> TraceVerdict:
+    rows = trace.series("ssthresh_bytes", flow=flow)
+    floor_bytes = 2 * trace.segment_size_bytes(flow)
+    low = rows[rows.value < floor_bytes]
+    if len(low):
+        return TraceVerdict(True, f"ssthresh {low.value.iloc[0]:g} bytes (< {floor_bytes}) at "
+                                  f"{low.time_s.iloc[0]:.3f} s")
+    return TraceVerdict(False, f"ssthresh never below {floor_bytes} bytes ({len(rows)} values)")
+
+
+class _BulkFlow(Exception):
+    """A property about the end of a transfer read on a bulk flow."""
+
+
+def _total(trace: Trace, flow: str) -> int:
+    total = transfer_bytes(trace, flow)
+    if total is None:
+        raise _BulkFlow(flow)
+    return total
+
+
+#: The properties a trace decides, each a reader of ``(trace, flow)``.
+TRACE_PROPERTIES: dict[str, Callable[[Trace, str], TraceVerdict]] = {
+    "delivered_once_in_order": _delivered, "completes": _completes,
+    "all_flows_complete": _all_complete, "no_spurious_retransmission": _no_spurious,
+    "queue_within_limit": _queues, "ssthresh_at_least_2": _ssthresh,
+}
+
+#: Why a trace cannot decide the others.
+REFUSALS = {
+    "no_deadlock_but_completion": "a dead marking is a state of the model; a run's trace "
+                                  "ends at the horizon whether or not anything could happen",
+    "no_flow_starves": "'can still complete' quantifies over every continuation; one run "
+                       "shows one",
+    "flight_within_windows": "the trace records cwnd changes, not the receive window nor "
+                             "the SACK pipe the sender compares the flight with",
+    "vegas_window_rules": "a Vegas decision's inputs (the round's RTT samples) are not rows "
+                          "of the trace",
+    "tcp_l_keeps_window_on_link_loss": "a trace does not say which loss was a link loss "
+                                       "the sender was told of",
+    "handshake_settles": "the trace records no SYN sent, only a handshake given up",
+}
+
+
+def refusal(name: str) -> str | None:
+    """Why a trace cannot decide property ``name`` (``None``: it can)."""
+    if name in TRACE_PROPERTIES:
+        return None
+    return "a packet trace cannot decide it: " + REFUSALS.get(
+        name, "no trace reading is defined for it")
+
+
+def trace_verdict(name: str, trace: Trace, flow: str) -> TraceVerdict:
+    """Read property ``name`` on ``trace`` for ``flow``; ``shows=None`` with the reason for
+    a property a trace cannot decide (or one about a transfer's end, on a bulk flow)."""
+    reader = TRACE_PROPERTIES.get(name)
+    if reader is None:
+        return TraceVerdict(None, refusal(name) or "")
+    try:
+        return reader(trace, flow)
+    except _BulkFlow as bulk:
+        return TraceVerdict(None, f"flow {bulk} is a bulk transfer: it has no end to reach")
