@@ -279,7 +279,10 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         # the receiver's clock reads the scenario's time, not ns-3's
         receiver_clock_offset_s=flow.receiver_clock_offset_s - rate * offset_s,
         report_interval_s=report_interval_s, report_link=report_link,
-        first_write_s=flow.start_s + offset_s if established else -1.0)
+        first_write_s=flow.start_s + offset_s if established else -1.0,
+        # ns-3 keeps an exact receiver echo (TcpDctcp's) in the congestion control
+        **({"sink_congestion": congestion, "sink_congestion_attributes": attributes}
+           if variant_spec(flow.variant).exact_ecn_echo else {}))
 
 
 def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
