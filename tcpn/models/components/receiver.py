@@ -134,10 +134,12 @@ def _ce_flip(net: PetriNet, guards: dict[str, str]) -> None:
     ``CeState1to0``): when a segment's CE mark changes the CE state and a delayed ACK is
     pending, the segments received so far are ACKed at once with the old state's ECE
     (their cumulative ACK, ``r.nxt`` before the segment); the state takes the segment's
-    mark and the segment (read, not taken) is then received as any other, by the
+    mark and the segment (put back as it was) is then received as any other, by the
     transition its guard selects (the others wait for the flip)."""
     net.add_transition(T("ce_flip", guard=CE_FLIP))
-    net.add_read("data", "ce_flip", "p")
+    # taken and put back at once (CPN Tools has no read arc on a timed place)
+    net.add_input("data", "ce_flip", "p")
+    net.add_output("data", "ce_flip", "p")
     net.add_input("rcv", "ce_flip", "r")
     net.add_output("rcv", "ce_flip", "r._replace(pending=0, ece=p.ecn == 3)")
     net.add_reset("delack", "ce_flip")
