@@ -168,7 +168,7 @@ def test_reference_scenario_maps_to_tcp_dctcp_and_red_step_marking():
 
 
 def test_fluid_lens_refuses_dctcp_naming_the_closed_form():
-    with pytest.raises(InputError, match=r"closed_forms\.dctcp"):
+    with pytest.raises(InputError, match="dctcp_sawtooth"):
         FluidLens().check(load_scenario(REFERENCE))
 
 

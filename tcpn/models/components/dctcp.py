@@ -214,4 +214,4 @@ register_variant("dctcp", DctcpParams, _sender, recovery="newreno", ecn=True,
                  unsupported={"fluid": "its reaction is proportional to the marked fraction "
                                        "alpha, an EWMA over windows of data; the fluid "
                                        "lens's ECN law halves per mark. DCTCP's steady state "
-                                       "is tcpn.solvers.closed_forms.dctcp"})
+                                       "is tcpn.solvers.closed_forms.ecn.dctcp_sawtooth"})
