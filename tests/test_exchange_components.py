@@ -96,6 +96,10 @@ COMPONENTS = {
     "receiver": lambda: receiver_net(ReceiverConfig(flow=0, src=0)),
     "receiver_sack_ecn_skew": lambda: receiver_net(ReceiverConfig(
         flow=0, src=0, sack=True, ecn=True, clock_skew=1e-4)),
+    "receiver_exact_ecn_echo": lambda: receiver_net(ReceiverConfig(
+        flow=0, src=0, ecn=True, exact_ecn_echo=True, handshake=True)),
+    "red_step_marking": lambda: link(RedQueue(limit=50, min_th=20, max_th=20, q_weight=1.0,
+                                              gentle=False, ecn=True, hard_drop=False)),
     **{f"sender_{v}": (lambda v=v: sender_net(SenderConfig(flow=0, dst=1, variant=v)))
        for v in LOSS_BASED},
     "sender_paced_application": lambda: sender_net(SenderConfig(
@@ -104,6 +108,9 @@ COMPONENTS = {
         "westwood_plus", None, SenderConfig(flow=0, dst=1)),
     "sender_tcp_l": lambda: variant_sender_net("tcp_l", None, SenderConfig(flow=0, dst=1)),
     "sender_cubic": lambda: variant_sender_net("cubic", None, SenderConfig(flow=0, dst=1)),
+    **{f"sender_dctcp_on_{base}": (lambda base=base: variant_sender_net(
+        "dctcp", None, SenderConfig(flow=0, dst=1, variant=base, ecn=True)))
+       for base in ("newreno", "sack")},
     **{f"sender_{v}": (lambda v=v: variant_sender_net(v, None, SenderConfig(flow=0, dst=1)))
        for v in ("vegas", "modified_vegas", "adaptive_vegas")},
     **{f"sender_{v}_on_{base}": (lambda v=v, base=base: variant_sender_net(

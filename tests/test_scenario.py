@@ -134,7 +134,10 @@ def test_byte_error_model_per_packet():
     (("rate_bps: 1.0e+6,", "rate_bsp: 1.0e+6,"),
      "bad.yaml:4: links[1].rate_bsp: Extra inputs are not permitted"),
     (("delay_s: 0.02}", "delay_s: 0.02, queue: {kind: red, min_th: 20}}"),
-     "bad.yaml:4: links[1].queue.max_th: max_th (15) must exceed min_th (20)"),
+     "bad.yaml:4: links[1].queue.max_th: max_th (15) must not be below min_th (20)"),
+    (("delay_s: 0.02}", "delay_s: 0.02, queue: {kind: red, min_th: 15}}"),
+     "bad.yaml:4: links[1].queue.gentle: min_th = max_th (15) is step marking: it needs "
+     "gentle: false"),
     (("delay_s: 0.02}", "delay_s: 0.02, queue: {kind: fq_codel}}"),
      "bad.yaml:4: links[1].queue"),
 ])

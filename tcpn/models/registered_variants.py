@@ -39,6 +39,7 @@ BUILTIN_MODULES = (
     "tcpn.models.components.westwood",
     "tcpn.models.components.tcp_l",
     "tcpn.models.components.cubic",
+    "tcpn.models.components.dctcp",
 )
 """The modules of tcpn's own variants, each registering its own."""
 

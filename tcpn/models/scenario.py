@@ -99,6 +99,9 @@ class Red(_Strict):
     Thresholds are in ``unit`` like ``limit`` (ns-3 reads them in the queue's mode);
     ``max_p`` is ns-3's ``1/LInterm``. ``ecn`` marks ECN-capable packets instead of
     dropping them below ``max_th``; ``hard_drop`` drops (never marks) above ``max_th``.
+    ``min_th = max_th = K`` with ``q_weight: 1``, ``gentle: false``, ``ecn: true`` and
+    ``hard_drop: false`` is DCTCP's step marking: every ECN-capable arrival finding at
+    least K packets queued is marked (ns-3's forced verdict, marked without hard drop).
     """
 
     kind: Literal["red"] = "red"
@@ -117,9 +120,13 @@ class Red(_Strict):
 
     @model_validator(mode="after")
     def _thresholds(self) -> Red:
-        if self.max_th <= self.min_th:
-            raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) must exceed min_th "
-                                              f"({self.min_th:g})")
+        if self.max_th < self.min_th:
+            raise _FieldProblem(("max_th",), f"max_th ({self.max_th:g}) must not be below "
+                                              f"min_th ({self.min_th:g})")
+        if self.max_th == self.min_th and self.gentle:
+            raise _FieldProblem(("gentle",), f"min_th = max_th ({self.max_th:g}) is step "
+                                             "marking: it needs gentle: false (a gentle "
+                                             "ramp above max_th would start at max_p)")
         return self
 
 

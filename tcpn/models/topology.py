@@ -54,7 +54,7 @@ from tcpn.models.components.variants import (
     variant_sender_net,
 )
 from tcpn.models.components.wireless import medium_place, wireless_interface_net
-from tcpn.models.registered_variants import lens_problems
+from tcpn.models.registered_variants import lens_problems, variant_spec
 from tcpn.models.scenario import ConcreteFlow, Link, LinkDirection, Scenario, load_scenario
 from tcpn.petrinets import PetriNet, Place
 
@@ -236,7 +236,8 @@ def compose(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> ComposedNet:
             delack_count=tcp.delack_count, delack_timeout_s=tcp.delack_timeout_s,
             sack=tcp.sack, ecn=flow.ecn, clock_offset_s=flow.receiver_clock_offset_s,
             clock_skew=flow.receiver_clock_skew, handshake=tcp.handshake,
-            syn_bytes=tcp.syn_packet_bytes))
+            syn_bytes=tcp.syn_packet_bytes,
+            exact_ecn_echo=variant_spec(flow.variant).exact_ecn_echo))
         net.add_module(rcv, f"flow{i}.rcv", {"data": f"flow{i}.data",
                                              "out": socket(flow.dst, first_ack_hop)})
         add_flow_modules(net, i, flow, composed.interfaces)

@@ -84,6 +84,7 @@ class VariantSpec:
     checks: Mapping[str, FlowChecks] = field(default_factory=dict)
     unsupported: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
+    exact_ecn_echo: bool = False
 
     def base_recovery(self, params: Any) -> str:
         """The loss-based recovery this variant runs on with ``params`` (before SACK)."""
@@ -117,6 +118,7 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
                      bulk_state_space: bool = False,
                      checks: Mapping[str, FlowChecks] | None = None,
                      unsupported: Mapping[str, str] | None = None,
+                     exact_ecn_echo: bool = False,
                      replace: bool = False) -> VariantSpec:
     """Make ``name`` a value of ``flows[].variant`` in every scenario.
 
@@ -141,6 +143,11 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     * ``checks``: per lens (``net``, ``fluid``, ``ns3``), ``checks(params, tcp)`` listing
       what that lens cannot run; ``unsupported``: per lens, why the variant has no
       mechanism there (shown in the refusal);
+    * ``exact_ecn_echo``: the receiver echoes CE exactly (RFC 8257 3.2: every ACK's ECE is
+      the CE state of the data it acknowledges, an ACK sent at once when the state
+      changes with a delayed ACK pending) instead of RFC 3168's ECE-until-CWR; the ns3
+      lens gives the receiver the variant's congestion control, where ns-3 keeps that
+      state machine;
     * ``replace``: replace a variant of the same name (else that is an error).
 
     Returns the registered :class:`VariantSpec`.
@@ -164,7 +171,7 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     spec = VariantSpec(name, params, sender, recovery, ecn, ns3, fluid, closed_form,
                        flow_modules, state_space_choices, bulk_state_space,
                        dict(checks or {}), dict(unsupported or {}),
-                       getattr(sender, "__module__", "") or "")
+                       getattr(sender, "__module__", "") or "", exact_ecn_echo)
     with _LOCK:
         old = _REGISTRY.get(name)
         if old is not None and not replace:

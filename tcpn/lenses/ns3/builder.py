@@ -193,6 +193,10 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
         sink.SetLocal(ns.InetSocketAddress(ns.Ipv4Address.GetAny(), flow.port).ConvertTo())
         if flow.sink_socket:
             sink.SetSocketType(flow.sink_socket)
+        if flow.sink_congestion:
+            sink.SetCongestion(flow.sink_congestion)
+            for name, value in flow.sink_congestion_attributes:
+                sink.SetCongestionAttribute(name, value)
         for name, value in flow.sink_attributes:
             sink.SetSocketAttribute(name, value)
         if (flow.receiver_clock_rate, flow.receiver_clock_offset_s) != (1.0, 0.0):

@@ -265,6 +265,7 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     socket = RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
     rate = 1.0 + flow.receiver_clock_skew
     established = not tcp.handshake
+    exact_echo = variant_spec(flow.variant).exact_ecn_echo
     return FlowPlan(
         id=flow.id, src=flow.src, dst=flow.dst,
         start_s=flow.start_s + offset_s - (room_s if established else 0.0),
@@ -279,7 +280,10 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         # the receiver's clock reads the scenario's time, not ns-3's
         receiver_clock_offset_s=flow.receiver_clock_offset_s - rate * offset_s,
         report_interval_s=report_interval_s, report_link=report_link,
-        first_write_s=flow.start_s + offset_s if established else -1.0)
+        first_write_s=flow.start_s + offset_s if established else -1.0,
+        # ns-3 keeps an exact receiver echo (TcpDctcp's) in the congestion control
+        sink_congestion=congestion if exact_echo else "",
+        sink_congestion_attributes=attributes if exact_echo else ())
 
 
 def _problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:

@@ -82,6 +82,8 @@ class FlowPlan:
     makes the receiver report the frame counters of the error model on ``report_link``
     (a queue id, TCP-L). ``socket`` is the sender socket's TypeId (a ``TcpSocketBase``
     subclass; empty: ns-3's own), ``sink_socket`` the receiver's listening socket's.
+    ``sink_congestion`` (empty: the node's) and ``sink_congestion_attributes`` are the
+    receiver's congestion control, for a variant whose receiver echo lives there (DCTCP).
     ``first_write_s`` >= 0: the application writes from that
     time, not from the connection's opening (the connection opens at ``start_s``, before).
     """
@@ -107,6 +109,8 @@ class FlowPlan:
     report_link: str = ""
     first_write_s: float = -1.0
     sink_socket: str = ""
+    sink_congestion: str = ""
+    sink_congestion_attributes: Attributes = ()
 
 
 @dataclass(frozen=True)

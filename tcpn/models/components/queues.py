@@ -305,8 +305,10 @@ class RedQueue(QueueDiscipline):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0 <= self.min_th < self.max_th:
-            raise InputError(f"red queue: need 0 <= min_th < max_th, got {self.min_th}, "
+        if not (0 <= self.min_th < self.max_th or (0 <= self.min_th == self.max_th
+                                                    and not self.gentle)):
+            raise InputError(f"red queue: need 0 <= min_th < max_th (or min_th = max_th, "
+                             f"step marking, without gentle), got {self.min_th}, "
                              f"{self.max_th}")
         if not (0 < self.max_p <= 1 and 0 < self.q_weight <= 1):
             raise InputError("red queue: max_p and q_weight must be in (0, 1]")

@@ -5,7 +5,9 @@ State (one token on ``rcv``, a ``Rcv`` record): ``nxt`` the next segment expecte
 in-order segments not yet acknowledged, ``echo``/``echo_retx`` the timestamp (and
 retransmission flag) the next ACK echoes (RFC 7323: of the earliest unacknowledged
 segment, or of the segment that filled a gap), ``ece`` whether ACKs carry ECN-Echo
-(from a CE mark until a CWR, RFC 3168).
+(from a CE mark until a CWR, RFC 3168; with ``exact_ecn_echo``, DCTCP's CE state, RFC
+8257 3.2: the last segment's mark, and ``ce_flip`` ACKs at once when it changes with an
+ACK pending).
 The delayed-ACK timer is a timed token on ``delack``; it is marked exactly when
 ``pending > 0``.
 
@@ -82,6 +84,7 @@ class ReceiverConfig:
     clock_skew: float = 0.0
     handshake: bool = False
     syn_bytes: int = 40
+    exact_ecn_echo: bool = False
 
     def __post_init__(self) -> None:
         if not self.clock_skew > -1.0:
@@ -94,9 +97,10 @@ class ReceiverConfig:
 
 
 @net_function
-def _after_data(r: Any, p: Any, ECN: bool) -> dict[str, Any]:
-    """Code action of every data arrival: the receiver's new state (RFC 5681/7323/3168)."""
-    ece = ECN and (p.ecn == 3 or (r.ece and not p.cwr))
+def _after_data(r: Any, p: Any, ECN: bool, EXACT_ECE: bool) -> dict[str, Any]:
+    """Code action of every data arrival: the receiver's new state (RFC 5681/7323/3168;
+    with ``EXACT_ECE`` the CE state of RFC 8257 3.2: the last segment's CE mark)."""
+    ece = ECN and (p.ecn == 3 or (not EXACT_ECE and r.ece and not p.cwr))
     if p.seq == r.nxt:
         nxt = advance(p.seq + 1, r.ooo)
         fresh = r.pending == 0 or bool(r.ooo)
@@ -120,6 +124,33 @@ def _handshake(net: PetriNet) -> None:
     net.add_input("data", "established", "p")
 
 
+#: RFC 8257 3.2: a data segment whose CE mark differs from the receiver's CE state while
+#: a delayed ACK is pending.
+CE_FLIP = "p.seq >= 0 and r.pending > 0 and (p.ecn == 3) != r.ece"
+
+
+def _ce_flip(net: PetriNet, guards: dict[str, str]) -> None:
+    """``ce_flip`` (DCTCP's receiver, RFC 8257 3.2, as ns-3's ``TcpDctcp::CeState0to1`` and
+    ``CeState1to0``): when a segment's CE mark changes the CE state and a delayed ACK is
+    pending, the segments received so far are ACKed at once with the old state's ECE
+    (their cumulative ACK, ``r.nxt`` before the segment); the state takes the segment's
+    mark and the segment (put back as it was) is then received as any other, by the
+    transition its guard selects (the others wait for the flip)."""
+    net.add_transition(T("ce_flip", guard=CE_FLIP))
+    # taken and put back at once (CPN Tools has no read arc on a timed place)
+    net.add_input("data", "ce_flip", "p")
+    net.add_output("data", "ce_flip", "p")
+    net.add_input("rcv", "ce_flip", "r")
+    net.add_output("rcv", "ce_flip", "r._replace(pending=0, ece=p.ecn == 3)")
+    net.add_reset("delack", "ce_flip")
+    net.add_output("out", "ce_flip",
+                   "Pkt(flow=FLOW, dst=SRC, seq=-1, ack=r.nxt, size=ACK_BYTES, "
+                   "ts=now * CLOCK_RATE + OFFSET_S, echo=r.echo, ecn=0, ece=r.ece, cwr=False, "
+                   "retx=r.echo_retx, sack=())")
+    for tname in guards:
+        guards[tname] = f"{guards[tname]} and not ({CE_FLIP})"
+
+
 def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
     """The receiver module. Ports: ``data`` (in, data segments) and ``out`` (ACKs out)."""
     net = PetriNet(name)
@@ -128,7 +159,7 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
                 SACK=config.sack, ECN=config.ecn, OFFSET_S=config.clock_offset_s,
                 CLOCK_RATE=1.0 + config.clock_skew, Rcv=Rcv, SYN=SYN_SEQ, SYN_ACK=SYN_ACK_SEQ,
                 ACK=ACK_SEQ, SYN_BYTES=config.syn_bytes,
-                **FUNCTIONS)
+                EXACT_ECE=config.ecn and config.exact_ecn_echo, **FUNCTIONS)
     net.add_place(Place("data", PACKET, port="in"))
     net.add_place(Place("out", PACKET, port="out"))
     net.add_place(Place("rcv", RCV, initial=[Rcv(0, (), 0, 0.0, False, False)]))
@@ -152,6 +183,8 @@ def receiver_net(config: ReceiverConfig, name: str = "receiver") -> PetriNet:
             "p.seq == 0)"
         guards["duplicate"] = f"p.seq >= 0 and ({guards['duplicate']})"
         _handshake(net)
+    if config.ecn and config.exact_ecn_echo:
+        _ce_flip(net, guards)
     for tname, guard in guards.items():
         net.add_transition(T(tname, guard=guard, action=_after_data, outputs=("r2",)))
         net.add_input("data", tname, "p")

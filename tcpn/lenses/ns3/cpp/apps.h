@@ -182,6 +182,12 @@ class TcpSink : public Application {
     void SetLocal(const Address& address) { local = address; }
     // The listening socket's TypeId (its accepted sockets are forks of it; empty: ns-3's)
     void SetSocketType(const std::string& type_id) { m_socketType = type_id; }
+    // The listening socket's congestion control (its accepted sockets fork it; empty: the
+    // node's): where ns-3 keeps a receiver-side echo such as TcpDctcp's CE state machine.
+    void SetCongestion(const std::string& type_id) { m_congestion.SetTypeId(type_id); m_ownCongestion = true; }
+    void SetCongestionAttribute(const std::string& name, const std::string& value) {
+        m_congestion.Set(name, StringValue(value));
+    }
     void SetClock(double rate, double offset_s) {
         m_clock = true;
         m_clockRate = rate;
@@ -204,6 +210,8 @@ class TcpSink : public Application {
   private:
     Ptr<Socket> m_listener;
     std::string m_socketType;
+    ObjectFactory m_congestion;
+    bool m_ownCongestion{false};
     std::vector<Ptr<Socket>> m_accepted;
     bool m_clock{false};
     double m_clockRate{1.0};
@@ -214,8 +222,10 @@ class TcpSink : public Application {
     EventId m_reportEvent;
 
     void StartApplication() override {
-        m_listener = CreateTcpSocket(GetNode(), m_socketType);
-        for (const auto& kv : socket_attributes) m_listener->SetAttribute(kv.first, StringValue(kv.second));
+        Ptr<TcpSocketBase> listener = CreateTcpSocket(GetNode(), m_socketType);
+        for (const auto& kv : socket_attributes) listener->SetAttribute(kv.first, StringValue(kv.second));
+        if (m_ownCongestion) listener->SetCongestionControlAlgorithm(m_congestion.Create<TcpCongestionOps>());
+        m_listener = listener;
         if (m_clock || m_reportInterval > 0) {
             NS_ABORT_MSG_UNLESS(m_listener->TraceConnectWithoutContext(
                                     "Tx", MakeCallback(&TcpSink::Sending, this)),
