@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.models.components.tcp_l import reporter_net
+from tcpn.models.components.congestion.tcp_l import reporter_net
 from tcpn.models.scenario import ScenarioError, parse_scenario
 
 BASE = """links:

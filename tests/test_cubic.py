@@ -1,4 +1,4 @@
-"""CUBIC (tcpn/models/components/cubic.py) against ns-3.44's ``TcpCubic``.
+"""CUBIC (tcpn/models/components/congestion/cubic.py) against ns-3.44's ``TcpCubic``.
 
 A short version of scenarios/reference/cubic_2flows.yaml: one CUBIC flow from a fixed
 start, a few seconds, both lenses. Slow start, the losses it ends with and the cubic growth

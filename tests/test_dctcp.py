@@ -17,7 +17,7 @@ from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.loader import installed
-from tcpn.models.components.dctcp import (
+from tcpn.models.components.congestion.dctcp import (
     dctcp_ack,
     dctcp_cut,
     dctcp_start,

@@ -25,6 +25,19 @@ from hypothesis import strategies as st
 
 from tcpn.errors import InputError
 from tcpn.models.components import ml_forms, packets
+from tcpn.models.components.congestion.tcp_l import TCP_L, reporter_net, tcp_l_adopt
+from tcpn.models.components.congestion.vegas import (
+    VegasLaw,
+    add_hull_point,
+    drop_acked,
+    forget_segment,
+    hull_floor,
+    mst_slope,
+    sent_time,
+    vegas_decision,
+    vegas_sender_net,
+    vegas_start,
+)
 from tcpn.models.components.link import (
     ByteErrors,
     ListErrors,
@@ -43,20 +56,7 @@ from tcpn.models.components.queues import (
 )
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
 from tcpn.models.components.sender import LOSS_BASED, TCB, SenderConfig, grow, sender_net
-from tcpn.models.components.tcp_l import TCP_L, reporter_net, tcp_l_adopt
 from tcpn.models.components.variants import variant_sender_net
-from tcpn.models.components.vegas import (
-    VegasLaw,
-    add_hull_point,
-    drop_acked,
-    forget_segment,
-    hull_floor,
-    mst_slope,
-    sent_time,
-    vegas_decision,
-    vegas_sender_net,
-    vegas_start,
-)
 from tcpn.models.components.wireless import (
     Radio,
     attempts,

@@ -8,7 +8,7 @@ from tcpn.errors import InputError
 from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.lens import PORT_BASE
 from tcpn.lenses.ns3.loader import Ns3NotInstalled
-from tcpn.models.components.vegas import MIN_ROUND_SAMPLES
+from tcpn.models.components.congestion.vegas import MIN_ROUND_SAMPLES
 from tcpn.models.scenario import dumbbell, validate_scenario
 
 

@@ -13,9 +13,9 @@ import pytest
 
 from tcpn.limits import using_limits
 from tcpn.models import scenario as scenario_module
-from tcpn.models.components.tcp_l import TcpLParams
-from tcpn.models.components.vegas import AdaptiveVegasParams, VegasParams
-from tcpn.models.components.westwood import WestwoodPlusParams
+from tcpn.models.components.congestion.tcp_l import TcpLParams
+from tcpn.models.components.congestion.vegas import AdaptiveVegasParams, VegasParams
+from tcpn.models.components.congestion.westwood import WestwoodPlusParams
 from tcpn.models.scenario import (
     RateErrors,
     Red,

@@ -659,7 +659,7 @@ def test_vegas_loss_reaction_is_a_reading_not_the_studys() -> None:
 
     assert "Vegas loss recovery, c1_adaptive_vegas" in {axis.name for axis in s4.AXES}
     assert "a quarter" in (s1.__doc__ or "")
-    from tcpn.models.components.vegas import VegasParams
+    from tcpn.models.components.congestion.vegas import VegasParams
 
     assert "handled as in Reno" not in (VegasParams.__doc__ or "")
 

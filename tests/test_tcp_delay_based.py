@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from tcpn.lenses import evaluate, make_run
-from tcpn.models.components.tcp_l import TcpL, p_congestion, tcp_l_reacts
-from tcpn.models.components.vegas import (
+from tcpn.models.components.congestion.tcp_l import TcpL, p_congestion, tcp_l_reacts
+from tcpn.models.components.congestion.vegas import (
     VegasLaw,
     adaptive_target,
     sent_time,
@@ -28,7 +28,7 @@ from tcpn.models.components.vegas import (
     vegas_sent,
     vegas_start,
 )
-from tcpn.models.components.westwood import (
+from tcpn.models.components.congestion.westwood import (
     westwood_ack,
     westwood_estimate,
     westwood_ssthresh,

@@ -32,7 +32,7 @@ import itertools
 import pytest
 
 from tcpn.lenses import make_run
-from tcpn.models.components.tcp_l import TcpL
+from tcpn.models.components.congestion.tcp_l import TcpL
 from tcpn.models.scenario import validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator

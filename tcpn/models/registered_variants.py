@@ -34,12 +34,12 @@ __all__ = ["BUILTIN_MODULES", "ENTRY_POINT_GROUP", "base_recovery", "lens_proble
 ENTRY_POINT_GROUP = "tcpn.variants"
 """Entry point group of the variants installed packages add."""
 BUILTIN_MODULES = (
-    "tcpn.models.components.loss_based",
-    "tcpn.models.components.vegas",
-    "tcpn.models.components.westwood",
-    "tcpn.models.components.tcp_l",
-    "tcpn.models.components.cubic",
-    "tcpn.models.components.dctcp",
+    "tcpn.models.components.congestion.loss_based",
+    "tcpn.models.components.congestion.vegas",
+    "tcpn.models.components.congestion.westwood",
+    "tcpn.models.components.congestion.tcp_l",
+    "tcpn.models.components.congestion.cubic",
+    "tcpn.models.components.congestion.dctcp",
 )
 """The modules of tcpn's own variants, each registering its own."""
 

@@ -1,7 +1,8 @@
 """Plug a variant's extra control state into a base sender net: arcs, wrapped laws, actions.
 
-The delay-based and link-aware variants (:mod:`~tcpn.models.components.vegas`,
-:mod:`~tcpn.models.components.westwood`, :mod:`~tcpn.models.components.tcp_l`) are the
+The delay-based and link-aware variants (:mod:`~tcpn.models.components.congestion.vegas`,
+:mod:`~tcpn.models.components.congestion.westwood`,
+:mod:`~tcpn.models.components.congestion.tcp_l`) are the
 loss-based sender of :mod:`~tcpn.models.components.sender` (its Reno or NewReno recovery,
 RTO and applications) plus a place of their own and a different window law on some of its
 transitions. These functions make that change on the built module, by transition name,

@@ -19,9 +19,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpn.models.components import dcf, packets, sender, tcp_l, vegas, wireless
+from tcpn.models.components import dcf, packets, sender, wireless
+from tcpn.models.components.congestion import tcp_l, vegas
+from tcpn.models.components.congestion.vegas import (
+    HULL_LIMIT,
+    drop_acked,
+    forget_segment,
+    hull_floor,
+)
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
-from tcpn.models.components.vegas import HULL_LIMIT, drop_acked, forget_segment, hull_floor
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
 __all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml",
@@ -179,7 +185,7 @@ def _adopt_from(st: Any, reports: Any, ack_ts: float) -> Any:
 
 
 def tcp_l_adopt_ml(st: Any, reports: Any, ack_ts: float) -> Any:
-    """:func:`~tcpn.models.components.tcp_l.tcp_l_adopt` by recursion."""
+    """:func:`~tcpn.models.components.congestion.tcp_l.tcp_l_adopt` by recursion."""
     return _adopt_from(st, reports[::-1], ack_ts)
 
 
@@ -218,12 +224,12 @@ def _time_of(sent: Any, seq: int) -> float:
 
 
 def sent_time_ml(v: Any, seq: int) -> float:
-    """:func:`~tcpn.models.components.vegas.sent_time` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas.sent_time` by recursion."""
     return _time_of(v.sent, seq)
 
 
 def forget_segment_ml(sent: Any, seq: int) -> Any:
-    """:func:`~tcpn.models.components.vegas.forget_segment` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas.forget_segment` by recursion."""
     if len(sent) == 0:
         return sent
     if sent[0][0] == seq:
@@ -232,7 +238,7 @@ def forget_segment_ml(sent: Any, seq: int) -> Any:
 
 
 def drop_acked_ml(sent: Any, ack: int) -> Any:
-    """:func:`~tcpn.models.components.vegas.drop_acked` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas.drop_acked` by recursion."""
     if len(sent) == 0:
         return sent
     if sent[0][0] < ack:
@@ -241,7 +247,8 @@ def drop_acked_ml(sent: Any, ack: int) -> Any:
 
 
 def hull_floor_ml(hull: Any, slope: float) -> float:
-    """:func:`~tcpn.models.components.vegas.hull_floor` by recursion (``hull`` not empty)."""
+    """:func:`~tcpn.models.components.congestion.vegas.hull_floor` by recursion (``hull``
+    not empty)."""
     here = hull[0][1] - slope * hull[0][0]
     if len(hull) == 1:
         return here
@@ -283,7 +290,7 @@ def _chain(stack: Any, points: Any) -> Any:
 
 
 def add_hull_point_ml(hull: Any, x: float, y: float) -> Any:
-    """:func:`~tcpn.models.components.vegas.add_hull_point` by recursion (``hull`` sorted
+    """:func:`~tcpn.models.components.congestion.vegas.add_hull_point` by recursion (``hull`` sorted
     and distinct, as that function leaves it)."""
     points = _insert(hull, (x, y))
     new = _chain(points[:1], points[1:])
@@ -301,7 +308,7 @@ def _slope_over(hull: Any, mean_x: float) -> float:
 
 
 def mst_slope_ml(hull: Any, mean_x: float) -> float:
-    """:func:`~tcpn.models.components.vegas.mst_slope` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas.mst_slope` by recursion."""
     if len(hull) < 2:
         return 0.0
     if mean_x < hull[0][0]:

@@ -473,7 +473,7 @@ class NewReno : public TcpNewReno {
 };
 
 // ---------------------------------------------------------------------------------------
-// The Vegas family of tcpn's net model (tcpn/models/components/vegas.py). The sender times
+// The Vegas family of tcpn's net model (tcpn/models/components/congestion/vegas.py). The sender times
 // its own segments, as Brakmo and Peterson's Vegas: an ACK of new data outside fast
 // recovery (IncreaseWindow) gives a sample when the newest segment it covers (the one
 // ending at the ACK number) was sent once (Karn's rule; the socket's Tx trace records
@@ -594,7 +594,7 @@ class SampledVegas : public TcpNewReno {
     bool m_started{false}, m_grow{false}, m_skip{false}, m_anySent{false};
     std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
 
-    // tcpn.models.components.vegas.vegas_decision: true while still in slow start.
+    // tcpn.models.components.congestion.vegas.vegas_decision: true while still in slow start.
     bool Decide(double& cwnd, double& ssthresh, bool& lowered) {
         double diff = cwnd * (1.0 - base_rtt_s / rtt_s);
         this->diff.Add(diff);
@@ -764,7 +764,7 @@ class ReportTag : public Tag {
 };
 
 // The TCP-L sender: NewReno whose reaction to three duplicate ACKs or a timeout happens
-// only with probability P_congestion (tcpn.models.components.tcp_l.tcp_l_reacts):
+// only with probability P_congestion (tcpn.models.components.congestion.tcp_l.tcp_l_reacts):
 // Loss_tcp = (retransmitted + 1) / (sent + 1) segments, counting the retransmission the
 // loss is about to cause; Loss_link = failed / sent frames of the latest report (0 before
 // any); P = clamp((Loss_tcp - Loss_link) / Loss_tcp, 0, 1); react when P > U[0, 1).
