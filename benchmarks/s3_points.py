@@ -10,7 +10,9 @@ experiment's scenario (``s3.experiments`` of the quick profile, with the lens's
 ``lens_changes``) at the given horizon (seconds), seed 1. One JSON line per run and per
 mean. ``frames``: the net's ``frames`` tokens (sent, lost) per 802.11 direction, and
 ns-3's sender MAC transmissions and the station PHY's receptions begun (a frame it never
-began to receive collided).
+began to receive collided), the frames its link error models counted (``arrivals``, of
+which ``collided``), and TCP1's TCP-L state in both lenses (segments sent and resent, the
+latest report's frames sent and failed; ns-3 adds its reactions and windows kept).
 """
 
 from __future__ import annotations
@@ -71,15 +73,23 @@ def frames(name: str, horizon_s: float) -> None:
         if f"{prefix}.airtime" in sim.compiled.place_index:
             (sent, lost), = (t.value for t in sim.tokens(f"{prefix}.frames"))
             found[qid] = {"sent": sent, "lost": lost}
-    print(json.dumps({"exp": name, "lens": "net", "frames": found}), flush=True)
+    tcp_l = {p: t.value._asdict() for p in sim.compiled.place_index if p.endswith(".tcpl")
+             for t in sim.tokens(p)}
+    print(json.dumps({"exp": name, "lens": "net", "frames": found, "tcp_l": tcp_l}),
+          flush=True)
     ns3_scenario = scenario(name, "ns3", horizon_s)
     run = make_run(ns3_scenario)
     lens = Ns3Lens()
     writer = TraceWriter(ns3_scenario, run.flows)
     lens.run(run, writer, lambda _t: None)
     writer.close()
+    counted = {qid: {k: v for k, v in losses.items() if k in ("arrivals", "collided")}
+               for qid, losses in lens.raw["losses"].items()}
+    tcp_l = {fid: {k: v for k, v in flow["variant"].items() if isinstance(v, int)}
+             for fid, flow in lens.raw["flows"].items() if flow["variant"]}
     print(json.dumps({"exp": name, "lens": "ns3", "mac": lens.raw["wifi_mac"],
-                      "station": lens.raw["wifi_station"]}), flush=True)
+                      "station": lens.raw["wifi_station"], "link": counted,
+                      "tcp_l": tcp_l}), flush=True)
 
 
 def main() -> None:

@@ -18,7 +18,8 @@ whatever the process simulated before. The result of
                     "timeouts": (t, rto) (None: not a tcpn::TcpnSocket),
                     "connected_s": s (-1: never),
                     "app_sent_bytes": n, "sink_bytes": n, "variant": {...}}},
-     "queues": {"A->B": events}, "losses": {"A->B": events | arrivals},
+     "queues": {"A->B": events}, "losses": {"A->B": events | arrivals
+                                             (| collided: ACK-less 802.11)},
      "qdisc_stats": {"A->B": {"dropped": n, "marked": n}},
      "wifi_mac": {"A->B": {"tx_data": n, "failed": n, "final_failed": n}} (802.11 hops),
      "pcap": {(node, nbr): path},
@@ -153,14 +154,19 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
             qdiscs[qid] = _install_queue(ns, tcpn, device[(here, there)], queue)
             tcpn.AttachDeviceQueue(qdiscs[qid], device[(here, there)])
             tcpn.AssignQueueStreams(qdiscs[qid], _STREAM_QUEUES + 10 * len(qdiscs))
-            if errors is not None and link.wifi is not None:
+            if link.wifi is not None and (errors is not None or not link.wifi.ack):
+                # ACK-less, a model even without errors: it counts the collided frames
                 models[qid] = wireless.error_model(
-                    ns, link.wifi, errors.rate, errors.per_byte,
+                    ns, link.wifi, errors.rate if errors else 0.0,
+                    errors.per_byte if errors else False,
                     _STREAM_ERRORS + 10 * len(models), port_base, n_ports)
                 tcpn.SetPostReceptionErrorModel(device[(there, here)], models[qid])
                 if link.wifi.ack and not tcpn.ConnectFinalDrops(device[(here, there)],
                                                                 models[qid]):
                     raise RuntimeError(f"cannot trace the Wifi MAC drops of {qid}")
+                if not link.wifi.ack and not tcpn.ConnectCollisions(device[(there, here)],
+                                                                    models[qid]):
+                    raise RuntimeError(f"cannot trace the Wifi PHY drops of {qid}")
             elif errors is not None:
                 models[qid] = _error_model(ns, tcpn, errors, _STREAM_ERRORS + 10 * len(models),
                                            port_base, n_ports)
@@ -252,7 +258,8 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
                         "variant": _variant_state(tcpn, src.congestion_ops)}
                   for fid, src in sources.items()},
         "queues": {qid: _packet_events(r.events) for qid, r in recorders.items()},
-        "losses": {qid: {**_packet_events(m.losses), "arrivals": int(m.arrivals)}
+        "losses": {qid: {**_packet_events(m.losses), "arrivals": int(m.arrivals),
+                         **({"collided": int(m.collided)} if hasattr(m, "collided") else {})}
                    for qid, m in models.items()},
         "wifi_mac": {qid: {"tx_data": int(c.tx_data), "failed": int(c.failed),
                            "final_failed": int(c.final_failed)} for qid, c in macs.items()},

@@ -7,7 +7,10 @@ data mode has exactly the link's ``rate_bps`` (802.11b DSSS/CCK, or 802.11a/g OF
 RTS/CTS off and the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts).
 ``link_retransmissions: false`` sends every QoS data frame with the No Ack policy
 (``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry; its best-effort queue
-waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS. The hop's
+waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS; its error model
+(installed even without bit errors) also counts as arrived and lost each IPv4 frame the
+receiving PHY dropped because it was transmitting (a collision: ``OnRxDrop``), as the net
+counts every frame that did not get through, so TCP-L's report sees collisions. The hop's
 ``delay_s`` is the radio's propagation delay, as in the net lens: the nodes are
 ``delay_s`` x c apart (at least 1 m, 3.3 ns), and a delay above 1 us (802.11's
 aAirPropagationTime, which the slot and the ACK timeout allow for) is refused: as a
@@ -243,7 +246,8 @@ def error_model(ns: Any, wifi: WifiPlan, rate: float, per_byte: bool, stream: in
                 port_base: int, n_flows: int) -> Any:
     """A ``tcpn::WifiLinkErrorModel`` drawing the scenario's frame errors (with MAC ACKs
     it records as lost only the frames the sender's MAC drops at its retry limit: connect
-    it with ``tcpn.ConnectFinalDrops``)."""
+    it with ``tcpn.ConnectFinalDrops``; without, the frames lost to collisions too: connect
+    it with ``tcpn.ConnectCollisions``)."""
     import cppyy
 
     tcpn = cppyy.gbl.tcpn

@@ -66,7 +66,37 @@ class WifiLinkErrorModel : public LinkErrorModel {
         p->RemoveHeader(ip);
         losses.Add(2, p, ip.GetPayloadSize() + ip.GetSerializedSize());
     }
+
+    // Without MAC ACKs a frame the receiver's PHY cannot receive because it is itself
+    // transmitting (TXING, RECEPTION_ABORTED_BY_TX: the two stations' backoffs ended in the
+    // same slot, a collision) never reaches DoCorrupt; it is lost on the link all the same,
+    // as the net counts it (a frame that did not get through, whatever the cause: the
+    // study's link error rate is the sender's frames lost over frames sent, §3.1). So it
+    // counts as an arrival and a loss here, and TCP-L's report sees it.
+    void OnRxDrop(Ptr<const Packet> frame, WifiPhyRxfailureReason reason) {
+        if (!record_attempts || (reason != TXING && reason != RECEPTION_ABORTED_BY_TX)) return;
+        Ptr<Packet> p = frame->Copy();  // MAC header + MSDU + FCS
+        WifiMacHeader header;
+        p->RemoveHeader(header);
+        LlcSnapHeader llc;
+        if (!header.IsData() || p->GetSize() < llc.GetSerializedSize() + 20) return;
+        p->RemoveHeader(llc);
+        if (llc.GetType() != 0x0800) return;
+        Ipv4Header ip;
+        p->RemoveHeader(ip);
+        ++arrivals;
+        ++collided;
+        losses.Add(2, p, ip.GetPayloadSize() + ip.GetSerializedSize());
+    }
+    uint64_t collided{0};
 };
+
+// Count on ``model`` the IPv4 data frames ``receiver``'s PHY dropped because it was
+// transmitting (WifiLinkErrorModel::OnRxDrop; ACK-less links).
+inline bool ConnectCollisions(Ptr<NetDevice> receiver, Ptr<WifiLinkErrorModel> model) {
+    return DynamicCast<WifiNetDevice>(receiver)->GetPhy()->TraceConnectWithoutContext(
+        "PhyRxDrop", MakeCallback(&WifiLinkErrorModel::OnRxDrop, PeekPointer(model)));
+}
 
 inline bool ConnectFinalDrops(Ptr<NetDevice> sender, Ptr<WifiLinkErrorModel> model) {
     return DynamicCast<WifiNetDevice>(sender)->GetMac()->TraceConnectWithoutContext(
