@@ -58,8 +58,14 @@ def _load() -> None:
         if _LOADED:
             return
         _LOADED = True  # set first: the modules imported below call register_variant
-        for module in BUILTIN_MODULES:
-            importlib.import_module(module)
+        from tcpn.models.components.congestion import (  # noqa: F401  (each registers itself)
+            cubic,
+            dctcp,
+            loss_based,
+            tcp_l,
+            vegas,
+            westwood,
+        )
         for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             origin = f"variant plugin {entry.name!r} ({entry.value}"
             origin += f", distribution {entry.dist.name})" if entry.dist else ")"
