@@ -154,6 +154,48 @@ def test_one_loss_tahoe_restarts_from_one_segment(variant):
         assert after.min() >= np.min(ssthresh) >= 2 * 1448
 
 
+def test_tahoe_slow_starts_from_one_segment_past_the_repair():
+    """One segment lost: Tahoe's window is 1 segment from the fast retransmit and grows by
+    one per new ACK (ns-2's TcpAgent: cwnd_ = 1, opencwnd on every new ACK), also on the
+    ACK that fills the hole: 2 segments there, 3, 4... one round trip apart, in ns-3 as
+    in the net lens. ns-3's socket sets cwnd to ssthresh (20 segments) before ExitRecovery
+    on that ACK; tcpn::TahoeRecovery puts the slow start's window back, so the window at
+    the end of each instant is compared."""
+    _, ns3, net = _both_lenses(_one_flow("tahoe", [60], 1.0))
+    windows = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (fast_retransmit,) = trace.events(event="retransmit")["time_s"]
+        cwnd = trace.series("cwnd_bytes", "f0")
+        cwnd = cwnd[cwnd["time_s"] >= fast_retransmit - 1e-6]
+        windows[lens] = cwnd.groupby("time_s")["value"].last().iloc[:6]
+    segments = [int(v) // 1448 for v in windows["ns3"]]
+    assert segments == [int(v) // 1448 for v in windows["net"]] == [1, 2, 3, 4, 5, 6]
+    assert np.abs(windows["ns3"].index.to_numpy() - windows["net"].index.to_numpy()).max() < 1e-3
+
+
+def test_tahoe_two_losses_in_one_window_repair_without_a_timeout():
+    """Segments 60 and 62 lost in one window. Tahoe (ns-2's TcpAgent::dupack_action:
+    cwnd 1, then reset_rtx_timer(0, 0) resumes one past the last segment acked) sends the
+    second hole on the ACK of the first retransmission, in slow start from one segment:
+    no timeout, one ssthresh. The net lens goes back N as ns-2 (the segment after the second
+    hole, which the receiver holds, goes again); ns-3's socket retransmits the hole on that
+    partial ACK and nothing the receiver holds. Both retransmit the holes at the same
+    instants (within a millisecond)."""
+    _, ns3, net = _both_lenses(_one_flow("tahoe", [60, 62], 1.0))
+    holes = np.sort(ns3.events(event="drop")["seq"].to_numpy())
+    times = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        assert len(trace.events(event="timeout")) == 0
+        ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()[1:]
+        assert len(np.unique(ssthresh)) == 1
+        rows = trace.events(event="retransmit")
+        times[lens] = rows[rows["seq"].isin(holes)]["time_s"].to_numpy()
+        extra = sorted(set(rows["seq"]) - set(holes))
+        assert extra == ([holes[1] + 1448] if lens == "net" else [])
+    assert len(times["ns3"]) == len(times["net"]) == 2
+    assert np.abs(times["ns3"] - times["net"]).max() < 1e-3
+
+
 @pytest.mark.parametrize("variant", ["reno", "newreno"])
 def test_two_losses_in_one_window_reno_recovers_twice_newreno_once(variant):
     """Segments 60 and 62 lost in one window. NewReno (RFC 6582) retransmits the second

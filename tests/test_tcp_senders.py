@@ -130,11 +130,31 @@ def test_reno_two_losses_needs_a_timeout():
 
 
 def test_tahoe_one_loss():
-    # Tahoe: FR sets cwnd = 1, ssthresh 2.5, and keeps nxt = 9; dup #4 changes nothing.
-    # ACK 9 -> slow start cwnd 2 (send 9, 10); ACK 10 -> 3; ACK 11 -> 3 + 1/3.
+    # Tahoe: FR sets cwnd = 1, ssthresh 2.5, and goes back to nxt = una + 1 = 5 (ns-2's
+    # reset_rtx_timer(0, 0)); dup #4 changes nothing. ACK 9 -> slow start cwnd 2, nxt
+    # max(5, 9) = 9 (send 9, 10); ACK 10 -> 3; ACK 11 -> 3 + 1/3.
     result = run(two_nodes("tahoe", [4]))
     assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 1, 2, 3, 3 + 1 / 3])
     assert window(result, "ssthresh_bytes") == [64, 2.5]
+
+
+def test_tahoe_two_losses_go_back_n_repairs_the_second_hole_without_a_timeout():
+    # Seqs 4 and 6 lost. Dups from 5, 7, 8 -> FR at 8: ssthresh 2.5, cwnd 1, retransmit 4
+    # and resume one past the last segment acked (ns-2's TcpAgent::dupack_action ->
+    # reset_rtx_timer(0, 0): t_seqno_ = highest_ack_ + 1): nxt 5. Retransmitted 4 -> ACK 6:
+    # cwnd 2, nxt 6: send 6 (the hole) and 7 (held by the receiver, sent again: go-back-N).
+    # 6 -> ACK 9 covers three segments: slow start +1 (cwnd 3, above ssthresh) and one
+    # congestion-avoidance step, 3 + 1/3 (send 9, 10, 11); 7 -> duplicate ACK 9, nothing;
+    # ACK 10 -> c + 1/c.
+    # Keeping nxt at 9 after the fast retransmit (the old rule) left 3 segments out with
+    # cwnd 2 at ACK 6: nothing sent, no duplicate ACK, a timeout 1 s later.
+    result = run(two_nodes("tahoe", [4, 6]))
+    c = 3 + 1 / 3
+    assert window(result, "cwnd_bytes")[:9] == pytest.approx([1, 2, 3, 4, 5, 1, 2, c, c + 1 / c])
+    assert window(result, "ssthresh_bytes") == [64, 2.5]
+    events = result.trace.flow_events
+    assert list(events[events.event == "retransmit"]["seq"]) == [4 * MSS, 6 * MSS, 7 * MSS]
+    assert not (events.event == "timeout").any()
 
 
 def test_sack_one_loss():

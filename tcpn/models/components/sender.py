@@ -541,11 +541,19 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     # second fast retransmit in one window stays possible (RFC 5681, ns-3's RenoRecovery)
     may_recover = "t.una >= t.recover"
     if variant == "tahoe":
-        ack_transition("dup_ack", f"{dup} and t.dupacks + 1 != DUPTHRESH",
+        # ns-2's TcpAgent::dupack_action (tahoe_action): cwnd 1, and reset_rtx_timer(0, 0)
+        # resumes the sequence one past the last packet acked (go-back-N, "mild is 0 for
+        # timeouts and Tahoe dup acks"), so each ACK of the slow start that follows sends
+        # the next hole. bug_fix_ allows no second fast retransmit until an ACK passes
+        # ``recover`` (highest_ack_ > recover_, one past NewReno's test: the duplicate ACKs
+        # that the resent segments draw end exactly at ``recover``, and would start a
+        # fast retransmit, and another go-back-N, at every loss)
+        tahoe_fr = f"{dup} and t.dupacks + 1 == DUPTHRESH and t.una > t.recover"
+        ack_transition("dup_ack", f"{dup} and not ({tahoe_fr})",
                        "t._replace(dupacks=t.dupacks + 1)", new_data=False)
-        ack_transition("fast_retransmit", f"{dup} and t.dupacks + 1 == DUPTHRESH",
+        ack_transition("fast_retransmit", tahoe_fr,
                        f"t._replace(ssthresh={halve_fr}, cwnd=1.0, dupacks=t.dupacks + 1, "
-                       "recover=t.high)", new_data=False, retransmit="t.una")
+                       "recover=t.high, nxt=t.una + 1)", new_data=False, retransmit="t.una")
     else:
         ack_transition("dup_ack", f"{dup} and not t.inrec and "
                        f"(t.dupacks + 1 < DUPTHRESH or not ({may_recover}))",

@@ -14,7 +14,12 @@ using namespace ns3;
 // socket retransmits the missing segment; ssthresh = max(FlightSize / 2, 2 MSS) comes from
 // TcpNewReno::GetSsThresh, and this recovery sets cwnd to one segment; further duplicate
 // ACKs do not inflate it and every new ACK grows it by one segment (slow start). ns-3's
-// socket still retransmits the next hole on each partial ACK of the loss window.
+// socket still retransmits the next hole on each partial ACK of the loss window. The ACK
+// that ends the recovery keeps the slow start's window: ns-3's socket sets cwnd to
+// ssthresh just before ExitRecovery (TcpSocketBase::ProcessAck, the full ACK; NewReno's
+// deflation), which would turn Tahoe into Reno without inflation; ExitRecovery puts back
+// the window this recovery grew (m_window), which the exit ACK's IncreaseWindow then
+// grows, as ns-2's Tahoe (TcpAgent::dupack_action sets cwnd_ 1, every new ACK opens it).
 class TahoeRecovery : public TcpClassicRecovery {
   public:
     static TypeId GetTypeId() {
@@ -25,18 +30,27 @@ class TahoeRecovery : public TcpClassicRecovery {
         return tid;
     }
     TahoeRecovery() = default;
-    TahoeRecovery(const TahoeRecovery& other) : TcpClassicRecovery(other) {}
+    TahoeRecovery(const TahoeRecovery& other)
+        : TcpClassicRecovery(other), m_window(other.m_window) {}
     std::string GetName() const override { return "TahoeRecovery"; }
     void EnterRecovery(Ptr<TcpSocketState> tcb, uint32_t, uint32_t, uint32_t) override {
-        tcb->m_cWnd = tcb->m_segmentSize;
+        m_window = tcb->m_segmentSize;
+        tcb->m_cWnd = m_window;
         tcb->m_cWndInfl = tcb->m_cWnd;
     }
     void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t, bool isDupAck) override {
-        if (!isDupAck) tcb->m_cWnd = tcb->m_cWnd + tcb->m_segmentSize;
+        if (!isDupAck) m_window += tcb->m_segmentSize;
+        tcb->m_cWnd = m_window;
         tcb->m_cWndInfl = tcb->m_cWnd;
     }
-    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override {
+        tcb->m_cWnd = m_window;  // not the ssthresh the socket just set
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
     Ptr<TcpRecoveryOps> Fork() override { return CopyObject<TahoeRecovery>(this); }
+
+  private:
+    uint32_t m_window{0};  // the slow start's window since the recovery began, bytes
 };
 
 // ---------------------------------------------------------------------------------------
