@@ -111,6 +111,8 @@ class PTNet:
                             + self.inhibit.astype(bool).astype(np.int8)).astype(bool)
         object.__setattr__(self, "_changed", changed)
         object.__setattr__(self, "_readers", csr_array(readers.T.astype(np.int32)))
+        # per transition, at most how many transitions its firing makes to test again
+        object.__setattr__(self, "_retests", changed @ np.diff(self._readers.indptr))  # type: ignore[attr-defined]
         # which places each transition needs marked, to skip at once the transitions a
         # batch of states cannot enable (a ring of n places would otherwise test n
         # transitions per state: O(states x transitions))
@@ -173,6 +175,11 @@ class PTNet:
         with an input, read or inhibitor arc on a place it changes. Every other transition
         is enabled after the firing exactly where it was before."""
         return self._changed[fired] @ self._readers  # type: ignore[attr-defined]
+
+    def retests(self, fired: np.ndarray) -> np.ndarray:
+        """Per entry of ``fired``, at most how many transitions :meth:`affected` marks
+        (arcs from the places it changes to their readers, counted with repeats)."""
+        return self._retests[fired]  # type: ignore[attr-defined]
 
     def enabled_pairs(self, markings: np.ndarray, rows: np.ndarray, transitions: np.ndarray,
                       columns: np.ndarray | None = None) -> np.ndarray:
@@ -643,6 +650,12 @@ class _SparseMarkings:
         return csr_array((counts, places, indptr), shape=(len(indptr) - 1, self.width))
 
 
+#: What testing enabledness costs, to choose per batch between testing (state,
+#: transition) pairs (seconds per pair) and testing every candidate transition on the whole
+#: batch (seconds per transition, plus per row and transition); measured on contest models.
+PAIR_TEST_S = 2e-7
+TRANSITION_TEST_S = 1e-5
+ROW_TEST_S = 2e-9
 #: Seconds between two readings of the process's memory during a search.
 MEMORY_CHECK_S = 0.05
 #: Nets with more places than this keep their markings sparse (:class:`_SparseMarkings`).
@@ -769,24 +782,30 @@ def _enabled_in_batch(net: PTNet, batch: np.ndarray, first_state: int,
     not the net's size, and nothing is held beyond the edges already kept.
     """
     n_rows, n_transitions = len(batch), len(net.transitions)
-    if first_state == 0:  # only the initial state, which has no parent: every candidate
-        retest_rows = np.zeros(len(candidates), dtype=np.int64)
-        retest = candidates.astype(np.int64)
-        kept_rows = kept = np.zeros(0, dtype=np.int64)
-    else:
-        states = np.arange(first_state, first_state + n_rows)
-        affected = net.affected(parent_labels[states].astype(np.int64))
-        retest_rows = np.repeat(np.arange(n_rows), np.diff(affected.indptr))
-        retest = affected.indices.astype(np.int64)
-        kept_rows, at = _spans(starts, parents[states].astype(np.int64))
-        kept = labels[at].astype(np.int64)
-        still = ~np.isin(kept_rows * n_transitions + kept,
-                         retest_rows * n_transitions + retest)
-        kept_rows, kept = kept_rows[still], kept[still]
-        possible = np.zeros(n_transitions, dtype=bool)
-        possible[candidates] = True
-        possible = possible[retest]
-        retest_rows, retest = retest_rows[possible], retest[possible]
+    states = np.arange(first_state, first_state + n_rows)
+    fired = parent_labels[states].astype(np.int64)
+    retests = int(net.retests(fired).sum())
+    if first_state == 0 or retests * PAIR_TEST_S > len(candidates) * (
+            TRANSITION_TEST_S + n_rows * ROW_TEST_S):
+        # the initial state has no parent; and where firings change places read by most
+        # transitions (a shared resource), testing each candidate on the whole batch at
+        # once is cheaper than testing the many (state, transition) pairs one by one
+        enabled = [np.flatnonzero(net.enabled(batch, t, columns)) for t in candidates.tolist()]
+        rows = np.concatenate(enabled) if enabled else np.zeros(0, dtype=np.int64)
+        transitions = np.repeat(candidates.astype(np.int64), [len(e) for e in enabled])
+        return rows, transitions
+    affected = net.affected(fired)
+    retest_rows = np.repeat(np.arange(n_rows), np.diff(affected.indptr))
+    retest = affected.indices.astype(np.int64)
+    kept_rows, at = _spans(starts, parents[states].astype(np.int64))
+    kept = labels[at].astype(np.int64)
+    still = ~np.isin(kept_rows * n_transitions + kept,
+                     retest_rows * n_transitions + retest)
+    kept_rows, kept = kept_rows[still], kept[still]
+    possible = np.zeros(n_transitions, dtype=bool)
+    possible[candidates] = True
+    possible = possible[retest]
+    retest_rows, retest = retest_rows[possible], retest[possible]
     ok = net.enabled_pairs(batch, retest_rows, retest, columns)
     rows = np.concatenate([kept_rows, retest_rows[ok]])
     transitions = np.concatenate([kept, retest[ok]])
