@@ -319,6 +319,11 @@ def _dtype_for(bound: int) -> Any:
     raise InputError(f"a place holds {bound} tokens, more than 64-bit counts hold")
 
 
+#: Arcs per state above which reading one transition's enabledness off the markings is
+#: cheaper than a pass over every arc's label (a marking test reads a few columns).
+LABEL_PASSES = 4
+
+
 class PTStateSpace:
     """The reachability graph of a P/T net: markings as rows of :attr:`markings` (a NumPy
     matrix, or a SciPy CSR matrix for a net of more than :data:`WIDE_PLACES` places), edges
@@ -432,12 +437,24 @@ class PTStateSpace:
                 bool((marks.min(axis=0) == marks.max(axis=0)).any()))
 
     def enabled(self, transitions: Sequence[str]) -> np.ndarray:
-        """Whether any of ``transitions`` is enabled, in every state."""
+        """Whether any of ``transitions`` is enabled, in every state.
+
+        An expanded state enables exactly the transitions its arcs carry: with many
+        transitions to look for, one pass over the arcs' labels answers for all of them
+        (instead of one pass over the markings per transition); the states not expanded
+        (a budget's frontier) are tested on their markings."""
         found = np.zeros(len(self), dtype=bool)
-        for name in transitions:
-            t = self.transition_index(name)
+        wanted = sorted({self.transition_index(name) for name in transitions})
+        tested = 0
+        if len(wanted) * len(self) * LABEL_PASSES >= self.n_edges:
+            is_wanted = np.zeros(len(self.net.transitions), dtype=bool)
+            is_wanted[wanted] = True
+            hits = np.flatnonzero(is_wanted[self.labels])
+            found[np.searchsorted(self.indptr, hits, side="right") - 1] = True
+            tested = self.n_expanded
+        for t in wanted if tested < len(self) else ():
             places = self.net.touched(np.array([t]))
-            found |= self.net.enabled(self.columns(places), t, places)
+            found[tested:] |= self.net.enabled(self.columns(places)[tested:], t, places)
         return found
 
     def successors(self, state: int) -> list[int]:
