@@ -4,10 +4,14 @@ A P/T net (every place holds plain black tokens, every arc carries a constant we
 guard, no time; read, inhibitor and reset arcs allowed) needs none of the coloured engine's
 bindings: a marking is a vector of token counts, a transition ``t`` is enabled where
 ``m >= pre[t]`` (and below its inhibitor thresholds), and firing adds ``post[t] - pre[t]``.
-:func:`explore_pt` runs a breadth-first search that expands a batch of states at once,
-testing each transition on the whole batch with one vector comparison, and recognises
-markings already seen by their bytes in a dictionary (the vectors shrink to one byte per
-place while every count stays below 256, and widen when one does not).
+:func:`explore_pt` runs a breadth-first search that expands a batch of states at once
+and recognises markings already seen by their bytes in a dictionary (the vectors shrink to
+one byte per place while every count stays below 256, and widen when one does not).
+Enabling is incremental: a state enables what its breadth-first parent enabled (the
+parent's arc labels, kept anyway) except among the transitions reading a place the
+parent's firing changed, which alone are tested again, all (state, transition) pairs of a
+batch at once; where firings change places read by most transitions, testing each
+candidate transition on the whole batch is cheaper and is done instead.
 
 The result, :class:`PTStateSpace`, answers what :class:`~tcpn.petrinets.statespace.space.StateSpace`
 answers (``len``, ``successors``, ``dead_markings``, ``path_to``, ``marking``...) and adds
