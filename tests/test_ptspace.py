@@ -182,3 +182,17 @@ def test_incremental_enabling_finds_every_enabled_transition(seed, pair_test_s, 
         assert (space.enabled([name]) == net.enabled(marks, t)).all(), name
     assert (space.enabled(list(net.transitions[:5])) ==
             np.any([net.enabled(marks, t) for t in range(5)], axis=0)).all()
+
+
+def test_a_net_without_transitions_has_its_initial_state_only():
+    """Nothing to fire: one state, no arc, no transition enabled (the incremental test
+    has no parent's firing to start from)."""
+    import numpy as np
+
+    from tcpn.petrinets.statespace.ptspace import PTNet
+
+    none = np.zeros((0, 2), dtype=np.int64)
+    space = explore_pt(PTNet(("p", "q"), (), none, none, none, none, none.astype(bool),
+                             np.array([1, 0])))
+    assert (len(space), space.n_edges, space.complete) == (1, 0, True)
+    assert not space.enabled([]).any()

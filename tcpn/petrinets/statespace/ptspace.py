@@ -323,8 +323,9 @@ def _dtype_for(bound: int) -> Any:
     raise InputError(f"a place holds {bound} tokens, more than 64-bit counts hold")
 
 
-#: Arcs per state above which reading one transition's enabledness off the markings is
-#: cheaper than a pass over every arc's label (a marking test reads a few columns).
+#: :meth:`PTStateSpace.enabled` reads the arcs' labels unless the states have more than
+#: this many arcs each per transition looked for: then testing those transitions on the
+#: markings (a few columns each) is cheaper than a pass over every arc.
 LABEL_PASSES = 4
 
 
@@ -805,8 +806,7 @@ def _enabled_in_batch(net: PTNet, batch: np.ndarray, first_state: int,
     n_rows, n_transitions = len(batch), len(net.transitions)
     states = np.arange(first_state, first_state + n_rows)
     fired = parent_labels[states].astype(np.int64)
-    retests = int(net.retests(fired).sum())
-    if first_state == 0 or retests * PAIR_TEST_S > len(candidates) * (
+    if first_state == 0 or int(net.retests(fired).sum()) * PAIR_TEST_S > len(candidates) * (
             TRANSITION_TEST_S + n_rows * ROW_TEST_S):
         # the initial state has no parent; and where firings change places read by most
         # transitions (a shared resource), testing each candidate on the whole batch at
