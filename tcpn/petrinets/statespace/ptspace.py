@@ -205,7 +205,7 @@ class PTNet:
                    columns: np.ndarray | None = None) -> np.ndarray:
         """The markings (int64) after firing ``transitions[i]`` in row ``rows[i]`` of
         ``markings``, for every ``i`` at once (as :meth:`fire`)."""
-        after = markings[rows].astype(np.int64)
+        after = markings[rows].astype(np.int64, copy=False)  # the indexing copied
         delta, reset = self._delta, self.reset  # type: ignore[attr-defined]
         owner, at = _spans(delta.indptr, transitions)
         places = delta.indices[at]
