@@ -4,10 +4,14 @@ A P/T net (every place holds plain black tokens, every arc carries a constant we
 guard, no time; read, inhibitor and reset arcs allowed) needs none of the coloured engine's
 bindings: a marking is a vector of token counts, a transition ``t`` is enabled where
 ``m >= pre[t]`` (and below its inhibitor thresholds), and firing adds ``post[t] - pre[t]``.
-:func:`explore_pt` runs a breadth-first search that expands a batch of states at once,
-testing each transition on the whole batch with one vector comparison, and recognises
-markings already seen by their bytes in a dictionary (the vectors shrink to one byte per
-place while every count stays below 256, and widen when one does not).
+:func:`explore_pt` runs a breadth-first search that expands a batch of states at once
+and recognises markings already seen by their bytes in a dictionary (the vectors shrink to
+one byte per place while every count stays below 256, and widen when one does not).
+Enabling is incremental: a state enables what its breadth-first parent enabled (the
+parent's arc labels, kept anyway) except among the transitions reading a place the
+parent's firing changed, which alone are tested again, all (state, transition) pairs of a
+batch at once; where firings change places read by most transitions, testing each
+candidate transition on the whole batch is cheaper and is done instead.
 
 The result, :class:`PTStateSpace`, answers what :class:`~tcpn.petrinets.statespace.space.StateSpace`
 answers (``len``, ``successors``, ``dead_markings``, ``path_to``, ``marking``...) and adds
@@ -97,6 +101,22 @@ class PTNet:
                             np.array([posted.get(p, 0) for p in resets], dtype=np.int64)))
         object.__setattr__(self, "_rules", rules)
         object.__setattr__(self, "_changes", changes)
+        # the same as whole matrices, for testing and firing many (state, transition)
+        # pairs at once; the reset places' new counts aligned with the reset matrix
+        object.__setattr__(self, "_need", need)
+        object.__setattr__(self, "_delta", delta)
+        object.__setattr__(self, "_posted", np.concatenate(
+            [posted for *_, posted in changes] or [np.zeros(0, dtype=np.int64)]))
+        # incremental enabling: firing t can change the enabledness of exactly the
+        # transitions reading (input, read or inhibitor arc) a place t changes
+        changed = csr_array(abs(delta).astype(bool).astype(np.int8)
+                            + self.reset.astype(np.int8)).astype(bool).astype(np.int32)
+        readers = csr_array(need.astype(bool).astype(np.int8)
+                            + self.inhibit.astype(bool).astype(np.int8)).astype(bool)
+        object.__setattr__(self, "_changed", changed)
+        object.__setattr__(self, "_readers", csr_array(readers.T.astype(np.int32)))
+        # per transition, at most how many transitions its firing makes to test again
+        object.__setattr__(self, "_retests", changed @ np.diff(self._readers.indptr))  # type: ignore[attr-defined]
         # which places each transition needs marked, to skip at once the transitions a
         # batch of states cannot enable (a ring of n places would otherwise test n
         # transitions per state: O(states x transitions))
@@ -153,6 +173,53 @@ class PTNet:
             ok &= np.all(markings[:, inh] < below, axis=1)
         return ok
 
+    def affected(self, fired: np.ndarray) -> Any:
+        """Per entry of ``fired`` (transition numbers), a row of a CSR array (entries x
+        transitions) marking the transitions whose enabledness firing it may change: those
+        with an input, read or inhibitor arc on a place it changes. Every other transition
+        is enabled after the firing exactly where it was before."""
+        return self._changed[fired] @ self._readers  # type: ignore[attr-defined]
+
+    def retests(self, fired: np.ndarray) -> np.ndarray:
+        """Per entry of ``fired``, at most how many transitions :meth:`affected` marks
+        (arcs from the places it changes to their readers, counted with repeats)."""
+        return self._retests[fired]  # type: ignore[attr-defined]
+
+    def enabled_pairs(self, markings: np.ndarray, rows: np.ndarray, transitions: np.ndarray,
+                      columns: np.ndarray | None = None) -> np.ndarray:
+        """Whether row ``rows[i]`` of ``markings`` enables ``transitions[i]``, for every
+        ``i`` at once (``columns`` as for :meth:`enabled`, holding every place the
+        transitions read)."""
+        ok = np.ones(len(rows), dtype=bool)
+        for matrix, low in ((self._need, True), (self.inhibit, False)):  # type: ignore[attr-defined]
+            owner, at = _spans(matrix.indptr, transitions)
+            places = matrix.indices[at]
+            if columns is not None:
+                places = np.searchsorted(columns, places)
+            counts = markings[rows[owner], places]
+            failed = counts < matrix.data[at] if low else counts >= matrix.data[at]
+            ok[owner[failed]] = False
+        return ok
+
+    def fire_pairs(self, markings: np.ndarray, rows: np.ndarray, transitions: np.ndarray,
+                   columns: np.ndarray | None = None) -> np.ndarray:
+        """The markings (int64) after firing ``transitions[i]`` in row ``rows[i]`` of
+        ``markings``, for every ``i`` at once (as :meth:`fire`)."""
+        after = markings[rows].astype(np.int64, copy=False)  # the indexing copied
+        delta, reset = self._delta, self.reset  # type: ignore[attr-defined]
+        owner, at = _spans(delta.indptr, transitions)
+        places = delta.indices[at]
+        if columns is not None:
+            places = np.searchsorted(columns, places)
+        after[owner, places] += delta.data[at]
+        owner, at = _spans(reset.indptr, transitions)
+        if len(at):
+            places = reset.indices[at]
+            if columns is not None:
+                places = np.searchsorted(columns, places)
+            after[owner, places] = self._posted[at]  # type: ignore[attr-defined]
+        return after
+
     def fire(self, markings: np.ndarray, t: int,
              columns: np.ndarray | None = None) -> np.ndarray:
         """The markings after firing ``t`` in each row (int64; enabledness not checked;
@@ -171,6 +238,19 @@ def _row(matrix: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
     """The columns and values of row ``t`` of a CSR matrix."""
     start, stop = matrix.indptr[t], matrix.indptr[t + 1]
     return matrix.indices[start:stop].astype(np.int64), matrix.data[start:stop]
+
+
+def _spans(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of ``rows`` of a CSR matrix with row pointers ``indptr``, one after
+    the other: for each, the position in ``rows`` it belongs to and its position in the
+    matrix's ``indices``/``data``."""
+    starts = indptr[rows].astype(np.int64)
+    lengths = indptr[rows + 1].astype(np.int64) - starts
+    owner = np.repeat(np.arange(len(rows)), lengths)
+    ends = np.cumsum(lengths)
+    at = np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(starts - ends + lengths,
+                                                                 lengths)
+    return owner, at
 
 
 def is_pt_net(net: PetriNet) -> bool:
@@ -241,6 +321,12 @@ def _dtype_for(bound: int) -> Any:
         if bound <= np.iinfo(dtype).max:
             return dtype
     raise InputError(f"a place holds {bound} tokens, more than 64-bit counts hold")
+
+
+#: :meth:`PTStateSpace.enabled` reads the arcs' labels unless the states have more than
+#: this many arcs each per transition looked for: then testing those transitions on the
+#: markings (a few columns each) is cheaper than a pass over every arc.
+LABEL_PASSES = 4
 
 
 class PTStateSpace:
@@ -356,12 +442,24 @@ class PTStateSpace:
                 bool((marks.min(axis=0) == marks.max(axis=0)).any()))
 
     def enabled(self, transitions: Sequence[str]) -> np.ndarray:
-        """Whether any of ``transitions`` is enabled, in every state."""
+        """Whether any of ``transitions`` is enabled, in every state.
+
+        An expanded state enables exactly the transitions its arcs carry: with many
+        transitions to look for, one pass over the arcs' labels answers for all of them
+        (instead of one pass over the markings per transition); the states not expanded
+        (a budget's frontier) are tested on their markings."""
         found = np.zeros(len(self), dtype=bool)
-        for name in transitions:
-            t = self.transition_index(name)
+        wanted = sorted({self.transition_index(name) for name in transitions})
+        tested = 0
+        if len(wanted) * len(self) * LABEL_PASSES >= self.n_edges:
+            is_wanted = np.zeros(len(self.net.transitions), dtype=bool)
+            is_wanted[wanted] = True
+            hits = np.flatnonzero(is_wanted[self.labels])
+            found[np.searchsorted(self.indptr, hits, side="right") - 1] = True
+            tested = self.n_expanded
+        for t in wanted if tested < len(self) else ():
             places = self.net.touched(np.array([t]))
-            found |= self.net.enabled(self.columns(places), t, places)
+            found[tested:] |= self.net.enabled(self.columns(places)[tested:], t, places)
         return found
 
     def successors(self, state: int) -> list[int]:
@@ -574,6 +672,12 @@ class _SparseMarkings:
         return csr_array((counts, places, indptr), shape=(len(indptr) - 1, self.width))
 
 
+#: What testing enabledness costs, to choose per batch between testing (state,
+#: transition) pairs (seconds per pair) and testing every candidate transition on the whole
+#: batch (seconds per transition, plus per row and transition); measured on contest models.
+PAIR_TEST_S = 2e-7
+TRANSITION_TEST_S = 1e-5
+ROW_TEST_S = 2e-9
 #: Seconds between two readings of the process's memory during a search.
 MEMORY_CHECK_S = 0.05
 #: Nets with more places than this keep their markings sparse (:class:`_SparseMarkings`).
@@ -601,12 +705,14 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     states: _DenseMarkings | _SparseMarkings = (_SparseMarkings if wide else _DenseMarkings)(
         net.initial, number)
     batch_states = WIDE_BATCH_STATES if wide else BATCH_STATES
-    parents = [np.zeros(1, dtype=number)]
-    parent_labels = [np.zeros(1, dtype=np.int32)]
-    # per batch, sorted by source: out-degrees, targets, transitions
-    degrees: list[np.ndarray] = []
+    parents, parent_labels = _Growing(number), _Growing(np.int32)
+    parents.extend(np.zeros(1, dtype=number))
+    parent_labels.extend(np.zeros(1, dtype=np.int32))
+    # the edges of the expanded states, by source: state s's transitions (ascending) are
+    # labels[starts[s]:starts[s + 1]], which are also the transitions s enables
+    starts, labels = _Growing(np.int64), _Growing(np.int32)
+    starts.extend(np.zeros(1, dtype=np.int64))
     edge_dst: list[np.ndarray] = []
-    edge_t: list[np.ndarray] = []
     expanded, reason, peak, checked = 0, "", 0, -MEMORY_CHECK_S
 
     def intern(successors: np.ndarray, parent_states: np.ndarray, transitions: np.ndarray,
@@ -618,21 +724,9 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         fresh = np.flatnonzero(targets >= before)
         if len(fresh):
             _, first = np.unique(targets[fresh], return_index=True)
-            parents.append(parent_states[fresh[first]].astype(number))
-            parent_labels.append(transitions[fresh[first]])
+            parents.extend(parent_states[fresh[first]].astype(number))
+            parent_labels.extend(transitions[fresh[first]])
         return targets
-
-    def flush(pending: list[tuple[np.ndarray, int, np.ndarray]], first_state: int,
-              columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Intern the pending successors (rows of a batch starting at ``first_state``, the
-        transitions they come from, the markings after): their sources, labels, targets."""
-        src = np.concatenate([rows_of for rows_of, _, _ in pending])
-        lab = np.concatenate([np.full(len(rows_of), label, dtype=np.int32)
-                              for rows_of, label, _ in pending])
-        targets = intern(np.concatenate([rows for _, _, rows in pending]), src + first_state,
-                         lab, columns)
-        pending.clear()
-        return src, lab, targets
 
     while expanded < len(states):
         if max_states is not None and len(states) > max_states:
@@ -657,48 +751,107 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         columns = np.union1d(marked, net.touched(candidates)) if wide else None
         batch = states.rows(expanded, stop, columns)
         first_state, expanded = expanded, stop
+        rows_on, t_on = _enabled_in_batch(net, batch, first_state, candidates, columns,
+                                          parents.view(), parent_labels.view(),
+                                          starts.view(), labels.view())
         sources: list[np.ndarray] = []
-        labels: list[np.ndarray] = []
+        fired: list[np.ndarray] = []
         found: list[np.ndarray] = []
-        pending: list[tuple[np.ndarray, int, np.ndarray]] = []
-
         # successor rows in slices of at most SUCCESSOR_BYTES: one transition enabled in a
         # whole batch of a wide net would otherwise allocate batch x places at once
         step = max(1, SUCCESSOR_BYTES // max(1, 8 * batch.shape[1]))
-        pending_bytes = 0
-        for t in candidates.tolist():
-            ok = np.flatnonzero(net.enabled(batch, t, columns))
-            for low in range(0, len(ok), step):
-                rows_of = ok[low:low + step]
-                pending.append((rows_of, t, net.fire(batch[rows_of], t, columns)))
-                pending_bytes += pending[-1][2].nbytes
-                if pending_bytes > SUCCESSOR_BYTES:
-                    for kept, made in zip((sources, labels, found),
-                                          flush(pending, first_state, columns), strict=True):
-                        kept.append(made)
-                    pending_bytes = 0
-        if pending:
-            for kept, made in zip((sources, labels, found),
-                                  flush(pending, first_state, columns), strict=True):
-                kept.append(made)
+        for low in range(0, len(rows_on), step):
+            rows_of, t_of = rows_on[low:low + step], t_on[low:low + step].astype(np.int32)
+            sources.append(rows_of)
+            fired.append(t_of)
+            found.append(intern(net.fire_pairs(batch, rows_of, t_of, columns),
+                                rows_of + first_state, t_of, columns))
         if not found:
-            degrees.append(np.zeros(stop - first_state, dtype=np.int64))
+            starts.extend(np.full(stop - first_state, starts.view()[-1], dtype=np.int64))
             continue
         src = np.concatenate(sources)
         order = np.argsort(src, kind="stable")
-        degrees.append(np.bincount(src, minlength=stop - first_state))
+        starts.extend(starts.view()[-1]
+                      + np.cumsum(np.bincount(src, minlength=stop - first_state)))
         edge_dst.append(np.concatenate(found)[order])
-        edge_t.append(np.concatenate(labels)[order])
+        labels.extend(np.concatenate(fired)[order])
     n = len(states)
     indptr = np.zeros(n + 1, dtype=np.int64)
-    if degrees:
-        np.cumsum(np.concatenate(degrees), out=indptr[1:expanded + 1])
-        indptr[expanded + 1:] = indptr[expanded]
+    indptr[:expanded + 1] = starts.view()
+    indptr[expanded + 1:] = indptr[expanded]
     targets_all = np.concatenate(edge_dst) if edge_dst else np.zeros(0, dtype=number)
-    labels_all = np.concatenate(edge_t) if edge_t else np.zeros(0, dtype=np.int32)
+    labels_all = labels.view().copy()
     peak = max(peak, states.nbytes) + 2 * (targets_all.nbytes + labels_all.nbytes)
     space = PTStateSpace(net, states.finish(), indptr, targets_all, labels_all,
-                         np.concatenate(parents), np.concatenate(parent_labels), not reason,
+                         parents.view().copy(), parent_labels.view().copy(), not reason,
                          wallclock.perf_counter() - start, reason, n_expanded=expanded)
     space.peak_bytes_per_state = peak / n
     return space
+
+
+def _enabled_in_batch(net: PTNet, batch: np.ndarray, first_state: int,
+                      candidates: np.ndarray, columns: np.ndarray | None,
+                      parents: np.ndarray, parent_labels: np.ndarray, starts: np.ndarray,
+                      labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, transition) pairs of ``batch`` (states ``first_state``.. in order) that
+    are enabled, sorted by transition then row.
+
+    Incremental: a state other than the initial one enables what its breadth-first parent
+    enabled (the parent's edge labels, ``labels[starts[p]:starts[p + 1]]``), except
+    that the transitions reading a place the parent's firing changed
+    (:meth:`PTNet.affected`) are tested again; those a batch cannot enable (not among
+    ``candidates``) need no test. The cost per state follows the arcs the firing touched,
+    not the net's size, and nothing is held beyond the edges already kept.
+    """
+    n_rows, n_transitions = len(batch), len(net.transitions)
+    states = np.arange(first_state, first_state + n_rows)
+    fired = parent_labels[states].astype(np.int64)
+    if first_state == 0 or int(net.retests(fired).sum()) * PAIR_TEST_S > len(candidates) * (
+            TRANSITION_TEST_S + n_rows * ROW_TEST_S):
+        # the initial state has no parent; and where firings change places read by most
+        # transitions (a shared resource), testing each candidate on the whole batch at
+        # once is cheaper than testing the many (state, transition) pairs one by one
+        enabled = [np.flatnonzero(net.enabled(batch, t, columns)) for t in candidates.tolist()]
+        rows = np.concatenate(enabled) if enabled else np.zeros(0, dtype=np.int64)
+        transitions = np.repeat(candidates.astype(np.int64), [len(e) for e in enabled])
+        return rows, transitions
+    affected = net.affected(fired)
+    retest_rows = np.repeat(np.arange(n_rows), np.diff(affected.indptr))
+    retest = affected.indices.astype(np.int64)
+    kept_rows, at = _spans(starts, parents[states].astype(np.int64))
+    kept = labels[at].astype(np.int64)
+    still = ~np.isin(kept_rows * n_transitions + kept,
+                     retest_rows * n_transitions + retest)
+    kept_rows, kept = kept_rows[still], kept[still]
+    possible = np.zeros(n_transitions, dtype=bool)
+    possible[candidates] = True
+    possible = possible[retest]
+    retest_rows, retest = retest_rows[possible], retest[possible]
+    ok = net.enabled_pairs(batch, retest_rows, retest, columns)
+    rows = np.concatenate([kept_rows, retest_rows[ok]])
+    transitions = np.concatenate([kept, retest[ok]])
+    order = np.lexsort((rows, transitions))
+    return rows[order], transitions[order]
+
+
+class _Growing:
+    """A one-dimensional array appended to in pieces, its capacity doubled when full (a
+    list of pieces would need joining at every read)."""
+
+    def __init__(self, dtype: Any):
+        self.data = np.zeros(1024, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: np.ndarray) -> None:
+        """Append ``values``."""
+        need = self.size + len(values)
+        if need > len(self.data):
+            grown = np.zeros(max(need, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[:self.size] = self.data[:self.size]
+            self.data = grown
+        self.data[self.size:need] = values
+        self.size = need
+
+    def view(self) -> np.ndarray:
+        """The values so far (a view: valid until the next :meth:`extend`)."""
+        return self.data[:self.size]
