@@ -14,7 +14,7 @@ run: $(VENV)/.stamp-run system-packages
 test: $(VENV)/.stamp-test system-packages
 	$(BIN)/ruff check tcpn tests benchmarks
 	$(BIN)/mypy tcpn
-	$(BIN)/pytest -m "not slow" -n 2
+	$(BIN)/pytest -m "not slow" -n 2 --durations=15
 	$(BIN)/pytest -m slow --slow-sample 3 -n 2 -q
 
 $(VENV)/bin/python:
