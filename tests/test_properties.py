@@ -144,14 +144,15 @@ def test_each_property_holds_and_fails_on_a_broken_net(name, segments, budget, b
                       **budgets)[0].answer == "false"
 
 
-def test_vegas_rules_hold_and_tahoe_flight_exceeds_its_window():
+def test_vegas_rules_hold_and_tahoe_flight_stays_within_its_window():
     vegas = {r.property.name: r.answer for r in verify_all(variant("vegas"), "all",
                                                             segments=4, losses=1)}
     assert vegas["vegas_window_rules"] == "true" and vegas["completes"] == "true"
+    # Tahoe's fast retransmit sets cwnd to 1 and goes back N (ns-2 ``dupack_action`` ->
+    # ``reset_rtx_timer(0,0)``: t_seqno_ = highest_ack_ + 1), so the flight never exceeds
+    # the window; with the send pointer kept (tcpn before 2026-11-29) it did
     tahoe = verify(variant("tahoe"), "flight_within_windows", segments=4, losses=1)
-    assert tahoe.answer == "false"
-    last = tahoe.verdict.evidence.stem[-1].marking["flow0.snd.tcb"][0]
-    assert last.cwnd == 1.0 and last.nxt - last.una > 1   # fast retransmit: cwnd 1, flight kept
+    assert tahoe.answer == "true"
 
 
 def test_vegas_rules_need_rounds_in_congestion_avoidance_and_catch_a_bad_decision():
@@ -371,10 +372,14 @@ def test_charts_show_arrivals_at_small_first_queues():
     data = load_scenario(SCENARIO).model_dump(exclude_unset=True)
     data["links"][1]["queue"] = {"kind": "sgpq", "limit": 8}
     data["flows"][0] = dict(data["flows"][0], variant="tahoe")
+    # 1000-byte segments at 50 kbit/s and a 200 ms minimum RTO: a spurious retransmission,
+    # whose counterexample crosses the queue
+    data["links"][1]["rate_bps"] = 5.0e4
+    data["tcp"]["min_rto_s"] = 0.2
     scenario = validate_scenario(data)
-    result = verify(scenario, "flight_within_windows", segments=4, losses=1)
+    result = verify(scenario, "no_spurious_retransmission", segments=4)
     assert result.answer == "false"
-    prepared = property_net(scenario, segments=4, losses=1)
+    prepared = property_net(scenario, segments=4)
     entering = [s for s in result.verdict.evidence.stem if s.transition.startswith("R.D.")
                 and s.transition.rpartition(".")[2] in ("enqueue0", "enqueue1", "direct",
                                                          "direct_lost")]
