@@ -1,14 +1,13 @@
 """Counterexamples replayed at packet level: scripted losses, trace verdicts, charts."""
 
 import json
-import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cli_process import run_tcpn
 
 from tcpn.experiments.confirm import confirm, path_losses, replay_scenario, trace_losses
 from tcpn.lenses import evaluate
@@ -126,8 +125,7 @@ def test_trace_readings_catch_a_duplicate_delivery_a_full_queue_and_a_low_ssthre
 
 
 def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
+    return run_tcpn(*args, columns=60)
 
 
 def test_cli_confirm_prints_each_lens_and_draws_the_charts_side_by_side(tmp_path):

@@ -1,15 +1,14 @@
 """The TCP property library, verify() on verification nets, MSC counterexamples, tcpn check."""
 
 import json
-import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from cli_process import run_tcpn
 
 from tcpn.errors import InputError
 from tcpn.models.properties import PROPERTIES, register_property
@@ -260,8 +259,7 @@ def test_the_svg_chart_parses_and_holds_the_same_events():
 
 
 def tcpn(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).parent / "tcpn"), *args],
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
+    return run_tcpn(*args, columns=60)
 
 
 def test_cli_property_check_prints_writes_and_never_overwrites(tmp_path):
