@@ -1288,6 +1288,10 @@ def report(
         "--dask", help="Studies: run on a Dask cluster: 'local' (a LocalCluster of "
         "--workers processes) or a scheduler address tcp://host:8786 (pip install "
         "'tcpn[dist]').")] = None,
+    against: Annotated[str | None, typer.Option(
+        "--against", help="Studies: set every verdict beside those of an earlier study "
+        "report (its directory), e.g. the quick profile's against the full one's: a "
+        "section lists both verdicts per claim and what moved.")] = None,
 ) -> None:
     """Write an analysis report: one self-contained HTML file (table of contents, figures
     inline, provenance), the same as PDF, and every table's and figure's data as CSV.
@@ -1300,15 +1304,21 @@ def report(
     Any scenario: tcpn report scenarios/dumbbell_newreno.yaml --replications 5
 
     Rebuild from stored results: tcpn report --from reports/study-all-quick -o rebuilt
+
+    The quick verdicts against the full ones: tcpn report --from
+    reports/study-all-quick --against reports/study-all-full -o compared
     """
     from tcpn.reports import reporting
+    from tcpn.reports.verdict_comparison import read_earlier_report
 
     targets = list(target or [])
+    earlier = None if against is None else read_earlier_report(against)
     if from_dir is not None:
         if targets:
             raise typer.BadParameter("give either --from DIR or what to report, not both")
         _, files = reporting.rebuild(from_dir, output or reporting.free_directory(
-            f"{from_dir.rstrip('/')}-rebuilt"), pdf=pdf, overwrite=overwrite)
+            f"{from_dir.rstrip('/')}-rebuilt"), pdf=pdf, overwrite=overwrite,
+            against=earlier)
         _print_report_files(files)
         return
     if not targets:
@@ -1316,8 +1326,11 @@ def report(
                                  "or --from DIR")
     if targets[0] == "study":
         _report_studies(targets[1:], "full" if full else "quick", output, pdf, overwrite,
-                        store, dask, workers)
+                        store, dask, workers, earlier)
         return
+    if earlier is not None:
+        raise typer.BadParameter("--against compares study reports: tcpn report study ... "
+                                 "--against DIR, or --from DIR --against DIR")
     if dask is not None:
         raise typer.BadParameter("--dask runs the studies' runs: tcpn report study ... "
                                  "--dask local")
@@ -1337,7 +1350,7 @@ def _print_report_files(files: Any) -> None:
 
 def _report_studies(names: list[str], profile: Any, output: str | None, pdf: bool,
                     overwrite: bool, store: str | None = None, dask: str | None = None,
-                    workers: int | None = None) -> None:
+                    workers: int | None = None, against: Any = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from tcpn.reports import reporting
@@ -1370,7 +1383,7 @@ def _report_studies(names: list[str], profile: Any, output: str | None, pdf: boo
 
                 executor = stack.enter_context(dask_executor(dask, workers))
             _report, files, lines = reporting.report_studies(
-                keys, out, profile, studies, step, pdf, overwrite, store, executor)
+                keys, out, profile, studies, step, pdf, overwrite, store, executor, against)
     _print_report_files(files)
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

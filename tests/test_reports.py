@@ -31,6 +31,7 @@ from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Tabl
 from tcpn.reports.render import GENERATED_LABEL, format_value
 from tcpn.reports.reporting import rebuild, report_studies
 from tcpn.reports.studies import Profile, StudyData, StudyProgress
+from tcpn.reports.verdict_comparison import read_earlier_report
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "dumbbell_newreno.yaml"
@@ -164,6 +165,64 @@ def test_rebuild_from_results_is_byte_identical_but_the_timestamp(study_report: 
         tmp_path / "again" / "report.json")
     for csv in (study_report / "data").iterdir():
         assert (tmp_path / "again" / "data" / csv.name).read_bytes() == csv.read_bytes()
+
+
+def _earlier_report(study_report: Path, copy: Path, profile: str,
+                    status: dict[str, str]) -> Path:
+    """A copy of ``study_report`` that reads as an earlier report of ``profile`` whose
+    claims have the verdicts ``status`` (claim -> status) and other numbers."""
+    shutil.copytree(study_report, copy)
+    record = json.loads((copy / "report.json").read_text())
+    record["provenance"]["profile"] = profile
+    for verdict in record["verdicts"]:
+        if verdict["claim"] in status:
+            verdict["status"] = status[verdict["claim"]]
+            verdict["values"] = {"net": {"utilisation": {"mean": 0.9, "n": 10}}}
+    (copy / "report.json").write_text(json.dumps(record))
+    return copy
+
+
+def test_against_an_earlier_report_lists_both_verdicts_and_what_moved(
+        study_report: Path, tmp_path: Path) -> None:
+    claims = [v["claim"] for v in json.loads((study_report / "report.json").read_text())
+              ["verdicts"]]
+    assert len(claims) == 2
+    full = _earlier_report(study_report, tmp_path / "full", "full",
+                           {claims[1]: "differs (measured cause)"})
+    rebuild(study_report, tmp_path / "compared", studies=STUDIES, pdf=False,
+            against=read_earlier_report(full))
+    record = json.loads((tmp_path / "compared" / "report.json").read_text())
+    assert all(v["study"] == "MM1" for v in record["verdicts"])
+    against = record["against"]
+    assert (against["profile"], against["claims"], against["same"]) == ("full", 2, 1)
+    assert against["differ"] == [{"study": "MM1", "claim": claims[1]}]
+    table = pd.read_csv(tmp_path / "compared" / "data" / "against.csv")
+    assert list(table["same"]) == ["yes", "no"]
+    assert table["full verdict"][1] == "differs (measured cause)"
+    assert table["what moved"][1] == "net: values; utilisation - -> 0.9 (n = 10)"
+    page = (tmp_path / "compared" / "report.html").read_text()
+    assert "Against the full profile" in page and "1 of 2 claims" in page
+    # a rebuild of the compared report compares against the same verdicts
+    _report, files = rebuild(tmp_path / "compared", tmp_path / "again", studies=STUDIES,
+                             pdf=False)
+    assert json.loads((files.directory / "report.json").read_text())["against"] == against
+
+
+def test_against_refuses_what_is_not_an_earlier_study_report(study_report: Path,
+                                                               tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    old = _earlier_report(study_report, tmp_path / "old", "full", {})
+    record = json.loads((old / "report.json").read_text())
+    del record["verdicts"][1]["study"]
+    (old / "report.json").write_text(json.dumps(record))
+    for where, says in ((empty, "no report.json"),
+                        (old, "report.json: verdicts[1].study: missing")):
+        done = tcpn("report", "--from", str(study_report), "--against", str(where),
+                    "-o", str(tmp_path / "x"))
+        assert done.returncode == 3, done.stderr
+        assert says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "x").exists()
 
 
 def test_cli_rebuild_refuses_damaged_and_foreign_results(study_report: Path,

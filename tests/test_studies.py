@@ -26,6 +26,7 @@ from tcpn.reports.studies.experiments import (
     StudyAxis,
     agreement_frame,
     axis_points,
+    cost_paragraph,
     judge,
     judge_lenses,
     with_fields,
@@ -326,6 +327,10 @@ def test_a_study_resumes_from_its_run_store(tmp_path: Any) -> None:
     with storing_runs(tmp_path / "runs"):
         again = s5.run("quick", quiet, settings=settings)
     assert again.metadata["cost"]["runs"] == 0
+    # the stored runs' cost when they were made is still counted
+    assert again.metadata["cost"]["stored_runs"] == 8
+    assert again.metadata["cost"]["stored_cpu_s"] > 0
+    assert "8 more were read from the run store" in cost_paragraph(again.metadata).text
     columns = ["experiment", "replication", "f1_kbps", "f1_goodput_kbps"]
     pd.testing.assert_frame_equal(first.tables["runs"][columns], again.tables["runs"][columns])
     for key in keys[:3]:
@@ -333,6 +338,7 @@ def test_a_study_resumes_from_its_run_store(tmp_path: Any) -> None:
     with storing_runs(tmp_path / "runs"):
         resumed = s5.run("quick", quiet, settings=settings)
     assert resumed.metadata["cost"]["runs"] == 3
+    assert resumed.metadata["cost"]["stored_runs"] == 5
     pd.testing.assert_frame_equal(first.tables["runs"][columns], resumed.tables["runs"][columns])
 
 

@@ -114,6 +114,8 @@ class ClaimVerdict:
     #: of ``cause_points``, the axis points that move the result (where the study was
     #: read again to check the cause breaks none of its other claims)
     cause_moves: tuple[str, ...] = ()
+    #: the study the claim belongs to (``S1``...), set by the study report
+    study: str | None = None
 
 
 Block = Paragraph | Table | Figure | Diagram | ClaimVerdict

@@ -227,8 +227,10 @@ def _values_text(values: Mapping[str, Any]) -> str:
 def verdict_record(verdict: ClaimVerdict) -> dict[str, Any]:
     """A verdict as ``report.json`` lists it: claim, status, evidence, and per lens its
     status, evidence and measured values (``values``: lens -> the values its test
-    compared), so that a program can count what each lens supports."""
-    return {"claim": verdict.claim, "status": verdict.status, "evidence": verdict.evidence,
+    compared), so that a program can count what each lens supports; ``study`` names the
+    study of a study report's claim."""
+    return {**({"study": verdict.study} if verdict.study else {}),
+            "claim": verdict.claim, "status": verdict.status, "evidence": verdict.evidence,
             "values": {lens: dict(r.values) for lens, r in verdict.lenses.items()}
             or {"net": dict(verdict.values)},
             "lenses": {lens: {"status": r.status, "evidence": r.evidence}

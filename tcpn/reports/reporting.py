@@ -26,6 +26,7 @@ from tcpn.reports.document import Report
 from tcpn.reports.render import ReportFiles, fill_directory, write_report
 from tcpn.reports.store import load_results, save_results
 from tcpn.reports.studies import Profile, Study, StudyData
+from tcpn.reports.verdict_comparison import EarlierReport
 
 __all__ = ["build_report", "command_line", "free_directory", "rebuild", "report_scenario",
            "report_studies", "source_commit", "versions", "write_parts"]
@@ -95,8 +96,10 @@ def build_report(kind: str, parts: Mapping[str, StudyData], provenance: dict[str
     if kind == "study":
         from tcpn.reports.study_report import build_study_report, registered_studies
 
+        against = extra.get("against")
         return build_study_report(extra["keys"], studies or registered_studies(), parts,
-                                  extra["profile"], provenance)
+                                  extra["profile"], provenance,
+                                  None if against is None else EarlierReport.from_record(against))
     if kind == "scenario":
         from tcpn.reports.scenario_report import build_scenario_report
 
@@ -139,13 +142,15 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
                    progress: Callable[[str, str, int, int], None] | None = None,
                    pdf: bool = True, overwrite: bool = False,
                    store: str | Path | None = None, executor: Any = None,
+                   against: EarlierReport | None = None,
                    ) -> tuple[Report, ReportFiles, list[str]]:
     """Run the studies ``names`` (``all`` for the five) that are registered, write their
     report to ``output``; returns the report, its files and one summary line per study.
     With ``store`` (a campaign store directory) every run is kept there as it completes
     and a run already there is read, not made again: a profile cut short resumes. With
     ``executor`` (a ``concurrent.futures`` executor: local processes or a Dask cluster,
-    :mod:`tcpn.experiments.sweep.executors`) the runs go there.
+    :mod:`tcpn.experiments.sweep.executors`) the runs go there. With ``against`` (an
+    earlier study report's verdicts) the report sets its verdicts beside those.
 
     ``studies`` (key -> :class:`~tcpn.reports.studies.Study`) replaces the registered
     modules; keys other than s1 ... s5 are studies of their own (``all`` includes them)."""
@@ -171,8 +176,11 @@ def report_studies(names: Sequence[str], output: str | Path, profile: Profile = 
             for field in ("seeds", "seed", "scenario_hashes", "scenarios"):
                 if field in part.metadata:
                     provenance[f"{key} {field}"] = part.metadata[field]
-        report, files = _fill("study", data, provenance, tmp, Path(output),
-                              {"keys": list(keys), "profile": profile}, available, pdf)
+        extra: dict[str, Any] = {"keys": list(keys), "profile": profile}
+        if against is not None:
+            extra["against"] = against.as_record()
+        report, files = _fill("study", data, provenance, tmp, Path(output), extra,
+                              available, pdf)
     return report, files, study_summary_lines(keys, report, available)
 
 
@@ -195,12 +203,20 @@ def report_scenario(scenario: Scenario, output: str | Path, lens: str = "net",
 
 def rebuild(results: str | Path, output: str | Path,
             studies: Mapping[str, Study] | None = None, pdf: bool = True,
-            overwrite: bool = False) -> tuple[Report, ReportFiles]:
+            overwrite: bool = False, against: EarlierReport | None = None,
+            ) -> tuple[Report, ReportFiles]:
     """Rebuild a report from stored results (``results``: a report directory or its
-    ``results`` folder) into the new directory ``output``, simulating nothing."""
+    ``results`` folder) into the new directory ``output``, simulating nothing; a study
+    report with ``against`` sets its verdicts beside that earlier report's."""
     root = Path(results)
     if not (root / "manifest.json").exists() and (root / "results").is_dir():
         root = root / "results"
     stored = load_results(root)
-    return write_parts(stored.kind, stored.parts, stored.provenance, output, stored.extra,
+    extra = dict(stored.extra)
+    if against is not None:
+        if stored.kind != "study":
+            raise InputError(f"{results}: --against compares study reports; this is a "
+                             f"{stored.kind} report")
+        extra["against"] = against.as_record()
+    return write_parts(stored.kind, stored.parts, stored.provenance, output, extra,
                        studies, pdf, overwrite)

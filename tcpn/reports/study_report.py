@@ -28,8 +28,10 @@ from tcpn.reports.document import (
     Section,
     Table,
 )
+from tcpn.reports.render import verdict_record
 from tcpn.reports.store import round_trip
 from tcpn.reports.studies import Profile, Study, StudyData, StudyProgress
+from tcpn.reports.verdict_comparison import EarlierReport, comparison_frame, comparison_record
 
 if TYPE_CHECKING:
     from tcpn.reports.studies.experiments import StudyPoint
@@ -138,11 +140,14 @@ def run_studies(keys: Sequence[str], studies: Mapping[str, Study], profile: Prof
 
 def _named_for(key: str, section: Section) -> Section:
     """``section`` with its tables', figures' and diagrams' names starting with the study
-    key, so that two studies' files never collide in ``data/``."""
+    key, so that two studies' files never collide in ``data/``, and its verdicts knowing
+    their study."""
     def rename(block: Block) -> Block:
         if isinstance(block, Table | Figure | Diagram) and not block.name.startswith(
                 (f"{key}-", f"{key}_")):
             return dataclasses.replace(block, name=f"{key}-{block.name}")
+        if isinstance(block, ClaimVerdict):
+            return dataclasses.replace(block, study=key.upper())
         return block
 
     return Section(section.title, [rename(b) for b in section.blocks],
@@ -163,8 +168,10 @@ def _verdict_rows(key: str, sections: Sequence[Section]) -> list[dict[str, str]]
 
 def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
                        data: Mapping[str, StudyData], profile: Profile,
-                       provenance: dict[str, Any]) -> Report:
-    """The report of the studies ``keys`` from their ``data`` alone (no simulation)."""
+                       provenance: dict[str, Any],
+                       against: EarlierReport | None = None) -> Report:
+    """The report of the studies ``keys`` from their ``data`` alone (no simulation);
+    with ``against``, a section setting every verdict beside that earlier report's."""
     missing = [key for key in keys if key not in data]
     for key in data:
         if key not in studies:
@@ -212,9 +219,31 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
         _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
         f"{keys[0].upper()} (missing)"))
-    return Report(title, sections, provenance,
-                  {"coverage": {key.upper(): coverages[key]
-                                for key in keys if key in coverages}})
+    records: dict[str, Any] = {"coverage": {key.upper(): coverages[key]
+                                            for key in keys if key in coverages}}
+    if against is not None:
+        comparison, records["against"] = _against_section(sections, profile, against)
+        sections.insert(1, comparison)
+    return Report(title, sections, provenance, records)
+
+
+def _against_section(sections: Sequence[Section], profile: Profile,
+                     against: EarlierReport) -> tuple[Section, dict[str, Any]]:
+    """The section that sets this report's verdicts beside ``against``'s, and its record
+    for ``report.json``."""
+    verdicts = [verdict_record(b) for section in sections for b in section.walk()
+                if isinstance(b, ClaimVerdict)]
+    frame = comparison_frame(verdicts, profile, against)
+    record = comparison_record(frame, against)
+    same = "the same verdict" if record["same"] == record["claims"] else \
+        f"the same verdict; {record['claims'] - record['same']} differ (below, with what moved)"
+    return Section(f"Against the {against.profile} profile", [
+        Paragraph(f"Every claim's verdict here ({PROFILES[profile]}) beside the verdict of "
+                  f"the {against.profile} report in `{against.path}` (commit "
+                  f"{against.commit}): {record['same']} of {record['claims']} claims have "
+                  f"{same}."),
+        Table("against", frame, caption=f"Verdicts: this report and the {against.profile} "
+              "report, and per lens what moved")]), record
 
 
 def _lens_row(key: str, coverage: Mapping[str, Mapping[str, str]],

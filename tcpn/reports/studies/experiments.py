@@ -278,8 +278,10 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     ``replication`` and the measured metrics), the time-series rows the measurement
     returned (same keys), the refusals (``experiment``, ``axis``, ``value``, ``lens``,
     ``reason``: a lens that cannot express the point, or whose runs there failed) and the
-    cost (``wall_s``, ``cpu_s``: this process and its workers, and ``runs``). A net-lens
-    run that fails is tcpn's own failure and ends the study, naming the run.
+    cost (``wall_s``, ``cpu_s``: this process and its workers, and ``runs``; of the runs
+    read from the store, ``stored_runs`` and ``stored_cpu_s``, the CPU time each recorded
+    when it was made, so that a profile made in several sittings states its whole cost).
+    A net-lens run that fails is tcpn's own failure and ends the study, naming the run.
     """
     from tcpn.experiments.sweep.campaign import RunTask, run_tasks
     from tcpn.experiments.sweep.executors import executor_for
@@ -316,11 +318,13 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                 mappings.append(mapping)
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     store = None if RUN_STORE.get() is None else CampaignStore(str(RUN_STORE.get()))
+    stored_cpu_s = 0.0  # what the runs read from the store cost when they were made
     if store is not None:
         for task in tasks:
             record = store.get(task.key)
             if record is not None and record.get("error") is None:
                 results[task.cell] = dict(record["summary"])
+                stored_cpu_s += float(record.get("run", {}).get("cpu_time_s", 0.0))
     todo = [task for task in tasks if results[task.cell] is None]
     done = len(tasks) - len(todo)
     progress(what, done, len(tasks))
@@ -368,7 +372,8 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                              "lens": lens,
                              "reason": f"{len(errors)} of its runs failed: {errors[0]}"})
     cost = {"wall_s": time.perf_counter() - start_wall, "cpu_s": _cpu_s() - start_cpu,
-            "runs": float(len(todo))}
+            "runs": float(len(todo)), "stored_runs": float(len(tasks) - len(todo)),
+            "stored_cpu_s": stored_cpu_s}
     refusal_frame = pd.DataFrame(refusals, columns=["experiment", "axis", "value", "lens",
                                                     "reason"])
     return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
@@ -748,6 +753,9 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
     cost = metadata.get("cost", {})
     counts = [c for c in (metadata.get("replications"), metadata.get("axis_replications"))
               if isinstance(c, int)]
+    stored = (f" {int(cost['stored_runs'])} more were read from the run store; they "
+              f"recorded {cost.get('stored_cpu_s', 0.0):.1f} s CPU when they were made."
+              if cost.get("stored_runs") else "")
     few = (f" **Warning: fewer than {MIN_HEADLINE_RUNS} runs per number** in this profile; "
            "each number says its n, intervals from so few runs are wide and unreliable."
            if counts and min(counts) < MIN_HEADLINE_RUNS else "")
@@ -756,7 +764,7 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
         f"replications per experiment, {metadata.get('axis_replications', '?')} per axis "
         f"point, seed {metadata.get('seed', '?')}; {int(cost.get('runs', 0))} runs took "
         f"{cost.get('wall_s', math.nan):.1f} s wall, {cost.get('cpu_s', math.nan):.1f} s "
-        "CPU (this process and its workers)." + few)
+        "CPU (this process and its workers)." + stored + few)
 
 
 AGREE_WITHIN = 0.05
