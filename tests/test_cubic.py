@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lens_traces import lens_trace
 
 from tcpn.errors import InputError
-from tcpn.lenses import make_run
 from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens
 from tcpn.lenses.ns3.loader import installed
 from tcpn.models.metrics import goodput_bps
 from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.traces import TraceWriter
 
 REFERENCE = "scenarios/reference/cubic_2flows.yaml"
 MSS = 1448
@@ -40,14 +39,6 @@ def _short(flows: int = 1) -> dict:
     data["horizon_s"] = HORIZON_S
     data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
     return data
-
-
-def _trace(lens, data):
-    scenario = validate_scenario(data)
-    run = make_run(scenario)
-    writer = TraceWriter(scenario, run.flows)
-    lens.run(run, writer, lambda *_a, **_k: None)
-    return writer.close()
 
 
 def _window(trace, flow="f0", var="cwnd_bytes"):
@@ -94,7 +85,7 @@ def test_net_window_is_cubic_after_a_loss():
     epoch, less 50 ms of delay_min) less 3 segments (ns-3's counter lags) and the cubic
     started at the reduction (plus 100 ms) plus 1. Reno's one segment per RTT would be
     ten segments below by the end."""
-    times, cwnd = _window(_trace(NetLens(), _short()))
+    times, cwnd = _window(lens_trace(NetLens(), _short()))
     (t0, w_max, w0), *rest = _reductions(times, cwnd)
     assert w0 == int(0.7 * w_max)
     end = rest[0][0] if rest else HORIZON_S
@@ -113,7 +104,7 @@ def test_net_window_is_cubic_after_a_loss():
 @pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
 def test_net_and_ns3_share_losses_and_cubic_growth():
     data = _short()
-    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
     (tn, wn), (ts, ws) = _window(net), _window(ns3)
     drops_net, drops_ns3 = _reductions(tn, wn), _reductions(ts, ws)
     assert len(drops_net) >= 1

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from lens_traces import lens_trace
 
 from tcpn.errors import InputError
-from tcpn.lenses import make_run
 from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
@@ -29,7 +29,6 @@ from tcpn.models.components.receiver import ReceiverConfig, receiver_net
 from tcpn.models.components.sender import Tcb
 from tcpn.models.metrics import goodput_bps
 from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.traces import TraceWriter
 from tcpn.petrinets import PetriNet, Place, Token, simulate
 
 REFERENCE = "scenarios/reference/dctcp_2flows.yaml"
@@ -181,14 +180,6 @@ def _short(horizon_s: float = 4.0) -> dict:
     return data
 
 
-def _trace(lens, data):
-    scenario = validate_scenario(data)
-    run = make_run(scenario)
-    writer = TraceWriter(scenario, run.flows)
-    lens.run(run, writer, lambda *_a, **_k: None)
-    return writer.close()
-
-
 def _cuts(trace, flow: str) -> list[tuple[float, float]]:
     s = trace.series("cwnd_bytes", flow)
     cwnd = s["value"].to_numpy()
@@ -209,7 +200,7 @@ def test_net_first_cut_follows_alpha_decaying_over_unmarked_windows():
     """The first reaction uses alpha = (15/16)^k, k the slow-start windows that closed
     unmarked (alpha starts at 1); the later cuts, with alpha the EWMA of small marked
     fractions (K = 20, two flows), take less than a quarter of the window."""
-    trace = _trace(NetLens(), _short())
+    trace = lens_trace(NetLens(), _short())
     for flow in ("f0", "f1"):
         (before, after), *later = _cuts(trace, flow)
         assert _first_cut_alpha_windows(before, after) is not None, (before, after)
@@ -226,7 +217,7 @@ def test_net_and_ns3_agree_on_a_short_run():
     """4 s of the reference scenario: the first reaction after as many unmarked windows
     in both lenses, and aggregate goodput within 2 %."""
     data = _short()
-    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
     for flow in ("f0", "f1"):
         (b1, a1), (b2, a2) = _cuts(net, flow)[0], _cuts(ns3, flow)[0]
         assert _first_cut_alpha_windows(b1, a1) == _first_cut_alpha_windows(b2, a2) is not None
