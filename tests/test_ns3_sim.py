@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tcpn.errors import InputError
 from tcpn.lenses import make_run, run_once
+from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.builder import run_plan
 from tcpn.lenses.ns3.loader import installed, load_ns3
@@ -354,6 +356,33 @@ def test_no_rtt_sample_from_a_segment_sent_before_a_timeout():
         timeouts = trace.events(event="timeout")["time_s"].to_numpy() - start
         (ack,) = trace.events(event="ack")["time_s"].to_numpy()[:1] - start
         assert timeouts[:2] == pytest.approx([1.0, ack + 2.0], abs=2e-6)
+
+
+def test_a_connection_is_never_given_up_unless_data_retries_says_so():
+    """The first segment's first 7 transmissions are lost (cwnd 1, RTO from 0.05 s doubled
+    at each expiry: the 8th copy leaves at 6.35 s). ns-2, the studies' simulator, never
+    gives a connection up, and neither does the net model: by default the ns3 lens does
+    not either, and both lenses deliver the segment at the same instant. With
+    ``data_retries: 6`` (ns-3's own default) ns-3 closes the connection at the 7th expiry
+    and delivers nothing; the net lens refuses that rule, naming the field."""
+    options = {"handshake": False, "timestamps": False, "initial_cwnd_segments": 1,
+               "min_rto_s": 0.05, "initial_rto_s": 0.05, "delack_count": 1}
+    scenario = _one_flow("newreno", list(range(7)), 8.0, **options)
+    _, ns3, net = _both_lenses(scenario)
+    start = make_run(scenario).flows[0].start_s
+    delivered = []
+    for trace in (ns3, net):
+        assert len(trace.events(event="timeout")) == 7
+        delivered.append(trace.events(event="deliver")["time_s"].to_numpy()[0] - start)
+    assert delivered[0] == pytest.approx(delivered[1], abs=1e-3)
+    assert 6.35 < delivered[0] < 6.5
+    data = scenario.model_dump()
+    data["tcp"]["data_retries"] = 6
+    giving_up = validate_scenario(data)
+    _, ns3 = _simulate(giving_up)
+    assert ns3.events(event="deliver").empty
+    with pytest.raises(InputError, match=r"tcp\.data_retries"):
+        NetLens().check(giving_up)
 
 
 def test_reno_after_a_timeout_waits_for_the_recovery_point_before_a_fast_retransmit():

@@ -377,6 +377,11 @@ class TcpConfig(_Strict):
     the ACK of the retransmission; ``false`` (the default) keeps the backed-off RTO until
     an ACK gives a valid RTT sample (RFC 6298 and Karn; ns-2's ``TcpAgent::newack``), as
     the net lens does (``tcpn::TcpnSocket`` with ``KeepBackoff``, docs/validation.md).
+    ``data_retries``: ``None`` (the default) never gives a connection up, however often one
+    segment's retransmission times out, as ns-2's ``TcpAgent`` (the studies' simulator,
+    which backs off to ``maxrto_`` and keeps sending) and the net model do; a number closes
+    the connection after that many retransmissions of one segment, ns-3's ``DataRetries``
+    (ns-3.44's default 6; ns3 lens only).
     """
 
     segment_size_bytes: PositiveInt = 536
@@ -405,6 +410,7 @@ class TcpConfig(_Strict):
     recovery_exit_growth: bool = True
     ns3_reno_sack: bool = False
     ns3_rto_reset: bool = False
+    data_retries: PositiveInt | None = None
 
     @property
     def options_bytes(self) -> int:

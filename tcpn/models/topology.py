@@ -99,6 +99,11 @@ def unsupported(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[str]:
         if flow.tcp.ns3_rto_reset:
             problems.append(f"flow {flow.id}: tcp.ns3_rto_reset: ns-3's RTO recomputed at "
                             "every new ACK (no backoff kept) is a rule of the ns3 lens only")
+        if flow.tcp.data_retries is not None:
+            problems.append(f"flow {flow.id}: tcp.data_retries: giving a connection up "
+                            "after a number of retransmissions is ns-3's rule (its "
+                            "DataRetries), a rule of the ns3 lens only; the net model, as "
+                            "ns-2, never gives up")
         # what the variant itself says the net lens cannot run (its registered checks)
         problems += [f"flow {flow.id}: {p}" for p in lens_problems("net", flow, flow.tcp)]
     return problems

@@ -214,8 +214,12 @@ def handshake_room_s(scenario: Scenario, flow: ConcreteFlow, rates: dict[str, fl
     return 2.0 * (2.0 * forward + back)
 
 
+UINT32_MAX = 4294967295
+"""ns-3's largest ``DataRetries`` (a ``uint32_t``): a connection that never gives up."""
+
+
 def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str, str], ...]:
-    ssthresh = (4294967295 if tcp.initial_ssthresh_segments is None
+    ssthresh = (UINT32_MAX if tcp.initial_ssthresh_segments is None
                 else tcp.initial_ssthresh_segments * tcp.segment_size_bytes)
     return (
         ("SegmentSize", str(tcp.segment_size_bytes)),
@@ -233,6 +237,8 @@ def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str
         ("ReTxThreshold", str(tcp.dupack_threshold)),
         ("ConnTimeout", _seconds(tcp.syn_timeout_s)),
         ("ConnCount", str(tcp.syn_retries)),  # TcpSocket::SetSynRetries
+        # never give up unless asked (ns-2's rule and the net model's): 2^32 - 1 retries
+        ("DataRetries", str(UINT32_MAX if tcp.data_retries is None else tcp.data_retries)),
     )
 
 
