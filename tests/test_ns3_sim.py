@@ -22,7 +22,13 @@ from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.builder import run_plan
 from tcpn.lenses.ns3.loader import installed, load_ns3
 from tcpn.lenses.ns3.plan import ErrorPlan
-from tcpn.lenses.ns3.worker import Ns3Crash, Ns3Timeout, Ns3Worker, shared_worker
+from tcpn.lenses.ns3.worker import (
+    Ns3Crash,
+    Ns3Timeout,
+    Ns3Worker,
+    jobs_cpu_s,
+    shared_worker,
+)
 from tcpn.models import pcap
 from tcpn.models.scenario import dumbbell, validate_scenario
 from tcpn.models.traces import TraceWriter
@@ -126,6 +132,32 @@ def test_a_crash_or_hang_is_reported_and_the_worker_goes_on():
     with pytest.raises(Ns3Timeout, match=r"scenario slow: ns-3 ran longer than 0\.5 s"):
         worker.call(time.sleep, 30, label="scenario slow", timeout_s=0.5)
     assert worker.call(divmod, 7, 2) == (3, 1)
+
+
+def _spin(cpu_s: float) -> None:
+    start = time.process_time()
+    while time.process_time() - start < cpu_s:
+        pass
+
+
+def test_a_jobs_cpu_time_is_counted_by_the_caller():
+    """A job runs in a child of the worker, which the caller's own CPU clock never sees:
+    the caller counts it (and so does a run's record in a campaign store), crashed jobs
+    included."""
+    worker = Ns3Worker(load=False)
+    with worker:
+        before = jobs_cpu_s()
+        worker.call(_spin, 0.3)
+        spun = jobs_cpu_s()
+        assert 0.3 <= spun - before < 5.0
+        with pytest.raises(Ns3Timeout):  # the killed child's time counts too
+            worker.call(_spin, 30.0, timeout_s=0.5)
+        assert jobs_cpu_s() > spun
+    inline = Ns3Worker(load=False, isolate=False)
+    with inline:
+        before = jobs_cpu_s()
+        inline.call(_spin, 0.2)
+        assert jobs_cpu_s() - before >= 0.2
 
 
 def test_threshold_marking_marks_above_k_only():

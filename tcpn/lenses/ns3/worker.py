@@ -10,6 +10,8 @@ lines; the worker goes on serving (or is restarted on the next call).
 
 A job is a picklable top-level function and its arguments; its result comes back pickled.
 :func:`shared_worker` is one worker per process, started on first use and stopped at exit.
+:func:`jobs_cpu_s` counts the CPU time of the jobs this process's workers ran (the job's
+forked child, measured when it is reaped), which the caller's own CPU clock never sees.
 
 >>> with Ns3Worker(load=False) as worker:
 ...     worker.call(divmod, 17, 5, label="arithmetic")
@@ -36,7 +38,15 @@ from typing import Any
 
 from tcpn.errors import TcpnError
 
-__all__ = ["Ns3Crash", "Ns3Timeout", "Ns3Worker", "Ns3WorkerError", "shared_worker"]
+__all__ = ["Ns3Crash", "Ns3Timeout", "Ns3Worker", "Ns3WorkerError", "jobs_cpu_s",
+           "shared_worker"]
+
+_jobs_cpu_s = 0.0  # the CPU seconds of every job this process's workers ran
+
+
+def jobs_cpu_s() -> float:
+    """CPU seconds (user and system) of the ns-3 jobs this process's workers have run."""
+    return _jobs_cpu_s
 
 _HARMLESS = "[runStaticInitializersOnce]"
 _TAIL_LINES = 15
@@ -106,13 +116,22 @@ def _outcome(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
         return "error", exc
 
 
-def _run_here(fn: Callable[..., Any], args: tuple[Any, ...], log: str) -> tuple[str, Any]:
+def _run_here(fn: Callable[..., Any], args: tuple[Any, ...], log: str,
+              ) -> tuple[str, Any, float]:
+    start = time.process_time()
     with _output_to(log):
-        return _outcome(fn, args)
+        kind, payload = _outcome(fn, args)
+    return kind, payload, time.process_time() - start
+
+
+def _reap(pid: int) -> tuple[int, float]:
+    """Wait for child ``pid``: its exit status and the CPU seconds it used."""
+    _, status, usage = os.wait4(pid, 0)
+    return status, usage.ru_utime + usage.ru_stime
 
 
 def _run_forked(fn: Callable[..., Any], args: tuple[Any, ...], log: str,
-                timeout_s: float | None) -> tuple[str, Any]:
+                timeout_s: float | None) -> tuple[str, Any, float]:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, pickle the outcome into the pipe, leave without cleanup
@@ -133,17 +152,16 @@ def _run_forked(fn: Callable[..., Any], args: tuple[Any, ...], log: str,
             ready, _, _ = select.select([pipe], [], [], wait)
             if not ready:
                 os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return "timeout", timeout_s
+                return "timeout", timeout_s, _reap(pid)[1]
             chunk = os.read(pipe.fileno(), 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
+    status, cpu_s = _reap(pid)
     if not chunks:
-        return "crashed", _describe(status)
-    outcome: tuple[str, Any] = pickle.loads(b"".join(chunks))
-    return outcome
+        return "crashed", _describe(status), cpu_s
+    kind, payload = pickle.loads(b"".join(chunks))
+    return kind, payload, cpu_s
 
 
 def _serve(conn: Connection, isolate: bool, load: bool, warm: bool) -> None:
@@ -255,13 +273,15 @@ class Ns3Worker:
                 raise Ns3Timeout(f"{label}: ns-3 ran longer than {limit:g} s and was "
                                  f"stopped\n{_log_tail(log)}")
             try:
-                kind, payload = conn.recv()
+                kind, payload, cpu_s = conn.recv()
             except EOFError:
                 self._process.join()
                 status = self._process.exitcode
                 self._stop_process()
                 raise Ns3Crash(f"{label}: the ns-3 worker died (exit code {status})"
                                f"\n{_log_tail(log)}") from None
+        global _jobs_cpu_s
+        _jobs_cpu_s += cpu_s
         if kind == "ok":
             return payload
         if kind == "error":
