@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tcpn.limits import LimitReached
 from tcpn.petrinets import explore
+from tcpn.petrinets.checking.contest.examinations import check_examinations
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError
 from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 
@@ -243,7 +245,7 @@ def test_every_instance_reads_with_its_ids_as_names(instance, models):
     assert ids == {n for n in (*imported.net.places, *imported.net.transitions)}
 
 
-def test_all_over_a_huge_product_is_refused_not_expanded():
+def test_all_over_a_huge_product_is_refused_not_expanded(tmp_path):
     huge = PARTITIONED.replace(
         '<namedsort id="D" name="Dot"><dot/></namedsort>',
         '<namedsort id="D" name="Dot"><dot/></namedsort><namedsort id="R" name="R">'
@@ -255,9 +257,19 @@ def test_all_over_a_huge_product_is_refused_not_expanded():
         '<place id="big"><type><structure><usersort declaration="RR"/></structure></type>'
         '<hlinitialMarking><structure><all><usersort declaration="RR"/></all></structure>'
         '</hlinitialMarking></place>')
-    with pytest.raises(CpnFormatError, match=r"element big: <all>: sort RR has 10000000000 "
+    with pytest.raises(LimitReached, match=r"element big: <all>: sort RR has 10000000000 "
                        "members, over the 100000"):
         read_pnml(huge)
+    # within the grammar, beyond a limit: the model checker answers CANNOT_COMPUTE naming it
+    (tmp_path / "model.pnml").write_text(huge)
+    reasons: list[str] = []
+    answers = check_examinations(tmp_path / "model.pnml", ["StateSpace", "OneSafe"],
+                                 on_reason=lambda ident, reason: reasons.append(reason))
+    assert answers == {"StateSpace": [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in (
+        "STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")],
+        "OneSafe": ["FORMULA OneSafe CANNOT_COMPUTE"]}
+    assert reasons and all("a limit of tcpn reached while reading the model" in r and
+                           "sort RR has 10000000000 members" in r for r in reasons)
 
 
 @pytest.mark.parametrize(("instance", "standard"), [

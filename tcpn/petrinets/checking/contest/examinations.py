@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
 from tcpn.petrinets.checking.contest.siphons import empty_siphon
@@ -153,6 +154,8 @@ def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
         model = load_model(model_path, _read_budget(started, time_limit_s, max_memory_bytes))
     except ReadStopped as stopped:
         return None, _Unread(stopped.reason)
+    except LimitReached as beyond:  # within the grammar, beyond a limit: CANNOT_COMPUTE
+        return None, _Unread(f"a limit of tcpn reached while reading the model: {beyond}")
     left = None if time_limit_s is None else max(
         0.0, time_limit_s - (wallclock.perf_counter() - started))
     if model.is_pt:

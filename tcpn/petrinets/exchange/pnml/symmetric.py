@@ -59,6 +59,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 
+from tcpn.limits import LimitReached
 from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
 from tcpn.petrinets.exchange.pnml.multiset import (
     Count,
@@ -278,9 +279,10 @@ class SymmetricTerms:
         a product of large ranges would otherwise expand without bound)."""
         size = self._size(colour, where)
         if size > MAX_MEMBERS:
-            raise self.fail(where, f"sort {colour.describe()} has {size} members, over the "
-                            f"{MAX_MEMBERS} tcpn lists for <all>, a partition or a free "
-                            "variable")
+            refused = self.fail(where, f"sort {colour.describe()} has {size} members, over "
+                                f"the {MAX_MEMBERS} tcpn lists for <all>, a partition or a "
+                                "free variable")
+            raise LimitReached(str(refused))
         if colour not in self.members:
             if isinstance(colour, IntSet):
                 assert colour.low is not None and colour.high is not None
