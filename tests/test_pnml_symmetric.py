@@ -689,3 +689,25 @@ def test_a_term_outside_the_grammar_names_line_element_and_rule(declarations, ou
                            "import", str(bad)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 3 and "Traceback" not in done.stderr
     assert "bad.pnml" in done.stderr
+
+
+def test_a_col_reading_past_the_memory_budget_ends_in_cannot_compute_naming_it(tmp_path):
+    """``all`` over a product of 300 x 300 members on an arc makes a small file a large
+    net: the reading checks the budget before each place, arc and sort listing, so a
+    budget already spent ends it with every answer CANNOT_COMPUTE naming the budget."""
+    from tcpn.petrinets.statespace.memory import resident_bytes
+
+    wide = ('<namedsort id="R" name="R"><finiteintrange start="1" end="300"/></namedsort>'
+            '<namedsort id="RR" name="RR"><productsort><usersort declaration="R"/>'
+            '<usersort declaration="R"/></productsort></namedsort>')
+    (tmp_path / "model.pnml").write_text(small_net(
+        '<all><usersort declaration="RR"/></all>', const("a"), wide, sort="RR"))
+    assert len(read_pnml(tmp_path / "model.pnml").net.places["p"].initial) == 90_000
+    reasons: list[str] = []
+    answers = check_examinations(tmp_path / "model.pnml", ["ReachabilityDeadlock"],
+                                 max_memory_bytes=resident_bytes() // 2,
+                                 on_reason=lambda ident, reason: reasons.append(reason))
+    assert answers == {"ReachabilityDeadlock": ["FORMULA ReachabilityDeadlock CANNOT_COMPUTE"]}
+    assert len(reasons) == 1 and reasons[0].startswith("memory budget reached: resident "
+                                                       "memory above") and \
+        reasons[0].endswith("while reading the model")

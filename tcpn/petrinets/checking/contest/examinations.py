@@ -105,12 +105,13 @@ def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = N
 
     A plain P/T file is read as a stream (:func:`read_pt_stream`: memory in the net's
     size, not the file's), calling ``stop`` as it goes (:class:`ReadStopped` when it
-    names a budget); anything else by :func:`read_pnml`, which names what is wrong."""
+    names a budget); anything else by :func:`read_pnml`, which names what is wrong and
+    calls ``stop`` before each place, arc and sort listing."""
     arrays = read_pt_stream(Path(model_path), MAX_MODEL_BYTES, stop)
     if arrays is not None:
         return Model(pt_matrices(arrays), True, {p: p for p in arrays.places},
                      {t: t for t in arrays.transitions})
-    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
+    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES, stop=stop)
     net = imported.net
     places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
     transitions = {imported.ids.get(f"trans:{t}", t): t for t in net.transitions}

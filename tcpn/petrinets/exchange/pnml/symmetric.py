@@ -96,11 +96,13 @@ class SymmetricTerms:
     """The sorts, constants and variables of one symmetric net, and its term translator.
 
     ``fail(element, message)`` builds the exception raised for an element tcpn does not
-    read (the reader's, which names the file, line and id).
+    read (the reader's, which names the file, line and id); ``check_budget()`` raises when
+    a budget says the reading must end (called before a sort's members are listed).
     """
 
-    def __init__(self, fail: Fail):
+    def __init__(self, fail: Fail, check_budget: Callable[[], None] = lambda: None):
         self.fail = fail
+        self.check_budget = check_budget
         self.sort_elements: dict[str, ET.Element] = {}
         self.sorts: dict[str, ColourSet] = {}
         self.members: dict[ColourSet, list[Any]] = {}
@@ -284,6 +286,7 @@ class SymmetricTerms:
                                 "free variable")
             raise LimitReached(str(refused))
         if colour not in self.members:
+            self.check_budget()
             if isinstance(colour, IntSet):
                 assert colour.low is not None and colour.high is not None
                 self.members[colour] = list(range(colour.low, colour.high + 1))
