@@ -32,7 +32,7 @@ from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
-from tcpn.petrinets.checking.contest.siphons import empty_siphon
+from tcpn.petrinets.checking.contest.siphons import decided_by_siphon, empty_siphon
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
@@ -376,9 +376,10 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
-    P/T net's matrices, bounds UpperBounds when the space is incomplete). What the
-    states read off answer is given even with no time left (no search: one pass over
-    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
+    P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
+    the space is incomplete). What the states read off answer is given even with no time
+    left (no search: one pass over them); the searches (LTL, CTL fixpoints, the state
+    equation) read ``clock``."""
     seconds_left = clock.left()
     if prop.bound is not None:
         if not _complete(space):
@@ -395,6 +396,11 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
+        settled = decided_by_siphon(formula, model_net, empty_siphon(model_net)) \
+            if isinstance(model_net, PTNet) else None
+        if settled is not None:
+            return (f"FORMULA {prop.id} {'TRUE' if settled else 'FALSE'} TECHNIQUES "
+                    f"{TECHNIQUES} TOPOLOGICAL")
         note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
