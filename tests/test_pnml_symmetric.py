@@ -711,3 +711,28 @@ def test_a_col_reading_past_the_memory_budget_ends_in_cannot_compute_naming_it(t
     assert len(reasons) == 1 and reasons[0].startswith("memory budget reached: resident "
                                                        "memory above") and \
         reasons[0].endswith("while reading the model")
+
+
+def test_lessthan_orders_partition_elements_as_listed():
+    """``lessthan`` (as well as ``ltp``) between partition elements: lo before hi."""
+    of_x = op("partitionelementof", X, refpartition="PC")
+    assert fired(guarded(op("lessthan", of_x, const("hi")), declarations=LOHI)) == \
+        ["'a'", "'b'"]
+    assert fired(guarded(op("greaterthanorequal", of_x, const("hi")), declarations=LOHI)) \
+        == ["'c'"]
+
+
+def test_products_of_three_sorts_and_all_inside_nested_tuples():
+    """``all`` of C x B x R is 3 x 2 x 3 = 18 values; ``((a, all C), c)`` is three."""
+    three = (BOOLS + R3 + '<namedsort id="T" name="T"><productsort><usersort declaration="C"/>'
+             '<usersort declaration="B"/><usersort declaration="R"/></productsort></namedsort>')
+    initial = behaviour(small_net('<all><usersort declaration="T"/></all>', const("a"), three,
+                                  sort="T"))[0]["p"]
+    assert len(initial) == 18 and "('b', True, 3)" in initial
+    nested = ('<namedsort id="CC" name="CC"><productsort><usersort declaration="C"/>'
+              '<usersort declaration="C"/></productsort></namedsort><namedsort id="N" '
+              'name="N"><productsort><usersort declaration="CC"/><usersort declaration="C"/>'
+              '</productsort></namedsort>')
+    marking = op("tuple", op("tuple", const("a"), ALL_C), const("c"))
+    assert behaviour(small_net(marking, const("a"), nested, sort="N"))[0]["p"] == [
+        f"(('a', '{c}'), 'c')" for c in "abc"]
