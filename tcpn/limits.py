@@ -220,6 +220,12 @@ def integer_digits_problem(text: str) -> str | None:
     return None
 
 
+class LimitReached(InputError):
+    """Input within its format but beyond one of tcpn's limits (a sort too large to list,
+    an initial marking of too many tokens): a model checker answers CANNOT_COMPUTE naming
+    the limit, where input outside the format is refused."""
+
+
 class UnreadableInput(InputError):
     """A file :func:`read_input` refused: ``problem`` says why (missing, a FIFO, too big)."""
 

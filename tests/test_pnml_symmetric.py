@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tcpn.limits import LimitReached
 from tcpn.petrinets import explore
+from tcpn.petrinets.checking.contest.examinations import check_examinations
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError
 from tcpn.petrinets.exchange.pnml import read_pnml, to_pnml
 
@@ -243,7 +245,7 @@ def test_every_instance_reads_with_its_ids_as_names(instance, models):
     assert ids == {n for n in (*imported.net.places, *imported.net.transitions)}
 
 
-def test_all_over_a_huge_product_is_refused_not_expanded():
+def test_all_over_a_huge_product_is_refused_not_expanded(tmp_path):
     huge = PARTITIONED.replace(
         '<namedsort id="D" name="Dot"><dot/></namedsort>',
         '<namedsort id="D" name="Dot"><dot/></namedsort><namedsort id="R" name="R">'
@@ -255,9 +257,19 @@ def test_all_over_a_huge_product_is_refused_not_expanded():
         '<place id="big"><type><structure><usersort declaration="RR"/></structure></type>'
         '<hlinitialMarking><structure><all><usersort declaration="RR"/></all></structure>'
         '</hlinitialMarking></place>')
-    with pytest.raises(CpnFormatError, match=r"element big: <all>: sort RR has 10000000000 "
+    with pytest.raises(LimitReached, match=r"element big: <all>: sort RR has 10000000000 "
                        "members, over the 100000"):
         read_pnml(huge)
+    # within the grammar, beyond a limit: the model checker answers CANNOT_COMPUTE naming it
+    (tmp_path / "model.pnml").write_text(huge)
+    reasons: list[str] = []
+    answers = check_examinations(tmp_path / "model.pnml", ["StateSpace", "OneSafe"],
+                                 on_reason=lambda ident, reason: reasons.append(reason))
+    assert answers == {"StateSpace": [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in (
+        "STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")],
+        "OneSafe": ["FORMULA OneSafe CANNOT_COMPUTE"]}
+    assert reasons and all("a limit of tcpn reached while reading the model" in r and
+                           "sort RR has 10000000000 members" in r for r in reasons)
 
 
 @pytest.mark.parametrize(("instance", "standard"), [
@@ -601,3 +613,126 @@ def test_a_nested_difference_on_an_input_arc_binds_as_its_cases():
         "</hlinscription></arc></page>")
     assert behaviour(nested)[1:] == behaviour(cases)[1:]
     assert behaviour(nested)[1] == 9
+
+
+# -- the rest of the grammar: arities, named multisets, integers, ill-formed terms ----------
+@pytest.mark.parametrize(("guard", "expected"), [
+    (op("and"), ["'a'", "'b'", "'c'"]), (op("or"), []),
+    (op("and", op("equality", X, const("b"))), ["'b'"]),
+    (op("or", op("equality", X, const("c"))), ["'c'"])])
+def test_and_and_or_of_no_or_one_subterm(guard, expected):
+    """The booleans' ``and``/``or`` take any number of subterms: none is their unit (true,
+    false), one is that subterm."""
+    assert fired(guarded(guard)) == expected
+
+
+def test_a_named_operator_may_stand_for_a_multiset():
+    """f(z) = z + a on t's output arc: firing t with x = a, b, c in turn leaves q with
+    4'a + b + c (counted by hand), as the sum written in place does."""
+    plus_a = ('<namedoperator id="f" name="plus_a"><parameter><variabledecl id="pz" name="z">'
+              '<usersort declaration="C"/></variabledecl></parameter><def>'
+              + op("add", '<variable refvariable="pz"/>', const("a")) + '</def></namedoperator>')
+    used = small_net(ALL_C, op("useroperator", X, declaration="f"), plus_a)
+    assert final_q(used) == [("'a'", 4), ("'b'", 1), ("'c'", 1)]
+    assert behaviour(used) == behaviour(small_net(ALL_C, op("add", X, const("a"))))
+
+
+def test_integer_operators_compute_multiplicities():
+    """numberof's count may be any closed number term of the standard's integers."""
+    doubled = behaviour(small_net(n_of(2, ALL_C), X))
+    for count in (op("addition", number(1), number(1)), op("mult", number(2), number(1)),
+                  op("subtraction", number(5), number(3)), op("div", number(5), number(2)),
+                  op("mod", number(8), number(3))):
+        assert behaviour(small_net(op("numberof", count, ALL_C), X)) == doubled, count
+    assert fired(guarded(op("lt", op("cardinality", op("add", X, X)), number(3)))) == \
+        ["'a'", "'b'", "'c'"]
+    assert fired(guarded(op("geq", number(1), number(2)))) == []
+    with pytest.raises(CpnFormatError, match=r"element a2: <div>: <div> by zero"):
+        read_pnml(small_net(ALL_C, op("numberof", op("div", number(1), number(0)), X)))
+
+
+def test_a_one_component_tuple_of_an_int_range_marks_the_range():
+    """The issue's shape: a place of a one-sort product over 1..2, marked with one-
+    component tuples of range constants: the tokens are the integers."""
+    z = ('<namedsort id="Z" name="Z"><finiteintrange start="1" end="2"/></namedsort>'
+         '<namedsort id="PZ" name="PZ"><productsort><usersort declaration="Z"/>'
+         '</productsort></namedsort>')
+    one = ('<finiteintrangeconstant value="1"><finiteintrange start="1" end="2"/>'
+           '</finiteintrangeconstant>')
+    xml = small_net(op("add", op("tuple", one), op("tuple", one)), const("a"), z, sort="PZ")
+    net = read_pnml(xml).net
+    assert [t.value for t in net.places["p"].initial] == [1, 1]
+    assert (len(explore(net)), explore(net).n_edges) == (3, 2)
+
+
+@pytest.mark.parametrize(("declarations", "output", "message"), [
+    ('<namedsort id="L" name="L"><usersort declaration="M"/></namedsort>'
+     '<namedsort id="M" name="M"><usersort declaration="L"/></namedsort>', X,
+     r"line \d+, element L: sort L is defined through itself \(L -> M -> L\): a user sort "
+     "may not be recursive"),
+    (R3, op("numberof", number(1), '<finiteintrangeconstant value="7"><finiteintrange '
+            'start="1" end="3"/></finiteintrangeconstant>'),
+     r"line \d+, element a2: <finiteintrangeconstant>: constant 7 is outside its range 1..3"),
+    ("", op("tuple"), r"line \d+, element a2: <tuple>: a tuple needs one subterm per "
+     "component"),
+    ("", const("nowhere"), r"element a2: <useroperator>: unknown operator 'nowhere'"),
+    ("", op("successor", op("tuple", X, X)), r"<successor> of a term whose sort is not a "
+     "cyclic enumeration"),
+])
+def test_a_term_outside_the_grammar_names_line_element_and_rule(declarations, output,
+                                                                  message, tmp_path):
+    with pytest.raises(CpnFormatError, match=message):
+        read_pnml(small_net(ALL_C, output, declarations))
+    bad = tmp_path / "bad.pnml"
+    bad.write_text(small_net(ALL_C, output, declarations))
+    done = subprocess.run([sys.executable, "-c", "from tcpn.cli import main; main()",
+                           "import", str(bad)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "bad.pnml" in done.stderr
+
+
+def test_a_col_reading_past_the_memory_budget_ends_in_cannot_compute_naming_it(tmp_path):
+    """``all`` over a product of 300 x 300 members on an arc makes a small file a large
+    net: the reading checks the budget before each place, arc and sort listing, so a
+    budget already spent ends it with every answer CANNOT_COMPUTE naming the budget."""
+    from tcpn.petrinets.statespace.memory import resident_bytes
+
+    wide = ('<namedsort id="R" name="R"><finiteintrange start="1" end="300"/></namedsort>'
+            '<namedsort id="RR" name="RR"><productsort><usersort declaration="R"/>'
+            '<usersort declaration="R"/></productsort></namedsort>')
+    (tmp_path / "model.pnml").write_text(small_net(
+        '<all><usersort declaration="RR"/></all>', const("a"), wide, sort="RR"))
+    assert len(read_pnml(tmp_path / "model.pnml").net.places["p"].initial) == 90_000
+    reasons: list[str] = []
+    answers = check_examinations(tmp_path / "model.pnml", ["ReachabilityDeadlock"],
+                                 max_memory_bytes=resident_bytes() // 2,
+                                 on_reason=lambda ident, reason: reasons.append(reason))
+    assert answers == {"ReachabilityDeadlock": ["FORMULA ReachabilityDeadlock CANNOT_COMPUTE"]}
+    assert len(reasons) == 1 and reasons[0].startswith("memory budget reached: resident "
+                                                       "memory above") and \
+        reasons[0].endswith("while reading the model")
+
+
+def test_lessthan_orders_partition_elements_as_listed():
+    """``lessthan`` (as well as ``ltp``) between partition elements: lo before hi."""
+    of_x = op("partitionelementof", X, refpartition="PC")
+    assert fired(guarded(op("lessthan", of_x, const("hi")), declarations=LOHI)) == \
+        ["'a'", "'b'"]
+    assert fired(guarded(op("greaterthanorequal", of_x, const("hi")), declarations=LOHI)) \
+        == ["'c'"]
+
+
+def test_products_of_three_sorts_and_all_inside_nested_tuples():
+    """``all`` of C x B x R is 3 x 2 x 3 = 18 values; ``((a, all C), c)`` is three."""
+    three = (BOOLS + R3 + '<namedsort id="T" name="T"><productsort><usersort declaration="C"/>'
+             '<usersort declaration="B"/><usersort declaration="R"/></productsort></namedsort>')
+    initial = behaviour(small_net('<all><usersort declaration="T"/></all>', const("a"), three,
+                                  sort="T"))[0]["p"]
+    assert len(initial) == 18 and "('b', True, 3)" in initial
+    nested = ('<namedsort id="CC" name="CC"><productsort><usersort declaration="C"/>'
+              '<usersort declaration="C"/></productsort></namedsort><namedsort id="N" '
+              'name="N"><productsort><usersort declaration="CC"/><usersort declaration="C"/>'
+              '</productsort></namedsort>')
+    marking = op("tuple", op("tuple", const("a"), ALL_C), const("c"))
+    assert behaviour(small_net(marking, const("a"), nested, sort="N"))[0]["p"] == [
+        f"(('a', '{c}'), 'c')" for c in "abc"]

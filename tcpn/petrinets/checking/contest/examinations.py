@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.contest.siphons import decided_by_siphon, empty_siphon
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
@@ -103,12 +105,13 @@ def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = N
 
     A plain P/T file is read as a stream (:func:`read_pt_stream`: memory in the net's
     size, not the file's), calling ``stop`` as it goes (:class:`ReadStopped` when it
-    names a budget); anything else by :func:`read_pnml`, which names what is wrong."""
+    names a budget); anything else by :func:`read_pnml`, which names what is wrong and
+    calls ``stop`` before each place, arc and sort listing."""
     arrays = read_pt_stream(Path(model_path), MAX_MODEL_BYTES, stop)
     if arrays is not None:
         return Model(pt_matrices(arrays), True, {p: p for p in arrays.places},
                      {t: t for t in arrays.transitions})
-    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES)
+    imported = read_pnml(Path(model_path), max_bytes=MAX_MODEL_BYTES, stop=stop)
     net = imported.net
     places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
     transitions = {imported.ids.get(f"trans:{t}", t): t for t in net.transitions}
@@ -152,6 +155,8 @@ def explore_model(model_path: str | Path, max_states: int = DEFAULT_MAX_STATES,
         model = load_model(model_path, _read_budget(started, time_limit_s, max_memory_bytes))
     except ReadStopped as stopped:
         return None, _Unread(stopped.reason)
+    except LimitReached as beyond:  # within the grammar, beyond a limit: CANNOT_COMPUTE
+        return None, _Unread(f"a limit of tcpn reached while reading the model: {beyond}")
     left = None if time_limit_s is None else max(
         0.0, time_limit_s - (wallclock.perf_counter() - started))
     if model.is_pt:
@@ -371,15 +376,16 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
-    P/T net's matrices, bounds UpperBounds when the space is incomplete). What the
-    states read off answer is given even with no time left (no search: one pass over
-    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
+    P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
+    the space is incomplete). What the states read off answer is given even with no time
+    left (no search: one pass over them); the searches (LTL, CTL fixpoints, the state
+    equation) read ``clock``."""
     seconds_left = clock.left()
     if prop.bound is not None:
         if not _complete(space):
             met = _bound_met(prop.bound, space, model_net, seconds_left)
             if met is not None:
-                return f"FORMULA {prop.id} {met} TECHNIQUES {TECHNIQUES} STATE_EQUATION"
+                return f"FORMULA {prop.id} {met[0]} TECHNIQUES {TECHNIQUES} {met[1]}"
             note(prop.id, _why_incomplete(space))
             return _cannot(prop.id)
         values = numeric_values(prop.bound, space)
@@ -390,6 +396,11 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
+        settled = decided_by_siphon(formula, model_net, empty_siphon(model_net)) \
+            if isinstance(model_net, PTNet) else None
+        if settled is not None:
+            return (f"FORMULA {prop.id} {'TRUE' if settled else 'FALSE'} TECHNIQUES "
+                    f"{TECHNIQUES} TOPOLOGICAL")
         note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
@@ -410,21 +421,25 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
 
 
 def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
-               ) -> int | None:
+               ) -> tuple[int, str] | None:
     """The exact UpperBounds answer of an incomplete search, when the most tokens seen on
     ``bound``'s places (in the initial marking or a state found: all reachable) reach
     the state equation's upper bound
-    (:func:`~tcpn.petrinets.checking.contest.state_equation.state_equation_bound`); else None."""
+    (:func:`~tcpn.petrinets.checking.contest.state_equation.state_equation_bound`), or 0
+    when they all lie in a siphon empty at the start; with the technique that proves it,
+    else None."""
     if not isinstance(net, PTNet):
         return None
     index = {p: i for i, p in enumerate(net.places)}
+    if empty_siphon(net).places[[index[p] for p in bound.places]].all():
+        return 0, "TOPOLOGICAL"  # a siphon empty at the start: empty in every marking
     seen = int(sum(int(net.initial[index[p]]) for p in bound.places))
     if len(space):
         seen = max(seen, int(numeric_values(bound, space).max()))
     most = state_equation_bound(net, bound.places,
                                 None if seconds_left is None else min(seconds_left,
                                                                       STRUCTURE_S))
-    return seen if most is not None and seen == most else None
+    return (seen, "STATE_EQUATION") if most is not None and seen == most else None
 
 
 def _reachability(formula: Formula, space: AnyStateSpace) -> bool | None:
@@ -543,18 +558,25 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
 
 
 #: The technique each structural answer names (see :func:`_structural`).
-STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION"}
+STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
+              "QuasiLiveness": "TOPOLOGICAL", "Liveness": "TOPOLOGICAL"}
 
 
 def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
-    """What the net's structure proves of StableMarking or OneSafe (None: nothing): a place no
-    firing changes makes StableMarking TRUE; the state equation bounding every place by
-    one makes OneSafe TRUE (within ``seconds_left``, at most :data:`STRUCTURE_S`: one
-    linear program a place, and a wide net has tens of thousands)."""
+    """What the net's structure proves of a global property (None: nothing). A siphon
+    empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
+    empty_siphon`): its places make StableMarking true, the transitions needing its tokens
+    are dead and make QuasiLiveness and Liveness false. A place no firing changes makes
+    StableMarking true too. The state equation bounding every place by one makes OneSafe
+    true (within ``seconds_left``, at most :data:`STRUCTURE_S`: one linear program a place
+    not in the empty siphon, and a wide net has tens of thousands)."""
+    empty = empty_siphon(net)
+    if examination in ("QuasiLiveness", "Liveness"):
+        return False if empty.dead.any() else None
     if examination == "StableMarking":
-        return True if stable_place(net) is not None else None
+        return True if empty.places.any() or stable_place(net) is not None else None
     limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
-    return True if one_safe_by_state_equation(net, limit) else None
+    return True if one_safe_by_state_equation(net, limit, empty.places) else None
 
 
 def _token_counts(space: AnyStateSpace, clock: Clock | None = None

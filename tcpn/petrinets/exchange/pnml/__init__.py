@@ -31,7 +31,7 @@ import ast
 import importlib
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from tcpn.petrinets.exchange.cpn_import import (
 )
 from tcpn.petrinets.exchange.pnml.binding import TransitionArcs
 from tcpn.petrinets.exchange.pnml.multiset import Multiset
+from tcpn.petrinets.exchange.pnml.ptstream import ReadStopped
 from tcpn.petrinets.exchange.pnml.symmetric import SymmetricTerms
 from tcpn.petrinets.exchange.pnml.tcpn import (
     colour_from_spec,
@@ -614,7 +615,8 @@ def _delay_element(delay: Any) -> ET.Element:
 
 # -- reading ---------------------------------------------------------------------------------
 def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None,
-              trusted: bool = False) -> ImportedNet:
+              trusted: bool = False, stop: Callable[[], str | None] | None = None
+              ) -> ImportedNet:
     """Read a PNML P/T net, core-model net or symmetric net (with tcpn's timing, if any).
 
     Places and transitions are named by their PNML ids (the names other tools and the
@@ -632,10 +634,15 @@ def read_pnml(source: str | Path | bytes, *, max_bytes: int | None = None,
     (:mod:`~tcpn.petrinets.net_functions`). ``trusted=True`` lifts both, for a file you
     wrote or read: its inscriptions then run as any Python, and its references may name any
     importable function (``docs/security.md``).
+
+    ``stop`` (a budget) is called before each place, arc and sort listing of a symmetric
+    net is built, and the reading ends with
+    :class:`~tcpn.petrinets.exchange.pnml.ptstream.ReadStopped` when it names a reason:
+    ``all`` over large sorts makes a small file a large net.
     """
     data, name = read_net_file(source, max_bytes)
     root, lines = parse_xml(data, name)
-    imported = _Reader(root, lines, name, trusted).run()
+    imported = _Reader(root, lines, name, trusted, stop).run()
     if not trusted:
         check_net(imported.net, name)
     return imported
@@ -647,13 +654,14 @@ def _local(tag: str) -> str:
 
 class _Reader:
     def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
-                 trusted: bool = False):
+                 trusted: bool = False, stop: Callable[[], str | None] | None = None):
         self.root, self.lines, self.source = root, lines, source
+        self.stop = stop
         self.restore = _trusted_function if trusted else registered
         for element in root.iter():
             element.tag = _local(element.tag)
         self.parents = {child: parent for parent in root.iter() for child in parent}
-        self.terms = SymmetricTerms(self.fail)
+        self.terms = SymmetricTerms(self.fail, self.check_budget)
         self.ids: dict[str, str] = {}
         self.labels: dict[str, str] = {}
         self.renamed: list[ReportItem] = []
@@ -672,6 +680,12 @@ class _Reader:
         if problem is not None:
             raise self.fail(element, f"{what}: {problem}")
         return int(text)
+
+    def check_budget(self) -> None:
+        """End the reading (:class:`ReadStopped`) when ``stop`` names a budget."""
+        reason = self.stop() if self.stop is not None else None
+        if reason is not None:
+            raise ReadStopped(reason)
 
     def fail(self, element: ET.Element, message: str) -> CpnFormatError:
         """The error for ``element``: its line, and the id of it or of its nearest holder."""
@@ -790,6 +804,7 @@ class _Reader:
             except InputError as exc:
                 raise self.fail(exact, str(exc)) from None
         if self.symmetric:
+            self.check_budget()
             sort = element.find("type/structure")
             if sort is None or len(sort) != 1:
                 raise self.fail(element, f"place {name} has no sort")
@@ -969,6 +984,7 @@ class _Reader:
         by_transition: dict[str, list[tuple[ET.Element, str, ArcKind, Multiset]]] = {
             name: [] for name in transitions}
         for element in arcs:
+            self.check_budget()
             place, transition, kind = self._ends(element, nodes, net)
             structure = element.find("hlinscription/structure")
             if structure is None:

@@ -59,6 +59,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 
+from tcpn.limits import LimitReached
 from tcpn.petrinets.colours import BoolSet, ColourSet, EnumSet, IntSet, ProductSet, UnitSet
 from tcpn.petrinets.exchange.pnml.multiset import (
     Count,
@@ -83,6 +84,11 @@ MAX_OPERATOR_DEPTH = 32
 _COMPARE = {"equality": ast.Eq, "inequality": ast.NotEq, "lessthan": ast.Lt,
             "lessthanorequal": ast.LtE, "greaterthan": ast.Gt, "greaterthanorequal": ast.GtE,
             "ltp": ast.Lt, "gtp": ast.Gt}
+#: the standard's integer operators (numbers count tokens in a symmetric net)
+_ARITHMETIC: dict[str, ast.operator | ast.cmpop] = {
+    "addition": ast.Add(), "subtraction": ast.Sub(), "mult": ast.Mult(),
+    "div": ast.FloorDiv(), "mod": ast.Mod(), "lt": ast.Lt(), "leq": ast.LtE(),
+    "gt": ast.Gt(), "geq": ast.GtE()}
 _ORDERED = ("lessthan", "lessthanorequal", "greaterthan", "greaterthanorequal", "ltp", "gtp")
 
 
@@ -90,11 +96,13 @@ class SymmetricTerms:
     """The sorts, constants and variables of one symmetric net, and its term translator.
 
     ``fail(element, message)`` builds the exception raised for an element tcpn does not
-    read (the reader's, which names the file, line and id).
+    read (the reader's, which names the file, line and id); ``check_budget()`` raises when
+    a budget says the reading must end (called before a sort's members are listed).
     """
 
-    def __init__(self, fail: Fail):
+    def __init__(self, fail: Fail, check_budget: Callable[[], None] = lambda: None):
         self.fail = fail
+        self.check_budget = check_budget
         self.sort_elements: dict[str, ET.Element] = {}
         self.sorts: dict[str, ColourSet] = {}
         self.members: dict[ColourSet, list[Any]] = {}
@@ -111,6 +119,7 @@ class SymmetricTerms:
         #: while a named operator's definition is expanded: its parameters' arguments
         self._arguments: list[dict[str, tuple[ast.expr, ColourSet | None]]] = []
         self._taken: set[str] = set()
+        self._sorts_open: list[str] = []  # named sorts being read (a cycle is refused)
 
     # -- declarations -----------------------------------------------------------------------
     def declare(self, *blocks: ET.Element) -> None:
@@ -161,13 +170,22 @@ class SymmetricTerms:
         if sort_id not in self.sorts:
             element = self.sort_elements[sort_id]
             name = element.get("name") or sort_id
-            if element.tag == "partition":
-                self.sorts[sort_id] = self._partition(element, name)
-            else:
-                body = next(iter(element), None)
-                if body is None:
-                    raise self.fail(element, "a named sort without a sort")
-                self.sorts[sort_id] = self._sort_body(body, name)
+            if sort_id in self._sorts_open:  # the standard forbids recursion in usersort
+                cycle = " -> ".join([*self._sorts_open[self._sorts_open.index(sort_id):],
+                                     sort_id])
+                raise self.fail(element, f"sort {name} is defined through itself ({cycle}): "
+                                "a user sort may not be recursive")
+            self._sorts_open.append(sort_id)
+            try:
+                if element.tag == "partition":
+                    self.sorts[sort_id] = self._partition(element, name)
+                else:
+                    body = next(iter(element), None)
+                    if body is None:
+                        raise self.fail(element, "a named sort without a sort")
+                    self.sorts[sort_id] = self._sort_body(body, name)
+            finally:
+                self._sorts_open.pop()
         return self.sorts[sort_id]
 
     def sort(self, element: ET.Element, name: str = "") -> ColourSet:
@@ -263,10 +281,12 @@ class SymmetricTerms:
         a product of large ranges would otherwise expand without bound)."""
         size = self._size(colour, where)
         if size > MAX_MEMBERS:
-            raise self.fail(where, f"sort {colour.describe()} has {size} members, over the "
-                            f"{MAX_MEMBERS} tcpn lists for <all>, a partition or a free "
-                            "variable")
+            refused = self.fail(where, f"sort {colour.describe()} has {size} members, over "
+                                f"the {MAX_MEMBERS} tcpn lists for <all>, a partition or a "
+                                "free variable")
+            raise LimitReached(str(refused))
         if colour not in self.members:
+            self.check_budget()
             if isinstance(colour, IntSet):
                 assert colour.low is not None and colour.high is not None
                 self.members[colour] = list(range(colour.low, colour.high + 1))
@@ -279,8 +299,8 @@ class SymmetricTerms:
     def _constant(self, element: ET.Element) -> tuple[Any, ColourSet]:
         ref = element.get("declaration", "")
         if ref not in self.constants:
-            raise self.fail(element, f"unknown constant {ref!r} (user-defined operators are "
-                            "outside the symmetric-net subset tcpn reads)")
+            raise self.fail(element, f"unknown operator {ref!r}: no enumeration constant, "
+                            "partition element or named operator has this id")
         return self.constants[ref]
 
     def _helper(self, kind: str, key: ColourSet | str, build: Callable[[], dict[Any, Any]],
@@ -315,12 +335,12 @@ class SymmetricTerms:
         if tag == "booleanconstant":
             return ast.Constant(element.get("value") == "true"), None
         if tag == "finiteintrangeconstant":
-            sort_element = element.find("finiteintrange")
-            sort = self._sort_body(sort_element, "range") if sort_element is not None \
-                else None
-            return ast.Constant(self._int(element)), sort
+            return self._range_constant(element)
         if tag == "tuple":
             parts = [self.term(s) for s in self._subterms(element)]
+            if not parts:
+                raise self.fail(element, "a tuple needs one subterm per component of its "
+                                "product sort (a product has at least one)")
             if len(parts) == 1:  # a product of one sort is that sort: its tuple, the value
                 return parts[0]
             return ast.Tuple([p for p, _ in parts], ast.Load()), None
@@ -335,8 +355,10 @@ class SymmetricTerms:
             colour, of = self.partitions[ref]
             helper = self._helper("part", colour, lambda: dict(of), colour.name)
             return self._lookup(helper, operand), colour
-        if tag in ("and", "or"):
+        if tag in ("and", "or"):  # n-ary: and() is true, or() is false
             values = [t for t, _ in self._terms(element)]
+            if len(values) < 2:
+                return (values[0] if values else ast.Constant(tag == "and")), None
             return ast.BoolOp(ast.And() if tag == "and" else ast.Or(), values), None
         if tag == "not":
             (operand, _sort), = self._terms(element, 1)
@@ -346,6 +368,8 @@ class SymmetricTerms:
             return ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), left), right]), None
         if tag == "numberconstant":
             return ast.Constant(self._int(element)), None
+        if tag in _ARITHMETIC:
+            return self._arithmetic(element), None
         if tag in ("cardinality", "cardinalityof", "contains"):
             return self._multiset_test(element), None
         if tag in _COMPARE:
@@ -357,6 +381,33 @@ class SymmetricTerms:
                 left, right = self._lookup(helper, left), self._lookup(helper, right)
             return ast.Compare(left, [_COMPARE[tag]()], [right]), None
         raise self.fail(element, f"term <{tag}> is outside the symmetric-net subset tcpn reads")
+
+    def _range_constant(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
+        """A ``finiteintrangeconstant``: its value, which must lie in the range it names."""
+        value = self._int(element)
+        sort_element = element.find("finiteintrange")
+        if sort_element is None:
+            raise self.fail(element, "a finite int range constant names its range "
+                            "(<finiteintrange start end>)")
+        sort = self._sort_body(sort_element, "range")
+        assert isinstance(sort, IntSet) and sort.low is not None and sort.high is not None
+        if not sort.low <= value <= sort.high:
+            raise self.fail(element, f"constant {value} is outside its range "
+                            f"{sort.low}..{sort.high}")
+        return ast.Constant(value), sort
+
+    def _arithmetic(self, element: ET.Element) -> ast.expr:
+        """An operator of the standard's integers (``addition``, ``subtraction``, ``mult``,
+        ``div``, ``mod`` of two numbers, ``lt``, ``leq``, ``gt``, ``geq`` between them):
+        numbers are multiplicities in a symmetric net, so these are closed terms."""
+        (left, _), (right, _) = self._terms(element, 2)
+        operator = _ARITHMETIC[element.tag]
+        if isinstance(operator, ast.cmpop):
+            return ast.Compare(left, [operator], [right])
+        if isinstance(operator, ast.FloorDiv | ast.Mod) and \
+                isinstance(right, ast.Constant) and right.value == 0:
+            raise self.fail(element, f"<{element.tag}> by zero")
+        return ast.BinOp(left, operator, right)
 
     def _multiset_test(self, element: ET.Element) -> ast.expr:
         """``cardinality`` (how many values a multiset holds), ``cardinalityof`` (how many
@@ -387,6 +438,17 @@ class SymmetricTerms:
     def _operator(self, element: ET.Element) -> tuple[ast.expr, ColourSet | None]:
         """A named operator applied: its definition with each parameter replaced by the
         argument given (the translation of the argument, evaluated once per use)."""
+        definition, arguments = self._operator_definition(element)
+        self._arguments.append(arguments)
+        try:
+            return self.term(definition)
+        finally:
+            self._arguments.pop()
+
+    def _operator_definition(self, element: ET.Element) -> tuple[
+            ET.Element, dict[str, tuple[ast.expr, ColourSet | None]]]:
+        """The definition of the named operator ``element`` applies, and its parameters'
+        arguments (translated in the caller's scope)."""
         declaration = self.operators[element.get("declaration", "")]
         name = declaration.get("name") or declaration.get("id", "")
         parameters = [p for block in declaration.findall("parameter") for p in block
@@ -401,12 +463,8 @@ class SymmetricTerms:
         if len(self._arguments) >= MAX_OPERATOR_DEPTH:
             raise self.fail(element, f"named operator {name} nests more than "
                             f"{MAX_OPERATOR_DEPTH} deep (a definition that uses itself?)")
-        self._arguments.append({p.get("id", ""): a for p, a in zip(parameters, arguments,
-                                                                    strict=True)})
-        try:
-            return self.term(definition[0])
-        finally:
-            self._arguments.pop()
+        return definition[0], {p.get("id", ""): a for p, a in zip(parameters, arguments,
+                                                                   strict=True)}
 
     def _shift(self, element: ET.Element, operand: ast.expr, sort: ColourSet | None,
                tag: str) -> ast.expr:
@@ -469,6 +527,13 @@ class SymmetricTerms:
                 raise self.fail(element, "takes one sort")
             self.sort(element[0])
             return Multiset.add([])
+        if tag == "useroperator" and element.get("declaration", "") in self.operators:
+            definition, arguments = self._operator_definition(element)
+            self._arguments.append(arguments)
+            try:  # a named operator may stand for a multiset (its definition one)
+                return self.multiset_tree(definition)
+            finally:
+                self._arguments.pop()
         if tag in ("numberof", "scalarproduct"):
             subterms = self._subterms(element)
             if len(subterms) != 2:
