@@ -99,7 +99,7 @@ from tcpn.petrinets import (
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["BBR", "BbrParams", "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "bbr_ack",
-           "bbr_loss", "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
+           "bbr_controls", "bbr_loss", "bbr_model", "bbr_open", "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
            "in_flight_target", "max_filter", "pace_delay_s"]
 
 STARTUP, DRAIN, PROBE_BW, PROBE_RTT = 0, 1, 2, 3
@@ -273,10 +273,13 @@ def _next_phase(b: Any, now: float, prior_in_flight: int, mss: int, init_cwnd: i
     return full_length or prior_in_flight <= in_flight_target(b, 1.0, mss, init_cwnd)
 
 
-def _model(b: Any, q: Any, acked: int, prior_in_flight: int, in_flight: int, now: float,
+@net_function
+def bbr_model(b: Any, q: Any, acked: int, prior_in_flight: int, in_flight: int, now: float,
            u: float, mss: int, init_cwnd: int, high_gain: float, bw_window: int,
            rtt_window_s: float, probe_rtt_s: float) -> Any:
-    """ns-3's ``UpdateModelAndState``; ``q`` the rate sample."""
+    """ns-3's ``UpdateModelAndState`` after an ACK that delivered ``acked`` bytes: ``q``
+    the rate sample, ``prior_in_flight`` and ``in_flight`` the bytes in flight before and
+    after the ACK, ``u`` a uniform draw (the first PROBE_BW phase)."""
     valid = q.sample_delivered >= 0 and q.interval > 0.0
     if valid:  # UpdateBottleneckBandwidth (UpdateRound first)
         if q.prior_delivered >= b.next_round:
@@ -327,9 +330,12 @@ def _save_cwnd(b: Any, in_recovery: bool) -> Any:
     return b._replace(prior_cwnd=max(b.prior_cwnd, b.cwnd))
 
 
-def _controls(b: Any, acked: int, in_flight: int, in_recovery: bool, delivered: int,
+@net_function
+def bbr_controls(b: Any, acked: int, in_flight: int, in_recovery: bool, delivered: int,
               mss: int, init_cwnd: int, high_gain: float) -> Any:
-    """ns-3's ``UpdateControlParameters``: the pacing rate, then the window."""
+    """ns-3's ``UpdateControlParameters`` after an ACK that delivered ``acked`` bytes
+    (``in_flight`` after it, ``delivered`` the connection's total): the pacing rate, then
+    the window."""
     rate = float(int(float(int(b.pacing_gain * _best_bps(b))) * (1.0 - PACING_MARGIN)))
     rate = min(rate, MAX_PACING_BPS)
     if b.filled or rate > b.pacing_bps:
@@ -374,9 +380,9 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
         socket_min = rtt if b.socket_min_rtt < 0 else min(b.socket_min_rtt, rtt)
         b = b._replace(last_rtt=rtt, socket_min_rtt=socket_min)
     q = rate_sample(rate_delivered(q, seqs, now, mss), b.socket_min_rtt)
-    b = _model(b, q, acked, prior_in_flight, in_flight, now, u, mss, init_cwnd, high_gain,
+    b = bbr_model(b, q, acked, prior_in_flight, in_flight, now, u, mss, init_cwnd, high_gain,
                bw_window, rtt_window_s, probe_rtt_s)
-    return _controls(b, acked, in_flight, in_recovery, q.delivered, mss, init_cwnd,
+    return bbr_controls(b, acked, in_flight, in_recovery, q.delivered, mss, init_cwnd,
                      high_gain), q
 
 
