@@ -40,8 +40,9 @@ token and put it back ``mss x 8 / pacing rate`` later, once the highest segment 
 past the initial window (ns-3's ``PaceInitialWindow`` false); the fast retransmit is not
 paced (ns-3 sends it directly).
 
-Read from memory, not from ns-3.44's source (its ``tcp-socket-base.cc`` is not in the
-wheel; ``tcp-bbr.cc`` and ``tcp-rate-ops.cc`` were read): BBR is initialised when the
+Read from memory, not from ns-3.44's source (the wheel has headers only; a public copy of
+ns-3's ``tcp-bbr.cc`` and ``tcp-rate-ops.cc``, whose members match the 3.44 header, was
+read, not ``tcp-socket-base.cc``): BBR is initialised when the
 connection opens, with the handshake's RTT as ``min_rtt`` and the initial pacing rate
 ``high_gain x cwnd / RTT`` (RTT in whole ms); ``CongControl`` runs after the ACK is
 processed, with the flight before it as ``prior_in_flight``; with a congestion control
@@ -98,8 +99,9 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["BBR", "BbrParams", "STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "bbr_ack",
-           "bbr_controls", "bbr_loss", "bbr_model", "bbr_open", "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
+__all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PROBE_BW", "PROBE_RTT", "STARTUP", "BbrParams",
+           "aggregation_state", "bbr_ack", "bbr_controls", "bbr_loss", "bbr_model", "bbr_open",
+           "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
            "in_flight_target", "max_filter", "pace_delay_s"]
 
 STARTUP, DRAIN, PROBE_BW, PROBE_RTT = 0, 1, 2, 3
@@ -147,10 +149,11 @@ def max_filter(samples: tuple[tuple[float, int], ...], value: float, now: int,
     >>> f = max_filter(f, 8.0, 3, 10)
     >>> f
     ((10.0, 0), (8.0, 3), (8.0, 3))
-    >>> max_filter(f, 7.0, 6, 10)
-    ((10.0, 0), (8.0, 3), (7.0, 6))
-    >>> max_filter(max_filter(f, 7.0, 6, 10), 6.0, 11, 10)
-    ((8.0, 3), (7.0, 6), (6.0, 11))
+    >>> f = max_filter(f, 7.0, 9, 10)
+    >>> f
+    ((10.0, 0), (8.0, 3), (7.0, 9))
+    >>> max_filter(f, 6.0, 11, 10)
+    ((8.0, 3), (7.0, 9), (6.0, 11))
     """
     fresh = ((value, now),) * 3
     if not samples or samples[0][0] == 0.0 or value >= samples[0][0] \
@@ -368,13 +371,16 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
     (``now - a.echo`` when ``rtt_sample``: an ACK of new data), the rate sample, then ns-3's
     ``CongControl``; ``in_recovery`` is the sender's state after the ACK, ``u`` a uniform
     draw for PROBE_BW's first phase."""
-    merged = merge_sack(t.sacked, a.sack, max(t.una, a.ack))
-    seqs = newly_delivered(t.sacked, merged, t.una, max(t.una, a.ack))
+    una = max(t.una, a.ack)
+    held = merge_sack(t.sacked, q.kept, t.una)  # the scoreboard, with what a timeout forgot
+    merged = merge_sack(held, a.sack, una)
+    seqs = newly_delivered(held, merged, t.una, una)
     acked = len(seqs) * mss
-    prior_in_flight = sack_pipe(t, dupthresh) * mss
-    after = t._replace(una=max(t.una, a.ack), nxt=max(t.nxt, a.ack), sacked=merged,
+    prior_in_flight = sack_pipe(t._replace(sacked=held), dupthresh) * mss
+    after = t._replace(una=una, nxt=max(t.nxt, a.ack), sacked=merged,
                        highrxt=max(t.highrxt, a.ack))
     in_flight = sack_pipe(after, dupthresh) * mss
+    q = q._replace(kept=merge_sack(q.kept, (), una))
     if rtt_sample:
         rtt = now - a.echo
         socket_min = rtt if b.socket_min_rtt < 0 else min(b.socket_min_rtt, rtt)
@@ -514,6 +520,8 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         wrap_output(net, tname, "tcb", "({base})._replace(cwnd=b2.cwnd / MSS_BYTES, "
                                        "ssthresh=b2.ssthresh / MSS_BYTES)")
     track(net, "timeout", "bbr", "b", "bbr_loss(b, MSS_BYTES)")
+    # ns-3 keeps its SACK information across a timeout; the base sender forgets it
+    track(net, "timeout", "rate", "q", "q._replace(kept=merge_sack(t.sacked, q.kept, t.una))")
     wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=t.ssthresh)")
 
 
