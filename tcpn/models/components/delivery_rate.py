@@ -8,9 +8,7 @@ the sample, which ns-3 keeps from one ACK to the next (``prior_delivered``,
 ``prior_time`` (0: none, the sample is invalid), ``send_elapsed``, ``ack_elapsed``,
 ``app_limited``; its outputs ``sample_delivered`` (-1: invalid), ``interval`` and
 ``delivery_bps``), and ``sent``: one ``(seq, delivered, delivered_time, first_sent,
-app_limited, last_sent)`` per segment sent and not yet delivered, sorted by ``seq``;
-``kept``, the SACKed segments the sender's scoreboard forgot at a timeout (ns-3 keeps
-them: they are not delivered, nor sent, again).
+app_limited, last_sent)`` per segment sent and not yet delivered, sorted by ``seq``.
 
 * :func:`rate_sent` is ``SkbSent``: a segment sent when nothing is in flight restarts
   ``first_sent`` and ``delivered_time``; the segment keeps the connection's state, a
@@ -46,20 +44,18 @@ SENT = ListSet(ProductSet(INT, INT, REAL, REAL, BOOL, REAL), name="RateSends")
 RATE = RecordSet("Rate", delivered=IntSet(0), delivered_time=REAL, first_sent=REAL,
                  rate_delivered=IntSet(0), rate_interval=REAL, prior_delivered=IntSet(0),
                  prior_time=REAL, send_elapsed=REAL, ack_elapsed=REAL, app_limited=BOOL,
-                 sample_delivered=INT, interval=REAL, delivery_bps=REAL, sent=SENT,
-                 kept=ListSet(ProductSet(INT, INT), name="KeptSacks"))
+                 sample_delivered=INT, interval=REAL, delivery_bps=REAL, sent=SENT)
 Rate: Any = RATE.record_type
 
 
 def rate_start() -> Any:
     """The state of a new connection: nothing delivered, no sample."""
-    return Rate(0, 0.0, 0.0, 0, 0.0, 0, 0.0, 0.0, 0.0, False, -1, 0.0, 0.0, (), ())
+    return Rate(0, 0.0, 0.0, 0, 0.0, 0, 0.0, 0.0, 0.0, False, -1, 0.0, 0.0, ())
 
 
 @net_function
 def rate_sent(r: Any, seq: int, now: float, idle: bool) -> Any:
-    """``SkbSent``: segment ``seq`` leaves at ``now``; ``idle``: nothing was in flight. A
-    segment of ``kept`` (delivered) gets no record.
+    """``SkbSent``: segment ``seq`` leaves at ``now``; ``idle``: nothing was in flight.
 
     >>> r = rate_sent(rate_start(), 3, 2.0, True)
     >>> r.sent, r.first_sent
@@ -67,8 +63,6 @@ def rate_sent(r: Any, seq: int, now: float, idle: bool) -> Any:
     >>> rate_sent(r, 3, 2.5, False).sent
     ((3, 0, 2.0, 2.0, False, 2.5),)
     """
-    if any(start <= seq < end for start, end in r.kept):
-        return r
     if idle:
         r = r._replace(first_sent=now, delivered_time=now)
     record = (seq, r.delivered, r.delivered_time, r.first_sent, False, now)

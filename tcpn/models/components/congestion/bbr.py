@@ -32,7 +32,12 @@ Losses (ns-3's ``CongestionStateSet`` and ``CwndEvent``): the fast retransmit sa
 window and sets it to the flight plus what the ACK delivered (packet conservation until
 the next round); ``ssthresh`` is not changed by a loss; the ACK that ends recovery restores
 the saved window if larger; a timeout saves the window and starts a round (the base sender
-sets the window to one segment). ns-3's ``TcpBbr`` reads a zero loss count from its socket
+sets the window to one segment). Unlike the base sender, BBR's keeps its scoreboard across
+a timeout, as ns-3 does, and goes back sending only the segments it does not hold, its
+flight the segments sent again (:func:`in_flight_segments`: ns-3 counts the rest lost);
+the base sender's go-back-N sent the held segments again, whose duplicate ACKs started a
+fast retransmit (one flow through a 20-packet buffer: 5.4 Mbit/s in 4 s, against ns-3's
+6.9 and 6.7 with this rule). ns-3's ``TcpBbr`` reads a zero loss count from its socket
 (``bytesLoss``): no rule here acts on lost bytes either.
 
 Pacing (``pace``): ``send`` and ``sack_retransmit`` (ns-3's ``SendPendingData``) take the
@@ -73,7 +78,7 @@ from tcpn.models.components.delivery_rate import (
     rate_sent,
     rate_start,
 )
-from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.extend import add_action, or_guard, track, wrap_output
 from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
@@ -102,7 +107,8 @@ from tcpn.petrinets.net_functions import net_function
 __all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PROBE_BW", "PROBE_RTT", "STARTUP", "BbrParams",
            "aggregation_state", "bbr_ack", "bbr_controls", "bbr_loss", "bbr_model", "bbr_open",
            "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
-           "in_flight_target", "max_filter", "pace_delay_s"]
+           "in_flight_segments", "in_flight_target", "max_filter", "pace_delay_s",
+           "unsacked_from"]
 
 STARTUP, DRAIN, PROBE_BW, PROBE_RTT = 0, 1, 2, 3
 #: PROBE_BW's pacing gains, one phase per min RTT (ns-3's ``PACING_GAIN_CYCLE``).
@@ -363,6 +369,36 @@ def bbr_controls(b: Any, acked: int, in_flight: int, in_recovery: bool, delivere
 
 
 @net_function
+def unsacked_from(sacked: tuple[tuple[int, int], ...], seq: int) -> int:
+    """The first segment from ``seq`` that the scoreboard ``sacked`` does not hold.
+
+    >>> unsacked_from(((5, 8), (9, 10)), 5), unsacked_from(((5, 8),), 4)
+    (8, 4)
+    """
+    for start, end in sacked:
+        if start <= seq < end:
+            seq = end
+    return seq
+
+
+@net_function
+def in_flight_segments(t: Any, dupthresh: int) -> int:
+    """ns-3's ``BytesInFlight`` in segments: RFC 6675's pipe, except while the sender goes
+    back after a timeout (``nxt < high`` outside recovery), where ns-3 counts every
+    segment it had sent lost: the segments sent again since, less those SACKed.
+
+    >>> from tcpn.models.components.sender import Tcb
+    >>> t = Tcb(4.0, 50.0, 10, 14, 30, 0, 30, False, 0, False, ((12, 20),), 10, False, 0)
+    >>> in_flight_segments(t, 3)
+    2
+    """
+    if t.nxt < t.high and not t.inrec:
+        held = sum(max(0, min(end, t.nxt) - max(start, t.una)) for start, end in t.sacked)
+        return t.nxt - t.una - held
+    return sack_pipe(t, dupthresh)
+
+
+@net_function
 def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: bool,
             dupthresh: int, mss: int, init_cwnd: int, high_gain: float, bw_window: int,
             rtt_window_s: float, probe_rtt_s: float, rtt_sample: bool) -> tuple[Any, Any]:
@@ -372,15 +408,13 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
     ``CongControl``; ``in_recovery`` is the sender's state after the ACK, ``u`` a uniform
     draw for PROBE_BW's first phase."""
     una = max(t.una, a.ack)
-    held = merge_sack(t.sacked, q.kept, t.una)  # the scoreboard, with what a timeout forgot
-    merged = merge_sack(held, a.sack, una)
-    seqs = newly_delivered(held, merged, t.una, una)
+    merged = merge_sack(t.sacked, a.sack, una)
+    seqs = newly_delivered(t.sacked, merged, t.una, una)
     acked = len(seqs) * mss
-    prior_in_flight = sack_pipe(t._replace(sacked=held), dupthresh) * mss
+    prior_in_flight = in_flight_segments(t, dupthresh) * mss
     after = t._replace(una=una, nxt=max(t.nxt, a.ack), sacked=merged,
                        highrxt=max(t.highrxt, a.ack))
-    in_flight = sack_pipe(after, dupthresh) * mss
-    q = q._replace(kept=merge_sack(q.kept, (), una))
+    in_flight = in_flight_segments(after, dupthresh) * mss
     if rtt_sample:
         rtt = now - a.echo
         socket_min = rtt if b.socket_min_rtt < 0 else min(b.socket_min_rtt, rtt)
@@ -401,7 +435,7 @@ def bbr_recovery(b: Any, t: Any, a: Any, dupthresh: int, mss: int) -> Any:
     after = t._replace(sacked=merged)
     acked = len(newly_delivered(t.sacked, merged, t.una, t.una)) * mss
     b = _save_cwnd(b, False)
-    return b._replace(cwnd=sack_pipe(after, dupthresh) * mss + max(acked, mss),
+    return b._replace(cwnd=in_flight_segments(after, dupthresh) * mss + max(acked, mss),
                       conservation=True)
 
 
@@ -457,7 +491,8 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                 BW_WINDOW=bw_window_rounds, RTT_WINDOW=rtt_window_s,
                 PROBE_RTT_S=probe_rtt_duration_s, bbr_open=bbr_open,
                 bbr_recovery=bbr_recovery, bbr_recovery_exit=bbr_recovery_exit,
-                bbr_loss=bbr_loss, pace_delay_s=pace_delay_s, rate_sent=rate_sent)
+                bbr_loss=bbr_loss, pace_delay_s=pace_delay_s, rate_sent=rate_sent,
+                unsacked_from=unsacked_from, in_flight_segments=in_flight_segments)
     net.add_place(Place("bbr", BBR, initial=[bbr_start(init_cwnd, mss, high_gain)]))
     net.add_place(Place("rate", RATE, initial=[rate_start()]))
     net.add_place(Place("pace", UNIT.timed(), initial=[Token((), 0.0)]))
@@ -473,7 +508,7 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                        delay=f"pace_delay_s(b, {high}, MSS_BYTES, INIT_CWND_SEG)")
         net.add_read("bbr", tname, "b")
         track(net, tname, "rate", "q",
-              f"rate_sent(q, {seq}, now, sack_pipe(t, DUPTHRESH) == 0)")
+              f"rate_sent(q, {seq}, now, in_flight_segments(t, DUPTHRESH) == 0)")
     _congestion_control(net, config, high_gain, bw_window_rounds, rtt_window_s,
                         probe_rtt_duration_s)
     return net
@@ -509,6 +544,7 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         return bbr_on_ack
 
     resent = retransmissions(net)
+    has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
     for tname in (t for t in ACK_TRANSITIONS if t in net.transitions and t != "stale_ack"):
         net.add_input("bbr", tname, "b")
         net.add_output("bbr", tname, "b2")
@@ -520,9 +556,13 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         wrap_output(net, tname, "tcb", "({base})._replace(cwnd=b2.cwnd / MSS_BYTES, "
                                        "ssthresh=b2.ssthresh / MSS_BYTES)")
     track(net, "timeout", "bbr", "b", "bbr_loss(b, MSS_BYTES)")
-    # ns-3 keeps its SACK information across a timeout; the base sender forgets it
-    track(net, "timeout", "rate", "q", "q._replace(kept=merge_sack(t.sacked, q.kept, t.una))")
-    wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=t.ssthresh)")
+    # ns-3 keeps its scoreboard across a timeout (the base sender forgets it) ...
+    wrap_output(net, "timeout", "tcb", "({base})._replace(ssthresh=t.ssthresh, "
+                                       "sacked=t.sacked)")
+    # ... and sends again only what it does not hold, its flight the segments sent again
+    wrap_output(net, "send", "tcb", "({base})._replace(nxt=unsacked_from(t.sacked, t.nxt + 1))")
+    or_guard(net, "send", f"{has_data} and not t.inrec and t.nxt < t.high and "
+                          "in_flight_segments(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)")
 
 
 # --------------------------------------------------------------------------- registration
