@@ -266,3 +266,38 @@ def test_net_and_ns3_share_startup_drain_and_probe_bw_window():
     assert abs(late_net - late_ns3) <= 1
     good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
     assert good_net == pytest.approx(good_ns3, rel=0.01)
+
+
+# --------------------------------------------------------------------------- one flow, losses
+
+#: A 20-packet buffer: STARTUP's overshoot ends in losses and a timeout (at 1.36 s in both
+#: lenses), PROBE_BW's 1.25 phases in a few losses each.
+SMALL_BUFFER = 20
+
+
+def _small_buffer() -> dict:
+    data = _short()
+    data["links"][0]["ab"]["queue"]["limit"] = SMALL_BUFFER
+    return data
+
+
+def test_net_timeout_resends_only_what_the_receiver_does_not_hold():
+    """ns-3 keeps its scoreboard across a timeout; so does BBR's sender here: it
+    retransmits no more segments than the queue dropped (the base sender's go-back-N
+    sent the held ones again too, 182 retransmissions for 137 drops in 2.4 s)."""
+    trace = _trace(NetLens(), _small_buffer())
+    counts = trace.events("f0").groupby("event").size()
+    assert counts["timeout"] >= 1 and counts["drop"] > 50
+    assert counts["retransmit"] <= counts["drop"]
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_the_startup_timeout_and_goodput_through_a_small_buffer():
+    data = _small_buffer()
+    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    timeouts = [trace.events("f0", "timeout")["time_s"].to_numpy() for trace in (net, ns3)]
+    assert len(timeouts[0]) == len(timeouts[1]) == 1
+    assert abs(timeouts[0][0] - timeouts[1][0]) < 0.005
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.05)
