@@ -11,8 +11,11 @@ too) :func:`bbr_ack` takes the delivery-rate sample and
 * **the model**: the bandwidth filter (:func:`max_filter`, ns-3's windowed filter over
   ``bw_window_rounds`` round trips, three samples, Kathleen Nichols' algorithm) takes the
   sample's rate at each new round (a round ends when a segment sent after its start is
-  delivered); the smallest RTT (``min_rtt``) is the last RTT sample when it is not larger,
-  or when ``rtt_window_s`` has passed since it was taken;
+  delivered); the smallest RTT (``min_rtt``) is the last RTT when it is not larger, or
+  when ``rtt_window_s`` has passed since it was taken. The RTT is ns-3's ``m_lastRtt``,
+  its estimator's smoothed RTT (the ``rtt`` place's ``srtt``; the raw sample is not
+  kept), so the ``min_rtt`` PROBE_RTT leaves with is the smoothed RTT that 200 ms at a
+  4-segment flight brought down, above the path's;
 * **the state machine**: STARTUP (pacing and window gain ``high_gain``) until the
   bandwidth grew less than 25 % in three rounds; DRAIN (pacing gain ``1 / high_gain``)
   until the flight is at most one BDP (ns-3 then sets ``ssthresh`` to it); PROBE_BW,
@@ -401,10 +404,11 @@ def in_flight_segments(t: Any, dupthresh: int) -> int:
 @net_function
 def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: bool,
             dupthresh: int, mss: int, init_cwnd: int, high_gain: float, bw_window: int,
-            rtt_window_s: float, probe_rtt_s: float, rtt_sample: bool) -> tuple[Any, Any]:
+            rtt_window_s: float, probe_rtt_s: float, srtt_s: float) -> tuple[Any, Any]:
     """``(bbr, rate)`` after ACK ``a`` reaches the sender ``t`` (before the ACK) at
-    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT sample
-    (``now - a.echo`` when ``rtt_sample``: an ACK of new data), the rate sample, then ns-3's
+    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT (``srtt_s``, the
+    smoothed RTT after an ACK of new data, -1 for other ACKs: ns-3's ``m_lastRtt`` is its
+    RTT estimator's smoothed value, kept between samples), the rate sample, then ns-3's
     ``CongControl``; ``in_recovery`` is the sender's state after the ACK, ``u`` a uniform
     draw for PROBE_BW's first phase."""
     una = max(t.una, a.ack)
@@ -415,10 +419,9 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
     after = t._replace(una=una, nxt=max(t.nxt, a.ack), sacked=merged,
                        highrxt=max(t.highrxt, a.ack))
     in_flight = in_flight_segments(after, dupthresh) * mss
-    if rtt_sample:
-        rtt = now - a.echo
-        socket_min = rtt if b.socket_min_rtt < 0 else min(b.socket_min_rtt, rtt)
-        b = b._replace(last_rtt=rtt, socket_min_rtt=socket_min)
+    if srtt_s >= 0:
+        socket_min = srtt_s if b.socket_min_rtt < 0 else min(b.socket_min_rtt, srtt_s)
+        b = b._replace(last_rtt=srtt_s, socket_min_rtt=socket_min)
     q = rate_sample(rate_delivered(q, seqs, now, mss), b.socket_min_rtt)
     b = bbr_model(b, q, acked, prior_in_flight, in_flight, now, u, mss, init_cwnd, high_gain,
                bw_window, rtt_window_s, probe_rtt_s)
@@ -530,18 +533,27 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         leaving = tname == "recovery_exit"
         sample = tname in new_data
 
-        def bbr_on_ack(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any) -> dict[str, Any]:
+        def bbr_on_ack(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
+                       srtt_s: float) -> dict[str, Any]:
             if entering:
                 b = bbr_recovery(b, t, a, dupthresh, mss)
             if leaving:
                 b = bbr_recovery_exit(b)
             b2, q2 = bbr_ack(b, q, t, a, now, float(rng.random()), in_recovery, dupthresh,
                              mss, init_cwnd, high_gain, bw_window_rounds, rtt_window_s,
-                             probe_rtt_duration_s, sample)
+                             probe_rtt_duration_s, srtt_s)
             return {"b2": b2, "q2": q2}
 
-        bbr_on_ack.__name__ = f"bbr_{tname}"
-        return bbr_on_ack
+        def sampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
+                    r2: Any) -> dict[str, Any]:
+            return bbr_on_ack(b, q, t, a, now, rng, r2.srtt)
+
+        def unsampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any) -> dict[str, Any]:
+            return bbr_on_ack(b, q, t, a, now, rng, -1.0)
+
+        action = sampled if sample else unsampled
+        action.__name__ = f"bbr_{tname}"
+        return action
 
     resent = retransmissions(net)
     has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
