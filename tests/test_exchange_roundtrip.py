@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tcpn.errors import InputError
 from tcpn.models.scenario import parse_scenario
 from tcpn.models.topology import scenario_net
 from tcpn.petrinets import INT, PetriNet, Place, Transition
@@ -18,8 +19,11 @@ from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.roundtrip import compare_runs
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-FILES = sorted([*SCENARIOS.glob("*.yaml"), *(SCENARIOS / "reference").glob("*.yaml"),
-                *(SCENARIOS / "studies").glob("*.yaml")])
+#: Scenarios whose net has no CPN Tools form yet, with why: they are refused by name.
+NOT_EXPORTABLE = {"reference/bbr_2flows.yaml": "bbr_new_ack"}  # BBR's law: Python, no CPN ML
+ALL_FILES = sorted([*SCENARIOS.glob("*.yaml"), *(SCENARIOS / "reference").glob("*.yaml"),
+                    *(SCENARIOS / "studies").glob("*.yaml")])
+FILES = [p for p in ALL_FILES if str(p.relative_to(SCENARIOS)) not in NOT_EXPORTABLE]
 # the default run: the token-bucket reference (its SACK pipe recursed past Python's stack at
 # firing 5,135) and a study with a policer (ties across modules broken by transition order)
 SAMPLE = {"reference/tbf_shared.yaml", "studies/s2_k50_loss20.yaml"}
@@ -36,6 +40,13 @@ def slow_unless_sampled(path: Path) -> tuple:
 
 def test_the_scenarios_are_found():
     assert len(FILES) >= 40 and {scenario_id(p) for p in FILES} >= SAMPLE
+    assert {scenario_id(p) for p in ALL_FILES} >= set(NOT_EXPORTABLE)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_EXPORTABLE))
+def test_a_net_without_cpn_form_is_refused_naming_the_declaration(name):
+    with pytest.raises(InputError, match=NOT_EXPORTABLE[name]):
+        to_cpn(scenario_net(SCENARIOS / name), layout="grid")
 
 
 @pytest.mark.parametrize(("path", "firings"), [

@@ -126,7 +126,7 @@ def test_an_unknown_variant_names_the_field_the_registered_ones_and_the_closest(
     message = str(caught.value)
     assert "x.yaml:6: flows[0].variant: unknown variant 'cubik' (did you mean 'cubic'?)" \
         in message
-    assert "registered: adaptive_vegas, aimd, cubic" in message
+    assert "registered: adaptive_vegas, aimd, bbr, cubic" in message
 
 
 def test_bad_params_name_the_variant_field(aimd):

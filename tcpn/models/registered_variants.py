@@ -39,6 +39,7 @@ BUILTIN_MODULES = (
     "tcpn.models.components.congestion.westwood",
     "tcpn.models.components.congestion.tcp_l",
     "tcpn.models.components.congestion.cubic",
+    "tcpn.models.components.congestion.bbr",
     "tcpn.models.components.congestion.dctcp",
 )
 """The modules of tcpn's own variants, each registering its own."""
@@ -59,6 +60,7 @@ def _load() -> None:
             return
         _LOADED = True  # set first: the modules imported below call register_variant
         from tcpn.models.components.congestion import (  # noqa: F401  (each registers itself)
+            bbr,
             cubic,
             dctcp,
             loss_based,

@@ -51,8 +51,10 @@ _STREAM_QUEUES = 100_000
 _STREAM_ERRORS = 200_000
 _STREAM_VARIANTS = 300_000
 _STREAM_WIFI = 400_000
-_RANDOM_CONGESTION = ("tcpn::TcpL",)
-"""Congestion controls that draw random numbers (their ``Stream`` attribute is set)."""
+_RANDOM_CONGESTION = ("tcpn::TcpL", "ns3::TcpBbr")
+"""Congestion controls that draw random numbers (their ``Stream`` attribute is set, one
+stream per flow: ``TcpBbr``'s default, stream 4 for every flow, would give all its flows
+the same PROBE_BW phases in a run)."""
 
 
 def _array(vector: Any, dtype: type) -> np.ndarray:

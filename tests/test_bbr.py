@@ -1,0 +1,303 @@
+"""BBR v1 (tcpn/models/components/congestion/bbr.py) against ns-3.44's ``TcpBbr``.
+
+Hand-worked steps of the bandwidth filter and the state machine (STARTUP, DRAIN, PROBE_BW's
+gain cycle, PROBE_RTT), the expectations worked from the algorithm as ns-3's tcp-bbr.cc
+states it; then one flow of scenarios/reference/bbr_2flows.yaml from a fixed start in the
+net lens, and in both lenses (marked ns3): the same STARTUP peak, the same instant of
+DRAIN, the same window in PROBE_BW (but for the +2 segments of the 1.25 phase, whose
+start is a random draw in each lens) and the same goodput.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcpn.errors import InputError
+from tcpn.lenses import make_run
+from tcpn.lenses.fluid import FluidLens
+from tcpn.lenses.net import NetLens
+from tcpn.lenses.ns3 import Ns3Lens
+from tcpn.lenses.ns3.loader import installed
+from tcpn.models.components.congestion.bbr import (
+    DRAIN,
+    GAIN_CYCLE,
+    PROBE_BW,
+    PROBE_RTT,
+    STARTUP,
+    bbr_controls,
+    bbr_model,
+    bbr_open,
+    bbr_sender_net,
+    bbr_start,
+    in_flight_target,
+    max_filter,
+)
+from tcpn.models.components.delivery_rate import rate_start
+from tcpn.models.components.sender import SenderConfig
+from tcpn.models.metrics import goodput_bps
+from tcpn.models.scenario import load_scenario, validate_scenario
+from tcpn.models.traces import TraceWriter
+
+REFERENCE = "scenarios/reference/bbr_2flows.yaml"
+MSS = 1000
+INIT = 10
+GAIN = 2.89
+#: 10 Mbit/s and 40 ms: a BDP of 50,000 bytes, 50 segments of MSS.
+BW_BPS, RTT_S = 1e7, 0.04
+
+
+def _sample(delivered: int, prior_delivered: int, rate_bps: float) -> object:
+    """A valid rate sample: ``delivered`` bytes in all, the sample's segment sent when
+    ``prior_delivered`` had been."""
+    return rate_start()._replace(delivered=delivered, prior_delivered=prior_delivered,
+                                 prior_time=1.0, sample_delivered=delivered - prior_delivered,
+                                 interval=RTT_S, delivery_bps=rate_bps)
+
+
+def _model(b, q, now, *, acked=2 * MSS, prior=0, flight=0, u=0.0):
+    return bbr_model(b, q, acked, prior, flight, now, u, MSS, INIT, GAIN, 10, 10.0, 0.2)
+
+
+def _opened():
+    return bbr_open(bbr_start(INIT, MSS, GAIN), RTT_S, 0.0, INIT, MSS, GAIN, 1e9)
+
+
+# --------------------------------------------------------------------------- the filters
+
+
+def test_bandwidth_filter_keeps_the_window_max_and_expires_it():
+    """Samples over rounds 0..12, none above the first until round 12: the best (10,
+    round 0) holds for 10 rounds, the second and third are refreshed after a quarter
+    and a half window, and the second best takes over when the best expires."""
+    f = max_filter((), 10.0, 0, 10)
+    assert max_filter(f, 6.0, 1, 10) == f  # below all three, within a quarter window
+    f = max_filter(f, 8.0, 3, 10)  # second == best for more than 10 >> 2 rounds
+    assert f == ((10.0, 0), (8.0, 3), (8.0, 3))
+    assert max_filter(f, 7.0, 6, 10) == f  # third == second for only 3 rounds
+    f = max_filter(f, 7.0, 9, 10)  # ... for 6 > 10 >> 1 rounds: the third is refreshed
+    assert f == ((10.0, 0), (8.0, 3), (7.0, 9))
+    assert max_filter(f, 5.0, 10, 10) == f  # 10 rounds: 10 is still the best
+    f = max_filter(f, 5.0, 11, 10)  # 11 rounds: it expires, the others move up
+    assert f == ((8.0, 3), (7.0, 9), (5.0, 11))
+    assert max_filter(f, 9.0, 12, 10) == ((9.0, 12),) * 3  # a new max resets all three
+    assert max_filter(f, 1.0, 22, 10) == ((1.0, 22),) * 3  # the whole window gone
+
+
+def test_min_rtt_filter_takes_smaller_samples_and_any_sample_after_the_window():
+    b = _opened()._replace(mode=PROBE_BW, filled=True, bw=((BW_BPS, 1),) * 3)
+    q = _sample(10 * MSS, 0, BW_BPS)
+    assert _model(b._replace(last_rtt=0.05), q, 1.0).min_rtt == RTT_S  # larger: kept
+    smaller = _model(b._replace(last_rtt=0.03), q, 1.0)
+    assert (smaller.min_rtt, smaller.min_rtt_stamp) == (0.03, 1.0)
+    late = _model(b._replace(last_rtt=0.05), q, 10.5)  # 10 s passed: taken, PROBE_RTT
+    assert (late.min_rtt, late.min_rtt_stamp, late.mode) == (0.05, 10.5, PROBE_RTT)
+
+
+# --------------------------------------------------------------------------- the state machine
+
+
+def test_open_sets_startup_gains_and_the_initial_pacing_rate():
+    b = _opened()
+    assert (b.mode, b.pacing_gain, b.cwnd_gain) == (STARTUP, GAIN, GAIN)
+    # high_gain x 10 segments / 40 ms
+    assert b.pacing_bps == pytest.approx(GAIN * 10 * MSS * 8 / RTT_S, abs=1)
+    assert in_flight_target(b, 1.0, MSS, INIT) == int(2e6 * RTT_S / 8) + 3 * MSS
+
+
+def test_startup_ends_after_three_rounds_without_25_percent_growth_then_drain_then_probe_bw():
+    b, delivered, now = _opened(), 0, 0.0
+    rates = [4e6, 6e6, 9e6, 10e6, 10.5e6, 10.5e6]  # grows >= 25 % until 9 Mbit/s
+    modes = []
+    for rate in rates:
+        prior, delivered, now = delivered, delivered + 20 * MSS, now + RTT_S
+        b = _model(b, _sample(delivered, prior, rate), now, flight=200 * MSS)
+        modes.append((b.mode, b.rounds, b.full_count))
+    # rounds 1-3 grow the estimate >= 25 %; 10, 10.5, 10.5 do not (9 x 1.25 = 11.25)
+    assert modes == [(STARTUP, 1, 0), (STARTUP, 2, 0), (STARTUP, 3, 0), (STARTUP, 4, 1),
+                     (STARTUP, 5, 2), (DRAIN, 6, 3)]
+    assert b.pacing_gain == pytest.approx(1 / GAIN) and b.cwnd_gain == GAIN
+    bdp = 10.5e6 * RTT_S / 8
+    assert b.ssthresh == int(bdp + 3 * MSS)  # ns-3: ssthresh = InFlight(1) on DRAIN
+    # DRAIN until the flight is at most one BDP (+3 quanta)
+    q = _sample(delivered + 2 * MSS, delivered - 20 * MSS, 10.5e6)
+    assert _model(b, q, now + 0.01, flight=int(bdp) + 4 * MSS).mode == DRAIN
+    probe = _model(b, q, now + 0.01, flight=int(bdp), u=0.0)
+    # u = 0: index 7 - 0, advanced to 0: the 1.25 phase, window gain 2
+    assert (probe.mode, probe.cycle, probe.pacing_gain, probe.cwnd_gain) == \
+        (PROBE_BW, 0, 1.25, 2.0)
+    # the other draws start at phases 7, 6, 5, 4, 3: never 0.75
+    starts = {_model(b, q, now + 0.01, flight=0, u=u).cycle for u in np.arange(0.0, 1.0, 1 / 6)}
+    assert starts == {0, 7, 6, 5, 4, 3}
+
+
+def test_gain_cycle_phases_end_as_ns3_tests_them():
+    b = _opened()._replace(mode=PROBE_BW, filled=True, bw=((BW_BPS, 5),) * 3, cwnd_gain=2.0,
+                           cycle=0, pacing_gain=1.25, cycle_stamp=1.0, next_round=10 ** 9)
+    q = _sample(100 * MSS, 50 * MSS, BW_BPS)
+    target_125 = in_flight_target(b, 1.25, MSS, INIT)  # 1.25 BDP + 3 quanta + 2 segments
+    assert target_125 == int(1.25 * 50_000) + 5 * MSS
+    # 1.25: a full min RTT and the flight before the ACK at 1.25 BDP
+    assert _model(b, q, 1.05, prior=target_125 - 1).cycle == 0
+    assert _model(b, q, 1.03, prior=target_125).cycle == 0
+    after = _model(b, q, 1.05, prior=target_125)
+    assert (after.cycle, after.pacing_gain, after.cycle_stamp) == (1, 0.75, 1.05)
+    # 0.75: ends at a full min RTT or as soon as the flight is down to one BDP
+    drain = after
+    assert _model(drain, q, 1.06, prior=60 * MSS).cycle == 1
+    assert _model(drain, q, 1.06, prior=53 * MSS).cycle == 2
+    # 1: a full min RTT each
+    ones = drain._replace(cycle=2, pacing_gain=1.0, cycle_stamp=2.0)
+    assert _model(ones, q, 2.039, prior=0).cycle == 2
+    assert _model(ones, q, 2.041, prior=0).pacing_gain == GAIN_CYCLE[3]
+
+
+def test_probe_rtt_caps_the_window_for_200_ms_and_a_round_then_restores_it():
+    b = _opened()._replace(mode=PROBE_BW, filled=True, bw=((BW_BPS, 5),) * 3, cwnd_gain=2.0,
+                           cycle=3, pacing_gain=1.0, cycle_stamp=9.0, min_rtt_stamp=0.5,
+                           cwnd=110 * MSS, last_rtt=0.045, next_round=10 ** 9)
+    q = _sample(1000 * MSS, 900 * MSS, BW_BPS)
+    b = _model(b, q, 10.6, flight=100 * MSS)  # 10 s since the min RTT: PROBE_RTT
+    assert (b.mode, b.pacing_gain, b.cwnd_gain, b.prior_cwnd, b.probe_done) == \
+        (PROBE_RTT, 1.0, 1.0, 110 * MSS, 0.0)
+    b = bbr_controls(b, 2 * MSS, 100 * MSS, False, 1000 * MSS, MSS, INIT, GAIN)
+    assert b.cwnd == 4 * MSS
+    b = _model(b, q, 10.7, flight=4 * MSS)  # flight down to 4 segments: 200 ms start
+    assert b.probe_done == pytest.approx(10.9) and b.next_round == 1000 * MSS
+    later = _sample(1010 * MSS, 1000 * MSS, BW_BPS)  # a round ends
+    b = _model(b, later, 10.8, flight=4 * MSS)
+    assert b.mode == PROBE_RTT and b.probe_round_done
+    done = _model(b, later, 10.95, flight=4 * MSS)
+    assert done.mode == PROBE_BW and done.cwnd == 110 * MSS and done.min_rtt_stamp == 10.95
+
+
+def test_window_grows_by_what_is_delivered_up_to_two_bdp():
+    b = _opened()._replace(mode=PROBE_BW, filled=True, bw=((BW_BPS, 5),) * 3, cwnd_gain=2.0,
+                           cycle=3, pacing_gain=1.0, cwnd=100 * MSS, extra=(2 * MSS, 0))
+    target = 2 * 50_000 + 3 * MSS + 2 * MSS  # 2 BDP, 3 quanta, the aggregation allowance
+    grown = bbr_controls(b, 2 * MSS, 90 * MSS, False, 10 ** 6, MSS, INIT, GAIN)
+    assert grown.cwnd == 102 * MSS
+    assert bbr_controls(grown._replace(cwnd=104 * MSS), 2 * MSS, 90 * MSS, False, 10 ** 6,
+                        MSS, INIT, GAIN).cwnd == target
+    # pacing at the gain times the estimate, 1 % below
+    assert grown.pacing_bps == pytest.approx(0.99 * BW_BPS, abs=1)
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_reference_scenario_reads_as_bbr_with_ns3_defaults():
+    params = load_scenario(REFERENCE).flows[0].params
+    assert (params.high_gain, params.bw_window_rounds, params.rtt_window_s,
+            params.probe_rtt_duration_s) == (2.89, 10, 10.0, 0.2)
+
+
+def test_lenses_refuse_what_is_not_modelled():
+    data = _short()
+    data["tcp"]["sack"] = False
+    with pytest.raises(InputError, match="BBR runs on SACK recovery only"):
+        NetLens().check(validate_scenario(data))
+    with pytest.raises(InputError, match="variant bbr has no fluid model"):
+        FluidLens().check(validate_scenario(_short()))
+    with pytest.raises(InputError, match="only bulk flows are modelled"):
+        bbr_sender_net(SenderConfig(flow=0, dst=1, variant="sack", total_segments=100))
+
+
+# --------------------------------------------------------------------------- one flow
+
+HORIZON_S = 4.0
+
+
+def _short() -> dict:
+    data = load_scenario(REFERENCE).model_dump()
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["start_s"] = 0.0
+    data["horizon_s"] = HORIZON_S
+    data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
+    return data
+
+
+def _trace(lens, data):
+    scenario = validate_scenario(data)
+    run = make_run(scenario)
+    writer = TraceWriter(scenario, run.flows)
+    lens.run(run, writer, lambda *_a, **_k: None)
+    return writer.close()
+
+
+def _window(trace):
+    s = trace.series("cwnd_bytes", "f0")
+    return s["time_s"].to_numpy(), s["value"].to_numpy() / 1448
+
+
+def _at(times, cwnd, t):
+    return cwnd[np.searchsorted(times, t, side="right") - 1]
+
+
+def _shape(times, cwnd):
+    """STARTUP's peak, the instant the window first drops (DRAIN's end: PROBE_BW's
+    2 BDP), and the median window over [1.5 s, end)."""
+    peak = int(np.argmax(cwnd))
+    drop = peak + int(np.argmax(cwnd[peak:] < cwnd[peak] - 5))
+    late = [_at(times, cwnd, t) for t in np.arange(1.5, HORIZON_S, 0.01)]
+    return cwnd[peak], times[drop], float(np.median(late))
+
+
+def test_net_window_follows_startup_drain_and_probe_bw():
+    """One flow on the 10 Mbit/s, 42 ms path (BDP about 37 segments of 1448 B): STARTUP
+    grows the window past 2.89 BDP, DRAIN ends within a second, then PROBE_BW holds it
+    near 2 BDP plus the quanta (about 80 segments), never below."""
+    times, cwnd = _window(_trace(NetLens(), _short()))
+    peak, drop_s, late = _shape(times, cwnd)
+    assert peak > 2.89 * 37 and drop_s < 1.0
+    assert 2 * 37 < late < 2 * 45
+    assert min(_at(times, cwnd, t) for t in np.arange(1.5, HORIZON_S, 0.01)) >= 2 * 37
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_startup_drain_and_probe_bw_window():
+    data = _short()
+    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    (peak_net, drop_net, late_net), (peak_ns3, drop_ns3, late_ns3) = (
+        _shape(*_window(trace)) for trace in (net, ns3))
+    assert abs(peak_net - peak_ns3) <= 1
+    assert abs(drop_net - drop_ns3) < 0.01  # DRAIN ends at the same instant (10 ms)
+    assert abs(late_net - late_ns3) <= 1
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.01)
+
+
+# --------------------------------------------------------------------------- one flow, losses
+
+#: A 20-packet buffer: STARTUP's overshoot ends in losses and a timeout (at 1.36 s in both
+#: lenses), PROBE_BW's 1.25 phases in a few losses each.
+SMALL_BUFFER = 20
+
+
+def _small_buffer() -> dict:
+    data = _short()
+    data["links"][0]["ab"]["queue"]["limit"] = SMALL_BUFFER
+    return data
+
+
+def test_net_timeout_resends_only_what_the_receiver_does_not_hold():
+    """ns-3 keeps its scoreboard across a timeout; so does BBR's sender here: it
+    retransmits no more segments than the queue dropped (the base sender's go-back-N
+    sent the held ones again too, 182 retransmissions for 137 drops in 2.4 s)."""
+    trace = _trace(NetLens(), _small_buffer())
+    counts = trace.events("f0").groupby("event").size()
+    assert counts["timeout"] >= 1 and counts["drop"] > 50
+    assert counts["retransmit"] <= counts["drop"]
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_the_startup_timeout_and_goodput_through_a_small_buffer():
+    data = _small_buffer()
+    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    timeouts = [trace.events("f0", "timeout")["time_s"].to_numpy() for trace in (net, ns3)]
+    assert len(timeouts[0]) == len(timeouts[1]) == 1
+    assert abs(timeouts[0][0] - timeouts[1][0]) < 0.005
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.05)
