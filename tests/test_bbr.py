@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lens_traces import lens_trace
 
 from tcpn.errors import InputError
-from tcpn.lenses import make_run
 from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens
@@ -37,7 +37,6 @@ from tcpn.models.components.delivery_rate import rate_start
 from tcpn.models.components.sender import SenderConfig
 from tcpn.models.metrics import goodput_bps
 from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.traces import TraceWriter
 
 REFERENCE = "scenarios/reference/bbr_2flows.yaml"
 MSS = 1000
@@ -217,14 +216,6 @@ def _short() -> dict:
     return data
 
 
-def _trace(lens, data):
-    scenario = validate_scenario(data)
-    run = make_run(scenario)
-    writer = TraceWriter(scenario, run.flows)
-    lens.run(run, writer, lambda *_a, **_k: None)
-    return writer.close()
-
-
 def _window(trace):
     s = trace.series("cwnd_bytes", "f0")
     return s["time_s"].to_numpy(), s["value"].to_numpy() / 1448
@@ -247,7 +238,7 @@ def test_net_window_follows_startup_drain_and_probe_bw():
     """One flow on the 10 Mbit/s, 42 ms path (BDP about 37 segments of 1448 B): STARTUP
     grows the window past 2.89 BDP, DRAIN ends within a second, then PROBE_BW holds it
     near 2 BDP plus the quanta (about 80 segments), never below."""
-    times, cwnd = _window(_trace(NetLens(), _short()))
+    times, cwnd = _window(lens_trace(NetLens(), _short()))
     peak, drop_s, late = _shape(times, cwnd)
     assert peak > 2.89 * 37 and drop_s < 1.0
     assert 2 * 37 < late < 2 * 45
@@ -258,7 +249,7 @@ def test_net_window_follows_startup_drain_and_probe_bw():
 @pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
 def test_net_and_ns3_share_startup_drain_and_probe_bw_window():
     data = _short()
-    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
     (peak_net, drop_net, late_net), (peak_ns3, drop_ns3, late_ns3) = (
         _shape(*_window(trace)) for trace in (net, ns3))
     assert abs(peak_net - peak_ns3) <= 1
@@ -285,7 +276,7 @@ def test_net_timeout_resends_only_what_the_receiver_does_not_hold():
     """ns-3 keeps its scoreboard across a timeout; so does BBR's sender here: it
     retransmits no more segments than the queue dropped (the base sender's go-back-N
     sent the held ones again too, 182 retransmissions for 137 drops in 2.4 s)."""
-    trace = _trace(NetLens(), _small_buffer())
+    trace = lens_trace(NetLens(), _small_buffer())
     counts = trace.events("f0").groupby("event").size()
     assert counts["timeout"] >= 1 and counts["drop"] > 50
     assert counts["retransmit"] <= counts["drop"]
@@ -295,7 +286,7 @@ def test_net_timeout_resends_only_what_the_receiver_does_not_hold():
 @pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
 def test_net_and_ns3_share_the_startup_timeout_and_goodput_through_a_small_buffer():
     data = _small_buffer()
-    net, ns3 = _trace(NetLens(), data), _trace(Ns3Lens(), data)
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
     timeouts = [trace.events("f0", "timeout")["time_s"].to_numpy() for trace in (net, ns3)]
     assert len(timeouts[0]) == len(timeouts[1]) == 1
     assert abs(timeouts[0][0] - timeouts[1][0]) < 0.005
