@@ -208,6 +208,33 @@ def test_against_an_earlier_report_lists_both_verdicts_and_what_moved(
     assert json.loads((files.directory / "report.json").read_text())["against"] == against
 
 
+def test_the_profile_block_of_docs_is_generated_from_report_json(
+        study_report: Path, tmp_path: Path) -> None:
+    """benchmarks/study_profile_table.py writes a report's cost and verdicts into a page
+    between its markers, replacing the block it wrote before and nothing else."""
+    record = json.loads((study_report / "report.json").read_text())
+    assert set(record["cost"]) == {"MM1"}  # each study's cost is in report.json
+    page = tmp_path / "studies.md"
+    page.write_text("# Studies\n\nText before.\n")
+    script = REPO / "benchmarks" / "study_profile_table.py"
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(script), str(study_report), "--write",
+                               str(page)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert text.startswith("# Studies\n\nText before.\n\n<!-- profile quick: begin")
+    assert text.count("<!-- profile quick: begin") == 1 == text.count("profile quick: end")
+    rows = [line for line in text.splitlines() if line.startswith("| MM1 |")]
+    assert len(rows) == 3  # the cost row and the two claims
+    statuses = [v["status"] for v in record["verdicts"]]
+    assert rows[0].endswith(" | ".join(str(statuses.count(s)) for s in (
+        "reproduced", "lenses disagree", "differs (measured cause)",
+        "differs (unexplained)", "not run")) + " |")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 3 and "report.json" in done.stderr
+
+
 def test_against_refuses_what_is_not_an_earlier_study_report(study_report: Path,
                                                                tmp_path: Path) -> None:
     empty = tmp_path / "empty"

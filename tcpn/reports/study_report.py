@@ -219,12 +219,25 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
     title = ("tcpn: the studies reproduced" if len(keys) > 1 else "tcpn: " + (
         _heading(keys[0], studies[keys[0]].title) if keys[0] in studies else
         f"{keys[0].upper()} (missing)"))
-    records: dict[str, Any] = {"coverage": {key.upper(): coverages[key]
-                                            for key in keys if key in coverages}}
+    records: dict[str, Any] = {
+        "coverage": {key.upper(): coverages[key] for key in keys if key in coverages},
+        "cost": {key.upper(): _cost_record(data[key].metadata) for key in study_sections}}
     if against is not None:
         comparison, records["against"] = _against_section(sections, profile, against)
         sections.insert(1, comparison)
     return Report(title, sections, provenance, records)
+
+
+def _cost_record(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """What a study's runs cost, for ``report.json``: wall and CPU seconds of the runs made
+    by this invocation, runs made, runs read from the store and the CPU seconds they
+    recorded when made, with the replications that set the count."""
+    cost = dict(metadata.get("cost", {}))
+    return {"wall_s": cost.get("wall_s"), "cpu_s": cost.get("cpu_s"),
+            "runs": int(cost.get("runs", 0)), "stored_runs": int(cost.get("stored_runs", 0)),
+            "stored_cpu_s": cost.get("stored_cpu_s", 0.0),
+            "replications": metadata.get("replications"),
+            "axis_replications": metadata.get("axis_replications")}
 
 
 def _against_section(sections: Sequence[Section], profile: Profile,
