@@ -244,7 +244,7 @@ AXES: tuple[StudyAxis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=5, axis_replications=2,
+    "quick": Settings(replications=5, axis_replications=5,
                       horizon_scale=0.625),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=1.5),
 }

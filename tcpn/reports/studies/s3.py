@@ -225,8 +225,7 @@ AXES: tuple[StudyAxis, ...] = (
 )
 
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=2, axis_replications=2, other_lens_replications=2,
-                      horizon_scale=0.3),
+    "quick": Settings(replications=5, axis_replications=5, horizon_scale=0.3),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=1.0),
 }
 

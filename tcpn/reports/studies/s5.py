@@ -209,7 +209,7 @@ AXES: tuple[StudyAxis, ...] = (
 
 #: Profiles: how many runs, how long (horizon 100 s at scale 1).
 SETTINGS: dict[str, Settings] = {
-    "quick": Settings(replications=5, axis_replications=2,
+    "quick": Settings(replications=5, axis_replications=5,
                       horizon_scale=0.5),
     "full": Settings(replications=10, axis_replications=5, horizon_scale=3.0),
 }
