@@ -159,8 +159,16 @@ class TcpnSocket : public TcpSocketBase {
         if (m_dataRetrCount + 1 == retries) {
             timeouts.Add(m_rto.Get().GetSeconds());
             m_backedOff = true;
+            // TCP-L without a reaction puts its window back at this instant (TcpL::Restore,
+            // scheduled before this): the segments marked lost go at once within it, as
+            // ns-2's TCP-Linux sends them after a timeout (send_much), not one round trip
+            // later at the next ACK
+            if (m_congestionControl->GetName() == "TcpL") {
+                Simulator::ScheduleNow(&TcpnSocket::SendWithinWindow, this);
+            }
         }
     }
+    void SendWithinWindow() { SendPendingData(m_connected); }
     void EstimateRtt(const TcpHeader& header) override {
         uint32_t samples = m_rtt->GetNSamples();
         TcpSocketBase::EstimateRtt(header);
