@@ -192,9 +192,9 @@ def test_tahoe_goes_back_n_after_a_fast_retransmit_in_both_lenses():
     holes and segments the receiver holds alike, and the duplicate ACKs that those draw
     start no second fast retransmit (bug_fix_: not before an ACK passes the highest
     segment sent). One ssthresh, no timeout, and every segment of the next 1.3 s (about
-    500, 10 of them retransmissions, 6 of those held by the receiver) leaves at the same instant (within a millisecond) in
-    both lenses. ns-3's own socket repaired one hole per partial ACK and resent nothing
-    the receiver held (4 retransmissions)."""
+    500, 10 of them retransmissions, 6 of those held by the receiver) leaves at the same
+    instant (within a millisecond) in both lenses. ns-3's own socket repaired one hole
+    per partial ACK and resent nothing the receiver held (4 retransmissions)."""
     _, ns3, net = _both_lenses(_one_flow("tahoe", [60, 62, 64, 70], 1.5))
     sent = {}
     for lens, trace in (("ns3", ns3), ("net", net)):

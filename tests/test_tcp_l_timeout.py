@@ -18,8 +18,8 @@ retransmits 20 as arrival 28 (28 segments went before it), which is lost: no red
 min RTO = 1 s later. By default the timeout goes back to 20 with cwnd = ssthresh = 24 (the
 window before the recovery's inflation): 20..27 leave at once (the receive window of 8),
 21..27 again though the receiver holds them; the ACK of 20 acknowledges up to 27 and the
-next ACKs send 28 on. Retransmit only: TCP-L's timeout sends segment 20 once, resumes at 28 with cwnd
-= ssthresh = 24 (in recovery); the ACK of 20 acknowledges 21..27 too (recovery ends,
+next ACKs send 28 on. Retransmit only: TCP-L's timeout sends segment 20 once, resumes at
+28 with cwnd = ssthresh = 24 (in recovery); the ACK of 20 acknowledges 21..27 too (recovery ends,
 cwnd 24) and frees the whole window of 8: those 8 segments (28..35) leave one every
 srtt / 8, not at once.
 
