@@ -857,7 +857,10 @@ class ReportTag : public Tag {
 // Without a reaction, fast retransmit enters recovery with ssthresh = max(cwnd, 2 MSS)
 // (recovery ends at the same window) and a timeout keeps cwnd and ssthresh: ns-3's socket
 // sets cwnd to one segment and retransmits the head, then an event at the same instant
-// puts the window back. Counters come from the socket's Tx and Rx traces (AttachVariant).
+// puts the window back, and TcpnSocket sends the segments its timeout marked lost within
+// it (every outstanding one, from SND.UNA: ns-2's TCP-Linux, whose timeout marks them all
+// lost and resends them before new data; the study's pseudo-code leaves only the window's
+// reduction to the draw). Counters come from the socket's Tx and Rx traces (AttachVariant).
 class TcpL : public NewReno {
   public:
     static TypeId GetTypeId() {
