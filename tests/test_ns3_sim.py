@@ -207,27 +207,55 @@ def test_tahoe_slow_starts_from_one_segment_past_the_repair():
     assert np.abs(windows["ns3"].index.to_numpy() - windows["net"].index.to_numpy()).max() < 1e-3
 
 
-def test_tahoe_two_losses_in_one_window_repair_without_a_timeout():
-    """Segments 60 and 62 lost in one window. Tahoe (ns-2's TcpAgent::dupack_action:
-    cwnd 1, then reset_rtx_timer(0, 0) resumes one past the last segment acked) sends the
-    second hole on the ACK of the first retransmission, in slow start from one segment:
-    no timeout, one ssthresh. The net lens goes back N as ns-2 (the segment after the second
-    hole, which the receiver holds, goes again); ns-3's socket retransmits the hole on that
-    partial ACK and nothing the receiver holds. Both retransmit the holes at the same
-    instants (within a millisecond)."""
-    _, ns3, net = _both_lenses(_one_flow("tahoe", [60, 62], 1.0))
-    holes = np.sort(ns3.events(event="drop")["seq"].to_numpy())
-    times = {}
+def _transmissions_from_first_retransmission(trace) -> np.ndarray:
+    """Every data segment sent from the first retransmission on: time, sequence number and
+    whether it is a retransmission."""
+    rows = trace.events()
+    rows = rows[rows["event"].isin(["send", "retransmit"])]
+    first = rows[rows["event"] == "retransmit"]["time_s"].min()
+    rows = rows[rows["time_s"] >= first - 1e-9]
+    return np.column_stack([rows["time_s"].to_numpy(float), rows["seq"].to_numpy(float),
+                            (rows["event"] == "retransmit").to_numpy(float)])
+
+
+def test_tahoe_goes_back_n_after_a_fast_retransmit_in_both_lenses():
+    """Segments 58, 60, 62 and 68 lost in one window (arrivals 60, 62, 64, 70: the
+    handshake's two packets come first). Tahoe (ns-2's TcpAgent::dupack_action: cwnd 1,
+    then reset_rtx_timer(0, 0): t_seqno_ = highest_ack_ + 1) resends from the first
+    unacknowledged segment in slow start: each ACK sends the next segments after it,
+    holes and segments the receiver holds alike, and the duplicate ACKs that those draw
+    start no second fast retransmit (bug_fix_: not before an ACK passes the highest
+    segment sent). One ssthresh, no timeout, and every segment of the next 1.3 s (about
+    500, 10 of them retransmissions, 6 of those held by the receiver) leaves at the same
+    instant (within a millisecond) in both lenses. ns-3's own socket repaired one hole
+    per partial ACK and resent nothing the receiver held (4 retransmissions)."""
+    _, ns3, net = _both_lenses(_one_flow("tahoe", [60, 62, 64, 70], 1.5))
+    sent = {}
     for lens, trace in (("ns3", ns3), ("net", net)):
         assert len(trace.events(event="timeout")) == 0
         ssthresh = trace.series("ssthresh_bytes", "f0")["value"].to_numpy()[1:]
         assert len(np.unique(ssthresh)) == 1
-        rows = trace.events(event="retransmit")
-        times[lens] = rows[rows["seq"].isin(holes)]["time_s"].to_numpy()
-        extra = sorted(set(rows["seq"]) - set(holes))
-        assert extra == ([holes[1] + 1448] if lens == "net" else [])
-    assert len(times["ns3"]) == len(times["net"]) == 2
-    assert np.abs(times["ns3"] - times["net"]).max() < 1e-3
+        sent[lens] = _transmissions_from_first_retransmission(trace)
+    assert len(sent["ns3"]) == len(sent["net"]) > 400
+    assert (sent["ns3"][:, 1:] == sent["net"][:, 1:]).all()  # the same segments, in order
+    assert np.abs(sent["ns3"][:, 0] - sent["net"][:, 0]).max() < 1e-3
+    # 58; the ACK of it (una 60, cwnd 2) sends 60 and 61; the ACK of 60 (una 62, cwnd 3)
+    # 62, 63, 64; the ACK of 62 passes the held 63-67 (una 68, cwnd 4): 68 to 71
+    resent = sent["net"][sent["net"][:, 2] == 1, 1] // 1448
+    assert resent.tolist() == [58, 60, 61, 62, 63, 64, 68, 69, 70, 71]
+
+
+def test_tahoe_fast_retransmit_restarts_the_timer():
+    """Segment 58 lost, and its fast retransmission too (arrival 102). ns-2's Tahoe restarts
+    the retransmission timer at the fast retransmit (reset_rtx_timer -> set_rtx_timer, no
+    backoff), so the timeout comes one RTO (1 s, the minimum) after the retransmission, in
+    both lenses; before, both left it running from the last new ACK (3.6 ms sooner)."""
+    _, ns3, net = _both_lenses(_one_flow("tahoe", [60, 102], 3.0))
+    for trace in (ns3, net):
+        fast_retransmit, again = trace.events(event="retransmit")["time_s"].to_numpy()[:2]
+        (timeout,) = trace.events(event="timeout")["time_s"].to_numpy()
+        assert timeout == pytest.approx(fast_retransmit + 1.0, abs=1e-6)
+        assert again == pytest.approx(timeout, abs=1e-6)
 
 
 @pytest.mark.parametrize("variant", ["reno", "newreno"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tcpn.lenses import make_run
+from tcpn.lenses import make_run, run_once
 from tcpn.lenses.ns3 import Ns3Lens
 from tcpn.lenses.ns3.loader import installed
 from tcpn.models.scenario import dumbbell, validate_scenario
@@ -142,3 +142,55 @@ def test_tcp_l_keeps_its_window_when_the_losses_are_link_losses():
     assert state["kept"] > state["reactions"]
     assert abs(reacted.sum() - p.sum()) <= 4 * np.sqrt(np.sum(p * (1 - p))) + 1
     assert raw_l["flows"]["f0"]["sink_bytes"] > 1.3 * raw_n["flows"]["f0"]["sink_bytes"]
+
+
+def _after(trace, flow: str, start_s: float) -> np.ndarray:
+    """``flow``'s data segments sent from ``start_s`` on (within pcap's microsecond): time,
+    sequence number, resent."""
+    rows = trace.events()
+    rows = rows[(rows["flow"] == flow) & rows["event"].isin(["send", "retransmit"])
+                & (rows["time_s"] >= start_s - 1e-6)]
+    return np.column_stack([rows["time_s"].to_numpy(float), rows["seq"].to_numpy(float),
+                            (rows["event"] == "retransmit").to_numpy(float)])
+
+
+def test_tcp_l_timeout_without_a_reaction_goes_back_n_with_its_window():
+    """A NewReno flow f1 (from 0 s) and a TCP-L flow f0 (from 1 s, reports every 0.1 s)
+    share the last hop R2 -> D0, window-limited at 20 segments; that hop loses 5 of f1's
+    packets early and then arrivals 700-728 but 712: f0's whole window (segments 530-549)
+    but segment 542, which the receiver keeps, and 8 of f1's. f0's Loss_tcp (1 / 551) is
+    far below Loss_link (33 of about 730 frames), so
+    P_congestion = 0 and its timeout keeps the window. Without a reaction, the study's
+    simulator (ns-2's TCP-Linux: enter_loss marks every outstanding segment lost, the
+    pseudo-code of §3.2 only skips the window's reduction) resends every segment from
+    una at once within the window kept, the one the receiver holds included: 20
+    retransmissions at the timeout, in both lenses, and every segment of f0 from the
+    timeout on (about 700) is the same in both, at the same instant (within the burst's
+    serialisation). Before, the net lens
+    resent una alone ("retransmit only") and ns-3 one segment, the window one round trip
+    later."""
+    data = dumbbell(pairs=2, variant="newreno", horizon_s=5.0,
+                    tcp={**TCP, "rcv_buf_bytes": 20 * MSS, "sack": False}).model_dump()
+    data["flows"][0].update(variant="tcp_l", start_s=1.0,
+                            params={"variant": "tcp_l", "report_interval_s": 0.1})
+    data["flows"][1].update(dst="D0", bytes=300 * MSS)
+    data["flows"][1].pop("params", None)
+    lost = [10, 30, 50, 70, 90, *(a for a in range(700, 729) if a != 712)]
+    data["links"][2]["ab"]["errors"] = {"kind": "list", "packets": lost}  # R2 -> D0
+    scenario = validate_scenario(data)
+    raw, ns3 = _simulate(scenario)
+    net = run_once(scenario, "net", make_run(scenario)).trace
+    state = raw["flows"]["f0"]["variant"]
+    assert state["reactions"] == 0 and np.all(state["p_congestion"][1] == 0.0)
+    sent = {}
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        (timeout,) = trace.events(event="timeout").query("flow == 'f0'")["time_s"]
+        sent[lens] = _after(trace, "f0", timeout)
+        burst = sent[lens][np.abs(sent[lens][:, 0] - timeout) < 5e-3]
+        assert len(burst) == 20 and burst[:, 2].all()  # the window, every one resent
+        assert sent[lens][0, 1] == trace.events(event="drop").query("flow == 'f0'")["seq"].min()
+    assert len(sent["ns3"]) == len(sent["net"]) > 600
+    assert (sent["ns3"][:, 1:] == sent["net"][:, 1:]).all()
+    # the net records a burst at its emission, ns-3's pcap each segment as it starts on
+    # the sender's 100 Mbit/s link: the 20th of the burst 19 x 83 us = 1.6 ms later
+    assert np.abs(sent["ns3"][:, 0] - sent["net"][:, 0]).max() < 2e-3

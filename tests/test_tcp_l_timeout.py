@@ -1,5 +1,7 @@
-"""TCP-L's "retransmit only" timeout, against a hand derivation: one segment again, no
-go-back-N, the window kept, and the window that the repair frees paced, not burst.
+"""TCP-L's timeout without a reaction, against a hand derivation: by default (ns-2's
+TCP-Linux, the study's simulator) every segment from una again with the window kept;
+with ``params.timeout: retransmit_only`` one segment again, no go-back-N, the window
+kept, and the window that the repair frees paced, not burst.
 
 Path A -(1 Gbit/s, 5 ms)- R -(1 Mbit/s, 5 ms)- B, MSS 1000, every segment ACKed, initial
 cwnd 4, ssthresh 64, receive window 8 segments (so at most 8 in flight), no handshake.
@@ -13,8 +15,11 @@ duplicate ACKs; limited transmit is blocked by the window of 8, so the third one
 retransmits 20 as arrival 28 (28 segments went before it), which is lost: no reduction
 (ssthresh = cwnd = 24, cwnd = 27, then +1 per duplicate ACK). Nothing more may be sent
 (una 20, nxt 28, window 8); the timer, last restarted by the ACK of segment 19, expires
-min RTO = 1 s later. TCP-L's timeout then sends segment 20 once, resumes at 28 with cwnd
-= ssthresh = 24 (in recovery); the ACK of 20 acknowledges 21..27 too (recovery ends,
+min RTO = 1 s later. By default the timeout goes back to 20 with cwnd = ssthresh = 24 (the
+window before the recovery's inflation): 20..27 leave at once (the receive window of 8),
+21..27 again though the receiver holds them; the ACK of 20 acknowledges up to 27 and the
+next ACKs send 28 on. Retransmit only: TCP-L's timeout sends segment 20 once, resumes at
+28 with cwnd = ssthresh = 24 (in recovery); the ACK of 20 acknowledges 21..27 too (recovery ends,
 cwnd 24) and frees the whole window of 8: those 8 segments (28..35) leave one every
 srtt / 8, not at once.
 
@@ -41,7 +46,7 @@ MSS = 1000
 WATCHED = ("send", "timeout", "fast_retransmit", "recovery_exit", "partial_ack")
 
 
-def firings(sack, lost=(20, 28)):
+def firings(sack, lost=(20, 28), timeout="retransmit_only"):
     """(time, transition, binding) of the sender's watched transitions over 4 s."""
     scenario = validate_scenario({
         "name": "tcp_l_timeout", "horizon_s": 4.0,
@@ -49,7 +54,7 @@ def firings(sack, lost=(20, 28)):
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.005,
                    "ab": {"errors": {"kind": "list", "packets": list(lost)}}}],
         "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "tcp_l", "bytes": 60 * MSS,
-                   "params": {"report_interval_s": 100.0}}],
+                   "params": {"report_interval_s": 100.0, "timeout": timeout}}],
         "tcp": {"segment_size_bytes": MSS, "delack_count": 1, "sack": sack,
                 "initial_cwnd_segments": 4, "initial_ssthresh_segments": 64,
                 "rcv_buf_bytes": 8 * MSS, "snd_buf_bytes": 8 * MSS, "handshake": False}})
@@ -64,6 +69,21 @@ def firings(sack, lost=(20, 28)):
         if f.transition.startswith("flow0.snd.") and kind in WATCHED:
             out.append((f.time, kind, f.binding))
     return out
+
+
+def test_timeout_judged_link_loss_goes_back_n_with_the_window_kept():
+    fired = firings(False, timeout="go_back_n")
+    sends = [(t, b["t"].nxt, b) for t, k, b in fired if k == "send"]
+    ((t_to, _, b_to),) = [(t, k, b) for t, k, b in fired if k == "timeout"]
+    assert b_to["t"].ssthresh == 24.0 and b_to["t"].cwnd == 24.0 + 3 + 4  # inflated
+    after = [(t, seq, b) for t, seq, b in sends if t >= t_to]
+    # 20..27 at the timeout (the receive window of 8), cwnd 24 (not 1, not inflated)
+    assert [(t, seq) for t, seq, _b in after[:8]] == [(t_to, seq) for seq in range(20, 28)]
+    assert all(b["t"].cwnd == 24.0 and b["t"].ssthresh == 24.0 for _t, _s, b in after[:8])
+    assert after[8][0] > t_to and after[8][1] == 28
+    assert sorted(seq for _t, seq, _b in sends) == sorted([*range(60), *range(20, 28)])
+    later = [b["t"] for t, _k, b in fired if t > t_to]
+    assert min(t.ssthresh for t in later) == 24.0 and min(t.cwnd for t in later) >= 24.0
 
 
 @pytest.mark.parametrize("sack", [False, True])

@@ -15,6 +15,9 @@ the net model.
 >>> reno = scenario_plan(dumbbell(pairs=1, variant="reno", horizon_s=1.0)).flows[0]
 >>> reno.socket, ("RenoRecovery", "true") in reno.socket_attributes
 ('tcpn::Rfc5681Socket', True)
+>>> tahoe = scenario_plan(dumbbell(pairs=1, variant="tahoe", horizon_s=1.0)).flows[0]
+>>> tahoe.socket, ("TahoeGoBackN", "true") in tahoe.socket_attributes
+('tcpn::Rfc5681Socket', True)
 >>> plan = scenario_plan(dumbbell(pairs=1, variant="vegas", horizon_s=1.0), rng_run=3)
 >>> plan.flows[0].congestion, plan.flows[0].congestion_attributes[:3]
 ('tcpn::Vegas', (('Alpha', '2'), ('Beta', '4'), ('Gamma', '1')))
@@ -70,7 +73,9 @@ model's Reno sender), so they do not negotiate SACK."""
 RFC_SOCKET = "tcpn::Rfc5681Socket"
 """The sender's socket of a connection without SACK (``cpp/variants.h``): ns-3's with RFC
 5681/6582's rules where its duplicate-ACK scoreboard departs from them; ns-3's own with
-``tcp.ns3_reno_sack``."""
+``tcp.ns3_reno_sack``. Tahoe always runs on it, without SACK (its sender ignores SACK
+blocks, as Reno's) and with ``TahoeGoBackN``: a fast retransmit goes back N in slow start,
+as ns-2's Tahoe."""
 OWN_SOCKET = "tcpn::TcpnSocket"
 """ns-3's socket that records every expiry of the retransmission timer (ns-3's CongState
 trace shows only the first of a run), the sender socket of every connection with SACK
@@ -256,8 +261,9 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     recovery = mapping.recovery or recovery
     report_interval_s = mapping.report_interval_s
     report_link = flow.data_queues[-1] if report_interval_s > 0 else ""
-    reno = recovery_variant(flow.variant, tcp.sack, params) in RENO_RECOVERY
-    sack = (tcp.sack or base_recovery(flow.variant, params) == "sack") and not reno
+    recovery_of = recovery_variant(flow.variant, tcp.sack, params)
+    reno, tahoe = recovery_of in RENO_RECOVERY, recovery_of == "tahoe"
+    sack = (tcp.sack or base_recovery(flow.variant, params) == "sack") and not (reno or tahoe)
     options = _socket_attributes(tcp, flow.ecn, sack)
     own: tuple[tuple[str, str], ...] = (
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
@@ -267,8 +273,9 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":
         own += (("EcnSlowStart", "true"),)
-    sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()))
-    socket = RFC_SOCKET if reno or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
+    sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()),
+                      *((("TahoeGoBackN", "true"),) if tahoe else ()))
+    socket = RFC_SOCKET if reno or tahoe or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET
     rate = 1.0 + flow.receiver_clock_skew
     established = not tcp.handshake
     exact_echo = variant_spec(flow.variant).exact_ecn_echo

@@ -542,9 +542,11 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     may_recover = "t.una >= t.recover"
     if variant == "tahoe":
         # ns-2's TcpAgent::dupack_action (tahoe_action): cwnd 1, and reset_rtx_timer(0, 0)
-        # resumes the sequence one past the last packet acked (go-back-N, "mild is 0 for
-        # timeouts and Tahoe dup acks"), so each ACK of the slow start that follows sends
-        # the next hole. bug_fix_ allows no second fast retransmit until an ACK passes
+        # restarts the timer (set_rtx_timer, no backoff) and resumes the sequence one past
+        # the last packet acked (go-back-N, "mild is 0 for timeouts and Tahoe dup acks"),
+        # so each ACK of the slow start that follows sends the next hole, and the timer
+        # runs a whole RTO from the retransmission (RFC 6298 5.1 would leave it running
+        # from the last new ACK). bug_fix_ allows no second fast retransmit until an ACK passes
         # ``recover`` (highest_ack_ > recover_, one past NewReno's test: the duplicate ACKs
         # that the resent segments draw end exactly at ``recover``, and would start a
         # fast retransmit, and another go-back-N, at every loss)
@@ -554,6 +556,9 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         ack_transition("fast_retransmit", tahoe_fr,
                        f"t._replace(ssthresh={halve_fr}, cwnd=1.0, dupacks=t.dupacks + 1, "
                        "recover=t.high, nxt=t.una + 1)", new_data=False, retransmit="t.una")
+        net.add_read("rtt", "fast_retransmit", "r")
+        net.add_reset("timer", "fast_retransmit")
+        net.add_output("timer", "fast_retransmit", "()", delay="r.rto")
     else:
         ack_transition("dup_ack", f"{dup} and not t.inrec and "
                        f"(t.dupacks + 1 < DUPTHRESH or not ({may_recover}))",

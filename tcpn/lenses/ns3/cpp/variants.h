@@ -14,12 +14,16 @@ using namespace ns3;
 // socket retransmits the missing segment; ssthresh = max(FlightSize / 2, 2 MSS) comes from
 // TcpNewReno::GetSsThresh, and this recovery sets cwnd to one segment; further duplicate
 // ACKs do not inflate it and every new ACK grows it by one segment (slow start). ns-3's
-// socket still retransmits the next hole on each partial ACK of the loss window. The ACK
-// that ends the recovery keeps the slow start's window: ns-3's socket sets cwnd to
-// ssthresh just before ExitRecovery (TcpSocketBase::ProcessAck, the full ACK; NewReno's
-// deflation), which would turn Tahoe into Reno without inflation; ExitRecovery puts back
-// the window this recovery grew (m_window), which the exit ACK's IncreaseWindow then
-// grows, as ns-2's Tahoe (TcpAgent::dupack_action sets cwnd_ 1, every new ACK opens it).
+// socket alone would then retransmit the next hole on each partial ACK of the loss window
+// (restarting the timer only at the first) and send nothing the receiver holds; with
+// Rfc5681Socket's TahoeGoBackN (the ns3 lens's Tahoe) the socket leaves that recovery at
+// once for ns-2's go-back-N (below), and this class only sets the window of that fast
+// retransmit. Without TahoeGoBackN the ACK that ends the recovery keeps the slow start's
+// window: ns-3's socket sets cwnd to ssthresh just before ExitRecovery
+// (TcpSocketBase::ProcessAck, the full ACK; NewReno's deflation), which would turn Tahoe
+// into Reno without inflation; ExitRecovery puts back the window this recovery grew
+// (m_window), which the exit ACK's IncreaseWindow then grows, as ns-2's Tahoe
+// (TcpAgent::dupack_action sets cwnd_ 1, every new ACK opens it).
 class TahoeRecovery : public TcpClassicRecovery {
   public:
     static TypeId GetTypeId() {
@@ -155,8 +159,16 @@ class TcpnSocket : public TcpSocketBase {
         if (m_dataRetrCount + 1 == retries) {
             timeouts.Add(m_rto.Get().GetSeconds());
             m_backedOff = true;
+            // TCP-L without a reaction puts its window back at this instant (TcpL::Restore,
+            // scheduled before this): the segments marked lost go at once within it, as
+            // ns-2's TCP-Linux sends them after a timeout (send_much), not one round trip
+            // later at the next ACK
+            if (m_congestionControl->GetName() == "TcpL") {
+                Simulator::ScheduleNow(&TcpnSocket::SendWithinWindow, this);
+            }
         }
     }
+    void SendWithinWindow() { SendPendingData(m_connected); }
     void EstimateRtt(const TcpHeader& header) override {
         uint32_t samples = m_rtt->GetNSamples();
         TcpSocketBase::EstimateRtt(header);
@@ -302,6 +314,23 @@ class TcpnSocket : public TcpSocketBase {
 // The ns3 lens gives it to every connection without SACK unless the scenario asks for
 // ns-3's own rules (tcp.ns3_reno_sack); it keeps TcpnSocket's options.
 //
+// With TahoeGoBackN (Tahoe, with TahoeRecovery), the fast retransmit is ns-2's Tahoe
+// (TcpAgent::dupack_action, tahoe_action: slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_ONE),
+// then reset_rtx_timer(0, 0): the timer restarted without backoff, t_seqno_ =
+// highest_ack_ + 1, no segment timed): after ns-3 has retransmitted the head (cwnd one
+// segment, ssthresh as above), the socket leaves CA_RECOVERY for CA_LOSS with every
+// segment sent marked lost, as its own timeout does, so each ACK of the slow start that
+// follows sends the next segments from the first unacknowledged one (go-back-N, segments
+// the receiver holds included); the timer restarts with the current RTO, the RTT history
+// is cleared (Karn: no sample until new data), and the duplicate ACKs that follow send
+// nothing (ns-2's dupacks_ is past the threshold). ns-2's bug_fix_ allows no new fast
+// retransmit until an ACK passes recover_ (highest_ack_ > recover_, recover_ = maxseq_ at
+// the fast retransmit and at a timeout): the recovery point is set one byte past SND.MAX
+// there, so the ACK of SND.MAX itself still leaves the socket in CA_LOSS (duplicate ACKs
+// ignored, slow start). ns-3's own rule (one hole repaired per partial ACK, RFC 6582's
+// NewReno with Tahoe's window) is not Tahoe's: 4.3BSD-Tahoe, RFC 5681 without fast
+// recovery and ns-2 all resend from SND.UNA after a fast retransmit.
+//
 // With RenoRecovery (Reno, RFC 5681 3.2 step 6, and ns-2's Reno agent: "the first new ACK
 // ends fast recovery"), a partial ACK ends fast recovery as a full one does: cwnd =
 // ssthresh, no retransmission; the next hole needs three more duplicate ACKs (a new fast
@@ -322,6 +351,11 @@ class Rfc5681Socket : public TcpnSocket {
                               BooleanValue(false),
                               MakeBooleanAccessor(&Rfc5681Socket::m_renoRecovery),
                               MakeBooleanChecker())
+                .AddAttribute("TahoeGoBackN",
+                              "A fast retransmit goes back N in slow start (ns-2's Tahoe)",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&Rfc5681Socket::m_tahoeGoBackN),
+                              MakeBooleanChecker())
                 .AddAttribute("LossLimitedTransmit",
                               "Limited transmit on duplicate ACKs after a timeout (RFC 5681 "
                               "3.2 step 1, ns-2's send_one); false: ns-3's CA_LOSS ignores them",
@@ -333,6 +367,7 @@ class Rfc5681Socket : public TcpnSocket {
     Rfc5681Socket() = default;
     Rfc5681Socket(const Rfc5681Socket& other)
         : TcpnSocket(other), m_renoRecovery(other.m_renoRecovery),
+          m_tahoeGoBackN(other.m_tahoeGoBackN),
           m_lossLimitedTransmit(other.m_lossLimitedTransmit) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
@@ -364,18 +399,53 @@ class Rfc5681Socket : public TcpnSocket {
         bool duplicate = ack == m_txBuffer->HeadSequence() && packet->GetSize() == 0 &&
                          m_tcb->m_highTxMark > ack;
         SequenceNumber32 high = m_tcb->m_highTxMark;
-        m_entryFlightNext = m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
+        bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        m_entryFlightNext = !recovering;
         TcpnSocket::ReceivedAck(packet, header);
         m_entryFlightNext = false;
+        if (m_tahoeGoBackN && !recovering &&
+            m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
+            GoBackN();
+            return;
+        }
+        if (m_tcb->m_congState != TcpSocketState::CA_LOSS) m_tahoeLoss = false;
         if (advances) m_highAfterNewAck = m_tcb->m_highTxMark;
         if (duplicate && m_tcb->m_highTxMark == high) LimitedTransmit();
+    }
+    // TahoeGoBackN: the fast retransmit just sent the head in CA_RECOVERY; go on as ns-2's
+    // Tahoe (the class comment)
+    void GoBackN() {
+        const uint32_t segment = m_tcb->m_segmentSize;
+        SequenceNumber32 head = m_txBuffer->HeadSequence();
+        m_congestionControl->CongestionStateSet(m_tcb, TcpSocketState::CA_LOSS);
+        m_tcb->m_congState = TcpSocketState::CA_LOSS;
+        m_txBuffer->SetSentListLost(true);  // every segment sent goes again, the guesses end
+        m_txBuffer->CopyFromSequence(segment, head);  // but the head has just gone again
+        m_tcb->m_nextTxSequence = head + segment;
+        m_recover = m_tcb->m_highTxMark.Get() + 1;  // bug_fix_: an ACK must pass SND.MAX
+        m_recoverActive = true;
+        m_dupAckCount = 0;
+        m_lossDupAcks = m_retxThresh;  // no limited transmit before the next new ACK
+        m_tahoeLoss = true;
+        m_history.clear();
+        m_retxEvent.Cancel();
+        m_retxEvent = Simulator::Schedule(m_rto, &Rfc5681Socket::ReTxTimeout, this);
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_flightSizeNext = true;
         m_lossDupAcks = 0;
+        if (m_tahoeLoss) {
+            // ns-3 keeps ssthresh at a timeout of a head retransmitted in CA_LOSS (its own
+            // timeout's); a Tahoe fast retransmit's is halved again, as in CA_RECOVERY
+            m_txBuffer->DeleteRetransmittedFlagFromHead();
+            m_tahoeLoss = false;
+        }
         TcpnSocket::ReTxTimeout();
         m_flightSizeNext = false;
+        if (m_tahoeGoBackN && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
+            m_recover = m_tcb->m_highTxMark.Get() + 1;  // bug_fix_, as at a fast retransmit
+        }
     }
     // Rule 5: in CA_LOSS, after the k-th (k < DupThresh) duplicate ACK and once nothing
     // below the highest segment sent waits for its retransmission, the outstanding data
@@ -440,6 +510,8 @@ class Rfc5681Socket : public TcpnSocket {
     mutable bool m_flightSizeNext{false};
     mutable bool m_entryFlightNext{false};
     bool m_renoRecovery{false};
+    bool m_tahoeGoBackN{false};
+    bool m_tahoeLoss{false};  // CA_LOSS entered by a Tahoe fast retransmit, no timeout since
     bool m_lossLimitedTransmit{true};
     uint32_t m_lossDupAcks{0};  // duplicate ACKs since the last new ACK or the timeout
     // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
@@ -785,7 +857,10 @@ class ReportTag : public Tag {
 // Without a reaction, fast retransmit enters recovery with ssthresh = max(cwnd, 2 MSS)
 // (recovery ends at the same window) and a timeout keeps cwnd and ssthresh: ns-3's socket
 // sets cwnd to one segment and retransmits the head, then an event at the same instant
-// puts the window back. Counters come from the socket's Tx and Rx traces (AttachVariant).
+// puts the window back, and TcpnSocket sends the segments its timeout marked lost within
+// it (every outstanding one, from SND.UNA: ns-2's TCP-Linux, whose timeout marks them all
+// lost and resends them before new data; the study's pseudo-code leaves only the window's
+// reduction to the draw). Counters come from the socket's Tx and Rx traces (AttachVariant).
 class TcpL : public NewReno {
   public:
     static TypeId GetTypeId() {

@@ -25,8 +25,21 @@ failed / sent`` from the latest report (0 before any report),
 ``Loss_tcp = 0``); draw ``X ~ U[0, 1)``: ``P > X`` reacts like NewReno (``ssthresh =
 FlightSize / 2``, ``cwnd = ssthresh + 3``; timeout: ``cwnd = 1``, ``ssthresh`` halves,
 go-back-N), otherwise the segment is retransmitted and the window kept. Fast retransmit:
-NewReno recovery with ``ssthresh = cwnd``, so recovery ends at the same window. Timeout
-("retransmit only"): the segment at ``una`` is sent again at once and nothing else (no
+NewReno recovery with ``ssthresh = cwnd``, so recovery ends at the same window.
+
+Timeout without a reaction, ``params.timeout``: ``go_back_n`` (the default) is the study's
+simulator's, ns-2's TCP-Linux (``LinuxTcpAgent::timeout``: ``enter_loss`` marks every
+outstanding segment lost, ``scb_->MarkLoss(highest_ack_ + 1, t_seqno_)``, sets
+``recover_ = maxseq_`` and enters ``TCP_CA_Loss``; ``send_much`` then resends the marked
+segments before new data while the window allows): the study's pseudo-code (§3.2, Table
+1) makes only the window's reduction (``cwin = 1; ssthresh /= 2``) depend on the draw, so
+without a reaction every segment from ``una`` goes again (``nxt = una``, as
+:func:`~tcpn.models.components.sender.sender_net`'s timeout, and as ns-2's
+``TcpAgent::timeout``: ``reset_rtx_timer(0, 1)``, ``t_seqno_ = highest_ack_ + 1``) with
+the window it had (``cwnd`` before any recovery inflation, ``ssthresh`` unchanged), and
+every one of them counts in ``Loss_tcp`` (§3.2: "the segments retransmitted" over "the
+segments sent"). ``retransmit_only`` (tcpn's earlier reading, the net lens only): the
+segment at ``una`` is sent again at once and nothing else (no
 go-back-N: ``nxt`` resumes where it was); the sender enters NewReno recovery with
 ``ssthresh = cwnd`` (the window before any inflation), so partial ACKs repair further
 holes one per ACK and recovery ends at the same window; and until the data outstanding
@@ -41,7 +54,10 @@ does.
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = tcp_l_sender_net(SenderConfig(flow=0, dst=1))
 >>> sorted(p for p in net.places if p not in ("start", "out", "acks"))
-['pace', 'repair', 'report', 'rtt', 'tcb', 'tcpl', 'timer']
+['report', 'rtt', 'tcb', 'tcpl', 'timer']
+>>> only = tcp_l_sender_net(SenderConfig(flow=0, dst=1), timeout="retransmit_only")
+>>> sorted(p for p in only.places if p not in net.places)
+['pace', 'repair']
 """
 
 from __future__ import annotations
@@ -156,10 +172,12 @@ def _decide(st: Any, rng: Any) -> dict[str, Any]:
     return {"react": tcp_l_reacts(st, float(rng.random()))}
 
 
-def tcp_l_sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
+def tcp_l_sender_net(config: SenderConfig, name: str = "sender",
+                     timeout: str = "go_back_n") -> PetriNet:
     """The TCP-L sender module on the loss-based sender ``config.variant`` (``newreno``, the
     study's; ``sack``, NewReno on the RFC 6675 scoreboard; or ``reno``); ports ``out`` and
     ``acks``. Its place ``report`` is the socket of :func:`reporter_net`'s ``report`` port.
+    ``timeout`` is the repair after a timeout without a reaction (module docstring).
 
     >>> net = tcp_l_sender_net(SenderConfig(flow=0, dst=1, variant="sack"))
     >>> [a.inscription for a in net.arcs_of("sack_retransmit") if a.place == "tcpl"]
@@ -194,7 +212,16 @@ def tcp_l_sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                 f"cwnd=max(2.0, t.cwnd){inflation})")
     net.add_read("tcpl", "timeout", "st")
     add_action(net, "timeout", _decide, ("react",))
-    _retransmit_only_timeout(net, sack)
+    if timeout == "retransmit_only":
+        _retransmit_only_timeout(net, sack)
+    elif timeout == "go_back_n":
+        # the base timeout's go-back-N, the window kept (before any recovery inflation)
+        wrap_output(net, "timeout", "tcb",
+                    "({base}) if react else ({base})._replace("
+                    "cwnd=t.ssthresh if t.inrec else t.cwnd, ssthresh=t.ssthresh)")
+    else:
+        raise InputError(f"tcp-l of flow {config.flow}: timeout {timeout!r} is not go_back_n "
+                         "or retransmit_only")
     return net
 
 
@@ -270,6 +297,10 @@ class TcpLParams(VariantParams):
     variant: Literal["tcp_l"]
     report_interval_s: float = Field(default=1.0, gt=0.0, allow_inf_nan=False)
     base: Literal["reno", "newreno"] = "newreno"
+    #: the repair after a timeout without a reaction: every segment from ``una`` again
+    #: with the window kept (ns-2's TCP-Linux, the study's simulator), or ``una`` alone
+    #: (tcpn's earlier reading; the net lens only)
+    timeout: Literal["go_back_n", "retransmit_only"] = "go_back_n"
 
 
 def add_reporter(net: PetriNet, i: int, flow: Any, interfaces: dict[str, str]) -> None:
@@ -338,12 +369,17 @@ def tcp_l_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
     return twins, draws
 
 
-def _ns3_checks(_params: TcpLParams, tcp: Any) -> list[str]:
-    return ["tcp.ecn: the ns3 lens's TCP-L does not combine its randomised reaction with "
-            "ECN"] if tcp.ecn else []
+def _ns3_checks(params: TcpLParams, tcp: Any) -> list[str]:
+    problems = ["tcp.ecn: the ns3 lens's TCP-L does not combine its randomised reaction "
+                "with ECN"] if tcp.ecn else []
+    if params.timeout == "retransmit_only":
+        problems.append("params.timeout: retransmit_only: ns-3's socket resends every "
+                        "outstanding segment after a timeout (go_back_n)")
+    return problems
 
 
-register_variant("tcp_l", TcpLParams, lambda config, _params: tcp_l_sender_net(config),
+register_variant("tcp_l", TcpLParams,
+                 lambda config, params: tcp_l_sender_net(config, timeout=params.timeout),
                  recovery=lambda params: str(params.base),
                  ns3=lambda params: Ns3Congestion(
                      "tcpn::TcpL", report_interval_s=params.report_interval_s),
