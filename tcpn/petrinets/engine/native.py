@@ -68,9 +68,9 @@ from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
-__all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable", "build_native",
-           "build_nets", "build_workers", "resolve_engine", "select_engine",
-           "why_unavailable"]
+__all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable",
+           "build_compiled_python", "build_native", "build_nets", "build_workers",
+           "resolve_engine", "select_engine", "why_unavailable"]
 
 ENGINES = ("python", "native", "auto")
 #: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native,
@@ -416,6 +416,12 @@ _LOOP_ARRAYS = {"_float_array": partial(array, "d"), "_int_array": partial(array
 
 
 _HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
+#: the loop's directives: its own code indexes its lists, tuples and arrays only with
+#: transition, place and gate numbers of the net (never negative: ``gate_of``'s ``-1``
+#: is tested before it indexes) and with ``0`` on non-empty lists, so Cython reads the
+#: items in place, without a bounds test or a call (the transitions' code, which holds
+#: the user's inscriptions, keeps Python's indexing: :data:`_HEADER`)
+_LOOP_HEADER = _HEADER.replace("\n", ", boundscheck=False, wraparound=False\n")
 
 
 @cache
@@ -424,7 +430,7 @@ def _loop_module() -> tuple[str, dict[str, Any]]:
     loop, loop_globals = _loop_source()
     # module-level names for the loop's globals, set after import
     placeholders = "".join(f"{name} = None\n" for name in sorted(loop_globals))
-    return _HEADER + placeholders + loop + "\n", loop_globals
+    return _LOOP_HEADER + placeholders + loop + "\n", loop_globals
 
 
 def _shape_module(body: str) -> str:
@@ -715,6 +721,27 @@ def build_module(source: str, flags: tuple[str, ...],
         return str(exc)
     if module.library in rejected:
         return f"Cython rejected the C engine's module: {rejected[module.library].message}"
+    return _load(module.library)
+
+
+@NATIVE.holding
+def build_compiled_python(source: str, kind: str) -> ModuleType | str:
+    """Build (or fetch from the cache) the module of Python ``source`` compiled by Cython
+    as the loop is (the same code, Cython's utility code its own), named
+    ``_tcpn_<kind>_<key>``; a string says why it could not be built."""
+    reason = why_unavailable()
+    if reason is not None:
+        return reason
+    compiler = _compiler()
+    assert compiler is not None
+    command = (*compiler, *_HOT_OPTIMISATION)
+    module = _Module(_library(source, kind, list(command)), source, command)
+    try:
+        rejected, _ = _build([module], what=f"the {kind} module")
+    except NativeUnavailable as exc:
+        return str(exc)
+    if module.library in rejected:
+        return f"Cython rejected the {kind} module: {rejected[module.library].message}"
     return _load(module.library)
 
 
