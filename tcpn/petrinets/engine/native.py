@@ -60,9 +60,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
+from tcpn.petrinets.engine import twins
 from tcpn.petrinets.engine.caches import NATIVE
 from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
@@ -763,6 +764,9 @@ class _Plan:
     loop: Path | None = None
     shapes: dict[str, tuple[_Module, dict[str, Any]]] = field(default_factory=dict)
     c_reason: str | None = None
+    #: the compiled twins of the functions the shapes call (:mod:`.twins`): their module,
+    #: the functions and the globals to set in it
+    twins: tuple[_Module, list[FunctionType], dict[str, Any]] | None = None
 
 
 def _plan(compiled: CompiledNet) -> _Plan:
@@ -798,9 +802,16 @@ def _cython_plan(compiled: CompiledNet, c_reason: str) -> _Plan:
         source = _shape_module(body)
         library = _library(source, "shape", list(per_shape), shared_library.name)
         shapes[transition.name] = (_Module(library, source, per_shape, shared=shared), values)
+    functions = twins.gather(v for _, values in shapes.values() for v in values.values())
+    twin_module = None
+    if functions:
+        twins_source, reads = twins.twins_source(functions, _HEADER)
+        twin_module = (_Module(_library(twins_source, "twins", list(hot), shared_library.name),
+                               twins_source, hot, shared=shared), functions, reads)
     modules = {m.library: m for m in (_Module(shared_library, _SHARED_SOURCE, hot), loop,
-                                      *(m for m, _ in shapes.values()))}
-    return _Plan(list(modules.values()), loop.library, shapes, c_reason)
+                                      *(m for m, _ in shapes.values()),
+                                      *([twin_module[0]] if twin_module else []))}
+    return _Plan(list(modules.values()), loop.library, shapes, c_reason, twin_module)
 
 
 @NATIVE.holding
@@ -837,6 +848,10 @@ def build_native(compiled: CompiledNet) -> NativeNet:
     _, loop_globals = _loop_module()
     vars(loop).update(loop_globals)
     vars(loop).update(_LOOP_ARRAYS)
+    # the functions the transitions call, compiled (the Python ones where Cython refused)
+    twin_of: dict[int, Any] = {}
+    if plan.twins is not None and plan.twins[0].library not in rejected:
+        twin_of = twins.twins_of(_load(plan.twins[0].library), plan.twins[1], plan.twins[2])
     transitions = []
     fallbacks: dict[str, str] = {}
     for transition in compiled.transitions:
@@ -849,7 +864,8 @@ def build_native(compiled: CompiledNet) -> NativeNet:
                          transition.name, fallbacks[transition.name])
             transitions.append(transition)
             continue
-        made = _load(module.library).make(values)
+        made = _load(module.library).make({name: twin_of.get(id(value), value)
+                                           for name, value in values.items()})
         transitions.append(replace(
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
