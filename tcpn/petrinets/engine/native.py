@@ -11,14 +11,16 @@ Python engine stays the reference, and the same seed gives the same firing seque
 subset runs on :mod:`tcpn.petrinets.engine.cnet` instead (one module).
 
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
-their Python objects: its shape's factory receives them. A transition whose code Cython
-rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
-Cython refused, which holds the inscription); without Cython or a C compiler the whole net
-does (``NativeNet.reason``), and ``engine="auto"``, the simulator's default, says so in
-one line, once per machine. ``auto`` builds the modules a net needs that are missing,
-all of them, then runs them: a TCP scenario's net needs 12 to 46, about a minute of CPU
-the first time (:func:`build_nets` builds those of many nets at once, as ``tcpn build``
-and the studies do before their runs).
+their Python objects: its shape's factory receives them, but for the plain functions of
+tcpn's own modules among them (code actions, the component helpers they call), which one
+more module per net compiles and the factory receives instead (:mod:`.twins`). A
+transition whose code Cython rejects stays in Python (``NativeNet.fallbacks`` names it
+and the line of its code that Cython refused, which holds the inscription); without
+Cython or a C compiler the whole net does (``NativeNet.reason``), and ``engine="auto"``,
+the simulator's default, says so in one line, once per machine. ``auto`` builds the
+modules a net needs that are missing, all of them, then runs them: a TCP scenario's net
+needs 12 to 46, about a minute of CPU the first time (:func:`build_nets` builds those of
+many nets at once, as ``tcpn build`` and the studies do before their runs).
 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
