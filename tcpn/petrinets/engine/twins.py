@@ -25,6 +25,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -58,10 +59,22 @@ def _tree(function: FunctionType) -> ast.FunctionDef | None:
     return definition
 
 
-def _globals_read(definition: ast.FunctionDef, function: FunctionType) -> dict[str, Any]:
-    """The names the definition reads that are its module's globals, with their values."""
-    names = {n.id for n in ast.walk(definition) if isinstance(n, ast.Name)}
-    return {n: function.__globals__[n] for n in sorted(names) if n in function.__globals__}
+@lru_cache(maxsize=1024)
+def _analysis(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
+    """The function's source as compiled (decorators and annotations dropped) and the
+    names it reads, or ``None`` if it stays Python (parsed once per process: reading a
+    function's source is most of the cost)."""
+    definition = _tree(function)
+    if definition is None:
+        return None
+    plain = ast.fix_missing_locations(_Plain().visit(definition))
+    names = tuple(sorted({n.id for n in ast.walk(plain) if isinstance(n, ast.Name)}))
+    return ast.unparse(plain), names
+
+
+def _globals_read(function: FunctionType, names: tuple[str, ...]) -> dict[str, Any]:
+    """The ``names`` that are the function's module's globals, with their values."""
+    return {n: function.__globals__[n] for n in names if n in function.__globals__}
 
 
 def gather(roots: Iterable[Any]) -> list[FunctionType]:
@@ -70,13 +83,15 @@ def gather(roots: Iterable[Any]) -> list[FunctionType]:
     whose name or globals would mean another than those gathered before stays Python."""
     gathered: dict[str, FunctionType] = {}
     bound: dict[str, Any] = {}  # every name the module defines or reads, with its object
-    pending = [f for f in roots if isinstance(f, FunctionType)]
+    pending = list({id(f): f for f in roots if isinstance(f, FunctionType)}.values())
     while pending:
         function = pending.pop(0)
-        definition = _tree(function)
-        if definition is None or function.__name__ in gathered:
+        if function.__name__ in gathered:
             continue
-        names = {**_globals_read(definition, function), function.__name__: function}
+        analysis = _analysis(function)
+        if analysis is None:
+            continue
+        names = {**_globals_read(function, analysis[1]), function.__name__: function}
         if any(bound.get(n, v) is not v for n, v in names.items()):
             continue
         gathered[function.__name__] = function
@@ -88,14 +103,13 @@ def gather(roots: Iterable[Any]) -> list[FunctionType]:
 def twins_source(functions: list[FunctionType], header: str) -> tuple[str, dict[str, Any]]:
     """The Cython module source of ``functions`` (after ``header``) and the globals to set
     in it once loaded (placeholders in the source)."""
-    strip = _Plain()
     definitions, reads = [], {}
     compiled = {f.__name__ for f in functions}
     for function in functions:
-        definition = _tree(function)
-        assert definition is not None
-        definitions.append(ast.unparse(ast.fix_missing_locations(strip.visit(definition))))
-        reads.update({n: v for n, v in _globals_read(definition, function).items()
+        analysis = _analysis(function)
+        assert analysis is not None
+        definitions.append(analysis[0])
+        reads.update({n: v for n, v in _globals_read(function, analysis[1]).items()
                       if n not in compiled})
     placeholders = "".join(f"{name} = None\n" for name in sorted(reads))
     return header + placeholders + "\n\n".join(definitions) + "\n", reads
