@@ -12,7 +12,10 @@ A function is compiled only where its source alone defines it: a plain module-le
 function of one of tcpn's own modules (no closure, no ``global`` statement, constant
 defaults, no decorator but :func:`~tcpn.petrinets.net_functions.net_function`, which
 returns it unchanged), whose name and globals agree with the others'. Any other
-function stays Python, so a net may call anything.
+function stays Python, so a net may call anything. The twins read the globals' values
+of the build: a module that rebinds a global later (a ``global`` statement in another
+of its functions) would need its functions kept Python; no module of tcpn's net
+functions does (``tcpn/models/registered_variants.py`` does, and has none).
 
 >>> from tcpn.models.components.packets import covers
 >>> [f.__name__ for f in gather([covers])]
