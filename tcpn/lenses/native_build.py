@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from tcpn.lenses.base import make_run
+from tcpn.lenses.compiled_trace import compiled_trace_monitor
 from tcpn.models.scenario import Scenario, validate_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import compile_net
@@ -47,8 +48,12 @@ def build_scenario_nets(scenarios: Iterable[Scenario], what: str = "",
                         seed: int | None = None,
                         progress: Callable[[int, int], None] | None = None) -> BuildSummary:
     """Build the native modules the nets of ``scenarios`` need (see the module);
-    ``progress(done, total)`` as modules are built."""
-    return build_nets(scenario_nets(scenarios, seed), what, progress)
+    ``progress(done, total)`` as modules are built; then the net lens's compiled trace
+    monitor (:mod:`tcpn.lenses.compiled_trace`), once per machine."""
+    summary = build_nets(scenario_nets(scenarios, seed), what, progress)
+    if summary.reason is None:
+        compiled_trace_monitor()
+    return summary
 
 
 def build_mappings(mappings: Sequence[Mapping[str, Any]], seed: int, what: str,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.lenses.compiled_trace import trace_monitor_class
 from tcpn.models.components.packets import SYN_ACK_SEQ, Pkt, advance
 from tcpn.models.components.sender import ACK_TRANSITIONS, NEW_DATA_ACKS, PARTIAL_ACKS, sack_hole
 from tcpn.models.components.variants import recovery_variant, wireless_report
@@ -479,8 +480,10 @@ class NetLens:
         built = time.perf_counter()
         composed = compose(scenario, run.flows)
         selection = scenario.trace
-        monitor = TraceMonitor(composed, trace, scenario.traced_queues(), cwnd=selection.cwnd,
-                               rtt=selection.rtt, flow_events=selection.flow_events)
+        # the compiled monitor on the native engine (tcpn.lenses.compiled_trace)
+        monitor = trace_monitor_class(TraceMonitor)(
+            composed, trace, scenario.traced_queues(), cwnd=selection.cwnd,
+            rtt=selection.rtt, flow_events=selection.flow_events)
         sim = Simulator(composed.net, seed=run.lens_seed, monitors=[monitor])
         compiled_s = time.perf_counter() - built
         result = sim.run(until=scenario.horizon_s, max_firings=self.max_firings,

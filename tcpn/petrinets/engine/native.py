@@ -11,14 +11,16 @@ Python engine stays the reference, and the same seed gives the same firing seque
 subset runs on :mod:`tcpn.petrinets.engine.cnet` instead (one module).
 
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
-their Python objects: its shape's factory receives them. A transition whose code Cython
-rejects stays in Python (``NativeNet.fallbacks`` names it and the line of its code that
-Cython refused, which holds the inscription); without Cython or a C compiler the whole net
-does (``NativeNet.reason``), and ``engine="auto"``, the simulator's default, says so in
-one line, once per machine. ``auto`` builds the modules a net needs that are missing,
-all of them, then runs them: a TCP scenario's net needs 12 to 46, about a minute of CPU
-the first time (:func:`build_nets` builds those of many nets at once, as ``tcpn build``
-and the studies do before their runs).
+their Python objects: its shape's factory receives them, but for the plain functions of
+tcpn's own modules among them (code actions, the component helpers they call), which one
+more module per net compiles and the factory receives instead (:mod:`.twins`). A
+transition whose code Cython rejects stays in Python (``NativeNet.fallbacks`` names it
+and the line of its code that Cython refused, which holds the inscription); without
+Cython or a C compiler the whole net does (``NativeNet.reason``), and ``engine="auto"``,
+the simulator's default, says so in one line, once per machine. ``auto`` builds the
+modules a net needs that are missing, all of them, then runs them: a TCP scenario's net
+needs 12 to 46, about a minute of CPU the first time (:func:`build_nets` builds those of
+many nets at once, as ``tcpn build`` and the studies do before their runs).
 
 Builds are cached in the user's cache directory (``TCPN_CACHE_DIR`` or the platform's,
 e.g. ``~/.cache/tcpn/native``), keyed by the module source and the versions of Python,
@@ -60,17 +62,18 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache, partial
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
+from tcpn.petrinets.engine import twins
 from tcpn.petrinets.engine.caches import NATIVE
 from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
 from tcpn.petrinets.errors import InputError
 
-__all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable", "build_native",
-           "build_nets", "build_workers", "resolve_engine", "select_engine",
-           "why_unavailable"]
+__all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable",
+           "build_compiled_python", "build_native", "build_nets", "build_workers",
+           "resolve_engine", "select_engine", "why_unavailable"]
 
 ENGINES = ("python", "native", "auto")
 #: the simulator's engine when neither ``engine`` nor ``$TCPN_ENGINE`` names one: native,
@@ -416,6 +419,12 @@ _LOOP_ARRAYS = {"_float_array": partial(array, "d"), "_int_array": partial(array
 
 
 _HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
+#: the loop's directives: its own code indexes its lists, tuples and arrays only with
+#: transition, place and gate numbers of the net (never negative: ``gate_of``'s ``-1``
+#: is tested before it indexes) and with ``0`` on non-empty lists, so Cython reads the
+#: items in place, without a bounds test or a call (the transitions' code, which holds
+#: the user's inscriptions, keeps Python's indexing: :data:`_HEADER`)
+_LOOP_HEADER = _HEADER.replace("\n", ", boundscheck=False, wraparound=False\n")
 
 
 @cache
@@ -424,7 +433,7 @@ def _loop_module() -> tuple[str, dict[str, Any]]:
     loop, loop_globals = _loop_source()
     # module-level names for the loop's globals, set after import
     placeholders = "".join(f"{name} = None\n" for name in sorted(loop_globals))
-    return _HEADER + placeholders + loop + "\n", loop_globals
+    return _LOOP_HEADER + placeholders + loop + "\n", loop_globals
 
 
 def _shape_module(body: str) -> str:
@@ -718,6 +727,27 @@ def build_module(source: str, flags: tuple[str, ...],
     return _load(module.library)
 
 
+@NATIVE.holding
+def build_compiled_python(source: str, kind: str) -> ModuleType | str:
+    """Build (or fetch from the cache) the module of Python ``source`` compiled by Cython
+    as the loop is (the same code, Cython's utility code its own), named
+    ``_tcpn_<kind>_<key>``; a string says why it could not be built."""
+    reason = why_unavailable()
+    if reason is not None:
+        return reason
+    compiler = _compiler()
+    assert compiler is not None
+    command = (*compiler, *_HOT_OPTIMISATION)
+    module = _Module(_library(source, kind, list(command)), source, command)
+    try:
+        rejected, _ = _build([module], what=f"the {kind} module")
+    except NativeUnavailable as exc:
+        return str(exc)
+    if module.library in rejected:
+        return f"Cython rejected the {kind} module: {rejected[module.library].message}"
+    return _load(module.library)
+
+
 class _Planned(Exception):
     """The C engine's module a net needs, caught on its way to be built (:func:`_plan`)."""
 
@@ -736,6 +766,9 @@ class _Plan:
     loop: Path | None = None
     shapes: dict[str, tuple[_Module, dict[str, Any]]] = field(default_factory=dict)
     c_reason: str | None = None
+    #: the compiled twins of the functions the shapes call (:mod:`.twins`): their module,
+    #: the functions and the globals to set in it
+    twins: tuple[_Module, list[FunctionType], dict[str, Any]] | None = None
 
 
 def _plan(compiled: CompiledNet) -> _Plan:
@@ -771,9 +804,16 @@ def _cython_plan(compiled: CompiledNet, c_reason: str) -> _Plan:
         source = _shape_module(body)
         library = _library(source, "shape", list(per_shape), shared_library.name)
         shapes[transition.name] = (_Module(library, source, per_shape, shared=shared), values)
+    functions = twins.gather(v for _, values in shapes.values() for v in values.values())
+    twin_module = None
+    if functions:
+        twins_source, reads = twins.twins_source(functions, _HEADER)
+        twin_module = (_Module(_library(twins_source, "twins", list(hot), shared_library.name),
+                               twins_source, hot, shared=shared), functions, reads)
     modules = {m.library: m for m in (_Module(shared_library, _SHARED_SOURCE, hot), loop,
-                                      *(m for m, _ in shapes.values()))}
-    return _Plan(list(modules.values()), loop.library, shapes, c_reason)
+                                      *(m for m, _ in shapes.values()),
+                                      *([twin_module[0]] if twin_module else []))}
+    return _Plan(list(modules.values()), loop.library, shapes, c_reason, twin_module)
 
 
 @NATIVE.holding
@@ -810,6 +850,10 @@ def build_native(compiled: CompiledNet) -> NativeNet:
     _, loop_globals = _loop_module()
     vars(loop).update(loop_globals)
     vars(loop).update(_LOOP_ARRAYS)
+    # the functions the transitions call, compiled (the Python ones where Cython refused)
+    twin_of: dict[int, Any] = {}
+    if plan.twins is not None and plan.twins[0].library not in rejected:
+        twin_of = twins.twins_of(_load(plan.twins[0].library), plan.twins[1], plan.twins[2])
     transitions = []
     fallbacks: dict[str, str] = {}
     for transition in compiled.transitions:
@@ -822,7 +866,8 @@ def build_native(compiled: CompiledNet) -> NativeNet:
                          transition.name, fallbacks[transition.name])
             transitions.append(transition)
             continue
-        made = _load(module.library).make(values)
+        made = _load(module.library).make({name: twin_of.get(id(value), value)
+                                           for name, value in values.items()})
         transitions.append(replace(
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
