@@ -21,6 +21,7 @@ from tcpn.models.verification.bulk import (
     bulk_offsets,
     bulk_variants,
 )
+from tcpn.models.verification.window import add_flight_refill
 from tcpn.models.verification.choices import (
     ADDED_VARS,
     EARLY_SUFFIX,
@@ -402,6 +403,9 @@ def verification_net(scenario: Scenario, *, segments: int | None,
     if segments is None:
         return _bulk(scenario, budget, delay_points, seed, clock, rtt_grain_s)
     times = random_times(scenario, delay_points)
+    if budget.per_flight or budget.unbounded:
+        raise InputError(f"segments={segments!r}: a loss budget per_flight or unbounded is "
+                         "for a bulk sender (segments=None), whose runs never end")
     _refuse(scenario, segments, budget)
     _refuse_clock(scenario, clock)
     return _build(scenario, segments, budget, times, delay_points, seed, clock)
@@ -452,7 +456,8 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
                          "timers relative to the clock, sequence numbers to the window)")
     if budget.per_window is not None:
         raise InputError("segments=None (a bulk sender): a per-window loss budget counts "
-                         "windows of a finite transfer; give a per-run budget")
+                         "windows of a finite transfer; give a per-run budget or "
+                         "per_flight=True")
     if not rtt_grain_s > 0:
         raise InputError(f"rtt_grain_s must be > 0 for a bulk sender, got {rtt_grain_s!r}")
     times = random_times(scenario, delay_points)
@@ -491,5 +496,11 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
                  if d.queue.kind == "drop_tail"}
     offsets = bulk_offsets(built.net, len(built.flows), nodes, max(windows), rtt_grain_s,
                            drop_tail)
+    if budget.per_flight:
+        if len(built.flows) != 1:
+            raise InputError(f"loss budget per_flight: scenario {scenario.name} has "
+                             f"{len(built.flows)} connections; a per-window budget is one "
+                             "flow's (its window), give a per-run budget")
+        offsets[0] = add_flight_refill(built.net, "flow0", budget, offsets[0])
     return replace(built, offsets=tuple(offsets), abstractions=(
         *built.abstractions, *BULK_ABSTRACTIONS(rtt_grain_s)))
