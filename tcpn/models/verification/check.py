@@ -33,6 +33,7 @@ import tcpn.models.bulk_properties  # noqa: F401  (registers the bulk properties
 from tcpn.models.properties import PROPERTIES, FlowRoles, Property, select_properties
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, VerificationNet, verification_net
+from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
 from tcpn.models.verification.window import (
     OBSERVER_VARIABLE,
     add_window_observers,
@@ -104,8 +105,8 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
                  ack_losses: int = 0, links: tuple[str, ...] | None = None,
                  flow: str | None = None, delay_points: int | None = None,
                  clock: str = "absolute", per_flight: bool = False,
-                 unbounded: bool = False, cwnd_target_segments: int | None = None
-                 ) -> PropertyNet:
+                 unbounded: bool = False, cwnd_target_segments: int | None = None,
+                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyNet:
     """The verification net of ``scenario`` with the property observers of every flow;
     ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
     (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
@@ -115,14 +116,16 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
     time (``"absolute"`` or ``"relative"``). ``segments=None`` is a bulk sender (relative
     clock only): ``per_flight`` makes the loss counts per window, ``unbounded`` lets every
     kind with a count above 0 be lost without limit, and ``cwnd_target_segments`` adds the
-    ``since_loss`` observer (:mod:`tcpn.models.verification.window`)."""
+    ``since_loss`` observer (:mod:`tcpn.models.verification.window`); ``rtt_grain_s`` is
+    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`)."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     verification = verification_net(
         scenario, segments=segments,
         losses=LossBudget(losses, ack_losses, links, per_flight=per_flight,
                           unbounded=unbounded),
-        delay_points=delay_points, clock=clock)
+        delay_points=delay_points, clock=clock,
+        **({"rtt_grain_s": rtt_grain_s} if segments is None else {}))
     ids = [f.id for f in verification.flows]
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
@@ -270,7 +273,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                prepared: PropertyNet | None = None, flow: str | None = None,
                delay_points: int | None = None, clock: str = "absolute",
                per_flight: bool = False, unbounded: bool = False,
-               cwnd_target_segments: int | None = None) -> list[PropertyResult]:
+               cwnd_target_segments: int | None = None,
+               rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
@@ -289,7 +293,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                                       ack_losses=ack_losses, links=links, flow=flow,
                                       delay_points=delay_points, clock=clock,
                                       per_flight=per_flight, unbounded=unbounded,
-                                      cwnd_target_segments=cwnd_target_segments)
+                                      cwnd_target_segments=cwnd_target_segments,
+                                      rtt_grain_s=rtt_grain_s)
     roles = target.flow
     several = len(roles.flows) > 1
     if not target.named and any(not prop.cross for prop in chosen):
@@ -359,10 +364,12 @@ def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int
            max_states: int | None = 1_000_000, flow: str | None = None,
            delay_points: int | None = None, clock: str = "absolute",
            per_flight: bool = False, unbounded: bool = False,
-           cwnd_target_segments: int | None = None) -> PropertyResult:
+           cwnd_target_segments: int | None = None,
+           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
     flow of a scenario with several; ``segments=None`` a bulk sender (:func:`verify_all`)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
                       delay_points=delay_points, clock=clock, per_flight=per_flight,
-                      unbounded=unbounded, cwnd_target_segments=cwnd_target_segments)[0]
+                      unbounded=unbounded, cwnd_target_segments=cwnd_target_segments,
+                      rtt_grain_s=rtt_grain_s)[0]

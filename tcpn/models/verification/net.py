@@ -21,6 +21,7 @@ from tcpn.models.verification.bulk import (
     bulk_offsets,
     bulk_variants,
 )
+from tcpn.models.verification.bulk_replay import replay_bulk
 from tcpn.models.verification.window import add_flight_refill
 from tcpn.models.verification.choices import (
     ADDED_VARS,
@@ -183,7 +184,12 @@ class VerificationNet:
         simulator's own net of :meth:`simulation_scenario` with the path's losses scripted
         and start times chosen: each loss fires as the transmission it stands beside, RED's
         draws are forced, start choices are not fired. Raises
-        :class:`InputError` at the first step the simulator would not take."""
+        :class:`InputError` at the first step the simulator would not take. A bulk
+        sender's path (``segments=None``) fires in the simulator on this net itself,
+        matched step by step once made relative
+        (:func:`~tcpn.models.verification.bulk_replay.replay_bulk`)."""
+        if self.segments is None:  # a bulk space's path: relative numbers and time
+            return replay_bulk(self.net, self.offsets, path)
         # the simulator's uniform draws forced to those the path's choices stand for
         sim = Simulator(self.simulation_net(self.scripted_losses(path),
                                             self.chosen_starts(path)), seed=0,
