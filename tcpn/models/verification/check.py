@@ -355,6 +355,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         if verdict.answer == "false" and verdict.evidence is not None:
             path = [(s.transition, s.binding) for s in
                     (*verdict.evidence.stem, *verdict.evidence.cycle)]
+            if roles.bulk:  # relative frame numbers: count them on the path's replay
+                path = [(f.transition, f.binding) for f in target.replay(path)]
             result.lost = target.verification.scripted_losses(path)
     return results
 
