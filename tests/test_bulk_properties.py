@@ -86,7 +86,7 @@ def test_a_bulk_counterexample_replays_in_the_simulator() -> None:
 
 
 def test_bulk_properties_refuse_what_they_cannot_bound() -> None:
-    with pytest.raises(InputError, match="observers .*grow without bound"):
+    with pytest.raises(InputError, match=r"observers .*grow without bound"):
         verify(bulk(), "delivered_once_in_order", segments=None, clock="relative")
     with pytest.raises(InputError, match="keeps_delivering: observer progress belongs to a "
                                          "bulk sender"):

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import tcpn.models.bulk_properties  # noqa: F401  (registers the bulk properties)
 from tcpn.errors import InputError
 from tcpn.models.components.sender import RETRANSMITTED
-import tcpn.models.bulk_properties  # noqa: F401  (registers the bulk properties)
 from tcpn.models.properties import PROPERTIES, FlowRoles, Property, select_properties
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, VerificationNet, verification_net
@@ -124,8 +124,7 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
         scenario, segments=segments,
         losses=LossBudget(losses, ack_losses, links, per_flight=per_flight,
                           unbounded=unbounded),
-        delay_points=delay_points, clock=clock,
-        **({"rtt_grain_s": rtt_grain_s} if segments is None else {}))
+        delay_points=delay_points, clock=clock, rtt_grain_s=rtt_grain_s)
     ids = [f.id for f in verification.flows]
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "

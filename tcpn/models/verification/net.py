@@ -22,7 +22,6 @@ from tcpn.models.verification.bulk import (
     bulk_variants,
 )
 from tcpn.models.verification.bulk_replay import replay_bulk
-from tcpn.models.verification.window import add_flight_refill
 from tcpn.models.verification.choices import (
     ADDED_VARS,
     EARLY_SUFFIX,
@@ -34,6 +33,7 @@ from tcpn.models.verification.choices import (
     random_times,
     wireless_choices,
 )
+from tcpn.models.verification.window import add_flight_refill
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.statespace.intervals import delay_points as points_of

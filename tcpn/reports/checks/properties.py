@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.console import Console
 
-from tcpn.experiments.confirm import Confirmation, confirm
 from tcpn.errors import InputError
+from tcpn.experiments.confirm import Confirmation, confirm
 from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
 from tcpn.models.verification.check import PropertyNet, PropertyResult, property_net, verify_all
 from tcpn.outputs import atomic_file, check_output_file
@@ -114,7 +114,7 @@ def run_property_check(request: PropertyRequest, console: Console,
                             per_flight=request.per_window,
                             unbounded=request.unbounded_losses,
                             cwnd_target_segments=request.cwnd_target,
-                            **({"rtt_grain_s": request.rtt_grain_s} if bulk else {}))
+                            rtt_grain_s=request.rtt_grain_s)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
