@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from cli_process import run_tcpn
 
 from tcpn.errors import InputError
 from tcpn.models.scenario import Scenario, parse_scenario
@@ -109,3 +112,16 @@ def test_all_on_a_bulk_space_runs_only_the_bulk_properties() -> None:
     assert answers["keeps_delivering"] == "true"
     assert answers["cwnd_returns_after_loss"] == "n/a"  # no target given
     assert answers["delivered_once_in_order"] == "n/a"
+
+
+def test_tcpn_check_bulk(tmp_path: Path) -> None:
+    scenario = tmp_path / "bulk.yaml"
+    scenario.write_text(bulk().model_dump_json())
+    done = run_tcpn("check", scenario, "--property", "keeps_delivering", "--bulk", "--losses",
+                    "1", "--per-window", "--rtt-grain", str(GRAIN_S))
+    assert done.returncode == 0, done.stderr
+    assert "a bulk sender, at most 1 data segments and 0 other packets lost per window" \
+        in done.stdout
+    assert "keeps_delivering: TRUE  (1,070 states" in done.stdout
+    refused = run_tcpn("check", scenario, "--property", "keeps_delivering", "--per-window")
+    assert refused.returncode == 3 and "go with --bulk" in refused.stderr
