@@ -125,3 +125,23 @@ def test_tcpn_check_bulk(tmp_path: Path) -> None:
     assert "keeps_delivering: TRUE  (1,070 states" in done.stdout
     refused = run_tcpn("check", scenario, "--property", "keeps_delivering", "--per-window")
     assert refused.returncode == 3 and "go with --bulk" in refused.stderr
+
+
+def test_keeps_delivering_is_not_vacuous() -> None:
+    # the same space has fair paths that deliver forever, and none that stop delivering
+    # after some point; and the parity does flip (both values are reachable)
+    from tcpn.models.bulk_properties import keeps_delivering
+    from tcpn.models.properties import _retransmitting
+    from tcpn.petrinets.checking.check import check
+    from tcpn.petrinets.checking.formulas import A, E, F, G
+    pn = property_net(bulk(), segments=None, losses=1, clock="relative", per_flight=True,
+                      rtt_grain_s=GRAIN_S)
+    space = pn.verification.explore()
+    formula = keeps_delivering(pn.flow)
+    assert isinstance(formula, A)
+    fair = _retransmitting(pn.flow)
+    assert check(space, E(formula.path), fairness=fair).answer == "true"
+    stuck = pn.flow.holds("parity 0", lambda m: pn.flow.value(m, "progress") == 0)
+    verdict = check(space, A(F(G(stuck))), fairness=fair)
+    assert verdict.answer == "false" and verdict.evidence is not None
+    assert {space.marking(s)["flow0.progress"][0].value for s in range(len(space))} == {0, 1}
