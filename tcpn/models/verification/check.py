@@ -6,10 +6,16 @@ segments and ``ack_losses`` other packets (ACKs, SYN, SYN-ACK) per run: it build
 scenario's verification net (:func:`tcpn.models.verification.verification_net`: the
 simulator's components for a transfer of ``segments`` segments, every loss a bounded
 choice, every simultaneous order explored), adds the observer places the properties read
-(:func:`observe`), explores it once in absolute time and model-checks each property's
+(:func:`observe`), explores it once (in the ``clock`` asked) and model-checks each property's
 formula under the fairness it assumes. A ``false`` comes with its path (a firing sequence
 of the verification net, replayed by :meth:`VerificationNet.replay` in the simulator) and
 the packets it loses, per link direction, numbered as a scripted loss list numbers them.
+
+With ``segments=None`` the sender is a bulk one (relative clock): the observers are the
+bounded ones of :mod:`tcpn.models.verification.window`, only the bulk properties
+(:mod:`tcpn.models.bulk_properties`) run, the loss budget may be per window
+(``per_flight``), and a counterexample's losses are numbered on its replay in the
+simulator (:mod:`tcpn.models.verification.bulk_replay`).
 
 >>> from tcpn.models.scenario import dumbbell
 >>> result = verify(dumbbell(pairs=1, horizon_s=5.0), "delivered_once_in_order",
