@@ -797,6 +797,23 @@ def check_net(
         "lose, e.g. 'R->D,D->R' (default: every direction).")] = None,
     segments: Annotated[int, typer.Option(
         min=1, help="With --property: the transfer's length in segments.")] = 4,
+    bulk: Annotated[bool, typer.Option(
+        "--bulk", help="With --property: a bulk sender (no end of data; relative clock); "
+        "the bulk properties keeps_delivering and cwnd_returns_after_loss run there "
+        "(docs/statespace.md, 'Properties of a bulk sender').")] = False,
+    per_window: Annotated[bool, typer.Option(
+        "--per-window", help="With --bulk: --losses/--ack-losses count per window of the "
+        "flow (refilled when every segment outstanding at its start is acknowledged).")
+    ] = False,
+    unbounded_losses: Annotated[bool, typer.Option(
+        "--unbounded-losses", help="With --bulk: a kind with --losses/--ack-losses above 0 "
+        "may be lost any number of times.")] = False,
+    cwnd_target: Annotated[int | None, typer.Option(
+        "--cwnd-target", min=1, help="With --bulk: the W of cwnd_returns_after_loss "
+        "(segments, at most the receive window).")] = None,
+    rtt_grain: Annotated[float | None, typer.Option(
+        "--rtt-grain", help="With --bulk: the grain (s) the RTT estimator is rounded to "
+        "(default 0.001).")] = None,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
         "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
@@ -827,11 +844,16 @@ def check_net(
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
                                  or flow is not None or delay_points is not None
                                  or clock is not None or confirm
-                                 or confirm_lens is not None):
+                                 or confirm_lens is not None or bulk):
         raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
-                         "--clock, --msc, --confirm and --confirm-lens go with --property "
-                         "NAME")
+                         "--clock, --msc, --confirm, --confirm-lens and --bulk go with "
+                         "--property NAME")
+    if not bulk and (per_window or unbounded_losses or cwnd_target is not None
+                     or rtt_grain is not None):
+        raise InputError("--per-window, --unbounded-losses, --cwnd-target and --rtt-grain "
+                         "go with --bulk")
     if tcp_property is not None:
+        from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
         from tcpn.reports.checks.properties import PropertyRequest, run_property_check
 
         if not net.lower().endswith((".yaml", ".yml")):
@@ -840,9 +862,12 @@ def check_net(
             if loss_links else None
         lenses = _confirm_lenses(confirm, confirm_lens)
         if not run_property_check(PropertyRequest(
-                net, tcp_property, segments, losses, ack_losses, links,
+                net, tcp_property, None if bulk else segments, losses, ack_losses, links,
                 max_states or 1_000_000, json_file, msc, overwrite=overwrite, flow=flow,
-                delay_points=delay_points, clock=clock or "absolute", confirm=lenses),
+                delay_points=delay_points,
+                clock=clock or ("relative" if bulk else "absolute"), confirm=lenses,
+                per_window=per_window, unbounded_losses=unbounded_losses,
+                cwnd_target=cwnd_target, rtt_grain_s=rtt_grain or DEFAULT_RTT_GRAIN_S),
                 console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return

@@ -93,8 +93,7 @@ def test_a_finite_transfer_with_the_offsets_is_refused_by_the_check() -> None:
         explore(finite.net, clock="relative", offsets=v_bulk.offsets)
 
 
-def test_the_property_library_refuses_a_bulk_space_instead_of_running_on() -> None:
+def test_the_property_library_refuses_a_finite_property_on_a_bulk_space() -> None:
     from tcpn.models.verification.check import verify_all
-    with pytest.raises(InputError, match="bulk sender"):
-        verify_all(bulk(), "ssthresh_at_least_2", segments=None,  # type: ignore[arg-type]
-                   clock="relative")
+    with pytest.raises(InputError, match="grow without bound on a bulk sender"):
+        verify_all(bulk(), "ssthresh_at_least_2", segments=None, clock="relative")

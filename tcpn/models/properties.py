@@ -64,6 +64,10 @@ class FlowRoles:
     drops: str = "verify.drops"
     name: str = ""
     flows: tuple[FlowRoles, ...] = field(default=(), repr=False, compare=False)
+    #: a bulk sender's space: only the window observers (:mod:`~tcpn.models.verification.window`)
+    bulk: bool = False
+    #: the ``W`` of ``flowI.since_loss`` (a bulk space checked with a cwnd target)
+    cwnd_target_segments: int | None = None
 
     def place(self, role: str) -> str:
         """The net's place for ``role`` (``snd.tcb`` -> ``flow0.snd.tcb``); an
@@ -122,13 +126,17 @@ class Property:
     assumes: str = ""
     #: a cross-flow property reads every flow (``flow.flows``), not only the one named
     cross: bool = False
+    #: a bulk property reads the window observers of a bulk space (and only runs there)
+    bulk: bool = False
 
     def formula(self, flow: FlowRoles) -> Formula:
-        """The formula for ``flow``; an :class:`InputError` names a missing place."""
+        """The formula for ``flow``; an :class:`InputError` names a missing place (a bulk
+        property's builder first names the observer it lacks)."""
+        formula = self.build(flow) if self.bulk else None
         for each in (flow.flows or (flow,)) if self.cross else (flow,):
             for role in self.places:
                 each.place(role)
-        return self.build(flow)
+        return formula if formula is not None else self.build(flow)
 
     def applies_to(self, flow: FlowRoles) -> bool:
         """Whether the flow's net has every place the property reads."""
@@ -143,15 +151,17 @@ PROPERTIES: dict[str, Property] = {}
 def register_property(name: str, description: str, places: Sequence[str] = (), *,
                       fairness: Callable[[FlowRoles], Fairness | None] | None = None,
                       budgets: Callable[[int, int], bool] | None = None,
-                      assumes: str = "", cross: bool = False
+                      assumes: str = "", cross: bool = False, bulk: bool = False
                       ) -> Callable[[Callable[[FlowRoles], Formula]],
                                     Callable[[FlowRoles], Formula]]:
     """Decorator: register the formula builder it decorates as property ``name``
-    (``cross``: it reads every flow, ``flow.flows``, and needs none named)."""
+    (``cross``: it reads every flow, ``flow.flows``, and needs none named; ``bulk``: it
+    reads a bulk space's window observers)."""
     def register(build: Callable[[FlowRoles], Formula]) -> Callable[[FlowRoles], Formula]:
         PROPERTIES[name] = Property(name, description, tuple(places), build,
                                     fairness or (lambda _flow: None),
-                                    budgets or (lambda _data, _ack: True), assumes, cross)
+                                    budgets or (lambda _data, _ack: True), assumes, cross,
+                                    bulk)
         return build
     return register
 

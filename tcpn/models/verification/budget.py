@@ -28,6 +28,12 @@ class LossBudget:
     window), so a transfer of ``n`` segments may lose up to ``data_losses * ceil(n / W)``.
     Counts must be finite whole numbers, or the space would not close.
 
+    Two scopes are for a bulk sender's space (:mod:`tcpn.models.verification.window`),
+    whose runs never end: with ``per_flight`` the counts are per *window* of the flow,
+    and the window observer refills the budget each time every segment outstanding when
+    the window began is acknowledged; with ``unbounded`` a kind with a count above 0
+    may be lost any number of times (the budget place's token never changes).
+
     >>> LossBudget(data_losses=1).total
     1
     >>> LossBudget(data_losses=-1)
@@ -40,8 +46,13 @@ class LossBudget:
     ack_losses: int = 0
     links: tuple[str, ...] | None = None
     per_window: int | None = None
+    per_flight: bool = False
+    unbounded: bool = False
 
     def __post_init__(self) -> None:
+        if sum((self.per_window is not None, self.per_flight, self.unbounded)) > 1:
+            raise InputError("loss budget: per_window, per_flight and unbounded are "
+                             "different scopes; give at most one")
         if self.per_window is not None and (isinstance(self.per_window, bool) or not isinstance(
                 self.per_window, int) or self.per_window < 1):
             raise InputError(f"loss budget: per_window must be a whole number of segments >= 1 "
@@ -81,6 +92,9 @@ class LossBudget:
         """``(may_lose, after)``: a condition that a packet ``p`` (a data segment when
         ``is_data`` holds) may be lost, and the budget after losing it, over the budget
         bound as ``(data_left, acks_left)``."""
+        if self.unbounded:
+            return (f"({is_data} and data_left > 0 or not ({is_data}) and acks_left > 0)",
+                    "(data_left, acks_left)")
         if self.per_window is None:
             return (f"({is_data} and data_left > 0 or not ({is_data}) and acks_left > 0)",
                     f"((data_left - 1, acks_left) if {is_data} else "

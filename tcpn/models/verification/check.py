@@ -6,10 +6,16 @@ segments and ``ack_losses`` other packets (ACKs, SYN, SYN-ACK) per run: it build
 scenario's verification net (:func:`tcpn.models.verification.verification_net`: the
 simulator's components for a transfer of ``segments`` segments, every loss a bounded
 choice, every simultaneous order explored), adds the observer places the properties read
-(:func:`observe`), explores it once in absolute time and model-checks each property's
+(:func:`observe`), explores it once (in the ``clock`` asked) and model-checks each property's
 formula under the fairness it assumes. A ``false`` comes with its path (a firing sequence
 of the verification net, replayed by :meth:`VerificationNet.replay` in the simulator) and
 the packets it loses, per link direction, numbered as a scripted loss list numbers them.
+
+With ``segments=None`` the sender is a bulk one (relative clock): the observers are the
+bounded ones of :mod:`tcpn.models.verification.window`, only the bulk properties
+(:mod:`tcpn.models.bulk_properties`) run, the loss budget may be per window
+(``per_flight``), and a counterexample's losses are numbered on its replay in the
+simulator (:mod:`tcpn.models.verification.bulk_replay`).
 
 >>> from tcpn.models.scenario import dumbbell
 >>> result = verify(dumbbell(pairs=1, horizon_s=5.0), "delivered_once_in_order",
@@ -27,19 +33,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import tcpn.models.bulk_properties  # noqa: F401  (registers the bulk properties)
 from tcpn.errors import InputError
 from tcpn.models.components.sender import RETRANSMITTED
 from tcpn.models.properties import PROPERTIES, FlowRoles, Property, select_properties
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, VerificationNet, verification_net
+from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
+from tcpn.models.verification.window import (
+    OBSERVER_VARIABLE,
+    add_window_observers,
+    input_variable,
+    output_expression,
+)
 from tcpn.petrinets import INT, Firing, ListSet, PetriNet, Place
 from tcpn.petrinets.checking.check import check
 from tcpn.petrinets.checking.verdicts import Verdict
 from tcpn.petrinets.net import ArcKind
-from tcpn.petrinets.statespace.space import explore
-
-#: Observer arcs bind variables named with this prefix (left out when a path is replayed).
-OBSERVER_VARIABLE = "_obs_"
 
 __all__ = ["OBSERVER_VARIABLE", "PropertyNet", "PropertyResult", "observe", "property_net",
            "verify", "verify_all"]
@@ -97,44 +107,37 @@ class PropertyResult:
         return out
 
 
-def property_net(scenario: Scenario | str | Path, *, segments: int, losses: int = 0,
+def property_net(scenario: Scenario | str | Path, *, segments: int | None, losses: int = 0,
                  ack_losses: int = 0, links: tuple[str, ...] | None = None,
                  flow: str | None = None, delay_points: int | None = None,
-                 clock: str = "absolute") -> PropertyNet:
+                 clock: str = "absolute", per_flight: bool = False,
+                 unbounded: bool = False, cwnd_target_segments: int | None = None,
+                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyNet:
     """The verification net of ``scenario`` with the property observers of every flow;
     ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
     (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
     speak of (needed when the scenario has several; an unknown one is an
     :class:`InputError` listing them); ``delay_points`` discretises random start times
     (:func:`~tcpn.models.verification.verification_net`); ``clock`` is the exploration's
-    time (``"absolute"`` or ``"relative"``)."""
+    time (``"absolute"`` or ``"relative"``). ``segments=None`` is a bulk sender (relative
+    clock only): ``per_flight`` makes the loss counts per window, ``unbounded`` lets every
+    kind with a count above 0 be lost without limit, and ``cwnd_target_segments`` adds the
+    ``since_loss`` observer (:mod:`tcpn.models.verification.window`); ``rtt_grain_s`` is
+    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`)."""
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
-    verification = verification_net(scenario, segments=segments,
-                                    losses=LossBudget(losses, ack_losses, links),
-                                    delay_points=delay_points, clock=clock)
+    verification = verification_net(
+        scenario, segments=segments,
+        losses=LossBudget(losses, ack_losses, links, per_flight=per_flight,
+                          unbounded=unbounded),
+        delay_points=delay_points, clock=clock, rtt_grain_s=rtt_grain_s)
     ids = [f.id for f in verification.flows]
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
                          f"(flows: {', '.join(ids)})")
-    roles = observe(verification)
+    roles = observe(verification, cwnd_target_segments)
     chosen = roles[ids.index(flow)] if flow is not None else roles[0]
     return PropertyNet(verification, chosen, named=flow is not None or len(ids) == 1)
-
-
-def _input_variable(net: PetriNet, transition: str, place: str) -> str | None:
-    for arc in net.arcs_of(transition):
-        if (arc.kind is ArcKind.INPUT and arc.place == place and arc.inscription is not None
-                and arc.inscription.isidentifier()):
-            return arc.inscription
-    return None
-
-
-def _output_expression(net: PetriNet, transition: str, place: str) -> str | None:
-    for arc in net.arcs_of(transition):
-        if arc.kind is ArcKind.OUTPUT and arc.place == place and arc.when is None:
-            return arc.inscription
-    return None
 
 
 def _count(net: PetriNet, place: str, transition: str, increment: str) -> None:
@@ -145,23 +148,47 @@ def _count(net: PetriNet, place: str, transition: str, increment: str) -> None:
     net.add_output(place, transition, f"{variable} + ({increment})")
 
 
-def observe(verification: VerificationNet) -> list[FlowRoles]:
+def observe(verification: VerificationNet,
+            cwnd_target_segments: int | None = None) -> list[FlowRoles]:
     """Add the observer places of :mod:`tcpn.models.properties` to the verification net
     (per connection ``i``: ``flow{i}.app``, ``flow{i}.retx``, ``flow{i}.reductions``,
     ``flow{i}.syns``, ``flow{i}.rules`` for Vegas; ``verify.drops``) and return each
     connection's roles (each knowing all: ``FlowRoles.flows``). Each observer adds a
-    counter arc pair to transitions that fire anyway: it enables and disables nothing."""
+    counter arc pair to transitions that fire anyway: it enables and disables nothing.
+    A bulk sender's net (``segments=None``) gets the bounded window observers instead
+    (:func:`observe_bulk`)."""
     if verification.segments is None:
-        raise InputError("the property observers count delivered segments and "
-                         "retransmissions from the start, which a bulk sender's space "
-                         "(segments=None) keeps relative; check a bulk space with "
-                         "explore() and your own predicates for now")
+        return observe_bulk(verification, cwnd_target_segments)
+    if cwnd_target_segments is not None:
+        raise InputError("cwnd_target_segments: the since_loss observer is a bulk sender's "
+                         "(segments=None); a finite transfer's properties read its counters")
     segments = verification.segments
     net = verification.net
     net.add_place(Place("verify.drops", INT, initial=[0]))
     queues, frames = _queue_observers(verification)
     roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames)
              for i, flow in enumerate(verification.flows)]
+    everyone = tuple(roles)
+    return [replace(r, flows=everyone) for r in roles]
+
+
+def observe_bulk(verification: VerificationNet,
+                 cwnd_target_segments: int | None = None) -> list[FlowRoles]:
+    """The window observers of a bulk sender's net (``flowI.progress``, and
+    ``flowI.since_loss`` with a cwnd target) and each connection's roles, marked ``bulk``.
+    A target above a receive window is refused: ``cwnd`` is kept at most that window."""
+    net = verification.net
+    roles = []
+    for i, flow in enumerate(verification.flows):
+        prefix = f"flow{i}"
+        window = int(net.scope_of(f"{prefix}.snd.send")["WINDOW"])
+        if cwnd_target_segments is not None and not 1 <= cwnd_target_segments <= window:
+            raise InputError(f"cwnd target {cwnd_target_segments!r}: observer since_loss of "
+                             f"{flow.id} needs a target from 1 to its receive window "
+                             f"({window} segments; cwnd is kept at most that)")
+        add_window_observers(net, prefix, i, cwnd_target_segments)
+        roles.append(FlowRoles(net, prefix, 0, window, name=flow.id, bulk=True,
+                               cwnd_target_segments=cwnd_target_segments))
     everyone = tuple(roles)
     return [replace(r, flows=everyone) for r in roles]
 
@@ -176,8 +203,8 @@ def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flo
     rcv, tcb = f"{prefix}.rcv.rcv", f"{prefix}.snd.tcb"
     for name in list(net.transitions):
         if name.startswith(f"{prefix}.rcv."):
-            old, new = _input_variable(net, name, rcv), _output_expression(net, name, rcv)
-            data = _input_variable(net, name, f"{prefix}.data")
+            old, new = input_variable(net, name, rcv), output_expression(net, name, rcv)
+            data = input_variable(net, name, f"{prefix}.data")
             if old and new and data:
                 app = f"{OBSERVER_VARIABLE}app"
                 net.add_input(f"{prefix}.app", name, app)
@@ -192,7 +219,7 @@ def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flo
                 _count(net, f"{prefix}.syns", name, "1")
             if local == "timeout" or (local in RETRANSMITTED and sends):
                 _count(net, f"{prefix}.retx", name, "1")
-            old, new = _input_variable(net, name, tcb), _output_expression(net, name, tcb)
+            old, new = input_variable(net, name, tcb), output_expression(net, name, tcb)
             if old and new:
                 _count(net, f"{prefix}.reductions", name,
                        f"1 if ({new}).cwnd < {old}.cwnd else 0")
@@ -234,8 +261,8 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
     if vegas not in net.places or decide not in net.transitions:
         return
     net.add_place(Place(f"{prefix}.rules", INT, initial=[0]))
-    t_old, t_new = _input_variable(net, decide, tcb), _output_expression(net, decide, tcb)
-    v_old, v_new = _input_variable(net, decide, vegas), _output_expression(net, decide, vegas)
+    t_old, t_new = input_variable(net, decide, tcb), output_expression(net, decide, tcb)
+    v_old, v_new = input_variable(net, decide, vegas), output_expression(net, decide, vegas)
     if not (t_old and t_new and v_old and v_new):
         raise InputError(f"transition {decide}: the Vegas rule observer needs its tcb and "
                          "vegas arcs as a variable in and an expression out")
@@ -245,18 +272,22 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
            f"{t_old}.cwnd) > 1 + 1e-9) else 0")
 
 
-def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int,
+def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int | None,
                losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
                max_states: int | None = 1_000_000,
                prepared: PropertyNet | None = None, flow: str | None = None,
-               delay_points: int | None = None, clock: str = "absolute"
-               ) -> list[PropertyResult]:
+               delay_points: int | None = None, clock: str = "absolute",
+               per_flight: bool = False, unbounded: bool = False,
+               cwnd_target_segments: int | None = None,
+               rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
     property of a scenario with several flows needs ``flow`` named. A transfer of more
     segments than ``max_states`` is refused (:class:`InputError`): every segment sent is a
-    state of its own, so its exploration could only answer unknown."""
+    state of its own, so its exploration could only answer unknown. ``segments=None``
+    checks a bulk sender (:func:`property_net` says what ``per_flight``, ``unbounded`` and
+    ``cwnd_target_segments`` do): only the bulk properties run there, and only there."""
     if max_states is not None and isinstance(segments, int) and segments > max_states:
         raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
                          f"states than max_states = {max_states:,} (every segment sent is a "
@@ -265,7 +296,10 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     chosen = select_properties(properties)
     target = prepared or property_net(scenario, segments=segments, losses=losses,
                                       ack_losses=ack_losses, links=links, flow=flow,
-                                      delay_points=delay_points, clock=clock)
+                                      delay_points=delay_points, clock=clock,
+                                      per_flight=per_flight, unbounded=unbounded,
+                                      cwnd_target_segments=cwnd_target_segments,
+                                      rtt_grain_s=rtt_grain_s)
     roles = target.flow
     several = len(roles.flows) > 1
     if not target.named and any(not prop.cross for prop in chosen):
@@ -280,6 +314,16 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         if properties == "all" and prop.cross and not several:
             results.append(PropertyResult(prop, "n/a", reason="a cross-flow property; the "
                                           "scenario has one flow"))
+            continue
+        if prop.bulk != roles.bulk:
+            why = (f"observer {prop.places[0]} belongs to a bulk sender's space "
+                   "(segments=None)" if prop.bulk else
+                   f"its observers ({', '.join(prop.places) or 'the transfer length'}) "
+                   "count from the start and grow without bound on a bulk sender; its "
+                   "properties: " + ", ".join(p.name for p in PROPERTIES.values() if p.bulk))
+            if properties != "all":
+                raise InputError(f"--property {prop.name}: {why}")
+            results.append(PropertyResult(prop, "n/a", reason=why))
             continue
         if properties == "all" and not prop.applies_to(roles):
             results.append(PropertyResult(prop, "n/a", reason="the scenario's components "
@@ -297,7 +341,7 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     if not formulas:
         return results
     started = time.process_time()
-    space = explore(target.net, clock=target.verification.clock, max_states=max_states)
+    space = target.verification.explore(max_states=max_states)
     # every Predicate atom reads whole markings, one per state: decode each state once for
     # all the properties (the checker only reads them)
     space.marking = functools.lru_cache(maxsize=None)(space.marking)  # type: ignore[method-assign]
@@ -316,16 +360,23 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         if verdict.answer == "false" and verdict.evidence is not None:
             path = [(s.transition, s.binding) for s in
                     (*verdict.evidence.stem, *verdict.evidence.cycle)]
+            if roles.bulk:  # relative frame numbers: count them on the path's replay
+                path = [(f.transition, f.binding) for f in target.replay(path)]
             result.lost = target.verification.scripted_losses(path)
     return results
 
 
-def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int,
+def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int | None,
            losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
            max_states: int | None = 1_000_000, flow: str | None = None,
-           delay_points: int | None = None, clock: str = "absolute") -> PropertyResult:
+           delay_points: int | None = None, clock: str = "absolute",
+           per_flight: bool = False, unbounded: bool = False,
+           cwnd_target_segments: int | None = None,
+           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
-    flow of a scenario with several."""
+    flow of a scenario with several; ``segments=None`` a bulk sender (:func:`verify_all`)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
-                      delay_points=delay_points, clock=clock)[0]
+                      delay_points=delay_points, clock=clock, per_flight=per_flight,
+                      unbounded=unbounded, cwnd_target_segments=cwnd_target_segments,
+                      rtt_grain_s=rtt_grain_s)[0]

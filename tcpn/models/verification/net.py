@@ -21,6 +21,7 @@ from tcpn.models.verification.bulk import (
     bulk_offsets,
     bulk_variants,
 )
+from tcpn.models.verification.bulk_replay import replay_bulk
 from tcpn.models.verification.choices import (
     ADDED_VARS,
     EARLY_SUFFIX,
@@ -32,6 +33,7 @@ from tcpn.models.verification.choices import (
     random_times,
     wireless_choices,
 )
+from tcpn.models.verification.window import add_flight_refill
 from tcpn.petrinets import Distribution, Firing, PetriNet, Simulator, explore
 from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.statespace.intervals import delay_points as points_of
@@ -182,7 +184,12 @@ class VerificationNet:
         simulator's own net of :meth:`simulation_scenario` with the path's losses scripted
         and start times chosen: each loss fires as the transmission it stands beside, RED's
         draws are forced, start choices are not fired. Raises
-        :class:`InputError` at the first step the simulator would not take."""
+        :class:`InputError` at the first step the simulator would not take. A bulk
+        sender's path (``segments=None``) fires in the simulator on this net itself,
+        matched step by step once made relative
+        (:func:`~tcpn.models.verification.bulk_replay.replay_bulk`)."""
+        if self.segments is None:  # a bulk space's path: relative numbers and time
+            return replay_bulk(self.net, self.offsets, path)
         # the simulator's uniform draws forced to those the path's choices stand for
         sim = Simulator(self.simulation_net(self.scripted_losses(path),
                                             self.chosen_starts(path)), seed=0,
@@ -402,6 +409,9 @@ def verification_net(scenario: Scenario, *, segments: int | None,
     if segments is None:
         return _bulk(scenario, budget, delay_points, seed, clock, rtt_grain_s)
     times = random_times(scenario, delay_points)
+    if budget.per_flight or budget.unbounded:
+        raise InputError(f"segments={segments!r}: a loss budget per_flight or unbounded is "
+                         "for a bulk sender (segments=None), whose runs never end")
     _refuse(scenario, segments, budget)
     _refuse_clock(scenario, clock)
     return _build(scenario, segments, budget, times, delay_points, seed, clock)
@@ -452,7 +462,8 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
                          "timers relative to the clock, sequence numbers to the window)")
     if budget.per_window is not None:
         raise InputError("segments=None (a bulk sender): a per-window loss budget counts "
-                         "windows of a finite transfer; give a per-run budget")
+                         "windows of a finite transfer; give a per-run budget or "
+                         "per_flight=True")
     if not rtt_grain_s > 0:
         raise InputError(f"rtt_grain_s must be > 0 for a bulk sender, got {rtt_grain_s!r}")
     times = random_times(scenario, delay_points)
@@ -491,5 +502,11 @@ def _bulk(scenario: Scenario, budget: LossBudget, delay_points: int | None,
                  if d.queue.kind == "drop_tail"}
     offsets = bulk_offsets(built.net, len(built.flows), nodes, max(windows), rtt_grain_s,
                            drop_tail)
+    if budget.per_flight:
+        if len(built.flows) != 1:
+            raise InputError(f"loss budget per_flight: scenario {scenario.name} has "
+                             f"{len(built.flows)} connections; a per-window budget is one "
+                             "flow's (its window), give a per-run budget")
+        offsets[0] = add_flight_refill(built.net, "flow0", budget, offsets[0])
     return replace(built, offsets=tuple(offsets), abstractions=(
         *built.abstractions, *BULK_ABSTRACTIONS(rtt_grain_s)))

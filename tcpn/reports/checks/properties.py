@@ -19,7 +19,9 @@ from typing import Any
 
 from rich.console import Console
 
+from tcpn.errors import InputError
 from tcpn.experiments.confirm import Confirmation, confirm
+from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
 from tcpn.models.verification.check import PropertyNet, PropertyResult, property_net, verify_all
 from tcpn.outputs import atomic_file, check_output_file
 from tcpn.reports.checks.msc import MscEvent, msc_events, msc_side_by_side, msc_svg, msc_text
@@ -34,7 +36,8 @@ class PropertyRequest:
 
     scenario: str
     property: str
-    segments: int = 4
+    #: ``None``: a bulk sender
+    segments: int | None = 4
     losses: int = 0
     ack_losses: int = 0
     links: tuple[str, ...] | None = None
@@ -47,6 +50,11 @@ class PropertyRequest:
     clock: str = "absolute"
     #: lenses to replay each counterexample in (empty: no replay)
     confirm: tuple[str, ...] = ()
+    #: a bulk sender's loss scope and observers (:mod:`tcpn.models.verification.window`)
+    per_window: bool = False
+    unbounded_losses: bool = False
+    cwnd_target: int | None = None
+    rtt_grain_s: float = DEFAULT_RTT_GRAIN_S
 
 
 def result_line(result: PropertyResult) -> str:
@@ -71,30 +79,62 @@ def counterexample_text(prepared: PropertyNet, result: PropertyResult) -> str:
             + msc_text(msc_events(prepared, evidence)))
 
 
+def bulk_replay_line(prepared: PropertyNet, result: PropertyResult) -> str:
+    """The bulk counterexample (its stem, then its cycle twice) fired in the simulator on the
+    unreduced net (:meth:`PropertyNet.replay`): how far it went in absolute terms."""
+    assert result.verdict is not None and result.verdict.evidence is not None
+    evidence = result.verdict.evidence
+    steps = [*evidence.stem, *evidence.cycle, *evidence.cycle]
+    try:
+        firings = prepared.replay([(s.transition, s.binding) for s in steps])
+    except InputError as exc:
+        return f"  replay in the simulator FAILED: {exc}"
+    sent = [f.binding["p"].seq for f in firings if isinstance(f.binding.get("p"), tuple)
+            and getattr(f.binding["p"], "seq", -1) >= 0]
+    return (f"  replayed in the simulator (absolute numbers and time, the cycle twice): "
+            f"{len(firings)} firings to t = {firings[-1].time:.4f} s" if firings else
+            "  replayed in the simulator: no firings") + (
+            f", segments up to #{max(sent)}" if sent else "")
+
+
 def run_property_check(request: PropertyRequest, console: Console,
                        err_console: Console) -> bool:
     """Check, print and write; ``True`` when no property is false or unknown."""
     for target in (request.json_file, request.msc_file):
         if target is not None:
             check_output_file(target, request.overwrite)
+    bulk = request.segments is None
+    if bulk and request.confirm:
+        raise InputError("--confirm replays a finite transfer's losses in other lenses; a "
+                         "bulk counterexample is replayed in the simulator (printed below it)")
     prepared = property_net(request.scenario, segments=request.segments,
                             losses=request.losses, ack_losses=request.ack_losses,
                             links=request.links, flow=request.flow,
-                            delay_points=request.delay_points, clock=request.clock)
+                            delay_points=request.delay_points, clock=request.clock,
+                            per_flight=request.per_window,
+                            unbounded=request.unbounded_losses,
+                            cwnd_target_segments=request.cwnd_target,
+                            rtt_grain_s=request.rtt_grain_s)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared)
     where = ", ".join(request.links) if request.links else "any link"
     named = f" (flow {request.flow})" if request.flow else ""
-    console.print(f"{request.scenario}{named}: {request.segments} segments, at most "
+    scope = ("without limit" if request.unbounded_losses else
+             "per window" if request.per_window else "per run")
+    length = "a bulk sender" if bulk else f"{request.segments} segments"
+    console.print(f"{request.scenario}{named}: {length}, at most "
                   f"{request.losses} data segments and {request.ack_losses} other packets "
-                  f"lost per run, on {where}", markup=False, highlight=False, soft_wrap=True)
+                  f"lost {scope}, on {where}", markup=False, highlight=False, soft_wrap=True)
     confirmations: dict[str, Confirmation] = {}
     for result in results:
         console.print(result_line(result), markup=False, highlight=False, soft_wrap=True)
         if result.answer == "false":
             console.print(counterexample_text(prepared, result), markup=False,
                           highlight=False, soft_wrap=True)
+            if bulk:
+                console.print(bulk_replay_line(prepared, result), markup=False,
+                              highlight=False, soft_wrap=True)
             if request.confirm:
                 confirmation = confirm(prepared, result, request.confirm)
                 confirmations[result.property.name] = confirmation
