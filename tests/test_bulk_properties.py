@@ -131,7 +131,7 @@ def test_keeps_delivering_is_not_vacuous() -> None:
     # the same space has fair paths that deliver forever, and none that stop delivering
     # after some point; and the parity does flip (both values are reachable)
     from tcpn.models.bulk_properties import keeps_delivering
-    from tcpn.models.properties import _retransmitting
+    from tcpn.models.properties import retransmission_fairness
     from tcpn.petrinets.checking.check import check
     from tcpn.petrinets.checking.formulas import A, E, F, G
     pn = property_net(bulk(), segments=None, losses=1, clock="relative", per_flight=True,
@@ -139,7 +139,7 @@ def test_keeps_delivering_is_not_vacuous() -> None:
     space = pn.verification.explore()
     formula = keeps_delivering(pn.flow)
     assert isinstance(formula, A)
-    fair = _retransmitting(pn.flow)
+    fair = retransmission_fairness(pn.flow)
     assert check(space, E(formula.path), fairness=fair).answer == "true"
     stuck = pn.flow.holds("parity 0", lambda m: pn.flow.value(m, "progress") == 0)
     verdict = check(space, A(F(G(stuck))), fairness=fair)

@@ -16,7 +16,7 @@ Registered on import into :data:`tcpn.models.properties.PROPERTIES`.
 from __future__ import annotations
 
 from tcpn.errors import InputError
-from tcpn.models.properties import FlowRoles, _retransmitting, register_property
+from tcpn.models.properties import FlowRoles, register_property, retransmission_fairness
 from tcpn.petrinets.checking.formulas import A, F, Formula, G, Not
 
 __all__ = ["cwnd_returns_after_loss", "keeps_delivering"]
@@ -30,7 +30,7 @@ def _parity(flow: FlowRoles, value: int) -> Formula:
 @register_property("keeps_delivering",
                    "bulk: the flow delivers new data to the application infinitely often "
                    "(within the loss budget, e.g. at most k losses per window)",
-                   places=("progress",), fairness=_retransmitting, bulk=True,
+                   places=("progress",), fairness=retransmission_fairness, bulk=True,
                    assumes="weak fairness of the sender's timers and retransmissions")
 def keeps_delivering(flow: FlowRoles) -> Formula:
     """``A (G F parity 0 & G F parity 1)``: the delivered parity flips forever."""
@@ -40,7 +40,7 @@ def keeps_delivering(flow: FlowRoles) -> Formula:
 @register_property("cwnd_returns_after_loss",
                    "bulk: after every loss of one of the flow's packets, cwnd comes back to "
                    "at least the cwnd target W", places=("since_loss",),
-                   fairness=_retransmitting, bulk=True,
+                   fairness=retransmission_fairness, bulk=True,
                    assumes="weak fairness of the sender's timers and retransmissions")
 def cwnd_returns_after_loss(flow: FlowRoles) -> Formula:
     """``A G F !since_loss``: no suffix where a loss stays unanswered by ``cwnd >= W``."""

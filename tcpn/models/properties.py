@@ -38,7 +38,8 @@ from tcpn.petrinets import PetriNet
 from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import AF, AG, EF, Deadlock, Formula, Predicate
 
-__all__ = ["PROPERTIES", "FlowRoles", "Property", "register_property", "select_properties"]
+__all__ = ["PROPERTIES", "FlowRoles", "Property", "register_property",
+           "retransmission_fairness", "select_properties"]
 
 Marking = Mapping[str, Any]
 
@@ -177,7 +178,7 @@ def select_properties(name: str) -> list[Property]:
     return [PROPERTIES[name]]
 
 
-def _retransmitting(flow: FlowRoles) -> Fairness:
+def retransmission_fairness(flow: FlowRoles) -> Fairness:
     """Weak fairness of the sender's timer and retransmissions (a timer that stays armed
     expires; a repair that stays enabled happens)."""
     names = [f"{flow.prefix}.snd.{t}" for t in ("timeout", "fast_retransmit", "partial_ack",
@@ -208,7 +209,7 @@ def _no_deadlock(flow: FlowRoles) -> Formula:
 
 @register_property("completes",
                    "the transfer completes (or the handshake gives up) on every fair path",
-                   places=("app", "snd.tcb"), fairness=_retransmitting,
+                   places=("app", "snd.tcb"), fairness=retransmission_fairness,
                    assumes="weak fairness of the sender's timers and retransmissions")
 def _completes(flow: FlowRoles) -> Formula:
     return AF(flow.holds("complete", flow.complete))
@@ -280,7 +281,7 @@ def _tcp_l(flow: FlowRoles) -> Formula:
 @register_property("handshake_settles",
                    "the handshake establishes the connection, or gives up after exactly the "
                    "configured SYN retries", places=("snd.tcb", "snd.failed", "syns"),
-                   fairness=_retransmitting,
+                   fairness=retransmission_fairness,
                    assumes="weak fairness of the SYN timer")
 def _handshake(flow: FlowRoles) -> Formula:
     connect = f"{flow.prefix}.snd.connect"
@@ -302,7 +303,7 @@ def _every(flow: FlowRoles) -> tuple[FlowRoles, ...]:
 def _all_retransmitting(flow: FlowRoles) -> Fairness:
     """Weak fairness of every flow's timers and retransmissions."""
     return Fairness(weak=tuple(t for each in _every(flow)
-                               for t in _retransmitting(each).weak))
+                               for t in retransmission_fairness(each).weak))
 
 
 @register_property("all_flows_complete",

@@ -69,6 +69,7 @@ from tcpn.petrinets.engine import twins
 from tcpn.petrinets.engine.caches import NATIVE
 from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
+from tcpn.petrinets.engine.plain_code import plain_definition
 from tcpn.petrinets.errors import InputError
 
 __all__ = ["ENGINES", "BuildSummary", "NativeNet", "NativeUnavailable",
@@ -157,25 +158,6 @@ def _compiler_version(program: str) -> str:
 
 
 # -- source -------------------------------------------------------------------------------
-def _strip_annotations(tree: ast.Module) -> ast.Module:
-    """Drops annotations, so that Cython types nothing the Python engine does not."""
-
-    class Plain(ast.NodeTransformer):
-        def visit_arg(self, node: ast.arg) -> ast.AST:
-            node.annotation = None
-            return node
-
-        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-            node.returns = None
-            self.generic_visit(node)
-            return node
-
-        def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
-            if node.value is None:
-                return ast.copy_location(ast.Pass(), node)
-            return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
-
-    return ast.fix_missing_locations(Plain().visit(tree))
 
 
 class _Canonical(ast.NodeTransformer):
@@ -377,7 +359,7 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
     from tcpn.petrinets.engine.simulator import Simulator
 
     function = Simulator.loop
-    tree = _strip_annotations(ast.parse(textwrap.dedent(inspect.getsource(function))))
+    tree = plain_definition(ast.parse(textwrap.dedent(inspect.getsource(function))))
     definition = tree.body[0]
     assert isinstance(definition, ast.FunctionDef)
     definition.name, definition.decorator_list = "_loop", []

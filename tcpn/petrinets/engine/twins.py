@@ -32,6 +32,8 @@ from functools import lru_cache
 from types import FunctionType, ModuleType
 from typing import Any
 
+from tcpn.petrinets.engine.plain_code import plain_definition
+
 __all__ = ["gather", "twins_of", "twins_source"]
 
 #: the decorators a compiled function may carry (they return the function unchanged)
@@ -70,7 +72,7 @@ def _analysis(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
     definition = _tree(function)
     if definition is None:
         return None
-    plain = ast.fix_missing_locations(_Plain().visit(definition))
+    plain = plain_definition(definition)
     names = tuple(sorted({n.id for n in ast.walk(plain) if isinstance(n, ast.Name)}))
     return ast.unparse(plain), names
 
@@ -124,21 +126,3 @@ def twins_of(module: ModuleType, functions: list[FunctionType],
     (its globals set from ``reads``)."""
     vars(module).update(reads)
     return {id(f): getattr(module, f.__name__) for f in functions}
-
-
-class _Plain(ast.NodeTransformer):
-    """Drops annotations, so that Cython types nothing the Python code does not."""
-
-    def visit_arg(self, node: ast.arg) -> ast.AST:
-        node.annotation = None
-        return node
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        node.returns = None
-        self.generic_visit(node)
-        return node
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
-        if node.value is None:
-            return ast.copy_location(ast.Pass(), node)
-        return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
