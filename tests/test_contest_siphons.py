@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from wide_nets import write_cycles_model
 
 from tcpn.petrinets.checking.contest.examinations import load_model
 from tcpn.petrinets.checking.contest.siphons import empty_siphon
@@ -128,19 +129,7 @@ def wide_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """10,000 two-place cycles a_i -> f_i -> b_i -> g_i -> a_i (20,000 places and
     transitions), the first 18 marked: 2^18 states, more than the budget below holds."""
     folder = tmp_path_factory.mktemp("wide_budget")
-    nodes = []
-    for i in range(CYCLES):
-        marking = "<initialMarking><text>1</text></initialMarking>" if i < MARKED else ""
-        nodes.append(
-            f'<place id="a{i}">{marking}</place><place id="b{i}"/><transition id="f{i}"/>'
-            f'<transition id="g{i}"/><arc id="af{i}" source="a{i}" target="f{i}"/>'
-            f'<arc id="fb{i}" source="f{i}" target="b{i}"/>'
-            f'<arc id="bg{i}" source="b{i}" target="g{i}"/>'
-            f'<arc id="ga{i}" source="g{i}" target="a{i}"/>')
-    (folder / "model.pnml").write_text(
-        '<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">'
-        '<net id="wide" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="g">'
-        + "\n".join(nodes) + "</page></net></pnml>")
+    write_cycles_model(folder, CYCLES, MARKED)
     bounds = ("<place-bound><place>b5</place></place-bound>",
               f"<place-bound><place>b{CYCLES - 1}</place><place>a{CYCLES - 2}</place>"
               "</place-bound>")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from scipy.sparse import csr_array
+from wide_nets import write_cycles_model
 
 from tcpn.petrinets.checking.contest.examinations import (
     EXAMINATIONS,
@@ -70,19 +71,7 @@ GLOBAL = {"ReachabilityDeadlock": "FALSE", "QuasiLiveness": "FALSE", "Liveness":
 @pytest.fixture(scope="module")
 def wide_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wide")
-    nodes = []
-    for i in range(CYCLES):
-        marking = "<initialMarking><text>1</text></initialMarking>" if i < MARKED else ""
-        nodes.append(
-            f'<place id="a{i}">{marking}</place><place id="b{i}"/><transition id="f{i}"/>'
-            f'<transition id="g{i}"/><arc id="af{i}" source="a{i}" target="f{i}"/>'
-            f'<arc id="fb{i}" source="f{i}" target="b{i}"/>'
-            f'<arc id="bg{i}" source="b{i}" target="g{i}"/>'
-            f'<arc id="ga{i}" source="g{i}" target="a{i}"/>')
-    (folder / "model.pnml").write_text(
-        '<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">'
-        '<net id="wide" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="g">'
-        + "\n".join(nodes) + "</page></net></pnml>")
+    write_cycles_model(folder, CYCLES, MARKED)
     for examination, formulas in FORMULAS.items():
         properties = "".join(
             f"<property><id>wide-{examination}-{n:02d}</id><description>-</description>"
