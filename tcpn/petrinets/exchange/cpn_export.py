@@ -36,6 +36,7 @@ from typing import Any
 from tcpn import __version__
 from tcpn.errors import InputError
 from tcpn.outputs import atomic_file, check_output_file
+from tcpn.petrinets.cells import Cell
 from tcpn.petrinets.colours import (
     BOOL,
     INT,
@@ -74,7 +75,7 @@ from tcpn.petrinets.exchange.cpnml import (
     ml_real,
     value_type,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import P_HIGH, P_LOW, P_NORMAL, Arc, ArcKind, PetriNet, Place, Transition
 
@@ -576,7 +577,7 @@ class _Exporter:
         if id(value) in self.basis or isinstance(value, ColourSet):
             return False
         if not callable(value) and value_type(value) is None and not isinstance(
-                value, frozenset | set | tuple):
+                value, frozenset | set | tuple | Cell):
             return False
         clash = name in self.global_names or name in self.taken or name in self.colours.taken
         if not clash and is_ml_identifier(name):
@@ -676,7 +677,11 @@ class _Exporter:
         return PythonToML(constants=constants, constant_names=constant_names,
                           functions=functions, records=records, enum_constants=enums,
                           real_time=self.real_time, constant_values=values,
-                          call_types=self.learned["calls"], memo=self.shared.translations)
+                          call_types=self.learned["calls"], memo=self.shared.translations,
+                          datatype_constructors={
+                              c: carries for v in self.net.declarations.values()
+                              if isinstance(v, MLDatatype)
+                              for c, carries in v.constructors.items()})
 
     def _function_info(self, ml: str) -> FunctionInfo:
         known = self.function_info.get(ml)
@@ -692,13 +697,21 @@ class _Exporter:
         """("val"/"fun", ML text) for every declaration, constants first, functions sorted."""
         out: list[tuple[str, str]] = []
         translator = self._translator(None)
+        # datatypes read from a file, as it wrote them: constants and functions use them
+        out.extend(("datatype", value.text) for value in self.net.declarations.values()
+                   if isinstance(value, MLDatatype))
         for ml, value in self._constant_entries():
-            t = value_type(value)
+            cell = isinstance(value, Cell)
+            t = value_type(value.initial if cell else value)
             try:
-                literal = translator.value(value, t, f"declaration {ml}")
+                literal = translator.value(value.initial if cell else value, t,
+                                           f"declaration {ml}")
             except UnsupportedConstruct as exc:
                 if self._is_used(ml):
                     raise InputError(f"declaration {ml}: {exc.construct}") from None
+                continue
+            if cell:  # a reference cell: its declared value, not what a run left in it
+                out.append(("val", f"val {ml} = ref ({literal});"))
                 continue
             self.global_types[ml] = t
             out.append(("val", f"val {ml} = {literal};"))
@@ -737,12 +750,36 @@ class _Exporter:
             try:
                 texts[ml] = self._function_text(ml, entries[ml], where)
             except (UnsupportedConstruct, InputError) as exc:
+                as_read = self._as_read(ml, entries[ml], entries)
+                if as_read is not None:
+                    texts[ml] = as_read
+                    continue
                 if self._is_used(ml) and not self.tolerant:
                     raise InputError(str(exc)) from None
                 self.skipped = True
                 continue
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
+
+    def _as_read(self, ml: str, value: Any, entries: Mapping[str, Any]) -> str | None:
+        """A function read from a CPN file as the file wrote it, when tcpn does not
+        translate its Python body back (curried parameters, clauses over datatype
+        constructors, ``foldl``, ``:=``, ``List.find``): CPN Tools read that text. None
+        when it has none, or when its name or a declaration it calls has another ML name
+        in this file than in the one it was read from (the text would not name them)."""
+        if not isinstance(value, DeclaredFunction) or value.ml_source is None:
+            return None
+        if not re.match(rf"fun\s+{re.escape(ml)}(?![\w'])", value.ml_source):
+            return None
+        for callee in self._calls(value):
+            callee_value = entries.get(callee, self.global_values.get(callee))
+            if isinstance(callee_value, DeclaredFunction) and callee_value.name != callee:
+                return None
+        python_names = Inscription.parse(value.body, f"function {value.name}").names
+        for (name, _), spelled in self.globals.items():
+            if name in python_names and name != spelled:
+                return None
+        return value.ml_source
 
     def _reachable(self) -> set[str]:
         """The ML names of the functions the inscriptions and actions call, transitively."""

@@ -1283,6 +1283,10 @@ class PythonToML:
     generators: frozenset[str] = frozenset()
     call_types: dict[str, list[MLType]] = field(default_factory=dict)
     memo: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
+    #: constructors of the ``datatype`` declarations read from a file -> whether each
+    #: carries a value: where no type is expected, ``"A"`` is ``A`` and ``("B", v)`` is
+    #: ``B(v)``, as the import read them
+    datatype_constructors: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._taught: list[tuple[Any, ...]] | None = None  # while memo records a translation
@@ -1338,7 +1342,8 @@ class PythonToML:
         if self._key is None:
             self._key = (frozenset(self.constants), frozenset(self.functions),
                          frozenset(self.records), frozenset(self.enum_constants.items()),
-                         self.real_time, self.generators)
+                         self.real_time, self.generators,
+                         frozenset(self.datatype_constructors.items()))
         assert self.memo is not None
         names = self.memo.get(("names", text))
         if names is None:
@@ -1495,6 +1500,8 @@ class _Emitter:
                 return value, _ATOM, expected  # a union constructor without a value
             if expected != STRING_T and value in self.o.enum_constants:
                 return value, _ATOM, self.o.enum_constants[value]
+            if expected is None and self.o.datatype_constructors.get(value) is False:
+                return value, _ATOM, None
             try:
                 return ml_string(value), _ATOM, STRING_T
             except UnsupportedConstruct as exc:
@@ -1522,6 +1529,12 @@ class _Emitter:
             return self._List(node, expected)
         if not node.elts:
             return "()", _ATOM, UNIT_T
+        if expected is None and len(node.elts) == 2 and isinstance(
+                node.elts[0], ast.Constant) and isinstance(node.elts[0].value, str) and \
+                self.o.datatype_constructors.get(node.elts[0].value):
+            # ("B", v) where no type is expected: the datatype constructor B applied to v
+            text, _, _ = self.emit(node.elts[1], None)
+            return f"{node.elts[0].value}({text})", _APP, None
         if _kind(expected) == "union" and len(node.elts) == 2 and isinstance(
                 node.elts[0], ast.Constant) and dict(expected[2]).get(node.elts[0].value):
             # ("A", v) where a union value is expected: the constructor A applied to v
@@ -1845,6 +1858,8 @@ class _Emitter:
             return self._let(node, func, expected)
         if isinstance(func, ast.Attribute):
             return self._method(node, func, expected)
+        if isinstance(func, ast.Call):
+            return self._curried(node, expected)
         if not isinstance(func, ast.Name):
             raise self.refuse(node, "only calls of named functions translate")
         if node.keywords and func.id not in self.o.records:
@@ -1878,6 +1893,24 @@ class _Emitter:
         if name in self.variables or name in self.o.constants:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
+
+    def _curried(self, node: ast.Call, expected: MLType) -> Emitted:
+        """``f(a)(b)``, the import's reading of a curried call ``f a b`` of a declared
+        function: written back as one; its type is the declaration's business."""
+        groups: list[list[ast.expr]] = []
+        head: ast.expr = node
+        while isinstance(head, ast.Call):
+            if head.keywords:
+                raise self.refuse(node, "keyword arguments")
+            groups.append(head.args)
+            head = head.func
+        if not isinstance(head, ast.Name) or head.id not in self.o.functions:
+            raise self.refuse(node, "only curried calls of declared functions translate")
+        parts = [self.o.functions[head.id].ml_name]
+        for args in reversed(groups):
+            texts = [self.emit(a, None)[0] for a in args]
+            parts.append(f"({', '.join(texts)})")
+        return " ".join(parts), _APP, None
 
     def _method(self, node: ast.Call, func: ast.Attribute, expected: MLType) -> Emitted:
         """``r._replace(f=e)`` on a record (a new record: the others fields copied) and

@@ -1,0 +1,129 @@
+"""Imported CPN ML that tcpn's Python does not translate back is exported as the file wrote it.
+
+A file declaring a ``datatype``, a function of clauses over its constructors, a curried
+function, ``foldl``, ``List.find`` and a reference cell with ``:=`` is imported, exported,
+and imported again: the second import must give the same declarations, inscriptions and
+state space as the first, the export must be a fixed point, and (when SML/NJ is installed)
+the exported file must type-check. A ``use`` of a file that is not in the model names the
+names it would have provided and the place it takes along with its transitions.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_exchange_cpn_field import colset, cpn_file, ml, var
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import ImportedNet, read_cpn
+from tcpn.petrinets.statespace.space import explore
+
+DECLARATIONS = (
+    colset("C1", "INT", "<int/>")
+    + colset("C2", "IL", "<list><id>INT</id></list>")
+    + var("V1", "INT", "x") + var("V2", "IL", "l")
+    + ml("D1", "datatype shape = Dot | Box of int;")
+    + ml("D2", "fun area Dot = 0 | area (Box n) = n * n;")
+    + ml("D3", "fun add a b = a + b;")
+    + ml("D4", "fun total l = foldl (fn (v, s) => v + s) 0 l;")
+    + ml("D5", "fun firstbig l = case List.find (fn v => v > 2) l of SOME v => v | NONE => 0;")
+    + ml("D6", "val cnt = ref 0;")
+    + ml("D7", "fun bump () = (cnt := !cnt + 1; !cnt);"))
+
+FORMS = cpn_file(
+    DECLARATIONS,
+    [("P1", "P", "INT", "1`0"), ("P2", "L", "IL", "1`[1, 2, 3]"), ("P3", "Q", "INT", "")],
+    [("T1", "T", "x &lt; 3", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "add x 1"),
+     ("A3", "PtoT", "T1", "P2", "l"), ("A4", "TtoP", "T1", "P2", "l"),
+     ("A5", "TtoP", "T1", "P3", "total l + area (Box x) + area Dot + firstbig l")])
+
+
+def _read(tmp_path: Path, name: str, text: str) -> ImportedNet:
+    path = tmp_path / name
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    return imported
+
+
+def _declarations(imported: ImportedNet) -> dict[str, str]:
+    return {k: repr(v) for k, v in imported.net.declarations.items()}
+
+
+def _space(imported: ImportedNet) -> tuple[int, int, int]:
+    space = explore(imported.net, clock="absolute")
+    assert space.complete
+    return len(space), space.n_edges, len(space.dead_markings())
+
+
+def test_forms_the_export_does_not_translate_are_written_as_read(tmp_path):
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    exported = to_cpn(first.net)
+    for text in ("datatype shape = Dot | Box of int;", "fun add a b = a + b;",
+                 "fun area Dot = 0 | area (Box n) = n * n;", "val cnt = ref (0);",
+                 "fun total l = foldl (fn (v, s) =&gt; v + s) 0 l;",
+                 "fun bump () = (cnt := !cnt + 1; !cnt);"):
+        assert text in exported
+    assert "add (x) (1)" in exported  # the curried call, not add(x)(1)
+    assert "area(Box(x))" in exported and "area(Dot)" in exported
+
+
+def test_import_export_import_gives_the_same_net_and_state_space(tmp_path):
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    exported = to_cpn(first.net)
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _declarations(second) == _declarations(first)
+    assert [(a.kind, a.place, a.inscription) for a in second.net.arcs] == \
+        [(a.kind, a.place, a.inscription) for a in first.net.arcs]
+    assert {t.name: t.guard for t in second.net.transitions.values()} == \
+        {t.name: t.guard for t in first.net.transitions.values()}
+    # x = 0, 1, 2 fire; each puts on Q 6 + x*x + 0 + 3
+    assert _space(second) == _space(first) == (4, 3, 1)
+    assert to_cpn(second.net) == exported  # a fixed point
+
+
+@pytest.mark.skipif(shutil.which("sml") is None, reason="SML/NJ's sml is not installed")
+def test_the_exported_forms_type_check_in_sml(tmp_path):
+    from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+    exported = to_cpn(_read(tmp_path, "forms.cpn", FORMS).net)
+    report = check_with_sml(exported)
+    assert report.errors == [], report.errors
+    assert report.checked > 0
+
+
+def test_a_renamed_declaration_is_not_written_under_its_old_name(tmp_path):
+    """The file's text names the function as the file did: a net that declares it under
+    another name cannot reuse the text, and is refused naming the form."""
+    net = _read(tmp_path, "forms.cpn", FORMS).net
+    net.declarations["plus"] = net.declarations.pop("add")
+    for arc in net.arcs:
+        arc.inscription = arc.inscription.replace("add(", "plus(")
+    with pytest.raises(InputError, match="plus"):
+        to_cpn(net)
+
+
+USE = cpn_file(
+    colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
+    + ml("D1", 'use "lib.sml";') + ml("D2", "fun g y = libfn y + 1;"),
+    [("P1", "P", "INT", "libval"), ("P2", "Q", "INT", "1`0"), ("P3", "R", "INT", "")],
+    [("T1", "T", "", ""), ("T2", "U", "", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P3", "x"),
+     ("A3", "PtoT", "T2", "P2", "x"), ("A4", "TtoP", "T2", "P3", "g x"),
+     ("A5", "TtoP", "T2", "P1", "x")])
+
+
+def test_a_missing_use_file_names_what_it_provides_and_a_place_takes_its_transitions(tmp_path):
+    path = tmp_path / "use.cpn"
+    path.write_text(USE, encoding="iso-8859-1")
+    report = read_cpn(path).report.text()
+    lines = [line for line in report.splitlines() if "left out:" in line]
+    assert len(lines) == 1, report  # the one root cause, its dependants counted under it
+    assert 'use "lib.sml"' in lines[0] and "(D1 line" in lines[0]
+    assert "libfn (used by 1 element(s)), libval (used by 1 element(s))" in lines[0]
+    assert ("took along 4 element(s): 1 declaration(s), 1 place(s), 2 transition(s) with "
+            "their 5 arc(s)") in lines[0]
