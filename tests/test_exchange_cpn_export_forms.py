@@ -39,7 +39,8 @@ FORMS = cpn_file(
     [("T1", "T", "x &lt; 3", "")],
     [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "add x 1"),
      ("A3", "PtoT", "T1", "P2", "l"), ("A4", "TtoP", "T1", "P2", "l"),
-     ("A5", "TtoP", "T1", "P3", "total l + area (Box x) + area Dot + firstbig l")])
+     ("A5", "TtoP", "T1", "P3",
+      "total l + total [x, 1] + area (Box x) + area Dot + firstbig l")])
 
 
 def _read(tmp_path: Path, name: str, text: str) -> ImportedNet:
@@ -70,6 +71,7 @@ def test_forms_the_export_does_not_translate_are_written_as_read(tmp_path):
         assert text in exported
     assert "add (x) (1)" in exported  # the curried call, not add(x)(1)
     assert "area(Box(x))" in exported and "area(Dot)" in exported
+    assert "total([x, 1])" in exported  # a list, as the clauses show (foldl ... l)
 
 
 def test_import_export_import_gives_the_same_net_and_state_space(tmp_path):
@@ -81,7 +83,7 @@ def test_import_export_import_gives_the_same_net_and_state_space(tmp_path):
         [(a.kind, a.place, a.inscription) for a in first.net.arcs]
     assert {t.name: t.guard for t in second.net.transitions.values()} == \
         {t.name: t.guard for t in first.net.transitions.values()}
-    # x = 0, 1, 2 fire; each puts on Q 6 + x*x + 0 + 3
+    # x = 0, 1, 2 fire; each puts on Q 6 + (x + 1) + x*x + 0 + 3
     assert _space(second) == _space(first) == (4, 3, 1)
     assert to_cpn(second.net) == exported  # a fixed point
 
@@ -96,14 +98,31 @@ def test_the_exported_forms_type_check_in_sml(tmp_path):
     assert report.checked > 0
 
 
-def test_a_renamed_declaration_is_not_written_under_its_old_name(tmp_path):
-    """The file's text names the function as the file did: a net that declares it under
-    another name cannot reuse the text, and is refused naming the form."""
-    net = _read(tmp_path, "forms.cpn", FORMS).net
+def test_a_function_keeps_the_name_its_file_gave_it(tmp_path):
+    """The file's text names the function as the file did: declared in Python under
+    another name, it is still written (and called) under the file's name."""
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    net = first.net
     net.declarations["plus"] = net.declarations.pop("add")
     for arc in net.arcs:
         arc.inscription = arc.inscription.replace("add(", "plus(")
-    with pytest.raises(InputError, match="plus"):
+    exported = to_cpn(net)
+    assert "fun add a b = a + b;" in exported and "add (x) (1)" in exported
+    assert "plus" not in exported
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _space(second) == _space(first)
+
+
+def test_a_name_taken_in_the_file_written_is_refused_naming_the_function(tmp_path):
+    """When the file's name for the function is taken by another declaration the text
+    cannot be reused: the export refuses, naming the form it cannot translate."""
+    net = _read(tmp_path, "forms.cpn", FORMS).net
+    add = net.declarations.pop("add")
+    net.declarations["add"] = 7
+    net.declarations["plus"] = add
+    for arc in net.arcs:
+        arc.inscription = arc.inscription.replace("add(", "plus(")
+    with pytest.raises(InputError, match=r"declaration plus: .*Lambda"):
         to_cpn(net)
 
 

@@ -579,9 +579,12 @@ class _Exporter:
         if not callable(value) and value_type(value) is None and not isinstance(
                 value, frozenset | set | tuple | Cell):
             return False
-        clash = name in self.global_names or name in self.taken or name in self.colours.taken
-        if not clash and is_ml_identifier(name):
-            ml = name
+        # a function read from a file keeps the name the file gave it (len, not len_)
+        name_ml = _name_as_read(value, name)
+        clash = name in self.global_names or name_ml in self.taken or \
+            name_ml in self.colours.taken
+        if not clash and is_ml_identifier(name_ml):
+            ml = name_ml
             self.taken.add(ml)
         else:
             ml = self._fresh(f"{module.replace('.', '_')}_{name}" if module else name)
@@ -689,9 +692,18 @@ class _Exporter:
             return known
         calls = self.learned["calls"].get(ml)
         expected_by_callers = self.learned["calls"].get(f"{ml}:returns")
-        return FunctionInfo(ml, tuple(calls) if calls else None,
-                            expected_by_callers[0] if expected_by_callers
-                            else self.learned["returns"].get(ml))
+        returns = expected_by_callers[0] if expected_by_callers \
+            else self.learned["returns"].get(ml)
+        value = self.global_values.get(ml)
+        if isinstance(value, DeclaredFunction) and value.ml_source is not None and \
+                value.list_arguments:
+            # written as read: the lists its clauses show are lists, not tuples
+            lists = tuple(("list", None) if i in value.list_arguments else None
+                          for i in range(max(value.list_arguments) + 1))
+            if not calls and len(value.params) == 1:
+                calls = [lists[0]]
+            return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
+        return FunctionInfo(ml, tuple(calls) if calls else None, returns)
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
         """("val"/"fun", ML text) for every declaration, constants first, functions sorted."""
@@ -771,13 +783,10 @@ class _Exporter:
             return None
         if not re.match(rf"fun\s+{re.escape(ml)}(?![\w'])", value.ml_source):
             return None
-        for callee in self._calls(value):
-            callee_value = entries.get(callee, self.global_values.get(callee))
-            if isinstance(callee_value, DeclaredFunction) and callee_value.name != callee:
-                return None
         python_names = Inscription.parse(value.body, f"function {value.name}").names
         for (name, _), spelled in self.globals.items():
-            if name in python_names and name != spelled:
+            if name in python_names and spelled != _name_as_read(
+                    self.global_values.get(spelled), name):
                 return None
         return value.ml_source
 
@@ -1547,6 +1556,16 @@ class _Exporter:
 
     def _subpage_ports(self, path: str) -> list[_PlaceOut]:
         return [p for p in self.pages_by_path[path].places if p.socket is not None]
+
+
+def _name_as_read(value: Any, python_name: str) -> str:
+    """The name a function read from a CPN file has in it (``len`` for the Python
+    ``len_``); ``python_name`` for anything else."""
+    if isinstance(value, DeclaredFunction) and value.ml_source is not None:
+        match = re.match(r"fun\s+([A-Za-z][\w']*)", value.ml_source)
+        if match:
+            return match.group(1)
+    return python_name
 
 
 def _ml_base(name: str) -> str:

@@ -1144,7 +1144,7 @@ class _Importer:
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params),
-            ml_source=self._dec_source(dec))
+            ml_source=self._dec_source(dec), list_arguments=_list_arguments(dec))
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:
@@ -2173,6 +2173,45 @@ def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
             rest = [LarkToken("EQ", "="), Tree("var_pat", [_renamed(label, names)])]
         return Tree(tree.data, [label, *(_renamed(c, names) for c in rest)], tree.meta)
     return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
+
+
+#: Basis functions whose last argument is a list (``foldl f b l``, ``length l``).
+_LIST_LAST = frozenset({
+    "foldl", "foldr", "List.foldl", "List.foldr", "map", "List.map", "List.filter",
+    "List.exists", "List.all", "List.find", "List.partition", "List.mapPartial", "app",
+    "List.app", "length", "List.length", "hd", "tl", "rev", "List.rev", "null",
+    "List.null", "List.last", "List.concat", "List.hd", "List.tl"})
+
+
+def _list_arguments(dec: Tree) -> tuple[int, ...]:
+    """The positions of a ``fun``'s curried arguments that are lists, where its clauses
+    show it: a list pattern (``[]``, ``x::xs``, ``[a, b]``) or a name the body passes as
+    the list of a basis function (``foldl f 0 l``, ``length l``). The export needs them:
+    tcpn's Python writes a list and a tuple alike, SML does not."""
+    found: set[int] = set()
+    for clause in dec.children:
+        args = [p for p in clause.children[1:-1]
+                if isinstance(p, Tree) and not p.data.startswith("ty_")]
+        body = clause.children[-1]
+        listed: set[str] = set()
+        for node in body.iter_subtrees() if isinstance(body, Tree) else ():
+            if node.data != "apply":
+                continue
+            head: Any = node
+            while isinstance(head, Tree) and head.data == "apply":
+                head = head.children[0]
+            last = node.children[-1]
+            if isinstance(head, Tree) and head.data == "name" and \
+                    str(head.children[0]) in _LIST_LAST and isinstance(last, Tree) and \
+                    last.data == "name":
+                listed.add(str(last.children[0]))
+        for i, pattern in enumerate(args):
+            while pattern.data == "typed_pat":
+                pattern = pattern.children[0]
+            if pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
+                    pattern.data == "var_pat" and str(pattern.children[0]) in listed):
+                found.add(i)
+    return tuple(sorted(found))
 
 
 def _dec_name(dec: Tree) -> str:

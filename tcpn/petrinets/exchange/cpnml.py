@@ -1252,6 +1252,8 @@ class FunctionInfo:
     ml_name: str
     params: tuple[MLType, ...] | None = None
     returns: MLType = None
+    #: the types of a curried function's successive arguments, where known
+    curried: tuple[MLType, ...] = ()
 
 
 @dataclass
@@ -1906,9 +1908,11 @@ class _Emitter:
             head = head.func
         if not isinstance(head, ast.Name) or head.id not in self.o.functions:
             raise self.refuse(node, "only curried calls of declared functions translate")
-        parts = [self.o.functions[head.id].ml_name]
-        for args in reversed(groups):
-            texts = [self.emit(a, None)[0] for a in args]
+        info = self.o.functions[head.id]
+        parts = [info.ml_name]
+        for i, args in enumerate(reversed(groups)):
+            known = info.curried[i] if i < len(info.curried) and len(args) == 1 else None
+            texts = [self.emit(a, known)[0] for a in args]
             parts.append(f"({', '.join(texts)})")
         return " ".join(parts), _APP, None
 

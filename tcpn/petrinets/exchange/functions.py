@@ -58,6 +58,8 @@ class DeclaredFunction:
     ``ml_source`` is the declaration as the file wrote it: the export writes it back when
     the Python body holds forms it does not translate (curried parameters, clauses over
     datatype constructors, ``foldl``, ``:=``, ``List.find``).
+    ``list_arguments`` are the positions of its curried arguments its clauses show to be
+    lists: the export writes a tuple passed there as an ML list.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
     does not exhaust Python's stack; other recursion stays recursion.
@@ -66,9 +68,11 @@ class DeclaredFunction:
     def __init__(self, name: str, params: tuple[str, ...], body: str,
                  scope: Mapping[str, Any] | None = None,
                  param_colours: tuple[str | None, ...] = (),
-                 ml_params: tuple[str, ...] = (), ml_source: str | None = None):
+                 ml_params: tuple[str, ...] = (), ml_source: str | None = None,
+                 list_arguments: tuple[int, ...] = ()):
         self.name = name
         self.ml_source = ml_source
+        self.list_arguments = tuple(list_arguments)
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
