@@ -1871,6 +1871,8 @@ class _Emitter:
             return self._record(node, self.o.records[name])
         if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
             return self._builtin(node, name, expected)
+        if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
+            return self._fold(node, name.removeprefix("ml_"), expected)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
@@ -1915,6 +1917,74 @@ class _Emitter:
             texts = [self.emit(a, known)[0] for a in args]
             parts.append(f"({', '.join(texts)})")
         return " ".join(parts), _APP, None
+
+    def _mapped(self, gen: ast.GeneratorExp, expected: MLType) -> Emitted | None:
+        """``tuple(e for v in l)`` over a list ``l`` (not ``range``), the import's reading
+        of ``List.map (fn v => e) l``: written back as it; None for other generators."""
+        if len(gen.generators) != 1:
+            return None
+        loop = gen.generators[0]
+        if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or (
+                isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range"):
+            return None
+        fn = self._function_value(ast.Lambda(ast.arguments(
+            posonlyargs=[], args=[ast.arg(loop.target.id)], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]), gen.elt))
+        listed = self.emit(loop.iter, ("list", None))[0]
+        return f"List.map ({fn}) ({listed})", _APP, expected if _kind(expected) == "list" \
+            else ("list", None)
+
+    def _fold(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        """``ml_foldl(f, b, l)``, the import's reading of ``foldl f b l``: written back as
+        it, ``f`` an ``fn`` (:meth:`_function_value`); its value has the type of ``b``."""
+        function, initial, items = node.args
+        base = self.emit(initial, expected)
+        listed = self.emit(items, ("list", None))
+        fn = self._function_value(function)
+        return (f"{name} ({fn}) ({base[0]}) ({listed[0]})", _APP,
+                base[2] if base[2] is not None else expected)
+
+    def _function_value(self, node: ast.expr) -> str:
+        """A function passed as a value, as the import writes ``fn`` (a declared function
+        by its name; ``lambda _m: (lambda a, b: e)(_m[0], _m[1])`` is ``fn (a, b) => e``,
+        ``lambda _m: (lambda a: e)(_m)`` is ``fn a => e``); its body's types unknown."""
+        if isinstance(node, ast.Name) and node.id in self.o.functions:
+            return self.o.functions[node.id].ml_name
+        if not isinstance(node, ast.Lambda) or len(node.args.args) != 1 or \
+                node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            raise self.refuse(node, "a function value other than a declared function or "
+                              "an 'fn' read from a file")
+        outer = node.args.args[0].arg
+        params: list[str] = [outer]
+        body = node.body
+        if isinstance(body, ast.Call) and isinstance(body.func, ast.Lambda) and \
+                not body.keywords and len(body.func.args.args) == len(body.args):
+            inner = [a.arg for a in body.func.args.args]
+            single = len(body.args) == 1 and isinstance(body.args[0], ast.Name) and \
+                body.args[0].id == outer
+            parts = all(isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name) and
+                        a.value.id == outer and isinstance(a.slice, ast.Constant) and
+                        a.slice.value == i for i, a in enumerate(body.args))
+            if single or (parts and len(inner) > 1):
+                params, body = inner, body.func.body
+        taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants) | {
+            info.ml_name for info in self.o.functions.values()}
+        variables = dict(self.variables)
+        renames = dict(self.renames)
+        names = []
+        for param in params:
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"
+            ml_name, suffix = base, 2
+            while ml_name in taken or not is_ml_identifier(ml_name):
+                ml_name, suffix = f"{base}_{suffix}", suffix + 1
+            taken.add(ml_name)
+            variables[param] = None
+            renames[param] = ml_name
+            names.append(ml_name)
+        text = _Emitter(self.o, self.where, variables, renames).emit(body)[0]
+        pattern = names[0] if len(names) == 1 else f"({', '.join(names)})"
+        return f"fn {pattern} => {text}"
 
     def _method(self, node: ast.Call, func: ast.Attribute, expected: MLType) -> Emitted:
         """``r._replace(f=e)`` on a record (a new record: the others fields copied) and
@@ -2044,6 +2114,9 @@ class _Emitter:
             text, _, t = one()
             return f"abs({text})", _APP, t
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
+            mapped = self._mapped(args[0], expected)
+            if mapped is not None:
+                return mapped
             return self._tabulate(node, args[0], expected)
         if name == "ml_tabulate" and len(args) == 2 and isinstance(args[1], ast.Lambda) \
                 and len(args[1].args.args) == 1:
