@@ -172,3 +172,24 @@ def test_folds_and_maps_in_guards_and_arcs_are_written_back_as_read(tmp_path):
         from tcpn.petrinets.exchange.smlcheck import check_with_sml
 
         assert check_with_sml(exported).errors == []
+
+
+FREE = cpn_file(
+    colset("C1", "INT", "<int/>") + colset("C2", "SMALL", "<int><with><ml>1</ml><ml>3</ml>"
+                                           "</with></int>")
+    + var("V1", "INT", "n") + var("V2", "SMALL", "p"),
+    [("P1", "P", "INT", "1`0"), ("P2", "Q", "SMALL", "")],
+    [("T1", "T", "n = 0 andalso p &gt; 1", "")],
+    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n + 1"),
+     ("A3", "TtoP", "T1", "P2", "p")])
+
+
+def test_a_free_variable_is_written_over_its_own_colour_set(tmp_path):
+    """p is bound by no input arc: it ranges over SMALL (1..3), not over INT, the first
+    colour set of its ML type; written over INT it would not read back."""
+    first = _read(tmp_path, "free.cpn", FREE)
+    assert first.net.transitions["T"].free_variables
+    exported = to_cpn(first.net)
+    second = _read(tmp_path, "exported.cpn", exported)
+    # n = 0 fires with p = 2 or p = 3: 3 states, 2 arcs, 2 dead
+    assert _space(second) == _space(first) == (3, 2, 2)

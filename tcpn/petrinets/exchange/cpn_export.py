@@ -1178,7 +1178,12 @@ class _Exporter:
     def _var_names(self, transition: Transition, variables: dict[str, MLType]) -> dict[str, str]:
         renames = {}
         for name, t in variables.items():
-            colour = self.colours.for_type(t, f"variable {name} of transition {transition.name}")
+            where = f"variable {name} of transition {transition.name}"
+            free = transition.free_variables.get(name)
+            # a free variable ranges over its own colour set (Person = int with 1..100),
+            # not over the first one of its ML type (INT)
+            colour = self.colours.add(free, where) if free is not None and \
+                self.shared.colour_type(free) == t else self.colours.for_type(t, where)
             if self.variables.get(name) == colour:
                 renames[name] = name
                 continue
