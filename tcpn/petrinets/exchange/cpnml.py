@@ -1869,7 +1869,7 @@ class _Emitter:
         name = func.id
         if name in self.o.records:
             return self._record(node, self.o.records[name])
-        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+        if name in ("ml_int_string", "ml_real_string", "ml_tabulate"):  # read back as written
             return self._builtin(node, name, expected)
         if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
             return self._fold(node, name.removeprefix("ml_"), expected)
