@@ -1127,6 +1127,12 @@ def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
                                     defaults=[]), body)
 
 
+def _no_rule_matches(node: ast.expr) -> bool:
+    """Whether ``node`` is the import's ``(_ for _ in ()).throw(...)``: no rule matched."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr == "throw" and isinstance(node.func.value, ast.GeneratorExp)
+
+
 def _one_argument(function: str, arity: int, constructor: str = "") -> ast.expr:
     """A Python function of one argument, as every SML function is: ``function`` itself
     when it takes one, else ``lambda _p: function(*_p)`` (a tuple's components) or
@@ -1784,6 +1790,9 @@ class _Emitter:
         return text, _ORELSE if len(tests) > 1 else _CMP if tests else _ATOM
 
     def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
+        matched = self._case(node, expected)
+        if matched is not None:
+            return matched
         cond = self._condition(node.test)
         then = self.emit(node.body, expected)
         other = self.emit(node.orelse, expected if expected is not None else then[2])
@@ -1795,6 +1804,57 @@ class _Emitter:
             other = self.emit(node.orelse, then[2])
         then_text, other_text, t = self._numeric(then, other)
         return f"if {cond[0]} then {then_text} else {other_text}", _IF, t
+
+    def _case(self, node: ast.IfExp, expected: MLType) -> Emitted | None:
+        """``a if x == c1 else b if x == c2 else <no rule matches>``, the import's reading
+        of ``case x of c1 => a | c2 => b``: written back as it (no rule matching is SML's
+        ``Match``, as the Python's error); None for other conditionals."""
+        branches: list[tuple[ast.expr, ast.expr]] = []
+        current: ast.expr = node
+        while isinstance(current, ast.IfExp):
+            branches.append((current.test, current.body))
+            current = current.orelse
+        if not _no_rule_matches(current):
+            return None
+        subjects = set()
+        for test, _ in branches:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+                    test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)):
+                return None
+            subjects.add(ast.dump(test.left))
+        if len(subjects) != 1:
+            return None
+        subject = branches[0][0]
+        assert isinstance(subject, ast.Compare)
+        subject_text, _, subject_type = self.emit(subject.left)
+        rules = []
+        t = expected
+        for test, body in branches:
+            assert isinstance(test, ast.Compare)
+            pattern = self.emit(test.comparators[0], subject_type)[0]
+            text, _, body_type = self.emit(body, t)
+            t = t if t is not None else body_type
+            rules.append(f"{pattern} => {text}")
+        return f"(case {subject_text} of {' | '.join(rules)})", _ATOM, t
+
+    def _count(self, node: ast.expr) -> ast.expr | None:
+        """``len`` of a multiset the import wrote as a repeated tuple (``(v,) * k``, a
+        tuple, or a conditional of them) as an int expression (``k``); None otherwise."""
+        if isinstance(node, ast.Tuple) and not any(isinstance(e, ast.Starred)
+                                                   for e in node.elts):
+            return ast.Constant(len(node.elts))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for repeated, times in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(repeated, ast.Tuple) and len(repeated.elts) == 1:
+                    return times
+            return None
+        if isinstance(node, ast.IfExp):
+            body, orelse = self._count(node.body), (
+                node.orelse if _no_rule_matches(node.orelse) else self._count(node.orelse))
+            if body is None or orelse is None:
+                return None
+            return ast.IfExp(node.test, body, orelse)
+        return None
 
     def _Attribute(self, node: ast.Attribute, expected: MLType) -> Emitted:
         text, _, t = self.emit(node.value)
@@ -1871,6 +1931,10 @@ class _Emitter:
             return self._record(node, self.o.records[name])
         if name in ("ml_int_string", "ml_real_string", "ml_tabulate"):  # read back as written
             return self._builtin(node, name, expected)
+        if name == "len" and len(node.args) == 1 and name not in self.o.functions:
+            count = self._count(node.args[0])
+            if count is not None and not isinstance(node.args[0], ast.Tuple):
+                return self.emit(count, INT_T)
         if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
             return self._fold(node, name.removeprefix("ml_"), expected)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
