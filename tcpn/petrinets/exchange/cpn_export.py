@@ -706,7 +706,8 @@ class _Exporter:
         return FunctionInfo(ml, tuple(calls) if calls else None, returns)
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
-        """("val"/"fun", ML text) for every declaration, constants first, functions sorted."""
+        """("datatype"/"val"/"fun", ML text) for every declaration: datatypes read from a
+        file first, then constants, then functions sorted."""
         out: list[tuple[str, str]] = []
         translator = self._translator(None)
         # datatypes read from a file, as it wrote them: constants and functions use them
@@ -762,7 +763,7 @@ class _Exporter:
             try:
                 texts[ml] = self._function_text(ml, entries[ml], where)
             except (UnsupportedConstruct, InputError) as exc:
-                as_read = self._as_read(ml, entries[ml], entries)
+                as_read = self._as_read(ml, entries[ml])
                 if as_read is not None:
                     texts[ml] = as_read
                     continue
@@ -773,7 +774,7 @@ class _Exporter:
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
 
-    def _as_read(self, ml: str, value: Any, entries: Mapping[str, Any]) -> str | None:
+    def _as_read(self, ml: str, value: Any) -> str | None:
         """A function read from a CPN file as the file wrote it, when tcpn does not
         translate its Python body back (curried parameters, clauses over datatype
         constructors, ``foldl``, ``:=``, ``List.find``): CPN Tools read that text. None
