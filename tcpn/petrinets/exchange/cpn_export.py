@@ -36,6 +36,7 @@ from typing import Any
 from tcpn import __version__
 from tcpn.errors import InputError
 from tcpn.outputs import atomic_file, check_output_file
+from tcpn.petrinets.cells import Cell
 from tcpn.petrinets.colours import (
     BOOL,
     INT,
@@ -74,7 +75,7 @@ from tcpn.petrinets.exchange.cpnml import (
     ml_real,
     value_type,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import P_HIGH, P_LOW, P_NORMAL, Arc, ArcKind, PetriNet, Place, Transition
 
@@ -576,11 +577,14 @@ class _Exporter:
         if id(value) in self.basis or isinstance(value, ColourSet):
             return False
         if not callable(value) and value_type(value) is None and not isinstance(
-                value, frozenset | set | tuple):
+                value, frozenset | set | tuple | Cell):
             return False
-        clash = name in self.global_names or name in self.taken or name in self.colours.taken
-        if not clash and is_ml_identifier(name):
-            ml = name
+        # a function read from a file keeps the name the file gave it (len, not len_)
+        name_ml = _name_as_read(value, name)
+        clash = name in self.global_names or name_ml in self.taken or \
+            name_ml in self.colours.taken
+        if not clash and is_ml_identifier(name_ml):
+            ml = name_ml
             self.taken.add(ml)
         else:
             ml = self._fresh(f"{module.replace('.', '_')}_{name}" if module else name)
@@ -676,7 +680,11 @@ class _Exporter:
         return PythonToML(constants=constants, constant_names=constant_names,
                           functions=functions, records=records, enum_constants=enums,
                           real_time=self.real_time, constant_values=values,
-                          call_types=self.learned["calls"], memo=self.shared.translations)
+                          call_types=self.learned["calls"], memo=self.shared.translations,
+                          datatype_constructors={
+                              c: carries for v in self.net.declarations.values()
+                              if isinstance(v, MLDatatype)
+                              for c, carries in v.constructors.items()})
 
     def _function_info(self, ml: str) -> FunctionInfo:
         known = self.function_info.get(ml)
@@ -684,21 +692,39 @@ class _Exporter:
             return known
         calls = self.learned["calls"].get(ml)
         expected_by_callers = self.learned["calls"].get(f"{ml}:returns")
-        return FunctionInfo(ml, tuple(calls) if calls else None,
-                            expected_by_callers[0] if expected_by_callers
-                            else self.learned["returns"].get(ml))
+        returns = expected_by_callers[0] if expected_by_callers \
+            else self.learned["returns"].get(ml)
+        value = self.global_values.get(ml)
+        if isinstance(value, DeclaredFunction) and value.ml_source is not None and \
+                value.list_arguments:
+            # written as read: the lists its clauses show are lists, not tuples
+            lists = tuple(("list", None) if i in value.list_arguments else None
+                          for i in range(max(value.list_arguments) + 1))
+            if not calls and len(value.params) == 1:
+                calls = [lists[0]]
+            return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
+        return FunctionInfo(ml, tuple(calls) if calls else None, returns)
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
-        """("val"/"fun", ML text) for every declaration, constants first, functions sorted."""
+        """("datatype"/"val"/"fun", ML text) for every declaration: datatypes read from a
+        file first, then constants, then functions sorted."""
         out: list[tuple[str, str]] = []
         translator = self._translator(None)
+        # datatypes read from a file, as it wrote them: constants and functions use them
+        out.extend(("datatype", value.text) for value in self.net.declarations.values()
+                   if isinstance(value, MLDatatype))
         for ml, value in self._constant_entries():
-            t = value_type(value)
+            cell = isinstance(value, Cell)
+            t = value_type(value.initial if cell else value)
             try:
-                literal = translator.value(value, t, f"declaration {ml}")
+                literal = translator.value(value.initial if cell else value, t,
+                                           f"declaration {ml}")
             except UnsupportedConstruct as exc:
                 if self._is_used(ml):
                     raise InputError(f"declaration {ml}: {exc.construct}") from None
+                continue
+            if cell:  # a reference cell: its declared value, not what a run left in it
+                out.append(("val", f"val {ml} = ref ({literal});"))
                 continue
             self.global_types[ml] = t
             out.append(("val", f"val {ml} = {literal};"))
@@ -737,12 +763,33 @@ class _Exporter:
             try:
                 texts[ml] = self._function_text(ml, entries[ml], where)
             except (UnsupportedConstruct, InputError) as exc:
+                as_read = self._as_read(ml, entries[ml])
+                if as_read is not None:
+                    texts[ml] = as_read
+                    continue
                 if self._is_used(ml) and not self.tolerant:
                     raise InputError(str(exc)) from None
                 self.skipped = True
                 continue
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
+
+    def _as_read(self, ml: str, value: Any) -> str | None:
+        """A function read from a CPN file as the file wrote it, when tcpn does not
+        translate its Python body back (curried parameters, clauses over datatype
+        constructors, ``foldl``, ``:=``, ``List.find``): CPN Tools read that text. None
+        when it has none, or when its name or a declaration it calls has another ML name
+        in this file than in the one it was read from (the text would not name them)."""
+        if not isinstance(value, DeclaredFunction) or value.ml_source is None:
+            return None
+        if not re.match(rf"fun\s+{re.escape(ml)}(?![\w'])", value.ml_source):
+            return None
+        python_names = Inscription.parse(value.body, f"function {value.name}").names
+        for (name, _), spelled in self.globals.items():
+            if name in python_names and spelled != _name_as_read(
+                    self.global_values.get(spelled), name):
+                return None
+        return value.ml_source
 
     def _reachable(self) -> set[str]:
         """The ML names of the functions the inscriptions and actions call, transitively."""
@@ -1132,7 +1179,12 @@ class _Exporter:
     def _var_names(self, transition: Transition, variables: dict[str, MLType]) -> dict[str, str]:
         renames = {}
         for name, t in variables.items():
-            colour = self.colours.for_type(t, f"variable {name} of transition {transition.name}")
+            where = f"variable {name} of transition {transition.name}"
+            free = transition.free_variables.get(name)
+            # a free variable ranges over its own colour set (Person = int with 1..100),
+            # not over the first one of its ML type (INT)
+            colour = self.colours.add(free, where) if free is not None and \
+                self.shared.colour_type(free) == t else self.colours.for_type(t, where)
             if self.variables.get(name) == colour:
                 renames[name] = name
                 continue
@@ -1510,6 +1562,16 @@ class _Exporter:
 
     def _subpage_ports(self, path: str) -> list[_PlaceOut]:
         return [p for p in self.pages_by_path[path].places if p.socket is not None]
+
+
+def _name_as_read(value: Any, python_name: str) -> str:
+    """The name a function read from a CPN file has in it (``len`` for the Python
+    ``len_``); ``python_name`` for anything else."""
+    if isinstance(value, DeclaredFunction) and value.ml_source is not None:
+        match = re.match(r"fun\s+([A-Za-z][\w']*)", value.ml_source)
+        if match:
+            return match.group(1)
+    return python_name
 
 
 def _ml_base(name: str) -> str:

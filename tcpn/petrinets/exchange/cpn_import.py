@@ -78,7 +78,7 @@ from tcpn.petrinets.exchange.cpnml import (
     py_name,
     split_delay,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction
+from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import (
     P_HIGH,
@@ -404,6 +404,8 @@ class _Importer:
         self.time_colours: set[str] = set()  # the 'time' colour sets
         self.subset_members: dict[str, tuple[Any, ...]] = {}
         self.declarations: dict[str, Any] = {}  # python name -> value (the net's scope)
+        #: id of a top-level declaration's tree -> (the tree, its text in the file)
+        self.dec_sources: dict[int, tuple[Tree, str]] = {}
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
         # datatype, union and option constructors -> whether each carries a value
@@ -924,6 +926,10 @@ class _Importer:
             self.skip("declaration", element, text.split("=", 1)[0].strip(),
                       f"outside the CPN ML subset tcpn reads ({exc})")
             return
+        for dec in decs:
+            start, end = getattr(dec.meta, "start_pos", None), getattr(dec.meta, "end_pos", None)
+            if dec.data != "local_dec" and start is not None and end is not None:
+                self.dec_sources[id(dec)] = (dec, text[start:end].rstrip(" \t\n;") + ";")
         for dec in self._flat(decs, element):
             self._dec(dec, element)
 
@@ -998,6 +1004,18 @@ class _Importer:
                     if isinstance(c, Tree) and c.data == "conbind"]
         for binding in bindings:
             self.constructors[str(binding.children[0])] = len(binding.children) > 1
+        source = self._dec_source(dec)
+        names = [str(datbind.children[0]) for datbind in dec.children
+                 if isinstance(datbind, Tree) and datbind.data == "datbind"]
+        if source is not None and names:
+            self.declarations[f"datatype {' '.join(names)}"] = MLDatatype(
+                " ".join(names), source,
+                {str(b.children[0]): len(b.children) > 1 for b in bindings})
+
+    def _dec_source(self, dec: Tree) -> str | None:
+        """A top-level declaration's text in the file (None inside ``local``)."""
+        known = self.dec_sources.get(id(dec))
+        return known[1] if known is not None and known[0] is dec else None
 
     def _use(self, element: ET.Element, text: str) -> None:
         """``use "file.sml"``: the file is not in the model; what it would have given is
@@ -1125,7 +1143,8 @@ class _Importer:
             self.multiset_functions[name] = dec
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
-            tuple(c if c in self.colours else None for c in colours), tuple(params))
+            tuple(c if c in self.colours else None for c in colours), tuple(params),
+            ml_source=self._dec_source(dec), list_arguments=_list_arguments(dec))
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:
@@ -2154,6 +2173,45 @@ def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
             rest = [LarkToken("EQ", "="), Tree("var_pat", [_renamed(label, names)])]
         return Tree(tree.data, [label, *(_renamed(c, names) for c in rest)], tree.meta)
     return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
+
+
+#: Basis functions whose last argument is a list (``foldl f b l``, ``length l``).
+_LIST_LAST = frozenset({
+    "foldl", "foldr", "List.foldl", "List.foldr", "map", "List.map", "List.filter",
+    "List.exists", "List.all", "List.find", "List.partition", "List.mapPartial", "app",
+    "List.app", "length", "List.length", "hd", "tl", "rev", "List.rev", "null",
+    "List.null", "List.last", "List.concat", "List.hd", "List.tl"})
+
+
+def _list_arguments(dec: Tree) -> tuple[int, ...]:
+    """The positions of a ``fun``'s curried arguments that are lists, where its clauses
+    show it: a list pattern (``[]``, ``x::xs``, ``[a, b]``) or a name the body passes as
+    the list of a basis function (``foldl f 0 l``, ``length l``). The export needs them:
+    tcpn's Python writes a list and a tuple alike, SML does not."""
+    found: set[int] = set()
+    for clause in dec.children:
+        args = [p for p in clause.children[1:-1]
+                if isinstance(p, Tree) and not p.data.startswith("ty_")]
+        body = clause.children[-1]
+        listed: set[str] = set()
+        for node in body.iter_subtrees() if isinstance(body, Tree) else ():
+            if node.data != "apply":
+                continue
+            head: Any = node
+            while isinstance(head, Tree) and head.data == "apply":
+                head = head.children[0]
+            last = node.children[-1]
+            if isinstance(head, Tree) and head.data == "name" and \
+                    str(head.children[0]) in _LIST_LAST and isinstance(last, Tree) and \
+                    last.data == "name":
+                listed.add(str(last.children[0]))
+        for i, pattern in enumerate(args):
+            while pattern.data == "typed_pat":
+                pattern = pattern.children[0]
+            if pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
+                    pattern.data == "var_pat" and str(pattern.children[0]) in listed):
+                found.add(i)
+    return tuple(sorted(found))
 
 
 def _dec_name(dec: Tree) -> str:

@@ -1127,6 +1127,12 @@ def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
                                     defaults=[]), body)
 
 
+def _no_rule_matches(node: ast.expr) -> bool:
+    """Whether ``node`` is the import's ``(_ for _ in ()).throw(...)``: no rule matched."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+        node.func.attr == "throw" and isinstance(node.func.value, ast.GeneratorExp)
+
+
 def _one_argument(function: str, arity: int, constructor: str = "") -> ast.expr:
     """A Python function of one argument, as every SML function is: ``function`` itself
     when it takes one, else ``lambda _p: function(*_p)`` (a tuple's components) or
@@ -1252,6 +1258,8 @@ class FunctionInfo:
     ml_name: str
     params: tuple[MLType, ...] | None = None
     returns: MLType = None
+    #: the types of a curried function's successive arguments, where known
+    curried: tuple[MLType, ...] = ()
 
 
 @dataclass
@@ -1283,6 +1291,10 @@ class PythonToML:
     generators: frozenset[str] = frozenset()
     call_types: dict[str, list[MLType]] = field(default_factory=dict)
     memo: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
+    #: constructors of the ``datatype`` declarations read from a file -> whether each
+    #: carries a value: where no type is expected, ``"A"`` is ``A`` and ``("B", v)`` is
+    #: ``B(v)``, as the import read them
+    datatype_constructors: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._taught: list[tuple[Any, ...]] | None = None  # while memo records a translation
@@ -1338,7 +1350,8 @@ class PythonToML:
         if self._key is None:
             self._key = (frozenset(self.constants), frozenset(self.functions),
                          frozenset(self.records), frozenset(self.enum_constants.items()),
-                         self.real_time, self.generators)
+                         self.real_time, self.generators,
+                         frozenset(self.datatype_constructors.items()))
         assert self.memo is not None
         names = self.memo.get(("names", text))
         if names is None:
@@ -1495,6 +1508,8 @@ class _Emitter:
                 return value, _ATOM, expected  # a union constructor without a value
             if expected != STRING_T and value in self.o.enum_constants:
                 return value, _ATOM, self.o.enum_constants[value]
+            if expected is None and self.o.datatype_constructors.get(value) is False:
+                return value, _ATOM, None
             try:
                 return ml_string(value), _ATOM, STRING_T
             except UnsupportedConstruct as exc:
@@ -1522,6 +1537,12 @@ class _Emitter:
             return self._List(node, expected)
         if not node.elts:
             return "()", _ATOM, UNIT_T
+        if expected is None and len(node.elts) == 2 and isinstance(
+                node.elts[0], ast.Constant) and isinstance(node.elts[0].value, str) and \
+                self.o.datatype_constructors.get(node.elts[0].value):
+            # ("B", v) where no type is expected: the datatype constructor B applied to v
+            text, _, _ = self.emit(node.elts[1], None)
+            return f"{node.elts[0].value}({text})", _APP, None
         if _kind(expected) == "union" and len(node.elts) == 2 and isinstance(
                 node.elts[0], ast.Constant) and dict(expected[2]).get(node.elts[0].value):
             # ("A", v) where a union value is expected: the constructor A applied to v
@@ -1769,6 +1790,9 @@ class _Emitter:
         return text, _ORELSE if len(tests) > 1 else _CMP if tests else _ATOM
 
     def _IfExp(self, node: ast.IfExp, expected: MLType) -> Emitted:
+        matched = self._case(node, expected)
+        if matched is not None:
+            return matched
         cond = self._condition(node.test)
         then = self.emit(node.body, expected)
         other = self.emit(node.orelse, expected if expected is not None else then[2])
@@ -1780,6 +1804,57 @@ class _Emitter:
             other = self.emit(node.orelse, then[2])
         then_text, other_text, t = self._numeric(then, other)
         return f"if {cond[0]} then {then_text} else {other_text}", _IF, t
+
+    def _case(self, node: ast.IfExp, expected: MLType) -> Emitted | None:
+        """``a if x == c1 else b if x == c2 else <no rule matches>``, the import's reading
+        of ``case x of c1 => a | c2 => b``: written back as it (no rule matching is SML's
+        ``Match``, as the Python's error); None for other conditionals."""
+        branches: list[tuple[ast.expr, ast.expr]] = []
+        current: ast.expr = node
+        while isinstance(current, ast.IfExp):
+            branches.append((current.test, current.body))
+            current = current.orelse
+        if not _no_rule_matches(current):
+            return None
+        subjects = set()
+        for test, _ in branches:
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+                    test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)):
+                return None
+            subjects.add(ast.dump(test.left))
+        if len(subjects) != 1:
+            return None
+        subject = branches[0][0]
+        assert isinstance(subject, ast.Compare)
+        subject_text, _, subject_type = self.emit(subject.left)
+        rules = []
+        t = expected
+        for test, body in branches:
+            assert isinstance(test, ast.Compare)
+            pattern = self.emit(test.comparators[0], subject_type)[0]
+            text, _, body_type = self.emit(body, t)
+            t = t if t is not None else body_type
+            rules.append(f"{pattern} => {text}")
+        return f"(case {subject_text} of {' | '.join(rules)})", _ATOM, t
+
+    def _count(self, node: ast.expr) -> ast.expr | None:
+        """``len`` of a multiset the import wrote as a repeated tuple (``(v,) * k``, a
+        tuple, or a conditional of them) as an int expression (``k``); None otherwise."""
+        if isinstance(node, ast.Tuple) and not any(isinstance(e, ast.Starred)
+                                                   for e in node.elts):
+            return ast.Constant(len(node.elts))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for repeated, times in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(repeated, ast.Tuple) and len(repeated.elts) == 1:
+                    return times
+            return None
+        if isinstance(node, ast.IfExp):
+            body, orelse = self._count(node.body), (
+                node.orelse if _no_rule_matches(node.orelse) else self._count(node.orelse))
+            if body is None or orelse is None:
+                return None
+            return ast.IfExp(node.test, body, orelse)
+        return None
 
     def _Attribute(self, node: ast.Attribute, expected: MLType) -> Emitted:
         text, _, t = self.emit(node.value)
@@ -1845,6 +1920,8 @@ class _Emitter:
             return self._let(node, func, expected)
         if isinstance(func, ast.Attribute):
             return self._method(node, func, expected)
+        if isinstance(func, ast.Call):
+            return self._curried(node, expected)
         if not isinstance(func, ast.Name):
             raise self.refuse(node, "only calls of named functions translate")
         if node.keywords and func.id not in self.o.records:
@@ -1852,8 +1929,14 @@ class _Emitter:
         name = func.id
         if name in self.o.records:
             return self._record(node, self.o.records[name])
-        if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
+        if name in ("ml_int_string", "ml_real_string", "ml_tabulate"):  # read back as written
             return self._builtin(node, name, expected)
+        if name == "len" and len(node.args) == 1 and name not in self.o.functions:
+            count = self._count(node.args[0])
+            if count is not None and not isinstance(node.args[0], ast.Tuple):
+                return self.emit(count, INT_T)
+        if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
+            return self._fold(node, name.removeprefix("ml_"), expected)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
@@ -1878,6 +1961,94 @@ class _Emitter:
         if name in self.variables or name in self.o.constants:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
+
+    def _curried(self, node: ast.Call, expected: MLType) -> Emitted:
+        """``f(a)(b)``, the import's reading of a curried call ``f a b`` of a declared
+        function: written back as one; its type is the declaration's business."""
+        groups: list[list[ast.expr]] = []
+        head: ast.expr = node
+        while isinstance(head, ast.Call):
+            if head.keywords:
+                raise self.refuse(node, "keyword arguments")
+            groups.append(head.args)
+            head = head.func
+        if not isinstance(head, ast.Name) or head.id not in self.o.functions:
+            raise self.refuse(node, "only curried calls of declared functions translate")
+        info = self.o.functions[head.id]
+        parts = [info.ml_name]
+        for i, args in enumerate(reversed(groups)):
+            known = info.curried[i] if i < len(info.curried) and len(args) == 1 else None
+            texts = [self.emit(a, known)[0] for a in args]
+            parts.append(f"({', '.join(texts)})")
+        return " ".join(parts), _APP, None
+
+    def _mapped(self, gen: ast.GeneratorExp, expected: MLType) -> Emitted | None:
+        """``tuple(e for v in l)`` over a list ``l`` (not ``range``), the import's reading
+        of ``List.map (fn v => e) l``: written back as it; None for other generators."""
+        if len(gen.generators) != 1:
+            return None
+        loop = gen.generators[0]
+        if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or (
+                isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range"):
+            return None
+        fn = self._function_value(ast.Lambda(ast.arguments(
+            posonlyargs=[], args=[ast.arg(loop.target.id)], vararg=None, kwonlyargs=[],
+            kw_defaults=[], kwarg=None, defaults=[]), gen.elt))
+        listed = self.emit(loop.iter, ("list", None))[0]
+        return f"List.map ({fn}) ({listed})", _APP, expected if _kind(expected) == "list" \
+            else ("list", None)
+
+    def _fold(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        """``ml_foldl(f, b, l)``, the import's reading of ``foldl f b l``: written back as
+        it, ``f`` an ``fn`` (:meth:`_function_value`); its value has the type of ``b``."""
+        function, initial, items = node.args
+        base = self.emit(initial, expected)
+        listed = self.emit(items, ("list", None))
+        fn = self._function_value(function)
+        return (f"{name} ({fn}) ({base[0]}) ({listed[0]})", _APP,
+                base[2] if base[2] is not None else expected)
+
+    def _function_value(self, node: ast.expr) -> str:
+        """A function passed as a value, as the import writes ``fn`` (a declared function
+        by its name; ``lambda _m: (lambda a, b: e)(_m[0], _m[1])`` is ``fn (a, b) => e``,
+        ``lambda _m: (lambda a: e)(_m)`` is ``fn a => e``); its body's types unknown."""
+        if isinstance(node, ast.Name) and node.id in self.o.functions:
+            return self.o.functions[node.id].ml_name
+        if not isinstance(node, ast.Lambda) or len(node.args.args) != 1 or \
+                node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            raise self.refuse(node, "a function value other than a declared function or "
+                              "an 'fn' read from a file")
+        outer = node.args.args[0].arg
+        params: list[str] = [outer]
+        body = node.body
+        if isinstance(body, ast.Call) and isinstance(body.func, ast.Lambda) and \
+                not body.keywords and len(body.func.args.args) == len(body.args):
+            inner = [a.arg for a in body.func.args.args]
+            single = len(body.args) == 1 and isinstance(body.args[0], ast.Name) and \
+                body.args[0].id == outer
+            parts = all(isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name) and
+                        a.value.id == outer and isinstance(a.slice, ast.Constant) and
+                        a.slice.value == i for i, a in enumerate(body.args))
+            if single or (parts and len(inner) > 1):
+                params, body = inner, body.func.body
+        taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants) | {
+            info.ml_name for info in self.o.functions.values()}
+        variables = dict(self.variables)
+        renames = dict(self.renames)
+        names = []
+        for param in params:
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"
+            ml_name, suffix = base, 2
+            while ml_name in taken or not is_ml_identifier(ml_name):
+                ml_name, suffix = f"{base}_{suffix}", suffix + 1
+            taken.add(ml_name)
+            variables[param] = None
+            renames[param] = ml_name
+            names.append(ml_name)
+        text = _Emitter(self.o, self.where, variables, renames).emit(body)[0]
+        pattern = names[0] if len(names) == 1 else f"({', '.join(names)})"
+        return f"fn {pattern} => {text}"
 
     def _method(self, node: ast.Call, func: ast.Attribute, expected: MLType) -> Emitted:
         """``r._replace(f=e)`` on a record (a new record: the others fields copied) and
@@ -2007,6 +2178,9 @@ class _Emitter:
             text, _, t = one()
             return f"abs({text})", _APP, t
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
+            mapped = self._mapped(args[0], expected)
+            if mapped is not None:
+                return mapped
             return self._tabulate(node, args[0], expected)
         if name == "ml_tabulate" and len(args) == 2 and isinstance(args[1], ast.Lambda) \
                 and len(args[1].args.args) == 1:

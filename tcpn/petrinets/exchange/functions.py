@@ -34,7 +34,7 @@ from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
 
-__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction"]
+__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype"]
 
 #: Python frames allowed while a declared function runs: enough for ``call_depth`` nested
 #: calls of a few frames each, few enough that the interpreter's own stack never overflows
@@ -55,6 +55,11 @@ class DeclaredFunction:
     itself and functions declared after it). ``param_colours`` names the declared colour
     set of each parameter when the source said it (``fun len (q:Queue)``), and
     ``ml_params`` its CPN ML spelling (``now`` for the Python ``now_``), for export.
+    ``ml_source`` is the declaration as the file wrote it: the export writes it back when
+    the Python body holds forms it does not translate (curried parameters, clauses over
+    datatype constructors, ``foldl``, ``:=``, ``List.find``).
+    ``list_arguments`` are the positions of its curried arguments its clauses show to be
+    lists: the export writes a tuple passed there as an ML list.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
     does not exhaust Python's stack; other recursion stays recursion.
@@ -63,8 +68,11 @@ class DeclaredFunction:
     def __init__(self, name: str, params: tuple[str, ...], body: str,
                  scope: Mapping[str, Any] | None = None,
                  param_colours: tuple[str | None, ...] = (),
-                 ml_params: tuple[str, ...] = ()):
+                 ml_params: tuple[str, ...] = (), ml_source: str | None = None,
+                 list_arguments: tuple[int, ...] = ()):
         self.name = name
+        self.ml_source = ml_source
+        self.list_arguments = tuple(list_arguments)
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
@@ -178,3 +186,33 @@ class CodeAction:
 
     def __repr__(self) -> str:
         return f"CodeAction({self.inputs} -> {self.outputs}: {self.body})"
+
+
+class MLDatatype:
+    """A ``datatype`` declaration read from a file, kept as its CPN ML text for export.
+
+    Its values need no declaration in Python (``A`` is ``"A"``, ``B v`` is ``("B", v)``);
+    ``constructors`` maps each constructor to whether it carries a value, so the export
+    writes ``B(v)`` for ``("B", v)``.
+
+    >>> MLDatatype("shape", "datatype shape = Dot | Box of int;", {"Dot": False, "Box": True})
+    MLDatatype(datatype shape = Dot | Box of int;)
+    """
+
+    def __init__(self, name: str, text: str, constructors: Mapping[str, bool]):
+        self.name = name
+        self.text = text
+        self.constructors = dict(constructors)
+
+    def __repr__(self) -> str:
+        return f"MLDatatype({self.text})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MLDatatype) and (self.name, self.text) == (
+            other.name, other.text)
+
+    def __lt__(self, other: object) -> bool:  # declarations are sorted for fingerprints
+        return repr(self) < repr(other)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.text))

@@ -1,0 +1,226 @@
+"""Imported CPN ML that tcpn's Python does not translate back is exported as the file wrote it.
+
+A file declaring a ``datatype``, a function of clauses over its constructors, a curried
+function, ``foldl``, ``List.find`` and a reference cell with ``:=`` is imported, exported,
+and imported again: the second import must give the same declarations, inscriptions and
+state space as the first, the export must be a fixed point, and (when SML/NJ is installed)
+the exported file must type-check. A ``use`` of a file that is not in the model names the
+names it would have provided and the place it takes along with its transitions.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
+
+from tcpn.errors import InputError
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import ImportedNet, read_cpn
+from tcpn.petrinets.statespace.space import explore
+
+DECLARATIONS = (
+    colset("C1", "INT", "<int/>")
+    + colset("C2", "IL", "<list><id>INT</id></list>")
+    + var("V1", "INT", "x") + var("V2", "IL", "l")
+    + ml("D1", "datatype shape = Dot | Box of int;")
+    + ml("D2", "fun area Dot = 0 | area (Box n) = n * n;")
+    + ml("D3", "fun add a b = a + b;")
+    + ml("D4", "fun total l = foldl (fn (v, s) => v + s) 0 l;")
+    + ml("D5", "fun firstbig l = case List.find (fn v => v > 2) l of SOME v => v | NONE => 0;")
+    + ml("D6", "val cnt = ref 0;")
+    + ml("D7", "fun bump () = (cnt := !cnt + 1; !cnt);"))
+
+FORMS = cpn_file(
+    DECLARATIONS,
+    [("P1", "P", "INT", "1`0"), ("P2", "L", "IL", "1`[1, 2, 3]"), ("P3", "Q", "INT", "")],
+    [("T1", "T", "x &lt; 3", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "add x 1"),
+     ("A3", "PtoT", "T1", "P2", "l"), ("A4", "TtoP", "T1", "P2", "l"),
+     ("A5", "TtoP", "T1", "P3",
+      "total l + total [x, 1] + area (Box x) + area Dot + firstbig l")])
+
+
+def _read(tmp_path: Path, name: str, text: str) -> ImportedNet:
+    path = tmp_path / name
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    return imported
+
+
+def _declarations(imported: ImportedNet) -> dict[str, str]:
+    return {k: repr(v) for k, v in imported.net.declarations.items()}
+
+
+def _space(imported: ImportedNet) -> tuple[int, int, int]:
+    space = explore(imported.net, clock="absolute")
+    assert space.complete
+    return len(space), space.n_edges, len(space.dead_markings())
+
+
+def test_forms_the_export_does_not_translate_are_written_as_read(tmp_path):
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    exported = to_cpn(first.net)
+    for text in ("datatype shape = Dot | Box of int;", "fun add a b = a + b;",
+                 "fun area Dot = 0 | area (Box n) = n * n;", "val cnt = ref (0);",
+                 "fun bump () = (cnt := !cnt + 1; !cnt);"):
+        assert text in exported
+    assert "foldl (fn (v, s) =&gt; v + s)" in exported  # in total, as read or translated
+    assert "add (x) (1)" in exported  # the curried call, not add(x)(1)
+    assert "area(Box(x))" in exported and "area(Dot)" in exported
+    assert "total([x, 1])" in exported  # a list, as the clauses show (foldl ... l)
+
+
+def test_import_export_import_gives_the_same_net_and_state_space(tmp_path):
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    exported = to_cpn(first.net)
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _declarations(second) == _declarations(first)
+    assert [(a.kind, a.place, a.inscription) for a in second.net.arcs] == \
+        [(a.kind, a.place, a.inscription) for a in first.net.arcs]
+    assert {t.name: t.guard for t in second.net.transitions.values()} == \
+        {t.name: t.guard for t in first.net.transitions.values()}
+    # x = 0, 1, 2 fire; each puts on Q 6 + (x + 1) + x*x + 0 + 3
+    assert _space(second) == _space(first) == (4, 3, 1)
+    assert to_cpn(second.net) == exported  # a fixed point
+
+
+@pytest.mark.skipif(shutil.which("sml") is None, reason="SML/NJ's sml is not installed")
+def test_the_exported_forms_type_check_in_sml(tmp_path):
+    from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+    exported = to_cpn(_read(tmp_path, "forms.cpn", FORMS).net)
+    report = check_with_sml(exported)
+    assert report.errors == [], report.errors
+    assert report.checked > 0
+
+
+def test_a_function_keeps_the_name_its_file_gave_it(tmp_path):
+    """The file's text names the function as the file did: declared in Python under
+    another name, it is still written (and called) under the file's name."""
+    first = _read(tmp_path, "forms.cpn", FORMS)
+    net = first.net
+    net.declarations["plus"] = net.declarations.pop("add")
+    for arc in net.arcs:
+        arc.inscription = arc.inscription.replace("add(", "plus(")
+    exported = to_cpn(net)
+    assert "fun add a b = a + b;" in exported and "add (x) (1)" in exported
+    assert "plus" not in exported
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _space(second) == _space(first)
+
+
+def test_a_name_taken_in_the_file_written_is_refused_naming_the_function(tmp_path):
+    """When the file's name for the function is taken by another declaration the text
+    cannot be reused: the export refuses, naming the form it cannot translate."""
+    net = _read(tmp_path, "forms.cpn", FORMS).net
+    add = net.declarations.pop("add")
+    net.declarations["add"] = 7
+    net.declarations["plus"] = add
+    for arc in net.arcs:
+        arc.inscription = arc.inscription.replace("add(", "plus(")
+    with pytest.raises(InputError, match=r"declaration plus: .*Lambda"):
+        to_cpn(net)
+
+
+USE = cpn_file(
+    colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
+    + ml("D1", 'use "lib.sml";') + ml("D2", "fun g y = libfn y + 1;"),
+    [("P1", "P", "INT", "libval"), ("P2", "Q", "INT", "1`0"), ("P3", "R", "INT", "")],
+    [("T1", "T", "", ""), ("T2", "U", "", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P3", "x"),
+     ("A3", "PtoT", "T2", "P2", "x"), ("A4", "TtoP", "T2", "P3", "g x"),
+     ("A5", "TtoP", "T2", "P1", "x")])
+
+
+def test_a_missing_use_file_names_what_it_provides_and_a_place_takes_its_transitions(tmp_path):
+    path = tmp_path / "use.cpn"
+    path.write_text(USE, encoding="iso-8859-1")
+    report = read_cpn(path).report.text()
+    lines = [line for line in report.splitlines() if "left out:" in line]
+    assert len(lines) == 1, report  # the one root cause, its dependants counted under it
+    assert 'use "lib.sml"' in lines[0] and "(D1 line" in lines[0]
+    assert "libfn (used by 1 element(s)), libval (used by 1 element(s))" in lines[0]
+    assert ("took along 4 element(s): 1 declaration(s), 1 place(s), 2 transition(s) with "
+            "their 5 arc(s)") in lines[0]
+
+
+LIBRARY = cpn_file(
+    colset("C1", "INT", "<int/>") + colset("C2", "IL", "<list><id>INT</id></list>")
+    + var("V1", "INT", "x") + var("V2", "IL", "l"),
+    [("P1", "P", "INT", "1`0"), ("P2", "L", "IL", "1`[1, 2]"), ("P3", "Q", "INT", "")],
+    [("T1", "T", "x &lt; 3 andalso foldl (fn (v, s) =&gt; v + s) 0 l &gt; 1", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "x + 1"),
+     ("A3", "PtoT", "T1", "P2", "l"), ("A4", "TtoP", "T1", "P2", "l"),
+     ("A5", "TtoP", "T1", "P3", "foldr (fn (v, s) =&gt; v * s) 1 (List.map (fn v =&gt; v + x) l)")])
+
+
+def test_folds_and_maps_in_guards_and_arcs_are_written_back_as_read(tmp_path):
+    first = _read(tmp_path, "library.cpn", LIBRARY)
+    exported = to_cpn(first.net)
+    assert "foldl (fn (v, s) =&gt; v + s) (0) (l) &gt; 1" in exported
+    assert "foldr (fn (v, s) =&gt; v * s) (1) (List.map (fn v =&gt; v + x) (l))" in exported
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert second.net.transitions["T"].guard == first.net.transitions["T"].guard
+    assert [a.inscription for a in second.net.arcs] == [a.inscription for a in first.net.arcs]
+    # x = 0, 1, 2 fire: the guard's sum 3 > 1 holds each time
+    assert _space(second) == _space(first) == (4, 3, 1)
+    if shutil.which("sml") is not None:
+        from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+        assert check_with_sml(exported).errors == []
+
+
+FREE = cpn_file(
+    colset("C1", "INT", "<int/>") + colset("C2", "SMALL", "<int><with><ml>1</ml><ml>3</ml>"
+                                           "</with></int>")
+    + var("V1", "INT", "n") + var("V2", "SMALL", "p"),
+    [("P1", "P", "INT", "1`0"), ("P2", "Q", "SMALL", "")],
+    [("T1", "T", "n = 0 andalso p &gt; 1", "")],
+    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n + 1"),
+     ("A3", "TtoP", "T1", "P2", "p")])
+
+
+def test_a_free_variable_is_written_over_its_own_colour_set(tmp_path):
+    """p is bound by no input arc: it ranges over SMALL (1..3), not over INT, the first
+    colour set of its ML type; written over INT it would not read back."""
+    first = _read(tmp_path, "free.cpn", FREE)
+    assert first.net.transitions["T"].free_variables
+    exported = to_cpn(first.net)
+    second = _read(tmp_path, "exported.cpn", exported)
+    # n = 0 fires with p = 2 or p = 3: 3 states, 2 arcs, 2 dead
+    assert _space(second) == _space(first) == (3, 2, 2)
+
+
+CASE_COUNT = cpn_file(
+    colset("C1", "K", "<enum><id>p</id><id>q</id></enum>") + colset(
+        "C2", "E", "<enum><id>e</id></enum>") + var("V1", "K", "x"),
+    [("P1", "A", "K", "1`p ++ 1`q"), ("P2", "S", "E", "2`e"), ("P3", "B", "K", "")],
+    [("T1", "T", "", "")],
+    [("A1", "PtoT", "T1", "P1", "x"),
+     ("A2", "PtoT", "T1", "P2", "case x of p =&gt; 2`e | q =&gt; 1`e"),
+     ("A3", "TtoP", "T1", "P3", "x")])
+
+
+def test_a_case_of_multisets_on_an_arc_is_written_back_as_a_case(tmp_path):
+    """The sample models' ``case x of p => 2`e | q => 1`e``: its count is written as a
+    ``case`` (it was refused as arithmetic on product values). S holds 2 e: p takes both
+    (q, needing 1, is then dead), or q takes 1 (p, needing 2, is then dead): 3 states,
+    2 arcs, 2 dead markings."""
+    first = _read(tmp_path, "case.cpn", CASE_COUNT)
+    exported = to_cpn(first.net)
+    assert "(case x of p =&gt; 2 | q =&gt; 1)`e" in exported
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _space(second) == _space(first) == (3, 2, 2)
+    assert to_cpn(second.net) == to_cpn(_read(tmp_path, "again.cpn", to_cpn(second.net)).net)
+
+
+@pytest.mark.parametrize("text", [FORMS, LIBRARY, CASE_COUNT], ids=["forms", "library", "case"])
+def test_the_state_spaces_are_cpnchecks(tmp_path, text):
+    """cpncheck, an independent reader of CPN Tools files, builds the same state spaces
+    from the hand-written files (nodes, arcs, dead markings)."""
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs
