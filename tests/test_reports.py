@@ -31,7 +31,7 @@ from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Tabl
 from tcpn.reports.render import GENERATED_LABEL, format_value
 from tcpn.reports.reporting import rebuild, report_studies
 from tcpn.reports.studies import Profile, StudyData, StudyProgress
-from tcpn.reports.verdict_comparison import read_earlier_report
+from tcpn.reports.verdict_comparison import comparison_frame, read_earlier_report
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = REPO / "scenarios" / "dumbbell_newreno.yaml"
@@ -202,6 +202,14 @@ def test_against_an_earlier_report_lists_both_verdicts_and_what_moved(
     assert table["what moved"][1] == "net: values; utilisation - -> 0.9 (n = 10)"
     page = (tmp_path / "compared" / "report.html").read_text()
     assert "Against the full profile" in page and "1 of 2 claims" in page
+    # a report older than the verdicts' study names is matched claim by claim
+    record = json.loads((full / "report.json").read_text())
+    for verdict in record["verdicts"]:
+        del verdict["study"]
+    (full / "report.json").write_text(json.dumps(record))
+    older = comparison_frame(json.loads((tmp_path / "compared" / "report.json").read_text())
+                             ["verdicts"], "quick", read_earlier_report(full))
+    assert list(older["same"]) == ["yes", "no"] and set(older["study"]) == {"MM1"}
     # a rebuild of the compared report compares against the same verdicts
     _report, files = rebuild(tmp_path / "compared", tmp_path / "again", studies=STUDIES,
                              pdf=False)
@@ -241,10 +249,10 @@ def test_against_refuses_what_is_not_an_earlier_study_report(study_report: Path,
     empty.mkdir()
     old = _earlier_report(study_report, tmp_path / "old", "full", {})
     record = json.loads((old / "report.json").read_text())
-    del record["verdicts"][1]["study"]
+    del record["verdicts"][1]["claim"]
     (old / "report.json").write_text(json.dumps(record))
     for where, says in ((empty, "no report.json"),
-                        (old, "report.json: verdicts[1].study: missing")):
+                        (old, "report.json: verdicts[1].claim: missing")):
         done = tcpn("report", "--from", str(study_report), "--against", str(where),
                     "-o", str(tmp_path / "x"))
         assert done.returncode == 3, done.stderr

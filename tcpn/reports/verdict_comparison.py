@@ -63,8 +63,8 @@ def read_earlier_report(directory: str | Path) -> EarlierReport:
     """The verdicts of the study report in ``directory`` (its ``report.json``).
 
     Refused with an :class:`InputError` naming the file and the field at fault when the
-    directory holds no study report, or a report whose verdicts do not name their study
-    (reports written before verdicts carried it)."""
+    directory holds no study report. Verdicts of reports written before they named their
+    study are matched by their claim alone."""
     path = Path(directory) / "report.json"
     if not path.exists():
         raise InputError(f"{directory}: no report.json: --against takes the directory of "
@@ -89,11 +89,11 @@ def read_earlier_report(directory: str | Path) -> EarlierReport:
     for i, verdict in enumerate(verdicts):
         if not isinstance(verdict, dict):
             raise InputError(f"{path}: verdicts[{i}]: expected an object")
-        for name in ("study", "claim", "status"):
+        for name in ("claim", "status"):
             if not isinstance(verdict.get(name), str):
-                raise InputError(f"{path}: verdicts[{i}].{name}: missing or not text"
-                                 + (" (a report written before verdicts named their "
-                                    "study: make it again)" if name == "study" else ""))
+                raise InputError(f"{path}: verdicts[{i}].{name}: missing or not text")
+        if not isinstance(verdict.get("study", ""), str):
+            raise InputError(f"{path}: verdicts[{i}].study: not text")
     return EarlierReport(str(directory), profile, str(commit), tuple(verdicts))
 
 
@@ -136,15 +136,23 @@ def comparison_frame(verdicts: Sequence[Mapping[str, Any]], profile: str,
     """One row per claim of either report: study, claim, the verdict in this report
     (``profile``) and in ``earlier``, ``same`` (yes/no) and what moved (each lens's
     reading and the values its test compared that differ)."""
-    theirs = {(v["study"], v["claim"]): v for v in earlier.verdicts}
-    mine = {(v.get("study") or "", v["claim"]): v for v in verdicts}
+    every = [*verdicts, *earlier.verdicts]
+    by_claim = any(not v.get("study") for v in every)  # a report older than study names
+
+    def key(verdict: Mapping[str, Any]) -> tuple[str, str]:
+        return ("" if by_claim else verdict["study"]), verdict["claim"]
+
+    theirs = {key(v): v for v in earlier.verdicts}
+    mine = {key(v): v for v in verdicts}
+    studies = {v["claim"]: v["study"] for v in every if v.get("study")}
     here = f"{profile} verdict"
     there = f"{earlier.profile} verdict" if earlier.profile != profile \
         else f"earlier {profile} verdict"
     rows = []
-    for key in dict.fromkeys([*mine, *theirs]):
-        a, b = mine.get(key), theirs.get(key)
-        rows.append({"study": key[0], "claim": key[1],
+    for claim_key in dict.fromkeys([*mine, *theirs]):
+        a, b = mine.get(claim_key), theirs.get(claim_key)
+        rows.append({"study": claim_key[0] or studies.get(claim_key[1], ""),
+                     "claim": claim_key[1],
                      here: a["status"] if a else "not in this report",
                      there: b["status"] if b else "not in that report",
                      "same": "yes" if a and b and a["status"] == b["status"] else "no",
