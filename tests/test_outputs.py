@@ -137,8 +137,12 @@ def test_an_unwritable_target_fails_before_the_run(long, tmp_path):
 
 
 def start(args: list[str | Path]) -> subprocess.Popen[str]:
+    """``tcpn args`` in a session of its own, SIGINT at its default as at a terminal: a
+    child inherits an ignored SIGINT (a pytest-xdist worker may have one, as a shell's
+    background job does; a CI run then waited 60 s for a Ctrl-C the run never saw)."""
     return subprocess.Popen([TCPN, *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_for_runs_to_start(proc: subprocess.Popen[str], out: Path, running: int) -> Path:
