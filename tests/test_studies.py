@@ -3,6 +3,7 @@ by hand on small traces, the axes as data, the verdict logic."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -307,6 +308,28 @@ def test_s5_with_every_lens_reads_each_claim_on_ns3_and_records_coverage() -> No
     assert len(coverage) == len(s5.experiments(settings))  # the axes' points: 0 runs
     assert all(set(lenses) == {"net", "ns3", "fluid"} and all(
         text == "ran: 1 runs" for text in lenses.values()) for lenses in coverage.values())
+
+
+def test_a_studys_cost_counts_the_ns3_jobs_it_ran_in_its_own_process() -> None:
+    """``--workers 1``: ns-3 runs in a job of this process's ns-3 worker, which is reaped
+    only at exit; the study's CPU clock counts the job anyway (it missed it before)."""
+    import time
+
+    from tcpn.lenses import make_run, run_once
+    from tcpn.lenses.ns3.loader import installed
+    from tcpn.lenses.ns3.worker import jobs_cpu_s
+    from tcpn.models.scenario import load_scenario
+    from tcpn.reports.studies.experiments import _cpu_s
+
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / "reference"
+                             / "newreno_2flows.yaml")
+    before, jobs_before, own_before = _cpu_s(), jobs_cpu_s(), time.process_time()
+    run_once(scenario, "ns3", make_run(scenario, 1, 0))
+    jobs_s = jobs_cpu_s() - jobs_before
+    assert jobs_s > 0.05  # the ns-3 run itself, in a child of a child
+    assert _cpu_s() - before >= jobs_s + (time.process_time() - own_before) - 1e-6
 
 
 def test_a_study_resumes_from_its_run_store(tmp_path: Any) -> None:

@@ -262,8 +262,14 @@ def measured_run(scenario: Any, seed: int, replication: int,
 
 
 def _cpu_s() -> float:
+    """The CPU seconds of this process, of its ended children (a pool's workers, with
+    the ns-3 jobs their ns-3 workers ran), and of the ns-3 jobs run from this process
+    (``--workers 1``: its ns-3 worker is reaped only at exit, so the rusage of children
+    does not hold them yet; :func:`~tcpn.lenses.ns3.worker.jobs_cpu_s`)."""
+    from tcpn.lenses.ns3.worker import jobs_cpu_s
+
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime + jobs_cpu_s()
 
 
 def _expected_work(task: Any) -> float:
