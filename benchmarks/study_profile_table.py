@@ -58,10 +58,11 @@ def profile_block(record: Mapping[str, Any], name: str) -> str:
              f"{versions.get('ns3', '?')}), `{provenance.get('command', '?')}`, report "
              f"generated {record.get('generated', '?')}.",
              "",
-             "| study | runs made | their CPU s | wall s | runs from the store | their CPU s "
-             "when made | replications (axis) | " + " | ".join(STATUSES) + " |",
-             "|---" * (7 + len(STATUSES)) + "|"]
-    totals = {"runs": 0, "cpu_s": 0.0, "stored_runs": 0, "stored_cpu_s": 0.0}
+             "| study | runs made | their CPU s | wall s | used again | runs from the store | "
+             "their CPU s when made | replications (axis) | " + " | ".join(STATUSES) + " |",
+             "|---" * (8 + len(STATUSES)) + "|"]
+    totals = {"runs": 0, "cpu_s": 0.0, "shared_runs": 0, "stored_runs": 0,
+              "stored_cpu_s": 0.0}
     for study, cost in record["cost"].items():
         counts = {s: 0 for s in STATUSES}
         for verdict in record["verdicts"]:
@@ -71,12 +72,14 @@ def profile_block(record: Mapping[str, Any], name: str) -> str:
             totals[key] += cost.get(key) or 0
         lines.append(
             f"| {study} | {cost['runs']} | {cost['cpu_s'] or 0:.0f} | {cost['wall_s'] or 0:.0f} "
-            f"| {cost['stored_runs']} | {cost['stored_cpu_s'] or 0:.0f} | "
+            f"| {cost.get('shared_runs', 0)} | {cost['stored_runs']} | "
+            f"{cost['stored_cpu_s'] or 0:.0f} | "
             f"{cost['replications']} ({cost['axis_replications']}) | "
             + " | ".join(str(counts[s]) for s in STATUSES) + " |")
     lines += ["", f"In all: {totals['runs']} runs made ({totals['cpu_s']:.0f} CPU s), "
-              f"{totals['stored_runs']} read from the store ({totals['stored_cpu_s']:.0f} "
-              "CPU s when made).", "",
+              f"{totals['shared_runs']} of them used again at a point with the same "
+              f"scenario, {totals['stored_runs']} read from the store "
+              f"({totals['stored_cpu_s']:.0f} CPU s when made).", "",
               "| study | claim | net | ns-3 | verdict |", "|---|---|---|---|---|"]
     for verdict in record["verdicts"]:
         lenses = verdict.get("lenses", {})

@@ -231,11 +231,13 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
 def _cost_record(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """What a study's runs cost, for ``report.json``: wall and CPU seconds of the runs made
     by this invocation, runs made, runs read from the store and the CPU seconds they
-    recorded when made, with the replications that set the count."""
+    recorded when made, runs this invocation made for one point and used again at another
+    with the same scenario, with the replications that set the count."""
     cost = dict(metadata.get("cost", {}))
     return {"wall_s": cost.get("wall_s"), "cpu_s": cost.get("cpu_s"),
             "runs": int(cost.get("runs", 0)), "stored_runs": int(cost.get("stored_runs", 0)),
             "stored_cpu_s": cost.get("stored_cpu_s", 0.0),
+            "shared_runs": int(cost.get("shared_runs", 0)),
             "replications": metadata.get("replications"),
             "axis_replications": metadata.get("axis_replications")}
 

@@ -201,6 +201,11 @@ RUN_STORE: ContextVar[str | None] = ContextVar("study_run_store", default=None)
 """The campaign store (a directory) :func:`run_points` reads runs from and writes them to,
 when set (:func:`storing_runs`); None: every run is made."""
 
+_MADE_IN_SITTING: ContextVar[set[str] | None] = ContextVar("study_runs_made", default=None)
+"""The keys of the runs made within the current :func:`storing_runs` block: one of them
+read back from the store (an axis point whose scenario is an experiment's) is a run
+shared within the sitting, whose CPU is already counted, not a run made earlier."""
+
 
 @contextlib.contextmanager
 def storing_runs(directory: str | Path | None) -> Iterator[None]:
@@ -214,10 +219,11 @@ def storing_runs(directory: str | Path | None) -> Iterator[None]:
     from tcpn.experiments.sweep.store import CampaignStore
 
     CampaignStore(directory).check_writable()
-    token = RUN_STORE.set(str(directory))
+    token, made = RUN_STORE.set(str(directory)), _MADE_IN_SITTING.set(set())
     try:
         yield
     finally:
+        _MADE_IN_SITTING.reset(made)
         RUN_STORE.reset(token)
 
 
@@ -293,7 +299,9 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     ``reason``: a lens that cannot express the point, or whose runs there failed) and the
     cost (``wall_s``, ``cpu_s``: this process and its workers, and ``runs``; of the runs
     read from the store, ``stored_runs`` and ``stored_cpu_s``, the CPU time each recorded
-    when it was made, so that a profile made in several sittings states its whole cost).
+    when it was made, so that a profile made in several sittings states its whole cost,
+    and ``shared_runs``, those this sitting made for another point with the same scenario,
+    whose CPU is already in ``cpu_s``).
     A net-lens run that fails is tcpn's own failure and ends the study, naming the run.
     """
     from tcpn.experiments.sweep.campaign import RunTask, run_tasks
@@ -332,12 +340,17 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     store = None if RUN_STORE.get() is None else CampaignStore(str(RUN_STORE.get()))
     stored_cpu_s = 0.0  # what the runs read from the store cost when they were made
+    made = _MADE_IN_SITTING.get()
+    shared = 0  # runs this sitting made for another point, read back
     if store is not None:
         for task in tasks:
             record = store.get(task.key)
             if record is not None and record.get("error") is None:
                 results[task.cell] = dict(record["summary"])
-                stored_cpu_s += float(record.get("run", {}).get("cpu_time_s", 0.0))
+                if made is not None and task.key in made:
+                    shared += 1
+                else:
+                    stored_cpu_s += float(record.get("run", {}).get("cpu_time_s", 0.0))
     # longest first, so that the pool's last minutes are not one long run alone; results
     # are gathered by cell, so the order changes no number
     todo = sorted((task for task in tasks if results[task.cell] is None),
@@ -357,6 +370,8 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
         nonlocal done
         if record.get("error") is None:
             results[task.cell] = dict(record["summary"])
+            if made is not None:
+                made.add(task.key)
         elif task.lens == "net":
             where = ", ".join(f"{k} {v}" for k, v in keys[task.cell].items() if v != "")
             raise TcpnError(f"{what}: the net lens's run ({where}) failed: {record['error']}")
@@ -388,8 +403,8 @@ def run_points(points: Sequence[StudyPoint], measure: Measurement, replications:
                              "lens": lens,
                              "reason": f"{len(errors)} of its runs failed: {errors[0]}"})
     cost = {"wall_s": time.perf_counter() - start_wall, "cpu_s": _cpu_s() - start_cpu,
-            "runs": float(len(todo)), "stored_runs": float(len(tasks) - len(todo)),
-            "stored_cpu_s": stored_cpu_s}
+            "runs": float(len(todo)), "stored_runs": float(len(tasks) - len(todo) - shared),
+            "stored_cpu_s": stored_cpu_s, "shared_runs": float(shared)}
     refusal_frame = pd.DataFrame(refusals, columns=["experiment", "axis", "value", "lens",
                                                     "reason"])
     return pd.DataFrame(rows), pd.DataFrame(series), refusal_frame, cost
@@ -772,6 +787,9 @@ def cost_paragraph(metadata: Mapping[str, Any]) -> Any:
     stored = (f" {int(cost['stored_runs'])} more were read from the run store; they "
               f"recorded {cost.get('stored_cpu_s', 0.0):.1f} s CPU when they were made."
               if cost.get("stored_runs") else "")
+    if cost.get("shared_runs"):
+        stored += (f" {int(cost['shared_runs'])} points used again a run this sitting made "
+                   "for another point with the same scenario (its CPU counted once).")
     few = (f" **Warning: fewer than {MIN_HEADLINE_RUNS} runs per number** in this profile; "
            "each number says its n, intervals from so few runs are wide and unreliable."
            if counts and min(counts) < MIN_HEADLINE_RUNS else "")
