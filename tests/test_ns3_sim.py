@@ -418,6 +418,24 @@ def test_no_rtt_sample_from_a_segment_sent_before_a_timeout():
         assert timeouts[:2] == pytest.approx([1.0, ack + 2.0], abs=2e-6)
 
 
+def test_every_rtt_sample_is_recorded_even_when_it_repeats_the_last():
+    """A flow held to 4 segments by the receiver's window on a 10 Mbit/s path never
+    queues: its round trips are all alike. ns-3's "LastRTT" trace calls back only when a
+    sample differs from the one before (behind a standing queue it kept one sample in
+    five, and their mean was 12-15 % low); the lens records the socket's every sample, as
+    the net lens does: the same count, the same values."""
+    options = {"handshake": False, "timestamps": False, "delack_count": 1,
+               "rcv_buf_bytes": 4 * 1448}
+    _, ns3, net = _both_lenses(_one_flow("newreno", [], 2.0, **options))
+    # the lens runs the handshake before the start; its sample is not the scenario's
+    samples = {name: trace.series("rtt_s")["value"].to_numpy() for name, trace in
+               (("ns3", ns3), ("net", net))}
+    acks = len(net.events(event="ack"))
+    assert acks > 150 and len(samples["ns3"]) >= acks - 4  # one per ACK of new data
+    assert len(samples["ns3"]) == len(samples["net"])
+    assert samples["ns3"] == pytest.approx(samples["net"], rel=1e-6)
+
+
 def test_a_connection_is_never_given_up_unless_data_retries_says_so():
     """The first segment's first 7 transmissions are lost (cwnd 1, RTO from 0.05 s doubled
     at each expiry: the 8th copy leaves at 6.35 s). ns-2, the studies' simulator, never

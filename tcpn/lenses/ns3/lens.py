@@ -486,18 +486,26 @@ def _check_opened(plan: Ns3Plan, raw: dict[str, Any]) -> None:
                                f"completed {opened_s - flow.first_write_s:g} s late"))
 
 
+#: the flows' raw series that are samples taken at events, not a state held from one
+#: change to the next
+_SAMPLED = frozenset({"rtt"})
+
+
 def _shift(raw: dict[str, Any], offset_s: float) -> None:
     """Put the raw result on the scenario's clock: every time minus ``offset_s`` (events
-    before 0 are the handshakes of connections started established; series keep their
-    state at 0)."""
+    before 0 are the handshakes of connections started established, and so are RTT
+    samples before 0: left out; the state series keep their state at 0)."""
     if offset_s == 0:
         return
 
-    def series(value: Any) -> Any:
+    def series(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
-            return {k: series(v) for k, v in value.items()}
+            return {k: series(v, k) for k, v in value.items()}
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], np.ndarray):
-            return np.maximum(value[0] - offset_s, 0.0), value[1]
+            times = value[0] - offset_s
+            if key in _SAMPLED:
+                return times[times >= 0], value[1][times >= 0]
+            return np.maximum(times, 0.0), value[1]
         return value
 
     raw["flows"] = series(raw["flows"])
