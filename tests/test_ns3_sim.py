@@ -436,6 +436,23 @@ def test_every_rtt_sample_is_recorded_even_when_it_repeats_the_last():
     assert samples["ns3"] == pytest.approx(samples["net"], rel=1e-6)
 
 
+def test_after_a_resent_syn_data_starts_with_an_rto_of_3_s_in_both_lenses():
+    """The SYN is lost (packet 0 of the first link), sent again at 3 s; the first data
+    segment (packet 3, after the SYN again and the handshake's ACK) is lost too. The
+    SYN-ACK answers a resent SYN, so it gives no RTT sample (Karn's rule, RFC 6298 3: ns-3
+    timed the first SYN, a 3 s "round trip", and waited about 9 s), and data starts with
+    the 3 s of RFC 6298 (5.7) (the net lens kept its initial 1 s): both lenses time the
+    segment out 3 s after sending it."""
+    options = {"timestamps": False, "initial_cwnd_segments": 1, "delack_count": 1,
+               "min_rto_s": 0.2, "initial_rto_s": 1.0}
+    _, ns3, net = _both_lenses(_one_flow("newreno", [0, 3], 12.0, **options))
+    for trace in (ns3, net):
+        (first_send, *_) = trace.events(event="send")["time_s"].to_numpy()
+        timeouts = trace.events(event="timeout")["time_s"].to_numpy()
+        assert 3.0 < first_send < 3.2
+        assert timeouts[:1] == pytest.approx([first_send + 3.0], abs=2e-3)
+
+
 def test_a_connection_is_never_given_up_unless_data_retries_says_so():
     """The first segment's first 7 transmissions are lost (cwnd 1, RTO from 0.05 s doubled
     at each expiry: the 8th copy leaves at 6.35 s). ns-2, the studies' simulator, never

@@ -21,7 +21,8 @@ sends it again after ``syn_timeout_s * 2 ** (SYNs sent - 1)`` while fewer than
 ``syn_retries`` have left (ns-3's ``SynRetries`` counts the first); the expiry after the
 last one is ``give_up`` (ns-3 closes the socket then): the token on ``failed`` says the
 connection never opened and the flow sends nothing more. ``open`` takes the
-SYN-ACK: it sends the handshake's ACK, takes the first RTT sample (Karn's rule as for data)
+SYN-ACK: it sends the handshake's ACK, takes the first RTT sample (Karn's rule as for data;
+after a retransmitted SYN without timestamps none, and the RTO is then 3 s, RFC 6298 (5.7))
 and creates ``tcb``, so data flows one round trip after the start. Without it, ``open``
 fires at the start time. A SYN-ACK that comes after ``open`` (a retransmitted SYN's) is a
 ``stale_ack``.
@@ -337,12 +338,22 @@ def _new_ack(r: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: floa
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
+#: The RTO data starts with after the SYN's timer expired and no valid RTT sample came
+#: back (RFC 6298 (5.7): "re-initialized to 3 seconds when data transmission begins";
+#: Linux's ``TCP_TIMEOUT_FALLBACK``), when the initial RTO is shorter.
+SYN_FALLBACK_RTO_S = 3.0
+
+
 @net_function
-def _handshake_rtt(a: Any, now: float, TIMESTAMPS: bool, INIT_RTO: float, MIN_RTO: float,
-                   MAX_RTO: float, G: float) -> dict[str, Any]:
-    """Code action of ``open``: the first RTT sample, from the SYN-ACK (Karn's rule)."""
+def _handshake_rtt(a: Any, n: int, now: float, TIMESTAMPS: bool, INIT_RTO: float,
+                   MIN_RTO: float, MAX_RTO: float, G: float,
+                   SYN_FALLBACK_RTO: float) -> dict[str, Any]:
+    """Code action of ``open``: the first RTT sample, from the SYN-ACK (Karn's rule: none
+    when it answers a retransmitted SYN, without timestamps); with none after ``n`` > 1
+    SYNs, the RTO of RFC 6298 (5.7)."""
     valid = TIMESTAMPS or not a.retx
-    return {"r2": rto_after(Rtt(-1.0, 0.0, INIT_RTO), now - a.echo if valid else -1.0,
+    start = INIT_RTO if n <= 1 else max(INIT_RTO, SYN_FALLBACK_RTO)
+    return {"r2": rto_after(Rtt(-1.0, 0.0, start), now - a.echo if valid else -1.0,
                             MIN_RTO, MAX_RTO, G)}
 
 
@@ -350,7 +361,7 @@ def _handshake(net: PetriNet, config: SenderConfig) -> None:
     """``connect``, ``syn_timeout`` and ``open`` (see the module docstring)."""
     net.declare(SYN=SYN_SEQ, SYN_ACK=SYN_ACK_SEQ, ACK=ACK_SEQ, SYN_BYTES=config.syn_bytes,
                 SYN_RTO=config.syn_timeout_s, SYN_RETRIES=config.syn_retries,
-                ACK_BYTES=config.header_bytes)
+                ACK_BYTES=config.header_bytes, SYN_FALLBACK_RTO=SYN_FALLBACK_RTO_S)
     net.add_place(Place("connecting", INT))
     net.add_place(Place("syn_timer", UNIT.timed()))
 

@@ -195,9 +195,26 @@ class TcpnSocket : public TcpSocketBase {
             m_tcb->m_srtt = Time(0);
             m_tcb->m_lastRtt = Time(0);
             m_tcb->m_minRtt = Time::Max();
+        } else if (m_synResent && !m_dataSent && m_rtt->GetNSamples() == 0) {
+            // RFC 6298 (5.7): after the SYN's timer expired, with no valid RTT sample, data
+            // starts with an RTO of 3 s (ns-3 keeps the SYN's backed-off timeout, 6 s after
+            // one retry; the net lens does the same as this)
+            m_rto = Max(m_rtt->GetEstimate(), Seconds(3.0));
         }
         m_dataSent = true;
         return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+    }
+    // Karn's rule for the SYN (RFC 6298 3): ns-3 finds the history entry a retransmission
+    // repeats by `entry.seq <= seq < entry.seq + count`, which a SYN's entry (count 0)
+    // never matches, so the SYN-ACK of a resent SYN timed the first one (a 3.1 s "round
+    // trip" in S1's Exp 3, where the first SYN was lost behind the reverse queue)
+    void UpdateRttHistory(const SequenceNumber32& seq, uint32_t sz, bool isRetransmission) override {
+        TcpSocketBase::UpdateRttHistory(seq, sz, isRetransmission);
+        if (!isRetransmission || sz != 0 || m_state != SYN_SENT) return;
+        m_synResent = true;
+        for (RttHistory& entry : m_history) {
+            if (entry.seq == seq && entry.count == 0) entry.retx = true;
+        }
     }
     void ReceivedAck(Ptr<Packet> packet, const TcpHeader& header) override {
         if (m_delayFirstAck && !m_established && m_state == ESTABLISHED) {
@@ -254,6 +271,7 @@ class TcpnSocket : public TcpSocketBase {
     bool m_keepBackoff{false}, m_backedOff{false};
     bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
+    bool m_synResent{false};  // a SYN was sent again (its timer expired)
     bool m_growOnRecoveryExit{true};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
