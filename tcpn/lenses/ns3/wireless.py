@@ -6,7 +6,10 @@ attached as each PHY's ``PostReceptionErrorModel``), a constant-rate station man
 data mode has exactly the link's ``rate_bps`` (802.11b DSSS/CCK, or 802.11a/g OFDM),
 RTS/CTS off, the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts) and the
 basic rate set {1 Mbit/s} (802.11a: {6 Mbit/s}), so that the MAC ACK goes at that rate as
-in ns-2 and the net (``MAC_ACK_S``, ``tcpn::UseBasicRate``).
+in ns-2 and the net (``MAC_ACK_S``, ``tcpn::UseBasicRate``). A data frame's MPDU is its IP
+packet + 36 bytes (MAC header, LLC/SNAP, FCS), what the net sends at the data rate
+(``MAC_FRAMING_BYTES`` of :mod:`tcpn.models.components.wireless`), but for the TCP-L
+option (``TCP_L_OPTION_BYTES``, a tag here) and the ACK-less hop's QoS control field (2).
 ``link_retransmissions: false`` sends every QoS data frame with the No Ack policy
 (``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry; its best-effort queue
 waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS; its error model
