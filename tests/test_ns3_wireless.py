@@ -194,6 +194,23 @@ def test_station_energy_counts_every_frame_on_air(ack, tmp_path):
             radio[f"{way}_bytes"] + 14 * radio[acks] + 40 * radio[f"{way}_frames"]) * 8e-6
 
 
+@pytest.mark.ns3
+@needs_ns3
+def test_the_handshake_round_trip_has_no_arp_jitter():
+    # The SYN's round trip on a clean 802.11b hop (the first RTT sample): the SYN and the
+    # SYN-ACK (about 0.3 ms each with SIFS and MAC ACK, under 0.7 ms more of DIFS and
+    # backoff each) and the two stations' ARP exchanges (request broadcast at 1 Mbit/s,
+    # 0.7 ms, reply and MAC ACK 0.6 ms, each access under 0.7 ms of DIFS and backoff):
+    # under 7 ms. ns-3 delays each ARP request by a jitter of 0-10 ms by default
+    # (ArpL3Protocol::RequestJitter); ns-2 sends it at once (ARPTable::arpresolve), and
+    # the lens does too.
+    from lens_traces import lens_trace
+
+    trace = lens_trace(Ns3Lens(), _scenario({"link_retransmissions": True}))
+    first_rtt_s = trace.series("rtt_s")["value"].iloc[0]
+    assert first_rtt_s < 7e-3, first_rtt_s
+
+
 def test_refuses_a_mac_ack_time_the_80211_phy_does_not_have():
     scenario = load_scenario(STUDIES / "s3_ackless_tcp_l.yaml")
     data = scenario.model_dump(exclude_unset=True)
