@@ -41,9 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BASIC_MODES", "DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap",
-           "WifiPlan", "energy_report", "error_model", "install", "is_wifi", "mac_counters",
-           "plan", "problems", "radio_counters", "station_radios", "wifi_mode"]
+__all__ = ["BASIC_MODES", "DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES",
+           "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan", "energy_report", "error_model",
+           "install", "is_wifi", "mac_counters", "plan", "problems", "radio_counters",
+           "station_radios", "wifi_mode"]
 
 MODES: dict[float, tuple[str, str]] = {
     1e6: ("80211b", "DsssRate1Mbps"), 2e6: ("80211b", "DsssRate2Mbps"),

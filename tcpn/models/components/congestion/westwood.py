@@ -3,7 +3,9 @@
 The filter is **ns-3's** ``TcpWestwoodPlus`` (ns-3.44), not Linux's ``tcp_westwood.c``:
 
 * every ACK that acknowledges new data adds the segments it acknowledges to ``acked``
-  (duplicate ACKs add nothing; Linux counts them as one segment each);
+  (duplicate ACKs add nothing here; ns-3.44 counts each as one segment, and a partial ACK
+  in recovery as one, ``TcpSocketBase::ProcessAck``; Linux counts a duplicate ACK as one
+  MSS and takes it back from the next cumulative ACK: not followed yet);
 * the first such ACK when no window is open opens one lasting the sender's smoothed RTT
   (SRTT, RFC 6298, after this ACK's sample): a timed token on ``bw_window``, ready at
   ``now + srtt`` (ns-3 schedules ``EstimateBW`` after the ``rtt`` ``TcpSocketBase`` passes
