@@ -282,9 +282,12 @@ def test_westwood_ssthresh_after_a_scripted_ack_stream():
 
 
 def test_westwood_net_matches_a_replay_of_its_ack_stream():
-    # The net's windows: opened by an ACK of new data when none is open, closed one RTT
-    # sample later (before an ACK arriving at that instant). Replay the trace's ACKs and
-    # RTT samples through that rule and compare the ssthresh set at the scripted loss.
+    # The net's windows: opened by an ACK of new data when none is open, closed one
+    # smoothed RTT later (before an ACK arriving at that instant); RTTmin the smallest
+    # smoothed RTT (ns-3's m_srtt and m_minRtt; ns-2 TCP-Linux's tcp_westwood.c, srtt >> 3).
+    # Replay the trace's ACKs and RTT samples (smoothed as RFC 6298 does) through that
+    # rule and compare the ssthresh set at the scripted loss; with the latest sample
+    # instead of the smoothed RTT it differs (the queue grows the samples).
     scenario = validate_scenario({
         "name": "westwood_loss", "horizon_s": 3.0,
         "links": [{"a": "A", "b": "R", "rate_bps": 2**23, "delay_s": 2**-7},
@@ -297,28 +300,38 @@ def test_westwood_net_matches_a_replay_of_its_ack_stream():
     acks = events[events.event == "ack"][["time_s", "bytes"]].to_numpy()
     rtts = result.trace.series("rtt_s")[["time_s", "value"]].to_numpy()
     loss_time = events[events.event == "retransmit"]["time_s"].iloc[0]
-    bwe = last_sample = 0.0
-    acked, window_end, window_len, rtt_min, last_rtt = 0, None, 0.0, np.inf, 0.0
-    for t, nbytes in acks:
-        if t >= loss_time:
-            break
-        if window_end is not None and window_end <= t:
-            sample = acked / window_len
-            bwe = 0.9 * bwe + 0.05 * (sample + last_sample)
-            last_sample, acked, window_end = sample, 0, None
-        if nbytes <= 0:
-            continue
-        sample_rtts = rtts[rtts[:, 0] == t][:, 1]
-        if len(sample_rtts):
-            last_rtt = sample_rtts[0]
-            rtt_min = min(rtt_min, last_rtt)
-        acked += int(nbytes // MSS)
-        if window_end is None:
-            window_end, window_len = t + last_rtt, last_rtt
-    expected = max(2.0, bwe * rtt_min)
+    def replay(smoothed: bool) -> float:
+        bwe = last_sample = 0.0
+        acked, window_end, window_len, rtt_min, last_rtt = 0, None, 0.0, np.inf, 0.0
+        srtt, taken = -1.0, 0
+        for t, nbytes in acks:
+            if t >= loss_time:
+                break
+            if window_end is not None and window_end <= t:
+                sample = acked / window_len
+                bwe = 0.9 * bwe + 0.05 * (sample + last_sample)
+                last_sample, acked, window_end = sample, 0, None
+            while taken < len(rtts) and rtts[taken, 0] <= t:  # the SYN-ACK's too
+                srtt = rtts[taken, 1] if srtt < 0 else 0.875 * srtt + 0.125 * rtts[taken, 1]
+                taken += 1
+            if nbytes <= 0:
+                continue
+            sample_rtts = rtts[rtts[:, 0] == t][:, 1]
+            if smoothed and srtt > 0:
+                last_rtt = srtt
+                rtt_min = min(rtt_min, last_rtt)
+            elif not smoothed and len(sample_rtts):
+                last_rtt = sample_rtts[0]
+                rtt_min = min(rtt_min, last_rtt)
+            acked += int(nbytes // MSS)
+            if window_end is None:
+                window_end, window_len = t + last_rtt, last_rtt
+        assert bwe > 0
+        return max(2.0, bwe * rtt_min)
+
     ssthresh = next(v for s, v in window(result, "ssthresh_bytes") if s >= loss_time)
-    assert bwe > 0
-    assert ssthresh == pytest.approx(expected, rel=1e-9)
+    assert ssthresh == pytest.approx(replay(smoothed=True), rel=1e-9)
+    assert abs(ssthresh / replay(smoothed=False) - 1) > 0.01
 
 
 # ----------------------------------------------------------------------------- TCP-L

@@ -51,13 +51,13 @@ def test_energy_of_a_clean_transfer_by_hand():
     # station, 10 ACK frames of 40 + 78 bytes from it, and a MAC ACK for each of the 20.
     # Station: tx = 420 uJ * (10 ACKs + 10 MAC ACKs) + 1.9 uJ/B * (10 * 118 + 10 * 14);
     # rx = 330 uJ * (10 + 10) + 0.42 uJ/B * (10 * 1118 + 10 * 14); idle = 0.8 W * (2 s -
-    # airtime), airtime = 10 (1118 + 118) * 8 / 2e6 + 20 * (192 us PLCP + 314 us SIFS and
-    # MAC ACK) (DIFS and backoff are not airtime).
+    # airtime), airtime = 10 (1076 + 76) * 8 / 2e6 (on air: IP + 36 bytes of MAC framing)
+    # + 20 * (192 us PLCP + 314 us SIFS and MAC ACK) (DIFS and backoff are not airtime).
     result = evaluate(wireless({}, segments=10), lens="net")
     report = result.provenance["lens"]["wireless"]["A-B"]
     tx = 420e-6 * 20 + 1.9e-6 * (1180 + 140)
     rx = 330e-6 * 20 + 0.42e-6 * (11180 + 140)
-    busy = 10 * (1118 + 118) * 8 / RATE + 20 * (192e-6 + 314e-6)
+    busy = 10 * (1076 + 76) * 8 / RATE + 20 * (192e-6 + 314e-6)
     assert report["tx_j"] == pytest.approx(tx)
     assert report["rx_j"] == pytest.approx(rx)
     assert report["idle_s"] == pytest.approx(2.0 - busy)
@@ -68,10 +68,10 @@ def test_energy_of_a_clean_transfer_by_hand():
 
 def test_without_medium_access_an_attempt_is_its_frame_and_the_mac_ack():
     # medium_access: none, the same clean transfer: no preamble, no DIFS, no backoff; each
-    # of the 20 frames is its bytes at 2 Mbit/s + 314 us, all counted busy.
+    # of the 20 frames is its IP bytes + 36 at 2 Mbit/s + 314 us, all counted busy.
     result = evaluate(wireless({"medium_access": "none"}, segments=10), lens="net")
     report = result.provenance["lens"]["wireless"]["A-B"]
-    busy = 10 * (1118 + 118) * 8 / RATE + 20 * 314e-6
+    busy = 10 * (1076 + 76) * 8 / RATE + 20 * 314e-6
     assert report["idle_s"] == pytest.approx(2.0 - busy)
     assert report["delivered_bytes"] == 10 * MSS
 
@@ -92,12 +92,14 @@ def test_link_retries_follow_their_distribution():
 def test_ackless_link_loses_one_frame_in_per():
     # Link-layer retransmission off: one attempt per packet, lost with the byte model's
     # PER = 1 - (1 - 1e-4)^(size + 78), no MAC ACK, no ACK time: airtime is the frames
-    # and their 192 us PLCP preambles.
+    # (their IP bytes + 36 on air, where the error model counts 78) and their 192 us PLCP
+    # preambles.
     found = counters(wireless({"link_retransmissions": False}, {"unit": "byte", "rate": 1e-4},
                               horizon_s=6.0))
     (sent, failed), (attempts, on_air, mac_acks, busy) = found["A.B"]
     assert attempts == sent and mac_acks == 0
-    assert busy == pytest.approx(on_air * 8 / RATE + attempts * 192e-6)
+    assert busy == pytest.approx((on_air - attempts * (78 - 36)) * 8 / RATE
+                                 + attempts * 192e-6)
     per = 1 - (1 - 1e-4) ** (1040 + 78)
     assert abs(failed / sent - per) < 4 * math.sqrt(per * (1 - per) / sent)
 
@@ -128,11 +130,13 @@ def test_every_study_scenario_runs(path):
     short_run(path)
 
 
-def _saturated(directions: int, frames: int, seed: int = 3, sizes=(1500, 1500),
+def _saturated(directions: int, frames: int, seed: int = 3, sizes=(1542, 1542),
                radio=None):
     """``frames`` packets of ``sizes[d]`` bytes queued at time 0 on each of ``directions``
-    radio interfaces (802.11b, 11 Mbit/s, 78 bytes of framing, no errors) sharing one
-    medium: the delivery times per direction and each direction's ``airtime`` counters."""
+    radio interfaces (802.11b, 11 Mbit/s, no errors) sharing one medium: the delivery times
+    per direction and each direction's ``airtime`` counters. On air a packet carries 36
+    bytes of MAC framing (1542 + 36 = 1578 bytes at the data rate); the frame the error
+    and energy models count has 78 (``l2_header_bytes``)."""
     from tcpn.models.components.link import Transmitter
     from tcpn.models.components.packets import PACKET, Pkt
     from tcpn.models.components.queues import DropTailQueue
@@ -175,20 +179,20 @@ def test_a_queued_frame_takes_the_standards_mean_exchange():
 
 def test_two_stations_whose_backoffs_end_together_collide_then_take_turns():
     # CW 0..0: every backoff is 0 slots, so two stations with a frame each at time 0 both
-    # go at once and collide (802.11-2016 §10.3.4.3). A: 1500 + 78 bytes, 192 + 1147.64 =
-    # 1339.64 us on air; B: 40 + 78 bytes, 192 + 85.82 = 277.82 us. No MAC ACK comes; A's
+    # go at once and collide (802.11-2016 §10.3.4.3). A: 1542 + 36 bytes, 192 + 1147.64 =
+    # 1339.64 us on air; B: 82 + 36 bytes, 192 + 85.82 = 277.82 us. No MAC ACK comes; A's
     # ACK timeout (222 us) ends at 1561.64 us, B's at 499.82 us, but A's frame is on the
     # air until 1339.64, so B counts from DIFS after it, 1389.64 us, goes alone, is
     # through at 1389.64 + 277.82 = 1667.45 us, MAC ACK until 1981.45; A's counter (0)
     # runs again DIFS after that ACK: A goes at 2031.45, through at 2031.45 + 1339.64 =
     # 3371.09 us. Two attempts each; without MAC ACKs both frames are simply lost.
     radio = Radio(cw_min=0, cw_max=0)
-    (a, b), (air_a, air_b) = _saturated(2, 1, sizes=(1500, 40), radio=radio)
+    (a, b), (air_a, air_b) = _saturated(2, 1, sizes=(1542, 82), radio=radio)
     assert b == [pytest.approx(1667.45e-6, abs=0.01e-6)]
     assert a == [pytest.approx(3371.09e-6, abs=0.01e-6)]
-    assert air_a[:3] == (2, 2 * 1578, 1) and air_b[:3] == (2, 2 * 118, 1)
+    assert air_a[:3] == (2, 2 * (1542 + 78), 1) and air_b[:3] == (2, 2 * (82 + 78), 1)
     assert air_a[3] == pytest.approx(2 * 1339.64e-6 + 222e-6 + 314e-6, abs=0.01e-6)
-    (a, b), (air_a, air_b) = _saturated(2, 1, sizes=(1500, 40), radio=Radio(
+    (a, b), (air_a, air_b) = _saturated(2, 1, sizes=(1542, 82), radio=Radio(
         cw_min=0, cw_max=0, link_retransmissions=False))
     assert a == b == [] and air_a[0] == air_b[0] == 1
 

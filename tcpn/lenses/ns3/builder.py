@@ -112,6 +112,13 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
     ns.Config.SetDefault("ns3::PcapFileWrapper::CaptureSize", ns.UintegerValue(plan.snap_bytes))
     ns.Config.SetDefault("ns3::RttEstimator::InitialEstimation",
                          ns.TimeValue(ns.Seconds(plan.initial_rto_s)))
+    # An ARP request goes at once, as ns-2's ARPTable::arpresolve sends it (the study's
+    # simulator), not after ns-3's default jitter of 0-10 ms (ArpL3Protocol::
+    # RequestJitter): on an 802.11 hop, the only links that resolve addresses, the jitter
+    # delayed the SYN by 10 ms on average, and an RTTmin taken from the smoothed RTT
+    # (ns-3's m_minRtt, Westwood+'s) kept that delay for the whole run.
+    ns.Config.SetDefault("ns3::ArpL3Protocol::RequestJitter",
+                         ns.StringValue("ns3::ConstantRandomVariable[Constant=0.0]"))
 
     names = plan.nodes()
     container = ns.NodeContainer()

@@ -370,7 +370,6 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
         raise InputError(f"the ns3 lens cannot run scenario {scenario.name}: "
                          + "; ".join(problems))
     rates, notes = device_rates(scenario, flows)
-    notes.extend(wireless.notes(scenario))
     rooms = [handshake_room_s(scenario, f, rates) if not f.tcp.handshake else 0.0
              for f in flows]
     # ns-3's clock runs whole seconds ahead (millisecond timestamps keep their phase)

@@ -4,7 +4,12 @@ Two Wifi nodes in ad-hoc mode, 1 m apart, a fixed received power of -30 dBm (so 
 is far above what any mode needs and frames fail only by the scenario's error model,
 attached as each PHY's ``PostReceptionErrorModel``), a constant-rate station manager whose
 data mode has exactly the link's ``rate_bps`` (802.11b DSSS/CCK, or 802.11a/g OFDM),
-RTS/CTS off and the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts).
+RTS/CTS off, the MAC frame retry limit ``retry_limit + 1`` (ns-3 counts attempts) and the
+basic rate set {1 Mbit/s} (802.11a: {6 Mbit/s}), so that the MAC ACK goes at that rate as
+in ns-2 and the net (``MAC_ACK_S``, ``tcpn::UseBasicRate``). A data frame's MPDU is its IP
+packet + 36 bytes (MAC header, LLC/SNAP, FCS), what the net sends at the data rate
+(``MAC_FRAMING_BYTES`` of :mod:`tcpn.models.components.wireless`), but for the TCP-L
+option (``TCP_L_OPTION_BYTES``, a tag here) and the ACK-less hop's QoS control field (2).
 ``link_retransmissions: false`` sends every QoS data frame with the No Ack policy
 (``tcpn::NoAckManager`` in ``cpp/wifi.h``): no MAC ACK, no retry; its best-effort queue
 waits DIFS (AIFSN 2, ``tcpn::UseDifs``) as the DCF does, not EDCA's AIFS; its error model
@@ -36,9 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES", "TCP_L_OPTION_BYTES", "Ipv4Pcap",
-           "WifiPlan", "energy_report", "error_model", "install", "is_wifi", "mac_counters",
-           "notes", "plan", "problems", "radio_counters", "station_radios", "wifi_mode"]
+__all__ = ["BASIC_MODES", "DCF", "MAC_ACK_S", "MAX_PROPAGATION_S", "MODES",
+           "TCP_L_OPTION_BYTES", "Ipv4Pcap", "WifiPlan", "energy_report", "error_model",
+           "install", "is_wifi", "mac_counters", "plan", "problems", "radio_counters",
+           "station_radios", "wifi_mode"]
 
 MODES: dict[float, tuple[str, str]] = {
     1e6: ("80211b", "DsssRate1Mbps"), 2e6: ("80211b", "DsssRate2Mbps"),
@@ -47,15 +53,22 @@ MODES: dict[float, tuple[str, str]] = {
 }
 """802.11 data rate (bit/s) -> (standard, ns-3 WifiMode name) the lens can run."""
 
-MAC_ACK_S = {"80211b": 10e-6 + 203e-6,
+MAC_ACK_S = {"80211b": 10e-6 + 192e-6 + 14 * 8e-6,
              "80211a": 16e-6 + 20e-6 + 6 * 4e-6}
-"""SIFS + the MAC ACK as ns-3.44 sends it, by standard: 802.11b 213 us (the ACK goes at
-the 11 Mbit/s data rate: 192 us long PLCP preamble + 14 bytes, 203 us as ns-3 rounds
-DSSS durations up to the microsecond; measured from ``PhyTxPsduBegin``'s TxVector, with
-the basic rate set {1 Mbit/s} or without one), 802.11a 60 us (6 Mbit/s: 20 us preamble and
-SIGNAL, six 4 us symbols for 16 + 112 + 6 bits). A scenario may not set another
-``mac_ack_s``; the default 314 us (ns-2's and the standard's ACK at the 1 Mbit/s basic
-rate) runs with a note (:func:`notes`)."""
+"""SIFS + the MAC ACK as the lens has ns-3.44 send it, by standard: at the basic rate
+(``BASIC_MODES``), as ns-2's ``Mac802_11::sendACK`` does (``basicRate_``, 1 Mbit/s by
+default) and as 802.11-2016 §10.6.6.5 reads with the basic rate set holding that rate
+alone. 802.11b 314 us (192 us long PLCP preamble and header + 14 bytes at 1 Mbit/s, the
+net's default ``mac_ack_s``), 802.11a 60 us (6 Mbit/s: 20 us preamble and SIGNAL, six 4 us
+symbols for 16 + 112 + 6 bits). Left to itself ns-3.44 sends the 802.11b ACK at the 11
+Mbit/s data rate (213 us with SIFS): its ad-hoc MAC puts every mandatory PHY mode (all
+four DSSS/HR-DSSS rates) in the basic rate set on a peer's first frame;
+``tcpn::UseBasicRate`` in ``cpp/wifi.h`` registers the peer beforehand so that the set
+keeps the basic rate only (measured from ``PhyTxPsduBegin``'s TxVector:
+``tcpn::StationRadio::ack_bps``). A scenario may not set another ``mac_ack_s``."""
+#: The basic rate set of each standard (one mode, ns-2's ``basicRate_``): control
+#: responses (MAC ACKs) and the EIFS's ACK go at this rate.
+BASIC_MODES = {"80211b": "DsssRate1Mbps", "80211a": "OfdmRate6Mbps"}
 
 DCF: dict[str, dict[str, float]] = {
     "80211b": {"slot_s": 20e-6, "sifs_s": 10e-6, "plcp_s": 192e-6, "cw_min": 31,
@@ -143,32 +156,6 @@ def problems(scenario: Any) -> list[str]:
     return found
 
 
-def notes(scenario: Any) -> list[str]:
-    """What the ns3 lens runs differently from the scenario's wireless links, by field
-    (what it approximates rather than refuses).
-
-    >>> from tcpn.models.scenario import validate_scenario
-    >>> s = validate_scenario({"name": "w", "horizon_s": 1.0, "flows": [
-    ...     {"id": "f", "src": "A", "dst": "B", "variant": "newreno"}], "links": [
-    ...     {"a": "A", "b": "B", "rate_bps": 11e6, "delay_s": 0.0,
-    ...      "wireless": {"station": "B"}}]})
-    >>> notes(s)[0][:60]
-    'links[0].wireless.mac_ack_s: 314 us, but ns-3.44 sends the 8'
-    """
-    found = []
-    for i, link in enumerate(scenario.links):
-        if link.wireless is None or float(link.rate_bps) not in MODES:
-            continue
-        standard = wifi_mode(link.rate_bps)[0]
-        mine, theirs = link.wireless.mac_ack_s, MAC_ACK_S[standard]
-        if link.wireless.link_retransmissions and abs(mine - theirs) > 1e-6:
-            found.append(f"links[{i}].wireless.mac_ack_s: {mine * 1e6:.0f} us, but ns-3.44 "
-                         f"sends the {standard} MAC ACK at the data rate: SIFS + ACK "
-                         f"{theirs * 1e6:.0f} us, {(mine - theirs) * 1e6:+.0f} us per "
-                         "delivered frame in the scenario")
-    return found
-
-
 def plan(link: Any, tcp_option_bytes: int) -> WifiPlan | None:
     """The :class:`WifiPlan` of a scenario link (``None`` if it is wired)."""
     wireless = link.wireless
@@ -215,7 +202,7 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan, stream: int) -> tuple[Any, 
     phy.SetChannel(channel.Create())
     helper = ns.WifiHelper()
     helper.SetStandard(getattr(ns, _STANDARDS[wifi.standard]))
-    control = "DsssRate1Mbps" if wifi.standard == "80211b" else "OfdmRate6Mbps"
+    control = BASIC_MODES[wifi.standard]
     helper.SetRemoteStationManager("ns3::ConstantRateWifiManager",
                                    "DataMode", ns.StringValue(wifi.mode),
                                    "ControlMode", ns.StringValue(control),
@@ -228,6 +215,8 @@ def install(ns: Any, a: Any, b: Any, wifi: WifiPlan, stream: int) -> tuple[Any, 
     nodes.Add(b)
     devices = helper.Install(phy, mac, nodes)
     helper.AssignStreams(devices, stream)
+    for k in range(2):  # the MAC ACK at the basic rate (MAC_ACK_S)
+        tcpn.UseBasicRate(devices.Get(k), devices.Get(1 - k), control)
     mobility = ns.MobilityHelper()
     positions = ns.CreateObject[ns.ListPositionAllocator]()
     positions.Add(ns.Vector(0.0, 0.0, 0.0))
@@ -312,7 +301,7 @@ def station_radios(tcpn: Any, links: Any, devices: dict[tuple[str, str], Any]
 
 
 _RADIO_FIELDS = ("tx_frames", "tx_bytes", "tx_acks", "tx_psdu_bytes", "rx_frames",
-                 "rx_bytes", "rx_acks", "rx_psdu_bytes", "tx_s", "rx_s")
+                 "rx_bytes", "rx_acks", "rx_psdu_bytes", "tx_s", "rx_s", "ack_bps")
 
 
 def radio_counters(radio: Any) -> dict[str, float]:

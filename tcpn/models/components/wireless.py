@@ -3,8 +3,13 @@ retries, frame errors, airtime and the station's energy (study S3's "ACK-less 80
 
 The interface is :func:`~tcpn.models.components.link.interface_net`'s (a queue discipline
 feeding a transmitter, routes on ``out0``...) with a radio instead of a wire. Each packet
-is sent as a frame of ``size + l2_header_bytes`` bytes that fails with ``PER = 1 - (1 -
-BER) ** frame_bytes`` (byte error model, the study's formula) or ``rate`` (packet model).
+is sent as a frame of ``size + l2_header_bytes`` bytes (the frame the byte error model
+and the energy model count) that fails with ``PER = 1 - (1 - BER) ** frame_bytes`` (byte
+error model, the study's formula) or ``rate`` (packet model); on air it is the PLCP
+preamble and header (``plcp_s``) and then the packet with 36 bytes of MAC framing
+(``MAC_FRAMING_BYTES``) at the data rate, as ns-2 sizes a frame for its error model
+(``ch->size()``, PLCP and MAC header counted) apart from the bytes its ``txtime`` sends at
+the data rate.
 With ``link_retransmissions`` (acknowledged 802.11) a failed frame is sent again, at most
 ``retry_limit`` more times; without them (ACK-less 802.11) one attempt, no MAC ACK.
 
@@ -17,14 +22,14 @@ down, ``b`` uniform on ``0..CW`` slots, CW from ``cw_min`` doubling (``2 CW + 1`
 a frame it decoded or EIFS (``eifs_s``) after one it did not; the counter freezes while
 the medium is busy; two counters ending in the same slot send two frames that collide
 (neither gets through, no MAC ACK). Every frame is preceded by the PLCP preamble and
-header (``plcp_s``, 192 us long preamble at 1 Mbit/s), then its bytes at the data rate;
+header (``plcp_s``, 192 us long preamble at 1 Mbit/s), then its MPDU at the data rate;
 an acknowledged attempt that got through is followed by SIFS + the MAC ACK (``mac_ack_s``),
 one that failed by the ACK timeout (SIFS + slot + PLCP, §10.3.2.9). After an exchange the
 sender draws its next backoff from CWmin ("post-backoff"), so a frame that arrives later
 to an idle medium with that counter run out goes at once. What is left out
 (docs/validation.md): rate adaptation, RTS/CTS, more than two stations on one medium.
 ``medium_access=False`` is the earlier model: the attempts of one packet are drawn at once
-and each costs its serialisation + ``mac_ack_s`` (also when it failed), no preamble, no
+and each costs its MPDU's serialisation + ``mac_ack_s`` (also when it failed), no preamble, no
 DIFS, no backoff.
 
 Places: ``frames`` counts ``(packets sent, packets lost)`` as the wired link's does (what
@@ -84,6 +89,14 @@ __all__ = ["AIRTIME", "Energy", "Radio", "attempts", "backoff_slots", "exchange"
 AIRTIME = ProductSet(INT, INT, INT, REAL, name="Airtime")
 #: Size of an 802.11 MAC ACK frame in bytes (frame control, duration, RA, FCS).
 MAC_ACK_BYTES = 14
+#: Bytes a data frame carries at the data rate besides its IP packet: the 24-byte MAC
+#: header of a data frame between two stations (802.11-2016 §9.3.2.1, three addresses, no
+#: QoS control), the 8-byte LLC/SNAP header (IEEE 802.2, RFC 1042 encapsulation) and the
+#: 4-byte FCS (§9.2.4.8). ns-3.44's MPDU is this (its QoS data frames of the ACK-less hop
+#: 2 bytes more); ns-2's ``Mac802_11`` sends 34 (a 30-byte header with four addresses,
+#: the FCS, no LLC/SNAP: ``getHdrLen11`` less the PLCP's 24 bytes, which ``txtime`` sends
+#: at the PLCP rate, as ``plcp_s`` here).
+MAC_FRAMING_BYTES = 24 + 8 + 4
 
 
 @dataclass(frozen=True)
@@ -176,13 +189,14 @@ def mean_exchange_s(frame_bytes: int, rate_bps: float, radio: Radio) -> float:
 
 
 @net_function
-def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int, TRIES: int,
-                   RATE_BPS: float, ACK_S: float, rng: Any) -> dict[str, Any]:
+def _draw_attempts(p: Any, ERROR_RATE: float, BYTE_ERRORS: bool, L2_BYTES: int,
+                   MAC_BYTES: int, TRIES: int, RATE_BPS: float, ACK_S: float,
+                   rng: Any) -> dict[str, Any]:
     """Code action of ``transmit`` without medium access: the attempts this packet takes
     (``TRIES`` draws) and its exchange."""
     per = 1.0 - (1.0 - ERROR_RATE) ** (p.size + L2_BYTES) if BYTE_ERRORS else ERROR_RATE
     tries, lost = attempts(per, TRIES, rng.random(TRIES).tolist())
-    held, delivered = exchange((p.size + L2_BYTES) * 8.0 / RATE_BPS, tries, lost, ACK_S)
+    held, delivered = exchange((p.size + MAC_BYTES) * 8.0 / RATE_BPS, tries, lost, ACK_S)
     return {"tries": tries, "lost": lost, "held": held, "delivered": delivered,
             "busy": held}
 
@@ -198,11 +212,11 @@ def _arm(m: Any, S: int, SLOT_S: float, CW_MIN: int, CW_MAX: int, now: float,
 
 
 @net_function
-def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, L2_BYTES: int,
+def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, MAC_BYTES: int,
             RATE_BPS: float, now: float) -> dict[str, Any]:
     """Code action of ``access``: the attempt goes (alone or into a collision) or waits
     for its frozen counter (:func:`~tcpn.models.components.dcf.dcf_access`)."""
-    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    air = PLCP_S + (p.size + MAC_BYTES) * 8.0 / RATE_BPS
     due = dcf_due(m, S, now, SLOT_S)
     return {"m2": dcf_access(m, S, e, now, air, SLOT_S), "goes": dcf_goes(m, S, e),
             "due2": due, "wait": due - now, "air": air}
@@ -210,7 +224,8 @@ def _access(m: Any, e: int, p: Any, S: int, SLOT_S: float, PLCP_S: float, L2_BYT
 
 @net_function
 def _finish(m: Any, p: Any, k: int, S: int, ERROR_RATE: float, BYTE_ERRORS: bool,
-            L2_BYTES: int, TRIES: int, LL_ACKS: bool, ACK_S: float, TIMEOUT_S: float,
+            L2_BYTES: int, MAC_BYTES: int, TRIES: int, LL_ACKS: bool, ACK_S: float,
+            TIMEOUT_S: float,
             DIFS_S: float, EIFS_S: float, SLOT_S: float, PLCP_S: float, RATE_BPS: float,
             CW_MIN: int, CW_MAX: int, now: float, rng: Any) -> dict[str, Any]:
     """Code action of ``finish``: the attempt's frame error (one draw) and its outcome on
@@ -223,7 +238,7 @@ def _finish(m: Any, p: Any, k: int, S: int, ERROR_RATE: float, BYTE_ERRORS: bool
     m2 = dcf_finish(m, S, k, u[0] >= per, done, LL_ACKS, now, u[1], ACK_S, TIMEOUT_S,
                     DIFS_S, EIFS_S, CW_MIN, CW_MAX)
     due = dcf_due(m2, S, now, SLOT_S)
-    air = PLCP_S + (p.size + L2_BYTES) * 8.0 / RATE_BPS
+    air = PLCP_S + (p.size + MAC_BYTES) * 8.0 / RATE_BPS
     return {"m2": m2, "delivered": delivered, "done": done, "due": due, "wait": due - now,
             "busy": air + (ACK_S if delivered else TIMEOUT_S) if LL_ACKS else air}
 
@@ -256,7 +271,7 @@ def wireless_interface_net(queue: QueueDiscipline, link: Transmitter, radio: Rad
     ack_s = float(radio.mac_ack_s) if acked else 0.0
     net = PetriNet(name)
     net.declare(RATE_BPS=float(link.rate_bps), DELAY_S=float(link.delay_s),
-                L2_BYTES=int(link.l2_header_bytes),
+                L2_BYTES=int(link.l2_header_bytes), MAC_BYTES=MAC_FRAMING_BYTES,
                 ERROR_RATE=float(errors.rate) if isinstance(errors, ByteErrors | PacketErrors)
                 else 0.0, BYTE_ERRORS=isinstance(errors, ByteErrors),
                 TRIES=1 + radio.retry_limit if acked else 1, ACK_S=ack_s, LL_ACKS=acked,

@@ -134,6 +134,25 @@ inline void UseNoAck(Ptr<NetDevice> device) {
     mac->GetFrameExchangeManager()->SetAckManager(manager);
 }
 
+// The MAC ACK at the basic rate, as ns-2's Mac802_11::sendACK sends it (txtime(ACKlen,
+// basicRate_), 1 Mbit/s by default) and as 802.11-2016 §10.6.6.5 reads with the basic rate
+// set {basic}: the highest basic rate not above the rate of the frame answered. ns-3.44's
+// AdhocWifiMac, on its first frame to or from a peer (IsBrandNew), calls
+// WifiRemoteStationManager::AddAllSupportedModes, which adds every mandatory mode of the
+// PHY to the BSS basic rate set; ns-3's DsssPhy marks all four 802.11b rates mandatory, so
+// GetControlAnswerMode (GetAckTxVector) answers an 11 Mbit/s frame at 11 Mbit/s. Here the
+// peer is registered first as that branch would (every PHY mode supported, disassociated,
+// so no longer brand new) but the basic rate set holds ``basic`` only: the ACK's TxVector,
+// the sender's ACK timeout and the NAV then all use it.
+inline void UseBasicRate(Ptr<NetDevice> device, Ptr<NetDevice> peer, const std::string& basic) {
+    Ptr<WifiNetDevice> wifi = DynamicCast<WifiNetDevice>(device);
+    Ptr<WifiRemoteStationManager> manager = wifi->GetRemoteStationManager();
+    Mac48Address to = Mac48Address::ConvertFrom(peer->GetAddress());
+    for (const auto& mode : wifi->GetPhy()->GetModeList()) manager->AddSupportedMode(to, mode);
+    manager->RecordDisassociated(to);
+    manager->AddBasicMode(WifiMode(basic));
+}
+
 // The best-effort access category of a QoS MAC waits DIFS (AIFSN 2), as the DCF of a
 // MAC without QoS does, instead of EDCA's AIFS[AC_BE] (AIFSN 3): the ACK-less link runs
 // on a QoS MAC only for its No Ack policy.
@@ -180,6 +199,7 @@ struct StationRadio {
     uint64_t tx_frames{0}, tx_bytes{0}, tx_acks{0}, tx_psdu_bytes{0};
     uint64_t rx_frames{0}, rx_bytes{0}, rx_acks{0}, rx_psdu_bytes{0};
     double tx_s{0}, rx_s{0};
+    double ack_bps{0};  // the data rate of the last MAC ACK the station sent
 
     // (is a MAC ACK, bytes as the net counts them) of one MPDU: header and MSDU
     std::pair<bool, uint64_t> Frame(const WifiMacHeader& header, Ptr<const Packet> msdu,
@@ -197,10 +217,11 @@ struct StationRadio {
         }
         return {false, psdu_bytes};
     }
-    void OnTx(WifiConstPsduMap psdus, WifiTxVector, double) {
+    void OnTx(WifiConstPsduMap psdus, WifiTxVector vector, double) {
         for (auto& [id, psdu] : psdus) {
             for (auto& mpdu : *PeekPointer(psdu)) {
                 auto [ack, bytes] = Frame(mpdu->GetHeader(), mpdu->GetPacket(), mpdu->GetSize());
+                if (ack) ack_bps = static_cast<double>(vector.GetMode().GetDataRate(vector));
                 (ack ? tx_acks : tx_frames) += 1;
                 tx_bytes += ack ? 0 : bytes;
                 tx_psdu_bytes += mpdu->GetSize();

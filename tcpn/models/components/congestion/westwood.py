@@ -3,20 +3,29 @@
 The filter is **ns-3's** ``TcpWestwoodPlus`` (ns-3.44), not Linux's ``tcp_westwood.c``:
 
 * every ACK that acknowledges new data adds the segments it acknowledges to ``acked``
-  (duplicate ACKs add nothing; Linux counts them as one segment each);
-* the first such ACK when no window is open opens one lasting the latest RTT sample: a
-  timed token on ``bw_window``, ready at ``now + rtt`` (ns-3 schedules ``EstimateBW``
-  after ``rtt``); ``estimate_bw`` fires then: sample ``b = acked / rtt`` (segments/s),
-  ``acked = 0``;
+  (duplicate ACKs add nothing here; ns-3.44 counts each as one segment, and a partial ACK
+  in recovery as one, ``TcpSocketBase::ProcessAck``; Linux counts a duplicate ACK as one
+  MSS and takes it back from the next cumulative ACK: not followed yet);
+* the first such ACK when no window is open opens one lasting the sender's smoothed RTT
+  (SRTT, RFC 6298, after this ACK's sample): a timed token on ``bw_window``, ready at
+  ``now + srtt`` (ns-3 schedules ``EstimateBW`` after the ``rtt`` ``TcpSocketBase`` passes
+  to ``PktsAcked``, which is ``m_tcb->m_srtt``); ``estimate_bw`` fires then: sample ``b =
+  acked / srtt`` (segments/s), ``acked = 0``;
 * Tustin filter (``filter: tustin``, ns-3's default): ``BWE = 0.9 BWE + 0.05 (b +
   b_prev)``, starting from 0; ``filter: none`` takes ``BWE = b``. (Linux uses
   ``BWE = 7/8 BWE + 1/8 b`` once per RTT, with a 50 ms minimum window.)
 
 On three duplicate ACKs and on a timeout ``ssthresh = max(2, BWE * RTTmin)`` segments
-(``RTTmin`` the smallest RTT sample, ns-3's ``m_minRtt``): NewReno then sets ``cwnd =
+(``RTTmin`` the smallest SRTT, ns-3's ``m_minRtt = min(m_srtt, m_minRtt)`` in
+``TcpSocketBase::EstimateRtt``): NewReno then sets ``cwnd =
 ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is NewReno (ns-3's Westwood+ is a
 ``TcpNewReno``). A window that closes at the instant an ACK arrives closes first
 (``estimate_bw`` has priority ``P_HIGH``): that ACK counts in the next window.
+
+The smoothed RTT, not the latest sample, is also the study's simulator's: ns-2's TCP-Linux
+runs Linux 2.6.22.6's ``tcp_westwood.c``, whose ``tcp_westwood_pkts_acked`` keeps ``w->rtt =
+tp->srtt >> 3`` for the window and ``update_rtt_min`` the minimum of it (Linux took the
+RTT sample from 2.6.24 on).
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = westwood_sender_net(SenderConfig(flow=0, dst=1), filter_type="tustin")
@@ -53,18 +62,19 @@ def westwood_start() -> Any:
     return Westwood(0.0, 0.0, 0, False, 0.0, 0.0)
 
 
-def westwood_ack(w: Any, acked: int, sample: float) -> tuple[Any, float]:
-    """State after an ACK of ``acked`` new segments with RTT ``sample`` (< 0: none, Karn),
-    and the length of the window it opens (0: none).
+def westwood_ack(w: Any, acked: int, srtt: float) -> tuple[Any, float]:
+    """State after an ACK of ``acked`` new segments, the sender's smoothed RTT being
+    ``srtt`` after it (< 0: no RTT measured yet), and the length of the window it opens
+    (0: none).
 
     >>> w, window = westwood_ack(westwood_start(), 2, 0.1)
     >>> w.acked, w.counting, w.min_rtt, window
     (2, True, 0.1, 0.1)
     """
-    if sample >= 0:
-        w = w._replace(last_rtt=sample,
-                       min_rtt=sample if w.min_rtt <= 0 else min(w.min_rtt, sample))
-    if w.last_rtt <= 0:  # ns-3: no RTT measured yet, PktsAcked returns at once
+    if srtt > 0:
+        w = w._replace(last_rtt=srtt,
+                       min_rtt=srtt if w.min_rtt <= 0 else min(w.min_rtt, srtt))
+    if w.last_rtt <= 0:  # ns-3: no RTT measured yet (m_srtt zero), PktsAcked returns
         return w, 0.0
     w = w._replace(acked=w.acked + acked)
     if w.counting:
@@ -97,9 +107,8 @@ def westwood_ssthresh(w: Any) -> float:
     return max(2.0, w.bwe * w.min_rtt)
 
 
-def _on_new_data(w: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool) -> dict[str, Any]:
-    sample = now - a.echo if (TIMESTAMPS or not a.retx) else -1.0
-    w2, window = westwood_ack(w, a.ack - t.una, sample)
+def _on_new_data(w: Any, t: Any, a: Any, r2: Any) -> dict[str, Any]:
+    w2, window = westwood_ack(w, a.ack - t.una, r2.srtt)
     return {"w2": w2, "bw_window_s": window}
 
 
