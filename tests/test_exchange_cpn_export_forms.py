@@ -224,3 +224,38 @@ def test_the_state_spaces_are_cpnchecks(tmp_path, text):
     from the hand-written files (nodes, arcs, dead markings)."""
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs
+
+
+LISTS = cpn_file(
+    colset("C1", "INT", "<int/>") + colset("C2", "IL", "<list><id>INT</id></list>")
+    + var("V1", "INT", "x") + var("V2", "IL", "l")
+    + ml("D1", "fun total l = foldl (fn (v, s) => v + s) 0 l;")
+    + ml("D2", "fun twice m = total m + total m;")
+    + ml("D3", "fun keep (k:IL) = k;")
+    + ml("D4", "fun sized (n, k) = n + List.length (keep k);")
+    + ml("D5", "fun front k = 7 :: k;"),
+    [("P1", "P", "INT", "1`0"), ("P2", "Q", "INT", ""), ("P3", "M", "IL", "")],
+    [("T1", "T", "x &lt; 2", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "x + 1"),
+     ("A3", "TtoP", "T1", "P2", "twice [x, 1] + sized (x, [x, 2])"),
+     ("A4", "TtoP", "T1", "P3", "keep [x, 2]"), ("A5", "TtoP", "T1", "P3", "front [x]")])
+
+
+def test_a_list_passed_where_the_clauses_show_no_list_pattern_is_written_as_a_list(tmp_path):
+    """``twice m = total m + total m`` shows no list, but passes ``m`` where ``total``
+    takes one; ``keep (k:IL)`` says so by its colour set, ``sized (n, k)`` by passing its
+    second component to ``keep``, ``front k`` by ``7 :: k``. Each of those arguments is
+    an ML list, which tcpn's Python holds as a tuple: written as ``(x, 1)`` SML rejects
+    the file (a tuple is not a list)."""
+    first = _read(tmp_path, "lists.cpn", LISTS)
+    exported = to_cpn(first.net)
+    for text in ("twice([x, 1])", "sized(x, [x, 2])", "keep([x, 2])", "front([x])"):
+        assert text in exported, exported
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert [a.inscription for a in second.net.arcs] == [a.inscription for a in first.net.arcs]
+    # x = 0, 1 fire: Q gets 2 * (x + 1) + x + 2, M gets [x, 2] and [7, x]
+    assert _space(second) == _space(first) == (3, 2, 1)
+    if shutil.which("sml") is not None:
+        from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+        assert check_with_sml(exported).errors == []

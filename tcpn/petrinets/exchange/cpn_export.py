@@ -695,14 +695,24 @@ class _Exporter:
         returns = expected_by_callers[0] if expected_by_callers \
             else self.learned["returns"].get(ml)
         value = self.global_values.get(ml)
-        if isinstance(value, DeclaredFunction) and value.ml_source is not None and \
-                value.list_arguments:
-            # written as read: the lists its clauses show are lists, not tuples
-            lists = tuple(("list", None) if i in value.list_arguments else None
-                          for i in range(max(value.list_arguments) + 1))
-            if not calls and len(value.params) == 1:
-                calls = [lists[0]]
-            return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
+        if isinstance(value, DeclaredFunction):
+            # the types the import knew: a parameter's colour set (``l:IL``), and which
+            # arguments are lists (tcpn's Python holds an ML list and tuple alike)
+            declared: list[MLType] = [self._named_colour_type(c) for c in value.param_colours]
+            for i in value.list_params:
+                if i < len(declared) and _kind_of(declared[i]) != "list":
+                    declared[i] = ("list", None)
+            if len(declared) == 1 and 0 in value.list_arguments and \
+                    _kind_of(declared[0]) != "list":
+                declared[0] = ("list", None)
+            if any(t is not None for t in declared):
+                learned = list(calls) if calls else []
+                calls = [d if d is not None else (learned[i] if i < len(learned) else None)
+                         for i, d in enumerate(declared)]
+            if value.list_arguments:
+                lists = tuple(("list", None) if i in value.list_arguments else None
+                              for i in range(max(value.list_arguments) + 1))
+                return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
         return FunctionInfo(ml, tuple(calls) if calls else None, returns)
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
@@ -1665,3 +1675,8 @@ def _inline_attributes(tree: ast.expr, context: Mapping[str, Any], bound: set[st
 
 
 _MISSING = object()
+
+
+def _kind_of(t: MLType) -> str | None:
+    """An ML type's kind (``"list"``, ``"product"``, ``"int"``...), None when unknown."""
+    return t if t is None or isinstance(t, str) else str(t[0])

@@ -1141,10 +1141,14 @@ class _Importer:
         self.function_trees[name] = dec
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
+        lists = _list_arguments(dec, lambda ty: isinstance(self.colours.get(ty), ListSet), {
+            n: (f.list_arguments, f.list_params) for n, f in (
+                (ml, self.declarations.get(py_name(ml))) for ml in self.function_trees)
+            if isinstance(f, DeclaredFunction)})
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params),
-            ml_source=self._dec_source(dec), list_arguments=_list_arguments(dec))
+            ml_source=self._dec_source(dec), list_arguments=lists[0], list_params=lists[1])
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:
@@ -2183,35 +2187,89 @@ _LIST_LAST = frozenset({
     "List.null", "List.last", "List.concat", "List.hd", "List.tl"})
 
 
-def _list_arguments(dec: Tree) -> tuple[int, ...]:
-    """The positions of a ``fun``'s curried arguments that are lists, where its clauses
-    show it: a list pattern (``[]``, ``x::xs``, ``[a, b]``) or a name the body passes as
-    the list of a basis function (``foldl f 0 l``, ``length l``). The export needs them:
-    tcpn's Python writes a list and a tuple alike, SML does not."""
-    found: set[int] = set()
+def _list_arguments(dec: Tree, is_list_type: Any = lambda ty: False,
+                    known: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] | None = None
+                    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which arguments of a ``fun`` are lists, as SML's types say: (the positions of its
+    curried arguments, the positions of the components of its first argument when that
+    is a tuple). A parameter is a list when its pattern is one (``[]``, ``x::xs``,
+    ``[a, b]``), when it is annotated with a list type (``l:IL`` of a ``list`` colour set,
+    ``int list``: ``is_list_type`` decides), or when the body uses it as one: the list of
+    a basis function (``foldl f 0 l``, ``length l``), an operand of ``::`` (right) or
+    ``^^``, or an argument of a declared function (``known``, the same pairs for the
+    functions declared before) where that function takes a list. tcpn's Python writes a
+    list and a tuple alike, SML does not: the export writes a value passed there as a
+    list."""
+    known = known or {}
+    groups: set[int] = set()
+    components: set[int] = set()
     for clause in dec.children:
         args = [p for p in clause.children[1:-1]
                 if isinstance(p, Tree) and not p.data.startswith("ty_")]
-        body = clause.children[-1]
-        listed: set[str] = set()
-        for node in body.iter_subtrees() if isinstance(body, Tree) else ():
-            if node.data != "apply":
-                continue
-            head: Any = node
-            while isinstance(head, Tree) and head.data == "apply":
-                head = head.children[0]
-            last = node.children[-1]
-            if isinstance(head, Tree) and head.data == "name" and \
-                    str(head.children[0]) in _LIST_LAST and isinstance(last, Tree) and \
-                    last.data == "name":
-                listed.add(str(last.children[0]))
+        listed = _listed_names(clause.children[-1], known)
         for i, pattern in enumerate(args):
-            while pattern.data == "typed_pat":
-                pattern = pattern.children[0]
-            if pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
-                    pattern.data == "var_pat" and str(pattern.children[0]) in listed):
-                found.add(i)
-    return tuple(sorted(found))
+            if _is_list_pattern(pattern, listed, is_list_type):
+                groups.add(i)
+            bare = pattern
+            while bare.data == "typed_pat":
+                bare = bare.children[0]
+            if i == 0 and bare.data == "tuple_pat":
+                components.update(j for j, part in enumerate(bare.children)
+                                  if _is_list_pattern(part, listed, is_list_type))
+    return tuple(sorted(groups)), tuple(sorted(components))
+
+
+def _is_list_pattern(pattern: Tree, listed: set[str], is_list_type: Any) -> bool:
+    """Whether an argument pattern is a list: its shape, its annotation, or a name the
+    body uses as a list."""
+    while pattern.data == "typed_pat":
+        inner, ty = pattern.children
+        if isinstance(ty, Tree) and (
+                (ty.data == "ty_name" and is_list_type(str(ty.children[0])))
+                or (ty.data == "ty_app" and str(ty.children[-1]) == "list")):
+            return True
+        pattern = inner
+    return pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
+        pattern.data == "var_pat" and str(pattern.children[0]) in listed)
+
+
+def _listed_names(body: Any, known: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]]
+                  ) -> set[str]:
+    """The names a body uses as lists (see :func:`_list_arguments`)."""
+    listed: set[str] = set()
+
+    def name_of(node: Any) -> str | None:
+        return str(node.children[0]) if isinstance(node, Tree) and node.data == "name" \
+            else None
+
+    for node in body.iter_subtrees() if isinstance(body, Tree) else ():
+        if node.data == "binop" and len(node.children) == 3:
+            left, op, right = node.children
+            if str(op) == "::" or str(op) == "^^":
+                listed.update(n for n in (name_of(right),) if n is not None)
+            if str(op) == "^^":
+                listed.update(n for n in (name_of(left),) if n is not None)
+            continue
+        if node.data != "apply":
+            continue
+        head: Any = node
+        args: list[Any] = []
+        while isinstance(head, Tree) and head.data == "apply":
+            args.insert(0, head.children[-1])
+            head = head.children[0]
+        callee = name_of(head)
+        if callee is None:
+            continue
+        if callee in _LIST_LAST and name_of(node.children[-1]) is not None:
+            listed.add(str(name_of(node.children[-1])))
+        positions, parts = known.get(callee, ((), ()))
+        for i, arg in enumerate(args):
+            if i in positions and name_of(arg) is not None:
+                listed.add(str(name_of(arg)))
+            if i == 0 and parts and isinstance(arg, Tree) and arg.data == "tuple":
+                listed.update(str(name_of(c)) for j, c in enumerate(arg.children)
+                              if j in parts and name_of(c) is not None)
+    return listed
 
 
 def _dec_name(dec: Tree) -> str:

@@ -58,8 +58,10 @@ class DeclaredFunction:
     ``ml_source`` is the declaration as the file wrote it: the export writes it back when
     the Python body holds forms it does not translate (curried parameters, clauses over
     datatype constructors, ``foldl``, ``:=``, ``List.find``).
-    ``list_arguments`` are the positions of its curried arguments its clauses show to be
-    lists: the export writes a tuple passed there as an ML list.
+    ``list_arguments`` are the positions of its curried arguments whose ML type is a list
+    (its patterns, annotations or body say so), ``list_params`` those of the components
+    of its first argument when that is a tuple (``fun f (n, l)``): tcpn's Python holds an
+    ML list and an ML tuple alike, so the export writes a value passed there as a list.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
     does not exhaust Python's stack; other recursion stays recursion.
@@ -69,10 +71,11 @@ class DeclaredFunction:
                  scope: Mapping[str, Any] | None = None,
                  param_colours: tuple[str | None, ...] = (),
                  ml_params: tuple[str, ...] = (), ml_source: str | None = None,
-                 list_arguments: tuple[int, ...] = ()):
+                 list_arguments: tuple[int, ...] = (), list_params: tuple[int, ...] = ()):
         self.name = name
         self.ml_source = ml_source
         self.list_arguments = tuple(list_arguments)
+        self.list_params = tuple(list_params)
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
