@@ -628,6 +628,9 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
                      "ml_substring": "String.substring"}
+#: The library functions of options and reference cells the export writes back as CPN ML.
+_OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
+                                "ml_assign"})
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
 
@@ -1869,8 +1872,16 @@ class _Emitter:
         return f"#{node.attr}({text})", _APP, field_t
 
     def _Subscript(self, node: ast.Subscript, expected: MLType) -> Emitted:
-        text, _, t = self.emit(node.value)
         index = node.slice
+        if isinstance(node.value, ast.Tuple) and len(node.value.elts) > 1 and isinstance(
+                index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(
+                index.operand, ast.Constant) and index.operand.value == 1:
+            # (e1, ..., en)[-1], the import's reading of the sequence (e1; ...; en)
+            *effects, last = node.value.elts
+            texts = [self.emit(e)[0] for e in effects]
+            text, _, t = self.emit(last, expected)
+            return "(" + "; ".join([*texts, text]) + ")", _ATOM, t
+        text, _, t = self.emit(node.value)
         if isinstance(index, ast.Slice):
             step_back = (index.lower is None and index.upper is None and isinstance(
                 index.step, ast.UnaryOp) and isinstance(index.step.op, ast.USub)
@@ -1937,6 +1948,8 @@ class _Emitter:
                 return self.emit(count, INT_T)
         if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
             return self._fold(node, name.removeprefix("ml_"), expected)
+        if name in _OPTIONS_AND_CELLS and not node.keywords:
+            return self._option_or_cell(node, name, expected)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
@@ -1961,6 +1974,43 @@ class _Emitter:
         if name in self.variables or name in self.o.constants:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
+
+    def _option_or_cell(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        """The import's readings of ``valOf e``, ``List.find f l``, ``Option.map f e``,
+        ``!r`` and ``r := e`` (``ml_valof(e)``...), written back as CPN ML. A cell is a
+        ``val r = ref v`` of the net's declarations: ``!r`` has the type of ``v``."""
+        args = node.args
+        arity = {"ml_valof": 1, "ml_deref": 1, "ml_find": 2, "ml_option_map": 2,
+                 "ml_assign": 2}[name]
+        if len(args) != arity:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} with {len(args)} argument(s)")
+        if name == "ml_valof":
+            inner = args[0]
+            element: MLType = expected
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and \
+                    inner.func.id == "ml_find" and len(inner.args) == 2:
+                listed = self.emit(inner.args[1], ("list", None))[2]
+                element = listed[1] if _kind(listed) == "list" and listed is not None \
+                    and listed[1] is not None else expected
+            text, _, _ = self.emit(inner)
+            return f"valOf({text})", _APP, element
+        if name in ("ml_find", "ml_option_map"):
+            fn = self._function_value(args[0])
+            text, _, _ = self.emit(args[1], ("list", None) if name == "ml_find" else None)
+            spelling = "List.find" if name == "ml_find" else "Option.map"
+            return f"{spelling} ({fn}) ({text})", _APP, None
+        cell = args[0]
+        if not isinstance(cell, ast.Name) or cell.id not in self.o.constants:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} of something other than a "
+                              "reference cell of the declarations")
+        held = self.o.constant_values.get(cell.id)
+        held_type = value_type(getattr(held, "initial", None)) if hasattr(held, "initial") \
+            else None
+        ref, _, _ = self.emit(cell)
+        if name == "ml_deref":
+            return f"(!{ref})", _ATOM, held_type if held_type is not None else expected
+        text, _, _ = self.emit(args[1], held_type)
+        return f"({ref} := {text})", _ATOM, UNIT_T
 
     def _curried(self, node: ast.Call, expected: MLType) -> Emitted:
         """``f(a)(b)``, the import's reading of a curried call ``f a b`` of a declared
