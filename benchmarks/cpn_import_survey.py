@@ -15,9 +15,9 @@ when the declarations, guards and arc inscriptions read back equal the first rea
 "refused" when the export refuses (the reason is printed), "otherwise" else (what
 differs first is printed); with ``--sml`` each export and its original are type-checked
 by SML/NJ. ``--details`` prints each partial file's left-out elements. The classes of
-what was left out are counted over all files: each root cause by its kind of construct, the elements it
-took along (a left-out place's transitions, the users of a left-out declaration) as one
-class, and the undeclared names met most often. Nothing is timed: the figures are counts,
+what was left out are counted over all files: each root cause by its kind of construct,
+the elements it took along (a left-out place's transitions, the users of a left-out
+declaration) as one class, and the undeclared names met most often. Nothing is timed: the figures are counts,
 the same on any machine.
 """
 
