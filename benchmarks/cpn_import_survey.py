@@ -17,8 +17,8 @@ differs first is printed); with ``--sml`` each export and its original are type-
 by SML/NJ. ``--details`` prints each partial file's left-out elements. The classes of
 what was left out are counted over all files: each root cause by its kind of construct,
 the elements it took along (a left-out place's transitions, the users of a left-out
-declaration) as one class, and the undeclared names met most often. Nothing is timed: the figures are counts,
-the same on any machine.
+declaration) as one class, and the undeclared names met most often. Nothing is timed:
+the figures are counts, the same on any machine.
 """
 
 from __future__ import annotations
