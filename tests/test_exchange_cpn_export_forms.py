@@ -304,3 +304,65 @@ def test_options_and_reference_cells_in_guards_arcs_and_code_are_written_back(tm
         from tcpn.petrinets.exchange.smlcheck import check_with_sml
 
         assert check_with_sml(exported).errors == []
+
+
+LOCAL_DATATYPE = cpn_file(
+    colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
+    + ml("D1", "val k = 2;")
+    + ml("D2", "local\n  datatype shape = Dot | Box of int;\n"
+               "  fun area Dot = 0 | area (Box n) = n * n\nin\n"
+               "  fun sq n = area (Box n) + area Dot + k\nend;")
+    + ml("D3", "fun twice n = 2 * sq n;"),
+    [("P1", "P", "INT", "1`0"), ("P2", "Q", "INT", "")],
+    [("T1", "T", "x &lt; 3", "")],
+    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "x + 1"),
+     ("A3", "TtoP", "T1", "P2", "twice x")])
+
+
+def test_a_datatype_inside_local_is_written_back_as_its_block(tmp_path):
+    """``local datatype ... fun ... in fun sq ... end``: the datatype and ``area`` are
+    visible to ``sq`` only (renamed ``Box'local1`` in tcpn's Python, which has no CPN ML
+    form); the block is written as the file wrote it, after the ``val`` it uses and
+    before the function that calls ``sq``. It was refused (the clauses over the renamed
+    constructors do not translate)."""
+    first = _read(tmp_path, "local.cpn", LOCAL_DATATYPE)
+    exported = to_cpn(first.net)
+    block = ("local\n  datatype shape = Dot | Box of int;\n  fun area Dot = 0 | area (Box n) "
+             "= n * n\nin\n  fun sq n = area (Box n) + area Dot + k\nend;")
+    assert exported.count(block) == 2 and f"{block}<layout>{block}</layout>" in exported
+    assert exported.index("val k = 2;") < exported.index(block) < exported.index("fun twice")
+    assert "area_local1" not in exported and "'local" not in exported.replace(block, "")
+    second = _read(tmp_path, "exported.cpn", exported)
+    assert _declarations(second) == _declarations(first)
+    assert to_cpn(second.net) == exported  # a fixed point
+    # x = 0, 1, 2 fire; each puts 2 * (x * x + 0 + 2) on Q
+    assert _space(second) == _space(first) == (4, 3, 1)
+    if shutil.which("sml") is not None:
+        from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+        assert check_with_sml(exported).errors == []
+
+
+def _file_position(text: str, needle: str) -> tuple[int, int]:
+    """(line, 1-based column) of ``needle`` in ``text``, counted on the file itself."""
+    offset = text.index(needle)
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
+def test_a_left_out_declaration_names_its_line_and_column_in_the_file(tmp_path):
+    """A declaration left out names where it begins in the file, line and column, also
+    inside a ``local`` block and after other declarations of the same element."""
+    text = cpn_file(
+        colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
+        + ml("D1", "val a = 1;\nlocal\n  val out = TextIO.openOut \"f\"\nin\n"
+                   "  fun g y = y + a\nend;\n  fun h y = Date.now ()"),
+        [("P1", "P", "INT", "1`0")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "g x")])
+    path = tmp_path / "columns.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    left_out = [line for line in read_cpn(path).report.text().splitlines()
+                if "left out: declaration" in line]
+    for name, needle in (("out'local1", "val out"), ("h", "fun h")):
+        line, column = _file_position(text, needle)
+        assert any(f"{name!r} (D1 line {line}, column {column})" in entry
+                   for entry in left_out), (name, line, column, left_out)

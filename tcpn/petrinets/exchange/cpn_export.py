@@ -75,7 +75,12 @@ from tcpn.petrinets.exchange.cpnml import (
     ml_real,
     value_type,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
+from tcpn.petrinets.exchange.functions import (
+    CodeAction,
+    DeclaredFunction,
+    MLDatatype,
+    MLLocal,
+)
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import P_HIGH, P_LOW, P_NORMAL, Arc, ArcKind, PetriNet, Place, Transition
 
@@ -681,9 +686,10 @@ class _Exporter:
                           functions=functions, records=records, enum_constants=enums,
                           real_time=self.real_time, constant_values=values,
                           call_types=self.learned["calls"], memo=self.shared.translations,
+                          option_forms=transition is not None,
                           datatype_constructors={
                               c: carries for v in self.net.declarations.values()
-                              if isinstance(v, MLDatatype)
+                              if isinstance(v, MLDatatype | MLLocal)
                               for c, carries in v.constructors.items()})
 
     def _function_info(self, ml: str) -> FunctionInfo:
@@ -723,7 +729,12 @@ class _Exporter:
         # datatypes read from a file, as it wrote them: constants and functions use them
         out.extend(("datatype", value.text) for value in self.net.declarations.values()
                    if isinstance(value, MLDatatype))
+        blocks = {f"local {i}": v for i, v in enumerate(
+            v for v in self.net.declarations.values() if isinstance(v, MLLocal))}
+        in_block = self._block_members(blocks)
         for ml, value in self._constant_entries():
+            if ml in in_block:
+                continue
             cell = isinstance(value, Cell)
             t = value_type(value.initial if cell else value)
             try:
@@ -748,11 +759,23 @@ class _Exporter:
         for ml, value in entries.items():
             try:
                 # sorted: a set's order changes with the process's string hash seed,
-                # and the file must not
-                deps[ml] = sorted({u for u in self._calls(value) if u != ml and u in entries})
+                # and the file must not; a call of a local block's function depends on
+                # the block
+                calls = {in_block.get(u, u) for u in self._calls(value)}
+                if isinstance(value, DeclaredFunction):
+                    calls |= {key for key, block in blocks.items() if any(
+                        f"'{c}'" in value.body or f'"{c}"' in value.body
+                        for c in block.constructors)}
+                deps[in_block.get(ml, ml)] = sorted(
+                    set(deps.get(in_block.get(ml, ml), [])) | {
+                        u for u in calls if u != in_block.get(ml, ml) and (
+                            u in entries or u in blocks)})
             except InputError:
                 if self._is_used(ml):
                     raise
+        for key, block in blocks.items():
+            deps.setdefault(key, [])
+            texts[key] = block.text
         sorter = graphlib.TopologicalSorter(deps)
         try:
             sorter.prepare()
@@ -769,6 +792,8 @@ class _Exporter:
             sorter.done(*ready)
         # callers first, so that each function learns its parameters' types from its callers
         for ml in reversed(order):
+            if ml in blocks:
+                continue
             where = f"declaration {ml}"
             try:
                 texts[ml] = self._function_text(ml, entries[ml], where)
@@ -783,6 +808,22 @@ class _Exporter:
                 continue
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
+
+    def _block_members(self, blocks: Mapping[str, MLLocal]) -> dict[str, str]:
+        """The ML names of the declarations each ``local`` block read from a file makes
+        -> the block's key: the block's text declares them, nothing else is written for
+        them. A shown declaration must keep the block's name for it (the text names it)."""
+        members: dict[str, str] = {}
+        for key, block in blocks.items():
+            for (name, _), ml in self.globals.items():
+                if name not in block.names:
+                    continue
+                members[ml] = key
+                spelled = block.shown.get(name)
+                if spelled is not None and spelled != ml:
+                    raise InputError(f"declaration {spelled}: declared in a 'local' block "
+                                     f"written as read, but named {ml} in this file")
+        return members
 
     def _as_read(self, ml: str, value: Any) -> str | None:
         """A function read from a CPN file as the file wrote it, when tcpn does not

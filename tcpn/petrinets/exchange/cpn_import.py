@@ -78,7 +78,12 @@ from tcpn.petrinets.exchange.cpnml import (
     py_name,
     split_delay,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
+from tcpn.petrinets.exchange.functions import (
+    CodeAction,
+    DeclaredFunction,
+    MLDatatype,
+    MLLocal,
+)
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import (
     P_HIGH,
@@ -155,6 +160,8 @@ class ReportItem:
     cause: ReportItem | None = field(default=None, compare=False, repr=False)
     #: the arcs left out with it (a transition's own arcs)
     arcs: int = 0
+    #: the column in the file where the construct begins, when known (declarations)
+    column: int | None = None
 
     @property
     def root(self) -> ReportItem:
@@ -165,8 +172,10 @@ class ReportItem:
         return item
 
     def __str__(self) -> str:
-        where = " ".join(p for p in (self.element_id, f"line {self.line}" if self.line
-                                     else "") if p)
+        line = f"line {self.line}" if self.line else ""
+        if line and self.column:
+            line += f", column {self.column}"
+        where = " ".join(p for p in (self.element_id, line) if p)
         page = f", page {self.page}" if self.page else ""
         return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
@@ -262,8 +271,9 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     are bounded by :mod:`tcpn.limits`.
     """
     data, name = read_net_file(source, max_bytes)
-    root, lines = parse_xml(data, name)
-    imported = _Importer(root, lines, name).run()
+    text_starts: dict[ET.Element, tuple[int, int]] = {}
+    root, lines = parse_xml(data, name, text_starts)
+    imported = _Importer(root, lines, name, text_starts).run()
     if strict and not imported.complete:
         raise IncompleteImportError(imported.report)
     return imported
@@ -288,29 +298,42 @@ def read_net_file(source: str | Path | bytes, max_bytes: int | None) -> tuple[by
     return data, name
 
 
-def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, int]]:
+def parse_xml(data: bytes, source: str,
+              text_starts: dict[ET.Element, tuple[int, int]] | None = None
+              ) -> tuple[ET.Element, dict[ET.Element, int]]:
     """Parse XML safely, remembering the line of every element; nesting deeper than
-    ``limits().xml_depth`` is refused (the readers recurse over terms)."""
+    ``limits().xml_depth`` is refused (the readers recurse over terms). ``text_starts``,
+    when given, receives the (line, 0-based column) where each element's text begins, so
+    that a place in a declaration's text is a place in the file."""
     lines: dict[ET.Element, int] = {}
-    depth = [0]
+    open_elements: list[ET.Element] = []
 
     class _Builder(ET.TreeBuilder):
         def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
             element = super().start(tag, attrs)
             line = parser.parser.CurrentLineNumber
             lines[element] = line
-            depth[0] += 1
-            problem = limit_problem("xml_depth", depth[0])
+            open_elements.append(element)
+            problem = limit_problem("xml_depth", len(open_elements))
             if problem is not None:
                 raise CpnFormatError(source, f"elements nested too deep: {problem}", line)
             return element
 
         def end(self, tag: str) -> ET.Element:
-            depth[0] -= 1
+            open_elements.pop()
             return super().end(tag)
+
+        def data(self, data: str) -> None:
+            if text_starts is not None and open_elements and \
+                    open_elements[-1] not in text_starts and len(open_elements[-1]) == 0:
+                text_starts[open_elements[-1]] = (parser.parser.CurrentLineNumber,
+                                                  parser.parser.CurrentColumnNumber)
+            super().data(data)
 
     parser = DefusedXMLParser(target=_Builder(), forbid_dtd=False, forbid_entities=True,
                               forbid_external=True)
+    if text_starts is not None:
+        parser.parser.buffer_text = False  # each chunk reported where it starts
     try:
         parser.feed(data)
         root = parser.close()
@@ -384,8 +407,10 @@ class _PlaceInfo:
 
 
 class _Importer:
-    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
+    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
+                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None):
         self.root, self.lines, self.source = root, lines, source
+        self.text_starts = text_starts or {}
         self.report = ImportReport(source)
         self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
@@ -421,6 +446,8 @@ class _Importer:
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
+        #: the top-level ``local`` blocks: (element, text, their declarations as read)
+        self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
         self.function_trees: dict[str, Tree] = {}  # every fun read: its declaration
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
@@ -454,11 +481,32 @@ class _Importer:
             raise type(exc)(str(located)) from None
 
     def skip(self, kind: str, element: ET.Element, name: str, reason: str, *,
-             missing: str = "", cause: ReportItem | None = None, arcs: int = 0) -> ReportItem:
-        item = ReportItem(kind, element.get("id") or "", name, self.lines.get(element), reason,
-                          self.page_of.get(element, ""), missing, cause, arcs)
+             missing: str = "", cause: ReportItem | None = None, arcs: int = 0,
+             at: tuple[int, int] | None = None) -> ReportItem:
+        """Leave ``element`` out; ``at`` is where in the file the construct begins (line,
+        column; the element's line when not given)."""
+        item = ReportItem(kind, element.get("id") or "", name,
+                          at[0] if at else self.lines.get(element), reason,
+                          self.page_of.get(element, ""), missing, cause, arcs,
+                          at[1] if at else None)
         self.report.unsupported.append(item)
         return item
+
+    def text_position(self, element: ET.Element, offset: int) -> tuple[int, int] | None:
+        """The file's (line, 1-based column) of the character ``offset`` of ``element``'s
+        text with its leading white space removed; None past the text before its first
+        child (a ``<layout>`` inside a declaration) or when the start is unknown. An
+        entity (``&lt;``) counts as the one character it stands for."""
+        start = self.text_starts.get(element)
+        raw = element.text or ""
+        offset += len(raw) - len(raw.lstrip())
+        if start is None or offset > len(raw):
+            return None
+        before = raw[:offset]
+        newlines = before.count("\n")
+        if not newlines:
+            return start[0], start[1] + len(before) + 1
+        return start[0] + newlines, len(before) - before.rfind("\n")
 
     def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
@@ -497,6 +545,7 @@ class _Importer:
         if globbox is not None:
             self._declarations(globbox)
             self._deferred_declarations()
+            self._local_texts()
         for value in self.declarations.values():
             if isinstance(value, Cell):  # its declared value: after all the declarations
                 value.initial, value.writes = value.value, 0
@@ -918,20 +967,49 @@ class _Importer:
         if first_word not in ("val", "fun", "local", "globref", "exception", "datatype",
                               "type"):
             self.skip("declaration", element, first_word,
-                      f"SML '{first_word}' declarations are not imported")
+                      f"SML '{first_word}' declarations are not imported",
+                      at=self.text_position(element, 0))
             return
         try:
             decs = self.parse_ml(text, f"declaration {element.get('id')}", start="decs").children
         except MLSyntaxError as exc:
+            lines = text.split("\n")
+            offset = sum(len(line) + 1 for line in lines[:exc.line - 1]) + exc.column - 1
             self.skip("declaration", element, text.split("=", 1)[0].strip(),
-                      f"outside the CPN ML subset tcpn reads ({exc})")
+                      f"outside the CPN ML subset tcpn reads ({exc})",
+                      at=self.text_position(element, offset))
             return
         for dec in decs:
             start, end = getattr(dec.meta, "start_pos", None), getattr(dec.meta, "end_pos", None)
-            if dec.data != "local_dec" and start is not None and end is not None:
+            if start is not None and end is not None:
                 self.dec_sources[id(dec)] = (dec, text[start:end].rstrip(" \t\n;") + ";")
-        for dec in self._flat(decs, element):
-            self._dec(dec, element)
+        for top in decs:
+            source = self._dec_source(top) if top.data == "local_dec" else None
+            flat = list(self._flat([top], element))
+            if source is not None:
+                self.local_texts.append((element, source, flat))
+            for dec in flat:
+                self._dec(dec, element)
+
+    def _local_texts(self) -> None:
+        """Each top-level ``local`` block whose declarations were all read is kept as its
+        text (:class:`MLLocal`): the export writes it as read, a ``datatype`` in it too."""
+        skipped = {item.element_id for item in self.report.unsupported
+                   if item.kind == "declaration"}
+        for index, (element, text, decs) in enumerate(self.local_texts, 1):
+            if (element.get("id") or "") in skipped:
+                continue
+            names = [n for d in decs for n in _declared_names(d)
+                     if py_name(n) in self.declarations]
+            shown = {py_name(n): n for n in names if "'local" not in n}
+            constructors = {str(c.children[0]): len(c.children) > 1
+                            for d in decs if d.data == "datatype_dec"
+                            for b in d.children if isinstance(b, Tree) and b.data == "datbind"
+                            for c in b.children if isinstance(c, Tree)
+                            and c.data == "conbind" and "'local" not in str(c.children[0])}
+            key = f"local {' '.join(sorted(shown.values())) or index}"
+            self.declarations[key] = MLLocal(text, tuple(py_name(n) for n in names), shown,
+                                             constructors)
 
     def _flat(self, decs: Iterable[Tree], element: ET.Element) -> Iterator[Tree]:
         """The declarations in order, those of ``local d1 in d2 end`` as top-level ones
@@ -979,8 +1057,10 @@ class _Importer:
             if exc.missing and not last_try:
                 self.deferred.append((dec, element))
             else:
+                start = getattr(dec.meta, "start_pos", None)
                 self.skip("declaration", element, _dec_name(dec), exc.reason,
-                          missing=exc.missing)
+                          missing=exc.missing, at=None if start is None
+                          else self.text_position(element, start))
             return False
         return True
 
@@ -1023,7 +1103,8 @@ class _Importer:
         match = re.match(r'use\s+"([^"]*)"', text)
         file_name = match.group(1) if match else text[3:].strip(" ;")
         self.uses.append(self.skip("declaration", element, f'use "{file_name}"',
-                                   "loads an SML file that is not in the model"))
+                                   "loads an SML file that is not in the model",
+                                   at=self.text_position(element, 0)))
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = _strip_typed_val(dec)

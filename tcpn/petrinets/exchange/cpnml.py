@@ -1298,6 +1298,10 @@ class PythonToML:
     #: carries a value: where no type is expected, ``"A"`` is ``A`` and ``("B", v)`` is
     #: ``B(v)``, as the import read them
     datatype_constructors: Mapping[str, bool] = field(default_factory=dict)
+    #: whether ``valOf``/``List.find``/``Option.map``, ``!``, ``:=`` and sequences, the
+    #: import's readings of them, are written back (in inscriptions; a function read
+    #: from a file that uses them is written as the file wrote it instead)
+    option_forms: bool = True
 
     def __post_init__(self) -> None:
         self._taught: list[tuple[Any, ...]] | None = None  # while memo records a translation
@@ -1354,7 +1358,7 @@ class PythonToML:
             self._key = (frozenset(self.constants), frozenset(self.functions),
                          frozenset(self.records), frozenset(self.enum_constants.items()),
                          self.real_time, self.generators,
-                         frozenset(self.datatype_constructors.items()))
+                         frozenset(self.datatype_constructors.items()), self.option_forms)
         assert self.memo is not None
         names = self.memo.get(("names", text))
         if names is None:
@@ -1980,25 +1984,20 @@ class _Emitter:
         ``!r`` and ``r := e`` (``ml_valof(e)``...), written back as CPN ML. A cell is a
         ``val r = ref v`` of the net's declarations: ``!r`` has the type of ``v``."""
         args = node.args
+        if not self.o.option_forms:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} (SML or CPN Tools, read from "
+                              "a file) is not written back by the export")
         arity = {"ml_valof": 1, "ml_deref": 1, "ml_find": 2, "ml_option_map": 2,
                  "ml_assign": 2}[name]
         if len(args) != arity:
             raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} with {len(args)} argument(s)")
         if name == "ml_valof":
-            inner = args[0]
-            element: MLType = expected
-            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and \
-                    inner.func.id == "ml_find" and len(inner.args) == 2:
-                listed = self.emit(inner.args[1], ("list", None))[2]
-                element = listed[1] if _kind(listed) == "list" and listed is not None \
-                    and listed[1] is not None else expected
-            text, _, _ = self.emit(inner)
-            return f"valOf({text})", _APP, element
+            text, element = self._option(args[0])
+            return f"valOf({text})", _APP, element if element is not None else expected
         if name in ("ml_find", "ml_option_map"):
-            fn = self._function_value(args[0])
-            text, _, _ = self.emit(args[1], ("list", None) if name == "ml_find" else None)
-            spelling = "List.find" if name == "ml_find" else "Option.map"
-            return f"{spelling} ({fn}) ({text})", _APP, None
+            # the import reads a match on an option as tests of its Python form, which
+            # have no CPN ML form: an option is written back only as valOf's argument
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} other than under valOf")
         cell = args[0]
         if not isinstance(cell, ast.Name) or cell.id not in self.o.constants:
             raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} of something other than a "
@@ -2011,6 +2010,20 @@ class _Emitter:
             return f"(!{ref})", _ATOM, held_type if held_type is not None else expected
         text, _, _ = self.emit(args[1], held_type)
         return f"({ref} := {text})", _ATOM, UNIT_T
+
+    def _option(self, node: ast.expr) -> tuple[str, MLType]:
+        """An option valOf takes: ``List.find f l`` (its value of the type of ``l``'s
+        elements), ``Option.map f o`` (of unknown type), or any other expression."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("ml_find", "ml_option_map") and len(node.args) == 2 and \
+                not node.keywords:
+            fn = self._function_value(node.args[0])
+            if node.func.id == "ml_option_map":
+                return f"Option.map ({fn}) ({self._option(node.args[1])[0]})", None
+            text, _, listed = self.emit(node.args[1], ("list", None))
+            element = listed[1] if listed is not None and _kind(listed) == "list" else None
+            return f"List.find ({fn}) ({text})", element
+        return self.emit(node)[0], None
 
     def _curried(self, node: ast.Call, expected: MLType) -> Emitted:
         """``f(a)(b)``, the import's reading of a curried call ``f a b`` of a declared

@@ -34,7 +34,7 @@ from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
 
-__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype"]
+__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype", "MLLocal"]
 
 #: Python frames allowed while a declared function runs: enough for ``call_depth`` nested
 #: calls of a few frames each, few enough that the interpreter's own stack never overflows
@@ -219,3 +219,37 @@ class MLDatatype:
 
     def __hash__(self) -> int:
         return hash((self.name, self.text))
+
+
+class MLLocal:
+    """A ``local d1 in d2 end`` block read from a file, kept as its CPN ML text for export.
+
+    Its declarations are on the net as top-level ones, those of ``d1`` renamed
+    (``area'local1``, Python ``area_local1``) so that only ``d2`` sees them; ``names`` are
+    the Python names of all of them, which the export writes as this one text instead
+    (a ``datatype`` in ``d1`` has no other form: its constructors are renamed too).
+    ``shown`` maps the Python names of ``d2``'s declarations to their names in the file,
+    ``constructors`` those of ``d2``'s datatypes to whether they carry a value.
+
+    >>> MLLocal("local val k = 2 in fun f x = x * k end;", ("k_local1", "f"), {"f": "f"})
+    MLLocal(local val k = 2 in fun f x = x * k end;)
+    """
+
+    def __init__(self, text: str, names: tuple[str, ...], shown: Mapping[str, str],
+                 constructors: Mapping[str, bool] | None = None):
+        self.text = text
+        self.names = tuple(names)
+        self.shown = dict(shown)
+        self.constructors = dict(constructors or {})
+
+    def __repr__(self) -> str:
+        return f"MLLocal({self.text})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MLLocal) and self.text == other.text
+
+    def __lt__(self, other: object) -> bool:  # declarations are sorted for fingerprints
+        return repr(self) < repr(other)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
