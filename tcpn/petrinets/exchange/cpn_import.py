@@ -942,7 +942,9 @@ class _Importer:
 
     def _only_read(self, name: str) -> bool:
         """Whether the file mentions ``name`` only as ``!name`` besides declaring it
-        (comments, strings and other elements' names count as mentions: a cell then)."""
+        (comments, strings and other elements' names count as mentions: a cell then).
+        A name of a ``local`` block (``c'local1``) is looked for as the file spells it."""
+        name = re.sub(r"'local\d+$", "", name)
         if self.file_text is None:
             parts = []
             for node in self.root.iter():
