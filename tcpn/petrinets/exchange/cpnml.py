@@ -2045,9 +2045,12 @@ class _Emitter:
             parts.append(f"({', '.join(texts)})")
         return " ".join(parts), _APP, None
 
-    def _mapped(self, gen: ast.GeneratorExp, expected: MLType) -> Emitted | None:
+    def _mapped(self, gen: ast.GeneratorExp, expected: MLType, spelling: str = "List.map"
+                ) -> Emitted | None:
         """``tuple(e for v in l)`` over a list ``l`` (not ``range``), the import's reading
-        of ``List.map (fn v => e) l``: written back as it; None for other generators."""
+        of ``List.map (fn v => e) l``, and ``any(...)``/``all(...)`` of the same form, its
+        reading of ``List.exists``/``List.all`` (``spelling``; ``expected`` is then bool):
+        written back as they were; None for other generators."""
         if len(gen.generators) != 1:
             return None
         loop = gen.generators[0]
@@ -2059,6 +2062,8 @@ class _Emitter:
             posonlyargs=[], args=[ast.arg(loop.target.id)], vararg=None, kwonlyargs=[],
             kw_defaults=[], kwarg=None, defaults=[]), gen.elt))
         listed = self.emit(loop.iter, ("list", None))[0]
+        if spelling != "List.map":
+            return f"{spelling} ({fn}) ({listed})", _APP, BOOL_T
         return f"List.map ({fn}) ({listed})", _APP, expected if _kind(expected) == "list" \
             else ("list", None)
 
@@ -2240,6 +2245,10 @@ class _Emitter:
         if name == "abs":
             text, _, t = one()
             return f"abs({text})", _APP, t
+        if name in ("any", "all") and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
+            tested = self._mapped(args[0], BOOL_T, "List.exists" if name == "any" else "List.all")
+            if tested is not None:
+                return tested
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
             mapped = self._mapped(args[0], expected)
             if mapped is not None:
