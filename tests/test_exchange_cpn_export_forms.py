@@ -429,3 +429,19 @@ def test_the_state_spaces_are_cpnchecks(tmp_path, text):
     from the hand-written files (nodes, arcs, dead markings)."""
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs
+
+
+def test_a_local_block_whose_function_is_renamed_here_is_written_one_by_one(tmp_path):
+    """``fun size`` shadows a Basis name: the export names it ``size_2``, so the block's
+    text would not name it; its declarations are then written one by one (translated),
+    and the net reads back to the same state space."""
+    text = cpn_file(
+        colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
+        + ml("D1", "local val k = 2 in fun size n = n + k end;"),
+        [("P1", "P", "INT", "1`0"), ("P2", "Q", "INT", "")], [("T1", "T", "x &lt; 3", "")],
+        [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "x + 1"),
+         ("A3", "TtoP", "T1", "P2", "size x")])
+    first = _read(tmp_path, "renamed.cpn", text)
+    exported = to_cpn(first.net)
+    assert "local val k = 2" not in exported and "size_2" in exported
+    assert _space(_read(tmp_path, "exported.cpn", exported)) == _space(first) == (4, 3, 1)

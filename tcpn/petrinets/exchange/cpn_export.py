@@ -729,9 +729,8 @@ class _Exporter:
         # datatypes read from a file, as it wrote them: constants and functions use them
         out.extend(("datatype", value.text) for value in self.net.declarations.values()
                    if isinstance(value, MLDatatype))
-        blocks = {f"local {i}": v for i, v in enumerate(
-            v for v in self.net.declarations.values() if isinstance(v, MLLocal))}
-        in_block = self._block_members(blocks)
+        blocks = self._blocks()
+        in_block = {ml: key for key, members in blocks.items() for ml in members[1]}
         for ml, value in self._constant_entries():
             if ml in in_block:
                 continue
@@ -763,7 +762,7 @@ class _Exporter:
                 # the block
                 calls = {in_block.get(u, u) for u in self._calls(value)}
                 if isinstance(value, DeclaredFunction):
-                    calls |= {key for key, block in blocks.items() if any(
+                    calls |= {key for key, (block, _) in blocks.items() if any(
                         f"'{c}'" in value.body or f'"{c}"' in value.body
                         for c in block.constructors)}
                 deps[in_block.get(ml, ml)] = sorted(
@@ -773,7 +772,7 @@ class _Exporter:
             except InputError:
                 if self._is_used(ml):
                     raise
-        for key, block in blocks.items():
+        for key, (block, _) in blocks.items():
             deps.setdefault(key, [])
             texts[key] = block.text
         sorter = graphlib.TopologicalSorter(deps)
@@ -809,21 +808,19 @@ class _Exporter:
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
 
-    def _block_members(self, blocks: Mapping[str, MLLocal]) -> dict[str, str]:
-        """The ML names of the declarations each ``local`` block read from a file makes
-        -> the block's key: the block's text declares them, nothing else is written for
-        them. A shown declaration must keep the block's name for it (the text names it)."""
-        members: dict[str, str] = {}
-        for key, block in blocks.items():
-            for (name, _), ml in self.globals.items():
-                if name not in block.names:
-                    continue
-                members[ml] = key
-                spelled = block.shown.get(name)
-                if spelled is not None and spelled != ml:
-                    raise InputError(f"declaration {spelled}: declared in a 'local' block "
-                                     f"written as read, but named {ml} in this file")
-        return members
+    def _blocks(self) -> dict[str, tuple[MLLocal, set[str]]]:
+        """The ``local`` blocks read from a file that are written as read, each with the
+        ML names of the declarations it makes (nothing else is written for them). A block
+        whose shown declaration has another name in this file (one taken here) is not:
+        its text would not name it; its declarations are then written one by one."""
+        blocks: dict[str, tuple[MLLocal, set[str]]] = {}
+        for block in (v for v in self.net.declarations.values() if isinstance(v, MLLocal)):
+            members = {(name, ml) for (name, value_id), ml in self.globals.items()
+                       if name in block.names
+                       and id(self.net.declarations.get(name)) == value_id}
+            if all(block.shown.get(name, ml) == ml for name, ml in members):
+                blocks[f"local {len(blocks)}"] = (block, {ml for _, ml in members})
+        return blocks
 
     def _as_read(self, ml: str, value: Any) -> str | None:
         """A function read from a CPN file as the file wrote it, when tcpn does not
