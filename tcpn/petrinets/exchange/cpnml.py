@@ -1210,6 +1210,21 @@ def colour_type(colour: ColourSet) -> MLType:
                                "this kind of colour set has no CPN ML form")
 
 
+def _constructor_test(test: ast.expr) -> tuple[ast.expr, str] | None:
+    """(x, C) for ``x[:1] == ('C',)``, the import's test that ``x`` is ``C v``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice) and \
+            left.slice.lower is None and left.slice.step is None and isinstance(
+            left.slice.upper, ast.Constant) and left.slice.upper.value == 1 and isinstance(
+            right, ast.Tuple) and len(right.elts) == 1 and isinstance(
+            right.elts[0], ast.Constant) and isinstance(right.elts[0].value, str):
+        return left.value, right.elts[0].value
+    return None
+
+
 def _known(t: MLType) -> bool:
     """Whether ``t`` is a type with no unknown part."""
     if t is None:
@@ -1800,6 +1815,9 @@ class _Emitter:
         matched = self._case(node, expected)
         if matched is not None:
             return matched
+        if _constructor_test(node.test) is not None:
+            raise self.refuse(node, "a match on a constructor (SOME v, a datatype's C v) "
+                              "other than 'C name' and 'C _' in an inscription")
         cond = self._condition(node.test)
         then = self.emit(node.body, expected)
         other = self.emit(node.orelse, expected if expected is not None else then[2])
@@ -1821,28 +1839,80 @@ class _Emitter:
         while isinstance(current, ast.IfExp):
             branches.append((current.test, current.body))
             current = current.orelse
-        if not _no_rule_matches(current):
+        constructors = [_constructor_test(test) for test, _ in branches]
+        if any(constructors) and not self.o.option_forms:
+            return None  # a function read from a file that matches them: written as read
+        # a match on constructors may end in a wildcard (| _ => e); others in no match
+        if not _no_rule_matches(current) and not any(constructors):
             return None
         subjects = set()
-        for test, _ in branches:
+        for (test, _), constructor in zip(branches, constructors, strict=True):
+            if constructor is not None:
+                subjects.add(ast.dump(constructor[0]))
+                continue
             if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
                     test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)):
                 return None
             subjects.add(ast.dump(test.left))
         if len(subjects) != 1:
             return None
-        subject = branches[0][0]
-        assert isinstance(subject, ast.Compare)
-        subject_text, _, subject_type = self.emit(subject.left)
+        first = constructors[0][0] if constructors[0] else branches[0][0]
+        subject_node = first if constructors[0] else first.left  # type: ignore[attr-defined]
+        subject_text, _, subject_type = self.emit(subject_node)
         rules = []
         t = expected
-        for test, body in branches:
-            assert isinstance(test, ast.Compare)
-            pattern = self.emit(test.comparators[0], subject_type)[0]
-            text, _, body_type = self.emit(body, t)
+        for (test, body), constructor in zip(branches, constructors, strict=True):
+            if constructor is not None:
+                rule = self._constructor_rule(constructor[1], body, subject_node, t)
+                if rule is None:
+                    return None
+                pattern, text, body_type = rule
+            else:
+                assert isinstance(test, ast.Compare)
+                value = test.comparators[0]
+                known = {**OPTION_CONSTRUCTORS, **self.o.datatype_constructors}
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
+                        known.get(value.value) is False:
+                    pattern = value.value  # a constructor without a value: NONE, Dot
+                else:
+                    pattern = self.emit(value, subject_type)[0]
+                text, _, body_type = self.emit(body, t)
             t = t if t is not None else body_type
             rules.append(f"{pattern} => {text}")
+        if not _no_rule_matches(current):
+            text, _, body_type = self.emit(current, t)
+            t = t if t is not None else body_type
+            rules.append(f"_ => {text}")
         return f"(case {subject_text} of {' | '.join(rules)})", _ATOM, t
+
+    def _constructor_rule(self, constructor: str, body: ast.expr, subject: ast.expr,
+                          expected: MLType) -> tuple[str, str, MLType] | None:
+        """The rule ``C v => e`` of a match: the import binds the payload as
+        ``(lambda v: e)(x[1])`` (``C _ => e`` when it does not); None for other forms."""
+        def payload(node: ast.AST) -> bool:
+            return isinstance(node, ast.Subscript) and ast.dump(node.value) == ast.dump(
+                subject) and isinstance(node.slice, ast.Constant) and node.slice.value == 1
+
+        if isinstance(body, ast.Call) and isinstance(body.func, ast.Lambda) and \
+                len(body.args) == 1 and len(body.func.args.args) == 1 and \
+                payload(body.args[0]) and not body.keywords:
+            param = body.func.args.args[0].arg
+            inner = body.func.body
+            if any(payload(n) for n in ast.walk(inner)):
+                return None
+            taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants)
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"
+            name, suffix = base, 2
+            while name in taken or not is_ml_identifier(name):
+                name, suffix = f"{base}_{suffix}", suffix + 1
+            emitter = _Emitter(self.o, self.where, {**self.variables, param: None},
+                               {**self.renames, param: name})
+            text, _, t = emitter.emit(inner, expected)
+            return f"{constructor} {name}", text, t
+        if any(payload(n) for n in ast.walk(body)):
+            return None
+        text, _, t = self.emit(body, expected)
+        return f"{constructor} _", text, t
 
     def _count(self, node: ast.expr) -> ast.expr | None:
         """``len`` of a multiset the import wrote as a repeated tuple (``(v,) * k``, a
@@ -1995,9 +2065,8 @@ class _Emitter:
             text, element = self._option(args[0])
             return f"valOf({text})", _APP, element if element is not None else expected
         if name in ("ml_find", "ml_option_map"):
-            # the import reads a match on an option as tests of its Python form, which
-            # have no CPN ML form: an option is written back only as valOf's argument
-            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} other than under valOf")
+            # an option: valOf's argument or the subject of a case (_case)
+            return self._option(node)[0], _APP, None
         cell = args[0]
         if not isinstance(cell, ast.Name) or cell.id not in self.o.constants:
             raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} of something other than a "
@@ -2178,10 +2247,44 @@ class _Emitter:
         return "{" + ", ".join(parts) + "}", _ATOM, t
 
     def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
+        matched = self._case_of(node, func, expected)
+        if matched is not None:
+            return matched
         vals, body = self._let_parts(node, func, expected)
         if not vals:
             return body
         return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+
+    def _case_of(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted | None:
+        """``(lambda _m: <match on _m>)(e)``, the import's reading of ``case e of ...``
+        when ``e`` is not a name: written back as that ``case`` when ``_m`` is only the
+        match's subject (``e`` evaluated once either way); None otherwise."""
+        if len(func.args.args) != 1 or len(node.args) != 1 or node.keywords or \
+                func.args.vararg or func.args.kwarg or func.args.kwonlyargs or \
+                not isinstance(func.body, ast.IfExp):
+            return None
+        param = func.args.args[0].arg
+        allowed = 0
+        current: ast.expr = func.body
+        while isinstance(current, ast.IfExp):
+            test, body = current.test, current.body
+            constructor = _constructor_test(test)
+            subject = constructor[0] if constructor else (
+                test.left if isinstance(test, ast.Compare) else None)
+            if not (isinstance(subject, ast.Name) and subject.id == param):
+                return None
+            allowed += 1
+            if constructor and isinstance(body, ast.Call) and len(body.args) == 1 and \
+                    isinstance(body.args[0], ast.Subscript):
+                allowed += 1  # the payload, (lambda v: e)(_m[1])
+            current = current.orelse
+        uses = sum(isinstance(n, ast.Name) and n.id == param for n in ast.walk(func.body))
+        if uses != allowed:
+            return None
+        text, _, t = self.emit(node.args[0])
+        emitter = _Emitter(self.o, self.where, {**self.variables, param: t},
+                           {**self.renames, param: f"({text})"})
+        return emitter._case(func.body, expected)
 
     def _let_parts(self, node: ast.Call, func: ast.Lambda,
                    expected: MLType) -> tuple[list[str], Emitted]:
