@@ -8,13 +8,17 @@ complete with integer time, the state space tcpn builds (absolute clock, as CPN 
 beside the one cpncheck builds from the same file: nodes, arcs, dead markings.
 
     python benchmarks/cpn_import_survey.py DIR [--max-states N] [--no-state-spaces] [--details]
-        [--timeout-s S]
+        [--timeout-s S] [--round-trips [--sml]]
 
-``--details`` prints each partial file's left-out elements. The classes of what was left
-out are counted over all files: each root cause by its kind of construct, the elements it
-took along (a left-out place's transitions, the users of a left-out declaration) as one
-class, and the undeclared names met most often. Nothing is timed: the figures are counts,
-the same on any machine.
+``--round-trips`` exports each file imported complete and reads the export back: "same"
+when the declarations, guards and arc inscriptions read back equal the first reading's,
+"refused" when the export refuses (the reason is printed), "otherwise" else (what
+differs first is printed); with ``--sml`` each export and its original are type-checked
+by SML/NJ. ``--details`` prints each partial file's left-out elements. The classes of
+what was left out are counted over all files: each root cause by its kind of construct,
+the elements it took along (a left-out place's transitions, the users of a left-out
+declaration) as one class, and the undeclared names met most often. Nothing is timed:
+the figures are counts, the same on any machine.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ class FileResult:
     ours: tuple[int, int, int] | None = None
     theirs: tuple[int, int, int] | None = None
     space_note: str = ""
+    round_trip: str = ""  # same, refused, otherwise (with --round-trips)
+    round_trip_note: str = ""
+    exported: str = ""  # the export's text (with --round-trips)
 
 
 def left_out_class(item: ReportItem) -> str:
@@ -138,8 +145,37 @@ def time_bound(seconds: int, name: str) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def survey(directory: Path, max_states: int | None, timeout_s: int = 300
-           ) -> list[FileResult]:
+def _reading(imported: ImportedNet) -> tuple[dict[str, str], list[tuple[str, ...]],
+                                             dict[str, str]]:
+    """What a round trip must keep: declarations, arc inscriptions, guards."""
+    net = imported.net
+    return ({k: repr(v) for k, v in net.declarations.items()},
+            [(str(a.kind), a.place, a.transition, str(a.inscription)) for a in net.arcs],
+            {t.name: str(t.guard) for t in net.transitions.values()})
+
+
+def round_trip(imported: ImportedNet) -> tuple[str, str, str]:
+    """("same" | "refused" | "otherwise", what was refused or differs first, the export)."""
+    from tcpn.petrinets.exchange.cpn_export import to_cpn
+
+    try:
+        text = to_cpn(imported.net)
+        again = read_cpn(text.encode("iso-8859-1"))
+    except InputError as exc:
+        return "refused", str(exc).splitlines()[0][:200], ""
+    first, second = _reading(imported), _reading(again)
+    for label, a, b in zip(("declarations", "arcs", "guards"), first, second, strict=True):
+        if a != b:
+            if isinstance(a, dict) and isinstance(b, dict):
+                keys = sorted(set(a) ^ set(b)) or [k for k in a if a[k] != b.get(k)]
+                return "otherwise", f"{label}: {keys[:3]}", text
+            diff = [(x, y) for x, y in zip(a, b, strict=False) if x != y]
+            return "otherwise", f"{label}: {diff[:1] or (len(a), len(b))}", text
+    return "same", "", text
+
+
+def survey(directory: Path, max_states: int | None, timeout_s: int = 300,
+           round_trips: bool = False) -> list[FileResult]:
     """Import every ``*.cpn`` under ``directory``; state spaces where the import is complete
     (none when ``max_states`` is None). An import that raises something other than
     :class:`InputError` counts as a crash, one that takes over ``timeout_s`` as a hang."""
@@ -168,6 +204,16 @@ def survey(directory: Path, max_states: int | None, timeout_s: int = 300
                             Counter(left_out_class(i) for i in report.unsupported),
                             Counter(i.missing for i in report.unsupported
                                     if i.missing and i.cause is None))
+        if round_trips and imported.complete:
+            try:
+                with time_bound(timeout_s, name):
+                    result.round_trip, result.round_trip_note, result.exported = \
+                        round_trip(imported)
+            except _Hang:
+                result.round_trip, result.round_trip_note = "otherwise", "hang"
+            except Exception as exc:  # an internal error of the export: counted
+                result.round_trip = "otherwise"
+                result.round_trip_note = f"internal error: {type(exc).__name__}: {exc}"
         if max_states is None:
             pass
         elif imported.complete and not imported.real_time:
@@ -180,6 +226,25 @@ def survey(directory: Path, max_states: int | None, timeout_s: int = 300
     return results
 
 
+def type_checks(directory: Path, results: list[FileResult]) -> None:
+    """How many exports SML/NJ type-checks, beside their originals (CPN Tools compiles
+    with SML/NJ: an export failing where its original passes is the export's fault)."""
+    from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+    both = fails = 0
+    for r in results:
+        original = check_with_sml(directory / r.name).ok
+        exported = check_with_sml(r.exported)
+        both += original and exported.ok
+        if original and not exported.ok:
+            fails += 1
+            first = exported.causes()[0] if exported.causes() else exported.errors[0]
+            print(f"- {r.name}: export fails SML/NJ: {first.where}: "
+                  f"{first.message.splitlines()[0][:160]}")
+    print(f"SML/NJ: {both} exports type-check where their originals do, {fails} fail where "
+          "their originals pass")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("directory", type=Path)
@@ -188,11 +253,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="only import (the state spaces take minutes: cpncheck is slow)")
     parser.add_argument("--timeout-s", type=int, default=300,
                         help="an import taking longer counts as a hang")
+    parser.add_argument("--round-trips", action="store_true",
+                        help="export each complete file and read it back")
+    parser.add_argument("--sml", action="store_true",
+                        help="with --round-trips: type-check each export and its original "
+                             "with SML/NJ's sml")
     parser.add_argument("--details", action="store_true",
                         help="print each partial or refused file's report")
     args = parser.parse_args(argv)
     results = survey(args.directory, None if args.no_state_spaces else args.max_states,
-                     args.timeout_s)
+                     args.timeout_s, args.round_trips)
     counts = {o: sum(r.outcome == o for r in results) for o in ("complete", "partial",
                                                                 "refused", "crash", "hang")}
     total = sum(r.transitions for r in results)
@@ -221,6 +291,16 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("\nnames nothing declares, most met: " + ", ".join(
             f"{name} ({n})" for name, n in missing.most_common(15)))
+    if args.round_trips:
+        trips = Counter(r.round_trip for r in results if r.round_trip)
+        print(f"\nround trips of the {sum(trips.values())} complete files: {trips['same']} "
+              f"read back the same, {trips['refused']} export refused, {trips['otherwise']} "
+              "read back otherwise")
+        for r in results:
+            if r.round_trip in ("refused", "otherwise"):
+                print(f"- {r.name}: {r.round_trip}: {r.round_trip_note}")
+    if args.round_trips and args.sml:
+        type_checks(args.directory, [r for r in results if r.exported])
     if args.details:
         for r in results:
             if r.outcome != "complete":

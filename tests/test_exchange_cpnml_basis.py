@@ -258,10 +258,15 @@ def test_an_explicit_time_stamp_on_an_output_arc_is_the_tokens_stamp():
 
 
 @pytest.mark.parametrize(("arc", "code", "named"), [
-    ("valOf (List.find (fn x =&gt; x &gt; n) [1, 5])", "", "valOf (SML or CPN Tools, read from"),
-    ("n + 1", "input (n); output (); action cnt := !cnt + n;", ":= (a reference cell)"),
+    ("case List.find (fn x =&gt; (x, x) = (n, n)) [(1, 1)] of SOME (a, b) =&gt; a | NONE =&gt; 0",
+     "", "a match on a constructor (SOME v, a datatype's C v) other than"),
+    ("n + 1", "input (n); output (); action while !cnt &lt; n do cnt := !cnt + 1;",
+     "while (SML or CPN Tools, read from"),
 ])
 def test_what_the_export_does_not_write_back_is_named_in_cpn_ml(arc, code, named):
+    """valOf, List.find, case on its option, ! and := are written back
+    (tests/test_exchange_cpn_export_forms.py); a match of a tuple inside a constructor
+    and a loop are not."""
     declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n") + ml(
         "M1", "globref cnt = 0;")
     text = cpn_file(declarations, [("P1", "q", "INT", "1`0")], [("T1", "t", "n &lt; 3", code)],

@@ -75,7 +75,12 @@ from tcpn.petrinets.exchange.cpnml import (
     ml_real,
     value_type,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
+from tcpn.petrinets.exchange.functions import (
+    CodeAction,
+    DeclaredFunction,
+    MLDatatype,
+    MLLocal,
+)
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import P_HIGH, P_LOW, P_NORMAL, Arc, ArcKind, PetriNet, Place, Transition
 
@@ -681,9 +686,10 @@ class _Exporter:
                           functions=functions, records=records, enum_constants=enums,
                           real_time=self.real_time, constant_values=values,
                           call_types=self.learned["calls"], memo=self.shared.translations,
+                          option_forms=transition is not None,
                           datatype_constructors={
                               c: carries for v in self.net.declarations.values()
-                              if isinstance(v, MLDatatype)
+                              if isinstance(v, MLDatatype | MLLocal)
                               for c, carries in v.constructors.items()})
 
     def _function_info(self, ml: str) -> FunctionInfo:
@@ -695,14 +701,24 @@ class _Exporter:
         returns = expected_by_callers[0] if expected_by_callers \
             else self.learned["returns"].get(ml)
         value = self.global_values.get(ml)
-        if isinstance(value, DeclaredFunction) and value.ml_source is not None and \
-                value.list_arguments:
-            # written as read: the lists its clauses show are lists, not tuples
-            lists = tuple(("list", None) if i in value.list_arguments else None
-                          for i in range(max(value.list_arguments) + 1))
-            if not calls and len(value.params) == 1:
-                calls = [lists[0]]
-            return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
+        if isinstance(value, DeclaredFunction):
+            # the types the import knew: a parameter's colour set (``l:IL``), and which
+            # arguments are lists (tcpn's Python holds an ML list and tuple alike)
+            declared: list[MLType] = [self._named_colour_type(c) for c in value.param_colours]
+            for i in value.list_params:
+                if i < len(declared) and _kind_of(declared[i]) != "list":
+                    declared[i] = ("list", None)
+            if len(declared) == 1 and 0 in value.list_arguments and \
+                    _kind_of(declared[0]) != "list":
+                declared[0] = ("list", None)
+            if any(t is not None for t in declared):
+                learned = list(calls) if calls else []
+                calls = [d if d is not None else (learned[i] if i < len(learned) else None)
+                         for i, d in enumerate(declared)]
+            if value.list_arguments:
+                lists = tuple(("list", None) if i in value.list_arguments else None
+                              for i in range(max(value.list_arguments) + 1))
+                return FunctionInfo(ml, tuple(calls) if calls else None, returns, lists)
         return FunctionInfo(ml, tuple(calls) if calls else None, returns)
 
     def _declaration_texts(self) -> list[tuple[str, str]]:
@@ -713,7 +729,11 @@ class _Exporter:
         # datatypes read from a file, as it wrote them: constants and functions use them
         out.extend(("datatype", value.text) for value in self.net.declarations.values()
                    if isinstance(value, MLDatatype))
+        blocks = self._blocks()
+        in_block = {ml: key for key, members in blocks.items() for ml in members[1]}
         for ml, value in self._constant_entries():
+            if ml in in_block:
+                continue
             cell = isinstance(value, Cell)
             t = value_type(value.initial if cell else value)
             try:
@@ -738,11 +758,23 @@ class _Exporter:
         for ml, value in entries.items():
             try:
                 # sorted: a set's order changes with the process's string hash seed,
-                # and the file must not
-                deps[ml] = sorted({u for u in self._calls(value) if u != ml and u in entries})
+                # and the file must not; a call of a local block's function depends on
+                # the block
+                calls = {in_block.get(u, u) for u in self._calls(value)}
+                if isinstance(value, DeclaredFunction):
+                    calls |= {key for key, (block, _) in blocks.items() if any(
+                        f"'{c}'" in value.body or f'"{c}"' in value.body
+                        for c in block.constructors)}
+                deps[in_block.get(ml, ml)] = sorted(
+                    set(deps.get(in_block.get(ml, ml), [])) | {
+                        u for u in calls if u != in_block.get(ml, ml) and (
+                            u in entries or u in blocks)})
             except InputError:
                 if self._is_used(ml):
                     raise
+        for key, (block, _) in blocks.items():
+            deps.setdefault(key, [])
+            texts[key] = block.text
         sorter = graphlib.TopologicalSorter(deps)
         try:
             sorter.prepare()
@@ -759,6 +791,8 @@ class _Exporter:
             sorter.done(*ready)
         # callers first, so that each function learns its parameters' types from its callers
         for ml in reversed(order):
+            if ml in blocks:
+                continue
             where = f"declaration {ml}"
             try:
                 texts[ml] = self._function_text(ml, entries[ml], where)
@@ -773,6 +807,20 @@ class _Exporter:
                 continue
         out.extend(("fun", texts[ml]) for ml in order if ml in texts)
         return out
+
+    def _blocks(self) -> dict[str, tuple[MLLocal, set[str]]]:
+        """The ``local`` blocks read from a file that are written as read, each with the
+        ML names of the declarations it makes (nothing else is written for them). A block
+        whose shown declaration has another name in this file (one taken here) is not:
+        its text would not name it; its declarations are then written one by one."""
+        blocks: dict[str, tuple[MLLocal, set[str]]] = {}
+        for block in (v for v in self.net.declarations.values() if isinstance(v, MLLocal)):
+            members = {(name, ml) for (name, value_id), ml in self.globals.items()
+                       if name in block.names
+                       and id(self.net.declarations.get(name)) == value_id}
+            if all(block.shown.get(name, ml) == ml for name, ml in members):
+                blocks[f"local {len(blocks)}"] = (block, {ml for _, ml in members})
+        return blocks
 
     def _as_read(self, ml: str, value: Any) -> str | None:
         """A function read from a CPN file as the file wrote it, when tcpn does not
@@ -1665,3 +1713,8 @@ def _inline_attributes(tree: ast.expr, context: Mapping[str, Any], bound: set[st
 
 
 _MISSING = object()
+
+
+def _kind_of(t: MLType) -> str | None:
+    """An ML type's kind (``"list"``, ``"product"``, ``"int"``...), None when unknown."""
+    return t if t is None or isinstance(t, str) else str(t[0])

@@ -78,7 +78,12 @@ from tcpn.petrinets.exchange.cpnml import (
     py_name,
     split_delay,
 )
-from tcpn.petrinets.exchange.functions import CodeAction, DeclaredFunction, MLDatatype
+from tcpn.petrinets.exchange.functions import (
+    CodeAction,
+    DeclaredFunction,
+    MLDatatype,
+    MLLocal,
+)
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import (
     P_HIGH,
@@ -155,6 +160,8 @@ class ReportItem:
     cause: ReportItem | None = field(default=None, compare=False, repr=False)
     #: the arcs left out with it (a transition's own arcs)
     arcs: int = 0
+    #: the column in the file where the construct begins, when known (declarations)
+    column: int | None = None
 
     @property
     def root(self) -> ReportItem:
@@ -165,8 +172,10 @@ class ReportItem:
         return item
 
     def __str__(self) -> str:
-        where = " ".join(p for p in (self.element_id, f"line {self.line}" if self.line
-                                     else "") if p)
+        line = f"line {self.line}" if self.line else ""
+        if line and self.column:
+            line += f", column {self.column}"
+        where = " ".join(p for p in (self.element_id, line) if p)
         page = f", page {self.page}" if self.page else ""
         return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
@@ -262,8 +271,9 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     are bounded by :mod:`tcpn.limits`.
     """
     data, name = read_net_file(source, max_bytes)
-    root, lines = parse_xml(data, name)
-    imported = _Importer(root, lines, name).run()
+    text_starts: dict[ET.Element, tuple[int, int]] = {}
+    root, lines = parse_xml(data, name, text_starts)
+    imported = _Importer(root, lines, name, text_starts).run()
     if strict and not imported.complete:
         raise IncompleteImportError(imported.report)
     return imported
@@ -288,29 +298,42 @@ def read_net_file(source: str | Path | bytes, max_bytes: int | None) -> tuple[by
     return data, name
 
 
-def parse_xml(data: bytes, source: str) -> tuple[ET.Element, dict[ET.Element, int]]:
+def parse_xml(data: bytes, source: str,
+              text_starts: dict[ET.Element, tuple[int, int]] | None = None
+              ) -> tuple[ET.Element, dict[ET.Element, int]]:
     """Parse XML safely, remembering the line of every element; nesting deeper than
-    ``limits().xml_depth`` is refused (the readers recurse over terms)."""
+    ``limits().xml_depth`` is refused (the readers recurse over terms). ``text_starts``,
+    when given, receives the (line, 0-based column) where each element's text begins, so
+    that a place in a declaration's text is a place in the file."""
     lines: dict[ET.Element, int] = {}
-    depth = [0]
+    open_elements: list[ET.Element] = []
 
     class _Builder(ET.TreeBuilder):
         def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
             element = super().start(tag, attrs)
             line = parser.parser.CurrentLineNumber
             lines[element] = line
-            depth[0] += 1
-            problem = limit_problem("xml_depth", depth[0])
+            open_elements.append(element)
+            problem = limit_problem("xml_depth", len(open_elements))
             if problem is not None:
                 raise CpnFormatError(source, f"elements nested too deep: {problem}", line)
             return element
 
         def end(self, tag: str) -> ET.Element:
-            depth[0] -= 1
+            open_elements.pop()
             return super().end(tag)
+
+        def data(self, data: str) -> None:
+            if text_starts is not None and open_elements and \
+                    open_elements[-1] not in text_starts and len(open_elements[-1]) == 0:
+                text_starts[open_elements[-1]] = (parser.parser.CurrentLineNumber,
+                                                  parser.parser.CurrentColumnNumber)
+            super().data(data)
 
     parser = DefusedXMLParser(target=_Builder(), forbid_dtd=False, forbid_entities=True,
                               forbid_external=True)
+    if text_starts is not None:
+        parser.parser.buffer_text = False  # each chunk reported where it starts
     try:
         parser.feed(data)
         root = parser.close()
@@ -384,8 +407,10 @@ class _PlaceInfo:
 
 
 class _Importer:
-    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str):
+    def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
+                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None):
         self.root, self.lines, self.source = root, lines, source
+        self.text_starts = text_starts or {}
         self.report = ImportReport(source)
         self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
@@ -421,6 +446,8 @@ class _Importer:
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
+        #: the top-level ``local`` blocks: (element, text, their declarations as read)
+        self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
         self.function_trees: dict[str, Tree] = {}  # every fun read: its declaration
 
     def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
@@ -454,11 +481,32 @@ class _Importer:
             raise type(exc)(str(located)) from None
 
     def skip(self, kind: str, element: ET.Element, name: str, reason: str, *,
-             missing: str = "", cause: ReportItem | None = None, arcs: int = 0) -> ReportItem:
-        item = ReportItem(kind, element.get("id") or "", name, self.lines.get(element), reason,
-                          self.page_of.get(element, ""), missing, cause, arcs)
+             missing: str = "", cause: ReportItem | None = None, arcs: int = 0,
+             at: tuple[int, int] | None = None) -> ReportItem:
+        """Leave ``element`` out; ``at`` is where in the file the construct begins (line,
+        column; the element's line when not given)."""
+        item = ReportItem(kind, element.get("id") or "", name,
+                          at[0] if at else self.lines.get(element), reason,
+                          self.page_of.get(element, ""), missing, cause, arcs,
+                          at[1] if at else None)
         self.report.unsupported.append(item)
         return item
+
+    def text_position(self, element: ET.Element, offset: int) -> tuple[int, int] | None:
+        """The file's (line, 1-based column) of the character ``offset`` of ``element``'s
+        text with its leading white space removed; None past the text before its first
+        child (a ``<layout>`` inside a declaration) or when the start is unknown. An
+        entity (``&lt;``) counts as the one character it stands for."""
+        start = self.text_starts.get(element)
+        raw = element.text or ""
+        offset += len(raw) - len(raw.lstrip())
+        if start is None or offset > len(raw):
+            return None
+        before = raw[:offset]
+        newlines = before.count("\n")
+        if not newlines:
+            return start[0], start[1] + len(before) + 1
+        return start[0] + newlines, len(before) - before.rfind("\n")
 
     def note(self, kind: str, element: ET.Element, name: str, reason: str) -> None:
         self.report.notes.append(ReportItem(kind, element.get("id") or "", name,
@@ -497,6 +545,7 @@ class _Importer:
         if globbox is not None:
             self._declarations(globbox)
             self._deferred_declarations()
+            self._local_texts()
         for value in self.declarations.values():
             if isinstance(value, Cell):  # its declared value: after all the declarations
                 value.initial, value.writes = value.value, 0
@@ -893,7 +942,9 @@ class _Importer:
 
     def _only_read(self, name: str) -> bool:
         """Whether the file mentions ``name`` only as ``!name`` besides declaring it
-        (comments, strings and other elements' names count as mentions: a cell then)."""
+        (comments, strings and other elements' names count as mentions: a cell then).
+        A name of a ``local`` block (``c'local1``) is looked for as the file spells it."""
+        name = re.sub(r"'local\d+$", "", name)
         if self.file_text is None:
             parts = []
             for node in self.root.iter():
@@ -918,20 +969,49 @@ class _Importer:
         if first_word not in ("val", "fun", "local", "globref", "exception", "datatype",
                               "type"):
             self.skip("declaration", element, first_word,
-                      f"SML '{first_word}' declarations are not imported")
+                      f"SML '{first_word}' declarations are not imported",
+                      at=self.text_position(element, 0))
             return
         try:
             decs = self.parse_ml(text, f"declaration {element.get('id')}", start="decs").children
         except MLSyntaxError as exc:
+            lines = text.split("\n")
+            offset = sum(len(line) + 1 for line in lines[:exc.line - 1]) + exc.column - 1
             self.skip("declaration", element, text.split("=", 1)[0].strip(),
-                      f"outside the CPN ML subset tcpn reads ({exc})")
+                      f"outside the CPN ML subset tcpn reads ({exc})",
+                      at=self.text_position(element, offset))
             return
         for dec in decs:
             start, end = getattr(dec.meta, "start_pos", None), getattr(dec.meta, "end_pos", None)
-            if dec.data != "local_dec" and start is not None and end is not None:
+            if start is not None and end is not None:
                 self.dec_sources[id(dec)] = (dec, text[start:end].rstrip(" \t\n;") + ";")
-        for dec in self._flat(decs, element):
-            self._dec(dec, element)
+        for top in decs:
+            source = self._dec_source(top) if top.data == "local_dec" else None
+            flat = list(self._flat([top], element))
+            if source is not None:
+                self.local_texts.append((element, source, flat))
+            for dec in flat:
+                self._dec(dec, element)
+
+    def _local_texts(self) -> None:
+        """Each top-level ``local`` block whose declarations were all read is kept as its
+        text (:class:`MLLocal`): the export writes it as read, a ``datatype`` in it too."""
+        skipped = {item.element_id for item in self.report.unsupported
+                   if item.kind == "declaration"}
+        for index, (element, text, decs) in enumerate(self.local_texts, 1):
+            if (element.get("id") or "") in skipped:
+                continue
+            names = [n for d in decs for n in _declared_names(d)
+                     if py_name(n) in self.declarations]
+            shown = {py_name(n): n for n in names if "'local" not in n}
+            constructors = {str(c.children[0]): len(c.children) > 1
+                            for d in decs if d.data == "datatype_dec"
+                            for b in d.children if isinstance(b, Tree) and b.data == "datbind"
+                            for c in b.children if isinstance(c, Tree)
+                            and c.data == "conbind" and "'local" not in str(c.children[0])}
+            key = f"local {' '.join(sorted(shown.values())) or index}"
+            self.declarations[key] = MLLocal(text, tuple(py_name(n) for n in names), shown,
+                                             constructors)
 
     def _flat(self, decs: Iterable[Tree], element: ET.Element) -> Iterator[Tree]:
         """The declarations in order, those of ``local d1 in d2 end`` as top-level ones
@@ -979,8 +1059,10 @@ class _Importer:
             if exc.missing and not last_try:
                 self.deferred.append((dec, element))
             else:
+                start = getattr(dec.meta, "start_pos", None)
                 self.skip("declaration", element, _dec_name(dec), exc.reason,
-                          missing=exc.missing)
+                          missing=exc.missing, at=None if start is None
+                          else self.text_position(element, start))
             return False
         return True
 
@@ -1023,7 +1105,8 @@ class _Importer:
         match = re.match(r'use\s+"([^"]*)"', text)
         file_name = match.group(1) if match else text[3:].strip(" ;")
         self.uses.append(self.skip("declaration", element, f'use "{file_name}"',
-                                   "loads an SML file that is not in the model"))
+                                   "loads an SML file that is not in the model",
+                                   at=self.text_position(element, 0)))
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = _strip_typed_val(dec)
@@ -1141,10 +1224,14 @@ class _Importer:
         self.function_trees[name] = dec
         if _is_multiset_body(dec):
             self.multiset_functions[name] = dec
+        lists = _list_arguments(dec, lambda ty: isinstance(self.colours.get(ty), ListSet), {
+            n: (f.list_arguments, f.list_params) for n, f in (
+                (ml, self.declarations.get(py_name(ml))) for ml in self.function_trees)
+            if isinstance(f, DeclaredFunction)})
         self.declarations[py_name(name)] = DeclaredFunction(
             py_name(name), py_params, ast.unparse(python), self.declarations,
             tuple(c if c in self.colours else None for c in colours), tuple(params),
-            ml_source=self._dec_source(dec), list_arguments=_list_arguments(dec))
+            ml_source=self._dec_source(dec), list_arguments=lists[0], list_params=lists[1])
 
     # -- pages ------------------------------------------------------------------------------
     def _unique_child(self, parent: str, name: str) -> str:
@@ -2183,35 +2270,89 @@ _LIST_LAST = frozenset({
     "List.null", "List.last", "List.concat", "List.hd", "List.tl"})
 
 
-def _list_arguments(dec: Tree) -> tuple[int, ...]:
-    """The positions of a ``fun``'s curried arguments that are lists, where its clauses
-    show it: a list pattern (``[]``, ``x::xs``, ``[a, b]``) or a name the body passes as
-    the list of a basis function (``foldl f 0 l``, ``length l``). The export needs them:
-    tcpn's Python writes a list and a tuple alike, SML does not."""
-    found: set[int] = set()
+def _list_arguments(dec: Tree, is_list_type: Any = lambda ty: False,
+                    known: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] | None = None
+                    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which arguments of a ``fun`` are lists, as SML's types say: (the positions of its
+    curried arguments, the positions of the components of its first argument when that
+    is a tuple). A parameter is a list when its pattern is one (``[]``, ``x::xs``,
+    ``[a, b]``), when it is annotated with a list type (``l:IL`` of a ``list`` colour set,
+    ``int list``: ``is_list_type`` decides), or when the body uses it as one: the list of
+    a basis function (``foldl f 0 l``, ``length l``), an operand of ``::`` (right) or
+    ``^^``, or an argument of a declared function (``known``, the same pairs for the
+    functions declared before) where that function takes a list. tcpn's Python writes a
+    list and a tuple alike, SML does not: the export writes a value passed there as a
+    list."""
+    known = known or {}
+    groups: set[int] = set()
+    components: set[int] = set()
     for clause in dec.children:
         args = [p for p in clause.children[1:-1]
                 if isinstance(p, Tree) and not p.data.startswith("ty_")]
-        body = clause.children[-1]
-        listed: set[str] = set()
-        for node in body.iter_subtrees() if isinstance(body, Tree) else ():
-            if node.data != "apply":
-                continue
-            head: Any = node
-            while isinstance(head, Tree) and head.data == "apply":
-                head = head.children[0]
-            last = node.children[-1]
-            if isinstance(head, Tree) and head.data == "name" and \
-                    str(head.children[0]) in _LIST_LAST and isinstance(last, Tree) and \
-                    last.data == "name":
-                listed.add(str(last.children[0]))
+        listed = _listed_names(clause.children[-1], known)
         for i, pattern in enumerate(args):
-            while pattern.data == "typed_pat":
-                pattern = pattern.children[0]
-            if pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
-                    pattern.data == "var_pat" and str(pattern.children[0]) in listed):
-                found.add(i)
-    return tuple(sorted(found))
+            if _is_list_pattern(pattern, listed, is_list_type):
+                groups.add(i)
+            bare = pattern
+            while bare.data == "typed_pat":
+                bare = bare.children[0]
+            if i == 0 and bare.data == "tuple_pat":
+                components.update(j for j, part in enumerate(bare.children)
+                                  if _is_list_pattern(part, listed, is_list_type))
+    return tuple(sorted(groups)), tuple(sorted(components))
+
+
+def _is_list_pattern(pattern: Tree, listed: set[str], is_list_type: Any) -> bool:
+    """Whether an argument pattern is a list: its shape, its annotation, or a name the
+    body uses as a list."""
+    while pattern.data == "typed_pat":
+        inner, ty = pattern.children
+        if isinstance(ty, Tree) and (
+                (ty.data == "ty_name" and is_list_type(str(ty.children[0])))
+                or (ty.data == "ty_app" and str(ty.children[-1]) == "list")):
+            return True
+        pattern = inner
+    return pattern.data in ("nil_pat", "list_pat", "cons_pat") or (
+        pattern.data == "var_pat" and str(pattern.children[0]) in listed)
+
+
+def _listed_names(body: Any, known: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]]
+                  ) -> set[str]:
+    """The names a body uses as lists (see :func:`_list_arguments`)."""
+    listed: set[str] = set()
+
+    def name_of(node: Any) -> str | None:
+        return str(node.children[0]) if isinstance(node, Tree) and node.data == "name" \
+            else None
+
+    for node in body.iter_subtrees() if isinstance(body, Tree) else ():
+        if node.data == "binop" and len(node.children) == 3:
+            left, op, right = node.children
+            if str(op) == "::" or str(op) == "^^":
+                listed.update(n for n in (name_of(right),) if n is not None)
+            if str(op) == "^^":
+                listed.update(n for n in (name_of(left),) if n is not None)
+            continue
+        if node.data != "apply":
+            continue
+        head: Any = node
+        args: list[Any] = []
+        while isinstance(head, Tree) and head.data == "apply":
+            args.insert(0, head.children[-1])
+            head = head.children[0]
+        callee = name_of(head)
+        if callee is None:
+            continue
+        if callee in _LIST_LAST and name_of(node.children[-1]) is not None:
+            listed.add(str(name_of(node.children[-1])))
+        positions, parts = known.get(callee, ((), ()))
+        for i, arg in enumerate(args):
+            if i in positions and name_of(arg) is not None:
+                listed.add(str(name_of(arg)))
+            if i == 0 and parts and isinstance(arg, Tree) and arg.data == "tuple":
+                listed.update(str(name_of(c)) for j, c in enumerate(arg.children)
+                              if j in parts and name_of(c) is not None)
+    return listed
 
 
 def _dec_name(dec: Tree) -> str:

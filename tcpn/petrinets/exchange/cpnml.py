@@ -628,6 +628,9 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
                      "ml_substring": "String.substring"}
+#: The library functions of options and reference cells the export writes back as CPN ML.
+_OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
+                                "ml_assign"})
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
 
@@ -1207,6 +1210,21 @@ def colour_type(colour: ColourSet) -> MLType:
                                "this kind of colour set has no CPN ML form")
 
 
+def _constructor_test(test: ast.expr) -> tuple[ast.expr, str] | None:
+    """(x, C) for ``x[:1] == ('C',)``, the import's test that ``x`` is ``C v``."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Subscript) and isinstance(left.slice, ast.Slice) and \
+            left.slice.lower is None and left.slice.step is None and isinstance(
+            left.slice.upper, ast.Constant) and left.slice.upper.value == 1 and isinstance(
+            right, ast.Tuple) and len(right.elts) == 1 and isinstance(
+            right.elts[0], ast.Constant) and isinstance(right.elts[0].value, str):
+        return left.value, right.elts[0].value
+    return None
+
+
 def _known(t: MLType) -> bool:
     """Whether ``t`` is a type with no unknown part."""
     if t is None:
@@ -1295,6 +1313,10 @@ class PythonToML:
     #: carries a value: where no type is expected, ``"A"`` is ``A`` and ``("B", v)`` is
     #: ``B(v)``, as the import read them
     datatype_constructors: Mapping[str, bool] = field(default_factory=dict)
+    #: whether ``valOf``/``List.find``/``Option.map``, ``!``, ``:=`` and sequences, the
+    #: import's readings of them, are written back (in inscriptions; a function read
+    #: from a file that uses them is written as the file wrote it instead)
+    option_forms: bool = True
 
     def __post_init__(self) -> None:
         self._taught: list[tuple[Any, ...]] | None = None  # while memo records a translation
@@ -1351,7 +1373,7 @@ class PythonToML:
             self._key = (frozenset(self.constants), frozenset(self.functions),
                          frozenset(self.records), frozenset(self.enum_constants.items()),
                          self.real_time, self.generators,
-                         frozenset(self.datatype_constructors.items()))
+                         frozenset(self.datatype_constructors.items()), self.option_forms)
         assert self.memo is not None
         names = self.memo.get(("names", text))
         if names is None:
@@ -1793,6 +1815,9 @@ class _Emitter:
         matched = self._case(node, expected)
         if matched is not None:
             return matched
+        if _constructor_test(node.test) is not None:
+            raise self.refuse(node, "a match on a constructor (SOME v, a datatype's C v) "
+                              "other than 'C name' and 'C _' in an inscription")
         cond = self._condition(node.test)
         then = self.emit(node.body, expected)
         other = self.emit(node.orelse, expected if expected is not None else then[2])
@@ -1814,28 +1839,80 @@ class _Emitter:
         while isinstance(current, ast.IfExp):
             branches.append((current.test, current.body))
             current = current.orelse
-        if not _no_rule_matches(current):
+        constructors = [_constructor_test(test) for test, _ in branches]
+        if any(constructors) and not self.o.option_forms:
+            return None  # a function read from a file that matches them: written as read
+        # a match on constructors may end in a wildcard (| _ => e); others in no match
+        if not _no_rule_matches(current) and not any(constructors):
             return None
         subjects = set()
-        for test, _ in branches:
+        for (test, _), constructor in zip(branches, constructors, strict=True):
+            if constructor is not None:
+                subjects.add(ast.dump(constructor[0]))
+                continue
             if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
                     test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)):
                 return None
             subjects.add(ast.dump(test.left))
         if len(subjects) != 1:
             return None
-        subject = branches[0][0]
-        assert isinstance(subject, ast.Compare)
-        subject_text, _, subject_type = self.emit(subject.left)
+        first = constructors[0][0] if constructors[0] else branches[0][0]
+        subject_node = first if constructors[0] else first.left  # type: ignore[attr-defined]
+        subject_text, _, subject_type = self.emit(subject_node)
         rules = []
         t = expected
-        for test, body in branches:
-            assert isinstance(test, ast.Compare)
-            pattern = self.emit(test.comparators[0], subject_type)[0]
-            text, _, body_type = self.emit(body, t)
+        for (test, body), constructor in zip(branches, constructors, strict=True):
+            if constructor is not None:
+                rule = self._constructor_rule(constructor[1], body, subject_node, t)
+                if rule is None:
+                    return None
+                pattern, text, body_type = rule
+            else:
+                assert isinstance(test, ast.Compare)
+                value = test.comparators[0]
+                known = {**OPTION_CONSTRUCTORS, **self.o.datatype_constructors}
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
+                        known.get(value.value) is False:
+                    pattern = value.value  # a constructor without a value: NONE, Dot
+                else:
+                    pattern = self.emit(value, subject_type)[0]
+                text, _, body_type = self.emit(body, t)
             t = t if t is not None else body_type
             rules.append(f"{pattern} => {text}")
+        if not _no_rule_matches(current):
+            text, _, body_type = self.emit(current, t)
+            t = t if t is not None else body_type
+            rules.append(f"_ => {text}")
         return f"(case {subject_text} of {' | '.join(rules)})", _ATOM, t
+
+    def _constructor_rule(self, constructor: str, body: ast.expr, subject: ast.expr,
+                          expected: MLType) -> tuple[str, str, MLType] | None:
+        """The rule ``C v => e`` of a match: the import binds the payload as
+        ``(lambda v: e)(x[1])`` (``C _ => e`` when it does not); None for other forms."""
+        def payload(node: ast.AST) -> bool:
+            return isinstance(node, ast.Subscript) and ast.dump(node.value) == ast.dump(
+                subject) and isinstance(node.slice, ast.Constant) and node.slice.value == 1
+
+        if isinstance(body, ast.Call) and isinstance(body.func, ast.Lambda) and \
+                len(body.args) == 1 and len(body.func.args.args) == 1 and \
+                payload(body.args[0]) and not body.keywords:
+            param = body.func.args.args[0].arg
+            inner = body.func.body
+            if any(payload(n) for n in ast.walk(inner)):
+                return None
+            taken = set(self.variables) | set(self.renames.values()) | set(self.o.constants)
+            base = re.sub(r"^[^A-Za-z]+", "", param) or "v"
+            name, suffix = base, 2
+            while name in taken or not is_ml_identifier(name):
+                name, suffix = f"{base}_{suffix}", suffix + 1
+            emitter = _Emitter(self.o, self.where, {**self.variables, param: None},
+                               {**self.renames, param: name})
+            text, _, t = emitter.emit(inner, expected)
+            return f"{constructor} {name}", text, t
+        if any(payload(n) for n in ast.walk(body)):
+            return None
+        text, _, t = self.emit(body, expected)
+        return f"{constructor} _", text, t
 
     def _count(self, node: ast.expr) -> ast.expr | None:
         """``len`` of a multiset the import wrote as a repeated tuple (``(v,) * k``, a
@@ -1869,8 +1946,16 @@ class _Emitter:
         return f"#{node.attr}({text})", _APP, field_t
 
     def _Subscript(self, node: ast.Subscript, expected: MLType) -> Emitted:
-        text, _, t = self.emit(node.value)
         index = node.slice
+        if isinstance(node.value, ast.Tuple) and len(node.value.elts) > 1 and isinstance(
+                index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(
+                index.operand, ast.Constant) and index.operand.value == 1:
+            # (e1, ..., en)[-1], the import's reading of the sequence (e1; ...; en)
+            *effects, last = node.value.elts
+            texts = [self.emit(e)[0] for e in effects]
+            text, _, t = self.emit(last, expected)
+            return "(" + "; ".join([*texts, text]) + ")", _ATOM, t
+        text, _, t = self.emit(node.value)
         if isinstance(index, ast.Slice):
             step_back = (index.lower is None and index.upper is None and isinstance(
                 index.step, ast.UnaryOp) and isinstance(index.step.op, ast.USub)
@@ -1937,6 +2022,8 @@ class _Emitter:
                 return self.emit(count, INT_T)
         if name in ("ml_foldl", "ml_foldr") and len(node.args) == 3 and not node.keywords:
             return self._fold(node, name.removeprefix("ml_"), expected)
+        if name in _OPTIONS_AND_CELLS and not node.keywords:
+            return self._option_or_cell(node, name, expected)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
@@ -1962,6 +2049,51 @@ class _Emitter:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
 
+    def _option_or_cell(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        """The import's readings of ``valOf e``, ``List.find f l``, ``Option.map f e``,
+        ``!r`` and ``r := e`` (``ml_valof(e)``...), written back as CPN ML. A cell is a
+        ``val r = ref v`` of the net's declarations: ``!r`` has the type of ``v``."""
+        args = node.args
+        if not self.o.option_forms:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} (SML or CPN Tools, read from "
+                              "a file) is not written back by the export")
+        arity = {"ml_valof": 1, "ml_deref": 1, "ml_find": 2, "ml_option_map": 2,
+                 "ml_assign": 2}[name]
+        if len(args) != arity:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} with {len(args)} argument(s)")
+        if name == "ml_valof":
+            text, element = self._option(args[0])
+            return f"valOf({text})", _APP, element if element is not None else expected
+        if name in ("ml_find", "ml_option_map"):
+            # an option: valOf's argument or the subject of a case (_case)
+            return self._option(node)[0], _APP, None
+        cell = args[0]
+        if not isinstance(cell, ast.Name) or cell.id not in self.o.constants:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} of something other than a "
+                              "reference cell of the declarations")
+        held = self.o.constant_values.get(cell.id)
+        held_type = value_type(getattr(held, "initial", None)) if hasattr(held, "initial") \
+            else None
+        ref, _, _ = self.emit(cell)
+        if name == "ml_deref":
+            return f"(!{ref})", _ATOM, held_type if held_type is not None else expected
+        text, _, _ = self.emit(args[1], held_type)
+        return f"({ref} := {text})", _ATOM, UNIT_T
+
+    def _option(self, node: ast.expr) -> tuple[str, MLType]:
+        """An option valOf takes: ``List.find f l`` (its value of the type of ``l``'s
+        elements), ``Option.map f o`` (of unknown type), or any other expression."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("ml_find", "ml_option_map") and len(node.args) == 2 and \
+                not node.keywords:
+            fn = self._function_value(node.args[0])
+            if node.func.id == "ml_option_map":
+                return f"Option.map ({fn}) ({self._option(node.args[1])[0]})", None
+            text, _, listed = self.emit(node.args[1], ("list", None))
+            element = listed[1] if listed is not None and _kind(listed) == "list" else None
+            return f"List.find ({fn}) ({text})", element
+        return self.emit(node)[0], None
+
     def _curried(self, node: ast.Call, expected: MLType) -> Emitted:
         """``f(a)(b)``, the import's reading of a curried call ``f a b`` of a declared
         function: written back as one; its type is the declaration's business."""
@@ -1982,9 +2114,12 @@ class _Emitter:
             parts.append(f"({', '.join(texts)})")
         return " ".join(parts), _APP, None
 
-    def _mapped(self, gen: ast.GeneratorExp, expected: MLType) -> Emitted | None:
+    def _mapped(self, gen: ast.GeneratorExp, expected: MLType, spelling: str = "List.map"
+                ) -> Emitted | None:
         """``tuple(e for v in l)`` over a list ``l`` (not ``range``), the import's reading
-        of ``List.map (fn v => e) l``: written back as it; None for other generators."""
+        of ``List.map (fn v => e) l``, and ``any(...)``/``all(...)`` of the same form, its
+        reading of ``List.exists``/``List.all`` (``spelling``; ``expected`` is then bool):
+        written back as they were; None for other generators."""
         if len(gen.generators) != 1:
             return None
         loop = gen.generators[0]
@@ -1996,6 +2131,8 @@ class _Emitter:
             posonlyargs=[], args=[ast.arg(loop.target.id)], vararg=None, kwonlyargs=[],
             kw_defaults=[], kwarg=None, defaults=[]), gen.elt))
         listed = self.emit(loop.iter, ("list", None))[0]
+        if spelling != "List.map":
+            return f"{spelling} ({fn}) ({listed})", _APP, BOOL_T
         return f"List.map ({fn}) ({listed})", _APP, expected if _kind(expected) == "list" \
             else ("list", None)
 
@@ -2110,10 +2247,44 @@ class _Emitter:
         return "{" + ", ".join(parts) + "}", _ATOM, t
 
     def _let(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted:
+        matched = self._case_of(node, func, expected)
+        if matched is not None:
+            return matched
         vals, body = self._let_parts(node, func, expected)
         if not vals:
             return body
         return f"let {' '.join(vals)} in {body[0]} end", _ATOM, body[2]
+
+    def _case_of(self, node: ast.Call, func: ast.Lambda, expected: MLType) -> Emitted | None:
+        """``(lambda _m: <match on _m>)(e)``, the import's reading of ``case e of ...``
+        when ``e`` is not a name: written back as that ``case`` when ``_m`` is only the
+        match's subject (``e`` evaluated once either way); None otherwise."""
+        if len(func.args.args) != 1 or len(node.args) != 1 or node.keywords or \
+                func.args.vararg or func.args.kwarg or func.args.kwonlyargs or \
+                not isinstance(func.body, ast.IfExp):
+            return None
+        param = func.args.args[0].arg
+        allowed = 0
+        current: ast.expr = func.body
+        while isinstance(current, ast.IfExp):
+            test, body = current.test, current.body
+            constructor = _constructor_test(test)
+            subject = constructor[0] if constructor else (
+                test.left if isinstance(test, ast.Compare) else None)
+            if not (isinstance(subject, ast.Name) and subject.id == param):
+                return None
+            allowed += 1
+            if constructor and isinstance(body, ast.Call) and len(body.args) == 1 and \
+                    isinstance(body.args[0], ast.Subscript):
+                allowed += 1  # the payload, (lambda v: e)(_m[1])
+            current = current.orelse
+        uses = sum(isinstance(n, ast.Name) and n.id == param for n in ast.walk(func.body))
+        if uses != allowed:
+            return None
+        text, _, t = self.emit(node.args[0])
+        emitter = _Emitter(self.o, self.where, {**self.variables, param: t},
+                           {**self.renames, param: f"({text})"})
+        return emitter._case(func.body, expected)
 
     def _let_parts(self, node: ast.Call, func: ast.Lambda,
                    expected: MLType) -> tuple[list[str], Emitted]:
@@ -2177,6 +2348,10 @@ class _Emitter:
         if name == "abs":
             text, _, t = one()
             return f"abs({text})", _APP, t
+        if name in ("any", "all") and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
+            tested = self._mapped(args[0], BOOL_T, "List.exists" if name == "any" else "List.all")
+            if tested is not None:
+                return tested
         if name == "tuple" and len(args) == 1 and isinstance(args[0], ast.GeneratorExp):
             mapped = self._mapped(args[0], expected)
             if mapped is not None:

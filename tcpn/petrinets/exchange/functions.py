@@ -34,7 +34,7 @@ from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
 
-__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype"]
+__all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype", "MLLocal"]
 
 #: Python frames allowed while a declared function runs: enough for ``call_depth`` nested
 #: calls of a few frames each, few enough that the interpreter's own stack never overflows
@@ -58,8 +58,10 @@ class DeclaredFunction:
     ``ml_source`` is the declaration as the file wrote it: the export writes it back when
     the Python body holds forms it does not translate (curried parameters, clauses over
     datatype constructors, ``foldl``, ``:=``, ``List.find``).
-    ``list_arguments`` are the positions of its curried arguments its clauses show to be
-    lists: the export writes a tuple passed there as an ML list.
+    ``list_arguments`` are the positions of its curried arguments whose ML type is a list
+    (its patterns, annotations or body say so), ``list_params`` those of the components
+    of its first argument when that is a tuple (``fun f (n, l)``): tcpn's Python holds an
+    ML list and an ML tuple alike, so the export writes a value passed there as a list.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
     does not exhaust Python's stack; other recursion stays recursion.
@@ -69,10 +71,11 @@ class DeclaredFunction:
                  scope: Mapping[str, Any] | None = None,
                  param_colours: tuple[str | None, ...] = (),
                  ml_params: tuple[str, ...] = (), ml_source: str | None = None,
-                 list_arguments: tuple[int, ...] = ()):
+                 list_arguments: tuple[int, ...] = (), list_params: tuple[int, ...] = ()):
         self.name = name
         self.ml_source = ml_source
         self.list_arguments = tuple(list_arguments)
+        self.list_params = tuple(list_params)
         self.params = tuple(params)
         self.body = body
         self.param_colours = tuple(param_colours) or (None,) * len(self.params)
@@ -216,3 +219,37 @@ class MLDatatype:
 
     def __hash__(self) -> int:
         return hash((self.name, self.text))
+
+
+class MLLocal:
+    """A ``local d1 in d2 end`` block read from a file, kept as its CPN ML text for export.
+
+    Its declarations are on the net as top-level ones, those of ``d1`` renamed
+    (``area'local1``, Python ``area_local1``) so that only ``d2`` sees them; ``names`` are
+    the Python names of all of them, which the export writes as this one text instead
+    (a ``datatype`` in ``d1`` has no other form: its constructors are renamed too).
+    ``shown`` maps the Python names of ``d2``'s declarations to their names in the file,
+    ``constructors`` those of ``d2``'s datatypes to whether they carry a value.
+
+    >>> MLLocal("local val k = 2 in fun f x = x * k end;", ("k_local1", "f"), {"f": "f"})
+    MLLocal(local val k = 2 in fun f x = x * k end;)
+    """
+
+    def __init__(self, text: str, names: tuple[str, ...], shown: Mapping[str, str],
+                 constructors: Mapping[str, bool] | None = None):
+        self.text = text
+        self.names = tuple(names)
+        self.shown = dict(shown)
+        self.constructors = dict(constructors or {})
+
+    def __repr__(self) -> str:
+        return f"MLLocal({self.text})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MLLocal) and self.text == other.text
+
+    def __lt__(self, other: object) -> bool:  # declarations are sorted for fingerprints
+        return repr(self) < repr(other)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
