@@ -63,6 +63,9 @@ def profile_block(record: Mapping[str, Any], name: str) -> str:
              "|---" * (8 + len(STATUSES)) + "|"]
     totals = {"runs": 0, "cpu_s": 0.0, "shared_runs": 0, "stored_runs": 0,
               "stored_cpu_s": 0.0}
+    # a report made before runs used again were counted apart (they are then among those
+    # read from the store): "-", not 0
+    counted = all("shared_runs" in cost for cost in record["cost"].values())
     for study, cost in record["cost"].items():
         counts = {s: 0 for s in STATUSES}
         for verdict in record["verdicts"]:
@@ -72,13 +75,14 @@ def profile_block(record: Mapping[str, Any], name: str) -> str:
             totals[key] += cost.get(key) or 0
         lines.append(
             f"| {study} | {cost['runs']} | {cost['cpu_s'] or 0:.0f} | {cost['wall_s'] or 0:.0f} "
-            f"| {cost.get('shared_runs', 0)} | {cost['stored_runs']} | "
+            f"| {cost['shared_runs'] if counted else '-'} | {cost['stored_runs']} | "
             f"{cost['stored_cpu_s'] or 0:.0f} | "
             f"{cost['replications']} ({cost['axis_replications']}) | "
             + " | ".join(str(counts[s]) for s in STATUSES) + " |")
+    again = (f"{totals['shared_runs']} of them used again at a point with the same scenario"
+             if counted else "runs used again not counted apart (an older report)")
     lines += ["", f"In all: {totals['runs']} runs made ({totals['cpu_s']:.0f} CPU s), "
-              f"{totals['shared_runs']} of them used again at a point with the same "
-              f"scenario, {totals['stored_runs']} read from the store "
+              f"{again}, {totals['stored_runs']} read from the store "
               f"({totals['stored_cpu_s']:.0f} CPU s when made).", "",
               "| study | claim | net | ns-3 | verdict |", "|---|---|---|---|---|"]
     for verdict in record["verdicts"]:
