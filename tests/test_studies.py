@@ -587,7 +587,7 @@ def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
     data = s4.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
                                                     horizon_scale=0.2, other_lenses=False,
                                                     workers=1, extra={"time_scale": 0.15}))
-    check_report(s4.STUDY.sections(data), claims=7)
+    check_report(s4.STUDY.sections(data), claims=8)
 
 
 @pytest.mark.parametrize("key", ["s1", "s2", "s3", "s4", "s5"])
@@ -892,3 +892,35 @@ def test_s4_rtt_variation_reads_the_swing_and_shows_the_range() -> None:
                      ("aa_start50", "f1_rtt_range_ms"): 60.0}
     assert _s4_verdict(_s4_summary(short), "RTT variation").status == (
         "differs (measured cause)")
+
+
+def _s4_wireless(alone: dict[str, float], reno: dict[str, float]) -> pd.DataFrame:
+    """A summary whose lossy-hop points give each variant the same kbit/s at every PER."""
+    from tcpn.reports.studies import s4
+
+    values = {(f"wl_{v}_per{per:g}{c}", "f1_kbps"): x for per in s4.PERS
+              for c, given in (("", alone), ("_reno", reno)) for v, x in given.items()}
+    return _s4_summary(values)
+
+
+def test_s4_lossy_hop_reads_a_tie_with_vegas_alone_and_the_top_with_reno() -> None:
+    paper = _s4_wireless(
+        {"adaptive_vegas": 1500, "vegas": 1480, "westwood_plus": 1400, "sack": 1200,
+         "reno": 1100},
+        {"adaptive_vegas": 900, "vegas": 100, "westwood_plus": 700, "sack": 500, "reno": 450})
+    alone = _s4_verdict(paper, "Lossy last hop without congestion")
+    assert alone.status == "reproduced"
+    assert _s4_verdict(paper, "Lossy last hop with a congesting").status == "reproduced"
+    # Vegas 1 % above the adaptive flow alone is "about the same" (§5.2), not a miss;
+    # Westwood+ 30 % above is one, and so is Reno above the adaptive flow with Reno
+    tied = _s4_wireless(
+        {"adaptive_vegas": 1480, "vegas": 1500, "westwood_plus": 1900, "sack": 1200,
+         "reno": 1100},
+        {"adaptive_vegas": 125, "vegas": 123, "westwood_plus": 700, "sack": 500, "reno": 900})
+    assert _s4_verdict(tied, "Lossy last hop without congestion").status == (
+        "differs (unexplained)")
+    assert _s4_verdict(tied, "Lossy last hop with a congesting").status == (
+        "differs (unexplained)")
+    saturated = _s4_wireless({v: 1900 + i for i, v in enumerate(
+        ("adaptive_vegas", "vegas", "reno", "sack", "westwood_plus"))}, {})
+    assert _s4_verdict(saturated, "Lossy last hop without congestion").status == "reproduced"
