@@ -924,3 +924,34 @@ def test_s4_lossy_hop_reads_a_tie_with_vegas_alone_and_the_top_with_reno() -> No
     saturated = _s4_wireless({v: 1900 + i for i, v in enumerate(
         ("adaptive_vegas", "vegas", "reno", "sack", "westwood_plus"))}, {})
     assert _s4_verdict(saturated, "Lossy last hop without congestion").status == "reproduced"
+
+
+def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() -> None:
+    from tcpn.reports.studies import s4
+    from tcpn.reports.studies.experiments import judge_lenses
+
+    # one run per lens at the defaults: unfriendly (0.07), RTT swing 183 / 19 ms; at a
+    # 20-packet window condition 1 is friendly (0.99) but Reno never fills the buffer
+    defaults = {("c1_adaptive_vegas", "ratio_both"): 0.07,
+                ("c2_adaptive_vegas", "ratio_both"): 14.0,
+                ("c3_adaptive_vegas", "ratio_both"): 0.09,
+                ("c1_adaptive_vegas", "f1_rtt_swing_ms"): 183.0,
+                ("aa_start50", "f1_rtt_swing_ms"): 19.0}
+    summary = _s4_summary(defaults)
+    axis = "window cap (packets), c1_adaptive_vegas"
+    points = pd.DataFrame([
+        {"experiment": "c1_adaptive_vegas", "axis": axis, "value": label, "lens": "net"}
+        | {m: float("nan") for m in s4.METRICS} | values
+        for label, values in (("262", {"ratio_both": 0.07, "f1_rtt_swing_ms": 183.0}),
+                              ("20", {"ratio_both": 0.99, "f1_rtt_swing_ms": 4.0}))])
+    verdicts = {v.claim: v for v in judge_lenses(pd.concat([summary, points]), s4.verdicts)}
+    rtt = next(v for c, v in verdicts.items() if c.startswith("RTT variation"))
+    assert rtt.status == "reproduced"
+    friendly = next(v for c, v in verdicts.items() if c.startswith("The adaptive variant is"))
+    assert friendly.status == "differs (unexplained)"
+    assert "RTT variation" in friendly.evidence and "no longer hold" in friendly.evidence
+    # a window that moves friendliness and keeps the swing is a cause that stands
+    kept = points.assign(f1_rtt_swing_ms=183.0)
+    verdicts = {v.claim: v for v in judge_lenses(pd.concat([summary, kept]), s4.verdicts)}
+    friendly = next(v for c, v in verdicts.items() if c.startswith("The adaptive variant is"))
+    assert friendly.status == "differs (measured cause)"
