@@ -72,7 +72,12 @@ What was tried on the lossy hop (``benchmarks/s4_points.py lossy``, net lens, 10
 2, kbit/s of the studied flow, adaptive/Vegas/Reno/SACK/Westwood+, with Reno): as
 specified, PER 1e-4: 129,129/118,118/954,911/853,862/710,714; 1e-3:
 130,129/131,133/823,729/744,806/626,682; 1e-2: 120,125/128,125/373,388/391,367/363,347:
-the adaptive flow is not Reno-friendly here either (condition 1's ratio is 0.07). With
+the adaptive flow is not Reno-friendly here either (condition 1's ratio is 0.07); ns-3,
+the same seeds: 1e-4: 129,129/118,118/956,939/915,905/741,741; 1e-3:
+130,129/126,124/837,806/714,747/597,640; 1e-2: 119,120/114,125/398,381/336,318/321,306.
+Alone (no Reno), net: 1e-4 and 1e-3 all five within 2 % (1870-1914); 1e-2:
+1499,1454/1479,1441/1521,1466/1572,1521/1887,1891: Westwood+ 27 % above the adaptive
+flow, which loses as Reno does. With
 ns-2's default window of 20 packets for every flow (``rcv_buf_bytes`` 20000) it is
 (condition 1: 0.99) but no longer the highest: 1e-4: 947,944/320,315/956,953/957,954/
 954,948; 1e-2: 499,471/242,241/649,613/652,615/612,588; that window also keeps Reno from
@@ -140,9 +145,10 @@ TIE_TOLERANCE = 0.05
 #: What the lossy-hop verdicts' evidence says was tried when they fail (module docstring).
 LOSSY_TRIED = (" Tried beside the report (module notes; benchmarks/s4_points.py lossy, 100 s, "
                "2 seeds): a 20-packet window for every flow and both receivers' links lossy "
-               "leave the adaptive flow below Reno, SACK and Westwood+ with Reno; ns-2's "
-               "Vegas cuts its window by a quarter on a loss, tcpn's halves it (the likely "
-               "cause, not offered by tcpn, so not measured).")
+               "leave the adaptive flow below Reno, SACK and Westwood+ with Reno; alone, "
+               "at PER 1e-2 it loses as Reno does and Westwood+ is 27 % above it. ns-2's "
+               "Vegas cuts its window by a quarter on a loss, tcpn's halves it as Reno (the "
+               "likely cause, not offered by tcpn, so not measured).")
 WIRELESS_VARIANTS = ("adaptive_vegas", "vegas", "reno", "sack", "westwood_plus")
 
 #: What the study states (its sections and figures).
