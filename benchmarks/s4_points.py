@@ -3,6 +3,7 @@ variation" and "Lossy last hop"), one run per point and seed, kbit/s or ms per l
 
     python benchmarks/s4_points.py rtt net            # c1 adaptive vs Reno, two adaptive
     python benchmarks/s4_points.py rtt net 20000      # the same at a 20-packet window
+    python benchmarks/s4_points.py rtt net 262144 2   # the same with delayed ACKs (2)
     python benchmarks/s4_points.py lossy net 100 as_specified,window20,both_lossy,alone 1,2
 
 ``rtt``: the adaptive flow's RTT while both flows run (60-300 s): the median swing over
@@ -10,7 +11,8 @@ spans of 5-80 s, the whole window's range, the two flows' ratio and the drops (t
 timelines have fixed starts and no random loss: one run is the point). ``lossy``: the
 studied flow's kbit/s over the lossy R2 -> D1 hop for the five TCPs at each PER, under a
 reading (``as_specified``: the study's module; ``window20``: every flow's window capped at
-20 packets, ns-2's ``window_``; ``both_lossy``: R2 -> D2 lossy too; ``alone``: no Reno),
+20 packets, ns-2's ``window_``; ``both_lossy``: R2 -> D2 lossy too; ``delack2``: one
+ACK per two segments; ``alone``: no Reno),
 one value per seed (``scenario["seed"]``). A 100 s point takes 2-5 s in the net lens.
 """
 
@@ -33,13 +35,14 @@ from tcpn.reports.studies.s4 import (
 SPANS_S = (5.0, 10.0, 20.0, 40.0, 80.0)
 
 
-def rtt_points(lens: str, rcv_buf_bytes: int) -> None:
+def rtt_points(lens: str, rcv_buf_bytes: int, delack_count: int) -> None:
     """The adaptive flow's RTT swing per span, range, ratio and drops, against Reno and
-    against another adaptive flow."""
-    for second in ("reno", "adaptive_vegas"):
-        mapping = scenario_mapping("adaptive_vegas", second, second_start_s=50.0,
-                                   horizon_s=300.0)
+    against another adaptive flow; Vegas's ratio against Reno in conditions 1 and 2."""
+    for first, second in (("adaptive_vegas", "reno"), ("adaptive_vegas", "adaptive_vegas"),
+                          ("vegas", "reno"), ("reno", "vegas")):
+        mapping = scenario_mapping(first, second, second_start_s=50.0, horizon_s=300.0)
         mapping["tcp"]["rcv_buf_bytes"] = rcv_buf_bytes
+        mapping["tcp"]["delack_count"] = delack_count
         scenario = validate_scenario(mapping)
         result = run_once(scenario, lens, make_run(scenario))
         rtt = result.trace.series("rtt_s", flow="f1")
@@ -48,7 +51,8 @@ def rtt_points(lens: str, rcv_buf_bytes: int) -> None:
                           for s in SPANS_S)
         out = s4_measure(result, 1)
         drops = int((result.trace.events()["event"] == "drop").sum())
-        print(f"{lens} window {rcv_buf_bytes} B vs {second}: swing ms over "
+        print(f"{lens} window {rcv_buf_bytes} B delack {delack_count} {first} vs {second}: "
+              f"f1 swing ms over "
               f"{'/'.join(f'{s:g}' for s in SPANS_S)} s spans {swings}, range "
               f"{out['f1_rtt_range_ms']:.0f} ms, ratio {out['ratio_both']:.2f}, drops {drops}",
               flush=True)
@@ -63,6 +67,8 @@ def lossy_mapping(variant: str, per: float, reading: str, seed: int,
         mapping["flows"] = mapping["flows"][:1]
     elif reading == "window20":
         mapping["tcp"]["rcv_buf_bytes"] = 20000
+    elif reading == "delack2":
+        mapping["tcp"]["delack_count"] = 2
     elif reading == "both_lossy":
         mapping["links"][4]["ab"] = {"errors": {"unit": "packet", "rate": per}}
     elif reading != "as_specified":
@@ -90,7 +96,7 @@ def lossy_points(lens: str, horizon_s: float, readings: list[str], seeds: list[i
 def main() -> None:
     what, lens, *rest = sys.argv[1:]
     if what == "rtt":
-        rtt_points(lens, int(rest[0]) if rest else 262144)
+        rtt_points(lens, int(rest[0]) if rest else 262144, int(rest[1]) if len(rest) > 1 else 1)
     elif what == "lossy":
         lossy_points(lens, float(rest[0]), rest[1].split(","),
                      [int(s) for s in rest[2].split(",")])
