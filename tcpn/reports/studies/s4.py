@@ -84,7 +84,10 @@ ns-2's default window of 20 packets for every flow (``rcv_buf_bytes`` 20000) it 
 ever overflowing the buffer (0 drops in condition 1), so the RTT against Reno swings by
 4 ms, not > 150 (§5.1), and §4.2.1's "バッファをオーバーフローさせてしまう" (Reno
 overflows the buffer) no longer describes the run. With both receivers' links lossy:
-1e-4: 138,135/148,124/891,973/911,830/820,718. The study's simulator reacts to a loss
+1e-4: 138,135/148,124/891,973/911,830/820,718; 1e-2: 479,558/658,651/899,1013/876,967/
+974,1011. With one ACK per two segments (seed 1): 1e-4: 235/133/886/809/810; 1e-2:
+139/133/318/324/285; the same delayed ACKs make condition 1 friendly (0.70) but give two
+adaptive flows an RTT swing of 183 ms, not tens (``s4_points.py rtt net 262144 2``). The study's simulator reacts to a loss
 detected by duplicate ACKs in Vegas by cutting the window by a quarter (ns-2's
 tcp-vegas.cc: ``win -= (win>>2)``, a half only for a retransmission lost again), and
 §5.2 relies on it ("Vegas は式(3)のようにウィンドウサイズを制御しているため、Reno のよう
@@ -144,7 +147,8 @@ SWING_WINDOW_S = 20.0
 TIE_TOLERANCE = 0.05
 #: What the lossy-hop verdicts' evidence says was tried when they fail (module docstring).
 LOSSY_TRIED = (" Tried beside the report (module notes; benchmarks/s4_points.py lossy, 100 s, "
-               "2 seeds): a 20-packet window for every flow and both receivers' links lossy "
+               "1-2 seeds): a 20-packet window for every flow, delayed ACKs and both "
+               "receivers' links lossy "
                "leave the adaptive flow below Reno, SACK and Westwood+ with Reno; alone, "
                "at PER 1e-2 it loses as Reno does and Westwood+ is 27 % above it. ns-2's "
                "Vegas cuts its window by a quarter on a loss, tcpn's halves it as Reno (the "
