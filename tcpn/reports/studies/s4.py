@@ -89,8 +89,8 @@ overflows the buffer) no longer describes the run. With both receivers' links lo
 139/133/318/324/285; the same delayed ACKs make condition 1 friendly (0.70) but give two
 adaptive flows an RTT swing of 183 ms, not tens (``s4_points.py rtt net 262144 2``).
 The study's simulator reacts to a loss detected by duplicate ACKs in Vegas by cutting
-the window by a quarter (ns-2's tcp-vegas.cc: ``win -= (win>>2)``, a half only for a retransmission lost again), and
-§5.2 relies on it ("Vegas は式(3)のようにウィンドウサイズを制御しているため、Reno のよう
+the window by a quarter (ns-2's tcp-vegas.cc: ``win -= (win>>2)``, a half only for a
+retransmission lost again), and §5.2 relies on it ("Vegas は式(3)のようにウィンドウサイズを制御しているため、Reno のよう
 に急激にウィンドウサイズを減少させることはない", "Vegas ... does not cut its window sharply
 as Reno does"); tcpn's Vegas halves it as Reno (the only reactions it offers are Reno's
 and NewReno's), so this likely cause is not measured.
