@@ -90,10 +90,11 @@ overflows the buffer) no longer describes the run. With both receivers' links lo
 adaptive flows an RTT swing of 183 ms, not tens (``s4_points.py rtt net 262144 2``).
 The study's simulator reacts to a loss detected by duplicate ACKs in Vegas by cutting
 the window by a quarter (ns-2's tcp-vegas.cc: ``win -= (win>>2)``, a half only for a
-retransmission lost again), and §5.2 relies on it ("Vegas は式(3)のようにウィンドウサイズを制御しているため、Reno のよう
-に急激にウィンドウサイズを減少させることはない", "Vegas ... does not cut its window sharply
-as Reno does"); tcpn's Vegas halves it as Reno (the only reactions it offers are Reno's
-and NewReno's), so this likely cause is not measured.
+retransmission lost again), and §5.2 relies on it ("Vegas は式(3)のように
+ウィンドウサイズを制御しているため、Reno のように
+急激にウィンドウサイズを減少させることはない", "Vegas ... does not cut its
+window sharply as Reno does"); tcpn's Vegas halves it as Reno (the only reactions it
+offers are Reno's and NewReno's), so this likely cause is not measured.
 """
 
 from __future__ import annotations
