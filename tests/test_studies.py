@@ -594,7 +594,7 @@ def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
     data = s4.run("quick", quiet, settings=Settings(replications=1, axis_replications=1,
                                                     horizon_scale=0.2, other_lenses=False,
                                                     workers=1, extra={"time_scale": 0.15}))
-    check_report(s4.STUDY.sections(data), claims=7)
+    check_report(s4.STUDY.sections(data), claims=8)
 
 
 @pytest.mark.parametrize("key", ["s1", "s2", "s3", "s4", "s5"])
@@ -849,3 +849,116 @@ def test_a_lens_whose_runs_fail_is_a_refusal_at_that_point_and_the_study_goes_on
         run_points([point], _measure_nothing, 1,
                    Settings(replications=1, axis_replications=1, workers=1),
                    lambda *_: None, "exp")
+
+
+def test_s4_rtt_swing_is_the_median_span_range() -> None:
+    import numpy as np
+
+    from tcpn.reports.studies import s4
+
+    # spans [0, 10), [10, 20), [20, 30): ranges 20, 50, 10 ms; the sample at 30 s is out
+    times = np.array([0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0])
+    rtt = np.array([0.10, 0.12, 0.10, 0.15, 0.30, 0.31, 0.9])
+    assert s4.rtt_swing_ms(times, rtt, 0.0, 30.0, 10.0) == pytest.approx(20.0)
+    # a drift the whole window's range sees (800 ms) and the spans do not
+    assert s4.rtt_swing_ms(times, rtt, 0.0, 35.0, 35.0) == pytest.approx(800.0)
+    assert s4.rtt_swing_ms(times[:1], rtt[:1], 0.0, 30.0, 10.0) != 0.0  # NaN: no span
+
+
+def _s4_summary(values: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """A net-lens summary of every S4 experiment, NaN but for ``values``
+    ((experiment, metric) -> mean)."""
+    from tcpn.reports.studies import s4
+
+    names = [e.name for e in s4.experiments(Settings(1, 1))]
+    rows = [{"experiment": n, "axis": "", "value": "", "lens": "net"}
+            | {m: values.get((n, m), float("nan")) for m in s4.METRICS} for n in names]
+    return pd.DataFrame(rows)
+
+
+def _s4_verdict(summary: pd.DataFrame, start: str) -> ClaimVerdict:
+    from tcpn.reports.studies import s4
+
+    return next(v for v in s4.verdicts(summary) if v.claim.startswith(start))
+
+
+def test_s4_rtt_variation_reads_the_swing_and_shows_the_range() -> None:
+    paper = {("c1_adaptive_vegas", "f1_rtt_swing_ms"): 183.0,
+             ("aa_start50", "f1_rtt_swing_ms"): 19.0,
+             ("c1_adaptive_vegas", "f1_rtt_range_ms"): 183.0,
+             ("aa_start50", "f1_rtt_range_ms"): 208.0}
+    verdict = _s4_verdict(_s4_summary(paper), "RTT variation")
+    assert verdict.status == "reproduced"
+    assert "208" in verdict.evidence and "does not hold" in verdict.evidence
+    # two adaptive flows swinging by 150 ms: the claim fails under both readings
+    drifting = paper | {("aa_start50", "f1_rtt_swing_ms"): 150.0}
+    assert _s4_verdict(_s4_summary(drifting), "RTT variation").status == (
+        "differs (unexplained)")
+    # against Reno a swing of 120 ms fails, and the range reading (183, 60) holds
+    short = paper | {("c1_adaptive_vegas", "f1_rtt_swing_ms"): 120.0,
+                     ("aa_start50", "f1_rtt_range_ms"): 60.0}
+    assert _s4_verdict(_s4_summary(short), "RTT variation").status == (
+        "differs (measured cause)")
+
+
+def _s4_wireless(alone: dict[str, float], reno: dict[str, float]) -> pd.DataFrame:
+    """A summary whose lossy-hop points give each variant the same kbit/s at every PER."""
+    from tcpn.reports.studies import s4
+
+    values = {(f"wl_{v}_per{per:g}{c}", "f1_kbps"): x for per in s4.PERS
+              for c, given in (("", alone), ("_reno", reno)) for v, x in given.items()}
+    return _s4_summary(values)
+
+
+def test_s4_lossy_hop_reads_a_tie_with_vegas_alone_and_the_top_with_reno() -> None:
+    paper = _s4_wireless(
+        {"adaptive_vegas": 1500, "vegas": 1480, "westwood_plus": 1400, "sack": 1200,
+         "reno": 1100},
+        {"adaptive_vegas": 900, "vegas": 100, "westwood_plus": 700, "sack": 500, "reno": 450})
+    alone = _s4_verdict(paper, "Lossy last hop without congestion")
+    assert alone.status == "reproduced"
+    assert _s4_verdict(paper, "Lossy last hop with a congesting").status == "reproduced"
+    # Vegas 1 % above the adaptive flow alone is "about the same" (§5.2), not a miss;
+    # Westwood+ 30 % above is one, and so is Reno above the adaptive flow with Reno
+    tied = _s4_wireless(
+        {"adaptive_vegas": 1480, "vegas": 1500, "westwood_plus": 1900, "sack": 1200,
+         "reno": 1100},
+        {"adaptive_vegas": 125, "vegas": 123, "westwood_plus": 700, "sack": 500, "reno": 900})
+    assert _s4_verdict(tied, "Lossy last hop without congestion").status == (
+        "differs (unexplained)")
+    assert _s4_verdict(tied, "Lossy last hop with a congesting").status == (
+        "differs (unexplained)")
+    saturated = _s4_wireless({v: 1900 + i for i, v in enumerate(
+        ("adaptive_vegas", "vegas", "reno", "sack", "westwood_plus"))}, {})
+    assert _s4_verdict(saturated, "Lossy last hop without congestion").status == "reproduced"
+
+
+def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() -> None:
+    from tcpn.reports.studies import s4
+    from tcpn.reports.studies.experiments import judge_lenses
+
+    # one run per lens at the defaults: unfriendly (0.07), RTT swing 183 / 19 ms; at a
+    # 20-packet window condition 1 is friendly (0.99) but Reno never fills the buffer
+    defaults = {("c1_adaptive_vegas", "ratio_both"): 0.07,
+                ("c2_adaptive_vegas", "ratio_both"): 14.0,
+                ("c3_adaptive_vegas", "ratio_both"): 0.09,
+                ("c1_adaptive_vegas", "f1_rtt_swing_ms"): 183.0,
+                ("aa_start50", "f1_rtt_swing_ms"): 19.0}
+    summary = _s4_summary(defaults)
+    axis = "window cap (packets), c1_adaptive_vegas"
+    points = pd.DataFrame([
+        {"experiment": "c1_adaptive_vegas", "axis": axis, "value": label, "lens": "net"}
+        | {m: float("nan") for m in s4.METRICS} | values
+        for label, values in (("262", {"ratio_both": 0.07, "f1_rtt_swing_ms": 183.0}),
+                              ("20", {"ratio_both": 0.99, "f1_rtt_swing_ms": 4.0}))])
+    verdicts = {v.claim: v for v in judge_lenses(pd.concat([summary, points]), s4.verdicts)}
+    rtt = next(v for c, v in verdicts.items() if c.startswith("RTT variation"))
+    assert rtt.status == "reproduced"
+    friendly = next(v for c, v in verdicts.items() if c.startswith("The adaptive variant is"))
+    assert friendly.status == "differs (unexplained)"
+    assert "RTT variation" in friendly.evidence and "no longer hold" in friendly.evidence
+    # a window that moves friendliness and keeps the swing is a cause that stands
+    kept = points.assign(f1_rtt_swing_ms=183.0)
+    verdicts = {v.claim: v for v in judge_lenses(pd.concat([summary, kept]), s4.verdicts)}
+    friendly = next(v for c, v in verdicts.items() if c.startswith("The adaptive variant is"))
+    assert friendly.status == "differs (measured cause)"
