@@ -77,8 +77,8 @@ def test_strict_import_of_a_partial_net_fails(shared_dir):
     done = tcpn("import", str(shared_dir / "data" / "cpn" / "QueueSystem_inttime.cpn"),
                 "--strict")
     assert done.returncode == 3
-    assert "declaration 'initfile' (ID8545383 line 137): function 'Output.getSimOutputDir'" \
-        in done.stderr
+    assert ("declaration 'initfile' (ID8545383 line 137, column 28): "
+            "function 'Output.getSimOutputDir'") in done.stderr
 
 
 def test_import_reports_each_page_and_each_element_with_its_page(shared_dir):

@@ -112,8 +112,8 @@ def test_strict_import_refuses_a_partial_net(shared_dir):
     with pytest.raises(IncompleteImportError, match="23 element\\(s\\) left out") as info:
         read_cpn(path, strict=True)
     # initfile opens a file in the simulation's output directory: named, with its line
-    assert "declaration 'initfile' (ID8545383 line 137): function 'Output.getSimOutputDir'" \
-        in str(info.value)
+    assert ("declaration 'initfile' (ID8545383 line 137, column 28): "
+            "function 'Output.getSimOutputDir'") in str(info.value)
     # fileid (a cell holding NONE : TextIO.outstream option) and getfid (Option.valOf of
     # it) are read: getfid raises SML's Option, as the file's comment says it will
     with pytest.raises(MLRaise, match="Option"):

@@ -430,10 +430,11 @@ def _wifi() -> Scenario:
 def test_802_11_attempts_are_choices_with_hand_counted_ends():
     """One segment, one data loss: the frame gets through at attempt 1, 2 or 3, or fails
     all 3 (a loss) and its retransmission gets through at attempt 1, 2 or 3: 6 ends. Each
-    extra attempt costs the failed one's 192 us preamble + 590 bytes at 8 Mbit/s + the
-    222 us ACK timeout (SIFS 10 + slot 20 + preamble 192), after which the retry's backoff
-    runs at once (the medium idle for more than DIFS; the verification net's backoffs are
-    0 slots) = 1.004 ms; the ACK direction has no errors, so its attempts are no choice."""
+    extra attempt costs the failed one's 192 us preamble + 624 bytes at 8 Mbit/s (the
+    588-byte IP packet, timestamps on, and 36 bytes of MAC framing) + the 222 us ACK
+    timeout (SIFS 10 + slot 20 + preamble 192), after which the retry's backoff runs at
+    once (the medium idle for more than DIFS; the verification net's backoffs are 0 slots)
+    = 1.038 ms; the ACK direction has no errors, so its attempts are no choice."""
     v = verification_net(_wifi(), segments=1, losses=LossBudget(1, links=("A->B",)),
                          delay_points=3)
     assert {c for c in v.choices if v.twins.get(c) == "A.B.finish"} == {
@@ -442,7 +443,7 @@ def test_802_11_attempts_are_choices_with_hand_counted_ends():
     ends = sorted(space.dead_markings(), key=space.clock)
     first = space.clock(ends[0])
     assert [round(space.clock(e) - first, 6) for e in ends] == [
-        0.0, 0.001004, 0.002008, 1.0, 1.001004, 1.002008]
+        0.0, 0.001038, 0.002076, 1.0, 1.001038, 1.002076]
     assert not any(t.startswith("B.A.finish_") for e in ends for t in names(space.path_to(e)))
     for end in ends:  # the simulator, its attempts' draws forced, takes the same steps
         path = space.path_to(end)
