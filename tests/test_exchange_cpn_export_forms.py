@@ -56,6 +56,14 @@ def _declarations(imported: ImportedNet) -> dict[str, str]:
     return {k: repr(v) for k, v in imported.net.declarations.items()}
 
 
+def _sml_accepts(exported: str) -> None:
+    """SML/NJ type-checks the exported file (where ``sml`` is installed)."""
+    if shutil.which("sml") is not None:
+        from tcpn.petrinets.exchange.smlcheck import check_with_sml
+
+        assert check_with_sml(exported).errors == []
+
+
 def _space(imported: ImportedNet) -> tuple[int, int, int]:
     space = explore(imported.net, clock="absolute")
     assert space.complete
@@ -169,10 +177,7 @@ def test_folds_and_maps_in_guards_and_arcs_are_written_back_as_read(tmp_path):
     assert [a.inscription for a in second.net.arcs] == [a.inscription for a in first.net.arcs]
     # x = 0, 1, 2 fire: the guard's sum 3 > 1 holds each time
     assert _space(second) == _space(first) == (4, 3, 1)
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 FREE = cpn_file(
@@ -248,10 +253,7 @@ def test_a_list_passed_where_the_clauses_show_no_list_pattern_is_written_as_a_li
     assert [a.inscription for a in second.net.arcs] == [a.inscription for a in first.net.arcs]
     # x = 0, 1 fire: Q gets 2 * (x + 1) + x + 2, M gets [x, 2] and [7, x]
     assert _space(second) == _space(first) == (3, 2, 1)
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 OPTIONS_AND_CELLS = cpn_file(
@@ -293,10 +295,7 @@ def test_options_and_reference_cells_in_guards_arcs_and_code_are_written_back(tm
     assert comparison.divergence is None and comparison.firings == 3
     assert second.net.declarations["cnt"].value == 3  # 0 + 0 + 1 + 2
     assert second.net.declarations["fired"].value == 3
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 LOCAL_DATATYPE = cpn_file(
@@ -330,10 +329,7 @@ def test_a_datatype_inside_local_is_written_back_as_its_block(tmp_path):
     assert to_cpn(second.net) == exported  # a fixed point
     # x = 0, 1, 2 fire; each puts 2 * (x * x + 0 + 2) on Q
     assert _space(second) == _space(first) == (4, 3, 1)
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 def _file_position(text: str, needle: str) -> tuple[int, int]:
@@ -388,10 +384,7 @@ def test_a_reference_cell_declared_inside_local_is_a_cell_and_its_block_is_kept(
     comparison = compare_runs(first.net, second.net, seed=1, max_firings=10)
     assert comparison.divergence is None and comparison.firings == 3
     assert second.net.declarations["c_local1"].value == 3
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 EXISTS = cpn_file(
@@ -417,10 +410,7 @@ def test_list_exists_and_list_all_are_written_back(tmp_path):
     assert second.net.transitions["T"].guard == first.net.transitions["T"].guard
     assert [a.inscription for a in second.net.arcs] == [a.inscription for a in first.net.arcs]
     assert _space(second) == _space(first) == (4, 3, 1)
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 MATCHES = cpn_file(
@@ -464,10 +454,7 @@ def test_a_case_on_an_option_or_a_constructor_in_an_inscription_is_written_back(
         [_without_ids(a.inscription) for a in first.net.arcs]
     # x = 0, 1, 2 find an element above x, x = 3 finds none but is 3, x = 4 neither
     assert _space(second) == _space(first) == (5, 4, 1)
-    if shutil.which("sml") is not None:
-        from tcpn.petrinets.exchange.smlcheck import check_with_sml
-
-        assert check_with_sml(exported).errors == []
+    _sml_accepts(exported)
 
 
 @pytest.mark.parametrize("text", [FORMS, LIBRARY, CASE_COUNT, EXISTS, MATCHES],
