@@ -20,8 +20,14 @@ def _by_edges(space):
 @pytest.mark.parametrize("net", [dining_philosophers(5), interleaving_grid(3), counter(4),
                                  dining_philosophers(22)], ids=["phil5", "grid", "counter",
                                                                 "phil22-wide-keys"])
-def test_fireability_and_labels_match_the_edges(net):
+@pytest.mark.parametrize("kept", [True, False], ids=["labels-kept", "labels-recomputed"])
+def test_fireability_and_labels_match_the_edges(net, kept):
+    """The explorer keeps each edge's transition; without them (a space made elsewhere)
+    the atoms recompute them from the markings: both give each state's own edges."""
     space = explore(net)
+    assert space.edge_labels is not None
+    if not kept:
+        space.edge_labels = None
     names = [ct.name for ct in space.compiled.transitions]
     edges = _by_edges(space) if space.n_states < 500 else None
     labels = edge_transitions(space)

@@ -42,6 +42,7 @@ def assert_same_space(net: Any, **limits: Any) -> StateSpace:
     assert np.array_equal(c.keys, python.keys)
     assert np.array_equal(c.edge_dst, python.edge_dst)
     assert np.array_equal(c.edge_start, python.edge_start)
+    assert np.array_equal(c.edge_labels, python.edge_labels)
     assert (c.n_expanded, c.depth, c.stop_reason, c.limit) == \
         (python.n_expanded, python.depth, python.stop_reason, python.limit)
     assert c.dead_markings() == python.dead_markings()

@@ -196,3 +196,28 @@ def test_a_net_without_transitions_has_its_initial_state_only():
                              np.array([1, 0])))
     assert (len(space), space.n_edges, space.complete) == (1, 0, True)
     assert not space.enabled([]).any()
+
+
+@pytest.mark.parametrize("net", [dining_philosophers(5), retransmission(), token_ring(40)],
+                         ids=["philosophers5", "retransmission", "ring40"])
+def test_token_sums_by_place_and_by_row_blocks_equal_the_plain_sum(net, monkeypatch):
+    """Atoms read token sums by place (a sparse copy made once, for sparsely marked
+    spaces) or a block of rows at a time; both give the sum over the plain matrix, for
+    every place set (repeats included), also when the blocks split the states."""
+    from tcpn.petrinets.statespace import ptspace
+    monkeypatch.setattr(ptspace, "BLOCK_ROWS", 7)
+    by_rows = explore_pt(pt_net(net))
+    monkeypatch.setattr(ptspace, "PLACE_MAJOR_SHARE", 0)  # any copy is small enough
+    by_place = explore_pt(pt_net(net))
+    assert by_place._place_major() is not None
+    monkeypatch.setattr(ptspace, "PLACE_MAJOR_SHARE", 10**9)  # no copy is
+    assert by_rows._place_major() is None
+    places = list(by_place.net.places)
+    plain = by_place.markings.astype("int64")
+    for chosen in ([places[0]], places[:3], places[::2], places, [places[1], places[1]]):
+        columns = [places.index(p) for p in chosen]
+        expected = plain[:, columns].sum(axis=1)
+        assert (by_place.tokens(chosen) == expected).all(), chosen
+        assert (by_rows.tokens(chosen) == expected).all(), chosen
+        assert (by_rows.columns(columns) == plain[:, columns]).all()
+        assert (by_place.columns(columns) == plain[:, columns]).all()

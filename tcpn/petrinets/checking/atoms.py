@@ -262,7 +262,14 @@ class StateColumns:
         found = self._fireable.get(t)
         if found is not None:
             return found
-        if self.gen.timed_net:
+        kept = self.space.edge_labels
+        if kept is not None and self.space.n_expanded == self.n:
+            # every state expanded: it can fire t next exactly when one of its edges is t's
+            out = np.zeros(self.n, dtype=bool)
+            hits = np.flatnonzero(kept == t)
+            starts = self.space.edge_start.astype(np.int64)
+            out[np.searchsorted(starts, hits, side="right") - 1] = True
+        elif self.gen.timed_net:
             out = np.array([bool(np.any(labels == t)) for labels in self._timed_fireable()],
                            dtype=bool)
         elif len(self.gen.groups) == 1:
@@ -298,6 +305,9 @@ class StateColumns:
         if self._labels is not None:
             return self._labels
         space = self.space
+        if space.edge_labels is not None:  # kept by the explorer
+            self._labels = space.edge_labels
+            return space.edge_labels
         labels = np.empty(space.n_edges, dtype=np.int32)
         if self.gen.timed_net:
             for s, found in enumerate(self._timed_fireable()[: space.n_expanded]):

@@ -327,6 +327,11 @@ def _dtype_for(bound: int) -> Any:
 #: this many arcs each per transition looked for: then testing those transitions on the
 #: markings (a few columns each) is cheaper than a pass over every arc.
 LABEL_PASSES = 4
+#: rows of dense markings read at a time (token sums, the copy by place)
+BLOCK_ROWS = 1 << 16
+#: dense markings are also kept by place when that copy takes at most this fraction (its
+#: inverse) of their bytes
+PLACE_MAJOR_SHARE = 2
 
 
 class PTStateSpace:
@@ -351,7 +356,7 @@ class PTStateSpace:
         self.peak_bytes_per_state = 0.0
         self._place_index = {p: i for i, p in enumerate(net.places)}
         self._transition_index = {t: i for i, t in enumerate(net.transitions)}
-        self._by_place: Any = None  # the sparse markings by column, made when first read
+        self._by_place: Any = None  # see _place_major()
 
     def __len__(self) -> int:
         return int(self.markings.shape[0])
@@ -397,18 +402,55 @@ class PTStateSpace:
         return self._transition_index[transition]
 
     def tokens(self, places: Sequence[str]) -> np.ndarray:
-        """The summed token counts of ``places`` in every state (int64)."""
+        """The summed token counts of ``places`` in every state (int64).
+
+        Read from the markings by place (:meth:`_place_major`) when that copy is small,
+        else a block of rows at a time in the stored width: never a states x places int64
+        copy (a million states over a hundred places would be 0.8 GB)."""
         cols = np.array([self.place_index(p) for p in places], dtype=np.int64)
-        return self.columns(cols).sum(axis=1, dtype=np.int64)
+        by_place = self._place_major()
+        if by_place is not None:
+            return np.asarray(by_place[:, cols].sum(axis=1, dtype=np.int64)).ravel()
+        total = np.empty(len(self), dtype=np.int64)
+        for start in range(0, len(self), BLOCK_ROWS):
+            block = self.markings[start:start + BLOCK_ROWS]
+            np.take(block, cols, axis=1).sum(axis=1, dtype=np.int64,
+                                             out=total[start:start + len(block)])
+        return total
 
     def columns(self, places: np.ndarray) -> np.ndarray:
         """The counts of ``places`` (column numbers) in every state, dense (states x
         places)."""
-        if isinstance(self.markings, csr_array):
-            if self._by_place is None:
-                self._by_place = self.markings.tocsc()
-            return np.asarray(self._by_place[:, places].toarray(), dtype=np.int64)
-        return np.asarray(self.markings[:, places], dtype=np.int64)
+        by_place = self._place_major()
+        if by_place is not None:
+            return np.asarray(by_place[:, places].toarray(), dtype=np.int64)
+        # ``take`` along the rows copies a C-ordered matrix's columns several times faster
+        # than fancy indexing does
+        return np.take(self.markings, places, axis=1).astype(np.int64, copy=False)
+
+    def _place_major(self) -> Any:
+        """The markings as a sparse matrix by place (CSC), made at the first reading, or
+        ``None`` where dense rows are read instead.
+
+        A formula's atoms read a few places of every state, many times: by place, an atom
+        costs the states marking its places; in dense rows, a strided pass over every
+        state. A dense store gets the copy only when it takes at most
+        1/:data:`PLACE_MAJOR_SHARE` of the rows' bytes (sparsely marked nets, as most
+        1-safe ones are), built a block of rows at a time."""
+        if self._by_place is None:
+            marks = self.markings
+            if isinstance(marks, csr_array):
+                self._by_place = marks.tocsc()
+            elif np.count_nonzero(marks) * (4 + marks.itemsize) * PLACE_MAJOR_SHARE \
+                    <= marks.nbytes:
+                from scipy.sparse import vstack
+
+                self._by_place = vstack([csr_array(marks[start:start + BLOCK_ROWS])
+                                         for start in range(0, len(self), BLOCK_ROWS)],
+                                        format="csc")
+            else:
+                self._by_place = False
+        return self._by_place if self._by_place is not False else None
 
     def row(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """The places a state marks (ascending column numbers) and their counts."""

@@ -628,13 +628,14 @@ def _remember(rule: _Rule | _Bindings, key: int, found: Any, expanded: int) -> N
         rule.next_check = min(4 * rule.next_check, _MEMO_MAX_ENTRIES)
 
 
-def _forget(index: dict[int, int], order: list[int], edge_dst: array, n_states: int,
-            n_edges: int) -> None:
+def _forget(index: dict[int, int], order: list[int], edge_dst: array, edge_labels: array,
+            n_states: int, n_edges: int) -> None:
     """Undo the current expansion: drop the states and edges it added."""
     for new in order[n_states:]:
         del index[new]
     del order[n_states:]
     del edge_dst[n_edges:]
+    del edge_labels[n_edges:]
 
 
 def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_STATES,
@@ -757,6 +758,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     order = [init]  # packed markings in state (BFS) order
     edge_dst = array("I")  # edge targets, grouped by source
     edge_start = array("I", [0])  # state s's edges are edge_dst[edge_start[s]:edge_start[s + 1]]
+    edge_labels = array("i")  # the transition of each edge
     plan = gen.plan
     untimed = not gen.timed_net and not gen.offsets  # offsets: the generic path makes canonical
     i, depth, level_end = 0, 0, 1
@@ -797,19 +799,21 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                                 target = index[new] = len(order)
                                 order.append(new)
                             edge_dst.append(target)
+                            edge_labels.append(rule.ct.index)
                     if len(edge_dst) != first_edge:
                         break
             else:
-                for *_, new in gen.successors(key, check_shift=i < checks_left):
+                for ct, *_, new in gen.successors(key, check_shift=i < checks_left):
                     target = index.get(new)
                     if target is None:
                         target = index[new] = len(order)
                         order.append(new)
                     edge_dst.append(target)
+                    edge_labels.append(ct.index)
                 if store.overflow:
                     raise _Outgrown
         except _Outgrown:  # a place outgrew its field: re-pack everything, redo this state
-            _forget(index, order, edge_dst, n_before, first_edge)
+            _forget(index, order, edge_dst, edge_labels, n_before, first_edge)
             repack = store.widen()
             order = [repack(k) for k in order]
             index = {k: n for n, k in enumerate(order)}
@@ -817,7 +821,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             plan = gen.plan
             continue
         if len(order) > state_cap:
-            _forget(index, order, edge_dst, n_before, first_edge)
+            _forget(index, order, edge_dst, edge_labels, n_before, first_edge)
             reason = "max_states"
             break
         edge_start.append(len(edge_dst))
@@ -829,9 +833,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                   "max_depth": f"max_depth={max_depth}",
                   "time_budget": f"time_budget_s={time_budget_s}",
                   "memory_budget": memory.limit()}.get(reason, "")
-    peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
+    peak = _exploration_bytes(index, order, edge_dst, edge_labels, edge_start, gen)
     del index
-    space = StateSpace(gen, order, edge_dst, edge_start, n_expanded=i, stop_reason=reason,
+    space = StateSpace(gen, order, edge_dst, edge_start, edge_labels=edge_labels,
+                       n_expanded=i, stop_reason=reason,
                        depth=depth, explore_s=explored_s, peak_bytes=peak,
                        clock=clock if gen.timed_net else "untimed", limit=stopped_by)
     space.delay_choices = delay_choices
@@ -931,6 +936,7 @@ def _explore_in_c(searcher: CExplorer, gen: SuccessorGenerator, state_cap: float
                   "time_budget": f"time_budget_s={time_budget_s}",
                   "memory_budget": memory.limit()}.get(found.stop_reason, "")
     space = StateSpace(gen, found.keys, found.edge_dst, found.edge_start,
+                       edge_labels=found.edge_labels,
                        n_expanded=found.n_expanded, stop_reason=found.stop_reason,
                        depth=found.depth, explore_s=explored_s, peak_bytes=found.peak_bytes,
                        clock="untimed", limit=stopped_by)
@@ -947,12 +953,13 @@ def _progress_line(states: int, expanded: int, seconds: float) -> None:
 
 
 def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
-                       edge_start: array, gen: SuccessorGenerator) -> int:
+                       edge_labels: array, edge_start: array, gen: SuccessorGenerator) -> int:
     """Bytes the exploration's stores held at the end (its peak, before compaction).
 
     The interned contents are left out (the result keeps them and counts them).
     """
     total = sys.getsizeof(index) + sys.getsizeof(order) + sys.getsizeof(edge_dst)
+    total += sys.getsizeof(edge_labels)
     total += sampled_size(order, sys.getsizeof) + sys.getsizeof(edge_start)
     total += max(0, len(order) - 257) * sys.getsizeof(len(order))  # the state numbers
     rules: list[_Rule | _Bindings] = [r for group in gen.groups for r in group]
@@ -982,7 +989,8 @@ class StateSpace:
     """
 
     def __init__(self, gen: SuccessorGenerator, order: list[int] | np.ndarray,
-                 edge_dst: array | bytes, edge_start: array | bytes, *, n_expanded: int,
+                 edge_dst: array | bytes, edge_start: array | bytes, *,
+                 edge_labels: array | bytes | None = None, n_expanded: int,
                  stop_reason: str, depth: int,
                  explore_s: float, peak_bytes: int, clock: str, limit: str = ""):
         store = gen.store
@@ -1006,6 +1014,9 @@ class StateSpace:
         self.keys = order if isinstance(order, np.ndarray) else store.key_array(order)
         n = len(order)
         self.edge_dst = np.frombuffer(edge_dst, dtype=np.uint32)
+        #: the transition (its compiled index) of each edge, when the explorer kept them
+        self.edge_labels = (None if edge_labels is None
+                            else np.frombuffer(edge_labels, dtype=np.int32))
         starts = np.frombuffer(edge_start, dtype=np.uint32)
         self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
                                                           dtype=np.uint32)])
@@ -1023,7 +1034,8 @@ class StateSpace:
     @property
     def bytes_per_state(self) -> float:
         """Memory the result holds per state: packed markings, edge arrays, contents."""
-        return (self.keys.nbytes + self.edge_dst.nbytes + self.edge_start.nbytes
+        labels = 0 if self.edge_labels is None else self.edge_labels.nbytes
+        return (self.keys.nbytes + self.edge_dst.nbytes + self.edge_start.nbytes + labels
                 + self._contents_bytes) / len(self.keys)
 
     @property

@@ -59,6 +59,8 @@ typedef struct {
     int64_t tmask;
     uint32_t *edge_dst;
     int64_t n_edges, edge_cap;
+    int32_t *edge_label;     /* the transition of each edge */
+    int64_t label_cap;
     uint32_t *edge_start;    /* expanded + 1 entries */
     int64_t start_cap;
     int32_t *seq;            /* the place of every content numbered, in order */
@@ -378,7 +380,7 @@ static void xs_free(Explorer *x) {
         Contents *c = &x->contents[p];
         free(c->start); free(c->rows); free(c->hashes); free(c->table);
     }
-    free(x->states); free(x->hashes); free(x->table); free(x->edge_dst); free(x->edge_start);
+    free(x->states); free(x->hashes); free(x->table); free(x->edge_dst); free(x->edge_label); free(x->edge_start);
     free(x->seq); free(x->scratch); free(x->results);
     for (int t = 0; t < NET_TRANSITIONS; t++) {
         Memo *m = &x->memos[t];
@@ -494,6 +496,8 @@ static int xs_expand(Explorer *x, int64_t i) {
                 for (int w = 0; w < nw; w++) set_field(x, next, writes[w], after[w]);
                 int64_t target = st_intern(x, next, hn);
                 x->edge_dst = grow(x->edge_dst, &x->edge_cap, x->n_edges + 1, sizeof(uint32_t));
+                x->edge_label = grow(x->edge_label, &x->label_cap, x->n_edges + 1, sizeof(int32_t));
+                x->edge_label[x->n_edges] = (int32_t)t;
                 x->edge_dst[x->n_edges++] = (uint32_t)target;
             }
         }
@@ -535,7 +539,7 @@ static int xs_run(Explorer *x, int64_t budget, int64_t state_cap, int64_t depth_
 static int64_t xs_bytes(const Explorer *x) {
     int64_t total = (int64_t)sizeof(Explorer);
     total += x->states_cap * 8 + x->hashes_cap * 8 + (x->tmask + 1) * 4 + x->edge_cap * 4
-        + x->start_cap * 4;
+        + x->label_cap * 4 + x->start_cap * 4;
     total += x->seq_cap * 4;
     for (int p = 0; p < NET_PLACES; p++) {
         const Contents *c = &x->contents[p];

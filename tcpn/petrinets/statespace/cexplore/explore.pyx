@@ -19,6 +19,7 @@ cdef extern from *:
         Contents contents[1]
         int64_t n_states, n_edges, n_seq, expanded, depth
         uint32_t *edge_dst
+        int32_t *edge_label
         uint32_t *edge_start
         int32_t *seq
         int err_t
@@ -110,9 +111,11 @@ cdef class Exploration:
             PyMem_Free(out)
 
     def edges(self):
-        """Edge targets and the start of each expanded state's edges (uint32), as bytes."""
+        """Edge targets and the start of each expanded state's edges (uint32), and each
+        edge's transition (int32), as bytes."""
         return (_raw(self.x.edge_dst, self.x.n_edges * 4),
-                _raw(self.x.edge_start, (self.x.expanded + 1) * 4))
+                _raw(self.x.edge_start, (self.x.expanded + 1) * 4),
+                _raw(self.x.edge_label, self.x.n_edges * 4))
 
     def sequence(self):
         """The place of every content numbered, in numbering order (int32), as bytes."""

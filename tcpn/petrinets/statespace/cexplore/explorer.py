@@ -59,6 +59,7 @@ class CExplored:
     keys: np.ndarray         # packed markings in state order (MarkingStore.key_array's form)
     edge_dst: bytes          # uint32 edge targets, grouped by source
     edge_start: bytes        # uint32, one more than the expanded states
+    edge_labels: bytes       # int32 transition of each edge
     n_expanded: int
     stop_reason: str
     depth: int
@@ -169,8 +170,9 @@ class CExplorer:
             count = min(_CHUNK, n - first)
             numbers = np.frombuffer(x.numbers(first, count), dtype=np.uint32)
             _pack(store, numbers.reshape(count, n_places), keys[first:first + count])
-        edge_dst, edge_start = x.edges()
-        return CExplored(keys, edge_dst, edge_start, x.expanded, reason, x.depth, x.bytes)
+        edge_dst, edge_start, edge_labels = x.edges()
+        return CExplored(keys, edge_dst, edge_start, edge_labels, x.expanded, reason, x.depth,
+                         x.bytes)
 
     def _fill(self, store: MarkingStore, x: Any) -> None:
         """Number the C contents in ``store`` in the order C numbered them, widening the
