@@ -736,3 +736,40 @@ def test_products_of_three_sorts_and_all_inside_nested_tuples():
     marking = op("tuple", op("tuple", const("a"), ALL_C), const("c"))
     assert behaviour(small_net(marking, const("a"), nested, sort="N"))[0]["p"] == [
         f"(('a', '{c}'), 'c')" for c in "abc"]
+
+
+CR = ('<namedsort id="CR" name="CR"><productsort><usersort declaration="C"/>'
+      '<usersort declaration="R"/></productsort></namedsort>')
+
+
+def test_a_tuple_of_multisets_is_their_product():
+    """A tuple whose components are sums, multiples or ``all`` (``<a, 1 + 2>``, as the
+    contest's VehicularWifi writes its markings) stands for every choice of one term per
+    component, multiplicities multiplied: the net behaves as the one written as the sum
+    of plain tuples."""
+    def pair(c: str, r: int) -> str:
+        return op("tuple", const(c), int_const(r))
+    product = op("add", op("tuple", const("a"), op("add", int_const(1), int_const(2))),
+                 op("tuple", n_of(2, const("b")), op("add", int_const(3), n_of(3, int_const(1)))),
+                 op("tuple", const("c"), '<empty><usersort declaration="R"/></empty>'))
+    spelled = op("add", pair("a", 1), pair("a", 2), n_of(2, pair("b", 3)),
+                 n_of(6, pair("b", 1)))
+    written = behaviour(small_net(product, const("a"), R3 + CR, sort="CR"))
+    assert written == behaviour(small_net(spelled, const("a"), R3 + CR, sort="CR"))
+    assert sorted(written[0]["p"]) == sorted(
+        ["('a', 1)", "('a', 2)"] + ["('b', 3)"] * 2 + ["('b', 1)"] * 6)
+    with pytest.raises(CpnFormatError, match="<subtract> inside a tuple's component"):
+        read_pnml(small_net(op("tuple", const("a"), op("subtract", int_const(1), int_const(1))),
+                            const("a"), R3 + CR, sort="CR"))
+
+
+def test_a_partition_element_in_a_multiset_stands_for_its_members():
+    """A partition element written where a multiset of the partitioned sort is expected
+    (``<a, r23>`` in a marking of C x R) stands for the sum of its members."""
+    marking = op("add", op("tuple", const("a"), const("r23")), op("tuple", const("b"),
+                                                                  const("r1")))
+    spelled = op("add", op("tuple", const("a"), int_const(2)),
+                 op("tuple", const("a"), int_const(3)), op("tuple", const("b"), int_const(1)))
+    declarations = R3 + INT_PARTS + CR
+    assert behaviour(small_net(marking, const("a"), declarations, sort="CR")) == \
+        behaviour(small_net(spelled, const("a"), declarations, sort="CR"))

@@ -111,6 +111,8 @@ class SymmetricTerms:
         self.constants: dict[str, tuple[Any, ColourSet]] = {}  # feconstant id -> value, sort
         self.variables: dict[str, tuple[str, ColourSet]] = {}  # variabledecl id -> name, sort
         self.partitions: dict[str, tuple[ColourSet, dict[Any, Any]]] = {}
+        #: each partition element's members, by its id (it stands for them in a multiset)
+        self.partition_members: dict[str, list[Any]] = {}
         #: helper dicts the inscriptions use, to declare on the net
         self.declarations: dict[str, Any] = {}
         self._helper_names: dict[tuple[str, ColourSet | str], str] = {}
@@ -257,12 +259,14 @@ class SymmetricTerms:
         of: dict[Any, Any] = {}
         for part, part_name in zip(parts, names, strict=True):
             self.constants[part.get("id") or ""] = (part_name, colour)
+            listed = self.partition_members[part.get("id") or ""] = []
             for member in part:
                 value = self._value(member, self.term(member)[0])
                 if value not in members:
                     raise self.fail(member, f"partition element {part_name} lists {value!r}, "
                                     f"not a member of {base.describe()}")
                 of[value] = part_name
+                listed.append(value)
         missing = [v for v in members if v not in of]
         if missing:
             raise self.fail(element, f"partition {name} leaves out {missing[0]!r}")
@@ -539,7 +543,8 @@ class SymmetricTerms:
             if len(subterms) != 2:
                 raise self.fail(element, f"<{tag}> takes a number and a multiset")
             return Multiset.scale(self._number(subterms[0]), self.multiset_tree(subterms[1]))
-        return Multiset.add([Multiset.leaf(t) for t in self._expanded(element)])
+        return Multiset.add([Multiset.leaf(t) if n == 1 else Multiset.scale(n, Multiset.leaf(t))
+                             for t, n in self._expanded(element)])
 
     def _number(self, element: ET.Element) -> int:
         """A closed natural-number term (``numberconstant``, ``cardinality`` of a closed
@@ -567,22 +572,50 @@ class SymmetricTerms:
         except (KeyError, TypeError) as exc:
             raise self.fail(element, f"the term has no value: {exc!r}") from None
 
-    def _expanded(self, element: ET.Element) -> list[ast.expr]:
-        """The terms ``element`` stands for: one, or one per member where ``all`` appears."""
-        if element.tag == "all":
+    def _expanded(self, element: ET.Element) -> list[tuple[ast.expr, int]]:
+        """The terms ``element`` stands for, with their multiplicities: one, or one per
+        member where ``all`` appears.
+
+        A tuple whose components are multisets (``<p, all>``, ``<p, b1 + b2>``,
+        ``<p, 2'b1>``) stands for the product of its components: every choice of one term
+        per component, the multiplicities multiplied (``<p, b1 + b2>`` is
+        ``<p, b1> + <p, b2>``), as the contest's own unfoldings read it."""
+        tag = element.tag
+        if tag == "all":
             sorts = list(element)
             if len(sorts) != 1:
                 raise self.fail(element, "<all> takes one sort")
-            return [_literal(v) for v in self._members_of(self.sort(sorts[0]), element)]
-        if element.tag == "tuple" and element.find(".//all") is not None:
+            return [(_literal(v), 1) for v in self._members_of(self.sort(sorts[0]), element)]
+        if tag == "useroperator" and element.get("declaration") in self.partition_members:
+            # a partition element where a multiset of its sort is written: its members
+            return [(_literal(v), 1)
+                    for v in self.partition_members[element.get("declaration", "")]]
+        if not self._holds_multiset(element):
+            return [(self.term(element)[0], 1)]
+        if tag == "tuple":
             choices = [self._expanded(s) for s in self._subterms(element)]
             if len(choices) == 1:  # a product of one sort is that sort (see term)
                 return choices[0]
-            return [ast.Tuple(list(parts), ast.Load()) for parts in itertools.product(*choices)]
-        if element.find(".//all") is not None:
-            raise self.fail(element, f"<all> inside <{element.tag}>: only a multiset or a "
-                            "tuple may hold it")
-        return [self.term(element)[0]]
+            return [(ast.Tuple([t for t, _ in parts], ast.Load()), math.prod(n for _, n in parts))
+                    for parts in itertools.product(*choices)]
+        if tag == "add":
+            return [found for s in self._subterms(element) for found in self._expanded(s)]
+        if tag in ("numberof", "scalarproduct"):
+            subterms = self._subterms(element)
+            if len(subterms) != 2:
+                raise self.fail(element, f"<{tag}> takes a number and a multiset")
+            factor = self._number(subterms[0])
+            return [(t, factor * n) for t, n in self._expanded(subterms[1])]
+        if tag == "empty":
+            return []
+        raise self.fail(element, f"<{tag}> inside a tuple's component: only sums, multiples "
+                        "and <all> are read there (a tuple of multisets is their product)")
+
+    def _holds_multiset(self, element: ET.Element) -> bool:
+        """Whether ``element`` is or holds a multiset: an operator of multisets, or a
+        partition element standing for its members."""
+        return any(e.tag in _MULTISET_TAGS or (e.tag == "useroperator" and e.get(
+            "declaration") in self.partition_members) for e in element.iter())
 
     def values(self, element: ET.Element) -> list[tuple[Any, int]]:
         """A closed multiset (an initial marking) as ``(value, count)``, counts > 0: nested
