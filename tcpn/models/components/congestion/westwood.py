@@ -218,7 +218,7 @@ class WestwoodPlusParams(VariantParams):
 
 
 def _ns3(params: WestwoodPlusParams) -> Ns3Congestion:
-    return Ns3Congestion("ns3::TcpWestwoodPlus", (
+    return Ns3Congestion("tcpn::WestwoodPlus", (
         ("FilterType", "Tustin" if params.filter == "tustin" else "None"),))
 
 
