@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
+from tcpn.models.components.packets import SYN_ACK_SEQ
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
     NEW_DATA_ACKS,
@@ -154,9 +155,10 @@ def _on_partial(w: Any, r2: Any) -> dict[str, Any]:
     return {"w2": w2, "bw_window_s": window}
 
 
-def _on_other(w: Any, t: Any, a: Any, r: Any, SYN_ACK: int) -> dict[str, Any]:
-    """An ACK of no new data: one segment if it is a duplicate ACK."""
-    if not (a.ack == t.una and t.high > t.una and a.seq != SYN_ACK):
+def _on_other(w: Any, t: Any, a: Any, r: Any) -> dict[str, Any]:
+    """An ACK of no new data: one segment if it is a duplicate ACK (a late SYN-ACK is
+    none)."""
+    if not (a.ack == t.una and t.high > t.una and a.seq != SYN_ACK_SEQ):
         return {"w2": w, "bw_window_s": 0.0}
     w2, window = westwood_ack(w, 1, r.srtt)
     return {"w2": w2, "bw_window_s": window}
