@@ -26,10 +26,12 @@ The filter is **ns-3's** ``TcpWestwoodPlus`` (ns-3.44), not Linux's ``tcp_westwo
 
 On three duplicate ACKs and on a timeout ``ssthresh = max(2, BWE * RTTmin)`` segments
 (``RTTmin`` the smallest SRTT, ns-3's ``m_minRtt = min(m_srtt, m_minRtt)`` in
-``TcpSocketBase::EstimateRtt``, the SYN-ACK's included: :func:`westwood_handshake`): NewReno then sets ``cwnd =
-ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is NewReno (ns-3's Westwood+ is a
-``TcpNewReno``). A window that closes at the instant an ACK arrives closes first
-(``estimate_bw`` has priority ``P_HIGH``): that ACK counts in the next window.
+``TcpSocketBase::EstimateRtt``, the SYN-ACK's included: :func:`westwood_handshake`):
+NewReno then sets ``cwnd = ssthresh + 3`` (fast recovery) or 1 (timeout). The rest is
+NewReno (ns-3's Westwood+ is a ``TcpNewReno``; the ns3 lens runs ``tcpn::WestwoodPlus``,
+which keeps the fraction of a byte in congestion avoidance as the net model does). A
+window that closes at the instant an ACK arrives closes first (``estimate_bw`` has
+priority ``P_HIGH``): that ACK counts in the next window.
 
 The smoothed RTT, not the latest sample, is also the study's simulator's: ns-2's TCP-Linux
 runs Linux 2.6.22.6's ``tcp_westwood.c``, whose ``tcp_westwood_pkts_acked`` keeps ``w->rtt =
@@ -140,11 +142,10 @@ def westwood_ssthresh(w: Any) -> float:
 
 def _on_new_data(w: Any, t: Any, a: Any, r2: Any) -> dict[str, Any]:
     """An ACK of new data outside fast recovery (or the one that ends it)."""
-    acked = a.ack - t.una
-    if not t.inrec and t.una >= t.recover and t.dupacks > 0:  # ns-3's CA_DISORDER
-        if acked < t.dupacks:
-            return {"w2": w, "bw_window_s": 0.0}
-        acked -= t.dupacks
+    disorder = not t.inrec and t.una >= t.recover and t.dupacks > 0  # ns-3's CA_DISORDER
+    acked = a.ack - t.una - (t.dupacks if disorder else 0)
+    if acked < 0:  # fewer than the duplicate ACKs counted: ns-3 calls no PktsAcked
+        return {"w2": w, "bw_window_s": 0.0}
     w2, window = westwood_ack(w, acked, r2.srtt)
     return {"w2": w2, "bw_window_s": window}
 
