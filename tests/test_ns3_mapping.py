@@ -72,7 +72,7 @@ def test_westwood_and_errors():
                    "params": {"filter": "none"}}],
         "horizon_s": 1.0})
     plan = scenario_plan(s)
-    assert plan.flows[0].congestion == "ns3::TcpWestwoodPlus"
+    assert plan.flows[0].congestion == "tcpn::WestwoodPlus"
     assert plan.flows[0].congestion_attributes == (("FilterType", "None"),)
     link = plan.links[0]
     assert (link.errors_ab.rate, link.errors_ab.per_byte) == (0.01, False)

@@ -526,6 +526,14 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     stale = "a.ack < t.una or (a.ack == t.una and t.high == t.una)"
     if config.handshake:  # a late SYN-ACK (ack 0) is no duplicate ACK
         dup, stale = f"a.seq == ACK and {dup}", f"a.seq == SYN_ACK or {stale}"
+    if sack:
+        # RFC 6675 2: with SACK a duplicate ACK is one whose SACK blocks identify data not
+        # SACKed before; outside a recovery, an ACK of snd.una without them (the answer to a
+        # segment the receiver already holds) counts for nothing (ns-3: isDupack =
+        # scoreboardUpdated in TcpSocketBase::ProcessAck)
+        unchanged = "merge_sack(t.sacked, a.sack, t.una) == t.sacked"
+        stale = f"{stale} or ({dup} and not t.inrec and {unchanged})"
+        dup = f"{dup} and (t.inrec or not ({unchanged}))"
     echo = "ECN and a.ece and t.una >= t.cwr_high" if ecn else "False"
     net.declare(ECN=ecn)
     advance_una = (f"una=a.ack, nxt=max(t.nxt, a.ack), dupacks=0, "

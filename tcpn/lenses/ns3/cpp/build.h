@@ -62,6 +62,7 @@ inline void RegisterTypes() {
     TcpSink::GetTypeId();
     TahoeRecovery::GetTypeId();
     NewReno::GetTypeId();
+    WestwoodPlus::GetTypeId();
     ModifiedVegas::GetTypeId();
     AdaptiveVegas::GetTypeId();
     Vegas::GetTypeId();

@@ -97,6 +97,22 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
 //   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
 //   3.2 step 6's words).
+// With SACK, a fast retransmit takes ssthresh from FlightSize, as RFC 6675 (5, step 4.2:
+// "ssthresh = cwnd = (FlightSize / 2)") and RFC 5681 (3.2 step 2: FlightSize = the data
+// outstanding, "additional data sent in limited transmit MUST NOT be included") say, and
+// as the net model does, in whole segments with WholeSegments. ns-3.44's
+// TcpSocketBase::EnterRecovery quotes step (4.2) but passes BytesInFlight(), the RFC 6675
+// pipe (FlightSize less the three SACKed segments and the head it has just marked lost),
+// to GetSsThresh: with the two limited-transmit segments, half a segment to a segment
+// below (study S4's lossy hop with a SACK flow against Reno: 29,500 bytes against 30,000 at
+// the first recovery, and ns-3's flow then kept a window one segment smaller through the
+// recovery). Likewise at a timeout: RFC 5681 (3.1, eq. 4) halves FlightSize, ns-3 its pipe
+// (after a recovery whose holes are SACKed or marked lost, a few segments: 11,000 bytes
+// against 32,000 at 7.73 s of the same run). And the ACK that ends CA_LOSS (it reaches the
+// recovery point of the timeout) grows the window as any ACK of new data in slow start
+// (RFC 5681 3.1; ns-2's opencwnd), where ns-3 credits only what lies above the point (the
+// same run, 7.90 s: the net model's window 21 segments, ns-3's 20). Without SACK,
+// Rfc5681Socket applies the same rules (its rules 2, 3 and 4).
 class TcpnSocket : public TcpSocketBase {
   public:
     static TypeId GetTypeId() {
@@ -155,7 +171,10 @@ class TcpnSocket : public TcpSocketBase {
     Ptr<TcpSocketBase> Fork() override { return CopyObject<TcpnSocket>(this); }
     void ReTxTimeout() override {
         uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
+        // ssthresh from FlightSize (the class comment): ns-3 takes the first BytesInFlight()
+        m_flightSizeNext = m_sackEnabled || RfcRulesWithoutSack();
         TcpSocketBase::ReTxTimeout();
+        m_flightSizeNext = false;
         if (m_dataRetrCount + 1 == retries) {
             timeouts.Add(m_rto.Get().GetSeconds());
             m_backedOff = true;
@@ -222,6 +241,49 @@ class TcpnSocket : public TcpSocketBase {
         }
         m_established = m_state == ESTABLISHED;
         SequenceNumber32 una = m_txBuffer->HeadSequence();
+        bool rfc = m_sackEnabled || RfcRulesWithoutSack();
+        if (rfc && m_tcb->m_congState == TcpSocketState::CA_LOSS &&
+            header.GetAckNumber() > una && header.GetAckNumber() >= m_recover) {
+            m_recover = una;  // the ACK that ends CA_LOSS is credited whole (the class comment)
+        }
+        // a fast retransmit this ACK starts takes ssthresh from FlightSize (BytesInFlight)
+        m_entryFlightNext = rfc && m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
+        ReceivedAckWithEcn(packet, header, una);
+        m_entryFlightNext = false;
+        if (header.GetAckNumber() > una) m_highAfterNewAck = m_tcb->m_highTxMark;
+    }
+    // Without SACK, whether the rules of the class comment on ssthresh and the end of
+    // CA_LOSS are RFC 5681's (Rfc5681Socket) or ns-3's own (tcp.ns3_reno_sack); with SACK
+    // they are always RFC 5681's and RFC 6675's
+    virtual bool RfcRulesWithoutSack() const { return false; }
+    // A flight whose half is the ssthresh wanted: with WholeSegments, twice its half
+    // rounded down to whole segments (ns-3 halves bytes: an odd flight of 5 segments
+    // would give 2.5 where ns-2 and the net model give 2).
+    uint32_t Halvable(uint32_t flight) const {
+        uint32_t segment = m_tcb->m_segmentSize;
+        return WholeSegments() ? flight / segment / 2 * 2 * segment : flight;
+    }
+    // EnterRecovery halves the first BytesInFlight() it asks for (with SACK; without, that
+    // + 1 segment): here FlightSize less what was sent since the latest ACK of new data
+    // (on duplicate ACKs: limited transmit), made halvable
+    uint32_t BytesInFlight() const override {
+        if (m_flightSizeNext) {  // ReTxTimeout: ssthresh = max(2 MSS, this / 2)
+            m_flightSizeNext = false;
+            return Halvable(UnAckDataCount());
+        }
+        if (m_entryFlightNext && m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
+            m_entryFlightNext = false;
+            uint32_t segment = m_tcb->m_segmentSize;
+            uint32_t flight = UnAckDataCount();
+            int32_t sent = m_tcb->m_highTxMark.Get() - m_highAfterNewAck;
+            uint32_t limited = std::min(static_cast<uint32_t>(std::max(sent, 0)), flight);
+            uint32_t half = Halvable(flight - limited);
+            if (m_sackEnabled) return half;
+            return half > segment ? half - segment : 0;
+        }
+        return TcpSocketBase::BytesInFlight();
+    }
+    void ReceivedAckWithEcn(Ptr<Packet> packet, const TcpHeader& header, SequenceNumber32 una) {
         if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
             m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
             TcpSocketBase::ReceivedAck(packet, header);
@@ -273,6 +335,11 @@ class TcpnSocket : public TcpSocketBase {
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
     bool m_synResent{false};  // a SYN was sent again (its timer expired)
     bool m_growOnRecoveryExit{true};
+    mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
+    mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
+    // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
+    // retransmit went out on duplicate ACKs (limited transmit)
+    SequenceNumber32 m_highAfterNewAck{0};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};
     SequenceNumber32 m_cwrHigh{0};
@@ -397,10 +464,6 @@ class Rfc5681Socket : public TcpnSocket {
             ack > m_txBuffer->HeadSequence() && ack < m_recover) {
             m_recover = ack;
         }
-        if (m_tcb->m_congState == TcpSocketState::CA_LOSS && ack > m_txBuffer->HeadSequence() &&
-            ack >= m_recover) {
-            m_recover = m_txBuffer->HeadSequence();
-        }
         SequenceNumber32 head = m_txBuffer->HeadSequence();
         if (ack > head) {
             m_lossDupAcks = 0;
@@ -413,21 +476,17 @@ class Rfc5681Socket : public TcpnSocket {
         if (!m_sackEnabled && ack > m_txBuffer->HeadSequence() && !partial) {
             m_txBuffer->ResetRenoSack();
         }
-        bool advances = ack > m_txBuffer->HeadSequence();
         bool duplicate = ack == m_txBuffer->HeadSequence() && packet->GetSize() == 0 &&
                          m_tcb->m_highTxMark > ack;
         SequenceNumber32 high = m_tcb->m_highTxMark;
         bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
-        m_entryFlightNext = !recovering;
         TcpnSocket::ReceivedAck(packet, header);
-        m_entryFlightNext = false;
         if (m_tahoeGoBackN && !recovering &&
             m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
             GoBackN();
             return;
         }
         if (m_tcb->m_congState != TcpSocketState::CA_LOSS) m_tahoeLoss = false;
-        if (advances) m_highAfterNewAck = m_tcb->m_highTxMark;
         if (duplicate && m_tcb->m_highTxMark == high) LimitedTransmit();
     }
     // TahoeGoBackN: the fast retransmit just sent the head in CA_RECOVERY; go on as ns-2's
@@ -451,7 +510,6 @@ class Rfc5681Socket : public TcpnSocket {
     }
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
-        m_flightSizeNext = true;
         m_lossDupAcks = 0;
         if (m_tahoeLoss) {
             // ns-3 keeps ssthresh at a timeout of a head retransmitted in CA_LOSS (its own
@@ -460,7 +518,6 @@ class Rfc5681Socket : public TcpnSocket {
             m_tahoeLoss = false;
         }
         TcpnSocket::ReTxTimeout();
-        m_flightSizeNext = false;
         if (m_tahoeGoBackN && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
             m_recover = m_tcb->m_highTxMark.Get() + 1;  // bug_fix_, as at a fast retransmit
         }
@@ -479,23 +536,7 @@ class Rfc5681Socket : public TcpnSocket {
         uint32_t flight = UnAckDataCount();
         return flight > window ? 0 : window - flight;
     }
-    uint32_t BytesInFlight() const override {
-        if (m_flightSizeNext) {  // ReTxTimeout: ssthresh = max(2 MSS, this / 2)
-            m_flightSizeNext = false;
-            return Halvable(UnAckDataCount());
-        }
-        if (m_entryFlightNext && m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
-            // EnterRecovery: ssthresh from BytesInFlight() + 1 segment
-            m_entryFlightNext = false;
-            uint32_t segment = m_tcb->m_segmentSize;
-            uint32_t flight = UnAckDataCount();
-            int32_t sent = m_tcb->m_highTxMark.Get() - m_highAfterNewAck;
-            uint32_t limited = std::min(static_cast<uint32_t>(std::max(sent, 0)), flight);
-            uint32_t half = Halvable(flight - limited);
-            return half > segment ? half - segment : 0;
-        }
-        return TcpSocketBase::BytesInFlight();
-    }
+    bool RfcRulesWithoutSack() const override { return true; }
     // RFC 3042 on the first two duplicate ACKs: one new segment if the data outstanding
     // stays within cwnd + that many segments (the net model's rule, ns-2's send_one with
     // singledup_). ns-3 sends on a duplicate ACK only what its pipe estimate allows, which
@@ -516,25 +557,13 @@ class Rfc5681Socket : public TcpnSocket {
         uint32_t sent = SendDataPacket(m_tcb->m_nextTxSequence, segment, true);
         m_tcb->m_nextTxSequence += sent;
     }
-    // A flight whose half is the ssthresh wanted: with WholeSegments, twice its half
-    // rounded down to whole segments (ns-3 halves bytes: an odd flight of 5 segments
-    // would give 2.5 where ns-2 and the net model give 2).
-    uint32_t Halvable(uint32_t flight) const {
-        uint32_t segment = m_tcb->m_segmentSize;
-        return WholeSegments() ? flight / segment / 2 * 2 * segment : flight;
-    }
 
   private:
-    mutable bool m_flightSizeNext{false};
-    mutable bool m_entryFlightNext{false};
     bool m_renoRecovery{false};
     bool m_tahoeGoBackN{false};
     bool m_tahoeLoss{false};  // CA_LOSS entered by a Tahoe fast retransmit, no timeout since
     bool m_lossLimitedTransmit{true};
     uint32_t m_lossDupAcks{0};  // duplicate ACKs since the last new ACK or the timeout
-    // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
-    // retransmit went out on duplicate ACKs (limited transmit)
-    SequenceNumber32 m_highAfterNewAck{0};
 };
 
 // ---------------------------------------------------------------------------------------
@@ -546,6 +575,24 @@ class Rfc5681Socket : public TcpnSocket {
 // 1 / cwnd_ on a double window, wnd_option_ 1) and the net model (tcpn/models/components/
 // sender.py, grow) add the exact amount. The window follows any other change of the
 // socket's window (slow start, a loss, the end of a recovery) before it grows.
+// The window of the congestion-avoidance rule above, in double-precision bytes, written to
+// the socket rounded down; shared by NewReno and WestwoodPlus.
+class FractionalWindow {
+  public:
+    void Grow(Ptr<TcpSocketState> tcb) {
+        uint32_t cwnd = tcb->m_cWnd.Get();
+        if (cwnd != m_written) m_window_bytes = cwnd;  // changed elsewhere: start from it
+        const double segment = tcb->m_segmentSize;
+        m_window_bytes += std::max(1.0, segment * segment / m_window_bytes);
+        m_written = static_cast<uint32_t>(m_window_bytes);
+        tcb->m_cWnd = m_written;
+    }
+
+  private:
+    double m_window_bytes{0.0};
+    uint32_t m_written{0};
+};
+
 class NewReno : public TcpNewReno {
   public:
     static TypeId GetTypeId() {
@@ -562,18 +609,38 @@ class NewReno : public TcpNewReno {
 
   protected:
     void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
-        if (segmentsAcked == 0) return;
-        uint32_t cwnd = tcb->m_cWnd.Get();
-        if (cwnd != m_written) m_window_bytes = cwnd;  // changed elsewhere: start from it
-        const double segment = tcb->m_segmentSize;
-        m_window_bytes += std::max(1.0, segment * segment / m_window_bytes);
-        m_written = static_cast<uint32_t>(m_window_bytes);
-        tcb->m_cWnd = m_written;
+        if (segmentsAcked > 0) m_window.Grow(tcb);
     }
 
   private:
-    double m_window_bytes{0.0};
-    uint32_t m_written{0};
+    FractionalWindow m_window;
+};
+
+// ns-3's Westwood+ (a TcpNewReno: its bandwidth estimate and ssthresh untouched) with the
+// same congestion avoidance as NewReno above. ns-3.44's TcpWestwoodPlus inherits
+// TcpNewReno's integer step, so in study S4's lossy hop against Reno (replication 0) its
+// window fell a byte behind the net model's every few ACKs (30,066 against 30,067 bytes
+// at 1.82 s) and one segment behind by 4.7 s, where the drops parted.
+class WestwoodPlus : public TcpWestwoodPlus {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("tcpn::WestwoodPlus")
+                                .SetParent<TcpWestwoodPlus>()
+                                .SetGroupName("Tcpn")
+                                .AddConstructor<WestwoodPlus>();
+        return tid;
+    }
+    WestwoodPlus() = default;
+    WestwoodPlus(const WestwoodPlus& other) = default;
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<WestwoodPlus>(this); }
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override {
+        if (segmentsAcked > 0) m_window.Grow(tcb);
+    }
+
+  private:
+    FractionalWindow m_window;
 };
 
 // ---------------------------------------------------------------------------------------
