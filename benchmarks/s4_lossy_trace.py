@@ -22,7 +22,7 @@ import numpy as np
 
 from tcpn.lenses import make_run, run_once
 from tcpn.models.scenario import validate_scenario
-from tcpn.reports.studies.s4 import s4_measure, scenario_mapping
+from tcpn.reports.studies.s4 import LOSSY_SECOND_START_S, s4_measure, scenario_mapping
 
 LENSES = ("net", "ns3")
 #: ns-3's packet times are read at the wire, the net lens's at the sender (s)
@@ -30,8 +30,10 @@ SAME_INSTANT_S = 2e-3
 
 
 def trace_of(variant: str, lens: str, replication: int, per: float, horizon_s: float) -> Any:
-    """The run of ``variant`` against Reno (both from 0 s) in ``lens``, the study's seed."""
-    scenario = validate_scenario(scenario_mapping(variant, "reno", second_start_s=0.0,
+    """The run of ``variant`` against Reno (from 0 s and 1 us) in ``lens``, the study's
+    seed."""
+    scenario = validate_scenario(scenario_mapping(variant, "reno",
+                                                  second_start_s=LOSSY_SECOND_START_S,
                                                   horizon_s=horizon_s, per=per))
     return run_once(scenario, lens, make_run(scenario, 1, replication)).trace
 
@@ -42,7 +44,8 @@ def points(variants: list[str], runs: int, per: float, horizon_s: float) -> None
         for replication in range(runs):
             for lens in LENSES:
                 scenario = validate_scenario(scenario_mapping(
-                    variant, "reno", second_start_s=0.0, horizon_s=horizon_s, per=per))
+                    variant, "reno", second_start_s=LOSSY_SECOND_START_S, horizon_s=horizon_s,
+                    per=per))
                 result = run_once(scenario, lens, make_run(scenario, 1, replication))
                 events = result.trace.events()
                 counts = {f"{f} {e}s": int(((events["flow"].astype(str) == f)
