@@ -113,3 +113,26 @@ def test_a_constant_that_is_not_a_plain_integer_is_refused(instance, tmp_path, c
     with pytest.raises(InputError, match=r"<integer-constant>: (.* is not an integer|an "
                        r"integer of 5,000 digits)"):
         read_properties(path)
+
+
+def test_empty_name_lists_are_sums_of_nothing(instance, tmp_path):
+    """An empty ``<place-bound/>`` (the contest's 2021 Sudoku files hold them, answered
+    0), an empty ``<tokens-count/>`` and an empty ``<is-fireable/>`` (false): every
+    answer is the one the formula written with 0 and false gives."""
+    shutil.copy(instance / "model.pnml", tmp_path / "model.pnml")
+
+    def answers(examination: str, text: str) -> list[str]:
+        (tmp_path / f"{examination}.xml").write_text(
+            '<?xml version="1.0"?><property-set xmlns="http://mcc.lip6.fr/"><property>'
+            f"<id>X-{examination}-00</id><formula>{text}</formula></property></property-set>")
+        return check_examination(tmp_path / "model.pnml", examination)
+
+    assert [line.split()[2] for line in answers("UpperBounds", "<place-bound/>")] == ["0"]
+    empty = answers("ReachabilityCardinality", "<exists-path><finally><integer-le>"
+                    "<integer-constant>1</integer-constant><tokens-count/></integer-le>"
+                    "</finally></exists-path>")
+    fireable = answers("ReachabilityFireability",
+                       "<exists-path><finally><is-fireable/></finally></exists-path>")
+    assert [line.split()[2] for line in empty + fireable] == ["FALSE", "FALSE"]
+    with pytest.raises(InputError, match=r"<place-bound>: expected <place> names only"):
+        answers("UpperBounds", "<place-bound><transition>t</transition></place-bound>")
