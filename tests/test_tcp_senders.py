@@ -529,7 +529,7 @@ def test_no_rtt_sample_from_the_acks_of_a_timeouts_go_back_n():
     from tcpn.models.components.sender import Rtt, _new_ack
 
     backed_off = Rtt(0.1, 0.01, 0.8)
-    tcb = SimpleNamespace(recover=40, inrec=False)  # after a timeout: not in fast recovery
+    tcb = SimpleNamespace(una=30, highrxt=30, recover=40, inrec=False)  # after a timeout
 
     def after(ack: int, retx: bool = False, timestamps: bool = False):
         echo = SimpleNamespace(ack=ack, retx=retx, echo=1.0)
@@ -540,3 +540,57 @@ def test_no_rtt_sample_from_the_acks_of_a_timeouts_go_back_n():
     srtt, rttvar, rto = after(41)
     assert (srtt, rttvar, rto) == pytest.approx((0.125, 0.0575, 0.355))
     assert after(30, timestamps=True) == after(41)
+
+
+def spurious_fast_retransmit():
+    """An RTO (15 ms) shorter than the round trip (20 ms): the timer fires at 15 ms and
+    go-back-N resends segments 0-9, whose originals the ACKs 1-10 at 20 ms then cover
+    (no RTT sample: they do not pass ``recover``, 10). The duplicates draw nine duplicate
+    ACKs 10 at 35-40 ms, and the third starts a fast retransmit of 10 at 40 ms, whose
+    original (sent at 20 ms) is already received: its ACK 11, right behind the duplicate
+    ACKs, answers the original, and each partial ACK 11-15 resends the next segment, as
+    spuriously. Segments 16 and up leave at 40 ms on the duplicate ACKs, never resent."""
+    return two_nodes("newreno", [], segments=40, initial_cwnd_segments=10, min_rto_s=0.015,
+                     initial_rto_s=0.015)
+
+
+def rtt_sample_times(lens: str) -> list[float]:
+    """When the sender of :func:`spurious_fast_retransmit` took its RTT samples (< 80 ms)."""
+    samples = evaluate(spurious_fast_retransmit(), lens=lens).trace.series("rtt_s")
+    return [t for t in samples["time_s"] if t < 0.08]
+
+
+def test_no_rtt_sample_from_an_ack_of_a_segment_sent_again():
+    """Karn (RFC 6298 3): the ACKs 11-16 at 40 ms cover segments 10-15, each sent again
+    before its ACK came, so none is a sample, though the copy that drew it was the
+    original (which only the model knows); the first samples are the ACKs 17-23 at 60 ms,
+    of segments 16-22 (20 ms round trips). The model's RTT record holds no sample at
+    50 ms, and its RTO is the once-backed-off 30 ms (before the fix the ACKs 11-16 timed
+    the originals: SRTT 20.0 ms). The trace records the samples the model takes."""
+    from tcpn.lenses import make_run
+    from tcpn.models.topology import compose
+    from tcpn.petrinets import Simulator
+
+    scenario = spurious_fast_retransmit()
+    run = make_run(scenario)
+    sim = Simulator(compose(scenario, run.flows).net, seed=run.lens_seed)
+    sim.run(until=0.05)
+    (rtt,) = (t.value for p in sim.compiled.place_index if p.endswith("snd.rtt")
+              for t in sim.tokens(p))
+    assert rtt.srtt < 0 and rtt.rto == pytest.approx(0.03)
+    times = rtt_sample_times("net")
+    assert min(times) > 0.06 and len(times) >= 7
+
+
+@pytest.mark.ns3
+def test_ns3_times_the_same_acks_after_a_spurious_fast_retransmit():
+    """ns-3's ``EstimateRtt`` takes no sample while the head of its send history was
+    retransmitted (``RttHistory::retx``) and clears the history at a timeout: no sample
+    before 60 ms either, the first from the ACK 17, within a few serialisation times
+    (8 us per segment) of the net's. (The two recoveries then send different numbers of
+    new segments on the duplicate ACKs, so later samples are not compared.)"""
+    from tcpn.lenses.ns3.loader import installed
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    net, ns3 = rtt_sample_times("net"), rtt_sample_times("ns3")
+    assert min(ns3) > 0.06 and min(ns3) == pytest.approx(min(net), abs=3e-5)

@@ -27,7 +27,13 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.lenses.compiled_trace import trace_monitor_class
 from tcpn.models.components.packets import SYN_ACK_SEQ, Pkt, advance
-from tcpn.models.components.sender import ACK_TRANSITIONS, NEW_DATA_ACKS, PARTIAL_ACKS, sack_hole
+from tcpn.models.components.sender import (
+    ACK_TRANSITIONS,
+    NEW_DATA_ACKS,
+    PARTIAL_ACKS,
+    karn_sample,
+    sack_hole,
+)
 from tcpn.models.components.variants import recovery_variant, wireless_report
 from tcpn.models.topology import ComposedNet, compose, unsupported
 from tcpn.models.traces import encoded
@@ -272,7 +278,7 @@ class TraceMonitor(Monitor):
                     if a.seq == SYN_ACK_SEQ:  # a late SYN-ACK: no ACK of data
                         return
                     add((now, ack, a.ack * mss, max(0, a.ack - t.una) * mss))
-                    if new_data and (timestamps or not a.retx):
+                    if new_data and karn_sample(t, a, timestamps):  # the model's samples
                         sample((now, rtt_s, now - a.echo))
                     if retransmits:
                         counts["sent"] += 1

@@ -4,7 +4,9 @@ Control state lives on places: ``tcb`` holds one ``Tcb`` record (``cwnd`` and ``
 in segments, ``una`` oldest unacknowledged segment, ``nxt`` next to send, ``high`` one
 past the highest ever sent, ``dupacks``, ``recover`` (RFC 6582), ``inrec`` (in fast
 recovery), ``cwr_high``/``cwr_pending`` (RFC 3168), ``sacked`` (the SACK scoreboard) and
-``highrxt`` (RFC 6675 HighRxt), ``partial`` (a partial ACK came in this recovery),
+``highrxt`` (one past the highest segment retransmitted by fast recovery: RFC 6675
+HighRxt with SACK; NewReno's fast retransmit and partial ACKs set it too, for Karn's
+rule), ``partial`` (a partial ACK came in this recovery),
 ``limited`` (segments sent by limited transmit since the last new ACK));
 ``rtt`` holds ``(srtt, rttvar, rto)``; the
 retransmission timer is a timed token on ``timer`` (marked exactly when ``una < nxt``);
@@ -49,9 +51,10 @@ bucket (scenarios/reference/s5a_tbf_nosack.yaml) the exact half keeps the flow i
 of five losses and a timeout every three seconds, the whole segment in one of two or three
 losses without timeouts, as ns-3 (docs/validation.md). The RTO follows RFC 6298 (``alpha = 1/8``,
 ``beta = 1/4``, ``K = 4``, granularity ``G``, bounded by ``min_rto_s``/``max_rto_s``,
-doubled at each expiry) with Karn's rule: an ACK gives an RTT sample only if it
-acknowledges new data and, without timestamps, the segment it echoes was not
-retransmitted and was sent after the last timeout (the ACK passes ``recover``). Every
+doubled at each expiry) with Karn's rule (:func:`karn_sample`): an ACK gives an RTT
+sample only if it acknowledges new data and, without timestamps, the oldest segment it
+covers was never retransmitted and was sent after the last timeout (the ACK passes
+``recover``). Every
 ACK of new data restarts the timer except partial ACKs after the first one of a recovery
 (RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it), so a window with many
 holes ends in a timeout instead of one repair per RTT forever.
@@ -95,8 +98,8 @@ from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["ACK_TRANSITIONS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS", "PARTIAL_ACKS",
-           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "half_flight", "retransmissions",
-           "rto_after", "sack_hole", "sack_pipe", "sender_net"]
+           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "half_flight", "karn_sample",
+           "retransmissions", "rto_after", "sack_hole", "sack_pipe", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
@@ -321,20 +324,47 @@ def sack_hole(t: Any, dupthresh: int) -> int:
 
 
 @net_function
+def karn_sample(t: Any, a: Any, timestamps: bool) -> bool:
+    """Whether the ACK of new data ``a``, reaching the sender ``t`` (its ``Tcb`` before the
+    ACK), gives an RTT sample: Karn's algorithm (RFC 6298 3).
+
+    With timestamps every ACK of new data is a measurement (RFC 7323). Without, the sender
+    cannot tell which copy of a segment an ACK answers, so it takes no sample when the
+    oldest segment the ACK covers, ``una``, was retransmitted (below ``highrxt``), even if
+    the copy that drew the ACK was the original (``a.retx``, the echoed flag, is what only
+    the model knows); nor, after a timeout, from an ACK up to ``recover``, the segments sent
+    before it. ns-3's ``TcpSocketBase::EstimateRtt`` times the head of its send history
+    and takes no sample when that entry was retransmitted (``RttHistory::retx``, set by
+    ``UpdateRttHistory``); ns-2's ``TcpAgent::reset_rtx_timer``, at a fast retransmit as at
+    a timeout, stops timing (``rtt_active_ = 0``) until a new segment leaves; Linux skips
+    the sample when retransmitted data is acknowledged (``FLAG_RETRANS_DATA_ACKED``).
+
+    >>> from types import SimpleNamespace as S
+    >>> in_recovery = S(una=383, highrxt=384, inrec=True, recover=430)
+    >>> karn_sample(in_recovery, S(ack=384, retx=False), False)
+    False
+    >>> karn_sample(S(una=384, highrxt=384, inrec=False, recover=383), S(ack=385, retx=False),
+    ...             False)
+    True
+    """
+    return timestamps or (not a.retx and t.una >= t.highrxt and
+                          (t.inrec or a.ack > t.recover))
+
+
+@net_function
 def _new_ack(r: Any, t: Any, a: Any, now: float, TIMESTAMPS: bool, MIN_RTO: float,
              MAX_RTO: float, G: float) -> dict[str, Any]:
-    """Code action of an ACK of new data: Karn's rule and the RFC 6298 update.
+    """Code action of an ACK of new data: Karn's rule (:func:`karn_sample`) and the RFC
+    6298 update.
 
-    Without timestamps the sample is the echoed segment's round trip when that copy was
-    not a retransmission and, after a timeout, when the ACK passes ``recover`` (the
-    highest segment sent before it): a segment sent before a timeout is being
-    retransmitted, so its ACK may answer either copy (Karn's algorithm, RFC 6298 3). The
-    receiver echoes its last in-order segment's send time (RFC 7323), so a retransmitted
-    segment it already holds (its ACK was lost) brings back the first copy's time, a
-    "round trip" that spans the timeout. ns-2 times no segment sent before a timeout
-    (``TcpAgent::reset_rtx_timer`` clears ``rtt_active_``), ns-3 clears its RTT history.
+    The sample is the echoed segment's round trip. The receiver echoes its last in-order
+    segment's send time (RFC 7323), so a retransmitted segment it already holds (its ACK
+    was lost) brings back the first copy's time, a "round trip" that spans the timeout:
+    hence no sample, after a timeout, until the ACK passes ``recover`` (the highest
+    segment sent before it; ns-2 times no segment sent before a timeout, ns-3 clears its
+    RTT history).
     """
-    valid = TIMESTAMPS or (not a.retx and (t.inrec or a.ack > t.recover))
+    valid = karn_sample(t, a, TIMESTAMPS)
     return {"r2": rto_after(r, now - a.echo if valid else -1.0, MIN_RTO, MAX_RTO, G)}
 
 
@@ -610,8 +640,11 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             deflate = "" if sack else "cwnd=max(1.0, t.cwnd - (a.ack - t.una) + 1.0), "
             partial = f"{new} and t.inrec and a.ack < t.recover"
             for tname, first in zip(PARTIAL_ACKS, (True, False), strict=True):
+                # the retransmitted a.ack is below highrxt: its ACK gives no RTT sample
+                advance = advance_una if sack else advance_una.replace(
+                    "highrxt=max(t.highrxt, a.ack)", "highrxt=a.ack + 1")
                 ack_transition(tname, f"{partial} and {'not ' if first else ''}t.partial",
-                               f"t._replace({deflate}partial=True, {advance_una})",
+                               f"t._replace({deflate}partial=True, {advance})",
                                new_data=True,
                                retransmit=None if sack else RETRANSMITTED[tname],
                                restart=first)
