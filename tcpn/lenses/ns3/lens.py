@@ -41,6 +41,7 @@ from tcpn.errors import InputError, TcpnError
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
 from tcpn.models import pcap
+from tcpn.models.components.sender import SYN_FALLBACK_RTO_S
 from tcpn.models.registered_variants import (
     base_recovery,
     lens_problems,
@@ -268,7 +269,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
     own: tuple[tuple[str, str], ...] = (
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
         ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
-        ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)))
+        ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)),
+        ("SynFallbackRto", f"{SYN_FALLBACK_RTO_S:g}s"))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":

@@ -121,6 +121,13 @@ class TcpnSocket : public TcpSocketBase {
                 .SetParent<TcpSocketBase>()
                 .SetGroupName("Tcpn")
                 .AddConstructor<TcpnSocket>()
+                .AddAttribute("SynFallbackRto",
+                              "The RTO data starts with after the SYN's timer expired and no "
+                              "RTT sample came (RFC 6298 5.7); 0: ns-3's (the SYN's backed-off "
+                              "timeout)",
+                              TimeValue(Time(0)),
+                              MakeTimeAccessor(&TcpnSocket::m_synFallbackRto),
+                              MakeTimeChecker())
                 .AddAttribute("KeepBackoff",
                               "A backed-off RTO holds until a valid RTT sample (RFC 6298)",
                               BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_keepBackoff),
@@ -158,7 +165,8 @@ class TcpnSocket : public TcpSocketBase {
           m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
           m_wholeSegments(other.m_wholeSegments),
-          m_growOnRecoveryExit(other.m_growOnRecoveryExit) {}
+          m_growOnRecoveryExit(other.m_growOnRecoveryExit),
+          m_synFallbackRto(other.m_synFallbackRto) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -214,11 +222,12 @@ class TcpnSocket : public TcpSocketBase {
             m_tcb->m_srtt = Time(0);
             m_tcb->m_lastRtt = Time(0);
             m_tcb->m_minRtt = Time::Max();
-        } else if (m_synResent && !m_dataSent && m_rtt->GetNSamples() == 0) {
+        } else if (m_synResent && !m_dataSent && m_rtt->GetNSamples() == 0 &&
+                   m_synFallbackRto.IsStrictlyPositive()) {
             // RFC 6298 (5.7): after the SYN's timer expired, with no valid RTT sample, data
             // starts with an RTO of 3 s (ns-3 keeps the SYN's backed-off timeout, 6 s after
-            // one retry; the net lens does the same as this)
-            m_rto = Max(m_rtt->GetEstimate(), Seconds(3.0));
+            // one retry); the lens passes the net model's SYN_FALLBACK_RTO_S
+            m_rto = Max(m_rtt->GetEstimate(), m_synFallbackRto);
         }
         m_dataSent = true;
         return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
@@ -335,6 +344,7 @@ class TcpnSocket : public TcpSocketBase {
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
     bool m_synResent{false};  // a SYN was sent again (its timer expired)
     bool m_growOnRecoveryExit{true};
+    Time m_synFallbackRto;  // SynFallbackRto (zero: none)
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
     // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
