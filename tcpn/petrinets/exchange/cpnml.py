@@ -602,6 +602,9 @@ _ML_UNARY = {
     "List.length": "len", "abs": "abs", "Int.abs": "abs", "Real.abs": "abs", "round": "round",
     "Real.round": "round", "trunc": "int", "Real.trunc": "int", "floor": "floor",
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
+    # CPN Tools' time structure (simulator/sim/time.sml), opened at the top level of every
+    # timed model and also named ModelTime (tms.sml): toReal t is the time t as a real
+    "toReal": "float", "ModelTime.toReal": "float",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
@@ -974,7 +977,10 @@ class MLToPython(MatchForms):
         if isinstance(head, Tree) and head.data == "selector":
             label = str(head.children[0])[1:]
             if len(args) != 1:
-                raise self._unsupported(tree, where, f"selector #{label} on a tuple of values")
+                if not label.isdigit() or not 1 <= int(label) <= len(args):
+                    raise self._unsupported(tree, where, f"selector #{label} on a tuple of "
+                                            f"{len(args)} values")
+                args = [ast.Tuple(args, ast.Load())]  # #2 (a, b): every part evaluated
             if label.isdigit():
                 return ast.Subscript(args[0], ast.Constant(int(label) - 1), ast.Load())
             return ast.Attribute(args[0], label, ast.Load())
