@@ -64,10 +64,10 @@ from tcpn.petrinets.distributions import (
 )
 from tcpn.petrinets.engine.compiler import compile_net
 from tcpn.petrinets.exchange.cpnml import (
+    BASIS_CONSTRUCTORS,
     ML_BASIS_DECLARATIONS,
     ML_MAX_INT,
     ML_MIN_INT,
-    OPTION_CONSTRUCTORS,
     MLSyntaxError,
     MLToPython,
     MultisetTerm,
@@ -115,6 +115,16 @@ __all__ = [
     "ReportItem",
     "read_cpn",
 ]
+
+#: Basis functions tcpn reads otherwise than CPN Tools on the modeller's machine, noted once
+#: per file: Python name -> (what, how it is read).
+_NOTED_BASIS = {
+    "ml_date_from_time_local": ("Date.fromTimeLocal", "read in UTC, the same on every "
+                                "machine (CPN Tools uses the time zone of the one it runs on)"),
+    "ml_discard": ("TextIO", "what the model writes to files or prints is dropped: tcpn "
+                   "opens no file a model names (the net reads nothing back from them)"),
+}
+
 
 _STANDARD_PRIORITIES = {"P_HIGH": P_HIGH, "P_NORMAL": P_NORMAL, "P_LOW": P_LOW}
 #: CPN Tools 4's time interval (integer bounds), the delay of ``@+[a,b]``.
@@ -434,7 +444,7 @@ class _Importer:
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
         # datatype, union and option constructors -> whether each carries a value
-        self.constructors: dict[str, bool] = dict(OPTION_CONSTRUCTORS)
+        self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
         self.trees: dict[tuple[str, str], Tree] = {}  # (text, start) -> parse, once per text
         # (id(tree), variables) -> Python text and its translator, while the declarations
@@ -904,6 +914,8 @@ class _Importer:
 
     def _declare_basis(self, translator: MLToPython) -> None:
         for name in translator.used_basis:
+            if name in _NOTED_BASIS and name not in self.declarations:
+                self.note("file", self.root, _NOTED_BASIS[name][0], _NOTED_BASIS[name][1])
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
         for labels, name in translator.anonymous_records.items():
             if labels not in self.records:  # a record type no colour set declares

@@ -52,6 +52,11 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.exchange.ml_calendar import (
+    CALENDAR_FUNCTIONS,
+    CALENDAR_VALUES,
+    ORDER_CONSTRUCTORS,
+)
 from tcpn.petrinets.exchange.ml_exceptions import EXCEPTION_FUNCTIONS
 from tcpn.petrinets.exchange.ml_library import LIBRARY_FUNCTIONS
 from tcpn.petrinets.restricted import (
@@ -604,7 +609,7 @@ _ML_UNARY = {
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
     # CPN Tools' time structure (simulator/sim/time.sml), opened at the top level of every
     # timed model and also named ModelTime (tms.sml): toReal t is the time t as a real
-    "toReal": "float", "ModelTime.toReal": "float",
+    "toReal": "float", "ModelTime.toReal": "float", "ModelTime.fromInt": "int",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
@@ -619,7 +624,7 @@ _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
     "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
-    **LIBRARY_FUNCTIONS}
+    **LIBRARY_FUNCTIONS, **CALENDAR_FUNCTIONS}
 #: How the export's refusals name the library functions the import translates to.
 _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a reference cell)",
                      "ml_ref": "ref", "ml_while": "while", "ml_handle": "handle",
@@ -636,6 +641,8 @@ _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_dere
                                 "ml_assign"})
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
+#: The Basis's datatypes always in scope (option and order): constructor -> carries a value.
+BASIS_CONSTRUCTORS: Mapping[str, bool] = {**OPTION_CONSTRUCTORS, **ORDER_CONSTRUCTORS}
 
 
 @dataclass
@@ -673,7 +680,7 @@ class MLToPython(MatchForms):
     cells: frozenset[str] = frozenset()
     #: datatype constructors (``datatype``, ``union`` colour sets, ``option``) -> whether
     #: each carries a value: ``A`` is ``"A"``, ``B v`` is ``("B", v)`` (ml_library)
-    constructors: Mapping[str, bool] = field(default_factory=lambda: dict(OPTION_CONSTRUCTORS))
+    constructors: Mapping[str, bool] = field(default_factory=lambda: dict(BASIS_CONSTRUCTORS))
     fresh: Any = field(default_factory=itertools.count, repr=False)
 
     def _py(self, name: str) -> str:
@@ -785,6 +792,8 @@ class MLToPython(MatchForms):
             return ast.Constant(name)
         if name in ("empty", "nil"):
             return ast.Tuple([], ast.Load())  # inside an expression, a multiset is a list
+        if name in CALENDAR_VALUES:  # Date.Jan, TextIO.stdOut ...
+            return ast.parse(repr(CALENDAR_VALUES[name]), mode="eval").body
         if name in self.functions:  # a function passed as a value: of one argument
             return _one_argument(py_name(name), self.functions[name])
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
@@ -1106,6 +1115,10 @@ class MLToPython(MatchForms):
                 name in _BASIS_NAMES:
             raise self._unsupported(tree, where, f"{name} applied to {len(args)} argument(s), "
                                     "a form of it tcpn does not translate")
+        if name.startswith(("TextIO.open", "TextIO.input")) or name == "TextIO.endOfStream":
+            raise self._unsupported(tree, where, f"{name} reads a file, and a file the model "
+                                    "names is not part of it (tcpn reads only the .cpn file)",
+                                    name)
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
                                 "tcpn imported nor part of the basis subset it translates", name)
 

@@ -31,6 +31,8 @@ from typing import Any
 from lark import Token as LarkToken
 from lark import Tree
 
+from tcpn.petrinets.exchange.ml_calendar import CALENDAR_CALLS
+
 __all__ = ["MatchForms", "match_failure"]
 
 #: CPN Tools' list functions of two curried arguments, as Python over tuples
@@ -94,7 +96,7 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "Char.isDigit": ("ml_is_digit", 1), "Char.isAlpha": ("ml_is_alpha", 1),
             "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
             "String.substring": ("ml_substring", 1), "String.isPrefix": ("ml_is_prefix", 2),
-            "String.isSuffix": ("ml_is_suffix", 2)}
+            "String.isSuffix": ("ml_is_suffix", 2), **CALENDAR_CALLS}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
