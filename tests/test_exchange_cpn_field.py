@@ -14,6 +14,7 @@ from cpncheck.coloured import ColouredNet
 from cpncheck.net import CPNNet
 from cpncheck.statespace import build_state_space
 
+from tcpn.petrinets.engine.simulator import Simulator
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.exchange.cpnml import MLToPython, parse_ml
 from tcpn.petrinets.statespace.space import explore
@@ -361,3 +362,46 @@ def test_a_function_over_a_tuple_takes_a_tuple_value_and_one_argument_takes_a_tu
         assert imported.complete, imported.report.text()
         space = explore(imported.net, clock="absolute")
         assert (len(space), space.n_edges, len(space.dead_markings())) == reference, body
+
+
+# -- a guard v = e binds v when no input arc does, as CPN Tools' binding calculation ------
+def _bound_net(guard: str) -> str:
+    """Tokens 1..5 on P; T takes one (i) and puts j on Q, j bound by the guard only."""
+    return cpn_file(
+        colset("D1", "INT", "<int/>") + var("D3", "INT", "i", "j"),
+        [("P1", "P", "INT", "1`1++1`2++1`3++1`4++1`5"), ("P2", "Q", "INT", "")],
+        [("T1", "T", guard.replace("<", "&lt;").replace(">", "&gt;"), "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "j")])
+
+
+@pytest.mark.parametrize(("guard", "counted"), [
+    ("j = i * 2", (32, 80, 1)),  # 5 tokens each moved or not: 2^5 states, 5 * 2^4 arcs
+    ("[j = i * 2, j > 4]", (8, 12, 1)),  # only i = 3, 4, 5 move: 2^3 states, 3 * 2^2 arcs
+    ("[i > 2, i + 10 = j]", (8, 12, 1)),
+])
+def test_a_guard_equation_binds_a_variable_no_input_arc_binds(tmp_path, guard, counted):
+    """j (of INT, too large to range over) is bound by the guard's j = e: the state space
+    is the one counted by hand and the one cpncheck builds; Q gets the values of e."""
+    ours, theirs = spaces(tmp_path, _bound_net(guard))
+    assert ours == theirs == counted
+    simulator = Simulator(read_cpn(_bound_net(guard)).net, seed=0)
+    simulator.run(until=10.0)
+    expected = {"j = i * 2": [2, 4, 6, 8, 10], "[j = i * 2, j > 4]": [6, 8, 10],
+                "[i > 2, i + 10 = j]": [13, 14, 15]}[guard]
+    assert sorted(t.value for t in simulator.tokens("Q")) == expected
+
+
+def test_a_guard_binding_a_random_draw_draws_once_per_occurrence_and_a_test_of_it_is_named():
+    """j = discrete (1, 6): each occurrence draws j (reproducible from the seed); a guard
+    that also tests the drawn j is left out, named (the draw would decide enabling)."""
+    imported = read_cpn(_bound_net("j = discrete (1, 6)"))
+    assert imported.complete, imported.report.text()
+    assert "guard binds j" in imported.report.text()
+    runs = []
+    for _ in range(2):
+        simulator = Simulator(imported.net, seed=7)
+        simulator.run(until=10.0)
+        runs.append(sorted(t.value for t in simulator.tokens("Q")))
+    assert runs[0] == runs[1] and len(runs[0]) == 5 and all(1 <= v <= 6 for v in runs[0])
+    refused = read_cpn(_bound_net("[j = discrete (1, 6), j > 2]"))
+    assert "a guard that draws random numbers" in refused.report.text()

@@ -118,3 +118,23 @@ def test_a_local_date_is_read_in_utc_and_noted_and_a_file_read_is_named():
     text = imported.report.text()
     assert "Date.fromTimeLocal" in text and "read in UTC" in text
     assert "TextIO.openIn reads a file" in text
+
+
+def test_a_function_giving_a_timed_multiset_is_inlined_on_the_output_arc_calling_it():
+    """``fun later (x, t) = if x >= 1 then 1`x@t else empty`` (``@``, CPN Tools' time stamp
+    constructor, in a declaration): t fires for n = 0, 1, 2 at time 0 and r gets 1 and 2
+    stamped 5, as the same inscription written on the arc gives."""
+    declarations = colset("C1", "INT", "<int/>") + TIMED_INT + var("V1", "INT", "n") + ml(
+        "F1", "fun later (x, t) = if x >= 1 then 1`x@t else empty;")
+    for arc in ("later (n, time () + 5)", "if n >= 1 then 1`n@(time () + 5) else empty"):
+        text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
+                        [("T1", "t", "n &lt; 3", "")],
+                        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
+                         ("A3", "TtoP", "T1", "P2", arc)])
+        imported = read_cpn(text)
+        assert imported.complete, imported.report.text()
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=100.0)
+        assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
+            (1, 5.0), (2, 5.0)], arc
+        assert "later' (F1 line 2): a timed multiset (v@t)" in imported.report.text()

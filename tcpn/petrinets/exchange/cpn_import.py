@@ -365,6 +365,26 @@ _REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "inst
                               "fusion"})
 
 
+def _names_in(tree: Any) -> Iterator[str]:
+    if isinstance(tree, Tree):
+        if tree.data == "name":
+            yield str(tree.children[0])
+        for child in tree.children:
+            yield from _names_in(child)
+
+
+def _equation_sides(condition: Any, variables: Mapping[str, str]) -> list[tuple[str, Any]]:
+    """``(v, e)`` for each way ``condition``, an equation ``a = b``, reads as ``v = e`` with
+    ``v`` a declared variable (none when it is not an equation)."""
+    if not (isinstance(condition, Tree) and condition.data == "binop"
+            and str(condition.children[1]) == "="):
+        return []
+    left, _, right = condition.children
+    return [(str(side.children[0]), other) for side, other in ((left, right), (right, left))
+            if isinstance(side, Tree) and side.data == "name"
+            and str(side.children[0]) in variables]
+
+
 def _text(element: ET.Element | None) -> str:
     if element is None:
         return ""
@@ -432,6 +452,9 @@ class _Importer:
         self.inline: dict[str, tuple[tuple[str, ...], ast.expr]] = {}
         #: functions whose value is written as a multiset: expanded on arcs (one arc a term)
         self.multiset_functions: dict[str, Tree] = {}
+        #: functions whose value is a timed multiset (``1`x@t``), read only where an arc
+        #: inscription is a call of one: inlined there
+        self.arc_only_functions: set[str] = set()
         self.index_constructors: set[str] = set()
         self.colour_members: dict[str, tuple[Any, ...]] = {}
         self.colour_shapes: dict[str, tuple[Any, ...]] = {}  # for CS.legal and CS.mkstr
@@ -1218,6 +1241,15 @@ class _Importer:
                 python = translator.expression(parts[-1], where)
             except UnsupportedConstruct as exc:
                 del self.functions[name]
+                if _is_multiset_body(dec) and _has_stamp(parts[-1]):
+                    # 1`x@t: CPN Tools' timed value (time.sml: datatype 'a timed = @ of
+                    # 'a * time), which has a meaning on an output arc only
+                    self.multiset_functions[name] = dec
+                    self.arc_only_functions.add(name)
+                    self.note("declaration", element, name, "a timed multiset (v@t): read "
+                              "where an output arc's inscription is a call of it, inlined "
+                              "there")
+                    return
                 raise _Unsupported.of(exc) from None
             py_params = tuple(py_name(p) for p in params)
         self._declare_basis(translator)
@@ -1526,11 +1558,18 @@ class _Importer:
         if channel:
             raise _Unsupported("synchronisation channels are not imported")
         guard_text = _text(element.find("cond"))
-        guard = self._guard(element.find("cond"), guard_text, f"guard of {where}", variables) \
-            if guard_text else None
+        conditions = self._parse(element.find("cond"), guard_text, f"guard of {where}",
+                                 "guard").children if guard_text else []
+        bindings, conditions = self._guard_bindings(element, conditions, arcs,
+                                                    f"guard of {where}", variables)
+        guard = self._guard(element.find("cond"), conditions, f"guard of {where}", variables) \
+            if conditions else None
         delay = self._transition_delay(element.find("time"), f"time of {where}", variables)
         priority = self._priority(element.find("priority"), f"priority of {where}")
         action, outputs = self._code(element.find("code"), f"code of {where}", variables, raw)
+        if bindings:
+            action, outputs = self._bound_by_guard(element, bindings, action, outputs,
+                                                   f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
             for arc in self._arc(arc_element, name, place, variables):
@@ -1570,12 +1609,74 @@ class _Importer:
         scope = {py_name(k): v for k, v in self.constants.items()}
         return {k: v for k, v in scope.items() if _literal(v)}
 
-    def _guard(self, element: ET.Element | None, text: str, where: str,
+    def _guard_bindings(self, element: ET.Element, conditions: list[Any],
+                        arcs: list[tuple[ET.Element, str]], where: str,
+                        variables: frozenset[str]) -> tuple[list[tuple[str, Any]], list[Any]]:
+        """The guard's conjuncts ``v = e`` (or ``e = v``) that bind ``v``, as CPN Tools'
+        binding calculation does: ``v`` a declared variable that no input arc, code segment
+        output, time or priority inscription names; ``e`` naming no variable bound so.
+        The other conjuncts read ``e`` in place of ``v`` (a ``v`` whose ``e`` draws at
+        random or reads the clock, which another conjunct names, is not bound so).
+        Returns the bindings (variable, ``e``) and the other conjuncts."""
+        texts = [_text(a.find("annot")) for a, _ in arcs
+                 if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        texts += [_text(element.find(tag)) for tag in ("time", "priority")]
+        code = _text(element.find("code"))
+        outputs = re.search(r"\boutput\s*\(?([^);]*)", code)
+        texts.append(outputs.group(1) if outputs else "")
+
+        def named(name: str, text: str) -> bool:
+            return re.search(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", text) is not None
+
+        bindings: list[tuple[str, Any]] = []
+        kept: list[Any] = []
+        for index, condition in enumerate(conditions):
+            others = [c for k, c in enumerate(conditions) if k != index]
+            for name, value in _equation_sides(condition, self.variables):
+                names = set(_names_in(value))
+                if any(named(name, t) for t in texts) or name in names or \
+                        names & {v for v, _ in bindings} or \
+                        any(name in _names_in(e) for _, e in bindings):
+                    continue
+                if any(name in _names_in(c) for c in others):
+                    _, translator = self._python(element, value, where, variables)
+                    if translator.uses_random or translator.uses_time:
+                        continue
+                bindings.append((name, value))
+                break
+            else:
+                kept.append(condition)
+        substitution = dict(bindings)
+        return bindings, [_substitute(c, substitution) for c in kept]
+
+    def _bound_by_guard(self, element: ET.Element, bindings: list[tuple[str, Any]],
+                        action: CodeAction | None, outputs: tuple[str, ...], where: str,
+                        variables: frozenset[str]) -> tuple[CodeAction, tuple[str, ...]]:
+        """An action giving the variables the guard binds (each its ``e``, computed when the
+        transition occurs) before the code segment's own outputs, which may read them."""
+        names = tuple(py_name(v) for v, _ in bindings)
+        values = [self._python(element, e, where, variables)[0] for _, e in bindings]
+        known = {py_name(v) for v in self.variables}
+        inputs = {n for text in values for n in Inscription.parse(text, where).names
+                  if n in known}
+        if action is None:
+            rest = "()"
+        else:
+            inputs |= set(action.inputs) - set(names)
+            rest = {0: f"(({action.body}), ())[1]", 1: f"(({action.body}),)"}.get(
+                len(action.outputs), f"tuple({action.body})")
+        params = ", ".join(names)
+        body = f"(lambda {params}: ({params},) + {rest})({', '.join(values)})"
+        every = names + outputs
+        if len(every) == 1:
+            body = f"({body})[0]"
+        self.note("transition", element, _node_name(element), "guard binds "
+                  f"{', '.join(v for v, _ in bindings)} (computed when it occurs, as CPN "
+                  "Tools binds a variable no input arc binds from a guard v = e)")
+        return CodeAction(tuple(sorted(inputs)), every, body, self.declarations), every
+
+    def _guard(self, element: ET.Element | None, conditions: list[Any], where: str,
                variables: frozenset[str]) -> str:
-        tree = self._parse(element, text, where, "guard")
-        conditions = tree.children
-        if not conditions:
-            return "True"
         parts = [self._python(element, c, where, variables) for c in conditions]
         if any(t.uses_random for _, t in parts):
             raise _Unsupported("a guard that draws random numbers")
@@ -1725,6 +1826,11 @@ class _Importer:
                 raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
+            tree.data == "apply" and isinstance(tree.children[0], Tree) and \
+            str(tree.children[0].children[0]) in self.arc_only_functions else None
+        if called is not None:
+            tree = _conditional_terms(called)
         when = None
         if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
@@ -2165,6 +2271,12 @@ def _is_multiset_body(dec: Tree) -> bool:
         return False
 
     return all(multiset(clause.children[-1]) for clause in dec.children)
+
+
+def _has_stamp(tree: Any) -> bool:
+    """Whether ``tree`` holds CPN Tools' time stamp operator ``v@t``."""
+    return isinstance(tree, Tree) and any(
+        n.data == "binop" and str(n.children[1]) == "@" for n in tree.iter_subtrees())
 
 
 def _is_empty(tree: Any) -> bool:
