@@ -405,3 +405,20 @@ def test_a_guard_binding_a_random_draw_draws_once_per_occurrence_and_a_test_of_i
     assert runs[0] == runs[1] and len(runs[0]) == 5 and all(1 <= v <= 6 for v in runs[0])
     refused = read_cpn(_bound_net("[j = discrete (1, 6), j > 2]"))
     assert "a guard that draws random numbers" in refused.report.text()
+
+
+def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_path):
+    """``(i, [])`` on an input arc takes (1, []) and leaves (2, [3]): one firing, two states,
+    one dead marking, as cpncheck counts; it once made tcpn's compiler write bad code."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "LIST", "<list><id>INT</id></list>")
+        + colset("D3", "PAIR", "<product><id>INT</id><id>LIST</id></product>")
+        + var("D4", "INT", "i"),
+        [("P1", "P", "PAIR", "1`(1, []) ++ 1`(2, [3])"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "(i, [])"), ("A2", "TtoP", "T1", "P2", "i")])
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    assert [t.value for t in simulator.tokens("Q")] == [1]

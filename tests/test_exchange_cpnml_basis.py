@@ -320,3 +320,37 @@ def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_
     reasons = [item.reason for item in read_cpn(large).report.unsupported]
     assert any("a multiset written as a list that depends on the binding (l)" in r
                for r in reasons), reasons
+
+
+def test_multiset_difference_inside_functions_follows_cpn_tools_ms_sml():
+    """``ms1 -- ms2`` (CPN Tools' ms.sml, multisets as lists): one occurrence of each
+    element of ms2 taken out of ms1, the first from the left; Subtract when ms2 is not in
+    ms1. Values worked out by hand."""
+    imported = read_cpn(declarations_net([
+        "val a = length ([1, 2, 3, 2] -- [2, 3]);",  # [1, 2]
+        "val b = hd ([2, 1, 2] -- [2]);",  # [1, 2]: the first 2 goes
+        "fun rem (ms, x) = ms -- [x];",
+        "val c = length (rem ([4, 4], 4));",
+        "val d = (rem ([1], 2); 0) handle Subtract => 7;",
+        "val e = length ((1`5 ++ 2`6) -- 1`6);",  # [5, 6]
+    ]))
+    assert imported.complete, imported.report.text()
+    assert {k: imported.net.declarations[k] for k in "abcde"} == {
+        "a": 2, "b": 1, "c": 1, "d": 7, "e": 2}
+
+
+def test_a_multiset_difference_in_a_marking_and_on_an_arc_is_the_multiset_it_leaves():
+    """``1`1++1`2++1`3 -- 1`2`` (++ and -- both infix 6, from the left) leaves 1 and 3;
+    ``others i = [1, 2, 3] -- [i]`` on an arc of a small colour set gives the two others."""
+    declarations = colset("C1", "SMALL", "<int><with><ml>1</ml><ml>3</ml></with></int>") + var(
+        "V1", "SMALL", "i") + ml("F1", "fun others i = [1, 2, 3] -- [i];")
+    for init, arc, expected in (("1`1++1`2++1`3 -- 1`2", "i", [1, 3]),
+                                ("1`2", "others i", [1, 3])):
+        text = cpn_file(declarations, [("P1", "P", "SMALL", init), ("P2", "Q", "SMALL", "")],
+                        [("T1", "T", "", "")],
+                        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+        imported = read_cpn(text)
+        assert imported.complete, imported.report.text()
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == expected, (init, arc)

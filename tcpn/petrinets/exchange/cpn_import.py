@@ -1902,8 +1902,8 @@ class _Importer:
 
     def _list_valued(self, tree: Any, depth: int) -> bool:
         """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``List.map``,
-        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, a ``val`` or a call of a
-        function whose value is one): on an arc, the multiset of its elements."""
+        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, ``--``, a ``val`` or a
+        call of a function whose value is one): on an arc, the multiset of its elements."""
         if not isinstance(tree, Tree) or depth > 8:
             return False
         if tree.data == "list":
@@ -1913,7 +1913,7 @@ class _Importer:
         if tree.data == "ifte":
             return all(self._list_valued(c, depth + 1) for c in tree.children[1:])
         if tree.data == "binop":
-            return str(tree.children[1]) in ("^^", "::")
+            return str(tree.children[1]) in ("^^", "::", "--")
         if tree.data == "name":
             return isinstance(self.constants.get(str(tree.children[0])), tuple) and \
                 str(tree.children[0]) not in self.variables
@@ -2012,6 +2012,15 @@ class _Importer:
             try:
                 compile_net(self.net)
                 return
+            except SyntaxError as exc:
+                # code tcpn's compiler wrote for one transition does not parse: a fault of
+                # tcpn, not of the file; that transition is left out, named, the rest kept
+                match = re.fullmatch(r"<tcpn transition (.+)>", exc.filename or "")
+                if match is None or match.group(1) not in self.net.transitions:
+                    raise
+                self._drop_transition(match.group(1), "tcpn's compiler could not translate "
+                                      f"it (an internal fault, please report it): {exc.msg}")
+                continue
             except InputError as exc:
                 name = next((t for t in self.net.transitions
                              if re.search(rf"\btransition {re.escape(t)}\b", str(exc))

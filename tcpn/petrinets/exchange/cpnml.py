@@ -635,7 +635,7 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
-                     "ml_substring": "String.substring"}
+                     "ml_substring": "String.substring", "ml_ms_minus": "--"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
@@ -902,12 +902,14 @@ class MLToPython(MatchForms):
     def _t_binop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         left_tree, op_token, right_tree = tree.children
         op = str(op_token)
-        if op in ("--", "@", "@+", "@++"):
-            raise self._unsupported(tree, where, f"multiset operator {op!r} inside an "
+        if op in ("@", "@+", "@++"):
+            raise self._unsupported(tree, where, f"time stamp operator {op!r} inside an "
                                     "expression (tcpn reads it only at the top of an arc "
                                     "inscription or an initial marking)")
         left = self._expr(left_tree, where, local)
         right = self._expr(right_tree, where, local)
+        if op == "--":  # inside an expression, multisets are lists (ms.sml)
+            return self._cell_call("ml_ms_minus", left, right)
         if op == "`":  # CPN ML's multisets are lists: n`v is n copies of v
             return ast.BinOp(ast.Tuple([right], ast.Load()), ast.Mult(), left)
         if op == "%":  # CPN Tools' bs % v: 1`v when every boolean of bs holds, else empty

@@ -51,6 +51,7 @@ __all__ = [
     "ml_legal",
     "ml_map_partial",
     "ml_mkstr",
+    "ml_ms_minus",
     "ml_option_map",
     "ml_ord",
     "ml_pair_all",
@@ -282,6 +283,21 @@ def ml_is_suffix(suffix: str, text: str) -> bool:
     return text.endswith(suffix)
 
 
+def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' ``ms1 -- ms2`` (its simulator's ``ms.sml``; multisets are lists): ``ms1``
+    with one occurrence of each element of ``ms2`` taken out, the first one from the
+    left; ``Subtract`` when ``ms2`` is not contained in ``ms1``."""
+    rest = list(left)
+    for item in right:
+        for index, candidate in enumerate(rest):
+            if candidate == item:
+                del rest[index]
+                break
+        else:
+            ml_raise("Subtract")
+    return tuple(rest)
+
+
 def ml_multiplicity(items: Sequence[Any], value: Any, members: Sequence[Any]) -> int:
     """How many times ``value`` is in the list ``items`` written on an arc (a multiset),
     after checking that every item is one of the place's colours ``members``."""
@@ -389,5 +405,5 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_multiplicity": ml_multiplicity,
+    "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus,
 }
