@@ -422,3 +422,18 @@ def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_p
     simulator = Simulator(read_cpn(text).net, seed=0)
     simulator.run(until=10.0)
     assert [t.value for t in simulator.tokens("Q")] == [1]
+
+
+def test_a_multiset_function_of_unit_is_inlined_on_the_arc_calling_it(tmp_path):
+    """``fun two () = 1`7 ++ 1`8`` called on an output arc as ``two ()``: each firing puts
+    a 7 and an 8 (one firing from the one token on P: 2 states, 1 arc, as cpncheck)."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D2", "INT", "i")
+        + ml("D3", "fun two () = 1`7 ++ 1`8;"),
+        [("P1", "P", "INT", "1`1"), ("P2", "Q", "INT", "")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "two ()")])
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [7, 8]

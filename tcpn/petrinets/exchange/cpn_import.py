@@ -2183,6 +2183,8 @@ def _bind_argument(pattern: Any, argument: Any, substitution: dict[str, Any],
         return True
     if kind == "wild_pat":
         return True
+    if kind == "unit_pat":  # f () = ...: called with ()
+        return isinstance(argument, Tree) and argument.data == "unit"
     if kind == "con_pat" and str(pattern.children[0]) in index_constructors:
         return _bind_argument(pattern.children[1], argument, substitution, index_constructors)
     if kind == "tuple_pat" and isinstance(argument, Tree) and argument.data == "tuple" \
