@@ -15,7 +15,7 @@ from cpncheck.net import CPNNet
 from cpncheck.statespace import build_state_space
 
 from tcpn.petrinets.engine.simulator import Simulator
-from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
 from tcpn.petrinets.exchange.cpnml import MLToPython, parse_ml
 from tcpn.petrinets.statespace.space import explore
 
@@ -437,3 +437,12 @@ def test_a_multiset_function_of_unit_is_inlined_on_the_arc_calling_it(tmp_path):
     simulator = Simulator(read_cpn(text).net, seed=0)
     simulator.run(until=10.0)
     assert sorted(t.value for t in simulator.tokens("Q")) == [7, 8]
+
+
+def test_declarations_left_in_an_errordecl_block_are_named_when_a_colour_set_is_missing():
+    """A Design/CPN file converted with its declarations left in ``<errordecl>``: the
+    refusal names that block, not only the colour set it did not declare."""
+    text = cpn_file("<errordecl>color INT = int;\nvar n : INT;</errordecl>",
+                    [("P1", "P", "INT", "1`1")], [], [])
+    with pytest.raises(CpnFormatError, match=r"unknown colour set 'INT' .*<errordecl> block"):
+        read_cpn(text)

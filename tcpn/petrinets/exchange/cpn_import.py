@@ -1357,7 +1357,12 @@ class _Importer:
             self.note("place", element, raw, f"renamed {name}")
         type_name = _text(element.find("type")) or "UNIT"
         if type_name not in self.colours and type_name not in self.bad_colours:
-            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}")
+            unread = self.cpnet.find(".//errordecl")
+            why = "" if unread is None else (
+                f" (the file's declarations are an <errordecl> block, line "
+                f"{self.lines.get(unread, '?')}: Design/CPN text the converter left "
+                "untranslated, which tcpn does not read)")
+            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}{why}")
         colour = self.colours.get(type_name)
         info = _PlaceInfo(name, element, colour)
         if colour is None:
