@@ -205,3 +205,23 @@ def test_curried_functions_and_partial_applications_in_guards_and_arcs_explore()
     assert imported.complete, imported.report.text()
     space = explore(imported.net)
     assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 1)
+
+
+def test_a_function_drawing_at_random_passed_as_a_value_draws_at_each_call():
+    """``bump`` and ``add`` draw (discrete (3, 3) is always 3, so the values are known):
+    passed to ``List.map`` and ``foldl`` as values they are called on each element, as SML
+    calls them: for i, bump i + add (10, add (i, 0)) = (i + 3) + (10 + (i + 0 + 3) + 3),
+    so T moves 1 and 2 to Q as 21 and 23."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D2", "INT", "i", "j")
+        + ml("F1", "fun bump x = x + discrete (3, 3);")
+        + ml("F2", "fun add (x, y) = x + y + discrete (3, 3);"),
+        [("P1", "P", "INT", "1`1 ++ 1`2"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "", "input (i); output (j); action "
+          "(hd (List.map bump [i]) + foldl add 0 [i, 10]);")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "j")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [21, 23]

@@ -796,6 +796,14 @@ class MLToPython(MatchForms):
             return ast.parse(repr(CALENDAR_VALUES[name]), mode="eval").body
         if name in self.functions:  # a function passed as a value: of one argument
             return _one_argument(py_name(name), self.functions[name])
+        if name in self.inline:  # one drawing at random or reading the clock, as a value
+            params, body = self.inline[name]
+            self._note_inline(body)
+            function = _lambda(tuple(py_name(p) for p in params), body)
+            if len(params) == 1:
+                return function
+            return _lambda(("_p",), ast.Call(function, [ast.Starred(
+                ast.Name("_p", ast.Load()), ast.Load())] if params else [], []))
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
@@ -998,10 +1006,7 @@ class MLToPython(MatchForms):
         name = str(head.children[0])
         if name in self.inline:
             params, body = self.inline[name]
-            called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
-            self.uses_time = self.uses_time or "now" in called
-            self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
-                "now" not in called
+            self._note_inline(body)
             args = self._fit(tree, where, name, len(params), args)
             return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
                 else body
@@ -1009,6 +1014,14 @@ class MLToPython(MatchForms):
             args = self._fit(tree, where, name, self.functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
+
+    def _note_inline(self, body: ast.expr) -> None:
+        """Whether an inlined function's ``body`` reads the clock or draws at random (one
+        that does neither draws through a function that does)."""
+        called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+        self.uses_time = self.uses_time or "now" in called
+        self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
+            "now" not in called
 
     @staticmethod
     def _tabulate_var(fn: Tree) -> str | None:
