@@ -354,3 +354,28 @@ def test_a_multiset_difference_in_a_marking_and_on_an_arc_is_the_multiset_it_lea
         simulator = Simulator(imported.net, seed=0)
         simulator.run(until=10.0)
         assert sorted(t.value for t in simulator.tokens("Q")) == expected, (init, arc)
+
+
+def test_the_product_of_multisets_of_a_product_colour_set_as_cpn_tools_builds_it(tmp_path):
+    """``PR.mult (ms1, ms2)``: every pair, the first component outermost (CPN Tools'
+    create_decl.sml): [(1,3), (1,4), (2,3), (2,4)] for ([1,2], [3,4]). On an arc,
+    ``Mes s = PR.mult (1`s, D.all () -- 1`s)`` sends s to each other site, as the
+    distributed database does: 1 moves to Q as (1,2) and (1,3); 2 states, 1 arc, 1 dead,
+    as cpncheck counts."""
+    declarations = (colset("C1", "D", "<int><with><ml>1</ml><ml>3</ml></with></int>")
+                    + colset("C2", "PR", "<product><id>D</id><id>D</id></product>")
+                    + var("V1", "D", "s")
+                    + ml("F1", "fun Mes s = PR.mult (1`s, D.all () -- 1`s);")
+                    + ml("F2", "val m = PR.mult ([1, 2], [3, 4]);")
+                    + ml("F3", "val m1 = #2 (List.nth (m, 1)) * 10 + #1 (List.nth (m, 2));"))
+    text = cpn_file(declarations, [("P1", "P", "D", "1`1"), ("P2", "Q", "PR", "")],
+                    [("T1", "T", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "s"), ("A2", "TtoP", "T1", "P2", "Mes s")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert imported.net.declarations["m1"] == 42 and len(imported.net.declarations["m"]) == 4
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [(1, 2), (1, 3)]

@@ -1906,9 +1906,10 @@ class _Importer:
         return arcs
 
     def _list_valued(self, tree: Any, depth: int) -> bool:
-        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``List.map``,
-        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, ``--``, a ``val`` or a
-        call of a function whose value is one): on an arc, the multiset of its elements."""
+        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``CS.mult``,
+        ``List.map``, ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, ``--``, a
+        ``val`` or a call of a function whose value is one): on an arc, the multiset of its
+        elements."""
         if not isinstance(tree, Tree) or depth > 8:
             return False
         if tree.data == "list":
@@ -1931,6 +1932,8 @@ class _Importer:
             return False
         name = str(head.children[0])
         if name.endswith(".all") and name[:-4] in self.colour_members:
+            return True
+        if name.endswith(".mult") and name[:-5] in self.colour_shapes:
             return True
         if name in _LIST_FUNCTIONS and name not in self.functions:
             return True

@@ -476,6 +476,20 @@ class MatchForms:
         if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
                 colour in self.colour_shapes):
             return self._colour_function(colour, operation, spine[0], tree, where, local)
+        if operation == "mult" and len(spine) == 1 and colour in self.colour_shapes:
+            # CS.mult (ms1, ..., msn) of a product: every (x1, ..., xn), the first
+            # component outermost (CPN Tools' create_decl.sml)
+            if self.colour_shapes[colour][0] != "product":
+                raise self._unsupported(tree, where, f"{name} of a colour set that is not a "
+                                        "product")
+            self.used_basis.add("ml_mult")
+            return ast.Call(ast.Name("ml_mult", ast.Load()),
+                            [self._expr(spine[0], where, local)], [])
+        if operation == "output" and len(spine) == 1 and colour in self.colour_shapes:
+            # CS.output (s, c) writes c to a stream: dropped, as TextIO's output
+            self.used_basis.add("ml_discard")
+            return ast.Call(ast.Name("ml_discard", ast.Load()),
+                            [self._expr(spine[0], where, local)], [])
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body

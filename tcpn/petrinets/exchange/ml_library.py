@@ -23,6 +23,7 @@ limit before building anything (in SML a huge count runs out of memory).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +53,7 @@ __all__ = [
     "ml_map_partial",
     "ml_mkstr",
     "ml_ms_minus",
+    "ml_mult",
     "ml_option_map",
     "ml_ord",
     "ml_pair_all",
@@ -298,6 +300,13 @@ def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(rest)
 
 
+def ml_mult(multisets: Sequence[Sequence[Any]]) -> tuple[Any, ...]:
+    """CPN Tools' ``CS.mult (ms1, ..., msn)`` of a product colour set: the multiset of
+    every ``(x1, ..., xn)``, ``xi`` from ``msi`` (with its multiplicity), the first
+    component outermost."""
+    return tuple(itertools.product(*multisets))
+
+
 def ml_multiplicity(items: Sequence[Any], value: Any, members: Sequence[Any]) -> int:
     """How many times ``value`` is in the list ``items`` written on an arc (a multiset),
     after checking that every item is one of the place's colours ``members``."""
@@ -405,5 +414,5 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus,
+    "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
 }
