@@ -433,13 +433,36 @@ class MatchForms:
 
     def local_function(self, dec: Tree, where: str, local: frozenset[str]
                        ) -> tuple[str, ast.expr, int]:
-        """A ``fun`` inside ``let``: a lambda (recursion is refused: a lambda can't name
-        itself)."""
+        """A ``fun`` inside ``let``: a lambda. A recursive one, which a lambda can't name,
+        is given itself: ``(lambda _rec: lambda p: _rec(_rec, p))(lambda _self, p: e)``
+        with ``f`` in ``e`` read as ``lambda p: _self(_self, p)``."""
         name = str(dec.children[0].children[0])
-        if any(n == name for clause in dec.children for n in _names_in(clause.children[-1])):
-            raise self._unsupported(dec, where, f"recursive local function {name!r}")
+        recursive = any(n == name for clause in dec.children
+                        for n in _names_in(clause.children[-1]))
         name, params, body = self.clauses(dec, where, local)
-        return name, _lambda(params, body), len(params)
+        if not recursive:
+            return name, _lambda(params, body), len(params)
+        fresh = tuple(f"_r{next(self.fresh)}" for _ in params)
+
+        def itself(owner: str) -> ast.expr:
+            return _lambda(fresh, ast.Call(ast.Name(owner, ast.Load()), [
+                ast.Name(owner, ast.Load()), *(ast.Name(p, ast.Load()) for p in fresh)], []))
+
+        target = self._py(name)
+
+        class _Itself(ast.NodeTransformer):
+            def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+                if any(a.arg == target for a in node.args.args):
+                    return node  # a parameter of that name hides the function
+                self.generic_visit(node)
+                return node
+
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                return itself("_self") if node.id == target else node
+
+        recursion = _lambda(("_self", *params), _Itself().visit(body))
+        function = _call(("_rec",), itself("_rec"), [recursion])
+        return name, function, len(params)
 
     # -- library functions ------------------------------------------------------------------
     def library_call(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr | None:
