@@ -446,3 +446,24 @@ def test_declarations_left_in_an_errordecl_block_are_named_when_a_colour_set_is_
                     [("P1", "P", "INT", "1`1")], [], [])
     with pytest.raises(CpnFormatError, match=r"unknown colour set 'INT' .*<errordecl> block"):
         read_cpn(text)
+
+
+def test_a_multiset_function_of_several_clauses_gives_the_tokens_of_its_value(tmp_path):
+    """``fun Init 1 = 1`1 | Init n = 1`n ++ Init (n - 1)`` (recursive, so not inlined):
+    ``Init 3`` as an initial marking is 1, 2 and 3, and ``Init i`` on an output arc of a
+    small colour set puts i, ..., 1; T moves the 2 to Q as 1 and 2: 2 states, 1 arc."""
+    text = cpn_file(
+        colset("D1", "SMALL", "<int><with><ml>1</ml><ml>3</ml></with></int>")
+        + var("D2", "SMALL", "i")
+        + ml("D3", "fun Init 1 = 1`1 | Init n = 1`n ++ Init (n - 1);"),
+        [("P1", "P", "SMALL", "Init 3"), ("P2", "Q", "SMALL", "")],
+        [("T1", "T", "i = 2", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "Init i")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert sorted(t.value for t in imported.net.places["P"].initial) == [1, 2, 3]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2]

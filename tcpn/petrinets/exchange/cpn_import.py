@@ -1937,6 +1937,8 @@ class _Importer:
             return True
         if name in _LIST_FUNCTIONS and name not in self.functions:
             return True
+        if name in self.multiset_functions and name in self.functions:
+            return True  # a declared function whose value is written as a multiset
         dec = self.function_trees.get(name)
         return dec is not None and all(self._list_valued(c.children[-1], depth + 1)
                                        for c in dec.children)
@@ -1999,6 +2001,8 @@ class _Importer:
         dec = self.multiset_functions.get(str(tree.children[0].children[0]))
         if dec is None:
             return None
+        if len(dec.children) != 1 and str(tree.children[0].children[0]) in self.functions:
+            return None  # declared: its value is the list of its tokens (_list_valued)
         if len(dec.children) != 1:
             raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]}, whose "
                                "multiset value is defined by several clauses")
