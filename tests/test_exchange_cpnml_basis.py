@@ -151,6 +151,8 @@ def test_colour_set_functions_follow_cpn_tools_definitions():
         " andalso not (P.legal (1, green) andalso P.legal (4, red)) then SMALL.size () else 0;",
         "val f = list_to_ms (SMALL.all ());",
         "val g = T.mkstr 5;",  # the time colour set of an integer-time net is int
+        "val h = R.mkstr (R.set_a {a = 1, b = \"s\"} 3);",  # a record with field a made 3
+        "val i = (R.set_a {a = 1, b = \"s\"} 4; 0) handle _ => 9;",  # 4 is not a SMALL
     ]))
     imported = read_cpn(cpn_file(declarations, [("P1", "p", "UNIT", "1`()")], [], []))
     assert imported.complete, imported.report.text()
@@ -158,6 +160,7 @@ def test_colour_set_functions_follow_cpn_tools_definitions():
     assert (values["a"], values["b"], values["c"]) == (32, "green", -2)
     assert values["d"] == '(~2)red(1,green)"x"[1,(~1)]ph(3){a=1,b="s"}'
     assert values["e"] == 6 and values["f"] == (-2, -1, 0, 1, 2, 3) and values["g"] == "5"
+    assert values["h"] == '{a=3,b="s"}' and values["i"] == 9
 
 
 def test_a_code_segment_without_semicolons_and_a_record_only_declarations_use_import():

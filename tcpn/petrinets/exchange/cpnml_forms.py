@@ -508,6 +508,15 @@ class MatchForms:
             self.used_basis.add("ml_mult")
             return ast.Call(ast.Name("ml_mult", ast.Load()),
                             [self._expr(spine[0], where, local)], [])
+        if operation.startswith("set_") and len(spine) == 2 and \
+                self.colour_shapes.get(colour, ("",))[0] == "record" and \
+                operation[4:] in dict(self.colour_shapes[colour][1]):
+            # CS.set_f r v: r with field f made v, checked legal (create_decl.sml)
+            self.used_basis.add("ml_set_field")
+            data = ast.parse(repr(self.colour_shapes[colour]), mode="eval").body
+            return ast.Call(ast.Name("ml_set_field", ast.Load()), [
+                ast.Constant(colour), data, ast.Constant(operation[4:]),
+                *(self._expr(s, where, local) for s in spine)], [])
         if operation == "output" and len(spine) == 1 and colour in self.colour_shapes:
             # CS.output (s, c) writes c to a stream: dropped, as TextIO's output
             self.used_basis.add("ml_discard")

@@ -66,6 +66,7 @@ __all__ = [
     "ml_pair_zip",
     "ml_partition",
     "ml_real_string",
+    "ml_set_field",
     "ml_sub",
     "ml_substring",
     "ml_tabulate",
@@ -383,6 +384,14 @@ def ml_legal(name: str, shape: Shape, value: Any) -> bool:
     return True
 
 
+def ml_set_field(name: str, shape: Shape, label: str, record: Any, value: Any) -> Any:
+    """CPN Tools' ``CS.set_f r v`` of a record colour set: ``r`` with field ``f`` made
+    ``v``; a ``v`` outside the field's colour set raises (CPN Tools: "illegal")."""
+    if not ml_legal(name, dict(shape[1])[label], value):
+        raise ValueError(f"{name}.set_{label}: {value!r} is not a legal value of the field")
+    return record._replace(**{label: value})
+
+
 def ml_ord(name: str, members: Sequence[Any], value: Any) -> int:
     """CPN Tools' ``CS.ord c`` of a small colour set: ``c``'s position in ``CS.all()``,
     from 0; a value outside raises (CPN Tools: "out of range")."""
@@ -415,4 +424,5 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
     "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
+    "ml_set_field": ml_set_field,
 }
