@@ -7,6 +7,7 @@ where the net is finite, against the state space cpncheck builds from the same f
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ from cpncheck.net import CPNNet
 from cpncheck.statespace import build_state_space
 
 from tcpn.petrinets.engine.simulator import Simulator
+from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
 from tcpn.petrinets.exchange.cpnml import MLToPython, parse_ml
+from tcpn.petrinets.exchange.smlcheck import check_with_sml
 from tcpn.petrinets.statespace.space import explore
 
 
@@ -389,6 +392,11 @@ def test_a_guard_equation_binds_a_variable_no_input_arc_binds(tmp_path, guard, c
     expected = {"j = i * 2": [2, 4, 6, 8, 10], "[j = i * 2, j > 4]": [6, 8, 10],
                 "[i > 2, i + 10 = j]": [13, 14, 15]}[guard]
     assert sorted(t.value for t in simulator.tokens("Q")) == expected
+    # exported, the binding is a code segment giving j, which SML/NJ type-checks
+    exported = to_cpn(read_cpn(_bound_net(guard)).net)
+    assert "output (j);" in exported
+    if shutil.which("sml") is not None:
+        assert check_with_sml(exported).errors == []
 
 
 def test_a_guard_binding_a_random_draw_draws_once_per_occurrence_and_a_test_of_it_is_named():

@@ -1664,17 +1664,15 @@ class _Importer:
         known = {py_name(v) for v in self.variables}
         inputs = {n for text in values for n in Inscription.parse(text, where).names
                   if n in known}
-        if action is None:
-            rest = "()"
+        every = names + outputs
+        if action is None:  # the values themselves, as a code segment would give them
+            body = values[0] if len(values) == 1 else f"({', '.join(values)})"
         else:
             inputs |= set(action.inputs) - set(names)
             rest = {0: f"(({action.body}), ())[1]", 1: f"(({action.body}),)"}.get(
                 len(action.outputs), f"tuple({action.body})")
-        params = ", ".join(names)
-        body = f"(lambda {params}: ({params},) + {rest})({', '.join(values)})"
-        every = names + outputs
-        if len(every) == 1:
-            body = f"({body})[0]"
+            params = ", ".join(names)
+            body = f"(lambda {params}: ({params},) + {rest})({', '.join(values)})"
         self.note("transition", element, _node_name(element), "guard binds "
                   f"{', '.join(v for v, _ in bindings)} (computed when it occurs, as CPN "
                   "Tools binds a variable no input arc binds from a guard v = e)")
