@@ -475,3 +475,29 @@ def test_a_multiset_function_of_several_clauses_gives_the_tokens_of_its_value(tm
     simulator = Simulator(imported.net, seed=0)
     simulator.run(until=10.0)
     assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2]
+
+
+@pytest.mark.parametrize(("code", "arc", "expected"), [
+    ("input (j); output (k); action (j + 1);", "k", [3, 5]),  # k = 2i + 1
+    ("input (i, j); action (j; ());", "j", [2, 4]),  # effects only: Q gets j = 2i
+    ("input (j); output (k, m); action (j + 1, j - 1);", "k + m", [4, 8]),  # 2i+1 + 2i-1
+])
+def test_a_guard_binding_is_read_by_the_code_segment_before_its_outputs(code, arc, expected):
+    """j = i * 2 is bound by the guard and read by the code segment: tokens 1 and 2 give
+    the values worked out by hand; the export writes one code segment SML/NJ accepts."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D3", "INT", "i", "j", "k", "m"),
+        [("P1", "P", "INT", "1`1++1`2"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "j = i * 2", code)],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == expected
+    exported = to_cpn(imported.net)
+    if shutil.which("sml") is not None:
+        assert check_with_sml(exported).errors == []
+    again = Simulator(read_cpn(exported).net, seed=0)
+    again.run(until=10.0)
+    assert sorted(t.value for t in again.tokens("Q")) == expected

@@ -1669,10 +1669,14 @@ class _Importer:
             body = values[0] if len(values) == 1 else f"({', '.join(values)})"
         else:
             inputs |= set(action.inputs) - set(names)
-            rest = {0: f"(({action.body}), ())[1]", 1: f"(({action.body}),)"}.get(
-                len(action.outputs), f"tuple({action.body})")
             params = ", ".join(names)
-            body = f"(lambda {params}: ({params},) + {rest})({', '.join(values)})"
+            bound = names[0] if len(names) == 1 else f"({params})"
+            parts = ", ".join(f"code_result[{k}]" for k in range(len(action.outputs)))
+            result = {0: f"(({action.body}), {bound})[1]",  # its effects, then the values
+                      1: f"({params}, {action.body})"}.get(
+                len(action.outputs),
+                f"(lambda code_result: ({params}, {parts}))({action.body})")
+            body = f"(lambda {params}: {result})({', '.join(values)})"
         self.note("transition", element, _node_name(element), "guard binds "
                   f"{', '.join(v for v, _ in bindings)} (computed when it occurs, as CPN "
                   "Tools binds a variable no input arc binds from a guard v = e)")
