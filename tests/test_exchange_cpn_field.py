@@ -501,3 +501,20 @@ def test_a_guard_binding_is_read_by_the_code_segment_before_its_outputs(code, ar
     again = Simulator(read_cpn(exported).net, seed=0)
     again.run(until=10.0)
     assert sorted(t.value for t in again.tokens("Q")) == expected
+
+
+def test_branches_of_several_tokens_on_an_output_arc_give_each_branchs_multiset(tmp_path):
+    """``if i = 1 then 1`10 ++ 2`20 else 1`30`` and the same as a ``case``: 1 puts 10, 20,
+    20 and 2 puts 30 on Q; each token moves or not: 4 states, 4 arcs, 1 dead, as cpncheck
+    counts."""
+    for arc in ("if i = 1 then 1`10 ++ 2`20 else 1`30",
+                "case i of 1 =&gt; 1`10 ++ 2`20 | _ =&gt; 1`30"):
+        text = cpn_file(
+            colset("D1", "INT", "<int/>") + var("D2", "INT", "i"),
+            [("P1", "P", "INT", "1`1 ++ 1`2"), ("P2", "Q", "INT", "")], [("T1", "T", "", "")],
+            [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+        ours, theirs = spaces(tmp_path, text)
+        assert ours == theirs == (4, 4, 1), arc
+        simulator = Simulator(read_cpn(text).net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == [10, 20, 20, 30], arc

@@ -1873,7 +1873,16 @@ class _Importer:
 
         for literal, times in literals:
             add(literal, times, delay)
-        for term in terms:
+        split: list[MultisetTerm] = []
+        for term in terms:  # branches of several terms: one conditional term per position
+            slots = _branch_slots(term.value) if orientation == "ttop" and _branches(
+                term.value) and term.count is None and term.stamp is None else None
+            if slots is not None and not self._python(element, term.value, where,
+                                                      variables)[1].uses_random:
+                split.extend(MultisetTerm(None, slot, None) for slot in slots)
+            else:
+                split.append(term)
+        for term in split:
             term_delay = delay
             if term.stamp is not None:
                 # v@t on an output arc: the token's time stamp is t, a delay of t - now (a
@@ -2261,19 +2270,40 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
         return known[0]
     filler = iter([v if v is not None else known[0] for v in values])
 
-    def rebuild(node: Any) -> Any:
-        if isinstance(node, Tree) and node.data == "ifte":
-            return Tree("ifte", [node.children[0], rebuild(node.children[1]),
-                                 rebuild(node.children[2])], node.meta)
-        if isinstance(node, Tree) and node.data == "case":
-            match = node.children[1]
-            rules = [Tree("rule", [r.children[0], rebuild(r.children[1])], r.meta)
-                     for r in match.children]
-            return Tree("case", [node.children[0], Tree("match", rules, match.meta)],
-                        node.meta)
-        return next(filler)
+    return _with_leaves(tree, filler)
 
-    return rebuild(tree)
+
+def _with_leaves(tree: Any, leaves: Iterator[Any]) -> Any:
+    """The if/case ``tree`` with its leaves (in :func:`_leaves`'s order) taken from
+    ``leaves``."""
+    if isinstance(tree, Tree) and tree.data == "ifte":
+        return Tree("ifte", [tree.children[0], _with_leaves(tree.children[1], leaves),
+                             _with_leaves(tree.children[2], leaves)], tree.meta)
+    if isinstance(tree, Tree) and tree.data == "case":
+        match = tree.children[1]
+        rules = [Tree("rule", [r.children[0], _with_leaves(r.children[1], leaves)], r.meta)
+                 for r in match.children]
+        return Tree("case", [tree.children[0], Tree("match", rules, match.meta)], tree.meta)
+    return next(leaves)
+
+
+def _branch_slots(tree: Any) -> list[Any] | None:
+    """An if/case whose branches are multisets of several terms (``if c then 1`a ++ 1`b
+    else 1`c``) as a list of if/cases of one term each, the j-th giving each branch's j-th
+    term (``empty`` past its last): their sum is the same multiset. None when every branch
+    has at most one term (or a term has a time stamp)."""
+    per_leaf = [multiset_terms(leaf) or [] for leaf in _leaves(tree)]
+    if all(len(terms) <= 1 for terms in per_leaf) or any(
+            t.stamp is not None for terms in per_leaf for t in terms):
+        return None
+    one = Tree("int", [LarkToken("INT", "1")])
+    empty = Tree("name", [LarkToken("NAME", "empty")])
+    slots = []
+    for j in range(max(len(terms) for terms in per_leaf)):
+        leaves = [Tree("binop", [terms[j].count or one, LarkToken("BQ", "`"), terms[j].value])
+                  if j < len(terms) else empty for terms in per_leaf]
+        slots.append(_with_leaves(tree, iter(leaves)))
+    return slots
 
 
 def _binds_names(tree: Any, constants: set[str]) -> bool:
