@@ -518,3 +518,20 @@ def test_branches_of_several_tokens_on_an_output_arc_give_each_branchs_multiset(
         simulator = Simulator(read_cpn(text).net, seed=0)
         simulator.run(until=10.0)
         assert sorted(t.value for t in simulator.tokens("Q")) == [10, 20, 20, 30], arc
+
+
+def test_a_function_whose_local_recursion_gives_a_multiset_gives_its_tokens_on_an_arc():
+    """``every p`` calls its local ``walk``, whose value is written as a multiset: on an
+    arc it is the tokens p - 1, ..., 0 (here 2, 1, 0), not one token holding a list."""
+    text = cpn_file(
+        colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+        + var("D2", "SMALL", "i")
+        + ml("D3", "fun every p = let fun walk 0 = 1`0 | walk k = 1`k ++ walk (k - 1)"
+                   " in walk (p - 1) end;"),
+        [("P1", "P", "SMALL", "1`3"), ("P2", "Q", "SMALL", "")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "every i")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [0, 1, 2]

@@ -1925,6 +1925,8 @@ class _Importer:
             return False
         if tree.data == "list":
             return True
+        if tree.data == "let" and _local_multiset_call(tree):
+            return True
         if tree.data in ("let", "sequence"):
             return self._list_valued(tree.children[-1], depth + 1)
         if tree.data == "ifte":
@@ -2326,6 +2328,19 @@ def _is_multiset_body(dec: Tree) -> bool:
         return False
 
     return all(multiset(clause.children[-1]) for clause in dec.children)
+
+
+def _local_multiset_call(let: Tree) -> bool:
+    """Whether ``let ... fun f ... in f e end`` calls a function of its own whose value is
+    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``)."""
+    head = let.children[-1]
+    while isinstance(head, Tree) and head.data == "apply":
+        head = head.children[0]
+    if not (isinstance(head, Tree) and head.data == "name"):
+        return False
+    return any(isinstance(dec, Tree) and dec.data == "fun_dec" and
+               str(dec.children[0].children[0]) == str(head.children[0]) and
+               _is_multiset_body(dec) for dec in let.children[:-1])
 
 
 def _has_stamp(tree: Any) -> bool:
