@@ -535,3 +535,26 @@ def test_a_function_whose_local_recursion_gives_a_multiset_gives_its_tokens_on_a
     simulator = Simulator(imported.net, seed=0)
     simulator.run(until=10.0)
     assert sorted(t.value for t in simulator.tokens("Q")) == [0, 1, 2]
+
+
+def test_a_variable_of_a_list_colour_set_on_an_arc_is_the_multiset_of_its_elements(tmp_path):
+    """CPN ML's multisets are lists, so ``l`` (a ``list SMALL``) on an arc of a SMALL place
+    is the tokens it holds: [1, 2, 2] puts 1, 2 and 2 on Q (2 states, 1 arc, as cpncheck);
+    on a place whose colour set is large it is left out, named, not one token holding a
+    list."""
+    def net(colour: str) -> str:
+        return cpn_file(
+            colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+            + colset("D2", "INT", "<int/>")
+            + colset("D3", "LS", f"<list><id>{colour}</id></list>") + var("D4", "LS", "l"),
+            [("P1", "P", "LS", "1`[1, 2, 2]"), ("P2", "Q", colour, "")],
+            [("T1", "T", "", "")],
+            [("A1", "PtoT", "T1", "P1", "l"), ("A2", "TtoP", "T1", "P2", "l")])
+    ours, theirs = spaces(tmp_path, net("SMALL"))
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(net("SMALL")).net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+    large = read_cpn(net("INT"))
+    assert "a multiset written as a list that depends on the binding (l)" in \
+        large.report.text()

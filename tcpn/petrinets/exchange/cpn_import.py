@@ -1934,8 +1934,10 @@ class _Importer:
         if tree.data == "binop":
             return str(tree.children[1]) in ("^^", "::", "--")
         if tree.data == "name":
-            return isinstance(self.constants.get(str(tree.children[0])), tuple) and \
-                str(tree.children[0]) not in self.variables
+            name = str(tree.children[0])
+            if name in self.variables:  # a variable of a list colour set: 'a ms = 'a list
+                return isinstance(self.colours.get(self.variables[name]), ListSet)
+            return isinstance(self.constants.get(name), tuple)
         if tree.data != "apply":
             return False
         head = tree
