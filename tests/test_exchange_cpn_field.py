@@ -558,3 +558,26 @@ def test_a_variable_of_a_list_colour_set_on_an_arc_is_the_multiset_of_its_elemen
     large = read_cpn(net("INT"))
     assert "a multiset written as a list that depends on the binding (l)" in \
         large.report.text()
+
+
+def test_a_list_read_from_a_reference_cell_on_an_arc_is_the_multiset_it_holds_when_it_fires():
+    """T1 sets the cell q to [1, 2, 2], then T2 puts ``getQ ()`` (``!q``) on Q: the tokens
+    1, 2, 2 read when T2 fires (not the [] q held when the file was read); on a place whose
+    colour set is large the arc is left out, named, not read once as empty."""
+    def net(colour: str) -> str:
+        return cpn_file(
+            colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+            + colset("D2", "INT", "<int/>") + colset("D3", "UNIT", "<unit/>")
+            + colset("D4", "LS", f"<list><id>{colour}</id></list>")
+            + ml("D5", "val q = ref ([] : LS);") + ml("D6", "fun getQ () = !q;"),
+            [("P1", "P", "UNIT", "1`()"), ("P2", "R", "UNIT", ""), ("P3", "Q", colour, "")],
+            [("T1", "T1", "", "input (); output (); action (q := [1, 2, 2]);"),
+             ("T2", "T2", "", "")],
+            [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", "()"),
+             ("A3", "PtoT", "T2", "P2", "()"), ("A4", "TtoP", "T2", "P3", "getQ ()")])
+    imported = read_cpn(net("SMALL"))
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+    assert "depends on the binding (a reference cell)" in read_cpn(net("INT")).report.text()

@@ -1927,6 +1927,10 @@ class _Importer:
             return True
         if tree.data == "let" and _local_multiset_call(tree):
             return True
+        if tree.data == "deref" and isinstance(tree.children[0], Tree) and \
+                tree.children[0].data == "name":  # !cell of a cell holding a list
+            cell = self.constants.get(str(tree.children[0].children[0]))
+            return isinstance(cell, Cell) and isinstance(cell.value, tuple)
         if tree.data in ("let", "sequence"):
             return self._list_valued(tree.children[-1], depth + 1)
         if tree.data == "ifte":
@@ -1969,6 +1973,8 @@ class _Importer:
         names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
                  if isinstance(n, ast.Name)}
         bound = names & {py_name(v) for v in variables}
+        if self._reads_cells(names):  # a reference cell's contents: known when it fires
+            bound |= {"a reference cell"}
         members = colour.members()
         if bound and members is not None and len(members) <= _SMALL_COLOUR_SET:
             # one arc per colour of a small colour set, as many tokens as the list has of
@@ -1992,6 +1998,23 @@ class _Importer:
             literal = repr(item)
             counts[literal] = int(counts.get(literal, 0)) + 1
         return list(counts.items())
+
+    def _reads_cells(self, names: set[str]) -> bool:
+        """Whether an expression naming ``names`` reads a reference cell: ``!c`` itself or
+        through the declared functions it calls."""
+        seen: set[str] = set()
+        pending = list(names)
+        while pending:
+            name = pending.pop()
+            if name == "ml_deref":
+                return True
+            function = self.declarations.get(name)
+            if name in seen or not isinstance(function, DeclaredFunction):
+                continue
+            seen.add(name)
+            pending.extend(n.id for n in ast.walk(ast.parse(function.body, mode="eval"))
+                           if isinstance(n, ast.Name))
+        return False
 
     def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
         """The terms of a multiset inscription, with calls of functions whose value is
