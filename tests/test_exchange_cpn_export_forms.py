@@ -343,7 +343,7 @@ def test_a_left_out_declaration_names_its_line_and_column_in_the_file(tmp_path):
     inside a ``local`` block and after other declarations of the same element."""
     text = cpn_file(
         colset("C1", "INT", "<int/>") + var("V1", "INT", "x")
-        + ml("D1", "val a = 1;\nlocal\n  val out = TextIO.openOut \"f\"\nin\n"
+        + ml("D1", "val a = 1;\nlocal\n  val out = TextIO.openIn \"f\"\nin\n"
                    "  fun g y = y + a\nend;\n  fun h y = Date.now ()"),
         [("P1", "P", "INT", "1`0")], [("T1", "T", "", "")],
         [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P1", "g x")])

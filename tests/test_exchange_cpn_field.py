@@ -7,6 +7,7 @@ where the net is finite, against the state space cpncheck builds from the same f
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,11 @@ from cpncheck.coloured import ColouredNet
 from cpncheck.net import CPNNet
 from cpncheck.statespace import build_state_space
 
-from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.engine.simulator import Simulator
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import CpnFormatError, read_cpn
 from tcpn.petrinets.exchange.cpnml import MLToPython, parse_ml
+from tcpn.petrinets.exchange.smlcheck import check_with_sml
 from tcpn.petrinets.statespace.space import explore
 
 
@@ -361,3 +365,219 @@ def test_a_function_over_a_tuple_takes_a_tuple_value_and_one_argument_takes_a_tu
         assert imported.complete, imported.report.text()
         space = explore(imported.net, clock="absolute")
         assert (len(space), space.n_edges, len(space.dead_markings())) == reference, body
+
+
+# -- a guard v = e binds v when no input arc does, as CPN Tools' binding calculation ------
+def _bound_net(guard: str) -> str:
+    """Tokens 1..5 on P; T takes one (i) and puts j on Q, j bound by the guard only."""
+    return cpn_file(
+        colset("D1", "INT", "<int/>") + var("D3", "INT", "i", "j"),
+        [("P1", "P", "INT", "1`1++1`2++1`3++1`4++1`5"), ("P2", "Q", "INT", "")],
+        [("T1", "T", guard.replace("<", "&lt;").replace(">", "&gt;"), "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "j")])
+
+
+@pytest.mark.parametrize(("guard", "counted"), [
+    ("j = i * 2", (32, 80, 1)),  # 5 tokens each moved or not: 2^5 states, 5 * 2^4 arcs
+    ("[j = i * 2, j > 4]", (8, 12, 1)),  # only i = 3, 4, 5 move: 2^3 states, 3 * 2^2 arcs
+    ("[i > 2, i + 10 = j]", (8, 12, 1)),
+])
+def test_a_guard_equation_binds_a_variable_no_input_arc_binds(tmp_path, guard, counted):
+    """j (of INT, too large to range over) is bound by the guard's j = e: the state space
+    is the one counted by hand and the one cpncheck builds; Q gets the values of e."""
+    ours, theirs = spaces(tmp_path, _bound_net(guard))
+    assert ours == theirs == counted
+    simulator = Simulator(read_cpn(_bound_net(guard)).net, seed=0)
+    simulator.run(until=10.0)
+    expected = {"j = i * 2": [2, 4, 6, 8, 10], "[j = i * 2, j > 4]": [6, 8, 10],
+                "[i > 2, i + 10 = j]": [13, 14, 15]}[guard]
+    assert sorted(t.value for t in simulator.tokens("Q")) == expected
+    # exported, the binding is a code segment giving j, which SML/NJ type-checks
+    exported = to_cpn(read_cpn(_bound_net(guard)).net)
+    assert "output (j);" in exported
+    if shutil.which("sml") is not None:
+        assert check_with_sml(exported).errors == []
+
+
+def test_a_guard_binding_a_random_draw_draws_once_per_occurrence_and_a_test_of_it_is_named():
+    """j = discrete (1, 6): each occurrence draws j (reproducible from the seed); a guard
+    that also tests the drawn j is left out, named (the draw would decide enabling)."""
+    imported = read_cpn(_bound_net("j = discrete (1, 6)"))
+    assert imported.complete, imported.report.text()
+    assert "guard binds j" in imported.report.text()
+    runs = []
+    for _ in range(2):
+        simulator = Simulator(imported.net, seed=7)
+        simulator.run(until=10.0)
+        runs.append(sorted(t.value for t in simulator.tokens("Q")))
+    assert runs[0] == runs[1] and len(runs[0]) == 5 and all(1 <= v <= 6 for v in runs[0])
+    refused = read_cpn(_bound_net("[j = discrete (1, 6), j > 2]"))
+    assert "a guard that draws random numbers" in refused.report.text()
+
+
+def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_path):
+    """``(i, [])`` on an input arc takes (1, []) and leaves (2, [3]): one firing, two states,
+    one dead marking, as cpncheck counts; it once made tcpn's compiler write bad code."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "LIST", "<list><id>INT</id></list>")
+        + colset("D3", "PAIR", "<product><id>INT</id><id>LIST</id></product>")
+        + var("D4", "INT", "i"),
+        [("P1", "P", "PAIR", "1`(1, []) ++ 1`(2, [3])"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "(i, [])"), ("A2", "TtoP", "T1", "P2", "i")])
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    assert [t.value for t in simulator.tokens("Q")] == [1]
+
+
+def test_a_multiset_function_of_unit_is_inlined_on_the_arc_calling_it(tmp_path):
+    """``fun two () = 1`7 ++ 1`8`` called on an output arc as ``two ()``: each firing puts
+    a 7 and an 8 (one firing from the one token on P: 2 states, 1 arc, as cpncheck)."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D2", "INT", "i")
+        + ml("D3", "fun two () = 1`7 ++ 1`8;"),
+        [("P1", "P", "INT", "1`1"), ("P2", "Q", "INT", "")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "two ()")])
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [7, 8]
+
+
+def test_declarations_left_in_an_errordecl_block_are_named_when_a_colour_set_is_missing():
+    """A Design/CPN file converted with its declarations left in ``<errordecl>``: the
+    refusal names that block, not only the colour set it did not declare."""
+    text = cpn_file("<errordecl>color INT = int;\nvar n : INT;</errordecl>",
+                    [("P1", "P", "INT", "1`1")], [], [])
+    with pytest.raises(CpnFormatError, match=r"unknown colour set 'INT' .*<errordecl> block"):
+        read_cpn(text)
+
+
+def test_a_multiset_function_of_several_clauses_gives_the_tokens_of_its_value(tmp_path):
+    """``fun Init 1 = 1`1 | Init n = 1`n ++ Init (n - 1)`` (recursive, so not inlined):
+    ``Init 3`` as an initial marking is 1, 2 and 3, and ``Init i`` on an output arc of a
+    small colour set puts i, ..., 1; T moves the 2 to Q as 1 and 2: 2 states, 1 arc."""
+    text = cpn_file(
+        colset("D1", "SMALL", "<int><with><ml>1</ml><ml>3</ml></with></int>")
+        + var("D2", "SMALL", "i")
+        + ml("D3", "fun Init 1 = 1`1 | Init n = 1`n ++ Init (n - 1);"),
+        [("P1", "P", "SMALL", "Init 3"), ("P2", "Q", "SMALL", "")],
+        [("T1", "T", "i = 2", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "Init i")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert sorted(t.value for t in imported.net.places["P"].initial) == [1, 2, 3]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2]
+
+
+@pytest.mark.parametrize(("code", "arc", "expected"), [
+    ("input (j); output (k); action (j + 1);", "k", [3, 5]),  # k = 2i + 1
+    ("input (i, j); action (j; ());", "j", [2, 4]),  # effects only: Q gets j = 2i
+    ("input (j); output (k, m); action (j + 1, j - 1);", "k + m", [4, 8]),  # 2i+1 + 2i-1
+])
+def test_a_guard_binding_is_read_by_the_code_segment_before_its_outputs(code, arc, expected):
+    """j = i * 2 is bound by the guard and read by the code segment: tokens 1 and 2 give
+    the values worked out by hand; the export writes one code segment SML/NJ accepts."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D3", "INT", "i", "j", "k", "m"),
+        [("P1", "P", "INT", "1`1++1`2"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "j = i * 2", code)],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == expected
+    exported = to_cpn(imported.net)
+    if shutil.which("sml") is not None:
+        assert check_with_sml(exported).errors == []
+    again = Simulator(read_cpn(exported).net, seed=0)
+    again.run(until=10.0)
+    assert sorted(t.value for t in again.tokens("Q")) == expected
+
+
+def test_branches_of_several_tokens_on_an_output_arc_give_each_branchs_multiset(tmp_path):
+    """``if i = 1 then 1`10 ++ 2`20 else 1`30`` and the same as a ``case``: 1 puts 10, 20,
+    20 and 2 puts 30 on Q; each token moves or not: 4 states, 4 arcs, 1 dead, as cpncheck
+    counts."""
+    for arc in ("if i = 1 then 1`10 ++ 2`20 else 1`30",
+                "case i of 1 =&gt; 1`10 ++ 2`20 | _ =&gt; 1`30"):
+        text = cpn_file(
+            colset("D1", "INT", "<int/>") + var("D2", "INT", "i"),
+            [("P1", "P", "INT", "1`1 ++ 1`2"), ("P2", "Q", "INT", "")], [("T1", "T", "", "")],
+            [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+        ours, theirs = spaces(tmp_path, text)
+        assert ours == theirs == (4, 4, 1), arc
+        simulator = Simulator(read_cpn(text).net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == [10, 20, 20, 30], arc
+
+
+def test_a_function_whose_local_recursion_gives_a_multiset_gives_its_tokens_on_an_arc():
+    """``every p`` calls its local ``walk``, whose value is written as a multiset: on an
+    arc it is the tokens p - 1, ..., 0 (here 2, 1, 0), not one token holding a list."""
+    text = cpn_file(
+        colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+        + var("D2", "SMALL", "i")
+        + ml("D3", "fun every p = let fun walk 0 = 1`0 | walk k = 1`k ++ walk (k - 1)"
+                   " in walk (p - 1) end;"),
+        [("P1", "P", "SMALL", "1`3"), ("P2", "Q", "SMALL", "")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "every i")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [0, 1, 2]
+
+
+def test_a_variable_of_a_list_colour_set_on_an_arc_is_the_multiset_of_its_elements(tmp_path):
+    """CPN ML's multisets are lists, so ``l`` (a ``list SMALL``) on an arc of a SMALL place
+    is the tokens it holds: [1, 2, 2] puts 1, 2 and 2 on Q (2 states, 1 arc, as cpncheck);
+    on a place whose colour set is large it is left out, named, not one token holding a
+    list."""
+    def net(colour: str) -> str:
+        return cpn_file(
+            colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+            + colset("D2", "INT", "<int/>")
+            + colset("D3", "LS", f"<list><id>{colour}</id></list>") + var("D4", "LS", "l"),
+            [("P1", "P", "LS", "1`[1, 2, 2]"), ("P2", "Q", colour, "")],
+            [("T1", "T", "", "")],
+            [("A1", "PtoT", "T1", "P1", "l"), ("A2", "TtoP", "T1", "P2", "l")])
+    ours, theirs = spaces(tmp_path, net("SMALL"))
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(read_cpn(net("SMALL")).net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+    large = read_cpn(net("INT"))
+    assert "a multiset written as a list that depends on the binding (l)" in \
+        large.report.text()
+
+
+def test_a_list_read_from_a_reference_cell_on_an_arc_is_the_multiset_it_holds_when_it_fires():
+    """T1 sets the cell q to [1, 2, 2], then T2 puts ``getQ ()`` (``!q``) on Q: the tokens
+    1, 2, 2 read when T2 fires (not the [] q held when the file was read); on a place whose
+    colour set is large the arc is left out, named, not read once as empty."""
+    def net(colour: str) -> str:
+        return cpn_file(
+            colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
+            + colset("D2", "INT", "<int/>") + colset("D3", "UNIT", "<unit/>")
+            + colset("D4", "LS", f"<list><id>{colour}</id></list>")
+            + ml("D5", "val q = ref ([] : LS);") + ml("D6", "fun getQ () = !q;"),
+            [("P1", "P", "UNIT", "1`()"), ("P2", "R", "UNIT", ""), ("P3", "Q", colour, "")],
+            [("T1", "T1", "", "input (); output (); action (q := [1, 2, 2]);"),
+             ("T2", "T2", "", "")],
+            [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", "()"),
+             ("A3", "PtoT", "T2", "P2", "()"), ("A4", "TtoP", "T2", "P3", "getQ ()")])
+    imported = read_cpn(net("SMALL"))
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+    assert "depends on the binding (a reference cell)" in read_cpn(net("INT")).report.text()

@@ -151,6 +151,8 @@ def test_colour_set_functions_follow_cpn_tools_definitions():
         " andalso not (P.legal (1, green) andalso P.legal (4, red)) then SMALL.size () else 0;",
         "val f = list_to_ms (SMALL.all ());",
         "val g = T.mkstr 5;",  # the time colour set of an integer-time net is int
+        "val h = R.mkstr (R.set_a {a = 1, b = \"s\"} 3);",  # a record with field a made 3
+        "val i = (R.set_a {a = 1, b = \"s\"} 4; 0) handle _ => 9;",  # 4 is not a SMALL
     ]))
     imported = read_cpn(cpn_file(declarations, [("P1", "p", "UNIT", "1`()")], [], []))
     assert imported.complete, imported.report.text()
@@ -158,6 +160,7 @@ def test_colour_set_functions_follow_cpn_tools_definitions():
     assert (values["a"], values["b"], values["c"]) == (32, "green", -2)
     assert values["d"] == '(~2)red(1,green)"x"[1,(~1)]ph(3){a=1,b="s"}'
     assert values["e"] == 6 and values["f"] == (-2, -1, 0, 1, 2, 3) and values["g"] == "5"
+    assert values["h"] == '{a=3,b="s"}' and values["i"] == 9
 
 
 def test_a_code_segment_without_semicolons_and_a_record_only_declarations_use_import():
@@ -320,3 +323,62 @@ def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_
     reasons = [item.reason for item in read_cpn(large).report.unsupported]
     assert any("a multiset written as a list that depends on the binding (l)" in r
                for r in reasons), reasons
+
+
+def test_multiset_difference_inside_functions_follows_cpn_tools_ms_sml():
+    """``ms1 -- ms2`` (CPN Tools' ms.sml, multisets as lists): one occurrence of each
+    element of ms2 taken out of ms1, the first from the left; Subtract when ms2 is not in
+    ms1. Values worked out by hand."""
+    imported = read_cpn(declarations_net([
+        "val a = length ([1, 2, 3, 2] -- [2, 3]);",  # [1, 2]
+        "val b = hd ([2, 1, 2] -- [2]);",  # [1, 2]: the first 2 goes
+        "fun rem (ms, x) = ms -- [x];",
+        "val c = length (rem ([4, 4], 4));",
+        "val d = (rem ([1], 2); 0) handle Subtract => 7;",
+        "val e = length ((1`5 ++ 2`6) -- 1`6);",  # [5, 6]
+    ]))
+    assert imported.complete, imported.report.text()
+    assert {k: imported.net.declarations[k] for k in "abcde"} == {
+        "a": 2, "b": 1, "c": 1, "d": 7, "e": 2}
+
+
+def test_a_multiset_difference_in_a_marking_and_on_an_arc_is_the_multiset_it_leaves():
+    """``1`1++1`2++1`3 -- 1`2`` (++ and -- both infix 6, from the left) leaves 1 and 3;
+    ``others i = [1, 2, 3] -- [i]`` on an arc of a small colour set gives the two others."""
+    declarations = colset("C1", "SMALL", "<int><with><ml>1</ml><ml>3</ml></with></int>") + var(
+        "V1", "SMALL", "i") + ml("F1", "fun others i = [1, 2, 3] -- [i];")
+    for init, arc, expected in (("1`1++1`2++1`3 -- 1`2", "i", [1, 3]),
+                                ("1`2", "others i", [1, 3])):
+        text = cpn_file(declarations, [("P1", "P", "SMALL", init), ("P2", "Q", "SMALL", "")],
+                        [("T1", "T", "", "")],
+                        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", arc)])
+        imported = read_cpn(text)
+        assert imported.complete, imported.report.text()
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == expected, (init, arc)
+
+
+def test_the_product_of_multisets_of_a_product_colour_set_as_cpn_tools_builds_it(tmp_path):
+    """``PR.mult (ms1, ms2)``: every pair, the first component outermost (CPN Tools'
+    create_decl.sml): [(1,3), (1,4), (2,3), (2,4)] for ([1,2], [3,4]). On an arc,
+    ``Mes s = PR.mult (1`s, D.all () -- 1`s)`` sends s to each other site, as the
+    distributed database does: 1 moves to Q as (1,2) and (1,3); 2 states, 1 arc, 1 dead,
+    as cpncheck counts."""
+    declarations = (colset("C1", "D", "<int><with><ml>1</ml><ml>3</ml></with></int>")
+                    + colset("C2", "PR", "<product><id>D</id><id>D</id></product>")
+                    + var("V1", "D", "s")
+                    + ml("F1", "fun Mes s = PR.mult (1`s, D.all () -- 1`s);")
+                    + ml("F2", "val m = PR.mult ([1, 2], [3, 4]);")
+                    + ml("F3", "val m1 = #2 (List.nth (m, 1)) * 10 + #1 (List.nth (m, 2));"))
+    text = cpn_file(declarations, [("P1", "P", "D", "1`1"), ("P2", "Q", "PR", "")],
+                    [("T1", "T", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "s"), ("A2", "TtoP", "T1", "P2", "Mes s")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert imported.net.declarations["m1"] == 42 and len(imported.net.declarations["m"]) == 4
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [(1, 2), (1, 3)]

@@ -3,7 +3,8 @@
 Declarations are written by hand and their values worked out by hand from the Definition of
 Standard ML and the Basis Library (``foldl f b [x1, x2]`` is ``f (x2, f (x1, b))``, ``foldr``
 from the right; ``o`` composes, infix 3; a function declared with several argument groups
-is curried and may be applied to fewer; constructors of a ``datatype`` and of ``option``
+is curried and may be applied to fewer (a ``fun`` local to a ``let`` may recurse);
+constructors of a ``datatype`` and of ``option``
 make values and match them in patterns; ``valOf NONE`` raises ``Option``; ``x as p``
 binds the whole value); where SML/NJ is
 installed, the same declarations run in ``sml`` and must give the same values. What a
@@ -72,6 +73,15 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("val e2 = getOpt (Option.map (add 1) (List.find (fn x => x mod 2 = 0) [3, 4, 6]), 0)"
      " + getOpt (List.find (fn x => x > 9) [1], 7);", "e2", 12),  # SOME 5 -> 5, NONE -> 7
     ("val c9 = if Rect (1, 2) = Rect (1, 2) andalso Dot <> Circle 1 then 1 else 0;", "c9", 1),
+    # recursive functions local to a let
+    ("fun fact n = let fun walk 0 = 1 | walk p = p * walk (p - 1) in walk n end;", None, None),
+    ("val r1 = fact 5;", "r1", 120),
+    ("fun total n = let fun sum (0, acc) = acc | sum (k, acc) = sum (k - 1, acc + k)"
+     " in sum (n, 0) end;", None, None),
+    ("val r2 = total 100;", "r2", 5050),
+    ("fun count l = let fun len [] = 0 | len (_ :: t) = 1 + len t in len l end;", None, None),
+    ("val r3 = count [7, 8, 9] + length (let fun upto 0 = [] | upto k = k :: upto (k - 1)"
+     " in upto 4 end);", "r3", 7),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 
@@ -205,3 +215,33 @@ def test_curried_functions_and_partial_applications_in_guards_and_arcs_explore()
     assert imported.complete, imported.report.text()
     space = explore(imported.net)
     assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 1)
+
+
+def test_a_function_drawing_at_random_passed_as_a_value_draws_at_each_call():
+    """``bump`` and ``add`` draw (discrete (3, 3) is always 3, so the values are known):
+    passed to ``List.map`` and ``foldl`` as values they are called on each element, as SML
+    calls them: for i, bump i + add (10, add (i, 0)) = (i + 3) + (10 + (i + 0 + 3) + 3),
+    so T moves 1 and 2 to Q as 21 and 23."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D2", "INT", "i", "j")
+        + ml("F1", "fun bump x = x + discrete (3, 3);")
+        + ml("F2", "fun add (x, y) = x + y + discrete (3, 3);"),
+        [("P1", "P", "INT", "1`1 ++ 1`2"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "", "input (i); output (j); action "
+          "(hd (List.map bump [i]) + foldl add 0 [i, 10]);")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "j")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == [21, 23]
+
+
+def test_a_local_recursion_past_the_stack_stops_named_never_with_pythons_error():
+    """``loop 100000`` recurses deeper than tcpn's calls go: the declaration is left out
+    naming the limit (SML/NJ runs it: tcpn stops it, named)."""
+    imported = read_cpn(declarations_net([
+        "fun deep n = let fun loop 0 = 0 | loop k = loop (k - 1) in loop n end;",
+        "val big = deep 100000;", "val small = deep 10;"]))
+    assert imported.net.declarations["small"] == 0
+    assert "'big'" in imported.report.text() and "call_depth" in imported.report.text()

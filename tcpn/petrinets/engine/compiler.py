@@ -912,7 +912,7 @@ class TransitionCompiler:
                 code.line(f"if not isinstance({value}, tuple) or len({value}) != {n}: continue")
             inner = _tuple_components(colour, n)
             names = [e.id for e in tree.elts if isinstance(e, ast.Name)]
-            if len(names) == n and len(set(names)) == n and not (set(names) & already) \
+            if n and len(names) == n and len(set(names)) == n and not (set(names) & already) \
                     and not (set(names) & self.declared):
                 code.line(", ".join(names) + f", = {value}")
                 already.update(names)

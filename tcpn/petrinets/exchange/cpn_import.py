@@ -64,10 +64,10 @@ from tcpn.petrinets.distributions import (
 )
 from tcpn.petrinets.engine.compiler import compile_net
 from tcpn.petrinets.exchange.cpnml import (
+    BASIS_CONSTRUCTORS,
     ML_BASIS_DECLARATIONS,
     ML_MAX_INT,
     ML_MIN_INT,
-    OPTION_CONSTRUCTORS,
     MLSyntaxError,
     MLToPython,
     MultisetTerm,
@@ -115,6 +115,16 @@ __all__ = [
     "ReportItem",
     "read_cpn",
 ]
+
+#: Basis functions tcpn reads otherwise than CPN Tools on the modeller's machine, noted once
+#: per file: Python name -> (what, how it is read).
+_NOTED_BASIS = {
+    "ml_date_from_time_local": ("Date.fromTimeLocal", "read in UTC, the same on every "
+                                "machine (CPN Tools uses the time zone of the one it runs on)"),
+    "ml_discard": ("TextIO", "what the model writes to files or prints is dropped: tcpn "
+                   "opens no file a model names (the net reads nothing back from them)"),
+}
+
 
 _STANDARD_PRIORITIES = {"P_HIGH": P_HIGH, "P_NORMAL": P_NORMAL, "P_LOW": P_LOW}
 #: CPN Tools 4's time interval (integer bounds), the delay of ``@+[a,b]``.
@@ -355,6 +365,26 @@ _REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "inst
                               "fusion"})
 
 
+def _names_in(tree: Any) -> Iterator[str]:
+    if isinstance(tree, Tree):
+        if tree.data == "name":
+            yield str(tree.children[0])
+        for child in tree.children:
+            yield from _names_in(child)
+
+
+def _equation_sides(condition: Any, variables: Mapping[str, str]) -> list[tuple[str, Any]]:
+    """``(v, e)`` for each way ``condition``, an equation ``a = b``, reads as ``v = e`` with
+    ``v`` a declared variable (none when it is not an equation)."""
+    if not (isinstance(condition, Tree) and condition.data == "binop"
+            and str(condition.children[1]) == "="):
+        return []
+    left, _, right = condition.children
+    return [(str(side.children[0]), other) for side, other in ((left, right), (right, left))
+            if isinstance(side, Tree) and side.data == "name"
+            and str(side.children[0]) in variables]
+
+
 def _text(element: ET.Element | None) -> str:
     if element is None:
         return ""
@@ -422,6 +452,9 @@ class _Importer:
         self.inline: dict[str, tuple[tuple[str, ...], ast.expr]] = {}
         #: functions whose value is written as a multiset: expanded on arcs (one arc a term)
         self.multiset_functions: dict[str, Tree] = {}
+        #: functions whose value is a timed multiset (``1`x@t``), read only where an arc
+        #: inscription is a call of one: inlined there
+        self.arc_only_functions: set[str] = set()
         self.index_constructors: set[str] = set()
         self.colour_members: dict[str, tuple[Any, ...]] = {}
         self.colour_shapes: dict[str, tuple[Any, ...]] = {}  # for CS.legal and CS.mkstr
@@ -434,7 +467,7 @@ class _Importer:
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
         # datatype, union and option constructors -> whether each carries a value
-        self.constructors: dict[str, bool] = dict(OPTION_CONSTRUCTORS)
+        self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
         self.trees: dict[tuple[str, str], Tree] = {}  # (text, start) -> parse, once per text
         # (id(tree), variables) -> Python text and its translator, while the declarations
@@ -904,6 +937,8 @@ class _Importer:
 
     def _declare_basis(self, translator: MLToPython) -> None:
         for name in translator.used_basis:
+            if name in _NOTED_BASIS and name not in self.declarations:
+                self.note("file", self.root, _NOTED_BASIS[name][0], _NOTED_BASIS[name][1])
             self.declarations.setdefault(name, ML_BASIS_DECLARATIONS[name])
         for labels, name in translator.anonymous_records.items():
             if labels not in self.records:  # a record type no colour set declares
@@ -1206,6 +1241,15 @@ class _Importer:
                 python = translator.expression(parts[-1], where)
             except UnsupportedConstruct as exc:
                 del self.functions[name]
+                if _is_multiset_body(dec) and _has_stamp(parts[-1]):
+                    # 1`x@t: CPN Tools' timed value (time.sml: datatype 'a timed = @ of
+                    # 'a * time), which has a meaning on an output arc only
+                    self.multiset_functions[name] = dec
+                    self.arc_only_functions.add(name)
+                    self.note("declaration", element, name, "a timed multiset (v@t): read "
+                              "where an output arc's inscription is a call of it, inlined "
+                              "there")
+                    return
                 raise _Unsupported.of(exc) from None
             py_params = tuple(py_name(p) for p in params)
         self._declare_basis(translator)
@@ -1313,7 +1357,12 @@ class _Importer:
             self.note("place", element, raw, f"renamed {name}")
         type_name = _text(element.find("type")) or "UNIT"
         if type_name not in self.colours and type_name not in self.bad_colours:
-            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}")
+            unread = self.cpnet.find(".//errordecl")
+            why = "" if unread is None else (
+                f" (the file's declarations are an <errordecl> block, line "
+                f"{self.lines.get(unread, '?')}: Design/CPN text the converter left "
+                "untranslated, which tcpn does not read)")
+            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}{why}")
         colour = self.colours.get(type_name)
         info = _PlaceInfo(name, element, colour)
         if colour is None:
@@ -1514,11 +1563,18 @@ class _Importer:
         if channel:
             raise _Unsupported("synchronisation channels are not imported")
         guard_text = _text(element.find("cond"))
-        guard = self._guard(element.find("cond"), guard_text, f"guard of {where}", variables) \
-            if guard_text else None
+        conditions = self._parse(element.find("cond"), guard_text, f"guard of {where}",
+                                 "guard").children if guard_text else []
+        bindings, conditions = self._guard_bindings(element, conditions, arcs,
+                                                    f"guard of {where}", variables)
+        guard = self._guard(element.find("cond"), conditions, f"guard of {where}", variables) \
+            if conditions else None
         delay = self._transition_delay(element.find("time"), f"time of {where}", variables)
         priority = self._priority(element.find("priority"), f"priority of {where}")
         action, outputs = self._code(element.find("code"), f"code of {where}", variables, raw)
+        if bindings:
+            action, outputs = self._bound_by_guard(element, bindings, action, outputs,
+                                                   f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
             for arc in self._arc(arc_element, name, place, variables):
@@ -1558,12 +1614,76 @@ class _Importer:
         scope = {py_name(k): v for k, v in self.constants.items()}
         return {k: v for k, v in scope.items() if _literal(v)}
 
-    def _guard(self, element: ET.Element | None, text: str, where: str,
+    def _guard_bindings(self, element: ET.Element, conditions: list[Any],
+                        arcs: list[tuple[ET.Element, str]], where: str,
+                        variables: frozenset[str]) -> tuple[list[tuple[str, Any]], list[Any]]:
+        """The guard's conjuncts ``v = e`` (or ``e = v``) that bind ``v``, as CPN Tools'
+        binding calculation does: ``v`` a declared variable that no input arc, code segment
+        output, time or priority inscription names; ``e`` naming no variable bound so.
+        The other conjuncts read ``e`` in place of ``v`` (a ``v`` whose ``e`` draws at
+        random or reads the clock, which another conjunct names, is not bound so).
+        Returns the bindings (variable, ``e``) and the other conjuncts."""
+        texts = [_text(a.find("annot")) for a, _ in arcs
+                 if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        texts += [_text(element.find(tag)) for tag in ("time", "priority")]
+        code = _text(element.find("code"))
+        outputs = re.search(r"\boutput\s*\(?([^);]*)", code)
+        texts.append(outputs.group(1) if outputs else "")
+
+        def named(name: str, text: str) -> bool:
+            return re.search(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", text) is not None
+
+        bindings: list[tuple[str, Any]] = []
+        kept: list[Any] = []
+        for index, condition in enumerate(conditions):
+            others = [c for k, c in enumerate(conditions) if k != index]
+            for name, value in _equation_sides(condition, self.variables):
+                names = set(_names_in(value))
+                if any(named(name, t) for t in texts) or name in names or \
+                        names & {v for v, _ in bindings} or \
+                        any(name in _names_in(e) for _, e in bindings):
+                    continue
+                if any(name in _names_in(c) for c in others):
+                    _, translator = self._python(element, value, where, variables)
+                    if translator.uses_random or translator.uses_time:
+                        continue
+                bindings.append((name, value))
+                break
+            else:
+                kept.append(condition)
+        substitution = dict(bindings)
+        return bindings, [_substitute(c, substitution) for c in kept]
+
+    def _bound_by_guard(self, element: ET.Element, bindings: list[tuple[str, Any]],
+                        action: CodeAction | None, outputs: tuple[str, ...], where: str,
+                        variables: frozenset[str]) -> tuple[CodeAction, tuple[str, ...]]:
+        """An action giving the variables the guard binds (each its ``e``, computed when the
+        transition occurs) before the code segment's own outputs, which may read them."""
+        names = tuple(py_name(v) for v, _ in bindings)
+        values = [self._python(element, e, where, variables)[0] for _, e in bindings]
+        known = {py_name(v) for v in self.variables}
+        inputs = {n for text in values for n in Inscription.parse(text, where).names
+                  if n in known}
+        every = names + outputs
+        if action is None:  # the values themselves, as a code segment would give them
+            body = values[0] if len(values) == 1 else f"({', '.join(values)})"
+        else:
+            inputs |= set(action.inputs) - set(names)
+            params = ", ".join(names)
+            bound = names[0] if len(names) == 1 else f"({params})"
+            parts = ", ".join(f"code_result[{k}]" for k in range(len(action.outputs)))
+            result = {0: f"(({action.body}), {bound})[1]",  # its effects, then the values
+                      1: f"({params}, {action.body})"}.get(
+                len(action.outputs),
+                f"(lambda code_result: ({params}, {parts}))({action.body})")
+            body = f"(lambda {params}: {result})({', '.join(values)})"
+        self.note("transition", element, _node_name(element), "guard binds "
+                  f"{', '.join(v for v, _ in bindings)} (computed when it occurs, as CPN "
+                  "Tools binds a variable no input arc binds from a guard v = e)")
+        return CodeAction(tuple(sorted(inputs)), every, body, self.declarations), every
+
+    def _guard(self, element: ET.Element | None, conditions: list[Any], where: str,
                variables: frozenset[str]) -> str:
-        tree = self._parse(element, text, where, "guard")
-        conditions = tree.children
-        if not conditions:
-            return "True"
         parts = [self._python(element, c, where, variables) for c in conditions]
         if any(t.uses_random for _, t in parts):
             raise _Unsupported("a guard that draws random numbers")
@@ -1713,6 +1833,11 @@ class _Importer:
                 raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
+            tree.data == "apply" and isinstance(tree.children[0], Tree) and \
+            str(tree.children[0].children[0]) in self.arc_only_functions else None
+        if called is not None:
+            tree = _conditional_terms(called)
         when = None
         if tree.data == "ifte" and _is_empty(tree.children[2]) and orientation == "ttop":
             when, _ = self._python(element, tree.children[0], where, variables)
@@ -1748,7 +1873,16 @@ class _Importer:
 
         for literal, times in literals:
             add(literal, times, delay)
-        for term in terms:
+        split: list[MultisetTerm] = []
+        for term in terms:  # branches of several terms: one conditional term per position
+            slots = _branch_slots(term.value) if orientation == "ttop" and _branches(
+                term.value) and term.count is None and term.stamp is None else None
+            if slots is not None and not self._python(element, term.value, where,
+                                                      variables)[1].uses_random:
+                split.extend(MultisetTerm(None, slot, None) for slot in slots)
+            else:
+                split.append(term)
+        for term in split:
             term_delay = delay
             if term.stamp is not None:
                 # v@t on an output arc: the token's time stamp is t, a delay of t - now (a
@@ -1783,22 +1917,31 @@ class _Importer:
         return arcs
 
     def _list_valued(self, tree: Any, depth: int) -> bool:
-        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``List.map``,
-        ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, a ``val`` or a call of a
-        function whose value is one): on an arc, the multiset of its elements."""
+        """Whether ``tree`` is written as a list (``[..]``, ``CS.all()``, ``CS.mult``,
+        ``List.map``, ``List.filter``, ``List.tabulate``, ``rev``, ``^^``, ``::``, ``--``, a
+        ``val`` or a call of a function whose value is one): on an arc, the multiset of its
+        elements."""
         if not isinstance(tree, Tree) or depth > 8:
             return False
         if tree.data == "list":
             return True
+        if tree.data == "let" and _local_multiset_call(tree):
+            return True
+        if tree.data == "deref" and isinstance(tree.children[0], Tree) and \
+                tree.children[0].data == "name":  # !cell of a cell holding a list
+            cell = self.constants.get(str(tree.children[0].children[0]))
+            return isinstance(cell, Cell) and isinstance(cell.value, tuple)
         if tree.data in ("let", "sequence"):
             return self._list_valued(tree.children[-1], depth + 1)
         if tree.data == "ifte":
             return all(self._list_valued(c, depth + 1) for c in tree.children[1:])
         if tree.data == "binop":
-            return str(tree.children[1]) in ("^^", "::")
+            return str(tree.children[1]) in ("^^", "::", "--")
         if tree.data == "name":
-            return isinstance(self.constants.get(str(tree.children[0])), tuple) and \
-                str(tree.children[0]) not in self.variables
+            name = str(tree.children[0])
+            if name in self.variables:  # a variable of a list colour set: 'a ms = 'a list
+                return isinstance(self.colours.get(self.variables[name]), ListSet)
+            return isinstance(self.constants.get(name), tuple)
         if tree.data != "apply":
             return False
         head = tree
@@ -1809,8 +1952,12 @@ class _Importer:
         name = str(head.children[0])
         if name.endswith(".all") and name[:-4] in self.colour_members:
             return True
+        if name.endswith(".mult") and name[:-5] in self.colour_shapes:
+            return True
         if name in _LIST_FUNCTIONS and name not in self.functions:
             return True
+        if name in self.multiset_functions and name in self.functions:
+            return True  # a declared function whose value is written as a multiset
         dec = self.function_trees.get(name)
         return dec is not None and all(self._list_valued(c.children[-1], depth + 1)
                                        for c in dec.children)
@@ -1826,6 +1973,8 @@ class _Importer:
         names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
                  if isinstance(n, ast.Name)}
         bound = names & {py_name(v) for v in variables}
+        if self._reads_cells(names):  # a reference cell's contents: known when it fires
+            bound |= {"a reference cell"}
         members = colour.members()
         if bound and members is not None and len(members) <= _SMALL_COLOUR_SET:
             # one arc per colour of a small colour set, as many tokens as the list has of
@@ -1850,6 +1999,23 @@ class _Importer:
             counts[literal] = int(counts.get(literal, 0)) + 1
         return list(counts.items())
 
+    def _reads_cells(self, names: set[str]) -> bool:
+        """Whether an expression naming ``names`` reads a reference cell: ``!c`` itself or
+        through the declared functions it calls."""
+        seen: set[str] = set()
+        pending = list(names)
+        while pending:
+            name = pending.pop()
+            if name == "ml_deref":
+                return True
+            function = self.declarations.get(name)
+            if name in seen or not isinstance(function, DeclaredFunction):
+                continue
+            seen.add(name)
+            pending.extend(n.id for n in ast.walk(ast.parse(function.body, mode="eval"))
+                           if isinstance(n, ast.Name))
+        return False
+
     def _expand_terms(self, tree: Any, where: str, depth: int = 0) -> list[MultisetTerm]:
         """The terms of a multiset inscription, with calls of functions whose value is
         written as a multiset (``fun Chopsticks (ph i) = 1`cs(i) ++ 1`cs(i+1)``) replaced by
@@ -1873,6 +2039,8 @@ class _Importer:
         dec = self.multiset_functions.get(str(tree.children[0].children[0]))
         if dec is None:
             return None
+        if len(dec.children) != 1 and str(tree.children[0].children[0]) in self.functions:
+            return None  # declared: its value is the list of its tokens (_list_valued)
         if len(dec.children) != 1:
             raise _Unsupported(f"{where}: a call of {tree.children[0].children[0]}, whose "
                                "multiset value is defined by several clauses")
@@ -1894,6 +2062,15 @@ class _Importer:
             try:
                 compile_net(self.net)
                 return
+            except SyntaxError as exc:
+                # code tcpn's compiler wrote for one transition does not parse: a fault of
+                # tcpn, not of the file; that transition is left out, named, the rest kept
+                match = re.fullmatch(r"<tcpn transition (.+)>", exc.filename or "")
+                if match is None or match.group(1) not in self.net.transitions:
+                    raise
+                self._drop_transition(match.group(1), "tcpn's compiler could not translate "
+                                      f"it (an internal fault, please report it): {exc.msg}")
+                continue
             except InputError as exc:
                 name = next((t for t in self.net.transitions
                              if re.search(rf"\btransition {re.escape(t)}\b", str(exc))
@@ -2056,6 +2233,8 @@ def _bind_argument(pattern: Any, argument: Any, substitution: dict[str, Any],
         return True
     if kind == "wild_pat":
         return True
+    if kind == "unit_pat":  # f () = ...: called with ()
+        return isinstance(argument, Tree) and argument.data == "unit"
     if kind == "con_pat" and str(pattern.children[0]) in index_constructors:
         return _bind_argument(pattern.children[1], argument, substitution, index_constructors)
     if kind == "tuple_pat" and isinstance(argument, Tree) and argument.data == "tuple" \
@@ -2118,19 +2297,40 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
         return known[0]
     filler = iter([v if v is not None else known[0] for v in values])
 
-    def rebuild(node: Any) -> Any:
-        if isinstance(node, Tree) and node.data == "ifte":
-            return Tree("ifte", [node.children[0], rebuild(node.children[1]),
-                                 rebuild(node.children[2])], node.meta)
-        if isinstance(node, Tree) and node.data == "case":
-            match = node.children[1]
-            rules = [Tree("rule", [r.children[0], rebuild(r.children[1])], r.meta)
-                     for r in match.children]
-            return Tree("case", [node.children[0], Tree("match", rules, match.meta)],
-                        node.meta)
-        return next(filler)
+    return _with_leaves(tree, filler)
 
-    return rebuild(tree)
+
+def _with_leaves(tree: Any, leaves: Iterator[Any]) -> Any:
+    """The if/case ``tree`` with its leaves (in :func:`_leaves`'s order) taken from
+    ``leaves``."""
+    if isinstance(tree, Tree) and tree.data == "ifte":
+        return Tree("ifte", [tree.children[0], _with_leaves(tree.children[1], leaves),
+                             _with_leaves(tree.children[2], leaves)], tree.meta)
+    if isinstance(tree, Tree) and tree.data == "case":
+        match = tree.children[1]
+        rules = [Tree("rule", [r.children[0], _with_leaves(r.children[1], leaves)], r.meta)
+                 for r in match.children]
+        return Tree("case", [tree.children[0], Tree("match", rules, match.meta)], tree.meta)
+    return next(leaves)
+
+
+def _branch_slots(tree: Any) -> list[Any] | None:
+    """An if/case whose branches are multisets of several terms (``if c then 1`a ++ 1`b
+    else 1`c``) as a list of if/cases of one term each, the j-th giving each branch's j-th
+    term (``empty`` past its last): their sum is the same multiset. None when every branch
+    has at most one term (or a term has a time stamp)."""
+    per_leaf = [multiset_terms(leaf) or [] for leaf in _leaves(tree)]
+    if all(len(terms) <= 1 for terms in per_leaf) or any(
+            t.stamp is not None for terms in per_leaf for t in terms):
+        return None
+    one = Tree("int", [LarkToken("INT", "1")])
+    empty = Tree("name", [LarkToken("NAME", "empty")])
+    slots = []
+    for j in range(max(len(terms) for terms in per_leaf)):
+        leaves = [Tree("binop", [terms[j].count or one, LarkToken("BQ", "`"), terms[j].value])
+                  if j < len(terms) else empty for terms in per_leaf]
+        slots.append(_with_leaves(tree, iter(leaves)))
+    return slots
 
 
 def _binds_names(tree: Any, constants: set[str]) -> bool:
@@ -2153,6 +2353,25 @@ def _is_multiset_body(dec: Tree) -> bool:
         return False
 
     return all(multiset(clause.children[-1]) for clause in dec.children)
+
+
+def _local_multiset_call(let: Tree) -> bool:
+    """Whether ``let ... fun f ... in f e end`` calls a function of its own whose value is
+    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``)."""
+    head = let.children[-1]
+    while isinstance(head, Tree) and head.data == "apply":
+        head = head.children[0]
+    if not (isinstance(head, Tree) and head.data == "name"):
+        return False
+    return any(isinstance(dec, Tree) and dec.data == "fun_dec" and
+               str(dec.children[0].children[0]) == str(head.children[0]) and
+               _is_multiset_body(dec) for dec in let.children[:-1])
+
+
+def _has_stamp(tree: Any) -> bool:
+    """Whether ``tree`` holds CPN Tools' time stamp operator ``v@t``."""
+    return isinstance(tree, Tree) and any(
+        n.data == "binop" and str(n.children[1]) == "@" for n in tree.iter_subtrees())
 
 
 def _is_empty(tree: Any) -> bool:

@@ -52,6 +52,11 @@ from tcpn.petrinets.colours import (
     UnitSet,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.exchange.ml_calendar import (
+    CALENDAR_FUNCTIONS,
+    CALENDAR_VALUES,
+    ORDER_CONSTRUCTORS,
+)
 from tcpn.petrinets.exchange.ml_exceptions import EXCEPTION_FUNCTIONS
 from tcpn.petrinets.exchange.ml_library import LIBRARY_FUNCTIONS
 from tcpn.petrinets.restricted import (
@@ -602,6 +607,9 @@ _ML_UNARY = {
     "List.length": "len", "abs": "abs", "Int.abs": "abs", "Real.abs": "abs", "round": "round",
     "Real.round": "round", "trunc": "int", "Real.trunc": "int", "floor": "floor",
     "Real.floor": "floor", "ceil": "ceil", "Real.ceil": "ceil",
+    # CPN Tools' time structure (simulator/sim/time.sml), opened at the top level of every
+    # timed model and also named ModelTime (tms.sml): toReal t is the time t as a real
+    "toReal": "float", "ModelTime.toReal": "float", "ModelTime.fromInt": "int",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
@@ -616,7 +624,7 @@ _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
     "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
-    **LIBRARY_FUNCTIONS}
+    **LIBRARY_FUNCTIONS, **CALENDAR_FUNCTIONS}
 #: How the export's refusals name the library functions the import translates to.
 _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a reference cell)",
                      "ml_ref": "ref", "ml_while": "while", "ml_handle": "handle",
@@ -627,12 +635,14 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
-                     "ml_substring": "String.substring"}
+                     "ml_substring": "String.substring", "ml_ms_minus": "--"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
 #: SML's option datatype, always in scope: constructor -> whether it carries a value.
 OPTION_CONSTRUCTORS: Mapping[str, bool] = {"NONE": False, "SOME": True}
+#: The Basis's datatypes always in scope (option and order): constructor -> carries a value.
+BASIS_CONSTRUCTORS: Mapping[str, bool] = {**OPTION_CONSTRUCTORS, **ORDER_CONSTRUCTORS}
 
 
 @dataclass
@@ -670,7 +680,7 @@ class MLToPython(MatchForms):
     cells: frozenset[str] = frozenset()
     #: datatype constructors (``datatype``, ``union`` colour sets, ``option``) -> whether
     #: each carries a value: ``A`` is ``"A"``, ``B v`` is ``("B", v)`` (ml_library)
-    constructors: Mapping[str, bool] = field(default_factory=lambda: dict(OPTION_CONSTRUCTORS))
+    constructors: Mapping[str, bool] = field(default_factory=lambda: dict(BASIS_CONSTRUCTORS))
     fresh: Any = field(default_factory=itertools.count, repr=False)
 
     def _py(self, name: str) -> str:
@@ -782,8 +792,18 @@ class MLToPython(MatchForms):
             return ast.Constant(name)
         if name in ("empty", "nil"):
             return ast.Tuple([], ast.Load())  # inside an expression, a multiset is a list
+        if name in CALENDAR_VALUES:  # Date.Jan, TextIO.stdOut ...
+            return ast.parse(repr(CALENDAR_VALUES[name]), mode="eval").body
         if name in self.functions:  # a function passed as a value: of one argument
             return _one_argument(py_name(name), self.functions[name])
+        if name in self.inline:  # one drawing at random or reading the clock, as a value
+            params, body = self.inline[name]
+            self._note_inline(body)
+            function = _lambda(tuple(py_name(p) for p in params), body)
+            if len(params) == 1:
+                return function
+            return _lambda(("_p",), ast.Call(function, [ast.Starred(
+                ast.Name("_p", ast.Load()), ast.Load())] if params else [], []))
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
@@ -890,12 +910,14 @@ class MLToPython(MatchForms):
     def _t_binop(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         left_tree, op_token, right_tree = tree.children
         op = str(op_token)
-        if op in ("--", "@", "@+", "@++"):
-            raise self._unsupported(tree, where, f"multiset operator {op!r} inside an "
+        if op in ("@", "@+", "@++"):
+            raise self._unsupported(tree, where, f"time stamp operator {op!r} inside an "
                                     "expression (tcpn reads it only at the top of an arc "
                                     "inscription or an initial marking)")
         left = self._expr(left_tree, where, local)
         right = self._expr(right_tree, where, local)
+        if op == "--":  # inside an expression, multisets are lists (ms.sml)
+            return self._cell_call("ml_ms_minus", left, right)
         if op == "`":  # CPN ML's multisets are lists: n`v is n copies of v
             return ast.BinOp(ast.Tuple([right], ast.Load()), ast.Mult(), left)
         if op == "%":  # CPN Tools' bs % v: 1`v when every boolean of bs holds, else empty
@@ -974,17 +996,17 @@ class MLToPython(MatchForms):
         if isinstance(head, Tree) and head.data == "selector":
             label = str(head.children[0])[1:]
             if len(args) != 1:
-                raise self._unsupported(tree, where, f"selector #{label} on a tuple of values")
+                if not label.isdigit() or not 1 <= int(label) <= len(args):
+                    raise self._unsupported(tree, where, f"selector #{label} on a tuple of "
+                                            f"{len(args)} values")
+                args = [ast.Tuple(args, ast.Load())]  # #2 (a, b): every part evaluated
             if label.isdigit():
                 return ast.Subscript(args[0], ast.Constant(int(label) - 1), ast.Load())
             return ast.Attribute(args[0], label, ast.Load())
         name = str(head.children[0])
         if name in self.inline:
             params, body = self.inline[name]
-            called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
-            self.uses_time = self.uses_time or "now" in called
-            self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
-                "now" not in called
+            self._note_inline(body)
             args = self._fit(tree, where, name, len(params), args)
             return _call_lambda(tuple(py_name(p) for p in params), body, args) if params \
                 else body
@@ -992,6 +1014,14 @@ class MLToPython(MatchForms):
             args = self._fit(tree, where, name, self.functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         return self._basis(tree, where, name, args)
+
+    def _note_inline(self, body: ast.expr) -> None:
+        """Whether an inlined function's ``body`` reads the clock or draws at random (one
+        that does neither draws through a function that does)."""
+        called = {n.id for n in ast.walk(body) if isinstance(n, ast.Name)}
+        self.uses_time = self.uses_time or "now" in called
+        self.uses_random = self.uses_random or bool(called & set(_ML_RANDOM)) or \
+            "now" not in called
 
     @staticmethod
     def _tabulate_var(fn: Tree) -> str | None:
@@ -1100,6 +1130,10 @@ class MLToPython(MatchForms):
                 name in _BASIS_NAMES:
             raise self._unsupported(tree, where, f"{name} applied to {len(args)} argument(s), "
                                     "a form of it tcpn does not translate")
+        if name.startswith(("TextIO.open", "TextIO.input")) or name == "TextIO.endOfStream":
+            raise self._unsupported(tree, where, f"{name} reads a file, and a file the model "
+                                    "names is not part of it (tcpn reads only the .cpn file)",
+                                    name)
         raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
                                 "tcpn imported nor part of the basis subset it translates", name)
 

@@ -31,6 +31,8 @@ from typing import Any
 from lark import Token as LarkToken
 from lark import Tree
 
+from tcpn.petrinets.exchange.ml_calendar import CALENDAR_CALLS
+
 __all__ = ["MatchForms", "match_failure"]
 
 #: CPN Tools' list functions of two curried arguments, as Python over tuples
@@ -94,7 +96,7 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "Char.isDigit": ("ml_is_digit", 1), "Char.isAlpha": ("ml_is_alpha", 1),
             "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
             "String.substring": ("ml_substring", 1), "String.isPrefix": ("ml_is_prefix", 2),
-            "String.isSuffix": ("ml_is_suffix", 2)}
+            "String.isSuffix": ("ml_is_suffix", 2), **CALENDAR_CALLS}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
@@ -431,13 +433,36 @@ class MatchForms:
 
     def local_function(self, dec: Tree, where: str, local: frozenset[str]
                        ) -> tuple[str, ast.expr, int]:
-        """A ``fun`` inside ``let``: a lambda (recursion is refused: a lambda can't name
-        itself)."""
+        """A ``fun`` inside ``let``: a lambda. A recursive one, which a lambda can't name,
+        is given itself: ``(lambda _rec: lambda p: _rec(_rec, p))(lambda _self, p: e)``
+        with ``f`` in ``e`` read as ``lambda p: _self(_self, p)``."""
         name = str(dec.children[0].children[0])
-        if any(n == name for clause in dec.children for n in _names_in(clause.children[-1])):
-            raise self._unsupported(dec, where, f"recursive local function {name!r}")
+        recursive = any(n == name for clause in dec.children
+                        for n in _names_in(clause.children[-1]))
         name, params, body = self.clauses(dec, where, local)
-        return name, _lambda(params, body), len(params)
+        if not recursive:
+            return name, _lambda(params, body), len(params)
+        fresh = tuple(f"_r{next(self.fresh)}" for _ in params)
+
+        def itself(owner: str) -> ast.expr:
+            return _lambda(fresh, ast.Call(ast.Name(owner, ast.Load()), [
+                ast.Name(owner, ast.Load()), *(ast.Name(p, ast.Load()) for p in fresh)], []))
+
+        target = self._py(name)
+
+        class _Itself(ast.NodeTransformer):
+            def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+                if any(a.arg == target for a in node.args.args):
+                    return node  # a parameter of that name hides the function
+                self.generic_visit(node)
+                return node
+
+            def visit_Name(self, node: ast.Name) -> ast.expr:
+                return itself("_self") if node.id == target else node
+
+        recursion = _lambda(("_self", *params), _Itself().visit(body))
+        function = _call(("_rec",), itself("_rec"), [recursion])
+        return name, function, len(params)
 
     # -- library functions ------------------------------------------------------------------
     def library_call(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr | None:
@@ -474,6 +499,29 @@ class MatchForms:
         if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
                 colour in self.colour_shapes):
             return self._colour_function(colour, operation, spine[0], tree, where, local)
+        if operation == "mult" and len(spine) == 1 and colour in self.colour_shapes:
+            # CS.mult (ms1, ..., msn) of a product: every (x1, ..., xn), the first
+            # component outermost (CPN Tools' create_decl.sml)
+            if self.colour_shapes[colour][0] != "product":
+                raise self._unsupported(tree, where, f"{name} of a colour set that is not a "
+                                        "product")
+            self.used_basis.add("ml_mult")
+            return ast.Call(ast.Name("ml_mult", ast.Load()),
+                            [self._expr(spine[0], where, local)], [])
+        if operation.startswith("set_") and len(spine) == 2 and \
+                self.colour_shapes.get(colour, ("",))[0] == "record" and \
+                operation[4:] in dict(self.colour_shapes[colour][1]):
+            # CS.set_f r v: r with field f made v, checked legal (create_decl.sml)
+            self.used_basis.add("ml_set_field")
+            data = ast.parse(repr(self.colour_shapes[colour]), mode="eval").body
+            return ast.Call(ast.Name("ml_set_field", ast.Load()), [
+                ast.Constant(colour), data, ast.Constant(operation[4:]),
+                *(self._expr(s, where, local) for s in spine)], [])
+        if operation == "output" and len(spine) == 1 and colour in self.colour_shapes:
+            # CS.output (s, c) writes c to a stream: dropped, as TextIO's output
+            self.used_basis.add("ml_discard")
+            return ast.Call(ast.Name("ml_discard", ast.Load()),
+                            [self._expr(spine[0], where, local)], [])
         if name in _CURRIED_LISTS and len(spine) == 2:
             a, b = (self._expr(s, where, local) for s in spine)
             return ast.parse(_CURRIED_LISTS[name](a, b), mode="eval").body

@@ -23,6 +23,7 @@ limit before building anything (in SML a huge count runs out of memory).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,8 @@ __all__ = [
     "ml_legal",
     "ml_map_partial",
     "ml_mkstr",
+    "ml_ms_minus",
+    "ml_mult",
     "ml_option_map",
     "ml_ord",
     "ml_pair_all",
@@ -63,6 +66,7 @@ __all__ = [
     "ml_pair_zip",
     "ml_partition",
     "ml_real_string",
+    "ml_set_field",
     "ml_sub",
     "ml_substring",
     "ml_tabulate",
@@ -282,6 +286,28 @@ def ml_is_suffix(suffix: str, text: str) -> bool:
     return text.endswith(suffix)
 
 
+def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' ``ms1 -- ms2`` (its simulator's ``ms.sml``; multisets are lists): ``ms1``
+    with one occurrence of each element of ``ms2`` taken out, the first one from the
+    left; ``Subtract`` when ``ms2`` is not contained in ``ms1``."""
+    rest = list(left)
+    for item in right:
+        for index, candidate in enumerate(rest):
+            if candidate == item:
+                del rest[index]
+                break
+        else:
+            ml_raise("Subtract")
+    return tuple(rest)
+
+
+def ml_mult(multisets: Sequence[Sequence[Any]]) -> tuple[Any, ...]:
+    """CPN Tools' ``CS.mult (ms1, ..., msn)`` of a product colour set: the multiset of
+    every ``(x1, ..., xn)``, ``xi`` from ``msi`` (with its multiplicity), the first
+    component outermost."""
+    return tuple(itertools.product(*multisets))
+
+
 def ml_multiplicity(items: Sequence[Any], value: Any, members: Sequence[Any]) -> int:
     """How many times ``value`` is in the list ``items`` written on an arc (a multiset),
     after checking that every item is one of the place's colours ``members``."""
@@ -358,6 +384,14 @@ def ml_legal(name: str, shape: Shape, value: Any) -> bool:
     return True
 
 
+def ml_set_field(name: str, shape: Shape, label: str, record: Any, value: Any) -> Any:
+    """CPN Tools' ``CS.set_f r v`` of a record colour set: ``r`` with field ``f`` made
+    ``v``; a ``v`` outside the field's colour set raises (CPN Tools: "illegal")."""
+    if not ml_legal(name, dict(shape[1])[label], value):
+        raise ValueError(f"{name}.set_{label}: {value!r} is not a legal value of the field")
+    return record._replace(**{label: value})
+
+
 def ml_ord(name: str, members: Sequence[Any], value: Any) -> int:
     """CPN Tools' ``CS.ord c`` of a small colour set: ``c``'s position in ``CS.all()``,
     from 0; a value outside raises (CPN Tools: "out of range")."""
@@ -389,5 +423,6 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_multiplicity": ml_multiplicity,
+    "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
+    "ml_set_field": ml_set_field,
 }
