@@ -88,3 +88,18 @@ def test_a_budget_stops_the_reading_with_its_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(ptstream, "CHECK_EVERY", 3)
     with pytest.raises(ReadStopped, match="time budget"):
         read_pt_stream(write(tmp_path, BODY), 10**6, lambda: "time budget reached")
+
+
+def test_a_count_past_the_token_list_limit_is_kept_as_a_count(tmp_path):
+    """The stream keeps markings as counts, so a place marked with 4 x 10^9 (the contest's
+    GPPP-PT-C0010N1000000000) is read, where the full reader, which makes the tokens,
+    refuses it over ``marking_tokens``; past int64's room (2^62) it is the full reader's
+    again, which names the limit."""
+    path = write(tmp_path, BODY.replace("<text> 3 </text>", "<text>4000000000</text>"))
+    arrays = read_pt_stream(path, 10**6)
+    assert arrays is not None and list(arrays.initial) == [4_000_000_000, 0]
+    assert list(load_model(path).net.initial)[:1] == [4_000_000_000]
+    huge = write(tmp_path, BODY.replace("<text> 3 </text>", f"<text>{2**63}</text>"))
+    assert read_pt_stream(huge, 10**6) is None
+    with pytest.raises(CpnFormatError, match="marking_tokens"):
+        load_model(huge)
