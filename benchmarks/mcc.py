@@ -285,6 +285,9 @@ def start(results: Path, resume: bool, args: argparse.Namespace,
         if not (results / SETTINGS).is_file():
             sys.exit(f"--resume {results}: no {SETTINGS} there (not a results directory)")
         settings = json.loads((results / SETTINGS).read_text())
+        if "data" in settings and args.data.resolve() != Path(settings["data"]):
+            sys.exit(f"--resume {results}: it was started on --data {settings['data']}, "
+                     f"not {args.data}")
         settings["runs"].append({"started": now, "jobs": args.jobs})
         write_whole(results / SETTINGS, json.dumps(settings, indent=1) + "\n")
         return settings
@@ -292,7 +295,8 @@ def start(results: Path, resume: bool, args: argparse.Namespace,
         sys.exit(f"--results {results}: the directory is not empty; continue it with "
                  f"--resume {results} or choose a new one")
     results.mkdir(parents=True, exist_ok=True)
-    settings = {"max_states": args.max_states, "time_limit_s": args.time_limit,
+    settings = {"data": str(args.data.resolve()),
+                "max_states": args.max_states, "time_limit_s": args.time_limit,
                 "max_memory_mb": args.max_memory_mb or default_memory_mb(args.jobs),
                 "cpus": os.cpu_count(), "instances": instances,
                 "runs": [{"started": now, "jobs": args.jobs}]}
@@ -385,7 +389,9 @@ def cpncheck_table(instances: list[dict], data: Path, cache: Path, nodes: int) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path,
+                        help="the instances (default ../shared/data/mcc; a --resume or "
+                             "--scoreboard run reads the one its directory was started on)")
     parser.add_argument("--cache", type=Path,
                         default=Path(tempfile.gettempdir()) / "tcpn-mcc-cache")
     parser.add_argument("--sample", type=int, help="this many instances, chosen by --seed")
@@ -420,8 +426,15 @@ def main() -> None:
         parser.error("--jobs must be at least 1")
     args.cache.mkdir(parents=True, exist_ok=True)
     if args.scoreboard:
-        sys.exit(1 if scoreboard(args.scoreboard, args.data, args.cache,
+        if args.data is None and (args.scoreboard / SETTINGS).is_file():
+            args.data = Path(json.loads((args.scoreboard / SETTINGS).read_text()).get(
+                "data", str(DATA)))
+        sys.exit(1 if scoreboard(args.scoreboard, args.data or DATA, args.cache,
                                  args.per_instance) else 0)
+    if args.resume is not None and args.data is None and (args.resume / SETTINGS).is_file():
+        args.data = Path(json.loads((args.resume / SETTINGS).read_text()).get(
+            "data", str(DATA)))
+    args.data = args.data or DATA
     index = list(csv.DictReader((args.data / "index.csv").open()))
     chosen = [r for r in index if not args.instances or r["instance"] in args.instances]
     if args.sample:
