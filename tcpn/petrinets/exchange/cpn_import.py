@@ -78,6 +78,7 @@ from tcpn.petrinets.exchange.cpnml import (
     py_name,
     split_delay,
 )
+from tcpn.petrinets.exchange.cpnml_forms import names_in
 from tcpn.petrinets.exchange.functions import (
     CodeAction,
     DeclaredFunction,
@@ -363,14 +364,6 @@ def parse_xml(data: bytes, source: str,
 #: sets); a duplicate id elsewhere (a bend point, an inscription) is tolerated and reported.
 _REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "instances",
                               "fusion"})
-
-
-def _names_in(tree: Any) -> Iterator[str]:
-    if isinstance(tree, Tree):
-        if tree.data == "name":
-            yield str(tree.children[0])
-        for child in tree.children:
-            yield from _names_in(child)
 
 
 def _equation_sides(condition: Any, variables: Mapping[str, str]) -> list[tuple[str, Any]]:
@@ -1638,12 +1631,12 @@ class _Importer:
         for index, condition in enumerate(conditions):
             others = [c for k, c in enumerate(conditions) if k != index]
             for name, value in _equation_sides(condition, self.variables):
-                names = set(_names_in(value))
+                names = set(names_in(value))
                 if any(named(name, t) for t in texts) or name in names or \
                         names & {v for v, _ in bindings} or \
-                        any(name in _names_in(e) for _, e in bindings):
+                        any(name in names_in(e) for _, e in bindings):
                     continue
-                if any(name in _names_in(c) for c in others):
+                if any(name in names_in(c) for c in others):
                     _, translator = self._python(element, value, where, variables)
                     if translator.uses_random or translator.uses_time:
                         continue

@@ -130,12 +130,13 @@ def _strip_typed(pat: Any) -> Any:
     return pat
 
 
-def _names_in(tree: Any) -> Iterator[str]:
+def names_in(tree: Any) -> Iterator[str]:
+    """Every name a parsed CPN ML expression mentions, at any depth (repeats kept)."""
     if isinstance(tree, Tree):
         if tree.data == "name":
             yield str(tree.children[0])
         for child in tree.children:
-            yield from _names_in(child)
+            yield from names_in(child)
 
 
 class MatchForms:
@@ -438,7 +439,7 @@ class MatchForms:
         with ``f`` in ``e`` read as ``lambda p: _self(_self, p)``."""
         name = str(dec.children[0].children[0])
         recursive = any(n == name for clause in dec.children
-                        for n in _names_in(clause.children[-1]))
+                        for n in names_in(clause.children[-1]))
         name, params, body = self.clauses(dec, where, local)
         if not recursive:
             return name, _lambda(params, body), len(params)

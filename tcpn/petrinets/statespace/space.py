@@ -833,11 +833,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
                   "max_depth": f"max_depth={max_depth}",
                   "time_budget": f"time_budget_s={time_budget_s}",
                   "memory_budget": memory.limit()}.get(reason, "")
-    peak = _exploration_bytes(index, order, edge_dst, edge_labels, edge_start, gen)
+    peak = _exploration_bytes(index, order, edge_dst, edge_start, gen)
     del index
-    space = StateSpace(gen, order, edge_dst, edge_start, edge_labels=edge_labels,
-                       n_expanded=i, stop_reason=reason,
-                       depth=depth, explore_s=explored_s, peak_bytes=peak,
+    space = StateSpace(gen, order, edge_dst, edge_start, edge_labels=edge_labels, depth=depth,
+                       n_expanded=i, stop_reason=reason, explore_s=explored_s, peak_bytes=peak,
                        clock=clock if gen.timed_net else "untimed", limit=stopped_by)
     space.delay_choices = delay_choices
     space.explorer_reason = searcher if isinstance(searcher, str) else "engine='python'"
@@ -953,13 +952,12 @@ def _progress_line(states: int, expanded: int, seconds: float) -> None:
 
 
 def _exploration_bytes(index: dict[int, int], order: list[int], edge_dst: array,
-                       edge_labels: array, edge_start: array, gen: SuccessorGenerator) -> int:
+                       edge_start: array, gen: SuccessorGenerator) -> int:
     """Bytes the exploration's stores held at the end (its peak, before compaction).
 
     The interned contents are left out (the result keeps them and counts them).
     """
-    total = sys.getsizeof(index) + sys.getsizeof(order) + sys.getsizeof(edge_dst)
-    total += sys.getsizeof(edge_labels)
+    total = sys.getsizeof(index) + sys.getsizeof(order) + 2 * sys.getsizeof(edge_dst)  # + labels
     total += sampled_size(order, sys.getsizeof) + sys.getsizeof(edge_start)
     total += max(0, len(order) - 257) * sys.getsizeof(len(order))  # the state numbers
     rules: list[_Rule | _Bindings] = [r for group in gen.groups for r in group]
@@ -1015,8 +1013,7 @@ class StateSpace:
         n = len(order)
         self.edge_dst = np.frombuffer(edge_dst, dtype=np.uint32)
         #: the transition (its compiled index) of each edge, when the explorer kept them
-        self.edge_labels = (None if edge_labels is None
-                            else np.frombuffer(edge_labels, dtype=np.int32))
+        self.edge_labels = None if edge_labels is None else np.frombuffer(edge_labels, "i4")
         starts = np.frombuffer(edge_start, dtype=np.uint32)
         self.edge_start = np.concatenate([starts, np.full(n - n_expanded, starts[-1],
                                                           dtype=np.uint32)])
