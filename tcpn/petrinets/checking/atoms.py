@@ -55,6 +55,7 @@ from tcpn.petrinets.checking.formulas import (
     Sum,
     Tokens,
 )
+from tcpn.petrinets.statespace.graph import edge_sources
 from tcpn.petrinets.statespace.store import timed_content, untimed_content
 
 if TYPE_CHECKING:
@@ -266,9 +267,7 @@ class StateColumns:
         if kept is not None and self.space.n_expanded == self.n:
             # every state expanded: it can fire t next exactly when one of its edges is t's
             out = np.zeros(self.n, dtype=bool)
-            hits = np.flatnonzero(kept == t)
-            starts = self.space.edge_start.astype(np.int64)
-            out[np.searchsorted(starts, hits, side="right") - 1] = True
+            out[edge_sources(self.space.edge_start, np.flatnonzero(kept == t))] = True
         elif self.gen.timed_net:
             out = np.array([bool(np.any(labels == t)) for labels in self._timed_fireable()],
                            dtype=bool)

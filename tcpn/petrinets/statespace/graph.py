@@ -45,6 +45,7 @@ __all__ = [
     "bfs_path",
     "bfs_tree",
     "dead_markings",
+    "edge_sources",
     "home_markings",
     "labelled_components",
     "require_complete",
@@ -71,6 +72,16 @@ def labelled_components(matrix: csr_array, mask: np.ndarray,
     cyclic = np.bincount(labels[mask], minlength=len(labels)) > 1
     cyclic[labels[loops]] = True
     return labels, cyclic
+
+
+def edge_sources(starts: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The state each of ``edges`` (numbers of stored edges) leaves, edges stored grouped
+    by source with state ``s``'s from ``starts[s]``.
+
+    >>> edge_sources(np.array([0, 2, 2, 5]), np.array([0, 1, 2, 4])).tolist()
+    [0, 0, 2, 2]
+    """
+    return np.searchsorted(starts, edges, side="right") - 1
 
 
 def bfs_tree(matrix: csr_array, start: int) -> tuple[np.ndarray, np.ndarray]:

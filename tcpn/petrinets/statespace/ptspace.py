@@ -38,6 +38,7 @@ from scipy.sparse import csr_array
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UnitSet
 from tcpn.petrinets.net import ArcKind, PetriNet, Token
+from tcpn.petrinets.statespace.graph import edge_sources
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.paths import Step
 
@@ -497,7 +498,7 @@ class PTStateSpace:
             is_wanted = np.zeros(len(self.net.transitions), dtype=bool)
             is_wanted[wanted] = True
             hits = np.flatnonzero(is_wanted[self.labels])
-            found[np.searchsorted(self.indptr, hits, side="right") - 1] = True
+            found[edge_sources(self.indptr, hits)] = True
             tested = self.n_expanded
         for t in wanted if tested < len(self) else ():
             places = self.net.touched(np.array([t]))
