@@ -28,6 +28,14 @@ def test_version_and_help():
         assert command in done.stdout
 
 
+def test_python_dash_m_tcpn_is_the_same_command():
+    path = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[1]),
+                                       os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run([sys.executable, "-m", "tcpn", "--version"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": path}, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == f"tcpn {__version__}"
+
+
 def test_usage_errors_exit_2():
     assert tcpn("no-such-command").returncode == 2
     done = tcpn("demo", "--customers", "0")

@@ -68,6 +68,8 @@ def room(module: str) -> str:
     """The room ``module`` lives in."""
     if module in GROUND:
         return "ground"
+    if module == "tcpn.__main__":  # ``python -m tcpn``: the command line's other door
+        return "tcpn.cli"
     parts = module.split(".")
     if parts[1] == "petrinets":
         if len(parts) > 2 and parts[2] in PETRINET_ROOMS:

@@ -80,6 +80,12 @@ def test_numbers_outside_a_physical_range_name_the_field(old, new, field):
     assert re.match(rf"bad\.yaml:\d+: {re.escape(field)}: ", message), message
 
 
+def test_an_out_of_range_number_is_shown_as_written_and_the_field_named_once():
+    message = _error(BASE.replace("horizon_s: 10", "horizon_s: 1.0e+300"))
+    assert re.search(r"horizon_s: 1e\+300 s is outside the physical range", message), message
+    assert message.count("horizon_s") == 1, message
+
+
 @pytest.mark.parametrize(("old", "new", "field"), [
     ("horizon_s: 10", "horizon_s: true", "horizon_s"),
     ("rate_bps: 1.0e+6", "rate_bps: false", "links[1].rate_bps"),

@@ -106,9 +106,9 @@ class Strict(BaseModel):
             low, high, unit = next(((lo, hi, u) for suffix, lo, hi, u in _UNIT_RANGES
                                     if name.endswith(suffix)), (-_MAGNITUDE, _MAGNITUDE, ""))
             if not low <= value <= high:
-                shown = f"{value:g}" if abs(value) < 1e300 else \
-                    f"(an integer of {len(str(abs(value))):,} digits)"  # no float holds it
-                raise FieldProblem((name,), f"{name} {shown}{' ' + unit if unit else ''} is "
+                shown = f"{value:g}" if isinstance(value, float) or abs(value) < 10**300 \
+                    else f"an integer of {len(str(abs(value))):,} digits"  # no float holds it
+                raise FieldProblem((name,), f"{shown}{' ' + unit if unit else ''} is "
                                     f"outside the physical range [{low:g}, {high:g}]")
         return self
 
