@@ -1604,7 +1604,9 @@ _ENVIRONMENT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, err
 def _exit_for(exc: Exception) -> tuple[int, str]:
     """The exit code and the one-line message of an error that ends a command: the one
     place where exceptions meet exit codes (the module docstring lists them)."""
-    if isinstance(exc, InputError):
+    if isinstance(exc, InputError) or isinstance(getattr(exc, "cause", None), InputError):
+        # the second: a firing a limit of tcpn's stopped (an imported net's loop without
+        # end, a recursion past call_depth): the input is at fault there too
         return EXIT_INPUT, f"invalid input: {exc}"
     if isinstance(exc, TcpnError):
         return EXIT_FAILURE, str(exc)

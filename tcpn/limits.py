@@ -67,20 +67,33 @@ class Limits:
     import_evaluation_ms: int = 10_000
     """Milliseconds of computation that evaluating one value of an imported net may take
     (a CPN ML ``val``, a constant folded at import; the shipped files need under 10)."""
+    import_evaluation_bytes: int = 2 << 30
+    """Bytes of memory the process may grow by while it evaluates one value of an imported
+    net (a CPN ML ``val``, a constant folded at import; ``val s = dbl (dbl (... "x"))``
+    forty deep asks for a terabyte)."""
     stored_file_bytes: int = 1 << 30
     """Bytes of one file tcpn reads back from its own outputs: a report's stored table or
     ``manifest.json`` (``tcpn report --from``), an output directory's list of its files."""
     while_iterations: int = 1_000_000
-    """Turns of one CPN ML ``while e1 do e2`` loop of an imported net (in SML one whose test
-    never turns false runs forever; here it stops with an error naming this limit)."""
+    """Turns of one loop of an imported net's CPN ML: a ``while e1 do e2``, or a function
+    that calls itself as a loop does (``fun f x = f x``; a walk down a list of
+    ``list_length`` elements takes one turn more). In SML one that never ends runs forever;
+    here it stops with an error naming this limit."""
+    evaluation_steps: int = 20_000_000
+    """Calls of an imported net's CPN ML functions plus turns of its loops in one
+    evaluation (from the outermost call: a guard, an arc, a code action, a declared value).
+    ``fun fib n = ... fib (n - 1) + fib (n - 2)`` on 60 would take 2^60 calls; the
+    shipped and surveyed files need under 10,000 a firing."""
     expression_depth: int = 100
     """Levels of nesting of a formula (CTL, LTL, ASK-CTL, a contest property), a CPN ML
     expression or a Python inscription. Their readers and the checker recurse over them:
     past a few hundred levels Python's stack runs out (the deepest formula of the contest's
     own property files has about 20)."""
     list_length: int = 1_000_000
-    """Elements of one list a CPN ML ``List.tabulate`` of an imported net makes (in SML a
-    count of 10^9 runs out of memory; here it stops with an error naming this limit)."""
+    """Elements of one list (or characters of one string) an imported net's CPN ML makes:
+    a ``List.tabulate``, what a function returns, a loop carries to its next turn or a
+    reference cell is given (in SML ``List.tabulate`` of 10^9, or a string doubled 40
+    times, runs out of memory; here it stops with an error naming this limit)."""
     call_depth: int = 1_000
     """Nested calls of an imported net's CPN ML functions (a recursion that is not a loop:
     ``fun f n = 1 + f (n - 1)`` on a list walk runs as a loop and needs none). In SML a
@@ -93,8 +106,10 @@ _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth"
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
           "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
           "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
+          "import_evaluation_bytes": "bytes",
           "expression_depth": "levels", "while_iterations": "turns",
-          "list_length": "elements", "call_depth": "nested calls"}
+          "list_length": "elements", "call_depth": "nested calls",
+          "evaluation_steps": "steps"}
 #: Environment variable that carries changed limits to worker processes (and lets a user
 #: set them without the command line): ``TCPN_LIMITS="flows=20000,packet_hops=1e10"``.
 ENVIRONMENT = "TCPN_LIMITS"

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -232,6 +234,47 @@ def test_an_ml_handler_catches_neither_the_evaluation_budget_nor_a_bound_nor_a_d
     assert time.monotonic() - started < 60  # it returns: no hang (not a timing claim)
 
 
+def test_a_value_that_fills_the_memory_ends_the_import_with_the_limit_named(shared_dir):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the address-space cap applies in the main thread only")
+    doublings = " ".join(f"val a{i + 1} = a{i} ^ a{i}" for i in range(28))  # 4 GiB at the end
+    text = cpn_with(shared_dir, f'val big = let val a0 = "0123456789abcdef" {doublings} '
+                                "in size a28 end")
+    named = r"declaration big: .*more than 104,857,600 bytes.*import_evaluation_bytes"
+    with using_limits(import_evaluation_bytes=100 << 20), \
+            pytest.raises(EvaluationBudgetError, match=named):
+        read_cpn(text)
+
+
+def _skeleton_with(shared_dir: Path, functions: str) -> str:
+    """The shared skeleton net (transition Serve's output arc delays by ``delay n``) with
+    ``functions`` declared in place of its ``delay``."""
+    text = (shared_dir / "data" / "cpn" / "skeleton_minimal_timed.cpn").read_text()
+    old = "fun delay (x:INT) = x mod 3 + 1;"
+    assert text.count(old) == 2  # the declaration and its layout
+    return text.replace(old, escape(functions))
+
+
+@pytest.mark.parametrize(("functions", "limits", "named"), [
+    ("fun delay (x:INT) = delay x;", "while_iterations=1000", r"function delay calls itself "
+     r"without end: 1,001 turns is over the limit while_iterations"),
+    ("fun fib (n:INT) = if n < 2 then n else fib (n - 1) + fib (n - 2); "
+     "fun delay (x:INT) = fib 60 mod 3 + 1;", "evaluation_steps=10000",
+     r"function fib: 10,001 steps is over the limit evaluation_steps"),
+    ('fun grow (s, n) = if n = 0 then s else grow (s ^ s, n - 1); '
+     'fun delay (x:INT) = size (grow ("ab", 60)) mod 3 + 1;', "list_length=5000",
+     r"function grow: a value of 8,192 characters is over the limit list_length"),
+])
+def test_a_function_without_end_stops_the_run_naming_limit_function_and_arc(
+        functions, limits, named, shared_dir, tmp_path):
+    model = tmp_path / "model.cpn"
+    model.write_text(_skeleton_with(shared_dir, functions))
+    done = tcpn("--limit", limits, "simulate", str(model), "--max-firings", "10", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert re.search(named, done.stderr) and "Serve" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_the_shared_cpn_files_still_import_whole(shared_dir):
     for path in sorted((shared_dir / "data" / "cpn").glob("*.cpn")):
         read_cpn(path)  # no UntrustedCodeError on real models
@@ -280,8 +323,13 @@ _events: list[str] = []
 _recording = [False]
 
 
-def _audit(event: str, _args: object) -> None:
-    if _recording[0] and event.startswith(AUDITED):
+#: What tcpn itself reads inside an evaluation: the process's size, to cap its memory there
+_OWN_READS = {"/proc/self/statm"}
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _recording[0] and event.startswith(AUDITED) and not (
+            event == "open" and args and args[0] in _OWN_READS):
         _events.append(event)
 
 

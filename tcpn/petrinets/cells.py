@@ -37,6 +37,7 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.limits import limit_problem, limits
+from tcpn.petrinets import ml_work
 
 __all__ = ["CELL_FUNCTIONS", "Cell", "LoopLimitError", "ml_assign", "ml_deref", "ml_ref",
            "ml_while", "reset_cells", "written_cells"]
@@ -77,7 +78,7 @@ def ml_deref(cell: Cell) -> Any:
 
 def ml_assign(cell: Cell, value: Any) -> tuple[()]:
     """SML's ``r := v``: write the cell; the value is ``()``."""
-    _cell(cell, ":=").value = value
+    _cell(cell, ":=").value = ml_work.sized(":=", value)
     cell.writes += 1
     return ()
 
@@ -93,14 +94,20 @@ def _cell(value: Any, operator: str) -> Cell:
 def ml_while(test: Callable[[], bool], body: Callable[[], Any]) -> tuple[()]:
     """SML's ``while e1 do e2``: evaluate ``body`` as long as ``test`` holds; ``()``.
     A loop whose test never turns false would run forever, as in SML: it stops with an
-    :class:`LoopLimitError` after ``limits().while_iterations`` turns."""
+    :class:`LoopLimitError` after ``limits().while_iterations`` turns. Each turn is a step
+    of the evaluation (:mod:`~tcpn.petrinets.ml_work`)."""
     bound = limits().while_iterations
-    for _ in range(bound):
+    try:
+        ml_work.begin("while")
+        for _ in range(bound):
+            if not test():
+                return ()
+            body()
+            ml_work.turn("while")
         if not test():
             return ()
-        body()
-    if not test():
-        return ()
+    finally:
+        ml_work.end()
     problem = limit_problem("while_iterations", bound + 1)
     raise LoopLimitError(f"a CPN ML while loop did not end: {problem}")
 

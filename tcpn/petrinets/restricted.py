@@ -40,6 +40,7 @@ import builtins
 import contextlib
 import functools
 import math
+import resource
 import signal
 import sys
 import threading
@@ -74,7 +75,8 @@ class UntrustedCodeError(InputError):
 
 
 class EvaluationBudgetError(InputError):
-    """Evaluating a value of a file ran past the ``import_evaluation_ms`` limit."""
+    """Evaluating a value of a file ran past the ``import_evaluation_ms`` or the
+    ``import_evaluation_bytes`` limit."""
 
 
 #: The builtins an expression read from a file may call: pure functions over data. Left out
@@ -323,7 +325,8 @@ def _text(tree: ast.AST) -> str:
 @contextlib.contextmanager
 def evaluation_budget(where: str, milliseconds: int | None = None) -> Iterator[None]:
     """Stop the evaluation inside the block after ``milliseconds`` (default: the limit
-    ``import_evaluation_ms``) with :class:`EvaluationBudgetError` naming ``where``.
+    ``import_evaluation_ms``), or when it needs more than ``import_evaluation_bytes`` of
+    memory, with :class:`EvaluationBudgetError` naming ``where``.
 
     A ``val`` of a file may loop forever (``fun f x = f x; val v = f 1``); the importer
     must still return. In the main thread a real-time timer interrupts the evaluation; in
@@ -339,6 +342,56 @@ def evaluation_budget(where: str, milliseconds: int | None = None) -> Iterator[N
     tcpn.petrinets.restricted.EvaluationBudgetError: val v: evaluating it took over 50 ms, \
 the limit import_evaluation_ms (raise it with --limit import_evaluation_ms=N)
     """
+    with _address_space_capped(where), _time_capped(where, milliseconds):
+        yield
+
+
+@contextlib.contextmanager
+def _address_space_capped(where: str) -> Iterator[None]:
+    """Inside the block the process may grow by at most ``import_evaluation_bytes`` of
+    address space (``RLIMIT_AS`` lowered to its size now plus that, unless already lower):
+    a value that doubles a string 40 times fails its allocation with ``MemoryError``,
+    which becomes an :class:`EvaluationBudgetError` naming ``where``, instead of filling
+    the machine's memory within the time budget. Only in the main thread (the limit is
+    the whole process's: another thread's allocations must not fail for this one), and
+    where the process's size can be read (Linux)."""
+    size = _address_space_bytes()
+    if threading.current_thread() is not threading.main_thread() or size is None:
+        yield
+        return
+    budget = limits().import_evaluation_bytes
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + budget
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    lowered = soft == resource.RLIM_INFINITY or cap < soft
+    if lowered:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    except MemoryError:
+        raise EvaluationBudgetError(
+            f"{where}: evaluating it needed more than {budget:,} bytes, the limit "
+            "import_evaluation_bytes (raise it with --limit import_evaluation_bytes=N)"
+        ) from None
+    finally:
+        if lowered:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space_bytes() -> int | None:
+    """The process's virtual size now (Linux's ``/proc/self/statm``), or None elsewhere."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = int(statm.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * resource.getpagesize()
+
+
+@contextlib.contextmanager
+def _time_capped(where: str, milliseconds: int | None) -> Iterator[None]:
+    """Inside the block, at most ``milliseconds`` of evaluation (:func:`evaluation_budget`)."""
     budget_ms = limits().import_evaluation_ms if milliseconds is None else milliseconds
     error = EvaluationBudgetError(
         f"{where}: evaluating it took over {budget_ms} ms, the limit import_evaluation_ms "

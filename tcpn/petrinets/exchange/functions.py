@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from tcpn.limits import limit_problem, limits
+from tcpn.petrinets import ml_work
 from tcpn.petrinets.engine.compiler import RandomDraws
-from tcpn.petrinets.exchange.loops import loop_source
+from tcpn.petrinets.exchange.loops import LoopTurns, loop_source
 from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
@@ -40,12 +41,6 @@ __all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype", "ML
 #: calls of a few frames each, few enough that the interpreter's own stack never overflows
 #: (the process would die instead of raising).
 _PYTHON_FRAMES = 8_000
-
-
-class _Depth:
-    """How many declared-function calls are under way (one evaluation at a time)."""
-
-    calls = 0
 
 
 class DeclaredFunction:
@@ -64,7 +59,9 @@ class DeclaredFunction:
     ML list and an ML tuple alike, so the export writes a value passed there as a list.
     A body that calls the function itself as a loop does (tail calls, list walks) runs
     as a Python loop (:func:`~tcpn.petrinets.exchange.loops.loop_source`), so a long list
-    does not exhaust Python's stack; other recursion stays recursion.
+    does not exhaust Python's stack; other recursion stays recursion. Every call and every
+    turn of such a loop counts against the evaluation's bounds
+    (:mod:`~tcpn.petrinets.ml_work`).
     """
 
     def __init__(self, name: str, params: tuple[str, ...], body: str,
@@ -82,14 +79,19 @@ class DeclaredFunction:
         self.ml_params = tuple(ml_params) or self.params
         self.scope: Mapping[str, Any] = scope if scope is not None else {}
         Inscription.parse(body, f"body of function {name}")
-        loop = loop_source(name, self.params, body)
-        self.is_loop = loop is not None  # whether it runs as a loop (tests read it)
-        self._code = compile(f"lambda {', '.join(self.params)}: ({body})" if loop is None
-                             else loop, f"<tcpn function {name}>",
-                             "eval" if loop is None else "exec")
+        self._loop = loop_source(name, self.params, body)
+        self._code = compile(f"lambda {', '.join(self.params)}: ({body})" if self._loop is None
+                             else self._loop.source, f"<tcpn function {name}>",
+                             "eval" if self._loop is None else "exec")
         self.__signature__ = inspect.Signature(
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in self.params]
         )
+
+    @property
+    def is_loop(self) -> bool:
+        """Whether its self-calls run as a loop
+        (:func:`~tcpn.petrinets.exchange.loops.loop_source`)."""
+        return self._loop is not None
 
     def restricted_source(self) -> list[tuple[str, tuple[str, ...]]]:
         """The body and the names it binds (:func:`~tcpn.petrinets.restricted.check_net`)."""
@@ -98,9 +100,9 @@ class DeclaredFunction:
     def __call__(self, *args: Any) -> Any:
         """The function's value on ``args``; :class:`CallDepthError` past ``call_depth``
         nested calls (or when Python's stack runs out first), naming the function."""
-        if _Depth.calls:
-            if _Depth.calls >= limits().call_depth:
-                raise self._too_deep(_Depth.calls + 1)
+        if ml_work.depth():
+            if ml_work.depth() >= limits().call_depth:
+                raise self._too_deep(ml_work.depth() + 1)
             return self._nested(args)
         before = sys.getrecursionlimit()
         sys.setrecursionlimit(max(before, _PYTHON_FRAMES))
@@ -120,15 +122,16 @@ class DeclaredFunction:
                               "frames)")
 
     def _nested(self, args: tuple[Any, ...]) -> Any:
-        _Depth.calls += 1
         try:
-            return self._evaluate(args)
+            ml_work.begin(self.name)
+            return ml_work.sized(self.name, self._evaluate(args))
         finally:
-            _Depth.calls -= 1
+            ml_work.end()
 
     def _evaluate(self, args: tuple[Any, ...]) -> Any:
         namespace = restricted_namespace(self.scope)
-        if self.is_loop:  # the def was generated from the parsed and checked body
+        if self._loop is not None:  # the def was generated from the parsed and checked body
+            namespace[self._loop.turn] = LoopTurns(self.name)
             exec(self._code, namespace)
             return namespace[self.name](*args)
         function = eval(self._code, namespace)  # the body was parsed and checked above

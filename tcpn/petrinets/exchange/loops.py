@@ -18,7 +18,13 @@ Anything else that mentions the function (two calls in one branch, a call in a t
 function passed as a value) is not a loop: :func:`loop_source` returns ``None`` and the
 function stays recursive.
 
->>> print(loop_source("total", ("xs",), "0 if len(xs) == 0 else xs[0] + total(xs[1:])"))
+Each turn's new parameter values pass through ``turn(...)``, a name the caller binds to a
+:class:`LoopTurns` (``fun f x = f x`` runs for ever in SML, ``fun f s = f (s ^ s)`` also
+fills the memory: here the turns stop past ``while_iterations``, each counts against
+``evaluation_steps``, and a value longer than ``list_length`` is refused):
+
+>>> loop = loop_source("total", ("xs",), "0 if len(xs) == 0 else xs[0] + total(xs[1:])")
+>>> print(loop.source)
 def total(xs):
     _stack = []
     while True:
@@ -27,14 +33,14 @@ def total(xs):
             break
         else:
             _stack.append(xs[0])
-            xs, = (xs[1:],)
+            xs, = _turn((xs[1:],))
             continue
     while _stack:
         _left = _stack.pop()
         _value = _left + _value
     return _value
->>> namespace = {}
->>> exec(loop_source("total", ("xs",), "0 if len(xs) == 0 else xs[0] + total(xs[1:])"), namespace)
+>>> namespace = {loop.turn: LoopTurns("total")}
+>>> exec(loop.source, namespace)
 >>> namespace["total"](tuple(range(5000)))
 12497500
 """
@@ -42,16 +48,29 @@ def total(xs):
 from __future__ import annotations
 
 import ast
+from typing import Any, NamedTuple
 
-__all__ = ["loop_source"]
+from tcpn.limits import limit_problem, limits
+from tcpn.petrinets import ml_work
+from tcpn.petrinets.cells import LoopLimitError
+
+__all__ = ["Loop", "LoopTurns", "loop_source"]
 
 
 class _NotALoop(Exception):
     """The recursion has a shape :func:`loop_source` does not rewrite."""
 
 
-def loop_source(name: str, params: tuple[str, ...], body: str) -> str | None:
-    """The source of ``def name(params)`` computing ``body`` with its self-calls as a loop.
+class Loop(NamedTuple):
+    """A function's loop: its ``def``, and the name it passes each turn's new parameter
+    values through (bind it to a new :class:`LoopTurns` for each call)."""
+
+    source: str
+    turn: str
+
+
+def loop_source(name: str, params: tuple[str, ...], body: str) -> Loop | None:
+    """``def name(params)`` computing ``body`` with its self-calls as a loop.
 
     ``None`` when ``body`` does not call ``name`` or calls it in a way that is not a loop.
     """
@@ -59,9 +78,33 @@ def loop_source(name: str, params: tuple[str, ...], body: str) -> str | None:
     if not _mentions(tree, name):
         return None
     try:
-        return _LoopWriter(name, params, tree).source()
+        writer = _LoopWriter(name, params, tree)
+        return Loop(writer.source(), writer.turn)
     except _NotALoop:
         return None
+
+
+class LoopTurns:
+    """The turns of one call of ``function``'s loop: at most ``while_iterations`` (a walk
+    down a list of that many elements), each a step of the evaluation
+    (:mod:`~tcpn.petrinets.ml_work`), each turn's values at most ``list_length`` long; one
+    more turn is a :class:`~tcpn.petrinets.cells.LoopLimitError` naming the function."""
+
+    __slots__ = ("bound", "function", "turns")
+
+    def __init__(self, function: str):
+        self.function = function
+        self.turns = 0
+        self.bound = limits().while_iterations
+
+    def __call__(self, values: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``values``, the next turn's parameters, once counted and checked."""
+        self.turns += 1
+        if self.turns > self.bound:
+            raise LoopLimitError(f"function {self.function} calls itself without end: "
+                                 f"{limit_problem('while_iterations', self.turns)}")
+        ml_work.turn(self.function)
+        return ml_work.sized(self.function, values)
 
 
 def _mentions(node: ast.AST, name: str) -> bool:
@@ -109,6 +152,7 @@ class _LoopWriter:
         self.stack, self.value, self.left = (f"{prefix}stack", f"{prefix}value",
                                              f"{prefix}left")
         self.temp_prefix = f"{prefix}t"
+        self.turn = f"{prefix}turn"
         self.temps = 0
         self.sites: list[ast.operator] = []  # the operator of each list-walk site
         # operators whose right operand mentions the function: the list-walk sites there
@@ -201,7 +245,7 @@ class _LoopWriter:
                     isinstance(a, ast.Starred) for a in node.args):
                 raise _NotALoop
             rendered = ", ".join(self._plain(a) for a in node.args)
-            self._emit(indent, f"{', '.join(self.params)}, = ({rendered},)")
+            self._emit(indent, f"{', '.join(self.params)}, = {self.turn}(({rendered},))")
             self._emit(indent, "continue")
             return
         if isinstance(node, ast.BinOp) and not _mentions(node.left, self.name):

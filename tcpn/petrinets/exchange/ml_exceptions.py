@@ -7,9 +7,9 @@ basis exception of that name becomes in the translation (``Empty``/``Subscript``
 index out of range, ``Div``: a division by zero, ``Match``: no rule matched, whose
 translation raises ``ValueError``); ``_`` or a variable matches any. An exception no rule
 matches goes on. The evaluation budget of an import (``import_evaluation_ms``), a
-``while`` past ``while_iterations``, a ``List.tabulate`` past ``list_length``, a recursion
-past ``call_depth`` and memory exhaustion are never caught: a handler must not keep a loop past its
-bounds.
+loop past ``while_iterations``, a ``List.tabulate`` past ``list_length``, a recursion past
+``call_depth``, an evaluation past ``evaluation_steps`` and memory exhaustion are never
+caught: a handler must not keep a loop past its bounds.
 
 >>> ml_handle(lambda: ml_raise("Full"), (("Full", lambda: 0),))
 0
@@ -24,6 +24,7 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.petrinets.cells import LoopLimitError
+from tcpn.petrinets.ml_work import WorkLimitError
 from tcpn.petrinets.restricted import EvaluationBudgetError
 
 __all__ = ["EXCEPTION_FUNCTIONS", "CallDepthError", "ListLimitError", "MLRaise", "ml_handle",
@@ -48,7 +49,7 @@ class CallDepthError(InputError):
 
 #: What a handler never catches.
 _NEVER_CAUGHT = (EvaluationBudgetError, LoopLimitError, ListLimitError, CallDepthError,
-                 RecursionError, MemoryError)
+                 WorkLimitError, RecursionError, MemoryError)
 
 
 class MLRaise(Exception):
