@@ -1354,8 +1354,11 @@ class _Exporter:
             raise InputError(f"{where}: CPN Tools has no read arc for a timed place (a double "
                              "arc would give the token a new timestamp)")
         assert arc.inscription is not None
+        expected = self.shared.colour_type(place.colour)
+        # a multiset computed from the binding is a list of the place's colours in CPN ML
+        # ('a ms = 'a list); a value ML can't write (a mapping to counts) is refused by name
         value, prec, _ = self._ml_typed(arc.inscription, where,
-                                        self.shared.colour_type(place.colour))
+                                        ("list", expected) if arc.multiset else expected)
         if isinstance(arc.count, str):
             count_text, count_prec, _ = self._ml_typed(arc.count, f"count of {where}", INT_T)
             count = count_text if count_prec >= 10 else f"({count_text})"
