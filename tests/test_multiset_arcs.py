@@ -320,3 +320,30 @@ def test_python_and_native_engines_fire_the_same_multiset_sequence() -> None:
     assert_same_firings(sims)
     assert "output arc t->seen: a multiset computed from the binding" in str(
         sims["native"].native.c_reason)
+
+
+def test_export_writes_a_conditional_delayed_multiset_as_cpn_ml_reads_it(tmp_path: Path
+                                                                         ) -> None:
+    """``if k > 0 then ["c", "c"] else empty`` (no ``1`` before the list: it is the
+    multiset) and ``(if k > 1 then ["a", "b"] else [])@+k``: read back, the same tokens at
+    the same times, and cpncheck builds the same state space from the file."""
+    net = PetriNet("x")
+    net.add_place(Place("p", INT, initial=[2]))
+    net.add_place(Place("q", STRING.timed()))
+    net.add_transition(Transition("t"))
+    net.add_input("p", "t", "k")
+    net.add_output("q", "t", "('a', 'b') if k > 1 else ()", multiset=True, delay="k")
+    net.add_output("q", "t", "['c', 'c']", multiset=True, when="k > 0")
+    text = to_cpn(net)
+    assert 'if k &gt; 0 then ["c", "c"] else empty' in text
+    assert '(if k &gt; 1 then ["a", "b"] else [])@+k' in text
+    again = read_cpn(text)
+    assert again.complete, again.report.text()
+    runs = []
+    for each in (net, again.net):
+        sim = Simulator(each, seed=0, engine="python")
+        sim.run()
+        runs.append(tokens(sim, "q"))
+    assert runs[0] == runs[1] == [("a", 2.0), ("b", 2.0), ("c", 0.0), ("c", 0.0)]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (2, 1, 1)

@@ -1365,7 +1365,9 @@ class _Exporter:
         else:
             count = str(arc.count)
         value_atom = value if prec >= 10 and not value.startswith("~") else f"({value})"
-        text = value if count == "1" and arc.when is None else f"{count}`{value_atom}"
+        # a multiset arc's list is already a multiset: no ``1`` before it
+        text = value if count == "1" and (arc.when is None or arc.multiset) \
+            else f"{count}`{value_atom}"
         if arc.when is not None:
             cond = self._ml(arc.when, f"condition of {where}", "bool")
             text = f"if {cond} then {text} else empty"

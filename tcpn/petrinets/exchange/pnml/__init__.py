@@ -408,9 +408,11 @@ class _Writer:
         if arc.kind in (ArcKind.INHIBITOR, ArcKind.RESET):
             raise InputError(f"{where}: PNML P/T and symmetric nets have no {arc.kind.value} "
                              "arcs; export to CPN Tools")
-        if arc.when is not None or isinstance(arc.count, str) or arc.multiset:
-            raise InputError(f"{where}: a condition, a computed count or a multiset computed "
-                             "from the binding has no PNML form")
+        if arc.when is not None or isinstance(arc.count, str):
+            raise InputError(f"{where}: a condition or a computed count has no PNML form")
+        if arc.multiset:
+            raise InputError(f"{where}: a multiset computed from the binding has no standard "
+                             "PNML form")
         place, transition = ids[arc.place], ids[arc.transition]
         source, target = (transition, place) if arc.kind is ArcKind.OUTPUT else (place,
                                                                                   transition)
