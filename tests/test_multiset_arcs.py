@@ -67,11 +67,11 @@ def tokens(sim: Simulator, place: str) -> list[tuple[object, float]]:
     return sorted((t.value, t.time) for t in sim.tokens(place))
 
 
-def test_multiset_counts_reads_lists_tuples_and_mappings() -> None:
+def test_multiset_counts_reads_lists_tuples_and_dicts() -> None:
     assert multiset_counts(["a", "b", "a"]) == {"a": 2, "b": 1}
     assert multiset_counts(Counter({"x": 3, "y": 0})) == {"x": 3}
     assert multiset_counts([]) == {} == multiset_counts(())
-    with pytest.raises(TypeError, match="list, a tuple or a mapping"):
+    with pytest.raises(TypeError, match="list, a tuple or a dict"):
         multiset_counts(3)
     with pytest.raises(ValueError, match="int >= 0"):
         multiset_counts({"a": -1})
@@ -161,7 +161,7 @@ def test_a_value_that_is_no_multiset_is_a_firing_error() -> None:
     net.add_transition(Transition("t"))
     net.add_input("src", "t", "x")
     net.add_output("dst", "t", "x + 1", multiset=True)
-    with pytest.raises(FiringError, match=r"output arc t->dst.*list, a tuple or a mapping"):
+    with pytest.raises(FiringError, match=r"output arc t->dst.*list, a tuple or a dict"):
         Simulator(net, seed=0, engine="python").run(max_firings=1)
 
 
@@ -193,7 +193,7 @@ def test_a_read_multiset_arc_needs_the_tokens_and_leaves_them() -> None:
     assert sorted(t.value for t in sim.tokens("menu")) == ["cola", "fries"]
 
 
-def test_a_mapping_to_counts_is_a_multiset_too() -> None:
+def test_a_dict_of_counts_is_a_multiset_too() -> None:
     net = PetriNet("counts")
     net.add_place(Place("n", INT, initial=[3]))
     net.add_place(Place("out", STRING))

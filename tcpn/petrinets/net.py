@@ -205,7 +205,7 @@ class Arc:
 
     With ``multiset`` (input, read and output arcs) the inscription denotes a whole
     multiset computed from the binding, as CPN ML's ``'a ms = 'a list``: a list or tuple
-    of token values (a value repeated for several tokens) or a mapping ``value -> count``;
+    of token values (a value repeated for several tokens) or a dict ``value -> count``;
     ``[]`` denotes no token. An input or read arc then needs every one of those tokens
     (its variables bound by other arcs or the guard: it binds none), an output arc puts
     them all, each with the arc's delay. Its multiplicities come from the value, so its

@@ -142,7 +142,7 @@ class RandomDraws:
 def multiset_counts(value: Any) -> dict[Any, int]:
     """A multiset arc's value as ``token value -> count`` (counts >= 1, in the order the
     values first appear): a list or tuple counts its elements (CPN ML's ``'a ms = 'a
-    list``), a mapping (a ``collections.Counter``) gives counts >= 0.
+    list``), a dict (a ``collections.Counter``) gives counts >= 0.
 
     >>> multiset_counts(["fries", "cola", "fries"])
     {'fries': 2, 'cola': 1}
@@ -159,7 +159,7 @@ def multiset_counts(value: Any) -> dict[Any, int]:
                 counts[token] = count
         return counts
     if not isinstance(value, list | tuple):
-        raise TypeError("a multiset arc's value must be a list, a tuple or a mapping value -> "
+        raise TypeError("a multiset arc's value must be a list, a tuple or a dict value -> "
                         f"count, got {type(value).__name__} {value!r}")
     for token in value:
         counts[token] = counts.get(token, 0) + 1

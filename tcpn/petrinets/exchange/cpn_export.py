@@ -1356,7 +1356,7 @@ class _Exporter:
         assert arc.inscription is not None
         expected = self.shared.colour_type(place.colour)
         # a multiset computed from the binding is a list of the place's colours in CPN ML
-        # ('a ms = 'a list); a value ML can't write (a mapping to counts) is refused by name
+        # ('a ms = 'a list); a value ML can't write (a dict of counts) is refused by name
         value, prec, _ = self._ml_typed(arc.inscription, where,
                                         ("list", expected) if arc.multiset else expected)
         if isinstance(arc.count, str):
