@@ -120,6 +120,14 @@ def test_the_arc_delay_applies_to_each_token_and_the_input_waits_for_the_last() 
     assert tokens(sim, "served") == [(2, 0.0)]
 
 
+def test_a_random_arc_delay_is_drawn_once_for_all_the_tokens_of_the_multiset() -> None:
+    net = restaurant([(1, ("fries", "cola", "fries"))], delay=Exponential(mean=1.0))
+    sim = Simulator(net, seed=4, engine="python")
+    sim.step()
+    times = {time for _value, time in tokens(sim, "cooked")}
+    assert len(tokens(sim, "cooked")) == 3 and len(times) == 1 and times != {0.0}
+
+
 def test_the_input_is_ready_when_its_kth_token_is() -> None:
     """Two fries needed, three on hand ready at 1, 5 and 9: the two earliest (ready at 5)."""
     net = restaurant([])
