@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_exchange_cpn_field import colset, cpn_file, spaces, var  # tests/ is on the path
+from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var  # tests/ is on the path
 
 from tcpn.errors import InputError
 from tcpn.petrinets import (
@@ -355,3 +355,24 @@ def test_export_writes_a_conditional_delayed_multiset_as_cpn_ml_reads_it(tmp_pat
     assert runs[0] == runs[1] == [("a", 2.0), ("b", 2.0), ("c", 0.0), ("c", 0.0)]
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs == (2, 1, 1)
+
+
+def test_a_local_function_with_one_clause_written_as_a_multiset_gives_a_multiset() -> None:
+    """``walk 0 = Two 0 | walk n = Two n ++ walk (n - 1)``: ML gives both clauses one type,
+    so the first (a call) is a multiset too and ``All 2`` on an arc of an INT place is the
+    tokens 0, 1, 1, 2, 2, 3 (as the distributed database model with an init transition
+    writes its messages), not one token holding a list."""
+    text = cpn_file(
+        colset("C1", "INT", "<int/>")
+        + var("V1", "INT", "p")
+        + ml("M1", "fun Two(p) = 1`p ++ 1`(p + 1);")
+        + ml("M2", "fun All(p) = let fun walk 0 = Two(0) | walk n = Two(n) ++ walk (n - 1)"
+             " in walk p end;"),
+        [("P1", "P", "INT", "1`2"), ("P2", "Q", "INT", "")], [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "p"), ("A2", "TtoP", "T1", "P2", "All(p)")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert [a.multiset for a in imported.net.arcs] == [False, True]
+    sim = Simulator(imported.net, seed=0, engine="python")
+    sim.run()
+    assert sorted(t.value for t in sim.tokens("Q")) == [0, 1, 1, 2, 2, 3]

@@ -2329,9 +2329,11 @@ def _binds_names(tree: Any, constants: set[str]) -> bool:
                for node in tree.iter_subtrees()) if isinstance(tree, Tree) else False
 
 
-def _is_multiset_body(dec: Tree) -> bool:
+def _is_multiset_body(dec: Tree, every: bool = True) -> bool:
     """Whether a function's value is written as a multiset (``1`x ++ 1`y``, ``empty``, or
-    ``if``/``case`` branches that are): on an arc, its call stands for several tokens."""
+    ``if``/``case`` branches that are): on an arc, its call stands for several tokens.
+    With ``every`` each clause must be written so; without, one suffices (ML gives every
+    clause one type, so the others are multisets too: ``walk 0 = Mes (0, p)``)."""
 
     def multiset(tree: Any) -> bool:
         if _is_empty(tree):
@@ -2342,12 +2344,14 @@ def _is_multiset_body(dec: Tree) -> bool:
             return multiset(tree.children[1]) or multiset(tree.children[2])
         return False
 
-    return all(multiset(clause.children[-1]) for clause in dec.children)
+    clauses = (multiset(clause.children[-1]) for clause in dec.children)
+    return all(clauses) if every else any(clauses)
 
 
 def _local_multiset_call(let: Tree) -> bool:
     """Whether ``let ... fun f ... in f e end`` calls a function of its own whose value is
-    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``)."""
+    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``; one clause
+    so written is enough, see :func:`_is_multiset_body`)."""
     head = let.children[-1]
     while isinstance(head, Tree) and head.data == "apply":
         head = head.children[0]
@@ -2355,7 +2359,7 @@ def _local_multiset_call(let: Tree) -> bool:
         return False
     return any(isinstance(dec, Tree) and dec.data == "fun_dec" and
                str(dec.children[0].children[0]) == str(head.children[0]) and
-               _is_multiset_body(dec) for dec in let.children[:-1])
+               _is_multiset_body(dec, every=False) for dec in let.children[:-1])
 
 
 def _has_stamp(tree: Any) -> bool:
