@@ -376,3 +376,21 @@ def test_a_local_function_with_one_clause_written_as_a_multiset_gives_a_multiset
     sim = Simulator(imported.net, seed=0, engine="python")
     sim.run()
     assert sorted(t.value for t in sim.tokens("Q")) == [0, 1, 1, 2, 2, 3]
+
+
+def test_a_list_written_out_on_an_input_arc_binds_its_elements() -> None:
+    """``[x, y]`` is ``1`x ++ 1`y``: on an input arc its elements are patterns, one arc
+    each, binding x and y, not a multiset arc waiting for variables nothing binds.
+    (cpncheck reads ``[x, y]`` there as one token holding a list: never enabled.)"""
+    text = cpn_file(
+        colset("C1", "INT", "<int/>") + var("V1", "INT", "x", "y"),
+        [("P1", "P", "INT", "1`1 ++ 1`2 ++ 1`3"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "x &lt; y", "")],
+        [("A1", "PtoT", "T1", "P1", "[x, y]"), ("A2", "TtoP", "T1", "P2", "[x + y, x * y]")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert [(a.inscription, a.multiset) for a in imported.net.arcs] == [
+        ("x", False), ("y", False), ("x + y", False), ("x * y", False)]
+    space = explore(imported.net, clock="absolute")
+    # x < y among {1, 2, 3}: (1, 2), (1, 3), (2, 3), each leaving one token: 4 markings
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 3)

@@ -1840,19 +1840,24 @@ class _Importer:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
         # the multiset of them, as CPN Tools reads it: a constant one, one term per
-        # distinct colour; one computed from the binding, a multiset arc
+        # distinct colour; one written out, [e1, ..., en], the terms 1`e1 ... 1`en (an
+        # element that is a pattern binds, as in 1`x ++ 1`y); another computed from the
+        # binding, a multiset arc
         literals: list[tuple[str, int | str]] = []
         computed: list[str] = []
         if not isinstance(colour, ListSet):
             listed = [t for t in terms if t.count is None and t.stamp is None and
                       self._list_valued(t.value, 0)]
+            elements: list[MultisetTerm] = []
             for term in listed:
                 found = self._listed_colours(element, term.value, where, variables, colour)
-                if isinstance(found, str):
+                if isinstance(found, str) and term.value.data == "list":
+                    elements.extend(MultisetTerm(None, e, None) for e in term.value.children)
+                elif isinstance(found, str):
                     computed.append(found)
                 else:
                     literals.extend(found)
-            terms = [t for t in terms if not any(t is u for u in listed)]
+            terms = [t for t in terms if not any(t is u for u in listed)] + elements
         arcs: list[Arc] = []
 
         def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
