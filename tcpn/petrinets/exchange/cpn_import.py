@@ -1851,7 +1851,8 @@ class _Importer:
             elements: list[MultisetTerm] = []
             for term in listed:
                 found = self._listed_colours(element, term.value, where, variables, colour)
-                if isinstance(found, str) and term.value.data == "list":
+                if isinstance(found, str) and isinstance(term.value, Tree) and \
+                        term.value.data == "list":
                     elements.extend(MultisetTerm(None, e, None) for e in term.value.children)
                 elif isinstance(found, str):
                     computed.append(found)
