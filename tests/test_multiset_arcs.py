@@ -394,3 +394,18 @@ def test_a_list_written_out_on_an_input_arc_binds_its_elements() -> None:
     space = explore(imported.net, clock="absolute")
     # x < y among {1, 2, 3}: (1, 2), (1, 3), (2, 3), each leaving one token: 4 markings
     assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 3, 3)
+
+
+def test_a_multiset_arc_read_from_a_file_is_held_to_the_restricted_evaluator() -> None:
+    """A multiset arc's inscription in a file is checked like any other before anything
+    runs: one reaching for ``__mro__`` ends the read, naming the arc."""
+    from tcpn.petrinets.restricted import UntrustedCodeError
+
+    net = PetriNet("hostile")
+    net.add_place(Place("p", INT, initial=[1]))
+    net.add_place(Place("q", INT))
+    net.add_transition(Transition("t"))
+    net.add_input("p", "t", "k")
+    net.add_output("q", "t", "[k.__class__.__mro__]", multiset=True)
+    with pytest.raises(UntrustedCodeError, match=r"output arc t->q, inscription.*__mro__"):
+        read_pnml(to_pnml(net))
