@@ -540,8 +540,8 @@ def test_a_function_whose_local_recursion_gives_a_multiset_gives_its_tokens_on_a
 def test_a_variable_of_a_list_colour_set_on_an_arc_is_the_multiset_of_its_elements(tmp_path):
     """CPN ML's multisets are lists, so ``l`` (a ``list SMALL``) on an arc of a SMALL place
     is the tokens it holds: [1, 2, 2] puts 1, 2 and 2 on Q (2 states, 1 arc, as cpncheck);
-    on a place whose colour set is large it is left out, named, not one token holding a
-    list."""
+    on a place whose colour set is large (INT) likewise: a multiset arc, not one token
+    holding a list."""
     def net(colour: str) -> str:
         return cpn_file(
             colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
@@ -555,15 +555,20 @@ def test_a_variable_of_a_list_colour_set_on_an_arc_is_the_multiset_of_its_elemen
     simulator = Simulator(read_cpn(net("SMALL")).net, seed=0)
     simulator.run(until=10.0)
     assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
-    large = read_cpn(net("INT"))
-    assert "a multiset written as a list that depends on the binding (l)" in \
-        large.report.text()
+    for colour in ("SMALL", "INT"):
+        imported = read_cpn(net(colour))
+        assert imported.complete, imported.report.text()
+        assert [a.multiset for a in imported.net.arcs] == [False, True]
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+    assert spaces(tmp_path, net("INT"))[0] == (2, 1, 1)
 
 
 def test_a_list_read_from_a_reference_cell_on_an_arc_is_the_multiset_it_holds_when_it_fires():
     """T1 sets the cell q to [1, 2, 2], then T2 puts ``getQ ()`` (``!q``) on Q: the tokens
-    1, 2, 2 read when T2 fires (not the [] q held when the file was read); on a place whose
-    colour set is large the arc is left out, named, not read once as empty."""
+    1, 2, 2 read when T2 fires (not the [] q held when the file was read), on a small
+    colour set or a large one alike (a multiset arc)."""
     def net(colour: str) -> str:
         return cpn_file(
             colset("D1", "SMALL", "<int><with><ml>0</ml><ml>3</ml></with></int>")
@@ -575,9 +580,9 @@ def test_a_list_read_from_a_reference_cell_on_an_arc_is_the_multiset_it_holds_wh
              ("T2", "T2", "", "")],
             [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", "()"),
              ("A3", "PtoT", "T2", "P2", "()"), ("A4", "TtoP", "T2", "P3", "getQ ()")])
-    imported = read_cpn(net("SMALL"))
-    assert imported.complete, imported.report.text()
-    simulator = Simulator(imported.net, seed=0)
-    simulator.run(until=10.0)
-    assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
-    assert "depends on the binding (a reference cell)" in read_cpn(net("INT")).report.text()
+    for colour in ("SMALL", "INT"):
+        imported = read_cpn(net(colour))
+        assert imported.complete, imported.report.text()
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=10.0)
+        assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]

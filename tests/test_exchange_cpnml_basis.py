@@ -281,9 +281,8 @@ def test_what_the_export_does_not_write_back_is_named_in_cpn_ml(arc, code, named
 def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_path: Path):
     """CPN Tools' multisets are lists: ``W.all()`` on an output arc puts one token of each
     worker, ``List.map`` of a constant list likewise (w1 twice here), a list computed from
-    the binding on a small colour set one arc per colour counting it in the list (state
-    spaces as cpncheck's). On a colour set that is not small it is left out naming the
-    variables, never imported as one wrong token."""
+    the binding a multiset arc (state spaces as cpncheck's), on a colour set that is not
+    small too, never one wrong token."""
     declarations = colset("C1", "UNIT", "<unit/>") + colset(
         "C2", "W", "<enum><id>w1</id><id>w2</id><id>w3</id></enum>") + colset(
         "C3", "WS", "<list><id>W</id></list>") + var("V1", "WS", "ws") + ml(
@@ -320,9 +319,12 @@ def test_a_list_on_an_arc_is_the_multiset_of_its_elements_or_left_out_named(tmp_
         "C2", "L", "<list><id>INT</id></list>") + var("V1", "L", "l"),
         [("P1", "s", "L", "1`[1, 2]"), ("P2", "p", "INT", "")], [("T1", "t", "", "")],
         [("A1", "PtoT", "T1", "P1", "l"), ("A2", "TtoP", "T1", "P2", "rev l")])
-    reasons = [item.reason for item in read_cpn(large).report.unsupported]
-    assert any("a multiset written as a list that depends on the binding (l)" in r
-               for r in reasons), reasons
+    imported = read_cpn(large)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=1.0)
+    assert sorted(t.value for t in simulator.tokens("p")) == [1, 2]
+    assert spaces(tmp_path, large) == ((2, 1, 1), (2, 1, 1))
 
 
 def test_multiset_difference_inside_functions_follows_cpn_tools_ms_sml():

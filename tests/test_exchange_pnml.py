@@ -102,6 +102,8 @@ def test_symmetric_net_round_trip_with_standard_terms():
 
 @pytest.mark.parametrize(("change", "message"), [
     (lambda n: n.add_output("b", "t", "c", when="x > 1"), "condition or a computed count"),
+    (lambda n: n.add_output("b", "t", "[c, c]", multiset=True),
+     "multiset computed from the binding has no standard PNML form"),
     (lambda n: n.add_place(Place("big", INT)), "colour set INT is not a finite sort"),
     (lambda n: n.add_inhibitor("b", "t"), "no inhibitor arcs"),
     (lambda n: n.transitions["t"].__setattr__("guard", "x + 1 > 2"),

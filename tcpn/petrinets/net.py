@@ -202,6 +202,14 @@ class Arc:
     places) is added to the transition delay (CPN ML ``x@+d``). An inhibitor arc without
     inscription requires the place to be empty; with one, it requires fewer than ``count``
     tokens of that value. A reset arc has no inscription.
+
+    With ``multiset`` (input, read and output arcs) the inscription denotes a whole
+    multiset computed from the binding, as CPN ML's ``'a ms = 'a list``: a list or tuple
+    of token values (a value repeated for several tokens) or a dict ``value -> count``;
+    ``[]`` denotes no token. An input or read arc then needs every one of those tokens
+    (its variables bound by other arcs or the guard: it binds none), an output arc puts
+    them all, each with the arc's delay. Its multiplicities come from the value, so its
+    ``count`` stays 1.
     """
 
     kind: ArcKind
@@ -211,6 +219,7 @@ class Arc:
     count: int | str = 1
     when: str | None = None
     delay: Delay = None
+    multiset: bool = False
 
     @property
     def where(self) -> str:
@@ -239,6 +248,13 @@ class Arc:
         if self.delay is not None and self.kind is not ArcKind.OUTPUT:
             raise InputError(f"{self.where}: only output arcs take a delay")
         _check_delay(self.delay, f"delay of {self.where}")
+        if self.multiset:
+            if not needs_inscription:
+                raise InputError(f"{self.where}: only input, read and output arcs denote a "
+                                 "multiset")
+            if self.count != 1:
+                raise InputError(f"{self.where}: a multiset arc takes its multiplicities from "
+                                 f"its value; count {self.count!r} must be 1")
 
 
 @dataclass(frozen=True)
@@ -309,21 +325,35 @@ class PetriNet:
         self.arcs.append(arc)
 
     def add_input(self, place: str, transition: str, inscription: str,
-                  count: int | str = 1) -> None:
-        """Consume ``count`` tokens denoted by ``inscription`` from ``place``."""
-        self.add_arc(Arc(ArcKind.INPUT, place, transition, inscription, count))
+                  count: int | str = 1, multiset: bool = False) -> None:
+        """Consume ``count`` tokens denoted by ``inscription`` from ``place`` (with
+        ``multiset``: every token of the multiset it denotes, see :class:`Arc`)."""
+        self.add_arc(Arc(ArcKind.INPUT, place, transition, inscription, count,
+                         multiset=multiset))
 
     def add_output(self, place: str, transition: str, inscription: str, count: int | str = 1,
-                   when: str | None = None, delay: Delay = None) -> None:
-        """Produce ``count`` tokens ``inscription`` on ``place`` (if ``when`` holds)."""
+                   when: str | None = None, delay: Delay = None,
+                   multiset: bool = False) -> None:
+        """Produce ``count`` tokens ``inscription`` on ``place`` (if ``when`` holds; with
+        ``multiset``: every token of the multiset it denotes).
+
+        >>> from tcpn.petrinets import STRING
+        >>> net = PetriNet("menu")
+        >>> net.add_place(Place("items", STRING))
+        >>> net.add_transition(Transition("order"))
+        >>> net.add_output("items", "order", "['fries', 'cola', 'fries']", multiset=True)
+        >>> net.arcs[0].multiset
+        True
+        """
         self.add_arc(
-            Arc(ArcKind.OUTPUT, place, transition, inscription, count, when, delay)
+            Arc(ArcKind.OUTPUT, place, transition, inscription, count, when, delay, multiset)
         )
 
     def add_read(self, place: str, transition: str, inscription: str,
-                 count: int | str = 1) -> None:
+                 count: int | str = 1, multiset: bool = False) -> None:
         """Require ready tokens on ``place`` without consuming them (a test arc)."""
-        self.add_arc(Arc(ArcKind.READ, place, transition, inscription, count))
+        self.add_arc(Arc(ArcKind.READ, place, transition, inscription, count,
+                         multiset=multiset))
 
     def add_inhibitor(self, place: str, transition: str, inscription: str | None = None,
                       count: int | str = 1) -> None:

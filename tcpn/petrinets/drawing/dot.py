@@ -179,6 +179,8 @@ class _Drawer:
             text = f"{count}`{text}"
         if arc.kind is ArcKind.INHIBITOR and arc.inscription is None:
             text = "empty"
+        if arc.multiset:  # the tokens of a computed multiset, not one token
+            text = f"ms {text}"
         if arc.when is not None:
             text = f"if {arc.when}: {text}"
         if arc.delay is not None:

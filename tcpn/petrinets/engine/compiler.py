@@ -61,7 +61,7 @@ from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import Arc, ArcKind, PetriNet
 
 __all__ = ["CompiledNet", "CompiledTransition", "KeyedTokens", "Marking", "RandomDraws",
-           "compile_net"]
+           "compile_net", "multiset_counts"]
 
 Marking = list[dict[Any, Any]]
 Binding = tuple[Any, ...]
@@ -137,6 +137,33 @@ class RandomDraws:
         u = self._buffer[self._next]
         self._next += 1
         return int(u * n)
+
+
+def multiset_counts(value: Any) -> dict[Any, int]:
+    """A multiset arc's value as ``token value -> count`` (counts >= 1, in the order the
+    values first appear): a list or tuple counts its elements (CPN ML's ``'a ms = 'a
+    list``), a dict (a ``collections.Counter``) gives counts >= 0.
+
+    >>> multiset_counts(["fries", "cola", "fries"])
+    {'fries': 2, 'cola': 1}
+    >>> multiset_counts({"a": 0, "b": 2}), multiset_counts(())
+    ({'b': 2}, {})
+    """
+    counts: dict[Any, int] = {}
+    if isinstance(value, dict):
+        for token, count in value.items():
+            if type(count) is not int or count < 0:
+                raise ValueError(f"a multiset's count must be an int >= 0, got {count!r} "
+                                 f"for {token!r}")
+            if count:
+                counts[token] = count
+        return counts
+    if not isinstance(value, list | tuple):
+        raise TypeError("a multiset arc's value must be a list, a tuple or a dict value -> "
+                        f"count, got {type(value).__name__} {value!r}")
+    for token in value:
+        counts[token] = counts.get(token, 0) + 1
+    return counts
 
 
 class KeyedTokens(dict[Any, Any]):
@@ -533,6 +560,7 @@ class TransitionCompiler:
             "_inf": math.inf,
             "_ONE_PASS": (None,),
             "_cut": [False],
+            "_multiset": multiset_counts,
         }
         self.globals.update(self.scope)
         self.arcs = net.arcs_of(name) if arcs is None else arcs
@@ -540,7 +568,8 @@ class TransitionCompiler:
         # free variables: those of ``Transition.free_variables`` no input pattern binds
         patterns: set[str] = set()
         for arc in self.arcs:
-            if arc.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(arc.count, int):
+            if arc.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(arc.count, int) \
+                    and not arc.multiset:
                 patterns |= Inscription.parse(arc.inscription or "", arc.where).pattern_variables
         self.free = {v: c for v, c in self.t.free_variables.items()
                      if v not in patterns and v not in self.declared}
@@ -600,7 +629,8 @@ class TransitionCompiler:
             literal = all(a.inscription is None
                           or Inscription.parse(a.inscription, a.where).is_constant
                           for a in gate_arcs)
-            gate_key = (tuple((a.kind.value, a.place, a.inscription, a.count) for a in gate_arcs)
+            gate_key = (tuple((a.kind.value, a.place, a.inscription, a.count, a.multiset)
+                              for a in gate_arcs)
                         if literal else ("transition", self.index))
         return CompiledTransition(
             self.name, self.index, self.t.priority, tuple(bound),
@@ -609,7 +639,7 @@ class TransitionCompiler:
             required_places=tuple(sorted({
                 self.place_index[a.place] for a in self.arcs
                 if a.kind in (ArcKind.INPUT, ArcKind.READ) and isinstance(a.count, int)
-                and self.place_index[a.place] not in gate_places
+                and not a.multiset and self.place_index[a.place] not in gate_places
             })),
             gate=namespace.get("_gate") if gate_source is not None else None,
             gate_places=tuple(sorted(gate_places)),
@@ -703,7 +733,7 @@ class TransitionCompiler:
         for n_arc, arc in enumerate(arcs):
             ins = Inscription.parse(arc.inscription or "", arc.where)
             value_var = f"_v{n_arc}"
-            self._emit_eval(code, value_var, ins.text, arc.where, [])
+            self._emit_eval(code, value_var, ins.text, arc.where, [], arc)
             needs.setdefault(self.place_index[arc.place], []).append(
                 (value_var, str(arc.count), arc))
         for p, items in needs.items():
@@ -769,7 +799,7 @@ class TransitionCompiler:
 
     def is_binder(self, arc: Arc, bound: set[str]) -> bool:
         ins = Inscription.parse(arc.inscription or "", arc.where)
-        return (ins.is_pattern and isinstance(arc.count, int)
+        return (ins.is_pattern and isinstance(arc.count, int) and not arc.multiset
                 and bool(ins.pattern_variables - bound - self.declared))
 
     def _compile_enumerate(
@@ -853,7 +883,7 @@ class TransitionCompiler:
                 bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
             else:
                 self._check_names(ins, set(bound), arc.where, firing=False)
-                self._emit_eval(code, value_var, ins.text, arc.where, bound)
+                self._emit_eval(code, value_var, ins.text, arc.where, bound, arc)
             count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
             if isinstance(arc.count, str):
                 self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
@@ -920,11 +950,30 @@ class TransitionCompiler:
             for i, elt in enumerate(tree.elts):
                 self._emit_match(code, elt, f"{value}[{i}]", already, inner[i])
 
-    def _emit_eval(self, code: _Code, var: str, expr: str, where: str, bound: list[str]) -> None:
+    def _emit_eval(self, code: _Code, var: str, expr: str, where: str, bound: list[str],
+                   arc: Arc | None = None) -> None:
+        """``var = expr``, an error naming ``where``; for a multiset ``arc``, ``var`` holds
+        its ``value -> count`` and each value is tested against the place's colour set (a
+        value outside it is an error, as CPN Tools' type check would have it, not a binding
+        that waits for a token that cannot come)."""
+        multiset = arc is not None and arc.multiset
         code.line("try:")
-        code.line(f"    {var} = {expr}")
+        code.line(f"    {var} = _multiset({expr})" if multiset else f"    {var} = {expr}")
         code.line("except Exception as _e:")
         code.line(f"    raise _FiringError({where!r}, {self._binding_dict(bound)}, _e) from _e")
+        if multiset:
+            assert arc is not None
+            self._emit_multiset_test(code, var, arc, self._binding_dict(bound))
+
+    def _emit_multiset_test(self, code: _Code, var: str, arc: Arc, binding: str) -> None:
+        """Test each value of multiset ``var`` (``value -> count``) against ``arc``'s
+        place's colour set, an error naming the arc (its place and transition)."""
+        colour = self.net.places[arc.place].colour
+        code.line(f"for _mv in {var}:")
+        code.line(f"    if not {_colour_test(colour, '_mv', self.globals)}:")
+        why = f" is not of place {arc.place}'s colour set {colour.describe()}"
+        code.line(f"        raise _FiringError({arc.where!r}, {binding}, "
+                  f"'multiset token ' + repr(_mv) + {why!r})")
 
     def _emit_guard(self, code: _Code, expr: str, bound: list[str]) -> None:
         code.line("try:")
@@ -939,14 +988,15 @@ class TransitionCompiler:
     def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]],
                            binders: dict[str, str | None]) -> None:
         timed = self.timed[p]
-        if len(items) == 1 and items[0][0] in binders and items[0][1] == "1":
+        if len(items) == 1 and items[0][0] in binders and items[0][1] == "1" \
+                and not items[0][2].multiset:
             # the binder loop iterated over present values: one token is there
             if timed:
                 code.line(f"_r = {binders[items[0][0]] or f'_p{p}[{items[0][0]}]'}[0]")
                 code.line("if _r > _ready: _ready = _r")
             return
         # a computed count may be 0 (no token needed, as a PNML multiset difference)
-        if len(items) == 1:
+        if len(items) == 1 and not items[0][2].multiset:
             value, count, _arc = items[0]
             some = "" if count.isdigit() else f"{count} > 0 and "
             code.line(f"_have = _p{p}.get({value})")
@@ -961,8 +1011,11 @@ class TransitionCompiler:
         # several arcs on one place: add up what they need per value
         some = "" if all(count.isdigit() for _, count, _ in items) else "_k > 0 and "
         code.line("_need = {}")
-        for value, count, _arc in items:
-            code.line(f"_need[{value}] = _need.get({value}, 0) + {count}")
+        for value, count, arc in items:
+            if arc.multiset:  # ``value -> count``, every count >= 1
+                code.line(f"for _mv, _mk in {value}.items(): _need[_mv] = _need.get(_mv, 0) + _mk")
+            else:
+                code.line(f"_need[{value}] = _need.get({value}, 0) + {count}")
         code.line("_ok = True")
         code.line("for _val, _k in _need.items():")
         code.line(f"    _have = _p{p}.get(_val)")
@@ -1031,7 +1084,12 @@ class TransitionCompiler:
             for _value, count, arc in items:
                 if arc.kind is not ArcKind.INPUT:
                     continue
-                code.line(f"_val = {arc.inscription}")
+                if arc.multiset:  # every value of the multiset, as many as it counts
+                    code.line(f"for _val, _mk in _multiset({arc.inscription}).items():")
+                    code.depth += 1
+                    count = "_mk"
+                else:
+                    code.line(f"_val = {arc.inscription}")
                 computed = not count.isdigit()
                 if computed:  # a computed count of 0 takes nothing
                     code.line(f"if {count} > 0:")
@@ -1059,6 +1117,8 @@ class TransitionCompiler:
                     else:
                         code.line(f"else: del _p{p}[_val]")
                 if computed:
+                    code.depth -= 1
+                if arc.multiset:
                     code.depth -= 1
         for arc in self.arcs:
             if arc.kind is ArcKind.RESET:
@@ -1111,14 +1171,19 @@ class TransitionCompiler:
                 indent = 1
                 if masked and p in cond_places:
                     code.line(f"_wm |= {1 << cond_places.index(p)}")
-            self._emit_checked(code, "_val", ins.text, arc.where, binding)
-            test = self._output_test(colour, ins.tree, known, after_action)
-            if test is not None:
-                code.line(f"if not {test}:")
-                code.line(
-                    f"    raise _FiringError({arc.where!r}, {binding}, "
-                    f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
-                )
+            if arc.multiset:
+                # every value tested before any is put; the delay drawn once for all
+                self._emit_checked(code, "_ms", f"_multiset({ins.text})", arc.where, binding)
+                self._emit_multiset_test(code, "_ms", arc, binding)
+            else:
+                self._emit_checked(code, "_val", ins.text, arc.where, binding)
+                test = self._output_test(colour, ins.tree, known, after_action)
+                if test is not None:
+                    code.line(f"if not {test}:")
+                    code.line(
+                        f"    raise _FiringError({arc.where!r}, {binding}, "
+                        f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
+                    )
             if isinstance(arc.count, int):
                 count = str(arc.count)
             else:
@@ -1127,8 +1192,8 @@ class TransitionCompiler:
                 self._emit_checked(code, "_k", f"({arc.count})", f"count of {arc.where}",
                                    binding, check_count=True)
                 count = "_k"
+            stamp = "now"
             if self.timed[p]:
-                stamp = "now"
                 if has_delay:
                     stamp += " + _d"
                 arc_delay = self._delay_expr(arc.delay, f"_adelay{n_out}",
@@ -1137,6 +1202,12 @@ class TransitionCompiler:
                     self._emit_checked(code, "_ad", arc_delay, f"delay of {arc.where}", binding,
                                        check_delay=True)
                     stamp += " + _ad"
+            if arc.multiset:
+                code.line("for _val, _k in _ms.items():")
+                code.depth += 1
+                indent += 1
+                count = "_k"
+            if self.timed[p]:
                 # one hash of the value (a record hashes all its fields) where get-then-set
                 # took two for a new value; the same insertion order
                 code.line(f"_lst = _p{p}.setdefault(_val, [])")

@@ -95,8 +95,9 @@ def net_fingerprint(net: PetriNet) -> str:
         feed("transition", t.name, t.guard, t.delay, t.priority, t.action, t.outputs,
              sorted(t.params.items()))
     for arc in net.arcs:
+        # a multiset arc says so; other arcs keep the fingerprints they had before it
         feed("arc", arc.kind.value, arc.place, arc.transition, arc.inscription, arc.count,
-             arc.when, arc.delay)
+             arc.when, arc.delay, *(("multiset",) if arc.multiset else ()))
     feed("declarations", sorted(net.declarations.items()))
     return h.hexdigest()
 

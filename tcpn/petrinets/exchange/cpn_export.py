@@ -1354,15 +1354,20 @@ class _Exporter:
             raise InputError(f"{where}: CPN Tools has no read arc for a timed place (a double "
                              "arc would give the token a new timestamp)")
         assert arc.inscription is not None
+        expected = self.shared.colour_type(place.colour)
+        # a multiset computed from the binding is a list of the place's colours in CPN ML
+        # ('a ms = 'a list); a value ML can't write (a dict of counts) is refused by name
         value, prec, _ = self._ml_typed(arc.inscription, where,
-                                        self.shared.colour_type(place.colour))
+                                        ("list", expected) if arc.multiset else expected)
         if isinstance(arc.count, str):
             count_text, count_prec, _ = self._ml_typed(arc.count, f"count of {where}", INT_T)
             count = count_text if count_prec >= 10 else f"({count_text})"
         else:
             count = str(arc.count)
         value_atom = value if prec >= 10 and not value.startswith("~") else f"({value})"
-        text = value if count == "1" and arc.when is None else f"{count}`{value_atom}"
+        # a multiset arc's list is already a multiset: no ``1`` before it
+        text = value if count == "1" and (arc.when is None or arc.multiset) \
+            else f"{count}`{value_atom}"
         if arc.when is not None:
             cond = self._ml(arc.when, f"condition of {where}", "bool")
             text = f"if {cond} then {text} else empty"

@@ -1839,33 +1839,50 @@ class _Importer:
         if not terms:
             raise _Unsupported(f"{where}: an arc inscription that is always empty")
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
-        # the multiset of them, as CPN Tools reads it: one term per distinct colour
+        # the multiset of them, as CPN Tools reads it: a constant one, one term per
+        # distinct colour; one written out, [e1, ..., en], the terms 1`e1 ... 1`en (an
+        # element that is a pattern binds, as in 1`x ++ 1`y); another computed from the
+        # binding, a multiset arc
         literals: list[tuple[str, int | str]] = []
+        computed: list[str] = []
         if not isinstance(colour, ListSet):
             listed = [t for t in terms if t.count is None and t.stamp is None and
                       self._list_valued(t.value, 0)]
+            elements: list[MultisetTerm] = []
             for term in listed:
-                literals.extend(self._listed_colours(element, term.value, where, variables,
-                                                     colour))
-            terms = [t for t in terms if not any(t is u for u in listed)]
+                found = self._listed_colours(element, term.value, where, variables, colour)
+                if isinstance(found, str) and isinstance(term.value, Tree) and \
+                        term.value.data == "list":
+                    elements.extend(MultisetTerm(None, e, None) for e in term.value.children)
+                elif isinstance(found, str):
+                    computed.append(found)
+                else:
+                    literals.extend(found)
+            terms = [t for t in terms if not any(t is u for u in listed)] + elements
         arcs: list[Arc] = []
 
-        def add(value: str, count: int | str, term_delay: Any) -> None:
+        def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
             if orientation == "ptot":
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count,
+                                multiset=multiset))
             elif orientation == "ttop":
                 arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
-                                term_delay))
+                                term_delay, multiset))
             elif colour.is_timed:
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count))
-                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count))
+                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count,
+                                multiset=multiset))
+                arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count,
+                                multiset=multiset))
                 self.note("arc", element, where, "a double arc on a timed place imported as an "
                           "input and an output arc (the token gets a new timestamp)")
             else:
-                arcs.append(Arc(ArcKind.READ, place, transition, value, count))
+                arcs.append(Arc(ArcKind.READ, place, transition, value, count,
+                                multiset=multiset))
 
         for literal, times in literals:
             add(literal, times, delay)
+        for python in computed:
+            add(python, 1, delay, multiset=True)
         split: list[MultisetTerm] = []
         for term in terms:  # branches of several terms: one conditional term per position
             slots = _branch_slots(term.value) if orientation == "ttop" and _branches(
@@ -1957,31 +1974,17 @@ class _Importer:
 
     def _listed_colours(self, element: ET.Element, tree: Any, where: str,
                         variables: frozenset[str], colour: ColourSet
-                        ) -> list[tuple[str, int | str]]:
+                        ) -> list[tuple[str, int | str]] | str:
         """The colours of a list-valued arc term: (Python literal, how many times), in the
-        list's order, when it depends on no variable; on a small colour set, one per
-        colour with its count computed from the binding; else left out (tcpn's arcs
-        carry one value each)."""
+        list's order, when it depends on no variable; else (it reads the binding or a
+        reference cell, known when the transition fires) its Python expression, the
+        inscription of a multiset arc (each element checked against the place's colour
+        set when it fires)."""
         python, translator = self._python(element, tree, where, variables)
         names = {n.id for n in ast.walk(ast.parse(python, mode="eval"))
                  if isinstance(n, ast.Name)}
-        bound = names & {py_name(v) for v in variables}
-        if self._reads_cells(names):  # a reference cell's contents: known when it fires
-            bound |= {"a reference cell"}
-        members = colour.members()
-        if bound and members is not None and len(members) <= _SMALL_COLOUR_SET:
-            # one arc per colour of a small colour set, as many tokens as the list has of
-            # it (the first arc's count also checks that every element is a colour)
-            self.declarations.setdefault("ml_multiplicity",
-                                         ML_BASIS_DECLARATIONS["ml_multiplicity"])
-            every = repr(tuple(members))
-            return [(repr(m), f"ml_multiplicity({python}, {m!r}, {every})" if k == 0
-                     else f"({python}).count({m!r})") for k, m in enumerate(members)]
-        if bound:
-            raise _Unsupported(f"{where}: a multiset written as a list that depends on the "
-                               f"binding ({', '.join(sorted(bound))}) on a place whose colour "
-                               f"set is not small (over {_SMALL_COLOUR_SET} colours): tcpn's "
-                               "arcs carry one value each")
+        if names & {py_name(v) for v in variables} or self._reads_cells(names):
+            return python
         value = self._evaluate(ast.parse(python, mode="eval").body, translator, where)
         if not isinstance(value, tuple) or not all(colour.contains(v) for v in value):
             raise _Unsupported(f"{where}: a list whose elements are not of the place's "
@@ -2098,7 +2101,7 @@ class _Importer:
             if arc.kind not in (ArcKind.INPUT, ArcKind.READ):
                 return 2
             pattern = isinstance(arc.count, int) and arc.inscription is not None and \
-                Inscription.parse(arc.inscription, arc.where).is_pattern
+                not arc.multiset and Inscription.parse(arc.inscription, arc.where).is_pattern
             return 0 if pattern else 1
 
         ordered = sorted(arcs, key=rank)
@@ -2332,9 +2335,11 @@ def _binds_names(tree: Any, constants: set[str]) -> bool:
                for node in tree.iter_subtrees()) if isinstance(tree, Tree) else False
 
 
-def _is_multiset_body(dec: Tree) -> bool:
+def _is_multiset_body(dec: Tree, every: bool = True) -> bool:
     """Whether a function's value is written as a multiset (``1`x ++ 1`y``, ``empty``, or
-    ``if``/``case`` branches that are): on an arc, its call stands for several tokens."""
+    ``if``/``case`` branches that are): on an arc, its call stands for several tokens.
+    With ``every`` each clause must be written so; without, one suffices (ML gives every
+    clause one type, so the others are multisets too: ``walk 0 = Mes (0, p)``)."""
 
     def multiset(tree: Any) -> bool:
         if _is_empty(tree):
@@ -2345,12 +2350,14 @@ def _is_multiset_body(dec: Tree) -> bool:
             return multiset(tree.children[1]) or multiset(tree.children[2])
         return False
 
-    return all(multiset(clause.children[-1]) for clause in dec.children)
+    clauses = (multiset(clause.children[-1]) for clause in dec.children)
+    return all(clauses) if every else any(clauses)
 
 
 def _local_multiset_call(let: Tree) -> bool:
     """Whether ``let ... fun f ... in f e end`` calls a function of its own whose value is
-    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``)."""
+    written as a multiset (``fun walk 0 = 1`0 | walk p = 1`p ++ walk (p - 1)``; one clause
+    so written is enough, see :func:`_is_multiset_body`)."""
     head = let.children[-1]
     while isinstance(head, Tree) and head.data == "apply":
         head = head.children[0]
@@ -2358,7 +2365,7 @@ def _local_multiset_call(let: Tree) -> bool:
         return False
     return any(isinstance(dec, Tree) and dec.data == "fun_dec" and
                str(dec.children[0].children[0]) == str(head.children[0]) and
-               _is_multiset_body(dec) for dec in let.children[:-1])
+               _is_multiset_body(dec, every=False) for dec in let.children[:-1])
 
 
 def _has_stamp(tree: Any) -> bool:
@@ -2394,8 +2401,6 @@ def _conditional_terms(tree: Any) -> Any:
                 tree.meta)
 
 
-#: CPN Tools' bound for a small colour set (its "Size and complexity of color sets").
-_SMALL_COLOUR_SET = 100
 #: Basis functions whose value is a list (on an arc: a multiset of its elements).
 _LIST_FUNCTIONS = frozenset({"List.map", "map", "List.filter", "filter", "List.tabulate",
                              "rev", "List.rev", "List.take", "List.drop", "list_to_ms",
@@ -2663,9 +2668,9 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
     bound_elsewhere = set().union(*(
         Inscription.parse(a.inscription, a.where).pattern_variables for a, _ in arcs
         if a.kind in (ArcKind.INPUT, ArcKind.READ) and a.inscription is not None
-        and isinstance(a.count, int)))
+        and isinstance(a.count, int) and not a.multiset))
     for arc, arc_id in arcs:
-        if arc.kind is ArcKind.INPUT and arc.inscription is not None:
+        if arc.kind is ArcKind.INPUT and arc.inscription is not None and not arc.multiset:
             tree = ast.parse(arc.inscription, mode="eval").body
             if _has_cons(tree) and _is_cons_pattern(tree):
                 names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
@@ -2692,7 +2697,8 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
     for arc, arc_id in rewritten:
         if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
-                      substitute(arc.count), substitute(arc.when), substitute(arc.delay))
+                      substitute(arc.count), substitute(arc.when), substitute(arc.delay),
+                      arc.multiset)
         out.append((arc, arc_id))
     new_guard = " and ".join(conditions + ([f"({substitute(guard)})"] if guard else []))
     return new_guard, out

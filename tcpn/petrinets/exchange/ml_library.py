@@ -308,15 +308,6 @@ def ml_mult(multisets: Sequence[Sequence[Any]]) -> tuple[Any, ...]:
     return tuple(itertools.product(*multisets))
 
 
-def ml_multiplicity(items: Sequence[Any], value: Any, members: Sequence[Any]) -> int:
-    """How many times ``value`` is in the list ``items`` written on an arc (a multiset),
-    after checking that every item is one of the place's colours ``members``."""
-    for item in items:
-        if item not in members:
-            raise ValueError(f"{item!r} is not a colour of the arc's place")
-    return list(items).count(value)
-
-
 #: A colour set's shape, a Python literal (:func:`colour_shape`): ("int", low, high),
 #: ("real",), ("string",), ("bool",), ("unit",), ("enum", values), ("index", constructor,
 #: low, high), ("product", shapes), ("record", ((field, shape), ...)), ("list", shape,
@@ -423,6 +414,6 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_multiplicity": ml_multiplicity, "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
+    "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
     "ml_set_field": ml_set_field,
 }

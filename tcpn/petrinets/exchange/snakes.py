@@ -297,6 +297,11 @@ class _TransitionExport:
         self.snet.add_transition(sn.Transition(self.t.name, guard))
         by_place: dict[tuple[str, bool], list[Arc]] = {}
         for arc in self.arcs:
+            if arc.multiset:
+                raise SnakesConversionError(
+                    f"{arc.where}: a multiset computed from the binding "
+                    f"({arc.inscription!r}); the SNAKES conversion does not take one"
+                )
             by_place.setdefault((arc.place, arc.kind is ArcKind.OUTPUT), []).append(arc)
         for (place, is_output), arcs in by_place.items():
             if is_output:

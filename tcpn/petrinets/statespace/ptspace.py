@@ -290,6 +290,7 @@ def pt_net(net: PetriNet, place_names: Sequence[str] | None = None,
     entries: dict[ArcKind, dict[tuple[int, int], int]] = {kind: {} for kind in ArcKind}
     for arc in net.arcs:
         if not isinstance(arc.count, int) or arc.when is not None or arc.delay is not None \
+                or arc.multiset \
                 or arc.inscription not in (None, "()"):
             raise InputError(f"{arc.where}: a P/T arc has a constant weight and no condition")
         cell, found = (t_index[arc.transition], p_index[arc.place]), entries[arc.kind]

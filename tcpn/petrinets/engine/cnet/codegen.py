@@ -94,6 +94,9 @@ class _TransitionPlan:
                 raise Unsupported(f"{arc.where}: the count {arc.count!r} is not a constant >= 1")
             if arc.when is not None:
                 raise Unsupported(f"{arc.where}: conditional output ({arc.when!r})")
+            if arc.multiset:
+                raise Unsupported(f"{arc.where}: a multiset computed from the binding "
+                                  f"({arc.inscription!r})")
         self.variables = list(self.transition.variables)
         self.types: dict[str, Scalar] = {}
         self.delay = _delay_code(spec.delay, f"delay of {self.where}")

@@ -410,6 +410,9 @@ class _Writer:
                              "arcs; export to CPN Tools")
         if arc.when is not None or isinstance(arc.count, str):
             raise InputError(f"{where}: a condition or a computed count has no PNML form")
+        if arc.multiset:
+            raise InputError(f"{where}: a multiset computed from the binding has no standard "
+                             "PNML form")
         place, transition = ids[arc.place], ids[arc.transition]
         source, target = (transition, place) if arc.kind is ArcKind.OUTPUT else (place,
                                                                                   transition)
@@ -505,6 +508,8 @@ class _Writer:
                                                                                   transition)
         element = ET.Element("arc", id=element_id, source=source, target=target)
         text = f"{arc.count}'({arc.inscription})" if arc.inscription is not None else ""
+        if arc.multiset:  # the multiset itself (no count: its value gives them)
+            text = f"({arc.inscription})"
         if arc.when is not None:
             text = f"if {arc.when} then {text} else empty"
         if self.symmetric and text:
@@ -519,6 +524,8 @@ class _Writer:
             exact.set("inscription", arc.inscription)
         if arc.when is not None:
             exact.set("when", arc.when)
+        if arc.multiset:
+            exact.set("multiset", "true")
         if arc.delay is not None:
             tool.append(_delay_element(arc.delay))
         return element
@@ -916,7 +923,8 @@ class _Reader:
         try:
             kind = ArcKind(exact.get("kind", ""))
             return Arc(kind, place, transition, exact.get("inscription"), count,
-                       exact.get("when"), self._arc_delay(element, kind))
+                       exact.get("when"), self._arc_delay(element, kind),
+                       exact.get("multiset") == "true")
         except (InputError, ValueError) as exc:
             raise self.fail(exact, str(exc)) from None
 
