@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from rich.table import Table
 
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
+from tcpn.scratch import scratch_directory
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERNAL = 1, 2, 3, 70
 
@@ -217,7 +217,7 @@ def _show_engine_notices() -> None:
     if not any(isinstance(h, _Notices) for h in notices.handlers):
         notices.addHandler(_Notices())
         notices.setLevel(logging.INFO)
-    said = tempfile.mkdtemp(prefix="tcpn-notices-")
+    said = str(scratch_directory("notices"))
     atexit.register(shutil.rmtree, said, True)
     os.environ[NOTICES_VARIABLE] = said
 

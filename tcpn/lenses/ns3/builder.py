@@ -33,7 +33,6 @@ A flow's ``"variant"`` holds the state of tcpn's own congestion controls after t
 from __future__ import annotations
 
 import functools
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ import numpy as np
 from tcpn.lenses.ns3 import wireless
 from tcpn.lenses.ns3.loader import load_ns3
 from tcpn.lenses.ns3.plan import ErrorPlan, FlowPlan, LinkPlan, Ns3Plan, QueuePlan
+from tcpn.scratch import scratch
 
 __all__ = ["prepare_worker", "run_plan", "warm_up"]
 
@@ -359,8 +359,8 @@ def warm_up() -> None:
         for i, (congestion, attributes, extra) in enumerate(variants))
     plan = Ns3Plan("warm-up", (link,), flows, horizon_s=0.2, traced_queues=("A->B",),
                    flow_monitor=True)
-    with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
-        run_plan(plan, tmp)
+    with scratch("ns3-warm") as tmp:
+        run_plan(plan, str(tmp))
 
 
 def prepare_worker(plan: Ns3Plan, *_: Any) -> None:
@@ -389,5 +389,5 @@ def _warm_up_wifi() -> None:
     flows = (FlowPlan("warm-wifi", "A", "C", start_s=0.0, stop_s=0.1, port=10000,
                       socket_attributes=options, sink_attributes=options),)
     plan = Ns3Plan("warm-up-wifi", links, flows, horizon_s=0.1, traced_queues=("A->B",))
-    with tempfile.TemporaryDirectory(prefix="tcpn-ns3-warm-") as tmp:
-        run_plan(plan, tmp)
+    with scratch("ns3-warm") as tmp:
+        run_plan(plan, str(tmp))

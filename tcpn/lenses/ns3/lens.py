@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -61,6 +60,7 @@ from tcpn.models.scenario import (
     ThresholdEcn,
     TokenBucket,
 )
+from tcpn.scratch import scratch
 
 __all__ = ["PORT_BASE", "RFC_SOCKET", "Ns3Lens", "scenario_plan"]
 
@@ -451,8 +451,8 @@ class Ns3Lens:
         plan = scenario_plan(scenario, run.flows, rng_run=run.int_seed(),
                              snap_bytes=self.snap_bytes, flow_monitor=self.flow_monitor)
         worker = self.worker if self.worker is not None else shared_worker()
-        with tempfile.TemporaryDirectory(prefix="tcpn-ns3-run-") as tmp:
-            raw = worker.call(run_plan, plan, tmp, label=f"scenario {scenario.name} "
+        with scratch("ns3-run") as tmp:
+            raw = worker.call(run_plan, plan, str(tmp), label=f"scenario {scenario.name} "
                               f"(replication {run.replication})", timeout_s=self.timeout_s,
                               prepare=prepare_worker)
             _check_opened(plan, raw)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tcpn.errors import TcpnError
+from tcpn.scratch import scratch
 
 __all__ = ["CPP_SOURCES", "MODULES", "Ns3NotInstalled", "installed", "load_ns3",
            "ns3_version"]
@@ -77,7 +78,7 @@ def ns3_version() -> str:
 def _scratch_cwd() -> Iterator[None]:
     """Run in an empty temporary directory: cppyy and ns-3 glob the working directory."""
     old = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="tcpn-ns3-") as tmp:
+    with scratch("ns3-cwd") as tmp:
         os.chdir(tmp)
         try:
             yield

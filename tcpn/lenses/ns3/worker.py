@@ -26,17 +26,19 @@ import multiprocessing
 import os
 import pickle
 import select
+import shutil
 import signal
-import tempfile
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from tcpn.errors import TcpnError
+from tcpn.scratch import scratch_directory
 
 __all__ = ["Ns3Crash", "Ns3Timeout", "Ns3Worker", "Ns3WorkerError", "jobs_cpu_s",
            "shared_worker"]
@@ -215,7 +217,8 @@ class Ns3Worker:
         self.warm = warm
         self.timeout_s = timeout_s
         self.startup: dict[str, float] = {}
-        self._logs = tempfile.TemporaryDirectory(prefix="tcpn-ns3-worker-")
+        self._logs = scratch_directory("ns3-worker")
+        weakref.finalize(self, shutil.rmtree, self._logs, True)
         self._jobs = 0
         self._lock = threading.Lock()
         self._process: Any = None
@@ -233,7 +236,7 @@ class Ns3Worker:
         self._stop_process()
         context: Any = multiprocessing.get_context(self.start_method)
         parent, child = context.Pipe()
-        log = Path(self._logs.name) / "startup.log"
+        log = self._logs / "startup.log"
         process = context.Process(target=_serve, args=(child, self.isolate, self.load,
                                                        self.warm), daemon=True)
         with _output_to(str(log)):
@@ -264,7 +267,7 @@ class Ns3Worker:
         with self._lock:
             conn = self._start()
             self._jobs += 1
-            log = Path(self._logs.name) / f"job-{os.getpid()}-{self._jobs}.log"
+            log = self._logs / f"job-{os.getpid()}-{self._jobs}.log"
             conn.send((fn, args, str(log), limit if self.isolate else None, prepare))
             # a forked job times itself out; the worker answers shortly after
             grace = None if limit is None else limit + (5.0 if self.isolate else 0.0)
@@ -306,7 +309,7 @@ class Ns3Worker:
     def close(self) -> None:
         """Stop the worker process and remove its logs."""
         self._stop_process()
-        self._logs.cleanup()
+        shutil.rmtree(self._logs, ignore_errors=True)
 
     def __enter__(self) -> Ns3Worker:
         return self
