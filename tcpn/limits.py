@@ -82,8 +82,8 @@ class Limits:
     evaluation_steps: int = 20_000_000
     """Calls of an imported net's CPN ML functions plus turns of its loops in one
     evaluation (from the outermost call: a guard, an arc, a code action, a declared value).
-    ``fun fib n = ... fib (n - 1) + fib (n - 2)`` on 60 would take 2^60 calls; the
-    shipped and surveyed files need under 10,000 a firing."""
+    ``fun fib n = ... fib (n - 1) + fib (n - 2)`` on 60 would take 2^60 calls; the most
+    any of 358 CPN Tools files from the field needed in its first 300 firings was 2,290."""
     expression_depth: int = 100
     """Levels of nesting of a formula (CTL, LTL, ASK-CTL, a contest property), a CPN ML
     expression or a Python inscription. Their readers and the checker recurse over them:
