@@ -253,6 +253,17 @@ def test_lenses_agree_within_5_percent_or_on_intervals_from_enough_runs() -> Non
     assert agreement_frame(close, "x")["agree"].tolist() == ["yes"]  # +4 %
 
 
+def test_the_lens_table_counts_the_runs_that_are_the_same_in_both_lenses() -> None:
+    values = {("a", "net"): [100.0, 120.0, 130.0], ("a", "ns3"): [100.0, 120.0 + 1e-10, 131.0],
+              ("b", "net"): [5.0, 6.0], ("b", "ns3"): [5.0, 6.0]}
+    rows = [{"experiment": e, "axis": "", "value": "", "lens": lens, "replication": i, "x": x}
+            for (e, lens), xs in values.items() for i, x in enumerate(xs)]
+    runs = pd.DataFrame(rows)
+    frame = agreement_frame(summarise(runs, ["x"]), "x", runs=runs)
+    assert frame["same runs"].tolist() == ["2 of 3", "2 of 2"]  # 1e-10 of 120: the same
+    assert agreement_frame(summarise(runs, ["x"]), "x")["same runs"].tolist() == ["-", "-"]
+
+
 # --------------------------------------------------------------------------- S5
 
 

@@ -821,11 +821,45 @@ def lens_coverage(runs: pd.DataFrame, refusals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["experiment", "axis", "value", "lens", "ran", "reason"])
 
 
-def agreement_frame(summary: pd.DataFrame, metric: str, lens: str = "ns3") -> pd.DataFrame:
+def same_runs(runs: pd.DataFrame, metric: str, lens: str = "ns3") -> dict[tuple[Any, ...],
+                                                                          tuple[int, int]]:
+    """Per point: of the replications both the net lens and ``lens`` ran, how many gave
+    the same ``metric`` to the last digits (relative 1e-9) in both. Two exact
+    discrete-event models of the same scenario give the same runs when nothing random
+    acts but what both draw from the same seed (start times, per-replication
+    parameters): identical values are the models agreeing event for event, not one lens's
+    numbers shown twice, and the report says how many."""
+    found: dict[tuple[Any, ...], tuple[int, int]] = {}
+    if runs.empty or metric not in runs or "replication" not in runs:
+        return found
+    keys = ["experiment", "axis", "value"]
+    for key, group in runs[runs["lens"].isin(["net", lens])].groupby(keys, sort=False,
+                                                                       dropna=False):
+        by_lens = {name: dict(zip(g["replication"], g[metric], strict=True))
+                   for name, g in group.groupby("lens")}
+        net, other = by_lens.get("net", {}), by_lens.get(lens, {})
+        both = [r for r in net if r in other]
+        same = sum(1 for r in both if _same_value(net[r], other[r]))
+        found[tuple(key)] = (same, len(both))
+    return found
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    except (TypeError, ValueError):
+        return False
+
+
+def agreement_frame(summary: pd.DataFrame, metric: str, lens: str = "ns3",
+                    runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per point both lenses ran: ``metric`` on the net lens and on ``lens`` (mean [95 %
-    CI], n), their relative difference (``lens`` against net) and whether they agree
-    (:data:`AGREE_WITHIN`, or the intervals overlap)."""
-    columns = ["experiment", "axis", "value", "net", lens, "difference", "agree"]
+    CI], n), their relative difference (``lens`` against net), whether they agree
+    (:data:`AGREE_WITHIN`, or the intervals overlap) and, given the ``runs``, how many
+    runs are the same in both (:func:`same_runs`)."""
+    columns = ["experiment", "axis", "value", "net", lens, "difference", "agree",
+               "same runs"]
+    identical = same_runs(runs, metric, lens) if runs is not None else {}
     if summary.empty or metric not in summary:
         return pd.DataFrame(columns=columns)
     keys = ["experiment", "axis", "value"]
@@ -848,8 +882,13 @@ def agreement_frame(summary: pd.DataFrame, metric: str, lens: str = "ns3") -> pd
                     | {"net": short_text(a) + f" (n = {a.defined})",
                        lens: short_text(b) + f" (n = {b.defined})",
                        "difference": f"{difference:+.1%}" if math.isfinite(difference) else "-",
-                       "agree": "yes" if agree else "no"})
+                       "agree": "yes" if agree else "no",
+                       "same runs": _of(identical.get(tuple(key)))})
     return pd.DataFrame(rows, columns=columns)
+
+
+def _of(counts: tuple[int, int] | None) -> str:
+    return "-" if counts is None else f"{counts[0]} of {counts[1]}"
 
 
 def lens_blocks(key: str, data: StudyData, summary: pd.DataFrame, metric: str,
@@ -864,15 +903,22 @@ def lens_blocks(key: str, data: StudyData, summary: pd.DataFrame, metric: str,
     points = coverage.drop_duplicates(["experiment", "axis", "value"])
     counts = [f"{LENS_NAMES.get(lens, lens)} {int((group['ran'] > 0).sum())}"
               for lens, group in coverage.groupby("lens", sort=False)]
-    agreement = agreement_frame(summary, metric)
+    agreement = agreement_frame(summary, metric, runs=data.tables["runs"])
     agreed = int((agreement["agree"] == "yes").sum())
+    alike = [c.split(" of ") for c in agreement["same runs"] if c != "-"]
+    every = sum(1 for k, n in alike if k == n and n != "0")
     blocks: list[Any] = [Paragraph(
         f"Points run by each lens, of the {len(points)} (experiments and axis points): "
         f"{', '.join(counts)}. On the {len(agreement)} points that net and ns-3 both ran, "
         f"{label} agrees on {agreed} (means within {AGREE_WITHIN:.0%} of each other, or "
         f"95 % intervals overlapping when both come from at least {MIN_HEADLINE_RUNS} "
         "runs); the table lists each, and the refusals below say why a lens did not run "
-        "a point." + (f" Where they differ: {gaps}" if gaps else ""))]
+        f"a point. At {every} of these points every run gives the same value in both "
+        "lenses (column 'same runs'): nothing random acts there but what both lenses "
+        "draw from the same seed, and the two models run the same events; elsewhere the "
+        "runs part, on a draw one lens makes alone (a random loss, a collision, the net's "
+        "order of simultaneous firings) or on a difference of the two models."
+        + (f" Where they differ: {gaps}" if gaps else ""))]
     if not agreement.empty:
         blocks.append(Table(f"{key}_lenses", agreement.reset_index(drop=True),
                             caption=f"{label}: net and ns-3 at every point both ran "
