@@ -39,6 +39,7 @@ from tcpn.petrinets.colours import RecordSet, StringSet
 from tcpn.petrinets.engine import native
 from tcpn.petrinets.engine.monitors import FiringRecord
 from tcpn.petrinets.engine.native import NativeUnavailable, cache_dir, why_unavailable
+from test_groups import partition_net  # the tests directory is on pytest's path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))
@@ -138,6 +139,22 @@ def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
     native_or_skip()
     for seed in range(3):
         sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
+        assert_same_firings(sims)
+
+
+def test_guard_partitions_run_as_groups_and_fire_the_same_sequence() -> None:
+    """The native loop takes the members' bindings from their group's one function
+    (``tcpn.petrinets.engine.groups``): a member given another's list, a shared cut or a
+    stale list fires another sequence."""
+    net = partition_net()
+    native_or_skip()
+    for seed in range(3):
+        sims = sequences(net, seed=seed, max_firings=1_500)
+        grouped = sims["native"].compiled
+        assert [[grouped.transitions[t].name for t in members]
+                for _fn, members in grouped.enumerate_groups] == [
+            ["take_low", "take_mid", "take_even", "take_any"]]
+        assert not sims["python"].compiled.enumerate_groups  # the reference has none
         assert_same_firings(sims)
 
 
