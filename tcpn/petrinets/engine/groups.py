@@ -54,19 +54,19 @@ def _guard(compiler: TransitionCompiler) -> Inscription | None:
 def find_groups(compiled: CompiledNet) -> tuple[tuple[int, ...], ...]:
     """The partitions of ``compiled``'s transitions worth enumerating together: two or
     more transitions with the same input, read and inhibitor arcs (in arc order), the
-    same binding variables, gate and required places (an input arc and a read arc
-    alike), no free variables, and guards
-    that read their declarations from the same objects, each guard naming a variable."""
+    same binding variables, gate and required places, no free variables, and guards
+    that read their declarations from the same objects, each guard naming a variable.
+
+    An input and a read arc enumerate alike, but they are kept apart: taken together, a
+    queue's enqueue and drop (its counters taken, read) made two-member groups that
+    measured slower than their two calls (benchmarks/README.md, issue 32)."""
     by_key: dict[Any, list[int]] = {}
     for t in compiled.transitions:
         compiler = _compiler(compiled, t.index)
         guard = _guard(compiler)
         if compiler.free or (guard is not None and not guard.free_variables(compiler.declared)):
             continue
-        # an input and a read arc enumerate alike (a queue's enqueue takes its counters,
-        # its drop reads them)
-        arcs = tuple((a.kind is ArcKind.INHIBITOR, a.place, a.inscription, a.count)
-                     for a in compiler.arcs
+        arcs = tuple((a.kind.value, a.place, a.inscription, a.count) for a in compiler.arcs
                      if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR))
         key = (arcs, t.variables, t.gate_places, compiled.gate_of[t.index],
                t.required_places, t.reads_places)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time as wallclock
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MethodType
@@ -331,7 +332,7 @@ class Simulator:
         group_of = _int_array(compiled.group_of or (-1,))
         group_fns = [group[0] for group in compiled.enumerate_groups]
         group_members = [group[1] for group in compiled.enumerate_groups]
-        stamps = [-1] * len(transitions)
+        stamps = array("l", [-1] * len(transitions))
         stash: list[Any] = [None] * len(transitions)
         gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
         group_sum = self._group_sum
