@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_groups import partition_net  # the tests directory is on pytest's path
 
 from tcpn.errors import InputError
 from tcpn.lenses import make_run
@@ -39,7 +40,6 @@ from tcpn.petrinets.colours import RecordSet, StringSet
 from tcpn.petrinets.engine import native
 from tcpn.petrinets.engine.monitors import FiringRecord
 from tcpn.petrinets.engine.native import NativeUnavailable, cache_dir, why_unavailable
-from test_groups import partition_net  # the tests directory is on pytest's path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = sorted((ROOT / "scenarios" / "reference").glob("*.yaml"))

@@ -389,7 +389,7 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 #: directly); a value of another type would raise, not go wrong, and the equality tests
 #: run the loop on every kind of net
 _LOOP_TYPES = {
-    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g", "v"},
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g", "v", "i"},
     "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority",
                "floor"},
     "bint": {"tied", "simple", "gated", "grouped"},
@@ -400,7 +400,7 @@ _LOOP_TYPES = {
              "masked", "gate_fns", "members", "cuts", "gate_ready",
              "group_sum", "before", "after", "found", "chosen", "by_mask"},
     "set": {"live"},
-    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut"},
+    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut", "results"},
 }
 
 
@@ -891,7 +891,7 @@ def build_native(compiled: CompiledNet) -> NativeNet:
         transitions.append(replace(
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
-    groups = []
+    groups: list[tuple[Any, tuple[int, ...]]] = []
     group_of = [-1] * len(transitions)
     for members, module, values in plan.groups:
         if module.library in rejected or any(transitions[t] is compiled.transitions[t]

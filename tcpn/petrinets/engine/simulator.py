@@ -365,10 +365,9 @@ class Simulator:
                         else:
                             if grouped and group_of[u] >= 0:
                                 if stamps[u] != firings:
-                                    for v, result in zip(group_members[group_of[u]],
-                                                         group_fns[group_of[u]](
-                                                             marking, now, in_order)):
-                                        stash[v] = result
+                                    results = group_fns[group_of[u]](marking, now, in_order)
+                                    for i, v in enumerate(group_members[group_of[u]]):
+                                        stash[v] = results[i]
                                         stamps[v] = firings
                                 found, cuts[u][0] = stash[u]
                             else:
@@ -419,10 +418,9 @@ class Simulator:
                             if grouped and group_of[u] >= 0:
                                 # a group's members share their gate, hence the floor
                                 if stamps[u] != firings:
-                                    for v, result in zip(group_members[group_of[u]],
-                                                         group_fns[group_of[u]](
-                                                             marking, floor, in_order)):
-                                        stash[v] = result
+                                    results = group_fns[group_of[u]](marking, floor, in_order)
+                                    for i, v in enumerate(group_members[group_of[u]]):
+                                        stash[v] = results[i]
                                         stamps[v] = firings
                                 found, cuts[u][0] = stash[u]
                             else:
