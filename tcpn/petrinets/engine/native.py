@@ -13,9 +13,12 @@ subset runs on :mod:`tcpn.petrinets.engine.cnet` instead (one module).
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
 their Python objects: its shape's factory receives them, but for the plain functions of
 tcpn's own modules among them (code actions, the component helpers they call), which one
-more module per net compiles and the factory receives instead (:mod:`.twins`). A
-transition whose code Cython rejects stays in Python (``NativeNet.fallbacks`` names it
-and the line of its code that Cython refused, which holds the inscription); without
+more module per net compiles and the factory receives instead (:mod:`.twins`).
+Transitions that differ only in their guards (a TCP sender's ACK transitions) get one
+more module per group, one ``enumerate_due`` for them all that the loop calls once per
+refresh (:mod:`.groups`). A transition whose code Cython rejects stays in Python
+(``NativeNet.fallbacks`` names it and the line of its code that Cython refused, which
+holds the inscription; its group, if any, is not used); without
 Cython or a C compiler the whole net does (``NativeNet.reason``), and ``engine="auto"``,
 the simulator's default, says so in one line, once per machine. ``auto`` builds the
 modules a net needs that are missing, all of them, then runs them: a TCP scenario's net

@@ -306,7 +306,9 @@ class Simulator:
         After a firing it re-tests the gates and re-enumerates the transitions that
         firing affected, from precomputed tuples. With one priority and no timed place,
         every binding is enabled now: the choice draws an index below the running total
-        of bindings and walks the live transitions to it. ``tests/test_calendar.py``
+        of bindings and walks the live transitions to it. The native engine's guard
+        partitions (``CompiledNet.enumerate_groups``) are enumerated once per refresh, their
+        members' bindings taken from the group. ``tests/test_calendar.py``
         replays runs through the query methods to keep the two in step.
         """
         self._refresh()
