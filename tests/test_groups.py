@@ -17,49 +17,16 @@ import math
 from pathlib import Path
 
 import pytest
+from test_native import partition_net  # the tests directory is on pytest's path
 
 from tcpn.lenses import make_run
 from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
-from tcpn.petrinets import (
-    INT,
-    UNIT,
-    Exponential,
-    PetriNet,
-    Place,
-    Simulator,
-    Transition,
-    compile_net,
-)
+from tcpn.petrinets import Simulator, compile_net
 from tcpn.petrinets.engine.compiler import CompiledNet
 from tcpn.petrinets.engine.groups import find_groups, group_function
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def partition_net() -> PetriNet:
-    """A counter and a FIFO wire read by four transitions that split the packets by
-    guards: on the packet (tested inside the wire's loop), on the counter alone (tested
-    before it) and none; a fifth reads other places (no group)."""
-    net = PetriNet("partition")
-    net.add_place(Place("clock", UNIT.timed(), initial=[()]))
-    net.add_place(Place("n", INT, initial=[0]))
-    net.add_place(Place("wire", INT.timed()))
-    net.add_place(Place("count", INT, initial=[0]))
-    net.add_transition(Transition("send", guard="k < 600"))
-    net.add_input("clock", "send", "()")
-    net.add_input("n", "send", "k")
-    net.add_output("n", "send", "k + 1")
-    net.add_output("clock", "send", "()", delay=Exponential(mean=0.4))
-    net.add_output("wire", "send", "discrete(0, 9)", delay=1.5)
-    guards = {"take_low": "x < 3", "take_mid": "3 <= x < 7 and c % 2 == 0",
-              "take_even": "c % 2 == 0", "take_any": None}
-    for name, guard in guards.items():
-        net.add_transition(Transition(name, guard=guard))
-        net.add_input("count", name, "c")
-        net.add_input("wire", name, "x")
-        net.add_output("count", name, "c + 1")
-    return net
 
 
 def assert_groups_agree(compiled: CompiledNet, sim: Simulator) -> int:

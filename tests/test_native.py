@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_groups import partition_net  # the tests directory is on pytest's path
 
 from tcpn.errors import InputError
 from tcpn.lenses import make_run
@@ -27,6 +26,7 @@ from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import (
     INT,
+    UNIT,
     Exponential,
     PetriNet,
     Place,
@@ -140,6 +140,31 @@ def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
     for seed in range(3):
         sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
         assert_same_firings(sims)
+
+
+def partition_net() -> PetriNet:
+    """A counter and a FIFO wire read by four transitions that split the packets by
+    guards: on the packet (tested inside the wire's loop), on the counter alone (tested
+    before it) and none; a fifth reads other places (no group)."""
+    net = PetriNet("partition")
+    net.add_place(Place("clock", UNIT.timed(), initial=[()]))
+    net.add_place(Place("n", INT, initial=[0]))
+    net.add_place(Place("wire", INT.timed()))
+    net.add_place(Place("count", INT, initial=[0]))
+    net.add_transition(Transition("send", guard="k < 600"))
+    net.add_input("clock", "send", "()")
+    net.add_input("n", "send", "k")
+    net.add_output("n", "send", "k + 1")
+    net.add_output("clock", "send", "()", delay=Exponential(mean=0.4))
+    net.add_output("wire", "send", "discrete(0, 9)", delay=1.5)
+    guards = {"take_low": "x < 3", "take_mid": "3 <= x < 7 and c % 2 == 0",
+              "take_even": "c % 2 == 0", "take_any": None}
+    for name, guard in guards.items():
+        net.add_transition(Transition(name, guard=guard))
+        net.add_input("count", name, "c")
+        net.add_input("wire", name, "x")
+        net.add_output("count", name, "c + 1")
+    return net
 
 
 def test_guard_partitions_run_as_groups_and_fire_the_same_sequence() -> None:
