@@ -26,6 +26,7 @@ from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import (
     INT,
+    UNIT,
     Exponential,
     PetriNet,
     Place,
@@ -138,6 +139,47 @@ def test_gates_priorities_and_conditional_arcs_fire_the_same_sequence() -> None:
     native_or_skip()
     for seed in range(3):
         sims = sequences(net, seed=seed, max_firings=5_000, until=300.0)
+        assert_same_firings(sims)
+
+
+def partition_net() -> PetriNet:
+    """A counter and a FIFO wire read by four transitions that split the packets by
+    guards: on the packet (tested inside the wire's loop), on the counter alone (tested
+    before it) and none; a fifth reads other places (no group)."""
+    net = PetriNet("partition")
+    net.add_place(Place("clock", UNIT.timed(), initial=[()]))
+    net.add_place(Place("n", INT, initial=[0]))
+    net.add_place(Place("wire", INT.timed()))
+    net.add_place(Place("count", INT, initial=[0]))
+    net.add_transition(Transition("send", guard="k < 600"))
+    net.add_input("clock", "send", "()")
+    net.add_input("n", "send", "k")
+    net.add_output("n", "send", "k + 1")
+    net.add_output("clock", "send", "()", delay=Exponential(mean=0.4))
+    net.add_output("wire", "send", "discrete(0, 9)", delay=1.5)
+    guards = {"take_low": "x < 3", "take_mid": "3 <= x < 7 and c % 2 == 0",
+              "take_even": "c % 2 == 0", "take_any": None}
+    for name, guard in guards.items():
+        net.add_transition(Transition(name, guard=guard))
+        net.add_input("count", name, "c")
+        net.add_input("wire", name, "x")
+        net.add_output("count", name, "c + 1")
+    return net
+
+
+def test_guard_partitions_run_as_groups_and_fire_the_same_sequence() -> None:
+    """The native loop takes the members' bindings from their group's one function
+    (``tcpn.petrinets.engine.groups``): a member given another's list, a shared cut or a
+    stale list fires another sequence."""
+    net = partition_net()
+    native_or_skip()
+    for seed in range(3):
+        sims = sequences(net, seed=seed, max_firings=1_500)
+        grouped = sims["native"].compiled
+        assert [[grouped.transitions[t].name for t in members]
+                for _fn, members in grouped.enumerate_groups] == [
+            ["take_low", "take_mid", "take_even", "take_any"]]
+        assert not sims["python"].compiled.enumerate_groups  # the reference has none
         assert_same_firings(sims)
 
 

@@ -254,6 +254,12 @@ class CompiledNet:
     #: untimed places whose tokens the simulator keeps as :class:`KeyedTokens`: a binder
     #: of some ``enumerate_due`` names their first component already bound
     keyed_places: tuple[int, ...] = ()
+    #: the guard partitions the native engine enumerates together
+    #: (:mod:`~tcpn.petrinets.engine.groups`): per group, its ``_enumerate_due`` and its
+    #: members; the Python engine, the reference, has none
+    enumerate_groups: tuple[tuple[Callable[..., Any], tuple[int, ...]], ...] = ()
+    #: transition -> its index in ``enumerate_groups``, -1 without one (empty: no groups)
+    group_of: tuple[int, ...] = ()
 
     #: engine -> the native build :func:`~tcpn.petrinets.engine.native.select_engine` chose
     #: for this net: a net run many times in one process (replications, a statistical

@@ -13,9 +13,12 @@ subset runs on :mod:`tcpn.petrinets.engine.cnet` instead (one module).
 Each transition's globals (declarations, colour sets, distributions, code actions) keep
 their Python objects: its shape's factory receives them, but for the plain functions of
 tcpn's own modules among them (code actions, the component helpers they call), which one
-more module per net compiles and the factory receives instead (:mod:`.twins`). A
-transition whose code Cython rejects stays in Python (``NativeNet.fallbacks`` names it
-and the line of its code that Cython refused, which holds the inscription); without
+more module per net compiles and the factory receives instead (:mod:`.twins`).
+Transitions that differ only in their guards (a TCP sender's ACK transitions) get one
+more module per group, one ``enumerate_due`` for them all that the loop calls once per
+refresh (:mod:`.groups`). A transition whose code Cython rejects stays in Python
+(``NativeNet.fallbacks`` names it and the line of its code that Cython refused, which
+holds the inscription; its group, if any, is not used); without
 Cython or a C compiler the whole net does (``NativeNet.reason``), and ``engine="auto"``,
 the simulator's default, says so in one line, once per machine. ``auto`` builds the
 modules a net needs that are missing, all of them, then runs them: a TCP scenario's net
@@ -69,6 +72,7 @@ from tcpn.petrinets.engine import twins
 from tcpn.petrinets.engine.caches import NATIVE
 from tcpn.petrinets.engine.codecache import cache_root, write_atomically
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition
+from tcpn.petrinets.engine.groups import find_groups, group_source
 from tcpn.petrinets.engine.plain_code import plain_definition
 from tcpn.petrinets.errors import InputError
 
@@ -297,6 +301,9 @@ def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozen
             stored = sorted(assigned & _ENUMERATE_DOUBLES)
             if stored:
                 rest = f"    cdef double {', '.join(stored)}\n{rest}"
+            flags = sorted(n for n in assigned if _GROUP_FLAG.fullmatch(n))
+            if flags:
+                rest = f"    cdef bint {', '.join(flags)}\n{rest}"
         body.append(textwrap.indent("\n".join([definition, rest]), "    "))
     tail = "    return {" + ", ".join(f"{f.name!r}: {f.name}" for f in functions) + "}"
     return "\n".join([*head, *body, tail]), used, canonical.values
@@ -351,7 +358,12 @@ cdef inline object _tcpn_field(object record, Py_ssize_t index, str name):
 #: the locals of the generated ``enumerate_due`` that only ever hold times (floats: the
 #: clock, timestamps, ``-inf`` and ``inf``), typed ``double`` with its ``now``; a C
 #: comparison of doubles is what Python's comparison of floats computes
-_ENUMERATE_DOUBLES = frozenset({"_rstar", "_ready", "_r", "_et"})
+_ENUMERATE_DOUBLES = frozenset({"_rstar", "_ready", "_r", "_et",
+                                *(f"_rstar{k}" for k in range(64))})  # a group's
+#: a group's flags (:mod:`.groups`): whether a member is still open in a loop over a
+#: timestamp-ordered place, whether its loop stopped early; C truth values, as the
+#: members' own code tests them
+_GROUP_FLAG = re.compile(r"_o\d+_\d+|_cut\d+")
 
 
 def _loop_source() -> tuple[str, dict[str, Any]]:
@@ -380,17 +392,18 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 #: directly); a value of another type would raise, not go wrong, and the equality tests
 #: run the loop on every kind of net
 _LOOP_TYPES = {
-    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g"},
-    "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority"},
-    "bint": {"tied", "simple", "gated"},
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g", "v", "i"},
+    "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority",
+               "floor"},
+    "bint": {"tied", "simple", "gated", "grouped"},
     "double[::1]": {"earliest", "priorities"},
-    "long[::1]": {"gate_of"},
+    "long[::1]": {"gate_of", "group_of", "stamps"},
     "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns",
-             "required",
+             "required", "group_fns", "group_members", "stash",
              "masked", "gate_fns", "members", "cuts", "gate_ready",
              "group_sum", "before", "after", "found", "chosen", "by_mask"},
     "set": {"live"},
-    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut"},
+    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut", "results"},
 }
 
 
@@ -751,6 +764,9 @@ class _Plan:
     #: the compiled twins of the functions the shapes call (:mod:`.twins`): their module,
     #: the functions and the globals to set in it
     twins: tuple[_Module, list[FunctionType], dict[str, Any]] | None = None
+    #: the guard partitions enumerated together (:mod:`.groups`): each group's members,
+    #: module and values
+    groups: list[tuple[tuple[int, ...], _Module, dict[str, Any]]] = field(default_factory=list)
 
 
 def _plan(compiled: CompiledNet) -> _Plan:
@@ -786,7 +802,13 @@ def _cython_plan(compiled: CompiledNet, c_reason: str) -> _Plan:
         source = _shape_module(body)
         library = _library(source, "shape", list(per_shape), shared_library.name)
         shapes[transition.name] = (_Module(library, source, per_shape, shared=shared), values)
-    functions = twins.gather(v for _, values in shapes.values() for v in values.values())
+    groups = []
+    for members, body, values in _group_shapes(compiled, keyed):
+        source = _shape_module(body)
+        library = _library(source, "shape", list(per_shape), shared_library.name)
+        groups.append((members, _Module(library, source, per_shape, shared=shared), values))
+    functions = twins.gather(v for _, values in (*shapes.values(), *((m, v) for _, m, v in groups))
+                             for v in values.values())
     twin_module = None
     if functions:
         twins_source, reads = twins.twins_source(functions, _HEADER)
@@ -794,8 +816,27 @@ def _cython_plan(compiled: CompiledNet, c_reason: str) -> _Plan:
                                twins_source, hot, shared=shared), functions, reads)
     modules = {m.library: m for m in (_Module(shared_library, _SHARED_SOURCE, hot), loop,
                                       *(m for m, _ in shapes.values()),
+                                      *(m for _, m, _ in groups),
                                       *([twin_module[0]] if twin_module else []))}
-    return _Plan(list(modules.values()), loop.library, shapes, c_reason, twin_module)
+    return _Plan(list(modules.values()), loop.library, shapes, c_reason, twin_module, groups)
+
+
+def _group_shapes(compiled: CompiledNet, keyed: frozenset[int]
+                  ) -> list[tuple[tuple[int, ...], str, dict[str, Any]]]:
+    """Per guard partition of ``compiled`` (:func:`.groups.find_groups`): its members,
+    its ``_enumerate_due`` as a factory body (a transition shape's, see
+    :func:`_transition_shape`) and the values the factory reads."""
+    found = []
+    for members in find_groups(compiled):
+        source, namespace = group_source(compiled, members)
+        leader = compiled.transitions[members[0]]
+        records = set.intersection(*(set(compiled.transitions[t].records) for t in members))
+        body, used, constants = _stored_shape_of(
+            source, frozenset(namespace), frozenset(keyed) & {*leader.reads_places},
+            tuple(sorted(records)))
+        found.append((members, body,
+                      {n: constants[n] if n in constants else namespace[n] for n in used}))
+    return found
 
 
 @NATIVE.holding
@@ -853,7 +894,19 @@ def build_native(compiled: CompiledNet) -> NativeNet:
         transitions.append(replace(
             transition, enumerate_due=made["_enumerate_due"],
             fire_tracked=made["_fire_tracked"], gate=made.get("_gate")))
-    native = replace(compiled, transitions=tuple(transitions))
+    groups: list[tuple[Any, tuple[int, ...]]] = []
+    group_of = [-1] * len(transitions)
+    for members, module, values in plan.groups:
+        if module.library in rejected or any(transitions[t] is compiled.transitions[t]
+                                             for t in members):  # a member stays Python
+            continue
+        made = _load(module.library).make({name: twin_of.get(id(value), value)
+                                           for name, value in values.items()})
+        for t in members:
+            group_of[t] = len(groups)
+        groups.append((made["_enumerate_due"], members))
+    native = replace(compiled, transitions=tuple(transitions), enumerate_groups=tuple(groups),
+                     group_of=tuple(group_of) if groups else ())
     return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time as wallclock
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import MethodType
@@ -305,7 +306,9 @@ class Simulator:
         After a firing it re-tests the gates and re-enumerates the transitions that
         firing affected, from precomputed tuples. With one priority and no timed place,
         every binding is enabled now: the choice draws an index below the running total
-        of bindings and walks the live transitions to it. ``tests/test_calendar.py``
+        of bindings and walks the live transitions to it. The native engine's guard
+        partitions (``CompiledNet.enumerate_groups``) are enumerated once per refresh, their
+        members' bindings taken from the group. ``tests/test_calendar.py``
         replays runs through the query methods to keep the two in step.
         """
         self._refresh()
@@ -323,6 +326,16 @@ class Simulator:
         gate_of, gate_cut = _int_array(compiled.gate_of), compiled.gate_cut
         gated = bool(compiled.gates)
         cuts = [tr.cut for tr in transitions]
+        # the guard partitions enumerated together (the native engine's: see
+        # tcpn.petrinets.engine.groups): the first member re-enumerated after a firing calls
+        # its group, which leaves each member's bindings and cut flag in ``stash``, marked
+        # with the firing count in ``stamps``; the others take theirs from there
+        grouped = bool(compiled.enumerate_groups)
+        group_of = _int_array(compiled.group_of or (-1,))
+        group_fns = [group[0] for group in compiled.enumerate_groups]
+        group_members = [group[1] for group in compiled.enumerate_groups]
+        stamps = array("l", [-1] * len(transitions))
+        stash: list[Any] = [None] * len(transitions)
         gate_ready: list[Any] = self._gate_ready  # floats for the satisfied gates
         group_sum = self._group_sum
         bindings, live = self._bindings, self._live
@@ -352,7 +365,15 @@ class Simulator:
                                 found = []
                                 break
                         else:
-                            found = enumerate_fns[u](marking, now, in_order)
+                            if grouped and group_of[u] >= 0:
+                                if stamps[u] != firings:
+                                    results = group_fns[group_of[u]](marking, now, in_order)
+                                    for i, v in enumerate(group_members[group_of[u]]):
+                                        stash[v] = results[i]
+                                        stamps[v] = firings
+                                found, cuts[u][0] = stash[u]
+                            else:
+                                found = enumerate_fns[u](marking, now, in_order)
                         if simple:
                             total += len(found) - len(bindings[u])
                         bindings[u] = found
@@ -393,10 +414,19 @@ class Simulator:
                                 found = []
                                 break
                         else:
+                            floor = now
                             if g >= 0 and gate_ready[g] is not None and gate_ready[g] > now:
-                                found = enumerate_fns[u](marking, gate_ready[g], in_order)
+                                floor = gate_ready[g]
+                            if grouped and group_of[u] >= 0:
+                                # a group's members share their gate, hence the floor
+                                if stamps[u] != firings:
+                                    results = group_fns[group_of[u]](marking, floor, in_order)
+                                    for i, v in enumerate(group_members[group_of[u]]):
+                                        stash[v] = results[i]
+                                        stamps[v] = firings
+                                found, cuts[u][0] = stash[u]
                             else:
-                                found = enumerate_fns[u](marking, now, in_order)
+                                found = enumerate_fns[u](marking, floor, in_order)
                         if simple:  # the running totals serve the simple choice only
                             if g >= 0:
                                 group_sum[g] += len(found) - len(bindings[u])
