@@ -60,8 +60,8 @@ from tcpn.petrinets.errors import FiringError, InputError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import Arc, ArcKind, PetriNet
 
-__all__ = ["CompiledNet", "CompiledTransition", "KeyedTokens", "Marking", "RandomDraws",
-           "compile_net", "multiset_counts"]
+__all__ = ["CodeLines", "CompiledNet", "CompiledTransition", "KeyedTokens", "Marking",
+           "RandomDraws", "compile_net", "multiset_counts"]
 
 Marking = list[dict[Any, Any]]
 Binding = tuple[Any, ...]
@@ -435,7 +435,7 @@ def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     )
 
 
-class _Code:
+class CodeLines:
     """A tiny indented source builder."""
 
     def __init__(self) -> None:
@@ -607,7 +607,7 @@ class TransitionCompiler:
 
     # -- compilation ----------------------------------------------------------------------
     def compile(self) -> CompiledTransition:
-        gate_places = self._gate_places()
+        gate_places = self.gated_places()
         cond_places = self._cond_places()
         enum_source, bound, needs = self._compile_enumerate(due=False)
         due_source, _, _ = self._compile_enumerate(due=True, skip=gate_places)
@@ -666,7 +666,7 @@ class TransitionCompiler:
         A net with errors has none here; :meth:`compile` reports the errors.
         """
         try:
-            order = self.input_arcs_in_binding_order(self._gate_places())
+            order = self.input_arcs_in_binding_order(self.gated_places())
         except InputError:
             return set()
         bound = set(self.free)
@@ -680,12 +680,12 @@ class TransitionCompiler:
             if (not self.timed[p] and isinstance(tree, ast.Tuple) and tree.elts
                     and self._shape_guaranteed(self.net.places[arc.place].colour,
                                                len(tree.elts))
-                    and self._key_source(tree.elts[0], bound) is not None):
+                    and self.key_source(tree.elts[0], bound) is not None):
                 found.add(p)
             bound |= ins.pattern_variables
         return found
 
-    def _key_source(self, element: Any, bound: AbstractSet[str]) -> str | None:
+    def key_source(self, element: Any, bound: AbstractSet[str]) -> str | None:
         """Python source of a pattern element already known before its binder, or None."""
         if isinstance(element, ast.Name) and (element.id in bound or element.id in self.declared):
             return element.id
@@ -701,7 +701,7 @@ class TransitionCompiler:
         return tuple(sorted({self.place_index[a.place] for a in self.arcs
                              if a.kind is ArcKind.OUTPUT and a.when is not None} - always))
 
-    def _gate_places(self) -> set[int]:
+    def gated_places(self) -> set[int]:
         """Places all of whose input, read and inhibitor arcs name fixed tokens.
 
         Such arcs (``()`` from a lock, an inhibitor without inscription, a constant
@@ -725,7 +725,7 @@ class TransitionCompiler:
     def _compile_gate(self, gate_places: set[int]) -> str:
         """Source of ``_gate(M)``: the time from which the arcs on ``gate_places`` are
         satisfied (``-inf`` when no timed token is involved), or ``None``."""
-        code = _Code()
+        code = CodeLines()
         code.line("def _gate(M):")
         code.depth += 1
         for p in sorted(gate_places):
@@ -739,14 +739,14 @@ class TransitionCompiler:
         for n_arc, arc in enumerate(arcs):
             ins = Inscription.parse(arc.inscription or "", arc.where)
             value_var = f"_v{n_arc}"
-            self._emit_eval(code, value_var, ins.text, arc.where, [], arc)
+            self.emit_eval(code, value_var, ins.text, arc.where, [], arc)
             needs.setdefault(self.place_index[arc.place], []).append(
                 (value_var, str(arc.count), arc))
         for p, items in needs.items():
-            self._emit_availability(code, p, items, {})
+            self.emit_availability(code, p, items, {})
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] in gate_places:
-                self._emit_inhibitor(code, arc, [])
+                self.emit_inhibitor(code, arc, [])
         code.line("return _ready")
         code.depth -= 1
         code.line("return None")
@@ -823,7 +823,7 @@ class TransitionCompiler:
         enumerates completely.
         """
         bound: list[str] = []
-        code = _Code()
+        code = CodeLines()
         code.line("def _enumerate_due(M, now, _inord):" if due else "def _enumerate(M):")
         code.depth += 1
         code.line("_out = []")
@@ -867,7 +867,7 @@ class TransitionCompiler:
                 fifo = early and self.timed[p]
                 if fifo:
                     code.line(f"_fifo{n_arc} = _inord[{p}]")
-                key = (self._key_source(ins.tree.elts[0], set(bound))
+                key = (self.key_source(ins.tree.elts[0], set(bound))
                        if due and p in self.keyed and isinstance(ins.tree, ast.Tuple)
                        else None)
                 times = f"_tv{n_arc}" if self.timed[p] and key is None else None
@@ -884,12 +884,12 @@ class TransitionCompiler:
                     code.line("    if _et > now and _et > _rstar: _cut[0] = True; break")
                 binders[value_var] = times
                 new_vars = ins.pattern_variables - set(bound) - self.declared
-                self._emit_match(code, ins.tree, value_var, set(bound),
+                self.emit_match(code, ins.tree, value_var, set(bound),
                                  self.net.places[arc.place].colour)
                 bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
             else:
                 self._check_names(ins, set(bound), arc.where, firing=False)
-                self._emit_eval(code, value_var, ins.text, arc.where, bound, arc)
+                self.emit_eval(code, value_var, ins.text, arc.where, bound, arc)
             count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
             if isinstance(arc.count, str):
                 self._check_names(Inscription.parse(arc.count, arc.where), set(bound),
@@ -905,10 +905,10 @@ class TransitionCompiler:
         # availability and readiness of input/read tokens
         code.line("_ready = -_inf")
         for p, items in needs.items():
-            self._emit_availability(code, p, items, binders)
+            self.emit_availability(code, p, items, binders)
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] not in skip:
-                self._emit_inhibitor(code, arc, bound)
+                self.emit_inhibitor(code, arc, bound)
         if early:
             code.line("if now < _ready < _rstar: _rstar = _ready")
         binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
@@ -917,7 +917,7 @@ class TransitionCompiler:
         code.line("return _out")
         return code.text(), bound, needs
 
-    def _binding_dict(self, bound: list[str]) -> str:
+    def binding_dict_source(self, bound: list[str]) -> str:
         return "{" + ", ".join(f"{v!r}: {v}" for v in bound) + "}"
 
     @staticmethod
@@ -927,7 +927,7 @@ class TransitionCompiler:
             return len(colour.components) == n
         return isinstance(colour, RecordSet) and len(colour.fields) == n
 
-    def _emit_match(self, code: _Code, tree: Any, value: str, already: set[str],
+    def emit_match(self, code: CodeLines, tree: Any, value: str, already: set[str],
                     colour: ColourSet | None = None) -> None:
         """Match ``value`` (a member of ``colour`` when known) against a pattern.
 
@@ -954,9 +954,9 @@ class TransitionCompiler:
                 already.update(names)
                 return
             for i, elt in enumerate(tree.elts):
-                self._emit_match(code, elt, f"{value}[{i}]", already, inner[i])
+                self.emit_match(code, elt, f"{value}[{i}]", already, inner[i])
 
-    def _emit_eval(self, code: _Code, var: str, expr: str, where: str, bound: list[str],
+    def emit_eval(self, code: CodeLines, var: str, expr: str, where: str, bound: list[str],
                    arc: Arc | None = None) -> None:
         """``var = expr``, an error naming ``where``; for a multiset ``arc``, ``var`` holds
         its ``value -> count`` and each value is tested against the place's colour set (a
@@ -966,12 +966,13 @@ class TransitionCompiler:
         code.line("try:")
         code.line(f"    {var} = _multiset({expr})" if multiset else f"    {var} = {expr}")
         code.line("except Exception as _e:")
-        code.line(f"    raise _FiringError({where!r}, {self._binding_dict(bound)}, _e) from _e")
+        binding = self.binding_dict_source(bound)
+        code.line(f"    raise _FiringError({where!r}, {binding}, _e) from _e")
         if multiset:
             assert arc is not None
-            self._emit_multiset_test(code, var, arc, self._binding_dict(bound))
+            self._emit_multiset_test(code, var, arc, self.binding_dict_source(bound))
 
-    def _emit_multiset_test(self, code: _Code, var: str, arc: Arc, binding: str) -> None:
+    def _emit_multiset_test(self, code: CodeLines, var: str, arc: Arc, binding: str) -> None:
         """Test each value of multiset ``var`` (``value -> count``) against ``arc``'s
         place's colour set, an error naming the arc (its place and transition)."""
         colour = self.net.places[arc.place].colour
@@ -981,17 +982,17 @@ class TransitionCompiler:
         code.line(f"        raise _FiringError({arc.where!r}, {binding}, "
                   f"'multiset token ' + repr(_mv) + {why!r})")
 
-    def _emit_guard(self, code: _Code, expr: str, bound: list[str]) -> None:
+    def _emit_guard(self, code: CodeLines, expr: str, bound: list[str]) -> None:
         code.line("try:")
         code.line(f"    _g = {expr}")
         code.line("except Exception as _e:")
         code.line(
             f"    raise _FiringError({'guard of ' + self.where!r}, "
-            f"{self._binding_dict(bound)}, _e) from _e"
+            f"{self.binding_dict_source(bound)}, _e) from _e"
         )
         code.line("if not _g: continue")
 
-    def _emit_availability(self, code: _Code, p: int, items: list[tuple[str, str, Arc]],
+    def emit_availability(self, code: CodeLines, p: int, items: list[tuple[str, str, Arc]],
                            binders: dict[str, str | None]) -> None:
         timed = self.timed[p]
         if len(items) == 1 and items[0][0] in binders and items[0][1] == "1" \
@@ -1032,14 +1033,14 @@ class TransitionCompiler:
             code.line(f"    if {some}(_have is None or _have < _k): _ok = False; break")
         code.line("if not _ok: continue")
 
-    def _emit_inhibitor(self, code: _Code, arc: Arc, bound: list[str]) -> None:
+    def emit_inhibitor(self, code: CodeLines, arc: Arc, bound: list[str]) -> None:
         p = self.place_index[arc.place]
         if arc.inscription is None:
             code.line(f"if _p{p}: continue")
             return
         ins = Inscription.parse(arc.inscription, arc.where)
         self._check_names(ins, set(bound), arc.where, firing=False)
-        self._emit_eval(code, "_inh", ins.text, arc.where, bound)
+        self.emit_eval(code, "_inh", ins.text, arc.where, bound)
         count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
         if self.timed[p]:
             code.line(f"if len(_p{p}.get(_inh, ())) >= {count}: continue")
@@ -1068,7 +1069,7 @@ class TransitionCompiler:
         it wrote (bit ``i``: ``cond_places[i]``).
         """
         masked = tracked and bool(cond_places)
-        code = _Code()
+        code = CodeLines()
         code.line("def _fire_tracked(M, _b, now, _draw, _inord, _last):" if tracked
                   else "def _fire(M, _b, now, _draw):")
         code.depth += 1
@@ -1084,7 +1085,7 @@ class TransitionCompiler:
         if masked:
             code.line("_wm = 0")
         after_action = set(bound) | {"now"}
-        binding = self._binding_dict(bound)
+        binding = self.binding_dict_source(bound)
         # recompute consumed values (cheap) instead of passing them from enumeration
         for p, items in needs.items():
             for _value, count, arc in items:
@@ -1424,7 +1425,7 @@ class TransitionCompiler:
         return kind is not None and _implies(kind, colour)
 
     @staticmethod
-    def _emit_unindex(code: _Code, p: int) -> None:
+    def _emit_unindex(code: CodeLines, p: int) -> None:
         """Drop value ``_val``, just gone from keyed place ``p``, from its index."""
         code.line(f"_kv = _p{p}.by_key[_val[0]]")
         code.line("del _kv[_val]")
@@ -1440,7 +1441,7 @@ class TransitionCompiler:
                 names |= Inscription.parse(text, self.where).names
         return names
 
-    def _emit_checked(self, code: _Code, var: str, expr: str, where: str, binding: str, *,
+    def _emit_checked(self, code: CodeLines, var: str, expr: str, where: str, binding: str, *,
                       check_delay: bool = False, check_count: bool = False) -> None:
         code.line("try:")
         code.line(f"    {var} = {expr}")

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from tcpn.petrinets.engine.compiler import CompiledNet, TransitionCompiler, _Code
+from tcpn.petrinets.engine.compiler import CodeLines, CompiledNet, TransitionCompiler
 from tcpn.petrinets.inscriptions import Inscription
 from tcpn.petrinets.net import Arc, ArcKind
 
@@ -120,9 +120,9 @@ def _source(c: TransitionCompiler, guards: list[tuple[str, Inscription | None]])
     bindings being built (``None``: it does), as the member's own code would still be
     in its loops there: a failed guard ``continue``s it, a stop ``break``s it.
     """
-    skip = c._gate_places()
+    skip = c.gated_places()
     n = len(guards)
-    code = _Code()
+    code = CodeLines()
     code.line("def _enumerate_due(M, now, _inord):")
     code.depth += 1
     for k in range(n):
@@ -155,7 +155,7 @@ def _source(c: TransitionCompiler, guards: list[tuple[str, Inscription | None]])
                 for k in range(n):  # open in this loop: as alive when it starts
                     code.line(f"_o{n_arc}_{k} = {alive[k] or 'True'}")
                     alive[k] = f"_o{n_arc}_{k}"
-            key = (c._key_source(ins.tree.elts[0], set(bound))
+            key = (c.key_source(ins.tree.elts[0], set(bound))
                    if p in c.keyed and isinstance(ins.tree, ast.Tuple) else None)
             times = f"_tv{n_arc}" if c.timed[p] and key is None else None
             if key is not None:
@@ -176,11 +176,11 @@ def _source(c: TransitionCompiler, guards: list[tuple[str, Inscription | None]])
                           " break")
             binders[value_var] = times
             new_vars = ins.pattern_variables - set(bound) - c.declared
-            c._emit_match(code, ins.tree, value_var, set(bound),
+            c.emit_match(code, ins.tree, value_var, set(bound),
                           c.net.places[arc.place].colour)
             bound.extend(sorted(new_vars, key=lambda v: ins.text.find(v)))
         else:
-            c._emit_eval(code, value_var, ins.text, arc.where, bound)
+            c.emit_eval(code, value_var, ins.text, arc.where, bound)
         count = arc.count if isinstance(arc.count, int) else f"({arc.count})"
         needs.setdefault(p, []).append((value_var, str(count), arc))
         tested = False
@@ -197,7 +197,7 @@ def _source(c: TransitionCompiler, guards: list[tuple[str, Inscription | None]])
             code.line(f"    _g{k} = {guard.text}")
             code.line("except Exception as _e:")
             code.line(f"    raise _FiringError({'guard of ' + guards[k][0]!r}, "
-                      f"{c._binding_dict(bound)}, _e) from _e")
+                      f"{c.binding_dict_source(bound)}, _e) from _e")
             if alive[k] is not None:
                 code.depth -= 1
             alive[k] = f"_g{k}"
@@ -205,10 +205,10 @@ def _source(c: TransitionCompiler, guards: list[tuple[str, Inscription | None]])
             code.line(f"if not ({' or '.join(a for a in alive if a)}): continue")
     code.line("_ready = -_inf")
     for p, items in needs.items():
-        c._emit_availability(code, p, items, binders)
+        c.emit_availability(code, p, items, binders)
     for arc in c.arcs:
         if arc.kind is ArcKind.INHIBITOR and c.place_index[arc.place] not in skip:
-            c._emit_inhibitor(code, arc, bound)
+            c.emit_inhibitor(code, arc, bound)
     code.line("_b = (" + "".join(f"{v}, " for v in bound) + ")")
     for k in range(n):
         if alive[k] is not None:
