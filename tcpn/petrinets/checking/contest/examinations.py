@@ -33,6 +33,7 @@ from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
 from tcpn.petrinets.checking.contest.siphons import decided_by_siphon, empty_siphon
+from tcpn.petrinets.checking.contest.walks import Walks
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
@@ -84,6 +85,11 @@ DEFAULT_MAX_STATES = 2_000_000
 #: when a budget has stopped the search (the answers left are few and cheap then).
 STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
+#: Seconds the random walks of one examination may take at most, when a budget has
+#: stopped the search (:mod:`~tcpn.petrinets.checking.contest.walks`).
+WALK_S = 10.0
+#: The walks' seed (the same answers and witnesses from one run to the next).
+WALK_SEED = 31
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
 
@@ -248,17 +254,39 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     answers: dict[str, list[str]] = {}
     for examination in examinations:
         lines = answers.setdefault(examination, [])
+        walks = _walks(properties.get(examination, []), space, model, clock)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
                            note, model.net if model.is_pt else None, clock
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
-                       max_memory_bytes, note, model.net if model.is_pt else None)[0]
+                       max_memory_bytes, note, model.net if model.is_pt else None,
+                       walks)[0]
             for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
                 on_line(line)
     return answers
+
+
+def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock
+           ) -> Walks | None:
+    """The random walks of one examination's formulas on a P/T net whose search a budget
+    stopped (None otherwise): the formulas the states found do not decide, walked for
+    at most :data:`WALK_S` of what is left on ``clock``."""
+    if _complete(space) or not model.is_pt or not props:
+        return None
+    left = clock.left()
+    siphon: list[Any] = []  # the empty siphon, found at the first formula that needs it
+
+    def undecided(formula: Formula) -> bool:
+        if len(space) and _reachability(formula, space) is not None:
+            return False
+        siphon[:] = siphon or [empty_siphon(model.net)]
+        return decided_by_siphon(formula, model.net, siphon[0]) is None
+
+    return Walks(model.net, {p.id: p.formula for p in props if p.formula is not None},
+                 WALK_S if left is None else min(WALK_S, left), WALK_SEED, undecided)
 
 
 class _OutOfMemory:
@@ -374,10 +402,12 @@ def _cannot(ident: str) -> str:
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
+            note: Note = lambda ident, reason: None, model_net: Any = None,
+            walks: Walks | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
-    the space is incomplete). What the states read off answer is given even with no time
+    the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
+    counter-examples of ``AG p``). What the states read off answer is given even with no time
     left (no search: one pass over them); the searches (LTL, CTL fixpoints, the state
     equation) read ``clock``."""
     seconds_left = clock.left()
@@ -401,6 +431,10 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if settled is not None:
             return (f"FORMULA {prop.id} {'TRUE' if settled else 'FALSE'} TECHNIQUES "
                     f"{TECHNIQUES} TOPOLOGICAL")
+        walked = walks.answer(prop.id) if walks is not None else None
+        if walked is not None:
+            return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
+                    "RANDOM_WALK")
         note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
