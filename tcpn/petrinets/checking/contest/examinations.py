@@ -33,12 +33,12 @@ from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
 from tcpn.petrinets.checking.contest.siphons import decided_by_siphon, empty_siphon
-from tcpn.petrinets.checking.contest.walks import Walks
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
     state_equation_bound,
 )
+from tcpn.petrinets.checking.contest.walks import Walks
 from tcpn.petrinets.checking.formulas import (
     A,
     E,

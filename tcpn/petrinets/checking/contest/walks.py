@@ -139,9 +139,9 @@ def _holds(formula: Formula, markings: np.ndarray, enabled: np.ndarray,
         return reduce.reduce([_holds(o, markings, enabled, place, transition)
                               for o in formula.operands])
     if isinstance(formula, Fireable):
-        return enabled[:, [transition[t] for t in formula.transitions]].any(axis=1)
+        return np.asarray(enabled[:, [transition[t] for t in formula.transitions]].any(axis=1))
     if isinstance(formula, Deadlock):
-        return ~enabled.any(axis=1)
+        return np.asarray(~enabled.any(axis=1))
     assert isinstance(formula, Compare)
     return np.asarray(_COMPARE[formula.op](_value(formula.left, markings, place),
                                            _value(formula.right, markings, place)))
