@@ -14,8 +14,10 @@ test is one comparison per input, read and inhibitor arc of the net and walker, 
 one scatter of the chosen transitions' rows (:meth:`PTNet.fire_pairs
 <tcpn.petrinets.statespace.ptspace.PTNet.fire_pairs>`). A walker restarts from the initial
 marking at a dead marking and after :data:`MAX_LENGTH` firings (an unbounded net would
-otherwise drift further away). The walkers' choices come from one seeded generator: the
-same seed and the same number of steps give the same answers and witnesses.
+otherwise drift further away). The goals are tested on the markings of
+:data:`BATCH_STEPS` steps at once (a walker at a dead marking waits for the batch's end).
+The walkers' choices come from one seeded generator: the same seed and the same number
+of steps give the same answers and witnesses.
 
 >>> from tcpn.petrinets.examples import dining_philosophers
 >>> from tcpn.petrinets.statespace.ptspace import pt_net
@@ -60,6 +62,11 @@ __all__ = ["MAX_LENGTH", "WALKERS", "Walks", "goal_of", "random_walks", "replay"
 WALKERS = 32
 #: Firings after which a walker restarts from the initial marking.
 MAX_LENGTH = 20_000
+#: Steps whose markings are gathered before the goals are tested on all of them at once
+#: (a goal's test is a walk over its formula in Python: once per batch, not per step) ...
+BATCH_STEPS = 32
+#: ... and at most this many counts (markings x places or transitions) gathered.
+BATCH_CELLS = 1 << 22
 
 _COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
             "==": np.equal, "!=": np.not_equal}
@@ -175,24 +182,36 @@ def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
     trace = np.zeros((walkers, max_length), dtype=np.int64)
     length = np.zeros(walkers, dtype=np.int64)
     everyone = np.arange(walkers)
+    width = walkers * max(len(net.places), len(net.transitions), 1)
+    batch = max(1, min(BATCH_STEPS, BATCH_CELLS // width))
     step = 0
     while pending and not stop() and (max_steps is None or step < max_steps):
-        step += 1
-        enabled = enabling(markings)
+        seen, seen_enabled, seen_length = [], [], []
+        for _ in range(batch if max_steps is None else min(batch, max_steps - step)):
+            step += 1
+            enabled = enabling(markings)
+            seen.append(markings.copy())
+            seen_enabled.append(enabled)
+            seen_length.append(length.copy())
+            # uniform among the enabled: the largest random score of an enabled transition
+            scores = np.where(enabled, rng.random(enabled.shape), -1.0)
+            chosen = scores.argmax(axis=1)
+            # a walker dead or at its length waits for the batch's end to restart: the
+            # trace of every marking in the batch stays whole until the goals are read
+            alive = enabled[everyone, chosen] & (length < max_length)
+            markings[alive] = net.fire_pairs(markings, everyone[alive], chosen[alive])
+            trace[everyone[alive], length[alive]] = chosen[alive]
+            length[alive] += 1
+        stacked, stacked_enabled = np.concatenate(seen), np.concatenate(seen_enabled)
+        lengths = np.concatenate(seen_length)
         for g in list(pending):
-            hit = np.flatnonzero(_holds(goals[g], markings, enabled, place, transition))
-            if len(hit):
-                w = int(hit[0])
-                found[g] = tuple(net.transitions[t] for t in trace[w, :length[w]])
+            hit = np.flatnonzero(_holds(goals[g], stacked, stacked_enabled, place,
+                                        transition))
+            if len(hit):  # the earliest step's: rows are in step order
+                w, at = int(hit[0]) % walkers, int(lengths[hit[0]])
+                found[g] = tuple(net.transitions[t] for t in trace[w, :at])
                 pending.remove(g)
-        # uniform among the enabled: the largest random score of an enabled transition
-        scores = np.where(enabled, rng.random(enabled.shape), -1.0)
-        chosen = scores.argmax(axis=1)
-        alive = enabled[everyone, chosen]
-        markings[alive] = net.fire_pairs(markings, everyone[alive], chosen[alive])
-        trace[everyone[alive], length[alive]] = chosen[alive]
-        length[alive] += 1
-        restart = ~alive | (length >= max_length)
+        restart = ~alive
         markings[restart] = initial
         length[restart] = 0
     return found
