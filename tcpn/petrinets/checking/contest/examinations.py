@@ -12,7 +12,9 @@ MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING) for StateSpace.
 CTL and reachability formulas are checked by :mod:`tcpn.petrinets.checking.ptcheck`, LTL formulas by
 :mod:`tcpn.petrinets.checking.ltl`; both read a dead marking as repeating forever. On an incomplete
 state space (budget reached) a reachability formula is still decided when a reached state
-proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE. On a
+proves it (``EF p`` seen, ``AG p`` violated), or on a P/T net when random walks
+(:mod:`~tcpn.petrinets.checking.contest.walks`) meet such a state; everything else is
+CANNOT_COMPUTE. On a
 complete space ``EF p`` and ``AG p`` are read off the states (every one is reachable), the
 other CTL formulas share one set of edge arrays per space.
 """
