@@ -256,13 +256,14 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     answers: dict[str, list[str]] = {}
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        walks = _walks(properties.get(examination, []), space, model, clock)
+        seen = _memo_reachability(space)
+        walks = _walks(properties.get(examination, []), space, model, clock, seen)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
                            note, model.net if model.is_pt else None, clock
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
                        max_memory_bytes, note, model.net if model.is_pt else None,
-                       walks)[0]
+                       walks, seen)[0]
             for prop in properties[examination])
         for line in found:
             lines.append(line)
@@ -271,8 +272,22 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     return answers
 
 
-def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock
-           ) -> Walks | None:
+def _memo_reachability(space: Any) -> Callable[[Formula], bool | None]:
+    """:func:`_reachability` on ``space``, each formula's verdict read once (the walks ask
+    it before the formula's line does, and a fireability atom over many transitions
+    costs seconds on a large space)."""
+    verdicts: dict[Formula, bool | None] = {}
+
+    def seen(formula: Formula) -> bool | None:
+        if formula not in verdicts:
+            verdicts[formula] = _reachability(formula, space) if len(space) else None
+        return verdicts[formula]
+
+    return seen
+
+
+def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
+           seen: Callable[[Formula], bool | None]) -> Walks | None:
     """The random walks of one examination's formulas on a P/T net whose search a budget
     stopped (None otherwise): the formulas the states found do not decide, walked for
     at most :data:`WALK_S` of what is left on ``clock``."""
@@ -282,7 +297,7 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock
     siphon: list[Any] = []  # the empty siphon, found at the first formula that needs it
 
     def undecided(formula: Formula) -> bool:
-        if len(space) and _reachability(formula, space) is not None:
+        if seen(formula) is not None:
             return False
         siphon[:] = siphon or [empty_siphon(model.net)]
         return decided_by_siphon(formula, model.net, siphon[0]) is None
@@ -405,13 +420,14 @@ def _cannot(ident: str) -> str:
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None,
-            walks: Walks | None = None) -> str:
+            walks: Walks | None = None,
+            seen: Callable[[Formula], bool | None] | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
     the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
-    counter-examples of ``AG p``). What the states read off answer is given even with no time
-    left (no search: one pass over them); the searches (LTL, CTL fixpoints, the state
-    equation) read ``clock``."""
+    counter-examples of ``AG p``; ``seen``, :func:`_memo_reachability`'s). What the
+    states read off answer is given even with no time left (no search: one pass over
+    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
     seconds_left = clock.left()
     if prop.bound is not None:
         if not _complete(space):
@@ -424,7 +440,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
-    decided = _reachability(formula, space) if len(space) else None  # no state, nothing seen
+    # no state, nothing seen; ``seen``: the verdicts already read
+    decided = (seen or _memo_reachability(space))(formula)
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
