@@ -12,7 +12,9 @@ MAX_TOKEN_IN_PLACE, MAX_TOKEN_PER_MARKING) for StateSpace.
 CTL and reachability formulas are checked by :mod:`tcpn.petrinets.checking.ptcheck`, LTL formulas by
 :mod:`tcpn.petrinets.checking.ltl`; both read a dead marking as repeating forever. On an incomplete
 state space (budget reached) a reachability formula is still decided when a reached state
-proves it (``EF p`` seen, ``AG p`` violated); everything else is CANNOT_COMPUTE. On a
+proves it (``EF p`` seen, ``AG p`` violated), or on a P/T net when random walks
+(:mod:`~tcpn.petrinets.checking.contest.walks`) meet such a state; everything else is
+CANNOT_COMPUTE. On a
 complete space ``EF p`` and ``AG p`` are read off the states (every one is reachable), the
 other CTL formulas share one set of edge arrays per space.
 """
@@ -38,6 +40,7 @@ from tcpn.petrinets.checking.contest.state_equation import (
     stable_place,
     state_equation_bound,
 )
+from tcpn.petrinets.checking.contest.walks import Walks
 from tcpn.petrinets.checking.formulas import (
     A,
     E,
@@ -84,6 +87,11 @@ DEFAULT_MAX_STATES = 2_000_000
 #: when a budget has stopped the search (the answers left are few and cheap then).
 STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
+#: Seconds the random walks of one examination may take at most, when a budget has
+#: stopped the search (:mod:`~tcpn.petrinets.checking.contest.walks`).
+WALK_S = 10.0
+#: The walks' seed (the same answers and witnesses from one run to the next).
+WALK_SEED = 31
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
 
@@ -248,17 +256,54 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     answers: dict[str, list[str]] = {}
     for examination in examinations:
         lines = answers.setdefault(examination, [])
+        seen = _memo_reachability(space)
+        walks = _walks(properties.get(examination, []), space, model, clock, seen)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
                            note, model.net if model.is_pt else None, clock
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
-                       max_memory_bytes, note, model.net if model.is_pt else None)[0]
+                       max_memory_bytes, note, model.net if model.is_pt else None,
+                       walks, seen)[0]
             for prop in properties[examination])
         for line in found:
             lines.append(line)
             if on_line is not None:
                 on_line(line)
     return answers
+
+
+def _memo_reachability(space: Any) -> Callable[[Formula], bool | None]:
+    """:func:`_reachability` on ``space``, each formula's verdict read once (the walks ask
+    it before the formula's line does, and a fireability atom over many transitions
+    costs seconds on a large space)."""
+    verdicts: dict[Formula, bool | None] = {}
+
+    def seen(formula: Formula) -> bool | None:
+        if formula not in verdicts:
+            verdicts[formula] = _reachability(formula, space) if len(space) else None
+        return verdicts[formula]
+
+    return seen
+
+
+def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
+           seen: Callable[[Formula], bool | None]) -> Walks | None:
+    """The random walks of one examination's formulas on a P/T net whose search a budget
+    stopped (None otherwise): the formulas the states found do not decide, walked for
+    at most :data:`WALK_S` of what is left on ``clock``."""
+    if _complete(space) or not model.is_pt or not props:
+        return None
+    left = clock.left()
+    siphon: list[Any] = []  # the empty siphon, found at the first formula that needs it
+
+    def undecided(formula: Formula) -> bool:
+        if seen(formula) is not None:
+            return False
+        siphon[:] = siphon or [empty_siphon(model.net)]
+        return decided_by_siphon(formula, model.net, siphon[0]) is None
+
+    return Walks(model.net, {p.id: p.formula for p in props if p.formula is not None},
+                 WALK_S if left is None else min(WALK_S, left), WALK_SEED, undecided)
 
 
 class _OutOfMemory:
@@ -374,12 +419,15 @@ def _cannot(ident: str) -> str:
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None, model_net: Any = None) -> str:
+            note: Note = lambda ident, reason: None, model_net: Any = None,
+            walks: Walks | None = None,
+            seen: Callable[[Formula], bool | None] | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
-    the space is incomplete). What the states read off answer is given even with no time
-    left (no search: one pass over them); the searches (LTL, CTL fixpoints, the state
-    equation) read ``clock``."""
+    the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
+    counter-examples of ``AG p``; ``seen``, :func:`_memo_reachability`'s). What the
+    states read off answer is given even with no time left (no search: one pass over
+    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
     seconds_left = clock.left()
     if prop.bound is not None:
         if not _complete(space):
@@ -392,7 +440,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
-    decided = _reachability(formula, space) if len(space) else None  # no state, nothing seen
+    # no state, nothing seen; ``seen``: the verdicts already read
+    decided = (seen or _memo_reachability(space))(formula)
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
@@ -401,6 +450,10 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if settled is not None:
             return (f"FORMULA {prop.id} {'TRUE' if settled else 'FALSE'} TECHNIQUES "
                     f"{TECHNIQUES} TOPOLOGICAL")
+        walked = walks.answer(prop.id) if walks is not None else None
+        if walked is not None:
+            return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
+                    "RANDOM_WALK")
         note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
     if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):

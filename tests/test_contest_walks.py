@@ -1,0 +1,150 @@
+"""Random walks: witnesses of ``EF p`` and counter-examples of ``AG p`` beyond a budget.
+
+A net of independent two-place cycles (2^k interleavings, which a small state budget stops
+near the initial marking) beside a chain of places one token has to run down: the chain's
+end is reached only after many firings, deeper than the budgeted search gets. The walks
+find it (``EF`` TRUE, ``AG`` FALSE, each witness replayed by the net's own rules), they give
+the same witness from the same seed, and they never answer a formula whose witness does
+not exist (two tokens at the chain's end: CANNOT_COMPUTE). On random nets with read,
+inhibitor and reset arcs the vectorised enabling agrees with the net's transition-by-
+transition rule, and every goal a walk meets is one the complete state space reaches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcpn.petrinets.checking.contest import examinations
+from tcpn.petrinets.checking.contest.examinations import check_examination, load_model
+from tcpn.petrinets.checking.contest.walks import (
+    _Enabling,
+    _holds,
+    goal_of,
+    random_walks,
+    replay,
+)
+from tcpn.petrinets.checking.formulas import AG, EF, Compare, Const, Deadlock, fireable, tokens
+from tcpn.petrinets.checking.ptcheck import ctl_mask
+from tcpn.petrinets.statespace.ptspace import PTNet, explore_pt
+
+CYCLES, CHAIN = 10, 40
+
+
+def write_deep_model(folder: Path) -> Path:
+    """``folder/model.pnml``: :data:`CYCLES` marked two-place cycles a_i <-> b_i, and a
+    chain c0 -> m0 -> c1 -> ... -> c{CHAIN} with one token in c0; and
+    ``ReachabilityCardinality.xml``: EF c{CHAIN} >= 1 (true, CHAIN firings deep),
+    AG c{CHAIN} <= 0 (false, the same witness), EF c{CHAIN} >= 2 (false: one token)."""
+    nodes = []
+    for i in range(CYCLES):
+        nodes.append(
+            f'<place id="a{i}"><initialMarking><text>1</text></initialMarking></place>'
+            f'<place id="b{i}"/><transition id="f{i}"/><transition id="g{i}"/>'
+            f'<arc id="af{i}" source="a{i}" target="f{i}"/>'
+            f'<arc id="fb{i}" source="f{i}" target="b{i}"/>'
+            f'<arc id="bg{i}" source="b{i}" target="g{i}"/>'
+            f'<arc id="ga{i}" source="g{i}" target="a{i}"/>')
+    nodes.append('<place id="c0"><initialMarking><text>1</text></initialMarking></place>')
+    for i in range(CHAIN):
+        nodes.append(f'<place id="c{i + 1}"/><transition id="m{i}"/>'
+                     f'<arc id="cm{i}" source="c{i}" target="m{i}"/>'
+                     f'<arc id="mc{i}" source="m{i}" target="c{i + 1}"/>')
+    path = folder / "model.pnml"
+    path.write_text(
+        '<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">'
+        '<net id="deep" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="g">'
+        + "\n".join(nodes) + "</page></net></pnml>")
+    end = f"<tokens-count><place>c{CHAIN}</place></tokens-count>"
+
+    def at_least(n: int) -> str:
+        return f"<integer-le><integer-constant>{n}</integer-constant>{end}</integer-le>"
+
+    formulas = [f"<exists-path><finally>{at_least(1)}</finally></exists-path>",
+                f"<all-paths><globally><integer-le>{end}<integer-constant>0"
+                "</integer-constant></integer-le></globally></all-paths>",
+                f"<exists-path><finally>{at_least(2)}</finally></exists-path>"]
+    (folder / "ReachabilityCardinality.xml").write_text(
+        '<?xml version="1.0"?><property-set xmlns="http://mcc.lip6.fr/">' + "".join(
+            f"<property><id>deep-{n:02d}</id><formula>{f}</formula></property>"
+            for n, f in enumerate(formulas)) + "</property-set>")
+    return path
+
+
+def test_walks_decide_a_witness_deeper_than_the_budgeted_search(tmp_path, monkeypatch):
+    monkeypatch.setattr(examinations, "WALK_S", 2.0)  # the false formula walks this long
+    model = write_deep_model(tmp_path)
+    lines = check_examination(model, "ReachabilityCardinality", max_states=2_000,
+                              time_limit_s=60)
+    assert [line.split()[2] for line in lines] == ["TRUE", "FALSE", "CANNOT_COMPUTE"]
+    assert all(line.endswith("TECHNIQUES RANDOM_WALK") for line in lines[:2])
+    # without walks (a complete search is the only other way) the budget decides nothing
+    net = load_model(model).net
+    assert not explore_pt(net, max_states=2_000).complete
+
+
+def test_the_witness_replays_and_is_the_same_from_the_same_seed(tmp_path):
+    net = load_model(write_deep_model(tmp_path)).net
+    goal = tokens(f"c{CHAIN}") >= 1
+    first = random_walks(net, [goal], seed=5, max_steps=5_000)[0]
+    assert first is not None and len(first) >= CHAIN
+    end = replay(net, first)
+    assert end[net.places.index(f"c{CHAIN}")] == 1
+    assert random_walks(net, [goal], seed=5, max_steps=5_000)[0] == first
+    with pytest.raises(ValueError, match="step 0 of the walk: m1 is not enabled"):
+        replay(net, ["m1"])
+
+
+def test_walks_never_meet_an_unreachable_goal(tmp_path):
+    net = load_model(write_deep_model(tmp_path)).net
+    found = random_walks(net, [tokens(f"c{CHAIN}") >= 2, Deadlock()], max_steps=3_000,
+                         walkers=8, max_length=200)
+    assert found == [None, None]
+
+
+def test_only_ef_and_ag_over_state_formulas_are_walked():
+    p = tokens("c1") >= 1
+    assert goal_of(EF(p)) == (p, True)
+    assert goal_of(AG(p)) == (~p, False)
+    assert goal_of(EF(EF(p))) is None
+    assert goal_of(EF(Compare(">=", tokens("c1", value=1), Const(1)))) is None
+
+
+def random_net(seed: int, places: int = 6, transitions: int = 6) -> PTNet:
+    """A random P/T net with input, output, read, inhibitor and reset arcs."""
+    rng = np.random.default_rng(seed)
+
+    def arcs(density: float, most: int = 2) -> np.ndarray:
+        return (rng.random((transitions, places)) < density) * rng.integers(
+            1, most + 1, (transitions, places))
+
+    return PTNet(tuple(f"p{i}" for i in range(places)),
+                 tuple(f"t{i}" for i in range(transitions)), pre=arcs(0.3), post=arcs(0.3),
+                 test=arcs(0.1, 1), inhibit=arcs(0.1, 3), reset=arcs(0.05, 1) > 0,
+                 initial=rng.integers(0, 3, places))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_walks_agree_with_the_complete_state_space(seed):
+    net = random_net(seed)
+    rng = np.random.default_rng(seed)
+    markings = rng.integers(0, 4, (50, len(net.places)))
+    expected = np.stack([net.enabled(markings, t) for t in range(len(net.transitions))],
+                        axis=1)
+    assert (_Enabling(net)(markings) == expected).all()
+    space = explore_pt(net, max_states=5_000)
+    if not space.complete:
+        pytest.skip("unbounded random net")
+    goals = [tokens(p) >= k for p in net.places for k in (1, 3)] + [
+        Deadlock(), fireable("t0") & ~fireable("t1")]
+    found = random_walks(net, goals, seed=seed, max_steps=300, walkers=4, max_length=50)
+    for goal, path in zip(goals, found, strict=True):
+        reachable = bool(ctl_mask(EF(goal), space)[0])
+        if path is None:
+            continue
+        assert reachable, goal
+        end = replay(net, path)[None, :]
+        assert _holds(goal, end, _Enabling(net)(end), {p: i for i, p in enumerate(net.places)},
+                      {t: i for i, t in enumerate(net.transitions)})[0]
