@@ -1,6 +1,8 @@
 """``python -m tcpn``: the same command line as ``tcpn`` (for an environment whose scripts
-directory is not on the PATH)."""
+directory is not on the PATH). Imported (as the docstring tests import every module), it
+runs nothing."""
 
 from tcpn.cli import main
 
-main()
+if __name__ == "__main__":
+    main()
