@@ -31,13 +31,13 @@ computed from the marking, so it is exact at the frontier of a partial state spa
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.formulas import (
+    COMPARISONS,
     A,
     And,
     Bool,
@@ -63,10 +63,6 @@ if TYPE_CHECKING:
 
 __all__ = ["StateColumns", "columns", "edge_transitions", "numeric", "truth"]
 
-_COMPARE: dict[str, Callable[[Any, Any], np.ndarray]] = {
-    "<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
-    "==": np.equal, "!=": np.not_equal,
-}
 
 
 def truth(space: StateSpace, formula: Formula) -> np.ndarray:
@@ -356,7 +352,7 @@ class StateColumns:
         if isinstance(formula, Bool):
             return np.full(self.n, formula.value, dtype=bool)
         if isinstance(formula, Compare):
-            return np.asarray(_COMPARE[formula.op](self.numeric(formula.left),
+            return np.asarray(COMPARISONS[formula.op](self.numeric(formula.left),
                                                    self.numeric(formula.right)), dtype=bool)
         if isinstance(formula, Fireable):
             out = np.zeros(self.n, dtype=bool)

@@ -28,6 +28,7 @@ A(path=G(operand=Fireable(transitions=('drop',))))
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
@@ -139,6 +140,14 @@ class Compare(Formula):
     op: CompareOp
     left: Numeric
     right: Numeric
+
+
+#: What each comparison of a :class:`Compare` computes, on numbers and on NumPy arrays of
+#: them alike (element by element): the one table every checker reads.
+COMPARISONS: Mapping[str, Callable[[Any, Any], Any]] = {
+    "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
+    "==": operator.eq, "!=": operator.ne,
+}
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.ctl import negate_path
 from tcpn.petrinets.checking.formulas import (
+    COMPARISONS,
     A,
     And,
     Bool,
@@ -77,8 +78,6 @@ def _on_time(deadline: float | None) -> None:
     if deadline is not None and wallclock.perf_counter() > deadline:
         raise BudgetReached("time budget reached")
 
-_COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
-            "==": np.equal, "!=": np.not_equal}
 
 
 def numeric_values(expression: Numeric, space: AnyStateSpace) -> np.ndarray:
@@ -125,7 +124,7 @@ def state_mask(formula: Formula, space: AnyStateSpace) -> np.ndarray:
         from tcpn.petrinets.checking.atoms import truth
         return truth(space, formula)
     if isinstance(formula, Compare):
-        return np.asarray(_COMPARE[formula.op](numeric_values(formula.left, space),
+        return np.asarray(COMPARISONS[formula.op](numeric_values(formula.left, space),
                                                numeric_values(formula.right, space)))
     if isinstance(formula, Fireable):
         return space.enabled(formula.transitions)

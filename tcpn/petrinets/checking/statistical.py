@@ -46,6 +46,7 @@ from scipy.stats import binomtest
 
 from tcpn.errors import InputError
 from tcpn.petrinets.checking.formulas import (
+    COMPARISONS,
     A,
     And,
     Bool,
@@ -247,7 +248,7 @@ def _state_test(formula: Formula) -> Callable[[Simulator], bool]:
         return lambda sim: combine(part(sim) for part in parts)
     if isinstance(formula, Compare):
         left, right = _number(formula.left), _number(formula.right)
-        compare = _COMPARE[formula.op]
+        compare = COMPARISONS[formula.op]
         return lambda sim: compare(left(sim), right(sim))
     if isinstance(formula, Predicate):
         function = formula.function
@@ -281,10 +282,6 @@ def _not_propositional(node: Any) -> str:
             "them (fireability, deadlock and the clock are read by exhaustive checking)")
 
 
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b,
-    ">": lambda a, b: a > b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
-}
 
 
 def _estimate(path: Formula, outcomes: list[bool | None], confidence: float) -> Estimate:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcpn.petrinets.checking.formulas import (
+    COMPARISONS,
     A,
     And,
     Bool,
@@ -89,8 +90,6 @@ def empty_siphon(net: PTNet) -> EmptySiphon:
     return EmptySiphon(inside, waiting > 0)
 
 
-_COMPARE = {"<=": lambda a, b: a <= b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b,
-            ">": lambda a, b: a > b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
 
 
 def decided_by_siphon(formula: Formula, net: PTNet, empty: EmptySiphon) -> bool | None:
@@ -130,7 +129,7 @@ def _fold(formula: Formula, places: set[str], dead: set[str]) -> Formula:
     if isinstance(formula, Compare):
         left, right = _number(formula.left, places), _number(formula.right, places)
         if isinstance(left, Const) and isinstance(right, Const):
-            return Bool(bool(_COMPARE[formula.op](left.value, right.value)))
+            return Bool(bool(COMPARISONS[formula.op](left.value, right.value)))
         return formula
     if isinstance(formula, Not):
         inner = _fold(formula.operand, places, dead)

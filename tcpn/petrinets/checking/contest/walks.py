@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from tcpn.petrinets.checking.formulas import (
+    COMPARISONS,
     A,
     And,
     Bool,
@@ -68,8 +69,6 @@ BATCH_STEPS = 32
 #: ... and at most this many counts (markings x places or transitions) gathered.
 BATCH_CELLS = 1 << 22
 
-_COMPARE = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal, ">": np.greater,
-            "==": np.equal, "!=": np.not_equal}
 
 
 def goal_of(formula: Formula) -> tuple[Formula, bool] | None:
@@ -150,7 +149,7 @@ def _holds(formula: Formula, markings: np.ndarray, enabled: np.ndarray,
     if isinstance(formula, Deadlock):
         return np.asarray(~enabled.any(axis=1))
     assert isinstance(formula, Compare)
-    return np.asarray(_COMPARE[formula.op](_value(formula.left, markings, place),
+    return np.asarray(COMPARISONS[formula.op](_value(formula.left, markings, place),
                                            _value(formula.right, markings, place)))
 
 
