@@ -47,7 +47,8 @@ def scenario(name: str, lens: str, horizon_s: float,
 
 def goodput(names: list[str], horizon_s: float, reps: int, lenses: list[str],
             first: int) -> None:
-    """Print TCP1's goodput (KB/s), timeouts and retransmissions per run, and the mean."""
+    """Print TCP1's and TCP2's goodput (KB/s), TCP1's timeouts and retransmissions per
+    run, and TCP1's mean."""
     for name in names:
         for lens in lenses:
             chosen = scenario(name, lens, horizon_s)
@@ -56,9 +57,12 @@ def goodput(names: list[str], horizon_s: float, reps: int, lenses: list[str],
                 start = time.time()
                 flows = run_once(chosen, lens, make_run(chosen, replication=r)).summary["flows"]
                 tcp1 = flows[next(k for k in flows if "tcp1" in k)]
+                tcp2_kBps = (flows["tcp2"]["goodput_bps"] or 0.0) / 8000
                 values.append(tcp1["goodput_bps"] / 8000)
                 print(json.dumps({"exp": name, "lens": lens, "rep": r,
-                                  "kBps": round(values[-1], 2), "timeouts": tcp1["timeouts"],
+                                  "kBps": round(values[-1], 2),
+                                  "tcp2_kBps": round(tcp2_kBps, 2),
+                                  "timeouts": tcp1["timeouts"],
                                   "retx": tcp1["retransmissions"],
                                   "wall_s": round(time.time() - start, 1)}), flush=True)
             print(json.dumps({"exp": name, "lens": lens,

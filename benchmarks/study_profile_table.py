@@ -24,13 +24,13 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from tcpn.errors import InputError
 from tcpn.limits import read_input
+from tcpn.reports.document import VerdictStatus
 
-STATUSES = ("reproduced", "lenses disagree", "differs (measured cause)",
-            "differs (unexplained)", "not run")
+STATUSES = get_args(VerdictStatus)
 
 
 def _read(report_dir: Path) -> dict[str, Any]:

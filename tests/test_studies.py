@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, get_args
 
 import pandas as pd
 import pytest
@@ -13,9 +13,10 @@ import pytest
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import validate_scenario
 from tcpn.models.traces import TraceWriter
-from tcpn.reports.document import ClaimVerdict, Figure, Section, Table
+from tcpn.reports.document import ClaimVerdict, Figure, Section, Table, VerdictStatus
 from tcpn.reports.studies import StudyData
 from tcpn.reports.studies.estimates import (
+    above,
     estimate_of,
     estimates_frame,
     run_estimate,
@@ -66,9 +67,7 @@ def check_report(sections: list[Section], claims: int) -> None:
     assert any(name.endswith("_axes") for name in names)
     verdicts = [b for b in blocks if isinstance(b, ClaimVerdict)]
     assert len(verdicts) == claims
-    assert all(v.status in ("reproduced", "lenses disagree", "differs (measured cause)",
-                            "differs (unexplained)", "not run") and v.evidence
-               for v in verdicts)
+    assert all(v.status in get_args(VerdictStatus) and v.evidence for v in verdicts)
     for figure in (b for b in blocks if isinstance(b, Figure)):
         drawn = figure.draw(figure.data)
         assert drawn.axes, figure.name
@@ -205,6 +204,35 @@ def test_verdict_rule_reads_each_claim_on_net_and_ns3() -> None:
     (v,) = judge_lenses(partial, _x_claims)
     assert v.status == "reproduced" and v.lenses["ns3"].status == "not run"
     assert "ns-3: not run: ns-3 did not run 1 of the study's experiments (b)" in v.evidence
+
+
+def _interval_claims(summary: pd.DataFrame) -> list[ClaimVerdict]:
+    """"a beats b" tested on the runs' intervals (undecided where they overlap), with a
+    cause when it fails."""
+    net = summary[summary["lens"] == "net"].set_index("experiment")
+    a, b = (estimate_of(net.loc[e] if e in net.index else None, "x") for e in "ab")
+    return [judge("a beats b", above(a, b), f"a {a.text()}, b {b.text()}.",
+                  MeasuredCause("b's window", ("b | window = 2",)))]
+
+
+def test_a_claim_the_runs_do_not_decide_is_undecided_not_differing() -> None:
+    """Overlapping intervals decide nothing: the claim is *undecided* on that lens, and
+    the verdict is undecided whatever the other lens says (never *lenses disagree*, never
+    a measured cause); runs that separate the two decide it either way."""
+    overlap = {("a", "net"): [4, 6, 5], ("b", "net"): [3, 5, 4]}
+    separated = {("a", "ns3"): [5, 5.2, 5.1], ("b", "ns3"): [2, 2.2, 2.1]}
+    (v,) = judge_lenses(_lens_runs({**overlap, **separated}), _interval_claims)
+    assert (v.status, v.lenses["net"].status, v.lenses["ns3"].status) == (
+        "undecided", "undecided", "reproduced")
+    assert v.cause_points == () and "The runs do not decide" in v.evidence
+    reversed_ns3 = {("a", "ns3"): [2, 2.2, 2.1], ("b", "ns3"): [5, 5.2, 5.1]}
+    (v,) = judge_lenses(_lens_runs({**overlap, **reversed_ns3}), _interval_claims)
+    assert (v.status, v.lenses["ns3"].status) == ("undecided", "differs (measured cause)")
+    decided = {("a", "net"): [5, 5.2, 5.1], ("b", "net"): [2, 2.2, 2.1]}
+    (v,) = judge_lenses(_lens_runs({**decided, **reversed_ns3}), _interval_claims)
+    assert v.status == "lenses disagree"
+    (v,) = judge_lenses(_lens_runs({**decided, **separated}), _interval_claims)
+    assert v.status == "reproduced"
 
 
 def _two_claims(summary: pd.DataFrame) -> list[ClaimVerdict]:

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import pandas as pd
 
-VerdictStatus = Literal["reproduced", "lenses disagree", "differs (measured cause)",
-                        "differs (unexplained)", "not run"]
+VerdictStatus = Literal["reproduced", "lenses disagree", "undecided",
+                        "differs (measured cause)", "differs (unexplained)", "not run"]
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ class _SectionView:
     subsections: list[_SectionView]
 
 
-_VERDICT_CLASS = {"reproduced": "ok", "lenses disagree": "unexplained",
+_VERDICT_CLASS = {"reproduced": "ok", "lenses disagree": "unexplained", "undecided": "stated",
                   "differs (measured cause)": "stated", "differs (unexplained)": "unexplained",
                   "not run": "notrun"}
 

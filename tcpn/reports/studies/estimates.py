@@ -4,15 +4,19 @@
 into :class:`Estimate` columns: the mean, a 95 % Student-t interval kept within the
 quantity's range, how many runs gave the metric out of the runs made (a run that did not
 complete gives none; one cut by a known bound is censored there), a deterministic
-experiment shown as one run (:func:`run_estimate`); :func:`clearly_above` and
-:func:`relative_difference` are what the claims compare with.
+experiment shown as one run (:func:`run_estimate`); :func:`above`, :func:`within` and
+:func:`relative_difference` are what the claims compare with. :func:`above` and
+:func:`within` give a claim's test its third answer: a :class:`Decision` is *undecided*
+when the runs' intervals straddle the test's bound, so that a claim is said to differ only
+when the runs contradict it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -20,8 +24,9 @@ import pandas as pd
 
 __all__ = [
     "MIN_HEADLINE_RUNS",
+    "Decision",
     "Estimate",
-    "clearly_above",
+    "above",
     "estimate_of",
     "estimates_frame",
     "number_text",
@@ -29,6 +34,7 @@ __all__ = [
     "run_estimate",
     "short_text",
     "summarise",
+    "within",
 ]
 
 MIN_HEADLINE_RUNS = 5
@@ -250,24 +256,6 @@ def _count(found: Sequence[Estimate], runs: int) -> str:
     return text + (f" (< {MIN_HEADLINE_RUNS})" if least < MIN_HEADLINE_RUNS else "")
 
 
-def clearly_above(a: Estimate, b: Estimate) -> bool:
-    """Whether the runs put ``a`` above ``b``: its mean is higher and their 95 % intervals
-    do not overlap (a number without an interval, one run or a deterministic experiment,
-    counts as its mean). An order claim holds only when the runs separate the two: means
-    that differ inside overlapping intervals do not establish it.
-
-    >>> clearly_above(run_estimate([10.0, 11.0, 12.0]), run_estimate([5.0, 6.0, 7.0]))
-    True
-    >>> clearly_above(run_estimate([10.0, 30.0]), run_estimate([5.0, 15.0]))
-    False
-    """
-    if not (math.isfinite(a.mean) and math.isfinite(b.mean)) or a.mean <= b.mean:
-        return False
-    low = a.low if math.isfinite(a.low) else a.mean
-    high = b.high if math.isfinite(b.high) else b.mean
-    return low > high
-
-
 def relative_difference(value: float, published: float) -> float:
     """``(value - published) / published``.
 
@@ -275,3 +263,111 @@ def relative_difference(value: float, published: float) -> float:
     -0.1
     """
     return (value - published) / published
+
+
+class Decision(Enum):
+    """What the runs say of a claim's test: it holds, it fails, or the runs do not decide
+    (an interval straddles the test's bound; more runs would tell). Combined by Kleene's
+    three-valued logic: ``a & b`` fails if either fails, holds if both hold, else is
+    undecided; ``a | b`` likewise; ``~a`` swaps holding and failing. Not a ``bool``: an
+    ``if`` on a decision is an error, since *undecided* is neither.
+
+    >>> (Decision.HOLDS & Decision.UNDECIDED).name, (Decision.FAILS & Decision.UNDECIDED).name
+    ('UNDECIDED', 'FAILS')
+    >>> (Decision.HOLDS | Decision.UNDECIDED).name, (~Decision.FAILS).name
+    ('HOLDS', 'HOLDS')
+    >>> Decision.of(3 > 2).name, Decision.all([True, Decision.UNDECIDED]).name
+    ('HOLDS', 'UNDECIDED')
+    """
+
+    HOLDS = "holds"
+    FAILS = "fails"
+    UNDECIDED = "undecided"
+
+    @classmethod
+    def of(cls, value: bool | Decision) -> Decision:
+        """``value`` as a decision (a ``bool`` is a decided test: one on means)."""
+        if isinstance(value, Decision):
+            return value
+        return cls.HOLDS if value else cls.FAILS
+
+    @classmethod
+    def all(cls, values: Iterable[bool | Decision]) -> Decision:
+        """The conjunction of ``values`` (holds for none)."""
+        out = cls.HOLDS
+        for value in values:
+            out = out & cls.of(value)
+        return out
+
+    def __and__(self, other: bool | Decision) -> Decision:
+        both = {self, Decision.of(other)}
+        if Decision.FAILS in both:
+            return Decision.FAILS
+        return Decision.UNDECIDED if Decision.UNDECIDED in both else Decision.HOLDS
+
+    def __or__(self, other: bool | Decision) -> Decision:
+        return ~(~self & ~Decision.of(other))
+
+    def __invert__(self) -> Decision:
+        swapped = {Decision.HOLDS: Decision.FAILS, Decision.FAILS: Decision.HOLDS}
+        return swapped.get(self, Decision.UNDECIDED)
+
+    def __bool__(self) -> bool:
+        raise TypeError("a Decision is not a bool (it may be undecided): compare it with "
+                        "Decision.HOLDS")
+
+
+def _bounds(estimate: Estimate) -> tuple[float, float]:
+    """The estimate's 95 % interval, or its mean twice when it has none (one run, a
+    deterministic experiment, a censored mean)."""
+    if math.isfinite(estimate.low) and math.isfinite(estimate.high):
+        return estimate.low, estimate.high
+    return estimate.mean, estimate.mean
+
+
+def above(a: Estimate, b: Estimate | float) -> Decision:
+    """Whether the runs put ``a`` above ``b`` (an estimate or a number): holds when ``a``'s
+    interval lies wholly above ``b``'s, fails when it lies wholly at or below it, and is
+    undecided when they overlap. A number, or an estimate without an interval, counts as
+    its mean; a missing mean fails.
+
+    >>> above(run_estimate([10.0, 11.0, 12.0]), run_estimate([5.0, 6.0, 7.0])).name
+    'HOLDS'
+    >>> above(run_estimate([5.0, 6.0, 7.0]), run_estimate([10.0, 11.0, 12.0])).name
+    'FAILS'
+    >>> above(run_estimate([10.0, 30.0]), run_estimate([5.0, 15.0])).name
+    'UNDECIDED'
+    >>> above(run_estimate([1.0, 1.0]), 1.0).name  # a deterministic tie is not above
+    'FAILS'
+    """
+    other = b if isinstance(b, Estimate) else run_estimate([float(b)], nonnegative=False)
+    if not (math.isfinite(a.mean) and math.isfinite(other.mean)):
+        return Decision.FAILS
+    (a_low, a_high), (b_low, b_high) = _bounds(a), _bounds(other)
+    if a_low > b_high:
+        return Decision.HOLDS
+    if a_high <= b_low:
+        return Decision.FAILS
+    return Decision.UNDECIDED
+
+
+def within(a: Estimate, low: float, high: float) -> Decision:
+    """Whether the runs put ``a`` within ``[low, high]``: holds when its interval lies
+    inside, fails when it lies wholly outside, undecided when it straddles a bound (an
+    estimate without an interval counts as its mean; a missing mean fails).
+
+    >>> within(run_estimate([0.95, 1.0, 1.05]), 0.8, 1.2).name
+    'HOLDS'
+    >>> within(run_estimate([0.6, 1.4, 2.1]), 0.8, 1.2).name
+    'UNDECIDED'
+    >>> within(run_estimate([1.5, 1.6, 1.7]), 0.8, 1.2).name
+    'FAILS'
+    """
+    if not math.isfinite(a.mean):
+        return Decision.FAILS
+    a_low, a_high = _bounds(a)
+    if low <= a_low and a_high <= high:
+        return Decision.HOLDS
+    if a_high < low or a_low > high:
+        return Decision.FAILS
+    return Decision.UNDECIDED

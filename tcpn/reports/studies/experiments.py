@@ -44,6 +44,7 @@ from tcpn.reports.document import ClaimVerdict, LensReading, Section
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.estimates import (
     MIN_HEADLINE_RUNS,
+    Decision,
     Estimate,
     estimate_of,
     short_text,
@@ -453,16 +454,24 @@ def point_label(experiment: str, axis: str = "", value: str = "") -> str:
     return f"{experiment} | {axis} = {value}" if axis else experiment
 
 
-def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | None = None,
+UNDECIDED_NOTE = ("The runs do not decide: a 95 % interval straddles the test's bound "
+                  "(more runs would tell).")
+
+
+def judge(claim: str, holds: bool | Decision | None, evidence: str,
+          cause: MeasuredCause | None = None,
           values: Mapping[str, float | Estimate] | None = None) -> ClaimVerdict:
     """The verdict on one published claim.
 
-    ``holds`` is the claim's test on tcpn's numbers (None: the experiment did not run);
-    when it fails, ``cause`` (a :class:`MeasuredCause`: e.g. an axis point that moves the
-    result to the published value, or the other reading of an ambiguous sentence, run in
-    the report) makes it *differs (measured cause)*; without one it is *differs
-    (unexplained)*. ``values`` are the measured numbers the test
-    compared (``report.json`` lists them per lens).
+    ``holds`` is the claim's test on tcpn's numbers: a ``bool`` (a test on means), a
+    :class:`~tcpn.reports.studies.estimates.Decision` (a test on the runs' intervals,
+    which may leave it *undecided*), or None (the experiment did not run). When it fails,
+    ``cause`` (a :class:`MeasuredCause`: e.g. an axis point that moves the result to the
+    published value, or the other reading of an ambiguous sentence, run in the report)
+    makes it *differs (measured cause)*; without one it is *differs (unexplained)*. A
+    claim the runs do not decide is *undecided* whatever its cause: it is not shown to
+    differ. ``values`` are the measured numbers the test compared (``report.json`` lists
+    them per lens).
 
     >>> judge("K = 67 is best", True, "67 beats 50.").status
     'reproduced'
@@ -474,6 +483,8 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | 
     '50 beats 67. Cause: the ECN reaction (runs: th67_rfc3168).'
     >>> judge("K = 67 is best", False, "50 beats 67.").status
     'differs (unexplained)'
+    >>> judge("K = 67 is best", Decision.UNDECIDED, "67 and 50 overlap.").status
+    'undecided'
     >>> judge("K = 67 is best", None, "no run.").status
     'not run'
     """
@@ -481,8 +492,11 @@ def judge(claim: str, holds: bool | None, evidence: str, cause: MeasuredCause | 
                 for k, v in (values or {}).items()}
     if holds is None:
         return ClaimVerdict(claim, "not run", evidence, measured)
-    if holds:
+    decision = Decision.of(holds)
+    if decision is Decision.HOLDS:
         return ClaimVerdict(claim, "reproduced", evidence, measured)
+    if decision is Decision.UNDECIDED:
+        return ClaimVerdict(claim, "undecided", f"{evidence} {UNDECIDED_NOTE}", measured)
     if cause is not None:
         if not isinstance(cause, MeasuredCause):
             raise TypeError(f"the cause of {claim!r} is not a MeasuredCause: {cause!r}")
@@ -524,11 +538,13 @@ def judge_lenses(summary: pd.DataFrame,
     every lens that ran all of the study's experiments, and the verdict the rule gives.
 
     The rule: *reproduced* when the claim holds on the net lens and on ns-3 (or ns-3 did
-    not run the study, which the verdict says); *lenses disagree* when it holds on one of
-    the two and not on the other (both readings in the evidence); otherwise the net lens's
-    status (*differs* with its measured cause, or *unexplained*), with ns-3's reading
-    beside it. A lens that did not run every experiment the net lens ran is *not run* for
-    every claim (its partial numbers would make claims fail for want of a run).
+    not run the study, which the verdict says); *undecided* when the runs of either lens
+    do not decide it (its test's interval straddles the bound); *lenses disagree* when it
+    holds on one of the two and the other's runs contradict it (both readings in the
+    evidence); otherwise the net lens's status (*differs* with its measured cause, or
+    *unexplained*), with ns-3's reading beside it. A lens that did not run every
+    experiment the net lens ran is *not run* for every claim (its partial numbers would
+    make claims fail for want of a run).
 
     >>> s = pd.DataFrame({"experiment": ["a", "a"], "axis": ["", ""], "value": ["", ""],
     ...                   "lens": ["net", "ns3"], "x": [2.0, 0.5]})
@@ -645,11 +661,14 @@ def _combined(net: ClaimVerdict, found: Mapping[str, LensReading]) -> ClaimVerdi
     if ns3.status == "not run":
         return replace(net, evidence=f"{net.evidence} (ns-3: not run: "
                                      f"{ns3.evidence.rstrip('.')}.)", lenses=dict(found))
-    holds = {lens: found[lens].status == "reproduced" for lens in DECIDING_LENSES}
+    statuses = {found[lens].status for lens in DECIDING_LENSES}
     both = f"Net: {net.evidence} ns-3: {ns3.evidence}"
-    if holds["net"] and holds["ns3"]:
+    if statuses == {"reproduced"}:
         return replace(net, evidence=both, lenses=dict(found))
-    if holds["net"] != holds["ns3"]:
+    if "undecided" in statuses:
+        return replace(net, status="undecided", evidence=both, lenses=dict(found),
+                       cause_points=(), cause_moves=())
+    if "reproduced" in statuses:
         return replace(net, status="lenses disagree", evidence=both, lenses=dict(found))
     return replace(net, evidence=both, lenses=dict(found))
 

@@ -58,8 +58,9 @@ import pandas as pd
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.estimates import (
+    Decision,
     Estimate,
-    clearly_above,
+    above,
     estimate_of,
     estimates_frame,
     summarise,
@@ -312,12 +313,11 @@ def _text(main: pd.DataFrame, name: str, metric: str = "a_kbps") -> str:
     return f"{name} {_get(main, name, metric).text()}"
 
 
-def _better(main: pd.DataFrame, exp: str) -> bool:
+def _better(main: pd.DataFrame, exp: str) -> Decision:
     """Vegas's A flows above Tahoe's and steadier in ``exp``, the runs separating both
-    (Exp 1 and 2's claims)."""
-    return (clearly_above(_get(main, f"{exp}_vegas"), _get(main, f"{exp}_tahoe"))
-            and clearly_above(_get(main, f"{exp}_tahoe", "a_cv"),
-                              _get(main, f"{exp}_vegas", "a_cv")))
+    (Exp 1 and 2's claims; undecided where their intervals overlap)."""
+    return (above(_get(main, f"{exp}_vegas"), _get(main, f"{exp}_tahoe"))
+            & above(_get(main, f"{exp}_tahoe", "a_cv"), _get(main, f"{exp}_vegas", "a_cv")))
 
 
 def exp2_settings() -> list[tuple[str, str]]:
@@ -349,7 +349,7 @@ def _exp2_tried(summary: pd.DataFrame) -> tuple[str, MeasuredCause | None]:
                      f"{_get(there, 'exp2_tahoe').mean:.0f} kbit/s, CV "
                      f"{_get(there, 'exp2_vegas', 'a_cv').mean:.2f} vs "
                      f"{_get(there, 'exp2_tahoe', 'a_cv').mean:.2f}")
-        if cause is None and _better(there, "exp2"):
+        if cause is None and _better(there, "exp2") is Decision.HOLDS:
             cause = MeasuredCause(f"with {label} the runs give the claim", (point,), (point,))
     if not tried:
         return "", None
@@ -365,7 +365,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     g = {name: _get(main, name).mean for name in main.index}
     cv = {name: _get(main, name, "a_cv").mean for name in main.index}
     exp2_holds = _better(main, "exp2")
-    tried, exp2_cause = ("", None) if exp2_holds else _exp2_tried(summary)
+    tried, exp2_cause = (("", None) if exp2_holds is Decision.HOLDS
+                         else _exp2_tried(summary))
     out = [judge(
         "Exp 1: Vegas does slightly better than Tahoe, with a stable rate",
         _better(main, "exp1"),
@@ -393,11 +394,11 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
         f"Exp 1 -> Exp 3: Vegas {drop['vegas']:.0%}, Tahoe {drop['tahoe']:.0%} "
         f"(test: Vegas's drop at least 10 points larger).", None,
         {"vegas_drop": drop["vegas"], "tahoe_drop": drop["tahoe"]}))
-    sgpq = {v: clearly_above(_get(main, f"exp3_sgpq_{v}"), _get(main, f"exp3_{v}"))
+    sgpq = {v: above(_get(main, f"exp3_sgpq_{v}"), _get(main, f"exp3_{v}"))
             for v in ("tahoe", "vegas")}
     out.append(judge(
         "SGPQ: both Tahoe and Vegas improve over plain Exp 3",
-        sgpq["tahoe"] and sgpq["vegas"],
+        sgpq["tahoe"] & sgpq["vegas"],
         f"Tahoe {_text(main, 'exp3_tahoe')} -> {_text(main, 'exp3_sgpq_tahoe')}; Vegas "
         f"{_text(main, 'exp3_vegas')} -> {_text(main, 'exp3_sgpq_vegas')} kbit/s (test: the "
         "95 % intervals separate).", None,
@@ -409,8 +410,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     both, forward = _get(main, "exp3_modvegas_both"), _get(main, "exp2_vegas")
     out.append(judge(
         "Modified Vegas solves the RTT ambiguity on whichever A flow runs it",
-        clearly_above(first, plain[0]) and clearly_above(second, plain[1])
-        and not clearly_above(forward, both),
+        above(first, plain[0]) & above(second, plain[1])
+        & (above(forward, both) is not Decision.HOLDS),
         f"modified flow alone: a0 {first.text()} (plain {plain[0].mean:.0f}), a1 "
         f"{second.text()} (plain {plain[1].mean:.0f}) kbit/s; both modified: {both.text()} "
         f"against Vegas under Exp 2's forward congestion {forward.text()} (test: each "

@@ -60,10 +60,14 @@ import pandas as pd
 from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Table
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.estimates import (
+    Decision,
     Estimate,
+    above,
     estimate_of,
     estimates_frame,
+    short_text,
     summarise,
+    within,
 )
 from tcpn.reports.studies.experiments import (
     Experiment,
@@ -351,33 +355,40 @@ def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sweep_claims(main: pd.DataFrame, suffix: str,
-                  ) -> list[tuple[str, bool, str]]:
-    """Figs 3-5's three claims on one reading of the sweep's link layer: (claim, holds,
-    evidence)."""
-    good = {(v, b): _get(main, f"{v}_ber{b:g}{suffix}", "tcp1_kBps").mean for v in VARIANTS
+                  ) -> list[tuple[str, Decision, str]]:
+    """Figs 3-5's three claims on one reading of the sweep's link layer: (claim, what the
+    runs decide, evidence). Each test reads the runs' 95 % intervals: an order holds when
+    they separate, a share is fair when its interval lies within 0.2 of 1; overlapping
+    or straddling intervals leave the claim undecided."""
+    good = {(v, b): _get(main, f"{v}_ber{b:g}{suffix}", "tcp1_kBps") for v in VARIANTS
             for b in BERS}
     high = [b for b in BERS if b >= 2e-4]
     out = [("Fig 3: at high error rates TCP-L's goodput is above NewReno's and Westwood's",
-            all(good[("tcp_l", b)] > max(good[("newreno", b)], good[("westwood_plus", b)])
-                for b in high),
+            Decision.all(above(good[("tcp_l", b)], good[(v, b)])
+                         for b in high for v in ("newreno", "westwood_plus")),
             "TCP1 KB/s at BER " + "; ".join(
-                f"{b:g}: TCP-L {good[('tcp_l', b)]:.0f}, NewReno "
-                f"{good[('newreno', b)]:.0f}, Westwood+ {good[('westwood_plus', b)]:.0f}"
-                for b in high))]
-    fair0 = {v: _get(main, f"{v}_ber0{suffix}", "fairness").mean for v in VARIANTS}
+                f"{b:g}: TCP-L {short_text(good[('tcp_l', b)], 3)}, NewReno "
+                f"{short_text(good[('newreno', b)], 3)}, Westwood+ "
+                f"{short_text(good[('westwood_plus', b)], 3)}" for b in high)
+            + f" (n = {good[('tcp_l', high[0])].defined}; test: TCP-L's interval above "
+              "both others' at each rate)")]
+    fair0 = {v: _get(main, f"{v}_ber0{suffix}", "fairness") for v in VARIANTS}
     out.append((
         "Fig 4: without errors TCP-L and NewReno share fairly with TCP2, Westwood takes more",
-        abs(fair0["tcp_l"] - 1) <= 0.2 and abs(fair0["newreno"] - 1) <= 0.2
-        and fair0["westwood_plus"] > 1.2,
-        f"TCP1/TCP2 at BER 0: TCP-L {fair0['tcp_l']:.2f}, NewReno {fair0['newreno']:.2f}, "
-        f"Westwood+ {fair0['westwood_plus']:.2f} (fair: within 0.2 of 1)"))
-    retx = {v: _get(main, f"{v}_ber0.0005{suffix}", "tcp1_retx_ratio").mean
-            for v in VARIANTS}
+        within(fair0["tcp_l"], 0.8, 1.2) & within(fair0["newreno"], 0.8, 1.2)
+        & above(fair0["westwood_plus"], 1.2),
+        f"TCP1/TCP2 at BER 0: TCP-L {short_text(fair0['tcp_l'], 3)}, NewReno "
+        f"{short_text(fair0['newreno'], 3)}, Westwood+ "
+        f"{short_text(fair0['westwood_plus'], 3)} (n = {fair0['newreno'].defined}; test: "
+        "fair when the interval lies within 0.2 of 1, more when it lies above 1.2)"))
+    retx = {v: _get(main, f"{v}_ber0.0005{suffix}", "tcp1_retx_ratio") for v in VARIANTS}
+    larger = max(retx["newreno"].mean, retx["westwood_plus"].mean)
     out.append((
         "Fig 5: TCP-L's retransmission ratio is similar to the others' even at high errors",
-        retx["tcp_l"] <= 1.5 * max(retx["newreno"], retx["westwood_plus"]),
-        f"at BER 5e-4: TCP-L {retx['tcp_l']:.3f}, NewReno {retx['newreno']:.3f}, "
-        f"Westwood+ {retx['westwood_plus']:.3f} (similar: at most 1.5 x the larger)"))
+        ~above(retx["tcp_l"], 1.5 * larger),
+        f"at BER 5e-4: TCP-L {short_text(retx['tcp_l'], 3)}, NewReno "
+        f"{short_text(retx['newreno'], 3)}, Westwood+ {short_text(retx['westwood_plus'], 3)}"
+        " (similar: TCP-L's interval not above 1.5 x the larger mean)"))
     return out
 
 
@@ -410,7 +421,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
             MeasuredCause("the sweep without link-layer retransmission, the other reading "
                           "of §4, gives the claim",
                           tuple(f"{v}_ber{b:g}_noretry" for v in VARIANTS for b in BERS))
-            if other_holds else None))
+            if other_holds is Decision.HOLDS else None))
     for frame, claim, test in (
             (1578, "Table 2, 1578 B: TCP-L over ACK-less keeps about 72 % of NewReno's "
              "goodput over ACKed 802.11 (265 vs 365 KB/s)", (0.6, 0.85)),
