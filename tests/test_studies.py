@@ -910,9 +910,9 @@ def _s4_summary(values: dict[tuple[str, str], float]) -> pd.DataFrame:
     from tcpn.reports.studies import s4
 
     names = [e.name for e in s4.experiments(Settings(1, 1))]
-    rows = [{"experiment": n, "axis": "", "value": "", "lens": "net"}
+    rows = [{"experiment": n, "axis": "", "value": "", "lens": "net", "replication": 0}
             | {m: values.get((n, m), float("nan")) for m in s4.METRICS} for n in names]
-    return pd.DataFrame(rows)
+    return summarise(pd.DataFrame(rows), s4.METRICS, signed=s4.METRICS)
 
 
 def _s4_verdict(summary: pd.DataFrame, start: str) -> ClaimVerdict:
@@ -985,11 +985,12 @@ def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() ->
                 ("aa_start50", "f1_rtt_swing_ms"): 19.0}
     summary = _s4_summary(defaults)
     axis = "window cap (packets), c1_adaptive_vegas"
-    points = pd.DataFrame([
-        {"experiment": "c1_adaptive_vegas", "axis": axis, "value": label, "lens": "net"}
-        | {m: float("nan") for m in s4.METRICS} | values
+    points = summarise(pd.DataFrame([
+        {"experiment": "c1_adaptive_vegas", "axis": axis, "value": label, "lens": "net",
+         "replication": 0} | {m: float("nan") for m in s4.METRICS} | values
         for label, values in (("262", {"ratio_both": 0.07, "f1_rtt_swing_ms": 183.0}),
-                              ("20", {"ratio_both": 0.99, "f1_rtt_swing_ms": 4.0}))])
+                              ("20", {"ratio_both": 0.99, "f1_rtt_swing_ms": 4.0}))]),
+        s4.METRICS, signed=s4.METRICS)
     verdicts = {v.claim: v for v in judge_lenses(pd.concat([summary, points]), s4.verdicts)}
     rtt = next(v for c, v in verdicts.items() if c.startswith("RTT variation"))
     assert rtt.status == "reproduced"

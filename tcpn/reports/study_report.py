@@ -189,7 +189,8 @@ def build_study_report(keys: Sequence[str], studies: Mapping[str, Study],
         "*reproduced* (the claim holds on both, or on the net lens where ns-3 could not "
         "run the study), *undecided* (the runs of a lens do not decide it: an interval "
         "straddles the test's bound), *lenses disagree* (it holds on one and the other's "
-        "runs contradict it), *differs (measured cause)* or *differs (unexplained)*. Numbers read `mean [95 % CI] (n = runs)`: intervals "
+        "runs contradict it), *differs (measured cause)* or *differs (unexplained)*. "
+        "Numbers read `mean [95 % CI] (n = runs)`: intervals "
         "stay within a quantity's range, runs that gave no value are counted as not "
         "completed, identical runs are shown as one deterministic run, and fewer than 5 "
         "runs are flagged.")])
