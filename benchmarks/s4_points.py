@@ -12,7 +12,8 @@ timelines have fixed starts and no random loss: one run is the point). ``lossy``
 studied flow's kbit/s over the lossy R2 -> D1 hop for the five TCPs at each PER, under a
 reading (``as_specified``: the study's module; ``window20``: every flow's window capped at
 20 packets, ns-2's ``window_``; ``both_lossy``: R2 -> D2 lossy too; ``delack2``: one
-ACK per two segments; ``alone``: no Reno),
+ACK per two segments; ``alone``: no Reno; ``ns2_cut``: the Vegas flows react to a loss
+as ns-2's Vegas, ``params.loss_cut: ns2``; joined by ``+``, several at once),
 one value per seed (``scenario["seed"]``). A 100 s point takes 2-5 s in the net lens.
 """
 
@@ -60,9 +61,18 @@ def rtt_points(lens: str, rcv_buf_bytes: int, delack_count: int) -> None:
 
 def lossy_mapping(variant: str, per: float, reading: str, seed: int,
                   horizon_s: float) -> dict[str, Any]:
-    """The lossy-hop scenario of ``variant`` under ``reading``."""
+    """The lossy-hop scenario of ``variant`` under ``reading`` (readings joined by ``+``
+    apply together, e.g. ``alone+ns2_cut``)."""
     mapping = scenario_mapping(variant, "reno", second_start_s=0.0, horizon_s=horizon_s,
                                per=per)
+    for part in reading.split("+"):
+        _apply_reading(mapping, variant, per, part)
+    mapping["seed"] = seed
+    return mapping
+
+
+def _apply_reading(mapping: dict[str, Any], variant: str, per: float, reading: str) -> None:
+    """Change ``mapping`` as the one reading ``reading`` says."""
     if reading == "alone":
         mapping["flows"] = mapping["flows"][:1]
     elif reading == "window20":
@@ -71,10 +81,11 @@ def lossy_mapping(variant: str, per: float, reading: str, seed: int,
         mapping["tcp"]["delack_count"] = 2
     elif reading == "both_lossy":
         mapping["links"][4]["ab"] = {"errors": {"unit": "packet", "rate": per}}
+    elif reading == "ns2_cut":
+        if "vegas" in variant:
+            mapping["flows"][0].setdefault("params", {})["loss_cut"] = "ns2"
     elif reading != "as_specified":
         raise SystemExit(f"unknown reading {reading!r}")
-    mapping["seed"] = seed
-    return mapping
 
 
 def lossy_points(lens: str, horizon_s: float, readings: list[str], seeds: list[int]) -> None:

@@ -729,10 +729,10 @@ def test_vegas_loss_reaction_is_a_reading_not_the_studys() -> None:
     from tcpn.reports.studies import s1
 
     assert "the study's \"as Reno\"" not in (s1.scenario_mapping.__doc__ or "")
-    assert "Vegas loss recovery, exp3_vegas" in {axis.name for axis in s1.AXES}
+    assert "Vegas loss reaction, exp3_vegas" in {axis.name for axis in s1.AXES}
     from tcpn.reports.studies import s4
 
-    assert "Vegas loss recovery, c1_adaptive_vegas" in {axis.name for axis in s4.AXES}
+    assert "Vegas loss reaction, c1_adaptive_vegas" in {axis.name for axis in s4.AXES}
     assert "a quarter" in (s1.__doc__ or "")
     from tcpn.models.components.congestion.vegas import VegasParams
 

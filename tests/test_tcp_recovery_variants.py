@@ -183,3 +183,52 @@ def test_reno_recovery_of_the_vegas_study_ignores_sack():
 def test_unknown_recovery_is_refused_naming_the_field():
     with pytest.raises(ScenarioError, match=r"flows\[0\]\.params\.recovery"):
         lossy_path("vegas", sack=False, params={"recovery": "tahoe"})
+
+
+def _ssthresh_changes(variant_params, lost):
+    """(time, ssthresh in segments) at each change, and the retransmission times, of a
+    Vegas flow on ``lossy_path`` (net lens)."""
+    from tcpn.lenses.run import run_once
+
+    scenario = lossy_path("vegas", sack=False, params=variant_params, lost=lost)
+    result = run_once(scenario, "net", make_run(scenario))
+    series = result.trace.flow_series
+    changes = series[series["var"] == "ssthresh_bytes"]
+    events = result.trace.flow_events
+    resent = events[events.event == "retransmit"]
+    return ([(float(t), v / MSS) for t, v in zip(changes.time_s, changes.value, strict=True)],
+            [float(t) for t in resent.time_s])
+
+
+def test_ns2_vegas_cuts_the_window_by_a_quarter_once_per_window():
+    """``params.loss_cut: ns2`` is ns-2's ``Agent/TCP/Vegas``: at the fast retransmit of a
+    window of 20 segments the window becomes 20 - 20 // 4 = 15 (Reno's halving: 10), and a
+    second loss of the same window, retransmitted after the first recovery ended, is not
+    cut again (ns-2: the segment left before the window last changed), where the halving
+    halves again."""
+    base = {"recovery": "reno", "alpha": 1, "beta": 3}
+    halved, _ = _ssthresh_changes({**base, "loss_cut": "halve"}, [40])
+    cut, _ = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40])
+    assert [v for _, v in halved[1:]] == [10.0]
+    assert [v for _, v in cut[1:]] == [15.0]
+    assert halved[1][0] == cut[1][0]  # the same fast retransmit
+    halved, resent_halve = _ssthresh_changes({**base, "loss_cut": "halve"}, [40, 45])
+    cut, resent_ns2 = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40, 45])
+    assert len(resent_halve) == len(resent_ns2) == 2
+    assert len(halved) == 3 and [v for _, v in cut[1:]] == [15.0]
+
+
+def test_ns2_vegas_loss_cut_is_refused_where_it_cannot_run():
+    """Without a scoreboard in ns-2's Vegas, SACK recovery is refused by the net lens
+    naming the field; the ns3 lens has no class for it and says so before running."""
+    from tcpn.errors import InputError
+    from tcpn.lenses.net import NetLens
+    from tcpn.lenses.ns3 import Ns3Lens
+
+    params = {"recovery": "newreno", "loss_cut": "ns2"}
+    with pytest.raises(InputError, match=r"loss_cut ns2.*tcp\.sack"):
+        NetLens().check(lossy_path("vegas", sack=True, params=params))
+    NetLens().check(lossy_path("vegas", sack=False, params=params))
+    with pytest.raises(InputError, match=r"loss_cut ns2: ns-2.s Vegas loss reaction .* no "
+                                         "ns-3 class"):
+        Ns3Lens().check(lossy_path("vegas", sack=False, params=params))

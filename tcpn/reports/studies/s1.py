@@ -17,9 +17,9 @@ studies' simulator, ``tcp-vegas.cc``) implements it, retransmits on the third du
 ACK or on a duplicate ACK whose segment's fine-grained timer expired, and then cuts the
 window by a quarter (by half for a segment already retransmitted; to 2 below 4), only if
 it has not changed since that segment left; a coarse timeout restarts from 2 segments.
-tcpn offers no such reaction (its Vegas runs on Reno's or NewReno's recovery, a gap of
-the model); the reproduction uses Reno's (halving), the other (NewReno's partial ACKs)
-is an axis. Neither is "the study's".
+The reproduction uses Reno's recovery (halving); NewReno's partial ACKs and ns-2's rule
+(``params.loss_cut: ns2``: the quarter cut once per window and the restart from 2, in the
+net lens only, without the fine-grained timer) are an axis. None is "the study's".
 
 tcpn's scenario::
 
@@ -233,10 +233,13 @@ AXES: tuple[StudyAxis, ...] = (
               "tcp.delack_count", [1, 2], 1,
               "The study's ACKs are 'TCP header size only' and ns's sink ACKs every "
               "segment; delayed ACKs halve the reverse-path load of ACKs."),
-    StudyAxis.over("Vegas loss recovery, exp3_vegas", "exp3_vegas", _all_vegas("recovery"),
-              ["reno", "newreno"], "reno",
-              "Not stated by the study; ns-2's Vegas cuts the window by a quarter, which "
-              "tcpn does not offer (module docstring): Reno's halving and NewReno's."),
+    StudyAxis("Vegas loss reaction, exp3_vegas", "exp3_vegas", (
+        AxisPoint("reno", {}),
+        AxisPoint("newreno", dict.fromkeys(_all_vegas("recovery"), "newreno")),
+        AxisPoint("ns2", dict.fromkeys(_all_vegas("loss_cut"), "ns2"))),
+        "reno", "Not stated by the study (module docstring): Reno's halving, NewReno's "
+        "partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window; net lens "
+        "only, without its fine-grained timer)."),
     StudyAxis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
         AxisPoint("1/3", {}),
         AxisPoint("2/4", {**dict.fromkeys(_all_vegas("alpha"), 2),

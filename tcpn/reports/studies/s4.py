@@ -118,6 +118,7 @@ from tcpn.reports.studies.estimates import (
     within,
 )
 from tcpn.reports.studies.experiments import (
+    AxisPoint,
     Experiment,
     MeasuredCause,
     ModuleStudy,
@@ -194,7 +195,7 @@ def scenario_mapping(first: str, second: str, *, first_start_s: float = 0.0,
     (ns-2 windowInit_); the window uncapped (256 KiB: the study's Reno overflows the
     buffer, which ns-2's default window_ of 20 packets would not); minimum RTO 0.2 s
     (ns-2 minrto_); Vegas 1/3/1 with Reno recovery (the study states no loss reaction;
-    ns-2's Vegas cuts the window by a quarter, which tcpn does not offer: see S1);
+    ns-2's Vegas cuts the window by a quarter: an axis, ``params.loss_cut: ns2``, see S1);
     adaptive weight w = 0.125.
     """
     def flow(fid: str, variant: str, src: str, dst: str, start: float,
@@ -295,11 +296,12 @@ AXES: tuple[StudyAxis, ...] = (
               "which the study reports.", labels=["20", "262"]),
     StudyAxis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
-    StudyAxis.over("Vegas loss recovery, c1_adaptive_vegas", "c1_adaptive_vegas",
-              "flows.0.params.recovery", ["reno", "newreno"], "reno",
-              "Not stated (§2.2 gives Vegas's congestion avoidance only); ns-2's Vegas cuts "
-              "the window by a quarter, which tcpn does not offer: Reno's halving and "
-              "NewReno's partial ACKs."),
+    StudyAxis("Vegas loss reaction, c1_adaptive_vegas", "c1_adaptive_vegas", (
+        AxisPoint("reno", {}), AxisPoint("newreno", {"flows.0.params.recovery": "newreno"}),
+        AxisPoint("ns2", {"flows.0.params.loss_cut": "ns2"})), "reno",
+        "Not stated (§2.2 gives Vegas's congestion avoidance only): Reno's halving, "
+        "NewReno's partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window; "
+        "net lens only, without its fine-grained timer)."),
 )
 
 SETTINGS: dict[str, Settings] = {

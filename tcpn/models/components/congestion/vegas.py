@@ -89,10 +89,11 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw", "VegasParams",
+__all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw", "VegasParams",
            "adaptive_target", "add_hull_point", "clock_sample",
            "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
+           "ns2_vegas_cuts", "ns2_vegas_mark", "ns2_vegas_window",
            "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
            "vegas_decision", "vegas_on_ack", "vegas_round", "vegas_sender_net", "vegas_sent",
            "vegas_start"]
@@ -104,12 +105,15 @@ SENT = ListSet(ProductSet(INT, CLOCK), name="SendTimes")
 VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
     grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=CLOCK, sum_ts=REAL,
-    skew=REAL, fhull=HULL, bhull=HULL, sent=SENT,
+    skew=REAL, fhull=HULL, bhull=HULL, sent=SENT, cut_seq=IntSet(0), cut_win=REAL,
 )
 Vegas: Any = VEGAS.record_type
 
 #: The loss-based senders the Vegas family runs on (``params.recovery`` and ``tcp.sack``).
 RECOVERIES = ("reno", "newreno", "sack")
+#: The window after a loss (``params.loss_cut``): the loss-based sender's halving, or
+#: ns-2's Vegas rule (:func:`ns2_vegas_window`).
+LOSS_CUTS = ("halve", "ns2")
 #: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
 HULL_LIMIT = 64
 #: Samples a round needs for a decision. One: the samples time the newest segment an ACK
@@ -129,6 +133,9 @@ class VegasLaw:
     weight: float = 0.125
     skew_estimation: bool = False
     skew_min_span_s: float = 5.0
+    #: the window after a loss: ``halve`` (the loss-based sender's, Reno's and NewReno's)
+    #: or ``ns2`` (ns-2's ``Agent/TCP/Vegas``: :func:`ns2_vegas_window`)
+    loss_cut: str = "halve"
 
     def __post_init__(self) -> None:
         if self.kind not in ("vegas", "modified_vegas", "adaptive_vegas"):
@@ -142,6 +149,9 @@ class VegasLaw:
         if self.skew_estimation and self.kind != "modified_vegas":
             raise InputError("vegas: skew_estimation needs kind modified_vegas (the <ts, tr, ta>"
                              " samples)")
+        if self.loss_cut not in LOSS_CUTS:
+            raise InputError(f"vegas: loss_cut {self.loss_cut!r} is not one of "
+                             f"{', '.join(LOSS_CUTS)}")
 
     @property
     def adaptive(self) -> bool:
@@ -151,7 +161,8 @@ class VegasLaw:
 
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
-    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), ())
+    return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), (), 0,
+                 2.0)
 
 
 def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
@@ -233,6 +244,64 @@ def sent_time(v: Any, seq: int) -> float:
         if s == seq:
             return float(time)
     return -1.0
+
+
+@net_function
+def ns2_vegas_cuts(v: Any, t: Any) -> bool:
+    """Whether ns-2's Vegas cuts its window at this fast retransmit: not for a segment
+    first sent before the previous cut (``t_cwnd_changed_ < sendTime`` in ns-2's
+    ``tcp-vegas.cc``, read on sequence numbers: the segments from ``cut_seq`` on were
+    first sent after it); a segment already resent is taken as resent after it.
+
+    >>> v = vegas_sent(vegas_start(), 4, 0.5, True)._replace(cut_seq=5)
+    >>> ns2_vegas_cuts(v, _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
+    False
+    >>> ns2_vegas_cuts(v._replace(cut_seq=4), _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
+    True
+    """
+    first = any(seq == t.una for seq, _ in v.sent)
+    return not first or t.una >= v.cut_seq
+
+
+@net_function
+def ns2_vegas_window(v: Any, t: Any) -> float:
+    """The window ns-2's ``Agent/TCP/Vegas`` keeps after a loss detected by duplicate
+    ACKs (``tcp-vegas.cc``, ``recv``): ``win = int(cwnd)``; 2 segments if ``win <= 3``,
+    else half of it if the lost segment had been sent more than once, else ``win - (win
+    >> 2)``, a cut by a quarter. When :func:`ns2_vegas_cuts` says no cut, the window the
+    previous cut left (``v_newcwnd_``), at most the current one. The window leaves fast
+    recovery there (ns-2 then sets ``ssthresh_ = 2``, keeping Vegas in congestion
+    avoidance, as ``ssthresh`` = this window does here).
+
+    >>> v = vegas_sent(vegas_start(), 4, 0.5, True)
+    >>> ns2_vegas_window(v, _Tcb(cwnd=9.5, ssthresh=20.0, nxt=12, una=4))   # 9 - 9 // 4
+    7.0
+    >>> ns2_vegas_window(vegas_start(), _Tcb(cwnd=9.5, ssthresh=20.0, nxt=12, una=4))
+    4.0
+    >>> ns2_vegas_window(v, _Tcb(cwnd=3.9, ssthresh=20.0, nxt=12, una=4))
+    2.0
+    >>> ns2_vegas_window(v._replace(cut_seq=5, cut_win=6.0),
+    ...                  _Tcb(cwnd=8.0, ssthresh=9.0, nxt=12, una=4))
+    6.0
+    """
+    if not ns2_vegas_cuts(v, t):
+        return max(2.0, min(t.cwnd, v.cut_win))
+    win = int(t.cwnd)
+    if win <= 3:
+        return 2.0
+    if not any(seq == t.una for seq, _ in v.sent):
+        return float(win >> 1)
+    return float(win - (win >> 2))
+
+
+@net_function
+def ns2_vegas_mark(v: Any, t: Any, after: Any) -> Any:
+    """``after`` (the record the fast retransmit leaves) with the cut recorded when
+    :func:`ns2_vegas_cuts` (read on ``v``, the record before it): segments from ``t.nxt``
+    on are sent after it, and the window it left."""
+    if not ns2_vegas_cuts(v, t):
+        return after
+    return after._replace(cut_seq=t.nxt, cut_win=ns2_vegas_window(v, t))
 
 
 def hull_floor(hull: tuple[tuple[float, float], ...], slope: float) -> float:
@@ -463,7 +532,33 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     track(net, "recovery_exit", "vegas", "v",
           "vegas_acked(v, a.ack)._replace(samples=0, round_end=t.high)")
     track(net, "timeout", "vegas", "v", "v._replace(samples=0, round_end=t.high, sent=())")
+    if law.loss_cut == "ns2":
+        _ns2_loss_cut(net, config)
     return net
+
+
+def _ns2_loss_cut(net: PetriNet, config: SenderConfig) -> None:
+    """ns-2's Vegas reaction to a loss (:func:`ns2_vegas_window`) on Reno's or NewReno's
+    recovery: the fast retransmit enters recovery at that window (inflated by the three
+    duplicate ACKs when it cuts, as ns-2's ``cwnd_ = v_newcwnd_ + dupacks_``; not
+    inflated when it does not), and a timeout restarts from 2 segments (``v_slowstart_``)
+    with the segments in flight counted as sent before a cut (ns-2's ``t_cwnd_changed_``).
+    Not modelled: ns-2's fine-grained timer (a retransmission on the first or second
+    duplicate ACK, or on the first two ACKs after a retransmission, of a segment older
+    than Vegas's own timeout), and its window kept inflated when exactly three duplicate
+    ACKs preceded the new ACK."""
+    if config.variant not in ("reno", "newreno"):
+        raise InputError(f"vegas sender of flow {config.flow}: params.loss_cut ns2 runs on "
+                         f"Reno's or NewReno's recovery without SACK (ns-2's Vegas has no "
+                         f"scoreboard), not {config.variant!r}")
+    net.declare(ns2_vegas_cuts=ns2_vegas_cuts, ns2_vegas_window=ns2_vegas_window,
+                ns2_vegas_mark=ns2_vegas_mark)
+    wrap_output(net, "fast_retransmit", "tcb",
+                "({base})._replace(ssthresh=ns2_vegas_window(v, t), cwnd="
+                "ns2_vegas_window(v, t) + DUPTHRESH if ns2_vegas_cuts(v, t) else t.cwnd)")
+    wrap_output(net, "fast_retransmit", "vegas", "ns2_vegas_mark(v, t, {base})")
+    wrap_output(net, "timeout", "tcb", "({base})._replace(cwnd=2.0)")
+    wrap_output(net, "timeout", "vegas", "({base})._replace(cut_seq=t.high, cut_win=2.0)")
 
 
 @dataclass(frozen=True)
@@ -483,6 +578,7 @@ class _Tcb:
     cwnd: float
     ssthresh: float
     nxt: int
+    una: int = 0
 
 
 
@@ -494,8 +590,11 @@ class VegasParams(VariantParams):
     Brakmo and Peterson used 1, 3, 1: set them explicitly to reproduce the study), and the
     loss recovery: ``newreno`` (ns-3's ``TcpVegas``; on the RFC 6675 scoreboard when
     ``tcp.sack`` is on, as ns-3) or ``reno`` (Reno's recovery, no SACK scoreboard; the
-    S1 and S4 reproductions use it. Neither study states Vegas's loss reaction; ns-2's
-    Vegas cuts the window by a quarter, which tcpn does not offer). ``law`` (variant
+    S1 and S4 reproductions use it). ``loss_cut``: the window after a loss, ``halve``
+    (the recovery's own) or ``ns2``, ns-2's ``Agent/TCP/Vegas`` rule on Reno's or
+    NewReno's recovery without SACK (a cut by a quarter, once per window:
+    :func:`ns2_vegas_window`; net lens only). Neither study states Vegas's loss
+    reaction. ``law`` (variant
     ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
     and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
     ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
@@ -503,6 +602,7 @@ class VegasParams(VariantParams):
 
     variant: Literal["vegas", "modified_vegas"]
     recovery: Literal["reno", "newreno"] = "newreno"
+    loss_cut: Literal["halve", "ns2"] = "halve"
     law: Literal["brakmo", "ns3"] = "brakmo"
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
@@ -537,7 +637,7 @@ def _sender(kind: str) -> Any:
                        gamma=float(params.gamma),
                        weight=float(getattr(params, "weight", 0.125)),
                        skew_estimation=params.skew_estimation,
-                       skew_min_span_s=params.skew_min_span_s)
+                       skew_min_span_s=params.skew_min_span_s, loss_cut=params.loss_cut)
         return vegas_sender_net(config, law)
     return build
 
@@ -561,14 +661,21 @@ def _fluid(params: VegasParams) -> FluidLaw:
     return FluidLaw("vegas", float(params.alpha), float(params.beta), float(params.gamma))
 
 
-def _net_checks(params: VegasParams, _tcp: Any) -> list[str]:
-    return ["params.law ns3: ns-3's TcpVegas (decisions on the smoothed RTT) is run by the "
-            "ns3 lens only"] if params.law == "ns3" else []
+def _net_checks(params: VegasParams, tcp: Any) -> list[str]:
+    problems = ["params.law ns3: ns-3's TcpVegas (decisions on the smoothed RTT) is run by "
+                "the ns3 lens only"] if params.law == "ns3" else []
+    if params.loss_cut == "ns2" and tcp.sack:
+        problems.append("params.loss_cut ns2 runs on Reno's or NewReno's recovery without "
+                        "SACK (ns-2's Vegas has no scoreboard): set tcp.sack: false")
+    return problems
 
 
 def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
     """What tcpn's own ns-3 Modified Vegas cannot run (see ``cpp/variants.h``)."""
     problems = []
+    if params.loss_cut == "ns2":
+        problems.append("params.loss_cut ns2: ns-2's Vegas loss reaction (a cut by a "
+                        "quarter, once per window) has no ns-3 class in tcpn yet")
     if params.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append("variant modified_vegas reads the receiver's TSval: it needs "
