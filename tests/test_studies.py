@@ -972,6 +972,34 @@ def test_s4_lossy_hop_reads_a_tie_with_vegas_alone_and_the_top_with_reno() -> No
     assert _s4_verdict(saturated, "Lossy last hop without congestion").status == "reproduced"
 
 
+def test_s4_lossy_hop_reads_ns2_vegas_loss_reaction_at_every_per_together() -> None:
+    """The lossy-hop verdicts read the claim again with every Vegas-family flow of the
+    condition on ns-2's loss reaction (one joint point of the axes): where it holds at
+    every PER the cause is measured, naming the point; one PER short is no cause."""
+    from tcpn.reports.studies import s4
+
+    tied = _s4_wireless(
+        {"adaptive_vegas": 1480, "vegas": 1500, "westwood_plus": 1900, "sack": 1200,
+         "reno": 1100},
+        {"adaptive_vegas": 125, "vegas": 123, "westwood_plus": 700, "sack": 500, "reno": 900})
+
+    def with_ns2(kbps: float, last: float) -> pd.DataFrame:
+        rows = [{"experiment": e, "axis": s4.loss_cut_axis(e), "value": "ns2", "lens": "net",
+                 "replication": 0} | {m: float("nan") for m in s4.METRICS}
+                | {"f1_kbps": last if e.endswith("per0.01") else kbps}
+                for e in s4.LOSS_CUT_EXPERIMENTS[""]]
+        return pd.concat([tied, summarise(pd.DataFrame(rows), s4.METRICS,
+                                          signed=s4.METRICS)])
+
+    verdict = _s4_verdict(with_ns2(1890.0, 1850.0), "Lossy last hop without congestion")
+    assert verdict.status == "differs (measured cause)"
+    assert "ns-2's Vegas reaction to a loss" in verdict.evidence
+    assert verdict.cause_moves == (s4.JOINT.join(
+        f"{e} | {s4.loss_cut_axis(e)} = ns2" for e in s4.LOSS_CUT_EXPERIMENTS[""]),)
+    short = _s4_verdict(with_ns2(1890.0, 1500.0), "Lossy last hop without congestion")
+    assert short.status == "differs (unexplained)" and "holds at 2 of 3 PERs" in short.evidence
+
+
 def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() -> None:
     from tcpn.reports.studies import s4
     from tcpn.reports.studies.experiments import judge_lenses
