@@ -326,9 +326,9 @@ AXES: tuple[StudyAxis, ...] = (
     StudyAxis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
     *(StudyAxis.over(loss_cut_axis(e), e, "flows.0.params.loss_cut", ["halve", "ns2"],
-                     "halve", "Not stated; ns-2's Vegas cuts by a quarter (module notes), net "
-                     "lens only; read by the lossy-hop verdicts with every Vegas-family "
-                     "point of the same condition.", lenses=("net",))
+                     "halve", "Not stated; ns-2's Vegas cuts by a quarter (module notes; the "
+                     "ns3 lens refuses it, naming the missing class); read by the lossy-hop "
+                     "verdicts with every Vegas-family point of the same condition.")
       for group in LOSS_CUT_EXPERIMENTS.values() for e in group),
     StudyAxis("Vegas loss reaction, c1_adaptive_vegas", "c1_adaptive_vegas", (
         AxisPoint("reno", {}), AxisPoint("newreno", {"flows.0.params.recovery": "newreno"}),
