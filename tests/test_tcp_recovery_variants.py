@@ -13,6 +13,8 @@ window of about 20 segments in which four segments are lost meets no queue.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -185,50 +187,76 @@ def test_unknown_recovery_is_refused_naming_the_field():
         lossy_path("vegas", sack=False, params={"recovery": "tahoe"})
 
 
-def _ssthresh_changes(variant_params, lost):
+def _ssthresh_changes(variant_params, lost, lens="net"):
     """(time, ssthresh in segments) at each change, and the retransmission times, of a
-    Vegas flow on ``lossy_path`` (net lens)."""
+    Vegas flow on ``lossy_path`` in ``lens``."""
     from tcpn.lenses.run import run_once
 
     scenario = lossy_path("vegas", sack=False, params=variant_params, lost=lost)
-    result = run_once(scenario, "net", make_run(scenario))
+    result = run_once(scenario, lens, make_run(scenario))
     series = result.trace.flow_series
     changes = series[series["var"] == "ssthresh_bytes"]
     events = result.trace.flow_events
     resent = events[events.event == "retransmit"]
-    return ([(float(t), v / MSS) for t, v in zip(changes.time_s, changes.value, strict=True)],
-            [float(t) for t in resent.time_s])
+    return ([(round(float(t), 6), v / MSS)
+             for t, v in zip(changes.time_s, changes.value, strict=True)],
+            [round(float(t), 6) for t in resent.time_s])
 
 
-def test_ns2_vegas_cuts_the_window_by_a_quarter_once_per_window():
-    """``params.loss_cut: ns2`` is ns-2's ``Agent/TCP/Vegas``: at the fast retransmit of a
-    window of 20 segments the window becomes 20 - 20 // 4 = 15 (Reno's halving: 10), and a
-    second loss of the same window, retransmitted after the first recovery ended, is not
-    cut again (ns-2: the segment left before the window last changed), where the halving
-    halves again."""
+def _ns3_or_skip(lens):
+    from tcpn.lenses.ns3.loader import installed
+
+    if lens == "ns3" and not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+
+
+@pytest.mark.parametrize("lens", ["net", pytest.param("ns3", marks=pytest.mark.ns3)])
+def test_ns2_vegas_cuts_the_window_by_a_quarter_once_per_window(lens):
+    """``params.loss_cut: ns2`` is ns-2's ``Agent/TCP/Vegas``, in both lenses: at the fast
+    retransmit of a window of 20 segments the window becomes 20 - 20 // 4 = 15 (Reno's
+    halving: 10), and a second loss of the same window, retransmitted after the first
+    recovery ended, is not cut again (ns-2: the segment left before the window last
+    changed), where the halving halves again."""
+    _ns3_or_skip(lens)
     base = {"recovery": "reno", "alpha": 1, "beta": 3}
-    halved, _ = _ssthresh_changes({**base, "loss_cut": "halve"}, [40])
-    cut, _ = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40])
+    halved, _ = _ssthresh_changes({**base, "loss_cut": "halve"}, [40], lens)
+    cut, _ = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40], lens)
     assert [v for _, v in halved[1:]] == [10.0]
     assert [v for _, v in cut[1:]] == [15.0]
     assert halved[1][0] == cut[1][0]  # the same fast retransmit
-    halved, resent_halve = _ssthresh_changes({**base, "loss_cut": "halve"}, [40, 45])
-    cut, resent_ns2 = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40, 45])
+    halved, resent_halve = _ssthresh_changes({**base, "loss_cut": "halve"}, [40, 45], lens)
+    cut, resent_ns2 = _ssthresh_changes({**base, "loss_cut": "ns2"}, [40, 45], lens)
     assert len(resent_halve) == len(resent_ns2) == 2
     assert len(halved) == 3 and [v for _, v in cut[1:]] == [15.0]
 
 
+@pytest.mark.ns3
+def test_ns2_vegas_runs_the_same_in_both_lenses_through_a_timeout():
+    """Six losses in a row end in a timeout; ns-2's Vegas restarts from two segments
+    (both go at the timeout's instant) and the two lenses retransmit at the same instants
+    with the same ssthresh changes."""
+    _ns3_or_skip("ns3")
+    params = {"recovery": "reno", "alpha": 1, "beta": 3, "loss_cut": "ns2"}
+    lost = [40, 41, 42, 43, 44, 45]
+    (net_ssthresh, net_resent), (ns3_ssthresh, ns3_resent) = (
+        _ssthresh_changes(params, lost, lens) for lens in ("net", "ns3"))
+    # the same instants within 20 us (ns-3 stamps each segment as it reaches the wire:
+    # the second of a pair 8 us after the first at 1 Gbit/s)
+    assert [v for _, v in net_ssthresh] == [v for _, v in ns3_ssthresh]
+    assert np.allclose([t for t, _ in net_ssthresh], [t for t, _ in ns3_ssthresh], atol=2e-5)
+    assert np.allclose(net_resent, ns3_resent, atol=2e-5)
+    assert any(b - a < 2e-5 for a, b in itertools.pairwise(net_resent))  # two at once
+
+
 def test_ns2_vegas_loss_cut_is_refused_where_it_cannot_run():
-    """Without a scoreboard in ns-2's Vegas, SACK recovery is refused by the net lens
-    naming the field; the ns3 lens has no class for it and says so before running."""
+    """Without a scoreboard in ns-2's Vegas, SACK recovery is refused by both lenses,
+    naming the field; ns-3's own TcpVegas (``law: ns3``) keeps its own reaction."""
     from tcpn.errors import InputError
     from tcpn.lenses.net import NetLens
-    from tcpn.lenses.ns3 import Ns3Lens
 
     params = {"recovery": "newreno", "loss_cut": "ns2"}
     with pytest.raises(InputError, match=r"loss_cut ns2.*tcp\.sack"):
         NetLens().check(lossy_path("vegas", sack=True, params=params))
     NetLens().check(lossy_path("vegas", sack=False, params=params))
-    with pytest.raises(InputError, match=r"loss_cut ns2: ns-2.s Vegas loss reaction .* no "
-                                         "ns-3 class"):
-        Ns3Lens().check(lossy_path("vegas", sack=False, params=params))
+    with pytest.raises(ScenarioError, match="loss_cut"):
+        lossy_path("vegas", sack=False, params={**params, "law": "ns3"})

@@ -275,6 +275,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":
         own += (("EcnSlowStart", "true"),)
+    if getattr(params, "loss_cut", "halve") == "ns2":  # ns-2's Vegas restarts from 2
+        own += (("LossWindow", "2"),)
     sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()),
                       *((("TahoeGoBackN", "true"),) if tahoe else ()))
     socket = RFC_SOCKET if reno or tahoe or not (sack or tcp.ns3_reno_sack) else OWN_SOCKET

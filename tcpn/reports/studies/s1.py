@@ -19,7 +19,7 @@ window by a quarter (by half for a segment already retransmitted; to 2 below 4),
 it has not changed since that segment left; a coarse timeout restarts from 2 segments.
 The reproduction uses Reno's recovery (halving); NewReno's partial ACKs and ns-2's rule
 (``params.loss_cut: ns2``: the quarter cut once per window and the restart from 2, in the
-net lens only, without the fine-grained timer) are an axis. None is "the study's".
+both lenses, without the fine-grained timer) are an axis. None is "the study's".
 
 tcpn's scenario::
 

@@ -94,7 +94,7 @@ retransmission lost again), and §5.2 relies on it ("Vegas は式(3)のように
 ウィンドウサイズを制御しているため、Reno のように
 急激にウィンドウサイズを減少させることはない", "Vegas ... does not cut its
 window sharply as Reno does"); tcpn's reproduction halves it as Reno. ns-2's rule is now
-a point of the lossy-hop axes (``params.loss_cut: ns2``, net lens only: the quarter cut
+a point of the lossy-hop axes (``params.loss_cut: ns2``, both lenses: the quarter cut
 once per window, without ns-2's fine-grained timer), read by both lossy-hop verdicts.
 Measured beside the report (``s4_points.py lossy net 100 alone,alone+ns2_cut,
 as_specified,ns2_cut 1``, 100 s, seed 1, kbit/s adaptive/Vegas/Reno/SACK/Westwood+): alone,
@@ -326,8 +326,8 @@ AXES: tuple[StudyAxis, ...] = (
     StudyAxis.over("delayed ACK (segments per ACK), c1_adaptive_vegas", "c1_adaptive_vegas",
               "tcp.delack_count", [1, 2], 1, "ns-2's TCPSink ACKs every segment."),
     *(StudyAxis.over(loss_cut_axis(e), e, "flows.0.params.loss_cut", ["halve", "ns2"],
-                     "halve", "Not stated; ns-2's Vegas cuts by a quarter (module notes; the "
-                     "ns3 lens refuses it, naming the missing class); read by the lossy-hop "
+                     "halve", "Not stated; ns-2's Vegas cuts by a quarter (module notes; both "
+                     "lenses); read by the lossy-hop "
                      "verdicts with every Vegas-family point of the same condition.")
       for group in LOSS_CUT_EXPERIMENTS.values() for e in group),
     StudyAxis("Vegas loss reaction, c1_adaptive_vegas", "c1_adaptive_vegas", (
@@ -335,7 +335,7 @@ AXES: tuple[StudyAxis, ...] = (
         AxisPoint("ns2", {"flows.0.params.loss_cut": "ns2"})), "reno",
         "Not stated (§2.2 gives Vegas's congestion avoidance only): Reno's halving, "
         "NewReno's partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window; "
-        "net lens only, without its fine-grained timer)."),
+        "both lenses, without its fine-grained timer)."),
 )
 
 SETTINGS: dict[str, Settings] = {
@@ -563,7 +563,7 @@ def _loss_cut_reading(summary: pd.DataFrame, congestion: str,
     alone, best, kbps = _lossy_tests(there)
     holds = alone if congestion == "" else best
     text = (f" With the Vegas-family flows on ns-2's loss reaction (a cut by a quarter, "
-            f"params.loss_cut ns2; net lens only): holds at {sum(holds)} of {len(holds)} "
+            f"params.loss_cut ns2): holds at {sum(holds)} of {len(holds)} "
             f"PERs; kbit/s {_kbps_table(kbps, congestion)}.")
     cause = (MeasuredCause("ns-2's Vegas reaction to a loss (a cut by a quarter once per "
                            "window, where tcpn's reproduction halves as Reno; the study "

@@ -156,7 +156,12 @@ class TcpnSocket : public TcpSocketBase {
                               "(ns-3's and ns-2's rule); false: cwnd = ssthresh",
                               BooleanValue(true),
                               MakeBooleanAccessor(&TcpnSocket::m_growOnRecoveryExit),
-                              MakeBooleanChecker());
+                              MakeBooleanChecker())
+                .AddAttribute("LossWindow",
+                              "The window a timeout restarts from (segments; ns-3: 1, ns-2's "
+                              "Vegas: 2)",
+                              UintegerValue(1), MakeUintegerAccessor(&TcpnSocket::m_lossWindow),
+                              MakeUintegerChecker<uint32_t>(1));
         return tid;
     }
     TcpnSocket() = default;
@@ -166,7 +171,7 @@ class TcpnSocket : public TcpSocketBase {
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
           m_wholeSegments(other.m_wholeSegments),
           m_growOnRecoveryExit(other.m_growOnRecoveryExit),
-          m_synFallbackRto(other.m_synFallbackRto) {}
+          m_synFallbackRto(other.m_synFallbackRto), m_lossWindow(other.m_lossWindow) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -186,6 +191,12 @@ class TcpnSocket : public TcpSocketBase {
         if (m_dataRetrCount + 1 == retries) {
             timeouts.Add(m_rto.Get().GetSeconds());
             m_backedOff = true;
+            if (m_lossWindow > 1 && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
+                // ns-3 restarts from one segment and has sent it; the rest goes now
+                m_tcb->m_cWnd = m_lossWindow * m_tcb->m_segmentSize;
+                m_tcb->m_cWndInfl = m_tcb->m_cWnd;
+                SendPendingData(m_connected);
+            }
             // TCP-L without a reaction puts its window back at this instant (TcpL::Restore,
             // scheduled before this): the segments marked lost go at once within it, as
             // ns-2's TCP-Linux sends them after a timeout (send_much), not one round trip
@@ -345,6 +356,7 @@ class TcpnSocket : public TcpSocketBase {
     bool m_synResent{false};  // a SYN was sent again (its timer expired)
     bool m_growOnRecoveryExit{true};
     Time m_synFallbackRto;  // SynFallbackRto (zero: none)
+    uint32_t m_lossWindow{1};  // LossWindow (segments)
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
     // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
@@ -687,7 +699,13 @@ class SampledVegas : public TcpNewReno {
                 .AddAttribute("MinRoundSamples", "Samples a round needs to take a decision",
                               UintegerValue(1),
                               MakeUintegerAccessor(&SampledVegas::m_minRoundSamples),
-                              MakeUintegerChecker<uint32_t>(1));
+                              MakeUintegerChecker<uint32_t>(1))
+                .AddAttribute("Ns2LossCut",
+                              "At a fast retransmit, ns-2's Vegas window: a cut by a quarter "
+                              "(half for a segment resent, 2 below 4), once per window",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&SampledVegas::m_ns2LossCut),
+                              MakeBooleanChecker());
         return tid;
     }
     SampledVegas() = default;
@@ -744,8 +762,37 @@ class SampledVegas : public TcpNewReno {
         tcb->m_cWnd = static_cast<uint32_t>(std::lround(cwnd * seg));
         if (lowered) tcb->m_ssThresh = static_cast<uint32_t>(std::lround(ssthresh * seg));
     }
+    // Ns2LossCut: tcpn.models.components.congestion.vegas.ns2_vegas_window. EnterRecovery
+    // sets CA_RECOVERY just before asking (the fast retransmit, before the segment goes
+    // again: m_sent still says whether it left once); any other call is a timeout's, which
+    // halves as Reno and counts the segments in flight as sent before a cut.
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        bool fast_retransmit = m_enteringRecovery;
+        m_enteringRecovery = false;
+        if (!m_ns2LossCut) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+        if (!fast_retransmit) {
+            m_cutSeq = tcb->m_highTxMark;
+            m_cutWin = 2.0;
+            return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+        }
+        const uint32_t seg = tcb->m_segmentSize;
+        uint32_t una = tcb->m_lastAckedSeq.GetValue();
+        bool first = m_sent.count(una + seg) > 0;
+        double cwnd = tcb->m_cWnd.Get() / static_cast<double>(seg);
+        double win;
+        if (first && SequenceNumber32(una) < m_cutSeq) {
+            win = std::max(2.0, std::min(cwnd, m_cutWin));  // sent before the last cut
+        } else {
+            int w = static_cast<int>(cwnd);
+            win = w <= 3 ? 2.0 : static_cast<double>(first ? w - (w >> 2) : w >> 1);
+            m_cutSeq = tcb->m_highTxMark;
+            m_cutWin = win;
+        }
+        return static_cast<uint32_t>(std::lround(win * seg));
+    }
     void CongestionStateSet(Ptr<TcpSocketState> tcb,
                             const TcpSocketState::TcpCongState_t state) override {
+        m_enteringRecovery = state == TcpSocketState::CA_RECOVERY;
         bool leaving_recovery = state == TcpSocketState::CA_OPEN &&
                                 tcb->m_congState == TcpSocketState::CA_RECOVERY;
         if (state == TcpSocketState::CA_LOSS || leaving_recovery) {
@@ -773,6 +820,9 @@ class SampledVegas : public TcpNewReno {
     uint64_t m_samples{0};
     SequenceNumber32 m_roundEnd{0}, m_highSent{0};
     bool m_started{false}, m_grow{false}, m_skip{false}, m_anySent{false};
+    bool m_ns2LossCut{false}, m_enteringRecovery{false};
+    SequenceNumber32 m_cutSeq{0};  // Ns2LossCut: segments from here on left after the last cut
+    double m_cutWin{2.0};          // and the window it left (segments)
     std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
 
     // tcpn.models.components.congestion.vegas.vegas_decision: true while still in slow start.

@@ -593,8 +593,9 @@ class VegasParams(VariantParams):
     S1 and S4 reproductions use it). ``loss_cut``: the window after a loss, ``halve``
     (the recovery's own) or ``ns2``, ns-2's ``Agent/TCP/Vegas`` rule on Reno's or
     NewReno's recovery without SACK (a cut by a quarter, once per window:
-    :func:`ns2_vegas_window`; net lens only). Neither study states Vegas's loss
-    reaction. ``law`` (variant
+    :func:`ns2_vegas_window`; the ns3 lens runs it in ``tcpn::SampledVegas``, with a
+    timeout restarting from 2 segments on tcpn's socket). Neither study states Vegas's
+    loss reaction. ``law`` (variant
     ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
     and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
     ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
@@ -617,6 +618,9 @@ class VegasParams(VariantParams):
         if self.skew_estimation and self.variant != "modified_vegas":
             raise FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
                                 "samples of variant modified_vegas")
+        if self.law == "ns3" and self.loss_cut == "ns2":
+            raise FieldProblem(("loss_cut",), "loss_cut ns2 is a rule of tcpn's Vegas; law "
+                                "ns3 (ns-3's TcpVegas) keeps its own")
         if self.law == "ns3" and self.variant != "vegas":
             raise FieldProblem(("law",), f"law ns3 (ns-3's TcpVegas) is a law of variant "
                                 f"vegas, not {self.variant}")
@@ -653,7 +657,8 @@ def _ns3(params: VegasParams) -> Ns3Congestion:
            "adaptive_vegas": "tcpn::AdaptiveVegas"}[params.variant]
     weight = (("Weight", repr(params.weight)),) if isinstance(params, AdaptiveVegasParams) \
         else ()
-    attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight)
+    cut = (("Ns2LossCut", "true"),) if params.loss_cut == "ns2" else ()
+    attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight, *cut)
     return Ns3Congestion(own, attributes)
 
 
@@ -664,18 +669,20 @@ def _fluid(params: VegasParams) -> FluidLaw:
 def _net_checks(params: VegasParams, tcp: Any) -> list[str]:
     problems = ["params.law ns3: ns-3's TcpVegas (decisions on the smoothed RTT) is run by "
                 "the ns3 lens only"] if params.law == "ns3" else []
+    return problems + _loss_cut_problems(params, tcp)
+
+
+def _loss_cut_problems(params: VegasParams, tcp: Any) -> list[str]:
+    """What keeps ``params.loss_cut: ns2`` from running, in every lens."""
     if params.loss_cut == "ns2" and tcp.sack:
-        problems.append("params.loss_cut ns2 runs on Reno's or NewReno's recovery without "
-                        "SACK (ns-2's Vegas has no scoreboard): set tcp.sack: false")
-    return problems
+        return ["params.loss_cut ns2 runs on Reno's or NewReno's recovery without SACK "
+                "(ns-2's Vegas has no scoreboard): set tcp.sack: false"]
+    return []
 
 
 def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
-    """What tcpn's own ns-3 Modified Vegas cannot run (see ``cpp/variants.h``)."""
-    problems = []
-    if params.loss_cut == "ns2":
-        problems.append("params.loss_cut ns2: ns-2's Vegas loss reaction (a cut by a "
-                        "quarter, once per window) has no ns-3 class in tcpn yet")
+    """What tcpn's ns-3 Vegas family cannot run (see ``cpp/variants.h``)."""
+    problems = _loss_cut_problems(params, tcp)
     if params.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append("variant modified_vegas reads the receiver's TSval: it needs "
