@@ -94,7 +94,7 @@ __all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw"
            "drop_acked",
            "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
            "ns2_vegas_cuts", "ns2_vegas_mark", "ns2_vegas_window",
-           "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
+           "sent_once", "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
            "vegas_decision", "vegas_on_ack", "vegas_round", "vegas_sender_net", "vegas_sent",
            "vegas_start"]
 
@@ -234,6 +234,15 @@ def vegas_acked(v: Any, ack: int) -> Any:
     return v._replace(sent=drop_acked(v.sent, ack))
 
 
+def sent_once(v: Any, seq: int) -> bool:
+    """Whether segment ``seq`` is on record as sent once (not resent since, not acked).
+
+    >>> sent_once(vegas_sent(vegas_start(), 3, 0.25, True), 3), sent_once(vegas_start(), 3)
+    (True, False)
+    """
+    return any(s == seq for s, _ in v.sent)
+
+
 def sent_time(v: Any, seq: int) -> float:
     """When segment ``seq`` was sent (its only transmission), or -1 if unknown.
 
@@ -259,8 +268,7 @@ def ns2_vegas_cuts(v: Any, t: Any) -> bool:
     >>> ns2_vegas_cuts(v._replace(cut_seq=4), _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
     True
     """
-    first = any(seq == t.una for seq, _ in v.sent)
-    return not first or t.una >= v.cut_seq
+    return not sent_once(v, t.una) or t.una >= v.cut_seq
 
 
 @net_function
@@ -289,7 +297,7 @@ def ns2_vegas_window(v: Any, t: Any) -> float:
     win = int(t.cwnd)
     if win <= 3:
         return 2.0
-    if not any(seq == t.una for seq, _ in v.sent):
+    if not sent_once(v, t.una):
         return float(win >> 1)
     return float(win - (win >> 2))
 
@@ -488,7 +496,7 @@ def _law_action(law: VegasLaw) -> Any:
         # (whether it is on record, not whether its time is >= 0: a send time is a CLOCK
         # value, kept relative to the clock in relative state spaces, so it may be < 0)
         sent = sent_time(v, a.ack - 1)
-        known = len(forget_segment(v.sent, a.ack - 1)) < len(v.sent)
+        known = sent_once(v, a.ack - 1)
         sampled = vegas_acked(sample(v, a._replace(echo=sent), now, known), a.ack)
         v2, cwnd, ssthresh = vegas_round(sampled, t, a.ack, law.alpha, law.beta, law.gamma,
                                          law.adaptive)
