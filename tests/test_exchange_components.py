@@ -33,9 +33,12 @@ from tcpn.models.components.congestion.vegas import (
     forget_segment,
     hull_floor,
     mst_slope,
+    ns2_vegas_cuts,
+    ns2_vegas_window,
     sent_time,
     vegas_decision,
     vegas_sender_net,
+    vegas_sent,
     vegas_start,
 )
 from tcpn.models.components.link import (
@@ -117,6 +120,9 @@ COMPONENTS = {
         v, None, SenderConfig(flow=0, dst=1, variant=base)))
        for v, base in (("vegas", "sack"), ("vegas", "reno"), ("westwood_plus", "sack"),
                        ("tcp_l", "sack"), ("cubic", "sack"))},
+    **{f"sender_vegas_ns2_cut_on_{base}": (lambda base=base: vegas_sender_net(
+        SenderConfig(flow=0, dst=1, variant=base), VegasLaw(loss_cut="ns2")))
+       for base in ("newreno", "reno")},
     "sender_modified_vegas_skew": lambda: vegas_sender_net(
         SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),
@@ -295,6 +301,20 @@ def test_vegas_helpers_compute_in_cpncheck_what_python_computes(tmp_path):
         assert ml["hull_floor"]((hull, 0.125)) == hull_floor(hull, 0.125)
         for mean in (0.0, 1.2, 2.2, 4.0):
             assert ml["mst_slope"]((hull, mean)) == mst_slope(hull, mean)
+
+
+def test_ns2_vegas_cut_computes_in_cpncheck_what_python_computes(tmp_path):
+    path = write_cpn(COMPONENTS["sender_vegas_ns2_cut_on_newreno"](), tmp_path / "v.cpn",
+                     layout="grid")
+    ml = check_with_cpncheck(path).globals
+    fields = {name: 0 for name, _ in TCB.fields}
+    record = vegas_sent(vegas_sent(vegas_start(), 7, 0.5, True), 9, 0.75, True)
+    for cwnd, una in ((2.9, 7), (3.5, 7), (4.0, 7), (9.9, 7), (9.9, 8), (17.0, 9), (63.5, 5)):
+        t = Tcb(**{**fields, "cwnd": cwnd, "ssthresh": 5.0, "una": una, "nxt": 12})
+        for v in (record, record._replace(cut_seq=una + 1), record._replace(cut_seq=una)):
+            # declared records are tuples in field order in cpncheck, as NamedTuples are
+            assert ml["ns2_vegas_window"]((v, t)) == ns2_vegas_window(v, t), (cwnd, una, v)
+            assert ml["ns2_vegas_cuts"]((v, t)) == ns2_vegas_cuts(v, t), (cwnd, una, v)
 
 
 # -- the CPN ML forms equal the helpers ------------------------------------------------------

@@ -229,8 +229,15 @@ class TestRefusals:
     def test_untranslatable_guard_names_transition_and_construct(self):
         with pytest.raises(InputError, match=r"guard of transition t: .*'x \*\* 2'.*real base"):
             to_cpn(self.simple(guard="x ** 2 > 1"), layout="grid")
-        with pytest.raises(InputError, match=r"guard of transition t: .*'x << 2'.*LShift"):
-            to_cpn(self.simple(guard="x << 2 > 1"), layout="grid")
+        with pytest.raises(InputError, match=r"guard of transition t: .*'x << x'.*constant"):
+            to_cpn(self.simple(guard="x << x > 1"), layout="grid")
+        with pytest.raises(InputError, match=r"guard of transition t: .*'x @ x'.*MatMult"):
+            to_cpn(self.simple(guard="x @ x > 1"), layout="grid")
+
+    def test_a_shift_by_a_constant_is_a_floor_division_or_a_product(self):
+        text = to_cpn(self.simple(guard="(x >> 2) + (x << 3) + (-x >> 1) > 1"), layout="grid")
+        # (SML's ~ applies before div, as Python's unary minus before >>)
+        assert "[x div 4 + x * 8 + ~(x) div 2 &gt; 1]" in text
 
     def test_empirical_delay_refused(self):
         with pytest.raises(InputError, match="delay of transition t: Empirical"):

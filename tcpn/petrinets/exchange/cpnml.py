@@ -1701,6 +1701,17 @@ class _Emitter:
             lp = left[1] if left[2] != INT_T else _APP
             rp = right[1] if right[2] != INT_T else _APP
             return f"{_wrap(lt, lp, _MUL)} / {_wrap(rt, rp, _MUL + 1)}", _MUL, REAL_T
+        if isinstance(op, ast.RShift | ast.LShift):
+            # by a constant: a floor division (Python's >> and SML's div both floor) or a
+            # product by that power of two; CPN ML's int has no shift
+            shift = node.right
+            if not (isinstance(shift, ast.Constant) and type(shift.value) is int
+                    and 0 <= shift.value < 62):
+                raise self.refuse(node, "a shift by other than a constant 0..61 (CPN ML's "
+                                  "int has no shift operator)")
+            power = ast.Constant(2 ** shift.value)
+            return self._BinOp(ast.BinOp(node.left, ast.FloorDiv() if isinstance(
+                op, ast.RShift) else ast.Mult(), power), expected)
         if isinstance(op, ast.FloorDiv | ast.Mod):
             left, right = self.emit(node.left, INT_T), self.emit(node.right, INT_T)
             if REAL_T in (left[2], right[2]):
@@ -2157,13 +2168,21 @@ class _Emitter:
         if len(gen.generators) != 1:
             return None
         loop = gen.generators[0]
-        if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name) or (
+        target = loop.target
+        names = tuple(e.id for e in target.elts if isinstance(e, ast.Name)) \
+            if isinstance(target, ast.Tuple) else ()
+        flat = isinstance(target, ast.Tuple) and len(names) == len(target.elts)
+        if loop.ifs or loop.is_async or not (isinstance(target, ast.Name) or flat) or (
                 isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
                 and loop.iter.func.id == "range"):
             return None
-        fn = self._function_value(ast.Lambda(ast.arguments(
-            posonlyargs=[], args=[ast.arg(loop.target.id)], vararg=None, kwonlyargs=[],
-            kw_defaults=[], kwarg=None, defaults=[]), gen.elt))
+        if isinstance(target, ast.Name):
+            fn = self._function_value(_lambda((target.id,), gen.elt))
+        else:  # for a, b in l: fn (a, b) => e, in the import's spelling of it
+            parts: list[ast.expr] = [ast.Subscript(ast.Name("_m", ast.Load()), ast.Constant(i),
+                                                   ast.Load()) for i in range(len(names))]
+            fn = self._function_value(_lambda(("_m",), ast.Call(
+                _lambda(names, gen.elt), parts, [])))
         listed = self.emit(loop.iter, ("list", None))[0]
         if spelling != "List.map":
             return f"{spelling} ({fn}) ({listed})", _APP, BOOL_T
