@@ -621,6 +621,8 @@ def test_s4_windows_and_ratio_by_hand() -> None:
     assert measured["f2_both_kbps"] == pytest.approx(8.0)
     assert measured["ratio_both"] == pytest.approx(0.5)
     assert measured["f1_after_kbps"] == pytest.approx(8.0)
+    assert measured["ratio_both_f2_f1"] == pytest.approx(2.0)
+    assert measured["f1_recovery"] == pytest.approx(1.0)
     assert measured["f1_rtt_range_ms"] != measured["f1_rtt_range_ms"]  # no samples: NaN
 
 
@@ -823,6 +825,23 @@ def test_s1_modified_vegas_is_judged_by_the_studys_yardstick() -> None:
     assert modified(400.0) == "differs (unexplained)"  # below forward congestion's rate
 
 
+def test_s1_exp3_reads_the_drops_on_the_runs() -> None:
+    from tcpn.reports.studies import s1
+
+    def exp3(tahoe3: float, vegas3: float) -> str:
+        found = s1.verdicts(_s1_summary(S1_RATES | {"exp3_tahoe": tahoe3,
+                                                    "exp3_vegas": vegas3}, {}))
+        return next(v for v in found if v.claim.startswith("Exp 3")).status
+
+    # Exp 1 650 (Tahoe) and 692 (Vegas), +-2 kbit/s over three runs: Tahoe keeps 56 %,
+    # Vegas 28 %: apart by far more than 10 points
+    assert exp3(367.0, 194.0) == "reproduced"
+    # Vegas keeps 46 %: its drop is 10.3 points larger on means, but the runs cannot
+    # tell that from 10 (nor a drop 10 points smaller from a larger one)
+    assert exp3(367.0, 320.0) == "undecided"
+    assert exp3(367.0, 420.0) == "differs (unexplained)"
+
+
 def test_s1_b_variant_axis_runs_the_other_variant() -> None:
     from tcpn.reports.studies import s1
 
@@ -1000,6 +1019,64 @@ def test_s4_lossy_hop_reads_ns2_vegas_loss_reaction_at_every_per_together() -> N
     assert short.status == "differs (unexplained)" and "holds at 2 of 3 PERs" in short.evidence
 
 
+def _s4_runs(values: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    """A net-lens summary of every S4 experiment from several runs: ``values`` maps
+    (experiment, metric) to one value per run (NaN elsewhere)."""
+    from tcpn.reports.studies import s4
+
+    runs = max(len(v) for v in values.values())
+    rows = [{"experiment": e.name, "axis": "", "value": "", "lens": "net", "replication": k}
+            | {m: values.get((e.name, m), [float("nan")] * runs)[k] for m in s4.METRICS}
+            for e in s4.experiments(Settings(1, 1)) for k in range(runs)]
+    return summarise(pd.DataFrame(rows), s4.METRICS, signed=s4.METRICS)
+
+
+def test_s4_claims_on_runs_that_do_not_decide_are_undecided() -> None:
+    """Condition 2, the recovery, the RTT variation and the lossy hop are read on the runs'
+    intervals: spread runs whose means would pass or fail leave the claim undecided, and
+    the same means from tight runs decide it."""
+    spread, tight = [0.2, 0.9, 1.6, 0.3, 1.5], [0.95, 0.97, 1.0, 1.03, 1.05]
+    for runs, status in ((spread, "undecided"), (tight, "reproduced")):
+        summary = _s4_runs({(n, "f1_recovery"): runs
+                            for n in ("c3_vegas", "c3_adaptive_vegas", "aa_100_300")})
+        assert _s4_verdict(summary, "After the competing flow").status == status, runs
+    # Vegas/Reno in condition 2 at 0.3 on average, condition 1's at 0.25: the intervals
+    # overlap, so "above its condition-1 share" is not decided
+    summary = _s4_runs({("c2_vegas", "ratio_both_f2_f1"): [0.2, 0.3, 0.4, 0.25, 0.35],
+                        ("c1_vegas", "ratio_both"): [0.2, 0.3, 0.25, 0.2, 0.3]})
+    assert _s4_verdict(summary, "Condition 2").status == "undecided"
+    summary = _s4_runs({("c2_vegas", "ratio_both_f2_f1"): [0.3, 0.31, 0.32, 0.3, 0.31],
+                        ("c1_vegas", "ratio_both"): [0.1, 0.11, 0.1, 0.12, 0.1]})
+    assert _s4_verdict(summary, "Condition 2").status == "reproduced"
+    summary = _s4_runs({("c1_adaptive_vegas", "f1_rtt_swing_ms"): [100.0, 300.0, 150.0,
+                                                                   250.0, 160.0],
+                        ("aa_start50", "f1_rtt_swing_ms"): [19.0, 20.0, 18.0, 21.0, 19.0]})
+    assert _s4_verdict(summary, "RTT variation").status == "undecided"
+
+
+def test_s4_lossy_hop_tie_is_read_on_the_runs() -> None:
+    from tcpn.reports.studies import s4
+
+    def lossy(adaptive: list[float], vegas: list[float]) -> pd.DataFrame:
+        others = {"westwood_plus": [1000.0] * 5, "sack": [900.0] * 5, "reno": [800.0] * 5}
+        return _s4_runs({(f"wl_{v}_per{per:g}", "f1_kbps"): x for per in s4.PERS
+                         for v, x in {"adaptive_vegas": adaptive, "vegas": vegas,
+                                      **others}.items()})
+
+    # the means are 1 % apart, but each flow's runs spread by +-20 %: no tie is shown
+    wide = lossy([1200.0, 1500.0, 1800.0, 1300.0, 1700.0],
+                 [1250.0, 1550.0, 1750.0, 1350.0, 1650.0])
+    verdict = _s4_verdict(wide, "Lossy last hop without congestion")
+    assert verdict.status == "undecided" and "undecided at 3" in verdict.evidence
+    close = lossy([1500.0, 1502.0, 1498.0, 1501.0, 1499.0],
+                  [1490.0, 1492.0, 1488.0, 1491.0, 1489.0])
+    assert _s4_verdict(close, "Lossy last hop without congestion").status == "reproduced"
+    apart = lossy([1500.0, 1502.0, 1498.0, 1501.0, 1499.0],
+                  [1200.0, 1202.0, 1198.0, 1201.0, 1199.0])
+    assert _s4_verdict(apart, "Lossy last hop without congestion").status == (
+        "differs (unexplained)")
+
+
 def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() -> None:
     from tcpn.reports.studies import s4
     from tcpn.reports.studies.experiments import judge_lenses
@@ -1007,7 +1084,7 @@ def test_s4_window_20_cannot_explain_friendliness_by_breaking_the_rtt_claim() ->
     # one run per lens at the defaults: unfriendly (0.07), RTT swing 183 / 19 ms; at a
     # 20-packet window condition 1 is friendly (0.99) but Reno never fills the buffer
     defaults = {("c1_adaptive_vegas", "ratio_both"): 0.07,
-                ("c2_adaptive_vegas", "ratio_both"): 14.0,
+                ("c2_adaptive_vegas", "ratio_both_f2_f1"): 1 / 14.0,
                 ("c3_adaptive_vegas", "ratio_both"): 0.09,
                 ("c1_adaptive_vegas", "f1_rtt_swing_ms"): 183.0,
                 ("aa_start50", "f1_rtt_swing_ms"): 19.0}

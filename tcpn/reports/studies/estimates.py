@@ -26,10 +26,13 @@ __all__ = [
     "MIN_HEADLINE_RUNS",
     "Decision",
     "Estimate",
+    "about_equal",
     "above",
+    "estimate_at",
     "estimate_of",
     "estimates_frame",
     "number_text",
+    "ratio",
     "relative_difference",
     "run_estimate",
     "short_text",
@@ -72,6 +75,26 @@ class Estimate:
 
         return {"mean": finite(self.mean), "low": finite(self.low), "high": finite(self.high),
                 "n": self.defined, "runs": self.runs, "censored": self.censored}
+
+    def scaled(self, factor: float) -> Estimate:
+        """The estimate of ``factor`` times the quantity (``factor`` > 0): mean and interval
+        scaled, the counts kept.
+
+        >>> run_estimate([1.0, 2.0, 3.0]).scaled(2.0).mean
+        4.0
+        """
+        return Estimate(self.mean * factor, self.low * factor, self.high * factor,
+                        self.defined, self.runs, self.identical, self.censored)
+
+    def shifted(self, delta: float) -> Estimate:
+        """The estimate of the quantity plus ``delta``: mean and interval moved, the
+        counts kept.
+
+        >>> run_estimate([1.0, 1.0]).shifted(0.5).mean
+        1.5
+        """
+        return Estimate(self.mean + delta, self.low + delta, self.high + delta,
+                        self.defined, self.runs, self.identical, self.censored)
 
     def text(self, digits: int = 3) -> str:
         """``mean [low, high]`` with n, completions and the few-runs warning spelled out.
@@ -218,6 +241,18 @@ def estimate_of(row: Mapping[str, Any] | None, metric: str) -> Estimate:
                     censored=censored)
 
 
+def estimate_at(table: pd.DataFrame, name: str, metric: str) -> Estimate:
+    """The :class:`Estimate` of ``metric`` in the row named ``name`` of a summary indexed
+    by experiment (an empty one when there is no such row).
+
+    >>> runs = pd.DataFrame({"experiment": ["a", "a"], "x": [1.0, 3.0]})
+    >>> table = summarise(runs, ["x"], by=["experiment"]).set_index("experiment")
+    >>> estimate_at(table, "a", "x").mean, estimate_at(table, "b", "x").defined
+    (2.0, 0)
+    """
+    return estimate_of(table.loc[name] if name in table.index else None, metric)
+
+
 def estimates_frame(summary: pd.DataFrame, metrics: Sequence[str],
                     keys: Sequence[str] = ("experiment", "lens")) -> pd.DataFrame:
     """A display table of ``summary``: ``keys``, then per metric its mean and interval
@@ -320,7 +355,7 @@ class Decision(Enum):
 def _bounds(estimate: Estimate) -> tuple[float, float]:
     """The estimate's 95 % interval, or its mean twice when it has none (one run, a
     deterministic experiment, a censored mean)."""
-    if math.isfinite(estimate.low) and math.isfinite(estimate.high):
+    if math.isfinite(estimate.low) and not math.isnan(estimate.high):  # high may be inf
         return estimate.low, estimate.high
     return estimate.mean, estimate.mean
 
@@ -371,3 +406,58 @@ def within(a: Estimate, low: float, high: float) -> Decision:
     if a_high < low or a_low > high:
         return Decision.FAILS
     return Decision.UNDECIDED
+
+
+def about_equal(a: Estimate, b: Estimate, tolerance: float) -> Decision:
+    """Whether the runs put ``a`` and ``b`` within ``tolerance`` (a fraction) of each other:
+    holds when every value of both intervals lies within a factor ``1 + tolerance`` of
+    every other (the larger interval top at most ``1 + tolerance`` times the smaller
+    interval bottom), fails when one interval lies wholly above ``1 + tolerance`` times
+    the other's top, and is undecided otherwise (the runs cannot tell a gap of that size
+    from none). An estimate without an interval counts as its mean; a missing mean fails.
+
+    >>> close, spread = run_estimate([100.0, 101.0, 102.0]), run_estimate([80.0, 100.0, 120.0])
+    >>> about_equal(close, run_estimate([101.0, 102.0, 103.0]), 0.1).name
+    'HOLDS'
+    >>> about_equal(close, spread, 0.1).name
+    'UNDECIDED'
+    >>> about_equal(close, run_estimate([120.0, 121.0, 122.0]), 0.1).name
+    'FAILS'
+    """
+    if not (math.isfinite(a.mean) and math.isfinite(b.mean)):
+        return Decision.FAILS
+    (a_low, a_high), (b_low, b_high) = _bounds(a), _bounds(b)
+    factor = 1.0 + tolerance
+    if max(a_high, b_high) <= factor * min(a_low, b_low):
+        return Decision.HOLDS
+    if a_low > factor * b_high or b_low > factor * a_high:
+        return Decision.FAILS
+    return Decision.UNDECIDED
+
+
+def ratio(a: Estimate, b: Estimate) -> Estimate:
+    """The ratio of two non-negative quantities measured on separate runs: the ratio of
+    the means, with the interval of every ratio of a value in ``a``'s interval to one in
+    ``b``'s (conservative: wider than a 95 % interval of the ratio; unbounded above when
+    ``b``'s interval reaches 0). Estimates without an interval count as their mean; the
+    ratio has an interval when either has one. ``defined`` and ``runs`` are the smaller
+    of the two.
+
+    >>> r = ratio(run_estimate([8.0, 10.0, 12.0]), run_estimate([20.0, 20.0, 20.0]))
+    >>> round(r.mean, 2), round(r.low, 3), round(r.high, 3)
+    (0.5, 0.252, 0.748)
+    >>> ratio(run_estimate([3.0]), run_estimate([4.0])).mean
+    0.75
+    """
+    defined, runs = min(a.defined, b.defined), min(a.runs, b.runs)
+    if not (math.isfinite(a.mean) and math.isfinite(b.mean)) or b.mean == 0:
+        return Estimate(math.nan, math.nan, math.nan, defined, runs)
+    mean = a.mean / b.mean
+    with_interval = (math.isfinite(a.low) and math.isfinite(a.high)) or (
+        math.isfinite(b.low) and math.isfinite(b.high))
+    if not with_interval:
+        return Estimate(mean, math.nan, math.nan, defined, runs,
+                        identical=a.identical and b.identical)
+    (a_low, a_high), (b_low, b_high) = _bounds(a), _bounds(b)
+    return Estimate(mean, a_low / b_high, a_high / b_low if b_low > 0 else math.inf,
+                    defined, runs)

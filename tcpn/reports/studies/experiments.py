@@ -963,6 +963,12 @@ def study_sections(key: str, data: StudyData, intro: Sequence[Any], results_titl
     ]
 
 
+def net_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The net lens's rows of a study summary on its own experiments (not the axes'
+    points), indexed by experiment: what the claims' tests read."""
+    return net_series(summary).set_index("experiment")
+
+
 def net_series(series: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``series`` (run 0's time series) of the net lens on the study's own
     experiments, not on the axes' points."""

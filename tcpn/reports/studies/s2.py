@@ -56,7 +56,7 @@ from tcpn.reports.document import ClaimVerdict, Figure, Paragraph, Section, Tabl
 from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.ecn_threshold import PAYLOAD_BYTES, TU_S, Marking, s2_mapping
 from tcpn.reports.studies.estimates import (
-    Estimate,
+    estimate_at,
     estimate_of,
     estimates_frame,
     summarise,
@@ -74,6 +74,7 @@ from tcpn.reports.studies.experiments import (
     judge,
     judge_lenses,
     lens_blocks,
+    net_rows,
     net_series,
     point_label,
     profile_settings,
@@ -237,14 +238,6 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
     return run_study("s2", experiments(chosen), AXES, s2_measure, chosen, profile, progress)
 
 
-def _main(summary: pd.DataFrame) -> pd.DataFrame:
-    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
-
-
-def _get(main: pd.DataFrame, name: str, metric: str) -> Estimate:
-    return estimate_of(main.loc[name] if name in main.index else None, metric)
-
-
 def _published_table(main: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, pub in PUBLISHED.iterrows():
@@ -253,24 +246,24 @@ def _published_table(main: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "marking": pub["marking"], "loss": pub["loss"],
             "published_all_tu": pub["all_acked_tu"],
-            "tcpn_all_tu": _get(main, name, "all_acked_tu").text(4),
-            "tcpn_rfc3168_all_tu": _get(main, rfc, "all_acked_tu").text(4)
+            "tcpn_all_tu": estimate_at(main, name, "all_acked_tu").text(4),
+            "tcpn_rfc3168_all_tu": estimate_at(main, rfc, "all_acked_tu").text(4)
             if rfc in main.index else "as study (no ECN)",
             "published_delay_tu": pub["segment_delay_tu"],
-            "tcpn_delay_tu": _get(main, name, "segment_delay_tu").text(4),
-            "tcpn_rfc3168_delay_tu": _get(main, rfc, "segment_delay_tu").text(4)
+            "tcpn_delay_tu": estimate_at(main, name, "segment_delay_tu").text(4),
+            "tcpn_rfc3168_delay_tu": estimate_at(main, rfc, "segment_delay_tu").text(4)
             if rfc in main.index else "as study (no ECN)",
             "source": pub["source"]})
     return pd.DataFrame(rows)
 
 
 def _order(main: pd.DataFrame, names: list[str], metric: str) -> list[str]:
-    values = {n: _get(main, n, metric).mean for n in names}
+    values = {n: estimate_at(main, n, metric).mean for n in names}
     return sorted(values, key=lambda n: values[n])
 
 
 def _same(main: pd.DataFrame, a: str, b: str, metric: str) -> bool:
-    va, vb = _get(main, a, metric).mean, _get(main, b, metric).mean
+    va, vb = estimate_at(main, a, metric).mean, estimate_at(main, b, metric).mean
     return bool(np.isfinite(va) and abs(va - vb) <= 1e-9 * max(1.0, abs(va)))
 
 
@@ -280,7 +273,7 @@ def _without_ssthresh(summary: pd.DataFrame, metric: str) -> str:
     point = JOINT.join(point_label(f"{m}_loss0", f"{SSTHRESH_AXIS}, {m}", "none (1000)")
                        for m in MARKINGS)
     try:
-        there = _main(at_point(summary, point))
+        there = net_rows(at_point(summary, point))
     except ValueError:
         return ""
     names = [f"{m}_loss0" for m in MARKINGS]
@@ -288,11 +281,11 @@ def _without_ssthresh(summary: pd.DataFrame, metric: str) -> str:
         return ""
 
     def each(what: str, digits: int = 0) -> str:
-        return ", ".join(f"{n.split('_')[0]} {_get(there, n, what).mean:.{digits}f}"
+        return ", ".join(f"{n.split('_')[0]} {estimate_at(there, n, what).mean:.{digits}f}"
                          for n in names)
 
     return (f" Diagnostic, not a cause (the study's ssthresh 64 lifted, n = "
-            f"{_get(there, names[0], metric).defined}): drop-tail then overflows (drops: "
+            f"{estimate_at(there, names[0], metric).defined}): drop-tail then overflows (drops: "
             f"{each('drops')}; retransmissions: {each('retransmissions')})"
             + ("." if metric == "retransmissions" else f" and {metric} is {each(metric)}."))
 
@@ -311,14 +304,14 @@ def _rto_text(summary: pd.DataFrame, axis: str, value: str) -> str:
 
 def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim of Tables 1 and 2 and Fig 3."""
-    main = _main(summary)
+    main = net_rows(summary)
     out = []
     loss0 = [f"{m}_loss0" for m in MARKINGS]
     loss20 = [f"{m}_loss20" for m in MARKINGS]
     if not set(loss0 + loss20) <= set(main.index):
         return [judge("Tables 1 and 2", None, "The experiments did not run.")]
-    q_drop = _get(main, "noecn_loss0", "queue_max_pkts").mean
-    drops0 = _get(main, "noecn_loss0", "drops").mean
+    q_drop = estimate_at(main, "noecn_loss0", "queue_max_pkts").mean
+    drops0 = estimate_at(main, "noecn_loss0", "drops").mean
     tps = summary[(summary["axis"] == "router service time TPS (tu), noecn")
                   & (summary["lens"] == "net")]
     tps_drops = (f"; across router service times of {len(tps)} points from "
@@ -338,14 +331,15 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
              "lowest mean delay, then K = 50, then no ECN (2755 < 3290 < 3583)")):
         order = _order(main, loss0, metric)
         expected = [f"{m}_loss0" for m in table.sort_values(metric)["marking"]]
-        values = ", ".join(f"{n.split('_')[0]} {_get(main, n, metric).mean:.0f}" for n in loss0)
+        values = ", ".join(f"{n.split('_')[0]} {estimate_at(main, n, metric).mean:.0f}"
+                           for n in loss0)
         out.append(judge(claim, order == expected and not _same(main, loss0[0], loss0[2],
                                                                    metric),
                          f"tcpn ({metric}, tu): {values}.{no_overflow}"
                          f"{_without_ssthresh(summary, metric)}", None,
-                         {n: _get(main, n, metric) for n in loss0}))
-    marks20 = max(_get(main, n, "marks").mean for n in loss20[1:])
-    q20 = max(_get(main, n, "queue_max_pkts").mean for n in loss20)
+                         {n: estimate_at(main, n, metric) for n in loss0}))
+    marks20 = max(estimate_at(main, n, "marks").mean for n in loss20[1:])
+    q20 = max(estimate_at(main, n, "queue_max_pkts").mean for n in loss20)
     unmarked = (f" Runs show: at 20 % loss nothing is marked ({marks20:.0f} marks; the queue "
                 f"peaks at {q20:.0f} < 50): marking needs a window of 50 + 11 = 61, i.e. 61 "
                 "unlost segments in a row (0.8^61, about 1e-6); timeouts keep the window "
@@ -358,18 +352,18 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                      f"to {_rto_text(summary, rto_axis, at_high)} (RTO {at_high} tu)")
     unmarked += "." if unmarked else ""
     order = _order(main, loss20, "all_acked_tu")
-    values = ", ".join(f"{n.split('_')[0]} {_get(main, n, 'all_acked_tu').text(4)}"
+    values = ", ".join(f"{n.split('_')[0]} {estimate_at(main, n, 'all_acked_tu').text(4)}"
                        for n in loss20)
     out.append(judge("Table 2: at 20 % errors K = 50 delivers all 300 soonest, then K = 67, "
                      "then no ECN (20270 < 21148 < 25900)",
                      order == ["th50_loss20", "th67_loss20", "noecn_loss20"]
                      and not _same(main, loss20[0], loss20[1], "all_acked_tu"),
                      f"tcpn (tu): {values}.{unmarked}", None,
-                     {n: _get(main, n, "all_acked_tu") for n in loss20}))
-    base = _get(main, "noecn_loss20", "all_acked_tu").mean
-    th50 = _get(main, "th50_loss20", "all_acked_tu").mean
-    dbase = _get(main, "noecn_loss20", "segment_delay_tu").mean
-    dth50 = _get(main, "th50_loss20", "segment_delay_tu").mean
+                     {n: estimate_at(main, n, "all_acked_tu") for n in loss20}))
+    base = estimate_at(main, "noecn_loss20", "all_acked_tu").mean
+    th50 = estimate_at(main, "th50_loss20", "all_acked_tu").mean
+    dbase = estimate_at(main, "noecn_loss20", "segment_delay_tu").mean
+    dth50 = estimate_at(main, "th50_loss20", "segment_delay_tu").mean
     gain, dgain = 1 - th50 / base, 1 - dth50 / dbase
     out.append(judge("Table 2: K = 50 cuts the completion time by 22 % and the mean delay by "
                      "42 % against no ECN",
@@ -377,8 +371,8 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
                      f"tcpn: {gain:.0%} and {dgain:.0%} (same: within 5 points).{unmarked}",
                      None,
                      {"completion_gain": gain, "delay_gain": dgain}))
-    retx_ecn = max(_get(main, n, "retransmissions").mean for n in loss0[1:])
-    retx_drop = _get(main, "noecn_loss0", "retransmissions").mean
+    retx_ecn = max(estimate_at(main, n, "retransmissions").mean for n in loss0[1:])
+    retx_drop = estimate_at(main, "noecn_loss0", "retransmissions").mean
     out.append(judge("Fig 3: without errors no ECN retransmits and ECN does not",
                      retx_drop > 0 and retx_ecn == 0,
                      f"tcpn: {retx_drop:.0f} retransmissions without ECN, at most "
@@ -429,7 +423,7 @@ def sections(data: StudyData) -> list[Section]:
                             [m for m in METRICS if m in runs])
     return study_sections(
         "s2", data, [Paragraph((__doc__ or "").strip())], "Tables 1 and 2 beside tcpn", [
-            Table("s2_published", _published_table(_main(summary)),
+            Table("s2_published", _published_table(net_rows(summary)),
                   caption="Time to deliver all 300 (to the last ACK) and mean per-segment "
                           "delay (offered to delivered), tu: the study (§4.1 Table 1, §4.2 "
                           "Table 2) and tcpn's net lens with the study's reaction and RFC "

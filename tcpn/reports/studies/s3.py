@@ -63,8 +63,9 @@ from tcpn.reports.studies.estimates import (
     Decision,
     Estimate,
     above,
-    estimate_of,
+    estimate_at,
     estimates_frame,
+    ratio,
     short_text,
     summarise,
     within,
@@ -80,6 +81,7 @@ from tcpn.reports.studies.experiments import (
     judge,
     judge_lenses,
     lens_blocks,
+    net_rows,
     profile_settings,
     run_study,
     study_sections,
@@ -282,25 +284,17 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
                      keep_series=False, horizon_s=100.0 * chosen.horizon_scale)
 
 
-def _net(summary: pd.DataFrame) -> pd.DataFrame:
-    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
-
-
-def _get(main: pd.DataFrame, name: str, metric: str) -> Estimate:
-    return estimate_of(main.loc[name] if name in main.index else None, metric)
-
-
 def sweep_frame(summary: pd.DataFrame) -> pd.DataFrame:
     """The error sweep, one row per (link retries, variant, BER): means, 95 % intervals
     and runs (net lens)."""
-    main = _net(summary)
+    main = net_rows(summary)
     rows = []
     for suffix, retries in SWEEP_READINGS.items():
         for v in VARIANTS:
             for ber in BERS:
                 row: dict[str, Any] = {"link_retries": retries, "variant": v, "ber": ber}
                 for metric in ("tcp1_kBps", "fairness", "tcp1_retx_ratio"):
-                    estimate = _get(main, f"{v}_ber{ber:g}{suffix}", metric)
+                    estimate = estimate_at(main, f"{v}_ber{ber:g}{suffix}", metric)
                     row[metric], row[f"{metric}_low"], row[f"{metric}_high"] = (
                         estimate.mean, estimate.low, estimate.high)
                 row["n"] = estimate.defined
@@ -337,7 +331,7 @@ def draw_sweep(data: pd.DataFrame) -> Any:
 
 
 def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
-    main = _net(summary)
+    main = net_rows(summary)
     rows = []
     for _, pub in PUBLISHED.iterrows():
         name = pub["experiment"]
@@ -345,11 +339,11 @@ def _published_table(summary: pd.DataFrame) -> pd.DataFrame:
             "configuration": pub["configuration"], "frame_bytes": pub["frame_bytes"],
             "payload_bytes": segment_bytes(int(pub["frame_bytes"])),
             "published_kBps": pub["goodput_kBps"],
-            "tcpn_kBps": _get(main, name, "tcp1_kBps").text(),
+            "tcpn_kBps": estimate_at(main, name, "tcp1_kBps").text(),
             "published_kB_per_j": pub["kB_per_j"],
-            "tcpn_kB_per_j": _get(main, name, "kB_per_j").text(),
-            "tcpn_kB_per_active_j": _get(main, name, "kB_per_active_j").text(),
-            "tcpn_idle_share": _get(main, name, "idle_share").text(),
+            "tcpn_kB_per_j": estimate_at(main, name, "kB_per_j").text(),
+            "tcpn_kB_per_active_j": estimate_at(main, name, "kB_per_active_j").text(),
+            "tcpn_idle_share": estimate_at(main, name, "idle_share").text(),
             "source": "§5, Table 2"})
     return pd.DataFrame(rows)
 
@@ -360,7 +354,7 @@ def _sweep_claims(main: pd.DataFrame, suffix: str,
     runs decide, evidence). Each test reads the runs' 95 % intervals: an order holds when
     they separate, a share is fair when its interval lies within 0.2 of 1; overlapping
     or straddling intervals leave the claim undecided."""
-    good = {(v, b): _get(main, f"{v}_ber{b:g}{suffix}", "tcp1_kBps") for v in VARIANTS
+    good = {(v, b): estimate_at(main, f"{v}_ber{b:g}{suffix}", "tcp1_kBps") for v in VARIANTS
             for b in BERS}
     high = [b for b in BERS if b >= 2e-4]
     out = [("Fig 3: at high error rates TCP-L's goodput is above NewReno's and Westwood's",
@@ -372,7 +366,7 @@ def _sweep_claims(main: pd.DataFrame, suffix: str,
                 f"{short_text(good[('westwood_plus', b)], 3)}" for b in high)
             + f" (n = {good[('tcp_l', high[0])].defined}; test: TCP-L's interval above "
               "both others' at each rate)")]
-    fair0 = {v: _get(main, f"{v}_ber0{suffix}", "fairness") for v in VARIANTS}
+    fair0 = {v: estimate_at(main, f"{v}_ber0{suffix}", "fairness") for v in VARIANTS}
     out.append((
         "Fig 4: without errors TCP-L and NewReno share fairly with TCP2, Westwood takes more",
         within(fair0["tcp_l"], 0.8, 1.2) & within(fair0["newreno"], 0.8, 1.2)
@@ -381,7 +375,7 @@ def _sweep_claims(main: pd.DataFrame, suffix: str,
         f"{short_text(fair0['newreno'], 3)}, Westwood+ "
         f"{short_text(fair0['westwood_plus'], 3)} (n = {fair0['newreno'].defined}; test: "
         "fair when the interval lies within 0.2 of 1, more when it lies above 1.2)"))
-    retx = {v: _get(main, f"{v}_ber0.0005{suffix}", "tcp1_retx_ratio") for v in VARIANTS}
+    retx = {v: estimate_at(main, f"{v}_ber0.0005{suffix}", "tcp1_retx_ratio") for v in VARIANTS}
     larger = max(retx["newreno"].mean, retx["westwood_plus"].mean)
     out.append((
         "Fig 5: TCP-L's retransmission ratio is similar to the others' even at high errors",
@@ -392,14 +386,14 @@ def _sweep_claims(main: pd.DataFrame, suffix: str,
     return out
 
 
-def _frame_ratios(main: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
+def _frame_ratios(main: pd.DataFrame) -> dict[str, tuple[Estimate, Estimate, Estimate]]:
     """Per reading of the 138-byte frame: (ACK-less TCP-L KB/s, ACKed NewReno KB/s,
-    their ratio), net lens."""
+    their :func:`~tcpn.reports.studies.estimates.ratio`), net lens."""
     out = {}
     for suffix, label, _, _ in FRAME_READINGS:
-        ackless = _get(main, f"ackless_tcp_l_138{suffix}", "tcp1_kBps").mean
-        acked = _get(main, f"acked_newreno_138{suffix}", "tcp1_kBps").mean
-        out[label] = (ackless, acked, ackless / acked if acked else math.nan)
+        ackless = estimate_at(main, f"ackless_tcp_l_138{suffix}", "tcp1_kBps")
+        acked = estimate_at(main, f"acked_newreno_138{suffix}", "tcp1_kBps")
+        out[label] = (ackless, acked, ratio(ackless, acked))
     return out
 
 
@@ -407,7 +401,7 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (Figs 3-5 and Table 2). Figs 3-5 are judged on the sweep
     with link retries (§3.1's reading); the sweep without them is the other reading,
     named as the cause when it alone gives the claim."""
-    main = _net(summary)
+    main = net_rows(summary)
     if "tcp_l_ber0" not in main.index:
         return [judge("S3's claims", None, "The experiments did not run.")]
     with_retries = _sweep_claims(main, "")
@@ -427,45 +421,47 @@ def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
              "goodput over ACKed 802.11 (265 vs 365 KB/s)", (0.6, 0.85)),
             (138, "Table 2, 138 B: TCP-L over ACK-less has about 9 % more goodput than "
              "NewReno over ACKed 802.11 (61 vs 56 KB/s)", (1.0, 1.2))):
-        ackless = _get(main, f"ackless_tcp_l_{frame}", "tcp1_kBps")
-        acked = _get(main, f"acked_newreno_{frame}", "tcp1_kBps")
-        ratio = ackless.mean / acked.mean if acked.mean else math.nan
-        evidence = (f"tcpn: {ackless.text()} vs {acked.text()} KB/s, ratio {ratio:.2f} "
-                    f"(test: {test[0]}-{test[1]}).")
+        ackless = estimate_at(main, f"ackless_tcp_l_{frame}", "tcp1_kBps")
+        acked = estimate_at(main, f"acked_newreno_{frame}", "tcp1_kBps")
+        share = ratio(ackless, acked)
+        evidence = (f"tcpn: {ackless.text()} vs {acked.text()} KB/s, ratio "
+                    f"{short_text(share, 3)} (test: the ratio's interval, of every ratio of "
+                    f"values within the two intervals, within {test[0]}-{test[1]}).")
         cause = None
         if frame == 138:
             readings = _frame_ratios(main)
             evidence += " Readings of the 138 B frame (ACK-less vs ACKed KB/s, ratio): " + \
-                "; ".join(f"{label}: {a:.1f} vs {b:.1f}, {r:.2f}"
+                "; ".join(f"{label}: {a.mean:.1f} vs {b.mean:.1f}, {short_text(r, 3)}"
                           for label, (a, b, r) in readings.items()) + "."
             hits = [label for label, (_, _, r) in readings.items()
-                    if label != FRAME_READINGS[0][1] and test[0] <= r <= test[1]]
+                    if label != FRAME_READINGS[0][1] and within(r, *test) is Decision.HOLDS]
             suffix = next((s for s, label, _, _ in FRAME_READINGS if hits and label == hits[0]),
                           "")
             cause = MeasuredCause(
                 f"the frame read as {hits[0]} (run beside it: §5 does not say what the 138 "
                 "bytes count) gives the published order",
                 (f"ackless_tcp_l_138{suffix}", f"acked_newreno_138{suffix}")) if hits else None
-        out.append(judge(claim, test[0] <= ratio <= test[1], evidence, cause,
+        out.append(judge(claim, within(share, *test), evidence, cause,
                          {"ackless_tcp_l_kBps": ackless, "acked_newreno_kBps": acked,
-                          "ratio": ratio}))
+                          "ratio": share}))
     for frame in (138, 1578):
-        with_idle = [_get(main, f"{c}_{frame}", "kB_per_j").mean
+        with_idle = [estimate_at(main, f"{c}_{frame}", "kB_per_j")
                      for c in ("ackless_tcp_l", "acked_newreno")]
-        active = [_get(main, f"{c}_{frame}", "kB_per_active_j").mean
+        active = [estimate_at(main, f"{c}_{frame}", "kB_per_active_j")
                   for c in ("ackless_tcp_l", "acked_newreno")]
-        share = _get(main, f"ackless_tcp_l_{frame}", "idle_share").mean
+        idle = estimate_at(main, f"ackless_tcp_l_{frame}", "idle_share").mean
         out.append(judge(
             f"Table 2, {frame} B: TCP-L over ACK-less is more energy-efficient (KB/J) than "
             "NewReno over ACKed 802.11",
-            with_idle[0] > with_idle[1],
-            f"tcpn KB/J with idle power {with_idle[0]:.1f} vs {with_idle[1]:.1f}; radio's "
-            f"active energy only {active[0]:.1f} vs {active[1]:.1f}; idle power is "
-            f"{share:.0%} of the station's energy.",
+            above(*with_idle),
+            f"tcpn KB/J with idle power {short_text(with_idle[0], 3)} vs "
+            f"{short_text(with_idle[1], 3)}; radio's active energy only "
+            f"{short_text(active[0], 3)} vs {short_text(active[1], 3)} (more efficient: "
+            f"the intervals apart); idle power is {idle:.0%} of the station's energy.",
             MeasuredCause("the radio's active energy alone (the idle-power axis: the study "
                           "states no energy model) gives the published order",
                           (f"ackless_tcp_l_{frame}", f"acked_newreno_{frame}"))
-            if active[0] > active[1] else None,
+            if above(*active) is Decision.HOLDS else None,
             {"ackless_kB_per_j": with_idle[0], "acked_kB_per_j": with_idle[1],
              "ackless_kB_per_active_j": active[0], "acked_kB_per_active_j": active[1]}))
     return out

@@ -119,8 +119,9 @@ from tcpn.reports.studies import StudyData, StudyProgress
 from tcpn.reports.studies.estimates import (
     Decision,
     Estimate,
+    about_equal,
     above,
-    estimate_of,
+    estimate_at,
     estimates_frame,
     short_text,
     summarise,
@@ -141,6 +142,7 @@ from tcpn.reports.studies.experiments import (
     judge,
     judge_lenses,
     lens_blocks,
+    net_rows,
     net_series,
     point_label,
     profile_settings,
@@ -165,6 +167,11 @@ SWING_WINDOW_S = 20.0
 #: Two throughputs the study calls "about the same" (ほぼ同じ, §5.2): within 5 %, the
 #: report's tolerance for two lenses' agreement.
 TIE_TOLERANCE = 0.05
+#: "Tens of ms" (数十[msec], §5.1), ms: from 10 to 100.
+TENS_OF_MS = (10.0, 100.0)
+#: A flow that "recovers its initial throughput" (§4.2.3) gets at least this fraction of
+#: its kbit/s before the competitor started back once the competitor stops.
+RECOVERED = 0.9
 #: What the lossy-hop verdicts' evidence says was tried when they fail (module docstring).
 LOSSY_TRIED = (" Tried beside the report (module notes; benchmarks/s4_points.py lossy, 100 s, "
                "1-2 seeds): a 20-packet window for every flow, delayed ACKs and both "
@@ -377,8 +384,9 @@ def rtt_swing_ms(times_s: np.ndarray, rtt_s: np.ndarray, start_s: float, end_s: 
 
 
 def s4_measure(result: Any, replication: int) -> dict[str, Any]:
-    """Per-window kbit/s of f1 and f2, f1/f2 while both run, f1's RTT range, std and
-    swing (:func:`rtt_swing_ms`) while both run (ms); run 0: both flows' 1 s series."""
+    """Per-window kbit/s of f1 and f2, f1/f2 (and f2/f1) while both run, f1's after/alone
+    kbit/s, f1's RTT range, std and swing (:func:`rtt_swing_ms`) while both run (ms); run
+    0: both flows' 1 s series."""
     trace = result.trace
     flows = trace.flows.set_index("flow")
     horizon = trace.horizon_s
@@ -397,6 +405,11 @@ def s4_measure(result: Any, replication: int) -> dict[str, Any]:
     out["f1_kbps"] = out["f1_both_kbps"]
     out["ratio_both"] = (out["f1_both_kbps"] / out["f2_both_kbps"]
                          if out["f2_both_kbps"] else math.nan)
+    # the same ratio the other way round (condition 2 studies f2) and f1's recovery
+    out["ratio_both_f2_f1"] = (out["f2_both_kbps"] / out["f1_both_kbps"]
+                               if out["f1_both_kbps"] else math.nan)
+    out["f1_recovery"] = (out["f1_after_kbps"] / out["f1_alone_kbps"]
+                          if out["f1_alone_kbps"] else math.nan)
     early = window_rates(trace, late + SETTLE_S, min(stop, EARLY_END_S))
     out["ratio_both_to_150s"] = (early["f1"] / early["f2"] if early["f2"] else math.nan)
     rtt = trace.series("rtt_s", flow="f1")
@@ -420,8 +433,8 @@ def s4_measure(result: Any, replication: int) -> dict[str, Any]:
 
 
 METRICS = ["f1_kbps", "f1_alone_kbps", "f2_alone_kbps", "f1_both_kbps", "f2_both_kbps",
-           "f1_after_kbps", "f2_after_kbps", "ratio_both", "ratio_both_to_150s",
-           "f1_rtt_range_ms", "f1_rtt_std_ms", "f1_rtt_swing_ms"]
+           "f1_after_kbps", "f2_after_kbps", "ratio_both", "ratio_both_f2_f1", "f1_recovery",
+           "ratio_both_to_150s", "f1_rtt_range_ms", "f1_rtt_std_ms", "f1_rtt_swing_ms"]
 
 
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
@@ -431,12 +444,10 @@ def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
     return run_study("s4", experiments(chosen), AXES, s4_measure, chosen, profile, progress)
 
 
-def _net(summary: pd.DataFrame) -> pd.DataFrame:
-    return summary[(summary["axis"] == "") & (summary["lens"] == "net")].set_index("experiment")
-
-
-def _e(main: pd.DataFrame, name: str, metric: str) -> Estimate:
-    return estimate_of(main.loc[name] if name in main.index else None, metric)
+def _studied(main: pd.DataFrame, name: str) -> Estimate:
+    """The studied flow's kbit/s over its competitor's while both run: f1/f2, but f2/f1 in
+    condition 2, whose Reno flow starts first (f1)."""
+    return estimate_at(main, name, "ratio_both_f2_f1" if name.startswith("c2_") else "ratio_both")
 
 
 def _v(main: pd.DataFrame, name: str, metric: str) -> float:
@@ -447,107 +458,120 @@ def _v(main: pd.DataFrame, name: str, metric: str) -> float:
 
 def verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """One verdict per claim (see :data:`PUBLISHED`)."""
-    main = _net(summary)
+    main = net_rows(summary)
     if "c1_vegas" not in main.index:
         return [judge("S4's claims", None, "The experiments did not run.")]
-    r = {n: _v(main, n, "ratio_both") for n in main.index}
-    c1 = _e(main, "c1_vegas", "ratio_both")
+    c1 = _studied(main, "c1_vegas")
     out = [judge("Condition 1: Vegas collapses when Reno shares the drop-tail buffer",
                  ~above(c1, 0.5),
                  f"Vegas/Reno kbit/s while both run: {short_text(c1, 3)} (n = {c1.defined}; "
                  "collapse: the interval below 0.5).",
                  None, {"c1_vegas_ratio": c1})]
-    friendly = [n for n in ("c1_adaptive_vegas", "c2_adaptive_vegas", "c3_adaptive_vegas")]
-    # condition 2's studied flow is f2 (Reno first): its ratio is Reno / studied, shown
-    # inverted; the band 0.5-2 is its own inverse, so the test reads the ratio as run
-    ratios = {"c1_adaptive_vegas": r["c1_adaptive_vegas"],
-              "c2_adaptive_vegas": 1 / r["c2_adaptive_vegas"] if r["c2_adaptive_vegas"]
-              else math.nan, "c3_adaptive_vegas": r["c3_adaptive_vegas"]}
+    friendly = {n: _studied(main, n)
+                for n in ("c1_adaptive_vegas", "c2_adaptive_vegas", "c3_adaptive_vegas")}
     out.append(judge(
         "The adaptive variant is Reno-friendly on average in conditions 1-3",
-        Decision.all(within(_e(main, n, "ratio_both"), 0.5, 2.0) for n in friendly),
+        Decision.all(within(e, 0.5, 2.0) for e in friendly.values()),
         "adaptive/Reno kbit/s while both run: " + ", ".join(
-            f"{n.split('_')[0]} {ratios[n]:.2f}" for n in friendly) + " (friendly: each "
-        "run's interval within 0.5-2; intervals: " + ", ".join(
-            f"{n.split('_')[0]} {short_text(_e(main, n, 'ratio_both'), 3)}"
-            for n in friendly) + ", condition 2's as Reno/adaptive).",
+            f"{n.split('_')[0]} {short_text(e, 3)}" for n, e in friendly.items())
+        + " (friendly: each interval within 0.5-2).",
         axis_causes(summary, AXES, "c1_adaptive_vegas", "ratio_both",
                     lambda x: 0.5 <= x <= 2.0),
-        {f"{n}_ratio": ratios[n] for n in friendly}))
-    c2 = 1 / r["c2_vegas"] if r["c2_vegas"] else math.nan
+        {f"{n}_ratio": e for n, e in friendly.items()}))
+    c2 = _studied(main, "c2_vegas")
     out.append(judge(
         "Condition 2: Vegas far below Reno, but above its condition-1 share",
-        c2 < 0.5 and c2 > r["c1_vegas"],
-        f"Vegas/Reno: condition 2 {c2:.2f}, condition 1 {r['c1_vegas']:.2f}.", None,
-        {"c2_vegas_ratio": c2, "c1_vegas_ratio": r["c1_vegas"]}))
-    rec = {n: _v(main, n, "f1_after_kbps") / _v(main, n, "f1_alone_kbps")
-           for n in ("c3_vegas", "c3_adaptive_vegas", "aa_100_300")}
+        ~above(c2, 0.5) & above(c2, c1),
+        f"Vegas/Reno kbit/s while both run: condition 2 {short_text(c2, 3)}, condition 1 "
+        f"{short_text(c1, 3)} (n = {c2.defined}, {c1.defined}; far below: the interval "
+        "at or below 0.5; above condition 1's: the intervals apart).", None,
+        {"c2_vegas_ratio": c2, "c1_vegas_ratio": c1}))
+    rec = {n: estimate_at(main, n, "f1_recovery") for n in ("c3_vegas", "c3_adaptive_vegas",
+                                                   "aa_100_300")}
     out.append(judge(
         "After the competing flow stops, the first flow recovers its initial throughput "
         "(condition 3, Vegas and adaptive; adaptive pair 100-300 s)",
-        all(v >= 0.9 for v in rec.values()),
-        "after / before kbit/s: " + ", ".join(f"{n} {v:.2f}" for n, v in rec.items())
-        + " (recovered: >= 0.9).", None, {f"{n}_after_over_before": v for n, v in rec.items()}))
-    aa = _e(main, "aa_start50", "ratio_both")
+        Decision.all(within(v, RECOVERED, math.inf) for v in rec.values()),
+        "after / before kbit/s, per run: " + ", ".join(
+            f"{n} {short_text(v, 3)}" for n, v in rec.items())
+        + f" (recovered: each interval at or above {RECOVERED:g}).", None,
+        {f"{n}_after_over_before": v for n, v in rec.items()}))
+    aa = estimate_at(main, "aa_start50", "ratio_both")
     early = _v(main, "aa_start50", "ratio_both_to_150s")
     out.append(judge("Two adaptive flows share fairly", within(aa, 0.8, 1.25),
                      f"first/second kbit/s while both run, 60-300 s: {short_text(aa, 3)} "
                      f"(n = {aa.defined}; fair: the interval within 0.8-1.25); up to 150 s "
                      f"only: {early:.2f}.", None,
                      {"aa_ratio": aa, "aa_ratio_to_150s": early}))
-    swing_reno, swing_aa = (_v(main, "c1_adaptive_vegas", "f1_rtt_swing_ms"),
-                            _v(main, "aa_start50", "f1_rtt_swing_ms"))
-    range_reno, range_aa = (_v(main, "c1_adaptive_vegas", "f1_rtt_range_ms"),
-                            _v(main, "aa_start50", "f1_rtt_range_ms"))
+    swing_reno, swing_aa = (estimate_at(main, "c1_adaptive_vegas", "f1_rtt_swing_ms"),
+                            estimate_at(main, "aa_start50", "f1_rtt_swing_ms"))
+    range_reno, range_aa = (estimate_at(main, "c1_adaptive_vegas", "f1_rtt_range_ms"),
+                            estimate_at(main, "aa_start50", "f1_rtt_range_ms"))
     std_reno, std_aa = (_v(main, "c1_adaptive_vegas", "f1_rtt_std_ms"),
                         _v(main, "aa_start50", "f1_rtt_std_ms"))
-    holds_swing = swing_reno > 150 and 10 <= swing_aa < 100
-    holds_range = range_reno > 150 and 10 <= range_aa < 100
+    tens = within(swing_aa, *TENS_OF_MS)
+    holds_swing = above(swing_reno, 150.0) & tens
+    holds_range = above(range_reno, 150.0) & within(range_aa, *TENS_OF_MS)
     other_reading = (MeasuredCause("the other reading of \"RTT variation\", the whole "
                                    "window's range, holds", ("c1_adaptive_vegas", "aa_start50"))
-                     if holds_range else
+                     if holds_range is Decision.HOLDS else
                      axis_causes(summary, AXES, "c1_adaptive_vegas", "f1_rtt_swing_ms",
-                                 lambda x: x > 150) if 10 <= swing_aa < 100 else None)
+                                 lambda x: x > 150) if tens is Decision.HOLDS else None)
     out.append(judge(
         "RTT variation of the adaptive flow: > 150 ms against Reno, tens of ms against "
         "another adaptive flow",
         holds_swing,
         f"swing of the RTT (median max - min over {SWING_WINDOW_S:g} s spans) while both "
-        f"run: {swing_reno:.0f} ms against Reno, {swing_aa:.0f} ms against adaptive (> 150 "
-        f"and 10-100). The other reading, the whole window's range (max - min): "
-        f"{range_reno:.0f} and {range_aa:.0f} ms (std {std_reno:.0f} and {std_aa:.0f} ms): "
-        + ("it holds too." if holds_range else "it does not hold (two adaptive flows: the "
-           "second's slow start overflows the buffer, then the RTT drifts up; see the "
-           "module's notes)."),
-        None if holds_swing else other_reading,
+        f"run: {short_text(swing_reno, 3)} ms against Reno, {short_text(swing_aa, 3)} ms "
+        f"against adaptive (n = {swing_reno.defined}, {swing_aa.defined}; the first "
+        f"interval above 150, the second within {TENS_OF_MS[0]:g}-{TENS_OF_MS[1]:g}). The "
+        f"other reading, the whole window's range (max - min): {short_text(range_reno, 3)} "
+        f"and {short_text(range_aa, 3)} ms (std {std_reno:.0f} and {std_aa:.0f} ms): "
+        + {Decision.HOLDS: "it holds too.",
+           Decision.UNDECIDED: "its runs do not decide it.",
+           Decision.FAILS: "it does not hold (two adaptive flows: the second's slow start "
+                           "overflows the buffer, then the RTT drifts up; see the module's "
+                           "notes)."}[holds_range],
+        other_reading,
         {"rtt_swing_vs_reno_ms": swing_reno, "rtt_swing_vs_adaptive_ms": swing_aa,
          "rtt_range_vs_reno_ms": range_reno, "rtt_range_vs_adaptive_ms": range_aa}))
     out += _lossy_verdicts(summary)
     return out
 
 
-def _lossy_tests(main: pd.DataFrame) -> tuple[list[bool], list[bool], dict[Any, float]]:
-    """The lossy-hop claims' tests on one summary's net rows: per PER, whether alone the
-    adaptive variant and Vegas tie with nobody above them, and whether with Reno the
-    adaptive variant is the highest; and the kbit/s they read."""
-    kbps = {(v, per, c): _v(main, f"wl_{v}_per{per:g}{c}", "f1_kbps")
+def _lossy_tests(main: pd.DataFrame) -> tuple[list[Decision], list[Decision],
+                                               dict[Any, Estimate]]:
+    """The lossy-hop claims' tests on one summary's net rows, on the runs' intervals: per
+    PER, whether alone the adaptive variant and Vegas tie (:func:`about_equal` within
+    :data:`TIE_TOLERANCE`) with nobody's interval above theirs scaled by 1 + that
+    tolerance, and whether with Reno the adaptive variant's interval is above every
+    other's; and the kbit/s they read."""
+    kbps = {(v, per, c): estimate_at(main, f"wl_{v}_per{per:g}{c}", "f1_kbps")
             for v in dict.fromkeys(("adaptive_vegas", "vegas", *WIRELESS_VARIANTS))
             for per in PERS for c in ("", "_reno")}
 
-    def top(per: float) -> bool:  # adaptive and Vegas tie, nobody above them
+    def top(per: float) -> Decision:  # adaptive and Vegas tie, nobody above them
         a, vegas = kbps["adaptive_vegas", per, ""], kbps["vegas", per, ""]
-        return (abs(a - vegas) <= TIE_TOLERANCE * max(a, vegas)
-                and all(kbps[v, per, ""] <= (1 + TIE_TOLERANCE) * a
-                        for v in WIRELESS_VARIANTS))
+        return about_equal(a, vegas, TIE_TOLERANCE) & Decision.all(
+            ~above(kbps[v, per, ""], a.scaled(1 + TIE_TOLERANCE))
+            for v in WIRELESS_VARIANTS if v not in ("adaptive_vegas", "vegas"))
 
-    best = [all(kbps["adaptive_vegas", per, "_reno"] > kbps[v, per, "_reno"]
-                for v in WIRELESS_VARIANTS if v != "adaptive_vegas") for per in PERS]
+    best = [Decision.all(above(kbps["adaptive_vegas", per, "_reno"], kbps[v, per, "_reno"])
+                         for v in WIRELESS_VARIANTS if v != "adaptive_vegas") for per in PERS]
     return [top(per) for per in PERS], best, kbps
 
 
-def _kbps_table(kbps: dict[Any, float], congestion: str) -> str:
+def _count(decisions: list[Decision]) -> str:
+    """``holds at k of n PERs`` and how many the runs leave undecided."""
+    held = sum(d is Decision.HOLDS for d in decisions)
+    open_ = sum(d is Decision.UNDECIDED for d in decisions)
+    return f"holds at {held} of {len(decisions)} PERs" + (
+        f", undecided at {open_}" if open_ else "")
+
+
+def _kbps_table(kbps: dict[Any, Estimate], congestion: str) -> str:
     return ", ".join(f"PER {per:g}: " + "/".join(
-        f"{kbps[v, per, congestion]:.0f}" for v in WIRELESS_VARIANTS) for per in PERS)
+        short_text(kbps[v, per, congestion], 3) for v in WIRELESS_VARIANTS) for per in PERS)
 
 
 def _loss_cut_reading(summary: pd.DataFrame, congestion: str,
@@ -557,39 +581,42 @@ def _loss_cut_reading(summary: pd.DataFrame, congestion: str,
     cause when the claim holds there."""
     point = _loss_cut_point(congestion)
     try:
-        there = _net(at_point(summary, point))
+        there = net_rows(at_point(summary, point))
     except ValueError:  # the axes did not run
         return "", None
     alone, best, kbps = _lossy_tests(there)
     holds = alone if congestion == "" else best
     text = (f" With the Vegas-family flows on ns-2's loss reaction (a cut by a quarter, "
-            f"params.loss_cut ns2): holds at {sum(holds)} of {len(holds)} "
-            f"PERs; kbit/s {_kbps_table(kbps, congestion)}.")
+            f"params.loss_cut ns2): {_count(holds)}; kbit/s "
+            f"{_kbps_table(kbps, congestion)}.")
     cause = (MeasuredCause("ns-2's Vegas reaction to a loss (a cut by a quarter once per "
                            "window, where tcpn's reproduction halves as Reno; the study "
                            "states none, §5.2 relies on Vegas not cutting sharply) gives "
-                           "the claim", (point,), (point,)) if all(holds) else None)
+                           "the claim", (point,), (point,))
+             if Decision.all(holds) is Decision.HOLDS else None)
     return text, cause
 
 
 def _lossy_verdicts(summary: pd.DataFrame) -> list[ClaimVerdict]:
     """The two lossy-hop claims (§5.2, Figs 12 and 13)."""
-    alone, best, kbps = _lossy_tests(_net(summary))
+    alone, best, kbps = _lossy_tests(net_rows(summary))
     out = []
     for congestion, claim, holds in (
             ("", "Lossy last hop without congestion: the adaptive variant and Vegas about "
                  "equal, and no other of the five TCPs above them, at every PER", alone),
             ("_reno", "Lossy last hop with a congesting Reno flow: the adaptive variant has "
                       "the highest throughput of the five TCPs at every PER", best)):
-        tried, cause = ("", None) if all(holds) else _loss_cut_reading(summary, congestion)
-        test = (f"equal and not exceeded: within {TIE_TOLERANCE:.0%}" if congestion == ""
-                else "the highest")
+        decision = Decision.all(holds)
+        tried, cause = ("", None) if decision is Decision.HOLDS else \
+            _loss_cut_reading(summary, congestion)
+        test = (f"equal and not exceeded: the intervals within {TIE_TOLERANCE:.0%}"
+                if congestion == "" else "the highest: its interval above every other's")
         out.append(judge(
-            claim, all(holds), f"holds at {sum(holds)} of {len(holds)} PERs ({test}); "
+            claim, decision, f"{_count(holds)} ({test}); "
             f"kbit/s {'/'.join(WIRELESS_VARIANTS)}: {_kbps_table(kbps, congestion)}."
-            + ("" if all(holds) else LOSSY_TRIED + tried), cause,
+            + ("" if decision is Decision.HOLDS else LOSSY_TRIED + tried), cause,
             {f"pers_{'adaptive_top' if congestion == '' else 'adaptive_best'}":
-             float(sum(holds)), "pers": float(len(holds))}))
+             float(sum(d is Decision.HOLDS for d in holds)), "pers": float(len(holds))}))
     return out
 
 
@@ -617,14 +644,13 @@ def draw_series(data: pd.DataFrame) -> Any:
 
 def wireless_frame(summary: pd.DataFrame) -> pd.DataFrame:
     """Throughput of the studied flow against PER, one row per (variant, PER, Reno)."""
-    main = _net(summary)
+    main = net_rows(summary)
     rows = []
     for v in WIRELESS_VARIANTS:
         for per in PERS:
             for congested in (False, True):
                 name = f"wl_{v}_per{per:g}" + ("_reno" if congested else "")
-                estimate = estimate_of(main.loc[name] if name in main.index else None,
-                                       "f1_kbps")
+                estimate = estimate_at(main, name, "f1_kbps")
                 rows.append({"variant": v, "per": per, "with_reno": congested,
                              "kbps": estimate.mean, "kbps_low": estimate.low,
                              "kbps_high": estimate.high, "n": estimate.defined})
@@ -662,7 +688,7 @@ def sections(data: StudyData) -> list[Section]:
     if not series.empty:  # the two-flow experiments (Figs 2-9)
         series = series[~series["experiment"].str.startswith("wl_")]
     published = PUBLISHED.copy()
-    net = _net(summary)
+    net = net_rows(summary)
     published["tcpn f1/f2 while both run (net)"] = [
         f"{_v(net, e, 'ratio_both'):.2f}" if e in net.index else "see Figs 12-13"
         for e in published["experiment"]]
