@@ -349,6 +349,27 @@ def test_s5_with_every_lens_reads_each_claim_on_ns3_and_records_coverage() -> No
         text == "ran: 1 runs" for text in lenses.values()) for lenses in coverage.values())
 
 
+def test_coverage_names_every_lens_at_every_point() -> None:
+    """An axis point given to net and ns-3 only says so for the fluid lens, so that a
+    program counting report.json's coverage never meets a missing lens."""
+    from tcpn.reports.studies import StudyData
+    from tcpn.reports.study_report import coverage_record
+
+    keys = ("experiment", "axis", "value", "lens")
+    runs = pd.DataFrame([dict(zip(keys, k, strict=True)) | {"replication": 0} for k in (
+        ("e", "", "", "net"), ("e", "", "", "ns3"), ("e", "", "", "fluid"),
+        ("e", "buffer", "10", "net"), ("e", "buffer", "10", "ns3"))])
+    refusals = pd.DataFrame([{"experiment": "e", "axis": "buffer", "value": "20",
+                              "lens": "ns3", "reason": "no"},
+                             {"experiment": "e", "axis": "buffer", "value": "20",
+                              "lens": "net", "reason": "no"}])
+    coverage = coverage_record(StudyData({"runs": runs, "refusals": refusals}))
+    assert coverage["e"] == {lens: "ran: 1 runs" for lens in ("net", "ns3", "fluid")}
+    point = next(v for k, v in coverage.items() if "10" in k)
+    assert point["fluid"] == "not offered: this point was given to net and ns3 only"
+    assert all(set(lenses) == {"net", "ns3", "fluid"} for lenses in coverage.values())
+
+
 def test_a_studys_cost_counts_the_ns3_jobs_it_ran_in_its_own_process() -> None:
     """``--workers 1``: ns-3 runs in a job of this process's ns-3 worker, which is reaped
     only at exit; the study's CPU clock counts the job anyway (it missed it before)."""

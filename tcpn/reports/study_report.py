@@ -282,8 +282,10 @@ def _lens_row(key: str, coverage: Mapping[str, Mapping[str, str]],
 
 def coverage_record(data: StudyData) -> dict[str, dict[str, str]]:
     """Which lens ran which point of a study, for ``report.json``: point (the experiment,
-    or ``experiment | axis = value``) -> lens -> ``"ran: n runs"`` or the refusal's
-    reason."""
+    or ``experiment | axis = value``) -> lens -> ``"ran: n runs"``, the refusal's
+    reason, or ``"not offered: ..."`` for a lens of the study the point was not given to
+    (an axis point runs the lenses the verdicts read), so that every point names every
+    lens."""
     from tcpn.reports.studies.experiments import lens_coverage, point_label
 
     out: dict[str, dict[str, str]] = {}
@@ -293,6 +295,11 @@ def coverage_record(data: StudyData) -> dict[str, dict[str, str]]:
         point = point_label(str(row["experiment"]), str(row["axis"]), str(row["value"]))
         out.setdefault(point, {})[str(row["lens"])] = (
             f"ran: {int(row['ran'])} runs" if row["ran"] else f"refused: {row['reason']}")
+    lenses = list(dict.fromkeys(lens for given in out.values() for lens in given))
+    for given in out.values():
+        offered = " and ".join(given)
+        for lens in lenses:
+            given.setdefault(lens, f"not offered: this point was given to {offered} only")
     return out
 
 
