@@ -520,6 +520,29 @@ def test_s2_lifting_the_stated_ssthresh_is_a_diagnostic_never_a_cause(
     assert "Diagnostic, not a cause" in table1 and "B + RTT/TPS = 91" in table1
 
 
+def test_s2_table2_order_same_runs_fail_and_overlapping_runs_are_undecided() -> None:
+    from tcpn.reports.studies import s2
+
+    def table2(times: dict[str, list[float]]) -> str:
+        rows = [{"experiment": f"{m}_loss{loss}", "axis": "", "value": "", "lens": "net",
+                 "replication": k, "all_acked_tu": times.get(m, [9000.0] * 3)[k]
+                 if loss == 20 else 9000.0, "segment_delay_tu": 3000.0, "marks": 0.0,
+                 "queue_max_pkts": 10.0, "drops": 0.0, "retransmissions": 0.0}
+                for m in s2.MARKINGS for loss in (0, 20) for k in range(3)]
+        found = s2.verdicts(summarise(pd.DataFrame(rows), [
+            m for m in s2.METRICS if m in rows[0]]))
+        return next(v for v in found if v.claim.startswith("Table 2: at 20")).status
+
+    same = [20000.0, 25000.0, 30000.0]
+    # nothing marked: the three markings are the same runs, equal, so the order fails
+    assert table2({m: same for m in s2.MARKINGS}) == "differs (unexplained)"
+    # separate runs whose means are in the published order but whose intervals overlap
+    assert table2({"th50": [19000.0, 21000.0, 23000.0], "th67": [20000.0, 22000.0, 24000.0],
+                   "noecn": [24000.0, 26000.0, 28000.0]}) == "undecided"
+    assert table2({"th50": [20000.0, 20100.0, 20200.0], "th67": [21000.0, 21100.0, 21200.0],
+                   "noecn": [26000.0, 26100.0, 26200.0]}) == "reproduced"
+
+
 def test_s2_rto_axis_counts_runs_cut_by_the_horizon() -> None:
     from tcpn.reports.studies import s2
     from tcpn.reports.studies.experiments import axes_frame

@@ -353,8 +353,11 @@ class Decision(Enum):
 
 
 def _bounds(estimate: Estimate) -> tuple[float, float]:
-    """The estimate's 95 % interval, or its mean twice when it has none (one run, a
-    deterministic experiment, a censored mean)."""
+    """The estimate's 95 % interval; from its mean up, unbounded, for a censored mean (a
+    lower bound); its mean twice when it has none (one run, a deterministic
+    experiment)."""
+    if estimate.censored:
+        return estimate.mean, math.inf
     if math.isfinite(estimate.low) and not math.isnan(estimate.high):  # high may be inf
         return estimate.low, estimate.high
     return estimate.mean, estimate.mean
@@ -448,16 +451,19 @@ def ratio(a: Estimate, b: Estimate) -> Estimate:
     (0.5, 0.252, 0.748)
     >>> ratio(run_estimate([3.0]), run_estimate([4.0])).mean
     0.75
+    >>> cut = run_estimate([5.0, None], bounds=[None, 10.0])  # >= 7.5: one run censored
+    >>> ratio(cut, run_estimate([5.0])).high, ratio(run_estimate([5.0]), cut).low
+    (inf, 0.0)
     """
     defined, runs = min(a.defined, b.defined), min(a.runs, b.runs)
     if not (math.isfinite(a.mean) and math.isfinite(b.mean)) or b.mean == 0:
         return Estimate(math.nan, math.nan, math.nan, defined, runs)
     mean = a.mean / b.mean
-    with_interval = (math.isfinite(a.low) and math.isfinite(a.high)) or (
-        math.isfinite(b.low) and math.isfinite(b.high))
-    if not with_interval:
+    (a_low, a_high), (b_low, b_high) = _bounds(a), _bounds(b)
+    if a_low == a_high and b_low == b_high:
         return Estimate(mean, math.nan, math.nan, defined, runs,
                         identical=a.identical and b.identical)
-    (a_low, a_high), (b_low, b_high) = _bounds(a), _bounds(b)
+    # a censored mean is a lower bound: the ratio's interval then runs to infinity (a
+    # censored numerator) or down to 0 (a censored denominator)
     return Estimate(mean, a_low / b_high, a_high / b_low if b_low > 0 else math.inf,
                     defined, runs)
