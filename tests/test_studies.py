@@ -665,8 +665,10 @@ def test_s4_windows_and_ratio_by_hand() -> None:
     assert measured["f2_both_kbps"] == pytest.approx(8.0)
     assert measured["ratio_both"] == pytest.approx(0.5)
     assert measured["f1_after_kbps"] == pytest.approx(8.0)
-    assert measured["ratio_both_f2_f1"] == pytest.approx(2.0)
-    assert measured["f1_recovery"] == pytest.approx(1.0)
+    derived = s4.with_ratios(pd.DataFrame([measured, {**measured, "f1_alone_kbps": 0.0}]))
+    assert derived["ratio_both_f2_f1"].tolist() == pytest.approx([2.0, 2.0])
+    assert derived["f1_recovery"].iloc[0] == pytest.approx(1.0)
+    assert pd.isna(derived["f1_recovery"].iloc[1])  # nothing before: no recovery to read
     assert measured["f1_rtt_range_ms"] != measured["f1_rtt_range_ms"]  # no samples: NaN
 
 

@@ -151,8 +151,8 @@ from tcpn.reports.studies.experiments import (
 )
 
 __all__ = ["AXES", "LOSS_CUT_EXPERIMENTS", "PUBLISHED", "SETTINGS", "STUDY", "experiments",
-           "loss_cut_axis", "run", "s4_measure",
-           "scenario_mapping", "sections", "verdicts", "window_rates"]
+           "loss_cut_axis", "run", "s4_measure", "scenario_mapping", "sections", "verdicts",
+           "window_rates", "with_ratios"]
 
 SETTLE_S = 10.0
 #: End of the experiments whose second flow starts at 50 s (module docstring: Fig 8 runs
@@ -384,9 +384,9 @@ def rtt_swing_ms(times_s: np.ndarray, rtt_s: np.ndarray, start_s: float, end_s: 
 
 
 def s4_measure(result: Any, replication: int) -> dict[str, Any]:
-    """Per-window kbit/s of f1 and f2, f1/f2 (and f2/f1) while both run, f1's after/alone
-    kbit/s, f1's RTT range, std and swing (:func:`rtt_swing_ms`) while both run (ms); run
-    0: both flows' 1 s series."""
+    """Per-window kbit/s of f1 and f2, f1/f2 while both run, f1's RTT range, std and
+    swing (:func:`rtt_swing_ms`) while both run (ms); run 0: both flows' 1 s series.
+    :func:`with_ratios` derives the other per-run ratios from these."""
     trace = result.trace
     flows = trace.flows.set_index("flow")
     horizon = trace.horizon_s
@@ -405,11 +405,6 @@ def s4_measure(result: Any, replication: int) -> dict[str, Any]:
     out["f1_kbps"] = out["f1_both_kbps"]
     out["ratio_both"] = (out["f1_both_kbps"] / out["f2_both_kbps"]
                          if out["f2_both_kbps"] else math.nan)
-    # the same ratio the other way round (condition 2 studies f2) and f1's recovery
-    out["ratio_both_f2_f1"] = (out["f2_both_kbps"] / out["f1_both_kbps"]
-                               if out["f1_both_kbps"] else math.nan)
-    out["f1_recovery"] = (out["f1_after_kbps"] / out["f1_alone_kbps"]
-                          if out["f1_alone_kbps"] else math.nan)
     early = window_rates(trace, late + SETTLE_S, min(stop, EARLY_END_S))
     out["ratio_both_to_150s"] = (early["f1"] / early["f2"] if early["f2"] else math.nan)
     rtt = trace.series("rtt_s", flow="f1")
@@ -435,6 +430,21 @@ def s4_measure(result: Any, replication: int) -> dict[str, Any]:
 METRICS = ["f1_kbps", "f1_alone_kbps", "f2_alone_kbps", "f1_both_kbps", "f2_both_kbps",
            "f1_after_kbps", "f2_after_kbps", "ratio_both", "ratio_both_f2_f1", "f1_recovery",
            "ratio_both_to_150s", "f1_rtt_range_ms", "f1_rtt_std_ms", "f1_rtt_swing_ms"]
+
+
+def with_ratios(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with two ratios derived per run from its windows' kbit/s (so that runs
+    stored before they were measured get them too): ``ratio_both_f2_f1``, f2/f1 while
+    both run (condition 2 studies f2), and ``f1_recovery``, f1's kbit/s after the second
+    flow stops over its kbit/s before it started (NaN where a window is empty or
+    missing)."""
+    out = runs.copy()
+    for name, top, bottom in (("ratio_both_f2_f1", "f2_both_kbps", "f1_both_kbps"),
+                              ("f1_recovery", "f1_after_kbps", "f1_alone_kbps")):
+        if top in out and bottom in out:
+            below = pd.to_numeric(out[bottom], errors="coerce")
+            out[name] = pd.to_numeric(out[top], errors="coerce") / below.where(below > 0)
+    return out
 
 
 def run(profile: str, progress: StudyProgress, settings: Settings | None = None,
@@ -681,7 +691,7 @@ def draw_wireless(data: pd.DataFrame) -> Any:
 
 def sections(data: StudyData) -> list[Section]:
     """The report's sections, from ``data`` alone."""
-    runs = data.tables["runs"]
+    runs = with_ratios(data.tables["runs"])
     summary = summarise(runs, [m for m in METRICS if m in runs])
     main = summary[(summary["axis"] == "") & ~summary["experiment"].str.startswith("wl_")]
     series = net_series(data.tables["series"])
