@@ -56,7 +56,8 @@ def profile_block(record: Mapping[str, Any], name: str) -> str:
              f"**The {provenance.get('profile', '?')} profile** at commit "
              f"`{versions.get('tcpn commit', '?')}` (tcpn {versions.get('tcpn', '?')}, ns-3 "
              f"{versions.get('ns3', '?')}), `{provenance.get('command', '?')}`, report "
-             f"generated {record.get('generated', '?')}.",
+             f"generated {record.get('generated', '?')}."
+             + (f" Rebuilt {provenance['rebuilt']}." if provenance.get("rebuilt") else ""),
              "",
              "| study | runs made | their CPU s | wall s | used again | runs from the store | "
              "their CPU s when made | replications (axis) | " + " | ".join(STATUSES) + " |",

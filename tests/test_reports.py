@@ -298,6 +298,23 @@ def _with_entry(report: Path, copy: Path, file: str) -> Path:
     return copy
 
 
+def test_a_report_rebuilt_by_other_code_says_so_in_its_provenance(study_report: Path,
+                                                                   tmp_path: Path) -> None:
+    copy = tmp_path / "made-elsewhere"
+    shutil.copytree(study_report, copy)
+    manifest_path = copy / "results" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    versions = next(value for key, value in manifest["provenance"] if key == "versions")
+    versions["tcpn commit"] = "0" * 40
+    manifest_path.write_text(json.dumps(manifest))
+    rebuild(copy, tmp_path / "again", studies=STUDIES, pdf=False)
+    provenance = json.loads((tmp_path / "again" / "report.json").read_text())["provenance"]
+    assert provenance["versions"]["tcpn commit"] == "0" * 40  # the runs' commit, kept
+    assert provenance["rebuilt"].startswith(f"from {copy} by tcpn commit ")
+    assert f"made at {'0' * 40}" in provenance["rebuilt"]
+    assert "rebuilt" in (tmp_path / "again" / "report.html").read_text()
+
+
 @pytest.mark.parametrize(("file", "why"), [
     ("../outside.parquet", "not a relative path inside the results directory"),
     ("@abs", "not a relative path inside the results directory"),

@@ -207,16 +207,26 @@ def rebuild(results: str | Path, output: str | Path,
             ) -> tuple[Report, ReportFiles]:
     """Rebuild a report from stored results (``results``: a report directory or its
     ``results`` folder) into the new directory ``output``, simulating nothing; a study
-    report with ``against`` sets its verdicts beside that earlier report's."""
+    report with ``against`` sets its verdicts beside that earlier report's. Rebuilt by
+    other code than made it (another commit, or a modified tree), the provenance says
+    so (``rebuilt``): the runs are the first's, their reading this code's."""
     root = Path(results)
     if not (root / "manifest.json").exists() and (root / "results").is_dir():
         root = root / "results"
     stored = load_results(root)
+    provenance = dict(stored.provenance)
+    made_by = provenance.get("versions", {}).get("tcpn commit") \
+        if isinstance(provenance.get("versions"), Mapping) else None
+    if made_by != (now := source_commit()):
+        # other code reads the stored runs: its tables and verdicts are not the first's
+        provenance["rebuilt"] = (f"from {results} by tcpn commit {now}: the runs are those "
+                                 f"made at {made_by}; tables, figures and verdicts are "
+                                 "this commit's reading of them")
     extra = dict(stored.extra)
     if against is not None:
         if stored.kind != "study":
             raise InputError(f"{results}: --against compares study reports; this is a "
                              f"{stored.kind} report")
         extra["against"] = against.as_record()
-    return write_parts(stored.kind, stored.parts, stored.provenance, output, extra,
+    return write_parts(stored.kind, stored.parts, provenance, output, extra,
                        studies, pdf, overwrite)
