@@ -1435,8 +1435,8 @@ def _report_scenario(path: str, lens: str, replications: int, seed: int | None,
 @app.command("build")
 def build(
     target: Annotated[list[str] | None, typer.Argument(
-        help="`study s1|s2|s3|s4|s5|all` (one or more names), or scenario YAML files.",
-        show_default=False)] = None,
+        help="`study s1|s2|s3|s4|s5|all` (one or more names), or scenario YAML, CPN "
+        "Tools (.cpn) or PNML files.", show_default=False)] = None,
     full: Annotated[bool, typer.Option(
         "--full", help="Studies: the publication profile's runs (default: the quick "
         "profile's, what `make run` runs).")] = False,
@@ -1457,15 +1457,20 @@ def build(
     One study's publication profile: tcpn build study s2 --full
 
     Scenario files: tcpn build scenarios/dumbbell_newreno.yaml scenarios/reference/*.yaml
+
+    Any net (its file is read as data, as `tcpn simulate` reads it): tcpn build model.cpn
     """
     from tcpn.lenses.native_build import build_scenario_nets
+    from tcpn.models.nets import named_net
     from tcpn.models.scenario import load_scenario, validate_scenario
+    from tcpn.petrinets import compile_net
     from tcpn.petrinets.engine.native import NativeUnavailable, why_unavailable
 
     targets = list(target or [])
+    nets = []
     if not targets:
-        raise typer.BadParameter("say what to build for: `study s1|...|all` or scenario "
-                                 "files, e.g. tcpn build study all")
+        raise typer.BadParameter("say what to build for: `study s1|...|all`, scenario "
+                                 "files or net files, e.g. tcpn build study all")
     if targets[0] == "study":
         from tcpn.reports.study_report import select_studies, study_net_mappings
 
@@ -1477,15 +1482,18 @@ def build(
         what = f"study {' '.join(keys)} ({profile})"
         scenarios = [validate_scenario(dict(m)) for m in study_net_mappings(keys, profile)]
     else:
-        what = ", ".join(targets) if len(targets) < 4 else f"{len(targets)} scenarios"
-        scenarios = [load_scenario(path) for path in targets]
+        what = ", ".join(targets) if len(targets) < 4 else f"{len(targets)} files"
+        scenarios = [load_scenario(path) for path in targets
+                     if path.lower().endswith((".yaml", ".yml"))]
+        nets = [compile_net(named_net(path).net) for path in targets
+                if not path.lower().endswith((".yaml", ".yml"))]
     reason = why_unavailable()
     if reason is not None:  # said every time here: this command is where one checks
         err_console.print(f"tcpn: the native engine cannot be built, runs use the Python "
                           f"engine: {reason}", markup=False, highlight=False)
         return
     try:
-        summary = build_scenario_nets(scenarios, what)
+        summary = build_scenario_nets(scenarios, what, nets=nets)
     except NativeUnavailable as exc:
         err_console.print(f"tcpn: {exc}; runs use the Python engine", markup=False,
                           highlight=False)

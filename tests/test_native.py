@@ -414,6 +414,42 @@ def test_auto_the_default_builds_what_a_net_needs_in_parallel_then_runs_it(
     assert {p: p.stat().st_ino for p in (tmp_path / "native").glob("*.so")} == built
 
 
+def test_auto_runs_a_short_bounded_run_in_python_rather_than_build_for_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A caller that bounds its firings (``tcpn simulate --max-firings``) gets ``auto``'s
+    cost model: a run cheaper in Python than building the missing modules runs in
+    Python, saying why once; a long enough one builds them; built, any run is native."""
+    native_or_skip()
+    monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TCPN_ENGINE")
+    monkeypatch.delenv(native.NOTICES_VARIABLE, raising=False)
+    net = counter_net("short", outside_c=True)  # 4 modules
+    needed = len(native._plan(compile_net(net)).modules)
+    break_even = needed * native.AUTO_BUILD_MODULE_S / min(needed, native.build_workers()) \
+        / native.AUTO_PYTHON_FIRING_S
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        short = Simulator(net, seed=0, firings=300)
+    def built_now() -> bool:  # a build's progress line was said
+        return any(hasattr(r, "progress") for r in caplog.records)
+
+    assert short.native.engine == "python" and not built_now()
+    assert f"a run of at most 300 firings takes less in Python than building its " \
+           f"{needed} native modules" in caplog.text
+    assert not (tmp_path / "native").exists() or not list((tmp_path / "native").glob("*.so"))
+    record, reference = FiringRecord(), FiringRecord()
+    Simulator(net, seed=3, monitors=[record], firings=300).run(max_firings=300)
+    Simulator(net, seed=3, monitors=[reference], engine="python").run(max_firings=300)
+    assert record.firings == reference.firings
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tcpn.native"):
+        long = Simulator(net, seed=0, firings=int(break_even) + 1)
+    assert long.native.engine == "native" and built_now()
+    assert Simulator(net, seed=0, firings=1).native.engine == "native"  # built: no cost
+    assert Simulator(counter_net("short2", outside_c=True), seed=0, firings=300,
+                     engine="native").native.engine == "native"  # asked for: built
+
+
 def test_the_engine_comes_from_the_argument_or_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TCPN_ENGINE", "python")
@@ -529,7 +565,8 @@ def test_the_cli_option_sets_the_engine_for_the_run(tmp_path: Path) -> None:
     assert "choose one of python, native, auto" in " ".join(bad.stderr.replace("│", " ").split())
 
 
-def test_tcpn_build_teaches_and_without_a_compiler_says_so(tmp_path: Path) -> None:
+def test_tcpn_build_teaches_and_without_a_compiler_says_so(tmp_path: Path,
+                                                          shared_dir: Path) -> None:
     """``tcpn build --help`` shows how to build for the studies and for scenarios; a
     missing target is a usage error; without a compiler it says so and succeeds (the
     runs use the Python engine), building nothing."""
@@ -552,6 +589,12 @@ def test_tcpn_build_teaches_and_without_a_compiler_says_so(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "runs use the Python engine: no C compiler" in done.stderr
     assert not (tmp_path / "cache" / "native").exists()
+    assert "tcpn build model.cpn" in shown.stdout
+    cpn = run("build", str(shared_dir / "data" / "cpn" / "skeleton_minimal_timed.cpn"),
+              PATH=str(bare),
+              CC="")
+    assert cpn.returncode == 0 and "runs use the Python engine" in cpn.stderr, cpn.stderr
+    assert run("build", str(tmp_path / "missing.cpn")).returncode == 3
 
 
 @pytest.mark.slow

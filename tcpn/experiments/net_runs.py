@@ -77,8 +77,11 @@ def simulate_net(net: PetriNet, *, until_s: float | None = None,
                                    for name in averages]
         if events is not None:
             monitors.append(EventLog(events, overwrite=overwrite))
+        # the command's firings are bounded when --max-firings is given: auto weighs
+        # building the native modules against running them in Python
         sim = Simulator(net, seed=np.random.SeedSequence(seed, spawn_key=(replication,)),
-                        monitors=monitors, engine=engine)
+                        monitors=monitors, engine=engine,
+                        firings=None if max_firings is None else max_firings * replications)
         tick = None if progress is None else (
             lambda s, r=replication: progress(r, s.now))
         result = sim.run(until=until_s, max_firings=max_firings, progress=tick)

@@ -15,6 +15,7 @@ build, so that every run finds its modules: ``tcpn build`` and the studies call 
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -46,12 +47,15 @@ def scenario_nets(scenarios: Iterable[Scenario], seed: int | None = None
 
 def build_scenario_nets(scenarios: Iterable[Scenario], what: str = "",
                         seed: int | None = None,
-                        progress: Callable[[int, int], None] | None = None) -> BuildSummary:
-    """Build the native modules the nets of ``scenarios`` need (see the module);
-    ``progress(done, total)`` as modules are built; then the net lens's compiled trace
-    monitor (:mod:`tcpn.lenses.compiled_trace`), once per machine."""
-    summary = build_nets(scenario_nets(scenarios, seed), what, progress)
-    if summary.reason is None:
+                        progress: Callable[[int, int], None] | None = None,
+                        nets: Iterable[CompiledNet] = ()) -> BuildSummary:
+    """Build the native modules the nets of ``scenarios`` need (see the module), and
+    those of ``nets`` (a CPN Tools or PNML file's, say), in one build;
+    ``progress(done, total)`` as modules are built; then, for scenarios, the net lens's
+    compiled trace monitor (:mod:`tcpn.lenses.compiled_trace`), once per machine."""
+    listed = list(scenarios)
+    summary = build_nets(itertools.chain(scenario_nets(listed, seed), nets), what, progress)
+    if summary.reason is None and listed:  # the lens's monitor: for scenarios' runs only
         compiled_trace_monitor()
     return summary
 

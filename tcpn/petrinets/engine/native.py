@@ -86,6 +86,13 @@ ENGINES = ("python", "native", "auto")
 #: benchmarks/README.md, "Native engine")
 SIMULATOR_DEFAULT = "auto"
 ENGINE_VARIABLE = "TCPN_ENGINE"
+#: ``auto``'s cost model for a run whose firings are bounded in advance (``tcpn simulate
+#: --max-firings``): the Python engine's time per firing, taken at the slow end (TCP nets,
+#: about 50-100 us; the CPN Tools samples 9-15 us, measured on 2 cores under load), and a
+#: module's build time per build process (2.4-2.8 s measured on the samples); a run
+#: whose firings take less in Python than building its missing modules runs in Python
+AUTO_PYTHON_FIRING_S = 1e-4
+AUTO_BUILD_MODULE_S = 2.5
 #: a directory shared by a command's processes (the CLI sets it): a notice is said once in it
 NOTICES_VARIABLE = "TCPN_NOTICES_DIR"
 _FUNCTIONS = ("_enumerate", "_enumerate_due", "_fire", "_fire_tracked", "_gate")
@@ -969,7 +976,7 @@ def build_nets(nets: Iterable[CompiledNet], what: str = "",
 
 
 def select_engine(compiled: CompiledNet, engine: str | None,
-                  default: str = "python") -> NativeNet:
+                  default: str = "python", firings: int | None = None) -> NativeNet:
     """The net to run for ``engine`` (see :func:`resolve_engine`, which ``default``
     goes to).
 
@@ -977,7 +984,9 @@ def select_engine(compiled: CompiledNet, engine: str | None,
     :class:`NativeUnavailable` saying why it cannot be built; ``"auto"``: the built module
     (the missing modules built then, in parallel, a progress line saying so), else
     ``compiled``, with a line saying why: once per machine where no compiler (or Cython)
-    is installed, once per command where a build failed.
+    is installed, once per command where a build failed, and where ``firings`` (a bound
+    on the firings the command will run on the net) take less in Python than building
+    what is missing (:data:`AUTO_PYTHON_FIRING_S`, :data:`AUTO_BUILD_MODULE_S`).
     """
     chosen = resolve_engine(engine, default)
     if chosen == "python":
@@ -986,8 +995,14 @@ def select_engine(compiled: CompiledNet, engine: str | None,
     if built is not None:  # a net run many times in one process looks its modules up once
         return built
     unavailable = why_unavailable()
+    short = None if unavailable is not None or chosen != "auto" or firings is None \
+        else _quicker_in_python(compiled, firings)
     if unavailable is not None:
         native = NativeNet(compiled, reason=unavailable)
+    elif short is not None:
+        if _first_said(compiled.net.name, short, short):
+            _notice.info("net %s runs in Python: %s", compiled.net.name, short)
+        return NativeNet(compiled, reason=short)
     else:
         native = build_native(compiled)
     if native.reason is None:
@@ -1004,6 +1019,20 @@ def select_engine(compiled: CompiledNet, engine: str | None,
         elif _first_said(compiled.net.name, native.reason, native.reason):
             _notice.info("net %s runs in Python: %s", compiled.net.name, native.reason)
     return native
+
+
+def _quicker_in_python(compiled: CompiledNet, firings: int) -> str | None:
+    """Why ``firings`` firings of ``compiled`` should run in Python (a sentence), or None
+    when its modules are built or building them costs less than the run."""
+    missing = sum(not m.library.exists() for m in _plan(compiled).modules)
+    if not missing:
+        return None
+    build_s = missing * AUTO_BUILD_MODULE_S / min(missing, build_workers())
+    if firings * AUTO_PYTHON_FIRING_S >= build_s:
+        return None
+    return (f"a run of at most {firings} firings takes less in Python than building its "
+            f"{missing} native module{'s' if missing > 1 else ''} (about {build_s:.0f} s; "
+            "`tcpn build NET` builds them, `tcpn --engine native` asks for them)")
 
 
 #: the (net, reason) pairs ``auto`` has already said it runs in Python for

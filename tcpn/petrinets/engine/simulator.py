@@ -75,7 +75,10 @@ class Simulator:
     by these, in order, to replay a run whose draws are known
     (:class:`~tcpn.petrinets.engine.forced.ForcedDraws`); the choice among enabled bindings still
     follows ``seed``. Forced draws run on the ``python`` engine (whatever
-    ``$TCPN_ENGINE`` says; another ``engine`` is an :class:`InputError`).
+    ``$TCPN_ENGINE`` says; another ``engine`` is an :class:`InputError`). ``firings``
+    bounds the firings the caller will run on the net (all its runs), so that ``auto``
+    runs a short command in Python rather than first build native modules for it
+    (:func:`~tcpn.petrinets.engine.native.select_engine`).
 
     >>> from tcpn.petrinets import REAL, PetriNet, Place, Transition
     >>> net = PetriNet("draw")
@@ -90,7 +93,8 @@ class Simulator:
 
     def __init__(self, net: PetriNet | CompiledNet, seed: Seed = 0,
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
-                 engine: str | None = None, forced_draws: Iterable[float] | None = None):
+                 engine: str | None = None, forced_draws: Iterable[float] | None = None,
+                 firings: int | None = None):
         compiled = net if isinstance(net, CompiledNet) else compile_net(net)
         if forced_draws is not None:
             # the compiled engines draw from NumPy's generator itself, not from a stand-in:
@@ -99,7 +103,8 @@ class Simulator:
         #: the native build (``tcpn.petrinets.engine.native``): its ``engine``, ``reason`` and
         #: ``fallbacks`` say what runs compiled; ``engine=None`` reads ``$TCPN_ENGINE``,
         #: else ``"auto"`` (native when built or cheap to build, else Python)
-        self.native = select_engine(compiled, engine, default=SIMULATOR_DEFAULT)
+        self.native = select_engine(compiled, engine, default=SIMULATOR_DEFAULT,
+                                    firings=firings)
         self.compiled = self.native.compiled
         #: the loop that runs: the selected engine's (a
         #: :class:`~tcpn.petrinets.engine.contract.Loop` bound to this simulator), else
