@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpn.petrinets.checking.contest import examinations
+from tcpn.petrinets.checking.contest import walks
 from tcpn.petrinets.checking.contest.examinations import check_examination, load_model
 from tcpn.petrinets.checking.contest.walks import (
+    Walks,
     _Enabling,
     _holds,
     goal_of,
@@ -74,7 +75,7 @@ def write_deep_model(folder: Path) -> Path:
 
 
 def test_walks_decide_a_witness_deeper_than_the_budgeted_search(tmp_path, monkeypatch):
-    monkeypatch.setattr(examinations, "WALK_S", 2.0)  # the false formula walks this long
+    monkeypatch.setattr(walks, "WALK_UNITS", 4_000)  # the false formula walks this long
     model = write_deep_model(tmp_path)
     lines = check_examination(model, "ReachabilityCardinality", max_states=2_000,
                               time_limit_s=60)
@@ -83,6 +84,23 @@ def test_walks_decide_a_witness_deeper_than_the_budgeted_search(tmp_path, monkey
     # without walks (a complete search is the only other way) the budget decides nothing
     net = load_model(model).net
     assert not explore_pt(net, max_states=2_000).complete
+
+
+def test_the_walks_budget_is_work_not_seconds(tmp_path, monkeypatch):
+    """The walks stop after a count of steps set by the net's width, not after seconds:
+    the same answers on a loaded machine as on a quiet one (a false goal walked to the
+    end of its budget in both)."""
+    monkeypatch.setattr(walks, "WALK_UNITS", 3_000)
+    net = load_model(write_deep_model(tmp_path)).net
+    formulas = {"deep": EF(tokens(f"c{CHAIN}") >= 1), "never": EF(tokens(f"c{CHAIN}") >= 2)}
+    answers = []
+    for seconds in (1_000.0, 10_000.0):
+        found = Walks(net, formulas, seconds, seed=7)
+        answers.append((found.answer("deep"), found.answer("never")))
+    assert answers[0] == answers[1] and answers[0][1] is None and answers[0][0] is not None
+    assert walks.walk_steps(net) == int(3_000 / (1 + max(len(net.places),
+                                                          len(net.transitions)) / 256))
+    assert walks.walk_steps(net, 10**9) > walks.walk_steps(net)
 
 
 def test_the_witness_replays_and_is_the_same_from_the_same_seed(tmp_path):

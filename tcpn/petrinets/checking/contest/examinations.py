@@ -88,8 +88,10 @@ DEFAULT_MAX_STATES = 2_000_000
 STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
 #: Seconds the random walks of one examination may take at most, when a budget has
-#: stopped the search (:mod:`~tcpn.petrinets.checking.contest.walks`).
-WALK_S = 10.0
+#: stopped the search: a safety bound only; their budget is a count of work
+#: (:data:`~tcpn.petrinets.checking.contest.walks.WALK_UNITS`, about 5 s on a quiet
+#: machine), so that their answers do not depend on the machine's load.
+WALK_S = 60.0
 #: The walks' seed (the same answers and witnesses from one run to the next).
 WALK_SEED = 31
 #: Models larger than this are refused (the contest's largest are about 60 MB).
@@ -290,7 +292,7 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
            seen: Callable[[Formula], bool | None]) -> Walks | None:
     """The random walks of one examination's formulas on a P/T net whose search a budget
     stopped (None otherwise): the formulas the states found do not decide, walked for
-    at most :data:`WALK_S` of what is left on ``clock``."""
+    their work budget, cut at :data:`WALK_S` or the time left on ``clock``."""
     if _complete(space) or not model.is_pt or not props:
         return None
     left = clock.left()

@@ -57,7 +57,8 @@ from tcpn.petrinets.checking.formulas import (
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
 
-__all__ = ["MAX_LENGTH", "WALKERS", "Walks", "goal_of", "random_walks", "replay"]
+__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "Walks", "goal_of", "random_walks", "replay",
+           "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -68,6 +69,14 @@ MAX_LENGTH = 20_000
 BATCH_STEPS = 32
 #: ... and at most this many counts (markings x places or transitions) gathered.
 BATCH_CELLS = 1 << 22
+#: The walks' budget, a count of work rather than seconds, so that the same net, formulas
+#: and seed give the same answers on any machine under any load: steps, each weighted
+#: by ``1 + width / WIDTH_PER_STEP`` (``width``: the net's places or transitions, the
+#: larger). A step costs about 0.12 ms plus 0.5 us per unit of width (32 walkers,
+#: measured on 6 contest nets of 31-1,440 places, 2 cores under load), so the budget is
+#: about 5 s on a quiet machine whatever the net's size.
+WALK_UNITS = 40_000
+WIDTH_PER_STEP = 256
 
 
 
@@ -229,12 +238,28 @@ def replay(net: PTNet, path: Sequence[str]) -> np.ndarray:
     return marking[0]
 
 
+def walk_steps(net: PTNet, units: int | None = None) -> int:
+    """The steps the walks take on ``net`` within ``units`` of work (by default
+    :data:`WALK_UNITS`): fewer on a wider net, whose steps cost more.
+
+    >>> from tcpn.petrinets.examples import dining_philosophers
+    >>> from tcpn.petrinets.statespace.ptspace import pt_net
+    >>> walk_steps(pt_net(dining_philosophers(3)))
+    38641
+    """
+    width = max(len(net.places), len(net.transitions), 1)
+    budget = WALK_UNITS if units is None else units
+    return max(1, int(budget / (1 + width / WIDTH_PER_STEP)))
+
+
 class Walks:
     """The walks' answers to a set of formulas, walked once for all of them at the first
     question (one walk serves every formula of an examination): ``formulas`` by
     identifier, those ``wanted`` (asked at the first question: the ones nothing else
-    decided) walked on ``net`` for ``seconds`` from the first question; each witness is
-    checked by :func:`replay` before it answers."""
+    decided) walked on ``net`` for :func:`walk_steps` steps (the same answers on any
+    machine), cut short only if ``seconds`` pass from the first question (a safety
+    bound: the examination's time left); each witness is checked by :func:`replay`
+    before it answers."""
 
     def __init__(self, net: PTNet, formulas: dict[str, Formula], seconds: float,
                  seed: int = 0, wanted: Callable[[Formula], bool] = lambda formula: True):
@@ -252,7 +277,8 @@ class Walks:
             idents = [i for i in self.goals if self.wanted(self.formulas[i])]
             deadline = wallclock.perf_counter() + self.seconds
             paths = random_walks(self.net, [self.goals[i][0] for i in idents], self.seed,
-                                 lambda: wallclock.perf_counter() > deadline)
+                                 lambda: wallclock.perf_counter() > deadline,
+                                 max_steps=walk_steps(self.net))
             self.answers = {}
             for ident_, path in zip(idents, paths, strict=True):
                 if path is not None and _fires(self.net, path):
