@@ -228,6 +228,11 @@ def evaluate(text: str, **values: object) -> object:
     ("mem l 3 andalso not (mem l 4)", {"l": (1, 3)}, True),
     ("rm 2 l", {"l": (1, 2, 3, 2)}, (1, 3, 2)),
     ("List.exists (fn x => x > 2) l", {"l": (1, 3)}, True),
+    # a conditional body in a filter (a field file: it was written as an unparenthesised
+    # conditional in a comprehension's if, which Python does not parse)
+    ("List.filter (fn x => if List.exists (fn y => y = x) m = true then false else true) l",
+     {"l": (1, 2, 3), "m": (2,)}, (1, 3)),
+    ("List.map (fn x => if x > 1 then x else 0) l", {"l": (1, 2)}, (0, 2)),
     ("1`a ++ 2`b", {"a": "u", "b": "v"}, ("u", "v", "v")),
     ("ms_to_col (1`a)", {"a": 8}, 8),
 ])

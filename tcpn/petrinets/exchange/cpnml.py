@@ -695,7 +695,12 @@ class MLToPython(MatchForms):
         anything else (``#__class__ x``) raises
         :class:`~tcpn.petrinets.restricted.UntrustedCodeError`, before anything runs.
         """
-        node = self._expr(tree, where, local)
+        try:
+            node = self._expr(tree, where, local)
+        except SyntaxError as exc:  # a form written as Python text that does not parse
+            raise UnsupportedConstruct(where, f"tcpn's translation of this form is not "
+                                       f"valid Python ({exc.msg}): a fault of tcpn's, "
+                                       "please report it") from None
         self.known_fields(node, where)
         check_expression(node, where, declared=self.declared_names(local),
                          fields=self.record_labels())

@@ -600,15 +600,28 @@ class MatchForms:
             element = "_e"
             target = ast.Name("_e", ast.Store())
             value = ast.Call(call, [ast.Name("_e", ast.Load())], [])
-        text = {
-            "map": f"tuple({_src(value)} for {element} in {_src(items)})",
-            "filter": f"tuple({element} for {element} in {_src(items)} if {_src(value)})",
-            "any": f"any({_src(value)} for {element} in {_src(items)})",
-            "all": f"all({_src(value)} for {element} in {_src(items)})",
-            # for its effects (on reference cells), in list order; the value is ()
-            "app": f"(tuple({_src(value)} for {element} in {_src(items)}), ())[1]",
-        }[form]
-        return ast.parse(text, mode="eval").body
+        # built as trees, not text: a conditional or a lambda in ``value`` then needs no
+        # parentheses to stand in a comprehension's ``if``
+        loaded = ast.parse(element, mode="eval").body
+
+        def generator(elt: ast.expr, ifs: list[ast.expr]) -> ast.GeneratorExp:
+            return ast.GeneratorExp(elt, [ast.comprehension(target, items, ifs, 0)])
+
+        def named(name: str, argument: ast.expr) -> ast.expr:
+            return ast.Call(ast.Name(name, ast.Load()), [argument], [])
+
+        tree: ast.expr
+        if form == "filter":
+            tree = named("tuple", generator(loaded, [value]))
+        elif form in ("any", "all"):
+            tree = named(form, generator(value, []))
+        elif form == "app":  # for its effects (on reference cells), in list order: ()
+            tree = ast.Subscript(ast.Tuple([named("tuple", generator(value, [])),
+                                            ast.Tuple([], ast.Load())], ast.Load()),
+                                 ast.Constant(1), ast.Load())
+        else:  # map
+            tree = named("tuple", generator(value, []))
+        return ast.fix_missing_locations(tree)
 
     def _is_simple_target(self, pat: Any) -> bool:
         """A pattern Python's ``for`` can bind: names, and tuples of them."""
