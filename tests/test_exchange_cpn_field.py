@@ -245,6 +245,42 @@ def test_no_matching_rule_raises():
         evaluate("case q of [] => 0", q=(1,))
 
 
+def test_a_record_pattern_on_an_input_arc_binds_its_fields(tmp_path):
+    """``{id=i, case=c, state=sel}`` on an input arc binds ``i`` (CPN Tools binds a record
+    pattern's variables), checks ``c`` against the binding of another arc and ``state``
+    against the constant; the state space equals cpncheck's."""
+    declarations = (
+        colset("D1", "INT", "<int/>")
+        + colset("D2", "STATE", "<enum><id>sel</id><id>no</id></enum>")
+        + colset("D3", "OBJ", "<record><recordfield><id>id</id><id>INT</id></recordfield>"
+                 "<recordfield><id>case</id><id>INT</id></recordfield>"
+                 "<recordfield><id>state</id><id>STATE</id></recordfield></record>")
+        + var("D4", "INT", "i", "c"))
+    text = cpn_file(
+        declarations,
+        [("P1", "objects", "OBJ", "1`{id=1, case=7, state=sel} ++ 1`{id=2, case=8, state=sel}"
+                                  " ++ 1`{id=3, case=7, state=no}"),
+         ("P2", "cases", "INT", "1`7"), ("P3", "taken", "INT", "")],
+        [("T1", "take", "", "")],
+        [("A1", "PtoT", "T1", "P2", "c"), ("A2", "PtoT", "T1", "P1",
+                                           "{id=i, case=c, state=sel}"),
+         ("A3", "TtoP", "T1", "P3", "i"), ("A4", "TtoP", "T1", "P2", "c")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    fired = simulate(imported.net, seed=1, max_firings=10)
+    assert [t.value for t in fired.marking["taken"]] == [1]  # id 3 is not selected
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs
+    # exported, the tuple pattern is the record pattern again, and reads back the same
+    exported = to_cpn(imported.net, layout="grid")
+    assert "{id=i, case=c, state=sel}" in exported
+    again = read_cpn(exported)
+    assert again.complete, again.report.text()
+    assert [t.value for t in simulate(again.net, seed=1, max_firings=10).marking["taken"]] \
+        == [1]
+
+
 def test_clausal_function_recurses(tmp_path):
     declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "n", "m")
                     + ml("D3", "fun fact 0 = 1\n  | fact k = k * fact (k - 1);"))

@@ -1862,8 +1862,9 @@ class _Importer:
         arcs: list[Arc] = []
 
         def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
+            taken = value if multiset else _record_pattern(value, colour)
             if orientation == "ptot":
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count,
+                arcs.append(Arc(ArcKind.INPUT, place, transition, taken, count,
                                 multiset=multiset))
             elif orientation == "ttop":
                 arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
@@ -1876,7 +1877,7 @@ class _Importer:
                 self.note("arc", element, where, "a double arc on a timed place imported as an "
                           "input and an output arc (the token gets a new timestamp)")
             else:
-                arcs.append(Arc(ArcKind.READ, place, transition, value, count,
+                arcs.append(Arc(ArcKind.READ, place, transition, taken, count,
                                 multiset=multiset))
 
         for literal, times in literals:
@@ -2792,3 +2793,41 @@ class _Substitute(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.expr:
         return self.substitutions.get(node.id, node)
 
+
+
+def _record_pattern(value: str, colour: ColourSet) -> str:
+    """An input or read arc's record written field by field, ``{f1=p1, ..., fn=pn}`` with
+    each ``pi`` a pattern (a variable, a constant, a tuple or record of them), as the tuple
+    pattern ``(p1, ..., pn)`` in the colour set's field order: a record value is the tuple
+    of its fields, and the pattern then binds its variables by matching tokens, as CPN
+    Tools binds a record pattern's (``{id=i, state=ok}`` binds ``i``; a variable bound by
+    another arc must match). Anything else is ``value`` unchanged (an expression)."""
+    if not isinstance(colour, RecordSet):
+        return value
+    try:
+        tree = ast.parse(value, mode="eval").body
+    except SyntaxError:
+        return value
+    pattern = _record_tree_pattern(tree, colour)
+    return value if pattern is None else ast.unparse(pattern)
+
+
+def _record_tree_pattern(tree: ast.expr, colour: ColourSet) -> ast.expr | None:
+    if not isinstance(colour, RecordSet):
+        return tree if _is_plain_pattern(tree) else None
+    names = [name for name, _ in colour.fields]
+    if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and not tree.args
+            and sorted(k.arg or "" for k in tree.keywords) == sorted(names)):
+        return None
+    given = {k.arg: k.value for k in tree.keywords}
+    parts = [_record_tree_pattern(given[name], field) for name, field in colour.fields]
+    if any(p is None for p in parts):
+        return None
+    return ast.Tuple([p for p in parts if p is not None], ast.Load())
+
+
+def _is_plain_pattern(tree: ast.expr) -> bool:
+    """A variable, a constant, or a tuple of those (the engine's input-arc patterns)."""
+    if isinstance(tree, ast.Name | ast.Constant):
+        return True
+    return isinstance(tree, ast.Tuple) and all(_is_plain_pattern(e) for e in tree.elts)

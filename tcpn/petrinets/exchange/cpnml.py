@@ -1476,6 +1476,9 @@ def _bind_pattern(tree: ast.expr, t: MLType, found: dict[str, MLType], where: st
         if _kind(t) == "product" and len(t[1]) == len(tree.elts):
             for elt, sub in zip(tree.elts, t[1], strict=True):
                 _bind_pattern(elt, sub, found, where)
+        elif _kind(t) == "record" and len(t[2]) == len(tree.elts):  # its fields in order
+            for elt, (_, sub) in zip(tree.elts, t[2], strict=True):
+                _bind_pattern(elt, sub, found, where)
         elif _kind(t) == "unit" and not tree.elts:
             return
         else:
@@ -1610,6 +1613,13 @@ class _Emitter:
             constructor = str(node.elts[0].value)
             text, _, _ = self.emit(node.elts[1], dict(expected[2])[constructor])
             return f"{constructor}({text})", _APP, expected
+        if _kind(expected) == "record" and len(expected[2]) == len(node.elts):
+            # a record read as a tuple of its fields (an input arc's record pattern, as
+            # the import writes it): written back as the record, field by field
+            fields = [self.emit(e, t) for e, (_, t) in zip(node.elts, expected[2],
+                                                            strict=True)]
+            return "{" + ", ".join(f"{name}={text}" for (name, _), (text, _, _) in zip(
+                expected[2], fields, strict=True)) + "}", _ATOM, expected
         subs = expected[1] if _kind(expected) == "product" and len(expected[1]) == len(
             node.elts) else [None] * len(node.elts)
         parts = [self.emit(e, s) for e, s in zip(node.elts, subs, strict=True)]
@@ -2246,9 +2256,15 @@ class _Emitter:
         return f"fn {pattern} => {text}"
 
     def _method(self, node: ast.Call, func: ast.Attribute, expected: MLType) -> Emitted:
-        """``r._replace(f=e)`` on a record (a new record: the others fields copied) and
-        ``rng.random()`` on an action's generator (``uniform(0.0, 1.0)``)."""
+        """``r._replace(f=e)`` on a record (a new record: the others fields copied),
+        ``rng.random()`` on an action's generator (``uniform(0.0, 1.0)``) and
+        ``''.join(l)`` (``String.concat l``)."""
         owner = func.value
+        if func.attr == "join" and isinstance(owner, ast.Constant) and owner.value == "" \
+                and len(node.args) == 1 and not node.keywords:
+            # the import's reading of String.concat l (a list of strings)
+            listed = self.emit(node.args[0], ("list", STRING_T))[0]
+            return f"String.concat ({listed})", _APP, STRING_T
         if func.attr == "tolist" and not node.args and isinstance(owner, ast.Call) and \
                 isinstance(owner.func, ast.Attribute) and owner.func.attr == "random" and \
                 isinstance(owner.func.value, ast.Name) and owner.func.value.id in \
