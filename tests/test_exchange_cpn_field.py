@@ -281,6 +281,20 @@ def test_a_record_pattern_on_an_input_arc_binds_its_fields(tmp_path):
         == [1]
 
 
+def test_a_constant_coefficient_on_an_input_arc_still_binds():
+    """``n`x`` with ``val n = 3``: three equal tokens bind ``x``; only 2 has three."""
+    declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "x")
+                    + ml("D3", "val n = 3;"))
+    text = cpn_file(declarations, [("P1", "a", "INT", "1`1 ++ 3`2"), ("P2", "b", "INT", "")],
+                    [("T1", "take", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "n`x"), ("A2", "TtoP", "T1", "P2", "x")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    assert [t.value for t in simulate(imported.net, seed=1).marking["b"]] == [2]
+    # (cpncheck does not bind a variable under a named coefficient: no space to compare)
+
+
 def test_clausal_function_recurses(tmp_path):
     declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "n", "m")
                     + ml("D3", "fun fact 0 = 1\n  | fact k = k * fact (k - 1);"))

@@ -1921,7 +1921,11 @@ class _Importer:
                 try:
                     count = int(ast.literal_eval(count_text))
                 except ValueError:
-                    count = count_text
+                    # a declared integer constant (val n = 100; n`x) is that number: the
+                    # arc's term can then bind, as a pattern with a fixed count
+                    named = self.constants.get(str(term.count.children[0])) if isinstance(
+                        term.count, Tree) and term.count.data == "name" else None
+                    count = named if type(named) is int and named >= 0 else count_text
             if isinstance(colour, UnitSet) and term.count is None and value.isdigit():
                 count, value = int(value), "()"
             add(value, count, term_delay)
