@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_exchange_cpn_field import colset, cpn_file, var
 
 from tcpn.errors import InputError
 from tcpn.petrinets.examples import counter
@@ -67,11 +68,29 @@ def test_dangling_arc_reference_names_the_arc(good):
         read_cpn(bad)
 
 
-def test_unknown_colour_set_names_the_place(good):
+def test_unknown_colour_set_leaves_out_the_place_naming_it(good):
+    # CPN Tools marks the place as an error and runs the rest: so does the import
     bad = good.replace('version="4.0.1">INT</text>', 'version="4.0.1">NOPE</text>', 1)
-    with pytest.raises(CpnFormatError, match=r"element ID\d+: place 'count' has unknown colour "
-                                             r"set 'NOPE'"):
-        read_cpn(bad)
+    imported = read_cpn(bad)
+    assert "count" not in imported.net.places
+    place = next(i for i in imported.report.unsupported if i.kind == "place")
+    assert place.name == "count" and "colour set 'NOPE' is declared nowhere" in place.reason
+    with pytest.raises(IncompleteImportError, match="NOPE"):
+        read_cpn(bad, strict=True)
+
+
+def test_a_variable_of_an_undeclared_colour_set_is_left_out_not_the_file():
+    # an unused variable whose colour set the file never declares (a field file: CPN
+    # Tools only marks it): the declaration is left out, the net imported whole
+    declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "x")
+                    + var("D3", "DATAP", "dp"))
+    text = cpn_file(declarations, [("P1", "a", "INT", "1`1"), ("P2", "b", "INT", "")],
+                    [("T1", "move", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P2", "x")])
+    imported = read_cpn(text)
+    assert set(imported.net.transitions) == {"move"}
+    (item,) = imported.report.unsupported
+    assert (item.kind, item.name, item.missing) == ("declaration", "var dp", "DATAP")
 
 
 def test_cpn_ml_syntax_error_leaves_out_its_transition_naming_element_line_and_column(good):

@@ -886,10 +886,17 @@ class _Importer:
 
     def _var(self, element: ET.Element) -> None:
         colour = (element.findtext("type/id") or "").strip()
+        names = [(ident.text or "").strip() for ident in element.findall("id")]
         if colour not in self.colours and colour not in self.bad_colours:
-            raise self.fail(element, f"variable(s) of unknown colour set {colour!r}")
-        for ident in element.findall("id"):
-            self.variables[(ident.text or "").strip()] = colour
+            # CPN Tools marks the declaration as an error and runs the rest of the net:
+            # left out, with whatever uses these variables
+            self.skip("declaration", element, f"var {', '.join(names)}",
+                      f"variable(s) of colour set {colour!r}, which the file declares "
+                      "nowhere (CPN Tools marks the declaration as an error)",
+                      missing=colour)
+            return
+        for name in names:
+            self.variables[name] = colour
 
     def _translator(self, variables: frozenset[str] = frozenset()) -> MLToPython:
         return MLToPython(
@@ -1355,7 +1362,12 @@ class _Importer:
                 f" (the file's declarations are an <errordecl> block, line "
                 f"{self.lines.get(unread, '?')}: Design/CPN text the converter left "
                 "untranslated, which tcpn does not read)")
-            raise self.fail(element, f"place {raw!r} has unknown colour set {type_name!r}{why}")
+            # CPN Tools marks such a place as an error: left out, with its arcs and the
+            # transitions that need them, the rest of the net imported
+            info = _PlaceInfo(name, element, None)
+            info.item = self.skip("place", element, raw, f"colour set {type_name!r} is "
+                                  f"declared nowhere in the file{why}", missing=type_name)
+            return info
         colour = self.colours.get(type_name)
         info = _PlaceInfo(name, element, colour)
         if colour is None:
