@@ -296,6 +296,32 @@ def test_a_constant_coefficient_on_an_input_arc_still_binds():
     # (cpncheck does not bind a variable under a named coefficient: no space to compare)
 
 
+def test_smls_math_structure_and_cpn_tools_bernoulli_compute_and_export():
+    """``Math.sqrt``, ``Math.pi``, ``Math.atan2`` (SML's Math) and CPN Tools' ``bernoulli``
+    (1 with probability p, else 0): read, computed, and written back as they were."""
+    declarations = (colset("D1", "INT", "<int/>") + colset("D2", "R", "<real/>")
+                    + var("D3", "R", "x")
+                    + ml("D4", "fun dist (a, b) = Math.sqrt(a * a + b * b);")
+                    + ml("D5", "val half = Math.atan2(1.0, 1.0) * 4.0 / Math.pi;"))
+    text = cpn_file(declarations,
+                    [("P1", "a", "R", "1`3.0"), ("P2", "b", "R", ""), ("P3", "coin", "INT", "")],
+                    [("T1", "measure", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "x"), ("A2", "TtoP", "T1", "P2",
+                                                       "dist (x, 4.0) * half"),
+                     ("A3", "TtoP", "T1", "P3", "bernoulli(1.0) + bernoulli(0.0)")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1).marking
+    assert [t.value for t in marking["b"]] == [pytest.approx(5.0)]
+    assert [t.value for t in marking["coin"]] == [1]
+    exported = to_cpn(imported.net, layout="grid")
+    assert "Math.sqrt(" in exported  # (the constant half is written as its value, 1.0)
+    assert "bernoulli(1.0) + bernoulli(0.0)" in exported
+    again = read_cpn(exported)
+    assert again.complete, again.report.text()
+
+
 def test_clausal_function_recurses(tmp_path):
     declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "n", "m")
                     + ml("D3", "fun fact 0 = 1\n  | fact k = k * fact (k - 1);"))

@@ -612,6 +612,16 @@ _ML_UNARY = {
     "toReal": "float", "ModelTime.toReal": "float", "ModelTime.fromInt": "int",
 }
 _ML_BINARY = {"Int.min": "min", "Int.max": "max", "Real.min": "min", "Real.max": "max"}
+#: SML's Math structure (reals): each function by its library name, and its constants.
+#: Python's math raises where SML gives NaN or an infinity (Math.sqrt ~1.0, Math.ln 0.0):
+#: a firing error naming the transition rather than a NaN travelling on.
+MATH_FUNCTIONS: dict[str, Callable[..., float]] = {
+    "ml_sqrt": math.sqrt, "ml_exp": math.exp, "ml_ln": math.log, "ml_log10": math.log10,
+    "ml_sin": math.sin, "ml_cos": math.cos, "ml_tan": math.tan, "ml_asin": math.asin,
+    "ml_acos": math.acos, "ml_atan": math.atan, "ml_atan2": math.atan2,
+    "ml_sinh": math.sinh, "ml_cosh": math.cosh, "ml_tanh": math.tanh}
+_ML_MATH = {f"Math.{name.removeprefix('ml_')}": name for name in MATH_FUNCTIONS}
+_ML_MATH_CONSTANTS = {"Math.pi": math.pi, "Math.e": math.e}
 #: The other basis functions :meth:`MLToPython._basis` translates (for its error message).
 _BASIS_NAMES = frozenset({
     "time", "ModelTime.time", "not", "ref", "ignore", "hd", "List.hd", "tl", "List.tl", "rev",
@@ -623,7 +633,8 @@ _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
-    "floor": math.floor, "ceil": math.ceil, **CELL_FUNCTIONS, **EXCEPTION_FUNCTIONS,
+    "floor": math.floor, "ceil": math.ceil, **MATH_FUNCTIONS, **CELL_FUNCTIONS,
+    **EXCEPTION_FUNCTIONS,
     **LIBRARY_FUNCTIONS, **CALENDAR_FUNCTIONS}
 #: How the export's refusals name the library functions the import translates to.
 _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a reference cell)",
@@ -797,6 +808,8 @@ class MLToPython(MatchForms):
             return ast.Constant(name)
         if name in ("empty", "nil"):
             return ast.Tuple([], ast.Load())  # inside an expression, a multiset is a list
+        if name in _ML_MATH_CONSTANTS:
+            return ast.Constant(_ML_MATH_CONSTANTS[name])
         if name in CALENDAR_VALUES:  # Date.Jan, TextIO.stdOut ...
             return ast.parse(repr(CALENDAR_VALUES[name]), mode="eval").body
         if name in self.functions:  # a function passed as a value: of one argument
@@ -1086,9 +1099,15 @@ class MLToPython(MatchForms):
             return call(target, args[0])
         if name in _ML_BINARY and len(args) == 2:
             return call(_ML_BINARY[name], *args)
+        if name in _ML_MATH and len(args) == (2 if name == "Math.atan2" else 1):
+            self.used_basis.add(_ML_MATH[name])
+            return call(_ML_MATH[name], *args)
         if name in _ML_RANDOM and len(args) == _ML_RANDOM[name]:
             self.uses_random = True
             return call(name, *args)
+        if name == "bernoulli" and len(args) == 1:  # CPN Tools': 1 with probability p, else 0
+            self.uses_random = True
+            return call("int", call("bernoulli", args[0]))
         if name in _ML_RANDOM and len(args) == 1 and _ML_RANDOM[name] > 1:
             self.uses_random = True  # uniform(bounds), bounds a pair
             return call(name, ast.Starred(args[0], ast.Load()))
@@ -2074,7 +2093,8 @@ class _Emitter:
         name = func.id
         if name in self.o.records:
             return self._record(node, self.o.records[name])
-        if name in ("ml_int_string", "ml_real_string", "ml_tabulate"):  # read back as written
+        if name in ("ml_int_string", "ml_real_string", "ml_tabulate") or \
+                name in MATH_FUNCTIONS:  # read back as written
             return self._builtin(node, name, expected)
         if name == "len" and len(node.args) == 1 and name not in self.o.functions:
             count = self._count(node.args[0])
@@ -2454,6 +2474,10 @@ class _Emitter:
             return (text, _ATOM, REAL_T) if t == REAL_T else (f"Real.fromInt({text})", _APP,
                                                                REAL_T)
         if name == "int":
+            if len(args) == 1 and isinstance(args[0], ast.Call) and isinstance(
+                    args[0].func, ast.Name) and args[0].func.id == "bernoulli" and \
+                    len(args[0].args) == 1:  # the import's reading of CPN Tools' bernoulli
+                return f"bernoulli({self._real_arg(args[0].args[0])})", _APP, INT_T
             text, prec, t = one()
             if t == INT_T:
                 return text, prec, INT_T
@@ -2463,6 +2487,9 @@ class _Emitter:
         if name == "round":
             text, _, t = one()
             return (f"round({text})", _APP, INT_T) if t == REAL_T else (text, _ATOM, t)
+        if name in MATH_FUNCTIONS:  # read from Math.f
+            texts = [self._real_arg(a) for a in args]
+            return f"Math.{name.removeprefix('ml_')}({', '.join(texts)})", _APP, REAL_T
         if name in ("ml_int_string", "ml_real_string"):  # read from Int/Real.toString
             text, _, _ = one()
             module = "Int" if name == "ml_int_string" else "Real"

@@ -95,7 +95,8 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "String.tokens": ("ml_tokens", 2), "String.fields": ("ml_fields", 2),
             "Char.isDigit": ("ml_is_digit", 1), "Char.isAlpha": ("ml_is_alpha", 1),
             "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
-            "String.substring": ("ml_substring", 1), "String.isPrefix": ("ml_is_prefix", 2),
+            "String.substring": ("ml_substring", 1), "substring": ("ml_substring", 1),
+            "String.isPrefix": ("ml_is_prefix", 2),
             "String.isSuffix": ("ml_is_suffix", 2), **CALENDAR_CALLS}
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
