@@ -234,6 +234,9 @@ def evaluate(text: str, **values: object) -> object:
     ("List.filter (fn x => if List.exists (fn y => y = x) m = true then false else true) l",
      {"l": (1, 2, 3), "m": (2,)}, (1, 3)),
     ("List.map (fn x => if x > 1 then x else 0) l", {"l": (1, 2)}, (0, 2)),
+    # SML's labels: a numeral label ends where a letter starts; '#' may stand apart
+    ("#2p = 5", {"p": (1, 5)}, True),
+    ("#1(# 1 q)", {"q": ((7, 8), 9)}, 7),
     ("1`a ++ 2`b", {"a": "u", "b": "v"}, ("u", "v", "v")),
     ("ms_to_col (1`a)", {"a": 8}, 8),
 ])

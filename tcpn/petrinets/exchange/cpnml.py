@@ -240,7 +240,9 @@ REAL.2: /~?\d+\.\d+([eE]~?\d+)?/ | /~?\d+[eE]~?\d+/
 INT: /~?\d+/
 STRING: /"([^"\\\n]|\\.)*"/
 CHAR.3: /#"([^"\\]|\\.)*"/
-SELECTOR.2: /#[A-Za-z0-9_']+/
+// SML's labels: a numeral from 1 or an identifier; '#' may stand apart (# 1 x), and a
+// numeral label ends where a letter starts (#6n is #6 n)
+SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z][A-Za-z0-9_']*)/
 LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
@@ -970,7 +972,7 @@ class MLToPython(MatchForms):
 
     def _t_selector(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # #2 or #field as a function value (map #1 l)
-        label = str(tree.children[0])[1:]
+        label = _label(tree.children[0])
         part: ast.expr = ast.Subscript(ast.Name("_r", ast.Load()), ast.Constant(
             int(label) - 1), ast.Load()) if label.isdigit() else ast.Attribute(
             ast.Name("_r", ast.Load()), label, ast.Load())
@@ -1012,7 +1014,7 @@ class MLToPython(MatchForms):
             args = self._fit(tree, where, name, self.local_functions[name], args)
             return ast.Call(ast.Name(py_name(name), ast.Load()), args, [])
         if isinstance(head, Tree) and head.data == "selector":
-            label = str(head.children[0])[1:]
+            label = _label(head.children[0])
             if len(args) != 1:
                 if not label.isdigit() or not 1 <= int(label) <= len(args):
                     raise self._unsupported(tree, where, f"selector #{label} on a tuple of "
@@ -1180,6 +1182,11 @@ def _thunk(body: ast.expr) -> ast.expr:
     """``lambda: body``."""
     return ast.Lambda(ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
                                     kw_defaults=[], kwarg=None, defaults=[]), body)
+
+
+def _label(token: Any) -> str:
+    """The label of a selector token (``#2``, ``# name``)."""
+    return str(token)[1:].strip()
 
 
 def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
