@@ -325,6 +325,24 @@ def test_smls_math_structure_and_cpn_tools_bernoulli_compute_and_export():
     assert again.complete, again.report.text()
 
 
+def test_a_subset_listed_by_its_members_binds_a_free_variable_to_them(tmp_path):
+    """``colset BANK = subset PAY with [Card, Check]`` (its <with> lists members, not
+    bounds) and a variable of it bound by no arc: CPN Tools binds it to each member of the
+    subset; the state space equals cpncheck's."""
+    declarations = (colset("D1", "PAY", "<enum><id>Card</id><id>Cash</id><id>Check</id>"
+                                        "</enum>")
+                    + colset("D2", "BANK", "<subset><id>PAY</id><with><ml>[Card, Check]</ml>"
+                                           "</with></subset>")
+                    + colset("D3", "UNIT", "<unit/>") + var("D4", "BANK", "b"))
+    text = cpn_file(declarations, [("P1", "go", "UNIT", "1`()"), ("P2", "paid", "PAY", "")],
+                    [("T1", "pay", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", "b")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (3, 2, 2)  # Card or Check, never Cash
+
+
 def test_clausal_function_recurses(tmp_path):
     declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "n", "m")
                     + ml("D3", "fun fact 0 = 1\n  | fact k = k * fact (k - 1);"))

@@ -772,7 +772,9 @@ class _Importer:
         if body is None:
             raise self.fail(element, f"colour set {name} has no type")
         kind, ranges = body.tag, body.find("with")
-        bounds = [self._ml_int(m) for m in ranges.findall("ml")] if ranges is not None else []
+        # (a subset's <with> lists its members, not bounds: _subset reads it)
+        bounds = [self._ml_int(m) for m in ranges.findall("ml")] \
+            if ranges is not None and kind != "subset" else []
         if kind == "unit" and ranges is None:
             return UnitSet(name=name)
         if kind == "bool" and ranges is None:
@@ -2136,16 +2138,27 @@ class _Importer:
         Tools does; False when a colour set is not small and finite (or a subset, whose
         members tcpn does not check)."""
         target = self.net.transitions[transition]
-        colours = {v: self.colours.get(self.variables[ml]) for v, ml in free.items()}
+        colours = {v: self._binding_colour(self.variables[ml]) for v, ml in free.items()}
         if any(v in target.free_variables for v in free) or any(
-                c is None or c.members() is None or c.name in self.subset_members
-                for c in colours.values()):
+                c is None or c.members() is None for c in colours.values()):
             return False
         target.free_variables.update({v: c for v, c in colours.items() if c is not None})
         element = self.by_id[self.ids[f"trans:{transition}"]]
         self.note("transition", element, _node_name(element), "free variable(s) "
                   f"{', '.join(free.values())} bound to every member of their colour set")
         return True
+
+    def _binding_colour(self, name: str) -> ColourSet | None:
+        """The values a free variable of colour set ``name`` is bound to: its members; for
+        a subset of an enumeration, the listed members only (an enumeration of them);
+        None for another subset (tcpn keeps no membership test to bind by)."""
+        colour = self.colours.get(name)
+        if colour is None or name not in self.subset_members:
+            return colour
+        members = self.subset_members[name]
+        if isinstance(colour, EnumSet) and all(isinstance(m, str) for m in members):
+            return EnumSet(tuple(members), name=name)
+        return None
 
     def _arc_ids(self) -> None:
         """Key the file's arc ids by each arc's index in the net."""
