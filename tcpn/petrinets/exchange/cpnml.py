@@ -241,8 +241,9 @@ INT: /~?\d+/
 STRING: /"([^"\\\n]|\\.)*"/
 CHAR.3: /#"([^"\\]|\\.)*"/
 // SML's labels: a numeral from 1 or an identifier; '#' may stand apart (# 1 x), and a
-// numeral label ends where a letter starts (#6n is #6 n)
-SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z][A-Za-z0-9_']*)/
+// numeral label ends where a letter starts (#6n is #6 n); a leading '_' (not SML) is read
+// so that the restricted evaluator refuses #__class__ by name
+SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z_][A-Za-z0-9_']*)/
 LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
