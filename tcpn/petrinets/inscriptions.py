@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from tcpn.errors import InputError
 from tcpn.limits import limit_problem
 
-__all__ = ["BUILTIN_NAMES", "RANDOM_FUNCTIONS", "RESERVED_NAMES", "Inscription"]
+__all__ = ["BUILTIN_NAMES", "RANDOM_FUNCTIONS", "RESERVED_NAMES", "Inscription",
+           "is_pattern_tree"]
 
 #: Names every inscription may use without declaring them.
 BUILTIN_NAMES = frozenset(
@@ -64,7 +65,7 @@ class Inscription:
     @functools.cached_property
     def is_pattern(self) -> bool:
         """True for a variable, a constant, or a (nested) tuple of those."""
-        return _is_pattern(self.tree)
+        return is_pattern_tree(self.tree)
 
     @functools.cached_property
     def pattern_variables(self) -> frozenset[str]:
@@ -91,11 +92,13 @@ class Inscription:
         )
 
 
-def _is_pattern(node: ast.expr) -> bool:
+def is_pattern_tree(node: ast.expr) -> bool:
+    """Whether ``node`` is an input-arc pattern: a variable, a constant, or a (nested)
+    tuple of those."""
     if isinstance(node, ast.Name | ast.Constant):
         return True
     if isinstance(node, ast.Tuple):
-        return all(_is_pattern(e) for e in node.elts)
+        return all(is_pattern_tree(e) for e in node.elts)
     return False
 
 

@@ -85,7 +85,7 @@ from tcpn.petrinets.exchange.functions import (
     MLDatatype,
     MLLocal,
 )
-from tcpn.petrinets.inscriptions import Inscription
+from tcpn.petrinets.inscriptions import Inscription, is_pattern_tree
 from tcpn.petrinets.net import (
     P_HIGH,
     P_LOW,
@@ -2843,7 +2843,7 @@ def _record_pattern(value: str, colour: ColourSet) -> str:
 
 def _record_tree_pattern(tree: ast.expr, colour: ColourSet) -> ast.expr | None:
     if not isinstance(colour, RecordSet):
-        return tree if _is_plain_pattern(tree) else None
+        return tree if is_pattern_tree(tree) else None
     names = [name for name, _ in colour.fields]
     if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and not tree.args
             and sorted(k.arg or "" for k in tree.keywords) == sorted(names)):
@@ -2853,10 +2853,3 @@ def _record_tree_pattern(tree: ast.expr, colour: ColourSet) -> ast.expr | None:
     if any(p is None for p in parts):
         return None
     return ast.Tuple([p for p in parts if p is not None], ast.Load())
-
-
-def _is_plain_pattern(tree: ast.expr) -> bool:
-    """A variable, a constant, or a tuple of those (the engine's input-arc patterns)."""
-    if isinstance(tree, ast.Name | ast.Constant):
-        return True
-    return isinstance(tree, ast.Tuple) and all(_is_plain_pattern(e) for e in tree.elts)

@@ -33,6 +33,7 @@ from typing import Any
 from tcpn.petrinets.colours import ColourSet
 from tcpn.petrinets.exchange.pnml.multiset import Count, Multiset, counted, equal, is_flat, pairs
 from tcpn.petrinets.exchange.pnml.symmetric import SymmetricTerms, Terms
+from tcpn.petrinets.inscriptions import is_pattern_tree
 from tcpn.petrinets.net import Arc, ArcKind
 
 __all__ = ["TransitionArcs"]
@@ -75,7 +76,7 @@ class TransitionArcs:
         while True:
             # patterns bind first; an expression inside a tuple becomes a fresh variable
             # only when nothing else binds the tuple's variables
-            fresh = [i for i in candidates if i not in binders and _is_pattern(i[3])
+            fresh = [i for i in candidates if i not in binders and is_pattern_tree(i[3])
                      and _names(i[3]) - bound]
             if not fresh:
                 fresh = [i for i in candidates if i not in binders
@@ -110,7 +111,7 @@ class TransitionArcs:
 
     def _patternize(self, tree: ast.expr) -> ast.expr:
         """``tree`` with every non-pattern part replaced by a fresh variable the guard checks."""
-        if _is_pattern(tree):
+        if is_pattern_tree(tree):
             return tree
         if isinstance(tree, ast.Tuple):
             return ast.Tuple([self._patternize(e) for e in tree.elts], ast.Load())
@@ -183,11 +184,6 @@ def _weighted(items: list[tuple[int, bool | ast.expr]]) -> int | ast.expr | None
         total = ast.BinOp(total, ast.Add(), part)
     return total
 
-
-def _is_pattern(tree: ast.expr) -> bool:
-    if isinstance(tree, ast.Name | ast.Constant):
-        return True
-    return isinstance(tree, ast.Tuple) and all(_is_pattern(e) for e in tree.elts)
 
 
 def _names(tree: ast.expr) -> set[str]:
