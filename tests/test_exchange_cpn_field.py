@@ -285,6 +285,27 @@ def test_a_record_pattern_on_an_input_arc_binds_its_fields(tmp_path):
         == [1]
 
 
+def test_a_record_pattern_on_a_double_arc_of_a_timed_place_binds_too():
+    # a double arc on a timed place is an input and an output arc: the input binds by the
+    # pattern, the output puts the record back (re-stamped)
+    declarations = (
+        colset("D1", "INT", "<int/>")
+        + colset("D2", "OBJ", "<timed/><record><recordfield><id>id</id><id>INT</id>"
+                 "</recordfield><recordfield><id>n</id><id>INT</id></recordfield></record>")
+        + var("D3", "INT", "i"))
+    text = cpn_file(
+        declarations,
+        [("P1", "objects", "OBJ", "1`{id=1, n=5} ++ 1`{id=2, n=6}"), ("P2", "seen", "INT", "")],
+        [("T1", "look", "", "")],
+        [("A1", "BOTHDIR", "T1", "P1", "{id=i, n=5}"), ("A2", "TtoP", "T1", "P2", "i")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1, max_firings=3).marking
+    assert [t.value for t in marking["seen"]] == [1, 1, 1]
+    assert sorted(t.value.id for t in marking["objects"]) == [1, 2]
+
+
 def test_a_constant_coefficient_on_an_input_arc_still_binds():
     """``n`x`` with ``val n = 3``: three equal tokens bind ``x``; only 2 has three."""
     declarations = (colset("D1", "INT", "<int/>") + var("D2", "INT", "x")

@@ -1876,7 +1876,10 @@ class _Importer:
         arcs: list[Arc] = []
 
         def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
-            taken = value if multiset else _record_pattern(value, colour)
+            # what an arc that takes tokens binds with (a record written out is a pattern);
+            # an output arc puts ``value`` itself
+            taken = value if multiset or orientation == "ttop" else \
+                _record_pattern(value, colour)
             if orientation == "ptot":
                 arcs.append(Arc(ArcKind.INPUT, place, transition, taken, count,
                                 multiset=multiset))
@@ -1884,7 +1887,7 @@ class _Importer:
                 arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count, when,
                                 term_delay, multiset))
             elif colour.is_timed:
-                arcs.append(Arc(ArcKind.INPUT, place, transition, value, count,
+                arcs.append(Arc(ArcKind.INPUT, place, transition, taken, count,
                                 multiset=multiset))
                 arcs.append(Arc(ArcKind.OUTPUT, place, transition, value, count,
                                 multiset=multiset))
