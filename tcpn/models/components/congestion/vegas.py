@@ -602,8 +602,11 @@ class VegasParams(VariantParams):
     (the recovery's own) or ``ns2``, ns-2's ``Agent/TCP/Vegas`` rule on Reno's or
     NewReno's recovery without SACK (a cut by a quarter, once per window:
     :func:`ns2_vegas_window`; the ns3 lens runs it in ``tcpn::SampledVegas``, with a
-    timeout restarting from 2 segments on tcpn's socket). Neither study states Vegas's
-    loss reaction. ``law`` (variant
+    timeout restarting from 2 segments on tcpn's socket). ``fine_timer`` (with
+    ``loss_cut: ns2`` and ``recovery: reno``) adds ns-2's fine-grained retransmission: a
+    segment older than Vegas's own timeout goes again on the first or second duplicate
+    ACK, or on one of the two ACKs of new data after a retransmission
+    (:func:`fine_expired`). Neither study states Vegas's loss reaction. ``law`` (variant
     ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
     and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
     ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
@@ -612,6 +615,7 @@ class VegasParams(VariantParams):
     variant: Literal["vegas", "modified_vegas"]
     recovery: Literal["reno", "newreno"] = "newreno"
     loss_cut: Literal["halve", "ns2"] = "halve"
+    fine_timer: bool = False
     law: Literal["brakmo", "ns3"] = "brakmo"
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
@@ -626,6 +630,10 @@ class VegasParams(VariantParams):
         if self.skew_estimation and self.variant != "modified_vegas":
             raise FieldProblem(("skew_estimation",), "skew_estimation needs the <ts, tr, ta> "
                                 "samples of variant modified_vegas")
+        if self.fine_timer and (self.loss_cut != "ns2" or self.recovery != "reno"):
+            raise FieldProblem(("fine_timer",), "fine_timer is ns-2's Agent/TCP/Vegas "
+                                "retransmission rule: it needs loss_cut ns2 and recovery reno "
+                                "(ns-2's Vegas ends recovery at the first new ACK)")
         if self.law == "ns3" and self.loss_cut == "ns2":
             raise FieldProblem(("loss_cut",), "loss_cut ns2 is a rule of tcpn's Vegas; law "
                                 "ns3 (ns-3's TcpVegas) keeps its own")
