@@ -32,6 +32,7 @@ from tcpn.models.components.congestion.vegas import (
     drop_acked,
     forget_segment,
     hull_floor,
+    last_sent,
     mst_slope,
     ns2_vegas_cuts,
     ns2_vegas_window,
@@ -123,6 +124,8 @@ COMPONENTS = {
     **{f"sender_vegas_ns2_cut_on_{base}": (lambda base=base: vegas_sender_net(
         SenderConfig(flow=0, dst=1, variant=base), VegasLaw(loss_cut="ns2")))
        for base in ("newreno", "reno")},
+    "sender_vegas_ns2_fine_timer": lambda: vegas_sender_net(
+        SenderConfig(flow=0, dst=1, variant="reno"), VegasLaw(loss_cut="ns2", fine_timer=True)),
     "sender_modified_vegas_skew": lambda: vegas_sender_net(
         SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),
@@ -397,6 +400,8 @@ def test_ml_forms_of_vegas_equal_the_helpers(xy, probe, slope):
     assert ml_forms.sent_time_ml(v, probe) == sent_time(v, probe)
     assert ml_forms.forget_segment_ml(sent, probe) == forget_segment(sent, probe)
     assert ml_forms.drop_acked_ml(sent, probe) == drop_acked(sent, probe)
+    v = v._replace(resent=tuple((s, t + 1.0) for s, t in sent[::2]), sent=sent[1::2])
+    assert ml_forms.last_sent_ml(v, probe) == last_sent(v, probe)
 
 
 # -- round trip: the imported net behaves like the original ----------------------------------

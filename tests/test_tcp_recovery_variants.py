@@ -32,8 +32,8 @@ MSS = 1000
 LOST = [20, 22, 24, 26]
 
 
-def lossy_path(variant, *, sack, params=None, lost=LOST):
-    flow = {"id": "f", "src": "A", "dst": "B", "variant": variant, "bytes": 80 * MSS}
+def lossy_path(variant, *, sack, params=None, lost=LOST, initial_cwnd=4, segments=80):
+    flow = {"id": "f", "src": "A", "dst": "B", "variant": variant, "bytes": segments * MSS}
     if params:
         flow["params"] = params
     return validate_scenario({
@@ -44,7 +44,7 @@ def lossy_path(variant, *, sack, params=None, lost=LOST):
         "flows": [flow],
         "tcp": {"segment_size_bytes": MSS, "delack_count": 1, "sack": sack,
                 "handshake": False, "limited_transmit": True, "timestamps": True,
-                "initial_cwnd_segments": 4, "initial_ssthresh_segments": 64}})
+                "initial_cwnd_segments": initial_cwnd, "initial_ssthresh_segments": 64}})
 
 
 def events_of(result, kind):
@@ -260,3 +260,101 @@ def test_ns2_vegas_loss_cut_is_refused_where_it_cannot_run():
     NetLens().check(lossy_path("vegas", sack=False, params=params))
     with pytest.raises(ScenarioError, match="loss_cut"):
         lossy_path("vegas", sack=False, params={**params, "law": "ns3"})
+
+
+# -- ns-2's fine-grained retransmission (params.fine_timer) ---------------------------------
+NS2_VEGAS = {"recovery": "reno", "alpha": 1, "beta": 3, "loss_cut": "ns2"}
+
+
+def _fine_run(fine_timer, lost, initial_cwnd=4, segments=80):
+    """The net lens's run of ns-2's Vegas on ``lossy_path``, with or without its fine
+    timer: (retransmission times, timeout times, result)."""
+    from tcpn.lenses.run import run_once
+
+    scenario = lossy_path("vegas", sack=False, params={**NS2_VEGAS, "fine_timer": fine_timer},
+                          lost=lost, initial_cwnd=initial_cwnd, segments=segments)
+    result = run_once(scenario, "net", make_run(scenario))
+    events = result.trace.flow_events
+    return (events[events.event == "retransmit"].time_s.tolist(),
+            events[events.event == "timeout"].time_s.tolist(), result)
+
+
+def _fine_rto_at(result, time_s):
+    """ns-2's ``v_timeout_`` from the run's RTT samples before ``time_s``, worked apart
+    from the model (``tcp-vegas.cc``: ``v_sa_``, ``v_sd_`` scaled by 8 and 4, started from
+    the first sample): every sample here is of a segment sent once (one ACK per segment,
+    before any loss)."""
+    series = result.trace.flow_series
+    samples = series[(series["var"] == "rtt_s") & (series.time_s < time_s)].value
+    v_sa = v_sd = None
+    for value in samples:
+        rtt = round(value * 1e9) * 1e-9
+        if v_sa is None:
+            v_sa, v_sd = 8 * rtt, rtt
+        n = rtt - v_sa / 8
+        v_sa += n
+        v_sd += abs(n) - v_sd / 4
+    timeout = (v_sa / 4 + v_sd) / 2
+    return timeout + timeout / 16
+
+
+def _segment_sent(result, seq):
+    events = result.trace.flow_events
+    sent = events[(events.seq == seq * MSS) & events.event.isin(["send", "retransmit"])]
+    return sent.time_s.tolist()
+
+
+def test_ns2_fine_timer_resends_a_lost_retransmission_before_the_timeout():
+    """Segment 40 and then its fast retransmission are lost. Without the fine timer the
+    second copy waits for the retransmission timeout; with it, the first duplicate ACK
+    that comes once the retransmission is older than Vegas's own timeout (backed off by
+    an eighth at the fast retransmit) sends it again, with no timeout."""
+    resent, _, result = _fine_run(False, [40], segments=300)
+    before = len([t for t in result.trace.flow_events.query("event in ('send', 'retransmit')")
+                  .time_s if t < resent[0]])  # the packet number of the retransmission
+    plain, plain_timeouts, _ = _fine_run(False, [40, before], segments=300)
+    fine, fine_timeouts, result = _fine_run(True, [40, before], segments=300)
+    assert len(plain_timeouts) == 1 and fine_timeouts == []
+    first, second = fine[:2]
+    assert first == plain[0]
+    timeout = _fine_rto_at(result, first) * 9 / 8
+    acks = result.trace.flow_events.query("event == 'ack'").time_s
+    assert second == min(t for t in acks if t >= first + timeout - 1e-9)
+    assert second < plain[1] - 0.5  # the coarse timer's minimum is 1 s
+
+
+def test_ns2_fine_timer_resends_an_expired_head_on_the_first_duplicate_ack():
+    """Two segments in the first window, the second lost: the duplicate ACKs of the next
+    window come two round trips after it left, past Vegas's timeout (about 1.46 RTTs after
+    the first sample), so the first of them sends it again; without the fine timer the
+    third does, a round trip later."""
+    plain, _, _ = _fine_run(False, [1], initial_cwnd=2)
+    fine, _, result = _fine_run(True, [1], initial_cwnd=2)
+    (sent,) = _segment_sent(result, 1)[:1]
+    events = result.trace.flow_events
+    duplicates = events[(events.event == "ack") & (events.seq == MSS)].time_s.tolist()[1:]
+    assert fine[0] == duplicates[0] and fine[0] - sent >= _fine_rto_at(result, fine[0])
+    assert plain[0] > fine[0] + 0.05
+
+
+def test_ns2_fine_timer_resends_the_next_loss_on_a_worried_ack():
+    """Segments 40 and 45 lost: after the fast retransmission of 40, one of the next two
+    ACKs of new data finds 45 expired and sends it at once, sooner than Reno's second
+    fast retransmit; the run ends without a timeout."""
+    plain, _, _ = _fine_run(False, [40, 45])
+    fine, timeouts, result = _fine_run(True, [40, 45])
+    assert timeouts == [] and len(fine) == 2 and fine[0] == plain[0] and fine[1] < plain[1]
+    acks = result.trace.flow_events.query("event == 'ack'")
+    new_acks = acks[(acks.seq > acks.seq.cummax().shift(fill_value=0))
+                    & (acks.time_s > fine[0])].time_s.tolist()
+    assert fine[1] in new_acks[:2]
+    assert fine[1] - _segment_sent(result, 45)[0] >= _fine_rto_at(result, fine[0])
+
+
+def test_ns2_fine_timer_is_refused_without_the_ns2_rules():
+    with pytest.raises(ScenarioError, match=r"params\.fine_timer"):
+        lossy_path("vegas", sack=False, params={**NS2_VEGAS, "loss_cut": "halve",
+                                                "fine_timer": True})
+    with pytest.raises(ScenarioError, match=r"params\.fine_timer"):
+        lossy_path("vegas", sack=False, params={**NS2_VEGAS, "recovery": "newreno",
+                                                "fine_timer": True})

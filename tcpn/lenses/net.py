@@ -29,8 +29,10 @@ from tcpn.lenses.compiled_trace import trace_monitor_class
 from tcpn.models.components.packets import SYN_ACK_SEQ, Pkt, advance
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
+    FINE_RETRANSMITS,
     NEW_DATA_ACKS,
     PARTIAL_ACKS,
+    RETRANSMITTED,
     karn_sample,
     sack_hole,
 )
@@ -266,9 +268,10 @@ class TraceMonitor(Monitor):
 
         def on_ack(kind: str) -> Callable[[CompiledTransition], Handler]:
             new_data = kind in NEW_DATA_ACKS
-            retransmits = kind == "fast_retransmit" or (kind in PARTIAL_ACKS and recovery_variant(
+            resent = RETRANSMITTED.get(kind)
+            retransmits = resent is not None and (kind not in PARTIAL_ACKS or recovery_variant(
                 flow.variant, flow.tcp.sack, flow.params).endswith("newreno"))
-            fast = kind == "fast_retransmit"
+            fast = resent == "t.una"  # the head, else the segment the ACK asks for
 
             def factory(transition: CompiledTransition) -> Handler:
                 ka, kt = at(transition, "a", "t")
@@ -295,6 +298,15 @@ class TraceMonitor(Monitor):
                 add((sim.now, retransmit, sack_hole(b[k], dupthresh) * mss, mss))
                 if len(rows) >= limit:
                     flush()
+            return handle
+
+        def on_head_resent(transition: CompiledTransition) -> Handler:
+            (k,) = at(transition, "t")
+
+            def handle(sim: Simulator, b: tuple[Any, ...]) -> None:
+                counts["sent"] += 1
+                add((sim.now, retransmit, b[k].una * mss, mss))
+                window(sim.now)
             return handle
 
         def on_timeout(transition: CompiledTransition) -> Handler:
@@ -336,6 +348,8 @@ class TraceMonitor(Monitor):
         h[f"{prefix}.snd.timeout"] = on_timeout
         h[f"{prefix}.snd.give_up"] = on_give_up
         h[f"{prefix}.snd.sack_retransmit"] = on_sack_retransmit
+        for kind in FINE_RETRANSMITS:
+            h[f"{prefix}.snd.{kind}"] = on_head_resent
         for kind in ACK_TRANSITIONS:
             h[f"{prefix}.snd.{kind}"] = on_ack(kind)
         for kind in _RECEIVE:

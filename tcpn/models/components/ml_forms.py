@@ -32,7 +32,7 @@ from tcpn.petrinets.exchange.cpnml import set_ml_form
 
 __all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml",
            "backoff_slots_ml", "covers_ml", "drop_acked_ml",
-           "forget_segment_ml", "hull_floor_ml", "merge_sack_ml", "mst_slope_ml",
+           "forget_segment_ml", "hull_floor_ml", "last_sent_ml", "merge_sack_ml", "mst_slope_ml",
            "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "sent_time_ml",
            "tcp_l_adopt_ml"]
 
@@ -228,6 +228,13 @@ def sent_time_ml(v: Any, seq: int) -> float:
     return _time_of(v.sent, seq)
 
 
+def last_sent_ml(v: Any, seq: int) -> float:
+    """:func:`~tcpn.models.components.congestion.vegas.last_sent` by recursion."""
+    if any(s == seq for s, _ in v.resent):
+        return _time_of(v.resent, seq)
+    return _time_of(v.sent, seq)
+
+
 def forget_segment_ml(sent: Any, seq: int) -> Any:
     """:func:`~tcpn.models.components.congestion.vegas.forget_segment` by recursion."""
     if len(sent) == 0:
@@ -324,7 +331,8 @@ FORMS = {
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
     dcf.backoff_slots: backoff_slots_ml,
-    vegas.sent_time: sent_time_ml, vegas.forget_segment: forget_segment_ml,
+    vegas.sent_time: sent_time_ml, vegas.last_sent: last_sent_ml,
+    vegas.forget_segment: forget_segment_ml,
     vegas.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
     vegas.add_hull_point: add_hull_point_ml, vegas.mst_slope: mst_slope_ml,
 }

@@ -97,9 +97,10 @@ from tcpn.petrinets import Transition as T
 from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["ACK_TRANSITIONS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS", "PARTIAL_ACKS",
-           "RETRANSMITTED", "RTT", "TCB", "SenderConfig", "grow", "half_flight", "karn_sample",
-           "retransmissions", "rto_after", "sack_hole", "sack_pipe", "sender_net"]
+__all__ = ["ACK_TRANSITIONS", "FINE_RETRANSMITS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS",
+           "PARTIAL_ACKS", "RETRANSMITTED", "RTT", "TCB", "SenderConfig",
+           "data_segment", "grow", "half_flight", "karn_sample", "retransmissions", "rto_after",
+           "sack_hole", "sack_pipe", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
@@ -110,11 +111,16 @@ PARTIAL_ACKS = ("partial_ack", "later_partial_ack")
 NEW_DATA_ACKS = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
 #: Every transition that takes an ACK off ``acks``.
 ACK_TRANSITIONS = (*NEW_DATA_ACKS, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
+#: The retransmissions a variant adds after an ACK found a segment due (ns-2's Vegas
+#: fine-grained timer, :mod:`~tcpn.models.components.congestion.vegas`): the head again
+#: before the third duplicate ACK, inside recovery, or after an ACK of new data.
+FINE_RETRANSMITS = ("fine_retransmit", "fine_recovery_retransmit", "worried_retransmit")
 #: The segment each retransmitting transition sends again (an expression over the binding).
 #: ``partial_ack`` retransmits only in RFC 6582 NewReno; SACK recovery leaves holes to
 #: ``sack_retransmit`` (:func:`retransmissions` reads which ones a built sender has).
 RETRANSMITTED = {"fast_retransmit": "t.una", "partial_ack": "a.ack",
-                 "later_partial_ack": "a.ack", "sack_retransmit": "sack_hole(t, DUPTHRESH)"}
+                 "later_partial_ack": "a.ack", "sack_retransmit": "sack_hole(t, DUPTHRESH)",
+                 **dict.fromkeys(FINE_RETRANSMITS, "t.una")}
 
 TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
                 dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
@@ -454,6 +460,19 @@ def _application(net: PetriNet, config: SenderConfig) -> None:
             net.add_reset("tick", "close")
 
 
+def data_segment(seq: str, fresh: str) -> str:
+    """The inscription of data segment ``seq`` sent by a transition that binds ``t`` (the
+    control block), a first transmission where ``fresh`` holds (RFC 3168 6.1.5:
+    retransmissions are not ECN-capable).
+
+    >>> data_segment("t.una", "False")[:44]
+    'Pkt(flow=FLOW, dst=DST, seq=t.una, ack=0, si'
+    """
+    return (f"Pkt(flow=FLOW, dst=DST, seq={seq}, ack=0, size=DATA_BYTES, ts=now, "
+            f"echo=now, ecn=ECT_BITS if {fresh} else 0, ece=False, "
+            f"cwr=t.cwr_pending, retx=not ({fresh}), sack=())")
+
+
 def retransmissions(net: PetriNet) -> dict[str, str]:
     """The transitions of a built sender that send a segment again, each with the
     expression of that segment (:data:`RETRANSMITTED`): what variants extending the sender
@@ -499,12 +518,6 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         net.add_output("tcb", "open", INITIAL_TCB)
         net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
 
-    def packet(seq: str, fresh: str) -> str:
-        # RFC 3168 6.1.5: retransmissions are not ECN-capable
-        return (f"Pkt(flow=FLOW, dst=DST, seq={seq}, ack=0, size=DATA_BYTES, ts=now, "
-                f"echo=now, ecn=ECT_BITS if {fresh} else 0, ece=False, "
-                f"cwr=t.cwr_pending, retx=not ({fresh}), sack=())")
-
     has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"
     window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
     if config.limited_transmit:
@@ -525,7 +538,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         "else 0)" if config.limited_transmit else ""
     net.add_output("tcb", "send", "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), "
                    f"cwr_pending=False{beyond_cwnd})")
-    net.add_output("out", "send", packet("t.nxt", "t.nxt >= t.high"))
+    net.add_output("out", "send", data_segment("t.nxt", "t.nxt >= t.high"))
     net.add_output("timer", "send", "()", when="t.una == t.nxt", delay="r.rto")
 
     def scoreboard(ack: str) -> str:
@@ -549,7 +562,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             net.add_output("timer", tname, "()", when="a.ack < max(t.nxt, a.ack)",
                            delay="r2.rto")
         if retransmit is not None:
-            net.add_output("out", tname, packet(retransmit, "False"))
+            net.add_output("out", tname, data_segment(retransmit, "False"))
 
     new = "a.ack > t.una"
     dup = "a.ack == t.una and t.high > t.una"
@@ -654,7 +667,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             net.add_input("tcb", "sack_retransmit", "t")
             hole = RETRANSMITTED["sack_retransmit"]
             net.add_output("tcb", "sack_retransmit", f"t._replace(highrxt={hole} + 1)")
-            net.add_output("out", "sack_retransmit", packet(hole, "False"))
+            net.add_output("out", "sack_retransmit", data_segment(hole, "False"))
 
     net.add_transition(T("timeout"))
     net.add_input("timer", "timeout", "()")

@@ -68,8 +68,11 @@ from pydantic import Field, model_validator
 from tcpn.errors import InputError
 from tcpn.models.components.extend import add_action, track, wrap_output
 from tcpn.models.components.sender import (
+    FINE_RETRANSMITS,
     PARTIAL_ACKS,
+    RETRANSMITTED,
     SenderConfig,
+    data_segment,
     retransmissions,
     sender_net,
 )
@@ -79,7 +82,9 @@ from tcpn.petrinets import (
     BOOL,
     CLOCK,
     INT,
+    P_HIGH,
     REAL,
+    UNIT,
     IntSet,
     ListSet,
     PetriNet,
@@ -87,16 +92,17 @@ from tcpn.petrinets import (
     ProductSet,
     RecordSet,
 )
+from tcpn.petrinets import Transition as T
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw", "VegasParams",
-           "adaptive_target", "add_hull_point", "clock_sample",
-           "drop_acked",
-           "forget_segment", "hull_floor", "lower_hull", "modified_vegas_on_ack", "mst_slope",
-           "ns2_vegas_cuts", "ns2_vegas_mark", "ns2_vegas_window",
-           "sent_once", "sent_time", "skew_vegas_on_ack", "slow_start_growth", "vegas_acked",
-           "vegas_decision", "vegas_on_ack", "vegas_round", "vegas_sender_net", "vegas_sent",
-           "vegas_start"]
+__all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw",
+           "VegasParams", "adaptive_target", "add_hull_point", "clock_sample", "drop_acked",
+           "fine_expired", "fine_inflated", "fine_new_ack", "fine_retransmitted", "fine_sent",
+           "fine_timed", "forget_segment", "hull_floor", "last_sent", "lower_hull",
+           "modified_vegas_on_ack", "mst_slope", "ns2_vegas_cuts", "ns2_vegas_mark",
+           "ns2_vegas_window", "sent_once", "sent_time", "skew_vegas_on_ack",
+           "slow_start_growth", "vegas_acked", "vegas_decision", "vegas_on_ack", "vegas_round",
+           "vegas_sender_net", "vegas_sent", "vegas_start", "worried_resend", "worried_tcb"]
 
 HULL = ListSet(ProductSet(REAL, REAL), name="Hull")
 #: ``(seq, time)`` of the segments in flight that were sent once (Karn: a retransmission
@@ -106,6 +112,7 @@ VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
     grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=CLOCK, sum_ts=REAL,
     skew=REAL, fhull=HULL, bhull=HULL, sent=SENT, cut_seq=IntSet(0), cut_win=REAL,
+    fine_srtt=REAL, fine_rttvar=REAL, fine_rto=REAL, worried=IntSet(0), resent=SENT,
 )
 Vegas: Any = VEGAS.record_type
 
@@ -116,6 +123,9 @@ RECOVERIES = ("reno", "newreno", "sack")
 LOSS_CUTS = ("halve", "ns2")
 #: Hull vertices kept per direction (the oldest go first); enough for hours of samples.
 HULL_LIMIT = 64
+#: ns-2's ``v_timeout_`` before the first sample (``VegasTcpAgent::reset``): nothing
+#: expires on the fine-grained timer until it has one.
+FINE_RTO_START_S = 1000.0
 #: Samples a round needs for a decision. One: the samples time the newest segment an ACK
 #: covers, so delayed ACKs do not inflate them (ns-3 and Linux, which sample the echo,
 #: ask for three and take the round's minimum).
@@ -136,6 +146,8 @@ class VegasLaw:
     #: the window after a loss: ``halve`` (the loss-based sender's, Reno's and NewReno's)
     #: or ``ns2`` (ns-2's ``Agent/TCP/Vegas``: :func:`ns2_vegas_window`)
     loss_cut: str = "halve"
+    #: ns-2's fine-grained retransmission (:func:`_fine_timer`), on ``loss_cut`` ``ns2``
+    fine_timer: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("vegas", "modified_vegas", "adaptive_vegas"):
@@ -152,6 +164,8 @@ class VegasLaw:
         if self.loss_cut not in LOSS_CUTS:
             raise InputError(f"vegas: loss_cut {self.loss_cut!r} is not one of "
                              f"{', '.join(LOSS_CUTS)}")
+        if self.fine_timer and self.loss_cut != "ns2":
+            raise InputError("vegas: fine_timer (ns-2's) runs on loss_cut ns2")
 
     @property
     def adaptive(self) -> bool:
@@ -162,7 +176,7 @@ class VegasLaw:
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
     return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), (), 0,
-                 2.0)
+                 2.0, -1.0, 0.0, FINE_RTO_START_S, 0, ())
 
 
 def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
@@ -231,7 +245,7 @@ def vegas_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
 @net_function
 def vegas_acked(v: Any, ack: int) -> Any:
     """``v`` without the segments below ``ack`` (cumulatively acknowledged)."""
-    return v._replace(sent=drop_acked(v.sent, ack))
+    return v._replace(sent=drop_acked(v.sent, ack), resent=drop_acked(v.resent, ack))
 
 
 def sent_once(v: Any, seq: int) -> bool:
@@ -310,6 +324,129 @@ def ns2_vegas_mark(v: Any, t: Any, after: Any) -> Any:
     if not ns2_vegas_cuts(v, t):
         return after
     return after._replace(cut_seq=t.nxt, cut_win=ns2_vegas_window(v, t))
+
+
+@net_function
+def fine_sent(v: Any, seq: int, now: float, fresh: bool) -> Any:
+    """:func:`vegas_sent`, and a resend's time kept in ``resent``: ns-2's fine-grained timer
+    (``v_sendtime_``) times every transmission, a resend too.
+
+    >>> v = fine_sent(fine_sent(vegas_start(), 0, 0.5, True), 0, 2.0, False)
+    >>> v.sent, v.resent
+    ((), ((0, 2.0),))
+    """
+    if fresh:
+        return vegas_sent(v, seq, now, True)
+    return v._replace(sent=forget_segment(v.sent, seq),
+                      resent=(*forget_segment(v.resent, seq), (seq, now)))
+
+
+@net_function
+def fine_timed(v: Any, ack: int, now: float) -> Any:
+    """``v`` with ns-2's fine-grained timer after an ACK of new data up to ``ack`` at
+    ``now``: the sample of segment ``ack - 1`` if it was sent once (``v_sa_``, ``v_sd_``,
+    ``v_timeout_`` of ``tcp-vegas.cc``, in seconds: ``srtt = v_sa_ / 8``, ``rttvar = v_sd_ /
+    4``, gains 1/8 and 1/4, timeout ``(srtt + 2 rttvar) * 17/16``). The first sample
+    starts ``srtt`` at the sample and ``rttvar`` at a quarter of it (ns-2: ``v_sa_ = 8 rtt,
+    v_sd_ = rtt`` from the first ACK's time) before the update.
+
+    >>> v = fine_timed(vegas_sent(vegas_start(), 0, 0.0, True), 1, 0.08)
+    >>> round(v.fine_srtt, 9), round(v.fine_rttvar, 9), round(v.fine_rto, 9)
+    (0.08, 0.015, 0.116875)
+    """
+    if not sent_once(v, ack - 1):
+        return v
+    sample = clock_sample(now, sent_time(v, ack - 1))
+    srtt = sample if v.fine_srtt < 0.0 else v.fine_srtt
+    rttvar = sample / 4.0 if v.fine_srtt < 0.0 else v.fine_rttvar
+    err = sample - srtt
+    srtt = srtt + err / 8.0
+    rttvar = rttvar + (abs(err) - rttvar) / 4.0
+    return v._replace(fine_srtt=srtt, fine_rttvar=rttvar,
+                      fine_rto=(srtt + 2.0 * rttvar) * 17.0 / 16.0)
+
+
+def last_sent(v: Any, seq: int) -> float:
+    """When segment ``seq`` last left: its latest resend, else its only transmission
+    (:func:`sent_time`, -1 if unknown).
+
+    >>> last_sent(fine_sent(vegas_start(), 3, 0.25, True), 3)
+    0.25
+    """
+    for s, time in v.resent:
+        if s == seq:
+            return float(time)
+    return sent_time(v, seq)
+
+
+@net_function
+def fine_expired(v: Any, seq: int, now: float) -> bool:
+    """Whether segment ``seq`` left (its latest transmission) at least the fine-grained
+    timeout ago (ns-2's ``vegas_expire``); a segment not on record has not.
+
+    >>> v = fine_sent(vegas_start(), 3, 1.0, True)._replace(fine_rto=0.25)
+    >>> fine_expired(v, 3, 1.25), fine_expired(v, 3, 1.2), fine_expired(v, 4, 9.0)
+    (True, False, False)
+    """
+    known = sent_once(v, seq) or any(s == seq for s, _ in v.resent)
+    return known and clock_sample(now, last_sent(v, seq)) >= v.fine_rto
+
+
+@net_function
+def worried_resend(v: Any, ack: int, now: float, high: int) -> bool:
+    """Whether an ACK of new data up to ``ack`` sends segment ``ack`` again: one of the
+    ``worried`` ACKs after a retransmission, and that segment, sent, has expired by the
+    timeout after this ACK's sample (ns-2's ``v_worried_`` check in ``recv``)."""
+    return v.worried > 0 and ack < high and fine_expired(fine_timed(v, ack, now), ack, now)
+
+
+@net_function
+def fine_new_ack(v: Any, after: Any, ack: int, now: float, resend: bool) -> Any:
+    """``after`` (the record an ACK of new data leaves by the other rules, derived from
+    ``v``) with the fine timer's sample of the ACK (:func:`fine_timed`) and its worry
+    spent: one fewer worried ACK when it sends the next segment again (``resend``), else
+    none (ns-2: ``--v_worried_``, and ``v_worried_ = 0`` when nothing had expired)."""
+    timed = fine_timed(v, ack, now)
+    return after._replace(fine_srtt=timed.fine_srtt, fine_rttvar=timed.fine_rttvar,
+                          fine_rto=timed.fine_rto, worried=v.worried - 1 if resend else 0)
+
+
+@net_function
+def fine_retransmitted(after: Any, v: Any, t: Any) -> Any:
+    """``after`` with what a retransmission of the head by duplicate ACKs does to the fine
+    timer (ns-2's branch ``expired >= 0 || dupacks_ == NUMDUPACKS``): the timeout backed
+    off, doubled for a segment already sent more than once, else by an eighth; and the
+    next ``min(2, nxt - una)`` ACKs of new data worried (``v_worried_``).
+
+    >>> v = vegas_sent(vegas_start(), 4, 0.5, True)._replace(fine_rto=0.2)
+    >>> a = fine_retransmitted(v, v, _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
+    >>> round(a.fine_rto, 9), a.worried
+    (0.225, 2)
+    """
+    rto = v.fine_rto * 9.0 / 8.0 if sent_once(v, t.una) else v.fine_rto * 2.0
+    return after._replace(fine_rto=rto, worried=min(2, t.nxt - t.una))
+
+
+@net_function
+def fine_inflated(t: Any, window: int) -> float:
+    """The window of a retransmission inside recovery, read after the duplicate ACK that
+    found it due inflated ``cwnd`` by one: ns-2's ``win = window()`` before that, the
+    inflated window in whole segments, at most the receive window; no cut, since the
+    segment left after the window last changed.
+
+    >>> fine_inflated(_Tcb(cwnd=19.0, ssthresh=15.0, nxt=30), 64)
+    18.0
+    """
+    return float(int(min(t.cwnd - 1.0, float(window))))
+
+
+@net_function
+def worried_tcb(t: Any, dupthresh: int) -> Any:
+    """``t`` back in recovery after the worried resend of its head: the window kept as the
+    next new ACK's (ns-2 deflates to it then), the duplicate ACKs counted from the
+    threshold (``dupacks_ = NUMDUPACKS``), the segment resent (Karn's rule)."""
+    return t._replace(inrec=True, dupacks=dupthresh, ssthresh=t.cwnd,
+                      highrxt=max(t.highrxt, t.una + 1))
 
 
 def hull_floor(hull: tuple[tuple[float, float], ...], slope: float) -> float:
@@ -528,20 +665,23 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     add_action(net, "new_ack", _law_action(law), ("v2", "vegas_cwnd", "vegas_ssthresh"))
     wrap_output(net, "new_ack", "tcb",
                 "({base})._replace(cwnd=vegas_cwnd, ssthresh=vegas_ssthresh)")
-    net.declare(vegas_sent=vegas_sent, vegas_acked=vegas_acked)
-    track(net, "send", "vegas", "v", "vegas_sent(v, t.nxt, now, t.nxt >= t.high)")
+    sent = "fine_sent" if law.fine_timer else "vegas_sent"
+    net.declare(vegas_sent=vegas_sent, vegas_acked=vegas_acked, fine_sent=fine_sent)
+    track(net, "send", "vegas", "v", f"{sent}(v, t.nxt, now, t.nxt >= t.high)")
     resent = retransmissions(net)
     for tname in dict.fromkeys((*PARTIAL_ACKS, *resent)):
         if tname not in net.transitions:
             continue
         record = "vegas_acked(v, a.ack)" if tname in PARTIAL_ACKS else "v"
-        track(net, tname, "vegas", "v", f"vegas_sent({record}, {resent[tname]}, now, False)"
+        track(net, tname, "vegas", "v", f"{sent}({record}, {resent[tname]}, now, False)"
               if tname in resent else record)
     track(net, "recovery_exit", "vegas", "v",
           "vegas_acked(v, a.ack)._replace(samples=0, round_end=t.high)")
     track(net, "timeout", "vegas", "v", "v._replace(samples=0, round_end=t.high, sent=())")
     if law.loss_cut == "ns2":
         _ns2_loss_cut(net, config)
+    if law.fine_timer:
+        _fine_timer(net)
     return net
 
 
@@ -551,10 +691,7 @@ def _ns2_loss_cut(net: PetriNet, config: SenderConfig) -> None:
     duplicate ACKs when it cuts, as ns-2's ``cwnd_ = v_newcwnd_ + dupacks_``; not
     inflated when it does not), and a timeout restarts from 2 segments (``v_slowstart_``)
     with the segments in flight counted as sent before a cut (ns-2's ``t_cwnd_changed_``).
-    Not modelled: ns-2's fine-grained timer (a retransmission on the first or second
-    duplicate ACK, or on the first two ACKs after a retransmission, of a segment older
-    than Vegas's own timeout), and its window kept inflated when exactly three duplicate
-    ACKs preceded the new ACK."""
+    ns-2's fine-grained timer is ``fine_timer`` (:func:`_fine_timer`)."""
     if config.variant not in ("reno", "newreno"):
         raise InputError(f"vegas sender of flow {config.flow}: params.loss_cut ns2 runs on "
                          f"Reno's or NewReno's recovery without SACK (ns-2's Vegas has no "
@@ -567,6 +704,76 @@ def _ns2_loss_cut(net: PetriNet, config: SenderConfig) -> None:
     wrap_output(net, "fast_retransmit", "vegas", "ns2_vegas_mark(v, t, {base})")
     wrap_output(net, "timeout", "tcb", "({base})._replace(cwnd=2.0)")
     wrap_output(net, "timeout", "vegas", "({base})._replace(cut_seq=t.high, cut_win=2.0)")
+
+
+def _fine_timer(net: PetriNet) -> None:
+    """ns-2's fine-grained retransmission (``params.fine_timer``, ``tcp-vegas.cc``'s
+    ``recv``) on the ns-2 loss cut of Reno's recovery. Every transmission is timed
+    (:func:`fine_sent`), every ACK of new data samples the fine timer (:func:`fine_timed`),
+    and a segment whose latest transmission is older than its timeout
+    (:func:`fine_expired`) goes again without waiting for three duplicate ACKs. The ACK
+    that finds it due leaves a token on ``fine_due`` or ``worried_due`` (the decision reads
+    the clock, which a guard may not), and the retransmission is the next firing, at the
+    same instant (high priority):
+
+    * ``fine_retransmit``: the first or second duplicate ACK found the head expired (one
+      that a fast retransmit may follow, ``una >= recover``): a fast retransmit at ns-2's
+      window, inflated by the duplicate ACKs so far, counted as three from then on;
+    * ``fine_recovery_retransmit``: a duplicate ACK in recovery found the retransmission
+      itself expired: it goes again, the window the inflated one in whole segments, not
+      cut (:func:`fine_inflated`), inflated again by the duplicate ACKs;
+    * ``worried_retransmit``: one of the first two ACKs of new data after a
+      retransmission by duplicate ACKs found the next segment expired
+      (:func:`worried_resend`): it goes again, back in recovery at the window the ACK left
+      (:func:`worried_tcb`).
+
+    Each retransmission by duplicate ACKs (the three-duplicate one too) backs the fine
+    timeout off (:func:`fine_retransmitted`) and restarts the retransmission timer with the
+    current RTO (ns-2's ``reset_rtx_timer(1, 0)``); a timeout forgets the worry and the
+    resends. Not modelled: ns-2 sends a segment already resent more than once again at
+    the third duplicate ACK after its fine retransmission, and keeps the window inflated
+    when exactly three duplicate ACKs preceded the new ACK (``ns_vegas_fix_level_``
+    below 3)."""
+    net.declare(fine_timed=fine_timed, fine_expired=fine_expired,
+                worried_resend=worried_resend, fine_new_ack=fine_new_ack,
+                fine_retransmitted=fine_retransmitted, fine_inflated=fine_inflated,
+                worried_tcb=worried_tcb)
+    net.add_place(Place("fine_due", UNIT))
+    net.add_place(Place("worried_due", UNIT))
+    worried = "worried_resend(v, a.ack, now, t.high)"
+    for tname in ("new_ack", "recovery_exit"):
+        wrap_output(net, tname, "vegas", f"fine_new_ack(v, {{base}}, a.ack, now, {worried})")
+        net.add_output("worried_due", tname, "()", when=worried)
+    expired = "fine_expired(v, t.una, now)"
+    for tname, condition in (("dup_ack", f"t.una >= t.recover and {expired}"),
+                             ("recovery_dup_ack", expired)):
+        net.add_read("vegas", tname, "v")
+        net.add_output("fine_due", tname, "()", when=condition)
+    early, in_recovery, worried_resent = FINE_RETRANSMITS
+    resent = "fine_sent(v, t.una, now, False)"
+    retransmissions_of = {
+        early: ("fine_due", "not t.inrec",
+                "t._replace(ssthresh=ns2_vegas_window(v, t), cwnd=ns2_vegas_window(v, t) + "
+                "t.dupacks if ns2_vegas_cuts(v, t) else t.cwnd, dupacks=DUPTHRESH, "
+                "inrec=True, recover=t.high, highrxt=t.una + 1, partial=False)",
+                f"ns2_vegas_mark(v, t, {resent})"),
+        in_recovery: ("fine_due", "t.inrec",
+                      "t._replace(ssthresh=fine_inflated(t, WINDOW), cwnd=fine_inflated(t, "
+                      "WINDOW) + t.dupacks, highrxt=max(t.highrxt, t.una + 1))",
+                      f"{resent}._replace(cut_win=fine_inflated(t, WINDOW))"),
+        worried_resent: ("worried_due", None, "worried_tcb(t, DUPTHRESH)", resent)}
+    for tname, (due, guard, tcb, vegas) in retransmissions_of.items():
+        net.add_transition(T(tname, guard=guard, priority=P_HIGH))
+        net.add_input(due, tname, "()")
+        track(net, tname, "tcb", "t", tcb)
+        track(net, tname, "vegas", "v", vegas)
+        net.add_output("out", tname, data_segment(RETRANSMITTED[tname], "False"))
+    for tname in ("fast_retransmit", early, in_recovery):
+        wrap_output(net, tname, "vegas", "fine_retransmitted({base}, v, t)")
+        net.add_read("rtt", tname, "r")
+        net.add_reset("timer", tname)
+        net.add_output("timer", tname, "()", delay="r.rto")
+    wrap_output(net, "timeout", "vegas", "({base})._replace(worried=0, resent=())")
 
 
 @dataclass(frozen=True)
@@ -657,7 +864,8 @@ def _sender(kind: str) -> Any:
                        gamma=float(params.gamma),
                        weight=float(getattr(params, "weight", 0.125)),
                        skew_estimation=params.skew_estimation,
-                       skew_min_span_s=params.skew_min_span_s, loss_cut=params.loss_cut)
+                       skew_min_span_s=params.skew_min_span_s, loss_cut=params.loss_cut,
+                       fine_timer=params.fine_timer)
         return vegas_sender_net(config, law)
     return build
 
@@ -699,6 +907,9 @@ def _loss_cut_problems(params: VegasParams, tcp: Any) -> list[str]:
 def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
     """What tcpn's ns-3 Vegas family cannot run (see ``cpp/variants.h``)."""
     problems = _loss_cut_problems(params, tcp)
+    if params.fine_timer:
+        problems.append("params.fine_timer: ns-2's fine-grained retransmission is not in the "
+                        "ns3 lens's Vegas (tcpn::SampledVegas)")
     if params.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append("variant modified_vegas reads the receiver's TSval: it needs "
