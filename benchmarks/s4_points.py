@@ -13,7 +13,8 @@ studied flow's kbit/s over the lossy R2 -> D1 hop for the five TCPs at each PER,
 reading (``as_specified``: the study's module; ``window20``: every flow's window capped at
 20 packets, ns-2's ``window_``; ``both_lossy``: R2 -> D2 lossy too; ``delack2``: one
 ACK per two segments; ``alone``: no Reno; ``ns2_cut``: the Vegas flows react to a loss
-as ns-2's Vegas, ``params.loss_cut: ns2``; joined by ``+``, several at once),
+as ns-2's Vegas, ``params.loss_cut: ns2``; ``ns2_fine``: that and ns-2's fine-grained
+retransmissions, ``params.fine_timer``; joined by ``+``, several at once),
 one value per seed (``scenario["seed"]``). A 100 s point takes 2-5 s in the net lens.
 """
 
@@ -81,9 +82,11 @@ def _apply_reading(mapping: dict[str, Any], variant: str, per: float, reading: s
         mapping["tcp"]["delack_count"] = 2
     elif reading == "both_lossy":
         mapping["links"][4]["ab"] = {"errors": {"unit": "packet", "rate": per}}
-    elif reading == "ns2_cut":
+    elif reading in ("ns2_cut", "ns2_fine"):
         if "vegas" in variant:
-            mapping["flows"][0].setdefault("params", {})["loss_cut"] = "ns2"
+            params = mapping["flows"][0].setdefault("params", {})
+            params["loss_cut"] = "ns2"
+            params["fine_timer"] = reading == "ns2_fine"
     elif reading != "as_specified":
         raise SystemExit(f"unknown reading {reading!r}")
 

@@ -18,8 +18,9 @@ ACK or on a duplicate ACK whose segment's fine-grained timer expired, and then c
 window by a quarter (by half for a segment already retransmitted; to 2 below 4), only if
 it has not changed since that segment left; a coarse timeout restarts from 2 segments.
 The reproduction uses Reno's recovery (halving); NewReno's partial ACKs and ns-2's rule
-(``params.loss_cut: ns2``: the quarter cut once per window and the restart from 2, in the
-both lenses, without the fine-grained timer) are an axis. None is "the study's".
+(``params.loss_cut: ns2`` and ``params.fine_timer``: the quarter cut once per window, the
+restart from 2 and the fine-grained retransmissions, in both lenses) are an axis. None is
+"the study's".
 
 tcpn's scenario::
 
@@ -242,10 +243,11 @@ AXES: tuple[StudyAxis, ...] = (
     StudyAxis("Vegas loss reaction, exp3_vegas", "exp3_vegas", (
         AxisPoint("reno", {}),
         AxisPoint("newreno", dict.fromkeys(_all_vegas("recovery"), "newreno")),
-        AxisPoint("ns2", dict.fromkeys(_all_vegas("loss_cut"), "ns2"))),
+        AxisPoint("ns2", {**dict.fromkeys(_all_vegas("loss_cut"), "ns2"),
+                          **dict.fromkeys(_all_vegas("fine_timer"), True)})),
         "reno", "Not stated by the study (module docstring): Reno's halving, NewReno's "
-        "partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window; net lens "
-        "only, without its fine-grained timer)."),
+        "partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window, and its "
+        "fine-grained retransmissions)."),
     StudyAxis("Vegas alpha/beta, exp3_vegas", "exp3_vegas", (
         AxisPoint("1/3", {}),
         AxisPoint("2/4", {**dict.fromkeys(_all_vegas("alpha"), 2),
