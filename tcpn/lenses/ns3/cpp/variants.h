@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -303,6 +304,9 @@ class TcpnSocket : public TcpSocketBase {
         }
         return TcpSocketBase::BytesInFlight();
     }
+    // A recovery entered without a fast retransmit (Rfc5681Socket, ns-2's fine timer, rule
+    // F5): the BytesInFlight() calls that follow are the pipe's
+    void KeepPipe() const { m_entryFlightNext = false; }
     void ReceivedAckWithEcn(Ptr<Packet> packet, const TcpHeader& header, SequenceNumber32 una) {
         if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
             m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
@@ -446,6 +450,16 @@ class TcpnSocket : public TcpSocketBase {
 // the ACK covers the recovery point (NewReno, RFC 6582). Implemented by moving the
 // recovery point down to the ACK before ns-3 processes it, which also clears it (a later
 // fast retransmit may start at once).
+//
+// With SampledVegas's Ns2FineTimer (Vegas with loss_cut ns2, on RenoRecovery), the socket
+// follows ns-2's fine-grained retransmission (tcp-vegas.cc, VegasTcpAgent::recv: a segment
+// older than Vegas's own timeout goes again on the first or second duplicate ACK, on a
+// duplicate ACK of the recovery, or on one of the two ACKs of new data after it; rules
+// F1-F6 of the net model's Vegas). SampledVegas keeps the timer and the record of
+// transmissions; this socket resends, since ns-3's DupAck starts a fast retransmit only at
+// the threshold (ProcessAck and the functions after SampledVegas).
+class SampledVegas;
+
 class Rfc5681Socket : public TcpnSocket {
   public:
     static TypeId GetTypeId() {
@@ -533,6 +547,7 @@ class Rfc5681Socket : public TcpnSocket {
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_lossDupAcks = 0;
+        m_worried = 0;  // Ns2FineTimer, F6 (VegasTcpAgent::timeout: v_worried_ = 0)
         if (m_tahoeLoss) {
             // ns-3 keeps ssthresh at a timeout of a head retransmitted in CA_LOSS (its own
             // timeout's); a Tahoe fast retransmit's is halved again, as in CA_RECOVERY
@@ -579,6 +594,15 @@ class Rfc5681Socket : public TcpnSocket {
         uint32_t sent = SendDataPacket(m_tcb->m_nextTxSequence, segment, true);
         m_tcb->m_nextTxSequence += sent;
     }
+    // Ns2FineTimer (defined after SampledVegas): every ACK goes through ns-3's ProcessAck,
+    // then the fine timer's rules
+    void ProcessAck(const SequenceNumber32& ackNumber, bool scoreboardUpdated,
+                    uint32_t currentDelivered, const SequenceNumber32& oldHeadSequence,
+                    bool receivedData) override;
+    void FineNewAck(SampledVegas& vegas, SequenceNumber32 ack);
+    void FineResent(SampledVegas& vegas, bool resentBefore);
+    void GuessOut(uint32_t segments);
+    void ResendHead();
 
   private:
     bool m_renoRecovery{false};
@@ -586,6 +610,7 @@ class Rfc5681Socket : public TcpnSocket {
     bool m_tahoeLoss{false};  // CA_LOSS entered by a Tahoe fast retransmit, no timeout since
     bool m_lossLimitedTransmit{true};
     uint32_t m_lossDupAcks{0};  // duplicate ACKs since the last new ACK or the timeout
+    uint32_t m_worried{0};      // Ns2FineTimer: ns-2's v_worried_, ACKs of new data to check
 };
 
 // ---------------------------------------------------------------------------------------
@@ -679,7 +704,9 @@ class WestwoodPlus : public TcpWestwoodPlus {
 // ssthresh). Slow start grows +1 segment per ACK in every other round only. Leaving fast
 // recovery or a timeout restarts the round; a timeout also forgets the send times. Losses
 // are NewReno's (ns-3's socket and TcpClassicRecovery). Subclasses say what a sample is
-// and what the congestion-avoidance target is.
+// and what the congestion-avoidance target is. With Ns2FineTimer it also keeps ns-2's
+// fine-grained retransmission timer (tcp-vegas.cc: v_sa_, v_sd_, v_timeout_, and the
+// v_sendtime_ and v_transmits_ of each segment), which Rfc5681Socket reads to resend.
 class SampledVegas : public TcpNewReno {
   public:
     static TypeId GetTypeId() {
@@ -705,6 +732,12 @@ class SampledVegas : public TcpNewReno {
                               "(half for a segment resent, 2 below 4), once per window",
                               BooleanValue(false),
                               MakeBooleanAccessor(&SampledVegas::m_ns2LossCut),
+                              MakeBooleanChecker())
+                .AddAttribute("Ns2FineTimer",
+                              "ns-2's fine-grained retransmission (with Ns2LossCut, on "
+                              "Rfc5681Socket's RenoRecovery)",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&SampledVegas::m_fineTimer),
                               MakeBooleanChecker());
         return tid;
     }
@@ -715,13 +748,25 @@ class SampledVegas : public TcpNewReno {
     double rtt_s{0.0};       // the RTT of the latest sample (what a decision uses)
     uint64_t samples_total{0}, decisions{0};
     Series diff, low, high;  // each decision: Diff and the band it was compared with
+    // Ns2FineTimer: ns-2's estimator (v_sa_ / 8, v_sd_ / 4, v_timeout_), seconds
+    double fine_srtt_s{-1.0};  // below zero: no sample yet
+    double fine_rttvar_s{0.0};
+    double fine_rto_s{1000.0};  // ns-2's initial v_timeout_: nothing expires before a sample
 
     // The socket's Tx trace: the send time of each segment's first transmission, by the
-    // sequence number that ends it; a retransmission makes the segment unusable.
+    // sequence number that ends it; a retransmission makes the segment unusable. With
+    // Ns2FineTimer also each segment's latest transmission, by the sequence number that
+    // starts it, and whether it has been sent more than once (ns-2's output(): v_sendtime_,
+    // ++v_transmits_); after a timeout (the record cleared) the go-back-N resends count
+    // as sent more than once.
     void OnTx(Ptr<const Packet> segment, const TcpHeader& header, Ptr<const TcpSocketBase>) {
         if (segment->GetSize() == 0) return;
         SequenceNumber32 seq = header.GetSequenceNumber();
         SequenceNumber32 end = seq + segment->GetSize();
+        if (m_fineTimer) {
+            m_fineTx[seq.GetValue()] = {end.GetValue(), Simulator::Now().GetNanoSeconds(),
+                                        m_anySent && seq < m_highSent};
+        }
         if (m_anySent && seq < m_highSent) {
             m_sent.erase(end.GetValue());
         } else {
@@ -800,9 +845,58 @@ class SampledVegas : public TcpNewReno {
             m_roundEnd = tcb->m_highTxMark;
             m_started = true;
         }
-        if (state == TcpSocketState::CA_LOSS) m_sent.clear();
+        if (state == TcpSocketState::CA_LOSS) {
+            m_sent.clear();
+            m_fineTx.clear();  // Ns2FineTimer, F6
+        }
         if (leaving_recovery) m_skip = true;
     }
+
+    // Ns2FineTimer (Rfc5681Socket calls these)
+    bool FineTimer() const { return m_fineTimer; }
+    // F1, on every ACK of new data `ack`: when the segment that ends at it was sent once, a
+    // sample s = now - its send time (VegasTcpAgent::recv: "update fine-grained timeout
+    // value, v_timeout_"; the first sample sets v_sa_ = 8 s, v_sd_ = s, as ns-2's first
+    // ACK), then err = s - srtt, srtt += err / 8, rttvar += (|err| - rttvar) / 4, fine_rto
+    // = (srtt + 2 rttvar) * 17 / 16 (v_timeout_ = ((v_sa_ / 4) + v_sd_) / 2, += 1 / 16).
+    // The segments acknowledged leave the record.
+    void FineAck(SequenceNumber32 ack) {
+        auto after = m_fineTx.lower_bound(ack.GetValue());
+        if (after != m_fineTx.begin()) {
+            const FineTx& newest = std::prev(after)->second;
+            if (newest.end == ack.GetValue() && !newest.resent) {
+                double s = static_cast<double>(Simulator::Now().GetNanoSeconds() -
+                                               newest.sent_ns) * 1e-9;
+                if (fine_srtt_s < 0) {
+                    fine_srtt_s = s;
+                    fine_rttvar_s = s / 4.0;
+                }
+                double err = s - fine_srtt_s;
+                fine_srtt_s += err / 8.0;
+                fine_rttvar_s += (std::fabs(err) - fine_rttvar_s) / 4.0;
+                fine_rto_s = (fine_srtt_s + 2.0 * fine_rttvar_s) * 17.0 / 16.0;
+            }
+        }
+        m_fineTx.erase(m_fineTx.begin(), after);
+    }
+    // expired(seq) (vegas_expire): the segment that starts at `seq` has a transmission on
+    // record, at least fine_rto old
+    bool Expired(SequenceNumber32 seq) const {
+        auto it = m_fineTx.find(seq.GetValue());
+        return it != m_fineTx.end() &&
+               static_cast<double>(Simulator::Now().GetNanoSeconds() - it->second.sent_ns) *
+                       1e-9 >= fine_rto_s;
+    }
+    // Whether the segment that starts at `seq` has been sent more than once
+    bool Resent(SequenceNumber32 seq) const {
+        auto it = m_fineTx.find(seq.GetValue());
+        return it != m_fineTx.end() && it->second.resent;
+    }
+    // F2-F4, at each resend: v_timeout_ *= 2 for a segment already sent more than once,
+    // else v_timeout_ += v_timeout_ / 8
+    void FineBackoff(bool resentBefore) { fine_rto_s *= resentBefore ? 2.0 : 9.0 / 8.0; }
+    // F4: the record of the last cut keeps its sequence, its window becomes `win` (segments)
+    void FineCut(double win) { m_cutWin = win; }
 
   protected:
     double m_alpha{2}, m_beta{4}, m_gamma{1};
@@ -824,6 +918,13 @@ class SampledVegas : public TcpNewReno {
     SequenceNumber32 m_cutSeq{0};  // Ns2LossCut: segments from here on left after the last cut
     double m_cutWin{2.0};          // and the window it left (segments)
     std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
+    bool m_fineTimer{false};             // Ns2FineTimer
+    struct FineTx {
+        uint32_t end;     // the sequence number that ends the segment
+        int64_t sent_ns;  // its latest transmission
+        bool resent;      // sent more than once
+    };
+    std::map<uint32_t, FineTx> m_fineTx;  // Ns2FineTimer: start sequence number -> record
 
     // tcpn.models.components.congestion.vegas.vegas_decision: true while still in slow start.
     bool Decide(double& cwnd, double& ssthresh, bool& lowered) {
@@ -854,6 +955,122 @@ class SampledVegas : public TcpNewReno {
         return false;
     }
 };
+
+// ---------------------------------------------------------------------------------------
+// Rfc5681Socket under SampledVegas's Ns2FineTimer: ns-2's fine-grained retransmission
+// (tcp-vegas.cc, VegasTcpAgent::recv, the rules F1-F6 of the net model's Vegas). k is ns-2's
+// dupacks_ after the ACK: ns-3's m_dupAckCount, which this socket counts on in recovery
+// (ns-3 stops at the fast retransmit). ns-2's cwnd_ in recovery is ns-3's m_cWndInfl; ns-3
+// sends within m_cWnd (= ssthresh, the deflation target) a pipe with one guessed SACK per
+// duplicate ACK (Reno SACK), the same rule as outstanding < cwnd_ when the guesses are as
+// many as the inflation: GuessOut sets them where ns-2 sets cwnd_ = win + k.
+inline void Rfc5681Socket::ProcessAck(const SequenceNumber32& ackNumber, bool scoreboardUpdated,
+                                      uint32_t currentDelivered,
+                                      const SequenceNumber32& oldHeadSequence,
+                                      bool receivedData) {
+    Ptr<SampledVegas> vegas = DynamicCast<SampledVegas>(m_congestionControl);
+    if (!vegas || !vegas->FineTimer()) {
+        TcpnSocket::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence,
+                               receivedData);
+        return;
+    }
+    const SequenceNumber32 una = oldHeadSequence;
+    bool duplicate = ackNumber == una && una < m_tcb->m_highTxMark && !receivedData;
+    TcpSocketState::TcpCongState_t before = m_tcb->m_congState;
+    bool resentBefore = vegas->Resent(una);  // before a fast retransmit of this ACK
+    uint32_t inflated = m_tcb->m_cWndInfl;   // ns-2's cwnd_ before this ACK
+    if (duplicate && before == TcpSocketState::CA_RECOVERY) ++m_dupAckCount;
+    TcpnSocket::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence,
+                           receivedData);
+    if (ackNumber > una) {
+        FineNewAck(*vegas, ackNumber);
+        return;
+    }
+    if (!duplicate) return;
+    if (before != TcpSocketState::CA_RECOVERY &&
+        m_tcb->m_congState == TcpSocketState::CA_RECOVERY) {
+        FineResent(*vegas, resentBefore);  // F3: ns-3's own fast retransmit and window
+        return;
+    }
+    if (!vegas->Expired(una)) return;
+    const uint32_t segment = m_tcb->m_segmentSize;
+    if (before == TcpSocketState::CA_RECOVERY) {
+        // F4: the retransmission itself was lost and is older than fine_rto: resend it;
+        // win = window(), the inflated window (t_cwnd_changed_ is not below its send time:
+        // no cut), becomes the deflation target (vegas_inflate_cwnd: v_newcwnd_ = win) and
+        // the last cut's window; cwnd_ = win + k
+        uint32_t win = std::min(inflated, m_rWnd.Get()) / segment;
+        m_tcb->m_ssThresh = win * segment;
+        m_tcb->m_cWnd = win * segment;
+        m_tcb->m_cWndInfl = (win + m_dupAckCount) * segment;
+        vegas->FineCut(win);
+        GuessOut(m_dupAckCount);
+        ResendHead();
+        FineResent(*vegas, resentBefore);
+    } else if (m_tcb->m_congState == TcpSocketState::CA_DISORDER &&
+               m_dupAckCount < m_retxThresh &&
+               (m_highRxAckMark >= m_recover || !m_recoverActive)) {
+        // F2: the first or second duplicate ACK of an expired head, a fast retransmit
+        // allowed (bug_fix_): as at the third (EnterRecovery; SampledVegas's ns-2 window
+        // win), with cwnd_ = win + k (vegas_inflate_cwnd), then dupacks_ = NUMDUPACKS
+        GuessOut(m_dupAckCount - 1);  // EnterRecovery guesses the k-th
+        EnterRecovery(currentDelivered);
+        m_dupAckCount = m_retxThresh;
+        FineResent(*vegas, resentBefore);
+    }
+}
+
+// F1 on every ACK of new data, then F5 while worried: the first or second ACK of new data
+// after a resend ("check the 1st or 2nd acks after dup ack received"): worried -= 1; if the
+// next unacknowledged segment is expired it goes again, with no window change and no
+// backoff ("no need to change cwnd since we already did"), and dupacks_ = NUMDUPACKS: a
+// recovery whose next new ACK deflates cwnd to its value now (ssthresh) and whose
+// duplicate ACKs inflate it by one each; else worried = 0. SampledVegas is not told of
+// this recovery (CongestionStateSet would take the next ssthresh for a fast
+// retransmit's); leaving it is an ordinary exit.
+inline void Rfc5681Socket::FineNewAck(SampledVegas& vegas, SequenceNumber32 ack) {
+    vegas.FineAck(ack);
+    if (m_worried == 0) return;
+    --m_worried;
+    if (ack >= m_tcb->m_highTxMark || !vegas.Expired(ack)) {
+        m_worried = 0;
+        return;
+    }
+    m_tcb->m_ssThresh = m_tcb->m_cWnd.Get();
+    m_tcb->m_cWndInfl = m_tcb->m_cWnd.Get();
+    ResendHead();
+    m_tcb->m_congState = TcpSocketState::CA_RECOVERY;
+    m_recover = m_tcb->m_highTxMark.Get();
+    m_recoverActive = true;
+    m_dupAckCount = m_retxThresh;
+    KeepPipe();
+}
+
+// F2, F3, F4 (ns-2's branch "if (expired >= 0 || dupacks_ == NUMDUPACKS)"): the fine_rto
+// backoff, worried = min(2, SND.MAX - SND.UNA in segments) (v_worried_ = MIN(2, t_seqno_ -
+// last_ack_)), and the coarse timer restarted with the current RTO, no backoff
+// (reset_rtx_timer(1, 0))
+inline void Rfc5681Socket::FineResent(SampledVegas& vegas, bool resentBefore) {
+    const uint32_t segment = m_tcb->m_segmentSize;
+    vegas.FineBackoff(resentBefore);
+    uint32_t outstanding = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
+    m_worried = std::min(2u, (outstanding + segment - 1) / segment);
+    m_retxEvent.Cancel();
+    m_retxEvent = Simulator::Schedule(m_rto, &Rfc5681Socket::ReTxTimeout, this);
+}
+
+// The pipe counts `segments` duplicate ACKs out of the network (Reno SACK guesses above
+// SND.UNA)
+inline void Rfc5681Socket::GuessOut(uint32_t segments) {
+    m_txBuffer->ResetRenoSack();
+    for (uint32_t i = 0; i < segments; ++i) m_txBuffer->AddRenoSack();
+}
+
+// Resend SND.UNA (ns-2's output(seqno)), counted once in the pipe (lost, then resent)
+inline void Rfc5681Socket::ResendHead() {
+    m_txBuffer->MarkHeadAsLost();
+    SendDataPacket(m_txBuffer->HeadSequence(), m_tcb->m_segmentSize, true);
+}
 
 // Vegas as Brakmo and Peterson defined it and the net model (and ns-2's Vegas agent)
 // computes it: every sample is the sender's own timing of a segment, BaseRTT the smallest,

@@ -882,7 +882,10 @@ def _ns3(params: VegasParams) -> Ns3Congestion:
     weight = (("Weight", repr(params.weight)),) if isinstance(params, AdaptiveVegasParams) \
         else ()
     cut = (("Ns2LossCut", "true"),) if params.loss_cut == "ns2" else ()
-    attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight, *cut)
+    # ns-2's fine-grained retransmission: the timer here, the resends by Rfc5681Socket
+    fine = (("Ns2FineTimer", "true"),) if params.fine_timer else ()
+    attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight, *cut,
+                  *fine)
     return Ns3Congestion(own, attributes)
 
 
