@@ -815,23 +815,16 @@ class SampledVegas : public TcpNewReno {
         bool fast_retransmit = m_enteringRecovery;
         m_enteringRecovery = false;
         if (!m_ns2LossCut) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
-        if (!fast_retransmit) {
-            m_cutSeq = tcb->m_highTxMark;
-            m_cutWin = 2.0;
-            return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
-        }
+        SequenceNumber32 cutSeq = m_cutSeq;
+        m_cutSeq = tcb->m_highTxMark;  // the window changes here (t_cwnd_changed_)
+        if (!fast_retransmit) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
         const uint32_t seg = tcb->m_segmentSize;
         uint32_t una = tcb->m_lastAckedSeq.GetValue();
         bool first = m_sent.count(una + seg) > 0;
-        double cwnd = tcb->m_cWnd.Get() / static_cast<double>(seg);
-        double win;
-        if (first && SequenceNumber32(una) < m_cutSeq) {
-            win = std::max(2.0, std::min(cwnd, m_cutWin));  // sent before the last cut
-        } else {
-            int w = static_cast<int>(cwnd);
+        int w = static_cast<int>(tcb->m_cWnd.Get() / static_cast<double>(seg));
+        double win = w;  // win = window(), kept for a segment sent before the last change
+        if (!(first && SequenceNumber32(una) < cutSeq)) {
             win = w <= 3 ? 2.0 : static_cast<double>(first ? w - (w >> 2) : w >> 1);
-            m_cutSeq = tcb->m_highTxMark;
-            m_cutWin = win;
         }
         return static_cast<uint32_t>(std::lround(win * seg));
     }
@@ -895,8 +888,8 @@ class SampledVegas : public TcpNewReno {
     // F2-F4, at each resend: v_timeout_ *= 2 for a segment already sent more than once,
     // else v_timeout_ += v_timeout_ / 8
     void FineBackoff(bool resentBefore) { fine_rto_s *= resentBefore ? 2.0 : 9.0 / 8.0; }
-    // F4: the record of the last cut keeps its sequence, its window becomes `win` (segments)
-    void FineCut(double win) { m_cutWin = win; }
+    // F4: the window changes at this resend (t_cwnd_changed_), with no cut
+    void FineWindowChanged(SequenceNumber32 high) { m_cutSeq = high; }
 
   protected:
     double m_alpha{2}, m_beta{4}, m_gamma{1};
@@ -915,8 +908,8 @@ class SampledVegas : public TcpNewReno {
     SequenceNumber32 m_roundEnd{0}, m_highSent{0};
     bool m_started{false}, m_grow{false}, m_skip{false}, m_anySent{false};
     bool m_ns2LossCut{false}, m_enteringRecovery{false};
-    SequenceNumber32 m_cutSeq{0};  // Ns2LossCut: segments from here on left after the last cut
-    double m_cutWin{2.0};          // and the window it left (segments)
+    SequenceNumber32 m_cutSeq{0};  // Ns2LossCut: segments from here on left after the window
+                                   // last changed at a loss
     std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
     bool m_fineTimer{false};             // Ns2FineTimer
     struct FineTx {
@@ -997,13 +990,13 @@ inline void Rfc5681Socket::ProcessAck(const SequenceNumber32& ackNumber, bool sc
     if (before == TcpSocketState::CA_RECOVERY) {
         // F4: the retransmission itself was lost and is older than fine_rto: resend it;
         // win = window(), the inflated window (t_cwnd_changed_ is not below its send time:
-        // no cut), becomes the deflation target (vegas_inflate_cwnd: v_newcwnd_ = win) and
-        // the last cut's window; cwnd_ = win + k
+        // no cut), becomes the deflation target (vegas_inflate_cwnd: v_newcwnd_ = win, and
+        // t_cwnd_changed_ = now); cwnd_ = win + k
         uint32_t win = std::min(inflated, m_rWnd.Get()) / segment;
         m_tcb->m_ssThresh = win * segment;
         m_tcb->m_cWnd = win * segment;
         m_tcb->m_cWndInfl = (win + m_dupAckCount) * segment;
-        vegas->FineCut(win);
+        vegas->FineWindowChanged(m_tcb->m_highTxMark);
         GuessOut(m_dupAckCount);
         ResendHead();
         FineResent(*vegas, resentBefore);
@@ -1047,14 +1040,15 @@ inline void Rfc5681Socket::FineNewAck(SampledVegas& vegas, SequenceNumber32 ack)
 }
 
 // F2, F3, F4 (ns-2's branch "if (expired >= 0 || dupacks_ == NUMDUPACKS)"): the fine_rto
-// backoff, worried = min(2, SND.MAX - SND.UNA in segments) (v_worried_ = MIN(2, t_seqno_ -
-// last_ack_)), and the coarse timer restarted with the current RTO, no backoff
-// (reset_rtx_timer(1, 0))
+// backoff, worried = min(2, one more than the segments from SND.UNA to SND.NXT)
+// (v_worried_ = MIN(2, t_seqno_ - last_ack_): ns-2 numbers the ACK by the last segment
+// received, one below SND.UNA's), and the coarse timer restarted with the current RTO, no
+// backoff (reset_rtx_timer(1, 0))
 inline void Rfc5681Socket::FineResent(SampledVegas& vegas, bool resentBefore) {
     const uint32_t segment = m_tcb->m_segmentSize;
     vegas.FineBackoff(resentBefore);
-    uint32_t outstanding = m_tcb->m_highTxMark.Get() - m_txBuffer->HeadSequence();
-    m_worried = std::min(2u, (outstanding + segment - 1) / segment);
+    uint32_t unsent = m_tcb->m_nextTxSequence.Get() - m_txBuffer->HeadSequence();
+    m_worried = std::min(2u, (unsent + segment - 1) / segment + 1);
     m_retxEvent.Cancel();
     m_retxEvent = Simulator::Schedule(m_rto, &Rfc5681Socket::ReTxTimeout, this);
 }

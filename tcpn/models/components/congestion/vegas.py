@@ -99,7 +99,7 @@ __all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw"
            "VegasParams", "adaptive_target", "add_hull_point", "clock_sample", "drop_acked",
            "fine_expired", "fine_inflated", "fine_new_ack", "fine_retransmitted", "fine_sent",
            "fine_timed", "forget_segment", "hull_floor", "last_sent", "lower_hull",
-           "modified_vegas_on_ack", "mst_slope", "ns2_vegas_cuts", "ns2_vegas_mark",
+           "modified_vegas_on_ack", "mst_slope", "ns2_vegas_cuts",
            "ns2_vegas_window", "sent_once", "sent_time", "skew_vegas_on_ack",
            "slow_start_growth", "vegas_acked", "vegas_decision", "vegas_on_ack", "vegas_round",
            "vegas_sender_net", "vegas_sent", "vegas_start", "worried_resend", "worried_tcb"]
@@ -111,7 +111,7 @@ SENT = ListSet(ProductSet(INT, CLOCK), name="SendTimes")
 VEGAS = RecordSet(
     "Vegas", n=IntSet(0), base_rtt=REAL, rtt=REAL, samples=IntSet(0), round_end=IntSet(0),
     grow=BOOL, ave_rtt=REAL, tf0=REAL, tb0=REAL, fwd=REAL, first_ts=CLOCK, sum_ts=REAL,
-    skew=REAL, fhull=HULL, bhull=HULL, sent=SENT, cut_seq=IntSet(0), cut_win=REAL,
+    skew=REAL, fhull=HULL, bhull=HULL, sent=SENT, cut_seq=IntSet(0),
     fine_srtt=REAL, fine_rttvar=REAL, fine_rto=REAL, worried=IntSet(0), resent=SENT,
 )
 Vegas: Any = VEGAS.record_type
@@ -176,7 +176,7 @@ class VegasLaw:
 def vegas_start() -> Any:
     """The ``Vegas`` record of a connection that has no sample yet."""
     return Vegas(0, 0.0, 0.0, 0, 0, False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (), (), (), 0,
-                 2.0, -1.0, 0.0, FINE_RTO_START_S, 0, ())
+                 -1.0, 0.0, FINE_RTO_START_S, 0, ())
 
 
 def lower_hull(points: tuple[tuple[float, float], ...]) -> tuple[tuple[float, float], ...]:
@@ -271,10 +271,11 @@ def sent_time(v: Any, seq: int) -> float:
 
 @net_function
 def ns2_vegas_cuts(v: Any, t: Any) -> bool:
-    """Whether ns-2's Vegas cuts its window at this fast retransmit: not for a segment
-    first sent before the previous cut (``t_cwnd_changed_ < sendTime`` in ns-2's
-    ``tcp-vegas.cc``, read on sequence numbers: the segments from ``cut_seq`` on were
-    first sent after it); a segment already resent is taken as resent after it.
+    """Whether ns-2's Vegas cuts its window at this retransmission by duplicate ACKs: not
+    for a segment first sent before the window last changed there (``t_cwnd_changed_ <
+    sendTime`` in ns-2's ``tcp-vegas.cc``, read on sequence numbers: the segments from
+    ``cut_seq`` on were first sent after it); a segment already resent is taken as resent
+    after it.
 
     >>> v = vegas_sent(vegas_start(), 4, 0.5, True)._replace(cut_seq=5)
     >>> ns2_vegas_cuts(v, _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
@@ -288,12 +289,12 @@ def ns2_vegas_cuts(v: Any, t: Any) -> bool:
 @net_function
 def ns2_vegas_window(v: Any, t: Any) -> float:
     """The window ns-2's ``Agent/TCP/Vegas`` keeps after a loss detected by duplicate
-    ACKs (``tcp-vegas.cc``, ``recv``): ``win = int(cwnd)``; 2 segments if ``win <= 3``,
-    else half of it if the lost segment had been sent more than once, else ``win - (win
-    >> 2)``, a cut by a quarter. When :func:`ns2_vegas_cuts` says no cut, the window the
-    previous cut left (``v_newcwnd_``), at most the current one. The window leaves fast
-    recovery there (ns-2 then sets ``ssthresh_ = 2``, keeping Vegas in congestion
-    avoidance, as ``ssthresh`` = this window does here).
+    ACKs (``tcp-vegas.cc``, ``recv``): ``win = int(cwnd)`` (``window()``); when
+    :func:`ns2_vegas_cuts`, 2 segments if ``win <= 3``, else half of it if the lost segment
+    had been sent more than once, else ``win - (win >> 2)``, a cut by a quarter; else
+    ``win`` itself. The window leaves fast recovery there (``vegas_inflate_cwnd``:
+    ``v_newcwnd_ = win``, ``cwnd_ = win + dupacks_``; ns-2 then sets ``ssthresh_ = 2``,
+    keeping Vegas in congestion avoidance, as ``ssthresh`` = this window does here).
 
     >>> v = vegas_sent(vegas_start(), 4, 0.5, True)
     >>> ns2_vegas_window(v, _Tcb(cwnd=9.5, ssthresh=20.0, nxt=12, una=4))   # 9 - 9 // 4
@@ -302,28 +303,17 @@ def ns2_vegas_window(v: Any, t: Any) -> float:
     4.0
     >>> ns2_vegas_window(v, _Tcb(cwnd=3.9, ssthresh=20.0, nxt=12, una=4))
     2.0
-    >>> ns2_vegas_window(v._replace(cut_seq=5, cut_win=6.0),
-    ...                  _Tcb(cwnd=8.0, ssthresh=9.0, nxt=12, una=4))
-    6.0
+    >>> ns2_vegas_window(v._replace(cut_seq=5), _Tcb(cwnd=8.5, ssthresh=9.0, nxt=12, una=4))
+    8.0
     """
-    if not ns2_vegas_cuts(v, t):
-        return max(2.0, min(t.cwnd, v.cut_win))
     win = int(t.cwnd)
+    if not ns2_vegas_cuts(v, t):
+        return float(win)
     if win <= 3:
         return 2.0
     if not sent_once(v, t.una):
         return float(win >> 1)
     return float(win - (win >> 2))
-
-
-@net_function
-def ns2_vegas_mark(v: Any, t: Any, after: Any) -> Any:
-    """``after`` (the record the fast retransmit leaves) with the cut recorded when
-    :func:`ns2_vegas_cuts` (read on ``v``, the record before it): segments from ``t.nxt``
-    on are sent after it, and the window it left."""
-    if not ns2_vegas_cuts(v, t):
-        return after
-    return after._replace(cut_seq=t.nxt, cut_win=ns2_vegas_window(v, t))
 
 
 @net_function
@@ -416,7 +406,9 @@ def fine_retransmitted(after: Any, v: Any, t: Any) -> Any:
     """``after`` with what a retransmission of the head by duplicate ACKs does to the fine
     timer (ns-2's branch ``expired >= 0 || dupacks_ == NUMDUPACKS``): the timeout backed
     off, doubled for a segment already sent more than once, else by an eighth; and the
-    next ``min(2, nxt - una)`` ACKs of new data worried (``v_worried_``).
+    next ``min(2, nxt - una + 1)`` ACKs of new data worried (``v_worried_ = MIN(2,
+    t_seqno_ - last_ack_)``: ns-2 numbers an ACK by the last segment received, one below
+    ``una``).
 
     >>> v = vegas_sent(vegas_start(), 4, 0.5, True)._replace(fine_rto=0.2)
     >>> a = fine_retransmitted(v, v, _Tcb(cwnd=8.0, ssthresh=9.0, nxt=9, una=4))
@@ -424,7 +416,7 @@ def fine_retransmitted(after: Any, v: Any, t: Any) -> Any:
     (0.225, 2)
     """
     rto = v.fine_rto * 9.0 / 8.0 if sent_once(v, t.una) else v.fine_rto * 2.0
-    return after._replace(fine_rto=rto, worried=min(2, t.nxt - t.una))
+    return after._replace(fine_rto=rto, worried=min(2, t.nxt - t.una + 1))
 
 
 @net_function
@@ -687,23 +679,25 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
 
 def _ns2_loss_cut(net: PetriNet, config: SenderConfig) -> None:
     """ns-2's Vegas reaction to a loss (:func:`ns2_vegas_window`) on Reno's or NewReno's
-    recovery: the fast retransmit enters recovery at that window (inflated by the three
-    duplicate ACKs when it cuts, as ns-2's ``cwnd_ = v_newcwnd_ + dupacks_``; not
-    inflated when it does not), and a timeout restarts from 2 segments (``v_slowstart_``)
-    with the segments in flight counted as sent before a cut (ns-2's ``t_cwnd_changed_``).
-    ns-2's fine-grained timer is ``fine_timer`` (:func:`_fine_timer`)."""
+    recovery: the fast retransmit enters recovery at that window, inflated by the three
+    duplicate ACKs (ns-2's ``cwnd_ = v_newcwnd_ + dupacks_``, cut or not), and marks the
+    window changed (``cut_seq``, ns-2's ``t_cwnd_changed_``); a timeout restarts from 2
+    segments (``v_slowstart_``) with the segments in flight counted as sent before the
+    change. ns-2's fine-grained timer is ``fine_timer`` (:func:`_fine_timer`). ns-2 counts
+    a segment sent at the very instant of the change as sent before it (its send time is
+    not below ``t_cwnd_changed_``); the sequence numbers here count the segments sent
+    after the retransmission at that instant as sent after it."""
     if config.variant not in ("reno", "newreno"):
         raise InputError(f"vegas sender of flow {config.flow}: params.loss_cut ns2 runs on "
                          f"Reno's or NewReno's recovery without SACK (ns-2's Vegas has no "
                          f"scoreboard), not {config.variant!r}")
-    net.declare(ns2_vegas_cuts=ns2_vegas_cuts, ns2_vegas_window=ns2_vegas_window,
-                ns2_vegas_mark=ns2_vegas_mark)
+    net.declare(ns2_vegas_cuts=ns2_vegas_cuts, ns2_vegas_window=ns2_vegas_window)
     wrap_output(net, "fast_retransmit", "tcb",
                 "({base})._replace(ssthresh=ns2_vegas_window(v, t), cwnd="
-                "ns2_vegas_window(v, t) + DUPTHRESH if ns2_vegas_cuts(v, t) else t.cwnd)")
-    wrap_output(net, "fast_retransmit", "vegas", "ns2_vegas_mark(v, t, {base})")
+                "ns2_vegas_window(v, t) + DUPTHRESH)")
+    wrap_output(net, "fast_retransmit", "vegas", "({base})._replace(cut_seq=t.nxt)")
     wrap_output(net, "timeout", "tcb", "({base})._replace(cwnd=2.0)")
-    wrap_output(net, "timeout", "vegas", "({base})._replace(cut_seq=t.high, cut_win=2.0)")
+    wrap_output(net, "timeout", "vegas", "({base})._replace(cut_seq=t.high)")
 
 
 def _fine_timer(net: PetriNet) -> None:
@@ -754,13 +748,13 @@ def _fine_timer(net: PetriNet) -> None:
     retransmissions_of = {
         early: ("fine_due", "not t.inrec",
                 "t._replace(ssthresh=ns2_vegas_window(v, t), cwnd=ns2_vegas_window(v, t) + "
-                "t.dupacks if ns2_vegas_cuts(v, t) else t.cwnd, dupacks=DUPTHRESH, "
-                "inrec=True, recover=t.high, highrxt=t.una + 1, partial=False)",
-                f"ns2_vegas_mark(v, t, {resent})"),
+                "t.dupacks, dupacks=DUPTHRESH, inrec=True, recover=t.high, "
+                "highrxt=t.una + 1, partial=False)",
+                f"{resent}._replace(cut_seq=t.nxt)"),
         in_recovery: ("fine_due", "t.inrec",
                       "t._replace(ssthresh=fine_inflated(t, WINDOW), cwnd=fine_inflated(t, "
                       "WINDOW) + t.dupacks, highrxt=max(t.highrxt, t.una + 1))",
-                      f"{resent}._replace(cut_win=fine_inflated(t, WINDOW))"),
+                      f"{resent}._replace(cut_seq=t.nxt)"),
         worried_resent: ("worried_due", None, "worried_tcb(t, DUPTHRESH)", resent)}
     for tname, (due, guard, tcb, vegas) in retransmissions_of.items():
         net.add_transition(T(tname, guard=guard, priority=P_HIGH))
@@ -910,9 +904,6 @@ def _loss_cut_problems(params: VegasParams, tcp: Any) -> list[str]:
 def _ns3_checks(params: VegasParams, tcp: Any) -> list[str]:
     """What tcpn's ns-3 Vegas family cannot run (see ``cpp/variants.h``)."""
     problems = _loss_cut_problems(params, tcp)
-    if params.fine_timer:
-        problems.append("params.fine_timer: ns-2's fine-grained retransmission is not in the "
-                        "ns3 lens's Vegas (tcpn::SampledVegas)")
     if params.variant == "modified_vegas":
         if not tcp.timestamps:
             problems.append("variant modified_vegas reads the receiver's TSval: it needs "
