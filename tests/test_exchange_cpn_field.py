@@ -712,3 +712,29 @@ def test_a_list_read_from_a_reference_cell_on_an_arc_is_the_multiset_it_holds_wh
         simulator = Simulator(imported.net, seed=0)
         simulator.run(until=10.0)
         assert sorted(t.value for t in simulator.tokens("Q")) == [1, 2, 2]
+
+
+def test_a_record_pattern_binds_a_variable_to_a_field_that_is_a_record(tmp_path):
+    """``{state=s, par=p}`` where ``state`` is itself a record: ``s`` takes the field whole
+    (CPN Tools binds a pattern variable to a value of any colour set); it was refused as a
+    free variable. The state space equals cpncheck's."""
+    declarations = (
+        colset("D1", "INT", "<int/>")
+        + colset("D2", "ST", "<record><recordfield><id>n</id><id>INT</id></recordfield>"
+                 "<recordfield><id>ok</id><id>INT</id></recordfield></record>")
+        + colset("D3", "SP", "<record><recordfield><id>state</id><id>ST</id></recordfield>"
+                 "<recordfield><id>par</id><id>INT</id></recordfield></record>")
+        + var("D4", "ST", "s") + var("D5", "INT", "p"))
+    text = cpn_file(
+        declarations,
+        [("P1", "objects", "SP", "1`{state={n=1, ok=0}, par=4} ++ 1`{state={n=2, ok=1}, par=5}"),
+         ("P2", "out", "ST", "")],
+        [("T1", "take", "p > 4", "")],
+        [("A1", "PtoT", "T1", "P1", "{state=s, par=p}"), ("A2", "TtoP", "T1", "P2", "s")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1, max_firings=5).marking
+    assert [(t.value.n, t.value.ok) for t in marking["out"]] == [(2, 1)]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs

@@ -2845,6 +2845,8 @@ def _record_pattern(value: str, colour: ColourSet) -> str:
 
 
 def _record_tree_pattern(tree: ast.expr, colour: ColourSet) -> ast.expr | None:
+    if isinstance(tree, ast.Name):
+        return tree  # a variable takes a field whole, whatever its colour set (a record too)
     if not isinstance(colour, RecordSet):
         return tree if is_pattern_tree(tree) else None
     names = [name for name, _ in colour.fields]
