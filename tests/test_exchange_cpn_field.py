@@ -738,3 +738,34 @@ def test_a_record_pattern_binds_a_variable_to_a_field_that_is_a_record(tmp_path)
     assert [(t.value.n, t.value.ok) for t in marking["out"]] == [(2, 1)]
     ours, theirs = spaces(tmp_path, text)
     assert ours == theirs
+
+
+def test_a_record_field_named_like_a_python_keyword_is_read(tmp_path):
+    """``record from:INT * to:INT``: SML allows any label; the field is ``from_`` in Python
+    (the file was refused). Built, selected (``#from``), matched by a record pattern on an
+    input arc and in a function; the state space equals cpncheck's."""
+    declarations = (
+        colset("D1", "INT", "<int/>")
+        + colset("D2", "PKT", "<record><recordfield><id>from</id><id>INT</id></recordfield>"
+                 "<recordfield><id>to</id><id>INT</id></recordfield></record>")
+        + var("D3", "INT", "a", "b")
+        + ml("D4", "fun swap {from=f, to=t} = {from=t, to=f};"))
+    text = cpn_file(
+        declarations,
+        [("P1", "sent", "PKT", "1`{from=1, to=2} ++ 1`{from=3, to=3}"),
+         ("P2", "got", "PKT", ""), ("P3", "src", "INT", "")],
+        [("T1", "pass", "a &lt;&gt; b", ""), ("T2", "back", "#from (swap {from=a, to=b}) = b", "")],
+        [("A1", "PtoT", "T1", "P1", "{from=a, to=b}"), ("A2", "TtoP", "T1", "P2",
+                                                     "swap {from=a, to=b}"),
+         ("A3", "PtoT", "T2", "P2", "{from=a, to=b}"),
+         ("A4", "TtoP", "T2", "P3", "#to {from=a, to=b}")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1, max_firings=5).marking
+    assert [t.value for t in marking["src"]] == [1]
+    assert sorted((t.value.from_, t.value.to) for t in marking["sent"]) == [(3, 3)]
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs
+    again = read_cpn(to_cpn(imported.net, layout="grid"))
+    assert again.complete, again.report.text()

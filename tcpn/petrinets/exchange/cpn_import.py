@@ -52,6 +52,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    ml_field,
     record_class,
 )
 from tcpn.petrinets.distributions import (
@@ -805,10 +806,12 @@ class _Importer:
                 ids = rf.findall("id")
                 if len(ids) != 2:
                     raise self.fail(rf, "a record field needs a name and a colour set")
-                field_name = (ids[0].text or "").strip()
+                label = (ids[0].text or "").strip()
+                field_name = ml_field(label)  # a Python keyword ('from') gets a '_'
                 if field_name in fields:
-                    raise self.fail(rf, f"colour set {name}: record field {field_name!r} "
-                                        "is given twice")
+                    raise self.fail(rf, f"colour set {name}: record field {label!r} "
+                                        "is given twice" + ("" if field_name == label else
+                                                             f" (as {field_name!r})"))
                 fields[field_name] = self._component(rf, ids[1].text)
             try:
                 return RecordSet(name, False, **fields)

@@ -50,6 +50,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    ml_field,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 from tcpn.petrinets.exchange.ml_calendar import (
@@ -779,7 +780,7 @@ class MLToPython(MatchForms):
     _t_list = _t_tuple
 
     def _t_record(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        fields = [(str(f.children[0]), f.children[2]) for f in tree.children]
+        fields = [(ml_field(str(f.children[0])), f.children[2]) for f in tree.children]
         labels = frozenset(name for name, _ in fields)
         constructor = self.records.get(labels) or self.anonymous_records.get(labels)
         if constructor is None:
@@ -1187,7 +1188,8 @@ def _thunk(body: ast.expr) -> ast.expr:
 
 def _label(token: Any) -> str:
     """The label of a selector token (``#2``, ``# name``)."""
-    return str(token)[1:].strip()
+    label = str(token)[1:].strip()
+    return label if label.isdigit() else ml_field(label)
 
 
 def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:
