@@ -1484,6 +1484,8 @@ class _Importer:
         ports: list[tuple[str, str]] = []
         for port_id, socket_id in re.findall(r"\(([^,()]+),([^,()]+)\)",
                                              subst.get("portsock", "")):
+            # Design/CPN nets CPN Tools converted write "(id695, id357)": a space after ','
+            port_id, socket_id = port_id.strip(), socket_id.strip()
             if socket_id not in local:
                 raise self.fail(element, f"portsock names socket {socket_id!r}, which is not a "
                                 "place on this page")
