@@ -769,3 +769,28 @@ def test_a_record_field_named_like_a_python_keyword_is_read(tmp_path):
     assert ours == theirs
     again = read_cpn(to_cpn(imported.net, layout="grid"))
     assert again.complete, again.report.text()
+
+
+def test_a_unit_colour_set_with_a_name_for_its_value(tmp_path):
+    """``colset S = unit with student``: ``student`` is the one value (``()``), usable in
+    markings and on arcs (the colour set was refused, its places and transitions left out).
+    The state space equals cpncheck's."""
+    declarations = (
+        '<color id="D1"><id>S</id><unit><with><id>student</id></with></unit></color>'
+        '<color id="D2"><id>P</id><unit><with><id>pasty</id></with></unit></color>')
+    text = cpn_file(
+        declarations,
+        [("P1", "hungry", "S", "2`student"), ("P2", "food", "P", "1`pasty"),
+         ("P3", "fed", "S", "")],
+        [("T1", "eat", "", "")],
+        [("A1", "PtoT", "T1", "P1", "student"), ("A2", "PtoT", "T1", "P2", "1`pasty"),
+         ("A3", "TtoP", "T1", "P3", "student")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1, max_firings=5).marking
+    assert len(marking["fed"]) == 1 and len(marking["hungry"]) == 1
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs
+    again = read_cpn(to_cpn(imported.net, layout="grid"))
+    assert again.complete, again.report.text()

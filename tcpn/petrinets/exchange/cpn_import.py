@@ -460,6 +460,8 @@ class _Importer:
         self.dec_sources: dict[int, tuple[Tree, str]] = {}
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
+        #: names of the value of unit colour sets (``colset U = unit with u``)
+        self.unit_values: set[str] = set()
         # datatype, union and option constructors -> whether each carries a value
         self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
@@ -488,6 +490,8 @@ class _Importer:
                 raise  # CPN Tools loads the file and marks the element: so do the callers
             except InputError as exc:  # nested too deep, an integer too long: refused
                 raise self.fail(None, str(exc)) from None
+        if self.unit_values:  # colset U = unit with u: the name u is the value ()
+            tree = _substitute(tree, {n: Tree("unit", []) for n in self.unit_values})
         return tree
 
     def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
@@ -776,7 +780,12 @@ class _Importer:
         # (a subset's <with> lists its members, not bounds: _subset reads it)
         bounds = [self._ml_int(m) for m in ranges.findall("ml")] \
             if ranges is not None and kind != "subset" else []
-        if kind == "unit" and ranges is None:
+        if kind == "unit" and (ranges is None or (
+                not ranges.findall("ml") and len(ranges.findall("id")) == 1)):
+            # colset U = unit with u: u is the name of the one value, ()
+            value_name = (ranges.findtext("id") or "").strip() if ranges is not None else ""
+            if value_name:
+                self.unit_values.add(value_name)  # read as () (parse_ml)
             return UnitSet(name=name)
         if kind == "bool" and ranges is None:
             return BoolSet(name=name)
