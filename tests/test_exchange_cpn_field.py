@@ -794,3 +794,26 @@ def test_a_unit_colour_set_with_a_name_for_its_value(tmp_path):
     assert ours == theirs
     again = read_cpn(to_cpn(imported.net, layout="grid"))
     assert again.complete, again.report.text()
+
+
+@pytest.mark.parametrize("colour, value", [
+    ('<color id="D1"><id>S</id><unit/></color>', "()"),
+    (colset("D0", "INT", "<int/>")
+     + '<color id="D1"><id>S</id><product><id>INT</id><id>INT</id></product></color>',
+     "(1, 2)")])
+def test_a_val_holding_a_unit_or_a_tuple_is_one_token_on_an_arc(tmp_path, colour, value):
+    """``val u = ()`` (or a tuple) on an arc is one token, not a list of tokens: Python holds
+    both as a tuple (the unit arcs were dropped without a word, the transition then firing
+    for ever; the tuple's transition was left out)."""
+    text = cpn_file(colour + ml("D2", f"val u = {value};"),
+                    [("P1", "a", "S", "2`u"), ("P2", "b", "S", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "u"), ("A2", "TtoP", "T1", "P2", "u")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert len(imported.net.arcs) == 2
+    from tcpn.petrinets import simulate
+    marking = simulate(imported.net, seed=1, max_firings=10).marking
+    assert len(marking["a"]) == 0 and len(marking["b"]) == 2
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs

@@ -462,6 +462,8 @@ class _Importer:
         self.enum_constants: set[str] = set()
         #: names of the value of unit colour sets (``colset U = unit with u``)
         self.unit_values: set[str] = set()
+        #: the expression of each ``val name = e`` (what it is written as)
+        self.val_bodies: dict[str, Any] = {}
         # datatype, union and option constructors -> whether each carries a value
         self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
@@ -1164,6 +1166,7 @@ class _Importer:
             self._val_pattern(pattern, body, element)
             return
         name = "_" if effects_only else str(pattern.children[0])
+        self.val_bodies[name] = body
         self._constant_valued(name, body, element, "val ... = ref")
 
     def _val_pattern(self, pattern: Tree, body: Tree, element: ET.Element) -> None:
@@ -1987,6 +1990,11 @@ class _Importer:
             name = str(tree.children[0])
             if name in self.variables:  # a variable of a list colour set: 'a ms = 'a list
                 return isinstance(self.colours.get(self.variables[name]), ListSet)
+            body = self.val_bodies.get(name)
+            while isinstance(body, Tree) and body.data == "typed":
+                body = body.children[0]
+            if isinstance(body, Tree) and body.data in _NOT_LISTS:
+                return False  # val u = () or val p = (1, 2): one value, held as a tuple
             return isinstance(self.constants.get(name), tuple)
         if tree.data != "apply":
             return False
@@ -2524,6 +2532,11 @@ def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
             rest = [LarkToken("EQ", "="), Tree("var_pat", [_renamed(label, names)])]
         return Tree(tree.data, [label, *(_renamed(c, names) for c in rest)], tree.meta)
     return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
+
+
+#: Expressions that are written as one value, never as a list (a tuple, a record, (), a
+#: literal): Python holds tuples, records and () as tuples, as it holds lists.
+_NOT_LISTS = frozenset({"unit", "tuple", "record", "int", "real", "string", "char"})
 
 
 #: Basis functions whose last argument is a list (``foldl f b l``, ``length l``).
