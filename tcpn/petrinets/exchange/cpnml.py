@@ -245,7 +245,8 @@ CHAR.3: /#"([^"\\]|\\.)*"/
 // numeral label ends where a letter starts (#6n is #6 n); a leading '_' (not SML) is read
 // so that the restricted evaluator refuses #__class__ by name
 SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z_][A-Za-z0-9_']*)/
-LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/
+// (and the Basis' symbolic Real.== and Real.!=: IEEE equality of reals)
+LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
 
@@ -1103,6 +1104,9 @@ class MLToPython(MatchForms):
             return call(target, args[0])
         if name in _ML_BINARY and len(args) == 2:
             return call(_ML_BINARY[name], *args)
+        if name in ("Real.==", "Real.!=") and len(args) == 2:  # IEEE: nan differs from all
+            return ast.Compare(args[0], [ast.Eq() if name == "Real.==" else ast.NotEq()],
+                               [args[1]])
         if name in _ML_MATH and len(args) == (2 if name == "Math.atan2" else 1):
             self.used_basis.add(_ML_MATH[name])
             return call(_ML_MATH[name], *args)
