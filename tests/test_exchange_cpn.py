@@ -312,6 +312,19 @@ def test_hierarchy_becomes_pages_with_substitution_transitions_and_back():
     assert imported.net.places["queue.buffer"].module == "queue"
 
 
+def test_a_portsock_with_spaces_as_converted_design_cpn_nets_write_it_reads():
+    """Design/CPN nets converted by CPN Tools write ``portsock="(id695, id357)"``: the space
+    after the comma is not part of the socket's id (the file was refused)."""
+    text = to_cpn(tcp_like(), layout="grid")
+    spaced = re.sub(r'portsock="([^"]*)"',
+                    lambda m: 'portsock="' + m.group(1).replace(",", ", ") + '"', text)
+    assert spaced != text
+    plain, converted = read_cpn(text), read_cpn(spaced)
+    assert converted.complete, converted.report.text()
+    assert [(m.name, m.ports) for m in converted.net.modules] == \
+        [(m.name, m.ports) for m in plain.net.modules]
+
+
 def test_code_action_and_declared_function_round_trip():
     def double(x):
         """Twice the token."""

@@ -72,6 +72,9 @@ DECLARATIONS: list[tuple[str, str | None, int | None]] = [
     ("local val hidden = 4 fun twice x = x * hidden in fun shown y = twice y + 1 end;",
      None, None),
     ("val c1 = shown 2;", "c1", 9),
+    # the Basis' real equality, symbolic names of structure Real (reals are no equality type)
+    ("val c2 = (if Real.==(0.5, 1.0 / 2.0) then 1 else 0)"
+     " + (if Real.!=(0.1, 0.2) then 10 else 0);", "c2", 11),
 ]
 EXPECTED = {name: value for _, name, value in DECLARATIONS if name is not None}
 

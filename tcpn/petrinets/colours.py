@@ -272,6 +272,21 @@ class RecordSet(ColourSet):
         )
 
 
+def ml_field(label: str) -> str:
+    """The Python name of the record field a CPN ML label names.
+
+    SML's labels are identifiers of letters, digits, ``'`` and ``_`` and may be Python
+    keywords (``{from = 1, to = 2}``): a ``'`` is spelled ``_`` and a keyword gets a trailing
+    ``_``, as a variable's name does (``cpnml.py_name``). Two labels of one record spelled
+    alike are refused where the record is declared.
+
+    >>> ml_field("from"), ml_field("seq"), ml_field("x'"), ml_field("None")
+    ('from_', 'seq', 'x_', 'None_')
+    """
+    name = label.replace("'", "_")
+    return name + "_" if keyword.iskeyword(name) else name
+
+
 def _field_problem(name: str) -> str | None:
     """Why ``name`` cannot be a field of a record value (a named tuple), or None.
 

@@ -52,6 +52,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    ml_field,
     record_class,
 )
 from tcpn.petrinets.distributions import (
@@ -459,6 +460,10 @@ class _Importer:
         self.dec_sources: dict[int, tuple[Tree, str]] = {}
         self.records: dict[frozenset[str], str] = {}
         self.enum_constants: set[str] = set()
+        #: names of the value of unit colour sets (``colset U = unit with u``)
+        self.unit_values: set[str] = set()
+        #: the expression of each ``val name = e`` (what it is written as)
+        self.val_bodies: dict[str, Any] = {}
         # datatype, union and option constructors -> whether each carries a value
         self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
@@ -487,6 +492,8 @@ class _Importer:
                 raise  # CPN Tools loads the file and marks the element: so do the callers
             except InputError as exc:  # nested too deep, an integer too long: refused
                 raise self.fail(None, str(exc)) from None
+        if self.unit_values:  # colset U = unit with u: the name u is the value ()
+            tree = _substitute(tree, {n: Tree("unit", []) for n in self.unit_values})
         return tree
 
     def fail(self, element: ET.Element | None, message: str) -> CpnFormatError:
@@ -775,7 +782,12 @@ class _Importer:
         # (a subset's <with> lists its members, not bounds: _subset reads it)
         bounds = [self._ml_int(m) for m in ranges.findall("ml")] \
             if ranges is not None and kind != "subset" else []
-        if kind == "unit" and ranges is None:
+        if kind == "unit" and (ranges is None or (
+                not ranges.findall("ml") and len(ranges.findall("id")) == 1)):
+            # colset U = unit with u: u is the name of the one value, ()
+            value_name = (ranges.findtext("id") or "").strip() if ranges is not None else ""
+            if value_name:
+                self.unit_values.add(value_name)  # read as () (parse_ml)
             return UnitSet(name=name)
         if kind == "bool" and ranges is None:
             return BoolSet(name=name)
@@ -805,10 +817,12 @@ class _Importer:
                 ids = rf.findall("id")
                 if len(ids) != 2:
                     raise self.fail(rf, "a record field needs a name and a colour set")
-                field_name = (ids[0].text or "").strip()
+                label = (ids[0].text or "").strip()
+                field_name = ml_field(label)  # a Python keyword ('from') gets a '_'
                 if field_name in fields:
-                    raise self.fail(rf, f"colour set {name}: record field {field_name!r} "
-                                        "is given twice")
+                    raise self.fail(rf, f"colour set {name}: record field {label!r} "
+                                        "is given twice" + ("" if field_name == label else
+                                                             f" (as {field_name!r})"))
                 fields[field_name] = self._component(rf, ids[1].text)
             try:
                 return RecordSet(name, False, **fields)
@@ -1152,6 +1166,7 @@ class _Importer:
             self._val_pattern(pattern, body, element)
             return
         name = "_" if effects_only else str(pattern.children[0])
+        self.val_bodies[name] = body
         self._constant_valued(name, body, element, "val ... = ref")
 
     def _val_pattern(self, pattern: Tree, body: Tree, element: ET.Element) -> None:
@@ -1481,6 +1496,8 @@ class _Importer:
         ports: list[tuple[str, str]] = []
         for port_id, socket_id in re.findall(r"\(([^,()]+),([^,()]+)\)",
                                              subst.get("portsock", "")):
+            # Design/CPN nets CPN Tools converted write "(id695, id357)": a space after ','
+            port_id, socket_id = port_id.strip(), socket_id.strip()
             if socket_id not in local:
                 raise self.fail(element, f"portsock names socket {socket_id!r}, which is not a "
                                 "place on this page")
@@ -1973,6 +1990,11 @@ class _Importer:
             name = str(tree.children[0])
             if name in self.variables:  # a variable of a list colour set: 'a ms = 'a list
                 return isinstance(self.colours.get(self.variables[name]), ListSet)
+            body = self.val_bodies.get(name)
+            while isinstance(body, Tree) and body.data == "typed":
+                body = body.children[0]
+            if isinstance(body, Tree) and body.data in _NOT_LISTS:
+                return False  # val u = () or val p = (1, 2): one value, held as a tuple
             return isinstance(self.constants.get(name), tuple)
         if tree.data != "apply":
             return False
@@ -2512,6 +2534,11 @@ def _renamed(tree: Any, names: Mapping[str, str]) -> Any:
     return Tree(tree.data, [_renamed(c, names) for c in tree.children], tree.meta)
 
 
+#: Expressions that are written as one value, never as a list (a tuple, a record, (), a
+#: literal): Python holds tuples, records and () as tuples, as it holds lists.
+_NOT_LISTS = frozenset({"unit", "tuple", "record", "int", "real", "string", "char"})
+
+
 #: Basis functions whose last argument is a list (``foldl f b l``, ``length l``).
 _LIST_LAST = frozenset({
     "foldl", "foldr", "List.foldl", "List.foldr", "map", "List.map", "List.filter",
@@ -2845,6 +2872,8 @@ def _record_pattern(value: str, colour: ColourSet) -> str:
 
 
 def _record_tree_pattern(tree: ast.expr, colour: ColourSet) -> ast.expr | None:
+    if isinstance(tree, ast.Name):
+        return tree  # a variable takes a field whole, whatever its colour set (a record too)
     if not isinstance(colour, RecordSet):
         return tree if is_pattern_tree(tree) else None
     names = [name for name, _ in colour.fields]

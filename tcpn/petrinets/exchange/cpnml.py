@@ -50,6 +50,7 @@ from tcpn.petrinets.colours import (
     StringSet,
     UnionSet,
     UnitSet,
+    ml_field,
 )
 from tcpn.petrinets.exchange.cpnml_forms import MatchForms
 from tcpn.petrinets.exchange.ml_calendar import (
@@ -244,7 +245,8 @@ CHAR.3: /#"([^"\\]|\\.)*"/
 // numeral label ends where a letter starts (#6n is #6 n); a leading '_' (not SML) is read
 // so that the restricted evaluator refuses #__class__ by name
 SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z_][A-Za-z0-9_']*)/
-LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/
+// (and the Basis' symbolic Real.== and Real.!=: IEEE equality of reals)
+LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
 
@@ -779,7 +781,7 @@ class MLToPython(MatchForms):
     _t_list = _t_tuple
 
     def _t_record(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        fields = [(str(f.children[0]), f.children[2]) for f in tree.children]
+        fields = [(ml_field(str(f.children[0])), f.children[2]) for f in tree.children]
         labels = frozenset(name for name, _ in fields)
         constructor = self.records.get(labels) or self.anonymous_records.get(labels)
         if constructor is None:
@@ -1102,6 +1104,9 @@ class MLToPython(MatchForms):
             return call(target, args[0])
         if name in _ML_BINARY and len(args) == 2:
             return call(_ML_BINARY[name], *args)
+        if name in ("Real.==", "Real.!=") and len(args) == 2:  # IEEE: nan differs from all
+            return ast.Compare(args[0], [ast.Eq() if name == "Real.==" else ast.NotEq()],
+                               [args[1]])
         if name in _ML_MATH and len(args) == (2 if name == "Math.atan2" else 1):
             self.used_basis.add(_ML_MATH[name])
             return call(_ML_MATH[name], *args)
@@ -1187,7 +1192,8 @@ def _thunk(body: ast.expr) -> ast.expr:
 
 def _label(token: Any) -> str:
     """The label of a selector token (``#2``, ``# name``)."""
-    return str(token)[1:].strip()
+    label = str(token)[1:].strip()
+    return label if label.isdigit() else ml_field(label)
 
 
 def _lambda(params: tuple[str, ...], body: ast.expr) -> ast.expr:

@@ -31,6 +31,7 @@ from typing import Any
 from lark import Token as LarkToken
 from lark import Tree
 
+from tcpn.petrinets.colours import ml_field
 from tcpn.petrinets.exchange.ml_calendar import CALENDAR_CALLS
 
 __all__ = ["MatchForms", "match_failure"]
@@ -246,7 +247,8 @@ class MatchForms:
             bindings.append((str(pat.children[0]), subject))
             self.pattern(pat.children[-1], subject, where, conditions, bindings)
         elif kind == "record_pat":
-            labels = frozenset(str(f.children[0]) for f in pat.children if isinstance(f, Tree))
+            labels = frozenset(ml_field(str(f.children[0])) for f in pat.children
+                               if isinstance(f, Tree))
             known = any(labels <= fields for fields in (*self.records, *self.anonymous_records))
             if not known:  # a record type of its own (MLToPython._t_record)
                 self.anonymous_records[labels] = "record_" + "_".join(
@@ -255,7 +257,7 @@ class MatchForms:
                 if not isinstance(field_pat, Tree):
                     continue  # the '...' of a flexible record pattern
                 label = str(field_pat.children[0])
-                value = ast.Attribute(subject, label, ast.Load())
+                value = ast.Attribute(subject, ml_field(label), ast.Load())
                 if len(field_pat.children) == 1:
                     bindings.append((label, value))
                 else:
@@ -512,12 +514,12 @@ class MatchForms:
                             [self._expr(spine[0], where, local)], [])
         if operation.startswith("set_") and len(spine) == 2 and \
                 self.colour_shapes.get(colour, ("",))[0] == "record" and \
-                operation[4:] in dict(self.colour_shapes[colour][1]):
+                ml_field(operation[4:]) in dict(self.colour_shapes[colour][1]):
             # CS.set_f r v: r with field f made v, checked legal (create_decl.sml)
             self.used_basis.add("ml_set_field")
             data = ast.parse(repr(self.colour_shapes[colour]), mode="eval").body
             return ast.Call(ast.Name("ml_set_field", ast.Load()), [
-                ast.Constant(colour), data, ast.Constant(operation[4:]),
+                ast.Constant(colour), data, ast.Constant(ml_field(operation[4:])),
                 *(self._expr(s, where, local) for s in spine)], [])
         if operation == "output" and len(spine) == 1 and colour in self.colour_shapes:
             # CS.output (s, c) writes c to a stream: dropped, as TextIO's output
