@@ -30,6 +30,11 @@ from tcpn.models.components.congestion.vegas import (
     VegasLaw,
     add_hull_point,
     drop_acked,
+    fine_expired,
+    fine_inflated,
+    fine_retransmitted,
+    fine_sent,
+    fine_timed,
     forget_segment,
     hull_floor,
     last_sent,
@@ -41,6 +46,7 @@ from tcpn.models.components.congestion.vegas import (
     vegas_sender_net,
     vegas_sent,
     vegas_start,
+    worried_resend,
 )
 from tcpn.models.components.link import (
     ByteErrors,
@@ -318,6 +324,26 @@ def test_ns2_vegas_cut_computes_in_cpncheck_what_python_computes(tmp_path):
             # declared records are tuples in field order in cpncheck, as NamedTuples are
             assert ml["ns2_vegas_window"]((v, t)) == ns2_vegas_window(v, t), (cwnd, una, v)
             assert ml["ns2_vegas_cuts"]((v, t)) == ns2_vegas_cuts(v, t), (cwnd, una, v)
+
+
+def test_ns2_vegas_fine_timer_computes_in_cpncheck_what_python_computes(tmp_path):
+    path = write_cpn(COMPONENTS["sender_vegas_ns2_fine_timer"](), tmp_path / "v.cpn",
+                     layout="grid")
+    ml = check_with_cpncheck(path).globals
+    fields = {name: 0 for name, _ in TCB.fields}
+    record = fine_sent(fine_sent(fine_sent(vegas_start(), 7, 0.5, True), 9, 0.75, True),
+                       7, 1.25, False)
+    records = (record, record._replace(fine_srtt=0.08, fine_rttvar=0.02, fine_rto=0.1,
+                                       worried=2))
+    for v in records:
+        for seq, now in ((7, 1.3), (7, 1.36), (9, 0.8), (9, 0.9), (10, 1.0), (8, 2.0)):
+            assert ml["fine_timed"]((v, seq + 1, now)) == fine_timed(v, seq + 1, now)
+            assert ml["fine_expired"]((v, seq, now)) == fine_expired(v, seq, now)
+            assert ml["worried_resend"]((v, seq, now, 10)) == worried_resend(v, seq, now, 10)
+        for cwnd, una in ((19.0, 7), (9.5, 9), (3.0, 8)):
+            t = Tcb(**{**fields, "cwnd": cwnd, "una": una, "nxt": 12})
+            assert ml["fine_retransmitted"]((v, v, t)) == fine_retransmitted(v, v, t)
+            assert ml["fine_inflated"]((t, 16)) == fine_inflated(t, 16)
 
 
 # -- the CPN ML forms equal the helpers ------------------------------------------------------
