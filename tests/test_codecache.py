@@ -9,6 +9,7 @@ compiled from the cache must fire what it fires compiled afresh.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import marshal
 from pathlib import Path
@@ -24,7 +25,7 @@ from tcpn.petrinets import (
     Transition,
     compile_net,
 )
-from tcpn.petrinets.engine import caches, codecache
+from tcpn.petrinets.engine import caches, codecache, compiler
 from tcpn.petrinets.engine import result as result_module
 from tcpn.petrinets.engine.monitors import FiringRecord
 
@@ -34,6 +35,8 @@ SOURCE = "def _f(x):\n    return x * 3 + 1\n"
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TCPN_CACHE_DIR", str(tmp_path))
+    # and no net compiled earlier in this process: each test sees its own compilations
+    monkeypatch.setattr(compiler, "_COMPILED", collections.OrderedDict())
     return tmp_path / "code"
 
 
@@ -161,3 +164,49 @@ def test_the_fingerprint_memo_follows_the_function_code() -> None:
     assert changed != before
     result_module._SOURCES.clear()
     assert result_module.net_fingerprint(net) == changed
+
+
+def counter(step: Any) -> PetriNet:
+    """A place counting up by ``step(n)``: a code action, so the net names a function."""
+    net = PetriNet("counter")
+    net.add_place(Place("n", INT, initial=[0]))
+    net.add_transition(Transition("tick", action=step, outputs=("m",)))
+    net.add_input("n", "tick", "n")
+    net.add_output("n", "tick", "m")
+    return net
+
+
+def stepping_by(k: int) -> Any:
+    def step(n: int) -> dict[str, int]:
+        return {"m": n + k}
+    return step
+
+
+def test_a_net_built_again_is_compiled_once(cache: Path) -> None:
+    """The next replication of a scenario builds an equal net: it gets the compiled net
+    of the first, which fires the same."""
+    first, again = compile_net(counter(stepping_by(2))), compile_net(counter(stepping_by(2)))
+    assert again is first
+    assert firings(counter(stepping_by(2))) == firings(counter(stepping_by(2)))
+
+
+def test_closures_over_other_values_are_other_nets(cache: Path) -> None:
+    """Two closures of one source over different values (a variant's law specialised to
+    its parameters) make different nets: different fingerprints, compiled apart, fired
+    apart. The fingerprint read only the source, so both had one."""
+    two, three = counter(stepping_by(2)), counter(stepping_by(3))
+    assert result_module.net_fingerprint(two) != result_module.net_fingerprint(three)
+    assert compile_net(two) is not compile_net(three)
+    assert firings(two) != firings(three)
+
+
+def test_functions_without_source_differ_by_their_code(cache: Path) -> None:
+    """A function built from text (a CPN ML declaration's translation) has no source to
+    read: its code tells two of them apart, as their names do not."""
+    made = []
+    for body in ("n + 1", "n + 5"):
+        namespace: dict[str, Any] = {}
+        exec(f"def step(n):\n    return {{'m': {body}}}\n", namespace)
+        made.append(counter(namespace["step"]))
+    assert result_module.net_fingerprint(made[0]) != result_module.net_fingerprint(made[1])
+    assert firings(made[0]) != firings(made[1])

@@ -226,8 +226,9 @@ def test_an_ml_handler_catches_neither_the_evaluation_budget_nor_a_bound_nor_a_d
     assert any("while_iterations" in item.reason for item in imported.report.unsupported)
     # a handler that recurses again on every error: the call-depth limit is not caught,
     # the declaration is left out
+    # (a budget far above the depth's reach, so that a loaded machine cannot spend it first)
     text = cpn_with(shared_dir, "fun spin x = (spin x) handle _ => spin x", "val v = spin 1")
-    with using_limits(import_evaluation_ms=300):
+    with using_limits(import_evaluation_ms=10_000):
         imported = read_cpn(text)
     assert "v" not in imported.net.declarations
     assert any("call_depth" in item.reason for item in imported.report.unsupported)

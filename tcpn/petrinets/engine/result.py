@@ -93,7 +93,7 @@ def net_fingerprint(net: PetriNet) -> str:
         feed("place", place.name, place.colour, place.initial_tokens, place.port)
     for t in net.transitions.values():
         feed("transition", t.name, t.guard, t.delay, t.priority, t.action, t.outputs,
-             sorted(t.params.items()))
+             sorted(t.params.items()), sorted(t.free_variables.items()))
     for arc in net.arcs:
         # a multiset arc says so; other arcs keep the fingerprints they had before it
         feed("arc", arc.kind.value, arc.place, arc.transition, arc.inscription, arc.count,
@@ -124,15 +124,49 @@ def _source(value: Any) -> str:
     return text
 
 
-def _stable_repr(value: Any) -> str:
+#: How deep a function's captured values are followed (a closure capturing a function
+#: capturing ...); deeper ones are named, not read.
+_CAPTURE_DEPTH = 4
+
+
+def _stable_repr(value: Any, depth: int = 0) -> str:
+    """A text that is the same for equal values in any process: a function is its source
+    (or, where no source exists, as for a function built from text, its code object),
+    with the values it captures (closure cells, defaults), so that two closures of one
+    source over different values (a variant's law specialised to its parameters) differ."""
     if callable(value) and not isinstance(value, type):
-        try:
-            return _source(value)
-        except (OSError, TypeError):
-            return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+        return _function_repr(value, depth)
     if isinstance(value, list | tuple):
-        return "(" + ",".join(_stable_repr(v) for v in value) + ")"
+        return "(" + ",".join(_stable_repr(v, depth) for v in value) + ")"
     return repr(value)
+
+
+def _function_repr(fn: Any, depth: int) -> str:
+    code = getattr(fn, "__code__", None)
+    try:
+        text = _source(fn)
+    except (OSError, TypeError):
+        name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', fn)}"
+        text = name if code is None else f"{name}:{_code_repr(code)}"
+    if depth >= _CAPTURE_DEPTH:
+        return text
+    cells = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            cells.append(_stable_repr(cell.cell_contents, depth + 1))
+        except ValueError:  # an empty cell (a name assigned after the closure was made)
+            cells.append("<empty>")
+    captured = (*cells, *(_stable_repr(v, depth + 1) for v in
+                          getattr(fn, "__defaults__", None) or ()),
+                *(f"{k}={_stable_repr(v, depth + 1)}" for k, v in
+                  sorted((getattr(fn, "__kwdefaults__", None) or {}).items())))
+    return text if not captured else f"{text}[{','.join(captured)}]"
+
+
+def _code_repr(code: Any) -> str:
+    """A code object's bytecode, names and constants (nested code objects included)."""
+    consts = ",".join(_code_repr(c) if inspect.iscode(c) else repr(c) for c in code.co_consts)
+    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|({consts})"
 
 
 def run_metadata(net: PetriNet, seed: Any, wall_time_s: float,
