@@ -631,6 +631,36 @@ def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_p
     assert [t.value for t in simulator.tokens("Q")] == [1]
 
 
+@pytest.mark.parametrize(("pattern", "back", "counted", "on_q"), [
+    ("x::xs", "", (3, 2, 2), {1, 4}),  # reads [1, 2, 3] or [4]: its head
+    ("x::y::xs", "", (2, 1, 1), {1}),  # only [1, 2, 3] has two elements
+    ("[x]", "", (2, 1, 1), {4}),  # only [4] has one
+    ("x::xs", "xs", (3, 2, 2), {1, 4}),  # the tail put back beside the list read
+])
+def test_a_list_pattern_on_a_double_arc_of_an_untimed_place_reads_the_list(
+        tmp_path, pattern, back, counted, on_q):
+    """A double arc x::xs (a read arc, the place untimed) binds x and xs from a list token
+    that has a head, as CPN Tools binds list patterns; C's one token lets T occur once:
+    the space is cpncheck's and Q gets x."""
+    arcs = [("A1", "BOTHDIR", "T1", "P1", pattern), ("A2", "TtoP", "T1", "P2", "x"),
+            ("A3", "PtoT", "T1", "P3", "()")]
+    text = cpn_file(
+        colset("D0", "UNIT", "<unit/>")
+        + colset("D1", "S", "<int><with><ml>0</ml><ml>9</ml></with></int>")
+        + colset("D2", "L", "<list><id>S</id></list>")
+        + var("D3", "S", "x", "y") + var("D4", "L", "xs"),
+        [("P1", "P", "L", "1`[1,2,3] ++ 1`[4] ++ 1`[]"), ("P2", "Q", "S", ""),
+         ("P3", "C", "UNIT", "1`()")],
+        [("T1", "T", "", "")],
+        arcs + ([("A4", "TtoP", "T1", "P1", back)] if back else []))
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == counted
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    (token,) = simulator.tokens("Q")
+    assert token.value in on_q
+
+
 def test_a_multiset_function_of_unit_is_inlined_on_the_arc_calling_it(tmp_path):
     """``fun two () = 1`7 ++ 1`8`` called on an output arc as ``two ()``: each firing puts
     a 7 and an 8 (one firing from the one token on P: 2 states, 1 arc, as cpncheck)."""

@@ -2854,8 +2854,8 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 # -- list patterns on input arcs ---------------------------------------------------------------
 def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                            ) -> tuple[str | None, list[tuple[Arc, str]]]:
-    """Turn input patterns with list heads (CPN ML ``h::t``, Python ``(h,) + t``, at any
-    depth: ``((oid, its),) + ords``) into a variable and a guard.
+    """Turn input and read arc patterns with list heads (CPN ML ``h::t``, Python
+    ``(h,) + t``, at any depth: ``((oid, its),) + ords``) into a variable and a guard.
 
     tcpn binds variables by matching tuples, not list heads; the token is bound to a new
     variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
@@ -2871,7 +2871,8 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
         if a.kind in (ArcKind.INPUT, ArcKind.READ) and a.inscription is not None
         and isinstance(a.count, int) and not a.multiset))
     for arc, arc_id in arcs:
-        if arc.kind is ArcKind.INPUT and arc.inscription is not None and not arc.multiset:
+        if arc.kind in (ArcKind.INPUT, ArcKind.READ) and arc.inscription is not None \
+                and not arc.multiset:
             tree = ast.parse(arc.inscription, mode="eval").body
             if _has_cons(tree) and _is_cons_pattern(tree):
                 names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
@@ -2896,7 +2897,8 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
 
     out = []
     for arc, arc_id in rewritten:
-        if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
+        if arc.kind not in (ArcKind.INPUT, ArcKind.READ) or \
+                arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
                       substitute(arc.count), substitute(arc.when), substitute(arc.delay),
                       arc.multiset)
