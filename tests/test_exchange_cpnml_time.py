@@ -139,3 +139,37 @@ def test_a_function_giving_a_timed_multiset_is_inlined_on_the_output_arc_calling
         assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
             (1, 5.0), (2, 5.0)], arc
         assert "later' (F1 line 2): a timed multiset (v@t)" in imported.report.text()
+
+
+@pytest.mark.parametrize(("arc", "complete", "reason"), [
+    ("n@+0", True, ""),  # no time earlier: the token as it is
+    ("n@+2", False, "take the tokens that many time units before their time stamps"),
+    ("n@+n", False, "take the tokens that many time units before their time stamps"),
+])
+def test_a_time_delay_on_an_input_arc_is_read_when_0_and_else_left_out_saying_why(
+        arc, complete, reason):
+    """CPN Tools' ``exp@+d`` on an input arc of a timed place lets the transition take the
+    tokens d time units early; tcpn's engines take none early, so d = 0 is read (t moves
+    q's token, stamped 4, at time 4) and any other d leaves t out, saying why."""
+    declarations = colset("C1", "INT", "<int/>") + TIMED_INT + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "TINT", "1`7@4"), ("P2", "r", "TINT", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", arc), ("A2", "TtoP", "T1", "P2", "n")])
+    imported = read_cpn(text)
+    assert imported.complete is complete, imported.report.text()
+    if complete:
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=100.0)
+        assert [(t.value, t.time) for t in simulator.tokens("r")] == [(7, 4.0)]
+    else:
+        (item,) = imported.report.unsupported
+        assert reason in item.reason
+
+
+def test_a_time_delay_on_an_input_arc_of_an_untimed_place_is_left_out_saying_why():
+    declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`7"), ("P2", "r", "INT", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "n@+0"), ("A2", "TtoP", "T1", "P2", "n")])
+    (item,) = read_cpn(text).report.unsupported
+    assert "an input arc of an untimed place" in item.reason

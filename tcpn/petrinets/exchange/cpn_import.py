@@ -1994,9 +1994,25 @@ class _Importer:
             text = "()"
         value_text, op, delay_text = split_delay(text)
         delay = None
+        if op is not None and orientation != "ttop":
+            # CPN Tools' exp@+d on an input arc (d an integer, the place timed) lets the
+            # transition take the tokens up to d time units before their time stamps;
+            # tcpn's engines take a token once its stamp is reached, so only d = 0 is read
+            if not colour.is_timed:
+                raise _Unsupported(f"{where}: a time delay on an input arc of an untimed "
+                                   "place (CPN Tools allows one only on a timed place)")
+            try:
+                value = self._constant_or_unsupported(element, delay_text,
+                                                      f"delay of {where}")
+            except _Unsupported:
+                value = None  # it reads the binding: not 0 for every binding
+            if op != "@+" or type(value) is not int or value != 0:
+                raise _Unsupported(
+                    f"{where}: a time delay on an input arc ({text!r}: CPN Tools lets the "
+                    "transition take the tokens that many time units before their time "
+                    "stamps; tcpn takes a token only once its time stamp is reached)")
+            op = None
         if op is not None:
-            if orientation != "ttop":
-                raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
