@@ -1316,6 +1316,7 @@ class _Importer:
             self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
 
     def _fun(self, dec: Tree, element: ET.Element) -> None:
+        dec = _delays_as_stamps(dec)
         clauses = dec.children
         name = str(clauses[0].children[0])
         where = f"function {name}"
@@ -2104,7 +2105,17 @@ class _Importer:
                 value, _ = self._python(element, _branch_values(term.value, where,
                                                                        self.enum_constants), where,
                                         variables)
-                whole, _ = self._python(element, term.value, where, variables)
+                stamps = _branch_stamps(term.value)
+                if stamps is not None:
+                    # branches stamping their tokens (a function of @+, inlined): the
+                    # stamp chosen the same way, a branch without one stamped now
+                    if orientation != "ttop" or delay is not None or not colour.is_timed:
+                        raise _Unsupported(f"{where}: a timestamp '@' on an input arc, with "
+                                           "a delay or on an untimed place")
+                    stamp, _ = self._python(element, stamps, where, variables)
+                    term_delay = f"max(0, ({stamp}) - now)"
+                whole, _ = self._python(element, _without_stamps(term.value), where,
+                                        variables)
                 count = f"len({whole})"
             else:
                 value, _ = self._python(element, term.value, where, variables)
@@ -2494,9 +2505,8 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
     values = []
     for leaf in _leaves(tree):
         terms = multiset_terms(leaf)
-        if terms is not None and (len(terms) != 1 or terms[0].stamp is not None):
-            raise _Unsupported(f"{where}: a branch giving tokens of several values or with "
-                               "a timestamp")
+        if terms is not None and len(terms) != 1:
+            raise _Unsupported(f"{where}: a branch giving tokens of several values")
         values.append(terms[0].value if terms else None)
     known = [v for v in values if v is not None]
     if not known:
@@ -2506,6 +2516,32 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
     filler = iter([v if v is not None else known[0] for v in values])
 
     return _with_leaves(tree, filler)
+
+
+def _branch_stamps(tree: Any) -> Any:
+    """The if/case with each branch's multiset replaced by its tokens' time stamp (``time
+    ()``, now, for a branch without one); None when no branch stamps its tokens."""
+    clock = _clock()
+    stamps = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        stamps.append(terms[0].stamp if terms and terms[0].stamp is not None else None)
+    if all(s is None for s in stamps):
+        return None
+    return _with_leaves(tree, iter([clock if s is None else s for s in stamps]))
+
+
+def _without_stamps(tree: Any) -> Any:
+    """The if/case with each branch's ``n`v@t`` read as ``n`v``."""
+    leaves = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        if terms and len(terms) == 1 and terms[0].stamp is not None:
+            count = terms[0].count if terms[0].count is not None else \
+                Tree("int", [LarkToken("INT", "1")])
+            leaf = Tree("binop", [count, LarkToken("BQ", "`"), terms[0].value])
+        leaves.append(leaf)
+    return _with_leaves(tree, iter(leaves))
 
 
 def _with_leaves(tree: Any, leaves: Iterator[Any]) -> Any:
@@ -2584,6 +2620,53 @@ def _has_stamp(tree: Any) -> bool:
     """Whether ``tree`` holds CPN Tools' time stamp operator ``v@t``."""
     return isinstance(tree, Tree) and any(
         n.data == "binop" and str(n.children[1]) == "@" for n in tree.iter_subtrees())
+
+
+def _clock() -> Tree:
+    """``time ()``, CPN Tools' model time."""
+    unit: Tree[Any] = Tree("unit", [])
+    return Tree("apply", [Tree("name", [LarkToken("NAME", "time")]), unit])
+
+
+def _delays_as_stamps(tree: Any) -> Any:
+    """``tree`` with each ``ms @+ d`` whose multiset is written out (``n`v``, sums,
+    ``empty``, if/case/let choosing among them) as the time stamps it gives its tokens,
+    ``n`(v @ (time () + d))`` (CPN Tools' ``@+``: each token stamped now + d), the form a
+    function read on an output arc holds; one whose multiset is not written so is left."""
+    if not isinstance(tree, Tree):
+        return tree
+    children = [_delays_as_stamps(c) for c in tree.children]
+    if tree.data == "binop" and str(children[1]) == "@+":
+        stamp = Tree("binop", [_clock(), LarkToken("PLUS", "+"), children[2]])
+        stamped = _stamped(children[0], stamp)
+        if stamped is not None:
+            return stamped
+    return Tree(tree.data, children, tree.meta)
+
+
+def _stamped(tree: Any, stamp: Tree) -> Any:
+    """The multiset ``tree`` with each token stamped ``stamp``; None when it is not
+    written out term by term."""
+    if not isinstance(tree, Tree) or _is_empty(tree):
+        return tree if _is_empty(tree) else None
+    if tree.data == "binop" and str(tree.children[1]) in ("++", "+++"):
+        parts = [_stamped(tree.children[0], stamp), _stamped(tree.children[2], stamp)]
+        if parts[0] is None or parts[1] is None:
+            return None
+        return Tree("binop", [parts[0], tree.children[1], parts[1]], tree.meta)
+    if tree.data == "binop" and str(tree.children[1]) == "`":
+        count, op, value = tree.children
+        if isinstance(value, Tree) and value.data == "binop" and str(value.children[1]) in (
+                "@", "@+"):
+            return None
+        return Tree("binop", [count, op, Tree("binop", [value, LarkToken("AT", "@"), stamp])],
+                    tree.meta)
+    if tree.data == "ifte":
+        branches = [_stamped(b, stamp) for b in tree.children[1:]]
+        if any(b is None for b in branches):
+            return None
+        return Tree("ifte", [tree.children[0], *branches], tree.meta)
+    return None
 
 
 def _is_empty(tree: Any) -> bool:
