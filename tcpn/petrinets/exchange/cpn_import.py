@@ -1316,7 +1316,14 @@ class _Importer:
             self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
 
     def _fun(self, dec: Tree, element: ET.Element) -> None:
-        dec = _delays_as_stamps(dec)
+        stamped = _delays_as_stamps(dec)
+        if stamped != dec:  # ms @+ d read as stamps; refused, it is named as written
+            with contextlib.suppress(_Unsupported):
+                self._fun_clauses(stamped, element)
+                return
+        self._fun_clauses(dec, element)
+
+    def _fun_clauses(self, dec: Tree, element: ET.Element) -> None:
         clauses = dec.children
         name = str(clauses[0].children[0])
         where = f"function {name}"
