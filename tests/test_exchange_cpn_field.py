@@ -539,6 +539,81 @@ def test_a_guard_binding_a_random_draw_draws_once_per_occurrence_and_a_test_of_i
     assert "a guard that draws random numbers" in refused.report.text()
 
 
+# -- a guard p = e binds the variables of a tuple or record pattern p, in CPN Tools' order --
+def _pattern_net(guard: str, colour: str = "PAIR", init: str = "1`(1,2)++1`(3,4)++1`(5,1)",
+                 out: str = "z", small: bool = True) -> str:
+    """T takes p (a pair or record of S) and puts z on Q; x, y and z are bound by the
+    guard only. S is 0..9 when ``small`` (cpncheck, which binds no guard pattern, tries
+    every value of them, which must give the same space), else int (too large to try)."""
+    return cpn_file(
+        colset("D1", "S", "<int><with><ml>0</ml><ml>9</ml></with></int>" if small
+               else "<int/>")
+        + colset("D2", "PAIR", "<product><id>S</id><id>S</id></product>")
+        + colset("D3", "REC", "<record><recordfield><id>a</id><id>S</id></recordfield>"
+                              "<recordfield><id>b</id><id>S</id></recordfield></record>")
+        + var("D4", "S", "x", "y", "z") + var("D5", colour, "p", "q"),
+        [("P1", "P", colour, init), ("P2", "Q", "S" if out == "z" else colour, "")],
+        [("T1", "T", guard.replace("<", "&lt;").replace(">", "&gt;"), "")],
+        [("A1", "PtoT", "T1", "P1", "p"), ("A2", "TtoP", "T1", "P2", out)])
+
+
+_RECORDS = {"colour": "REC", "init": "1`{a=1,b=2}++1`{a=3,b=4}++1`{a=5,b=4}"}
+
+
+@pytest.mark.parametrize(("guard", "options", "counted", "on_q"), [
+    # 3 tokens, each moved or not: 2^3 states, 3 * 2^2 arcs; z = x + y
+    ("[(x, y) = p, z = x + y]", {}, (8, 12, 1), [3, 6, 7]),
+    # listed before the conjunct binding x and y: bound once they are
+    ("[z = x + y, (x, y) = p]", {}, (8, 12, 1), [3, 6, 7]),
+    # a constant in the pattern is a test: only (5, 1) moves
+    ("[(x, 1) = p, z = x]", {}, (2, 1, 1), [5]),
+    # the pattern on the right, a later test of what it binds
+    ("[p = (x, y), z = y, x > 2]", {}, (4, 4, 1), [1, 4]),
+    # a record pattern, its fields in any order
+    ("[{b=y, a=x} = p, z = x + y, z > 5]", _RECORDS, (4, 4, 1), [7, 9]),
+    # p = (x, y) binds x and y, then (x, y) = (z, z) binds z = x and tests z = y
+    ("[(x, y) = (z, z), p = (x, y)]", {"init": "1`(1,2)++1`(3,3)"}, (2, 1, 1), [3]),
+])
+def test_a_guard_pattern_binds_its_variables_once_what_it_reads_is_bound(
+        tmp_path, guard, options, counted, on_q):
+    """(x, y) = p or {a=x, b=y} = p binds x and y to p's parts, z = x + y then binds z:
+    the space is the one counted by hand and cpncheck's; Q gets the values of z."""
+    ours, theirs = spaces(tmp_path, _pattern_net(guard, **options))
+    assert ours == theirs == counted
+    # with x, y, z of int, too large to range over, the guard alone binds them
+    imported = read_cpn(_pattern_net(guard, **options, small=False))
+    assert imported.complete, imported.report.text()
+    assert "guard binds" in imported.report.text()
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == counted
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted(t.value for t in simulator.tokens("Q")) == on_q
+
+
+def test_a_guard_pattern_binds_through_a_record_update_and_a_selector():
+    """The Solidity models' form: {a=x, b=y} = p binds x, then q = REC.set_a p (x + y)
+    binds q from it (a chain), put on Q; ``#b q`` reads the new record's field."""
+    text = _pattern_net("[{a=x, b=y} = p, q = REC.set_b p (x + y), #b q > 5]", **_RECORDS,
+                        out="q", small=False)
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=10.0)
+    assert sorted((t.value.a, t.value.b) for t in simulator.tokens("Q")) == [(3, 7), (5, 9)]
+
+
+def test_a_guard_equation_of_two_patterns_unbound_both_ranges_over_the_colour_sets(tmp_path):
+    """(x, y) = (z, z) with nothing bound on either side: neither side binds, its variables
+    (of a small colour set) range over it and the equation is a test, as cpncheck reads it:
+    T takes either token with any z (x = y = z) and puts z on Q."""
+    text = _pattern_net("(x, y) = (z, z)", init="1`(1,2)++1`(3,3)")
+    imported = read_cpn(text)
+    assert "free variable(s) x, y, z bound to every member" in imported.report.text()
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == (76, 220, 55)
+
+
 def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_path):
     """``(i, [])`` on an input arc takes (1, []) and leaves (2, [3]): one firing, two states,
     one dead marking, as cpncheck counts; it once made tcpn's compiler write bad code."""
@@ -554,6 +629,36 @@ def test_an_empty_list_inside_an_input_pattern_matches_the_empty_list_only(tmp_p
     simulator = Simulator(read_cpn(text).net, seed=0)
     simulator.run(until=10.0)
     assert [t.value for t in simulator.tokens("Q")] == [1]
+
+
+@pytest.mark.parametrize(("pattern", "back", "counted", "on_q"), [
+    ("x::xs", "", (3, 2, 2), {1, 4}),  # reads [1, 2, 3] or [4]: its head
+    ("x::y::xs", "", (2, 1, 1), {1}),  # only [1, 2, 3] has two elements
+    ("[x]", "", (2, 1, 1), {4}),  # only [4] has one
+    ("x::xs", "xs", (3, 2, 2), {1, 4}),  # the tail put back beside the list read
+])
+def test_a_list_pattern_on_a_double_arc_of_an_untimed_place_reads_the_list(
+        tmp_path, pattern, back, counted, on_q):
+    """A double arc x::xs (a read arc, the place untimed) binds x and xs from a list token
+    that has a head, as CPN Tools binds list patterns; C's one token lets T occur once:
+    the space is cpncheck's and Q gets x."""
+    arcs = [("A1", "BOTHDIR", "T1", "P1", pattern), ("A2", "TtoP", "T1", "P2", "x"),
+            ("A3", "PtoT", "T1", "P3", "()")]
+    text = cpn_file(
+        colset("D0", "UNIT", "<unit/>")
+        + colset("D1", "S", "<int><with><ml>0</ml><ml>9</ml></with></int>")
+        + colset("D2", "L", "<list><id>S</id></list>")
+        + var("D3", "S", "x", "y") + var("D4", "L", "xs"),
+        [("P1", "P", "L", "1`[1,2,3] ++ 1`[4] ++ 1`[]"), ("P2", "Q", "S", ""),
+         ("P3", "C", "UNIT", "1`()")],
+        [("T1", "T", "", "")],
+        arcs + ([("A4", "TtoP", "T1", "P1", back)] if back else []))
+    ours, theirs = spaces(tmp_path, text)
+    assert ours == theirs == counted
+    simulator = Simulator(read_cpn(text).net, seed=0)
+    simulator.run(until=10.0)
+    (token,) = simulator.tokens("Q")
+    assert token.value in on_q
 
 
 def test_a_multiset_function_of_unit_is_inlined_on_the_arc_calling_it(tmp_path):

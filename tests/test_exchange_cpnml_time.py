@@ -139,3 +139,58 @@ def test_a_function_giving_a_timed_multiset_is_inlined_on_the_output_arc_calling
         assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
             (1, 5.0), (2, 5.0)], arc
         assert "later' (F1 line 2): a timed multiset (v@t)" in imported.report.text()
+
+
+@pytest.mark.parametrize(("arc", "complete", "reason"), [
+    ("n@+0", True, ""),  # no time earlier: the token as it is
+    ("n@+2", False, "take the tokens that many time units before their time stamps"),
+    ("n@+n", False, "take the tokens that many time units before their time stamps"),
+])
+def test_a_time_delay_on_an_input_arc_is_read_when_0_and_else_left_out_saying_why(
+        arc, complete, reason):
+    """CPN Tools' ``exp@+d`` on an input arc of a timed place lets the transition take the
+    tokens d time units early; tcpn's engines take none early, so d = 0 is read (t moves
+    q's token, stamped 4, at time 4) and any other d leaves t out, saying why."""
+    declarations = colset("C1", "INT", "<int/>") + TIMED_INT + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "TINT", "1`7@4"), ("P2", "r", "TINT", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", arc), ("A2", "TtoP", "T1", "P2", "n")])
+    imported = read_cpn(text)
+    assert imported.complete is complete, imported.report.text()
+    if complete:
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=100.0)
+        assert [(t.value, t.time) for t in simulator.tokens("r")] == [(7, 4.0)]
+    else:
+        (item,) = imported.report.unsupported
+        assert reason in item.reason
+
+
+def test_a_time_delay_on_an_input_arc_of_an_untimed_place_is_left_out_saying_why():
+    declarations = colset("C1", "INT", "<int/>") + var("V1", "INT", "n")
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`7"), ("P2", "r", "INT", "")],
+                    [("T1", "t", "", "")],
+                    [("A1", "PtoT", "T1", "P1", "n@+0"), ("A2", "TtoP", "T1", "P2", "n")])
+    (item,) = read_cpn(text).report.unsupported
+    assert "an input arc of an untimed place" in item.reason
+
+
+def test_a_function_delaying_its_multisets_with_at_plus_is_inlined_on_the_output_arc():
+    """``fun later x = if x >= 2 then 1`x@+5 else if x = 1 then 2`x@+3 else empty``:
+    each branch's tokens stamped now + its delay (CPN Tools' ``ms @+ d``), as the delay
+    written on the arc gives: at time 0 t fires for n = 0, 1, 2, r gets 1 and 1 at 3
+    and 2 at 5."""
+    declarations = colset("C1", "INT", "<int/>") + TIMED_INT + var("V1", "INT", "n") + ml(
+        "F1", "fun later x = if x >= 2 then 1`x@+5 else if x = 1 then 2`x@+3 else empty;")
+    for arc in ("later n", "(if n >= 2 then 1`n else if n = 1 then 2`n else empty) @+ "
+                           "(if n >= 2 then 5 else 3)"):
+        text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
+                        [("T1", "t", "n &lt; 3", "")],
+                        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
+                         ("A3", "TtoP", "T1", "P2", arc)])
+        imported = read_cpn(text)
+        assert imported.complete, imported.report.text()
+        simulator = Simulator(imported.net, seed=0)
+        simulator.run(until=100.0)
+        assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
+            (1, 3.0), (1, 3.0), (2, 5.0)], arc

@@ -367,16 +367,105 @@ _REFERENCED_TAGS = frozenset({"page", "place", "trans", "arc", "instance", "inst
                               "fusion"})
 
 
-def _equation_sides(condition: Any, variables: Mapping[str, str]) -> list[tuple[str, Any]]:
-    """``(v, e)`` for each way ``condition``, an equation ``a = b``, reads as ``v = e`` with
-    ``v`` a declared variable (none when it is not an equation)."""
+def _equation_patterns(condition: Any, variables: set[str]) -> list[tuple[Any, Any]]:
+    """``(p, e)`` for each way ``condition``, an equation ``a = b``, reads as ``p = e`` with
+    ``p`` a pattern naming a declared variable (none when it is not an equation)."""
     if not (isinstance(condition, Tree) and condition.data == "binop"
             and str(condition.children[1]) == "="):
         return []
     left, _, right = condition.children
-    return [(str(side.children[0]), other) for side, other in ((left, right), (right, left))
-            if isinstance(side, Tree) and side.data == "name"
-            and str(side.children[0]) in variables]
+    return [(side, other) for side, other in ((left, right), (right, left))
+            if _is_guard_pattern(side) and _pattern_names(side) & variables]
+
+
+#: expressions a pattern of a guard's ``p = e`` holds as constants
+_PATTERN_CONSTANTS = frozenset({"int", "string", "char", "unit"})
+
+
+def _is_guard_pattern(tree: Any) -> bool:
+    """Whether ``tree``, read as an expression, is a pattern: a name, a constant, a tuple
+    or a record of patterns."""
+    while isinstance(tree, Tree) and tree.data == "typed":
+        tree = tree.children[0]
+    if not isinstance(tree, Tree):
+        return False
+    if tree.data == "name" or tree.data in _PATTERN_CONSTANTS:
+        return True
+    if tree.data == "neg":
+        return isinstance(tree.children[0], Tree) and tree.children[0].data == "int"
+    if tree.data == "tuple":
+        return all(_is_guard_pattern(c) for c in tree.children)
+    if tree.data == "record":
+        return all(_is_guard_pattern(f.children[-1]) for f in tree.children)
+    return False
+
+
+def _pattern_names(tree: Any) -> set[str]:
+    return set(names_in(tree))
+
+
+def _project(pattern: Any, value: Any, parts: list[tuple[Any, Any]]) -> bool:
+    """The leaves of ``pattern`` with the parts of ``value`` they match (``#2 e``,
+    ``#owner e``, or the component itself when ``value`` is written as a tuple or record
+    of the same shape); False when ``pattern`` is no pattern."""
+    while isinstance(pattern, Tree) and pattern.data == "typed":
+        pattern = pattern.children[0]
+    if not isinstance(pattern, Tree):
+        return False
+    if pattern.data in ("name", "neg") or pattern.data in _PATTERN_CONSTANTS:
+        parts.append((pattern, value))
+        return True
+    if pattern.data == "tuple":
+        if isinstance(value, Tree) and value.data == "tuple" and \
+                len(value.children) == len(pattern.children):
+            pairs = list(zip(pattern.children, value.children, strict=True))
+        else:
+            pairs = [(p, _select(str(k), value)) for k, p in enumerate(pattern.children, 1)]
+        return all(_project(p, v, parts) for p, v in pairs)
+    if pattern.data == "record":
+        labels = [str(f.children[0]) for f in pattern.children]
+        given = {str(f.children[0]): f.children[-1] for f in value.children} \
+            if isinstance(value, Tree) and value.data == "record" else {}
+        if sorted(given) != sorted(labels):
+            given = {label: _select(label, value) for label in labels}
+        return all(_project(f.children[-1], given[str(f.children[0])], parts)
+                   for f in pattern.children)
+    return False
+
+
+def _select(label: str, value: Any) -> Tree:
+    """``#label value``."""
+    return Tree("apply", [Tree("selector", [LarkToken("SELECTOR", f"#{label}")]), value])
+
+
+def _free_names(tree: Any) -> set[str]:
+    """The names ``tree`` reads that it does not bind itself (by ``fn``, ``case`` or
+    ``let``)."""
+    if not isinstance(tree, Tree):
+        return set()
+    if tree.data == "name":
+        return {str(tree.children[0])}
+    if tree.data == "rule":
+        return _free_names(tree.children[1]) - {str(t) for t in
+                                                 _pattern_tokens(tree.children[0])}
+    if tree.data == "clause":
+        params = {str(t) for p in tree.children[1:] for t in _pattern_tokens(p)}
+        return _free_names(tree.children[-1]) - params - {str(tree.children[0])}
+    found = set().union(*(_free_names(c) for c in tree.children)) if tree.children else set()
+    if tree.data == "let":
+        found -= {n for d in tree.children if isinstance(d, Tree) and d.data.endswith("_dec")
+                  for n in _declared_names(d)}
+    return found
+
+
+def _binders_in(tree: Any) -> set[str]:
+    """Every name a pattern or declaration inside ``tree`` binds."""
+    if not isinstance(tree, Tree):
+        return set()
+    found = {str(t) for t in _pattern_tokens(tree)} if tree.data.endswith("_pat") else set()
+    if tree.data == "clause":
+        found.add(str(tree.children[0]))
+    return found.union(*(_binders_in(c) for c in tree.children))
 
 
 def _text(element: ET.Element | None) -> str:
@@ -1227,6 +1316,14 @@ class _Importer:
             self.note("declaration", element, name, f"renamed {py_name(name)} in Python")
 
     def _fun(self, dec: Tree, element: ET.Element) -> None:
+        stamped = _delays_as_stamps(dec)
+        if stamped != dec:  # ms @+ d read as stamps; refused, it is named as written
+            with contextlib.suppress(_Unsupported):
+                self._fun_clauses(stamped, element)
+                return
+        self._fun_clauses(dec, element)
+
+    def _fun_clauses(self, dec: Tree, element: ET.Element) -> None:
         clauses = dec.children
         name = str(clauses[0].children[0])
         where = f"function {name}"
@@ -1641,12 +1738,18 @@ class _Importer:
     def _guard_bindings(self, element: ET.Element, conditions: list[Any],
                         arcs: list[tuple[ET.Element, str]], where: str,
                         variables: frozenset[str]) -> tuple[list[tuple[str, Any]], list[Any]]:
-        """The guard's conjuncts ``v = e`` (or ``e = v``) that bind ``v``, as CPN Tools'
-        binding calculation does: ``v`` a declared variable that no input arc, code segment
-        output, time or priority inscription names; ``e`` naming no variable bound so.
-        The other conjuncts read ``e`` in place of ``v`` (a ``v`` whose ``e`` draws at
-        random or reads the clock, which another conjunct names, is not bound so).
-        Returns the bindings (variable, ``e``) and the other conjuncts."""
+        """The guard's conjuncts ``p = e`` (or ``e = p``) that bind the variables of the
+        pattern ``p``, as CPN Tools' binding calculation does: ``p`` a variable, a
+        constant, or a tuple or record of patterns (``{owner=o, balance=b} = s``); its
+        variables declared ones that no input arc, code segment output, time or priority
+        inscription names; every variable ``e`` reads already bound (by the arcs, by an
+        earlier such conjunct, or free: no conjunct binds it). A conjunct binds once what it
+        reads is bound, in whatever order the guard lists them. Each variable of ``p`` is
+        then the part of ``e`` it stands for (``#owner s``), in terms of the variables
+        the arcs bind; a constant in ``p`` is tested against its part. The other conjuncts
+        read that part in place of the variable (a ``p`` whose ``e`` draws at random or
+        reads the clock binds only a lone variable no other conjunct names).
+        Returns the bindings (variable, its value) and the other conjuncts."""
         texts = [_text(a.find("annot")) for a, _ in arcs
                  if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
         texts += [_text(element.find(tag)) for tag in ("time", "priority")]
@@ -1657,26 +1760,73 @@ class _Importer:
         def named(name: str, text: str) -> bool:
             return re.search(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", text) is not None
 
+        declared = set(self.variables)
+        mentioned = {n for c in conditions for n in _free_names(c)} & declared
+        bound = {n for n in mentioned if any(named(n, t) for t in texts)}
+        sides = [_equation_patterns(c, declared) for c in conditions]
+        binders = set().union(*(_binders_in(c) for c in conditions)) if conditions else set()
+        # a variable no conjunct's pattern can bind is free: CPN Tools binds it first
+        bound |= mentioned - {v for found in sides for p, _ in found
+                              for v in _pattern_names(p) & declared}
+        substitution: dict[str, Any] = {}
         bindings: list[tuple[str, Any]] = []
-        kept: list[Any] = []
-        for index, condition in enumerate(conditions):
-            others = [c for k, c in enumerate(conditions) if k != index]
-            for name, value in _equation_sides(condition, self.variables):
-                names = set(names_in(value))
-                if any(named(name, t) for t in texts) or name in names or \
-                        names & {v for v, _ in bindings} or \
-                        any(name in names_in(e) for _, e in bindings):
-                    continue
-                if any(name in names_in(c) for c in others):
-                    _, translator = self._python(element, value, where, variables)
-                    if translator.uses_random or translator.uses_time:
-                        continue
-                bindings.append((name, value))
+        tests: list[Any] = []
+        used: set[int] = set()
+        while True:
+            progress = True
+            while progress:
+                progress = False
+                for index, found in enumerate(sides):
+                    if index not in used and self._bind_conjunct(
+                            element, index, found, conditions, bound, binders, substitution,
+                            bindings, tests, where, variables):
+                        used.add(index)
+                        progress = True
+            # patterns whose expression reads a variable nothing binds: their variables
+            # are free too (bound to every member of a small colour set), the conjunct a test
+            stuck = {v for index, found in enumerate(sides) if index not in used
+                     for p, _ in found for v in _pattern_names(p) & declared} - bound
+            if not stuck:
                 break
-            else:
-                kept.append(condition)
-        substitution = dict(bindings)
+            bound |= stuck
+        kept = [c for k, c in enumerate(conditions) if k not in used] + tests
         return bindings, [_substitute(c, substitution) for c in kept]
+
+    def _bind_conjunct(self, element: ET.Element, index: int, found: list[tuple[Any, Any]],
+                       conditions: list[Any], bound: set[str], binders: set[str],
+                       substitution: dict[str, Any], bindings: list[tuple[str, Any]],
+                       tests: list[Any], where: str, variables: frozenset[str]) -> bool:
+        """Bind by conjunct ``index`` (one of its sides ``found``) when it can: its
+        pattern names a variable not bound yet, its expression reads bound ones only."""
+        declared = set(self.variables)
+        for pattern, expression in found:
+            new = (_pattern_names(pattern) & declared) - bound
+            if not new or not (_free_names(expression) & declared) <= bound:
+                continue
+            value = _substitute(expression, substitution)
+            parts: list[tuple[Any, Any]] = []
+            if not _project(pattern, value, parts):
+                continue
+            others = set().union(*(_free_names(c) for k, c in enumerate(conditions)
+                                   if k != index))
+            lone = isinstance(pattern, Tree) and pattern.data == "name"
+            if not lone or new & others:
+                _, translator = self._python(element, value, where, variables)
+                if translator.uses_random or translator.uses_time:
+                    continue
+            if any(_free_names(part) & binders for _, part in parts):
+                continue  # a name the part reads is bound again inside the guard
+            for leaf, part in parts:
+                name = str(leaf.children[0]) if isinstance(leaf, Tree) and \
+                    leaf.data == "name" else None
+                if name in new and name not in substitution:
+                    substitution[name] = part
+                    bindings.append((name, part))
+                else:  # a constant, or a variable bound already: a test
+                    tests.append(Tree("binop", [part, LarkToken("EQ", "="), leaf]))
+            bound |= new
+            return True
+        return False
 
     def _bound_by_guard(self, element: ET.Element, bindings: list[tuple[str, Any]],
                         action: CodeAction | None, outputs: tuple[str, ...], where: str,
@@ -1703,7 +1853,7 @@ class _Importer:
             body = f"(lambda {params}: {result})({', '.join(values)})"
         self.note("transition", element, _node_name(element), "guard binds "
                   f"{', '.join(v for v, _ in bindings)} (computed when it occurs, as CPN "
-                  "Tools binds a variable no input arc binds from a guard v = e)")
+                  "Tools binds a variable no input arc binds from a guard p = e)")
         return CodeAction(tuple(sorted(inputs)), every, body, self.declarations), every
 
     def _guard(self, element: ET.Element | None, conditions: list[Any], where: str,
@@ -1852,9 +2002,25 @@ class _Importer:
             text = "()"
         value_text, op, delay_text = split_delay(text)
         delay = None
+        if op is not None and orientation != "ttop":
+            # CPN Tools' exp@+d on an input arc (d an integer, the place timed) lets the
+            # transition take the tokens up to d time units before their time stamps;
+            # tcpn's engines take a token once its stamp is reached, so only d = 0 is read
+            if not colour.is_timed:
+                raise _Unsupported(f"{where}: a time delay on an input arc of an untimed "
+                                   "place (CPN Tools allows one only on a timed place)")
+            try:
+                value = self._constant_or_unsupported(element, delay_text,
+                                                      f"delay of {where}")
+            except _Unsupported:
+                value = None  # it reads the binding: not 0 for every binding
+            if op != "@+" or type(value) is not int or value != 0:
+                raise _Unsupported(
+                    f"{where}: a time delay on an input arc ({text!r}: CPN Tools lets the "
+                    "transition take the tokens that many time units before their time "
+                    "stamps; tcpn takes a token only once its time stamp is reached)")
+            op = None
         if op is not None:
-            if orientation != "ttop":
-                raise _Unsupported(f"{where}: a time delay on an input arc")
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
@@ -1946,7 +2112,17 @@ class _Importer:
                 value, _ = self._python(element, _branch_values(term.value, where,
                                                                        self.enum_constants), where,
                                         variables)
-                whole, _ = self._python(element, term.value, where, variables)
+                stamps = _branch_stamps(term.value)
+                if stamps is not None:
+                    # branches stamping their tokens (a function of @+, inlined): the
+                    # stamp chosen the same way, a branch without one stamped now
+                    if orientation != "ttop" or delay is not None or not colour.is_timed:
+                        raise _Unsupported(f"{where}: a timestamp '@' on an input arc, with "
+                                           "a delay or on an untimed place")
+                    stamp, _ = self._python(element, stamps, where, variables)
+                    term_delay = f"max(0, ({stamp}) - now)"
+                whole, _ = self._python(element, _without_stamps(term.value), where,
+                                        variables)
                 count = f"len({whole})"
             else:
                 value, _ = self._python(element, term.value, where, variables)
@@ -2303,8 +2479,7 @@ def _substitute(tree: Any, substitution: dict[str, Any]) -> Any:
     if tree.data == "name" and str(tree.children[0]) in substitution:
         return substitution[str(tree.children[0])]
     if tree.data == "rule":
-        bound = {str(n.children[0]) for n in tree.children[0].iter_subtrees()
-                 if n.data == "var_pat"} if isinstance(tree.children[0], Tree) else set()
+        bound = {str(t) for t in _pattern_tokens(tree.children[0])}
         inner = {k: v for k, v in substitution.items() if k not in bound}
         return Tree("rule", [tree.children[0], _substitute(tree.children[1], inner)],
                     tree.meta)
@@ -2337,9 +2512,8 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
     values = []
     for leaf in _leaves(tree):
         terms = multiset_terms(leaf)
-        if terms is not None and (len(terms) != 1 or terms[0].stamp is not None):
-            raise _Unsupported(f"{where}: a branch giving tokens of several values or with "
-                               "a timestamp")
+        if terms is not None and len(terms) != 1:
+            raise _Unsupported(f"{where}: a branch giving tokens of several values")
         values.append(terms[0].value if terms else None)
     known = [v for v in values if v is not None]
     if not known:
@@ -2349,6 +2523,32 @@ def _branch_values(tree: Any, where: str, constants: set[str]) -> Any:
     filler = iter([v if v is not None else known[0] for v in values])
 
     return _with_leaves(tree, filler)
+
+
+def _branch_stamps(tree: Any) -> Any:
+    """The if/case with each branch's multiset replaced by its tokens' time stamp (``time
+    ()``, now, for a branch without one); None when no branch stamps its tokens."""
+    clock = _clock()
+    stamps = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        stamps.append(terms[0].stamp if terms and terms[0].stamp is not None else None)
+    if all(s is None for s in stamps):
+        return None
+    return _with_leaves(tree, iter([clock if s is None else s for s in stamps]))
+
+
+def _without_stamps(tree: Any) -> Any:
+    """The if/case with each branch's ``n`v@t`` read as ``n`v``."""
+    leaves = []
+    for leaf in _leaves(tree):
+        terms = multiset_terms(leaf)
+        if terms and len(terms) == 1 and terms[0].stamp is not None:
+            count = terms[0].count if terms[0].count is not None else \
+                Tree("int", [LarkToken("INT", "1")])
+            leaf = Tree("binop", [count, LarkToken("BQ", "`"), terms[0].value])
+        leaves.append(leaf)
+    return _with_leaves(tree, iter(leaves))
 
 
 def _with_leaves(tree: Any, leaves: Iterator[Any]) -> Any:
@@ -2427,6 +2627,53 @@ def _has_stamp(tree: Any) -> bool:
     """Whether ``tree`` holds CPN Tools' time stamp operator ``v@t``."""
     return isinstance(tree, Tree) and any(
         n.data == "binop" and str(n.children[1]) == "@" for n in tree.iter_subtrees())
+
+
+def _clock() -> Tree:
+    """``time ()``, CPN Tools' model time."""
+    unit: Tree[Any] = Tree("unit", [])
+    return Tree("apply", [Tree("name", [LarkToken("NAME", "time")]), unit])
+
+
+def _delays_as_stamps(tree: Any) -> Any:
+    """``tree`` with each ``ms @+ d`` whose multiset is written out (``n`v``, sums,
+    ``empty``, if/case/let choosing among them) as the time stamps it gives its tokens,
+    ``n`(v @ (time () + d))`` (CPN Tools' ``@+``: each token stamped now + d), the form a
+    function read on an output arc holds; one whose multiset is not written so is left."""
+    if not isinstance(tree, Tree):
+        return tree
+    children = [_delays_as_stamps(c) for c in tree.children]
+    if tree.data == "binop" and str(children[1]) == "@+":
+        stamp = Tree("binop", [_clock(), LarkToken("PLUS", "+"), children[2]])
+        stamped = _stamped(children[0], stamp)
+        if stamped is not None:
+            return stamped
+    return Tree(tree.data, children, tree.meta)
+
+
+def _stamped(tree: Any, stamp: Tree) -> Any:
+    """The multiset ``tree`` with each token stamped ``stamp``; None when it is not
+    written out term by term."""
+    if not isinstance(tree, Tree) or _is_empty(tree):
+        return tree if _is_empty(tree) else None
+    if tree.data == "binop" and str(tree.children[1]) in ("++", "+++"):
+        parts = [_stamped(tree.children[0], stamp), _stamped(tree.children[2], stamp)]
+        if parts[0] is None or parts[1] is None:
+            return None
+        return Tree("binop", [parts[0], tree.children[1], parts[1]], tree.meta)
+    if tree.data == "binop" and str(tree.children[1]) == "`":
+        count, op, value = tree.children
+        if isinstance(value, Tree) and value.data == "binop" and str(value.children[1]) in (
+                "@", "@+"):
+            return None
+        return Tree("binop", [count, op, Tree("binop", [value, LarkToken("AT", "@"), stamp])],
+                    tree.meta)
+    if tree.data == "ifte":
+        branches = [_stamped(b, stamp) for b in tree.children[1:]]
+        if any(b is None for b in branches):
+            return None
+        return Tree("ifte", [tree.children[0], *branches], tree.meta)
+    return None
 
 
 def _is_empty(tree: Any) -> bool:
@@ -2713,8 +2960,8 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 # -- list patterns on input arcs ---------------------------------------------------------------
 def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                            ) -> tuple[str | None, list[tuple[Arc, str]]]:
-    """Turn input patterns with list heads (CPN ML ``h::t``, Python ``(h,) + t``, at any
-    depth: ``((oid, its),) + ords``) into a variable and a guard.
+    """Turn input and read arc patterns with list heads (CPN ML ``h::t``, Python
+    ``(h,) + t``, at any depth: ``((oid, its),) + ords``) into a variable and a guard.
 
     tcpn binds variables by matching tuples, not list heads; the token is bound to a new
     variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
@@ -2730,7 +2977,8 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
         if a.kind in (ArcKind.INPUT, ArcKind.READ) and a.inscription is not None
         and isinstance(a.count, int) and not a.multiset))
     for arc, arc_id in arcs:
-        if arc.kind is ArcKind.INPUT and arc.inscription is not None and not arc.multiset:
+        if arc.kind in (ArcKind.INPUT, ArcKind.READ) and arc.inscription is not None \
+                and not arc.multiset:
             tree = ast.parse(arc.inscription, mode="eval").body
             if _has_cons(tree) and _is_cons_pattern(tree):
                 names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
@@ -2755,7 +3003,8 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
 
     out = []
     for arc, arc_id in rewritten:
-        if arc.kind is not ArcKind.INPUT or arc.inscription not in rewritten_vars:
+        if arc.kind not in (ArcKind.INPUT, ArcKind.READ) or \
+                arc.inscription not in rewritten_vars:
             arc = Arc(arc.kind, arc.place, arc.transition, substitute(arc.inscription),
                       substitute(arc.count), substitute(arc.when), substitute(arc.delay),
                       arc.multiset)
