@@ -335,8 +335,12 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
     total = _field(raw, ip + 2, 2).astype(np.int64)
     data_offset = (raw[tcp + 12] >> 4).astype(np.int64) * 4
 
-    def dotted(at: np.ndarray) -> list[str]:
-        return [".".join(map(str, raw[a:a + 4])) for a in at]
+    def dotted(at: np.ndarray) -> np.ndarray:
+        # a capture holds a few addresses and many segments: each address written once
+        addresses, which = np.unique(_field(raw, at, 4), return_inverse=True)
+        names = [".".join(str((int(a) >> shift) & 255) for shift in (24, 16, 8, 0))
+                 for a in addresses]
+        return np.array(names, dtype=object)[which.reshape(-1)]
 
     table = pd.DataFrame({
         "packet": rows, "offset": offsets[rows], "time_s": times[rows],
