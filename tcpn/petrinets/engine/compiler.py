@@ -396,7 +396,8 @@ def _tuple_components(colour: ColourSet | None, n: int) -> list[ColourSet | None
 #: again for the next replication of a scenario (the same places, inscriptions,
 #: declarations and captured values) is compiled once (0.2-0.35 s of a 0.6-1.5 s run of
 #: the reference dumbbell, measured). A compiled net keeps no run's state, so runs may
-#: share it; the name is in the key because runs report it.
+#: share it; the name is in the key because runs report it. A net with reference cells
+#: is compiled afresh: its runs write the cells of the net they were given.
 _COMPILED: collections.OrderedDict[tuple[str, str, bool], CompiledNet] = \
     collections.OrderedDict()
 _COMPILED_KEPT = 4
@@ -418,6 +419,9 @@ def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     """
     from tcpn.petrinets.engine.result import net_fingerprint
 
+    if any(isinstance(value, Cell) for value in net.declarations.values()):
+        # its code writes this net's own cells, which its runs leave for the user to read
+        return _compile_net(net, keyed)
     fingerprint = net_fingerprint(net)
     key = (fingerprint, net.name, keyed)
     known = _COMPILED.get(key)
