@@ -11,6 +11,7 @@ dropped (no file a model names is opened), a file read is named as outside the m
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_exchange_cpn_field import colset, cpn_file, ml, var
@@ -128,16 +129,8 @@ def test_a_function_giving_a_timed_multiset_is_inlined_on_the_output_arc_calling
     declarations = colset("C1", "INT", "<int/>") + TIMED_INT + var("V1", "INT", "n") + ml(
         "F1", "fun later (x, t) = if x >= 1 then 1`x@t else empty;")
     for arc in ("later (n, time () + 5)", "if n >= 1 then 1`n@(time () + 5) else empty"):
-        text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
-                        [("T1", "t", "n &lt; 3", "")],
-                        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
-                         ("A3", "TtoP", "T1", "P2", arc)])
-        imported = read_cpn(text)
-        assert imported.complete, imported.report.text()
-        simulator = Simulator(imported.net, seed=0)
-        simulator.run(until=100.0)
-        assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
-            (1, 5.0), (2, 5.0)], arc
+        imported, stamped = _stamped_on_r(declarations, arc)
+        assert stamped == [(1, 5.0), (2, 5.0)], arc
         assert "later' (F1 line 2): a timed multiset (v@t)" in imported.report.text()
 
 
@@ -184,13 +177,19 @@ def test_a_function_delaying_its_multisets_with_at_plus_is_inlined_on_the_output
         "F1", "fun later x = if x >= 2 then 1`x@+5 else if x = 1 then 2`x@+3 else empty;")
     for arc in ("later n", "(if n >= 2 then 1`n else if n = 1 then 2`n else empty) @+ "
                            "(if n >= 2 then 5 else 3)"):
-        text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
-                        [("T1", "t", "n &lt; 3", "")],
-                        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
-                         ("A3", "TtoP", "T1", "P2", arc)])
-        imported = read_cpn(text)
-        assert imported.complete, imported.report.text()
-        simulator = Simulator(imported.net, seed=0)
-        simulator.run(until=100.0)
-        assert sorted((t.value, t.time) for t in simulator.tokens("r")) == [
-            (1, 3.0), (1, 3.0), (2, 5.0)], arc
+        assert _stamped_on_r(declarations, arc)[1] == [(1, 3.0), (1, 3.0), (2, 5.0)], arc
+
+
+def _stamped_on_r(declarations: str, arc: str) -> tuple[Any, list[tuple[int, float]]]:
+    """The import, and the (value, time stamp) of the tokens on place r after t fired for
+    n = 0, 1, 2 (q counts n up to 3), t's arc to r inscribed ``arc``: the file must import
+    whole."""
+    text = cpn_file(declarations, [("P1", "q", "INT", "1`0"), ("P2", "r", "TINT", "")],
+                    [("T1", "t", "n &lt; 3", "")],
+                    [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P1", "n+1"),
+                     ("A3", "TtoP", "T1", "P2", arc)])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    simulator = Simulator(imported.net, seed=0)
+    simulator.run(until=100.0)
+    return imported, sorted((t.value, t.time) for t in simulator.tokens("r"))
