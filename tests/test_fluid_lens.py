@@ -117,3 +117,31 @@ def test_sized_transfers_are_refused():
         FluidLens().check(scenario)
     with pytest.raises(InputError, match="reno_model"):
         FluidLens(reno_model="exact")  # type: ignore[arg-type]
+
+
+def _lossy_vegas(params):
+    """One Vegas flow over a lossy 2 Mbit/s hop (1 % of packets lost), Reno's recovery."""
+    return validate_scenario({
+        "links": [{"a": "S", "b": "D", "rate_bps": 2e6, "delay_s": 0.02,
+                   "ab": {"errors": {"kind": "rate", "rate": 0.01, "unit": "packet"}}}],
+        "tcp": {"sack": False},
+        "flows": [{"id": "f", "src": "S", "dst": "D", "variant": "vegas",
+                   "params": {"recovery": "reno", "alpha": 1, "beta": 3, **params}}],
+        "horizon_s": 60.0, "measure": {"warmup_s": 10.0}})
+
+
+def test_ns2_vegas_loss_cut_leaves_three_quarters_of_the_window():
+    """``params.loss_cut: ns2`` in the fluid model: a loss leaves three quarters of the
+    window (ns-2's ``win - (win >> 2)``) where Reno's leaves half, so on a lossy hop the
+    flow gets more; the model's class says so."""
+    halve, ns2 = (_lossy_vegas({"loss_cut": cut}) for cut in ("halve", "ns2"))
+    assert [scenario_model(s, s.concrete_flows()).classes[0].decrease_factor
+            for s in (halve, ns2)] == [0.5, 0.75]
+    rates = [evaluate(s, lens="fluid").summary["flows"]["f"]["goodput_bps"]
+             for s in (halve, ns2)]
+    assert rates[1] > rates[0] * 1.05, rates
+
+
+def test_ns2_vegas_fine_timer_is_refused_naming_the_field():
+    with pytest.raises(InputError, match=r"params\.fine_timer: .*no retransmission timer"):
+        evaluate(_lossy_vegas({"loss_cut": "ns2", "fine_timer": True}), lens="fluid")

@@ -257,7 +257,8 @@ def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: 
     if law is not None and law.kind == "vegas":
         spec = dataclasses.replace(
             spec, variant="vegas", timeouts=False, vegas_alpha_pkts=law.alpha_pkts,
-            vegas_beta_pkts=law.beta_pkts, vegas_gamma_pkts=law.gamma_pkts)
+            vegas_beta_pkts=law.beta_pkts, vegas_gamma_pkts=law.gamma_pkts,
+            decrease_factor=law.decrease_factor)
     return spec, bucket_q, error_q
 
 

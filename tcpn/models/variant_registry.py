@@ -46,12 +46,14 @@ class FluidLaw:
     """The window law the fluid lens runs for a variant: ``reno`` (AIMD, increase 1 per
     RTT, decrease by half; with ECN marks when the flow negotiates ECN) or ``vegas``
     (Low, Peterson and Wang's model with thresholds ``alpha``, ``beta``, ``gamma`` in
-    packets)."""
+    packets); ``decrease_factor``, the share of the window a loss leaves (ns-2's Vegas:
+    three quarters)."""
 
     kind: Literal["reno", "vegas"]
     alpha_pkts: float = 2.0
     beta_pkts: float = 4.0
     gamma_pkts: float = 1.0
+    decrease_factor: float = 0.5
 
 
 @dataclass(frozen=True)

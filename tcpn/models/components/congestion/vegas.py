@@ -884,7 +884,20 @@ def _ns3(params: VegasParams) -> Ns3Congestion:
 
 
 def _fluid(params: VegasParams) -> FluidLaw:
-    return FluidLaw("vegas", float(params.alpha), float(params.beta), float(params.gamma))
+    """Low, Peterson and Wang's Vegas; a loss leaves half the window, or three quarters on
+    ns-2's rule (``loss_cut: ns2``, :func:`ns2_vegas_window` read as a fluid)."""
+    kept = 0.75 if params.loss_cut == "ns2" else 0.5
+    return FluidLaw("vegas", float(params.alpha), float(params.beta), float(params.gamma),
+                    decrease_factor=kept)
+
+
+def _fluid_checks(params: VegasParams, tcp: Any) -> list[str]:
+    """What the fluid model of Vegas cannot express."""
+    if params.fine_timer:
+        return ["params.fine_timer: ns-2's fine-grained retransmissions time each segment; "
+                "the fluid model has no retransmission timer (its Vegas answers a loss one "
+                "RTT later and never times out)"]
+    return []
 
 
 def _net_checks(params: VegasParams, tcp: Any) -> list[str]:
@@ -919,6 +932,6 @@ for _kind, _params in (("vegas", VegasParams), ("modified_vegas", VegasParams),
     register_variant(
         _kind, _params, _sender(_kind), recovery=lambda params: str(params.recovery),
         ns3=_ns3, fluid=None if _kind == "adaptive_vegas" else _fluid,
-        checks={"net": _net_checks, "ns3": _ns3_checks},
+        checks={"net": _net_checks, "ns3": _ns3_checks, "fluid": _fluid_checks},
         unsupported={"fluid": "the fluid model has no adaptive target"}
         if _kind == "adaptive_vegas" else None)
