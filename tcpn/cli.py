@@ -29,6 +29,7 @@ from rich.table import Table
 
 from tcpn import __version__
 from tcpn.errors import InputError, TcpnError
+from tcpn.interruption import request_stop
 from tcpn.scratch import scratch_directory
 
 EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_INTERNAL = 1, 2, 3, 70
@@ -99,6 +100,9 @@ class _Terminated(KeyboardInterrupt):
 
 def _on_sigterm(_signum: int, _frame: Any) -> None:
     _state["terminated"] = True
+    # raised here, and raised again before any result is moved into place in case Python
+    # swallows this one (a signal that lands in a weak-reference callback)
+    request_stop(_Terminated())
     raise _Terminated()
 
 

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from tcpn.errors import InputError
+from tcpn.interruption import honour_stop
 from tcpn.limits import read_input
 
 __all__ = ["MARKER", "OutputError", "OutputWarning", "atomic_directory", "atomic_file",
@@ -318,6 +319,7 @@ def atomic_directory(target: str | Path, overwrite: bool = False) -> Iterator[Pa
         except OSError as exc:
             raise _cannot_write(path, exc) from None
         yield tmp
+        honour_stop()
         try:
             _write_marker(tmp)
         except OSError as exc:
@@ -409,6 +411,7 @@ def atomic_file(target: str | Path, overwrite: bool = False) -> Iterator[Path]:
     tmp = _partial_file(path)
     try:
         yield tmp
+        honour_stop()
         _check_file(path, overwrite)  # the target may have changed meanwhile
         os.replace(tmp, path)
     except OSError as exc:

@@ -17,8 +17,8 @@ import tcpn
 ROOT = Path(tcpn.__file__).resolve().parent
 
 #: The rooms, lowest first; each may import only the rooms listed with it (and itself).
-GROUND = ("tcpn", "tcpn.errors", "tcpn.limits", "tcpn.outputs", "tcpn.scratch", "tcpn.source",
-          "tcpn.workers")
+GROUND = ("tcpn", "tcpn.errors", "tcpn.interruption", "tcpn.limits", "tcpn.outputs", "tcpn.scratch",
+          "tcpn.source", "tcpn.workers")
 LANGUAGE = "tcpn.petrinets (language)"
 MAY_IMPORT: dict[str, set[str]] = {
     "ground": set(),

@@ -465,3 +465,23 @@ def test_the_partial_file_of_a_killed_write_is_removed_and_reported_next_time(tm
     assert f"{live}: process {os.getppid()} is still writing {path}" in messages
     assert sorted(p.name for p in tmp_path.iterdir()) == [live.name, "table.csv"]
     assert path.read_text() == "a\n"
+
+
+@pytest.mark.parametrize("writer", [atomic_directory, atomic_file])
+def test_a_stop_asked_for_while_the_block_ran_leaves_no_result(tmp_path, writer):
+    """A signal handler's exception that Python lost (raised inside a weak-reference
+    callback: SIGTERM during an import, seen under load) is raised again before the result
+    is moved into place: nothing appears, nothing partial is left."""
+    from tcpn.interruption import request_stop
+
+    target = tmp_path / "result"
+    try:
+        with pytest.raises(KeyboardInterrupt), writer(target) as tmp:
+            (tmp / "a.csv" if writer is atomic_directory else tmp).write_text("a\n")
+            request_stop(KeyboardInterrupt())  # the handler ran; its raise was swallowed
+    finally:
+        request_stop(None)
+    assert sorted(tmp_path.iterdir()) == []
+    with writer(target) as tmp:  # and nothing is held against the next command
+        (tmp / "a.csv" if writer is atomic_directory else tmp).write_text("a\n")
+    assert target.exists()
