@@ -185,7 +185,6 @@ def _weighted(items: list[tuple[int, bool | ast.expr]]) -> int | ast.expr | None
     return total
 
 
-
 def _names(tree: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"max"}
 
