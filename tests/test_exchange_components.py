@@ -39,6 +39,7 @@ from tcpn.models.components.congestion.vegas import (
     hull_floor,
     last_sent,
     mst_slope,
+    ns2_exit_window,
     ns2_vegas_cuts,
     ns2_vegas_window,
     sent_time,
@@ -131,7 +132,8 @@ COMPONENTS = {
         SenderConfig(flow=0, dst=1, variant=base), VegasLaw(loss_cut="ns2")))
        for base in ("newreno", "reno")},
     "sender_vegas_ns2_fine_timer": lambda: vegas_sender_net(
-        SenderConfig(flow=0, dst=1, variant="reno"), VegasLaw(loss_cut="ns2", fine_timer=True)),
+        SenderConfig(flow=0, dst=1, variant="reno"),
+        VegasLaw(loss_cut="ns2", fine_timer=True, fix_level=0)),
     "sender_modified_vegas_skew": lambda: vegas_sender_net(
         SenderConfig(flow=0, dst=1), VegasLaw(kind="modified_vegas", skew_estimation=True)),
     "tcp_l_reporter": lambda: reporter_net(0.1, clock_rate=1.0001, clock_offset_s=0.5),
@@ -344,6 +346,10 @@ def test_ns2_vegas_fine_timer_computes_in_cpncheck_what_python_computes(tmp_path
             t = Tcb(**{**fields, "cwnd": cwnd, "una": una, "nxt": 12})
             assert ml["fine_retransmitted"]((v, v, t)) == fine_retransmitted(v, v, t)
             assert ml["fine_inflated"]((t, 16)) == fine_inflated(t, 16)
+    for cwnd, ssthresh, dupacks in ((27.0, 24.0, 3), (28.0, 24.0, 4), (20.0, 24.0, 5)):
+        t = Tcb(**{**fields, "cwnd": cwnd, "ssthresh": ssthresh, "dupacks": dupacks})
+        deflated = t._replace(cwnd=ssthresh, dupacks=0)
+        assert ml["ns2_exit_window"]((t, deflated, 4)) == ns2_exit_window(t, deflated, 4)
 
 
 # -- the CPN ML forms equal the helpers ------------------------------------------------------

@@ -105,6 +105,12 @@ Westwood+ is 3.4 % above them, within the 5 % tolerance: the claim holds at ever
 with Reno the Vegas-family flows do not move (1e-4: 129,118 -> 129,118; 1e-3: 130,131 ->
 130,132; 1e-2: 120,128 -> 124,125, against Reno's 954/823/373): they starve by their
 delay-based law against the queue Reno builds, not by their loss reaction.
+ns-2.35's ``ns_vegas_fix_level_`` has no default (see S1, ``params.ns2_fix_level``): at 0
+the ACK that ends a recovery of exactly three duplicate ACKs leaves the window inflated.
+Condition 1's adaptive flow against Reno (the axis's ``ns2 fix 0`` point; measured on
+``scenarios/reference/s4_c1_adaptive_ns2_vegas.yaml``, net lens, seeds 1-3) and the
+lossy hop alone at PER 1e-2 (30 s, seeds 1-3) give the same runs at 0 as at 3: their
+recoveries all draw more than three duplicate ACKs.
 """
 
 from __future__ import annotations
@@ -347,10 +353,12 @@ AXES: tuple[StudyAxis, ...] = (
       for group in LOSS_CUT_EXPERIMENTS.values() for e in group),
     StudyAxis("Vegas loss reaction, c1_adaptive_vegas", "c1_adaptive_vegas", (
         AxisPoint("reno", {}), AxisPoint("newreno", {"flows.0.params.recovery": "newreno"}),
-        AxisPoint("ns2", NS2_VEGAS)), "reno",
+        AxisPoint("ns2", NS2_VEGAS),
+        AxisPoint("ns2 fix 0", {**NS2_VEGAS, "flows.0.params.ns2_fix_level": 0})), "reno",
         "Not stated (§2.2 gives Vegas's congestion avoidance only): Reno's halving, "
         "NewReno's partial ACKs, and ns-2's Vegas (a cut by a quarter, once per window, "
-        "and its fine-grained retransmissions; both lenses)."),
+        "and its fine-grained retransmissions; both lenses), with ns-2's "
+        "ns_vegas_fix_level_ at 3 or, as ns-2.35 leaves it unset, 0."),
 )
 
 SETTINGS: dict[str, Settings] = {

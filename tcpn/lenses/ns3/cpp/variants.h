@@ -547,7 +547,7 @@ class Rfc5681Socket : public TcpnSocket {
     // TcpSocketBase::ReTxTimeout takes ssthresh from the first BytesInFlight() it asks for
     void ReTxTimeout() override {
         m_lossDupAcks = 0;
-        m_worried = 0;  // Ns2FineTimer, F6 (VegasTcpAgent::timeout: v_worried_ = 0)
+        if (TimeoutForgetsWorry()) m_worried = 0;  // Ns2FineTimer, F6
         if (m_tahoeLoss) {
             // ns-3 keeps ssthresh at a timeout of a head retransmitted in CA_LOSS (its own
             // timeout's); a Tahoe fast retransmit's is halved again, as in CA_RECOVERY
@@ -600,6 +600,7 @@ class Rfc5681Socket : public TcpnSocket {
                     uint32_t currentDelivered, const SequenceNumber32& oldHeadSequence,
                     bool receivedData) override;
     void FineNewAck(SampledVegas& vegas, SequenceNumber32 ack);
+    bool TimeoutForgetsWorry() const;
     void FineResent(SampledVegas& vegas, bool resentBefore);
     void GuessOut(uint32_t segments);
     void ResendHead();
@@ -738,7 +739,14 @@ class SampledVegas : public TcpNewReno {
                               "Rfc5681Socket's RenoRecovery)",
                               BooleanValue(false),
                               MakeBooleanAccessor(&SampledVegas::m_fineTimer),
-                              MakeBooleanChecker());
+                              MakeBooleanChecker())
+                .AddAttribute("Ns2FixLevel",
+                              "ns-2's ns_vegas_fix_level_ (with Ns2FineTimer): from 1 a "
+                              "timeout forgets the worry, from 3 a recovery of exactly three "
+                              "duplicate ACKs ends deflated",
+                              UintegerValue(3),
+                              MakeUintegerAccessor(&SampledVegas::m_fixLevel),
+                              MakeUintegerChecker<uint32_t>(0, 3));
         return tid;
     }
     SampledVegas() = default;
@@ -847,6 +855,7 @@ class SampledVegas : public TcpNewReno {
 
     // Ns2FineTimer (Rfc5681Socket calls these)
     bool FineTimer() const { return m_fineTimer; }
+    uint32_t FixLevel() const { return m_fixLevel; }
     // F1, on every ACK of new data `ack`: when the segment that ends at it was sent once, a
     // sample s = now - its send time (VegasTcpAgent::recv: "update fine-grained timeout
     // value, v_timeout_"; the first sample sets v_sa_ = 8 s, v_sd_ = s, as ns-2's first
@@ -912,6 +921,7 @@ class SampledVegas : public TcpNewReno {
                                    // last changed at a loss
     std::map<uint32_t, int64_t> m_sent;  // end sequence number -> first transmission (ns)
     bool m_fineTimer{false};             // Ns2FineTimer
+    uint32_t m_fixLevel{3};              // Ns2FixLevel
     struct FineTx {
         uint32_t end;     // the sequence number that ends the segment
         int64_t sent_ns;  // its latest transmission
@@ -973,9 +983,21 @@ inline void Rfc5681Socket::ProcessAck(const SequenceNumber32& ackNumber, bool sc
     bool resentBefore = vegas->Resent(una);  // before a fast retransmit of this ACK
     uint32_t inflated = m_tcb->m_cWndInfl;   // ns-2's cwnd_ before this ACK
     if (duplicate && before == TcpSocketState::CA_RECOVERY) ++m_dupAckCount;
+    // ns-2 deflates cwnd_ at the ACK that ends a recovery only after more than three
+    // duplicate ACKs, or exactly three with ns_vegas_fix_level_ >= 3, and only down
+    // (cwnd_ > v_newcwnd_, the deflation target ssthresh here)
+    bool deflates = (m_dupAckCount > m_retxThresh ||
+                     (vegas->FixLevel() >= 3 && m_dupAckCount == m_retxThresh)) &&
+                    inflated > m_tcb->m_ssThresh.Get();
     TcpnSocket::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence,
                            receivedData);
     if (ackNumber > una) {
+        if (!deflates && before == TcpSocketState::CA_RECOVERY &&
+            m_tcb->m_congState == TcpSocketState::CA_OPEN) {
+            m_tcb->m_cWnd = inflated;  // ns-2's cwnd_ kept inflated
+            m_tcb->m_cWndInfl = inflated;
+            SendPendingData(m_connected);
+        }
         FineNewAck(*vegas, ackNumber);
         return;
     }
@@ -1011,6 +1033,12 @@ inline void Rfc5681Socket::ProcessAck(const SequenceNumber32& ackNumber, bool sc
         m_dupAckCount = m_retxThresh;
         FineResent(*vegas, resentBefore);
     }
+}
+
+// F6: a timeout forgets the worry with ns_vegas_fix_level_ >= 1 (VegasTcpAgent::timeout)
+inline bool Rfc5681Socket::TimeoutForgetsWorry() const {
+    Ptr<SampledVegas> vegas = DynamicCast<SampledVegas>(m_congestionControl);
+    return !vegas || vegas->FixLevel() >= 1;
 }
 
 // F1 on every ACK of new data, then F5 while worried: the first or second ACK of new data

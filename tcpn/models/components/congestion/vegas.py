@@ -99,7 +99,7 @@ __all__ = ["LOSS_CUTS", "RECOVERIES", "VEGAS", "AdaptiveVegasParams", "VegasLaw"
            "VegasParams", "adaptive_target", "add_hull_point", "clock_sample", "drop_acked",
            "fine_expired", "fine_inflated", "fine_new_ack", "fine_retransmitted", "fine_sent",
            "fine_timed", "forget_segment", "hull_floor", "last_sent", "lower_hull",
-           "modified_vegas_on_ack", "mst_slope", "ns2_vegas_cuts",
+           "modified_vegas_on_ack", "mst_slope", "ns2_exit_window", "ns2_vegas_cuts",
            "ns2_vegas_window", "sent_once", "sent_time", "skew_vegas_on_ack",
            "slow_start_growth", "vegas_acked", "vegas_decision", "vegas_on_ack", "vegas_round",
            "vegas_sender_net", "vegas_sent", "vegas_start", "worried_resend", "worried_tcb"]
@@ -148,6 +148,10 @@ class VegasLaw:
     loss_cut: str = "halve"
     #: ns-2's fine-grained retransmission (:func:`_fine_timer`), on ``loss_cut`` ``ns2``
     fine_timer: bool = False
+    #: ns-2's ``ns_vegas_fix_level_`` (0-3), with ``fine_timer``: from 1 a timeout
+    #: forgets the worry (:func:`_fine_timer`), from 3 the ACK that ends a recovery of
+    #: exactly three duplicate ACKs deflates the window (:func:`ns2_exit_window`)
+    fix_level: int = 3
 
     def __post_init__(self) -> None:
         if self.kind not in ("vegas", "modified_vegas", "adaptive_vegas"):
@@ -166,6 +170,11 @@ class VegasLaw:
                              f"{', '.join(LOSS_CUTS)}")
         if self.fine_timer and self.loss_cut != "ns2":
             raise InputError("vegas: fine_timer (ns-2's) runs on loss_cut ns2")
+        if self.fix_level not in range(4):
+            raise InputError(f"vegas: fix_level (ns-2's ns_vegas_fix_level_) is 0, 1, 2 or 3, "
+                             f"not {self.fix_level}")
+        if self.fix_level < 3 and not self.fine_timer:
+            raise InputError("vegas: fix_level below 3 (ns-2's) runs with fine_timer")
 
     @property
     def adaptive(self) -> bool:
@@ -314,6 +323,26 @@ def ns2_vegas_window(v: Any, t: Any) -> float:
     if not sent_once(v, t.una):
         return float(win >> 1)
     return float(win - (win >> 2))
+
+
+@net_function
+def ns2_exit_window(t: Any, deflated: Any, deflate_from: int) -> Any:
+    """The control block ``deflated`` the ACK that ends ns-2's Vegas recovery leaves
+    (``tcp-vegas.cc``, ``recv``: ``cwnd_ = v_newcwnd_`` when the window was inflated), or
+    that block with the window kept as it was: ns-2 deflates only after ``deflate_from``
+    duplicate ACKs or more (``dupacks_ > NUMDUPACKS``; with ``ns_vegas_fix_level_ >= 3``
+    also ``dupacks_ == NUMDUPACKS``) and a window above the one to restore (``cwnd_ >
+    v_newcwnd_``, here ``ssthresh``). ``t`` is the block before the ACK.
+
+    >>> inflated = _Tcb(cwnd=10.0, ssthresh=7.0, nxt=20, una=12)._replace(dupacks=3)
+    >>> ns2_exit_window(inflated, inflated._replace(cwnd=7.0), 4).cwnd  # fix level < 3
+    10.0
+    >>> ns2_exit_window(inflated, inflated._replace(cwnd=7.0), 3).cwnd
+    7.0
+    """
+    if t.dupacks >= deflate_from and t.cwnd > t.ssthresh:
+        return deflated
+    return deflated._replace(cwnd=t.cwnd)
 
 
 @net_function
@@ -673,7 +702,7 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     if law.loss_cut == "ns2":
         _ns2_loss_cut(net, config)
     if law.fine_timer:
-        _fine_timer(net)
+        _fine_timer(net, law.fix_level)
     return net
 
 
@@ -700,7 +729,7 @@ def _ns2_loss_cut(net: PetriNet, config: SenderConfig) -> None:
     wrap_output(net, "timeout", "vegas", "({base})._replace(cut_seq=t.high)")
 
 
-def _fine_timer(net: PetriNet) -> None:
+def _fine_timer(net: PetriNet, fix_level: int) -> None:
     """ns-2's fine-grained retransmission (``params.fine_timer``, ``tcp-vegas.cc``'s
     ``recv``) on the ns-2 loss cut of Reno's recovery. Every transmission is timed
     (:func:`fine_sent`), every ACK of new data samples the fine timer (:func:`fine_timed`),
@@ -723,11 +752,12 @@ def _fine_timer(net: PetriNet) -> None:
 
     Each retransmission by duplicate ACKs (the three-duplicate one too) backs the fine
     timeout off (:func:`fine_retransmitted`) and restarts the retransmission timer with the
-    current RTO (ns-2's ``reset_rtx_timer(1, 0)``); a timeout forgets the worry and the
-    resends. Not modelled: ns-2 sends a segment already resent more than once again at
-    the third duplicate ACK after its fine retransmission, and keeps the window inflated
-    when exactly three duplicate ACKs preceded the new ACK (``ns_vegas_fix_level_``
-    below 3)."""
+    current RTO (ns-2's ``reset_rtx_timer(1, 0)``); a timeout forgets the resends, and the
+    worry from ``fix_level`` 1 on (``ns_vegas_fix_level_ >= 1``); below ``fix_level`` 3 the
+    ACK that ends a recovery of exactly three duplicate ACKs leaves the window inflated
+    (:func:`ns2_exit_window`). Not modelled: ns-2
+    sends a segment already resent more than once again at the third duplicate ACK after
+    its fine retransmission."""
     net.declare(fine_timed=fine_timed, fine_expired=fine_expired,
                 worried_resend=worried_resend, fine_new_ack=fine_new_ack,
                 fine_retransmitted=fine_retransmitted, fine_inflated=fine_inflated,
@@ -767,7 +797,11 @@ def _fine_timer(net: PetriNet) -> None:
         net.add_read("rtt", tname, "r")
         net.add_reset("timer", tname)
         net.add_output("timer", tname, "()", delay="r.rto")
-    wrap_output(net, "timeout", "vegas", "({base})._replace(worried=0, resent=())")
+    forgets = "worried=0, " if fix_level >= 1 else ""
+    wrap_output(net, "timeout", "vegas", f"({{base}})._replace({forgets}resent=())")
+    if fix_level < 3:
+        net.declare(ns2_exit_window=ns2_exit_window)
+        wrap_output(net, "recovery_exit", "tcb", "ns2_exit_window(t, {base}, DUPTHRESH + 1)")
 
 
 @dataclass(frozen=True)
@@ -788,7 +822,10 @@ class _Tcb:
     ssthresh: float
     nxt: int
     una: int = 0
+    dupacks: int = 0
 
+    def _replace(self, **changes: Any) -> _Tcb:
+        return replace(self, **changes)
 
 
 # --------------------------------------------------------------------------- registration
@@ -807,16 +844,21 @@ class VegasParams(VariantParams):
     ``loss_cut: ns2`` and ``recovery: reno``) adds ns-2's fine-grained retransmission: a
     segment older than Vegas's own timeout goes again on the first or second duplicate
     ACK, or on one of the two ACKs of new data after a retransmission
-    (:func:`fine_expired`). Neither study states Vegas's loss reaction. ``law`` (variant
-    ``vegas``): ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson
-    and ns-2 (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``);
-    ``ns3`` runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens
-    only)."""
+    (:func:`fine_expired`). ``ns2_fix_level`` (with ``fine_timer``) is ns-2's
+    ``ns_vegas_fix_level_``, which ns-2.35 binds without a default (its value is whatever
+    the agent's memory held, a warning says so): below 3 the ACK that ends a recovery of
+    exactly three duplicate ACKs leaves the window inflated (:func:`ns2_exit_window`),
+    below 1 a timeout leaves the worry of ``fine_timer``; 3, the default, applies both
+    fixes. Neither study states Vegas's loss reaction. ``law`` (variant ``vegas``):
+    ``brakmo`` decides on the sender's own RTT samples, as Brakmo and Peterson and ns-2
+    (both lenses: the ns3 lens runs the net model's law in C++, ``tcpn::Vegas``); ``ns3``
+    runs ns-3.44's ``TcpVegas``, which decides on the smoothed RTT (ns3 lens only)."""
 
     variant: Literal["vegas", "modified_vegas"]
     recovery: Literal["reno", "newreno"] = "newreno"
     loss_cut: Literal["halve", "ns2"] = "halve"
     fine_timer: bool = False
+    ns2_fix_level: int = Field(default=3, ge=0, le=3)
     law: Literal["brakmo", "ns3"] = "brakmo"
     alpha: int = Field(default=2, ge=0)
     beta: int = Field(default=4, ge=0)
@@ -835,6 +877,10 @@ class VegasParams(VariantParams):
             raise FieldProblem(("fine_timer",), "fine_timer is ns-2's Agent/TCP/Vegas "
                                 "retransmission rule: it needs loss_cut ns2 and recovery reno "
                                 "(ns-2's Vegas ends recovery at the first new ACK)")
+        if self.ns2_fix_level < 3 and not self.fine_timer:
+            raise FieldProblem(("ns2_fix_level",), "ns2_fix_level is ns-2's Agent/TCP/Vegas "
+                                "ns_vegas_fix_level_: it needs ns-2's Vegas whole (fine_timer, "
+                                "loss_cut ns2, recovery reno)")
         if self.law == "ns3" and self.loss_cut == "ns2":
             raise FieldProblem(("loss_cut",), "loss_cut ns2 is a rule of tcpn's Vegas; law "
                                 "ns3 (ns-3's TcpVegas) keeps its own")
@@ -859,7 +905,7 @@ def _sender(kind: str) -> Any:
                        weight=float(getattr(params, "weight", 0.125)),
                        skew_estimation=params.skew_estimation,
                        skew_min_span_s=params.skew_min_span_s, loss_cut=params.loss_cut,
-                       fine_timer=params.fine_timer)
+                       fine_timer=params.fine_timer, fix_level=params.ns2_fix_level)
         return vegas_sender_net(config, law)
     return build
 
@@ -878,8 +924,9 @@ def _ns3(params: VegasParams) -> Ns3Congestion:
     cut = (("Ns2LossCut", "true"),) if params.loss_cut == "ns2" else ()
     # ns-2's fine-grained retransmission: the timer here, the resends by Rfc5681Socket
     fine = (("Ns2FineTimer", "true"),) if params.fine_timer else ()
+    level = (("Ns2FixLevel", str(params.ns2_fix_level)),) if params.ns2_fix_level < 3 else ()
     attributes = (*thresholds, ("MinRoundSamples", str(MIN_ROUND_SAMPLES)), *weight, *cut,
-                  *fine)
+                  *fine, *level)
     return Ns3Congestion(own, attributes)
 
 
