@@ -25,29 +25,33 @@ from hypothesis import strategies as st
 
 from tcpn.errors import InputError
 from tcpn.models.components import ml_forms, packets
-from tcpn.models.components.congestion.tcp_l import TCP_L, reporter_net, tcp_l_adopt
-from tcpn.models.components.congestion.vegas import (
-    VegasLaw,
-    add_hull_point,
-    drop_acked,
+from tcpn.models.components.congestion.ns2_vegas import (
     fine_expired,
     fine_inflated,
     fine_retransmitted,
     fine_sent,
     fine_timed,
-    forget_segment,
-    hull_floor,
     last_sent,
-    mst_slope,
     ns2_exit_window,
     ns2_vegas_cuts,
     ns2_vegas_window,
-    sent_time,
+    worried_resend,
+)
+from tcpn.models.components.congestion.tcp_l import TCP_L, reporter_net, tcp_l_adopt
+from tcpn.models.components.congestion.vegas import (
+    VegasLaw,
+    add_hull_point,
+    hull_floor,
+    mst_slope,
     vegas_decision,
     vegas_sender_net,
+)
+from tcpn.models.components.congestion.vegas_record import (
+    drop_acked,
+    forget_segment,
+    sent_time,
     vegas_sent,
     vegas_start,
-    worried_resend,
 )
 from tcpn.models.components.link import (
     ByteErrors,

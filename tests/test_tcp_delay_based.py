@@ -20,11 +20,13 @@ from tcpn.models.components.congestion.tcp_l import TcpL, p_congestion, tcp_l_re
 from tcpn.models.components.congestion.vegas import (
     VegasLaw,
     adaptive_target,
-    sent_time,
-    vegas_acked,
     vegas_decision,
     vegas_on_ack,
     vegas_round,
+)
+from tcpn.models.components.congestion.vegas_record import (
+    sent_time,
+    vegas_acked,
     vegas_sent,
     vegas_start,
 )

@@ -20,13 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from tcpn.models.components import dcf, packets, sender, wireless
-from tcpn.models.components.congestion import tcp_l, vegas
-from tcpn.models.components.congestion.vegas import (
-    HULL_LIMIT,
-    drop_acked,
-    forget_segment,
-    hull_floor,
-)
+from tcpn.models.components.congestion import ns2_vegas, tcp_l, vegas, vegas_record
+from tcpn.models.components.congestion.vegas import HULL_LIMIT, hull_floor
+from tcpn.models.components.congestion.vegas_record import drop_acked, forget_segment
 from tcpn.models.components.packets import add_segment, advance, covers, runs_above
 from tcpn.petrinets.exchange.cpnml import set_ml_form
 
@@ -224,19 +220,19 @@ def _time_of(sent: Any, seq: int) -> float:
 
 
 def sent_time_ml(v: Any, seq: int) -> float:
-    """:func:`~tcpn.models.components.congestion.vegas.sent_time` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas_record.sent_time` by recursion."""
     return _time_of(v.sent, seq)
 
 
 def last_sent_ml(v: Any, seq: int) -> float:
-    """:func:`~tcpn.models.components.congestion.vegas.last_sent` by recursion."""
+    """:func:`~tcpn.models.components.congestion.ns2_vegas.last_sent` by recursion."""
     if any(s == seq for s, _ in v.resent):
         return _time_of(v.resent, seq)
     return _time_of(v.sent, seq)
 
 
 def forget_segment_ml(sent: Any, seq: int) -> Any:
-    """:func:`~tcpn.models.components.congestion.vegas.forget_segment` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas_record.forget_segment` by recursion."""
     if len(sent) == 0:
         return sent
     if sent[0][0] == seq:
@@ -245,7 +241,7 @@ def forget_segment_ml(sent: Any, seq: int) -> Any:
 
 
 def drop_acked_ml(sent: Any, ack: int) -> Any:
-    """:func:`~tcpn.models.components.congestion.vegas.drop_acked` by recursion."""
+    """:func:`~tcpn.models.components.congestion.vegas_record.drop_acked` by recursion."""
     if len(sent) == 0:
         return sent
     if sent[0][0] < ack:
@@ -331,9 +327,9 @@ FORMS = {
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
     dcf.backoff_slots: backoff_slots_ml,
-    vegas.sent_time: sent_time_ml, vegas.last_sent: last_sent_ml,
-    vegas.forget_segment: forget_segment_ml,
-    vegas.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
+    vegas_record.sent_time: sent_time_ml, ns2_vegas.last_sent: last_sent_ml,
+    vegas_record.forget_segment: forget_segment_ml,
+    vegas_record.drop_acked: drop_acked_ml, vegas.hull_floor: hull_floor_ml,
     vegas.add_hull_point: add_hull_point_ml, vegas.mst_slope: mst_slope_ml,
 }
 for _helper, _form in FORMS.items():

@@ -112,7 +112,7 @@ NEW_DATA_ACKS = ("new_ack", "ecn_reduce", *PARTIAL_ACKS, "recovery_exit")
 #: Every transition that takes an ACK off ``acks``.
 ACK_TRANSITIONS = (*NEW_DATA_ACKS, "dup_ack", "fast_retransmit", "recovery_dup_ack", "stale_ack")
 #: The retransmissions a variant adds after an ACK found a segment due (ns-2's Vegas
-#: fine-grained timer, :mod:`~tcpn.models.components.congestion.vegas`): the head again
+#: fine-grained timer, :mod:`~tcpn.models.components.congestion.ns2_vegas`): the head again
 #: before the third duplicate ACK, inside recovery, or after an ACK of new data.
 FINE_RETRANSMITS = ("fine_retransmit", "fine_recovery_retransmit", "worried_retransmit")
 #: The segment each retransmitting transition sends again (an expression over the binding).
