@@ -405,6 +405,10 @@ def describe_capture(
     console.print(table)
     for reason, count in packets.attrs["skipped"].items():
         console.print(f"skipped {count} record(s): {reason}", markup=False, highlight=False)
+    if packets.attrs.get("checksum_offloaded"):
+        console.print(f"kept {packets.attrs['checksum_offloaded']} segment(s) whose TCP "
+                      "checksum was left to the sender's network card (checksum offload)",
+                      markup=False, highlight=False)
 
 
 @app.command("optimize")

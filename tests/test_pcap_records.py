@@ -181,6 +181,33 @@ def test_a_segment_whose_tcp_checksum_is_wrong_is_skipped_and_counted(corrupt):
     assert len(kept) == 11 and kept.attrs["skipped"] == {}
 
 
+def _checksum_left_to_the_card(ip: bytes, off_by: int = 0) -> bytes:
+    """The packet as a capture on its sender holds it when the network card computes the
+    TCP checksum: the field holds the IPv4 pseudo-header's folded sum (Linux's
+    ``CHECKSUM_PARTIAL``), ``off_by`` added to it."""
+    packet = dpkt.ip.IP(ip)
+    pseudo = sum(struct.unpack("!4H", packet.src + packet.dst)) + 6 + len(bytes(packet.data))
+    while pseudo > 0xFFFF:
+        pseudo = (pseudo & 0xFFFF) + (pseudo >> 16)
+    packet.data.sum = pseudo + off_by
+    packet.sum = 0
+    return bytes(packet)
+
+
+def test_a_checksum_left_to_the_senders_card_is_kept_and_counted():
+    """A capture on a Linux sender (tcpdump's "cksum incorrect" on every segment sent):
+    the segments are sound and read; one whose field is one off is still skipped."""
+    frames = [_checksum_left_to_the_card(p) for p in _flow()]
+    table = read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames])))
+    assert len(table) == 11 and table.attrs["skipped"] == {}
+    assert table.attrs["checksum_offloaded"] == 11
+    assert _goodput(table) == 10 * 1000 * 8 / 10
+    frames[5] = _checksum_left_to_the_card(_flow()[5], off_by=1)
+    table = read_pcap(io.BytesIO(_capture([_ppp(p) for p in frames])))
+    assert table.attrs["skipped"] == {"TCP checksum does not match the segment": 1}
+    assert table.attrs["checksum_offloaded"] == 10
+
+
 def test_an_odd_length_segment_is_checksummed_with_its_padding():
     frames = [_with_tcp_checksums(_segment(ISN, dpkt.tcp.TH_SYN)),
               _with_tcp_checksums(_segment(ISN + 1, payload=999))]

@@ -297,9 +297,11 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
     :class:`PcapError` naming the packet number and byte offset: it would change the
     figures. The TCP checksum (over the IPv4 pseudo-header) of every segment captured whole
     is verified when one was computed (non-zero); a segment whose checksum is wrong is
-    skipped and counted (``bad_tcp_checksums="keep"`` keeps it: a capture taken on a sender
-    that offloads checksums to its card holds such segments, and they are sound). The file
-    is read within ``tcpn.limits.limits().capture_bytes``.
+    skipped and counted (``bad_tcp_checksums="keep"`` keeps it). A segment whose checksum
+    field holds the pseudo-header's sum alone was captured before its sender's network card
+    computed the checksum (Linux's offload, on every segment a sender's own capture holds):
+    it is sound, kept and counted in ``table.attrs["checksum_offloaded"]``. The file is
+    read within ``tcpn.limits.limits().capture_bytes``.
 
     Works on truncated captures (a snap length of 96 keeps every header): sizes come from
     the IP header, not from the captured bytes.
@@ -324,9 +326,13 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
     rows = np.flatnonzero(records.tcp)
     _check_headers(raw, records, rows, frames, name)
     skipped = dict(records.skipped)
+    offloaded = 0
     if bad_tcp_checksums == "skip":
         bad = ~_tcp_checksum_ok(data, raw, records.ip[rows], records.ihl[rows],
                                 caplens[rows] - (records.ip[rows] - frames.starts[rows]))
+        left = bad & _left_to_the_card(raw, records.ip[rows], records.ihl[rows])
+        offloaded = int(left.sum())
+        bad &= ~left
         if bad.any():
             skipped[_BAD_TCP_CHECKSUM] = int(bad.sum())
             rows = rows[~bad]
@@ -354,6 +360,7 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
         "ecn": (raw[ip + 1] & 0x03).astype(np.int64),
     }, columns=list(COLUMNS))
     table.attrs["skipped"] = skipped
+    table.attrs["checksum_offloaded"] = offloaded
     return table
 
 
@@ -504,6 +511,22 @@ def _tcp_checksum_ok(data: bytes, raw: np.ndarray, ip: np.ndarray, ihl: np.ndarr
     pseudo = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
     sums += pseudo + 6 + length  # protocol 6 (TCP) and the segment length
     return ~checked | (sums % 0xFFFF == 0)
+
+
+def _left_to_the_card(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.ndarray:
+    """Segments whose TCP checksum field holds the IPv4 pseudo-header's folded sum alone:
+    captured on the host that sent them before its network card (or the kernel, past a
+    veth) computed the checksum. Linux writes that value when it offloads the checksum
+    (``CHECKSUM_PARTIAL``: ``__tcp_v4_send_check`` sets ``th->check`` to the complement of
+    ``tcp_v4_check(len, saddr, daddr, 0)``), which is why ``tcpdump`` on a sender reports
+    every segment it sent as "cksum incorrect". A segment corrupted on the wire matches it
+    with probability 2^-16."""
+    length = _field(raw, ip + 2, 2).astype(np.int64) - ihl
+    folded = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
+    folded = folded + 6 + length
+    for _ in range(2):  # at most 4 x 0xFFFF + 2 x 0xFFFF: two folds reach 16 bits
+        folded = (folded & 0xFFFF) + (folded >> 16)
+    return _field(raw, ip + ihl + 16, 2).astype(np.int64) == folded
 
 
 def _word_sums(data: bytes, raw: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
