@@ -380,8 +380,8 @@ def describe_capture(
     capture: Annotated[str, typer.Argument(help="A pcap file (PPP, Ethernet or raw IP).")],
     bad_checksums: Annotated[str, typer.Option(
         "--bad-checksums", help="skip (the default: a segment whose TCP checksum is wrong "
-        "is counted and left out) or keep (a capture taken on a sender whose network card "
-        "computes checksums holds wrong ones in every segment it sent).",
+        "is counted and left out; one left to the sender's network card, as every segment "
+        "a Linux sender captures itself, is recognized and kept) or keep (every segment).",
         callback=_choice("skip", "keep"))] = "skip",
 ) -> None:
     """Read a pcap capture: its TCP connections, segments and what was skipped and why.
@@ -409,6 +409,38 @@ def describe_capture(
         console.print(f"kept {packets.attrs['checksum_offloaded']} segment(s) whose TCP "
                       "checksum was left to the sender's network card (checksum offload)",
                       markup=False, highlight=False)
+
+
+@app.command("testbed")
+@_interruptible_command("output")
+def linux_testbed_command(
+    scenario: Annotated[str, typer.Argument(help="Scenario YAML file the testbed can build "
+                                            "(no link delay, drop-tail queues, bulk or "
+                                            "sized flows of reno, newreno, sack, cubic, "
+                                            "bbr).")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", help="Directory for <node>.pcap per end host and testbed.json; a "
+        "new or empty directory, or a tcpn output with --overwrite.")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help=OVERWRITE_HELP)] = False,
+) -> None:
+    """Run a scenario on real Linux TCP between network namespaces, and capture it.
+
+    Each node becomes a network namespace, each link a veth pair shaped by a token bucket
+    (its rate and drop-tail queue); each flow runs the kernel's TCP with its variant's
+    congestion control. Needs root. The captures are what a testbed gives: judge a lens
+    against them with tcpn validate SCENARIO --lenses net --trace DIR/<src>.pcap
+    --trace-receiver DIR/<dst>.pcap. What the kernel does its own way (its initial RTO,
+    delayed ACKs, loss recovery, HyStart) is listed in testbed.json; what it cannot build
+    is refused naming the field (exit 3). docs/validation.md, "Real Linux TCP".
+    """
+    from tcpn.experiments.linux_testbed import capture_linux
+    from tcpn.models.scenario import load_scenario
+
+    made = capture_linux(load_scenario(scenario), output, overwrite=overwrite)
+    for node, path in made.captures.items():
+        console.print(f"{node}: {path}", markup=False, highlight=False, soft_wrap=True)
+    for note in made.notes:
+        console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command("optimize")

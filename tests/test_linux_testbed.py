@@ -1,0 +1,97 @@
+"""Real Linux TCP between network namespaces (``tcpn.experiments.linux_testbed``): the
+captures it writes are read by the capture lens, and the net lens is judged against them.
+
+One flow through a 10 Mbit/s token bucket with a 50-packet drop-tail limit, no propagation
+delay (the testbed does not drive netem), Linux's reno and cubic. The physical checks do
+not depend on tcpn's model: the link's rate shows in the receiver's capture, every segment
+a Linux sender captures itself carries a checksum left to its card. The net lens's goodput
+is judged against the capture (the capture lens's figure, 5 %); the retransmissions are
+not asserted: Linux's RACK, tail-loss probes and HyStart (CUBIC) are not tcpn's rules
+(docs/validation.md, "Real Linux TCP").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_process import run_tcpn
+
+from tcpn.errors import InputError
+from tcpn.experiments.linux_testbed import capture_linux, linux_problems, testbed_problem
+from tcpn.lenses import evaluate
+from tcpn.models.pcap import read_pcap
+from tcpn.models.scenario import dumbbell, load_scenario, validate_scenario
+
+MSS = 1448
+#: Payload bytes per second a 10 Mbit/s token bucket passes: 1448 of every 1514-byte frame.
+PAYLOAD_RATE_BPS = 10e6 * MSS / (MSS + 52 + 14)
+
+
+TESTBED = Path(__file__).resolve().parent.parent / "scenarios" / "testbed"
+
+
+def _scenario(variant: str) -> Any:
+    return load_scenario(TESTBED / f"linux_{variant}.yaml")
+
+
+def test_what_the_testbed_cannot_build_is_refused_naming_the_field() -> None:
+    problems = linux_problems(dumbbell(pairs=1, variant="vegas", horizon_s=5.0))
+    assert any(p.startswith("links[0].delay_s: 0.02 s") for p in problems)
+    assert any(p.startswith("flows[0].variant: Linux has no 'vegas'") for p in problems)
+    lossy = _scenario("newreno").model_dump(exclude_unset=True)
+    lossy["links"][1]["errors"] = {"kind": "rate", "unit": "packet", "rate": 0.01}
+    lossy["flows"][0]["start_s"] = {"dist": "uniform", "low_s": 0.0, "high_s": 1.0}
+    problems = linux_problems(validate_scenario(lossy))
+    assert "links[1].ab.errors: the testbed loses no packet on purpose" in problems
+    assert any(p.startswith("flows[0].start_s: a random start time") for p in problems)
+    assert linux_problems(_scenario("cubic")) == []
+    with pytest.raises(InputError, match=r"cannot build it: .*flows\[0\]\.variant"):
+        capture_linux(dumbbell(pairs=1, variant="vegas", horizon_s=5.0), "/nonexistent/x")
+
+
+needs_testbed = pytest.mark.skipif(testbed_problem() is not None,
+                                   reason=f"no Linux testbed here: {testbed_problem()}")
+
+
+@needs_testbed
+@pytest.mark.parametrize(("variant", "linux"), [("newreno", "reno"), ("cubic", "cubic")])
+def test_linux_tcp_through_the_token_bucket_and_the_net_lens_against_it(
+        variant: str, linux: str, tmp_path: Path) -> None:
+    """tcpn's NewReno with SACK runs as Linux's ``reno`` (its recovery is Linux's own)."""
+    scenario = _scenario(variant)
+    made = capture_linux(scenario, tmp_path / "linux")
+    assert json.loads((made.directory / "testbed.json").read_text())["congestion_control"] \
+        == {"f0": linux}
+    sent, received = (read_pcap(made.captures[host]) for host in ("S", "D"))
+    # a Linux sender's own capture: checksums left to the card, none refused
+    assert sent.attrs["checksum_offloaded"] > 0 and not sent.attrs["skipped"].get(
+        "TCP checksum does not match the segment")
+    data = received[received.payload_bytes > 0]
+    start = float(data.time_s.min())
+    steady = data[(data.time_s >= start + 1.0) & (data.time_s < start + 3.0)]
+    assert steady.payload_bytes.sum() * 8 / 2.0 == pytest.approx(PAYLOAD_RATE_BPS, rel=0.03)
+
+    capture = evaluate(scenario, "capture", sender=made.captures["S"],
+                       receiver=made.captures["D"])
+    net = evaluate(scenario, "net", seed=1)
+    linux_goodput = capture.summary["flows"]["f0"]["goodput_bps"]
+    assert net.summary["flows"]["f0"]["goodput_bps"] == pytest.approx(linux_goodput, rel=0.05)
+
+
+@needs_testbed
+def test_tcpn_testbed_writes_the_captures_and_never_replaces_a_users_directory(
+        tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    scenario = str(TESTBED / "linux_cubic.yaml")
+    refused = run_tcpn("testbed", scenario, "-o", str(mine), "--overwrite")
+    assert refused.returncode == 3 and (mine / "notes.txt").read_text() == "keep me"
+    done = run_tcpn("testbed", scenario, "-o", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert "note: CUBIC: Linux's, with HyStart" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()
+                  if not p.name.startswith(".")) == ["D.pcap", "S.pcap", "testbed.json"]
