@@ -76,6 +76,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.delivery_rate import (
     RATE,
     newly_delivered,
+    rate_app_limited,
     rate_delivered,
     rate_sample,
     rate_sent,
@@ -109,7 +110,7 @@ from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PROBE_BW", "PROBE_RTT", "STARTUP", "BbrParams",
            "aggregation_state", "bbr_ack", "bbr_controls", "bbr_loss", "bbr_model", "bbr_open",
-           "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
+           "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start", "bbr_tx_start",
            "in_flight_segments", "in_flight_target", "max_filter", "pace_delay_s",
            "unsacked_from"]
 
@@ -135,7 +136,8 @@ BBR = RecordSet("Bbr", mode=IntSet(0), pacing_gain=REAL, cwnd_gain=REAL, bw=BW_S
                 cycle=IntSet(0), cycle_stamp=REAL, prior_cwnd=IntSet(0), probe_done=REAL,
                 probe_round_done=BOOL, conservation=BOOL, pacing_bps=REAL, cwnd=IntSet(0),
                 ssthresh=REAL, extra=ProductSet(INT, INT), extra_idx=IntSet(0),
-                extra_rounds=IntSet(0), epoch_time=REAL, epoch_acked=IntSet(0))
+                extra_rounds=IntSet(0), epoch_time=REAL, epoch_acked=IntSet(0),
+                app_limited=IntSet(0), idle_restart=BOOL)
 Bbr: Any = BBR.record_type
 
 
@@ -227,7 +229,7 @@ def bbr_start(init_cwnd: int, mss: int, high_gain: float) -> Any:
     """BBR before the connection opens (no RTT, no bandwidth)."""
     return Bbr(STARTUP, high_gain, high_gain, (), -1.0, 0.0, False, -1.0, -1.0, 0, 0, False,
                0.0, 0, False, 0, 0.0, init_cwnd * mss, 0.0, False, False, 0.0,
-               init_cwnd * mss, 1e12, (0, 0), 0, 0, 0.0, 0)
+               init_cwnd * mss, 1e12, (0, 0), 0, 0, 0.0, 0, 0, False)
 
 
 @net_function
@@ -320,18 +322,61 @@ def bbr_model(b: Any, q: Any, acked: int, prior_in_flight: int, in_flight: int, 
     b = b._replace(expired=expired)
     if b.last_rtt >= 0 and (b.last_rtt <= b.min_rtt or expired):
         b = b._replace(min_rtt=b.last_rtt, min_rtt_stamp=now)
-    if b.mode != PROBE_RTT and expired:  # CheckProbeRTT
+    if b.mode != PROBE_RTT and expired and not b.idle_restart:  # CheckProbeRTT
         b = _save_cwnd(b._replace(mode=PROBE_RTT, pacing_gain=1.0, cwnd_gain=1.0), False)
         b = b._replace(probe_done=0.0)
     if b.mode == PROBE_RTT:
+        b = b._replace(app_limited=max(q.delivered + in_flight, 1))
         if b.probe_done == 0.0 and in_flight <= MIN_PIPE_SEGMENTS * mss:
             b = b._replace(probe_done=now + probe_rtt_s, probe_round_done=False,
                            next_round=q.delivered)
         elif b.probe_done != 0.0:
             b = b._replace(probe_round_done=b.probe_round_done or b.round_start)
             if b.probe_round_done and now > b.probe_done:
-                b = b._replace(min_rtt_stamp=now, cwnd=max(b.prior_cwnd, b.cwnd))
-                b = _enter_probe_bw(b, now, u) if b.filled else _enter_startup(b, high_gain)
+                b = _exit_probe_rtt(b, now, u, high_gain)
+    if q.sample_delivered != 0:
+        b = b._replace(idle_restart=False)
+    return b
+
+
+def _exit_probe_rtt(b: Any, now: float, u: float, high_gain: float) -> Any:
+    """The end of PROBE_RTT: the saved window back, PROBE_BW (STARTUP if the pipe never
+    filled)."""
+    b = b._replace(min_rtt_stamp=now, cwnd=max(b.prior_cwnd, b.cwnd))
+    return _enter_probe_bw(b, now, u) if b.filled else _enter_startup(b, high_gain)
+
+
+def _pacing_rate(b: Any, gain: float) -> Any:
+    """ns-3's ``SetPacingRate(gain)``: ``gain x bw``, 1 % below, only up before the pipe
+    is filled."""
+    rate = float(int(float(int(gain * _best_bps(b))) * (1.0 - PACING_MARGIN)))
+    rate = min(rate, MAX_PACING_BPS)
+    return b._replace(pacing_bps=rate) if b.filled or rate > b.pacing_bps else b
+
+
+@net_function
+def bbr_tx_start(b: Any, now: float, u: float, high_gain: float) -> Any:
+    """ns-3's ``CwndEvent(CA_EVENT_TX_START)``, at a send with nothing in flight: once
+    PROBE_RTT has marked BBR application-limited (``app_limited``, which ns-3's
+    ``HandleProbeRTT`` sets and nothing clears), an idle restart: the ACK-aggregation
+    epoch restarts, PROBE_BW paces at the estimate (gain 1), PROBE_RTT ends if its time
+    and round are done; no PROBE_RTT starts until the next ACK that delivers.
+
+    >>> b = bbr_start(10, 1000, 2.89)._replace(mode=PROBE_BW, filled=True, pacing_gain=1.25,
+    ...                                        bw=((1e7, 3),) * 3, pacing_bps=1.2e7)
+    >>> bbr_tx_start(b, 1.0, 0.0, 2.89) == b
+    True
+    >>> r = bbr_tx_start(b._replace(app_limited=5000), 1.0, 0.0, 2.89)
+    >>> r.idle_restart, r.pacing_bps, r.epoch_time
+    (True, 9900000.0, 1.0)
+    """
+    if not b.app_limited:
+        return b
+    b = b._replace(idle_restart=True, epoch_time=now, epoch_acked=0)
+    if b.mode == PROBE_BW:
+        return _pacing_rate(b, 1.0)
+    if b.mode == PROBE_RTT and b.probe_round_done and now > b.probe_done:
+        return _exit_probe_rtt(b, now, u, high_gain)
     return b
 
 
@@ -348,10 +393,7 @@ def bbr_controls(b: Any, acked: int, in_flight: int, in_recovery: bool, delivere
     """ns-3's ``UpdateControlParameters`` after an ACK that delivered ``acked`` bytes
     (``in_flight`` after it, ``delivered`` the connection's total): the pacing rate, then
     the window."""
-    rate = float(int(float(int(b.pacing_gain * _best_bps(b))) * (1.0 - PACING_MARGIN)))
-    rate = min(rate, MAX_PACING_BPS)
-    if b.filled or rate > b.pacing_bps:
-        b = b._replace(pacing_bps=rate)
+    b = _pacing_rate(b, b.pacing_gain)
     cwnd = b.cwnd
     if acked > 0:
         conserving = False
@@ -485,9 +527,6 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                          f"{' with ECN' if config.uses_ecn else ''} is not modelled (sack, "
                          "without ECN: tcp.sack true; BBR counts SACKed segments as "
                          "delivered)")
-    if config.has_application or config.total_segments is not None:
-        raise InputError(f"{where}: only bulk flows are modelled (no bytes, app_rate_bps "
-                         "or stop_s): BBR's application-limited samples are not")
     net = sender_net(config, name)
     mss, init_cwnd = config.segment_bytes, int(config.initial_cwnd)
     net.declare(MSS_BYTES=mss, INIT_CWND_SEG=init_cwnd, HIGH_GAIN=high_gain,
@@ -495,7 +534,8 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                 PROBE_RTT_S=probe_rtt_duration_s, bbr_open=bbr_open,
                 bbr_recovery=bbr_recovery, bbr_recovery_exit=bbr_recovery_exit,
                 bbr_loss=bbr_loss, pace_delay_s=pace_delay_s, rate_sent=rate_sent,
-                unsacked_from=unsacked_from, in_flight_segments=in_flight_segments)
+                rate_app_limited=rate_app_limited, unsacked_from=unsacked_from,
+                in_flight_segments=in_flight_segments)
     net.add_place(Place("bbr", BBR, initial=[bbr_start(init_cwnd, mss, high_gain)]))
     net.add_place(Place("rate", RATE, initial=[rate_start()]))
     net.add_place(Place("pace", UNIT.timed(), initial=[Token((), 0.0)]))
@@ -508,13 +548,37 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
         high = "max(t.high, t.nxt + 1)" if tname == "send" else "t.high"
         net.add_input("pace", tname, "()")
         net.add_output("pace", tname, "()",
-                       delay=f"pace_delay_s(b, {high}, MSS_BYTES, INIT_CWND_SEG)")
-        net.add_read("bbr", tname, "b")
+                       delay=f"pace_delay_s(b2, {high}, MSS_BYTES, INIT_CWND_SEG)")
+        track(net, tname, "bbr", "b", "b2")
+        add_action(net, tname, _tx_start_action(tname, config.dupack_threshold, high_gain),
+                   ("b2",))
+        wrap_output(net, tname, "tcb", "({base})._replace(cwnd=b2.cwnd / MSS_BYTES)")
         track(net, tname, "rate", "q",
               f"rate_sent(q, {seq}, now, in_flight_segments(t, DUPTHRESH) == 0)")
+    if "produce" in net.transitions:
+        # ns-3's Send: CalculateAppLimited once the write is queued (the segment written
+        # is unsent until ``send`` takes it)
+        net.add_read("tcb", "produce", "t")
+        track(net, "produce", "rate", "q",
+              "rate_app_limited(q, (w + 1 - t.nxt) * MSS_BYTES, "
+              "in_flight_segments(t, DUPTHRESH) * MSS_BYTES, int(t.cwnd * MSS_BYTES), "
+              "MSS_BYTES, sack_hole(t, DUPTHRESH) >= 0)")
     _congestion_control(net, config, high_gain, bw_window_rounds, rtt_window_s,
                         probe_rtt_duration_s)
     return net
+
+
+def _tx_start_action(tname: str, dupthresh: int, high_gain: float) -> Any:
+    """The action of a paced send: ns-3's ``CA_EVENT_TX_START`` when nothing is in flight
+    (:func:`bbr_tx_start`; a uniform draw only when it may end PROBE_RTT)."""
+    def tx_start(b: Any, t: Any, now: float, rng: Any) -> dict[str, Any]:
+        if in_flight_segments(t, dupthresh) != 0 or not b.app_limited:
+            return {"b2": b}
+        u = float(rng.random()) if b.mode == PROBE_RTT else 0.0
+        return {"b2": bbr_tx_start(b, now, u, high_gain)}
+
+    tx_start.__name__ = f"bbr_tx_start_{tname}"
+    return tx_start
 
 
 def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
@@ -556,7 +620,8 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         return action
 
     resent = retransmissions(net)
-    has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
+    has_data = "(w < 0 or t.nxt < w)" if config.has_application else \
+        "(TOTAL < 0 or t.nxt < TOTAL)"
     for tname in (t for t in ACK_TRANSITIONS if t in net.transitions and t != "stale_ack"):
         net.add_input("bbr", tname, "b")
         net.add_output("bbr", tname, "b2")
