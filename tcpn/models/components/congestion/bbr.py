@@ -78,6 +78,7 @@ to the next.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -691,8 +692,53 @@ def _net_checks(params: BbrParams, tcp: Any) -> list[str]:
     return problems
 
 
+#: Suffix of the twin of a BBR transition that draws PROBE_BW's first phase: one per phase.
+PHASE_SUFFIX = "_phase"
+#: One uniform draw per first PROBE_BW phase (ns-3's ``7 - trunc(6 u)``: the middle of
+#: each sixth of [0, 1)).
+PHASE_DRAWS = tuple((k + 0.5) / 6.0 for k in range(6))
+
+
+def bbr_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                              dict[str, float]]:
+    """BBR of connection ``i`` in a state space: each transition whose action may draw
+    PROBE_BW's first phase runs with the first phase's draw, and a twin per other phase
+    may fire instead where the draw can count: an ACK outside PROBE_BW (it may end
+    DRAIN, PROBE_RTT, or STARTUP two rounds into a flat estimate, and DRAIN with it), a
+    send in PROBE_RTT once BBR is marked application-limited (an idle restart may end it).
+    (A guard cannot read the clock these actions read, so where the draw does not count
+    after all, a twin's state is the original's.) Returns the twins and the draws they
+    stand for."""
+    # read when the state space asks: tcpn.models.verification imports the composer,
+    # which imports this module
+    from tcpn.models.verification.draws import FixedDraw, forced
+
+    twins: dict[str, str] = {}
+    draws: dict[str, float] = {}
+    prefix = f"flow{i}.snd."
+    for name in [n for n, t in net.transitions.items()
+                 if n.startswith(prefix) and "rng" in t.action_inputs]:
+        source = net.transitions[name]
+        sends = name.removeprefix(prefix) in ("send", "sack_retransmit")
+        may_draw = (f"b.app_limited != 0 and b.mode == {PROBE_RTT}" if sends else
+                    f"b.mode != {PROBE_BW} and (b.mode != {STARTUP} or b.full_count >= 2)")
+        guard = may_draw if source.guard is None else f"({source.guard}) and {may_draw}"
+        net.transitions[name] = replace(source, action=forced(source.action,
+                                                              FixedDraw(PHASE_DRAWS[0])))
+        draws[name] = PHASE_DRAWS[0]
+        for k, u in enumerate(PHASE_DRAWS[1:], start=1):
+            twin = f"{name}{PHASE_SUFFIX}{k}"
+            net.add_transition(replace(source, name=twin, guard=guard,
+                                       action=forced(source.action, FixedDraw(u))))
+            for arc in net.arcs_of(name):
+                net.add_arc(replace(arc, transition=twin))
+            twins[twin] = name
+            draws[twin] = u
+    return twins, draws
+
+
 register_variant("bbr", BbrParams, _sender, recovery="newreno", ns3=_ns3,
-                 checks={"net": _net_checks},
+                 state_space_choices=bbr_choices, checks={"net": _net_checks},
                  unsupported={"fluid": "its rate is set by a windowed-max bandwidth "
                                        "estimate and a gain cycle, not by a loss or delay "
                                        "law of the current RTT: the fluid lens has no BBR "
