@@ -12,10 +12,12 @@ too) :func:`bbr_ack` takes the delivery-rate sample and
   ``bw_window_rounds`` round trips, three samples, Kathleen Nichols' algorithm) takes the
   sample's rate at each new round (a round ends when a segment sent after its start is
   delivered); the smallest RTT (``min_rtt``) is the last RTT when it is not larger, or
-  when ``rtt_window_s`` has passed since it was taken. The RTT is ns-3's ``m_lastRtt``,
-  its estimator's smoothed RTT (the ``rtt`` place's ``srtt``; the raw sample is not
-  kept), so the ``min_rtt`` PROBE_RTT leaves with is the smoothed RTT that 200 ms at a
-  4-segment flight brought down, above the path's;
+  when ``rtt_window_s`` has passed since it was taken. The RTT is ns-3's ``m_lastRtt``:
+  the ACK's own RTT sample (``TcpSocketBase::EstimateRtt``; none after a timeout until an
+  ACK passes what was sent before it, as ns-3 empties its RTT history then), not the
+  smoothed RTT, whose smallest value is the socket's ``m_minRtt``, the rate samples'
+  floor (the net lens's samples are exact, ns-3's with timestamps count whole
+  milliseconds);
 * **the state machine**: STARTUP (pacing and window gain ``high_gain``) until the
   bandwidth grew less than 25 % in three rounds; DRAIN (pacing gain ``1 / high_gain``)
   until the flight is at most one BDP (ns-3 then sets ``ssthresh`` to it); PROBE_BW,
@@ -98,6 +100,7 @@ from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
     SenderConfig,
+    karn_sample,
     retransmissions,
     sack_pipe,
     sender_net,
@@ -119,10 +122,11 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PROBE_BW", "PROBE_RTT", "STARTUP", "BbrParams",
-           "aggregation_state", "bbr_ack", "bbr_controls", "bbr_loss", "bbr_model", "bbr_open",
-           "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start", "bbr_tx_start",
-           "in_flight_segments", "in_flight_target", "max_filter", "pace_delay_s",
+__all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PHASE_SUFFIX", "PROBE_BW", "PROBE_RTT", "STARTUP",
+           "BbrParams", "aggregation_state", "bbr_ack", "bbr_choices", "bbr_controls",
+           "bbr_loss", "bbr_model", "bbr_open", "bbr_recovery", "bbr_recovery_exit",
+           "bbr_sender_net", "bbr_start", "bbr_tx_start", "in_flight_segments",
+           "in_flight_target", "max_filter", "pace_delay_s",
            "unsacked_from"]
 
 STARTUP, DRAIN, PROBE_BW, PROBE_RTT = 0, 1, 2, 3
@@ -457,13 +461,14 @@ def in_flight_segments(t: Any, dupthresh: int) -> int:
 @net_function
 def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: bool,
             dupthresh: int, mss: int, init_cwnd: int, high_gain: float, bw_window: int,
-            rtt_window_s: float, probe_rtt_s: float, srtt_s: float) -> tuple[Any, Any]:
+            rtt_window_s: float, probe_rtt_s: float, srtt_s: float,
+            rtt_s: float) -> tuple[Any, Any]:
     """``(bbr, rate)`` after ACK ``a`` reaches the sender ``t`` (before the ACK) at
-    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT (``srtt_s``, the
-    smoothed RTT after an ACK of new data, -1 for other ACKs: ns-3's ``m_lastRtt`` is its
-    RTT estimator's smoothed value, kept between samples), the rate sample, then ns-3's
-    ``CongControl``; ``in_recovery`` is the sender's state after the ACK, ``u`` a uniform
-    draw for PROBE_BW's first phase."""
+    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT (``rtt_s``, the
+    ACK's RTT sample, ns-3's ``m_lastRtt``, and ``srtt_s``, the smoothed RTT after it,
+    whose smallest value is the socket's ``m_minRtt``; -1 when the ACK gives no sample),
+    the rate sample, then ns-3's ``CongControl``; ``in_recovery`` is the sender's state
+    after the ACK, ``u`` a uniform draw for PROBE_BW's first phase."""
     una = max(t.una, a.ack)
     merged = merge_sack(t.sacked, a.sack, una)
     seqs = newly_delivered(t.sacked, merged, t.una, una)
@@ -474,7 +479,9 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
     in_flight = in_flight_segments(after, dupthresh) * mss
     if srtt_s >= 0:
         socket_min = srtt_s if b.socket_min_rtt < 0 else min(b.socket_min_rtt, srtt_s)
-        b = b._replace(last_rtt=srtt_s, socket_min_rtt=socket_min)
+        b = b._replace(socket_min_rtt=socket_min)
+    if rtt_s >= 0:
+        b = b._replace(last_rtt=rtt_s)
     q = rate_sample(rate_delivered(q, seqs, now, mss), b.socket_min_rtt)
     b = bbr_model(b, q, acked, prior_in_flight, in_flight, now, u, mss, init_cwnd, high_gain,
                bw_window, rtt_window_s, probe_rtt_s)
@@ -609,22 +616,27 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         sample = tname in new_data
 
         def bbr_on_ack(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
-                       srtt_s: float) -> dict[str, Any]:
+                       srtt_s: float, rtt_s: float) -> dict[str, Any]:
             if entering:
                 b = bbr_recovery(b, t, a, dupthresh, mss)
             if leaving:
                 b = bbr_recovery_exit(b)
             b2, q2 = bbr_ack(b, q, t, a, now, float(rng.random()), in_recovery, dupthresh,
                              mss, init_cwnd, high_gain, bw_window_rounds, rtt_window_s,
-                             probe_rtt_duration_s, srtt_s)
+                             probe_rtt_duration_s, srtt_s, rtt_s)
             return {"b2": b2, "q2": q2}
 
-        def sampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
-                    r2: Any) -> dict[str, Any]:
-            return bbr_on_ack(b, q, t, a, now, rng, r2.srtt)
+        def sampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any, r2: Any,
+                    TIMESTAMPS: bool) -> dict[str, Any]:
+            valid = karn_sample(t, a, TIMESTAMPS)
+            # ns-3 empties its RTT history at a timeout and does not time segments sent
+            # again: no m_lastRtt until an ACK passes what was sent before the timeout
+            timed = valid and (t.inrec or a.ack > t.recover)
+            rtt_s = now - a.echo if timed else -1.0
+            return bbr_on_ack(b, q, t, a, now, rng, r2.srtt if valid else -1.0, rtt_s)
 
         def unsampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any) -> dict[str, Any]:
-            return bbr_on_ack(b, q, t, a, now, rng, -1.0)
+            return bbr_on_ack(b, q, t, a, now, rng, -1.0, -1.0)
 
         action = sampled if sample else unsampled
         action.__name__ = f"bbr_{tname}"
