@@ -43,6 +43,8 @@ from tcpn.models.components.delivery_rate import (
     rate_sent,
     rate_start,
 )
+from tcpn.models.components.packets import Pkt
+from tcpn.models.components.sender import Tcb
 from tcpn.models.metrics import goodput_bps
 from tcpn.models.scenario import load_scenario, validate_scenario
 from tcpn.models.verification.check import property_net, verify_all
@@ -108,8 +110,6 @@ def test_min_rtt_takes_the_ack_rtt_sample_not_the_smoothed_rtt():
     rate samples' floor). An ACK with a 41 ms sample while the smoothed RTT is 50 ms
     lowers ``min_rtt`` to 41 ms; an ACK without a sample (-1) leaves both (the last sample,
     43 ms, is above the 42 ms ``min_rtt``)."""
-    from tcpn.models.components.sender import Tcb
-    from tcpn.models.components.packets import Pkt
     b = _opened()._replace(min_rtt=0.042, last_rtt=0.043, socket_min_rtt=0.045)
     t = Tcb(20.0, 1e9, 10, 20, 20, 0, 0, False, 0, False, (), 10, False, 0)
     a = Pkt(flow=0, dst=0, seq=0, ack=12, size=40, ts=1.0, echo=0.959, ecn=0, ece=False,

@@ -53,24 +53,24 @@ paced (ns-3 sends it directly).
 Application-limited flows (``bytes``, ``app_rate_bps``, ``stop_s``): the delivery-rate
 samples carry ns-3's ``TcpRateLinux`` marking
 (:mod:`~tcpn.models.components.delivery_rate`: ``CalculateAppLimited`` at the paced
-application's write, which then waits for the connection to open), and :func:`bbr_model` takes an application-limited
-sample into the filter only if it is not below the estimate and skips it in the
-full-pipe check. ns-3 checks after queueing the write and tcpn's applications write
-whole segments, so no sample is marked in either lens (docs/variants.md). What acts is
-``TcpBbr``'s own mark: ``HandleProbeRTT`` sets it (ns-3 never clears it), and from then on
-a send with nothing in flight is an idle restart (:func:`bbr_tx_start`, ns-3's
-``CA_EVENT_TX_START``).
+application's write, which then waits for the connection to open), and
+:func:`bbr_model` takes an application-limited sample into the filter only if it is not
+below the estimate and skips it in the full-pipe check. ns-3 checks after queueing the
+write and tcpn's applications write whole segments, so no sample is marked in either
+lens (docs/variants.md). What acts is ``TcpBbr``'s own mark: ``HandleProbeRTT`` sets it
+(ns-3 never clears it), and from then on a send with nothing in flight is an idle restart
+(:func:`bbr_tx_start`, ns-3's ``CA_EVENT_TX_START``).
 
 Read from ns-3.44's ``src/internet/model/tcp-bbr.cc`` (a public copy whose members match
 the 3.44 header in the wheel), ``tcp-rate-ops.cc`` and ``tcp-socket-base.cc`` (``Send``,
-``SendPendingData``, ``SendDataPacket``, ``ReceivedAck``): BBR is initialised when the
-connection opens, with the handshake's RTT as ``min_rtt`` and the initial pacing rate
-``high_gain x cwnd / RTT`` (RTT in whole ms); ``CongControl`` runs after the ACK is
-processed, with the flight before it as ``prior_in_flight``; with a congestion control
-of its own (``HasCongControl``) the socket's recovery does not set the window on entry,
-during or at the exit of recovery; pacing starts once ``highTxMark`` passes the initial
-window and the timer is set after each paced send; the rate sample is kept from one ACK
-to the next.
+``SendPendingData``, ``SendDataPacket``, ``ReceivedAck``, ``EstimateRtt``): BBR is
+initialised when the connection opens, with the handshake's RTT as ``min_rtt`` and the
+initial pacing rate ``high_gain x cwnd / RTT`` (RTT in whole ms); ``CongControl`` runs
+after the ACK is processed, with the flight before it as ``prior_in_flight``; with a
+congestion control of its own (``HasCongControl``) the socket's recovery does not set
+the window on entry, during or at the exit of recovery; pacing starts once
+``highTxMark`` passes the initial window and the timer is set after each paced send; the
+rate sample is kept from one ACK to the next.
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = bbr_sender_net(SenderConfig(flow=0, dst=1, variant="sack"))
