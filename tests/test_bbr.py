@@ -47,7 +47,9 @@ from tcpn.models.components.packets import Pkt
 from tcpn.models.components.sender import Tcb
 from tcpn.models.metrics import goodput_bps
 from tcpn.models.scenario import load_scenario, validate_scenario
+from tcpn.models.topology import scenario_net
 from tcpn.models.verification.check import property_net, verify_all
+from tcpn.petrinets.engine.simulator import Simulator
 
 REFERENCE = "scenarios/reference/bbr_2flows.yaml"
 MSS = 1000
@@ -431,6 +433,23 @@ def test_net_runs_a_finite_and_a_paced_bbr_flow():
     data["flows"][0]["app_rate_bps"] = APP_RATE_BPS
     paced = lens_trace(NetLens(), data)
     assert goodput_bps(paced)["f0"] == pytest.approx(APP_RATE_BPS, rel=0.03)
+
+
+def test_a_paced_application_never_marks_the_connection_app_limited():
+    """ns-3's ``Send`` checks for less than a segment unsent after it queued the write, and
+    the application writes whole segments: none of the writes of a 5 Mbit/s application
+    over 1 s marks the connection (checked after each ``produce``). Checked before the
+    write, as Linux does, 401 of its 413 writes would."""
+    data = _short()
+    data["flows"][0]["app_rate_bps"] = APP_RATE_BPS
+    data["horizon_s"] = 1.0
+    sim = Simulator(scenario_net(validate_scenario(data)), seed=1)
+    writes = marked = 0
+    while (firing := sim.step()) is not None and sim.now <= 1.0:
+        if firing.transition == "flow0.snd.produce":
+            writes += 1
+            marked += sim.marking_dict()["flow0.snd.rate"][0].value.app_limited_until != 0
+    assert writes > 400 and marked == 0
 
 
 @pytest.mark.ns3
