@@ -1,7 +1,8 @@
 """The evidence table: every property of the library for each sender, n segments, k losses.
 
 For each variant (Tahoe, Reno, NewReno, SACK, ECN NewReno, Vegas, Modified Vegas, adaptive
-Vegas, Westwood+, TCP-L) on ``scenarios/verification/one_flow.yaml``, each transfer length
+Vegas, Westwood+, TCP-L, CUBIC, DCTCP, BBR) on ``scenarios/verification/one_flow.yaml``
+(with the TCP options a variant needs: :data:`TCP_NEEDS`), each transfer length
 ``n`` and each budget of ``k`` data and ``j`` other (ACK, SYN) losses per run,
 :func:`tcpn.models.verification.check.verify_all` explores the verification net once and checks
 every
@@ -39,7 +40,10 @@ from tcpn.reports.checks.msc import msc_events, msc_svg
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios/verification/one_flow.yaml"
 VARIANTS = ("tahoe", "reno", "newreno", "sack", "ecn_newreno", "vegas", "modified_vegas",
-            "adaptive_vegas", "westwood_plus", "tcp_l")
+            "adaptive_vegas", "westwood_plus", "tcp_l", "cubic", "dctcp", "bbr")
+#: The scenario's ``tcp`` options a variant's sender needs (BBR's delivery rate counts
+#: SACKed segments: the net lens runs it on SACK recovery only).
+TCP_NEEDS = {"bbr": {"sack": True}}
 LETTER = {"true": "T", "false": "F", "unknown": "?", "n/a": "-"}
 
 
@@ -52,7 +56,8 @@ def scenario_for(variant: str):
     data = load_scenario(SCENARIO).model_dump(exclude_unset=True)
     flow = dict(data["flows"][0], variant=variant)
     flow.pop("params", None)
-    return validate_scenario({**data, "flows": [flow]})
+    tcp = {**data.get("tcp", {}), **TCP_NEEDS.get(variant, {})}
+    return validate_scenario({**data, "tcp": tcp, "flows": [flow]})
 
 
 def main() -> None:

@@ -12,10 +12,12 @@ too) :func:`bbr_ack` takes the delivery-rate sample and
   ``bw_window_rounds`` round trips, three samples, Kathleen Nichols' algorithm) takes the
   sample's rate at each new round (a round ends when a segment sent after its start is
   delivered); the smallest RTT (``min_rtt``) is the last RTT when it is not larger, or
-  when ``rtt_window_s`` has passed since it was taken. The RTT is ns-3's ``m_lastRtt``,
-  its estimator's smoothed RTT (the ``rtt`` place's ``srtt``; the raw sample is not
-  kept), so the ``min_rtt`` PROBE_RTT leaves with is the smoothed RTT that 200 ms at a
-  4-segment flight brought down, above the path's;
+  when ``rtt_window_s`` has passed since it was taken. The RTT is ns-3's ``m_lastRtt``:
+  the ACK's own RTT sample (``TcpSocketBase::EstimateRtt``; none after a timeout until an
+  ACK passes what was sent before it, as ns-3 empties its RTT history then), not the
+  smoothed RTT, whose smallest value is the socket's ``m_minRtt``, the rate samples'
+  floor (the net lens's samples are exact, ns-3's with timestamps count whole
+  milliseconds);
 * **the state machine**: STARTUP (pacing and window gain ``high_gain``) until the
   bandwidth grew less than 25 % in three rounds; DRAIN (pacing gain ``1 / high_gain``)
   until the flight is at most one BDP (ns-3 then sets ``ssthresh`` to it); PROBE_BW,
@@ -48,17 +50,27 @@ token and put it back ``mss x 8 / pacing rate`` later, once the highest segment 
 past the initial window (ns-3's ``PaceInitialWindow`` false); the fast retransmit is not
 paced (ns-3 sends it directly).
 
-Read from memory, not from ns-3.44's source (the wheel has headers only; a public copy of
-ns-3's ``tcp-bbr.cc`` and ``tcp-rate-ops.cc``, whose members match the 3.44 header, was
-read, not ``tcp-socket-base.cc``): BBR is initialised when the
-connection opens, with the handshake's RTT as ``min_rtt`` and the initial pacing rate
-``high_gain x cwnd / RTT`` (RTT in whole ms); ``CongControl`` runs after the ACK is
-processed, with the flight before it as ``prior_in_flight``; with a congestion control
-of its own (``HasCongControl``) the socket's recovery does not set the window on entry,
-during or at the exit of recovery; pacing starts once ``highTxMark`` passes the initial
-window and the timer is set after each paced send; the rate sample is kept from one ACK
-to the next. Not modelled: application-limited periods (refused: bulk flows only) and the
-idle restart (a bulk flow is never idle).
+Application-limited flows (``bytes``, ``app_rate_bps``, ``stop_s``): the delivery-rate
+samples carry ns-3's ``TcpRateLinux`` marking
+(:mod:`~tcpn.models.components.delivery_rate`: ``CalculateAppLimited`` at the paced
+application's write, which then waits for the connection to open), and
+:func:`bbr_model` takes an application-limited sample into the filter only if it is not
+below the estimate and skips it in the full-pipe check. ns-3 checks after queueing the
+write and tcpn's applications write whole segments, so no sample is marked in either
+lens (docs/variants.md). What acts is ``TcpBbr``'s own mark: ``HandleProbeRTT`` sets it
+(ns-3 never clears it), and from then on a send with nothing in flight is an idle restart
+(:func:`bbr_tx_start`, ns-3's ``CA_EVENT_TX_START``).
+
+Read from ns-3.44's ``src/internet/model/tcp-bbr.cc`` (a public copy whose members match
+the 3.44 header in the wheel), ``tcp-rate-ops.cc`` and ``tcp-socket-base.cc`` (``Send``,
+``SendPendingData``, ``SendDataPacket``, ``ReceivedAck``, ``EstimateRtt``): BBR is
+initialised when the connection opens, with the handshake's RTT as ``min_rtt`` and the
+initial pacing rate ``high_gain x cwnd / RTT`` (RTT in whole ms); ``CongControl`` runs
+after the ACK is processed, with the flight before it as ``prior_in_flight``; with a
+congestion control of its own (``HasCongControl``) the socket's recovery does not set
+the window on entry, during or at the exit of recovery; pacing starts once
+``highTxMark`` passes the initial window and the timer is set after each paced send; the
+rate sample is kept from one ACK to the next.
 
 >>> from tcpn.models.components.sender import SenderConfig
 >>> net = bbr_sender_net(SenderConfig(flow=0, dst=1, variant="sack"))
@@ -68,6 +80,7 @@ idle restart (a bulk flow is never idle).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -76,6 +89,7 @@ from tcpn.errors import InputError
 from tcpn.models.components.delivery_rate import (
     RATE,
     newly_delivered,
+    rate_app_limited,
     rate_delivered,
     rate_sample,
     rate_sent,
@@ -86,6 +100,7 @@ from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import (
     ACK_TRANSITIONS,
     SenderConfig,
+    karn_sample,
     retransmissions,
     sack_pipe,
     sender_net,
@@ -107,10 +122,11 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PROBE_BW", "PROBE_RTT", "STARTUP", "BbrParams",
-           "aggregation_state", "bbr_ack", "bbr_controls", "bbr_loss", "bbr_model", "bbr_open",
-           "bbr_recovery", "bbr_recovery_exit", "bbr_sender_net", "bbr_start",
-           "in_flight_segments", "in_flight_target", "max_filter", "pace_delay_s",
+__all__ = ["BBR", "DRAIN", "GAIN_CYCLE", "PHASE_SUFFIX", "PROBE_BW", "PROBE_RTT", "STARTUP",
+           "BbrParams", "aggregation_state", "bbr_ack", "bbr_choices", "bbr_controls",
+           "bbr_loss", "bbr_model", "bbr_open", "bbr_recovery", "bbr_recovery_exit",
+           "bbr_sender_net", "bbr_start", "bbr_tx_start", "in_flight_segments",
+           "in_flight_target", "max_filter", "pace_delay_s",
            "unsacked_from"]
 
 STARTUP, DRAIN, PROBE_BW, PROBE_RTT = 0, 1, 2, 3
@@ -135,7 +151,8 @@ BBR = RecordSet("Bbr", mode=IntSet(0), pacing_gain=REAL, cwnd_gain=REAL, bw=BW_S
                 cycle=IntSet(0), cycle_stamp=REAL, prior_cwnd=IntSet(0), probe_done=REAL,
                 probe_round_done=BOOL, conservation=BOOL, pacing_bps=REAL, cwnd=IntSet(0),
                 ssthresh=REAL, extra=ProductSet(INT, INT), extra_idx=IntSet(0),
-                extra_rounds=IntSet(0), epoch_time=REAL, epoch_acked=IntSet(0))
+                extra_rounds=IntSet(0), epoch_time=REAL, epoch_acked=IntSet(0),
+                app_limited=IntSet(0), idle_restart=BOOL)
 Bbr: Any = BBR.record_type
 
 
@@ -227,7 +244,7 @@ def bbr_start(init_cwnd: int, mss: int, high_gain: float) -> Any:
     """BBR before the connection opens (no RTT, no bandwidth)."""
     return Bbr(STARTUP, high_gain, high_gain, (), -1.0, 0.0, False, -1.0, -1.0, 0, 0, False,
                0.0, 0, False, 0, 0.0, init_cwnd * mss, 0.0, False, False, 0.0,
-               init_cwnd * mss, 1e12, (0, 0), 0, 0, 0.0, 0)
+               init_cwnd * mss, 1e12, (0, 0), 0, 0, 0.0, 0, 0, False)
 
 
 @net_function
@@ -320,18 +337,61 @@ def bbr_model(b: Any, q: Any, acked: int, prior_in_flight: int, in_flight: int, 
     b = b._replace(expired=expired)
     if b.last_rtt >= 0 and (b.last_rtt <= b.min_rtt or expired):
         b = b._replace(min_rtt=b.last_rtt, min_rtt_stamp=now)
-    if b.mode != PROBE_RTT and expired:  # CheckProbeRTT
+    if b.mode != PROBE_RTT and expired and not b.idle_restart:  # CheckProbeRTT
         b = _save_cwnd(b._replace(mode=PROBE_RTT, pacing_gain=1.0, cwnd_gain=1.0), False)
         b = b._replace(probe_done=0.0)
     if b.mode == PROBE_RTT:
+        b = b._replace(app_limited=max(q.delivered + in_flight, 1))
         if b.probe_done == 0.0 and in_flight <= MIN_PIPE_SEGMENTS * mss:
             b = b._replace(probe_done=now + probe_rtt_s, probe_round_done=False,
                            next_round=q.delivered)
         elif b.probe_done != 0.0:
             b = b._replace(probe_round_done=b.probe_round_done or b.round_start)
             if b.probe_round_done and now > b.probe_done:
-                b = b._replace(min_rtt_stamp=now, cwnd=max(b.prior_cwnd, b.cwnd))
-                b = _enter_probe_bw(b, now, u) if b.filled else _enter_startup(b, high_gain)
+                b = _exit_probe_rtt(b, now, u, high_gain)
+    if q.sample_delivered != 0:
+        b = b._replace(idle_restart=False)
+    return b
+
+
+def _exit_probe_rtt(b: Any, now: float, u: float, high_gain: float) -> Any:
+    """The end of PROBE_RTT: the saved window back, PROBE_BW (STARTUP if the pipe never
+    filled)."""
+    b = b._replace(min_rtt_stamp=now, cwnd=max(b.prior_cwnd, b.cwnd))
+    return _enter_probe_bw(b, now, u) if b.filled else _enter_startup(b, high_gain)
+
+
+def _pacing_rate(b: Any, gain: float) -> Any:
+    """ns-3's ``SetPacingRate(gain)``: ``gain x bw``, 1 % below, only up before the pipe
+    is filled."""
+    rate = float(int(float(int(gain * _best_bps(b))) * (1.0 - PACING_MARGIN)))
+    rate = min(rate, MAX_PACING_BPS)
+    return b._replace(pacing_bps=rate) if b.filled or rate > b.pacing_bps else b
+
+
+@net_function
+def bbr_tx_start(b: Any, now: float, u: float, high_gain: float) -> Any:
+    """ns-3's ``CwndEvent(CA_EVENT_TX_START)``, at a send with nothing in flight: once
+    PROBE_RTT has marked BBR application-limited (``app_limited``, which ns-3's
+    ``HandleProbeRTT`` sets and nothing clears), an idle restart: the ACK-aggregation
+    epoch restarts, PROBE_BW paces at the estimate (gain 1), PROBE_RTT ends if its time
+    and round are done; no PROBE_RTT starts until the next ACK that delivers.
+
+    >>> b = bbr_start(10, 1000, 2.89)._replace(mode=PROBE_BW, filled=True, pacing_gain=1.25,
+    ...                                        bw=((1e7, 3),) * 3, pacing_bps=1.2e7)
+    >>> bbr_tx_start(b, 1.0, 0.0, 2.89) == b
+    True
+    >>> r = bbr_tx_start(b._replace(app_limited=5000), 1.0, 0.0, 2.89)
+    >>> r.idle_restart, r.pacing_bps, r.epoch_time
+    (True, 9900000.0, 1.0)
+    """
+    if not b.app_limited:
+        return b
+    b = b._replace(idle_restart=True, epoch_time=now, epoch_acked=0)
+    if b.mode == PROBE_BW:
+        return _pacing_rate(b, 1.0)
+    if b.mode == PROBE_RTT and b.probe_round_done and now > b.probe_done:
+        return _exit_probe_rtt(b, now, u, high_gain)
     return b
 
 
@@ -348,10 +408,7 @@ def bbr_controls(b: Any, acked: int, in_flight: int, in_recovery: bool, delivere
     """ns-3's ``UpdateControlParameters`` after an ACK that delivered ``acked`` bytes
     (``in_flight`` after it, ``delivered`` the connection's total): the pacing rate, then
     the window."""
-    rate = float(int(float(int(b.pacing_gain * _best_bps(b))) * (1.0 - PACING_MARGIN)))
-    rate = min(rate, MAX_PACING_BPS)
-    if b.filled or rate > b.pacing_bps:
-        b = b._replace(pacing_bps=rate)
+    b = _pacing_rate(b, b.pacing_gain)
     cwnd = b.cwnd
     if acked > 0:
         conserving = False
@@ -404,13 +461,14 @@ def in_flight_segments(t: Any, dupthresh: int) -> int:
 @net_function
 def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: bool,
             dupthresh: int, mss: int, init_cwnd: int, high_gain: float, bw_window: int,
-            rtt_window_s: float, probe_rtt_s: float, srtt_s: float) -> tuple[Any, Any]:
+            rtt_window_s: float, probe_rtt_s: float, srtt_s: float,
+            rtt_s: float) -> tuple[Any, Any]:
     """``(bbr, rate)`` after ACK ``a`` reaches the sender ``t`` (before the ACK) at
-    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT (``srtt_s``, the
-    smoothed RTT after an ACK of new data, -1 for other ACKs: ns-3's ``m_lastRtt`` is its
-    RTT estimator's smoothed value, kept between samples), the rate sample, then ns-3's
-    ``CongControl``; ``in_recovery`` is the sender's state after the ACK, ``u`` a uniform
-    draw for PROBE_BW's first phase."""
+    ``now``: the segments it delivers (:func:`newly_delivered`), the RTT (``rtt_s``, the
+    ACK's RTT sample, ns-3's ``m_lastRtt``, and ``srtt_s``, the smoothed RTT after it,
+    whose smallest value is the socket's ``m_minRtt``; -1 when the ACK gives no sample),
+    the rate sample, then ns-3's ``CongControl``; ``in_recovery`` is the sender's state
+    after the ACK, ``u`` a uniform draw for PROBE_BW's first phase."""
     una = max(t.una, a.ack)
     merged = merge_sack(t.sacked, a.sack, una)
     seqs = newly_delivered(t.sacked, merged, t.una, una)
@@ -421,7 +479,9 @@ def bbr_ack(b: Any, q: Any, t: Any, a: Any, now: float, u: float, in_recovery: b
     in_flight = in_flight_segments(after, dupthresh) * mss
     if srtt_s >= 0:
         socket_min = srtt_s if b.socket_min_rtt < 0 else min(b.socket_min_rtt, srtt_s)
-        b = b._replace(last_rtt=srtt_s, socket_min_rtt=socket_min)
+        b = b._replace(socket_min_rtt=socket_min)
+    if rtt_s >= 0:
+        b = b._replace(last_rtt=rtt_s)
     q = rate_sample(rate_delivered(q, seqs, now, mss), b.socket_min_rtt)
     b = bbr_model(b, q, acked, prior_in_flight, in_flight, now, u, mss, init_cwnd, high_gain,
                bw_window, rtt_window_s, probe_rtt_s)
@@ -485,9 +545,6 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                          f"{' with ECN' if config.uses_ecn else ''} is not modelled (sack, "
                          "without ECN: tcp.sack true; BBR counts SACKed segments as "
                          "delivered)")
-    if config.has_application or config.total_segments is not None:
-        raise InputError(f"{where}: only bulk flows are modelled (no bytes, app_rate_bps "
-                         "or stop_s): BBR's application-limited samples are not")
     net = sender_net(config, name)
     mss, init_cwnd = config.segment_bytes, int(config.initial_cwnd)
     net.declare(MSS_BYTES=mss, INIT_CWND_SEG=init_cwnd, HIGH_GAIN=high_gain,
@@ -495,7 +552,8 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                 PROBE_RTT_S=probe_rtt_duration_s, bbr_open=bbr_open,
                 bbr_recovery=bbr_recovery, bbr_recovery_exit=bbr_recovery_exit,
                 bbr_loss=bbr_loss, pace_delay_s=pace_delay_s, rate_sent=rate_sent,
-                unsacked_from=unsacked_from, in_flight_segments=in_flight_segments)
+                rate_app_limited=rate_app_limited, unsacked_from=unsacked_from,
+                in_flight_segments=in_flight_segments)
     net.add_place(Place("bbr", BBR, initial=[bbr_start(init_cwnd, mss, high_gain)]))
     net.add_place(Place("rate", RATE, initial=[rate_start()]))
     net.add_place(Place("pace", UNIT.timed(), initial=[Token((), 0.0)]))
@@ -508,13 +566,37 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
         high = "max(t.high, t.nxt + 1)" if tname == "send" else "t.high"
         net.add_input("pace", tname, "()")
         net.add_output("pace", tname, "()",
-                       delay=f"pace_delay_s(b, {high}, MSS_BYTES, INIT_CWND_SEG)")
-        net.add_read("bbr", tname, "b")
+                       delay=f"pace_delay_s(b2, {high}, MSS_BYTES, INIT_CWND_SEG)")
+        track(net, tname, "bbr", "b", "b2")
+        add_action(net, tname, _tx_start_action(tname, config.dupack_threshold, high_gain),
+                   ("b2",))
+        wrap_output(net, tname, "tcb", "({base})._replace(cwnd=b2.cwnd / MSS_BYTES)")
         track(net, tname, "rate", "q",
               f"rate_sent(q, {seq}, now, in_flight_segments(t, DUPTHRESH) == 0)")
+    if "produce" in net.transitions:
+        # ns-3's Send: CalculateAppLimited once the write is queued (the segment written
+        # is unsent until ``send`` takes it)
+        net.add_read("tcb", "produce", "t")
+        track(net, "produce", "rate", "q",
+              "rate_app_limited(q, (w + 1 - t.nxt) * MSS_BYTES, "
+              "in_flight_segments(t, DUPTHRESH) * MSS_BYTES, int(t.cwnd * MSS_BYTES), "
+              "MSS_BYTES, sack_hole(t, DUPTHRESH) >= 0)")
     _congestion_control(net, config, high_gain, bw_window_rounds, rtt_window_s,
                         probe_rtt_duration_s)
     return net
+
+
+def _tx_start_action(tname: str, dupthresh: int, high_gain: float) -> Any:
+    """The action of a paced send: ns-3's ``CA_EVENT_TX_START`` when nothing is in flight
+    (:func:`bbr_tx_start`; a uniform draw only when it may end PROBE_RTT)."""
+    def tx_start(b: Any, t: Any, now: float, rng: Any) -> dict[str, Any]:
+        if in_flight_segments(t, dupthresh) != 0 or not b.app_limited:
+            return {"b2": b}
+        u = float(rng.random()) if b.mode == PROBE_RTT else 0.0
+        return {"b2": bbr_tx_start(b, now, u, high_gain)}
+
+    tx_start.__name__ = f"bbr_tx_start_{tname}"
+    return tx_start
 
 
 def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
@@ -534,29 +616,35 @@ def _congestion_control(net: PetriNet, config: SenderConfig, high_gain: float,
         sample = tname in new_data
 
         def bbr_on_ack(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
-                       srtt_s: float) -> dict[str, Any]:
+                       srtt_s: float, rtt_s: float) -> dict[str, Any]:
             if entering:
                 b = bbr_recovery(b, t, a, dupthresh, mss)
             if leaving:
                 b = bbr_recovery_exit(b)
             b2, q2 = bbr_ack(b, q, t, a, now, float(rng.random()), in_recovery, dupthresh,
                              mss, init_cwnd, high_gain, bw_window_rounds, rtt_window_s,
-                             probe_rtt_duration_s, srtt_s)
+                             probe_rtt_duration_s, srtt_s, rtt_s)
             return {"b2": b2, "q2": q2}
 
-        def sampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any,
-                    r2: Any) -> dict[str, Any]:
-            return bbr_on_ack(b, q, t, a, now, rng, r2.srtt)
+        def sampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any, r2: Any,
+                    TIMESTAMPS: bool) -> dict[str, Any]:
+            valid = karn_sample(t, a, TIMESTAMPS)
+            # ns-3 empties its RTT history at a timeout and does not time segments sent
+            # again: no m_lastRtt until an ACK passes what was sent before the timeout
+            timed = valid and (t.inrec or a.ack > t.recover)
+            rtt_s = now - a.echo if timed else -1.0
+            return bbr_on_ack(b, q, t, a, now, rng, r2.srtt if valid else -1.0, rtt_s)
 
         def unsampled(b: Any, q: Any, t: Any, a: Any, now: float, rng: Any) -> dict[str, Any]:
-            return bbr_on_ack(b, q, t, a, now, rng, -1.0)
+            return bbr_on_ack(b, q, t, a, now, rng, -1.0, -1.0)
 
         action = sampled if sample else unsampled
         action.__name__ = f"bbr_{tname}"
         return action
 
     resent = retransmissions(net)
-    has_data = "(TOTAL < 0 or t.nxt < TOTAL)"
+    has_data = "(w < 0 or t.nxt < w)" if config.has_application else \
+        "(TOTAL < 0 or t.nxt < TOTAL)"
     for tname in (t for t in ACK_TRANSITIONS if t in net.transitions and t != "stale_ack"):
         net.add_input("bbr", tname, "b")
         net.add_output("bbr", tname, "b2")
@@ -616,8 +704,53 @@ def _net_checks(params: BbrParams, tcp: Any) -> list[str]:
     return problems
 
 
+#: Suffix of the twin of a BBR transition that draws PROBE_BW's first phase: one per phase.
+PHASE_SUFFIX = "_phase"
+#: One uniform draw per first PROBE_BW phase (ns-3's ``7 - trunc(6 u)``: the middle of
+#: each sixth of [0, 1)).
+PHASE_DRAWS = tuple((k + 0.5) / 6.0 for k in range(6))
+
+
+def bbr_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
+                                                              dict[str, float]]:
+    """BBR of connection ``i`` in a state space: each transition whose action may draw
+    PROBE_BW's first phase runs with the first phase's draw, and a twin per other phase
+    may fire instead where the draw can count: an ACK outside PROBE_BW (it may end
+    DRAIN, PROBE_RTT, or STARTUP two rounds into a flat estimate, and DRAIN with it), a
+    send in PROBE_RTT once BBR is marked application-limited (an idle restart may end it).
+    (A guard cannot read the clock these actions read, so where the draw does not count
+    after all, a twin's state is the original's.) Returns the twins and the draws they
+    stand for."""
+    # read when the state space asks: tcpn.models.verification imports the composer,
+    # which imports this module
+    from tcpn.models.verification.draws import FixedDraw, forced
+
+    twins: dict[str, str] = {}
+    draws: dict[str, float] = {}
+    prefix = f"flow{i}.snd."
+    for name in [n for n, t in net.transitions.items()
+                 if n.startswith(prefix) and "rng" in t.action_inputs]:
+        source = net.transitions[name]
+        sends = name.removeprefix(prefix) in ("send", "sack_retransmit")
+        may_draw = (f"b.app_limited != 0 and b.mode == {PROBE_RTT}" if sends else
+                    f"b.mode != {PROBE_BW} and (b.mode != {STARTUP} or b.full_count >= 2)")
+        guard = may_draw if source.guard is None else f"({source.guard}) and {may_draw}"
+        net.transitions[name] = replace(source, action=forced(source.action,
+                                                              FixedDraw(PHASE_DRAWS[0])))
+        draws[name] = PHASE_DRAWS[0]
+        for k, u in enumerate(PHASE_DRAWS[1:], start=1):
+            twin = f"{name}{PHASE_SUFFIX}{k}"
+            net.add_transition(replace(source, name=twin, guard=guard,
+                                       action=forced(source.action, FixedDraw(u))))
+            for arc in net.arcs_of(name):
+                net.add_arc(replace(arc, transition=twin))
+            twins[twin] = name
+            draws[twin] = u
+    return twins, draws
+
+
 register_variant("bbr", BbrParams, _sender, recovery="newreno", ns3=_ns3,
-                 checks={"net": _net_checks},
+                 state_space_choices=bbr_choices, checks={"net": _net_checks},
                  unsupported={"fluid": "its rate is set by a windowed-max bandwidth "
                                        "estimate and a gain cycle, not by a loss or delay "
                                        "law of the current RTT: the fluid lens has no BBR "
