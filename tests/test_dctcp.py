@@ -21,8 +21,8 @@ from tcpn.models.components.congestion.dctcp import (
     dctcp_ack,
     dctcp_cut,
     dctcp_start,
-    linux_reno_grow,
 )
+from tcpn.models.components.congestion.linux_reno import linux_reno_grow
 from tcpn.models.components.packets import PACKET, Pkt
 from tcpn.models.components.queues import red_decision
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net

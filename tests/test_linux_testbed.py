@@ -2,12 +2,12 @@
 captures it writes are read by the capture lens, and the net lens is judged against them.
 
 One flow through a 10 Mbit/s token bucket with a 50-packet drop-tail limit, no propagation
-delay (the testbed does not drive netem), Linux's reno and cubic. The physical checks do
-not depend on tcpn's model: the link's rate shows in the receiver's capture, every segment
-a Linux sender captures itself carries a checksum left to its card. The net lens's goodput
-is judged against the capture (the capture lens's figure, 5 %); the retransmissions are
-not asserted: Linux's RACK, tail-loss probes and HyStart (CUBIC) are not tcpn's rules
-(docs/validation.md, "Real Linux TCP").
+delay (the testbed does not drive netem), Linux's reno (tcpn's ``linux_reno``) and cubic.
+The physical checks do not depend on tcpn's model: the link's rate shows in the receiver's
+capture, every segment a Linux sender captures itself carries a checksum left to its card.
+The net lens's goodput is judged against the capture (the capture lens's figure, 5 %); the
+retransmissions are not asserted: a real kernel's vary from run to run, and HyStart
+(CUBIC) is not tcpn's rule (docs/validation.md, "Real Linux TCP").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_what_the_testbed_cannot_build_is_refused_naming_the_field() -> None:
     problems = linux_problems(dumbbell(pairs=1, variant="vegas", horizon_s=5.0))
     assert any(p.startswith("links[0].delay_s: 0.02 s") for p in problems)
     assert any(p.startswith("flows[0].variant: Linux has no 'vegas'") for p in problems)
-    lossy = _scenario("newreno").model_dump(exclude_unset=True)
+    lossy = _scenario("reno").model_dump(exclude_unset=True)
     lossy["links"][1]["errors"] = {"kind": "rate", "unit": "packet", "rate": 0.01}
     lossy["flows"][0]["start_s"] = {"dist": "uniform", "low_s": 0.0, "high_s": 1.0}
     problems = linux_problems(validate_scenario(lossy))
@@ -57,10 +57,10 @@ needs_testbed = pytest.mark.skipif(testbed_problem() is not None,
 
 
 @needs_testbed
-@pytest.mark.parametrize(("variant", "linux"), [("newreno", "reno"), ("cubic", "cubic")])
+@pytest.mark.parametrize(("variant", "linux"), [("reno", "reno"), ("cubic", "cubic")])
 def test_linux_tcp_through_the_token_bucket_and_the_net_lens_against_it(
         variant: str, linux: str, tmp_path: Path) -> None:
-    """tcpn's NewReno with SACK runs as Linux's ``reno`` (its recovery is Linux's own)."""
+    """tcpn's ``linux_reno`` (ns-3's ``TcpLinuxReno``) runs as the kernel's ``reno``."""
     scenario = _scenario(variant)
     made = capture_linux(scenario, tmp_path / "linux")
     assert json.loads((made.directory / "testbed.json").read_text())["congestion_control"] \

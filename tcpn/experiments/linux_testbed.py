@@ -5,9 +5,10 @@ testbed would give, made on this machine (:func:`capture_linux`), for the captur
 Each node of the scenario becomes a network namespace, each link a veth pair whose two
 ends shape their egress with a token bucket (``tbf``: the link's rate, its drop-tail
 queue as the bucket's byte limit, one frame of burst); each flow runs the kernel's TCP
-between its hosts, with the congestion control its variant names (``reno`` for Reno,
-NewReno and SACK, ``cubic``, ``bbr``), from the flow's start to its stop or the horizon
-(bulk) or until its ``bytes`` are sent. Routes follow the scenario's (data and ACK routes
+between its hosts, with the congestion control its variant names (``reno`` for
+``linux_reno``, whose growth is Linux's, and for Reno, NewReno and SACK; ``cubic``,
+``bbr``), from the flow's start to its stop or the horizon (bulk) or until its ``bytes``
+are sent. Routes follow the scenario's (data and ACK routes
 of every flow). The scenario's TCP settings become the kernel's where it has them: SACK,
 timestamps and window scaling (sysctls of the sender's and receiver's namespaces), the
 initial window and the minimum RTO (route options ``initcwnd`` and ``rto_min``), one ACK
@@ -50,8 +51,8 @@ from tcpn.outputs import atomic_directory
 __all__ = ["LinuxCapture", "capture_linux", "linux_problems", "testbed_problem"]
 
 #: Linux's congestion control for each tcpn variant the testbed can run.
-CONGESTION_CONTROL = {"reno": "reno", "newreno": "reno", "sack": "reno", "cubic": "cubic",
-                     "bbr": "bbr"}
+CONGESTION_CONTROL = {"reno": "reno", "newreno": "reno", "sack": "reno", "linux_reno": "reno",
+                      "cubic": "cubic", "bbr": "bbr"}
 #: Link delays up to this are taken as none (a veth hop and the namespaces' forwarding).
 NEGLIGIBLE_DELAY_S = 1e-4
 #: Rates from this on are not shaped: a veth pair is as fast as the CPU.

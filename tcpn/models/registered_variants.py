@@ -41,6 +41,7 @@ BUILTIN_MODULES = (
     "tcpn.models.components.congestion.cubic",
     "tcpn.models.components.congestion.bbr",
     "tcpn.models.components.congestion.dctcp",
+    "tcpn.models.components.congestion.linux_reno",
 )
 """The modules of tcpn's own variants, each registering its own."""
 

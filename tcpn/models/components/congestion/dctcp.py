@@ -41,6 +41,7 @@ from typing import Any
 from pydantic import Field
 
 from tcpn.errors import InputError
+from tcpn.models.components.congestion.linux_reno import linux_reno_grow
 from tcpn.models.components.extend import track, wrap_output
 from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
 from tcpn.models.schema_base import VariantParams
@@ -49,7 +50,7 @@ from tcpn.petrinets import INT, REAL, IntSet, PetriNet, Place, RecordSet
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["DCTCP", "DctcpParams", "dctcp_ack", "dctcp_cut", "dctcp_new_ack", "dctcp_sender_net",
-           "dctcp_start", "linux_reno_grow"]
+           "dctcp_start"]
 
 DCTCP = RecordSet("Dctcp", alpha=REAL, acked=IntSet(0), marked=IntSet(0), next_seq=INT,
                   cnt=IntSet(0), window=REAL)
@@ -93,29 +94,6 @@ def dctcp_ack(c: Any, t: Any, a: Any, g: float) -> Any:
         return c._replace(alpha=(1.0 - g) * c.alpha + g * fraction, acked=0, marked=0,
                           next_seq=t.nxt)
     return c._replace(acked=acked, marked=marked, next_seq=next_seq)
-
-
-@net_function
-def linux_reno_grow(c: Any, cwnd: float, ssthresh: float, acked: int) -> Any:
-    """ns-3's ``TcpLinuxReno::IncreaseWindow`` (``TcpDctcp``'s growth), ``window`` the new
-    window in segments: slow start adds the ``acked`` segments up to ``ssthresh``; in
-    congestion avoidance the counter ``cnt`` counts acknowledged segments and the window
-    grows by one segment per ``w = trunc(cwnd)`` of them (one per RTT with delayed ACKs,
-    where NewReno's ``1 / cwnd`` per ACK gives one per two RTTs).
-
-    >>> linux_reno_grow(dctcp_start(1.0), 10.0, 12.5, 4).window
-    12.5
-    >>> c = linux_reno_grow(dctcp_start(1.0)._replace(cnt=9), 10.0, 5.0, 2)
-    >>> c.window, c.cnt
-    (11.0, 1)
-    """
-    if cwnd < ssthresh:
-        return c._replace(window=min(cwnd + acked, ssthresh))
-    w = max(1, int(cwnd))
-    grown = cwnd + 1.0 if c.cnt >= w else cwnd
-    cnt = (0 if c.cnt >= w else c.cnt) + acked
-    delta = cnt // w
-    return c._replace(cnt=cnt - delta * w, window=grown + delta)
 
 
 @net_function
