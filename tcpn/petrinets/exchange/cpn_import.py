@@ -510,6 +510,15 @@ class _Unsupported(Exception):
         return cls(exc.construct, exc.missing)
 
 
+class _AlwaysEmpty(_Unsupported):
+    """An arc whose inscription gives no token whatever the binding (``if c then empty
+    else empty``): CPN Tools moves nothing on it. ``variables``: those it names."""
+
+    def __init__(self, reason: str, variables: frozenset[str]):
+        super().__init__(reason)
+        self.variables = variables
+
+
 # -- the importer ------------------------------------------------------------------------------
 @dataclass
 class _PlaceInfo:
@@ -1698,7 +1707,21 @@ class _Importer:
                                                    f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
-            for arc in self._arc(arc_element, name, place, variables):
+            try:
+                made = self._arc(arc_element, name, place, variables)
+            except _AlwaysEmpty as exc:
+                # no token moves on it: left out, unless it names a variable nothing else
+                # of the transition does (a binding CPN Tools would still range over)
+                others = " ".join([guard_text, _text(element.find("code"))] + [
+                    _text(a.find("annot")) for a, _ in arcs if a is not arc_element])
+                if any(not re.search(rf"(?<![\w']){re.escape(v)}(?![\w'])", others)
+                       for v in exc.variables):
+                    raise
+                self.note("arc", arc_element, f"arc {arc_element.get('id')}",
+                          "an arc inscription that is always empty: no token moves on it, "
+                          "the arc is left out and its transition kept")
+                continue
+            for arc in made:
                 built.append((arc, arc_element.get("id", "")))
         guard, built = _rewrite_list_patterns(guard, built)
         try:
@@ -2023,6 +2046,7 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        named = frozenset(names_in(tree)) & frozenset(self.variables)
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
             tree.data == "apply" and isinstance(tree.children[0], Tree) and \
             str(tree.children[0].children[0]) in self.arc_only_functions else None
@@ -2034,7 +2058,7 @@ class _Importer:
             tree = tree.children[1]
         terms = self._expand_terms(tree, where)
         if not terms:
-            raise _Unsupported(f"{where}: an arc inscription that is always empty")
+            raise _AlwaysEmpty(f"{where}: an arc inscription that is always empty", named)
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
         # the multiset of them, as CPN Tools reads it: a constant one, one term per
         # distinct colour; one written out, [e1, ..., en], the terms 1`e1 ... 1`en (an

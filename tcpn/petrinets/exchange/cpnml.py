@@ -52,7 +52,7 @@ from tcpn.petrinets.colours import (
     UnitSet,
     ml_field,
 )
-from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.exchange.cpnml_forms import LIBRARY_CALLS, MatchForms, unescape_ml_string
 from tcpn.petrinets.exchange.ml_calendar import (
     CALENDAR_FUNCTIONS,
     CALENDAR_VALUES,
@@ -187,6 +187,7 @@ clause: NAME apat+ (":" ty)? EQ expr
      | "_"                                     -> wild_pat
      | INT                                     -> const_pat
      | STRING                                  -> const_pat
+     | CHAR                                    -> const_pat
      | "(" ")"                                 -> unit_pat
      | "{" "}"                                 -> unit_pat
      | "(" pat ")"
@@ -195,6 +196,7 @@ clause: NAME apat+ (":" ty)? EQ expr
      | "[" pat ("," pat)* "]"                  -> list_pat
      | "{" field_pat ("," field_pat)* ("," ELLIPSIS)? "}" -> record_pat
 field_pat: NAME (EQ pat)?
+         | NAME ":" ty                         -> typed_field_pat
 
 // types are read and ignored, except simple names on function parameters
 ?ty: tyapp
@@ -402,30 +404,6 @@ def ml_real(value: float) -> str:
     return text.replace("-", "~")
 
 
-def _unescape_ml_string(token: str) -> str:
-    body = token[1:-1]
-    out, i = [], 0
-    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "r": "\r",
-              "v": "\v", "f": "\f"}
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in simple:
-            out.append(simple[nxt])
-            i += 2
-        elif nxt.isdigit():
-            out.append(chr(int(body[i + 1:i + 4])))
-            i += 4
-        else:  # \^C control characters and \f...f\ gaps are rare: keep the text as it is
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
 def _ml_number(token: str) -> int | float:
     text = token.replace("~", "-")
     if re.fullmatch(r"-?\d+", text):
@@ -487,11 +465,15 @@ def _check_tree(tree: Tree, where: str) -> None:
     """Refuse, before anything recurses over it, a tree nested deeper than
     ``limits().expression_depth`` (a chain of multiset sums ``a ++ b ++ ...`` is one level:
     an initial marking may list hundreds of tokens) or an integer literal of more digits
-    than Python reads. Walks without recursion."""
+    than Python reads. Walks without recursion, and on its way reads a record pattern's
+    typed field ``{l : ty, ...}`` as ``{l, ...}`` (types are checked by CPN Tools, not
+    here)."""
     deepest, stack = 0, [(tree, 1)]
     while stack:
         node, level = stack.pop()
         deepest = max(deepest, level)
+        if node.data == "typed_field_pat":
+            node.data, node.children = "field_pat", node.children[:1]
         sum_chain = node.data == "binop" and _op(node) in _SUMS
         for child in node.children:
             if isinstance(child, Tree):
@@ -635,6 +617,9 @@ _BASIS_NAMES = frozenset({
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow", "cf"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
+#: Basis and library functions a model may pass as a value (not the clock, nor ``ref``).
+_FUNCTION_VALUES = frozenset({*_ML_UNARY, *_ML_BINARY, *_ML_MATH, *LIBRARY_CALLS,
+                              *_BASIS_NAMES}) - {"time", "ModelTime.time", "ref"}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
@@ -651,7 +636,12 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
-                     "ml_substring": "String.substring", "ml_ms_minus": "--"}
+                     "ml_substring": "String.substring", "ml_ms_minus": "--",
+                     "ml_is_substring": "String.isSubstring", "ml_string_map": "String.map",
+                     "ml_string_translate": "String.translate",
+                     "ml_merge_sort": "ListMergeSort.sort",
+                     "ml_unique_sort": "ListMergeSort.uniqueSort",
+                     "ml_sorted": "ListMergeSort.sorted"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
@@ -770,7 +760,7 @@ class MLToPython(MatchForms):
         return ast.Constant(float(_ml_number(str(tree.children[0]))))
 
     def _t_string(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        return ast.Constant(_unescape_ml_string(str(tree.children[0])))
+        return ast.Constant(unescape_ml_string(str(tree.children[0])))
 
     def _t_unit(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         return ast.Tuple([], ast.Load())
@@ -827,6 +817,13 @@ class MLToPython(MatchForms):
                 return function
             return _lambda(("_p",), ast.Call(function, [ast.Starred(
                 ast.Name("_p", ast.Load()), ast.Load())] if params else [], []))
+        if name in _FUNCTION_VALUES:
+            # a basis or library function passed as a value: fn x => name x, which the
+            # application translates (a curried one applied to its first argument only)
+            arg = LarkToken("NAME", f"_v{next(self.fresh)}")
+            return self._expr(Tree("fn", [Tree("match", [Tree("rule", [
+                Tree("var_pat", [arg]), Tree("apply", [tree, Tree("name", [arg])])])])]),
+                where, local)
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
@@ -967,7 +964,7 @@ class MLToPython(MatchForms):
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # #"c": a character is the string of that one character (SML's types keep the
         # two apart, so they are never compared with each other)
-        text = _unescape_ml_string(str(tree.children[0])[1:])
+        text = unescape_ml_string(str(tree.children[0])[1:])
         if len(text) != 1:
             raise self._unsupported(tree, where, f"character literal {tree.children[0]} is "
                                     "not one character")

@@ -76,6 +76,7 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "chr": lambda a: f"chr({_src(a)})",
     "Char.toUpper": lambda a: f"({_src(a)}).upper()",
     "Char.toLower": lambda a: f"({_src(a)}).lower()",
+    "Bool.toString": lambda a: f"('true' if ({_src(a)}) else 'false')",
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
@@ -98,10 +99,45 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
             "String.substring": ("ml_substring", 1), "substring": ("ml_substring", 1),
             "String.isPrefix": ("ml_is_prefix", 2),
-            "String.isSuffix": ("ml_is_suffix", 2), **CALENDAR_CALLS}
+            "String.isSuffix": ("ml_is_suffix", 2),
+            "String.isSubstring": ("ml_is_substring", 2),
+            "String.map": ("ml_string_map", 2), "String.translate": ("ml_string_translate", 2),
+            # SML/NJ's library, which CPN Tools' simulator loads
+            "ListMergeSort.sort": ("ml_merge_sort", 2),
+            "ListMergeSort.uniqueSort": ("ml_unique_sort", 2),
+            "ListMergeSort.sorted": ("ml_sorted", 2), **CALENDAR_CALLS}
+#: The library functions :meth:`MatchForms.library_call` applies, which a model may also
+#: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
+LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
+
+
+def unescape_ml_string(token: str) -> str:
+    """The characters of SML string literal ``token`` (quotes included): ``\\n``,
+    ``\\t``, ``\\ddd`` (decimal) and the other escapes SML defines read."""
+    body = token[1:-1]
+    out, i = [], 0
+    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "r": "\r",
+              "v": "\v", "f": "\f"}
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif nxt.isdigit():
+            out.append(chr(int(body[i + 1:i + 4])))
+            i += 4
+        else:  # \^C control characters and \f...f\ gaps are rare: keep the text as it is
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def _src(node: ast.expr) -> str:
@@ -214,8 +250,9 @@ class MatchForms:
             pass
         elif kind == "const_pat":
             token = str(pat.children[0])
+            # a string or a character (#"c", the one-character string) in SML's escapes
             equal(int(token.replace("~", "-")) if token[0] in "~0123456789"
-                  else ast.literal_eval(token))
+                  else unescape_ml_string(token.removeprefix("#")))
         elif kind in ("tuple_pat", "list_pat"):
             if kind == "list_pat":
                 length(ast.Eq(), len(pat.children))

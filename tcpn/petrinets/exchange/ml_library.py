@@ -48,9 +48,11 @@ __all__ = [
     "ml_is_digit",
     "ml_is_prefix",
     "ml_is_space",
+    "ml_is_substring",
     "ml_is_suffix",
     "ml_legal",
     "ml_map_partial",
+    "ml_merge_sort",
     "ml_mkstr",
     "ml_ms_minus",
     "ml_mult",
@@ -67,10 +69,14 @@ __all__ = [
     "ml_partition",
     "ml_real_string",
     "ml_set_field",
+    "ml_sorted",
+    "ml_string_map",
+    "ml_string_translate",
     "ml_sub",
     "ml_substring",
     "ml_tabulate",
     "ml_tokens",
+    "ml_unique_sort",
     "ml_valof",
 ]
 
@@ -286,6 +292,113 @@ def ml_is_suffix(suffix: str, text: str) -> bool:
     return text.endswith(suffix)
 
 
+def ml_is_substring(part: str, text: str) -> bool:
+    """SML's ``String.isSubstring s1 s2``: whether ``s1`` occurs in ``s2`` (the empty
+    string occurs in every string, as the Basis defines it; SML/NJ 110.79 says no for
+    ``isSubstring "" ""``)."""
+    return part in text
+
+
+def ml_string_map(function: Callable[[str], str], text: str) -> str:
+    """SML's ``String.map f s``: ``f`` applied to each character (a one-character string)."""
+    return "".join(function(c) for c in text)
+
+
+def ml_string_translate(function: Callable[[str], str], text: str) -> str:
+    """SML's ``String.translate f s``: the strings ``f c`` of the characters, concatenated."""
+    return "".join(function(c) for c in text)
+
+
+def _merge_runs(runs: list[list[Any]], count: int, merge: Callable[[list[Any], list[Any]],
+                list[Any]]) -> list[list[Any]]:
+    """``mergepairs`` of SML/NJ's ``ListMergeSort``: merge the newest runs while ``count``
+    is even (a binary counter of runs; ``runs`` newest first)."""
+    while len(runs) > 1 and count % 2 == 0:
+        runs[:2] = [merge(runs[1], runs[0])]
+        count //= 2
+    return runs
+
+
+def _run_sort(items: Sequence[Any], ascends: Callable[[Any, Any], str],
+              merge: Callable[[list[Any], list[Any]], list[Any]]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort`` (smlnj-lib ``listsort.sml``): the ascending runs of
+    ``items`` (``ascends (x, last)`` is ``"more"``, ``"same"`` (dropped) or ``"stop"``),
+    merged as they come, the same merges in the same order."""
+    if not items:
+        return ()
+    runs: list[list[Any]] = []
+    index, count = 0, 0
+    while index < len(items):
+        run = [items[index]]
+        index += 1
+        while index < len(items):
+            step = ascends(items[index], run[-1])
+            if step == "stop":
+                break
+            if step == "more":
+                run.append(items[index])
+            index += 1
+        count += 1
+        runs = _merge_runs([run, *runs], count, merge)
+    while len(runs) > 1:
+        runs[:2] = [merge(runs[1], runs[0])]
+    return tuple(runs[0])
+
+
+def ml_merge_sort(greater: Callable[[tuple[Any, Any]], bool],
+                  items: Sequence[Any]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort.sort (op >) l`` (CPN Tools' simulator loads SML/NJ's
+    library): ``l`` in ascending order by ``>``, by the smooth merge sort of SML/NJ 110
+    up to 2014 (CPN Tools 4's), which keeps elements equal by ``>`` in their order in
+    ``l``; SML/NJ's later sort may reverse them, the sorted values being the same.
+
+    >>> ml_merge_sort(lambda p: p[0] > p[1], (3, 1, 2, 1))
+    (1, 1, 2, 3)
+    """
+    def merge(left: list[Any], right: list[Any]) -> list[Any]:
+        out, i, j = [], 0, 0
+        while i < len(left) and j < len(right):
+            if greater((left[i], right[j])):
+                out.append(right[j])
+                j += 1
+            else:
+                out.append(left[i])
+                i += 1
+        return out + left[i:] + right[j:]
+    return _run_sort(items, lambda x, last: "more" if greater((x, last)) else "stop", merge)
+
+
+def ml_unique_sort(compare: Callable[[tuple[Any, Any]], str],
+                   items: Sequence[Any]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort.uniqueSort cmp l``: ``l`` in ascending order by ``cmp``
+    (``LESS``, ``EQUAL``, ``GREATER``), one element of each class of equal ones.
+
+    >>> ml_unique_sort(lambda p: "LESS" if p[0] < p[1] else
+    ...                ("GREATER" if p[0] > p[1] else "EQUAL"), (3, 1, 3, 2, 1))
+    (1, 2, 3)
+    """
+    def merge(left: list[Any], right: list[Any]) -> list[Any]:
+        out, i, j = [], 0, 0
+        while i < len(left) and j < len(right):
+            order = compare((left[i], right[j]))
+            if order == "GREATER":
+                out.append(right[j])
+                j += 1
+            elif order == "EQUAL":
+                j += 1
+            else:
+                out.append(left[i])
+                i += 1
+        return out + left[i:] + right[j:]
+    steps = {"GREATER": "more", "EQUAL": "same"}
+    return _run_sort(items, lambda x, last: steps.get(compare((x, last)), "stop"), merge)
+
+
+def ml_sorted(greater: Callable[[tuple[Any, Any]], bool], items: Sequence[Any]) -> bool:
+    """SML/NJ's ``ListMergeSort.sorted (op >) l``: whether no element is ``>`` the next."""
+    return not any(greater((a, b)) for a, b in zip(items, items[1:]))
+
+
 def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
     """CPN Tools' ``ms1 -- ms2`` (its simulator's ``ms.sml``; multisets are lists): ``ms1``
     with one occurrence of each element of ``ms2`` taken out, the first one from the
@@ -414,6 +527,8 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
+    "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult, "ml_is_substring": ml_is_substring,
+    "ml_string_map": ml_string_map, "ml_string_translate": ml_string_translate,
+    "ml_merge_sort": ml_merge_sort, "ml_unique_sort": ml_unique_sort, "ml_sorted": ml_sorted,
     "ml_set_field": ml_set_field,
 }
