@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_exchange_cpn_field import colset, cpn_file, spaces, var
+from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
 from tcpn.petrinets.errors import FiringError
@@ -113,3 +113,28 @@ def test_an_arc_that_is_always_empty_is_left_out_and_its_transition_kept(tmp_pat
     assert not imported.complete
     assert any("arc A3: an arc inscription that is always empty" in item.reason
                for item in imported.report.unsupported), imported.report.text()
+
+
+def test_cpn_tools_list_functions_and_a_colour_sets_less_than_give_the_values_by_hand():
+    """CPN Tools' list functions as cpntools.org defines them (``listsub xs ys`` takes one
+    occurrence of each y out of xs, ``Subtract`` when one is missing; ``contains_all``
+    counts repeats; ``sort lt l`` ascends by ``lt``) and ``CS.lt``, its colour sets'
+    order: an enumeration's values as declared (b before a), a product component by
+    component, ``CS.lt`` passed as a value."""
+    declarations = (
+        colset("C1", "ID", "<int/>") + colset("C2", "E", "<enum><id>b</id><id>a</id></enum>")
+        + colset("C3", "IDxE", "<product><id>ID</id><id>E</id></product>")
+        + colset("C4", "UNIT", "<unit/>")
+        + ml("M1", "val l1 = sort IDxE.lt [(2, a), (1, a), (1, b), (2, b)];")
+        + ml("M2", "val t1 = if IDxE.lt ((1, a), (1, b)) then 1 else 0;")
+        + ml("M3", "val t2 = if E.lt (b, a) andalso ID.lt (1, 2) then 1 else 0;")
+        + ml("M4", "val l2 = listsub [1, 2, 3, 2] [2, 3];")
+        + ml("M5", "val t3 = (length (listsub [1] [2]); 0) handle Subtract => 7;")
+        + ml("M6", "val t4 = (if contains_all [1, 2, 2] [2, 2] then 1 else 0)"
+                   " + (if contains_all [1, 2] [2, 2] then 10 else 0);"))
+    imported = read_cpn(cpn_file(declarations, [("P1", "p", "UNIT", "1`()")], [], []))
+    assert imported.complete, imported.report.text()
+    values = imported.net.declarations
+    assert values["l1"] == ((1, "b"), (1, "a"), (2, "b"), (2, "a"))
+    assert (values["t1"], values["t2"], values["l2"], values["t3"], values["t4"]) == \
+        (0, 1, (1, 2), 7, 1)

@@ -641,7 +641,8 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_string_translate": "String.translate",
                      "ml_merge_sort": "ListMergeSort.sort",
                      "ml_unique_sort": "ListMergeSort.uniqueSort",
-                     "ml_sorted": "ListMergeSort.sorted"}
+                     "ml_sorted": "ListMergeSort.sorted", "ml_sort_lt": "sort",
+                     "ml_lt": "CS.lt"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
@@ -817,7 +818,9 @@ class MLToPython(MatchForms):
                 return function
             return _lambda(("_p",), ast.Call(function, [ast.Starred(
                 ast.Name("_p", ast.Load()), ast.Load())] if params else [], []))
-        if name in _FUNCTION_VALUES:
+        colour, _, operation = name.rpartition(".")
+        if name in _FUNCTION_VALUES or (operation in ("lt", "ord", "col", "legal", "mkstr")
+                                        and colour in self.colour_shapes):
             # a basis or library function passed as a value: fn x => name x, which the
             # application translates (a curried one applied to its first argument only)
             arg = LarkToken("NAME", f"_v{next(self.fresh)}")

@@ -33,6 +33,7 @@ from lark import Tree
 
 from tcpn.petrinets.colours import ml_field
 from tcpn.petrinets.exchange.ml_calendar import CALENDAR_CALLS
+from tcpn.petrinets.exchange.ml_library import lt_orders
 
 __all__ = ["MatchForms", "match_failure"]
 
@@ -50,6 +51,9 @@ _CURRIED_LISTS: dict[str, Callable[[ast.expr, ast.expr], str]] = {
     "rmall": lambda a, b: f"tuple(_y for _y in ({_src(b)}) if _y != ({_src(a)}))",
     "intersect": lambda a, b: f"tuple(_x for _x in ({_src(a)}) if _x in ({_src(b)}))",
     "union": lambda a, b: f"({_src(a)}) + ({_src(b)})",
+    # contains_all ys xs: every x of xs in ys, as often (CPN Tools' list functions)
+    "contains_all": lambda a, b: f"(lambda _l, _m: all(_l.count(_x) >= _m.count(_x) "
+                                 f"for _x in _m))({_src(a)}, {_src(b)})",
 }
 #: One-argument list functions.
 _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
@@ -105,7 +109,10 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             # SML/NJ's library, which CPN Tools' simulator loads
             "ListMergeSort.sort": ("ml_merge_sort", 2),
             "ListMergeSort.uniqueSort": ("ml_unique_sort", 2),
-            "ListMergeSort.sorted": ("ml_sorted", 2), **CALENDAR_CALLS}
+            "ListMergeSort.sorted": ("ml_sorted", 2),
+            # CPN Tools' list functions: listsub xs ys takes one of each y out of xs
+            # (Subtract when one is missing: its multiset difference), sort lt l
+            "listsub": ("ml_ms_minus", 2), "sort": ("ml_sort_lt", 2), **CALENDAR_CALLS}
 #: The library functions :meth:`MatchForms.library_call` applies, which a model may also
 #: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
 LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})
@@ -537,7 +544,7 @@ class MatchForms:
             return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
                              mode="eval").body
         colour, _, operation = name.rpartition(".")
-        if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
+        if operation in ("ord", "col", "legal", "mkstr", "lt") and len(spine) == 1 and (
                 colour in self.colour_shapes):
             return self._colour_function(colour, operation, spine[0], tree, where, local)
         if operation == "mult" and len(spine) == 1 and colour in self.colour_shapes:
@@ -589,6 +596,9 @@ class MatchForms:
         ``CS.all()``), ``CS.legal v`` and ``CS.mkstr c`` (any colour set): a call of the
         library function with the colour set's name and its members or shape, literals."""
         value = self._expr(arg, where, local)
+        if operation == "lt" and not lt_orders(self.colour_shapes[colour]):
+            raise self._unsupported(tree, where, f"{colour}.lt of a colour set of records, "
+                                    "lists or unions (tcpn orders their values no way yet)")
         if operation in ("ord", "col"):
             members = self.colour_members.get(colour)
             if members is None:

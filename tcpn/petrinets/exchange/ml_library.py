@@ -51,6 +51,7 @@ __all__ = [
     "ml_is_substring",
     "ml_is_suffix",
     "ml_legal",
+    "ml_lt",
     "ml_map_partial",
     "ml_merge_sort",
     "ml_mkstr",
@@ -69,6 +70,7 @@ __all__ = [
     "ml_partition",
     "ml_real_string",
     "ml_set_field",
+    "ml_sort_lt",
     "ml_sorted",
     "ml_string_map",
     "ml_string_translate",
@@ -396,7 +398,53 @@ def ml_unique_sort(compare: Callable[[tuple[Any, Any]], str],
 
 def ml_sorted(greater: Callable[[tuple[Any, Any]], bool], items: Sequence[Any]) -> bool:
     """SML/NJ's ``ListMergeSort.sorted (op >) l``: whether no element is ``>`` the next."""
-    return not any(greater((a, b)) for a, b in zip(items, items[1:]))
+    return not any(greater(pair) for pair in itertools.pairwise(items))
+
+
+def ml_sort_lt(less: Callable[[tuple[Any, Any]], bool],
+               items: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' list function ``sort lt l``: ``l`` in ascending order by the less-than
+    function ``lt`` (a colour set's ``CS.lt``, say)."""
+    return ml_merge_sort(lambda pair: less((pair[1], pair[0])), items)
+
+
+#: The colour-set kinds ``CS.lt`` orders (ml_lt).
+ORDERED_KINDS = frozenset({"int", "index", "real", "string", "bool", "unit", "enum",
+                           "product"})
+
+
+def lt_orders(shape: Shape) -> bool:
+    """Whether :func:`ml_lt` orders a colour set of ``shape`` (its components' too)."""
+    if shape[0] == "product":
+        return all(lt_orders(part) for part in shape[1])
+    return shape[0] in ORDERED_KINDS
+
+
+def ml_lt(name: str, shape: Shape, pair: tuple[Any, Any]) -> bool:
+    """CPN Tools' ``CS.lt (a, b)``: whether colour ``a`` comes before ``b`` in the colour
+    set's order (cpntools.org, colour sets: the usual order of integers, reals and strings,
+    false before true, an enumeration's or index's values in their declared order, and
+    products lexicographically, component by component).
+
+    >>> ml_lt("P", ("product", (("int", None, None), ("enum", ("b", "a")))), ((1, "b"), (1, "a")))
+    True
+    """
+    a, b = pair
+    kind = shape[0]
+    if kind == "enum":
+        return shape[1].index(a) < shape[1].index(b)
+    if kind == "unit":
+        return False
+    if kind == "product":
+        for part, x, y in zip(shape[1], a, b, strict=True):
+            if ml_lt(name, part, (x, y)):
+                return True
+            if ml_lt(name, part, (y, x)):
+                return False
+        return False
+    if kind not in ORDERED_KINDS:
+        raise ValueError(f"{name}.lt: colour set kind {kind!r}")
+    return bool(a < b)
 
 
 def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
@@ -530,5 +578,6 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult, "ml_is_substring": ml_is_substring,
     "ml_string_map": ml_string_map, "ml_string_translate": ml_string_translate,
     "ml_merge_sort": ml_merge_sort, "ml_unique_sort": ml_unique_sort, "ml_sorted": ml_sorted,
+    "ml_sort_lt": ml_sort_lt, "ml_lt": ml_lt,
     "ml_set_field": ml_set_field,
 }
