@@ -138,3 +138,28 @@ def test_cpn_tools_list_functions_and_a_colour_sets_less_than_give_the_values_by
     assert values["l1"] == ((1, "b"), (1, "a"), (2, "b"), (2, "a"))
     assert (values["t1"], values["t2"], values["l2"], values["t3"], values["t4"]) == \
         (0, 1, (1, 2), 7, 1)
+
+
+def _cons_code_net() -> str:
+    """P holds (1, [5, 6]) and (2, [7]); T takes (i, m::rest), puts (i, rest) back on P and
+    k on Q, k computed by T's code segment from m, the head the arc's pattern binds."""
+    return cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "L", "<list><id>INT</id></list>")
+        + colset("D3", "IxL", "<product><id>INT</id><id>L</id></product>")
+        + var("D4", "INT", "i", "m", "k") + var("D5", "L", "rest"),
+        [("P1", "P", "IxL", "1`(1, [5, 6])++1`(2, [7])"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "m &gt; 0", "input (m);\noutput (k);\naction m * 10;")],
+        [("A1", "PtoT", "T1", "P1", "(i, m::rest)"), ("A2", "TtoP", "T1", "P1", "(i, rest)"),
+         ("A3", "TtoP", "T1", "P2", "k")])
+
+
+def test_a_code_segment_reads_a_variable_a_list_pattern_on_an_input_arc_binds(tmp_path):
+    """``input (m)`` of the code segment reads the head the pattern ``(i, m::rest)`` binds:
+    T is kept (it was left out, 'm' being no variable of the rewritten transition) and Q
+    ends with 50, 60 and 70, in the space cpncheck builds from the same file too."""
+    ours, theirs = spaces(tmp_path, _cons_code_net())
+    assert ours == theirs
+    imported = read_cpn(_cons_code_net())
+    space = explore(imported.net, clock="absolute")
+    (dead,) = space.dead_markings()
+    assert sorted(token.value for token in space.marking(dead)["Q"]) == [50, 60, 70]

@@ -1723,7 +1723,7 @@ class _Importer:
                 continue
             for arc in made:
                 built.append((arc, arc_element.get("id", "")))
-        guard, built = _rewrite_list_patterns(guard, built)
+        guard, built, action = _rewrite_list_patterns(guard, built, action)
         try:
             transition = Transition(name, guard=guard, delay=delay, priority=priority,
                                     action=action, outputs=outputs, module=path)
@@ -2982,14 +2982,16 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 
 
 # -- list patterns on input arcs ---------------------------------------------------------------
-def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
-                           ) -> tuple[str | None, list[tuple[Arc, str]]]:
+def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]],
+                           action: Any = None
+                           ) -> tuple[str | None, list[tuple[Arc, str]], Any]:
     """Turn input and read arc patterns with list heads (CPN ML ``h::t``, Python
     ``(h,) + t``, at any depth: ``((oid, its),) + ords``) into a variable and a guard.
 
     tcpn binds variables by matching tuples, not list heads; the token is bound to a new
     variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
-    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them.
+    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them: its other
+    arcs, its guard and its code action (whose inputs become the new variables).
     """
     substitutions: dict[str, ast.expr] = {}
     conditions: list[str] = []
@@ -3016,7 +3018,7 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                 arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
         rewritten.append((arc, arc_id))
     if not substitutions:
-        return guard, arcs
+        return guard, arcs, action
 
     def substitute(text: Any) -> Any:
         if not isinstance(text, str):
@@ -3034,7 +3036,15 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                       arc.multiset)
         out.append((arc, arc_id))
     new_guard = " and ".join(conditions + ([f"({substitute(guard)})"] if guard else []))
-    return new_guard, out
+    if isinstance(action, CodeAction) and set(action.inputs) & set(substitutions):
+        inputs = [n for n in action.inputs if n not in substitutions]
+        for name in action.inputs:
+            if name in substitutions:
+                inputs.extend(sorted({n.id for n in ast.walk(substitutions[name])
+                                      if isinstance(n, ast.Name)} - set(inputs)))
+        action = CodeAction(tuple(inputs), action.outputs, substitute(action.body),
+                            action.scope)
+    return new_guard, out, action
 
 
 def _is_cons(tree: ast.expr) -> bool:
