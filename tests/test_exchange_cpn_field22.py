@@ -117,10 +117,10 @@ def test_an_arc_that_is_always_empty_is_left_out_and_its_transition_kept(tmp_pat
 
 def test_cpn_tools_list_functions_and_a_colour_sets_less_than_give_the_values_by_hand():
     """CPN Tools' list functions as cpntools.org defines them (``listsub xs ys`` takes one
-    occurrence of each y out of xs, ``Subtract`` when one is missing; ``contains_all``
-    counts repeats; ``sort lt l`` ascends by ``lt``) and ``CS.lt``, its colour sets'
-    order: an enumeration's values as declared (b before a), a product component by
-    component, ``CS.lt`` passed as a value."""
+    occurrence of each y out of xs, ``Subtract`` when one is missing; ``contains_all`` and
+    ``intersect`` count repeats; ``sort lt l`` ascends by ``lt``) and ``CS.lt``, its
+    colour sets' order: an enumeration's values as declared (b before a), a product
+    component by component, ``CS.lt`` passed as a value."""
     declarations = (
         colset("C1", "ID", "<int/>") + colset("C2", "E", "<enum><id>b</id><id>a</id></enum>")
         + colset("C3", "IDxE", "<product><id>ID</id><id>E</id></product>")
@@ -131,13 +131,15 @@ def test_cpn_tools_list_functions_and_a_colour_sets_less_than_give_the_values_by
         + ml("M4", "val l2 = listsub [1, 2, 3, 2] [2, 3];")
         + ml("M5", "val t3 = (length (listsub [1] [2]); 0) handle Subtract => 7;")
         + ml("M6", "val t4 = (if contains_all [1, 2, 2] [2, 2] then 1 else 0)"
-                   " + (if contains_all [1, 2] [2, 2] then 10 else 0);"))
+                   " + (if contains_all [1, 2] [2, 2] then 10 else 0);")
+        + ml("M7", "val l3 = intersect [1, 2, 3, 2] [2, 3, 4];"))
     imported = read_cpn(cpn_file(declarations, [("P1", "p", "UNIT", "1`()")], [], []))
     assert imported.complete, imported.report.text()
     values = imported.net.declarations
     assert values["l1"] == ((1, "b"), (1, "a"), (2, "b"), (2, "a"))
     assert (values["t1"], values["t2"], values["l2"], values["t3"], values["t4"]) == \
         (0, 1, (1, 2), 7, 1)
+    assert values["l3"] == (2, 3)  # each 2 of ys matches one x: the second 2 is not kept
 
 
 def _cons_code_net() -> str:

@@ -642,7 +642,7 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_merge_sort": "ListMergeSort.sort",
                      "ml_unique_sort": "ListMergeSort.uniqueSort",
                      "ml_sorted": "ListMergeSort.sorted", "ml_sort_lt": "sort",
-                     "ml_lt": "CS.lt"}
+                     "ml_lt": "CS.lt", "ml_intersect": "intersect"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})

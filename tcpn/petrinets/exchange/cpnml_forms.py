@@ -49,7 +49,6 @@ _CURRIED_LISTS: dict[str, Callable[[ast.expr, ast.expr], str]] = {
     "rm": lambda a, b: f"(lambda _x, _l: _l[:_l.index(_x)] + _l[_l.index(_x) + 1:] "
                        f"if _x in _l else _l)({_src(a)}, {_src(b)})",
     "rmall": lambda a, b: f"tuple(_y for _y in ({_src(b)}) if _y != ({_src(a)}))",
-    "intersect": lambda a, b: f"tuple(_x for _x in ({_src(a)}) if _x in ({_src(b)}))",
     "union": lambda a, b: f"({_src(a)}) + ({_src(b)})",
     # contains_all ys xs: every x of xs in ys, as often (CPN Tools' list functions)
     "contains_all": lambda a, b: f"(lambda _l, _m: all(_l.count(_x) >= _m.count(_x) "
@@ -112,7 +111,8 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "ListMergeSort.sorted": ("ml_sorted", 2),
             # CPN Tools' list functions: listsub xs ys takes one of each y out of xs
             # (Subtract when one is missing: its multiset difference), sort lt l
-            "listsub": ("ml_ms_minus", 2), "sort": ("ml_sort_lt", 2), **CALENDAR_CALLS}
+            "listsub": ("ml_ms_minus", 2), "sort": ("ml_sort_lt", 2),
+            "intersect": ("ml_intersect", 2), **CALENDAR_CALLS}
 #: The library functions :meth:`MatchForms.library_call` applies, which a model may also
 #: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
 LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})

@@ -44,6 +44,7 @@ __all__ = [
     "ml_get_item",
     "ml_int_from_string",
     "ml_int_string",
+    "ml_intersect",
     "ml_is_alpha",
     "ml_is_digit",
     "ml_is_prefix",
@@ -401,6 +402,21 @@ def ml_sorted(greater: Callable[[tuple[Any, Any]], bool], items: Sequence[Any]) 
     return not any(greater(pair) for pair in itertools.pairwise(items))
 
 
+def ml_intersect(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' list function ``intersect xs ys`` (cpntools.org): the elements of
+    ``xs`` found in ``ys``, each taking one occurrence out of ``ys``.
+
+    >>> ml_intersect((1, 2, 3, 2), (2, 3, 4))
+    (2, 3)
+    """
+    rest, kept = list(right), []
+    for item in left:
+        if item in rest:
+            rest.remove(item)
+            kept.append(item)
+    return tuple(kept)
+
+
 def ml_sort_lt(less: Callable[[tuple[Any, Any]], bool],
                items: Sequence[Any]) -> tuple[Any, ...]:
     """CPN Tools' list function ``sort lt l``: ``l`` in ascending order by the less-than
@@ -578,6 +594,6 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult, "ml_is_substring": ml_is_substring,
     "ml_string_map": ml_string_map, "ml_string_translate": ml_string_translate,
     "ml_merge_sort": ml_merge_sort, "ml_unique_sort": ml_unique_sort, "ml_sorted": ml_sorted,
-    "ml_sort_lt": ml_sort_lt, "ml_lt": ml_lt,
+    "ml_sort_lt": ml_sort_lt, "ml_lt": ml_lt, "ml_intersect": ml_intersect,
     "ml_set_field": ml_set_field,
 }
