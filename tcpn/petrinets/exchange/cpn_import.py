@@ -2046,7 +2046,7 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
-        named = frozenset(names_in(tree)) & frozenset(self.variables)
+        arc_variables = frozenset(names_in(tree)) & frozenset(self.variables)
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
             tree.data == "apply" and isinstance(tree.children[0], Tree) and \
             str(tree.children[0].children[0]) in self.arc_only_functions else None
@@ -2058,7 +2058,8 @@ class _Importer:
             tree = tree.children[1]
         terms = self._expand_terms(tree, where)
         if not terms:
-            raise _AlwaysEmpty(f"{where}: an arc inscription that is always empty", named)
+            raise _AlwaysEmpty(f"{where}: an arc inscription that is always empty",
+                               arc_variables)
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
         # the multiset of them, as CPN Tools reads it: a constant one, one term per
         # distinct colour; one written out, [e1, ..., en], the terms 1`e1 ... 1`en (an
