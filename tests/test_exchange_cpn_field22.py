@@ -61,6 +61,20 @@ LIBRARY: list[tuple[str, str | None, int | None]] = [
      " (ListMergeSort.uniqueSort Int.compare [3, 1, 3, 2, 1, 5]);", "s7", 1235),
     ("val s8 = (if ListMergeSort.sorted (op >) [1, 2, 2, 3] then 1 else 0)"
      " + (if ListMergeSort.sorted (op >) [2, 1] then 10 else 0);", "s8", 1),
+    ('val b1 = size (String.concatWith ", " ["a", "bc", ""]) * 100'
+     ' + size (String.extract ("hello", 1, NONE)) * 10'
+     ' + size (String.extract ("hello", 1, SOME 2));', "b1", 742),
+    ('val b2 = length (List.filter Char.isUpper (explode "aBcD1"))'
+     ' + 10 * length (List.filter Char.isLower (explode "aBcD1"))'
+     ' + 100 * length (List.filter Char.isAlphaNum (explode "aB-1 "));', "b2", 322),
+    ('val b3 = (case Bool.fromString "  true!" of SOME true => 1 | _ => 0)'
+     ' + (case Bool.fromString "yes" of NONE => 10 | _ => 0);', "b3", 11),
+    ("val b4 = foldl (fn (x, a) => a * 10 + x) 0 (List.revAppend ([1, 2], [3]));", "b4",
+     213),
+    ("val b5 = Int.quot (~7, 2) * 1000 + Int.rem (~7, 2) * 100 + Int.div (~7, 2) * 10"
+     " + Int.mod (~7, 2);", "b5", -3139),  # ~3, ~1, ~4, 1
+    ("val b6 = Int.sign (~5) * 100 + Int.sign 0 * 10 + Int.sign 3;", "b6", -99),
+    ("val b7 = (Int.quot (1, 0)) handle Div => 4;", "b7", 4),
     # a record pattern's field with its type (SML's ``lab : ty``), under ``as``
     ("fun weigh (m as {sbj : int, n = k} : {sbj : int, n : int}) = sbj * 10 + k;",
      None, None),

@@ -642,7 +642,13 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_merge_sort": "ListMergeSort.sort",
                      "ml_unique_sort": "ListMergeSort.uniqueSort",
                      "ml_sorted": "ListMergeSort.sorted", "ml_sort_lt": "sort",
-                     "ml_lt": "CS.lt", "ml_intersect": "intersect"}
+                     "ml_lt": "CS.lt", "ml_intersect": "intersect",
+                     "ml_concat_with": "String.concatWith", "ml_extract": "String.extract",
+                     "ml_is_upper": "Char.isUpper", "ml_is_lower": "Char.isLower",
+                     "ml_is_alpha_num": "Char.isAlphaNum",
+                     "ml_bool_from_string": "Bool.fromString",
+                     "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
+                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod"}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})

@@ -80,6 +80,7 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "Char.toUpper": lambda a: f"({_src(a)}).upper()",
     "Char.toLower": lambda a: f"({_src(a)}).lower()",
     "Bool.toString": lambda a: f"('true' if ({_src(a)}) else 'false')",
+    "Int.sign": lambda a: f"(lambda _n: (_n > 0) - (_n < 0))({_src(a)})",
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
@@ -112,7 +113,14 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             # CPN Tools' list functions: listsub xs ys takes one of each y out of xs
             # (Subtract when one is missing: its multiset difference), sort lt l
             "listsub": ("ml_ms_minus", 2), "sort": ("ml_sort_lt", 2),
-            "intersect": ("ml_intersect", 2), **CALENDAR_CALLS}
+            "intersect": ("ml_intersect", 2),
+            "String.concatWith": ("ml_concat_with", 2), "String.extract": ("ml_extract", 1),
+            "Char.isUpper": ("ml_is_upper", 1), "Char.isLower": ("ml_is_lower", 1),
+            "Char.isAlphaNum": ("ml_is_alpha_num", 1),
+            "Bool.fromString": ("ml_bool_from_string", 1),
+            "List.revAppend": ("ml_rev_append", 1), "Int.quot": ("ml_quot", 1),
+            "Int.rem": ("ml_rem", 1), "Int.div": ("ml_int_div", 1),
+            "Int.mod": ("ml_int_mod", 1), **CALENDAR_CALLS}
 #: The library functions :meth:`MatchForms.library_call` applies, which a model may also
 #: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
 LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})

@@ -36,21 +36,29 @@ __all__ = [
     "LIBRARY_FUNCTIONS",
     "ListLimitError",
     "Shape",
+    "ml_bool_from_string",
     "ml_col",
+    "ml_concat_with",
+    "ml_extract",
     "ml_fields",
     "ml_find",
     "ml_foldl",
     "ml_foldr",
     "ml_get_item",
+    "ml_int_div",
     "ml_int_from_string",
+    "ml_int_mod",
     "ml_int_string",
     "ml_intersect",
     "ml_is_alpha",
+    "ml_is_alpha_num",
     "ml_is_digit",
+    "ml_is_lower",
     "ml_is_prefix",
     "ml_is_space",
     "ml_is_substring",
     "ml_is_suffix",
+    "ml_is_upper",
     "ml_legal",
     "ml_lt",
     "ml_map_partial",
@@ -69,7 +77,10 @@ __all__ = [
     "ml_pair_unzip",
     "ml_pair_zip",
     "ml_partition",
+    "ml_quot",
     "ml_real_string",
+    "ml_rem",
+    "ml_rev_append",
     "ml_set_field",
     "ml_sort_lt",
     "ml_sorted",
@@ -402,6 +413,84 @@ def ml_sorted(greater: Callable[[tuple[Any, Any]], bool], items: Sequence[Any]) 
     return not any(greater(pair) for pair in itertools.pairwise(items))
 
 
+def ml_concat_with(separator: str, parts: Sequence[str]) -> str:
+    """SML's ``String.concatWith sep l``: the strings of ``l`` with ``sep`` between."""
+    return separator.join(parts)
+
+
+def ml_extract(triple: tuple[str, int, Any]) -> str:
+    """SML's ``String.extract (s, i, NONE)``: ``s`` from ``i``; ``SOME n``: ``n``
+    characters from ``i``; ``Subscript`` when they are not all in ``s``."""
+    text, start, count = triple
+    if count == "NONE":
+        if not 0 <= start <= len(text):
+            ml_raise("Subscript")
+        return text[start:]
+    return ml_substring((text, start, count[1]))
+
+
+def ml_is_upper(char: str) -> bool:
+    """SML's ``Char.isUpper``: an ASCII upper-case letter."""
+    return "A" <= char <= "Z"
+
+
+def ml_is_lower(char: str) -> bool:
+    """SML's ``Char.isLower``: an ASCII lower-case letter."""
+    return "a" <= char <= "z"
+
+
+def ml_is_alpha_num(char: str) -> bool:
+    """SML's ``Char.isAlphaNum``: an ASCII letter or decimal digit."""
+    return ml_is_alpha(char) or ml_is_digit(char)
+
+
+def ml_bool_from_string(text: str) -> Any:
+    """SML's ``Bool.fromString``: ``SOME b`` for ``true`` or ``false`` at the start of
+    ``text`` (after white space), ``NONE`` otherwise."""
+    rest = text.lstrip()
+    for word, value in (("true", True), ("false", False)):
+        if rest.startswith(word):
+            return ("SOME", value)
+    return "NONE"
+
+
+def ml_rev_append(pair: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, ...]:
+    """SML's ``List.revAppend (l1, l2)``: ``l1`` reversed, then ``l2``."""
+    first, second = pair
+    return tuple(reversed(first)) + tuple(second)
+
+
+def ml_quot(pair: tuple[int, int]) -> int:
+    """SML's ``Int.quot (a, b)``: ``a / b`` rounded towards zero; ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def ml_rem(pair: tuple[int, int]) -> int:
+    """SML's ``Int.rem (a, b)``: ``a - b * Int.quot (a, b)`` (the sign of ``a``)."""
+    a, b = pair
+    return a - b * ml_quot(pair)
+
+
+def ml_int_div(pair: tuple[int, int]) -> int:
+    """SML's ``Int.div (a, b)``: ``a div b`` (rounded down); ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    return a // b
+
+
+def ml_int_mod(pair: tuple[int, int]) -> int:
+    """SML's ``Int.mod (a, b)``: ``a mod b`` (the sign of ``b``); ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    return a % b
+
+
 def ml_intersect(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
     """CPN Tools' list function ``intersect xs ys`` (cpntools.org): the elements of
     ``xs`` found in ``ys``, each taking one occurrence out of ``ys``.
@@ -595,5 +684,9 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_string_map": ml_string_map, "ml_string_translate": ml_string_translate,
     "ml_merge_sort": ml_merge_sort, "ml_unique_sort": ml_unique_sort, "ml_sorted": ml_sorted,
     "ml_sort_lt": ml_sort_lt, "ml_lt": ml_lt, "ml_intersect": ml_intersect,
+    "ml_concat_with": ml_concat_with, "ml_extract": ml_extract, "ml_is_upper": ml_is_upper,
+    "ml_is_lower": ml_is_lower, "ml_is_alpha_num": ml_is_alpha_num,
+    "ml_bool_from_string": ml_bool_from_string, "ml_rev_append": ml_rev_append,
+    "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
     "ml_set_field": ml_set_field,
 }
