@@ -179,3 +179,19 @@ def test_a_code_segment_reads_a_variable_a_list_pattern_on_an_input_arc_binds(tm
     space = explore(imported.net, clock="absolute")
     (dead,) = space.dead_markings()
     assert sorted(token.value for token in space.marking(dead)["Q"]) == [50, 60, 70]
+
+
+def test_a_less_than_of_records_is_left_out_naming_the_colour_set_and_the_construct():
+    """``CS.lt`` of a record colour set (whose order tcpn does not know) leaves the
+    declaration out with its line and the construct named; the rest is imported."""
+    declarations = (
+        colset("C1", "INT", "<int/>") + colset("C4", "UNIT", "<unit/>")
+        + colset("C2", "R", "<record><recordfield><id>a</id><id>INT</id></recordfield>"
+                            "</record>")
+        + ml("M1", "val early = R.lt ({a = 1}, {a = 2});")
+        + ml("M2", "val kept = 1;"))
+    imported = read_cpn(cpn_file(declarations, [("P1", "p", "UNIT", "1`()")], [], []))
+    (item,) = imported.report.unsupported
+    assert item.name == "early" and item.line is not None
+    assert "R.lt of a colour set of records" in item.reason, item.reason
+    assert imported.net.declarations["kept"] == 1
