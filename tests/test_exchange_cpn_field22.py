@@ -75,6 +75,9 @@ LIBRARY: list[tuple[str, str | None, int | None]] = [
      " + Int.mod (~7, 2);", "b5", -3139),  # ~3, ~1, ~4, 1
     ("val b6 = Int.sign (~5) * 100 + Int.sign 0 * 10 + Int.sign 3;", "b6", -99),
     ("val b7 = (Int.quot (1, 0)) handle Div => 4;", "b7", 4),
+    # SML/NJ (CPN Tools' compiler) lets white space stand around a long name's dot
+    ('val b8 = size (String .map Char.toUpper "ab") + size (String. concatWith "," ["a"])'
+     ' + Int\n.quot (7, 2);', "b8", 6),
     # a record pattern's field with its type (SML's ``lab : ty``), under ``as``
     ("fun weigh (m as {sbj : int, n = k} : {sbj : int, n : int}) = sbj * 10 + k;",
      None, None),

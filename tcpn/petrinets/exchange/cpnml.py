@@ -248,7 +248,8 @@ CHAR.3: /#"([^"\\]|\\.)*"/
 // so that the restricted evaluator refuses #__class__ by name
 SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z_][A-Za-z0-9_']*)/
 // (and the Basis' symbolic Real.== and Real.!=: IEEE equality of reals)
-LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
+// (SML/NJ, CPN Tools' compiler, lets white space stand around the dot: L'CNT .mkstr)
+LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\s*\.\s*[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
 
@@ -412,10 +413,16 @@ def _ml_number(token: str) -> int | float:
 
 
 # -- parsing -----------------------------------------------------------------------------------
+def _compact_long_id(token: LarkToken) -> LarkToken:
+    """A long identifier written with white space around its dots, as its name."""
+    return token.update(value=re.sub(r"\s+", "", token)) if re.search(r"\s", token) \
+        else token
+
+
 @functools.cache
 def _parser() -> Lark:
     return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs", "start_guard"],
-                propagate_positions=True)
+                propagate_positions=True, lexer_callbacks={"LONGID": _compact_long_id})
 
 
 def parse_ml(text: str, where: str, start: str = "expr") -> Tree:
