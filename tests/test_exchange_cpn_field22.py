@@ -16,6 +16,7 @@ from test_exchange_cpn_field import colset, cpn_file, ml, spaces, var
 from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
 
 from tcpn.petrinets.errors import FiringError
+from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.statespace.space import explore
 
@@ -198,3 +199,50 @@ def test_a_less_than_of_records_is_left_out_naming_the_colour_set_and_the_constr
     assert item.name == "early" and item.line is not None
     assert "R.lt of a colour set of records" in item.reason, item.reason
     assert imported.net.declarations["kept"] == 1
+
+
+def test_a_guard_testing_membership_of_a_bound_list_is_exported_as_mem(tmp_path):
+    """``mem l x`` of a list the binding gives (read as Python's ``x in l``) is written
+    back as CPN Tools' ``mem``: the exported file reads back with the same state space
+    (the export refused it, 'in' being for literal or constant collections only)."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "L", "<list><id>INT</id></list>")
+        + var("D3", "INT", "x") + var("D4", "L", "l"),
+        [("P1", "P", "INT", "1`1++1`2++1`3"), ("P2", "S", "L", "1`[1, 3]"),
+         ("P3", "Q", "INT", "")],
+        [("T1", "T", "mem l x", "")],
+        [("A1", "PtoT", "T1", "P1", "x"), ("A2", "PtoT", "T1", "P2", "l"),
+         ("A3", "TtoP", "T1", "P2", "l"), ("A4", "TtoP", "T1", "P3", "x")])
+    imported = read_cpn(text)
+    exported = to_cpn(imported.net)
+    assert "mem l x" in exported
+    back = read_cpn(exported)
+    assert back.complete, back.report.text()
+    first, second = (explore(n.net, clock="absolute") for n in (imported, back))
+    assert (len(first), first.n_edges, len(first.dead_markings())) == \
+        (len(second), second.n_edges, len(second.dead_markings())) == (4, 4, 1)
+
+
+def test_string_and_integer_library_calls_are_written_back_as_the_cpn_ml_read(tmp_path):
+    """``String.isPrefix``, ``String.isSubstring``, ``Int.quot`` and ``Int.rem`` in a guard
+    are exported as those calls (the export refused them: 'not written back'), and the
+    file reads back with the same state space."""
+    guard = ('String.isPrefix "a" s orelse String.isSubstring "zz" s orelse'
+             ' Int.quot (n, 2) + Int.rem (n, 2) = 3')
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "STRING", "<string/>")
+        + var("D3", "INT", "n") + var("D4", "STRING", "s"),
+        [("P1", "P", "INT", "1`1++1`4++1`5"), ("P2", "S", "STRING", '1`"ab"++1`"xzzy"++1`"b"'),
+         ("P3", "Q", "INT", "")],
+        [("T1", "T", guard, "")],
+        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "PtoT", "T1", "P2", "s"),
+         ("A3", "TtoP", "T1", "P3", "n")])
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    exported = to_cpn(imported.net)
+    assert 'String.isPrefix "a" s' in exported and "Int.quot (n, 2)" in exported
+    back = read_cpn(exported)
+    assert back.complete, back.report.text()
+    first, second = (explore(n.net, clock="absolute") for n in (imported, back))
+    assert (len(first), first.n_edges, len(first.dead_markings())) == \
+        (len(second), second.n_edges, len(second.dead_markings()))

@@ -656,6 +656,21 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_bool_from_string": "Bool.fromString",
                      "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
                      "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod"}
+#: Library functions of plain values the export writes back as the CPN ML call the import
+#: read: name -> (CPN ML function, whether it takes its arguments curried, result type).
+_WRITTEN_BACK: dict[str, tuple[str, bool, str]] = {
+    "ml_is_prefix": ("String.isPrefix", True, BOOL_T),
+    "ml_is_suffix": ("String.isSuffix", True, BOOL_T),
+    "ml_is_substring": ("String.isSubstring", True, BOOL_T),
+    "ml_concat_with": ("String.concatWith", True, STRING_T),
+    "ml_substring": ("String.substring", False, STRING_T),
+    "ml_is_digit": ("Char.isDigit", False, BOOL_T), "ml_is_alpha": ("Char.isAlpha", False, BOOL_T),
+    "ml_is_space": ("Char.isSpace", False, BOOL_T), "ml_is_upper": ("Char.isUpper", False, BOOL_T),
+    "ml_is_lower": ("Char.isLower", False, BOOL_T),
+    "ml_is_alpha_num": ("Char.isAlphaNum", False, BOOL_T),
+    "ml_quot": ("Int.quot", False, INT_T), "ml_rem": ("Int.rem", False, INT_T),
+    "ml_int_div": ("Int.div", False, INT_T), "ml_int_mod": ("Int.mod", False, INT_T),
+}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
@@ -1904,8 +1919,19 @@ class _Emitter:
             members = [ast.Constant(v) for v in (sorted(values) if isinstance(
                 values, frozenset | set) else values)]
         else:
-            raise self.refuse(node, "'in' tests membership of a literal tuple or a constant "
-                              "collection only")
+            # a list the binding gives (the import's mem l x): CPN Tools' mem
+            collection = self.emit(right_node)
+            if _kind(collection[2]) != "list":
+                raise self.refuse(node, "'in' tests membership of a literal tuple, a constant "
+                                  "collection or a list only")
+            element_type = collection[2][1] if isinstance(collection[2], tuple) else None
+            element = self.emit(left_node, element_type)
+            if _has_real(element_type or element[2]):
+                raise self.refuse(node, "membership of values that hold reals (SML's real "
+                                  "is no equality type)")
+            text = (f"mem {_wrap(collection[0], collection[1], _ATOM)} "
+                    f"{_wrap(element[0], element[1], _ATOM)}")
+            return (f"not({text})" if negated else text), _APP
         left = self.emit(left_node)
         tests = []
         for member in members:
@@ -2131,6 +2157,13 @@ class _Emitter:
             return self._fold(node, name.removeprefix("ml_"), expected)
         if name in _OPTIONS_AND_CELLS and not node.keywords:
             return self._option_or_cell(node, name, expected)
+        if name in _WRITTEN_BACK and not node.keywords:
+            function, curried, result = _WRITTEN_BACK[name]
+            if len(node.args) != (2 if curried else 1):
+                raise self.refuse(node, f"{function} with {len(node.args)} argument(s)")
+            args = [self.emit(a) for a in node.args]
+            return (" ".join([function, *(_wrap(text, prec, _ATOM) for text, prec, _ in args)]),
+                    _APP, result)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
