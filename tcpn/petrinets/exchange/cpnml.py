@@ -2161,9 +2161,9 @@ class _Emitter:
             function, curried, result = _WRITTEN_BACK[name]
             if len(node.args) != (2 if curried else 1):
                 raise self.refuse(node, f"{function} with {len(node.args)} argument(s)")
-            args = [self.emit(a) for a in node.args]
-            return (" ".join([function, *(_wrap(text, prec, _ATOM) for text, prec, _ in args)]),
-                    _APP, result)
+            emitted = [self.emit(a) for a in node.args]
+            return (" ".join([function, *(_wrap(text, prec, _ATOM)
+                                          for text, prec, _ in emitted)]), _APP, result)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "
