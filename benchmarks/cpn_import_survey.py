@@ -79,10 +79,13 @@ def left_out_class(item: ReportItem) -> str:
         return f"SML '{declaration.group(1)}' declaration"
     # the construct, without the element it sits on or the values it names
     reason = re.sub(r"^arc \S+: ", "arc: ", item.reason)
+    reason = re.sub(r"^(guard|code action|time|priority) of transition \S+: ", r"\1: ",
+                    reason)
     reason = re.sub(r"\[[^\]]*\]", "[...]", reason)
     return f"{item.kind}: " + re.split(r"[:(]", reason, maxsplit=1)[0].strip()[:70] + (
         ": " + re.split(r"[:(]", reason.split(": ", 1)[1], maxsplit=1)[0].strip()[:60]
-        if reason.startswith("arc: ") else "")
+        if reason.startswith(("arc: ", "guard: ", "code action: ", "time: ", "priority: "))
+        else "")
 
 
 def file_transitions(path: Path) -> int:

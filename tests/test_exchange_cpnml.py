@@ -56,7 +56,9 @@ PAIR = ("product", (INT_T, STRING_T))
     ("uniform(1, 2) + exponential(0.5)", {}, "uniform(1.0, 2.0) + exponential(0.5)"),
     ("x ** 2", {"x": INT_T}, None),  # no integer power in CPN ML
     ("r ** (x + 1)", {"r": REAL_T, "x": INT_T}, "Math.pow(r, Real.fromInt(x + 1))"),
-    ("x in q", {"x": INT_T, "q": LIST_INT}, None),  # membership of a variable list
+    ("x in q", {"x": INT_T, "q": LIST_INT}, "mem q x"),  # CPN Tools' list function
+    ("x not in q", {"x": INT_T, "q": LIST_INT}, "not(mem q x)"),
+    ("r in qr", {"r": REAL_T, "qr": ("list", REAL_T)}, None),  # reals: no equality type
     ("x in (1, 3)", {"x": INT_T}, "x = 1 orelse x = 3"),
     ("x not in ()", {"x": INT_T}, "not(false)"),
     ("r._replace(b=x)", {"x": INT_T, "r": ("record", "R", (("a", REAL_T), ("b", INT_T)))},

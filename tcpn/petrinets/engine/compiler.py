@@ -1221,10 +1221,10 @@ class TransitionCompiler:
                 test = self._output_test(colour, ins.tree, known, after_action)
                 if test is not None:
                     code.line(f"if not {test}:")
-                    code.line(
-                        f"    raise _FiringError({arc.where!r}, {binding}, "
-                        f"f'token {{_val!r}} is not of colour set {colour.describe()}')"
-                    )
+                    # the colour set's name as a literal: CPN ML names may hold quotes
+                    why = f" is not of colour set {colour.describe()}"
+                    code.line(f"    raise _FiringError({arc.where!r}, {binding}, "
+                              f"'token ' + repr(_val) + {why!r})")
             if isinstance(arc.count, int):
                 count = str(arc.count)
             else:

@@ -510,6 +510,15 @@ class _Unsupported(Exception):
         return cls(exc.construct, exc.missing)
 
 
+class _AlwaysEmpty(_Unsupported):
+    """An arc whose inscription gives no token whatever the binding (``if c then empty
+    else empty``): CPN Tools moves nothing on it. ``variables``: those it names."""
+
+    def __init__(self, reason: str, variables: frozenset[str]):
+        super().__init__(reason)
+        self.variables = variables
+
+
 # -- the importer ------------------------------------------------------------------------------
 @dataclass
 class _PlaceInfo:
@@ -1698,9 +1707,23 @@ class _Importer:
                                                    f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
         for arc_element, place in arcs:
-            for arc in self._arc(arc_element, name, place, variables):
+            try:
+                made = self._arc(arc_element, name, place, variables)
+            except _AlwaysEmpty as exc:
+                # no token moves on it: left out, unless it names a variable nothing else
+                # of the transition does (a binding CPN Tools would still range over)
+                others = " ".join([guard_text, _text(element.find("code"))] + [
+                    _text(a.find("annot")) for a, _ in arcs if a is not arc_element])
+                if any(not re.search(rf"(?<![\w']){re.escape(v)}(?![\w'])", others)
+                       for v in exc.variables):
+                    raise
+                self.note("arc", arc_element, f"arc {arc_element.get('id')}",
+                          "an arc inscription that is always empty: no token moves on it, "
+                          "the arc is left out and its transition kept")
+                continue
+            for arc in made:
                 built.append((arc, arc_element.get("id", "")))
-        guard, built = _rewrite_list_patterns(guard, built)
+        guard, built, action = _rewrite_list_patterns(guard, built, action)
         try:
             transition = Transition(name, guard=guard, delay=delay, priority=priority,
                                     action=action, outputs=outputs, module=path)
@@ -2023,6 +2046,7 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        arc_variables = frozenset(names_in(tree)) & frozenset(self.variables)
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
             tree.data == "apply" and isinstance(tree.children[0], Tree) and \
             str(tree.children[0].children[0]) in self.arc_only_functions else None
@@ -2034,7 +2058,8 @@ class _Importer:
             tree = tree.children[1]
         terms = self._expand_terms(tree, where)
         if not terms:
-            raise _Unsupported(f"{where}: an arc inscription that is always empty")
+            raise _AlwaysEmpty(f"{where}: an arc inscription that is always empty",
+                               arc_variables)
         # a term whose value is a list of the place's colours (CS.all(), List.map ...) is
         # the multiset of them, as CPN Tools reads it: a constant one, one term per
         # distinct colour; one written out, [e1, ..., en], the terms 1`e1 ... 1`en (an
@@ -2958,14 +2983,16 @@ def _constants(nodes: list[ast.expr], scope: dict[str, Any]) -> list[Any] | None
 
 
 # -- list patterns on input arcs ---------------------------------------------------------------
-def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
-                           ) -> tuple[str | None, list[tuple[Arc, str]]]:
+def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]],
+                           action: Any = None
+                           ) -> tuple[str | None, list[tuple[Arc, str]], Any]:
     """Turn input and read arc patterns with list heads (CPN ML ``h::t``, Python
     ``(h,) + t``, at any depth: ``((oid, its),) + ords``) into a variable and a guard.
 
     tcpn binds variables by matching tuples, not list heads; the token is bound to a new
     variable (``h_t``), the guard requires its shape (``len(h_t) >= 1``), and ``h``/``t``
-    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them.
+    read ``h_t[0]`` and ``h_t[1:]`` wherever else the transition uses them: its other
+    arcs, its guard and its code action (whose inputs become the new variables).
     """
     substitutions: dict[str, ast.expr] = {}
     conditions: list[str] = []
@@ -2992,7 +3019,7 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                 arc = Arc(arc.kind, arc.place, arc.transition, variable, arc.count)
         rewritten.append((arc, arc_id))
     if not substitutions:
-        return guard, arcs
+        return guard, arcs, action
 
     def substitute(text: Any) -> Any:
         if not isinstance(text, str):
@@ -3010,7 +3037,15 @@ def _rewrite_list_patterns(guard: str | None, arcs: list[tuple[Arc, str]]
                       arc.multiset)
         out.append((arc, arc_id))
     new_guard = " and ".join(conditions + ([f"({substitute(guard)})"] if guard else []))
-    return new_guard, out
+    if isinstance(action, CodeAction) and set(action.inputs) & set(substitutions):
+        inputs = [n for n in action.inputs if n not in substitutions]
+        for name in action.inputs:
+            if name in substitutions:
+                inputs.extend(sorted({n.id for n in ast.walk(substitutions[name])
+                                      if isinstance(n, ast.Name)} - set(inputs)))
+        action = CodeAction(tuple(inputs), action.outputs, substitute(action.body),
+                            action.scope)
+    return new_guard, out, action
 
 
 def _is_cons(tree: ast.expr) -> bool:

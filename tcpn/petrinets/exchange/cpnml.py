@@ -52,7 +52,7 @@ from tcpn.petrinets.colours import (
     UnitSet,
     ml_field,
 )
-from tcpn.petrinets.exchange.cpnml_forms import MatchForms
+from tcpn.petrinets.exchange.cpnml_forms import LIBRARY_CALLS, MatchForms, unescape_ml_string
 from tcpn.petrinets.exchange.ml_calendar import (
     CALENDAR_FUNCTIONS,
     CALENDAR_VALUES,
@@ -187,6 +187,7 @@ clause: NAME apat+ (":" ty)? EQ expr
      | "_"                                     -> wild_pat
      | INT                                     -> const_pat
      | STRING                                  -> const_pat
+     | CHAR                                    -> const_pat
      | "(" ")"                                 -> unit_pat
      | "{" "}"                                 -> unit_pat
      | "(" pat ")"
@@ -195,6 +196,7 @@ clause: NAME apat+ (":" ty)? EQ expr
      | "[" pat ("," pat)* "]"                  -> list_pat
      | "{" field_pat ("," field_pat)* ("," ELLIPSIS)? "}" -> record_pat
 field_pat: NAME (EQ pat)?
+         | NAME ":" ty                         -> typed_field_pat
 
 // types are read and ignored, except simple names on function parameters
 ?ty: tyapp
@@ -246,7 +248,8 @@ CHAR.3: /#"([^"\\]|\\.)*"/
 // so that the restricted evaluator refuses #__class__ by name
 SELECTOR.2: /#[ \t]*([1-9][0-9]*|[A-Za-z_][A-Za-z0-9_']*)/
 // (and the Basis' symbolic Real.== and Real.!=: IEEE equality of reals)
-LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\.[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
+// (SML/NJ, CPN Tools' compiler, lets white space stand around the dot: L'CNT .mkstr)
+LONGID.2: /[A-Za-z][A-Za-z0-9_']*(\s*\.\s*[A-Za-z][A-Za-z0-9_']*)+/ | /Real\.(==|!=)/
 NAME: /[A-Za-z][A-Za-z0-9_']*/
 TYVAR: /'[A-Za-z0-9_']*/
 
@@ -402,30 +405,6 @@ def ml_real(value: float) -> str:
     return text.replace("-", "~")
 
 
-def _unescape_ml_string(token: str) -> str:
-    body = token[1:-1]
-    out, i = [], 0
-    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "r": "\r",
-              "v": "\v", "f": "\f"}
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in simple:
-            out.append(simple[nxt])
-            i += 2
-        elif nxt.isdigit():
-            out.append(chr(int(body[i + 1:i + 4])))
-            i += 4
-        else:  # \^C control characters and \f...f\ gaps are rare: keep the text as it is
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
 def _ml_number(token: str) -> int | float:
     text = token.replace("~", "-")
     if re.fullmatch(r"-?\d+", text):
@@ -434,10 +413,16 @@ def _ml_number(token: str) -> int | float:
 
 
 # -- parsing -----------------------------------------------------------------------------------
+def _compact_long_id(token: LarkToken) -> LarkToken:
+    """A long identifier written with white space around its dots, as its name."""
+    return token.update(value=re.sub(r"\s+", "", token)) if re.search(r"\s", token) \
+        else token
+
+
 @functools.cache
 def _parser() -> Lark:
     return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs", "start_guard"],
-                propagate_positions=True)
+                propagate_positions=True, lexer_callbacks={"LONGID": _compact_long_id})
 
 
 def parse_ml(text: str, where: str, start: str = "expr") -> Tree:
@@ -487,11 +472,15 @@ def _check_tree(tree: Tree, where: str) -> None:
     """Refuse, before anything recurses over it, a tree nested deeper than
     ``limits().expression_depth`` (a chain of multiset sums ``a ++ b ++ ...`` is one level:
     an initial marking may list hundreds of tokens) or an integer literal of more digits
-    than Python reads. Walks without recursion."""
+    than Python reads. Walks without recursion, and on its way reads a record pattern's
+    typed field ``{l : ty, ...}`` as ``{l, ...}`` (types are checked by CPN Tools, not
+    here)."""
     deepest, stack = 0, [(tree, 1)]
     while stack:
         node, level = stack.pop()
         deepest = max(deepest, level)
+        if node.data == "typed_field_pat":
+            node.data, node.children = "field_pat", node.children[:1]
         sum_chain = node.data == "binop" and _op(node) in _SUMS
         for child in node.children:
             if isinstance(child, Tree):
@@ -635,6 +624,9 @@ _BASIS_NAMES = frozenset({
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow", "cf"})
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
+#: Basis and library functions a model may pass as a value (not the clock, nor ``ref``).
+_FUNCTION_VALUES = frozenset({*_ML_UNARY, *_ML_BINARY, *_ML_MATH, *LIBRARY_CALLS,
+                              *_BASIS_NAMES}) - {"time", "ModelTime.time", "ref"}
 #: Python callables an imported net declares for the ML basis functions it uses (the
 #: reference cells' among them: :mod:`tcpn.petrinets.cells`).
 ML_BASIS_DECLARATIONS: dict[str, Callable[..., Any]] = {
@@ -651,7 +643,34 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_mkstr": "CS.mkstr", "ml_legal": "CS.legal", "ml_ord": "CS.ord",
                      "ml_col": "CS.col", "ml_tokens": "String.tokens",
                      "ml_fields": "String.fields", "ml_sub": "String.sub",
-                     "ml_substring": "String.substring", "ml_ms_minus": "--"}
+                     "ml_substring": "String.substring", "ml_ms_minus": "--",
+                     "ml_is_substring": "String.isSubstring", "ml_string_map": "String.map",
+                     "ml_string_translate": "String.translate",
+                     "ml_merge_sort": "ListMergeSort.sort",
+                     "ml_unique_sort": "ListMergeSort.uniqueSort",
+                     "ml_sorted": "ListMergeSort.sorted", "ml_sort_lt": "sort",
+                     "ml_lt": "CS.lt", "ml_intersect": "intersect",
+                     "ml_concat_with": "String.concatWith", "ml_extract": "String.extract",
+                     "ml_is_upper": "Char.isUpper", "ml_is_lower": "Char.isLower",
+                     "ml_is_alpha_num": "Char.isAlphaNum",
+                     "ml_bool_from_string": "Bool.fromString",
+                     "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
+                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod"}
+#: Library functions of plain values the export writes back as the CPN ML call the import
+#: read: name -> (CPN ML function, whether it takes its arguments curried, result type).
+_WRITTEN_BACK: dict[str, tuple[str, bool, str]] = {
+    "ml_is_prefix": ("String.isPrefix", True, BOOL_T),
+    "ml_is_suffix": ("String.isSuffix", True, BOOL_T),
+    "ml_is_substring": ("String.isSubstring", True, BOOL_T),
+    "ml_concat_with": ("String.concatWith", True, STRING_T),
+    "ml_substring": ("String.substring", False, STRING_T),
+    "ml_is_digit": ("Char.isDigit", False, BOOL_T), "ml_is_alpha": ("Char.isAlpha", False, BOOL_T),
+    "ml_is_space": ("Char.isSpace", False, BOOL_T), "ml_is_upper": ("Char.isUpper", False, BOOL_T),
+    "ml_is_lower": ("Char.isLower", False, BOOL_T),
+    "ml_is_alpha_num": ("Char.isAlphaNum", False, BOOL_T),
+    "ml_quot": ("Int.quot", False, INT_T), "ml_rem": ("Int.rem", False, INT_T),
+    "ml_int_div": ("Int.div", False, INT_T), "ml_int_mod": ("Int.mod", False, INT_T),
+}
 #: The library functions of options and reference cells the export writes back as CPN ML.
 _OPTIONS_AND_CELLS = frozenset({"ml_valof", "ml_find", "ml_option_map", "ml_deref",
                                 "ml_assign"})
@@ -770,7 +789,7 @@ class MLToPython(MatchForms):
         return ast.Constant(float(_ml_number(str(tree.children[0]))))
 
     def _t_string(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
-        return ast.Constant(_unescape_ml_string(str(tree.children[0])))
+        return ast.Constant(unescape_ml_string(str(tree.children[0])))
 
     def _t_unit(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         return ast.Tuple([], ast.Load())
@@ -827,6 +846,15 @@ class MLToPython(MatchForms):
                 return function
             return _lambda(("_p",), ast.Call(function, [ast.Starred(
                 ast.Name("_p", ast.Load()), ast.Load())] if params else [], []))
+        colour, _, operation = name.rpartition(".")
+        if name in _FUNCTION_VALUES or (operation in ("lt", "ord", "col", "legal", "mkstr")
+                                        and colour in self.colour_shapes):
+            # a basis or library function passed as a value: fn x => name x, which the
+            # application translates (a curried one applied to its first argument only)
+            arg = LarkToken("NAME", f"_v{next(self.fresh)}")
+            return self._expr(Tree("fn", [Tree("match", [Tree("rule", [
+                Tree("var_pat", [arg]), Tree("apply", [tree, Tree("name", [arg])])])])]),
+                where, local)
         raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
                                 "constant, function or enumeration value tcpn imported)", name)
 
@@ -967,7 +995,7 @@ class MLToPython(MatchForms):
     def _t_char(self, tree: Tree, where: str, local: frozenset[str]) -> ast.expr:
         # #"c": a character is the string of that one character (SML's types keep the
         # two apart, so they are never compared with each other)
-        text = _unescape_ml_string(str(tree.children[0])[1:])
+        text = unescape_ml_string(str(tree.children[0])[1:])
         if len(text) != 1:
             raise self._unsupported(tree, where, f"character literal {tree.children[0]} is "
                                     "not one character")
@@ -1891,8 +1919,19 @@ class _Emitter:
             members = [ast.Constant(v) for v in (sorted(values) if isinstance(
                 values, frozenset | set) else values)]
         else:
-            raise self.refuse(node, "'in' tests membership of a literal tuple or a constant "
-                              "collection only")
+            # a list the binding gives (the import's mem l x): CPN Tools' mem
+            collection = self.emit(right_node)
+            if _kind(collection[2]) != "list":
+                raise self.refuse(node, "'in' tests membership of a literal tuple, a constant "
+                                  "collection or a list only")
+            element_type = collection[2][1] if isinstance(collection[2], tuple) else None
+            element = self.emit(left_node, element_type)
+            if _has_real(element_type or element[2]):
+                raise self.refuse(node, "membership of values that hold reals (SML's real "
+                                  "is no equality type)")
+            text = (f"mem {_wrap(collection[0], collection[1], _ATOM)} "
+                    f"{_wrap(element[0], element[1], _ATOM)}")
+            return (f"not({text})" if negated else text), _APP
         left = self.emit(left_node)
         tests = []
         for member in members:
@@ -2118,6 +2157,13 @@ class _Emitter:
             return self._fold(node, name.removeprefix("ml_"), expected)
         if name in _OPTIONS_AND_CELLS and not node.keywords:
             return self._option_or_cell(node, name, expected)
+        if name in _WRITTEN_BACK and not node.keywords:
+            function, curried, result = _WRITTEN_BACK[name]
+            if len(node.args) != (2 if curried else 1):
+                raise self.refuse(node, f"{function} with {len(node.args)} argument(s)")
+            emitted = [self.emit(a) for a in node.args]
+            return (" ".join([function, *(_wrap(text, prec, _ATOM)
+                                          for text, prec, _ in emitted)]), _APP, result)
         if name in ML_BASIS_DECLARATIONS and name not in ("floor", "ceil", "ml_tabulate"):
             spelling = _LIBRARY_SPELLING.get(name, name.removeprefix("ml_"))
             raise self.refuse(node, f"{spelling} (SML or CPN Tools, read from a file) is not "

@@ -33,6 +33,7 @@ from lark import Tree
 
 from tcpn.petrinets.colours import ml_field
 from tcpn.petrinets.exchange.ml_calendar import CALENDAR_CALLS
+from tcpn.petrinets.exchange.ml_library import lt_orders
 
 __all__ = ["MatchForms", "match_failure"]
 
@@ -48,8 +49,10 @@ _CURRIED_LISTS: dict[str, Callable[[ast.expr, ast.expr], str]] = {
     "rm": lambda a, b: f"(lambda _x, _l: _l[:_l.index(_x)] + _l[_l.index(_x) + 1:] "
                        f"if _x in _l else _l)({_src(a)}, {_src(b)})",
     "rmall": lambda a, b: f"tuple(_y for _y in ({_src(b)}) if _y != ({_src(a)}))",
-    "intersect": lambda a, b: f"tuple(_x for _x in ({_src(a)}) if _x in ({_src(b)}))",
     "union": lambda a, b: f"({_src(a)}) + ({_src(b)})",
+    # contains_all ys xs: every x of xs in ys, as often (CPN Tools' list functions)
+    "contains_all": lambda a, b: f"(lambda _l, _m: all(_l.count(_x) >= _m.count(_x) "
+                                 f"for _x in _m))({_src(a)}, {_src(b)})",
 }
 #: One-argument list functions.
 _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
@@ -76,6 +79,8 @@ _LIST_UNARY: dict[str, Callable[[ast.expr], str]] = {
     "chr": lambda a: f"chr({_src(a)})",
     "Char.toUpper": lambda a: f"({_src(a)}).upper()",
     "Char.toLower": lambda a: f"({_src(a)}).lower()",
+    "Bool.toString": lambda a: f"('true' if ({_src(a)}) else 'false')",
+    "Int.sign": lambda a: f"(lambda _n: (_n > 0) - (_n < 0))({_src(a)})",
 }
 #: Higher-order list functions: name -> (Python form, whether the function's result is kept).
 _HIGHER_ORDER = {"List.map": "map", "map": "map", "List.filter": "filter",
@@ -98,10 +103,56 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "Char.isSpace": ("ml_is_space", 1), "String.sub": ("ml_sub", 1),
             "String.substring": ("ml_substring", 1), "substring": ("ml_substring", 1),
             "String.isPrefix": ("ml_is_prefix", 2),
-            "String.isSuffix": ("ml_is_suffix", 2), **CALENDAR_CALLS}
+            "String.isSuffix": ("ml_is_suffix", 2),
+            "String.isSubstring": ("ml_is_substring", 2),
+            "String.map": ("ml_string_map", 2), "String.translate": ("ml_string_translate", 2),
+            # SML/NJ's library, which CPN Tools' simulator loads
+            "ListMergeSort.sort": ("ml_merge_sort", 2),
+            "ListMergeSort.uniqueSort": ("ml_unique_sort", 2),
+            "ListMergeSort.sorted": ("ml_sorted", 2),
+            # CPN Tools' list functions: listsub xs ys takes one of each y out of xs
+            # (Subtract when one is missing: its multiset difference), sort lt l
+            "listsub": ("ml_ms_minus", 2), "sort": ("ml_sort_lt", 2),
+            "intersect": ("ml_intersect", 2),
+            "String.concatWith": ("ml_concat_with", 2), "String.extract": ("ml_extract", 1),
+            "Char.isUpper": ("ml_is_upper", 1), "Char.isLower": ("ml_is_lower", 1),
+            "Char.isAlphaNum": ("ml_is_alpha_num", 1),
+            "Bool.fromString": ("ml_bool_from_string", 1),
+            "List.revAppend": ("ml_rev_append", 1), "Int.quot": ("ml_quot", 1),
+            "Int.rem": ("ml_rem", 1), "Int.div": ("ml_int_div", 1),
+            "Int.mod": ("ml_int_mod", 1), **CALENDAR_CALLS}
+#: The library functions :meth:`MatchForms.library_call` applies, which a model may also
+#: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
+LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})
 #: How many curried arguments the library's functions take, to name a partial application.
 _CURRIED_ARITY = {**dict.fromkeys(_CURRIED_LISTS, 2), **dict.fromkeys(_HIGHER_ORDER, 2),
                   **{name: count for name, (_, count) in _RUNTIME.items()}}
+
+
+def unescape_ml_string(token: str) -> str:
+    """The characters of SML string literal ``token`` (quotes included): ``\\n``,
+    ``\\t``, ``\\ddd`` (decimal) and the other escapes SML defines read."""
+    body = token[1:-1]
+    out, i = [], 0
+    simple = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "r": "\r",
+              "v": "\v", "f": "\f"}
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in simple:
+            out.append(simple[nxt])
+            i += 2
+        elif nxt.isdigit():
+            out.append(chr(int(body[i + 1:i + 4])))
+            i += 4
+        else:  # \^C control characters and \f...f\ gaps are rare: keep the text as it is
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def _src(node: ast.expr) -> str:
@@ -214,8 +265,9 @@ class MatchForms:
             pass
         elif kind == "const_pat":
             token = str(pat.children[0])
+            # a string or a character (#"c", the one-character string) in SML's escapes
             equal(int(token.replace("~", "-")) if token[0] in "~0123456789"
-                  else ast.literal_eval(token))
+                  else unescape_ml_string(token.removeprefix("#")))
         elif kind in ("tuple_pat", "list_pat"):
             if kind == "list_pat":
                 length(ast.Eq(), len(pat.children))
@@ -500,7 +552,7 @@ class MatchForms:
             return ast.parse(f"{list(members)!r}[discrete(0, {len(members) - 1})]",
                              mode="eval").body
         colour, _, operation = name.rpartition(".")
-        if operation in ("ord", "col", "legal", "mkstr") and len(spine) == 1 and (
+        if operation in ("ord", "col", "legal", "mkstr", "lt") and len(spine) == 1 and (
                 colour in self.colour_shapes):
             return self._colour_function(colour, operation, spine[0], tree, where, local)
         if operation == "mult" and len(spine) == 1 and colour in self.colour_shapes:
@@ -552,6 +604,9 @@ class MatchForms:
         ``CS.all()``), ``CS.legal v`` and ``CS.mkstr c`` (any colour set): a call of the
         library function with the colour set's name and its members or shape, literals."""
         value = self._expr(arg, where, local)
+        if operation == "lt" and not lt_orders(self.colour_shapes[colour]):
+            raise self._unsupported(tree, where, f"{colour}.lt of a colour set of records, "
+                                    "lists or unions (tcpn orders their values no way yet)")
         if operation in ("ord", "col"):
             members = self.colour_members.get(colour)
             if members is None:

@@ -36,21 +36,33 @@ __all__ = [
     "LIBRARY_FUNCTIONS",
     "ListLimitError",
     "Shape",
+    "ml_bool_from_string",
     "ml_col",
+    "ml_concat_with",
+    "ml_extract",
     "ml_fields",
     "ml_find",
     "ml_foldl",
     "ml_foldr",
     "ml_get_item",
+    "ml_int_div",
     "ml_int_from_string",
+    "ml_int_mod",
     "ml_int_string",
+    "ml_intersect",
     "ml_is_alpha",
+    "ml_is_alpha_num",
     "ml_is_digit",
+    "ml_is_lower",
     "ml_is_prefix",
     "ml_is_space",
+    "ml_is_substring",
     "ml_is_suffix",
+    "ml_is_upper",
     "ml_legal",
+    "ml_lt",
     "ml_map_partial",
+    "ml_merge_sort",
     "ml_mkstr",
     "ml_ms_minus",
     "ml_mult",
@@ -65,12 +77,20 @@ __all__ = [
     "ml_pair_unzip",
     "ml_pair_zip",
     "ml_partition",
+    "ml_quot",
     "ml_real_string",
+    "ml_rem",
+    "ml_rev_append",
     "ml_set_field",
+    "ml_sort_lt",
+    "ml_sorted",
+    "ml_string_map",
+    "ml_string_translate",
     "ml_sub",
     "ml_substring",
     "ml_tabulate",
     "ml_tokens",
+    "ml_unique_sort",
     "ml_valof",
 ]
 
@@ -286,6 +306,252 @@ def ml_is_suffix(suffix: str, text: str) -> bool:
     return text.endswith(suffix)
 
 
+def ml_is_substring(part: str, text: str) -> bool:
+    """SML's ``String.isSubstring s1 s2``: whether ``s1`` occurs in ``s2`` (the empty
+    string occurs in every string, as the Basis defines it; SML/NJ 110.79 says no for
+    ``isSubstring "" ""``)."""
+    return part in text
+
+
+def ml_string_map(function: Callable[[str], str], text: str) -> str:
+    """SML's ``String.map f s``: ``f`` applied to each character (a one-character string)."""
+    return "".join(function(c) for c in text)
+
+
+def ml_string_translate(function: Callable[[str], str], text: str) -> str:
+    """SML's ``String.translate f s``: the strings ``f c`` of the characters, concatenated."""
+    return "".join(function(c) for c in text)
+
+
+def _merge_runs(runs: list[list[Any]], count: int, merge: Callable[[list[Any], list[Any]],
+                list[Any]]) -> list[list[Any]]:
+    """``mergepairs`` of SML/NJ's ``ListMergeSort``: merge the newest runs while ``count``
+    is even (a binary counter of runs; ``runs`` newest first)."""
+    while len(runs) > 1 and count % 2 == 0:
+        runs[:2] = [merge(runs[1], runs[0])]
+        count //= 2
+    return runs
+
+
+def _run_sort(items: Sequence[Any], ascends: Callable[[Any, Any], str],
+              merge: Callable[[list[Any], list[Any]], list[Any]]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort`` (smlnj-lib ``listsort.sml``): the ascending runs of
+    ``items`` (``ascends (x, last)`` is ``"more"``, ``"same"`` (dropped) or ``"stop"``),
+    merged as they come, the same merges in the same order."""
+    if not items:
+        return ()
+    runs: list[list[Any]] = []
+    index, count = 0, 0
+    while index < len(items):
+        run = [items[index]]
+        index += 1
+        while index < len(items):
+            step = ascends(items[index], run[-1])
+            if step == "stop":
+                break
+            if step == "more":
+                run.append(items[index])
+            index += 1
+        count += 1
+        runs = _merge_runs([run, *runs], count, merge)
+    while len(runs) > 1:
+        runs[:2] = [merge(runs[1], runs[0])]
+    return tuple(runs[0])
+
+
+def ml_merge_sort(greater: Callable[[tuple[Any, Any]], bool],
+                  items: Sequence[Any]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort.sort (op >) l`` (CPN Tools' simulator loads SML/NJ's
+    library): ``l`` in ascending order by ``>``, by the smooth merge sort of SML/NJ 110
+    up to 2014 (CPN Tools 4's), which keeps elements equal by ``>`` in their order in
+    ``l``; SML/NJ's later sort may reverse them, the sorted values being the same.
+
+    >>> ml_merge_sort(lambda p: p[0] > p[1], (3, 1, 2, 1))
+    (1, 1, 2, 3)
+    """
+    def merge(left: list[Any], right: list[Any]) -> list[Any]:
+        out, i, j = [], 0, 0
+        while i < len(left) and j < len(right):
+            if greater((left[i], right[j])):
+                out.append(right[j])
+                j += 1
+            else:
+                out.append(left[i])
+                i += 1
+        return out + left[i:] + right[j:]
+    return _run_sort(items, lambda x, last: "more" if greater((x, last)) else "stop", merge)
+
+
+def ml_unique_sort(compare: Callable[[tuple[Any, Any]], str],
+                   items: Sequence[Any]) -> tuple[Any, ...]:
+    """SML/NJ's ``ListMergeSort.uniqueSort cmp l``: ``l`` in ascending order by ``cmp``
+    (``LESS``, ``EQUAL``, ``GREATER``), one element of each class of equal ones.
+
+    >>> ml_unique_sort(lambda p: "LESS" if p[0] < p[1] else
+    ...                ("GREATER" if p[0] > p[1] else "EQUAL"), (3, 1, 3, 2, 1))
+    (1, 2, 3)
+    """
+    def merge(left: list[Any], right: list[Any]) -> list[Any]:
+        out, i, j = [], 0, 0
+        while i < len(left) and j < len(right):
+            order = compare((left[i], right[j]))
+            if order == "GREATER":
+                out.append(right[j])
+                j += 1
+            elif order == "EQUAL":
+                j += 1
+            else:
+                out.append(left[i])
+                i += 1
+        return out + left[i:] + right[j:]
+    steps = {"GREATER": "more", "EQUAL": "same"}
+    return _run_sort(items, lambda x, last: steps.get(compare((x, last)), "stop"), merge)
+
+
+def ml_sorted(greater: Callable[[tuple[Any, Any]], bool], items: Sequence[Any]) -> bool:
+    """SML/NJ's ``ListMergeSort.sorted (op >) l``: whether no element is ``>`` the next."""
+    return not any(greater(pair) for pair in itertools.pairwise(items))
+
+
+def ml_concat_with(separator: str, parts: Sequence[str]) -> str:
+    """SML's ``String.concatWith sep l``: the strings of ``l`` with ``sep`` between."""
+    return separator.join(parts)
+
+
+def ml_extract(triple: tuple[str, int, Any]) -> str:
+    """SML's ``String.extract (s, i, NONE)``: ``s`` from ``i``; ``SOME n``: ``n``
+    characters from ``i``; ``Subscript`` when they are not all in ``s``."""
+    text, start, count = triple
+    if count == "NONE":
+        if not 0 <= start <= len(text):
+            ml_raise("Subscript")
+        return text[start:]
+    return ml_substring((text, start, count[1]))
+
+
+def ml_is_upper(char: str) -> bool:
+    """SML's ``Char.isUpper``: an ASCII upper-case letter."""
+    return "A" <= char <= "Z"
+
+
+def ml_is_lower(char: str) -> bool:
+    """SML's ``Char.isLower``: an ASCII lower-case letter."""
+    return "a" <= char <= "z"
+
+
+def ml_is_alpha_num(char: str) -> bool:
+    """SML's ``Char.isAlphaNum``: an ASCII letter or decimal digit."""
+    return ml_is_alpha(char) or ml_is_digit(char)
+
+
+def ml_bool_from_string(text: str) -> Any:
+    """SML's ``Bool.fromString``: ``SOME b`` for ``true`` or ``false`` at the start of
+    ``text`` (after white space), ``NONE`` otherwise."""
+    rest = text.lstrip()
+    for word, value in (("true", True), ("false", False)):
+        if rest.startswith(word):
+            return ("SOME", value)
+    return "NONE"
+
+
+def ml_rev_append(pair: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, ...]:
+    """SML's ``List.revAppend (l1, l2)``: ``l1`` reversed, then ``l2``."""
+    first, second = pair
+    return tuple(reversed(first)) + tuple(second)
+
+
+def ml_quot(pair: tuple[int, int]) -> int:
+    """SML's ``Int.quot (a, b)``: ``a / b`` rounded towards zero; ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    quotient = abs(a) // abs(b)
+    return quotient if (a < 0) == (b < 0) else -quotient
+
+
+def ml_rem(pair: tuple[int, int]) -> int:
+    """SML's ``Int.rem (a, b)``: ``a - b * Int.quot (a, b)`` (the sign of ``a``)."""
+    a, b = pair
+    return a - b * ml_quot(pair)
+
+
+def ml_int_div(pair: tuple[int, int]) -> int:
+    """SML's ``Int.div (a, b)``: ``a div b`` (rounded down); ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    return a // b
+
+
+def ml_int_mod(pair: tuple[int, int]) -> int:
+    """SML's ``Int.mod (a, b)``: ``a mod b`` (the sign of ``b``); ``Div`` when ``b`` is 0."""
+    a, b = pair
+    if b == 0:
+        ml_raise("Div")
+    return a % b
+
+
+def ml_intersect(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' list function ``intersect xs ys`` (cpntools.org): the elements of
+    ``xs`` found in ``ys``, each taking one occurrence out of ``ys``.
+
+    >>> ml_intersect((1, 2, 3, 2), (2, 3, 4))
+    (2, 3)
+    """
+    rest, kept = list(right), []
+    for item in left:
+        if item in rest:
+            rest.remove(item)
+            kept.append(item)
+    return tuple(kept)
+
+
+def ml_sort_lt(less: Callable[[tuple[Any, Any]], bool],
+               items: Sequence[Any]) -> tuple[Any, ...]:
+    """CPN Tools' list function ``sort lt l``: ``l`` in ascending order by the less-than
+    function ``lt`` (a colour set's ``CS.lt``, say)."""
+    return ml_merge_sort(lambda pair: less((pair[1], pair[0])), items)
+
+
+#: The colour-set kinds ``CS.lt`` orders (ml_lt).
+ORDERED_KINDS = frozenset({"int", "index", "real", "string", "bool", "unit", "enum",
+                           "product"})
+
+
+def lt_orders(shape: Shape) -> bool:
+    """Whether :func:`ml_lt` orders a colour set of ``shape`` (its components' too)."""
+    if shape[0] == "product":
+        return all(lt_orders(part) for part in shape[1])
+    return shape[0] in ORDERED_KINDS
+
+
+def ml_lt(name: str, shape: Shape, pair: tuple[Any, Any]) -> bool:
+    """CPN Tools' ``CS.lt (a, b)``: whether colour ``a`` comes before ``b`` in the colour
+    set's order (cpntools.org, colour sets: the usual order of integers, reals and strings,
+    false before true, an enumeration's or index's values in their declared order, and
+    products lexicographically, component by component).
+
+    >>> ml_lt("P", ("product", (("int", None, None), ("enum", ("b", "a")))), ((1, "b"), (1, "a")))
+    True
+    """
+    a, b = pair
+    kind = shape[0]
+    if kind == "enum":
+        return shape[1].index(a) < shape[1].index(b)
+    if kind == "unit":
+        return False
+    if kind == "product":
+        for part, x, y in zip(shape[1], a, b, strict=True):
+            if ml_lt(name, part, (x, y)):
+                return True
+            if ml_lt(name, part, (y, x)):
+                return False
+        return False
+    if kind not in ORDERED_KINDS:
+        raise ValueError(f"{name}.lt: colour set kind {kind!r}")
+    return bool(a < b)
+
+
 def ml_ms_minus(left: Sequence[Any], right: Sequence[Any]) -> tuple[Any, ...]:
     """CPN Tools' ``ms1 -- ms2`` (its simulator's ``ms.sml``; multisets are lists): ``ms1``
     with one occurrence of each element of ``ms2`` taken out, the first one from the
@@ -414,6 +680,13 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_tokens": ml_tokens, "ml_fields": ml_fields, "ml_is_digit": ml_is_digit,
     "ml_is_alpha": ml_is_alpha, "ml_is_space": ml_is_space, "ml_sub": ml_sub,
     "ml_substring": ml_substring, "ml_is_prefix": ml_is_prefix, "ml_is_suffix": ml_is_suffix,
-    "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult,
+    "ml_ms_minus": ml_ms_minus, "ml_mult": ml_mult, "ml_is_substring": ml_is_substring,
+    "ml_string_map": ml_string_map, "ml_string_translate": ml_string_translate,
+    "ml_merge_sort": ml_merge_sort, "ml_unique_sort": ml_unique_sort, "ml_sorted": ml_sorted,
+    "ml_sort_lt": ml_sort_lt, "ml_lt": ml_lt, "ml_intersect": ml_intersect,
+    "ml_concat_with": ml_concat_with, "ml_extract": ml_extract, "ml_is_upper": ml_is_upper,
+    "ml_is_lower": ml_is_lower, "ml_is_alpha_num": ml_is_alpha_num,
+    "ml_bool_from_string": ml_bool_from_string, "ml_rev_append": ml_rev_append,
+    "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
     "ml_set_field": ml_set_field,
 }
