@@ -512,3 +512,50 @@ def test_property_library_explores_a_finite_bbr_flow():
     tcb = last.marking["flow0.snd.tcb"][0]
     assert (tcb.una, tcb.nxt, tcb.cwnd, tcb.sacked) == (1, 3, 1.0, ((2, 3),))
     assert in_flight_segments(tcb, 3) == 1
+
+
+# --------------------------------------------------------------------------- 100 Mbit/s
+
+REFERENCE_100M = "scenarios/reference/bbr_2flows_100m.yaml"
+
+
+def _pacing_mbps(trace, t: float, span_s: float = 0.02) -> float:
+    """The pacing rate as the sender's segments show it: one segment over the median gap
+    between the segments it sends in ``[t, t + span_s)`` (BBR is paced, and limited by
+    its pacing rate once its window is twice the BDP; neither lens traces the rate)."""
+    sent = trace.events("f0", ("send", "retransmit"))["time_s"].to_numpy()
+    sent = np.sort(sent[(sent >= t) & (sent < t + span_s)])
+    return 1448 * 8 / float(np.median(np.diff(sent))) / 1e6 if len(sent) > 2 else np.nan
+
+
+@pytest.mark.slow
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_cwnd_and_pacing_rate_at_100_mbps():
+    """One flow of bbr_2flows_100m for 4 s (BDP about 367 segments, 31 000 segments
+    sent): the same STARTUP peak (1067 segments) within a segment, DRAIN ending within
+    10 ms, then PROBE_BW: the window every 0.25 s within 2.5 segments (2 BDP plus the
+    quanta, and 2 more in a 1.25 phase: each lens draws its first phase, so one may be
+    in a 1.25 phase when the other is not), and the pacing rate of each gain (the 10th
+    percentile over PROBE_BW: 0.75; the median: 1; the 90th: 1.25) within 1 %: one
+    bandwidth estimate, one rate per gain."""
+    data = load_scenario(REFERENCE_100M).model_dump()
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["start_s"] = 0.0
+    data["horizon_s"] = HORIZON_S
+    data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
+    (tn, wn), (ts, ws) = _window(net), _window(ns3)
+    (peak_net, drop_net, _), (peak_ns3, drop_ns3, _) = _shape(tn, wn), _shape(ts, ws)
+    assert peak_net > 2.89 * 367 and abs(peak_net - peak_ns3) <= 1
+    assert drop_net < 1.0 and abs(drop_net - drop_ns3) < 0.01
+    for t in np.arange(1.0, HORIZON_S, 0.25):
+        assert abs(_at(tn, wn, t) - _at(ts, ws, t)) <= 2.5, (t, _at(tn, wn, t), _at(ts, ws, t))
+    probe_bw = np.arange(1.5, HORIZON_S, 0.01)
+    rates = [np.array([_pacing_mbps(trace, t) for t in probe_bw]) for trace in (net, ns3)]
+    for q in (10, 50, 90):
+        at_net, at_ns3 = (np.nanpercentile(r, q) for r in rates)
+        assert at_net == pytest.approx(at_ns3, rel=0.01), (q, at_net, at_ns3)
+    assert np.nanpercentile(rates[1], 50) == pytest.approx(0.99 * 100 * 1448 / 1502, rel=0.02)
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.01)

@@ -124,3 +124,62 @@ def test_net_and_ns3_share_losses_and_cubic_growth():
     # ssthresh: the same values in the same order
     assert list(_window(net, var="ssthresh_bytes")[1][:first]) == \
         list(_window(ns3, var="ssthresh_bytes")[1][:first])
+
+
+def test_net_window_stays_whole_through_the_recovery_exit():
+    """CUBIC's window is whole segments (ns-3 grows it one segment at a time); the ACK
+    that ends fast recovery grows it as CUBIC does, by the segments it passes. The base
+    sender's NewReno step left ssthresh + 1 / ssthresh there, and the window a fraction
+    of a segment off a whole one for the rest of the epoch."""
+    times, cwnd = _window(lens_trace(NetLens(), _short()))
+    assert _reductions(times, cwnd)
+    assert np.all(cwnd == np.floor(cwnd)), cwnd[cwnd != np.floor(cwnd)][:5]
+
+
+# --------------------------------------------------------------------------- 100 Mbit/s
+
+REFERENCE_100M = "scenarios/reference/cubic_2flows_100m.yaml"
+HORIZON_100M_S = 8.0
+#: Just below the most the path holds (BDP 367 + 1000 packets): slow start ends
+#: without its overshoot (thousands of losses) and the window reaches the buffer's
+#: limit a few seconds later, so the run holds two reductions and the cubic between.
+INITIAL_SSTHRESH_100M = 1350
+
+
+def _short_100m() -> dict:
+    data = load_scenario(REFERENCE_100M).model_dump()
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["start_s"] = 0.0
+    data["tcp"]["initial_ssthresh_segments"] = INITIAL_SSTHRESH_100M
+    data["horizon_s"] = HORIZON_100M_S
+    data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
+    return data
+
+
+@pytest.mark.slow
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_net_and_ns3_share_the_cwnd_trajectory_at_100_mbps():
+    """One flow of cubic_2flows_100m for 8 s (about 65 000 segments): the same two
+    reductions (instant within 5 ms, window after equal, before within one segment), and
+    the window every 0.25 s within one segment. The rules are the same; what is left is
+    which ACK a one-segment step falls on: near the plateau a step comes every 27 ms and
+    its ACK shifts with ``delay_min`` (ns-3's from millisecond timestamps), so the net
+    lens's second loss comes 3.7 ms after ns-3's, one step later (1374 against 1373
+    segments, the same ssthresh, 961), and the windows are apart for those 3.7 ms and 3 ms
+    at that recovery's exit, between the instants compared. Before the recovery exit grew
+    the window as CUBIC, the net lens lagged ns-3 by up to 4 segments for 150 ms after
+    each reduction."""
+    data = _short_100m()
+    net, ns3 = lens_trace(NetLens(), data), lens_trace(Ns3Lens(), data)
+    (tn, wn), (ts, ws) = _window(net), _window(ns3)
+    drops_net, drops_ns3 = _reductions(tn, wn), _reductions(ts, ws)
+    assert len(drops_net) == len(drops_ns3) == 2
+    for (t1, b1, a1), (t2, b2, a2) in zip(drops_net, drops_ns3, strict=True):
+        assert abs(t1 - t2) < 5e-3 and abs(b1 - b2) <= 1 and a1 == a2
+    for t in np.arange(0.25, HORIZON_100M_S, 0.25):
+        at_net = wn[np.searchsorted(tn, t, side="right") - 1]
+        at_ns3 = ws[np.searchsorted(ts, t, side="right") - 1]
+        assert abs(at_net - at_ns3) <= 1, (t, at_net, at_ns3)
+    good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
+    assert good_net == pytest.approx(good_ns3, rel=0.01)

@@ -27,7 +27,11 @@ The window is in whole segments, grown one segment at a time:
 * a fast retransmit and a timeout set ``W_max`` to the window (``cwnd (1 + beta) / 2``
   with fast convergence when the window is below the last maximum), end the epoch and set
   ``ssthresh = max(2, trunc(beta cwnd))`` (:func:`cubic_ssthresh`); the recovery is
-  NewReno's or SACK's (the base sender) and leaves at ``cwnd = ssthresh``. A timeout then
+  NewReno's or SACK's (the base sender) and leaves at ``cwnd = ssthresh``, then grows as
+  ns-3's ``IncreaseWindow`` by every segment the exit ACK passes (:func:`cubic_exit`:
+  the count left in ``cnt`` grows the window one segment on each of the next ACKs;
+  with the base sender's NewReno step the window lagged ns-3's by up to 4 segments for
+  150 ms after each recovery at 100 Mbit/s, tests/test_cubic.py). A timeout then
   forgets everything but the counter (ns-3's ``CubicReset`` on ``CA_LOSS``): ``W_max =
   0``, no ``delay_min``; the base sender forgets its scoreboard there, ``kept`` holds it
   for :func:`cubic_delivered` (ns-3 keeps it: the segments its receiver holds are not
@@ -57,7 +61,8 @@ from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
 from tcpn.petrinets.net_functions import net_function
 
-__all__ = ["CUBIC", "CubicParams", "cubic_ack", "cubic_delivered", "cubic_grow", "cubic_loss",
+__all__ = ["CUBIC", "CubicParams", "cubic_ack", "cubic_delivered", "cubic_exit", "cubic_grow",
+           "cubic_loss",
            "cubic_rtt",
            "cubic_sender_net", "cubic_ssthresh", "cubic_start", "cubic_timeout", "cubic_update",
            "friendly_scale"]
@@ -254,6 +259,32 @@ def cubic_ack(c: Any, t: Any, a: Any, srtt: float, now: float, scaling: float, b
     return grown._replace(kept=merge_sack(c.kept, (), a.ack))
 
 
+@net_function
+def cubic_exit(c: Any, t: Any, a: Any, srtt: float, now: float, scaling: float, beta: float,
+               friendly: bool, delta_s: float) -> Any:
+    """State after ACK ``a`` that ends fast recovery, ``window`` the new window: ns-3's
+    ``ProcessAck`` leaving ``CA_RECOVERY`` sets the window to ssthresh, then runs
+    ``PktsAcked`` and ``IncreaseWindow`` with every segment the cumulative ACK passes,
+    counted from the old head (the segments the scoreboard held included, unlike a new
+    ACK's :func:`cubic_delivered`). The count goes into ``cnt`` whole: the window grows
+    one segment on this ACK and the rest of the count grows it one segment on each of
+    the next ACKs while ``cnt >= n``.
+
+    >>> from tcpn.models.components.sender import Tcb
+    >>> from tcpn.models.components.packets import Pkt
+    >>> t = Tcb(40.0, 35.0, 100, 150, 150, 0, 0, True, 0, False, (), 0, False, 0)
+    >>> ack = Pkt(flow=0, dst=0, seq=-1, ack=150, size=40, ts=0.0, echo=0.0, ecn=0,
+    ...           ece=False, cwr=False, retx=False, sack=())
+    >>> c = cubic_exit(cubic_start()._replace(last_max=50, delay_min=0.04), t, ack, 0.05,
+    ...                1.0, 0.4, 0.7, True, 0.01)
+    >>> c.window, c.n, c.cnt
+    (36.0, 35, 15)
+    """
+    grown = cubic_grow(cubic_rtt(c, srtt, now, delta_s), t.ssthresh, t.ssthresh,
+                       a.ack - t.una, now, scaling, beta, friendly)
+    return grown._replace(kept=merge_sack(c.kept, (), a.ack))
+
+
 def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0.7,
                      fast_convergence: bool = True, friendly: bool = True,
                      name: str = "sender") -> PetriNet:
@@ -267,12 +298,20 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     net.declare(CUBIC_C=scaling, CUBIC_BETA=beta, FAST_CONV=fast_convergence,
                 FRIENDLY=friendly, CUBIC_DELTA=CUBIC_DELTA_S, cubic_rtt=cubic_rtt,
                 cubic_loss=cubic_loss, cubic_ssthresh=cubic_ssthresh,
-                cubic_timeout=cubic_timeout, cubic_ack=cubic_ack)
+                cubic_timeout=cubic_timeout, cubic_ack=cubic_ack, cubic_exit=cubic_exit)
     net.add_place(Place("cubic", CUBIC, initial=[cubic_start()]))
     ack = "cubic_ack(c, t, a, r2.srtt, now, CUBIC_C, CUBIC_BETA, FRIENDLY, CUBIC_DELTA)"
     track(net, "new_ack", "cubic", "c", ack)
     wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd=({ack}).window)")
-    for tname in (t for t in NEW_DATA_ACKS if t in net.transitions and t != "new_ack"):
+    # the ACK that ends fast recovery grows the window as CUBIC (ns-3's IncreaseWindow),
+    # not by the base sender's NewReno step (a fraction of a segment on CUBIC's window)
+    exit_growth = config.exit_growth and "recovery_exit" in net.transitions
+    if exit_growth:
+        leave = "cubic_exit(c, t, a, r2.srtt, now, CUBIC_C, CUBIC_BETA, FRIENDLY, CUBIC_DELTA)"
+        track(net, "recovery_exit", "cubic", "c", leave)
+        wrap_output(net, "recovery_exit", "tcb", f"({{base}})._replace(cwnd=({leave}).window)")
+    for tname in (t for t in NEW_DATA_ACKS if t in net.transitions and t != "new_ack"
+                  and not (exit_growth and t == "recovery_exit")):
         track(net, tname, "cubic", "c", "cubic_rtt(c, r2.srtt, now, CUBIC_DELTA)")
     # SACK recovery enters at cwnd = ssthresh (RFC 6675), NewReno's inflates by DUPTHRESH
     inflation = "" if config.variant == "sack" else " + DUPTHRESH"
