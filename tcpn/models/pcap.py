@@ -330,9 +330,11 @@ def read_pcap(source: str | Path | BinaryIO, bad_tcp_checksums: str = "skip") ->
     if bad_tcp_checksums == "skip":
         bad = ~_tcp_checksum_ok(data, raw, records.ip[rows], records.ihl[rows],
                                 caplens[rows] - (records.ip[rows] - frames.starts[rows]))
-        left = bad & _left_to_the_card(raw, records.ip[rows], records.ihl[rows])
-        offloaded = int(left.sum())
-        bad &= ~left
+        suspects = rows[bad]  # only a wrong checksum can be one left to the card
+        left = np.flatnonzero(bad)[_left_to_the_card(raw, records.ip[suspects],
+                                                     records.ihl[suspects])]
+        offloaded = len(left)
+        bad[left] = False
         if bad.any():
             skipped[_BAD_TCP_CHECKSUM] = int(bad.sum())
             rows = rows[~bad]
@@ -508,9 +510,15 @@ def _tcp_checksum_ok(data: bytes, raw: np.ndarray, ip: np.ndarray, ihl: np.ndarr
     sums = np.zeros(len(ip), dtype=np.int64)
     at = np.flatnonzero(checked)
     sums[at] = _word_sums(data, raw, start[at], length[at])
-    pseudo = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
-    sums += pseudo + 6 + length  # protocol 6 (TCP) and the segment length
+    sums += _pseudo_header_sum(raw, ip, length)
     return ~checked | (sums % 0xFFFF == 0)
+
+
+def _pseudo_header_sum(raw: np.ndarray, ip: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The IPv4 pseudo-header's words summed, not folded: both addresses, protocol 6 (TCP)
+    and the segment ``length``."""
+    addresses = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
+    return addresses + 6 + length
 
 
 def _left_to_the_card(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.ndarray:
@@ -521,9 +529,7 @@ def _left_to_the_card(raw: np.ndarray, ip: np.ndarray, ihl: np.ndarray) -> np.nd
     ``tcp_v4_check(len, saddr, daddr, 0)``), which is why ``tcpdump`` on a sender reports
     every segment it sent as "cksum incorrect". A segment corrupted on the wire matches it
     with probability 2^-16."""
-    length = _field(raw, ip + 2, 2).astype(np.int64) - ihl
-    folded = sum(_field(raw, ip + offset, 2).astype(np.int64) for offset in (12, 14, 16, 18))
-    folded = folded + 6 + length
+    folded = _pseudo_header_sum(raw, ip, _field(raw, ip + 2, 2).astype(np.int64) - ihl)
     for _ in range(2):  # at most 4 x 0xFFFF + 2 x 0xFFFF: two folds reach 16 bits
         folded = (folded & 0xFFFF) + (folded >> 16)
     return _field(raw, ip + ihl + 16, 2).astype(np.int64) == folded
