@@ -416,8 +416,8 @@ def describe_capture(
 def linux_testbed_command(
     scenario: Annotated[str, typer.Argument(help="Scenario YAML file the testbed can build "
                                             "(no link delay, drop-tail queues, bulk or "
-                                            "sized flows of reno, newreno, sack, cubic, "
-                                            "bbr).")],
+                                            "sized flows of linux_reno, reno, newreno, sack, "
+                                            "cubic, bbr).")],
     output: Annotated[str, typer.Option(
         "--output", "-o", help="Directory for <node>.pcap per end host and testbed.json; a "
         "new or empty directory, or a tcpn output with --overwrite.")],
