@@ -154,7 +154,13 @@ def test_a_budget_asked_is_capped_by_what_the_process_may_use():
     assert asked.max_rss_bytes == 1 << 60 and asked.source == default.source
     assert abs(asked.allowance_bytes - default.allowance_bytes) < 0.05 * default.allowance_bytes
     assert not asked.exceeded()
-    assert asked.exceeded(asked.allowance_bytes + 1)
+    # Measured against MemAvailable on a shared machine, others may free memory after the
+    # budget is made: the allocation tried is the allowance plus what became available
+    # since, plus 5 % for what is freed while this line runs.
+    now = usable_memory().by_limit
+    freed = max([0] + [now[name] - before for name, before in asked.start.items()
+                       if name in now])
+    assert asked.exceeded(asked.allowance_bytes + freed + default.allowance_bytes // 20)
     assert MemoryBudget.of(1).exceeded()
     assert MemoryBudget.of(1).reason() == "memory budget reached: resident memory above 1 bytes"
 
