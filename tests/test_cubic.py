@@ -126,6 +126,34 @@ def test_net_and_ns3_share_losses_and_cubic_growth():
         list(_window(ns3, var="ssthresh_bytes")[1][:first])
 
 
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_ns3_window_after_a_timeout_grows_only_by_what_acks_deliver():
+    """One flow in slow start from the first instant overshoots the path, loses much of a
+    window and times out. After the timeout each ACK grows ns-3's window (slow start,
+    every segment counted) by the segments it newly delivers: segments the receiver got
+    after the sender last heard of its state before the timeout (its ACKs take 22 ms, a
+    delayed one 200 ms more: 0.25 s is taken). No step of the window may exceed their
+    count. Crediting every byte the ACK that ends CA_LOSS passes, SACKed ones included,
+    made one step of 835 segments (the ns3 lens's ``TcpnSocket``, commit cdef433)."""
+    data = _short()
+    data["tcp"].pop("initial_ssthresh_segments")
+    data["horizon_s"] = 2.6
+    trace = lens_trace(Ns3Lens(), data)
+    timeouts = trace.events("f0", "timeout")["time_s"].to_numpy()
+    assert len(timeouts) >= 1, "the overshoot no longer ends in a timeout"
+    heard = timeouts[0] - 0.25
+    received = trace.events("f0", "recv")
+    first = received.groupby("seq", observed=True)["time_s"].min()
+    arrivals = np.sort(first[first > heard].to_numpy())
+    times, cwnd = _window(trace)
+    after = np.flatnonzero(times > timeouts[0])
+    for i in after[1:]:
+        new = np.searchsorted(arrivals, times[i], side="right")
+        assert cwnd[i] - cwnd[i - 1] <= new, (times[i], cwnd[i - 1], cwnd[i], new)
+    assert cwnd[after].max() > 2  # the window did grow again after the timeout
+
+
 def test_net_window_stays_whole_through_the_recovery_exit():
     """CUBIC's window is whole segments (ns-3 grows it one segment at a time); the ACK
     that ends fast recovery grows it as CUBIC does, by the segments it passes. The base
