@@ -74,6 +74,7 @@ from tcpn.petrinets.exchange.cpnml import (
     MultisetTerm,
     UnsupportedConstruct,
     is_ml_identifier,
+    ml_string,
     multiset_terms,
     parse_ml,
     py_name,
@@ -85,6 +86,13 @@ from tcpn.petrinets.exchange.functions import (
     DeclaredFunction,
     MLDatatype,
     MLLocal,
+)
+from tcpn.petrinets.exchange.ml_use import (
+    MAX_USE_DEPTH,
+    UseFileError,
+    UseFileMissing,
+    split_declarations,
+    use_file_text,
 )
 from tcpn.petrinets.inscriptions import Inscription, is_pattern_tree
 from tcpn.petrinets.net import (
@@ -174,6 +182,9 @@ class ReportItem:
     arcs: int = 0
     #: the column in the file where the construct begins, when known (declarations)
     column: int | None = None
+    #: the SML file the construct is written in when it is not the model (a file the
+    #: model loads with ``use``: ``line`` and ``column`` are then in that file)
+    file: str = ""
 
     @property
     def root(self) -> ReportItem:
@@ -187,7 +198,7 @@ class ReportItem:
         line = f"line {self.line}" if self.line else ""
         if line and self.column:
             line += f", column {self.column}"
-        where = " ".join(p for p in (self.element_id, line) if p)
+        where = " ".join(p for p in (self.element_id, self.file, line) if p)
         page = f", page {self.page}" if self.page else ""
         return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
@@ -277,6 +288,9 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
              max_bytes: int | None = None) -> ImportedNet:
     """Read a CPN Tools file: a path, or the XML itself (``str`` starting with ``<`` or bytes).
 
+    A ``use "file.sml"`` declaration reads that file when it lies in the directory of the
+    model (read from a path), as declarations written in the model (:mod:`.ml_use`).
+
     Raises :class:`CpnFormatError` for a malformed file and, with ``strict=True``,
     :class:`IncompleteImportError` when some element could not be imported. The file's
     size (``max_bytes``, default ``limits().net_file_bytes``), nesting and initial markings
@@ -285,7 +299,8 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     data, name = read_net_file(source, max_bytes)
     text_starts: dict[ET.Element, tuple[int, int]] = {}
     root, lines = parse_xml(data, name, text_starts)
-    imported = _Importer(root, lines, name, text_starts).run()
+    model = None if isinstance(source, bytes) or name == "<string>" else Path(source)
+    imported = _Importer(root, lines, name, text_starts, model).run()
     if strict and not imported.complete:
         raise IncompleteImportError(imported.report)
     return imported
@@ -530,9 +545,10 @@ class _PlaceInfo:
 
 class _Importer:
     def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
-                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None):
-        self.root, self.lines, self.source = root, lines, source
-        self.text_starts = text_starts or {}
+                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None,
+                 model: Path | None = None):
+        self.root, self.lines, self.source, self.model = root, lines, source, model
+        self.text_starts = dict(text_starts or {})
         self.report = ImportReport(source)
         self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
@@ -574,6 +590,10 @@ class _Importer:
         #: declarations waiting for a name declared further on, and the element of each
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
+        #: the declarations read from used files (an element made for each, holding its
+        #: text) -> the file's name; and the files being read, outermost first
+        self.used_in: dict[ET.Element, str] = {}
+        self.using: list[Path] = []
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
         #: the top-level ``local`` blocks: (element, text, their declarations as read)
         self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
@@ -619,7 +639,7 @@ class _Importer:
         item = ReportItem(kind, element.get("id") or "", name,
                           at[0] if at else self.lines.get(element), reason,
                           self.page_of.get(element, ""), missing, cause, arcs,
-                          at[1] if at else None)
+                          at[1] if at else None, self.used_in.get(element, ""))
         self.report.unsupported.append(item)
         return item
 
@@ -1101,6 +1121,7 @@ class _Importer:
                     parts.append(node.text)
                 if node.tail:
                     parts.append(node.tail)
+            parts.extend(node.text or "" for node in self.used_in)
             self.file_text = "\n".join(parts)
         mentions = len(re.findall(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", self.file_text))
         reads = len(re.findall(rf"!\s*{re.escape(name)}(?![\w'])", self.file_text))
@@ -1249,13 +1270,54 @@ class _Importer:
         return known[1] if known is not None and known[0] is dec else None
 
     def _use(self, element: ET.Element, text: str) -> None:
-        """``use "file.sml"``: the file is not in the model; what it would have given is
-        traced once the net is read (:meth:`_trace_causes`)."""
-        match = re.match(r'use\s+"([^"]*)"', text)
-        file_name = match.group(1) if match else text[3:].strip(" ;")
-        self.uses.append(self.skip("declaration", element, f'use "{file_name}"',
-                                   "loads an SML file that is not in the model",
-                                   at=self.text_position(element, 0)))
+        """``use "file.sml"`` (or ``use (dir ^ "file.sml")`` of declared strings): the
+        file's declarations are read as if written here when it lies next to the model
+        (:func:`.ml_use.use_file_text`); otherwise the ``use`` is left out, and what it
+        would have given is traced once the net is read (:meth:`_trace_causes`)."""
+        written = text[3:].strip().rstrip(";").strip()
+        try:
+            file_name = self._constant_of(written, f"use {written}")
+        except (_Unsupported, MLSyntaxError):
+            file_name = None
+        at = self.text_position(element, 0)
+        if not isinstance(file_name, str):
+            self.uses.append(self.skip(
+                "declaration", element, f"use {written}", "loads an SML file whose name "
+                f"{written} is not a string tcpn can work out from the declarations",
+                at=at))
+            return
+        name = f"use {ml_string(file_name)}"
+        try:
+            if len(self.using) >= MAX_USE_DEPTH:
+                raise UseFileError(f"files used from files more than {MAX_USE_DEPTH} deep")
+            path, content = use_file_text(self.model, file_name)
+            if path in self.using:
+                raise UseFileError("the file is already being read (it uses itself)")
+        except UseFileMissing as exc:
+            self.uses.append(self.skip("declaration", element, name, "loads an SML file "
+                                       f"that is not in the model: {exc.reason}", at=at))
+            return
+        except UseFileError as exc:
+            self.uses.append(self.skip("declaration", element, name, "loads an SML file "
+                                       f"tcpn does not read: {exc.reason}", at=at))
+            return
+        self.note("declaration", element, name, f"read from {path.name} as declarations "
+                  "of the model")
+        self.using.append(path)
+        self.file_text = None  # _only_read looks in the used file's text too
+        try:
+            for declaration in split_declarations(content):
+                piece = ET.Element("ml", {"id": element.get("id") or ""})
+                piece.text = declaration.text
+                self.used_in[piece] = file_name
+                self.lines[piece] = declaration.line
+                self.text_starts[piece] = (declaration.line, declaration.column)
+                try:
+                    self._ml(piece)
+                except (UntrustedCodeError, EvaluationBudgetError) as exc:
+                    raise type(exc)(f"{file_name} line {declaration.line}: {exc}") from None
+        finally:
+            self.using.pop()
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = _strip_typed_val(dec)
@@ -2413,13 +2475,14 @@ class _Importer:
                 provided.setdefault(item.missing, []).append(item)
             if cause is not None and cause.root is not item:
                 item.cause = cause
+        files = " and ".join(u.name.removeprefix("use ") for u in self.uses)
+        names = ", ".join(f"{n} (used by {len(items)} element(s): "
+                          + ", ".join(repr(i.name) for i in items[:3])
+                          + (", ..." if len(items) > 3 else "") + ")"
+                          for n, items in sorted(provided.items())) or "none"
         for use in self.uses:
-            files = ", ".join(u.name for u in self.uses)
-            use.reason = (f"loads an SML file that is not in the model ({files}); the names the "
-                          "model uses but declares nowhere, which it would have provided: "
-                          + (", ".join(f"{n} (used by {len(items)} element(s))"
-                                       for n, items in sorted(provided.items()))
-                             if provided else "none"))
+            use.reason += (f"; the names the model uses but declares nowhere, which {files} "
+                           f"would have had to provide: {names}")
 
     def _drop_transition(self, name: str, reason: str) -> None:
         element = self.by_id[self.ids[f"trans:{name}"]]
