@@ -338,7 +338,13 @@ class CompiledNet:
     def initial_marking(self, keyed: bool = False) -> Marking:
         """A fresh copy of the net's initial marking in compiled form; with ``keyed``, the
         places of ``keyed_places`` as :class:`KeyedTokens` (what ``enumerate_due`` and
-        ``fire_tracked`` expect)."""
+        ``fire_tracked`` expect). Refused while an initial marking is still to be drawn
+        (:mod:`tcpn.petrinets.engine.initial_draws`: a simulator draws it before it compiles)."""
+        from tcpn.petrinets.engine.initial_draws import undrawn_error
+
+        undrawn = undrawn_error(self.net, f"net {self.net.name}")
+        if undrawn is not None:
+            raise undrawn
         marking: Marking = []
         for name, timed in zip(self.place_names, self.timed, strict=True):
             place: dict[Any, Any] = {}

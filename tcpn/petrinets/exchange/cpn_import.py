@@ -64,6 +64,7 @@ from tcpn.petrinets.distributions import (
     Uniform,
 )
 from tcpn.petrinets.engine.compiler import compile_net
+from tcpn.petrinets.engine.initial_draws import DrawnTerm, InitialDraw, term_tokens
 from tcpn.petrinets.exchange.cpnml import (
     BASIS_CONSTRUCTORS,
     ML_BASIS_DECLARATIONS,
@@ -1566,8 +1567,14 @@ class _Importer:
                                   missing=exc.missing)
             info.colour = None
             return info
+        drawn = tokens if isinstance(tokens, InitialDraw) else None
+        initial = [] if isinstance(tokens, InitialDraw) else tokens
+        if drawn is not None:
+            self.note("place", element, raw, f"initial marking {drawn.text!r} drawn at "
+                      "random: each run draws it from its seed, as CPN Tools draws it at "
+                      "initialisation (a state space needs one draw fixed first)")
         try:
-            place = Place(name, colour, initial=tokens, module=path)
+            place = Place(name, colour, initial=initial, module=path, initial_draw=drawn)
         except InputError as exc:
             info.item = self.skip("place", element, raw, str(exc))
             info.colour = None
@@ -1576,7 +1583,11 @@ class _Importer:
         self.ids[f"place:{name}"] = pid
         return info
 
-    def _initial_marking(self, element: ET.Element, colour: ColourSet) -> list[Token]:
+    def _initial_marking(self, element: ET.Element, colour: ColourSet
+                         ) -> list[Token] | InitialDraw:
+        """The place's initial tokens; an :class:`InitialDraw` when the marking draws at
+        random (``discrete(0, 99)``, ``CS.ran()``): CPN Tools evaluates it once, when the
+        simulator initialises the net, and so does each tcpn run, from its seed."""
         text = _text(element.find("initmark"))
         if not text or text == "INIT MARK":
             return []
@@ -1586,43 +1597,37 @@ class _Importer:
         if op is not None:
             base = self._number(delay_text, where)
         tree = self._parse(element.find("initmark"), value_text, where)
-        terms = multiset_terms(tree) or []
-        tokens: list[Token] = []
-        total = 0
-        for term in terms:
+        terms: list[tuple[ast.expr, ast.expr | None, ast.expr | None, MLToPython]] = []
+        for term in multiset_terms(tree) or []:
             translator = self._translator()
             try:
-                value = self._evaluate(translator.expression(term.value, where), translator,
-                                       where)
-                count = 1 if term.count is None else self._evaluate(
-                    translator.expression(term.count, where), translator, where)
-                stamp = base if term.stamp is None else float(self._evaluate(
-                    translator.expression(term.stamp, where), translator, where))
+                terms.append((translator.expression(term.value, where),
+                              None if term.count is None
+                              else translator.expression(term.count, where),
+                              None if term.stamp is None
+                              else translator.expression(term.stamp, where), translator))
             except UnsupportedConstruct as exc:
                 raise _Unsupported.of(exc) from None
-            if not isinstance(count, int) or count < 0:
-                raise _Unsupported(f"count {count!r} is not a natural number")
-            values = [value]
-            if isinstance(value, tuple) and not colour.contains(value) and all(
-                    colour.contains(v) for v in value):
-                values = list(value)  # a list (CPN ML's multisets are lists): its elements
-            if len(values) != 1:
-                total += count * len(values)
-                problem = limit_problem("marking_tokens", total)
-                if problem is not None:
-                    raise self.fail(element, f"{where}: {problem}")
-                tokens.extend(Token(v, stamp) for v in values for _ in range(count))
-                continue
-            value = values[0]
-            if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
-                count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
-            if stamp != 0 and not colour.is_timed:
-                raise _Unsupported("a timestamp on an untimed place")
-            total += count
-            problem = limit_problem("marking_tokens", total)
-            if problem is not None:
-                raise self.fail(element, f"{where}: {problem}")
-            tokens.extend([Token(value, stamp)] * count)
+        if any(t.uses_random for *_, t in terms) and not any(t.uses_time for *_, t in terms):
+            for *_, translator in terms:
+                self._declare_basis(translator)
+            return InitialDraw(text, tuple(
+                DrawnTerm(ast.unparse(value), None if count is None else ast.unparse(count),
+                          None if stamp is None else ast.unparse(stamp))
+                for value, count, stamp, _ in terms), self.declarations, base)
+        tokens: list[Token] = []
+        for value_python, count_python, stamp_python, translator in terms:
+            value = self._evaluate(value_python, translator, where)
+            count = None if count_python is None else self._evaluate(count_python, translator,
+                                                                     where)
+            stamp = base if stamp_python is None else float(
+                self._evaluate(stamp_python, translator, where))
+            try:
+                tokens.extend(term_tokens(colour, value, count, stamp, where, len(tokens)))
+            except InputError as exc:
+                if "marking_tokens" in str(exc):
+                    raise self.fail(element, str(exc)) from None
+                raise _Unsupported(str(exc).removeprefix(f"{where}: ")) from None
         return tokens
 
     def _number(self, text: str, where: str) -> float:
