@@ -77,7 +77,15 @@ def test_an_absent_file_names_what_it_would_have_provided_and_takes_along_its_us
     assert "took along 1 element(s): 1 transition(s)" in imported.report.text()
 
 
-@pytest.mark.parametrize("written", ["../outside/lib.sml", "{outside}/lib.sml", "link.sml"])
+def test_a_relative_path_written_with_backslashes_is_read(tmp_path):
+    (tmp_path / "sml").mkdir()
+    (tmp_path / "sml" / "lib.sml").write_text(LIBRARY)
+    imported = read_cpn(model(tmp_path, 'use "sml\\\\lib.sml";'))  # "sml\\lib.sml" in SML
+    assert imported.complete, imported.report.text()
+
+
+@pytest.mark.parametrize("written", ["../outside/lib.sml", "{outside}/lib.sml", "link.sml",
+                                     "C:/Users/me/lib.sml", "C:\\\\lib.sml"])
 def test_a_used_file_outside_the_models_directory_is_never_read(tmp_path, written):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -15,6 +15,7 @@ file and the others still come in.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,8 @@ __all__ = ["MAX_USE_DEPTH", "UseFileError", "UseFileMissing", "split_declaration
 #: itself is refused at once).
 MAX_USE_DEPTH = 8
 
+#: ``C:/...``, ``C:\\...`` and ``\\\\server\\...``: absolute on Windows, where CPN Tools runs.
+_WINDOWS_ABSOLUTE = re.compile(r"^(?:[A-Za-z]:[\\/]|[\\/]{2})")
 #: Words that begin an SML top-level declaration (CPN Tools' own ``globref`` too).
 _DECLARATION_WORDS = frozenset({
     "val", "fun", "datatype", "type", "exception", "local", "structure", "signature",
@@ -82,7 +85,11 @@ directory /tmp (tcpn reads only the files next to the model)
         raise UseFileMissing("the model was read from memory: there is no directory to "
                              "find the file in")
     base = model.resolve().parent
-    target = (base / written).resolve()  # an absolute ``written`` replaces ``base``
+    if _WINDOWS_ABSOLUTE.match(written):
+        raise UseFileError(f"{written} is an absolute Windows path, outside the model's "
+                           f"directory {base} (tcpn reads only the files next to the model)")
+    # CPN Tools runs on Windows: a relative path may separate its directories with '\'
+    target = (base / written.replace("\\", "/")).resolve()  # an absolute path replaces base
     if not target.is_relative_to(base):
         raise UseFileError(f"{written} is outside the model's directory {base} (tcpn reads "
                            "only the files next to the model)")
