@@ -115,3 +115,11 @@ def test_a_used_file_over_the_size_limit_is_refused_naming_the_limit(tmp_path):
     with using_limits(ml_file_bytes=100):
         imported = read_cpn(model(tmp_path, 'use "lib.sml";'))
     assert "ml_file_bytes" in imported.report.unsupported[0].reason
+
+
+def test_several_absent_files_list_the_missing_names_once(tmp_path):
+    imported = read_cpn(model(tmp_path, 'use "step.sml";', ml("D4", 'use "lib.sml";')))
+    first, second = (i for i in imported.report.unsupported if i.name.startswith("use"))
+    assert (first.name, second.name) == ('use "lib.sml"', 'use "step.sml"')
+    assert '"lib.sml" and "step.sml" would have had to provide: limit' in first.reason
+    assert "limit" not in second.reason and 'listed under use "lib.sml"' in second.reason

@@ -957,8 +957,14 @@ class _Importer:
         if kind == "index":
             # index ph with 1..n: ph(i) is kept as the integer i (a colour set's values are
             # never compared with another's, so nothing tells the two apart)
-            low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
-            constructor = (body.findtext("id") or "").strip()
+            ends, constructor = body.findall("ml"), (body.findtext("id") or "").strip()
+            if len(ends) != 2 or not constructor:
+                # CPN Tools reads the structure, not the <layout> text: it marks such a
+                # declaration as an error and runs the rest of the net
+                raise _Unsupported(f"<index> without its two bounds (<ml>) and its "
+                                   f"constructor (<id>): {len(ends)} bound(s)"
+                                   + ("" if constructor else ", no constructor"))
+            low, high = (self._ml_int(m) for m in ends)
             self.index_constructors.add(constructor)
             self.index_colours[name] = constructor
             self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
@@ -2485,9 +2491,12 @@ class _Importer:
                           + ", ".join(repr(i.name) for i in items[:3])
                           + (", ..." if len(items) > 3 else "") + ")"
                           for n, items in sorted(provided.items())) or "none"
-        for use in self.uses:
+        for use in self.uses[:1]:  # the one that takes the elements needing them along
             use.reason += (f"; the names the model uses but declares nowhere, which {files} "
                            f"would have had to provide: {names}")
+        for use in self.uses[1:]:
+            use.reason += ("; the names the model uses but declares nowhere are listed "
+                           f"under {self.uses[0].name}")
 
     def _drop_transition(self, name: str, reason: str) -> None:
         element = self.by_id[self.ids[f"trans:{name}"]]
