@@ -100,6 +100,14 @@ def test_a_used_file_outside_the_models_directory_is_never_read(tmp_path, writte
     assert not imported.net.transitions
 
 
+@pytest.mark.parametrize("written", ["a\\000b.sml", "x" * 5000 + ".sml", "loop.sml"])
+def test_a_path_that_cannot_be_followed_is_refused_naming_it(tmp_path, written):
+    (tmp_path / "loop.sml").symlink_to(tmp_path / "loop.sml")
+    imported = read_cpn(model(tmp_path, f'use "{written}";'))
+    use = imported.report.unsupported[0]
+    assert use.name.startswith("use") and "tcpn does not read" in use.reason, use
+
+
 def test_a_model_read_from_memory_reads_no_file(tmp_path):
     text = model(tmp_path, 'use "lib.sml";').read_bytes()
     (tmp_path / "lib.sml").write_text(LIBRARY)

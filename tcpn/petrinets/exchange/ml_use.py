@@ -88,13 +88,16 @@ directory /tmp (tcpn reads only the files next to the model)
     if _WINDOWS_ABSOLUTE.match(written):
         raise UseFileError(f"{written} is an absolute Windows path, outside the model's "
                            f"directory {base} (tcpn reads only the files next to the model)")
-    # CPN Tools runs on Windows: a relative path may separate its directories with '\'
-    target = (base / written.replace("\\", "/")).resolve()  # an absolute path replaces base
-    if not target.is_relative_to(base):
-        raise UseFileError(f"{written} is outside the model's directory {base} (tcpn reads "
-                           "only the files next to the model)")
-    if not target.exists():
-        raise UseFileMissing(f"{written} is not in the model's directory {base}")
+    try:
+        # CPN Tools runs on Windows: a relative path may separate directories with '\'
+        target = (base / written.replace("\\", "/")).resolve()  # absolute: replaces base
+        if not target.is_relative_to(base):
+            raise UseFileError(f"{written} is outside the model's directory {base} (tcpn "
+                               "reads only the files next to the model)")
+        if not target.exists():
+            raise UseFileMissing(f"{written} is not in the model's directory {base}")
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL, a name too long, a loop
+        raise UseFileError(f"{written!r} is not a path tcpn can follow ({exc})") from None
     try:
         data = read_input(target, "ml_file_bytes", "SML file")
     except UnreadableInput as exc:
