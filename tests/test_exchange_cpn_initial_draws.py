@@ -88,6 +88,13 @@ def test_a_state_space_over_a_drawn_marking_is_refused_naming_the_place(tmp_path
     assert space.complete and len(space) == 4  # Take and Read, in either order
 
 
+def test_the_inventory_shows_the_drawn_marking(tmp_path):
+    from tcpn.petrinets.inventory import inventory
+
+    places = inventory(read_cpn(net_file(tmp_path)).net)["places"].set_index("place")
+    assert places.loc["Drawn", "initial tokens"] == "drawn: discrete(0, 99)"
+
+
 def test_the_export_writes_the_drawn_marking_back_as_read(tmp_path):
     net = read_cpn(net_file(tmp_path)).net
     again = read_cpn(to_cpn(net))
