@@ -61,8 +61,10 @@ class Limits:
     net_file_bytes: int = 50 << 20
     """Bytes of a CPN Tools or PNML file (CPN Tools' own examples are below 1 MB)."""
     ml_file_bytes: int = 4 << 20
-    """Bytes of one SML file a CPN Tools model loads with ``use`` from its own directory
-    (the libraries models of the field load are below 100 kB)."""
+    """Bytes of the SML files a CPN Tools model loads with ``use`` from its own directory,
+    all of them together, a file counted each time it is loaded (the libraries models of
+    the field load are below 100 kB; ``use`` twice in each of eight nested files would
+    otherwise read one file 256 times)."""
     marking_tokens: int = 1_000_000
     """Tokens in the initial marking of one place of an imported net."""
     capture_bytes: int = 4 << 30

@@ -131,3 +131,19 @@ def test_several_absent_files_list_the_missing_names_once(tmp_path):
     assert (first.name, second.name) == ('use "lib.sml"', 'use "step.sml"')
     assert '"lib.sml" and "step.sml" would have had to provide: limit' in first.reason
     assert "limit" not in second.reason and 'listed under use "lib.sml"' in second.reason
+
+
+def test_the_bytes_of_all_used_files_together_are_bounded(tmp_path):
+    """A file loaded again and again counts each time: the model's used files together
+    stay within ``ml_file_bytes``, however they nest."""
+    from tcpn.limits import using_limits
+
+    (tmp_path / "lib.sml").write_text('val limit = 3;\nuse "step.sml";\nuse "step.sml";\n')
+    (tmp_path / "step.sml").write_text("fun next x = x + 1;\n")
+    size = len((tmp_path / "lib.sml").read_bytes()) + len((tmp_path / "step.sml").read_bytes())
+    with using_limits(ml_file_bytes=size + 5):
+        imported = read_cpn(model(tmp_path, 'use "lib.sml";'))
+    (item,) = imported.report.unsupported
+    assert (item.name, item.file, item.line) == ('use "step.sml"', "lib.sml", 3)
+    assert "ml_file_bytes" in item.reason
+    assert imported.net.transitions  # read once: next and limit are declared

@@ -595,6 +595,7 @@ class _Importer:
         #: text) -> the file's name; and the files being read, outermost first
         self.used_in: dict[ET.Element, str] = {}
         self.using: list[Path] = []
+        self.used_bytes = 0  # of the used files read so far (limit ml_file_bytes)
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
         #: the top-level ``local`` blocks: (element, text, their declarations as read)
         self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
@@ -1297,9 +1298,11 @@ class _Importer:
         try:
             if len(self.using) >= MAX_USE_DEPTH:
                 raise UseFileError(f"files used from files more than {MAX_USE_DEPTH} deep")
-            path, content = use_file_text(self.model, file_name)
+            path, content = use_file_text(self.model, file_name,
+                                          limits().ml_file_bytes - self.used_bytes)
             if path in self.using:
                 raise UseFileError("the file is already being read (it uses itself)")
+            self.used_bytes += len(content.encode("utf-8"))
         except UseFileMissing as exc:
             self.uses.append(self.skip("declaration", element, name, "loads an SML file "
                                        f"that is not in the model: {exc.reason}", at=at))

@@ -67,13 +67,15 @@ class Declaration:
     column: int
 
 
-def use_file_text(model: Path | None, written: str) -> tuple[Path, str]:
+def use_file_text(model: Path | None, written: str, bound: int | None = None
+                  ) -> tuple[Path, str]:
     """The file ``use`` names, resolved against the directory of ``model`` (the ``.cpn``
     file; None when the model was read from memory), and its text.
 
     Raises :class:`UseFileMissing` when it is not there and :class:`UseFileError` when it
     may not be read (a path leading outside the model's directory, a FIFO, a file over
-    ``limits().ml_file_bytes``).
+    ``bound`` bytes: by default ``limits().ml_file_bytes``, what the model's other used
+    files left of it when the importer gives it).
 
     >>> use_file_text(Path("/tmp/net.cpn"), "/etc/passwd")
     Traceback (most recent call last):
@@ -99,7 +101,7 @@ directory /tmp (tcpn reads only the files next to the model)
     except (OSError, ValueError, RuntimeError) as exc:  # a NUL, a name too long, a loop
         raise UseFileError(f"{written!r} is not a path tcpn can follow ({exc})") from None
     try:
-        data = read_input(target, "ml_file_bytes", "SML file")
+        data = read_input(target, "ml_file_bytes", "SML file", bound)
     except UnreadableInput as exc:
         raise UseFileError(exc.problem) from None
     try:
