@@ -108,3 +108,17 @@ def test_a_draw_that_gives_what_the_place_cannot_hold_names_the_place(tmp_path):
         fix_initial_draws(net, 0)
     with pytest.raises(InputError, match="place Drawn: initial token"):
         Simulator(net, seed=0)
+
+
+def test_tcpn_check_fixes_one_draw_with_draw_seed_and_says_so(tmp_path):
+    from cli_process import run_tcpn as tcpn
+
+    path = net_file(tmp_path)
+    refused = tcpn("check", str(path), "--report")
+    assert refused.returncode == 3
+    assert "place(s) Drawn (discrete(0, 99))" in refused.stderr
+    assert "--draw-seed" in refused.stderr
+    fixed = tcpn("check", str(path), "--report", "--draw-seed", "4")
+    assert fixed.returncode == 0, fixed.stderr
+    assert "fixed to one draw from seed 4: Drawn = [" in fixed.stderr
+    assert "State space report" in fixed.stdout

@@ -178,4 +178,5 @@ def undrawn_error(net: PetriNet, what: str) -> InputError | None:
     return InputError(f"{what}: the initial marking of place(s) {shown} is drawn at random "
                       "when a run starts (CPN Tools draws it at initialisation); a simulation "
                       "draws it from its seed, anything else needs one draw fixed first: "
-                      "tcpn.petrinets.engine.initial_draws.fix_initial_draws(net, seed)")
+                      "tcpn.petrinets.engine.initial_draws.fix_initial_draws(net, seed) "
+                      "(tcpn check --draw-seed N)")
