@@ -147,3 +147,17 @@ def test_the_bytes_of_all_used_files_together_are_bounded(tmp_path):
     assert (item.name, item.file, item.line) == ('use "step.sml"', "lib.sml", 3)
     assert "ml_file_bytes" in item.reason
     assert imported.net.transitions  # read once: next and limit are declared
+
+
+def test_the_export_of_a_model_with_a_used_file_holds_its_declarations(tmp_path):
+    """The export is self-contained: what the file declared is written in the model, the
+    ``use`` gone, and reads back (from memory, where no file can be found) the same."""
+    from tcpn.petrinets.exchange.cpn_export import to_cpn
+
+    (tmp_path / "lib.sml").write_text(LIBRARY)
+    imported = read_cpn(model(tmp_path, 'use "lib.sml";'))
+    text = to_cpn(imported.net)
+    assert "use " not in text and "fun next" in text
+    again = read_cpn(text.encode("iso-8859-1"))
+    assert again.complete, again.report.text()
+    assert len(explore(again.net, clock="absolute")) == 4
