@@ -641,8 +641,9 @@ class TransitionCompiler:
                 )
             if "now" in ins.names and "now" not in self.declared:
                 raise InputError(
-                    f"{where}: 'now' can't be used here: enabling must not depend on the "
-                    "clock (use a timed token)"
+                    f"{where}: 'now' can't be used here (CPN ML's time()): enabling must "
+                    "not depend on the clock, since the engines do not check a guard again "
+                    "as the clock advances (use a timed token)"
                 )
 
     # -- compilation ----------------------------------------------------------------------
