@@ -65,6 +65,8 @@ def left_out_class(item: ReportItem) -> str:
         return "taken along by another left-out element"
     if item.kind == "monitor":
         return "monitor"
+    if item.name.startswith("use ") and "tcpn does not read" in item.reason:
+        return "use of an SML file outside the model's directory (or unreadable)"
     if item.name.startswith("use "):
         return "use of an SML file the model does not hold"
     if "syntax error" in item.reason:

@@ -783,6 +783,10 @@ def check_net(
         "sequential test may take.")] = None,
     seed: Annotated[int, typer.Option(
         "--seed", help="With --probability: the seed of the simulated runs.")] = 0,
+    draw_seed: Annotated[int | None, typer.Option(
+        "--draw-seed", help="Fix each initial marking the net draws at random (a CPN Tools "
+        "file's discrete(0, 99)) to one draw from this seed, said on stderr: a state space "
+        "starts from one marking.")] = None,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -879,6 +883,7 @@ def check_net(
     A TCP property: tcpn check scenario.yaml --property all --segments 4 --losses 1
     """
     from tcpn.models.nets import named_net
+    from tcpn.petrinets.engine.initial_draws import drawn_places, fix_initial_draws
     from tcpn.reports.checks.formulas import CheckRequest, run_check
 
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
@@ -926,6 +931,13 @@ def check_net(
                               highlight=False, soft_wrap=True))
         return
     loaded = named_net(net, python=python, trusted=trust).net
+    drawn = drawn_places(loaded)
+    if draw_seed is not None and drawn:
+        loaded = fix_initial_draws(loaded, draw_seed)
+        err_console.print(f"the initial marking of place(s) {', '.join(drawn)}, drawn at "
+                          f"random, is fixed to one draw from seed {draw_seed}: " + "; ".join(
+                              f"{name} = {[t.value for t in loaded.places[name].initial]}"
+                              for name in drawn[:5]), markup=False, highlight=False)
     request = CheckRequest(net=loaded, source=net, ctl=tuple(ctl or ()), ltl=tuple(ltl or ()),
                            askctl=tuple(askctl or ()), report=report,
                            max_states=max_states or 5_000_000,

@@ -60,6 +60,11 @@ class Limits:
     about 10; deeply nested PNML terms need more)."""
     net_file_bytes: int = 50 << 20
     """Bytes of a CPN Tools or PNML file (CPN Tools' own examples are below 1 MB)."""
+    ml_file_bytes: int = 4 << 20
+    """Bytes of the SML files a CPN Tools model loads with ``use`` from its own directory,
+    all of them together, a file counted each time it is loaded (the libraries models of
+    the field load are below 100 kB; ``use`` twice in each of eight nested files would
+    otherwise read one file 256 times)."""
     marking_tokens: int = 1_000_000
     """Tokens in the initial marking of one place of an imported net."""
     capture_bytes: int = 4 << 30
@@ -104,7 +109,8 @@ class Limits:
 _current: list[Limits] = []
 _UNITS = {"scenario_bytes": "bytes", "yaml_nodes": "YAML nodes", "nesting_depth": "levels",
           "flows": "connections", "packet_hops": "packet-hops", "xml_depth": "levels",
-          "net_file_bytes": "bytes", "marking_tokens": "tokens", "capture_bytes": "bytes",
+          "net_file_bytes": "bytes", "ml_file_bytes": "bytes", "marking_tokens": "tokens",
+          "capture_bytes": "bytes",
           "import_evaluation_ms": "milliseconds", "stored_file_bytes": "bytes",
           "import_evaluation_bytes": "bytes",
           "expression_depth": "levels", "while_iterations": "turns",

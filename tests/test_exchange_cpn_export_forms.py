@@ -161,7 +161,7 @@ def test_a_missing_use_file_names_what_it_provides_and_a_place_takes_its_transit
     lines = [line for line in report.splitlines() if "left out:" in line]
     assert len(lines) == 1, report  # the one root cause, its dependants counted under it
     assert 'use "lib.sml"' in lines[0] and "(D1 line" in lines[0]
-    assert "libfn (used by 1 element(s)), libval (used by 1 element(s))" in lines[0]
+    assert "libfn (used by 1 element(s): 'g'), libval (used by 1 element(s): 'P')" in lines[0]
     assert ("took along 4 element(s): 1 declaration(s), 1 place(s), 2 transition(s) with "
             "their 5 arc(s)") in lines[0]
 

@@ -209,8 +209,8 @@ def test_a_use_file_names_what_it_would_have_provided_and_what_depends_on_it():
     report = imported.report
     use = next(item for item in report.unsupported if item.name.startswith("use"))
     assert use.name == 'use "lib/stats.sml"'
-    assert "getnum (used by 1 element(s))" in use.reason
-    assert "valid (used by 1 element(s))" in use.reason
+    assert "getnum (used by 1 element(s): 'twice')" in use.reason
+    assert "valid (used by 1 element(s): 'move')" in use.reason
     twice = next(item for item in report.unsupported if item.name == "twice")
     move = next(item for item in report.unsupported if item.name == "move")
     assert twice.root is use and move.root is use

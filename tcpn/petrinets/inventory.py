@@ -33,7 +33,8 @@ def inventory(net: PetriNet) -> dict[str, pd.DataFrame]:
     places = pd.DataFrame(
         [{"place": p.name, "colour set": _colour_name(p.colour),
           "timed": bool(getattr(p.colour, "is_timed", False)),
-          "initial tokens": _initial_count(p.initial), "module": p.module,
+          "initial tokens": _initial_count(p.initial) if p.initial_draw is None
+          else f"drawn: {p.initial_draw.text}", "module": p.module,
           "port": p.port or ""} for p in net.places.values()],
         columns=["place", "colour set", "timed", "initial tokens", "module", "port"])
     transitions = pd.DataFrame(

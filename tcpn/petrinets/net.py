@@ -23,12 +23,15 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from tcpn.errors import InputError
 from tcpn.petrinets.colours import UNIT, ColourSet
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import Inscription
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "P_HIGH",
@@ -80,13 +83,30 @@ def _check_delay(delay: Delay, where: str) -> None:
         raise InputError(f"{where}: delay {delay!r} must be finite and >= 0")
 
 
+class MarkingDraw(Protocol):
+    """An initial marking drawn at random when a run starts
+    (:class:`~tcpn.petrinets.engine.initial_draws.InitialDraw`)."""
+
+    @property
+    def text(self) -> str:
+        """What is drawn, in CPN ML (``discrete(0, 99)``)."""
+        ...
+
+    def draw(self, place: Place, rng: np.random.Generator) -> tuple[Token, ...]:
+        """The tokens of one draw from ``rng``."""
+        ...
+
+
 @dataclass
 class Place:
     """A place with its colour set and initial marking.
 
     ``initial`` lists token values (repeat a value for several tokens) or
     :class:`Token` objects carrying timestamps for timed places. ``port`` marks the
-    place as a port of a module: ``"in"``, ``"out"`` or ``"io"``.
+    place as a port of a module: ``"in"``, ``"out"`` or ``"io"``. ``initial_draw``, in
+    place of ``initial``, is an initial marking drawn at random when a run starts (CPN
+    Tools evaluates ``discrete(0, 99)`` in an initial marking once, at initialisation):
+    each simulation draws it from its seed (:mod:`tcpn.petrinets.engine.initial_draws`).
     """
 
     name: str
@@ -94,6 +114,7 @@ class Place:
     initial: Iterable[Any] = ()
     port: str | None = None
     module: str = ""
+    initial_draw: MarkingDraw | None = None
 
     def __post_init__(self) -> None:
         _check_name("place", self.name, NODE_NAME)
@@ -118,6 +139,9 @@ class Place:
                 raise InputError(f"place {self.name}: token timestamp {token.time!r} not finite")
             tokens.append(token)
         self.initial = tuple(tokens)
+        if self.initial_draw is not None and self.initial:
+            raise InputError(f"place {self.name}: initial tokens and an initial_draw: give "
+                             "one of them")
 
     @property
     def initial_tokens(self) -> tuple[Token, ...]:

@@ -215,6 +215,9 @@ def check_net(net: PetriNet, source: str) -> None:
     declared = frozenset(net.declarations)
     for name, value in net.declarations.items():
         _check_value(value, f"{source}: declaration {name}", declared, fields)
+    for place in net.places.values():
+        _check_value(place.initial_draw, f"{source}: place {place.name}, initial marking",
+                     declared, fields)
     names_of: dict[str, frozenset[str]] = {}
     for transition in net.transitions.values():
         where = f"{source}: transition {transition.name}"

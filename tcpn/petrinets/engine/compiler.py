@@ -338,7 +338,13 @@ class CompiledNet:
     def initial_marking(self, keyed: bool = False) -> Marking:
         """A fresh copy of the net's initial marking in compiled form; with ``keyed``, the
         places of ``keyed_places`` as :class:`KeyedTokens` (what ``enumerate_due`` and
-        ``fire_tracked`` expect)."""
+        ``fire_tracked`` expect). Refused while an initial marking is still to be drawn
+        (:mod:`tcpn.petrinets.engine.initial_draws`: a simulator draws it before it compiles)."""
+        from tcpn.petrinets.engine.initial_draws import undrawn_error
+
+        undrawn = undrawn_error(self.net, f"net {self.net.name}")
+        if undrawn is not None:
+            raise undrawn
         marking: Marking = []
         for name, timed in zip(self.place_names, self.timed, strict=True):
             place: dict[Any, Any] = {}
@@ -635,8 +641,9 @@ class TransitionCompiler:
                 )
             if "now" in ins.names and "now" not in self.declared:
                 raise InputError(
-                    f"{where}: 'now' can't be used here: enabling must not depend on the "
-                    "clock (use a timed token)"
+                    f"{where}: 'now' can't be used here (CPN ML's time()): enabling must "
+                    "not depend on the clock, since the engines do not check a guard again "
+                    "as the clock advances (use a timed token)"
                 )
 
     # -- compilation ----------------------------------------------------------------------

@@ -90,7 +90,8 @@ def net_fingerprint(net: PetriNet) -> str:
             h.update(b"\x00")
 
     for place in net.places.values():
-        feed("place", place.name, place.colour, place.initial_tokens, place.port)
+        feed("place", place.name, place.colour, place.initial_tokens, place.port,
+             *(("drawn", place.initial_draw.text) if place.initial_draw else ()))
     for t in net.transitions.values():
         feed("transition", t.name, t.guard, t.delay, t.priority, t.action, t.outputs,
              sorted(t.params.items()), sorted(t.free_variables.items()))

@@ -35,6 +35,7 @@ from tcpn.petrinets.cells import reset_cells
 from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import CompiledNet, CompiledTransition, RandomDraws, compile_net
 from tcpn.petrinets.engine.forced import ForcedDraws
+from tcpn.petrinets.engine.initial_draws import fix_initial_draws
 from tcpn.petrinets.engine.monitors import Monitor
 from tcpn.petrinets.engine.native import SIMULATOR_DEFAULT, select_engine
 from tcpn.petrinets.engine.result import SimulationResult, run_metadata
@@ -95,7 +96,11 @@ class Simulator:
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
                  engine: str | None = None, forced_draws: Iterable[float] | None = None,
                  firings: int | None = None):
-        compiled = net if isinstance(net, CompiledNet) else compile_net(net)
+        # an initial marking drawn at random: drawn here, once, from this run's seed
+        source = net.net if isinstance(net, CompiledNet) else net
+        drawn = fix_initial_draws(source, seed)
+        compiled = net if isinstance(net, CompiledNet) and drawn is source else \
+            compile_net(drawn)
         if forced_draws is not None:
             # the compiled engines draw from NumPy's generator itself, not from a stand-in:
             # forced draws run the Python loop, the reference, which fires the same sequence

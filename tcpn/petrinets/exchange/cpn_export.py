@@ -1087,6 +1087,8 @@ class _Exporter:
 
     def _initmark(self, place: Place) -> str:
         where = f"initial marking of place {place.name}"
+        if place.initial_draw is not None:  # drawn at initialisation: written as read
+            return place.initial_draw.text
         translator = self._translator(None)
         tokens = place.initial_tokens
         if not tokens:

@@ -64,6 +64,7 @@ from tcpn.petrinets.distributions import (
     Uniform,
 )
 from tcpn.petrinets.engine.compiler import compile_net
+from tcpn.petrinets.engine.initial_draws import DrawnTerm, InitialDraw, term_tokens
 from tcpn.petrinets.exchange.cpnml import (
     BASIS_CONSTRUCTORS,
     ML_BASIS_DECLARATIONS,
@@ -74,6 +75,7 @@ from tcpn.petrinets.exchange.cpnml import (
     MultisetTerm,
     UnsupportedConstruct,
     is_ml_identifier,
+    ml_string,
     multiset_terms,
     parse_ml,
     py_name,
@@ -85,6 +87,13 @@ from tcpn.petrinets.exchange.functions import (
     DeclaredFunction,
     MLDatatype,
     MLLocal,
+)
+from tcpn.petrinets.exchange.ml_use import (
+    MAX_USE_DEPTH,
+    UseFileError,
+    UseFileMissing,
+    split_declarations,
+    use_file_text,
 )
 from tcpn.petrinets.inscriptions import Inscription, is_pattern_tree
 from tcpn.petrinets.net import (
@@ -174,6 +183,9 @@ class ReportItem:
     arcs: int = 0
     #: the column in the file where the construct begins, when known (declarations)
     column: int | None = None
+    #: the SML file the construct is written in when it is not the model (a file the
+    #: model loads with ``use``: ``line`` and ``column`` are then in that file)
+    file: str = ""
 
     @property
     def root(self) -> ReportItem:
@@ -187,7 +199,7 @@ class ReportItem:
         line = f"line {self.line}" if self.line else ""
         if line and self.column:
             line += f", column {self.column}"
-        where = " ".join(p for p in (self.element_id, line) if p)
+        where = " ".join(p for p in (self.element_id, self.file, line) if p)
         page = f", page {self.page}" if self.page else ""
         return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
 
@@ -277,6 +289,9 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
              max_bytes: int | None = None) -> ImportedNet:
     """Read a CPN Tools file: a path, or the XML itself (``str`` starting with ``<`` or bytes).
 
+    A ``use "file.sml"`` declaration reads that file when it lies in the directory of the
+    model (read from a path), as declarations written in the model (:mod:`.ml_use`).
+
     Raises :class:`CpnFormatError` for a malformed file and, with ``strict=True``,
     :class:`IncompleteImportError` when some element could not be imported. The file's
     size (``max_bytes``, default ``limits().net_file_bytes``), nesting and initial markings
@@ -285,7 +300,8 @@ def read_cpn(source: str | Path | bytes, *, strict: bool = False,
     data, name = read_net_file(source, max_bytes)
     text_starts: dict[ET.Element, tuple[int, int]] = {}
     root, lines = parse_xml(data, name, text_starts)
-    imported = _Importer(root, lines, name, text_starts).run()
+    model = None if isinstance(source, bytes) or name == "<string>" else Path(source)
+    imported = _Importer(root, lines, name, text_starts, model).run()
     if strict and not imported.complete:
         raise IncompleteImportError(imported.report)
     return imported
@@ -530,9 +546,10 @@ class _PlaceInfo:
 
 class _Importer:
     def __init__(self, root: ET.Element, lines: dict[ET.Element, int], source: str,
-                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None):
-        self.root, self.lines, self.source = root, lines, source
-        self.text_starts = text_starts or {}
+                 text_starts: Mapping[ET.Element, tuple[int, int]] | None = None,
+                 model: Path | None = None):
+        self.root, self.lines, self.source, self.model = root, lines, source, model
+        self.text_starts = dict(text_starts or {})
         self.report = ImportReport(source)
         self.page_of: dict[ET.Element, str] = {}  # each element drawn on a page -> its page
         self.ids: dict[str, str] = {}
@@ -574,6 +591,11 @@ class _Importer:
         #: declarations waiting for a name declared further on, and the element of each
         self.deferred: list[tuple[Tree, ET.Element]] = []
         self.uses: list[ReportItem] = []  # the ``use "file"`` declarations, left out
+        #: the declarations read from used files (an element made for each, holding its
+        #: text) -> the file's name; and the files being read, outermost first
+        self.used_in: dict[ET.Element, str] = {}
+        self.using: list[Path] = []
+        self.used_bytes = 0  # of the used files read so far (limit ml_file_bytes)
         self.local_blocks = 0  # ``local`` blocks read so far (their names are renamed)
         #: the top-level ``local`` blocks: (element, text, their declarations as read)
         self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
@@ -619,7 +641,7 @@ class _Importer:
         item = ReportItem(kind, element.get("id") or "", name,
                           at[0] if at else self.lines.get(element), reason,
                           self.page_of.get(element, ""), missing, cause, arcs,
-                          at[1] if at else None)
+                          at[1] if at else None, self.used_in.get(element, ""))
         self.report.unsupported.append(item)
         return item
 
@@ -936,8 +958,14 @@ class _Importer:
         if kind == "index":
             # index ph with 1..n: ph(i) is kept as the integer i (a colour set's values are
             # never compared with another's, so nothing tells the two apart)
-            low, high = (self._ml_int(m) for m in body.findall("ml")[:2])
-            constructor = (body.findtext("id") or "").strip()
+            ends, constructor = body.findall("ml"), (body.findtext("id") or "").strip()
+            if len(ends) != 2 or not constructor:
+                # CPN Tools reads the structure, not the <layout> text: it marks such a
+                # declaration as an error and runs the rest of the net
+                raise _Unsupported(f"<index> without its two bounds (<ml>) and its "
+                                   f"constructor (<id>): {len(ends)} bound(s)"
+                                   + ("" if constructor else ", no constructor"))
+            low, high = (self._ml_int(m) for m in ends)
             self.index_constructors.add(constructor)
             self.index_colours[name] = constructor
             self.note("colour set", element, name, f"index {constructor} with {low}..{high} "
@@ -1101,6 +1129,7 @@ class _Importer:
                     parts.append(node.text)
                 if node.tail:
                     parts.append(node.tail)
+            parts.extend(node.text or "" for node in self.used_in)
             self.file_text = "\n".join(parts)
         mentions = len(re.findall(rf"(?<![\w'.#]){re.escape(name)}(?![\w'])", self.file_text))
         reads = len(re.findall(rf"!\s*{re.escape(name)}(?![\w'])", self.file_text))
@@ -1249,13 +1278,56 @@ class _Importer:
         return known[1] if known is not None and known[0] is dec else None
 
     def _use(self, element: ET.Element, text: str) -> None:
-        """``use "file.sml"``: the file is not in the model; what it would have given is
-        traced once the net is read (:meth:`_trace_causes`)."""
-        match = re.match(r'use\s+"([^"]*)"', text)
-        file_name = match.group(1) if match else text[3:].strip(" ;")
-        self.uses.append(self.skip("declaration", element, f'use "{file_name}"',
-                                   "loads an SML file that is not in the model",
-                                   at=self.text_position(element, 0)))
+        """``use "file.sml"`` (or ``use (dir ^ "file.sml")`` of declared strings): the
+        file's declarations are read as if written here when it lies next to the model
+        (:func:`.ml_use.use_file_text`); otherwise the ``use`` is left out, and what it
+        would have given is traced once the net is read (:meth:`_trace_causes`)."""
+        written = text[3:].strip().rstrip(";").strip()
+        try:
+            file_name = self._constant_of(written, f"use {written}")
+        except (_Unsupported, MLSyntaxError):
+            file_name = None
+        at = self.text_position(element, 0)
+        if not isinstance(file_name, str):
+            self.uses.append(self.skip(
+                "declaration", element, f"use {written}", "loads an SML file whose name "
+                f"{written} is not a string tcpn can work out from the declarations",
+                at=at))
+            return
+        name = f"use {ml_string(file_name)}"
+        try:
+            if len(self.using) >= MAX_USE_DEPTH:
+                raise UseFileError(f"files used from files more than {MAX_USE_DEPTH} deep")
+            path, content = use_file_text(self.model, file_name,
+                                          limits().ml_file_bytes - self.used_bytes)
+            if path in self.using:
+                raise UseFileError("the file is already being read (it uses itself)")
+            self.used_bytes += len(content.encode("utf-8"))
+        except UseFileMissing as exc:
+            self.uses.append(self.skip("declaration", element, name, "loads an SML file "
+                                       f"that is not in the model: {exc.reason}", at=at))
+            return
+        except UseFileError as exc:
+            self.uses.append(self.skip("declaration", element, name, "loads an SML file "
+                                       f"tcpn does not read: {exc.reason}", at=at))
+            return
+        self.note("declaration", element, name, f"read from {path.name} as declarations "
+                  "of the model")
+        self.using.append(path)
+        self.file_text = None  # _only_read looks in the used file's text too
+        try:
+            for declaration in split_declarations(content):
+                piece = ET.Element("ml", {"id": element.get("id") or ""})
+                piece.text = declaration.text
+                self.used_in[piece] = file_name
+                self.lines[piece] = declaration.line
+                self.text_starts[piece] = (declaration.line, declaration.column)
+                try:
+                    self._ml(piece)
+                except (UntrustedCodeError, EvaluationBudgetError) as exc:
+                    raise type(exc)(f"{file_name} line {declaration.line}: {exc}") from None
+        finally:
+            self.using.pop()
 
     def _val(self, dec: Tree, element: ET.Element) -> None:
         pattern, _, body = _strip_typed_val(dec)
@@ -1504,8 +1576,14 @@ class _Importer:
                                   missing=exc.missing)
             info.colour = None
             return info
+        drawn = tokens if isinstance(tokens, InitialDraw) else None
+        initial = [] if isinstance(tokens, InitialDraw) else tokens
+        if drawn is not None:
+            self.note("place", element, raw, f"initial marking {drawn.text!r} drawn at "
+                      "random: each run draws it from its seed, as CPN Tools draws it at "
+                      "initialisation (a state space needs one draw fixed first)")
         try:
-            place = Place(name, colour, initial=tokens, module=path)
+            place = Place(name, colour, initial=initial, module=path, initial_draw=drawn)
         except InputError as exc:
             info.item = self.skip("place", element, raw, str(exc))
             info.colour = None
@@ -1514,7 +1592,11 @@ class _Importer:
         self.ids[f"place:{name}"] = pid
         return info
 
-    def _initial_marking(self, element: ET.Element, colour: ColourSet) -> list[Token]:
+    def _initial_marking(self, element: ET.Element, colour: ColourSet
+                         ) -> list[Token] | InitialDraw:
+        """The place's initial tokens; an :class:`InitialDraw` when the marking draws at
+        random (``discrete(0, 99)``, ``CS.ran()``): CPN Tools evaluates it once, when the
+        simulator initialises the net, and so does each tcpn run, from its seed."""
         text = _text(element.find("initmark"))
         if not text or text == "INIT MARK":
             return []
@@ -1524,43 +1606,37 @@ class _Importer:
         if op is not None:
             base = self._number(delay_text, where)
         tree = self._parse(element.find("initmark"), value_text, where)
-        terms = multiset_terms(tree) or []
-        tokens: list[Token] = []
-        total = 0
-        for term in terms:
+        terms: list[tuple[ast.expr, ast.expr | None, ast.expr | None, MLToPython]] = []
+        for term in multiset_terms(tree) or []:
             translator = self._translator()
             try:
-                value = self._evaluate(translator.expression(term.value, where), translator,
-                                       where)
-                count = 1 if term.count is None else self._evaluate(
-                    translator.expression(term.count, where), translator, where)
-                stamp = base if term.stamp is None else float(self._evaluate(
-                    translator.expression(term.stamp, where), translator, where))
+                terms.append((translator.expression(term.value, where),
+                              None if term.count is None
+                              else translator.expression(term.count, where),
+                              None if term.stamp is None
+                              else translator.expression(term.stamp, where), translator))
             except UnsupportedConstruct as exc:
                 raise _Unsupported.of(exc) from None
-            if not isinstance(count, int) or count < 0:
-                raise _Unsupported(f"count {count!r} is not a natural number")
-            values = [value]
-            if isinstance(value, tuple) and not colour.contains(value) and all(
-                    colour.contains(v) for v in value):
-                values = list(value)  # a list (CPN ML's multisets are lists): its elements
-            if len(values) != 1:
-                total += count * len(values)
-                problem = limit_problem("marking_tokens", total)
-                if problem is not None:
-                    raise self.fail(element, f"{where}: {problem}")
-                tokens.extend(Token(v, stamp) for v in values for _ in range(count))
-                continue
-            value = values[0]
-            if isinstance(colour, UnitSet) and isinstance(value, int) and term.count is None:
-                count, value = value, ()  # CPN Tools reads a bare N on a UNIT place as N`()
-            if stamp != 0 and not colour.is_timed:
-                raise _Unsupported("a timestamp on an untimed place")
-            total += count
-            problem = limit_problem("marking_tokens", total)
-            if problem is not None:
-                raise self.fail(element, f"{where}: {problem}")
-            tokens.extend([Token(value, stamp)] * count)
+        if any(t.uses_random for *_, t in terms) and not any(t.uses_time for *_, t in terms):
+            for *_, translator in terms:
+                self._declare_basis(translator)
+            return InitialDraw(text, tuple(
+                DrawnTerm(ast.unparse(value), None if count is None else ast.unparse(count),
+                          None if stamp is None else ast.unparse(stamp))
+                for value, count, stamp, _ in terms), self.declarations, base)
+        tokens: list[Token] = []
+        for value_python, count_python, stamp_python, translator in terms:
+            value = self._evaluate(value_python, translator, where)
+            count = None if count_python is None else self._evaluate(count_python, translator,
+                                                                     where)
+            stamp = base if stamp_python is None else float(
+                self._evaluate(stamp_python, translator, where))
+            try:
+                tokens.extend(term_tokens(colour, value, count, stamp, where, len(tokens)))
+            except InputError as exc:
+                if "marking_tokens" in str(exc):
+                    raise self.fail(element, str(exc)) from None
+                raise _Unsupported(str(exc).removeprefix(f"{where}: ")) from None
         return tokens
 
     def _number(self, text: str, where: str) -> float:
@@ -2413,13 +2489,17 @@ class _Importer:
                 provided.setdefault(item.missing, []).append(item)
             if cause is not None and cause.root is not item:
                 item.cause = cause
-        for use in self.uses:
-            files = ", ".join(u.name for u in self.uses)
-            use.reason = (f"loads an SML file that is not in the model ({files}); the names the "
-                          "model uses but declares nowhere, which it would have provided: "
-                          + (", ".join(f"{n} (used by {len(items)} element(s))"
-                                       for n, items in sorted(provided.items()))
-                             if provided else "none"))
+        files = " and ".join(u.name.removeprefix("use ") for u in self.uses)
+        names = ", ".join(f"{n} (used by {len(items)} element(s): "
+                          + ", ".join(repr(i.name) for i in items[:3])
+                          + (", ..." if len(items) > 3 else "") + ")"
+                          for n, items in sorted(provided.items())) or "none"
+        for use in self.uses[:1]:  # the one that takes the elements needing them along
+            use.reason += (f"; the names the model uses but declares nowhere, which {files} "
+                           f"would have had to provide: {names}")
+        for use in self.uses[1:]:
+            use.reason += ("; the names the model uses but declares nowhere are listed "
+                           f"under {self.uses[0].name}")
 
     def _drop_transition(self, name: str, reason: str) -> None:
         element = self.by_id[self.ids[f"trans:{name}"]]

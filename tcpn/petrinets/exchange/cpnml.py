@@ -27,7 +27,7 @@ import keyword
 import math
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,6 +275,7 @@ __all__ = [
     "colour_type",
     "ml_real",
     "ml_string",
+    "ml_tokens",
     "multiset_terms",
     "parse_ml",
     "py_name",
@@ -423,6 +424,17 @@ def _compact_long_id(token: LarkToken) -> LarkToken:
 def _parser() -> Lark:
     return Lark(_GRAMMAR, parser="lalr", start=["start_expr", "start_decs", "start_guard"],
                 propagate_positions=True, lexer_callbacks={"LONGID": _compact_long_id})
+
+
+def ml_tokens(text: str) -> Iterator[LarkToken]:
+    """The tokens of CPN ML ``text`` (comments and white space dropped), lexed as
+    :func:`parse_ml` lexes them; raises :class:`lark.exceptions.LarkError` at text no
+    token matches.
+
+    >>> [str(t) for t in ml_tokens("let val a = 1 (* c *) in a end")]
+    ['let', 'val', 'a', '=', '1', 'in', 'a', 'end']
+    """
+    return _parser().lex(text)
 
 
 def parse_ml(text: str, where: str, start: str = "expr") -> Tree:

@@ -206,6 +206,11 @@ def to_snakes(net: PetriNet) -> sn.PetriNet:
         snet.globals[name] = value
     snet.globals["dot"] = sn.dot
     for place in net.places.values():
+        if place.initial_draw is not None:
+            raise InputError(f"place {place.name}: its initial marking is drawn at random "
+                             f"when a run starts ({place.initial_draw.text}), which SNAKES "
+                             "can't hold; fix one draw first (tcpn.petrinets.engine."
+                             "initial_draws.fix_initial_draws)")
         unit = isinstance(place.colour, UnitSet)
         tokens = [sn.dot if unit else token.value for token in place.initial_tokens]
         snet.add_place(sn.Place(place.name, tokens, st.TypeCheck(_ColourCheck(place.colour))))

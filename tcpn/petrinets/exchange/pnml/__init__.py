@@ -338,6 +338,11 @@ class _Writer:
     def _place(self, place: Place, element_id: str) -> ET.Element:
         element = ET.Element("place", id=element_id)
         _name(element, place.name)
+        if place.initial_draw is not None:
+            raise InputError(f"place {place.name}: its initial marking is drawn at random "
+                             f"when a run starts ({place.initial_draw.text}), which PNML can't "
+                             "write; fix one draw first (tcpn.petrinets.engine.initial_draws."
+                             "fix_initial_draws)")
         groups: list[list[Any]] = []
         for token in place.initial_tokens:
             if groups and groups[-1][0] == token.value and groups[-1][1] == token.time:
