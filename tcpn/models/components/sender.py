@@ -33,7 +33,12 @@ Limited transmit (RFC 3042, ``limited_transmit``): on each duplicate ACK below t
 threshold ``DUPTHRESH`` one new segment may go beyond cwnd (``send`` allows ``cwnd +
 dupacks`` outstanding while ``dupacks < DUPTHRESH`` and not in fast recovery; ns-3 does the
 same through its "Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves
-those segments out of FlightSize (RFC 5681 3.2 step 2). A partial ACK restarts the count of
+those segments out of FlightSize (RFC 5681 3.2 step 2). With SACK a duplicate ACK is
+one that SACKs new data, a cumulative one too (RFC 6675 5: the ACK a receiver holding a
+delayed ACK sends for the first segment above a hole is the first duplicate), and a
+duplicate ACK that leaves the first unacknowledged segment lost by the scoreboard starts
+the fast retransmit before ``DUPTHRESH`` (RFC 6675 5 step 2; ns-3's ``DupAck`` does both).
+A partial ACK restarts the count of
 duplicate ACKs, but inside fast recovery only the inflated window lets segments out (ns-2's
 NewReno agent counts those duplicate ACKs in ``dupwnd_``; ns-3 in its recovery).
 
