@@ -348,6 +348,63 @@ def test_newreno_with_sack_repairs_every_hole_within_one_round_trip():
     assert plain_retx["time_s"].max() > first_partial
 
 
+def _acks_before_recovery(scenario, lens: str, hole: int) -> int:
+    """How many ACKs carrying ``hole`` as their cumulative number had reached the sender
+    when it entered fast recovery (in ``lens``): when ssthresh first fell. The instant of
+    the retransmission itself would not do: ns-3's trace stamps a segment when its
+    serialisation starts, here behind the new segments the same ACKs released."""
+    trace = evaluate(scenario, lens=lens).trace
+    ssthresh = trace.series("ssthresh_bytes")
+    entered = ssthresh[ssthresh["value"] < ssthresh["value"].iloc[0]]["time_s"].min()
+    events = trace.flow_events
+    acks = events[(events.event == "ack") & (events.seq == hole * MSS)]
+    return int((acks["time_s"] <= entered + 1e-9).sum())
+
+
+def _hole_behind_a_delayed_ack():
+    """SACK sender, delayed ACKs every two segments, initial cwnd 10, segment 5 lost:
+    segment 4 leaves the receiver with a delayed ACK pending, so segment 6 draws an ACK
+    that acknowledges 4 (a cumulative ACK) and SACKs 6."""
+    return two_nodes("sack", [5], segments=40, delack_count=2, limited_transmit=True,
+                     initial_cwnd_segments=10, recovery_exit_growth=True)
+
+
+def test_a_cumulative_ack_that_sacks_new_data_counts_as_a_duplicate():
+    # RFC 6675 5: the ACK of 6 (cumulative to 5, SACKing 6) is duplicate ACK 1 "regardless
+    # of its status as a cumulative acknowledgment"; 7 and 8 draw duplicates 2 and 3, so 5
+    # is sent again at the third ACK carrying 5. The sender counted from the next ACK
+    # before and waited for a fourth.
+    assert _acks_before_recovery(_hole_behind_a_delayed_ack(), "net", 5) == 3
+
+
+@pytest.mark.ns3
+def test_fast_retransmit_behind_a_delayed_ack_agrees_with_ns3():
+    # ns-3's ProcessAck: isDupack = scoreboardUpdated whatever the ACK number, and DupAck
+    # keeps the count ("At the third one we will retransmit")
+    from tcpn.lenses.ns3.loader import installed
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    assert _acks_before_recovery(_hole_behind_a_delayed_ack(), "ns3", 5) == 3
+    # and DupAck's IsLost: one duplicate ACK SACKing three segments above the head
+    assert _acks_before_recovery(_acks_lost_after_a_hole(), "ns3", 4) == 2
+
+
+def _acks_lost_after_a_hole():
+    """SACK sender, an ACK per segment, initial cwnd 10: segment 4 lost on A->B and the
+    duplicate ACKs of 5 and 6 on B->A (ACKs are numbered from 0 as they cross: segment
+    k's is k, 5's is 4), so the ACK of 7 is the first duplicate to arrive and SACKs 5-7."""
+    scenario = two_nodes("sack", [4], segments=30, initial_cwnd_segments=10,
+                         limited_transmit=True).model_dump(mode="json")
+    scenario["links"][0]["ba"] = {"errors": {"kind": "list", "packets": [4, 5]}}
+    return validate_scenario(scenario)
+
+
+def test_a_duplicate_ack_that_leaves_the_head_lost_starts_fast_retransmit():
+    # RFC 6675 5 step 2: one duplicate ACK, but IsLost(HighACK + 1) (three segments SACKed
+    # above 4), so 4 is sent again at once, not two duplicates later
+    assert _acks_before_recovery(_acks_lost_after_a_hole(), "net", 4) == 2
+
+
 def test_variant_sack_without_sack_is_refused():
     from tcpn.errors import InputError
     with pytest.raises(InputError, match=r"variant sack needs tcp\.sack: true"):

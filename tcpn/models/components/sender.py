@@ -33,7 +33,12 @@ Limited transmit (RFC 3042, ``limited_transmit``): on each duplicate ACK below t
 threshold ``DUPTHRESH`` one new segment may go beyond cwnd (``send`` allows ``cwnd +
 dupacks`` outstanding while ``dupacks < DUPTHRESH`` and not in fast recovery; ns-3 does the
 same through its "Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves
-those segments out of FlightSize (RFC 5681 3.2 step 2). A partial ACK restarts the count of
+those segments out of FlightSize (RFC 5681 3.2 step 2). With SACK a duplicate ACK is
+one that SACKs new data, a cumulative one too (RFC 6675 5: the ACK a receiver holding a
+delayed ACK sends for the first segment above a hole is the first duplicate), and a
+duplicate ACK that leaves the first unacknowledged segment lost by the scoreboard starts
+the fast retransmit before ``DUPTHRESH`` (RFC 6675 5 step 2; ns-3's ``DupAck`` does both).
+A partial ACK restarts the count of
 duplicate ACKs, but inside fast recovery only the inflated window lets segments out (ns-2's
 NewReno agent counts those duplicate ACKs in ``dupwnd_``; ns-3 in its recovery).
 
@@ -487,6 +492,48 @@ def retransmissions(net: PetriNet) -> dict[str, str]:
     return {t: seq for t, seq in RETRANSMITTED.items() if t in sending}
 
 
+def _opening_dupacks(sack: bool) -> str:
+    """The duplicate-ACK count after a cumulative ACK outside a recovery (an expression
+    over the ACK ``a`` and the control block ``t`` before it).
+
+    Without SACK the count starts again from 0. With SACK, RFC 6675 5 resets it and then
+    counts the ACK as a duplicate "regardless of its status as a cumulative
+    acknowledgment" when its SACK blocks identify data not SACKed before: the ACK that the
+    first segment above a hole draws from a receiver holding a delayed ACK acknowledges
+    the segment before the hole and SACKs the one above it, and is the first of the
+    duplicates (ns-3: ``isDupack = scoreboardUpdated`` whatever the ACK number, and
+    ``m_dupAckCount`` kept, "At the third one we will retransmit"). Counting it from 0
+    left the fast retransmit waiting for a fourth ACK, which a small window often has no
+    segment left to draw, so the hole waited a round trip longer or for the timer.
+
+    >>> _opening_dupacks(False)
+    '0'
+    """
+    if not sack:
+        return "0"
+    return "(1 if merge_sack(t.sacked, a.sack, a.ack) != merge_sack(t.sacked, (), a.ack) else 0)"
+
+
+def _recovery_entry(sack: bool) -> str:
+    """The guard (over the duplicate ACK ``a`` and the control block ``t`` before it) under
+    which a duplicate ACK outside a recovery starts one, the recovery point aside.
+
+    ``DUPTHRESH`` duplicate ACKs (RFC 5681 3.2, RFC 6675 5 step 1) or, with SACK, the
+    first unacknowledged segment lost by the scoreboard the ACK leaves (RFC 6675 5 step 2,
+    ``IsLost(HighACK + 1)``: ``DUPTHRESH`` segments SACKed above it, as when one ACK
+    SACKs several segments; ns-3's ``DupAck`` does the same with ``IsLost``).
+
+    >>> _recovery_entry(False)
+    't.dupacks + 1 >= DUPTHRESH'
+    """
+    counted = "t.dupacks + 1 >= DUPTHRESH"
+    if not sack:
+        return counted
+    lost = ("sack_hole(t._replace(sacked=merge_sack(t.sacked, a.sack, t.una)), DUPTHRESH) "
+            "== t.una")
+    return f"({counted} or {lost})"
+
+
 def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     """The sender module. Ports: ``out`` (data segments out) and ``acks`` (ACKs in)."""
     variant = config.variant.removeprefix("ecn_")
@@ -582,8 +629,10 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     advance_una = (f"una=a.ack, nxt=max(t.nxt, a.ack), dupacks=0, "
                    f"sacked={scoreboard('a.ack')}, highrxt=max(t.highrxt, a.ack)"
                    f"{', limited=0' if config.limited_transmit else ''}")
+    # outside a recovery, a cumulative ACK that SACKs new data also counts as a duplicate
+    advance_open = advance_una.replace("dupacks=0", f"dupacks={_opening_dupacks(sack)}")
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
-                   f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_una})",
+                   f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_open})",
                    new_data=True)
     # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize
     flight_fr = "t.high - t.una - t.limited" if config.limited_transmit else "t.high - t.una"
@@ -594,7 +643,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         reduced = "1.0" if config.ecn_reaction == "slow_start" else halve
         ack_transition("ecn_reduce", f"{new} and not t.inrec and {echo}",
                        f"t._replace(ssthresh={halve}, cwnd={reduced}, cwr_high=t.nxt, "
-                       f"cwr_pending=True, {advance_una})", new_data=True)
+                       f"cwr_pending=True, {advance_open})", new_data=True)
     ack_transition("stale_ack", stale, "t", new_data=False)
     # RFC 6582 4: no fast retransmit until the ACKs pass ``recover`` (set at the last
     # timeout and fast retransmit). Reno too, for the duplicate ACKs that a timeout's
@@ -622,13 +671,14 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         net.add_reset("timer", "fast_retransmit")
         net.add_output("timer", "fast_retransmit", "()", delay="r.rto")
     else:
+        enter = _recovery_entry(sack)
         ack_transition("dup_ack", f"{dup} and not t.inrec and "
-                       f"(t.dupacks + 1 < DUPTHRESH or not ({may_recover}))",
+                       f"(not ({enter}) or not ({may_recover}))",
                        f"t._replace(dupacks=t.dupacks + 1, sacked={scoreboard('t.una')})",
                        new_data=False)
         entry = f"{halve_fr}" if sack else f"{halve_fr} + DUPTHRESH"
         ack_transition("fast_retransmit", f"{dup} and not t.inrec and "
-                       f"t.dupacks + 1 >= DUPTHRESH and {may_recover}",
+                       f"{enter} and {may_recover}",
                        f"t._replace(ssthresh={halve_fr}, cwnd={entry}, dupacks=t.dupacks + 1, "
                        f"inrec=True, recover=t.high, highrxt=t.una + 1, partial=False, "
                        f"sacked={scoreboard('t.una')})", new_data=False,
