@@ -80,3 +80,13 @@ def test_fixpoints_build_no_sparse_matrix_per_call(monkeypatch: pytest.MonkeyPat
     assert g.backward(np.array([False, False, False, True]), everywhere).all()
     assert g.globally(np.array([True, True, True, False])).tolist() == [
         True, True, True, False]
+
+
+def test_next_is_a_successor_in_the_set_and_false_at_a_dead_state():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        successors = random_graph(rng)
+        target = rng.random(len(successors)) < 0.3
+        g = StateGraph.of_lists(successors)
+        assert g.pre_exists(target).tolist() == [any(target[t] for t in nexts)
+                                                 for nexts in successors]

@@ -1,8 +1,10 @@
-"""The CTL fixpoints ``E[a U b]`` and ``EG a`` as compiled loops over a state graph's edges.
+"""The CTL operators ``EX a``, ``E[a U b]`` and ``EG a`` as compiled loops over a state
+graph's edges.
 
-:class:`~tcpn.petrinets.statespace.graph.StateGraph` answers ``EF``, ``EU`` and ``EG``
-with these: each is one pass over the edges it touches (a search backwards from the goal;
-the pruning of states with no successor left), on the graph's edges reversed once
+:class:`~tcpn.petrinets.statespace.graph.StateGraph` answers ``EX``, ``EF``, ``EU`` and
+``EG`` with these: each is one pass over the edges it touches (each state's edges up to
+the first into the goal; a search backwards from the goal; the pruning of states with no
+successor left), on the graph's edges reversed once
 (:func:`reverse`) and kept. Building a sparse matrix of the admitted edges for each
 fixpoint instead costs a sort of every edge per operator, which on spaces of 10^7 edges
 was most of a CTL examination's time.
@@ -12,6 +14,8 @@ contest's reading, :mod:`tcpn.petrinets.checking.ptcheck`): the pruning keeps it
 
 >>> import numpy as np
 >>> start, dst = np.array([0, 1, 2, 2]), np.array([1, 0], dtype=np.int32)  # 0 <-> 1, 2 dead
+>>> successor_in(start, dst, np.array([True, False, False])).tolist()
+[False, True, False]
 >>> rstart, rsrc = reverse(start, dst)
 >>> backward(rstart, rsrc, np.array([False, True, False]), np.ones(3, dtype=bool)).tolist()
 [True, True, False]
@@ -28,7 +32,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["backward", "globally", "reverse"]
+__all__ = ["backward", "globally", "reverse", "successor_in"]
+
+
+@njit(cache=True)
+def successor_in(start: np.ndarray, dst: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """States with at least one successor in ``target`` (``EX target``; false at a dead
+    state), each state's edges read up to the first that enters ``target``."""
+    n = start.shape[0] - 1
+    found = np.zeros(n, dtype=np.bool_)
+    for s in range(n):
+        for e in range(start[s], start[s + 1]):
+            if target[dst[e]]:
+                found[s] = True
+                break
+    return found
 
 
 @njit(cache=True)

@@ -146,10 +146,11 @@ class StateGraph:
                                        count=int(indptr[-1])))
 
     def pre_exists(self, target: np.ndarray) -> np.ndarray:
-        """States with at least one successor in ``target`` (``EX``)."""
-        found = np.zeros(self.n, dtype=bool)
-        found[self.src[target[self.dst]]] = True
-        return found
+        """States with at least one successor in ``target`` (``EX``;
+        :func:`~tcpn.petrinets.statespace.fixpoints.successor_in`)."""
+        from tcpn.petrinets.statespace import fixpoints
+
+        return fixpoints.successor_in(self.start, self.dst, np.asarray(target, dtype=bool))
 
     def backward(self, target: np.ndarray, allowed: np.ndarray) -> np.ndarray:
         """States from which a path through ``allowed`` states reaches ``target`` (``E[allowed U
