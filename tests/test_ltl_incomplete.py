@@ -6,17 +6,23 @@ completes their space: ``grow`` adds a token to ``count`` forever; with ``stay``
 self-loop on ``run``) a path may also stay put. ``A F count >= 100`` is then false (stay
 forever: a lasso at the initial marking) with ``stay``, and true without it (the only
 path grows without end) though the frontier of a stopped search has no successor: read as
-a dead marking repeating forever, it would wrongly refute the formula.
+a dead marking repeating forever, it would wrongly refute the formula. The same on a
+coloured counter (an integer token incremented up to 1,000) on the coloured explorer.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tcpn.petrinets.checking.contest.examinations import check_examinations, load_model
 from tcpn.petrinets.checking.formulas import A, F, tokens
 from tcpn.petrinets.checking.ltl import check_ltl
+from tcpn.petrinets.examples import counter
+from tcpn.petrinets.net import Transition
 from tcpn.petrinets.statespace.ptspace import explore_pt
+from tcpn.petrinets.statespace.space import explore
 
 AT_LEAST_100 = ("<integer-le><integer-constant>100</integer-constant><tokens-count>"
                 "<place>count</place></tokens-count></integer-le>")
@@ -70,3 +76,15 @@ def test_the_ltl_examination_answers_from_a_stopped_search(tmp_path: Path):
     write_counter(tmp_path, stay=False)
     answers = check_examinations(path, ["LTLCardinality"], max_states=20)
     assert answers["LTLCardinality"] == ["FORMULA counter-LTLCardinality-00 CANNOT_COMPUTE"]
+
+
+@pytest.mark.parametrize(("stay", "answer"), [(True, "false"), (False, "unknown")])
+def test_a_coloured_space_stopped_answers_by_a_lasso_only(stay: bool, answer: str):
+    net = counter(1000)
+    if stay:
+        net.add_transition(Transition("stay"))
+        net.add_input("count", "stay", "x")
+        net.add_output("count", "stay", "x")
+    space = explore(net, max_states=20)
+    assert not space.complete
+    assert check_ltl(A(F(tokens("count", value=500) >= 1)), space).answer == answer

@@ -457,7 +457,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
                     "RANDOM_WALK")
-        if isinstance(space, PTStateSpace) and _is_ltl_question(examination, formula):
+        if getattr(space, "n_expanded", None) is not None and _is_ltl_question(
+                examination, formula):
             # a lasso among the states expanded is a path of the net (check_ltl)
             return _ltl_line(prop.id, formula, space, seconds_left, max_memory_bytes, note)
         note(prop.id, _why_incomplete(space))
@@ -482,7 +483,7 @@ def _is_ltl_question(examination: str, formula: Formula) -> bool:
 def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
               seconds_left: float | None, max_memory_bytes: int | None, note: Note) -> str:
     """The line of an LTL formula (:func:`~tcpn.petrinets.checking.ltl.check_ltl`; on an
-    incomplete P/T space only a lasso found answers), CANNOT_COMPUTE with its reason
+    incomplete space only a lasso found answers), CANNOT_COMPUTE with its reason
     noted when the answer is unknown."""
     verdict = check_ltl(formula, space, time_limit_s=seconds_left,
                         max_memory_bytes=max_memory_bytes)

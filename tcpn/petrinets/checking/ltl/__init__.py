@@ -34,7 +34,7 @@ untaken transition are removed and what remains is decomposed again (Emerson and
 The deadlock's stutter takes no
 transition and none is enabled there, so a path into a deadlock is always fair.
 
-**Incomplete spaces.** On a P/T space a budget stopped (states from ``n_expanded`` on
+**Incomplete spaces.** On a space a budget stopped (states from ``n_expanded`` on
 found but not expanded), a lasso of the product is still a path of the net: its states
 were expanded (every edge of theirs is known) or are dead expanded markings, and the
 unexpanded states have no successor and no repetition, so no lasso passes through them.
@@ -594,10 +594,9 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
     if not is_ltl(formula):
         raise InputError(f"not an LTL formula (one A or E over a quantifier-free path "
                          f"formula): {text}")
-    from tcpn.petrinets.statespace.ptspace import PTStateSpace
     incomplete = "" if getattr(space, "complete", True) else "the state space is " \
         "incomplete: " + (getattr(space, "reason", "") or "budget reached")
-    if incomplete and not isinstance(space, PTStateSpace):
+    if incomplete and getattr(space, "n_expanded", None) is None:
         return Verdict("unknown", text, states=len(space), reason=incomplete,
                        technique=("EXPLICIT",))
     universal = isinstance(formula, A)
