@@ -429,9 +429,14 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
     the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
     counter-examples of ``AG p``; ``seen``, :func:`_memo_reachability`'s). What the
-    states read off answer is given even with no time left (no search: one pass over
-    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
+    states of a complete space read off answer is given even with no time left (no
+    search: one pass over them); the searches (LTL, CTL fixpoints, the state equation)
+    read ``clock``, and so does a stopped search before anything is read off it (its
+    answers are few, and a pass over millions of coloured states takes seconds)."""
     seconds_left = clock.left()
+    if not _complete(space) and seconds_left == 0.0:
+        note(prop.id, clock.reason())
+        return _cannot(prop.id)
     if prop.bound is not None:
         if not _complete(space):
             met = _bound_met(prop.bound, space, model_net, seconds_left)
@@ -561,6 +566,7 @@ def _global(examination: str, space: AnyStateSpace,
     is more than what is left."""
     clock = clock or Clock(None)
     if not _complete(space):
+        clock.check()  # a stopped search: nothing is read off it once the time is spent
         if examination == "StateSpace":
             note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
