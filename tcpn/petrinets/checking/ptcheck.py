@@ -5,8 +5,9 @@ atom is one vector operation over the marking matrix (:func:`state_mask`), and e
 operator a fixpoint over arrays (:func:`ctl_mask`), the same ones
 :mod:`tcpn.petrinets.checking.ctl` uses (the graph kernel,
 :class:`~tcpn.petrinets.statespace.graph.StateGraph`): ``EX`` gathers successors, ``EU`` is
-one backward breadth-first search from the goal, ``EG`` the strongly connected components of
-the states where its operand holds; the ``A`` forms are their duals.
+one search backwards from the goal, ``EG`` the states where its operand holds pruned of
+those with no successor left (:mod:`~tcpn.petrinets.statespace.fixpoints`); the ``A``
+forms are their duals.
 
 Dead markings (the Model Checking Contest's convention for CTL, which its oracle answers
 confirm): paths are *maximal*, so a path may end in a dead marking. ``EX p`` needs a
@@ -65,7 +66,8 @@ from tcpn.petrinets.statespace.ptspace import PTStateSpace
 __all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
 
 #: Bytes per edge the CTL edge arrays hold (source, target, reversed source: int32) with
-#: the sort that orders them (int64), checked against the memory budget before building.
+#: room for what a fixpoint makes while it runs (a component search's arrays), checked
+#: against the memory budget before building.
 EDGE_ARRAY_BYTES = 24
 
 

@@ -132,6 +132,7 @@ class StateGraph:
         out_degree = np.diff(self.start)
         self.src = np.repeat(np.arange(self.n, dtype=np.int32), out_degree)
         self.dead = out_degree == 0
+        self._reversed: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of_lists(cls, successors: Sequence[Sequence[int]]) -> StateGraph:
@@ -145,16 +146,30 @@ class StateGraph:
                                        count=int(indptr[-1])))
 
     def pre_exists(self, target: np.ndarray) -> np.ndarray:
-        """States with at least one successor in ``target`` (``EX``)."""
-        found = np.zeros(self.n, dtype=bool)
-        found[self.src[target[self.dst]]] = True
-        return found
+        """States with at least one successor in ``target`` (``EX``;
+        :func:`~tcpn.petrinets.statespace.fixpoints.successor_in`)."""
+        from tcpn.petrinets.statespace import fixpoints
+
+        return fixpoints.successor_in(self.start, self.dst, np.asarray(target, dtype=bool))
 
     def backward(self, target: np.ndarray, allowed: np.ndarray) -> np.ndarray:
         """States from which a path through ``allowed`` states reaches ``target`` (``E[allowed U
-        target]``), by one breadth-first search over the reversed edges."""
-        keep = allowed[self.src] & ~target[self.src]
-        return self._from_seeds(self.dst[keep], self.src[keep], target)
+        target]``), by one search over the reversed edges
+        (:func:`~tcpn.petrinets.statespace.fixpoints.backward`)."""
+        from tcpn.petrinets.statespace import fixpoints
+
+        rstart, rsrc = self.reversed_edges()
+        return fixpoints.backward(rstart, rsrc, np.asarray(target, dtype=bool),
+                                  np.asarray(allowed, dtype=bool))
+
+    def reversed_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rstart, rsrc)``: state ``s``'s predecessors are ``rsrc[rstart[s]:rstart[s +
+        1]]``, made once (4 bytes an edge) for every fixpoint after."""
+        if self._reversed is None:
+            from tcpn.petrinets.statespace import fixpoints
+
+            self._reversed = fixpoints.reverse(self.start, self.dst)
+        return self._reversed
 
     def reached(self, sources: np.ndarray) -> np.ndarray:
         """States some path from a ``sources`` state reaches (the sources included)."""
@@ -178,8 +193,13 @@ class StateGraph:
 
     def globally(self, hold: np.ndarray) -> np.ndarray:
         """``EG hold`` without fairness: a maximal path through ``hold`` states, ending in a
-        dead marking or in a cycle (a strongly connected component of ``hold``)."""
-        return self.backward(hold & (self.dead | self.on_cycle(hold)), hold)
+        dead marking or in a cycle (:func:`~tcpn.petrinets.statespace.fixpoints.globally`:
+        the ``hold`` states pruned of those with no successor left)."""
+        from tcpn.petrinets.statespace import fixpoints
+
+        rstart, rsrc = self.reversed_edges()
+        return fixpoints.globally(self.start, self.dst, rstart, rsrc,
+                                  np.asarray(hold, dtype=bool), self.dead)
 
     def on_cycle(self, mask: np.ndarray) -> np.ndarray:
         """The ``mask`` states on a cycle of the sub-graph ``mask`` induces."""

@@ -13,8 +13,9 @@ CTL and reachability formulas are checked by :mod:`tcpn.petrinets.checking.ptche
 :mod:`tcpn.petrinets.checking.ltl`; both read a dead marking as repeating forever. On an incomplete
 state space (budget reached) a reachability formula is still decided when a reached state
 proves it (``EF p`` seen, ``AG p`` violated), or on a P/T net when random walks
-(:mod:`~tcpn.petrinets.checking.contest.walks`) meet such a state; everything else is
-CANNOT_COMPUTE. On a
+(:mod:`~tcpn.petrinets.checking.contest.walks`) meet such a state, and an LTL formula
+when the states expanded hold a lasso of its negation's product (a path of the net that
+refutes it); everything else is CANNOT_COMPUTE. On a
 complete space ``EF p`` and ``AG p`` are read off the states (every one is reachable), the
 other CTL formulas share one set of edge arrays per space.
 """
@@ -428,9 +429,14 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
     the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
     counter-examples of ``AG p``; ``seen``, :func:`_memo_reachability`'s). What the
-    states read off answer is given even with no time left (no search: one pass over
-    them); the searches (LTL, CTL fixpoints, the state equation) read ``clock``."""
+    states of a complete space read off answer is given even with no time left (no
+    search: one pass over them); the searches (LTL, CTL fixpoints, the state equation)
+    read ``clock``, and so does a stopped search before anything is read off it (its
+    answers are few, and a pass over millions of coloured states takes seconds)."""
     seconds_left = clock.left()
+    if not _complete(space) and seconds_left == 0.0:
+        note(prop.id, clock.reason())
+        return _cannot(prop.id)
     if prop.bound is not None:
         if not _complete(space):
             met = _bound_met(prop.bound, space, model_net, seconds_left)
@@ -456,16 +462,14 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
                     "RANDOM_WALK")
+        if getattr(space, "n_expanded", None) is not None and _is_ltl_question(
+                examination, formula):
+            # a lasso among the states expanded is a path of the net (check_ltl)
+            return _ltl_line(prop.id, formula, space, seconds_left, max_memory_bytes, note)
         note(prop.id, _why_incomplete(space))
         return _cannot(prop.id)
-    if examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula)):
-        verdict = check_ltl(formula, space, time_limit_s=seconds_left,
-                            max_memory_bytes=max_memory_bytes)
-        if verdict.answer == "unknown":
-            note(prop.id, verdict.reason or "unknown")
-            return _cannot(prop.id)
-        words = " ".join(verdict.technique)
-        return f"FORMULA {prop.id} {verdict.answer.upper()} TECHNIQUES {words}"
+    if _is_ltl_question(examination, formula):
+        return _ltl_line(prop.id, formula, space, seconds_left, max_memory_bytes, note)
     deadline = None if seconds_left is None else wallclock.perf_counter() + seconds_left
     try:
         holds = bool(ctl_mask(formula, space, deadline, max_memory_bytes)[0])
@@ -473,6 +477,26 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         note(prop.id, str(budget))
         return _cannot(prop.id)
     return f"FORMULA {prop.id} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"
+
+
+def _is_ltl_question(examination: str, formula: Formula) -> bool:
+    """Whether the formula is checked as LTL (an LTL examination's, or a path formula
+    outside CTL)."""
+    return examination.startswith("LTL") or (not is_ctl(formula) and is_ltl(formula))
+
+
+def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
+              seconds_left: float | None, max_memory_bytes: int | None, note: Note) -> str:
+    """The line of an LTL formula (:func:`~tcpn.petrinets.checking.ltl.check_ltl`; on an
+    incomplete space only a lasso found answers), CANNOT_COMPUTE with its reason
+    noted when the answer is unknown."""
+    verdict = check_ltl(formula, space, time_limit_s=seconds_left,
+                        max_memory_bytes=max_memory_bytes)
+    if verdict.answer == "unknown":
+        note(ident, verdict.reason or "unknown")
+        return _cannot(ident)
+    words = " ".join(verdict.technique)
+    return f"FORMULA {ident} {verdict.answer.upper()} TECHNIQUES {words}"
 
 
 def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
@@ -542,6 +566,7 @@ def _global(examination: str, space: AnyStateSpace,
     is more than what is left."""
     clock = clock or Clock(None)
     if not _complete(space):
+        clock.check()  # a stopped search: nothing is read off it once the time is spent
         if examination == "StateSpace":
             note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in

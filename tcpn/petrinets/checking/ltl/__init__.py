@@ -34,6 +34,14 @@ untaken transition are removed and what remains is decomposed again (Emerson and
 The deadlock's stutter takes no
 transition and none is enabled there, so a path into a deadlock is always fair.
 
+**Incomplete spaces.** On a space a budget stopped (states from ``n_expanded`` on
+found but not expanded), a lasso of the product is still a path of the net: its states
+were expanded (every edge of theirs is known) or are dead expanded markings, and the
+unexpanded states have no successor and no repetition, so no lasso passes through them.
+Such a lasso answers (``A φ`` false, ``E φ`` true); finding none answers nothing
+(``unknown``), and no proposition is folded to a constant (what holds in every state found
+need not hold in every reachable one).
+
 >>> from tcpn.petrinets.examples import counter
 >>> from tcpn.petrinets.checking.formulas import A, F, G, tokens
 >>> from tcpn.petrinets.statespace.space import explore
@@ -408,7 +416,8 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
                          holds: Holds, fair: FairSets = NO_FAIRNESS,
                          max_product_states: int | None = None,
                          deadline: float | None = None,
-                         memory: MemoryBudget | None = None
+                         memory: MemoryBudget | None = None,
+                         expanded: int | None = None
                          ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]],
                                     int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
@@ -416,7 +425,9 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     Returns ``(stem, cycle, product_states)`` where stem and cycle are lists of
     ``(state, label)``: the label is the transition that leads *into* that state. Raises
     :class:`_Budget` when a budget is reached (the clock and ``memory``, the process's
-    resident memory, are read every 4,096 steps).
+    resident memory, are read every 4,096 steps). States numbered ``expanded`` and up
+    (a budget's frontier) have no known successor: no path continues from them, not even
+    a dead marking's repetition.
     """
     n_q = len(automaton)
     readable: list[Sequence[bool]] = [holds(And(lits)) if len(lits) > 1 else holds(
@@ -428,7 +439,8 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
 
     def product_successors(node: int) -> list[tuple[int, Label]]:
         state, q = divmod(node, n_q)
-        out = successors(state) or [(state, STUTTER)]
+        out = successors(state) or (
+            [(state, STUTTER)] if expanded is None or state < expanded else [])
         found = []
         nexts = following[q]
         for target, label in out:
@@ -582,9 +594,10 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
     if not is_ltl(formula):
         raise InputError(f"not an LTL formula (one A or E over a quantifier-free path "
                          f"formula): {text}")
-    if not getattr(space, "complete", True):
-        return Verdict("unknown", text, states=len(space), reason="the state space is "
-                       "incomplete: " + (getattr(space, "reason", "") or "budget reached"),
+    incomplete = "" if getattr(space, "complete", True) else "the state space is " \
+        "incomplete: " + (getattr(space, "reason", "") or "budget reached")
+    if incomplete and getattr(space, "n_expanded", None) is None:
+        return Verdict("unknown", text, states=len(space), reason=incomplete,
                        technique=("EXPLICIT",))
     universal = isinstance(formula, A)
     assert isinstance(formula, A | E)
@@ -592,7 +605,8 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
     graph = _graph(space)
     deadline = None if time_limit_s is None else started + time_limit_s
     try:
-        automaton = translate(_fold_invariants(searched, graph), deadline=deadline)
+        automaton = translate(searched if incomplete else _fold_invariants(searched, graph),
+                              deadline=deadline)
     except TranslationTimeout as late:
         return Verdict("unknown", text, states=len(space),
                        reason=f"time budget reached ({time_limit_s:.3g} s left for the "
@@ -609,6 +623,10 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
         graph.forget_lists()
     seconds = wallclock.perf_counter() - started
     technique = ("EXPLICIT", "LTL_NFA") + (("FAIRNESS",) if any(fair) else ())
+    if found is None and incomplete:
+        return Verdict("unknown", text, states=len(space), seconds=seconds,
+                       reason=f"{incomplete}; no lasso among the {graph.expanded:,} "
+                       "states expanded", technique=("EXPLICIT",))
     if found is None:
         return Verdict("true" if universal else "false", text, states=len(space),
                        seconds=seconds, technique=technique)
@@ -653,7 +671,7 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
         ON_THE_FLY_STATES, max_product_states)
     try:
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    small, deadline, memory)
+                                    small, deadline, memory, graph.expanded)
     except _Budget as budget:
         if small == max_product_states or str(budget).startswith("time"):
             raise
@@ -666,7 +684,7 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
         if "array entries" not in str(budget):
             raise _Budget(str(budget)) from None
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    max_product_states, deadline, memory)
+                                    max_product_states, deadline, memory, graph.expanded)
     if found is None:
         return None
     stem, cycle, size = found
@@ -686,6 +704,9 @@ class _Graph:
         self.pt = isinstance(space, PTStateSpace)
         self.edge_arrays = edge_arrays(space)
         self._state_graph: Any = None
+        #: states from this number on were found but not expanded (None: all expanded)
+        self.expanded: int | None = None if getattr(space, "complete", True) else int(
+            space.n_expanded)
 
     def arrays(self) -> tuple[Any, Any, Any, Sequence[str]]:
         """``(indptr, targets, labels, names)`` of the state space's edges."""
@@ -699,7 +720,8 @@ class _Graph:
             from tcpn.petrinets.checking.ltl.product import STATE_GRAPH_EDGE_BYTES, StutteringGraph
             if memory.exceeded(STATE_GRAPH_EDGE_BYTES * len(self.edge_arrays[1])):
                 raise _Budget(memory.reason())
-            self._state_graph = StutteringGraph.of(*self.edge_arrays[:3])
+            self._state_graph = StutteringGraph.of(*self.edge_arrays[:3],
+                                                   expanded=self.expanded)
         return self._state_graph
 
     def mask(self, formula: Formula) -> Any:

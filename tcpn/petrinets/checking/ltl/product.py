@@ -78,14 +78,17 @@ class StutteringGraph:
     labels: np.ndarray
 
     @classmethod
-    def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray) -> StutteringGraph:
+    def of(cls, indptr: np.ndarray, targets: np.ndarray, labels: np.ndarray,
+           expanded: int | None = None) -> StutteringGraph:
         """The graph with each dead marking's repetition added (edge arrays in 4-byte
         integers below 2**31 edges and states; no copy of a space's own int32 arrays
-        when no marking is dead)."""
+        when no marking is dead). States numbered ``expanded`` and up (a budget's
+        frontier: found, not expanded) are not dead, only unknown: they get no
+        repetition, so no path of the product continues from them."""
         n = len(indptr) - 1
         index = np.int32 if len(targets) + n < 2**31 else np.int64
         degree = np.diff(indptr)
-        dead = np.flatnonzero(degree == 0)
+        dead = np.flatnonzero(degree[:expanded] == 0)
         if not len(dead):
             return cls(indptr.astype(np.int64, copy=False),
                        targets.astype(index, copy=False),
