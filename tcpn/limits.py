@@ -61,7 +61,9 @@ class Limits:
     net_file_bytes: int = 50 << 20
     """Bytes of a CPN Tools or PNML file (CPN Tools' own examples are below 1 MB)."""
     marking_tokens: int = 1_000_000
-    """Tokens in the initial marking of one place of an imported net."""
+    """Tokens in the initial marking of one place of an imported net, and tokens one arc of
+    any net moves in one firing (its count, constant or computed, or a multiset's
+    multiplicity): a timed place keeps one timestamp per token."""
     capture_bytes: int = 4 << 30
     """Bytes of a pcap capture."""
     import_evaluation_ms: int = 10_000

@@ -2084,6 +2084,12 @@ class _Importer:
         arcs: list[Arc] = []
 
         def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
+            try:
+                add_arcs(value, count, term_delay, multiset)
+            except InputError as exc:  # a count past the limits: its transition is left out
+                raise _Unsupported(f"{where}: {exc}") from None
+
+        def add_arcs(value: str, count: int | str, term_delay: Any, multiset: bool) -> None:
             # what an arc that takes tokens binds with (a record written out is a pattern);
             # an output arc puts ``value`` itself
             taken = value if multiset or orientation == "ttop" else \
