@@ -1,4 +1,4 @@
-"""Hostile numbers in a net's structure: priorities and arc counts the engines cannot hold.
+"""Hostile numbers in a net: priorities, arc counts and work the engines cannot hold.
 
 A priority of 400 digits overflowed the engines' doubles in the middle of a run (an internal
 error); an arc count of 10^11 on a timed place built one timestamp per token until the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tcpn.errors import InputError
-from tcpn.limits import using_limits
+from tcpn.limits import Limits, using_limits
 from tcpn.petrinets import INT, PetriNet, Place, Transition, simulate
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.examples import counter
@@ -83,3 +83,11 @@ def test_a_cpn_priority_of_400_digits_leaves_its_transition_out_naming_it():
     imported = read_cpn(_cpn_with(empty, f"<text>{'9' * 400}</text></priority>"))
     assert "increment" not in imported.net.transitions
     assert "transition increment: priority of 400 digits" in str(imported.report)
+
+
+def test_one_evaluation_is_allowed_no_more_work_than_one_loop():
+    """A call of a CPN ML function costs more than a loop's turn (``ack 4 2`` in an arc's
+    delay did 10^6 calls in 40 s): its default budget, once 2 x 10^7 (13 minutes of one
+    firing), is no larger than ``while_iterations``."""
+    defaults = Limits()
+    assert defaults.evaluation_steps <= defaults.while_iterations
