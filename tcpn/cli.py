@@ -569,14 +569,13 @@ def simulate_net_command(
     """
     from tcpn.experiments.net_runs import simulate_net, summary_frame
     from tcpn.models.nets import named_net
-    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.outputs import atomic_file, check_output_files
     from tcpn.reports.progress import count_progress, model_time_progress
 
     if output is not None and not output.lower().endswith((".csv", ".parquet")):
         raise InputError(f"--output {output}: use a .csv or .parquet file")
-    for target in (output, events):
-        if target is not None:
-            check_output_file(target, overwrite)
+    check_output_files({"--output": output, "--events": events}, overwrite,
+                       inputs={} if python else {"NET": net})
     loaded = named_net(net, python=python, trusted=trust)
     if not loaded.complete:
         left = len(loaded.report.unsupported)
@@ -714,11 +713,10 @@ def export_net(
     Examples: tcpn export --python tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
-    from tcpn.outputs import check_output_file
+    from tcpn.outputs import check_output_files
     from tcpn.petrinets.exchange.loading import built_net, load_net, net_text, save_net
 
-    if output is not None:
-        check_output_file(output, overwrite)
+    check_output_files({"--output": output}, overwrite, inputs={} if python else {"NET": net})
     if net.lower().endswith((".yaml", ".yml")):
         from tcpn.models.topology import scenario_net
 
@@ -951,11 +949,10 @@ def import_net(
     trust: TrustOption = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
-    from tcpn.outputs import check_output_file
+    from tcpn.outputs import check_output_files
     from tcpn.petrinets.exchange.loading import load_net, save_net
 
-    if output is not None:
-        check_output_file(output, overwrite)
+    check_output_files({"--output": output}, overwrite, inputs={"FILE": file})
     loaded = load_net(file, strict=strict, trusted=trust)
     console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
     if output is not None:
@@ -988,7 +985,7 @@ def scenario_table(
     name) and on a line of its own below the table; exit code 3 then if a file is invalid
     input, else 1.
     """
-    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.outputs import atomic_file, check_output_files
     from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
         absent_reasons,
@@ -998,9 +995,8 @@ def scenario_table(
         to_markdown,
     )
 
-    for target in (markdown, csv):
-        if target is not None:
-            check_output_file(target, overwrite)  # before the runs, not after
+    check_output_files({"--markdown": markdown, "--csv": csv}, overwrite,  # before the runs
+                       inputs={f"SCENARIOS[{k}]": path for k, path in enumerate(scenarios)})
     with _interruptible(None), count_progress(err_console, f"{lens}: scenarios",
                                               len(scenarios), "scenarios") as done:
         finished = [0]
@@ -1094,7 +1090,7 @@ def sweep_campaign(
     from tcpn.experiments.sweep.campaign import plan_campaign
     from tcpn.experiments.sweep.executors import executor_for
     from tcpn.experiments.sweep.results import check_metric
-    from tcpn.outputs import atomic_file, check_output_file, save_figure
+    from tcpn.outputs import atomic_file, check_output_files, save_figure
 
     spec = load_sweep(sweep_file)
     check_metric(spec, metric)
@@ -1116,9 +1112,8 @@ def sweep_campaign(
     if dry_run:
         return
     campaign_store.check_writable()  # before the runs, not after the first one
-    for path in (csv, figure):
-        if path is not None:
-            check_output_file(path, overwrite)  # before the runs, not after them
+    check_output_files({"--csv": csv, "--figure": figure}, overwrite,  # before the runs
+                       inputs={"SWEEP": sweep_file})
     stored_before = len(plan.tasks) - len(plan.missing)
     done = [0]
 
