@@ -228,7 +228,7 @@ def _show_engine_notices() -> None:
 
 @app.command()
 def demo(
-    seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the random stream.")] = 1,
     customers: Annotated[int, typer.Option(min=1, max=10_000_000,
                                            help="Customers that arrive.")] = 20000,
     horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
@@ -258,7 +258,8 @@ def run_scenario(
                                       callback=_lens_name)] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Independent runs (N > 1: means "
                                               "with 95 % confidence intervals).")] = 1,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>); "
         "a new or empty directory, or a tcpn result directory with --overwrite.")] = None,
@@ -543,7 +544,8 @@ def simulate_net_command(
         "--max-firings", min=0, help="Stop each run after this many firings.")] = None,
     replications: Annotated[int, typer.Option(
         min=1, help="Independent runs (means with 95 % confidence intervals from 2).")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed; replication i draws from (seed, i).")] = 1,
+    seed: Annotated[int, typer.Option(
+        min=0, help="Seed; replication i draws from (seed, i).")] = 1,
     average: Annotated[list[str] | None, typer.Option(
         "--average", help="A place whose token count is averaged over model time "
         "(repeatable; tcpn inspect NET lists the places).")] = None,
@@ -780,7 +782,7 @@ def check_net(
         "--runs", min=1, help="With --probability: the runs of an estimate, or the most a "
         "sequential test may take.")] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", help="With --probability: the seed of the simulated runs.")] = 0,
+        "--seed", min=0, help="With --probability: the seed of the simulated runs.")] = 0,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -966,7 +968,7 @@ def scenario_table(
                                                    "scenarios/studies/s1_*.yaml.")],
     lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
                                       callback=_lens_name)] = "net",
-    seed: Annotated[int | None, typer.Option(help="Seed for every file (default: each "
+    seed: Annotated[int | None, typer.Option(min=0, help="Seed for every file (default: each "
                                              "file's own).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: "
                                                 "CPU count).")] = None,
@@ -1176,7 +1178,8 @@ def validate_lenses(
         help="Lens the others are judged against (default: ns3 if listed, else the "
         "first).", callback=_lens_name)] = None,
     replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Directory for comparison.csv/.json, timeseries.png and the "
         "runs (default: results/<name>-validate); a new or empty directory, or a tcpn "
@@ -1333,7 +1336,7 @@ def report(
                     ] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Scenario: independent runs.")
                             ] = 3,
-    seed: Annotated[int | None, typer.Option(help="Scenario: seed (default: the "
+    seed: Annotated[int | None, typer.Option(min=0, help="Scenario: seed (default: the "
                                              "scenario's).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Scenario: worker processes; "
                                                 "with --dask local, the cluster's.")] = None,
