@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from cli_process import run_tcpn
 
+from tcpn.errors import InputError
 from tcpn.outputs import OutputError, check_output_files
 from tcpn.petrinets.examples import counter
 from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.reports.store import load_results
 
 
 @pytest.fixture
@@ -63,3 +65,11 @@ def test_a_sweep_table_over_its_sweep_file_is_refused(tmp_path):
     with pytest.raises(OutputError, match=r"--csv .* is SWEEP, which it would replace"):
         check_output_files({"--csv": sweep}, overwrite=True, inputs={"SWEEP": sweep})
     assert sweep.read_text() == "kept"
+
+
+def test_a_results_manifest_nested_past_the_stack_names_the_manifest(tmp_path):
+    """``report --from`` on a manifest of 200,000 nested lists said only "the input:
+    nested too deep", naming no file."""
+    (tmp_path / "manifest.json").write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(InputError, match=r"manifest\.json: nested too deep to read"):
+        load_results(tmp_path)
