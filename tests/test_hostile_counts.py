@@ -1,4 +1,4 @@
-"""Hostile numbers in a net: priorities, arc counts and work the engines cannot hold.
+"""Hostile numbers in a net: priorities, arc counts, delays and work it cannot hold.
 
 A priority of 400 digits overflowed the engines' doubles in the middle of a run (an internal
 error); an arc count of 10^11 on a timed place built one timestamp per token until the
@@ -91,3 +91,11 @@ def test_one_evaluation_is_allowed_no_more_work_than_one_loop():
     firing), is no larger than ``while_iterations``."""
     defaults = Limits()
     assert defaults.evaluation_steps <= defaults.while_iterations
+
+
+def test_a_cpn_delay_on_an_arc_to_an_untimed_place_leaves_its_transition_out():
+    """It ended the whole import with a message naming neither the file nor the arc's id
+    ("output arc increment->count: has a delay but place count is untimed")."""
+    imported = read_cpn(_cpn_with(">x + 1</text>", ">(x + 1)@+5</text>"))
+    assert "increment" not in imported.net.transitions
+    assert "a delay (@+) on an arc to place 'count'" in str(imported.report)
