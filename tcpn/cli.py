@@ -228,7 +228,7 @@ def _show_engine_notices() -> None:
 
 @app.command()
 def demo(
-    seed: Annotated[int, typer.Option(help="Seed of the random stream.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the random stream.")] = 1,
     customers: Annotated[int, typer.Option(min=1, max=10_000_000,
                                            help="Customers that arrive.")] = 20000,
     horizon: Annotated[float, typer.Option(min=0.5, max=600.0, help="Model seconds of the "
@@ -258,7 +258,8 @@ def run_scenario(
                                       callback=_lens_name)] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Independent runs (N > 1: means "
                                               "with 95 % confidence intervals).")] = 1,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Result directory (default: results/<name>-<lens>-seed<S>); "
         "a new or empty directory, or a tcpn result directory with --overwrite.")] = None,
@@ -543,7 +544,8 @@ def simulate_net_command(
         "--max-firings", min=0, help="Stop each run after this many firings.")] = None,
     replications: Annotated[int, typer.Option(
         min=1, help="Independent runs (means with 95 % confidence intervals from 2).")] = 1,
-    seed: Annotated[int, typer.Option(help="Seed; replication i draws from (seed, i).")] = 1,
+    seed: Annotated[int, typer.Option(
+        min=0, help="Seed; replication i draws from (seed, i).")] = 1,
     average: Annotated[list[str] | None, typer.Option(
         "--average", help="A place whose token count is averaged over model time "
         "(repeatable; tcpn inspect NET lists the places).")] = None,
@@ -569,14 +571,13 @@ def simulate_net_command(
     """
     from tcpn.experiments.net_runs import simulate_net, summary_frame
     from tcpn.models.nets import named_net
-    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.outputs import atomic_file, check_output_files
     from tcpn.reports.progress import count_progress, model_time_progress
 
     if output is not None and not output.lower().endswith((".csv", ".parquet")):
         raise InputError(f"--output {output}: use a .csv or .parquet file")
-    for target in (output, events):
-        if target is not None:
-            check_output_file(target, overwrite)
+    check_output_files({"--output": output, "--events": events}, overwrite,
+                       inputs={} if python else {"NET": net})
     loaded = named_net(net, python=python, trusted=trust)
     if not loaded.complete:
         left = len(loaded.report.unsupported)
@@ -714,11 +715,10 @@ def export_net(
     Examples: tcpn export --python tcpn.petrinets.exchange.loading:example_net -o mm1.cpn;
     tcpn export scenarios/dumbbell_newreno.yaml -o dumbbell.cpn
     """
-    from tcpn.outputs import check_output_file
+    from tcpn.outputs import check_output_files
     from tcpn.petrinets.exchange.loading import built_net, load_net, net_text, save_net
 
-    if output is not None:
-        check_output_file(output, overwrite)
+    check_output_files({"--output": output}, overwrite, inputs={} if python else {"NET": net})
     if net.lower().endswith((".yaml", ".yml")):
         from tcpn.models.topology import scenario_net
 
@@ -782,11 +782,11 @@ def check_net(
         "--runs", min=1, help="With --probability: the runs of an estimate, or the most a "
         "sequential test may take.")] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", help="With --probability: the seed of the simulated runs.")] = 0,
+        "--seed", min=0, help="With --probability: the seed of the simulated runs.")] = 0,
     draw_seed: Annotated[int | None, typer.Option(
-        "--draw-seed", help="Fix each initial marking the net draws at random (a CPN Tools "
-        "file's discrete(0, 99)) to one draw from this seed, said on stderr: a state space "
-        "starts from one marking.")] = None,
+        "--draw-seed", min=0, help="Fix each initial marking the net draws at random (a CPN "
+        "Tools file's discrete(0, 99)) to one draw from this seed, said on stderr: a state "
+        "space starts from one marking.")] = None,
     report: Annotated[bool, typer.Option(
         "--report", help="Print the standard state-space report (statistics, bounds, home, "
         "liveness, fairness).")] = False,
@@ -963,11 +963,10 @@ def import_net(
     trust: TrustOption = False,
 ) -> None:
     """Import a net and report, element by element, what tcpn kept, left out and changed."""
-    from tcpn.outputs import check_output_file
+    from tcpn.outputs import check_output_files
     from tcpn.petrinets.exchange.loading import load_net, save_net
 
-    if output is not None:
-        check_output_file(output, overwrite)
+    check_output_files({"--output": output}, overwrite, inputs={"FILE": file})
     loaded = load_net(file, strict=strict, trusted=trust)
     console.print(loaded.report.text(), markup=False, highlight=False, soft_wrap=True)
     if output is not None:
@@ -981,7 +980,7 @@ def scenario_table(
                                                    "scenarios/studies/s1_*.yaml.")],
     lens: Annotated[str, typer.Option(help="Lens: net, fluid or ns3.",
                                       callback=_lens_name)] = "net",
-    seed: Annotated[int | None, typer.Option(help="Seed for every file (default: each "
+    seed: Annotated[int | None, typer.Option(min=0, help="Seed for every file (default: each "
                                              "file's own).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: "
                                                 "CPU count).")] = None,
@@ -1000,7 +999,7 @@ def scenario_table(
     name) and on a line of its own below the table; exit code 3 then if a file is invalid
     input, else 1.
     """
-    from tcpn.outputs import atomic_file, check_output_file
+    from tcpn.outputs import atomic_file, check_output_files
     from tcpn.reports.progress import count_progress
     from tcpn.reports.scenario_table import (
         absent_reasons,
@@ -1010,9 +1009,8 @@ def scenario_table(
         to_markdown,
     )
 
-    for target in (markdown, csv):
-        if target is not None:
-            check_output_file(target, overwrite)  # before the runs, not after
+    check_output_files({"--markdown": markdown, "--csv": csv}, overwrite,  # before the runs
+                       inputs={f"SCENARIOS[{k}]": path for k, path in enumerate(scenarios)})
     with _interruptible(None), count_progress(err_console, f"{lens}: scenarios",
                                               len(scenarios), "scenarios") as done:
         finished = [0]
@@ -1106,7 +1104,7 @@ def sweep_campaign(
     from tcpn.experiments.sweep.campaign import plan_campaign
     from tcpn.experiments.sweep.executors import executor_for
     from tcpn.experiments.sweep.results import check_metric
-    from tcpn.outputs import atomic_file, check_output_file, save_figure
+    from tcpn.outputs import atomic_file, check_output_files, save_figure
 
     spec = load_sweep(sweep_file)
     check_metric(spec, metric)
@@ -1128,9 +1126,8 @@ def sweep_campaign(
     if dry_run:
         return
     campaign_store.check_writable()  # before the runs, not after the first one
-    for path in (csv, figure):
-        if path is not None:
-            check_output_file(path, overwrite)  # before the runs, not after them
+    check_output_files({"--csv": csv, "--figure": figure}, overwrite,  # before the runs
+                       inputs={"SWEEP": sweep_file})
     stored_before = len(plan.tasks) - len(plan.missing)
     done = [0]
 
@@ -1193,7 +1190,8 @@ def validate_lenses(
         help="Lens the others are judged against (default: ns3 if listed, else the "
         "first).", callback=_lens_name)] = None,
     replications: Annotated[int, typer.Option(min=1, help="Runs per lens.")] = 3,
-    seed: Annotated[int | None, typer.Option(help="Seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        min=0, help="Seed (default: the scenario's).")] = None,
     output: Annotated[str | None, typer.Option(
         "--output", "-o", help="Directory for comparison.csv/.json, timeseries.png and the "
         "runs (default: results/<name>-validate); a new or empty directory, or a tcpn "
@@ -1350,7 +1348,7 @@ def report(
                     ] = "net",
     replications: Annotated[int, typer.Option(min=1, help="Scenario: independent runs.")
                             ] = 3,
-    seed: Annotated[int | None, typer.Option(help="Scenario: seed (default: the "
+    seed: Annotated[int | None, typer.Option(min=0, help="Scenario: seed (default: the "
                                              "scenario's).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Scenario: worker processes; "
                                                 "with --dask local, the cluster's.")] = None,

@@ -13,3 +13,8 @@ class TcpnError(Exception):
 
 class InputError(TcpnError, ValueError):
     """The user's input is invalid: the message names the element, field or line at fault."""
+
+
+class InputFileError(InputError):
+    """A file the user gave (a capture, a trace) cannot be read or is corrupt: bad input
+    wherever it shows, never a lens's refusal of a scenario it cannot express."""

@@ -66,7 +66,9 @@ class Limits:
     the field load are below 100 kB; ``use`` twice in each of eight nested files would
     otherwise read one file 256 times)."""
     marking_tokens: int = 1_000_000
-    """Tokens in the initial marking of one place of an imported net."""
+    """Tokens in the initial marking of one place of an imported net, and tokens one arc of
+    any net moves in one firing (its count, constant or computed, or a multiset's
+    multiplicity): a timed place keeps one timestamp per token."""
     capture_bytes: int = 4 << 30
     """Bytes of a pcap capture."""
     import_evaluation_ms: int = 10_000
@@ -84,11 +86,14 @@ class Limits:
     that calls itself as a loop does (``fun f x = f x``; a walk down a list of
     ``list_length`` elements takes one turn more). In SML one that never ends runs forever;
     here it stops with an error naming this limit."""
-    evaluation_steps: int = 20_000_000
+    evaluation_steps: int = 1_000_000
     """Calls of an imported net's CPN ML functions plus turns of its loops in one
     evaluation (from the outermost call: a guard, an arc, a code action, a declared value).
     ``fun fib n = ... fib (n - 1) + fib (n - 2)`` on 60 would take 2^60 calls; the most
-    any of 358 CPN Tools files from the field needed in its first 300 firings was 2,290."""
+    any of 358 CPN Tools files from the field needed in its first 300 firings was 2,290.
+    A call costs 10-40 microseconds, so one evaluation stops within a minute or so (at
+    2 x 10^7, ``ack 4 2`` in an arc's delay would have run about 13 minutes: 10^6 steps
+    took 40 s); no more than one loop's ``while_iterations``, whose turns are cheaper."""
     expression_depth: int = 100
     """Levels of nesting of a formula (CTL, LTL, ASK-CTL, a contest property), a CPN ML
     expression or a Python inscription. Their readers and the checker recurse over them:

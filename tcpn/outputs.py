@@ -18,6 +18,9 @@ exported net, a figure) through :func:`atomic_file`. The rules:
   never guessed at; an empty directory is filled (nothing in it can be lost). A file is
   never replaced by a directory, nor a directory by a file; an existing file is replaced
   only with ``overwrite``;
+* a command's output files are checked together (:func:`check_output_files`): two that
+  are one file, or one that is the command's input (through a symbolic link too), are
+  refused before any work, ``overwrite`` or not;
 * leftovers of writes that were killed (``.NAME.partial-PID`` directories holding the
   marker, ``.STEM.partial-PID.SUFFIX`` files, of a process that no longer runs) are
   removed, and said so, by the next write into ``NAME``; those of live processes and the
@@ -380,6 +383,38 @@ def check_output_file(target: str | Path, overwrite: bool = False) -> Path:
         with contextlib.suppress(OSError):
             probe.unlink()
     return path
+
+
+def check_output_files(targets: Mapping[str, str | Path | None], overwrite: bool = False,
+                       inputs: Mapping[str, str | Path] | None = None) -> dict[str, Path]:
+    """:func:`check_output_file` for each target given (``what -> path``; None: not
+    asked for), after refusing two targets that are one file, or a target that is one of
+    the ``inputs`` (``what -> path``): with ``overwrite`` one output would replace the
+    other after it was written, or the result would replace the user's own input (an
+    import that left elements out, written over the model it came from). A symbolic
+    link to a file is that file.
+
+    >>> import tempfile
+    >>> model = Path(tempfile.mkdtemp()) / "model.cpn"
+    >>> _ = model.write_text("<workspaceElements/>")
+    >>> check_output_files({"--output": model}, overwrite=True, inputs={"FILE": model})
+    Traceback (most recent call last):
+    ...
+    tcpn.outputs.OutputError: --output .../model.cpn is FILE, which it would replace; ...
+    """
+    given = {what: _absolute(target, what) for what, target in targets.items()
+             if target is not None}
+    seen: dict[str, str] = {os.path.realpath(path): what
+                            for what, path in (inputs or {}).items()}
+    for what, path in given.items():
+        real = os.path.realpath(path)
+        if real in seen:
+            other = seen[real]
+            why = f"is {other}, which it would replace" if inputs and other in inputs else \
+                f"is also {other}'s file: one would replace the other"
+            raise OutputError(f"{what} {path} {why}; choose another path")
+        seen[real] = what
+    return {what: check_output_file(path, overwrite) for what, path in given.items()}
 
 
 def _partial_file(path: Path) -> Path:

@@ -122,7 +122,8 @@ def test_missing_property_file_and_unknown_names_are_input_errors(shared_dir, mc
     assert first is not None
     (tmp_path / "UpperBounds.xml").write_text(text.replace(first.group(0),
                                                            "<place>nowhere</place>", 1))
-    with pytest.raises(InputError, match="unknown place 'nowhere'"):
+    with pytest.raises(InputError, match=r"UpperBounds\.xml: formula .*: unknown place "
+                                         "'nowhere'"):
         check_examination(tmp_path / "model.pnml", "UpperBounds")
     (tmp_path / "LTLCardinality.xml").write_text("<property-set><property><id>x</id>"
                                                  "<formula><globally/></formula></property>"

@@ -35,7 +35,8 @@ def test_export_a_scenario_writes_its_whole_net(tmp_path):
     again = tcpn("export", str(scenario), "-o", str(target))
     assert again.returncode == 3 and "dumbbell.cpn exists: pass overwrite" in again.stderr
     again = tcpn("import", str(target), "-o", str(target))
-    assert again.returncode == 3 and "dumbbell.cpn exists: pass overwrite" in again.stderr
+    assert again.returncode == 3 and "dumbbell.cpn is FILE, which it would replace" in \
+        again.stderr
     assert target.read_bytes() == written
     usage = tcpn("export", str(scenario), "--format", "svg")
     # the box wraps to the width, ASCII in a non-UTF-8 locale

@@ -82,6 +82,17 @@ def test_a_corrupt_header_is_refused_naming_packet_and_offset(index, what, corru
         read_pcap(io.BytesIO(data))
 
 
+def test_a_record_capturing_more_than_the_wire_carried_is_refused_as_corrupt():
+    """Its original length below its captured length once read as "the -4 bytes the
+    frame carried"."""
+    data = bytearray(_capture([_ppp(p) for p in _flow()]))
+    offset = 24 + sum(16 + len(_ppp(p)) for p in _flow()[:3])
+    struct.pack_into("<I", data, offset + 12, 10)  # the record's original length
+    with pytest.raises(PcapError, match=rf"packet 3 at byte offset {offset}: 1042 bytes "
+                                        r"captured of a frame of 10 bytes on the wire"):
+        read_pcap(io.BytesIO(bytes(data)))
+
+
 def test_a_zero_ip_checksum_means_not_computed():
     # ns-3 writes 0 unless checksums are enabled: such captures must read
     frames = [p[:10] + b"\0\0" + p[12:] for p in _flow()]

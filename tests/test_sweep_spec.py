@@ -191,6 +191,18 @@ def test_a_sweep_file_naming_its_base(tmp_path):
         load_sweep(tmp_path / "bad.yaml")
 
 
+@pytest.mark.parametrize("base", ["secret.txt", "../secret", "/etc/shadow"])
+def test_a_base_that_is_no_scenario_file_is_neither_read_nor_quoted(base, tmp_path):
+    """A sweep file from anyone named /etc/shadow as its base: tcpn read it and quoted its
+    lines (the password hashes) as unknown scenario fields."""
+    (tmp_path / "secret.txt").write_text("root:$6$hash:19000::::::\n")
+    (tmp_path / "sweep.yaml").write_text(f"sweep:\n  base: {base}\n  axes:\n    seed: [1]\n")
+    with pytest.raises(SweepError) as info:
+        load_sweep(tmp_path / "sweep.yaml")
+    assert f"sweep.yaml:2: sweep.base: '{base}' is not a scenario file" in str(info.value)
+    assert "hash" not in str(info.value)
+
+
 def test_shipped_sweep_files_parse():
     from pathlib import Path
 

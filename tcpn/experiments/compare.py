@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, InputFileError
 from tcpn.lenses import get_lens
 from tcpn.lenses.replications import ReplicationResult, replicate
 from tcpn.models.scenario import Scenario, load_scenario
@@ -206,7 +206,8 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
 
     With ``output``, each lens's runs are kept in ``output/runs/<lens>/rep-NNN`` (traces
     included: :func:`write_comparison` draws the figures from replication 0). A lens that
-    refuses the scenario is recorded in ``Validation.refused``; if only one lens
+    refuses the scenario is recorded in ``Validation.refused`` (a capture it cannot read
+    is not a refusal: :class:`~tcpn.errors.InputFileError`); if only one lens
     accepts it, the table holds its values alone (nothing is judged); if none does,
     :class:`InputError` says which refused why. ``progress`` receives the number of runs
     completed, all lenses together.
@@ -225,6 +226,8 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     for name in names:
         try:
             get_lens(name)(**dict((options or {}).get(name, {}))).check(spec)
+        except InputFileError:  # a corrupt capture is bad input, not a refusal
+            raise
         except InputError as exc:
             refused[name] = str(exc)
     accepted = [name for name in names if name not in refused]

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from tcpn.errors import InputError
+from tcpn.errors import InputError, InputFileError
 from tcpn.models import pcap
 from tcpn.models.scenario import ConcreteFlow, Scenario
 
@@ -69,7 +69,10 @@ class CaptureLens:
 
     def _capture(self, path: Path) -> pd.DataFrame:
         if path not in self._read:
-            self._read[path] = pcap.read_pcap(path)
+            try:
+                self._read[path] = pcap.read_pcap(path)
+            except InputError as exc:  # the user's file at fault, not the scenario
+                raise InputFileError(str(exc)) from None
         return self._read[path]
 
     def _matched(self, scenario: Scenario, flows: Sequence[ConcreteFlow]
@@ -156,6 +159,7 @@ def _paths(value: str | Path | Sequence[str | Path]) -> tuple[Path, ...]:
     for item in items:
         path = Path(item)
         if not path.is_file():
-            raise InputError(f"{path}: no such capture file")
+            raise InputFileError(f"{path}: no such capture file" if not path.exists() else
+                                 f"{path}: not a capture file (not a regular file)")
         out.append(path)
     return tuple(out)

@@ -421,6 +421,10 @@ def _check_headers(raw: np.ndarray, records: _Records, rows: np.ndarray, frames:
     link = records.link[rows]
     total = _field(raw, ip + 2, 2).astype(np.int64)
     problems: list[tuple[np.ndarray, Any]] = [
+        # a record cannot capture more than was on the wire: its lengths are corrupt
+        (caplens[rows] > wirelens[rows], lambda k: f"{caplens[rows][k]} bytes captured of a "
+                                                   f"frame of {wirelens[rows][k]} bytes on "
+                                                   "the wire (a corrupt record)"),
         (ihl < _IPV4_MIN, lambda k: f"IP header length {ihl[k]} bytes is below the "
                                     f"{_IPV4_MIN}-byte minimum"),
         (total > wirelens[rows] - link, lambda k: f"IP total length {total[k]} is more than "

@@ -882,13 +882,12 @@ class Scenario(_Strict):
                                 f"({why})")
 
     def _rates(self, route: Sequence[str]) -> list[float]:
-        return [self.link_between(a, b).rate_bps for a, b in itertools.pairwise(route)]
+        return [link.rate_bps for link in self.route_links(route)]
 
     def _transit_s(self, route: Sequence[str], size_bytes: int) -> float:
         """Time for one packet of ``size_bytes`` (IP) to cross ``route`` with empty queues."""
         total = 0.0
-        for a, b in itertools.pairwise(route):
-            link = self.link_between(a, b)
+        for link in self.route_links(route):
             total += (size_bytes + link.l2_header_bytes) * 8 / link.rate_bps + link.delay_s
         return total
 
@@ -945,9 +944,10 @@ class Scenario(_Strict):
                 costs[("flows", i, "params", "report_interval_s")] = \
                     flow.count * (self.horizon_s / interval + 1)
         total = 0.0
+        ends = self._links_by_ends()
         for queue, packets in carried.items():
             a, b = _split_queue_id(queue)
-            link = self.link_between(a, b)
+            link = ends[frozenset((a, b))]
             capacity = link.rate_bps * self.horizon_s / (8 * (smallest[queue]
                                                               + link.l2_header_bytes)) + 1
             total += min(packets, capacity)
@@ -1010,10 +1010,32 @@ class Scenario(_Strict):
 
     def link_between(self, a: str, b: str) -> Link:
         """The link joining ``a`` and ``b`` (in either orientation)."""
+        return self.route_links((a, b))[0]
+
+    def route_links(self, route: Sequence[str]) -> list[Link]:
+        """The links along ``route`` (nodes), in order.
+
+        >>> [f"{l.a}-{l.b}" for l in dumbbell(pairs=1, horizon_s=1.0).route_links(
+        ...     ["S0", "R1", "R2"])]
+        ['S0-R1', 'R1-R2']
+        """
+        ends = self._links_by_ends()
+        links = []
+        for a, b in itertools.pairwise(route):
+            link = ends.get(frozenset((a, b)))
+            if link is None:
+                raise InputError(f"scenario {self.name}: no link between {a} and {b}")
+            links.append(link)
+        return links
+
+    def _links_by_ends(self) -> dict[frozenset[str], Link]:
+        """Each link by its two ends (the first, if two join the same nodes), built once
+        per walk: a scan of every link per hop made a chain of 10,000 links take minutes
+        to check."""
+        ends: dict[frozenset[str], Link] = {}
         for link in self.links:
-            if {link.a, link.b} == {a, b}:
-                return link
-        raise InputError(f"scenario {self.name}: no link between {a} and {b}")
+            ends.setdefault(frozenset((link.a, link.b)), link)
+        return ends
 
     def direction(self, queue_id: str) -> LinkDirection:
         """The :class:`LinkDirection` of queue ``"A->B"``."""

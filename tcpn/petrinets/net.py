@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from tcpn.errors import InputError
+from tcpn.limits import check_limit
 from tcpn.petrinets.colours import UNIT, ColourSet
 from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.inscriptions import Inscription
@@ -48,6 +49,10 @@ __all__ = [
 
 #: CPN Tools' standard priorities: a lower number is more urgent.
 P_HIGH, P_NORMAL, P_LOW = 100, 1000, 10000
+#: The largest priority magnitude: the engines order priorities as doubles, which hold
+#: every integer up to 2**53 exactly (beyond it two priorities may compare equal, and
+#: past about 1e308 the conversion overflows).
+PRIORITY_BOUND = 2**53
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.']*$")
 #: places and transitions may also use '-', as PNML ids do (``P-start_1``)
@@ -70,6 +75,20 @@ def _check_name(kind: str, name: str, pattern: re.Pattern[str] = _NAME) -> None:
             f"{kind} name {name!r} is not valid: use letters, digits, '_'{extra} and '.', "
             "starting with a letter or '_'"
         )
+
+
+def _check_priority(priority: int, where: str) -> None:
+    """Refuse a priority that is not an int or that the engines cannot order exactly.
+
+    The simulators compare priorities as doubles; an int past :data:`PRIORITY_BOUND` would
+    lose its order, or overflow the conversion in the middle of a run.
+    """
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise InputError(f"{where}: priority must be an int, got {priority!r}")
+    if abs(priority) > PRIORITY_BOUND:
+        digits = len(str(abs(priority)))
+        raise InputError(f"{where}: priority of {digits} digits is outside "
+                         f"[-2**53, 2**53], the range the simulator orders exactly")
 
 
 def _check_delay(delay: Delay, where: str) -> None:
@@ -187,8 +206,7 @@ class Transition:
         if self.guard is not None:
             Inscription.parse(self.guard, f"guard of {where}")
         _check_delay(self.delay, f"delay of {where}")
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
-            raise InputError(f"{where}: priority must be an int, got {self.priority!r}")
+        _check_priority(self.priority, where)
         self.outputs = tuple(self.outputs)
         if self.outputs and self.action is None:
             raise InputError(f"{where}: outputs {self.outputs} given without an action")
@@ -265,6 +283,10 @@ class Arc:
             Inscription.parse(self.count, f"count of {self.where}")
         elif isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
             raise InputError(f"{self.where}: count must be an int >= 1 or an expression")
+        else:
+            # a timed place keeps one timestamp per token, and the C engine counts in 64
+            # bits: a firing moves no more tokens on one arc than a place may start with
+            check_limit("marking_tokens", self.count, f"count of {self.where}")
         if self.when is not None:
             if self.kind is not ArcKind.OUTPUT:
                 raise InputError(f"{self.where}: only output arcs take a 'when' condition")

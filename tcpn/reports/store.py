@@ -158,6 +158,9 @@ def load_results(directory: str | Path) -> StoredResults:
     except ValueError as exc:
         raise InputError(f"{manifest_path}: not valid JSON ({exc}); the results directory "
                          "is damaged") from None
+    except RecursionError:  # json's reader recurses once per level of nesting
+        raise InputError(f"{manifest_path}: nested too deep to read; the results directory "
+                         "is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != RESULTS_FORMAT:
         raise InputError(f"{manifest_path}: not a tcpn results manifest (format "
                          f"{manifest.get('format') if isinstance(manifest, dict) else None!r},"
@@ -180,6 +183,9 @@ def load_results(directory: str | Path) -> StoredResults:
                              dict(manifest.get("extra", {})))
     except InputError:
         raise
+    except RecursionError:  # a stored metadata file nested past Python's stack
+        raise InputError(f"{manifest_path}: a stored file it lists is nested too deep to "
+                         "read; the results directory is damaged") from None
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise InputError(f"{manifest_path}: the manifest lacks {exc}; the results "
                          "directory is damaged") from None

@@ -108,6 +108,11 @@ def _fields(kind: type[BaseModel]) -> dict[str, Any]:
     return found
 
 
+def _names_a_scenario(base: str) -> bool:
+    """Whether a sweep's ``base`` names a scenario file by its suffix (.yaml, .yml)."""
+    return base.lower().endswith((".yaml", ".yml"))
+
+
 def check_path(path: Sequence[PathPart], base: Mapping[str, Any]) -> None:
     """Raise ``ValueError`` if ``path`` names no field of a scenario, or a list entry the
     base does not have."""
@@ -356,6 +361,12 @@ def parse_sweep(text: str, source: str = "<sweep>", directory: Path | None = Non
     if "base" in section and not section["base"]:
         raise SweepError(problems.found or [(f"{source}:{marks.get(('sweep',), 1)}",
                                              "sweep.base: empty: name a scenario file")])
+    if "base" in section and not _names_a_scenario(section["base"]):
+        # the file is data from anyone: it may not have tcpn read (and quote in its errors)
+        # a file that is no scenario, such as /etc/shadow
+        where = f"{source}:{marks.get(('sweep', 'base'), marks.get(('sweep',), 1))}"
+        raise SweepError([(where, f"sweep.base: {section['base']!r} is not a scenario "
+                                  "file: name a .yaml or .yml file")])
     name = str(section.get("name") or Path(source).stem)
     if "base" in section:
         if base_data:

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpn.limits import limit_problem, limits
 from tcpn.petrinets.cells import Cell
 from tcpn.petrinets.colours import (
     BoolSet,
@@ -156,6 +157,9 @@ def multiset_counts(value: Any) -> dict[Any, int]:
             if type(count) is not int or count < 0:
                 raise ValueError(f"a multiset's count must be an int >= 0, got {count!r} "
                                  f"for {token!r}")
+            problem = limit_problem("marking_tokens", count)
+            if problem is not None:
+                raise ValueError(f"a multiset's count for {token!r}: {problem}")
             if count:
                 counts[token] = count
         return counts
@@ -607,6 +611,7 @@ class TransitionCompiler:
             "_ONE_PASS": (None,),
             "_cut": [False],
             "_multiset": multiset_counts,
+            "_count_bound": limits().marking_tokens,
         }
         self.globals.update(self.scope)
         self.arcs = net.arcs_of(name) if arcs is None else arcs
@@ -1494,9 +1499,10 @@ class TransitionCompiler:
                 f"    raise _FiringError({where!r}, {binding}, "
                 f"f'delay {{{var}!r}} is not finite and >= 0')"
             )
-        if check_count:
-            code.line(f"if type({var}) is not int or {var} < 0:")
+        if check_count:  # a timed place keeps one timestamp per token: counts are bounded
+            code.line(f"if type({var}) is not int or not 0 <= {var} <= _count_bound:")
             code.line(
                 f"    raise _FiringError({where!r}, {binding}, "
-                f"f'count {{{var}!r}} is not an int >= 0')"
+                f"f'count {{{var}!r}} is not an int from 0 to {{_count_bound}}, the limit "
+                "marking_tokens (raise it with --limit marking_tokens=N)')"
             )

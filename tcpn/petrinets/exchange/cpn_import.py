@@ -2160,6 +2160,17 @@ class _Importer:
         arcs: list[Arc] = []
 
         def add(value: str, count: int | str, term_delay: Any, multiset: bool = False) -> None:
+            try:
+                add_arcs(value, count, term_delay, multiset)
+            except InputError as exc:  # a count past the limits: its transition is left out
+                raise _Unsupported(f"{where}: {exc}") from None
+
+        def add_arcs(value: str, count: int | str, term_delay: Any, multiset: bool) -> None:
+            if orientation == "ttop" and term_delay is not None and not colour.is_timed:
+                # CPN Tools refuses it as well: an untimed token has no time to delay
+                raise _Unsupported(f"{where}: a delay (@+) on an arc to place "
+                                   f"{self.net.places[place].name!r}, whose colour set "
+                                   f"{colour.describe()} is untimed")
             # what an arc that takes tokens binds with (a record written out is a pattern);
             # an output arc puts ``value`` itself
             taken = value if multiset or orientation == "ttop" else \

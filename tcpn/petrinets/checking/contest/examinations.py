@@ -255,7 +255,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         # traceback still holds them, and the reading would fail for want of memory too
         gc.collect()
         model = load_model(model_path)
-    properties = {e: [_renamed(p, model) for p in props] for e, props in properties.items()}
+    properties = {e: [_renamed(p, model, model_path.parent / f"{e}.xml") for p in props]
+                  for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
     for examination in examinations:
         lines = answers.setdefault(examination, [])
@@ -371,16 +372,18 @@ def _or_cannot(answer: Callable[..., Any], ident: str, note: Note, *args: Any) -
     return [found] if isinstance(found, str) else found
 
 
-def _renamed(prop: ContestProperty, model: Model) -> ContestProperty:
-    """The property with its PNML ids replaced by the net's names (checking they exist)."""
+def _renamed(prop: ContestProperty, model: Model, source: Path) -> ContestProperty:
+    """The property with its PNML ids replaced by the net's names (checking they exist; an
+    unknown one is named with the property file and the formula's id)."""
     for place in (places_of(prop.formula) if prop.formula is not None else set()) | set(
             prop.bound.places if prop.bound is not None else ()):
         if place not in model.place_names:
-            raise InputError(f"formula {prop.id}: unknown place {place!r}")
+            raise InputError(f"{source}: formula {prop.id}: unknown place {place!r}")
     if prop.formula is not None:
         for transition in transitions_of(prop.formula):
             if transition not in model.transition_names:
-                raise InputError(f"formula {prop.id}: unknown transition {transition!r}")
+                raise InputError(f"{source}: formula {prop.id}: unknown transition "
+                                 f"{transition!r}")
     if model.is_pt:
         return prop
     return replace(prop, formula=_rename(prop.formula, model) if prop.formula else None,
