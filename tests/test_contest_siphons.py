@@ -205,8 +205,9 @@ def siphon_verdicts(instance: str, folder: Path) -> list[tuple[str, str, str]]:
         if examination == "UpperBounds":
             continue
         known = read_answers(folder, examination)
-        for prop in read_properties(folder / f"{examination}.xml"):
-            formula = _renamed(prop, model).formula
+        source = folder / f"{examination}.xml"
+        for prop in read_properties(source):
+            formula = _renamed(prop, model, source).formula
             assert formula is not None
             settled = decided_by_siphon(formula, model.net, empty)
             if settled is not None and prop.id in known:
