@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from cli_process import run_tcpn
 
@@ -72,7 +73,14 @@ def test_linux_tcp_through_the_token_bucket_and_the_net_lens_against_it(
     data = received[received.payload_bytes > 0]
     start = float(data.time_s.min())
     steady = data[(data.time_s >= start + 1.0) & (data.time_s < start + 3.0)]
-    assert steady.payload_bytes.sum() * 8 / 2.0 == pytest.approx(PAYLOAD_RATE_BPS, rel=0.03)
+    # the bucket's rate is the spacing it gives back-to-back full segments: the median gap.
+    # A window's mean rate is not the link's: a loaded host fires the qdisc's watchdog late
+    # and stalls the link for a while (one CI run: 8.87 Mbit/s over the window, 7 % low),
+    # a stall that lengthens few gaps and so leaves the median where the bucket puts it
+    gap_s = float(np.median(np.diff(steady.time_s.to_numpy())))
+    assert MSS * 8 / gap_s == pytest.approx(PAYLOAD_RATE_BPS, rel=0.03)
+    # and the bucket passes no more than its rate over the window (its burst is one frame)
+    assert steady.payload_bytes.sum() * 8 / 2.0 <= PAYLOAD_RATE_BPS * 1.01
 
     capture = evaluate(scenario, "capture", sender=made.captures["S"],
                        receiver=made.captures["D"])

@@ -206,7 +206,9 @@ def test_ml_selectors_never_reach_python_internals(ml, shared_dir):
 def test_an_ml_value_that_loops_forever_ends_the_import_with_the_limit_named(shared_dir):
     text = cpn_with(shared_dir, "fun spin x = spin x", "val v = spin 1")
     started = time.monotonic()
-    with using_limits(import_evaluation_ms=300), \
+    # its turns and steps unbounded, so that only the time budget can stop it
+    with using_limits(import_evaluation_ms=300, while_iterations=10**12,
+                      evaluation_steps=10**12), \
             pytest.raises(EvaluationBudgetError, match="import_evaluation_ms"):
         read_cpn(text)
     assert time.monotonic() - started < 60  # it returns: no hang (not a timing claim)
@@ -216,7 +218,10 @@ def test_an_ml_handler_catches_neither_the_evaluation_budget_nor_a_bound_nor_a_d
         shared_dir):
     text = cpn_with(shared_dir, "val v = (while true do ()) handle _ => 0")
     started = time.monotonic()
-    with using_limits(import_evaluation_ms=300, while_iterations=10**12), \
+    # the loop's turns and steps unbounded, so that only the time budget can stop it (10^6
+    # steps, the default bound, take 0.3-0.6 s: on a loaded machine either could come first)
+    with using_limits(import_evaluation_ms=300, while_iterations=10**12,
+                      evaluation_steps=10**12), \
             pytest.raises(EvaluationBudgetError, match="import_evaluation_ms"):
         read_cpn(text)
     # nor the bound on a while loop's turns: the declaration is left out naming it
