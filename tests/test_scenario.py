@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -16,6 +17,7 @@ from tcpn.models import scenario as scenario_module
 from tcpn.models.components.congestion.tcp_l import TcpLParams
 from tcpn.models.components.congestion.vegas import AdaptiveVegasParams, VegasParams
 from tcpn.models.components.congestion.westwood import WestwoodPlusParams
+from tcpn.models.routing import RouteTable
 from tcpn.models.scenario import (
     RateErrors,
     Red,
@@ -163,6 +165,35 @@ def test_ambiguous_route_is_refused():
     text = BASE.replace("flows:", "  - {a: S, b: Q, rate_bps: 1.0e+6, delay_s: 0.01}\n"
                                   "  - {a: Q, b: D, rate_bps: 1.0e+6, delay_s: 0.01}\nflows:")
     assert "ambiguous route from S to D: S-R-D and S-Q-D" in _error(text)
+
+
+def test_a_grid_route_is_refused_as_ambiguous_without_listing_its_routes():
+    """A 25 x 25 grid joins opposite corners by C(48, 24) ~ 3 x 10^13 shortest routes:
+    the check stops at the second (it once listed them all, and never returned)."""
+    side = 25
+    nodes = [f"G{i}_{j}" for i in range(side) for j in range(side)]
+    links = [f"  - {{a: G{i}_{j}, b: G{i + di}_{j + dj}, rate_bps: 1.0e+6, delay_s: 0.001}}"
+             for i in range(side) for j in range(side) for di, dj in ((0, 1), (1, 0))
+             if i + di < side and j + dj < side]
+    text = (f"name: grid\nnodes: [{', '.join(nodes)}]\nlinks:\n" + "\n".join(links)
+            + f"\nflows:\n  - {{src: G0_0, dst: G{side - 1}_{side - 1}, variant: reno}}\n"
+            "horizon_s: 10.0\n")
+    assert re.search(r"flows\[0\]\.dst: ambiguous route from G0_0 to G24_24: G0_0-\S+ and "
+                     r"G0_0-\S+ have equal length", _error(text))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_routes_are_networkx_shortest_paths_and_uniqueness_its_count(seed):
+    rng = np.random.default_rng(seed)
+    graph = nx.connected_watts_strogatz_graph(60, 4, 0.3, seed=seed)
+    nodes = [f"n{k}" for k in graph.nodes]
+    table = RouteTable(nodes, [(f"n{a}", f"n{b}") for a, b in graph.edges])
+    for a, b in rng.integers(0, 60, size=(40, 2)):
+        routes = [tuple(f"n{k}" for k in p) for p in nx.all_shortest_paths(graph, a, b)]
+        assert table.route(f"n{a}", f"n{b}") in routes
+        assert table.unique(f"n{a}", f"n{b}") == (len(routes) == 1)
+    table = RouteTable(["a", "b", "c"], [("a", "b")])
+    assert table.route("a", "c") is None and not table.unique("a", "c")
 
 
 def test_two_links_between_the_same_nodes():
