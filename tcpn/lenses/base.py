@@ -67,6 +67,7 @@ import numpy as np
 from tcpn.errors import InputError, TcpnError
 from tcpn.models.scenario import LENS_STREAM, ConcreteFlow, Scenario
 from tcpn.models.traces import TraceWriter
+from tcpn.petrinets.engine.simulator import check_seed
 
 __all__ = ["Lens", "LensError", "Progress", "Run", "make_run", "run_seeds"]
 
@@ -130,12 +131,14 @@ def run_seeds(seed: int, replications: int) -> list[np.random.SeedSequence]:
     """
     if replications < 1:
         raise InputError(f"replications must be >= 1, got {replications}")
+    check_seed(seed)
     return [np.random.SeedSequence(seed, spawn_key=(i,)) for i in range(replications)]
 
 
 def make_run(scenario: Scenario, seed: int | None = None, replication: int = 0) -> Run:
     """The :class:`Run` for replication ``replication`` of ``seed`` (default: the scenario's)."""
     base = scenario.seed if seed is None else seed
+    check_seed(base)
     seq = np.random.SeedSequence(base, spawn_key=(replication,))
     return Run(scenario=scenario, flows=tuple(scenario.concrete_flows(seq)), seed=seq,
                replication=replication)

@@ -96,6 +96,7 @@ class Simulator:
                  monitors: Iterable[Monitor] = (), start_time: float = 0.0,
                  engine: str | None = None, forced_draws: Iterable[float] | None = None,
                  firings: int | None = None):
+        check_seed(seed)
         # an initial marking drawn at random: drawn here, once, from this run's seed
         source = net.net if isinstance(net, CompiledNet) else net
         drawn = fix_initial_draws(source, seed)
@@ -637,6 +638,18 @@ def _observe(monitor: Monitor, transition: CompiledTransition
     """``monitor.observe`` for firings of ``transition``, as the loop calls observers."""
     observe = monitor.observe
     return lambda sim, binding: observe(sim, transition, binding)
+
+
+def check_seed(seed: object) -> None:
+    """Refuse a seed NumPy cannot take (a negative integer, a bool), naming it, before it
+    reaches a generator that would fail with a bare ``ValueError``.
+
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    tcpn.errors.InputError: seed must be a non-negative integer, got -1
+    """
+    if isinstance(seed, bool) or (isinstance(seed, int) and seed < 0):
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
 
 
 def simulate(net: PetriNet | CompiledNet, seed: Seed = 0, until: float | None = None,
