@@ -448,3 +448,15 @@ def test_a_raised_expression_depth_admits_a_deeper_formula(inputs, tmp_path):
     done, message = _tcpn(["--limit", "expression_depth=200", "check",
                            str(inputs / "good.pnml"), "--ctl", formula], tmp_path)
     assert done.returncode in (0, 1) and "formula 1:" in done.stdout, (message, done.stdout)
+
+
+def test_a_long_formula_is_echoed_by_its_ends_and_length(inputs, tmp_path):
+    """A formula of 80 kB whose first place is unknown: the error named it by echoing
+    the whole formula; now by its first and last characters, its length and the column."""
+    formula = "AG (" + " and ".join(f"tokens(nosuch{i}) >= 0" for i in range(3000)) + ")"
+    done, message = _tcpn(["check", str(inputs / "good.pnml"), "--ctl", formula], tmp_path)
+    assert done.returncode == 3, message
+    assert re.search(r"--ctl 'AG \(tokens\(nosuch0\).* … .*nosuch2999\) >= 0\)' "
+                     rf"\({len(formula):,} characters\): formula, column 12: no place named "
+                     "'nosuch0'", message), message
+    assert len(message) < 500, message

@@ -73,6 +73,21 @@ def fairness_of(net: PetriNet, weak: str | None, strong: str | None) -> Fairness
     return Fairness(weak_names, strong_names) if weak_names or strong_names else None
 
 
+def _quoted(text: str, shown: int = 40) -> str:
+    """``text`` quoted for an error message: whole when short, else its first and last
+    ``shown`` characters and its length (the error's column locates the fault), so that
+    a formula of megabytes does not fill the terminal.
+
+    >>> _quoted("AG true")
+    "'AG true'"
+    >>> _quoted("AG (" + " and ".join(["true"] * 100) + ")", shown=8)
+    "'AG (true … nd true)' (900 characters)"
+    """
+    if len(text) <= 3 * shown:
+        return repr(text)
+    return f"{text[:shown] + ' … ' + text[-shown:]!r} ({len(text):,} characters)"
+
+
 def formulas_of(request: CheckRequest) -> list[Formula]:
     """The formulas to check: every ``--ctl``, every ``--ltl`` under ``A`` unless it
     starts with a quantifier, every ``--askctl``."""
@@ -82,7 +97,7 @@ def formulas_of(request: CheckRequest) -> list[Formula]:
         try:
             formula: Formula = reader(text, request.net)
         except InputError as exc:  # which of the options, when there are several
-            raise InputError(f"{option} {text!r}: {exc}") from None
+            raise InputError(f"{option} {_quoted(text)}: {exc}") from None
         return formula
 
     found = [read("--ctl", text, parse) for text in request.ctl]
@@ -106,12 +121,12 @@ def times_of(request: CheckRequest) -> list[tuple[Any, Formula]]:
             try:
                 goal = parse(text, request.net)
             except InputError as exc:
-                raise InputError(f"{option} {text!r}: {exc}") from None
+                raise InputError(f"{option} {_quoted(text)}: {exc}") from None
             if isinstance(goal, QUANTIFIERS):
-                raise InputError(f"{option} {text!r}: give the marking to reach (e.g. "
+                raise InputError(f"{option} {_quoted(text)}: give the marking to reach (e.g. "
                                  "tokens(delivered) >= 2), without a path quantifier")
             if not request.net.is_timed:
-                raise InputError(f"{option} {text!r}: net {request.net.name} is untimed: "
+                raise InputError(f"{option} {_quoted(text)}: net {request.net.name} is untimed: "
                                  "it has no time to reach anything at")
             found.append((which, goal))
     return found
