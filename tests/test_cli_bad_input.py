@@ -460,3 +460,19 @@ def test_a_long_formula_is_echoed_by_its_ends_and_length(inputs, tmp_path):
                      rf"\({len(formula):,} characters\): formula, column 12: no place named "
                      "'nosuch0'", message), message
     assert len(message) < 500, message
+
+
+def test_an_id_holding_a_newline_is_reported_quoted_on_one_line(tmp_path):
+    """A PNML id with a line break, renamed on import: the note printed the id raw, and
+    its second line (here 'tcpn: ok') read as a line of tcpn's own."""
+    model = tmp_path / "model.pnml"
+    model.write_text(
+        '<?xml version="1.0"?><pnml xmlns="http://www.pnml.org/version-2009/grammar/pnml">'
+        '<net id="n" type="http://www.pnml.org/version-2009/grammar/ptnet"><page id="pg">'
+        '<place id="p&#10;tcpn: ok"><initialMarking><text>1</text></initialMarking></place>'
+        '<transition id="t"/><arc id="a" source="p&#10;tcpn: ok" target="t"/>'
+        '</page></net></pnml>')
+    done, message = _tcpn(["import", str(model)], tmp_path)
+    assert done.returncode == 0, message
+    assert "('p\\ntcpn: ok' line 1)" in done.stdout, done.stdout
+    assert not [line for line in done.stdout.splitlines() if line.startswith("tcpn: ok")]

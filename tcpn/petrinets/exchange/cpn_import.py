@@ -199,9 +199,21 @@ class ReportItem:
         line = f"line {self.line}" if self.line else ""
         if line and self.column:
             line += f", column {self.column}"
-        where = " ".join(p for p in (self.element_id, self.file, line) if p)
-        page = f", page {self.page}" if self.page else ""
+        where = " ".join(p for p in (_printable(self.element_id), _printable(self.file), line)
+                         if p)
+        page = f", page {_printable(self.page)}" if self.page else ""
         return f"{self.kind} {self.name!r} ({where}{page}): {self.reason}"
+
+
+def _printable(text: str) -> str:
+    """``text`` as it is when printable, else quoted with its escapes: an id or a page name
+    holding a newline would start a line of its own in the report (one that could read as
+    tcpn's).
+
+    >>> _printable("ID1412"), _printable("p\\ninjected")
+    ('ID1412', "'p\\\\ninjected'")
+    """
+    return text if text.isprintable() else repr(text)
 
 
 @dataclass
@@ -240,8 +252,9 @@ class ImportReport:
         lines = [f"{self.source}: imported {kept}; {len(self.unsupported)} element(s) left out"
                  + (f" ({dependants} taken along by the {len(along)} cause(s) shown)"
                     if dependants else "") + f", {len(self.notes)} note(s)"]
-        lines.extend(f"  page {page}: {tally['places']} place(s) and {tally['transitions']} "
-                     f"transition(s) imported, {tally['left out']} element(s) left out"
+        lines.extend(f"  page {_printable(page)}: {tally['places']} place(s) and "
+                     f"{tally['transitions']} transition(s) imported, {tally['left out']} "
+                     "element(s) left out"
                      for page, tally in self.pages.items())
         for title, items in (("left out", roots), ("note", self.notes)):
             shown = items if limit is None else items[:limit]
