@@ -33,6 +33,7 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.engine.cnet import build_cnet
 from tcpn.petrinets.engine.compiler import compile_net
+from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_export import to_cpn
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.statespace.space import explore
@@ -214,3 +215,14 @@ def test_a_cpn_tools_time_guard_imports_simulates_and_exports_as_time(server_del
     again = read_cpn(text)
     assert again.complete, again.report.text()
     assert firings(Simulator(again.net, engine="python")) == [(float(server_delay), fired)]
+
+
+def test_a_failing_clock_guard_names_the_time_it_was_tested_at():
+    """The token ripens at 3 while the clock stands at 0: the guard is tested at 3."""
+    net = PetriNet("broken")
+    net.add_place(Place("q", INT.timed(), initial=[Token(0, 3.0)]))
+    net.add_transition(Transition("Take", guard="int(now) // r > 0"))
+    net.add_input("q", "Take", "r")
+    with pytest.raises(FiringError, match=r"^guard of transition Take at time 3 with binding "
+                                          r"<r=0>: ZeroDivisionError"):
+        Simulator(net, engine="python").run()

@@ -996,7 +996,7 @@ class TransitionCompiler:
             # the clock at which the binding would fire (``_enumerate``, which knows no
             # clock, tests it at the binding's readiness)
             code.line("_gnow = _ready if _ready > now else now" if due else "_gnow = _ready")
-            self._emit_guard(code, _clock_renamed(clock_guard), bound)
+            self._emit_guard(code, _clock_renamed(clock_guard), bound, "_gnow")
         if early:
             code.line("if now < _ready < _rstar: _rstar = _ready")
         binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
@@ -1070,13 +1070,17 @@ class TransitionCompiler:
         code.line(f"        raise _FiringError({arc.where!r}, {binding}, "
                   f"'multiset token ' + repr(_mv) + {why!r})")
 
-    def _emit_guard(self, code: CodeLines, expr: str, bound: list[str]) -> None:
+    def _emit_guard(self, code: CodeLines, expr: str, bound: list[str],
+                    clock: str | None = None) -> None:
+        """``continue`` unless guard ``expr`` holds; an error names the guard, the binding
+        and, for a guard that reads the clock, the time it was tested at (``clock``)."""
         code.line("try:")
         code.line(f"    _g = {expr}")
         code.line("except Exception as _e:")
+        at = "" if clock is None else f", {clock}"
         code.line(
             f"    raise _FiringError({'guard of ' + self.where!r}, "
-            f"{self.binding_dict_source(bound)}, _e) from _e"
+            f"{self.binding_dict_source(bound)}, _e{at}) from _e"
         )
         code.line("if not _g: continue")
 
