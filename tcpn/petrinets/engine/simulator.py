@@ -357,7 +357,7 @@ class Simulator:
         clock_readers = compiled.clock_readers
         clocked = bool(clock_readers)
         advanced = len(transitions)
-        gate_affected = (*compiled.gate_affected, ())
+        gate_affected = (*compiled.gate_affected, ()) if clocked else compiled.gate_affected
         affected_by, by_mask = compiled.affected_by, compiled.by_mask
         masked = [bool(tr.cond_places) for tr in transitions]
         gate_fns = [gate[0] for gate in compiled.gates]

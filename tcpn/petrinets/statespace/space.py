@@ -152,13 +152,14 @@ def check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> N
                 f"code action of {where} draws from 'rng'; a state space needs "
                 "deterministic firings"
             )
-        if not relative and isinstance(t.guard, str) and "now" not in declared \
+        if isinstance(t.guard, str) and "now" not in declared \
                 and "now" in Inscription.parse(t.guard, f"guard of {where}").names:
-            # (relative time refuses it below, for the clock values it cannot hold)
             raise InputError(
                 f"guard of {where}: {t.guard!r} reads the clock (now, CPN ML's time()); "
-                "only the simulator tests such a guard again as the clock advances, the "
-                "state space does not (model the timer with a timed token to explore it)"
+                "only the simulator tests such a guard again as the clock advances, a "
+                "state space does not"
+                + (" (and a relative one holds no absolute time)" if relative else "")
+                + ": model the timer with a timed token to explore it"
             )
         texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
         for arc in net.arcs_of(name):
