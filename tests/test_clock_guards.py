@@ -188,15 +188,16 @@ def test_state_spaces_refuse_a_clock_guard_naming_it():
         explore(net, clock="relative")
 
 
-def cpn_expiry(server_delay: int) -> str:
-    """:func:`expiry_net` as a CPN Tools file: guards ``[time() - r <= 30]``."""
+def cpn_expiry(server_delay: int, serve: str = "time() - r &lt;= 30") -> str:
+    """:func:`expiry_net` as a CPN Tools file: guards ``[time() - r <= 30]`` (or ``serve``)
+    and ``[(IntInf.toInt (time ())) - r > 30]``."""
     declarations = (colset("C1", "INT", "<int/>") + colset("C2", "TINT", "<int/><timed/>")
                     + var("V1", "INT", "r") + var("V2", "INT", "s"))
     return cpn_file(
         declarations,
         [("P1", "request", "TINT", "1`0"), ("P2", "server", "TINT", f"1`0@{server_delay}"),
          ("P3", "served", "INT", ""), ("P4", "expired", "INT", "")],
-        [("T1", "Serve", "[time() - r &lt;= 30]", ""),
+        [("T1", "Serve", f"[{serve}]", ""),
          ("T2", "Expire", "[(IntInf.toInt (time ())) - r &gt; 30]", "")],
         [("A1", "PtoT", "T1", "P1", "r"), ("A2", "PtoT", "T1", "P2", "s"),
          ("A3", "TtoP", "T1", "P3", "r"), ("A4", "PtoT", "T2", "P1", "r"),
@@ -227,3 +228,11 @@ def test_a_failing_clock_guard_names_the_time_it_was_tested_at():
     with pytest.raises(FiringError, match=r"^guard of transition Take at time 3 with binding "
                                           r"<r=0>: ZeroDivisionError"):
         Simulator(net, engine="python").run()
+
+
+def test_model_time_spelled_through_its_structure_reads_the_clock():
+    text = cpn_expiry(40, serve="IntInf.toInt (ModelTime.time ()) - r &lt;= 30")
+    imported = read_cpn(text)
+    assert imported.complete, imported.report.text()
+    assert imported.net.transitions["Serve"].guard == "int(now) - r <= 30"
+    assert firings(Simulator(imported.net, engine="python")) == [(40.0, "Expire")]
