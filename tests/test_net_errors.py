@@ -162,10 +162,15 @@ def test_random_function_in_guard_is_refused():
         compile_net(net)
 
 
-def test_now_in_guard_is_refused():
+def test_now_in_guard_is_read_but_refused_on_input_arcs():
     net = net_with(guard="now > 3")
     net.add_input("a", "t", "x")
-    with pytest.raises(InputError, match=r"'now' can't be used here \(CPN ML's time\(\)\)"):
+    assert compile_net(net).clock_readers == (0,)
+    net = net_with()
+    net.add_input("a", "t", "x")
+    net.add_input("a", "t", "x + int(now)")
+    with pytest.raises(InputError, match=r"input arc a->t: 'now' can't be used here "
+                                         r"\(CPN ML's time\(\)\): only a guard"):
         compile_net(net)
 
 

@@ -75,7 +75,7 @@ def test_now_without_clock_values_refused() -> None:
 
 
 def test_now_in_a_delay_or_condition_refused() -> None:
-    # (guards may not read ``now`` in any mode: the compiler refuses them)
+    # (a guard reading ``now`` is refused in every mode: tests/test_clock_guards.py)
     net = stamper()
     net.transitions["beat"].delay = "1.0 if now < 5 else 2.0"
     with pytest.raises(InputError, match=r"delay of transition beat: .* reads 'now' "

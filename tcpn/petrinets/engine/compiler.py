@@ -232,6 +232,10 @@ class CompiledTransition:
     #: sets), each with its record's field names in order: a field read ``v.f`` is the
     #: record's item (the native engine reads it so)
     records: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: whether the guard reads the clock (``now``, CPN ML's ``time()``): ``enumerate_due``
+    #: tests it at the time each binding would fire, ``max(now, its readiness)``, and the
+    #: engines enumerate the transition again whenever the clock advances
+    reads_clock: bool = False
 
 
 @dataclass
@@ -309,12 +313,18 @@ class CompiledNet:
             tuple(sorted({d for p in t.writes_places for d in body_readers[p]}))
             for t in self.transitions
         )
+        # a member whose guard reads the clock tested it at a time its gate's readiness
+        # may have changed: its ``cut`` flag is always set, and it is enumerated again
         self.gate_cut = tuple(
             tuple(t for t in members
-                  if any(self.timed[p] for p in set(self.transitions[t].reads_places)
+                  if self.transitions[t].reads_clock
+                  or any(self.timed[p] for p in set(self.transitions[t].reads_places)
                          - set(self.transitions[t].gate_places)))
             for _, _, members in self.gates
         )
+        #: the transitions whose guard reads the clock: enumerated again whenever the
+        #: clock advances (besides the firings that touch their places)
+        self.clock_readers = tuple(t.index for t in self.transitions if t.reads_clock)
         self.gate_affected = tuple(
             tuple(g for g, (_, places, _) in enumerate(self.gates)
                   if set(places) & set(t.writes_places))
@@ -393,6 +403,17 @@ class CompiledNet:
         raise InputError(f"no transition named {name!r} in net {self.net.name}")
 
 
+def _clock_renamed(guard: Inscription) -> str:
+    """The source of ``guard`` reading the clock from ``_gnow`` instead of ``now``."""
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.copy_location(ast.Name("_gnow", node.ctx), node) \
+                if node.id == "now" else node
+
+    return ast.unparse(Rename().visit(ast.parse(guard.text, mode="eval")).body)
+
+
 def _tuple_components(colour: ColourSet | None, n: int) -> list[ColourSet | None]:
     """The colour sets of the ``n`` components of a product or record, when known."""
     if isinstance(colour, ProductSet) and len(colour.components) == n:
@@ -425,7 +446,8 @@ def compile_net(net: PetriNet, keyed: bool = True) -> CompiledNet:
     place): the same firings, the reference the tests compare the indexed code with.
 
     Raises :class:`InputError` naming the element for unknown variables, random
-    functions or ``now`` in guards and input arcs, and delays on untimed places.
+    functions in guards and input arcs, ``now`` in input arcs, and delays on untimed
+    places. A guard may read ``now``: see ``CompiledTransition.reads_clock``.
     """
     from tcpn.petrinets.engine.result import net_fingerprint
 
@@ -629,7 +651,7 @@ class TransitionCompiler:
 
     # -- checks ---------------------------------------------------------------------------
     def _check_names(self, ins: Inscription, bound: set[str], where: str, *,
-                     firing: bool) -> None:
+                     firing: bool, clock: bool = False) -> None:
         unknown = ins.free_variables(self.declared) - bound
         if unknown:
             raise InputError(
@@ -644,12 +666,19 @@ class TransitionCompiler:
                     "enabling must depend on the marking only (draw in an output arc, a "
                     "delay or a code action)"
                 )
-            if "now" in ins.names and "now" not in self.declared:
+            if "now" in ins.names and "now" not in self.declared and not clock:
                 raise InputError(
-                    f"{where}: 'now' can't be used here (CPN ML's time()): enabling must "
-                    "not depend on the clock, since the engines do not check a guard again "
-                    "as the clock advances (use a timed token)"
+                    f"{where}: 'now' can't be used here (CPN ML's time()): only a guard may "
+                    "read the clock (the engines test a guard again as the clock advances, "
+                    "not an arc's tokens)"
                 )
+
+    @property
+    def reads_clock(self) -> bool:
+        """Whether the guard reads the clock (``now``, not a declaration of that name)."""
+        if not self.t.guard or "now" in self.declared:
+            return False
+        return "now" in Inscription.parse(self.t.guard, f"guard of {self.where}").names
 
     # -- compilation ----------------------------------------------------------------------
     def compile(self) -> CompiledTransition:
@@ -701,6 +730,7 @@ class TransitionCompiler:
                                  for name, colour in self.known_colours.items()
                                  if isinstance(colour, RecordSet))),
             cond_places=cond_places,
+            reads_clock=self.reads_clock,
         )
 
     def keyed_binders(self) -> set[int]:
@@ -879,6 +909,8 @@ class TransitionCompiler:
         if early:
             code.line("_rstar = _inf")
             code.line("_cut[0] = False")
+        if due and self.reads_clock:  # enumerated again at every clock advance and gate change
+            code.line("_cut[0] = True")
         for p in sorted({self.place_index[a.place] for a in self.arcs
                          if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR)}
                         - skip):
@@ -889,6 +921,9 @@ class TransitionCompiler:
             code.depth += 1
             bound.append(variable)
         guard = Inscription.parse(self.t.guard, f"guard of {self.where}") if self.t.guard else None
+        clock_guard = guard if guard is not None and self.reads_clock else None
+        if clock_guard is not None:  # tested last, once the binding's readiness is known
+            guard = None
         if not (input_like and self.is_binder(input_like[0], set())) or (
                 guard is not None and not guard.free_variables(self.declared)):
             # a one-pass loop so that a failed test before any binder loop can `continue`
@@ -955,6 +990,13 @@ class TransitionCompiler:
         for arc in self.arcs:
             if arc.kind is ArcKind.INHIBITOR and self.place_index[arc.place] not in skip:
                 self.emit_inhibitor(code, arc, bound)
+        if clock_guard is not None:
+            self._check_names(clock_guard, set(bound), f"guard of {self.where}",
+                              firing=False, clock=True)
+            # the clock at which the binding would fire (``_enumerate``, which knows no
+            # clock, tests it at the binding's readiness)
+            code.line("_gnow = _ready if _ready > now else now" if due else "_gnow = _ready")
+            self._emit_guard(code, _clock_renamed(clock_guard), bound, "_gnow")
         if early:
             code.line("if now < _ready < _rstar: _rstar = _ready")
         binding_tuple = "(" + "".join(f"{v}, " for v in bound) + ")"
@@ -1028,13 +1070,17 @@ class TransitionCompiler:
         code.line(f"        raise _FiringError({arc.where!r}, {binding}, "
                   f"'multiset token ' + repr(_mv) + {why!r})")
 
-    def _emit_guard(self, code: CodeLines, expr: str, bound: list[str]) -> None:
+    def _emit_guard(self, code: CodeLines, expr: str, bound: list[str],
+                    clock: str | None = None) -> None:
+        """``continue`` unless guard ``expr`` holds; an error names the guard, the binding
+        and, for a guard that reads the clock, the time it was tested at (``clock``)."""
         code.line("try:")
         code.line(f"    _g = {expr}")
         code.line("except Exception as _e:")
+        at = "" if clock is None else f", {clock}"
         code.line(
             f"    raise _FiringError({'guard of ' + self.where!r}, "
-            f"{self.binding_dict_source(bound)}, _e) from _e"
+            f"{self.binding_dict_source(bound)}, _e{at}) from _e"
         )
         code.line("if not _g: continue")
 

@@ -10,6 +10,12 @@ chooses the engine (the Python loop, the Cython-compiled copy of it, or the C en
 :mod:`~tcpn.petrinets.engine.cnet`); ``tests/test_native.py`` and ``tests/test_cnet.py``
 hold them to one firing sequence per seed.
 
+A loop enumerates a transition's bindings again when a firing touches its places, and
+the transitions of ``CompiledNet.clock_readers`` (their guard reads ``now``) also when the
+clock advances: then, before it chooses, since their guards are tested at the firing
+time (``tests/test_clock_guards.py``). An engine that cannot must refuse such a net (the
+C engine does, leaving it to the Cython build of the Python loop).
+
 >>> from tcpn.petrinets.engine.simulator import Simulator
 >>> from tcpn.petrinets.examples import counter
 >>> host: EngineHost = Simulator(counter(3), engine="python")

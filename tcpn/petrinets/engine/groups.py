@@ -64,7 +64,8 @@ def find_groups(compiled: CompiledNet) -> tuple[tuple[int, ...], ...]:
     for t in compiled.transitions:
         compiler = _compiler(compiled, t.index)
         guard = _guard(compiler)
-        if compiler.free or (guard is not None and not guard.free_variables(compiler.declared)):
+        if compiler.free or (guard is not None and not guard.free_variables(compiler.declared)) \
+                or t.reads_clock:  # enumerated on its own at every clock advance
             continue
         arcs = tuple((a.kind.value, a.place, a.inscription, a.count) for a in compiler.arcs
                      if a.kind in (ArcKind.INPUT, ArcKind.READ, ArcKind.INHIBITOR))

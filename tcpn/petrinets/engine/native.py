@@ -399,10 +399,11 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 #: directly); a value of another type would raise, not go wrong, and the equality tests
 #: run the loop on every kind of net
 _LOOP_TYPES = {
-    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g", "v", "i"},
+    "Py_ssize_t": {"u", "p", "k", "fired", "total", "firings", "best", "t", "g", "v", "i",
+                   "advanced"},
     "double": {"now", "horizon", "at", "opens", "best_time", "best_priority", "priority",
                "floor"},
-    "bint": {"tied", "simple", "gated", "grouped"},
+    "bint": {"tied", "simple", "gated", "grouped", "clocked"},
     "double[::1]": {"earliest", "priorities"},
     "long[::1]": {"gate_of", "group_of", "stamps"},
     "list": {"bindings", "marking", "counts", "enumerate_fns", "fire_fns",
@@ -410,7 +411,8 @@ _LOOP_TYPES = {
              "masked", "gate_fns", "members", "cuts", "gate_ready",
              "group_sum", "before", "after", "found", "chosen", "by_mask"},
     "set": {"live"},
-    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut", "results"},
+    "tuple": {"todo", "binding", "body_affected", "gate_affected", "gate_cut", "results",
+              "clock_readers"},
 }
 
 

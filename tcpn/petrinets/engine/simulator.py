@@ -265,12 +265,32 @@ class Simulator:
                         live.discard(t)
             self._dirty.clear()
         except FiringError as exc:
-            exc.time = now
+            if exc.time is None:  # a guard reading the clock says when it was tested
+                exc.time = now
             raise
 
     def _candidates(self) -> tuple[float, list[tuple[int, tuple[Any, ...]]]]:
-        """The earliest firing time and the most urgent bindings enabled at that time."""
-        now = self.now
+        """The earliest firing time and the most urgent bindings enabled at that time.
+
+        When that time is ahead of the clock, the guards that read the clock are tested
+        at it (as the loop does once it advances the clock there), and the clock is left
+        where it was.
+        """
+        at, chosen = self._options_at(self.now)
+        readers = self.compiled.clock_readers
+        if readers and self.now < at < math.inf:
+            clock = self.now
+            self.now = at
+            self._dirty.update(readers)
+            try:
+                self._refresh()
+                at, chosen = self._options_at(at)
+            finally:
+                self.now = clock
+                self._dirty.update(readers)
+        return at, chosen
+
+    def _options_at(self, now: float) -> tuple[float, list[tuple[int, tuple[Any, ...]]]]:
         transitions, gate_of = self.compiled.transitions, self.compiled.gate_of
 
         def options() -> Iterator[tuple[float, float, tuple[int, tuple[Any, ...]]]]:
@@ -286,6 +306,8 @@ class Simulator:
         return candidates(options())
 
     def _fire(self, at: float, t: int, binding: tuple[Any, ...]) -> None:
+        if at != self.now:  # the guards that read the clock are tested again
+            self._dirty.update(self.compiled.clock_readers)
         self.now = at
         transition = self.compiled.transitions[t]
         for monitor in self._before[t]:
@@ -329,7 +351,14 @@ class Simulator:
         fire_fns = [tr.fire_tracked for tr in transitions]
         in_order, latest = self._in_order, self._latest
         priorities = _float_array([tr.priority for tr in transitions])
-        body_affected, gate_affected = compiled.body_affected, compiled.gate_affected
+        body_affected = compiled.body_affected
+        # the transitions whose guard reads the clock, enumerated again when it advances:
+        # the loop then refreshes as after a firing of the pseudo-transition ``advanced``,
+        # which touches no gate
+        clock_readers = compiled.clock_readers
+        clocked = bool(clock_readers)
+        advanced = len(transitions)
+        gate_affected = (*compiled.gate_affected, ()) if clocked else compiled.gate_affected
         affected_by, by_mask = compiled.affected_by, compiled.by_mask
         masked = [bool(tr.cond_places) for tr in transitions]
         gate_fns = [gate[0] for gate in compiled.gates]
@@ -499,6 +528,12 @@ class Simulator:
                         now = horizon
                         reason = "horizon"
                         break
+                    if clocked and best_time > now:
+                        # the clock advances: the guards reading it are tested at the new
+                        # time before the choice, which then takes every binding enabled
+                        now = self.now = best_time
+                        todo, fired = clock_readers, advanced
+                        continue
                     now = self.now = best_time
                     if not tied and len(bindings[best]) == 1:
                         t, binding = best, bindings[best][0][1]
@@ -555,6 +590,8 @@ class Simulator:
             if fired >= 0:
                 self._dirty.update(todo)
                 self._dirty_gates.update(gate_affected[fired])
+            if clocked:  # the clock may move before the next run (``run``'s horizon)
+                self._dirty.update(clock_readers)
         self.last_firing = (now, t, binding)
         return reason
 

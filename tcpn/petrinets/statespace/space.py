@@ -152,6 +152,15 @@ def check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> N
                 f"code action of {where} draws from 'rng'; a state space needs "
                 "deterministic firings"
             )
+        if isinstance(t.guard, str) and "now" not in declared \
+                and "now" in Inscription.parse(t.guard, f"guard of {where}").names:
+            raise InputError(
+                f"guard of {where}: {t.guard!r} reads the clock (now, CPN ML's time()); "
+                "only the simulator tests such a guard again as the clock advances, a "
+                "state space does not"
+                + (" (and a relative one holds no absolute time)" if relative else "")
+                + ": model the timer with a timed token to explore it"
+            )
         texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
         for arc in net.arcs_of(name):
             if isinstance(arc.delay, Distribution):

@@ -83,6 +83,10 @@ class _TransitionPlan:
         self.scope = self.net.scope_of(self.name)
         if spec.action is not None:
             raise Unsupported(f"{self.where}: its code action runs Python")
+        if self.transition.reads_clock:
+            raise Unsupported(f"{self.where}: its guard reads the clock ({spec.guard!r}), "
+                              "which the Cython-built engine tests again as the clock "
+                              "advances, not the C one")
         if self.helper.free:
             raise Unsupported(f"{self.where}: free variable(s) "
                               f"{', '.join(sorted(self.helper.free))}")
