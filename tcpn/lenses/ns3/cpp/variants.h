@@ -109,8 +109,13 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   over every segment sent before the timeout, the receiver's included, as ns-2 and the
 //   net model do. What the receiver held is not delivered again: an ACK in CA_LOSS
 //   (and the one that ends it) credits the window with the bytes it passes less those
-//   any ACK had SACKed (m_held, the union of the blocks seen, kept across the timeout, as
-//   the net model's CUBIC counts them with the scoreboard the sender forgot).
+//   any ACK had SACKed (m_held, the union of the blocks received, kept across the
+//   timeout, as the net model's CUBIC counts them with the scoreboard the sender
+//   forgot). ns-3's own count (its rate sampler's delivered bytes) already leaves out
+//   what ns-3 saw SACKed before the timeout, whose SACKed bits SetSentListLost clears
+//   but not their delivery: only the blocks hidden from it (m_held less m_seen) are
+//   taken off (taking m_held off whole made one segment of credit none: the first
+//   window after a timeout on cubic_2flows grew a round trip late).
 // With SACK, a fast retransmit takes ssthresh from FlightSize, as RFC 6675 (5, step 4.2:
 // "ssthresh = cwnd = (FlightSize / 2)") and RFC 5681 (3.2 step 2: FlightSize = the data
 // outstanding, "additional data sent in limited transmit MUST NOT be included") say, and
@@ -294,17 +299,24 @@ class TcpnSocket : public TcpSocketBase {
         // ForgetSack: the blocks below the recovery point stay hidden in CA_LOSS
         TcpHeader seen = Forgets() && loss ? SackAtOrAbove(header, m_recover) : header;
         if (Forgets() && loss && header.GetAckNumber() > una) {
-            m_heldBelowAck = Held(una, header.GetAckNumber());
+            // ns-3's count of what this ACK delivers (its rate sampler's) leaves out what
+            // ns-3 itself saw SACKed; the rest of what the receiver held came in hidden
+            // blocks
+            m_heldBelowAck = Held(m_held, una, header.GetAckNumber()) -
+                             Held(m_seen, una, header.GetAckNumber());
         }
         if (rfc && loss && header.GetAckNumber() > una && header.GetAckNumber() >= m_recover) {
             // the ACK that ends CA_LOSS is credited with what it newly delivers (the class
             // comment): without SACK every byte it passes, with SACK less the bytes the
             // scoreboard already held below it (ForgetSack: that any ACK had SACKed)
-            m_recover = una + (Forgets() ? m_heldBelowAck
+            m_recover = una + (Forgets() ? Held(m_held, una, header.GetAckNumber())
                                : m_sackEnabled ? SackedBelow(header) : 0);
             m_heldBelowAck = 0;
         }
-        if (Forgets()) Hold(header);
+        if (Forgets()) {
+            Hold(m_held, header);
+            Hold(m_seen, seen);
+        }
         // a fast retransmit this ACK starts takes ssthresh from FlightSize (BytesInFlight)
         m_entryFlightNext = rfc && m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         ReceivedAckWithEcn(packet, seen, una);
@@ -357,40 +369,41 @@ class TcpnSocket : public TcpSocketBase {
         if (above->GetNumSackBlocks() > 0) cut.AppendOption(above);
         return cut;
     }
-    // ForgetSack: the ACK's SACK blocks added to m_held, which drops what the ACK passes
-    void Hold(const TcpHeader& header) {
+    // ForgetSack: the ACK's SACK blocks added to `held`, which drops what the ACK passes
+    static void Hold(std::map<uint32_t, uint32_t>& held, const TcpHeader& header) {
         uint32_t ack = header.GetAckNumber().GetValue();
         if (Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK)) {
             for (const auto& block : DynamicCast<const TcpOptionSack>(option)->GetSackList()) {
                 uint32_t start = block.first.GetValue(), end = block.second.GetValue();
-                auto it = m_held.upper_bound(start);
-                if (it != m_held.begin() && std::prev(it)->second >= start) {
+                auto it = held.upper_bound(start);
+                if (it != held.begin() && std::prev(it)->second >= start) {
                     --it;
                     start = it->first;
                 }
-                while (it != m_held.end() && it->first <= end) {
+                while (it != held.end() && it->first <= end) {
                     end = std::max(end, it->second);
-                    it = m_held.erase(it);
+                    it = held.erase(it);
                 }
-                m_held[start] = end;
+                held[start] = end;
             }
         }
-        while (!m_held.empty() && m_held.begin()->first < ack) {
-            auto first = m_held.begin();
+        while (!held.empty() && held.begin()->first < ack) {
+            auto first = held.begin();
             uint32_t end = first->second;
-            m_held.erase(first);
-            if (end > ack) m_held[ack] = end;
+            held.erase(first);
+            if (end > ack) held[ack] = end;
         }
     }
-    // ForgetSack: the bytes of [low, high) that some ACK SACKed
-    uint32_t Held(SequenceNumber32 low, SequenceNumber32 high) const {
-        uint32_t lo = low.GetValue(), hi = high.GetValue(), held = 0;
-        for (const auto& [start, end] : m_held) {
+    // ForgetSack: the bytes of [low, high) in `held`
+    static uint32_t Held(const std::map<uint32_t, uint32_t>& held, SequenceNumber32 low,
+                         SequenceNumber32 high) {
+        uint32_t lo = low.GetValue(), hi = high.GetValue(), bytes = 0;
+        for (const auto& [start, end] : held) {
             if (start >= hi) break;
             uint32_t from = std::max(start, lo), to = std::min(end, hi);
-            if (to > from) held += to - from;
+            if (to > from) bytes += to - from;
         }
-        return held;
+        return bytes;
     }
     // Without SACK, whether the rules of the class comment on ssthresh and the end of
     // CA_LOSS are RFC 5681's (Rfc5681Socket) or ns-3's own (tcp.ns3_reno_sack); with SACK
@@ -486,6 +499,7 @@ class TcpnSocket : public TcpSocketBase {
     uint32_t m_lossWindow{1};  // LossWindow (segments)
     bool m_forgetSack{false};  // ForgetSack
     std::map<uint32_t, uint32_t> m_held;  // ForgetSack: every block SACKed, above SND.UNA
+    std::map<uint32_t, uint32_t> m_seen;  // ForgetSack: what of them ns-3 was shown
     uint32_t m_heldBelowAck{0};  // ForgetSack: m_held's bytes below the ACK in hand
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
