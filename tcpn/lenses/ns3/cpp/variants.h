@@ -111,11 +111,11 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   (and the one that ends it) credits the window with the bytes it passes less those
 //   any ACK had SACKed (m_held, the union of the blocks received, kept across the
 //   timeout, as the net model's CUBIC counts them with the scoreboard the sender
-//   forgot). ns-3's own count (its rate sampler's delivered bytes) already leaves out
-//   what ns-3 saw SACKed before the timeout, whose SACKed bits SetSentListLost clears
-//   but not their delivery: only the blocks hidden from it (m_held less m_seen) are
-//   taken off (taking m_held off whole made one segment of credit none: the first
-//   window after a timeout on cubic_2flows grew a round trip late).
+//   forgot). That credit replaces ns-3's own count in CA_LOSS (its rate sampler's
+//   delivered bytes), which leaves out what ns-3 saw SACKed before the timeout unless the
+//   go-back-N has sent it again (a transmission resets the segment's delivery), and
+//   counts what came in hidden blocks: on cubic_2flows ns-3's window grew a segment a
+//   round faster than the net model's on either count corrected by m_held alone.
 // With SACK, a fast retransmit takes ssthresh from FlightSize, as RFC 6675 (5, step 4.2:
 // "ssthresh = cwnd = (FlightSize / 2)") and RFC 5681 (3.2 step 2: FlightSize = the data
 // outstanding, "additional data sent in limited transmit MUST NOT be included") say, and
@@ -299,11 +299,11 @@ class TcpnSocket : public TcpSocketBase {
         // ForgetSack: the blocks below the recovery point stay hidden in CA_LOSS
         TcpHeader seen = Forgets() && loss ? SackAtOrAbove(header, m_recover) : header;
         if (Forgets() && loss && header.GetAckNumber() > una) {
-            // ns-3's count of what this ACK delivers (its rate sampler's) leaves out what
-            // ns-3 itself saw SACKed; the rest of what the receiver held came in hidden
-            // blocks
-            m_heldBelowAck = Held(m_held, una, header.GetAckNumber()) -
-                             Held(m_seen, una, header.GetAckNumber());
+            // what this ACK newly delivers: the bytes it passes less those held (ns-3's
+            // rate sampler counts again what the go-back-N has resent)
+            uint32_t passed = header.GetAckNumber() - una;
+            m_lossCredit = passed - std::min(passed, Held(m_held, una, header.GetAckNumber()));
+            m_creditNext = true;
         }
         if (rfc && loss && header.GetAckNumber() > una && header.GetAckNumber() >= m_recover) {
             // the ACK that ends CA_LOSS is credited with what it newly delivers (the class
@@ -311,17 +311,14 @@ class TcpnSocket : public TcpSocketBase {
             // scoreboard already held below it (ForgetSack: that any ACK had SACKed)
             m_recover = una + (Forgets() ? Held(m_held, una, header.GetAckNumber())
                                : m_sackEnabled ? SackedBelow(header) : 0);
-            m_heldBelowAck = 0;
+            m_creditNext = false;
         }
-        if (Forgets()) {
-            Hold(m_held, header);
-            Hold(m_seen, seen);
-        }
+        if (Forgets()) Hold(m_held, header);
         // a fast retransmit this ACK starts takes ssthresh from FlightSize (BytesInFlight)
         m_entryFlightNext = rfc && m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         ReceivedAckWithEcn(packet, seen, una);
         m_entryFlightNext = false;
-        m_heldBelowAck = 0;
+        m_creditNext = false;
         if (header.GetAckNumber() > una) m_highAfterNewAck = m_tcb->m_highTxMark;
     }
     // The bytes the scoreboard holds SACKed below the ACK of `header`: all it holds SACKed
@@ -475,9 +472,9 @@ class TcpnSocket : public TcpSocketBase {
             m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
         }
         bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
-        if (m_heldBelowAck > 0 && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
+        if (m_creditNext && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
             // ForgetSack: what the receiver held is not delivered again (the class comment)
-            currentDelivered -= std::min(currentDelivered, m_heldBelowAck);
+            currentDelivered = m_lossCredit;
         }
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
                                   oldHeadSequence, receivedData);
@@ -499,8 +496,8 @@ class TcpnSocket : public TcpSocketBase {
     uint32_t m_lossWindow{1};  // LossWindow (segments)
     bool m_forgetSack{false};  // ForgetSack
     std::map<uint32_t, uint32_t> m_held;  // ForgetSack: every block SACKed, above SND.UNA
-    std::map<uint32_t, uint32_t> m_seen;  // ForgetSack: what of them ns-3 was shown
-    uint32_t m_heldBelowAck{0};  // ForgetSack: m_held's bytes below the ACK in hand
+    uint32_t m_lossCredit{0};  // ForgetSack: what the ACK in hand delivers in CA_LOSS
+    bool m_creditNext{false};  // ForgetSack: ProcessAck takes m_lossCredit
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
     // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
