@@ -70,7 +70,14 @@ from tcpn.models.components.queues import (
     red_decision,
 )
 from tcpn.models.components.receiver import ReceiverConfig, receiver_net
-from tcpn.models.components.sender import LOSS_BASED, TCB, SenderConfig, grow, sender_net
+from tcpn.models.components.sender import (
+    LOSS_BASED,
+    TCB,
+    SenderConfig,
+    grow,
+    resent_flight,
+    sender_net,
+)
 from tcpn.models.components.variants import variant_sender_net
 from tcpn.models.components.wireless import (
     Radio,
@@ -117,6 +124,10 @@ COMPONENTS = {
                                               gentle=False, ecn=True, hard_drop=False)),
     **{f"sender_{v}": (lambda v=v: sender_net(SenderConfig(flow=0, dst=1, variant=v)))
        for v in LOSS_BASED},
+    "sender_sack_keep": lambda: sender_net(SenderConfig(flow=0, dst=1, variant="sack",
+                                                        sack_keep=True, limited_transmit=True)),
+    "sender_cubic_on_sack_keep": lambda: variant_sender_net(
+        "cubic", None, SenderConfig(flow=0, dst=1, variant="sack", sack_keep=True)),
     "sender_paced_application": lambda: sender_net(SenderConfig(
         flow=0, dst=1, app_rate_bps=1e6, stop_s=5.0, total_segments=100)),
     "sender_westwood_plus": lambda: variant_sender_net(
@@ -263,6 +274,14 @@ def test_declared_functions_compute_in_cpncheck_what_the_helpers_compute(tmp_pat
     ml = check_with_cpncheck(path).globals
     for cwnd, ssthresh, acked in ((2.0, 8.0, 1), (8.0, 8.0, 1), (7.0, 8.0, 2), (3.5, 2.0, 4)):
         assert ml["grow"]((cwnd, ssthresh, acked)) == grow(cwnd, ssthresh, acked)
+    # a timeout that keeps the scoreboard: the segments sent again and not SACKed
+    path = write_cpn(COMPONENTS["sender_sack_keep"](), tmp_path / "k.cpn", layout="grid")
+    ml = check_with_cpncheck(path).globals
+    runs = ((12, 14), (16, 17), (20, 25))
+    for una, nxt in ((10, 10), (10, 13), (10, 16), (12, 21), (14, 30), (20, 25)):
+        t = Tcb(4.0, 8.0, una, nxt, 30, 0, 30, False, 0, False,
+                tuple(r for r in runs if r[1] > una), una, False, 0)
+        assert ml["resent_flight"](t) == resent_flight(t)
 
 
 def _tally(xs):

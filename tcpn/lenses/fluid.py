@@ -20,7 +20,9 @@ What the model cannot express is refused by :meth:`FluidLens.check`, each proble
 the field: several bottlenecks, ACKs queueing behind data, ACK-path or scripted losses,
 small-get-priority queues, sized or paced transfers, Tahoe, adaptive Vegas, Westwood+,
 TCP-L, mixed segment sizes. Modified Vegas is Vegas here: without ACK queueing their
-RTT estimates coincide.
+RTT estimates coincide. What the model has no state for it ignores, without refusing:
+``tcp.sack_after_timeout`` (no SACK scoreboard, no timeouts: every loss is sent again
+once, whatever a timeout would resend).
 
 The trace holds aggregated rows (``seq = -1``, fractional counts) every ``sample_s``:
 ``send`` (new data, = delivered), ``retransmit`` (= lost, every loss is sent again),

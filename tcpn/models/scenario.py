@@ -378,6 +378,17 @@ class TcpConfig(_Strict):
     the ACK of the retransmission; ``false`` (the default) keeps the backed-off RTO until
     an ACK gives a valid RTT sample (RFC 6298 and Karn; ns-2's ``TcpAgent::newack``), as
     the net lens does (``tcpn::TcpnSocket`` with ``KeepBackoff``, docs/validation.md).
+    ``sack_after_timeout`` (with ``sack``): what a retransmission timeout does with the SACK
+    scoreboard. ``forget`` (the default) clears it and goes back N from the first
+    unacknowledged segment over every segment sent before the timeout, SACKed or not,
+    until the ACKs pass the highest one (RFC 2018 8: the sender SHOULD turn off the SACKed
+    bits, since the receiver may renege; RFC 6675 5.1: it MUST ignore prior SACK
+    information in deciding what to retransmit; ns-2's ``Sack1TcpAgent::timeout``, the
+    studies' simulator, clears its scoreboard); ``keep`` keeps it and resends only the
+    segments it does not hold, as ns-3.44 and Linux do (RFC 6675's note on its errata).
+    Both lenses follow the option (the ns3 lens's ``ForgetSack``, docs/validation.md);
+    the fluid lens has no scoreboard and ignores it; ``keep`` without ``sack`` is refused
+    (there is no scoreboard to keep).
     ``data_retries``: ``None`` (the default) never gives a connection up, however often one
     segment's retransmission times out, as ns-2's ``TcpAgent`` (the studies' simulator,
     which backs off to ``maxrto_`` and keeps sending) and the net model do; a number closes
@@ -411,6 +422,7 @@ class TcpConfig(_Strict):
     recovery_exit_growth: bool = True
     ns3_reno_sack: bool = False
     ns3_rto_reset: bool = False
+    sack_after_timeout: Literal["forget", "keep"] = "forget"
     data_retries: PositiveInt | None = None
 
     @property
@@ -471,6 +483,9 @@ class TcpConfig(_Strict):
         if self.initial_rto_s < self.min_rto_s:
             raise _FieldProblem(("initial_rto_s",), f"initial_rto_s ({self.initial_rto_s:g}) is "
                                 f"below min_rto_s ({self.min_rto_s:g})")
+        if self.sack_after_timeout == "keep" and not self.sack:
+            raise _FieldProblem(("sack_after_timeout",), "keep needs sack: true (without SACK "
+                                "there is no scoreboard to keep across a timeout)")
         return self
 
 

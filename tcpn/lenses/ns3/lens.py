@@ -84,7 +84,8 @@ trace shows only the first of a run), the sender socket of every connection with
 6298's backed-off RTO until a valid sample; off with ``tcp.ns3_rto_reset``), ``ForgetHandshakeRtt``
 (sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
 ``EcnSlowStart`` for S2's reaction to an echo, ``GrowOnRecoveryExit`` (off with
-``tcp.recovery_exit_growth: false``);
+``tcp.recovery_exit_growth: false``), ``ForgetSack`` (a timeout forgets the SACK
+scoreboard; off with ``tcp.sack_after_timeout: keep``, ns-3's own rule);
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -270,6 +271,7 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
         ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
         ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)),
+        ("ForgetSack", _bool(tcp.sack_after_timeout == "forget")),
         ("SynFallbackRto", f"{SYN_FALLBACK_RTO_S:g}s"))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)

@@ -64,6 +64,15 @@ ACK of new data restarts the timer except partial ACKs after the first one of a 
 (RFC 6582 3.2 step 5, the "Impatient" variant, as ns-3 does it), so a window with many
 holes ends in a timeout instead of one repair per RTT forever.
 
+A SACK sender's timeout clears the scoreboard by default: the sender goes back N from
+``una`` and resends every segment sent before it, those the receiver SACKed included, as
+RFC 2018 8 asks (the receiver may renege) and ns-2's ``Sack1TcpAgent::timeout`` does; the
+SACK blocks of the ACKs that follow are recorded but choose nothing until the ACKs pass
+``recover`` (ns-2 updates no scoreboard while ``timeout_`` holds). With ``sack_keep`` the
+scoreboard stays and the go-back-N skips what it holds (``send`` moves ``nxt`` past SACKed
+runs with ``advance``; the window counts :func:`resent_flight`), ns-3's and Linux's rule:
+its timeout marks every unSACKed segment lost and NextSeg resends only those.
+
 >>> net = sender_net(SenderConfig(flow=0, dst=1, variant="newreno"))
 >>> len(net.places), len(net.transitions)
 (6, 11)
@@ -104,8 +113,9 @@ from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["ACK_TRANSITIONS", "FINE_RETRANSMITS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS",
            "PARTIAL_ACKS", "RETRANSMITTED", "RTT", "TCB", "SenderConfig",
-           "data_segment", "grow", "half_flight", "karn_sample", "retransmissions", "rto_after",
-           "sack_hole", "sack_pipe", "sender_net"]
+           "data_segment", "grow", "half_flight", "karn_sample", "resent_flight",
+           "retransmissions", "rto_after", "sack_hole", "sack_pipe", "sacked_count",
+           "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
@@ -156,6 +166,9 @@ class SenderConfig:
     ``exit_growth``: the ACK that ends fast recovery, after deflating cwnd to ssthresh,
     grows it as any ACK of new data (ns-2's ``opencwnd()`` on every new ACK, ns-3's
     ``IncreaseWindow``); false leaves cwnd at ssthresh (RFC 5681 3.2 step 6's words).
+    ``sack_keep`` (SACK senders): a timeout keeps the scoreboard (ns-3's and Linux's rule)
+    and the go-back-N after it skips what the scoreboard holds; false (the default) clears
+    it there (RFC 2018 8, ns-2's ``Sack1TcpAgent``): see :func:`sender_net`.
     """
 
     flow: int
@@ -186,6 +199,7 @@ class SenderConfig:
     ecn_reaction: str = "halve"
     whole_segments: bool = True
     exit_growth: bool = True
+    sack_keep: bool = False
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -295,6 +309,35 @@ def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
             break
         count += max(0, min(end, high) - max(start, low))
     return count
+
+
+def sacked_count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
+    """Segments of the disjoint ``runs`` in ``[low, high)`` (recursive: the CPN ML form).
+
+    >>> sacked_count(((3, 5), (9, 12)), 4, 10)
+    2
+    """
+    if not runs:
+        return 0
+    start, end = runs[0]
+    return max(0, min(end, high) - max(start, low)) + sacked_count(runs[1:], low, high)
+
+
+@net_function
+def resent_flight(t: Any) -> int:
+    """After a timeout that kept the scoreboard (``sack_keep``), until the ACKs pass
+    ``recover``: the segments sent again since the timeout and not SACKed, ``[una, nxt)``
+    less what the scoreboard holds there. ns-3's pipe then: its timeout marks every
+    unSACKed segment lost, so only those it has sent again count (``TcpTxBuffer::
+    BytesInFlight``); without a kept scoreboard it is ``nxt - una``, the window the net
+    model's go-back-N fills.
+
+    >>> t = Tcb(4.0, 8.0, 10, 16, 30, 0, 30, False, 0, False, ((12, 14), (20, 25)), 10,
+    ...         False, 0)
+    >>> resent_flight(t)
+    4
+    """
+    return t.nxt - t.una - sacked_count(t.sacked, t.una, t.nxt)
 
 
 @net_function
@@ -547,6 +590,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         ECT_BITS=ECT if ecn else 0, INIT_CWND=float(config.initial_cwnd),
         INIT_SSTHRESH=float(config.initial_ssthresh), INIT_RTO=config.initial_rto_s,
         grow=grow, sack_pipe=sack_pipe, sack_hole=sack_hole, Tcb=Tcb, Rtt=Rtt,
+        **({"resent_flight": resent_flight} if sack and config.sack_keep else {}),
         **FUNCTIONS)
     net.add_place(Place("start", UNIT.timed(), initial=[Token((), config.start_s)]))
     net.add_place(Place("tcb", TCB))
@@ -566,10 +610,18 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         net.add_output("rtt", "open", "Rtt(-1.0, 0.0, INIT_RTO)")
 
     has_data = "(w < 0 or t.nxt < w)" if config.has_application else "(TOTAL < 0 or t.nxt < TOTAL)"
+    # sack_keep: after a timeout (until the ACKs pass recover) what the kept scoreboard
+    # holds is neither in flight nor sent again (ns-3's NextSeg over segments marked lost)
+    # (the receive window still bounds all that is outstanding)
+    keep = sack and config.sack_keep
     window_open = "t.nxt - t.una + 1 <= min(t.cwnd, WINDOW)"
     if config.limited_transmit:
         window_open = ("t.nxt - t.una + 1 <= min(t.cwnd + (t.dupacks if not t.inrec and "
                        "t.dupacks < DUPTHRESH and t.nxt >= t.high else 0), WINDOW)")
+    if keep:
+        window_open = (f"((t.una < t.recover and resent_flight(t) + 1 <= t.cwnd and "
+                       f"t.nxt - t.una + 1 <= WINDOW) or (t.una >= t.recover and "
+                       f"{window_open}))")
     pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
     send_guard = f"{has_data} and {window_open}"
     if sack:
@@ -583,7 +635,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         net.add_read("app", "send", "w")
     beyond_cwnd = ", limited=t.limited + (1 if not t.inrec and t.nxt - t.una + 1 > t.cwnd " \
         "else 0)" if config.limited_transmit else ""
-    net.add_output("tcb", "send", "t._replace(nxt=t.nxt + 1, high=max(t.high, t.nxt + 1), "
+    after = "advance(t.nxt + 1, t.sacked)" if keep else "t.nxt + 1"
+    net.add_output("tcb", "send", f"t._replace(nxt={after}, high=max(t.high, t.nxt + 1), "
                    f"cwr_pending=False{beyond_cwnd})")
     net.add_output("out", "send", data_segment("t.nxt", "t.nxt >= t.high"))
     net.add_output("timer", "send", "()", when="t.una == t.nxt", delay="r.rto")
@@ -723,9 +776,11 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_input("timer", "timeout", "()")
     net.add_input("tcb", "timeout", "t")
     net.add_input("rtt", "timeout", "r")
+    # RFC 2018 8 and ns-2 forget the scoreboard here; sack_keep keeps it (ns-3, Linux)
     net.add_output("tcb", "timeout",
                    f"t._replace(ssthresh={halve}, cwnd=1.0, nxt=t.una, dupacks=0, "
-                   "recover=t.high, inrec=False, sacked=(), highrxt=t.una, partial=False"
+                   f"recover=t.high, inrec=False, sacked={'t.sacked' if keep else '()'}, "
+                   "highrxt=t.una, partial=False"
                    f"{', limited=0' if config.limited_transmit else ''})")
     net.add_output("rtt", "timeout", "r._replace(rto=min(2.0 * r.rto, MAX_RTO))")
     return net

@@ -98,6 +98,24 @@ class TahoeRecovery : public TcpClassicRecovery {
 //   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
 //   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
 //   3.2 step 6's words).
+// * ForgetSack (tcp.sack_after_timeout: forget, the default of the ns3 lens with SACK;
+//   false is ns-3's own rule, "keep"): a timeout forgets the SACK scoreboard, as RFC 2018
+//   8 says a sender SHOULD ("turn off all SACKed bits", the receiver may renege) and ns-2's
+//   Sack1TcpAgent::timeout does (ClearScoreBoard; its duplicate ACKs update no scoreboard
+//   while timeout_ holds): TcpTxBuffer::SetSentListLost(true) before ns-3's ReTxTimeout,
+//   which itself keeps the SACKed bits with SACK (SetSentListLost(false), RFC 6675 5.1's
+//   note on the errata). Until the ACKs reach the recovery point of the timeout (CA_LOSS),
+//   the SACK blocks below it are hidden from ns-3, so the sender goes back N from the head
+//   over every segment sent before the timeout, the receiver's included, as ns-2 and the
+//   net model do. What the receiver held is not delivered again: an ACK in CA_LOSS
+//   (and the one that ends it) credits the window with the bytes it passes less those
+//   any ACK had SACKed (m_held, the union of the blocks received, kept across the
+//   timeout, as the net model's CUBIC counts them with the scoreboard the sender
+//   forgot). That credit replaces ns-3's own count in CA_LOSS (its rate sampler's
+//   delivered bytes), which leaves out what ns-3 saw SACKed before the timeout unless the
+//   go-back-N has sent it again (a transmission resets the segment's delivery), and
+//   counts what came in hidden blocks: on cubic_2flows ns-3's window grew a segment a
+//   round faster than the net model's on either count corrected by m_held alone.
 // With SACK, a fast retransmit takes ssthresh from FlightSize, as RFC 6675 (5, step 4.2:
 // "ssthresh = cwnd = (FlightSize / 2)") and RFC 5681 (3.2 step 2: FlightSize = the data
 // outstanding, "additional data sent in limited transmit MUST NOT be included") say, and
@@ -163,6 +181,11 @@ class TcpnSocket : public TcpSocketBase {
                               BooleanValue(true),
                               MakeBooleanAccessor(&TcpnSocket::m_growOnRecoveryExit),
                               MakeBooleanChecker())
+                .AddAttribute("ForgetSack",
+                              "A timeout forgets the SACK scoreboard and goes back N until "
+                              "the recovery point (RFC 2018 8, ns-2); false: ns-3's (keeps it)",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_forgetSack),
+                              MakeBooleanChecker())
                 .AddAttribute("LossWindow",
                               "The window a timeout restarts from (segments; ns-3: 1, ns-2's "
                               "Vegas: 2)",
@@ -177,7 +200,8 @@ class TcpnSocket : public TcpSocketBase {
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
           m_wholeSegments(other.m_wholeSegments),
           m_growOnRecoveryExit(other.m_growOnRecoveryExit),
-          m_synFallbackRto(other.m_synFallbackRto), m_lossWindow(other.m_lossWindow) {}
+          m_synFallbackRto(other.m_synFallbackRto), m_lossWindow(other.m_lossWindow),
+          m_forgetSack(other.m_forgetSack) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
@@ -192,6 +216,9 @@ class TcpnSocket : public TcpSocketBase {
         uint32_t retries = m_dataRetrCount;  // ns-3 counts it down on a data expiry only
         // ssthresh from FlightSize (the class comment): ns-3 takes the first BytesInFlight()
         m_flightSizeNext = m_sackEnabled || RfcRulesWithoutSack();
+        if (Forgets() && m_txBuffer->Size() > 0) {
+            m_txBuffer->SetSentListLost(true);  // ForgetSack: every segment sent is lost
+        }
         TcpSocketBase::ReTxTimeout();
         m_flightSizeNext = false;
         if (m_dataRetrCount + 1 == retries) {
@@ -268,17 +295,30 @@ class TcpnSocket : public TcpSocketBase {
         m_established = m_state == ESTABLISHED;
         SequenceNumber32 una = m_txBuffer->HeadSequence();
         bool rfc = m_sackEnabled || RfcRulesWithoutSack();
-        if (rfc && m_tcb->m_congState == TcpSocketState::CA_LOSS &&
-            header.GetAckNumber() > una && header.GetAckNumber() >= m_recover) {
+        bool loss = m_tcb->m_congState == TcpSocketState::CA_LOSS;
+        // ForgetSack: the blocks below the recovery point stay hidden in CA_LOSS
+        TcpHeader seen = Forgets() && loss ? SackAtOrAbove(header, m_recover) : header;
+        if (Forgets() && loss && header.GetAckNumber() > una) {
+            // what this ACK newly delivers: the bytes it passes less those held (ns-3's
+            // rate sampler counts again what the go-back-N has resent)
+            uint32_t passed = header.GetAckNumber() - una;
+            m_lossCredit = passed - std::min(passed, Held(m_held, una, header.GetAckNumber()));
+            m_creditNext = true;
+        }
+        if (rfc && loss && header.GetAckNumber() > una && header.GetAckNumber() >= m_recover) {
             // the ACK that ends CA_LOSS is credited with what it newly delivers (the class
             // comment): without SACK every byte it passes, with SACK less the bytes the
-            // scoreboard already held below it
-            m_recover = una + (m_sackEnabled ? SackedBelow(header) : 0);
+            // scoreboard already held below it (ForgetSack: that any ACK had SACKed)
+            m_recover = una + (Forgets() ? Held(m_held, una, header.GetAckNumber())
+                               : m_sackEnabled ? SackedBelow(header) : 0);
+            m_creditNext = false;
         }
+        if (Forgets()) Hold(m_held, header);
         // a fast retransmit this ACK starts takes ssthresh from FlightSize (BytesInFlight)
         m_entryFlightNext = rfc && m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
-        ReceivedAckWithEcn(packet, header, una);
+        ReceivedAckWithEcn(packet, seen, una);
         m_entryFlightNext = false;
+        m_creditNext = false;
         if (header.GetAckNumber() > una) m_highAfterNewAck = m_tcb->m_highTxMark;
     }
     // The bytes the scoreboard holds SACKed below the ACK of `header`: all it holds SACKed
@@ -299,6 +339,68 @@ class TcpnSocket : public TcpSocketBase {
         uint32_t sacked = m_txBuffer->GetSacked();
         uint32_t passed = ack - m_txBuffer->HeadSequence();
         return std::min(sacked > above ? sacked - above : 0, passed);
+    }
+    // ForgetSack on a connection with SACK
+    bool Forgets() const { return m_forgetSack && m_sackEnabled; }
+    // `header` with its SACK blocks cut to what lies at or above `floor` (ForgetSack)
+    static TcpHeader SackAtOrAbove(const TcpHeader& header, SequenceNumber32 floor) {
+        Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK);
+        if (!option) return header;
+        TcpHeader cut;
+        cut.SetSourcePort(header.GetSourcePort());
+        cut.SetDestinationPort(header.GetDestinationPort());
+        cut.SetSequenceNumber(header.GetSequenceNumber());
+        cut.SetAckNumber(header.GetAckNumber());
+        cut.SetFlags(header.GetFlags());
+        cut.SetWindowSize(header.GetWindowSize());
+        cut.SetUrgentPointer(header.GetUrgentPointer());
+        for (const auto& other : header.GetOptionList()) {
+            if (other->GetKind() != TcpOption::SACK) cut.AppendOption(other);
+        }
+        Ptr<TcpOptionSack> above = CreateObject<TcpOptionSack>();
+        for (const auto& block : DynamicCast<const TcpOptionSack>(option)->GetSackList()) {
+            if (block.second > floor) {
+                above->AddSackBlock({std::max(block.first, floor), block.second});
+            }
+        }
+        if (above->GetNumSackBlocks() > 0) cut.AppendOption(above);
+        return cut;
+    }
+    // ForgetSack: the ACK's SACK blocks added to `held`, which drops what the ACK passes
+    static void Hold(std::map<uint32_t, uint32_t>& held, const TcpHeader& header) {
+        uint32_t ack = header.GetAckNumber().GetValue();
+        if (Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK)) {
+            for (const auto& block : DynamicCast<const TcpOptionSack>(option)->GetSackList()) {
+                uint32_t start = block.first.GetValue(), end = block.second.GetValue();
+                auto it = held.upper_bound(start);
+                if (it != held.begin() && std::prev(it)->second >= start) {
+                    --it;
+                    start = it->first;
+                }
+                while (it != held.end() && it->first <= end) {
+                    end = std::max(end, it->second);
+                    it = held.erase(it);
+                }
+                held[start] = end;
+            }
+        }
+        while (!held.empty() && held.begin()->first < ack) {
+            auto first = held.begin();
+            uint32_t end = first->second;
+            held.erase(first);
+            if (end > ack) held[ack] = end;
+        }
+    }
+    // ForgetSack: the bytes of [low, high) in `held`
+    static uint32_t Held(const std::map<uint32_t, uint32_t>& held, SequenceNumber32 low,
+                         SequenceNumber32 high) {
+        uint32_t lo = low.GetValue(), hi = high.GetValue(), bytes = 0;
+        for (const auto& [start, end] : held) {
+            if (start >= hi) break;
+            uint32_t from = std::max(start, lo), to = std::min(end, hi);
+            if (to > from) bytes += to - from;
+        }
+        return bytes;
     }
     // Without SACK, whether the rules of the class comment on ssthresh and the end of
     // CA_LOSS are RFC 5681's (Rfc5681Socket) or ns-3's own (tcp.ns3_reno_sack); with SACK
@@ -370,6 +472,10 @@ class TcpnSocket : public TcpSocketBase {
             m_tcb->m_ecnState = m_ecnStateBefore;  // ReceivedAck saw no ECE: undo its ECN_IDLE
         }
         bool recovering = m_tcb->m_congState == TcpSocketState::CA_RECOVERY;
+        if (m_creditNext && m_tcb->m_congState == TcpSocketState::CA_LOSS) {
+            // ForgetSack: what the receiver held is not delivered again (the class comment)
+            currentDelivered = m_lossCredit;
+        }
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
                                   oldHeadSequence, receivedData);
         if (!m_growOnRecoveryExit && recovering &&
@@ -388,6 +494,10 @@ class TcpnSocket : public TcpSocketBase {
     bool m_growOnRecoveryExit{true};
     Time m_synFallbackRto;  // SynFallbackRto (zero: none)
     uint32_t m_lossWindow{1};  // LossWindow (segments)
+    bool m_forgetSack{false};  // ForgetSack
+    std::map<uint32_t, uint32_t> m_held;  // ForgetSack: every block SACKed, above SND.UNA
+    uint32_t m_lossCredit{0};  // ForgetSack: what the ACK in hand delivers in CA_LOSS
+    bool m_creditNext{false};  // ForgetSack: ProcessAck takes m_lossCredit
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
     // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast

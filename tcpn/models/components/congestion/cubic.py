@@ -33,9 +33,12 @@ The window is in whole segments, grown one segment at a time:
   with the base sender's NewReno step the window lagged ns-3's by up to 4 segments for
   150 ms after each recovery at 100 Mbit/s, tests/test_cubic.py). A timeout then
   forgets everything but the counter (ns-3's ``CubicReset`` on ``CA_LOSS``): ``W_max =
-  0``, no ``delay_min``; the base sender forgets its scoreboard there, ``kept`` holds it
-  for :func:`cubic_delivered` (ns-3 keeps it: the segments its receiver holds are not
-  delivered again when a retransmission fills the hole below them).
+  0``, no ``delay_min``. What the receiver held before the timeout is not delivered
+  again when a retransmission fills the hole below it: :func:`cubic_delivered` counts
+  it out with the base sender's scoreboard, kept across the timeout with
+  ``tcp.sack_after_timeout: keep``; with ``forget`` (the default) the base sender clears
+  its scoreboard there and ``kept`` holds what it forgot (the ns3 lens counts the same:
+  ``ForgetSack`` in ``cpp/variants.h``).
 
 HyStart (ns-3's default) is not modelled: a scenario runs CUBIC here with ``hystart:
 false``, the ns3 lens with ns-3's ``HyStart`` attribute false.
@@ -55,7 +58,12 @@ from pydantic import Field
 from tcpn.errors import InputError
 from tcpn.models.components.extend import track, wrap_output
 from tcpn.models.components.packets import merge_sack
-from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
+from tcpn.models.components.sender import (
+    NEW_DATA_ACKS,
+    SenderConfig,
+    sacked_count,
+    sender_net,
+)
 from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import INT, REAL, IntSet, ListSet, PetriNet, Place, ProductSet, RecordSet
@@ -96,14 +104,6 @@ def friendly_scale(beta: float) -> int:
     return int(8 * (1024 + beta * 1024) / 3 / (1024 - beta * 1024))
 
 
-def _count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
-    """Segments of the disjoint ``runs`` in ``[low, high)`` (recursive: the CPN ML form)."""
-    if not runs:
-        return 0
-    start, end = runs[0]
-    return max(0, min(end, high) - max(start, low)) + _count(runs[1:], low, high)
-
-
 @net_function
 def cubic_delivered(c: Any, t: Any, a: Any) -> int:
     """The ``segmentsAcked`` CUBIC grows by: the segments ACK ``a`` acknowledges that the
@@ -122,7 +122,7 @@ def cubic_delivered(c: Any, t: Any, a: Any) -> int:
     >>> cubic_delivered(cubic_start()._replace(kept=((1, 11),)), t, ack)
     2
     """
-    return a.ack - t.una - _count(merge_sack(t.sacked, c.kept, t.una), t.una, a.ack)
+    return a.ack - t.una - sacked_count(merge_sack(t.sacked, c.kept, t.una), t.una, a.ack)
 
 
 @net_function
@@ -238,8 +238,8 @@ def cubic_loss(c: Any, cwnd: float, beta: float, fast_convergence: bool) -> Any:
 @net_function
 def cubic_timeout(c: Any, sacked: tuple[tuple[int, int], ...], una: int) -> Any:
     """State after a timeout (ns-3's ``CubicReset``): only the counter ``cnt`` stays, and
-    the scoreboard ``sacked`` the sender forgets (ns-3 keeps its SACK information across a
-    timeout: what the receiver holds is not delivered again).
+    the scoreboard ``sacked`` the sender forgets there (``()`` when it keeps it): what the
+    receiver holds is not delivered again.
 
     >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, (), 5, 60.0), ((5, 9),), 2)
     >>> c == cubic_start()._replace(cnt=3, kept=((5, 9),))
@@ -319,7 +319,10 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     wrap_output(net, "fast_retransmit", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA), "
                 f"cwnd=cubic_ssthresh(t.cwnd, CUBIC_BETA){inflation})")
-    track(net, "timeout", "cubic", "c", "cubic_timeout(c, t.sacked, t.una)")
+    # kept holds what the base sender's timeout forgets; with sack_keep it forgets nothing
+    # and its scoreboard alone serves cubic_delivered
+    forgotten = "()" if config.sack_keep and config.variant == "sack" else "t.sacked"
+    track(net, "timeout", "cubic", "c", f"cubic_timeout(c, {forgotten}, t.una)")
     wrap_output(net, "timeout", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA))")
     return net
