@@ -271,7 +271,9 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
         ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
         ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)),
-        ("ForgetSack", _bool(tcp.sack_after_timeout == "forget")),
+        # BBR keeps its scoreboard in both lenses whatever the option says: its net model
+        # is ns-3's TcpBbr, which keeps it, and the studies' ns-2 has no BBR to follow
+        ("ForgetSack", _bool(tcp.sack_after_timeout == "forget" and flow.variant != "bbr")),
         ("SynFallbackRto", f"{SYN_FALLBACK_RTO_S:g}s"))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)
