@@ -397,7 +397,7 @@ def test_ml_forms_equal_the_helpers(seqs, seq, other, una):
     assert ml_forms.sack_blocks_ml(runs, seq) == packets.sack_blocks(runs, seq)
     assert ml_forms.merge_sack_ml(runs, blocks[:4], una) == packets.merge_sack(
         runs, blocks[:4], una)
-    from tcpn.models.components.sender import sack_hole, sack_pipe
+    from tcpn.models.components.sender import sack_hole, sack_pipe, sacked_count
     high = max([una, seq, *(e for _, e in runs)]) + 2
     fields = {name: 0 for name, _ in TCB.fields}
     fields.update(cwnd=10.0, ssthresh=5.0, una=una, nxt=high, high=high, inrec=True,
@@ -405,6 +405,8 @@ def test_ml_forms_equal_the_helpers(seqs, seq, other, una):
     t = Tcb(**fields)
     assert ml_forms.sack_pipe_ml(t, 3) == sack_pipe(t, 3)
     assert ml_forms.sack_hole_ml(t, 3) == sack_hole(t, 3)
+    assert ml_forms.sacked_count_ml(runs, min(seq, una), max(seq, una)) == sacked_count(
+        runs, min(seq, una), max(seq, una))
 
 
 @settings(max_examples=150, deadline=None)

@@ -29,7 +29,8 @@ from tcpn.petrinets.exchange.cpnml import set_ml_form
 __all__ = ["add_hull_point_ml", "add_segment_ml", "advance_ml", "attempts_ml",
            "backoff_slots_ml", "covers_ml", "drop_acked_ml",
            "forget_segment_ml", "hull_floor_ml", "last_sent_ml", "merge_sack_ml", "mst_slope_ml",
-           "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "sent_time_ml",
+           "runs_above_ml", "sack_blocks_ml", "sack_hole_ml", "sack_pipe_ml", "sacked_count_ml",
+           "sent_time_ml",
            "tcp_l_adopt_ml"]
 
 Runs = Any  # a tuple of (start, end) pairs
@@ -148,6 +149,14 @@ def _pipe_from(t: Any, s: int, dupthresh: int) -> int:
     here = 0 if covers(t.sacked, s) else (
         (0 if _sacked_above(t.sacked, s) >= dupthresh else 1) + (1 if s < t.highrxt else 0))
     return here + _pipe_from(t, s + 1, dupthresh)
+
+
+def sacked_count_ml(runs: Runs, low: int, high: int) -> int:
+    """:func:`~tcpn.models.components.sender.sacked_count` by recursion."""
+    if len(runs) == 0:
+        return 0
+    return (max(0, min(runs[0][1], high) - max(runs[0][0], low))
+            + sacked_count_ml(runs[1:], low, high))
 
 
 def sack_pipe_ml(t: Any, dupthresh: int) -> int:
@@ -325,6 +334,7 @@ FORMS = {
     packets.runs_above: runs_above_ml, packets.add_segment: add_segment_ml,
     packets.merge_sack: merge_sack_ml, packets.sack_blocks: sack_blocks_ml,
     sender.sack_pipe: sack_pipe_ml, sender.sack_hole: sack_hole_ml,
+    sender.sacked_count: sacked_count_ml,
     tcp_l.tcp_l_adopt: tcp_l_adopt_ml, wireless.attempts: attempts_ml,
     dcf.backoff_slots: backoff_slots_ml,
     vegas_record.sent_time: sent_time_ml, ns2_vegas.last_sent: last_sent_ml,

@@ -300,8 +300,14 @@ def _not_lost_from(runs: tuple[tuple[int, int], ...], dupthresh: int) -> float:
     return -math.inf
 
 
-def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
-    """The SACKed segments in ``[low, high)`` (runs sorted and disjoint)."""
+def sacked_count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
+    """The SACKed segments in ``[low, high)`` (runs sorted and disjoint), found from the
+    first run that reaches ``low`` by bisection (its CPN ML form recurses over the runs:
+    :mod:`~tcpn.models.components.ml_forms`).
+
+    >>> sacked_count(((3, 5), (9, 12)), 4, 10)
+    2
+    """
     count = 0
     for i in range(max(0, bisect_right(runs, (low, math.inf)) - 1), len(runs)):
         start, end = runs[i]
@@ -309,18 +315,6 @@ def _sacked_in(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
             break
         count += max(0, min(end, high) - max(start, low))
     return count
-
-
-def sacked_count(runs: tuple[tuple[int, int], ...], low: int, high: int) -> int:
-    """Segments of the disjoint ``runs`` in ``[low, high)`` (recursive: the CPN ML form).
-
-    >>> sacked_count(((3, 5), (9, 12)), 4, 10)
-    2
-    """
-    if not runs:
-        return 0
-    start, end = runs[0]
-    return max(0, min(end, high) - max(start, low)) + sacked_count(runs[1:], low, high)
 
 
 @net_function
@@ -354,10 +348,10 @@ def sack_pipe(t: Any, dupthresh: int) -> int:
     not_lost = max(una, _not_lost_from(runs, dupthresh))  # una, a run's end, or inf
     if not_lost < high:
         low = int(not_lost)
-        pipe += high - low - _sacked_in(runs, low, high)
+        pipe += high - low - sacked_count(runs, low, high)
     top = min(high, t.highrxt)
     if una < top:
-        pipe += top - una - _sacked_in(runs, una, top)
+        pipe += top - una - sacked_count(runs, una, top)
     return pipe
 
 
