@@ -42,12 +42,12 @@ from tcpn.errors import InputError
 from tcpn.petrinets.checking.formulas import Deadlock, Fireable, Formula, places_of, walk
 from tcpn.petrinets.engine.compiler import CompiledNet, compile_net
 from tcpn.petrinets.net import ArcKind, PetriNet
+from tcpn.petrinets.statespace.explorable import check_explorable
 from tcpn.petrinets.statespace.space import (
     DEFAULT_MAX_STATES,
     Edge,
     StateSpace,
     SuccessorGenerator,
-    check_explorable,
 )
 
 __all__ = ["ReducedStateSpace", "explore_stubborn", "stubborn_set"]

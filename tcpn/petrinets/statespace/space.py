@@ -54,7 +54,6 @@ import numpy as np
 
 from tcpn.errors import InputError
 from tcpn.petrinets.cells import reset_cells, written_cells
-from tcpn.petrinets.distributions import Distribution
 from tcpn.petrinets.engine.choice import candidates
 from tcpn.petrinets.engine.compiler import (
     CompiledNet,
@@ -64,9 +63,9 @@ from tcpn.petrinets.engine.compiler import (
     compile_net,
 )
 from tcpn.petrinets.engine.native import resolve_engine, select_engine, why_unavailable
-from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace.cexplore.explorer import CExplorer, CExplorerError
+from tcpn.petrinets.statespace.explorable import check_explorable
 from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.offsets import OFFSET_CHECK, OffsetGroup, Offsets
@@ -74,7 +73,6 @@ from tcpn.petrinets.statespace.store import MarkingStore, sampled_size
 from tcpn.petrinets.timevalues import (
     CHECK_OFFSET_S,
     ClockValues,
-    clock_reads,
     translation_mismatch,
 )
 
@@ -133,61 +131,6 @@ class Edge:
 
 
 Successor = tuple[CompiledTransition, tuple[Any, ...], float, int]
-
-
-def check_explorable(net: PetriNet, clock: str, clock_values: bool = False) -> None:
-    """Refuse what makes successors random (or, in relative time, clock-dependent)."""
-    relative = clock == "relative" and net.is_timed
-    for name, t in net.transitions.items():
-        where = f"transition {name}"
-        declared = set(net.scope_of(name))
-        if isinstance(t.delay, Distribution):
-            raise InputError(
-                f"delay of {where}: {t.delay!r} is drawn at random; a state space needs "
-                "deterministic delays (a number or an expression of the binding), or "
-                "explore(..., delay_points=m) to choose among the points of a bounded one"
-            )
-        if "rng" in t.action_inputs:
-            raise InputError(
-                f"code action of {where} draws from 'rng'; a state space needs "
-                "deterministic firings"
-            )
-        if isinstance(t.guard, str) and "now" not in declared \
-                and "now" in Inscription.parse(t.guard, f"guard of {where}").names:
-            raise InputError(
-                f"guard of {where}: {t.guard!r} reads the clock (now, CPN ML's time()); "
-                "only the simulator tests such a guard again as the clock advances, a "
-                "state space does not"
-                + (" (and a relative one holds no absolute time)" if relative else "")
-                + ": model the timer with a timed token to explore it"
-            )
-        texts: list[tuple[str, Any]] = [(f"delay of {where}", t.delay)]
-        for arc in net.arcs_of(name):
-            if isinstance(arc.delay, Distribution):
-                raise InputError(
-                    f"delay of {arc.where}: {arc.delay!r} is drawn at random; a state space "
-                    "needs deterministic delays, or explore(..., delay_points=m) to choose "
-                    "among the points of a bounded one"
-                )
-            texts += [(arc.where, arc.inscription), (f"condition of {arc.where}", arc.when),
-                      (f"count of {arc.where}", arc.count), (f"delay of {arc.where}", arc.delay)]
-        for what, text in texts:
-            if not isinstance(text, str):
-                continue
-            names = Inscription.parse(text, what).names
-            drawn = sorted((names & RANDOM_FUNCTIONS) - declared)
-            if drawn:
-                raise InputError(
-                    f"{what}: {text!r} calls the random function {drawn[0]!r}; a state space "
-                    "needs deterministic firings"
-                )
-    if relative:
-        for what, why in clock_reads(net, clock_values):
-            raise InputError(
-                f"{what} reads 'now' ({why}): relative timed state spaces keep no absolute "
-                "time; 'now' may only flow into CLOCK values (docs/statespace.md); use "
-                "explore(..., clock='absolute')"
-            )
 
 
 class _Rule:
