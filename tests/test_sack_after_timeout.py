@@ -71,7 +71,7 @@ def test_cubic_keeps_no_copy_of_a_scoreboard_the_sender_keeps():
                   "cubic_timeout" in a.inscription]
         return arc.inscription
     assert timeout_state(False) == "cubic_timeout(c, t.sacked, t.una)"
-    assert timeout_state(True) == "cubic_timeout(c, (), t.una)"
+    assert timeout_state(True) == "cubic_timeout(c, c.kept, t.una)"
 
 
 @pytest.mark.ns3

@@ -238,8 +238,8 @@ def cubic_loss(c: Any, cwnd: float, beta: float, fast_convergence: bool) -> Any:
 @net_function
 def cubic_timeout(c: Any, sacked: tuple[tuple[int, int], ...], una: int) -> Any:
     """State after a timeout (ns-3's ``CubicReset``): only the counter ``cnt`` stays, and
-    the scoreboard ``sacked`` the sender forgets there (``()`` when it keeps it): what the
-    receiver holds is not delivered again.
+    the scoreboard ``sacked`` the sender forgets there (its own empty ``kept`` when it
+    keeps it): what the receiver holds is not delivered again.
 
     >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, (), 5, 60.0), ((5, 9),), 2)
     >>> c == cubic_start()._replace(cnt=3, kept=((5, 9),))
@@ -320,8 +320,10 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA), "
                 f"cwnd=cubic_ssthresh(t.cwnd, CUBIC_BETA){inflation})")
     # kept holds what the base sender's timeout forgets; with sack_keep it forgets nothing
-    # and its scoreboard alone serves cubic_delivered
-    forgotten = "()" if config.sack_keep and config.variant == "sack" else "t.sacked"
+    # and its scoreboard alone serves cubic_delivered: kept stays empty, and is passed as
+    # what is forgotten (an empty list of runs; a literal () would be read as CPN ML's
+    # unit by the export's type inference)
+    forgotten = "c.kept" if config.sack_keep and config.variant == "sack" else "t.sacked"
     track(net, "timeout", "cubic", "c", f"cubic_timeout(c, {forgotten}, t.una)")
     wrap_output(net, "timeout", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA))")
