@@ -23,7 +23,7 @@ HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"
 
 def test_callees_are_gathered_and_decorators_are_not() -> None:
     names = [f.__name__ for f in twins.gather([sender.sack_pipe])]
-    assert names == ["sack_pipe", "_not_lost_from", "_sacked_in"]
+    assert names == ["sack_pipe", "_not_lost_from", "sacked_count"]
 
 
 def test_closures_lambdas_and_foreign_functions_stay_python() -> None:
