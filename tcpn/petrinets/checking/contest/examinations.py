@@ -34,21 +34,28 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
+from tcpn.petrinets.checking.contest.folding import fold
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
-from tcpn.petrinets.checking.contest.siphons import decided_by_siphon, empty_siphon
+from tcpn.petrinets.checking.contest.siphons import empty_siphon, siphon_constant
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
     state_equation_bound,
 )
-from tcpn.petrinets.checking.contest.walks import Walks
+from tcpn.petrinets.checking.contest.unreachable import StateEquation
+from tcpn.petrinets.checking.contest.walks import Walks, holds_initially
 from tcpn.petrinets.checking.formulas import (
+    TEMPORAL,
     A,
+    And,
+    Bool,
     E,
     F,
     Fireable,
     Formula,
     G,
+    Not,
+    Or,
     Tokens,
     is_ctl,
     is_ltl,
@@ -258,16 +265,21 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties = {e: [_renamed(p, model, model_path.parent / f"{e}.xml") for p in props]
                   for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
+    structure = _Structure(model.net, clock) if model.is_pt and not _complete(space) \
+        else None
     for examination in examinations:
         lines = answers.setdefault(examination, [])
         seen = _memo_reachability(space)
-        walks = _walks(properties.get(examination, []), space, model, clock, seen)
+        if structure is not None:
+            structure.start()
+        walks = _walks(properties.get(examination, []), space, model, clock, seen,
+                       structure)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, model.net if model.is_pt else None, clock
+                           note, model.net if model.is_pt else None, clock, structure
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
                        max_memory_bytes, note, model.net if model.is_pt else None,
-                       walks, seen)[0]
+                       walks, seen, structure)[0]
             for prop in properties[examination])
         for line in found:
             lines.append(line)
@@ -291,23 +303,74 @@ def _memo_reachability(space: Any) -> Callable[[Formula], bool | None]:
 
 
 def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
-           seen: Callable[[Formula], bool | None]) -> Walks | None:
+           seen: Callable[[Formula], bool | None], structure: _Structure | None
+           ) -> Walks | None:
     """The random walks of one examination's formulas on a P/T net whose search a budget
-    stopped (None otherwise): the formulas the states found do not decide, walked for
-    their work budget, cut at :data:`WALK_S` or the time left on ``clock``."""
-    if _complete(space) or not model.is_pt or not props:
+    stopped (None otherwise): the formulas, as the structure simplifies them, that
+    neither the states found nor the structure decide, walked for their work budget,
+    cut at :data:`WALK_S` or the time left on ``clock``."""
+    if structure is None or not props:
         return None
     left = clock.left()
-    siphon: list[Any] = []  # the empty siphon, found at the first formula that needs it
+    simplified = {p.id: structure.simplified(p.formula)[0] for p in props
+                  if p.formula is not None and seen(p.formula) is None}
+    return Walks(model.net, {i: f for i, f in simplified.items() if not isinstance(f, Bool)},
+                 WALK_S if left is None else min(WALK_S, left), WALK_SEED)
 
-    def undecided(formula: Formula) -> bool:
-        if seen(formula) is not None:
-            return False
-        siphon[:] = siphon or [empty_siphon(model.net)]
-        return decided_by_siphon(formula, model.net, siphon[0]) is None
 
-    return Walks(model.net, {p.id: p.formula for p in props if p.formula is not None},
-                 WALK_S if left is None else min(WALK_S, left), WALK_SEED, undecided)
+def _now(formula: Formula) -> Formula | None:
+    """``formula`` without its path quantifiers when no temporal operator is left in it
+    (``E p``, ``A p`` are ``p``), else None."""
+    if isinstance(formula, A | E):
+        return _now(formula.path)
+    if isinstance(formula, Not):
+        inner = _now(formula.operand)
+        return None if inner is None else Not(inner)
+    if isinstance(formula, And | Or):
+        parts = [_now(p) for p in formula.operands]
+        return None if any(p is None for p in parts) else type(formula)(
+            tuple(p for p in parts if p is not None))
+    return None if any(isinstance(n, TEMPORAL) for n in _nodes(formula)) else formula
+
+
+class _Structure:
+    """What a P/T net's structure proves when a budget stopped its search: its empty
+    siphon (:mod:`~tcpn.petrinets.checking.contest.siphons`) and its state equation
+    (:mod:`~tcpn.petrinets.checking.contest.unreachable`), each formula simplified once
+    by both (:func:`~tcpn.petrinets.checking.contest.folding.fold`). The state
+    equation's programs run until :data:`STRUCTURE_S` after :meth:`start` (called at each
+    examination's start), or the time left on ``clock``, whichever comes first."""
+
+    def __init__(self, net: PTNet, clock: Clock):
+        self.net, self.clock = net, clock
+        self.siphon = empty_siphon(net)
+        self.equation = StateEquation(net)
+        self._simplified: dict[Formula, tuple[Formula, str]] = {}
+
+    def start(self) -> None:
+        left = self.clock.left()
+        self.equation.deadline = wallclock.perf_counter() + (
+            STRUCTURE_S if left is None else min(left, STRUCTURE_S))
+
+    def simplified(self, formula: Formula) -> tuple[Formula, str]:
+        """``formula`` folded by the siphon, then by the state equation, with the technique
+        of the last step that changed it (TOPOLOGICAL, STATE_EQUATION; "" for none)."""
+        if formula not in self._simplified:
+            by_siphon = fold(formula, siphon_constant(self.net, self.siphon))
+            by_equation = fold(by_siphon, self.equation.constant)
+            technique = "STATE_EQUATION" if by_equation != by_siphon else (
+                "TOPOLOGICAL" if by_siphon != formula else "")
+            now = _now(by_equation)  # no temporal operator left: its value at the start
+            if now is not None and technique:
+                value = holds_initially(self.net, now)
+                by_equation = by_equation if value is None else Bool(value)
+            self._simplified[formula] = (by_equation, technique)
+        return self._simplified[formula]
+
+    def dead(self, transition: int) -> bool:
+        """Whether ``transition`` is proved never enabled (the siphon, the equation)."""
+        return bool(self.siphon.dead[transition]) or bool(self.equation.unreachable(
+            Fireable((self.net.transitions[transition],))))
 
 
 class _OutOfMemory:
@@ -427,7 +490,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None,
             walks: Walks | None = None,
-            seen: Callable[[Formula], bool | None] | None = None) -> str:
+            seen: Callable[[Formula], bool | None] | None = None,
+            structure: _Structure | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
     P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
     the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
@@ -456,11 +520,12 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
-        settled = decided_by_siphon(formula, model_net, empty_siphon(model_net)) \
-            if isinstance(model_net, PTNet) else None
-        if settled is not None:
-            return (f"FORMULA {prop.id} {'TRUE' if settled else 'FALSE'} TECHNIQUES "
-                    f"{TECHNIQUES} TOPOLOGICAL")
+        technique = ""
+        if structure is not None:
+            formula, technique = structure.simplified(formula)
+        if isinstance(formula, Bool):
+            return (f"FORMULA {prop.id} {'TRUE' if formula.value else 'FALSE'} TECHNIQUES "
+                    f"{TECHNIQUES} {technique}")
         walked = walks.answer(prop.id) if walks is not None else None
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
@@ -559,7 +624,7 @@ LIVENESS_S_PER_EDGE = 5e-7
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, model_net: Any = None,
-            clock: Clock | None = None) -> list[str]:
+            clock: Clock | None = None, structure: _Structure | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
     CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a P/T net's matrices, answers
@@ -576,8 +641,8 @@ def _global(examination: str, space: AnyStateSpace,
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
         found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
         techniques = TECHNIQUES
-        if found is None and isinstance(model_net, PTNet) and examination in STRUCTURAL:
-            found = _structural(examination, model_net, clock.left())
+        if found is None and structure is not None and examination in STRUCTURAL:
+            found = _structural(examination, structure, space)
             techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
         if found is None:
             note(examination, _why_incomplete(space))
@@ -642,24 +707,31 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
 
 #: The technique each structural answer names (see :func:`_structural`).
 STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
-              "QuasiLiveness": "TOPOLOGICAL", "Liveness": "TOPOLOGICAL"}
+              "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION"}
 
 
-def _structural(examination: str, net: PTNet, seconds_left: float | None) -> bool | None:
+def _structural(examination: str, structure: _Structure, space: Any) -> bool | None:
     """What the net's structure proves of a global property (None: nothing). A siphon
     empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
-    empty_siphon`): its places make StableMarking true, the transitions needing its tokens
-    are dead and make QuasiLiveness and Liveness false. A place no firing changes makes
-    StableMarking true too. The state equation bounding every place by one makes OneSafe
-    true (within ``seconds_left``, at most :data:`STRUCTURE_S`: one linear program a place
-    not in the empty siphon, and a wide net has tens of thousands)."""
-    empty = empty_siphon(net)
+    empty_siphon`): its places make StableMarking true. A transition never enabled (it
+    needs a token from that siphon, or the state equation proves its enabling marking
+    unreachable; only those not seen firing among the states found are asked) makes
+    QuasiLiveness and Liveness false. A place no firing changes makes StableMarking true
+    too. The state equation bounding every place by one makes OneSafe true (one linear
+    program a place not in the empty siphon, and a wide net has tens of thousands). The
+    programs share the structure's deadline."""
+    net, empty = structure.net, structure.siphon
     if examination in ("QuasiLiveness", "Liveness"):
-        return False if empty.dead.any() else None
+        fired = np.zeros(len(net.transitions), dtype=bool)
+        if len(space) and not isinstance(space, _OutOfMemory):
+            fired[np.unique(edge_arrays(space)[2])] = True
+        return False if any(structure.dead(int(t)) for t in np.flatnonzero(~fired)) \
+            else None
     if examination == "StableMarking":
         return True if empty.places.any() or stable_place(net) is not None else None
-    limit = STRUCTURE_S if seconds_left is None else min(seconds_left, STRUCTURE_S)
-    return True if one_safe_by_state_equation(net, limit, empty.places) else None
+    deadline = structure.equation.deadline
+    left = None if deadline is None else max(0.0, deadline - wallclock.perf_counter())
+    return True if one_safe_by_state_equation(net, left, empty.places) else None
 
 
 def _token_counts(space: AnyStateSpace, clock: Clock | None = None

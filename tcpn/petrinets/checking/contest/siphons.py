@@ -34,28 +34,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcpn.petrinets.checking.contest.folding import Constant, fold
 from tcpn.petrinets.checking.formulas import (
     COMPARISONS,
-    A,
     And,
     Bool,
     Compare,
     Const,
-    E,
-    F,
     Fireable,
     Formula,
-    G,
     Not,
     Numeric,
     Or,
     Sum,
     Tokens,
-    U,
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
 
-__all__ = ["EmptySiphon", "decided_by_siphon", "empty_siphon"]
+__all__ = ["EmptySiphon", "decided_by_siphon", "empty_siphon", "siphon_constant"]
 
 
 @dataclass(frozen=True)
@@ -90,14 +86,10 @@ def empty_siphon(net: PTNet) -> EmptySiphon:
     return EmptySiphon(inside, waiting > 0)
 
 
-
-
 def decided_by_siphon(formula: Formula, net: PTNet, empty: EmptySiphon) -> bool | None:
     """The truth of ``formula`` in the initial state when the siphon alone settles it, else
     None: token counts of its places are 0, its dead transitions are never fireable, and
-    what is then constant folds (``F c``, ``G c``, ``a U c``, ``A c``, ``E c`` are ``c``
-    on every path, finite or not; ``X`` is left alone, its meaning at a deadlock being the
-    contest's convention).
+    what is then constant folds (:func:`~tcpn.petrinets.checking.contest.folding.fold`).
 
     >>> from tcpn.petrinets.checking.formulas import Compare, Const, E, F, Tokens
     >>> net = PTNet(("a", "b"), ("t",), pre=[[1, 0]], post=[[0, 1]], test=[[0, 0]],
@@ -106,10 +98,21 @@ def decided_by_siphon(formula: Formula, net: PTNet, empty: EmptySiphon) -> bool 
     ...                   empty_siphon(net))
     False
     """
+    folded = fold(formula, siphon_constant(net, empty))
+    return folded.value if isinstance(folded, Bool) else None
+
+
+def siphon_constant(net: PTNet, empty: EmptySiphon) -> Constant:
+    """The oracle of :func:`~tcpn.petrinets.checking.contest.folding.fold` the siphon
+    gives: a quantifier-free formula is constant when its value, with the siphon's token
+    counts 0 and its dead transitions never fireable, does not depend on anything else."""
     places = {p for p, inside in zip(net.places, empty.places, strict=True) if inside}
     dead = {t for t, never in zip(net.transitions, empty.dead, strict=True) if never}
-    folded = _fold(formula, places, dead)
-    return folded.value if isinstance(folded, Bool) else None
+
+    def constant(formula: Formula) -> bool | None:
+        return _settle(formula, places, dead)
+
+    return constant
 
 
 def _number(term: Numeric, places: set[str]) -> Numeric:
@@ -122,33 +125,24 @@ def _number(term: Numeric, places: set[str]) -> Numeric:
     return term
 
 
-def _fold(formula: Formula, places: set[str], dead: set[str]) -> Formula:
-    """``formula`` with what the siphon settles replaced by constants (see above)."""
+def _settle(formula: Formula, places: set[str], dead: set[str]) -> bool | None:
+    """The value of a quantifier-free formula the siphon settles, or None."""
+    if isinstance(formula, Bool):
+        return formula.value
     if isinstance(formula, Fireable):
-        return Bool(False) if set(formula.transitions) <= dead else formula
+        return False if set(formula.transitions) <= dead else None
     if isinstance(formula, Compare):
         left, right = _number(formula.left, places), _number(formula.right, places)
         if isinstance(left, Const) and isinstance(right, Const):
-            return Bool(bool(COMPARISONS[formula.op](left.value, right.value)))
-        return formula
+            return bool(COMPARISONS[formula.op](left.value, right.value))
+        return None
     if isinstance(formula, Not):
-        inner = _fold(formula.operand, places, dead)
-        return Bool(not inner.value) if isinstance(inner, Bool) else formula
+        inner = _settle(formula.operand, places, dead)
+        return None if inner is None else not inner
     if isinstance(formula, And | Or):
-        parts = [_fold(p, places, dead) for p in formula.operands]
-        absorbing = isinstance(formula, Or)  # true absorbs a disjunction, false a conjunction
-        if any(isinstance(p, Bool) and p.value == absorbing for p in parts):
-            return Bool(absorbing)
-        if all(isinstance(p, Bool) for p in parts):
-            return Bool(not absorbing)
-        return formula
-    if isinstance(formula, A | E):
-        inner = _fold(formula.path, places, dead)
-        return inner if isinstance(inner, Bool) else formula
-    if isinstance(formula, F | G):
-        inner = _fold(formula.operand, places, dead)
-        return inner if isinstance(inner, Bool) else formula
-    if isinstance(formula, U):
-        reach = _fold(formula.right, places, dead)
-        return reach if isinstance(reach, Bool) else formula
-    return formula
+        parts = [_settle(p, places, dead) for p in formula.operands]
+        absorbing = isinstance(formula, Or)
+        if absorbing in parts:
+            return absorbing
+        return (not absorbing) if None not in parts else None
+    return None

@@ -57,8 +57,8 @@ from tcpn.petrinets.checking.formulas import (
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
 
-__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "Walks", "goal_of", "random_walks", "replay",
-           "walk_steps"]
+__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "Walks", "goal_of", "holds_initially",
+           "random_walks", "replay", "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -169,6 +169,18 @@ def _value(expression: Numeric, markings: np.ndarray, place: dict[str, int]) -> 
         return np.sum([_value(t, markings, place) for t in expression.terms], axis=0)
     assert isinstance(expression, Tokens)
     return markings[:, [place[p] for p in expression.places]].sum(axis=1)
+
+
+def holds_initially(net: PTNet, formula: Formula) -> bool | None:
+    """Whether a quantifier-free state formula holds in ``net``'s initial marking (None:
+    not a formula the walks evaluate, see :func:`goal_of`)."""
+    if not all(isinstance(n, Bool | Compare | Fireable | Deadlock | Not | And | Or)
+               for n in walk(formula)) or not _walkable(formula):
+        return None
+    marking = np.asarray(net.initial, dtype=np.int64)[None, :]
+    return bool(_holds(formula, marking, _Enabling(net)(marking),
+                       {p: i for i, p in enumerate(net.places)},
+                       {t: i for i, t in enumerate(net.transitions)})[0])
 
 
 def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
