@@ -10,6 +10,8 @@ start is a random draw in each lens) and the same goodput.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pytest
 from lens_traces import lens_trace
@@ -18,7 +20,10 @@ from tcpn.errors import InputError
 from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens
+from tcpn.lenses.ns3.lens import _flow_plan
 from tcpn.lenses.ns3.loader import installed
+from tcpn.models import variant_registry
+from tcpn.models.components.congestion import bbr as bbr_module
 from tcpn.models.components.congestion.bbr import (
     DRAIN,
     GAIN_CYCLE,
@@ -26,10 +31,12 @@ from tcpn.models.components.congestion.bbr import (
     PROBE_BW,
     PROBE_RTT,
     STARTUP,
+    BbrParams,
     bbr_ack,
     bbr_controls,
     bbr_model,
     bbr_open,
+    bbr_sender_net,
     bbr_start,
     bbr_tx_start,
     in_flight_segments,
@@ -44,10 +51,12 @@ from tcpn.models.components.delivery_rate import (
     rate_start,
 )
 from tcpn.models.components.packets import Pkt
-from tcpn.models.components.sender import Tcb
+from tcpn.models.components.sender import SenderConfig, Tcb
 from tcpn.models.metrics import goodput_bps
-from tcpn.models.scenario import load_scenario, validate_scenario
-from tcpn.models.topology import scenario_net
+from tcpn.models.registered_variants import variant_spec
+from tcpn.models.scenario import dumbbell, load_scenario, validate_scenario
+from tcpn.models.topology import scenario_net, sender_config
+from tcpn.models.variant_registry import register_variant
 from tcpn.models.verification.check import property_net, verify_all
 from tcpn.petrinets.engine.simulator import Simulator
 
@@ -403,6 +412,62 @@ def test_net_and_ns3_share_the_startup_timeout_and_goodput_through_a_small_buffe
     assert abs(timeouts[0][0] - timeouts[1][0]) < 0.005
     good_net, good_ns3 = (goodput_bps(trace)["f0"] for trace in (net, ns3))
     assert good_net == pytest.approx(good_ns3, rel=0.05)
+
+
+# --------------------------------------------------------------------------- sack_after_timeout
+
+
+class _TwinParams(BbrParams):
+    variant: Literal["bbr_twin"]  # type: ignore[assignment]
+
+
+@pytest.fixture
+def bbr_twin():
+    """BBR registered again as ``bbr_twin`` with ``keeps_sack_after_timeout`` as given:
+    what the lenses run follows the registration, not the name."""
+    def register(keeps: bool) -> None:
+        register_variant("bbr_twin", _TwinParams, bbr_module._sender, recovery="newreno",
+                         ns3=bbr_module._ns3, checks={"net": bbr_module._net_checks},
+                         keeps_sack_after_timeout=keeps, replace=True)
+    yield register
+    variant_registry._REGISTRY.pop("bbr_twin", None)
+
+
+def _timeout_rules(variant: str, setting: str) -> tuple[str, str, bool]:
+    """A flow's rule after a timeout under ``tcp.sack_after_timeout: setting``: the
+    flow's own, the ns3 lens's ``ForgetSack`` and the net lens's ``sack_keep``."""
+    scenario = dumbbell(pairs=1, variant=variant, horizon_s=2.0,
+                        tcp={"sack": True, "sack_after_timeout": setting})
+    (flow,) = scenario.concrete_flows()
+    plan = _flow_plan(flow, 0, 0.0, 0.0)
+    return (flow.sack_after_timeout, dict(plan.socket_attributes)["ForgetSack"],
+            sender_config(flow, 0, 1).sack_keep)
+
+
+@pytest.mark.parametrize("setting", ["forget", "keep"])
+def test_bbr_keeps_its_scoreboard_after_a_timeout_in_both_lenses_whatever_the_option(setting):
+    assert variant_spec("bbr").keeps_sack_after_timeout
+    assert _timeout_rules("bbr", setting) == ("keep", "false", True)
+    assert _timeout_rules("cubic", setting) == (setting, str(setting == "forget").lower(),
+                                                setting == "keep")
+
+
+def test_the_lenses_read_the_registration_not_the_variant_name(bbr_twin):
+    bbr_twin(True)
+    assert _timeout_rules("bbr_twin", "forget") == ("keep", "false", True)
+    bbr_twin(False)
+    assert _timeout_rules("bbr_twin", "forget") == ("forget", "true", False)
+    assert _timeout_rules("bbr_twin", "keep") == ("keep", "false", True)
+
+
+def test_bbr_builds_the_same_sender_under_either_setting():
+    """BBR's own keep rules replace the base sender's ``sack_keep`` ones: the sender the
+    net lens ran under the default (``forget``) is the one it runs now under either."""
+    def shape(keep: bool) -> tuple:
+        net = bbr_sender_net(SenderConfig(flow=0, dst=1, variant="sack", sack_keep=keep))
+        return (sorted((n, t.guard) for n, t in net.transitions.items()),
+                sorted(repr(a) for n in net.transitions for a in net.arcs_of(n)))
+    assert shape(True) == shape(False)
 
 
 # --------------------------------------------------------------------------- finite and paced

@@ -91,3 +91,40 @@ def test_both_lenses_resend_the_same_segments_after_a_timeout(setting):
     assert ns3[0] == pytest.approx(net[0], abs=1e-3)
     assert ns3[1] == net[1] == RESENT[setting]
     assert max(abs(a - b) for a, b in zip(ns3[2], net[2], strict=True)) < 5e-3
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_forget_sack_holds_the_blocks_across_the_sequence_number_wrap():
+    """``ForgetSack``'s record of the blocks the receiver SACKed (``tcpn::HeldBlocks``,
+    ``cpp/variants.h``) compares sequence numbers by their distance from SND.UNA: a
+    connection past 4 GiB wraps them (a test sending 4 GiB would take minutes, ns-3 starts
+    every connection at sequence number 0 and the lens has no other ISN, so the record is
+    driven directly with numbers around 2^32). Keyed by the raw numbers, the block
+    ``[2^32 - 1000, 500)`` would end before it starts and the blocks above the wrap would
+    sort below SND.UNA."""
+    import cppyy
+
+    from tcpn.lenses.ns3.loader import load_ns3
+
+    load_ns3()
+    top = 1 << 32
+    held = cppyy.gbl.tcpn.HeldBlocks()
+    assert held.Bytes(5, 10) == 0  # nothing held before the first ACK
+    una = top - 3000
+    held.Advance(una)
+    held.Add(top - 1000, 500)  # across the wrap
+    held.Add(1500, 2500)
+    assert held.Blocks() == 2
+    assert held.Bytes(una, top - 1000) == 0
+    assert held.Bytes(una, 2000) == 1000 + 500 + 500
+    assert held.Bytes(una, 3000) == 2500
+    held.Advance(0)  # SND.UNA at the wrap: [2^32 - 1000, 0) is passed
+    assert held.Bytes(0, 3000) == 1500
+    held.Add(400, 1600)  # joins [0, 500) and [1500, 2500)
+    assert held.Blocks() == 1 and held.Bytes(0, 3000) == 2500
+    held.Advance(top - 100)  # an older ACK changes nothing
+    held.Add(top - 50, 100)  # nor does a block below SND.UNA, but for its part above it
+    assert held.Blocks() == 1 and held.Bytes(0, 3000) == 2500
+    held.Advance(2000)
+    assert held.Bytes(2000, 3000) == 500 and held.Bytes(0, 3000) == 500

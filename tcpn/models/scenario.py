@@ -388,7 +388,13 @@ class TcpConfig(_Strict):
     segments it does not hold, as ns-3.44 and Linux do (RFC 6675's note on its errata).
     Both lenses follow the option (the ns3 lens's ``ForgetSack``, docs/validation.md);
     the fluid lens has no scoreboard and ignores it; ``keep`` without ``sack`` is refused
-    (there is no scoreboard to keep).
+    (there is no scoreboard to keep). A variant registered with
+    ``keeps_sack_after_timeout`` (BBR) keeps its scoreboard whatever the option says, in
+    both lenses: for its flows neither the default nor a stated ``forget`` applies (the
+    rule a flow runs is :attr:`ConcreteFlow.sack_after_timeout`). A stated ``forget`` is
+    not refused for them: a scenario written out with every default
+    (:meth:`Scenario.to_yaml`, the sweeps' and fits' copies) states it for every flow,
+    and could then not be read back.
     ``data_retries``: ``None`` (the default) never gives a connection up, however often one
     segment's retransmission times out, as ns-2's ``TcpAgent`` (the studies' simulator,
     which backs off to ``maxrto_`` and keeps sending) and the net model do; a number closes
@@ -693,6 +699,18 @@ class ConcreteFlow(BaseModel):
         from tcpn.models.registered_variants import variant_spec
 
         return self.tcp.ecn or variant_spec(self.variant).ecn
+
+    @property
+    def sack_after_timeout(self) -> Literal["forget", "keep"]:
+        """What a retransmission timeout does with the SACK scoreboard of this connection,
+        the rule both lenses run: ``tcp.sack_after_timeout``, except ``keep`` whatever it
+        says for a variant registered with ``keeps_sack_after_timeout`` (BBR;
+        :func:`tcpn.models.register_variant`)."""
+        from tcpn.models.registered_variants import variant_spec
+
+        if variant_spec(self.variant).keeps_sack_after_timeout:
+            return "keep"
+        return self.tcp.sack_after_timeout
 
 
 # --------------------------------------------------------------------------- trace, measure

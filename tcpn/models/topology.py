@@ -162,7 +162,7 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
         syn_retries=tcp.syn_retries, whole_segments=tcp.ssthresh_whole_segments,
         exit_growth=tcp.recovery_exit_growth,
-        sack_keep=tcp.sack_after_timeout == "keep",
+        sack_keep=flow.sack_after_timeout == "keep",
         ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 
 

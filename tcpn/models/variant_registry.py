@@ -87,6 +87,7 @@ class VariantSpec:
     unsupported: Mapping[str, str] = field(default_factory=dict)
     origin: str = ""
     exact_ecn_echo: bool = False
+    keeps_sack_after_timeout: bool = False
 
     def base_recovery(self, params: Any) -> str:
         """The loss-based recovery this variant runs on with ``params`` (before SACK)."""
@@ -121,6 +122,7 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
                      checks: Mapping[str, FlowChecks] | None = None,
                      unsupported: Mapping[str, str] | None = None,
                      exact_ecn_echo: bool = False,
+                     keeps_sack_after_timeout: bool = False,
                      replace: bool = False) -> VariantSpec:
     """Make ``name`` a value of ``flows[].variant`` in every scenario.
 
@@ -150,6 +152,16 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
       changes with a delayed ACK pending) instead of RFC 3168's ECE-until-CWR; the ns3
       lens gives the receiver the variant's congestion control, where ns-3 keeps that
       state machine;
+    * ``keeps_sack_after_timeout``: a retransmission timeout keeps the SACK scoreboard
+      whatever ``tcp.sack_after_timeout`` says (its default, ``forget``, does not apply:
+      :attr:`~tcpn.models.scenario.ConcreteFlow.sack_after_timeout` is ``keep`` for every
+      flow of the variant), because the variant's model needs it (BBR: its delivery-rate
+      samples count a segment once, when it is first SACKed or acknowledged, and ns-3's
+      rate sampler, which ``TcpBbr`` reads, would count again each held segment a
+      go-back-N over a forgotten scoreboard resends). The net lens builds its sender
+      with ``sack_keep`` (a sender module with keep rules of its own may build its base
+      sender without them, as BBR's does), the ns3 lens runs ns-3's own rule (no
+      ``ForgetSack``);
     * ``replace``: replace a variant of the same name (else that is an error).
 
     Returns the registered :class:`VariantSpec`.
@@ -173,7 +185,8 @@ def register_variant(name: str, params: type[VariantParams], sender: SenderBuild
     spec = VariantSpec(name, params, sender, recovery, ecn, ns3, fluid, closed_form,
                        flow_modules, state_space_choices, bulk_state_space,
                        dict(checks or {}), dict(unsupported or {}),
-                       getattr(sender, "__module__", "") or "", exact_ecn_echo)
+                       getattr(sender, "__module__", "") or "", exact_ecn_echo,
+                       bool(keeps_sack_after_timeout))
     with _LOCK:
         old = _REGISTRY.get(name)
         if old is not None and not replace:

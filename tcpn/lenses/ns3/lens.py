@@ -85,7 +85,8 @@ trace shows only the first of a run), the sender socket of every connection with
 (sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
 ``EcnSlowStart`` for S2's reaction to an echo, ``GrowOnRecoveryExit`` (off with
 ``tcp.recovery_exit_growth: false``), ``ForgetSack`` (a timeout forgets the SACK
-scoreboard; off with ``tcp.sack_after_timeout: keep``, ns-3's own rule);
+scoreboard; off with ``tcp.sack_after_timeout: keep``, ns-3's own rule, and for a variant
+registered with ``keeps_sack_after_timeout``: ``ConcreteFlow.sack_after_timeout``);
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -271,9 +272,9 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         ("KeepBackoff", _bool(not tcp.ns3_rto_reset)),
         ("WholeSegments", _bool(tcp.ssthresh_whole_segments)),
         ("GrowOnRecoveryExit", _bool(tcp.recovery_exit_growth)),
-        # BBR keeps its scoreboard in both lenses whatever the option says: its net model
-        # is ns-3's TcpBbr, which keeps it, and the studies' ns-2 has no BBR to follow
-        ("ForgetSack", _bool(tcp.sack_after_timeout == "forget" and flow.variant != "bbr")),
+        # the rule the flow runs: the option, or keep for a variant registered with
+        # keeps_sack_after_timeout (BBR), in both lenses
+        ("ForgetSack", _bool(flow.sack_after_timeout == "forget")),
         ("SynFallbackRto", f"{SYN_FALLBACK_RTO_S:g}s"))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)

@@ -59,6 +59,80 @@ class TahoeRecovery : public TcpClassicRecovery {
 };
 
 // ---------------------------------------------------------------------------------------
+// ForgetSack's record of every block the receiver SACKed above SND.UNA (m_held of
+// TcpnSocket, whose class comment says what it is for), and the bytes it holds in a range.
+// TCP's sequence numbers are 32 bits and wrap every 4 GiB (RFC 9293 3.4: they compare
+// modulo 2^32, as ns-3's SequenceNumber32 does), so a map keyed by the raw numbers
+// misorders the blocks of a connection past the wrap: a block [2^32 - 1000, 500) ends
+// before it starts, and a block above the wrap sorts below SND.UNA and is dropped. Here
+// each number is placed on a 64-bit line by its distance from SND.UNA, taken modulo 2^32 as
+// a signed 32-bit offset: exact for every number within 2 GiB either side of SND.UNA,
+// which holds all a connection can have outstanding or SACKed (its window is at most 2^30
+// bytes, RFC 7323 2.3). The line starts at 2^32 + the first ACK's number, so no place is
+// negative and a place's low 32 bits are its sequence number.
+class HeldBlocks {
+  public:
+    // An ACK whose cumulative point is `ack`: what lies below it is dropped (an older ACK
+    // changes nothing)
+    void Advance(uint32_t ack) {
+        if (!m_started) {
+            m_una = (uint64_t{1} << 32) + ack;
+            m_started = true;
+            return;
+        }
+        uint64_t point = Place(ack);
+        if (point <= m_una) return;
+        m_una = point;
+        while (!m_blocks.empty() && m_blocks.begin()->first < m_una) {
+            auto first = m_blocks.begin();
+            uint64_t end = first->second;
+            m_blocks.erase(first);
+            if (end > m_una) m_blocks[m_una] = end;
+        }
+    }
+    // A SACK block [start, end), merged with those it meets; what lies below SND.UNA is
+    // not held (call Advance with the ACK's cumulative point first)
+    void Add(uint32_t startSeq, uint32_t endSeq) {
+        if (!m_started) return;
+        uint64_t start = std::max(Place(startSeq), m_una), end = Place(endSeq);
+        if (end <= start) return;
+        auto it = m_blocks.upper_bound(start);
+        if (it != m_blocks.begin() && std::prev(it)->second >= start) {
+            --it;
+            start = it->first;
+        }
+        while (it != m_blocks.end() && it->first <= end) {
+            end = std::max(end, it->second);
+            it = m_blocks.erase(it);
+        }
+        m_blocks[start] = end;
+    }
+    // The bytes of [low, high) held
+    uint32_t Bytes(uint32_t lowSeq, uint32_t highSeq) const {
+        if (!m_started) return 0;
+        uint64_t low = Place(lowSeq), high = Place(highSeq), bytes = 0;
+        for (const auto& [start, end] : m_blocks) {
+            if (start >= high) break;
+            uint64_t from = std::max(start, low), to = std::min(end, high);
+            if (to > from) bytes += to - from;
+        }
+        return static_cast<uint32_t>(bytes);
+    }
+    // The number of disjoint blocks held
+    size_t Blocks() const { return m_blocks.size(); }
+
+  private:
+    // `seq` on the line: SND.UNA's place plus the signed 32-bit distance from SND.UNA
+    uint64_t Place(uint32_t seq) const {
+        auto offset = static_cast<int32_t>(seq - static_cast<uint32_t>(m_una));
+        return m_una + static_cast<int64_t>(offset);
+    }
+    bool m_started{false};
+    uint64_t m_una{0};  // SND.UNA's place (after the latest ACK)
+    std::map<uint64_t, uint64_t> m_blocks;  // start -> end, disjoint, not touching
+};
+
+// ---------------------------------------------------------------------------------------
 // ns-3's socket, the sender socket of every connection of the ns3 lens (or its subclass
 // Rfc5681Socket). Without options it behaves as ns-3's own, and records every expiry of
 // the retransmission timer (`timeouts`: its time and the backed-off RTO): the socket's
@@ -367,40 +441,17 @@ class TcpnSocket : public TcpSocketBase {
         return cut;
     }
     // ForgetSack: the ACK's SACK blocks added to `held`, which drops what the ACK passes
-    static void Hold(std::map<uint32_t, uint32_t>& held, const TcpHeader& header) {
-        uint32_t ack = header.GetAckNumber().GetValue();
+    static void Hold(HeldBlocks& held, const TcpHeader& header) {
+        held.Advance(header.GetAckNumber().GetValue());
         if (Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK)) {
             for (const auto& block : DynamicCast<const TcpOptionSack>(option)->GetSackList()) {
-                uint32_t start = block.first.GetValue(), end = block.second.GetValue();
-                auto it = held.upper_bound(start);
-                if (it != held.begin() && std::prev(it)->second >= start) {
-                    --it;
-                    start = it->first;
-                }
-                while (it != held.end() && it->first <= end) {
-                    end = std::max(end, it->second);
-                    it = held.erase(it);
-                }
-                held[start] = end;
+                held.Add(block.first.GetValue(), block.second.GetValue());
             }
-        }
-        while (!held.empty() && held.begin()->first < ack) {
-            auto first = held.begin();
-            uint32_t end = first->second;
-            held.erase(first);
-            if (end > ack) held[ack] = end;
         }
     }
     // ForgetSack: the bytes of [low, high) in `held`
-    static uint32_t Held(const std::map<uint32_t, uint32_t>& held, SequenceNumber32 low,
-                         SequenceNumber32 high) {
-        uint32_t lo = low.GetValue(), hi = high.GetValue(), bytes = 0;
-        for (const auto& [start, end] : held) {
-            if (start >= hi) break;
-            uint32_t from = std::max(start, lo), to = std::min(end, hi);
-            if (to > from) bytes += to - from;
-        }
-        return bytes;
+    static uint32_t Held(const HeldBlocks& held, SequenceNumber32 low, SequenceNumber32 high) {
+        return held.Bytes(low.GetValue(), high.GetValue());
     }
     // Without SACK, whether the rules of the class comment on ssthresh and the end of
     // CA_LOSS are RFC 5681's (Rfc5681Socket) or ns-3's own (tcp.ns3_reno_sack); with SACK
@@ -495,7 +546,7 @@ class TcpnSocket : public TcpSocketBase {
     Time m_synFallbackRto;  // SynFallbackRto (zero: none)
     uint32_t m_lossWindow{1};  // LossWindow (segments)
     bool m_forgetSack{false};  // ForgetSack
-    std::map<uint32_t, uint32_t> m_held;  // ForgetSack: every block SACKed, above SND.UNA
+    HeldBlocks m_held;  // ForgetSack: every block SACKed, above SND.UNA
     uint32_t m_lossCredit{0};  // ForgetSack: what the ACK in hand delivers in CA_LOSS
     bool m_creditNext{false};  // ForgetSack: ProcessAck takes m_lossCredit
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's

@@ -37,13 +37,21 @@ Losses (ns-3's ``CongestionStateSet`` and ``CwndEvent``): the fast retransmit sa
 window and sets it to the flight plus what the ACK delivered (packet conservation until
 the next round); ``ssthresh`` is not changed by a loss; the ACK that ends recovery restores
 the saved window if larger; a timeout saves the window and starts a round (the base sender
-sets the window to one segment). Unlike the base sender, BBR's keeps its scoreboard across
-a timeout, as ns-3 does, and goes back sending only the segments it does not hold, its
-flight the segments sent again (:func:`in_flight_segments`: ns-3 counts the rest lost);
-the base sender's go-back-N sent the held segments again, whose duplicate ACKs started a
-fast retransmit (one flow through a 20-packet buffer: 5.4 Mbit/s in 4 s, against ns-3's
-6.9 and 6.7 with this rule). ns-3's ``TcpBbr`` reads a zero loss count from its socket
-(``bytesLoss``): no rule here acts on lost bytes either.
+sets the window to one segment). BBR's sender keeps its scoreboard across a timeout
+whatever ``tcp.sack_after_timeout`` says (it registers with ``keeps_sack_after_timeout``,
+so the ns3 lens runs ns-3's own rule too), and goes back sending only the segments it does
+not hold, its flight the segments sent again (:func:`in_flight_segments`: ns-3 counts the
+rest lost; these rules replace the base sender's ``sack_keep`` ones, which it is built
+without). Forgetting it would not run ns-3's BBR: its delivery-rate samples count a
+segment once, when it is first SACKed or acknowledged, but ns-3's rate sampler
+(``TcpRateLinux``, which ``TcpBbr`` reads through ``GenerateSample`` in
+``TcpSocketBase::ReceivedAck``) counts again each held segment a go-back-N resends (a
+transmission restarts its delivery), and the ns3 lens's ``ForgetSack`` credit reaches
+only ``ProcessAck``, not that sample. In the net lens the base sender's go-back-N sent the
+held segments again, whose duplicate ACKs started a fast retransmit (one flow through a
+20-packet buffer: 5.4 Mbit/s in 4 s, against ns-3's 6.9 and 6.7 with this rule). ns-3's
+``TcpBbr`` reads a zero loss count from its socket (``bytesLoss``): no rule here acts on
+lost bytes either.
 
 Pacing (``pace``): ``send`` and ``sack_retransmit`` (ns-3's ``SendPendingData``) take the
 token and put it back ``mss x 8 / pacing rate`` later, once the highest segment sent is
@@ -545,7 +553,8 @@ def bbr_sender_net(config: SenderConfig, high_gain: float = 2.89, bw_window_roun
                          f"{' with ECN' if config.uses_ecn else ''} is not modelled (sack, "
                          "without ECN: tcp.sack true; BBR counts SACKed segments as "
                          "delivered)")
-    net = sender_net(config, name)
+    # BBR's own keep rules (below) replace the base sender's sack_keep ones
+    net = sender_net(replace(config, sack_keep=False), name)
     mss, init_cwnd = config.segment_bytes, int(config.initial_cwnd)
     net.declare(MSS_BYTES=mss, INIT_CWND_SEG=init_cwnd, HIGH_GAIN=high_gain,
                 BW_WINDOW=bw_window_rounds, RTT_WINDOW=rtt_window_s,
@@ -751,6 +760,7 @@ def bbr_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
 
 register_variant("bbr", BbrParams, _sender, recovery="newreno", ns3=_ns3,
                  state_space_choices=bbr_choices, checks={"net": _net_checks},
+                 keeps_sack_after_timeout=True,
                  unsupported={"fluid": "its rate is set by a windowed-max bandwidth "
                                        "estimate and a gain cycle, not by a loss or delay "
                                        "law of the current RTT: the fluid lens has no BBR "
