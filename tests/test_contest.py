@@ -164,9 +164,10 @@ UPPER_BOUNDS_SAMPLE = ("RwMutex-PT-r0010w0500", "StigmergyElection-PT-07a", "FMS
     for p in _pt_instances()])
 def test_upper_bounds_from_fifty_states_and_the_state_equation_are_right(
         shared_dir, mcc_cache, instance):
-    """Stopped after 50 states, a P/T place bound is answered where the most tokens seen
-    meet the state equation's bound (all 132 P/T instances: 1,378 of 2,112 bounds, none
-    wrong); every answer given is the oracle's."""
+    """Stopped after 50 states, a P/T place bound is answered where the most tokens seen,
+    or a random walk, meet the state equation's bound (all 132 P/T instances: 1,378 of
+    2,112 bounds by the states seen alone, none wrong); every answer given is the
+    oracle's."""
     folder = extracted(shared_dir, mcc_cache, instance)
     known = read_answers(folder, "UpperBounds")
     given = 0
@@ -175,7 +176,7 @@ def test_upper_bounds_from_fifty_states_and_the_state_equation_are_right(
         if answer != "CANNOT_COMPUTE":
             given += 1
             assert answer == known[key], line
-            assert line.endswith("STATE_EQUATION")
+            assert line.endswith(("STATE_EQUATION", "STATE_EQUATION RANDOM_WALK"))
     assert given > 0 or instance not in UPPER_BOUNDS_SAMPLE
 
 

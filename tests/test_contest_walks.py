@@ -13,6 +13,7 @@ transition rule, and every goal a walk meets is one the complete state space rea
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,28 @@ def test_walks_decide_a_witness_deeper_than_the_budgeted_search(tmp_path, monkey
     # without walks (a complete search is the only other way) the budget decides nothing
     net = load_model(model).net
     assert not explore_pt(net, max_states=2_000).complete
+
+
+def test_a_bound_the_budgeted_search_stays_below_is_met_by_a_walk(tmp_path, monkeypatch):
+    """UpperBounds: the search's states never put a token at the chain's end, the state
+    equation bounds it by one, and a walk reaches a marking with that one: the bound is
+    exact (1). A bound above what the net can reach (two ends' sum, at most one since
+    one token runs down the chain) is met by the search's own states."""
+    monkeypatch.setattr(walks, "WALK_UNITS", 4_000)
+    model = write_deep_model(tmp_path)
+    (tmp_path / "UpperBounds.xml").write_text(
+        '<?xml version="1.0"?><property-set xmlns="http://mcc.lip6.fr/">'
+        f'<property><id>end</id><formula><place-bound><place>c{CHAIN}</place>'
+        '</place-bound></formula></property>'
+        '<property><id>start</id><formula><place-bound><place>c0</place>'
+        f'<place>c{CHAIN}</place></place-bound></formula></property></property-set>')
+    lines = check_examination(model, "UpperBounds", max_states=2_000, time_limit_s=60)
+    assert lines == [
+        "FORMULA end 1 TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING STATE_EQUATION RANDOM_WALK",
+        "FORMULA start 1 TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING STATE_EQUATION"]
+    monkeypatch.setattr(walks, "WALK_UNITS", 1)  # no walk: the bound is not proved
+    assert check_examination(model, "UpperBounds", max_states=2_000,
+                             time_limit_s=60)[0] == "FORMULA end CANNOT_COMPUTE"
 
 
 def test_the_walks_budget_is_work_not_seconds(tmp_path, monkeypatch):
@@ -168,3 +191,29 @@ def test_walks_agree_with_the_complete_state_space(seed):
         end = replay(net, path)[None, :]
         assert _holds(goal, end, _Enabling(net)(end), {p: i for i, p in enumerate(net.places)},
                       {t: i for i, t in enumerate(net.transitions)})[0]
+
+
+def test_the_states_of_a_stopped_search_are_read_in_one_pass_with_the_same_verdicts(
+        tmp_path):
+    """All of an examination's ``EF p`` / ``AG p`` read on the states in one pass, a block
+    at a time, give what reading them one formula at a time gives; past the deadline the
+    pass decides nothing (and one formula's reading stops too), never a late answer."""
+    from tcpn.petrinets.checking.contest.examinations import (
+        _reachability,
+        _seen_in_one_pass,
+    )
+    from tcpn.petrinets.checking.ptcheck import BudgetReached, state_mask
+
+    net = load_model(write_deep_model(tmp_path)).net
+    space = explore_pt(net, max_states=2_000)
+    assert not space.complete
+    formulas = [EF(tokens("b0") >= 1), EF(tokens(f"c{CHAIN}") >= 1), AG(tokens("a1") <= 1),
+                AG(tokens("a1") + tokens("b1") <= 0), EF(fireable("m3") & fireable("g2")),
+                AG(~fireable("f5") | (tokens("c0") >= 1)), EF(Deadlock())]
+    one_pass = _seen_in_one_pass(formulas, space, net, None)
+    assert one_pass == {f: _reachability(f, space) for f in formulas}
+    assert set(one_pass.values()) == {True, False, None}  # each verdict kind is met
+    past = time.perf_counter() - 1.0
+    assert set(_seen_in_one_pass(formulas, space, net, past).values()) == {None}
+    with pytest.raises(BudgetReached):
+        state_mask(fireable("m3"), space, past)

@@ -109,17 +109,23 @@ def edge_arrays(space: AnyStateSpace) -> tuple[np.ndarray, np.ndarray, np.ndarra
             np.asarray(space.edge_dst, dtype=np.int64), edge_transitions(space), names)
 
 
-def state_mask(formula: Formula, space: AnyStateSpace) -> np.ndarray:
-    """Where a temporal-free state formula holds, one boolean per state."""
+def state_mask(formula: Formula, space: AnyStateSpace,
+               deadline: float | None = None) -> np.ndarray:
+    """Where a temporal-free state formula holds, one boolean per state;
+    :class:`BudgetReached` once ``deadline`` (a :func:`time.perf_counter` value) is past,
+    read before each sub-formula (an atom over millions of states takes a while)."""
+    _on_time(deadline)
     n = len(space)
     if isinstance(formula, Bool):
         return np.full(n, formula.value)
     if isinstance(formula, Not):
-        return ~state_mask(formula.operand, space)
+        return ~state_mask(formula.operand, space, deadline)
     if isinstance(formula, And):
-        return np.logical_and.reduce([state_mask(o, space) for o in formula.operands])
+        return np.logical_and.reduce([state_mask(o, space, deadline)
+                                      for o in formula.operands])
     if isinstance(formula, Or):
-        return np.logical_or.reduce([state_mask(o, space) for o in formula.operands])
+        return np.logical_or.reduce([state_mask(o, space, deadline)
+                                     for o in formula.operands])
     if isinstance(formula, A | E):
         return ctl_mask(formula, space)
     if not isinstance(space, PTStateSpace):
@@ -131,7 +137,10 @@ def state_mask(formula: Formula, space: AnyStateSpace) -> np.ndarray:
     if isinstance(formula, Fireable):
         return space.enabled(formula.transitions)
     if isinstance(formula, Deadlock):
-        return space.out_degree() == 0
+        dead = space.out_degree() == 0
+        if space.n_expanded < len(space):  # a budget's frontier: no edges known there
+            dead[space.n_expanded:] = ~space.enabled(space.net.transitions)[space.n_expanded:]
+        return dead
     raise InputError(f"{type(formula).__name__} is not a state formula")
 
 

@@ -420,15 +420,22 @@ class PTStateSpace:
                                              out=total[start:start + len(block)])
         return total
 
-    def columns(self, places: np.ndarray) -> np.ndarray:
-        """The counts of ``places`` (column numbers) in every state, dense (states x
-        places)."""
+    def columns(self, places: np.ndarray, start: int = 0) -> np.ndarray:
+        """The counts of ``places`` (column numbers) in every state from ``start`` on,
+        dense (states x places)."""
         by_place = self._place_major()
         if by_place is not None:
-            return np.asarray(by_place[:, places].toarray(), dtype=np.int64)
+            chosen = by_place[:, places]
+            return np.asarray((chosen[start:] if start else chosen).toarray(), dtype=np.int64)
         # ``take`` along the rows copies a C-ordered matrix's columns several times faster
         # than fancy indexing does
-        return np.take(self.markings, places, axis=1).astype(np.int64, copy=False)
+        return np.take(self.markings[start:], places, axis=1).astype(np.int64, copy=False)
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """The markings of the states ``start:stop``, dense (states x places)."""
+        block = self.markings[start:stop]
+        return np.asarray(block.toarray() if isinstance(block, csr_array) else block,
+                          dtype=np.int64)
 
     def _place_major(self) -> Any:
         """The markings as a sparse matrix by place (CSC), made at the first reading, or
@@ -503,7 +510,7 @@ class PTStateSpace:
             tested = self.n_expanded
         for t in wanted if tested < len(self) else ():
             places = self.net.touched(np.array([t]))
-            found[tested:] |= self.net.enabled(self.columns(places)[tested:], t, places)
+            found[tested:] |= self.net.enabled(self.columns(places, tested), t, places)
         return found
 
     def successors(self, state: int) -> list[int]:

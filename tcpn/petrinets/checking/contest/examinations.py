@@ -43,12 +43,14 @@ from tcpn.petrinets.checking.contest.state_equation import (
     state_equation_bound,
 )
 from tcpn.petrinets.checking.contest.unreachable import StateEquation
-from tcpn.petrinets.checking.contest.walks import Walks, holds_initially
+from tcpn.petrinets.checking.contest.walks import StateFormulas, Walks, goal_of, holds_initially
 from tcpn.petrinets.checking.formulas import (
     TEMPORAL,
     A,
     And,
     Bool,
+    Compare,
+    Const,
     E,
     F,
     Fireable,
@@ -74,7 +76,13 @@ from tcpn.petrinets.exchange.pnml import read_pnml
 from tcpn.petrinets.exchange.pnml.ptstream import PTArrays, ReadStopped, read_pt_stream
 from tcpn.petrinets.statespace.memory import MemoryBudget, out_of_memory_reason
 from tcpn.petrinets.statespace.protocol import AnyStateSpace, ExploredSpace
-from tcpn.petrinets.statespace.ptspace import PTNet, PTStateSpace, explore_pt, pt_net
+from tcpn.petrinets.statespace.ptspace import (
+    BLOCK_ROWS,
+    PTNet,
+    PTStateSpace,
+    explore_pt,
+    pt_net,
+)
 from tcpn.petrinets.statespace.space import StateSpace
 
 __all__ = ["EXAMINATIONS", "GLOBAL_EXAMINATIONS", "check_examination", "check_examinations",
@@ -269,17 +277,17 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         else None
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        seen = _memo_reachability(space)
+        seen = _memo_reachability(space, clock, properties.get(examination),
+                                  model.net if structure is not None else None)
         if structure is not None:
             structure.start()
         walks = _walks(properties.get(examination, []), space, model, clock, seen,
                        structure)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, model.net if model.is_pt else None, clock, structure
+                           note, clock, structure
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
-                       max_memory_bytes, note, model.net if model.is_pt else None,
-                       walks, seen, structure)[0]
+                       max_memory_bytes, note, walks, seen, structure)[0]
             for prop in properties[examination])
         for line in found:
             lines.append(line)
@@ -288,18 +296,56 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     return answers
 
 
-def _memo_reachability(space: Any) -> Callable[[Formula], bool | None]:
+def _memo_reachability(space: Any, clock: Clock | None = None,
+                       props: list[ContestProperty] | None = None,
+                       net: PTNet | None = None) -> Callable[[Formula], bool | None]:
     """:func:`_reachability` on ``space``, each formula's verdict read once (the walks ask
     it before the formula's line does, and a fireability atom over many transitions
-    costs seconds on a large space)."""
-    verdicts: dict[Formula, bool | None] = {}
+    costs seconds on a large space). On a stopped search the states are read while
+    ``clock`` has time left (an unread formula is undecided here, and goes on to the
+    structure and the walks); a complete space is read whatever the time. On a stopped
+    P/T search (``net``), the ``EF p`` and ``AG p`` of ``props`` are read first, all in
+    one pass over the states (:func:`_seen_in_one_pass`)."""
+    left = None if clock is None or _complete(space) else clock.left()
+    deadline = None if left is None else wallclock.perf_counter() + left
+    verdicts: dict[Formula, bool | None] = _seen_in_one_pass(
+        [p.formula for p in props or () if p.formula is not None], space, net, deadline
+    ) if net is not None and not _complete(space) and len(space) else {}
 
     def seen(formula: Formula) -> bool | None:
         if formula not in verdicts:
-            verdicts[formula] = _reachability(formula, space) if len(space) else None
+            try:
+                verdicts[formula] = _reachability(formula, space, deadline) if len(space) \
+                    else None
+            except BudgetReached:
+                verdicts[formula] = None
         return verdicts[formula]
 
     return seen
+
+
+def _seen_in_one_pass(formulas: list[Formula], space: PTStateSpace, net: PTNet,
+                      deadline: float | None) -> dict[Formula, bool | None]:
+    """The verdicts the states of a stopped P/T search give the ``EF p`` / ``AG p`` among
+    ``formulas`` (a state where ``p`` holds / fails decides it; else None): the states
+    read a block at a time, every formula on each block, so the store is read once
+    (an atom at a time, a frontier of millions of dense rows is read once per atom:
+    minutes for an examination). The blocks stop at ``deadline``: a formula undecided
+    then is None too."""
+    goals = {f: goal for f in formulas if (goal := goal_of(f)) is not None}
+    found: dict[Formula, bool | None] = dict.fromkeys(goals)
+    pending = list(goals)
+    evaluator = StateFormulas(net)
+    for start in range(0, len(space), BLOCK_ROWS):
+        if not pending or (deadline is not None and wallclock.perf_counter() > deadline):
+            break
+        block = space.rows(start, min(start + BLOCK_ROWS, len(space)))
+        masks = evaluator.holds([goals[f][0] for f in pending], block)
+        for formula, mask in zip(list(pending), masks, strict=True):
+            if mask.any():
+                found[formula] = goals[formula][1]
+                pending.remove(formula)
+    return found
 
 
 def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
@@ -307,14 +353,19 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
            ) -> Walks | None:
     """The random walks of one examination's formulas on a P/T net whose search a budget
     stopped (None otherwise): the formulas, as the structure simplifies them, that
-    neither the states found nor the structure decide, walked for their work budget,
+    neither the states found nor the structure decide, and the bounds that the states
+    found do not reach (:meth:`_Structure.bound_goal`), walked for their work budget,
     cut at :data:`WALK_S` or the time left on ``clock``."""
     if structure is None or not props:
         return None
     left = clock.left()
-    simplified = {p.id: structure.simplified(p.formula)[0] for p in props
-                  if p.formula is not None and seen(p.formula) is None}
-    return Walks(model.net, {i: f for i, f in simplified.items() if not isinstance(f, Bool)},
+    goals = {p.id: structure.simplified(p.formula)[0] for p in props
+             if p.formula is not None and seen(p.formula) is None}
+    for prop in props:
+        goal = structure.bound_goal(prop.bound, space) if prop.bound is not None else None
+        if goal is not None:
+            goals[prop.id] = goal
+    return Walks(model.net, {i: f for i, f in goals.items() if not isinstance(f, Bool)},
                  WALK_S if left is None else min(WALK_S, left), WALK_SEED)
 
 
@@ -346,6 +397,7 @@ class _Structure:
         self.siphon = empty_siphon(net)
         self.equation = StateEquation(net)
         self._simplified: dict[Formula, tuple[Formula, str]] = {}
+        self._bounds: dict[Tokens, tuple[int, int | None]] = {}
 
     def start(self) -> None:
         left = self.clock.left()
@@ -366,6 +418,29 @@ class _Structure:
                 by_equation = by_equation if value is None else Bool(value)
             self._simplified[formula] = (by_equation, technique)
         return self._simplified[formula]
+
+    def bounds(self, bound: Tokens, space: Any) -> tuple[int, int | None]:
+        """The most tokens seen on ``bound``'s places (the initial marking, the states
+        found) and the state equation's upper bound of them (None: none found within
+        the deadline), each computed once."""
+        if bound not in self._bounds:
+            index = {p: i for i, p in enumerate(self.net.places)}
+            seen = int(sum(int(self.net.initial[index[p]]) for p in bound.places))
+            if len(space):
+                seen = max(seen, int(numeric_values(bound, space).max()))
+            deadline = self.equation.deadline
+            self._bounds[bound] = (seen, state_equation_bound(
+                self.net, bound.places,
+                None if deadline is None else max(0.0, deadline - wallclock.perf_counter())))
+        return self._bounds[bound]
+
+    def bound_goal(self, bound: Tokens, space: Any) -> Formula | None:
+        """``EF(sum >= most)`` for a bound whose states found stay below the state
+        equation's ``most``: a walk meeting it proves the bound is ``most``."""
+        seen, most = self.bounds(bound, space)
+        if most is None or seen >= most:
+            return None
+        return E(F(Compare(">=", bound, Const(most))))
 
     def dead(self, transition: int) -> bool:
         """Whether ``transition`` is proved never enabled (the siphon, the equation)."""
@@ -488,14 +563,14 @@ def _cannot(ident: str) -> str:
 
 def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None, model_net: Any = None,
-            walks: Walks | None = None,
+            note: Note = lambda ident, reason: None, walks: Walks | None = None,
             seen: Callable[[Formula], bool | None] | None = None,
             structure: _Structure | None = None) -> str:
-    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a
-    P/T net's matrices, bounds UpperBounds and lets its empty siphon settle formulas when
-    the space is incomplete, and ``walks`` then finds witnesses of ``EF p`` and
-    counter-examples of ``AG p``; ``seen``, :func:`_memo_reachability`'s). What the
+    """One formula's line (a CANNOT_COMPUTE's budget told to ``note``). When the space is
+    incomplete, ``structure`` (a P/T net's, :class:`_Structure`) bounds UpperBounds and
+    simplifies formulas, which may settle them, and ``walks`` then finds witnesses of
+    ``EF p``, counter-examples of ``AG p`` and markings that reach a bound; ``seen``,
+    :func:`_memo_reachability`'s. What the
     states of a complete space read off answer is given even with no time left (no
     search: one pass over them); the searches (LTL, CTL fixpoints, the state equation)
     read ``clock``, and so does a stopped search before anything is read off it (its
@@ -506,7 +581,7 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return _cannot(prop.id)
     if prop.bound is not None:
         if not _complete(space):
-            met = _bound_met(prop.bound, space, model_net, seconds_left)
+            met = _bound_met(prop, space, structure, walks)
             if met is not None:
                 return f"FORMULA {prop.id} {met[0]} TECHNIQUES {TECHNIQUES} {met[1]}"
             note(prop.id, _why_incomplete(space))
@@ -567,40 +642,42 @@ def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
     return f"FORMULA {ident} {verdict.answer.upper()} TECHNIQUES {words}"
 
 
-def _bound_met(bound: Tokens, space: Any, net: Any, seconds_left: float | None
-               ) -> tuple[int, str] | None:
-    """The exact UpperBounds answer of an incomplete search, when the most tokens seen on
-    ``bound``'s places (in the initial marking or a state found: all reachable) reach
-    the state equation's upper bound
-    (:func:`~tcpn.petrinets.checking.contest.state_equation.state_equation_bound`), or 0
-    when they all lie in a siphon empty at the start; with the technique that proves it,
-    else None."""
-    if not isinstance(net, PTNet):
+def _bound_met(prop: ContestProperty, space: Any, structure: _Structure | None,
+               walks: Walks | None) -> tuple[int, str] | None:
+    """The exact UpperBounds answer of an incomplete search (with the technique that
+    proves it), else None: 0 when the bound's places all lie in a siphon empty at the
+    start; the state equation's upper bound when the most tokens seen on them (in the
+    initial marking or a state found: all reachable) reach it, or when a random walk
+    reaches a marking with that many (:meth:`_Structure.bound_goal`)."""
+    if structure is None or prop.bound is None:
         return None
+    net, bound = structure.net, prop.bound
     index = {p: i for i, p in enumerate(net.places)}
-    if empty_siphon(net).places[[index[p] for p in bound.places]].all():
+    if structure.siphon.places[[index[p] for p in bound.places]].all():
         return 0, "TOPOLOGICAL"  # a siphon empty at the start: empty in every marking
-    seen = int(sum(int(net.initial[index[p]]) for p in bound.places))
-    if len(space):
-        seen = max(seen, int(numeric_values(bound, space).max()))
-    most = state_equation_bound(net, bound.places,
-                                None if seconds_left is None else min(seconds_left,
-                                                                      STRUCTURE_S))
-    return (seen, "STATE_EQUATION") if most is not None and seen == most else None
+    seen, most = structure.bounds(bound, space)
+    if most is None:
+        return None
+    if seen == most:
+        return most, "STATE_EQUATION"
+    walked = walks.answer(prop.id) if walks is not None else None
+    return (most, "STATE_EQUATION RANDOM_WALK") if walked is not None else None
 
 
-def _reachability(formula: Formula, space: AnyStateSpace) -> bool | None:
+def _reachability(formula: Formula, space: AnyStateSpace, deadline: float | None = None
+                  ) -> bool | None:
     """``EF p`` or ``AG p`` (``p`` without path quantifiers) on the states found, every one
     reachable: decided by one state where ``p`` holds (fails), or on a complete space by
     there being none; ``None`` for any other formula or when the states found do not
-    decide it (no fixpoint over the edges is needed).
+    decide it (no fixpoint over the edges is needed). :class:`BudgetReached` past
+    ``deadline``.
     """
     for quantifier, operator, witness in ((E, F, True), (A, G, False)):
         if isinstance(formula, quantifier) and isinstance(formula.path, operator):
             inner = formula.path.operand
             if is_ctl(inner) and not any(isinstance(n, A | E) for n in _nodes(inner)):
-                seen = bool(state_mask(inner, space).any() if witness else
-                            not state_mask(inner, space).all())
+                mask = state_mask(inner, space, deadline)
+                seen = bool(mask.any() if witness else not mask.all())
                 if seen:
                     return witness
                 return None if not _complete(space) else not witness
@@ -623,12 +700,12 @@ LIVENESS_S_PER_EDGE = 5e-7
 
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
-            note: Note = lambda ident, reason: None, model_net: Any = None,
-            clock: Clock | None = None, structure: _Structure | None = None) -> list[str]:
+            note: Note = lambda ident, reason: None, clock: Clock | None = None,
+            structure: _Structure | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
-    CANNOT_COMPUTE's budget told to ``note``; ``model_net``, a P/T net's matrices, answers
-    from the structure what an incomplete space does not). Each step reads ``clock``
+    CANNOT_COMPUTE's budget told to ``note``; ``structure``, a P/T net's whose search
+    stopped, answers what an incomplete space does not). Each step reads ``clock``
     first (:class:`TimeUp` when the time is spent: CANNOT_COMPUTE naming it), and a step
     that cannot stop midway (Liveness's components) is not begun when its estimated time
     is more than what is left."""

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from tcpn.petrinets.checking.contest.walks import holds_initially
+from tcpn.petrinets.checking.contest.walks import StateFormulas
 from tcpn.petrinets.checking.formulas import (
     And,
     Bool,
@@ -214,6 +214,7 @@ class StateEquation:
         self.incidence = (net.post - net.pre).T.astype(float).tocsr()  # places x transitions
         self.initial = np.asarray(net.initial, dtype=float)
         self._verdicts: dict[tuple[Formula, bool], bool | None] = {}
+        self._formulas: StateFormulas | None = None  # made at the first constant asked
 
     def unreachable(self, formula: Formula, negated: bool = False) -> bool | None:
         """True when no reachable marking satisfies ``formula`` (``negated``: its
@@ -229,9 +230,12 @@ class StateEquation:
         """The oracle of :func:`~tcpn.petrinets.checking.contest.folding.fold`: the value
         ``formula`` has in every reachable marking when the state equation proves it
         cannot have the other (the initial marking's value is the only candidate)."""
-        initially = holds_initially(self.net, formula)
-        if initially is None:
+        if not StateFormulas.evaluable(formula):
             return None
+        if self._formulas is None:
+            self._formulas = StateFormulas(self.net)
+        start = np.asarray(self.net.initial, dtype=np.int64)[None, :]
+        initially = bool(self._formulas.holds([formula], start)[0][0])
         return initially if self.unreachable(formula, negated=initially) else None
 
     def _infeasible(self, case: tuple[Linear, ...]) -> bool:

@@ -57,8 +57,8 @@ from tcpn.petrinets.checking.formulas import (
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
 
-__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "Walks", "goal_of", "holds_initially",
-           "random_walks", "replay", "walk_steps"]
+__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "StateFormulas", "Walks", "goal_of",
+           "holds_initially", "random_walks", "replay", "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -88,8 +88,7 @@ def goal_of(formula: Formula) -> tuple[Formula, bool] | None:
     for quantifier, operator, answer in ((E, F, True), (A, G, False)):
         if isinstance(formula, quantifier) and isinstance(formula.path, operator):
             inner = formula.path.operand
-            if all(isinstance(n, Bool | Compare | Fireable | Deadlock | Not | And | Or)
-                   for n in walk(inner)) and _walkable(inner):
+            if StateFormulas.evaluable(inner):
                 return (inner if answer else Not(inner)), answer
     return None
 
@@ -171,16 +170,37 @@ def _value(expression: Numeric, markings: np.ndarray, place: dict[str, int]) -> 
     return markings[:, [place[p] for p in expression.places]].sum(axis=1)
 
 
+class StateFormulas:
+    """Quantifier-free state formulas (over token counts, fireability and deadlock, see
+    :func:`goal_of`) evaluated on rows of markings of ``net``, many formulas and rows at
+    once: the enabling of every transition computed once per block of rows."""
+
+    def __init__(self, net: PTNet):
+        self.net = net
+        self.enabling = _Enabling(net)
+        self.place = {p: i for i, p in enumerate(net.places)}
+        self.transition = {t: i for i, t in enumerate(net.transitions)}
+
+    @staticmethod
+    def evaluable(formula: Formula) -> bool:
+        """Whether :meth:`holds` evaluates ``formula``."""
+        return all(isinstance(n, Bool | Compare | Fireable | Deadlock | Not | And | Or)
+                   for n in walk(formula)) and _walkable(formula)
+
+    def holds(self, formulas: Sequence[Formula], markings: np.ndarray) -> list[np.ndarray]:
+        """Per formula, where it holds: one boolean per row of ``markings`` (rows x
+        places, int64)."""
+        enabled = self.enabling(markings)
+        return [_holds(f, markings, enabled, self.place, self.transition) for f in formulas]
+
+
 def holds_initially(net: PTNet, formula: Formula) -> bool | None:
     """Whether a quantifier-free state formula holds in ``net``'s initial marking (None:
-    not a formula the walks evaluate, see :func:`goal_of`)."""
-    if not all(isinstance(n, Bool | Compare | Fireable | Deadlock | Not | And | Or)
-               for n in walk(formula)) or not _walkable(formula):
+    not a formula :class:`StateFormulas` evaluates)."""
+    if not StateFormulas.evaluable(formula):
         return None
     marking = np.asarray(net.initial, dtype=np.int64)[None, :]
-    return bool(_holds(formula, marking, _Enabling(net)(marking),
-                       {p: i for i, p in enumerate(net.places)},
-                       {t: i for i, t in enumerate(net.transitions)})[0])
+    return bool(StateFormulas(net).holds([formula], marking)[0][0])
 
 
 def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
