@@ -197,3 +197,16 @@ def test_a_model_too_large_to_unfold_stays_coloured(tmp_path):
     assert "more than 2,000,000 members" in (model.coloured_because or "")
     answers = check_examinations(tmp_path / "model.pnml", ["StateSpace"])
     assert answers["StateSpace"][0].startswith("STATE_SPACE STATES 1 ")
+
+
+@pytest.mark.parametrize("instance", FAST[:1] if SHARED.is_dir() else [])
+def test_a_stopped_search_of_an_unfolding_answers_only_what_is_known(instance, tmp_path):
+    """The siphon, the state equation and the walks on the unfolding, with a search
+    stopped at 50 states: every answer given is the contest's."""
+    folder = extract(instance, tmp_path)
+    answers = check_examinations(folder / "model.pnml", list(EXAMINATIONS), max_states=50,
+                                 time_limit_s=120)
+    wrong = [w for w in wrong_answers(folder, answers) if "CANNOT_COMPUTE" not in w]
+    assert wrong == []
+    assert sum("CANNOT_COMPUTE" not in line for lines in answers.values()
+               for line in lines) > 30
