@@ -42,6 +42,7 @@ from tcpn.petrinets.checking.contest.state_equation import (
     stable_place,
     state_equation_bound,
 )
+from tcpn.petrinets.checking.contest.unfolding import UnfoldingRefused, unfold
 from tcpn.petrinets.checking.contest.unreachable import StateEquation
 from tcpn.petrinets.checking.contest.walks import StateFormulas, Walks, goal_of, holds_initially
 from tcpn.petrinets.checking.formulas import (
@@ -116,12 +117,49 @@ MAX_MODEL_BYTES = 500_000_000
 
 @dataclass
 class Model:
-    """A contest model ready to explore: the net and how formula names map onto it."""
+    """A contest model ready to explore: the net and how formula names map onto it (a
+    name to the net's name, or, for a coloured model unfolded into a P/T net, to the
+    tuple of P/T places (transitions) it stands for: its colours (bindings)).
+    ``coloured_because``: why a coloured model was not unfolded."""
 
     net: Any
     is_pt: bool
-    place_names: dict[str, str]
-    transition_names: dict[str, str]
+    place_names: dict[str, str] | dict[str, tuple[str, ...]]
+    transition_names: dict[str, str] | dict[str, tuple[str, ...]]
+    coloured_because: str | None = None
+
+    @property
+    def unfolded(self) -> bool:
+        """Whether the net is a coloured model's P/T unfolding."""
+        return any(isinstance(v, tuple) for v in self.place_names.values())
+
+
+@dataclass
+class _Unfolded:
+    """How the global properties of a coloured model read its P/T unfolding: a place is
+    a coloured place (the sum over its colours), a transition a coloured one (any of its
+    bindings). ``places``: per coloured place its P/T places; ``owner``: per P/T
+    transition the number of its coloured transition, of ``n_transitions``."""
+
+    places: list[tuple[str, ...]]
+    owner: np.ndarray
+    n_transitions: int
+
+    @classmethod
+    def of(cls, model: Model) -> _Unfolded | None:
+        if not model.unfolded:
+            return None
+        number = {t: i for i, t in enumerate(model.net.transitions)}
+        owner = np.zeros(len(number), dtype=np.int64)
+        groups = list(model.transition_names.values())
+        for c, group in enumerate(groups):
+            owner[[number[t] for t in group]] = c
+        return cls([p for p in model.place_names.values() if isinstance(p, tuple)], owner,
+                   len(groups))
+
+    def labels(self, labels: np.ndarray) -> np.ndarray:
+        """The coloured transitions of P/T edge labels."""
+        return self.owner[np.asarray(labels, dtype=np.int64)]
 
 
 def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = None
@@ -141,11 +179,16 @@ def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = N
     net = imported.net
     places = {imported.ids.get(f"place:{p}", p): p for p in net.places}
     transitions = {imported.ids.get(f"trans:{t}", t): t for t in net.transitions}
+    place_ids = [imported.ids.get(f"place:{p}", p) for p in net.places]
+    transition_ids = [imported.ids.get(f"trans:{t}", t) for t in net.transitions]
     try:
-        matrices = pt_net(net, [imported.ids.get(f"place:{p}", p) for p in net.places],
-                          [imported.ids.get(f"trans:{t}", t) for t in net.transitions])
+        matrices = pt_net(net, place_ids, transition_ids)
     except InputError:
-        return Model(net, False, places, transitions)
+        try:
+            unfolded = unfold(net, place_ids, transition_ids, stop)
+        except UnfoldingRefused as refused:
+            return Model(net, False, places, transitions, str(refused))
+        return Model(unfolded.net, True, unfolded.places, unfolded.transitions)
     return Model(matrices, True, {p: p for p in places}, {t: t for t in transitions})
 
 
@@ -275,6 +318,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     answers: dict[str, list[str]] = {}
     structure = _Structure(model.net, clock) if model.is_pt and not _complete(space) \
         else None
+    unfolded = _Unfolded.of(model)
     for examination in examinations:
         lines = answers.setdefault(examination, [])
         seen = _memo_reachability(space, clock, properties.get(examination),
@@ -284,7 +328,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         walks = _walks(properties.get(examination, []), space, model, clock, seen,
                        structure)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, clock, structure
+                           note, clock, structure, unfolded
                            ) if examination in GLOBAL_EXAMINATIONS else (
             _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
                        max_memory_bytes, note, walks, seen, structure)[0]
@@ -522,25 +566,44 @@ def _renamed(prop: ContestProperty, model: Model, source: Path) -> ContestProper
             if transition not in model.transition_names:
                 raise InputError(f"{source}: formula {prop.id}: unknown transition "
                                  f"{transition!r}")
-    if model.is_pt:
+    if model.is_pt and not model.unfolded:
         return prop
     return replace(prop, formula=_rename(prop.formula, model) if prop.formula else None,
-                   bound=Tokens(tuple(model.place_names[p] for p in prop.bound.places))
-                   if prop.bound else None)
+                   bound=_tokens(prop.bound, model) if prop.bound else None)
 
 
 def _rename(formula: Formula, model: Model) -> Formula:
+    """``formula`` on the net's names: an unfolded place stands for the sum over its
+    colours, an unfolded transition for any of its bindings (none: never fireable)."""
     if isinstance(formula, Fireable):
-        return Fireable(tuple(model.transition_names[t] for t in formula.transitions))
+        names = _names(model.transition_names, formula.transitions)
+        return Fireable(names) if names else Bool(False)
     changes: dict[str, Any] = {}
     for name, value in vars(formula).items():
         if isinstance(value, Formula):
             changes[name] = _rename(value, model)
         elif isinstance(value, Tokens):
-            changes[name] = Tokens(tuple(model.place_names[p] for p in value.places))
+            changes[name] = _tokens(value, model)
         elif isinstance(value, tuple) and value and isinstance(value[0], Formula):
             changes[name] = tuple(_rename(v, model) for v in value)
     return replace(formula, **changes)  # type: ignore[type-var]
+
+
+def _tokens(tokens: Tokens, model: Model) -> Tokens:
+    if tokens.value is not None and model.unfolded:
+        raise InputError("a count of one colour on an unfolded coloured place is not "
+                         "supported")
+    return replace(tokens, places=_names(model.place_names, tokens.places))
+
+
+def _names(names: dict[str, str] | dict[str, tuple[str, ...]], formula_names: tuple[str, ...]
+           ) -> tuple[str, ...]:
+    """The net's names for ``formula_names``, an unfolded one's expanded in place."""
+    found: list[str] = []
+    for name in formula_names:
+        mapped = names[name]
+        found += mapped if isinstance(mapped, tuple) else [mapped]
+    return tuple(found)
 
 
 def _complete(space: ExploredSpace) -> bool:
@@ -701,14 +764,17 @@ LIVENESS_S_PER_EDGE = 5e-7
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, clock: Clock | None = None,
-            structure: _Structure | None = None) -> list[str]:
+            structure: _Structure | None = None,
+            unfolded: _Unfolded | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
     CANNOT_COMPUTE's budget told to ``note``; ``structure``, a P/T net's whose search
     stopped, answers what an incomplete space does not). Each step reads ``clock``
     first (:class:`TimeUp` when the time is spent: CANNOT_COMPUTE naming it), and a step
     that cannot stop midway (Liveness's components) is not begun when its estimated time
-    is more than what is left."""
+    is more than what is left. ``unfolded``: the net is a coloured model's unfolding,
+    whose places and transitions are the coloured ones (StateSpace's
+    MAX_TOKEN_IN_PLACE counts one colour of one place, a P/T place)."""
     clock = clock or Clock(None)
     if not _complete(space):
         clock.check()  # a stopped search: nothing is read off it once the time is spent
@@ -716,10 +782,11 @@ def _global(examination: str, space: AnyStateSpace,
             note(examination, _why_incomplete(space))
             return [f"STATE_SPACE {what} CANNOT_COMPUTE" for what in
                     ("STATES", "TRANSITIONS", "MAX_TOKEN_IN_PLACE", "MAX_TOKEN_PER_MARKING")]
-        found = None if isinstance(space, _OutOfMemory) else _partial(examination, space)
+        found = None if isinstance(space, _OutOfMemory) else _partial(examination, space,
+                                                                      unfolded)
         techniques = TECHNIQUES
         if found is None and structure is not None and examination in STRUCTURAL:
-            found = _structural(examination, structure, space)
+            found = _structural(examination, structure, space, unfolded)
             techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
         if found is None:
             note(examination, _why_incomplete(space))
@@ -728,14 +795,17 @@ def _global(examination: str, space: AnyStateSpace,
                 f"{techniques}"]
     clock.check()
     if examination in ("StateSpace", "OneSafe", "StableMarking"):
-        most, per_marking, stable = _token_counts(space, clock)
+        most, per_marking, stable = _token_counts(space, clock, unfolded)
     if examination in ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "Liveness"):
         indptr, targets, labels, names = edge_arrays(space)
+        n_transitions = len(names)
+        if unfolded is not None:
+            labels, n_transitions = unfolded.labels(labels), unfolded.n_transitions
     clock.check()
     if examination == "StateSpace":
         # In a coloured net "a place" is one colour of it (a place of the P/T twin).
-        per_place = most if isinstance(space, PTStateSpace) else _most_of_one_colour(space,
-                                                                                     clock)
+        per_place = (space.token_statistics()[0] if unfolded is not None else most) \
+            if isinstance(space, PTStateSpace) else _most_of_one_colour(space, clock)
         return [f"STATE_SPACE STATES {len(space)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE TRANSITIONS {len(targets)} TECHNIQUES {TECHNIQUES}",
                 f"STATE_SPACE MAX_TOKEN_IN_PLACE {per_place} TECHNIQUES {TECHNIQUES}",
@@ -743,7 +813,7 @@ def _global(examination: str, space: AnyStateSpace,
     if examination == "ReachabilityDeadlock":
         holds = bool((np.diff(indptr) == 0).any())
     elif examination == "QuasiLiveness":
-        holds = len(np.unique(labels)) == len(names)
+        holds = len(np.unique(labels)) == n_transitions
     elif examination == "OneSafe":
         holds = most <= 1
     elif examination == "StableMarking":
@@ -756,11 +826,12 @@ def _global(examination: str, space: AnyStateSpace,
             return [_cannot(examination)]
         clock.check(LIVENESS_S_PER_EDGE * len(targets), "Liveness's strongly connected "
                     f"components of {len(targets):,} edges")
-        holds = _live(indptr, targets, labels, len(names))
+        holds = _live(indptr, targets, labels, n_transitions)
     return [f"FORMULA {examination} {'TRUE' if holds else 'FALSE'} TECHNIQUES {TECHNIQUES}"]
 
 
-def _partial(examination: str, space: AnyStateSpace) -> bool | None:
+def _partial(examination: str, space: AnyStateSpace, unfolded: _Unfolded | None = None
+             ) -> bool | None:
     """What the states found so far prove of a global property when a budget stopped the
     search (None: nothing). Every state found is reachable and every expanded state's
     successors are known, so: a dead expanded state proves ReachabilityDeadlock and
@@ -773,8 +844,11 @@ def _partial(examination: str, space: AnyStateSpace) -> bool | None:
         return False if dead and len(edge_arrays(space)[3]) else None
     if examination == "QuasiLiveness":
         _, _, labels, names = edge_arrays(space)
+        if unfolded is not None:
+            return True if len(np.unique(unfolded.labels(labels))) == \
+                unfolded.n_transitions else None
         return True if len(np.unique(labels)) == len(names) else None
-    most, _, stable = _token_counts(space)
+    most, _, stable = _token_counts(space, None, unfolded)
     if examination == "OneSafe":
         return False if most > 1 else None
     if examination == "StableMarking":
@@ -787,7 +861,8 @@ STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
               "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION"}
 
 
-def _structural(examination: str, structure: _Structure, space: Any) -> bool | None:
+def _structural(examination: str, structure: _Structure, space: Any,
+                unfolded: _Unfolded | None = None) -> bool | None:
     """What the net's structure proves of a global property (None: nothing). A siphon
     empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
     empty_siphon`): its places make StableMarking true. A transition never enabled (it
@@ -796,35 +871,64 @@ def _structural(examination: str, structure: _Structure, space: Any) -> bool | N
     QuasiLiveness and Liveness false. A place no firing changes makes StableMarking true
     too. The state equation bounding every place by one makes OneSafe true (one linear
     program a place not in the empty siphon, and a wide net has tens of thousands). The
-    programs share the structure's deadline."""
+    programs share the structure's deadline. On an unfolding (``unfolded``) a coloured
+    transition is dead when all its bindings are, a coloured place stable when all its
+    colours lie in the siphon or no firing changes their sum, and OneSafe is not
+    answered."""
     net, empty = structure.net, structure.siphon
     if examination in ("QuasiLiveness", "Liveness"):
         fired = np.zeros(len(net.transitions), dtype=bool)
         if len(space) and not isinstance(space, _OutOfMemory):
             fired[np.unique(edge_arrays(space)[2])] = True
+        if unfolded is not None:
+            alive = np.zeros(unfolded.n_transitions, dtype=bool)
+            alive[unfolded.owner[fired]] = True
+            for t in np.flatnonzero(~fired):
+                if not alive[unfolded.owner[t]] and not structure.dead(int(t)):
+                    alive[unfolded.owner[t]] = True
+            return False if not alive.all() else None
         return False if any(structure.dead(int(t)) for t in np.flatnonzero(~fired)) \
             else None
     if examination == "StableMarking":
+        if unfolded is not None:
+            return True if _stable_group(net, empty.places, unfolded) else None
         return True if empty.places.any() or stable_place(net) is not None else None
+    if unfolded is not None:
+        return None
     deadline = structure.equation.deadline
     left = None if deadline is None else max(0.0, deadline - wallclock.perf_counter())
     return True if one_safe_by_state_equation(net, left, empty.places) else None
 
 
-def _token_counts(space: AnyStateSpace, clock: Clock | None = None
-                  ) -> tuple[int, int, bool]:
+def _stable_group(net: PTNet, siphon: np.ndarray, unfolded: _Unfolded) -> bool:
+    """Whether some coloured place of an unfolding keeps its count: all its colours in
+    the empty siphon, or no firing changes their sum."""
+    index = {p: i for i, p in enumerate(net.places)}
+    delta = (net.post - net.pre).tocsc()
+    for group in unfolded.places:
+        columns = [index[p] for p in group]
+        if siphon[columns].all() or (net.reset[:, columns].nnz == 0 and not np.asarray(
+                delta[:, columns].sum(axis=1)).any()):
+            return True
+    return False
+
+
+def _token_counts(space: AnyStateSpace, clock: Clock | None = None,
+                  unfolded: _Unfolded | None = None) -> tuple[int, int, bool]:
     """The most tokens on one place in one state, the most in one state, and whether some
-    place holds the same count in every state. A P/T space reads its marking matrix; a
-    coloured one is read a place at a time (a states x places matrix of a large coloured
-    net would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
-    if isinstance(space, PTStateSpace):
+    place holds the same count in every state (on an unfolding, a place is a coloured
+    place: the sum over its colours). A P/T space reads its marking matrix; a coloured
+    one is read a place at a time (a states x places matrix of a large coloured net
+    would not fit: 2 million states of 4,000 places are 64 GB in int64)."""
+    if isinstance(space, PTStateSpace) and unfolded is None:
         return space.token_statistics()
     most, stable = 0, False
     total = np.zeros(len(space), dtype=np.int64)
-    for place in space.net.places:
+    groups = unfolded.places if unfolded is not None else [(p,) for p in space.net.places]
+    for group in groups:
         if clock is not None:
             clock.check()
-        column = np.asarray(numeric_values(Tokens((place,)), space), dtype=np.int64)
+        column = np.asarray(numeric_values(Tokens(group), space), dtype=np.int64)
         if column.size:
             total += column
             most, stable = max(most, int(column.max())), stable or bool(
