@@ -36,8 +36,9 @@ from tcpn.petrinets.statespace.ptspace import PTNet, explore_pt
 CYCLES, CHAIN = 10, 40
 
 
-def write_deep_model(folder: Path) -> Path:
-    """``folder/model.pnml``: :data:`CYCLES` marked two-place cycles a_i <-> b_i, and a
+def write_deep_model(folder: Path, cycles_return: bool = True) -> Path:
+    """``folder/model.pnml``: :data:`CYCLES` marked two-place cycles a_i <-> b_i (with
+    ``cycles_return`` false, one-way steps a_i -> b_i: the net then dies), and a
     chain c0 -> m0 -> c1 -> ... -> c{CHAIN} with one token in c0; and
     ``ReachabilityCardinality.xml``: EF c{CHAIN} >= 1 (true, CHAIN firings deep),
     AG c{CHAIN} <= 0 (false, the same witness), EF c{CHAIN} >= 2 (false: one token)."""
@@ -45,11 +46,11 @@ def write_deep_model(folder: Path) -> Path:
     for i in range(CYCLES):
         nodes.append(
             f'<place id="a{i}"><initialMarking><text>1</text></initialMarking></place>'
-            f'<place id="b{i}"/><transition id="f{i}"/><transition id="g{i}"/>'
+            f'<place id="b{i}"/><transition id="f{i}"/>'
             f'<arc id="af{i}" source="a{i}" target="f{i}"/>'
-            f'<arc id="fb{i}" source="f{i}" target="b{i}"/>'
-            f'<arc id="bg{i}" source="b{i}" target="g{i}"/>'
-            f'<arc id="ga{i}" source="g{i}" target="a{i}"/>')
+            f'<arc id="fb{i}" source="f{i}" target="b{i}"/>' + (
+                f'<transition id="g{i}"/><arc id="bg{i}" source="b{i}" target="g{i}"/>'
+                f'<arc id="ga{i}" source="g{i}" target="a{i}"/>' if cycles_return else ""))
     nodes.append('<place id="c0"><initialMarking><text>1</text></initialMarking></place>')
     for i in range(CHAIN):
         nodes.append(f'<place id="c{i + 1}"/><transition id="m{i}"/>'
@@ -109,6 +110,21 @@ def test_a_bound_the_budgeted_search_stays_below_is_met_by_a_walk(tmp_path, monk
     monkeypatch.setattr(walks, "WALK_UNITS", 1)  # no walk: the bound is not proved
     assert check_examination(model, "UpperBounds", max_states=2_000,
                              time_limit_s=60)[0] == "FORMULA end CANNOT_COMPUTE"
+
+
+def test_a_deadlock_beyond_the_budgeted_search_is_met_by_a_walk(tmp_path):
+    """ReachabilityDeadlock: with one-way steps every run ends dead, deeper than 2,000
+    states reach; a walk meets the dead marking (TRUE). With the cycles the net never
+    dies, and nothing answers FALSE for it (CANNOT_COMPUTE)."""
+    (tmp_path / "dies").mkdir()
+    dies = write_deep_model(tmp_path / "dies", cycles_return=False)
+    assert check_examination(dies, "ReachabilityDeadlock", max_states=2_000,
+                             time_limit_s=60) == [
+        "FORMULA ReachabilityDeadlock TRUE TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING "
+        "RANDOM_WALK"]
+    lives = write_deep_model(tmp_path)
+    assert check_examination(lives, "ReachabilityDeadlock", max_states=2_000,
+                             time_limit_s=60) == ["FORMULA ReachabilityDeadlock CANNOT_COMPUTE"]
 
 
 def test_the_walks_budget_is_work_not_seconds(tmp_path, monkeypatch):

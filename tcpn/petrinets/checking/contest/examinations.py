@@ -52,6 +52,7 @@ from tcpn.petrinets.checking.formulas import (
     Bool,
     Compare,
     Const,
+    Deadlock,
     E,
     F,
     Fireable,
@@ -858,7 +859,8 @@ def _partial(examination: str, space: AnyStateSpace, unfolded: _Unfolded | None 
 
 #: The technique each structural answer names (see :func:`_structural`).
 STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
-              "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION"}
+              "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION",
+              "ReachabilityDeadlock": "RANDOM_WALK"}
 
 
 def _structural(examination: str, structure: _Structure, space: Any,
@@ -874,8 +876,15 @@ def _structural(examination: str, structure: _Structure, space: Any,
     programs share the structure's deadline. On an unfolding (``unfolded``) a coloured
     transition is dead when all its bindings are, a coloured place stable when all its
     colours lie in the siphon or no firing changes their sum, and OneSafe is not
-    answered."""
+    answered. A random walk that reaches a dead marking makes ReachabilityDeadlock true
+    (its path fired again by the net's own rule first, :class:`Walks`)."""
     net, empty = structure.net, structure.siphon
+    if examination == "ReachabilityDeadlock":
+        left = structure.clock.left()
+        walked = Walks(net, {examination: E(F(Deadlock()))},
+                       WALK_S if left is None else min(WALK_S, left), WALK_SEED
+                       ).answer(examination)
+        return True if walked is not None else None
     if examination in ("QuasiLiveness", "Liveness"):
         fired = np.zeros(len(net.transitions), dtype=bool)
         if len(space) and not isinstance(space, _OutOfMemory):
