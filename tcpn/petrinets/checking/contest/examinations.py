@@ -34,32 +34,23 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
-from tcpn.petrinets.checking.contest.folding import fold
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
-from tcpn.petrinets.checking.contest.siphons import empty_siphon, siphon_constant
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
-    state_equation_bound,
 )
+from tcpn.petrinets.checking.contest.structure import Structure
 from tcpn.petrinets.checking.contest.unfolding import UnfoldingRefused, unfold
-from tcpn.petrinets.checking.contest.unreachable import StateEquation
-from tcpn.petrinets.checking.contest.walks import StateFormulas, Walks, goal_of, holds_initially
+from tcpn.petrinets.checking.contest.walks import StateFormulas, Walks, goal_of
 from tcpn.petrinets.checking.formulas import (
-    TEMPORAL,
     A,
-    And,
     Bool,
-    Compare,
-    Const,
     Deadlock,
     E,
     F,
     Fireable,
     Formula,
     G,
-    Not,
-    Or,
     Tokens,
     is_ctl,
     is_ltl,
@@ -101,9 +92,6 @@ GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "L
                        "OneSafe", "StableMarking")
 EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
 DEFAULT_MAX_STATES = 2_000_000
-#: Seconds a structural answer (the state equation's linear programs) may take at most,
-#: when a budget has stopped the search (the answers left are few and cheap then).
-STRUCTURE_S = 30.0
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
 #: Seconds the random walks of one examination may take at most, when a budget has
 #: stopped the search: a safety bound only; their budget is a count of work
@@ -317,7 +305,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     properties = {e: [_renamed(p, model, model_path.parent / f"{e}.xml") for p in props]
                   for e, props in properties.items()}
     answers: dict[str, list[str]] = {}
-    structure = _Structure(model.net, clock) if model.is_pt and not _complete(space) \
+    structure = Structure(model.net, clock) if model.is_pt and not _complete(space) \
         else None
     unfolded = _Unfolded.of(model)
     for examination in examinations:
@@ -394,12 +382,12 @@ def _seen_in_one_pass(formulas: list[Formula], space: PTStateSpace, net: PTNet,
 
 
 def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
-           seen: Callable[[Formula], bool | None], structure: _Structure | None
+           seen: Callable[[Formula], bool | None], structure: Structure | None
            ) -> Walks | None:
     """The random walks of one examination's formulas on a P/T net whose search a budget
     stopped (None otherwise): the formulas, as the structure simplifies them, that
     neither the states found nor the structure decide, and the bounds that the states
-    found do not reach (:meth:`_Structure.bound_goal`), walked for their work budget,
+    found do not reach (:meth:`Structure.bound_goal`), walked for their work budget,
     cut at :data:`WALK_S` or the time left on ``clock``."""
     if structure is None or not props:
         return None
@@ -412,85 +400,6 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
             goals[prop.id] = goal
     return Walks(model.net, {i: f for i, f in goals.items() if not isinstance(f, Bool)},
                  WALK_S if left is None else min(WALK_S, left), WALK_SEED)
-
-
-def _now(formula: Formula) -> Formula | None:
-    """``formula`` without its path quantifiers when no temporal operator is left in it
-    (``E p``, ``A p`` are ``p``), else None."""
-    if isinstance(formula, A | E):
-        return _now(formula.path)
-    if isinstance(formula, Not):
-        inner = _now(formula.operand)
-        return None if inner is None else Not(inner)
-    if isinstance(formula, And | Or):
-        parts = [_now(p) for p in formula.operands]
-        return None if any(p is None for p in parts) else type(formula)(
-            tuple(p for p in parts if p is not None))
-    return None if any(isinstance(n, TEMPORAL) for n in _nodes(formula)) else formula
-
-
-class _Structure:
-    """What a P/T net's structure proves when a budget stopped its search: its empty
-    siphon (:mod:`~tcpn.petrinets.checking.contest.siphons`) and its state equation
-    (:mod:`~tcpn.petrinets.checking.contest.unreachable`), each formula simplified once
-    by both (:func:`~tcpn.petrinets.checking.contest.folding.fold`). The state
-    equation's programs run until :data:`STRUCTURE_S` after :meth:`start` (called at each
-    examination's start), or the time left on ``clock``, whichever comes first."""
-
-    def __init__(self, net: PTNet, clock: Clock):
-        self.net, self.clock = net, clock
-        self.siphon = empty_siphon(net)
-        self.equation = StateEquation(net)
-        self._simplified: dict[Formula, tuple[Formula, str]] = {}
-        self._bounds: dict[Tokens, tuple[int, int | None]] = {}
-
-    def start(self) -> None:
-        left = self.clock.left()
-        self.equation.deadline = wallclock.perf_counter() + (
-            STRUCTURE_S if left is None else min(left, STRUCTURE_S))
-
-    def simplified(self, formula: Formula) -> tuple[Formula, str]:
-        """``formula`` folded by the siphon, then by the state equation, with the technique
-        of the last step that changed it (TOPOLOGICAL, STATE_EQUATION; "" for none)."""
-        if formula not in self._simplified:
-            by_siphon = fold(formula, siphon_constant(self.net, self.siphon))
-            by_equation = fold(by_siphon, self.equation.constant)
-            technique = "STATE_EQUATION" if by_equation != by_siphon else (
-                "TOPOLOGICAL" if by_siphon != formula else "")
-            now = _now(by_equation)  # no temporal operator left: its value at the start
-            if now is not None and technique:
-                value = holds_initially(self.net, now)
-                by_equation = by_equation if value is None else Bool(value)
-            self._simplified[formula] = (by_equation, technique)
-        return self._simplified[formula]
-
-    def bounds(self, bound: Tokens, space: Any) -> tuple[int, int | None]:
-        """The most tokens seen on ``bound``'s places (the initial marking, the states
-        found) and the state equation's upper bound of them (None: none found within
-        the deadline), each computed once."""
-        if bound not in self._bounds:
-            index = {p: i for i, p in enumerate(self.net.places)}
-            seen = int(sum(int(self.net.initial[index[p]]) for p in bound.places))
-            if len(space):
-                seen = max(seen, int(numeric_values(bound, space).max()))
-            deadline = self.equation.deadline
-            self._bounds[bound] = (seen, state_equation_bound(
-                self.net, bound.places,
-                None if deadline is None else max(0.0, deadline - wallclock.perf_counter())))
-        return self._bounds[bound]
-
-    def bound_goal(self, bound: Tokens, space: Any) -> Formula | None:
-        """``EF(sum >= most)`` for a bound whose states found stay below the state
-        equation's ``most``: a walk meeting it proves the bound is ``most``."""
-        seen, most = self.bounds(bound, space)
-        if most is None or seen >= most:
-            return None
-        return E(F(Compare(">=", bound, Const(most))))
-
-    def dead(self, transition: int) -> bool:
-        """Whether ``transition`` is proved never enabled (the siphon, the equation)."""
-        return bool(self.siphon.dead[transition]) or bool(self.equation.unreachable(
-            Fireable((self.net.transitions[transition],))))
 
 
 class _OutOfMemory:
@@ -629,9 +538,9 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, walks: Walks | None = None,
             seen: Callable[[Formula], bool | None] | None = None,
-            structure: _Structure | None = None) -> str:
+            structure: Structure | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``). When the space is
-    incomplete, ``structure`` (a P/T net's, :class:`_Structure`) bounds UpperBounds and
+    incomplete, ``structure`` (a P/T net's, :class:`Structure`) bounds UpperBounds and
     simplifies formulas, which may settle them, and ``walks`` then finds witnesses of
     ``EF p``, counter-examples of ``AG p`` and markings that reach a bound; ``seen``,
     :func:`_memo_reachability`'s. What the
@@ -706,13 +615,13 @@ def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
     return f"FORMULA {ident} {verdict.answer.upper()} TECHNIQUES {words}"
 
 
-def _bound_met(prop: ContestProperty, space: Any, structure: _Structure | None,
+def _bound_met(prop: ContestProperty, space: Any, structure: Structure | None,
                walks: Walks | None) -> tuple[int, str] | None:
     """The exact UpperBounds answer of an incomplete search (with the technique that
     proves it), else None: 0 when the bound's places all lie in a siphon empty at the
     start; the state equation's upper bound when the most tokens seen on them (in the
     initial marking or a state found: all reachable) reach it, or when a random walk
-    reaches a marking with that many (:meth:`_Structure.bound_goal`)."""
+    reaches a marking with that many (:meth:`Structure.bound_goal`)."""
     if structure is None or prop.bound is None:
         return None
     net, bound = structure.net, prop.bound
@@ -765,7 +674,7 @@ LIVENESS_S_PER_EDGE = 5e-7
 def _global(examination: str, space: AnyStateSpace,
             max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, clock: Clock | None = None,
-            structure: _Structure | None = None,
+            structure: Structure | None = None,
             unfolded: _Unfolded | None = None) -> list[str]:
     """The lines of a global examination (Liveness: CANNOT_COMPUTE when its arrays would
     pass ``max_memory_bytes`` of resident memory, None: the default budget; a
@@ -863,7 +772,7 @@ STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
               "ReachabilityDeadlock": "RANDOM_WALK"}
 
 
-def _structural(examination: str, structure: _Structure, space: Any,
+def _structural(examination: str, structure: Structure, space: Any,
                 unfolded: _Unfolded | None = None) -> bool | None:
     """What the net's structure proves of a global property (None: nothing). A siphon
     empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
