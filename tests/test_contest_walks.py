@@ -225,7 +225,8 @@ def test_the_states_of_a_stopped_search_are_read_in_one_pass_with_the_same_verdi
     assert not space.complete
     formulas = [EF(tokens("b0") >= 1), EF(tokens(f"c{CHAIN}") >= 1), AG(tokens("a1") <= 1),
                 AG(tokens("a1") + tokens("b1") <= 0), EF(fireable("m3") & fireable("g2")),
-                AG(~fireable("f5") | (tokens("c0") >= 1)), EF(Deadlock())]
+                AG(~fireable("f5") | (tokens("c0") >= 1)), EF(Deadlock()),
+                EF(fireable(f"m{CHAIN - 1}"))]
     one_pass = _seen_in_one_pass(formulas, space, net, None)
     assert one_pass == {f: _reachability(f, space) for f in formulas}
     assert set(one_pass.values()) == {True, False, None}  # each verdict kind is met

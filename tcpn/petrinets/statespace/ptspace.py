@@ -420,22 +420,22 @@ class PTStateSpace:
                                              out=total[start:start + len(block)])
         return total
 
-    def columns(self, places: np.ndarray, start: int = 0) -> np.ndarray:
-        """The counts of ``places`` (column numbers) in every state from ``start`` on,
-        dense (states x places)."""
+    def columns(self, places: np.ndarray, start: int = 0, stop: int | None = None
+                ) -> np.ndarray:
+        """The counts of ``places`` (column numbers) in the states ``start:stop`` (from
+        ``start`` on by default), dense (states x places)."""
+        rows = slice(start, len(self) if stop is None else stop)
         by_place = self._place_major()
         if by_place is not None:
             chosen = by_place[:, places]
-            return np.asarray((chosen[start:] if start else chosen).toarray(), dtype=np.int64)
+            whole = rows.start == 0 and rows.stop == len(self)
+            return np.asarray((chosen if whole else chosen[rows]).toarray(), dtype=np.int64)
+        block = self.markings[rows]
+        if isinstance(block, csr_array):
+            return np.asarray(block[:, places].toarray(), dtype=np.int64)
         # ``take`` along the rows copies a C-ordered matrix's columns several times faster
         # than fancy indexing does
-        return np.take(self.markings[start:], places, axis=1).astype(np.int64, copy=False)
-
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """The markings of the states ``start:stop``, dense (states x places)."""
-        block = self.markings[start:stop]
-        return np.asarray(block.toarray() if isinstance(block, csr_array) else block,
-                          dtype=np.int64)
+        return np.take(block, places, axis=1).astype(np.int64, copy=False)
 
     def _place_major(self) -> Any:
         """The markings as a sparse matrix by place (CSC), made at the first reading, or

@@ -56,6 +56,7 @@ from tcpn.petrinets.checking.formulas import (
     is_ltl,
     places_of,
     transitions_of,
+    walk,
 )
 from tcpn.petrinets.checking.ltl import check_ltl
 from tcpn.petrinets.checking.ptcheck import (
@@ -93,6 +94,8 @@ GLOBAL_EXAMINATIONS = ("StateSpace", "ReachabilityDeadlock", "QuasiLiveness", "L
 EXAMINATIONS = GLOBAL_EXAMINATIONS + FORMULA_EXAMINATIONS
 DEFAULT_MAX_STATES = 2_000_000
 TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
+#: Counts (states x places, int64) in one block of :func:`_seen_in_one_pass`: 64 MB.
+ONE_PASS_CELLS = 1 << 23
 #: Seconds the random walks of one examination may take at most, when a budget has
 #: stopped the search: a safety bound only; their budget is a count of work
 #: (:data:`~tcpn.petrinets.checking.contest.walks.WALK_UNITS`, about 5 s on a quiet
@@ -100,6 +103,11 @@ TECHNIQUES = "EXPLICIT SEQUENTIAL_PROCESSING"
 WALK_S = 60.0
 #: The walks' seed (the same answers and witnesses from one run to the next).
 WALK_SEED = 31
+#: The most places a coloured model's unfolding may have to be explored as a P/T net: the
+#: P/T explorer keeps a dense row of counts per state, and a wider unfolding is better
+#: explored coloured (VehicularWifi-COL-none unfolds into 115,566 places: 132 KB a state,
+#: 23,022 states within an 8 GB budget, against 2 million states at 63 bytes coloured).
+MAX_UNFOLDED_PLACES = 10_000
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
 
@@ -174,7 +182,8 @@ def load_model(model_path: str | Path, stop: Callable[[], str | None] | None = N
         matrices = pt_net(net, place_ids, transition_ids)
     except InputError:
         try:
-            unfolded = unfold(net, place_ids, transition_ids, stop)
+            unfolded = unfold(net, place_ids, transition_ids, stop,
+                              max_places=MAX_UNFOLDED_PLACES)
         except UnfoldingRefused as refused:
             return Model(net, False, places, transitions, str(refused))
         return Model(unfolded.net, True, unfolded.places, unfolded.transitions)
@@ -361,19 +370,22 @@ def _seen_in_one_pass(formulas: list[Formula], space: PTStateSpace, net: PTNet,
                       deadline: float | None) -> dict[Formula, bool | None]:
     """The verdicts the states of a stopped P/T search give the ``EF p`` / ``AG p`` among
     ``formulas`` (a state where ``p`` holds / fails decides it; else None): the states
-    read a block at a time, every formula on each block, so the store is read once
-    (an atom at a time, a frontier of millions of dense rows is read once per atom:
-    minutes for an examination). The blocks stop at ``deadline``: a formula undecided
-    then is None too."""
+    read a block at a time, in the columns of the places the formulas read, every
+    formula on each block, so the store is read once (an atom at a time, a frontier of
+    millions of dense rows was read once per atom: minutes for an examination). Blocks
+    hold at most :data:`ONE_PASS_CELLS` counts and stop at ``deadline``: a formula
+    undecided then is None too."""
     goals = {f: goal for f in formulas if (goal := goal_of(f)) is not None}
     found: dict[Formula, bool | None] = dict.fromkeys(goals)
     pending = list(goals)
     evaluator = StateFormulas(net)
-    for start in range(0, len(space), BLOCK_ROWS):
+    columns = evaluator.reads([goal for goal, _ in goals.values()])
+    rows = max(1, min(BLOCK_ROWS, ONE_PASS_CELLS // max(1, len(columns))))
+    for start in range(0, len(space), rows):
         if not pending or (deadline is not None and wallclock.perf_counter() > deadline):
             break
-        block = space.rows(start, min(start + BLOCK_ROWS, len(space)))
-        masks = evaluator.holds([goals[f][0] for f in pending], block)
+        block = space.columns(columns, start, min(start + rows, len(space)))
+        masks = evaluator.holds_on([goals[f][0] for f in pending], block, columns)
         for formula, mask in zip(list(pending), masks, strict=True):
             if mask.any():
                 found[formula] = goals[formula][1]
@@ -389,9 +401,9 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
     neither the states found nor the structure decide, and the bounds that the states
     found do not reach (:meth:`Structure.bound_goal`), walked for their work budget,
     cut at :data:`WALK_S` or the time left on ``clock``."""
-    if structure is None or not props:
-        return None
     left = clock.left()
+    if structure is None or not props or left == 0.0:  # no time: nothing is read off
+        return None
     goals = {p.id: structure.simplified(p.formula)[0] for p in props
              if p.formula is not None and seen(p.formula) is None}
     for prop in props:
@@ -648,18 +660,13 @@ def _reachability(formula: Formula, space: AnyStateSpace, deadline: float | None
     for quantifier, operator, witness in ((E, F, True), (A, G, False)):
         if isinstance(formula, quantifier) and isinstance(formula.path, operator):
             inner = formula.path.operand
-            if is_ctl(inner) and not any(isinstance(n, A | E) for n in _nodes(inner)):
+            if is_ctl(inner) and not any(isinstance(n, A | E) for n in walk(inner)):
                 mask = state_mask(inner, space, deadline)
                 seen = bool(mask.any() if witness else not mask.all())
                 if seen:
                     return witness
                 return None if not _complete(space) else not witness
     return None
-
-
-def _nodes(formula: Formula) -> list[Formula]:
-    from tcpn.petrinets.checking.formulas import walk
-    return list(walk(formula))
 
 
 #: Bytes per edge Liveness holds at once (SciPy's float64 CSR copy, the edges' sources,

@@ -190,8 +190,47 @@ class StateFormulas:
     def holds(self, formulas: Sequence[Formula], markings: np.ndarray) -> list[np.ndarray]:
         """Per formula, where it holds: one boolean per row of ``markings`` (rows x
         places, int64)."""
-        enabled = self.enabling(markings)
+        needs = any(isinstance(n, Fireable | Deadlock) for f in formulas for n in walk(f))
+        enabled = self.enabling(markings) if needs else np.zeros((len(markings), 0), bool)
         return [_holds(f, markings, enabled, self.place, self.transition) for f in formulas]
+
+    def reads(self, formulas: Sequence[Formula]) -> np.ndarray:
+        """The places (ascending) ``formulas`` read: their token counts' and those their
+        fireability atoms' transitions need (every place with a deadlock atom)."""
+        nodes = [n for f in formulas for n in walk(f)]
+        if any(isinstance(n, Deadlock) for n in nodes):
+            return np.arange(len(self.net.places))
+        transitions = np.array(sorted({self.transition[t] for n in nodes
+                                       if isinstance(n, Fireable) for t in n.transitions}),
+                               dtype=np.int64)
+        counted = {self.place[p] for n in nodes if isinstance(n, Compare)
+                   for side in (n.left, n.right) for p in _places(side)}
+        return np.union1d(np.array(sorted(counted), dtype=np.int64),
+                          self.net.touched(transitions))
+
+    def holds_on(self, formulas: Sequence[Formula], block: np.ndarray,
+                 columns: np.ndarray) -> list[np.ndarray]:
+        """:meth:`holds` on ``block``, the rows' counts of the places ``columns`` only
+        (:meth:`reads` of ``formulas``): a wide net's rows are read in the few columns the
+        formulas need, and only their fireability atoms' transitions are tested."""
+        if len(columns) == len(self.net.places):
+            return self.holds(formulas, block)
+        place = {self.net.places[c]: i for i, c in enumerate(columns.tolist())}
+        names = sorted({t for f in formulas for n in walk(f) if isinstance(n, Fireable)
+                        for t in n.transitions})
+        enabled = np.zeros((len(block), len(names)), dtype=bool)
+        for i, name in enumerate(names):
+            enabled[:, i] = self.net.enabled(block, self.transition[name], columns)
+        return [_holds(f, block, enabled, place, {t: i for i, t in enumerate(names)})
+                for f in formulas]
+
+
+def _places(expression: Numeric) -> list[str]:
+    if isinstance(expression, Tokens):
+        return list(expression.places)
+    if isinstance(expression, Sum):
+        return [p for term in expression.terms for p in _places(term)]
+    return []
 
 
 def holds_initially(net: PTNet, formula: Formula) -> bool | None:
