@@ -53,6 +53,7 @@ from tcpn.petrinets.checking.formulas import (
     Or,
     Sum,
     Tokens,
+    places_of,
     walk,
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
@@ -203,8 +204,7 @@ class StateFormulas:
         transitions = np.array(sorted({self.transition[t] for n in nodes
                                        if isinstance(n, Fireable) for t in n.transitions}),
                                dtype=np.int64)
-        counted = {self.place[p] for n in nodes if isinstance(n, Compare)
-                   for side in (n.left, n.right) for p in _places(side)}
+        counted = {self.place[p] for f in formulas for p in places_of(f)}
         return np.union1d(np.array(sorted(counted), dtype=np.int64),
                           self.net.touched(transitions))
 
@@ -223,14 +223,6 @@ class StateFormulas:
             enabled[:, i] = self.net.enabled(block, self.transition[name], columns)
         return [_holds(f, block, enabled, place, {t: i for i, t in enumerate(names)})
                 for f in formulas]
-
-
-def _places(expression: Numeric) -> list[str]:
-    if isinstance(expression, Tokens):
-        return list(expression.places)
-    if isinstance(expression, Sum):
-        return [p for term in expression.terms for p in _places(term)]
-    return []
 
 
 def holds_initially(net: PTNet, formula: Formula) -> bool | None:
