@@ -319,12 +319,14 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     unfolded = _Unfolded.of(model)
     for examination in examinations:
         lines = answers.setdefault(examination, [])
-        seen = _memo_reachability(space, clock, properties.get(examination),
-                                  model.net if structure is not None else None)
-        if structure is not None:
+        props = properties.get(examination, [])
+        if structure is not None:  # the structure first: cheap on the nets it answers
             structure.start()
-        walks = _walks(properties.get(examination, []), space, model, clock, seen,
-                       structure)
+            props = [p for p in props if p.formula is None or not isinstance(
+                structure.simplified(p.formula)[0], Bool)]
+        seen = _memo_reachability(space, clock, props,
+                                  model.net if structure is not None else None)
+        walks = _walks(props, space, model, clock, seen, structure)
         found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
                            note, clock, structure, unfolded
                            ) if examination in GLOBAL_EXAMINATIONS else (
@@ -575,17 +577,19 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
+    technique = ""
+    if structure is not None:  # a stopped P/T search: what the structure settles first
+        simplified, technique = structure.simplified(formula)
+        if isinstance(simplified, Bool):
+            return (f"FORMULA {prop.id} {'TRUE' if simplified.value else 'FALSE'} "
+                    f"TECHNIQUES {TECHNIQUES} {technique}")
     # no state, nothing seen; ``seen``: the verdicts already read
     decided = (seen or _memo_reachability(space))(formula)
     if decided is not None:
         return f"FORMULA {prop.id} {'TRUE' if decided else 'FALSE'} TECHNIQUES {TECHNIQUES}"
     if not _complete(space):
-        technique = ""
         if structure is not None:
-            formula, technique = structure.simplified(formula)
-        if isinstance(formula, Bool):
-            return (f"FORMULA {prop.id} {'TRUE' if formula.value else 'FALSE'} TECHNIQUES "
-                    f"{TECHNIQUES} {technique}")
+            formula = simplified
         walked = walks.answer(prop.id) if walks is not None else None
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
