@@ -577,7 +577,6 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return f"FORMULA {prop.id} {int(values.max())} TECHNIQUES {TECHNIQUES}"
     formula = prop.formula
     assert formula is not None
-    technique = ""
     if structure is not None:  # a stopped P/T search: what the structure settles first
         simplified, technique = structure.simplified(formula)
         if isinstance(simplified, Bool):

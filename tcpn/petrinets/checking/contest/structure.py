@@ -16,7 +16,6 @@ from tcpn.petrinets.checking.contest.folding import fold
 from tcpn.petrinets.checking.contest.siphons import empty_siphon, siphon_constant
 from tcpn.petrinets.checking.contest.state_equation import state_equation_bound
 from tcpn.petrinets.checking.contest.unreachable import StateEquation
-from tcpn.petrinets.checking.contest.walks import holds_initially
 from tcpn.petrinets.checking.formulas import (
     TEMPORAL,
     A,
@@ -69,6 +68,7 @@ class Structure:
     def __init__(self, net: PTNet, clock: Clock):
         self.net, self.clock = net, clock
         self.siphon = empty_siphon(net)
+        self._siphon_constant = siphon_constant(net, self.siphon)
         self.equation = StateEquation(net)
         self._simplified: dict[Formula, tuple[Formula, str]] = {}
         self._bounds: dict[Tokens, tuple[int, int | None]] = {}
@@ -82,13 +82,13 @@ class Structure:
         """``formula`` folded by the siphon, then by the state equation, with the technique
         of the last step that changed it (TOPOLOGICAL, STATE_EQUATION; "" for none)."""
         if formula not in self._simplified:
-            by_siphon = fold(formula, siphon_constant(self.net, self.siphon))
+            by_siphon = fold(formula, self._siphon_constant)
             by_equation = fold(by_siphon, self.equation.constant)
             technique = "STATE_EQUATION" if by_equation != by_siphon else (
                 "TOPOLOGICAL" if by_siphon != formula else "")
             now = _now(by_equation)  # no temporal operator left: its value at the start
             if now is not None and technique:
-                value = holds_initially(self.net, now)
+                value = self.equation.initially(now)
                 by_equation = by_equation if value is None else Bool(value)
             self._simplified[formula] = (by_equation, technique)
         return self._simplified[formula]

@@ -230,13 +230,18 @@ class StateEquation:
         """The oracle of :func:`~tcpn.petrinets.checking.contest.folding.fold`: the value
         ``formula`` has in every reachable marking when the state equation proves it
         cannot have the other (the initial marking's value is the only candidate)."""
-        if not StateFormulas.evaluable(formula):
+        initially = self.initially(formula)
+        if initially is None:
             return None
+        return initially if self.unreachable(formula, negated=initially) else None
+
+    def initially(self, formula: Formula) -> bool | None:
+        """``formula``'s value in the initial marking (None: not evaluable there,
+        :meth:`StateFormulas.initially <tcpn.petrinets.checking.contest.walks.
+        StateFormulas.initially>`), on one evaluator made at the first question."""
         if self._formulas is None:
             self._formulas = StateFormulas(self.net)
-        start = np.asarray(self.net.initial, dtype=np.int64)[None, :]
-        initially = bool(self._formulas.holds([formula], start)[0][0])
-        return initially if self.unreachable(formula, negated=initially) else None
+        return self._formulas.initially(formula)
 
     def _infeasible(self, case: tuple[Linear, ...]) -> bool:
         """Whether the state equation with ``case``'s constraints has no real solution."""

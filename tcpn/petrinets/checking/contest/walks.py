@@ -59,7 +59,7 @@ from tcpn.petrinets.checking.formulas import (
 from tcpn.petrinets.statespace.ptspace import PTNet
 
 __all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "StateFormulas", "Walks", "goal_of",
-           "holds_initially", "random_walks", "replay", "walk_steps"]
+           "random_walks", "replay", "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -188,6 +188,14 @@ class StateFormulas:
         return all(isinstance(n, Bool | Compare | Fireable | Deadlock | Not | And | Or)
                    for n in walk(formula)) and _walkable(formula)
 
+    def initially(self, formula: Formula) -> bool | None:
+        """Whether ``formula`` holds in the net's initial marking (None: not a formula
+        :meth:`holds` evaluates)."""
+        if not self.evaluable(formula):
+            return None
+        start = np.asarray(self.net.initial, dtype=np.int64)[None, :]
+        return bool(self.holds([formula], start)[0][0])
+
     def holds(self, formulas: Sequence[Formula], markings: np.ndarray) -> list[np.ndarray]:
         """Per formula, where it holds: one boolean per row of ``markings`` (rows x
         places, int64)."""
@@ -223,15 +231,6 @@ class StateFormulas:
             enabled[:, i] = self.net.enabled(block, self.transition[name], columns)
         return [_holds(f, block, enabled, place, {t: i for i, t in enumerate(names)})
                 for f in formulas]
-
-
-def holds_initially(net: PTNet, formula: Formula) -> bool | None:
-    """Whether a quantifier-free state formula holds in ``net``'s initial marking (None:
-    not a formula :class:`StateFormulas` evaluates)."""
-    if not StateFormulas.evaluable(formula):
-        return None
-    marking = np.asarray(net.initial, dtype=np.int64)[None, :]
-    return bool(StateFormulas(net).holds([formula], marking)[0][0])
 
 
 def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
