@@ -222,6 +222,50 @@ def test_record_field_reads_fire_the_same_sequence() -> None:
         assert_same_firings(sequences(net, seed=seed, max_firings=2_000))
 
 
+def test_item_reads_of_tuples_and_records_fire_the_same_sequence() -> None:
+    """The native shapes read ``v[i]`` of a tuple or a record in C, but through the type's
+    own ``__getitem__`` where it has one: a record subclass that mirrors its items gives
+    other sums if read as a plain tuple, and the shapes' text shows the rewrite."""
+    pair = RecordSet("Pair", a=INT, b=INT)
+
+    class Mirrored(pair.record_type):  # type: ignore[misc, name-defined]
+        def __getitem__(self, index: int) -> int:
+            return tuple.__getitem__(self, 1 - index)
+
+    net = PetriNet("items")
+    values = [pair.record_type(k, 10 + k) for k in range(3)] + \
+        [Mirrored(k, 20 + k) for k in range(3)]
+    net.add_place(Place("pairs", pair, initial=values))
+    net.add_place(Place("sums", INT))
+    net.add_transition(Transition("read", guard="p[0] != p[1]"))
+    net.add_input("pairs", "read", "p")
+    net.add_output("sums", "read", "p[0] * 100 + p[1]")
+    native_or_skip()
+    body, _ = native._transition_shape(compile_net(net).transitions[0])
+    assert "_tcpn_item(p, 0) * 100 + _tcpn_item(p, 1)" in body
+    for seed in range(4):
+        sims = sequences(net, seed=seed, max_firings=100)
+        assert_same_firings(sims)
+        assert sorted(t.value for t in sims["native"].marking_dict()["sums"]) == \
+            sorted([k * 100 + 10 + k for k in range(3)] + [(20 + k) * 100 + k for k in range(3)])
+
+
+def test_a_run_on_the_native_engine_computes_the_fingerprint_once(monkeypatch) -> None:
+    """The native engine's compiled net keeps the fingerprint ``compile_net`` computed, so a
+    run's provenance does not read the whole net again (15 ms of a dumbbell's setup)."""
+    from tcpn.petrinets.engine import result
+
+    native_or_skip()
+    calls = []
+    real = result.net_fingerprint
+    monkeypatch.setattr(result, "net_fingerprint", lambda n: calls.append(n) or real(n))
+    net = record_net()
+    net.name = "records, fingerprinted once"  # not a net compile_net holds already
+    outcome = Simulator(net, seed=1, engine="native").run(max_firings=10)
+    assert outcome.metadata["net_hash"] == real(net)
+    assert len(calls) == 1
+
+
 def wireless_pair_net(acked: bool) -> PetriNet:
     """Two 802.11 radio interfaces contending for one medium (DCF), 40 packets of two
     sizes queued on each, frames failing at a byte error rate of 1e-4."""

@@ -279,6 +279,7 @@ def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozen
     tree = canonical.visit(tree)
     fields = {name: {f: i for i, f in enumerate(names_)} for name, names_ in records}
     tree = _FieldReads(fields).visit(tree)  # inscriptions cannot assign (no ``:=``)
+    tree = _ItemReads().visit(tree)
     used = tuple(sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
                         & ((names | canonical.values.keys()) - {"__builtins__", *_FUNCTIONS})))
     functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
@@ -349,15 +350,77 @@ class _FieldReads(ast.NodeTransformer):
     visit_GeneratorExp = _scope
 
 
-#: the shapes' helper for a record's field read: a record is a named tuple (its place's
-#: colour set says so, and tokens are tested when they are put there), so the field is
-#: its item, read in C; anything else is read as an attribute, as Python would
-#: (measured: 10 -> 3 ns a read, about -3 % of a 100 Mbit/s run)
+class _ItemReads(ast.NodeTransformer):
+    """Rewrites a read ``v[i]``, ``v`` a name and ``i`` an integer constant, to
+    ``_tcpn_item(v, i)`` (see :data:`_SHAPE_HELPERS`): the same value or error."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        index = node.slice
+        if (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                and isinstance(index, ast.Constant) and type(index.value) is int
+                and abs(index.value) < 2**31):
+            call = ast.Call(ast.Name("_tcpn_item", ast.Load()), [node.value, index], [])
+            return ast.copy_location(call, node)
+        return node
+
+
+#: the shapes' helpers for reading a record's field or a tuple's item. A record is a named
+#: tuple (its place's colour set says so, and tokens are tested when they are put there),
+#: so the field is its item, read in C; anything else is read as an attribute, as Python
+#: would (measured: 10 -> 3 ns a read, about -3 % of a 100 Mbit/s run). ``v[i]`` reads a
+#: tuple's item in C when ``v``'s type keeps tuple's ``__getitem__`` (a tuple, a record);
+#: Cython's own item read takes only exact tuples and lists in C, and a named tuple's
+#: otherwise goes through a call of ``tuple.__getitem__`` as a Python method (about 700
+#: machine instructions a read, counted: the token checks after a sender's state update
+#: read 8 to 11 of them per firing). A field read needs no such test: a named tuple's
+#: field is its tuple item whatever its ``__getitem__``
 _SHAPE_HELPERS = """
+from cpython.object cimport PyTypeObject
+cdef extern from "Python.h":
+    bint PyTuple_Check(object value)
+    bint PyTuple_CheckExact(object value)
+    PyTypeObject* Py_TYPE(object value)
+
+# the tuple subclasses seen to keep tuple's __getitem__ (records), compared by address; the
+# list holds them alive so that an address stays theirs
+cdef PyTypeObject* _tcpn_kinds[8]
+cdef int _tcpn_kind_count = 0
+cdef list _tcpn_kind_refs = []
+
+cdef bint _tcpn_learn(object value):
+    global _tcpn_kind_count
+    kind = type(value)
+    if kind.__getitem__ is not tuple.__getitem__:
+        return False
+    if _tcpn_kind_count < 8:
+        _tcpn_kind_refs.append(kind)
+        _tcpn_kinds[_tcpn_kind_count] = <PyTypeObject*>kind
+        _tcpn_kind_count += 1
+    return True
+
+cdef inline bint _tcpn_plain(object value):
+    cdef PyTypeObject* kind
+    cdef int k
+    if PyTuple_CheckExact(value):
+        return True
+    if not PyTuple_Check(value):
+        return False
+    kind = Py_TYPE(value)
+    for k in range(_tcpn_kind_count):
+        if _tcpn_kinds[k] == kind:
+            return True
+    return _tcpn_learn(value)
+
 cdef inline object _tcpn_field(object record, Py_ssize_t index, str name):
-    if isinstance(record, tuple):
+    if PyTuple_Check(record):
         return (<tuple>record)[index]
     return getattr(record, name)
+
+cdef inline object _tcpn_item(object value, Py_ssize_t index):
+    if _tcpn_plain(value):
+        return (<tuple>value)[index]
+    return value[index]
 
 """
 
@@ -916,6 +979,8 @@ def build_native(compiled: CompiledNet) -> NativeNet:
         groups.append((made["_enumerate_due"], members))
     native = replace(compiled, transitions=tuple(transitions), enumerate_groups=tuple(groups),
                      group_of=tuple(group_of) if groups else ())
+    if "fingerprint" in compiled.__dict__:  # the same net: its fingerprint, known already
+        native.__dict__["fingerprint"] = compiled.__dict__["fingerprint"]
     return NativeNet(native, loop=loop._loop, fallbacks=fallbacks, c_reason=engine)
 
 
