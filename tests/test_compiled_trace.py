@@ -10,6 +10,7 @@ radio's finish).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -75,3 +76,27 @@ def test_the_compiled_monitor_writes_the_python_monitors_trace(name: str) -> Non
 def test_the_python_engine_keeps_the_python_monitor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TCPN_ENGINE", "python")
     assert trace_monitor_class(TraceMonitor) is TraceMonitor
+
+
+def test_the_compiled_rows_are_numpys_numbers() -> None:
+    """The compiled monitor's typed ``float_rows`` gives what ``np.array`` gives, bit for
+    bit, on the numbers a row holds (floats, ints past 2**53, bools, NumPy scalars), and
+    leaves to NumPy what is not a number (``None`` becomes NaN in both)."""
+    import numpy as np
+
+    from tcpn.lenses import net
+
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(f"the native engine cannot be built here: {reason}")
+    compiled = compiled_trace_monitor()
+    assert compiled is not None
+    typed = sys.modules[compiled.__module__].float_rows
+    assert typed is not net.float_rows
+    values = [0.1, 3, 2**53 + 1, -(2**63) - 7, True, np.float32(1 / 3), np.int64(-5),
+              1e308, -0.0, float("inf")]
+    for rows in (values, [*values[:5], None, *values[6:]]):
+        got, want = typed(rows, 5), net.float_rows(rows, 5)
+        assert got.shape == want.shape == (2, 5)
+        assert got.dtype == want.dtype == np.float64
+        assert got.tobytes() == want.tobytes()

@@ -266,6 +266,33 @@ def test_a_run_on_the_native_engine_computes_the_fingerprint_once(monkeypatch) -
     assert len(calls) == 1
 
 
+def test_token_counts_move_with_one_hash_and_fire_the_same_sequence() -> None:
+    """The native shapes move tokens of an untimed place with ``_tcpn_take`` and
+    ``_tcpn_put`` (one hash of the value): counts of several tokens per value, arcs of 2
+    and 3 tokens, values that leave and come back (their place in the dict's order,
+    which decides the bindings' order, moves then and only then), records as values."""
+    pair = RecordSet("Pair", a=INT, b=INT)
+    net = PetriNet("counts")
+    net.add_place(Place("bag", pair, initial=[pair.record_type(k % 3, k % 2) for k in range(9)]))
+    net.add_place(Place("out", INT))
+    net.add_transition(Transition("one"))
+    net.add_input("bag", "one", "p")
+    net.add_output("bag", "one", "p._replace(a=(p.a + 1) % 3)")
+    net.add_output("out", "one", "p.a + p.b")
+    net.add_transition(Transition("two", guard="p.b == 1"))
+    net.add_input("bag", "two", "p", count=2)
+    net.add_output("bag", "two", "p._replace(b=0)", count=3)
+    net.add_transition(Transition("drain", guard="n > 3"))
+    net.add_input("out", "drain", "n", count=2)
+    native_or_skip()
+    compiled = compile_net(net)
+    bodies = [native._transition_shape(t)[0] for t in compiled.transitions]
+    assert all("_tcpn_take(" in body for body in bodies)
+    assert "_tcpn_put(" in bodies[0] and "_tcpn_put(" in bodies[1]
+    for seed in range(4):
+        assert_same_firings(sequences(net, seed=seed, max_firings=400))
+
+
 def wireless_pair_net(acked: bool) -> PetriNet:
     """Two 802.11 radio interfaces contending for one medium (DCF), 40 packets of two
     sizes queued on each, frames failing at a byte error rate of 1e-4."""

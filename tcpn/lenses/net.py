@@ -67,6 +67,16 @@ def _ignore(_row: tuple[Any, ...]) -> None:
     """Stands for a table's ``add`` when the scenario does not trace that table."""
 
 
+def float_rows(values: list[float], width: int) -> np.ndarray:
+    """``values`` (numbers, row after row, ``width`` to a row) as a float64 array of rows.
+
+    np.array of the list: measured ~30 % faster than np.fromiter on these mixed int and
+    float values. The compiled monitor (:mod:`tcpn.lenses.compiled_trace`) runs a typed
+    loop instead, with the same numbers.
+    """
+    return np.array(values, dtype=np.float64).reshape(-1, width)
+
+
 class _Rows:
     """Rows of one trace table, buffered as numbers and handed to the writer in chunks.
 
@@ -109,9 +119,7 @@ class _Rows:
         if values:
             rows, partial = divmod(len(values), width)
             assert partial == 0, f"{self.table}: a row of another width than {width}"
-            # np.array of the list: measured ~30 % faster than np.fromiter on these mixed
-            # int and float values
-            self._blocks.append(np.array(values, dtype=np.float64).reshape(rows, width))
+            self._blocks.append(float_rows(values, width))
             self._pending += rows
             values.clear()
         whole = self._pending if final else self._pending - self._pending % size

@@ -289,6 +289,7 @@ def _shape_of(source: str, names: frozenset[str], keyed: frozenset[int] = frozen
     head = [f"    cdef Py_ssize_t {name} = _ns[{name!r}]" if name.startswith("_P")
             else f"    {name} = _ns[{name!r}]" for name in used]
     plain = {f"_q{k}" for p, k in canonical.places.items() if p not in keyed}
+    functions = [_CountMoves(plain).visit(f) for f in functions]
     body = []
     for function in functions:
         definition, rest = ast.unparse(function).split("\n", 1)
@@ -350,6 +351,96 @@ class _FieldReads(ast.NodeTransformer):
     visit_GeneratorExp = _scope
 
 
+class _CountMoves(ast.NodeTransformer):
+    """Rewrites the compiler's code that moves ``n`` tokens of a value out of or into an
+    untimed place held as an exact dict (``places``) to ``_tcpn_take(q, v, n)`` and
+    ``_tcpn_put(q, v, n)`` (see :data:`_SHAPE_HELPERS`): the same counts, errors and
+    insertion order, with the value hashed once where the dict's look-up, then its
+    update or deletion, hashed it twice (a state record hashes every field).
+
+    The code rewritten, as :meth:`CompiledTransition` writes it (``n`` a constant)::
+
+        _c = q[v] - n                        q[v] = q.get(v, 0) + n
+        if _c: q[v] = _c
+        else: del q[v]
+    """
+
+    def __init__(self, places: set[str]):
+        self.places = places
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            statements = getattr(node, name, None)
+            if isinstance(statements, list) and statements and \
+                    isinstance(statements[0], ast.stmt):
+                setattr(node, name, self._moves(statements))
+        return node
+
+    def _moves(self, statements: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        k = 0
+        while k < len(statements):
+            statement = statements[k]
+            taken = self._take(statement, statements[k + 1] if k + 1 < len(statements)
+                               else None)
+            if taken is not None:
+                out.append(ast.copy_location(taken, statement))
+                k += 2
+                continue
+            put = self._put(statement)
+            out.append(statement if put is None else ast.copy_location(put, statement))
+            k += 1
+        return out
+
+    @staticmethod
+    def _call(helper: str, place: str, value: ast.expr, count: ast.Constant) -> ast.stmt:
+        return ast.Expr(ast.Call(ast.Name(helper, ast.Load()),
+                                 [ast.Name(place, ast.Load()), value, count], []))
+
+    def _entry(self, node: ast.AST) -> tuple[str, str] | None:
+        """``(q, v)`` when ``node`` is ``q[v]``, ``q`` one of the places, ``v`` a name."""
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+                node.value.id in self.places and isinstance(node.slice, ast.Name):
+            return node.value.id, node.slice.id
+        return None
+
+    def _take(self, first: ast.stmt, second: ast.stmt | None) -> ast.stmt | None:
+        if not (isinstance(first, ast.Assign) and len(first.targets) == 1
+                and isinstance(first.targets[0], ast.Name) and first.targets[0].id == "_c"
+                and isinstance(first.value, ast.BinOp) and isinstance(first.value.op, ast.Sub)
+                and _count(first.value.right) and isinstance(second, ast.If)):
+            return None
+        entry = self._entry(first.value.left)
+        if entry is None:
+            return None
+        place, value = entry
+        expected = (f"if _c:\n    {place}[{value}] = _c\nelse:\n    del {place}[{value}]")
+        if ast.unparse(second) != expected:
+            return None
+        assert isinstance(first.value.right, ast.Constant)
+        return self._call("_tcpn_take", place, ast.Name(value, ast.Load()), first.value.right)
+
+    def _put(self, statement: ast.stmt) -> ast.stmt | None:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return None
+        entry = self._entry(statement.targets[0])
+        added = statement.value
+        if entry is None or not (isinstance(added, ast.BinOp) and isinstance(added.op, ast.Add)
+                                 and _count(added.right)):
+            return None
+        place, value = entry
+        if ast.unparse(added.left) != f"{place}.get({value}, 0)":
+            return None
+        assert isinstance(added.right, ast.Constant)
+        return self._call("_tcpn_put", place, ast.Name(value, ast.Load()), added.right)
+
+
+def _count(node: ast.expr) -> bool:
+    """Whether ``node`` is a token count the helpers take: a positive integer constant."""
+    return isinstance(node, ast.Constant) and type(node.value) is int and 0 < node.value < 2**31
+
+
 class _ItemReads(ast.NodeTransformer):
     """Rewrites a read ``v[i]``, ``v`` a name and ``i`` an integer constant, to
     ``_tcpn_item(v, i)`` (see :data:`_SHAPE_HELPERS`): the same value or error."""
@@ -375,7 +466,7 @@ class _ItemReads(ast.NodeTransformer):
 #: machine instructions a read, counted: the token checks after a sender's state update
 #: read 8 to 11 of them per firing). A field read needs no such test: a named tuple's
 #: field is its tuple item whatever its ``__getitem__``
-_SHAPE_HELPERS = """
+_SHAPE_HELPERS = '''
 from cpython.object cimport PyTypeObject
 cdef extern from "Python.h":
     bint PyTuple_Check(object value)
@@ -422,7 +513,67 @@ cdef inline object _tcpn_item(object value, Py_ssize_t index):
         return (<tuple>value)[index]
     return value[index]
 
-"""
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030D0000
+    #define TCPN_GET(d, k, h) _PyDict_GetItem_KnownHash(d, k, h)
+    #define TCPN_SET(d, k, v, h) _PyDict_SetItem_KnownHash(d, k, v, h)
+    #define TCPN_DEL(d, k, h) _PyDict_DelItem_KnownHash(d, k, h)
+    #else
+    #define TCPN_GET(d, k, h) PyDict_GetItemWithError(d, k)
+    #define TCPN_SET(d, k, v, h) PyDict_SetItem(d, k, v)
+    #define TCPN_DEL(d, k, h) PyDict_DelItem(d, k)
+    #endif
+    /* place[value] -= count, the entry deleted at 0; place[value] missing: KeyError */
+    static int tcpn_take(PyObject *place, PyObject *value, PyObject *count) {
+        Py_hash_t hash = PyObject_Hash(value);
+        PyObject *held, *left, *key;
+        int nonzero, status;
+        if (hash == -1) return -1;
+        held = TCPN_GET(place, value, hash);
+        if (held == NULL) {
+            if (PyErr_Occurred()) return -1;
+            key = PyTuple_Pack(1, value);
+            if (key != NULL) { PyErr_SetObject(PyExc_KeyError, key); Py_DECREF(key); }
+            return -1;
+        }
+        Py_INCREF(held);
+        left = PyNumber_Subtract(held, count);
+        Py_DECREF(held);
+        if (left == NULL) return -1;
+        nonzero = PyObject_IsTrue(left);
+        if (nonzero < 0) status = -1;
+        else if (nonzero) status = TCPN_SET(place, value, left, hash);
+        else status = TCPN_DEL(place, value, hash);
+        Py_DECREF(left);
+        return status;
+    }
+    /* place[value] = place.get(value, 0) + count */
+    static int tcpn_put(PyObject *place, PyObject *value, PyObject *count) {
+        Py_hash_t hash = PyObject_Hash(value);
+        PyObject *held, *total;
+        int status;
+        if (hash == -1) return -1;
+        held = TCPN_GET(place, value, hash);
+        if (held == NULL) {
+            if (PyErr_Occurred()) return -1;
+            Py_INCREF(count);  /* 0 + count: the counts are ints */
+            total = count;
+        } else {
+            Py_INCREF(held);
+            total = PyNumber_Add(held, count);
+            Py_DECREF(held);
+        }
+        if (total == NULL) return -1;
+        status = TCPN_SET(place, value, total, hash);
+        Py_DECREF(total);
+        return status;
+    }
+    """
+    int _tcpn_take "tcpn_take"(dict place, object value, object count) except -1
+    int _tcpn_put "tcpn_put"(dict place, object value, object count) except -1
+
+'''
 
 
 #: the locals of the generated ``enumerate_due`` that only ever hold times (floats: the
