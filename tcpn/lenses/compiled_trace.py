@@ -67,7 +67,7 @@ def compiled_trace_monitor() -> type | None:
         return None
     rows = build_compiled_python(_ROWS_SOURCE, "rows")
     if not isinstance(rows, str):
-        setattr(module, "float_rows", rows.float_rows)  # the monitor reads its rows by it
+        module.__dict__["float_rows"] = rows.float_rows  # the monitor reads its rows by it
     monitor: type = module.TraceMonitor
     return monitor
 
