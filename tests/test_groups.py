@@ -1,6 +1,6 @@
 """Guard partitions enumerated together give each member what its own ``enumerate_due`` gives.
 
-:mod:`tcpn.petrinets.engine.groups` generates one function for transitions that differ
+:mod:`tcpn.petrinets.engine.cython_code.groups` generates one function for transitions that differ
 only in their guards; the native engine's loop takes each member's bindings and cut flag
 from it. Here the group's Python code is compared with the members' own functions at
 every firing of a run (the Python engine's), with the clock, a later floor and ``inf``
@@ -24,7 +24,7 @@ from tcpn.models.scenario import load_scenario
 from tcpn.models.topology import compose
 from tcpn.petrinets import Simulator, compile_net
 from tcpn.petrinets.engine.compiler import CompiledNet
-from tcpn.petrinets.engine.groups import find_groups, group_function
+from tcpn.petrinets.engine.cython_code.groups import find_groups, group_function
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -38,6 +38,7 @@ from tcpn.petrinets import (
 )
 from tcpn.petrinets.colours import RecordSet, StringSet
 from tcpn.petrinets.engine import native
+from tcpn.petrinets.engine.cython_code import shapes
 from tcpn.petrinets.engine.monitors import FiringRecord
 from tcpn.petrinets.engine.native import NativeUnavailable, cache_dir, why_unavailable
 
@@ -169,7 +170,7 @@ def partition_net() -> PetriNet:
 
 def test_guard_partitions_run_as_groups_and_fire_the_same_sequence() -> None:
     """The native loop takes the members' bindings from their group's one function
-    (``tcpn.petrinets.engine.groups``): a member given another's list, a shared cut or a
+    (``tcpn.petrinets.engine.cython_code.groups``): a member given another's list, a shared cut or a
     stale list fires another sequence."""
     net = partition_net()
     native_or_skip()
@@ -213,10 +214,10 @@ def test_record_field_reads_fire_the_same_sequence() -> None:
     compiled = compile_net(net)
     move, stop = compiled.transitions
     assert dict(move.records)["p"] == ("x", "y", "label")
-    move_body, _ = native._transition_shape(move)
+    move_body, _ = shapes.transition_shape(move)
     assert "_tcpn_field(p, 0, 'x')" in move_body
     assert "p.x for p in" in move_body  # the comprehension's own p is left as it is
-    stop_body, _ = native._transition_shape(stop)
+    stop_body, _ = shapes.transition_shape(stop)
     assert "(lambda p: p.y)(p) + _tcpn_field(p, 0, 'x')" in stop_body
     for seed in range(3):
         assert_same_firings(sequences(net, seed=seed, max_firings=2_000))
@@ -241,7 +242,7 @@ def test_item_reads_of_tuples_and_records_fire_the_same_sequence() -> None:
     net.add_input("pairs", "read", "p")
     net.add_output("sums", "read", "p[0] * 100 + p[1]")
     native_or_skip()
-    body, _ = native._transition_shape(compile_net(net).transitions[0])
+    body, _ = shapes.transition_shape(compile_net(net).transitions[0])
     assert "_tcpn_item(p, 0) * 100 + _tcpn_item(p, 1)" in body
     for seed in range(4):
         sims = sequences(net, seed=seed, max_firings=100)
@@ -286,7 +287,7 @@ def test_token_counts_move_with_one_hash_and_fire_the_same_sequence() -> None:
     net.add_input("out", "drain", "n", count=2)
     native_or_skip()
     compiled = compile_net(net)
-    bodies = [native._transition_shape(t)[0] for t in compiled.transitions]
+    bodies = [shapes.transition_shape(t)[0] for t in compiled.transitions]
     assert all("_tcpn_take(" in body for body in bodies)
     assert "_tcpn_put(" in bodies[0] and "_tcpn_put(" in bodies[1]
     for seed in range(4):
@@ -603,15 +604,15 @@ def test_transition_shapes_are_cached_and_a_damaged_entry_is_computed_again(
     net = counter_net("shapes")
     transition = compile_net(net).transitions[0]
     namespace = frozenset(transition.enumerate.__globals__)
-    computed = native._shape_of(transition.source, namespace)
-    native._stored_shape_of.cache_clear()
-    assert native._stored_shape_of(transition.source, namespace) == computed
+    computed = shapes._shape_of(transition.source, namespace)
+    shapes.stored_shape_of.cache_clear()
+    assert shapes.stored_shape_of(transition.source, namespace) == computed
     (entry,) = (tmp_path / "native" / "shapes").glob("*.json")
-    native._stored_shape_of.cache_clear()
-    assert native._stored_shape_of(transition.source, namespace) == computed
+    shapes.stored_shape_of.cache_clear()
+    assert shapes.stored_shape_of(transition.source, namespace) == computed
     entry.write_text('{"body": "truncated')
-    native._stored_shape_of.cache_clear()
-    assert native._stored_shape_of(transition.source, namespace) == computed
+    shapes.stored_shape_of.cache_clear()
+    assert shapes.stored_shape_of(transition.source, namespace) == computed
     assert json.loads(entry.read_text())["body"] == computed[0]
     assert [p.name for p in entry.parent.iterdir()] == [entry.name]
     assert Simulator(net, engine="native").run().firings == 8

@@ -1,4 +1,4 @@
-"""The compiled twins of the functions nets call (tcpn.petrinets.engine.twins).
+"""The compiled twins of the functions nets call (tcpn.petrinets.engine.cython_code.twins).
 
 Which functions are compiled (their source alone must define them, every name of the
 module must mean one object), and that a twin computes what its Python function
@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tcpn.models.components import packets, receiver, sender
-from tcpn.petrinets.engine import native, twins
+from tcpn.petrinets.engine import native
+from tcpn.petrinets.engine.cython_code import twins
 from tcpn.petrinets.engine.native import why_unavailable
 
 HEADER = "# cython: language_level=3, binding=True, annotation_typing=False\n"

@@ -264,7 +264,7 @@ class CompiledNet:
     #: of some ``enumerate_due`` names their first component already bound
     keyed_places: tuple[int, ...] = ()
     #: the guard partitions the native engine enumerates together
-    #: (:mod:`~tcpn.petrinets.engine.groups`): per group, its ``_enumerate_due`` and its
+    #: (:mod:`~tcpn.petrinets.engine.cython_code.groups`): per group, its ``_enumerate_due`` and its
     #: members; the Python engine, the reference, has none
     enumerate_groups: tuple[tuple[Callable[..., Any], tuple[int, ...]], ...] = ()
     #: transition -> its index in ``enumerate_groups``, -1 without one (empty: no groups)

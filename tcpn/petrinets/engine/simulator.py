@@ -367,9 +367,10 @@ class Simulator:
         gated = bool(compiled.gates)
         cuts = [tr.cut for tr in transitions]
         # the guard partitions enumerated together (the native engine's: see
-        # tcpn.petrinets.engine.groups): the first member re-enumerated after a firing calls
-        # its group, which leaves each member's bindings and cut flag in ``stash``, marked
-        # with the firing count in ``stamps``; the others take theirs from there
+        # tcpn.petrinets.engine.cython_code.groups): the first member re-enumerated after a
+        # firing calls its group, which leaves each member's bindings and cut flag in
+        # ``stash``, marked with the firing count in ``stamps``; the others take theirs
+        # from there
         grouped = bool(compiled.enumerate_groups)
         group_of = _int_array(compiled.group_of or (-1,))
         group_fns = [group[0] for group in compiled.enumerate_groups]

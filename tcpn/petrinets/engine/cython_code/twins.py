@@ -32,7 +32,7 @@ from functools import lru_cache
 from types import FunctionType, ModuleType
 from typing import Any
 
-from tcpn.petrinets.engine.plain_code import plain_definition
+from tcpn.petrinets.engine.cython_code.plain_code import plain_definition
 
 __all__ = ["gather", "twins_of", "twins_source"]
 
