@@ -35,6 +35,7 @@ from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.contest.pumping import Pumps, monotone
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
@@ -271,7 +272,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        on_line: Callable[[str], None] | None = None,
                        explored: tuple[Model | None, Any] | None = None,
                        max_memory_bytes: int | None = None,
-                       on_reason: Callable[[str, str], None] | None = None
+                       on_reason: Callable[[str, str], None] | None = None,
+                       on_examination: Callable[[str], None] | None = None
                        ) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
@@ -282,7 +284,10 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     CANNOT_COMPUTE, the budget that caused it. ``time_limit_s`` counts from the call
     (the reading and the exploration in it, unless ``explored``); every examination reads
     the clock before and inside its long steps and ends in CANNOT_COMPUTE when it is spent,
-    the answers already given kept."""
+    the answers already given kept. Each examination runs first on an equal share of
+    the time left, the formulas it could not finish in its share again once every
+    examination has run (:func:`_scheduled`); ``on_examination`` is told the
+    examination whose work begins (again), e.g. to count its CPU time."""
     clock = Clock(time_limit_s)
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -313,31 +318,89 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         model = load_model(model_path)
     properties = {e: [_renamed(p, model, model_path.parent / f"{e}.xml") for p in props]
                   for e, props in properties.items()}
-    answers: dict[str, list[str]] = {}
     structure = Structure(model.net, clock) if model.is_pt and not _complete(space) \
         else None
     unfolded = _Unfolded.of(model)
-    for examination in examinations:
-        lines = answers.setdefault(examination, [])
-        props = properties.get(examination, [])
+
+    def examine(examination: str, mine: Clock, only: set[str] | None
+                ) -> list[tuple[str, list[str], str | None]]:
+        """(ident, lines, the reason of a CANNOT_COMPUTE) of ``examination``'s formulas
+        (those of ``only``), on the examination's clock ``mine``."""
+        reasons: dict[str, str] = {}
+
+        def told(ident: str, reason: str) -> None:
+            reasons[ident] = reason
+
+        props = [p for p in properties.get(examination, []) if only is None or p.id in only]
+        if structure is not None:
+            structure.start(mine)
+        if examination in GLOBAL_EXAMINATIONS:
+            lines = _or_cannot(_global, examination, told, examination, space,
+                               max_memory_bytes, told, mine, structure, unfolded)
+            return [(examination, lines, reasons.get(examination))]
+        undecided = props
         if structure is not None:  # the structure first: cheap on the nets it answers
-            structure.start()
-            props = [p for p in props if p.formula is None or not isinstance(
+            undecided = [p for p in props if p.formula is None or not isinstance(
                 structure.simplified(p.formula)[0], Bool)]
-        seen = _memo_reachability(space, clock, props,
+        seen = _memo_reachability(space, mine, undecided,
                                   model.net if structure is not None else None)
-        walks = _walks(props, space, model, clock, seen, structure)
-        found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, clock, structure, unfolded
-                           ) if examination in GLOBAL_EXAMINATIONS else (
-            _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
-                       max_memory_bytes, note, walks, seen, structure)[0]
-            for prop in properties[examination])
-        for line in found:
-            lines.append(line)
-            if on_line is not None:
-                on_line(line)
-    return answers
+        walks = _walks(undecided, space, model, mine, seen, structure)
+        pumps = _pumps(undecided, space, mine, structure)
+        found = []
+        for prop in props:
+            lines = _or_cannot(_answer, prop.id, told, examination, prop, space, mine,
+                               max_memory_bytes, told, walks, seen, structure, pumps)
+            found.append((prop.id, lines, reasons.get(prop.id)))
+        return found
+
+    return _scheduled(examinations, clock, examine, on_line, note, on_examination)
+
+
+def _scheduled(examinations: list[str], clock: Clock,
+               examine: Callable[[str, Clock, set[str] | None],
+                                 list[tuple[str, list[str], str | None]]],
+               on_line: Callable[[str], None] | None, note: Note,
+               on_examination: Callable[[str], None] | None) -> dict[str, list[str]]:
+    """The examinations' lines, each examination run first on an equal share of the time
+    left (:meth:`Clock.share`), so that the first ones cannot spend the time the cheap
+    answers of the others need; the formulas left CANNOT_COMPUTE by an examination that
+    spent its whole share are run again, in a second pass, on all the time then left.
+    A line is told to ``on_line`` (its reason to ``note``) once it is final."""
+    answers: dict[str, list[tuple[str, list[str], str | None]]] = {}
+    again: dict[str, set[str]] = {}
+    for position, examination in enumerate(examinations):
+        if on_examination is not None:
+            on_examination(examination)
+        mine = clock.share(len(examinations) - position)
+        answers[examination] = examine(examination, mine, None)
+        spent = mine.left() == 0.0
+        for ident, lines, reason in answers[examination]:
+            if (spent or "time budget" in (reason or "")) and lines and \
+                    lines[0].endswith("CANNOT_COMPUTE"):
+                again.setdefault(examination, set()).add(ident)
+            else:
+                _tell(lines, reason, ident, on_line, note)
+    for examination, idents in again.items():
+        if on_examination is not None:
+            on_examination(examination)
+        redone = {ident: (lines, reason) for ident, lines, reason in
+                  examine(examination, clock, idents)}
+        found = answers[examination]
+        for n, (ident, _, _) in enumerate(found):
+            if ident in redone:
+                found[n] = (ident, *redone[ident])
+                _tell(*redone[ident], ident, on_line, note)
+    return {e: [line for _, lines, _ in found for line in lines]
+            for e, found in answers.items()}
+
+
+def _tell(lines: list[str], reason: str | None, ident: str,
+          on_line: Callable[[str], None] | None, note: Note) -> None:
+    if reason is not None and lines and lines[0].endswith("CANNOT_COMPUTE"):
+        note(ident, reason)
+    for line in lines:
+        if on_line is not None:
+            on_line(line)
 
 
 def _memo_reachability(space: Any, clock: Clock | None = None,
@@ -414,6 +477,22 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
             goals[prop.id] = goal
     return Walks(model.net, {i: f for i, f in goals.items() if not isinstance(f, Bool)},
                  WALK_S if left is None else min(WALK_S, left), WALK_SEED)
+
+
+def _pumps(props: list[ContestProperty], space: Any, clock: Clock,
+           structure: Structure | None) -> Pumps | None:
+    """The walks looking for proofs of unboundedness (:mod:`~tcpn.petrinets.checking.
+    contest.pumping`) for the UpperBounds questions of a stopped P/T search that the
+    state equation does not bound (None when there is none, or no time)."""
+    left = clock.left()
+    if structure is None or left == 0.0 or not monotone(structure.net):
+        return None
+    index = {p: i for i, p in enumerate(structure.net.places)}
+    goals = {p.id: np.array([index[q] for q in p.bound.places], dtype=np.int64)
+             for p in props if p.bound is not None
+             and structure.bounds(p.bound, space)[1] is None}
+    return Pumps(structure.net, goals, WALK_S if left is None else min(WALK_S, left),
+                 WALK_SEED) if goals else None
 
 
 class _OutOfMemory:
@@ -552,7 +631,7 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, walks: Walks | None = None,
             seen: Callable[[Formula], bool | None] | None = None,
-            structure: Structure | None = None) -> str:
+            structure: Structure | None = None, pumps: Pumps | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``). When the space is
     incomplete, ``structure`` (a P/T net's, :class:`Structure`) bounds UpperBounds and
     simplifies formulas, which may settle them, and ``walks`` then finds witnesses of
@@ -568,7 +647,7 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return _cannot(prop.id)
     if prop.bound is not None:
         if not _complete(space):
-            met = _bound_met(prop, space, structure, walks)
+            met = _bound_met(prop, space, structure, walks, pumps)
             if met is not None:
                 return f"FORMULA {prop.id} {met[0]} TECHNIQUES {TECHNIQUES} {met[1]}"
             note(prop.id, _why_incomplete(space))
@@ -631,12 +710,15 @@ def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
 
 
 def _bound_met(prop: ContestProperty, space: Any, structure: Structure | None,
-               walks: Walks | None) -> tuple[int, str] | None:
+               walks: Walks | None, pumps: Pumps | None = None
+               ) -> tuple[int | str, str] | None:
     """The exact UpperBounds answer of an incomplete search (with the technique that
     proves it), else None: 0 when the bound's places all lie in a siphon empty at the
     start; the state equation's upper bound when the most tokens seen on them (in the
     initial marking or a state found: all reachable) reach it, or when a random walk
-    reaches a marking with that many (:meth:`Structure.bound_goal`)."""
+    reaches a marking with that many (:meth:`Structure.bound_goal`); ``inf`` when the
+    equation gives no bound and a walk proves one of the places unbounded
+    (``pumps``, :mod:`~tcpn.petrinets.checking.contest.pumping`)."""
     if structure is None or prop.bound is None:
         return None
     net, bound = structure.net, prop.bound
@@ -645,7 +727,8 @@ def _bound_met(prop: ContestProperty, space: Any, structure: Structure | None,
         return 0, "TOPOLOGICAL"  # a siphon empty at the start: empty in every marking
     seen, most = structure.bounds(bound, space)
     if most is None:
-        return None
+        pump = pumps.answer(prop.id) if pumps is not None else None
+        return ("inf", "RANDOM_WALK") if pump is not None else None
     if seen == most:
         return most, "STATE_EQUATION"
     walked = walks.answer(prop.id) if walks is not None else None
@@ -706,7 +789,7 @@ def _global(examination: str, space: AnyStateSpace,
                                                                       unfolded)
         techniques = TECHNIQUES
         if found is None and structure is not None and examination in STRUCTURAL:
-            found = _structural(examination, structure, space, unfolded)
+            found = _structural(examination, structure, space, clock, unfolded)
             techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
         if found is None:
             note(examination, _why_incomplete(space))
@@ -782,7 +865,7 @@ STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
               "ReachabilityDeadlock": "RANDOM_WALK"}
 
 
-def _structural(examination: str, structure: Structure, space: Any,
+def _structural(examination: str, structure: Structure, space: Any, clock: Clock,
                 unfolded: _Unfolded | None = None) -> bool | None:
     """What the net's structure proves of a global property (None: nothing). A siphon
     empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
@@ -799,7 +882,7 @@ def _structural(examination: str, structure: Structure, space: Any,
     (its path fired again by the net's own rule first, :class:`Walks`)."""
     net, empty = structure.net, structure.siphon
     if examination == "ReachabilityDeadlock":
-        left = structure.clock.left()
+        left = clock.left()
         walked = Walks(net, {examination: E(F(Deadlock()))},
                        WALK_S if left is None else min(WALK_S, left), WALK_SEED
                        ).answer(examination)
