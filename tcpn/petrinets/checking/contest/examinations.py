@@ -34,6 +34,7 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
+from tcpn.petrinets.checking.contest.partial_ctl import PartialCTL
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
 from tcpn.petrinets.checking.contest.pumping import Pumps, monotone
 from tcpn.petrinets.checking.contest.state_equation import (
@@ -346,10 +347,12 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                                   model.net if structure is not None else None)
         walks = _walks(undecided, space, model, mine, seen, structure)
         pumps = _pumps(undecided, space, mine, structure)
+        partial = _partial_ctl(space, mine, max_memory_bytes)
         found = []
         for prop in props:
             lines = _or_cannot(_answer, prop.id, told, examination, prop, space, mine,
-                               max_memory_bytes, told, walks, seen, structure, pumps)
+                               max_memory_bytes, told, walks, seen, structure, pumps,
+                               partial)
             found.append((prop.id, lines, reasons.get(prop.id)))
         return found
 
@@ -477,6 +480,25 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
             goals[prop.id] = goal
     return Walks(model.net, {i: f for i, f in goals.items() if not isinstance(f, Bool)},
                  WALK_S if left is None else min(WALK_S, left), WALK_SEED)
+
+
+def _partial_ctl(space: Any, clock: Clock, max_memory_bytes: int | None
+                 ) -> Callable[[Formula], bool | None] | None:
+    """What the states of a stopped P/T search prove of a CTL formula, three-valued
+    (:mod:`~tcpn.petrinets.checking.contest.partial_ctl`), the masks of an examination's
+    formulas made once (at the first question) and read until ``clock`` is spent."""
+    if _complete(space) or not isinstance(space, PTStateSpace) or not len(space):
+        return None
+    left = clock.left()
+    deadline = None if left is None else wallclock.perf_counter() + left
+    checker: list[PartialCTL] = []
+
+    def value(formula: Formula) -> bool | None:
+        if not checker:
+            checker.append(PartialCTL(space, deadline, MemoryBudget.of(max_memory_bytes)))
+        return checker[0].value(formula)
+
+    return value
 
 
 def _pumps(props: list[ContestProperty], space: Any, clock: Clock,
@@ -631,7 +653,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, walks: Walks | None = None,
             seen: Callable[[Formula], bool | None] | None = None,
-            structure: Structure | None = None, pumps: Pumps | None = None) -> str:
+            structure: Structure | None = None, pumps: Pumps | None = None,
+            partial: Callable[[Formula], bool | None] | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``). When the space is
     incomplete, ``structure`` (a P/T net's, :class:`Structure`) bounds UpperBounds and
     simplifies formulas, which may settle them, and ``walks`` then finds witnesses of
@@ -672,8 +695,17 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
                     "RANDOM_WALK")
-        if getattr(space, "n_expanded", None) is not None and _is_ltl_question(
-                examination, formula):
+        ltl = _is_ltl_question(examination, formula)
+        if partial is not None and not ltl and is_ctl(formula):
+            try:  # the states found, three-valued: what they prove of the formula
+                proved = partial(formula)
+            except BudgetReached as budget:
+                note(prop.id, str(budget))
+                return _cannot(prop.id)
+            if proved is not None:
+                return (f"FORMULA {prop.id} {'TRUE' if proved else 'FALSE'} TECHNIQUES "
+                        f"{TECHNIQUES}")
+        if getattr(space, "n_expanded", None) is not None and ltl:
             # a lasso among the states expanded is a path of the net (check_ltl)
             return _ltl_line(prop.id, formula, space, seconds_left, max_memory_bytes, note)
         note(prop.id, _why_incomplete(space))
