@@ -37,7 +37,7 @@ def test_each_examination_has_its_share_and_what_a_share_cut_runs_again():
     answers = _scheduled(["greedy", "cheap1", "cheap2"], Clock(1.5), examine, told.append,
                          lambda ident, why: reasons.append(ident), begun.append)
     assert [c[0] for c in calls] == ["greedy", "cheap1", "cheap2", "greedy"]
-    assert calls[0][1] <= 0.5 + 1e-3 and calls[3][1] > 0.6  # its share, then the rest
+    assert calls[0][1] <= 0.25 + 1e-3 and calls[3][1] > 0.6  # its share, then the rest
     assert calls[3][2] == {"g"}
     assert answers == {"greedy": ["FORMULA g TRUE"], "cheap1": ["FORMULA cheap1 TRUE"],
                        "cheap2": ["FORMULA cheap2 TRUE"]}

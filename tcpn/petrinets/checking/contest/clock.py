@@ -30,13 +30,14 @@ class Clock:
     started: float = field(default_factory=wallclock.perf_counter)
     share_of: float | None = None
 
-    def share(self, parts: int) -> Clock:
-        """A clock of one of ``parts`` equal shares of the time left (itself without a
-        limit): what one of ``parts`` examinations still to run may take first."""
+    def share(self, parts: int, fraction: float = 1.0) -> Clock:
+        """A clock of one of ``parts`` equal shares of ``fraction`` of the time left
+        (itself without a limit): what one of ``parts`` examinations still to run may
+        take first."""
         left = self.left()
         if left is None:
             return self
-        return Clock(left / max(1, parts), share_of=self.limit_s)
+        return Clock(fraction * left / max(1, parts), share_of=self.limit_s)
 
     def left(self) -> float | None:
         """Seconds left (0 once spent), None without a limit."""

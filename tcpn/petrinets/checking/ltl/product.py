@@ -335,7 +335,8 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
                   mask: Callable[[Formula], np.ndarray],
                   fair: tuple[frozenset[str], frozenset[str]],
                   max_product_states: int | None = None, deadline: float | None = None,
-                  graph: StutteringGraph | None = None, budget: MemoryBudget | None = None
+                  graph: StutteringGraph | None = None, budget: MemoryBudget | None = None,
+                  expanded: int | None = None, on_frontier: Callable[[], None] | None = None
                   ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
@@ -344,6 +345,8 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
     repetition of a dead marking). ``graph`` is :meth:`StutteringGraph.of` the edges when the
     caller keeps it for several formulas. Raises :class:`ProductTooLarge` naming a budget
     (``budget``: the process's resident memory, :meth:`MemoryBudget.default` if None).
+    States numbered ``expanded`` and up are a stopped search's frontier: when the whole
+    product (no lasso in it) reaches one, ``on_frontier`` is called.
 
     The components are searched each time the product has grown :data:`CHECK_GROWTH`
     times in edges since the last search (from :data:`FIRST_CHECK_EDGES` on), and once
@@ -363,7 +366,11 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
             found = _search_product(product, automaton, graph, names, fair)
             if found is not None:
                 return found
-    return _search_product(product, automaton, graph, names, fair)
+    found = _search_product(product, automaton, graph, names, fair)
+    if found is None and expanded is not None and on_frontier is not None and (
+            product.size and (product.state >= expanded).any()):
+        on_frontier()
+    return found
 
 
 def _search_product(product: _Product, automaton: BuchiAutomaton, graph: StutteringGraph,
