@@ -292,7 +292,7 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     (the reading and the exploration in it, unless ``explored``); every examination reads
     the clock before and inside its long steps and ends in CANNOT_COMPUTE when it is spent,
     the answers already given kept. Each examination runs first on an equal share of
-    the time left, the formulas it could not finish in its share again once every
+    half the time left, the formulas it could not finish in its share again once every
     examination has run (:func:`_scheduled`); ``on_examination`` is told the
     examination whose work begins (again), e.g. to count its CPU time."""
     clock = Clock(time_limit_s)
@@ -406,6 +406,8 @@ def _scheduled(examinations: list[str], clock: Clock,
 
 def _tell(lines: list[str], reason: str | None, ident: str,
           on_line: Callable[[str], None] | None, note: Note) -> None:
+    """Tell ``ident``'s final lines to ``on_line``, and the reason of a CANNOT_COMPUTE to
+    ``note``."""
     if reason is not None and lines and lines[0].endswith("CANNOT_COMPUTE"):
         note(ident, reason)
     for line in lines:
@@ -828,8 +830,9 @@ def _global(examination: str, space: AnyStateSpace,
                                                                       unfolded)
         techniques = TECHNIQUES
         if found is None and structure is not None and examination in STRUCTURAL:
-            found = _structural(examination, structure, space, clock, unfolded)
-            techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
+            proved = _structural(examination, structure, space, clock, unfolded)
+            if proved is not None:
+                found, techniques = proved[0], f"{TECHNIQUES} {proved[1]}"
         if found is None:
             note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
@@ -898,56 +901,81 @@ def _partial(examination: str, space: AnyStateSpace, unfolded: _Unfolded | None 
     return None
 
 
-#: The technique each structural answer names (see :func:`_structural`).
-STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
-              "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION",
-              "ReachabilityDeadlock": "RANDOM_WALK"}
+#: The examinations the structure (or a walk) may answer on a stopped search (see
+#: :func:`_structural`).
+STRUCTURAL = ("StableMarking", "OneSafe", "QuasiLiveness", "Liveness",
+              "ReachabilityDeadlock")
+#: Transitions not seen firing whose enabling the walks look for at most (QuasiLiveness
+#: TRUE): each is a goal tested on every batch of steps.
+MAX_QUASI_LIVE_GOALS = 2_000
 
 
 def _structural(examination: str, structure: Structure, space: Any, clock: Clock,
-                unfolded: _Unfolded | None = None) -> bool | None:
-    """What the net's structure proves of a global property (None: nothing). A siphon
-    empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
-    empty_siphon`): its places make StableMarking true. A transition never enabled (it
-    needs a token from that siphon, or the state equation proves its enabling marking
-    unreachable; only those not seen firing among the states found are asked) makes
-    QuasiLiveness and Liveness false. A place no firing changes makes StableMarking true
-    too. The state equation bounding every place by one makes OneSafe true (one linear
-    program a place not in the empty siphon, and a wide net has tens of thousands). The
-    programs share the structure's deadline. On an unfolding (``unfolded``) a coloured
-    transition is dead when all its bindings are, a coloured place stable when all its
-    colours lie in the siphon or no firing changes their sum, and OneSafe is not
-    answered. A random walk that reaches a dead marking makes ReachabilityDeadlock true
-    (its path fired again by the net's own rule first, :class:`Walks`)."""
+                unfolded: _Unfolded | None = None) -> tuple[bool, str] | None:
+    """What the net's structure, or a random walk, proves of a global property, with the
+    technique (None: nothing). A siphon empty at the start stays empty
+    (:func:`~tcpn.petrinets.checking.contest.siphons.empty_siphon`): its places make
+    StableMarking true. A transition never enabled (it needs a token from that siphon,
+    or the state equation proves its enabling marking unreachable; only those not seen
+    firing among the states found are asked) makes QuasiLiveness and Liveness false. A
+    place no firing changes makes StableMarking true too. The state equation bounding
+    every place by one makes OneSafe true (one linear program a place not in the empty
+    siphon, and a wide net has tens of thousands). The programs share the structure's
+    deadline. On an unfolding (``unfolded``) a coloured transition is dead when all its
+    bindings are, a coloured place stable when all its colours lie in the siphon or no
+    firing changes their sum, and OneSafe is not answered. A random walk (its path fired
+    again by the net's own rule first, :class:`Walks`) that reaches a dead marking makes
+    ReachabilityDeadlock true and Liveness false (no transition fires again from there);
+    walks that enable every transition not seen firing make QuasiLiveness true."""
     net, empty = structure.net, structure.siphon
     if examination == "ReachabilityDeadlock":
-        left = clock.left()
-        walked = Walks(net, {examination: E(F(Deadlock()))},
-                       WALK_S if left is None else min(WALK_S, left), WALK_SEED
-                       ).answer(examination)
-        return True if walked is not None else None
+        return (True, "RANDOM_WALK") if _walked_to_deadlock(structure, clock) else None
     if examination in ("QuasiLiveness", "Liveness"):
         fired = np.zeros(len(net.transitions), dtype=bool)
         if len(space) and not isinstance(space, _OutOfMemory):
             fired[np.unique(edge_arrays(space)[2])] = True
-        if unfolded is not None:
-            alive = np.zeros(unfolded.n_transitions, dtype=bool)
-            alive[unfolded.owner[fired]] = True
-            for t in np.flatnonzero(~fired):
-                if not alive[unfolded.owner[t]] and not structure.dead(int(t)):
-                    alive[unfolded.owner[t]] = True
-            return False if not alive.all() else None
-        return False if any(structure.dead(int(t)) for t in np.flatnonzero(~fired)) \
-            else None
+        groups = [(int(t),) for t in range(len(fired))] if unfolded is None else [
+            tuple(np.flatnonzero(unfolded.owner == c).tolist())
+            for c in range(unfolded.n_transitions)]
+        unseen = [g for g in groups if not fired[list(g)].any()]
+        if any(all(structure.dead(t) for t in g) for g in unseen):
+            return False, "STATE_EQUATION"
+        if examination == "Liveness":
+            return (False, "RANDOM_WALK") if len(groups) and _walked_to_deadlock(
+                structure, clock) else None
+        if not unseen or len(unseen) > MAX_QUASI_LIVE_GOALS:
+            return None
+        left = clock.left()
+        walks = Walks(net, {str(n): E(F(Fireable(tuple(net.transitions[t] for t in g))))
+                            for n, g in enumerate(unseen)},
+                      WALK_S if left is None else min(WALK_S, left), WALK_SEED)
+        met = all(walks.answer(str(n)) is not None for n in range(len(unseen)))
+        return (True, "RANDOM_WALK") if met else None
     if examination == "StableMarking":
         if unfolded is not None:
-            return True if _stable_group(net, empty.places, unfolded) else None
-        return True if empty.places.any() or stable_place(net) is not None else None
+            stable = _stable_group(net, empty.places, unfolded)
+        else:
+            stable = bool(empty.places.any()) or stable_place(net) is not None
+        return (True, "TOPOLOGICAL") if stable else None
     if unfolded is not None:
         return None
     deadline = structure.equation.deadline
     left = None if deadline is None else max(0.0, deadline - wallclock.perf_counter())
-    return True if one_safe_by_state_equation(net, left, empty.places) else None
+    return (True, "STATE_EQUATION") if one_safe_by_state_equation(
+        net, left, empty.places) else None
+
+
+def _walked_to_deadlock(structure: Structure, clock: Clock) -> bool:
+    """Whether a random walk reaches a dead marking of the structure's net (its path
+    checked, :class:`Walks`); a walk that met one is kept for the next question."""
+    if structure.walked_to_deadlock:
+        return True
+    left = clock.left()
+    found = Walks(structure.net, {"deadlock": E(F(Deadlock()))},
+                  WALK_S if left is None else min(WALK_S, left), WALK_SEED
+                  ).answer("deadlock") is not None
+    structure.walked_to_deadlock = found
+    return found
 
 
 def _stable_group(net: PTNet, siphon: np.ndarray, unfolded: _Unfolded) -> bool:

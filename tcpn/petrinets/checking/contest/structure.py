@@ -75,6 +75,8 @@ class Structure:
         self._simplified: dict[Formula, tuple[Formula, str]] = {}
         self._bounds: dict[Tokens, tuple[int, int | None]] = {}
         self._seen: dict[Tokens, int] = {}
+        #: a random walk met a dead marking (set by the global examinations)
+        self.walked_to_deadlock = False
 
     def start(self, clock: Clock | None = None) -> None:
         left = (clock or self.clock).left()
