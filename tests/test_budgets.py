@@ -363,3 +363,23 @@ def test_the_global_examinations_read_a_coloured_space_a_place_at_a_time():
         "STATE_SPACE MAX_TOKEN_IN_PLACE 1", "STATE_SPACE MAX_TOKEN_PER_MARKING 1",
         "FORMULA OneSafe TRUE", "FORMULA StableMarking FALSE")]
     assert peak < 1001 * 1001 * 8, peak  # the matrix alone; its columns and it: twice
+
+
+def test_the_pt_search_counts_what_its_result_will_take_in_the_memory_budget(monkeypatch):
+    """The P/T search reads the budget with the bytes that making its result allocates
+    once it stops (the markings' copy, the edges joined): counted only as the search went,
+    a contest model's search stopped at its budget and passed it by 250 MB making them."""
+    from tcpn.petrinets.examples import token_ring
+    from tcpn.petrinets.statespace.ptspace import explore_pt, pt_net
+
+    asked: list[int] = []
+
+    def exceeded(self: MemoryBudget, more_bytes: int = 0) -> bool:
+        asked.append(more_bytes)
+        return False
+
+    monkeypatch.setattr(MemoryBudget, "exceeded", exceeded)
+    space = explore_pt(pt_net(token_ring(500)))  # 500 states of 500 places
+    assert len(space) == 500 and asked
+    # the last reading, a few batches before the end, counts the markings found then
+    assert max(asked) >= 250 * 500 * space.markings.itemsize

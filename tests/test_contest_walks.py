@@ -127,6 +127,23 @@ def test_a_deadlock_beyond_the_budgeted_search_is_met_by_a_walk(tmp_path):
                              time_limit_s=60) == ["FORMULA ReachabilityDeadlock CANNOT_COMPUTE"]
 
 
+def test_walks_make_quasiliveness_true_and_liveness_false_beyond_the_search(tmp_path):
+    """The chain's last transitions fire deeper than 2,000 states reach: walks that
+    enable each of them make QuasiLiveness TRUE; a walk to the dead marking of the
+    one-way net makes Liveness FALSE (nothing fires again from there). Liveness of the
+    net with cycles is not decided (it is false, the chain runs out, but no dead marking
+    or dead transition shows it)."""
+    lives = write_deep_model(tmp_path)
+    assert check_examination(lives, "QuasiLiveness", max_states=2_000, time_limit_s=60) == [
+        "FORMULA QuasiLiveness TRUE TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING RANDOM_WALK"]
+    assert check_examination(lives, "Liveness", max_states=2_000, time_limit_s=60) == [
+        "FORMULA Liveness CANNOT_COMPUTE"]
+    (tmp_path / "dies").mkdir()
+    dies = write_deep_model(tmp_path / "dies", cycles_return=False)
+    assert check_examination(dies, "Liveness", max_states=2_000, time_limit_s=60) == [
+        "FORMULA Liveness FALSE TECHNIQUES EXPLICIT SEQUENTIAL_PROCESSING RANDOM_WALK"]
+
+
 def test_the_walks_budget_is_work_not_seconds(tmp_path, monkeypatch):
     """The walks stop after a count of steps set by the net's width, not after seconds:
     the same answers on a loaded machine as on a quiet one (a false goal walked to the

@@ -405,3 +405,29 @@ def test_a_product_searched_while_growing_never_concludes_from_a_part() -> None:
             assert never.answer == "false", name
             assert len(never.evidence.stem) >= k, name  # the counterexample walks the chain
             assert check_ltl(A(F(tokens("p") >= 1)), space).answer == "true", name
+
+
+def test_a_layer_of_the_product_is_cut_in_slices_of_bounded_edges(monkeypatch) -> None:
+    """A product layer is expanded in slices of at most SLICE_EDGES product edges (one
+    state at least): states of many edges (a stopped search's, 80 a state on a contest
+    model) made one slice of 10^8 edges, past the memory budget between two readings.
+    The verdicts do not depend on the slicing."""
+    from tcpn.petrinets.checking.ltl import product
+
+    space = explore_pt(pt_net(dining_philosophers(16)))  # beyond the on-the-fly search
+    formulas = [A(G((tokens("eat0") >= 1).implies(X(tokens("eat1") <= 0)))),
+                A(F(tokens("eat0") >= 1))]
+    whole = [check_ltl(f, space).answer for f in formulas]
+    sizes: list[tuple[int, int]] = []
+    original = product._Product._slice_edges
+
+    def spied(self, ids):  # type: ignore[no-untyped-def]
+        found = original(self, ids)
+        sizes.append((len(ids), len(found[0])))
+        return found
+
+    monkeypatch.setattr(product, "SLICE_EDGES", 16)
+    monkeypatch.setattr(product._Product, "_slice_edges", spied)
+    assert [check_ltl(f, space).answer for f in formulas] == whole == ["true", "false"]
+    assert sizes and all(edges <= 16 or states == 1 for states, edges in sizes)
+    assert max(states for states, _ in sizes) > 1

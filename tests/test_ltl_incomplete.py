@@ -88,3 +88,46 @@ def test_a_coloured_space_stopped_answers_by_a_lasso_only(stay: bool, answer: st
     space = explore(net, max_states=20)
     assert not space.complete
     assert check_ltl(A(F(tokens("count", value=500) >= 1)), space).answer == answer
+
+
+def random_path(rng, net, depth: int = 3):  # type: ignore[no-untyped-def]
+    """A random LTL path formula over the net's atoms (X F G U R W, not, and, or)."""
+    from test_contest_unreachable import random_state_formula
+
+    from tcpn.petrinets.checking.formulas import G, Not, R, U, W, X
+    if depth == 0 or rng.random() < 0.25:
+        return random_state_formula(rng, net, 1)
+    kind = int(rng.integers(6))
+    if kind < 4:
+        return (X, F, G, Not)[kind](random_path(rng, net, depth - 1))
+    left, right = random_path(rng, net, depth - 1), random_path(rng, net, depth - 1)
+    return (U, R, W)[int(rng.integers(3))](left, right) if kind == 4 else (
+        left & right if rng.random() < 0.5 else left | right)
+
+
+def test_a_product_that_never_reaches_the_frontier_decides_the_formula():
+    """No lasso in a product that reaches no state left unexpanded is no lasso in the
+    whole product (every state it passes has all its successors): ``A φ`` is then true.
+    Checked on random bounded nets and random formulas against the complete space, with
+    enough decided for the check not to be vacuous; before, a stopped search answered
+    only by a lasso (``false``)."""
+    import numpy as np
+    from test_contest_partial_ctl import bounded_net
+
+    decided_true = asked = 0
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        net = bounded_net(rng)
+        whole = explore_pt(net)
+        if len(whole) < 20:
+            continue
+        part = explore_pt(net, max_states=len(whole) // 2)
+        assert not part.complete
+        for _ in range(20):
+            formula = A(random_path(rng, net))
+            asked += 1
+            found = check_ltl(formula, part).answer
+            if found != "unknown":
+                assert found == check_ltl(formula, whole).answer, (seed, formula)
+                decided_true += found == "true"
+    assert asked > 300 and decided_true > asked // 20, (decided_true, asked)

@@ -63,7 +63,8 @@ from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.protocol import AnyStateSpace
 from tcpn.petrinets.statespace.ptspace import PTStateSpace
 
-__all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "numeric_values", "state_mask"]
+__all__ = ["BudgetReached", "ctl_mask", "edge_arrays", "graph_of", "numeric_values", "on_time",
+           "state_mask"]
 
 #: Bytes per edge the CTL edge arrays hold (source, target, reversed source: int32) with
 #: room for what a fixpoint makes while it runs (a component search's arrays), checked
@@ -76,7 +77,9 @@ class BudgetReached(Exception):
     budget (the answer is unknown; the message names the budget)."""
 
 
-def _on_time(deadline: float | None) -> None:
+def on_time(deadline: float | None) -> None:
+    """:class:`BudgetReached` once ``deadline`` (a :func:`time.perf_counter` value) is
+    past."""
     if deadline is not None and wallclock.perf_counter() > deadline:
         raise BudgetReached("time budget reached")
 
@@ -114,7 +117,7 @@ def state_mask(formula: Formula, space: AnyStateSpace,
     """Where a temporal-free state formula holds, one boolean per state;
     :class:`BudgetReached` once ``deadline`` (a :func:`time.perf_counter` value) is past,
     read before each sub-formula (an atom over millions of states takes a while)."""
-    _on_time(deadline)
+    on_time(deadline)
     n = len(space)
     if isinstance(formula, Bool):
         return np.full(n, formula.value)
@@ -144,7 +147,7 @@ def state_mask(formula: Formula, space: AnyStateSpace,
     raise InputError(f"{type(formula).__name__} is not a state formula")
 
 
-def _graph_of(space: AnyStateSpace, budget: MemoryBudget) -> StateGraph:
+def graph_of(space: AnyStateSpace, budget: MemoryBudget) -> StateGraph:
     """The (cached) :class:`~tcpn.petrinets.statespace.graph.StateGraph` of any state space;
     for a P/T space, :class:`BudgetReached` first if its edge arrays would pass ``budget``."""
     if not isinstance(space, PTStateSpace):
@@ -177,7 +180,7 @@ def ctl_mask(formula: Formula, space: AnyStateSpace, deadline: float | None = No
 class _Checker:
     def __init__(self, space: AnyStateSpace, deadline: float | None, budget: MemoryBudget):
         self.space = space
-        self.graph = _graph_of(space, budget)
+        self.graph = graph_of(space, budget)
         self.cache: dict[Formula, np.ndarray] = {}
         self.deadline = deadline
 
@@ -215,16 +218,16 @@ class _Checker:
         # strongly connected components): the deadline is read before each
         if isinstance(path, F):
             operand = self.mask(path.operand)
-            _on_time(self.deadline)
+            on_time(self.deadline)
             return g.backward(operand, np.ones(g.n, dtype=bool))
         if isinstance(path, G):
             operand = self.mask(path.operand)
-            _on_time(self.deadline)
+            on_time(self.deadline)
             return g.globally(operand)
         if not isinstance(path, U | W | R):
             raise InputError(f"not CTL: a path quantifier over {type(path).__name__}")
         left, right = self.mask(path.left), self.mask(path.right)
-        _on_time(self.deadline)
+        on_time(self.deadline)
         if isinstance(path, U):
             return g.backward(right, left)
         if isinstance(path, W):

@@ -180,22 +180,26 @@ class MemoryBudget:
         return bool(self.max_rss_bytes) and resident_bytes() + more_bytes > self.max_rss_bytes
 
     def _over_allowance(self, more_bytes: int = 0) -> bool:
-        if not self.allowance_bytes:
-            return False
+        return bool(self.allowance_bytes and self.start) and self._allowance_left() < more_bytes
+
+    def _allowance_left(self) -> int:
+        """Bytes the allowance leaves, by the measure of the limit that leaves the least."""
         now = _measures()
-        return any(before - now.get(name, before) + more_bytes > self.allowance_bytes
-                   for name, before in self.start.items())
+        return min((self.allowance_bytes - (before - now.get(name, before))
+                    for name, before in self.start.items()), default=self.allowance_bytes)
 
     def limit(self) -> str:
         """The budget with its figure and the limit it comes from: ``"812 MB, 50 % of
         what RLIMIT_AS (ulimit -v) left"``, or ``"resident memory above 1 GiB"``; with
-        both, the one the process is past (the resident figure when neither)."""
+        both, the one that leaves the least (the one the process is past, or nearer to
+        passing: a search stops before it allocates what would pass one)."""
         rss = f"resident memory above {_size(self.max_rss_bytes)}"
         allowance = (f"{self.allowance_bytes / 1e6:,.0f} MB, {DEFAULT_SHARE * 100:.0f} % of "
                      f"what {self.source} left")
         if not self.allowance_bytes:
             return rss
-        if not self.max_rss_bytes or (self._over_allowance() and not self._over_rss()):
+        if not self.max_rss_bytes or \
+                self._allowance_left() < self.max_rss_bytes - resident_bytes():
             return allowance
         return rss
 

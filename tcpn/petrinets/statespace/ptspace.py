@@ -605,6 +605,10 @@ class _DenseMarkings:
         """Bytes the store would allocate to take ``more`` states."""
         return int(self.store.nbytes) if len(self.index) + more > self.capacity else 0
 
+    def finish_bytes(self) -> int:
+        """Bytes :meth:`finish` allocates (the markings' copy, the store still held)."""
+        return len(self.index) * self.store.shape[1] * self.store.itemsize
+
     def marked(self, start: int, stop: int) -> np.ndarray:
         """The places (ascending) one of the states ``start``..``stop-1`` marks."""
         return np.flatnonzero(self.store[start:stop].any(axis=0))
@@ -710,6 +714,10 @@ class _SparseMarkings:
             targets[j] = found
         return targets
 
+    def finish_bytes(self) -> int:
+        """Bytes :meth:`finish` allocates (the places and counts joined, their rows)."""
+        return self._bytes + 8 * len(self.places)
+
     def finish(self) -> Any:
         """The markings as a sparse matrix (states x places), the index released."""
         self.index = {}
@@ -764,7 +772,7 @@ def explore_pt(net: PTNet, max_states: int | None = None,
     starts, labels = _Growing(np.int64), _Growing(np.int32)
     starts.extend(np.zeros(1, dtype=np.int64))
     edge_dst: list[np.ndarray] = []
-    expanded, reason, peak, checked = 0, "", 0, -MEMORY_CHECK_S
+    expanded, reason, peak, checked, n_edges = 0, "", 0, -MEMORY_CHECK_S, 0
 
     def intern(successors: np.ndarray, parent_states: np.ndarray, transitions: np.ndarray,
                columns: np.ndarray | None) -> np.ndarray:
@@ -788,11 +796,16 @@ def explore_pt(net: PTNet, max_states: int | None = None,
             break
         stop = min(len(states), expanded + batch_states)
         # the store doubles when the batch's successors may not fit: that too in the budget
-        # (read at most every MEMORY_CHECK_S: a batch of one state takes microseconds)
+        # (read at most every MEMORY_CHECK_S: a batch of one state takes microseconds), or
+        # what making the result will allocate once the search stops (the copies below:
+        # 250 MB past a 6 GB budget on a contest model when only the search was counted),
+        # whichever is more: the one is allocated during the search, the other after it
         growth = states.growth_bytes((stop - expanded) * len(net.transitions))
         if growth or wallclock.perf_counter() - checked >= MEMORY_CHECK_S:
             checked = wallclock.perf_counter()
-            if memory.exceeded(growth):
+            result = states.finish_bytes() + n_edges * (np.dtype(number).itemsize + 8) + \
+                len(states) * (np.dtype(number).itemsize + 4)
+            if memory.exceeded(max(growth, result)):
                 reason = memory.reason()
                 break
         peak = max(peak, states.nbytes)
@@ -825,6 +838,7 @@ def explore_pt(net: PTNet, max_states: int | None = None,
         starts.extend(starts.view()[-1]
                       + np.cumsum(np.bincount(src, minlength=stop - first_state)))
         edge_dst.append(np.concatenate(found)[order])
+        n_edges += len(order)
         labels.extend(np.concatenate(fired)[order])
     n = len(states)
     indptr = np.zeros(n + 1, dtype=np.int64)

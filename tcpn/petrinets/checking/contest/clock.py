@@ -23,10 +23,21 @@ class TimeUp(Exception):
 
 @dataclass(frozen=True)
 class Clock:
-    """``limit_s`` seconds (None: no limit) from ``started`` (``time.perf_counter``)."""
+    """``limit_s`` seconds (None: no limit) from ``started`` (``time.perf_counter``);
+    ``share_of``: the limit of the clock this one is a share of (:meth:`share`)."""
 
     limit_s: float | None
     started: float = field(default_factory=wallclock.perf_counter)
+    share_of: float | None = None
+
+    def share(self, parts: int, fraction: float = 1.0) -> Clock:
+        """A clock of one of ``parts`` equal shares of ``fraction`` of the time left
+        (itself without a limit): what one of ``parts`` examinations still to run may
+        take first."""
+        left = self.left()
+        if left is None:
+            return self
+        return Clock(fraction * left / max(1, parts), share_of=self.limit_s)
 
     def left(self) -> float | None:
         """Seconds left (0 once spent), None without a limit."""
@@ -35,6 +46,9 @@ class Clock:
         return max(0.0, self.limit_s - (wallclock.perf_counter() - self.started))
 
     def reason(self) -> str:
+        if self.share_of is not None:
+            return (f"time budget reached: {self.limit_s:g} s, this examination's share "
+                    f"of {self.share_of:g} s")
         return f"time budget reached: {self.limit_s:g} s"
 
     def check(self, needs_s: float = 0.0, what: str = "") -> None:

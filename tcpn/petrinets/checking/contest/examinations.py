@@ -34,7 +34,9 @@ import numpy as np
 from tcpn.errors import InputError
 from tcpn.limits import LimitReached
 from tcpn.petrinets.checking.contest.clock import Clock, TimeUp
+from tcpn.petrinets.checking.contest.partial_ctl import PartialCTL
 from tcpn.petrinets.checking.contest.properties import ContestProperty, read_properties
+from tcpn.petrinets.checking.contest.pumping import Pumps, monotone
 from tcpn.petrinets.checking.contest.state_equation import (
     one_safe_by_state_equation,
     stable_place,
@@ -108,6 +110,12 @@ WALK_SEED = 31
 #: explored coloured (VehicularWifi-COL-none unfolds into 115,566 places: 132 KB a state,
 #: 23,022 states within an 8 GB budget, against 2 million states at 63 bytes coloured).
 MAX_UNFOLDED_PLACES = 10_000
+#: The part of the time left that the examinations share in the first pass (each an
+#: equal part of it, :func:`_scheduled`): the rest is for what a share cut. All of it
+#: left nothing for a second pass when each examination spent its share (Echo-PT-d03r03,
+#: whose ReachabilityCardinality needs 35 s of reading states: 16 answers greedy, 5
+#: shared).
+FIRST_PASS = 0.5
 #: Models larger than this are refused (the contest's largest are about 60 MB).
 MAX_MODEL_BYTES = 500_000_000
 
@@ -271,7 +279,8 @@ def check_examinations(model_path: str | Path, examinations: list[str],
                        on_line: Callable[[str], None] | None = None,
                        explored: tuple[Model | None, Any] | None = None,
                        max_memory_bytes: int | None = None,
-                       on_reason: Callable[[str, str], None] | None = None
+                       on_reason: Callable[[str, str], None] | None = None,
+                       on_examination: Callable[[str], None] | None = None
                        ) -> dict[str, list[str]]:
     """:func:`check_examination` for several examinations on one exploration (or on
     ``explored``, what :func:`explore_model` returned for this model); the P/T explorer,
@@ -282,7 +291,10 @@ def check_examinations(model_path: str | Path, examinations: list[str],
     CANNOT_COMPUTE, the budget that caused it. ``time_limit_s`` counts from the call
     (the reading and the exploration in it, unless ``explored``); every examination reads
     the clock before and inside its long steps and ends in CANNOT_COMPUTE when it is spent,
-    the answers already given kept."""
+    the answers already given kept. Each examination runs first on an equal share of
+    half the time left, the formulas it could not finish in its share again once every
+    examination has run (:func:`_scheduled`); ``on_examination`` is told the
+    examination whose work begins (again), e.g. to count its CPU time."""
     clock = Clock(time_limit_s)
     for examination in examinations:
         if examination not in EXAMINATIONS:
@@ -313,31 +325,94 @@ def check_examinations(model_path: str | Path, examinations: list[str],
         model = load_model(model_path)
     properties = {e: [_renamed(p, model, model_path.parent / f"{e}.xml") for p in props]
                   for e, props in properties.items()}
-    answers: dict[str, list[str]] = {}
     structure = Structure(model.net, clock) if model.is_pt and not _complete(space) \
         else None
     unfolded = _Unfolded.of(model)
-    for examination in examinations:
-        lines = answers.setdefault(examination, [])
-        props = properties.get(examination, [])
+
+    def examine(examination: str, mine: Clock, only: set[str] | None
+                ) -> list[tuple[str, list[str], str | None]]:
+        """(ident, lines, the reason of a CANNOT_COMPUTE) of ``examination``'s formulas
+        (those of ``only``), on the examination's clock ``mine``."""
+        reasons: dict[str, str] = {}
+
+        def told(ident: str, reason: str) -> None:
+            reasons[ident] = reason
+
+        props = [p for p in properties.get(examination, []) if only is None or p.id in only]
+        if structure is not None:
+            structure.start(mine)
+        if examination in GLOBAL_EXAMINATIONS:
+            lines = _or_cannot(_global, examination, told, examination, space,
+                               max_memory_bytes, told, mine, structure, unfolded)
+            return [(examination, lines, reasons.get(examination))]
+        undecided = props
         if structure is not None:  # the structure first: cheap on the nets it answers
-            structure.start()
-            props = [p for p in props if p.formula is None or not isinstance(
+            undecided = [p for p in props if p.formula is None or not isinstance(
                 structure.simplified(p.formula)[0], Bool)]
-        seen = _memo_reachability(space, clock, props,
+        seen = _memo_reachability(space, mine, undecided,
                                   model.net if structure is not None else None)
-        walks = _walks(props, space, model, clock, seen, structure)
-        found = _or_cannot(_global, examination, note, examination, space, max_memory_bytes,
-                           note, clock, structure, unfolded
-                           ) if examination in GLOBAL_EXAMINATIONS else (
-            _or_cannot(_answer, prop.id, note, examination, prop, space, clock,
-                       max_memory_bytes, note, walks, seen, structure)[0]
-            for prop in properties[examination])
-        for line in found:
-            lines.append(line)
-            if on_line is not None:
-                on_line(line)
-    return answers
+        walks = _walks(undecided, space, model, mine, seen, structure)
+        pumps = _pumps(undecided, space, mine, structure)
+        partial = _partial_ctl(space, mine, max_memory_bytes)
+        found = []
+        for prop in props:
+            lines = _or_cannot(_answer, prop.id, told, examination, prop, space, mine,
+                               max_memory_bytes, told, walks, seen, structure, pumps,
+                               partial)
+            found.append((prop.id, lines, reasons.get(prop.id)))
+        return found
+
+    return _scheduled(examinations, clock, examine, on_line, note, on_examination)
+
+
+def _scheduled(examinations: list[str], clock: Clock,
+               examine: Callable[[str, Clock, set[str] | None],
+                                 list[tuple[str, list[str], str | None]]],
+               on_line: Callable[[str], None] | None, note: Note,
+               on_examination: Callable[[str], None] | None) -> dict[str, list[str]]:
+    """The examinations' lines, each examination run first on an equal share of
+    :data:`FIRST_PASS` of the time left (:meth:`Clock.share`), so that the first ones
+    cannot spend the time the cheap answers of the others need; the formulas left
+    CANNOT_COMPUTE by an examination that spent its whole share are run again, in a
+    second pass, in order, each on all the time then left.
+    A line is told to ``on_line`` (its reason to ``note``) once it is final."""
+    answers: dict[str, list[tuple[str, list[str], str | None]]] = {}
+    again: dict[str, set[str]] = {}
+    for position, examination in enumerate(examinations):
+        if on_examination is not None:
+            on_examination(examination)
+        mine = clock.share(len(examinations) - position, FIRST_PASS)
+        answers[examination] = examine(examination, mine, None)
+        spent = mine.left() == 0.0
+        for ident, lines, reason in answers[examination]:
+            if (spent or "time budget" in (reason or "")) and lines and \
+                    lines[0].endswith("CANNOT_COMPUTE"):
+                again.setdefault(examination, set()).add(ident)
+            else:
+                _tell(lines, reason, ident, on_line, note)
+    for examination, idents in again.items():
+        if on_examination is not None:
+            on_examination(examination)
+        redone = {ident: (lines, reason) for ident, lines, reason in
+                  examine(examination, clock, idents)}
+        found = answers[examination]
+        for n, (ident, _, _) in enumerate(found):
+            if ident in redone:
+                found[n] = (ident, *redone[ident])
+                _tell(*redone[ident], ident, on_line, note)
+    return {e: [line for _, lines, _ in found for line in lines]
+            for e, found in answers.items()}
+
+
+def _tell(lines: list[str], reason: str | None, ident: str,
+          on_line: Callable[[str], None] | None, note: Note) -> None:
+    """Tell ``ident``'s final lines to ``on_line``, and the reason of a CANNOT_COMPUTE to
+    ``note``."""
+    if reason is not None and lines and lines[0].endswith("CANNOT_COMPUTE"):
+        note(ident, reason)
+    for line in lines:
+        if on_line is not None:
+            on_line(line)
 
 
 def _memo_reachability(space: Any, clock: Clock | None = None,
@@ -414,6 +489,41 @@ def _walks(props: list[ContestProperty], space: Any, model: Model, clock: Clock,
             goals[prop.id] = goal
     return Walks(model.net, {i: f for i, f in goals.items() if not isinstance(f, Bool)},
                  WALK_S if left is None else min(WALK_S, left), WALK_SEED)
+
+
+def _partial_ctl(space: Any, clock: Clock, max_memory_bytes: int | None
+                 ) -> Callable[[Formula], bool | None] | None:
+    """What the states of a stopped P/T search prove of a CTL formula, three-valued
+    (:mod:`~tcpn.petrinets.checking.contest.partial_ctl`), the masks of an examination's
+    formulas made once (at the first question) and read until ``clock`` is spent."""
+    if _complete(space) or not isinstance(space, PTStateSpace) or not len(space):
+        return None
+    left = clock.left()
+    deadline = None if left is None else wallclock.perf_counter() + left
+    checker: list[PartialCTL] = []
+
+    def value(formula: Formula) -> bool | None:
+        if not checker:
+            checker.append(PartialCTL(space, deadline, MemoryBudget.of(max_memory_bytes)))
+        return checker[0].value(formula)
+
+    return value
+
+
+def _pumps(props: list[ContestProperty], space: Any, clock: Clock,
+           structure: Structure | None) -> Pumps | None:
+    """The walks looking for proofs of unboundedness (:mod:`~tcpn.petrinets.checking.
+    contest.pumping`) for the UpperBounds questions of a stopped P/T search that the
+    state equation does not bound (None when there is none, or no time)."""
+    left = clock.left()
+    if structure is None or left == 0.0 or not monotone(structure.net):
+        return None
+    index = {p: i for i, p in enumerate(structure.net.places)}
+    goals = {p.id: np.array([index[q] for q in p.bound.places], dtype=np.int64)
+             for p in props if p.bound is not None
+             and structure.bounds(p.bound, space)[1] is None}
+    return Pumps(structure.net, goals, WALK_S if left is None else min(WALK_S, left),
+                 WALK_SEED) if goals else None
 
 
 class _OutOfMemory:
@@ -552,7 +662,8 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
             clock: Clock, max_memory_bytes: int | None = None,
             note: Note = lambda ident, reason: None, walks: Walks | None = None,
             seen: Callable[[Formula], bool | None] | None = None,
-            structure: Structure | None = None) -> str:
+            structure: Structure | None = None, pumps: Pumps | None = None,
+            partial: Callable[[Formula], bool | None] | None = None) -> str:
     """One formula's line (a CANNOT_COMPUTE's budget told to ``note``). When the space is
     incomplete, ``structure`` (a P/T net's, :class:`Structure`) bounds UpperBounds and
     simplifies formulas, which may settle them, and ``walks`` then finds witnesses of
@@ -568,7 +679,7 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         return _cannot(prop.id)
     if prop.bound is not None:
         if not _complete(space):
-            met = _bound_met(prop, space, structure, walks)
+            met = _bound_met(prop, space, structure, walks, pumps)
             if met is not None:
                 return f"FORMULA {prop.id} {met[0]} TECHNIQUES {TECHNIQUES} {met[1]}"
             note(prop.id, _why_incomplete(space))
@@ -593,8 +704,17 @@ def _answer(examination: str, prop: ContestProperty, space: AnyStateSpace,
         if walked is not None:
             return (f"FORMULA {prop.id} {'TRUE' if walked[0] else 'FALSE'} TECHNIQUES "
                     "RANDOM_WALK")
-        if getattr(space, "n_expanded", None) is not None and _is_ltl_question(
-                examination, formula):
+        ltl = _is_ltl_question(examination, formula)
+        if partial is not None and not ltl and is_ctl(formula):
+            try:  # the states found, three-valued: what they prove of the formula
+                proved = partial(formula)
+            except BudgetReached as budget:
+                note(prop.id, str(budget))
+                return _cannot(prop.id)
+            if proved is not None:
+                return (f"FORMULA {prop.id} {'TRUE' if proved else 'FALSE'} TECHNIQUES "
+                        f"{TECHNIQUES}")
+        if getattr(space, "n_expanded", None) is not None and ltl:
             # a lasso among the states expanded is a path of the net (check_ltl)
             return _ltl_line(prop.id, formula, space, seconds_left, max_memory_bytes, note)
         note(prop.id, _why_incomplete(space))
@@ -631,12 +751,15 @@ def _ltl_line(ident: str, formula: Formula, space: AnyStateSpace,
 
 
 def _bound_met(prop: ContestProperty, space: Any, structure: Structure | None,
-               walks: Walks | None) -> tuple[int, str] | None:
+               walks: Walks | None, pumps: Pumps | None = None
+               ) -> tuple[int | str, str] | None:
     """The exact UpperBounds answer of an incomplete search (with the technique that
     proves it), else None: 0 when the bound's places all lie in a siphon empty at the
     start; the state equation's upper bound when the most tokens seen on them (in the
     initial marking or a state found: all reachable) reach it, or when a random walk
-    reaches a marking with that many (:meth:`Structure.bound_goal`)."""
+    reaches a marking with that many (:meth:`Structure.bound_goal`); ``inf`` when the
+    equation gives no bound and a walk proves one of the places unbounded
+    (``pumps``, :mod:`~tcpn.petrinets.checking.contest.pumping`)."""
     if structure is None or prop.bound is None:
         return None
     net, bound = structure.net, prop.bound
@@ -645,7 +768,8 @@ def _bound_met(prop: ContestProperty, space: Any, structure: Structure | None,
         return 0, "TOPOLOGICAL"  # a siphon empty at the start: empty in every marking
     seen, most = structure.bounds(bound, space)
     if most is None:
-        return None
+        pump = pumps.answer(prop.id) if pumps is not None else None
+        return ("inf", "RANDOM_WALK") if pump is not None else None
     if seen == most:
         return most, "STATE_EQUATION"
     walked = walks.answer(prop.id) if walks is not None else None
@@ -706,8 +830,9 @@ def _global(examination: str, space: AnyStateSpace,
                                                                       unfolded)
         techniques = TECHNIQUES
         if found is None and structure is not None and examination in STRUCTURAL:
-            found = _structural(examination, structure, space, unfolded)
-            techniques = f"{TECHNIQUES} {STRUCTURAL[examination]}"
+            proved = _structural(examination, structure, space, clock, unfolded)
+            if proved is not None:
+                found, techniques = proved[0], f"{TECHNIQUES} {proved[1]}"
         if found is None:
             note(examination, _why_incomplete(space))
         return [_cannot(examination) if found is None else
@@ -776,56 +901,81 @@ def _partial(examination: str, space: AnyStateSpace, unfolded: _Unfolded | None 
     return None
 
 
-#: The technique each structural answer names (see :func:`_structural`).
-STRUCTURAL = {"StableMarking": "TOPOLOGICAL", "OneSafe": "STATE_EQUATION",
-              "QuasiLiveness": "STATE_EQUATION", "Liveness": "STATE_EQUATION",
-              "ReachabilityDeadlock": "RANDOM_WALK"}
+#: The examinations the structure (or a walk) may answer on a stopped search (see
+#: :func:`_structural`).
+STRUCTURAL = ("StableMarking", "OneSafe", "QuasiLiveness", "Liveness",
+              "ReachabilityDeadlock")
+#: Transitions not seen firing whose enabling the walks look for at most (QuasiLiveness
+#: TRUE): each is a goal tested on every batch of steps.
+MAX_QUASI_LIVE_GOALS = 2_000
 
 
-def _structural(examination: str, structure: Structure, space: Any,
-                unfolded: _Unfolded | None = None) -> bool | None:
-    """What the net's structure proves of a global property (None: nothing). A siphon
-    empty at the start stays empty (:func:`~tcpn.petrinets.checking.contest.siphons.
-    empty_siphon`): its places make StableMarking true. A transition never enabled (it
-    needs a token from that siphon, or the state equation proves its enabling marking
-    unreachable; only those not seen firing among the states found are asked) makes
-    QuasiLiveness and Liveness false. A place no firing changes makes StableMarking true
-    too. The state equation bounding every place by one makes OneSafe true (one linear
-    program a place not in the empty siphon, and a wide net has tens of thousands). The
-    programs share the structure's deadline. On an unfolding (``unfolded``) a coloured
-    transition is dead when all its bindings are, a coloured place stable when all its
-    colours lie in the siphon or no firing changes their sum, and OneSafe is not
-    answered. A random walk that reaches a dead marking makes ReachabilityDeadlock true
-    (its path fired again by the net's own rule first, :class:`Walks`)."""
+def _structural(examination: str, structure: Structure, space: Any, clock: Clock,
+                unfolded: _Unfolded | None = None) -> tuple[bool, str] | None:
+    """What the net's structure, or a random walk, proves of a global property, with the
+    technique (None: nothing). A siphon empty at the start stays empty
+    (:func:`~tcpn.petrinets.checking.contest.siphons.empty_siphon`): its places make
+    StableMarking true. A transition never enabled (it needs a token from that siphon,
+    or the state equation proves its enabling marking unreachable; only those not seen
+    firing among the states found are asked) makes QuasiLiveness and Liveness false. A
+    place no firing changes makes StableMarking true too. The state equation bounding
+    every place by one makes OneSafe true (one linear program a place not in the empty
+    siphon, and a wide net has tens of thousands). The programs share the structure's
+    deadline. On an unfolding (``unfolded``) a coloured transition is dead when all its
+    bindings are, a coloured place stable when all its colours lie in the siphon or no
+    firing changes their sum, and OneSafe is not answered. A random walk (its path fired
+    again by the net's own rule first, :class:`Walks`) that reaches a dead marking makes
+    ReachabilityDeadlock true and Liveness false (no transition fires again from there);
+    walks that enable every transition not seen firing make QuasiLiveness true."""
     net, empty = structure.net, structure.siphon
     if examination == "ReachabilityDeadlock":
-        left = structure.clock.left()
-        walked = Walks(net, {examination: E(F(Deadlock()))},
-                       WALK_S if left is None else min(WALK_S, left), WALK_SEED
-                       ).answer(examination)
-        return True if walked is not None else None
+        return (True, "RANDOM_WALK") if _walked_to_deadlock(structure, clock) else None
     if examination in ("QuasiLiveness", "Liveness"):
         fired = np.zeros(len(net.transitions), dtype=bool)
         if len(space) and not isinstance(space, _OutOfMemory):
             fired[np.unique(edge_arrays(space)[2])] = True
-        if unfolded is not None:
-            alive = np.zeros(unfolded.n_transitions, dtype=bool)
-            alive[unfolded.owner[fired]] = True
-            for t in np.flatnonzero(~fired):
-                if not alive[unfolded.owner[t]] and not structure.dead(int(t)):
-                    alive[unfolded.owner[t]] = True
-            return False if not alive.all() else None
-        return False if any(structure.dead(int(t)) for t in np.flatnonzero(~fired)) \
-            else None
+        groups = [(int(t),) for t in range(len(fired))] if unfolded is None else [
+            tuple(np.flatnonzero(unfolded.owner == c).tolist())
+            for c in range(unfolded.n_transitions)]
+        unseen = [g for g in groups if not fired[list(g)].any()]
+        if any(all(structure.dead(t) for t in g) for g in unseen):
+            return False, "STATE_EQUATION"
+        if examination == "Liveness":
+            return (False, "RANDOM_WALK") if len(groups) and _walked_to_deadlock(
+                structure, clock) else None
+        if not unseen or len(unseen) > MAX_QUASI_LIVE_GOALS:
+            return None
+        left = clock.left()
+        walks = Walks(net, {str(n): E(F(Fireable(tuple(net.transitions[t] for t in g))))
+                            for n, g in enumerate(unseen)},
+                      WALK_S if left is None else min(WALK_S, left), WALK_SEED)
+        met = all(walks.answer(str(n)) is not None for n in range(len(unseen)))
+        return (True, "RANDOM_WALK") if met else None
     if examination == "StableMarking":
         if unfolded is not None:
-            return True if _stable_group(net, empty.places, unfolded) else None
-        return True if empty.places.any() or stable_place(net) is not None else None
+            stable = _stable_group(net, empty.places, unfolded)
+        else:
+            stable = bool(empty.places.any()) or stable_place(net) is not None
+        return (True, "TOPOLOGICAL") if stable else None
     if unfolded is not None:
         return None
     deadline = structure.equation.deadline
     left = None if deadline is None else max(0.0, deadline - wallclock.perf_counter())
-    return True if one_safe_by_state_equation(net, left, empty.places) else None
+    return (True, "STATE_EQUATION") if one_safe_by_state_equation(
+        net, left, empty.places) else None
+
+
+def _walked_to_deadlock(structure: Structure, clock: Clock) -> bool:
+    """Whether a random walk reaches a dead marking of the structure's net (its path
+    checked, :class:`Walks`); a walk that met one is kept for the next question."""
+    if structure.walked_to_deadlock:
+        return True
+    left = clock.left()
+    found = Walks(structure.net, {"deadlock": E(F(Deadlock()))},
+                  WALK_S if left is None else min(WALK_S, left), WALK_SEED
+                  ).answer("deadlock") is not None
+    structure.walked_to_deadlock = found
+    return found
 
 
 def _stable_group(net: PTNet, siphon: np.ndarray, unfolded: _Unfolded) -> bool:

@@ -63,7 +63,9 @@ class Structure:
     (:mod:`~tcpn.petrinets.checking.contest.unreachable`), each formula simplified once
     by both (:func:`~tcpn.petrinets.checking.contest.folding.fold`). The state
     equation's programs run until :data:`STRUCTURE_S` after :meth:`start` (called at each
-    examination's start), or the time left on ``clock``, whichever comes first."""
+    examination's start), or the time left on ``clock`` (or on the examination's own
+    clock given to :meth:`start`), whichever comes first. What a deadline cut is not
+    kept: asked again after a later :meth:`start`, it is computed again."""
 
     def __init__(self, net: PTNet, clock: Clock):
         self.net, self.clock = net, clock
@@ -72,9 +74,12 @@ class Structure:
         self.equation = StateEquation(net)
         self._simplified: dict[Formula, tuple[Formula, str]] = {}
         self._bounds: dict[Tokens, tuple[int, int | None]] = {}
+        self._seen: dict[Tokens, int] = {}
+        #: a random walk met a dead marking (set by the global examinations)
+        self.walked_to_deadlock = False
 
-    def start(self) -> None:
-        left = self.clock.left()
+    def start(self, clock: Clock | None = None) -> None:
+        left = (clock or self.clock).left()
         self.equation.deadline = wallclock.perf_counter() + (
             STRUCTURE_S if left is None else min(left, STRUCTURE_S))
 
@@ -82,6 +87,7 @@ class Structure:
         """``formula`` folded by the siphon, then by the state equation, with the technique
         of the last step that changed it (TOPOLOGICAL, STATE_EQUATION; "" for none)."""
         if formula not in self._simplified:
+            cut = self.equation.cut
             by_siphon = fold(formula, self._siphon_constant)
             by_equation = fold(by_siphon, self.equation.constant)
             technique = "STATE_EQUATION" if by_equation != by_siphon else (
@@ -90,6 +96,8 @@ class Structure:
             if now is not None and technique:
                 value = self.equation.initially(now)
                 by_equation = by_equation if value is None else Bool(value)
+            if self.equation.cut != cut:  # a program cut: more time may fold more
+                return by_equation, technique
             self._simplified[formula] = (by_equation, technique)
         return self._simplified[formula]
 
@@ -97,15 +105,21 @@ class Structure:
         """The most tokens seen on ``bound``'s places (the initial marking, the states
         found) and the state equation's upper bound of them (None: none found within
         the deadline), each computed once."""
-        if bound not in self._bounds:
+        if bound in self._bounds:
+            return self._bounds[bound]
+        if bound not in self._seen:
             index = {p: i for i, p in enumerate(self.net.places)}
             seen = int(sum(int(self.net.initial[index[p]]) for p in bound.places))
             if len(space):
                 seen = max(seen, int(numeric_values(bound, space).max()))
-            deadline = self.equation.deadline
-            self._bounds[bound] = (seen, state_equation_bound(
-                self.net, bound.places,
-                None if deadline is None else max(0.0, deadline - wallclock.perf_counter())))
+            self._seen[bound] = seen
+        seen, deadline = self._seen[bound], self.equation.deadline
+        most = state_equation_bound(
+            self.net, bound.places,
+            None if deadline is None else max(0.0, deadline - wallclock.perf_counter()))
+        if most is None and deadline is not None and wallclock.perf_counter() >= deadline:
+            return seen, None  # perhaps cut by the deadline: not kept
+        self._bounds[bound] = (seen, most)
         return self._bounds[bound]
 
     def bound_goal(self, bound: Tokens, space: Any) -> Formula | None:

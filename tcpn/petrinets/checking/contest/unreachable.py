@@ -205,7 +205,9 @@ class StateEquation:
     """The state equation of a P/T net, set up once for many questions (see the module).
 
     ``deadline`` (a :func:`time.perf_counter` value, or None) bounds every program it
-    solves; a program cut short proves nothing. Verdicts are kept per formula."""
+    solves; a program cut short proves nothing. Verdicts are kept per formula, except
+    those a deadline cut (asked again with a later deadline, they are solved again);
+    ``cut`` counts the programs a deadline cut or skipped."""
 
     def __init__(self, net: PTNet, deadline: float | None = None):
         self.net = net
@@ -214,17 +216,25 @@ class StateEquation:
         self.incidence = (net.post - net.pre).T.astype(float).tocsr()  # places x transitions
         self.initial = np.asarray(net.initial, dtype=float)
         self._verdicts: dict[tuple[Formula, bool], bool | None] = {}
+        self.cut = 0
         self._formulas: StateFormulas | None = None  # made at the first constant asked
 
     def unreachable(self, formula: Formula, negated: bool = False) -> bool | None:
         """True when no reachable marking satisfies ``formula`` (``negated``: its
         negation), None when that is not proved (within the deadline)."""
         key = (formula, negated)
-        if key not in self._verdicts:
-            cases = linear_cases(formula, self.net, negated) if self.usable else None
-            self._verdicts[key] = None if cases is None else (
-                True if all(self._infeasible(case) for case in cases) else None)
-        return self._verdicts[key]
+        if key in self._verdicts:
+            return self._verdicts[key]
+        cases = linear_cases(formula, self.net, negated) if self.usable else None
+        verdict, final = cases is not None, True
+        for case in cases or ():
+            infeasible = self._infeasible(case)
+            if not infeasible:  # a solution (nothing proved), or cut (nothing known)
+                verdict, final = False, infeasible is not None
+                break
+        if final:  # not cut by a deadline: the same with more time
+            self._verdicts[key] = True if verdict else None
+        return True if verdict else None
 
     def constant(self, formula: Formula) -> bool | None:
         """The oracle of :func:`~tcpn.petrinets.checking.contest.folding.fold`: the value
@@ -243,11 +253,13 @@ class StateEquation:
             self._formulas = StateFormulas(self.net)
         return self._formulas.initially(formula)
 
-    def _infeasible(self, case: tuple[Linear, ...]) -> bool:
-        """Whether the state equation with ``case``'s constraints has no real solution."""
+    def _infeasible(self, case: tuple[Linear, ...]) -> bool | None:
+        """Whether the state equation with ``case``'s constraints has no real solution
+        (None: the deadline cut the program, or came before it)."""
         left = None if self.deadline is None else self.deadline - wallclock.perf_counter()
         if left is not None and left <= 0:
-            return False
+            self.cut += 1
+            return None
         from scipy.optimize import linprog  # here: ~75 modules a complete search never needs
         from scipy.sparse import csr_array, vstack
 
@@ -263,4 +275,7 @@ class StateEquation:
         found = linprog(np.zeros(self.incidence.shape[1]), A_ub=matrix,
                         b_ub=np.concatenate([self.initial, bounds]), bounds=(0, None),
                         method="highs", options=options)
-        return bool(found.status == 2)  # 2: infeasible; 0 solved, 1 limit, 3 unbounded
+        if found.status == 1:  # a time or iteration limit: nothing known
+            self.cut += 1
+            return None
+        return bool(found.status == 2)  # 2: infeasible; 0 solved, 3 unbounded

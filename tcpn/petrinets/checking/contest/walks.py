@@ -58,8 +58,8 @@ from tcpn.petrinets.checking.formulas import (
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
 
-__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "StateFormulas", "Walks", "goal_of",
-           "random_walks", "replay", "walk_steps"]
+__all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "StateFormulas", "Walks", "enabling_of",
+           "goal_of", "random_walks", "replay", "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -233,6 +233,12 @@ class StateFormulas:
                 for f in formulas]
 
 
+def enabling_of(net: PTNet) -> Callable[[np.ndarray], np.ndarray]:
+    """Which transitions each row of a markings matrix enables (walkers x transitions),
+    every row at once: the walks' enabling test."""
+    return _Enabling(net)
+
+
 def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
                  stop: Callable[[], bool] = lambda: False, max_steps: int | None = None,
                  walkers: int = WALKERS, max_length: int = MAX_LENGTH
@@ -287,12 +293,13 @@ def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
     return found
 
 
-def replay(net: PTNet, path: Sequence[str]) -> np.ndarray:
-    """The marking reached by firing ``path`` from the initial marking, one transition at
-    a time by the net's own enabling rule (:class:`ValueError` naming the step where a
-    transition is not enabled): the check of a walk's witness."""
+def replay(net: PTNet, path: Sequence[str], start: np.ndarray | None = None) -> np.ndarray:
+    """The marking reached by firing ``path`` from ``start`` (by default the initial
+    marking), one transition at a time by the net's own enabling rule
+    (:class:`ValueError` naming the step where a transition is not enabled): the check
+    of a walk's witness."""
     index = {t: i for i, t in enumerate(net.transitions)}
-    marking = np.asarray(net.initial, dtype=np.int64)[None, :]
+    marking = np.asarray(net.initial if start is None else start, dtype=np.int64)[None, :]
     for number, name in enumerate(path):
         if not net.enabled(marking, index[name])[0]:
             raise ValueError(f"step {number} of the walk: {name} is not enabled")

@@ -417,7 +417,8 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
                          max_product_states: int | None = None,
                          deadline: float | None = None,
                          memory: MemoryBudget | None = None,
-                         expanded: int | None = None
+                         expanded: int | None = None,
+                         on_frontier: Callable[[], None] | None = None
                          ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]],
                                     int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
@@ -427,7 +428,7 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
     :class:`_Budget` when a budget is reached (the clock and ``memory``, the process's
     resident memory, are read every 4,096 steps). States numbered ``expanded`` and up
     (a budget's frontier) have no known successor: no path continues from them, not even
-    a dead marking's repetition.
+    a dead marking's repetition; ``on_frontier`` is called when the search reaches one.
     """
     n_q = len(automaton)
     readable: list[Sequence[bool]] = [holds(And(lits)) if len(lits) > 1 else holds(
@@ -439,6 +440,8 @@ def find_accepting_lasso(automaton: BuchiAutomaton, initial_state: int, successo
 
     def product_successors(node: int) -> list[tuple[int, Label]]:
         state, q = divmod(node, n_q)
+        if expanded is not None and state >= expanded and on_frontier is not None:
+            on_frontier()
         out = successors(state) or (
             [(state, STUTTER)] if expanded is None or state < expanded else [])
         found = []
@@ -614,8 +617,10 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
     fair: FairSets = (frozenset(weak_fair), frozenset(strong_fair))
     memory = MemoryBudget.of(max_memory_bytes)
+    frontier_reached: list[bool] = []
     try:
-        found = _search(automaton, graph, fair, max_product_states, deadline, memory)
+        found = _search(automaton, graph, fair, max_product_states, deadline, memory,
+                        lambda: frontier_reached.append(True))
     except _Budget as budget:
         return Verdict("unknown", text, states=len(space), reason=str(budget),
                        seconds=wallclock.perf_counter() - started, technique=("EXPLICIT",))
@@ -623,7 +628,7 @@ def check_ltl(formula: Formula, space: AnyStateSpace, weak_fair: Iterable[str] =
         graph.forget_lists()
     seconds = wallclock.perf_counter() - started
     technique = ("EXPLICIT", "LTL_NFA") + (("FAIRNESS",) if any(fair) else ())
-    if found is None and incomplete:
+    if found is None and incomplete and frontier_reached:
         return Verdict("unknown", text, states=len(space), seconds=seconds,
                        reason=f"{incomplete}; no lasso among the {graph.expanded:,} "
                        "states expanded", technique=("EXPLICIT",))
@@ -662,16 +667,18 @@ ON_THE_FLY_STATES = 300
 
 
 def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
-            max_product_states: int | None, deadline: float | None, memory: MemoryBudget
+            max_product_states: int | None, deadline: float | None, memory: MemoryBudget,
+            on_frontier: Callable[[], None] | None = None
             ) -> tuple[list[tuple[int, Label]], list[tuple[int, Label]], int] | None:
     """The on-the-fly search up to :data:`ON_THE_FLY_STATES` product states, then the
     whole product in arrays (:mod:`tcpn.petrinets.checking.ltl.product`); the on-the-fly search
-    again, with the caller's budgets, where the arrays would not fit."""
+    again, with the caller's budgets, where the arrays would not fit. ``on_frontier`` is
+    called when the product reaches a state not expanded (a stopped search's)."""
     small = ON_THE_FLY_STATES if max_product_states is None else min(
         ON_THE_FLY_STATES, max_product_states)
     try:
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    small, deadline, memory, graph.expanded)
+                                    small, deadline, memory, graph.expanded, on_frontier)
     except _Budget as budget:
         if small == max_product_states or str(budget).startswith("time"):
             raise
@@ -679,12 +686,13 @@ def _search(automaton: BuchiAutomaton, graph: _Graph, fair: FairSets,
     try:
         found = product_lasso(automaton, *graph.arrays(), graph.mask, fair,
                               max_product_states, deadline, graph.state_graph(memory),
-                              memory)
+                              memory, graph.expanded, on_frontier)
     except ProductTooLarge as budget:
         if "array entries" not in str(budget):
             raise _Budget(str(budget)) from None
         return find_accepting_lasso(automaton, 0, graph.successors, graph.holds, fair,
-                                    max_product_states, deadline, memory, graph.expanded)
+                                    max_product_states, deadline, memory, graph.expanded,
+                                    on_frontier)
     if found is None:
         return None
     stem, cycle, size = found

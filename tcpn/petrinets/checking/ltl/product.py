@@ -56,8 +56,17 @@ CHECK_GROWTH = 4
 #: Bytes per edge :meth:`StutteringGraph.of` may hold at once (with dead markings: sources,
 #: targets, edge numbers, labels and the sort's order), checked against the memory budget.
 STATE_GRAPH_EDGE_BYTES = 32
-#: Product states expanded per slice of a breadth-first layer (bounds the memory).
+#: Product states expanded per slice of a breadth-first layer (bounds the memory) ...
 SLICE_STATES = 1 << 16
+#: ... and at most this many product edges (their state-space edges times the automaton
+#: successors) per slice: a state space stopped early has states of hundreds of edges
+#: (SemanticWebServices-PT-S064P06: 80 a state expanded), and 65,536 of them with an
+#: automaton of 12 states made a slice of 10^8 edges, past the memory budget between two
+#: of its readings.
+SLICE_EDGES = 1 << 22
+#: Bytes a product edge of a slice takes at once (its position, state-space edge and
+#: target, int64 each, their sort's order and the sorted copies), read against the budget.
+SLICE_EDGE_BYTES = 64
 
 
 class ProductTooLarge(Exception):
@@ -183,11 +192,29 @@ class _Product:
         self.edges = 0
         self.frontier, self.first = roots, 0
 
-    def _stop_if_over_budget(self) -> None:
+    def _stop_if_over_budget(self, more_bytes: int = 0) -> None:
         if self.deadline is not None and wallclock.perf_counter() > self.deadline:
             raise ProductTooLarge("time budget reached")
-        if self.budget.exceeded():
-            raise ProductTooLarge(self.budget.reason())
+        if self.budget.exceeded(more_bytes):
+            raise ProductTooLarge(self.budget.reason() + (
+                f" (a slice of the product needs {more_bytes / 1e6:,.0f} MB)"
+                if more_bytes else ""))
+
+    def _slices(self, frontier: np.ndarray) -> list[tuple[int, int, int]]:
+        """The frontier cut into slices of at most :data:`SLICE_STATES` product states and
+        :data:`SLICE_EDGES` product edges (one state at least): ``(lo, hi, edges)``."""
+        state, q = np.divmod(frontier, self.n_q)
+        indptr = self.graph.indptr
+        fanout = np.array([len(s) for s in self.successors], dtype=np.int64)
+        edges = (indptr[state + 1] - indptr[state]) * fanout[q]
+        total = np.concatenate(([0], np.cumsum(edges)))
+        found, lo = [], 0
+        while lo < len(frontier):
+            hi = int(np.searchsorted(total, total[lo] + SLICE_EDGES, side="right")) - 1
+            hi = min(max(hi, lo + 1), lo + SLICE_STATES, len(frontier))
+            found.append((lo, hi, int(total[hi] - total[lo])))
+            lo = hi
+        return found
 
     def _slice_edges(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The product edges leaving product states ``ids``: (position in ``ids``, state
@@ -218,9 +245,9 @@ class _Product:
         if not len(frontier):
             return False
         following = []
-        for lo in range(0, len(frontier), SLICE_STATES):
-            self._stop_if_over_budget()
-            pair, e, target = self._slice_edges(frontier[lo:lo + SLICE_STATES])
+        for lo, hi, n_edges in self._slices(frontier):
+            self._stop_if_over_budget(SLICE_EDGE_BYTES * n_edges)
+            pair, e, target = self._slice_edges(frontier[lo:hi])
             into = np.flatnonzero(index[target] < 0)
             if len(into):
                 # the first edge into each new node is its breadth-first parent: mark
@@ -308,7 +335,8 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
                   mask: Callable[[Formula], np.ndarray],
                   fair: tuple[frozenset[str], frozenset[str]],
                   max_product_states: int | None = None, deadline: float | None = None,
-                  graph: StutteringGraph | None = None, budget: MemoryBudget | None = None
+                  graph: StutteringGraph | None = None, budget: MemoryBudget | None = None,
+                  expanded: int | None = None, on_frontier: Callable[[], None] | None = None
                   ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int] | None:
     """An accepted (and fair) lasso of the product, or None if there is none.
 
@@ -317,6 +345,8 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
     repetition of a dead marking). ``graph`` is :meth:`StutteringGraph.of` the edges when the
     caller keeps it for several formulas. Raises :class:`ProductTooLarge` naming a budget
     (``budget``: the process's resident memory, :meth:`MemoryBudget.default` if None).
+    States numbered ``expanded`` and up are a stopped search's frontier: when the whole
+    product (no lasso in it) reaches one, ``on_frontier`` is called.
 
     The components are searched each time the product has grown :data:`CHECK_GROWTH`
     times in edges since the last search (from :data:`FIRST_CHECK_EDGES` on), and once
@@ -336,7 +366,11 @@ def product_lasso(automaton: BuchiAutomaton, indptr: np.ndarray, targets: np.nda
             found = _search_product(product, automaton, graph, names, fair)
             if found is not None:
                 return found
-    return _search_product(product, automaton, graph, names, fair)
+    found = _search_product(product, automaton, graph, names, fair)
+    if found is None and expanded is not None and on_frontier is not None and (
+            product.size and (product.state >= expanded).any()):
+        on_frontier()
+    return found
 
 
 def _search_product(product: _Product, automaton: BuchiAutomaton, graph: StutteringGraph,
