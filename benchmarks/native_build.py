@@ -117,15 +117,17 @@ def per_module() -> None:
     from tcpn.models.topology import compose
     from tcpn.petrinets import compile_net
     from tcpn.petrinets.engine import native
+    from tcpn.petrinets.engine.cython_code import shapes
 
     scenario = load_scenario(ROOT / "scenarios" / "dumbbell_newreno.yaml")
     compiled = compile_net(compose(scenario, make_run(scenario).flows).net)
     bodies: dict[str, list[str]] = {}
     for transition in compiled.transitions:
-        body, _values = native._transition_shape(transition, frozenset(compiled.keyed_places))
+        body, _values = shapes.transition_shape(transition,
+                                               frozenset(compiled.keyed_places))
         bodies.setdefault(body, []).append(transition.name)
     sources = {"loop": native._loop_module()[0],
-               **{f"shape{i}": native._shape_module(body) for i, body in enumerate(bodies)}}
+               **{f"shape{i}": shapes.shape_module(body) for i, body in enumerate(bodies)}}
     print(f"load average {os.getloadavg()[0]:.1f}; {len(compiled.transitions)} transitions, "
           f"{len(bodies)} shapes (transitions per shape: "
           f"{sorted((len(v) for v in bodies.values()), reverse=True)}), + the loop")
