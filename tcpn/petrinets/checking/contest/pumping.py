@@ -38,6 +38,7 @@ from tcpn.petrinets.checking.contest.walks import (
     WALKERS,
     enabling_of,
     replay,
+    step_walkers,
     walk_steps,
 )
 from tcpn.petrinets.statespace.ptspace import PTNet
@@ -108,17 +109,10 @@ def pumping_walks(net: PTNet, goals: Sequence[np.ndarray], seed: int = 0,
     anchor_at = np.full((walkers, kept + 1), -1, dtype=np.int64)
     trace = np.zeros((walkers, max_length), dtype=np.int64)
     length = np.zeros(walkers, dtype=np.int64)
-    everyone = np.arange(walkers)
     step = 0
     while pending and not stop() and (max_steps is None or step < max_steps):
         step += 1
-        enabled = enabling(markings)
-        scores = np.where(enabled, rng.random(enabled.shape), -1.0)
-        chosen = scores.argmax(axis=1)
-        alive = enabled[everyone, chosen] & (length < max_length)
-        markings[alive] = net.fire_pairs(markings, everyone[alive], chosen[alive])
-        trace[everyone[alive], length[alive]] = chosen[alive]
-        length[alive] += 1
+        alive = step_walkers(net, markings, enabling(markings), rng, trace, length, max_length)
         restart = ~alive
         markings[restart], length[restart], anchor_at[restart] = initial, 0, -1
         if step % CHECK_STEPS == 0:

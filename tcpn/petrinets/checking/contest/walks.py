@@ -59,7 +59,7 @@ from tcpn.petrinets.checking.formulas import (
 from tcpn.petrinets.statespace.ptspace import PTNet
 
 __all__ = ["MAX_LENGTH", "WALKERS", "WALK_UNITS", "StateFormulas", "Walks", "enabling_of",
-           "goal_of", "random_walks", "replay", "walk_steps"]
+           "goal_of", "random_walks", "replay", "step_walkers", "walk_steps"]
 
 #: Walkers run at once (rows of the markings matrix).
 WALKERS = 32
@@ -239,6 +239,22 @@ def enabling_of(net: PTNet) -> Callable[[np.ndarray], np.ndarray]:
     return _Enabling(net)
 
 
+def step_walkers(net: PTNet, markings: np.ndarray, enabled: np.ndarray,
+                 rng: np.random.Generator, trace: np.ndarray, length: np.ndarray,
+                 max_length: int) -> np.ndarray:
+    """One step of every walker, in place: each fires one of the transitions it enables,
+    uniformly (the largest random score of an enabled transition), and writes it on its
+    trace; a walker with none enabled or at ``max_length`` stands. Returns which moved."""
+    everyone = np.arange(len(markings))
+    scores = np.where(enabled, rng.random(enabled.shape), -1.0)
+    chosen = scores.argmax(axis=1)
+    alive = enabled[everyone, chosen] & (length < max_length)
+    markings[alive] = net.fire_pairs(markings, everyone[alive], chosen[alive])
+    trace[everyone[alive], length[alive]] = chosen[alive]
+    length[alive] += 1
+    return alive
+
+
 def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
                  stop: Callable[[], bool] = lambda: False, max_steps: int | None = None,
                  walkers: int = WALKERS, max_length: int = MAX_LENGTH
@@ -257,7 +273,6 @@ def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
     markings = np.tile(initial, (walkers, 1))
     trace = np.zeros((walkers, max_length), dtype=np.int64)
     length = np.zeros(walkers, dtype=np.int64)
-    everyone = np.arange(walkers)
     width = walkers * max(len(net.places), len(net.transitions), 1)
     batch = max(1, min(BATCH_STEPS, BATCH_CELLS // width))
     step = 0
@@ -269,15 +284,9 @@ def random_walks(net: PTNet, goals: Sequence[Formula], seed: int = 0,
             seen.append(markings.copy())
             seen_enabled.append(enabled)
             seen_length.append(length.copy())
-            # uniform among the enabled: the largest random score of an enabled transition
-            scores = np.where(enabled, rng.random(enabled.shape), -1.0)
-            chosen = scores.argmax(axis=1)
             # a walker dead or at its length waits for the batch's end to restart: the
             # trace of every marking in the batch stays whole until the goals are read
-            alive = enabled[everyone, chosen] & (length < max_length)
-            markings[alive] = net.fire_pairs(markings, everyone[alive], chosen[alive])
-            trace[everyone[alive], length[alive]] = chosen[alive]
-            length[alive] += 1
+            alive = step_walkers(net, markings, enabled, rng, trace, length, max_length)
         stacked, stacked_enabled = np.concatenate(seen), np.concatenate(seen_enabled)
         lengths = np.concatenate(seen_length)
         for g in list(pending):
