@@ -49,7 +49,9 @@ def test_targets_are_the_issues():
         ("aggregate", "retransmission_ratio"): (0.25, 0.002),
         ("queue", "mean_packets"): (0.15, 0.5), ("flow", "rtt_mean_s"): (0.10, 0.0),
         # issue 29: timeouts and drops per flow 15 %, or the CIs overlap
-        ("flow", "timeouts"): (0.15, 0.0), ("flow", "drops"): (0.15, 0.0)}
+        ("flow", "timeouts"): (0.15, 0.0), ("flow", "drops"): (0.15, 0.0),
+        # exchangeable flows ranked by goodput: the per-flow goodput target
+        ("ranked", "goodput_bps"): (0.05, 0.0)}
     assert {k: (t.relative, t.absolute) for k, t in TOLERANCES.items()} == expected
     assert {k for k, t in TOLERANCES.items() if t.overlap} == {("flow", "timeouts"),
                                                               ("flow", "drops")}
@@ -175,6 +177,31 @@ def test_compare_net_and_fluid(tmp_path: Path):
     csv = pd.read_csv(tmp_path / "comparison.csv")
     assert list(csv.columns[:5]) == ["scope", "name", "metric", "net_mean", "net_ci"]
     assert (tmp_path / "runs" / "fluid" / "rep-001" / "result.json").exists()
+
+
+def test_exchangeable_flows_are_also_compared_ranked_by_goodput(tmp_path: Path):
+    base = dumbbell(pairs=2, horizon_s=3.0, tcp=TCP)
+    spec = base.model_dump(mode="json", exclude_unset=True)
+    for flow in spec["flows"]:
+        flow["start_s"] = {"dist": "uniform", "low_s": 0.0, "high_s": 0.5}
+    scenario = validate_scenario(spec)
+    found = compare(scenario, ["net", "fluid"], replications=3, workers=1)
+    assert found.meta["exchangeable_flows"] == [["f0", "f1"]]
+    table = found.table.set_index(["scope", "name", "metric"])
+    first = table.loc[("ranked", "#1 of f0+f1", "goodput_bps")]
+    second = table.loc[("ranked", "#2 of f0+f1", "goodput_bps")]
+    assert first["tolerance"] == "5 %" and first["fluid_verdict"] in ("pass", "FAIL")
+    runs = found.results["net"].values().query(
+        "scope == 'flow' and metric == 'goodput_bps'").pivot(
+        index="replication", columns="name", values="value")
+    # each run's larger and smaller flow, whichever it was
+    assert first["net_mean"] == pytest.approx(runs.max(axis=1).mean())
+    assert second["net_mean"] == pytest.approx(runs.min(axis=1).mean())
+    assert runs.max(axis=1).gt(runs.min(axis=1)).any()
+    # staggered starts: the order of the flows is the scenario's, nothing is ranked
+    staggered = compare(base, ["net", "fluid"], replications=1, workers=1)
+    assert staggered.meta["exchangeable_flows"] == []
+    assert "ranked" not in set(staggered.table["scope"])
 
 
 def test_compare_bad_input():

@@ -11,7 +11,10 @@ The targets are issue 7's: per-flow mean goodput 5 %, aggregate goodput 3 %, Jai
 0.05 (absolute), loss and retransmission ratios 25 % relative or 0.002 absolute, mean
 queue 15 %, mean RTT 10 %; and issue 29's: each flow's retransmission timeouts and drops
 15 %, or the two lenses' 95 % confidence intervals overlap (a count that a few events
-make: a relative target alone would judge the noise of a short window). A relative target
+make: a relative target alone would judge the noise of a short window). Flows the scenario
+treats alike (:func:`tcpn.experiments.exchangeable.exchangeable_flows`) are also compared
+ranked by goodput in each run (:func:`with_ranked_flows`, the per-flow target): two such flows
+race, and which one wins flips with the start draws. A relative target
 means nothing near zero, so two rows carry an absolute floor decided before any run: the
 ratios the issue's 0.002, and the mean queue :data:`QUEUE_FLOOR_PACKETS` (half a packet: a
 queue whose mean is below it is empty most of the time, and the lenses may differ by up to
@@ -44,17 +47,18 @@ import numpy as np
 import pandas as pd
 
 from tcpn.errors import InputError, InputFileError
+from tcpn.experiments.exchangeable import exchangeable_flows
 from tcpn.lenses import get_lens
-from tcpn.lenses.replications import ReplicationResult, replicate
+from tcpn.lenses.replications import ReplicationResult, replicate, values_table
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.outputs import atomic_files, save_figure
 
 if TYPE_CHECKING:
     from tcpn.models.traces import Trace
 
-__all__ = ["INFO_METRICS", "QUEUE_FLOOR_PACKETS", "TOLERANCES", "WIRELESS_METRICS", "Tolerance",
-           "Validation",
-           "compare", "comparison_table", "plot_timeseries", "welch_p", "write_comparison"]
+__all__ = ["INFO_METRICS", "QUEUE_FLOOR_PACKETS", "RANKED_SCOPE", "TOLERANCES", "WIRELESS_METRICS",
+           "Tolerance", "Validation", "compare", "comparison_table", "plot_timeseries",
+           "welch_p", "with_ranked_flows", "write_comparison"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ TOLERANCES: dict[tuple[str, str], Tolerance] = {
     ("flow", "rtt_mean_s"): Tolerance(relative=0.10),
     ("flow", "timeouts"): Tolerance(relative=0.15, overlap=True),
     ("flow", "drops"): Tolerance(relative=0.15, overlap=True),
+    ("ranked", "goodput_bps"): Tolerance(relative=0.05),
 }
 """The accuracy targets of the reference set (issues 7 and 29), by (scope, metric)."""
 
@@ -251,11 +256,13 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
     if runs_dir is not None:
         for lens in ordered:
             _add_wireless(results[lens], runs_dir / lens)
-    table = comparison_table({lens: results[lens].table() for lens in ordered}, ref,
-                             {lens: results[lens].values() for lens in ordered})
+    groups = exchangeable_flows(spec)
+    values = {lens: with_ranked_flows(results[lens].values(), groups) for lens in ordered}
+    table = comparison_table({lens: values_table(values[lens], results[lens].confidence)
+                              for lens in ordered}, ref, values)
     meta = {"scenario": spec.name, "scenario_hash": spec.content_hash(),
             "reference": ref, "lenses": ordered, "refused": refused,
-            "replications": replications,
+            "replications": replications, "exchangeable_flows": [list(g) for g in groups],
             "runs": {lens: results[lens].replications for lens in ordered},
             "seed": spec.seed if seed is None else seed,
             "window_s": [spec.measure.warmup_s, spec.horizon_s],
@@ -264,6 +271,41 @@ def compare(scenario: Scenario | str | Path, lenses: Sequence[str] = ("ns3", "ne
                            for (scope, metric), t in TOLERANCES.items()}}
     return Validation(scenario=spec, reference=ref, lenses=ordered, refused=refused,
                       results=results, table=table, runs_dir=runs_dir, meta=meta)
+
+
+RANKED_SCOPE = "ranked"
+"""Scope of the rows of exchangeable flows ranked by goodput (:func:`with_ranked_flows`)."""
+
+
+def with_ranked_flows(values: pd.DataFrame, groups: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """``values`` (:meth:`ReplicationResult.values`) with, for each group of exchangeable
+    flows (:func:`tcpn.experiments.exchangeable.exchangeable_flows`), the goodput of its
+    k-th largest flow in each run: scope ``ranked``, name ``"#k of f0+f1"``. Such flows race:
+    which one wins depends on the start draws and flips with any small change, so their
+    per-flow means can differ between two lenses that agree on every run's split. The
+    ranked rows compare the splits; the per-flow rows stay, judged as before.
+
+    >>> v = pd.DataFrame({"scope": "flow", "name": ["a", "b", "a", "b"],
+    ...                   "metric": "goodput_bps", "replication": [0, 0, 1, 1],
+    ...                   "value": [1.0, 3.0, 4.0, 2.0]})
+    >>> ranked = with_ranked_flows(v, [("a", "b")]).query("scope == 'ranked'")
+    >>> ranked[["name", "replication", "value"]].values.tolist()
+    [['#1 of a+b', 0, 3.0], ['#2 of a+b', 0, 1.0], ['#1 of a+b', 1, 4.0], ['#2 of a+b', 1, 2.0]]
+    """
+    goodput = values[(values["scope"] == "flow") & (values["metric"] == "goodput_bps")]
+    rows = []
+    for group in groups:
+        label = "+".join(group)
+        mine = goodput[goodput["name"].isin(group)]
+        for replication, run in mine.groupby("replication", sort=True):
+            ordered = sorted(run["value"].to_numpy(float), reverse=True)
+            if len(ordered) != len(group) or not np.isfinite(ordered).all():
+                continue  # a run without every flow's goodput ranks nothing
+            rows += [(RANKED_SCOPE, f"#{k} of {label}", "goodput_bps", replication, value)
+                     for k, value in enumerate(ordered, start=1)]
+    if not rows:
+        return values
+    return pd.concat([values, pd.DataFrame(rows, columns=values.columns)], ignore_index=True)
 
 
 def _add_wireless(result: ReplicationResult, runs: Path) -> None:

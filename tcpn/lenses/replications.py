@@ -39,7 +39,7 @@ from tcpn.workers import run_in_workers
 MAX_RUNS = 1_000_000
 
 __all__ = ["ReplicationResult", "equal_but_for_rounding", "flow_table", "half_widths", "mean_ci",
-           "replicate", "summary_rows", "t_quantile"]
+           "replicate", "summary_rows", "t_quantile", "values_table"]
 
 
 def mean_ci(values: Sequence[float | None], confidence: float = 0.95) -> tuple[float, float]:
@@ -108,6 +108,20 @@ def summary_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, float]]:
     return rows
 
 
+def values_table(values: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Means and confidence intervals of runs' values (:meth:`ReplicationResult.values`'s
+    columns), per (scope, name, metric): ``mean``, ``half_width``, ``low``, ``high``,
+    ``n`` (runs where the metric is defined)."""
+    rows = []
+    for key, group in values.groupby(["scope", "name", "metric"], sort=False):
+        mean, half = mean_ci(group["value"].tolist(), confidence)
+        n = int(np.isfinite(group["value"].to_numpy()).sum())
+        rows.append((*key, mean, half, mean - half, mean + half, n))
+    return pd.DataFrame(rows, columns=["scope", "name", "metric", "mean", "half_width",
+                                       "low", "high", "n"]
+                        ).set_index(["scope", "name", "metric"])
+
+
 def _number(value: Any) -> float:
     return float("nan") if value is None else float(value)
 
@@ -144,14 +158,7 @@ class ReplicationResult:
     def table(self) -> pd.DataFrame:
         """Per (scope, name, metric): ``mean``, ``half_width``, ``low``, ``high``, ``n``
         (runs where the metric is defined)."""
-        rows = []
-        for key, group in self.values().groupby(["scope", "name", "metric"], sort=False):
-            mean, half = mean_ci(group["value"].tolist(), self.confidence)
-            n = int(np.isfinite(group["value"].to_numpy()).sum())
-            rows.append((*key, mean, half, mean - half, mean + half, n))
-        return pd.DataFrame(rows, columns=["scope", "name", "metric", "mean", "half_width",
-                                           "low", "high", "n"]
-                            ).set_index(["scope", "name", "metric"])
+        return values_table(self.values(), self.confidence)
 
     def _repr_html_(self) -> str:
         import html
