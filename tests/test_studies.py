@@ -633,6 +633,7 @@ def test_s3_frames_and_energy_by_hand() -> None:
     assert measured["idle_share"] == pytest.approx(0.8)
 
 
+@pytest.mark.slow  # every experiment of the study: ~30 s; S1, S2 and S5's run by default
 def test_s3_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
     from tcpn.reports.studies import s3
 
@@ -672,6 +673,7 @@ def test_s4_windows_and_ratio_by_hand() -> None:
     assert measured["f1_rtt_range_ms"] != measured["f1_rtt_range_ms"]  # no samples: NaN
 
 
+@pytest.mark.slow  # every experiment of the study: ~30 s; S1, S2 and S5's run by default
 def test_s4_report_from_a_tiny_run(monkeypatch: pytest.MonkeyPatch) -> None:
     from tcpn.reports.studies import s4
 
