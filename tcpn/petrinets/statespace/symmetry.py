@@ -1,0 +1,340 @@
+"""Symmetry reduction: one state per orbit of a group of net renamings.
+
+A net that repeats one component (identical flows, philosophers) has states that differ
+only by which copy does what. A :class:`Renaming` says how one copy becomes another:
+a bijection of place names, one of transition names, and a map on token values (a
+packet's flow number, its destination node), applied to every token and binding value.
+A :class:`Symmetry` lists a group of them (the identity included, closed under
+composition: the declaring model says so; every element is applied, none composed).
+``explore(net, symmetry=...)`` keeps every state *canonical*: of the images of a marking
+under the group's renamings, the one whose place contents have the smallest content
+numbers, place by place (a fixed function of the orbit: a content's number never changes
+once given), so the space has one state per orbit (up to ``n!`` fewer for ``n``
+interchangeable copies).
+
+The quotient is exact (a bisimulation, the renamings mapping edges to edges) when every
+renaming is an **automorphism** of the net's behaviour: at the image of a state the
+firings possible next are the images of those at the state (transition renamed, marking
+after renamed), priorities and the earliest-time rule included. The explorer checks it
+like translation in time: at the first ``shift_checks`` states (``None``: all) every
+firing of every renaming's image is computed and compared with the renamed firings; a
+difference is an :class:`~tcpn.errors.InputError` naming the renaming, the transition
+and the place. Checked at every representative and every element, it covers every
+reachable state (each is the image of a representative).
+
+What a quotient answers: reachability, dead markings (up to renaming) and CTL/LTL
+properties whose atoms read the same at a marking and at every image of it; a property
+about one copy is preserved only by the renamings that keep that copy in place (the
+declaring model passes that subgroup). Paths of the quotient are turned back into paths
+of the net by :func:`lift_path`, which applies the renamings along them.
+
+>>> from tcpn.petrinets.colours import INT
+>>> from tcpn.petrinets.net import PetriNet, Place, Transition
+>>> net = PetriNet("two")
+>>> for i in (0, 1):
+...     net.add_place(Place(f"c{i}", INT, initial=[0]))
+...     net.add_transition(Transition(f"up{i}", guard="x < 2"))
+...     net.add_input(f"c{i}", f"up{i}", "x")
+...     net.add_output(f"c{i}", f"up{i}", "x + 1")
+>>> swap = Renaming("c0<->c1", {"c0": "c1", "c1": "c0"}, {"up0": "up1", "up1": "up0"})
+>>> from tcpn.petrinets.statespace.space import explore
+>>> explore(net).n_states, explore(net, symmetry=Symmetry((IDENTITY, swap))).n_states
+(9, 6)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tcpn.errors import InputError
+from tcpn.petrinets.net import PetriNet, Token
+from tcpn.petrinets.statespace.paths import Step
+
+if TYPE_CHECKING:
+    from tcpn.petrinets.statespace.space import StateSpace, SuccessorGenerator
+    from tcpn.petrinets.statespace.store import MarkingStore
+
+__all__ = ["IDENTITY", "Renaming", "Symmetry", "SymmetryIndex", "lift_path"]
+
+Marking = list[dict[Any, Any]]
+
+#: How many (renaming, place, content) images the canonical form memoises before it
+#: forgets them all (memory stays bounded, the numbers stay valid).
+_MEMO_SIZE = 1 << 19
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Renaming:
+    """One element of a symmetry group: ``places`` and ``transitions`` map names to their
+    images (names left out map to themselves), ``value`` maps a token or binding value to
+    its image (the identity by default), ``value_places`` names the places whose values
+    ``value`` may change (``None``: every place)."""
+
+    name: str
+    places: Mapping[str, str] = field(default_factory=dict)
+    transitions: Mapping[str, str] = field(default_factory=dict)
+    value: Callable[[Any], Any] = _same
+    value_places: frozenset[str] | None = None
+
+    def place(self, name: str) -> str:
+        """The image of place ``name``."""
+        return self.places.get(name, name)
+
+    def transition(self, name: str) -> str:
+        """The image of transition ``name``."""
+        return self.transitions.get(name, name)
+
+    def marking(self, marking: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+        """A marking as :meth:`StateSpace.marking` gives it (``place -> tokens``), renamed."""
+        return {self.place(name): [Token(self.value(t.value), t.time) for t in tokens]
+                for name, tokens in marking.items()}
+
+    def binding(self, binding: Mapping[str, Any]) -> dict[str, Any]:
+        """A binding with every value renamed."""
+        return {name: self.value(value) for name, value in binding.items()}
+
+
+#: The renaming that changes nothing (every group holds it).
+IDENTITY = Renaming("identity")
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """A group of renamings, every element listed (:data:`IDENTITY` among them), and what
+    they exchange, said in words (``description``: shown in summaries and errors)."""
+
+    elements: tuple[Renaming, ...]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.elements or not any(e is IDENTITY or (not e.places and not e.transitions
+                                                          and e.value is _same)
+                                        for e in self.elements):
+            raise InputError(f"symmetry {self.description or ''}: the group must list the "
+                             "identity among its elements")
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+
+def _move(place: dict[Any, Any], value: Callable[[Any], Any]) -> dict[Any, Any]:
+    """A compiled place content (untimed: value -> count; timed: value -> stamps) with its
+    values mapped (two values that become one merge)."""
+    out: dict[Any, Any] = {}
+    for v, tokens in place.items():
+        image = value(v)
+        if image in out:
+            out[image] = sorted(out[image] + tokens) if isinstance(tokens, list) \
+                else out[image] + tokens
+        else:
+            out[image] = list(tokens) if isinstance(tokens, list) else tokens
+    return out
+
+
+class SymmetryIndex:
+    """A :class:`Symmetry` on one compiled net (places by number): what the explorer calls
+    to make a packed marking canonical and to check that the renamings are automorphisms."""
+
+    def __init__(self, net: PetriNet, place_names: Sequence[str], symmetry: Symmetry):
+        if not isinstance(symmetry, Symmetry):
+            raise InputError(f"symmetry: expected a Symmetry, got {symmetry!r}")
+        self.symmetry = symmetry
+        number = {name: p for p, name in enumerate(place_names)}
+        #: per element: the image place of each place, and whether its values move
+        self.permutations: list[tuple[int, ...]] = []
+        self.valued: list[tuple[bool, ...]] = []
+        for element in symmetry.elements:
+            images = []
+            for name in place_names:
+                image = element.place(name)
+                if image not in number:
+                    raise InputError(f"symmetry {element.name}: place {name}'s image "
+                                     f"{image!r} is not a place of net {net.name}")
+                if net.places[image].colour != net.places[name].colour:
+                    raise InputError(f"symmetry {element.name}: place {name} and its image "
+                                     f"{image} have different colour sets")
+                images.append(number[image])
+            if len(set(images)) != len(images):
+                raise InputError(f"symmetry {element.name}: two places have the same image")
+            for t, image in element.transitions.items():
+                if t not in net.transitions or image not in net.transitions:
+                    raise InputError(f"symmetry {element.name}: transition {t} -> {image} "
+                                     f"names a transition net {net.name} does not have")
+            self.permutations.append(tuple(images))
+            self.valued.append(tuple(element.value is not _same and (
+                element.value_places is None or name in element.value_places)
+                for name in place_names))
+        moved = {p for perm, valued in zip(self.permutations, self.valued, strict=True)
+                 for p, q in enumerate(perm) if p != q or valued[p]}
+        #: the places some renaming moves or changes (the others are left as they are)
+        self.places = tuple(sorted(moved))
+        self.place_names = tuple(place_names)
+        self.memo: dict[tuple[int, int, int], int] = {}
+
+    def __bool__(self) -> bool:
+        return len(self.symmetry.elements) > 1
+
+    def image(self, e: int, place: dict[Any, Any], p: int) -> dict[Any, Any]:
+        """Place ``p``'s content as element ``e`` puts it on its image place."""
+        return _move(place, self.symmetry.elements[e].value) if self.valued[e][p] else place
+
+    def marking(self, e: int, marking: Marking) -> Marking:
+        """A whole compiled marking (``marking[p]``: place ``p``'s content) renamed by
+        element ``e``."""
+        out: Marking = list(marking)
+        for p, q in enumerate(self.permutations[e]):
+            out[q] = self.image(e, marking[p], p)
+        return out
+
+    def image_key(self, store: MarkingStore, key: int, e: int) -> int:
+        """The packed marking ``key`` renamed by element ``e`` (in ``store``; may set
+        ``store.overflow``, after which the result is not to be used)."""
+        shifts, masks, memo = store.shifts, store.masks, self.memo
+        perm = self.permutations[e]
+        out = key
+        for p in self.places:
+            number = (key >> shifts[p]) & masks[p]
+            q = perm[p]
+            image = memo.get((e, p, number))
+            if image is None:
+                image = store.encode(q, self.image(e, store.decode(p, number), p))
+                if len(memo) >= _MEMO_SIZE:
+                    memo.clear()
+                memo[(e, p, number)] = image
+            out += (image - ((key >> shifts[q]) & masks[q])) << shifts[q]
+        return out
+
+    def canonical(self, store: MarkingStore, key: int) -> int:
+        """The representative of ``key``'s orbit: the image whose content numbers, read in
+        place order, are smallest."""
+        shifts, masks, places = store.shifts, store.masks, self.places
+        best_key, best = key, [(key >> shifts[p]) & masks[p] for p in places]
+        for e in range(1, len(self.permutations)):
+            image = self.image_key(store, key, e)
+            if store.overflow:
+                return key
+            numbers = [(image >> shifts[p]) & masks[p] for p in places]
+            if numbers < best:
+                best_key, best = image, numbers
+        return best_key
+
+    def mismatch(self, marking: Marking,
+                 fire_next: Callable[[Marking], list[tuple[str, float, Marking]]]) -> str | None:
+        """``None`` when every element maps the firings possible next at ``marking`` onto
+        those at its image, else a sentence naming the renaming, the transition, the place."""
+        base = fire_next(marking)
+        for e, element in enumerate(self.symmetry.elements):
+            if not element.places and not element.transitions and element.value is _same:
+                continue
+            expected: dict[str, list[Marking]] = {}
+            for name, _at, after in base:
+                expected.setdefault(element.transition(name), []).append(
+                    self.marking(e, after))
+            found: dict[str, list[Marking]] = {}
+            for name, _at, after in fire_next(self.marking(e, marking)):
+                found.setdefault(name, []).append(after)
+            for name in sorted(set(expected) | set(found)):
+                one, other = expected.get(name, []), found.get(name, [])
+                if len(one) != len(other):
+                    return (f"symmetry {element.name}: transition {name} has {len(other)} "
+                            f"firing(s) next at the image of this state and {len(one)} are "
+                            "the images of the firings here")
+                for after in one:
+                    if after in other:
+                        other.remove(after)
+                        continue
+                    near = other[0]
+                    place = next(self.place_names[q] for q in range(len(after))
+                                 if after[q] != near[q])
+                    return (f"symmetry {element.name}: transition {name} puts "
+                            f"{near[self.place_names.index(place)]!r} on place {place} at the "
+                            f"image of this state, where the renamed firing puts "
+                            f"{after[self.place_names.index(place)]!r}")
+        return None
+
+
+def _element_to(gen: SuccessorGenerator, index: SymmetryIndex, source: int,
+                target: int) -> int | None:
+    """The element renaming packed marking ``source`` into ``target``, if any."""
+    for e in range(len(index.permutations)):
+        if index.image_key(gen.store, source, e) == target:
+            return e
+    return None
+
+
+def lift_path(space: StateSpace, states: Sequence[int], steps: Sequence[Step],
+              cycle_start: int | None = None) -> tuple[list[Step], list[Step]]:
+    """Turn a path of a symmetry-reduced space into a path of the net, from its real
+    initial marking: ``states`` are the quotient states the path visits (the initial one
+    first, one more than ``steps``), ``steps`` its firings there. Each step fires, in the
+    real marking reached so far, the renamed transition and binding; the renaming is the
+    one mapping the quotient's state onto the real one, carried along. Returns the real
+    stem, and with ``cycle_start`` (a lasso: ``steps[cycle_start:]`` lead from
+    ``states[cycle_start]`` back to it) the real cycle, the quotient's cycle repeated until
+    the real marking comes back (at most the group's order times)."""
+    gen = space.generator
+    index = gen.symmetry
+    if index is None:
+        return list(steps), []
+    saved, gen.symmetry = gen.symmetry, None  # successors as fired, not made canonical
+    try:
+        real = gen.initial_key()
+        rho = _element_to(gen, index, space.key(states[0]), real)
+        if rho is None:
+            raise RuntimeError("lift_path: no renaming maps the quotient's initial state onto "
+                               "the net's initial marking")
+
+        def fire(position: int, rho: int, real: int) -> tuple[Step, int, int]:
+            step = steps[position]
+            element = index.symmetry.elements[rho]
+            name, binding = element.transition(step.transition), element.binding(step.binding)
+            after = next((new for ct, b, _el, new in gen.successors(real)
+                          if ct.name == name and dict(zip(ct.variables, b, strict=True))
+                          == binding), None)
+            if after is None:
+                raise RuntimeError(f"lift_path: the renamed step {name} is not possible at "
+                                   f"the real marking of step {position}")
+            nxt = _element_to(gen, index, space.key(states[position + 1]), after)
+            if nxt is None:
+                raise RuntimeError(f"lift_path: step {position} reaches a marking no renaming "
+                                   "maps the quotient's next state onto")
+            marking = _marking_of(space, after)
+            return Step(name, binding, marking, step.clock), nxt, after
+
+        cycle = cycle_start is not None
+        start = len(steps) if cycle_start is None else cycle_start
+        stem: list[Step] = []
+        for position in range(start):
+            step, rho, real = fire(position, rho, real)
+            stem.append(step)
+        loop: list[Step] = []
+        if cycle:
+            back = real
+            for _round in range(len(index.permutations)):
+                for position in range(start, len(steps)):
+                    step, rho, real = fire(position, rho, real)
+                    loop.append(step)
+                if real == back:
+                    break
+            else:
+                raise RuntimeError("lift_path: the cycle did not close within the group's order")
+        return stem, loop
+    finally:
+        gen.symmetry = saved
+
+
+def _marking_of(space: StateSpace, key: int) -> dict[str, list[Any]]:
+    """``place -> tokens`` of a packed marking (as :meth:`StateSpace.marking`)."""
+    compiled = space.generator.compiled
+    out: dict[str, list[Any]] = {}
+    for name, timed, place in zip(compiled.place_names, compiled.timed,
+                                  space.generator.store.marking(key), strict=True):
+        out[name] = [Token(v, float(t)) for v, stamps in place.items() for t in stamps] \
+            if timed else [Token(v, 0.0) for v, n in place.items() for _ in range(n)]
+    return out
