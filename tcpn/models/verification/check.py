@@ -390,13 +390,12 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         result.seconds = explored + time.process_time() - started
         result.reason = verdict.reason
         if verdict.answer == "false" and verdict.evidence is not None:
+            evidence = verdict.evidence
             if reduction is not None:  # a path of the net, confirmed by the simulator
-                verdict = replace(verdict, evidence=lift_evidence(space, verdict.evidence))
-                result.verdict = verdict
-                assert verdict.evidence is not None
-                target.replay([(s.transition, s.binding) for s in verdict.evidence.stem])
-            path = [(s.transition, s.binding) for s in
-                    (*verdict.evidence.stem, *verdict.evidence.cycle)]
+                evidence = lift_evidence(space, evidence)
+                result.verdict = replace(verdict, evidence=evidence)
+                target.replay([(s.transition, s.binding) for s in evidence.stem])
+            path = [(s.transition, s.binding) for s in (*evidence.stem, *evidence.cycle)]
             if roles.bulk:  # relative frame numbers: count them on the path's replay
                 path = [(f.transition, f.binding) for f in target.replay(path)]
             result.lost = target.verification.scripted_losses(path)

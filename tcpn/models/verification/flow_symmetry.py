@@ -164,6 +164,35 @@ def _renaming(verification: VerificationNet, perm: Sequence[int],
     return Renaming(label, places, transitions, value, packets)
 
 
+def _exchangeable(classes: list[list[int]], verification: VerificationNet) -> tuple[
+        list[list[int]], str]:
+    """The identical flows split further into those whose exchange maps the topology onto
+    itself (a transposition of two flows, tried against each part's first flow: exchanges
+    compose, so a part's flows can be permuted in every way), parts of one flow dropped; and
+    the last reason an exchange was refused ("" when none was)."""
+    parts: list[list[int]] = []
+    refused = ""
+    for members in classes:
+        mine: list[list[int]] = []
+        for i in members:
+            for part in mine:
+                perm = list(range(len(verification.flows)))
+                perm[i], perm[part[0]] = part[0], i
+                try:
+                    what = f"exchanging {verification.flows[part[0]].id} and " \
+                           f"{verification.flows[i].id}"
+                    _check_links(verification, _node_map(verification, perm), what)
+                except InputError as exc:
+                    refused = str(exc)
+                    continue
+                part.append(i)
+                break
+            else:
+                mine.append([i])
+        parts.extend(part for part in mine if len(part) > 1)
+    return parts, refused
+
+
 def flow_symmetry(verification: VerificationNet, fixed: Sequence[int] = ()) -> Symmetry:
     """The exchanges of identical flows of ``verification`` that keep the flows ``fixed``
     (by number) in place, as a symmetry of its (observed) net; an :class:`InputError`
@@ -180,8 +209,10 @@ def flow_symmetry(verification: VerificationNet, fixed: Sequence[int] = ()) -> S
         what = [f"{f.id}: {f.variant}, {f.bytes} bytes, start {f.start_s} s" for f in flows]
         raise InputError("--symmetry: no two flows are identical (same variant, parameters, "
                          "TCP settings, transfer, start and stop): " + "; ".join(what))
-    movable = [[i for i in c if i not in fixed] for c in classes]
-    movable = [c for c in movable if len(c) > 1]
+    movable, refused = _exchangeable([[i for i in c if i not in fixed] for c in classes],
+                                     verification)
+    if not movable and refused:
+        raise InputError(refused)
     if not movable:
         named = ", ".join(flows[i].id for i in fixed)
         raise InputError(f"--symmetry: the property speaks of flow {named}, and no two of "

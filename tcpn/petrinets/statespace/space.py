@@ -69,8 +69,8 @@ from tcpn.petrinets.statespace.explorable import check_explorable
 from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.offsets import OFFSET_CHECK, OffsetGroup, Offsets
-from tcpn.petrinets.statespace.symmetry import Symmetry, SymmetryIndex
 from tcpn.petrinets.statespace.store import MarkingStore, sampled_size
+from tcpn.petrinets.statespace.symmetry import Symmetry, SymmetryIndex
 from tcpn.petrinets.timevalues import (
     CHECK_OFFSET_S,
     ClockValues,

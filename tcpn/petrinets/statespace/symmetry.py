@@ -95,9 +95,6 @@ class Renaming:
         return {self.place(name): [Token(self.value(t.value), t.time) for t in tokens]
                 for name, tokens in marking.items()}
 
-    def binding(self, binding: Mapping[str, Any]) -> dict[str, Any]:
-        """A binding with every value renamed."""
-        return {name: self.value(value) for name, value in binding.items()}
 
 
 #: The renaming that changes nothing (every group holds it).
@@ -259,13 +256,47 @@ class SymmetryIndex:
         return None
 
 
-def _element_to(gen: SuccessorGenerator, index: SymmetryIndex, source: int,
-                target: int) -> int | None:
-    """The element renaming packed marking ``source`` into ``target``, if any."""
+def _element_to(index: SymmetryIndex, source: tuple[Marking, float],
+                target: tuple[Marking, float]) -> int | None:
+    """The element renaming marking ``source`` into ``target`` (with their clocks), if any."""
+    if source[1] != target[1]:
+        return None
     for e in range(len(index.permutations)):
-        if index.image_key(gen.store, source, e) == target:
+        if index.marking(e, source[0]) == target[0]:
             return e
     return None
+
+
+class _Unreduced:
+    """The net's own successors, in a store of their own (the reduced space's store keeps
+    its layout: real markings bring contents it never met)."""
+
+    def __init__(self, gen: SuccessorGenerator):
+        self.gen = type(gen)(gen.compiled, "relative" if gen.relative else "absolute")
+
+    def pack(self, marking: Marking, clock: float) -> int:
+        gen = self.gen
+        while True:
+            numbers = [gen.store.encode(p, place) for p, place in enumerate(marking)]
+            if gen.absolute:
+                numbers.append(gen.store.intern(gen.clock_field, clock))
+            if not gen.store.overflow:
+                return gen.store.pack(numbers)
+            gen.store.widen()
+            gen.relayout()
+
+    def successors(self, state: tuple[Marking, float]) -> list[tuple[str, dict[str, Any],
+                                                                   Marking, float]]:
+        """``(transition, binding, marking after, clock after)`` of every firing next."""
+        gen = self.gen
+        while True:
+            found = gen.successors(self.pack(*state))
+            if not gen.store.overflow:
+                return [(ct.name, dict(zip(ct.variables, b, strict=True)),
+                         gen.store.marking(new), gen.clock_of(new))
+                        for ct, b, _elapsed, new in found]
+            gen.store.widen()
+            gen.relayout()
 
 
 def lift_path(space: StateSpace, states: Sequence[int], steps: Sequence[Step],
@@ -278,63 +309,67 @@ def lift_path(space: StateSpace, states: Sequence[int], steps: Sequence[Step],
     stem, and with ``cycle_start`` (a lasso: ``steps[cycle_start:]`` lead from
     ``states[cycle_start]`` back to it) the real cycle, the quotient's cycle repeated until
     the real marking comes back (at most the group's order times)."""
-    gen = space.generator
-    index = gen.symmetry
+    index = space.generator.symmetry
     if index is None:
         return list(steps), []
-    saved, gen.symmetry = gen.symmetry, None  # successors as fired, not made canonical
-    try:
-        real = gen.initial_key()
-        rho = _element_to(gen, index, space.key(states[0]), real)
-        if rho is None:
-            raise RuntimeError("lift_path: no renaming maps the quotient's initial state onto "
-                               "the net's initial marking")
+    net = _Unreduced(space.generator)
+    store = space.generator.store
 
-        def fire(position: int, rho: int, real: int) -> tuple[Step, int, int]:
-            step = steps[position]
-            element = index.symmetry.elements[rho]
-            name, binding = element.transition(step.transition), element.binding(step.binding)
-            after = next((new for ct, b, _el, new in gen.successors(real)
-                          if ct.name == name and dict(zip(ct.variables, b, strict=True))
-                          == binding), None)
-            if after is None:
-                raise RuntimeError(f"lift_path: the renamed step {name} is not possible at "
-                                   f"the real marking of step {position}")
-            nxt = _element_to(gen, index, space.key(states[position + 1]), after)
-            if nxt is None:
-                raise RuntimeError(f"lift_path: step {position} reaches a marking no renaming "
-                                   "maps the quotient's next state onto")
-            marking = _marking_of(space, after)
-            return Step(name, binding, marking, step.clock), nxt, after
+    def quotient(position: int) -> tuple[Marking, float]:
+        key = space.key(states[position])
+        return store.marking(key), space.clock(states[position])
 
-        cycle = cycle_start is not None
-        start = len(steps) if cycle_start is None else cycle_start
-        stem: list[Step] = []
-        for position in range(start):
-            step, rho, real = fire(position, rho, real)
-            stem.append(step)
-        loop: list[Step] = []
-        if cycle:
-            back = real
-            for _round in range(len(index.permutations)):
-                for position in range(start, len(steps)):
-                    step, rho, real = fire(position, rho, real)
-                    loop.append(step)
-                if real == back:
-                    break
-            else:
-                raise RuntimeError("lift_path: the cycle did not close within the group's order")
-        return stem, loop
-    finally:
-        gen.symmetry = saved
+    initial = net.gen.initial_key()
+    real = (net.gen.store.marking(initial), 0.0)
+    rho = _element_to(index, quotient(0), real)
+    if rho is None:
+        raise RuntimeError("lift_path: no renaming maps the quotient's initial state onto the "
+                           "net's initial marking")
+
+    def fire(position: int, rho: int,
+             real: tuple[Marking, float]) -> tuple[Step, int, tuple[Marking, float]]:
+        step = steps[position]
+        element = index.symmetry.elements[rho]
+        # the image's variables may be renamed too (an observer's per-flow variable): the
+        # binding is matched by its values in the transition's variable order
+        name, values = element.transition(step.transition), \
+            [element.value(v) for v in step.binding.values()]
+        binding, after = next(((b, (m, c)) for t, b, m, c in net.successors(real)
+                               if t == name and list(b.values()) == values), ({}, None))
+        if after is None:
+            raise RuntimeError(f"lift_path: the renamed step {name} is not possible at the "
+                               f"real marking of step {position}")
+        nxt = _element_to(index, quotient(position + 1), after)
+        if nxt is None:
+            raise RuntimeError(f"lift_path: step {position} reaches a marking no renaming "
+                               "maps the quotient's next state onto")
+        return Step(name, binding, _tokens(space, after[0]), step.clock), nxt, after
+
+    cycle = cycle_start is not None
+    start = len(steps) if cycle_start is None else cycle_start
+    stem: list[Step] = []
+    for position in range(start):
+        step, rho, real = fire(position, rho, real)
+        stem.append(step)
+    loop: list[Step] = []
+    if cycle:
+        back = real
+        for _round in range(len(index.permutations)):
+            for position in range(start, len(steps)):
+                step, rho, real = fire(position, rho, real)
+                loop.append(step)
+            if real == back:
+                break
+        else:
+            raise RuntimeError("lift_path: the cycle did not close within the group's order")
+    return stem, loop
 
 
-def _marking_of(space: StateSpace, key: int) -> dict[str, list[Any]]:
-    """``place -> tokens`` of a packed marking (as :meth:`StateSpace.marking`)."""
+def _tokens(space: StateSpace, marking: Marking) -> dict[str, list[Any]]:
+    """``place -> tokens`` of a compiled marking (as :meth:`StateSpace.marking`)."""
     compiled = space.generator.compiled
     out: dict[str, list[Any]] = {}
-    for name, timed, place in zip(compiled.place_names, compiled.timed,
-                                  space.generator.store.marking(key), strict=True):
+    for name, timed, place in zip(compiled.place_names, compiled.timed, marking, strict=True):
         out[name] = [Token(v, float(t)) for v, stamps in place.items() for t in stamps] \
             if timed else [Token(v, 0.0) for v, n in place.items() for _ in range(n)]
     return out
