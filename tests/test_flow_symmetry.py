@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_tcpn
 
 from tcpn.errors import InputError
 from tcpn.models.properties import PROPERTIES, register_property
@@ -209,3 +210,14 @@ def test_identical_classes_ignore_a_different_flow() -> None:
     reduced = verify(three(1, variant_c="tahoe"), "completes", segments=1, losses=1,
                      flow="f2", symmetry=True)
     assert reduced.answer == plain.answer and reduced.states < plain.states
+
+
+def test_cli_symmetry_answers_and_refuses() -> None:
+    done = run_tcpn("check", TWO, "--property", "all_flows_complete", "--segments", "2",
+                    "--losses", "1", "--symmetry")
+    assert done.returncode == 0, done.stderr
+    assert "[states are orbits: exchanges of identical flows {f0, f1}]" in done.stdout
+    refused = run_tcpn("check", TWO, "--property", "completes", "--flow", "f0",
+                       "--segments", "2", "--symmetry")
+    assert refused.returncode == 3
+    assert "speaks of flow f0" in refused.stderr and "Traceback" not in refused.stderr
