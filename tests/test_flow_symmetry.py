@@ -190,7 +190,8 @@ def test_refusals_name_what_is_at_fault() -> None:
     # C's link is slower: only f0 and f1 are exchanged; with f0 named, nothing is left
     slow = property_net(three(1, delay_c="0.003"), segments=1).verification
     assert "{f0, f1}" in flow_symmetry(slow).description and len(flow_symmetry(slow)) == 2
-    with pytest.raises(InputError, match="exchanging f1 and f2 maps link B->R onto C->R, whose rate, delay"):
+    with pytest.raises(InputError, match="exchanging f1 and f2 maps link B->R onto C->R, "
+                                         "whose rate, delay"):
         flow_symmetry(slow, fixed=(0,))
     with pytest.raises(InputError, match="speaks of flow f0"):
         verify(TWO, "completes", segments=2, flow="f0", symmetry=True)

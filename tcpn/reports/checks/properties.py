@@ -55,7 +55,8 @@ class PropertyRequest:
     unbounded_losses: bool = False
     cwnd_target: int | None = None
     rtt_grain_s: float = DEFAULT_RTT_GRAIN_S
-    #: reduce the space by exchanges of identical flows (:mod:`~tcpn.models.verification.flow_symmetry`)
+    #: reduce the space by exchanges of identical flows
+    #: (:mod:`~tcpn.models.verification.flow_symmetry`)
     symmetry: bool = False
 
 
