@@ -21,7 +21,7 @@ a path of the net (:func:`~tcpn.petrinets.statespace.symmetry.lift_path`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tcpn.errors import InputError
@@ -40,6 +40,7 @@ from tcpn.petrinets.checking.formulas import (
     walk,
 )
 from tcpn.petrinets.checking.verdicts import Evidence
+from tcpn.petrinets.net import Token
 from tcpn.petrinets.statespace.symmetry import IDENTITY, Renaming, Symmetry, lift_path
 
 if TYPE_CHECKING:
@@ -235,7 +236,7 @@ def flow_symmetry(verification: VerificationNet, fixed: Sequence[int] = ()) -> S
     return Symmetry(tuple(elements), f"exchanges of identical flows {groups}")
 
 
-def _value(expression: Numeric, marking: dict[str, Any], clock: float) -> float:
+def _value(expression: Numeric, marking: Mapping[str, Any], clock: float) -> float:
     """A numeric expression of a formula on a marking given as ``place -> tokens``."""
     if isinstance(expression, Const):
         return float(expression.value)
@@ -249,7 +250,7 @@ def _value(expression: Numeric, marking: dict[str, Any], clock: float) -> float:
     raise InputError(f"--symmetry: cannot evaluate {expression!r} on a marking")
 
 
-def _atom_reader(atom: Formula) -> Callable[[dict[str, Any], float], Any] | None:
+def _atom_reader(atom: Formula) -> Callable[[Mapping[str, Any], float], Any] | None:
     """How ``atom`` reads a marking, or ``None`` for atoms every exchange keeps by
     construction (deadlock, constants)."""
     if isinstance(atom, Predicate):
@@ -257,6 +258,26 @@ def _atom_reader(atom: Formula) -> Callable[[dict[str, Any], float], Any] | None
     if isinstance(atom, Compare):
         return lambda m, c: (atom.op, _value(atom.left, m, c), _value(atom.right, m, c))
     return None
+
+
+class _Renamed(Mapping[str, list[Any]]):
+    """A marking (``place -> tokens``) renamed by an element, each place renamed when read
+    (a property reads a few of them)."""
+
+    def __init__(self, marking: Mapping[str, list[Any]], element: Renaming,
+                 inverse: Mapping[str, str]):
+        self.marking, self.element, self.inverse = marking, element, inverse
+
+    def __getitem__(self, name: str) -> list[Any]:
+        value = self.element.value
+        return [Token(value(t.value), t.time)
+                for t in self.marking[self.inverse.get(name, name)]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.marking)
+
+    def __len__(self) -> int:
+        return len(self.marking)
 
 
 def asymmetric_atom(space: StateSpace, formula: Formula, symmetry: Symmetry) -> str | None:
@@ -278,10 +299,12 @@ def asymmetric_atom(space: StateSpace, formula: Formula, symmetry: Symmetry) -> 
             continue
     if not readers:
         return None
+    inverses = [(element, {image: name for name, image in element.places.items()})
+                for element in symmetry.elements[1:]]
     for state in range(space.n_states):
         marking, clock = space.marking(state), space.clock(state)
-        for element in symmetry.elements[1:]:
-            image = element.marking(marking)
+        for element, inverse in inverses:
+            image = _Renamed(marking, element, inverse)
             for atom, reader in readers:
                 if reader(marking, clock) != reader(image, clock):
                     return f"{getattr(atom, 'name', atom)!s} under {element.name}"

@@ -254,7 +254,7 @@ class SuccessorGenerator:
             for position, ct in enumerate(self.ordered)}
         self.fired.clear()
         if self.symmetry is not None:
-            self.symmetry.memo.clear()
+            self.symmetry.forget()
         # what the untimed loop reads per transition, without attribute look-ups
         self.plan = [[(rule.mask, rule.memo.get, rule) for rule in group]
                      for group in self.groups]

@@ -172,7 +172,10 @@ class SymmetryIndex:
         #: the places some renaming moves or changes (the others are left as they are)
         self.places = tuple(sorted(moved))
         self.place_names = tuple(place_names)
-        self.memo: dict[tuple[int, int, int], int] = {}
+        #: per element: the place each place's image comes from
+        self.inverses = [tuple(sorted(range(len(perm)), key=perm.__getitem__))
+                         for perm in self.permutations]
+        self.forget()
 
     def __bool__(self) -> bool:
         return len(self.symmetry.elements) > 1
@@ -189,37 +192,73 @@ class SymmetryIndex:
             out[q] = self.image(e, marking[p], p)
         return out
 
+    def forget(self) -> None:
+        """Empty the memo of images (the store's layout changed, or it grew too large)."""
+        #: per element and place: content number -> the number of its image (on the
+        #: image place)
+        self.memo: list[list[dict[int, int]]] = [[{} for _ in self.place_names]
+                                                 for _ in self.permutations]
+        self.memo_size = 0
+
+    def _image_number(self, store: MarkingStore, e: int, p: int, number: int) -> int:
+        """The number of content ``number`` of place ``p`` renamed by element ``e``, on its
+        image place (memoised; may set ``store.overflow``)."""
+        image = self.memo[e][p].get(number)
+        if image is None:
+            image = store.encode(self.permutations[e][p],
+                                 self.image(e, store.decode(p, number), p))
+            if self.memo_size >= _MEMO_SIZE:
+                self.forget()
+            self.memo[e][p][number] = image
+            self.memo_size += 1
+        return image
+
     def image_key(self, store: MarkingStore, key: int, e: int) -> int:
         """The packed marking ``key`` renamed by element ``e`` (in ``store``; may set
         ``store.overflow``, after which the result is not to be used)."""
-        shifts, masks, memo = store.shifts, store.masks, self.memo
+        shifts, masks = store.shifts, store.masks
         perm = self.permutations[e]
         out = key
         for p in self.places:
-            number = (key >> shifts[p]) & masks[p]
             q = perm[p]
-            image = memo.get((e, p, number))
-            if image is None:
-                image = store.encode(q, self.image(e, store.decode(p, number), p))
-                if len(memo) >= _MEMO_SIZE:
-                    memo.clear()
-                memo[(e, p, number)] = image
+            image = self._image_number(store, e, p, (key >> shifts[p]) & masks[p])
             out += (image - ((key >> shifts[q]) & masks[q])) << shifts[q]
         return out
 
     def canonical(self, store: MarkingStore, key: int) -> int:
         """The representative of ``key``'s orbit: the image whose content numbers, read in
-        place order, are smallest."""
+        place order, are smallest. An image is given up at its first place above the best
+        so far, so most cost a few memo look-ups."""
         shifts, masks, places = store.shifts, store.masks, self.places
-        best_key, best = key, [(key >> shifts[p]) & masks[p] for p in places]
+        fields = [0] * len(self.place_names)
+        for p in places:
+            fields[p] = (key >> shifts[p]) & masks[p]
+        best = [fields[q] for q in places]
+        chosen = 0
         for e in range(1, len(self.permutations)):
-            image = self.image_key(store, key, e)
-            if store.overflow:
-                return key
-            numbers = [(image >> shifts[p]) & masks[p] for p in places]
-            if numbers < best:
-                best_key, best = image, numbers
-        return best_key
+            inverse, memo = self.inverses[e], self.memo[e]
+            image: list[int] = []
+            below = False
+            for position, q in enumerate(places):
+                p = inverse[q]
+                number = memo[p].get(fields[p])
+                if number is None:
+                    number = self._image_number(store, e, p, fields[p])
+                    if store.overflow:
+                        return key
+                if not below:
+                    if number > best[position]:
+                        break
+                    below = number < best[position]
+                image.append(number)
+            else:
+                if below:
+                    chosen, best = e, image
+        if not chosen:
+            return key
+        for position, q in enumerate(places):
+            key += (best[position] - fields[q]) << shifts[q]
+        return key
 
     def mismatch(self, marking: Marking,
                  fire_next: Callable[[Marking], list[tuple[str, float, Marking]]]) -> str | None:
