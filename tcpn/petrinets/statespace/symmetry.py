@@ -53,8 +53,12 @@ from tcpn.petrinets.net import PetriNet, Token
 from tcpn.petrinets.statespace.paths import Step
 
 if TYPE_CHECKING:
-    from tcpn.petrinets.statespace.space import StateSpace, SuccessorGenerator
     from tcpn.petrinets.statespace.store import MarkingStore
+
+# the explorer (statespace.space) imports this module: its StateSpace and
+# SuccessorGenerator are read here as they are, not imported
+StateSpace = Any
+SuccessorGenerator = Any
 
 __all__ = ["IDENTITY", "Renaming", "Symmetry", "SymmetryIndex", "lift_path"]
 
