@@ -350,8 +350,10 @@ def lift_path(space: StateSpace, states: Sequence[int], steps: Sequence[Step],
     real marking reached so far, the renamed transition and binding; the renaming is the
     one mapping the quotient's state onto the real one, carried along. Returns the real
     stem, and with ``cycle_start`` (a lasso: ``steps[cycle_start:]`` lead from
-    ``states[cycle_start]`` back to it) the real cycle, the quotient's cycle repeated until
-    the real marking comes back (at most the group's order times)."""
+    ``states[cycle_start]`` back to it) a real lasso: the quotient's cycle is followed round
+    after round, each round ending in the same orbit, until a real marking at a round's end
+    comes back (within the group's order); the rounds before it join the stem, the rounds
+    from it are the real cycle."""
     index = space.generator.symmetry
     if index is None:
         return list(steps), []
@@ -394,18 +396,23 @@ def lift_path(space: StateSpace, states: Sequence[int], steps: Sequence[Step],
     for position in range(start):
         step, rho, real = fire(position, rho, real)
         stem.append(step)
-    loop: list[Step] = []
-    if cycle:
-        back = real
-        for _round in range(len(index.permutations)):
-            for position in range(start, len(steps)):
-                step, rho, real = fire(position, rho, real)
-                loop.append(step)
-            if real == back:
-                break
-        else:
-            raise RuntimeError("lift_path: the cycle did not close within the group's order")
-    return stem, loop
+    if not cycle:
+        return stem, []
+    # each round of the quotient's cycle maps the real marking at its start to one of the
+    # same orbit: the rounds' ends repeat within the orbit's size (the group's order)
+    ends, rounds = [real], []
+    for _round in range(len(index.permutations) + 1):
+        this_round = []
+        for position in range(start, len(steps)):
+            step, rho, real = fire(position, rho, real)
+            this_round.append(step)
+        rounds.append(this_round)
+        if real in ends:
+            first = ends.index(real)
+            return ([*stem, *(s for r in rounds[:first] for s in r)],
+                    [s for r in rounds[first:] for s in r])
+        ends.append(real)
+    raise RuntimeError("lift_path: the cycle did not close within the group's order")
 
 
 def _tokens(space: StateSpace, marking: Marking) -> dict[str, list[Any]]:
