@@ -43,6 +43,22 @@ horizon_s: 30.0
 """
 
 
+DUMBBELL = """
+name: dumbbell2
+links:
+  - {a: S0, b: R1, rate_bps: 10.0e+6, delay_s: 0.002}
+  - {a: S1, b: R1, rate_bps: 10.0e+6, delay_s: 0.002}
+  - {a: R1, b: R2, rate_bps: 1.0e+6, delay_s: 0.010, queue: {kind: drop_tail, limit: 4}}
+  - {a: R2, b: D0, rate_bps: 10.0e+6, delay_s: 0.001}
+  - {a: R2, b: D1, rate_bps: 10.0e+6, delay_s: 0.001}
+tcp: {segment_size_bytes: 1000, handshake: true}
+flows:
+  - {id: f0, src: S0, dst: D0, variant: sack, start_s: 0.0, bytes: 1000}
+  - {id: f1, src: S1, dst: D1, variant: sack, start_s: 0.0, bytes: 1000}
+horizon_s: 30.0
+"""
+
+
 def three(segments: int, delay_c: str = "0.002", variant_c: str = "newreno") -> Any:
     size = 1000 * segments
     return parse_scenario(THREE % (delay_c, size, size, variant_c, size))
@@ -70,6 +86,7 @@ CASES = [  # scenario, segments, data losses, ack losses, clock
     (TWO, 3, 1, 0, "absolute"),
     ("three", 1, 1, 0, "absolute"),
     ("three", 2, 1, 0, "relative"),
+    ("dumbbell", 1, 1, 1, "relative"),  # distinct receivers, handshake, SACK
 ]
 
 
@@ -77,7 +94,8 @@ CASES = [  # scenario, segments, data losses, ack losses, clock
 def test_reduced_space_is_the_orbits_of_the_unreduced(scenario: Any, segments: int,
                                                       losses: int, acks: int,
                                                       clock: str) -> None:
-    source = three(segments) if scenario == "three" else scenario
+    source = three(segments) if scenario == "three" else \
+        parse_scenario(DUMBBELL) if scenario == "dumbbell" else scenario
     prepared = property_net(source, segments=segments, losses=losses, ack_losses=acks,
                             clock=clock)
     symmetry = flow_symmetry(prepared.verification)
