@@ -18,7 +18,7 @@ from tcpn.errors import InputError
 from tcpn.models.properties import PROPERTIES, register_property
 from tcpn.models.scenario import parse_scenario
 from tcpn.models.verification.check import property_net, verify, verify_all
-from tcpn.models.verification.flow_symmetry import flow_symmetry, lift_evidence
+from tcpn.models.verification.flow_symmetry import asymmetric_atom, flow_symmetry, lift_evidence
 from tcpn.petrinets.checking.formulas import AG, Predicate
 from tcpn.petrinets.checking.verdicts import Evidence
 from tcpn.petrinets.statespace.paths import Step
@@ -240,3 +240,16 @@ def test_cli_symmetry_answers_and_refuses() -> None:
                        "--segments", "2", "--symmetry")
     assert refused.returncode == 3
     assert "speaks of flow f0" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_per_flow_formula_keeps_only_its_stabiliser() -> None:
+    """The atoms check tells a formula about f0 apart under the exchanges that move f0,
+    and accepts it under those of f1 and f2 alone."""
+    prepared = property_net(three(1), segments=1, losses=1, flow="f0")
+    formula = PROPERTIES["delivered_once_in_order"].formula(prepared.flow)
+    every = flow_symmetry(prepared.verification)
+    found = asymmetric_atom(prepared.verification.explore(symmetry=every), formula, every)
+    assert found is not None and "f0" in found
+    kept = flow_symmetry(prepared.verification, fixed=(0,))
+    assert len(kept) == 2 and "{f1, f2}" in kept.description
+    assert asymmetric_atom(prepared.verification.explore(symmetry=kept), formula, kept) is None
