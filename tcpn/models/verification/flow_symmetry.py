@@ -126,18 +126,32 @@ def _is_packet(value: Any) -> bool:
     return getattr(value, "_fields", ())[:2] == ("flow", "dst")
 
 
+def _constant(verification: VerificationNet, i: int, side: str, name: str) -> int:
+    """The number a connection's sender (``side`` "snd") or receiver ("rcv") writes into
+    its packets as ``name`` (its flow number, the other end's node number)."""
+    net = verification.net
+    for transition in net.transitions:
+        if transition.startswith(f"flow{i}.{side}."):
+            value = net.scope_of(transition).get(name)
+            if isinstance(value, int):
+                return value
+    raise InputError(f"--symmetry: the components of flow {verification.flows[i].id} do not "
+                     f"say the {name} their packets carry, so exchanging flows cannot rename "
+                     "them")
+
+
 def _renaming(verification: VerificationNet, perm: Sequence[int],
               nodes: dict[str, str]) -> Renaming:
     """The renaming of places, transitions and packets that exchanges flows as ``perm``."""
     net = verification.net
-    numbers = {}  # the node numbers packets carry, and each flow's number
+    numbers: dict[int, int] = {}  # the node numbers packets carry
     flow_numbers: dict[int, int] = {}
     for i, j in enumerate(perm):
-        flow_numbers[int(net.scope_of(f"flow{i}.snd.send")["FLOW"])] = \
-            int(net.scope_of(f"flow{j}.snd.send")["FLOW"])
-        for role, constant in (("snd.send", "DST"), ("rcv.hold", "SRC")):
-            numbers[int(net.scope_of(f"flow{i}.{role}")[constant])] = \
-                int(net.scope_of(f"flow{j}.{role}")[constant])
+        flow_numbers[_constant(verification, i, "snd", "FLOW")] = \
+            _constant(verification, j, "snd", "FLOW")
+        for side, constant in (("snd", "DST"), ("rcv", "SRC")):
+            numbers[_constant(verification, i, side, constant)] = \
+                _constant(verification, j, side, constant)
 
     def name(old: str) -> str:
         head, _, rest = old.partition(".")
