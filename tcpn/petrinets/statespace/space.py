@@ -1052,8 +1052,11 @@ class StateSpace:
         'counter: 4 states'
         """
         status = "complete" if self.complete else f"stopped at the limit {self.limit}"
+        reduced = self.generator.symmetry
+        what = "states" if reduced is None else \
+            f"orbits ({reduced.symmetry.description or 'symmetry'})"
         return (
-            f"{self.net.name}: {self.n_states} states, {self.n_edges} edges, depth "
+            f"{self.net.name}: {self.n_states} {what}, {self.n_edges} edges, depth "
             f"{self.depth}, {status}, {len(self.dead_markings())} dead, "
             f"{self.states_per_s:,.0f} states/s, {self.bytes_per_state:.0f} bytes/state"
         )
