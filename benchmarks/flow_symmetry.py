@@ -8,8 +8,8 @@ flows (``flow_symmetry``), the reduction's automorphism check on its first
 sizes, the reduction factor (states), the CPU seconds of each exploration
 (``time.process_time``, the median of ``--repeats`` runs alternated in this process) and
 whether ``all_flows_complete`` answers alike on both, with the CPU seconds of that
-``verify`` call (exploration, the reduction's checks and the model check; one run). The load average is printed first
-(the machine is shared). Run::
+``verify`` call (exploration, the reduction's checks and the model check; one run). The
+load average is printed first (the machine is shared). Run::
 
     .venv/bin/python benchmarks/flow_symmetry.py [--scenarios two_flows,three_flows]
         [--segments 2,3] [--losses 1,2] [--repeats 3] [--shift-checks 1000]

@@ -146,3 +146,11 @@ def test_lassos_lift_to_real_cycles(timed: bool) -> None:
         fires(net, [*stem, *cycle, *cycle])
         assert cycle[-1].marking == stem[-1].marking  # the real cycle closes
     assert longer > 0  # some cycles only close after going round several times
+
+
+def test_renamings_that_are_not_a_group_are_refused() -> None:
+    """A rotation of three processes without its square: the smallest image over such a
+    set is no function of the orbit."""
+    rotation = next(e for e in exchanges(3).elements if e.name == "(1, 2, 0)")
+    with pytest.raises(InputError, match="not a group"):
+        explore(mutex(3, False), symmetry=Symmetry((IDENTITY, rotation)))

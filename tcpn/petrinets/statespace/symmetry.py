@@ -5,7 +5,9 @@ only by which copy does what. A :class:`Renaming` says how one copy becomes anot
 a bijection of place names, one of transition names, and a map on token values (a
 packet's flow number, its destination node), applied to every token and binding value.
 A :class:`Symmetry` lists a group of them (the identity included, closed under
-composition: the declaring model says so; every element is applied, none composed).
+composition: checked on their place permutations, an :class:`~tcpn.errors.InputError`
+otherwise; the value maps are the declaring model's to get right, which the automorphism
+check below tests).
 ``explore(net, symmetry=...)`` keeps every state *canonical*: of the images of a marking
 under the group's renamings, the one whose place contents have the smallest content
 numbers, place by place (a fixed function of the orbit: a content's number never changes
@@ -138,6 +140,19 @@ def _move(place: dict[Any, Any], value: Callable[[Any], Any]) -> dict[Any, Any]:
     return out
 
 
+def _closed(symmetry: Symmetry, permutations: Sequence[tuple[int, ...]]) -> None:
+    """Refuse a list of renamings whose place permutations are not closed under
+    composition: the smallest image over a set that is not a group is not a function of
+    the orbit (two states of one orbit could keep two representatives)."""
+    known = set(permutations)
+    for a, first in zip(permutations, symmetry.elements, strict=True):
+        for b, then in zip(permutations, symmetry.elements, strict=True):
+            if tuple(b[q] for q in a) not in known:
+                raise InputError(f"symmetry {symmetry.description or ''}: the renamings are "
+                                 f"not a group: {first.name} then {then.name} is none of "
+                                 "them (list every composition)")
+
+
 class SymmetryIndex:
     """A :class:`Symmetry` on one compiled net (places by number): what the explorer calls
     to make a packed marking canonical and to check that the renamings are automorphisms."""
@@ -171,6 +186,7 @@ class SymmetryIndex:
             self.valued.append(tuple(element.value is not _same and (
                 element.value_places is None or name in element.value_places)
                 for name in place_names))
+        _closed(symmetry, self.permutations)
         moved = {p for perm, valued in zip(self.permutations, self.valued, strict=True)
                  for p, q in enumerate(perm) if p != q or valued[p]}
         #: the places some renaming moves or changes (the others are left as they are)
