@@ -858,6 +858,11 @@ def check_net(
     rtt_grain: Annotated[float | None, typer.Option(
         "--rtt-grain", help="With --bulk: the grain (s) the RTT estimator is rounded to "
         "(default 0.001).")] = None,
+    symmetry: Annotated[bool, typer.Option(
+        "--symmetry", help="With --property: explore one state per orbit of the exchanges "
+        "of identical flows (same variant, parameters, transfer, start, symmetric links); "
+        "refused, with the reason, when there are none or the property tells them apart "
+        "(docs/verification.md).")] = False,
     msc: Annotated[str | None, typer.Option(
         "--msc", help="With --property: write the first counterexample as a "
         "message-sequence chart to this SVG file (a new file, or --overwrite).")] = None,
@@ -889,10 +894,10 @@ def check_net(
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
                                  or flow is not None or delay_points is not None
                                  or clock is not None or confirm
-                                 or confirm_lens is not None or bulk):
+                                 or confirm_lens is not None or bulk or symmetry):
         raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
-                         "--clock, --msc, --confirm, --confirm-lens and --bulk go with "
-                         "--property NAME")
+                         "--clock, --msc, --confirm, --confirm-lens, --bulk and --symmetry "
+                         "go with --property NAME")
     if not bulk and (per_window or unbounded_losses or cwnd_target is not None
                      or rtt_grain is not None):
         raise InputError("--per-window, --unbounded-losses, --cwnd-target and --rtt-grain "
@@ -912,7 +917,8 @@ def check_net(
                 delay_points=delay_points,
                 clock=clock or ("relative" if bulk else "absolute"), confirm=lenses,
                 per_window=per_window, unbounded_losses=unbounded_losses,
-                cwnd_target=cwnd_target, rtt_grain_s=rtt_grain or DEFAULT_RTT_GRAIN_S),
+                cwnd_target=cwnd_target, rtt_grain_s=rtt_grain or DEFAULT_RTT_GRAIN_S,
+                symmetry=symmetry),
                 console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return

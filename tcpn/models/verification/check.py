@@ -40,6 +40,7 @@ from tcpn.models.properties import PROPERTIES, FlowRoles, Property, select_prope
 from tcpn.models.scenario import Scenario, load_scenario
 from tcpn.models.verification import LossBudget, VerificationNet, verification_net
 from tcpn.models.verification.bulk import DEFAULT_RTT_GRAIN_S
+from tcpn.models.verification.flow_symmetry import asymmetric_atom, flow_symmetry, lift_evidence
 from tcpn.models.verification.window import (
     OBSERVER_VARIABLE,
     add_window_observers,
@@ -48,8 +49,12 @@ from tcpn.models.verification.window import (
 )
 from tcpn.petrinets import INT, Firing, ListSet, PetriNet, Place
 from tcpn.petrinets.checking.check import check
+from tcpn.petrinets.checking.fairness import Fairness
+from tcpn.petrinets.checking.formulas import Formula
 from tcpn.petrinets.checking.verdicts import Verdict
 from tcpn.petrinets.net import ArcKind
+from tcpn.petrinets.statespace.space import StateSpace
+from tcpn.petrinets.statespace.symmetry import Symmetry
 
 __all__ = ["OBSERVER_VARIABLE", "PropertyNet", "PropertyResult", "observe", "property_net",
            "verify", "verify_all"]
@@ -91,6 +96,8 @@ class PropertyResult:
     verdict: Verdict | None = None
     lost: dict[str, tuple[int, ...]] = field(default_factory=dict)
     reason: str = ""
+    #: the flow exchanges the space was reduced by (``verify(..., symmetry=True)``), or ""
+    symmetry: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (the counterexample as the checker's evidence)."""
@@ -100,6 +107,8 @@ class PropertyResult:
                                "seconds": round(self.seconds, 3)}
         if self.reason:
             out["reason"] = self.reason
+        if self.symmetry:
+            out["symmetry"] = self.symmetry
         if self.answer == "false":
             out["lost_packets"] = {k: list(v) for k, v in self.lost.items()}
         if self.verdict is not None and self.verdict.evidence is not None:
@@ -279,7 +288,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                delay_points: int | None = None, clock: str = "absolute",
                per_flight: bool = False, unbounded: bool = False,
                cwnd_target_segments: int | None = None,
-               rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> list[PropertyResult]:
+               rtt_grain_s: float = DEFAULT_RTT_GRAIN_S,
+               symmetry: bool = False) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
@@ -287,7 +297,13 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     segments than ``max_states`` is refused (:class:`InputError`): every segment sent is a
     state of its own, so its exploration could only answer unknown. ``segments=None``
     checks a bulk sender (:func:`property_net` says what ``per_flight``, ``unbounded`` and
-    ``cwnd_target_segments`` do): only the bulk properties run there, and only there."""
+    ``cwnd_target_segments`` do): only the bulk properties run there, and only there.
+    ``symmetry`` explores one state per orbit of the exchanges of identical flows that keep
+    the flow a per-flow property names in place
+    (:mod:`~tcpn.models.verification.flow_symmetry`; refused with the reason when there is
+    none); a property whose atoms or fairness tell exchanged flows apart is refused (``n/a``
+    with ``all``), and a counterexample is lifted to a path of the net and replayed in the
+    simulator."""
     if max_states is not None and isinstance(segments, int) and segments > max_states:
         raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
                          f"states than max_states = {max_states:,} (every segment sent is a "
@@ -341,7 +357,13 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     if not formulas:
         return results
     started = time.process_time()
-    space = target.verification.explore(max_states=max_states)
+    reduction = None
+    if symmetry:
+        named = any(not r.property.cross for r in results if r.property.name in formulas)
+        reduction = flow_symmetry(target.verification,
+                                  fixed=(int(roles.prefix.removeprefix("flow")),) if named
+                                  else ())
+    space = target.verification.explore(max_states=max_states, symmetry=reduction)
     # every Predicate atom reads whole markings, one per state: decode each state once for
     # all the properties (the checker only reads them)
     space.marking = functools.lru_cache(maxsize=None)(space.marking)  # type: ignore[method-assign]
@@ -351,19 +373,45 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
         if result.property.name not in formulas:
             continue
         started = time.process_time()
-        verdict = check(space, formulas[result.property.name],
-                        fairness=result.property.fairness(roles))
+        fairness = result.property.fairness(roles)
+        if reduction is not None:
+            result.symmetry = reduction.description
+            problem = _asymmetric(space, formulas[result.property.name], fairness, reduction)
+            if problem is not None:
+                why = (f"--symmetry: property {result.property.name} tells exchanged flows "
+                       f"apart ({problem}); check it without --symmetry")
+                if properties != "all":
+                    raise InputError(why)
+                result.answer, result.reason = "n/a", why
+                continue
+        verdict = check(space, formulas[result.property.name], fairness=fairness)
         result.answer, result.verdict = verdict.answer, verdict
         result.states, result.edges, result.dead = space.n_states, space.n_edges, dead
         result.seconds = explored + time.process_time() - started
         result.reason = verdict.reason
         if verdict.answer == "false" and verdict.evidence is not None:
-            path = [(s.transition, s.binding) for s in
-                    (*verdict.evidence.stem, *verdict.evidence.cycle)]
+            evidence = verdict.evidence
+            if reduction is not None:  # a path of the net, confirmed by the simulator
+                evidence = lift_evidence(space, evidence)
+                result.verdict = replace(verdict, evidence=evidence)
+                target.replay([(s.transition, s.binding) for s in evidence.stem])
+            path = [(s.transition, s.binding) for s in (*evidence.stem, *evidence.cycle)]
             if roles.bulk:  # relative frame numbers: count them on the path's replay
                 path = [(f.transition, f.binding) for f in target.replay(path)]
             result.lost = target.verification.scripted_losses(path)
     return results
+
+
+def _asymmetric(space: StateSpace, formula: Formula, fairness: Fairness | None,
+                symmetry: Symmetry) -> str | None:
+    """What tells exchanged flows apart in a property: an atom, or a fair transition set
+    that an exchange does not map onto itself; ``None`` when nothing does."""
+    for element in symmetry.elements:
+        for kind, names in (("weak", fairness.weak if fairness else ()),
+                            ("strong", fairness.strong if fairness else ())):
+            if {element.transition(t) for t in names} != set(names):
+                return f"the {kind} fairness of its transitions under {element.name}"
+    return asymmetric_atom(space, formula, symmetry)
 
 
 def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int | None,
@@ -372,11 +420,12 @@ def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int
            delay_points: int | None = None, clock: str = "absolute",
            per_flight: bool = False, unbounded: bool = False,
            cwnd_target_segments: int | None = None,
-           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyResult:
+           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S, symmetry: bool = False) -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
-    flow of a scenario with several; ``segments=None`` a bulk sender (:func:`verify_all`)."""
+    flow of a scenario with several; ``segments=None`` a bulk sender, ``symmetry`` the
+    reduction by identical flows (:func:`verify_all`)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
                       delay_points=delay_points, clock=clock, per_flight=per_flight,
                       unbounded=unbounded, cwnd_target_segments=cwnd_target_segments,
-                      rtt_grain_s=rtt_grain_s)[0]
+                      rtt_grain_s=rtt_grain_s, symmetry=symmetry)[0]

@@ -119,7 +119,8 @@ class VerificationNet:
     offsets: tuple[OffsetGroup, ...] = ()
 
     def explore(self, **limits: Any) -> StateSpace:
-        """The state space (``limits``: those of :func:`tcpn.petrinets.explore`)."""
+        """The state space (``limits``: those of :func:`tcpn.petrinets.explore`, e.g. a
+        ``symmetry`` from :func:`~tcpn.models.verification.flow_symmetry.flow_symmetry`)."""
         return explore(self.net, clock=self.clock, offsets=self.offsets, **limits)
 
     def simulator_transition(self, transition: str) -> str:

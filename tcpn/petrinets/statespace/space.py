@@ -70,6 +70,7 @@ from tcpn.petrinets.statespace.intervals import DelayChoice, discretise_delays
 from tcpn.petrinets.statespace.memory import MemoryBudget
 from tcpn.petrinets.statespace.offsets import OFFSET_CHECK, OffsetGroup, Offsets
 from tcpn.petrinets.statespace.store import MarkingStore, sampled_size
+from tcpn.petrinets.statespace.symmetry import Symmetry, SymmetryIndex
 from tcpn.petrinets.timevalues import (
     CHECK_OFFSET_S,
     ClockValues,
@@ -186,10 +187,15 @@ class SuccessorGenerator:
     """Successor computation of one compiled net: the generic path and the untimed memo path."""
 
     def __init__(self, compiled: CompiledNet, clock: str,
-                 offsets: Sequence[OffsetGroup] = ()):
+                 offsets: Sequence[OffsetGroup] = (), symmetry: Symmetry | None = None):
         self.compiled = compiled
         #: the offset groups whose numbers every state keeps canonical (:mod:`.offsets`)
         self.offsets = Offsets(compiled.net, compiled.place_names, offsets)
+        #: the renamings whose orbits are one state each (:mod:`.symmetry`), or ``None``
+        self.symmetry = SymmetryIndex(compiled.net, compiled.place_names, symmetry) \
+            if symmetry is not None and len(symmetry) > 1 else None
+        if self.symmetry is not None and self.offsets:
+            raise InputError("symmetry and offset groups are not combined: explore with one")
         self.n_places = len(compiled.place_names)
         self.timed_net = any(compiled.timed)
         self.relative = self.timed_net and clock == "relative"
@@ -247,6 +253,8 @@ class SuccessorGenerator:
                           for p in set(ct.reads_places) | set(ct.writes_places))
             for position, ct in enumerate(self.ordered)}
         self.fired.clear()
+        if self.symmetry is not None:
+            self.symmetry.forget()
         # what the untimed loop reads per transition, without attribute look-ups
         self.plan = [[(rule.mask, rule.memo.get, rule) for rule in group]
                      for group in self.groups]
@@ -261,7 +269,14 @@ class SuccessorGenerator:
         numbers = [self.store.encode(p, place) for p, place in enumerate(marking)]
         if self.absolute:
             numbers.append(self.store.intern(self.clock_field, 0.0))
-        return self.store.pack(numbers)
+        key = self.store.pack(numbers)
+        while self.symmetry is not None:
+            made = self.symmetry.canonical(self.store, key)
+            if not self.store.overflow:
+                return made
+            key = self.store.widen()(key)
+            self.relayout()
+        return key
 
     @staticmethod
     def _shift(place: dict[Any, list[float]], elapsed: float) -> dict[Any, list[float]]:
@@ -305,6 +320,8 @@ class SuccessorGenerator:
                 self._check_shift(whole)
             if self.offsets:
                 self._check_offsets(whole)
+            if self.symmetry is not None:
+                self._check_symmetry(whole, self.clock_of(key))
         now = self.clock_of(key)
         self.expanded += 1
         marking: Marking = [None] * self.n_places  # type: ignore[list-item]  # decoded lazily
@@ -349,6 +366,8 @@ class SuccessorGenerator:
                         - ((key >> shift) & masks[self.clock_field])) << shift
             if self.offsets and not store.overflow:
                 new = self._canonical(new)
+            if self.symmetry is not None and not store.overflow:
+                new = self.symmetry.canonical(store, new)
             out.append((ct, binding, elapsed, new))
         return out
 
@@ -452,6 +471,16 @@ class SuccessorGenerator:
                              "other than through differences, so the offset reduction would be "
                              "wrong; explore without offsets (a finite counter needs its "
                              "absolute values)")
+
+    def _check_symmetry(self, marking: Marking, now: float) -> None:
+        """Raise :class:`InputError` unless every renaming maps the firings of ``marking``
+        onto those of its image (:meth:`.symmetry.SymmetryIndex.mismatch`)."""
+        assert self.symmetry is not None
+        problem = self.symmetry.mismatch(
+            marking, lambda m: self._fire_next(m, now))
+        if problem is not None:
+            raise InputError(f"{problem}: the renaming is not an automorphism of the net, so "
+                             "the symmetry reduction would be wrong; explore without it")
 
     def _shift_unwritten(self, key: int, written: tuple[int, ...], elapsed: float) -> int:
         """``key`` with the places a firing did not write moved ``elapsed`` back."""
@@ -598,7 +627,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks: int | None = DEFAULT_SHIFT_CHECKS,
             engine: str | None = None,
             offsets: Sequence[OffsetGroup] = (),
-            max_memory_bytes: int | None = None) -> StateSpace:
+            max_memory_bytes: int | None = None,
+            symmetry: Symmetry | None = None) -> StateSpace:
     """Build the state space of ``net`` breadth-first, within the limits given.
 
     ``max_states`` caps the number of states (a state whose successors would pass it is
@@ -623,7 +653,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     :class:`~tcpn.petrinets.statespace.offsets.OffsetGroup`) keeps unbounded counters such as
     sequence
     numbers relative to their group's smallest one, checked the same way on the first
-    ``shift_checks`` states (:mod:`~tcpn.petrinets.statespace.offsets`). Nets whose firings draw at
+    ``shift_checks`` states (:mod:`~tcpn.petrinets.statespace.offsets`). ``symmetry`` (a
+    :class:`~tcpn.petrinets.statespace.symmetry.Symmetry`) keeps one state per orbit of its
+    renamings, checked to be automorphisms on the first ``shift_checks`` states
+    (:mod:`~tcpn.petrinets.statespace.symmetry`). Nets whose firings draw at
     random
     (distributions, ``uniform(...)`` and the like, code actions using ``rng``) are refused
     with an :class:`InputError` naming the element, except random *delays* when
@@ -669,7 +702,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             shift_checks, int) or shift_checks < 0):
         raise InputError(f"shift_checks must be an int >= 0 or None, got {shift_checks!r}")
     compiled = net if isinstance(net, CompiledNet) else compile_net(net)
-    gen = SuccessorGenerator(compiled, clock, offsets)
+    gen = SuccessorGenerator(compiled, clock, offsets, symmetry)
     check_explorable(compiled.net, clock, bool(gen.clock_values))
     searcher: CExplorer | str | None = None
     if resolve_engine(engine) != "python":
@@ -678,10 +711,10 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.info("net %s: explored in Python, not in C: %s", compiled.net.name, searcher)
     if not isinstance(searcher, CExplorer):
         compiled = select_engine(compiled, engine).compiled
-        gen = SuccessorGenerator(compiled, clock, offsets)
+        gen = SuccessorGenerator(compiled, clock, offsets, symmetry)
     started = wallclock.perf_counter()
     checks_left = (math.inf if shift_checks is None else shift_checks) \
-        if gen.clock_values or gen.offsets else 0
+        if gen.clock_values or gen.offsets or gen.symmetry else 0
     store = gen.store
     deadline = None if time_budget_s is None else started + time_budget_s
     state_cap = math.inf if max_states is None else max_states
@@ -702,7 +735,7 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
             _log.warning("net %s: the C explorer stopped, explored in Python: %s",
                          compiled.net.name, exc)
             searcher = str(exc)
-            gen = SuccessorGenerator(compiled, clock, offsets)
+            gen = SuccessorGenerator(compiled, clock, offsets, symmetry)
             store = gen.store
             started = wallclock.perf_counter()
     init = gen.initial_key()
@@ -712,7 +745,8 @@ def explore(net: PetriNet | CompiledNet, max_states: int | None = DEFAULT_MAX_ST
     edge_start = array("I", [0])  # state s's edges are edge_dst[edge_start[s]:edge_start[s + 1]]
     edge_labels = array("i")  # the transition of each edge
     plan = gen.plan
-    untimed = not gen.timed_net and not gen.offsets  # offsets: the generic path makes canonical
+    # offsets, symmetry: the generic path makes canonical
+    untimed = not gen.timed_net and not gen.offsets and gen.symmetry is None
     i, depth, level_end = 0, 0, 1
     reason = "complete"
     while i < len(order):
@@ -815,8 +849,8 @@ def _c_explorer(gen: SuccessorGenerator) -> CExplorer | str:
     Python path explores it."""
     if gen.timed_net:
         return "the net is timed: the C explorer explores untimed nets"
-    if gen.offsets:
-        return "offset groups: the Python path keeps their numbers canonical"
+    if gen.offsets or gen.symmetry is not None:
+        return "offset groups or symmetry: the Python path keeps states canonical"
     reason = why_unavailable()
     if reason is not None:
         return reason
@@ -1018,8 +1052,11 @@ class StateSpace:
         'counter: 4 states'
         """
         status = "complete" if self.complete else f"stopped at the limit {self.limit}"
+        reduced = self.generator.symmetry
+        what = "states" if reduced is None else \
+            f"orbits ({reduced.symmetry.description or 'symmetry'})"
         return (
-            f"{self.net.name}: {self.n_states} states, {self.n_edges} edges, depth "
+            f"{self.net.name}: {self.n_states} {what}, {self.n_edges} edges, depth "
             f"{self.depth}, {status}, {len(self.dead_markings())} dead, "
             f"{self.states_per_s:,.0f} states/s, {self.bytes_per_state:.0f} bytes/state"
         )

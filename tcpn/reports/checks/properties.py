@@ -55,12 +55,17 @@ class PropertyRequest:
     unbounded_losses: bool = False
     cwnd_target: int | None = None
     rtt_grain_s: float = DEFAULT_RTT_GRAIN_S
+    #: reduce the space by exchanges of identical flows
+    #: (:mod:`~tcpn.models.verification.flow_symmetry`)
+    symmetry: bool = False
 
 
 def result_line(result: PropertyResult) -> str:
     """One line per property: answer, name, cost (and why, for n/a and unknown)."""
     line = (f"{result.property.name}: {result.answer.upper()}  ({result.states:,} states, "
             f"{result.edges:,} edges, {result.dead:,} dead, {result.seconds:.2f} s)")
+    if result.symmetry and result.answer != "n/a":
+        line += f"  [states are orbits: {result.symmetry}]"
     if result.reason:
         line += f"  {result.reason}"
     return line
@@ -117,7 +122,8 @@ def run_property_check(request: PropertyRequest, console: Console,
                             rtt_grain_s=request.rtt_grain_s)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
-                         max_states=request.max_states, prepared=prepared)
+                         max_states=request.max_states, prepared=prepared,
+                         symmetry=request.symmetry)
     where = ", ".join(request.links) if request.links else "any link"
     named = f" (flow {request.flow})" if request.flow else ""
     scope = ("without limit" if request.unbounded_losses else
