@@ -1795,9 +1795,10 @@ class _Importer:
             action, outputs = self._bound_by_guard(element, bindings, action, outputs,
                                                    f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
+        taken = dict(bindings)  # a multiset the guard binds, read by the input arcs
         for arc_element, place in arcs:
             try:
-                made = self._arc(arc_element, name, place, variables)
+                made = self._arc(arc_element, name, place, variables, taken)
             except _AlwaysEmpty as exc:
                 # no token moves on it: left out, unless it names a variable nothing else
                 # of the transition does (a binding CPN Tools would still range over)
@@ -1862,8 +1863,9 @@ class _Importer:
         read that part in place of the variable (a ``p`` whose ``e`` draws at random or
         reads the clock binds only a lone variable no other conjunct names).
         Returns the bindings (variable, its value) and the other conjuncts."""
-        texts = [_text(a.find("annot")) for a, _ in arcs
-                 if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        inputs = [(a, p) for a, p in arcs
+                  if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        texts = [_text(a.find("annot")) for a, _ in inputs]
         texts += [_text(element.find(tag)) for tag in ("time", "priority")]
         code = _text(element.find("code"))
         outputs = re.search(r"\boutput\s*\(?([^);]*)", code)
@@ -1874,7 +1876,12 @@ class _Importer:
 
         declared = set(self.variables)
         mentioned = {n for c in conditions for n in _free_names(c)} & declared
-        bound = {n for n in mentioned if any(named(n, t) for t in texts)}
+        # a variable of a list colour set standing for a whole multiset on an input arc
+        # ('a ms = 'a list) is not bound by that arc: CPN Tools binds it by the guard
+        unbinding = [self._multiset_variables(a, p) for a, p in inputs]
+        bound = {n for n in mentioned
+                 if any(named(n, t) and n not in unbinding[k] for k, t in enumerate(texts[
+                     :len(inputs)])) or any(named(n, t) for t in texts[len(inputs):])}
         sides = [_equation_patterns(c, declared) for c in conditions]
         binders = set().union(*(_binders_in(c) for c in conditions)) if conditions else set()
         # a variable no conjunct's pattern can bind is free: CPN Tools binds it first
@@ -1903,6 +1910,29 @@ class _Importer:
             bound |= stuck
         kept = [c for k, c in enumerate(conditions) if k not in used] + tests
         return bindings, [_substitute(c, substitution) for c in kept]
+
+    def _multiset_variables(self, element: ET.Element, place: str) -> set[str]:
+        """The variables of a list colour set that an input arc's inscription holds as a
+        whole term (``paper_list``, ``1`x ++ rest``) on a place whose colour set is not a
+        list: the multiset of the list's elements, which the arc cannot bind (CPN Tools
+        enumerates tokens, not multisets); empty if the inscription does not parse."""
+        info = self.place_named.get(place)
+        if info is None or isinstance(info.colour, ListSet):
+            return set()
+        value_text = split_delay(_text(element.find("annot")))[0]
+        try:
+            tree = self.parse_ml(value_text, "arc", "expr")
+        except MLSyntaxError:
+            return set()
+        found = set()
+        for term in multiset_terms(tree) or []:
+            value = term.value
+            if term.count is None and term.stamp is None and isinstance(value, Tree) and \
+                    value.data == "name" and str(value.children[0]) in self.variables and \
+                    isinstance(self.colours.get(self.variables[str(value.children[0])]),
+                               ListSet):
+                found.add(str(value.children[0]))
+        return found
 
     def _bind_conjunct(self, element: ET.Element, index: int, found: list[tuple[Any, Any]],
                        conditions: list[Any], bound: set[str], binders: set[str],
@@ -2096,7 +2126,9 @@ class _Importer:
         raise _Unsupported(f"output {variable} of a chart call has no neutral value")
 
     def _arc(self, element: ET.Element, transition: str, place: str,
-             variables: frozenset[str]) -> list[Arc]:
+             variables: frozenset[str], taken: dict[str, Any] | None = None) -> list[Arc]:
+        """The arcs one CPN Tools arc gives; ``taken``: the variables the guard binds, each
+        its expression, which an input arc (that cannot bind them) reads in their place."""
         orientation = (element.get("orientation") or "").lower()
         text = _text(element.find("annot"))
         where = f"arc {element.get('id')}"
@@ -2135,6 +2167,8 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        if taken and orientation in ("ptot", "bothdir"):
+            tree = _substitute(tree, taken)
         arc_variables = frozenset(names_in(tree)) & frozenset(self.variables)
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
             tree.data == "apply" and isinstance(tree.children[0], Tree) and \

@@ -1,0 +1,48 @@
+"""CPN Tools files from a fifth field round (cpnfield26): the CPN ML they use, each form
+read as CPN Tools and SML/NJ read it, on small nets and declarations written by hand.
+
+Values are worked out by hand from CPN Tools' binding rules and the SML Basis Library;
+where SML/NJ is installed the same declarations run in ``sml`` and must give the same
+values.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from test_exchange_cpn_field import colset, cpn_file, var
+
+from tcpn.petrinets.exchange.cpn_import import read_cpn
+from tcpn.petrinets.statespace.space import explore
+
+
+def _marking(space, state: int) -> dict[str, Counter]:
+    return {place: Counter(repr(t.value) for t in tokens)
+            for place, tokens in space.marking(state).items()}
+
+
+def test_a_list_variable_the_guard_binds_takes_its_tokens_on_an_input_arc(tmp_path):
+    """``ns`` (``INT list``) stands on the input arc from an ``INT`` place: the multiset of
+    its elements ('a ms = 'a list), which the arc cannot bind; the guard ``ns = [n, n]``
+    binds it, as CPN Tools' binding does. With P = 1`1++2`2++1`3 only n = 2 finds two
+    tokens n: one firing takes both 2s and puts the list on Q, then no n has two tokens
+    (2 states, 1 edge, 1 dead marking)."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "INTS", "<list><id>INT</id></list>")
+        + var("D3", "INT", "n") + var("D4", "INTS", "ns"),
+        [("P1", "P", "INT", "1`1++2`2++1`3"), ("P2", "C", "INT", "1`1++1`2++1`3"),
+         ("P3", "Q", "INTS", "")],
+        [("T1", "T", "[ns = [n, n]]", "")],
+        [("A1", "PtoT", "T1", "P2", "n"), ("A2", "PtoT", "T1", "P1", "ns"),
+         ("A3", "TtoP", "T1", "P3", "ns")])
+    path = tmp_path / "guard_list.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (2, 1, 1)
+    (dead,) = space.dead_markings()
+    after = _marking(space, dead)
+    assert after["P"] == Counter({"1": 1, "3": 1})
+    assert after["C"] == Counter({"1": 1, "3": 1})
+    assert after["Q"] == Counter({"(2, 2)": 1})
