@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from test_exchange_cpn_field import colset, cpn_file, var
+from test_exchange_cpnml_cells import declarations_net
 
 from tcpn.petrinets.exchange.cpn_import import read_cpn
 from tcpn.petrinets.statespace.space import explore
@@ -46,3 +47,30 @@ def test_a_list_variable_the_guard_binds_takes_its_tokens_on_an_input_arc(tmp_pa
     assert after["P"] == Counter({"1": 1, "3": 1})
     assert after["C"] == Counter({"1": 1, "3": 1})
     assert after["Q"] == Counter({"(2, 2)": 1})
+
+
+#: (declaration, the int it names, worked out by hand): CPN Tools' RealToIntInf p r
+#: (r written with p decimals, rounded to nearest, the point taken out) and
+#: IntInfToReal p ii (a point put p digits from the right), which its simulator
+#: declares and wireless-network models call with no declaration of their own.
+REALS_AS_INTINFS: list[tuple[str, str, int]] = [
+    ("val r1 = IntInf.toInt (RealToIntInf 3 12.3456);", "r1", 12346),
+    ("val r2 = IntInf.toInt (RealToIntInf 0 2.5) * 10 + IntInf.toInt (RealToIntInf 0 3.5);",
+     "r2", 24),  # "2" and "4": ties to even, as SML/NJ's Real.fmt writes them
+    ("val r3 = IntInf.toInt (RealToIntInf 1 (~0.25));", "r3", -2),
+    ("val r4 = round (IntInfToReal 2 (IntInf.fromInt 12345) * 100.0);", "r4", 12345),
+    ("val r5 = round (IntInfToReal 0 (IntInf.fromInt 42));", "r5", 42),
+    # "~5" with 3 decimals: CPN Tools writes 0.0~5, whose prefix Real.fromString reads
+    ("val r6 = round (IntInfToReal 3 (IntInf.fromInt ~5) * 1000.0);", "r6", 0),
+    ("val r7 = round (IntInfToReal 2 (IntInf.fromInt ~12345) * 100.0);", "r7", -12345),
+    ("fun realToInt r = IntInf.toInt (RealToIntInf 2 r);", "", 0),
+    ("val r8 = realToInt 1.5 + realToInt 0.125;", "r8", 162),  # 150 + 12 (0.125: a tie)
+]
+
+
+def test_cpn_tools_reals_as_intinfs_give_the_values_worked_out_by_hand():
+    imported = read_cpn(declarations_net([text for text, _, _ in REALS_AS_INTINFS]))
+    assert imported.complete, imported.report.text()
+    declarations = imported.net.declarations
+    expected = {name: value for _, name, value in REALS_AS_INTINFS if name}
+    assert {name: declarations[name] for name in expected} == expected

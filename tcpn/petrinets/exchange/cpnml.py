@@ -667,7 +667,9 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_is_alpha_num": "Char.isAlphaNum",
                      "ml_bool_from_string": "Bool.fromString",
                      "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
-                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod"}
+                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod",
+                     "ml_real_to_intinf": "RealToIntInf",
+                     "ml_intinf_to_real": "IntInfToReal"}
 #: Library functions of plain values the export writes back as the CPN ML call the import
 #: read: name -> (CPN ML function, whether it takes its arguments curried, result type).
 _WRITTEN_BACK: dict[str, tuple[str, bool, str]] = {
