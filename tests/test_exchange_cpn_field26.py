@@ -8,6 +8,9 @@ values.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from collections import Counter
 
 from test_exchange_cpn_field import colset, cpn_file, var
@@ -74,3 +77,29 @@ def test_cpn_tools_reals_as_intinfs_give_the_values_worked_out_by_hand():
     declarations = imported.net.declarations
     expected = {name: value for _, name, value in REALS_AS_INTINFS if name}
     assert {name: declarations[name] for name in expected} == expected
+
+
+def test_a_comms_cpn_connection_is_left_out_named_with_what_it_takes_along(tmp_path):
+    """Comms/CPN (``ConnManagementLayer.receive``, ``stringDecode``) talks to an external
+    process over TCP: a declaration calling it is left out naming the library, and the
+    transition whose code segment calls that declaration goes with it, counted under it;
+    ``tcpn import --strict`` exits 3."""
+    text = cpn_file(
+        colset("D1", "STRING", "<string/>") + var("D2", "STRING", "s")
+        + '<ml id="D3">fun receive () = ConnManagementLayer.receive ("conn", stringDecode);'
+        "</ml>",
+        [("P1", "P", "STRING", '1`"a"'), ("P2", "Q", "STRING", "")],
+        [("T1", "T", "", "input (); output (m); action (receive ());")],
+        [("A1", "PtoT", "T1", "P1", "s"), ("A2", "TtoP", "T1", "P2", "s")])
+    path = tmp_path / "comms.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert not imported.complete
+    report = imported.report.text()
+    assert re.search(r"left out: declaration 'receive' .*'(ConnManagementLayer\.receive|"
+                     r"stringDecode)' is CPN Tools' Comms/CPN library", report), report
+    assert "took along 1 element(s)" in report, report
+    assert "T" not in imported.net.transitions
+    run = subprocess.run([sys.executable, "-m", "tcpn", "import", str(path), "--strict"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 3, run.stdout + run.stderr

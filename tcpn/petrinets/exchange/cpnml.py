@@ -260,6 +260,8 @@ COMMENT: /\(\*(.|\n)*?\*\)/
 """
 
 __all__ = [
+    "COMMS_CPN_NAMES",
+    "comms_cpn",
     "BOOL_T",
     "INT_T",
     "ML_MAX_INT",
@@ -635,6 +637,29 @@ _BASIS_NAMES = frozenset({
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow", "cf"})
+#: CPN Tools' Comms/CPN library (its ConnManagementLayer structure, the functions it
+#: also declares at top level, and its encoders): a connection to an external process
+#: over TCP, which tcpn never opens (a model file runs no I/O); a call is left out, named.
+COMMS_CPN_NAMES = frozenset({
+    "ConnManagementLayer", "openConnection", "acceptConnection", "closeConnection",
+    "canReceive", "stringEncode", "stringDecode", "integerEncode",
+    "integerDecode"})
+
+
+def comms_cpn(name: str) -> bool:
+    """Whether ``name`` (a name no declaration of the model gives) is Comms/CPN's."""
+    head = name.split(".", 1)[0]
+    return head == "ConnManagementLayer" or name in COMMS_CPN_NAMES
+
+
+def _unknown(name: str, what: str) -> str:
+    """Why ``name`` is not read: Comms/CPN's, named as such, or ``what``."""
+    if comms_cpn(name):
+        return (f"{name!r} is CPN Tools' Comms/CPN library: a connection to an external "
+                "process, which tcpn never opens (a model file runs no I/O)")
+    return what
+
+
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Basis and library functions a model may pass as a value (not the clock, nor ``ref``).
 _FUNCTION_VALUES = frozenset({*_ML_UNARY, *_ML_BINARY, *_ML_MATH, *LIBRARY_CALLS,
@@ -869,8 +894,9 @@ class MLToPython(MatchForms):
             return self._expr(Tree("fn", [Tree("match", [Tree("rule", [
                 Tree("var_pat", [arg]), Tree("apply", [tree, Tree("name", [arg])])])])]),
                 where, local)
-        raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
-                                "constant, function or enumeration value tcpn imported)", name)
+        raise self._unsupported(tree, where, _unknown(name, (
+            f"unknown name {name!r} (not a variable, constant, function or enumeration "
+            "value tcpn imported)")), name)
 
     # reference cells, side effects and exceptions (tcpn.petrinets.cells, ml_exceptions)
     def _cell_call(self, function: str, *args: ast.expr) -> ast.expr:
@@ -1208,8 +1234,9 @@ class MLToPython(MatchForms):
             raise self._unsupported(tree, where, f"{name} reads a file, and a file the model "
                                     "names is not part of it (tcpn reads only the .cpn file)",
                                     name)
-        raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
-                                "tcpn imported nor part of the basis subset it translates", name)
+        raise self._unsupported(tree, where, _unknown(name, (
+            f"function {name!r} is not a declared function tcpn imported nor part of the "
+            "basis subset it translates")), name)
 
 
 def _has_real(t: MLType) -> bool:
