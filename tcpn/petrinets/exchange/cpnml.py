@@ -260,9 +260,8 @@ COMMENT: /\(\*(.|\n)*?\*\)/
 """
 
 __all__ = [
-    "COMMS_CPN_NAMES",
-    "comms_cpn",
     "BOOL_T",
+    "COMMS_CPN_NAMES",
     "INT_T",
     "ML_MAX_INT",
     "ML_MIN_INT",
@@ -275,6 +274,7 @@ __all__ = [
     "PythonToML",
     "UnsupportedConstruct",
     "colour_type",
+    "comms_cpn",
     "ml_real",
     "ml_string",
     "ml_tokens",

@@ -49,8 +49,8 @@ __all__ = [
     "ml_int_from_string",
     "ml_int_mod",
     "ml_int_string",
-    "ml_intinf_to_real",
     "ml_intersect",
+    "ml_intinf_to_real",
     "ml_is_alpha",
     "ml_is_alpha_num",
     "ml_is_digit",
@@ -499,7 +499,7 @@ def ml_intinf_to_real(precision: int, value: int) -> float:
     count = precision
     while True:  # CPN Tools' indot, on the reversed digits
         if count == 0:
-            out.extend(["."] + chars if chars else [".", "0"])
+            out.extend([".", *chars] if chars else [".", "0"])
             break
         out.append(chars.pop(0) if chars else "0")
         count -= 1
