@@ -103,3 +103,57 @@ def test_a_comms_cpn_connection_is_left_out_named_with_what_it_takes_along(tmp_p
     run = subprocess.run([sys.executable, "-m", "tcpn", "import", str(path), "--strict"],
                          capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 3, run.stdout + run.stderr
+
+
+def _free_variable_net(guard: str, output: str, declarations: str = "") -> str:
+    """S holds 12`(); T takes one () (a fixed token: the simulator's gate) and binds v
+    to every member of R = a | b | c (no arc binds it), tested by ``guard``; it puts
+    ``output`` on Q."""
+    return cpn_file(
+        colset("D0", "UNIT", "<unit/>")
+        + colset("D1", "R", "<enum><id>a</id><id>b</id><id>c</id></enum>")
+        + var("D2", "R", "v") + declarations,
+        [("P1", "S", "UNIT", "12`()"), ("P2", "Q", "R", "")],
+        [("T1", "T", guard, "")],
+        [("A1", "PtoT", "T1", "P1", "()"), ("A2", "TtoP", "T1", "P2", output)])
+
+
+def test_a_guard_on_free_variables_holds_when_the_only_input_arc_is_a_gate(tmp_path):
+    """The guard ``v <> a, v <> c`` leaves v = b only: all 12 firings put b, in the
+    simulator as in the state space (the simulator tests the arc from S apart, as a
+    gate, and once tested no guard on v at all: a and c were put too)."""
+    from tcpn.petrinets import simulate
+
+    path = tmp_path / "free_guard.cpn"
+    path.write_text(_free_variable_net("[v &lt;&gt; a, v &lt;&gt; c]", "v"),
+                    encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    for seed in (1, 2, 3):
+        run = simulate(imported.net, seed=seed)
+        assert Counter(t.value for t in run.marking["Q"]) == Counter({"b": 12})
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (13, 12, 1)
+
+
+def test_a_function_whose_case_rules_are_multisets_puts_their_tokens(tmp_path):
+    """``fun f v = case v of b => 2`v | c => empty`` (ML gives the rules one type, a
+    multiset): on an output arc its call puts 2 tokens b, where it put one token holding
+    the list of them, not of Q's colour set. With the guard ``v = b orelse v = c``
+    (no rule for a) each firing puts 2 b or nothing: after n of the 12 firings, j of them
+    with v = b, S holds 12 - n and Q 2j b: sum over n = 0..12 of n + 1 = 91 states, each
+    with n < 12 (78) having 2 successors (156 edges), the 13 with n = 12 dead."""
+    from tcpn.petrinets import simulate
+
+    path = tmp_path / "case_multiset.cpn"
+    path.write_text(_free_variable_net(
+        "[v = b orelse v = c]", "f(v)",
+        '<ml id="D3">fun f v = case v of b =&gt; 2`v | c =&gt; empty;</ml>'),
+        encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    run = simulate(imported.net, seed=1)
+    put = Counter(t.value for t in run.marking["Q"])
+    assert set(put) <= {"b"} and put["b"] % 2 == 0 and run.marking["S"] == []
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (91, 156, 13)

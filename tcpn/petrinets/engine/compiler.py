@@ -982,7 +982,11 @@ class TransitionCompiler:
                 self._emit_guard(code, guard.text, bound)
                 guard_done = True
         if guard is not None and not guard_done:
+            # its variables bound by the free variables' loops alone, no binder arc after
+            # them (a transition without input arcs, or whose only ones are on gate places,
+            # which the due variant leaves to ``_gate``): tested here, once they are bound
             self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+            self._emit_guard(code, guard.text, bound)
         # availability and readiness of input/read tokens
         code.line("_ready = -_inf")
         for p, items in needs.items():

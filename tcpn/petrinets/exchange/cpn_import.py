@@ -2766,6 +2766,8 @@ def _is_multiset_body(dec: Tree, every: bool = True) -> bool:
             return str(tree.children[1]) in ("`", "++", "+++")
         if isinstance(tree, Tree) and tree.data == "ifte":
             return multiset(tree.children[1]) or multiset(tree.children[2])
+        if isinstance(tree, Tree) and tree.data == "case":  # ML gives its rules one type
+            return any(multiset(rule.children[1]) for rule in tree.children[1].children)
         return False
 
     clauses = (multiset(clause.children[-1]) for clause in dec.children)

@@ -506,7 +506,7 @@ def ml_intinf_to_real(precision: int, value: int) -> float:
     text = "".join(reversed(out))
     match = _REAL_PREFIX.match(text)
     if match is None:
-        ml_raise("IntInfToRealExn")
+        return float(ml_raise("IntInfToRealExn"))
     sign, digits, exponent = match.groups()
     number = float(digits + (f"e{exponent.replace('~', '-')}" if exponent else ""))
     return -number if sign in ("~", "-") else number
