@@ -157,3 +157,26 @@ def test_a_function_whose_case_rules_are_multisets_puts_their_tokens(tmp_path):
     assert set(put) <= {"b"} and put["b"] % 2 == 0 and run.marking["S"] == []
     space = explore(imported.net, clock="absolute")
     assert (len(space), space.n_edges, len(space.dead_markings())) == (91, 156, 13)
+
+
+def test_a_guard_on_free_variables_is_tested_before_the_input_arcs_read_them(tmp_path):
+    """v is free (every member of R); the guard ``ok v`` (v = b) holds for b only, and
+    the input arc's ``g v`` has a rule for b only (Match elsewhere): the guard, whose
+    variables are all bound once v is, is tested first, as it is as soon as its
+    variables are bound, so only v = b reaches the arc: one firing moves b from P to Q
+    (2 states, 1 edge, 1 dead marking), where enumerating v = a raised Match."""
+    text = cpn_file(
+        colset("D1", "R", "<enum><id>a</id><id>b</id><id>c</id></enum>") + var("D2", "R", "v")
+        + '<ml id="D3">fun ok v = (v = b);</ml>'
+        + '<ml id="D4">fun g v = case v of b =&gt; v;</ml>',
+        [("P1", "P", "R", "1`b"), ("P2", "Q", "R", "")],
+        [("T1", "T", "[ok v]", "")],
+        [("A1", "PtoT", "T1", "P1", "g v"), ("A2", "TtoP", "T1", "P2", "v")])
+    path = tmp_path / "guard_first.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (2, 1, 1)
+    (dead,) = space.dead_markings()
+    assert _marking(space, dead)["Q"] == Counter({"'b'": 1})
