@@ -180,3 +180,40 @@ def test_a_guard_on_free_variables_is_tested_before_the_input_arcs_read_them(tmp
     assert (len(space), space.n_edges, len(space.dead_markings())) == (2, 1, 1)
     (dead,) = space.dead_markings()
     assert _marking(space, dead)["Q"] == Counter({"'b'": 1})
+
+
+def test_a_curried_recursive_function_walks_a_long_list():
+    """``filt p (x::xs)`` recurses in the application of ``filt p`` to the list, not in
+    ``filt p``: 600 elements, every third kept, give 200 (SML runs it on any list; the
+    rest of a curried function once ran outside the room made for nested calls, and
+    Python's own stack ran out near 250)."""
+    imported = read_cpn(declarations_net([
+        "fun filt p [] = [] | filt p (x::xs) = if p x then x :: filt p xs else filt p xs;",
+        "val big = List.tabulate (600, fn i => i);",
+        "val n1 = length (filt (fn x => x mod 3 = 0) big);",
+        "val n2 = foldl (op +) 0 (filt (fn x => x >= 590) big);"]))
+    assert imported.complete, imported.report.text()
+    assert imported.net.declarations["n1"] == 200
+    assert imported.net.declarations["n2"] == sum(range(590, 600))  # 5945
+
+
+def test_a_recursive_delay_reading_the_clock_recurses_once_a_unit(tmp_path):
+    """``wait m d`` reads the clock, so it is expanded where the delay calls it; it calls
+    itself once per unit of m (tail calls, constant stack in SML): ``@+ wait 700 0`` at
+    time 0 is 700 + time () = 700, where Python's stack ran out."""
+    from tcpn.petrinets import simulate
+
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "TINT", "<int/><timed/>")
+        + var("D3", "INT", "i")
+        + '<ml id="D4">fun wait 0 d = d + IntInf.toInt (time ()) '
+        "| wait m d = wait (m - 1) (d + 1);</ml>",
+        [("P1", "P", "INT", "1`1"), ("P2", "Q", "TINT", "")],
+        [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "i"), ("A2", "TtoP", "T1", "P2", "i @+ wait 700 0")])
+    path = tmp_path / "wait.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    run = simulate(imported.net, seed=1)
+    assert [(t.value, t.time) for t in run.marking["Q"]] == [(1, 700.0)]

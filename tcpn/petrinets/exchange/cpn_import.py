@@ -1468,6 +1468,8 @@ class _Importer:
             if recursive:  # expanded at each call as a lambda that is passed itself
                 python = _self_applied(py_name(name), tuple(py_name(p) for p in params),
                                        python)
+                self.declarations.setdefault("ml_self_apply",
+                                             ML_BASIS_DECLARATIONS["ml_self_apply"])
             self.inline[name] = (tuple(params), python)
             self.note("declaration", element, name, "draws random numbers or reads the clock: "
                       "expanded at each call instead of declared")
@@ -2576,7 +2578,7 @@ class _Importer:
 def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.expr:
     """A recursive function's body as an expression over its parameters: the function
     is a lambda given itself as ``_self`` (``f(x - 1)`` in the body is
-    ``_self(_self, x - 1)``), applied on the spot."""
+    ``_self(_self, x - 1)``), applied on the spot by ``ml_self_apply``."""
 
     class _Recurse(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.expr:
@@ -2591,9 +2593,9 @@ def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.exp
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
     function = ast.Lambda(arguments(("_self", *params)), _Recurse().visit(body))
-    call = ast.Call(ast.Name("_f", ast.Load()), [ast.Name("_f", ast.Load()), *(
+    # ml_self_apply(f, args): f(f, args), with room on Python's stack for its recursion
+    return ast.Call(ast.Name("ml_self_apply", ast.Load()), [function, *(
         ast.Name(p, ast.Load()) for p in params)], [])
-    return ast.Call(ast.Lambda(arguments(("_f",)), call), [function], [])
 
 
 #: Structures of CPN Tools' library that only draw or write (charts, files, the console).

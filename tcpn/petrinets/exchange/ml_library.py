@@ -26,11 +26,18 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tcpn.limits import limit_problem, limits
-from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
+from tcpn.petrinets.exchange.ml_exceptions import (
+    PYTHON_FRAMES,
+    CallDepthError,
+    ListLimitError,
+    ml_raise,
+)
 
 __all__ = [
     "LIBRARY_FUNCTIONS",
@@ -83,6 +90,7 @@ __all__ = [
     "ml_real_to_intinf",
     "ml_rem",
     "ml_rev_append",
+    "ml_self_apply",
     "ml_set_field",
     "ml_sort_lt",
     "ml_sorted",
@@ -512,6 +520,42 @@ def ml_intinf_to_real(precision: int, value: int) -> float:
     return -number if sign in ("~", "-") else number
 
 
+def ml_self_apply(function: Callable[..., Any], *args: Any) -> Any:
+    """A recursive function the import expands where it is called (it draws at random or
+    reads the clock): ``function(function, *args)``, the function given itself. SML runs
+    its tail calls in constant stack (``wait (m - 1) (d + 1)`` once a unit of m): here
+    with room for ``PYTHON_FRAMES`` Python frames, past which it stops with
+    :class:`CallDepthError` rather than Python's own recursion error; a curried one's
+    rest, applied later, gets the same room."""
+    return _with_room(lambda: function(function, *args))
+
+
+class _Rest:
+    """The rest of a curried function :func:`ml_self_apply` expanded: applied with the
+    same room on Python's stack (its recursion runs there)."""
+
+    __slots__ = ("rest",)
+
+    def __init__(self, rest: Callable[..., Any]):
+        self.rest = rest
+
+    def __call__(self, *args: Any) -> Any:
+        return _with_room(lambda: self.rest(*args))
+
+
+def _with_room(run: Callable[[], Any]) -> Any:
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, PYTHON_FRAMES))
+    try:
+        value = run()
+    except RecursionError:
+        raise CallDepthError(f"a recursive function expanded where it is called went past "
+                             f"{PYTHON_FRAMES} Python frames (limits: call_depth)") from None
+    finally:
+        sys.setrecursionlimit(before)
+    return _Rest(value) if isinstance(value, types.FunctionType) else value
+
+
 def ml_quot(pair: tuple[int, int]) -> int:
     """SML's ``Int.quot (a, b)``: ``a / b`` rounded towards zero; ``Div`` when ``b`` is 0."""
     a, b = pair
@@ -739,7 +783,7 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_concat_with": ml_concat_with, "ml_extract": ml_extract, "ml_is_upper": ml_is_upper,
     "ml_is_lower": ml_is_lower, "ml_is_alpha_num": ml_is_alpha_num,
     "ml_bool_from_string": ml_bool_from_string, "ml_rev_append": ml_rev_append,
-    "ml_real_to_intinf": ml_real_to_intinf, "ml_intinf_to_real": ml_intinf_to_real,
+    "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf, "ml_intinf_to_real": ml_intinf_to_real,
     "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
     "ml_set_field": ml_set_field,
 }
