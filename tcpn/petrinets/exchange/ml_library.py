@@ -783,7 +783,8 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_concat_with": ml_concat_with, "ml_extract": ml_extract, "ml_is_upper": ml_is_upper,
     "ml_is_lower": ml_is_lower, "ml_is_alpha_num": ml_is_alpha_num,
     "ml_bool_from_string": ml_bool_from_string, "ml_rev_append": ml_rev_append,
-    "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf, "ml_intinf_to_real": ml_intinf_to_real,
+    "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf,
+    "ml_intinf_to_real": ml_intinf_to_real,
     "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
     "ml_set_field": ml_set_field,
 }
