@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 
-from test_exchange_cpn_field import colset, cpn_file, var
+from test_exchange_cpn_field import colset, cpn_file, spaces, var
 from test_exchange_cpnml_cells import declarations_net
 
 from tcpn.petrinets.exchange.cpn_import import read_cpn
@@ -217,3 +217,31 @@ def test_a_recursive_delay_reading_the_clock_recurses_once_a_unit(tmp_path):
     assert imported.complete, imported.report.text()
     run = simulate(imported.net, seed=1)
     assert [(t.value, t.time) for t in run.marking["Q"]] == [(1, 700.0)]
+
+
+def test_a_list_of_variables_of_a_list_colour_set_is_a_multiset_of_them(tmp_path):
+    """On places of ``INTS = list INT``, ``[l]`` and ``[l, l]`` with ``l : INTS`` have
+    type ``INTS list``, ``INTS ms``: the tokens l, and l twice (a token holding the list
+    [l] is not an ``INTS``). P = 1`[1,2] ++ 1`[]; T takes l and puts ``if List.null l
+    then empty else [l]`` on Q and ``[l, l]`` on R: 4 states, 4 edges, and at the dead
+    marking Q = 1`[1,2], R = 2`[1,2] ++ 2`[]."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + colset("D2", "INTS", "<list><id>INT</id></list>")
+        + var("D3", "INTS", "l"),
+        [("P1", "P", "INTS", "1`[1,2] ++ 1`[]"), ("P2", "Q", "INTS", ""),
+         ("P3", "R", "INTS", "")],
+        [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "l"),
+         ("A2", "TtoP", "T1", "P2", "if List.null l then empty else [l]"),
+         ("A3", "TtoP", "T1", "P3", "[l, l]")])
+    path = tmp_path / "list_tokens.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    space = explore(imported.net, clock="absolute")
+    assert (len(space), space.n_edges, len(space.dead_markings())) == (4, 4, 1)
+    (dead,) = space.dead_markings()
+    after = _marking(space, dead)
+    assert after["Q"] == Counter({"(1, 2)": 1})
+    assert after["R"] == Counter({"(1, 2)": 2, "()": 2})
+    assert spaces(tmp_path, text) == ((4, 4, 1), (4, 4, 1))  # cpncheck's the same

@@ -1913,6 +1913,39 @@ class _Importer:
         kept = [c for k, c in enumerate(conditions) if k not in used] + tests
         return bindings, [_substitute(c, substitution) for c in kept]
 
+    def _lists_of_tokens(self, tree: Any, colour: ColourSet) -> Any:
+        """On a place whose colour set is a list, ``[x]`` (or ``[x, y]``) whose elements
+        are variables of that colour set is a multiset of them ('a ms = 'a list): the
+        terms ``1`x ++ 1`y``, wherever the inscription gives a multiset (alone, a branch
+        of ``if``/``case``, an operand of ``++``); a list of other values stays one
+        token (the list itself)."""
+        if not isinstance(tree, Tree):
+            return tree
+        if tree.data == "list" and tree.children and all(
+                isinstance(c, Tree) and c.data == "name" and
+                self.colours.get(self.variables.get(str(c.children[0]), "")) is colour
+                for c in tree.children):
+            terms = [Tree("binop", [Tree("int", [LarkToken("INT", "1")]),
+                                    LarkToken("BQ", "`"), c], tree.meta)
+                     for c in tree.children]
+            result = terms[0]
+            for term in terms[1:]:
+                result = Tree("binop", [result, LarkToken("PLUSPLUS", "++"), term], tree.meta)
+            return result
+        if tree.data == "ifte":
+            return Tree("ifte", [tree.children[0], *(self._lists_of_tokens(c, colour)
+                                                     for c in tree.children[1:])], tree.meta)
+        if tree.data == "case":
+            rules = [Tree(r.data, [r.children[0], self._lists_of_tokens(r.children[1], colour)],
+                          r.meta) for r in tree.children[1].children]
+            return Tree("case", [tree.children[0], Tree(tree.children[1].data, rules,
+                                                        tree.children[1].meta)], tree.meta)
+        if tree.data == "binop" and str(tree.children[1]) == "++":
+            return Tree("binop", [self._lists_of_tokens(tree.children[0], colour),
+                                  tree.children[1],
+                                  self._lists_of_tokens(tree.children[2], colour)], tree.meta)
+        return tree
+
     def _multiset_variables(self, element: ET.Element, place: str) -> set[str]:
         """The variables of a list colour set that an input arc's inscription holds as a
         whole term (``paper_list``, ``1`x ++ rest``) on a place whose colour set is not a
@@ -2169,6 +2202,8 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        if isinstance(colour, ListSet):
+            tree = self._lists_of_tokens(tree, self.net.places[place].colour)
         if taken and orientation in ("ptot", "bothdir"):
             tree = _substitute(tree, taken)
         arc_variables = frozenset(names_in(tree)) & frozenset(self.variables)
