@@ -37,6 +37,7 @@ from pathlib import Path
 from tcpn.errors import InputError
 from tcpn.petrinets.errors import FiringError
 from tcpn.petrinets.exchange.cpn_import import ImportedNet, ReportItem, read_cpn
+from tcpn.petrinets.exchange.cpnml import comms_cpn
 from tcpn.petrinets.statespace.space import explore
 
 
@@ -71,6 +72,8 @@ def left_out_class(item: ReportItem) -> str:
         return "use of an SML file the model does not hold"
     if "syntax error" in item.reason:
         return f"{item.kind}: CPN ML syntax tcpn does not parse"
+    if item.missing and comms_cpn(item.missing):
+        return f"{item.kind}: Comms/CPN (a connection to an external process)"
     if item.missing and "." in item.missing:
         return (f"{item.kind}: a function of a structure tcpn does not read "
                 f"({item.missing.split('.')[0]})")

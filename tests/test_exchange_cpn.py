@@ -379,11 +379,13 @@ def test_shared_files_import_with_element_reports(shared_dir, name):
     for item in report.unsupported:
         assert item.element_id and item.line and item.reason
     # what was kept runs, and exports again (but for a recursive function drawing at
-    # random, expanded as a self-applied lambda that has no CPN ML form: refused, named)
+    # random, expanded where it is called as a function given itself, ml_self_apply,
+    # which has no CPN ML form: refused, named)
     simulate(net, seed=1, until=50)
     if name == "baseModel_accesscpn_export.cpn":
         with pytest.raises(InputError, match=r"output arc Customer\.create_order->"
-                                             r"Customer\.order_ready: .* Lambda"):
+                                             r"Customer\.order_ready: .*self_apply .*is not "
+                                             r"written back"):
             to_cpn(net, ids=imported.ids, real_time=imported.real_time, layout="grid")
         return
     to_cpn(net, ids=imported.ids, real_time=imported.real_time, layout="grid")

@@ -924,14 +924,16 @@ class TransitionCompiler:
         clock_guard = guard if guard is not None and self.reads_clock else None
         if clock_guard is not None:  # tested last, once the binding's readiness is known
             guard = None
-        if not (input_like and self.is_binder(input_like[0], set())) or (
-                guard is not None and not guard.free_variables(self.declared)):
+        # a guard naming no variable, or only free ones (bound by the loops above), is
+        # tested before any arc: an input arc's expression may hold only where it holds
+        early_guard = guard is not None and not guard.free_variables(self.declared) - set(bound)
+        if not (input_like and self.is_binder(input_like[0], set())) or early_guard:
             # a one-pass loop so that a failed test before any binder loop can `continue`
             code.line("for _once in _ONE_PASS:")
             code.depth += 1
         guard_done = guard is None
-        if guard is not None and not guard.free_variables(self.declared):
-            self._check_names(guard, set(), f"guard of {self.where}", firing=False)
+        if guard is not None and early_guard:
+            self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
             self._emit_guard(code, guard.text, bound)
             guard_done = True
         # needs[place] = list of (value_expr, count_expr, arc) for input and read arcs
@@ -982,7 +984,11 @@ class TransitionCompiler:
                 self._emit_guard(code, guard.text, bound)
                 guard_done = True
         if guard is not None and not guard_done:
+            # its variables bound by the free variables' loops alone, no binder arc after
+            # them (a transition without input arcs, or whose only ones are on gate places,
+            # which the due variant leaves to ``_gate``): tested here, once they are bound
             self._check_names(guard, set(bound), f"guard of {self.where}", firing=False)
+            self._emit_guard(code, guard.text, bound)
         # availability and readiness of input/read tokens
         code.line("_ready = -_inf")
         for p, items in needs.items():

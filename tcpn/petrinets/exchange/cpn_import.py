@@ -1468,6 +1468,8 @@ class _Importer:
             if recursive:  # expanded at each call as a lambda that is passed itself
                 python = _self_applied(py_name(name), tuple(py_name(p) for p in params),
                                        python)
+                self.declarations.setdefault("ml_self_apply",
+                                             ML_BASIS_DECLARATIONS["ml_self_apply"])
             self.inline[name] = (tuple(params), python)
             self.note("declaration", element, name, "draws random numbers or reads the clock: "
                       "expanded at each call instead of declared")
@@ -1795,9 +1797,10 @@ class _Importer:
             action, outputs = self._bound_by_guard(element, bindings, action, outputs,
                                                    f"guard of {where}", variables)
         built: list[tuple[Arc, str]] = []
+        taken = dict(bindings)  # a multiset the guard binds, read by the input arcs
         for arc_element, place in arcs:
             try:
-                made = self._arc(arc_element, name, place, variables)
+                made = self._arc(arc_element, name, place, variables, taken)
             except _AlwaysEmpty as exc:
                 # no token moves on it: left out, unless it names a variable nothing else
                 # of the transition does (a binding CPN Tools would still range over)
@@ -1862,8 +1865,9 @@ class _Importer:
         read that part in place of the variable (a ``p`` whose ``e`` draws at random or
         reads the clock binds only a lone variable no other conjunct names).
         Returns the bindings (variable, its value) and the other conjuncts."""
-        texts = [_text(a.find("annot")) for a, _ in arcs
-                 if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        inputs = [(a, p) for a, p in arcs
+                  if (a.get("orientation") or "").lower() in ("ptot", "bothdir")]
+        texts = [_text(a.find("annot")) for a, _ in inputs]
         texts += [_text(element.find(tag)) for tag in ("time", "priority")]
         code = _text(element.find("code"))
         outputs = re.search(r"\boutput\s*\(?([^);]*)", code)
@@ -1874,7 +1878,12 @@ class _Importer:
 
         declared = set(self.variables)
         mentioned = {n for c in conditions for n in _free_names(c)} & declared
-        bound = {n for n in mentioned if any(named(n, t) for t in texts)}
+        # a variable of a list colour set standing for a whole multiset on an input arc
+        # ('a ms = 'a list) is not bound by that arc: CPN Tools binds it by the guard
+        unbinding = [self._multiset_variables(a, p) for a, p in inputs]
+        bound = {n for n in mentioned
+                 if any(named(n, t) and n not in unbinding[k] for k, t in enumerate(texts[
+                     :len(inputs)])) or any(named(n, t) for t in texts[len(inputs):])}
         sides = [_equation_patterns(c, declared) for c in conditions]
         binders = set().union(*(_binders_in(c) for c in conditions)) if conditions else set()
         # a variable no conjunct's pattern can bind is free: CPN Tools binds it first
@@ -1903,6 +1912,62 @@ class _Importer:
             bound |= stuck
         kept = [c for k, c in enumerate(conditions) if k not in used] + tests
         return bindings, [_substitute(c, substitution) for c in kept]
+
+    def _lists_of_tokens(self, tree: Any, colour: ColourSet) -> Any:
+        """On a place whose colour set is a list, ``[x]`` (or ``[x, y]``) whose elements
+        are variables of that colour set is a multiset of them ('a ms = 'a list): the
+        terms ``1`x ++ 1`y``, wherever the inscription gives a multiset (alone, a branch
+        of ``if``/``case``, an operand of ``++``); a list of other values stays one
+        token (the list itself)."""
+        if not isinstance(tree, Tree):
+            return tree
+        if tree.data == "list" and tree.children and all(
+                isinstance(c, Tree) and c.data == "name" and
+                self.colours.get(self.variables.get(str(c.children[0]), "")) is colour
+                for c in tree.children):
+            terms = [Tree("binop", [Tree("int", [LarkToken("INT", "1")]),
+                                    LarkToken("BQ", "`"), c], tree.meta)
+                     for c in tree.children]
+            result = terms[0]
+            for term in terms[1:]:
+                result = Tree("binop", [result, LarkToken("PLUSPLUS", "++"), term], tree.meta)
+            return result
+        if tree.data == "ifte":
+            return Tree("ifte", [tree.children[0], *(self._lists_of_tokens(c, colour)
+                                                     for c in tree.children[1:])], tree.meta)
+        if tree.data == "case":
+            rules = [Tree(r.data, [r.children[0], self._lists_of_tokens(r.children[1], colour)],
+                          r.meta) for r in tree.children[1].children]
+            return Tree("case", [tree.children[0], Tree(tree.children[1].data, rules,
+                                                        tree.children[1].meta)], tree.meta)
+        if tree.data == "binop" and str(tree.children[1]) == "++":
+            return Tree("binop", [self._lists_of_tokens(tree.children[0], colour),
+                                  tree.children[1],
+                                  self._lists_of_tokens(tree.children[2], colour)], tree.meta)
+        return tree
+
+    def _multiset_variables(self, element: ET.Element, place: str) -> set[str]:
+        """The variables of a list colour set that an input arc's inscription holds as a
+        whole term (``paper_list``, ``1`x ++ rest``) on a place whose colour set is not a
+        list: the multiset of the list's elements, which the arc cannot bind (CPN Tools
+        enumerates tokens, not multisets); empty if the inscription does not parse."""
+        info = self.place_named.get(place)
+        if info is None or isinstance(info.colour, ListSet):
+            return set()
+        value_text = split_delay(_text(element.find("annot")))[0]
+        try:
+            tree = self.parse_ml(value_text, "arc", "expr")
+        except MLSyntaxError:
+            return set()
+        found = set()
+        for term in multiset_terms(tree) or []:
+            value = term.value
+            if term.count is None and term.stamp is None and isinstance(value, Tree) and \
+                    value.data == "name" and str(value.children[0]) in self.variables and \
+                    isinstance(self.colours.get(self.variables[str(value.children[0])]),
+                               ListSet):
+                found.add(str(value.children[0]))
+        return found
 
     def _bind_conjunct(self, element: ET.Element, index: int, found: list[tuple[Any, Any]],
                        conditions: list[Any], bound: set[str], binders: set[str],
@@ -2096,7 +2161,9 @@ class _Importer:
         raise _Unsupported(f"output {variable} of a chart call has no neutral value")
 
     def _arc(self, element: ET.Element, transition: str, place: str,
-             variables: frozenset[str]) -> list[Arc]:
+             variables: frozenset[str], taken: dict[str, Any] | None = None) -> list[Arc]:
+        """The arcs one CPN Tools arc gives; ``taken``: the variables the guard binds, each
+        its expression, which an input arc (that cannot bind them) reads in their place."""
         orientation = (element.get("orientation") or "").lower()
         text = _text(element.find("annot"))
         where = f"arc {element.get('id')}"
@@ -2135,6 +2202,10 @@ class _Importer:
         if op is not None:
             delay = self._delay(element, delay_text, f"delay of {where}", variables)
         tree = _conditional_terms(self._parse(element.find("annot"), value_text, where))
+        if isinstance(colour, ListSet):
+            tree = self._lists_of_tokens(tree, self.net.places[place].colour)
+        if taken and orientation in ("ptot", "bothdir"):
+            tree = _substitute(tree, taken)
         arc_variables = frozenset(names_in(tree)) & frozenset(self.variables)
         called = self._multiset_call(tree, where) if isinstance(tree, Tree) and \
             tree.data == "apply" and isinstance(tree.children[0], Tree) and \
@@ -2542,7 +2613,7 @@ class _Importer:
 def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.expr:
     """A recursive function's body as an expression over its parameters: the function
     is a lambda given itself as ``_self`` (``f(x - 1)`` in the body is
-    ``_self(_self, x - 1)``), applied on the spot."""
+    ``_self(_self, x - 1)``), applied on the spot by ``ml_self_apply``."""
 
     class _Recurse(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.expr:
@@ -2557,9 +2628,9 @@ def _self_applied(name: str, params: tuple[str, ...], body: ast.expr) -> ast.exp
                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
     function = ast.Lambda(arguments(("_self", *params)), _Recurse().visit(body))
-    call = ast.Call(ast.Name("_f", ast.Load()), [ast.Name("_f", ast.Load()), *(
+    # ml_self_apply(f, args): f(f, args), with room on Python's stack for its recursion
+    return ast.Call(ast.Name("ml_self_apply", ast.Load()), [function, *(
         ast.Name(p, ast.Load()) for p in params)], [])
-    return ast.Call(ast.Lambda(arguments(("_f",)), call), [function], [])
 
 
 #: Structures of CPN Tools' library that only draw or write (charts, files, the console).
@@ -2732,6 +2803,8 @@ def _is_multiset_body(dec: Tree, every: bool = True) -> bool:
             return str(tree.children[1]) in ("`", "++", "+++")
         if isinstance(tree, Tree) and tree.data == "ifte":
             return multiset(tree.children[1]) or multiset(tree.children[2])
+        if isinstance(tree, Tree) and tree.data == "case":  # ML gives its rules one type
+            return any(multiset(rule.children[1]) for rule in tree.children[1].children)
         return False
 
     clauses = (multiset(clause.children[-1]) for clause in dec.children)

@@ -261,6 +261,7 @@ COMMENT: /\(\*(.|\n)*?\*\)/
 
 __all__ = [
     "BOOL_T",
+    "COMMS_CPN_NAMES",
     "INT_T",
     "ML_MAX_INT",
     "ML_MIN_INT",
@@ -273,6 +274,7 @@ __all__ = [
     "PythonToML",
     "UnsupportedConstruct",
     "colour_type",
+    "comms_cpn",
     "ml_real",
     "ml_string",
     "ml_tokens",
@@ -635,6 +637,29 @@ _BASIS_NAMES = frozenset({
     "List.tabulate", "valOf", "Option.valOf", "isSome", "Option.isSome", "Option.isNone",
     "getOpt", "Option.getOpt", "List.nth", "List.drop", "List.take", "String.concat",
     "concat", "Math.pow", "cf"})
+#: CPN Tools' Comms/CPN library (its ConnManagementLayer structure, the functions it
+#: also declares at top level, and its encoders): a connection to an external process
+#: over TCP, which tcpn never opens (a model file runs no I/O); a call is left out, named.
+COMMS_CPN_NAMES = frozenset({
+    "ConnManagementLayer", "openConnection", "acceptConnection", "closeConnection",
+    "canReceive", "stringEncode", "stringDecode", "integerEncode",
+    "integerDecode"})
+
+
+def comms_cpn(name: str) -> bool:
+    """Whether ``name`` (a name no declaration of the model gives) is Comms/CPN's."""
+    head = name.split(".", 1)[0]
+    return head == "ConnManagementLayer" or name in COMMS_CPN_NAMES
+
+
+def _unknown(name: str, what: str) -> str:
+    """Why ``name`` is not read: Comms/CPN's, named as such, or ``what``."""
+    if comms_cpn(name):
+        return (f"{name!r} is CPN Tools' Comms/CPN library: a connection to an external "
+                "process, which tcpn never opens (a model file runs no I/O)")
+    return what
+
+
 _ML_RANDOM = {"uniform": 2, "exponential": 1, "normal": 2, "discrete": 2}
 #: Basis and library functions a model may pass as a value (not the clock, nor ``ref``).
 _FUNCTION_VALUES = frozenset({*_ML_UNARY, *_ML_BINARY, *_ML_MATH, *LIBRARY_CALLS,
@@ -667,7 +692,9 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_is_alpha_num": "Char.isAlphaNum",
                      "ml_bool_from_string": "Bool.fromString",
                      "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
-                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod"}
+                     "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod",
+                     "ml_real_to_intinf": "RealToIntInf",
+                     "ml_intinf_to_real": "IntInfToReal"}
 #: Library functions of plain values the export writes back as the CPN ML call the import
 #: read: name -> (CPN ML function, whether it takes its arguments curried, result type).
 _WRITTEN_BACK: dict[str, tuple[str, bool, str]] = {
@@ -867,8 +894,9 @@ class MLToPython(MatchForms):
             return self._expr(Tree("fn", [Tree("match", [Tree("rule", [
                 Tree("var_pat", [arg]), Tree("apply", [tree, Tree("name", [arg])])])])]),
                 where, local)
-        raise self._unsupported(tree, where, f"unknown name {name!r} (not a variable, "
-                                "constant, function or enumeration value tcpn imported)", name)
+        raise self._unsupported(tree, where, _unknown(name, (
+            f"unknown name {name!r} (not a variable, constant, function or enumeration "
+            "value tcpn imported)")), name)
 
     # reference cells, side effects and exceptions (tcpn.petrinets.cells, ml_exceptions)
     def _cell_call(self, function: str, *args: ast.expr) -> ast.expr:
@@ -1206,8 +1234,9 @@ class MLToPython(MatchForms):
             raise self._unsupported(tree, where, f"{name} reads a file, and a file the model "
                                     "names is not part of it (tcpn reads only the .cpn file)",
                                     name)
-        raise self._unsupported(tree, where, f"function {name!r} is not a declared function "
-                                "tcpn imported nor part of the basis subset it translates", name)
+        raise self._unsupported(tree, where, _unknown(name, (
+            f"function {name!r} is not a declared function tcpn imported nor part of the "
+            "basis subset it translates")), name)
 
 
 def _has_real(t: MLType) -> bool:

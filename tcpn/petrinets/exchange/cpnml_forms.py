@@ -120,7 +120,10 @@ _RUNTIME = {"foldl": ("ml_foldl", 3), "List.foldl": ("ml_foldl", 3),
             "Bool.fromString": ("ml_bool_from_string", 1),
             "List.revAppend": ("ml_rev_append", 1), "Int.quot": ("ml_quot", 1),
             "Int.rem": ("ml_rem", 1), "Int.div": ("ml_int_div", 1),
-            "Int.mod": ("ml_int_mod", 1), **CALENDAR_CALLS}
+            "Int.mod": ("ml_int_mod", 1),
+            # CPN Tools' simulator (its time library): reals as IntInfs of p decimals
+            "RealToIntInf": ("ml_real_to_intinf", 2), "IntInfToReal": ("ml_intinf_to_real", 2),
+            **CALENDAR_CALLS}
 #: The library functions :meth:`MatchForms.library_call` applies, which a model may also
 #: pass as values (``List.map Int.toString l``, ``String.map Char.toUpper s``).
 LIBRARY_CALLS = frozenset({*_CURRIED_LISTS, *_LIST_UNARY, *_HIGHER_ORDER, *_RUNTIME})

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,16 +32,14 @@ from tcpn.limits import limit_problem, limits
 from tcpn.petrinets import ml_work
 from tcpn.petrinets.engine.compiler import RandomDraws
 from tcpn.petrinets.exchange.loops import LoopTurns, loop_source
-from tcpn.petrinets.exchange.ml_exceptions import CallDepthError
+from tcpn.petrinets.exchange.ml_exceptions import PYTHON_FRAMES, CallDepthError
 from tcpn.petrinets.inscriptions import RANDOM_FUNCTIONS, Inscription
 from tcpn.petrinets.restricted import restricted_namespace
 
 __all__ = ["CallDepthError", "CodeAction", "DeclaredFunction", "MLDatatype", "MLLocal"]
 
-#: Python frames allowed while a declared function runs: enough for ``call_depth`` nested
-#: calls of a few frames each, few enough that the interpreter's own stack never overflows
-#: (the process would die instead of raising).
-_PYTHON_FRAMES = 8_000
+#: Python frames allowed while a declared function runs (see ``PYTHON_FRAMES``).
+_PYTHON_FRAMES = PYTHON_FRAMES
 
 
 class DeclaredFunction:
@@ -100,14 +99,20 @@ class DeclaredFunction:
     def __call__(self, *args: Any) -> Any:
         """The function's value on ``args``; :class:`CallDepthError` past ``call_depth``
         nested calls (or when Python's stack runs out first), naming the function."""
+        return self.guarded(lambda: self._evaluate(args))
+
+    def guarded(self, run: Any) -> Any:
+        """``run()`` as one nested call of this function: counted against ``call_depth``,
+        with room on Python's stack for that many (the outermost call makes it), and its
+        value, when a curried function gives the rest of itself, applied the same way."""
         if ml_work.depth():
             if ml_work.depth() >= limits().call_depth:
                 raise self._too_deep(ml_work.depth() + 1)
-            return self._nested(args)
+            return self._nested(run)
         before = sys.getrecursionlimit()
         sys.setrecursionlimit(max(before, _PYTHON_FRAMES))
         try:
-            return self._nested(args)
+            return self._nested(run)
         except RecursionError:
             raise self._too_deep(None) from None
         finally:
@@ -121,12 +126,17 @@ class DeclaredFunction:
                               "call_depth=N: each call of this recursion takes several "
                               "frames)")
 
-    def _nested(self, args: tuple[Any, ...]) -> Any:
+    def _nested(self, run: Any) -> Any:
         try:
             ml_work.begin(self.name)
-            return ml_work.sized(self.name, self._evaluate(args))
+            value = ml_work.sized(self.name, run())
         finally:
             ml_work.end()
+        if isinstance(value, types.FunctionType):
+            # a curried function's rest (fun filter p [] = ... | filter p (x::xs) = ...):
+            # its recursion runs when that is applied, so each application is a call too
+            return CurriedRest(self, value)
+        return value
 
     def _evaluate(self, args: tuple[Any, ...]) -> Any:
         namespace = restricted_namespace(self.scope)
@@ -147,6 +157,25 @@ class DeclaredFunction:
 
     def __hash__(self) -> int:
         return hash((self.name, self.params, self.body))
+
+
+class CurriedRest:
+    """What a curried declared function gives on its first argument: the rest of it,
+    whose applications count as calls of the function (see :meth:`DeclaredFunction.
+    guarded`): ``filter pred xs`` recurses in them, down a list of any length up to
+    ``call_depth``, not in the call ``filter pred``."""
+
+    __slots__ = ("function", "rest")
+
+    def __init__(self, function: DeclaredFunction, rest: types.FunctionType):
+        self.function = function
+        self.rest = rest
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function.guarded(lambda: self.rest(*args))
+
+    def __repr__(self) -> str:
+        return f"<{self.function.name} applied to its first argument(s)>"
 
 
 class CodeAction:

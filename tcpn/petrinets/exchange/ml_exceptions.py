@@ -42,6 +42,12 @@ class ListLimitError(InputError):
     never catches it (it is tcpn's bound, not an exception of the model)."""
 
 
+#: Python frames allowed while an imported net's functions run: enough for ``call_depth``
+#: nested calls of a few frames each, few enough that the interpreter's own stack never
+#: overflows (the process would die instead of raising).
+PYTHON_FRAMES = 8_000
+
+
 class CallDepthError(InputError):
     """Nested calls of an imported net's functions went past the limit ``call_depth``
     (:class:`~tcpn.petrinets.exchange.functions.DeclaredFunction`); never caught either."""

@@ -26,11 +26,18 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tcpn.limits import limit_problem, limits
-from tcpn.petrinets.exchange.ml_exceptions import ListLimitError, ml_raise
+from tcpn.petrinets.exchange.ml_exceptions import (
+    PYTHON_FRAMES,
+    CallDepthError,
+    ListLimitError,
+    ml_raise,
+)
 
 __all__ = [
     "LIBRARY_FUNCTIONS",
@@ -50,6 +57,7 @@ __all__ = [
     "ml_int_mod",
     "ml_int_string",
     "ml_intersect",
+    "ml_intinf_to_real",
     "ml_is_alpha",
     "ml_is_alpha_num",
     "ml_is_digit",
@@ -79,8 +87,10 @@ __all__ = [
     "ml_partition",
     "ml_quot",
     "ml_real_string",
+    "ml_real_to_intinf",
     "ml_rem",
     "ml_rev_append",
+    "ml_self_apply",
     "ml_set_field",
     "ml_sort_lt",
     "ml_sorted",
@@ -460,6 +470,92 @@ def ml_rev_append(pair: tuple[Sequence[Any], Sequence[Any]]) -> tuple[Any, ...]:
     return tuple(reversed(first)) + tuple(second)
 
 
+#: The most digits after the point :func:`ml_real_to_intinf` writes (SML's strings stop
+#: at ``String.maxSize``; a model asks for a few, this bounds what a file can ask for).
+_MAX_PRECISION = 10_000
+#: The prefix SML's ``Real.fromString`` reads: a sign, digits with a fraction, an exponent.
+_REAL_PREFIX = re.compile(r"\s*([~+-]?)(\d+(?:\.\d+)?|\.\d+)(?:[eE]([~+-]?\d+))?")
+
+
+def ml_real_to_intinf(precision: int, value: float) -> int:
+    """CPN Tools' ``RealToIntInf p r`` (its simulator's time library): ``r`` written with
+    ``p`` digits after the point (``Real.fmt (FIX (SOME p))``, rounded to nearest) and the
+    point taken out, read as an integer: ``RealToIntInf 3 12.3456`` is 12346;
+    ``RealToIntInf 0 2.5`` is 2 (the tie to even, as SML/NJ writes it).
+    ``RealToIntInfExn`` when ``p`` is negative."""
+    if precision < 0:
+        ml_raise("RealToIntInfExn")
+    if precision > _MAX_PRECISION:
+        ml_raise("Size")
+    if not math.isfinite(value):
+        ml_raise("Fail")  # CPN Tools: "Internal error in RealToIntInf"
+    return int(format(value, f".{precision}f").replace(".", ""))
+
+
+def ml_intinf_to_real(precision: int, value: int) -> float:
+    """CPN Tools' ``IntInfToReal p ii``: the digits of ``ii`` with a point put ``p`` of
+    them from the right (zeros added in front as needed), read by ``Real.fromString``:
+    ``IntInfToReal 2 12345`` is 123.45. As CPN Tools' own code does it: a negative
+    ``ii`` with no more than ``p`` digits gives ``0.0...~d``, whose prefix reads 0.0.
+    ``IntInfToRealExn`` when ``p`` is negative."""
+    if precision < 0:
+        ml_raise("IntInfToRealExn")
+    if precision > _MAX_PRECISION:
+        ml_raise("Size")
+    chars = list(reversed(str(value).replace("-", "~")))
+    out: list[str] = []
+    count = precision
+    while True:  # CPN Tools' indot, on the reversed digits
+        if count == 0:
+            out.extend([".", *chars] if chars else [".", "0"])
+            break
+        out.append(chars.pop(0) if chars else "0")
+        count -= 1
+    text = "".join(reversed(out))
+    match = _REAL_PREFIX.match(text)
+    if match is None:
+        return float(ml_raise("IntInfToRealExn"))
+    sign, digits, exponent = match.groups()
+    number = float(digits + (f"e{exponent.replace('~', '-')}" if exponent else ""))
+    return -number if sign in ("~", "-") else number
+
+
+def ml_self_apply(function: Callable[..., Any], *args: Any) -> Any:
+    """A recursive function the import expands where it is called (it draws at random or
+    reads the clock): ``function(function, *args)``, the function given itself. SML runs
+    its tail calls in constant stack (``wait (m - 1) (d + 1)`` once a unit of m): here
+    with room for ``PYTHON_FRAMES`` Python frames, past which it stops with
+    :class:`CallDepthError` rather than Python's own recursion error; a curried one's
+    rest, applied later, gets the same room."""
+    return _with_room(lambda: function(function, *args))
+
+
+class _Rest:
+    """The rest of a curried function :func:`ml_self_apply` expanded: applied with the
+    same room on Python's stack (its recursion runs there)."""
+
+    __slots__ = ("rest",)
+
+    def __init__(self, rest: Callable[..., Any]):
+        self.rest = rest
+
+    def __call__(self, *args: Any) -> Any:
+        return _with_room(lambda: self.rest(*args))
+
+
+def _with_room(run: Callable[[], Any]) -> Any:
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, PYTHON_FRAMES))
+    try:
+        value = run()
+    except RecursionError:
+        raise CallDepthError(f"a recursive function expanded where it is called went past "
+                             f"{PYTHON_FRAMES} Python frames (limits: call_depth)") from None
+    finally:
+        sys.setrecursionlimit(before)
+    return _Rest(value) if isinstance(value, types.FunctionType) else value
+
+
 def ml_quot(pair: tuple[int, int]) -> int:
     """SML's ``Int.quot (a, b)``: ``a / b`` rounded towards zero; ``Div`` when ``b`` is 0."""
     a, b = pair
@@ -687,6 +783,8 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_concat_with": ml_concat_with, "ml_extract": ml_extract, "ml_is_upper": ml_is_upper,
     "ml_is_lower": ml_is_lower, "ml_is_alpha_num": ml_is_alpha_num,
     "ml_bool_from_string": ml_bool_from_string, "ml_rev_append": ml_rev_append,
+    "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf,
+    "ml_intinf_to_real": ml_intinf_to_real,
     "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
     "ml_set_field": ml_set_field,
 }
