@@ -85,8 +85,10 @@ CASES = [  # scenario, segments, data losses, ack losses, clock
     (TWO, 2, 1, 1, "relative"),
     (TWO, 3, 1, 0, "absolute"),
     ("three", 1, 1, 0, "absolute"),
-    ("three", 2, 1, 0, "relative"),
-    ("dumbbell", 1, 1, 1, "relative"),  # distinct receivers, handshake, SACK
+    # the larger cases (1-2 CPU minutes each) run with -m slow
+    pytest.param("three", 2, 1, 0, "relative", marks=pytest.mark.slow),
+    pytest.param("dumbbell", 1, 1, 1, "relative",  # distinct receivers, handshake, SACK
+                 marks=pytest.mark.slow),
 ]
 
 
@@ -113,7 +115,8 @@ def test_reduced_space_is_the_orbits_of_the_unreduced(scenario: Any, segments: i
 
 @pytest.mark.parametrize(("scenario", "segments", "flow"), [(TWO, 2, None),
                                                              ("three", 1, None),
-                                                             ("three", 1, "f1")])
+                                                             pytest.param("three", 1, "f1",
+                                                                          marks=pytest.mark.slow)])
 def test_every_property_answers_as_unreduced(scenario: Any, segments: int,
                                              flow: str | None) -> None:
     source = three(segments) if scenario == "three" else scenario
