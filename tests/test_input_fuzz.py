@@ -249,8 +249,12 @@ def _mutate_text(data: bytes, rng: random.Random) -> bytes:
 def _mutate_pcap(data: bytes, rng: random.Random) -> bytes:
     out = bytearray(data)
     how = rng.randrange(4)
+    start = 24 + 16
+    if not out:  # cut to nothing by an earlier mutation: nothing left to change
+        return data
+    if how == 0 and len(out) <= start:  # cut before the first record: change any byte
+        how = 1
     if how == 0:  # header bytes of one record flipped (IP and TCP headers sit early)
-        start = 24 + 16
         for _ in range(rng.randint(1, 3)):
             k = rng.randrange(start, min(len(out), start + 70))
             out[k] = rng.randrange(256)
