@@ -1,0 +1,89 @@
+"""CPN ML as SML defines it, in forms an earlier round left out or read subtly wrong
+(issue 35, after the fifth round): the list functions' exceptions and user-declared
+infix operators.
+
+``hd``, ``tl`` and ``List.last`` raise ``Empty`` on ``[]``; ``List.nth (l, i)``,
+``List.take (l, n)`` and ``List.drop (l, n)`` raise ``Subscript`` when ``i`` or ``n`` is
+negative or past the end (they were Python's indexing and slicing: ``~1`` counted from the
+end, a count past the end gave a shorter list). Values are worked out by hand from the
+SML Basis Library and, where SML/NJ is installed, the same declarations run in ``sml`` and
+must give the same values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_exchange_cpn_field import colset, cpn_file, var
+from test_exchange_cpnml_cells import declarations_net, needs_sml, sml_values
+
+from tcpn.petrinets.engine.simulator import simulate
+from tcpn.petrinets.errors import FiringError
+from tcpn.petrinets.exchange.cpn_export import to_cpn
+from tcpn.petrinets.exchange.cpn_import import read_cpn
+
+#: (declaration, the int it names or None, worked out by hand from the Basis Library)
+LIST_EXCEPTIONS: list[tuple[str, str | None, int | None]] = [
+    ("val s1 = List.nth ([10, 20, 30], 2);", "s1", 30),
+    # ~1 is no index: Subscript (Python's [-1] gave 30)
+    ("val s2 = List.nth ([10, 20, 30], ~1) handle Subscript => 7;", "s2", 7),
+    # more than the list holds: Subscript (Python's [:3] gave [1, 2])
+    ("val s3 = length (List.take ([1, 2], 3)) handle Subscript => 9;", "s3", 9),
+    ("val s4 = length (List.drop ([1, 2], 3)) handle Subscript => 9;", "s4", 9),
+    ("val s5 = length (List.take ([1, 2, 3], 2)) * 10 + length (List.drop ([1, 2, 3], 3));",
+     "s5", 20),
+    # tl [] is Empty (Python's [1:] gave [])
+    ("val s6 = length (tl ([] : int list)) handle Empty => 5;", "s6", 5),
+    ("val s7 = hd ([] : int list) handle Empty => 4;", "s7", 4),
+    # an index out of range is Subscript, not Empty: the second rule
+    ("val s8 = List.nth ([1, 2], 2) handle Empty => 1 | Subscript => 2;", "s8", 2),
+    ("val s9 = List.last [4, 5, 6] + (List.last ([] : int list) handle Empty => 30);",
+     "s9", 36),
+    ("val t1 = length (List.drop ([1, 2], ~1)) handle Subscript => 8;", "t1", 8),
+]
+LIST_EXPECTED = {name: value for _, name, value in LIST_EXCEPTIONS if name is not None}
+
+
+def test_list_functions_raise_empty_and_subscript_as_sml_does():
+    imported = read_cpn(declarations_net([text for text, _, _ in LIST_EXCEPTIONS]))
+    assert imported.complete, imported.report.text()
+    declarations = imported.net.declarations
+    assert {name: declarations[name] for name in LIST_EXPECTED} == LIST_EXPECTED
+
+
+@needs_sml
+def test_sml_nj_gives_the_same_list_values(tmp_path: Path):
+    assert sml_values([text for text, _, _ in LIST_EXCEPTIONS], list(LIST_EXPECTED),
+                      tmp_path / "lists.sml") == LIST_EXPECTED
+
+
+def _list_net(output: str) -> str:
+    """P holds the list [1, 2, 3]; T takes it and puts ``output`` (an int) on Q."""
+    return cpn_file(
+        colset("C1", "INT", "<int/>") + colset("C2", "INTS", "<list><id>INT</id></list>")
+        + var("V1", "INTS", "l"),
+        [("P1", "P", "INTS", "[1, 2, 3]"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "", "")],
+        [("A1", "PtoT", "T1", "P1", "l"), ("A2", "TtoP", "T1", "P2", output)])
+
+
+@pytest.mark.parametrize("output", ["List.nth (l, ~1)", "List.nth (l, 3)",
+                                    "length (List.take (l, 4))", "hd (List.drop (l, 3))"])
+def test_an_index_out_of_the_list_is_a_firing_error_naming_the_exception(output):
+    net = read_cpn(_list_net(output)).net
+    with pytest.raises(FiringError, match=r"T->Q.*uncaught SML exception (Subscript|Empty)"):
+        simulate(net, seed=0, until=10.0)
+
+
+def test_the_list_functions_are_written_back_as_read():
+    imported = read_cpn(_list_net(
+        "List.nth (l, 1) + hd (tl l) + length (List.take (l, 2)) + List.last l"
+        " + length (List.drop (l, 1))"))
+    assert imported.complete, imported.report.text()
+    again = read_cpn(to_cpn(imported.net))
+    assert again.complete, again.report.text()
+    (marking,) = [simulate(n, seed=0, until=10.0).marking["Q"] for n in
+                  (imported.net,)]
+    assert [t.value for t in marking] == [2 + 2 + 2 + 3 + 2]
+    assert [t.value for t in simulate(again.net, seed=0, until=10.0).marking["Q"]] == [11]
