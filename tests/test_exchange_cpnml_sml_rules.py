@@ -87,3 +87,75 @@ def test_the_list_functions_are_written_back_as_read():
                   (imported.net,)]
     assert [t.value for t in marking] == [2 + 2 + 2 + 3 + 2]
     assert [t.value for t in simulate(again.net, seed=0, until=10.0).marking["Q"]] == [11]
+
+
+#: (declaration, the int it names or None, worked out by hand): infix operators the model
+#: declares, at SML's precedences (``*`` 7, ``+`` 6, ``<`` 4) and associativity; the first
+#: element holds a datatype, a fixity declaration and the operator's function together,
+#: as the SQL interpreter written in CPN ML has them.
+INFIXES: list[tuple[str, str | None, int | None]] = [
+    ("datatype 'a St = Err of int | Ok of 'a\n"
+     "infixr 9 >>=\n"
+     "fun a >>= f = case a of Err n => Err n | Ok v => f v;", None, None),
+    ("fun unwrap (Ok v) = v | unwrap (Err n) = ~n;", None, None),
+    # fn runs as far right as it can: Ok 3 >>= (fn x => (Ok (x * 10) >>= (fn y => ...)))
+    ("val i1 = unwrap (Ok 3 >>= (fn x => Ok (x * 10) >>= (fn y => Ok (y + 1))));", "i1",
+     31),
+    ("val i2 = unwrap ((Ok 3 >>= (fn _ => Err 7 : int St)) >>= (fn y => Ok (y + 1)));",
+     "i2", -7),
+    ("infix 4 minus;", None, None),
+    ("fun (a minus b) = a - b;", None, None),
+    ("val i3 = 10 minus 3 minus 2;", "i3", 5),  # (10 - 3) - 2, left
+    ("infixr 4 rminus; fun a rminus b = a - b;", None, None),
+    ("val i4 = 10 rminus 3 rminus 2;", "i4", 9),  # 10 - (3 - 2), right
+    ("infix 7 times; fun a times b = a * b + 1;", None, None),
+    ("val i5 = 2 + 3 times 4;", "i5", 15),  # 2 + (3 * 4 + 1): times above +
+    ("infix 2 lo; fun a lo b = a * 100 + b;", None, None),
+    ("val i6 = 1 + 2 lo 3 * 4;", "i6", 312),  # (1 + 2) lo (3 * 4): lo below +
+    ("nonfix times;", None, None),
+    ("val i7 = times (2, 5);", "i7", 11),
+    ("val i8 = foldl (op minus) 100 [1, 2];", "i8", 101),  # 2 minus (1 minus 100)
+]
+INFIX_EXPECTED = {name: value for _, name, value in INFIXES if name is not None}
+
+
+def test_declared_infix_operators_parse_by_sml_precedence_and_associativity():
+    imported = read_cpn(declarations_net([text for text, _, _ in INFIXES]))
+    assert imported.complete, imported.report.text()
+    declarations = imported.net.declarations
+    assert {name: declarations[name] for name in INFIX_EXPECTED} == INFIX_EXPECTED
+
+
+@needs_sml
+def test_sml_nj_gives_the_same_infix_values(tmp_path: Path):
+    assert sml_values([text for text, _, _ in INFIXES], list(INFIX_EXPECTED),
+                      tmp_path / "infixes.sml") == INFIX_EXPECTED
+
+
+def test_a_declared_infix_operator_in_a_guard_and_an_arc(tmp_path):
+    """``infix 6 pl`` (``a pl b = a + 2 * b``): the guard ``n pl 1 < 10`` is
+    ``(3 + 2) < 10``; the arc ``n + 1 pl 1 * 2`` is ``(n + 1) pl (1 * 2)`` = 4 + 4 = 8
+    (``pl`` and ``+`` both 6, left; ``*`` 7)."""
+    text = cpn_file(
+        colset("D1", "INT", "<int/>") + var("D2", "INT", "n")
+        + "".join(f'<ml id="M{k}">{t}</ml>' for k, t in enumerate(
+            ["infix 6 pl", "fun a pl b = a + 2 * b;"])),
+        [("P1", "P", "INT", "1`3"), ("P2", "Q", "INT", "")],
+        [("T1", "T", "[n pl 1 &lt; 10]", "")],
+        [("A1", "PtoT", "T1", "P1", "n"), ("A2", "TtoP", "T1", "P2", "n + 1 pl 1 * 2")])
+    path = tmp_path / "infix.cpn"
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    assert [t.value for t in simulate(imported.net, seed=0, until=10.0).marking["Q"]] == [8]
+
+
+def test_an_infix_operator_without_an_operand_is_left_out_named():
+    imported = read_cpn(declarations_net(["infix 6 pl", "fun a pl b = a + b;",
+                                          "val bad = 1 pl;", "val good = 1 pl 2;",
+                                          # an operand is an application: (fn ...) in SML
+                                          "val worse = 1 pl fn x => x;"]))
+    reasons = {item.name: item.reason for item in imported.report.unsupported}
+    assert set(reasons) == {"val bad", "val worse"}, imported.report.text()
+    assert "infix operators" in reasons["val bad"]
+    assert imported.net.declarations["good"] == 3
