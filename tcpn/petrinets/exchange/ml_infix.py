@@ -17,9 +17,9 @@ if at top level (their scope is not kept).
 
 >>> fixity = Fixity()
 >>> fixity.rewrite("infixr 9 >>= fun a >>= f = f a")
-'           fun (op_gt_gt_eq (a , f)) = f a'
+'fun op_gt_gt_eq ( a , f ) = f a'
 >>> fixity.rewrite("x + a >>= g >>= h")
-'x + (op_gt_gt_eq (a , (op_gt_gt_eq (g , h))))'
+'(x + ( op_gt_gt_eq ( a , ( op_gt_gt_eq ( g , h ) ) ) ) )'
 """
 
 from __future__ import annotations
