@@ -41,6 +41,9 @@ LIST_EXCEPTIONS: list[tuple[str, str | None, int | None]] = [
     ("val s9 = List.last [4, 5, 6] + (List.last ([] : int list) handle Empty => 30);",
      "s9", 36),
     ("val t1 = length (List.drop ([1, 2], ~1)) handle Subscript => 8;", "t1", 8),
+    # Char.contains s c (the SQL interpreter's tokenizer): c in s
+    ("val t2 = (if Char.contains \"abc\" #\"b\" then 1 else 0)"
+     " + (if Char.notContains \"abc\" #\"z\" then 10 else 0);", "t2", 11),
 ]
 LIST_EXPECTED = {name: value for _, name, value in LIST_EXCEPTIONS if name is not None}
 

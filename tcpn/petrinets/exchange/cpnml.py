@@ -696,7 +696,8 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_real_to_intinf": "RealToIntInf",
                      "ml_intinf_to_real": "IntInfToReal", "ml_hd": "hd", "ml_tl": "tl",
                      "ml_last": "List.last", "ml_nth": "List.nth", "ml_take": "List.take",
-                     "ml_drop": "List.drop"}
+                     "ml_drop": "List.drop", "ml_char_contains": "Char.contains",
+                     "ml_char_not_contains": "Char.notContains"}
 #: The import's list functions that raise SML's exceptions: name -> how many arguments.
 _LIST_ACCESS: Mapping[str, int] = {"ml_hd": 1, "ml_tl": 1, "ml_last": 1, "ml_nth": 2,
                                    "ml_take": 2, "ml_drop": 2}

@@ -44,6 +44,8 @@ __all__ = [
     "ListLimitError",
     "Shape",
     "ml_bool_from_string",
+    "ml_char_contains",
+    "ml_char_not_contains",
     "ml_col",
     "ml_concat_with",
     "ml_drop",
@@ -301,6 +303,16 @@ def ml_sub(pair: tuple[str, int]) -> str:
     if not 0 <= index < len(text):
         ml_raise("Subscript")
     return text[index]
+
+
+def ml_char_contains(text: str, char: str) -> bool:
+    """SML's ``Char.contains s c``: whether ``c`` occurs in ``s``."""
+    return char in text
+
+
+def ml_char_not_contains(text: str, char: str) -> bool:
+    """SML's ``Char.notContains s c``: whether ``c`` does not occur in ``s``."""
+    return char not in text
 
 
 def ml_hd(items: Sequence[Any]) -> Any:
@@ -837,6 +849,7 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf,
     "ml_intinf_to_real": ml_intinf_to_real,
     "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
+    "ml_char_contains": ml_char_contains, "ml_char_not_contains": ml_char_not_contains,
     "ml_set_field": ml_set_field, "ml_hd": ml_hd, "ml_tl": ml_tl, "ml_last": ml_last,
     "ml_nth": ml_nth, "ml_take": ml_take, "ml_drop": ml_drop,
 }
