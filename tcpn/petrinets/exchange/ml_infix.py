@@ -4,7 +4,8 @@
 makes ``a id b`` mean ``id (a, b)`` in all later text, at precedence ``n`` among SML's own
 infixes (``before`` 0; ``:=``, ``o`` 3; comparisons 4; ``::`` 5, right; ``+ - ^`` and CPN
 Tools' ``++ --`` 6; ``* / div mod`` 7; CPN Tools' `` ` `` 8 and ``@`` 9); ``nonfix id``
-undoes it; ``op id`` is the function itself. :class:`Fixity` reads a text before the
+undoes it; ``op id`` is the function itself (a fixity declaration of one of SML's own
+infixes leaves it as the grammar reads it). :class:`Fixity` reads a text before the
 grammar does (:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, whose LALR grammar has
 SML's own infixes only): it takes the fixity declarations out (remembering them for later
 text, as SML does) and writes each application of a declared operator as the call of a
@@ -166,7 +167,7 @@ class Fixity:
                 blank += tokens[i].pre + " " * len(name)
                 if word == "nonfix":
                     self.declared.pop(name, None)
-                else:
+                elif name not in _BUILTIN:  # SML's own keep the grammar's reading
                     self.declared[name] = (precedence, word == "infixr")
                 names += 1
                 i += 1
@@ -274,6 +275,9 @@ class Fixity:
                 if precedence < minimum:
                     break
                 position[0] += 1
+                level += 1  # each application nests the left operand one deeper
+                if level > _MAX_DEPTH:
+                    raise FixityError("infix expression nested too deep")
                 rhs = climb(precedence if right else precedence + 1, level + 1)
                 left = self._apply(op, left, rhs)
             return left
@@ -294,7 +298,7 @@ _RESERVED = frozenset({
     "exception", "fn", "fun", "functor", "handle", "if", "in", "include", "infix", "infixr",
     "let", "local", "nonfix", "of", "op", "open", "orelse", "raise", "rec", "sharing", "sig",
     "signature", "struct", "structure", "then", "type", "val", "where", "while", "with",
-    "withtype", "globref", "=", "=>", "->", "|", ":", ":>", "#"})
+    "withtype", "globref", "=>", "->", "|", ":", ":>", "#"})
 
 
 def _operator_like(text: str) -> bool:
