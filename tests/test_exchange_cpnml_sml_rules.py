@@ -162,3 +162,15 @@ def test_an_infix_operator_without_an_operand_is_left_out_named():
     assert set(reasons) == {"val bad", "val worse"}, imported.report.text()
     assert "infix operators" in reasons["val bad"]
     assert imported.net.declarations["good"] == 3
+
+
+def test_a_chain_of_declared_infixes_past_the_nesting_bound_is_left_out_named():
+    """Untrusted text stays bounded: 3000 applications of a declared operator nest past
+    the bound; that declaration is left out, the others are read."""
+    imported = read_cpn(declarations_net([
+        "infix 6 pl", "fun a pl b = a + b;", "val long = " + " pl ".join(["1"] * 3000) + ";",
+        "val short = 1 pl 2 pl 3;"]))
+    reasons = {item.name: item.reason for item in imported.report.unsupported}
+    assert list(reasons) == ["val long"], imported.report.text()
+    assert "nested too deep" in reasons["val long"]
+    assert imported.net.declarations["short"] == 6
