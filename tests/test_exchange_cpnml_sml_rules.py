@@ -174,3 +174,27 @@ def test_a_chain_of_declared_infixes_past_the_nesting_bound_is_left_out_named():
     assert list(reasons) == ["val long"], imported.report.text()
     assert "nested too deep" in reasons["val long"]
     assert imported.net.declarations["short"] == 6
+
+
+#: A function of several clauses and one argument passing itself as a value to another
+#: (the SQL interpreter's ``ParseWhereNextCondition ParseWhereConditions`` in
+#: ``ParseWhereConditions``): walk [1, 2, 3] = next walk [1, 2, 3] = 1 + walk [2, 3] =
+#: 1 + 2 + walk [3] = 1 + 2 + 3 + walk [] = 6.
+SELF_AS_VALUE: list[tuple[str, str | None, int | None]] = [
+    ("fun next self [] = 0 | next self (x :: rest) = x + self rest;", None, None),
+    ("fun walk [] = 0 | walk xs = next walk xs;", None, None),
+    ("val w1 = walk [1, 2, 3];", "w1", 6),
+]
+SELF_EXPECTED = {name: value for _, name, value in SELF_AS_VALUE if name is not None}
+
+
+def test_a_function_of_clauses_passes_itself_as_a_value():
+    imported = read_cpn(declarations_net([text for text, _, _ in SELF_AS_VALUE]))
+    assert imported.complete, imported.report.text()
+    assert imported.net.declarations["w1"] == 6
+
+
+@needs_sml
+def test_sml_nj_gives_the_same_value_of_a_function_passing_itself(tmp_path: Path):
+    assert sml_values([text for text, _, _ in SELF_AS_VALUE], list(SELF_EXPECTED),
+                      tmp_path / "self.sml") == SELF_EXPECTED

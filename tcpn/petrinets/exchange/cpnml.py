@@ -866,7 +866,7 @@ class MLToPython(MatchForms):
         name = str(tree.children[0])
         if name in ("true", "false"):
             return ast.Constant(name == "true")
-        if name in self.local_functions and self.local_functions[name] != 1:
+        if name in self.local_functions:  # a function being declared, itself as a value
             return _one_argument(py_name(name), self.local_functions[name])
         if name in local or name in self.variables or name in self.constants:
             return ast.Name(py_name(name), ast.Load())
