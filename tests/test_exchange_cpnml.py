@@ -97,11 +97,11 @@ def test_python_to_ml(python, variables, ml):
     ("~3 + x div ~2 mod 5", "-3 + x // -2 % 5"),
     ("Real.fromInt(i) / 2.0 * 1.0E~3", "float(i) / 2.0 * 0.001"),
     ("let val a = 1 val b = a + 1 in a * b end", "(lambda a: (lambda b: a * b)(a + 1))(1)"),
-    ("hd q + List.nth(q, 2) + length (tl q)", "q[0] + q[2] + len(q[1:])"),
+    ("hd q + List.nth(q, 2) + length (tl q)", "ml_hd(q) + ml_nth(q, 2) + len(ml_tl(q))"),
     ("(* comment *) not (x >= 1) orelse x < 0", "not x >= 1 or x < 0"),
     ("List.tabulate(n, fn _ => uniform(0.0, 1.0))",
      "ml_tabulate(n, lambda _: uniform(0.0, 1.0))"),
-    ("Math.pow(r, 2.0) + List.nth(List.drop(q, 1), 0)", "r ** 2.0 + q[1:][0]"),
+    ("Math.pow(r, 2.0) + List.nth(List.drop(q, 1), 0)", "r ** 2.0 + ml_nth(ml_drop(q, 1), 0)"),
 ])
 def test_ml_to_python(ml, python):
     assert to_python(ml, "arc") == python

@@ -88,6 +88,7 @@ from tcpn.petrinets.exchange.functions import (
     MLDatatype,
     MLLocal,
 )
+from tcpn.petrinets.exchange.ml_infix import Fixity, FixityError
 from tcpn.petrinets.exchange.ml_use import (
     MAX_USE_DEPTH,
     UseFileError,
@@ -596,6 +597,7 @@ class _Importer:
         self.constructors: dict[str, bool] = dict(BASIS_CONSTRUCTORS)
         self.subst_paths: dict[str, str] = {}  # substitution transition id -> instance path
         self.trees: dict[tuple[str, str], Tree] = {}  # (text, start) -> parse, once per text
+        self.fixity = Fixity()  # the infix operators declared so far (infix, infixr)
         # (id(tree), variables) -> Python text and its translator, while the declarations
         # can no longer change (the trees are kept in self.trees)
         self.pythons: dict[tuple[int, frozenset[str]], tuple[str, MLToPython]] | None = None
@@ -614,9 +616,14 @@ class _Importer:
         self.local_texts: list[tuple[ET.Element, str, list[Tree]]] = []
         self.function_trees: dict[str, Tree] = {}  # every fun read: its declaration
 
-    def parse_ml(self, text: str, where: str, start: str = "expr") -> Tree:
+    def parse_ml(self, text: str, where: str, start: str = "expr", *,
+                 fixed: bool = False) -> Tree:
         """:func:`~tcpn.petrinets.exchange.cpnml.parse_ml`, once per distinct text (a
-        file repeats its inscriptions across pages; the trees are only read)."""
+        file repeats its inscriptions across pages; the trees are only read), after the
+        infix operators the declarations so far made (:meth:`fixed`; already done when
+        ``fixed``)."""
+        if not fixed:
+            text = self.fixed(text, where)
         tree = self.trees.get((text, start))
         if tree is None:
             try:
@@ -645,6 +652,16 @@ class _Importer:
                 raise
             located = self.fail(element, str(exc))
             raise type(exc)(str(located)) from None
+
+    def fixed(self, text: str, where: str) -> str:
+        """``text`` with its fixity declarations (``infixr 9 >>=``) read and taken out and
+        the applications of declared infix operators written as calls
+        (:class:`~tcpn.petrinets.exchange.ml_infix.Fixity`); what it cannot read so is a
+        syntax error of ``where``."""
+        try:
+            return self.fixity.rewrite(text)
+        except FixityError as exc:
+            raise MLSyntaxError(where, text, 1, 1, f"infix operators: {exc}") from None
 
     def skip(self, kind: str, element: ET.Element, name: str, reason: str, *,
              missing: str = "", cause: ReportItem | None = None, arcs: int = 0,
@@ -1158,13 +1175,17 @@ class _Importer:
             self._use(element, text)
             return
         if first_word not in ("val", "fun", "local", "globref", "exception", "datatype",
-                              "type"):
+                              "type", "infix", "infixr", "nonfix"):
             self.skip("declaration", element, first_word,
                       f"SML '{first_word}' declarations are not imported",
                       at=self.text_position(element, 0))
             return
         try:
-            decs = self.parse_ml(text, f"declaration {element.get('id')}", start="decs").children
+            text = self.fixed(text, f"declaration {element.get('id')}").strip()
+            if not text:  # fixity declarations only
+                return
+            decs = self.parse_ml(text, f"declaration {element.get('id')}", start="decs",
+                                 fixed=True).children
         except MLSyntaxError as exc:
             lines = text.split("\n")
             offset = sum(len(line) + 1 for line in lines[:exc.line - 1]) + exc.column - 1

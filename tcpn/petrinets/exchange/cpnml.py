@@ -694,7 +694,13 @@ _LIBRARY_SPELLING = {"ml_deref": "!r (a reference cell)", "ml_assign": ":= (a re
                      "ml_rev_append": "List.revAppend", "ml_quot": "Int.quot",
                      "ml_rem": "Int.rem", "ml_int_div": "Int.div", "ml_int_mod": "Int.mod",
                      "ml_real_to_intinf": "RealToIntInf",
-                     "ml_intinf_to_real": "IntInfToReal"}
+                     "ml_intinf_to_real": "IntInfToReal", "ml_hd": "hd", "ml_tl": "tl",
+                     "ml_last": "List.last", "ml_nth": "List.nth", "ml_take": "List.take",
+                     "ml_drop": "List.drop", "ml_char_contains": "Char.contains",
+                     "ml_char_not_contains": "Char.notContains"}
+#: The import's list functions that raise SML's exceptions: name -> how many arguments.
+_LIST_ACCESS: Mapping[str, int] = {"ml_hd": 1, "ml_tl": 1, "ml_last": 1, "ml_nth": 2,
+                                   "ml_take": 2, "ml_drop": 2}
 #: Library functions of plain values the export writes back as the CPN ML call the import
 #: read: name -> (CPN ML function, whether it takes its arguments curried, result type).
 _WRITTEN_BACK: dict[str, tuple[str, bool, str]] = {
@@ -860,7 +866,7 @@ class MLToPython(MatchForms):
         name = str(tree.children[0])
         if name in ("true", "false"):
             return ast.Constant(name == "true")
-        if name in self.local_functions and self.local_functions[name] != 1:
+        if name in self.local_functions:  # a function being declared, itself as a value
             return _one_argument(py_name(name), self.local_functions[name])
         if name in local or name in self.variables or name in self.constants:
             return ast.Name(py_name(name), ast.Load())
@@ -1195,10 +1201,9 @@ class MLToPython(MatchForms):
                 return self._cell_call("ml_ref", value)
             return ast.Subscript(ast.Tuple([value, ast.Tuple([], ast.Load())], ast.Load()),
                                  ast.Constant(1), ast.Load())
-        if name in ("hd", "List.hd") and len(args) == 1:
-            return ast.Subscript(args[0], ast.Constant(0), ast.Load())
-        if name in ("tl", "List.tl") and len(args) == 1:
-            return ast.Subscript(args[0], ast.Slice(ast.Constant(1), None, None), ast.Load())
+        if name in ("hd", "List.hd", "tl", "List.tl") and len(args) == 1:
+            # Empty on [], as SML raises it (not Python's [0] or [1:])
+            return self._cell_call(f"ml_{name.removeprefix('List.')}", args[0])
         if name in ("rev", "List.rev") and len(args) == 1:
             return ast.Subscript(args[0], ast.Slice(None, None, ast.UnaryOp(
                 ast.USub(), ast.Constant(1))), ast.Load())
@@ -1216,12 +1221,9 @@ class MLToPython(MatchForms):
                                                           ast.Constant(1), ast.Load())), args)
         if name == "cf" and len(args) == 2:  # CPN Tools' cf (c, ms): how many c in ms
             return ast.Call(ast.Attribute(args[1], "count", ast.Load()), [args[0]], [])
-        if name == "List.nth" and len(args) == 2:
-            return ast.Subscript(args[0], args[1], ast.Load())
-        if name == "List.drop" and len(args) == 2:
-            return ast.Subscript(args[0], ast.Slice(args[1], None, None), ast.Load())
-        if name == "List.take" and len(args) == 2:
-            return ast.Subscript(args[0], ast.Slice(None, args[1], None), ast.Load())
+        if name in ("List.nth", "List.drop", "List.take") and len(args) == 2:
+            # Subscript outside the list, as SML raises it (not Python's count from the end)
+            return self._cell_call(f"ml_{name.removeprefix('List.')}", *args)
         if name in ("String.concat", "concat") and len(args) == 1:
             return ast.Call(ast.Attribute(ast.Constant(""), "join", ast.Load()), args, [])
         if name == "Math.pow" and len(args) == 2:
@@ -2198,6 +2200,8 @@ class _Emitter:
             return self._fold(node, name.removeprefix("ml_"), expected)
         if name in _OPTIONS_AND_CELLS and not node.keywords:
             return self._option_or_cell(node, name, expected)
+        if name in _LIST_ACCESS and not node.keywords:
+            return self._list_access(node, name, expected)
         if name in _WRITTEN_BACK and not node.keywords:
             function, curried, result = _WRITTEN_BACK[name]
             if len(node.args) != (2 if curried else 1):
@@ -2229,6 +2233,27 @@ class _Emitter:
         if name in self.variables or name in self.o.constants:
             raise self.refuse(node, f"{name!r} is not a function")
         return self._builtin(node, name, expected)
+
+    def _list_access(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
+        """The import's readings of ``hd``, ``tl``, ``List.last``, ``List.nth``,
+        ``List.take`` and ``List.drop`` (``ml_hd(l)``, ``ml_nth(l, i)``...), which raise
+        SML's ``Empty``/``Subscript``, written back as the same calls."""
+        args = node.args
+        if len(args) != _LIST_ACCESS[name]:
+            raise self.refuse(node, f"{_LIBRARY_SPELLING[name]} with {len(args)} argument(s)")
+        text, _, t = self.emit(args[0])
+        element = t[1] if _kind(t) == "list" else None
+        if name in ("ml_hd", "ml_last"):
+            function = "hd" if name == "ml_hd" else "List.last"
+            return f"{function}({text})", _APP, element if element is not None else expected
+        if name == "ml_tl":
+            return f"tl({text})", _APP, t
+        position, _, _ = self.emit(args[1], INT_T)
+        spelling = _LIBRARY_SPELLING[name]
+        if name == "ml_nth":
+            return (f"{spelling}({text}, {position})", _APP,
+                    element if element is not None else expected)
+        return f"{spelling}({text}, {position})", _APP, t
 
     def _option_or_cell(self, node: ast.Call, name: str, expected: MLType) -> Emitted:
         """The import's readings of ``valOf e``, ``List.find f l``, ``Option.map f e``,

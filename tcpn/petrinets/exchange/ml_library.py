@@ -44,14 +44,18 @@ __all__ = [
     "ListLimitError",
     "Shape",
     "ml_bool_from_string",
+    "ml_char_contains",
+    "ml_char_not_contains",
     "ml_col",
     "ml_concat_with",
+    "ml_drop",
     "ml_extract",
     "ml_fields",
     "ml_find",
     "ml_foldl",
     "ml_foldr",
     "ml_get_item",
+    "ml_hd",
     "ml_int_div",
     "ml_int_from_string",
     "ml_int_mod",
@@ -67,6 +71,7 @@ __all__ = [
     "ml_is_substring",
     "ml_is_suffix",
     "ml_is_upper",
+    "ml_last",
     "ml_legal",
     "ml_lt",
     "ml_map_partial",
@@ -74,6 +79,7 @@ __all__ = [
     "ml_mkstr",
     "ml_ms_minus",
     "ml_mult",
+    "ml_nth",
     "ml_option_map",
     "ml_ord",
     "ml_pair_all",
@@ -99,6 +105,8 @@ __all__ = [
     "ml_sub",
     "ml_substring",
     "ml_tabulate",
+    "ml_take",
+    "ml_tl",
     "ml_tokens",
     "ml_unique_sort",
     "ml_valof",
@@ -295,6 +303,61 @@ def ml_sub(pair: tuple[str, int]) -> str:
     if not 0 <= index < len(text):
         ml_raise("Subscript")
     return text[index]
+
+
+def ml_char_contains(text: str, char: str) -> bool:
+    """SML's ``Char.contains s c``: whether ``c`` occurs in ``s``."""
+    return char in text
+
+
+def ml_char_not_contains(text: str, char: str) -> bool:
+    """SML's ``Char.notContains s c``: whether ``c`` does not occur in ``s``."""
+    return char not in text
+
+
+def ml_hd(items: Sequence[Any]) -> Any:
+    """SML's ``hd l``: the first element; ``Empty`` on ``[]``."""
+    if len(items) == 0:
+        ml_raise("Empty")
+    return items[0]
+
+
+def ml_tl(items: Sequence[Any]) -> Any:
+    """SML's ``tl l``: all but the first element; ``Empty`` on ``[]``."""
+    if len(items) == 0:
+        ml_raise("Empty")
+    return items[1:]
+
+
+def ml_last(items: Sequence[Any]) -> Any:
+    """SML's ``List.last l``: the last element; ``Empty`` on ``[]``."""
+    if len(items) == 0:
+        ml_raise("Empty")
+    return items[-1]
+
+
+def ml_nth(items: Sequence[Any], index: int) -> Any:
+    """SML's ``List.nth (l, i)``: the element at ``i`` (from 0); ``Subscript`` when
+    ``i < 0`` or ``i >= length l`` (never Python's count from the end)."""
+    if not 0 <= index < len(items):
+        ml_raise("Subscript")
+    return items[index]
+
+
+def ml_take(items: Sequence[Any], count: int) -> Any:
+    """SML's ``List.take (l, n)``: the first ``n`` elements; ``Subscript`` when ``n < 0``
+    or ``n > length l``."""
+    if not 0 <= count <= len(items):
+        ml_raise("Subscript")
+    return items[:count]
+
+
+def ml_drop(items: Sequence[Any], count: int) -> Any:
+    """SML's ``List.drop (l, n)``: what follows the first ``n`` elements; ``Subscript``
+    when ``n < 0`` or ``n > length l``."""
+    if not 0 <= count <= len(items):
+        ml_raise("Subscript")
+    return items[count:]
 
 
 def ml_substring(triple: tuple[str, int, int]) -> str:
@@ -786,5 +849,7 @@ LIBRARY_FUNCTIONS: Mapping[str, Callable[..., Any]] = {
     "ml_self_apply": ml_self_apply, "ml_real_to_intinf": ml_real_to_intinf,
     "ml_intinf_to_real": ml_intinf_to_real,
     "ml_quot": ml_quot, "ml_rem": ml_rem, "ml_int_div": ml_int_div, "ml_int_mod": ml_int_mod,
-    "ml_set_field": ml_set_field,
+    "ml_char_contains": ml_char_contains, "ml_char_not_contains": ml_char_not_contains,
+    "ml_set_field": ml_set_field, "ml_hd": ml_hd, "ml_tl": ml_tl, "ml_last": ml_last,
+    "ml_nth": ml_nth, "ml_take": ml_take, "ml_drop": ml_drop,
 }
