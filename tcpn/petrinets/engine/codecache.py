@@ -124,8 +124,8 @@ def function_key(function: Any) -> tuple[str, ...] | None:
     """What fixes ``inspect.getsource(function)``: its file's digest, first line, names;
     ``None`` for a function whose source is not a Python file (its source is then read
     without the cache)."""
-    if not isinstance(function, FunctionType):
-        return None
+    if not isinstance(function, FunctionType) or hasattr(function, "__wrapped__"):
+        return None  # ``inspect.getsource`` reads the wrapped function's
     code = function.__code__
     if not code.co_filename.endswith(".py"):
         return None
