@@ -591,7 +591,8 @@ def _passes(colour: ColourSet, value: Any) -> bool:
     namespace: dict[str, Any] = {}
     test = _colour_test(colour, "_x", namespace)
     try:
-        return bool(eval(_compiled_test(test), {**namespace, "_x": value}))  # the generated test itself
+        # the generated test itself
+        return bool(eval(_compiled_test(test), {**namespace, "_x": value}))
     except Exception:
         return False
 
