@@ -579,6 +579,12 @@ def _immutable(value: Any) -> bool:
     return type(value) in (int, float, bool, str)
 
 
+#: the nodes whose ``ast.literal_eval`` can be an immutable value (:func:`_immutable`):
+#: of the others it accepts, lists, sets and dicts are mutable, ``set()`` too and
+#: ``BinOp`` gives complex numbers only; every other node is refused
+_LITERAL_NODES = (ast.Constant, ast.Tuple, ast.UnaryOp, ast.Expression)
+
+
 @functools.lru_cache(maxsize=1024)
 def _compiled_test(test: str) -> CodeType:
     """``test``, a membership test's expression, compiled (a net tests the same few
@@ -1446,6 +1452,8 @@ class TransitionCompiler:
                 return _UNKNOWN
             value = self.scope[tree.id]
             return value if _immutable(value) else _UNKNOWN
+        if isinstance(tree, ast.AST) and not isinstance(tree, _LITERAL_NODES):
+            return _UNKNOWN  # ``literal_eval`` refuses it or gives a mutable or complex value
         try:
             value = ast.literal_eval(tree)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
