@@ -149,3 +149,25 @@ def test_membership_tests_compiled_once_give_evals(colour: Any, value: Any,
         expected = False
     assert compiler._passes(colour, value) is expected is passes
     assert compiler._compiled_test(text) is compiler._compiled_test(text)
+
+
+@pytest.mark.parametrize("text", [
+    "3", "-3", "+2.5", "'s'", "(1, 'a', (2.0, True))", "(1, [2])", "[1, 2]", "{1}", "{1: 2}",
+    "set()", "1 + 2j", "-(1)", "not True", "f(1)", "a.b", "a[0]", "1 < 2", "x", "(x, 1)",
+    "1 if a else 2", "1 + 2", "~1", "(-1, +2)",
+])
+def test_constants_are_literal_evals_immutable_values(text: str) -> None:
+    import ast
+    from types import SimpleNamespace
+
+    tree = ast.parse(text, mode="eval").body
+    try:
+        value = ast.literal_eval(tree)
+        expected = value if compiler._immutable(value) else compiler._UNKNOWN
+    except (ValueError, TypeError, SyntaxError):
+        expected = compiler._UNKNOWN
+    if isinstance(tree, ast.Name):
+        expected = compiler._UNKNOWN  # not in the (empty) scope
+    stub: Any = SimpleNamespace(scope={})
+    found = compiler.TransitionCompiler._constant(stub, tree, frozenset())
+    assert found == expected and type(found) is type(expected)
