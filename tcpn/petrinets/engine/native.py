@@ -180,10 +180,10 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
 
     function = Simulator.loop
     key = function_key(function)
-    if key is None:
+    if key is None or None in _LOOP_DERIVING:  # a file unread: derived without the cache
         source, used = _derived_loop(function)
     else:  # kept in the code cache: parsing the loop costs more than the rest of a setup
-        source, used = derived_cached("loop", (*key, *_LOOP_DERIVING),
+        source, used = derived_cached("loop", (*key, *map(str, _LOOP_DERIVING)),
                                       lambda: _derived_loop(function))
     return source, {n: v for n, v in function.__globals__.items() if n in used}
 
@@ -207,7 +207,7 @@ def _derived_loop(function: Callable[..., Any]) -> tuple[str, tuple[str, ...]]:
 
 #: the code that derives the loop's source: this module's (:data:`_LOOP_TYPES`) and the
 #: modules of :func:`plain_definition` and :data:`HEADER`
-_LOOP_DERIVING = tuple(file_digest(path) or path for path in (
+_LOOP_DERIVING = tuple(file_digest(path) for path in (
     __file__, sys.modules[plain_definition.__module__].__file__ or "",
     sys.modules[transition_shape.__module__].__file__ or ""))
 

@@ -80,14 +80,14 @@ def _analysis(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
     if not _plain_enough(function):
         return None
     key = function_key(function)
-    if key is None:
+    if key is None or None in _DERIVING:  # a file unread: derived without the cache
         return _derived(function)
-    stored = derived_cached("twin", (*key, *_DERIVING), lambda: _derived(function))
+    stored = derived_cached("twin", (*key, *map(str, _DERIVING)), lambda: _derived(function))
     return None if stored is None else (stored[0], tuple(stored[1]))
 
 
 #: the code that derives a twin's source: this module's and :mod:`.plain_code`'s files
-_DERIVING = tuple(file_digest(path) or path for path in (__file__, plain_code.__file__))
+_DERIVING = tuple(file_digest(path) for path in (__file__, plain_code.__file__ or ""))
 
 
 def _derived(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
