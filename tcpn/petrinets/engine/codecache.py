@@ -19,6 +19,15 @@ The cache is bounded (``$TCPN_CODE_CACHE_MB``, 256 MB unless set): an entry foun
 marked used, and past the bound the least recently used entries are removed
 (:data:`tcpn.petrinets.engine.caches.CODE`); ``tcpn cache info`` shows it, ``tcpn cache clear``
 empties it.
+
+The same cache keeps what tcpn derives from its own functions' source
+(:func:`derived_cached`: the simulator loop's Cython source, the compiled twins' sources,
+a function's ``inspect.getsource`` for a net's fingerprint): a fresh process would
+otherwise tokenise and parse the same files again (about 0.04 s of CPU per native run of
+the reference dumbbell, benchmarks/README.md, Session 32). Such an entry is keyed by the
+SHA-256 of every file the derivation reads (the function's source file, read afresh, and
+the modules of the code that derives), the function's first line and name, and Python's
+version: any change that could change the result changes the key.
 """
 
 from __future__ import annotations
@@ -28,13 +37,17 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FunctionType
+from typing import Any
 
 from tcpn.petrinets.engine.caches import CODE, CODE_TRIM_SHARE, cache_root
 
-__all__ = ["cache_root", "compile_cached", "write_atomically"]
+__all__ = ["cache_root", "compile_cached", "derived_cached", "file_digest", "function_key",
+           "write_atomically"]
 
 #: this module's code and Python's bytecode version: an entry is valid for both only
 _VERSION = hashlib.sha256(Path(__file__).read_bytes() + importlib.util.MAGIC_NUMBER).digest()
@@ -70,6 +83,77 @@ def compile_cached(source: str, filename: str) -> CodeType:
             CODE.wrote(path)
             CODE.trim_if_due(CODE_TRIM_SHARE)
     return code
+
+
+def _read_entry(path: Path) -> Any:
+    """The payload of the checked entry at ``path`` (:exc:`ValueError` when damaged)."""
+    stored = path.read_bytes()
+    payload = stored[_CHECK_BYTES:]
+    if hashlib.sha256(payload).digest() != stored[:_CHECK_BYTES]:
+        raise ValueError(path)
+    return marshal.loads(payload)
+
+
+def _write_entry(path: Path, value: Any) -> None:
+    payload = marshal.dumps(value)
+    with contextlib.suppress(OSError):
+        write_atomically(path, hashlib.sha256(payload).digest() + payload)
+        CODE.wrote(path)
+        CODE.trim_if_due(CODE_TRIM_SHARE)
+
+
+#: (path, size, mtime) -> the SHA-256 of the file's bytes
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_digest(path: str | Path) -> str | None:
+    """The SHA-256 of the file at ``path`` (read again when its size or time changes), or
+    ``None`` when it cannot be read."""
+    try:
+        status = os.stat(path)
+        key = (str(path), status.st_size, status.st_mtime_ns)
+        found = _DIGESTS.get(key)
+        if found is None:
+            found = _DIGESTS[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return found
+
+
+def function_key(function: Any) -> tuple[str, ...] | None:
+    """What fixes ``inspect.getsource(function)``: its file's digest, first line, names;
+    ``None`` for a function whose source is not a Python file (its source is then read
+    without the cache)."""
+    if not isinstance(function, FunctionType) or hasattr(function, "__wrapped__"):
+        return None  # ``inspect.getsource`` reads the wrapped function's
+    code = function.__code__
+    if not code.co_filename.endswith(".py"):
+        return None
+    digest = file_digest(code.co_filename)
+    if digest is None:
+        return None
+    return (digest, code.co_filename, str(code.co_firstlineno), function.__qualname__,
+            function.__name__, function.__module__)
+
+
+def derived_cached(kind: str, parts: Iterable[str], derive: Callable[[], Any]) -> Any:
+    """``derive()``, a value :mod:`marshal` can write, read from the cache when it holds
+    it for ``kind`` and ``parts``, which must name everything ``derive`` reads (see the
+    module); computed again when the entry is missing or damaged."""
+    directory = CODE.directory()
+    if directory is None:
+        return derive()
+    digest = hashlib.sha256(_VERSION + sys.version.encode() + b"\0" + kind.encode())
+    for part in parts:
+        digest.update(b"\0" + part.encode())
+    path = directory / f"derived-{digest.hexdigest()[:32]}.marshal"
+    with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+        value = _read_entry(path)
+        CODE.used(path)
+        return value
+    value = derive()
+    _write_entry(path, value)
+    return value
 
 
 def write_atomically(path: Path, data: bytes) -> None:

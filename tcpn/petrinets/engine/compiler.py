@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -578,12 +579,26 @@ def _immutable(value: Any) -> bool:
     return type(value) in (int, float, bool, str)
 
 
+#: the nodes whose ``ast.literal_eval`` can be an immutable value (:func:`_immutable`):
+#: of the others it accepts, lists, sets and dicts are mutable, ``set()`` too and
+#: ``BinOp`` gives complex numbers only; every other node is refused
+_LITERAL_NODES = (ast.Constant, ast.Tuple, ast.UnaryOp, ast.Expression)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_test(test: str) -> CodeType:
+    """``test``, a membership test's expression, compiled (a net tests the same few
+    thousands of times: compiling them was a tenth of :func:`compile_net`)."""
+    return compile(test, "<colour test>", "eval")
+
+
 def _passes(colour: ColourSet, value: Any) -> bool:
     """Whether ``value`` passes the membership test the firing code would run."""
     namespace: dict[str, Any] = {}
     test = _colour_test(colour, "_x", namespace)
     try:
-        return bool(eval(test, {**namespace, "_x": value}))  # the generated test itself
+        # the generated test itself
+        return bool(eval(_compiled_test(test), {**namespace, "_x": value}))
     except Exception:
         return False
 
@@ -1437,6 +1452,8 @@ class TransitionCompiler:
                 return _UNKNOWN
             value = self.scope[tree.id]
             return value if _immutable(value) else _UNKNOWN
+        if isinstance(tree, ast.AST) and not isinstance(tree, _LITERAL_NODES):
+            return _UNKNOWN  # ``literal_eval`` refuses it or gives a mutable or complex value
         try:
             value = ast.literal_eval(tree)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -67,7 +67,7 @@ from types import FunctionType, ModuleType
 from typing import Any
 
 from tcpn.petrinets.engine.caches import NATIVE
-from tcpn.petrinets.engine.codecache import cache_root
+from tcpn.petrinets.engine.codecache import cache_root, derived_cached, file_digest, function_key
 from tcpn.petrinets.engine.compiler import CompiledNet
 from tcpn.petrinets.engine.cython_code import twins
 from tcpn.petrinets.engine.cython_code.groups import find_groups, group_source
@@ -179,6 +179,17 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
     from tcpn.petrinets.engine.simulator import Simulator
 
     function = Simulator.loop
+    key = function_key(function)
+    if key is None or None in _LOOP_DERIVING:  # a file unread: derived without the cache
+        source, used = _derived_loop(function)
+    else:  # kept in the code cache: parsing the loop costs more than the rest of a setup
+        source, used = derived_cached("loop", (*key, *map(str, _LOOP_DERIVING)),
+                                      lambda: _derived_loop(function))
+    return source, {n: v for n, v in function.__globals__.items() if n in used}
+
+
+def _derived_loop(function: Callable[..., Any]) -> tuple[str, tuple[str, ...]]:
+    """:func:`_loop_source` computed: the source, and the names it reads."""
     tree = plain_definition(ast.parse(textwrap.dedent(inspect.getsource(function))))
     definition = tree.body[0]
     assert isinstance(definition, ast.FunctionDef)
@@ -186,13 +197,19 @@ def _loop_source() -> tuple[str, dict[str, Any]]:
     if isinstance(definition.body[0], ast.Expr):  # the docstring
         definition.body.pop(0)
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    globals_ = {n: v for n, v in function.__globals__.items() if n in used}
     head, body = ast.unparse(tree).split("\n", 1)
     stored = {n.id for n in ast.walk(definition)
               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     declarations = [f"    cdef {kind} {', '.join(sorted(names & stored))}"
                     for kind, names in _LOOP_TYPES.items() if names & stored]
-    return "\n".join([head, *declarations, body]), globals_
+    return "\n".join([head, *declarations, body]), tuple(sorted(used))
+
+
+#: the code that derives the loop's source: this module's (:data:`_LOOP_TYPES`) and the
+#: modules of :func:`plain_definition` and :data:`HEADER`
+_LOOP_DERIVING = tuple(file_digest(path) for path in (
+    __file__, sys.modules[plain_definition.__module__].__file__ or "",
+    sys.modules[transition_shape.__module__].__file__ or ""))
 
 
 #: C types for the loop's locals that always hold them: indices and counts as C

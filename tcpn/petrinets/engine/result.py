@@ -7,12 +7,14 @@ import inspect
 import platform
 import weakref
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tcpn import __version__
 from tcpn.errors import InputError
+from tcpn.petrinets.engine.codecache import derived_cached, function_key
 from tcpn.petrinets.net import PetriNet, Token
 
 if TYPE_CHECKING:
@@ -123,7 +125,10 @@ def _source(value: Any) -> str:
         return inspect.getsource(value)
     if cached is not None and cached[0] is code:
         return cached[1]
-    text = inspect.getsource(value)
+    key = function_key(value)
+    # a fresh process reads it from the code cache, keyed by the function's file
+    text = inspect.getsource(value) if key is None else \
+        str(derived_cached("getsource", key, partial(inspect.getsource, value)))
     if code is not None:
         _SOURCES[value] = (code, text)
     return text

@@ -32,6 +32,8 @@ from functools import lru_cache
 from types import FunctionType, ModuleType
 from typing import Any
 
+from tcpn.petrinets.engine.codecache import derived_cached, file_digest, function_key
+from tcpn.petrinets.engine.cython_code import plain_code
 from tcpn.petrinets.engine.cython_code.plain_code import plain_definition
 
 __all__ = ["gather", "twins_of", "twins_source"]
@@ -40,10 +42,15 @@ __all__ = ["gather", "twins_of", "twins_source"]
 _KEPT_DECORATORS = frozenset({"net_function"})
 
 
+def _plain_enough(function: FunctionType) -> bool:
+    """Whether the function may be compiled, as far as its object tells (see the module)."""
+    return (function.__module__.startswith("tcpn.") and not function.__closure__
+            and function.__qualname__ == function.__name__ and not function.__kwdefaults__)
+
+
 def _tree(function: FunctionType) -> ast.FunctionDef | None:
     """The function's definition, if its source alone defines it (see the module)."""
-    if (not function.__module__.startswith("tcpn.") or function.__closure__
-            or function.__qualname__ != function.__name__ or function.__kwdefaults__):
+    if not _plain_enough(function):
         return None
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
@@ -67,8 +74,24 @@ def _tree(function: FunctionType) -> ast.FunctionDef | None:
 @lru_cache(maxsize=1024)
 def _analysis(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
     """The function's source as compiled (decorators and annotations dropped) and the
-    names it reads, or ``None`` if it stays Python (parsed once per process: reading a
-    function's source is most of the cost)."""
+    names it reads, or ``None`` if it stays Python (parsed once per process, and kept in
+    the code cache across processes, keyed by the function's file and this code's:
+    reading a function's source is most of the cost)."""
+    if not _plain_enough(function):
+        return None
+    key = function_key(function)
+    if key is None or None in _DERIVING:  # a file unread: derived without the cache
+        return _derived(function)
+    stored = derived_cached("twin", (*key, *map(str, _DERIVING)), lambda: _derived(function))
+    return None if stored is None else (stored[0], tuple(stored[1]))
+
+
+#: the code that derives a twin's source: this module's and :mod:`.plain_code`'s files
+_DERIVING = tuple(file_digest(path) for path in (__file__, plain_code.__file__ or ""))
+
+
+def _derived(function: FunctionType) -> tuple[str, tuple[str, ...]] | None:
+    """:func:`_analysis` computed."""
     definition = _tree(function)
     if definition is None:
         return None
