@@ -12,6 +12,8 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 from test_exchange_cpn_field import colset, cpn_file, spaces, var
 from test_exchange_cpnml_cells import declarations_net
@@ -24,6 +26,14 @@ def _marking(space, state: int) -> dict[str, Counter]:
     return {place: Counter(repr(t.value) for t in tokens)
             for place, tokens in space.marking(state).items()}
 
+
+
+def _complete_space(path: Path, text: str) -> Any:
+    """The state space of CPN Tools file ``text`` written to ``path``, imported whole."""
+    path.write_text(text, encoding="iso-8859-1")
+    imported = read_cpn(path)
+    assert imported.complete, imported.report.text()
+    return explore(imported.net, clock="absolute")
 
 def test_a_list_variable_the_guard_binds_takes_its_tokens_on_an_input_arc(tmp_path):
     """``ns`` (``INT list``) stands on the input arc from an ``INT`` place: the multiset of
@@ -39,11 +49,7 @@ def test_a_list_variable_the_guard_binds_takes_its_tokens_on_an_input_arc(tmp_pa
         [("T1", "T", "[ns = [n, n]]", "")],
         [("A1", "PtoT", "T1", "P2", "n"), ("A2", "PtoT", "T1", "P1", "ns"),
          ("A3", "TtoP", "T1", "P3", "ns")])
-    path = tmp_path / "guard_list.cpn"
-    path.write_text(text, encoding="iso-8859-1")
-    imported = read_cpn(path)
-    assert imported.complete, imported.report.text()
-    space = explore(imported.net, clock="absolute")
+    space = _complete_space(tmp_path / "guard_list.cpn", text)
     assert (len(space), space.n_edges, len(space.dead_markings())) == (2, 1, 1)
     (dead,) = space.dead_markings()
     after = _marking(space, dead)
@@ -172,11 +178,7 @@ def test_a_guard_on_free_variables_is_tested_before_the_input_arcs_read_them(tmp
         [("P1", "P", "R", "1`b"), ("P2", "Q", "R", "")],
         [("T1", "T", "[ok v]", "")],
         [("A1", "PtoT", "T1", "P1", "g v"), ("A2", "TtoP", "T1", "P2", "v")])
-    path = tmp_path / "guard_first.cpn"
-    path.write_text(text, encoding="iso-8859-1")
-    imported = read_cpn(path)
-    assert imported.complete, imported.report.text()
-    space = explore(imported.net, clock="absolute")
+    space = _complete_space(tmp_path / "guard_first.cpn", text)
     assert (len(space), space.n_edges, len(space.dead_markings())) == (2, 1, 1)
     (dead,) = space.dead_markings()
     assert _marking(space, dead)["Q"] == Counter({"'b'": 1})
