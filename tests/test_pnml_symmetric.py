@@ -773,3 +773,19 @@ def test_a_partition_element_in_a_multiset_stands_for_its_members():
     declarations = R3 + INT_PARTS + CR
     assert behaviour(small_net(marking, const("a"), declarations, sort="CR")) == \
         behaviour(small_net(spelled, const("a"), declarations, sort="CR"))
+
+
+# -- contest models of the 2026 input set (issue 31) ---------------------------------------
+def test_a_subterm_wrapped_twice_is_the_term():
+    """The contest's FileSystem-COL (MCC 2026) writes ``numberof``'s token as
+    ``<subterm><subterm>x</subterm></subterm>``: a subterm whose only child is a subterm
+    carries no meaning, so the net reads as if written with one wrapper, at any depth."""
+    twice = ('<numberof><subterm><numberconstant value="2"><positive/></numberconstant>'
+             f'</subterm><subterm><subterm>{X}</subterm></subterm></numberof>')
+    thrice = twice.replace(f"<subterm>{X}</subterm>", f"<subterm><subterm>{X}</subterm>"
+                           "</subterm>")
+    once = n_of(2, X)
+    assert behaviour(small_net(ALL_C, twice)) == behaviour(small_net(ALL_C, once))
+    assert behaviour(small_net(ALL_C, thrice)) == behaviour(small_net(ALL_C, once))
+    with pytest.raises(CpnFormatError, match="<subterm> must hold exactly one term"):
+        read_pnml(small_net(ALL_C, f"<add><subterm>{X}{X}</subterm></add>"))

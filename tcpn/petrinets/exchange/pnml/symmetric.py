@@ -489,9 +489,14 @@ class SymmetricTerms:
         return ast.Subscript(ast.Name(helper, ast.Load()), operand, ast.Load())
 
     def _subterms(self, element: ET.Element) -> list[ET.Element]:
+        """The argument terms of an operator, one per ``<subterm>``. A subterm whose only
+        child is another subterm (the contest's FileSystem-COL wraps arguments twice) is
+        that subterm: the redundant wrappers are dropped, at any depth."""
         out = []
         for sub in element.findall("subterm"):
             children = list(sub)
+            while len(children) == 1 and children[0].tag == "subterm":
+                sub, children = children[0], list(children[0])
             if len(children) != 1:
                 raise self.fail(sub, "<subterm> must hold exactly one term")
             out.append(children[0])
