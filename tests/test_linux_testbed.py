@@ -92,6 +92,19 @@ def test_what_the_testbed_cannot_build_is_refused_naming_the_field() -> None:
         capture_linux(dumbbell(pairs=1, variant="vegas", horizon_s=5.0), "/nonexistent/x")
 
 
+def test_a_stall_is_a_wait_with_a_backlog_and_not_a_gap_of_tcp() -> None:
+    import pandas as pd
+
+    sent = pd.DataFrame({"time_s": [0.0, 0.0, 0.0, 2.55], "seq": [1, 2, 3, 4],
+                         "payload_bytes": [10, 10, 10, 10]})
+    received = pd.DataFrame({"time_s": [1.0, 2.0, 2.5, 2.9], "seq": [1, 2, 3, 4],
+                             "payload_bytes": [10, 10, 10, 10]})
+    # 2 and 3 waited at the bucket through their gaps (0.9 + 0.4 s); 4 left the sender
+    # after 3 arrived, so the link had nothing to send before it (a gap of TCP's)
+    assert stalled_link_s(sent, received, (0.0, 3.0), frame_s=0.1) == pytest.approx(1.3)
+    assert stalled_link_s(sent, received, (1.5, 3.0), frame_s=0.1) == pytest.approx(0.4)
+
+
 needs_testbed = pytest.mark.skipif(testbed_problem() is not None,
                                    reason=f"no Linux testbed here: {testbed_problem()}")
 
