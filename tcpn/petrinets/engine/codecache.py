@@ -24,7 +24,7 @@ The same cache keeps what tcpn derives from its own functions' source
 (:func:`derived_cached`: the simulator loop's Cython source, the compiled twins' sources,
 a function's ``inspect.getsource`` for a net's fingerprint): a fresh process would
 otherwise tokenise and parse the same files again (about 0.04 s of CPU per native run of
-the reference dumbbell, benchmarks/README.md, Session 32). Such an entry is keyed by the
+the reference dumbbell, benchmarks/README.md, issue 32). Such an entry is keyed by the
 SHA-256 of every file the derivation reads (the function's source file, read afresh, and
 the modules of the code that derives), the function's first line and name, and Python's
 version: any change that could change the result changes the key.
@@ -68,20 +68,13 @@ def compile_cached(source: str, filename: str) -> CodeType:
     path = _entry(source, filename)
     if path is not None:
         with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
-            stored = path.read_bytes()
-            payload = stored[_CHECK_BYTES:]
-            if hashlib.sha256(payload).digest() == stored[:_CHECK_BYTES]:
-                code = marshal.loads(payload)
-                if isinstance(code, CodeType):
-                    CODE.used(path)  # its last use, for the bound's eviction order
-                    return code
+            code = _read_entry(path)
+            if isinstance(code, CodeType):
+                CODE.used(path)  # its last use, for the bound's eviction order
+                return code
     code = compile(source, filename, "exec")
     if path is not None:
-        payload = marshal.dumps(code)
-        with contextlib.suppress(OSError):
-            write_atomically(path, hashlib.sha256(payload).digest() + payload)
-            CODE.wrote(path)
-            CODE.trim_if_due(CODE_TRIM_SHARE)
+        _write_entry(path, code)
     return code
 
 
