@@ -566,15 +566,11 @@ def ml_intinf_to_real(precision: int, value: int) -> float:
     if precision > _MAX_PRECISION:
         ml_raise("Size")
     chars = list(reversed(str(value).replace("-", "~")))
-    out: list[str] = []
-    count = precision
-    while True:  # CPN Tools' indot, on the reversed digits
-        if count == 0:
-            out.extend([".", *chars] if chars else [".", "0"])
-            break
-        out.append(chars.pop(0) if chars else "0")
-        count -= 1
-    text = "".join(reversed(out))
+    # CPN Tools' indot, on the reversed digits: ``precision`` of them (zeros when they
+    # run out), the point, then the rest (a 0 when none is left)
+    fraction = chars[:precision] + ["0"] * (precision - len(chars[:precision]))
+    whole = chars[precision:] or ["0"]
+    text = "".join(reversed([*fraction, ".", *whole]))
     match = _REAL_PREFIX.match(text)
     if match is None:
         return float(ml_raise("IntInfToRealExn"))
