@@ -118,6 +118,10 @@ INFIXES: list[tuple[str, str | None, int | None]] = [
     ("nonfix times;", None, None),
     ("val i7 = times (2, 5);", "i7", 11),
     ("val i8 = foldl (op minus) 100 [1, 2];", "i8", 101),  # 2 minus (1 minus 100)
+    # a datatype's constructor declared infix, in patterns and expressions
+    ("infixr 5 :::; datatype L = E | ::: of int * L;", None, None),
+    ("fun len E = 0 | len (_ ::: t) = 1 + len t;", None, None),
+    ("val i9 = len (1 ::: 2 ::: 3 ::: E);", "i9", 3),
 ]
 INFIX_EXPECTED = {name: value for _, name, value in INFIXES if name is not None}
 
@@ -133,6 +137,39 @@ def test_declared_infix_operators_parse_by_sml_precedence_and_associativity():
 def test_sml_nj_gives_the_same_infix_values(tmp_path: Path):
     assert sml_values([text for text, _, _ in INFIXES], list(INFIX_EXPECTED),
                       tmp_path / "infixes.sml") == INFIX_EXPECTED
+
+
+#: Fixity declarations hold to the end of their scope (Definition of Standard ML §4.7): a
+#: ``let``'s to its ``end``; a ``local``'s first part in its body only, its body's after
+#: its ``end`` too; ``nonfix`` likewise. Values worked out by hand (``pl``: a + 2 b;
+#: ``cat``: 10 a + b).
+SCOPED_INFIXES: list[tuple[str, str | None, int | None]] = [
+    ("fun pl (a, b) = a + 2 * b;", None, None),
+    ("val s1 = let infix 6 pl in 1 pl 2 end;", "s1", 5),
+    ("val s2 = pl (1, 2);", "s2", 5),  # the let's infix ended with it
+    ("local infix 6 pl in fun twice x = x pl x end;", None, None),
+    ("val s3 = twice 3 + pl (0, 1);", "s3", 11),  # so did the local's first part's
+    ("local val unused = 0 in infix 6 pl end;", None, None),
+    ("val s4 = 1 pl 2;", "s4", 5),  # a local body's declaration outlives its end
+    ("val s5 = let nonfix pl in pl (1, 1) end;", "s5", 3),
+    ("val s6 = 2 pl 2;", "s6", 6),  # and the nonfix in the let ended with it
+    ("fun cat (a, b) = a * 10 + b;\n"
+     "val s7 = let infix 5 cat in 1 cat 2 end + cat (3, 4);", "s7", 46),  # one text
+]
+SCOPED_EXPECTED = {name: value for _, name, value in SCOPED_INFIXES if name is not None}
+
+
+def test_fixity_declarations_hold_to_the_end_of_their_scope():
+    imported = read_cpn(declarations_net([text for text, _, _ in SCOPED_INFIXES]))
+    assert imported.complete, imported.report.text()
+    declarations = imported.net.declarations
+    assert {name: declarations[name] for name in SCOPED_EXPECTED} == SCOPED_EXPECTED
+
+
+@needs_sml
+def test_sml_nj_gives_the_same_scoped_fixity_values(tmp_path: Path):
+    assert sml_values([text for text, _, _ in SCOPED_INFIXES], list(SCOPED_EXPECTED),
+                      tmp_path / "scoped.sml") == SCOPED_EXPECTED
 
 
 def test_a_declared_infix_operator_in_a_guard_and_an_arc(tmp_path):

@@ -12,9 +12,12 @@ text, as SML does) and writes each application of a declared operator as the cal
 function named after it (``a >>= f`` is ``op_gt_gt_eq (a, f)``), the operands found by
 SML's precedence and associativity rules (an operand is an application: ``fn``, ``case``
 or ``if`` stands in parentheses, as SML requires); ``fun a >>= f = ...`` and
-``fun (a >>= f) = ...`` declare that function. A text with no declared operator and no
-fixity declaration comes back unchanged. Fixity declarations inside ``let`` are read as
-if at top level (their scope is not kept).
+``fun (a >>= f) = ...`` declare that function, and a datatype's constructor declared infix
+(``datatype L = E | ::: of int * L``) is that name too. A text with no declared operator and no
+fixity declaration comes back unchanged. A fixity declaration holds from where it stands
+to the end of its scope, as in SML (Definition of Standard ML, §2.6 and §4.7): inside
+``let ... in ... end`` up to the ``end``; in ``local d1 in d2 end`` those of ``d1`` in
+``d2`` only, those of ``d2`` after the ``end`` too; ``nonfix`` likewise.
 
 >>> fixity = Fixity()
 >>> fixity.rewrite("infixr 9 >>= fun a >>= f = f a")
@@ -81,10 +84,15 @@ def infix_name(op: str) -> str:
     return "op_" + "_".join(_SYMBOL_NAMES[c] for c in op)
 
 
+#: Operators declared infix where a token stands: name -> (precedence, right-associative).
+_Table = dict[str, tuple[int, bool]]
+
+
 @dataclass
 class _Tok:
     text: str
     pre: str = " "  # the white space and comments before it, kept when written back
+    table: _Table | None = None  # the declared infixes in effect here (None: made here)
 
     def __str__(self) -> str:
         return self.pre + self.text
@@ -144,14 +152,22 @@ class Fixity:
         return "".join(str(t) for t in out).lstrip() + str(end).rstrip()
 
     def _declarations(self, tokens: list[_Tok]) -> list[_Tok]:
+        """The tokens without their fixity declarations, each holding the table of
+        declared infixes in effect where it stands; ``declared`` ends as the table in
+        effect after the text."""
         kept: list[_Tok] = []
+        current: _Table = dict(self.declared)
+        scopes: list[_Scope] = []
         i = 0
         while i < len(tokens):
             word = tokens[i].text
             if word not in ("infix", "infixr", "nonfix"):
+                current = _enter_or_leave(scopes, word, current)
+                tokens[i].table = current
                 kept.append(tokens[i])
                 i += 1
                 continue
+            current = dict(current)
             blank = " " * len(tokens[i].text) + tokens[i].pre
             i += 1
             precedence = 0
@@ -165,10 +181,11 @@ class Fixity:
             while i < len(tokens) and _operator_like(tokens[i].text):
                 name = tokens[i].text
                 blank += tokens[i].pre + " " * len(name)
-                if word == "nonfix":
-                    self.declared.pop(name, None)
-                elif name not in _BUILTIN:  # SML's own keep the grammar's reading
-                    self.declared[name] = (precedence, word == "infixr")
+                if name not in _BUILTIN:  # SML's own keep the grammar's reading
+                    change = None if word == "nonfix" else (precedence, word == "infixr")
+                    _declare(current, name, change)
+                    if scopes:
+                        scopes[-1].changes.append((name, change))
                 names += 1
                 i += 1
             if names == 0:
@@ -179,11 +196,13 @@ class Fixity:
             if i < len(tokens):
                 tokens[i] = _Tok(tokens[i].text, blank + tokens[i].pre)
             else:
-                kept.append(_Tok("", blank))
+                kept.append(_Tok("", blank, current))
+        self.declared = current
         return kept
 
-    def _infix(self, text: str) -> tuple[int, bool] | None:
-        return self.declared.get(text) or _BUILTIN.get(text)
+    @staticmethod
+    def _infix(tok: _Tok) -> tuple[int, bool] | None:
+        return _declared(tok).get(tok.text) or _BUILTIN.get(tok.text)
 
     def _sequence(self, tokens: list[_Tok], depth: int) -> list[_Tok]:
         """A run of tokens: groups read inside, then each stretch between delimiters."""
@@ -193,7 +212,8 @@ class Fixity:
         i = 0
         while i < len(tokens):
             tok = tokens[i]
-            if tok.text == "op" and i + 1 < len(tokens) and tokens[i + 1].text in self.declared:
+            if tok.text == "op" and i + 1 < len(tokens) and \
+                    tokens[i + 1].text in _declared(tokens[i + 1]):
                 items.append(_Tok(infix_name(tokens[i + 1].text), tok.pre))
                 i += 2
                 continue
@@ -211,20 +231,27 @@ class Fixity:
     def _stretches(self, items: list[_Tok | list[_Tok]], depth: int) -> list[_Tok]:
         out: list[_Tok] = []
         stretch: list[_Tok | list[_Tok]] = []
-        head = False  # in a val/fun clause's head: its first = ends it
-        fun_level = False  # whether the last of fun/case/fn/handle was fun
+        head = False  # in a val/fun/datatype binding's head: its first = ends it
+        construct = ""  # the last of fun/case/fn/handle/datatype, while it lasts
+        constructor = False  # the stretch names a datatype's constructor
         i = 0
         while i < len(items):
             item = items[i]
             text = item.text if isinstance(item, _Tok) else None
             ends_head = head and text == "="
             if text in _DELIMITERS or ends_head:
-                resolved = self._resolve(stretch, depth)
-                out.extend(self._head(resolved) if head and fun_level else resolved)
+                resolved = self._constructor(stretch, depth) if constructor else \
+                    self._resolve(stretch, depth)
+                out.extend(self._head(resolved) if head and construct == "fun" else resolved)
                 stretch = []
-                if text in ("fun", "case", "fn", "handle"):
-                    fun_level = text == "fun"
-                head = text in ("val", "fun", "and") or (text == "|" and fun_level)
+                if construct == "datatype" and text not in ("|", "of", "and", "->") and \
+                        not ends_head:
+                    construct = ""
+                if text in ("fun", "case", "fn", "handle", "datatype"):
+                    construct = text or ""
+                constructor = construct == "datatype" and (ends_head or text == "|")
+                head = text in ("val", "fun", "and", "datatype") or \
+                    (text == "|" and construct == "fun")
                 if ends_head:
                     head = False
                 assert isinstance(item, _Tok)
@@ -232,13 +259,23 @@ class Fixity:
             else:
                 stretch.append(item)
             i += 1
-        out.extend(self._resolve(stretch, depth))
+        out.extend(self._constructor(stretch, depth) if constructor else
+                   self._resolve(stretch, depth))
         return out
+
+    def _constructor(self, stretch: list[_Tok | list[_Tok]], depth: int) -> list[_Tok]:
+        """A datatype binding's constructor: a declared infix (``datatype L = E | ::: of
+        int * L``, as SML allows) is named as its applications are written
+        (``op_colon_colon_colon``)."""
+        if len(stretch) == 1 and isinstance(tok := stretch[0], _Tok) and \
+                tok.text in _declared(tok):
+            return [_Tok(infix_name(tok.text), tok.pre)]
+        return self._resolve(stretch, depth)
 
     def _head(self, tokens: list[_Tok]) -> list[_Tok]:
         """A ``fun`` clause's head ``(a >>= f)``, read as ``(op_gt_gt_eq (a, f))``: the
         parentheses around the call taken off (``fun op_gt_gt_eq (a, f) = ...``)."""
-        names = {infix_name(op) for op in self.declared}
+        names = {infix_name(op) for tok in tokens for op in _declared(tok)}
         inner = tokens
         while len(inner) > 2 and inner[0].text == "(" and _closes(inner) == len(inner) - 1:
             inner = inner[1:-1]
@@ -249,12 +286,12 @@ class Fixity:
     def _resolve(self, stretch: list[_Tok | list[_Tok]], depth: int) -> list[_Tok]:
         """One stretch between delimiters: operands (applications) and infixes, its
         declared operators written as calls by precedence climbing."""
-        if not any(isinstance(t, _Tok) and t.text in self.declared for t in stretch):
+        if not any(isinstance(t, _Tok) and t.text in _declared(t) for t in stretch):
             return _flatten(stretch)
         operands: list[list[_Tok]] = [[]]
         operators: list[_Tok] = []
         for item in stretch:
-            if isinstance(item, _Tok) and self._infix(item.text) is not None and \
+            if isinstance(item, _Tok) and self._infix(item) is not None and \
                     operands[-1] and operands[-1][-1].text != "op":
                 operators.append(item)
                 operands.append([])
@@ -271,7 +308,7 @@ class Fixity:
             left = operands[position[0]]
             while position[0] < len(operators):
                 op = operators[position[0]]
-                precedence, right = self._infix(op.text) or (0, False)
+                precedence, right = self._infix(op) or (0, False)
                 if precedence < minimum:
                     break
                 position[0] += 1
@@ -285,11 +322,56 @@ class Fixity:
         result = climb(0, 0)
         return result
 
-    def _apply(self, op: _Tok, left: list[_Tok], right: list[_Tok]) -> list[_Tok]:
-        if op.text in self.declared:
+    @staticmethod
+    def _apply(op: _Tok, left: list[_Tok], right: list[_Tok]) -> list[_Tok]:
+        if op.text in _declared(op):
             return [_Tok("(", op.pre), _Tok(infix_name(op.text)), _Tok("("), *left,
                     _Tok(","), *right, _Tok(")"), _Tok(")")]
         return [_Tok("("), *left, op, *right, _Tok(")")]
+
+
+@dataclass
+class _Scope:
+    """An open ``let`` or ``local``: the table in effect before it, whether its ``in``
+    has been passed, and the fixity changes made at its level since then (a ``local``'s
+    body declarations outlive its ``end``)."""
+
+    opener: str
+    before: _Table
+    in_body: bool = False
+    changes: list[tuple[str, tuple[int, bool] | None]] = field(default_factory=list)
+
+
+def _declare(table: _Table, name: str, change: tuple[int, bool] | None) -> None:
+    if change is None:
+        table.pop(name, None)
+    else:
+        table[name] = change
+
+
+def _enter_or_leave(scopes: list[_Scope], word: str, current: _Table) -> _Table:
+    """The table in effect after ``word``: a ``let`` or ``local`` opens a scope, its
+    ``in`` starts the part whose declarations a ``local`` keeps, its ``end`` restores the
+    table from before it (with a ``local`` body's changes made again)."""
+    if word in ("let", "local"):
+        scopes.append(_Scope(word, current))
+    elif word == "in" and scopes and not scopes[-1].in_body:
+        scopes[-1].in_body = True
+        scopes[-1].changes = []
+    elif word == "end" and scopes:
+        scope = scopes.pop()
+        if scope.opener == "let" or not scope.changes:
+            return scope.before
+        current = dict(scope.before)
+        for name, change in scope.changes:
+            _declare(current, name, change)
+        if scopes:
+            scopes[-1].changes.extend(scope.changes)
+    return current
+
+
+def _declared(tok: _Tok) -> _Table:
+    return tok.table or {}
 
 
 #: SML's reserved words: never an identifier a fixity declaration names.
