@@ -45,20 +45,6 @@ LIST_EXCEPTIONS: list[tuple[str, str | None, int | None]] = [
     ("val t2 = (if Char.contains \"abc\" #\"b\" then 1 else 0)"
      " + (if Char.notContains \"abc\" #\"z\" then 10 else 0);", "t2", 11),
 ]
-LIST_EXPECTED = {name: value for _, name, value in LIST_EXCEPTIONS if name is not None}
-
-
-def test_list_functions_raise_empty_and_subscript_as_sml_does():
-    imported = read_cpn(declarations_net([text for text, _, _ in LIST_EXCEPTIONS]))
-    assert imported.complete, imported.report.text()
-    declarations = imported.net.declarations
-    assert {name: declarations[name] for name in LIST_EXPECTED} == LIST_EXPECTED
-
-
-@needs_sml
-def test_sml_nj_gives_the_same_list_values(tmp_path: Path):
-    assert sml_values([text for text, _, _ in LIST_EXCEPTIONS], list(LIST_EXPECTED),
-                      tmp_path / "lists.sml") == LIST_EXPECTED
 
 
 def _list_net(output: str) -> str:
@@ -123,20 +109,6 @@ INFIXES: list[tuple[str, str | None, int | None]] = [
     ("fun len E = 0 | len (_ ::: t) = 1 + len t;", None, None),
     ("val i9 = len (1 ::: 2 ::: 3 ::: E);", "i9", 3),
 ]
-INFIX_EXPECTED = {name: value for _, name, value in INFIXES if name is not None}
-
-
-def test_declared_infix_operators_parse_by_sml_precedence_and_associativity():
-    imported = read_cpn(declarations_net([text for text, _, _ in INFIXES]))
-    assert imported.complete, imported.report.text()
-    declarations = imported.net.declarations
-    assert {name: declarations[name] for name in INFIX_EXPECTED} == INFIX_EXPECTED
-
-
-@needs_sml
-def test_sml_nj_gives_the_same_infix_values(tmp_path: Path):
-    assert sml_values([text for text, _, _ in INFIXES], list(INFIX_EXPECTED),
-                      tmp_path / "infixes.sml") == INFIX_EXPECTED
 
 
 #: Fixity declarations hold to the end of their scope (Definition of Standard ML §4.7): a
@@ -156,20 +128,29 @@ SCOPED_INFIXES: list[tuple[str, str | None, int | None]] = [
     ("fun cat (a, b) = a * 10 + b;\n"
      "val s7 = let infix 5 cat in 1 cat 2 end + cat (3, 4);", "s7", 46),  # one text
 ]
-SCOPED_EXPECTED = {name: value for _, name, value in SCOPED_INFIXES if name is not None}
+#: The declaration lists above, each giving its ints in tcpn as SML/NJ gives them.
+WORKED_OUT = {"list exceptions": LIST_EXCEPTIONS, "declared infixes": INFIXES,
+              "scoped fixity": SCOPED_INFIXES}
 
 
-def test_fixity_declarations_hold_to_the_end_of_their_scope():
-    imported = read_cpn(declarations_net([text for text, _, _ in SCOPED_INFIXES]))
+def _expected(cases: list[tuple[str, str | None, int | None]]) -> dict[str, int | None]:
+    return {name: value for _, name, value in cases if name is not None}
+
+
+@pytest.mark.parametrize("which", list(WORKED_OUT))
+def test_declarations_give_the_values_worked_out_by_hand(which: str):
+    imported = read_cpn(declarations_net([text for text, _, _ in WORKED_OUT[which]]))
     assert imported.complete, imported.report.text()
-    declarations = imported.net.declarations
-    assert {name: declarations[name] for name in SCOPED_EXPECTED} == SCOPED_EXPECTED
+    expected = _expected(WORKED_OUT[which])
+    assert {name: imported.net.declarations[name] for name in expected} == expected
 
 
 @needs_sml
-def test_sml_nj_gives_the_same_scoped_fixity_values(tmp_path: Path):
-    assert sml_values([text for text, _, _ in SCOPED_INFIXES], list(SCOPED_EXPECTED),
-                      tmp_path / "scoped.sml") == SCOPED_EXPECTED
+@pytest.mark.parametrize("which", list(WORKED_OUT))
+def test_sml_nj_gives_the_same_values(which: str, tmp_path: Path):
+    expected = _expected(WORKED_OUT[which])
+    texts = [text for text, _, _ in WORKED_OUT[which]]
+    assert sml_values(texts, list(expected), tmp_path / "values.sml") == expected
 
 
 def test_a_declared_infix_operator_in_a_guard_and_an_arc(tmp_path):
