@@ -1,7 +1,8 @@
 """The fluid lens: a scenario mapped onto the bottleneck fluid model, run, written as a trace.
 
 :class:`FluidLens` implements the lens protocol of :mod:`tcpn.lenses.base`.
-:func:`scenario_model` maps a scenario onto :mod:`tcpn.solvers.fluid.bottleneck`:
+:func:`scenario_model` maps a scenario onto :mod:`tcpn.solvers.fluid.bottleneck` (BBR
+flows onto :mod:`tcpn.solvers.fluid.bbr`, which writes the same run):
 
 - the **bottleneck** is the slowest link direction every flow's data crosses (one shared
   bottleneck; token-bucket directions are limiters, not candidates); its capacity in
@@ -14,12 +15,15 @@
   shaper: its ``limit``), rate and depth in data packets;
 - **rate error models** on the data path become an independent packet error rate;
 - identical flows (variant, parameters, RTT, start, stop, TCP settings, limiter, errors)
-  form one class of N flows.
+  form one class of N flows; each BBR flow is a class of its own, its PROBE_BW phases
+  drawn from the run's lens stream (``bbr_quanta``: ns-3's inflight targets or the
+  paper's).
 
 What the model cannot express is refused by :meth:`FluidLens.check`, each problem naming
 the field: several bottlenecks, ACKs queueing behind data, ACK-path or scripted losses,
 small-get-priority queues, sized or paced transfers, Tahoe, adaptive Vegas, Westwood+,
-TCP-L, mixed segment sizes. Modified Vegas is Vegas here: without ACK queueing their
+TCP-L, mixed segment sizes; BBR beside flows of another law, through RED or a threshold
+marker, or behind a token bucket. Modified Vegas is Vegas here: without ACK queueing their
 RTT estimates coincide. What the model has no state for it ignores, without refusing:
 ``tcp.sack_after_timeout`` (no SACK scoreboard, no timeouts: every loss is sent again
 once, whatever a timeout would resend).
