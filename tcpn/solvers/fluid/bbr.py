@@ -21,11 +21,14 @@ the min-RTT estimate, ``g_i`` the pacing gain, ``cwnd_i`` the inflight cap (pack
   RTT is ``tau_i = d_i + q/C``; an independent packet error rate may lose packets after
   the queue.
 - **Sending rate** (paper, section 3): ``x_i = min(g_i btl_i, cwnd_i / tau_i)``.
+- **Acknowledgements** (FIFO): with ``Q_i`` flow i's running count taken by the queue
+  and ``Q = sum_i n_i Q_i``, what leaves the queue at t arrived at ``s(t)``, where
+  ``Q(s(t)) = Q(t) - q(t)``; it is acknowledged a propagation RTT later, so the count
+  acknowledged is ``A_i(t) = (1 - per) Q_i(s(t - d_i))`` and the RTT sample
+  ``r_i(t) = t - s(t - d_i)``.
 - **Delivery-rate sample** (the draft's rate sample, 4.1.1: delivered over the
-  packet's flight): with ``A_i`` the cumulative count acknowledged, ``A_i(t) = G_i(t -
-  r_i(t))`` (G the cumulative count sent and not lost, ``r_i(t) = d_i + q(t - tau_i)/C``
-  the RTT of what is acknowledged at t), the sample is ``(A_i(t) - A_i(t - r_i))/r_i``
-  and the inflight ``X_i(t) - X_i(t - r_i)`` (X the cumulative count sent).
+  packet's flight): ``(A_i(t) - A_i(t - r_i))/r_i``; the inflight is ``X_i(t) - X_i(t -
+  r_i)`` (X the running count sent).
 - **Bandwidth filter** (draft 4.1.1.5: a windowed max over ``bw_window_rounds`` round
   trips): the largest sample of each of the last rounds, a round ending when a packet
   sent after its start is acknowledged.
@@ -44,16 +47,18 @@ the min-RTT estimate, ``g_i`` the pacing gain, ``cwnd_i`` the inflight cap (pack
   filled it is at most ``cwnd_gain x BDP``, before that it grows while below it; at
   least 4 packets.
 
-What is not modelled, each a difference from ns-3's ``TcpBbr`` (docs/fluid.md, "BBR"):
-the quantisation budget (+3 segments, +2 in the 1.25 phase) and ACK-aggregation
-allowance on the window, the 1 % pacing margin, the loss reaction (packet conservation
-in recovery, restore after it), the unpaced initial window, the delayed ACKs, the
-random first phase of each PROBE_BW episode (drawn before the run: ``phases``),
-and the Nichols three-sample max filter (an exact windowed max here). ``flows`` > 1 in
-a class are synchronised copies (the same phase): the lens gives each BBR flow a class.
+What is not modelled, each a difference from ns-3's ``TcpBbr`` (docs/fluid.md, "BBR
+v1"): the ACK-aggregation allowance on the window (its quantisation budget, +3 segments
+and +2 in the 1.25 phase, is an option of :class:`BbrSettings`), the 1 % pacing margin,
+the loss reaction (packet conservation in recovery, restore after it), the unpaced
+initial window, the delayed ACKs, the random draw of each PROBE_BW episode's first phase
+(drawn before the run: ``phases``), and the Nichols three-sample max filter (an exact
+windowed max here). ``flows`` > 1 in a class are synchronised copies (the same phases):
+the lens gives each BBR flow a class.
 
 Two flows through a deep buffer (BDP 50 packets): the link full, the inflight caps
-binding, a standing queue of about one BDP (the paper's finding for BBRv1 in deep buffers):
+binding, a standing queue of about one BDP (BBR v1's regime in deep buffers, as the paper
+and Hock, Bless and Zitterbart, ICNP 2017, describe it):
 
 >>> from tcpn.solvers.fluid.bottleneck import Bottleneck, FlowClass
 >>> flows = [FlowClass(prop_rtt_s=0.05, variant="bbr", initial_cwnd_pkts=10, start_s=s,
@@ -132,8 +137,8 @@ class BbrSettings:
     share), and what every inflight target
     (``gain x BDP``: the window, DRAIN's and the phases' ends) adds: ``quanta_pkts``,
     and ``probe_quanta_pkts`` more in the 1.25 phase. The paper's targets add nothing
-    (the defaults); ns-3.44's ``TcpBbr::InFlight`` adds 3 segments and 2 more (the
-    draft's three send quanta, :data:`NS3_QUANTA_PKTS`)."""
+    (the defaults); ns-3.44's ``TcpBbr::InFlight`` adds 3 segments (the draft's three
+    send quanta, one segment each in ns-3) and 2 more (:data:`NS3_QUANTA_PKTS`)."""
 
     high_gain: float = 2.89
     bw_window_rounds: int = 10
