@@ -17,7 +17,6 @@ import pytest
 from lens_traces import lens_trace
 
 from tcpn.errors import InputError
-from tcpn.lenses.fluid import FluidLens
 from tcpn.lenses.net import NetLens
 from tcpn.lenses.ns3 import Ns3Lens
 from tcpn.lenses.ns3.lens import _flow_plan
@@ -238,8 +237,6 @@ def test_lenses_refuse_what_is_not_modelled():
     data["tcp"]["sack"] = False
     with pytest.raises(InputError, match="BBR runs on SACK recovery only"):
         NetLens().check(validate_scenario(data))
-    with pytest.raises(InputError, match="variant bbr has no fluid model"):
-        FluidLens().check(validate_scenario(_short()))
     data = _short()
     data["tcp"]["ecn"] = True
     with pytest.raises(InputError, match="BBR v1 has no ECN reaction"):

@@ -1,7 +1,8 @@
 """The fluid lens: a scenario mapped onto the bottleneck fluid model, run, written as a trace.
 
 :class:`FluidLens` implements the lens protocol of :mod:`tcpn.lenses.base`.
-:func:`scenario_model` maps a scenario onto :mod:`tcpn.solvers.fluid.bottleneck`:
+:func:`scenario_model` maps a scenario onto :mod:`tcpn.solvers.fluid.bottleneck` (BBR
+flows onto :mod:`tcpn.solvers.fluid.bbr`, which writes the same run):
 
 - the **bottleneck** is the slowest link direction every flow's data crosses (one shared
   bottleneck; token-bucket directions are limiters, not candidates); its capacity in
@@ -14,12 +15,15 @@
   shaper: its ``limit``), rate and depth in data packets;
 - **rate error models** on the data path become an independent packet error rate;
 - identical flows (variant, parameters, RTT, start, stop, TCP settings, limiter, errors)
-  form one class of N flows.
+  form one class of N flows; each BBR flow is a class of its own, its PROBE_BW phases
+  drawn from the run's lens stream (``bbr_quanta``: ns-3's inflight targets or the
+  paper's).
 
 What the model cannot express is refused by :meth:`FluidLens.check`, each problem naming
 the field: several bottlenecks, ACKs queueing behind data, ACK-path or scripted losses,
 small-get-priority queues, sized or paced transfers, Tahoe, adaptive Vegas, Westwood+,
-TCP-L, mixed segment sizes. Modified Vegas is Vegas here: without ACK queueing their
+TCP-L, mixed segment sizes; BBR beside flows of another law, through RED or a threshold
+marker, or behind a token bucket. Modified Vegas is Vegas here: without ACK queueing their
 RTT estimates coincide. What the model has no state for it ignores, without refusing:
 ``tcp.sack_after_timeout`` (no SACK scoreboard, no timeouts: every loss is sent again
 once, whatever a timeout would resend).
@@ -53,6 +57,7 @@ from tcpn.errors import InputError
 from tcpn.models.registered_variants import lens_problems, variant_spec
 from tcpn.models.scenario import ConcreteFlow, RateErrors, Red, Scenario, ThresholdEcn
 from tcpn.models.scenario import TokenBucket as ScenarioBucket
+from tcpn.solvers.fluid.bbr import NS3_QUANTA_PKTS, BbrSettings, probe_bw_phase, simulate_bbr
 from tcpn.solvers.fluid.bottleneck import (
     Bottleneck,
     BottleneckRun,
@@ -130,9 +135,41 @@ def fluid_problems(scenario: Scenario, flows: Sequence[ConcreteFlow]) -> list[st
                                 "is not modelled)")
     if not problems and flows:
         try:
-            _bottleneck_queue(scenario, flows)
+            queue = _bottleneck_queue(scenario, flows)
         except InputError as exc:
             problems.append(str(exc))
+        else:
+            problems += _bbr_problems(scenario, flows, queue)
+    return problems
+
+
+def _law_kind(f: ConcreteFlow) -> str | None:
+    law = variant_spec(f.variant).fluid_law(f.params)
+    return None if law is None else law.kind
+
+
+def _bbr_problems(scenario: Scenario, flows: Sequence[ConcreteFlow], queue: str) -> list[str]:
+    """What the BBR fluid model (:mod:`tcpn.solvers.fluid.bbr`) cannot run of these flows:
+    it has BBR flows only, through a drop-tail queue, without token buckets."""
+    bbr = [f.id for f in flows if _law_kind(f) == "bbr"]
+    if not bbr:
+        return []
+    problems = []
+    others = [f.id for f in flows if f.id not in bbr]
+    if others:
+        problems.append(f"flows: BBR flows ({', '.join(bbr)}) share the bottleneck with "
+                        f"flows of another fluid law ({', '.join(others)}): the fluid lens's "
+                        "BBR model (tcpn.solvers.fluid.bbr) runs BBR flows only")
+    disc = scenario.direction(queue).queue
+    if isinstance(disc, (Red, ThresholdEcn)):
+        problems.append(f"queue {queue}: {disc.kind}: the fluid lens's BBR model has a "
+                        "drop-tail bottleneck only")
+    for f in flows:
+        buckets = [q for q in f.data_queues
+                   if isinstance(scenario.direction(q).queue, ScenarioBucket)]
+        if f.id in bbr and buckets:
+            problems.append(f"queue {buckets[0]}: token bucket on BBR flow {f.id}'s path: the "
+                            "fluid lens's BBR model has no limiter")
     return problems
 
 
@@ -177,8 +214,18 @@ def _bottleneck(scenario: Scenario, queue_id: str, packet_bytes: int,
 
 def scenario_model(scenario: Scenario, flows: Sequence[ConcreteFlow],
                    reno_model: Literal["mgt", "sawtooth"] = "mgt", timeouts: bool = False,
-                   red_count_correction: bool = True) -> FluidModel:
+                   red_count_correction: bool = True,
+                   rng: np.random.Generator | None = None,
+                   bbr_quanta: Literal["paper", "ns3"] = "ns3") -> FluidModel:
     """Map ``scenario`` (with its drawn ``flows``) onto the fluid bottleneck model.
+
+    Each BBR flow is a class of its own, the first phase of each of its PROBE_BW episodes
+    (one per ``rtt_window_s`` of the horizon, and two) drawn from ``rng`` by ns-3's rule
+    (:func:`~tcpn.solvers.fluid.bbr.probe_bw_phase`; default: a generator seeded 0), in
+    the order of ``flows``; its inflight targets are ns-3.44's (``bbr_quanta="ns3"``,
+    the default: ``gain x BDP`` and 3 segments, 2 more in the 1.25 phase,
+    :data:`~tcpn.solvers.fluid.bbr.NS3_QUANTA_PKTS`, as the scenario's TCP is ns-3's)
+    or the paper's (``"paper"``: ``gain x BDP``).
 
     >>> from tcpn.models.scenario import dumbbell
     >>> s = dumbbell(pairs=2, horizon_s=10.0)
@@ -194,9 +241,13 @@ def scenario_model(scenario: Scenario, flows: Sequence[ConcreteFlow],
     link = _bottleneck(scenario, queue, size, red_count_correction)
     groups: dict[tuple[Any, ...], list[ConcreteFlow]] = defaultdict(list)
     specs: dict[tuple[Any, ...], tuple[FlowClass, str | None, str | None]] = {}
+    phases = np.random.default_rng(0) if rng is None else rng
     for f in flows:
-        spec, bucket_q, error_q = _flow_class(scenario, f, reno_model, timeouts, size)
-        key = (dataclasses.astuple(spec), bucket_q, error_q)
+        spec, bucket_q, error_q = _flow_class(scenario, f, reno_model, timeouts, size, phases,
+                                              bbr_quanta)
+        # BBR flows are not merged: each runs its own gain cycle.
+        key = (dataclasses.astuple(spec), bucket_q, error_q,
+               f.id if spec.variant == "bbr" else None)
         groups[key].append(f)
         specs[key] = (spec, bucket_q, error_q)
     classes: list[FlowClass] = []
@@ -225,7 +276,8 @@ def scenario_model(scenario: Scenario, flows: Sequence[ConcreteFlow],
 
 
 def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: bool,
-                size: int) -> tuple[FlowClass, str | None, str | None]:
+                size: int, phases: np.random.Generator, bbr_quanta: str
+                ) -> tuple[FlowClass, str | None, str | None]:
     tcp = f.tcp
     rtt = (_serialisation_s(scenario, f.data_queues, size)
            + _serialisation_s(scenario, f.ack_queues, tcp.ack_packet_bytes))
@@ -261,7 +313,20 @@ def _flow_class(scenario: Scenario, f: ConcreteFlow, reno_model: str, timeouts: 
             spec, variant="vegas", timeouts=False, vegas_alpha_pkts=law.alpha_pkts,
             vegas_beta_pkts=law.beta_pkts, vegas_gamma_pkts=law.gamma_pkts,
             decrease_factor=law.decrease_factor)
+    elif law is not None and law.kind == "bbr":
+        spec = dataclasses.replace(
+            spec, variant="bbr", timeouts=False, slow_start=False, bbr=BbrSettings(
+                high_gain=law.high_gain, bw_window_rounds=law.bw_window_rounds,
+                rtt_window_s=law.rtt_window_s, probe_rtt_duration_s=law.probe_rtt_duration_s,
+                phases=tuple(probe_bw_phase(float(u)) for u in phases.random(
+                    2 + math.ceil(scenario.horizon_s / law.rtt_window_s))),
+                **_quanta(bbr_quanta)))
     return spec, bucket_q, error_q
+
+
+def _quanta(bbr_quanta: str) -> dict[str, float]:
+    quanta, probe = NS3_QUANTA_PKTS if bbr_quanta == "ns3" else (0.0, 0.0)
+    return {"quanta_pkts": quanta, "probe_quanta_pkts": probe}
 
 
 class FluidLens:
@@ -274,10 +339,13 @@ class FluidLens:
     def __init__(self, reno_model: Literal["mgt", "sawtooth"] = "mgt", timeouts: bool = False,
                  red_count_correction: bool = True, step_s: float | None = None,
                  check_convergence: bool = True, max_steps: int = 20_000_000,
-                 sample_s: float = 0.01):
+                 sample_s: float = 0.01, bbr_quanta: Literal["paper", "ns3"] = "ns3"):
         if reno_model not in ("mgt", "sawtooth"):
             raise InputError(f"fluid lens: reno_model must be 'mgt' or 'sawtooth' "
                              f"(got {reno_model!r})")
+        if bbr_quanta not in ("paper", "ns3"):
+            raise InputError(f"fluid lens: bbr_quanta must be 'paper' or 'ns3' "
+                             f"(got {bbr_quanta!r})")
         if not sample_s > 0:
             raise InputError(f"fluid lens: sample_s must be > 0 (got {sample_s})")
         self.reno_model: Literal["mgt", "sawtooth"] = reno_model
@@ -287,6 +355,7 @@ class FluidLens:
         self.check_convergence = check_convergence
         self.max_steps = max_steps
         self.sample_s = sample_s
+        self.bbr_quanta: Literal["paper", "ns3"] = bbr_quanta
 
     def check(self, scenario: Scenario) -> None:
         """Raise :class:`InputError` naming every feature the fluid model cannot express."""
@@ -294,29 +363,31 @@ class FluidLens:
         if problems:
             raise InputError("; ".join(problems))
 
-    def model(self, scenario: Scenario, flows: Sequence[ConcreteFlow]) -> FluidModel:
-        """The fluid model of ``scenario`` with this lens's options."""
+    def model(self, scenario: Scenario, flows: Sequence[ConcreteFlow],
+              rng: np.random.Generator | None = None) -> FluidModel:
+        """The fluid model of ``scenario`` with this lens's options (``rng``: the BBR
+        flows' first phases, :func:`scenario_model`)."""
         return scenario_model(scenario, flows, self.reno_model, self.timeouts,
-                              self.red_count_correction)
+                              self.red_count_correction, rng, self.bbr_quanta)
 
     def run(self, run: Run, trace: TraceWriter, progress: Progress) -> dict[str, Any]:
         """Integrate the model over the horizon and write aggregated trace rows."""
         scenario = run.scenario
-        model = self.model(scenario, run.flows)
-        fluid = simulate_bottleneck(model.classes, model.bottleneck, scenario.horizon_s,
-                                    self.step_s, self.check_convergence,
-                                    scenario.measure.warmup_s, self.max_steps)
+        model = self.model(scenario, run.flows, run.rng())
+        bbr = model.classes[0].variant == "bbr"  # BBR classes come alone (fluid_problems)
+        simulate = simulate_bbr if bbr else simulate_bottleneck
+        fluid = simulate(model.classes, model.bottleneck, scenario.horizon_s, self.step_s,
+                         self.check_convergence, scenario.measure.warmup_s, self.max_steps)
         progress(scenario.horizon_s)
         _write_trace(scenario, run.flows, model, fluid, trace, self.sample_s)
         report = fluid.convergence
         return {
-            "engine": "tcpn.solvers.fluid.bottleneck",
+            "engine": "tcpn.solvers.fluid.bbr" if bbr else "tcpn.solvers.fluid.bottleneck",
             "reno_model": self.reno_model, "timeouts": self.timeouts,
-            "red_count_correction": self.red_count_correction,
+            "red_count_correction": self.red_count_correction, "bbr_quanta": self.bbr_quanta,
             "bottleneck_queue": model.bottleneck_queue,
             "bottleneck": dataclasses.asdict(model.bottleneck),
-            "classes": [{**dataclasses.asdict(c), "limiter": dataclasses.asdict(c.limiter)
-                         if c.limiter else None} for c in model.classes],
+            "classes": [dataclasses.asdict(c) for c in model.classes],
             "step_s": float(fluid.t[1] - fluid.t[0]),
             "convergence": None if report is None else {
                 "step_s": report.step_s, "half_step_s": report.half_step_s,

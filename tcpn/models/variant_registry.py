@@ -44,16 +44,23 @@ the field (``params.x`` or ``tcp.x``)."""
 @dataclass(frozen=True)
 class FluidLaw:
     """The window law the fluid lens runs for a variant: ``reno`` (AIMD, increase 1 per
-    RTT, decrease by half; with ECN marks when the flow negotiates ECN) or ``vegas``
+    RTT, decrease by half; with ECN marks when the flow negotiates ECN), ``vegas``
     (Low, Peterson and Wang's model with thresholds ``alpha``, ``beta``, ``gamma`` in
-    packets); ``decrease_factor``, the share of the window a loss leaves (ns-2's Vegas:
-    three quarters)."""
+    packets; ``decrease_factor``, the share of the window a loss leaves: ns-2's Vegas,
+    three quarters) or ``bbr`` (Scherrer et al.'s BBR v1 fluid model,
+    :mod:`tcpn.solvers.fluid.bbr`, with STARTUP's ``high_gain``, the bandwidth filter's
+    ``bw_window_rounds``, the min-RTT filter's ``rtt_window_s`` and
+    ``probe_rtt_duration_s``)."""
 
-    kind: Literal["reno", "vegas"]
+    kind: Literal["reno", "vegas", "bbr"]
     alpha_pkts: float = 2.0
     beta_pkts: float = 4.0
     gamma_pkts: float = 1.0
     decrease_factor: float = 0.5
+    high_gain: float = 2.89
+    bw_window_rounds: int = 10
+    rtt_window_s: float = 10.0
+    probe_rtt_duration_s: float = 0.2
 
 
 @dataclass(frozen=True)

@@ -48,13 +48,16 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numba import njit
 
 from tcpn.errors import InputError
 from tcpn.solvers.fluid.buffers import HISTORIES
+
+if TYPE_CHECKING:
+    from tcpn.solvers.fluid.bbr import BbrSettings
 from tcpn.solvers.fluid.dde import (
     KERNEL,
     CheckStep,
@@ -73,10 +76,12 @@ __all__ = [
     "FlowClass",
     "TokenBucket",
     "build_system",
+    "convergence_metrics",
+    "run_summary",
     "simulate_bottleneck",
 ]
 
-Variant = Literal["reno", "reno_sawtooth", "vegas"]
+Variant = Literal["reno", "reno_sawtooth", "vegas", "bbr"]
 _VARIANTS = {"reno": 0, "reno_sawtooth": 1, "vegas": 2}
 _AQMS = {"droptail": 0, "red": 1, "threshold": 2}
 
@@ -149,6 +154,7 @@ class FlowClass:
     start_s: float = 0.0
     stop_s: float = math.inf
     name: str = ""
+    bbr: BbrSettings | None = None  # variant "bbr": its law (tcpn.solvers.fluid.bbr)
 
 
 @dataclass(frozen=True)
@@ -1201,6 +1207,9 @@ def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
             raise InputError(f"{where}: flows must be >= 1 (got {c.flows}; N = 0 has no model)")
         if not c.prop_rtt_s > 0:
             raise InputError(f"{where}: prop_rtt_s must be > 0 (got {c.prop_rtt_s})")
+        if c.variant == "bbr":
+            raise InputError(f"{where}: variant bbr is integrated by "
+                             "tcpn.solvers.fluid.bbr.simulate_bbr, not by this model")
         if c.variant not in _VARIANTS:
             raise InputError(f"{where}: unknown variant {c.variant!r}; choose {sorted(_VARIANTS)}")
         if not 0 < c.decrease_factor < 1:
@@ -1301,7 +1310,7 @@ def build_system(classes: Sequence[FlowClass], link: Bottleneck,
                               _longest_lags_s(cls, link),
                               np.argsort(cls[:, C_START], kind="stable")),
         min_delay_s=min_rtt / 2, stiff_rates=rates,
-        summary=lambda traj: _convergence_metrics(traj, frozen, link, warmup_s),
+        summary=lambda traj: convergence_metrics(traj, frozen, link, warmup_s),
         oscillation_columns=(m,),
     )
 
@@ -1329,8 +1338,11 @@ def _layout(traj: Trajectory) -> _Layout:
     return _Layout(np.full((m, 2), -1, dtype=np.int64), np.empty((0, 2), dtype=np.int64))
 
 
-def _convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
-                         warmup_s: float) -> dict[str, tuple[float, float]]:
+def convergence_metrics(traj: Trajectory, classes: Sequence[FlowClass], link: Bottleneck,
+                        warmup_s: float) -> dict[str, tuple[float, float]]:
+    """The metrics the step check compares (name -> (value, absolute floor)): the mean
+    queue and each class's goodput and signal rate after ``warmup_s``, of any trajectory
+    in this module's column layout (the BBR model's too, :mod:`tcpn.solvers.fluid.bbr`)."""
     first = traj.first_row_at(warmup_s)
     means, queue = _layout(traj).means(traj, first)
     good = means[:, 1 + S_GOOD]
@@ -1370,12 +1382,14 @@ def simulate_bottleneck(classes: Sequence[FlowClass], bottleneck: Bottleneck,
                          check_step=check_step)
     run = BottleneckRun(classes=tuple(classes), bottleneck=bottleneck, trajectory=traj,
                         convergence=report)
-    run.summary = _summary(run, warmup_s)
+    run.summary = run_summary(run, warmup_s)
     run.wall_time_s = time.perf_counter() - started
     return run
 
 
-def _summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
+def run_summary(run: BottleneckRun, warmup_s: float) -> dict[str, float]:
+    """Time means after ``warmup_s`` of ``run``: queue, and per class goodput, sending
+    rate, loss and mark ratios, RTT and window; total goodput and utilisation."""
     traj = run.trajectory
     cap = run.bottleneck.capacity_pps
     m = len(run.classes)

@@ -114,7 +114,7 @@ from tcpn.models.components.sender import (
     sender_net,
 )
 from tcpn.models.schema_base import VariantParams
-from tcpn.models.variant_registry import Ns3Congestion, register_variant
+from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
 from tcpn.petrinets import (
     BOOL,
     INT,
@@ -703,6 +703,15 @@ def _ns3(params: BbrParams) -> Ns3Congestion:
         ("ProbeRttDuration", f"{float(params.probe_rtt_duration_s)!r}s")))
 
 
+def _fluid(params: BbrParams) -> FluidLaw:
+    """Scherrer et al.'s BBR v1 fluid model (:mod:`tcpn.solvers.fluid.bbr`) with these
+    parameters."""
+    return FluidLaw("bbr", high_gain=float(params.high_gain),
+                    bw_window_rounds=int(params.bw_window_rounds),
+                    rtt_window_s=float(params.rtt_window_s),
+                    probe_rtt_duration_s=float(params.probe_rtt_duration_s))
+
+
 def _net_checks(params: BbrParams, tcp: Any) -> list[str]:
     problems = []
     if not tcp.sack:
@@ -758,10 +767,6 @@ def bbr_choices(net: PetriNet, i: int, segments: int) -> tuple[dict[str, str],
     return twins, draws
 
 
-register_variant("bbr", BbrParams, _sender, recovery="newreno", ns3=_ns3,
+register_variant("bbr", BbrParams, _sender, recovery="newreno", ns3=_ns3, fluid=_fluid,
                  state_space_choices=bbr_choices, checks={"net": _net_checks},
-                 keeps_sack_after_timeout=True,
-                 unsupported={"fluid": "its rate is set by a windowed-max bandwidth "
-                                       "estimate and a gain cycle, not by a loss or delay "
-                                       "law of the current RTT: the fluid lens has no BBR "
-                                       "model"})
+                 keeps_sack_after_timeout=True)
