@@ -121,7 +121,7 @@ def queue_discipline(direction: LinkDirection, link: Link, where: str) -> QueueD
                         max_p=q.max_p, q_weight=q.q_weight, gentle=q.gentle, wait=q.wait,
                         ecn=q.ecn, hard_drop=q.hard_drop,
                         mean_packet_size_bytes=q.mean_packet_size_bytes,
-                        link_rate_bps=link.rate_bps)
+                        link_rate_bps=link.rate_bps, idle_after_line=link.wireless is None)
     if q.kind == "sgpq":
         return SmallFirstQueue(limit=q.limit, unit=q.unit, threshold_bytes=q.threshold_bytes,
                                buffer=q.buffer)
