@@ -161,7 +161,7 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
         syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
         syn_retries=tcp.syn_retries, whole_segments=tcp.ssthresh_whole_segments,
-        exit_growth=tcp.recovery_exit_growth,
+        exit_growth=tcp.recovery_exit_growth, ecn_cwr=tcp.ecn_cwr,
         sack_keep=flow.sack_after_timeout == "keep",
         ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 
