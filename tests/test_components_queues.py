@@ -11,6 +11,7 @@ from tcpn.models.components.link import ByteErrors, ListErrors, Transmitter, int
 from tcpn.models.components.packets import ECT, PACKET, Pkt
 from tcpn.models.components.queues import (
     DropTailQueue,
+    RedQueue,
     SmallFirstQueue,
     ThresholdEcnQueue,
     TokenBucketQueue,
@@ -120,6 +121,28 @@ def test_red_average_and_idle_decay():
     # Idle 10 ms at 1000 packets/s: m = 10, avg' = avg (1 - w)^(m + 1) + w * 0.
     avg, *_ = red_decision(8.0, 3, 1, 0, 0.010, 0.0, **RED)
     assert avg == pytest.approx(8.0 * 0.998 ** 11)
+
+
+def test_red_idle_period_starts_when_the_line_is_free():
+    # ns-2's RED: the link asks REDQueue::deque for a packet when it has finished the one
+    # before, and deque marks the queue idle when it finds it empty; REDQueue::enque then
+    # decays the average by (1 - w)^(m + 1), m = int(ptc * idle time). Here w = 0.5, ptc
+    # = 1000 packets/s (8 Mbit/s, 1000-byte mean), 1 ms per packet on the line. Seq 0
+    # (t = 0) leaves at once; 1 (0.1 ms) and 2 (0.2 ms, finding 1 waiting: avg 0.5)
+    # wait; 2 leaves the queue at 2 ms and the line at 3 ms. Seq 3 comes at 3.9 ms: idle
+    # 0.9 ms, m = 0, avg = 0.5 * 0.5 = 0.25 (counting from 2 ms, when 2 left the queue,
+    # m would be 1 and avg 0.125).
+    queue = RedQueue(limit=10, min_th=5, max_th=15, q_weight=0.5, mean_packet_size_bytes=1000,
+                     link_rate_bps=8e6)
+    sim = run_interface(queue, [(0.0, packet(0)), (1e-4, packet(1)), (2e-4, packet(2)),
+                                (3.9e-3, packet(3))])
+    (state,) = sim.tokens("q.red")
+    assert state.value[0] == pytest.approx(0.25)
+    # on a wireless station's queue the idle time runs from when the packet left it
+    queue.idle_after_line = False
+    (state,) = run_interface(queue, [(0.0, packet(0)), (1e-4, packet(1)), (2e-4, packet(2)),
+                                     (3.9e-3, packet(3))]).tokens("q.red")
+    assert state.value[0] == pytest.approx(0.125)
 
 
 def test_red_early_drop_with_wait():

@@ -96,6 +96,52 @@ def test_red_with_min_th_equal_max_th_and_weight_one_marks_from_k_queued():
     assert verdict(20, ect=False) == "drop"  # a packet that cannot be marked
 
 
+def _arrivals_at_bottleneck(trace) -> list[tuple[float, str, bool, float]]:
+    """Each arrival at R1->R2 as (time, flow, CE-marked, packets waiting before it): a
+    ``mark`` row is followed by its ``enqueue`` row, whose length (after) counts it."""
+    q = trace.queue("R1->R2").reset_index(drop=True)
+    rows = list(zip(q["time_s"], q["flow"].astype(str), q["event"].astype(str),
+                    q["length_packets"], strict=True))
+    out, i = [], 0
+    while i < len(rows):
+        t, flow, event, length = rows[i]
+        if event == "mark":
+            out.append((t, flow, True, rows[i + 1][3] - 1))
+            i += 1
+        elif event == "enqueue":
+            out.append((t, flow, False, length - 1))
+        i += 1
+    return out
+
+
+@pytest.mark.ns3
+@pytest.mark.skipif(not installed(), reason="pip install 'tcpn[ns3]'")
+def test_step_marking_marks_the_same_arrivals_in_both_lenses():
+    """One flow of the reference scenario for 0.5 s: q_weight 1, so RED's average is the
+    queue an arrival finds and each verdict is deterministic. Until the lenses' senders
+    first differ (about 0.4 s, 280 arrivals), the same packets arrive at the same
+    instants, and each is marked in both lenses or in neither: from K = 20 packets
+    waiting (the one on the line not counted, as in ns-2's RED queue). ns-3's own
+    RedQueueDisc counts only the queue disc, one packet fewer while the device's
+    one-packet queue holds the next one: it marked from 21 waiting before the ns3 lens
+    kept every waiting packet in RED (cpp/build.h, HoldRedQueueInQueueDisc)."""
+    data = load_scenario(REFERENCE).model_dump()
+    data["flows"] = data["flows"][:1]
+    data["flows"][0]["start_s"] = 0.0
+    data["horizon_s"] = 0.5
+    data["measure"] = {"warmup_s": 0.0, "bin_s": 0.5}
+    net, ns3 = (_arrivals_at_bottleneck(lens_trace(lens, data)) for lens in (NetLens(),
+                                                                              Ns3Lens()))
+    common = next((k for k, (a, b) in enumerate(zip(net, ns3, strict=False))
+                   if abs(a[0] - b[0]) > 1e-7 or a[1] != b[1]), min(len(net), len(ns3)))
+    assert common >= 200, common
+    assert [a[2] for a in net[:common]] == [b[2] for b in ns3[:common]]
+    assert [a[3] for a in net[:common]] == [b[3] for b in ns3[:common]]
+    at_k = [a[2] for a in net[:common] if a[3] == 20]
+    assert at_k and all(at_k)  # the boundary is exercised: an arrival finding K is marked
+    assert not any(a[2] for a in net[:common] if a[3] < 20)
+
+
 def test_step_marking_needs_gentle_off_and_thresholds_may_not_cross():
     data = yaml.safe_load(Path(REFERENCE).read_text())
     data["links"][0]["queue"]["gentle"] = True

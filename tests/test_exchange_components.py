@@ -128,6 +128,8 @@ COMPONENTS = {
                                                         sack_keep=True, limited_transmit=True)),
     "sender_cubic_on_sack_keep": lambda: variant_sender_net(
         "cubic", None, SenderConfig(flow=0, dst=1, variant="sack", sack_keep=True)),
+    "sender_ecn_cwr_ns3": lambda: sender_net(SenderConfig(flow=0, dst=1, variant="newreno",
+                                                          ecn=True, ecn_cwr="ns3")),
     "sender_paced_application": lambda: sender_net(SenderConfig(
         flow=0, dst=1, app_rate_bps=1e6, stop_s=5.0, total_segments=100)),
     "sender_westwood_plus": lambda: variant_sender_net(

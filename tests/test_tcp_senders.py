@@ -191,6 +191,31 @@ def test_ecn_halves_once_per_window_and_never_retransmits():
     assert not (events.event == "drop").any()
 
 
+def test_ecn_cwr_ns3_halves_the_flight_after_the_ack_and_holds_the_round():
+    # The scenario above with tcp.ecn_cwr ns3 (ns-3.44's EnterCwr and CA_CWR): ACK 5
+    # echoes CE with high 18; ssthresh = cwnd = (18 - 5) // 2 = 6 (the flight after the
+    # ACK's segment has left it; ns2: (18 - 4) // 2 = 7); ACKs 6..18 leave the window at
+    # 6; ACK 19, past cwr_high 18, grows it again: 6 + 1/6.
+    scenario = validate_scenario({
+        "name": "ecn", "horizon_s": 1.0,
+        "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.001},
+                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
+                   "ab": {"queue": {"kind": "threshold_ecn", "k": 2, "limit": 100}}}],
+        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno"}],
+        "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
+                "delack_count": 1, "initial_cwnd_segments": 10, "ecn_cwr": "ns3",
+                "initial_ssthresh_segments": 64, "handshake": False}})
+    result = run(scenario)
+    assert window(result, "cwnd_bytes")[:7] == pytest.approx([10, 11, 12, 13, 14, 6, 6 + 1 / 6])
+    assert window(result, "ssthresh_bytes")[:2] == [64, 6]
+    cwnd = result.trace.series("cwnd_bytes", "f")
+    acks = result.trace.flow_events[result.trace.flow_events.event == "ack"]
+    grows_at = cwnd["time_s"].iloc[6]
+    assert acks[acks.time_s == grows_at]["seq"].tolist() == [19 * MSS]
+    events = result.trace.flow_events
+    assert not (events.event == "retransmit").any()
+
+
 def test_ecn_slow_start_reaction_restarts_slow_start_without_retransmitting():
     # The scenario of the test above with params.reaction slow_start (study S2's sender):
     # ACK 5 echoes CE with high = 18, so ssthresh = max(2, (18 - 4) / 2) = 7 as before but

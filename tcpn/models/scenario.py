@@ -369,6 +369,15 @@ class TcpConfig(_Strict):
     (``ProcessAck`` calls ``IncreaseWindow`` after the deflation) do; ``false``: cwnd is
     ssthresh exactly after that ACK (RFC 5681's words; Vegas senders follow their own law
     either way).
+    ``ecn_cwr`` (net lens; with ECN): how the window reacts to an ECN echo. ``ns2`` (the
+    default; ns-2's ``TcpAgent::ecn``, the studies' simulator): ssthresh and cwnd are half
+    the flight before the echoing ACK, and the window grows on every new ACK after it.
+    ``ns3`` (ns-3.44's ``TcpSocketBase::EnterCwr`` and ``CA_CWR``, as Linux): half the
+    flight after the ACK's segments have left it, and no growth until an ACK passes the
+    highest segment sent at the reaction (ns-3 brings the window down by PRR over that
+    round; the net lens sets it at once). ns-3's windows restart lower, so they react less
+    often: on ``red_ecn`` the net lens marks 23 % more with ``ns2``, 1 % fewer with
+    ``ns3`` (docs/validation.md, ``red_ecn``). The ns3 lens runs ns-3's rule either way.
     ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules
@@ -426,6 +435,7 @@ class TcpConfig(_Strict):
     syn_retries: PositiveInt = 6
     ssthresh_whole_segments: bool = True
     recovery_exit_growth: bool = True
+    ecn_cwr: Literal["ns2", "ns3"] = "ns2"
     ns3_reno_sack: bool = False
     ns3_rto_reset: bool = False
     sack_after_timeout: Literal["forget", "keep"] = "forget"

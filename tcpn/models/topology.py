@@ -121,7 +121,7 @@ def queue_discipline(direction: LinkDirection, link: Link, where: str) -> QueueD
                         max_p=q.max_p, q_weight=q.q_weight, gentle=q.gentle, wait=q.wait,
                         ecn=q.ecn, hard_drop=q.hard_drop,
                         mean_packet_size_bytes=q.mean_packet_size_bytes,
-                        link_rate_bps=link.rate_bps)
+                        link_rate_bps=link.rate_bps, idle_after_line=link.wireless is None)
     if q.kind == "sgpq":
         return SmallFirstQueue(limit=q.limit, unit=q.unit, threshold_bytes=q.threshold_bytes,
                                buffer=q.buffer)
@@ -161,7 +161,7 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         limited_transmit=tcp.limited_transmit, handshake=tcp.handshake,
         syn_bytes=tcp.syn_packet_bytes, syn_timeout_s=tcp.syn_timeout_s,
         syn_retries=tcp.syn_retries, whole_segments=tcp.ssthresh_whole_segments,
-        exit_growth=tcp.recovery_exit_growth,
+        exit_growth=tcp.recovery_exit_growth, ecn_cwr=tcp.ecn_cwr,
         sack_keep=flow.sack_after_timeout == "keep",
         ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 

@@ -2,7 +2,10 @@
 
 Runs inside a worker process (:mod:`tcpn.lenses.ns3.worker`): it imports ns-3.
 Every link is a point-to-point link whose device keeps a one-packet transmit queue under
-the plan's root queue disc (the FqCoDel that address assignment installs is replaced).
+the plan's root queue disc (the FqCoDel that address assignment installs is replaced);
+under a RED queue disc that transmit queue is stopped while the device transmits, so that
+RED holds every waiting packet, as ns-2's RED does (``HoldRedQueueInQueueDisc`` in
+``cpp/build.h``).
 Flows use tcpn's own C++ applications (``cpp/apps.h``), which configure each socket
 themselves, so flows leaving one node may use different variants and options. Recording
 happens in C++ (``cpp/recorders.h``); Python reads the vectors once after the run.
@@ -162,6 +165,7 @@ def run_plan(plan: Ns3Plan, output_dir: str | Path) -> dict[str, Any]:
             qid = f"{here}->{there}"
             qdiscs[qid] = _install_queue(ns, tcpn, device[(here, there)], queue)
             tcpn.AttachDeviceQueue(qdiscs[qid], device[(here, there)])
+            tcpn.HoldRedQueueInQueueDisc(qdiscs[qid], device[(here, there)])
             tcpn.AssignQueueStreams(qdiscs[qid], _STREAM_QUEUES + 10 * len(qdiscs))
             if link.wifi is not None and (errors is not None or not link.wifi.ack):
                 # ACK-less, a model even without errors: it counts the collided frames

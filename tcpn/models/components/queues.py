@@ -4,7 +4,8 @@ small packets first (two classes) and the token bucket (policer or shaper).
 A queue holds its packets as one token each on place ``buffer``, ``(position, packet)``,
 and its counters as one token on place ``fifo``: ``(head, count, bytes, empty_since)``
 (the next position to leave, how many packets and bytes are queued, and when the queue
-last became empty, which RED needs). Arriving packets wait, ready at their arrival time,
+last became empty, which RED needs; RED's wired queue counts from the end of the line's
+last packet). Arriving packets wait, ready at their arrival time,
 on the port place ``arrivals``; each discipline adds the transitions that take them:
 ``enqueue``, ``drop`` and, for the marking disciplines, ``mark``.
 
@@ -289,6 +290,13 @@ class RedQueue(QueueDiscipline):
     ``enqueue``, ``mark`` or ``drop`` takes the decided packet; ``overflow`` drops one
     RED accepted that no longer fits. ``link_rate_bps`` and ``mean_packet_size_bytes``
     set how fast the average decays while the queue is idle.
+
+    The idle period starts when the line has finished the packet that emptied the queue
+    (``idle_after_line``, wired links), as in ns-2, whose link asks RED for a packet only
+    once it is free (``REDQueue::deque`` marks the queue idle when that finds it empty);
+    an arrival while that packet is still on the line decays nothing. A wireless
+    station's frame has no end known when it leaves the queue: there the idle period
+    starts when the last packet leaves (``idle_after_line`` False).
     """
 
     min_th: float = 5.0
@@ -301,6 +309,7 @@ class RedQueue(QueueDiscipline):
     hard_drop: bool = True
     mean_packet_size_bytes: int = 500
     link_rate_bps: float = 1e6
+    idle_after_line: bool = True
     kind: str = field(default="red", init=False)
 
     def __post_init__(self) -> None:
@@ -322,11 +331,24 @@ class RedQueue(QueueDiscipline):
                     RED_BYTES=self.unit == "bytes")
         super().build(net)
 
+    @property
+    def _idle_from(self) -> str:
+        """When the queue emptied by the leaving packet ``p`` becomes idle (the interface
+        net declares ``L2_BYTES`` and ``RATE_BPS``; the line's serialisation time)."""
+        return "now + (p.size + L2_BYTES) * 8.0 / RATE_BPS" if self.idle_after_line else "now"
+
+    def dequeues(self) -> tuple[Dequeue, ...]:
+        return (Dequeue(
+            inputs=(("fifo", "(h, n, b, e)"), ("buffer", "(h, p)")),
+            outputs=(("fifo", f"(h + 1, n - 1, b - p.size, "
+                              f"({self._idle_from}) if n == 1 else e)"),),
+        ),)
+
     def direct(self) -> Dequeue | None:
         # RED has decided (an empty queue always accepts); leaving restarts the idle time
         return Dequeue(inputs=(("decided", "(p, v)"), ("fifo", "(h, n, b, e)")),
-                       outputs=(("fifo", "(h, n, b, now)"),), guard="v == 'accept' and n == 0",
-                       priority=P_DECIDED - 1)
+                       outputs=(("fifo", f"(h, n, b, {self._idle_from})"),),
+                       guard="v == 'accept' and n == 0", priority=P_DECIDED - 1)
 
     def events(self) -> dict[str, str]:
         return {"decide": "meter", "enqueue": "enqueue", "mark": "mark", "drop": "drop",

@@ -166,6 +166,13 @@ class SenderConfig:
     ``exit_growth``: the ACK that ends fast recovery, after deflating cwnd to ssthresh,
     grows it as any ACK of new data (ns-2's ``opencwnd()`` on every new ACK, ns-3's
     ``IncreaseWindow``); false leaves cwnd at ssthresh (RFC 5681 3.2 step 6's words).
+    ``ecn_cwr``: how a window reacts to an ECN echo. ``"ns2"`` (ns-2's ``TcpAgent::ecn``,
+    which the studies ran): a new ACK with ECE reacts once ``una`` has reached the
+    ``cwr_high`` of the last reaction, ssthresh is half the flight before that ACK, and the
+    window grows on every new ACK after it. ``"ns3"`` (ns-3.44's ``TcpSocketBase::EnterCwr``
+    and ``CA_CWR``, as Linux): ssthresh is half the flight after the ACK's segments have
+    left it, the window does not grow until an ACK passes ``cwr_high``, and such an ACK may
+    react again (ns-3 brings the window down by PRR over the round; here it is set at once).
     ``sack_keep`` (SACK senders): a timeout keeps the scoreboard (ns-3's and Linux's rule)
     and the go-back-N after it skips what the scoreboard holds; false (the default) clears
     it there (RFC 2018 8, ns-2's ``Sack1TcpAgent``): see :func:`sender_net`.
@@ -197,6 +204,7 @@ class SenderConfig:
     syn_timeout_s: float = 3.0
     syn_retries: int = 6
     ecn_reaction: str = "halve"
+    ecn_cwr: str = "ns2"
     whole_segments: bool = True
     exit_growth: bool = True
     sack_keep: bool = False
@@ -223,6 +231,8 @@ class SenderConfig:
         if self.ecn_reaction not in ("halve", "slow_start"):
             raise InputError(f"{where}: ecn_reaction must be halve or slow_start, got "
                              f"{self.ecn_reaction!r}")
+        if self.ecn_cwr not in ("ns2", "ns3"):
+            raise InputError(f"{where}: ecn_cwr must be ns2 or ns3, got {self.ecn_cwr!r}")
         if self.stop_s is not None and self.stop_s < self.start_s:
             raise InputError(f"{where}: stop_s ({self.stop_s:g}) is before start_s "
                              f"({self.start_s:g})")
@@ -671,25 +681,31 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         unchanged = "merge_sack(t.sacked, a.sack, t.una) == t.sacked"
         stale = f"{stale} or ({dup} and not t.inrec and {unchanged})"
         dup = f"{dup} and (t.inrec or not ({unchanged}))"
-    echo = "ECN and a.ece and t.una >= t.cwr_high" if ecn else "False"
+    linux_cwr = ecn and config.ecn_cwr == "ns3"
+    passed_cwr = "a.ack > t.cwr_high" if linux_cwr else "t.una >= t.cwr_high"
+    echo = f"ECN and a.ece and {passed_cwr}" if ecn else "False"
     net.declare(ECN=ecn)
     advance_una = (f"una=a.ack, nxt=max(t.nxt, a.ack), dupacks=0, "
                    f"sacked={scoreboard('a.ack')}, highrxt=max(t.highrxt, a.ack)"
                    f"{', limited=0' if config.limited_transmit else ''}")
     # outside a recovery, a cumulative ACK that SACKs new data also counts as a duplicate
     advance_open = advance_una.replace("dupacks=0", f"dupacks={_opening_dupacks(sack)}")
+    grown = "grow(t.cwnd, t.ssthresh, a.ack - t.una)"
+    if linux_cwr:  # no growth in the reduced round (ns-3's CA_CWR)
+        grown = f"({grown} if {passed_cwr} else t.cwnd)"
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
-                   f"t._replace(cwnd=grow(t.cwnd, t.ssthresh, a.ack - t.una), {advance_open})",
-                   new_data=True)
+                   f"t._replace(cwnd={grown}, {advance_open})", new_data=True)
     # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize
     flight_fr = "t.high - t.una - t.limited" if config.limited_transmit else "t.high - t.una"
     halve, halve_fr = (half_flight(flight, config.whole_segments)
                        for flight in ("t.high - t.una", flight_fr))
     if ecn:
         # RFC 3168 halves; study S2's sender restarts slow start (neither retransmits)
-        reduced = "1.0" if config.ecn_reaction == "slow_start" else halve
+        halve_ecn = (half_flight("t.high - a.ack", config.whole_segments) if linux_cwr
+                     else halve)
+        reduced = "1.0" if config.ecn_reaction == "slow_start" else halve_ecn
         ack_transition("ecn_reduce", f"{new} and not t.inrec and {echo}",
-                       f"t._replace(ssthresh={halve}, cwnd={reduced}, cwr_high=t.nxt, "
+                       f"t._replace(ssthresh={halve_ecn}, cwnd={reduced}, cwr_high=t.nxt, "
                        f"cwr_pending=True, {advance_open})", new_data=True)
     ack_transition("stale_ack", stale, "t", new_data=False)
     # RFC 6582 4: no fast retransmit until the ACKs pass ``recover`` (set at the last
