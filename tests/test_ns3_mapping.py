@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tcpn.errors import InputError
@@ -9,7 +11,7 @@ from tcpn.lenses.ns3 import Ns3Lens, scenario_plan
 from tcpn.lenses.ns3.lens import PORT_BASE
 from tcpn.lenses.ns3.loader import Ns3NotInstalled
 from tcpn.models.components.congestion.vegas import MIN_ROUND_SAMPLES
-from tcpn.models.scenario import dumbbell, validate_scenario
+from tcpn.models.scenario import dumbbell, load_scenario, validate_scenario
 
 
 def _bottleneck(plan):
@@ -138,6 +140,23 @@ def test_s2_maps_with_its_approximations_named():
     assert "links[1].l2_header_bytes: 0" in notes and "tcp.handshake: false" in notes
     assert scenario_plan(validate_scenario(scenario_mapping("th50", 0.2, "halve"))
                          ).flows[0].socket_attributes.count(("EcnSlowStart", "true")) == 0
+
+
+REFERENCE = Path(__file__).resolve().parent.parent / "scenarios" / "reference"
+
+
+def test_the_ns2_reaction_to_an_ecn_echo_is_named_as_what_ns3_does_not_run():
+    """``tcp.ecn_cwr: ns2`` (the default) is ns-2's reaction, which the ns3 lens does not
+    build: its plan says so, naming the flows; ``ns3`` (what ns-3 runs) needs no note, and
+    flows without ECN get none."""
+    s = load_scenario(REFERENCE / "red_ecn.yaml")
+    notes = " ".join(scenario_plan(s).notes)
+    assert "tcp.ecn_cwr: ns2 (flows f0, f1, f2, f3)" in notes
+    data = s.model_dump(mode="json", exclude_none=True)
+    data["tcp"]["ecn_cwr"] = "ns3"
+    assert not any("ecn_cwr" in n for n in scenario_plan(validate_scenario(data)).notes)
+    plain = load_scenario(REFERENCE / "newreno_2flows.yaml")
+    assert not any("ecn_cwr" in n for n in scenario_plan(plain).notes)
 
 
 def test_tcpn_variants_map_to_their_cpp_classes():

@@ -377,7 +377,8 @@ class TcpConfig(_Strict):
     highest segment sent at the reaction (ns-3 brings the window down by PRR over that
     round; the net lens sets it at once). ns-3's windows restart lower, so they react less
     often: on ``red_ecn`` the net lens marks 23 % more with ``ns2``, 1 % fewer with
-    ``ns3`` (docs/validation.md, ``red_ecn``). The ns3 lens runs ns-3's rule either way.
+    ``ns3`` (docs/validation.md, ``red_ecn``). The ns3 lens runs ns-3's rule either way
+    (with ``ns2`` its plan's notes name the approximation and the flows).
     ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules

@@ -396,6 +396,14 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
             "before its first data segment (RTO = tcp.initial_rto_s, as without "
             "handshake) and the receiver delays its first ACK as any other: the first data "
             "segment leaves at the flow's start into an idle path")
+    ns2_cwr = [f.id for f in flows if f.ecn and f.tcp.ecn_cwr == "ns2"]
+    if ns2_cwr:
+        notes.append(
+            f"tcp.ecn_cwr: ns2 (flows {', '.join(ns2_cwr)}): ns-3 reacts to an ECN echo by "
+            "its own rule (TcpSocketBase::EnterCwr: ssthresh half the flight after the "
+            "echoing ACK, the window brought down by PRR and held for a round, as "
+            "tcp.ecn_cwr: ns3 models it in the net lens); ns-2's reaction (half the flight "
+            "before the ACK, growth on every ACK after it) is not built in the ns3 lens")
     links = tuple(LinkPlan(
         a=link.a, b=link.b, rate_bps=link.rate_bps, delay_s=link.delay_s,
         queue_ab=_queue_plan(link.ab.queue, link), queue_ba=_queue_plan(link.ba.queue, link),
