@@ -227,6 +227,7 @@ def confirm(prepared: PropertyNet, result: PropertyResult,
     for lens in lenses:
         run = evaluate(scenario, lens, seed=seed, **dict((options or {}).get(lens, {})))
         trace = run.trace
-        confirmation.replays.append(Replay(lens, trace_verdict(name, trace, flow),
+        confirmation.replays.append(Replay(lens, trace_verdict(name, trace, flow,
+                                                               prepared.flow.share_ratio),
                                            trace_losses(trace, flow), run))
     return confirmation

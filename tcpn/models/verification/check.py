@@ -121,7 +121,8 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
                  flow: str | None = None, delay_points: int | None = None,
                  clock: str = "absolute", per_flight: bool = False,
                  unbounded: bool = False, cwnd_target_segments: int | None = None,
-                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyNet:
+                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S,
+                 share_ratio: float | None = None) -> PropertyNet:
     """The verification net of ``scenario`` with the property observers of every flow;
     ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
     (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
@@ -132,7 +133,11 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
     clock only): ``per_flight`` makes the loss counts per window, ``unbounded`` lets every
     kind with a count above 0 be lost without limit, and ``cwnd_target_segments`` adds the
     ``since_loss`` observer (:mod:`tcpn.models.verification.window`); ``rtt_grain_s`` is
-    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`)."""
+    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`);
+    ``share_ratio`` is the ``R`` of ``window_share`` (at least 1)."""
+    if share_ratio is not None and not share_ratio >= 1.0:
+        raise InputError(f"share ratio {share_ratio!r}: window_share's R must be a number >= "
+                         "1 (no window above R times another's; below 1 no two windows pass)")
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     verification = verification_net(
@@ -144,7 +149,10 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
                          f"(flows: {', '.join(ids)})")
-    roles = observe(verification, cwnd_target_segments)
+    roles = [replace(r, share_ratio=share_ratio)
+             for r in observe(verification, cwnd_target_segments)]
+    everyone = tuple(roles)
+    roles = [replace(r, flows=everyone) for r in roles]
     chosen = roles[ids.index(flow)] if flow is not None else roles[0]
     return PropertyNet(verification, chosen, named=flow is not None or len(ids) == 1)
 
@@ -289,7 +297,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                per_flight: bool = False, unbounded: bool = False,
                cwnd_target_segments: int | None = None,
                rtt_grain_s: float = DEFAULT_RTT_GRAIN_S,
-               symmetry: bool = False) -> list[PropertyResult]:
+               symmetry: bool = False,
+               share_ratio: float | None = None) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
@@ -303,7 +312,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     (:mod:`~tcpn.models.verification.flow_symmetry`; refused with the reason when there is
     none); a property whose atoms or fairness tell exchanged flows apart is refused (``n/a``
     with ``all``), and a counterexample is lifted to a path of the net and replayed in the
-    simulator."""
+    simulator. ``share_ratio`` is ``window_share``'s ``R`` (``n/a`` with ``all`` when not
+    given)."""
     if max_states is not None and isinstance(segments, int) and segments > max_states:
         raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
                          f"states than max_states = {max_states:,} (every segment sent is a "
@@ -315,7 +325,7 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                                       delay_points=delay_points, clock=clock,
                                       per_flight=per_flight, unbounded=unbounded,
                                       cwnd_target_segments=cwnd_target_segments,
-                                      rtt_grain_s=rtt_grain_s)
+                                      rtt_grain_s=rtt_grain_s, share_ratio=share_ratio)
     roles = target.flow
     several = len(roles.flows) > 1
     if not target.named and any(not prop.cross for prop in chosen):
@@ -345,7 +355,13 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
             results.append(PropertyResult(prop, "n/a", reason="the scenario's components "
                                           "do not have its places"))
             continue
-        formula = prop.formula(roles)
+        try:
+            formula = prop.formula(roles)
+        except InputError as missing:  # a parameter the property needs was not given
+            if properties != "all":
+                raise
+            results.append(PropertyResult(prop, "n/a", reason=str(missing)))
+            continue
         if not prop.budgets(losses, ack_losses):
             if properties != "all":
                 raise InputError(f"--property {prop.name}: {prop.assumes}; run it with "
@@ -420,12 +436,15 @@ def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int
            delay_points: int | None = None, clock: str = "absolute",
            per_flight: bool = False, unbounded: bool = False,
            cwnd_target_segments: int | None = None,
-           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S, symmetry: bool = False) -> PropertyResult:
+           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S, symmetry: bool = False,
+           share_ratio: float | None = None) -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
     flow of a scenario with several; ``segments=None`` a bulk sender, ``symmetry`` the
-    reduction by identical flows (:func:`verify_all`)."""
+    reduction by identical flows, ``share_ratio`` the ``R`` of ``window_share``
+    (:func:`verify_all`)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
                       delay_points=delay_points, clock=clock, per_flight=per_flight,
                       unbounded=unbounded, cwnd_target_segments=cwnd_target_segments,
-                      rtt_grain_s=rtt_grain_s, symmetry=symmetry)[0]
+                      rtt_grain_s=rtt_grain_s, symmetry=symmetry,
+                      share_ratio=share_ratio)[0]
