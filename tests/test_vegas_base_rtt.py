@@ -52,6 +52,10 @@ def test_the_checker_finds_the_late_flow_settling_with_more():
     early, late = last_joint_windows(result.verdict.evidence)
     assert late > 1.5 * early  # the flow that started second has the larger window
     assert (round(early, 2), round(late, 2)) == (5.0, 7.93)
+    # why: f1's BaseRTT includes the three 8.4 ms segments f0 kept queued when it started
+    end = result.verdict.evidence.stem[-1].marking
+    base_ms = [end[f"flow{i}.snd.vegas"][0].base_rtt * 1000 for i in (0, 1)]
+    assert base_ms == pytest.approx([33.75, 59.02], abs=0.01)
 
 
 def test_equal_starts_settle_within_the_ratio_and_the_late_start_within_1_6():
