@@ -23,7 +23,8 @@ make the history visible to state formulas: ``flowI.app`` (the segments passed t
 application, in the order the receiver released them: the arriving segment, then those it
 had buffered), ``flowI.retx`` (segments sent again), ``flowI.reductions`` (firings that
 lowered ``cwnd``), ``flowI.syns`` (SYNs sent), ``flowI.rules`` (Vegas decisions outside
-the rules) and ``verify.drops`` (queue drops).
+the rules), ``flowI.blind_cuts`` (Vegas cuts with the data path's queues empty) and
+``verify.drops`` (queue drops).
 """
 
 from __future__ import annotations
@@ -274,6 +275,15 @@ def _ssthresh(flow: FlowRoles) -> Formula:
 def _vegas(flow: FlowRoles) -> Formula:
     return AG(flow.holds("no decision outside the rules",
                          lambda m: flow.value(m, "rules") == 0))
+
+
+@register_property("vegas_cuts_on_forward_queue",
+                   "Vegas: no congestion-avoidance decision lowers cwnd while every queue on "
+                   "the flow's data path is empty (a cut its forward path does not explain)",
+                   places=("snd.vegas", "blind_cuts"))
+def _vegas_blind(flow: FlowRoles) -> Formula:
+    return AG(flow.holds("no cut with the data path's queues empty",
+                         lambda m: flow.value(m, "blind_cuts") == 0))
 
 
 @register_property("tcp_l_keeps_window_on_link_loss",

@@ -34,11 +34,13 @@ TraceVerdict(shows=True, evidence='seg 0 sent again at 0.300 s, no packet lost b
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from tcpn.models.routing import RouteTable
 from tcpn.models.traces import Trace
 
 __all__ = ["RATIO_PROPERTIES", "TRACE_PROPERTIES", "TraceVerdict", "refusal", "trace_verdict",
@@ -225,6 +227,56 @@ def _share_settles(trace: Trace, _flow: str, ratio: float) -> TraceVerdict:
                         + ", ".join(delivered))
 
 
+def _data_path(trace: Trace, flow: str) -> list[str]:
+    """The queue ids (``A->B``) the flow's data enters, by the scenario's routes."""
+    row = trace.flows.set_index("flow").loc[flow]
+    ends = [tuple(q.split("->")) for q in trace.queues.queue]
+    nodes = sorted({n for pair in ends for n in pair})
+    route = RouteTable(nodes, ends).route(str(row.src), str(row.dst)) or ()
+    return [f"{a}->{b}" for a, b in itertools.pairwise(route)]
+
+
+def _blind_cuts(trace: Trace, flow: str) -> TraceVerdict:
+    """``vegas_cuts_on_forward_queue``: a ``cwnd_bytes`` row below the one before, taken in
+    congestion avoidance (the previous ``cwnd >= ssthresh``) and before any loss of the
+    flow, while every traced queue on its data path held no packet."""
+    path = _data_path(trace, flow)
+    traced = set(trace.queues.queue[trace.queues.traced.astype(bool)])
+    seen = [q for q in path if q in traced]
+    if not seen:
+        return TraceVerdict(None, f"no queue on {flow}'s data path ({', '.join(path)}) is "
+                                  "traced")
+    events = trace.queue_events[trace.queue_events.queue.isin(seen)]
+    lost = trace.events(flow=flow, event=("drop", "ack_drop", "retransmit")).time_s
+    first_loss_s = float(lost.min()) if len(lost) else float("inf")
+    ssthresh = trace.series("ssthresh_bytes", flow=flow)
+    rows = trace.series("cwnd_bytes", flow=flow)
+    size = trace.segment_size_bytes(flow)
+    cuts = blind = 0
+    first = ""
+    for before, time_s, value in zip(rows.value.iloc[:-1], rows.time_s.iloc[1:],
+                                     rows.value.iloc[1:], strict=True):
+        # the ssthresh in force before this row (none yet: slow start)
+        earlier = ssthresh.value[ssthresh.time_s < time_s]
+        if value >= before or time_s >= first_loss_s or not len(earlier) \
+                or before < earlier.iloc[-1]:
+            continue
+        cuts += 1
+        held = 0.0
+        for queue in seen:
+            lengths = events.length_packets[(events.queue == queue) & (events.time_s <= time_s)]
+            held += float(lengths.iloc[-1]) if len(lengths) else 0.0
+        if held == 0:
+            blind += 1
+            first = first or (f"{flow}'s cwnd {before / size:.2f} -> {value / size:.2f} "
+                              f"segments at {time_s:.3f} s with {', '.join(seen)} empty")
+    if blind:
+        return TraceVerdict(True, f"{first} ({blind} of {cuts} cuts in congestion avoidance "
+                                  "before a loss)")
+    return TraceVerdict(False, f"each of {cuts} cuts in congestion avoidance found a packet "
+                               f"queued on {', '.join(seen)}")
+
+
 class _BulkFlow(Exception):
     """A property about the end of a transfer read on a bulk flow."""
 
@@ -241,6 +293,7 @@ TRACE_PROPERTIES: dict[str, Callable[[Trace, str], TraceVerdict]] = {
     "delivered_once_in_order": _delivered, "completes": _completes,
     "all_flows_complete": _all_complete, "no_spurious_retransmission": _no_spurious,
     "queue_within_limit": _queues, "ssthresh_at_least_2": _ssthresh,
+    "vegas_cuts_on_forward_queue": _blind_cuts,
 }
 
 #: The properties a trace decides with a parameter: ``(trace, flow, ratio)``.

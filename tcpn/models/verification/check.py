@@ -169,7 +169,8 @@ def observe(verification: VerificationNet,
             cwnd_target_segments: int | None = None) -> list[FlowRoles]:
     """Add the observer places of :mod:`tcpn.models.properties` to the verification net
     (per connection ``i``: ``flow{i}.app``, ``flow{i}.retx``, ``flow{i}.reductions``,
-    ``flow{i}.syns``, ``flow{i}.rules`` for Vegas; ``verify.drops``) and return each
+    ``flow{i}.syns``, ``flow{i}.rules`` and ``flow{i}.blind_cuts`` for Vegas;
+    ``verify.drops``) and return each
     connection's roles (each knowing all: ``FlowRoles.flows``). Each observer adds a
     counter arc pair to transitions that fire anyway: it enables and disables nothing.
     A bulk sender's net (``segments=None``) gets the bounded window observers instead
@@ -183,7 +184,8 @@ def observe(verification: VerificationNet,
     net = verification.net
     net.add_place(Place("verify.drops", INT, initial=[0]))
     queues, frames = _queue_observers(verification)
-    roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames)
+    roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames,
+                           _data_fifos(verification, flow.data_queues, queues))
              for i, flow in enumerate(verification.flows)]
     everyone = tuple(roles)
     return [replace(r, flows=everyone) for r in roles]
@@ -210,9 +212,22 @@ def observe_bulk(verification: VerificationNet,
     return [replace(r, flows=everyone) for r in roles]
 
 
+def _data_fifos(verification: VerificationNet, data_queues: Sequence[str],
+                queues: Mapping[str, tuple[int, str]]) -> tuple[str, ...]:
+    """The ``fifo`` places of the queues a connection's data enters (those with a limit)."""
+    fifos = []
+    for queue in data_queues:
+        role = verification.roles.get(f"{queue}.queue")
+        if role is not None and role.places.get("fifo") in queues:
+            fifos.append(role.places["fifo"])
+    return tuple(fifos)
+
+
 def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flow_id: str,
-                  queues: dict[str, tuple[int, str]], frames: tuple[str, ...]) -> FlowRoles:
-    """The observers of one connection (``prefix``: ``flow{i}``) and its roles."""
+                  queues: dict[str, tuple[int, str]], frames: tuple[str, ...],
+                  data_fifos: tuple[str, ...] = ()) -> FlowRoles:
+    """The observers of one connection (``prefix``: ``flow{i}``) and its roles
+    (``data_fifos``: the queues its data enters, which ``blind_cuts`` reads)."""
     net = verification.net
     net.add_place(Place(f"{prefix}.app", ListSet(INT, name="Delivered"), initial=[()]))
     for counter in ("retx", "reductions", "syns"):
@@ -241,6 +256,7 @@ def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flo
                 _count(net, f"{prefix}.reductions", name,
                        f"1 if ({new}).cwnd < {old}.cwnd else 0")
     _vegas_rules(net, prefix)
+    _vegas_blind_cuts(net, prefix, data_fifos)
     send = f"{prefix}.snd.send"
     window = int(net.scope_of(send)["WINDOW"]) if send in net.transitions else 1 << 20
     return FlowRoles(net, prefix, segments, window, queues, frames,
@@ -287,6 +303,36 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
            f"1 if (({v_new}).round_end != {v_old}.round_end and {t_old}.cwnd >= "
            f"{t_old}.ssthresh and not {t_old}.inrec and abs(({t_new}).cwnd - "
            f"{t_old}.cwnd) > 1 + 1e-9) else 0")
+
+
+def _vegas_blind_cuts(net: PetriNet, prefix: str, data_fifos: tuple[str, ...]) -> None:
+    """``flow0.blind_cuts``: Vegas decisions in congestion avoidance that lowered ``cwnd``
+    while every queue on the flow's data path was empty: a cut its forward path does not
+    explain. ``new_ack`` reads each ``fifo`` token and puts it back unchanged (the place
+    is untimed and always holds exactly one token, so enabling and the states' contents
+    other than the counter are those of the net without the observer)."""
+    tcb, decide = f"{prefix}.snd.tcb", f"{prefix}.snd.new_ack"
+    if f"{prefix}.snd.vegas" not in net.places or decide not in net.transitions \
+            or not data_fifos:
+        return
+    for fifo in data_fifos:
+        if net.places[fifo].colour.is_timed or len(list(net.places[fifo].initial)) != 1:
+            raise InputError(f"place {fifo}: the blind_cuts observer reads it as one untimed "
+                             "token")
+    net.add_place(Place(f"{prefix}.blind_cuts", INT, initial=[0]))
+    t_old, t_new = input_variable(net, decide, tcb), output_expression(net, decide, tcb)
+    if not (t_old and t_new):
+        raise InputError(f"transition {decide}: the blind-cut observer needs its tcb arcs "
+                         "as a variable in and an expression out")
+    read = []
+    for fifo in data_fifos:
+        variable = f"{OBSERVER_VARIABLE}read_{fifo.replace('.', '_')}"
+        net.add_input(fifo, decide, variable)
+        net.add_output(fifo, decide, variable)
+        read.append(f"{variable}[1]")
+    _count(net, f"{prefix}.blind_cuts", decide,
+           f"1 if ({t_old}.cwnd >= {t_old}.ssthresh and not {t_old}.inrec and "
+           f"({t_new}).cwnd < {t_old}.cwnd - 1e-9 and {' + '.join(read)} == 0) else 0")
 
 
 def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int | None,
