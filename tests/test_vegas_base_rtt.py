@@ -1,11 +1,14 @@
-"""Vegas's base-RTT error found by the model checker and confirmed in the net lens and ns-3.
+"""Vegas's base-RTT error and reverse-path RTT ambiguity, found by the model checker and
+confirmed in the net lens and ns-3.
 
 Two identical Vegas flows (alpha 2, beta 4) share a 1 Mbit/s bottleneck; the second starts
 0.6 s late, when the first already keeps its segments queued, so its BaseRTT includes that
 queue and it settles with a larger window (Mo, La, Anantharam and Walrand, INFOCOM 1999).
 ``share_settles`` with ``R = 1.5`` is false there and true when both start together (each
 measures the true base RTT) or with ``R = 1.6`` (the late flow settles 1.58 times the
-first's window); the counterexample replays in both lenses with the same windows.
+first's window); the counterexample replays in both lenses with the same windows. A
+reverse flow whose data queues where the Vegas flow's ACKs wait makes it cut its window with
+nothing queued on its forward path (study S1), unless S1's fixes are in place.
 """
 
 from pathlib import Path
@@ -16,9 +19,10 @@ from cli_process import run_tcpn
 from tcpn.errors import InputError
 from tcpn.experiments.confirm import confirm
 from tcpn.lenses import evaluate
-from tcpn.models.scenario import Scenario, dumbbell, load_scenario
+from tcpn.models.scenario import Scenario, dumbbell, load_scenario, validate_scenario
 from tcpn.models.trace_properties import trace_verdict
 from tcpn.models.traces import TraceWriter
+from tcpn.models.verification import verification_net
 from tcpn.models.verification.check import property_net, verify, verify_all
 
 LATE = Path(__file__).resolve().parent.parent / "scenarios/verification/vegas_late_start.yaml"
@@ -133,3 +137,57 @@ def test_a_third_arrival_squeezes_the_first_flow_beyond_twice():
             last = [round(t[0].cwnd, 2) for t in tcbs]
     assert last == [4.0, 6.93, 9.52]  # in the order of arrival: the first has least
     assert verify(LATE, "share_settles", segments=SEGMENTS, share_ratio=2.0).answer == "true"
+
+
+REVERSE = LATE.with_name("vegas_reverse_path.yaml")
+
+
+def reverse_with(change) -> Scenario:
+    """The reverse-path scenario changed by ``change`` (a function of its dict)."""
+    data = load_scenario(REVERSE).model_dump(exclude_unset=True)
+    change(data)
+    return validate_scenario(data)
+
+
+def test_reverse_path_queueing_makes_vegas_cut_with_its_forward_path_empty():
+    # study S1: the ACKs wait behind the reverse flow's data at R2 -> R1
+    result = verify(REVERSE, "vegas_cuts_on_forward_queue", segments=SEGMENTS, flow="f0")
+    assert result.answer == "false" and result.lost == {}
+    end = result.verdict.evidence.stem[-1].marking
+    assert end["flow0.blind_cuts"] == [1]
+    assert round(end["flow0.snd.tcb"][0].cwnd, 2) == 6.58
+    # where it holds: f0 cuts only with packets queued ahead of it (the late start: the
+    # cuts find 7 and 9), or S1's fixes take the reverse queue out of its samples: small
+    # packets first at R2 -> R1, or Modified Vegas's forward-only RTT
+    assert verify(LATE, "vegas_cuts_on_forward_queue", segments=SEGMENTS,
+                  flow="f0").answer == "true"
+
+    def sgpq(data):
+        data["links"][2]["ba"] = {"queue": {"kind": "sgpq", "limit": 50}}
+
+    def modified(data):
+        data["flows"][0]["variant"] = "modified_vegas"
+    for change in (sgpq, modified):
+        assert verify(reverse_with(change), "vegas_cuts_on_forward_queue",
+                      segments=SEGMENTS, flow="f0").answer == "true", change.__name__
+
+
+def test_the_blind_cut_observer_changes_no_state():
+    prepared = property_net(REVERSE, segments=200)  # f1 starts after f0 sent ~120
+    plain = prepared.verification.explore()
+    bare = verification_net(load_scenario(REVERSE), segments=200).explore()
+    assert (plain.n_states, plain.n_edges, len(plain.dead_markings())) == (
+        bare.n_states, bare.n_edges, len(bare.dead_markings()))
+
+
+def test_the_reverse_path_counterexample_shows_in_the_net_lens_and_in_ns3():
+    prepared = property_net(REVERSE, segments=SEGMENTS, flow="f0")
+    result = verify_all(REVERSE, "vegas_cuts_on_forward_queue", segments=SEGMENTS,
+                        prepared=prepared)[0]
+    confirmation = confirm(prepared, result, lenses=("net", "ns3"))
+    assert confirmation.path_lost == ()  # f1's queue drops are not f0's losses
+    for replay in confirmation.replays:
+        assert replay.verdict.shows is True, replay.lens
+        assert replay.verdict.evidence.startswith(
+            "f0's cwnd 7.58 -> 6.58 segments at 2.126 s with A->R1, R1->R2, R2->D empty "
+            "(4 of 5 cuts"), replay.lens
