@@ -855,6 +855,9 @@ def check_net(
     cwnd_target: Annotated[int | None, typer.Option(
         "--cwnd-target", min=1, help="With --bulk: the W of cwnd_returns_after_loss "
         "(segments, at most the receive window).")] = None,
+    share_ratio: Annotated[float | None, typer.Option(
+        "--share-ratio", help="With --property window_share: its R, no flow's cwnd above R "
+        "times another's while all are in congestion avoidance (a number >= 1).")] = None,
     rtt_grain: Annotated[float | None, typer.Option(
         "--rtt-grain", help="With --bulk: the grain (s) the RTT estimator is rounded to "
         "(default 0.001).")] = None,
@@ -894,10 +897,11 @@ def check_net(
     if tcp_property is None and (msc is not None or losses or ack_losses or loss_links
                                  or flow is not None or delay_points is not None
                                  or clock is not None or confirm
-                                 or confirm_lens is not None or bulk or symmetry):
+                                 or confirm_lens is not None or bulk or symmetry
+                                 or share_ratio is not None):
         raise InputError("--losses, --ack-losses, --loss-links, --flow, --delay-points, "
-                         "--clock, --msc, --confirm, --confirm-lens, --bulk and --symmetry "
-                         "go with --property NAME")
+                         "--clock, --msc, --confirm, --confirm-lens, --bulk, --symmetry and "
+                         "--share-ratio go with --property NAME")
     if not bulk and (per_window or unbounded_losses or cwnd_target is not None
                      or rtt_grain is not None):
         raise InputError("--per-window, --unbounded-losses, --cwnd-target and --rtt-grain "
@@ -918,7 +922,7 @@ def check_net(
                 clock=clock or ("relative" if bulk else "absolute"), confirm=lenses,
                 per_window=per_window, unbounded_losses=unbounded_losses,
                 cwnd_target=cwnd_target, rtt_grain_s=rtt_grain or DEFAULT_RTT_GRAIN_S,
-                symmetry=symmetry),
+                symmetry=symmetry, share_ratio=share_ratio),
                 console, err_console):
             raise typer.Exit(EXIT_FAILURE)
         return

@@ -117,17 +117,19 @@ def _steps(evidence: Evidence) -> list[Any]:
 
 
 def path_losses(prepared: PropertyNet, evidence: Evidence) -> tuple[Loss, ...]:
-    """The packets the path loses to links and queue drops, as :func:`trace_losses` names
-    them (handshake packets as ``handshake``)."""
+    """The packets of the flow the property names that the path loses to links and queue
+    drops, as :func:`trace_losses` names them (handshake packets as ``handshake``; another
+    flow's losses are left out, as a trace's rows of that flow leave them out)."""
     verification = prepared.verification
     links = {role.places["idle"].rsplit(".", 1)[0]: key.removesuffix(".link")
              for key, role in verification.roles.items() if role.kind == "link"}
     drops = {t: key.removesuffix(".queue") for key, role in verification.roles.items()
              if role.kind == "queue" for t, kind in role.events.items() if kind == "drop"}
+    index = int(prepared.flow.prefix.removeprefix("flow"))
     lost: list[Loss] = []
     for step in _steps(evidence):
         name, packet = step.transition, step.binding.get("p")
-        if packet is None:
+        if packet is None or packet.flow != index:
             continue
         if name in verification.twins and name.endswith(LOSS_SUFFIX):
             where = links[name.rsplit(".", 1)[0]]
@@ -227,6 +229,7 @@ def confirm(prepared: PropertyNet, result: PropertyResult,
     for lens in lenses:
         run = evaluate(scenario, lens, seed=seed, **dict((options or {}).get(lens, {})))
         trace = run.trace
-        confirmation.replays.append(Replay(lens, trace_verdict(name, trace, flow),
+        confirmation.replays.append(Replay(lens, trace_verdict(name, trace, flow,
+                                                               prepared.flow.share_ratio),
                                            trace_losses(trace, flow), run))
     return confirmation

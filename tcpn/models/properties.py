@@ -23,7 +23,8 @@ make the history visible to state formulas: ``flowI.app`` (the segments passed t
 application, in the order the receiver released them: the arriving segment, then those it
 had buffered), ``flowI.retx`` (segments sent again), ``flowI.reductions`` (firings that
 lowered ``cwnd``), ``flowI.syns`` (SYNs sent), ``flowI.rules`` (Vegas decisions outside
-the rules) and ``verify.drops`` (queue drops).
+the rules), ``flowI.blind_cuts`` (Vegas cuts with the data path's queues empty) and
+``verify.drops`` (queue drops).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tcpn.petrinets.checking.fairness import Fairness
 from tcpn.petrinets.checking.formulas import AF, AG, EF, Deadlock, Formula, Predicate
 
 __all__ = ["PROPERTIES", "FlowRoles", "Property", "register_property",
-           "retransmission_fairness", "select_properties"]
+           "retransmission_fairness", "select_properties", "share_ratio_of"]
 
 Marking = Mapping[str, Any]
 
@@ -69,6 +70,8 @@ class FlowRoles:
     bulk: bool = False
     #: the ``W`` of ``flowI.since_loss`` (a bulk space checked with a cwnd target)
     cwnd_target_segments: int | None = None
+    #: the ``R`` of ``window_share`` (``--share-ratio R``): no window above ``R`` times another
+    share_ratio: float | None = None
 
     def place(self, role: str) -> str:
         """The net's place for ``role`` (``snd.tcb`` -> ``flow0.snd.tcb``); an
@@ -111,6 +114,12 @@ class FlowRoles:
     def holds(self, name: str, test: Callable[[Marking], bool]) -> Predicate:
         """An atom named ``flowI: name`` testing the marking."""
         return Predicate(f"{self.prefix}: {name}", lambda marking, _clock: test(marking))
+
+    def avoiding(self, marking: Marking) -> bool:
+        """Whether the flow is open, not complete, and in congestion avoidance: ``cwnd >=
+        ssthresh`` (RFC 5681 section 3.1: slow start is ``cwnd < ssthresh``)."""
+        t = self.tcb(marking)
+        return t is not None and not self.complete(marking) and t.cwnd >= t.ssthresh
 
 
 @dataclass(frozen=True)
@@ -268,6 +277,15 @@ def _vegas(flow: FlowRoles) -> Formula:
                          lambda m: flow.value(m, "rules") == 0))
 
 
+@register_property("vegas_cuts_on_forward_queue",
+                   "Vegas: no congestion-avoidance decision lowers cwnd while every queue on "
+                   "the flow's data path is empty (a cut its forward path does not explain)",
+                   places=("snd.vegas", "blind_cuts"))
+def _vegas_blind(flow: FlowRoles) -> Formula:
+    return AG(flow.holds("no cut with the data path's queues empty",
+                         lambda m: flow.value(m, "blind_cuts") == 0))
+
+
 @register_property("tcp_l_keeps_window_on_link_loss",
                    "TCP-L never reduces cwnd when every loss is a link loss",
                    places=("snd.tcpl", "reductions"))
@@ -328,3 +346,48 @@ def _no_starvation(flow: FlowRoles) -> Formula:
         formula = term if formula is None else formula & term
     assert formula is not None
     return formula
+
+
+def share_ratio_of(flow: FlowRoles, name: str) -> float:
+    """The ``R`` of ``window_share`` and ``share_settles``; an :class:`InputError` names
+    the property when it is not given."""
+    if flow.share_ratio is None:
+        raise InputError(f"property {name}: its ratio R is not given (--share-ratio R, "
+                         "share_ratio=R: no flow's window above R times another's)")
+    return flow.share_ratio
+
+
+@register_property("window_share",
+                   "while every flow is in congestion avoidance (cwnd >= ssthresh) and none "
+                   "has completed, no flow's cwnd exceeds R times another's (--share-ratio R;"
+                   " with one path RTT, the throughput ratio)", places=("app", "snd.tcb"),
+                   cross=True)
+def _window_share(flow: FlowRoles) -> Formula:
+    return AG(_shared(flow, "window_share"))
+
+
+def _shared(flow: FlowRoles, name: str) -> Predicate:
+    """``max cwnd <= R x min cwnd`` wherever every flow is in congestion avoidance, none
+    complete (true elsewhere)."""
+    every = _every(flow)
+    ratio = share_ratio_of(flow, name)
+
+    def within(marking: Marking) -> bool:
+        if not all(each.avoiding(marking) for each in every):
+            return True
+        windows = [each.tcb(marking).cwnd for each in every]
+        return max(windows) <= ratio * min(windows)
+    return Predicate(f"in congestion avoidance, max cwnd <= {ratio:g} x min cwnd",
+                     lambda m, _clock: within(m))
+
+
+@register_property("share_settles",
+                   "the windows settle within R of each other: on every path some moment with"
+                   " every flow in congestion avoidance and none complete is reached after "
+                   "which every such moment has max cwnd <= R x min cwnd (--share-ratio R)",
+                   places=("app", "snd.tcb"), cross=True)
+def _share_settles(flow: FlowRoles) -> Formula:
+    every = _every(flow)
+    joint = Predicate("every flow in congestion avoidance, none complete",
+                      lambda m, _clock: all(each.avoiding(m) for each in every))
+    return AF(joint & AG(_shared(flow, "share_settles")))

@@ -12,7 +12,12 @@ decide (each reads the rows named below) and refuses the others, with the reason
 * ``no_spurious_retransmission``: no ``retransmit`` row before the first loss the trace
   records (a flow's ``drop``/``ack_drop``, a queue's ``drop``);
 * ``queue_within_limit``: no traced queue's length after an event exceeds its limit;
-* ``ssthresh_at_least_2``: the flow's ``ssthresh_bytes`` never falls below two segments.
+* ``ssthresh_at_least_2``: the flow's ``ssthresh_bytes`` never falls below two segments;
+* ``window_share`` (with its ratio ``R``): after no ``cwnd_bytes``/``ssthresh_bytes`` row,
+  while every flow has a window, is in congestion avoidance (``cwnd >= ssthresh``) and has
+  not had its ``N`` bytes acknowledged, is the largest ``cwnd`` above ``R`` times the
+  smallest; ``share_settles``: after the last such row (on one run, "from some moment on"
+  reads the last moment every flow is in congestion avoidance before one completes).
 
 A run is finite: "eventually" reads "by the end of the run", so a property whose violation
 is an infinite path shows only as "not yet at the horizon" (the evidence says so).
@@ -29,14 +34,17 @@ TraceVerdict(shows=True, evidence='seg 0 sent again at 0.300 s, no packet lost b
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from tcpn.models.routing import RouteTable
 from tcpn.models.traces import Trace
 
-__all__ = ["TRACE_PROPERTIES", "TraceVerdict", "refusal", "trace_verdict", "transfer_bytes"]
+__all__ = ["RATIO_PROPERTIES", "TRACE_PROPERTIES", "TraceVerdict", "refusal", "trace_verdict",
+           "transfer_bytes"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +155,128 @@ def _ssthresh(trace: Trace, flow: str) -> TraceVerdict:
     return TraceVerdict(False, f"ssthresh never below {floor_bytes} bytes ({len(rows)} values)")
 
 
+def _done_s(trace: Trace) -> dict[str, float]:
+    """When each flow had its transfer acknowledged (``inf``: never, or a bulk flow)."""
+    done_s = {}
+    for each in trace.flow_ids:
+        total = transfer_bytes(trace, each)
+        acks = trace.events(flow=each, event="ack")
+        reached = acks.time_s[acks.seq >= total] if total is not None else acks.time_s[:0]
+        done_s[each] = float(reached.iloc[0]) if len(reached) else float("inf")
+    return done_s
+
+
+def _joint_windows(trace: Trace) -> list[tuple[float, list[float]]]:
+    """The flows' windows (segments) after each ``cwnd_bytes``/``ssthresh_bytes`` row at
+    which every flow has a window, is in congestion avoidance (``cwnd >= ssthresh``) and
+    has not had its transfer acknowledged: the moments ``window_share`` reads."""
+    flows = trace.flow_ids
+    done_s = _done_s(trace)
+    rows = pd.concat([trace.series(var).assign(var=var)
+                      for var in ("cwnd_bytes", "ssthresh_bytes")]).sort_values(
+        "time_s", kind="stable")
+    last: dict[tuple[str, str], float] = {}
+    moments = []
+    for time_s, each, var, value in zip(rows.time_s, rows.flow, rows["var"], rows.value,
+                                        strict=True):
+        last[each, var] = float(value)
+        if all((f, "cwnd_bytes") in last and time_s < done_s[f]
+               and last[f, "cwnd_bytes"] >= last.get((f, "ssthresh_bytes"), float("inf"))
+               for f in flows):
+            moments.append((float(time_s), [last[f, "cwnd_bytes"] / trace.segment_size_bytes(f)
+                                            for f in flows]))
+    return moments
+
+
+def _ratio_text(trace: Trace, time_s: float, windows: list[float], ratio: float) -> str:
+    """The windows at ``time_s`` and their ratio."""
+    shown = ", ".join(f"{f} {w:.2f}" for f, w in zip(trace.flow_ids, windows, strict=True))
+    return (f"cwnd {shown} segments at {time_s:.3f} s: {max(windows) / min(windows):.2f} x "
+            f"(R = {ratio:g})")
+
+
+def _window_share(trace: Trace, _flow: str, ratio: float) -> TraceVerdict:
+    """``window_share``: the first moment both are in congestion avoidance above ``R``."""
+    moments = _joint_windows(trace)
+    for time_s, windows in moments:
+        if max(windows) > ratio * min(windows):
+            return TraceVerdict(True, _ratio_text(trace, time_s, windows, ratio))
+    return TraceVerdict(False, f"every flow's cwnd within {ratio:g} x the others' "
+                               f"({len(moments)} moments with all in congestion avoidance)")
+
+
+def _share_settles(trace: Trace, _flow: str, ratio: float) -> TraceVerdict:
+    """``share_settles`` on one run: the windows after the last row at which every flow is in
+    congestion avoidance, none complete, and the segments each flow delivered from then to
+    the first transfer's acknowledgement (or the horizon)."""
+    moments = _joint_windows(trace)
+    if not moments:
+        return TraceVerdict(True, "no moment with every flow in congestion avoidance and "
+                                  "none complete")
+    time_s, windows = moments[-1]
+    end_s = min(min(_done_s(trace).values()), trace.horizon_s)
+    delivered = []
+    for f in trace.flow_ids:
+        rows = trace.events(flow=f, event="deliver")
+        span_bytes = int(rows.bytes[(rows.time_s > time_s) & (rows.time_s <= end_s)].sum())
+        delivered.append(f"{f} {span_bytes // trace.segment_size_bytes(f)}")
+    wide = max(windows) > ratio * min(windows)
+    return TraceVerdict(wide, ("settled above R: " if wide else "settled: ")
+                        + _ratio_text(trace, time_s, windows, ratio)
+                        + f"; segments delivered from then to {end_s:.3f} s: "
+                        + ", ".join(delivered))
+
+
+def _data_path(trace: Trace, flow: str) -> list[str]:
+    """The queue ids (``A->B``) the flow's data enters, by the scenario's routes."""
+    row = trace.flows.set_index("flow").loc[flow]
+    ends = [tuple(q.split("->")) for q in trace.queues.queue]
+    nodes = sorted({n for pair in ends for n in pair})
+    route = RouteTable(nodes, ends).route(str(row.src), str(row.dst)) or ()
+    return [f"{a}->{b}" for a, b in itertools.pairwise(route)]
+
+
+def _blind_cuts(trace: Trace, flow: str) -> TraceVerdict:
+    """``vegas_cuts_on_forward_queue``: a ``cwnd_bytes`` row below the one before, taken in
+    congestion avoidance (the previous ``cwnd >= ssthresh``) and before any loss of the
+    flow, while every traced queue on its data path held no packet."""
+    path = _data_path(trace, flow)
+    traced = set(trace.queues.queue[trace.queues.traced.astype(bool)])
+    seen = [q for q in path if q in traced]
+    if not seen:
+        return TraceVerdict(None, f"no queue on {flow}'s data path ({', '.join(path)}) is "
+                                  "traced")
+    events = trace.queue_events[trace.queue_events.queue.isin(seen)]
+    lost = trace.events(flow=flow, event=("drop", "ack_drop", "retransmit")).time_s
+    first_loss_s = float(lost.min()) if len(lost) else float("inf")
+    ssthresh = trace.series("ssthresh_bytes", flow=flow)
+    rows = trace.series("cwnd_bytes", flow=flow)
+    size = trace.segment_size_bytes(flow)
+    cuts = blind = 0
+    first = ""
+    for before, time_s, value in zip(rows.value.iloc[:-1], rows.time_s.iloc[1:],
+                                     rows.value.iloc[1:], strict=True):
+        # the ssthresh in force before this row (none yet: slow start)
+        earlier = ssthresh.value[ssthresh.time_s < time_s]
+        if value >= before or time_s >= first_loss_s or not len(earlier) \
+                or before < earlier.iloc[-1]:
+            continue
+        cuts += 1
+        held = 0.0
+        for queue in seen:
+            lengths = events.length_packets[(events.queue == queue) & (events.time_s <= time_s)]
+            held += float(lengths.iloc[-1]) if len(lengths) else 0.0
+        if held == 0:
+            blind += 1
+            first = first or (f"{flow}'s cwnd {before / size:.2f} -> {value / size:.2f} "
+                              f"segments at {time_s:.3f} s with {', '.join(seen)} empty")
+    if blind:
+        return TraceVerdict(True, f"{first} ({blind} of {cuts} cuts in congestion avoidance "
+                                  "before a loss)")
+    return TraceVerdict(False, f"each of {cuts} cuts in congestion avoidance found a packet "
+                               f"queued on {', '.join(seen)}")
+
+
 class _BulkFlow(Exception):
     """A property about the end of a transfer read on a bulk flow."""
 
@@ -163,6 +293,12 @@ TRACE_PROPERTIES: dict[str, Callable[[Trace, str], TraceVerdict]] = {
     "delivered_once_in_order": _delivered, "completes": _completes,
     "all_flows_complete": _all_complete, "no_spurious_retransmission": _no_spurious,
     "queue_within_limit": _queues, "ssthresh_at_least_2": _ssthresh,
+    "vegas_cuts_on_forward_queue": _blind_cuts,
+}
+
+#: The properties a trace decides with a parameter: ``(trace, flow, ratio)``.
+RATIO_PROPERTIES: dict[str, Callable[[Trace, str, float], TraceVerdict]] = {
+    "window_share": _window_share, "share_settles": _share_settles,
 }
 
 #: Why a trace cannot decide the others.
@@ -183,15 +319,22 @@ REFUSALS = {
 
 def refusal(name: str) -> str | None:
     """Why a trace cannot decide property ``name`` (``None``: it can)."""
-    if name in TRACE_PROPERTIES:
+    if name in TRACE_PROPERTIES or name in RATIO_PROPERTIES:
         return None
     return "a packet trace cannot decide it: " + REFUSALS.get(
         name, "no trace reading is defined for it")
 
 
-def trace_verdict(name: str, trace: Trace, flow: str) -> TraceVerdict:
+def trace_verdict(name: str, trace: Trace, flow: str,
+                  share_ratio: float | None = None) -> TraceVerdict:
     """Read property ``name`` on ``trace`` for ``flow``; ``shows=None`` with the reason for
-    a property a trace cannot decide (or one about a transfer's end, on a bulk flow)."""
+    a property a trace cannot decide (or one about a transfer's end, on a bulk flow).
+    ``share_ratio`` is the ``R`` of ``window_share`` and ``share_settles`` (a bulk flow
+    never completes: every moment after its start counts)."""
+    if name in RATIO_PROPERTIES:
+        if share_ratio is None:
+            return TraceVerdict(None, f"{name} needs its ratio R (share_ratio)")
+        return RATIO_PROPERTIES[name](trace, flow, share_ratio)
     reader = TRACE_PROPERTIES.get(name)
     if reader is None:
         return TraceVerdict(None, refusal(name) or "")

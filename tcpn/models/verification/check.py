@@ -121,7 +121,8 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
                  flow: str | None = None, delay_points: int | None = None,
                  clock: str = "absolute", per_flight: bool = False,
                  unbounded: bool = False, cwnd_target_segments: int | None = None,
-                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S) -> PropertyNet:
+                 rtt_grain_s: float = DEFAULT_RTT_GRAIN_S,
+                 share_ratio: float | None = None) -> PropertyNet:
     """The verification net of ``scenario`` with the property observers of every flow;
     ``links`` (link directions ``"A->B"``) confines the losses to those directions, ``flow``
     (a connection's id, as ``tcpn run`` lists it) names the flow the per-flow properties
@@ -132,7 +133,11 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
     clock only): ``per_flight`` makes the loss counts per window, ``unbounded`` lets every
     kind with a count above 0 be lost without limit, and ``cwnd_target_segments`` adds the
     ``since_loss`` observer (:mod:`tcpn.models.verification.window`); ``rtt_grain_s`` is
-    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`)."""
+    the grain its RTT estimator is rounded to (:mod:`tcpn.models.verification.bulk`);
+    ``share_ratio`` is the ``R`` of ``window_share`` (at least 1)."""
+    if share_ratio is not None and not share_ratio >= 1.0:
+        raise InputError(f"share ratio {share_ratio!r}: window_share's R must be a number >= "
+                         "1 (no window above R times another's; below 1 no two windows pass)")
     if isinstance(scenario, str | Path):
         scenario = load_scenario(scenario)
     verification = verification_net(
@@ -144,7 +149,10 @@ def property_net(scenario: Scenario | str | Path, *, segments: int | None, losse
     if flow is not None and flow not in ids:
         raise InputError(f"--flow {flow!r}: scenario {scenario.name} has no such flow "
                          f"(flows: {', '.join(ids)})")
-    roles = observe(verification, cwnd_target_segments)
+    roles = [replace(r, share_ratio=share_ratio)
+             for r in observe(verification, cwnd_target_segments)]
+    everyone = tuple(roles)
+    roles = [replace(r, flows=everyone) for r in roles]
     chosen = roles[ids.index(flow)] if flow is not None else roles[0]
     return PropertyNet(verification, chosen, named=flow is not None or len(ids) == 1)
 
@@ -161,7 +169,8 @@ def observe(verification: VerificationNet,
             cwnd_target_segments: int | None = None) -> list[FlowRoles]:
     """Add the observer places of :mod:`tcpn.models.properties` to the verification net
     (per connection ``i``: ``flow{i}.app``, ``flow{i}.retx``, ``flow{i}.reductions``,
-    ``flow{i}.syns``, ``flow{i}.rules`` for Vegas; ``verify.drops``) and return each
+    ``flow{i}.syns``, ``flow{i}.rules`` and ``flow{i}.blind_cuts`` for Vegas;
+    ``verify.drops``) and return each
     connection's roles (each knowing all: ``FlowRoles.flows``). Each observer adds a
     counter arc pair to transitions that fire anyway: it enables and disables nothing.
     A bulk sender's net (``segments=None``) gets the bounded window observers instead
@@ -175,7 +184,8 @@ def observe(verification: VerificationNet,
     net = verification.net
     net.add_place(Place("verify.drops", INT, initial=[0]))
     queues, frames = _queue_observers(verification)
-    roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames)
+    roles = [_observe_flow(verification, segments, f"flow{i}", flow.id, queues, frames,
+                           _data_fifos(verification, flow.data_queues, queues))
              for i, flow in enumerate(verification.flows)]
     everyone = tuple(roles)
     return [replace(r, flows=everyone) for r in roles]
@@ -202,9 +212,22 @@ def observe_bulk(verification: VerificationNet,
     return [replace(r, flows=everyone) for r in roles]
 
 
+def _data_fifos(verification: VerificationNet, data_queues: Sequence[str],
+                queues: Mapping[str, tuple[int, str]]) -> tuple[str, ...]:
+    """The ``fifo`` places of the queues a connection's data enters (those with a limit)."""
+    fifos = []
+    for queue in data_queues:
+        role = verification.roles.get(f"{queue}.queue")
+        if role is not None and role.places.get("fifo") in queues:
+            fifos.append(role.places["fifo"])
+    return tuple(fifos)
+
+
 def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flow_id: str,
-                  queues: dict[str, tuple[int, str]], frames: tuple[str, ...]) -> FlowRoles:
-    """The observers of one connection (``prefix``: ``flow{i}``) and its roles."""
+                  queues: dict[str, tuple[int, str]], frames: tuple[str, ...],
+                  data_fifos: tuple[str, ...] = ()) -> FlowRoles:
+    """The observers of one connection (``prefix``: ``flow{i}``) and its roles
+    (``data_fifos``: the queues its data enters, which ``blind_cuts`` reads)."""
     net = verification.net
     net.add_place(Place(f"{prefix}.app", ListSet(INT, name="Delivered"), initial=[()]))
     for counter in ("retx", "reductions", "syns"):
@@ -233,6 +256,7 @@ def _observe_flow(verification: VerificationNet, segments: int, prefix: str, flo
                 _count(net, f"{prefix}.reductions", name,
                        f"1 if ({new}).cwnd < {old}.cwnd else 0")
     _vegas_rules(net, prefix)
+    _vegas_blind_cuts(net, prefix, data_fifos)
     send = f"{prefix}.snd.send"
     window = int(net.scope_of(send)["WINDOW"]) if send in net.transitions else 1 << 20
     return FlowRoles(net, prefix, segments, window, queues, frames,
@@ -281,6 +305,36 @@ def _vegas_rules(net: PetriNet, prefix: str) -> None:
            f"{t_old}.cwnd) > 1 + 1e-9) else 0")
 
 
+def _vegas_blind_cuts(net: PetriNet, prefix: str, data_fifos: tuple[str, ...]) -> None:
+    """``flow0.blind_cuts``: Vegas decisions in congestion avoidance that lowered ``cwnd``
+    while every queue on the flow's data path was empty: a cut its forward path does not
+    explain. ``new_ack`` reads each ``fifo`` token and puts it back unchanged (the place
+    is untimed and always holds exactly one token, so enabling and the states' contents
+    other than the counter are those of the net without the observer)."""
+    tcb, decide = f"{prefix}.snd.tcb", f"{prefix}.snd.new_ack"
+    if f"{prefix}.snd.vegas" not in net.places or decide not in net.transitions \
+            or not data_fifos:
+        return
+    for fifo in data_fifos:
+        if net.places[fifo].colour.is_timed or len(list(net.places[fifo].initial)) != 1:
+            raise InputError(f"place {fifo}: the blind_cuts observer reads it as one untimed "
+                             "token")
+    net.add_place(Place(f"{prefix}.blind_cuts", INT, initial=[0]))
+    t_old, t_new = input_variable(net, decide, tcb), output_expression(net, decide, tcb)
+    if not (t_old and t_new):
+        raise InputError(f"transition {decide}: the blind-cut observer needs its tcb arcs "
+                         "as a variable in and an expression out")
+    read = []
+    for fifo in data_fifos:
+        variable = f"{OBSERVER_VARIABLE}read_{fifo.replace('.', '_')}"
+        net.add_input(fifo, decide, variable)
+        net.add_output(fifo, decide, variable)
+        read.append(f"{variable}[1]")
+    _count(net, f"{prefix}.blind_cuts", decide,
+           f"1 if ({t_old}.cwnd >= {t_old}.ssthresh and not {t_old}.inrec and "
+           f"({t_new}).cwnd < {t_old}.cwnd - 1e-9 and {' + '.join(read)} == 0) else 0")
+
+
 def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: int | None,
                losses: int = 0, ack_losses: int = 0, links: tuple[str, ...] | None = None,
                max_states: int | None = 1_000_000,
@@ -289,7 +343,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                per_flight: bool = False, unbounded: bool = False,
                cwnd_target_segments: int | None = None,
                rtt_grain_s: float = DEFAULT_RTT_GRAIN_S,
-               symmetry: bool = False) -> list[PropertyResult]:
+               symmetry: bool = False,
+               share_ratio: float | None = None) -> list[PropertyResult]:
     """Check the named property (or ``all``) on one exploration of the verification net;
     with ``all``, a property whose places the scenario lacks, that speaks about another
     budget, or a cross-flow property of a one-flow scenario, answers ``n/a``. A per-flow
@@ -303,7 +358,8 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
     (:mod:`~tcpn.models.verification.flow_symmetry`; refused with the reason when there is
     none); a property whose atoms or fairness tell exchanged flows apart is refused (``n/a``
     with ``all``), and a counterexample is lifted to a path of the net and replayed in the
-    simulator."""
+    simulator. ``share_ratio`` is ``window_share``'s ``R`` (``n/a`` with ``all`` when not
+    given)."""
     if max_states is not None and isinstance(segments, int) and segments > max_states:
         raise InputError(f"segments {segments:,}: a transfer of that many segments has more "
                          f"states than max_states = {max_states:,} (every segment sent is a "
@@ -315,7 +371,7 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
                                       delay_points=delay_points, clock=clock,
                                       per_flight=per_flight, unbounded=unbounded,
                                       cwnd_target_segments=cwnd_target_segments,
-                                      rtt_grain_s=rtt_grain_s)
+                                      rtt_grain_s=rtt_grain_s, share_ratio=share_ratio)
     roles = target.flow
     several = len(roles.flows) > 1
     if not target.named and any(not prop.cross for prop in chosen):
@@ -345,7 +401,13 @@ def verify_all(scenario: Scenario | str | Path, properties: str, *, segments: in
             results.append(PropertyResult(prop, "n/a", reason="the scenario's components "
                                           "do not have its places"))
             continue
-        formula = prop.formula(roles)
+        try:
+            formula = prop.formula(roles)
+        except InputError as missing:  # a parameter the property needs was not given
+            if properties != "all":
+                raise
+            results.append(PropertyResult(prop, "n/a", reason=str(missing)))
+            continue
         if not prop.budgets(losses, ack_losses):
             if properties != "all":
                 raise InputError(f"--property {prop.name}: {prop.assumes}; run it with "
@@ -420,12 +482,15 @@ def verify(scenario: Scenario | str | Path, property_name: str, *, segments: int
            delay_points: int | None = None, clock: str = "absolute",
            per_flight: bool = False, unbounded: bool = False,
            cwnd_target_segments: int | None = None,
-           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S, symmetry: bool = False) -> PropertyResult:
+           rtt_grain_s: float = DEFAULT_RTT_GRAIN_S, symmetry: bool = False,
+           share_ratio: float | None = None) -> PropertyResult:
     """One property within the loss budget (see the module docstring); ``flow`` names the
     flow of a scenario with several; ``segments=None`` a bulk sender, ``symmetry`` the
-    reduction by identical flows (:func:`verify_all`)."""
+    reduction by identical flows, ``share_ratio`` the ``R`` of ``window_share``
+    (:func:`verify_all`)."""
     return verify_all(scenario, property_name, segments=segments, losses=losses,
                       ack_losses=ack_losses, links=links, max_states=max_states, flow=flow,
                       delay_points=delay_points, clock=clock, per_flight=per_flight,
                       unbounded=unbounded, cwnd_target_segments=cwnd_target_segments,
-                      rtt_grain_s=rtt_grain_s, symmetry=symmetry)[0]
+                      rtt_grain_s=rtt_grain_s, symmetry=symmetry,
+                      share_ratio=share_ratio)[0]

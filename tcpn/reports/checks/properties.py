@@ -58,6 +58,8 @@ class PropertyRequest:
     #: reduce the space by exchanges of identical flows
     #: (:mod:`~tcpn.models.verification.flow_symmetry`)
     symmetry: bool = False
+    #: ``window_share``'s ``R`` (``--share-ratio``)
+    share_ratio: float | None = None
 
 
 def result_line(result: PropertyResult) -> str:
@@ -119,11 +121,12 @@ def run_property_check(request: PropertyRequest, console: Console,
                             per_flight=request.per_window,
                             unbounded=request.unbounded_losses,
                             cwnd_target_segments=request.cwnd_target,
-                            rtt_grain_s=request.rtt_grain_s)
+                            rtt_grain_s=request.rtt_grain_s,
+                            share_ratio=request.share_ratio)
     results = verify_all(request.scenario, request.property, segments=request.segments,
                          losses=request.losses, ack_losses=request.ack_losses,
                          max_states=request.max_states, prepared=prepared,
-                         symmetry=request.symmetry)
+                         symmetry=request.symmetry, share_ratio=request.share_ratio)
     where = ", ".join(request.links) if request.links else "any link"
     named = f" (flow {request.flow})" if request.flow else ""
     scope = ("without limit" if request.unbounded_losses else
