@@ -856,8 +856,9 @@ def check_net(
         "--cwnd-target", min=1, help="With --bulk: the W of cwnd_returns_after_loss "
         "(segments, at most the receive window).")] = None,
     share_ratio: Annotated[float | None, typer.Option(
-        "--share-ratio", help="With --property window_share: its R, no flow's cwnd above R "
-        "times another's while all are in congestion avoidance (a number >= 1).")] = None,
+        "--share-ratio", help="With --property window_share or share_settles: their R, no "
+        "flow's cwnd above R times another's while all are in congestion avoidance (a "
+        "number >= 1).")] = None,
     rtt_grain: Annotated[float | None, typer.Option(
         "--rtt-grain", help="With --bulk: the grain (s) the RTT estimator is rounded to "
         "(default 0.001).")] = None,
