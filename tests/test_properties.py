@@ -248,6 +248,26 @@ def test_the_chart_of_a_one_loss_run_has_the_expected_arrows():
     assert "X" in text[losses[0] + 1] and lost in text[losses[0] + 1]
 
 
+def test_a_long_chart_keeps_its_ends_and_each_loss_with_its_neighbours():
+    """A terminal chart past ``max_events`` keeps the first and last quarter's events and
+    every loss with two events either side, and says how many each gap leaves out."""
+    from tcpn.reports.checks.msc import MscEvent
+
+    events = [MscEvent(k / 1000, "segment", "sender", "queue", f"seg {k}", 10, 64)
+              for k in range(1000)]
+    events[500] = MscEvent(0.5, "loss", "queue", "queue", "seg 500 lost", 10, 64)
+    lines = msc_text(events, max_events=40).splitlines()
+    drawn = [line for line in lines[1:] if not line.lstrip().startswith("...")]
+    assert [line for line in lines if "left out" in line] == [
+        "     ...  488 events left out (the whole chart: --msc FILE)",
+        "     ...  487 events left out (the whole chart: --msc FILE)"]
+    assert len(drawn) == 10 + 5 + 10
+    # the header, events 0-9, a gap, events 498-502 (the loss third), a gap, 990-999
+    assert "seg 500 lost" in lines[14] and "X" in lines[14]
+    assert "seg 9 " in lines[10] and "seg 498 " in lines[12] and "seg 999 " in lines[-1]
+    assert msc_text(events[:30], max_events=40) == msc_text(events[:30])
+
+
 def test_the_svg_chart_parses_and_holds_the_same_events():
     events = one_loss_chart()
     root = ET.fromstring(msc_svg(events, "one loss"))

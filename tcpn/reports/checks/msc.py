@@ -151,8 +151,13 @@ def msc_events(prepared: PropertyNet, evidence: Evidence) -> list[MscEvent]:
     return events
 
 
-def msc_text(events: Sequence[MscEvent], lane_width: int = 12) -> str:
+def msc_text(events: Sequence[MscEvent], lane_width: int = 12,
+             max_events: int | None = None) -> str:
     """The chart for a terminal: lanes as columns, one event a line.
+
+    With ``max_events``, a longer chart keeps what a reader looks for: its first and last
+    ``max_events // 4`` events and each loss and timer expiry with the two events either
+    side; a line says how many events each gap leaves out (the whole chart: ``--msc``).
 
     >>> print(msc_text([MscEvent(0.0, "segment", "sender", "queue", "seg 0", 1, 64),
     ...                 MscEvent(0.1, "loss", "link", "link", "seg 0 lost", 1, 64)]))
@@ -162,7 +167,15 @@ def msc_text(events: Sequence[MscEvent], lane_width: int = 12) -> str:
     """
     header = "".join(lane.ljust(lane_width) for lane in LANES)
     lines = [f"  time s  {header}".rstrip()]
-    for event in events:
+    kept = _kept(events, max_events)
+    for index, event in enumerate(events):
+        if index not in kept:
+            if index - 1 in kept or index == 0:
+                gap = next((k for k in range(index, len(events)) if k in kept),
+                           len(events)) - index
+                lines.append(f"     ...  {gap:,} event{'s' if gap > 1 else ''} left out "
+                             "(the whole chart: --msc FILE)")
+            continue
         grid = [" "] * (lane_width * (len(LANES) - 1) + 1)
         for k in range(len(LANES)):
             grid[k * lane_width] = "|"
@@ -180,6 +193,19 @@ def msc_text(events: Sequence[MscEvent], lane_width: int = 12) -> str:
         pad = " " * (lane_width - 1)
         lines.append(f"{event.time_s:8.3f}  {''.join(grid)}{pad}{event.label}{window}")
     return "\n".join(lines)
+
+
+def _kept(events: Sequence[MscEvent], max_events: int | None) -> set[int]:
+    """The indices of ``events`` :func:`msc_text` draws (all when within ``max_events``)."""
+    count = len(events)
+    if max_events is None or count <= max_events:
+        return set(range(count))
+    edge = max(max_events // 4, 1)
+    kept = set(range(edge)) | set(range(count - edge, count))
+    for index, event in enumerate(events):
+        if event.kind in ("loss", "timer"):
+            kept.update(range(max(index - 2, 0), min(index + 3, count)))
+    return kept
 
 
 def _add(parent: ET.Element, tag: str, attributes: dict[str, str],

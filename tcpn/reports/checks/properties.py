@@ -73,8 +73,13 @@ def result_line(result: PropertyResult) -> str:
     return line
 
 
+#: Events of a counterexample's chart printed on the terminal (the rest: ``--msc FILE``).
+CHART_EVENTS = 200
+
+
 def counterexample_text(prepared: PropertyNet, result: PropertyResult) -> str:
-    """The lost packets and the chart of a ``false`` result."""
+    """The lost packets and the chart of a ``false`` result (its first and last events,
+    and those around each loss and timer, when it has more than :data:`CHART_EVENTS`)."""
     assert result.verdict is not None and result.verdict.evidence is not None
     lost = ("lost packets " + (", ".join(f"{direction} {list(numbers)}" for direction, numbers
                                          in sorted(result.lost.items())) or "none")
@@ -83,7 +88,7 @@ def counterexample_text(prepared: PropertyNet, result: PropertyResult) -> str:
     cycle = (f", then a cycle of {len(evidence.cycle)} repeated forever"
              if evidence.cycle else "")
     return (f"  counterexample: {lost}; {len(evidence.stem)} firings{cycle}\n"
-            + msc_text(msc_events(prepared, evidence)))
+            + msc_text(msc_events(prepared, evidence), max_events=CHART_EVENTS))
 
 
 def bulk_replay_line(prepared: PropertyNet, result: PropertyResult) -> str:
