@@ -172,14 +172,15 @@ class HeldBlocks {
 //   reaction to an echo (TcpAgent::ecn: at most once per window, recover_ = maxseq_; the
 //   window halved at once, slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)) with the net
 //   model's figures (ecn_reduce): the same echoes as EcnSlowStart react, ssthresh is the
-//   same half of the flight before the ACK and cwnd = ssthresh at once. The reacting ACK does not grow the window; every
-//   new ACK after it does, by the ordinary rule (congestion avoidance: cwnd = ssthresh),
-//   since the connection never enters CA_CWR. ns-3.44's EnterCwr halves the flight after
-//   the ACK (BytesInFlight(), its segments gone), brings the window down by PRR over the
-//   round and grows nothing until an ACK passes SND.MAX of the reaction (Linux's rule,
-//   tcp.ecn_cwr: ns3). With EcnSlowStart too, cwnd is one segment (S2's rule). The ACK
-//   that ends CA_LOSS would grow the window by the segments above the recovery point
-//   whatever ProcessAck is told: both options set the reaction's window back after it.
+//   same half of the flight before the ACK and cwnd = ssthresh at once. The reacting ACK
+//   does not grow the window; every new ACK after it does, by the ordinary rule
+//   (congestion avoidance: cwnd = ssthresh), since the connection never enters CA_CWR.
+//   ns-3.44's EnterCwr halves the flight after the ACK (BytesInFlight(), its segments
+//   gone), brings the window down by PRR over the round and grows nothing until an ACK
+//   passes SND.MAX of the reaction (Linux's rule, tcp.ecn_cwr: ns3). With EcnSlowStart
+//   too, cwnd is one segment (S2's rule). The ACK that ends CA_LOSS would grow the window
+//   by the segments above the recovery point whatever ProcessAck is told: both options
+//   set the reaction's window back after it.
 // * GrowOnRecoveryExit (true, ns-3's and ns-2's rule; tcp.recovery_exit_growth: false turns
 //   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
 //   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
