@@ -145,18 +145,34 @@ def test_s2_maps_with_its_approximations_named():
 REFERENCE = Path(__file__).resolve().parent.parent / "scenarios" / "reference"
 
 
-def test_the_ns2_reaction_to_an_ecn_echo_is_named_as_what_ns3_does_not_run():
-    """``tcp.ecn_cwr: ns2`` (the default) is ns-2's reaction, which the ns3 lens does not
-    build: its plan says so, naming the flows; ``ns3`` (what ns-3 runs) needs no note, and
-    flows without ECN get none."""
+NS2_ECHO = ("EcnNs2Reaction", "true")
+
+
+def test_the_ns2_reaction_to_an_ecn_echo_is_built_for_the_loss_based_senders():
+    """``tcp.ecn_cwr: ns2`` (the default) is ns-2's reaction, which the ns3 lens builds on
+    tcpn's socket (``EcnNs2Reaction``) for the loss-based ECN senders, with no note;
+    ``ns3`` (what ns-3 runs) and flows without ECN do not ask for it; DCTCP keeps its own
+    reaction (ns-3's CWR state in both lenses, no note); a congestion control without
+    ns-2's rule here (CUBIC with ECN) keeps ns-3's, and the plan's notes name its flows."""
     s = load_scenario(REFERENCE / "red_ecn.yaml")
-    notes = " ".join(scenario_plan(s).notes)
-    assert "tcp.ecn_cwr: ns2 (flows f0, f1, f2, f3)" in notes
+    plan = scenario_plan(s)
+    assert all(NS2_ECHO in f.socket_attributes for f in plan.flows)
+    assert not any("ecn_cwr" in n for n in plan.notes)
     data = s.model_dump(mode="json", exclude_none=True)
     data["tcp"]["ecn_cwr"] = "ns3"
-    assert not any("ecn_cwr" in n for n in scenario_plan(validate_scenario(data)).notes)
-    plain = load_scenario(REFERENCE / "newreno_2flows.yaml")
-    assert not any("ecn_cwr" in n for n in scenario_plan(plain).notes)
+    plan = scenario_plan(validate_scenario(data))
+    assert not any(NS2_ECHO in f.socket_attributes for f in plan.flows)
+    assert not any("ecn_cwr" in n for n in plan.notes)
+    for name in ("newreno_2flows.yaml", "dctcp_2flows.yaml"):
+        plan = scenario_plan(load_scenario(REFERENCE / name))
+        assert not any(NS2_ECHO in f.socket_attributes for f in plan.flows), name
+        assert not any("ecn_cwr" in n for n in plan.notes), name
+    cubic = load_scenario(REFERENCE / "cubic_2flows.yaml").model_dump(mode="json",
+                                                                     exclude_none=True)
+    cubic["tcp"]["ecn"] = True
+    plan = scenario_plan(validate_scenario(cubic))
+    assert not any(NS2_ECHO in f.socket_attributes for f in plan.flows)
+    assert "tcp.ecn_cwr: ns2 (flows f0, f1)" in " ".join(plan.notes)
 
 
 def test_tcpn_variants_map_to_their_cpp_classes():

@@ -330,6 +330,59 @@ def test_slow_start_reaction_to_an_echo_cuts_to_one_segment_without_retransmitti
         assert net_ssthresh[net_ssthresh["time_s"] == t]["value"].iloc[-1] == threshold
 
 
+def _echo_scenario(ecn_cwr: str):
+    """One ECN NewReno flow, RFC 3168's reaction, through a queue marking above K = 4."""
+    data = dumbbell(pairs=1, variant="ecn_newreno", horizon_s=0.5,
+                    tcp={**TCP, "sack": False, "ecn": True, "ecn_cwr": ecn_cwr},
+                    queue={"kind": "threshold_ecn", "limit": 100, "k": 4}).model_dump()
+    data["flows"][0].pop("params", None)
+    return validate_scenario(data)
+
+
+@pytest.mark.parametrize("ecn_cwr", ["ns2", "ns3"])
+def test_the_reaction_to_an_ecn_echo_follows_tcp_ecn_cwr(ecn_cwr):
+    """The first echo comes in the first slow start, on the ACK of 10,136 (una 7,240;
+    SND.MAX 26,064: 13 segments out before the ACK, 11 after it). ``ns2`` (ns-2's
+    TcpAgent::ecn, tcpn::TcpnSocket's EcnNs2Reaction): ssthresh = cwnd = 6 segments (half
+    of 13, whole segments), never CA_CWR, and the next ACK grows the window by MSS * MSS /
+    ssthresh (8,688 + 241.3), as the net lens does at the same instants. ``ns3`` (ns-3's
+    EnterCwr): ssthresh = 7,964 (half of 11 segments, in bytes), CA_CWR, and no growth
+    until an ACK passes SND.MAX of the reaction. The ns3 lens ran ns-3's rule for both
+    before."""
+    raw, ns3, net = _both_lenses(_echo_scenario(ecn_cwr))
+    states = raw["flows"]["f0"]["cong_state"][1]
+    for lens, trace in (("ns3", ns3), ("net", net)):
+        assert len(trace.events(event="retransmit")) == 0, lens
+        ssthresh = trace.series("ssthresh_bytes", "f0")
+        t, threshold = ssthresh[["time_s", "value"]].to_numpy()[1]  # the initial aside
+        acks = trace.events(event="ack")
+        una = acks[acks["time_s"] < t - 2e-6]["seq"].iloc[-1]  # ns-3's pcap: 1 us
+        (ack,) = acks[np.abs(acks["time_s"] - t) < 2e-6]["seq"]
+        sends = trace.events(event="send")
+        high = sends[sends["time_s"] < t - 2e-6]["seq"].max() + 1448
+        assert (una, ack, high) == (7240, 10136, 26064), lens
+        cwnd = trace.series("cwnd_bytes", "f0")
+        later = cwnd[cwnd["time_s"] > t + 2e-6]
+        grown = later[later["value"] > threshold + 1]["time_s"].iloc[0]
+        next_ack = acks[acks["time_s"] > t + 2e-6]["time_s"].iloc[0]
+        if ecn_cwr == "ns2":
+            assert threshold == (high - una) // 2896 * 1448 == 8688, lens
+            assert cwnd[cwnd["time_s"] <= t + 2e-6]["value"].iloc[-1] == threshold, lens
+            assert grown == pytest.approx(next_ack, abs=1e-5), lens
+            step = later["value"].iloc[0]
+            assert step == pytest.approx(threshold + 1448 * 1448 / threshold, abs=1.0), lens
+        elif lens == "ns3":
+            assert threshold == (high - ack) // 2 == 7964
+            passed = acks[acks["seq"] > high]["time_s"].iloc[0]
+            assert grown >= passed - 1e-5 > next_ack
+    if ecn_cwr == "ns2":
+        assert 2 not in states  # TcpSocketState::CA_CWR
+        assert list(raw["flows"]["f0"]["ecn_reactions"][1][:1]) == [8688]
+    else:
+        assert 2 in states
+        assert len(raw["flows"]["f0"]["ecn_reactions"][0]) == 0
+
+
 def _established_scenario(lost: list[int]):
     data = dumbbell(pairs=1, variant="newreno", horizon_s=1.5,
                     tcp={**TCP, "sack": False, "handshake": False, "min_rto_s": 0.2,

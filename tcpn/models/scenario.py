@@ -369,16 +369,17 @@ class TcpConfig(_Strict):
     (``ProcessAck`` calls ``IncreaseWindow`` after the deflation) do; ``false``: cwnd is
     ssthresh exactly after that ACK (RFC 5681's words; Vegas senders follow their own law
     either way).
-    ``ecn_cwr`` (net lens; with ECN): how the window reacts to an ECN echo. ``ns2`` (the
-    default; ns-2's ``TcpAgent::ecn``, the studies' simulator): ssthresh and cwnd are half
-    the flight before the echoing ACK, and the window grows on every new ACK after it.
+    ``ecn_cwr`` (with ECN): how the window reacts to an ECN echo. ``ns2`` (the default;
+    ns-2's ``TcpAgent::ecn``, the studies' simulator): ssthresh and cwnd are half the
+    flight before the echoing ACK, and the window grows on every new ACK after it.
     ``ns3`` (ns-3.44's ``TcpSocketBase::EnterCwr`` and ``CA_CWR``, as Linux): half the
     flight after the ACK's segments have left it, and no growth until an ACK passes the
     highest segment sent at the reaction (ns-3 brings the window down by PRR over that
     round; the net lens sets it at once). ns-3's windows restart lower, so they react less
-    often: on ``red_ecn`` the net lens marks 23 % more with ``ns2``, 1 % fewer with
-    ``ns3`` (docs/validation.md, ``red_ecn``). The ns3 lens runs ns-3's rule either way
-    (with ``ns2`` its plan's notes name the approximation and the flows).
+    often. The ns3 lens runs either: ``ns2`` on tcpn's socket (``EcnNs2Reaction``,
+    ``cpp/variants.h``) for the loss-based variants, ``ns3`` as ns-3 does; other
+    congestion controls keep ns-3's rule (DCTCP's own in both lenses; with ``ns2`` the
+    plan's notes name any other flows). docs/validation.md, ``red_ecn``, compares both.
     ``ns3_reno_sack`` (ns3 lens only): without SACK, run ns-3.44's own socket, whose
     scoreboard guessed from duplicate ACKs retransmits on a new ACK and sets ssthresh at a
     timeout from that guess; ``false`` (the default) runs it with RFC 5681/6582's rules

@@ -83,7 +83,8 @@ trace shows only the first of a run), the sender socket of every connection with
 (or ``ns3_reno_sack``), with tcpn's options (``cpp/variants.h``): ``KeepBackoff`` (RFC
 6298's backed-off RTO until a valid sample; off with ``tcp.ns3_rto_reset``), ``ForgetHandshakeRtt``
 (sender) and ``DelayFirstAck`` (receiver) for a connection that starts established,
-``EcnSlowStart`` for S2's reaction to an echo, ``GrowOnRecoveryExit`` (off with
+``EcnSlowStart`` for S2's reaction to an echo, ``EcnNs2Reaction`` for ns-2's
+(``tcp.ecn_cwr: ns2``), ``GrowOnRecoveryExit`` (off with
 ``tcp.recovery_exit_growth: false``), ``ForgetSack`` (a timeout forgets the SACK
 scoreboard; off with ``tcp.sack_after_timeout: keep``, ns-3's own rule, and for a variant
 registered with ``keeps_sack_after_timeout``: ``ConcreteFlow.sack_after_timeout``);
@@ -93,6 +94,11 @@ PPP_BYTES = 2
 HANDSHAKE_IP_BYTES = 80
 """An upper bound of the IP size of a SYN, SYN-ACK or handshake ACK (headers and every
 option ns-3 puts on a SYN): what the handshake's room before a flow's start is sized by."""
+NS2_ECHO_CONGESTION = "tcpn::NewReno"
+"""The congestion control of the loss-based variants (NewReno's window arithmetic), whose
+net-lens sender reacts to an ECN echo by ``tcp.ecn_cwr``: with ``ns2`` the ns3 lens runs
+ns-2's reaction on it (``EcnNs2Reaction``). Other congestion controls keep ns-3's own
+(``TcpSocketBase::EnterCwr`` and their ``GetSsThresh``: DCTCP's is its own in both lenses)."""
 _CA_LOSS = 4  # TcpSocketState::CA_LOSS: the retransmission timer fired
 _QUEUE_EVENTS = np.array(["enqueue", "dequeue", "drop", "mark"])
 
@@ -250,6 +256,14 @@ def _socket_attributes(tcp: TcpConfig, ecn: bool, sack: bool) -> tuple[tuple[str
     )
 
 
+def _ns2_echo(flow: ConcreteFlow) -> bool:
+    """Whether ``flow`` reacts to an ECN echo by ns-2's rule (``tcp.ecn_cwr: ns2``), which
+    the ns3 lens builds for the congestion control :data:`NS2_ECHO_CONGESTION`."""
+    mapping = variant_spec(flow.variant).ns3_congestion(flow.params)
+    return (flow.ecn and flow.tcp.ecn_cwr == "ns2" and mapping is not None
+            and mapping.type_id == NS2_ECHO_CONGESTION)
+
+
 def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -> FlowPlan:
     """Flow ``index``'s plan on ns-3's clock (``offset_s`` ahead of the scenario's); a
     connection started established opens ``room_s`` before its start."""
@@ -280,6 +294,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         own += (("ForgetHandshakeRtt", "true"),)
     if getattr(params, "reaction", "halve") == "slow_start":
         own += (("EcnSlowStart", "true"),)
+    if _ns2_echo(flow):
+        own += (("EcnNs2Reaction", "true"),)
     if getattr(params, "loss_cut", "halve") == "ns2":  # ns-2's Vegas restarts from 2
         own += (("LossWindow", "2"),)
     sender_options = (*options, *own, *((("RenoRecovery", "true"),) if reno else ()),
@@ -396,14 +412,17 @@ def scenario_plan(scenario: Scenario, flows: Sequence[ConcreteFlow] | None = Non
             "before its first data segment (RTO = tcp.initial_rto_s, as without "
             "handshake) and the receiver delays its first ACK as any other: the first data "
             "segment leaves at the flow's start into an idle path")
-    ns2_cwr = [f.id for f in flows if f.ecn and f.tcp.ecn_cwr == "ns2"]
+    # ns-2's reaction is built for the loss-based senders; DCTCP reacts by its own rule
+    # (ns-3's CWR state) in both lenses
+    ns2_cwr = [f.id for f in flows if f.ecn and f.tcp.ecn_cwr == "ns2" and not _ns2_echo(f)
+               and not variant_spec(f.variant).exact_ecn_echo]
     if ns2_cwr:
         notes.append(
             f"tcp.ecn_cwr: ns2 (flows {', '.join(ns2_cwr)}): ns-3 reacts to an ECN echo by "
-            "its own rule (TcpSocketBase::EnterCwr: ssthresh half the flight after the "
-            "echoing ACK, the window brought down by PRR and held for a round, as "
-            "tcp.ecn_cwr: ns3 models it in the net lens); ns-2's reaction (half the flight "
-            "before the ACK, growth on every ACK after it) is not built in the ns3 lens")
+            "its own rule (TcpSocketBase::EnterCwr: ssthresh from the congestion control "
+            "on the flight after the echoing ACK, the window brought down by PRR and held "
+            "for a round); ns-2's reaction is built in the ns3 lens only for the "
+            "loss-based variants (tcpn::NewReno)")
     links = tuple(LinkPlan(
         a=link.a, b=link.b, rate_bps=link.rate_bps, delay_s=link.delay_s,
         queue_ab=_queue_plan(link.ab.queue, link), queue_ba=_queue_plan(link.ba.queue, link),

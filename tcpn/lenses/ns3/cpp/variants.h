@@ -168,6 +168,19 @@ class HeldBlocks {
 //   connection in CA_CWR, where duplicate ACKs never start a fast retransmit; this socket
 //   never enters CA_CWR: it hides the ECE flag from TcpSocketBase::ReceivedAck and reacts
 //   in ProcessAck, before ns-3 processes the ACK.
+// * EcnNs2Reaction (tcp.ecn_cwr: ns2, the default, for the loss-based ECN senders): ns-2's
+//   reaction to an echo (TcpAgent::ecn: at most once per window, recover_ = maxseq_; the
+//   window halved at once, slowdown(CLOSE_CWND_HALF | CLOSE_SSTHRESH_HALF)) with the net
+//   model's figures (ecn_reduce): the same echoes as EcnSlowStart react, ssthresh is the
+//   same half of the flight before the ACK and cwnd = ssthresh at once. The reacting ACK
+//   does not grow the window; every new ACK after it does, by the ordinary rule
+//   (congestion avoidance: cwnd = ssthresh), since the connection never enters CA_CWR.
+//   ns-3.44's EnterCwr halves the flight after the ACK (BytesInFlight(), its segments
+//   gone), brings the window down by PRR over the round and grows nothing until an ACK
+//   passes SND.MAX of the reaction (Linux's rule, tcp.ecn_cwr: ns3). With EcnSlowStart
+//   too, cwnd is one segment (S2's rule). The ACK that ends CA_LOSS would grow the window
+//   by the segments above the recovery point whatever ProcessAck is told: both options
+//   set the reaction's window back after it.
 // * GrowOnRecoveryExit (true, ns-3's and ns-2's rule; tcp.recovery_exit_growth: false turns
 //   it off): the ACK that ends fast recovery deflates cwnd to ssthresh and ns-3 then grows
 //   it (IncreaseWindow) as on any ACK of new data; off, cwnd stays at ssthresh (RFC 5681
@@ -244,6 +257,11 @@ class TcpnSocket : public TcpSocketBase {
                               "An ECN echo sets cwnd to one segment (study S2), not CA_CWR",
                               BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnSlowStart),
                               MakeBooleanChecker())
+                .AddAttribute("EcnNs2Reaction",
+                              "An ECN echo sets ssthresh and cwnd to half the flight before "
+                              "the ACK, once per window (ns-2's TcpAgent::ecn), not CA_CWR",
+                              BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_ecnNs2),
+                              MakeBooleanChecker())
                 .AddAttribute("WholeSegments",
                               "A reaction's ssthresh is whole segments (half the flight, "
                               "rounded down: ns-2's and the net model's default)",
@@ -272,13 +290,13 @@ class TcpnSocket : public TcpSocketBase {
         : TcpSocketBase(other), m_keepBackoff(other.m_keepBackoff),
           m_forgetHandshakeRtt(other.m_forgetHandshakeRtt),
           m_delayFirstAck(other.m_delayFirstAck), m_ecnSlowStart(other.m_ecnSlowStart),
-          m_wholeSegments(other.m_wholeSegments),
+          m_ecnNs2(other.m_ecnNs2), m_wholeSegments(other.m_wholeSegments),
           m_growOnRecoveryExit(other.m_growOnRecoveryExit),
           m_synFallbackRto(other.m_synFallbackRto), m_lossWindow(other.m_lossWindow),
           m_forgetSack(other.m_forgetSack) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
-    uint64_t ecn_reactions{0};  // echoes that started slow start (EcnSlowStart)
+    uint64_t ecn_reactions{0};  // echoes reacted to (EcnSlowStart, EcnNs2Reaction)
     Series reactions;           // each reaction: its time and the ssthresh it set (bytes)
     Series timeouts;            // each expiry of the retransmission timer: the new RTO (s)
 
@@ -488,7 +506,7 @@ class TcpnSocket : public TcpSocketBase {
     // F5): the BytesInFlight() calls that follow are the pipe's
     void KeepPipe() const { m_entryFlightNext = false; }
     void ReceivedAckWithEcn(Ptr<Packet> packet, const TcpHeader& header, SequenceNumber32 una) {
-        if (!m_ecnSlowStart || !(header.GetFlags() & TcpHeader::ECE) ||
+        if (!(m_ecnSlowStart || m_ecnNs2) || !(header.GetFlags() & TcpHeader::ECE) ||
             m_tcb->m_ecnState == TcpSocketState::ECN_DISABLED || header.GetAckNumber() <= una) {
             TcpSocketBase::ReceivedAck(packet, header);
             return;
@@ -512,8 +530,9 @@ class TcpnSocket : public TcpSocketBase {
             uint32_t flight = static_cast<uint32_t>(m_tcb->m_highTxMark.Get() - oldHeadSequence);
             uint32_t half = m_wholeSegments ? flight / seg / 2 * seg : flight / 2;
             m_tcb->m_ssThresh = std::max(2 * seg, half);
-            m_tcb->m_cWnd = seg;
-            m_tcb->m_cWndInfl = seg;
+            m_reactionWindow = m_ecnSlowStart ? seg : m_tcb->m_ssThresh.Get();
+            m_tcb->m_cWnd = m_reactionWindow;
+            m_tcb->m_cWndInfl = m_reactionWindow;
             m_cwrHigh = m_tcb->m_nextTxSequence;
             m_reacted = true;
             ++ecn_reactions;
@@ -527,8 +546,15 @@ class TcpnSocket : public TcpSocketBase {
             // ForgetSack: what the receiver held is not delivered again (the class comment)
             currentDelivered = m_lossCredit;
         }
+        bool reacted = m_echo == Echo::REACT;
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered,
                                   oldHeadSequence, receivedData);
+        if (reacted && m_tcb->m_congState != TcpSocketState::CA_RECOVERY) {
+            // the ACK that ends CA_LOSS grew the window by the segments above the recovery
+            // point whatever currentDelivered said: the reacting ACK grows nothing
+            m_tcb->m_cWnd = m_reactionWindow;
+            m_tcb->m_cWndInfl = m_reactionWindow;
+        }
         if (!m_growOnRecoveryExit && recovering &&
             m_tcb->m_congState == TcpSocketState::CA_OPEN) {
             m_tcb->m_cWnd = m_tcb->m_ssThresh.Get();  // undo the exit ACK's IncreaseWindow
@@ -540,6 +566,8 @@ class TcpnSocket : public TcpSocketBase {
     enum class Echo { NONE, REACT, IGNORED };
     bool m_keepBackoff{false}, m_backedOff{false};
     bool m_forgetHandshakeRtt{false}, m_delayFirstAck{false}, m_ecnSlowStart{false};
+    bool m_ecnNs2{false};  // EcnNs2Reaction
+    uint32_t m_reactionWindow{0};  // the cwnd an echo's reaction set (bytes)
     bool m_wholeSegments{true}, m_dataSent{false}, m_reacted{false}, m_established{false};
     bool m_synResent{false};  // a SYN was sent again (its timer expired)
     bool m_growOnRecoveryExit{true};
@@ -1527,7 +1555,8 @@ class TcpL : public NewReno {
     }
 };
 
-// The slow-start reactions of a TcpnSocket (time, ssthresh set); empty for ns-3's socket.
+// The reactions to an ECN echo of a TcpnSocket (EcnSlowStart, EcnNs2Reaction: time,
+// ssthresh set); empty for ns-3's socket and ns-3's own reaction.
 inline Series EcnReactions(Ptr<TcpSocketBase> socket) {
     Ptr<TcpnSocket> own = DynamicCast<TcpnSocket>(socket);
     return own ? own->reactions : Series();
