@@ -106,3 +106,25 @@ def test_explore_stops_at_a_default_limit_and_reports_progress(monkeypatch):
     assert "stopped at the limit max_states=3000" in space.summary()
     assert calls and all(s >= e for s, e in calls)
     assert explore.__defaults__[0] == statespace.DEFAULT_MAX_STATES
+
+
+def test_a_checked_space_is_freed_with_its_last_reference():
+    """The per-space caches of the atoms and of the CTL checker are weak: a process that
+    checks one space after another (the evidence table, a contest run) frees each when it
+    is done with it. The cached columns once held the space strongly, so every space
+    checked stayed in memory to the end of the process."""
+    import gc
+    import weakref
+
+    from tcpn.petrinets.checking.check import check
+    from tcpn.petrinets.checking.formulas import AG, EF, F
+    from tcpn.petrinets.checking.ltl import check_ltl
+
+    space = explore(counter(3))
+    assert truth(space, Deadlock()).tolist() == [False, False, False, True]
+    assert check(space, EF(Deadlock())).holds and not check(space, AG(~Deadlock())).holds
+    assert check_ltl(AG(F(Deadlock())), space).holds  # the LTL product's graph cache
+    freed = weakref.ref(space)
+    del space
+    gc.collect()
+    assert freed() is None

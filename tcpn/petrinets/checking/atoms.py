@@ -117,7 +117,9 @@ class StateColumns:
     """Per-state arrays of one state space, computed on demand and kept."""
 
     def __init__(self, space: StateSpace):
-        self.space = space
+        # a weak reference: the cache that keeps these columns is keyed weakly by the
+        # space, and a strong one from the value would keep every space checked alive
+        self._space = weakref.ref(space)
         self.gen = space.generator
         self.store = self.gen.store
         self.compiled = space.compiled
@@ -132,6 +134,14 @@ class StateColumns:
         self._clock: np.ndarray | None = None
 
     # -- raw fields -------------------------------------------------------------------------
+
+    @property
+    def space(self) -> StateSpace:
+        """The space these columns are of (alive while anyone holds it)."""
+        space = self._space()
+        if space is None:
+            raise ReferenceError("the state space of these columns was freed")
+        return space
     def field(self, p: int) -> np.ndarray:
         """The content number of field ``p`` (a place, or the clock) in every state."""
         store, keys = self.store, self.space.keys

@@ -705,7 +705,9 @@ class _Graph:
 
     def __init__(self, space: Any):
         from tcpn.petrinets.checking.ptcheck import edge_arrays
-        self.space = space
+        # weak: the cache keeping this graph is keyed weakly by the space (a strong
+        # reference here would keep every space checked alive)
+        self._space = weakref.ref(space)
         self.masks: dict[Formula, Any] = {}
         self.lists: dict[Formula, list[bool]] = {}
         from tcpn.petrinets.statespace.ptspace import PTStateSpace
@@ -716,6 +718,14 @@ class _Graph:
         self.expanded: int | None = None if getattr(space, "complete", True) else int(
             space.n_expanded)
 
+
+    @property
+    def space(self) -> Any:
+        """The state space of this graph (alive while anyone holds it)."""
+        space = self._space()
+        if space is None:
+            raise ReferenceError("the state space of this graph was freed")
+        return space
     def arrays(self) -> tuple[Any, Any, Any, Sequence[str]]:
         """``(indptr, targets, labels, names)`` of the state space's edges."""
         return self.edge_arrays
