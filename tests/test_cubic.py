@@ -164,6 +164,35 @@ def test_net_window_stays_whole_through_the_recovery_exit():
     assert np.all(cwnd == np.floor(cwnd)), cwnd[cwnd != np.floor(cwnd)][:5]
 
 
+@pytest.mark.parametrize("lens", [
+    NetLens,
+    pytest.param(Ns3Lens, marks=[pytest.mark.ns3, pytest.mark.skipif(
+        not installed(), reason="pip install 'tcpn[ns3]'")])])
+def test_window_after_a_timeout_levels_at_the_timeouts_maximum(lens):
+    """A timeout sets ``W_max`` as a fast retransmit does (ns-3's ``ReTxTimeout`` calls
+    ``GetSsThresh``; ``CubicReset`` on ``CA_LOSS`` keeps ``m_lastMaxCwnd``). One flow in
+    slow start from the first instant (7 s): a loss at 277 segments (``W_max`` 277), a
+    timeout at 193 (below 277, fast convergence: ``W_max = trunc(193 * 1.7 / 2) = 164``),
+    and the timeout's slow start overshoots to a loss at 141 (near 2.6 s), below 164:
+    ``W_max = trunc(141 * 1.7 / 2) = 119``. The window climbs from 98 to 119 and holds
+    there (the path holds 37 + 100 packets: no loss follows) until the cubic passes it,
+    ``K + 1.36`` s after the epoch opens (``K = cbrt(21 / 0.4) = 3.74`` s; ``trunc(0.4
+    x^3) >= 1`` from ``x = 1.36`` s): after 7 s, in both lenses. With ``W_max = 0`` after
+    the timeout (the net lens until issue 34) the loss at 144 set ``W_max`` 144 and the
+    window climbed to a fourth loss at 139 by 5.4 s."""
+    data = _short()
+    data["tcp"].pop("initial_ssthresh_segments")
+    data["horizon_s"] = 7.0
+    trace = lens_trace(lens(), data)
+    assert len(trace.events("f0", "timeout")) == 1
+    times, cwnd = _window(trace)
+    drops = _reductions(times, cwnd)
+    befores = [before for _, before, _ in drops]
+    assert len(drops) == 3 and befores[1] < befores[0] and befores[2] < int(befores[1] * 0.85)
+    last_max = int(befores[2] * (1 + 0.7) / 2)
+    assert cwnd[times > drops[2][0]].max() == last_max == 119
+
+
 # --------------------------------------------------------------------------- 100 Mbit/s
 
 REFERENCE_100M = "scenarios/reference/cubic_2flows_100m.yaml"

@@ -70,8 +70,9 @@ def test_cubic_keeps_no_copy_of_a_scoreboard_the_sender_keeps():
         (arc,) = [a for a in net.arcs_of("timeout") if a.place == "cubic" and
                   "cubic_timeout" in a.inscription]
         return arc.inscription
-    assert timeout_state(False) == "cubic_timeout(c, t.sacked, t.una)"
-    assert timeout_state(True) == "cubic_timeout(c, c.kept, t.una)"
+    timeout = "cubic_timeout(c, t.cwnd, CUBIC_BETA, FAST_CONV, {}, t.una)"
+    assert timeout_state(False) == timeout.format("t.sacked")
+    assert timeout_state(True) == timeout.format("c.kept")
 
 
 @pytest.mark.ns3

@@ -31,9 +31,15 @@ The window is in whole segments, grown one segment at a time:
   ns-3's ``IncreaseWindow`` by every segment the exit ACK passes (:func:`cubic_exit`:
   the count left in ``cnt`` grows the window one segment on each of the next ACKs;
   with the base sender's NewReno step the window lagged ns-3's by up to 4 segments for
-  150 ms after each recovery at 100 Mbit/s, tests/test_cubic.py). A timeout then
-  forgets everything but the counter (ns-3's ``CubicReset`` on ``CA_LOSS``): ``W_max =
-  0``, no ``delay_min``. What the receiver held before the timeout is not delivered
+  150 ms after each recovery at 100 Mbit/s, tests/test_cubic.py). A timeout sets
+  ``W_max`` as a fast retransmit does (ns-3's ``ReTxTimeout`` calls ``GetSsThresh``),
+  then forgets the rest but the counter (``CubicReset`` on ``CA_LOSS`` keeps
+  ``m_lastMaxCwnd`` and ``m_cWndCnt``): no epoch, no ``delay_min``, no Reno window. With
+  ``W_max = 0`` there (this model until issue 34) the window after the timeout's slow
+  start grew at ``CntClamp``'s pace, 5 % a round, with no plateau: on
+  cubic_2flows_100m the flow that timed out at 405 segments reached 1075 in 2.6 s where
+  ns-3's levelled at 344, and the two flows' split stayed unequal for the 60 s. What the
+  receiver held before the timeout is not delivered
   again when a retransmission fills the hole below it: :func:`cubic_delivered` counts
   it out with the base sender's scoreboard, kept across the timeout with
   ``tcp.sack_after_timeout: keep``; with ``forget`` (the default) the base sender clears
@@ -236,16 +242,25 @@ def cubic_loss(c: Any, cwnd: float, beta: float, fast_convergence: bool) -> Any:
 
 
 @net_function
-def cubic_timeout(c: Any, sacked: tuple[tuple[int, int], ...], una: int) -> Any:
-    """State after a timeout (ns-3's ``CubicReset``): only the counter ``cnt`` stays, and
-    the scoreboard ``sacked`` the sender forgets there (its own empty ``kept`` when it
-    keeps it): what the receiver holds is not delivered again.
+def cubic_timeout(c: Any, cwnd: float, beta: float, fast_convergence: bool,
+                  sacked: tuple[tuple[int, int], ...], una: int) -> Any:
+    """State after a timeout at window ``cwnd``: ``W_max`` as :func:`cubic_loss` sets it
+    (ns-3's ``ReTxTimeout`` calls ``GetSsThresh`` before ``CongestionStateSet(CA_LOSS)``,
+    whose ``CubicReset`` leaves ``m_lastMaxCwnd`` alone), the counter ``cnt``, and the
+    scoreboard ``sacked`` the sender forgets there (its own empty ``kept`` when it keeps
+    it): what the receiver holds is not delivered again. The rest is reset.
 
-    >>> c = cubic_timeout(Cubic(3, 50, 50, 2.0, -1.0, 0.05, 7, 40, (), 5, 60.0), ((5, 9),), 2)
-    >>> c == cubic_start()._replace(cnt=3, kept=((5, 9),))
+    A timeout at 405 segments below a maximum of 579 (fast convergence: ``trunc(405 *
+    1.7 / 2) = 344``):
+
+    >>> c = cubic_timeout(Cubic(3, 579, 579, 2.0, 1.5, 0.05, 7, 40, (), 5, 60.0), 405.0,
+    ...                   0.7, True, ((5, 9),), 2)
+    >>> c == cubic_start()._replace(cnt=3, last_max=344, kept=((5, 9),))
     True
     """
-    return cubic_start()._replace(cnt=c.cnt, kept=merge_sack(sacked, c.kept, una))
+    return cubic_start()._replace(cnt=c.cnt,
+                                  last_max=cubic_loss(c, cwnd, beta, fast_convergence).last_max,
+                                  kept=merge_sack(sacked, c.kept, una))
 
 
 @net_function
@@ -324,7 +339,8 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     # what is forgotten (an empty list of runs; a literal () would be read as CPN ML's
     # unit by the export's type inference)
     forgotten = "c.kept" if config.sack_keep and config.variant == "sack" else "t.sacked"
-    track(net, "timeout", "cubic", "c", f"cubic_timeout(c, {forgotten}, t.una)")
+    track(net, "timeout", "cubic", "c",
+          f"cubic_timeout(c, t.cwnd, CUBIC_BETA, FAST_CONV, {forgotten}, t.una)")
     wrap_output(net, "timeout", "tcb",
                 "({base})._replace(ssthresh=cubic_ssthresh(t.cwnd, CUBIC_BETA))")
     return net
