@@ -166,13 +166,10 @@ def test_sack_one_loss():
     assert window(result, "ssthresh_bytes") == [64, 2.5]
 
 
-def test_ecn_halves_once_per_window_and_never_retransmits():
-    # A -(1 Gbit/s)- R -(1 Mbit/s, threshold ECN K = 2)- B, initial cwnd 10, ECN NewReno.
-    # The burst of 10 reaches R almost at once: seq 0 starts transmission, 1..3 find 0..2
-    # queued, seq 4.. find > 2 and are CE-marked. ACKs 1..4 (no ECE) grow cwnd to 14 and
-    # raise high to 18; ACK 5 echoes CE: ssthresh = cwnd = max(2, (18 - 4) / 2) = 7, and
-    # later ECEs of that window are ignored (RFC 3168 6.1.2).
-    scenario = validate_scenario({
+def _ecn_burst(**tcp: object):
+    """A -(1 Gbit/s)- R -(1 Mbit/s, threshold ECN K = 2)- B, one ECN NewReno flow whose
+    initial window of 10 reaches R at once (``tcp`` adds TCP settings)."""
+    return validate_scenario({
         "name": "ecn", "horizon_s": 1.0,
         "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.001},
                   {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
@@ -180,8 +177,16 @@ def test_ecn_halves_once_per_window_and_never_retransmits():
         "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno"}],
         "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
                 "delack_count": 1, "initial_cwnd_segments": 10,
-                "initial_ssthresh_segments": 64, "handshake": False}})
-    result = run(scenario)
+                "initial_ssthresh_segments": 64, "handshake": False, **tcp}})
+
+
+def test_ecn_halves_once_per_window_and_never_retransmits():
+    # A -(1 Gbit/s)- R -(1 Mbit/s, threshold ECN K = 2)- B, initial cwnd 10, ECN NewReno.
+    # The burst of 10 reaches R almost at once: seq 0 starts transmission, 1..3 find 0..2
+    # queued, seq 4.. find > 2 and are CE-marked. ACKs 1..4 (no ECE) grow cwnd to 14 and
+    # raise high to 18; ACK 5 echoes CE: ssthresh = cwnd = max(2, (18 - 4) / 2) = 7, and
+    # later ECEs of that window are ignored (RFC 3168 6.1.2).
+    result = run(_ecn_burst())
     assert window(result, "cwnd_bytes")[:7] == pytest.approx([10, 11, 12, 13, 14, 7, 7 + 1 / 7])
     assert window(result, "ssthresh_bytes")[:2] == [64, 7]
     events = result.trace.flow_events
@@ -196,16 +201,7 @@ def test_ecn_cwr_ns3_halves_the_flight_after_the_ack_and_holds_the_round():
     # echoes CE with high 18; ssthresh = cwnd = (18 - 5) // 2 = 6 (the flight after the
     # ACK's segment has left it; ns2: (18 - 4) // 2 = 7); ACKs 6..18 leave the window at
     # 6; ACK 19, past cwr_high 18, grows it again: 6 + 1/6.
-    scenario = validate_scenario({
-        "name": "ecn", "horizon_s": 1.0,
-        "links": [{"a": "A", "b": "R", "rate_bps": 1e9, "delay_s": 0.001},
-                  {"a": "R", "b": "B", "rate_bps": 1e6, "delay_s": 0.01,
-                   "ab": {"queue": {"kind": "threshold_ecn", "k": 2, "limit": 100}}}],
-        "flows": [{"id": "f", "src": "A", "dst": "B", "variant": "ecn_newreno"}],
-        "tcp": {"segment_size_bytes": MSS, "timestamps": False, "sack": False,
-                "delack_count": 1, "initial_cwnd_segments": 10, "ecn_cwr": "ns3",
-                "initial_ssthresh_segments": 64, "handshake": False}})
-    result = run(scenario)
+    result = run(_ecn_burst(ecn_cwr="ns3"))
     assert window(result, "cwnd_bytes")[:7] == pytest.approx([10, 11, 12, 13, 14, 6, 6 + 1 / 6])
     assert window(result, "ssthresh_bytes")[:2] == [64, 6]
     cwnd = result.trace.series("cwnd_bytes", "f")
