@@ -94,6 +94,7 @@ from tcpn.solvers.fluid.bottleneck import (
     FlowClass,
     convergence_metrics,
     run_summary,
+    validate_link,
 )
 from tcpn.solvers.fluid.dde import KERNEL, DdeSystem, Trajectory, lagged, solve
 
@@ -409,12 +410,7 @@ def _run(Y, S, E, aux, ring, phases, prm, cls, h, n_steps, f1, f2, y1):
 
 
 def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
-    if not classes:
-        raise InputError("fluid BBR: at least one flow class is needed (N = 0)")
-    if not link.capacity_pps > 0:
-        raise InputError(f"fluid BBR: capacity_pps must be > 0 (got {link.capacity_pps})")
-    if not link.buffer_pkts >= 1:
-        raise InputError(f"fluid BBR: buffer_pkts must be >= 1 (got {link.buffer_pkts})")
+    validate_link(classes, link, "fluid BBR")
     if link.aqm != "droptail":
         raise InputError(f"fluid BBR: aqm {link.aqm!r}: the BBR fluid model has a drop-tail "
                          "queue only")

@@ -79,6 +79,7 @@ __all__ = [
     "convergence_metrics",
     "run_summary",
     "simulate_bottleneck",
+    "validate_link",
 ]
 
 Variant = Literal["reno", "reno_sawtooth", "vegas", "bbr"]
@@ -1182,13 +1183,19 @@ class BottleneckRun:
         return self._queue_signal(SQ_INFLOW)
 
 
-def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
+def validate_link(classes: Sequence[FlowClass], link: Bottleneck, model: str) -> None:
+    """What every fluid model over one bottleneck needs (``model`` names it in the error):
+    a flow class, a positive capacity, a buffer of at least one packet."""
     if not classes:
-        raise InputError("fluid bottleneck: at least one flow class is needed (N = 0)")
+        raise InputError(f"{model}: at least one flow class is needed (N = 0)")
     if not link.capacity_pps > 0:
-        raise InputError(f"fluid bottleneck: capacity_pps must be > 0 (got {link.capacity_pps})")
+        raise InputError(f"{model}: capacity_pps must be > 0 (got {link.capacity_pps})")
     if not link.buffer_pkts >= 1:
-        raise InputError(f"fluid bottleneck: buffer_pkts must be >= 1 (got {link.buffer_pkts})")
+        raise InputError(f"{model}: buffer_pkts must be >= 1 (got {link.buffer_pkts})")
+
+
+def _validate(classes: Sequence[FlowClass], link: Bottleneck) -> None:
+    validate_link(classes, link, "fluid bottleneck")
     if link.aqm not in _AQMS:
         raise InputError(f"fluid bottleneck: unknown aqm {link.aqm!r}; choose {sorted(_AQMS)}")
     if link.aqm == "red":
