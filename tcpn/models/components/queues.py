@@ -134,11 +134,18 @@ class QueueDiscipline:
         _enqueue(net, "enqueue", "arrivals", "p", self.fits)
         _drop(net, "drop", "arrivals", "p", f"not ({self.fits})")
 
+    @property
+    def idle_from(self) -> str:
+        """When the queue the leaving packet ``p`` empties becomes idle (an expression of
+        the firing, a name or parenthesised): ``now``, when it leaves."""
+        return "now"
+
     def dequeues(self) -> tuple[Dequeue, ...]:
         """The ways a packet leaves (one class: one way)."""
         return (Dequeue(
             inputs=(("fifo", "(h, n, b, e)"), ("buffer", "(h, p)")),
-            outputs=(("fifo", "(h + 1, n - 1, b - p.size, now if n == 1 else e)"),),
+            outputs=(("fifo", f"(h + 1, n - 1, b - p.size, {self.idle_from} "
+                              "if n == 1 else e)"),),
         ),)
 
     def direct(self) -> Dequeue | None:
@@ -332,22 +339,15 @@ class RedQueue(QueueDiscipline):
         super().build(net)
 
     @property
-    def _idle_from(self) -> str:
-        """When the queue emptied by the leaving packet ``p`` becomes idle (the interface
-        net declares ``L2_BYTES`` and ``RATE_BPS``; the line's serialisation time)."""
-        return "now + (p.size + L2_BYTES) * 8.0 / RATE_BPS" if self.idle_after_line else "now"
-
-    def dequeues(self) -> tuple[Dequeue, ...]:
-        return (Dequeue(
-            inputs=(("fifo", "(h, n, b, e)"), ("buffer", "(h, p)")),
-            outputs=(("fifo", f"(h + 1, n - 1, b - p.size, "
-                              f"({self._idle_from}) if n == 1 else e)"),),
-        ),)
+    def idle_from(self) -> str:
+        """When the line has finished ``p`` (the interface net declares ``L2_BYTES`` and
+        ``RATE_BPS``: the line's serialisation time), or ``now`` on a wireless station."""
+        return "(now + (p.size + L2_BYTES) * 8.0 / RATE_BPS)" if self.idle_after_line else "now"
 
     def direct(self) -> Dequeue | None:
         # RED has decided (an empty queue always accepts); leaving restarts the idle time
         return Dequeue(inputs=(("decided", "(p, v)"), ("fifo", "(h, n, b, e)")),
-                       outputs=(("fifo", f"(h, n, b, {self._idle_from})"),),
+                       outputs=(("fifo", f"(h, n, b, {self.idle_from})"),),
                        guard="v == 'accept' and n == 0", priority=P_DECIDED - 1)
 
     def events(self) -> dict[str, str]:
