@@ -410,6 +410,44 @@ def test_fast_retransmit_behind_a_delayed_ack_agrees_with_ns3():
     assert _acks_before_recovery(_acks_lost_after_a_hole(), "ns3", 4) == 2
 
 
+def _up_to_recovery_behind_a_delayed_ack(lens: str) -> tuple[list[float], list[int], float]:
+    """In ``lens``: the windows before the fast retransmit, the new segments sent before
+    it and the ssthresh it sets (segments)."""
+    trace = evaluate(_hole_behind_a_delayed_ack(), lens=lens).trace
+    events = trace.flow_events
+    resent = events[events.event == "retransmit"]["time_s"].min()
+    sent = events[(events.event == "send") & (events.time_s < resent)]
+    ssthresh = trace.series("ssthresh_bytes")
+    entered = ssthresh[ssthresh["value"] < ssthresh["value"].iloc[0]]["time_s"].min()
+    cwnd = trace.series("cwnd_bytes")
+    before = cwnd[cwnd["time_s"] < entered]["value"] / MSS
+    return ([round(v, 6) for v in before], [int(s) // MSS for s in sent["seq"]],
+            round(float(ssthresh["value"].iloc[1]) / MSS, 6))
+
+
+def test_the_window_does_not_grow_on_a_cumulative_ack_that_is_a_duplicate():
+    # RFC 6675 5: the ACK of 6 (acknowledging 4, SACKing 6) is processed as a duplicate,
+    # steps (1)-(3), then "(3.4) Terminate processing of this ACK": no growth. Slow start:
+    # 0..9 leave at 0; ACK 2 (0, 1): cwnd 11, sends 10-12; ACK 4 (2, 3): cwnd 12, sends
+    # 13-15; 5 is lost, 4 is held and 6 draws ACK 5 SACKing 6: cwnd stays 12, DupAcks 1,
+    # and 16 - 5 + 1 <= 12 + 1 lets 16 (in the window) and 17 (limited transmit) leave;
+    # the ACK of 7 sends 18, the ACK of 8 retransmits 5 with ssthresh = (19 - 5 - 2) / 2 =
+    # 6 (17 and 18 left by limited transmit, RFC 5681 3.2 step 2). Growing to 13 on the
+    # ACK of 6 sent 16-18 on it and 19 on the next, and halved (20 - 5 - 2) / 2 = 6.5.
+    assert _up_to_recovery_behind_a_delayed_ack("net") == ([10, 11, 12], list(range(19)), 6)
+
+
+@pytest.mark.ns3
+def test_ns3_does_not_grow_the_window_on_a_cumulative_ack_that_is_a_duplicate():
+    # ns-3's ProcessAck: DupAck moves CA_OPEN to CA_DISORDER, and IncreaseWindow runs only
+    # in CA_OPEN; the ns3 lens's FlightSize leaves out what that ACK sent beyond the
+    # window (TcpnSocket's m_highAfterNewAck)
+    from tcpn.lenses.ns3.loader import installed
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    assert _up_to_recovery_behind_a_delayed_ack("ns3") == ([10, 11, 12], list(range(19)), 6)
+
+
 def _acks_lost_after_a_hole():
     """SACK sender, an ACK per segment, initial cwnd 10: segment 4 lost on A->B and the
     duplicate ACKs of 5 and 6 on B->A (ACKs are numbered from 0 as they cross: segment

@@ -406,6 +406,14 @@ class TcpConfig(_Strict):
     not refused for them: a scenario written out with every default
     (:meth:`Scenario.to_yaml`, the sweeps' and fits' copies) states it for every flow,
     and could then not be read back.
+    ``pipe_counts_sacked_retransmits`` (with ``sack``): fast recovery's pipe (the segments
+    presumed in the network, which the window must exceed for a segment to leave) keeps
+    counting a segment retransmitted in the recovery after the receiver SACKs it, until the
+    cumulative ACK passes it, as ns-3.44's ``TcpTxBuffer::BytesInFlight`` does
+    (``TcpTxBuffer::Update`` leaves the SACKed segment's retransmitted flag set; ns-3-dev
+    fixed it after ns-3.48, issue 1190); ``false`` (the default) counts it out when SACKed,
+    as RFC 6675's ``SetPipe`` does. Both lenses follow the option (the ns3 lens's
+    ``TcpnSocket`` with ``SackedRetransmitsOut``, docs/validation.md, ``cubic_2flows_100m``).
     ``data_retries``: ``None`` (the default) never gives a connection up, however often one
     segment's retransmission times out, as ns-2's ``TcpAgent`` (the studies' simulator,
     which backs off to ``maxrto_`` and keeps sending) and the net model do; a number closes
@@ -441,6 +449,7 @@ class TcpConfig(_Strict):
     ns3_reno_sack: bool = False
     ns3_rto_reset: bool = False
     sack_after_timeout: Literal["forget", "keep"] = "forget"
+    pipe_counts_sacked_retransmits: bool = False
     data_retries: PositiveInt | None = None
 
     @property

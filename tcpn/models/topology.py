@@ -163,6 +163,7 @@ def sender_config(flow: ConcreteFlow, i: int, dst: int,
         syn_retries=tcp.syn_retries, whole_segments=tcp.ssthresh_whole_segments,
         exit_growth=tcp.recovery_exit_growth, ecn_cwr=tcp.ecn_cwr,
         sack_keep=flow.sack_after_timeout == "keep",
+        pipe_counts_sacked_retransmits=tcp.pipe_counts_sacked_retransmits,
         ecn_reaction=str(getattr(flow.params, "reaction", "halve")))
 
 

@@ -87,7 +87,9 @@ trace shows only the first of a run), the sender socket of every connection with
 (``tcp.ecn_cwr: ns2``), ``GrowOnRecoveryExit`` (off with
 ``tcp.recovery_exit_growth: false``), ``ForgetSack`` (a timeout forgets the SACK
 scoreboard; off with ``tcp.sack_after_timeout: keep``, ns-3's own rule, and for a variant
-registered with ``keeps_sack_after_timeout``: ``ConcreteFlow.sack_after_timeout``);
+registered with ``keeps_sack_after_timeout``: ``ConcreteFlow.sack_after_timeout``),
+``SackedRetransmitsOut`` (a retransmission the receiver SACKs leaves the pipe, RFC 6675;
+off with ``tcp.pipe_counts_sacked_retransmits``, ns-3's own rule);
 :data:`RFC_SOCKET` is its subclass."""
 PPP_BYTES = 2
 """The header ns-3's point-to-point device adds to every packet."""
@@ -289,6 +291,8 @@ def _flow_plan(flow: ConcreteFlow, index: int, offset_s: float, room_s: float) -
         # the rule the flow runs: the option, or keep for a variant registered with
         # keeps_sack_after_timeout (BBR), in both lenses
         ("ForgetSack", _bool(flow.sack_after_timeout == "forget")),
+        # RFC 6675's pipe unless the scenario asks for ns-3.44's (both lenses)
+        ("SackedRetransmitsOut", _bool(not tcp.pipe_counts_sacked_retransmits)),
         ("SynFallbackRto", f"{SYN_FALLBACK_RTO_S:g}s"))
     if not tcp.handshake:
         own += (("ForgetHandshakeRtt", "true"),)

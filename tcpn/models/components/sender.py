@@ -35,7 +35,8 @@ dupacks`` outstanding while ``dupacks < DUPTHRESH`` and not in fast recovery; ns
 same through its "Reno SACK" scoreboard), and the ``ssthresh`` of the fast retransmit leaves
 those segments out of FlightSize (RFC 5681 3.2 step 2). With SACK a duplicate ACK is
 one that SACKs new data, a cumulative one too (RFC 6675 5: the ACK a receiver holding a
-delayed ACK sends for the first segment above a hole is the first duplicate), and a
+delayed ACK sends for the first segment above a hole is the first duplicate; the window
+does not grow on it, :func:`growth_withheld`), and a
 duplicate ACK that leaves the first unacknowledged segment lost by the scoreboard starts
 the fast retransmit before ``DUPTHRESH`` (RFC 6675 5 step 2; ns-3's ``DupAck`` does both).
 A partial ACK restarts the count of
@@ -86,6 +87,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpn.errors import InputError
+from tcpn.models.components.extend import track
 from tcpn.models.components.packets import (
     ACK_SEQ,
     ECT,
@@ -112,10 +114,10 @@ from tcpn.petrinets.net import ArcKind
 from tcpn.petrinets.net_functions import net_function
 
 __all__ = ["ACK_TRANSITIONS", "FINE_RETRANSMITS", "INITIAL_TCB", "LOSS_BASED", "NEW_DATA_ACKS",
-           "PARTIAL_ACKS", "RETRANSMITTED", "RTT", "TCB", "SenderConfig",
-           "data_segment", "grow", "half_flight", "karn_sample", "resent_flight",
-           "retransmissions", "rto_after", "sack_hole", "sack_pipe", "sacked_count",
-           "sender_net"]
+           "PARTIAL_ACKS", "RETRANSMITTED", "RTT", "RUNS", "TCB", "SenderConfig",
+           "data_segment", "duplicate_new_ack", "grow", "growth_withheld", "half_flight",
+           "karn_sample", "recovery_pipe", "resent_flight", "retransmissions", "rto_after",
+           "sack_hole", "sack_pipe", "sacked_count", "sender_net"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
@@ -137,9 +139,11 @@ RETRANSMITTED = {"fast_retransmit": "t.una", "partial_ack": "a.ack",
                  "later_partial_ack": "a.ack", "sack_retransmit": "sack_hole(t, DUPTHRESH)",
                  **dict.fromkeys(FINE_RETRANSMITS, "t.una")}
 
+#: Runs of segments, sorted and disjoint ``(start, end)`` pairs (a SACK scoreboard).
+RUNS = ListSet(ProductSet(INT, INT), name="Runs")
 TCB = RecordSet("Tcb", cwnd=REAL, ssthresh=REAL, una=IntSet(0), nxt=IntSet(0), high=IntSet(0),
                 dupacks=IntSet(0), recover=IntSet(0), inrec=BOOL, cwr_high=IntSet(0),
-                cwr_pending=BOOL, sacked=ListSet(ProductSet(INT, INT), name="Runs"),
+                cwr_pending=BOOL, sacked=RUNS,
                 highrxt=IntSet(0), partial=BOOL, limited=IntSet(0))
 Tcb: Any = TCB.record_type
 #: The ``tcb`` a connection opens with (an inscription over the sender's declarations).
@@ -176,6 +180,10 @@ class SenderConfig:
     ``sack_keep`` (SACK senders): a timeout keeps the scoreboard (ns-3's and Linux's rule)
     and the go-back-N after it skips what the scoreboard holds; false (the default) clears
     it there (RFC 2018 8, ns-2's ``Sack1TcpAgent``): see :func:`sender_net`.
+    ``pipe_counts_sacked_retransmits`` (SACK senders): fast recovery's pipe keeps counting
+    a segment retransmitted in the recovery once the receiver SACKs it, until the
+    cumulative ACK passes it (ns-3.44's ``BytesInFlight``); false (the default) counts
+    it out when SACKed (RFC 6675 ``SetPipe``): see :func:`recovery_pipe`.
     """
 
     flow: int
@@ -208,6 +216,7 @@ class SenderConfig:
     whole_segments: bool = True
     exit_growth: bool = True
     sack_keep: bool = False
+    pipe_counts_sacked_retransmits: bool = False
 
     def __post_init__(self) -> None:
         where = f"sender of flow {self.flow}"
@@ -539,26 +548,66 @@ def retransmissions(net: PetriNet) -> dict[str, str]:
     return {t: seq for t, seq in RETRANSMITTED.items() if t in sending}
 
 
+def duplicate_new_ack(sack: bool) -> str:
+    """The condition (over the ACK ``a`` of new data and the control block ``t`` before
+    it) under which that ACK, outside a recovery, is also a duplicate ACK: with SACK, RFC
+    6675 2 makes an ACK a duplicate when its SACK blocks identify data not SACKed before,
+    and 5 counts it "regardless of its status as a cumulative acknowledgment" (the ACK
+    that the first segment above a hole draws from a receiver holding a delayed ACK
+    acknowledges the segment before the hole and SACKs the one above it). Without SACK a
+    cumulative ACK is never a duplicate.
+
+    >>> duplicate_new_ack(False)
+    'False'
+    """
+    if not sack:
+        return "False"
+    return "(merge_sack(t.sacked, a.sack, a.ack) != merge_sack(t.sacked, (), a.ack))"
+
+
+def growth_withheld(sack: bool) -> str:
+    """The condition (over ``a`` and ``t``, as :func:`duplicate_new_ack`) under which an
+    ACK of new data outside fast recovery leaves the window as it is.
+
+    An ACK that is also a duplicate (:func:`duplicate_new_ack`) is processed as one, RFC
+    6675 5 steps (1)-(3) (fast retransmit, or limited transmit), which end "(3.4) Terminate
+    processing of this ACK": the window does not grow on it. ns-3.44 does the same
+    (``TcpSocketBase::ProcessAck``: ``isDupack = scoreboardUpdated`` whatever the ACK
+    number, ``DupAck`` moves ``CA_OPEN`` to ``CA_DISORDER`` first, the ``CA_DISORDER``
+    branch goes back to ``CA_OPEN`` only for an ACK that is not a duplicate, and
+    ``IncreaseWindow`` runs only in ``CA_OPEN``). After a timeout, until the ACKs pass its
+    recovery point, every ACK of new data grows the window (RFC 5681 3.1; ns-3's
+    ``DupAck`` returns at once in ``CA_LOSS``, whose branch calls ``IncreaseWindow``).
+    Growing the window on such an ACK too sent three segments on it (the segment it
+    acknowledged, the limited-transmit one and the growth's) where ns-3 sends two: on one
+    CUBIC flow at 100 Mbit/s (tests/test_cubic.py) the third overflowed the buffer, a drop
+    more than ns-3's, and the window after that recovery lagged ns-3's by 2 segments; the
+    growth steps taken there had also put the net lens's second loss 3.7 ms after ns-3's.
+
+    >>> growth_withheld(False)
+    'False'
+    """
+    if not sack:
+        return "False"
+    return f"({duplicate_new_ack(sack)} and t.una >= t.recover)"
+
+
 def _opening_dupacks(sack: bool) -> str:
     """The duplicate-ACK count after a cumulative ACK outside a recovery (an expression
     over the ACK ``a`` and the control block ``t`` before it).
 
-    Without SACK the count starts again from 0. With SACK, RFC 6675 5 resets it and then
-    counts the ACK as a duplicate "regardless of its status as a cumulative
-    acknowledgment" when its SACK blocks identify data not SACKed before: the ACK that the
-    first segment above a hole draws from a receiver holding a delayed ACK acknowledges
-    the segment before the hole and SACKs the one above it, and is the first of the
-    duplicates (ns-3: ``isDupack = scoreboardUpdated`` whatever the ACK number, and
-    ``m_dupAckCount`` kept, "At the third one we will retransmit"). Counting it from 0
-    left the fast retransmit waiting for a fourth ACK, which a small window often has no
-    segment left to draw, so the hole waited a round trip longer or for the timer.
+    RFC 6675 5 resets it, then counts the ACK if it is also a duplicate
+    (:func:`duplicate_new_ack`; ns-3: ``m_dupAckCount`` kept, "At the third one we will
+    retransmit"). Counting it from 0 left the fast retransmit waiting for a fourth ACK,
+    which a small window often has no segment left to draw, so the hole waited a round trip
+    longer or for the timer.
 
     >>> _opening_dupacks(False)
     '0'
     """
     if not sack:
         return "0"
-    return "(1 if merge_sack(t.sacked, a.sack, a.ack) != merge_sack(t.sacked, (), a.ack) else 0)"
+    return f"(1 if {duplicate_new_ack(sack)} else 0)"
 
 
 def _recovery_entry(sack: bool) -> str:
@@ -581,10 +630,45 @@ def _recovery_entry(sack: bool) -> str:
     return f"({counted} or {lost})"
 
 
+def recovery_pipe(sacked_retransmits: bool) -> str:
+    """The inscription of fast recovery's pipe, the segments presumed in the network (over
+    the control block ``t`` and, with ``sacked_retransmits``, the runs ``k`` of the place
+    ``skipped``).
+
+    RFC 6675 ``SetPipe`` (:func:`sack_pipe`) counts nothing for a SACKed segment. ns-3.44
+    keeps counting a retransmitted one after the receiver SACKs it (``sacked_retransmits``,
+    the scenario's ``tcp.pipe_counts_sacked_retransmits``): its pipe,
+    ``TcpTxBuffer::BytesInFlight``, is ``m_sentSize - m_sackedOut - m_lostOut +
+    m_retrans``, and ``TcpTxBuffer::Update`` (src/internet/model/tcp-tx-buffer.cc), when it
+    marks a segment SACKed, clears its lost flag but not its retransmitted one, which only
+    ``RemoveFromCounts`` (the cumulative ACK) and ``SetSentListLost`` (a timeout) clear. Each
+    retransmission the receiver SACKs stays a segment of the pipe until the ACKs pass it,
+    and holds back a segment that RFC 6675's step (C) would send (ns-3's own
+    ``BytesInFlightRFC``, unused, skips it; ns-3-dev fixed it after ns-3.48, commit
+    380573ef1, issue 1190).
+
+    Every unSACKed segment of ``[una, highrxt)`` was sent again in this recovery (the fast
+    retransmit sends ``una``, ``sack_retransmit`` the first lost segment at or above
+    ``highrxt``, a partial ACK moves ``highrxt`` up to ``una``), so the SACKed ones there
+    are those retransmitted and then SACKed, and those NextSeg passed over because they were
+    SACKed already: ``skipped`` holds the latter (``sack_retransmit`` adds the run from
+    ``max(una, highrxt)`` to its hole, the fast retransmit empties it). ns-3 counts the
+    former.
+
+    >>> recovery_pipe(False)
+    'sack_pipe(t, DUPTHRESH)'
+    """
+    if not sacked_retransmits:
+        return "sack_pipe(t, DUPTHRESH)"
+    return ("(sack_pipe(t, DUPTHRESH) + sacked_count(t.sacked, t.una, t.highrxt) "
+            "- sacked_count(k, t.una, t.highrxt))")
+
+
 def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     """The sender module. Ports: ``out`` (data segments out) and ``acks`` (ACKs in)."""
     variant = config.variant.removeprefix("ecn_")
     ecn, sack = config.uses_ecn, variant == "sack"
+    sacked_retransmits = sack and config.pipe_counts_sacked_retransmits
     net = PetriNet(name)
     net.declare(
         FLOW=config.flow, DST=config.dst, DATA_BYTES=config.segment_bytes + config.header_bytes,
@@ -595,6 +679,7 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         INIT_SSTHRESH=float(config.initial_ssthresh), INIT_RTO=config.initial_rto_s,
         grow=grow, sack_pipe=sack_pipe, sack_hole=sack_hole, Tcb=Tcb, Rtt=Rtt,
         **({"resent_flight": resent_flight} if sack and config.sack_keep else {}),
+        **({"sacked_count": sacked_count} if sacked_retransmits else {}),
         **FUNCTIONS)
     net.add_place(Place("start", UNIT.timed(), initial=[Token((), config.start_s)]))
     net.add_place(Place("tcb", TCB))
@@ -626,7 +711,9 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
         window_open = (f"((t.una < t.recover and resent_flight(t) + 1 <= t.cwnd and "
                        f"t.nxt - t.una + 1 <= WINDOW) or (t.una >= t.recover and "
                        f"{window_open}))")
-    pipe_open = "sack_pipe(t, DUPTHRESH) + 1 <= min(t.cwnd, WINDOW)"
+    pipe_open = f"{recovery_pipe(sacked_retransmits)} + 1 <= min(t.cwnd, WINDOW)"
+    if sacked_retransmits:  # what NextSeg passed over, SACKed (recovery_pipe)
+        net.add_place(Place("skipped", RUNS, initial=[()]))
     send_guard = f"{has_data} and {window_open}"
     if sack:
         send_guard = (f"{has_data} and ((not t.inrec and {window_open}) or (t.inrec and "
@@ -635,6 +722,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     net.add_transition(T("send", guard=send_guard))
     net.add_input("tcb", "send", "t")
     net.add_read("rtt", "send", "r")
+    if sacked_retransmits:
+        net.add_read("skipped", "send", "k")
     if config.has_application:
         net.add_read("app", "send", "w")
     beyond_cwnd = ", limited=t.limited + (1 if not t.inrec and t.nxt - t.una + 1 > t.cwnd " \
@@ -693,6 +782,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     grown = "grow(t.cwnd, t.ssthresh, a.ack - t.una)"
     if linux_cwr:  # no growth in the reduced round (ns-3's CA_CWR)
         grown = f"({grown} if {passed_cwr} else t.cwnd)"
+    if sack:  # no growth on an ACK that is also a duplicate (RFC 6675 5 step 3.4)
+        grown = f"(t.cwnd if {growth_withheld(sack)} else {grown})"
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
                    f"t._replace(cwnd={grown}, {advance_open})", new_data=True)
     # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize
@@ -746,6 +837,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
                        f"inrec=True, recover=t.high, highrxt=t.una + 1, partial=False, "
                        f"sacked={scoreboard('t.una')})", new_data=False,
                        retransmit=RETRANSMITTED["fast_retransmit"])
+        if sacked_retransmits:
+            track(net, "fast_retransmit", "skipped", "k", "()")
         inflate = "t.cwnd" if sack else "t.cwnd + 1.0"
         ack_transition("recovery_dup_ack", f"{dup} and t.inrec",
                        f"t._replace(cwnd={inflate}, dupacks=t.dupacks + 1, "
@@ -781,6 +874,9 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
             hole = RETRANSMITTED["sack_retransmit"]
             net.add_output("tcb", "sack_retransmit", f"t._replace(highrxt={hole} + 1)")
             net.add_output("out", "sack_retransmit", data_segment(hole, "False"))
+            if sacked_retransmits:
+                track(net, "sack_retransmit", "skipped", "k",
+                      f"merge_sack(k, ((max(t.una, t.highrxt), {hole}),), t.una)")
 
     net.add_transition(T("timeout"))
     net.add_input("timer", "timeout", "()")

@@ -120,6 +120,18 @@ class HeldBlocks {
     }
     // The number of disjoint blocks held
     size_t Blocks() const { return m_blocks.size(); }
+    // Every block forgotten (SND.UNA stays)
+    void Clear() { m_blocks.clear(); }
+    // The parts of [start, end) that `from` holds, added (both advanced to the same ACKs)
+    void AddHeld(const HeldBlocks& from, uint32_t startSeq, uint32_t endSeq) {
+        if (!from.m_started) return;
+        uint64_t start = from.Place(startSeq), end = from.Place(endSeq);
+        for (const auto& [low, high] : from.m_blocks) {
+            if (low >= end) break;
+            uint64_t a = std::max(low, start), b = std::min(high, end);
+            if (b > a) Add(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+        }
+    }
 
   private:
     // `seq` on the line: SND.UNA's place plus the signed 32-bit distance from SND.UNA
@@ -203,6 +215,18 @@ class HeldBlocks {
 //   go-back-N has sent it again (a transmission resets the segment's delivery), and
 //   counts what came in hidden blocks: on cubic_2flows ns-3's window grew a segment a
 //   round faster than the net model's on either count corrected by m_held alone.
+// * SackedRetransmitsOut (on with SACK unless tcp.pipe_counts_sacked_retransmits is true;
+//   off is ns-3's own rule): a segment sent again that the receiver then
+//   SACKs leaves the pipe, as RFC 6675's SetPipe counts it (nothing for a SACKed octet).
+//   ns-3.44's BytesInFlight (m_sentSize - m_sackedOut - m_lostOut + m_retrans) keeps it:
+//   TcpTxBuffer::Update clears a SACKed segment's lost flag but not its retransmitted one,
+//   which only the cumulative ACK (RemoveFromCounts) and a timeout (SetSentListLost)
+//   clear (ns-3-dev fixed it after ns-3.48, commit 380573ef1, issue 1190). Each such
+//   segment held back one segment of fast recovery until the ACKs passed it (one CUBIC
+//   flow of cubic_2flows, 0.970-0.976 s: six SACKed retransmissions, six ACKs without a
+//   send). The socket records what it sends again (m_resent, since the last timeout) and
+//   which of it the ACKs ns-3 reads SACK (m_resentSacked), and takes those bytes out of
+//   BytesInFlight.
 // With SACK, a fast retransmit takes ssthresh from FlightSize, as RFC 6675 (5, step 4.2:
 // "ssthresh = cwnd = (FlightSize / 2)") and RFC 5681 (3.2 step 2: FlightSize = the data
 // outstanding, "additional data sent in limited transmit MUST NOT be included") say, and
@@ -278,6 +302,13 @@ class TcpnSocket : public TcpSocketBase {
                               "the recovery point (RFC 2018 8, ns-2); false: ns-3's (keeps it)",
                               BooleanValue(false), MakeBooleanAccessor(&TcpnSocket::m_forgetSack),
                               MakeBooleanChecker())
+                .AddAttribute("SackedRetransmitsOut",
+                              "A retransmitted segment the receiver SACKs leaves the pipe (RFC "
+                              "6675 SetPipe); false: ns-3's BytesInFlight counts it until the "
+                              "cumulative ACK",
+                              BooleanValue(false),
+                              MakeBooleanAccessor(&TcpnSocket::m_sackedRetransmitsOut),
+                              MakeBooleanChecker())
                 .AddAttribute("LossWindow",
                               "The window a timeout restarts from (segments; ns-3: 1, ns-2's "
                               "Vegas: 2)",
@@ -293,7 +324,8 @@ class TcpnSocket : public TcpSocketBase {
           m_ecnNs2(other.m_ecnNs2), m_wholeSegments(other.m_wholeSegments),
           m_growOnRecoveryExit(other.m_growOnRecoveryExit),
           m_synFallbackRto(other.m_synFallbackRto), m_lossWindow(other.m_lossWindow),
-          m_forgetSack(other.m_forgetSack) {}
+          m_forgetSack(other.m_forgetSack),
+          m_sackedRetransmitsOut(other.m_sackedRetransmitsOut) {}
     TypeId GetInstanceTypeId() const override { return GetTypeId(); }
 
     uint64_t ecn_reactions{0};  // echoes reacted to (EcnSlowStart, EcnNs2Reaction)
@@ -310,6 +342,10 @@ class TcpnSocket : public TcpSocketBase {
         m_flightSizeNext = m_sackEnabled || RfcRulesWithoutSack();
         if (Forgets() && m_txBuffer->Size() > 0) {
             m_txBuffer->SetSentListLost(true);  // ForgetSack: every segment sent is lost
+        }
+        if (CountsOutSackedRetransmits()) {  // SetSentListLost clears every retransmitted flag
+            m_resent.Clear();
+            m_resentSacked.Clear();
         }
         TcpSocketBase::ReTxTimeout();
         m_flightSizeNext = false;
@@ -366,7 +402,12 @@ class TcpnSocket : public TcpSocketBase {
             m_rto = Max(m_rtt->GetEstimate(), m_synFallbackRto);
         }
         m_dataSent = true;
-        return TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        bool resend = seq < m_tcb->m_highTxMark;
+        uint32_t sent = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        if (resend && sent > 0 && CountsOutSackedRetransmits()) {
+            m_resent.Add(seq.GetValue(), (seq + sent).GetValue());
+        }
+        return sent;
     }
     // Karn's rule for the SYN (RFC 6298 3): ns-3 finds the history entry a retransmission
     // repeats by `entry.seq <= seq < entry.seq + count`, which a SYN's entry (count 0)
@@ -406,12 +447,21 @@ class TcpnSocket : public TcpSocketBase {
             m_creditNext = false;
         }
         if (Forgets()) Hold(m_held, header);
+        if (CountsOutSackedRetransmits()) NoteSackedRetransmits(seen);
         // a fast retransmit this ACK starts takes ssthresh from FlightSize (BytesInFlight)
         m_entryFlightNext = rfc && m_tcb->m_congState != TcpSocketState::CA_RECOVERY;
         ReceivedAckWithEcn(packet, seen, una);
         m_entryFlightNext = false;
         m_creditNext = false;
-        if (header.GetAckNumber() > una) m_highAfterNewAck = m_tcb->m_highTxMark;
+        if (header.GetAckNumber() > una) {
+            // an ACK of new data that is also a duplicate (CA_DISORDER) sends beyond the
+            // window by limited transmit (RFC 5681 3.2 step 2: not part of FlightSize)
+            SequenceNumber32 high = m_tcb->m_highTxMark;
+            if (m_tcb->m_congState == TcpSocketState::CA_DISORDER) {
+                high = std::min(high, m_txBuffer->HeadSequence() + m_tcb->m_cWnd.Get());
+            }
+            m_highAfterNewAck = high;
+        }
     }
     // The bytes the scoreboard holds SACKed below the ACK of `header`: all it holds SACKed
     // less what the ACK's own SACK blocks still report above its cumulative point (a
@@ -434,6 +484,20 @@ class TcpnSocket : public TcpSocketBase {
     }
     // ForgetSack on a connection with SACK
     bool Forgets() const { return m_forgetSack && m_sackEnabled; }
+    // SackedRetransmitsOut on a connection with SACK
+    bool CountsOutSackedRetransmits() const { return m_sackedRetransmitsOut && m_sackEnabled; }
+    // SackedRetransmitsOut: what the SACK blocks ns-3 reads in `header` cover of the
+    // segments sent again
+    void NoteSackedRetransmits(const TcpHeader& header) {
+        uint32_t ack = header.GetAckNumber().GetValue();
+        m_resent.Advance(ack);
+        m_resentSacked.Advance(ack);
+        if (Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK)) {
+            for (const auto& block : DynamicCast<const TcpOptionSack>(option)->GetSackList()) {
+                m_resentSacked.AddHeld(m_resent, block.first.GetValue(), block.second.GetValue());
+            }
+        }
+    }
     // `header` with its SACK blocks cut to what lies at or above `floor` (ForgetSack)
     static TcpHeader SackAtOrAbove(const TcpHeader& header, SequenceNumber32 floor) {
         Ptr<const TcpOption> option = header.GetOption(TcpOption::SACK);
@@ -484,7 +548,8 @@ class TcpnSocket : public TcpSocketBase {
     }
     // EnterRecovery halves the first BytesInFlight() it asks for (with SACK; without, that
     // + 1 segment): here FlightSize less what was sent since the latest ACK of new data
-    // (on duplicate ACKs: limited transmit), made halvable
+    // (on duplicate ACKs: limited transmit) or beyond its window (one that was also a
+    // duplicate), made halvable
     uint32_t BytesInFlight() const override {
         if (m_flightSizeNext) {  // ReTxTimeout: ssthresh = max(2 MSS, this / 2)
             m_flightSizeNext = false;
@@ -500,7 +565,14 @@ class TcpnSocket : public TcpSocketBase {
             if (m_sackEnabled) return half;
             return half > segment ? half - segment : 0;
         }
-        return TcpSocketBase::BytesInFlight();
+        uint32_t pipe = TcpSocketBase::BytesInFlight();
+        if (!CountsOutSackedRetransmits()) return pipe;
+        // SackedRetransmitsOut: the SACKed segments sent again are not in flight
+        uint32_t sacked = m_resentSacked.Bytes(m_txBuffer->HeadSequence().GetValue(),
+                                               m_tcb->m_highTxMark.Get().GetValue());
+        pipe -= std::min(pipe, sacked);
+        m_tcb->m_bytesInFlight = pipe;
+        return pipe;
     }
     // A recovery entered without a fast retransmit (Rfc5681Socket, ns-2's fine timer, rule
     // F5): the BytesInFlight() calls that follow are the pipe's
@@ -575,12 +647,17 @@ class TcpnSocket : public TcpSocketBase {
     uint32_t m_lossWindow{1};  // LossWindow (segments)
     bool m_forgetSack{false};  // ForgetSack
     HeldBlocks m_held;  // ForgetSack: every block SACKed, above SND.UNA
+    bool m_sackedRetransmitsOut{false};  // SackedRetransmitsOut
+    // SackedRetransmitsOut: what was sent again since the last timeout, above SND.UNA, and
+    // what of it the ACKs SACKed
+    HeldBlocks m_resent, m_resentSacked;
     uint32_t m_lossCredit{0};  // ForgetSack: what the ACK in hand delivers in CA_LOSS
     bool m_creditNext{false};  // ForgetSack: ProcessAck takes m_lossCredit
     mutable bool m_flightSizeNext{false};   // the next BytesInFlight() is ReTxTimeout's
     mutable bool m_entryFlightNext{false};  // the next BytesInFlight() is EnterRecovery's
-    // SND.MAX after the latest ACK of new data: what was sent beyond it before a fast
-    // retransmit went out on duplicate ACKs (limited transmit)
+    // SND.MAX after the latest ACK of new data, at most SND.UNA + cwnd after one that was
+    // also a duplicate: what was sent beyond it before a fast retransmit went out by
+    // limited transmit
     SequenceNumber32 m_highAfterNewAck{0};
     Echo m_echo{Echo::NONE};
     TcpSocketState::EcnState_t m_ecnStateBefore{TcpSocketState::ECN_DISABLED};

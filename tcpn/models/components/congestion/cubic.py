@@ -5,6 +5,9 @@ The window is in whole segments, grown one segment at a time:
 
 * an ACK counts the segments it newly acknowledges (:func:`cubic_delivered`: not already
   on the scoreboard, as ns-3's ``currentDelivered``);
+* an ACK of new data that is also a duplicate (it SACKs new data) takes only the RTT
+  sample (ns-3's ``PktsAcked`` in ``CA_DISORDER``) and leaves the window and the counter
+  as they are (:func:`~tcpn.models.components.sender.growth_withheld`);
 * slow start (``cwnd < ssthresh``) adds every segment an ACK delivers (ns-3 counts
   bytes there, RFC 3465, to stand for Linux's quick ACKs); the ACK makes no
   congestion-avoidance step;
@@ -67,6 +70,7 @@ from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import (
     NEW_DATA_ACKS,
     SenderConfig,
+    growth_withheld,
     sacked_count,
     sender_net,
 )
@@ -316,8 +320,13 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
                 cubic_timeout=cubic_timeout, cubic_ack=cubic_ack, cubic_exit=cubic_exit)
     net.add_place(Place("cubic", CUBIC, initial=[cubic_start()]))
     ack = "cubic_ack(c, t, a, r2.srtt, now, CUBIC_C, CUBIC_BETA, FRIENDLY, CUBIC_DELTA)"
+    window = f"({ack}).window"
+    withheld = growth_withheld(config.variant == "sack")
+    if withheld != "False":  # only PktsAcked on an ACK that is also a duplicate
+        ack = f"(cubic_rtt(c, r2.srtt, now, CUBIC_DELTA) if {withheld} else {ack})"
+        window = f"(t.cwnd if {withheld} else {window})"
     track(net, "new_ack", "cubic", "c", ack)
-    wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd=({ack}).window)")
+    wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd={window})")
     # the ACK that ends fast recovery grows the window as CUBIC (ns-3's IncreaseWindow),
     # not by the base sender's NewReno step (a fraction of a segment on CUBIC's window)
     exit_growth = config.exit_growth and "recovery_exit" in net.transitions
