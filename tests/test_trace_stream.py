@@ -17,6 +17,8 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ import yaml
 
 from tcpn.errors import InputError
 from tcpn.experiments.sweep.campaign import RunTask, execute
-from tcpn.lenses import evaluate, make_run, run_once
+from tcpn.lenses import evaluate, make_run, run_once, streamed_run
 from tcpn.lenses import net as net_lens
 from tcpn.lenses import run as run_module
 from tcpn.lenses.replications import replicate
@@ -358,3 +360,38 @@ def test_sweep_runs_and_unkept_replications_stream_their_traces(
     in_memory = [run_once(scenario, "net", make_run(scenario, 3, i)).summary for i in (0, 1)]
     assert record["summary"] == json_ready(in_memory[1])
     assert replicated.summaries == in_memory
+
+
+KILLED_RUN = """
+from tcpn.lenses import make_run, streamed_run
+from tcpn.models.scenario import dumbbell
+scenario = dumbbell(pairs=1, horizon_s=3600.0)
+with streamed_run(scenario, "net", make_run(scenario)):
+    pass
+"""
+
+
+def test_the_trace_of_a_killed_run_is_removed_by_the_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker its pool terminates cannot remove its directory; the next run does
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN], env=env, cwd=ROOT)
+    try:
+        for _ in range(600):  # until its trace is being written (at most a minute)
+            written = list(tmp_path.glob(f"tcpn-run-pid{process.pid}-*/*/*.parquet"))
+            if written or process.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert written, "the run wrote no trace"
+    finally:
+        process.kill()
+        process.wait()
+    killed = written[0].parents[1]
+    assert killed.is_dir()
+    scenario = dumbbell(pairs=1, horizon_s=0.5)
+    with streamed_run(scenario, "net", make_run(scenario)) as result:
+        assert result.trace.directory is not None
+        assert result.trace.directory.parent.parent == tmp_path
+        assert not killed.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from tcpn.models.metrics import summarize
 from tcpn.models.scenario import Scenario
 from tcpn.models.summary import SummaryStream
 from tcpn.models.traces import ScenarioResult, TraceWriter, atomic_directory, provenance
+from tcpn.scratch import scratch
 
 __all__ = ["run_once", "streamed_run"]
 
@@ -64,7 +64,8 @@ def streamed_run(scenario: Scenario, lens: str, run: Run,
                  options: dict[str, Any] | None = None) -> Iterator[ScenarioResult]:
     """:func:`run_once` with its trace streamed to a private temporary directory, the
     result valid within the block; the directory is removed when the block ends, also on
-    error.
+    error, and that of a process killed mid-run (a worker its pool terminated) by the
+    next run's (:func:`tcpn.scratch.scratch`).
 
     For a caller that reads the result and keeps only what it read: held in memory, a
     long run's trace grows with the horizon (S3's heaviest 802.11 point, 100 s: a peak of
@@ -74,8 +75,8 @@ def streamed_run(scenario: Scenario, lens: str, run: Run,
     computed from the trace read back (a lens that wrote rows out of time order). The
     numbers are those of an in-memory run: the same chunks, the same tables when read.
     """
-    with tempfile.TemporaryDirectory(prefix="tcpn-run-") as directory:
-        yield run_once(scenario, lens, run, Path(directory) / "result", options)
+    with scratch("run") as directory:
+        yield run_once(scenario, lens, run, directory / "result", options)
 
 
 def _summary_stream(scenario: Scenario, writer: TraceWriter) -> SummaryStream:
