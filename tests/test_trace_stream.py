@@ -6,6 +6,9 @@ its files only when used. The summary must be the one the whole trace gives: her
 the way ``summarize`` computed it before streaming (pandas on the whole trace, kept below
 as ``whole_trace_summary``), bit for bit but for the time-weighted means, which are now
 rounded once instead of summed by ``np.dot`` (a few units in the last place).
+The callers that read a run and let it go (a study's measure, a sweep's record,
+replications whose traces are not kept) stream it to a temporary directory
+(``streamed_run``): the numbers of the run kept in memory, the directory gone afterwards.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +29,18 @@ import pytest
 import yaml
 
 from tcpn.errors import InputError
-from tcpn.lenses import evaluate
+from tcpn.experiments.sweep.campaign import RunTask, execute
+from tcpn.lenses import evaluate, make_run, run_once, streamed_run
 from tcpn.lenses import net as net_lens
+from tcpn.lenses import run as run_module
 from tcpn.lenses.replications import replicate
 from tcpn.models import metrics
-from tcpn.models.scenario import dumbbell, load_scenario
+from tcpn.models.fields import with_fields
+from tcpn.models.scenario import dumbbell, load_scenario, validate_scenario
 from tcpn.models.summary import SummaryStream
 from tcpn.models.traces import SCHEMAS, Trace, TraceWriter
+from tcpn.outputs import json_ready
+from tcpn.reports.studies.experiments import measured_run
 
 ROOT = Path(__file__).resolve().parents[1]
 MEANS = ("cwnd_mean_bytes", "mean_packets", "mean_bytes")
@@ -256,3 +266,132 @@ def test_a_missing_table_is_named_when_first_read(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"queue_events\.parquet: cannot read the "
                                          r"queue_events table"):
         _ = trace.queue_events
+
+
+# ------------------------------------------------------------- runs read, then let go
+
+def same(measured: Any, expected: Any) -> bool:
+    """Equal, key order and types included, NaN equal to NaN (a measure's missing value)."""
+    if isinstance(measured, float) and isinstance(expected, float):
+        return measured == expected or (math.isnan(measured) and math.isnan(expected))
+    if isinstance(measured, dict) and isinstance(expected, dict):
+        return list(measured) == list(expected) and all(
+            same(measured[k], expected[k]) for k in measured)
+    if isinstance(measured, list | tuple) and isinstance(expected, list | tuple):
+        return type(measured) is type(expected) and len(measured) == len(expected) and all(
+            map(same, measured, expected))
+    return type(measured) is type(expected) and measured == expected
+
+
+def s1_point(horizon_s: float) -> Any:
+    """S1's Exp 1 with Vegas (net-lens changes applied) cut to ``horizon_s``."""
+    from tcpn.reports.studies import s1
+
+    (experiment,) = [e for e in s1.experiments(s1.SETTINGS["quick"]) if e.name == "exp1_vegas"]
+    mapping = dict(with_fields(experiment.scenario, experiment.lens_changes.get("net", {})))
+    return validate_scenario(mapping | {"horizon_s": horizon_s})
+
+
+@pytest.fixture
+def writers(monkeypatch: pytest.MonkeyPatch) -> list[Path | None]:
+    """The directory of every trace writer ``run_once`` makes (None: kept in memory)."""
+    made: list[Path | None] = []
+
+    class Recording(TraceWriter):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self.directory)
+
+    monkeypatch.setattr(run_module, "TraceWriter", Recording)
+    return made
+
+
+@pytest.mark.parametrize("lens", ["net", "fluid"])
+def test_a_study_run_is_measured_on_a_streamed_trace_removed_afterwards(
+        lens: str, monkeypatch: pytest.MonkeyPatch, writers: list[Path | None]) -> None:
+    # S1's measure reads the trace (run 0's series); the fluid lens writes rows out of
+    # time order, so its summary is computed from the trace read back from the directory
+    from tcpn.reports.studies import s1
+
+    measure = s1.a_flow_rates
+    seen: list[Path | None] = []
+
+    def spying(result: Any, replication: int) -> dict[str, Any]:
+        seen.append(result.trace.directory)
+        return measure(result, replication)
+
+    monkeypatch.setattr(s1, "a_flow_rates", spying)
+    scenario = s1_point(horizon_s=7.0)
+    options = {"lens": lens, "measure": "tcpn.reports.studies.s1:a_flow_rates"}
+    measured = measured_run(scenario, 1, 0, options)
+    (directory,) = seen
+    assert directory is not None and writers[0] is not None
+    assert not directory.exists() and not writers[0].exists()
+    kept = run_once(scenario, lens, make_run(scenario, 1, 0))  # the trace in memory
+    assert kept.trace.directory is None and writers[1] is None
+    expected = measure(kept, 0)
+    assert measured["series"] and same(measured, expected)
+
+
+def test_a_failed_measure_leaves_no_trace_behind(monkeypatch: pytest.MonkeyPatch,
+                                                 writers: list[Path | None]) -> None:
+    from tcpn.reports.studies import s1
+
+    def failing(result: Any, replication: int) -> dict[str, Any]:
+        raise ValueError(f"cannot measure {result.trace.directory}")
+
+    monkeypatch.setattr(s1, "a_flow_rates", failing)
+    options = {"lens": "net", "measure": "tcpn.reports.studies.s1:a_flow_rates"}
+    with pytest.raises(ValueError, match="cannot measure /"):
+        measured_run(s1_point(horizon_s=6.0), 1, 0, options)
+    (directory,) = writers
+    assert directory is not None and not directory.exists()
+
+
+def test_sweep_runs_and_unkept_replications_stream_their_traces(
+        writers: list[Path | None]) -> None:
+    scenario = dumbbell(pairs=2, horizon_s=2.0)
+    record, files = execute(RunTask("key", 0, scenario, "net", (), 3, 1))
+    replicated = replicate(scenario, "net", seed=3, replications=2, workers=1,
+                           keep_traces=False)
+    assert files is None and replicated.runs == []
+    assert len(writers) == 3
+    assert all(d is not None and not d.exists() for d in writers), writers
+    in_memory = [run_once(scenario, "net", make_run(scenario, 3, i)).summary for i in (0, 1)]
+    assert record["summary"] == json_ready(in_memory[1])
+    assert replicated.summaries == in_memory
+
+
+KILLED_RUN = """
+from tcpn.lenses import make_run, streamed_run
+from tcpn.models.scenario import dumbbell
+scenario = dumbbell(pairs=1, horizon_s=3600.0)
+with streamed_run(scenario, "net", make_run(scenario)):
+    pass
+"""
+
+
+def test_the_trace_of_a_killed_run_is_removed_by_the_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker its pool terminates cannot remove its directory; the next run does
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-c", KILLED_RUN], env=env, cwd=ROOT)
+    try:
+        for _ in range(600):  # until its trace is being written (at most a minute)
+            written = list(tmp_path.glob(f"tcpn-run-pid{process.pid}-*/*/*.parquet"))
+            if written or process.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert written, "the run wrote no trace"
+    finally:
+        process.kill()
+        process.wait()
+    killed = written[0].parents[1]
+    assert killed.is_dir()
+    scenario = dumbbell(pairs=1, horizon_s=0.5)
+    with streamed_run(scenario, "net", make_run(scenario)) as result:
+        assert result.trace.directory is not None
+        assert result.trace.directory.parent.parent == tmp_path
+        assert not killed.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -28,7 +28,7 @@ from scipy import stats
 
 from tcpn.errors import InputError
 from tcpn.lenses.base import make_run
-from tcpn.lenses.run import run_once
+from tcpn.lenses.run import run_once, streamed_run
 from tcpn.models.scenario import AGGREGATE_NAME, Scenario
 from tcpn.models.traces import ScenarioResult
 from tcpn.outputs import atomic_directory
@@ -184,11 +184,22 @@ class ReplicationResult:
 
 def _run(scenario: Scenario, lens: str, seed: int, index: int, output: Path | None,
          options: dict[str, Any], keep_trace: bool) -> ScenarioResult | dict[str, Any]:
-    """One replication (in a worker process): the result, or only its summary record."""
-    result = run_once(scenario, lens, make_run(scenario, seed, index), output, options)
+    """One replication (in a worker process): the result, or only its summary record
+    (its trace, unless written to ``output``, streamed to a temporary directory removed
+    afterwards: :func:`~tcpn.lenses.run.streamed_run`)."""
+    run = make_run(scenario, seed, index)
+    if output is None and not keep_trace:
+        with streamed_run(scenario, lens, run, options) as result:
+            return _record(result)
+    result = run_once(scenario, lens, run, output, options)
     if keep_trace:  # read now: ``output`` is inside a directory renamed when all are done
         result.trace.in_memory()
         return result
+    return _record(result)
+
+
+def _record(result: ScenarioResult) -> dict[str, Any]:
+    """What a replication returns when its trace is not kept."""
     return {"summary": result.summary, "seed": result.seed, "wall_time_s": result.wall_time_s}
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from tcpn import __version__
 from tcpn.experiments.sweep.spec import Sweep
 from tcpn.experiments.sweep.store import RECORD_FORMAT, CampaignStore, run_key
-from tcpn.lenses import get_lens, make_run, run_once
+from tcpn.lenses import get_lens, make_run, streamed_run
 from tcpn.lenses.ns3.worker import jobs_cpu_s
 from tcpn.models.scenario import Scenario
 from tcpn.outputs import json_ready
@@ -73,7 +73,10 @@ def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
     """Run ``task`` (in a worker): its record, and its trace files when asked to keep them.
 
     An exception of the run becomes the record's ``error``; Ctrl-C is not caught. Its
-    CPU time counts the ns-3 jobs the run sent to its worker process.
+    CPU time counts the ns-3 jobs the run sent to its worker process. A lens's trace
+    streams to a temporary directory removed once the record is made
+    (:func:`~tcpn.lenses.run.streamed_run`), so a worker's memory does not grow with the
+    horizon.
     """
     wall, cpu = time.perf_counter(), time.process_time() + jobs_cpu_s()
     summary: Any = None
@@ -88,13 +91,14 @@ def execute(task: RunTask) -> tuple[dict[str, Any], dict[str, bytes] | None]:
             summary = evaluate(task.scenario, task.seed, task.replication, dict(task.options))
         else:
             run = make_run(task.scenario, task.seed, task.replication)
-            result = run_once(task.scenario, task.lens, run, None, dict(task.options))
-            summary, provenance = result.summary, result.provenance
-            wireless = result.provenance.get("lens", {}).get("wireless") or None
-            if task.keep_trace:
-                with tempfile.TemporaryDirectory() as tmp:
-                    result.trace.save(Path(tmp))
-                    trace_files = {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir())}
+            with streamed_run(task.scenario, task.lens, run, dict(task.options)) as result:
+                summary, provenance = result.summary, result.provenance
+                wireless = result.provenance.get("lens", {}).get("wireless") or None
+                if task.keep_trace:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        result.trace.save(Path(tmp))
+                        trace_files = {p.name: p.read_bytes()
+                                       for p in sorted(Path(tmp).iterdir())}
     except Exception as exc:  # the run's record says what went wrong; the others go on
         error = f"{type(exc).__name__}: {exc}"
         summary, trace_files = None, None

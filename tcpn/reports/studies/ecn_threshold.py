@@ -247,7 +247,7 @@ def study_table(lens: str = "net", replications: int = 1, seed: int | None = Non
 
     Returns the table (one row per experiment) and ``{stem: segment_delays frame}``.
     """
-    from tcpn.lenses import evaluate
+    from tcpn.lenses import make_run, replicate, streamed_run
     from tcpn.lenses.replications import mean_ci
     from tcpn.models.metrics import segment_delays
     from tcpn.models.scenario import load_scenario
@@ -257,11 +257,12 @@ def study_table(lens: str = "net", replications: int = 1, seed: int | None = Non
         path = Path(directory) / f"{stem}.yaml" if directory is not None else None
         scenario = load_scenario(path) if path is not None else s2_scenario(marking, loss,
                                                                           name=stem)
-        single: Any = evaluate(scenario, lens=lens, seed=seed)
-        summaries = [single.summary]
-        if replications > 1:
-            summaries = evaluate(scenario, lens=lens, seed=seed,
-                                 replications=replications).summaries
+        with streamed_run(scenario, lens, make_run(scenario, seed)) as single:
+            summaries = [single.summary]
+            delays[stem] = segment_delays(single.trace, "tcp")
+        if replications > 1:  # only the summaries: the traces are not kept
+            summaries = replicate(scenario, lens=lens, seed=seed, replications=replications,
+                                  keep_traces=False).summaries
         flows = [s["flows"]["tcp"] for s in summaries]
 
         def mean(key: str, scale: float = 1.0, rows_: list[dict[str, Any]] = flows) -> float:
@@ -280,7 +281,6 @@ def study_table(lens: str = "net", replications: int = 1, seed: int | None = Non
             "queue_max_pkts": mean("max_packets", 1.0,
                                    [s["queues"]["R->D"] for s in summaries]),
             "runs": len(summaries)}
-        delays[stem] = segment_delays(single.trace, "tcp")
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("experiment"), delays
 
 

@@ -259,13 +259,17 @@ def measured_run(scenario: Any, seed: int, replication: int,
     """A study's run as an evaluation of the sweep engine's campaigns
     (:func:`tcpn.experiments.sweep.campaign.run_tasks`): the lens ``options["lens"]`` run
     once, measured by the study's measurement ``options["measure"]`` (``module:function``);
-    the campaign stores what it returns under the run's content key."""
-    from tcpn.lenses import make_run, run_once
+    the campaign stores what it returns under the run's content key. The run's trace is
+    streamed to a temporary directory that is removed once measured
+    (:func:`~tcpn.lenses.run.streamed_run`): a worker's memory does not grow with the
+    horizon, and a measure that reads the trace reads the tables it uses."""
+    from tcpn.lenses import make_run, streamed_run
 
     module, _, name = str(options["measure"]).partition(":")
     measure = getattr(importlib.import_module(module), name)
-    result = run_once(scenario, str(options["lens"]), make_run(scenario, seed, replication))
-    return dict(measure(result, replication))
+    with streamed_run(scenario, str(options["lens"]),
+                      make_run(scenario, seed, replication)) as result:
+        return dict(measure(result, replication))
 
 
 def _cpu_s() -> float:
