@@ -382,12 +382,14 @@ def _acks_before_recovery(scenario, lens: str, hole: int) -> int:
     return int((acks["time_s"] <= entered + 1e-9).sum())
 
 
-def _hole_behind_a_delayed_ack():
-    """SACK sender, delayed ACKs every two segments, initial cwnd 10, segment 5 lost:
-    segment 4 leaves the receiver with a delayed ACK pending, so segment 6 draws an ACK
-    that acknowledges 4 (a cumulative ACK) and SACKs 6."""
-    return two_nodes("sack", [5], segments=40, delack_count=2, limited_transmit=True,
-                     initial_cwnd_segments=10, recovery_exit_growth=True)
+def _hole_behind_a_delayed_ack(variant: str = "sack"):
+    """SACK sender (``variant`` on SACK recovery; DCTCP with ECN), delayed ACKs every two
+    segments, initial cwnd 10, segment 5 lost: segment 4 leaves the receiver with a
+    delayed ACK pending, so segment 6 draws an ACK that acknowledges 4 (a cumulative ACK)
+    and SACKs 6."""
+    return two_nodes(variant, [5], segments=40, delack_count=2, limited_transmit=True,
+                     initial_cwnd_segments=10, recovery_exit_growth=True, sack=True,
+                     ecn=variant == "dctcp")
 
 
 def test_a_cumulative_ack_that_sacks_new_data_counts_as_a_duplicate():
@@ -410,10 +412,11 @@ def test_fast_retransmit_behind_a_delayed_ack_agrees_with_ns3():
     assert _acks_before_recovery(_acks_lost_after_a_hole(), "ns3", 4) == 2
 
 
-def _up_to_recovery_behind_a_delayed_ack(lens: str) -> tuple[list[float], list[int], float]:
+def _up_to_recovery_behind_a_delayed_ack(lens: str, variant: str = "sack") -> tuple[
+        list[float], list[int], float]:
     """In ``lens``: the windows before the fast retransmit, the new segments sent before
     it and the ssthresh it sets (segments)."""
-    trace = evaluate(_hole_behind_a_delayed_ack(), lens=lens).trace
+    trace = evaluate(_hole_behind_a_delayed_ack(variant), lens=lens).trace
     events = trace.flow_events
     resent = events[events.event == "retransmit"]["time_s"].min()
     sent = events[(events.event == "send") & (events.time_s < resent)]
@@ -446,6 +449,65 @@ def test_ns3_does_not_grow_the_window_on_a_cumulative_ack_that_is_a_duplicate():
     if not installed():
         pytest.skip("pip install 'tcpn[ns3]'")
     assert _up_to_recovery_behind_a_delayed_ack("ns3") == ([10, 11, 12], list(range(19)), 6)
+
+
+#: The same case on the senders whose window is grown by a congestion module, not by the
+#: base sender's new_ack (module, then the windows, the segments sent and the ssthresh of
+#: the hand derivations below).
+_GROWN_ELSEWHERE = {
+    "linux_reno": ([10, 12, 14], list(range(21)), 7),
+    "dctcp": ([10, 12, 14], list(range(21)), 7),
+    "vegas": ([10, 11, 12], list(range(19)), 6),
+    "modified_vegas": ([10, 11, 12], list(range(19)), 6),
+    "adaptive_vegas": ([10, 11, 12], list(range(19)), 6),
+    "westwood_plus": ([10, 11, 12], list(range(19)), 2),
+    "tcp_l": ([10, 11, 12], list(range(19)), 6),
+}
+
+
+@pytest.mark.parametrize("variant", ["linux_reno", "dctcp"])
+def test_linux_reno_growth_waits_on_a_cumulative_ack_that_is_a_duplicate(variant):
+    # ns-3's TcpLinuxReno (and TcpDctcp, one) grows only in IncreaseWindow, which ProcessAck
+    # skips in CA_DISORDER; DCTCP's PktsAcked still counts the ACK (no marks here). Slow
+    # start adds the segments acknowledged: 0..9 at 0; ACK 2 (0, 1): cwnd 12, sends
+    # 10-13; ACK 4 (2, 3): cwnd 14, sends 14-17; ACK 5 SACKing 6: cwnd stays 14, DupAcks
+    # 1, 18 (in the window 5..18) and 19 (limited transmit) leave; the ACK of 7 sends 20;
+    # the ACK of 8 retransmits 5 with ssthresh = 14 / 2 = 7 (Linux halves the window).
+    # Growing to 15 on the ACK of 6 sent 18-20 on it, 21 on the next, and ssthresh 7.5.
+    assert _up_to_recovery_behind_a_delayed_ack("net", variant) == _GROWN_ELSEWHERE[variant]
+
+
+@pytest.mark.parametrize("variant", ["vegas", "modified_vegas", "adaptive_vegas"])
+def test_vegas_takes_no_step_on_a_cumulative_ack_that_is_a_duplicate(variant):
+    # The ns3 lens's Vegas family (tcpn::SampledVegas) samples, decides and grows in
+    # IncreaseWindow, skipped in CA_DISORDER. 0..9 at 0; ACK 2 ends the first round (one
+    # sample, Diff 0 <= gamma: slow start, growth on): cwnd 11, sends 10-12, the next
+    # round ends past 10; ACK 4: +1, cwnd 12, sends 13-15; ACK 5 SACKing 6: no sample, no step,
+    # cwnd 12, 16 and 17 (limited transmit) leave; the ACK of 7 sends 18, the ACK of 8
+    # retransmits 5 with ssthresh (19 - 5 - 2) / 2 = 6. The +1 on the ACK of 6 sent 16-18
+    # on it, 19 on the next, and ssthresh 6.5.
+    assert _up_to_recovery_behind_a_delayed_ack("net", variant) == _GROWN_ELSEWHERE[variant]
+
+
+@pytest.mark.parametrize("variant", ["westwood_plus", "tcp_l"])
+def test_newreno_growth_of_other_variants_waits_on_a_cumulative_ack_that_is_a_duplicate(
+        variant):
+    # Westwood+ and TCP-L grow as NewReno on the base sender's new_ack (the derivation of
+    # test_the_window_does_not_grow_on_a_cumulative_ack_that_is_a_duplicate); Westwood+'s
+    # ssthresh is max(2, BWE * RTTmin), its floor this early
+    assert _up_to_recovery_behind_a_delayed_ack("net", variant) == _GROWN_ELSEWHERE[variant]
+
+
+@pytest.mark.ns3
+@pytest.mark.parametrize("variant", ["linux_reno", "dctcp", "vegas", "adaptive_vegas",
+                                     "westwood_plus", "tcp_l"])
+def test_ns3_variants_do_not_grow_on_a_cumulative_ack_that_is_a_duplicate(variant):
+    # ns-3.44's TcpLinuxReno, TcpDctcp, tcpn::SampledVegas (Vegas, adaptive Vegas; Modified
+    # Vegas needs timestamps), tcpn::WestwoodPlus and tcpn::TcpL: the same figures
+    from tcpn.lenses.ns3.loader import installed
+    if not installed():
+        pytest.skip("pip install 'tcpn[ns3]'")
+    assert _up_to_recovery_behind_a_delayed_ack("ns3", variant) == _GROWN_ELSEWHERE[variant]
 
 
 def _acks_lost_after_a_hole():

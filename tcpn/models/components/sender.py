@@ -117,7 +117,7 @@ __all__ = ["ACK_TRANSITIONS", "FINE_RETRANSMITS", "INITIAL_TCB", "LOSS_BASED", "
            "PARTIAL_ACKS", "RETRANSMITTED", "RTT", "RUNS", "TCB", "SenderConfig",
            "data_segment", "duplicate_new_ack", "grow", "growth_withheld", "half_flight",
            "karn_sample", "recovery_pipe", "resent_flight", "retransmissions", "rto_after",
-           "sack_hole", "sack_pipe", "sacked_count", "sender_net"]
+           "sack_hole", "sack_pipe", "sacked_count", "sender_net", "unless_withheld"]
 
 LOSS_BASED = ("tahoe", "reno", "newreno", "sack", "ecn_reno", "ecn_newreno")
 #: The partial-ACK transitions of NewReno and SACK recovery: the first of a recovery
@@ -592,6 +592,21 @@ def growth_withheld(sack: bool) -> str:
     return f"({duplicate_new_ack(sack)} and t.una >= t.recover)"
 
 
+def unless_withheld(sack: bool, grown: str, kept: str) -> str:
+    """The inscription ``grown`` of an ACK of new data outside fast recovery, or ``kept``
+    on an ACK that :func:`growth_withheld` keeps from growing the window: every sender
+    whose window (or the congestion state that grows it) is written on ``new_ack`` keeps
+    it through this, as ns-3's senders skip ``IncreaseWindow`` in ``CA_DISORDER``.
+    Without SACK it is ``grown``.
+
+    >>> unless_withheld(False, "grow(t)", "t.cwnd")
+    'grow(t)'
+    """
+    if not sack:
+        return grown
+    return f"({kept} if {growth_withheld(sack)} else {grown})"
+
+
 def _opening_dupacks(sack: bool) -> str:
     """The duplicate-ACK count after a cumulative ACK outside a recovery (an expression
     over the ACK ``a`` and the control block ``t`` before it).
@@ -782,8 +797,8 @@ def sender_net(config: SenderConfig, name: str = "sender") -> PetriNet:
     grown = "grow(t.cwnd, t.ssthresh, a.ack - t.una)"
     if linux_cwr:  # no growth in the reduced round (ns-3's CA_CWR)
         grown = f"({grown} if {passed_cwr} else t.cwnd)"
-    if sack:  # no growth on an ACK that is also a duplicate (RFC 6675 5 step 3.4)
-        grown = f"(t.cwnd if {growth_withheld(sack)} else {grown})"
+    # no growth on an ACK that is also a duplicate (RFC 6675 5 step 3.4)
+    grown = unless_withheld(sack, grown, "t.cwnd")
     ack_transition("new_ack", f"{new} and not t.inrec and not ({echo})",
                    f"t._replace(cwnd={grown}, {advance_open})", new_data=True)
     # RFC 5681 3.2 step 2: what limited transmit sent is not part of FlightSize

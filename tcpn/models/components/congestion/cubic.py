@@ -70,9 +70,9 @@ from tcpn.models.components.packets import merge_sack
 from tcpn.models.components.sender import (
     NEW_DATA_ACKS,
     SenderConfig,
-    growth_withheld,
     sacked_count,
     sender_net,
+    unless_withheld,
 )
 from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
@@ -321,10 +321,10 @@ def cubic_sender_net(config: SenderConfig, scaling: float = 0.4, beta: float = 0
     net.add_place(Place("cubic", CUBIC, initial=[cubic_start()]))
     ack = "cubic_ack(c, t, a, r2.srtt, now, CUBIC_C, CUBIC_BETA, FRIENDLY, CUBIC_DELTA)"
     window = f"({ack}).window"
-    withheld = growth_withheld(config.variant == "sack")
-    if withheld != "False":  # only PktsAcked on an ACK that is also a duplicate
-        ack = f"(cubic_rtt(c, r2.srtt, now, CUBIC_DELTA) if {withheld} else {ack})"
-        window = f"(t.cwnd if {withheld} else {window})"
+    # only PktsAcked on an ACK that is also a duplicate
+    sack = config.variant == "sack"
+    ack = unless_withheld(sack, ack, "cubic_rtt(c, r2.srtt, now, CUBIC_DELTA)")
+    window = unless_withheld(sack, window, "t.cwnd")
     track(net, "new_ack", "cubic", "c", ack)
     wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd={window})")
     # the ACK that ends fast recovery grows the window as CUBIC (ns-3's IncreaseWindow),

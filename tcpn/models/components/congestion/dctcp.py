@@ -10,7 +10,8 @@ one more place, ``dctcp`` (a ``Dctcp`` record: ``alpha``, the segments ``acked``
   + g F``, ``F`` the marked fraction, and a new window opens at the next segment to
   send (:func:`dctcp_ack`);
 * an ACK of new data outside recovery and CWR grows the window as Linux Reno
-  (:func:`linux_reno_grow`);
+  (:func:`linux_reno_grow`), unless it is also a duplicate ACK (it SACKs new data:
+  :func:`~tcpn.models.components.sender.growth_withheld`, ns-3's ``CA_DISORDER``);
 * an ECE ACK outside CWR (once per window of data) sets ``ssthresh = cwnd = trunc((1 -
   alpha / 2) cwnd)`` bytes (:func:`dctcp_cut`, ns-3's ``GetSsThresh``; the ``alpha``
   before this ACK's update, as ns-3 enters CWR before ``PktsAcked``) and stays in CWR,
@@ -43,7 +44,12 @@ from pydantic import Field
 from tcpn.errors import InputError
 from tcpn.models.components.congestion.linux_reno import linux_reno_grow
 from tcpn.models.components.extend import track, wrap_output
-from tcpn.models.components.sender import NEW_DATA_ACKS, SenderConfig, sender_net
+from tcpn.models.components.sender import (
+    NEW_DATA_ACKS,
+    SenderConfig,
+    sender_net,
+    unless_withheld,
+)
 from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import INT, REAL, IntSet, PetriNet, Place, RecordSet
@@ -144,7 +150,10 @@ def dctcp_sender_net(config: SenderConfig, g: float = 1.0 / 16, alpha_init: floa
     net.declare(DCTCP_G=g, MSS_BYTES=config.segment_bytes, dctcp_ack=dctcp_ack,
                 dctcp_cut=dctcp_cut, dctcp_new_ack=dctcp_new_ack)
     net.add_place(Place("dctcp", DCTCP, initial=[dctcp_start(alpha_init)]))
-    new_ack = "dctcp_new_ack(c, t, a, DCTCP_G)"
+    # an ACK that is also a duplicate is counted (ns-3's PktsAcked in CA_DISORDER) but
+    # does not grow the window (no IncreaseWindow there)
+    new_ack = unless_withheld(config.variant == "sack", "dctcp_new_ack(c, t, a, DCTCP_G)",
+                              "dctcp_ack(c, t, a, DCTCP_G)._replace(window=t.cwnd)")
     track(net, "new_ack", "dctcp", "c", new_ack)
     for tname in (t for t in NEW_DATA_ACKS if t in net.transitions and t != "new_ack"):
         track(net, tname, "dctcp", "c", "dctcp_ack(c, t, a, DCTCP_G)")

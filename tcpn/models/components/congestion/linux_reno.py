@@ -7,8 +7,9 @@ The sender is the NewReno sender (its recovery and RTO; RFC 6675's scoreboard wi
 leaves). An ACK of new data outside recovery grows the window by what it acknowledges
 (:func:`linux_reno_grow`, Linux's ``tcp_slow_start`` and ``tcp_cong_avoid_ai``): slow
 start adds the segments acknowledged, up to ``ssthresh``, and congestion avoidance one
-segment per ``trunc(cwnd)`` acknowledged segments; a loss halves the window, not the
-flight (:func:`linux_reno_ssthresh`). With delayed ACKs (two segments per
+segment per ``trunc(cwnd)`` acknowledged segments (not on an ACK that is also a
+duplicate, :func:`~tcpn.models.components.sender.growth_withheld`); a loss halves the
+window, not the flight (:func:`linux_reno_ssthresh`). With delayed ACKs (two segments per
 ACK) that doubles the window per round trip in slow start and adds a segment per round
 trip after it, where NewReno's one segment per ACK (RFC 5681's formula, ns-3's
 ``TcpNewReno``) grows it by half and adds half a segment. Linux's own reno is this growth;
@@ -26,7 +27,7 @@ from typing import Any
 
 from tcpn.errors import InputError
 from tcpn.models.components.extend import track, wrap_output
-from tcpn.models.components.sender import SenderConfig, sender_net
+from tcpn.models.components.sender import SenderConfig, sender_net, unless_withheld
 from tcpn.models.schema_base import VariantParams
 from tcpn.models.variant_registry import Ns3Congestion, register_variant
 from tcpn.petrinets import REAL, IntSet, PetriNet, Place, RecordSet
@@ -87,8 +88,12 @@ def linux_reno_sender_net(config: SenderConfig, name: str = "sender") -> PetriNe
                 MSS_BYTES=config.segment_bytes)
     net.add_place(Place("linux_reno", LINUX_RENO, initial=[LinuxReno(0, 0.0)]))
     grown = "linux_reno_grow(c, t.cwnd, t.ssthresh, a.ack - t.una)"
-    track(net, "new_ack", "linux_reno", "c", grown)
-    wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd=({grown}).window)")
+    # an ACK that is also a duplicate leaves the window and the count as they are
+    # (ns-3's IncreaseWindow is not called in CA_DISORDER)
+    sack = config.variant == "sack"
+    track(net, "new_ack", "linux_reno", "c", unless_withheld(sack, grown, "c"))
+    window = unless_withheld(sack, f"({grown}).window", "t.cwnd")
+    wrap_output(net, "new_ack", "tcb", f"({{base}})._replace(cwnd={window})")
     if config.exit_growth:
         restored = "linux_reno_grow(c, t.ssthresh, t.ssthresh, a.ack - t.una)"
         track(net, "recovery_exit", "linux_reno", "c", restored)

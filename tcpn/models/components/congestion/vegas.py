@@ -25,6 +25,9 @@ in Reno", study S1); with one more place,
   ``ssthresh`` so on a decrease, keeping the connection in congestion avoidance);
 * slow start grows +1 per ACK of new data only in every other RTT (the decision toggles
   ``grow``); congestion avoidance does not grow between decisions.
+* with SACK, an ACK of new data that is also a duplicate (it SACKs new data) runs none of
+  this: no sample, no decision, no growth (RFC 6675 5 step 3.4;
+  :func:`~tcpn.models.components.sender.growth_withheld`).
 
 ``recovery_exit`` and ``timeout`` restart the round (``round_end = high``) so that the
 first decision after a loss uses samples taken after it.
@@ -87,6 +90,7 @@ from tcpn.models.components.sender import (
     SenderConfig,
     retransmissions,
     sender_net,
+    unless_withheld,
 )
 from tcpn.models.schema_base import FieldProblem, VariantParams
 from tcpn.models.variant_registry import FluidLaw, Ns3Congestion, register_variant
@@ -403,10 +407,14 @@ def vegas_sender_net(config: SenderConfig, law: VegasLaw, name: str = "sender") 
     net = sender_net(replace(config, exit_growth=False), name)
     net.declare(Vegas=Vegas)
     net.add_place(Place("vegas", VEGAS, initial=[vegas_start()]))
-    track(net, "new_ack", "vegas", "v", "v2")
+    # an ACK that is also a duplicate runs no law: no sample, no decision, no growth (the
+    # ns3 lens's SampledVegas runs it all in IncreaseWindow, not called in CA_DISORDER)
+    sack = config.variant == "sack"
+    track(net, "new_ack", "vegas", "v", unless_withheld(sack, "v2", "v"))
     add_action(net, "new_ack", _law_action(law), ("v2", "vegas_cwnd", "vegas_ssthresh"))
     wrap_output(net, "new_ack", "tcb",
-                "({base})._replace(cwnd=vegas_cwnd, ssthresh=vegas_ssthresh)")
+                f"({{base}})._replace(cwnd={unless_withheld(sack, 'vegas_cwnd', 't.cwnd')}, "
+                f"ssthresh={unless_withheld(sack, 'vegas_ssthresh', 't.ssthresh')})")
     sent = "fine_sent" if law.fine_timer else "vegas_sent"
     net.declare(vegas_sent=vegas_sent, vegas_acked=vegas_acked, fine_sent=fine_sent)
     track(net, "send", "vegas", "v", f"{sent}(v, t.nxt, now, t.nxt >= t.high)")
