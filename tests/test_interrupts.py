@@ -93,7 +93,7 @@ def test_check_interrupted_says_so_and_exits_130_or_143(tmp_path, sig):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_export_interrupted_says_so(tmp_path, sig):
-    net = net_file(tmp_path / "chain.pnml", 3000, doubling=False)
+    net = net_file(tmp_path / "chain.pnml", 20000, doubling=False)
     output = tmp_path / "chain.cpn"
     done, _ = interrupted(["export", str(net), "-o", str(output), "--layout", "grid"], sig,
                           cpu_s=1.0)
